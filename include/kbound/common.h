@@ -1,0 +1,46 @@
+/* common.h: export macro, cleanup attributes and small helpers shared by every kbound module. */
+#pragma once
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stdint.h>
+
+#if defined(KBOUND_BUILDING)
+#define KB_EXPORT __attribute__((visibility("default")))
+#else
+#define KB_EXPORT
+#endif
+
+/* Monotonic clock in milliseconds; deadlines everywhere are absolute values of this clock. */
+KB_EXPORT int64_t kb_now_ms(void);
+
+/* Milliseconds left until deadline_ms (0 if passed); deadline_ms < 0 means "no deadline" → -1. */
+KB_EXPORT int kb_ms_left(int64_t deadline_ms);
+
+/* Optional log sink: the library never prints; callers that want progress give one of these. */
+typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
+enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };
+
+static inline void kb_freep(void *p) { free(*(void **)p); }
+static inline void kb_closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(kb_freep)
+#define _cleanup_close_ _cleanup_(kb_closep)
+
+/* Ownership transfer: return the value and reset the variable so its cleanup does nothing. */
+#define TAKE_PTR(p) ({ __typeof__(p) _tp = (p); (p) = NULL; _tp; })
+#define TAKE_FD(fd) ({ int _tf = (fd); (fd) = -1; _tf; })
+
+/* Typed destructors that accept NULL, for _cleanup_ on library types (json-c, czmq). */
+struct json_object;
+KB_EXPORT void kb_json_putp(struct json_object **p);
+#define _cleanup_json_ _cleanup_(kb_json_putp)
+
+#define KB_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
