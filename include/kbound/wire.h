@@ -1,0 +1,106 @@
+/* wire.h: Jupyter wire messages: build, sign (HMAC-SHA256), serialize, receive, verify, parse. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <czmq.h>
+#include <json-c/json.h>
+#include "kbound/common.h"
+
+#define KB_WIRE_DELIMITER "<IDS|MSG>"
+#define KB_PROTOCOL_VERSION "5.3"
+#define KB_HMAC_HEX_LEN 64
+
+/* Ceilings applied to everything received. Anything past them is refused, never truncated. */
+typedef struct kb_wire_limits {
+        size_t max_frames;      /* whole multipart message, identities and buffers included */
+        size_t max_frame_bytes; /* any one frame */
+        size_t max_total_bytes; /* sum of all frames */
+        int max_json_depth;     /* nesting depth of any of the four JSON frames */
+} kb_wire_limits;
+
+/* Defaults: 64 frames, 16 MiB a frame, 64 MiB in all, JSON depth 64. */
+KB_EXPORT void kb_wire_limits_default(kb_wire_limits *ret);
+
+/* A borrowed view of one frame. */
+typedef struct kb_frame {
+        const void *data;
+        size_t size;
+} kb_frame;
+
+/* An owned byte string (identities and buffers are binary). */
+typedef struct kb_blob {
+        unsigned char *data;
+        size_t size;
+} kb_blob;
+
+/* The HMAC key: the bytes of the connection file's "key" string. An empty key means unsigned. */
+typedef struct kb_key {
+        const unsigned char *data;
+        size_t size;
+} kb_key;
+
+typedef struct kb_msg {
+        kb_blob *identities;
+        size_t n_identities;
+        json_object *header; /* always an object */
+        json_object *parent_header;
+        json_object *metadata;
+        json_object *content;
+        kb_blob *buffers;
+        size_t n_buffers;
+        /* Borrowed from header / parent_header; never NULL ("" when absent). */
+        const char *msg_id;
+        const char *msg_type;
+        const char *parent_msg_id;
+} kb_msg;
+
+/* Builds a new request with a fresh msg_id (zuuid), the given session and username, the current
+ * time as ISO-8601 UTC with microseconds, and version KB_PROTOCOL_VERSION. Takes ownership of
+ * content (NULL means {}), also on failure. parent_header and metadata start as {}.
+ * Returns 0 or -ENOMEM / -EINVAL. */
+KB_EXPORT int kb_msg_new(const char *msg_type, const char *session, const char *username,
+                         json_object *content, kb_msg **ret);
+
+/* Frees msg and everything it owns; sets *msgp to NULL. Accepts NULL and *msgp == NULL. */
+KB_EXPORT void kb_msg_destroy(kb_msg **msgp);
+
+/* Convenience accessors for content fields. Return a borrowed string, or NULL if missing or not a
+ * string. */
+KB_EXPORT const char *kb_msg_content_string(const kb_msg *msg, const char *field);
+
+/* Computes the lowercase hex HMAC-SHA256 of the four JSON parts (header, parent_header, metadata,
+ * content) in that order. With an empty key, ret_hex becomes "". Returns 0 or -EIO (OpenSSL). */
+KB_EXPORT int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]);
+
+/* Serializes msg into frames ready to send: identities, delimiter, signature, four JSON parts,
+ * buffers. Returns 0, -ENOMEM or -EIO. */
+KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret);
+
+/* Decodes one received multipart message. Order of checks (all before any JSON is parsed, except
+ * the last two): frame count and sizes against limits, the delimiter, the signature's presence and
+ * length, then the HMAC compared in constant time; then the JSON parts are parsed with the depth
+ * limit, and the header must be an object with string msg_id and msg_type.
+ * Errors, each distinct so callers can say what was wrong:
+ *   -E2BIG      more frames than limits->max_frames
+ *   -EMSGSIZE   a frame over max_frame_bytes, or all frames over max_total_bytes
+ *   -EPROTO     malformed: no delimiter, fewer than 5 frames after it, JSON invalid or not an
+ *               object, header lacks msg_id/msg_type
+ *   -ENOKEY     unsigned (empty signature) while a key is set
+ *   -EBADMSG    signature of the wrong length, not hex, or not matching
+ *   -ELOOP      a JSON part nested deeper than max_json_depth
+ *   -ENOMEM
+ * On success *ret owns copies of everything; on failure *ret is untouched. */
+KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key,
+                             const kb_wire_limits *limits, kb_msg **ret);
+
+/* Sends msg on sock (non-blocking is the caller's socket option). Returns 0, -EAGAIN, -EIO... */
+KB_EXPORT int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key);
+
+/* Receives one whole multipart message from sock without blocking (call after a poll says it is
+ * readable) and decodes it as kb_wire_decode does. Frames past the limits are drained and dropped so
+ * the socket stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
+KB_EXPORT int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret);
+
+/* A short human name for a kb_wire_decode error ("bad signature", "over frame size limit", ...). */
+KB_EXPORT const char *kb_wire_strerror(int err);

@@ -1,0 +1,592 @@
+/* wire.c: Jupyter wire messages: build, sign (HMAC-SHA256), serialize, send, receive, verify, parse. */
+#include "kbound/wire.h"
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+/* json-c allocates its parse stack up front from the depth; refuse absurd limits rather than
+ * let a caller's typo turn into a huge allocation. */
+#define KB_WIRE_MAX_JSON_DEPTH_CEILING 4096
+#define KB_DELIMITER_LEN (sizeof(KB_WIRE_DELIMITER) - 1)
+#define KB_JSON_PARTS 4
+
+void kb_wire_limits_default(kb_wire_limits *ret) {
+        *ret = (kb_wire_limits){
+                .max_frames = 64,
+                .max_frame_bytes = 16u << 20,
+                .max_total_bytes = 64u << 20,
+                .max_json_depth = 64,
+        };
+}
+
+static bool key_is_empty(const kb_key *key) {
+        return !key || key->size == 0;
+}
+
+static void blobs_free(kb_blob *blobs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(blobs[i].data);
+        free(blobs);
+}
+
+void kb_msg_destroy(kb_msg **msgp) {
+        if (!msgp || !*msgp)
+                return;
+        kb_msg *msg = *msgp;
+        blobs_free(msg->identities, msg->n_identities);
+        blobs_free(msg->buffers, msg->n_buffers);
+        kb_json_putp(&msg->header);
+        kb_json_putp(&msg->parent_header);
+        kb_json_putp(&msg->metadata);
+        kb_json_putp(&msg->content);
+        free(msg);
+        *msgp = NULL;
+}
+
+static void kb_msg_destroyp(kb_msg **msgp) {
+        kb_msg_destroy(msgp);
+}
+
+static void zmsg_destroyp(zmsg_t **p) {
+        if (*p)
+                zmsg_destroy(p);
+}
+
+/* Returns the string member field of obj, or NULL if absent or not a string. */
+static const char *object_string(json_object *obj, const char *field) {
+        json_object *value;
+        if (!obj || !json_object_object_get_ex(obj, field, &value))
+                return NULL;
+        if (!json_object_is_type(value, json_type_string))
+                return NULL;
+        return json_object_get_string(value);
+}
+
+const char *kb_msg_content_string(const kb_msg *msg, const char *field) {
+        if (!msg || !field)
+                return NULL;
+        return object_string(msg->content, field);
+}
+
+/* Points the borrowed msg_id / msg_type / parent_msg_id at the header strings ("" when absent). */
+static void msg_refresh_ids(kb_msg *msg) {
+        const char *s;
+        s = object_string(msg->header, "msg_id");
+        msg->msg_id = s ? s : "";
+        s = object_string(msg->header, "msg_type");
+        msg->msg_type = s ? s : "";
+        s = object_string(msg->parent_header, "msg_id");
+        msg->parent_msg_id = s ? s : "";
+}
+
+/* Current wall-clock time as ISO-8601 UTC with microseconds, the form jupyter_client emits. */
+static int format_now(char *buf, size_t size) {
+        struct timespec ts;
+        struct tm tm;
+        char secs[32];
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return -errno;
+        if (!gmtime_r(&ts.tv_sec, &tm))
+                return -EOVERFLOW;
+        if (strftime(secs, sizeof(secs), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+                return -EOVERFLOW;
+        int n = snprintf(buf, size, "%s.%06ldZ", secs, (long) (ts.tv_nsec / 1000));
+        if (n < 0 || (size_t) n >= size)
+                return -EOVERFLOW;
+        return 0;
+}
+
+/* Adds a string member; json-c's add only fails on allocation. */
+static int object_add_string(json_object *obj, const char *field, const char *value) {
+        json_object *s = json_object_new_string(value);
+        if (!s)
+                return -ENOMEM;
+        if (json_object_object_add(obj, field, s) < 0) {
+                json_object_put(s);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_msg_new(const char *msg_type, const char *session, const char *username, json_object *content,
+               kb_msg **ret) {
+        _cleanup_json_ json_object *owned_content = content;
+        _cleanup_(kb_msg_destroyp) kb_msg *msg = NULL;
+        char date[64];
+        int r;
+
+        if (!msg_type || !*msg_type || !session || !username || !ret)
+                return -EINVAL;
+        if (owned_content && !json_object_is_type(owned_content, json_type_object))
+                return -EINVAL;
+
+        msg = calloc(1, sizeof(*msg));
+        if (!msg)
+                return -ENOMEM;
+        msg->header = json_object_new_object();
+        msg->parent_header = json_object_new_object();
+        msg->metadata = json_object_new_object();
+        msg->content = owned_content ? TAKE_PTR(owned_content) : json_object_new_object();
+        if (!msg->header || !msg->parent_header || !msg->metadata || !msg->content)
+                return -ENOMEM;
+
+        zuuid_t *uuid = zuuid_new();
+        if (!uuid)
+                return -ENOMEM;
+        r = object_add_string(msg->header, "msg_id", zuuid_str_canonical(uuid));
+        zuuid_destroy(&uuid);
+        if (r < 0)
+                return r;
+
+        r = format_now(date, sizeof(date));
+        if (r < 0)
+                return r;
+        if ((r = object_add_string(msg->header, "msg_type", msg_type)) < 0 ||
+            (r = object_add_string(msg->header, "username", username)) < 0 ||
+            (r = object_add_string(msg->header, "session", session)) < 0 ||
+            (r = object_add_string(msg->header, "date", date)) < 0 ||
+            (r = object_add_string(msg->header, "version", KB_PROTOCOL_VERSION)) < 0)
+                return r;
+
+        msg_refresh_ids(msg);
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
+static void hex_encode(const unsigned char *in, size_t n, char *out) {
+        static const char digits[] = "0123456789abcdef";
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = digits[in[i] >> 4];
+                out[2 * i + 1] = digits[in[i] & 0x0f];
+        }
+        out[2 * n] = '\0';
+}
+
+int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]) {
+        unsigned char mac_out[EVP_MAX_MD_SIZE];
+        size_t mac_len = 0;
+        char digest[] = "SHA256";
+        OSSL_PARAM params[] = {
+                OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                OSSL_PARAM_construct_end(),
+        };
+        EVP_MAC *mac = NULL;
+        EVP_MAC_CTX *ctx = NULL;
+        int r = -EIO;
+
+        if (key_is_empty(key)) {
+                ret_hex[0] = '\0';
+                return 0;
+        }
+
+        /* Fetched per call: the library keeps no global state, and the fetch is a cached lookup. */
+        mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+        ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+        if (!ctx)
+                goto out;
+        if (EVP_MAC_init(ctx, key->data, key->size, params) != 1)
+                goto out;
+        for (size_t i = 0; i < KB_JSON_PARTS; i++)
+                if (parts[i].size > 0 && EVP_MAC_update(ctx, parts[i].data, parts[i].size) != 1)
+                        goto out;
+        if (EVP_MAC_final(ctx, mac_out, &mac_len, sizeof(mac_out)) != 1 || mac_len * 2 != KB_HMAC_HEX_LEN)
+                goto out;
+        hex_encode(mac_out, mac_len, ret_hex);
+        r = 0;
+out:
+        OPENSSL_cleanse(mac_out, sizeof(mac_out));
+        EVP_MAC_CTX_free(ctx);
+        EVP_MAC_free(mac);
+        return r;
+}
+
+/* The serialized text of a JSON part; NULL parts are sent as {} so the frame layout stays fixed.
+ * The returned string belongs to obj (json-c caches it) and lives until obj is next serialized. */
+static kb_frame json_part(json_object *obj) {
+        static const char empty[] = "{}";
+        if (!obj)
+                return (kb_frame){empty, sizeof(empty) - 1};
+        size_t len = 0;
+        const char *s = json_object_to_json_string_length(
+                obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+        return (kb_frame){s, s ? len : 0};
+}
+
+int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
+        _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
+        char signature[KB_HMAC_HEX_LEN + 1];
+        kb_frame parts[KB_JSON_PARTS];
+        int r;
+
+        if (!msg || !ret || !msg->header)
+                return -EINVAL;
+        parts[0] = json_part(msg->header);
+        parts[1] = json_part(msg->parent_header);
+        parts[2] = json_part(msg->metadata);
+        parts[3] = json_part(msg->content);
+        for (size_t i = 0; i < KB_JSON_PARTS; i++)
+                if (!parts[i].data)
+                        return -ENOMEM;
+        r = kb_wire_sign(key, parts, signature);
+        if (r < 0)
+                return r;
+
+        out = zmsg_new();
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < msg->n_identities; i++)
+                if (zmsg_addmem(out, msg->identities[i].data, msg->identities[i].size) < 0)
+                        return -ENOMEM;
+        if (zmsg_addmem(out, KB_WIRE_DELIMITER, KB_DELIMITER_LEN) < 0 ||
+            zmsg_addmem(out, signature, strlen(signature)) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < KB_JSON_PARTS; i++)
+                if (zmsg_addmem(out, parts[i].data, parts[i].size) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < msg->n_buffers; i++)
+                if (zmsg_addmem(out, msg->buffers[i].data, msg->buffers[i].size) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* Checks count, per-frame and total sizes; the count is checked first so the verdict does not
+ * depend on which oversized frame happened to come first. */
+static int check_limits(const kb_frame *frames, size_t n_frames, const kb_wire_limits *limits) {
+        if (n_frames > limits->max_frames)
+                return -E2BIG;
+        size_t total = 0;
+        for (size_t i = 0; i < n_frames; i++) {
+                if (frames[i].size > limits->max_frame_bytes)
+                        return -EMSGSIZE;
+                /* Written as a subtraction so a hostile size cannot wrap the sum. */
+                if (frames[i].size > limits->max_total_bytes - total)
+                        return -EMSGSIZE;
+                total += frames[i].size;
+        }
+        return 0;
+}
+
+static bool is_hex(const void *data, size_t size) {
+        const unsigned char *p = data;
+        for (size_t i = 0; i < size; i++) {
+                unsigned char c = p[i];
+                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+                        return false;
+        }
+        return true;
+}
+
+/* Authenticates the four JSON parts against the signature frame. Runs before any JSON parsing:
+ * the parser is the largest attack surface, so only a holder of the key may reach it. */
+static int verify_signature(const kb_key *key, const kb_frame *signature, const kb_frame parts[4]) {
+        char expected[KB_HMAC_HEX_LEN + 1];
+        int r;
+
+        /* jupyter_client skips verification when it has no key; so do we, by the same rule. */
+        if (key_is_empty(key))
+                return 0;
+        if (signature->size == 0)
+                return -ENOKEY;
+        if (signature->size != KB_HMAC_HEX_LEN || !is_hex(signature->data, signature->size))
+                return -EBADMSG;
+        r = kb_wire_sign(key, parts, expected);
+        if (r < 0)
+                return r;
+        /* Constant time, so response timing does not reveal how many leading characters matched.
+         * Uppercase hex never matches: the sender's hexdigest is lowercase, as ours is. */
+        r = CRYPTO_memcmp(expected, signature->data, KB_HMAC_HEX_LEN) == 0 ? 0 : -EBADMSG;
+        OPENSSL_cleanse(expected, sizeof(expected));
+        return r;
+}
+
+static bool is_json_space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Parses one JSON part, which must be a single object. Depth counts value levels the way json-c
+ * does: the top-level object is level 1, its members level 2 ({"a":{"b":1}} has depth 3). */
+static int parse_object(const kb_frame *part, int max_depth, json_object **ret) {
+        const char *text = part->data;
+
+        /* json-c stops at a NUL and reports success, which would silently drop whatever follows
+         * (and let two parties disagree about a signed message's meaning). */
+        if (part->size == 0 || memchr(text, '\0', part->size))
+                return -EPROTO;
+        if (part->size > INT32_MAX)
+                return -EMSGSIZE;
+
+        struct json_tokener *tok = json_tokener_new_ex(max_depth);
+        if (!tok)
+                return -ENOMEM;
+        /* STRICT refuses json-c's extensions (single quotes, trailing commas, trailing data). */
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        _cleanup_json_ json_object *obj = json_tokener_parse_ex(tok, text, (int) part->size);
+        enum json_tokener_error err = json_tokener_get_error(tok);
+        size_t end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+
+        if (err == json_tokener_error_depth)
+                return -ELOOP;
+        if (!obj || err != json_tokener_success)
+                return -EPROTO;
+        while (end < part->size && is_json_space(text[end]))
+                end++;
+        if (end != part->size)
+                return -EPROTO;
+        if (!json_object_is_type(obj, json_type_object))
+                return -EPROTO;
+        *ret = TAKE_PTR(obj);
+        return 0;
+}
+
+/* A header id must be a string without "\u0000": the C view of it would be silently cut short,
+ * and ids are what replies are matched on. */
+static bool header_id_ok(json_object *header, const char *field) {
+        json_object *value;
+        if (!json_object_object_get_ex(header, field, &value) ||
+            !json_object_is_type(value, json_type_string))
+                return false;
+        const char *s = json_object_get_string(value);
+        return strlen(s) == (size_t) json_object_get_string_len(value);
+}
+
+static int copy_blobs(const kb_frame *frames, size_t n, kb_blob **ret, size_t *ret_n) {
+        if (n == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        kb_blob *blobs = calloc(n, sizeof(*blobs));
+        if (!blobs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                /* Never NULL, even for an empty frame, so callers need no special case. */
+                blobs[i].data = malloc(frames[i].size ? frames[i].size : 1);
+                if (!blobs[i].data) {
+                        blobs_free(blobs, i);
+                        return -ENOMEM;
+                }
+                if (frames[i].size)
+                        memcpy(blobs[i].data, frames[i].data, frames[i].size);
+                blobs[i].size = frames[i].size;
+        }
+        *ret = blobs;
+        *ret_n = n;
+        return 0;
+}
+
+int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, const kb_wire_limits *limits,
+                   kb_msg **ret) {
+        _cleanup_(kb_msg_destroyp) kb_msg *msg = NULL;
+        kb_wire_limits defaults;
+        size_t delim;
+        int r;
+
+        if ((!frames && n_frames > 0) || !ret)
+                return -EINVAL;
+        if (!limits) {
+                kb_wire_limits_default(&defaults);
+                limits = &defaults;
+        }
+        if (limits->max_json_depth < 1 || limits->max_json_depth > KB_WIRE_MAX_JSON_DEPTH_CEILING)
+                return -EINVAL;
+
+        r = check_limits(frames, n_frames, limits);
+        if (r < 0)
+                return r;
+
+        /* The first delimiter ends the routing identities, as in jupyter_client. */
+        for (delim = 0; delim < n_frames; delim++)
+                if (frames[delim].size == KB_DELIMITER_LEN &&
+                    memcmp(frames[delim].data, KB_WIRE_DELIMITER, KB_DELIMITER_LEN) == 0)
+                        break;
+        if (delim == n_frames)
+                return -EPROTO;
+        /* After the delimiter: signature and four JSON parts, then any buffers. */
+        if (n_frames - delim - 1 < 1 + KB_JSON_PARTS)
+                return -EPROTO;
+        const kb_frame *signature = &frames[delim + 1];
+        const kb_frame *parts = &frames[delim + 2];
+        size_t first_buffer = delim + 2 + KB_JSON_PARTS;
+
+        r = verify_signature(key, signature, parts);
+        if (r < 0)
+                return r;
+
+        msg = calloc(1, sizeof(*msg));
+        if (!msg)
+                return -ENOMEM;
+        json_object **targets[KB_JSON_PARTS] = {&msg->header, &msg->parent_header, &msg->metadata,
+                                                &msg->content};
+        for (size_t i = 0; i < KB_JSON_PARTS; i++) {
+                r = parse_object(&parts[i], limits->max_json_depth, targets[i]);
+                if (r < 0)
+                        return r;
+        }
+        if (!header_id_ok(msg->header, "msg_id") || !header_id_ok(msg->header, "msg_type"))
+                return -EPROTO;
+
+        r = copy_blobs(frames, delim, &msg->identities, &msg->n_identities);
+        if (r < 0)
+                return r;
+        r = copy_blobs(frames + first_buffer, n_frames - first_buffer, &msg->buffers, &msg->n_buffers);
+        if (r < 0)
+                return r;
+
+        msg_refresh_ids(msg);
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
+int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
+        _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
+        int r;
+
+        if (!sock || !msg)
+                return -EINVAL;
+        void *handle = zsock_resolve(sock);
+        if (!handle)
+                return -EINVAL;
+        r = kb_wire_serialize(msg, key, &out);
+        if (r < 0)
+                return r;
+
+        size_t n = zmsg_size(out);
+        size_t i = 0;
+        for (zframe_t *frame = zmsg_first(out); frame; frame = zmsg_next(out), i++) {
+                int flags = i + 1 < n ? ZMQ_SNDMORE : 0;
+                if (zmq_send(handle, zframe_data(frame), zframe_size(frame), flags) < 0) {
+                        int err = errno;
+                        /* ZeroMQ queues a multipart message atomically once its first part is
+                         * accepted; a later failure means the socket itself is broken. */
+                        return i == 0 ? -err : -EIO;
+                }
+        }
+        return 0;
+}
+
+/* Received parts, kept as zmq messages so nothing is copied before decoding. */
+typedef struct recv_parts {
+        zmq_msg_t *parts;
+        size_t n;
+        size_t capacity;
+} recv_parts;
+
+static void recv_parts_free(recv_parts *p) {
+        for (size_t i = 0; i < p->n; i++)
+                zmq_msg_close(&p->parts[i]);
+        free(p->parts);
+        *p = (recv_parts){0};
+}
+
+static int recv_parts_push(recv_parts *p, zmq_msg_t *part) {
+        if (p->n == p->capacity) {
+                size_t capacity = p->capacity ? p->capacity * 2 : 8;
+                zmq_msg_t *grown = realloc(p->parts, capacity * sizeof(*grown));
+                if (!grown)
+                        return -ENOMEM;
+                p->parts = grown;
+                p->capacity = capacity;
+        }
+        /* zmq_msg_move transfers the content; the source becomes an empty message. */
+        zmq_msg_init(&p->parts[p->n]);
+        zmq_msg_move(&p->parts[p->n], part);
+        p->n++;
+        return 0;
+}
+
+int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
+        _cleanup_(recv_parts_free) recv_parts received = {0};
+        _cleanup_free_ kb_frame *frames = NULL;
+        kb_wire_limits defaults;
+        size_t count = 0, total = 0;
+        int over = 0; /* the first limit error seen while draining, ranked as check_limits ranks */
+        int r;
+
+        if (!sock || !ret)
+                return -EINVAL;
+        void *handle = zsock_resolve(sock);
+        if (!handle)
+                return -EINVAL;
+        if (!limits) {
+                kb_wire_limits_default(&defaults);
+                limits = &defaults;
+        }
+
+        for (bool more = true; more;) {
+                zmq_msg_t part;
+                zmq_msg_init(&part);
+                if (zmq_msg_recv(&part, handle, ZMQ_DONTWAIT) < 0) {
+                        int err = errno;
+                        zmq_msg_close(&part);
+                        if (count == 0)
+                                return -err;
+                        /* The rest of a multipart message arrives with its first part. */
+                        if (err == EINTR)
+                                continue;
+                        return -EIO;
+                }
+                more = zmq_msg_more(&part);
+                size_t size = zmq_msg_size(&part);
+                count++;
+                /* Keep reading past a limit, dropping parts, so the next receive starts on a
+                 * message boundary instead of mid-way through this one. */
+                if (count > limits->max_frames)
+                        over = -E2BIG;
+                else if (over == 0 &&
+                         (size > limits->max_frame_bytes || size > limits->max_total_bytes - total))
+                        over = -EMSGSIZE;
+                if (over == 0) {
+                        total += size;
+                        r = recv_parts_push(&received, &part);
+                        if (r < 0)
+                                over = r;
+                }
+                zmq_msg_close(&part);
+        }
+        if (over < 0)
+                return over;
+
+        frames = calloc(received.n ? received.n : 1, sizeof(*frames));
+        if (!frames)
+                return -ENOMEM;
+        for (size_t i = 0; i < received.n; i++)
+                frames[i] = (kb_frame){zmq_msg_data(&received.parts[i]), zmq_msg_size(&received.parts[i])};
+        return kb_wire_decode(frames, received.n, key, limits, ret);
+}
+
+const char *kb_wire_strerror(int err) {
+        switch (err < 0 ? -err : err) {
+        case 0:
+                return "ok";
+        case E2BIG:
+                return "too many frames";
+        case EMSGSIZE:
+                return "over frame size limit";
+        case EPROTO:
+                return "malformed message";
+        case ENOKEY:
+                return "unsigned message";
+        case EBADMSG:
+                return "bad signature";
+        case ELOOP:
+                return "JSON nested too deep";
+        case ENOMEM:
+                return "out of memory";
+        case EAGAIN:
+                return "no message waiting";
+        case EINVAL:
+                return "invalid argument";
+        case EIO:
+                return "crypto or socket failure";
+        default:
+                return "unknown error";
+        }
+}

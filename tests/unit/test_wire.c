@@ -1,0 +1,668 @@
+/* test_wire.c: unit tests for the wire module: signing, every decode rejection, msg_new, one socket trip. */
+/* cmocka needs these first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kbound/wire.h"
+#include <cmocka.h>
+#include <regex.h>
+#include <string.h>
+#include <zmq.h>
+
+/* Known-answer vector. The expected hex was computed independently of this code base with
+ * CPython's standard library:
+ *   import hmac, hashlib
+ *   h = hmac.new(b"kbound-test-key-7f3a", digestmod=hashlib.sha256)
+ *   for p in (KAT_HEADER, KAT_PARENT, KAT_METADATA, KAT_CONTENT): h.update(p)
+ *   h.hexdigest()
+ * with the four byte strings below, exactly as written (no trailing newline). */
+#define KAT_KEY "kbound-test-key-7f3a"
+#define KAT_HEADER                                                                                           \
+        "{\"msg_id\":\"b1c2d3e4-0000-4000-8000-000000000001\",\"msg_type\":\"kernel_info_request\","         \
+        "\"username\":\"kb\",\"session\":\"s-1\",\"date\":\"2026-01-01T00:00:00.000000Z\","                  \
+        "\"version\":\"5.3\"}"
+#define KAT_PARENT "{}"
+#define KAT_METADATA "{}"
+#define KAT_CONTENT "{\"code\":\"print(1)\",\"silent\":false}"
+#define KAT_HMAC "a0059bd48cc3bb79f100673198a090b506b673adc4a053a19f1ab5fe934e92a6"
+
+#define MAX_TEST_FRAMES 16
+
+static const kb_key test_key = {(const unsigned char *) KAT_KEY, sizeof(KAT_KEY) - 1};
+static const kb_key empty_key = {NULL, 0};
+
+static kb_frame str_frame(const char *s) {
+        return (kb_frame){s, strlen(s)};
+}
+
+/* A hand-built multipart message: identities, delimiter, signature, four parts, buffers. */
+typedef struct test_wire {
+        kb_frame frames[MAX_TEST_FRAMES];
+        size_t n;
+        char signature[KB_HMAC_HEX_LEN + 1];
+} test_wire;
+
+/* Builds a message from the KAT parts, replacing any part given as non-NULL in `override`
+ * (index 0..3 = header, parent, metadata, content), and signs it with key. */
+static void build_wire(test_wire *w, const kb_key *key, const kb_frame *override, size_t n_ids,
+                       const kb_frame *ids, size_t n_bufs, const kb_frame *bufs) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        if (override)
+                for (size_t i = 0; i < 4; i++)
+                        if (override[i].data)
+                                parts[i] = override[i];
+        assert_int_equal(kb_wire_sign(key, parts, w->signature), 0);
+        assert_true(n_ids + n_bufs + 6 <= MAX_TEST_FRAMES);
+        w->n = 0;
+        for (size_t i = 0; i < n_ids; i++)
+                w->frames[w->n++] = ids[i];
+        w->frames[w->n++] = str_frame(KB_WIRE_DELIMITER);
+        w->frames[w->n++] = str_frame(w->signature);
+        for (size_t i = 0; i < 4; i++)
+                w->frames[w->n++] = parts[i];
+        for (size_t i = 0; i < n_bufs; i++)
+                w->frames[w->n++] = bufs[i];
+}
+
+/* Index of the signature frame in a message built without identities. */
+enum { SIG = 1, HEADER = 2, PARENT = 3, METADATA = 4, CONTENT = 5 };
+
+/* Decodes w with default limits; on failure checks that *ret was left untouched. */
+static int decode(const test_wire *w, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
+        kb_msg *sentinel = (kb_msg *) (uintptr_t) 0x1;
+        kb_msg *msg = sentinel;
+        int r = kb_wire_decode(w->frames, w->n, key, limits, &msg);
+        if (r < 0) {
+                assert_ptr_equal(msg, sentinel);
+                *ret = NULL;
+        } else {
+                assert_non_null(msg);
+                *ret = msg;
+        }
+        return r;
+}
+
+static int decode_only(const test_wire *w, const kb_key *key, const kb_wire_limits *limits) {
+        kb_msg *msg = NULL;
+        int r = decode(w, key, limits, &msg);
+        kb_msg_destroy(&msg);
+        return r;
+}
+
+/* Builds a signed message whose content is `content` (any bytes, with explicit size). */
+static void build_with_content(test_wire *w, const void *content, size_t size) {
+        kb_frame override[4] = {{0}};
+        override[3] = (kb_frame){content, size};
+        build_wire(w, &test_key, override, 0, NULL, 0, NULL);
+}
+
+static void build_with_header(test_wire *w, const char *header) {
+        kb_frame override[4] = {{0}};
+        override[0] = str_frame(header);
+        build_wire(w, &test_key, override, 0, NULL, 0, NULL);
+}
+
+static void test_limits_default(void **state) {
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        assert_int_equal(l.max_frames, 64);
+        assert_int_equal(l.max_frame_bytes, 16u << 20);
+        assert_int_equal(l.max_total_bytes, 64u << 20);
+        assert_int_equal(l.max_json_depth, 64);
+}
+
+static void test_sign_known_answer(void **state) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        char hex[KB_HMAC_HEX_LEN + 1];
+        assert_int_equal(kb_wire_sign(&test_key, parts, hex), 0);
+        assert_string_equal(hex, KAT_HMAC);
+}
+
+static void test_decode_known_answer(void **state) {
+        /* The verifier must accept a signature it did not compute itself. */
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.frames[SIG] = str_frame(KAT_HMAC);
+        kb_msg *msg = NULL;
+        assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+        assert_string_equal(msg->msg_id, "b1c2d3e4-0000-4000-8000-000000000001");
+        assert_string_equal(msg->msg_type, "kernel_info_request");
+        assert_string_equal(msg->parent_msg_id, "");
+        assert_string_equal(kb_msg_content_string(msg, "code"), "print(1)");
+        assert_null(kb_msg_content_string(msg, "silent")); /* not a string */
+        assert_null(kb_msg_content_string(msg, "absent"));
+        assert_int_equal(msg->n_identities, 0);
+        assert_int_equal(msg->n_buffers, 0);
+        kb_msg_destroy(&msg);
+        assert_null(msg);
+        kb_msg_destroy(&msg); /* NULL is accepted */
+        kb_msg_destroy(NULL);
+}
+
+static void test_sign_depends_on_every_part_and_key(void **state) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        char base[KB_HMAC_HEX_LEN + 1], other[KB_HMAC_HEX_LEN + 1];
+        assert_int_equal(kb_wire_sign(&test_key, parts, base), 0);
+        for (size_t i = 0; i < 4; i++) {
+                kb_frame changed[4];
+                memcpy(changed, parts, sizeof(changed));
+                changed[i] = str_frame("{\"x\":1}");
+                assert_int_equal(kb_wire_sign(&test_key, changed, other), 0);
+                assert_string_not_equal(base, other);
+        }
+        kb_key other_key = {(const unsigned char *) "another key", 11};
+        assert_int_equal(kb_wire_sign(&other_key, parts, other), 0);
+        assert_string_not_equal(base, other);
+}
+
+static void test_roundtrip_new_serialize_decode(void **state) {
+        json_object *content = json_object_new_object();
+        json_object_object_add(content, "code", json_object_new_string("x = \"é/\\n\"\n"));
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_msg_new("execute_request", "session-1", "alice", content, &msg), 0);
+
+        zmsg_t *z = NULL;
+        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(zmsg_size(z), 6);
+        kb_frame frames[6];
+        size_t n = 0;
+        for (zframe_t *f = zmsg_first(z); f; f = zmsg_next(z))
+                frames[n++] = (kb_frame){zframe_data(f), zframe_size(f)};
+        assert_memory_equal(frames[0].data, KB_WIRE_DELIMITER, strlen(KB_WIRE_DELIMITER));
+        assert_int_equal(frames[1].size, KB_HMAC_HEX_LEN);
+
+        kb_msg *back = NULL;
+        assert_int_equal(kb_wire_decode(frames, n, &test_key, NULL, &back), 0);
+        assert_string_equal(back->msg_id, msg->msg_id);
+        assert_string_equal(back->msg_type, "execute_request");
+        assert_string_equal(kb_msg_content_string(back, "code"), "x = \"é/\\n\"\n");
+        assert_true(json_object_equal(back->header, msg->header));
+
+        /* The same frames under another key are refused. */
+        kb_key wrong = {(const unsigned char *) "wrong", 5};
+        kb_msg *none = NULL;
+        assert_int_equal(kb_wire_decode(frames, n, &wrong, NULL, &none), -EBADMSG);
+        assert_null(none);
+
+        kb_msg_destroy(&back);
+        kb_msg_destroy(&msg);
+        zmsg_destroy(&z);
+}
+
+static bool matches(const char *pattern, const char *s) {
+        regex_t re;
+        assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
+        int r = regexec(&re, s, 0, NULL, 0);
+        regfree(&re);
+        return r == 0;
+}
+
+static const char *header_string(const kb_msg *msg, const char *field) {
+        json_object *v = NULL;
+        assert_true(json_object_object_get_ex(msg->header, field, &v));
+        assert_true(json_object_is_type(v, json_type_string));
+        return json_object_get_string(v);
+}
+
+static void test_msg_new_header(void **state) {
+        kb_msg *a = NULL, *b = NULL;
+        assert_int_equal(kb_msg_new("kernel_info_request", "sess-42", "bob", NULL, &a), 0);
+        assert_int_equal(kb_msg_new("kernel_info_request", "sess-42", "bob", NULL, &b), 0);
+
+        const char *uuid_re = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
+        assert_true(matches(uuid_re, header_string(a, "msg_id")));
+        assert_string_equal(a->msg_id, header_string(a, "msg_id"));
+        assert_string_not_equal(a->msg_id, b->msg_id); /* every message gets a fresh id */
+        assert_true(matches("^[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9]{6}Z$",
+                            header_string(a, "date")));
+        assert_string_equal(header_string(a, "msg_type"), "kernel_info_request");
+        assert_string_equal(a->msg_type, "kernel_info_request");
+        assert_string_equal(header_string(a, "version"), "5.3");
+        assert_string_equal(header_string(a, "username"), "bob");
+        assert_string_equal(header_string(a, "session"), "sess-42");
+        assert_string_equal(a->parent_msg_id, "");
+        assert_true(json_object_is_type(a->parent_header, json_type_object));
+        assert_int_equal(json_object_object_length(a->parent_header), 0);
+        assert_int_equal(json_object_object_length(a->metadata), 0);
+        assert_true(json_object_is_type(a->content, json_type_object));
+        assert_int_equal(json_object_object_length(a->content), 0);
+        kb_msg_destroy(&a);
+        kb_msg_destroy(&b);
+}
+
+static void test_msg_new_invalid_takes_content(void **state) {
+        /* Ownership of content passes even on failure: valgrind/ASan would report a leak here. */
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_msg_new(NULL, "s", "u", json_object_new_object(), &msg), -EINVAL);
+        assert_int_equal(kb_msg_new("", "s", "u", json_object_new_object(), &msg), -EINVAL);
+        assert_int_equal(kb_msg_new("x", NULL, "u", json_object_new_object(), &msg), -EINVAL);
+        assert_int_equal(kb_msg_new("x", "s", "u", json_object_new_array(), &msg), -EINVAL);
+        assert_null(msg);
+}
+
+static void test_reject_too_many_frames(void **state) {
+        kb_frame bufs[2] = {str_frame("a"), str_frame("b")};
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 2, bufs); /* 8 frames */
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_frames = 8;
+        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        l.max_frames = 7;
+        assert_int_equal(decode_only(&w, &test_key, &l), -E2BIG);
+}
+
+static void test_reject_frame_too_big(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_frame_bytes = strlen(KAT_HEADER); /* the largest frame, exactly at the limit */
+        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        l.max_frame_bytes = strlen(KAT_HEADER) - 1;
+        assert_int_equal(decode_only(&w, &test_key, &l), -EMSGSIZE);
+}
+
+static void test_reject_total_too_big(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        size_t total = 0;
+        for (size_t i = 0; i < w.n; i++)
+                total += w.frames[i].size;
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_total_bytes = total;
+        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        l.max_total_bytes = total - 1;
+        assert_int_equal(decode_only(&w, &test_key, &l), -EMSGSIZE);
+}
+
+static void test_reject_no_delimiter(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.frames[0] = str_frame("<IDS|MSG"); /* near miss */
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_wire_decode(NULL, 0, &test_key, NULL, &msg), -EPROTO);
+        assert_null(msg);
+}
+
+static void test_reject_too_few_frames(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.n = 5; /* delimiter, signature, three JSON parts */
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        w.n = 1;
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+}
+
+static void test_reject_bad_json(void **state) {
+        test_wire w;
+        build_with_content(&w, "{\"code\":", 8);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "{\"a\":'x'}", 9); /* json-c extensions refused in strict mode */
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "{\"a\":1,}", 8);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "{\"a\":\"\xff\"}", 9); /* not UTF-8 */
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "", 0);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+}
+
+static void test_reject_trailing_garbage(void **state) {
+        test_wire w;
+        build_with_content(&w, "{}x", 3);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "{}{}", 4);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "{} \n", 4); /* whitespace is not garbage */
+        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+}
+
+static void test_reject_json_not_object(void **state) {
+        static const char *not_objects[] = {"[]", "null", "1", "\"s\"", "true"};
+        test_wire w;
+        for (size_t i = 0; i < KB_ELEMENTSOF(not_objects); i++) {
+                build_with_content(&w, not_objects[i], strlen(not_objects[i]));
+                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+                kb_frame override[4] = {{0}};
+                override[1] = str_frame(not_objects[i]); /* parent_header */
+                build_wire(&w, &test_key, override, 0, NULL, 0, NULL);
+                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+                override[1] = (kb_frame){0};
+                override[2] = str_frame(not_objects[i]); /* metadata */
+                build_wire(&w, &test_key, override, 0, NULL, 0, NULL);
+                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        }
+}
+
+static void test_reject_header_fields(void **state) {
+        test_wire w;
+        build_with_header(&w, "{\"msg_type\":\"status\"}");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_header(&w, "{\"msg_id\":\"abc\"}");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_header(&w, "{\"msg_id\":7,\"msg_type\":\"status\"}");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_header(&w, "{\"msg_id\":\"abc\",\"msg_type\":null}");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        /* An escaped NUL would silently shorten the id callers match replies on. */
+        build_with_header(&w, "{\"msg_id\":\"abc\\u0000x\",\"msg_type\":\"status\"}");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_header(&w, "{\"msg_id\":\"abc\",\"msg_type\":\"status\"}");
+        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+}
+
+static void test_reject_unsigned_with_key(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.frames[SIG] = str_frame("");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
+}
+
+static void test_reject_signature_wrong_length(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.frames[SIG].size = KB_HMAC_HEX_LEN - 1; /* a correct prefix is still wrong */
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        char longer[KB_HMAC_HEX_LEN + 2];
+        memcpy(longer, w.signature, KB_HMAC_HEX_LEN);
+        longer[KB_HMAC_HEX_LEN] = '0';
+        w.frames[SIG] = (kb_frame){longer, KB_HMAC_HEX_LEN + 1};
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+}
+
+static void test_reject_signature_not_hex(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.signature[10] = 'g';
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.signature[0] = '\0'; /* right length, but a NUL inside */
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+}
+
+static void test_reject_signature_mismatch(void **state) {
+        char content[] = KAT_CONTENT;
+        test_wire w;
+        build_with_content(&w, content, strlen(content));
+        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+        content[9] ^= 0x01; /* one bit of "print" flipped after signing: 'p' -> 'q' */
+        assert_int_equal(content[9], 'q');
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        content[9] ^= 0x01;
+        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+
+        /* Uppercase hex names the same bytes but is not what any Jupyter peer sends. */
+        for (size_t i = 0; i < KB_HMAC_HEX_LEN; i++)
+                if (w.signature[i] >= 'a' && w.signature[i] <= 'f')
+                        w.signature[i] = (char) (w.signature[i] - 'a' + 'A');
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+}
+
+static void test_reject_depth(void **state) {
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_json_depth = 3;
+        static const char deep[] = "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]}";
+        test_wire w;
+        /* Depth counts value levels: object 1, its member 2, the member's member 3. */
+        build_with_content(&w, "{\"a\":{\"b\":1}}", strlen("{\"a\":{\"b\":1}}"));
+        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        build_with_content(&w, "{\"a\":{\"b\":[1]}}", strlen("{\"a\":{\"b\":[1]}}"));
+        assert_int_equal(decode_only(&w, &test_key, &l), -ELOOP);
+        build_with_content(&w, deep, strlen(deep));
+        assert_int_equal(decode_only(&w, &test_key, &l), -ELOOP);
+        /* The header is held to the same limit. */
+        build_with_header(&w, "{\"msg_id\":\"a\",\"msg_type\":\"b\",\"x\":{\"y\":{}}}");
+        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        build_with_header(&w, "{\"msg_id\":\"a\",\"msg_type\":\"b\",\"x\":{\"y\":{\"z\":0}}}");
+        assert_int_equal(decode_only(&w, &test_key, &l), -ELOOP);
+        l.max_json_depth = 0;
+        assert_int_equal(decode_only(&w, &test_key, &l), -EINVAL);
+}
+
+static void test_reject_embedded_nul(void **state) {
+        static const char nul_after[] = "{\"code\":\"1\"}\0{\"evil\":1}";
+        static const char nul_inside[] = "{\"code\":\"a\0b\"}";
+        test_wire w;
+        build_with_content(&w, nul_after, sizeof(nul_after) - 1);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, nul_inside, sizeof(nul_inside) - 1);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        build_with_content(&w, "{}\0", 3);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+}
+
+static void test_signature_checked_before_json(void **state) {
+        test_wire w;
+        build_with_content(&w, "{not json", 9);
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO); /* properly signed: reaches parser */
+        w.signature[0] = w.signature[0] == '0' ? '1' : '0';
+        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        w.frames[SIG] = str_frame("");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
+        /* Depth bombs are not parsed either without a valid signature. */
+        build_with_content(&w, "[[[[[[[[[[", 10);
+        w.frames[SIG] = str_frame(KAT_HMAC);
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_json_depth = 2;
+        assert_int_equal(decode_only(&w, &test_key, &l), -EBADMSG);
+}
+
+static void test_limits_checked_before_signature(void **state) {
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        w.frames[SIG] = str_frame("short");
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_frame_bytes = 10;
+        assert_int_equal(decode_only(&w, &test_key, &l), -EMSGSIZE);
+        kb_wire_limits_default(&l);
+        l.max_frames = 5;
+        assert_int_equal(decode_only(&w, &test_key, &l), -E2BIG);
+}
+
+static void test_identities_and_buffers(void **state) {
+        static const unsigned char id0[] = {0x00, 0x6b, 0x8b, 0x45, 0x67}; /* ROUTER-style binary id */
+        kb_frame ids[2] = {{id0, sizeof(id0)}, str_frame("second-identity")};
+        static const unsigned char buf0[] = {0xff, 0x00, 0x01};
+        kb_frame bufs[3] = {{buf0, sizeof(buf0)}, {"", 0}, str_frame(KB_WIRE_DELIMITER)};
+        test_wire w;
+        build_wire(&w, &test_key, NULL, 2, ids, 3, bufs);
+
+        kb_msg *msg = NULL;
+        assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+        assert_int_equal(msg->n_identities, 2);
+        assert_int_equal(msg->identities[0].size, sizeof(id0));
+        assert_memory_equal(msg->identities[0].data, id0, sizeof(id0));
+        assert_int_equal(msg->identities[1].size, strlen("second-identity"));
+        assert_memory_equal(msg->identities[1].data, "second-identity", strlen("second-identity"));
+        assert_int_equal(msg->n_buffers, 3);
+        assert_memory_equal(msg->buffers[0].data, buf0, sizeof(buf0));
+        assert_int_equal(msg->buffers[1].size, 0);
+        assert_non_null(msg->buffers[1].data);
+        assert_memory_equal(msg->buffers[2].data, KB_WIRE_DELIMITER, strlen(KB_WIRE_DELIMITER));
+
+        /* Serialized again, they come back in the same places. */
+        zmsg_t *z = NULL;
+        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(zmsg_size(z), 2 + 6 + 3);
+        zframe_t *first = zmsg_first(z);
+        assert_int_equal(zframe_size(first), sizeof(id0));
+        assert_memory_equal(zframe_data(first), id0, sizeof(id0));
+        kb_frame frames[MAX_TEST_FRAMES];
+        size_t n = 0;
+        for (zframe_t *f = first; f; f = zmsg_next(z))
+                frames[n++] = (kb_frame){zframe_data(f), zframe_size(f)};
+        kb_msg *again = NULL;
+        assert_int_equal(kb_wire_decode(frames, n, &test_key, NULL, &again), 0);
+        assert_int_equal(again->n_identities, 2);
+        assert_int_equal(again->n_buffers, 3);
+        assert_memory_equal(again->buffers[0].data, buf0, sizeof(buf0));
+        assert_string_equal(again->msg_id, msg->msg_id);
+        kb_msg_destroy(&again);
+        zmsg_destroy(&z);
+        kb_msg_destroy(&msg);
+}
+
+static void test_parent_msg_id(void **state) {
+        kb_frame override[4] = {{0}};
+        override[1] = str_frame("{\"msg_id\":\"parent-1\",\"msg_type\":\"execute_request\"}");
+        test_wire w;
+        build_wire(&w, &test_key, override, 0, NULL, 0, NULL);
+        kb_msg *msg = NULL;
+        assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+        assert_string_equal(msg->parent_msg_id, "parent-1");
+        kb_msg_destroy(&msg);
+}
+
+static void test_unsigned_mode(void **state) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        char hex[KB_HMAC_HEX_LEN + 1] = "not touched";
+        assert_int_equal(kb_wire_sign(&empty_key, parts, hex), 0);
+        assert_string_equal(hex, "");
+
+        test_wire w;
+        build_wire(&w, &empty_key, NULL, 0, NULL, 0, NULL);
+        assert_int_equal(w.frames[SIG].size, 0);
+        assert_int_equal(decode_only(&w, &empty_key, NULL), 0);
+        /* Like jupyter_client without a key, the signature frame is not interpreted. */
+        w.frames[SIG] = str_frame("whatever");
+        assert_int_equal(decode_only(&w, &empty_key, NULL), 0);
+        /* But an unsigned message never passes where a key is set. */
+        w.frames[SIG] = str_frame("");
+        assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
+
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_msg_new("status", "s", "u", NULL, &msg), 0);
+        zmsg_t *z = NULL;
+        assert_int_equal(kb_wire_serialize(msg, &empty_key, &z), 0);
+        zmsg_first(z);
+        assert_int_equal(zframe_size(zmsg_next(z)), 0); /* empty signature frame */
+        zmsg_destroy(&z);
+        kb_msg_destroy(&msg);
+}
+
+static void test_strerror(void **state) {
+        static const int codes[] = {E2BIG, EMSGSIZE, EPROTO, ENOKEY, EBADMSG, ELOOP, ENOMEM, EAGAIN};
+        for (size_t i = 0; i < KB_ELEMENTSOF(codes); i++) {
+                const char *s = kb_wire_strerror(-codes[i]);
+                assert_non_null(s);
+                assert_true(strlen(s) > 0);
+                assert_string_not_equal(s, "unknown error");
+                for (size_t j = 0; j < i; j++)
+                        assert_string_not_equal(s, kb_wire_strerror(-codes[j]));
+        }
+        assert_string_equal(kb_wire_strerror(-EBADMSG), "bad signature");
+        assert_string_equal(kb_wire_strerror(-12345), "unknown error");
+}
+
+/* Waits up to 2 s for sock to become readable. */
+static void wait_readable(zsock_t *sock) {
+        zmq_pollitem_t item = {zsock_resolve(sock), 0, ZMQ_POLLIN, 0};
+        assert_int_equal(zmq_poll(&item, 1, 2000), 1);
+}
+
+static void send_raw(zsock_t *sock, size_t n_frames, size_t frame_size) {
+        zmsg_t *z = zmsg_new();
+        char *filler = calloc(1, frame_size + 1);
+        assert_non_null(filler);
+        for (size_t i = 0; i < n_frames; i++)
+                zmsg_addmem(z, filler, frame_size);
+        free(filler);
+        assert_int_equal(zmsg_send(&z, sock), 0);
+}
+
+static void test_socket_round_trip(void **state) {
+        zsock_t *server = zsock_new_pair("@inproc://kbound-test-wire");
+        zsock_t *client = zsock_new_pair(">inproc://kbound-test-wire");
+        assert_non_null(server);
+        assert_non_null(client);
+        kb_wire_limits l;
+        kb_wire_limits_default(&l);
+        l.max_frames = 8;
+        l.max_frame_bytes = 4096;
+
+        kb_msg *got = NULL;
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EAGAIN); /* nothing queued: no block */
+        assert_null(got);
+
+        /* An over-limit message, then a good one: the first is drained whole and the second
+         * decodes, so the socket stays in step. */
+        send_raw(client, 20, 1);
+        send_raw(client, 3, 5000);
+        kb_msg *sent = NULL;
+        json_object *content = json_object_new_object();
+        json_object_object_add(content, "code", json_object_new_string("1+1"));
+        assert_int_equal(kb_msg_new("execute_request", "s", "u", content, &sent), 0);
+        assert_int_equal(kb_wire_send(client, sent, &test_key), 0);
+
+        wait_readable(server);
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -E2BIG);
+        wait_readable(server);
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EMSGSIZE);
+        wait_readable(server);
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), 0);
+        assert_string_equal(got->msg_id, sent->msg_id);
+        assert_string_equal(got->msg_type, "execute_request");
+        assert_string_equal(kb_msg_content_string(got, "code"), "1+1");
+        assert_int_equal(got->n_identities, 0);
+        kb_msg_destroy(&got);
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EAGAIN);
+
+        /* A wrongly keyed message is received whole and refused. */
+        kb_key wrong = {(const unsigned char *) "wrong", 5};
+        assert_int_equal(kb_wire_send(client, sent, &wrong), 0);
+        wait_readable(server);
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EBADMSG);
+        assert_null(got);
+        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EAGAIN);
+
+        kb_msg_destroy(&sent);
+        zsock_destroy(&client);
+        zsock_destroy(&server);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_limits_default),
+                cmocka_unit_test(test_sign_known_answer),
+                cmocka_unit_test(test_decode_known_answer),
+                cmocka_unit_test(test_sign_depends_on_every_part_and_key),
+                cmocka_unit_test(test_roundtrip_new_serialize_decode),
+                cmocka_unit_test(test_msg_new_header),
+                cmocka_unit_test(test_msg_new_invalid_takes_content),
+                cmocka_unit_test(test_reject_too_many_frames),
+                cmocka_unit_test(test_reject_frame_too_big),
+                cmocka_unit_test(test_reject_total_too_big),
+                cmocka_unit_test(test_reject_no_delimiter),
+                cmocka_unit_test(test_reject_too_few_frames),
+                cmocka_unit_test(test_reject_bad_json),
+                cmocka_unit_test(test_reject_trailing_garbage),
+                cmocka_unit_test(test_reject_json_not_object),
+                cmocka_unit_test(test_reject_header_fields),
+                cmocka_unit_test(test_reject_unsigned_with_key),
+                cmocka_unit_test(test_reject_signature_wrong_length),
+                cmocka_unit_test(test_reject_signature_not_hex),
+                cmocka_unit_test(test_reject_signature_mismatch),
+                cmocka_unit_test(test_reject_depth),
+                cmocka_unit_test(test_reject_embedded_nul),
+                cmocka_unit_test(test_signature_checked_before_json),
+                cmocka_unit_test(test_limits_checked_before_signature),
+                cmocka_unit_test(test_identities_and_buffers),
+                cmocka_unit_test(test_parent_msg_id),
+                cmocka_unit_test(test_unsigned_mode),
+                cmocka_unit_test(test_strerror),
+                cmocka_unit_test(test_socket_round_trip),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
