@@ -1,0 +1,58 @@
+/* kernelspec.h: discover kernelspecs the way Jupyter does, parse kernel.json, build argv. */
+#pragma once
+
+#include <stddef.h>
+#include "kbound/common.h"
+
+#define KB_KERNELSPEC_MAX_BYTES (256 * 1024)
+
+typedef struct kb_kernelspec {
+        char *name;           /* folder name, e.g. "python3" */
+        char *resource_dir;   /* absolute folder holding kernel.json */
+        char **argv;          /* NULL-terminated, unsubstituted */
+        char *display_name;
+        char *language;       /* as written, e.g. "python", "R" */
+        char *interrupt_mode; /* "signal" (the default) or "message" */
+        char **env;           /* NULL-terminated "NAME=value" strings from kernel.json "env" */
+} kb_kernelspec;
+
+/* Frees a NULL-terminated string vector. Accepts NULL. */
+KB_EXPORT void kb_strv_free(char **v);
+
+/* The "kernels" directories in Jupyter's search order for the environment envp (NULL-terminated
+ * "NAME=value"): each entry of JUPYTER_PATH (colon-separated) + "/kernels", then JUPYTER_DATA_DIR
+ * (or $XDG_DATA_HOME/jupyter, or $HOME/.local/share/jupyter) + "/kernels", then
+ * /usr/local/share/jupyter/kernels and /usr/share/jupyter/kernels. Earlier wins. Returns 0 and a
+ * NULL-terminated vector, or -ENOMEM. */
+KB_EXPORT int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs);
+
+/* Parses kernel.json text (untrusted) for a kernel called name in resource_dir. argv must be a
+ * non-empty array of strings; env an object of strings; interrupt_mode "signal" or "message".
+ * Missing display_name defaults to name, language to "", interrupt_mode to "signal", env to an
+ * empty vector (never NULL).
+ * Returns 0, -EPROTO (naming nothing; callers say which file), -EMSGSIZE, -ENOMEM. */
+KB_EXPORT int kb_kernelspec_parse(const char *json, size_t len, const char *name,
+                                  const char *resource_dir, kb_kernelspec **ret);
+
+/* Loads dir/kernel.json; the kernel's name is the folder's basename, lowercased as Jupyter does.
+ * resource_dir is dir made absolute (realpath). Returns parse errors or
+ * -errno (-ENOENT if there is no kernel.json). */
+KB_EXPORT int kb_kernelspec_load(const char *dir, kb_kernelspec **ret);
+
+/* Finds a kernelspec: if name_or_path contains a '/', it is a kernelspec folder to load; otherwise
+ * the first search dir holding name/kernel.json wins. Names are matched case-insensitively like
+ * Jupyter. Returns 0, -ENOENT (not found), or the load's errors for the first match. */
+KB_EXPORT int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret);
+
+/* Lists every loadable kernelspec across search_dirs, first occurrence of a name winning, sorted
+ * by name. Folders whose kernel.json is broken are skipped and counted in *ret_n_broken (may be
+ * NULL). Returns 0 and a NULL-terminated array the caller frees with kb_kernelspec_list_free. */
+KB_EXPORT int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken);
+KB_EXPORT void kb_kernelspec_list_free(kb_kernelspec **list);
+
+/* The argv to start the kernel: every "{connection_file}" replaced by connection_file and
+ * "{resource_dir}" by the spec's folder. Returns 0 and a NULL-terminated vector, or -ENOMEM. */
+KB_EXPORT int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, char ***ret_argv);
+
+/* Frees spec; sets *specp to NULL. Accepts NULL. */
+KB_EXPORT void kb_kernelspec_destroy(kb_kernelspec **specp);

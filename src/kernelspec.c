@@ -1,0 +1,705 @@
+/* kernelspec.c: Jupyter kernelspec discovery, case-insensitive lookup, kernel.json parsing, argv. */
+#include "kbound/kernelspec.h"
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* kernel.json's metadata may nest a little; nothing legitimate goes this deep. */
+#define KERNELSPEC_JSON_MAX_DEPTH 32
+/* Ceilings on untrusted vectors: far above any real kernelspec, far below trouble. */
+#define KERNELSPEC_MAX_ARGV 1024
+#define KERNELSPEC_MAX_ENV 1024
+
+/* jupyter_core's SYSTEM_JUPYTER_PATH on Linux; each gets "/kernels". */
+static const char *const system_jupyter_dirs[] = {
+        "/usr/local/share/jupyter",
+        "/usr/share/jupyter",
+};
+
+void kb_strv_free(char **v) {
+        if (!v)
+                return;
+        for (char **p = v; *p; p++)
+                free(*p);
+        free(v);
+}
+
+static void strv_freep(char ***v) {
+        kb_strv_free(*v);
+        *v = NULL;
+}
+#define _cleanup_strv_ _cleanup_(strv_freep)
+
+/* A growable NULL-terminated string vector. */
+typedef struct strv {
+        char **v;
+        size_t n;
+        size_t cap;
+} strv;
+
+/* Appends s, taking ownership (s is freed on failure). Returns 0 or -ENOMEM. */
+static int strv_push(strv *sv, char *s) {
+        if (!s)
+                return -ENOMEM;
+        if (sv->n + 1 >= sv->cap) {
+                size_t cap = sv->cap ? sv->cap * 2 : 8;
+                char **v = reallocarray(sv->v, cap, sizeof(char *));
+                if (!v) {
+                        free(s);
+                        return -ENOMEM;
+                }
+                sv->v = v;
+                sv->cap = cap;
+        }
+        sv->v[sv->n++] = s;
+        sv->v[sv->n] = NULL;
+        return 0;
+}
+
+static bool strv_contains(const strv *sv, const char *s) {
+        for (size_t i = 0; i < sv->n; i++)
+                if (strcmp(sv->v[i], s) == 0)
+                        return true;
+        return false;
+}
+
+/* Hands out the vector (an empty one is still a valid "{NULL}"), leaving sv empty. */
+static int strv_take(strv *sv, char ***ret) {
+        if (!sv->v) {
+                sv->v = calloc(1, sizeof(char *));
+                if (!sv->v)
+                        return -ENOMEM;
+        }
+        *ret = sv->v;
+        *sv = (strv){0};
+        return 0;
+}
+
+static void strv_clear(strv *sv) {
+        kb_strv_free(sv->v);
+        *sv = (strv){0};
+}
+
+/* Value of NAME in envp, like getenv but on the caller's environment; NULL if absent. */
+static const char *env_get(char *const *envp, const char *name) {
+        size_t len = strlen(name);
+        if (!envp)
+                return NULL;
+        for (char *const *e = envp; *e; e++)
+                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+                        return *e + len + 1;
+        return NULL;
+}
+
+/* Python's `os.environ.get(X)` truthiness: set and non-empty. */
+static const char *env_nonempty(char *const *envp, const char *name) {
+        const char *v = env_get(envp, name);
+        return v && v[0] ? v : NULL;
+}
+
+static char *path_join(const char *a, const char *b) {
+        char *out = NULL;
+        if (asprintf(&out, "%s/%s", a, b) < 0)
+                return NULL;
+        return out;
+}
+
+/* Adds dir + "/kernels" unless an identical entry is already there (first occurrence wins anyway). */
+static int add_kernels_dir(strv *sv, const char *dir, size_t dir_len) {
+        /* jupyter_core strips trailing separators from JUPYTER_PATH entries. */
+        while (dir_len > 1 && dir[dir_len - 1] == '/')
+                dir_len--;
+        char *out = NULL;
+        if (asprintf(&out, "%.*s/kernels", (int) dir_len, dir) < 0)
+                return -ENOMEM;
+        if (strv_contains(sv, out)) {
+                free(out);
+                return 0;
+        }
+        return strv_push(sv, out);
+}
+
+/* Home directory: $HOME, or the passwd entry as Python's expanduser falls back to. NULL if neither. */
+static char *home_dir(char *const *envp) {
+        const char *home = env_nonempty(envp, "HOME");
+        if (home)
+                return strdup(home);
+
+        struct passwd pw, *result = NULL;
+        char buf[4096];
+        if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &result) != 0 || !result || !result->pw_dir ||
+            result->pw_dir[0] == '\0')
+                return NULL;
+        return strdup(result->pw_dir);
+}
+
+int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs) {
+        strv sv = {0};
+        int r = 0;
+
+        if (!ret_dirs)
+                return -EINVAL;
+
+        const char *jupyter_path = env_get(envp, "JUPYTER_PATH");
+        if (jupyter_path) {
+                /* Empty entries would mean "kernels" relative to the cwd: skipped, not guessed at. */
+                const char *p = jupyter_path;
+                for (;;) {
+                        const char *colon = strchr(p, ':');
+                        size_t len = colon ? (size_t) (colon - p) : strlen(p);
+                        if (len > 0 && (r = add_kernels_dir(&sv, p, len)) < 0)
+                                goto fail;
+                        if (!colon)
+                                break;
+                        p = colon + 1;
+                }
+        }
+
+        const char *data_dir = env_nonempty(envp, "JUPYTER_DATA_DIR");
+        if (data_dir) {
+                r = add_kernels_dir(&sv, data_dir, strlen(data_dir));
+        } else {
+                const char *xdg = env_nonempty(envp, "XDG_DATA_HOME");
+                _cleanup_free_ char *base = NULL;
+                if (xdg)
+                        base = path_join(xdg, "jupyter");
+                else {
+                        _cleanup_free_ char *home = home_dir(envp);
+                        if (home)
+                                base = path_join(home, ".local/share/jupyter");
+                        else
+                                base = NULL; /* no home at all: no user data dir */
+                }
+                if (base)
+                        r = add_kernels_dir(&sv, base, strlen(base));
+        }
+        if (r < 0)
+                goto fail;
+
+        for (size_t i = 0; i < KB_ELEMENTSOF(system_jupyter_dirs); i++) {
+                r = add_kernels_dir(&sv, system_jupyter_dirs[i], strlen(system_jupyter_dirs[i]));
+                if (r < 0)
+                        goto fail;
+        }
+        return strv_take(&sv, ret_dirs);
+fail:
+        strv_clear(&sv);
+        return r;
+}
+
+/* Parses text as exactly one JSON value (strict, UTF-8, depth-limited, nothing trailing). */
+static int parse_json_strict(const char *text, size_t len, int max_depth, struct json_object **ret) {
+        if (len > INT_MAX || memchr(text, '\0', len))
+                return -EPROTO;
+        struct json_tokener *tok = json_tokener_new_ex(max_depth);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        struct json_object *obj = json_tokener_parse_ex(tok, text, (int) len);
+        bool ok = obj && json_tokener_get_error(tok) == json_tokener_success &&
+                  json_tokener_get_parse_end(tok) == len;
+        json_tokener_free(tok);
+        if (!ok) {
+                json_object_put(obj);
+                return -EPROTO;
+        }
+        *ret = obj;
+        return 0;
+}
+
+/* The C string of a JSON string value, or NULL if val is not a string or holds a NUL (which would
+ * silently cut an argv word or env value short). */
+static const char *json_cstr(struct json_object *val) {
+        if (!json_object_is_type(val, json_type_string))
+                return NULL;
+        const char *s = json_object_get_string(val);
+        if (strlen(s) != (size_t) json_object_get_string_len(val))
+                return NULL;
+        return s;
+}
+
+/* Optional string field: absent → a copy of fallback; present but not a clean string → -EPROTO. */
+static int optional_string(struct json_object *root, const char *key, const char *fallback, char **ret) {
+        struct json_object *val;
+        const char *s = fallback;
+        if (json_object_object_get_ex(root, key, &val)) {
+                s = json_cstr(val);
+                if (!s)
+                        return -EPROTO;
+        }
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int parse_argv(struct json_object *root, char ***ret) {
+        struct json_object *arr;
+        strv sv = {0};
+        int r;
+
+        if (!json_object_object_get_ex(root, "argv", &arr) || !json_object_is_type(arr, json_type_array))
+                return -EPROTO;
+        size_t n = json_object_array_length(arr);
+        if (n == 0 || n > KERNELSPEC_MAX_ARGV)
+                return -EPROTO;
+        for (size_t i = 0; i < n; i++) {
+                const char *s = json_cstr(json_object_array_get_idx(arr, i));
+                if (!s) {
+                        strv_clear(&sv);
+                        return -EPROTO;
+                }
+                r = strv_push(&sv, strdup(s));
+                if (r < 0) {
+                        strv_clear(&sv);
+                        return r;
+                }
+        }
+        /* An empty program name would make execvp fail late with a confusing error. */
+        if (sv.v[0][0] == '\0') {
+                strv_clear(&sv);
+                return -EPROTO;
+        }
+        return strv_take(&sv, ret);
+}
+
+static int parse_env(struct json_object *root, char ***ret) {
+        struct json_object *obj;
+        strv sv = {0};
+        size_t count = 0;
+        int r = 0;
+
+        if (json_object_object_get_ex(root, "env", &obj)) {
+                if (!json_object_is_type(obj, json_type_object))
+                        return -EPROTO;
+                json_object_object_foreach(obj, name, val) {
+                        const char *value = json_cstr(val);
+                        /* A name with '=' would smuggle another variable's value past whoever
+                         * filters the kernel's environment by name. */
+                        if (!value || name[0] == '\0' || strchr(name, '=') || ++count > KERNELSPEC_MAX_ENV) {
+                                r = -EPROTO;
+                                break;
+                        }
+                        char *entry = NULL;
+                        if (asprintf(&entry, "%s=%s", name, value) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        r = strv_push(&sv, entry);
+                        if (r < 0)
+                                break;
+                }
+        }
+        if (r < 0) {
+                strv_clear(&sv);
+                return r;
+        }
+        return strv_take(&sv, ret);
+}
+
+int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir,
+                        kb_kernelspec **ret) {
+        _cleanup_json_ struct json_object *root = NULL;
+        kb_kernelspec *spec = NULL;
+        int r;
+
+        if (!json || !name || !resource_dir || !ret)
+                return -EINVAL;
+        if (len > KB_KERNELSPEC_MAX_BYTES)
+                return -EMSGSIZE;
+        r = parse_json_strict(json, len, KERNELSPEC_JSON_MAX_DEPTH, &root);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(root, json_type_object))
+                return -EPROTO;
+
+        spec = calloc(1, sizeof(*spec));
+        if (!spec)
+                return -ENOMEM;
+        spec->name = strdup(name);
+        spec->resource_dir = strdup(resource_dir);
+        if (!spec->name || !spec->resource_dir) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = parse_argv(root, &spec->argv);
+        if (r < 0)
+                goto fail;
+        /* Jupyter defaults display_name and language to ""; a display name is more useful than
+         * nothing, and an empty language simply matches no probe set (fail closed downstream). */
+        r = optional_string(root, "display_name", name, &spec->display_name);
+        if (r < 0)
+                goto fail;
+        r = optional_string(root, "language", "", &spec->language);
+        if (r < 0)
+                goto fail;
+        r = optional_string(root, "interrupt_mode", "signal", &spec->interrupt_mode);
+        if (r < 0)
+                goto fail;
+        if (strcmp(spec->interrupt_mode, "signal") != 0 && strcmp(spec->interrupt_mode, "message") != 0) {
+                r = -EPROTO;
+                goto fail;
+        }
+        r = parse_env(root, &spec->env);
+        if (r < 0)
+                goto fail;
+
+        *ret = spec;
+        return 0;
+fail:
+        kb_kernelspec_destroy(&spec);
+        return r;
+}
+
+/* Reads dir/kernel.json (at most KB_KERNELSPEC_MAX_BYTES) into a malloc'd buffer. */
+static int read_kernel_json(const char *dir, char **ret_buf, size_t *ret_len) {
+        _cleanup_free_ char *path = path_join(dir, "kernel.json");
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        struct stat st;
+
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if (st.st_size > KB_KERNELSPEC_MAX_BYTES)
+                return -EMSGSIZE;
+        buf = malloc(KB_KERNELSPEC_MAX_BYTES + 1);
+        if (!buf)
+                return -ENOMEM;
+        /* One byte past the limit catches a file that grew after fstat. */
+        while (len < KB_KERNELSPEC_MAX_BYTES + 1) {
+                ssize_t n = read(fd, buf + len, KB_KERNELSPEC_MAX_BYTES + 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+static void ascii_lower(char *s) {
+        for (; *s; s++)
+                *s = (char) tolower((unsigned char) *s);
+}
+
+/* Loads dir/kernel.json as the kernel called name (already lowercased by the caller). */
+static int load_named(const char *dir, const char *name, kb_kernelspec **ret) {
+        _cleanup_free_ char *resolved = realpath(dir, NULL);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        if (!resolved)
+                return -errno;
+        r = read_kernel_json(resolved, &buf, &len);
+        if (r < 0)
+                return r;
+        return kb_kernelspec_parse(buf, len, name, resolved, ret);
+}
+
+int kb_kernelspec_load(const char *dir, kb_kernelspec **ret) {
+        if (!dir || !ret || dir[0] == '\0')
+                return -EINVAL;
+
+        /* The name is the folder's basename as given (a symlinked spec keeps its link's name, as
+         * in Jupyter); "." or ".." say nothing, so those use the resolved folder's name. */
+        _cleanup_free_ char *copy = strdup(dir);
+        if (!copy)
+                return -ENOMEM;
+        size_t len = strlen(copy);
+        while (len > 1 && copy[len - 1] == '/')
+                copy[--len] = '\0';
+        const char *slash = strrchr(copy, '/');
+        const char *base = slash ? slash + 1 : copy;
+
+        _cleanup_free_ char *resolved = NULL;
+        if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+                resolved = realpath(dir, NULL);
+                if (!resolved)
+                        return -errno;
+                slash = strrchr(resolved, '/');
+                base = slash ? slash + 1 : resolved;
+                if (base[0] == '\0')
+                        return -EINVAL; /* "/" itself */
+        }
+        _cleanup_free_ char *name = strdup(base);
+        if (!name)
+                return -ENOMEM;
+        ascii_lower(name);
+        return load_named(dir, name, ret);
+}
+
+/* True if dir_fd/entry is a folder holding a regular kernel.json (jupyter_client's _is_kernel_dir). */
+static bool is_kernel_dir(int dir_fd, const char *entry) {
+        _cleanup_free_ char *rel = path_join(entry, "kernel.json");
+        struct stat st;
+
+        if (!rel)
+                return false;
+        return fstatat(dir_fd, rel, &st, 0) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Finds, in one kernels directory, the entry whose lowercase name is lower_name and that holds a
+ * kernel.json. Several spellings ("IR", "ir") may match: the exact lowercase one wins, then the
+ * strcmp-smallest, so the choice never depends on readdir order. Returns 1 and the entry, 0 if
+ * none, or -ENOMEM. Unreadable directories count as empty, as in Jupyter. */
+static int find_in_dir(const char *kernels_dir, const char *lower_name, char **ret_entry) {
+        DIR *d = opendir(kernels_dir);
+        _cleanup_free_ char *best = NULL;
+
+        if (!d)
+                return 0;
+        for (;;) {
+                struct dirent *de = readdir(d);
+                if (!de)
+                        break;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (strcasecmp(de->d_name, lower_name) != 0)
+                        continue;
+                if (best && strcmp(best, lower_name) == 0)
+                        continue;
+                if (best && strcmp(de->d_name, lower_name) != 0 && strcmp(de->d_name, best) >= 0)
+                        continue;
+                if (!is_kernel_dir(dirfd(d), de->d_name))
+                        continue;
+                char *copy = strdup(de->d_name);
+                if (!copy) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                free(best);
+                best = copy;
+        }
+        closedir(d);
+        if (!best)
+                return 0;
+        *ret_entry = TAKE_PTR(best);
+        return 1;
+}
+
+int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
+        if (!name_or_path || !ret)
+                return -EINVAL;
+        if (strchr(name_or_path, '/'))
+                return kb_kernelspec_load(name_or_path, ret);
+        if (name_or_path[0] == '\0' || strcmp(name_or_path, ".") == 0 || strcmp(name_or_path, "..") == 0)
+                return -ENOENT;
+
+        _cleanup_free_ char *lower = strdup(name_or_path);
+        if (!lower)
+                return -ENOMEM;
+        ascii_lower(lower);
+
+        for (char *const *dir = search_dirs; dir && *dir; dir++) {
+                _cleanup_free_ char *entry = NULL;
+                int r = find_in_dir(*dir, lower, &entry);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                _cleanup_free_ char *spec_dir = path_join(*dir, entry);
+                if (!spec_dir)
+                        return -ENOMEM;
+                return load_named(spec_dir, lower, ret);
+        }
+        return -ENOENT;
+}
+
+/* Adds the lowercase names of every kernel folder in kernels_dir to names (deduplicated). */
+static int collect_names(const char *kernels_dir, strv *names) {
+        DIR *d = opendir(kernels_dir);
+        int r = 0;
+
+        if (!d)
+                return 0;
+        for (;;) {
+                struct dirent *de = readdir(d);
+                if (!de)
+                        break;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (!is_kernel_dir(dirfd(d), de->d_name))
+                        continue;
+                char *lower = strdup(de->d_name);
+                if (!lower) {
+                        r = -ENOMEM;
+                        break;
+                }
+                ascii_lower(lower);
+                if (strv_contains(names, lower)) {
+                        free(lower);
+                        continue;
+                }
+                r = strv_push(names, lower);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+static int cmp_spec_name(const void *a, const void *b) {
+        const kb_kernelspec *sa = *(kb_kernelspec *const *) a;
+        const kb_kernelspec *sb = *(kb_kernelspec *const *) b;
+        return strcmp(sa->name, sb->name);
+}
+
+int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+        _cleanup_strv_ char **names = NULL;
+        strv collected = {0};
+        kb_kernelspec **list = NULL;
+        size_t n = 0, n_broken = 0;
+        int r = 0;
+
+        if (!ret)
+                return -EINVAL;
+        for (char *const *dir = search_dirs; dir && *dir; dir++) {
+                r = collect_names(*dir, &collected);
+                if (r < 0) {
+                        strv_clear(&collected);
+                        return r;
+                }
+        }
+        r = strv_take(&collected, &names);
+        if (r < 0)
+                return r;
+
+        size_t n_names = 0;
+        while (names[n_names])
+                n_names++;
+        list = calloc(n_names + 1, sizeof(*list));
+        if (!list)
+                return -ENOMEM;
+
+        /* Resolving each name through find gives list exactly find's first-wins rules: a name
+         * whose first folder is broken is broken, even if a later folder has a good one. */
+        for (size_t i = 0; i < n_names; i++) {
+                kb_kernelspec *spec = NULL;
+                r = kb_kernelspec_find(names[i], search_dirs, &spec);
+                if (r == -ENOMEM) {
+                        kb_kernelspec_list_free(list);
+                        return r;
+                }
+                if (r < 0) {
+                        n_broken++;
+                        continue;
+                }
+                list[n++] = spec;
+        }
+        qsort(list, n, sizeof(*list), cmp_spec_name);
+        *ret = list;
+        if (ret_n_broken)
+                *ret_n_broken = n_broken;
+        return 0;
+}
+
+void kb_kernelspec_list_free(kb_kernelspec **list) {
+        if (!list)
+                return;
+        for (kb_kernelspec **p = list; *p; p++)
+                kb_kernelspec_destroy(p);
+        free(list);
+}
+
+static const struct {
+        const char *pattern;
+        size_t len;
+} placeholders[] = {
+        {"{connection_file}", sizeof("{connection_file}") - 1},
+        {"{resource_dir}", sizeof("{resource_dir}") - 1},
+};
+
+/* Replaces every placeholder in s in one left-to-right pass (replacements are not rescanned, so a
+ * connection-file path containing "{resource_dir}" stays as it is). values[] matches placeholders. */
+static char *substitute(const char *s, const char *const values[KB_ELEMENTSOF(placeholders)]) {
+        size_t out_len = 0;
+        size_t value_lens[KB_ELEMENTSOF(placeholders)];
+
+        for (size_t k = 0; k < KB_ELEMENTSOF(placeholders); k++)
+                value_lens[k] = strlen(values[k]);
+
+        /* Two passes over the same scan: first measure, then copy. */
+        char *out = NULL;
+        for (int pass = 0; pass < 2; pass++) {
+                size_t o = 0;
+                for (const char *p = s; *p;) {
+                        size_t k;
+                        for (k = 0; k < KB_ELEMENTSOF(placeholders); k++)
+                                if (strncmp(p, placeholders[k].pattern, placeholders[k].len) == 0)
+                                        break;
+                        if (k < KB_ELEMENTSOF(placeholders)) {
+                                if (out)
+                                        memcpy(out + o, values[k], value_lens[k]);
+                                if (__builtin_add_overflow(o, value_lens[k], &o))
+                                        return NULL;
+                                p += placeholders[k].len;
+                        } else {
+                                if (out)
+                                        out[o] = *p;
+                                o++;
+                                p++;
+                        }
+                }
+                if (pass == 0) {
+                        if (__builtin_add_overflow(o, (size_t) 1, &out_len))
+                                return NULL;
+                        out = malloc(out_len);
+                        if (!out)
+                                return NULL;
+                } else {
+                        out[o] = '\0';
+                }
+        }
+        return out;
+}
+
+int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, char ***ret_argv) {
+        strv sv = {0};
+
+        if (!spec || !spec->argv || !connection_file || !ret_argv)
+                return -EINVAL;
+        const char *const values[KB_ELEMENTSOF(placeholders)] = {
+                connection_file, spec->resource_dir ? spec->resource_dir : ""};
+        for (char **a = spec->argv; *a; a++) {
+                int r = strv_push(&sv, substitute(*a, values));
+                if (r < 0) {
+                        strv_clear(&sv);
+                        return r;
+                }
+        }
+        return strv_take(&sv, ret_argv);
+}
+
+void kb_kernelspec_destroy(kb_kernelspec **specp) {
+        if (!specp || !*specp)
+                return;
+        kb_kernelspec *spec = *specp;
+        free(spec->name);
+        free(spec->resource_dir);
+        kb_strv_free(spec->argv);
+        free(spec->display_name);
+        free(spec->language);
+        free(spec->interrupt_mode);
+        kb_strv_free(spec->env);
+        free(spec);
+        *specp = NULL;
+}
