@@ -1,0 +1,18 @@
+# kbound long cell: announces itself with a marker, then sleeps in short interruptible steps.
+# KeyboardInterrupt is deliberately not caught: the kernel must turn it into an error reply.
+def _kbound_cell_fn():
+    import base64, json, sys, time
+    from IPython.display import display
+    params = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
+    sys.stdout.write(str(params["marker"]) + "\n")
+    sys.stdout.flush()  # kbound waits for the marker before interrupting
+    deadline = time.monotonic() + float(params["seconds"])
+    while time.monotonic() < deadline:
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    sys.stdout.write("kbound: long cell ran to completion\n")
+    sys.stdout.flush()
+    display({"application/vnd.kbound.probe+json": {"completed": True}}, raw=True)
+try:
+    _kbound_cell_fn()
+finally:
+    del _kbound_cell_fn
