@@ -1,0 +1,44 @@
+/* report.h: render a check run (a json-c object, see docs/report-format.md) for people and for CI. */
+#pragma once
+
+#include <stdio.h>
+#include <json-c/json.h>
+#include "kbound/common.h"
+
+/* The run's verdict from its checks: "pass" only when the run is complete (a JSON true), there is
+ * at least one kernel, no kernel has "error", every kernel has at least one check, and every check
+ * has an id and is pass, or unsupported/not_claimed with a non-empty detail (an unexplained skip
+ * fails); else "fail". Sets run["verdict"], run["claims"]["network"] ("claimed" only when the
+ * override is provably off -- claims.raw_network_override is JSON false -- and every kernel's
+ * boundary.network was tested, pass or fail), ["full_boundary"] (pass, network claimed, and all five
+ * boundary.* checks pass for every kernel) and ["summary"], one sentence derived from the data that
+ * states exactly what was claimed (without a network claim it says "NOT claimed" and never
+ * contains "full boundary"). Leaves exit_code to the caller. Idempotent; tolerates missing or
+ * wrongly typed fields (a non-object "claims" is replaced). Returns 0 (pass) or 1 (fail, also for a
+ * NULL/non-object run, and when out of memory). */
+KB_EXPORT int kb_report_finish(json_object *run);
+
+/* A header line per kernel (name, language, team, startup, implementation and version; its error if
+ * any), one line per check ("PASS         python3  boundary.network  detail"), then the verdict
+ * sentence (claims.summary, so call kb_report_finish first). Plain text: control characters and
+ * invalid UTF-8 become '?', long details are cut. Missing strings print as "?". Never prints
+ * secrets: only what is in the run object, which holds none. Returns 0, -EINVAL (out NULL) or -EIO. */
+KB_EXPORT int kb_report_human(json_object *run, FILE *out);
+
+/* The run object as pretty JSON with a trailing newline. Returns 0, -EINVAL, -ENOMEM or -EIO. */
+KB_EXPORT int kb_report_json(json_object *run, FILE *out);
+
+/* JUnit XML: one <testsuite> per kernel, one <testcase> per check (classname kbound.<kernel>,
+ * name = check id); fail → <failure>, unsupported/not_claimed → <skipped> with the reason.
+ * A kernel with "error" (or no checks) gets a failing test case "kernel.start"; an incomplete run or
+ * one without kernels gets a suite "kbound.run" with a failing "run.complete", so CI never sees a
+ * failed run as green. Each suite carries <properties> (verdict, summary, raw_network_override,
+ * network, full_boundary). Everything XML-escaped; characters XML 1.0 forbids are stripped.
+ * Returns 0, -EINVAL (out NULL) or -EIO. */
+KB_EXPORT int kb_report_junit(json_object *run, FILE *out);
+
+/* Writes with one of the above to path atomically: renders into path.tmpXXXXXX beside it, fsyncs,
+ * renames over path (mode 0644: a report holds no secrets). On any failure the temp file is removed
+ * and an existing file at path is untouched. Returns 0, -EINVAL (NULL/empty path or render),
+ * -ENAMETOOLONG, render's own negative error, or -errno from the file system. */
+KB_EXPORT int kb_report_write_file(json_object *run, const char *path, int (*render)(json_object *, FILE *));

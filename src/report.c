@@ -1,0 +1,1126 @@
+/* report.c: the verdict of a check run and its renderings: human text, pretty JSON and JUnit XML. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+#include "kbound/report.h"
+
+/* The run object is ours, but its strings carry kernel names, error texts and check details that
+ * may quote what a kernel printed. Every rendering bounds them so one runaway detail cannot turn
+ * a summary line or a CI report into megabytes. */
+#define SUMMARY_MAX_ITEMS 16
+#define SUMMARY_MAX_TEXT 200
+#define HUMAN_MAX_DETAIL 400
+#define HUMAN_MAX_NAME_WIDTH 24
+#define HUMAN_MAX_ID_WIDTH 32
+#define JUNIT_MAX_MESSAGE 1000
+#define JUNIT_MAX_BODY (64u << 10)
+#define MAX_GROUPS 16
+
+#define NETWORK_CHECK "boundary.network"
+
+/* The five checks that together make "the full boundary", with the words the summary uses. */
+static const struct {
+        const char *id;
+        const char *words;
+} boundary_checks[] = {
+        { "boundary.write_outside", "write outside" },
+        { NETWORK_CHECK, "network" },
+        { "boundary.workspace_writable", "workspace" },
+        { "boundary.credentials", "credentials" },
+        { "boundary.cross_team", "cross-team" },
+};
+
+/* Summary order differs from table order on purpose: it reads as the probes run. */
+static const size_t boundary_summary_order[] = { 0, 2, 1, 3, 4 };
+
+typedef enum check_status {
+        STATUS_ABSENT = 0, /* ordered by badness: combining duplicates keeps the worst */
+        STATUS_PASS,
+        STATUS_UNSUPPORTED,
+        STATUS_NOT_CLAIMED,
+        STATUS_FAIL,
+        STATUS_INVALID,
+} check_status;
+
+typedef enum outcome {
+        OUTCOME_PASS,
+        OUTCOME_SKIP,
+        OUTCOME_FAIL,
+} outcome;
+
+/* ---- tolerant accessors: the object may be partial or hold wrong types; nothing here crashes ---- */
+
+static json_object *member(json_object *obj, const char *key) {
+        json_object *value = NULL;
+        if (!obj || !json_object_is_type(obj, json_type_object))
+                return NULL;
+        if (!json_object_object_get_ex(obj, key, &value))
+                return NULL;
+        return value; /* JSON null comes back as NULL too, which is what every caller wants */
+}
+
+static const char *member_str(json_object *obj, const char *key) {
+        json_object *value = member(obj, key);
+        if (!value || !json_object_is_type(value, json_type_string))
+                return NULL;
+        return json_object_get_string(value);
+}
+
+static const char *or_unknown(const char *s) {
+        return s ? s : "?";
+}
+
+static json_object *member_array(json_object *obj, const char *key) {
+        json_object *value = member(obj, key);
+        if (!value || !json_object_is_type(value, json_type_array))
+                return NULL;
+        return value;
+}
+
+static size_t array_len(json_object *array) {
+        return array ? json_object_array_length(array) : 0;
+}
+
+/* A non-negative millisecond count, or -1 when absent, negative or not a number. */
+static int64_t member_ms(json_object *obj, const char *key) {
+        json_object *value = member(obj, key);
+        if (!value)
+                return -1;
+        if (json_object_is_type(value, json_type_int)) {
+                int64_t ms = json_object_get_int64(value);
+                return ms >= 0 ? ms : -1;
+        }
+        if (json_object_is_type(value, json_type_double)) {
+                double ms = json_object_get_double(value);
+                if (!(ms >= 0.0) || ms > (double) INT64_MAX / 2)
+                        return -1;
+                return (int64_t) ms;
+        }
+        return -1;
+}
+
+/* Only a real JSON true counts: "complete": "yes" is not a complete run. */
+static bool member_is_true(json_object *obj, const char *key) {
+        json_object *value = member(obj, key);
+        return value && json_object_is_type(value, json_type_boolean) && json_object_get_boolean(value);
+}
+
+static json_object *run_kernels(json_object *run) {
+        return member_array(run, "kernels");
+}
+
+static const char *kernel_name(json_object *kernel) {
+        return or_unknown(member_str(kernel, "name"));
+}
+
+static bool kernel_has_error(json_object *kernel) {
+        return member(kernel, "error") != NULL;
+}
+
+/* The error as text; a non-string error still marks the kernel as broken. */
+static const char *kernel_error_text(json_object *kernel) {
+        return or_unknown(member_str(kernel, "error"));
+}
+
+/* Fail closed: when the object cannot show the override was off, network isolation is not claimed. */
+static bool run_override(json_object *run) {
+        json_object *value = member(member(run, "claims"), "raw_network_override");
+        if (!value || !json_object_is_type(value, json_type_boolean))
+                return true;
+        return json_object_get_boolean(value);
+}
+
+static check_status check_status_of(json_object *check) {
+        const char *status = member_str(check, "status");
+        if (!status)
+                return STATUS_INVALID;
+        if (strcmp(status, "pass") == 0)
+                return STATUS_PASS;
+        if (strcmp(status, "fail") == 0)
+                return STATUS_FAIL;
+        if (strcmp(status, "unsupported") == 0)
+                return STATUS_UNSUPPORTED;
+        if (strcmp(status, "not_claimed") == 0)
+                return STATUS_NOT_CLAIMED;
+        return STATUS_INVALID;
+}
+
+/* Whether a check keeps the run green. Only pass and *explained* unsupported/not_claimed do
+ * (DESIGN.md: a silent skip must never look like a pass). ret_why, for failures other than a
+ * plain "fail", says what was wrong with the check itself. */
+static outcome check_outcome(json_object *check, const char **ret_why) {
+        const char *why = NULL;
+        outcome result = OUTCOME_FAIL;
+        const char *detail = member_str(check, "detail");
+
+        if (!member_str(check, "id"))
+                why = "check without an id";
+        else
+                switch (check_status_of(check)) {
+                case STATUS_PASS:
+                        result = OUTCOME_PASS;
+                        break;
+                case STATUS_FAIL:
+                        break;
+                case STATUS_UNSUPPORTED:
+                        if (detail && detail[0])
+                                result = OUTCOME_SKIP;
+                        else
+                                why = "unsupported without a reason";
+                        break;
+                case STATUS_NOT_CLAIMED:
+                        if (detail && detail[0])
+                                result = OUTCOME_SKIP;
+                        else
+                                why = "not claimed without a reason";
+                        break;
+                default:
+                        why = "no valid status";
+                        break;
+                }
+        if (ret_why)
+                *ret_why = why;
+        return result;
+}
+
+/* The combined status of every check of kernel named id (the worst wins), ABSENT if none. */
+static check_status kernel_id_status(json_object *kernel, const char *id) {
+        json_object *checks = member_array(kernel, "checks");
+        check_status worst = STATUS_ABSENT;
+        for (size_t i = 0; i < array_len(checks); i++) {
+                json_object *check = json_object_array_get_idx(checks, i);
+                const char *check_id = member_str(check, "id");
+                if (!check_id || strcmp(check_id, id) != 0)
+                        continue;
+                check_status s = check_status_of(check);
+                if (s > worst)
+                        worst = s;
+        }
+        return worst;
+}
+
+static const char *status_words(check_status s) {
+        switch (s) {
+        case STATUS_ABSENT:
+                return "not run";
+        case STATUS_PASS:
+                return "passed";
+        case STATUS_UNSUPPORTED:
+                return "unsupported";
+        case STATUS_NOT_CLAIMED:
+                return "not claimed";
+        case STATUS_FAIL:
+                return "failed";
+        default:
+                return "invalid";
+        }
+}
+
+static bool is_boundary_check(const char *id) {
+        for (size_t i = 0; i < KB_ELEMENTSOF(boundary_checks); i++)
+                if (strcmp(boundary_checks[i].id, id) == 0)
+                        return true;
+        return false;
+}
+
+/* ---- the verdict ---- */
+
+static bool kernel_passes(json_object *kernel) {
+        json_object *checks = member_array(kernel, "checks");
+        if (!json_object_is_type(kernel, json_type_object) || kernel_has_error(kernel) || array_len(checks) == 0)
+                return false;
+        for (size_t i = 0; i < array_len(checks); i++)
+                if (check_outcome(json_object_array_get_idx(checks, i), NULL) == OUTCOME_FAIL)
+                        return false;
+        return true;
+}
+
+/* A run with no kernel proved nothing, so it cannot pass. */
+static bool run_passes(json_object *run) {
+        json_object *kernels = run_kernels(run);
+        if (!member_is_true(run, "complete") || array_len(kernels) == 0)
+                return false;
+        for (size_t i = 0; i < array_len(kernels); i++)
+                if (!kernel_passes(json_object_array_get_idx(kernels, i)))
+                        return false;
+        return true;
+}
+
+/* Network isolation is claimed only when it was really tested (pass or fail) for every kernel. */
+static bool network_claimed(json_object *run) {
+        json_object *kernels = run_kernels(run);
+        if (run_override(run) || array_len(kernels) == 0)
+                return false;
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                check_status s = kernel_id_status(json_object_array_get_idx(kernels, i), NETWORK_CHECK);
+                if (s != STATUS_PASS && s != STATUS_FAIL)
+                        return false;
+        }
+        return true;
+}
+
+static bool all_kernels_pass_check(json_object *run, const char *id) {
+        json_object *kernels = run_kernels(run);
+        if (array_len(kernels) == 0)
+                return false;
+        for (size_t i = 0; i < array_len(kernels); i++)
+                if (kernel_id_status(json_object_array_get_idx(kernels, i), id) != STATUS_PASS)
+                        return false;
+        return true;
+}
+
+static bool full_boundary_held(json_object *run) {
+        for (size_t i = 0; i < KB_ELEMENTSOF(boundary_checks); i++)
+                if (!all_kernels_pass_check(run, boundary_checks[i].id))
+                        return false;
+        return true;
+}
+
+/* ---- the summary sentence ---- */
+
+/* A comma-separated list that stops after SUMMARY_MAX_ITEMS and says how many it left out. */
+typedef struct item_list {
+        FILE *out;
+        size_t shown;
+        size_t omitted;
+} item_list;
+
+static bool list_next(item_list *l) {
+        if (l->shown >= SUMMARY_MAX_ITEMS) {
+                l->omitted++;
+                return false;
+        }
+        if (l->shown > 0)
+                fputs(", ", l->out);
+        l->shown++;
+        return true;
+}
+
+static void list_end(item_list *l) {
+        if (l->omitted > 0)
+                fprintf(l->out, " and %zu more", l->omitted);
+}
+
+/* Writes at most max bytes of s, cut on a UTF-8 character boundary, with "..." when cut. */
+static void put_bounded(FILE *out, const char *s, size_t max) {
+        size_t len = strlen(s);
+        if (len <= max) {
+                fputs(s, out);
+                return;
+        }
+        while (max > 0 && ((unsigned char) s[max] & 0xC0) == 0x80)
+                max--;
+        fwrite(s, 1, max, out);
+        fputs("...", out);
+}
+
+static void put_kernel_names(FILE *out, json_object *run) {
+        json_object *kernels = run_kernels(run);
+        item_list l = { .out = out };
+        for (size_t i = 0; i < array_len(kernels); i++)
+                if (list_next(&l))
+                        put_bounded(out, kernel_name(json_object_array_get_idx(kernels, i)), SUMMARY_MAX_TEXT);
+        list_end(&l);
+}
+
+/* The fail sentence: every reason, in the order a reader needs them. */
+static void write_fail_summary(FILE *out, json_object *run) {
+        json_object *kernels = run_kernels(run);
+        bool first = true;
+
+        fputs("FAIL: ", out);
+        if (!member_is_true(run, "complete")) {
+                const char *reason = member_str(run, "incomplete_reason");
+                json_object *complete = member(run, "complete");
+                if (!reason)
+                        reason = complete && json_object_is_type(complete, json_type_boolean)
+                                         ? "no reason given"
+                                         : "completion not recorded";
+                fputs("incomplete run (", out);
+                put_bounded(out, reason, SUMMARY_MAX_TEXT);
+                fputs(")", out);
+                first = false;
+        }
+        if (array_len(kernels) == 0) {
+                fputs(first ? "" : "; ", out);
+                fputs("no kernel was checked", out);
+                first = false;
+        }
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                if (kernel_has_error(kernel)) {
+                        fputs(first ? "" : "; ", out);
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputs(" could not be checked (", out);
+                        put_bounded(out, kernel_error_text(kernel), SUMMARY_MAX_TEXT);
+                        fputs(")", out);
+                        first = false;
+                } else if (array_len(member_array(kernel, "checks")) == 0) {
+                        fputs(first ? "" : "; ", out);
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputs(" ran no checks", out);
+                        first = false;
+                }
+        }
+
+        item_list failed = { .out = out };
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                json_object *checks = member_array(kernel, "checks");
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        json_object *check = json_object_array_get_idx(checks, j);
+                        const char *why = NULL;
+                        if (check_outcome(check, &why) != OUTCOME_FAIL)
+                                continue;
+                        if (failed.shown == 0 && failed.omitted == 0)
+                                fputs(first ? "" : "; ", out);
+                        if (!list_next(&failed))
+                                continue;
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputc(' ', out);
+                        put_bounded(out, or_unknown(member_str(check, "id")), SUMMARY_MAX_TEXT);
+                        if (why)
+                                fprintf(out, " (%s)", why);
+                }
+        }
+        list_end(&failed);
+        if (failed.shown > 0)
+                fputs(" failed", out);
+        else if (first)
+                fputs("the run did not pass", out); /* unreachable by construction; never an empty sentence */
+        fputs(".", out);
+}
+
+/* " and "-joined group names of the non-boundary checks that passed ("identity and interrupt"). */
+static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *ret_where_supported) {
+        struct group {
+                const char *name;
+                size_t len;
+        } groups[MAX_GROUPS];
+        size_t n_groups = 0;
+        bool where_supported = false;
+        json_object *kernels = run_kernels(run);
+
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *checks = member_array(json_object_array_get_idx(kernels, i), "checks");
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        json_object *check = json_object_array_get_idx(checks, j);
+                        const char *id = member_str(check, "id");
+                        if (!id || is_boundary_check(id))
+                                continue;
+                        outcome o = check_outcome(check, NULL);
+                        if (o == OUTCOME_SKIP)
+                                where_supported = true;
+                        if (o != OUTCOME_PASS)
+                                continue;
+                        const char *dot = strchr(id, '.');
+                        size_t len = dot ? (size_t) (dot - id) : strlen(id);
+                        bool seen = false;
+                        for (size_t g = 0; g < n_groups && !seen; g++)
+                                seen = groups[g].len == len && memcmp(groups[g].name, id, len) == 0;
+                        if (!seen && n_groups < MAX_GROUPS && len > 0 && len <= SUMMARY_MAX_TEXT)
+                                groups[n_groups++] = (struct group) { id, len };
+                }
+        }
+        for (size_t g = 0; g < n_groups; g++) {
+                if (g > 0)
+                        fputs(g + 1 == n_groups ? " and " : ", ", out);
+                fwrite(groups[g].name, 1, groups[g].len, out);
+        }
+        if (n_groups > 0)
+                fputs(" checks passed", out);
+        *ret_any = n_groups > 0;
+        *ret_where_supported = where_supported;
+}
+
+/* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
+static void write_not_tested(FILE *out, json_object *run) {
+        json_object *kernels = run_kernels(run);
+        item_list l = { .out = out };
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                json_object *checks = member_array(kernel, "checks");
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        json_object *check = json_object_array_get_idx(checks, j);
+                        const char *id = member_str(check, "id");
+                        if (!id || is_boundary_check(id) || check_outcome(check, NULL) != OUTCOME_SKIP)
+                                continue;
+                        if (l.shown == 0 && l.omitted == 0)
+                                fputs("; not tested: ", out);
+                        if (!list_next(&l))
+                                continue;
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputc(' ', out);
+                        put_bounded(out, id, SUMMARY_MAX_TEXT);
+                        fprintf(out, " (%s)", status_words(check_status_of(check)));
+                }
+        }
+        list_end(&l);
+}
+
+/* For a pass that is not a full-boundary pass: which boundaries held everywhere, which did not
+ * (network is left out: the sentence's head already says what happened to it). */
+static void write_partial_boundaries(FILE *out, json_object *run) {
+        json_object *kernels = run_kernels(run);
+        item_list held = { .out = out };
+        item_list missing = { .out = out };
+
+        for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++) {
+                size_t i = boundary_summary_order[b];
+                if (strcmp(boundary_checks[i].id, NETWORK_CHECK) == 0 || !all_kernels_pass_check(run, boundary_checks[i].id))
+                        continue;
+                if (held.shown == 0)
+                        fputs("; other boundaries held: ", out);
+                if (list_next(&held))
+                        fputs(boundary_checks[i].words, out);
+        }
+        if (held.shown == 0)
+                fputs("; no other boundary held for every kernel", out);
+
+        for (size_t k = 0; k < array_len(kernels); k++) {
+                json_object *kernel = json_object_array_get_idx(kernels, k);
+                for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++) {
+                        const char *id = boundary_checks[boundary_summary_order[b]].id;
+                        check_status s = kernel_id_status(kernel, id);
+                        if (strcmp(id, NETWORK_CHECK) == 0 || s == STATUS_PASS)
+                                continue;
+                        if (missing.shown == 0 && missing.omitted == 0)
+                                fputs("; boundaries not established: ", out);
+                        if (!list_next(&missing))
+                                continue;
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fprintf(out, " %s (%s)", id, status_words(s));
+                }
+        }
+        list_end(&missing);
+}
+
+/* Why network isolation is not claimed: the override, or what each kernel's network check said. */
+static void write_network_reason(FILE *out, json_object *run) {
+        if (run_override(run)) {
+                fputs("raw-network override", out);
+                return;
+        }
+        json_object *kernels = run_kernels(run);
+        item_list l = { .out = out };
+        fputs(NETWORK_CHECK " ", out);
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                check_status s = kernel_id_status(kernel, NETWORK_CHECK);
+                if (s == STATUS_PASS || s == STATUS_FAIL || !list_next(&l))
+                        continue;
+                fprintf(out, "%s for ", status_words(s));
+                put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+        }
+        list_end(&l);
+}
+
+static void write_pass_summary(FILE *out, json_object *run, bool claimed, bool full) {
+        bool any_groups, where_supported;
+
+        if (full) {
+                fputs("PASS: full boundary held for ", out);
+                put_kernel_names(out, run);
+                fputs(" (", out);
+                for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++)
+                        fprintf(out, "%s%s", b ? ", " : "", boundary_checks[boundary_summary_order[b]].words);
+                fputs(")", out);
+        } else if (!claimed) {
+                fputs("PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (", out);
+                write_network_reason(out, run);
+                fputs(")", out);
+        } else {
+                fputs("PASS WITH PARTIAL BOUNDARY: network isolation held, but not every boundary check "
+                      "was claimed and passed",
+                      out);
+        }
+
+        fputs("; ", out);
+        write_pass_groups(out, run, &any_groups, &where_supported);
+        if (any_groups && where_supported)
+                fputs(" where supported", out);
+        if (!full) {
+                fputs(any_groups ? " for " : "checks ran for ", out);
+                put_kernel_names(out, run);
+                write_partial_boundaries(out, run);
+        } else if (!any_groups) {
+                fputs("no other checks ran", out);
+        }
+        write_not_tested(out, run);
+        fputs(".", out);
+}
+
+/* Builds the summary into a new string. Returns 0 or -ENOMEM. */
+static int build_summary(json_object *run, bool pass, bool claimed, bool full, char **ret) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        if (!out)
+                return -ENOMEM;
+        if (pass)
+                write_pass_summary(out, run, claimed, full);
+        else
+                write_fail_summary(out, run);
+        bool failed = ferror(out);
+        if (fclose(out) != 0 || failed) {
+                free(text);
+                return -ENOMEM;
+        }
+        /* The promise that matters most: without a network claim, no reader may see "full boundary",
+         * whatever a kernel happens to be named. */
+        if (!claimed && strcasestr(text, "full boundary")) {
+                free(text);
+                text = strdup(pass ? "PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed; "
+                                     "see the per-check results."
+                                   : "FAIL: see the per-check results (network isolation was NOT claimed).");
+                if (!text)
+                        return -ENOMEM;
+        }
+        *ret = text;
+        return 0;
+}
+
+static int set_member(json_object *obj, const char *key, json_object *value) {
+        if (!value)
+                return -ENOMEM;
+        if (json_object_object_add(obj, key, value) < 0) {
+                json_object_put(value);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_report_finish(json_object *run) {
+        _cleanup_free_ char *summary = NULL;
+        int r = 0;
+
+        if (!run || !json_object_is_type(run, json_type_object))
+                return 1;
+
+        bool pass = run_passes(run);
+        bool claimed = network_claimed(run);
+        bool full = pass && claimed && full_boundary_held(run);
+
+        if (build_summary(run, pass, claimed, full, &summary) < 0) {
+                /* Without the sentence the verdict cannot be explained, so it cannot be a pass. */
+                pass = full = false;
+                summary = strdup("FAIL: the report summary could not be built (out of memory).");
+        }
+
+        json_object *claims = member(run, "claims");
+        if (!claims || !json_object_is_type(claims, json_type_object)) {
+                claims = json_object_new_object();
+                if (set_member(run, "claims", claims) < 0)
+                        return 1;
+        }
+        r |= set_member(run, "verdict", json_object_new_string(pass ? "pass" : "fail"));
+        r |= set_member(claims, "network", json_object_new_string(claimed ? "claimed" : "not_claimed"));
+        r |= set_member(claims, "full_boundary", json_object_new_boolean(full));
+        r |= summary ? set_member(claims, "summary", json_object_new_string(summary)) : -ENOMEM;
+        if (r != 0) {
+                /* A half-written verdict must not read as a pass. */
+                (void) set_member(run, "verdict", json_object_new_string("fail"));
+                return 1;
+        }
+        return pass ? 0 : 1;
+}
+
+/* ---- text sanitizing: one UTF-8 walker for the terminal and for XML ---- */
+
+typedef enum clean_mode {
+        CLEAN_HUMAN,     /* one terminal line: no control characters, no line breaks */
+        CLEAN_XML_TEXT,  /* XML 1.0 character data */
+        CLEAN_XML_ATTR,  /* XML 1.0 attribute value: also keeps \t\n\r through normalization */
+} clean_mode;
+
+/* Decodes one UTF-8 character at s (len bytes available). Returns its length and the code point,
+ * or 0 for an invalid sequence (overlong, surrogate, past U+10FFFF, truncated). */
+static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp) {
+        uint32_t cp;
+        size_t n;
+        if (s[0] < 0x80) {
+                *ret_cp = s[0];
+                return 1;
+        }
+        if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+                n = 2;
+                cp = s[0] & 0x1F;
+        } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+                n = 3;
+                cp = s[0] & 0x0F;
+        } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+                n = 4;
+                cp = s[0] & 0x07;
+        } else
+                return 0;
+        if (len < n)
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xC0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3F);
+        }
+        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+                return 0;
+        *ret_cp = cp;
+        return n;
+}
+
+/* Writes at most max bytes of s made safe for mode: invalid UTF-8 becomes '?'; control
+ * characters become '?' (human, where they could drive the terminal) or are stripped (XML 1.0
+ * forbids them); XML specials are escaped. Appends "..." when cut. */
+static void put_clean(FILE *out, const char *text, size_t max, clean_mode mode) {
+        const unsigned char *s = (const unsigned char *) text;
+        size_t len = strlen(text);
+        size_t pos = 0;
+
+        while (pos < len) {
+                uint32_t cp = 0;
+                size_t n = utf8_decode(s + pos, len - pos, &cp);
+                if (pos + (n ? n : 1) > max) {
+                        fputs("...", out);
+                        return;
+                }
+                if (n == 0) {
+                        fputc('?', out);
+                        pos++;
+                        continue;
+                }
+                bool control = cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
+                if (mode == CLEAN_HUMAN) {
+                        if (cp == '\t' || cp == '\n' || cp == '\r')
+                                fputc(' ', out);
+                        else if (control)
+                                fputc('?', out);
+                        else
+                                fwrite(s + pos, 1, n, out);
+                } else {
+                        switch (cp) {
+                        case '&':
+                                fputs("&amp;", out);
+                                break;
+                        case '<':
+                                fputs("&lt;", out);
+                                break;
+                        case '>':
+                                fputs("&gt;", out);
+                                break;
+                        case '"':
+                                fputs("&quot;", out);
+                                break;
+                        case '\'':
+                                fputs("&apos;", out);
+                                break;
+                        case '\t':
+                        case '\n':
+                        case '\r':
+                                /* Attribute normalization would turn these into spaces; a
+                                 * character reference keeps them. */
+                                if (mode == CLEAN_XML_ATTR)
+                                        fprintf(out, "&#%u;", (unsigned) cp);
+                                else
+                                        fputc((int) cp, out);
+                                break;
+                        default:
+                                if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF)
+                                        break; /* not an XML 1.0 Char: strip */
+                                fwrite(s + pos, 1, n, out);
+                                break;
+                        }
+                }
+                pos += n;
+        }
+}
+
+static int finish_output(FILE *out) {
+        if (fflush(out) != 0 || ferror(out))
+                return -EIO;
+        return 0;
+}
+
+/* ---- human ---- */
+
+static const char *status_label(check_status s) {
+        switch (s) {
+        case STATUS_PASS:
+                return "PASS";
+        case STATUS_UNSUPPORTED:
+                return "UNSUPPORTED";
+        case STATUS_NOT_CLAIMED:
+                return "NOT CLAIMED";
+        default:
+                return "FAIL"; /* anything unrecognized counts as a failure in the verdict too */
+        }
+}
+
+static void put_padded(FILE *out, const char *s, size_t width) {
+        put_clean(out, s, HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        for (size_t len = strlen(s); len < width; len++)
+                fputc(' ', out);
+}
+
+static void human_kernel_header(FILE *out, json_object *kernel) {
+        json_object *info = member(kernel, "kernel_info");
+        int64_t startup = member_ms(kernel, "startup_ms");
+
+        fputs("kernel ", out);
+        put_clean(out, kernel_name(kernel), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        fputs(": language ", out);
+        put_clean(out, or_unknown(member_str(kernel, "language")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        fputs(", team ", out);
+        put_clean(out, or_unknown(member_str(kernel, "team")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        if (startup >= 0)
+                fprintf(out, ", startup %" PRId64 " ms", startup);
+        else
+                fputs(", startup ? ms", out);
+        fputs(", implementation ", out);
+        put_clean(out, or_unknown(member_str(info, "implementation")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        fputc(' ', out);
+        put_clean(out, or_unknown(member_str(info, "implementation_version")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        fputc('\n', out);
+        if (kernel_has_error(kernel)) {
+                fputs("  error: ", out);
+                put_clean(out, kernel_error_text(kernel), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                fputc('\n', out);
+        }
+}
+
+int kb_report_human(json_object *run, FILE *out) {
+        json_object *kernels = run_kernels(run);
+        size_t name_width = 1, id_width = 1;
+
+        if (!out)
+                return -EINVAL;
+
+        /* Columns line up across kernels; a freak long name only widens its own line. */
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                json_object *checks = member_array(kernel, "checks");
+                size_t len = strlen(kernel_name(kernel));
+                if (len > name_width && len <= HUMAN_MAX_NAME_WIDTH)
+                        name_width = len;
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        len = strlen(or_unknown(member_str(json_object_array_get_idx(checks, j), "id")));
+                        if (len > id_width && len <= HUMAN_MAX_ID_WIDTH)
+                                id_width = len;
+                }
+        }
+
+        json_object *sandbox = member(run, "sandbox");
+        if (sandbox) {
+                fputs("sandbox: ", out);
+                put_clean(out, or_unknown(member_str(sandbox, "backend")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                fputc(' ', out);
+                put_clean(out, or_unknown(member_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                fputs(" (", out);
+                put_clean(out, or_unknown(member_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                fputs(")\n", out);
+        }
+
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                json_object *checks = member_array(kernel, "checks");
+                human_kernel_header(out, kernel);
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        json_object *check = json_object_array_get_idx(checks, j);
+                        fprintf(out, "%-11s  ", status_label(check_status_of(check)));
+                        put_padded(out, kernel_name(kernel), name_width);
+                        fputs("  ", out);
+                        put_padded(out, or_unknown(member_str(check, "id")), id_width);
+                        fputs("  ", out);
+                        put_clean(out, or_unknown(member_str(check, "detail")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                        fputc('\n', out);
+                }
+        }
+
+        const char *summary = member_str(member(run, "claims"), "summary");
+        if (summary) {
+                put_clean(out, summary, HUMAN_MAX_DETAIL * 8, CLEAN_HUMAN);
+        } else {
+                fputs("verdict: ", out);
+                put_clean(out, or_unknown(member_str(run, "verdict")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        }
+        fputc('\n', out);
+        return finish_output(out);
+}
+
+/* ---- JSON ---- */
+
+int kb_report_json(json_object *run, FILE *out) {
+        if (!out)
+                return -EINVAL;
+        const char *text = json_object_to_json_string_ext(run, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!text)
+                return -ENOMEM;
+        if (fputs(text, out) < 0 || fputc('\n', out) == EOF)
+                return -EIO;
+        return finish_output(out);
+}
+
+/* ---- JUnit ---- */
+
+/* Seconds with three decimals from integer milliseconds: no floating point, so no locale can
+ * turn the decimal point into a comma. */
+static void put_seconds(FILE *out, int64_t ms) {
+        if (ms < 0)
+                ms = 0;
+        fprintf(out, "%" PRId64 ".%03" PRId64, ms / 1000, ms % 1000);
+}
+
+typedef struct junit_counts {
+        size_t tests, failures, skipped;
+        int64_t ms;
+} junit_counts;
+
+/* Counts what junit_kernel will emit, so the suite's attributes match its test cases. */
+static junit_counts count_kernel(json_object *kernel) {
+        junit_counts c = { 0 };
+        json_object *checks = member_array(kernel, "checks");
+        if (kernel_has_error(kernel) || array_len(checks) == 0) {
+                c.tests++;
+                c.failures++;
+                c.ms += member_ms(kernel, "startup_ms") > 0 ? member_ms(kernel, "startup_ms") : 0;
+        }
+        for (size_t j = 0; j < array_len(checks); j++) {
+                json_object *check = json_object_array_get_idx(checks, j);
+                int64_t ms = member_ms(check, "duration_ms");
+                c.tests++;
+                c.ms += ms > 0 ? ms : 0;
+                switch (check_outcome(check, NULL)) {
+                case OUTCOME_FAIL:
+                        c.failures++;
+                        break;
+                case OUTCOME_SKIP:
+                        c.skipped++;
+                        break;
+                default:
+                        break;
+                }
+        }
+        return c;
+}
+
+static bool run_level_failure(json_object *run) {
+        return !member_is_true(run, "complete") || array_len(run_kernels(run)) == 0;
+}
+
+static void junit_properties(FILE *out, json_object *run) {
+        json_object *claims = member(run, "claims");
+        json_object *full = member(claims, "full_boundary");
+
+        fputs("    <properties>\n", out);
+        fputs("      <property name=\"verdict\" value=\"", out);
+        put_clean(out, or_unknown(member_str(run, "verdict")), JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fputs("\"/>\n      <property name=\"summary\" value=\"", out);
+        put_clean(out, or_unknown(member_str(claims, "summary")), JUNIT_MAX_BODY, CLEAN_XML_ATTR);
+        fprintf(out, "\"/>\n      <property name=\"raw_network_override\" value=\"%s\"/>\n",
+                run_override(run) ? "true" : "false");
+        fputs("      <property name=\"network\" value=\"", out);
+        put_clean(out, or_unknown(member_str(claims, "network")), JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
+                full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
+                                                                                                    : "false");
+        fputs("    </properties>\n", out);
+}
+
+static void junit_suite_open(FILE *out, json_object *run, const char *name, const junit_counts *c) {
+        fputs("  <testsuite name=\"kbound.", out);
+        put_clean(out, name, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"", c->tests, c->failures,
+                c->skipped);
+        put_seconds(out, c->ms);
+        fputs("\">\n", out);
+        junit_properties(out, run);
+}
+
+static void junit_case_open(FILE *out, const char *suite, const char *id, int64_t ms) {
+        fputs("    <testcase classname=\"kbound.", out);
+        put_clean(out, suite, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fputs("\" name=\"", out);
+        put_clean(out, id, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fputs("\" time=\"", out);
+        put_seconds(out, ms);
+        fputs("\">\n", out);
+}
+
+static void junit_failure(FILE *out, const char *type, const char *message, const char *body) {
+        fputs("      <failure message=\"", out);
+        put_clean(out, message, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fputs("\" type=\"", out);
+        put_clean(out, type, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fputs("\">", out);
+        put_clean(out, body, JUNIT_MAX_BODY, CLEAN_XML_TEXT);
+        fputs("</failure>\n", out);
+}
+
+static void junit_check(FILE *out, const char *kernel, json_object *check) {
+        const char *id = or_unknown(member_str(check, "id"));
+        const char *detail = or_unknown(member_str(check, "detail"));
+        const char *why = NULL;
+        outcome o = check_outcome(check, &why);
+
+        junit_case_open(out, kernel, id, member_ms(check, "duration_ms"));
+        if (o == OUTCOME_SKIP) {
+                fputs("      <skipped message=\"", out);
+                put_clean(out, or_unknown(member_str(check, "status")), JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+                fputs(": ", out);
+                put_clean(out, detail, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+                fputs("\"/>\n", out);
+        } else if (o == OUTCOME_FAIL) {
+                _cleanup_free_ char *message = NULL;
+                _cleanup_free_ char *body = NULL;
+                json_object *evidence = member(check, "evidence");
+                const char *evidence_text =
+                        evidence ? json_object_to_json_string_ext(evidence, JSON_C_TO_STRING_PRETTY |
+                                                                                    JSON_C_TO_STRING_NOSLASHESCAPE)
+                                 : NULL;
+                if (why && asprintf(&message, "%s: %s", why, detail) < 0)
+                        message = NULL;
+                if (asprintf(&body, "%s%s%s", message ? message : detail, evidence_text ? "\n" : "",
+                             evidence_text ? evidence_text : "") < 0)
+                        body = NULL;
+                junit_failure(out, id, message ? message : detail, body ? body : detail);
+        }
+        fputs("    </testcase>\n", out);
+}
+
+/* A kernel that could not be checked, or ran nothing, is a failing test case of its own: CI must
+ * never count it as green by its absence. */
+static void junit_kernel(FILE *out, json_object *run, json_object *kernel) {
+        const char *name = kernel_name(kernel);
+        json_object *checks = member_array(kernel, "checks");
+        junit_counts c = count_kernel(kernel);
+
+        junit_suite_open(out, run, name, &c);
+        if (kernel_has_error(kernel) || array_len(checks) == 0) {
+                const char *message = kernel_has_error(kernel) ? kernel_error_text(kernel) : "no checks were run";
+                junit_case_open(out, name, "kernel.start", member_ms(kernel, "startup_ms"));
+                junit_failure(out, "kernel.start", message, message);
+                fputs("    </testcase>\n", out);
+        }
+        for (size_t j = 0; j < array_len(checks); j++)
+                junit_check(out, name, json_object_array_get_idx(checks, j));
+        fputs("  </testsuite>\n", out);
+}
+
+/* The run itself failing (cut short, or nothing to check) gets a suite "kbound.run", or a CI
+ * dashboard would show an incomplete run as fewer, all-green tests. */
+static void junit_run_suite(FILE *out, json_object *run) {
+        junit_counts c = { .tests = 1, .failures = 1 };
+        const char *message;
+        if (!member_is_true(run, "complete"))
+                message = member_str(run, "incomplete_reason") ? member_str(run, "incomplete_reason")
+                                                               : "the run did not complete";
+        else
+                message = "no kernel was checked";
+        junit_suite_open(out, run, "run", &c);
+        junit_case_open(out, "run", "run.complete", 0);
+        junit_failure(out, "run.complete", message, message);
+        fputs("    </testcase>\n  </testsuite>\n", out);
+}
+
+int kb_report_junit(json_object *run, FILE *out) {
+        json_object *kernels = run_kernels(run);
+        junit_counts total = { 0 };
+
+        if (!out)
+                return -EINVAL;
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                junit_counts c = count_kernel(json_object_array_get_idx(kernels, i));
+                total.tests += c.tests;
+                total.failures += c.failures;
+                total.skipped += c.skipped;
+                total.ms += c.ms;
+        }
+        if (run_level_failure(run)) {
+                total.tests++;
+                total.failures++;
+        }
+        if (member_ms(run, "duration_ms") >= 0)
+                total.ms = member_ms(run, "duration_ms");
+
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+        fprintf(out, "<testsuites name=\"kbound\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"",
+                total.tests, total.failures, total.skipped);
+        put_seconds(out, total.ms);
+        fputs("\">\n", out);
+        if (run_level_failure(run))
+                junit_run_suite(out, run);
+        for (size_t i = 0; i < array_len(kernels); i++)
+                junit_kernel(out, run, json_object_array_get_idx(kernels, i));
+        fputs("</testsuites>\n", out);
+        return finish_output(out);
+}
+
+/* ---- atomic file write ---- */
+
+/* Best effort: the rename is already visible; this only makes it survive a crash. */
+static void fsync_parent_dir(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return;
+        const char *dir = copy;
+        char *slash = strrchr(copy, '/');
+        if (!slash)
+                dir = ".";
+        else if (slash == copy)
+                slash[1] = '\0';
+        else
+                *slash = '\0';
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0)
+                (void) fsync(fd);
+}
+
+int kb_report_write_file(json_object *run, const char *path, int (*render)(json_object *, FILE *)) {
+        char tmp[PATH_MAX];
+        int r;
+
+        if (!path || !path[0] || !render)
+                return -EINVAL;
+        r = snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path);
+        if (r < 0 || (size_t) r >= sizeof(tmp))
+                return -ENAMETOOLONG;
+
+        /* The temp file sits beside the target so rename() is atomic (same file system): a CI
+         * job never reads half a report, and a failed run never leaves a stale-but-valid one. */
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* mkstemp makes 0600; a report holds no secrets and CI collectors often run as another user. */
+        if (fchmod(fd, 0644) < 0) {
+                r = -errno;
+                close(fd);
+                goto fail;
+        }
+        FILE *f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                goto fail;
+        }
+        r = render(run, f);
+        if (r >= 0 && fflush(f) != 0)
+                r = -errno;
+        if (r >= 0 && fsync(fileno(f)) < 0)
+                r = -errno;
+        if (fclose(f) != 0 && r >= 0)
+                r = -errno;
+        if (r < 0)
+                goto fail;
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        fsync_parent_dir(path);
+        return 0;
+
+fail:
+        unlink(tmp);
+        return r;
+}

@@ -1,0 +1,671 @@
+/* test_report.c: verdict, claims and summary rules; human, JSON and JUnit renderings; atomic write. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "kbound/report.h"
+
+extern char **environ;
+
+static const char *const all_check_ids[] = {
+        "sandbox.backend",      "identity.pid2",        "identity.pidfd",
+        "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
+        "boundary.credentials", "boundary.cross_team",  "interrupt.control",
+        "interrupt.pidfd",      "persistence.namespace",
+};
+#define N_CHECKS KB_ELEMENTSOF(all_check_ids)
+
+/* ---- building run objects ---- */
+
+static json_object *new_check(const char *id, const char *status, const char *detail, int ms) {
+        json_object *check = json_object_new_object();
+        json_object_object_add(check, "id", json_object_new_string(id));
+        json_object_object_add(check, "status", json_object_new_string(status));
+        json_object_object_add(check, "detail", detail ? json_object_new_string(detail) : NULL);
+        json_object_object_add(check, "duration_ms", json_object_new_int(ms));
+        json_object_object_add(check, "evidence", json_object_new_object());
+        return check;
+}
+
+static json_object *new_kernel(const char *name, const char *language, const char *impl, const char *version) {
+        json_object *kernel = json_object_new_object();
+        char team[64];
+        snprintf(team, sizeof(team), "kbound-%s", name);
+        json_object_object_add(kernel, "name", json_object_new_string(name));
+        json_object_object_add(kernel, "language", json_object_new_string(language));
+        json_object_object_add(kernel, "team", json_object_new_string(team));
+        json_object_object_add(kernel, "startup_ms", json_object_new_int(812));
+        json_object *info = json_object_new_object();
+        json_object_object_add(info, "implementation", json_object_new_string(impl));
+        json_object_object_add(info, "implementation_version", json_object_new_string(version));
+        json_object_object_add(kernel, "kernel_info", info);
+        json_object_object_add(kernel, "error", NULL);
+        json_object *checks = json_object_new_array();
+        for (size_t i = 0; i < N_CHECKS; i++)
+                json_object_array_add(checks, new_check(all_check_ids[i], "pass", "ok", 35));
+        json_object_object_add(kernel, "checks", checks);
+        return kernel;
+}
+
+/* A complete all-pass run of python3 and ir, override off. */
+static json_object *new_run(void) {
+        json_object *run = json_object_new_object();
+        json_object_object_add(run, "kbound_version", json_object_new_string("0.1.0"));
+        json_object_object_add(run, "duration_ms", json_object_new_int(8123));
+        json_object_object_add(run, "complete", json_object_new_boolean(true));
+        json_object_object_add(run, "incomplete_reason", NULL);
+        json_object *claims = json_object_new_object();
+        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(false));
+        json_object_object_add(run, "claims", claims);
+        json_object *sandbox = json_object_new_object();
+        json_object_object_add(sandbox, "backend", json_object_new_string("bubblewrap"));
+        json_object_object_add(sandbox, "bwrap", json_object_new_string("/usr/bin/bwrap"));
+        json_object_object_add(sandbox, "bwrap_version", json_object_new_string("0.8.0"));
+        json_object_object_add(run, "sandbox", sandbox);
+        json_object *kernels = json_object_new_array();
+        json_object_array_add(kernels, new_kernel("python3", "python", "ipython", "8.5.0"));
+        json_object_array_add(kernels, new_kernel("ir", "R", "IRkernel", "1.3.2"));
+        json_object_object_add(run, "kernels", kernels);
+        return run;
+}
+
+static json_object *kernel_at(json_object *run, size_t i) {
+        json_object *kernels = NULL;
+        assert_true(json_object_object_get_ex(run, "kernels", &kernels));
+        return json_object_array_get_idx(kernels, i);
+}
+
+static json_object *kernel_checks(json_object *run, size_t k) {
+        json_object *checks = NULL;
+        assert_true(json_object_object_get_ex(kernel_at(run, k), "checks", &checks));
+        return checks;
+}
+
+static void set_check(json_object *run, size_t k, const char *id, const char *status, const char *detail) {
+        json_object *checks = kernel_checks(run, k);
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                json_object *check = json_object_array_get_idx(checks, i), *v = NULL;
+                json_object_object_get_ex(check, "id", &v);
+                if (strcmp(json_object_get_string(v), id) == 0) {
+                        json_object_object_add(check, "status", json_object_new_string(status));
+                        json_object_object_add(check, "detail", detail ? json_object_new_string(detail) : NULL);
+                        return;
+                }
+        }
+        fail_msg("no check %s", id);
+}
+
+static void remove_check(json_object *run, size_t k, const char *id) {
+        json_object *checks = kernel_checks(run, k);
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                json_object *v = NULL;
+                json_object_object_get_ex(json_object_array_get_idx(checks, i), "id", &v);
+                if (strcmp(json_object_get_string(v), id) == 0) {
+                        assert_int_equal(json_object_array_del_idx(checks, i, 1), 0);
+                        return;
+                }
+        }
+        fail_msg("no check %s", id);
+}
+
+static void set_override(json_object *run, bool on) {
+        json_object *claims = NULL;
+        assert_true(json_object_object_get_ex(run, "claims", &claims));
+        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(on));
+}
+
+static const char *claim_str(json_object *run, const char *key) {
+        json_object *claims = NULL, *v = NULL;
+        assert_true(json_object_object_get_ex(run, "claims", &claims));
+        assert_true(json_object_object_get_ex(claims, key, &v));
+        assert_true(json_object_is_type(v, json_type_string));
+        return json_object_get_string(v);
+}
+
+static bool claim_full(json_object *run) {
+        json_object *claims = NULL, *v = NULL;
+        assert_true(json_object_object_get_ex(run, "claims", &claims));
+        assert_true(json_object_object_get_ex(claims, "full_boundary", &v));
+        assert_true(json_object_is_type(v, json_type_boolean));
+        return json_object_get_boolean(v);
+}
+
+static const char *verdict(json_object *run) {
+        json_object *v = NULL;
+        assert_true(json_object_object_get_ex(run, "verdict", &v));
+        return json_object_get_string(v);
+}
+
+static void assert_contains(const char *haystack, const char *needle) {
+        if (!strstr(haystack, needle))
+                fail_msg("expected \"%s\" in:\n%s", needle, haystack);
+}
+
+static void assert_lacks(const char *haystack, const char *needle) {
+        if (strcasestr(haystack, needle))
+                fail_msg("did not expect \"%s\" in:\n%s", needle, haystack);
+}
+
+static size_t count_of(const char *haystack, const char *needle) {
+        size_t n = 0;
+        for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+                n++;
+        return n;
+}
+
+/* Renders into a malloc'd string (open_memstream: no files, no sockets). */
+static char *render(int (*fn)(json_object *, FILE *), json_object *run) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        assert_non_null(out);
+        assert_int_equal(fn(run, out), 0);
+        assert_int_equal(fclose(out), 0);
+        return text;
+}
+
+/* ---- verdict and claims ---- */
+
+static void test_all_pass_is_full_boundary(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(verdict(run), "pass");
+        assert_string_equal(claim_str(run, "network"), "claimed");
+        assert_true(claim_full(run));
+        const char *summary = claim_str(run, "summary");
+        assert_string_equal(summary, "PASS: full boundary held for python3, ir (write outside, workspace, network, "
+                                     "credentials, cross-team); sandbox, identity, interrupt and persistence checks "
+                                     "passed.");
+}
+
+static void test_explained_unsupported_keeps_pass(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 1, "interrupt.control", "unsupported", "IRkernel ignores interrupt_request");
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_true(claim_full(run));
+        const char *summary = claim_str(run, "summary");
+        assert_contains(summary, "PASS: full boundary held for python3, ir");
+        assert_contains(summary, "checks passed where supported");
+        assert_contains(summary, "not tested: ir interrupt.control (unsupported)");
+}
+
+/* DESIGN.md: only *explained* unsupported/not_claimed keep the exit code 0. */
+static void test_unexplained_skip_fails(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 1, "interrupt.control", "unsupported", NULL);
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(verdict(run), "fail");
+        assert_false(claim_full(run));
+        assert_string_equal(claim_str(run, "summary"),
+                            "FAIL: ir interrupt.control (unsupported without a reason) failed.");
+}
+
+static void test_failures_are_named(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 0, "boundary.network", "fail", "connected to canary 127.0.0.1:4242");
+        set_check(run, 1, "interrupt.pidfd", "fail", "kernel kept running");
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(verdict(run), "fail");
+        assert_false(claim_full(run));
+        /* Network was tested (and failed): it was claimed, and the claim did not hold. */
+        assert_string_equal(claim_str(run, "network"), "claimed");
+        assert_string_equal(claim_str(run, "summary"), "FAIL: python3 boundary.network, ir interrupt.pidfd failed.");
+}
+
+static void test_unknown_status_fails(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 0, "identity.pid2", "passed", "typo in status");
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_contains(claim_str(run, "summary"), "python3 identity.pid2 (no valid status)");
+}
+
+static void test_override_never_reads_full_boundary(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_override(run, true);
+        set_check(run, 0, "boundary.network", "not_claimed", "raw-network override");
+        set_check(run, 1, "boundary.network", "not_claimed", "raw-network override");
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(verdict(run), "pass");
+        assert_string_equal(claim_str(run, "network"), "not_claimed");
+        assert_false(claim_full(run));
+        const char *summary = claim_str(run, "summary");
+        assert_string_equal(summary, "PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (raw-network "
+                                     "override); sandbox, identity, interrupt and persistence checks passed for "
+                                     "python3, ir; other boundaries held: write outside, workspace, credentials, "
+                                     "cross-team.");
+        assert_lacks(summary, "full boundary");
+}
+
+/* The override alone withdraws the claim, even if a network probe happened to pass. */
+static void test_override_with_passing_network(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_override(run, true);
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(claim_str(run, "network"), "not_claimed");
+        assert_false(claim_full(run));
+        assert_contains(claim_str(run, "summary"), "NOT claimed");
+        assert_lacks(claim_str(run, "summary"), "full boundary");
+}
+
+static void test_network_not_claimed_without_override(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 0, "boundary.network", "not_claimed", "operator asked");
+        remove_check(run, 1, "boundary.network");
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(claim_str(run, "network"), "not_claimed");
+        assert_false(claim_full(run));
+        const char *summary = claim_str(run, "summary");
+        assert_contains(summary, "network isolation was NOT claimed (boundary.network not claimed for python3, not "
+                                 "run for ir)");
+        assert_lacks(summary, "full boundary");
+}
+
+/* A kernel named to smuggle the phrase in still cannot make an override run read as full. */
+static void test_hostile_name_cannot_claim_full_boundary(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object_object_add(kernel_at(run, 0), "name", json_object_new_string("FULL BOUNDARY"));
+        set_override(run, true);
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_contains(claim_str(run, "summary"), "NOT claimed");
+        assert_lacks(claim_str(run, "summary"), "full boundary");
+}
+
+/* Claims that cannot show the override was off are read as "override on". */
+static void test_missing_override_is_not_claimed(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object_object_add(run, "claims", json_object_new_string("garbage"));
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(claim_str(run, "network"), "not_claimed");
+        assert_false(claim_full(run));
+}
+
+static void test_missing_boundary_is_partial(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        remove_check(run, 1, "boundary.cross_team");
+        set_check(run, 0, "boundary.credentials", "unsupported", "no credential store");
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(claim_str(run, "network"), "claimed");
+        assert_false(claim_full(run));
+        const char *summary = claim_str(run, "summary");
+        assert_contains(summary, "PASS WITH PARTIAL BOUNDARY");
+        assert_contains(summary, "other boundaries held: write outside, workspace;");
+        assert_contains(summary, "boundaries not established: python3 boundary.credentials (unsupported), ir "
+                                 "boundary.cross_team (not run)");
+        assert_lacks(summary, "full boundary");
+}
+
+static void test_incomplete_run_fails(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object_object_add(run, "complete", json_object_new_boolean(false));
+        json_object_object_add(run, "incomplete_reason", json_object_new_string("interrupted by signal 15"));
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(verdict(run), "fail");
+        assert_false(claim_full(run));
+        assert_string_equal(claim_str(run, "summary"), "FAIL: incomplete run (interrupted by signal 15).");
+
+        /* "complete" must be a real true, not something truthy. */
+        json_object_object_add(run, "complete", json_object_new_string("true"));
+        json_object_object_del(run, "incomplete_reason");
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(claim_str(run, "summary"), "FAIL: incomplete run (completion not recorded).");
+}
+
+static void test_kernel_error_fails(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object *ir = kernel_at(run, 1);
+        json_object_object_add(ir, "error", json_object_new_string("bwrap: No permissions to create new namespace"));
+        json_object *checks = json_object_new_array();
+        json_object_array_add(checks, new_check("sandbox.backend", "fail", "user namespaces refused", 3));
+        json_object_object_add(ir, "checks", checks);
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(claim_str(run, "summary"),
+                            "FAIL: ir could not be checked (bwrap: No permissions to create new namespace); ir "
+                            "sandbox.backend failed.");
+
+        /* An error alone fails even when every check it has passed. */
+        json_object_object_add(ir, "checks", json_object_new_array());
+        json_object_array_add(checks = json_object_new_array(), new_check("sandbox.backend", "pass", "ok", 3));
+        json_object_object_add(ir, "checks", checks);
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(verdict(run), "fail");
+}
+
+static void test_nothing_checked_fails(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object_object_add(kernel_at(run, 1), "checks", json_object_new_array());
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(claim_str(run, "summary"), "FAIL: ir ran no checks.");
+
+        json_object_object_add(run, "kernels", json_object_new_array());
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(claim_str(run, "network"), "not_claimed");
+        assert_string_equal(claim_str(run, "summary"), "FAIL: no kernel was checked.");
+}
+
+static void test_finish_is_idempotent(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 1, "interrupt.control", "unsupported", "IRkernel ignores interrupt_request");
+        assert_int_equal(kb_report_finish(run), 0);
+        _cleanup_free_ char *first = strdup(claim_str(run, "summary"));
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(first, claim_str(run, "summary"));
+}
+
+/* Partial and wrongly typed objects: every entry point survives and fails closed. */
+static void test_partial_objects_never_crash(void **state) {
+        static const char *const docs[] = {
+                "{}",
+                "[]",
+                "42",
+                "{\"complete\": true, \"kernels\": \"x\", \"claims\": 3, \"sandbox\": 3}",
+                "{\"complete\": true, \"claims\": {\"raw_network_override\": false},"
+                " \"kernels\": [1, null, {\"checks\": \"x\", \"name\": 7},"
+                " {\"name\": \"k\", \"error\": 5, \"startup_ms\": -3, \"kernel_info\": []},"
+                " {\"name\": \"j\", \"checks\": [1, null, {\"id\": 5, \"status\": []}, {\"status\": \"pass\"},"
+                "   {\"id\": \"x.y\", \"status\": \"pass\", \"duration_ms\": \"12\", \"detail\": {}}]}]}",
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(docs); i++) {
+                _cleanup_json_ json_object *run = json_tokener_parse(docs[i]);
+                assert_non_null(run);
+                assert_int_equal(kb_report_finish(run), 1);
+                _cleanup_free_ char *human = render(kb_report_human, run);
+                _cleanup_free_ char *json = render(kb_report_json, run);
+                _cleanup_free_ char *junit = render(kb_report_junit, run);
+                assert_contains(junit, "</testsuites>\n");
+                assert_true(strlen(json) > 1 && json[strlen(json) - 1] == '\n');
+                assert_contains(junit, "<failure ");
+                if (json_object_is_type(run, json_type_object))
+                        assert_contains(human, "FAIL: ");
+        }
+        assert_int_equal(kb_report_finish(NULL), 1);
+        _cleanup_free_ char *human = render(kb_report_human, NULL);
+        assert_string_equal(human, "verdict: ?\n");
+        assert_int_equal(kb_report_human(NULL, NULL), -EINVAL);
+
+        /* Missing strings print as "?". */
+        _cleanup_json_ json_object *run = json_tokener_parse(
+                "{\"complete\": true, \"kernels\": [{\"checks\": [{\"status\": \"pass\"}]}]}");
+        _cleanup_free_ char *text = render(kb_report_human, run);
+        assert_contains(text, "kernel ?: language ?, team ?, startup ? ms, implementation ? ?\n");
+        assert_contains(text, "PASS         ?  ?  ?\n");
+}
+
+/* ---- human ---- */
+
+static void test_human_one_line_per_check(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 1, "interrupt.control", "unsupported", "IRkernel ignores\ninterrupt_request \x1b[31m");
+        set_check(run, 0, "boundary.network", "fail", "reached canary");
+        set_check(run, 0, "identity.pid2", "not_claimed", "not asked");
+        json_object_object_add(kernel_at(run, 1), "error", json_object_new_string("late error"));
+        kb_report_finish(run);
+        _cleanup_free_ char *text = render(kb_report_human, run);
+
+        size_t lines = 0, pass = 0, fail = 0, unsupported = 0, not_claimed = 0;
+        for (const char *line = text; *line; line = strchr(line, '\n') + 1) {
+                assert_non_null(strchr(line, '\n'));
+                lines++;
+                pass += strncmp(line, "PASS         ", 13) == 0;
+                fail += strncmp(line, "FAIL         ", 13) == 0;
+                unsupported += strncmp(line, "UNSUPPORTED  ", 13) == 0;
+                not_claimed += strncmp(line, "NOT CLAIMED  ", 13) == 0;
+        }
+        assert_int_equal(pass + fail + unsupported + not_claimed, 2 * N_CHECKS);
+        assert_int_equal(fail, 1);
+        assert_int_equal(unsupported, 1);
+        assert_int_equal(not_claimed, 1);
+        /* sandbox line + 2 headers + 1 error + checks + verdict sentence */
+        assert_int_equal(lines, 1 + 2 + 1 + 2 * N_CHECKS + 1);
+
+        assert_contains(text, "sandbox: bubblewrap 0.8.0 (/usr/bin/bwrap)\n");
+        assert_contains(text, "kernel python3: language python, team kbound-python3, startup 812 ms, "
+                              "implementation ipython 8.5.0\n");
+        assert_contains(text, "kernel ir: language R, team kbound-ir, startup 812 ms, implementation IRkernel 1.3.2\n");
+        assert_contains(text, "  error: late error\n");
+        assert_contains(text, "FAIL         python3  boundary.network             reached canary\n");
+        assert_contains(text, "UNSUPPORTED  ir       interrupt.control            IRkernel ignores interrupt_request ?[31m\n");
+        assert_null(strchr(text, '\x1b'));
+
+        /* The last line is the verdict sentence. */
+        const char *summary = claim_str(run, "summary");
+        size_t len = strlen(text), slen = strlen(summary);
+        assert_true(len > slen + 1);
+        assert_memory_equal(text + len - slen - 1, summary, slen);
+        assert_contains(summary, "FAIL: ");
+}
+
+/* ---- JSON ---- */
+
+static void test_json_is_pretty_and_round_trips(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object_object_add(run, "base_dir", json_object_new_string("/tmp/kbound-x/y"));
+        kb_report_finish(run);
+        _cleanup_free_ char *text = render(kb_report_json, run);
+        size_t len = strlen(text);
+        assert_true(len > 2 && text[len - 1] == '\n' && text[len - 2] != '\n');
+        assert_contains(text, "\n  \"kbound_version\"");
+        assert_contains(text, "\"/tmp/kbound-x/y\"");
+        _cleanup_json_ json_object *back = json_tokener_parse(text);
+        assert_non_null(back);
+        assert_true(json_object_equal(back, run));
+}
+
+/* ---- JUnit ---- */
+
+/* Parses the XML with a real parser and checks every count attribute against the elements. */
+static const char junit_checker[] =
+        "import sys, xml.dom.minidom as m\n"
+        "d = m.parse(sys.argv[1]); root = d.documentElement\n"
+        "assert root.tagName == 'testsuites' and root.getAttribute('name') == 'kbound'\n"
+        "def n(e, t): return len(e.getElementsByTagName(t))\n"
+        "for e in [root] + root.getElementsByTagName('testsuite'):\n"
+        "    assert int(e.getAttribute('tests')) == n(e, 'testcase'), e.getAttribute('name')\n"
+        "    assert int(e.getAttribute('failures')) == n(e, 'failure'), e.getAttribute('name')\n"
+        "    assert int(e.getAttribute('skipped')) == n(e, 'skipped'), e.getAttribute('name')\n"
+        "print(sys.argv[2] in [c.getAttribute('message') for c in d.getElementsByTagName('failure')], end='')\n";
+
+/* Runs junit_checker on xml; also confirms the parser read expected_message back unescaped. */
+static void assert_junit_well_formed(const char *xml, const char *expected_message) {
+        char dir[] = "/tmp/kb-report-XXXXXX", path[64], result[16] = { 0 };
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/junit.xml", dir);
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fputs(xml, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+
+        int pipefd[2];
+        assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDOUT_FILENO);
+        char *argv[] = { "python3", "-c", (char *) junit_checker, path, (char *) expected_message, NULL };
+        pid_t pid;
+        int r = posix_spawnp(&pid, "python3", &actions, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&actions);
+        close(pipefd[1]);
+        if (r != 0)
+                fail_msg("cannot run python3 to parse the JUnit XML (%s): apt-get install python3", strerror(r));
+        ssize_t got = read(pipefd[0], result, sizeof(result) - 1);
+        close(pipefd[0]);
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        unlink(path);
+        rmdir(dir);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("JUnit XML rejected by the parser:\n%s", xml);
+        assert_true(got > 0);
+        assert_string_equal(result, "True");
+}
+
+static void test_junit_structure_and_escaping(void **state) {
+        static const char hostile[] = "a<b & \"c\" 'd'\x01\x1f" "e\xff]]>";
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 0, "boundary.network", "fail", hostile);
+        json_object *evidence = json_object_new_object();
+        json_object_object_add(evidence, "path", json_object_new_string("/etc/<x>"));
+        json_object *checks = kernel_checks(run, 0);
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                json_object *check = json_object_array_get_idx(checks, i), *id = NULL;
+                json_object_object_get_ex(check, "id", &id);
+                if (strcmp(json_object_get_string(id), "boundary.network") == 0)
+                        json_object_object_add(check, "evidence", evidence);
+        }
+        set_check(run, 1, "interrupt.control", "unsupported", "IRkernel ignores interrupt_request");
+        set_check(run, 1, "boundary.network", "not_claimed", "raw-network override");
+        kb_report_finish(run);
+        _cleanup_free_ char *xml = render(kb_report_junit, run);
+
+        static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
+                                   "tests=\"22\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
+        assert_memory_equal(xml, head, strlen(head));
+        assert_int_equal(count_of(xml, "<testsuite "), 2);
+        assert_int_equal(count_of(xml, "<testcase "), 2 * N_CHECKS);
+        assert_int_equal(count_of(xml, "<failure "), 1);
+        assert_int_equal(count_of(xml, "<skipped "), 2);
+        assert_int_equal(count_of(xml, "<properties>"), 2);
+        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"11\" failures=\"1\" errors=\"0\" "
+                             "skipped=\"0\" time=\"0.385\">");
+        assert_contains(xml, "<testcase classname=\"kbound.ir\" name=\"interrupt.control\" time=\"0.035\">");
+        assert_contains(xml, "<skipped message=\"unsupported: IRkernel ignores interrupt_request\"/>");
+        assert_contains(xml, "<skipped message=\"not_claimed: raw-network override\"/>");
+        assert_contains(xml, "<failure message=\"a&lt;b &amp; &quot;c&quot; &apos;d&apos;e?]]&gt;\" "
+                             "type=\"boundary.network\">a&lt;b &amp; &quot;c&quot; &apos;d&apos;e?]]&gt;\n{");
+        assert_contains(xml, "&quot;/etc/&lt;x&gt;&quot;");
+        assert_contains(xml, "<property name=\"raw_network_override\" value=\"false\"/>");
+        assert_contains(xml, "<property name=\"summary\" value=\"FAIL: python3 boundary.network failed.\"/>");
+        assert_null(strchr(xml, '\x01'));
+        assert_null(strchr(xml, '\x1f'));
+        assert_null(strchr(xml, '\xff'));
+        assert_junit_well_formed(xml, "a<b & \"c\" 'd'e?]]>");
+}
+
+static void test_junit_kernel_error_and_incomplete(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object_object_add(kernel_at(run, 1), "error", json_object_new_string("kernel 'ir' not found"));
+        json_object_object_add(kernel_at(run, 1), "checks", NULL);
+        json_object_object_add(run, "complete", json_object_new_boolean(false));
+        json_object_object_add(run, "incomplete_reason", json_object_new_string("interrupted by signal 15"));
+        set_override(run, true);
+        kb_report_finish(run);
+        _cleanup_free_ char *xml = render(kb_report_junit, run);
+
+        assert_contains(xml, "<testcase classname=\"kbound.ir\" name=\"kernel.start\" time=\"0.812\">\n"
+                             "      <failure message=\"kernel &apos;ir&apos; not found\" type=\"kernel.start\">");
+        assert_contains(xml, "<testsuite name=\"kbound.run\" tests=\"1\" failures=\"1\"");
+        assert_contains(xml, "<failure message=\"interrupted by signal 15\" type=\"run.complete\">");
+        assert_contains(xml, "<property name=\"raw_network_override\" value=\"true\"/>");
+        assert_int_equal(count_of(xml, "<testcase "), N_CHECKS + 2);
+        assert_int_equal(count_of(xml, "<failure "), 2);
+        assert_junit_well_formed(xml, "interrupted by signal 15");
+
+        /* Garbage still yields a document a parser accepts, with consistent counts. */
+        _cleanup_json_ json_object *junk = json_tokener_parse(
+                "{\"kernels\": [3, {\"name\": \"a\\u0007b\", \"checks\": [null, {\"id\": \"x\", \"status\": \"what\"}]}]}");
+        kb_report_finish(junk);
+        _cleanup_free_ char *junk_xml = render(kb_report_junit, junk);
+        assert_junit_well_formed(junk_xml, "the run did not complete");
+}
+
+/* ---- atomic write ---- */
+
+static size_t dir_entries(const char *dir) {
+        DIR *d = opendir(dir);
+        size_t n = 0;
+        assert_non_null(d);
+        for (struct dirent *e = readdir(d); e; e = readdir(d))
+                n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+        closedir(d);
+        return n;
+}
+
+static int render_half_then_fail(json_object *run, FILE *out) {
+        fputs("{\"partial\":", out);
+        return -EPERM;
+}
+
+static char *slurp(const char *path) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *in = fopen(path, "re");
+        if (!in)
+                return NULL;
+        FILE *out = open_memstream(&text, &size);
+        assert_non_null(out);
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+                fwrite(buf, 1, n, out);
+        fclose(in);
+        fclose(out);
+        return text;
+}
+
+static void test_write_file_atomic(void **state) {
+        char dir[] = "/tmp/kb-report-XXXXXX", path[64], missing[96];
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/report.json", dir);
+        _cleanup_json_ json_object *run = new_run();
+        kb_report_finish(run);
+
+        assert_int_equal(kb_report_write_file(run, path, kb_report_json), 0);
+        _cleanup_free_ char *expected = render(kb_report_json, run);
+        _cleanup_free_ char *written = slurp(path);
+        assert_non_null(written);
+        assert_string_equal(written, expected);
+        assert_int_equal(dir_entries(dir), 1);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0644);
+
+        /* A failing render leaves the previous report untouched and no temp file behind. */
+        assert_int_equal(kb_report_write_file(run, path, render_half_then_fail), -EPERM);
+        _cleanup_free_ char *after = slurp(path);
+        assert_string_equal(after, expected);
+        assert_int_equal(dir_entries(dir), 1);
+
+        snprintf(missing, sizeof(missing), "%s/no/such/dir/report.xml", dir);
+        assert_int_equal(kb_report_write_file(run, missing, kb_report_junit), -ENOENT);
+        assert_int_equal(kb_report_write_file(run, NULL, kb_report_junit), -EINVAL);
+        assert_int_equal(kb_report_write_file(run, path, NULL), -EINVAL);
+
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_all_pass_is_full_boundary),
+                cmocka_unit_test(test_explained_unsupported_keeps_pass),
+                cmocka_unit_test(test_unexplained_skip_fails),
+                cmocka_unit_test(test_failures_are_named),
+                cmocka_unit_test(test_unknown_status_fails),
+                cmocka_unit_test(test_override_never_reads_full_boundary),
+                cmocka_unit_test(test_override_with_passing_network),
+                cmocka_unit_test(test_network_not_claimed_without_override),
+                cmocka_unit_test(test_hostile_name_cannot_claim_full_boundary),
+                cmocka_unit_test(test_missing_override_is_not_claimed),
+                cmocka_unit_test(test_missing_boundary_is_partial),
+                cmocka_unit_test(test_incomplete_run_fails),
+                cmocka_unit_test(test_kernel_error_fails),
+                cmocka_unit_test(test_nothing_checked_fails),
+                cmocka_unit_test(test_finish_is_idempotent),
+                cmocka_unit_test(test_partial_objects_never_crash),
+                cmocka_unit_test(test_human_one_line_per_check),
+                cmocka_unit_test(test_json_is_pretty_and_round_trips),
+                cmocka_unit_test(test_junit_structure_and_escaping),
+                cmocka_unit_test(test_junit_kernel_error_and_incomplete),
+                cmocka_unit_test(test_write_file_atomic),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
