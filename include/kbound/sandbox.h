@@ -1,0 +1,117 @@
+/* sandbox.h: sandbox policy → bwrap argv → launch → the kernel pinned as PID 2 by a pidfd. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+#include "kbound/common.h"
+
+/* Where the team's directories appear inside the sandbox. Host paths never reach the kernel. */
+#define KB_SANDBOX_WORKSPACE "/workspace"
+#define KB_SANDBOX_RUNTIME "/run/kbound"
+
+typedef struct kb_sandbox_policy {
+        const char *team;        /* names the team; used for the hostname and reports */
+        const char *workspace;   /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
+        const char *runtime_dir; /* host directory (connection file, ipc sockets), read-write at
+                                  * KB_SANDBOX_RUNTIME */
+        const char *rootfs;      /* NULL: the host's system paths read-only; else an image's root */
+        bool allow_network;      /* raw-network override: share the host's network namespace */
+        char *const *ro_paths;   /* extra host paths bound read-only at the same place (NULL-term.) */
+        char *const *env;        /* the kernel's complete environment, "NAME=value", NULL-terminated;
+                                  * build it with kb_sandbox_env() */
+        const char *bwrap;       /* bubblewrap executable */
+} kb_sandbox_policy;
+
+/* True if a variable of kbound's own environment may pass into the sandbox (locale and time zone
+ * only: LANG, LANGUAGE, LC_*, TZ). Everything else in kbound's environment is treated as a
+ * daemon secret and never reaches bwrap or the kernel. */
+KB_EXPORT bool kb_sandbox_env_allowed(const char *name);
+
+/* Builds the kernel's environment: a fixed base (PATH, HOME=/workspace, TMPDIR=/tmp, LANG=C.UTF-8
+ * unless allowed host vars say otherwise), then allowed variables of host_env, then spec_env
+ * (kernelspec "env", which wins). JPY_PARENT_PID is never passed. Returns 0 and a NULL-terminated
+ * vector, or -ENOMEM. */
+KB_EXPORT int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env);
+
+/* The bwrap argv for policy running kernel_argv, with --info-fd info_fd. Pure: no I/O except
+ * checking which system paths exist (so it works for a rootfs too). Always: --unshare-all
+ * (--share-net only if allow_network), --unshare-pid, --die-with-parent, --new-session,
+ * --cap-drop ALL, read-only system paths, --proc /proc, --dev /dev, --tmpfs /tmp, the two team
+ * directories, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1 (the kernel must be PID 2).
+ * Returns 0 and a NULL-terminated vector, -EINVAL for a policy missing a directory or a relative
+ * path, -ENOMEM. */
+KB_EXPORT int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
+                              char ***ret_argv);
+
+typedef struct kb_sandbox kb_sandbox;
+
+/* Launches the kernel in bwrap: bwrap is exec'd directly (no shell) with policy->env as its whole
+ * environment, stdin from /dev/null, stdout and stderr appended to log_path. Reads the --info-fd
+ * JSON, finds the kernel's host pid (the child of "child-pid" whose NSpid ends in 2; it may appear
+ * late), opens a pidfd to it and then confirms identity: its pid namespace inode equals the JSON's
+ * "pid-namespace", NSpid ends in 2, its parent is child-pid, and the pidfd is still alive after
+ * those reads (so a recycled pid cannot pass). All before deadline_ms.
+ * Errors: -ENOENT bwrap missing, -EACCES not executable, -ECHILD bwrap exited before reporting
+ * (its log says why: e.g. user namespaces refused), -ETIMEDOUT, -ESRCH the kernel was gone or
+ * never appeared, -EPERM identity did not match. On failure everything started is killed and
+ * reaped, and if ret_diagnosis is not NULL it gets a malloc'd one-line explanation.
+ * Call from the thread that will own the sandbox: --die-with-parent ties it to that thread. */
+KB_EXPORT int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
+                                const char *log_path, int64_t deadline_ms, kb_sandbox **ret,
+                                char **ret_diagnosis);
+
+/* The pinned pidfd of the kernel (PID 2 in the sandbox). Readable (POLLIN) once it has exited. */
+KB_EXPORT int kb_sandbox_pidfd(const kb_sandbox *sb);
+/* The kernel's pid in kbound's pid namespace, and bwrap's. */
+KB_EXPORT pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb);
+KB_EXPORT pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb);
+/* The --info-fd JSON (borrowed): child-pid and the namespace inodes. */
+KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
+
+/* Sends sig to the kernel through the pidfd. Returns 0, -ESRCH if it has exited, -errno. */
+KB_EXPORT int kb_sandbox_signal(kb_sandbox *sb, int sig);
+
+/* 1 if the pinned kernel process is alive, 0 if it has exited. */
+KB_EXPORT int kb_sandbox_alive(const kb_sandbox *sb);
+
+/* Re-checks that the pidfd still names a live process that is PID 2 of the sandbox's pid
+ * namespace. Returns 0, -ESRCH (exited), -EPERM (mismatch). */
+KB_EXPORT int kb_sandbox_verify(const kb_sandbox *sb);
+
+/* Stops everything: SIGKILL to the kernel through the pidfd (its PID 1 then ends the namespace),
+ * SIGKILL to bwrap, and reaps bwrap before deadline_ms. Idempotent. If ret_status is not NULL it
+ * gets bwrap's wait status (which carries the kernel's exit status). Returns 0 or -ETIMEDOUT. */
+KB_EXPORT int kb_sandbox_stop(kb_sandbox *sb, int64_t deadline_ms, int *ret_status);
+
+/* Reaps bwrap if it has already exited (the kernel died). Returns 1 and *ret_status if so, 0 if
+ * still running. */
+KB_EXPORT int kb_sandbox_try_reap(kb_sandbox *sb, int *ret_status);
+
+/* Stops (if needed) and frees; sets *sbp to NULL. Accepts NULL. */
+KB_EXPORT void kb_sandbox_destroy(kb_sandbox **sbp);
+
+/* Runs "bwrap --version" and returns its version string ("0.8.0"). Returns 0, -ENOENT, -EIO. */
+KB_EXPORT int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version);
+
+/* Resolves the bubblewrap to use: explicit (from --bwrap) if not NULL, else KBOUND_BWRAP in envp,
+ * else "bwrap" searched in PATH of envp. Returns 0 and an absolute path, -ENOENT. */
+KB_EXPORT int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp, char **ret_path);
+
+/* One preflight item for `kbound doctor`. */
+typedef struct kb_preflight_item {
+        char *name;   /* "bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path" */
+        bool ok;
+        bool required;
+        char *detail; /* what was found, and how to fix it when not ok */
+} kb_preflight_item;
+
+/* Checks whether this machine can enforce the sandbox: bwrap present (and version), a trivial
+ * sandbox with every namespace starts (the real test of user namespaces), the AppArmor
+ * restriction on Ubuntu 24.04+ (kernel.apparmor_restrict_unprivileged_userns) when it applies,
+ * pidfd_open and pidfd_send_signal work, and runtime_base leaves room for ipc socket paths.
+ * Returns 0 and a NULL-terminated array (free with kb_preflight_free); the caller decides the exit
+ * code from the items' ok/required. */
+KB_EXPORT int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflight_item ***ret);
+KB_EXPORT void kb_preflight_free(kb_preflight_item **items);

@@ -1,0 +1,223 @@
+/* preflight.c: can this machine enforce the sandbox? One item per prerequisite, each with a fix. */
+#include "kbound/sandbox.h"
+#include "sandbox-internal.h"
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PREFLIGHT_ITEMS 5
+/* The longest team name (64) and kernel socket name the runtime layout produces. */
+#define IPC_SUFFIX_64 "/teams/0123456789012345678901234567890123456789012345678901234567890123/run/kernel-NN"
+#define SUN_PATH_USABLE 107 /* sizeof(sun_path) - 1: the path needs its NUL */
+#define PREFLIGHT_TIMEOUT_MS 10000
+
+static int item_add(kb_preflight_item **items, size_t *n, const char *name, bool ok, bool required,
+                    char *detail_take) {
+        if (!detail_take)
+                return -ENOMEM;
+        kb_preflight_item *it = calloc(1, sizeof *it);
+        char *name_copy = strdup(name);
+        if (!it || !name_copy) {
+                free(it);
+                free(name_copy);
+                free(detail_take);
+                return -ENOMEM;
+        }
+        it->name = name_copy;
+        it->ok = ok;
+        it->required = required;
+        it->detail = detail_take;
+        items[(*n)++] = it;
+        return 0;
+}
+
+static char *fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *format, ...) {
+        va_list ap;
+        va_start(ap, format);
+        char *s = NULL;
+        int r = vasprintf(&s, format, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+/* Starts a sandbox with every namespace, like a real launch would: the only reliable test of
+ * whether user namespaces (and AppArmor, seccomp, sysctls) let bwrap work here. */
+static int check_userns(const char *bwrap, bool *ret_ok, char **ret_detail) {
+        char *argv[] = {(char *) bwrap,
+                        "--unshare-all",
+                        "--unshare-pid",
+                        "--die-with-parent",
+                        "--new-session",
+                        "--cap-drop",
+                        "ALL",
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--proc",
+                        "/proc",
+                        "--dev",
+                        "/dev",
+                        "--",
+                        "true",
+                        NULL};
+        char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+        int status = 0;
+        _cleanup_free_ char *out = NULL;
+        int r = kb_sandbox_run_capture(argv, envp, 8192, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &status, &out);
+        if (r < 0) {
+                *ret_ok = false;
+                *ret_detail = fmt("could not run %s: %s", bwrap, strerror(-r));
+                return *ret_detail ? 0 : -ENOMEM;
+        }
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+                *ret_ok = true;
+                *ret_detail = fmt("a sandbox with user, pid, net, ipc, uts and mount namespaces started");
+                return *ret_detail ? 0 : -ENOMEM;
+        }
+        *ret_ok = false;
+        *ret_detail = kb_sandbox_diagnose("a trivial sandbox failed to start", out);
+        return *ret_detail ? 0 : -ENOMEM;
+}
+
+static int read_sysctl(const char *path, long *ret) {
+        char buf[32];
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        char *end;
+        errno = 0;
+        long v = strtol(buf, &end, 10);
+        if (errno || end == buf)
+                return -EIO;
+        *ret = v;
+        return 0;
+}
+
+static char *check_apparmor(bool userns_ok, bool *ret_ok) {
+        long restrict_userns = 0;
+        if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &restrict_userns) < 0) {
+                *ret_ok = true;
+                return fmt("kernel.apparmor_restrict_unprivileged_userns is not present: no AppArmor "
+                           "user-namespace restriction applies");
+        }
+        if (restrict_userns == 0 || geteuid() == 0) {
+                *ret_ok = true;
+                return fmt("kernel.apparmor_restrict_unprivileged_userns=%ld%s", restrict_userns,
+                           restrict_userns ? " (running as root: not affected)" : "");
+        }
+        if (userns_ok) {
+                *ret_ok = true;
+                return fmt("kernel.apparmor_restrict_unprivileged_userns=1, and bwrap is allowed (a profile "
+                           "grants it user namespaces)");
+        }
+        *ret_ok = false;
+        /* Disabling the restriction system-wide would weaken every program; the distribution
+         * ships a profile that lets bwrap alone create user namespaces. */
+        return fmt(
+                "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 24.04+) refuses user namespaces to "
+                "bwrap: install the distribution's bwrap-userns-restrict profile "
+                "(/etc/apparmor.d/bwrap-userns-restrict, package apparmor) and load it with "
+                "`sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict`; do not disable the "
+                "restriction");
+}
+
+static char *check_pidfd(bool *ret_ok) {
+        _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(getpid());
+        if (pidfd < 0) {
+                *ret_ok = false;
+                return fmt("pidfd_open failed (%s): Linux 5.3 or newer is needed to pin the kernel process",
+                           strerror(-pidfd));
+        }
+        /* Signal 0 checks permission and liveness without sending anything. */
+        int r = kb_sandbox_pidfd_send_signal(pidfd, 0);
+        *ret_ok = r == 0;
+        return r == 0 ? fmt("pidfd_open and pidfd_send_signal work")
+                      : fmt("pidfd_send_signal failed (%s): Linux 5.1 or newer is needed", strerror(-r));
+}
+
+static char *check_ipc_path(const char *runtime_base, bool *ret_ok) {
+        if (!runtime_base || runtime_base[0] != '/') {
+                *ret_ok = false;
+                return fmt("no absolute runtime directory given");
+        }
+        size_t len = strlen(runtime_base) + strlen(IPC_SUFFIX_64);
+        *ret_ok = len <= SUN_PATH_USABLE;
+        if (*ret_ok)
+                return fmt("longest ipc socket path is %zu bytes (limit %d)", len, SUN_PATH_USABLE);
+        return fmt("longest ipc socket path would be %zu bytes, over the unix socket limit of %d: choose a "
+                   "runtime directory at most %zu bytes long",
+                   len, SUN_PATH_USABLE, SUN_PATH_USABLE - strlen(IPC_SUFFIX_64));
+}
+
+int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflight_item ***ret) {
+        if (!ret)
+                return -EINVAL;
+        kb_preflight_item **items = calloc(PREFLIGHT_ITEMS + 1, sizeof *items);
+        if (!items)
+                return -ENOMEM;
+        size_t n = 0;
+        int r;
+
+        _cleanup_free_ char *version = NULL;
+        bool have_bwrap = bwrap && bwrap[0] == '/' && kb_sandbox_bwrap_version(bwrap, &version) == 0;
+        if (have_bwrap)
+                r = item_add(items, &n, "bwrap", true, true, fmt("bubblewrap %s at %s", version, bwrap));
+        else
+                r = item_add(items, &n, "bwrap", false, true,
+                             fmt("%s%s does not run: install bubblewrap (apt-get install bubblewrap) or name "
+                                 "it with --bwrap or KBOUND_BWRAP",
+                                 bwrap ? bwrap : "bwrap", bwrap ? "" : " not found,"));
+
+        bool userns_ok = false;
+        if (r >= 0) {
+                char *detail = NULL;
+                if (have_bwrap)
+                        r = check_userns(bwrap, &userns_ok, &detail);
+                else
+                        detail = fmt("not tested: no bwrap");
+                if (r >= 0)
+                        r = item_add(items, &n, "user-namespaces", userns_ok, true, detail);
+                else
+                        free(detail);
+        }
+        if (r >= 0) {
+                bool ok;
+                char *detail = check_apparmor(userns_ok, &ok);
+                r = item_add(items, &n, "apparmor", ok, false, detail);
+        }
+        if (r >= 0) {
+                bool ok;
+                char *detail = check_pidfd(&ok);
+                r = item_add(items, &n, "pidfd", ok, true, detail);
+        }
+        if (r >= 0) {
+                bool ok;
+                char *detail = check_ipc_path(runtime_base, &ok);
+                r = item_add(items, &n, "ipc-path", ok, true, detail);
+        }
+        if (r < 0) {
+                kb_preflight_free(items);
+                return r;
+        }
+        *ret = items;
+        return 0;
+}
+
+void kb_preflight_free(kb_preflight_item **items) {
+        if (!items)
+                return;
+        for (kb_preflight_item **p = items; *p; p++) {
+                free((*p)->name);
+                free((*p)->detail);
+                free(*p);
+        }
+        free(items);
+}

@@ -1,0 +1,81 @@
+/* sandbox-internal.h: sandbox helpers shared by sandbox.c, sandbox_launch.c, preflight.c and their tests. */
+#pragma once
+
+#include "kbound/sandbox.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The fd number bwrap's --info-fd uses inside the launched child. Fixed so the plan can name it
+ * before the pipe exists; the launcher moves the pipe's write end onto it after fork. */
+#define KB_SANDBOX_INFO_FD 3
+
+/* Ceiling on the --info-fd JSON we accept from bwrap (it is a few hundred bytes). */
+#define KB_SANDBOX_INFO_MAX 65536
+
+/* What one /proc/<pid>/status says about a process that matters for pinning. */
+typedef struct kb_proc_status {
+        pid_t ppid;       /* PPid: parent in the reader's pid namespace */
+        pid_t nspid_last; /* last NSpid field: the pid in the process's own (innermost) namespace */
+        int nspid_depth;  /* number of NSpid fields (1 = same namespace as the reader) */
+        char state;       /* first letter of State: R, S, Z, X, ... */
+} kb_proc_status;
+
+/* Frees a NULL-terminated string vector (as kb_sandbox_env/kb_sandbox_plan return; kb_strv_free of
+ * kernelspec.h does the same for callers outside this module). Accepts NULL. */
+void kb_sandbox_strv_free(char **strv);
+void kb_sandbox_strv_freep(char ***strv);
+#define _cleanup_strv_ _cleanup_(kb_sandbox_strv_freep)
+
+/* Reads <proc_root>/<pid>/status. Returns 0, -ESRCH (no such process), -EPROTO (unparsable),
+ * -errno. */
+int kb_sandbox_proc_status(const char *proc_root, pid_t pid, kb_proc_status *ret);
+
+/* Inode of <proc_root>/<pid>/ns/pid (the process's pid namespace). Returns 0, -ESRCH, -errno. */
+int kb_sandbox_proc_pidns(const char *proc_root, pid_t pid, uint64_t *ret_ino);
+
+/* Scans proc_root once for the child of init_pid whose NSpid ends in 2 (with at least two NSpid
+ * levels). Returns 0 and its pid, -ESRCH if none (yet), -errno. */
+int kb_sandbox_find_pid2(const char *proc_root, pid_t init_pid, pid_t *ret_pid);
+
+/* Confirms, after pidfd was opened for pid, that pid is still PID 2 of the namespace pidns_ino
+ * and a child of init_pid, and that pidfd is still alive after those reads (a pid that was
+ * recycled between the scan and pidfd_open then cannot pass). Returns 0, -ESRCH (exited),
+ * -EPERM (a different process). */
+int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_t init_pid,
+                               uint64_t pidns_ino);
+
+/* Finds, pins and verifies the kernel (PID 2 under init_pid) in proc_root, retrying every few ms
+ * until deadline_ms because it may appear after bwrap reports. Gives up early when init_pid is
+ * gone. Returns 0 with *ret_pid and an owned *ret_pidfd, -ESRCH (never appeared or exited),
+ * -EPERM (identity mismatch), -errno. */
+int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms,
+                        pid_t *ret_pid, int *ret_pidfd);
+
+/* 1 if the pidfd's process is alive, 0 if it has exited (pidfd readable). */
+int kb_sandbox_pidfd_alive(int pidfd);
+
+/* Thin syscall wrappers (glibc 2.36 on Debian 12 has no pidfd_open wrapper). Return fd/0 or -errno. */
+int kb_sandbox_pidfd_open(pid_t pid);
+int kb_sandbox_pidfd_send_signal(int pidfd, int sig);
+
+/* Forks and execs path with argv/envp and nothing else inherited: fds 0, 1, 2 become stdin_fd,
+ * stdout_fd, stderr_fd (-1: /dev/null), and if extra_fd >= 0 it becomes fd extra_target; every
+ * other fd is closed, signal dispositions and mask are reset. Returns 0 and *ret_pid once exec has
+ * succeeded, or the exec's -errno (the child is reaped then), or -errno of fork/pipe. */
+int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
+                     int stderr_fd, int extra_fd, int extra_target, pid_t *ret_pid);
+
+/* Waits for child pid until deadline_ms; on timeout SIGKILLs and reaps it. Returns 0 and
+ * *ret_status, -ETIMEDOUT (killed and reaped), -errno. */
+int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status);
+
+/* Runs argv (argv[0] is the path) with envp, capturing stdout and stderr together (at most
+ * max_output bytes kept), until deadline_ms. Returns 0 with *ret_status and a malloc'd, NUL-
+ * terminated *ret_output; -ENOENT/-EACCES if it could not be exec'd; -ETIMEDOUT; -errno. */
+int kb_sandbox_run_capture(char *const *argv, char *const *envp, size_t max_output, int64_t deadline_ms,
+                           int *ret_status, char **ret_output);
+
+/* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
+ * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
+char *kb_sandbox_diagnose(const char *what, const char *log_tail);

@@ -1,0 +1,449 @@
+/* sandbox.c: sandbox policy → the kernel's environment and the bwrap argv (pure planning, no launch). */
+#include "kbound/sandbox.h"
+#include "sandbox-internal.h"
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Ceilings on what a policy or environment may hold; both come partly from untrusted kernelspecs. */
+#define ENV_MAX_ENTRIES 4096
+#define ARGV_MAX_ENTRIES 65536
+#define TEAM_MAX 64
+#define HOSTNAME_MAX 64
+
+/* A growable NULL-terminated string vector. */
+typedef struct strv {
+        char **items;
+        size_t n;
+        size_t cap;
+} strv;
+
+static void strv_clear(strv *v) {
+        if (v->items)
+                for (size_t i = 0; i < v->n; i++)
+                        free(v->items[i]);
+        free(v->items);
+        v->items = NULL;
+        v->n = v->cap = 0;
+}
+
+/* Takes ownership of s (frees it on failure). */
+static int strv_push_take(strv *v, char *s) {
+        if (!s)
+                return -ENOMEM;
+        if (v->n + 1 >= ARGV_MAX_ENTRIES) {
+                free(s);
+                return -E2BIG;
+        }
+        if (v->n + 2 > v->cap) {
+                size_t cap = v->cap ? v->cap * 2 : 32;
+                char **items = realloc(v->items, cap * sizeof(char *));
+                if (!items) {
+                        free(s);
+                        return -ENOMEM;
+                }
+                v->items = items;
+                v->cap = cap;
+        }
+        v->items[v->n++] = s;
+        v->items[v->n] = NULL;
+        return 0;
+}
+
+static int strv_push(strv *v, const char *s) {
+        return strv_push_take(v, strdup(s));
+}
+
+/* Pushes up to three arguments: one option and its operands. */
+static int strv_push3(strv *v, const char *a, const char *b, const char *c) {
+        int r = strv_push(v, a);
+        if (r >= 0 && b)
+                r = strv_push(v, b);
+        if (r >= 0 && c)
+                r = strv_push(v, c);
+        return r;
+}
+
+static char **strv_take(strv *v) {
+        char **items = v->items;
+        v->items = NULL;
+        v->n = v->cap = 0;
+        return items;
+}
+
+void kb_sandbox_strv_free(char **strv_) {
+        if (!strv_)
+                return;
+        for (char **p = strv_; *p; p++)
+                free(*p);
+        free(strv_);
+}
+
+void kb_sandbox_strv_freep(char ***strv_) {
+        kb_sandbox_strv_free(*strv_);
+        *strv_ = NULL;
+}
+
+/* Length of the NAME part of "NAME=value" (or of the whole string if it has no '='). */
+static size_t env_name_len(const char *entry) {
+        const char *eq = strchr(entry, '=');
+        return eq ? (size_t) (eq - entry) : strlen(entry);
+}
+
+bool kb_sandbox_env_allowed(const char *name) {
+        if (!name)
+                return false;
+        size_t len = env_name_len(name);
+        /* Locale and time zone only: they change how a kernel formats output, never what it may
+         * reach. Everything else in a daemon's environment may be a credential. */
+        if ((len == 4 && strncmp(name, "LANG", 4) == 0) || (len == 8 && strncmp(name, "LANGUAGE", 8) == 0) ||
+            (len == 2 && strncmp(name, "TZ", 2) == 0))
+                return true;
+        return len > 3 && strncmp(name, "LC_", 3) == 0;
+}
+
+/* Sets entry (a "NAME=value" string) in v, replacing an entry of the same name. */
+static int env_set(strv *v, const char *entry) {
+        size_t len = env_name_len(entry);
+        if (len == 0 || entry[len] != '=')
+                return 0; /* not a variable: ignore rather than pass something bwrap would misread */
+        for (size_t i = 0; i < v->n; i++)
+                if (env_name_len(v->items[i]) == len && strncmp(v->items[i], entry, len) == 0) {
+                        char *copy = strdup(entry);
+                        if (!copy)
+                                return -ENOMEM;
+                        free(v->items[i]);
+                        v->items[i] = copy;
+                        return 0;
+                }
+        if (v->n >= ENV_MAX_ENTRIES)
+                return -E2BIG;
+        return strv_push(v, entry);
+}
+
+static bool env_is_jpy_parent_pid(const char *entry) {
+        /* ipykernel's parent poller kills the kernel when its "parent" looks like PID 1, which is
+         * exactly what bwrap's init is inside the sandbox. */
+        return env_name_len(entry) == 14 && strncmp(entry, "JPY_PARENT_PID", 14) == 0;
+}
+
+int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env) {
+        static const char *const base[] = {
+                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                "HOME=" KB_SANDBOX_WORKSPACE,
+                "TMPDIR=/tmp",
+                "LANG=C.UTF-8",
+        };
+        strv v = {0};
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(base); i++)
+                r = env_set(&v, base[i]);
+        for (char *const *p = host_env; r >= 0 && p && *p; p++)
+                if (kb_sandbox_env_allowed(*p))
+                        r = env_set(&v, *p);
+        for (char *const *p = spec_env; r >= 0 && p && *p; p++)
+                if (!env_is_jpy_parent_pid(*p))
+                        r = env_set(&v, *p);
+        if (r < 0) {
+                strv_clear(&v);
+                return r == -E2BIG ? -E2BIG : -ENOMEM;
+        }
+        *ret_env = strv_take(&v);
+        return 0;
+}
+
+static bool path_ok(const char *p) {
+        return p && p[0] == '/' && strlen(p) < PATH_MAX;
+}
+
+/* Team names end up in host paths and the hostname: a conservative alphabet, no "." or "..". */
+static bool team_ok(const char *team) {
+        if (!team)
+                return false;
+        size_t len = strlen(team);
+        if (len < 1 || len > TEAM_MAX || strcmp(team, ".") == 0 || strcmp(team, "..") == 0)
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                char c = team[i];
+                bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                          c == '_' || c == '.' || c == '-';
+                if (!ok)
+                        return false;
+        }
+        return true;
+}
+
+/* "kbound-<team>" cut to HOST_NAME_MAX, with '_' and '.' turned into '-' (hostname alphabet). */
+static void team_hostname(const char *team, char out[HOSTNAME_MAX + 1]) {
+        int n = snprintf(out, HOSTNAME_MAX + 1, "kbound-%s", team);
+        size_t len = n < 0 ? 0 : ((size_t) n > HOSTNAME_MAX ? HOSTNAME_MAX : (size_t) n);
+        out[len] = '\0';
+        for (size_t i = 0; i < len; i++)
+                if (out[i] == '_' || out[i] == '.')
+                        out[i] = '-';
+}
+
+/* Joins root and rel ("/usr") into out. Returns false if it does not fit. */
+static bool join_path(char *out, size_t size, const char *root, const char *rel) {
+        size_t rl = strlen(root);
+        while (rl > 1 && root[rl - 1] == '/')
+                rl--;
+        if (rl == 1 && root[0] == '/')
+                rl = 0;
+        int n = snprintf(out, size, "%.*s%s", (int) rl, root, rel);
+        return n >= 0 && (size_t) n < size;
+}
+
+/* One top-level system path (/bin, /lib64, ...) of root ("" for the host): a symlink is recreated
+ * as the same symlink (merged-/usr), a directory is bound read-only, anything missing is skipped. */
+static int plan_system_link_or_dir(strv *v, const char *root, const char *dest) {
+        char src[PATH_MAX];
+        if (!join_path(src, sizeof src, root, dest))
+                return -ENAMETOOLONG;
+        struct stat st;
+        if (lstat(src, &st) < 0)
+                return 0;
+        if (S_ISLNK(st.st_mode)) {
+                char target[PATH_MAX];
+                ssize_t n = readlink(src, target, sizeof target - 1);
+                if (n <= 0)
+                        return 0;
+                target[n] = '\0';
+                return strv_push3(v, "--symlink", target, dest);
+        }
+        if (S_ISDIR(st.st_mode))
+                return strv_push3(v, "--ro-bind-try", src, dest);
+        return 0;
+}
+
+/* /etc entries the host lends to the sandbox. Never all of /etc: the kernel is root in its user
+ * namespace and would read /etc/shadow, ssh host keys and daemon configs. These are the files
+ * that the dynamic loader, Python, R, TLS and Jupyter read; nothing in them is a secret. Not all
+ * of /etc/ssl either: /etc/ssl/private holds the host's TLS keys, readable to a uid-0 kernel. */
+static const char *const host_etc[] = {
+        "ld.so.cache",
+        "ld.so.conf",
+        "ld.so.conf.d",
+        "alternatives",
+        "R",
+        "ssl/certs",
+        "ssl/openssl.cnf",
+        "ca-certificates",
+        "ca-certificates.conf",
+        "localtime",
+        "timezone",
+        "nsswitch.conf",
+        "passwd",
+        "group",
+        "hosts",
+        "host.conf",
+        "gai.conf",
+        "fonts",
+        "mime.types",
+        "matplotlibrc",
+        "jupyter",
+        "ipython",
+        "locale.alias",
+        "locale.conf",
+        "os-release",
+        "debian_version",
+        "protocols",
+        "services",
+        "magic",
+        "magic.mime",
+        "papersize",
+        "texmf",
+        "xdg",
+};
+
+static int plan_host_etc_entry(strv *v, const char *name) {
+        char src[PATH_MAX];
+        int n = snprintf(src, sizeof src, "/etc/%s", name);
+        if (n < 0 || (size_t) n >= sizeof src)
+                return -ENAMETOOLONG;
+        if (access(src, F_OK) < 0)
+                return 0;
+        /* -try: a file removed between the check and bwrap's mount is not a reason to fail. */
+        return strv_push3(v, "--ro-bind-try", src, src);
+}
+
+static int plan_host_system(strv *v, bool allow_network) {
+        static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+        int r = strv_push3(v, "--ro-bind", "/usr", "/usr");
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(links); i++)
+                r = plan_system_link_or_dir(v, "", links[i]);
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(host_etc); i++)
+                r = plan_host_etc_entry(v, host_etc[i]);
+        /* Name resolution only means something when the network is shared. */
+        if (r >= 0 && allow_network)
+                r = plan_host_etc_entry(v, "resolv.conf");
+        if (r < 0)
+                return r;
+        /* python3, python3.11, ...: Debian's site configuration for each installed Python. */
+        DIR *d = opendir("/etc");
+        if (!d)
+                return 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d)))
+                if (strncmp(de->d_name, "python3", 7) == 0)
+                        r = plan_host_etc_entry(v, de->d_name);
+        closedir(d);
+        return r;
+}
+
+/* An image's root: its own /usr, /etc (whole: it is the image's, not the host's) and /opt, and
+ * its top-level links. The image is mounted read-only like the host's system paths. */
+static int plan_rootfs_system(strv *v, const char *rootfs) {
+        static const char *const dirs[] = {"/usr", "/etc", "/opt"};
+        static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+        char usr[PATH_MAX];
+        struct stat st;
+        if (!join_path(usr, sizeof usr, rootfs, "/usr") || stat(usr, &st) < 0 || !S_ISDIR(st.st_mode))
+                return -EINVAL; /* not a root filesystem */
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(dirs); i++) {
+                char src[PATH_MAX];
+                if (!join_path(src, sizeof src, rootfs, dirs[i]))
+                        return -ENAMETOOLONG;
+                if (stat(src, &st) == 0 && S_ISDIR(st.st_mode))
+                        r = strv_push3(v, "--ro-bind", src, dirs[i]);
+        }
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(links); i++)
+                r = plan_system_link_or_dir(v, rootfs, links[i]);
+        return r;
+}
+
+int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
+                    char ***ret_argv) {
+        if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0)
+                return -EINVAL;
+        if (!team_ok(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
+            (policy->rootfs && !path_ok(policy->rootfs)))
+                return -EINVAL;
+        for (char *const *p = policy->ro_paths; p && *p; p++)
+                if (!path_ok(*p))
+                        return -EINVAL;
+
+        strv v = {0};
+        char hostname[HOSTNAME_MAX + 1];
+        char fdbuf[16];
+        team_hostname(policy->team, hostname);
+        snprintf(fdbuf, sizeof fdbuf, "%d", info_fd);
+
+        int r = strv_push(&v, policy->bwrap ? policy->bwrap : "bwrap");
+        /* Every namespace; the network one is given back only under the explicit raw-network
+         * override. --unshare-pid is implied by --unshare-all but stated: PID 2 depends on it. */
+        if (r >= 0)
+                r = strv_push3(&v, "--unshare-all", "--unshare-pid", NULL);
+        if (r >= 0 && policy->allow_network)
+                r = strv_push(&v, "--share-net");
+        /* --die-with-parent: nothing outlives kbound. --new-session: no TIOCSTI into our tty. */
+        if (r >= 0)
+                r = strv_push3(&v, "--die-with-parent", "--new-session", NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--cap-drop", "ALL", NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--hostname", hostname, NULL);
+        if (r >= 0)
+                r = policy->rootfs ? plan_rootfs_system(&v, policy->rootfs)
+                                   : plan_host_system(&v, policy->allow_network);
+        if (r >= 0)
+                r = strv_push3(&v, "--proc", "/proc", NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--dev", "/dev", NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--tmpfs", "/tmp", NULL);
+        /* /var is not the host's: an empty one with a writable /var/tmp for tools that insist. */
+        if (r >= 0)
+                r = strv_push3(&v, "--dir", "/var", NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--tmpfs", "/var/tmp", NULL);
+        for (char *const *p = policy->ro_paths; r >= 0 && p && *p; p++)
+                r = strv_push3(&v, "--ro-bind", *p, *p);
+        /* The team's directories last, so no read-only path can shadow them. */
+        if (r >= 0)
+                r = strv_push3(&v, "--bind", policy->workspace, KB_SANDBOX_WORKSPACE);
+        if (r >= 0)
+                r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);
+        /* The root tmpfs read-only: a write outside the team's directories fails inside, visibly. */
+        if (r >= 0)
+                r = strv_push3(&v, "--remount-ro", "/", NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--chdir", KB_SANDBOX_WORKSPACE, NULL);
+        if (r >= 0)
+                r = strv_push3(&v, "--info-fd", fdbuf, NULL);
+        if (r >= 0)
+                r = strv_push(&v, "--");
+        for (char *const *p = kernel_argv; r >= 0 && *p; p++)
+                r = strv_push(&v, *p);
+        if (r < 0) {
+                strv_clear(&v);
+                return r;
+        }
+        *ret_argv = strv_take(&v);
+        return 0;
+}
+
+/* Absolute path of an existing file, or -ENOENT. */
+static int absolute_existing(const char *path, char **ret_path) {
+        if (access(path, F_OK) < 0)
+                return -ENOENT;
+        char *abs = path[0] == '/' ? strdup(path) : realpath(path, NULL);
+        if (!abs)
+                return errno == ENOMEM || path[0] == '/' ? -ENOMEM : -ENOENT;
+        *ret_path = abs;
+        return 0;
+}
+
+static const char *envp_get(char *const *envp, const char *name) {
+        size_t len = strlen(name);
+        for (char *const *p = envp; p && *p; p++)
+                if (strncmp(*p, name, len) == 0 && (*p)[len] == '=')
+                        return *p + len + 1;
+        return NULL;
+}
+
+/* Searches PATH (from envp, not getenv: the library does not read its process's environment)
+ * for name. Relative PATH entries are skipped: they would make the choice depend on the cwd. */
+static int search_path(const char *name, const char *path, char **ret_path) {
+        if (!path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        const char *p = path;
+        while (*p) {
+                const char *end = strchr(p, ':');
+                size_t len = end ? (size_t) (end - p) : strlen(p);
+                char candidate[PATH_MAX];
+                if (len > 0 && p[0] == '/' && len + 1 + strlen(name) < sizeof candidate) {
+                        int w = snprintf(candidate, sizeof candidate, "%.*s/%s", (int) len, p, name);
+                        if (w < 0 || (size_t) w >= sizeof candidate)
+                                break;
+                        struct stat st;
+                        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
+                            access(candidate, X_OK) == 0) {
+                                char *copy = strdup(candidate);
+                                if (!copy)
+                                        return -ENOMEM;
+                                *ret_path = copy;
+                                return 0;
+                        }
+                }
+                if (!end)
+                        break;
+                p = end + 1;
+        }
+        return -ENOENT;
+}
+
+int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp, char **ret_path) {
+        const char *chosen = explicit_path;
+        if (!chosen || !*chosen)
+                chosen = envp_get(envp, "KBOUND_BWRAP");
+        if (chosen && *chosen)
+                return strchr(chosen, '/') ? absolute_existing(chosen, ret_path)
+                                           : search_path(chosen, envp_get(envp, "PATH"), ret_path);
+        return search_path("bwrap", envp_get(envp, "PATH"), ret_path);
+}

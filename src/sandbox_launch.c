@@ -1,0 +1,836 @@
+/* sandbox_launch.c: start bwrap, pin the kernel (PID 2) by a verified pidfd, signal and stop it. */
+#include "kbound/sandbox.h"
+#include "sandbox-internal.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Retry interval while the kernel has not appeared yet, and the grace bwrap gets to exit by itself
+ * (carrying the kernel's status) before it is killed too. */
+#define PIN_RETRY_MS 5
+#define STOP_GRACE_MS 1000
+/* Source fds are moved at or above this before fork, so the child's dup2 onto 0..9 never meets
+ * an fd that already has the target number. */
+#define SPAWN_HIGH_FD 10
+#define LOG_TAIL_MAX 4096
+#define STATUS_MAX 8192
+
+struct kb_sandbox {
+        pid_t bwrap_pid;
+        int bwrap_pidfd;
+        bool reaped;
+        int status;
+        pid_t init_pid; /* bwrap's init: PID 1 of the sandbox, "child-pid" of the info JSON */
+        int init_pidfd;
+        pid_t kernel_pid; /* PID 2 of the sandbox, in our namespace */
+        int kernel_pidfd;
+        uint64_t pidns_ino;
+        json_object *info;
+};
+
+int kb_sandbox_pidfd_open(pid_t pid) {
+        long fd = syscall(SYS_pidfd_open, pid, 0);
+        return fd < 0 ? -errno : (int) fd;
+}
+
+int kb_sandbox_pidfd_send_signal(int pidfd, int sig) {
+        return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+}
+
+int kb_sandbox_pidfd_alive(int pidfd) {
+        if (pidfd < 0)
+                return 0;
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        int n = poll(&p, 1, 0);
+        return n == 0 ? 1 : 0;
+}
+
+static void sleep_ms(int ms) {
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+/* Reads a small file under proc_root into buf (NUL-terminated). */
+static int read_small(const char *path, char *buf, size_t size) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+        size_t used = 0;
+        while (used + 1 < size) {
+                ssize_t n = read(fd, buf + used, size - 1 - used);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == ESRCH ? -ESRCH : -errno;
+                }
+                if (n == 0)
+                        break;
+                used += (size_t) n;
+        }
+        buf[used] = '\0';
+        return 0;
+}
+
+/* Parses a decimal pid; false for anything else. */
+static bool parse_pid(const char *s, char **end, pid_t *ret) {
+        errno = 0;
+        long v = strtol(s, end, 10);
+        if (errno != 0 || *end == s || v <= 0 || v > INT_MAX)
+                return false;
+        *ret = (pid_t) v;
+        return true;
+}
+
+int kb_sandbox_proc_status(const char *proc_root, pid_t pid, kb_proc_status *ret) {
+        char path[PATH_MAX], buf[STATUS_MAX];
+        if (snprintf(path, sizeof path, "%s/%d/status", proc_root, (int) pid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        int r = read_small(path, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        kb_proc_status st = {.ppid = -1, .nspid_last = -1, .nspid_depth = 0, .state = '?'};
+        for (char *line = buf; line && *line;) {
+                char *next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                char *end;
+                if (strncmp(line, "PPid:", 5) == 0) {
+                        pid_t v;
+                        /* PPid is 0 for a process whose parent is outside our namespace. */
+                        st.ppid = parse_pid(line + 5, &end, &v) ? v : 0;
+                } else if (strncmp(line, "NSpid:", 6) == 0) {
+                        const char *p = line + 6;
+                        pid_t v;
+                        while (parse_pid(p, &end, &v)) {
+                                st.nspid_last = v;
+                                st.nspid_depth++;
+                                p = end;
+                        }
+                } else if (strncmp(line, "State:", 6) == 0) {
+                        const char *p = line + 6;
+                        while (*p == ' ' || *p == '\t')
+                                p++;
+                        st.state = *p ? *p : '?';
+                }
+                line = next;
+        }
+        if (st.ppid < 0 || st.nspid_depth == 0)
+                return -EPROTO;
+        *ret = st;
+        return 0;
+}
+
+int kb_sandbox_proc_pidns(const char *proc_root, pid_t pid, uint64_t *ret_ino) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%d/ns/pid", proc_root, (int) pid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        *ret_ino = (uint64_t) st.st_ino;
+        return 0;
+}
+
+static bool is_pid2_of(const kb_proc_status *st, pid_t init_pid) {
+        /* Two NSpid levels at least: a lone "2" would be a pid in our own namespace. */
+        return st->ppid == init_pid && st->nspid_depth >= 2 && st->nspid_last == 2;
+}
+
+int kb_sandbox_find_pid2(const char *proc_root, pid_t init_pid, pid_t *ret_pid) {
+        DIR *d = opendir(proc_root);
+        if (!d)
+                return -errno;
+        int r = -ESRCH;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char *end;
+                pid_t pid;
+                if (!parse_pid(de->d_name, &end, &pid) || *end != '\0')
+                        continue;
+                kb_proc_status st;
+                if (kb_sandbox_proc_status(proc_root, pid, &st) < 0)
+                        continue; /* gone meanwhile, or not a process directory */
+                if (is_pid2_of(&st, init_pid)) {
+                        *ret_pid = pid;
+                        r = 0;
+                        break;
+                }
+        }
+        closedir(d);
+        return r;
+}
+
+int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_t init_pid,
+                               uint64_t pidns_ino) {
+        if (!kb_sandbox_pidfd_alive(pidfd))
+                return -ESRCH;
+        uint64_t ino;
+        int r = kb_sandbox_proc_pidns(proc_root, pid, &ino);
+        if (r < 0)
+                return r == -ESRCH ? -ESRCH : -EPERM;
+        kb_proc_status st;
+        r = kb_sandbox_proc_status(proc_root, pid, &st);
+        if (r < 0)
+                return r == -ESRCH ? -ESRCH : -EPERM;
+        /* Only now, after the reads, does "still alive" prove the reads were about the process the
+         * pidfd holds: a pid cannot be reused while its pidfd's process has not exited. */
+        if (!kb_sandbox_pidfd_alive(pidfd))
+                return -ESRCH;
+        if (ino != pidns_ino || !is_pid2_of(&st, init_pid))
+                return -EPERM;
+        return 0;
+}
+
+/* True while init_pid still exists and is not a zombie: otherwise PID 2 can never appear. */
+static bool init_running(const char *proc_root, pid_t init_pid) {
+        kb_proc_status st;
+        int r = kb_sandbox_proc_status(proc_root, init_pid, &st);
+        if (r == -ESRCH)
+                return false;
+        return r < 0 || (st.state != 'Z' && st.state != 'X');
+}
+
+int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms,
+                        pid_t *ret_pid, int *ret_pidfd) {
+        for (;;) {
+                pid_t pid;
+                int r = kb_sandbox_find_pid2(proc_root, init_pid, &pid);
+                if (r == 0) {
+                        _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(pid);
+                        if (pidfd < 0)
+                                return pidfd == -ESRCH ? -ESRCH : pidfd;
+                        r = kb_sandbox_verify_identity(proc_root, pid, pidfd, init_pid, pidns_ino);
+                        if (r < 0)
+                                return r;
+                        *ret_pid = pid;
+                        *ret_pidfd = TAKE_FD(pidfd);
+                        return 0;
+                }
+                if (r != -ESRCH)
+                        return r;
+                if (!init_running(proc_root, init_pid) || kb_ms_left(deadline_ms) == 0)
+                        return -ESRCH;
+                int left = kb_ms_left(deadline_ms);
+                sleep_ms(left < 0 || left > PIN_RETRY_MS ? PIN_RETRY_MS : left);
+        }
+}
+
+/* In the forked child only: async-signal-safe calls, no allocation, no locks. */
+static void child_move_fd(int src, int target) {
+        if (src == target)
+                (void) fcntl(target, F_SETFD, 0); /* dup2 onto itself would keep FD_CLOEXEC */
+        else
+                (void) dup2(src, target);
+}
+
+static _Noreturn void child_exec(const char *path, char *const *argv, char *const *envp, const int src[4],
+                                 int extra_target, int err_fd, int err_target, unsigned max_fd) {
+        /* Dispositions set to SIG_IGN survive exec: a kbound that ignores SIGINT must not hand a
+         * kernel that cannot be interrupted. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) sigaction(sig, &sa, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+
+        child_move_fd(src[0], 0);
+        child_move_fd(src[1], 1);
+        child_move_fd(src[2], 2);
+        if (src[3] >= 0)
+                child_move_fd(src[3], extra_target);
+        (void) dup3(err_fd, err_target, O_CLOEXEC);
+        /* Nothing else of kbound's crosses into bwrap: not sockets, not other kernels' pipes. */
+        if (syscall(SYS_close_range, (unsigned) err_target + 1, ~0U, 0) < 0)
+                for (unsigned fd = (unsigned) err_target + 1; fd < max_fd; fd++)
+                        (void) close((int) fd);
+        execve(path, argv, envp);
+        int e = errno;
+        ssize_t w = write(err_target, &e, sizeof e);
+        (void) w;
+        _exit(127);
+}
+
+/* fd duplicated at or above SPAWN_HIGH_FD (CLOEXEC); -1 stays -1. */
+static int dup_high(int fd) {
+        if (fd < 0)
+                return -1;
+        int r = fcntl(fd, F_DUPFD_CLOEXEC, SPAWN_HIGH_FD);
+        return r < 0 ? -errno : r;
+}
+
+int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
+                     int stderr_fd, int extra_fd, int extra_target, pid_t *ret_pid) {
+        static char *const empty_env[] = {NULL};
+        if (!path || !argv || !argv[0] || !ret_pid ||
+            (extra_fd >= 0 && (extra_target < 3 || extra_target > 8)))
+                return -EINVAL;
+        if (!envp)
+                envp = empty_env;
+        _cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (devnull < 0)
+                return -errno;
+        int given[4] = {stdin_fd < 0 ? devnull : stdin_fd, stdout_fd < 0 ? devnull : stdout_fd,
+                        stderr_fd < 0 ? devnull : stderr_fd, extra_fd};
+        int src[4] = {-1, -1, -1, -1};
+        int errpipe[2] = {-1, -1};
+        int r = 0;
+        for (int i = 0; i < 4 && r >= 0; i++)
+                if (given[i] >= 0 && (src[i] = dup_high(given[i])) < 0)
+                        r = src[i];
+        if (r >= 0 && pipe2(errpipe, O_CLOEXEC) < 0)
+                r = -errno;
+        int err_w = r >= 0 ? dup_high(errpipe[1]) : -1;
+        if (r >= 0 && err_w < 0)
+                r = err_w;
+        struct rlimit rl;
+        unsigned max_fd = 65536;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max_fd)
+                max_fd = (unsigned) rl.rlim_cur;
+        int err_target = (extra_fd >= 0 ? extra_target : 2) + 1;
+
+        pid_t pid = -1;
+        if (r >= 0) {
+                pid = fork();
+                if (pid == 0)
+                        child_exec(path, argv, envp, src, extra_target, err_w, err_target, max_fd);
+                if (pid < 0)
+                        r = -errno;
+        }
+        for (int i = 0; i < 4; i++)
+                kb_closep(&src[i]);
+        kb_closep(&err_w);
+        kb_closep(&errpipe[1]);
+        if (r >= 0) {
+                int child_errno = 0;
+                ssize_t n;
+                do
+                        n = read(errpipe[0], &child_errno, sizeof child_errno);
+                while (n < 0 && errno == EINTR);
+                if (n == (ssize_t) sizeof child_errno) {
+                        /* exec failed: the child has exited or is about to; reap it. */
+                        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                                ;
+                        r = child_errno > 0 ? -child_errno : -EIO;
+                } else
+                        *ret_pid = pid;
+        }
+        kb_closep(&errpipe[0]);
+        return r;
+}
+
+int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status) {
+        _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(pid);
+        for (bool killed = false;;) {
+                int status;
+                pid_t w = waitpid(pid, &status, WNOHANG);
+                if (w == pid) {
+                        if (ret_status)
+                                *ret_status = status;
+                        return killed ? -ETIMEDOUT : 0;
+                }
+                if (w < 0 && errno != EINTR)
+                        return -errno;
+                int left = kb_ms_left(deadline_ms);
+                if (left == 0 && !killed) {
+                        (void) kill(pid, SIGKILL); /* our unreaped child: the pid cannot be reused */
+                        killed = true;
+                        deadline_ms = -1;
+                        continue;
+                }
+                if (pidfd >= 0) {
+                        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+                        (void) poll(&p, 1, left < 0 ? -1 : left);
+                } else
+                        sleep_ms(left < 0 || left > PIN_RETRY_MS ? PIN_RETRY_MS : left);
+        }
+}
+
+int kb_sandbox_run_capture(char *const *argv, char *const *envp, size_t max_output, int64_t deadline_ms,
+                           int *ret_status, char **ret_output) {
+        int out[2];
+        if (pipe2(out, O_CLOEXEC) < 0)
+                return -errno;
+        _cleanup_close_ int rd = out[0];
+        pid_t pid;
+        int r = kb_sandbox_spawn(argv[0], argv, envp, -1, out[1], out[1], -1, 0, &pid);
+        close(out[1]);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *buf = malloc(max_output + 1);
+        size_t used = 0;
+        bool timed_out = false;
+        if (!buf) {
+                (void) kill(pid, SIGKILL);
+                (void) kb_sandbox_wait_child(pid, -1, NULL);
+                return -ENOMEM;
+        }
+        for (;;) {
+                int left = kb_ms_left(deadline_ms);
+                struct pollfd p = {.fd = rd, .events = POLLIN};
+                int n = left == 0 ? 0 : poll(&p, 1, left);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        timed_out = true;
+                        break;
+                }
+                char chunk[4096];
+                ssize_t got = read(rd, chunk, sizeof chunk);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got <= 0)
+                        break;
+                size_t keep = (size_t) got;
+                if (keep > max_output - used)
+                        keep = max_output - used; /* keep draining so the child never blocks */
+                memcpy(buf + used, chunk, keep);
+                used += keep;
+        }
+        buf[used] = '\0';
+        int status = 0;
+        r = kb_sandbox_wait_child(pid, timed_out ? kb_now_ms() : deadline_ms, &status);
+        if (r < 0)
+                return r;
+        if (ret_status)
+                *ret_status = status;
+        if (ret_output)
+                *ret_output = TAKE_PTR(buf);
+        return 0;
+}
+
+static bool contains(const char *hay, const char *needle) {
+        return hay && strstr(hay, needle) != NULL;
+}
+
+char *kb_sandbox_diagnose(const char *what, const char *log_tail) {
+        /* The line that says why: the last line bwrap wrote itself, else the last non-empty one. */
+        const char *best = NULL, *last = NULL;
+        size_t best_len = 0, last_len = 0;
+        for (const char *p = log_tail ? log_tail : ""; *p;) {
+                const char *e = strchr(p, '\n');
+                size_t len = e ? (size_t) (e - p) : strlen(p);
+                if (len > 0) {
+                        last = p;
+                        last_len = len;
+                        if (strncmp(p, "bwrap:", 6) == 0) {
+                                best = p;
+                                best_len = len;
+                        }
+                }
+                p += len + (e ? 1 : 0);
+        }
+        if (!best) {
+                best = last;
+                best_len = last_len;
+        }
+        char line[512] = "";
+        if (best) {
+                size_t n = best_len < sizeof line - 1 ? best_len : sizeof line - 1;
+                for (size_t i = 0; i < n; i++) /* hostile bytes never reach a terminal */
+                        line[i] = (best[i] >= 0x20 && best[i] < 0x7f) ? best[i] : '?';
+                line[n] = '\0';
+        }
+        const char *hint = "";
+        if (contains(line, "uid map") || contains(line, "gid map") || contains(line, "setting up uid") ||
+            contains(line, "No permissions to create new namespace") ||
+            (contains(line, "namespace") &&
+             (contains(line, "Operation not permitted") || contains(line, "Permission denied"))))
+                hint = " (user namespaces are refused: check sysctl user.max_user_namespaces and "
+                       "kernel.unprivileged_userns_clone; on Ubuntu 24.04+ load the distribution's "
+                       "bwrap-userns-restrict AppArmor profile; `kbound doctor` checks all of this)";
+        char *out = NULL;
+        if (asprintf(&out, "%s%s%s%s", what, *line ? ": " : "", line, hint) < 0)
+                return NULL;
+        return out;
+}
+
+/* The end of what bwrap wrote to the log since offset (at most LOG_TAIL_MAX bytes). */
+static char *log_tail(const char *log_path, off_t offset) {
+        _cleanup_close_ int fd = open(log_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return NULL;
+        off_t start = st.st_size - LOG_TAIL_MAX > offset ? st.st_size - LOG_TAIL_MAX : offset;
+        if (start > st.st_size)
+                start = st.st_size;
+        size_t len = (size_t) (st.st_size - start);
+        char *buf = malloc(len + 1);
+        if (!buf)
+                return NULL;
+        ssize_t n = pread(fd, buf, len, start);
+        buf[n > 0 ? (size_t) n : 0] = '\0';
+        return buf;
+}
+
+static void set_diagnosis(char **ret_diagnosis, const char *what, const char *log_path, off_t offset) {
+        if (!ret_diagnosis)
+                return;
+        _cleanup_free_ char *tail = log_path ? log_tail(log_path, offset) : NULL;
+        free(*ret_diagnosis);
+        *ret_diagnosis = kb_sandbox_diagnose(what, tail);
+}
+
+/* Reads and parses bwrap's --info-fd JSON. -ECHILD if bwrap ended without writing it. */
+static int read_info(int fd, int bwrap_pidfd, int64_t deadline_ms, json_object **ret_info) {
+        json_tokener *tok = json_tokener_new_ex(16);
+        if (!tok)
+                return -ENOMEM;
+        size_t total = 0;
+        int r;
+        for (;;) {
+                int left = kb_ms_left(deadline_ms);
+                if (left == 0) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = bwrap_pidfd, .events = POLLIN}};
+                int n = poll(p, bwrap_pidfd >= 0 ? 2 : 1, left < 0 || left > 100 ? 100 : left);
+                if (n < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                if (n <= 0)
+                        continue;
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+                        if (p[1].revents & POLLIN) { /* bwrap is gone and wrote nothing more */
+                                r = -ECHILD;
+                                break;
+                        }
+                        continue;
+                }
+                char chunk[1024];
+                ssize_t got = read(fd, chunk, sizeof chunk);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got <= 0) {
+                        r = -ECHILD;
+                        break;
+                }
+                total += (size_t) got;
+                if (total > KB_SANDBOX_INFO_MAX) {
+                        r = -EPROTO;
+                        break;
+                }
+                json_object *obj = json_tokener_parse_ex(tok, chunk, (int) got);
+                enum json_tokener_error err = json_tokener_get_error(tok);
+                if (obj) {
+                        *ret_info = obj;
+                        r = 0;
+                        break;
+                }
+                if (err != json_tokener_continue) {
+                        r = -EPROTO;
+                        break;
+                }
+        }
+        json_tokener_free(tok);
+        return r;
+}
+
+static int info_int(json_object *info, const char *key, int64_t *ret) {
+        json_object *v;
+        if (!json_object_object_get_ex(info, key, &v) || !json_object_is_type(v, json_type_int))
+                return -EPROTO;
+        int64_t x = json_object_get_int64(v);
+        if (x <= 0)
+                return -EPROTO;
+        *ret = x;
+        return 0;
+}
+
+/* Pins bwrap's init (child-pid): it must be bwrap's child. Held so stop can wait until the whole
+ * pid namespace is gone (init exits only after every process in it has been reaped). */
+static int pin_init(kb_sandbox *sb) {
+        _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(sb->init_pid);
+        if (pidfd < 0)
+                return pidfd;
+        kb_proc_status st;
+        int r = kb_sandbox_proc_status("/proc", sb->init_pid, &st);
+        if (r < 0)
+                return r == -ESRCH ? -ESRCH : -EPERM;
+        if (!kb_sandbox_pidfd_alive(pidfd))
+                return -ESRCH;
+        if (st.ppid != sb->bwrap_pid)
+                return -EPERM;
+        sb->init_pidfd = TAKE_FD(pidfd);
+        return 0;
+}
+
+static void sandbox_free(kb_sandbox *sb) {
+        kb_closep(&sb->bwrap_pidfd);
+        kb_closep(&sb->init_pidfd);
+        kb_closep(&sb->kernel_pidfd);
+        kb_json_putp(&sb->info);
+        free(sb);
+}
+
+int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
+                      int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis) {
+        static char *const empty_env[] = {NULL};
+        if (ret_diagnosis)
+                *ret_diagnosis = NULL;
+        if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
+                return -EINVAL;
+        _cleanup_strv_ char **argv = NULL;
+        int r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &argv);
+        if (r < 0)
+                return r;
+        if (access(policy->bwrap, X_OK) < 0) {
+                r = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
+                set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable",
+                              NULL, 0);
+                return r;
+        }
+        _cleanup_close_ int logfd =
+                open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+        if (logfd < 0)
+                return -errno;
+        struct stat lst;
+        off_t log_offset = fstat(logfd, &lst) == 0 ? lst.st_size : 0;
+        int info_pipe[2];
+        if (pipe2(info_pipe, O_CLOEXEC) < 0)
+                return -errno;
+        _cleanup_close_ int info_r = info_pipe[0];
+
+        kb_sandbox *sb = calloc(1, sizeof *sb);
+        if (!sb) {
+                close(info_pipe[1]);
+                return -ENOMEM;
+        }
+        sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
+        /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
+         * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
+        r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, -1, logfd, logfd,
+                             info_pipe[1], KB_SANDBOX_INFO_FD, &sb->bwrap_pid);
+        close(info_pipe[1]);
+        if (r < 0) {
+                set_diagnosis(ret_diagnosis, "bwrap could not be executed", NULL, 0);
+                sandbox_free(sb);
+                return r;
+        }
+        sb->bwrap_pidfd = kb_sandbox_pidfd_open(sb->bwrap_pid);
+        if (sb->bwrap_pidfd < 0) {
+                r = sb->bwrap_pidfd;
+                set_diagnosis(ret_diagnosis, "pidfd_open is not available", NULL, 0);
+                goto fail;
+        }
+
+        r = read_info(info_r, sb->bwrap_pidfd, deadline_ms, &sb->info);
+        if (r < 0) {
+                const char *what = r == -ECHILD      ? "bwrap exited before reporting the sandbox"
+                                   : r == -ETIMEDOUT ? "bwrap did not report the sandbox in time"
+                                                     : "bwrap's --info-fd output is malformed";
+                /* Reap first so the log holds everything bwrap wrote. */
+                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+                set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+                goto fail;
+        }
+        int64_t child_pid, pidns;
+        if (info_int(sb->info, "child-pid", &child_pid) < 0 || child_pid > INT_MAX ||
+            info_int(sb->info, "pid-namespace", &pidns) < 0) {
+                r = -EPROTO;
+                set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL,
+                              0);
+                goto fail;
+        }
+        sb->init_pid = (pid_t) child_pid;
+        sb->pidns_ino = (uint64_t) pidns;
+        r = pin_init(sb);
+        if (r == 0)
+                r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
+                                        &sb->kernel_pidfd);
+        if (r < 0) {
+                const char *what = r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
+                                               : "the kernel (PID 2 of the sandbox) exited or never appeared";
+                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+                set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+                goto fail;
+        }
+        *ret = sb;
+        return 0;
+fail:
+        kb_sandbox_destroy(&sb);
+        return r;
+}
+
+int kb_sandbox_pidfd(const kb_sandbox *sb) {
+        return sb ? sb->kernel_pidfd : -1;
+}
+
+pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb) {
+        return sb ? sb->kernel_pid : -1;
+}
+
+pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb) {
+        return sb ? sb->bwrap_pid : -1;
+}
+
+json_object *kb_sandbox_info(const kb_sandbox *sb) {
+        return sb ? sb->info : NULL;
+}
+
+int kb_sandbox_signal(kb_sandbox *sb, int sig) {
+        if (!sb || sb->kernel_pidfd < 0)
+                return -EINVAL;
+        /* A zombie still accepts signals; "exited" is what the caller needs to hear. */
+        if (!kb_sandbox_pidfd_alive(sb->kernel_pidfd))
+                return -ESRCH;
+        return kb_sandbox_pidfd_send_signal(sb->kernel_pidfd, sig);
+}
+
+int kb_sandbox_alive(const kb_sandbox *sb) {
+        return sb ? kb_sandbox_pidfd_alive(sb->kernel_pidfd) : 0;
+}
+
+int kb_sandbox_verify(const kb_sandbox *sb) {
+        if (!sb || sb->kernel_pidfd < 0)
+                return -EINVAL;
+        return kb_sandbox_verify_identity("/proc", sb->kernel_pid, sb->kernel_pidfd, sb->init_pid,
+                                          sb->pidns_ino);
+}
+
+/* Waits until pidfd is readable (its process exited) or the deadline passes. */
+static bool wait_pidfd(int pidfd, int64_t deadline_ms) {
+        for (;;) {
+                if (!kb_sandbox_pidfd_alive(pidfd))
+                        return true;
+                int left = kb_ms_left(deadline_ms);
+                if (left == 0)
+                        return false;
+                struct pollfd p = {.fd = pidfd, .events = POLLIN};
+                (void) poll(&p, 1, left);
+        }
+}
+
+static bool reap_bwrap(kb_sandbox *sb) {
+        if (sb->reaped)
+                return true;
+        int status;
+        pid_t w;
+        do
+                w = waitpid(sb->bwrap_pid, &status, WNOHANG);
+        while (w < 0 && errno == EINTR);
+        if (w == sb->bwrap_pid || (w < 0 && errno == ECHILD)) {
+                /* ECHILD: someone else reaped it (SIGCHLD ignored); it is gone all the same. */
+                sb->reaped = true;
+                sb->status = w == sb->bwrap_pid ? status : 0;
+                return true;
+        }
+        return false;
+}
+
+int kb_sandbox_stop(kb_sandbox *sb, int64_t deadline_ms, int *ret_status) {
+        if (!sb)
+                return -EINVAL;
+        if (!sb->reaped && sb->bwrap_pid > 0) {
+                /* The kernel first: its PID 1 then ends the namespace and bwrap exits with its
+                 * status, which the caller may want. Signalling bwrap would do nothing useful
+                 * (its init forwards no signals). */
+                if (sb->kernel_pidfd >= 0 && kb_sandbox_pidfd_alive(sb->kernel_pidfd))
+                        (void) kb_sandbox_pidfd_send_signal(sb->kernel_pidfd, SIGKILL);
+                else if (sb->init_pidfd >= 0)
+                        /* No kernel pinned: end the namespace through its init, so bwrap still
+                         * reaps its own child and nothing is left for someone else to reap. */
+                        (void) kb_sandbox_pidfd_send_signal(sb->init_pidfd, SIGKILL);
+                /* With nothing killed there is nothing bwrap would exit for: no grace. */
+                bool any_killed = sb->kernel_pidfd >= 0 || sb->init_pidfd >= 0;
+                int64_t grace = any_killed ? kb_now_ms() + STOP_GRACE_MS : kb_now_ms();
+                if (deadline_ms >= 0 && grace > deadline_ms)
+                        grace = deadline_ms;
+                if (sb->bwrap_pidfd >= 0)
+                        (void) wait_pidfd(sb->bwrap_pidfd, grace);
+                if (!reap_bwrap(sb)) {
+                        if (sb->init_pidfd >= 0)
+                                (void) kb_sandbox_pidfd_send_signal(sb->init_pidfd, SIGKILL);
+                        (void) kill(sb->bwrap_pid, SIGKILL); /* unreaped child: pid not reusable */
+                        if (sb->bwrap_pidfd >= 0)
+                                (void) wait_pidfd(sb->bwrap_pidfd, deadline_ms);
+                        else
+                                while (!reap_bwrap(sb) && kb_ms_left(deadline_ms) != 0)
+                                        sleep_ms(PIN_RETRY_MS);
+                        if (!reap_bwrap(sb))
+                                return -ETIMEDOUT;
+                }
+        }
+        /* bwrap gone is not enough when it was killed: its init may linger for a moment. Init
+         * exits only after every process of the namespace is reaped, so its exit means the
+         * kernel is gone too. */
+        if (sb->init_pidfd >= 0) {
+                (void) kb_sandbox_pidfd_send_signal(sb->init_pidfd, SIGKILL);
+                if (!wait_pidfd(sb->init_pidfd, deadline_ms))
+                        return -ETIMEDOUT;
+                /* Reaps it only if it became our child (kbound as a subreaper); else a no-op. */
+                siginfo_t si;
+                (void) waitid((idtype_t) P_PIDFD, (id_t) sb->init_pidfd, &si, WEXITED | WNOHANG);
+        } else if (sb->kernel_pidfd >= 0 && !wait_pidfd(sb->kernel_pidfd, deadline_ms))
+                return -ETIMEDOUT;
+        if (ret_status)
+                *ret_status = sb->status;
+        return 0;
+}
+
+int kb_sandbox_try_reap(kb_sandbox *sb, int *ret_status) {
+        if (!sb)
+                return -EINVAL;
+        if (!reap_bwrap(sb))
+                return 0;
+        if (ret_status)
+                *ret_status = sb->status;
+        return 1;
+}
+
+void kb_sandbox_destroy(kb_sandbox **sbp) {
+        if (!sbp || !*sbp)
+                return;
+        kb_sandbox *sb = *sbp;
+        /* Nothing kbound starts outlives it: a bounded stop, then one without bound. */
+        if (kb_sandbox_stop(sb, kb_now_ms() + 5000, NULL) < 0)
+                (void) kb_sandbox_stop(sb, -1, NULL);
+        sandbox_free(sb);
+        *sbp = NULL;
+}
+
+int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version) {
+        if (!bwrap || !ret_version)
+                return -EINVAL;
+        char *argv[] = {(char *) bwrap, (char *) "--version", NULL};
+        int status;
+        _cleanup_free_ char *out = NULL;
+        int r = kb_sandbox_run_capture(argv, NULL, 4096, kb_now_ms() + 5000, &status, &out);
+        if (r == -ENOENT || r == -ENOTDIR)
+                return -ENOENT;
+        if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -EIO;
+        /* "bubblewrap 0.8.0\n": the last word of the first line. */
+        char *nl = strchr(out, '\n');
+        if (nl)
+                *nl = '\0';
+        char *sp = strrchr(out, ' ');
+        const char *ver = sp ? sp + 1 : out;
+        if (!*ver || strlen(ver) > 64)
+                return -EIO;
+        char *copy = strdup(ver);
+        if (!copy)
+                return -ENOMEM;
+        *ret_version = copy;
+        return 0;
+}

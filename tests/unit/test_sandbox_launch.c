@@ -1,0 +1,395 @@
+/* test_sandbox_launch.c: real launches in real bwrap: PID 2 pinning, signals, stop, environment
+ * isolation, and the failure paths (missing bwrap, bwrap dying, a kernel that never appears). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kbound/sandbox.h"
+#include "sandbox-internal.h"
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define SECRET_NAME "KBOUND_TEST_DAEMON_SECRET"
+#define SECRET_VALUE "canary-7f3e9b1c-do-not-leak"
+
+typedef struct fixture {
+        char base[64];
+        char workspace[128];
+        char runtime[128];
+        char log[128];
+        char bwrap[PATH_MAX];
+        char **env;
+        kb_sandbox_policy policy;
+} fixture;
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+static void write_file(const char *path, const char *content, mode_t mode) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        assert_true(fd >= 0);
+        size_t len = strlen(content);
+        assert_int_equal(write(fd, content, len), (ssize_t) len);
+        close(fd);
+}
+
+/* Reads a whole small file; NULL if missing. */
+static char *slurp(const char *path, size_t *ret_len) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        char *buf = calloc(1, 65537);
+        ssize_t n = read(fd, buf, 65536);
+        close(fd);
+        if (n < 0)
+                n = 0;
+        if (ret_len)
+                *ret_len = (size_t) n;
+        return buf;
+}
+
+/* Waits up to ms for path to exist with non-empty content. */
+static char *wait_file(const char *path, int ms, size_t *ret_len) {
+        for (int waited = 0; waited <= ms; waited += 20) {
+                size_t len = 0;
+                char *s = slurp(path, &len);
+                if (s && len > 0 && s[len - 1] == '\n') {
+                        if (ret_len)
+                                *ret_len = len;
+                        return s;
+                }
+                free(s);
+                usleep(20 * 1000);
+        }
+        return NULL;
+}
+
+static bool proc_exists(pid_t pid) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d", (int) pid);
+        return access(path, F_OK) == 0;
+}
+
+/* A process may take a moment to be reaped by whoever inherited it; "gone" within 3 s. */
+static bool proc_gone_soon(pid_t pid) {
+        for (int i = 0; i < 150; i++) {
+                if (!proc_exists(pid))
+                        return true;
+                usleep(20 * 1000);
+        }
+        return false;
+}
+
+static int setup(void **state) {
+        fixture *f = calloc(1, sizeof *f);
+        snprintf(f->base, sizeof f->base, "/tmp/kb-launch-XXXXXX");
+        assert_non_null(mkdtemp(f->base));
+        snprintf(f->workspace, sizeof f->workspace, "%s/ws", f->base);
+        snprintf(f->runtime, sizeof f->runtime, "%s/run", f->base);
+        snprintf(f->log, sizeof f->log, "%s/kernel.log", f->base);
+        assert_int_equal(mkdir(f->workspace, 0700), 0);
+        assert_int_equal(mkdir(f->runtime, 0700), 0);
+        char *found = NULL;
+        char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+        if (kb_sandbox_find_bwrap(NULL, envp, &found) < 0)
+                fail_msg("bubblewrap is required for these tests: apt-get install bubblewrap");
+        snprintf(f->bwrap, sizeof f->bwrap, "%s", found);
+        free(found);
+        /* The launching process carries a daemon secret; the sandbox must never see it. */
+        setenv(SECRET_NAME, SECRET_VALUE, 1);
+        assert_int_equal(kb_sandbox_env(environ, NULL, &f->env), 0);
+        f->policy = (kb_sandbox_policy){
+                .team = "unit_team",
+                .workspace = f->workspace,
+                .runtime_dir = f->runtime,
+                .env = f->env,
+                .bwrap = f->bwrap,
+        };
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fixture *f = *state;
+        nftw(f->base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        kb_sandbox_strv_free(f->env);
+        free(f);
+        unsetenv(SECRET_NAME);
+        return 0;
+}
+
+static void test_launch_pid2_signal_stop(void **state) {
+        fixture *f = *state;
+        char *argv[] = {"/bin/sh", "-c", "echo $$ > /run/kbound/pid; sleep 30", NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        if (r < 0)
+                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+        assert_null(diag);
+        pid_t kernel = kb_sandbox_kernel_pid(sb);
+        pid_t bwrap = kb_sandbox_bwrap_pid(sb);
+        assert_true(kernel > 0 && bwrap > 0 && kernel != bwrap);
+
+        /* From the host: the kernel's NSpid ends in 2, and it is the child of info's child-pid. */
+        kb_proc_status st;
+        assert_int_equal(kb_sandbox_proc_status("/proc", kernel, &st), 0);
+        assert_true(st.nspid_depth >= 2);
+        assert_int_equal(st.nspid_last, 2);
+        json_object *info = kb_sandbox_info(sb), *child;
+        assert_non_null(info);
+        assert_true(json_object_object_get_ex(info, "child-pid", &child));
+        assert_int_equal(st.ppid, json_object_get_int(child));
+
+        /* From inside: the shell sees itself as PID 2. */
+        char pidfile[256];
+        snprintf(pidfile, sizeof pidfile, "%s/pid", f->runtime);
+        char *inside = wait_file(pidfile, 5000, NULL);
+        assert_non_null(inside);
+        assert_string_equal(inside, "2\n");
+        free(inside);
+
+        assert_int_equal(kb_sandbox_alive(sb), 1);
+        assert_int_equal(kb_sandbox_verify(sb), 0);
+
+        /* The signal reaches PID 2 through the pidfd, and the pidfd then turns readable. */
+        assert_int_equal(kb_sandbox_signal(sb, SIGTERM), 0);
+        struct pollfd p = {.fd = kb_sandbox_pidfd(sb), .events = POLLIN};
+        assert_int_equal(poll(&p, 1, 5000), 1);
+        assert_true(p.revents & POLLIN);
+        assert_int_equal(kb_sandbox_alive(sb), 0);
+        assert_int_equal(kb_sandbox_signal(sb, SIGTERM), -ESRCH);
+        assert_int_equal(kb_sandbox_verify(sb), -ESRCH);
+
+        int status = -1;
+        assert_int_equal(kb_sandbox_stop(sb, kb_now_ms() + 5000, &status), 0);
+        /* bwrap passed on the kernel's death by SIGTERM (exit code 128+15 from its init) */
+        assert_true(WIFEXITED(status) || WIFSIGNALED(status));
+        assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_false(proc_exists(bwrap));
+        assert_true(proc_gone_soon(kernel));
+        assert_int_equal(kb_sandbox_stop(sb, kb_now_ms() + 1000, NULL), 0); /* idempotent */
+        kb_sandbox_destroy(&sb);
+        assert_null(sb);
+}
+
+static void test_stop_leaves_nothing(void **state) {
+        fixture *f = *state;
+        char *argv[] = {"/bin/sh", "-c", "sleep 60 & sleep 60", NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        if (r < 0)
+                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+        pid_t kernel = kb_sandbox_kernel_pid(sb);
+        pid_t bwrap = kb_sandbox_bwrap_pid(sb);
+        json_object *child;
+        assert_true(json_object_object_get_ex(kb_sandbox_info(sb), "child-pid", &child));
+        pid_t init = json_object_get_int(child);
+        assert_true(proc_exists(kernel) && proc_exists(bwrap) && proc_exists(init));
+        int status = 0;
+        assert_int_equal(kb_sandbox_try_reap(sb, &status), 0); /* still running */
+        int64_t start = kb_now_ms();
+        assert_int_equal(kb_sandbox_stop(sb, kb_now_ms() + 5000, &status), 0);
+        assert_true(kb_now_ms() - start < 5000);
+        assert_false(proc_exists(bwrap));
+        assert_false(proc_exists(kernel));
+        assert_true(proc_gone_soon(init));
+        assert_int_equal(kb_sandbox_try_reap(sb, &status), 1);
+        kb_sandbox_destroy(&sb);
+}
+
+static void test_environ_isolated(void **state) {
+        fixture *f = *state;
+        char *argv[] = {"/bin/sh", "-c",
+                        "cat /proc/1/environ > /workspace/env.tmp && mv /workspace/env.tmp "
+                        "/workspace/env; env > /workspace/kenv; sleep 30",
+                        NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        if (r < 0)
+                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+        char path[256];
+        snprintf(path, sizeof path, "%s/env", f->workspace);
+        size_t len = 0;
+        char *env = NULL;
+        for (int i = 0; i < 250 && !env; i++) {
+                env = slurp(path, &len);
+                if (!env)
+                        usleep(20 * 1000);
+        }
+        assert_non_null(env);
+        assert_true(len > 0);
+        for (size_t i = 0; i < len; i++) /* NUL-separated → searchable */
+                if (env[i] == '\0')
+                        env[i] = '\n';
+        /* the file has the sandbox's environment in it... */
+        assert_non_null(strstr(env, "HOME=/workspace"));
+        /* ...and nothing of the launcher's */
+        assert_null(strstr(env, SECRET_NAME));
+        assert_null(strstr(env, SECRET_VALUE));
+        free(env);
+        /* from the host, bwrap's own environ is clean as well */
+        snprintf(path, sizeof path, "/proc/%d/environ", (int) kb_sandbox_bwrap_pid(sb));
+        env = slurp(path, &len);
+        assert_non_null(env);
+        assert_true(len > 0);
+        assert_null(memmem(env, len, SECRET_VALUE, strlen(SECRET_VALUE)));
+        free(env);
+        kb_sandbox_destroy(&sb);
+}
+
+static void test_missing_bwrap(void **state) {
+        fixture *f = *state;
+        kb_sandbox_policy p = f->policy;
+        p.bwrap = "/nonexistent/bwrap";
+        char *argv[] = {"/bin/true", NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &diag), -ENOENT);
+        assert_null(sb);
+        assert_non_null(diag);
+        free(diag);
+        /* not executable */
+        char fake[256];
+        snprintf(fake, sizeof fake, "%s/noexec-bwrap", f->base);
+        write_file(fake, "#!/bin/sh\nexit 0\n", 0644);
+        p.bwrap = fake;
+        diag = NULL;
+        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &diag);
+        /* root may execute anything with an x bit; with none, execve says EACCES even to root */
+        assert_int_equal(r, -EACCES);
+        free(diag);
+}
+
+static void test_bwrap_dies(void **state) {
+        fixture *f = *state;
+        char fake[256];
+        snprintf(fake, sizeof fake, "%s/dying-bwrap", f->base);
+        write_file(fake, "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+                   0755);
+        kb_sandbox_policy p = f->policy;
+        p.bwrap = fake;
+        char *argv[] = {"/bin/true", NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        int64_t start = kb_now_ms();
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, start + 5000, &sb, &diag), -ECHILD);
+        assert_true(kb_now_ms() - start < 4000);
+        assert_null(sb);
+        assert_non_null(diag);
+        assert_non_null(strstr(diag, "bwrap: setting up uid map: Permission denied"));
+        assert_non_null(strstr(diag, "user namespaces"));
+        free(diag);
+        /* the log kept bwrap's words, and it is private */
+        struct stat st;
+        assert_int_equal(stat(f->log, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void test_kernel_never_appears(void **state) {
+        fixture *f = *state;
+        char fake[256], marker[256], script[1024];
+        snprintf(fake, sizeof fake, "%s/lying-bwrap", f->base);
+        snprintf(marker, sizeof marker, "%s/init-pid", f->base);
+        /* Reports a plausible sandbox whose "init" is a sleep that never forks a PID 2. */
+        snprintf(script, sizeof script,
+                 "#!/bin/sh\nsleep 60 &\necho $! > %s\n"
+                 "printf '{\"child-pid\": %%d, \"pid-namespace\": 4026531836}' $! >&3\nexec 3>&-\nwait\n",
+                 marker);
+        write_file(fake, script, 0755);
+        kb_sandbox_policy p = f->policy;
+        p.bwrap = fake;
+        char *argv[] = {"/bin/true", NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        int64_t start = kb_now_ms();
+        int r = kb_sandbox_launch(&p, argv, f->log, start + 1500, &sb, &diag);
+        int64_t elapsed = kb_now_ms() - start;
+        assert_true(r == -ESRCH || r == -ETIMEDOUT);
+        assert_true(elapsed >= 1400);
+        assert_true(elapsed < 6000);
+        assert_null(sb);
+        assert_non_null(diag);
+        free(diag);
+        char *init_text = slurp(marker, NULL);
+        assert_non_null(init_text);
+        pid_t init = (pid_t) strtol(init_text, NULL, 10);
+        free(init_text);
+        assert_true(init > 0);
+        assert_true(proc_gone_soon(init));
+}
+
+static void test_bwrap_version(void **state) {
+        fixture *f = *state;
+        char *version = NULL;
+        assert_int_equal(kb_sandbox_bwrap_version(f->bwrap, &version), 0);
+        assert_non_null(version);
+        assert_true(version[0] >= '0' && version[0] <= '9');
+        assert_non_null(strchr(version, '.'));
+        free(version);
+        assert_int_equal(kb_sandbox_bwrap_version("/nonexistent/bwrap", &version), -ENOENT);
+        char fake[256];
+        snprintf(fake, sizeof fake, "%s/failing-bwrap", f->base);
+        write_file(fake, "#!/bin/sh\nexit 3\n", 0755);
+        assert_int_equal(kb_sandbox_bwrap_version(fake, &version), -EIO);
+}
+
+static void test_preflight(void **state) {
+        fixture *f = *state;
+        kb_preflight_item **items = NULL;
+        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/run/user/1000/kbound", &items), 0);
+        const char *names[] = {"bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path"};
+        size_t n = 0;
+        for (; items[n]; n++) {
+                assert_string_equal(items[n]->name, names[n]);
+                assert_non_null(items[n]->detail);
+                /* this machine runs the real launch tests above, so every item must be ok here */
+                if (!items[n]->ok)
+                        fail_msg("preflight item %s not ok: %s", items[n]->name, items[n]->detail);
+        }
+        assert_int_equal(n, KB_ELEMENTSOF(names));
+        kb_preflight_free(items);
+
+        /* a missing bwrap and a runtime base too long for sun_path fail their items */
+        char longbase[128];
+        memset(longbase, 'a', sizeof longbase - 1);
+        longbase[0] = '/';
+        longbase[sizeof longbase - 1] = '\0';
+        assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, &items), 0);
+        assert_false(items[0]->ok);
+        assert_true(items[0]->required);
+        assert_false(items[1]->ok);
+        assert_false(items[4]->ok);
+        assert_non_null(strstr(items[4]->detail, "107"));
+        kb_preflight_free(items);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_launch_pid2_signal_stop, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stop_leaves_nothing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_environ_isolated, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bwrap_dies, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kernel_never_appears, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bwrap_version, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
