@@ -1,0 +1,114 @@
+/* client.h: a Jupyter client over the five channels: readiness, execute, interrupt, shutdown, hb. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "kbound/common.h"
+#include "kbound/connection.h"
+#include "kbound/wire.h"
+
+typedef struct kb_client kb_client;
+
+/* Called for every message sent ("out") or received ("in"), after verification, before dispatch:
+ * the transcript hook. It must not keep msg. */
+typedef void (*kb_client_msg_fn)(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg);
+
+typedef struct kb_client_options {
+        const char *username;      /* header.username; NULL → "kbound" */
+        kb_wire_limits limits;     /* zero-filled → kb_wire_limits_default() */
+        int death_fd;              /* a pidfd of the kernel (readable once it exited); <= 0: none */
+        int cancel_fd;             /* readable when the caller wants every wait to end; <= 0: none */
+        kb_client_msg_fn on_msg;   /* optional transcript hook */
+        void *on_msg_userdata;
+} kb_client_options;
+
+#define KB_EXECUTION_TEXT_MAX (1024 * 1024)
+
+/* Everything one execute_request produced, collected by parent msg_id. */
+typedef struct kb_execution {
+        char *msg_id;
+        bool got_reply;            /* execute_reply arrived */
+        bool saw_busy, saw_idle;   /* iopub status for this request */
+        char *status;              /* execute_reply content.status: "ok", "error", "abort", "aborted", ... */
+        int64_t execution_count;   /* -1 if absent */
+        char *ename, *evalue;      /* for status "error" */
+        json_object *reply;        /* the execute_reply content */
+        char *stdout_text, *stderr_text; /* concatenated stream output, each capped */
+        size_t stdout_len, stderr_len;
+        bool text_truncated;       /* a stream went past KB_EXECUTION_TEXT_MAX */
+        json_object *outputs;      /* array of {"msg_type", "data", "metadata"} for display_data,
+                                    * update_display_data and execute_result */
+        json_object *errors;       /* array of iopub "error" contents */
+        int64_t sent_ms, reply_ms, idle_ms; /* kb_now_ms() stamps */
+} kb_execution;
+
+/* Called for each iopub message belonging to ex. Return non-zero to make kb_client_execute_wait
+ * return 1 right after it (e.g. a marker has arrived); 0 to keep waiting. */
+typedef int (*kb_iopub_fn)(void *userdata, kb_execution *ex, const kb_msg *msg);
+
+typedef struct kb_execute_options {
+        bool silent;
+        bool store_history;
+        bool stop_on_error;
+} kb_execute_options;
+
+/* Connects the five channels (shell, control, stdin: DEALER; iopub: SUB to everything; hb: REQ)
+ * to conn's endpoints, with ip_override replacing conn->ip (see kb_connection_endpoint). Does not
+ * wait for the kernel. Returns 0, -ENAMETOOLONG, -ENOMEM, -EIO (zmq). */
+KB_EXPORT int kb_client_new(const kb_connection *conn, const char *ip_override,
+                            const kb_client_options *options, kb_client **ret);
+
+/* Frees c and closes its sockets (linger 0); sets *cp to NULL. Accepts NULL. */
+KB_EXPORT void kb_client_destroy(kb_client **cp);
+
+/* The session id this client puts in every header. */
+KB_EXPORT const char *kb_client_session(const kb_client *c);
+
+/* Waits until the kernel answers: repeats kernel_info_request (a fresh msg_id each time, every
+ * retry_ms) until a kernel_info_reply to one of them arrived AND iopub has delivered at least one
+ * message (so iopub is subscribed). *ret_info (may be NULL) gets the reply content.
+ * Returns 0, -ETIMEDOUT, -ESRCH (the death fd says the kernel exited), -ECANCELED (the cancel fd
+ * became readable), or a receive error. */
+KB_EXPORT int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_info);
+
+/* Sends an execute_request and returns the collector for it. Returns 0, -ENOMEM, -EIO. */
+KB_EXPORT int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_options *options,
+                                      kb_execution **ret);
+
+/* Receives and dispatches messages until ex has its execute_reply and its idle status, fn asks to
+ * stop (returns 1), or deadline_ms. Messages for other requests are kept for their own waits (up
+ * to a ceiling) or dropped (iopub of finished requests). Returns 0 (complete), 1 (fn stopped),
+ * -ETIMEDOUT, -ESRCH (kernel exited, seen on the death fd), or a kb_wire_recv error: a message that
+ * fails verification ends the wait (see kb_client_last_error). */
+KB_EXPORT int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
+                                     void *userdata);
+
+/* Frees ex (and stops tracking it). Accepts NULL. */
+KB_EXPORT void kb_execution_destroy(kb_client *c, kb_execution **exp);
+
+/* Convenience: execute code and wait for completion. */
+KB_EXPORT int kb_client_execute(kb_client *c, const char *code, const kb_execute_options *options,
+                                int64_t deadline_ms, kb_execution **ret);
+
+/* Sends msg_type with content (taken, NULL → {}) on channel (shell or control) and waits for the
+ * reply to it. Returns 0 and *ret_reply (the reply message, caller destroys), -ETIMEDOUT, -ESRCH,
+ * or a receive error. */
+KB_EXPORT int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
+                                int64_t deadline_ms, kb_msg **ret_reply);
+
+/* interrupt_request on control; *ret_status (may be NULL) gets the reply's status string. */
+KB_EXPORT int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status);
+
+/* shutdown_request on control (restart false); waits for shutdown_reply. */
+KB_EXPORT int kb_client_shutdown(kb_client *c, int64_t deadline_ms);
+
+/* One heartbeat ping: 1 if echoed before deadline_ms, 0 if not (the socket is then reset so a
+ * later ping can work), negative on error. Only a hint: busy kernels (IRkernel) may not answer. */
+KB_EXPORT int kb_client_heartbeat(kb_client *c, int64_t deadline_ms);
+
+/* What the last failed receive was: the channel and an errno-style code. */
+KB_EXPORT void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_error);
+
+/* Counters for reports: messages dropped because nobody waited for them, messages received. */
+KB_EXPORT void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped);

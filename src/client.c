@@ -1,0 +1,647 @@
+/* client.c: a Jupyter client over the five channels, correlating everything by parent msg_id. */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <zmq.h>
+#include <openssl/crypto.h>
+#include "kbound/client.h"
+
+#define PENDING_MAX 32          /* replies nobody has asked for yet; oldest dropped past this */
+#define TRACKED_MAX 16          /* executions collecting iopub output at once */
+#define READY_RETRY_MS 250      /* kernel_info_request resend interval while waiting for readiness */
+#define READY_IDS_MAX 64
+#define IDLE_GRACE_MS 2000      /* how long to wait for "idle" once the execute_reply is in */
+
+struct kb_client {
+        zsock_t *sock[_KB_CHANNEL_MAX];
+        char *endpoint_hb;
+        char *key_bytes;
+        kb_key key;
+        char *session;
+        char *username;
+        kb_wire_limits limits;
+        int death_fd;
+        int cancel_fd;
+        kb_client_msg_fn on_msg;
+        void *on_msg_userdata;
+
+        kb_msg *pending[PENDING_MAX];
+        kb_channel pending_channel[PENDING_MAX];
+        size_t n_pending;
+
+        kb_execution *tracked[TRACKED_MAX];
+        size_t n_tracked;
+
+        /* The wait in progress, so dispatch can call its callback. */
+        kb_execution *wait_ex;
+        kb_iopub_fn wait_fn;
+        void *wait_userdata;
+        bool wait_stop;
+
+        bool iopub_seen;
+        kb_channel last_error_channel;
+        int last_error;
+        uint64_t n_received, n_dropped;
+};
+
+static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits *limits) {
+        zsock_t *s = zsock_new(type);
+        if (!s)
+                return NULL;
+        zsock_set_linger(s, 0);
+        zsock_set_sndtimeo(s, 1000);
+        zsock_set_reconnect_ivl(s, 20);
+        /* libzmq drops the peer for a frame past this, so a hostile kernel cannot make us buffer
+         * gigabytes; frames between the limit and twice it still reach the decoder, which names them. */
+        int64_t maxmsg = (int64_t) limits->max_frame_bytes * 2;
+        zsock_set_maxmsgsize(s, (int) (maxmsg > INT32_MAX ? INT32_MAX : maxmsg));
+        if (type == ZMQ_SUB)
+                zsock_set_subscribe(s, "");
+        if (type == ZMQ_REQ) {
+                zsock_set_req_relaxed(s, 1);
+                zsock_set_req_correlate(s, 1);
+        }
+        if (zsock_connect(s, "%s", endpoint) < 0) {
+                zsock_destroy(&s);
+                return NULL;
+        }
+        return s;
+}
+
+int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_client_options *options,
+                  kb_client **ret) {
+        static const int types[_KB_CHANNEL_MAX] = {
+                [KB_CHANNEL_SHELL] = ZMQ_DEALER, [KB_CHANNEL_IOPUB] = ZMQ_SUB,
+                [KB_CHANNEL_STDIN] = ZMQ_DEALER, [KB_CHANNEL_CONTROL] = ZMQ_DEALER,
+                [KB_CHANNEL_HB] = ZMQ_REQ,
+        };
+        kb_client *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->death_fd = -1;
+        c->cancel_fd = -1;
+        kb_wire_limits_default(&c->limits);
+        if (options) {
+                if (options->limits.max_frames)
+                        c->limits = options->limits;
+                c->death_fd = options->death_fd > 0 ? options->death_fd : -1;
+                c->cancel_fd = options->cancel_fd > 0 ? options->cancel_fd : -1;
+                c->on_msg = options->on_msg;
+                c->on_msg_userdata = options->on_msg_userdata;
+        }
+        c->username = strdup(options && options->username ? options->username : "kbound");
+        c->key_bytes = strdup(conn->key ? conn->key : "");
+        zuuid_t *uuid = zuuid_new();
+        c->session = uuid ? strdup(zuuid_str_canonical(uuid)) : NULL;
+        zuuid_destroy(&uuid);
+        if (!c->username || !c->key_bytes || !c->session) {
+                kb_client_destroy(&c);
+                return -ENOMEM;
+        }
+        c->key.data = (const unsigned char *) c->key_bytes;
+        c->key.size = strlen(c->key_bytes);
+
+        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++) {
+                char endpoint[256];
+                int r = kb_connection_endpoint(conn, (kb_channel) ch, ip_override, endpoint, sizeof(endpoint));
+                if (r < 0) {
+                        kb_client_destroy(&c);
+                        return r;
+                }
+                if (ch == KB_CHANNEL_HB) {
+                        c->endpoint_hb = strdup(endpoint);
+                        if (!c->endpoint_hb) {
+                                kb_client_destroy(&c);
+                                return -ENOMEM;
+                        }
+                }
+                c->sock[ch] = socket_new(types[ch], endpoint, &c->limits);
+                if (!c->sock[ch]) {
+                        kb_client_destroy(&c);
+                        return -EIO;
+                }
+        }
+        *ret = c;
+        return 0;
+}
+
+static void execution_free(kb_execution *ex) {
+        if (!ex)
+                return;
+        free(ex->msg_id);
+        free(ex->status);
+        free(ex->ename);
+        free(ex->evalue);
+        json_object_put(ex->reply);
+        free(ex->stdout_text);
+        free(ex->stderr_text);
+        json_object_put(ex->outputs);
+        json_object_put(ex->errors);
+        free(ex);
+}
+
+void kb_client_destroy(kb_client **cp) {
+        if (!cp || !*cp)
+                return;
+        kb_client *c = *cp;
+        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++)
+                zsock_destroy(&c->sock[ch]);
+        for (size_t i = 0; i < c->n_pending; i++)
+                kb_msg_destroy(&c->pending[i]);
+        /* Executions belong to their callers; only forget them. */
+        if (c->key_bytes)
+                OPENSSL_cleanse(c->key_bytes, strlen(c->key_bytes));
+        free(c->key_bytes);
+        free(c->endpoint_hb);
+        free(c->session);
+        free(c->username);
+        free(c);
+        *cp = NULL;
+}
+
+const char *kb_client_session(const kb_client *c) {
+        return c->session;
+}
+
+void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_error) {
+        if (ret_channel)
+                *ret_channel = c->last_error_channel;
+        if (ret_error)
+                *ret_error = c->last_error;
+}
+
+void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped) {
+        if (ret_received)
+                *ret_received = c->n_received;
+        if (ret_dropped)
+                *ret_dropped = c->n_dropped;
+}
+
+/* Builds, signs and sends one request; *ret_msg_id (may be NULL) gets a copy of its msg_id. */
+static int send_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
+                        char **ret_msg_id) {
+        kb_msg *msg = NULL;
+        int r = kb_msg_new(msg_type, c->session, c->username, content, &msg);
+        if (r < 0)
+                return r;
+        char *id = NULL;
+        if (ret_msg_id) {
+                id = strdup(msg->msg_id);
+                if (!id) {
+                        kb_msg_destroy(&msg);
+                        return -ENOMEM;
+                }
+        }
+        if (c->on_msg)
+                c->on_msg(c->on_msg_userdata, channel, "out", msg);
+        r = kb_wire_send(c->sock[channel], msg, &c->key);
+        kb_msg_destroy(&msg);
+        if (r < 0) {
+                free(id);
+                return r;
+        }
+        if (ret_msg_id)
+                *ret_msg_id = id;
+        return 0;
+}
+
+static kb_execution *tracked_find(kb_client *c, const char *msg_id) {
+        for (size_t i = 0; i < c->n_tracked; i++)
+                if (strcmp(c->tracked[i]->msg_id, msg_id) == 0)
+                        return c->tracked[i];
+        return NULL;
+}
+
+static void tracked_remove(kb_client *c, kb_execution *ex) {
+        for (size_t i = 0; i < c->n_tracked; i++)
+                if (c->tracked[i] == ex) {
+                        memmove(&c->tracked[i], &c->tracked[i + 1], (c->n_tracked - i - 1) * sizeof(ex));
+                        c->n_tracked--;
+                        return;
+                }
+}
+
+static void pending_push(kb_client *c, kb_channel channel, kb_msg *msg) {
+        if (c->n_pending == PENDING_MAX) {
+                kb_msg_destroy(&c->pending[0]);
+                memmove(&c->pending[0], &c->pending[1], (PENDING_MAX - 1) * sizeof(kb_msg *));
+                memmove(&c->pending_channel[0], &c->pending_channel[1], (PENDING_MAX - 1) * sizeof(kb_channel));
+                c->n_pending--;
+                c->n_dropped++;
+        }
+        c->pending[c->n_pending] = msg;
+        c->pending_channel[c->n_pending] = channel;
+        c->n_pending++;
+}
+
+/* Takes the pending reply on channel whose parent is msg_id, or NULL. */
+static kb_msg *pending_take(kb_client *c, kb_channel channel, const char *msg_id) {
+        for (size_t i = 0; i < c->n_pending; i++) {
+                if (c->pending_channel[i] != channel || strcmp(c->pending[i]->parent_msg_id, msg_id) != 0)
+                        continue;
+                kb_msg *msg = c->pending[i];
+                memmove(&c->pending[i], &c->pending[i + 1], (c->n_pending - i - 1) * sizeof(kb_msg *));
+                memmove(&c->pending_channel[i], &c->pending_channel[i + 1],
+                        (c->n_pending - i - 1) * sizeof(kb_channel));
+                c->n_pending--;
+                return msg;
+        }
+        return NULL;
+}
+
+static int text_append(char **buf, size_t *len, bool *truncated, const char *text) {
+        size_t add = strlen(text);
+        if (*len + add > KB_EXECUTION_TEXT_MAX) {
+                *truncated = true;
+                add = KB_EXECUTION_TEXT_MAX - *len;
+        }
+        if (add == 0)
+                return 0;
+        char *n = realloc(*buf, *len + add + 1);
+        if (!n)
+                return -ENOMEM;
+        memcpy(n + *len, text, add);
+        *len += add;
+        n[*len] = '\0';
+        *buf = n;
+        return 0;
+}
+
+static const char *json_string_field(json_object *obj, const char *field) {
+        json_object *v = NULL;
+        if (!obj || !json_object_object_get_ex(obj, field, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
+        const char *type = msg->msg_type;
+        json_object *content = msg->content;
+        if (strcmp(type, "status") == 0) {
+                const char *state = json_string_field(content, "execution_state");
+                if (state && strcmp(state, "busy") == 0)
+                        ex->saw_busy = true;
+                else if (state && strcmp(state, "idle") == 0 && !ex->saw_idle) {
+                        ex->saw_idle = true;
+                        ex->idle_ms = kb_now_ms();
+                }
+        } else if (strcmp(type, "stream") == 0) {
+                const char *name = json_string_field(content, "name");
+                const char *text = json_string_field(content, "text");
+                if (!name || !text)
+                        return 0;
+                if (strcmp(name, "stdout") == 0)
+                        return text_append(&ex->stdout_text, &ex->stdout_len, &ex->text_truncated, text);
+                if (strcmp(name, "stderr") == 0)
+                        return text_append(&ex->stderr_text, &ex->stderr_len, &ex->text_truncated, text);
+        } else if (strcmp(type, "display_data") == 0 || strcmp(type, "update_display_data") == 0 ||
+                   strcmp(type, "execute_result") == 0) {
+                json_object *data = NULL, *metadata = NULL;
+                json_object_object_get_ex(content, "data", &data);
+                json_object_object_get_ex(content, "metadata", &metadata);
+                if (!data || !json_object_is_type(data, json_type_object))
+                        return 0;
+                json_object *out = json_object_new_object();
+                if (!out)
+                        return -ENOMEM;
+                json_object_object_add(out, "msg_type", json_object_new_string(type));
+                json_object_object_add(out, "data", json_object_get(data));
+                json_object_object_add(out, "metadata", metadata ? json_object_get(metadata) : json_object_new_object());
+                json_object_array_add(ex->outputs, out);
+        } else if (strcmp(type, "error") == 0) {
+                json_object_array_add(ex->errors, json_object_get(content));
+        }
+        return 0;
+}
+
+static int execution_apply_reply(kb_execution *ex, const kb_msg *msg) {
+        const char *status = json_string_field(msg->content, "status");
+        ex->got_reply = true;
+        ex->reply_ms = kb_now_ms();
+        ex->status = strdup(status ? status : "");
+        json_object *count = NULL;
+        if (json_object_object_get_ex(msg->content, "execution_count", &count) &&
+            json_object_is_type(count, json_type_int))
+                ex->execution_count = json_object_get_int64(count);
+        const char *ename = json_string_field(msg->content, "ename");
+        const char *evalue = json_string_field(msg->content, "evalue");
+        if (ename)
+                ex->ename = strdup(ename);
+        if (evalue)
+                ex->evalue = strdup(evalue);
+        ex->reply = json_object_get(msg->content);
+        if (!ex->status || (ename && !ex->ename) || (evalue && !ex->evalue))
+                return -ENOMEM;
+        return 0;
+}
+
+/* Routes one verified message. Takes ownership of msg. */
+static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
+        int r = 0;
+        c->n_received++;
+        if (c->on_msg)
+                c->on_msg(c->on_msg_userdata, channel, "in", msg);
+        if (channel == KB_CHANNEL_IOPUB) {
+                c->iopub_seen = true;
+                kb_execution *ex = tracked_find(c, msg->parent_msg_id);
+                if (!ex) {
+                        c->n_dropped++;
+                } else {
+                        r = execution_apply_iopub(ex, msg);
+                        if (r >= 0 && ex == c->wait_ex && c->wait_fn && c->wait_fn(c->wait_userdata, ex, msg))
+                                c->wait_stop = true;
+                }
+                kb_msg_destroy(&msg);
+                return r;
+        }
+        if (channel == KB_CHANNEL_SHELL && strcmp(msg->msg_type, "execute_reply") == 0) {
+                kb_execution *ex = tracked_find(c, msg->parent_msg_id);
+                if (ex && !ex->got_reply) {
+                        r = execution_apply_reply(ex, msg);
+                        kb_msg_destroy(&msg);
+                        return r;
+                }
+        }
+        if (channel == KB_CHANNEL_STDIN) {
+                /* allow_stdin is always false: a kernel asking for input anyway gets no answer. */
+                c->n_dropped++;
+                kb_msg_destroy(&msg);
+                return 0;
+        }
+        pending_push(c, channel, msg);
+        return 0;
+}
+
+static int receive_one(kb_client *c, kb_channel channel) {
+        kb_msg *msg = NULL;
+        int r = kb_wire_recv(c->sock[channel], &c->key, &c->limits, &msg);
+        if (r == -EAGAIN)
+                return 0;
+        if (r < 0) {
+                c->last_error_channel = channel;
+                c->last_error = r;
+                return r;
+        }
+        r = dispatch(c, channel, msg);
+        return r < 0 ? r : 1;
+}
+
+/* Waits up to timeout_ms for traffic and dispatches what arrived. Returns 1 if something was
+ * dispatched, 0 on timeout, -ESRCH if the death fd fired (after draining what was queued), or a
+ * receive error. */
+static int pump(kb_client *c, int timeout_ms) {
+        static const kb_channel order[] = { KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL,
+                                            KB_CHANNEL_STDIN };
+        zmq_pollitem_t items[KB_ELEMENTSOF(order) + 2];
+        size_t n = 0;
+        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
+                items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->sock[order[i]]), .events = ZMQ_POLLIN };
+        size_t death_item = n, cancel_item = n;
+        if (c->death_fd >= 0) {
+                death_item = n;
+                items[n++] = (zmq_pollitem_t){ .fd = c->death_fd, .events = ZMQ_POLLIN };
+        }
+        if (c->cancel_fd >= 0) {
+                cancel_item = n;
+                items[n++] = (zmq_pollitem_t){ .fd = c->cancel_fd, .events = ZMQ_POLLIN };
+        }
+        int r = zmq_poll(items, (int) n, timeout_ms);
+        if (r < 0)
+                return errno == EINTR ? 0 : -errno;
+        if (c->cancel_fd >= 0 && (items[cancel_item].revents & ZMQ_POLLIN))
+                return -ECANCELED;
+        int got = 0;
+        /* iopub first: a kernel publishes outputs before the reply, and a reply processed first
+         * would end a wait before its last outputs are counted. */
+        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++) {
+                if (!(items[i].revents & ZMQ_POLLIN))
+                        continue;
+                /* Drain what is queued on this socket, bounded so one flooding channel cannot
+                 * starve the others or the deadline. */
+                for (int k = 0; k < 256; k++) {
+                        int q = receive_one(c, order[i]);
+                        if (q < 0)
+                                return q;
+                        if (q == 0)
+                                break;
+                        got = 1;
+                }
+        }
+        if (got)
+                return 1;
+        if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN))
+                return -ESRCH;
+        return 0;
+}
+
+int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_info) {
+        char *ids[READY_IDS_MAX] = { 0 };
+        size_t n_ids = 0;
+        kb_msg *reply = NULL;
+        int r = 0;
+
+        while (!reply || !c->iopub_seen) {
+                if (kb_ms_left(deadline_ms) == 0) {
+                        r = -ETIMEDOUT;
+                        goto finish;
+                }
+                /* Every retry is a fresh request with a fresh msg_id: a kernel still starting drops
+                 * early ones, and each answered one makes it publish status on iopub. */
+                char *id = NULL;
+                r = send_request(c, KB_CHANNEL_SHELL, "kernel_info_request", NULL, &id);
+                if (r < 0 && r != -EAGAIN)
+                        goto finish;
+                if (id) {
+                        if (n_ids == READY_IDS_MAX) {
+                                free(ids[0]);
+                                memmove(&ids[0], &ids[1], (READY_IDS_MAX - 1) * sizeof(char *));
+                                n_ids--;
+                        }
+                        ids[n_ids++] = id;
+                }
+                int64_t retry_at = kb_now_ms() + READY_RETRY_MS;
+                if (deadline_ms >= 0 && retry_at > deadline_ms)
+                        retry_at = deadline_ms;
+                while (kb_ms_left(retry_at) > 0 && (!reply || !c->iopub_seen)) {
+                        r = pump(c, kb_ms_left(retry_at));
+                        if (r < 0)
+                                goto finish;
+                        for (size_t i = 0; i < n_ids && !reply; i++)
+                                reply = pending_take(c, KB_CHANNEL_SHELL, ids[i]);
+                }
+        }
+        r = 0;
+        if (ret_info)
+                *ret_info = json_object_get(reply->content);
+finish:
+        kb_msg_destroy(&reply);
+        for (size_t i = 0; i < n_ids; i++)
+                free(ids[i]);
+        return r;
+}
+
+int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_options *options,
+                            kb_execution **ret) {
+        if (c->n_tracked == TRACKED_MAX)
+                return -EBUSY;
+        kb_execution *ex = calloc(1, sizeof(*ex));
+        if (!ex)
+                return -ENOMEM;
+        ex->execution_count = -1;
+        ex->outputs = json_object_new_array();
+        ex->errors = json_object_new_array();
+        json_object *content = json_object_new_object();
+        if (!ex->outputs || !ex->errors || !content) {
+                json_object_put(content);
+                execution_free(ex);
+                return -ENOMEM;
+        }
+        kb_execute_options defaults = { .store_history = true, .stop_on_error = true };
+        const kb_execute_options *o = options ? options : &defaults;
+        json_object_object_add(content, "code", json_object_new_string(code));
+        json_object_object_add(content, "silent", json_object_new_boolean(o->silent));
+        json_object_object_add(content, "store_history", json_object_new_boolean(o->store_history));
+        json_object_object_add(content, "user_expressions", json_object_new_object());
+        json_object_object_add(content, "allow_stdin", json_object_new_boolean(0));
+        json_object_object_add(content, "stop_on_error", json_object_new_boolean(o->stop_on_error));
+        ex->sent_ms = kb_now_ms();
+        int r = send_request(c, KB_CHANNEL_SHELL, "execute_request", content, &ex->msg_id);
+        if (r < 0) {
+                execution_free(ex);
+                return r;
+        }
+        c->tracked[c->n_tracked++] = ex;
+        *ret = ex;
+        return 0;
+}
+
+int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
+                           void *userdata) {
+        c->wait_ex = ex;
+        c->wait_fn = fn;
+        c->wait_userdata = userdata;
+        c->wait_stop = false;
+        int r;
+        for (;;) {
+                if (c->wait_stop) {
+                        r = 1;
+                        break;
+                }
+                if (ex->got_reply && ex->saw_idle) {
+                        r = 0;
+                        break;
+                }
+                int64_t until = deadline_ms;
+                if (ex->got_reply) {
+                        /* Some kernels never publish idle for aborted requests; the reply is what
+                         * counts, idle only orders the outputs. */
+                        int64_t grace = ex->reply_ms + IDLE_GRACE_MS;
+                        if (until < 0 || grace < until)
+                                until = grace;
+                        if (kb_ms_left(until) == 0) {
+                                r = 0;
+                                break;
+                        }
+                }
+                if (kb_ms_left(until) == 0) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                r = pump(c, kb_ms_left(until));
+                if (r < 0)
+                        break;
+        }
+        c->wait_ex = NULL;
+        c->wait_fn = NULL;
+        c->wait_userdata = NULL;
+        return r;
+}
+
+void kb_execution_destroy(kb_client *c, kb_execution **exp) {
+        if (!exp || !*exp)
+                return;
+        if (c)
+                tracked_remove(c, *exp);
+        execution_free(*exp);
+        *exp = NULL;
+}
+
+int kb_client_execute(kb_client *c, const char *code, const kb_execute_options *options, int64_t deadline_ms,
+                      kb_execution **ret) {
+        kb_execution *ex = NULL;
+        int r = kb_client_execute_start(c, code, options, &ex);
+        if (r < 0)
+                return r;
+        r = kb_client_execute_wait(c, ex, deadline_ms, NULL, NULL);
+        if (r < 0) {
+                kb_execution_destroy(c, &ex);
+                return r;
+        }
+        *ret = ex;
+        return 0;
+}
+
+int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
+                      int64_t deadline_ms, kb_msg **ret_reply) {
+        _cleanup_free_ char *id = NULL;
+        int r = send_request(c, channel, msg_type, content, &id);
+        if (r < 0)
+                return r;
+        for (;;) {
+                kb_msg *reply = pending_take(c, channel, id);
+                if (reply) {
+                        if (ret_reply)
+                                *ret_reply = reply;
+                        else
+                                kb_msg_destroy(&reply);
+                        return 0;
+                }
+                if (kb_ms_left(deadline_ms) == 0)
+                        return -ETIMEDOUT;
+                r = pump(c, kb_ms_left(deadline_ms));
+                if (r < 0)
+                        return r;
+        }
+}
+
+int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status) {
+        kb_msg *reply = NULL;
+        int r = kb_client_request(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, deadline_ms, &reply);
+        if (r < 0)
+                return r;
+        if (ret_status) {
+                const char *status = kb_msg_content_string(reply, "status");
+                *ret_status = strdup(status ? status : "");
+                if (!*ret_status)
+                        r = -ENOMEM;
+        }
+        kb_msg_destroy(&reply);
+        return r;
+}
+
+int kb_client_shutdown(kb_client *c, int64_t deadline_ms) {
+        json_object *content = json_object_new_object();
+        if (!content)
+                return -ENOMEM;
+        json_object_object_add(content, "restart", json_object_new_boolean(0));
+        return kb_client_request(c, KB_CHANNEL_CONTROL, "shutdown_request", content, deadline_ms, NULL);
+}
+
+int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
+        zsock_t *hb = c->sock[KB_CHANNEL_HB];
+        if (zstr_send(hb, "kbound-ping") < 0)
+                return -EIO;
+        zmq_pollitem_t item = { .socket = zsock_resolve(hb), .events = ZMQ_POLLIN };
+        int r = zmq_poll(&item, 1, kb_ms_left(deadline_ms));
+        if (r > 0) {
+                zmsg_t *echo = zmsg_recv(hb);
+                zmsg_destroy(&echo);
+                return 1;
+        }
+        /* A REQ socket that got no answer is stuck in "expect reply"; start over. */
+        zsock_destroy(&c->sock[KB_CHANNEL_HB]);
+        c->sock[KB_CHANNEL_HB] = socket_new(ZMQ_REQ, c->endpoint_hb, &c->limits);
+        if (!c->sock[KB_CHANNEL_HB])
+                return -EIO;
+        return 0;
+}
