@@ -1,0 +1,70 @@
+/* kernel.h: one running kernel: team directories, connection file, launch (sandboxed or not),
+ * client, readiness, and teardown that leaves nothing behind. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "kbound/client.h"
+#include "kbound/kernelspec.h"
+#include "kbound/sandbox.h"
+
+typedef struct kb_kernel_options {
+        const kb_kernelspec *spec;
+        const char *base_dir;      /* host directory (0700) that holds teams/<team>/ */
+        const char *team;          /* [A-Za-z0-9_.-]{1,64} */
+        bool sandbox;              /* false only for protocol debugging (`--sandbox off`) */
+        const char *bwrap;         /* absolute path; required when sandbox */
+        bool allow_network;
+        const char *rootfs;
+        char *const *ro_paths;     /* extra read-only binds */
+        char *const *host_env;     /* kbound's environment, filtered by kb_sandbox_env */
+        kb_client_msg_fn on_msg;   /* transcript hook, may be NULL */
+        void *on_msg_userdata;
+        int cancel_fd;             /* readable → every wait ends with -ECANCELED; <= 0: none */
+        int64_t deadline_ms;       /* launch + readiness */
+} kb_kernel_options;
+
+typedef struct kb_kernel kb_kernel;
+
+/* Creates teams/<team>/{workspace,run,host} under base_dir (0700 each; -EEXIST if the team's
+ * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel
+ * (in bwrap unless !sandbox), connects a client with the kernel's pidfd as its death fd, and waits
+ * until the kernel answers kernel_info with iopub flowing.
+ * Errors: those of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
+ * its log tail is in the diagnosis), -EEXIST, -ENOMEM. On failure everything started is stopped,
+ * the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
+KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
+
+KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
+KB_EXPORT kb_sandbox *kb_kernel_sandbox(const kb_kernel *k); /* NULL when not sandboxed */
+KB_EXPORT int kb_kernel_pidfd(const kb_kernel *k);
+KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k);   /* kernel_info_reply content, borrowed */
+KB_EXPORT const char *kb_kernel_team_dir(const kb_kernel *k);
+KB_EXPORT const char *kb_kernel_workspace(const kb_kernel *k);  /* host path */
+KB_EXPORT const char *kb_kernel_runtime_dir(const kb_kernel *k);
+KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k);   /* host-only: log, canaries */
+KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);
+KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k);     /* launch → first kernel_info reply */
+
+/* Sends sig to the kernel process through its pidfd. Returns 0, -ESRCH. */
+KB_EXPORT int kb_kernel_signal(kb_kernel *k, int sig);
+
+/* 1 if the kernel process is alive, 0 if not. */
+KB_EXPORT int kb_kernel_alive(const kb_kernel *k);
+
+/* The last lines of the kernel's log (stdout+stderr), at most max_bytes; malloc'd, never NULL
+ * unless out of memory. */
+KB_EXPORT char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes);
+
+/* Asks the kernel to shut down (shutdown_request, up to grace_ms), then kills whatever is left
+ * and reaps it before deadline_ms. *ret_status (may be NULL) gets the wait status. Idempotent.
+ * Returns 0 or -ETIMEDOUT. */
+KB_EXPORT int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, int *ret_status);
+
+/* Stops the kernel if needed and removes its team folder unless keep. Sets *kp to NULL. */
+KB_EXPORT void kb_kernel_destroy(kb_kernel **kp, bool keep);
+
+/* Removes path and everything under it without following symlinks (the kernel could have planted
+ * some in its workspace). Returns 0 or -errno of the first failure. */
+KB_EXPORT int kb_remove_tree(const char *path);

@@ -1,0 +1,425 @@
+/* kernel.c: one running kernel: team folders, connection file, launch, client, teardown. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "kbound/connection.h"
+#include "kbound/kernel.h"
+
+#define CONNECTION_FILE "kernel.json"
+#define SOCKET_PREFIX "kernel"
+#define LOG_FILE "kernel.log"
+
+struct kb_kernel {
+        char *team_dir, *workspace, *runtime_dir, *host_dir, *log_path;
+        kb_connection *connection;
+        kb_sandbox *sandbox;   /* sandboxed kernels */
+        pid_t child;           /* unsandboxed kernels: our direct child (its own process group) */
+        int child_pidfd;
+        kb_client *client;
+        json_object *info;
+        int64_t startup_ms;
+        bool stopped;
+        int wait_status;
+};
+
+static char *path_join(const char *a, const char *b) {
+        char *p = NULL;
+        if (asprintf(&p, "%s/%s", a, b) < 0)
+                return NULL;
+        return p;
+}
+
+static int nftw_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        int r = flag == FTW_DP ? rmdir(path) : unlink(path);
+        return r < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int kb_remove_tree(const char *path) {
+        /* FTW_PHYS: never follow a symlink a kernel planted in its workspace; unlink removes the
+         * link itself. FTW_MOUNT: never cross into another filesystem. */
+        int r = nftw(path, nftw_remove, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        if (r < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return r;
+}
+
+static int mkdir_private(const char *path) {
+        if (mkdir(path, 0700) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Resolves a command name through the PATH found in env, as bwrap does inside the sandbox. */
+static char *resolve_command(const char *name, char *const *env) {
+        if (strchr(name, '/'))
+                return strdup(name);
+        const char *path = "/usr/local/bin:/usr/bin:/bin";
+        for (char *const *e = env; e && *e; e++)
+                if (strncmp(*e, "PATH=", 5) == 0)
+                        path = *e + 5;
+        const char *p = path;
+        while (*p) {
+                const char *end = strchrnul(p, ':');
+                char *candidate = NULL;
+                if (asprintf(&candidate, "%.*s/%s", (int) (end - p), p, name) < 0)
+                        return NULL;
+                if (access(candidate, X_OK) == 0)
+                        return candidate;
+                free(candidate);
+                p = *end ? end + 1 : end;
+        }
+        return NULL;
+}
+
+/* Unsandboxed launch, for protocol debugging only. The child gets its own session (so the whole
+ * group can be killed) and the same minimal environment a sandboxed kernel gets. */
+static int launch_plain(kb_kernel *k, char *const *argv, char *const *env) {
+        _cleanup_free_ char *program = resolve_command(argv[0], env);
+        if (!program)
+                return -ENOENT;
+        _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (log_fd < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                int null_fd = open("/dev/null", O_RDONLY);
+                if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+                        _exit(127);
+                setsid();
+                if (chdir(k->workspace) < 0)
+                        _exit(127);
+                execve(program, argv, env);
+                _exit(127);
+        }
+        k->child = pid;
+        k->child_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (k->child_pidfd < 0) {
+                int r = -errno;
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                k->child = 0;
+                return r;
+        }
+        return 0;
+}
+
+/* Environment for an unsandboxed kernel: paths that only exist inside the sandbox become the
+ * team's host folders. */
+static char **env_unsandboxed(char **env, const char *workspace) {
+        for (char **e = env; *e; e++) {
+                if (strncmp(*e, "HOME=", 5) == 0 || strncmp(*e, "TMPDIR=", 7) == 0) {
+                        char *n = NULL;
+                        if (asprintf(&n, "%.*s%s", (int) (strchr(*e, '=') - *e + 1), *e, workspace) < 0)
+                                return NULL;
+                        free(*e);
+                        *e = n;
+                }
+        }
+        return env;
+}
+
+static char *diagnose(kb_kernel *k, const char *what, int r) {
+        _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
+        char *d = NULL;
+        /* Newlines make the diagnosis multi-line in logs; keep it one line. */
+        for (char *p = tail; p && *p; p++)
+                if (*p == '\n')
+                        *p = ' ';
+        if (asprintf(&d, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "",
+                     tail ? tail : "") < 0)
+                return NULL;
+        return d;
+}
+
+int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diagnosis) {
+        kb_kernel *k = calloc(1, sizeof(*k));
+        char **env = NULL, **argv = NULL;
+        _cleanup_free_ char *teams = NULL, *conn_path = NULL, *socket_prefix = NULL, *conn_inside = NULL;
+        _cleanup_free_ char *ip_inside = NULL;
+        char *diagnosis = NULL;
+        int r;
+        if (!k)
+                return -ENOMEM;
+        k->child_pidfd = -1;
+
+        teams = path_join(o->base_dir, "teams");
+        if (!teams)
+                goto oom;
+        if (mkdir(teams, 0700) < 0 && errno != EEXIST) {
+                r = -errno;
+                goto fail;
+        }
+        k->team_dir = path_join(teams, o->team);
+        if (!k->team_dir)
+                goto oom;
+        r = mkdir_private(k->team_dir);
+        if (r < 0) {
+                free(k->team_dir);
+                k->team_dir = NULL; /* not ours: never remove it */
+                diagnosis = strdup(r == -EEXIST ? "team folder already exists" : "cannot create team folder");
+                goto fail;
+        }
+        k->workspace = path_join(k->team_dir, "workspace");
+        k->runtime_dir = path_join(k->team_dir, "run");
+        k->host_dir = path_join(k->team_dir, "host");
+        if (!k->workspace || !k->runtime_dir || !k->host_dir)
+                goto oom;
+        k->log_path = path_join(k->host_dir, LOG_FILE);
+        if (!k->log_path)
+                goto oom;
+        if ((r = mkdir_private(k->workspace)) < 0 || (r = mkdir_private(k->runtime_dir)) < 0 ||
+            (r = mkdir_private(k->host_dir)) < 0)
+                goto fail;
+
+        socket_prefix = path_join(k->runtime_dir, SOCKET_PREFIX);
+        conn_path = path_join(k->runtime_dir, CONNECTION_FILE);
+        if (!socket_prefix || !conn_path)
+                goto oom;
+        r = kb_connection_new_ipc(socket_prefix, &k->connection);
+        if (r < 0) {
+                diagnosis = strdup(r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
+                                                        "use a shorter --runtime-dir"
+                                                      : "cannot make a connection");
+                goto fail;
+        }
+        /* Inside the sandbox the runtime folder is KB_SANDBOX_RUNTIME: the kernel sees that path in
+         * its connection file and creates its sockets there; host paths never reach it. */
+        if (o->sandbox) {
+                ip_inside = strdup(KB_SANDBOX_RUNTIME "/" SOCKET_PREFIX);
+                conn_inside = strdup(KB_SANDBOX_RUNTIME "/" CONNECTION_FILE);
+                if (!ip_inside || !conn_inside)
+                        goto oom;
+        }
+        r = kb_connection_write(k->connection, ip_inside, conn_path);
+        if (r < 0) {
+                diagnosis = strdup("cannot write the connection file");
+                goto fail;
+        }
+        r = kb_kernelspec_argv(o->spec, conn_inside ? conn_inside : conn_path, &argv);
+        if (r < 0)
+                goto fail;
+        r = kb_sandbox_env(o->host_env, o->spec->env, &env);
+        if (r < 0)
+                goto fail;
+
+        int64_t launched = kb_now_ms();
+        if (o->sandbox) {
+                kb_sandbox_policy policy = {
+                        .team = o->team,
+                        .workspace = k->workspace,
+                        .runtime_dir = k->runtime_dir,
+                        .rootfs = o->rootfs,
+                        .allow_network = o->allow_network,
+                        .ro_paths = o->ro_paths,
+                        .env = env,
+                        .bwrap = o->bwrap,
+                };
+                r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
+                if (r < 0)
+                        goto fail;
+        } else {
+                if (!env_unsandboxed(env, k->workspace))
+                        goto oom;
+                r = launch_plain(k, argv, env);
+                if (r < 0) {
+                        diagnosis = diagnose(k, r == -ENOENT ? "kernel program not found" : "cannot start kernel", r);
+                        goto fail;
+                }
+        }
+
+        kb_client_options copts = {
+                .death_fd = kb_kernel_pidfd(k),
+                .cancel_fd = o->cancel_fd,
+                .on_msg = o->on_msg,
+                .on_msg_userdata = o->on_msg_userdata,
+        };
+        r = kb_client_new(k->connection, o->sandbox ? socket_prefix : NULL, &copts, &k->client);
+        if (r < 0) {
+                diagnosis = strdup("cannot connect the client sockets");
+                goto fail;
+        }
+        r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
+        if (r < 0) {
+                diagnosis = diagnose(k,
+                                     r == -ESRCH       ? "kernel exited during start-up"
+                                     : r == -ETIMEDOUT ? "kernel did not answer kernel_info in time"
+                                                       : "kernel sent a bad message during start-up",
+                                     r);
+                goto fail;
+        }
+        k->startup_ms = kb_now_ms() - launched;
+        kb_strv_free(argv);
+        kb_strv_free(env);
+        *ret = k;
+        return 0;
+
+oom:
+        r = -ENOMEM;
+fail:
+        kb_strv_free(argv);
+        kb_strv_free(env);
+        kb_kernel_destroy(&k, false);
+        if (ret_diagnosis)
+                *ret_diagnosis = diagnosis;
+        else
+                free(diagnosis);
+        return r;
+}
+
+kb_client *kb_kernel_client(const kb_kernel *k) {
+        return k->client;
+}
+kb_sandbox *kb_kernel_sandbox(const kb_kernel *k) {
+        return k->sandbox;
+}
+int kb_kernel_pidfd(const kb_kernel *k) {
+        return k->sandbox ? kb_sandbox_pidfd(k->sandbox) : k->child_pidfd;
+}
+json_object *kb_kernel_info(const kb_kernel *k) {
+        return k->info;
+}
+const char *kb_kernel_team_dir(const kb_kernel *k) {
+        return k->team_dir;
+}
+const char *kb_kernel_workspace(const kb_kernel *k) {
+        return k->workspace;
+}
+const char *kb_kernel_runtime_dir(const kb_kernel *k) {
+        return k->runtime_dir;
+}
+const char *kb_kernel_host_dir(const kb_kernel *k) {
+        return k->host_dir;
+}
+const char *kb_kernel_log_path(const kb_kernel *k) {
+        return k->log_path;
+}
+int64_t kb_kernel_startup_ms(const kb_kernel *k) {
+        return k->startup_ms;
+}
+
+int kb_kernel_signal(kb_kernel *k, int sig) {
+        if (k->sandbox)
+                return kb_sandbox_signal(k->sandbox, sig);
+        if (k->child_pidfd < 0)
+                return -ESRCH;
+        if (syscall(SYS_pidfd_send_signal, k->child_pidfd, sig, NULL, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int kb_kernel_alive(const kb_kernel *k) {
+        if (k->sandbox)
+                return kb_sandbox_alive(k->sandbox);
+        if (k->child_pidfd < 0)
+                return 0;
+        struct pollfd p = { .fd = k->child_pidfd, .events = POLLIN };
+        return poll(&p, 1, 0) == 0;
+}
+
+char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
+        char *buf = calloc(1, max_bytes + 1);
+        if (!buf || !k->log_path)
+                return buf;
+        _cleanup_close_ int fd = open(k->log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return buf;
+        off_t size = lseek(fd, 0, SEEK_END);
+        off_t start = size > (off_t) max_bytes ? size - (off_t) max_bytes : 0;
+        ssize_t n = pread(fd, buf, max_bytes, start);
+        if (n < 0)
+                n = 0;
+        buf[n] = '\0';
+        /* Trim trailing whitespace so the tail reads as a sentence. */
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+                buf[--n] = '\0';
+        return buf;
+}
+
+static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
+        if (k->child <= 0)
+                return 0;
+        /* The whole session: a kernel's own subprocesses must not outlive kbound either. */
+        kill(-k->child, SIGKILL);
+        kill(k->child, SIGKILL);
+        for (;;) {
+                int status;
+                pid_t w = waitpid(k->child, &status, WNOHANG);
+                if (w == k->child || (w < 0 && errno == ECHILD)) {
+                        k->wait_status = w == k->child ? status : 0;
+                        break;
+                }
+                if (kb_ms_left(deadline_ms) == 0)
+                        return -ETIMEDOUT;
+                struct pollfd p = { .fd = k->child_pidfd, .events = POLLIN };
+                poll(&p, 1, 10);
+        }
+        k->child = 0;
+        if (ret_status)
+                *ret_status = k->wait_status;
+        return 0;
+}
+
+int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, int *ret_status) {
+        if (k->stopped) {
+                if (ret_status)
+                        *ret_status = k->wait_status;
+                return 0;
+        }
+        if (k->client && grace_ms > 0 && kb_kernel_alive(k)) {
+                int64_t grace = kb_now_ms() + grace_ms;
+                if (deadline_ms >= 0 && grace > deadline_ms)
+                        grace = deadline_ms;
+                if (kb_client_shutdown(k->client, grace) == 0) {
+                        /* Give it the rest of the grace to exit on its own. */
+                        struct pollfd p = { .fd = kb_kernel_pidfd(k), .events = POLLIN };
+                        poll(&p, 1, kb_ms_left(grace));
+                }
+        }
+        int r;
+        if (k->sandbox)
+                r = kb_sandbox_stop(k->sandbox, deadline_ms, &k->wait_status);
+        else
+                r = stop_plain(k, deadline_ms, &k->wait_status);
+        if (r < 0)
+                return r;
+        k->stopped = true;
+        if (ret_status)
+                *ret_status = k->wait_status;
+        return 0;
+}
+
+void kb_kernel_destroy(kb_kernel **kp, bool keep) {
+        if (!kp || !*kp)
+                return;
+        kb_kernel *k = *kp;
+        kb_client_destroy(&k->client);
+        kb_kernel_stop(k, 0, kb_now_ms() + 5000, NULL);
+        kb_sandbox_destroy(&k->sandbox);
+        if (k->child > 0) {
+                kill(-k->child, SIGKILL);
+                kill(k->child, SIGKILL);
+                waitpid(k->child, NULL, 0);
+        }
+        kb_closep(&k->child_pidfd);
+        kb_connection_destroy(&k->connection);
+        json_object_put(k->info);
+        if (k->team_dir && !keep)
+                kb_remove_tree(k->team_dir);
+        free(k->team_dir);
+        free(k->workspace);
+        free(k->runtime_dir);
+        free(k->host_dir);
+        free(k->log_path);
+        free(k);
+        *kp = NULL;
+}
