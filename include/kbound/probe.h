@@ -1,0 +1,63 @@
+/* probe.h: probe cells as data (language packs), their results, and the host-side evidence:
+ * canary listeners, canary secrets, and the search for secrets in what a cell saw. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+#include "kbound/client.h"
+#include "kbound/common.h"
+
+#define KB_PROBE_MIME "application/vnd.kbound.probe+json"
+#define KB_PROBE_PARAMS_TOKEN "{{KBOUND_PARAMS_B64}}"
+#define KB_LANGPACK_MANIFEST "kbound.json"
+#define KB_LANGPACK_CELL_MAX (256 * 1024)
+
+/* Fills buf with 2*n_bytes lowercase hex characters of fresh randomness and a NUL.
+ * buf must hold 2*n_bytes+1. Returns 0 or -errno from getrandom. */
+KB_EXPORT int kb_random_hex(char *buf, size_t n_bytes);
+
+typedef struct kb_langpack kb_langpack;
+
+/* Finds the language pack for language under kernels_dir: the folder whose kbound.json names
+ * language (or an alias) case-insensitively. Returns 0, -ENOENT (no pack: the caller says which
+ * folder to add), -EPROTO (a manifest is malformed), -errno. */
+KB_EXPORT int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack **ret);
+KB_EXPORT const char *kb_langpack_language(const kb_langpack *lp);
+KB_EXPORT const char *kb_langpack_dir(const kb_langpack *lp);
+
+/* Renders cell (a key of the manifest's "cells") with params: every KB_PROBE_PARAMS_TOKEN becomes
+ * the base64 of params' JSON. Returns 0 and malloc'd code, -ENOENT (no such cell), -EMSGSIZE. */
+KB_EXPORT int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code);
+KB_EXPORT void kb_langpack_destroy(kb_langpack **lpp);
+
+/* The one KB_PROBE_MIME object an execution published. Returns 0 and a new reference, -ENOMSG
+ * (none), -EPROTO (not an object, or more than one). */
+KB_EXPORT int kb_probe_result(const kb_execution *ex, json_object **ret);
+
+/* Canary listeners on the host's loopback: one TCP socket on 127.0.0.1 and one abstract unix
+ * socket, both listening, both counting every connection that reaches them. Loopback only: a
+ * probe never needs another host. */
+typedef struct kb_canary_net kb_canary_net;
+KB_EXPORT int kb_canary_net_open(kb_canary_net **ret);
+/* Adds "tcp_ports" and "abstract_sockets" to params. */
+KB_EXPORT int kb_canary_net_params(const kb_canary_net *c, json_object *params);
+/* Accepts (and closes) whatever connected since the last call; returns the running totals. */
+KB_EXPORT void kb_canary_net_count(kb_canary_net *c, unsigned *ret_tcp, unsigned *ret_unix);
+KB_EXPORT void kb_canary_net_destroy(kb_canary_net **cp);
+
+/* A set of named secret values. Values are never copied anywhere but here and are wiped on
+ * destroy; only names leave this object. */
+typedef struct kb_secrets kb_secrets;
+KB_EXPORT int kb_secrets_new(kb_secrets **ret);
+KB_EXPORT int kb_secrets_add(kb_secrets *s, const char *name, const char *value);
+/* Adds every variable of host_env that kb_sandbox_env_allowed() refuses, as a daemon secret named
+ * "env:NAME", unless its value is not distinctive: shorter than 8 bytes, a number, an existing
+ * absolute path, or a substring of one of legit (strings the sandbox sees by design: its own
+ * environment and argv). *ret_skipped (may be NULL) counts the ones skipped. */
+KB_EXPORT int kb_secrets_add_env(kb_secrets *s, char *const *host_env, char *const *legit, size_t *ret_skipped);
+KB_EXPORT size_t kb_secrets_count(const kb_secrets *s);
+/* Searches every string (keys and values) in data for every secret; returns a new array of the
+ * names found (empty if none), or NULL if out of memory. */
+KB_EXPORT json_object *kb_secrets_scan(const kb_secrets *s, json_object *data);
+KB_EXPORT void kb_secrets_destroy(kb_secrets **sp);

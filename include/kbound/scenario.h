@@ -1,0 +1,50 @@
+/* scenario.h: the check sequence for one kernel (identity, boundary probes, both interrupt paths,
+ * persistence) and its verdicts, as a kernel object of the run report (docs/report-format.md). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "kbound/client.h"
+#include "kbound/kernelspec.h"
+#include "kbound/probe.h"
+
+/* What every kernel of one run shares. Read-only while kernels are checked concurrently. */
+typedef struct kb_check_env {
+        const char *kernels_dir;      /* language packs */
+        const char *base_dir;         /* this run's private folder (teams/ lives here) */
+        const char *bwrap;            /* absolute path */
+        const char *bwrap_version;
+        bool allow_network;           /* raw-network override: boundary.network is not_claimed */
+        const char *rootfs;
+        char *const *ro_paths;
+        char *const *host_env;        /* kbound's own environment (for the sandbox allowlist) */
+        const kb_secrets *secrets;    /* daemon secrets and canaries no cell may reach */
+        const kb_secrets *sibling_secrets; /* another team's canaries */
+        json_object *escape_dirs;     /* host folders a write must not reach (array of strings) */
+        json_object *credential_paths;/* host credential files holding canaries */
+        json_object *sibling_paths;   /* another team's folder and canary file */
+        int long_cell_seconds;        /* how long the long cell runs if nobody stops it */
+        int interrupt_timeout_ms;     /* how long an interrupt path gets to stop the cell */
+        int cancel_fd;                /* readable → stop everything (signal) */
+        int64_t deadline_ms;          /* the whole run's deadline */
+        bool keep;                    /* keep the team folders */
+        kb_client_msg_fn on_msg;      /* transcript hook, may be NULL */
+        void *on_msg_userdata;
+        kb_log_fn log;                /* progress, may be NULL */
+        void *log_userdata;
+} kb_check_env;
+
+/* How a kernel's check ended, for the exit code. */
+typedef enum kb_check_outcome {
+        KB_CHECK_DONE,          /* every check ran; statuses say pass or fail */
+        KB_CHECK_NOT_ENFORCED,  /* the sandbox or the probes could not be set up (exit 3) */
+        KB_CHECK_CANCELLED,     /* a signal or the deadline ended it early */
+} kb_check_outcome;
+
+/* Checks one kernel: launches it in the sandbox as team, runs every check, stops it and removes
+ * its folders (unless env->keep). Always returns a kernel object in *ret (see the report format):
+ * a kernel that could not be started or checked has "error" set and a failing check, so no
+ * report can read as a pass for it. *ret_outcome says how it ended. Returns 0 or -ENOMEM. */
+KB_EXPORT int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const char *team,
+                              json_object **ret, kb_check_outcome *ret_outcome);

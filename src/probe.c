@@ -1,0 +1,478 @@
+/* probe.c: language packs (probe cells as data), probe results, canary listeners and secrets. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include "kbound/probe.h"
+#include "kbound/sandbox.h"
+
+#define MANIFEST_MAX (64 * 1024)
+#define SECRETS_MAX 4096
+#define SECRET_MIN_LEN 8
+#define SCAN_DEPTH_MAX 64
+
+int kb_random_hex(char *buf, size_t n_bytes) {
+        static const char hex[] = "0123456789abcdef";
+        unsigned char raw[64];
+        if (n_bytes > sizeof(raw))
+                return -EINVAL;
+        size_t got = 0;
+        while (got < n_bytes) {
+                ssize_t n = getrandom(raw + got, n_bytes - got, 0);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                got += (size_t) n;
+        }
+        for (size_t i = 0; i < n_bytes; i++) {
+                buf[2 * i] = hex[raw[i] >> 4];
+                buf[2 * i + 1] = hex[raw[i] & 15];
+        }
+        buf[2 * n_bytes] = '\0';
+        OPENSSL_cleanse(raw, sizeof(raw));
+        return 0;
+}
+
+/* ---- language packs ---- */
+
+struct kb_langpack {
+        char *dir;
+        char *language;
+        json_object *manifest;
+};
+
+static int read_file(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((size_t) st.st_size > max)
+                return -EMSGSIZE;
+        char *buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        size_t len = 0;
+        while (len < (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+/* 1 if manifest names language (or an alias of it), 0 if not, -EPROTO if malformed. */
+static int manifest_matches(json_object *m, const char *language) {
+        json_object *lang = NULL, *aliases = NULL, *cells = NULL;
+        if (!json_object_is_type(m, json_type_object) || !json_object_object_get_ex(m, "language", &lang) ||
+            !json_object_is_type(lang, json_type_string) || !json_object_object_get_ex(m, "cells", &cells) ||
+            !json_object_is_type(cells, json_type_object))
+                return -EPROTO;
+        if (strcasecmp(json_object_get_string(lang), language) == 0)
+                return 1;
+        if (json_object_object_get_ex(m, "aliases", &aliases) && json_object_is_type(aliases, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(aliases); i++) {
+                        json_object *a = json_object_array_get_idx(aliases, i);
+                        if (json_object_is_type(a, json_type_string) &&
+                            strcasecmp(json_object_get_string(a), language) == 0)
+                                return 1;
+                }
+        return 0;
+}
+
+int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack **ret) {
+        DIR *d = opendir(kernels_dir);
+        if (!d)
+                return -errno;
+        int r = -ENOENT;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                _cleanup_free_ char *text = NULL;
+                size_t len = 0;
+                if (read_file(sub, KB_LANGPACK_MANIFEST, MANIFEST_MAX, &text, &len) < 0)
+                        continue;
+                json_object *m = json_tokener_parse(text);
+                int match = m ? manifest_matches(m, language) : -EPROTO;
+                if (match <= 0) {
+                        json_object_put(m);
+                        if (match < 0 && r == -ENOENT)
+                                r = -EPROTO;
+                        continue;
+                }
+                kb_langpack *lp = calloc(1, sizeof(*lp));
+                if (!lp || asprintf(&lp->dir, "%s/%s", kernels_dir, de->d_name) < 0) {
+                        free(lp);
+                        json_object_put(m);
+                        r = -ENOMEM;
+                        break;
+                }
+                json_object *lang = NULL;
+                json_object_object_get_ex(m, "language", &lang);
+                lp->language = strdup(json_object_get_string(lang));
+                lp->manifest = m;
+                if (!lp->language) {
+                        kb_langpack_destroy(&lp);
+                        r = -ENOMEM;
+                        break;
+                }
+                *ret = lp;
+                r = 0;
+                break;
+        }
+        closedir(d);
+        return r;
+}
+
+const char *kb_langpack_language(const kb_langpack *lp) {
+        return lp->language;
+}
+
+const char *kb_langpack_dir(const kb_langpack *lp) {
+        return lp->dir;
+}
+
+int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code) {
+        json_object *cells = NULL, *file = NULL;
+        json_object_object_get_ex(lp->manifest, "cells", &cells);
+        if (!json_object_object_get_ex(cells, cell, &file) || !json_object_is_type(file, json_type_string))
+                return -ENOENT;
+        const char *name = json_object_get_string(file);
+        if (strchr(name, '/') || name[0] == '.')
+                return -EPROTO;
+        _cleanup_close_ int dfd = open(lp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        _cleanup_free_ char *tmpl = NULL;
+        int r = read_file(dfd, name, KB_LANGPACK_CELL_MAX, &tmpl, NULL);
+        if (r < 0)
+                return r;
+
+        const char *json = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN);
+        size_t json_len = strlen(json);
+        _cleanup_free_ char *b64 = malloc(4 * ((json_len + 2) / 3) + 1);
+        if (!b64)
+                return -ENOMEM;
+        EVP_EncodeBlock((unsigned char *) b64, (const unsigned char *) json, (int) json_len);
+
+        size_t tok_len = strlen(KB_PROBE_PARAMS_TOKEN), b64_len = strlen(b64), n = 0;
+        for (const char *p = tmpl; (p = strstr(p, KB_PROBE_PARAMS_TOKEN)); p += tok_len)
+                n++;
+        size_t out_len = strlen(tmpl) + n * b64_len + 1;
+        char *out = malloc(out_len);
+        if (!out)
+                return -ENOMEM;
+        char *w = out;
+        const char *p = tmpl, *hit;
+        while ((hit = strstr(p, KB_PROBE_PARAMS_TOKEN))) {
+                memcpy(w, p, (size_t) (hit - p));
+                w += hit - p;
+                memcpy(w, b64, b64_len);
+                w += b64_len;
+                p = hit + tok_len;
+        }
+        size_t rest = strlen(p);
+        memcpy(w, p, rest);
+        w[rest] = '\0';
+        *ret_code = out;
+        return 0;
+}
+
+void kb_langpack_destroy(kb_langpack **lpp) {
+        if (!lpp || !*lpp)
+                return;
+        free((*lpp)->dir);
+        free((*lpp)->language);
+        json_object_put((*lpp)->manifest);
+        free(*lpp);
+        *lpp = NULL;
+}
+
+int kb_probe_result(const kb_execution *ex, json_object **ret) {
+        json_object *found = NULL;
+        size_t n = ex->outputs ? json_object_array_length(ex->outputs) : 0;
+        for (size_t i = 0; i < n; i++) {
+                json_object *out = json_object_array_get_idx(ex->outputs, i), *data = NULL, *v = NULL;
+                if (!json_object_object_get_ex(out, "data", &data) || !json_object_object_get_ex(data, KB_PROBE_MIME, &v))
+                        continue;
+                if (found)
+                        return -EPROTO;
+                found = v;
+        }
+        if (!found)
+                return -ENOMSG;
+        /* Some kernels send a JSON MIME value as a string holding JSON; accept both forms. */
+        if (json_object_is_type(found, json_type_string)) {
+                json_object *parsed = json_tokener_parse(json_object_get_string(found));
+                if (!parsed || !json_object_is_type(parsed, json_type_object)) {
+                        json_object_put(parsed);
+                        return -EPROTO;
+                }
+                *ret = parsed;
+                return 0;
+        }
+        if (!json_object_is_type(found, json_type_object))
+                return -EPROTO;
+        *ret = json_object_get(found);
+        return 0;
+}
+
+/* ---- canary listeners ---- */
+
+struct kb_canary_net {
+        int tcp_fd, unix_fd;
+        int tcp_port;
+        char unix_name[64];
+        unsigned tcp_hits, unix_hits;
+};
+
+int kb_canary_net_open(kb_canary_net **ret) {
+        kb_canary_net *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->tcp_fd = c->unix_fd = -1;
+        int r;
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(in);
+        c->tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c->tcp_fd < 0 || bind(c->tcp_fd, (struct sockaddr *) &in, sizeof(in)) < 0 || listen(c->tcp_fd, 16) < 0 ||
+            getsockname(c->tcp_fd, (struct sockaddr *) &in, &len) < 0)
+                goto fail;
+        c->tcp_port = ntohs(in.sin_port);
+
+        char nonce[17];
+        if ((r = kb_random_hex(nonce, 8)) < 0) {
+                errno = -r;
+                goto fail;
+        }
+        snprintf(c->unix_name, sizeof(c->unix_name), "kbound-canary-%s", nonce);
+        struct sockaddr_un un = { .sun_family = AF_UNIX };
+        /* Abstract namespace: sun_path[0] is NUL; abstract sockets belong to the network namespace,
+         * so only a sandbox sharing the host's can reach this one. */
+        size_t name_len = strlen(c->unix_name);
+        memcpy(un.sun_path + 1, c->unix_name, name_len);
+        socklen_t un_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + name_len);
+        c->unix_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c->unix_fd < 0 || bind(c->unix_fd, (struct sockaddr *) &un, un_len) < 0 || listen(c->unix_fd, 16) < 0)
+                goto fail;
+        *ret = c;
+        return 0;
+fail:
+        r = -errno;
+        kb_canary_net_destroy(&c);
+        return r;
+}
+
+int kb_canary_net_params(const kb_canary_net *c, json_object *params) {
+        json_object *ports = json_object_new_array(), *names = json_object_new_array();
+        if (!ports || !names) {
+                json_object_put(ports);
+                json_object_put(names);
+                return -ENOMEM;
+        }
+        json_object_array_add(ports, json_object_new_int(c->tcp_port));
+        json_object_array_add(names, json_object_new_string(c->unix_name));
+        json_object_object_add(params, "tcp_ports", ports);
+        json_object_object_add(params, "abstract_sockets", names);
+        return 0;
+}
+
+static unsigned drain_accept(int fd) {
+        unsigned n = 0;
+        for (;;) {
+                int a = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+                if (a < 0)
+                        break;
+                close(a);
+                n++;
+        }
+        return n;
+}
+
+void kb_canary_net_count(kb_canary_net *c, unsigned *ret_tcp, unsigned *ret_unix) {
+        c->tcp_hits += drain_accept(c->tcp_fd);
+        c->unix_hits += drain_accept(c->unix_fd);
+        if (ret_tcp)
+                *ret_tcp = c->tcp_hits;
+        if (ret_unix)
+                *ret_unix = c->unix_hits;
+}
+
+void kb_canary_net_destroy(kb_canary_net **cp) {
+        if (!cp || !*cp)
+                return;
+        kb_closep(&(*cp)->tcp_fd);
+        kb_closep(&(*cp)->unix_fd);
+        free(*cp);
+        *cp = NULL;
+}
+
+/* ---- secrets ---- */
+
+struct kb_secrets {
+        char **names;
+        char **values;
+        size_t n;
+};
+
+int kb_secrets_new(kb_secrets **ret) {
+        kb_secrets *s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int kb_secrets_add(kb_secrets *s, const char *name, const char *value) {
+        if (s->n == SECRETS_MAX)
+                return -E2BIG;
+        char **names = realloc(s->names, (s->n + 1) * sizeof(char *));
+        if (!names)
+                return -ENOMEM;
+        s->names = names;
+        char **values = realloc(s->values, (s->n + 1) * sizeof(char *));
+        if (!values)
+                return -ENOMEM;
+        s->values = values;
+        s->names[s->n] = strdup(name);
+        s->values[s->n] = strdup(value);
+        if (!s->names[s->n] || !s->values[s->n]) {
+                free(s->names[s->n]);
+                free(s->values[s->n]);
+                return -ENOMEM;
+        }
+        s->n++;
+        return 0;
+}
+
+static bool distinctive(const char *value, char *const *legit) {
+        size_t len = strlen(value);
+        if (len < SECRET_MIN_LEN)
+                return false;
+        if (strspn(value, "0123456789.-") == len)
+                return false;
+        struct stat st;
+        if (value[0] == '/' && stat(value, &st) == 0)
+                return false;
+        for (char *const *l = legit; l && *l; l++)
+                if (strstr(*l, value))
+                        return false;
+        return true;
+}
+
+int kb_secrets_add_env(kb_secrets *s, char *const *host_env, char *const *legit, size_t *ret_skipped) {
+        size_t skipped = 0;
+        for (char *const *e = host_env; e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                if (!eq || eq == *e)
+                        continue;
+                _cleanup_free_ char *name = strndup(*e, (size_t) (eq - *e));
+                if (!name)
+                        return -ENOMEM;
+                if (kb_sandbox_env_allowed(name))
+                        continue;
+                if (!distinctive(eq + 1, legit)) {
+                        skipped++;
+                        continue;
+                }
+                _cleanup_free_ char *label = NULL;
+                if (asprintf(&label, "env:%s", name) < 0)
+                        return -ENOMEM;
+                int r = kb_secrets_add(s, label, eq + 1);
+                if (r < 0)
+                        return r;
+        }
+        if (ret_skipped)
+                *ret_skipped = skipped;
+        return 0;
+}
+
+size_t kb_secrets_count(const kb_secrets *s) {
+        return s->n;
+}
+
+static void scan_string(const kb_secrets *s, const char *str, bool *hit) {
+        for (size_t i = 0; i < s->n; i++)
+                if (!hit[i] && strstr(str, s->values[i]))
+                        hit[i] = true;
+}
+
+static void scan(const kb_secrets *s, json_object *o, bool *hit, int depth) {
+        if (!o || depth > SCAN_DEPTH_MAX)
+                return;
+        switch (json_object_get_type(o)) {
+        case json_type_string:
+                scan_string(s, json_object_get_string(o), hit);
+                break;
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        scan(s, json_object_array_get_idx(o, i), hit, depth + 1);
+                break;
+        case json_type_object: {
+                json_object_object_foreach(o, key, value) {
+                        scan_string(s, key, hit);
+                        scan(s, value, hit, depth + 1);
+                }
+                break;
+        }
+        default:
+                break;
+        }
+}
+
+json_object *kb_secrets_scan(const kb_secrets *s, json_object *data) {
+        json_object *found = json_object_new_array();
+        bool *hit = calloc(s->n ? s->n : 1, sizeof(bool));
+        if (!found || !hit) {
+                json_object_put(found);
+                free(hit);
+                return NULL;
+        }
+        scan(s, data, hit, 0);
+        for (size_t i = 0; i < s->n; i++)
+                if (hit[i])
+                        json_object_array_add(found, json_object_new_string(s->names[i]));
+        free(hit);
+        return found;
+}
+
+void kb_secrets_destroy(kb_secrets **sp) {
+        if (!sp || !*sp)
+                return;
+        kb_secrets *s = *sp;
+        for (size_t i = 0; i < s->n; i++) {
+                OPENSSL_cleanse(s->values[i], strlen(s->values[i]));
+                free(s->values[i]);
+                free(s->names[i]);
+        }
+        free(s->names);
+        free(s->values);
+        free(s);
+        *sp = NULL;
+}
