@@ -1,0 +1,156 @@
+/* cli.c: messages, signal self-pipe and lookups shared by the kbound subcommands. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <kbound/sandbox.h>
+#include "cli.h"
+
+static bool quiet;
+static int signal_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t signal_received;
+
+void cli_set_quiet(bool q) {
+        quiet = q;
+}
+
+void cli_error(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("kbound: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+void cli_progress(const char *fmt, ...) {
+        if (quiet)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("kbound: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+static void on_signal(int sig) {
+        int saved = errno;
+        signal_received = sig;
+        if (signal_pipe[1] >= 0) {
+                char c = (char) sig;
+                ssize_t n = write(signal_pipe[1], &c, 1);
+                (void) n;
+        }
+        errno = saved;
+}
+
+int cli_signals_install(void) {
+        if (signal_pipe[0] >= 0)
+                return signal_pipe[0];
+        if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -1;
+        struct sigaction sa = { .sa_handler = on_signal };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        /* A kernel or a report reader going away must be an error we see, not a silent death. */
+        signal(SIGPIPE, SIG_IGN);
+        return signal_pipe[0];
+}
+
+int cli_signal_received(void) {
+        return signal_received;
+}
+
+int cli_find_kernelspec(const char *name, kb_kernelspec **ret) {
+        char **dirs = NULL;
+        int r = kb_kernelspec_search_path(environ, &dirs);
+        if (r < 0) {
+                cli_error("kernel '%s': cannot build the kernelspec search path: %s", name, strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        r = kb_kernelspec_find(name, dirs, ret);
+        if (r == -ENOENT) {
+                cli_error("kernel '%s': no kernelspec found (searched JUPYTER_PATH, the user data dir, "
+                          "/usr/local/share/jupyter and /usr/share/jupyter; `kbound kernelspecs` lists "
+                          "what exists)",
+                          name);
+        } else if (r == -EPROTO) {
+                cli_error("kernel '%s': its kernel.json is malformed (argv must be a non-empty list of "
+                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
+                          name);
+        } else if (r < 0) {
+                cli_error("kernel '%s': cannot load its kernelspec: %s", name, strerror(-r));
+        }
+        kb_strv_free(dirs);
+        return r < 0 ? KB_EXIT_ENFORCE : 0;
+}
+
+int cli_find_bwrap(const char *explicit_path, char **ret) {
+        int r = kb_sandbox_find_bwrap(explicit_path, environ, ret);
+        if (r < 0) {
+                if (explicit_path)
+                        cli_error("cannot enforce the sandbox: bubblewrap '%s' is not an executable file",
+                                  explicit_path);
+                else
+                        cli_error("cannot enforce the sandbox: bubblewrap (bwrap) not found in KBOUND_BWRAP "
+                                  "or PATH; install it (Debian/Ubuntu: apt-get install bubblewrap) or pass "
+                                  "--bwrap PATH; `kbound doctor` checks the rest");
+                return KB_EXIT_ENFORCE;
+        }
+        return 0;
+}
+
+int cli_make_base_dir(char **ret) {
+        const char *parent = getenv("KBOUND_RUNTIME_DIR");
+        if (!parent || !*parent)
+                parent = getenv("TMPDIR");
+        if (!parent || !*parent)
+                parent = "/tmp";
+        char *path = NULL;
+        if (asprintf(&path, "%s/kbound-XXXXXX", parent) < 0)
+                return KB_EXIT_ENFORCE;
+        if (!mkdtemp(path)) {
+                cli_error("cannot create a private folder under %s: %s", parent, strerror(errno));
+                free(path);
+                return KB_EXIT_ENFORCE;
+        }
+        *ret = path;
+        return 0;
+}
+
+int cli_sandbox_env(bool *allow_raw_network) {
+        const char *mode = getenv("OPENAI4S_KERNEL_SANDBOX");
+        if (mode && *mode && strcmp(mode, "enforce") != 0) {
+                cli_error("OPENAI4S_KERNEL_SANDBOX=%s is not supported: 'enforce' is the only mode "
+                          "(kbound never reports boundaries without a sandbox)",
+                          mode);
+                return KB_EXIT_USAGE;
+        }
+        const char *raw = getenv("OPENAI4S_KERNEL_ALLOW_RAW_NETWORK");
+        if (raw && *raw) {
+                if (strcmp(raw, "1") == 0)
+                        *allow_raw_network = true;
+                else if (strcmp(raw, "0") != 0) {
+                        cli_error("OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=%s: expected 1 or 0", raw);
+                        return KB_EXIT_USAGE;
+                }
+        }
+        return 0;
+}
+
+long cli_parse_seconds(const char *s) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400)
+                return -1;
+        return (long) (v * 1000.0);
+}

@@ -1,0 +1,47 @@
+/* cli.h: helpers shared by the kbound subcommands (messages, signals, kernel lookup). */
+#pragma once
+
+#include <stdbool.h>
+#include <kbound/kernelspec.h>
+
+enum {
+        KB_EXIT_PASS = 0,     /* every claim tested and held */
+        KB_EXIT_FAIL = 1,     /* a check failed, or the cell raised */
+        KB_EXIT_USAGE = 2,    /* bad command line */
+        KB_EXIT_ENFORCE = 3,  /* the sandbox cannot be enforced here */
+};
+
+extern char **environ;
+
+int cmd_kernelspecs(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_set_quiet(bool quiet);
+
+/* SIGINT/SIGTERM make the returned fd readable (a self-pipe); library waits poll it and end with
+ * -ECANCELED. cli_signal_received() tells which signal came (0 if none). */
+int cli_signals_install(void);
+int cli_signal_received(void);
+
+/* Finds a kernelspec by name or folder path; on failure prints which kernel and why and returns a
+ * KB_EXIT_* code (the kernel missing means the run cannot be enforced: KB_EXIT_ENFORCE). */
+int cli_find_kernelspec(const char *name, kb_kernelspec **ret);
+
+/* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
+ * returns KB_EXIT_ENFORCE. */
+int cli_find_bwrap(const char *explicit_path, char **ret);
+
+/* Makes a private (0700) base folder for this run's teams, under $KBOUND_RUNTIME_DIR, else
+ * $TMPDIR, else /tmp. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
+int cli_make_base_dir(char **ret);
+
+/* Reads OPENAI4S_KERNEL_SANDBOX / OPENAI4S_KERNEL_ALLOW_RAW_NETWORK. Returns 0, or prints why the
+ * value is not accepted and returns KB_EXIT_USAGE. */
+int cli_sandbox_env(bool *allow_raw_network);
+
+/* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
+long cli_parse_seconds(const char *s);

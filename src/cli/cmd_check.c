@@ -1,0 +1,458 @@
+/* cmd_check.c: `kbound check`: the main job. Sets up canaries, checks every kernel concurrently in
+ * its own team sandbox, and reports a verdict for people (stdout) and CI (JSON, JUnit, exit code). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <kbound/kernel.h>
+#include <kbound/report.h>
+#include <kbound/sandbox.h>
+#include <kbound/scenario.h>
+#include "cli.h"
+
+#define MAX_KERNELS 32
+#define CANARY_ENV "KBOUND_CANARY_SECRET"
+
+static void check_usage(FILE *out) {
+        fputs("Usage: kbound check [OPTIONS]\n\n"
+              "Starts each kernel in its own team sandbox (bubblewrap), probes the boundary (writes outside\n"
+              "the workspace, a writable workspace, network, daemon secrets, another team's files), checks the\n"
+              "kernel is PID 2 behind a pinned pidfd, interrupts a running cell through the control channel and\n"
+              "through the pidfd, and proves the same namespace still answers. Kernels run concurrently.\n\n"
+              "  --kernel NAME|PATH      a kernelspec to check (repeatable; default: python3 and ir)\n"
+              "  --team NAME             prefix of the team names (default kbound)\n"
+              "  --json FILE             write the JSON report (docs/report-format.md)\n"
+              "  --junit FILE            write a JUnit XML report (one testcase per kernel x check)\n"
+              "  --allow-raw-network     keep the host network; the network boundary is then NOT claimed\n"
+              "                          (also OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
+              "  --require-full-boundary fail if the raw-network override is set (for full-boundary CI jobs)\n"
+              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --kernels-dir DIR       probe cells (default: the installed kernels/ folder)\n"
+              "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
+              "  --timeout SECONDS       deadline for the whole run (default 300)\n"
+              "  --keep                  keep the team folders for inspection\n"
+              "  --quiet                 no progress on stderr\n\n"
+              "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
+              "3 the sandbox cannot be enforced (see `kbound doctor`).\n",
+              out);
+}
+
+/* A canary in kbound's own environment has to be in the environment block the kernel would see
+ * through /proc/<pid>/environ, which setenv() does not change: so put it there and exec again. */
+static void reexec_with_canary(char **argv) {
+        if (getenv(CANARY_ENV))
+                return;
+        char value[65];
+        if (kb_random_hex(value, 32) < 0)
+                return;
+        if (setenv(CANARY_ENV, value, 1) < 0)
+                return;
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+                return;
+        self[n] = '\0';
+        execv(self, argv);
+        /* Still protected by the setenv copy; the report says how many secrets were checked. */
+}
+
+static int resolve_kernels_dir(const char *opt, char **ret) {
+        const char *env = getenv("KBOUND_KERNELS_DIR");
+        char self[PATH_MAX], candidate[PATH_MAX + 64];
+        const char *tries[4] = { opt, env && *env ? env : NULL, NULL, NULL };
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char installed[PATH_MAX + 64] = "";
+        if (n > 0) {
+                self[n] = '\0';
+                char *slash = strrchr(self, '/');
+                if (slash)
+                        *slash = '\0';
+                snprintf(installed, sizeof(installed), "%s/../share/kbound/kernels", self);
+                tries[2] = installed;
+        }
+#ifdef KBOUND_SOURCE_KERNELS
+        /* Running from the build tree: the source checkout's kernels/. */
+        tries[3] = KBOUND_SOURCE_KERNELS;
+#endif
+        for (size_t i = 0; i < 4; i++) {
+                if (!tries[i])
+                        continue;
+                snprintf(candidate, sizeof(candidate), "%s", tries[i]);
+                struct stat st;
+                if (stat(candidate, &st) == 0 && S_ISDIR(st.st_mode)) {
+                        *ret = realpath(candidate, NULL);
+                        if (*ret)
+                                return 0;
+                }
+                if (i < 2 && tries[i]) {
+                        cli_error("probe cells folder '%s' does not exist", tries[i]);
+                        return KB_EXIT_ENFORCE;
+                }
+        }
+        cli_error("cannot find the probe cells (kernels/ folder); pass --kernels-dir DIR");
+        return KB_EXIT_ENFORCE;
+}
+
+static int write_secret_file(const char *path, const char *value) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        size_t len = strlen(value);
+        if (write(fd, value, len) != (ssize_t) len)
+                return -EIO;
+        return 0;
+}
+
+typedef struct worker {
+        pthread_t thread;
+        const kb_check_env *env;
+        kb_kernelspec *spec;
+        char team[65];
+        json_object *result;
+        kb_check_outcome outcome;
+        int r;
+} worker;
+
+static void *worker_main(void *arg) {
+        worker *w = arg;
+        w->r = kb_scenario_run(w->env, w->spec, w->team, &w->result, &w->outcome);
+        return NULL;
+}
+
+static void log_to_stderr(void *userdata, int level, const char *message) {
+        cli_progress("%s", message);
+}
+
+static bool team_name_ok(const char *t) {
+        size_t n = strlen(t);
+        return n >= 1 && n <= 40 && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
+               t[0] != '.';
+}
+
+static char *iso_now(void) {
+        char buf[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        return strdup(buf);
+}
+
+int cmd_check(int argc, char **argv) {
+        static const struct option options[] = {
+                { "kernel", required_argument, NULL, 'k' },
+                { "team", required_argument, NULL, 'T' },
+                { "json", required_argument, NULL, 'j' },
+                { "junit", required_argument, NULL, 'u' },
+                { "allow-raw-network", no_argument, NULL, 'n' },
+                { "require-full-boundary", no_argument, NULL, 'F' },
+                { "bwrap", required_argument, NULL, 'b' },
+                { "kernels-dir", required_argument, NULL, 'D' },
+                { "ro-bind", required_argument, NULL, 'r' },
+                { "timeout", required_argument, NULL, 't' },
+                { "keep", no_argument, NULL, 'K' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
+        char **full_argv = argv - 1;
+        reexec_with_canary(full_argv);
+
+        const char *kernel_names[MAX_KERNELS];
+        size_t n_kernels = 0;
+        const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
+        bool allow_network = false, require_full = false, keep = false;
+        long timeout_ms = 300000;
+        char *ro_paths[33] = { 0 };
+        size_t n_ro = 0;
+        int c;
+        while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
+                switch (c) {
+                case 'k':
+                        if (n_kernels == MAX_KERNELS) {
+                                cli_error("check: at most %d kernels at once", MAX_KERNELS);
+                                return KB_EXIT_USAGE;
+                        }
+                        kernel_names[n_kernels++] = optarg;
+                        break;
+                case 'T':
+                        team = optarg;
+                        break;
+                case 'j':
+                        json_path = optarg;
+                        break;
+                case 'u':
+                        junit_path = optarg;
+                        break;
+                case 'n':
+                        allow_network = true;
+                        break;
+                case 'F':
+                        require_full = true;
+                        break;
+                case 'b':
+                        bwrap_opt = optarg;
+                        break;
+                case 'D':
+                        kernels_opt = optarg;
+                        break;
+                case 'r':
+                        if (n_ro == 32 || optarg[0] != '/') {
+                                cli_error("check: --ro-bind takes an absolute path (at most 32 of them)");
+                                return KB_EXIT_USAGE;
+                        }
+                        ro_paths[n_ro++] = optarg;
+                        break;
+                case 't':
+                        timeout_ms = cli_parse_seconds(optarg);
+                        if (timeout_ms < 0) {
+                                cli_error("check: --timeout takes a positive number of seconds, not '%s'", optarg);
+                                return KB_EXIT_USAGE;
+                        }
+                        break;
+                case 'K':
+                        keep = true;
+                        break;
+                case 'q':
+                        cli_set_quiet(true);
+                        break;
+                case 'h':
+                        check_usage(stdout);
+                        return 0;
+                default:
+                        check_usage(stderr);
+                        return KB_EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                cli_error("check: unexpected argument '%s'", argv[optind]);
+                return KB_EXIT_USAGE;
+        }
+        if (!team_name_ok(team)) {
+                cli_error("check: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
+                return KB_EXIT_USAGE;
+        }
+        int r = cli_sandbox_env(&allow_network);
+        if (r)
+                return r;
+        if (allow_network && require_full) {
+                cli_error("check: the raw-network override is set but the full boundary was required "
+                          "(--require-full-boundary): network isolation could not be claimed");
+                return KB_EXIT_FAIL;
+        }
+        if (n_kernels == 0) {
+                kernel_names[n_kernels++] = "python3";
+                kernel_names[n_kernels++] = "ir";
+        }
+        int64_t deadline = kb_now_ms() + timeout_ms;
+        int64_t started = kb_now_ms();
+        int exit_code = KB_EXIT_ENFORCE;
+        kb_kernelspec *specs[MAX_KERNELS] = { 0 };
+        worker workers[MAX_KERNELS];
+        memset(workers, 0, sizeof(workers));
+        char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
+        kb_secrets *secrets = NULL, *sibling = NULL;
+        json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
+        json_object *sibling_paths = json_object_new_array(), *run = NULL;
+        _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
+                            *sib_ws = NULL, *sib_file = NULL, *started_at = NULL;
+
+        for (size_t i = 0; i < n_kernels; i++)
+                if (cli_find_kernelspec(kernel_names[i], &specs[i]))
+                        goto out;
+        if (cli_find_bwrap(bwrap_opt, &bwrap))
+                goto out;
+        r = kb_sandbox_bwrap_version(bwrap, &bwrap_version);
+        if (r < 0) {
+                cli_error("cannot enforce the sandbox: '%s --version' failed (%s); is it bubblewrap?", bwrap,
+                          strerror(-r));
+                goto out;
+        }
+        if (resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
+                goto out;
+
+        /* Canaries: a credential file where a daemon would keep one, another team's folder with a
+         * canary file, and (by re-exec) a canary in our own environment. */
+        char cred_value[65], sibling_value[65];
+        if (kb_random_hex(cred_value, 32) < 0 || kb_random_hex(sibling_value, 32) < 0 ||
+            asprintf(&secrets_dir, "%s/host-secrets", base) < 0 || asprintf(&cred_file, "%s/credentials", secrets_dir) < 0 ||
+            asprintf(&teams_dir, "%s/teams", base) < 0 || asprintf(&sib_dir, "%s/%s-sibling", teams_dir, team) < 0 ||
+            asprintf(&sib_ws, "%s/workspace", sib_dir) < 0 || asprintf(&sib_file, "%s/canary.txt", sib_ws) < 0) {
+                cli_error("out of memory");
+                goto out;
+        }
+        if (mkdir(secrets_dir, 0700) < 0 || write_secret_file(cred_file, cred_value) < 0 || mkdir(teams_dir, 0700) < 0 ||
+            mkdir(sib_dir, 0700) < 0 || mkdir(sib_ws, 0700) < 0 || write_secret_file(sib_file, sibling_value) < 0) {
+                cli_error("cannot create the canaries under %s: %s", base, strerror(errno));
+                goto out;
+        }
+        json_object_array_add(cred_paths, json_object_new_string(cred_file));
+        json_object_array_add(sibling_paths, json_object_new_string(sib_dir));
+        json_object_array_add(sibling_paths, json_object_new_string(sib_file));
+        const char *home = getenv("HOME");
+        char cwd[PATH_MAX];
+        const char *escape[] = { base, teams_dir, secrets_dir, home, "/tmp", "/var/tmp", "/dev/shm",
+                                 getcwd(cwd, sizeof(cwd)) };
+        for (size_t i = 0; i < KB_ELEMENTSOF(escape); i++)
+                if (escape[i] && escape[i][0] == '/')
+                        json_object_array_add(escape_dirs, json_object_new_string(escape[i]));
+
+        /* Daemon secrets: everything in our environment the sandbox must not pass on, except
+         * values the sandbox legitimately shows (its own environment and argv). */
+        if (kb_secrets_new(&secrets) < 0 || kb_secrets_new(&sibling) < 0 ||
+            kb_secrets_add(secrets, "canary:credential-file", cred_value) < 0 ||
+            kb_secrets_add(sibling, "canary:sibling-team-file", sibling_value) < 0) {
+                cli_error("out of memory");
+                goto out;
+        }
+        size_t skipped = 0;
+        for (size_t i = 0; i < n_kernels; i++) {
+                char **legit = NULL;
+                if (kb_sandbox_env(environ, specs[i]->env, &legit) < 0)
+                        goto out;
+                size_t n_legit = 0;
+                while (legit[n_legit])
+                        n_legit++;
+                size_t n_argv = 0;
+                while (specs[i]->argv[n_argv])
+                        n_argv++;
+                char **all = realloc(legit, (n_legit + n_argv + 1) * sizeof(char *));
+                if (!all) {
+                        kb_strv_free(legit);
+                        goto out;
+                }
+                for (size_t j = 0; j < n_argv; j++)
+                        all[n_legit + j] = strdup(specs[i]->argv[j]);
+                all[n_legit + n_argv] = NULL;
+                /* Only the first pass counts the skipped ones; later passes add nothing new. */
+                kb_secrets *scratch = NULL;
+                size_t sk = 0;
+                if (i == 0)
+                        kb_secrets_add_env(secrets, environ, all, &skipped);
+                else if (kb_secrets_new(&scratch) >= 0)
+                        kb_secrets_add_env(scratch, environ, all, &sk);
+                kb_secrets_destroy(&scratch);
+                kb_strv_free(all);
+        }
+        cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
+                     "values skipped as not distinctive)",
+                     n_kernels, bwrap, bwrap_version, kb_secrets_count(secrets), skipped);
+
+        kb_check_env env = {
+                .kernels_dir = kernels_dir,
+                .base_dir = base,
+                .bwrap = bwrap,
+                .bwrap_version = bwrap_version,
+                .allow_network = allow_network,
+                .ro_paths = ro_paths,
+                .host_env = environ,
+                .secrets = secrets,
+                .sibling_secrets = sibling,
+                .escape_dirs = escape_dirs,
+                .credential_paths = cred_paths,
+                .sibling_paths = sibling_paths,
+                .long_cell_seconds = 60,
+                .interrupt_timeout_ms = 10000,
+                .cancel_fd = cli_signals_install(),
+                .deadline_ms = deadline,
+                .keep = keep,
+                .log = log_to_stderr,
+        };
+        size_t n_started = 0;
+        for (size_t i = 0; i < n_kernels; i++) {
+                worker *w = &workers[i];
+                w->env = &env;
+                w->spec = specs[i];
+                bool repeated = false;
+                for (size_t j = 0; j < n_kernels; j++)
+                        if (j != i && strcmp(specs[j]->name, specs[i]->name) == 0)
+                                repeated = true;
+                if (repeated)
+                        snprintf(w->team, sizeof(w->team), "%s-%.16s-%zu", team, specs[i]->name, i + 1);
+                else
+                        snprintf(w->team, sizeof(w->team), "%s-%.20s", team, specs[i]->name);
+                if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+                        cli_error("cannot start a thread for kernel '%s'", specs[i]->name);
+                        break;
+                }
+                n_started++;
+        }
+        for (size_t i = 0; i < n_started; i++)
+                pthread_join(workers[i].thread, NULL);
+
+        /* The report. */
+        run = json_object_new_object();
+        started_at = iso_now();
+        json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
+        json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
+        json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
+        bool not_enforced = false, cancelled = cli_signal_received() != 0 || n_started < n_kernels;
+        json_object *kernels = json_object_new_array();
+        for (size_t i = 0; i < n_started; i++) {
+                if (workers[i].result)
+                        json_object_array_add(kernels, workers[i].result);
+                not_enforced |= workers[i].outcome == KB_CHECK_NOT_ENFORCED;
+                cancelled |= workers[i].outcome == KB_CHECK_CANCELLED || !workers[i].result;
+        }
+        json_object_object_add(run, "complete", json_object_new_boolean(!cancelled));
+        char reason[128] = "";
+        if (cli_signal_received())
+                snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
+        else if (cancelled)
+                snprintf(reason, sizeof(reason), "the %.0f s deadline passed", timeout_ms / 1000.0);
+        json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
+        json_object *claims = json_object_new_object();
+        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(allow_network));
+        json_object_object_add(run, "claims", claims);
+        json_object *sandbox = json_object_new_object();
+        json_object_object_add(sandbox, "backend", json_object_new_string("bubblewrap"));
+        json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
+        json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
+        json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
+        json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+        json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
+        json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
+        json_object_object_add(run, "sandbox", sandbox);
+        json_object_object_add(run, "kernels", kernels);
+
+        int verdict = kb_report_finish(run);
+        exit_code = not_enforced ? KB_EXIT_ENFORCE : (verdict != 0 || cancelled) ? KB_EXIT_FAIL : KB_EXIT_PASS;
+        json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+        kb_report_human(run, stdout);
+        fflush(stdout);
+        if (json_path && (r = kb_report_write_file(run, json_path, kb_report_json)) < 0) {
+                cli_error("cannot write the JSON report to %s: %s", json_path, strerror(-r));
+                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
+        }
+        if (junit_path && (r = kb_report_write_file(run, junit_path, kb_report_junit)) < 0) {
+                cli_error("cannot write the JUnit report to %s: %s", junit_path, strerror(-r));
+                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
+        }
+
+out:
+        if (base) {
+                if (keep)
+                        cli_progress("kept the team folders under %s", base);
+                else
+                        kb_remove_tree(base);
+        }
+        json_object_put(run);
+        json_object_put(escape_dirs);
+        json_object_put(cred_paths);
+        json_object_put(sibling_paths);
+        kb_secrets_destroy(&secrets);
+        kb_secrets_destroy(&sibling);
+        for (size_t i = 0; i < n_kernels; i++)
+                kb_kernelspec_destroy(&specs[i]);
+        free(base);
+        free(kernels_dir);
+        free(bwrap);
+        free(bwrap_version);
+        return exit_code;
+}

@@ -1,0 +1,88 @@
+/* cmd_doctor.c: `kbound doctor`: can this machine enforce the sandbox? Item by item. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <kbound/kernelspec.h>
+#include <kbound/sandbox.h>
+#include "cli.h"
+
+int cmd_doctor(int argc, char **argv) {
+        static const struct option options[] = {
+                { "bwrap", required_argument, NULL, 'b' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *bwrap_opt = NULL;
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+                switch (c) {
+                case 'b':
+                        bwrap_opt = optarg;
+                        break;
+                case 'h':
+                        printf("Usage: kbound doctor [--bwrap PATH]\n\n"
+                               "Checks, item by item, whether this machine can enforce kbound's sandbox:\n"
+                               "bubblewrap and its version, user namespaces, the AppArmor restriction on\n"
+                               "Ubuntu 24.04+, pidfd support, ipc socket path room, and kernelspecs.\n"
+                               "Exit 0 only if everything required is there, else 3.\n");
+                        return 0;
+                default:
+                        return KB_EXIT_USAGE;
+                }
+        }
+        bool ok = true;
+        char *bwrap = NULL;
+        if (kb_sandbox_find_bwrap(bwrap_opt, environ, &bwrap) < 0) {
+                printf("[FAIL] bwrap: %s not found; install it (apt-get install bubblewrap) or pass --bwrap PATH\n",
+                       bwrap_opt ? bwrap_opt : "bubblewrap (bwrap)");
+                ok = false;
+        }
+        const char *base = getenv("KBOUND_RUNTIME_DIR");
+        if (!base || !*base)
+                base = getenv("TMPDIR");
+        if (!base || !*base)
+                base = "/tmp";
+        /* A base name like the real one (kbound-XXXXXX) so the path-length check is honest. */
+        char *probe_base = NULL;
+        if (asprintf(&probe_base, "%s/kbound-XXXXXX", base) < 0)
+                return KB_EXIT_ENFORCE;
+        if (bwrap) {
+                kb_preflight_item **items = NULL;
+                int r = kb_sandbox_preflight(bwrap, probe_base, &items);
+                if (r < 0) {
+                        printf("[FAIL] preflight: %s\n", strerror(-r));
+                        ok = false;
+                } else {
+                        for (kb_preflight_item **it = items; *it; it++) {
+                                printf("[%s] %s: %s\n", (*it)->ok ? " OK " : (*it)->required ? "FAIL" : "WARN",
+                                       (*it)->name, (*it)->detail ? (*it)->detail : "");
+                                if (!(*it)->ok && (*it)->required)
+                                        ok = false;
+                        }
+                        kb_preflight_free(items);
+                }
+        }
+        free(probe_base);
+        free(bwrap);
+
+        char **dirs = NULL;
+        kb_kernelspec **list = NULL;
+        size_t broken = 0;
+        if (kb_kernelspec_search_path(environ, &dirs) >= 0 && kb_kernelspec_list(dirs, &list, &broken) >= 0) {
+                size_t n = 0;
+                for (kb_kernelspec **s = list; *s; s++)
+                        n++;
+                printf("[%s] kernelspecs: %zu found", n ? " OK " : "WARN", n);
+                for (kb_kernelspec **s = list; *s; s++)
+                        printf("%s%s (%s)", s == list ? ": " : ", ", (*s)->name, (*s)->language ? (*s)->language : "?");
+                if (broken)
+                        printf("; %zu broken kernel.json skipped", broken);
+                putchar('\n');
+                kb_kernelspec_list_free(list);
+        }
+        kb_strv_free(dirs);
+        printf("%s\n", ok ? "doctor: this machine can enforce the sandbox"
+                          : "doctor: this machine cannot enforce the sandbox (see FAIL lines)");
+        return ok ? 0 : KB_EXIT_ENFORCE;
+}

@@ -1,0 +1,207 @@
+/* cmd_run.c: `kbound run`: one cell in one kernel, sandboxed unless told otherwise. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <kbound/kernel.h>
+#include "cli.h"
+
+static void run_usage(FILE *out) {
+        fputs("Usage: kbound run --kernel NAME|PATH [OPTIONS] CODE\n\n"
+              "Starts the kernel (in bubblewrap unless --sandbox off), runs CODE as one cell, prints its\n"
+              "stdout, stderr and results, and exits 0 if the cell succeeded, 1 if it raised.\n\n"
+              "  --kernel NAME|PATH      kernelspec name or folder (required)\n"
+              "  --sandbox on|off        off is for protocol debugging only (default on)\n"
+              "  --timeout SECONDS       deadline for start-up and for the cell (default 60)\n"
+              "  --team NAME             team name for the sandbox folders (default run)\n"
+              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
+              "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
+              "  --keep                  keep the team folders for inspection\n",
+              out);
+}
+
+static void print_outputs(const kb_execution *ex) {
+        size_t n = json_object_array_length(ex->outputs);
+        for (size_t i = 0; i < n; i++) {
+                json_object *out = json_object_array_get_idx(ex->outputs, i);
+                json_object *data = NULL, *text = NULL;
+                if (!json_object_object_get_ex(out, "data", &data))
+                        continue;
+                if (json_object_object_get_ex(data, "text/plain", &text) && json_object_is_type(text, json_type_string)) {
+                        fputs(json_object_get_string(text), stdout);
+                        fputc('\n', stdout);
+                } else {
+                        /* Name what could not be shown as text rather than hide it. */
+                        json_object_object_foreach(data, mime, value) {
+                                (void) value;
+                                printf("[%s output]\n", mime);
+                        }
+                }
+        }
+}
+
+int cmd_run(int argc, char **argv) {
+        static const struct option options[] = {
+                { "kernel", required_argument, NULL, 'k' },
+                { "sandbox", required_argument, NULL, 's' },
+                { "timeout", required_argument, NULL, 't' },
+                { "team", required_argument, NULL, 'T' },
+                { "bwrap", required_argument, NULL, 'b' },
+                { "allow-raw-network", no_argument, NULL, 'n' },
+                { "ro-bind", required_argument, NULL, 'r' },
+                { "keep", no_argument, NULL, 'K' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL;
+        bool sandbox = true, allow_network = false, keep = false;
+        long timeout_ms = 60000;
+        char *ro_paths[33] = { 0 };
+        size_t n_ro = 0;
+        int c;
+        while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
+                switch (c) {
+                case 'k':
+                        kernel_name = optarg;
+                        break;
+                case 's':
+                        if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                                cli_error("run: --sandbox takes on or off, not '%s'", optarg);
+                                return KB_EXIT_USAGE;
+                        }
+                        sandbox = strcmp(optarg, "on") == 0;
+                        break;
+                case 't':
+                        timeout_ms = cli_parse_seconds(optarg);
+                        if (timeout_ms < 0) {
+                                cli_error("run: --timeout takes a positive number of seconds, not '%s'", optarg);
+                                return KB_EXIT_USAGE;
+                        }
+                        break;
+                case 'T':
+                        team = optarg;
+                        break;
+                case 'b':
+                        bwrap_opt = optarg;
+                        break;
+                case 'n':
+                        allow_network = true;
+                        break;
+                case 'r':
+                        if (n_ro == 32 || optarg[0] != '/') {
+                                cli_error("run: --ro-bind takes an absolute path (at most 32 of them)");
+                                return KB_EXIT_USAGE;
+                        }
+                        ro_paths[n_ro++] = optarg;
+                        break;
+                case 'K':
+                        keep = true;
+                        break;
+                case 'h':
+                        run_usage(stdout);
+                        return 0;
+                default:
+                        run_usage(stderr);
+                        return KB_EXIT_USAGE;
+                }
+        }
+        if (!kernel_name || optind != argc - 1) {
+                cli_error(!kernel_name ? "run: --kernel is required" : "run: expected exactly one CODE argument");
+                run_usage(stderr);
+                return KB_EXIT_USAGE;
+        }
+        const char *code = argv[optind];
+        int r = cli_sandbox_env(&allow_network);
+        if (r)
+                return r;
+
+        kb_kernelspec *spec = NULL;
+        char *bwrap = NULL, *base = NULL;
+        kb_kernel *kernel = NULL;
+        kb_execution *ex = NULL;
+        int exit_code = KB_EXIT_ENFORCE;
+
+        r = cli_find_kernelspec(kernel_name, &spec);
+        if (r)
+                return r;
+        if (sandbox && cli_find_bwrap(bwrap_opt, &bwrap))
+                goto out;
+        if (cli_make_base_dir(&base))
+                goto out;
+
+        kb_kernel_options ko = {
+                .spec = spec,
+                .base_dir = base,
+                .team = team,
+                .sandbox = sandbox,
+                .bwrap = bwrap,
+                .allow_network = allow_network,
+                .ro_paths = ro_paths,
+                .host_env = environ,
+                .cancel_fd = cli_signals_install(),
+                .deadline_ms = kb_now_ms() + timeout_ms,
+        };
+        char *diagnosis = NULL;
+        r = kb_kernel_start(&ko, &kernel, &diagnosis);
+        if (r < 0) {
+                cli_error("kernel '%s': cannot start%s: %s", spec->name, sandbox ? " in the sandbox" : "",
+                          diagnosis ? diagnosis : strerror(-r));
+                free(diagnosis);
+                exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
+                goto out;
+        }
+        kb_execute_options eo = { .store_history = true, .stop_on_error = true };
+        r = kb_client_execute(kb_kernel_client(kernel), code, &eo, kb_now_ms() + timeout_ms, &ex);
+        if (r < 0) {
+                if (r == -ESRCH) {
+                        char *tail = kb_kernel_log_tail(kernel, 400);
+                        cli_error("kernel '%s': died while running the cell%s%s", spec->name,
+                                  tail && *tail ? "; its log ends: " : "", tail ? tail : "");
+                        free(tail);
+                } else if (r == -ETIMEDOUT) {
+                        cli_error("kernel '%s': no execute_reply within %.1f s", spec->name, timeout_ms / 1000.0);
+                } else if (r == -ECANCELED) {
+                        cli_error("kernel '%s': cancelled by signal %d", spec->name, cli_signal_received());
+                } else {
+                        kb_channel ch;
+                        int err;
+                        kb_client_last_error(kb_kernel_client(kernel), &ch, &err);
+                        cli_error("kernel '%s': bad message on %s: %s", spec->name, kb_channel_name(ch),
+                                  kb_wire_strerror(err));
+                }
+                exit_code = KB_EXIT_FAIL;
+                goto out;
+        }
+        if (ex->stdout_text)
+                fputs(ex->stdout_text, stdout);
+        print_outputs(ex);
+        fflush(stdout);
+        if (ex->stderr_text)
+                fputs(ex->stderr_text, stderr);
+        if (strcmp(ex->status, "ok") == 0) {
+                exit_code = KB_EXIT_PASS;
+        } else {
+                if (strcmp(ex->status, "error") == 0)
+                        cli_error("kernel '%s': the cell raised %s: %s", spec->name, ex->ename ? ex->ename : "an error",
+                                  ex->evalue ? ex->evalue : "");
+                else
+                        cli_error("kernel '%s': execute_reply status '%s'", spec->name, ex->status);
+                exit_code = KB_EXIT_FAIL;
+        }
+out:
+        if (kernel)
+                kb_execution_destroy(kb_kernel_client(kernel), &ex);
+        kb_kernel_destroy(&kernel, keep);
+        if (base) {
+                if (keep)
+                        cli_progress("kept the team folders under %s", base);
+                else
+                        kb_remove_tree(base);
+        }
+        free(base);
+        free(bwrap);
+        kb_kernelspec_destroy(&spec);
+        return exit_code;
+}

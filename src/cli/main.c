@@ -1,0 +1,46 @@
+/* main.c: the kbound command: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *summary;
+} commands[] = {
+        { "check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict" },
+        { "run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced" },
+        { "doctor", cmd_doctor, "say whether this machine can enforce the sandbox, item by item" },
+        { "kernelspecs", cmd_kernelspecs, "list the kernelspecs kbound finds" },
+};
+
+static void usage(FILE *out) {
+        fputs("Usage: kbound COMMAND [OPTIONS]\n\n"
+              "Proves what a sandboxed Jupyter kernel can and cannot do.\n\nCommands:\n",
+              out);
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+        fputs("\n`kbound COMMAND --help` describes a command's options.\n"
+              "Exit codes: 0 pass, 1 a check failed, 2 usage error, 3 the sandbox cannot be enforced.\n",
+              out);
+}
+
+int main(int argc, char **argv) {
+        if (argc < 2) {
+                usage(stderr);
+                return KB_EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return 0;
+        }
+        if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+                printf("kbound %s\n", KBOUND_VERSION);
+                return 0;
+        }
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                if (strcmp(argv[1], commands[i].name) == 0)
+                        return commands[i].run(argc - 1, argv + 1);
+        cli_error("unknown command '%s' (try kbound --help)", argv[1]);
+        return KB_EXIT_USAGE;
+}
