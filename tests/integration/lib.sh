@@ -1,0 +1,72 @@
+# lib.sh: shared helpers for the integration tests (sourced). Real kbound, real bwrap, real kernels.
+set -euo pipefail
+
+: "${KBOUND:?KBOUND must point at the kbound binary (ctest sets it)}"
+: "${KBOUND_SOURCE_DIR:?KBOUND_SOURCE_DIR must point at the source tree (ctest sets it)}"
+
+tests_run=0
+tests_failed=0
+
+# A private runtime dir per test file, so leftovers can be attributed to this test.
+KBOUND_RUNTIME_DIR=$(mktemp -d /tmp/kbt-XXXXXX)
+chmod 755 "$KBOUND_RUNTIME_DIR"
+export KBOUND_RUNTIME_DIR
+scratch=$(mktemp -d /tmp/kbs-XXXXXX)
+trap 'rm -rf "$KBOUND_RUNTIME_DIR" "$scratch"' EXIT
+
+require() {
+  for cmd in "$@"; do
+    if ! command -v "$cmd" >/dev/null 2>&1; then
+      echo "FATAL: '$cmd' is required by this test; run scripts/setup (apt-get install it)" >&2
+      exit 1
+    fi
+  done
+}
+
+fail() {
+  echo "  FAIL: $*" >&2
+  tests_failed=$((tests_failed + 1))
+}
+
+# ok NAME COMMAND...: one assertion.
+ok() {
+  local name=$1
+  shift
+  tests_run=$((tests_run + 1))
+  if "$@"; then
+    echo "  ok: $name"
+  else
+    fail "$name"
+  fi
+}
+
+# Nothing kbound started may outlive it: no process mentions our runtime dir, and the dir is empty.
+assert_no_leftovers() {
+  local label=$1
+  tests_run=$((tests_run + 1))
+  sleep 0.2
+  local procs
+  procs=$(pgrep -af "$KBOUND_RUNTIME_DIR" | grep -v pgrep || true)
+  local dirs
+  dirs=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 2>/dev/null || true)
+  if [ -n "$procs" ] || [ -n "$dirs" ]; then
+    fail "$label: leftovers: processes [$procs] folders [$dirs]"
+  else
+    echo "  ok: $label: nothing left behind"
+  fi
+}
+
+# json_get FILE EXPR: evaluate a Python expression over the JSON document bound to `d`.
+json_get() {
+  /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# check_status FILE KERNEL CHECK_ID: the status of one check in a JSON report.
+check_status() {
+  json_get "$1" "next((c['status'] for k in d['kernels'] if k['name']=='$2' for c in k['checks'] if c['id']=='$3'), 'missing')"
+}
+
+finish() {
+  echo "$tests_run checks, $tests_failed failed"
+  [ "$tests_failed" -eq 0 ]
+}

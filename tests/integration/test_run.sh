@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# kbound run: one cell in a real kernel, unsandboxed (protocol path) and sandboxed (PID 2, lo only,
+# no daemon secret), with the exit codes users script against.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 R
+
+echo "run --sandbox off"
+out=$("$KBOUND" run --kernel python3 --sandbox off 'print(6*7)')
+ok "python3 prints 42" [ "$out" = "42" ]
+out=$("$KBOUND" run --kernel ir --sandbox off 'cat(6*7)')
+ok "ir prints 42" [ "$out" = "42" ]
+set +e
+"$KBOUND" run --kernel python3 --sandbox off '1/0' >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "a raising cell exits 1" [ "$rc" -eq 1 ]
+ok "stderr names the error" grep -q "ZeroDivisionError" "$scratch/err"
+ok "stderr names the kernel" grep -q "kernel 'python3'" "$scratch/err"
+set +e
+"$KBOUND" run --kernel no-such-kernel 'x' 2>"$scratch/err"
+rc=$?
+set -e
+ok "an unknown kernel exits 3" [ "$rc" -eq 3 ]
+ok "and says which" grep -q "no-such-kernel" "$scratch/err"
+out=$("$KBOUND" run --kernel python3 --sandbox off 'from IPython.display import display; display(3+4)')
+ok "display_data text/plain is printed" [ "$out" = "7" ]
+
+echo "run in the sandbox"
+out=$("$KBOUND" run --kernel python3 'import os; print(os.getpid())')
+ok "python3 is PID 2" [ "$out" = "2" ]
+out=$("$KBOUND" run --kernel ir 'cat(Sys.getpid())')
+ok "ir is PID 2" [ "$out" = "2" ]
+out=$("$KBOUND" run --kernel python3 'import socket; print(",".join(n for _, n in socket.if_nameindex()))')
+ok "only lo inside (got '$out')" [ "$out" = "lo" ]
+
+secret="kbound-test-secret-$RANDOM$RANDOM$RANDOM"
+code='import os, glob, subprocess, sys
+hits = []
+sub = subprocess.run([sys.executable, "-c", "import os; print(repr(dict(os.environ)))"], capture_output=True, text=True).stdout
+for path in glob.glob("/proc/*/environ") + glob.glob("/proc/*/cmdline"):
+    try:
+        data = open(path, "rb").read().replace(b"\0", b"\n").decode(errors="replace")
+    except OSError:
+        continue
+    hits.append(data)
+hits.append(repr(dict(os.environ)))
+hits.append(sub)
+print("\n".join(hits))'
+KBOUND_TEST_SECRET="$secret" "$KBOUND" run --kernel python3 "$code" >"$scratch/dump"
+ok "the cell read /proc (sanity: it sees its own argv)" grep -q "ipykernel_launcher" "$scratch/dump"
+ok "a secret in kbound's environment is nowhere in the sandbox" bash -c "! grep -q '$secret' '$scratch/dump'"
+
+assert_no_leftovers "after run"
+finish
