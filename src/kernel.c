@@ -225,6 +225,10 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .bwrap = o->bwrap,
                 };
                 r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
+                /* bwrap ran, but what it built is not the sandbox asked for (no pid namespace in
+                 * its report, or PID 2 not what it should be): a leaky sandbox, not a missing one. */
+                if (r == -EPROTO || r == -EPERM)
+                        r = -EPERM;
                 if (r < 0)
                         goto fail;
         } else {

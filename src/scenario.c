@@ -253,7 +253,7 @@ static const char *mount_device_of(json_object *mounts, const char *path, char *
                 size_t len = strlen(mp);
                 bool prefix = strcmp(mp, "/") == 0 ||
                               (strncmp(path, mp, len) == 0 && (path[len] == '/' || path[len] == '\0'));
-                if (prefix && (len > best || !found)) {
+                if (prefix && (len >= best || !found)) { /* later lines are mounted on top */
                         best = len;
                         found = true;
                         snprintf(dev, dev_size, "%s", d);
@@ -846,8 +846,17 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         };
         r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
         if (r < 0) {
-                set_error(&x, "cannot start in the sandbox: %s", diagnosis ? diagnosis : strerror(-r));
-                add_check(&x, "sandbox.backend", "fail", 0, NULL, "%s", diagnosis ? diagnosis : strerror(-r));
+                const char *why = diagnosis ? diagnosis : strerror(-r);
+                set_error(&x, "cannot start in the sandbox: %s", why);
+                add_check(&x, "sandbox.backend", "fail", 0, NULL, "%s", why);
+                if (r == -EPERM) {
+                        /* The sandbox given is leaky: that is a failed check, not a machine that
+                         * cannot enforce. */
+                        add_check(&x, "identity.pid2", "fail", 0, NULL,
+                                  "the kernel is not PID 2 of a private pid namespace: %s", why);
+                        outcome = KB_CHECK_DONE;
+                        goto done;
+                }
                 /* A kernel that cannot be started and pinned inside the sandbox cannot have any
                  * boundary claimed for it: fail closed, with the diagnosis. */
                 outcome = r == -ECANCELED ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;

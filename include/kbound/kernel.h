@@ -31,7 +31,8 @@ typedef struct kb_kernel kb_kernel;
  * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel
  * (in bwrap unless !sandbox), connects a client with the kernel's pidfd as its death fd, and waits
  * until the kernel answers kernel_info with iopub flowing.
- * Errors: those of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
+ * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
+ * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
  * its log tail is in the diagnosis), -EEXIST, -ENOMEM. On failure everything started is stopped,
  * the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
