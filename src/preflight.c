@@ -10,7 +10,6 @@
 
 #define PREFLIGHT_ITEMS 5
 /* The longest team name (64) and kernel socket name the runtime layout produces. */
-#define IPC_SUFFIX_64 "/teams/0123456789012345678901234567890123456789012345678901234567890123/run/kernel-NN"
 #define SUN_PATH_USABLE 107 /* sizeof(sun_path) - 1: the path needs its NUL */
 #define PREFLIGHT_TIMEOUT_MS 10000
 
@@ -143,18 +142,25 @@ static char *check_pidfd(bool *ret_ok) {
                       : fmt("pidfd_send_signal failed (%s): Linux 5.1 or newer is needed", strerror(-r));
 }
 
+/* Team names vary in length, so say how long a team name may be under runtime_base; the default
+ * teams ("kbound-<kernel>") need about 24 characters. */
+#define IPC_TEAM_MIN 24
 static char *check_ipc_path(const char *runtime_base, bool *ret_ok) {
+        static const char layout[] = "/teams//run/kernel-5";
         if (!runtime_base || runtime_base[0] != '/') {
                 *ret_ok = false;
                 return fmt("no absolute runtime directory given");
         }
-        size_t len = strlen(runtime_base) + strlen(IPC_SUFFIX_64);
-        *ret_ok = len <= SUN_PATH_USABLE;
+        size_t fixed = strlen(runtime_base) + strlen(layout);
+        long room = (long) SUN_PATH_USABLE - (long) fixed;
+        *ret_ok = room >= IPC_TEAM_MIN;
         if (*ret_ok)
-                return fmt("longest ipc socket path is %zu bytes (limit %d)", len, SUN_PATH_USABLE);
-        return fmt("longest ipc socket path would be %zu bytes, over the unix socket limit of %d: choose a "
-                   "runtime directory at most %zu bytes long",
-                   len, SUN_PATH_USABLE, SUN_PATH_USABLE - strlen(IPC_SUFFIX_64));
+                return fmt("ipc socket paths under %s leave room for team names of up to %ld characters "
+                           "(unix socket limit %d bytes)",
+                           runtime_base, room > 64 ? 64L : room, SUN_PATH_USABLE);
+        return fmt("ipc socket paths under %s leave room for team names of only %ld characters (unix socket "
+                   "limit %d bytes): set KBOUND_RUNTIME_DIR or TMPDIR to a shorter directory",
+                   runtime_base, room < 0 ? 0L : room, SUN_PATH_USABLE);
 }
 
 int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflight_item ***ret) {

@@ -804,6 +804,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                     kb_check_outcome *ret_outcome) {
         ctx x = { .env = env, .spec = spec };
         kb_check_outcome outcome = KB_CHECK_DONE;
+        _cleanup_free_ char *diagnosis = NULL;
         x.k = kernel_object(spec, team);
         if (!x.k)
                 return -ENOMEM;
@@ -828,7 +829,6 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         }
 
         logf_(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
-        _cleanup_free_ char *diagnosis = NULL;
         kb_kernel_options ko = {
                 .spec = spec,
                 .base_dir = env->base_dir,

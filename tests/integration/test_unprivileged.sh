@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# CI runners are usually not root: install kbound to a prefix and run the full check as an
+# ordinary user (user namespaces through bwrap), as a new user would.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 R runuser useradd
+
+: "${KBOUND_BUILD_DIR:?KBOUND_BUILD_DIR must point at the build tree (ctest sets it)}"
+user=kbound-test
+if [ "$(id -u)" -eq 0 ]; then
+  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+  as_user() { runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$user" LANG=C.UTF-8 "$@"; }
+else
+  user=$(id -un)
+  as_user() { env "$@"; }
+fi
+
+prefix="$scratch/prefix"
+cmake --install "$KBOUND_BUILD_DIR" --prefix "$prefix" >/dev/null
+chmod -R a+rX "$scratch"
+chmod 1777 "$KBOUND_RUNTIME_DIR"
+mkdir -m 1777 "$scratch/reports"
+
+echo "as $user: kbound doctor"
+set +e
+as_user KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$prefix/bin/kbound" doctor >"$scratch/doctor.out" 2>&1
+rc=$?
+set -e
+cat "$scratch/doctor.out"
+ok "doctor passes unprivileged (rc=$rc)" [ "$rc" -eq 0 ]
+
+echo "as $user: kbound run"
+out=$(as_user KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$prefix/bin/kbound" run --kernel python3 'import os; print(os.getpid(), os.getuid())')
+ok "python3 is PID 2 unprivileged (got '$out')" [ "${out%% *}" = "2" ]
+
+echo "as $user: kbound check"
+set +e
+as_user KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$prefix/bin/kbound" check --json "$scratch/reports/u.json" \
+  >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+cat "$scratch/out"
+[ "$rc" -eq 0 ] || tail -20 "$scratch/err"
+ok "check passes unprivileged (rc=$rc)" [ "$rc" -eq 0 ]
+ok "the report says it ran unprivileged" [ "$(json_get "$scratch/reports/u.json" "d['sandbox']['uid']")" != "0" ]
+uid=$(id -u "$user")
+ok "the kernels ran as $user ($uid), not root" [ "$(json_get "$scratch/reports/u.json" "sorted(set(k['process']['uid'] for k in d['kernels']))")" = "[$uid]" ]
+ok "the installed probe cells were used" [ "$(json_get "$scratch/reports/u.json" "d['verdict']")" = "pass" ]
+assert_no_leftovers "after unprivileged runs"
+finish
