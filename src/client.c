@@ -75,6 +75,9 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                 [KB_CHANNEL_STDIN] = ZMQ_DEALER, [KB_CHANNEL_CONTROL] = ZMQ_DEALER,
                 [KB_CHANNEL_HB] = ZMQ_REQ,
         };
+        /* czmq installs its own SIGINT/SIGTERM handlers when the first socket is made, replacing
+         * the caller's: a library must leave the process's signal handling alone. */
+        zsys_handler_set(NULL);
         kb_client *c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;

@@ -55,7 +55,8 @@ typedef struct kb_execute_options {
 
 /* Connects the five channels (shell, control, stdin: DEALER; iopub: SUB to everything; hb: REQ)
  * to conn's endpoints, with ip_override replacing conn->ip (see kb_connection_endpoint). Does not
- * wait for the kernel. Returns 0, -ENAMETOOLONG, -ENOMEM, -EIO (zmq). */
+ * wait for the kernel. Tells czmq not to install its signal handlers (the process's signal
+ * handling stays the caller's). Returns 0, -ENAMETOOLONG, -ENOMEM, -EIO (zmq). */
 KB_EXPORT int kb_client_new(const kb_connection *conn, const char *ip_override,
                             const kb_client_options *options, kb_client **ret);
 

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
 
@@ -153,4 +156,53 @@ long cli_parse_seconds(const char *s) {
         if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400)
                 return -1;
         return (long) (v * 1000.0);
+}
+
+void cli_become_subreaper(void) {
+        /* Anything a sandbox leaves orphaned (a bwrap whose parent was killed, say) is re-parented
+         * to kbound instead of PID 1, so cli_reap_orphans() can end it. */
+        (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+/* The children of pid found in /proc; returns how many were put in pids (at most max). */
+static size_t children_of(pid_t parent, pid_t *pids, size_t max) {
+        DIR *d = opendir("/proc");
+        size_t n = 0;
+        struct dirent *de;
+        while (d && n < max && (de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                if (*end || pid <= 0)
+                        continue;
+                char path[64], line[256];
+                snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+                FILE *f = fopen(path, "re");
+                if (!f)
+                        continue;
+                while (fgets(line, sizeof(line), f))
+                        if (strncmp(line, "PPid:", 5) == 0) {
+                                if (strtol(line + 5, NULL, 10) == parent)
+                                        pids[n++] = (pid_t) pid;
+                                break;
+                        }
+                fclose(f);
+        }
+        if (d)
+                closedir(d);
+        return n;
+}
+
+void cli_reap_orphans(void) {
+        pid_t self = getpid();
+        for (int round = 0; round < 50; round++) {
+                pid_t pids[64];
+                size_t n = children_of(self, pids, 64);
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                if (n == 0)
+                        return;
+                for (size_t i = 0; i < n; i++)
+                        kill(pids[i], SIGKILL);
+                usleep(20000);
+        }
 }

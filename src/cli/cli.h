@@ -27,6 +27,11 @@ void cli_set_quiet(bool quiet);
 int cli_signals_install(void);
 int cli_signal_received(void);
 
+/* kbound adopts whatever its sandboxes orphan (PR_SET_CHILD_SUBREAPER), and before exiting kills
+ * and reaps every child it still has: nothing kbound starts outlives it. */
+void cli_become_subreaper(void);
+void cli_reap_orphans(void);
+
 /* Finds a kernelspec by name or folder path; on failure prints which kernel and why and returns a
  * KB_EXIT_* code (the kernel missing means the run cannot be enforced: KB_EXIT_ENFORCE). */
 int cli_find_kernelspec(const char *name, kb_kernelspec **ret);

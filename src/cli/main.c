@@ -39,8 +39,12 @@ int main(int argc, char **argv) {
                 return 0;
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                if (strcmp(argv[1], commands[i].name) == 0)
-                        return commands[i].run(argc - 1, argv + 1);
+                if (strcmp(argv[1], commands[i].name) == 0) {
+                        cli_become_subreaper();
+                        int r = commands[i].run(argc - 1, argv + 1);
+                        cli_reap_orphans();
+                        return r;
+                }
         cli_error("unknown command '%s' (try kbound --help)", argv[1]);
         return KB_EXIT_USAGE;
 }

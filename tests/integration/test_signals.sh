@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# kbound cancelled mid-check (SIGTERM, SIGINT): it stops the kernels, removes its folders, writes
+# the partial report it has (marked incomplete) and exits non-zero. Also: a run whose kernel is
+# killed from outside ends at once with a specific error, not at the deadline.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 R
+
+for sig in TERM INT; do
+  rm -f "$scratch/p.json"
+  "$KBOUND" check --json "$scratch/p.json" >"$scratch/out" 2>"$scratch/err" &
+  pid=$!
+  # Wait until a kernel is really running (its bwrap mentions our runtime dir), then signal.
+  for _ in $(seq 1 100); do
+    pgrep -f "$KBOUND_RUNTIME_DIR.*ipykernel_launcher" >/dev/null && break
+    sleep 0.1
+  done
+  sleep 1
+  kill -s "$sig" "$pid"
+  set +e
+  start=$(date +%s%N)
+  wait "$pid"
+  rc=$?
+  elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+  set -e
+  ok "SIG$sig: exits non-zero (rc=$rc)" [ "$rc" -ne 0 ]
+  ok "SIG$sig: stopped within the 5 s teardown bound (${elapsed_ms} ms)" [ "$elapsed_ms" -lt 5000 ]
+  ok "SIG$sig: partial report written" [ -s "$scratch/p.json" ]
+  ok "SIG$sig: report marked incomplete" [ "$(json_get "$scratch/p.json" "d['complete']")" = "False" ]
+  ok "SIG$sig: verdict fail" [ "$(json_get "$scratch/p.json" "d['verdict']")" = "fail" ]
+  ok "SIG$sig: summary says why" grep -q "incomplete" "$scratch/out"
+  assert_no_leftovers "after SIG$sig"
+done
+
+echo "kernel killed from outside during a cell"
+"$KBOUND" run --kernel python3 --timeout 60 'import time; time.sleep(50)' >"$scratch/out" 2>"$scratch/err" &
+pid=$!
+for _ in $(seq 1 100); do
+  kpid=$(pgrep -f "$KBOUND_RUNTIME_DIR" >/dev/null && pgrep -f "^/usr/bin/python3 -m ipykernel_launcher -f /run/kbound/kernel.json" | head -1 || true)
+  [ -n "$kpid" ] && break
+  sleep 0.1
+done
+sleep 1.5
+start=$(date +%s%N)
+pkill -KILL -f "^/usr/bin/python3 -m ipykernel_launcher -f /run/kbound/kernel.json" || true
+set +e
+wait "$pid"
+rc=$?
+set -e
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+ok "a killed kernel ends the run with exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "noticed through the pidfd at once (${elapsed_ms} ms), not at the 60 s deadline" [ "$elapsed_ms" -lt 5000 ]
+ok "the error says the kernel died" grep -q "died" "$scratch/err"
+assert_no_leftovers "after the killed kernel"
+finish
