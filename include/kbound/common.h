@@ -23,11 +23,14 @@ typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
 enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };
 
 static inline void kb_freep(void *p) { free(*(void **)p); }
+/* Closes *fd if open and sets it to -1, so a second call (or a cleanup after an explicit close)
+ * can never close a number another thread has been handed since. */
 static inline void kb_closep(int *fd) {
         if (*fd >= 0) {
                 int saved = errno;
                 close(*fd);
                 errno = saved;
+                *fd = -1;
         }
 }
 #define _cleanup_(f) __attribute__((cleanup(f)))
