@@ -1,4 +1,7 @@
 /* common.c: clock and cleanup helpers shared by every module. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
@@ -22,4 +25,47 @@ void kb_json_putp(struct json_object **p) {
         if (*p)
                 json_object_put(*p);
         *p = NULL;
+}
+
+int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | open_flags);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((uint64_t) st.st_size > max)
+                return -EMSGSIZE;
+        char *buf = malloc(max + 2);
+        if (!buf)
+                return -ENOMEM;
+        size_t len = 0;
+        int r = 0;
+        /* One byte past the limit catches a file that grew after fstat. */
+        while (len < max + 1) {
+                ssize_t n = read(fd, buf + len, max + 1 - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        if (r == 0 && len > max)
+                r = -EMSGSIZE;
+        if (r < 0) {
+                explicit_bzero(buf, len);
+                free(buf);
+                return r;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
 }

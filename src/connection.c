@@ -472,44 +472,17 @@ fail:
 }
 
 int kb_connection_read(const char *path, kb_connection **ret) {
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
+        char *buf = NULL;
         size_t len = 0;
-        struct stat st;
-        int r;
-
         if (!path || !ret)
                 return -EINVAL;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if (st.st_size > KB_CONNECTION_MAX_BYTES)
-                return -EMSGSIZE;
-
-        /* Read one byte past the limit so a file that grew after fstat is still caught. */
-        buf = malloc(KB_CONNECTION_MAX_BYTES + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < KB_CONNECTION_MAX_BYTES + 1) {
-                ssize_t n = read(fd, buf + len, KB_CONNECTION_MAX_BYTES + 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        explicit_bzero(buf, len);
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
+        int r = kb_read_file(AT_FDCWD, path, 0, KB_CONNECTION_MAX_BYTES, &buf, &len);
+        if (r < 0)
+                return r;
         r = kb_connection_parse(buf, len, ret);
         /* The buffer held the key. */
         explicit_bzero(buf, len);
+        free(buf);
         return r;
 }
 

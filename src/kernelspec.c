@@ -359,40 +359,9 @@ fail:
 /* Reads dir/kernel.json (at most KB_KERNELSPEC_MAX_BYTES) into a malloc'd buffer. */
 static int read_kernel_json(const char *dir, char **ret_buf, size_t *ret_len) {
         _cleanup_free_ char *path = path_join(dir, "kernel.json");
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-        struct stat st;
-
         if (!path)
                 return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if (st.st_size > KB_KERNELSPEC_MAX_BYTES)
-                return -EMSGSIZE;
-        buf = malloc(KB_KERNELSPEC_MAX_BYTES + 1);
-        if (!buf)
-                return -ENOMEM;
-        /* One byte past the limit catches a file that grew after fstat. */
-        while (len < KB_KERNELSPEC_MAX_BYTES + 1) {
-                ssize_t n = read(fd, buf + len, KB_KERNELSPEC_MAX_BYTES + 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        *ret_buf = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
+        return kb_read_file(AT_FDCWD, path, 0, KB_KERNELSPEC_MAX_BYTES, ret_buf, ret_len);
 }
 
 static void ascii_lower(char *s) {

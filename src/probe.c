@@ -53,36 +53,6 @@ struct kb_langpack {
         json_object *manifest;
 };
 
-static int read_file(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if ((size_t) st.st_size > max)
-                return -EMSGSIZE;
-        char *buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        size_t len = 0;
-        while (len < (size_t) st.st_size) {
-                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret = buf;
-        if (ret_len)
-                *ret_len = len;
-        return 0;
-}
-
 /* 1 if manifest names language (or an alias of it), 0 if not, -EPROTO if malformed. */
 static int manifest_matches(json_object *m, const char *language) {
         json_object *lang = NULL, *aliases = NULL, *cells = NULL;
@@ -116,7 +86,7 @@ int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack 
                         continue;
                 _cleanup_free_ char *text = NULL;
                 size_t len = 0;
-                if (read_file(sub, KB_LANGPACK_MANIFEST, MANIFEST_MAX, &text, &len) < 0)
+                if (kb_read_file(sub, KB_LANGPACK_MANIFEST, O_NOFOLLOW, MANIFEST_MAX, &text, &len) < 0)
                         continue;
                 json_object *m = json_tokener_parse(text);
                 int match = m ? manifest_matches(m, language) : -EPROTO;
@@ -170,7 +140,7 @@ int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *par
         if (dfd < 0)
                 return -errno;
         _cleanup_free_ char *tmpl = NULL;
-        int r = read_file(dfd, name, KB_LANGPACK_CELL_MAX, &tmpl, NULL);
+        int r = kb_read_file(dfd, name, O_NOFOLLOW, KB_LANGPACK_CELL_MAX, &tmpl, NULL);
         if (r < 0)
                 return r;
 

@@ -18,6 +18,14 @@ KB_EXPORT int64_t kb_now_ms(void);
 /* Milliseconds left until deadline_ms (0 if passed); deadline_ms < 0 means "no deadline" → -1. */
 KB_EXPORT int kb_ms_left(int64_t deadline_ms);
 
+/* Reads the regular file at path (relative to dirfd, or AT_FDCWD) into a NUL-terminated malloc'd
+ * buffer, refusing anything over max bytes, also a file that grows after it was measured.
+ * open_flags are added to O_RDONLY|O_CLOEXEC|O_NOCTTY (e.g. O_NOFOLLOW). The buffer is wiped
+ * before it is freed on failure, since callers read keys this way.
+ * Returns 0, -EMSGSIZE, -EINVAL (not a regular file), -ENOMEM, or -errno from open/read. */
+KB_EXPORT int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret,
+                           size_t *ret_len);
+
 /* Optional log sink: the library never prints; callers that want progress give one of these. */
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
 enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };
