@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "kbound/kernel.h"
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
@@ -100,8 +101,28 @@ static const char *wait_error(ctx *x, int r) {
         switch (r) {
         case -ETIMEDOUT:
                 return "timed out";
-        case -ESRCH:
-                return "the kernel process died";
+        case -ESRCH: {
+                /* Say how it died: the exit status bwrap saw and the end of the kernel's log. */
+                static __thread char died[400];
+                int status = 0;
+                kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+                _cleanup_free_ char *tail = kb_kernel_log_tail(x->kernel, 200);
+                for (char *p = tail; p && *p; p++)
+                        if (*p == '\n')
+                                *p = ' ';
+                int reaped = sb ? kb_sandbox_try_reap(sb, &status) : 0;
+                char how[64] = "";
+                /* bwrap exits with the kernel's status, 128+N when a signal N killed it. */
+                if (reaped == 1 && WIFEXITED(status))
+                        snprintf(how, sizeof(how), " (sandbox exit status %d)", WEXITSTATUS(status));
+                else if (reaped == 1 && WIFSIGNALED(status))
+                        snprintf(how, sizeof(how), " (sandbox killed by signal %d)", WTERMSIG(status));
+                snprintf(died, sizeof(died), "the kernel process died%s%s", how,
+                         tail && *tail ? "; its log ends: " : "");
+                if (tail && *tail)
+                        strncat(died, tail, sizeof(died) - strlen(died) - 1);
+                return died;
+        }
         case -ECANCELED:
                 return "cancelled";
         default: {
