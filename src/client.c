@@ -1,6 +1,7 @@
 /* client.c: a Jupyter client over the five channels, correlating everything by parent msg_id. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <zmq.h>
 #include <openssl/crypto.h>
@@ -44,6 +45,17 @@ struct kb_client {
         uint64_t n_received, n_dropped;
 };
 
+/* czmq's global set-up (zsys_init) is not thread-safe, and kernels are checked on several
+ * threads at once: run it exactly once. The only process-wide state kbound touches. */
+static pthread_once_t czmq_once = PTHREAD_ONCE_INIT;
+
+static void czmq_setup(void) {
+        /* czmq installs its own SIGINT/SIGTERM handlers when it initialises, replacing the
+         * caller's: a library must leave the process's signal handling alone. */
+        zsys_handler_set(NULL);
+        zsys_init();
+}
+
 static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits *limits) {
         zsock_t *s = zsock_new(type);
         if (!s)
@@ -75,9 +87,7 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                 [KB_CHANNEL_STDIN] = ZMQ_DEALER, [KB_CHANNEL_CONTROL] = ZMQ_DEALER,
                 [KB_CHANNEL_HB] = ZMQ_REQ,
         };
-        /* czmq installs its own SIGINT/SIGTERM handlers when the first socket is made, replacing
-         * the caller's: a library must leave the process's signal handling alone. */
-        zsys_handler_set(NULL);
+        pthread_once(&czmq_once, czmq_setup);
         kb_client *c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
