@@ -1,5 +1,7 @@
 /* common.c: clock and cleanup helpers shared by every module. */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -67,5 +69,24 @@ int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char *
         *ret = buf;
         if (ret_len)
                 *ret_len = len;
+        return 0;
+}
+
+int kb_json_parse_strict(const char *text, size_t len, int max_depth, struct json_object **ret) {
+        if (len > INT_MAX || memchr(text, '\0', len))
+                return -EPROTO;
+        struct json_tokener *tok = json_tokener_new_ex(max_depth);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        struct json_object *obj = json_tokener_parse_ex(tok, text, (int) len);
+        bool ok = obj && json_tokener_get_error(tok) == json_tokener_success &&
+                  json_tokener_get_parse_end(tok) == len;
+        json_tokener_free(tok);
+        if (!ok) {
+                json_object_put(obj);
+                return -EPROTO;
+        }
+        *ret = obj;
         return 0;
 }

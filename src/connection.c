@@ -350,26 +350,6 @@ static int json_strdup(struct json_object *val, char **ret) {
         return 0;
 }
 
-/* Parses text as exactly one JSON value (strict, UTF-8, depth-limited, nothing trailing). */
-static int parse_json_strict(const char *text, size_t len, int max_depth, struct json_object **ret) {
-        if (len > INT_MAX || memchr(text, '\0', len))
-                return -EPROTO;
-        struct json_tokener *tok = json_tokener_new_ex(max_depth);
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        struct json_object *obj = json_tokener_parse_ex(tok, text, (int) len);
-        bool ok = obj && json_tokener_get_error(tok) == json_tokener_success &&
-                  json_tokener_get_parse_end(tok) == len;
-        json_tokener_free(tok);
-        if (!ok) {
-                json_object_put(obj);
-                return -EPROTO;
-        }
-        *ret = obj;
-        return 0;
-}
-
 int kb_connection_parse(const char *text, size_t len, kb_connection **ret) {
         _cleanup_json_ struct json_object *root = NULL;
         struct json_object *val;
@@ -380,7 +360,7 @@ int kb_connection_parse(const char *text, size_t len, kb_connection **ret) {
                 return -EINVAL;
         if (len > KB_CONNECTION_MAX_BYTES)
                 return -EMSGSIZE;
-        r = parse_json_strict(text, len, CONNECTION_JSON_MAX_DEPTH, &root);
+        r = kb_json_parse_strict(text, len, CONNECTION_JSON_MAX_DEPTH, &root);
         if (r < 0)
                 return r;
         if (!json_object_is_type(root, json_type_object))

@@ -194,26 +194,6 @@ fail:
         return r;
 }
 
-/* Parses text as exactly one JSON value (strict, UTF-8, depth-limited, nothing trailing). */
-static int parse_json_strict(const char *text, size_t len, int max_depth, struct json_object **ret) {
-        if (len > INT_MAX || memchr(text, '\0', len))
-                return -EPROTO;
-        struct json_tokener *tok = json_tokener_new_ex(max_depth);
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        struct json_object *obj = json_tokener_parse_ex(tok, text, (int) len);
-        bool ok = obj && json_tokener_get_error(tok) == json_tokener_success &&
-                  json_tokener_get_parse_end(tok) == len;
-        json_tokener_free(tok);
-        if (!ok) {
-                json_object_put(obj);
-                return -EPROTO;
-        }
-        *ret = obj;
-        return 0;
-}
-
 /* The C string of a JSON string value, or NULL if val is not a string or holds a NUL (which would
  * silently cut an argv word or env value short). */
 static const char *json_cstr(struct json_object *val) {
@@ -312,7 +292,7 @@ int kb_kernelspec_parse(const char *json, size_t len, const char *name, const ch
                 return -EINVAL;
         if (len > KB_KERNELSPEC_MAX_BYTES)
                 return -EMSGSIZE;
-        r = parse_json_strict(json, len, KERNELSPEC_JSON_MAX_DEPTH, &root);
+        r = kb_json_parse_strict(json, len, KERNELSPEC_JSON_MAX_DEPTH, &root);
         if (r < 0)
                 return r;
         if (!json_object_is_type(root, json_type_object))

@@ -17,6 +17,7 @@
 #include "kbound/sandbox.h"
 
 #define MANIFEST_MAX (64 * 1024)
+#define MANIFEST_DEPTH_MAX 8
 #define SECRETS_MAX 4096
 #define SECRET_MIN_LEN 8
 #define SCAN_DEPTH_MAX 64
@@ -88,8 +89,9 @@ int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack 
                 size_t len = 0;
                 if (kb_read_file(sub, KB_LANGPACK_MANIFEST, O_NOFOLLOW, MANIFEST_MAX, &text, &len) < 0)
                         continue;
-                json_object *m = json_tokener_parse(text);
-                int match = m ? manifest_matches(m, language) : -EPROTO;
+                json_object *m = NULL;
+                int match = kb_json_parse_strict(text, len, MANIFEST_DEPTH_MAX, &m) < 0 ? -EPROTO
+                                                                                      : manifest_matches(m, language);
                 if (match <= 0) {
                         json_object_put(m);
                         if (match < 0 && r == -ENOENT)
@@ -199,8 +201,10 @@ int kb_probe_result(const kb_execution *ex, json_object **ret) {
                 return -ENOMSG;
         /* Some kernels send a JSON MIME value as a string holding JSON; accept both forms. */
         if (json_object_is_type(found, json_type_string)) {
-                json_object *parsed = json_tokener_parse(json_object_get_string(found));
-                if (!parsed || !json_object_is_type(parsed, json_type_object)) {
+                json_object *parsed = NULL;
+                const char *text = json_object_get_string(found);
+                if (kb_json_parse_strict(text, strlen(text), SCAN_DEPTH_MAX, &parsed) < 0 ||
+                    !json_object_is_type(parsed, json_type_object)) {
                         json_object_put(parsed);
                         return -EPROTO;
                 }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <stdint.h>
 
+struct json_object;
+
 #if defined(KBOUND_BUILDING)
 #define KB_EXPORT __attribute__((visibility("default")))
 #else
@@ -25,6 +27,10 @@ KB_EXPORT int kb_ms_left(int64_t deadline_ms);
  * Returns 0, -EMSGSIZE, -EINVAL (not a regular file), -ENOMEM, or -errno from open/read. */
 KB_EXPORT int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret,
                            size_t *ret_len);
+
+/* Parses untrusted JSON text strictly: no NUL bytes, valid UTF-8, nesting at most max_depth,
+ * nothing after the value. Returns 0 and a new reference, -EPROTO, or -ENOMEM. */
+KB_EXPORT int kb_json_parse_strict(const char *text, size_t len, int max_depth, struct json_object **ret);
 
 /* Optional log sink: the library never prints; callers that want progress give one of these. */
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
@@ -50,7 +56,6 @@ static inline void kb_closep(int *fd) {
 #define TAKE_FD(fd) ({ int _tf = (fd); (fd) = -1; _tf; })
 
 /* Typed destructors that accept NULL, for _cleanup_ on library types (json-c, czmq). */
-struct json_object;
 KB_EXPORT void kb_json_putp(struct json_object **p);
 #define _cleanup_json_ _cleanup_(kb_json_putp)
 
