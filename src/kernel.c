@@ -131,10 +131,6 @@ static char **env_unsandboxed(char **env, const char *workspace) {
 static char *diagnose(kb_kernel *k, const char *what, int r) {
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
         char *d = NULL;
-        /* Newlines make the diagnosis multi-line in logs; keep it one line. */
-        for (char *p = tail; p && *p; p++)
-                if (*p == '\n')
-                        *p = ' ';
         if (asprintf(&d, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "",
                      tail ? tail : "") < 0)
                 return NULL;
@@ -343,9 +339,12 @@ char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
         if (n < 0)
                 n = 0;
         buf[n] = '\0';
-        /* Trim trailing whitespace so the tail reads as a sentence. */
+        /* Trim trailing whitespace and join the lines so the tail reads as one sentence. */
         while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
                 buf[--n] = '\0';
+        for (char *p = buf; *p; p++)
+                if (*p == '\n')
+                        *p = ' ';
         return buf;
 }
 

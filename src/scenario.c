@@ -107,9 +107,6 @@ static const char *wait_error(ctx *x, int r) {
                 int status = 0;
                 kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
                 _cleanup_free_ char *tail = kb_kernel_log_tail(x->kernel, 200);
-                for (char *p = tail; p && *p; p++)
-                        if (*p == '\n')
-                                *p = ' ';
                 int reaped = sb ? kb_sandbox_try_reap(sb, &status) : 0;
                 char how[64] = "";
                 /* bwrap exits with the kernel's status, 128+N when a signal N killed it. */
@@ -629,7 +626,6 @@ static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
 
 static void check_interrupt(ctx *x, interrupt_path path) {
         const char *id = path == PATH_CONTROL ? "interrupt.control" : "interrupt.pidfd";
-        const char *other = path == PATH_CONTROL ? "the pidfd signal" : "interrupt_request";
         bool message_mode = x->spec->interrupt_mode && strcmp(x->spec->interrupt_mode, "message") == 0;
         int64_t t0 = kb_now_ms();
         char marker[64], why[512];
@@ -729,7 +725,6 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         else
                 add_check(x, id, "fail", t0, ev, "%s%s%s", why, x->wedged ? "; " : "",
                           x->wedged ? "and the other path did not stop it either" : "");
-        (void) other;
         kb_execution_destroy(c, &ex);
 }
 

@@ -54,8 +54,8 @@ KB_EXPORT int kb_kernel_signal(kb_kernel *k, int sig);
 /* 1 if the kernel process is alive, 0 if not. */
 KB_EXPORT int kb_kernel_alive(const kb_kernel *k);
 
-/* The last lines of the kernel's log (stdout+stderr), at most max_bytes; malloc'd, never NULL
- * unless out of memory. */
+/* The end of the kernel's log (stdout+stderr), at most max_bytes, as one line (newlines become
+ * spaces) for diagnoses; malloc'd, never NULL unless out of memory. */
 KB_EXPORT char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes);
 
 /* Asks the kernel to shut down (shutdown_request, up to grace_ms), then kills whatever is left
