@@ -131,37 +131,27 @@ def _kbound_cell_fn():
     def interfaces():
         return [l.split(":", 1)[0].strip() for l in read_lines("/proc/net/dev")[2:] if ":" in l]
 
+    def attempt_connect(res, family, address):
+        s = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            s.settimeout(timeout)
+            s.connect(address)
+            res["connected"] = True
+        except OSError as exc:
+            res["error"] = ename(exc)
+        finally:
+            s.close()
+        return res
+
     def tcp():
-        out = []
-        for port in (params.get("tcp_ports") or []):
-            res = {"port": int(port), "connected": False, "error": None}
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            try:
-                s.settimeout(timeout)
-                s.connect(("127.0.0.1", int(port)))
-                res["connected"] = True
-            except OSError as exc:
-                res["error"] = ename(exc)
-            finally:
-                s.close()
-            out.append(res)
-        return out
+        return [attempt_connect({"port": int(port), "connected": False, "error": None},
+                                socket.AF_INET, ("127.0.0.1", int(port)))
+                for port in (params.get("tcp_ports") or [])]
 
     def abstract():
-        out = []
-        for name in (params.get("abstract_sockets") or []):
-            res = {"name": name, "tested": True, "connected": False, "error": None}
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                s.settimeout(timeout)
-                s.connect("\0" + name)
-                res["connected"] = True
-            except OSError as exc:
-                res["error"] = ename(exc)
-            finally:
-                s.close()
-            out.append(res)
-        return out
+        return [attempt_connect({"name": name, "tested": True, "connected": False, "error": None},
+                                socket.AF_UNIX, "\0" + name)
+                for name in (params.get("abstract_sockets") or [])]
 
     def unix_visible():
         paths = set()
