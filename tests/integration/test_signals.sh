@@ -34,14 +34,21 @@ done
 echo "kernel killed from outside during a cell"
 "$KBOUND" run --kernel python3 --timeout 60 'import time; time.sleep(50)' >"$scratch/out" 2>"$scratch/err" &
 pid=$!
+# Our kernel only: other tests may be running python3 kernels with the same command line, so go
+# from our bwrap (its argv names our runtime dir) to its init and then to the kernel, PID 2.
+kpid=""
 for _ in $(seq 1 100); do
-  kpid=$(pgrep -f "$KBOUND_RUNTIME_DIR" >/dev/null && pgrep -f "^/usr/bin/python3 -m ipykernel_launcher -f /run/kbound/kernel.json" | head -1 || true)
-  [ -n "$kpid" ] && break
+  bw=$(pgrep -f "^/usr/bin/bwrap .*$KBOUND_RUNTIME_DIR" | head -1 || true)
+  init=${bw:+$(pgrep -P "$bw" | head -1 || true)}
+  kpid=${init:+$(pgrep -P "$init" | head -1 || true)}
+  [ -n "$kpid" ] && grep -q 'NSpid:.*[[:space:]]2$' "/proc/$kpid/status" 2>/dev/null && break
+  kpid=""
   sleep 0.1
 done
+ok "found our kernel's host pid" [ -n "$kpid" ]
 sleep 1.5
 start=$(date +%s%N)
-pkill -KILL -f "^/usr/bin/python3 -m ipykernel_launcher -f /run/kbound/kernel.json" || true
+[ -n "$kpid" ] && kill -KILL "$kpid"
 set +e
 wait "$pid"
 rc=$?
