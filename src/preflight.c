@@ -122,10 +122,11 @@ static char *check_apparmor(bool userns_ok, bool *ret_ok) {
          * ships a profile that lets bwrap alone create user namespaces. */
         return fmt(
                 "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 24.04+) refuses user namespaces to "
-                "bwrap: install the distribution's bwrap-userns-restrict profile "
-                "(/etc/apparmor.d/bwrap-userns-restrict, package apparmor) and load it with "
-                "`sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict`; do not disable the "
-                "restriction");
+                "bwrap: load the distribution's bwrap-userns-restrict profile (Ubuntu 24.04: install "
+                "package apparmor-profiles and copy /usr/share/apparmor/extra-profiles/bwrap-userns-restrict "
+                "to /etc/apparmor.d/; 25.04+ ships it there) with "
+                "`sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict` (docs/ci.md); do not "
+                "disable the restriction");
 }
 
 static char *check_pidfd(bool *ret_ok) {
