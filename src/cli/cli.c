@@ -206,3 +206,49 @@ void cli_reap_orphans(void) {
                 usleep(20000);
         }
 }
+
+int cli_transcript_open(const char *path, kb_transcript **ret) {
+        *ret = NULL;
+        if (!path)
+                return 0;
+        int r = kb_transcript_open(path, ret);
+        if (r < 0) {
+                cli_error("cannot open the transcript %s: %s", path,
+                          r == -ELOOP    ? "it is a symlink (refused)"
+                          : r == -EINVAL ? "not a regular file"
+                                         : strerror(-r));
+                return KB_EXIT_USAGE;
+        }
+        return 0;
+}
+
+int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret,
+                          kb_client_msg_fn *ret_fn, void **ret_userdata) {
+        *ret = NULL;
+        *ret_fn = NULL;
+        *ret_userdata = NULL;
+        if (!t)
+                return 0;
+        if (kb_transcript_source_new(t, kernel, team, ret) < 0) {
+                cli_error("out of memory");
+                return KB_EXIT_FAIL;
+        }
+        *ret_fn = kb_transcript_on_msg;
+        *ret_userdata = *ret;
+        return 0;
+}
+
+int cli_transcript_close(kb_transcript **t, const char *path) {
+        if (!*t)
+                return 0;
+        uint64_t lines = 0, errors = 0;
+        kb_transcript_stats(*t, &lines, &errors);
+        int r = kb_transcript_close(t);
+        if (r < 0 || errors > 0) {
+                cli_error("the transcript %s is incomplete: %llu message(s) could not be written (%s)", path,
+                          (unsigned long long) errors, strerror(r < 0 ? -r : EIO));
+                return KB_EXIT_FAIL;
+        }
+        cli_progress("transcript: %llu message(s) written to %s", (unsigned long long) lines, path);
+        return 0;
+}

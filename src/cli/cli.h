@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <kbound/kernelspec.h>
+#include <kbound/transcript.h>
 
 enum {
         KB_EXIT_PASS = 0,     /* every claim tested and held */
@@ -50,3 +51,14 @@ int cli_sandbox_env(bool *allow_raw_network);
 
 /* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
 long cli_parse_seconds(const char *s);
+
+/* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
+ * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns
+ * KB_EXIT_USAGE. cli_transcript_source: a per-kernel writer (NULL when t is NULL); fills
+ * ret_fn and ret_userdata for kb_kernel_options / kb_check_env (both NULL without a transcript).
+ * cli_transcript_close: closes, says how many lines were written, and returns KB_EXIT_FAIL if any
+ * line was lost (a transcript with holes must not pass for complete), else 0. */
+int cli_transcript_open(const char *path, kb_transcript **ret);
+int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret,
+                          kb_client_msg_fn *ret_fn, void **ret_userdata);
+int cli_transcript_close(kb_transcript **t, const char *path);
