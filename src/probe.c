@@ -130,6 +130,11 @@ const char *kb_langpack_dir(const kb_langpack *lp) {
         return lp->dir;
 }
 
+json_object *kb_langpack_get(const kb_langpack *lp, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(lp->manifest, key, &v) ? v : NULL;
+}
+
 int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code) {
         json_object *cells = NULL, *file = NULL;
         json_object_object_get_ex(lp->manifest, "cells", &cells);

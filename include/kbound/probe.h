@@ -25,6 +25,9 @@ typedef struct kb_langpack kb_langpack;
 KB_EXPORT int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack **ret);
 KB_EXPORT const char *kb_langpack_language(const kb_langpack *lp);
 KB_EXPORT const char *kb_langpack_dir(const kb_langpack *lp);
+/* A top-level member of the pack's kbound.json (e.g. "conformance", "deviations"), borrowed, or
+ * NULL if absent. The manifest is untrusted data: callers check types. */
+KB_EXPORT json_object *kb_langpack_get(const kb_langpack *lp, const char *key);
 
 /* Renders cell (a key of the manifest's "cells") with params: every KB_PROBE_PARAMS_TOKEN becomes
  * the base64 of params' JSON. Returns 0 and malloc'd code, -ENOENT (no such cell), -EMSGSIZE. */

@@ -18,6 +18,7 @@ int cmd_kernelspecs(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_conformance(int argc, char **argv);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -48,6 +49,17 @@ int cli_make_base_dir(char **ret);
 /* Reads OPENAI4S_KERNEL_SANDBOX / OPENAI4S_KERNEL_ALLOW_RAW_NETWORK. Returns 0, or prints why the
  * value is not accepted and returns KB_EXIT_USAGE. */
 int cli_sandbox_env(bool *allow_raw_network);
+
+/* The language packs folder: --kernels-dir, else $KBOUND_KERNELS_DIR, else the installed
+ * share/kbound/kernels, else the source tree's kernels/ (build tree). 0 and a realpath, or prints
+ * why and returns KB_EXIT_ENFORCE. */
+int cli_resolve_kernels_dir(const char *opt, char **ret);
+
+/* Team name prefixes: 1-40 characters of [A-Za-z0-9_.-], not starting with '.'. */
+bool cli_team_name_ok(const char *team);
+
+/* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
+char *cli_iso_now(void);
 
 /* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
 long cli_parse_seconds(const char *s);

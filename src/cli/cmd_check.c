@@ -63,43 +63,6 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
-static int resolve_kernels_dir(const char *opt, char **ret) {
-        const char *env = getenv("KBOUND_KERNELS_DIR");
-        char self[PATH_MAX], candidate[PATH_MAX + 64];
-        const char *tries[4] = { opt, env && *env ? env : NULL, NULL, NULL };
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        char installed[PATH_MAX + 64] = "";
-        if (n > 0) {
-                self[n] = '\0';
-                char *slash = strrchr(self, '/');
-                if (slash)
-                        *slash = '\0';
-                snprintf(installed, sizeof(installed), "%s/../share/kbound/kernels", self);
-                tries[2] = installed;
-        }
-#ifdef KBOUND_SOURCE_KERNELS
-        /* Running from the build tree: the source checkout's kernels/. */
-        tries[3] = KBOUND_SOURCE_KERNELS;
-#endif
-        for (size_t i = 0; i < 4; i++) {
-                if (!tries[i])
-                        continue;
-                snprintf(candidate, sizeof(candidate), "%s", tries[i]);
-                struct stat st;
-                if (stat(candidate, &st) == 0 && S_ISDIR(st.st_mode)) {
-                        *ret = realpath(candidate, NULL);
-                        if (*ret)
-                                return 0;
-                }
-                if (i < 2 && tries[i]) {
-                        cli_error("probe cells folder '%s' does not exist", tries[i]);
-                        return KB_EXIT_ENFORCE;
-                }
-        }
-        cli_error("cannot find the probe cells (kernels/ folder); pass --kernels-dir DIR");
-        return KB_EXIT_ENFORCE;
-}
-
 static int write_secret_file(const char *path, const char *value) {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
@@ -130,21 +93,6 @@ static void *worker_main(void *arg) {
 
 static void log_to_stderr(void *userdata, int level, const char *message) {
         cli_progress("%s", message);
-}
-
-static bool team_name_ok(const char *t) {
-        size_t n = strlen(t);
-        return n >= 1 && n <= 40 && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
-               t[0] != '.';
-}
-
-static char *iso_now(void) {
-        char buf[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        return strdup(buf);
 }
 
 int cmd_check(int argc, char **argv) {
@@ -243,7 +191,7 @@ int cmd_check(int argc, char **argv) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
-        if (!team_name_ok(team)) {
+        if (!cli_team_name_ok(team)) {
                 cli_error("check: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }
@@ -284,7 +232,7 @@ int cmd_check(int argc, char **argv) {
                           strerror(-r));
                 goto out;
         }
-        if (resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
+        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
                 goto out;
 
         /* Canaries: a credential file where a daemon would keep one, another team's folder with a
@@ -411,7 +359,7 @@ int cmd_check(int argc, char **argv) {
 
         /* The report. */
         run = json_object_new_object();
-        started_at = iso_now();
+        started_at = cli_iso_now();
         json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
         json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
         json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
