@@ -672,12 +672,17 @@ static void check_counts(cx *x) {
                 problem(x, id, t0, ev, "count",
                         "execution_count went %lld → (store_history false) → %lld, expected %lld → %lld", (long long) a,
                         (long long) c, (long long) a, (long long) a + 1);
+        /* The protocol: a request that stores no history replies with the counter's current value. */
+        else if (b != a)
+                problem(x, id, t0, ev, "count_without_store",
+                        "+1 per stored request as required, but the store_history false reply says %lld instead of "
+                        "the current counter %lld", (long long) b, (long long) a);
         else if (!have_input || input_count != c)
                 problem(x, id, t0, ev, "input_count", "execute_input's execution_count is not the reply's %lld",
                         (long long) c);
         else
-                pass(x, id, t0, ev, "execution_count %lld → %lld: +1 with store_history, unchanged without",
-                     (long long) a, (long long) c);
+                pass(x, id, t0, ev, "execution_count %lld → %lld: +1 with store_history; a request without it "
+                     "replies with the current %lld and does not count", (long long) a, (long long) c, (long long) b);
 }
 
 static void check_silent(cx *x) {

@@ -16,7 +16,7 @@ n_items=$(echo $items | wc -w)
 expected() {
   case "$1/$2" in
     python3/execute.silent) echo deviation ;;
-    ir/execute.result | ir/execute.silent | ir/history.tail | ir/comm_info | ir/interrupt.idle | \
+    ir/execute.result | ir/execute.count | ir/execute.silent | ir/history.tail | ir/comm_info | ir/interrupt.idle | \
       ir/interrupt.control | ir/interrupt.signal) echo deviation ;;
     *) echo pass ;;
   esac
@@ -63,7 +63,7 @@ cases = root.findall(".//testcase")
 assert len(cases) == int(sys.argv[2]), len(cases)
 assert not root.findall(".//failure"), "failures present"
 skipped = [c for c in cases if c.find("skipped") is not None]
-assert len(skipped) == 8, len(skipped)
+assert len(skipped) == 9, len(skipped)
 assert all(s.find("skipped").get("message").startswith("deviation: known deviation of") for s in skipped)
 PY
 ok "the transcript has every kind of request" /usr/bin/python3 - "$scratch/t.jsonl" <<'PY'
