@@ -92,10 +92,7 @@ static void logf_(const cx *x, int level, const char *fmt, ...) {
         x->env->log(x->env->log_userdata, level, line);
 }
 
-static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
-                       va_list ap) {
-        char detail[1024];
-        vsnprintf(detail, sizeof(detail), fmt, ap);
+static void add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
         json_object *c = json_object_new_object();
         json_object_object_add(c, "id", json_object_new_string(id));
         json_object_object_add(c, "status", json_object_new_string(status));
@@ -104,6 +101,13 @@ static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, js
         json_object_object_add(c, "evidence", ev ? ev : json_object_new_object());
         json_object_array_add(x->checks, c);
         logf_(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
+}
+
+static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
+                       va_list ap) {
+        char detail[1024];
+        vsnprintf(detail, sizeof(detail), fmt, ap);
+        add_item(x, id, status, t0, ev, detail);
 }
 
 static void pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
@@ -141,28 +145,13 @@ static void problem(cx *x, const char *id, int64_t t0, json_object *ev, const ch
         json_object *dev = jget(x->deviations, id);
         const char *expected = jstr(dev, "observed"), *note = jstr(dev, "note");
         if (expected && note && strcmp(expected, observed) == 0) {
-                json_object_object_add(ev, "deviation", json_object_new_string(note));
                 char text[1024];
+                json_object_object_add(ev, "deviation", json_object_new_string(note));
                 snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation,
                          observed, note, detail);
-                json_object *c = json_object_new_object();
-                json_object_object_add(c, "id", json_object_new_string(id));
-                json_object_object_add(c, "status", json_object_new_string("deviation"));
-                json_object_object_add(c, "detail", json_object_new_string(text));
-                json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
-                json_object_object_add(c, "evidence", ev);
-                json_object_array_add(x->checks, c);
-                logf_(x, KB_LOG_INFO, "%s deviation: %s", id, text);
-                return;
-        }
-        json_object *c = json_object_new_object();
-        json_object_object_add(c, "id", json_object_new_string(id));
-        json_object_object_add(c, "status", json_object_new_string("fail"));
-        json_object_object_add(c, "detail", json_object_new_string(detail));
-        json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
-        json_object_object_add(c, "evidence", ev);
-        json_object_array_add(x->checks, c);
-        logf_(x, KB_LOG_WARN, "%s fail: %s", id, detail);
+                add_item(x, id, "deviation", t0, ev, text);
+        } else
+                add_item(x, id, "fail", t0, ev, detail);
 }
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
@@ -282,8 +271,8 @@ static size_t seq_count(json_object *seq, const char *msg_type) {
 }
 
 /* The first message of msg_type in seq (its content), or NULL. */
-static json_object *seq_find(json_object *seq, const char *msg_type, size_t from) {
-        for (size_t i = from; i < json_object_array_length(seq); i++) {
+static json_object *seq_find(json_object *seq, const char *msg_type) {
+        for (size_t i = 0; i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
                 if (strcmp(jstr(e, "msg_type"), msg_type) == 0)
                         return jget(e, "content");
@@ -517,10 +506,10 @@ static void check_result(cx *x) {
         const char *want = jstr(s, "text_plain");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", seq_types(seq));
-        json_object *result = seq_find(seq, "execute_result", 0);
+        json_object *result = seq_find(seq, "execute_result");
         const char *plain = jstr(jget(result, "data"), "text/plain");
         int64_t count = -1;
-        json_object *display = seq_find(seq, "display_data", 0);
+        json_object *display = seq_find(seq, "display_data");
         const char *display_plain = jstr(jget(display, "data"), "text/plain");
         if (plain)
                 json_object_object_add(ev, "text_plain", json_object_new_string(plain));
@@ -606,7 +595,7 @@ static void check_error(cx *x) {
         json_object_object_add(ev, "iopub", seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         json_object_object_add(ev, "ename", jstring_or_null(ex->ename));
-        json_object *err = seq_find(seq, "error", 0);
+        json_object *err = seq_find(seq, "error");
         if (strcmp(ex->status, "error") != 0)
                 problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'error'", ex->status);
         else if (!ex->ename || !ex->evalue || !string_array(jget(ex->reply, "traceback")))
@@ -665,7 +654,7 @@ static void check_counts(cx *x) {
         json_object_object_add(ev, "no_store_history", json_object_new_int64(b));
         json_object_object_add(ev, "store_history_again", json_object_new_int64(c));
         int64_t input_count = -1;
-        json_object *input = seq_find(seq, "execute_input", 0);
+        json_object *input = seq_find(seq, "execute_input");
         bool have_input = input && jint(input, "execution_count", &input_count);
         json_object_put(seq);
         if (a < 1 || c != a + 1)
