@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include "kbound/connection.h"
 #include "kbound/kernel.h"
+#include "kbound/probe.h"
 
 #define CONNECTION_FILE "kernel.json"
 #define SOCKET_PREFIX "kernel"
@@ -26,6 +27,9 @@ struct kb_kernel {
         kb_client *client;
         json_object *info;
         int64_t startup_ms;
+        kb_client_msg_fn on_msg;    /* the caller's transcript hook */
+        void *on_msg_userdata;
+        kb_secrets *key_secret;     /* the connection key, so on_msg never sees it */
         bool stopped;
         int wait_status;
 };
@@ -126,6 +130,46 @@ static char **env_unsandboxed(char **env, const char *workspace) {
                 }
         }
         return env;
+}
+
+static json_object *jfield(json_object *o, const char *key) {
+        json_object *v = NULL;
+        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *jfield_str(json_object *o, const char *key) {
+        json_object *v = jfield(o, key);
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+/* Between the client and the caller's hook: the kernel can read its own connection file and echo
+ * the key (in a banner, in a cell's output), and whoever records messages must never write it.
+ * A message containing the key is handed on as a copy with the key replaced; one that cannot be
+ * redacted (out of memory) is not handed on at all. */
+static void kernel_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
+        kb_kernel *k = userdata;
+        if (!k->key_secret) {
+                k->on_msg(k->on_msg_userdata, channel, direction, msg);
+                return;
+        }
+        kb_msg copy = *msg;
+        copy.header = kb_secrets_redact(k->key_secret, msg->header);
+        copy.parent_header = kb_secrets_redact(k->key_secret, msg->parent_header);
+        copy.metadata = kb_secrets_redact(k->key_secret, msg->metadata);
+        copy.content = kb_secrets_redact(k->key_secret, msg->content);
+        if ((msg->header && !copy.header) || (msg->parent_header && !copy.parent_header) ||
+            (msg->metadata && !copy.metadata) || (msg->content && !copy.content))
+                goto out;
+        /* The borrowed strings must come from the redacted header too. */
+        copy.msg_id = jfield_str(copy.header, "msg_id");
+        copy.msg_type = jfield_str(copy.header, "msg_type");
+        copy.parent_msg_id = jfield_str(copy.parent_header, "msg_id");
+        k->on_msg(k->on_msg_userdata, channel, direction, &copy);
+out:
+        json_object_put(copy.header);
+        json_object_put(copy.parent_header);
+        json_object_put(copy.metadata);
+        json_object_put(copy.content);
 }
 
 static char *diagnose(kb_kernel *k, const char *what, int r) {
@@ -240,9 +284,17 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         kb_client_options copts = {
                 .death_fd = kb_kernel_pidfd(k),
                 .cancel_fd = o->cancel_fd,
-                .on_msg = o->on_msg,
-                .on_msg_userdata = o->on_msg_userdata,
         };
+        if (o->on_msg) {
+                k->on_msg = o->on_msg;
+                k->on_msg_userdata = o->on_msg_userdata;
+                if (k->connection->key && *k->connection->key &&
+                    (kb_secrets_new(&k->key_secret) < 0 ||
+                     kb_secrets_add(k->key_secret, "connection-key", k->connection->key) < 0))
+                        goto oom;
+                copts.on_msg = kernel_on_msg;
+                copts.on_msg_userdata = k;
+        }
         r = kb_client_new(k->connection, o->sandbox ? socket_prefix : NULL, &copts, &k->client);
         if (r < 0) {
                 diagnosis = strdup("cannot connect the client sockets");
@@ -415,6 +467,7 @@ void kb_kernel_destroy(kb_kernel **kp, bool keep) {
         }
         kb_closep(&k->child_pidfd);
         kb_connection_destroy(&k->connection);
+        kb_secrets_destroy(&k->key_secret);
         json_object_put(k->info);
         if (k->team_dir && !keep)
                 kb_remove_tree(k->team_dir);

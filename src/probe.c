@@ -130,6 +130,11 @@ const char *kb_langpack_dir(const kb_langpack *lp) {
         return lp->dir;
 }
 
+json_object *kb_langpack_get(const kb_langpack *lp, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(lp->manifest, key, &v) ? v : NULL;
+}
+
 int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code) {
         json_object *cells = NULL, *file = NULL;
         json_object_object_get_ex(lp->manifest, "cells", &cells);
@@ -434,6 +439,135 @@ json_object *kb_secrets_scan(const kb_secrets *s, json_object *data) {
                         json_object_array_add(found, json_object_new_string(s->names[i]));
         free(hit);
         return found;
+}
+
+/* Whether any secret occurs in the bytes (not just up to an embedded NUL). */
+static bool bytes_have_secret(const kb_secrets *s, const char *str, size_t len) {
+        for (size_t i = 0; i < s->n; i++)
+                if (memmem(str, len, s->values[i], strlen(s->values[i])))
+                        return true;
+        return false;
+}
+
+static bool has_secret(const kb_secrets *s, json_object *o, int depth) {
+        if (!o)
+                return false;
+        if (depth > SCAN_DEPTH_MAX)
+                return true; /* unsearched counts as found: redaction fails closed */
+        switch (json_object_get_type(o)) {
+        case json_type_string:
+                return bytes_have_secret(s, json_object_get_string(o), (size_t) json_object_get_string_len(o));
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        if (has_secret(s, json_object_array_get_idx(o, i), depth + 1))
+                                return true;
+                return false;
+        case json_type_object: {
+                json_object_object_foreach(o, key, value) {
+                        if (bytes_have_secret(s, key, strlen(key)) || has_secret(s, value, depth + 1))
+                                return true;
+                }
+                return false;
+        }
+        default:
+                return false;
+        }
+}
+
+/* A malloc'd copy of str[0..len) with every secret replaced by "[redacted:NAME]"; NULL if out of
+ * memory. *ret_len gets the new length. */
+static char *redact_bytes(const kb_secrets *s, const char *str, size_t len, size_t *ret_len) {
+        char *cur = malloc(len + 1);
+        if (!cur)
+                return NULL;
+        memcpy(cur, str, len);
+        cur[len] = '\0';
+        for (size_t i = 0; i < s->n; i++) {
+                size_t vlen = strlen(s->values[i]);
+                if (vlen == 0 || !memmem(cur, len, s->values[i], vlen))
+                        continue;
+                char *out = NULL;
+                size_t out_len = 0;
+                FILE *f = open_memstream(&out, &out_len);
+                if (!f) {
+                        free(cur);
+                        return NULL;
+                }
+                const char *p = cur, *end = cur + len, *hit;
+                while ((hit = memmem(p, (size_t) (end - p), s->values[i], vlen))) {
+                        fwrite(p, 1, (size_t) (hit - p), f);
+                        fprintf(f, "[redacted:%s]", s->names[i]);
+                        p = hit + vlen;
+                }
+                fwrite(p, 1, (size_t) (end - p), f);
+                bool failed = ferror(f);
+                if (fclose(f) != 0 || failed) {
+                        free(out);
+                        OPENSSL_cleanse(cur, len);
+                        free(cur);
+                        return NULL;
+                }
+                OPENSSL_cleanse(cur, len);
+                free(cur);
+                cur = out;
+                len = out_len;
+        }
+        *ret_len = len;
+        return cur;
+}
+
+static json_object *redact(const kb_secrets *s, json_object *o, int depth) {
+        if (!o)
+                return NULL;
+        if (!has_secret(s, o, depth))
+                return json_object_get(o);
+        if (depth > SCAN_DEPTH_MAX)
+                return json_object_new_string("[redacted:too deep]");
+        switch (json_object_get_type(o)) {
+        case json_type_string: {
+                size_t len = 0;
+                _cleanup_free_ char *text = redact_bytes(s, json_object_get_string(o),
+                                                         (size_t) json_object_get_string_len(o), &len);
+                return text ? json_object_new_string_len(text, (int) len) : NULL;
+        }
+        case json_type_array: {
+                json_object *a = json_object_new_array();
+                for (size_t i = 0; a && i < json_object_array_length(o); i++) {
+                        json_object *src = json_object_array_get_idx(o, i);
+                        json_object *v = redact(s, src, depth + 1);
+                        if ((src && !v) || json_object_array_add(a, v) < 0) {
+                                json_object_put(v);
+                                json_object_put(a);
+                                return NULL;
+                        }
+                }
+                return a;
+        }
+        case json_type_object: {
+                json_object *copy = json_object_new_object();
+                if (!copy)
+                        return NULL;
+                json_object_object_foreach(o, key, value) {
+                        size_t klen = 0;
+                        _cleanup_free_ char *k = redact_bytes(s, key, strlen(key), &klen);
+                        json_object *v = redact(s, value, depth + 1);
+                        if (!k || (value && !v) || json_object_object_add(copy, k, v) < 0) {
+                                json_object_put(v);
+                                json_object_put(copy);
+                                return NULL;
+                        }
+                }
+                return copy;
+        }
+        default:
+                return json_object_get(o);
+        }
+}
+
+json_object *kb_secrets_redact(const kb_secrets *s, json_object *data) {
+        if (!data)
+                return NULL;
+        return redact(s, data, 0);
 }
 
 void kb_secrets_destroy(kb_secrets **sp) {

@@ -43,6 +43,8 @@ typedef enum check_status {
         STATUS_PASS,
         STATUS_UNSUPPORTED,
         STATUS_NOT_CLAIMED,
+        STATUS_DEVIATION,  /* conformance: a known deviation of the implementation, observed */
+        STATUS_UNTESTED,   /* conformance: no snippet for the language, with the reason */
         STATUS_FAIL,
         STATUS_INVALID,
 } check_status;
@@ -147,6 +149,10 @@ static check_status check_status_of(json_object *check) {
                 return STATUS_UNSUPPORTED;
         if (strcmp(status, "not_claimed") == 0)
                 return STATUS_NOT_CLAIMED;
+        if (strcmp(status, "deviation") == 0)
+                return STATUS_DEVIATION;
+        if (strcmp(status, "untested") == 0)
+                return STATUS_UNTESTED;
         return STATUS_INVALID;
 }
 
@@ -178,6 +184,18 @@ static outcome check_outcome(json_object *check, const char **ret_why) {
                                 result = OUTCOME_SKIP;
                         else
                                 why = "not claimed without a reason";
+                        break;
+                case STATUS_DEVIATION:
+                        if (detail && detail[0])
+                                result = OUTCOME_SKIP;
+                        else
+                                why = "deviation without a name";
+                        break;
+                case STATUS_UNTESTED:
+                        if (detail && detail[0])
+                                result = OUTCOME_SKIP;
+                        else
+                                why = "untested without a reason";
                         break;
                 default:
                         why = "no valid status";
@@ -214,6 +232,10 @@ static const char *status_words(check_status s) {
                 return "unsupported";
         case STATUS_NOT_CLAIMED:
                 return "not claimed";
+        case STATUS_DEVIATION:
+                return "known deviation";
+        case STATUS_UNTESTED:
+                return "untested";
         case STATUS_FAIL:
                 return "failed";
         default:
@@ -555,6 +577,51 @@ static void write_pass_summary(FILE *out, json_object *run, bool claimed, bool f
         fputs(".", out);
 }
 
+static bool run_is_conformance(json_object *run) {
+        const char *kind = member_str(run, "kind");
+        return kind && strcmp(kind, "conformance") == 0;
+}
+
+/* "; known deviations: ir interrupt.control, ..." for every check of status s. */
+static void write_status_list(FILE *out, json_object *run, check_status s, const char *head) {
+        json_object *kernels = run_kernels(run);
+        item_list l = { .out = out };
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                json_object *checks = member_array(kernel, "checks");
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        json_object *check = json_object_array_get_idx(checks, j);
+                        if (check_status_of(check) != s || check_outcome(check, NULL) == OUTCOME_FAIL)
+                                continue;
+                        if (l.shown == 0 && l.omitted == 0)
+                                fputs(head, out);
+                        if (!list_next(&l))
+                                continue;
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputc(' ', out);
+                        put_bounded(out, or_unknown(member_str(check, "id")), SUMMARY_MAX_TEXT);
+                }
+        }
+        list_end(&l);
+}
+
+/* A conformance run claims no boundary: its sentence says how the protocol items went. */
+static void write_conformance_pass(FILE *out, json_object *run) {
+        json_object *kernels = run_kernels(run);
+        size_t passed = 0;
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *checks = member_array(json_object_array_get_idx(kernels, i), "checks");
+                for (size_t j = 0; j < array_len(checks); j++)
+                        passed += check_outcome(json_object_array_get_idx(checks, j), NULL) == OUTCOME_PASS;
+        }
+        fputs("PASS: protocol conformance of ", out);
+        put_kernel_names(out, run);
+        fprintf(out, ": %zu item(s) passed", passed);
+        write_status_list(out, run, STATUS_DEVIATION, "; known deviations: ");
+        write_status_list(out, run, STATUS_UNTESTED, "; untested: ");
+        fputs(" (no sandbox boundary is claimed by a conformance run).", out);
+}
+
 /* Builds the summary into a new string. Returns 0 or -ENOMEM. */
 static int build_summary(json_object *run, bool pass, bool claimed, bool full, char **ret) {
         char *text = NULL;
@@ -562,7 +629,9 @@ static int build_summary(json_object *run, bool pass, bool claimed, bool full, c
         FILE *out = open_memstream(&text, &size);
         if (!out)
                 return -ENOMEM;
-        if (pass)
+        if (pass && run_is_conformance(run))
+                write_conformance_pass(out, run);
+        else if (pass)
                 write_pass_summary(out, run, claimed, full);
         else
                 write_fail_summary(out, run);
@@ -753,6 +822,10 @@ static const char *status_label(check_status s) {
                 return "UNSUPPORTED";
         case STATUS_NOT_CLAIMED:
                 return "NOT CLAIMED";
+        case STATUS_DEVIATION:
+                return "DEVIATION";
+        case STATUS_UNTESTED:
+                return "UNTESTED";
         default:
                 return "FAIL"; /* anything unrecognized counts as a failure in the verdict too */
         }

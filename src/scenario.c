@@ -899,6 +899,13 @@ done:
         if (x.kernel) {
                 int status = 0;
                 kb_kernel_stop(x.kernel, x.cancelled || x.wedged ? 0 : STOP_GRACE_MS, kb_now_ms() + 5000, &status);
+                /* What the client took in, so a transcript can be checked against it. */
+                uint64_t received = 0, dropped = 0;
+                kb_client_stats(kb_kernel_client(x.kernel), &received, &dropped);
+                json_object *messages = json_object_new_object();
+                json_object_object_add(messages, "received", json_object_new_int64((int64_t) received));
+                json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
+                json_object_object_add(x.k, "messages", messages);
         }
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);

@@ -19,7 +19,8 @@ typedef struct kb_kernel_options {
         const char *rootfs;
         char *const *ro_paths;     /* extra read-only binds */
         char *const *host_env;     /* kbound's environment, filtered by kb_sandbox_env */
-        kb_client_msg_fn on_msg;   /* transcript hook, may be NULL */
+        kb_client_msg_fn on_msg;   /* transcript hook, may be NULL; it never sees the connection
+                                    * key: a message echoing it arrives with it redacted */
         void *on_msg_userdata;
         int cancel_fd;             /* readable → every wait ends with -ECANCELED; <= 0: none */
         int64_t deadline_ms;       /* launch + readiness */

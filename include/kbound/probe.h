@@ -25,6 +25,9 @@ typedef struct kb_langpack kb_langpack;
 KB_EXPORT int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack **ret);
 KB_EXPORT const char *kb_langpack_language(const kb_langpack *lp);
 KB_EXPORT const char *kb_langpack_dir(const kb_langpack *lp);
+/* A top-level member of the pack's kbound.json (e.g. "conformance", "deviations"), borrowed, or
+ * NULL if absent. The manifest is untrusted data: callers check types. */
+KB_EXPORT json_object *kb_langpack_get(const kb_langpack *lp, const char *key);
 
 /* Renders cell (a key of the manifest's "cells") with params: every KB_PROBE_PARAMS_TOKEN becomes
  * the base64 of params' JSON. Returns 0 and malloc'd code, -ENOENT (no such cell), -EMSGSIZE. */
@@ -60,4 +63,11 @@ KB_EXPORT size_t kb_secrets_count(const kb_secrets *s);
 /* Searches every string (keys and values) in data for every secret; returns a new array of the
  * names found (empty if none), or NULL if out of memory. */
 KB_EXPORT json_object *kb_secrets_scan(const kb_secrets *s, json_object *data);
+/* Redaction for anything that records what a kernel said (transcripts): returns a new reference
+ * to data itself when no secret occurs in any string (keys and values, embedded NULs included),
+ * else to a deep copy where every occurrence of a value is replaced by "[redacted:NAME]". A
+ * subtree nested deeper than the scan depth is replaced whole by "[redacted:too deep]", so
+ * nothing unsearched is ever passed on. Returns NULL if out of memory (callers must then write
+ * nothing). */
+KB_EXPORT json_object *kb_secrets_redact(const kb_secrets *s, json_object *data);
 KB_EXPORT void kb_secrets_destroy(kb_secrets **sp);

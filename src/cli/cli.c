@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <limits.h>
+#include <time.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
@@ -205,4 +208,102 @@ void cli_reap_orphans(void) {
                         kill(pids[i], SIGKILL);
                 usleep(20000);
         }
+}
+
+int cli_transcript_open(const char *path, kb_transcript **ret) {
+        *ret = NULL;
+        if (!path)
+                return 0;
+        int r = kb_transcript_open(path, ret);
+        if (r < 0) {
+                cli_error("cannot open the transcript %s: %s", path,
+                          r == -ELOOP    ? "it is a symlink (refused)"
+                          : r == -EINVAL ? "not a regular file"
+                                         : strerror(-r));
+                return KB_EXIT_USAGE;
+        }
+        return 0;
+}
+
+int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret,
+                          kb_client_msg_fn *ret_fn, void **ret_userdata) {
+        *ret = NULL;
+        *ret_fn = NULL;
+        *ret_userdata = NULL;
+        if (!t)
+                return 0;
+        if (kb_transcript_source_new(t, kernel, team, ret) < 0) {
+                cli_error("out of memory");
+                return KB_EXIT_FAIL;
+        }
+        *ret_fn = kb_transcript_on_msg;
+        *ret_userdata = *ret;
+        return 0;
+}
+
+int cli_transcript_close(kb_transcript **t, const char *path) {
+        if (!*t)
+                return 0;
+        uint64_t lines = 0, errors = 0;
+        kb_transcript_stats(*t, &lines, &errors);
+        int r = kb_transcript_close(t);
+        if (r < 0 || errors > 0) {
+                cli_error("the transcript %s is incomplete: %llu message(s) could not be written (%s)", path,
+                          (unsigned long long) errors, strerror(r < 0 ? -r : EIO));
+                return KB_EXIT_FAIL;
+        }
+        cli_progress("transcript: %llu message(s) written to %s", (unsigned long long) lines, path);
+        return 0;
+}
+
+int cli_resolve_kernels_dir(const char *opt, char **ret) {
+        const char *env = getenv("KBOUND_KERNELS_DIR");
+        char self[PATH_MAX], candidate[PATH_MAX + 64];
+        const char *tries[4] = { opt, env && *env ? env : NULL, NULL, NULL };
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char installed[PATH_MAX + 64] = "";
+        if (n > 0) {
+                self[n] = '\0';
+                char *slash = strrchr(self, '/');
+                if (slash)
+                        *slash = '\0';
+                snprintf(installed, sizeof(installed), "%s/../share/kbound/kernels", self);
+                tries[2] = installed;
+        }
+#ifdef KBOUND_SOURCE_KERNELS
+        /* Running from the build tree: the source checkout's kernels/. */
+        tries[3] = KBOUND_SOURCE_KERNELS;
+#endif
+        for (size_t i = 0; i < 4; i++) {
+                if (!tries[i])
+                        continue;
+                snprintf(candidate, sizeof(candidate), "%s", tries[i]);
+                struct stat st;
+                if (stat(candidate, &st) == 0 && S_ISDIR(st.st_mode)) {
+                        *ret = realpath(candidate, NULL);
+                        if (*ret)
+                                return 0;
+                }
+                if (i < 2 && tries[i]) {
+                        cli_error("probe cells folder '%s' does not exist", tries[i]);
+                        return KB_EXIT_ENFORCE;
+                }
+        }
+        cli_error("cannot find the probe cells (kernels/ folder); pass --kernels-dir DIR");
+        return KB_EXIT_ENFORCE;
+}
+
+bool cli_team_name_ok(const char *t) {
+        size_t n = strlen(t);
+        return n >= 1 && n <= 40 && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
+               t[0] != '.';
+}
+
+char *cli_iso_now(void) {
+        char buf[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        return strdup(buf);
 }

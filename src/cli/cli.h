@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <kbound/kernelspec.h>
+#include <kbound/transcript.h>
 
 enum {
         KB_EXIT_PASS = 0,     /* every claim tested and held */
@@ -17,6 +18,7 @@ int cmd_kernelspecs(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_conformance(int argc, char **argv);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -48,5 +50,27 @@ int cli_make_base_dir(char **ret);
  * value is not accepted and returns KB_EXIT_USAGE. */
 int cli_sandbox_env(bool *allow_raw_network);
 
+/* The language packs folder: --kernels-dir, else $KBOUND_KERNELS_DIR, else the installed
+ * share/kbound/kernels, else the source tree's kernels/ (build tree). 0 and a realpath, or prints
+ * why and returns KB_EXIT_ENFORCE. */
+int cli_resolve_kernels_dir(const char *opt, char **ret);
+
+/* Team name prefixes: 1-40 characters of [A-Za-z0-9_.-], not starting with '.'. */
+bool cli_team_name_ok(const char *team);
+
+/* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
+char *cli_iso_now(void);
+
 /* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
 long cli_parse_seconds(const char *s);
+
+/* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
+ * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns
+ * KB_EXIT_USAGE. cli_transcript_source: a per-kernel writer (NULL when t is NULL); fills
+ * ret_fn and ret_userdata for kb_kernel_options / kb_check_env (both NULL without a transcript).
+ * cli_transcript_close: closes, says how many lines were written, and returns KB_EXIT_FAIL if any
+ * line was lost (a transcript with holes must not pass for complete), else 0. */
+int cli_transcript_open(const char *path, kb_transcript **ret);
+int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret,
+                          kb_client_msg_fn *ret_fn, void **ret_userdata);
+int cli_transcript_close(kb_transcript **t, const char *path);

@@ -36,6 +36,8 @@ static void check_usage(FILE *out) {
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
               "  --timeout SECONDS       deadline for the whole run (default 300)\n"
               "  --keep                  keep the team folders for inspection\n"
+              "  --transcript FILE       write every message sent and received as JSON lines (0600;\n"
+              "                          the connection key and canaries are redacted)\n"
               "  --quiet                 no progress on stderr\n\n"
               "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
               "3 the sandbox cannot be enforced (see `kbound doctor`).\n",
@@ -61,43 +63,6 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
-static int resolve_kernels_dir(const char *opt, char **ret) {
-        const char *env = getenv("KBOUND_KERNELS_DIR");
-        char self[PATH_MAX], candidate[PATH_MAX + 64];
-        const char *tries[4] = { opt, env && *env ? env : NULL, NULL, NULL };
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        char installed[PATH_MAX + 64] = "";
-        if (n > 0) {
-                self[n] = '\0';
-                char *slash = strrchr(self, '/');
-                if (slash)
-                        *slash = '\0';
-                snprintf(installed, sizeof(installed), "%s/../share/kbound/kernels", self);
-                tries[2] = installed;
-        }
-#ifdef KBOUND_SOURCE_KERNELS
-        /* Running from the build tree: the source checkout's kernels/. */
-        tries[3] = KBOUND_SOURCE_KERNELS;
-#endif
-        for (size_t i = 0; i < 4; i++) {
-                if (!tries[i])
-                        continue;
-                snprintf(candidate, sizeof(candidate), "%s", tries[i]);
-                struct stat st;
-                if (stat(candidate, &st) == 0 && S_ISDIR(st.st_mode)) {
-                        *ret = realpath(candidate, NULL);
-                        if (*ret)
-                                return 0;
-                }
-                if (i < 2 && tries[i]) {
-                        cli_error("probe cells folder '%s' does not exist", tries[i]);
-                        return KB_EXIT_ENFORCE;
-                }
-        }
-        cli_error("cannot find the probe cells (kernels/ folder); pass --kernels-dir DIR");
-        return KB_EXIT_ENFORCE;
-}
-
 static int write_secret_file(const char *path, const char *value) {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
@@ -111,6 +76,8 @@ static int write_secret_file(const char *path, const char *value) {
 typedef struct worker {
         pthread_t thread;
         const kb_check_env *env;
+        kb_check_env own_env;              /* env with this kernel's transcript writer */
+        kb_transcript_source *source;
         kb_kernelspec *spec;
         char team[65];
         json_object *result;
@@ -128,21 +95,6 @@ static void log_to_stderr(void *userdata, int level, const char *message) {
         cli_progress("%s", message);
 }
 
-static bool team_name_ok(const char *t) {
-        size_t n = strlen(t);
-        return n >= 1 && n <= 40 && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
-               t[0] != '.';
-}
-
-static char *iso_now(void) {
-        char buf[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        return strdup(buf);
-}
-
 int cmd_check(int argc, char **argv) {
         static const struct option options[] = {
                 { "kernel", required_argument, NULL, 'k' },
@@ -156,6 +108,7 @@ int cmd_check(int argc, char **argv) {
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "timeout", required_argument, NULL, 't' },
                 { "keep", no_argument, NULL, 'K' },
+                { "transcript", required_argument, NULL, 'X' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -166,8 +119,9 @@ int cmd_check(int argc, char **argv) {
 
         const char *kernel_names[MAX_KERNELS];
         size_t n_kernels = 0;
+        const char *transcript_path = NULL;
         const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
-        bool allow_network = false, require_full = false, keep = false;
+        bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
         long timeout_ms = 300000;
         char *ro_paths[33] = { 0 };
         size_t n_ro = 0;
@@ -219,6 +173,9 @@ int cmd_check(int argc, char **argv) {
                 case 'K':
                         keep = true;
                         break;
+                case 'X':
+                        transcript_path = optarg;
+                        break;
                 case 'q':
                         cli_set_quiet(true);
                         break;
@@ -234,7 +191,7 @@ int cmd_check(int argc, char **argv) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
-        if (!team_name_ok(team)) {
+        if (!cli_team_name_ok(team)) {
                 cli_error("check: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }
@@ -258,6 +215,7 @@ int cmd_check(int argc, char **argv) {
         memset(workers, 0, sizeof(workers));
         char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_secrets *secrets = NULL, *sibling = NULL;
+        kb_transcript *transcript = NULL;
         json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
         json_object *sibling_paths = json_object_new_array(), *run = NULL;
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
@@ -274,7 +232,7 @@ int cmd_check(int argc, char **argv) {
                           strerror(-r));
                 goto out;
         }
-        if (resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
+        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
                 goto out;
 
         /* Canaries: a credential file where a daemon would keep one, another team's folder with a
@@ -335,6 +293,15 @@ int cmd_check(int argc, char **argv) {
                 cli_error("cannot collect the daemon secrets: %s", strerror(-r));
                 goto out;
         }
+        /* The transcript records what kernels said: a leaked canary must not reach it either. */
+        if ((r = cli_transcript_open(transcript_path, &transcript))) {
+                exit_code = r;
+                goto out;
+        }
+        if (transcript && (kb_transcript_redact(transcript, secrets) < 0 || kb_transcript_redact(transcript, sibling) < 0)) {
+                cli_error("cannot set up the transcript's redaction");
+                goto out;
+        }
         cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
                      "values skipped as not distinctive)",
                      n_kernels, bwrap, bwrap_version, kb_secrets_count(secrets), skipped);
@@ -372,6 +339,11 @@ int cmd_check(int argc, char **argv) {
                         snprintf(w->team, sizeof(w->team), "%s-%.16s-%zu", team, specs[i]->name, i + 1);
                 else
                         snprintf(w->team, sizeof(w->team), "%s-%.20s", team, specs[i]->name);
+                w->own_env = env;
+                if (cli_transcript_source(transcript, specs[i]->name, w->team, &w->source, &w->own_env.on_msg,
+                                          &w->own_env.on_msg_userdata))
+                        break;
+                w->env = &w->own_env;
                 if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
                         cli_error("cannot start a thread for kernel '%s'", specs[i]->name);
                         break;
@@ -380,10 +352,14 @@ int cmd_check(int argc, char **argv) {
         }
         for (size_t i = 0; i < n_started; i++)
                 pthread_join(workers[i].thread, NULL);
+        for (size_t i = 0; i < n_kernels; i++)
+                kb_transcript_source_destroy(&workers[i].source);
+        if (cli_transcript_close(&transcript, transcript_path))
+                transcript_failed = true;
 
         /* The report. */
         run = json_object_new_object();
-        started_at = iso_now();
+        started_at = cli_iso_now();
         json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
         json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
         json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
@@ -418,6 +394,8 @@ int cmd_check(int argc, char **argv) {
 
         int verdict = kb_report_finish(run);
         exit_code = not_enforced ? KB_EXIT_ENFORCE : (verdict != 0 || cancelled) ? KB_EXIT_FAIL : KB_EXIT_PASS;
+        if (transcript_failed && exit_code == KB_EXIT_PASS)
+                exit_code = KB_EXIT_FAIL;
         json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
         kb_report_human(run, stdout);
         fflush(stdout);
@@ -441,6 +419,9 @@ out:
         json_object_put(escape_dirs);
         json_object_put(cred_paths);
         json_object_put(sibling_paths);
+        for (size_t i = 0; i < n_kernels; i++)
+                kb_transcript_source_destroy(&workers[i].source);
+        kb_transcript_close(&transcript);
         kb_secrets_destroy(&secrets);
         kb_secrets_destroy(&sibling);
         for (size_t i = 0; i < n_kernels; i++)

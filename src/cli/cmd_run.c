@@ -18,7 +18,8 @@ static void run_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
-              "  --keep                  keep the team folders for inspection\n",
+              "  --keep                  keep the team folders for inspection\n"
+              "  --transcript FILE       write every message sent and received as JSON lines (0600)\n",
               out);
 }
 
@@ -52,10 +53,11 @@ int cmd_run(int argc, char **argv) {
                 { "allow-raw-network", no_argument, NULL, 'n' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "keep", no_argument, NULL, 'K' },
+                { "transcript", required_argument, NULL, 'X' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL;
+        const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL, *transcript_path = NULL;
         bool sandbox = true, allow_network = false, keep = false;
         long timeout_ms = 60000;
         char *ro_paths[33] = { 0 };
@@ -99,6 +101,9 @@ int cmd_run(int argc, char **argv) {
                 case 'K':
                         keep = true;
                         break;
+                case 'X':
+                        transcript_path = optarg;
+                        break;
                 case 'h':
                         run_usage(stdout);
                         return 0;
@@ -121,11 +126,20 @@ int cmd_run(int argc, char **argv) {
         char *bwrap = NULL, *base = NULL;
         kb_kernel *kernel = NULL;
         kb_execution *ex = NULL;
+        kb_transcript *transcript = NULL;
+        kb_transcript_source *source = NULL;
+        kb_client_msg_fn on_msg = NULL;
+        void *on_msg_userdata = NULL;
         int exit_code = KB_EXIT_ENFORCE;
 
         r = cli_find_kernelspec(kernel_name, &spec);
         if (r)
                 return r;
+        if ((r = cli_transcript_open(transcript_path, &transcript)) ||
+            (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
+                exit_code = r;
+                goto out;
+        }
         if (sandbox && cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
         if (cli_make_base_dir(&base))
@@ -140,6 +154,8 @@ int cmd_run(int argc, char **argv) {
                 .allow_network = allow_network,
                 .ro_paths = ro_paths,
                 .host_env = environ,
+                .on_msg = on_msg,
+                .on_msg_userdata = on_msg_userdata,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = kb_now_ms() + timeout_ms,
         };
@@ -194,6 +210,9 @@ out:
         if (kernel)
                 kb_execution_destroy(kb_kernel_client(kernel), &ex);
         kb_kernel_destroy(&kernel, keep);
+        kb_transcript_source_destroy(&source);
+        if (cli_transcript_close(&transcript, transcript_path) && !exit_code)
+                exit_code = KB_EXIT_FAIL;
         if (base) {
                 if (keep)
                         cli_progress("kept the team folders under %s", base);

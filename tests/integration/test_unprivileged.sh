@@ -45,5 +45,16 @@ ok "the report says it ran unprivileged" [ "$(json_get "$scratch/reports/u.json"
 uid=$(id -u "$user")
 ok "the kernels ran as $user ($uid), not root" [ "$(json_get "$scratch/reports/u.json" "sorted(set(k['process']['uid'] for k in d['kernels']))")" = "[$uid]" ]
 ok "the installed probe cells were used" [ "$(json_get "$scratch/reports/u.json" "d['verdict']")" = "pass" ]
+
+echo "as $user: kbound conformance (installed language packs)"
+set +e
+as_user KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$prefix/bin/kbound" conformance --quiet --kernel python3 \
+  --json "$scratch/reports/c.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat "$scratch/out"; tail -20 "$scratch/err"; }
+ok "conformance passes unprivileged (rc=$rc)" [ "$rc" -eq 0 ]
+ok "no item untested: the installed packs carry the snippets" \
+  [ "$(json_get "$scratch/reports/c.json" "sum(c['status'] == 'untested' for k in d['kernels'] for c in k['checks'])")" = 0 ]
 assert_no_leftovers "after unprivileged runs"
 finish

@@ -1,0 +1,43 @@
+/* conformance.h: protocol conformance of one kernel, inside the sandbox: kernel_info, execute
+ * ordering and outputs, execution counts, is_complete, complete, inspect, history, comm_info,
+ * interrupts, shutdown. Each item is a check of a kernel object (docs/report-format.md) whose
+ * status is pass, fail, deviation (a known, named deviation of this implementation, observed) or
+ * untested (with the reason). Code snippets come from the language pack's "conformance" member;
+ * known deviations from its "deviations" member, keyed by kernel_info's implementation. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "kbound/client.h"
+#include "kbound/kernelspec.h"
+#include "kbound/scenario.h"
+
+typedef struct kb_conformance_env {
+        const char *kernels_dir;      /* language packs */
+        const char *base_dir;         /* this run's private folder (teams/ lives here) */
+        const char *bwrap;            /* absolute path */
+        const char *rootfs;           /* may be NULL */
+        char *const *ro_paths;
+        char *const *host_env;        /* kbound's own environment (for the sandbox allowlist) */
+        int item_timeout_ms;          /* how long one request may take (<= 0: 10 s) */
+        int long_cell_seconds;        /* how long the long cell runs if nobody stops it (<= 0: 60) */
+        int cancel_fd;                /* readable → stop everything (signal) */
+        int64_t deadline_ms;          /* the whole run's deadline */
+        bool keep;                    /* keep the team folder */
+        kb_client_msg_fn on_msg;      /* transcript hook, may be NULL */
+        void *on_msg_userdata;
+        kb_log_fn log;                /* progress, may be NULL */
+        void *log_userdata;
+} kb_conformance_env;
+
+/* The ids of every item, in the order they run; NULL-terminated. */
+KB_EXPORT const char *const *kb_conformance_items(void);
+
+/* Launches the kernel in the sandbox as team, runs every item, stops it and removes its folder
+ * (unless env->keep). Always returns a kernel object in *ret with one check per item (items that
+ * could not run are fail or untested with the reason, never missing), "error" set when the kernel
+ * could not be started, and "kernel_info" (the reply's content, whole). *ret_outcome: DONE,
+ * NOT_ENFORCED (the sandbox could not be set up) or CANCELLED. Returns 0 or -ENOMEM. */
+KB_EXPORT int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec, const char *team,
+                                 json_object **ret, kb_check_outcome *ret_outcome);

@@ -1,0 +1,1295 @@
+/* conformance.c: does the kernel speak the Jupyter protocol as specified? One item at a time,
+ * each a check with evidence; snippets and known deviations are language-pack data. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "kbound/conformance.h"
+#include "kbound/kernel.h"
+#include "kbound/probe.h"
+
+#define ITEM_TIMEOUT_MS 10000
+#define MARKER_TIMEOUT_MS 30000
+#define CONTROL_REPLY_TIMEOUT_MS 2000
+#define CONTROL_GRACE_MS 1000
+#define HEARTBEAT_TIMEOUT_MS 2000
+#define SHUTDOWN_EXIT_MS 5000
+#define HISTORY_TAIL 50
+#define SEQ_MAX 256             /* iopub messages kept per execution: a flooding kernel is not buffered */
+
+static const char *const items[] = {
+        "kernel_info.reply",     "kernel_info.protocol_version", "kernel_info.implementation",
+        "kernel_info.language_info", "kernel_info.banner",       "heartbeat",
+        "execute.stdout",        "execute.ordering",             "execute.stderr",
+        "execute.result",        "execute.display_data",         "execute.error",
+        "execute.count",         "execute.silent",               "is_complete.complete",
+        "is_complete.incomplete", "is_complete.invalid",         "complete",
+        "inspect",               "history.tail",                 "comm_info",
+        "interrupt.idle",        "interrupt.control",            "interrupt.signal",
+        "shutdown",              NULL,
+};
+
+const char *const *kb_conformance_items(void) {
+        return items;
+}
+
+typedef struct cx {
+        const kb_conformance_env *env;
+        const kb_kernelspec *spec;
+        kb_langpack *lp;            /* NULL: no pack for this language */
+        json_object *snippets;      /* the pack's "conformance", borrowed; NULL if none */
+        json_object *deviations;    /* the pack's deviations for this implementation, borrowed */
+        char implementation[128];
+        char no_snippets[512];      /* why language items are untested */
+        kb_kernel *kernel;
+        json_object *k, *checks;
+        bool cancelled, dead, wedged;
+        /* What execute.stdout saw, for execute.ordering and history.tail. */
+        json_object *stdout_seq;
+        int64_t stdout_count;
+        bool stdout_ran;
+} cx;
+
+/* ---- small JSON helpers (the kernel's replies are untrusted: every type is checked) ---- */
+
+static json_object *jget(json_object *o, const char *key) {
+        json_object *v = NULL;
+        return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *jstr(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static bool jint(json_object *o, const char *key, int64_t *ret) {
+        json_object *v = jget(o, key);
+        if (!v || !json_object_is_type(v, json_type_int))
+                return false;
+        *ret = json_object_get_int64(v);
+        return true;
+}
+
+static json_object *jstring_or_null(const char *s) {
+        return s ? json_object_new_string(s) : NULL;
+}
+
+/* ---- items ---- */
+
+static void logf_(const cx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(const cx *x, int level, const char *fmt, ...) {
+        if (!x->env->log)
+                return;
+        char buf[600], line[700];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        snprintf(line, sizeof(line), "kernel '%s': %s", x->spec->name, buf);
+        x->env->log(x->env->log_userdata, level, line);
+}
+
+static void add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "id", json_object_new_string(id));
+        json_object_object_add(c, "status", json_object_new_string(status));
+        json_object_object_add(c, "detail", json_object_new_string(detail));
+        json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
+        json_object_object_add(c, "evidence", ev ? ev : json_object_new_object());
+        json_object_array_add(x->checks, c);
+        logf_(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
+}
+
+static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
+                       va_list ap) {
+        char detail[1024];
+        vsnprintf(detail, sizeof(detail), fmt, ap);
+        add_item(x, id, status, t0, ev, detail);
+}
+
+static void pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        add_item_v(x, id, "pass", t0, ev, fmt, ap);
+        va_end(ap);
+}
+
+static void untested(cx *x, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void untested(cx *x, const char *id, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        add_item_v(x, id, "untested", 0, NULL, fmt, ap);
+        va_end(ap);
+}
+
+/* A problem with item id. observed is a short stable code for what went wrong; when the pack
+ * lists exactly that code as a known deviation of this implementation for this item, the item is
+ * a "deviation" (named, with the note), else a "fail". A deviation that is listed but not
+ * observed changes nothing: it never hides a different failure. */
+static void problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+static void problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...) {
+        char detail[768];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof(detail), fmt, ap);
+        va_end(ap);
+        if (!ev)
+                ev = json_object_new_object();
+        json_object_object_add(ev, "observed", json_object_new_string(observed));
+        json_object *dev = jget(x->deviations, id);
+        const char *expected = jstr(dev, "observed"), *note = jstr(dev, "note");
+        if (expected && note && strcmp(expected, observed) == 0) {
+                char text[1024];
+                json_object_object_add(ev, "deviation", json_object_new_string(note));
+                snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation,
+                         observed, note, detail);
+                add_item(x, id, "deviation", t0, ev, text);
+        } else
+                add_item(x, id, "fail", t0, ev, detail);
+}
+
+/* False (and the item recorded as failed) when an earlier step left nothing to test with. */
+static bool can_run(cx *x, const char *id) {
+        if (x->cancelled)
+                problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
+        else if (x->dead)
+                problem(x, id, 0, NULL, "kernel_dead", "not run: the kernel process died earlier");
+        else if (x->wedged)
+                problem(x, id, 0, NULL, "kernel_wedged", "not run: an earlier cell could not be stopped");
+        else
+                return true;
+        return false;
+}
+
+/* The language pack's snippet object for name, or NULL (and the item recorded untested). */
+static json_object *snippet(cx *x, const char *id, const char *name) {
+        json_object *s = jget(x->snippets, name);
+        if (s && json_object_is_type(s, json_type_object))
+                return s;
+        if (!x->snippets)
+                untested(x, id, "%s", x->no_snippets);
+        else
+                untested(x, id, "the language pack %s has no conformance snippet '%s'", kb_langpack_dir(x->lp), name);
+        return NULL;
+}
+
+static int64_t deadline_in(const cx *x, int64_t ms) {
+        int64_t d = kb_now_ms() + ms;
+        return x->env->deadline_ms >= 0 && x->env->deadline_ms < d ? x->env->deadline_ms : d;
+}
+
+static int item_ms(const cx *x) {
+        return x->env->item_timeout_ms > 0 ? x->env->item_timeout_ms : ITEM_TIMEOUT_MS;
+}
+
+/* Words for a failed wait, and what it means for the rest of the run. */
+static const char *wait_error(cx *x, int r) {
+        switch (r) {
+        case -ETIMEDOUT:
+                return "timed out";
+        case -ESRCH:
+                x->dead = true;
+                return "the kernel process died";
+        case -ECANCELED:
+                x->cancelled = true;
+                return "cancelled";
+        default: {
+                static __thread char buf[128];
+                kb_channel ch;
+                int err;
+                kb_client_last_error(kb_kernel_client(x->kernel), &ch, &err);
+                snprintf(buf, sizeof(buf), "bad message on %s: %s", kb_channel_name(ch), kb_wire_strerror(err));
+                return buf;
+        }
+        }
+}
+
+/* ---- requests ---- */
+
+/* A request on shell (content taken) and its reply's content (new reference) in *ret. */
+static int request(cx *x, const char *msg_type, json_object *content, json_object **ret) {
+        kb_msg *reply = NULL;
+        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content,
+                                  deadline_in(x, item_ms(x)), &reply);
+        if (r < 0)
+                return r;
+        *ret = json_object_get(reply->content);
+        kb_msg_destroy(&reply);
+        return 0;
+}
+
+static int record_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        json_object *seq = userdata;
+        if (json_object_array_length(seq) >= SEQ_MAX)
+                return 0; /* the order of what was kept still shows; the last message is then not idle */
+        json_object *e = json_object_new_object();
+        if (!e)
+                return 0;
+        json_object_object_add(e, "msg_type", json_object_new_string(msg->msg_type));
+        json_object_object_add(e, "content", json_object_get(msg->content));
+        json_object_array_add(seq, e);
+        return 0;
+}
+
+/* Runs code to completion, recording its iopub messages in order in *ret_seq. Returns the wait's
+ * result; on success *ret_ex is the execution (caller destroys). */
+static int execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
+                   json_object **ret_seq) {
+        kb_client *c = kb_kernel_client(x->kernel);
+        kb_execute_options eo = { .silent = silent, .store_history = store_history, .stop_on_error = false };
+        kb_execution *ex = NULL;
+        json_object *seq = json_object_new_array();
+        if (!seq)
+                return -ENOMEM;
+        int r = kb_client_execute_start(c, code, &eo, &ex);
+        if (r >= 0)
+                r = kb_client_execute_wait(c, ex, deadline_in(x, item_ms(x)), record_iopub, seq);
+        if (r >= 0 && !ex->got_reply)
+                r = -ETIMEDOUT;
+        if (r < 0) {
+                kb_execution_destroy(c, &ex);
+                json_object_put(seq);
+                return r;
+        }
+        *ret_ex = ex;
+        *ret_seq = seq;
+        return 0;
+}
+
+static size_t seq_count(json_object *seq, const char *msg_type) {
+        size_t n = 0;
+        for (size_t i = 0; i < json_object_array_length(seq); i++)
+                if (strcmp(jstr(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
+                        n++;
+        return n;
+}
+
+/* The first message of msg_type in seq (its content), or NULL. */
+static json_object *seq_find(json_object *seq, const char *msg_type) {
+        for (size_t i = 0; i < json_object_array_length(seq); i++) {
+                json_object *e = json_object_array_get_idx(seq, i);
+                if (strcmp(jstr(e, "msg_type"), msg_type) == 0)
+                        return jget(e, "content");
+        }
+        return NULL;
+}
+
+static json_object *seq_types(json_object *seq) {
+        json_object *types = json_object_new_array();
+        for (size_t i = 0; types && i < json_object_array_length(seq); i++) {
+                json_object *e = json_object_array_get_idx(seq, i);
+                const char *t = jstr(e, "msg_type");
+                const char *state = jstr(jget(e, "content"), "execution_state");
+                char buf[96];
+                snprintf(buf, sizeof(buf), "%s%s%s", t, state ? ":" : "", state ? state : "");
+                json_object_array_add(types, json_object_new_string(buf));
+        }
+        return types;
+}
+
+/* ---- kernel_info ---- */
+
+/* "5.3" / "5.3.1": 1 and the major version; 0 if not parseable. */
+static int parse_version(const char *v, long *ret_major) {
+        char *end = NULL;
+        if (!v || !*v || *v < '0' || *v > '9')
+                return 0;
+        long major = strtol(v, &end, 10);
+        if (*end != '.' || end[1] < '0' || end[1] > '9')
+                return 0;
+        strtol(end + 1, &end, 10);
+        if (*end == '.') {
+                if (end[1] < '0' || end[1] > '9')
+                        return 0;
+                strtol(end + 1, &end, 10);
+        }
+        if (*end)
+                return 0;
+        *ret_major = major;
+        return 1;
+}
+
+static void check_kernel_info(cx *x) {
+        json_object *info = kb_kernel_info(x->kernel);
+        const char *status = jstr(info, "status");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "status", jstring_or_null(status));
+        if (status && strcmp(status, "ok") == 0)
+                pass(x, "kernel_info.reply", 0, ev, "kernel_info_reply arrived with status 'ok'");
+        else
+                problem(x, "kernel_info.reply", 0, ev, "status", "kernel_info_reply status is %s%s%s",
+                        status ? "'" : "", status ? status : "missing", status ? "'" : "");
+
+        const char *pv = jstr(info, "protocol_version");
+        long major = 0;
+        ev = json_object_new_object();
+        json_object_object_add(ev, "protocol_version", jstring_or_null(pv));
+        if (!parse_version(pv, &major))
+                problem(x, "kernel_info.protocol_version", 0, ev, "unparseable",
+                        "protocol_version %s is not a version X.Y[.Z]", pv ? pv : "is missing or not a string:");
+        else if (major < 5)
+                problem(x, "kernel_info.protocol_version", 0, ev, "too_old", "protocol_version %s is older than 5.0", pv);
+        else
+                pass(x, "kernel_info.protocol_version", 0, ev, "protocol_version %s (>= 5.0)", pv);
+
+        const char *impl = jstr(info, "implementation"), *impl_v = jstr(info, "implementation_version");
+        ev = json_object_new_object();
+        json_object_object_add(ev, "implementation", jstring_or_null(impl));
+        json_object_object_add(ev, "implementation_version", jstring_or_null(impl_v));
+        if (impl && *impl && impl_v && *impl_v)
+                pass(x, "kernel_info.implementation", 0, ev, "%s %s", impl, impl_v);
+        else
+                problem(x, "kernel_info.implementation", 0, ev, "missing",
+                        "implementation and implementation_version must be non-empty strings");
+
+        json_object *li = jget(info, "language_info");
+        const char *fields[] = { "name", "version", "file_extension", "mimetype" };
+        char missing[128] = "";
+        ev = json_object_new_object();
+        for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
+                const char *v = jstr(li, fields[i]);
+                json_object_object_add(ev, fields[i], jstring_or_null(v));
+                if (!v || !*v)
+                        snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+                                 *missing ? ", " : "", fields[i]);
+        }
+        const char *name = jstr(li, "name"), *ext = jstr(li, "file_extension");
+        const char *lang = x->spec->language ? x->spec->language : "";
+        if (*missing)
+                problem(x, "kernel_info.language_info", 0, ev, "missing", "language_info lacks %s", missing);
+        else if (ext[0] != '.')
+                problem(x, "kernel_info.language_info", 0, ev, "extension", "file_extension '%s' does not start with '.'",
+                        ext);
+        else if (*lang && strcasecmp(name, lang) != 0)
+                problem(x, "kernel_info.language_info", 0, ev, "name_mismatch",
+                        "language_info.name '%s' differs from the kernelspec's language '%s'", name, lang);
+        else
+                pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)", name, jstr(li, "version"), ext,
+                     jstr(li, "mimetype"));
+
+        json_object *banner = jget(info, "banner");
+        if (banner && json_object_is_type(banner, json_type_string))
+                pass(x, "kernel_info.banner", 0, NULL, "banner is a string of %d bytes",
+                     json_object_get_string_len(banner));
+        else
+                problem(x, "kernel_info.banner", 0, NULL, "missing", "banner is missing or not a string");
+}
+
+static void check_heartbeat(cx *x) {
+        if (!can_run(x, "heartbeat"))
+                return;
+        int64_t t0 = kb_now_ms();
+        int r = kb_client_heartbeat(kb_kernel_client(x->kernel), deadline_in(x, HEARTBEAT_TIMEOUT_MS));
+        if (r == 1)
+                pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
+        else
+                problem(x, "heartbeat", t0, NULL, "no_echo", "no heartbeat echo within %d ms while idle%s",
+                        HEARTBEAT_TIMEOUT_MS, r < 0 ? " (socket error)" : "");
+}
+
+/* ---- execute ---- */
+
+/* Runs a snippet's code for item id; on failure records the item and returns < 0. */
+static int run_snippet(cx *x, const char *id, json_object *s, bool silent, bool store_history, kb_execution **ret_ex,
+                       json_object **ret_seq) {
+        const char *code = jstr(s, "code");
+        int64_t t0 = kb_now_ms();
+        if (!code) {
+                untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
+                return -EINVAL;
+        }
+        int r = execute(x, code, silent, store_history, ret_ex, ret_seq);
+        if (r < 0)
+                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
+                        wait_error(x, r));
+        return r;
+}
+
+static void check_stream(cx *x, const char *id, const char *name) {
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, name);
+        if (!s)
+                return;
+        int64_t t0 = kb_now_ms();
+        kb_execution *ex = NULL;
+        json_object *seq = NULL;
+        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+                return;
+        const char *want = jstr(s, "text");
+        const char *got = strcmp(name, "stdout") == 0 ? ex->stdout_text : ex->stderr_text;
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+        if (strcmp(ex->status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+        else if (!want || !got || !strstr(got, want))
+                problem(x, id, t0, ev, "missing_output", "no %s stream containing '%s' on iopub", name,
+                        want ? want : "(snippet lacks \"text\")");
+        else
+                pass(x, id, t0, ev, "'%s' arrived as a %s stream", want, name);
+        if (strcmp(name, "stdout") == 0) {
+                x->stdout_seq = json_object_get(seq);
+                x->stdout_count = ex->execution_count;
+                x->stdout_ran = true;
+        }
+        json_object_put(seq);
+        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+}
+
+/* busy → execute_input (the code, the reply's execution_count) → outputs → idle, from the stdout
+ * run (whose messages all carried its msg_id as parent: only those are collected). */
+static void check_ordering(cx *x) {
+        const char *id = "execute.ordering";
+        json_object *s = jget(x->snippets, "stdout");
+        if (!x->stdout_ran) {
+                if (!s)
+                        untested(x, id, "%s", x->snippets ? "the language pack has no conformance snippet 'stdout'"
+                                                          : x->no_snippets);
+                else
+                        problem(x, id, 0, NULL, "not_run", "not run: execute.stdout produced no complete execution");
+                return;
+        }
+        json_object *seq = x->stdout_seq;
+        size_t n = json_object_array_length(seq);
+        const char *code = jstr(s, "code");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "iopub", seq_types(seq));
+        char why[256] = "";
+        json_object *first = n > 0 ? json_object_array_get_idx(seq, 0) : NULL;
+        json_object *second = n > 1 ? json_object_array_get_idx(seq, 1) : NULL;
+        json_object *last = n > 0 ? json_object_array_get_idx(seq, n - 1) : NULL;
+        json_object *input = jget(second, "content");
+        int64_t input_count = -1;
+        if (!first || strcmp(jstr(first, "msg_type"), "status") != 0 ||
+            strcmp(jstr(jget(first, "content"), "execution_state") ?: "", "busy") != 0)
+                snprintf(why, sizeof(why), "the first iopub message is not status busy");
+        else if (!second || strcmp(jstr(second, "msg_type"), "execute_input") != 0)
+                snprintf(why, sizeof(why), "execute_input does not follow busy");
+        else if (!jstr(input, "code") || strcmp(jstr(input, "code"), code) != 0)
+                snprintf(why, sizeof(why), "execute_input does not echo the code sent");
+        else if (!jint(input, "execution_count", &input_count) || input_count != x->stdout_count)
+                snprintf(why, sizeof(why), "execute_input's execution_count %lld differs from the reply's %lld",
+                         (long long) input_count, (long long) x->stdout_count);
+        else if (n < 4)
+                snprintf(why, sizeof(why), "no output between execute_input and idle");
+        else if (strcmp(jstr(last, "msg_type"), "status") != 0 ||
+                 strcmp(jstr(jget(last, "content"), "execution_state") ?: "", "idle") != 0)
+                snprintf(why, sizeof(why), "the last iopub message is not status idle");
+        else if (seq_count(seq, "status") != 2)
+                snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only", seq_count(seq, "status"));
+        if (*why)
+                problem(x, id, 0, ev, "order", "%s", why);
+        else
+                pass(x, id, 0, ev, "busy, execute_input (code and execution_count %lld), %zu output(s), idle; all with "
+                     "the request as parent", (long long) input_count, n - 3);
+}
+
+static void check_result(cx *x) {
+        const char *id = "execute.result";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "execute_result");
+        if (!s)
+                return;
+        int64_t t0 = kb_now_ms();
+        kb_execution *ex = NULL;
+        json_object *seq = NULL;
+        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+                return;
+        const char *want = jstr(s, "text_plain");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object *result = seq_find(seq, "execute_result");
+        const char *plain = jstr(jget(result, "data"), "text/plain");
+        int64_t count = -1;
+        json_object *display = seq_find(seq, "display_data");
+        const char *display_plain = jstr(jget(display, "data"), "text/plain");
+        if (plain)
+                json_object_object_add(ev, "text_plain", json_object_new_string(plain));
+        if (!want)
+                untested(x, id, "the execute_result snippet has no \"text_plain\"");
+        else if (strcmp(ex->status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+        else if (!result && display_plain && strstr(display_plain, want))
+                problem(x, id, t0, ev, "display_data_instead", "the value arrived as display_data ('%s'), "
+                        "no execute_result", display_plain);
+        else if (!result)
+                problem(x, id, t0, ev, "missing", "no execute_result on iopub");
+        else if (!plain || !strstr(plain, want))
+                problem(x, id, t0, ev, "text_plain", "execute_result text/plain is not '%s'", want);
+        else if (!jint(result, "execution_count", &count) || count != ex->execution_count)
+                problem(x, id, t0, ev, "count", "execute_result execution_count %lld differs from the reply's %lld",
+                        (long long) count, (long long) ex->execution_count);
+        else
+                pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
+        json_object_put(seq);
+        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+}
+
+static void check_display(cx *x) {
+        const char *id = "execute.display_data";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "display_data");
+        if (!s)
+                return;
+        int64_t t0 = kb_now_ms();
+        kb_execution *ex = NULL;
+        json_object *seq = NULL;
+        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+                return;
+        const char *mime = jstr(s, "mime");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object *found = NULL;
+        for (size_t i = 0; mime && i < json_object_array_length(seq); i++) {
+                json_object *e = json_object_array_get_idx(seq, i);
+                if (strcmp(jstr(e, "msg_type"), "display_data") == 0 && jget(jget(jget(e, "content"), "data"), mime))
+                        found = jget(e, "content");
+        }
+        json_object *md = jget(found, "metadata");
+        if (!mime)
+                untested(x, id, "the display_data snippet has no \"mime\"");
+        else if (strcmp(ex->status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+        else if (!found)
+                problem(x, id, t0, ev, "missing", "no display_data carrying %s", mime);
+        else if (!md || !json_object_is_type(md, json_type_object))
+                problem(x, id, t0, ev, "metadata", "display_data without a metadata object");
+        else
+                pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
+        json_object_put(seq);
+        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+}
+
+static bool string_array(json_object *a) {
+        if (!a || !json_object_is_type(a, json_type_array))
+                return false;
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                if (!json_object_is_type(json_object_array_get_idx(a, i), json_type_string))
+                        return false;
+        return true;
+}
+
+static void check_error(cx *x) {
+        const char *id = "execute.error";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "error");
+        if (!s)
+                return;
+        int64_t t0 = kb_now_ms();
+        kb_execution *ex = NULL;
+        json_object *seq = NULL;
+        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+                return;
+        const char *want = jstr(s, "evalue");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+        json_object_object_add(ev, "ename", jstring_or_null(ex->ename));
+        json_object *err = seq_find(seq, "error");
+        if (strcmp(ex->status, "error") != 0)
+                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'error'", ex->status);
+        else if (!ex->ename || !ex->evalue || !string_array(jget(ex->reply, "traceback")))
+                problem(x, id, t0, ev, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
+        else if (want && !strstr(ex->evalue, want))
+                problem(x, id, t0, ev, "evalue", "evalue does not contain '%s'", want);
+        else if (!err || !jstr(err, "ename") || !jstr(err, "evalue") || !string_array(jget(err, "traceback")))
+                problem(x, id, t0, ev, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
+        else
+                pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
+                     ex->ename);
+        json_object_put(seq);
+        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+}
+
+/* Runs the quiet snippet; *ret_count gets the reply's execution_count. */
+static int quiet(cx *x, const char *code, bool silent, bool store, int64_t *ret_count, json_object **ret_seq) {
+        kb_execution *ex = NULL;
+        json_object *seq = NULL;
+        int r = execute(x, code, silent, store, &ex, &seq);
+        if (r < 0)
+                return r;
+        *ret_count = ex->execution_count;
+        r = strcmp(ex->status, "ok") == 0 ? 0 : -EPROTO;
+        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        if (ret_seq)
+                *ret_seq = seq;
+        else
+                json_object_put(seq);
+        return r;
+}
+
+static void check_counts(cx *x) {
+        const char *id = "execute.count";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "quiet");
+        if (!s)
+                return;
+        const char *code = jstr(s, "code");
+        int64_t t0 = kb_now_ms(), a = -1, b = -1, c = -1;
+        int r;
+        if (!code) {
+                untested(x, id, "the quiet snippet has no \"code\"");
+                return;
+        }
+        json_object *seq = NULL;
+        if ((r = quiet(x, code, false, true, &a, NULL)) < 0 || (r = quiet(x, code, false, false, &b, NULL)) < 0 ||
+            (r = quiet(x, code, false, true, &c, &seq)) < 0) {
+                problem(x, id, t0, NULL, "wait", "a quiet cell did not complete with status ok: %s",
+                        r == -EPROTO ? "status not ok" : wait_error(x, r));
+                return;
+        }
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "store_history", json_object_new_int64(a));
+        json_object_object_add(ev, "no_store_history", json_object_new_int64(b));
+        json_object_object_add(ev, "store_history_again", json_object_new_int64(c));
+        int64_t input_count = -1;
+        json_object *input = seq_find(seq, "execute_input");
+        bool have_input = input && jint(input, "execution_count", &input_count);
+        json_object_put(seq);
+        if (a < 1 || c != a + 1)
+                problem(x, id, t0, ev, "count",
+                        "execution_count went %lld → (store_history false) → %lld, expected %lld → %lld", (long long) a,
+                        (long long) c, (long long) a, (long long) a + 1);
+        /* The protocol: a request that stores no history replies with the counter's current value. */
+        else if (b != a)
+                problem(x, id, t0, ev, "count_without_store",
+                        "+1 per stored request as required, but the store_history false reply says %lld instead of "
+                        "the current counter %lld", (long long) b, (long long) a);
+        else if (!have_input || input_count != c)
+                problem(x, id, t0, ev, "input_count", "execute_input's execution_count is not the reply's %lld",
+                        (long long) c);
+        else
+                pass(x, id, t0, ev, "execution_count %lld → %lld: +1 with store_history; a request without it "
+                     "replies with the current %lld and does not count", (long long) a, (long long) c, (long long) b);
+}
+
+static void check_silent(cx *x) {
+        const char *id = "execute.silent";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "stdout");
+        json_object *q = s ? snippet(x, id, "quiet") : NULL;
+        if (!s || !q)
+                return;
+        const char *code = jstr(s, "code"), *quiet_code = jstr(q, "code");
+        if (!code || !quiet_code) {
+                untested(x, id, "the stdout or quiet snippet has no \"code\"");
+                return;
+        }
+        int64_t t0 = kb_now_ms(), before = -1, silent_count = -1, after = -1;
+        json_object *seq = NULL;
+        int r = quiet(x, quiet_code, false, true, &before, NULL);
+        if (r >= 0)
+                r = quiet(x, code, true, false, &silent_count, &seq);
+        if (r >= 0)
+                r = quiet(x, quiet_code, false, true, &after, NULL);
+        if (r < 0) {
+                json_object_put(seq);
+                problem(x, id, t0, NULL, "wait", "a cell did not complete with status ok: %s",
+                        r == -EPROTO ? "status not ok" : wait_error(x, r));
+                return;
+        }
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "count_before", json_object_new_int64(before));
+        json_object_object_add(ev, "count_after", json_object_new_int64(after));
+        size_t streams = seq_count(seq, "stream");
+        size_t rich = seq_count(seq, "display_data") + seq_count(seq, "execute_result") + seq_count(seq, "error");
+        size_t inputs = seq_count(seq, "execute_input");
+        json_object_put(seq);
+        /* The protocol: silent requests broadcast nothing on iopub (and have no execute_result). */
+        if (rich > 0)
+                problem(x, id, t0, ev, "output_when_silent", "a silent request published %zu display, result or error "
+                        "message(s)", rich);
+        else if (streams > 0)
+                problem(x, id, t0, ev, "stream_when_silent", "a silent request published %zu stream message(s) of what "
+                        "the code printed%s", streams, inputs ? " and execute_input" : "");
+        else if (after != before + 1)
+                problem(x, id, t0, ev, "count_when_silent", "execution_count went %lld → %lld around a silent request, "
+                        "expected +1 (the silent one must not count)", (long long) before, (long long) after);
+        else if (inputs > 0)
+                problem(x, id, t0, ev, "execute_input_when_silent", "a silent request broadcast execute_input (no other "
+                        "output; execution_count unaffected)");
+        else
+                pass(x, id, t0, ev, "a silent request (code that prints) published no execute_input and no output, "
+                     "and did not count");
+}
+
+/* ---- is_complete, complete, inspect, history, comm_info ---- */
+
+static void check_is_complete(cx *x, const char *expect) {
+        char id[64];
+        snprintf(id, sizeof(id), "is_complete.%s", expect);
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "is_complete");
+        if (!s)
+                return;
+        json_object *samples = jget(s, expect);
+        if (!samples || !json_object_is_type(samples, json_type_array) || json_object_array_length(samples) == 0) {
+                untested(x, id, "the is_complete snippet has no \"%s\" samples", expect);
+                return;
+        }
+        int64_t t0 = kb_now_ms();
+        json_object *ev = json_object_new_array();
+        char wrong[256] = "";
+        for (size_t i = 0; i < json_object_array_length(samples); i++) {
+                json_object *sample = json_object_array_get_idx(samples, i);
+                if (!json_object_is_type(sample, json_type_string))
+                        continue;
+                json_object *content = json_object_new_object(), *reply = NULL;
+                json_object_object_add(content, "code", json_object_get(sample));
+                int r = request(x, "is_complete_request", content, &reply);
+                if (r < 0) {
+                        json_object_put(ev);
+                        problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
+                                wait_error(x, r));
+                        return;
+                }
+                const char *status = jstr(reply, "status");
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "code", json_object_get(sample));
+                json_object_object_add(e, "status", jstring_or_null(status));
+                if (jget(reply, "indent"))
+                        json_object_object_add(e, "indent", json_object_get(jget(reply, "indent")));
+                json_object_array_add(ev, e);
+                if ((!status || strcmp(status, expect) != 0) && !*wrong)
+                        snprintf(wrong, sizeof(wrong), "sample %zu answered '%s'", i + 1, status ? status : "(no status)");
+                json_object_put(reply);
+        }
+        json_object *wrapped = json_object_new_object();
+        json_object_object_add(wrapped, "samples", ev);
+        if (*wrong)
+                problem(x, id, t0, wrapped, "wrong_status", "expected '%s': %s", expect, wrong);
+        else
+                pass(x, id, t0, wrapped, "%zu sample(s) answered '%s'", json_object_array_length(ev), expect);
+}
+
+/* Cursor positions count unicode code points. */
+static int code_points(const char *s) {
+        int n = 0;
+        for (; *s; s++)
+                if (((unsigned char) *s & 0xC0) != 0x80)
+                        n++;
+        return n;
+}
+
+static void check_complete(cx *x) {
+        const char *id = "complete";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "complete");
+        if (!s)
+                return;
+        const char *code = jstr(s, "code"), *match = jstr(s, "match");
+        if (!code || !match) {
+                untested(x, id, "the complete snippet needs \"code\" and \"match\"");
+                return;
+        }
+        int64_t t0 = kb_now_ms(), start = -1, end = -1;
+        int pos = code_points(code);
+        json_object *content = json_object_new_object(), *reply = NULL;
+        json_object_object_add(content, "code", json_object_new_string(code));
+        json_object_object_add(content, "cursor_pos", json_object_new_int(pos));
+        int r = request(x, "complete_request", content, &reply);
+        if (r < 0) {
+                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", wait_error(x, r));
+                return;
+        }
+        json_object *matches = jget(reply, "matches");
+        bool found = false;
+        for (size_t i = 0; string_array(matches) && i < json_object_array_length(matches); i++)
+                found |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "matches", matches ? json_object_get(matches) : NULL);
+        bool cursors = jint(reply, "cursor_start", &start) && jint(reply, "cursor_end", &end);
+        json_object_object_add(ev, "cursor_start", json_object_new_int64(start));
+        json_object_object_add(ev, "cursor_end", json_object_new_int64(end));
+        const char *status = jstr(reply, "status");
+        if (!status || strcmp(status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "complete_reply status is not 'ok'");
+        else if (!string_array(matches))
+                problem(x, id, t0, ev, "matches", "matches is not a list of strings");
+        else if (!cursors || start < 0 || start > end || end > pos)
+                problem(x, id, t0, ev, "cursor", "cursor_start/cursor_end (%lld, %lld) not within 0..%d", (long long) start,
+                        (long long) end, pos);
+        else if (!found)
+                problem(x, id, t0, ev, "no_match", "'%s' is not among the %zu matches", match,
+                        json_object_array_length(matches));
+        else
+                pass(x, id, t0, ev, "'%s' among %zu matches, cursor %lld..%lld of %d", match,
+                     json_object_array_length(matches), (long long) start, (long long) end, pos);
+        json_object_put(reply);
+}
+
+static void check_inspect(cx *x) {
+        const char *id = "inspect";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "inspect");
+        if (!s)
+                return;
+        const char *code = jstr(s, "code");
+        if (!code) {
+                untested(x, id, "the inspect snippet has no \"code\"");
+                return;
+        }
+        int64_t t0 = kb_now_ms();
+        json_object *content = json_object_new_object(), *reply = NULL;
+        json_object_object_add(content, "code", json_object_new_string(code));
+        json_object_object_add(content, "cursor_pos", json_object_new_int(code_points(code)));
+        json_object_object_add(content, "detail_level", json_object_new_int(0));
+        int r = request(x, "inspect_request", content, &reply);
+        if (r < 0) {
+                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", wait_error(x, r));
+                return;
+        }
+        json_object *found = jget(reply, "found"), *data = jget(reply, "data");
+        const char *plain = jstr(data, "text/plain"), *status = jstr(reply, "status");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "found", found ? json_object_get(found) : NULL);
+        json_object_object_add(ev, "text_plain_bytes", json_object_new_int(plain ? (int) strlen(plain) : -1));
+        if (!status || strcmp(status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "inspect_reply status is not 'ok'");
+        else if (!found || !json_object_is_type(found, json_type_boolean) || !json_object_get_boolean(found))
+                problem(x, id, t0, ev, "not_found", "'%s' was not found", code);
+        else if (!plain || !*plain)
+                problem(x, id, t0, ev, "no_data", "found, but data has no text/plain");
+        else
+                pass(x, id, t0, ev, "'%s' found, %zu bytes of text/plain", code, strlen(plain));
+        json_object_put(reply);
+}
+
+static void check_history(cx *x) {
+        const char *id = "history.tail";
+        if (!can_run(x, id))
+                return;
+        json_object *s = snippet(x, id, "stdout");
+        if (!s)
+                return;
+        const char *code = jstr(s, "code");
+        if (!x->stdout_ran || !code) {
+                problem(x, id, 0, NULL, "not_run", "not run: execute.stdout stored nothing to look for");
+                return;
+        }
+        int64_t t0 = kb_now_ms();
+        json_object *content = json_object_new_object(), *reply = NULL;
+        json_object_object_add(content, "output", json_object_new_boolean(0));
+        json_object_object_add(content, "raw", json_object_new_boolean(1));
+        json_object_object_add(content, "hist_access_type", json_object_new_string("tail"));
+        json_object_object_add(content, "n", json_object_new_int(HISTORY_TAIL));
+        int r = request(x, "history_request", content, &reply);
+        if (r < 0) {
+                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s", wait_error(x, r));
+                return;
+        }
+        json_object *history = jget(reply, "history");
+        const char *status = jstr(reply, "status");
+        bool found = false, shape = history && json_object_is_type(history, json_type_array);
+        for (size_t i = 0; shape && i < json_object_array_length(history); i++) {
+                json_object *e = json_object_array_get_idx(history, i);
+                if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 3) {
+                        shape = false;
+                        break;
+                }
+                json_object *input = json_object_array_get_idx(e, 2);
+                found |= json_object_is_type(input, json_type_string) && strcmp(json_object_get_string(input), code) == 0;
+        }
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "entries", json_object_new_int(shape ? (int) json_object_array_length(history) : -1));
+        if (!status || strcmp(status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "history_reply status is not 'ok'");
+        else if (!shape)
+                problem(x, id, t0, ev, "shape", "history is not a list of [session, line, input] entries");
+        else if (json_object_array_length(history) == 0)
+                problem(x, id, t0, ev, "empty_history", "history_reply (tail %d) is empty after cells that stored history",
+                        HISTORY_TAIL);
+        else if (!found)
+                problem(x, id, t0, ev, "missing_entry", "the stdout cell (stored in history) is not in the last %zu entries",
+                        json_object_array_length(history));
+        else
+                pass(x, id, t0, ev, "tail of %zu entries includes the stdout cell", json_object_array_length(history));
+        json_object_put(reply);
+}
+
+static void check_comm_info(cx *x) {
+        const char *id = "comm_info";
+        if (!can_run(x, id))
+                return;
+        int64_t t0 = kb_now_ms();
+        json_object *reply = NULL;
+        int r = request(x, "comm_info_request", json_object_new_object(), &reply);
+        if (r < 0) {
+                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", wait_error(x, r));
+                return;
+        }
+        json_object *comms = jget(reply, "comms");
+        const char *status = jstr(reply, "status");
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "reply_keys", json_object_new_array());
+        json_object_object_foreach(reply, key, value) {
+                (void) value;
+                json_object_array_add(jget(ev, "reply_keys"), json_object_new_string(key));
+        }
+        if (!status || strcmp(status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "comm_info_reply status is not 'ok'");
+        else if (!comms || !json_object_is_type(comms, json_type_object))
+                problem(x, id, t0, ev, "comms_shape", "comm_info_reply has no top-level \"comms\" object");
+        else
+                pass(x, id, t0, ev, "comms object with %d open comm(s)", json_object_object_length(comms));
+        json_object_put(reply);
+}
+
+/* ---- interrupts ---- */
+
+static void check_interrupt_idle(cx *x) {
+        const char *id = "interrupt.idle";
+        if (!can_run(x, id))
+                return;
+        int64_t t0 = kb_now_ms();
+        _cleanup_free_ char *status = NULL;
+        int r = kb_client_interrupt(kb_kernel_client(x->kernel), deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &status);
+        json_object *after = NULL;
+        /* Whatever the kernel did with it, it must still answer. */
+        int a = r == 0 || r == -ETIMEDOUT ? request(x, "kernel_info_request", NULL, &after) : r;
+        json_object_put(after);
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "interrupt_reply", r == 0 ? json_object_new_string(status) : NULL);
+        json_object_object_add(ev, "answers_afterwards", json_object_new_boolean(a == 0));
+        if (r < 0 && r != -ETIMEDOUT)
+                problem(x, id, t0, ev, "wait", "interrupt_request: %s", wait_error(x, r));
+        else if (a < 0)
+                problem(x, id, t0, ev, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
+                        wait_error(x, a));
+        else if (r == -ETIMEDOUT)
+                problem(x, id, t0, ev, "no_reply", "no interrupt_reply on control within %d ms (the kernel still answers)",
+                        CONTROL_REPLY_TIMEOUT_MS);
+        else if (*status && strcmp(status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "interrupt_reply status '%s'", status);
+        else
+                pass(x, id, t0, ev, "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
+                     *status ? status : "absent");
+}
+
+static int marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        return ex->stdout_text && strstr(ex->stdout_text, (const char *) userdata) != NULL;
+}
+
+static bool cell_completed(const kb_execution *ex) {
+        json_object *result = NULL;
+        if (kb_probe_result(ex, &result) < 0)
+                return false;
+        json_object *done = jget(result, "completed");
+        bool completed = done && json_object_is_type(done, json_type_boolean) && json_object_get_boolean(done);
+        json_object_put(result);
+        return completed;
+}
+
+/* Starts the language pack's long cell and waits for its marker. Returns 0 and *ret_ex, or records
+ * the item and returns < 0. */
+static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) {
+        if (!x->lp) {
+                untested(x, id, "%s", x->no_snippets);
+                return -ENOENT;
+        }
+        char marker[64], nonce[17];
+        if (kb_random_hex(nonce, 8) < 0)
+                return -EIO;
+        snprintf(marker, sizeof(marker), "kbound-conformance-%s", nonce);
+        json_object *params = json_object_new_object();
+        json_object_object_add(params, "marker", json_object_new_string(marker));
+        json_object_object_add(params, "seconds",
+                               json_object_new_int(x->env->long_cell_seconds > 0 ? x->env->long_cell_seconds : 60));
+        _cleanup_free_ char *code = NULL;
+        int r = kb_langpack_render(x->lp, "long", params, &code);
+        json_object_put(params);
+        if (r < 0) {
+                untested(x, id, "the language pack %s has no usable \"long\" cell (%s)", kb_langpack_dir(x->lp),
+                         strerror(-r));
+                return r;
+        }
+        kb_client *c = kb_kernel_client(x->kernel);
+        kb_execute_options eo = { .store_history = false, .stop_on_error = false };
+        kb_execution *ex = NULL;
+        r = kb_client_execute_start(c, code, &eo, &ex);
+        if (r >= 0)
+                r = kb_client_execute_wait(c, ex, deadline_in(x, MARKER_TIMEOUT_MS), marker_seen, marker);
+        if (r != 1) {
+                problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
+                        r == 0 ? "it finished first" : wait_error(x, r));
+                if (r == -ETIMEDOUT)
+                        x->wedged = true;
+                kb_execution_destroy(c, &ex);
+                return r < 0 ? r : -EPROTO;
+        }
+        *ret_ex = ex;
+        return 0;
+}
+
+/* Waits for an interrupted cell's reply; 0 when it came. */
+static int wait_stopped(cx *x, kb_execution *ex, int ms) {
+        int r = kb_client_execute_wait(kb_kernel_client(x->kernel), ex, deadline_in(x, ms), NULL, NULL);
+        return r == 0 && ex->got_reply ? 0 : r == 0 ? -ETIMEDOUT : r;
+}
+
+/* A cell that the interrupt did not stop is stopped through the other path, so the remaining
+ * items can run; if nothing stops it, the kernel is wedged. */
+static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
+        if (by_signal)
+                (void) kb_kernel_signal(x->kernel, SIGINT);
+        else
+                (void) kb_client_interrupt(kb_kernel_client(x->kernel), deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), NULL);
+        int u = wait_stopped(x, ex, item_ms(x));
+        json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
+        if (u == -ESRCH || u == -ECANCELED)
+                (void) wait_error(x, u);
+        else if (u != 0)
+                x->wedged = true;
+}
+
+static void check_interrupt_busy(cx *x, bool by_signal) {
+        const char *id = by_signal ? "interrupt.signal" : "interrupt.control";
+        if (!can_run(x, id))
+                return;
+        int64_t t0 = kb_now_ms();
+        kb_execution *ex = NULL;
+        if (start_long(x, id, t0, &ex) < 0)
+                return;
+        kb_client *c = kb_kernel_client(x->kernel);
+        json_object *ev = json_object_new_object();
+        int64_t sent = kb_now_ms();
+        _cleanup_free_ char *reply_status = NULL;
+        int sr = by_signal ? kb_kernel_signal(x->kernel, SIGINT)
+                           : kb_client_interrupt(c, deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
+        if (!by_signal)
+                json_object_object_add(ev, "interrupt_reply", sr == 0 ? json_object_new_string(reply_status) : NULL);
+        int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : item_ms(x);
+        int r = sr == 0 || sr == -ETIMEDOUT ? wait_stopped(x, ex, wait_ms) : sr;
+        bool stopped = r == 0 && !cell_completed(ex);
+        if (r == 0) {
+                json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+                json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
+                json_object_object_add(ev, "iopub_error", json_object_new_boolean(json_object_array_length(ex->errors) > 0));
+        }
+        if (r == -ESRCH || r == -ECANCELED) {
+                problem(x, id, t0, ev, "wait", "while waiting for the interrupted cell: %s", wait_error(x, r));
+        } else if (!stopped) {
+                char why[256];
+                if (r == 0)
+                        snprintf(why, sizeof(why), "the cell ran to completion");
+                else if (!by_signal && sr == -ETIMEDOUT)
+                        snprintf(why, sizeof(why), "no interrupt_reply within %d ms and the cell kept running",
+                                 CONTROL_REPLY_TIMEOUT_MS);
+                else
+                        snprintf(why, sizeof(why), "the cell kept running %d ms after the interrupt", wait_ms);
+                if (r != 0)
+                        unblock(x, ex, !by_signal, ev);
+                problem(x, id, t0, ev, !by_signal && sr == -ETIMEDOUT ? "no_reply" : "not_stopped", "%s%s", why,
+                        x->wedged ? "; the other path did not stop it either" : "");
+        } else if (!by_signal && sr == -ETIMEDOUT) {
+                problem(x, id, t0, ev, "no_reply", "the cell stopped but no interrupt_reply arrived");
+        } else if (strcmp(ex->status, "error") != 0) {
+                problem(x, id, t0, ev, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
+                        "the interrupted cell's execute_reply status is '%s', expected 'error'", ex->status);
+        } else if (json_object_array_length(ex->errors) == 0) {
+                problem(x, id, t0, ev, "no_iopub_error", "execute_reply status 'error' but no iopub error message");
+        } else {
+                pass(x, id, t0, ev, "%s stopped the running cell: status 'error'%s%s after %lld ms",
+                     by_signal ? "SIGINT through the pinned pidfd" : "interrupt_request on control",
+                     ex->ename ? ", " : "", ex->ename ? ex->ename : "", (long long) (ex->reply_ms - sent));
+        }
+        kb_execution_destroy(c, &ex);
+}
+
+/* ---- shutdown ---- */
+
+static void check_shutdown(cx *x) {
+        const char *id = "shutdown";
+        if (!can_run(x, id))
+                return;
+        int64_t t0 = kb_now_ms();
+        json_object *content = json_object_new_object();
+        json_object_object_add(content, "restart", json_object_new_boolean(0));
+        kb_msg *reply = NULL;
+        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
+                                  deadline_in(x, item_ms(x)), &reply);
+        if (r < 0) {
+                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
+                        wait_error(x, r));
+                return;
+        }
+        json_object *restart = jget(reply->content, "restart");
+        const char *status = kb_msg_content_string(reply, "status");
+        struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
+        int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
+        json_object_object_add(ev, "status", jstring_or_null(status));
+        json_object_object_add(ev, "exited", json_object_new_boolean(exited));
+        if (!restart || !json_object_is_type(restart, json_type_boolean) || json_object_get_boolean(restart))
+                problem(x, id, t0, ev, "restart", "shutdown_reply does not echo restart: false");
+        else if (status && strcmp(status, "ok") != 0)
+                problem(x, id, t0, ev, "status", "shutdown_reply status '%s'", status);
+        else if (!exited)
+                problem(x, id, t0, ev, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
+                        SHUTDOWN_EXIT_MS);
+        else
+                pass(x, id, t0, ev, "shutdown_reply echoes restart: false (status %s) and the process exited",
+                     status ? status : "absent");
+        kb_msg_destroy(&reply);
+}
+
+/* ---- the sequence ---- */
+
+static json_object *kernel_info_summary(json_object *info) {
+        json_object *o = json_object_new_object();
+        json_object *li = jget(info, "language_info");
+        const char *fields[] = { "implementation", "implementation_version", "protocol_version" };
+        for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
+                json_object_object_add(o, fields[i], jstring_or_null(jstr(info, fields[i])));
+        json_object_object_add(o, "language", jstring_or_null(jstr(li, "name")));
+        json_object_object_add(o, "language_version", jstring_or_null(jstr(li, "version")));
+        return o;
+}
+
+static json_object *kernel_object(const kb_kernelspec *spec, const char *team) {
+        json_object *k = json_object_new_object();
+        if (!k)
+                return NULL;
+        json_object_object_add(k, "name", json_object_new_string(spec->name));
+        json_object_object_add(k, "display_name", json_object_new_string(spec->display_name ? spec->display_name : ""));
+        json_object_object_add(k, "language", json_object_new_string(spec->language ? spec->language : ""));
+        json_object_object_add(k, "interrupt_mode", json_object_new_string(spec->interrupt_mode));
+        json_object_object_add(k, "resource_dir", json_object_new_string(spec->resource_dir));
+        json_object_object_add(k, "team", json_object_new_string(team));
+        json_object_object_add(k, "error", NULL);
+        json_object_object_add(k, "checks", json_object_new_array());
+        return k;
+}
+
+/* Every item not run yet gets a failing check naming why, so no report is missing one. */
+static void fill_missing(cx *x, const char *why) {
+        for (size_t i = 0; items[i]; i++) {
+                bool have = false;
+                for (size_t j = 0; j < json_object_array_length(x->checks) && !have; j++)
+                        have = strcmp(jstr(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
+                if (!have)
+                        problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
+        }
+}
+
+int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec, const char *team, json_object **ret,
+                       kb_check_outcome *ret_outcome) {
+        cx x = { .env = env, .spec = spec };
+        kb_check_outcome outcome = KB_CHECK_DONE;
+        _cleanup_free_ char *diagnosis = NULL;
+        x.k = kernel_object(spec, team);
+        if (!x.k)
+                return -ENOMEM;
+        json_object_object_get_ex(x.k, "checks", &x.checks);
+
+        /* Snippets are data: a language without them still gets every language-independent item. */
+        const char *lang = spec->language ? spec->language : "";
+        int r = kb_langpack_find(env->kernels_dir, lang, &x.lp);
+        if (r < 0)
+                snprintf(x.no_snippets, sizeof(x.no_snippets),
+                         "no language pack for '%s' in %s (%s): add kernels/<language>/kbound.json with a "
+                         "\"conformance\" member to test this item",
+                         lang, env->kernels_dir, r == -ENOENT ? "none matches" : strerror(-r));
+        else if (!(x.snippets = kb_langpack_get(x.lp, "conformance")) ||
+                 !json_object_is_type(x.snippets, json_type_object)) {
+                x.snippets = NULL;
+                snprintf(x.no_snippets, sizeof(x.no_snippets),
+                         "the language pack %s has no \"conformance\" snippets", kb_langpack_dir(x.lp));
+        }
+
+        logf_(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        kb_kernel_options ko = {
+                .spec = spec,
+                .base_dir = env->base_dir,
+                .team = team,
+                .sandbox = true,
+                .bwrap = env->bwrap,
+                .rootfs = env->rootfs,
+                .ro_paths = env->ro_paths,
+                .host_env = env->host_env,
+                .on_msg = env->on_msg,
+                .on_msg_userdata = env->on_msg_userdata,
+                .cancel_fd = env->cancel_fd,
+                .deadline_ms = deadline_in(&x, 60000),
+        };
+        r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
+        if (r < 0) {
+                const char *why = diagnosis ? diagnosis : strerror(-r);
+                char buf[1024];
+                snprintf(buf, sizeof(buf), "cannot start in the sandbox: %s", why);
+                json_object_object_add(x.k, "error", json_object_new_string(buf));
+                logf_(&x, KB_LOG_ERROR, "%s", buf);
+                outcome = r == -ECANCELED ? KB_CHECK_CANCELLED : r == -EPERM ? KB_CHECK_DONE : KB_CHECK_NOT_ENFORCED;
+                fill_missing(&x, "the kernel could not be started");
+                goto done;
+        }
+        json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
+        json_object *info = kb_kernel_info(x.kernel);
+        json_object_object_add(x.k, "kernel_info", kernel_info_summary(info));
+        snprintf(x.implementation, sizeof(x.implementation), "%s", jstr(info, "implementation") ?: "?");
+        json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
+        x.deviations = jget(devs, x.implementation);
+
+        check_kernel_info(&x);
+        check_heartbeat(&x);
+        check_stream(&x, "execute.stdout", "stdout");
+        check_ordering(&x);
+        check_stream(&x, "execute.stderr", "stderr");
+        check_result(&x);
+        check_display(&x);
+        check_error(&x);
+        check_counts(&x);
+        check_silent(&x);
+        check_is_complete(&x, "complete");
+        check_is_complete(&x, "incomplete");
+        check_is_complete(&x, "invalid");
+        check_complete(&x);
+        check_inspect(&x);
+        check_history(&x);
+        check_comm_info(&x);
+        check_interrupt_idle(&x);
+        check_interrupt_busy(&x, false);
+        check_interrupt_busy(&x, true);
+        check_shutdown(&x);
+        if (x.cancelled)
+                outcome = KB_CHECK_CANCELLED;
+        /* Items cut short by the run's deadline failed as timeouts; the run must also say it is
+         * incomplete. */
+        if (outcome == KB_CHECK_DONE && env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0)
+                outcome = KB_CHECK_CANCELLED;
+
+done:
+        if (x.kernel) {
+                kb_kernel_stop(x.kernel, 0, kb_now_ms() + 5000, NULL);
+                uint64_t received = 0, dropped = 0;
+                kb_client_stats(kb_kernel_client(x.kernel), &received, &dropped);
+                json_object *messages = json_object_new_object();
+                json_object_object_add(messages, "received", json_object_new_int64((int64_t) received));
+                json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
+                json_object_object_add(x.k, "messages", messages);
+        }
+        kb_kernel_destroy(&x.kernel, env->keep);
+        kb_langpack_destroy(&x.lp);
+        json_object_put(x.stdout_seq);
+        *ret = x.k;
+        if (ret_outcome)
+                *ret_outcome = outcome;
+        return 0;
+}

@@ -1,0 +1,222 @@
+/* transcript.c: one redacted JSON line per Jupyter message, written atomically under a lock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "kbound/transcript.h"
+
+struct kb_transcript {
+        pthread_mutex_t lock;
+        int fd;
+        int64_t opened_ms;
+        uint64_t seq;
+        uint64_t n_lines, n_errors;
+        int first_error;
+        const kb_secrets *redact[KB_TRANSCRIPT_REDACT_MAX];
+        size_t n_redact;
+};
+
+struct kb_transcript_source {
+        kb_transcript *t;
+        char *kernel;
+        char *team;
+};
+
+int kb_transcript_open(const char *path, kb_transcript **ret) {
+        if (!path || !*path)
+                return -EINVAL;
+        /* O_NONBLOCK only so that opening a FIFO cannot hang; it is refused right after. */
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        /* An existing file keeps its mode through O_TRUNC: make it private now. */
+        if (fchmod(fd, 0600) < 0)
+                return -errno;
+        int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+                return -errno;
+        kb_transcript *t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        if (pthread_mutex_init(&t->lock, NULL) != 0) {
+                free(t);
+                return -ENOMEM;
+        }
+        t->fd = TAKE_FD(fd);
+        t->opened_ms = kb_now_ms();
+        *ret = t;
+        return 0;
+}
+
+int kb_transcript_redact(kb_transcript *t, const kb_secrets *s) {
+        pthread_mutex_lock(&t->lock);
+        int r = 0;
+        if (t->n_redact == KB_TRANSCRIPT_REDACT_MAX)
+                r = -E2BIG;
+        else
+                t->redact[t->n_redact++] = s;
+        pthread_mutex_unlock(&t->lock);
+        return r;
+}
+
+int kb_transcript_source_new(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret) {
+        kb_transcript_source *s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->t = t;
+        s->kernel = strdup(kernel ? kernel : "");
+        s->team = strdup(team ? team : "");
+        if (!s->kernel || !s->team) {
+                kb_transcript_source_destroy(&s);
+                return -ENOMEM;
+        }
+        *ret = s;
+        return 0;
+}
+
+void kb_transcript_source_destroy(kb_transcript_source **sp) {
+        if (!sp || !*sp)
+                return;
+        free((*sp)->kernel);
+        free((*sp)->team);
+        free(*sp);
+        *sp = NULL;
+}
+
+/* Wall-clock time as ISO-8601 UTC with milliseconds. */
+static void iso_now_ms(char *buf, size_t size) {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+static void note_error(kb_transcript *t, int r) {
+        t->n_errors++;
+        if (!t->first_error)
+                t->first_error = r;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                buf += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* A new reference to v, or to {} when the message has none. */
+static json_object *part(json_object *v) {
+        return v ? json_object_get(v) : json_object_new_object();
+}
+
+void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
+        kb_transcript_source *src = userdata;
+        kb_transcript *t = src->t;
+        char now[40];
+        iso_now_ms(now, sizeof(now));
+        int64_t elapsed = kb_now_ms() - t->opened_ms;
+
+        json_object *line = json_object_new_object();
+        json_object *buffers = json_object_new_array();
+        if (!line || !buffers) {
+                json_object_put(line);
+                json_object_put(buffers);
+                pthread_mutex_lock(&t->lock);
+                note_error(t, -ENOMEM);
+                pthread_mutex_unlock(&t->lock);
+                return;
+        }
+        for (size_t i = 0; i < msg->n_buffers; i++)
+                json_object_array_add(buffers, json_object_new_int64((int64_t) msg->buffers[i].size));
+        json_object *type = NULL;
+        json_object_object_get_ex(msg->header, "msg_type", &type);
+        json_object_object_add(line, "time", json_object_new_string(now));
+        json_object_object_add(line, "elapsed_ms", json_object_new_int64(elapsed));
+        json_object_object_add(line, "kernel", json_object_new_string(src->kernel));
+        json_object_object_add(line, "team", json_object_new_string(src->team));
+        json_object_object_add(line, "channel", json_object_new_string(kb_channel_name(channel)));
+        json_object_object_add(line, "direction", json_object_new_string(direction));
+        json_object_object_add(line, "msg_type", type ? json_object_get(type) : NULL);
+        json_object_object_add(line, "header", part(msg->header));
+        json_object_object_add(line, "parent_header", part(msg->parent_header));
+        json_object_object_add(line, "metadata", part(msg->metadata));
+        json_object_object_add(line, "content", part(msg->content));
+        json_object_object_add(line, "buffers", buffers);
+
+        pthread_mutex_lock(&t->lock);
+        /* The sequence number is taken under the lock, so file order and seq order agree. */
+        json_object_object_add(line, "seq", json_object_new_int64((int64_t) ++t->seq));
+        int r = 0;
+        for (size_t i = 0; i < t->n_redact && r == 0; i++) {
+                json_object *redacted = kb_secrets_redact(t->redact[i], line);
+                json_object_put(line);
+                line = redacted;
+                if (!line)
+                        r = -ENOMEM;
+        }
+        const char *text = line ? json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
+                                                                               JSON_C_TO_STRING_NOSLASHESCAPE)
+                                : NULL;
+        if (r == 0 && !text)
+                r = -ENOMEM;
+        if (r == 0) {
+                /* json-c escapes every control character inside strings, so the line holds no
+                 * newline of its own; line and newline go out in one write(). */
+                size_t len = strlen(text);
+                char *buf = malloc(len + 1);
+                if (!buf)
+                        r = -ENOMEM;
+                else {
+                        memcpy(buf, text, len);
+                        buf[len] = '\n';
+                        r = write_all(t->fd, buf, len + 1);
+                        free(buf);
+                }
+        }
+        if (r < 0)
+                note_error(t, r);
+        else
+                t->n_lines++;
+        pthread_mutex_unlock(&t->lock);
+        json_object_put(line);
+}
+
+void kb_transcript_stats(kb_transcript *t, uint64_t *ret_lines, uint64_t *ret_errors) {
+        pthread_mutex_lock(&t->lock);
+        if (ret_lines)
+                *ret_lines = t->n_lines;
+        if (ret_errors)
+                *ret_errors = t->n_errors;
+        pthread_mutex_unlock(&t->lock);
+}
+
+int kb_transcript_close(kb_transcript **tp) {
+        if (!tp || !*tp)
+                return 0;
+        kb_transcript *t = *tp;
+        int r = t->first_error;
+        if (fsync(t->fd) < 0 && r == 0)
+                r = -errno;
+        if (close(t->fd) < 0 && r == 0)
+                r = -errno;
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+        *tp = NULL;
+        return r;
+}

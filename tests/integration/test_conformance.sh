@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# kbound conformance on python3 and ir in real bwrap: every item reported with the status the real
+# kernels earn (IRkernel's and ipykernel's known deviations by name), JSON and JUnit parse, a
+# kernel that breaks the protocol fails, a listed deviation hides nothing it did not observe, and
+# a language without snippets gets its language items "untested" with the reason.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 R
+
+items="kernel_info.reply kernel_info.protocol_version kernel_info.implementation kernel_info.language_info
+kernel_info.banner heartbeat execute.stdout execute.ordering execute.stderr execute.result execute.display_data
+execute.error execute.count execute.silent is_complete.complete is_complete.incomplete is_complete.invalid complete
+inspect history.tail comm_info interrupt.idle interrupt.control interrupt.signal shutdown"
+n_items=$(echo $items | wc -w)
+
+# expected KERNEL ITEM: the status the real kernel earns (measured; docs/kernels.md).
+expected() {
+  case "$1/$2" in
+    python3/execute.silent) echo deviation ;;
+    ir/execute.result | ir/execute.count | ir/execute.silent | ir/history.tail | ir/comm_info | ir/interrupt.idle | \
+      ir/interrupt.control | ir/interrupt.signal) echo deviation ;;
+    *) echo pass ;;
+  esac
+}
+
+# item_field FILE KERNEL ITEM FIELD
+item_field() {
+  json_get "$1" "next((c['$4'] for k in d['kernels'] if k['name']=='$2' for c in k['checks'] if c['id']=='$3'), 'missing')"
+}
+
+echo "python3 and ir"
+set +e
+"$KBOUND" conformance --json "$scratch/c.json" --junit "$scratch/c.xml" --transcript "$scratch/t.jsonl" \
+  >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+cat "$scratch/out"
+ok "conformance exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || tail -30 "$scratch/err"
+ok "the report is a conformance run" [ "$(json_get "$scratch/c.json" "d['kind']")" = conformance ]
+ok "verdict pass" [ "$(json_get "$scratch/c.json" "d['verdict']")" = pass ]
+ok "no boundary claimed by a conformance run" [ "$(json_get "$scratch/c.json" "d['claims']['full_boundary']")" = False ]
+for k in python3 ir; do
+  ok "$k: each item exactly once, in order" [ "$(json_get "$scratch/c.json" \
+    "' '.join(c['id'] for k in d['kernels'] if k['name']=='$k' for c in k['checks'])")" = "$(echo $items)" ]
+  for id in $items; do
+    want=$(expected "$k" "$id")
+    got=$(item_field "$scratch/c.json" "$k" "$id" status)
+    ok "$k $id is $want (got $got)" [ "$got" = "$want" ]
+  done
+done
+ok "ir's control interrupt deviation is named with what was observed" \
+  [ "$(json_get "$scratch/c.json" "[c for k in d['kernels'] if k['name']=='ir' for c in k['checks'] if c['id']=='interrupt.control'][0]['evidence']['observed']")" = no_reply ]
+ok "ir's abort status is named" bash -c "grep -q 'DEVIATION.*interrupt.signal.*abort' '$scratch/out'"
+ok "python3 interrupts raise KeyboardInterrupt" bash -c "grep -E '^PASS +python3 +interrupt.(control|signal) ' '$scratch/out' | grep -c KeyboardInterrupt | grep -qx 2"
+ok "one stdout line per kernel x item" [ "$(grep -cE '^(PASS|FAIL|DEVIATION|UNTESTED) ' "$scratch/out")" -eq $((2 * n_items)) ]
+ok "summary names the deviations" grep -q "^PASS: protocol conformance of python3, ir: .*known deviations: .*ir interrupt.control" "$scratch/out"
+ok "summary never claims a boundary" bash -c "! grep -qi 'full boundary' '$scratch/out'"
+ok "JUnit parses: one case per item, no failure, deviations skipped with their name" \
+  /usr/bin/python3 - "$scratch/c.xml" "$((2 * n_items))" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall(".//testcase")
+assert len(cases) == int(sys.argv[2]), len(cases)
+assert not root.findall(".//failure"), "failures present"
+skipped = [c for c in cases if c.find("skipped") is not None]
+assert len(skipped) == 9, len(skipped)
+assert all(s.find("skipped").get("message").startswith("deviation: known deviation of") for s in skipped)
+PY
+ok "the transcript has every kind of request" /usr/bin/python3 - "$scratch/t.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+for k in ("python3", "ir"):
+    sent = {l["msg_type"] for l in lines if l["kernel"] == k and l["direction"] == "out"}
+    want = {"kernel_info_request", "execute_request", "is_complete_request", "complete_request", "inspect_request",
+            "history_request", "comm_info_request", "interrupt_request", "shutdown_request"}
+    assert want <= sent, (k, want - sent)
+PY
+assert_no_leftovers "after conformance"
+
+echo "a kernel that lies in is_complete_reply"
+liar="$KBOUND_SOURCE_DIR/tests/fixtures/conformance-liar"
+set +e
+"$KBOUND" conformance --quiet --kernel "$liar" --ro-bind "$liar" --json "$scratch/l.json" --junit "$scratch/l.xml" \
+  >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "the liar fails conformance (rc=$rc)" [ "$rc" -eq 1 ]
+ok "is_complete.incomplete fails" [ "$(item_field "$scratch/l.json" conformance-liar is_complete.incomplete status)" = fail ]
+ok "is_complete.invalid fails" [ "$(item_field "$scratch/l.json" conformance-liar is_complete.invalid status)" = fail ]
+ok "is_complete.complete still passes" [ "$(item_field "$scratch/l.json" conformance-liar is_complete.complete status)" = pass ]
+ok "the detail says what it answered" grep -q "expected 'incomplete': sample 1 answered 'complete'" "$scratch/out"
+ok "summary is a FAIL naming both items" grep -q "^FAIL: conformance-liar is_complete.incomplete, conformance-liar is_complete.invalid failed" "$scratch/out"
+ok "JUnit has exactly those two failures" /usr/bin/python3 - "$scratch/l.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+failed = sorted(c.get("name") for c in root.findall(".//testcase") if c.find("failure") is not None)
+assert failed == ["is_complete.incomplete", "is_complete.invalid"], failed
+PY
+
+echo "a deviation applies only to what it names, and only when observed"
+cp -r "$KBOUND_SOURCE_DIR/kernels" "$scratch/packs"
+/usr/bin/python3 - "$scratch/packs/python/kbound.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["deviations"]["ipython"]["is_complete.incomplete"] = {"observed": "wrong_status", "note": "test: accepted liar"}
+m["deviations"]["ipython"]["is_complete.invalid"] = {"observed": "no_reply", "note": "test: a different problem"}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+set +e
+"$KBOUND" conformance --quiet --kernel "$liar" --ro-bind "$liar" --kernels-dir "$scratch/packs" \
+  --json "$scratch/d.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "still fails (rc=$rc)" [ "$rc" -eq 1 ]
+ok "the observed, listed deviation is a deviation" [ "$(item_field "$scratch/d.json" conformance-liar is_complete.incomplete status)" = deviation ]
+ok "a listed deviation that was not observed hides nothing" [ "$(item_field "$scratch/d.json" conformance-liar is_complete.invalid status)" = fail ]
+
+echo "a language without snippets"
+mkdir "$scratch/empty-packs"
+set +e
+"$KBOUND" conformance --quiet --kernel python3 --kernels-dir "$scratch/empty-packs" --json "$scratch/u.json" \
+  >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "language-independent items pass, so exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+for id in kernel_info.reply kernel_info.protocol_version kernel_info.language_info heartbeat comm_info interrupt.idle shutdown; do
+  ok "$id still tested: pass" [ "$(item_field "$scratch/u.json" python3 "$id" status)" = pass ]
+done
+for id in execute.stdout execute.ordering execute.count is_complete.invalid complete history.tail interrupt.control interrupt.signal; do
+  ok "$id untested" [ "$(item_field "$scratch/u.json" python3 "$id" status)" = untested ]
+done
+ok "the reason names the missing pack" bash -c "grep -q 'UNTESTED.*execute.stdout.*no language pack for .python.' '$scratch/out'"
+ok "summary lists what went untested" grep -q "^PASS: .*untested: python3 execute.stdout" "$scratch/out"
+
+echo "cannot enforce"
+set +e
+"$KBOUND" conformance --quiet --kernel python3 --bwrap /nonexistent/bwrap >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "no bubblewrap → exit 3 (rc=$rc)" [ "$rc" -eq 3 ]
+set +e
+"$KBOUND" conformance --kernel no-such-kernel-xyz >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "unknown kernel → exit 3 naming it (rc=$rc)" bash -c "[ $rc -eq 3 ] && grep -q \"kernel 'no-such-kernel-xyz'\" '$scratch/err'"
+assert_no_leftovers "after all conformance runs"
+finish
