@@ -21,6 +21,7 @@ Needs /usr/bin/python3's jupyter_client (python3-jupyter-client) and pyzmq.
 """
 import argparse
 import base64
+import ctypes
 import json
 import os
 import resource
@@ -42,7 +43,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 CELL_TIMEOUT = 60.0
 MARKER_TIMEOUT = 30.0
 CONTROL_REPLY_TIMEOUT = 2.0
-CONTROL_GRACE = 1.0
+CONTROL_GRACE = 0.1  # src/scenario.c CONTROL_GRACE_MS: the cell is watched during the reply wait
 INTERRUPT_TIMEOUT = 10.0
 IDLE_GRACE = 2.0
 STOP_GRACE = 1.0
@@ -465,6 +466,18 @@ class Run:
             os.close(self.pidfd)
 
 
+def reap_orphans():
+    """Waits for the sandbox inits bwrap left to us (they exit once their kernel is gone)."""
+    deadline = now() + 5
+    while now() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.005)
+
+
 def _pidfd_exited(fd):
     import select
     p = select.poll()
@@ -482,8 +495,11 @@ def main():
     opts = ap.parse_args()
     opts.kernels_dir = os.path.abspath(opts.kernels_dir)
     kernels = opts.kernel or ["python3", "ir"]
+    # Like kbound: a child subreaper, so a sandbox's init (which bwrap leaves to its parent's
+    # reaper) comes back to us and is reaped, and its CPU time is counted as ours.
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     t0 = now()
-    base = tempfile.mkdtemp(prefix="kbound-ref-")
+    base = tempfile.mkdtemp(prefix="kbound-ref-", dir=os.environ.get("KBOUND_RUNTIME_DIR") or None)
     try:
         secrets_dir = os.path.join(base, "host-secrets")
         teams = os.path.join(base, "teams")
@@ -514,6 +530,7 @@ def main():
             t.join()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        reap_orphans()
     ok = all(not r.result.get("error") and all(c["status"] in (True, "unsupported")
                                                  for c in r.result["checks"].values())
              and len(r.result["checks"]) == 11 for r in runs)
