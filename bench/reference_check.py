@@ -8,8 +8,8 @@ kernel on its own thread:
 
   launch in bwrap (--info-fd) -> pin PID 2 with a pidfd -> kernel_info until a reply
   identity -> probe (canaries confirmed from the host) -> set_var
-  long cell + interrupt_request on control (2 s for the reply, then 1 s grace)
-  long cell + SIGINT through the pidfd -> get_var -> shutdown_request (1 s grace) -> SIGKILL
+  long cell + interrupt_request on control (2 s for the reply, then 0.1 s grace)
+  long cell + SIGINT through the pidfd -> get_var -> shutdown_request (1 s for the reply) -> SIGKILL
 
 It judges less than kbound (no mount-table analysis, a simpler secret search), so if anything it
 is a little cheaper than a faithful port. It prints one JSON object on stdout: timings per phase,
@@ -445,7 +445,8 @@ class Run:
                     self.kc.get_control_msg(timeout=STOP_GRACE)
                 except Exception:
                     pass
-                while now() < deadline and alive:
+                # kbound waits for the kernel's own exit only with --keep: the reply is the goodbye.
+                while now() < deadline and alive and self.opts.keep:
                     alive = self.proc.poll() is None and not _pidfd_exited(self.pidfd)
                     if alive:
                         time.sleep(0.01)
@@ -490,6 +491,8 @@ def main():
     ap.add_argument("--kernel", action="append")
     ap.add_argument("--kernels-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels"))
     ap.add_argument("--bwrap", default=shutil.which("bwrap") or "/usr/bin/bwrap")
+    ap.add_argument("--keep", action="store_true", help="wait for each kernel's own exit after shutdown_reply, "
+                    "as kbound check --keep does (the folders are removed all the same)")
     ap.add_argument("--interrupt-order", default="control,pidfd", choices=["control,pidfd", "pidfd,control"],
                     help="which interrupt path goes first (kbound: control first); for investigations")
     opts = ap.parse_args()

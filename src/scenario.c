@@ -903,7 +903,16 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
 done:
         if (x.kernel) {
                 int status = 0;
-                kb_kernel_stop(x.kernel, x.cancelled || x.wedged ? 0 : STOP_GRACE_MS, kb_now_ms() + 5000, &status);
+                int grace = x.cancelled || x.wedged ? 0 : STOP_GRACE_MS;
+                /* The shutdown_reply is the kernel's goodbye. What it does after it (ipykernel:
+                 * 0.3-0.7 s of IO loops, history database, interpreter teardown) is only worth
+                 * waiting for when the team folder is kept for inspection; otherwise the folder
+                 * is removed and the whole pid namespace killed right after anyway. */
+                if (grace && !env->keep && kb_kernel_client(x.kernel)) {
+                        (void) kb_client_shutdown(kb_kernel_client(x.kernel), step_deadline(&x, grace));
+                        grace = 0;
+                }
+                kb_kernel_stop(x.kernel, grace, kb_now_ms() + 5000, &status);
         }
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
