@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 
+import zmq
 from jupyter_client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 from jupyter_client.kernelspec import KernelSpecManager
@@ -212,6 +213,7 @@ class Run:
         self.proc = None
         self.pidfd = None
         self.kc = None
+        self.poller = None
 
     def check(self, cid, ok, detail=""):
         self.result["checks"][cid] = {"status": ok, "detail": detail}
@@ -238,8 +240,15 @@ class Run:
         return st, False
 
     def next_iopub(self, st, deadline):
+        """Waits for traffic on iopub or shell (one zmq poll over both, so neither is seen late),
+        then takes one iopub message and any replies."""
+        if self.poller is None:
+            self.poller = zmq.Poller()
+            self.poller.register(self.kc.iopub_channel.socket, zmq.POLLIN)
+            self.poller.register(self.kc.shell_channel.socket, zmq.POLLIN)
+        self.poller.poll(max(0, int(1000 * (deadline - now()))))
         try:
-            msg = self.kc.get_iopub_msg(timeout=max(0.0, min(0.05, deadline - now())))
+            msg = self.kc.get_iopub_msg(timeout=0)
         except Exception:  # queue.Empty
             self.poll_shell(st)
             return None
