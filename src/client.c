@@ -185,9 +185,9 @@ void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_
 
 void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped) {
         if (ret_received)
-                *ret_received = c->n_received;
+                *ret_received = c ? c->n_received : 0;
         if (ret_dropped)
-                *ret_dropped = c->n_dropped;
+                *ret_dropped = c ? c->n_dropped : 0;
 }
 
 /* Builds, signs and sends one request; *ret_msg_id (may be NULL) gets a copy of its msg_id. */

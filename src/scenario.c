@@ -15,7 +15,10 @@
 #define CELL_TIMEOUT_MS 60000
 #define MARKER_TIMEOUT_MS 30000
 #define CONTROL_REPLY_TIMEOUT_MS 2000
-#define CONTROL_GRACE_MS 1000
+/* After no interrupt_reply: only for an execute_reply already in flight. The cell is watched
+ * during the whole reply wait (its reply is recorded as it arrives), so a longer grace would only
+ * add idle time for kernels that ignore the request (IRkernel: it cost 1 s of every check). */
+#define CONTROL_GRACE_MS 100
 #define STOP_GRACE_MS 1000
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
@@ -673,7 +676,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         if (sr < 0 && sr != -ETIMEDOUT)
                 json_object_object_add(ev, "send_error", json_object_new_string(strerror(-sr)));
         /* A kernel that did not even answer interrupt_request gets a short grace, not the full
-         * timeout: the reply is what says the request was taken. */
+         * timeout: the reply is what says the request was taken. An execute_reply that came
+         * during the reply wait has already been recorded in ex, so the cell counts as stopped
+         * if it stopped at any time within CONTROL_REPLY_TIMEOUT_MS. */
         int wait_ms = path == PATH_CONTROL && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : x->env->interrupt_timeout_ms;
         r = kb_client_execute_wait(c, ex, step_deadline(x, wait_ms), NULL, NULL);
         bool stopped = r == 0 && cell_stopped(ex);
@@ -898,7 +903,16 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
 done:
         if (x.kernel) {
                 int status = 0;
-                kb_kernel_stop(x.kernel, x.cancelled || x.wedged ? 0 : STOP_GRACE_MS, kb_now_ms() + 5000, &status);
+                int grace = x.cancelled || x.wedged ? 0 : STOP_GRACE_MS;
+                /* The shutdown_reply is the kernel's goodbye. What it does after it (ipykernel:
+                 * 0.3-0.7 s of IO loops, history database, interpreter teardown) is only worth
+                 * waiting for when the team folder is kept for inspection; otherwise the folder
+                 * is removed and the whole pid namespace killed right after anyway. */
+                if (grace && !env->keep && kb_kernel_client(x.kernel)) {
+                        (void) kb_client_shutdown(kb_kernel_client(x.kernel), step_deadline(&x, grace));
+                        grace = 0;
+                }
+                kb_kernel_stop(x.kernel, grace, kb_now_ms() + 5000, &status);
                 /* What the client took in, so a transcript can be checked against it. */
                 uint64_t received = 0, dropped = 0;
                 kb_client_stats(kb_kernel_client(x.kernel), &received, &dropped);

@@ -111,5 +111,6 @@ KB_EXPORT int kb_client_heartbeat(kb_client *c, int64_t deadline_ms);
 /* What the last failed receive was: the channel and an errno-style code. */
 KB_EXPORT void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_error);
 
-/* Counters for reports: messages dropped because nobody waited for them, messages received. */
+/* Counters for reports: messages dropped because nobody waited for them, messages received.
+ * Accepts NULL (both 0). */
 KB_EXPORT void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped);
