@@ -36,6 +36,15 @@ void cli_reap_orphans(void);
  * KB_EXIT_* code (the kernel missing means the run cannot be enforced: KB_EXIT_ENFORCE). */
 int cli_find_kernelspec(const char *name, kb_kernelspec **ret);
 
+/* --rootfs DIR: makes it absolute and opens it; it must be a directory with a real usr/ directory
+ * (not a symlink). Returns 0, or prints why and returns KB_EXIT_USAGE. */
+int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd);
+
+/* cli_find_kernelspec, or with rootfs (its path, and root_fd open on it) inside that image: the
+ * kernelspec is searched in the image's Jupyter folders and its program must exist in the image.
+ * On failure prints which kernel, which image and which path, and returns KB_EXIT_ENFORCE. */
+int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernelspec **ret);
+
 /* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
  * returns KB_EXIT_ENFORCE. */
 int cli_find_bwrap(const char *explicit_path, char **ret);
