@@ -17,6 +17,7 @@ int cmd_kernelspecs(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_console(int argc, char **argv);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,7 @@ static const struct {
 } commands[] = {
         { "check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict" },
         { "run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced" },
+        { "console", cmd_console, "an interactive prompt to a sandboxed kernel, for audits by hand" },
         { "doctor", cmd_doctor, "say whether this machine can enforce the sandbox, item by item" },
         { "kernelspecs", cmd_kernelspecs, "list the kernelspecs kbound finds" },
 };
