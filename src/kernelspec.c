@@ -674,8 +674,8 @@ int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *c
 }
 
 /* Adds the lowercase names of every kernel folder in kernels_dir to names (deduplicated). */
-static int collect_names(const char *kernels_dir, strv *names) {
-        DIR *d = opendir(kernels_dir);
+static int collect_names(int root_fd, const char *kernels_dir, strv *names) {
+        DIR *d = open_dir(root_fd, kernels_dir);
         int r = 0;
 
         if (!d)
@@ -686,7 +686,7 @@ static int collect_names(const char *kernels_dir, strv *names) {
                         break;
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                if (!is_kernel_dir(-1, kernels_dir, dirfd(d), de->d_name))
+                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), de->d_name))
                         continue;
                 char *lower = strdup(de->d_name);
                 if (!lower) {
@@ -712,7 +712,8 @@ static int cmp_spec_name(const void *a, const void *b) {
         return strcmp(sa->name, sb->name);
 }
 
-int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+/* kb_kernelspec_list on the host (root_fd < 0) or inside an image. */
+static int list_specs(int root_fd, char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
         _cleanup_strv_ char **names = NULL;
         strv collected = {0};
         kb_kernelspec **list = NULL;
@@ -722,7 +723,7 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
         if (!ret)
                 return -EINVAL;
         for (char *const *dir = search_dirs; dir && *dir; dir++) {
-                r = collect_names(*dir, &collected);
+                r = collect_names(root_fd, *dir, &collected);
                 if (r < 0) {
                         strv_clear(&collected);
                         return r;
@@ -743,7 +744,8 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
          * whose first folder is broken is broken, even if a later folder has a good one. */
         for (size_t i = 0; i < n_names; i++) {
                 kb_kernelspec *spec = NULL;
-                r = kb_kernelspec_find(names[i], search_dirs, &spec);
+                r = root_fd < 0 ? kb_kernelspec_find(names[i], search_dirs, &spec)
+                                : kb_kernelspec_find_in_root(root_fd, names[i], search_dirs, &spec);
                 if (r == -ENOMEM) {
                         kb_kernelspec_list_free(list);
                         return r;
@@ -759,6 +761,16 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
         if (ret_n_broken)
                 *ret_n_broken = n_broken;
         return 0;
+}
+
+int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+        return list_specs(-1, search_dirs, ret, ret_n_broken);
+}
+
+int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+        if (root_fd < 0)
+                return -EINVAL;
+        return list_specs(root_fd, search_dirs, ret, ret_n_broken);
 }
 
 void kb_kernelspec_list_free(kb_kernelspec **list) {

@@ -72,6 +72,10 @@ KB_EXPORT int kb_kernelspec_find_program_in_root(int root_fd, const char *progra
 KB_EXPORT int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken);
 KB_EXPORT void kb_kernelspec_list_free(kb_kernelspec **list);
 
+/* kb_kernelspec_list inside the image at root_fd, with kb_kernelspec_find_in_root's rules. */
+KB_EXPORT int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret,
+                                         size_t *ret_n_broken);
+
 /* The argv to start the kernel: every "{connection_file}" replaced by connection_file and
  * "{resource_dir}" by the spec's folder. Returns 0 and a NULL-terminated vector, or -ENOMEM. */
 KB_EXPORT int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, char ***ret_argv);

@@ -46,6 +46,11 @@ int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd);
  * On failure prints which kernel, which image and which path, and returns KB_EXIT_ENFORCE. */
 int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernelspec **ret);
 
+/* Every loadable kernelspec of the image (for check's default kernels). Returns 0 and a list to
+ * free with kb_kernelspec_list_free, or prints why (none at all, or unreadable) and returns
+ * KB_EXIT_ENFORCE. */
+int cli_rootfs_kernels(const char *rootfs, int root_fd, kb_kernelspec ***ret_list);
+
 /* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
  * returns KB_EXIT_ENFORCE. */
 int cli_find_bwrap(const char *explicit_path, char **ret);

@@ -143,3 +143,28 @@ int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernel
         *ret = spec;
         return 0;
 }
+
+int cli_rootfs_kernels(const char *rootfs, int root_fd, kb_kernelspec ***ret_list) {
+        char **dirs = NULL;
+        kb_kernelspec **list = NULL;
+        size_t broken = 0;
+        int r = kb_kernelspec_rootfs_search_path(&dirs);
+        if (r >= 0)
+                r = kb_kernelspec_list_in_root(root_fd, dirs, &list, &broken);
+        kb_strv_free(dirs);
+        if (r < 0) {
+                cli_error("image %s: cannot list its kernelspecs: %s", rootfs, strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        if (broken)
+                cli_error("image %s: %zu kernelspec folder(s) with a broken kernel.json were skipped", rootfs, broken);
+        if (!list[0]) {
+                cli_error("image %s has no kernelspec (searched, inside the image: /opt/conda/share/jupyter/kernels, "
+                          "/usr/local/share/jupyter/kernels, /usr/share/jupyter/kernels)",
+                          rootfs);
+                kb_kernelspec_list_free(list);
+                return KB_EXIT_ENFORCE;
+        }
+        *ret_list = list;
+        return 0;
+}

@@ -36,6 +36,7 @@ static void check_usage(FILE *out) {
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
               "  --rootfs DIR            check kernels of an unpacked image: its /usr, /etc, /opt become\n"
               "                          the sandbox's read-only root; kernelspecs are found inside it\n"
+              "                          (default kernels: every kernelspec of the image)\n"
               "  --timeout SECONDS       deadline for the whole run (default 300)\n"
               "  --keep                  keep the team folders for inspection\n"
               "  --quiet                 no progress on stderr\n\n"
@@ -253,7 +254,7 @@ int cmd_check(int argc, char **argv) {
                           "(--require-full-boundary): network isolation could not be claimed");
                 return KB_EXIT_FAIL;
         }
-        if (n_kernels == 0) {
+        if (n_kernels == 0 && !rootfs_opt) {
                 kernel_names[n_kernels++] = "python3";
                 kernel_names[n_kernels++] = "ir";
         }
@@ -270,10 +271,18 @@ int cmd_check(int argc, char **argv) {
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         _cleanup_close_ int rootfs_fd = -1;
+        kb_kernelspec **image_specs = NULL;
 
         if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
+        /* An image's own kernels by default: validating an image means all of them. */
+        if (rootfs && n_kernels == 0) {
+                if (cli_rootfs_kernels(rootfs, rootfs_fd, &image_specs))
+                        goto out;
+                for (kb_kernelspec **p = image_specs; *p && n_kernels < MAX_KERNELS; p++)
+                        kernel_names[n_kernels++] = (*p)->name;
+        }
         for (size_t i = 0; i < n_kernels; i++)
                 if (cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]))
                         goto out;
@@ -458,6 +467,7 @@ out:
         kb_secrets_destroy(&sibling);
         for (size_t i = 0; i < n_kernels; i++)
                 kb_kernelspec_destroy(&specs[i]);
+        kb_kernelspec_list_free(image_specs);
         free(base);
         free(kernels_dir);
         free(bwrap);

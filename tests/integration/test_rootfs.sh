@@ -86,6 +86,17 @@ expect_fail "a link to the host's kernelspec resolves inside the image" 3 "kerne
 expect_fail "a relative kernel folder" 2 "absolute path inside the image" \
   "$KBOUND" run --rootfs "$image" --kernel usr/share/jupyter/kernels/python3 '1'
 
+echo "kernelspecs --rootfs and check's default kernels"
+out=$("$KBOUND" kernelspecs --rootfs "$image" | awk '{print $1}' | tr '\n' ' ')
+ok "kernelspecs --rootfs lists the image's kernels only (got '$out')" [ "$out" = "missing-program no-ipykernel python3 " ]
+out=$("$KBOUND" kernelspecs --rootfs "$image" --json)
+ok "  ... with their paths inside the image" grep -q '"resource_dir":"/usr/share/jupyter/kernels/python3"' <<<"$out"
+expect_fail "check --rootfs without --kernel checks the image's kernels" 3 "kernel 'missing-program' in image $image" \
+  "$KBOUND" check --rootfs "$image"
+mkdir -p "$scratch/emptyimage/usr"
+expect_fail "an image without kernelspecs" 3 "image $scratch/emptyimage has no kernelspec" \
+  "$KBOUND" check --rootfs "$scratch/emptyimage"
+
 echo "things that are not images"
 mkdir -p "$scratch/notroot/etc" "$scratch/linkroot"
 ln -s /usr "$scratch/linkroot/usr"

@@ -335,6 +335,17 @@ static void test_find_in_root(void **state) {
         assert_null(spec);
         assert_int_equal(kb_kernelspec_find_in_root(root_fd, "relative/py", dirs, &spec), -EINVAL);
 
+        /* The image's list: its kernels only, first occurrence winning, nothing from the host. */
+        kb_kernelspec **list = NULL;
+        size_t broken = 9;
+        assert_int_equal(kb_kernelspec_list_in_root(root_fd, dirs, &list, &broken), 0);
+        assert_non_null(list[0]);
+        assert_string_equal(list[0]->name, "py");
+        assert_string_equal(list[0]->display_name, "conda");
+        assert_null(list[1]);
+        assert_int_equal(broken, 0);
+        kb_kernelspec_list_free(list);
+
         /* kernel.json as a symlink is refused, even one pointing inside the image. */
         mkdirs(t, "img/usr/share/jupyter/kernels/linked");
         tree_path(t, "img/usr/share/jupyter/kernels/linked/kernel.json", path, sizeof(path));
