@@ -229,7 +229,8 @@ typedef struct console {
 } console;
 
 /* "complete", "incomplete" (with *ret_indent), "invalid" or "unknown"; a kernel that does not
- * answer in time is asked no more (one line = one cell from then on). */
+ * answer in time is asked no more (one line = one cell from then on). NULL if a signal came
+ * while waiting for the answer (the signal pipe is readable). */
 static const char *is_complete(console *con, const char *code, char *ret_indent, size_t indent_size) {
         static const char *const statuses[] = { "complete", "incomplete", "invalid", "unknown" };
         ret_indent[0] = '\0';
@@ -242,6 +243,8 @@ static const char *is_complete(console *con, const char *code, char *ret_indent,
         kb_msg *reply = NULL;
         int r = kb_client_request(kb_kernel_client(con->kernel), KB_CHANNEL_SHELL, "is_complete_request", content,
                                   kb_now_ms() + IS_COMPLETE_TIMEOUT_MS, &reply);
+        if (r == -ECANCELED)
+                return NULL; /* a signal while asking: the caller decides what it means */
         if (r < 0) {
                 if (r == -ETIMEDOUT) {
                         con->is_complete_works = false;
@@ -456,6 +459,18 @@ static int console_loop(console *con) {
                 cell[cell_len - 1] = '\0';
                 const char *status = is_complete(con, cell, indent, sizeof(indent));
                 cell[cell_len - 1] = '\n';
+                if (!status) {
+                        sig = drain_signals(con->signal_fd);
+                        if (sig == SIGINT || sig == 0) {
+                                fputs("^C\n", stdout);
+                                cell_len = 0;
+                                indent[0] = '\0';
+                                continue;
+                        }
+                        cli_error("kernel '%s': ending the console on signal %d", con->spec->name, sig);
+                        exit_code = KB_EXIT_FAIL;
+                        break;
+                }
                 if (strcmp(status, "incomplete") == 0)
                         continue;
                 indent[0] = '\0';
