@@ -357,7 +357,9 @@ static void check_write_outside(ctx *x, json_object *result, const char *escape_
                 const char *dir = jstr(json_object_array_get_idx(attempts, i), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
-                if (dir && dir[0] == '/' && asprintf(&p, "%s%s/%s", x->env->rootfs, dir, escape_name) >= 0 &&
+                /* The path is the cell's word: nothing with ".." is joined to a host path. */
+                if (dir && dir[0] == '/' && !strstr(dir, "..") &&
+                    asprintf(&p, "%s%s/%s", x->env->rootfs, dir, escape_name) >= 0 &&
                     lstat(p, &st) == 0) {
                         char line[1400];
                         snprintf(line, sizeof(line), "the cell's file landed in the image at %s", p);

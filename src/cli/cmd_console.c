@@ -550,6 +550,12 @@ int cmd_console(int argc, char **argv) {
                 console_usage(stderr);
                 return KB_EXIT_USAGE;
         }
+        size_t team_len = strlen(team);
+        if (team_len < 1 || team_len > 64 || team[0] == '.' ||
+            strspn(team, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != team_len) {
+                cli_error("console: --team takes 1-64 characters of [A-Za-z0-9_.-], not '%s'", team);
+                return KB_EXIT_USAGE;
+        }
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;

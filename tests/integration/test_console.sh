@@ -90,6 +90,11 @@ rc=$?
 rc2=$?
 set -e
 ok "--kernel is required (rc=$rc)" [ "$rc" -eq 2 ]
+set +e
+"$KBOUND" console --kernel python3 --team "../x" </dev/null >/dev/null 2>"$scratch/err3"
+rc3=$?
+set -e
+ok "a bad team name is a usage error (rc=$rc3)" [ "$rc3" -eq 2 ]
 ok "an unknown kernel exits 3 (rc=$rc2)" [ "$rc2" -eq 3 ]
 ok "  ... naming it" grep -q "no-such-kernel" "$scratch/err2"
 

@@ -37,8 +37,8 @@ ok "the cell reads the image's marker (got '$out')" [ "$out" = "$marker" ]
 ok "the host has no such marker" [ ! -e /etc/kbound-image-marker ]
 out=$("$KBOUND" run --rootfs "$image" --kernel python3 'import os; print(os.path.exists("/usr/share/jupyter/kernels/ir"), os.path.exists("/usr/bin/R"))')
 ok "host-only files are absent inside (got '$out')" [ "$out" = "False False" ]
-out=$("$KBOUND" run --rootfs "$image" --kernel python3 'import os, sys; st = os.stat(sys.executable); print(st.st_ino)')
-ok "the interpreter is the image's file (inode $out)" [ "$out" = "$(stat -L -c %i "$image/usr/bin/python3")" ]
+out=$("$KBOUND" run --rootfs "$image" --kernel python3 'import os; print(" ".join(sorted(os.listdir("/usr/bin"))))')
+ok "/usr/bin is the image's (got '$out')" [ "$out" = "$(ls "$image/usr/bin" | sort | tr '\n' ' ' | sed 's/ $//')" ]
 out=$("$KBOUND" run --rootfs "$image" --kernel python3 '
 import errno
 for p in ("/usr/kbound-w", "/etc/kbound-w", "/kbound-w"):
@@ -48,7 +48,7 @@ for p in ("/usr/kbound-w", "/etc/kbound-w", "/kbound-w"):
         print(p, errno.errorcode[e.errno])')
 echo "$out"
 ok "the image is read-only inside" [ "$(echo "$out" | grep -c EROFS)" = "3" ]
-ok "and nothing landed in the image" [ ! -e "$image/usr/kbound-w" ] && [ ! -e "$image/etc/kbound-w" ]
+ok "and nothing landed in the image" test ! -e "$image/usr/kbound-w" -a ! -e "$image/etc/kbound-w"
 out=$("$KBOUND" run --rootfs "$image" --kernel /usr/share/jupyter/kernels/python3 'print(6*7)')
 ok "--kernel PATH is a folder inside the image (got '$out')" [ "$out" = "42" ]
 
