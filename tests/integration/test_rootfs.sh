@@ -52,6 +52,21 @@ ok "and nothing landed in the image" test ! -e "$image/usr/kbound-w" -a ! -e "$i
 out=$("$KBOUND" run --rootfs "$image" --kernel /usr/share/jupyter/kernels/python3 'print(6*7)')
 ok "--kernel PATH is a folder inside the image (got '$out')" [ "$out" = "42" ]
 
+echo "a sandbox that mounts the image read-write is caught"
+# A private copy (hard links: instant); the probe only creates new files, never opens existing ones.
+cp -al "$image" "$scratch/rwimage"
+set +e
+LEAK=rootfs KBOUND_BWRAP="$KBOUND_SOURCE_DIR/tests/fixtures/leaky-bwrap" \
+  "$KBOUND" check --rootfs "$scratch/rwimage" --kernel python3 --json "$scratch/leak.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "check fails with exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "boundary.write_outside fails" [ "$(check_status "$scratch/leak.json" python3 boundary.write_outside)" = "fail" ]
+ok "  ... naming the write into the image" grep -qF "the cell's file landed in the image at $scratch/rwimage/usr/kbound-escape-" \
+  <<<"$(json_get "$scratch/leak.json" "[c for c in d['kernels'][0]['checks'] if c['id']=='boundary.write_outside'][0]['evidence']['breaches']")"
+ok "  ... and the stray file was removed" bash -c "! ls '$scratch/rwimage/usr' | grep -q kbound-escape"
+rm -rf "$scratch/rwimage"
+
 echo "broken kernels in an image"
 expect_fail() { # expect_fail NAME RC PATTERN COMMAND...
   local name=$1 want=$2 pattern=$3
