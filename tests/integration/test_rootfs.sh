@@ -131,6 +131,18 @@ if [ "$(id -u)" -eq 0 ] && id kbound-test >/dev/null 2>&1; then
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" run --rootfs "$image" --kernel python3 \
     'import os; print(os.getpid(), open("/etc/kbound-image-marker").read().strip())')
   ok "unprivileged: PID 2 and the image's marker (got '$out')" [ "$out" = "2 $marker" ]
+  chmod 755 "$scratch"
+  mkdir -m 1777 "$scratch/ureports"
+  set +e
+  runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+    KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" check --rootfs "$image" --kernel python3 \
+    --json "$scratch/ureports/u.json" >"$scratch/out" 2>"$scratch/err"
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] || { cat "$scratch/out"; tail -20 "$scratch/err"; }
+  ok "unprivileged: check --rootfs passes (rc=$rc)" [ "$rc" -eq 0 ]
+  ok "unprivileged: the kernel ran as kbound-test" \
+    [ "$(json_get "$scratch/ureports/u.json" "d['kernels'][0]['process']['uid']")" = "$(id -u kbound-test)" ]
 fi
 assert_no_leftovers "after the rootfs runs"
 finish
