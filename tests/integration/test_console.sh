@@ -59,6 +59,11 @@ ok "an error shows its traceback" grep -q "ZeroDivisionError" "$scratch/err"
 ok "the namespace survives the error" grep -q "Out\[[0-9]*\]: 44" "$scratch/out"
 assert_no_leftovers "after the scripted console"
 
+echo "the raw-network override is in the banner"
+out=$("$KBOUND" console --kernel python3 --allow-raw-network </dev/null)
+ok "the banner says the network is NOT isolated" grep -q "network: *NOT isolated" <<<"$out"
+ok "console --help exits 0" "$KBOUND" console --help
+
 echo "--keep keeps the team folders"
 "$KBOUND" console --kernel python3 --keep </dev/null >"$scratch/out" 2>"$scratch/err"
 kept=$(sed -n 's/.*kept the team folders under \(.*\)/\1/p' "$scratch/err")
