@@ -767,7 +767,8 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
         return list_specs(-1, search_dirs, ret, ret_n_broken);
 }
 
-int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret,
+                               size_t *ret_n_broken) {
         if (root_fd < 0)
                 return -EINVAL;
         return list_specs(root_fd, search_dirs, ret, ret_n_broken);

@@ -935,9 +935,9 @@ static void junit_properties(FILE *out, json_object *run) {
         fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
                 full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
                                                                                                     : "false");
+        const char *rootfs = member_str(member(run, "sandbox"), "rootfs");
         fputs("      <property name=\"rootfs\" value=\"", out);
-        put_clean(out, member_str(member(run, "sandbox"), "rootfs") ? member_str(member(run, "sandbox"), "rootfs") : "",
-                  JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
         fputs("\"/>\n", out);
         fputs("    </properties>\n", out);
 }

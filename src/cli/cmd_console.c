@@ -354,16 +354,21 @@ static void print_banner(console *con, const char *team, bool allow_network) {
         printf("kbound console: kernel %s (", con->spec->name);
         put_sanitized(stdout, con->spec->display_name);
         fputs("), ", stdout);
-        put_sanitized(stdout, member_string(info, "implementation") ? member_string(info, "implementation") : "?");
+        const char *implementation = member_string(info, "implementation");
+        const char *implementation_version = member_string(info, "implementation_version");
+        const char *language = member_string(lang, "name");
+        const char *language_version = member_string(lang, "version");
+        put_sanitized(stdout, implementation ? implementation : "?");
         fputc(' ', stdout);
-        put_sanitized(stdout, member_string(info, "implementation_version") ? member_string(info, "implementation_version") : "");
+        put_sanitized(stdout, implementation_version ? implementation_version : "");
         fputs(", ", stdout);
-        put_sanitized(stdout, member_string(lang, "name") ? member_string(lang, "name") : con->spec->language);
+        put_sanitized(stdout, language ? language : con->spec->language);
         fputc(' ', stdout);
-        put_sanitized(stdout, member_string(lang, "version") ? member_string(lang, "version") : "");
+        put_sanitized(stdout, language_version ? language_version : "");
         fputc('\n', stdout);
         printf("  team:       %s\n", team);
-        printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel), KB_SANDBOX_WORKSPACE);
+        printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel),
+               KB_SANDBOX_WORKSPACE);
         printf("  process:    host pid %d, PID 2 in the sandbox's pid namespace, pinned by a pidfd (%s)\n",
                (int) kb_sandbox_kernel_pid(sb),
                verified == 0 ? "identity verified" : "IDENTITY NOT VERIFIED");
