@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 
 /* kernel.json's metadata may nest a little; nothing legitimate goes this deep. */
 #define KERNELSPEC_JSON_MAX_DEPTH 32
@@ -21,6 +23,15 @@
 static const char *const system_jupyter_dirs[] = {
         "/usr/local/share/jupyter",
         "/usr/share/jupyter",
+};
+
+/* Inside an image kbound reads no environment: only Jupyter's fixed locations. /opt/conda is the
+ * sys.prefix of conda-based images (jupyter_core's ENV_JUPYTER_PATH there), which precedes the
+ * system ones; the user data dir would be /workspace/.local/share/jupyter, which starts empty. */
+static const char *const rootfs_kernels_dirs[] = {
+        "/opt/conda/share/jupyter/kernels",
+        "/usr/local/share/jupyter/kernels",
+        "/usr/share/jupyter/kernels",
 };
 
 void kb_strv_free(char **v) {
@@ -396,22 +407,57 @@ int kb_kernelspec_load(const char *dir, kb_kernelspec **ret) {
         return load_named(dir, name, ret);
 }
 
-/* True if dir_fd/entry is a folder holding a regular kernel.json (jupyter_client's _is_kernel_dir). */
-static bool is_kernel_dir(int dir_fd, const char *entry) {
+/* Opens path inside the image whose root folder is root_fd, resolving every symlink and ".." as if
+ * root_fd were "/" (RESOLVE_IN_ROOT), which is what the kernel sees once the image is its root.
+ * Trust boundary: an image is untrusted content, and this is what keeps its links (say
+ * usr/share/jupyter -> /etc) from making kbound read the host's files. Magic links (/proc/self/...)
+ * are refused outright. Returns an fd (O_CLOEXEC added) or -errno (-ENOSYS: kernel before 5.6). */
+static int open_in_root(int root_fd, const char *path, int flags) {
+        /* openat2 refuses O_PATH combined with anything but O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC. */
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY)),
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+        return fd < 0 ? -errno : (int) fd;
+}
+
+/* Opens a directory on the host (root_fd < 0) or inside an image (see open_in_root). */
+static DIR *open_dir(int root_fd, const char *path) {
+        if (root_fd < 0)
+                return opendir(path);
+        int fd = open_in_root(root_fd, path, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return NULL;
+        DIR *d = fdopendir(fd);
+        if (!d)
+                close(fd);
+        return d;
+}
+
+/* True if kernels_dir/entry is a folder holding a regular kernel.json (jupyter_client's
+ * _is_kernel_dir); dir_fd is kernels_dir opened on the host, used when root_fd < 0. */
+static bool is_kernel_dir(int root_fd, const char *kernels_dir, int dir_fd, const char *entry) {
         _cleanup_free_ char *rel = path_join(entry, "kernel.json");
         struct stat st;
 
         if (!rel)
                 return false;
-        return fstatat(dir_fd, rel, &st, 0) == 0 && S_ISREG(st.st_mode);
+        if (root_fd < 0)
+                return fstatat(dir_fd, rel, &st, 0) == 0 && S_ISREG(st.st_mode);
+        _cleanup_free_ char *full = path_join(kernels_dir, rel);
+        if (!full)
+                return false;
+        _cleanup_close_ int fd = open_in_root(root_fd, full, O_PATH);
+        return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Finds, in one kernels directory, the entry whose lowercase name is lower_name and that holds a
  * kernel.json. Several spellings ("IR", "ir") may match: the exact lowercase one wins, then the
  * strcmp-smallest, so the choice never depends on readdir order. Returns 1 and the entry, 0 if
- * none, or -ENOMEM. Unreadable directories count as empty, as in Jupyter. */
-static int find_in_dir(const char *kernels_dir, const char *lower_name, char **ret_entry) {
-        DIR *d = opendir(kernels_dir);
+ * none, or -ENOMEM. Unreadable directories count as empty, as in Jupyter. root_fd as open_dir. */
+static int find_in_dir(int root_fd, const char *kernels_dir, const char *lower_name, char **ret_entry) {
+        DIR *d = open_dir(root_fd, kernels_dir);
         _cleanup_free_ char *best = NULL;
 
         if (!d)
@@ -428,7 +474,7 @@ static int find_in_dir(const char *kernels_dir, const char *lower_name, char **r
                         continue;
                 if (best && strcmp(de->d_name, lower_name) != 0 && strcmp(de->d_name, best) >= 0)
                         continue;
-                if (!is_kernel_dir(dirfd(d), de->d_name))
+                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), de->d_name))
                         continue;
                 char *copy = strdup(de->d_name);
                 if (!copy) {
@@ -460,7 +506,7 @@ int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_ke
 
         for (char *const *dir = search_dirs; dir && *dir; dir++) {
                 _cleanup_free_ char *entry = NULL;
-                int r = find_in_dir(*dir, lower, &entry);
+                int r = find_in_dir(-1, *dir, lower, &entry);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -473,9 +519,163 @@ int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_ke
         return -ENOENT;
 }
 
+/* The path of fd as seen from inside the image rooted at root_fd ("/usr/share/..."): both fds'
+ * host paths from /proc/self/fd, the root's cut off. -EXDEV if fd is not under the root (cannot
+ * happen after RESOLVE_IN_ROOT, unless the image is renamed under us). */
+static int path_in_root(int root_fd, int fd, char **ret) {
+        char link[64], root_path[PATH_MAX], path[PATH_MAX];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+        n = readlink(link, root_path, sizeof(root_path) - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        root_path[n] = '\0';
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        path[n] = '\0';
+        size_t rl = strcmp(root_path, "/") == 0 ? 0 : strlen(root_path);
+        if (strncmp(path, root_path, rl) != 0 || (path[rl] != '/' && path[rl] != '\0'))
+                return -EXDEV;
+        *ret = strdup(path[rl] ? path + rl : "/");
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Loads spec_dir/kernel.json inside the image as the kernel called name: resource_dir is the
+ * folder's canonical path inside the image, so "{resource_dir}" means the same folder to the
+ * kernel. kernel.json itself must not be a symlink (O_NOFOLLOW), and is read with the same
+ * ceilings and strict parser as on the host. */
+static int load_named_in_root(int root_fd, const char *spec_dir, const char *name, kb_kernelspec **ret) {
+        _cleanup_close_ int dir_fd = open_in_root(root_fd, spec_dir, O_RDONLY | O_DIRECTORY);
+        _cleanup_free_ char *inside = NULL, *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        if (dir_fd < 0)
+                return dir_fd;
+        r = path_in_root(root_fd, dir_fd, &inside);
+        if (r < 0)
+                return r;
+        r = kb_read_file(dir_fd, "kernel.json", O_NOFOLLOW, KB_KERNELSPEC_MAX_BYTES, &buf, &len);
+        if (r < 0)
+                return r;
+        return kb_kernelspec_parse(buf, len, name, inside, ret);
+}
+
+int kb_kernelspec_rootfs_search_path(char ***ret_dirs) {
+        strv sv = {0};
+        if (!ret_dirs)
+                return -EINVAL;
+        for (size_t i = 0; i < KB_ELEMENTSOF(rootfs_kernels_dirs); i++) {
+                int r = strv_push(&sv, strdup(rootfs_kernels_dirs[i]));
+                if (r < 0) {
+                        strv_clear(&sv);
+                        return r;
+                }
+        }
+        return strv_take(&sv, ret_dirs);
+}
+
+int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs,
+                               kb_kernelspec **ret) {
+        if (root_fd < 0 || !name_or_path || !ret)
+                return -EINVAL;
+        if (strchr(name_or_path, '/')) {
+                /* A folder inside the image: relative would mean relative to nothing the user sees. */
+                if (name_or_path[0] != '/')
+                        return -EINVAL;
+                _cleanup_free_ char *copy = strdup(name_or_path);
+                if (!copy)
+                        return -ENOMEM;
+                size_t len = strlen(copy);
+                while (len > 1 && copy[len - 1] == '/')
+                        copy[--len] = '\0';
+                const char *base = strrchr(copy, '/') + 1;
+                if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                        return -EINVAL;
+                _cleanup_free_ char *name = strdup(base);
+                if (!name)
+                        return -ENOMEM;
+                ascii_lower(name);
+                return load_named_in_root(root_fd, copy, name, ret);
+        }
+        if (name_or_path[0] == '\0' || strcmp(name_or_path, ".") == 0 || strcmp(name_or_path, "..") == 0)
+                return -ENOENT;
+        _cleanup_free_ char *lower = strdup(name_or_path);
+        if (!lower)
+                return -ENOMEM;
+        ascii_lower(lower);
+        for (char *const *dir = search_dirs; dir && *dir; dir++) {
+                _cleanup_free_ char *entry = NULL;
+                int r = find_in_dir(root_fd, *dir, lower, &entry);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                _cleanup_free_ char *spec_dir = path_join(*dir, entry);
+                if (!spec_dir)
+                        return -ENOMEM;
+                return load_named_in_root(root_fd, spec_dir, lower, ret);
+        }
+        return -ENOENT;
+}
+
+/* Value of PATH in env, or the sandbox's default. */
+static const char *program_search_path(char *const *env) {
+        const char *path = env_get(env, "PATH");
+        return path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+}
+
+/* 0 and the canonical in-image path if candidate is an executable regular file in the image,
+ * -ENOENT if absent, -EACCES if there but not executable by anyone, -errno otherwise. */
+static int try_program(int root_fd, const char *candidate, char **ret) {
+        _cleanup_close_ int fd = open_in_root(root_fd, candidate, O_PATH);
+        struct stat st;
+        if (fd < 0)
+                return fd == -ENOTDIR || fd == -ELOOP ? -ENOENT : fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0)
+                return -EACCES;
+        return path_in_root(root_fd, fd, ret);
+}
+
+int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *const *env, char **ret_path) {
+        if (root_fd < 0 || !program || !program[0] || !ret_path)
+                return -EINVAL;
+        if (strchr(program, '/'))
+                return program[0] == '/' ? try_program(root_fd, program, ret_path) : -EINVAL;
+        /* As execvp in bwrap does: each absolute PATH entry in order; a non-executable match is
+         * remembered but the search goes on. */
+        int best = -ENOENT;
+        const char *p = program_search_path(env);
+        for (;;) {
+                const char *colon = strchrnul(p, ':');
+                size_t len = (size_t) (colon - p);
+                if (len > 0 && p[0] == '/') {
+                        _cleanup_free_ char *candidate = NULL;
+                        if (asprintf(&candidate, "%.*s/%s", (int) len, p, program) < 0)
+                                return -ENOMEM;
+                        int r = try_program(root_fd, candidate, ret_path);
+                        if (r >= 0)
+                                return 0;
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r != -ENOENT)
+                                best = r;
+                }
+                if (!*colon)
+                        break;
+                p = colon + 1;
+        }
+        return best;
+}
+
 /* Adds the lowercase names of every kernel folder in kernels_dir to names (deduplicated). */
-static int collect_names(const char *kernels_dir, strv *names) {
-        DIR *d = opendir(kernels_dir);
+static int collect_names(int root_fd, const char *kernels_dir, strv *names) {
+        DIR *d = open_dir(root_fd, kernels_dir);
         int r = 0;
 
         if (!d)
@@ -486,7 +686,7 @@ static int collect_names(const char *kernels_dir, strv *names) {
                         break;
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                if (!is_kernel_dir(dirfd(d), de->d_name))
+                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), de->d_name))
                         continue;
                 char *lower = strdup(de->d_name);
                 if (!lower) {
@@ -512,7 +712,8 @@ static int cmp_spec_name(const void *a, const void *b) {
         return strcmp(sa->name, sb->name);
 }
 
-int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+/* kb_kernelspec_list on the host (root_fd < 0) or inside an image. */
+static int list_specs(int root_fd, char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
         _cleanup_strv_ char **names = NULL;
         strv collected = {0};
         kb_kernelspec **list = NULL;
@@ -522,7 +723,7 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
         if (!ret)
                 return -EINVAL;
         for (char *const *dir = search_dirs; dir && *dir; dir++) {
-                r = collect_names(*dir, &collected);
+                r = collect_names(root_fd, *dir, &collected);
                 if (r < 0) {
                         strv_clear(&collected);
                         return r;
@@ -543,7 +744,8 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
          * whose first folder is broken is broken, even if a later folder has a good one. */
         for (size_t i = 0; i < n_names; i++) {
                 kb_kernelspec *spec = NULL;
-                r = kb_kernelspec_find(names[i], search_dirs, &spec);
+                r = root_fd < 0 ? kb_kernelspec_find(names[i], search_dirs, &spec)
+                                : kb_kernelspec_find_in_root(root_fd, names[i], search_dirs, &spec);
                 if (r == -ENOMEM) {
                         kb_kernelspec_list_free(list);
                         return r;
@@ -559,6 +761,17 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
         if (ret_n_broken)
                 *ret_n_broken = n_broken;
         return 0;
+}
+
+int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
+        return list_specs(-1, search_dirs, ret, ret_n_broken);
+}
+
+int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret,
+                               size_t *ret_n_broken) {
+        if (root_fd < 0)
+                return -EINVAL;
+        return list_specs(root_fd, search_dirs, ret, ret_n_broken);
 }
 
 void kb_kernelspec_list_free(kb_kernelspec **list) {

@@ -893,6 +893,16 @@ int kb_report_human(json_object *run, FILE *out) {
                 fputs(" (", out);
                 put_clean(out, or_unknown(member_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
                 fputs(")\n", out);
+                /* Which root the kernels ran on: an image's, or the host's own system paths. */
+                const char *rootfs = member_str(sandbox, "rootfs");
+                fputs("root:    ", out);
+                if (rootfs) {
+                        fputs("image ", out);
+                        put_clean(out, rootfs, HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                        fputs(" (read-only; kernelspecs found inside it)\n", out);
+                } else {
+                        fputs("the host's system paths (read-only)\n", out);
+                }
         }
 
         for (size_t i = 0; i < array_len(kernels); i++) {
@@ -998,6 +1008,10 @@ static void junit_properties(FILE *out, json_object *run) {
         fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
                 full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
                                                                                                     : "false");
+        const char *rootfs = member_str(member(run, "sandbox"), "rootfs");
+        fputs("      <property name=\"rootfs\" value=\"", out);
+        put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        fputs("\"/>\n", out);
         fputs("    </properties>\n", out);
 }
 

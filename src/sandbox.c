@@ -295,26 +295,39 @@ static int plan_host_system(strv *v, bool allow_network) {
         return r;
 }
 
-/* An image's root: its own /usr, /etc (whole: it is the image's, not the host's) and /opt, and
- * its top-level links. The image is mounted read-only like the host's system paths. */
+/* What of an image's root the sandbox shows: its own /usr, /etc (whole: it is the image's, not the
+ * host's) and /opt, and its top-level links (or directories, on images without merged /usr). */
+static const char *const rootfs_dirs[] = {"/usr", "/etc", "/opt"};
+static const char *const rootfs_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+
+/* The image is mounted read-only like the host's system paths. Trust boundary: the image is
+ * untrusted content and bwrap follows symlinks in a bind source, so nothing is bound through one
+ * of the image's links: /usr must be a real directory (lstat), and a link at /etc, /opt, /bin...
+ * is recreated as the same link inside the sandbox, where it resolves within the image. */
 static int plan_rootfs_system(strv *v, const char *rootfs) {
-        static const char *const dirs[] = {"/usr", "/etc", "/opt"};
-        static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
         char usr[PATH_MAX];
         struct stat st;
-        if (!join_path(usr, sizeof usr, rootfs, "/usr") || stat(usr, &st) < 0 || !S_ISDIR(st.st_mode))
+        if (!join_path(usr, sizeof usr, rootfs, "/usr") || lstat(usr, &st) < 0 || !S_ISDIR(st.st_mode))
                 return -EINVAL; /* not a root filesystem */
-        int r = 0;
-        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(dirs); i++) {
-                char src[PATH_MAX];
-                if (!join_path(src, sizeof src, rootfs, dirs[i]))
-                        return -ENAMETOOLONG;
-                if (stat(src, &st) == 0 && S_ISDIR(st.st_mode))
-                        r = strv_push3(v, "--ro-bind", src, dirs[i]);
-        }
-        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(links); i++)
-                r = plan_system_link_or_dir(v, rootfs, links[i]);
+        int r = strv_push3(v, "--ro-bind", usr, "/usr");
+        for (size_t i = 1; r >= 0 && i < KB_ELEMENTSOF(rootfs_dirs); i++)
+                r = plan_system_link_or_dir(v, rootfs, rootfs_dirs[i]);
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(rootfs_links); i++)
+                r = plan_system_link_or_dir(v, rootfs, rootfs_links[i]);
         return r;
+}
+
+bool kb_sandbox_rootfs_visible(const char *path) {
+        if (!path || path[0] != '/')
+                return false;
+        for (size_t i = 0; i < KB_ELEMENTSOF(rootfs_dirs) + KB_ELEMENTSOF(rootfs_links); i++) {
+                const char *top = i < KB_ELEMENTSOF(rootfs_dirs) ? rootfs_dirs[i]
+                                                                  : rootfs_links[i - KB_ELEMENTSOF(rootfs_dirs)];
+                size_t len = strlen(top);
+                if (strncmp(path, top, len) == 0 && (path[len] == '/' || path[len] == '\0'))
+                        return true;
+        }
+        return false;
 }
 
 int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,

@@ -251,6 +251,11 @@ static _Noreturn void child_exec(const char *path, char *const *argv, char *cons
         sigset_t none;
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        /* bwrap's own process (outside the sandbox) leaves kbound's process group: a Ctrl-C in
+         * kbound's terminal goes to kbound's group only, and would otherwise kill that bwrap, whose
+         * death (--die-with-parent) kills the kernel. kbound decides what a Ctrl-C does (the
+         * console interrupts the kernel through its pidfd; check cancels and stops cleanly). */
+        (void) setpgid(0, 0);
 
         child_move_fd(src[0], 0);
         child_move_fd(src[1], 1);

@@ -355,6 +355,21 @@ static void check_write_outside(ctx *x, json_object *result, const char *escape_
                         unlink(p);
                 }
         }
+        /* With an image as root, the host path of an in-sandbox /usr/x is <rootfs>/usr/x. */
+        for (size_t i = 0; x->env->rootfs && i < n; i++) {
+                const char *dir = jstr(json_object_array_get_idx(attempts, i), "path");
+                _cleanup_free_ char *p = NULL;
+                struct stat st;
+                /* The path is the cell's word: nothing with ".." is joined to a host path. */
+                if (dir && dir[0] == '/' && !strstr(dir, "..") &&
+                    asprintf(&p, "%s%s/%s", x->env->rootfs, dir, escape_name) >= 0 &&
+                    lstat(p, &st) == 0) {
+                        char line[1400];
+                        snprintf(line, sizeof(line), "the cell's file landed in the image at %s", p);
+                        json_object_array_add(breaches, json_object_new_string(line));
+                        unlink(p);
+                }
+        }
         size_t n_breach = json_object_array_length(breaches);
         if (n == 0)
                 add_check(x, "boundary.write_outside", "fail", t0, ev, "the probe reported no write attempts");

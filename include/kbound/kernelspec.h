@@ -44,11 +44,37 @@ KB_EXPORT int kb_kernelspec_load(const char *dir, kb_kernelspec **ret);
  * Jupyter. Returns 0, -ENOENT (not found), or the load's errors for the first match. */
 KB_EXPORT int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret);
 
+/* The "kernels" directories searched inside an image (paths inside it), in order:
+ * /opt/conda/share/jupyter/kernels, /usr/local/share/jupyter/kernels, /usr/share/jupyter/kernels.
+ * Nothing from kbound's environment (JUPYTER_PATH, HOME) applies to an image. Returns 0 or -ENOMEM. */
+KB_EXPORT int kb_kernelspec_rootfs_search_path(char ***ret_dirs);
+
+/* kb_kernelspec_find inside an image whose root folder is open as root_fd (O_DIRECTORY). Every
+ * path (search_dirs, an absolute name_or_path) is inside the image and resolved with openat2
+ * RESOLVE_IN_ROOT, so the image's symlinks and ".." never leave it; kernel.json must not itself
+ * be a symlink. The spec's resource_dir is the folder's canonical path inside the image.
+ * Returns 0, -ENOENT (not found), -EINVAL (a relative path), -ENOSYS (no openat2), or the
+ * load's errors (-ELOOP: kernel.json is a symlink). */
+KB_EXPORT int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs,
+                                         kb_kernelspec **ret);
+
+/* Resolves a kernel's program (argv[0]) inside the image at root_fd as execvp would inside the
+ * sandbox: an absolute path as is, a bare name through PATH of env (the kernel's environment, see
+ * kb_sandbox_env). Returns 0 and the program's canonical path inside the image, -ENOENT (no such
+ * file), -EACCES (there but not an executable regular file), -EINVAL (a relative path with '/'),
+ * -ENOMEM. */
+KB_EXPORT int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *const *env,
+                                                 char **ret_path);
+
 /* Lists every loadable kernelspec across search_dirs, first occurrence of a name winning, sorted
  * by name. Folders whose kernel.json is broken are skipped and counted in *ret_n_broken (may be
  * NULL). Returns 0 and a NULL-terminated array the caller frees with kb_kernelspec_list_free. */
 KB_EXPORT int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken);
 KB_EXPORT void kb_kernelspec_list_free(kb_kernelspec **list);
+
+/* kb_kernelspec_list inside the image at root_fd, with kb_kernelspec_find_in_root's rules. */
+KB_EXPORT int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret,
+                                         size_t *ret_n_broken);
 
 /* The argv to start the kernel: every "{connection_file}" replaced by connection_file and
  * "{resource_dir}" by the spec's folder. Returns 0 and a NULL-terminated vector, or -ENOMEM. */

@@ -45,6 +45,11 @@ KB_EXPORT int kb_sandbox_env(char *const *host_env, char *const *spec_env, char 
 KB_EXPORT int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
                               char ***ret_argv);
 
+/* True if path (inside an image) lies under what kb_sandbox_plan mounts from a rootfs: /usr, /etc,
+ * /opt and the top-level /bin, /sbin, /lib* entries. A kernel's program or kernelspec elsewhere in
+ * the image (/home, /srv, /var...) would not exist inside the sandbox. */
+KB_EXPORT bool kb_sandbox_rootfs_visible(const char *path);
+
 typedef struct kb_sandbox kb_sandbox;
 
 /* Launches the kernel in bwrap: bwrap is exec'd directly (no shell) with policy->env as its whole

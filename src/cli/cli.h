@@ -19,6 +19,7 @@ int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
+int cmd_console(int argc, char **argv);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -37,6 +38,20 @@ void cli_reap_orphans(void);
 /* Finds a kernelspec by name or folder path; on failure prints which kernel and why and returns a
  * KB_EXIT_* code (the kernel missing means the run cannot be enforced: KB_EXIT_ENFORCE). */
 int cli_find_kernelspec(const char *name, kb_kernelspec **ret);
+
+/* --rootfs DIR: makes it absolute and opens it; it must be a directory with a real usr/ directory
+ * (not a symlink). Returns 0, or prints why and returns KB_EXIT_USAGE. */
+int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd);
+
+/* cli_find_kernelspec, or with rootfs (its path, and root_fd open on it) inside that image: the
+ * kernelspec is searched in the image's Jupyter folders and its program must exist in the image.
+ * On failure prints which kernel, which image and which path, and returns KB_EXIT_ENFORCE. */
+int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernelspec **ret);
+
+/* Every loadable kernelspec of the image (for check's default kernels). Returns 0 and a list to
+ * free with kb_kernelspec_list_free, or prints why (none at all, or unreadable) and returns
+ * KB_EXIT_ENFORCE. */
+int cli_rootfs_kernels(const char *rootfs, int root_fd, kb_kernelspec ***ret_list);
 
 /* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
  * returns KB_EXIT_ENFORCE. */

@@ -34,6 +34,9 @@ static void check_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --kernels-dir DIR       probe cells (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
+              "  --rootfs DIR            check kernels of an unpacked image: its /usr, /etc, /opt become\n"
+              "                          the sandbox's read-only root; kernelspecs are found inside it\n"
+              "                          (default kernels: every kernelspec of the image)\n"
               "  --timeout SECONDS       deadline for the whole run (default 300)\n"
               "  --keep                  keep the team folders for inspection\n"
               "  --transcript FILE       write every message sent and received as JSON lines (0600;\n"
@@ -109,6 +112,7 @@ int cmd_check(int argc, char **argv) {
                 { "timeout", required_argument, NULL, 't' },
                 { "keep", no_argument, NULL, 'K' },
                 { "transcript", required_argument, NULL, 'X' },
+                { "rootfs", required_argument, NULL, 'R' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -121,6 +125,7 @@ int cmd_check(int argc, char **argv) {
         size_t n_kernels = 0;
         const char *transcript_path = NULL;
         const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
+        const char *rootfs_opt = NULL;
         bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
         long timeout_ms = 300000;
         char *ro_paths[33] = { 0 };
@@ -176,6 +181,9 @@ int cmd_check(int argc, char **argv) {
                 case 'X':
                         transcript_path = optarg;
                         break;
+                case 'R':
+                        rootfs_opt = optarg;
+                        break;
                 case 'q':
                         cli_set_quiet(true);
                         break;
@@ -203,7 +211,7 @@ int cmd_check(int argc, char **argv) {
                           "(--require-full-boundary): network isolation could not be claimed");
                 return KB_EXIT_FAIL;
         }
-        if (n_kernels == 0) {
+        if (n_kernels == 0 && !rootfs_opt) {
                 kernel_names[n_kernels++] = "python3";
                 kernel_names[n_kernels++] = "ir";
         }
@@ -219,10 +227,22 @@ int cmd_check(int argc, char **argv) {
         json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
         json_object *sibling_paths = json_object_new_array(), *run = NULL;
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
-                            *sib_ws = NULL, *sib_file = NULL, *started_at = NULL;
+                            *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
+        _cleanup_close_ int rootfs_fd = -1;
+        kb_kernelspec **image_specs = NULL;
 
+        if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+                goto out;
+        exit_code = KB_EXIT_ENFORCE;
+        /* An image's own kernels by default: validating an image means all of them. */
+        if (rootfs && n_kernels == 0) {
+                if (cli_rootfs_kernels(rootfs, rootfs_fd, &image_specs))
+                        goto out;
+                for (kb_kernelspec **p = image_specs; *p && n_kernels < MAX_KERNELS; p++)
+                        kernel_names[n_kernels++] = (*p)->name;
+        }
         for (size_t i = 0; i < n_kernels; i++)
-                if (cli_find_kernelspec(kernel_names[i], &specs[i]))
+                if (cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]))
                         goto out;
         if (cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
@@ -312,6 +332,7 @@ int cmd_check(int argc, char **argv) {
                 .bwrap = bwrap,
                 .bwrap_version = bwrap_version,
                 .allow_network = allow_network,
+                .rootfs = rootfs,
                 .ro_paths = ro_paths,
                 .host_env = environ,
                 .secrets = secrets,
@@ -386,6 +407,7 @@ int cmd_check(int argc, char **argv) {
         json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
         json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
         json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
+        json_object_object_add(sandbox, "rootfs", rootfs ? json_object_new_string(rootfs) : NULL);
         json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
         json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
         json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
@@ -426,6 +448,7 @@ out:
         kb_secrets_destroy(&sibling);
         for (size_t i = 0; i < n_kernels; i++)
                 kb_kernelspec_destroy(&specs[i]);
+        kb_kernelspec_list_free(image_specs);
         free(base);
         free(kernels_dir);
         free(bwrap);

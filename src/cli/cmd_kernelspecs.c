@@ -9,20 +9,27 @@
 int cmd_kernelspecs(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
+                { "rootfs", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         bool as_json = false;
+        const char *rootfs_opt = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "jh", options, NULL)) != -1) {
                 switch (c) {
                 case 'j':
                         as_json = true;
                         break;
+                case 'R':
+                        rootfs_opt = optarg;
+                        break;
                 case 'h':
-                        printf("Usage: kbound kernelspecs [--json]\n\n"
+                        printf("Usage: kbound kernelspecs [--json] [--rootfs DIR]\n\n"
                                "Lists kernelspecs in Jupyter's search order (JUPYTER_PATH, the user data dir,\n"
-                               "/usr/local/share/jupyter, /usr/share/jupyter); the first of a name wins.\n");
+                               "/usr/local/share/jupyter, /usr/share/jupyter); the first of a name wins.\n"
+                               "With --rootfs, those inside the unpacked image DIR (docs/rootfs.md); their\n"
+                               "folders are shown as paths inside the image.\n");
                         return 0;
                 default:
                         return KB_EXIT_USAGE;
@@ -35,9 +42,15 @@ int cmd_kernelspecs(int argc, char **argv) {
         char **dirs = NULL;
         kb_kernelspec **list = NULL;
         size_t broken = 0;
-        int r = kb_kernelspec_search_path(environ, &dirs);
+        _cleanup_free_ char *rootfs = NULL;
+        _cleanup_close_ int rootfs_fd = -1;
+        int r;
+        if (rootfs_opt && (r = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+                return r;
+        r = rootfs ? kb_kernelspec_rootfs_search_path(&dirs) : kb_kernelspec_search_path(environ, &dirs);
         if (r >= 0)
-                r = kb_kernelspec_list(dirs, &list, &broken);
+                r = rootfs ? kb_kernelspec_list_in_root(rootfs_fd, dirs, &list, &broken)
+                           : kb_kernelspec_list(dirs, &list, &broken);
         kb_strv_free(dirs);
         if (r < 0) {
                 cli_error("cannot list kernelspecs: %s", strerror(-r));

@@ -18,6 +18,8 @@ static void run_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
+              "  --rootfs DIR            run on an unpacked image: its /usr, /etc, /opt read-only; the\n"
+              "                          kernelspec is found inside it (docs/rootfs.md)\n"
               "  --keep                  keep the team folders for inspection\n"
               "  --transcript FILE       write every message sent and received as JSON lines (0600)\n",
               out);
@@ -54,10 +56,12 @@ int cmd_run(int argc, char **argv) {
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "keep", no_argument, NULL, 'K' },
                 { "transcript", required_argument, NULL, 'X' },
+                { "rootfs", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL, *transcript_path = NULL;
+        const char *rootfs_opt = NULL;
         bool sandbox = true, allow_network = false, keep = false;
         long timeout_ms = 60000;
         char *ro_paths[33] = { 0 };
@@ -104,6 +108,9 @@ int cmd_run(int argc, char **argv) {
                 case 'X':
                         transcript_path = optarg;
                         break;
+                case 'R':
+                        rootfs_opt = optarg;
+                        break;
                 case 'h':
                         run_usage(stdout);
                         return 0;
@@ -122,8 +129,15 @@ int cmd_run(int argc, char **argv) {
         if (r)
                 return r;
 
+        if (rootfs_opt && !sandbox) {
+                cli_error("run: --rootfs needs the sandbox (an image's programs only run with the image as root)");
+                return KB_EXIT_USAGE;
+        }
+
         kb_kernelspec *spec = NULL;
         char *bwrap = NULL, *base = NULL;
+        _cleanup_free_ char *rootfs = NULL;
+        _cleanup_close_ int rootfs_fd = -1;
         kb_kernel *kernel = NULL;
         kb_execution *ex = NULL;
         kb_transcript *transcript = NULL;
@@ -132,7 +146,9 @@ int cmd_run(int argc, char **argv) {
         void *on_msg_userdata = NULL;
         int exit_code = KB_EXIT_ENFORCE;
 
-        r = cli_find_kernelspec(kernel_name, &spec);
+        if (rootfs_opt && (r = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+                return r;
+        r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
         if (r)
                 return r;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
@@ -152,6 +168,7 @@ int cmd_run(int argc, char **argv) {
                 .sandbox = sandbox,
                 .bwrap = bwrap,
                 .allow_network = allow_network,
+                .rootfs = rootfs,
                 .ro_paths = ro_paths,
                 .host_env = environ,
                 .on_msg = on_msg,
@@ -162,8 +179,8 @@ int cmd_run(int argc, char **argv) {
         char *diagnosis = NULL;
         r = kb_kernel_start(&ko, &kernel, &diagnosis);
         if (r < 0) {
-                cli_error("kernel '%s': cannot start%s: %s", spec->name, sandbox ? " in the sandbox" : "",
-                          diagnosis ? diagnosis : strerror(-r));
+                cli_error("kernel '%s'%s%s: cannot start%s: %s", spec->name, rootfs ? " in image " : "",
+                          rootfs ? rootfs : "", sandbox ? " in the sandbox" : "", diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
                 goto out;

@@ -32,7 +32,8 @@ for sig in TERM INT; do
 done
 
 echo "kernel killed from outside during a cell"
-"$KBOUND" run --kernel python3 --timeout 60 'import time; time.sleep(50)' >"$scratch/out" 2>"$scratch/err" &
+"$KBOUND" run --kernel python3 --timeout 60 --team killed \
+  'import time; open("/workspace/started", "w").close(); time.sleep(50)' >"$scratch/out" 2>"$scratch/err" &
 pid=$!
 # Our kernel only: other tests may be running python3 kernels with the same command line, so go
 # from our bwrap (its argv names our runtime dir) to its init and then to the kernel, PID 2.
@@ -46,7 +47,13 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 ok "found our kernel's host pid" [ -n "$kpid" ]
-sleep 1.5
+# Kill it once the cell runs (its file is in the team's workspace), not during start-up, which
+# takes longer than any fixed pause on a loaded machine.
+for _ in $(seq 1 300); do
+  compgen -G "$KBOUND_RUNTIME_DIR/kbound-*/teams/killed/workspace/started" >/dev/null && break
+  sleep 0.1
+done
+ok "the cell started" compgen -G "$KBOUND_RUNTIME_DIR/kbound-*/teams/killed/workspace/started"
 start=$(date +%s%N)
 [ -n "$kpid" ] && kill -KILL "$kpid"
 set +e

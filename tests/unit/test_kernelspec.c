@@ -289,6 +289,99 @@ static void test_find_case_insensitive(void **state) {
         assert_found("two", dirs, "TWO");
 }
 
+/* An image's kernelspecs are read inside it: its links resolve within the image, never on the host. */
+static void test_find_in_root(void **state) {
+        tree *t = *state;
+        char path[PATH_MAX], host_spec[PATH_MAX];
+        kb_kernelspec *spec = NULL;
+        char **dirs = NULL;
+
+        /* A host folder the image must never reach through a link. */
+        write_marked(t, "host/kernels/leak", "host");
+        tree_path(t, "host/kernels", host_spec, sizeof(host_spec));
+        mkdirs(t, "img/usr/bin");
+        write_spec(t, "img/usr/share/jupyter/kernels/Py",
+                   "{\"argv\":[\"python3\",\"-f\",\"{connection_file}\",\"{resource_dir}\"],\"language\":\"python\"}");
+        write_marked(t, "img/opt/conda/share/jupyter/kernels/py", "conda");
+        /* Absolute links inside the image point into the image, like a chroot. */
+        mkdirs(t, "img/usr/local/share/jupyter");
+        tree_path(t, "img/usr/local/share/jupyter/kernels", path, sizeof(path));
+        assert_int_equal(symlink(host_spec, path), 0);
+        tree_path(t, "img/usr/share/jupyter/kernels/evil", path, sizeof(path));
+        assert_int_equal(symlink("../../../../../../host/kernels/leak", path), 0);
+
+        tree_path(t, "img", path, sizeof(path));
+        int root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(root_fd >= 0);
+        assert_int_equal(kb_kernelspec_rootfs_search_path(&dirs), 0);
+        const char *want[] = {"/opt/conda/share/jupyter/kernels", "/usr/local/share/jupyter/kernels",
+                              "/usr/share/jupyter/kernels"};
+        assert_strv_equal(dirs, want, 3);
+
+        /* /opt/conda comes first, as jupyter_core's ENV path precedes the system ones. */
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "PY", dirs, &spec), 0);
+        assert_string_equal(spec->display_name, "conda");
+        assert_string_equal(spec->resource_dir, "/opt/conda/share/jupyter/kernels/py");
+        kb_kernelspec_destroy(&spec);
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "/usr/share/jupyter/kernels/Py", dirs, &spec), 0);
+        assert_string_equal(spec->name, "py");
+        assert_string_equal(spec->resource_dir, "/usr/share/jupyter/kernels/Py");
+        kb_kernelspec_destroy(&spec);
+
+        /* Host kernelspecs are invisible: the link to the host folder and the ".." escape both
+         * stay inside the image, where nothing is found. */
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "leak", dirs, &spec), -ENOENT);
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "evil", dirs, &spec), -ENOENT);
+        assert_null(spec);
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "relative/py", dirs, &spec), -EINVAL);
+
+        /* The image's list: its kernels only, first occurrence winning, nothing from the host. */
+        kb_kernelspec **list = NULL;
+        size_t broken = 9;
+        assert_int_equal(kb_kernelspec_list_in_root(root_fd, dirs, &list, &broken), 0);
+        assert_non_null(list[0]);
+        assert_string_equal(list[0]->name, "py");
+        assert_string_equal(list[0]->display_name, "conda");
+        assert_null(list[1]);
+        assert_int_equal(broken, 0);
+        kb_kernelspec_list_free(list);
+
+        /* kernel.json as a symlink is refused, even one pointing inside the image. */
+        mkdirs(t, "img/usr/share/jupyter/kernels/linked");
+        tree_path(t, "img/usr/share/jupyter/kernels/linked/kernel.json", path, sizeof(path));
+        assert_int_equal(symlink("/usr/share/jupyter/kernels/Py/kernel.json", path), 0);
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "/usr/share/jupyter/kernels/linked", dirs, &spec),
+                         -ELOOP);
+
+        /* Programs: found through PATH inside the image, canonical path returned. */
+        char *env[] = {"PATH=/usr/local/bin:/usr/bin", NULL};
+        char *program = NULL;
+        assert_int_equal(kb_kernelspec_find_program_in_root(root_fd, "python3", env, &program), -ENOENT);
+        tree_path(t, "img/usr/bin/python3.11", path, sizeof(path));
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+        assert_true(fd >= 0);
+        close(fd);
+        tree_path(t, "img/usr/bin/python3", path, sizeof(path));
+        assert_int_equal(symlink("/usr/bin/python3.11", path), 0);
+        assert_int_equal(kb_kernelspec_find_program_in_root(root_fd, "python3", env, &program), 0);
+        assert_string_equal(program, "/usr/bin/python3.11");
+        free(program);
+        program = NULL;
+        tree_path(t, "img/usr/bin/data", path, sizeof(path));
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(kb_kernelspec_find_program_in_root(root_fd, "/usr/bin/data", env, &program), -EACCES);
+        /* A host program reached through an absolute link is not the image's. */
+        tree_path(t, "img/usr/bin/sh", path, sizeof(path));
+        assert_int_equal(symlink("/bin/sh", path), 0);
+        assert_int_equal(kb_kernelspec_find_program_in_root(root_fd, "sh", env, &program), -ENOENT);
+        assert_null(program);
+
+        kb_strv_free(dirs);
+        close(root_fd);
+}
+
 static void test_find_by_path(void **state) {
         tree *t = *state;
         char path[PATH_MAX], resolved[PATH_MAX];
@@ -561,6 +654,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_discovery_order, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_find_case_insensitive, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_find_by_path, tree_setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_find_in_root, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list, tree_setup, tree_teardown),
                 cmocka_unit_test(test_parse_fields_and_defaults),
                 cmocka_unit_test(test_parse_rejects),

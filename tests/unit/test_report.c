@@ -424,10 +424,11 @@ static void test_human_one_line_per_check(void **state) {
         assert_int_equal(fail, 1);
         assert_int_equal(unsupported, 1);
         assert_int_equal(not_claimed, 1);
-        /* sandbox line + 2 headers + 1 error + checks + verdict sentence */
-        assert_int_equal(lines, 1 + 2 + 1 + 2 * N_CHECKS + 1);
+        /* sandbox and root lines + 2 headers + 1 error + checks + verdict sentence */
+        assert_int_equal(lines, 2 + 2 + 1 + 2 * N_CHECKS + 1);
 
         assert_contains(text, "sandbox: bubblewrap 0.8.0 (/usr/bin/bwrap)\n");
+        assert_contains(text, "root:    the host's system paths (read-only)\n");
         assert_contains(text, "kernel python3: language python, team kbound-python3, startup 812 ms, "
                               "implementation ipython 8.5.0\n");
         assert_contains(text, "kernel ir: language R, team kbound-ir, startup 812 ms, implementation IRkernel 1.3.2\n");
@@ -523,8 +524,14 @@ static void test_junit_structure_and_escaping(void **state) {
         }
         set_check(run, 1, "interrupt.control", "unsupported", "IRkernel ignores interrupt_request");
         set_check(run, 1, "boundary.network", "not_claimed", "raw-network override");
+        json_object *sandbox = NULL;
+        json_object_object_get_ex(run, "sandbox", &sandbox);
+        json_object_object_add(sandbox, "rootfs", json_object_new_string("/images/a&b"));
         kb_report_finish(run);
         _cleanup_free_ char *xml = render(kb_report_junit, run);
+        assert_contains(xml, "<property name=\"rootfs\" value=\"/images/a&amp;b\"/>\n");
+        _cleanup_free_ char *text = render(kb_report_human, run);
+        assert_contains(text, "root:    image /images/a&b (read-only; kernelspecs found inside it)\n");
 
         static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
                                    "tests=\"22\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";

@@ -264,7 +264,7 @@ static void test_plan_rootfs(void **state) {
         snprintf(src, sizeof src, "%s/usr", root);
         assert_true(find_args(argv, "--ro-bind", src, "/usr") > 0);
         snprintf(src, sizeof src, "%s/etc", root);
-        assert_true(find_args(argv, "--ro-bind", src, "/etc") > 0);
+        assert_true(find_args(argv, "--ro-bind-try", src, "/etc") > 0);
         snprintf(src, sizeof src, "%s/sbin", root);
         assert_true(find_args(argv, "--ro-bind-try", src, "/sbin") > 0);
         assert_true(find_args(argv, "--symlink", "usr/lib", "/lib") > 0);
@@ -274,6 +274,34 @@ static void test_plan_rootfs(void **state) {
         assert_true(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace") > 0);
         assert_true(find_args(argv, "--proc", "/proc", NULL) > 0);
         kb_sandbox_strv_free(argv);
+
+        /* The image is untrusted: a link to the host's /etc is recreated as a link inside the
+         * sandbox (which resolves to the image's own nothing), never bound from the host. */
+        snprintf(path, sizeof path, "%s/etc", root);
+        assert_int_equal(rmdir(path), 0);
+        assert_int_equal(symlink("/etc", path), 0);
+        argv = NULL;
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        assert_true(find_args(argv, "--symlink", "/etc", "/etc") > 0);
+        assert_int_equal(find_args(argv, "--ro-bind-try", path, "/etc"), -1);
+        assert_int_equal(find_args(argv, "--ro-bind", path, "/etc"), -1);
+        kb_sandbox_strv_free(argv);
+        assert_true(kb_sandbox_rootfs_visible("/usr/bin/python3"));
+        assert_true(kb_sandbox_rootfs_visible("/opt/conda/bin/python"));
+        assert_false(kb_sandbox_rootfs_visible("/usrx/bin/python3"));
+        assert_false(kb_sandbox_rootfs_visible("/home/u/python3"));
+
+        /* /usr through a link (to the host's /usr, say) is not an image's root */
+        char usr_link_root[] = "/tmp/kb-rootfs-XXXXXX";
+        assert_non_null(mkdtemp(usr_link_root));
+        snprintf(path, sizeof path, "%s/usr", usr_link_root);
+        assert_int_equal(symlink("/usr", path), 0);
+        p.rootfs = usr_link_root;
+        argv = NULL;
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
+        assert_null(argv);
+        rm_rf(usr_link_root);
+        p.rootfs = root;
 
         /* a directory without /usr is not a root filesystem */
         snprintf(path, sizeof path, "%s/usr/lib", root);

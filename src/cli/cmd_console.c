@@ -1,0 +1,649 @@
+/* cmd_console.c: `kbound console`: an interactive prompt to one sandboxed kernel, for audits by hand.
+ * Ctrl-C interrupts a running cell with SIGINT through the pinned pidfd, never the control channel. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <kbound/kernel.h>
+#include "cli.h"
+
+#define LINE_MAX_BYTES (1024 * 1024)       /* one input line; a cell may hold many */
+#define CELL_MAX_BYTES (16 * 1024 * 1024)
+#define IS_COMPLETE_TIMEOUT_MS 3000
+#define STOP_GRACE_MS 3000
+
+static void console_usage(FILE *out) {
+        fputs("Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
+              "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
+              "when the kernel says the code is incomplete (is_complete_request). Ctrl-C interrupts a\n"
+              "running cell (SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears\n"
+              "the input; Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or\n"
+              "a pipe (scripted audits). Kernel output is shown with terminal control sequences removed.\n\n"
+              "  --kernel NAME|PATH      kernelspec name or folder (required)\n"
+              "  --team NAME             team name for the sandbox folders (default console)\n"
+              "  --rootfs DIR            run the kernel of an unpacked image (docs/rootfs.md)\n"
+              "  --timeout SECONDS       deadline for start-up (default 60); cells have none\n"
+              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
+              "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
+              "  --keep                  keep the team folders for inspection\n"
+              "  --transcript FILE       write every message sent and received as JSON lines (0600)\n\n"
+              "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
+              "2 usage, 3 the kernel could not be started in the sandbox.\n",
+              out);
+}
+
+/* Writes kernel output (untrusted) without anything a terminal would act on: ESC sequences (CSI,
+ * OSC, others), C0 controls but newline and tab, DEL, and the C1 controls U+0080..U+009F. */
+static void put_sanitized(FILE *out, const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        while (*p) {
+                if (*p == 0x1b) {
+                        p++;
+                        if (*p == '[') {
+                                p++;
+                                while (*p && !(*p >= 0x40 && *p <= 0x7e))
+                                        p++;
+                        } else if (*p == ']' || *p == 'P' || *p == '_' || *p == '^') {
+                                while (*p && *p != 0x07 && !(*p == 0x1b && p[1] == '\\'))
+                                        p++;
+                                if (*p == 0x1b)
+                                        p++;
+                        }
+                        if (*p)
+                                p++;
+                        continue;
+                }
+                if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+                        p += 2;
+                        continue;
+                }
+                if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
+                        p++;
+                        continue;
+                }
+                fputc(*p, out);
+                p++;
+        }
+}
+
+static const char *member_string(json_object *obj, const char *key) {
+        json_object *v = NULL;
+        if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static void put_text_plain(json_object *content, const char *prefix) {
+        json_object *data = NULL;
+        if (!json_object_object_get_ex(content, "data", &data) || !json_object_is_type(data, json_type_object))
+                return;
+        const char *text = member_string(data, "text/plain");
+        fputs(prefix, stdout);
+        if (text) {
+                put_sanitized(stdout, text);
+                fputc('\n', stdout);
+                return;
+        }
+        /* Name what cannot be shown as text rather than hide it. */
+        json_object_object_foreach(data, mime, value) {
+                (void) value;
+                fputs("[", stdout);
+                put_sanitized(stdout, mime);
+                fputs(" output]\n", stdout);
+        }
+}
+
+/* Prints each output of the running cell as it arrives. */
+static int on_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        const char *type = msg->msg_type;
+        json_object *content = msg->content;
+        if (strcmp(type, "stream") == 0) {
+                const char *text = member_string(content, "text");
+                const char *name = member_string(content, "name");
+                FILE *out = name && strcmp(name, "stderr") == 0 ? stderr : stdout;
+                if (text)
+                        put_sanitized(out, text);
+                fflush(out);
+        } else if (strcmp(type, "execute_result") == 0) {
+                json_object *count = NULL;
+                char prefix[48] = "Out: ";
+                if (json_object_object_get_ex(content, "execution_count", &count) &&
+                    json_object_is_type(count, json_type_int))
+                        snprintf(prefix, sizeof(prefix), "Out[%lld]: ", (long long) json_object_get_int64(count));
+                put_text_plain(content, prefix);
+        } else if (strcmp(type, "display_data") == 0 || strcmp(type, "update_display_data") == 0) {
+                put_text_plain(content, "");
+        } else if (strcmp(type, "error") == 0) {
+                json_object *tb = NULL;
+                if (json_object_object_get_ex(content, "traceback", &tb) && json_object_is_type(tb, json_type_array) &&
+                    json_object_array_length(tb) > 0) {
+                        for (size_t i = 0; i < json_object_array_length(tb); i++) {
+                                json_object *line = json_object_array_get_idx(tb, i);
+                                if (json_object_is_type(line, json_type_string)) {
+                                        put_sanitized(stderr, json_object_get_string(line));
+                                        fputc('\n', stderr);
+                                }
+                        }
+                } else {
+                        const char *ename = member_string(content, "ename");
+                        const char *evalue = member_string(content, "evalue");
+                        put_sanitized(stderr, ename ? ename : "error");
+                        fputs(": ", stderr);
+                        put_sanitized(stderr, evalue ? evalue : "");
+                        fputc('\n', stderr);
+                }
+                fflush(stderr);
+        }
+        fflush(stdout);
+        return 0;
+}
+
+/* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
+static int drain_signals(int signal_fd) {
+        unsigned char c;
+        int sig = 0;
+        while (read(signal_fd, &c, 1) == 1)
+                sig = c;
+        return sig;
+}
+
+/* Line input straight from fd 0 (no stdio buffering), so the prompt can also watch the kernel's
+ * pidfd and the signal pipe while it waits. */
+typedef struct line_reader {
+        char *buf;
+        size_t len, cap;
+        bool eof;
+} line_reader;
+
+enum { READ_LINE = 1, READ_EOF = 0, READ_SIGNAL = -1, READ_KERNEL_DIED = -2, READ_ERROR = -3 };
+
+/* Returns READ_LINE with *ret_line (malloc'd, no newline), or READ_EOF, READ_SIGNAL (*ret_sig set),
+ * READ_KERNEL_DIED, READ_ERROR (*ret_line gets nothing). */
+static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line, int *ret_sig) {
+        for (;;) {
+                char *nl = lr->len ? memchr(lr->buf, '\n', lr->len) : NULL;
+                if (nl || (lr->eof && lr->len)) {
+                        size_t n = nl ? (size_t) (nl - lr->buf) : lr->len;
+                        char *line = strndup(lr->buf, n);
+                        if (!line)
+                                return READ_ERROR;
+                        size_t used = nl ? n + 1 : n;
+                        memmove(lr->buf, lr->buf + used, lr->len - used);
+                        lr->len -= used;
+                        *ret_line = line;
+                        return READ_LINE;
+                }
+                if (lr->eof)
+                        return READ_EOF;
+                struct pollfd p[3] = {
+                        { .fd = STDIN_FILENO, .events = POLLIN },
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = signal_fd, .events = POLLIN },
+                };
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return READ_ERROR;
+                }
+                if (p[2].revents & POLLIN) {
+                        *ret_sig = drain_signals(signal_fd);
+                        if (*ret_sig)
+                                return READ_SIGNAL;
+                }
+                if (p[1].revents & POLLIN)
+                        return READ_KERNEL_DIED;
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                if (lr->cap - lr->len < 4096) {
+                        if (lr->cap >= LINE_MAX_BYTES)
+                                return READ_ERROR;
+                        size_t cap = lr->cap ? lr->cap * 2 : 8192;
+                        char *b = realloc(lr->buf, cap);
+                        if (!b)
+                                return READ_ERROR;
+                        lr->buf = b;
+                        lr->cap = cap;
+                }
+                ssize_t n = read(STDIN_FILENO, lr->buf + lr->len, lr->cap - lr->len);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n < 0)
+                        return READ_ERROR;
+                if (n == 0)
+                        lr->eof = true;
+                lr->len += (size_t) n;
+        }
+}
+
+typedef struct console {
+        const kb_kernelspec *spec;
+        const char *rootfs;
+        kb_kernel *kernel;
+        int signal_fd;
+        bool is_complete_works; /* cleared when the kernel does not answer is_complete_request */
+        int64_t next_count;     /* the execution count of the next cell, for the prompt */
+} console;
+
+/* "complete", "incomplete" (with *ret_indent), "invalid" or "unknown"; a kernel that does not
+ * answer in time is asked no more (one line = one cell from then on). NULL if a signal came
+ * while waiting for the answer (the signal pipe is readable). */
+static const char *is_complete(console *con, const char *code, char *ret_indent, size_t indent_size) {
+        static const char *const statuses[] = { "complete", "incomplete", "invalid", "unknown" };
+        ret_indent[0] = '\0';
+        if (!con->is_complete_works)
+                return "complete";
+        json_object *content = json_object_new_object();
+        if (!content)
+                return "complete";
+        json_object_object_add(content, "code", json_object_new_string(code));
+        kb_msg *reply = NULL;
+        int r = kb_client_request(kb_kernel_client(con->kernel), KB_CHANNEL_SHELL, "is_complete_request", content,
+                                  kb_now_ms() + IS_COMPLETE_TIMEOUT_MS, &reply);
+        if (r == -ECANCELED)
+                return NULL; /* a signal while asking: the caller decides what it means */
+        if (r < 0) {
+                if (r == -ETIMEDOUT) {
+                        con->is_complete_works = false;
+                        cli_progress("kernel '%s' did not answer is_complete_request: one line is one cell from now on",
+                                     con->spec->name);
+                }
+                return "complete";
+        }
+        const char *status = kb_msg_content_string(reply, "status");
+        const char *indent = kb_msg_content_string(reply, "indent");
+        const char *result = "unknown";
+        for (size_t i = 0; status && i < KB_ELEMENTSOF(statuses); i++)
+                if (strcmp(status, statuses[i]) == 0)
+                        result = statuses[i];
+        /* Only blanks are echoed back as indentation. */
+        if (indent && strspn(indent, " \t") == strlen(indent))
+                snprintf(ret_indent, indent_size, "%s", indent);
+        kb_msg_destroy(&reply);
+        return result;
+}
+
+static void explain_death(console *con) {
+        int status = 0;
+        /* bwrap exits with the kernel's status once its init has seen the kernel go: give it a
+         * moment to do so on its own, since stopping it first would report the kill instead. */
+        kb_sandbox *sb = kb_kernel_sandbox(con->kernel);
+        int64_t until = kb_now_ms() + 2000;
+        while (kb_sandbox_try_reap(sb, &status) == 0 && kb_ms_left(until) > 0)
+                usleep(20000);
+        kb_kernel_stop(con->kernel, 0, kb_now_ms() + 5000, NULL);
+        _cleanup_free_ char *tail = kb_kernel_log_tail(con->kernel, 400);
+        char how[128] = "";
+        /* bwrap passes the kernel's exit status on, and a kernel killed by signal N as 128+N. */
+        if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
+                snprintf(how, sizeof(how), "exit status %d: killed by signal %d, %s", WEXITSTATUS(status),
+                         WEXITSTATUS(status) - 128, strsignal(WEXITSTATUS(status) - 128));
+        else if (WIFEXITED(status))
+                snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(status));
+        else if (WIFSIGNALED(status))
+                snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(status));
+        else
+                snprintf(how, sizeof(how), "wait status %d", status);
+        cli_error("kernel '%s' died (%s)%s%s", con->spec->name, how, tail && *tail ? "; its log ends: " : "",
+                  tail ? tail : "");
+}
+
+/* Runs one cell to its end, forwarding Ctrl-C to the kernel as SIGINT through the pidfd.
+ * Returns 0, or a KB_EXIT_* code that ends the console. */
+static int run_cell(console *con, const char *code) {
+        kb_client *client = kb_kernel_client(con->kernel);
+        kb_execute_options eo = { .store_history = true, .stop_on_error = false };
+        kb_execution *ex = NULL;
+        int r = kb_client_execute_start(client, code, &eo, &ex);
+        if (r < 0) {
+                cli_error("kernel '%s': cannot send the cell: %s", con->spec->name, strerror(-r));
+                return KB_EXIT_FAIL;
+        }
+        int exit_code = 0;
+        for (;;) {
+                r = kb_client_execute_wait(client, ex, -1, on_iopub, con);
+                if (r >= 0)
+                        break;
+                if (r == -ECANCELED) {
+                        int sig = drain_signals(con->signal_fd);
+                        if (sig == SIGINT || sig == 0) {
+                                int s = kb_kernel_signal(con->kernel, SIGINT);
+                                if (s < 0 && s != -ESRCH)
+                                        cli_error("kernel '%s': SIGINT through the pidfd failed: %s", con->spec->name,
+                                                  strerror(-s));
+                                else if (s == 0)
+                                        fputs("\n^C: SIGINT sent to the kernel (PID 2) through its pidfd\n", stderr);
+                                continue;
+                        }
+                        cli_error("kernel '%s': ending the console on signal %d", con->spec->name, sig);
+                        exit_code = KB_EXIT_FAIL;
+                } else if (r == -ESRCH) {
+                        explain_death(con);
+                        exit_code = KB_EXIT_FAIL;
+                } else {
+                        kb_channel ch;
+                        int err;
+                        kb_client_last_error(client, &ch, &err);
+                        cli_error("kernel '%s': bad message on %s: %s", con->spec->name, kb_channel_name(ch),
+                                  kb_wire_strerror(err));
+                        exit_code = KB_EXIT_FAIL;
+                }
+                break;
+        }
+        if (exit_code == 0) {
+                if (ex->status && strcmp(ex->status, "ok") != 0 && strcmp(ex->status, "error") != 0)
+                        fprintf(stderr, "[execute_reply status '%s']\n", ex->status);
+                if (ex->execution_count >= 0)
+                        con->next_count = ex->execution_count + 1;
+        }
+        kb_execution_destroy(client, &ex);
+        fflush(stdout);
+        return exit_code;
+}
+
+static void print_banner(console *con, const char *team, bool allow_network) {
+        json_object *info = kb_kernel_info(con->kernel);
+        json_object *lang = NULL;
+        json_object_object_get_ex(info, "language_info", &lang);
+        kb_sandbox *sb = kb_kernel_sandbox(con->kernel);
+        int verified = kb_sandbox_verify(sb);
+
+        printf("kbound console: kernel %s (", con->spec->name);
+        put_sanitized(stdout, con->spec->display_name);
+        fputs("), ", stdout);
+        const char *implementation = member_string(info, "implementation");
+        const char *implementation_version = member_string(info, "implementation_version");
+        const char *language = member_string(lang, "name");
+        const char *language_version = member_string(lang, "version");
+        put_sanitized(stdout, implementation ? implementation : "?");
+        fputc(' ', stdout);
+        put_sanitized(stdout, implementation_version ? implementation_version : "");
+        fputs(", ", stdout);
+        put_sanitized(stdout, language ? language : con->spec->language);
+        fputc(' ', stdout);
+        put_sanitized(stdout, language_version ? language_version : "");
+        fputc('\n', stdout);
+        printf("  team:       %s\n", team);
+        printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel),
+               KB_SANDBOX_WORKSPACE);
+        printf("  process:    host pid %d, PID 2 in the sandbox's pid namespace, pinned by a pidfd (%s)\n",
+               (int) kb_sandbox_kernel_pid(sb),
+               verified == 0 ? "identity verified" : "IDENTITY NOT VERIFIED");
+        if (allow_network)
+                printf("  network:    NOT isolated: the host's network is shared (raw-network override)\n");
+        else
+                printf("  network:    isolated: a private network namespace with loopback (lo) only\n");
+        if (con->rootfs)
+                printf("  root:       image %s, read-only\n", con->rootfs);
+        else
+                printf("  root:       the host's system paths, read-only\n");
+        printf("  Ctrl-C interrupts a running cell (SIGINT through the pidfd); Ctrl-D shuts the kernel down.\n");
+        fflush(stdout);
+}
+
+/* The prompt loop. Returns the console's exit code. */
+static int console_loop(console *con) {
+        line_reader lr = { 0 };
+        _cleanup_free_ char *cell = NULL;
+        size_t cell_len = 0;
+        char indent[64] = "";
+        int exit_code = KB_EXIT_PASS;
+        con->next_count = 1;
+        for (;;) {
+                if (cell_len == 0)
+                        printf("In [%lld]: ", (long long) con->next_count);
+                else
+                        printf("...: %s", indent);
+                fflush(stdout);
+                char *line = NULL;
+                int sig = 0;
+                int r = read_line(&lr, kb_kernel_pidfd(con->kernel), con->signal_fd, &line, &sig);
+                if (r == READ_SIGNAL) {
+                        if (sig == SIGINT) {
+                                /* Ctrl-C at the prompt: forget the input so far. */
+                                fputs("^C\n", stdout);
+                                cell_len = 0;
+                                indent[0] = '\0';
+                                lr.len = 0;
+                                continue;
+                        }
+                        fputc('\n', stdout);
+                        cli_error("kernel '%s': ending the console on signal %d", con->spec->name, sig);
+                        exit_code = KB_EXIT_FAIL;
+                        break;
+                }
+                if (r == READ_KERNEL_DIED) {
+                        fputc('\n', stdout);
+                        explain_death(con);
+                        exit_code = KB_EXIT_FAIL;
+                        break;
+                }
+                if (r == READ_ERROR) {
+                        fputc('\n', stdout);
+                        cli_error("console: cannot read the input (a line over %d bytes, or %s)", LINE_MAX_BYTES,
+                                  strerror(errno));
+                        exit_code = KB_EXIT_FAIL;
+                        break;
+                }
+                if (r == READ_EOF) {
+                        fputc('\n', stdout);
+                        if (cell_len > 0) /* an unfinished cell at the end of input still runs */
+                                exit_code = run_cell(con, cell);
+                        break;
+                }
+                /* Append the line (with its newline) to the cell. */
+                size_t add = strlen(line);
+                if (cell_len + add + 2 > CELL_MAX_BYTES) {
+                        free(line);
+                        cli_error("console: cell over %d bytes, dropped", CELL_MAX_BYTES);
+                        cell_len = 0;
+                        continue;
+                }
+                char *grown = realloc(cell, cell_len + add + 2);
+                if (!grown) {
+                        free(line);
+                        exit_code = KB_EXIT_FAIL;
+                        break;
+                }
+                cell = grown;
+                memcpy(cell + cell_len, line, add);
+                cell_len += add;
+                cell[cell_len++] = '\n';
+                cell[cell_len] = '\0';
+                bool blank = strspn(line, " \t\r") == add;
+                free(line);
+                if (cell_len == 1 || (blank && cell_len == add + 1)) {
+                        cell_len = 0; /* an empty line at the prompt is no cell */
+                        continue;
+                }
+                /* Asked without the final newline, as IPython's own terminal does: then an indented
+                 * block stays open until a blank line ends it. */
+                cell[cell_len - 1] = '\0';
+                const char *status = is_complete(con, cell, indent, sizeof(indent));
+                cell[cell_len - 1] = '\n';
+                if (!status) {
+                        sig = drain_signals(con->signal_fd);
+                        if (sig == SIGINT || sig == 0) {
+                                fputs("^C\n", stdout);
+                                cell_len = 0;
+                                indent[0] = '\0';
+                                continue;
+                        }
+                        cli_error("kernel '%s': ending the console on signal %d", con->spec->name, sig);
+                        exit_code = KB_EXIT_FAIL;
+                        break;
+                }
+                if (strcmp(status, "incomplete") == 0)
+                        continue;
+                indent[0] = '\0';
+                exit_code = run_cell(con, cell);
+                cell_len = 0;
+                if (exit_code)
+                        break;
+        }
+        free(lr.buf);
+        return exit_code;
+}
+
+int cmd_console(int argc, char **argv) {
+        static const struct option options[] = {
+                { "kernel", required_argument, NULL, 'k' },
+                { "team", required_argument, NULL, 'T' },
+                { "rootfs", required_argument, NULL, 'R' },
+                { "timeout", required_argument, NULL, 't' },
+                { "bwrap", required_argument, NULL, 'b' },
+                { "allow-raw-network", no_argument, NULL, 'n' },
+                { "ro-bind", required_argument, NULL, 'r' },
+                { "keep", no_argument, NULL, 'K' },
+                { "transcript", required_argument, NULL, 'X' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *kernel_name = NULL, *team = "console", *bwrap_opt = NULL, *rootfs_opt = NULL;
+        const char *transcript_path = NULL;
+        bool allow_network = false, keep = false;
+        long timeout_ms = 60000;
+        char *ro_paths[33] = { 0 };
+        size_t n_ro = 0;
+        int c;
+        while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
+                switch (c) {
+                case 'k':
+                        kernel_name = optarg;
+                        break;
+                case 'T':
+                        team = optarg;
+                        break;
+                case 'R':
+                        rootfs_opt = optarg;
+                        break;
+                case 't':
+                        timeout_ms = cli_parse_seconds(optarg);
+                        if (timeout_ms < 0) {
+                                cli_error("console: --timeout takes a positive number of seconds, not '%s'", optarg);
+                                return KB_EXIT_USAGE;
+                        }
+                        break;
+                case 'b':
+                        bwrap_opt = optarg;
+                        break;
+                case 'n':
+                        allow_network = true;
+                        break;
+                case 'r':
+                        if (n_ro == 32 || optarg[0] != '/') {
+                                cli_error("console: --ro-bind takes an absolute path (at most 32 of them)");
+                                return KB_EXIT_USAGE;
+                        }
+                        ro_paths[n_ro++] = optarg;
+                        break;
+                case 'K':
+                        keep = true;
+                        break;
+                case 'X':
+                        transcript_path = optarg;
+                        break;
+                case 'h':
+                        console_usage(stdout);
+                        return 0;
+                default:
+                        console_usage(stderr);
+                        return KB_EXIT_USAGE;
+                }
+        }
+        if (!kernel_name || optind != argc) {
+                cli_error(!kernel_name ? "console: --kernel is required" : "console: unexpected argument '%s'",
+                          argv[optind]);
+                console_usage(stderr);
+                return KB_EXIT_USAGE;
+        }
+        size_t team_len = strlen(team);
+        if (team_len < 1 || team_len > 64 || team[0] == '.' ||
+            strspn(team, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != team_len) {
+                cli_error("console: --team takes 1-64 characters of [A-Za-z0-9_.-], not '%s'", team);
+                return KB_EXIT_USAGE;
+        }
+        int r = cli_sandbox_env(&allow_network);
+        if (r)
+                return r;
+
+        kb_kernelspec *spec = NULL;
+        _cleanup_free_ char *bwrap = NULL, *base = NULL, *rootfs = NULL;
+        _cleanup_close_ int rootfs_fd = -1;
+        int exit_code = KB_EXIT_ENFORCE;
+        console con = { .is_complete_works = true };
+        kb_transcript *transcript = NULL;
+        kb_transcript_source *source = NULL;
+        kb_client_msg_fn on_msg = NULL;
+        void *on_msg_userdata = NULL;
+
+        if (rootfs_opt && (r = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+                return r;
+        r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
+        if (r)
+                return r;
+        if ((r = cli_transcript_open(transcript_path, &transcript)) ||
+            (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
+                exit_code = r;
+                goto out;
+        }
+        if (cli_find_bwrap(bwrap_opt, &bwrap) || cli_make_base_dir(&base))
+                goto out;
+        con.spec = spec;
+        con.rootfs = rootfs;
+        con.signal_fd = cli_signals_install();
+        if (con.signal_fd < 0) {
+                cli_error("console: cannot install the signal handlers: %s", strerror(errno));
+                goto out;
+        }
+
+        kb_kernel_options ko = {
+                .spec = spec,
+                .base_dir = base,
+                .team = team,
+                .sandbox = true,
+                .bwrap = bwrap,
+                .allow_network = allow_network,
+                .rootfs = rootfs,
+                .ro_paths = ro_paths,
+                .host_env = environ,
+                .on_msg = on_msg,
+                .on_msg_userdata = on_msg_userdata,
+                .cancel_fd = con.signal_fd,
+                .deadline_ms = kb_now_ms() + timeout_ms,
+        };
+        char *diagnosis = NULL;
+        r = kb_kernel_start(&ko, &con.kernel, &diagnosis);
+        if (r < 0) {
+                cli_error("kernel '%s'%s%s: cannot start in the sandbox: %s", spec->name, rootfs ? " in image " : "",
+                          rootfs ? rootfs : "", diagnosis ? diagnosis : strerror(-r));
+                free(diagnosis);
+                exit_code = r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
+                goto out;
+        }
+        print_banner(&con, team, allow_network);
+        exit_code = console_loop(&con);
+        if (con.kernel && kb_kernel_alive(con.kernel)) {
+                int status = 0;
+                /* shutdown_request first (a clean exit), then the sandbox is stopped. */
+                drain_signals(con.signal_fd);
+                kb_kernel_stop(con.kernel, STOP_GRACE_MS, kb_now_ms() + STOP_GRACE_MS + 5000, &status);
+        }
+out:
+        kb_kernel_destroy(&con.kernel, keep);
+        kb_transcript_source_destroy(&source);
+        if (cli_transcript_close(&transcript, transcript_path) && !exit_code)
+                exit_code = KB_EXIT_FAIL;
+        if (base) {
+                if (keep)
+                        cli_progress("kept the team folders under %s", base);
+                else
+                        kb_remove_tree(base);
+        }
+        kb_kernelspec_destroy(&spec);
+        return exit_code;
+}

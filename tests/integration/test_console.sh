@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# kbound console: driven through a real pseudo-terminal (console_pty.py types the cells, Ctrl-C and
+# Ctrl-D) for python3 and ir, and scripted with stdin from a here-doc; kernel death ends it with 1.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 R
+
+# run_pty KERNEL LANG [ARGS...]: one ok per assertion the driver reports.
+run_pty() {
+  local kernel=$1
+  set +e
+  /usr/bin/python3 "$KBOUND_SOURCE_DIR/tests/integration/console_pty.py" "$KBOUND" "$@" \
+    >"$scratch/pty.out" 2>"$scratch/pty.transcript"
+  local rc=$?
+  set -e
+  local n=0
+  while read -r word status name; do
+    [ "$word" = RESULT ] || continue
+    n=$((n + 1))
+    ok "$kernel (pty): $name" [ "$status" = 0 ]
+  done <"$scratch/pty.out"
+  ok "$kernel (pty): the driver made its assertions ($n)" [ "$n" -ge 17 ]
+  if [ "$rc" -ne 0 ]; then
+    echo "--- pty transcript ($kernel) ---" >&2
+    cat "$scratch/pty.transcript" >&2
+  fi
+}
+
+echo "python3 through a pty"
+run_pty python3 python
+assert_no_leftovers "after the python3 console"
+
+echo "ir through a pty"
+run_pty ir r
+assert_no_leftovers "after the ir console"
+
+echo "scripted: stdin is a here-doc"
+set +e
+"$KBOUND" console --kernel python3 --team scripted --transcript "$scratch/console.jsonl" \
+  >"$scratch/out" 2>"$scratch/err" <<'CELLS'
+x = 20
+for i in range(2):
+    x += 1
+
+print("x is", x)
+print("\x1b]0;title\x07\x1b[31mred\x1b[0m")
+1/0
+x * 2
+CELLS
+rc=$?
+set -e
+cat "$scratch/out"
+ok "end of input exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
+ok "the banner names the team" grep -q "team: *scripted" "$scratch/out"
+ok "the banner says the network is isolated" grep -q "network: *isolated" "$scratch/out"
+ok "the banner names the host's root" grep -q "root: *the host's system paths" "$scratch/out"
+ok "a multi-line block ran as one cell" grep -q "x is 22" "$scratch/out"
+ok "terminal control sequences are removed" grep -qx "In \[[0-9]*\]: red" "$scratch/out"
+ok "no ESC byte reaches the output" bash -c "! grep -q $'\x1b' '$scratch/out'"
+ok "an error shows its traceback" grep -q "ZeroDivisionError" "$scratch/err"
+ok "the namespace survives the error" grep -q "Out\[[0-9]*\]: 44" "$scratch/out"
+# The transcript has every cell's request and reply, and the shutdown the end of input caused.
+tr_count() { json_lines_count "$scratch/console.jsonl" "$1"; }
+json_lines_count() {
+  /usr/bin/python3 -c 'import json,sys
+n=0
+for line in open(sys.argv[1]):
+    d=json.loads(line)
+    n+= "%s %s %s" % (d["direction"], d["channel"], d["msg_type"]) == sys.argv[2]
+print(n)' "$1" "$2"
+}
+ok "the transcript file is 0600" [ "$(stat -c %a "$scratch/console.jsonl")" = 600 ]
+ok "the transcript has an execute_request per cell (5)" [ "$(tr_count "out shell execute_request")" -ge 5 ]
+ok "the transcript has an execute_reply per request" \
+  [ "$(tr_count "in shell execute_reply")" -eq "$(tr_count "out shell execute_request")" ]
+ok "the transcript has the shutdown on end of input" [ "$(tr_count "in control shutdown_reply")" -eq 1 ]
+assert_no_leftovers "after the scripted console"
+
+echo "the raw-network override is in the banner"
+out=$("$KBOUND" console --kernel python3 --allow-raw-network </dev/null)
+ok "the banner says the network is NOT isolated" grep -q "network: *NOT isolated" <<<"$out"
+ok "console --help exits 0" "$KBOUND" console --help
+
+echo "--keep keeps the team folders"
+"$KBOUND" console --kernel python3 --keep </dev/null >"$scratch/out" 2>"$scratch/err"
+kept=$(sed -n 's/.*kept the team folders under \(.*\)/\1/p' "$scratch/err")
+ok "the folders are kept ($kept)" test -d "$kept/teams/console/workspace"
+rm -rf "$kept"
+
+echo "the kernel dies"
+set +e
+(echo 'import os, threading; threading.Timer(1, lambda: os._exit(7)).start()'; sleep 8; echo 1+1) |
+  "$KBOUND" console --kernel python3 >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "death at the prompt exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "and says so with its exit status" grep -q "kernel 'python3' died (exit status 7)" "$scratch/err"
+set +e
+printf 'import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n' |
+  "$KBOUND" console --kernel python3 >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "death in a cell exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "and names the signal" grep -q "kernel 'python3' died (exit status 137: killed by signal 9" "$scratch/err"
+assert_no_leftovers "after the kernels died"
+
+echo "usage"
+set +e
+"$KBOUND" console </dev/null >/dev/null 2>"$scratch/err"
+rc=$?
+"$KBOUND" console --kernel no-such-kernel </dev/null >/dev/null 2>"$scratch/err2"
+rc2=$?
+set -e
+ok "--kernel is required (rc=$rc)" [ "$rc" -eq 2 ]
+set +e
+"$KBOUND" console --kernel python3 --team "../x" </dev/null >/dev/null 2>"$scratch/err3"
+rc3=$?
+set -e
+ok "a bad team name is a usage error (rc=$rc3)" [ "$rc3" -eq 2 ]
+ok "an unknown kernel exits 3 (rc=$rc2)" [ "$rc2" -eq 3 ]
+ok "  ... naming it" grep -q "no-such-kernel" "$scratch/err2"
+
+if [ "$(id -u)" -eq 0 ]; then
+  export KBOUND_ROOTFS_CACHE=${KBOUND_ROOTFS_CACHE:-/var/cache/kbound-test-rootfs}
+fi
+image=$("$KBOUND_SOURCE_DIR/tests/fixtures/make-rootfs")
+echo "console --rootfs"
+out=$(printf 'print(open("/etc/kbound-image-marker").read().strip())\n' |
+  "$KBOUND" console --rootfs "$image" --kernel python3)
+ok "the banner names the image" grep -qF "root:       image $image, read-only" <<<"$out"
+ok "the cell runs in the image" grep -qF "$(cat "$image/etc/kbound-image-marker")" <<<"$out"
+assert_no_leftovers "after the rootfs console"
+finish
