@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <zmq.h>
 #include <openssl/crypto.h>
@@ -12,6 +13,8 @@
 #define READY_RETRY_MS 250      /* kernel_info_request resend interval while waiting for readiness */
 #define READY_IDS_MAX 64
 #define IDLE_GRACE_MS 2000      /* how long to wait for "idle" once the execute_reply is in */
+#define SENT_IDS_MAX 256        /* recent request msg_ids, to tell replies to requests we never sent */
+#define MSG_ID_MAX 64           /* our msg_ids are canonical uuids (36 characters) */
 
 struct kb_client {
         zsock_t *sock[_KB_CHANNEL_MAX];
@@ -43,6 +46,12 @@ struct kb_client {
         kb_channel last_error_channel;
         int last_error;
         uint64_t n_received, n_dropped;
+
+        /* A ring of the msg_ids we sent: a message whose parent is none of them answers nothing
+         * of ours (a kernel replying with a wrong parent), and counts as foreign. */
+        char sent_ids[SENT_IDS_MAX][MSG_ID_MAX];
+        size_t n_sent;
+        uint64_t n_foreign;
 };
 
 /* czmq's global set-up (zsys_init) is not thread-safe, and kernels are checked on several
@@ -207,6 +216,7 @@ static int send_request(kb_client *c, kb_channel channel, const char *msg_type, 
         }
         if (c->on_msg)
                 c->on_msg(c->on_msg_userdata, channel, "out", msg);
+        snprintf(c->sent_ids[c->n_sent++ % SENT_IDS_MAX], MSG_ID_MAX, "%s", msg->msg_id);
         r = kb_wire_send(c->sock[channel], msg, &c->key);
         kb_msg_destroy(&msg);
         if (r < 0) {
@@ -348,10 +358,22 @@ static int execution_apply_reply(kb_execution *ex, const kb_msg *msg) {
         return 0;
 }
 
+static bool sent_by_us(const kb_client *c, const char *msg_id) {
+        size_t n = c->n_sent < SENT_IDS_MAX ? c->n_sent : SENT_IDS_MAX;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(c->sent_ids[i], msg_id) == 0)
+                        return true;
+        return false;
+}
+
 /* Routes one verified message. Takes ownership of msg. */
 static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         int r = 0;
         c->n_received++;
+        /* No parent at all is legitimate (a kernel's first "starting" status); a parent we never
+         * sent is not. */
+        if (msg->parent_msg_id[0] && !sent_by_us(c, msg->parent_msg_id))
+                c->n_foreign++;
         if (c->on_msg)
                 c->on_msg(c->on_msg_userdata, channel, "in", msg);
         if (channel == KB_CHANNEL_IOPUB) {
@@ -445,6 +467,23 @@ static int pump(kb_client *c, int timeout_ms) {
         if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN))
                 return -ESRCH;
         return 0;
+}
+
+void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, char *buf, size_t size) {
+        char foreign[96] = "";
+        if (c->n_foreign > 0)
+                snprintf(foreign, sizeof(foreign), "; %llu message(s) answered requests kbound never sent "
+                         "(wrong parent msg_id)", (unsigned long long) c->n_foreign);
+        if (ex->got_reply)
+                snprintf(buf, size, "execute_reply arrived but no idle status%s", foreign);
+        else if (ex->saw_idle)
+                snprintf(buf, size, "no execute_reply, although the kernel published busy and idle for the "
+                         "request%s", foreign);
+        else if (ex->saw_busy)
+                snprintf(buf, size, "no execute_reply; the kernel went busy and stayed busy%s", foreign);
+        else
+                snprintf(buf, size, "no execute_reply and nothing at all for the request (no status, no "
+                         "output)%s", foreign);
 }
 
 int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_info) {

@@ -137,6 +137,28 @@ static char *diagnose(kb_kernel *k, const char *what, int r) {
         return d;
 }
 
+/* Why readiness failed: death (with the exit status), silence, or the message that failed
+ * verification, named by channel and reason rather than by a bare errno. */
+static char *diagnose_not_ready(kb_kernel *k, int r) {
+        char *d = NULL;
+        if (r == -ESRCH) {
+                _cleanup_free_ char *death = kb_kernel_death_diagnosis(k, 600, kb_now_ms() + 1000);
+                if (asprintf(&d, "kernel exited during start-up: %s", death ? death : "") < 0)
+                        return NULL;
+                return d;
+        }
+        if (r == -ETIMEDOUT || r == -ECANCELED)
+                return diagnose(k, r == -ETIMEDOUT ? "kernel did not answer kernel_info in time" : "cancelled", r);
+        kb_channel ch;
+        int err;
+        kb_client_last_error(k->client, &ch, &err);
+        _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
+        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch),
+                     kb_wire_strerror(err ? err : r), tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
+                return NULL;
+        return d;
+}
+
 int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diagnosis) {
         kb_kernel *k = calloc(1, sizeof(*k));
         char **env = NULL, **argv = NULL;
@@ -250,11 +272,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         }
         r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
         if (r < 0) {
-                diagnosis = diagnose(k,
-                                     r == -ESRCH       ? "kernel exited during start-up"
-                                     : r == -ETIMEDOUT ? "kernel did not answer kernel_info in time"
-                                                       : "kernel sent a bad message during start-up",
-                                     r);
+                diagnosis = diagnose_not_ready(k, r);
                 goto fail;
         }
         k->startup_ms = kb_now_ms() - launched;
@@ -346,6 +364,55 @@ char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
                 if (*p == '\n')
                         *p = ' ';
         return buf;
+}
+
+/* The wait status of the exited kernel, reaping it: 1 if known, 0 if it is still running at
+ * deadline_ms. Sandboxed, the status is bwrap's, which passes the kernel's on. */
+static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
+        for (;;) {
+                if (k->stopped) {
+                        *ret_status = k->wait_status;
+                        return 1;
+                }
+                if (k->sandbox && kb_sandbox_try_reap(k->sandbox, ret_status) == 1)
+                        return 1;
+                if (!k->sandbox && k->child > 0) {
+                        int status;
+                        if (waitpid(k->child, &status, WNOHANG) == k->child) {
+                                /* Its session may still hold children: stop_plain kills them. */
+                                kill(-k->child, SIGKILL);
+                                k->child = 0;
+                                k->wait_status = status;
+                                k->stopped = true;
+                                *ret_status = status;
+                                return 1;
+                        }
+                }
+                if (kb_ms_left(deadline_ms) == 0)
+                        return 0;
+                poll(NULL, 0, 10);
+        }
+}
+
+char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms) {
+        _cleanup_free_ char *tail = kb_kernel_log_tail(k, log_bytes);
+        char how[96] = "the kernel process died";
+        int status = 0;
+        if (reap_exited(k, deadline_ms, &status) == 1) {
+                int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                if (WIFSIGNALED(status))
+                        snprintf(how, sizeof(how), "the kernel was killed by signal %d", WTERMSIG(status));
+                else if (k->sandbox && code > 128 && code < 128 + 65)
+                        /* bwrap's init reports a kernel killed by signal N as exit status 128+N. */
+                        snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d)", code,
+                                 code - 128);
+                else
+                        snprintf(how, sizeof(how), "the kernel exited with status %d", code);
+        }
+        char *d = NULL;
+        if (asprintf(&d, "%s%s%s", how, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
+                return NULL;
+        return d;
 }
 
 static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {

@@ -85,6 +85,12 @@ KB_EXPORT int kb_client_execute_start(kb_client *c, const char *code, const kb_e
 KB_EXPORT int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
                                      void *userdata);
 
+/* After a wait for ex ended with -ETIMEDOUT: what did and did not arrive for it, in words, for the
+ * diagnosis ("no execute_reply, although the kernel published busy and idle for the request"),
+ * adding how many messages answered requests this client never sent (a wrong parent msg_id).
+ * buf is always NUL-terminated. */
+KB_EXPORT void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, char *buf, size_t size);
+
 /* Frees ex (and stops tracking it). Accepts NULL. */
 KB_EXPORT void kb_execution_destroy(kb_client *c, kb_execution **exp);
 
