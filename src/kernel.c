@@ -83,7 +83,8 @@ static char *resolve_command(const char *name, char *const *env) {
  * group can be killed) and the same minimal environment a sandboxed kernel gets. */
 static int launch_plain(kb_kernel *k, char *const *argv, char *const *env) {
         _cleanup_free_ char *program = resolve_command(argv[0], env);
-        if (!program)
+        /* Checked here too for a path, so a missing program is named, not seen as exit 127. */
+        if (!program || access(program, X_OK) < 0)
                 return -ENOENT;
         _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (log_fd < 0)
@@ -254,7 +255,11 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         goto oom;
                 r = launch_plain(k, argv, env);
                 if (r < 0) {
-                        diagnosis = diagnose(k, r == -ENOENT ? "kernel program not found" : "cannot start kernel", r);
+                        _cleanup_free_ char *what = NULL;
+                        if (asprintf(&what, "kernel program '%s' %s", argv[0],
+                                     r == -ENOENT ? "not found" : "cannot be started") < 0)
+                                goto oom;
+                        diagnosis = diagnose(k, what, r);
                         goto fail;
                 }
         }
