@@ -41,6 +41,7 @@ struct kb_client {
         kb_iopub_fn wait_fn;
         void *wait_userdata;
         bool wait_stop;
+        int64_t wait_last_iopub_ms; /* when iopub last delivered something for wait_ex */
 
         bool iopub_seen;
         kb_channel last_error_channel;
@@ -383,6 +384,8 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
                         c->n_dropped++;
                 } else {
                         r = execution_apply_iopub(ex, msg);
+                        if (ex == c->wait_ex)
+                                c->wait_last_iopub_ms = kb_now_ms();
                         if (r >= 0 && ex == c->wait_ex && c->wait_fn && c->wait_fn(c->wait_userdata, ex, msg))
                                 c->wait_stop = true;
                 }
@@ -573,6 +576,7 @@ int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, 
         c->wait_fn = fn;
         c->wait_userdata = userdata;
         c->wait_stop = false;
+        c->wait_last_iopub_ms = 0;
         int r;
         for (;;) {
                 if (c->wait_stop) {
@@ -586,12 +590,18 @@ int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, 
                 int64_t until = deadline_ms;
                 if (ex->got_reply) {
                         /* Some kernels never publish idle for aborted requests; the reply is what
-                         * counts, idle only orders the outputs. */
-                        int64_t grace = ex->reply_ms + IDLE_GRACE_MS;
-                        if (until < 0 || grace < until)
+                         * counts, idle only orders the outputs. The grace runs from the last
+                         * output still arriving for it, though: a reply overtaking a backlog of
+                         * output must not end the wait with part of that output unseen. */
+                        int64_t last = ex->reply_ms > c->wait_last_iopub_ms ? ex->reply_ms : c->wait_last_iopub_ms;
+                        int64_t grace = last + IDLE_GRACE_MS;
+                        bool grace_first = until < 0 || grace < until;
+                        if (grace_first)
                                 until = grace;
                         if (kb_ms_left(until) == 0) {
-                                r = 0;
+                                /* The deadline, not the grace, with output still arriving after
+                                 * the reply: the request has not completed. */
+                                r = grace_first || c->wait_last_iopub_ms <= ex->reply_ms ? 0 : -ETIMEDOUT;
                                 break;
                         }
                 }
