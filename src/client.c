@@ -13,11 +13,13 @@
 #define READY_RETRY_MS 250      /* kernel_info_request resend interval while waiting for readiness */
 #define READY_IDS_MAX 64
 #define IDLE_GRACE_MS 2000      /* how long to wait for "idle" once the execute_reply is in */
+#define DEATH_AFTER_DISCONNECT_MS 500 /* how long a dropped connection waits for the pidfd */
 #define SENT_IDS_MAX 256        /* recent request msg_ids, to tell replies to requests we never sent */
 #define MSG_ID_MAX 64           /* our msg_ids are canonical uuids (36 characters) */
 
 struct kb_client {
         zsock_t *sock[_KB_CHANNEL_MAX];
+        zsock_t *monitor[_KB_CHANNEL_MAX]; /* disconnect events of shell, iopub, stdin, control */
         char *endpoint_hb;
         char *key_bytes;
         kb_key key;
@@ -90,6 +92,24 @@ static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits 
         return s;
 }
 
+/* Watches channel ch for a dropped connection. libzmq drops the peer for a frame past
+ * ZMQ_MAXMSGSIZE (or any protocol error) and reconnects, and the message is gone without a trace:
+ * a kernel could make kbound lose output and still see the reply. The monitor is how we learn of
+ * it. The endpoint carries the session id, unique to this client. */
+static int monitor_new(kb_client *c, kb_channel ch) {
+        char endpoint[128];
+        snprintf(endpoint, sizeof(endpoint), "inproc://kbound-monitor-%s-%d", c->session, (int) ch);
+        if (zmq_socket_monitor(zsock_resolve(c->sock[ch]), endpoint, ZMQ_EVENT_DISCONNECTED) < 0)
+                return -EIO;
+        c->monitor[ch] = zsock_new(ZMQ_PAIR);
+        if (!c->monitor[ch])
+                return -ENOMEM;
+        zsock_set_linger(c->monitor[ch], 0);
+        if (zsock_connect(c->monitor[ch], "%s", endpoint) < 0)
+                return -EIO;
+        return 0;
+}
+
 int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_client_options *options,
                   kb_client **ret) {
         static const int types[_KB_CHANNEL_MAX] = {
@@ -143,6 +163,13 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                         kb_client_destroy(&c);
                         return -EIO;
                 }
+                if (ch != KB_CHANNEL_HB) {
+                        r = monitor_new(c, (kb_channel) ch);
+                        if (r < 0) {
+                                kb_client_destroy(&c);
+                                return r;
+                        }
+                }
         }
         *ret = c;
         return 0;
@@ -167,8 +194,12 @@ void kb_client_destroy(kb_client **cp) {
         if (!cp || !*cp)
                 return;
         kb_client *c = *cp;
-        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++)
+        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++) {
+                if (c->monitor[ch] && c->sock[ch])
+                        zmq_socket_monitor(zsock_resolve(c->sock[ch]), NULL, 0);
+                zsock_destroy(&c->monitor[ch]);
                 zsock_destroy(&c->sock[ch]);
+        }
         for (size_t i = 0; i < c->n_pending; i++)
                 kb_msg_destroy(&c->pending[i]);
         /* Executions belong to their callers; only forget them. */
@@ -430,10 +461,13 @@ static int receive_one(kb_client *c, kb_channel channel) {
 static int pump(kb_client *c, int timeout_ms) {
         static const kb_channel order[] = { KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL,
                                             KB_CHANNEL_STDIN };
-        zmq_pollitem_t items[KB_ELEMENTSOF(order) + 2];
+        zmq_pollitem_t items[2 * KB_ELEMENTSOF(order) + 2];
         size_t n = 0;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
                 items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->sock[order[i]]), .events = ZMQ_POLLIN };
+        size_t monitor_item = n;
+        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
+                items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->monitor[order[i]]), .events = ZMQ_POLLIN };
         size_t death_item = n, cancel_item = n;
         if (c->death_fd >= 0) {
                 death_item = n;
@@ -469,6 +503,20 @@ static int pump(kb_client *c, int timeout_ms) {
                 return 1;
         if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN))
                 return -ESRCH;
+        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++) {
+                if (!(items[monitor_item + i].revents & ZMQ_POLLIN))
+                        continue;
+                zmsg_t *event = zmsg_recv(c->monitor[order[i]]);
+                zmsg_destroy(&event);
+                /* A kernel that exits closes its sockets a moment before its pidfd says so: that
+                 * is a death, not a dropped connection. */
+                struct pollfd death = { .fd = c->death_fd, .events = POLLIN };
+                if (c->death_fd >= 0 && poll(&death, 1, DEATH_AFTER_DISCONNECT_MS) > 0)
+                        return -ESRCH;
+                c->last_error_channel = order[i];
+                c->last_error = -ECONNRESET;
+                return -ECONNRESET;
+        }
         return 0;
 }
 

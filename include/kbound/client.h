@@ -80,8 +80,10 @@ KB_EXPORT int kb_client_execute_start(kb_client *c, const char *code, const kb_e
 /* Receives and dispatches messages until ex has its execute_reply and its idle status, fn asks to
  * stop (returns 1), or deadline_ms. Messages for other requests are kept for their own waits (up
  * to a ceiling) or dropped (iopub of finished requests). Returns 0 (complete), 1 (fn stopped),
- * -ETIMEDOUT, -ESRCH (kernel exited, seen on the death fd), or a kb_wire_recv error: a message that
- * fails verification ends the wait (see kb_client_last_error). */
+ * -ETIMEDOUT, -ESRCH (kernel exited, seen on the death fd), -ECONNRESET (libzmq dropped a
+ * channel's connection, e.g. for a frame over twice the frame limit: a message was lost), or a
+ * kb_wire_recv error: a message that fails verification ends the wait (see kb_client_last_error,
+ * which also names the channel of a -ECONNRESET). Every wait below ends the same ways. */
 KB_EXPORT int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
                                      void *userdata);
 

@@ -173,7 +173,8 @@ int cmd_run(int argc, char **argv) {
                         kb_channel ch;
                         int err;
                         kb_client_last_error(kb_kernel_client(kernel), &ch, &err);
-                        cli_error("kernel '%s': bad message on %s: %s", spec->name, kb_channel_name(ch),
+                        cli_error("kernel '%s': %s on %s: %s", spec->name,
+                                  err == -ECONNRESET ? "lost messages" : "bad message", kb_channel_name(ch),
                                   kb_wire_strerror(err));
                 }
                 exit_code = KB_EXIT_FAIL;

@@ -22,9 +22,13 @@ run_mode badjson malformed-json 30
 expect badjson 1 20 "bad message on iopub: malformed message"
 run_mode oversize oversize-frame 30
 expect oversize 1 20 "bad message on iopub: over frame size limit"
+# Over twice the limit libzmq drops the connection before kbound sees the frame: the message is
+# lost, and kbound must say so rather than report the cell with its output missing.
+run_mode huge oversize-frame 30 --oversize $((40 * 1024 * 1024))
+expect huge 1 20 "lost messages on iopub: connection dropped \(the kernel closed it, or sent a frame over twice the size limit\)"
 run_mode parent wrong-parent 8
 expect parent 1 20 "did not complete within 8.0 s: no execute_reply and nothing at all for the request.*answered requests kbound never sent \(wrong parent msg_id\)"
-for label in badsig nosig shortsig badjson oversize parent; do
+for label in badsig nosig shortsig badjson oversize huge parent; do
   ok "$label: nothing of the cell is printed as output" [ ! -s "$scratch/$label.out" ]
 done
 

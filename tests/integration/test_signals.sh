@@ -32,7 +32,10 @@ for sig in TERM INT; do
 done
 
 echo "kernel killed from outside during a cell"
-"$KBOUND" run --kernel python3 --timeout 60 'import time; time.sleep(50)' >"$scratch/out" 2>"$scratch/err" &
+# The cell leaves a file in its workspace once it runs, so the kill lands in the cell and not in
+# a start-up slowed by a loaded machine (that would be "exited during start-up", exit 3).
+"$KBOUND" run --kernel python3 --timeout 60 'import time; open("/workspace/cell-started", "w").close(); time.sleep(50)' \
+  >"$scratch/out" 2>"$scratch/err" &
 pid=$!
 # Our kernel only: other tests may be running python3 kernels with the same command line, so go
 # from our bwrap (its argv names our runtime dir) to its init and then to the kernel, PID 2.
@@ -46,7 +49,12 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 ok "found our kernel's host pid" [ -n "$kpid" ]
-sleep 1.5
+cell_started() { compgen -G "$KBOUND_RUNTIME_DIR/kbound-*/teams/*/workspace/cell-started" >/dev/null; }
+for _ in $(seq 1 300); do
+  cell_started && break
+  sleep 0.1
+done
+ok "the cell is running" cell_started
 start=$(date +%s%N)
 [ -n "$kpid" ] && kill -KILL "$kpid"
 set +e
@@ -56,6 +64,6 @@ set -e
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 ok "a killed kernel ends the run with exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
 ok "noticed through the pidfd at once (${elapsed_ms} ms), not at the 60 s deadline" [ "$elapsed_ms" -lt 5000 ]
-ok "the error says the kernel died" grep -q "died" "$scratch/err"
+ok "the error says the kernel died" grep -q "died" "$scratch/err" || { cat "$scratch/err" >&2; false; }
 assert_no_leftovers "after the killed kernel"
 finish
