@@ -24,6 +24,11 @@ check_mode badsig0 bad-signature 60 --from-start
 expect badsig0 3 30 "could not be checked \(cannot start in the sandbox: kernel sent a bad message on (shell|iopub) during start-up: bad signature" out
 ok "badsig0: verdict fail" [ "$(verdict badsig0)" = "fail" ]
 
+echo "a frame over twice the limit: libzmq drops the connection, kbound says messages were lost"
+check_mode huge oversize-frame 60 --oversize $((40 * 1024 * 1024))
+expect huge 1 30 "FAIL +huge +identity.pid2 +cell 'identity': lost messages on iopub: connection dropped" out
+ok "huge: verdict fail" [ "$(verdict huge)" = "fail" ]
+
 echo "exit in the middle of the first cell: the pidfd says so at once (deadline 60 s)"
 check_mode exit42 exit-mid-cell 60 --exit-status 42
 expect exit42 1 20 "FAIL +exit42 +identity.pid2 +cell 'identity': the kernel exited with status 42" out
