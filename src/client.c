@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <zmq.h>
 #include <openssl/crypto.h>
@@ -12,9 +13,13 @@
 #define READY_RETRY_MS 250      /* kernel_info_request resend interval while waiting for readiness */
 #define READY_IDS_MAX 64
 #define IDLE_GRACE_MS 2000      /* how long to wait for "idle" once the execute_reply is in */
+#define DEATH_AFTER_DISCONNECT_MS 500 /* how long a dropped connection waits for the pidfd */
+#define SENT_IDS_MAX 256        /* recent request msg_ids, to tell replies to requests we never sent */
+#define MSG_ID_MAX 64           /* our msg_ids are canonical uuids (36 characters) */
 
 struct kb_client {
         zsock_t *sock[_KB_CHANNEL_MAX];
+        zsock_t *monitor[_KB_CHANNEL_MAX]; /* disconnect events of shell, iopub, stdin, control */
         char *endpoint_hb;
         char *key_bytes;
         kb_key key;
@@ -38,11 +43,18 @@ struct kb_client {
         kb_iopub_fn wait_fn;
         void *wait_userdata;
         bool wait_stop;
+        int64_t wait_last_iopub_ms; /* when iopub last delivered something for wait_ex */
 
         bool iopub_seen;
         kb_channel last_error_channel;
         int last_error;
         uint64_t n_received, n_dropped;
+
+        /* A ring of the msg_ids we sent: a message whose parent is none of them answers nothing
+         * of ours (a kernel replying with a wrong parent), and counts as foreign. */
+        char sent_ids[SENT_IDS_MAX][MSG_ID_MAX];
+        size_t n_sent;
+        uint64_t n_foreign;
 };
 
 /* czmq's global set-up (zsys_init) is not thread-safe, and kernels are checked on several
@@ -78,6 +90,24 @@ static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits 
                 return NULL;
         }
         return s;
+}
+
+/* Watches channel ch for a dropped connection. libzmq drops the peer for a frame past
+ * ZMQ_MAXMSGSIZE (or any protocol error) and reconnects, and the message is gone without a trace:
+ * a kernel could make kbound lose output and still see the reply. The monitor is how we learn of
+ * it. The endpoint carries the session id, unique to this client. */
+static int monitor_new(kb_client *c, kb_channel ch) {
+        char endpoint[128];
+        snprintf(endpoint, sizeof(endpoint), "inproc://kbound-monitor-%s-%d", c->session, (int) ch);
+        if (zmq_socket_monitor(zsock_resolve(c->sock[ch]), endpoint, ZMQ_EVENT_DISCONNECTED) < 0)
+                return -EIO;
+        c->monitor[ch] = zsock_new(ZMQ_PAIR);
+        if (!c->monitor[ch])
+                return -ENOMEM;
+        zsock_set_linger(c->monitor[ch], 0);
+        if (zsock_connect(c->monitor[ch], "%s", endpoint) < 0)
+                return -EIO;
+        return 0;
 }
 
 int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_client_options *options,
@@ -133,6 +163,13 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                         kb_client_destroy(&c);
                         return -EIO;
                 }
+                if (ch != KB_CHANNEL_HB) {
+                        r = monitor_new(c, (kb_channel) ch);
+                        if (r < 0) {
+                                kb_client_destroy(&c);
+                                return r;
+                        }
+                }
         }
         *ret = c;
         return 0;
@@ -157,8 +194,12 @@ void kb_client_destroy(kb_client **cp) {
         if (!cp || !*cp)
                 return;
         kb_client *c = *cp;
-        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++)
+        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++) {
+                if (c->monitor[ch] && c->sock[ch])
+                        zmq_socket_monitor(zsock_resolve(c->sock[ch]), NULL, 0);
+                zsock_destroy(&c->monitor[ch]);
                 zsock_destroy(&c->sock[ch]);
+        }
         for (size_t i = 0; i < c->n_pending; i++)
                 kb_msg_destroy(&c->pending[i]);
         /* Executions belong to their callers; only forget them. */
@@ -207,6 +248,7 @@ static int send_request(kb_client *c, kb_channel channel, const char *msg_type, 
         }
         if (c->on_msg)
                 c->on_msg(c->on_msg_userdata, channel, "out", msg);
+        snprintf(c->sent_ids[c->n_sent++ % SENT_IDS_MAX], MSG_ID_MAX, "%s", msg->msg_id);
         r = kb_wire_send(c->sock[channel], msg, &c->key);
         kb_msg_destroy(&msg);
         if (r < 0) {
@@ -348,10 +390,22 @@ static int execution_apply_reply(kb_execution *ex, const kb_msg *msg) {
         return 0;
 }
 
+static bool sent_by_us(const kb_client *c, const char *msg_id) {
+        size_t n = c->n_sent < SENT_IDS_MAX ? c->n_sent : SENT_IDS_MAX;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(c->sent_ids[i], msg_id) == 0)
+                        return true;
+        return false;
+}
+
 /* Routes one verified message. Takes ownership of msg. */
 static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         int r = 0;
         c->n_received++;
+        /* No parent at all is legitimate (a kernel's first "starting" status); a parent we never
+         * sent is not. */
+        if (msg->parent_msg_id[0] && !sent_by_us(c, msg->parent_msg_id))
+                c->n_foreign++;
         if (c->on_msg)
                 c->on_msg(c->on_msg_userdata, channel, "in", msg);
         if (channel == KB_CHANNEL_IOPUB) {
@@ -361,6 +415,8 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
                         c->n_dropped++;
                 } else {
                         r = execution_apply_iopub(ex, msg);
+                        if (ex == c->wait_ex)
+                                c->wait_last_iopub_ms = kb_now_ms();
                         if (r >= 0 && ex == c->wait_ex && c->wait_fn && c->wait_fn(c->wait_userdata, ex, msg))
                                 c->wait_stop = true;
                 }
@@ -405,10 +461,13 @@ static int receive_one(kb_client *c, kb_channel channel) {
 static int pump(kb_client *c, int timeout_ms) {
         static const kb_channel order[] = { KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL,
                                             KB_CHANNEL_STDIN };
-        zmq_pollitem_t items[KB_ELEMENTSOF(order) + 2];
+        zmq_pollitem_t items[2 * KB_ELEMENTSOF(order) + 2];
         size_t n = 0;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
                 items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->sock[order[i]]), .events = ZMQ_POLLIN };
+        size_t monitor_item = n;
+        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
+                items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->monitor[order[i]]), .events = ZMQ_POLLIN };
         size_t death_item = n, cancel_item = n;
         if (c->death_fd >= 0) {
                 death_item = n;
@@ -444,7 +503,38 @@ static int pump(kb_client *c, int timeout_ms) {
                 return 1;
         if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN))
                 return -ESRCH;
+        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++) {
+                if (!(items[monitor_item + i].revents & ZMQ_POLLIN))
+                        continue;
+                zmsg_t *event = zmsg_recv(c->monitor[order[i]]);
+                zmsg_destroy(&event);
+                /* A kernel that exits closes its sockets a moment before its pidfd says so: that
+                 * is a death, not a dropped connection. */
+                struct pollfd death = { .fd = c->death_fd, .events = POLLIN };
+                if (c->death_fd >= 0 && poll(&death, 1, DEATH_AFTER_DISCONNECT_MS) > 0)
+                        return -ESRCH;
+                c->last_error_channel = order[i];
+                c->last_error = -ECONNRESET;
+                return -ECONNRESET;
+        }
         return 0;
+}
+
+void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, char *buf, size_t size) {
+        char foreign[96] = "";
+        if (c->n_foreign > 0)
+                snprintf(foreign, sizeof(foreign), "; %llu message(s) answered requests kbound never sent "
+                         "(wrong parent msg_id)", (unsigned long long) c->n_foreign);
+        if (ex->got_reply)
+                snprintf(buf, size, "execute_reply arrived but no idle status%s", foreign);
+        else if (ex->saw_idle)
+                snprintf(buf, size, "no execute_reply, although the kernel published busy and idle for the "
+                         "request%s", foreign);
+        else if (ex->saw_busy)
+                snprintf(buf, size, "no execute_reply; the kernel went busy and stayed busy%s", foreign);
+        else
+                snprintf(buf, size, "no execute_reply and nothing at all for the request (no status, no "
+                         "output)%s", foreign);
 }
 
 int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_info) {
@@ -534,6 +624,7 @@ int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, 
         c->wait_fn = fn;
         c->wait_userdata = userdata;
         c->wait_stop = false;
+        c->wait_last_iopub_ms = 0;
         int r;
         for (;;) {
                 if (c->wait_stop) {
@@ -547,12 +638,18 @@ int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, 
                 int64_t until = deadline_ms;
                 if (ex->got_reply) {
                         /* Some kernels never publish idle for aborted requests; the reply is what
-                         * counts, idle only orders the outputs. */
-                        int64_t grace = ex->reply_ms + IDLE_GRACE_MS;
-                        if (until < 0 || grace < until)
+                         * counts, idle only orders the outputs. The grace runs from the last
+                         * output still arriving for it, though: a reply overtaking a backlog of
+                         * output must not end the wait with part of that output unseen. */
+                        int64_t last = ex->reply_ms > c->wait_last_iopub_ms ? ex->reply_ms : c->wait_last_iopub_ms;
+                        int64_t grace = last + IDLE_GRACE_MS;
+                        bool grace_first = until < 0 || grace < until;
+                        if (grace_first)
                                 until = grace;
                         if (kb_ms_left(until) == 0) {
-                                r = 0;
+                                /* The deadline, not the grace, with output still arriving after
+                                 * the reply: the request has not completed. */
+                                r = grace_first || c->wait_last_iopub_ms <= ex->reply_ms ? 0 : -ETIMEDOUT;
                                 break;
                         }
                 }

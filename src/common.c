@@ -30,7 +30,9 @@ void kb_json_putp(struct json_object **p) {
 }
 
 int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | open_flags);
+        /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever (a
+         * kernelspec folder is untrusted); for the regular files accepted below it changes nothing. */
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | open_flags);
         if (fd < 0)
                 return -errno;
         struct stat st;

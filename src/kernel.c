@@ -87,7 +87,8 @@ static char *resolve_command(const char *name, char *const *env) {
  * group can be killed) and the same minimal environment a sandboxed kernel gets. */
 static int launch_plain(kb_kernel *k, char *const *argv, char *const *env) {
         _cleanup_free_ char *program = resolve_command(argv[0], env);
-        if (!program)
+        /* Checked here too for a path, so a missing program is named, not seen as exit 127. */
+        if (!program || access(program, X_OK) < 0)
                 return -ENOENT;
         _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (log_fd < 0)
@@ -177,6 +178,28 @@ static char *diagnose(kb_kernel *k, const char *what, int r) {
         char *d = NULL;
         if (asprintf(&d, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "",
                      tail ? tail : "") < 0)
+                return NULL;
+        return d;
+}
+
+/* Why readiness failed: death (with the exit status), silence, or the message that failed
+ * verification, named by channel and reason rather than by a bare errno. */
+static char *diagnose_not_ready(kb_kernel *k, int r) {
+        char *d = NULL;
+        if (r == -ESRCH) {
+                _cleanup_free_ char *death = kb_kernel_death_diagnosis(k, 600, kb_now_ms() + 1000);
+                if (asprintf(&d, "kernel exited during start-up: %s", death ? death : "") < 0)
+                        return NULL;
+                return d;
+        }
+        if (r == -ETIMEDOUT || r == -ECANCELED)
+                return diagnose(k, r == -ETIMEDOUT ? "kernel did not answer kernel_info in time" : "cancelled", r);
+        kb_channel ch;
+        int err;
+        kb_client_last_error(k->client, &ch, &err);
+        _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
+        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch),
+                     kb_wire_strerror(err ? err : r), tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
                 return NULL;
         return d;
 }
@@ -276,7 +299,11 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         goto oom;
                 r = launch_plain(k, argv, env);
                 if (r < 0) {
-                        diagnosis = diagnose(k, r == -ENOENT ? "kernel program not found" : "cannot start kernel", r);
+                        _cleanup_free_ char *what = NULL;
+                        if (asprintf(&what, "kernel program '%s' %s", argv[0],
+                                     r == -ENOENT ? "not found" : "cannot be started") < 0)
+                                goto oom;
+                        diagnosis = diagnose(k, what, r);
                         goto fail;
                 }
         }
@@ -302,11 +329,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         }
         r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
         if (r < 0) {
-                diagnosis = diagnose(k,
-                                     r == -ESRCH       ? "kernel exited during start-up"
-                                     : r == -ETIMEDOUT ? "kernel did not answer kernel_info in time"
-                                                       : "kernel sent a bad message during start-up",
-                                     r);
+                diagnosis = diagnose_not_ready(k, r);
                 goto fail;
         }
         k->startup_ms = kb_now_ms() - launched;
@@ -398,6 +421,55 @@ char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
                 if (*p == '\n')
                         *p = ' ';
         return buf;
+}
+
+/* The wait status of the exited kernel, reaping it: 1 if known, 0 if it is still running at
+ * deadline_ms. Sandboxed, the status is bwrap's, which passes the kernel's on. */
+static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
+        for (;;) {
+                if (k->stopped) {
+                        *ret_status = k->wait_status;
+                        return 1;
+                }
+                if (k->sandbox && kb_sandbox_try_reap(k->sandbox, ret_status) == 1)
+                        return 1;
+                if (!k->sandbox && k->child > 0) {
+                        int status;
+                        if (waitpid(k->child, &status, WNOHANG) == k->child) {
+                                /* Its session may still hold children: stop_plain kills them. */
+                                kill(-k->child, SIGKILL);
+                                k->child = 0;
+                                k->wait_status = status;
+                                k->stopped = true;
+                                *ret_status = status;
+                                return 1;
+                        }
+                }
+                if (kb_ms_left(deadline_ms) == 0)
+                        return 0;
+                poll(NULL, 0, 10);
+        }
+}
+
+char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms) {
+        _cleanup_free_ char *tail = kb_kernel_log_tail(k, log_bytes);
+        char how[96] = "the kernel process died";
+        int status = 0;
+        if (reap_exited(k, deadline_ms, &status) == 1) {
+                int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                if (WIFSIGNALED(status))
+                        snprintf(how, sizeof(how), "the kernel was killed by signal %d", WTERMSIG(status));
+                else if (k->sandbox && code > 128 && code < 128 + 65)
+                        /* bwrap's init reports a kernel killed by signal N as exit status 128+N. */
+                        snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d)", code,
+                                 code - 128);
+                else
+                        snprintf(how, sizeof(how), "the kernel exited with status %d", code);
+        }
+        char *d = NULL;
+        if (asprintf(&d, "%s%s%s", how, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
+                return NULL;
+        return d;
 }
 
 static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {

@@ -105,22 +105,11 @@ static const char *wait_error(ctx *x, int r) {
         case -ETIMEDOUT:
                 return "timed out";
         case -ESRCH: {
-                /* Say how it died: the exit status bwrap saw and the end of the kernel's log. */
+                /* Say how it died: the exit status (bwrap passes the kernel's on; the pidfd fires
+                 * first, so allow bwrap a moment to follow) and the end of the kernel's log. */
                 static __thread char died[400];
-                int status = 0;
-                kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
-                _cleanup_free_ char *tail = kb_kernel_log_tail(x->kernel, 200);
-                int reaped = sb ? kb_sandbox_try_reap(sb, &status) : 0;
-                char how[64] = "";
-                /* bwrap exits with the kernel's status, 128+N when a signal N killed it. */
-                if (reaped == 1 && WIFEXITED(status))
-                        snprintf(how, sizeof(how), " (sandbox exit status %d)", WEXITSTATUS(status));
-                else if (reaped == 1 && WIFSIGNALED(status))
-                        snprintf(how, sizeof(how), " (sandbox killed by signal %d)", WTERMSIG(status));
-                snprintf(died, sizeof(died), "the kernel process died%s%s", how,
-                         tail && *tail ? "; its log ends: " : "");
-                if (tail && *tail)
-                        strncat(died, tail, sizeof(died) - strlen(died) - 1);
+                _cleanup_free_ char *d = kb_kernel_death_diagnosis(x->kernel, 200, kb_now_ms() + 1000);
+                snprintf(died, sizeof(died), "%s", d ? d : "the kernel process died");
                 return died;
         }
         case -ECANCELED:
@@ -129,8 +118,9 @@ static const char *wait_error(ctx *x, int r) {
                 kb_channel ch;
                 int err;
                 kb_client_last_error(kb_kernel_client(x->kernel), &ch, &err);
-                static __thread char buf[128];
-                snprintf(buf, sizeof(buf), "bad message on %s: %s", kb_channel_name(ch), kb_wire_strerror(err));
+                static __thread char buf[192];
+                snprintf(buf, sizeof(buf), "%s on %s: %s", err == -ECONNRESET ? "lost messages" : "bad message",
+                         kb_channel_name(ch), kb_wire_strerror(err));
                 return buf;
         }
         }
@@ -153,7 +143,11 @@ static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeo
         r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
                 r = kb_client_execute_wait(c, ex, step_deadline(x, timeout_ms), NULL, NULL);
-        if (r < 0) {
+        if (r == -ETIMEDOUT && ex) {
+                char what[256];
+                kb_execution_explain_timeout(c, ex, what, sizeof(what));
+                snprintf(why, why_size, "cell '%s': timed out: %s", cell, what);
+        } else if (r < 0) {
                 snprintf(why, why_size, "cell '%s': %s", cell, wait_error(x, r));
         } else if (strcmp(ex->status, "ok") != 0) {
                 snprintf(why, why_size, "cell '%s' ended with status %s%s%s%s%s", cell, ex->status,

@@ -586,6 +586,8 @@ const char *kb_wire_strerror(int err) {
                 return "invalid argument";
         case EIO:
                 return "crypto or socket failure";
+        case ECONNRESET:
+                return "connection dropped (the kernel closed it, or sent a frame over twice the size limit)";
         default:
                 return "unknown error";
         }

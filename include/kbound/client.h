@@ -80,10 +80,18 @@ KB_EXPORT int kb_client_execute_start(kb_client *c, const char *code, const kb_e
 /* Receives and dispatches messages until ex has its execute_reply and its idle status, fn asks to
  * stop (returns 1), or deadline_ms. Messages for other requests are kept for their own waits (up
  * to a ceiling) or dropped (iopub of finished requests). Returns 0 (complete), 1 (fn stopped),
- * -ETIMEDOUT, -ESRCH (kernel exited, seen on the death fd), or a kb_wire_recv error: a message that
- * fails verification ends the wait (see kb_client_last_error). */
+ * -ETIMEDOUT, -ESRCH (kernel exited, seen on the death fd), -ECONNRESET (libzmq dropped a
+ * channel's connection, e.g. for a frame over twice the frame limit: a message was lost), or a
+ * kb_wire_recv error: a message that fails verification ends the wait (see kb_client_last_error,
+ * which also names the channel of a -ECONNRESET). Every wait below ends the same ways. */
 KB_EXPORT int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
                                      void *userdata);
+
+/* After a wait for ex ended with -ETIMEDOUT: what did and did not arrive for it, in words, for the
+ * diagnosis ("no execute_reply, although the kernel published busy and idle for the request"),
+ * adding how many messages answered requests this client never sent (a wrong parent msg_id).
+ * buf is always NUL-terminated. */
+KB_EXPORT void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, char *buf, size_t size);
 
 /* Frees ex (and stops tracking it). Accepts NULL. */
 KB_EXPORT void kb_execution_destroy(kb_client *c, kb_execution **exp);

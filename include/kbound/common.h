@@ -22,7 +22,8 @@ KB_EXPORT int kb_ms_left(int64_t deadline_ms);
 
 /* Reads the regular file at path (relative to dirfd, or AT_FDCWD) into a NUL-terminated malloc'd
  * buffer, refusing anything over max bytes, also a file that grows after it was measured.
- * open_flags are added to O_RDONLY|O_CLOEXEC|O_NOCTTY (e.g. O_NOFOLLOW). The buffer is wiped
+ * open_flags are added to O_RDONLY|O_CLOEXEC|O_NOCTTY|O_NONBLOCK (e.g. O_NOFOLLOW); a FIFO or
+ * device is refused, never waited on. The buffer is wiped
  * before it is freed on failure, since callers read keys this way.
  * Returns 0, -EMSGSIZE, -EINVAL (not a regular file), -ENOMEM, or -errno from open/read. */
 KB_EXPORT int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret,

@@ -59,6 +59,13 @@ KB_EXPORT int kb_kernel_alive(const kb_kernel *k);
  * spaces) for diagnoses; malloc'd, never NULL unless out of memory. */
 KB_EXPORT char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes);
 
+/* Why the kernel is gone, in words, once its pidfd said it exited: waits until deadline_ms for its
+ * sandbox (or, unsandboxed, the process) to exit as well and reaps it, then returns a malloc'd one
+ * line such as "the kernel exited with status 42; its log ends: ..." (at most log_bytes of log).
+ * Without a known status (still running at the deadline) it says only "the kernel process died".
+ * NULL only when out of memory. */
+KB_EXPORT char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms);
+
 /* Asks the kernel to shut down (shutdown_request, up to grace_ms), then kills whatever is left
  * and reaps it before deadline_ms. *ret_status (may be NULL) gets the wait status. Idempotent.
  * Returns 0 or -ETIMEDOUT. */

@@ -92,6 +92,9 @@ int cli_find_kernelspec(const char *name, kb_kernelspec **ret) {
                 cli_error("kernel '%s': its kernel.json is malformed (argv must be a non-empty list of "
                           "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
                           name);
+        } else if (r == -EINVAL || r == -EMSGSIZE) {
+                cli_error("kernel '%s': its kernel.json is %s", name,
+                          r == -EINVAL ? "not a regular file (or the name is not usable)" : "too large");
         } else if (r < 0) {
                 cli_error("kernel '%s': cannot load its kernelspec: %s", name, strerror(-r));
         }

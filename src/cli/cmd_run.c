@@ -186,22 +186,28 @@ int cmd_run(int argc, char **argv) {
                 goto out;
         }
         kb_execute_options eo = { .store_history = true, .stop_on_error = true };
-        r = kb_client_execute(kb_kernel_client(kernel), code, &eo, kb_now_ms() + timeout_ms, &ex);
+        r = kb_client_execute_start(kb_kernel_client(kernel), code, &eo, &ex);
+        if (r >= 0)
+                r = kb_client_execute_wait(kb_kernel_client(kernel), ex, kb_now_ms() + timeout_ms, NULL, NULL);
         if (r < 0) {
                 if (r == -ESRCH) {
-                        char *tail = kb_kernel_log_tail(kernel, 400);
-                        cli_error("kernel '%s': died while running the cell%s%s", spec->name,
-                                  tail && *tail ? "; its log ends: " : "", tail ? tail : "");
-                        free(tail);
-                } else if (r == -ETIMEDOUT) {
-                        cli_error("kernel '%s': no execute_reply within %.1f s", spec->name, timeout_ms / 1000.0);
+                        char *death = kb_kernel_death_diagnosis(kernel, 400, kb_now_ms() + 1000);
+                        cli_error("kernel '%s': died while running the cell: %s", spec->name,
+                                  death ? death : "the kernel process died");
+                        free(death);
+                } else if (r == -ETIMEDOUT && ex) {
+                        char why[256];
+                        kb_execution_explain_timeout(kb_kernel_client(kernel), ex, why, sizeof(why));
+                        cli_error("kernel '%s': the cell did not complete within %.1f s: %s", spec->name,
+                                  timeout_ms / 1000.0, why);
                 } else if (r == -ECANCELED) {
                         cli_error("kernel '%s': cancelled by signal %d", spec->name, cli_signal_received());
                 } else {
                         kb_channel ch;
                         int err;
                         kb_client_last_error(kb_kernel_client(kernel), &ch, &err);
-                        cli_error("kernel '%s': bad message on %s: %s", spec->name, kb_channel_name(ch),
+                        cli_error("kernel '%s': %s on %s: %s", spec->name,
+                                  err == -ECONNRESET ? "lost messages" : "bad message", kb_channel_name(ch),
                                   kb_wire_strerror(err));
                 }
                 exit_code = KB_EXIT_FAIL;
@@ -213,7 +219,14 @@ int cmd_run(int argc, char **argv) {
         fflush(stdout);
         if (ex->stderr_text)
                 fputs(ex->stderr_text, stderr);
-        if (strcmp(ex->status, "ok") == 0) {
+        if (ex->text_truncated) {
+                /* What was printed is not all the cell produced: say so, and do not call it a
+                 * success whatever the reply said. */
+                cli_error("kernel '%s': the cell's output went past kbound's %d MiB limit per stream and was "
+                          "cut (execute_reply status '%s')",
+                          spec->name, KB_EXECUTION_TEXT_MAX >> 20, ex->status);
+                exit_code = KB_EXIT_FAIL;
+        } else if (strcmp(ex->status, "ok") == 0) {
                 exit_code = KB_EXIT_PASS;
         } else {
                 if (strcmp(ex->status, "error") == 0)

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <unistd.h>
 
 /* A private scratch directory per test (mkdtemp makes it 0700), removed with its files. */
 typedef struct scratch {
@@ -38,7 +41,8 @@ static int scratch_teardown(void **state) {
         scratch *s = *state;
         char cmd[256];
         /* Only files this test created live here; remove them one by one. */
-        static const char *const names[] = {"c.json", "c2.json", "link.json", "big.json", "sub/c.json"};
+        static const char *const names[] = {"c.json", "c2.json", "link.json", "big.json", "sub/c.json",
+                                            "fifo.json", "empty.json", "locked.json"};
         for (size_t i = 0; i < KB_ELEMENTSOF(names); i++) {
                 snprintf(cmd, sizeof(cmd), "%s/%s", s->dir, names[i]);
                 unlink(cmd);
@@ -433,6 +437,53 @@ static void test_parse_oversized(void **state) {
         assert_int_equal(kb_connection_read("/tmp", &c), -EINVAL);
 }
 
+/* Connection files a kernel or a user could hand over broken: each is refused with its own error,
+ * promptly (a FIFO must not block the reader waiting for a writer). */
+static void test_read_unusable_files(void **state) {
+        scratch *s = *state;
+        kb_connection *c = NULL;
+        char path[128];
+
+        path_in(s, "fifo.json", path, sizeof(path));
+        assert_int_equal(mkfifo(path, 0600), 0);
+        alarm(10); /* a regression would hang in open(): fail loudly instead */
+        assert_int_equal(kb_connection_read(path, &c), -EINVAL);
+        alarm(0);
+        assert_null(c);
+
+        path_in(s, "empty.json", path, sizeof(path));
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(kb_connection_read(path, &c), -EPROTO);
+        assert_null(c);
+
+        /* Unreadable: a 0600 file of root's read by another uid. Root reads anything, so the
+         * read happens in a child that gave up root (when we are root; else we are that uid). */
+        path_in(s, "locked.json", path, sizeof(path));
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "{}", 2), 2);
+        close(fd);
+        assert_int_equal(chmod(s->dir, 0711), 0);
+        if (geteuid() != 0)
+                assert_int_equal(chmod(path, 0000), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                                       setresuid(65534, 65534, 65534) < 0))
+                        _exit(2);
+                kb_connection *cc = NULL;
+                _exit(kb_connection_read(path, &cc) == -EACCES && !cc ? 0 : 1);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(chmod(s->dir, 0700), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_channel_names),
@@ -450,6 +501,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_accepts),
                 cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test_setup_teardown(test_parse_oversized, scratch_setup, scratch_teardown),
+                cmocka_unit_test_setup_teardown(test_read_unusable_files, scratch_setup, scratch_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

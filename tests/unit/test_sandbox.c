@@ -690,5 +690,13 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_proc_status_parse, fake_setup, fake_teardown),
                 cmocka_unit_test(test_diagnose),
         };
+        /* valgrind 3.19 does not implement pidfd_open (syscall 434): scripts/test runs this binary
+         * under it with KBOUND_TEST_SKIP_PIDFD=1, which leaves out the pin tests, and says so. */
+        const char *skip_pidfd = getenv("KBOUND_TEST_SKIP_PIDFD");
+        if (skip_pidfd && strcmp(skip_pidfd, "1") == 0) {
+                fprintf(stderr, "test_sandbox: KBOUND_TEST_SKIP_PIDFD=1: NOT running test_pin_* (they need "
+                                "pidfd_open)\n");
+                cmocka_set_skip_filter("test_pin_*");
+        }
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Hostile kernels under `kbound check` (docs/faults.md): the fixture in good mode passes every
+# check (the control), and each fault makes exactly the checks it touches fail with the fault
+# named, the verdict fail, exit 1 (3 when the kernel never became ready), within the deadline.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/hostile_lib.sh"
+
+status() { check_status "$scratch/$1.json" "$1" "$2"; }
+verdict() { json_get "$scratch/$1.json" "d['verdict']"; }
+
+echo "control: good mode passes the whole check"
+check_mode good good 120
+expect good 0 60 "^PASS: full boundary held for good" out
+for id in identity.pid2 boundary.network interrupt.control interrupt.pidfd persistence.namespace; do
+  ok "good: $id pass" [ "$(status good $id)" = "pass" ]
+done
+
+echo "bad signatures on every message answering a cell"
+check_mode badsig bad-signature 60
+expect badsig 1 30 "FAIL +badsig +identity.pid2 +cell 'identity': bad message on iopub: bad signature" out
+ok "badsig: verdict fail" [ "$(verdict badsig)" = "fail" ]
+ok "badsig: persistence.namespace fail" [ "$(status badsig persistence.namespace)" = "fail" ]
+check_mode badsig0 bad-signature 60 --from-start
+expect badsig0 3 30 "could not be checked \(cannot start in the sandbox: kernel sent a bad message on (shell|iopub) during start-up: bad signature" out
+ok "badsig0: verdict fail" [ "$(verdict badsig0)" = "fail" ]
+
+echo "a frame over twice the limit: libzmq drops the connection, kbound says messages were lost"
+check_mode huge oversize-frame 60 --oversize $((40 * 1024 * 1024))
+expect huge 1 30 "FAIL +huge +identity.pid2 +cell 'identity': lost messages on iopub: connection dropped" out
+ok "huge: verdict fail" [ "$(verdict huge)" = "fail" ]
+
+echo "exit in the middle of the first cell: the pidfd says so at once (deadline 60 s)"
+check_mode exit42 exit-mid-cell 60 --exit-status 42
+expect exit42 1 20 "FAIL +exit42 +identity.pid2 +cell 'identity': the kernel exited with status 42" out
+ok "exit42: identity.pidfd fail (the pinned process is gone)" [ "$(status exit42 identity.pidfd)" = "fail" ]
+ok "exit42: verdict fail" [ "$(verdict exit42)" = "fail" ]
+
+echo "no execute_reply: each cell waits until the run's deadline, which ends the run"
+check_mode noreply no-execute-reply 15
+expect noreply 1 25 "FAIL +noreply +identity.pid2 +cell 'identity': timed out: no execute_reply, although the kernel published busy and idle" out
+ok "noreply: report marked incomplete" [ "$(json_get "$scratch/noreply.json" "d['complete']")" = "False" ]
+ok "noreply: verdict fail" [ "$(verdict noreply)" = "fail" ]
+
+echo "no kernel_info_reply: never ready, exit 3"
+check_mode noinfo no-kernel-info 10
+expect noinfo 3 20 "could not be checked \(cannot start in the sandbox: kernel did not answer kernel_info in time" out
+ok "noinfo: verdict fail" [ "$(verdict noinfo)" = "fail" ]
+
+echo "SIGINT ignored: interrupt_request answered ok, the cell runs on; neither path stops it"
+check_mode nosigint ignore-sigint 120
+expect nosigint 1 60 "FAIL +nosigint +interrupt.control +interrupt_reply 'ok' but the cell kept running; and the other path did not stop it either" out
+ok "nosigint: interrupt.pidfd fail" [ "$(status nosigint interrupt.pidfd)" = "fail" ]
+ok "nosigint: persistence.namespace fail (not testable)" [ "$(status nosigint persistence.namespace)" = "fail" ]
+ok "nosigint: the boundary checks before it still ran and passed" [ "$(status nosigint boundary.network)" = "pass" ]
+
+echo "interrupt_reply ok without stopping the cell (interrupt_mode message): control fails, SIGINT passes"
+check_mode replynostop interrupt-reply-no-stop 120
+expect replynostop 1 45 "FAIL +replynostop +interrupt.control +interrupt_reply 'ok' but the cell kept running" out
+ok "replynostop: interrupt.pidfd pass" [ "$(status replynostop interrupt.pidfd)" = "pass" ]
+ok "replynostop: persistence.namespace pass (the pidfd path freed the kernel)" \
+  [ "$(status replynostop persistence.namespace)" = "pass" ]
+ok "replynostop: verdict fail" [ "$(verdict replynostop)" = "fail" ]
+
+assert_no_leftovers "after check against hostile kernels"
+finish

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Hostile kernels, liveness and set-up faults (docs/faults.md): silence ends at the deadline with
+# what was and was not seen; death is seen through the pidfd at once, with the exit status; a
+# kernelspec or connection file that cannot work fails at once with the reason. Exit 3 when the
+# kernel never became ready in the sandbox, 1 once it was up.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/hostile_lib.sh"
+
+echo "silence"
+run_mode noinfo no-kernel-info 6
+expect noinfo 3 16 "cannot start in the sandbox: kernel did not answer kernel_info in time"
+run_mode noreply no-execute-reply 6
+expect noreply 1 16 "the cell did not complete within 6.0 s: no execute_reply, although the kernel published busy and idle for the request"
+ok "noreply: the output that did arrive is not printed as a result" [ ! -s "$scratch/noreply.out" ]
+run_mode endpoints wrong-endpoints 6
+expect endpoints 3 16 "kernel did not answer kernel_info in time"
+
+echo "death in the middle of a cell: seen through the pidfd, not at the 60 s deadline"
+run_mode exit42 exit-mid-cell 60 --exit-status 42
+expect exit42 1 20 "died while running the cell: the kernel exited with status 42; its log ends: .*exiting with status 42"
+run_mode exit7 exit-mid-cell 60 --exit-status 7
+expect exit7 1 20 "died while running the cell: the kernel exited with status 7;"
+
+echo "a silent heartbeat is not a fault: kbound never relies on it (the pidfd says alive or dead)"
+run_mode hb silent-heartbeat 30
+expect hb 0 40 -
+ok "hb: the cell ran" [ "$(cat "$scratch/hb.out")" = "42" ]
+
+echo "a kernelspec whose program is missing"
+mkdir -p "$scratch/kernels/missing" "$scratch/kernels/missing-rel"
+echo '{"argv": ["/usr/bin/no-such-kernel-program", "-f", "{connection_file}"], "display_name": "missing", "language": "python"}' \
+  >"$scratch/kernels/missing/kernel.json"
+echo '{"argv": ["no-such-kernel-program", "-f", "{connection_file}"], "display_name": "missing", "language": "python"}' \
+  >"$scratch/kernels/missing-rel/kernel.json"
+timed missing "$KBOUND" run --kernel "$scratch/kernels/missing" --timeout 30 'x'
+expect missing 3 10 "kernel '.*missing': cannot start in the sandbox: .*execvp /usr/bin/no-such-kernel-program: No such file or directory"
+timed missingrel "$KBOUND" run --kernel "$scratch/kernels/missing-rel" --timeout 30 'x'
+expect missingrel 3 10 "execvp no-such-kernel-program: No such file or directory"
+timed missingplain "$KBOUND" run --sandbox off --kernel "$scratch/kernels/missing" --timeout 30 'x'
+expect missingplain 1 10 "cannot start: kernel program '/usr/bin/no-such-kernel-program' not found"
+timed missingcheck "$KBOUND" check --quiet --kernel "$scratch/kernels/missing" --timeout 30 --json "$scratch/missingcheck.json"
+expect missingcheck 3 15 "FAIL: .*could not be checked .*execvp /usr/bin/no-such-kernel-program" out
+ok "missingcheck: verdict fail" [ "$(json_get "$scratch/missingcheck.json" "d['verdict']")" = "fail" ]
+
+echo "a connection file the kernel cannot use"
+# kbound writes the connection file itself; what a kernelspec can get wrong is where it tells the
+# kernel to read it: the kernel then dies at start-up, and its own words are in the diagnosis.
+mkdir -p "$scratch/kernels/badconn"
+/usr/bin/python3 -c 'import json,sys; json.dump({"argv": ["/usr/bin/python3", sys.argv[1], "/run/kbound/no-such-connection.json"], "display_name": "badconn", "language": "python"}, open(sys.argv[2], "w"))' \
+  "$hostile" "$scratch/kernels/badconn/kernel.json"
+timed badconn "$KBOUND" run --kernel "$scratch/kernels/badconn" "${bind[@]}" --timeout 30 'x'
+expect badconn 3 15 "kernel exited during start-up: the kernel exited with status 1; its log ends: .*FileNotFoundError.*no-such-connection.json"
+
+echo "a kernel.json that is a FIFO is refused, not waited on"
+mkdir -p "$scratch/kernels/fifo"
+mkfifo "$scratch/kernels/fifo/kernel.json"
+# timeout(1) only turns a regression (a hang in open) into a failure instead of a stuck test.
+timed fifo timeout 20 "$KBOUND" run --kernel "$scratch/kernels/fifo" 'x'
+expect fifo 3 10 "its kernel.json is not a regular file"
+
+assert_no_leftovers "after liveness faults"
+finish
