@@ -28,6 +28,8 @@ static void conformance_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --kernels-dir DIR       language packs (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
+              "  --rootfs DIR            test kernels of an unpacked image (its /usr, /etc, /opt read-only;\n"
+              "                          kernelspecs found inside it; default: every kernelspec of the image)\n"
               "  --timeout SECONDS       deadline for the whole run (default 300)\n"
               "  --transcript FILE       write every message sent and received as JSON lines (0600)\n"
               "  --keep                  keep the team folders for inspection\n"
@@ -69,6 +71,7 @@ int cmd_conformance(int argc, char **argv) {
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "timeout", required_argument, NULL, 't' },
                 { "transcript", required_argument, NULL, 'X' },
+                { "rootfs", required_argument, NULL, 'R' },
                 { "keep", no_argument, NULL, 'K' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
@@ -77,7 +80,7 @@ int cmd_conformance(int argc, char **argv) {
         const char *kernel_names[MAX_KERNELS];
         size_t n_kernels = 0;
         const char *team = "kbound-conf", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL,
-                   *kernels_opt = NULL, *transcript_path = NULL;
+                   *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL;
         bool keep = false, unused_raw_network = false;
         long timeout_ms = 300000;
         char *ro_paths[33] = { 0 };
@@ -124,6 +127,9 @@ int cmd_conformance(int argc, char **argv) {
                 case 'X':
                         transcript_path = optarg;
                         break;
+                case 'R':
+                        rootfs_opt = optarg;
+                        break;
                 case 'K':
                         keep = true;
                         break;
@@ -151,7 +157,7 @@ int cmd_conformance(int argc, char **argv) {
         int r = cli_sandbox_env(&unused_raw_network);
         if (r)
                 return r;
-        if (n_kernels == 0) {
+        if (n_kernels == 0 && !rootfs_opt) {
                 kernel_names[n_kernels++] = "python3";
                 kernel_names[n_kernels++] = "ir";
         }
@@ -165,9 +171,22 @@ int cmd_conformance(int argc, char **argv) {
         json_object *run = NULL;
         _cleanup_free_ char *started_at = cli_iso_now();
         bool transcript_failed = false;
+        _cleanup_free_ char *rootfs = NULL;
+        _cleanup_close_ int rootfs_fd = -1;
+        kb_kernelspec **image_specs = NULL;
 
+        if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+                goto out;
+        exit_code = KB_EXIT_ENFORCE;
+        /* An image's own kernels by default, as for check. */
+        if (rootfs && n_kernels == 0) {
+                if (cli_rootfs_kernels(rootfs, rootfs_fd, &image_specs))
+                        goto out;
+                for (kb_kernelspec **p = image_specs; *p && n_kernels < MAX_KERNELS; p++)
+                        kernel_names[n_kernels++] = (*p)->name;
+        }
         for (size_t i = 0; i < n_kernels; i++)
-                if (cli_find_kernelspec(kernel_names[i], &specs[i]))
+                if (cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]))
                         goto out;
         if (cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
@@ -190,6 +209,7 @@ int cmd_conformance(int argc, char **argv) {
                 .base_dir = base,
                 .bwrap = bwrap,
                 .ro_paths = ro_paths,
+                .rootfs = rootfs,
                 .host_env = environ,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = started + timeout_ms,
@@ -256,6 +276,7 @@ int cmd_conformance(int argc, char **argv) {
         json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
         json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
         json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+        json_object_object_add(sandbox, "rootfs", rootfs ? json_object_new_string(rootfs) : NULL);
         json_object_object_add(run, "sandbox", sandbox);
         json_object_object_add(run, "kernels", kernels);
 
@@ -292,5 +313,6 @@ out:
         free(kernels_dir);
         free(bwrap);
         free(bwrap_version);
+        kb_kernelspec_list_free(image_specs);
         return exit_code;
 }

@@ -31,6 +31,19 @@ ok "the JUnit report names the rootfs" grep -qF "<property name=\"rootfs\" value
 "$KBOUND" check --kernel python3 --json "$scratch/host.json" >/dev/null 2>&1 || true
 ok "without --rootfs the report says the host's paths" [ "$(json_get "$scratch/host.json" "d['sandbox']['rootfs']")" = "None" ]
 
+echo "conformance --rootfs (the image's python3)"
+set +e
+"$KBOUND" conformance --rootfs "$image" --kernel python3 --json "$scratch/conf.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat "$scratch/out"; tail -20 "$scratch/err"; }
+ok "conformance of the image's kernel passes (rc=$rc)" [ "$rc" -eq 0 ]
+ok "the conformance report names the rootfs" [ "$(json_get "$scratch/conf.json" "d['sandbox']['rootfs']")" = "$image" ]
+ok "the conformance report tested the image's kernelspec" \
+  [ "$(json_get "$scratch/conf.json" "d['kernels'][0]['display_name']")" = "Python 3 (image)" ]
+ok "no conformance item failed" \
+  [ "$(json_get "$scratch/conf.json" "sum(c['status']=='fail' for c in d['kernels'][0]['checks'])")" = "0" ]
+
 echo "run --rootfs: the kernel really runs from the image"
 out=$("$KBOUND" run --rootfs "$image" --kernel python3 'print(open("/etc/kbound-image-marker").read().strip())')
 ok "the cell reads the image's marker (got '$out')" [ "$out" = "$marker" ]
