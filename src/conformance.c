@@ -104,6 +104,8 @@ static void add_item(cx *x, const char *id, const char *status, int64_t t0, json
 }
 
 static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
+                       va_list ap) __attribute__((format(printf, 6, 0)));
+static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
                        va_list ap) {
         char detail[1024];
         vsnprintf(detail, sizeof(detail), fmt, ap);
