@@ -4,9 +4,11 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <zmq.h>
 
@@ -15,6 +17,71 @@
 #define KB_WIRE_MAX_JSON_DEPTH_CEILING 4096
 #define KB_DELIMITER_LEN (sizeof(KB_WIRE_DELIMITER) - 1)
 #define KB_JSON_PARTS 4
+/* Keys up to this size keep their keyed HMAC context between messages (Jupyter's are 36-64). */
+#define KB_KEY_CACHE_MAX 256
+/* A JSON part larger than this is parsed with a tokener of its own, so no thread keeps a huge
+ * parse buffer alive afterwards. */
+#define KB_TOKENER_REUSE_MAX (64u << 10)
+/* Frames received into a fixed array before spilling to the heap (7 for a usual message). */
+#define KB_RECV_INLINE 16
+
+/* Per-thread state that only saves work: the keyed HMAC context of the last key used (OpenSSL 3
+ * otherwise fetches the algorithm and the digest on every message, which cost more than the
+ * hashing) and one JSON tokener (json-c allocates its parse stack per tokener). Nothing here
+ * changes a result: a different key replaces the context, and the tokener is reset before and
+ * after every parse. Freed when the thread exits; the key copy is wiped first. */
+typedef struct wire_tls {
+        EVP_MAC_CTX *mac;
+        unsigned char key[KB_KEY_CACHE_MAX];
+        size_t key_size; /* SIZE_MAX: mac is keyed with a key too large to remember */
+        struct json_tokener *tok;
+        int tok_depth;
+} wire_tls;
+
+static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
+/* Fetched once and never changed afterwards, so threads share it without locking. */
+static EVP_MAC *hmac_alg;
+static pthread_key_t tls_key;
+static bool tls_key_ok;
+
+static void tls_forget_key(wire_tls *t) {
+        EVP_MAC_CTX_free(t->mac);
+        t->mac = NULL;
+        OPENSSL_cleanse(t->key, sizeof(t->key));
+        t->key_size = 0;
+}
+
+static void tls_free(void *p) {
+        wire_tls *t = p;
+        if (!t)
+                return;
+        tls_forget_key(t);
+        if (t->tok)
+                json_tokener_free(t->tok);
+        free(t);
+}
+
+static void wire_init_once(void) {
+        hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
+        tls_key_ok = pthread_key_create(&tls_key, tls_free) == 0;
+}
+
+static wire_tls *tls_get(void) {
+        pthread_once(&wire_once, wire_init_once);
+        if (!tls_key_ok)
+                return NULL;
+        wire_tls *t = pthread_getspecific(tls_key);
+        if (t)
+                return t;
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return NULL;
+        if (pthread_setspecific(tls_key, t) != 0) {
+                free(t);
+                return NULL;
+        }
+        return t;
+}
 
 void kb_wire_limits_default(kb_wire_limits *ret) {
         *ret = (kb_wire_limits){
@@ -89,16 +156,42 @@ static void msg_refresh_ids(kb_msg *msg) {
 static int format_now(char *buf, size_t size) {
         struct timespec ts;
         struct tm tm;
-        char secs[32];
         if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
                 return -errno;
         if (!gmtime_r(&ts.tv_sec, &tm))
                 return -EOVERFLOW;
-        if (strftime(secs, sizeof(secs), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-                return -EOVERFLOW;
-        int n = snprintf(buf, size, "%s.%06ldZ", secs, (long) (ts.tv_nsec / 1000));
+        int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long) (ts.tv_nsec / 1000));
         if (n < 0 || (size_t) n >= size)
                 return -EOVERFLOW;
+        return 0;
+}
+
+/* A random (version 4) UUID in canonical lowercase form, straight from getrandom(): libuuid
+ * reseeds libc's random() from getpid() and the time on every call, which cost more than the
+ * rest of building the header. */
+static int new_uuid(char out[37]) {
+        unsigned char b[16];
+        size_t got = 0;
+        while (got < sizeof(b)) {
+                ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EIO;
+                got += (size_t) n;
+        }
+        b[6] = (unsigned char) ((b[6] & 0x0f) | 0x40); /* version 4 */
+        b[8] = (unsigned char) ((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+        static const char digits[] = "0123456789abcdef";
+        char *p = out;
+        for (size_t i = 0; i < sizeof(b); i++) {
+                if (i == 4 || i == 6 || i == 8 || i == 10)
+                        *p++ = '-';
+                *p++ = digits[b[i] >> 4];
+                *p++ = digits[b[i] & 0x0f];
+        }
+        *p = '\0';
         return 0;
 }
 
@@ -118,7 +211,7 @@ int kb_msg_new(const char *msg_type, const char *session, const char *username, 
                kb_msg **ret) {
         _cleanup_json_ json_object *owned_content = content;
         _cleanup_(kb_msg_destroyp) kb_msg *msg = NULL;
-        char date[64];
+        char date[64], msg_id[37];
         int r;
 
         if (!msg_type || !*msg_type || !session || !username || !ret)
@@ -136,11 +229,10 @@ int kb_msg_new(const char *msg_type, const char *session, const char *username, 
         if (!msg->header || !msg->parent_header || !msg->metadata || !msg->content)
                 return -ENOMEM;
 
-        zuuid_t *uuid = zuuid_new();
-        if (!uuid)
-                return -ENOMEM;
-        r = object_add_string(msg->header, "msg_id", zuuid_str_canonical(uuid));
-        zuuid_destroy(&uuid);
+        r = new_uuid(msg_id);
+        if (r < 0)
+                return r;
+        r = object_add_string(msg->header, "msg_id", msg_id);
         if (r < 0)
                 return r;
 
@@ -168,41 +260,66 @@ static void hex_encode(const unsigned char *in, size_t n, char *out) {
         out[2 * n] = '\0';
 }
 
-int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]) {
-        unsigned char mac_out[EVP_MAX_MD_SIZE];
-        size_t mac_len = 0;
+/* Makes t->mac an HMAC-SHA256 context keyed with key, ready for updates. The same key as last
+ * time on this thread only restarts the context (EVP_MAC_init without a key keeps the key);
+ * a different one replaces it. */
+static int hmac_start(wire_tls *t, const kb_key *key) {
         char digest[] = "SHA256";
         OSSL_PARAM params[] = {
                 OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
                 OSSL_PARAM_construct_end(),
         };
-        EVP_MAC *mac = NULL;
-        EVP_MAC_CTX *ctx = NULL;
-        int r = -EIO;
+
+        if (t->mac && key->size <= sizeof(t->key) && t->key_size == key->size &&
+            CRYPTO_memcmp(t->key, key->data, key->size) == 0)
+                return EVP_MAC_init(t->mac, NULL, 0, NULL) == 1 ? 0 : -EIO;
+
+        tls_forget_key(t);
+        if (!hmac_alg)
+                return -EIO;
+        t->mac = EVP_MAC_CTX_new(hmac_alg);
+        if (!t->mac)
+                return -EIO;
+        if (EVP_MAC_init(t->mac, key->data, key->size, params) != 1) {
+                tls_forget_key(t);
+                return -EIO;
+        }
+        if (key->size <= sizeof(t->key)) {
+                memcpy(t->key, key->data, key->size);
+                t->key_size = key->size;
+        } else
+                t->key_size = SIZE_MAX; /* never matches: re-keyed every time */
+        return 0;
+}
+
+int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]) {
+        unsigned char mac_out[EVP_MAX_MD_SIZE];
+        size_t mac_len = 0;
+        int r;
 
         if (key_is_empty(key)) {
                 ret_hex[0] = '\0';
                 return 0;
         }
-
-        /* Fetched per call: the library keeps no global state, and the fetch is a cached lookup. */
-        mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-        ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
-        if (!ctx)
-                goto out;
-        if (EVP_MAC_init(ctx, key->data, key->size, params) != 1)
-                goto out;
+        wire_tls *t = tls_get();
+        if (!t)
+                return -ENOMEM;
+        r = hmac_start(t, key);
+        if (r < 0)
+                return r;
+        r = -EIO;
         for (size_t i = 0; i < KB_JSON_PARTS; i++)
-                if (parts[i].size > 0 && EVP_MAC_update(ctx, parts[i].data, parts[i].size) != 1)
+                if (parts[i].size > 0 && EVP_MAC_update(t->mac, parts[i].data, parts[i].size) != 1)
                         goto out;
-        if (EVP_MAC_final(ctx, mac_out, &mac_len, sizeof(mac_out)) != 1 || mac_len * 2 != KB_HMAC_HEX_LEN)
+        if (EVP_MAC_final(t->mac, mac_out, &mac_len, sizeof(mac_out)) != 1 || mac_len * 2 != KB_HMAC_HEX_LEN)
                 goto out;
         hex_encode(mac_out, mac_len, ret_hex);
         r = 0;
 out:
+        /* A context that failed half-way is not trusted again. */
+        if (r < 0)
+                tls_forget_key(t);
         OPENSSL_cleanse(mac_out, sizeof(mac_out));
-        EVP_MAC_CTX_free(ctx);
-        EVP_MAC_free(mac);
         return r;
 }
 
@@ -218,14 +335,13 @@ static kb_frame json_part(json_object *obj) {
         return (kb_frame){s, s ? len : 0};
 }
 
-int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
-        _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
-        char signature[KB_HMAC_HEX_LEN + 1];
-        kb_frame parts[KB_JSON_PARTS];
+/* The frames of msg after the identities: delimiter, signature, the four JSON parts. The JSON
+ * text belongs to msg's objects (see json_part); signature must outlive the frames. */
+static int prepare_frames(const kb_msg *msg, const kb_key *key, char signature[KB_HMAC_HEX_LEN + 1],
+                          kb_frame ret[2 + KB_JSON_PARTS]) {
+        kb_frame *parts = ret + 2;
         int r;
 
-        if (!msg || !ret || !msg->header)
-                return -EINVAL;
         parts[0] = json_part(msg->header);
         parts[1] = json_part(msg->parent_header);
         parts[2] = json_part(msg->metadata);
@@ -236,6 +352,22 @@ int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
         r = kb_wire_sign(key, parts, signature);
         if (r < 0)
                 return r;
+        ret[0] = (kb_frame){KB_WIRE_DELIMITER, KB_DELIMITER_LEN};
+        ret[1] = (kb_frame){signature, strlen(signature)};
+        return 0;
+}
+
+int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
+        _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
+        char signature[KB_HMAC_HEX_LEN + 1];
+        kb_frame frames[2 + KB_JSON_PARTS];
+        int r;
+
+        if (!msg || !ret || !msg->header)
+                return -EINVAL;
+        r = prepare_frames(msg, key, signature, frames);
+        if (r < 0)
+                return r;
 
         out = zmsg_new();
         if (!out)
@@ -243,11 +375,8 @@ int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
         for (size_t i = 0; i < msg->n_identities; i++)
                 if (zmsg_addmem(out, msg->identities[i].data, msg->identities[i].size) < 0)
                         return -ENOMEM;
-        if (zmsg_addmem(out, KB_WIRE_DELIMITER, KB_DELIMITER_LEN) < 0 ||
-            zmsg_addmem(out, signature, strlen(signature)) < 0)
-                return -ENOMEM;
-        for (size_t i = 0; i < KB_JSON_PARTS; i++)
-                if (zmsg_addmem(out, parts[i].data, parts[i].size) < 0)
+        for (size_t i = 0; i < KB_ELEMENTSOF(frames); i++)
+                if (zmsg_addmem(out, frames[i].data, frames[i].size) < 0)
                         return -ENOMEM;
         for (size_t i = 0; i < msg->n_buffers; i++)
                 if (zmsg_addmem(out, msg->buffers[i].data, msg->buffers[i].size) < 0)
@@ -310,6 +439,43 @@ static bool is_json_space(char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* A tokener for one parse with max_depth and json-c's strict flags: this thread's reused one
+ * (reset, so no state from the last parse remains), or a fresh one for a large part. */
+static struct json_tokener *tokener_new(int max_depth) {
+        struct json_tokener *tok = json_tokener_new_ex(max_depth);
+        /* STRICT refuses json-c's extensions (single quotes, trailing commas, trailing data). */
+        if (tok)
+                json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        return tok;
+}
+
+static struct json_tokener *tokener_get(size_t size, int max_depth) {
+        wire_tls *t = size <= KB_TOKENER_REUSE_MAX ? tls_get() : NULL;
+        if (!t)
+                return tokener_new(max_depth);
+        if (t->tok && t->tok_depth != max_depth) {
+                json_tokener_free(t->tok);
+                t->tok = NULL;
+        }
+        if (!t->tok) {
+                t->tok = tokener_new(max_depth);
+                t->tok_depth = max_depth;
+                return t->tok;
+        }
+        json_tokener_reset(t->tok);
+        return t->tok;
+}
+
+/* Ends a parse: a fresh tokener is freed, the thread's is reset so it holds no partial objects
+ * from a refused part. */
+static void tokener_put(struct json_tokener *tok) {
+        wire_tls *t = tls_key_ok ? pthread_getspecific(tls_key) : NULL;
+        if (t && t->tok == tok)
+                json_tokener_reset(tok);
+        else
+                json_tokener_free(tok);
+}
+
 /* Parses one JSON part, which must be a single object. Depth counts value levels the way json-c
  * does: the top-level object is level 1, its members level 2 ({"a":{"b":1}} has depth 3). */
 static int parse_object(const kb_frame *part, int max_depth, json_object **ret) {
@@ -322,15 +488,13 @@ static int parse_object(const kb_frame *part, int max_depth, json_object **ret) 
         if (part->size > INT32_MAX)
                 return -EMSGSIZE;
 
-        struct json_tokener *tok = json_tokener_new_ex(max_depth);
+        struct json_tokener *tok = tokener_get(part->size, max_depth);
         if (!tok)
                 return -ENOMEM;
-        /* STRICT refuses json-c's extensions (single quotes, trailing commas, trailing data). */
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         _cleanup_json_ json_object *obj = json_tokener_parse_ex(tok, text, (int) part->size);
         enum json_tokener_error err = json_tokener_get_error(tok);
         size_t end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
+        tokener_put(tok);
 
         if (err == json_tokener_error_depth)
                 return -ELOOP;
@@ -446,23 +610,36 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
 }
 
 int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
-        _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
+        char signature[KB_HMAC_HEX_LEN + 1];
+        kb_frame frames[2 + KB_JSON_PARTS];
         int r;
 
-        if (!sock || !msg)
+        if (!sock || !msg || !msg->header)
                 return -EINVAL;
         void *handle = zsock_resolve(sock);
         if (!handle)
                 return -EINVAL;
-        r = kb_wire_serialize(msg, key, &out);
+        r = prepare_frames(msg, key, signature, frames);
         if (r < 0)
                 return r;
 
-        size_t n = zmsg_size(out);
-        size_t i = 0;
-        for (zframe_t *frame = zmsg_first(out); frame; frame = zmsg_next(out), i++) {
-                int flags = i + 1 < n ? ZMQ_SNDMORE : 0;
-                if (zmq_send(handle, zframe_data(frame), zframe_size(frame), flags) < 0) {
+        /* Straight from the JSON text to zmq_send (which copies once), without an intermediate
+         * zmsg holding a second copy of every frame. */
+        size_t n = msg->n_identities + KB_ELEMENTSOF(frames) + msg->n_buffers;
+        for (size_t i = 0; i < n; i++) {
+                const void *data;
+                size_t size;
+                if (i < msg->n_identities) {
+                        data = msg->identities[i].data;
+                        size = msg->identities[i].size;
+                } else if (i - msg->n_identities < KB_ELEMENTSOF(frames)) {
+                        data = frames[i - msg->n_identities].data;
+                        size = frames[i - msg->n_identities].size;
+                } else {
+                        data = msg->buffers[i - msg->n_identities - KB_ELEMENTSOF(frames)].data;
+                        size = msg->buffers[i - msg->n_identities - KB_ELEMENTSOF(frames)].size;
+                }
+                if (zmq_send(handle, data, size, i + 1 < n ? ZMQ_SNDMORE : 0) < 0) {
                         int err = errno;
                         /* ZeroMQ queues a multipart message atomically once its first part is
                          * accepted; a later failure means the socket itself is broken. */
@@ -472,26 +649,42 @@ int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
         return 0;
 }
 
-/* Received parts, kept as zmq messages so nothing is copied before decoding. */
+/* Received parts, kept as zmq messages so nothing is copied before decoding; the first
+ * KB_RECV_INLINE live on the stack. */
 typedef struct recv_parts {
         zmq_msg_t *parts;
         size_t n;
         size_t capacity;
+        zmq_msg_t inline_parts[KB_RECV_INLINE];
 } recv_parts;
 
 static void recv_parts_free(recv_parts *p) {
         for (size_t i = 0; i < p->n; i++)
                 zmq_msg_close(&p->parts[i]);
-        free(p->parts);
-        *p = (recv_parts){0};
+        if (p->parts != p->inline_parts)
+                free(p->parts);
+        p->parts = NULL;
+        p->n = p->capacity = 0;
 }
 
 static int recv_parts_push(recv_parts *p, zmq_msg_t *part) {
+        if (!p->parts) {
+                p->parts = p->inline_parts;
+                p->capacity = KB_RECV_INLINE;
+        }
         if (p->n == p->capacity) {
-                size_t capacity = p->capacity ? p->capacity * 2 : 8;
-                zmq_msg_t *grown = realloc(p->parts, capacity * sizeof(*grown));
+                size_t capacity = p->capacity * 2;
+                zmq_msg_t *grown = malloc(capacity * sizeof(*grown));
                 if (!grown)
                         return -ENOMEM;
+                /* zmq_msg_t is moved with zmq_msg_move, never by copying its bytes. */
+                for (size_t i = 0; i < p->n; i++) {
+                        zmq_msg_init(&grown[i]);
+                        zmq_msg_move(&grown[i], &p->parts[i]);
+                        zmq_msg_close(&p->parts[i]);
+                }
+                if (p->parts != p->inline_parts)
+                        free(p->parts);
                 p->parts = grown;
                 p->capacity = capacity;
         }
@@ -504,7 +697,8 @@ static int recv_parts_push(recv_parts *p, zmq_msg_t *part) {
 
 int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
         _cleanup_(recv_parts_free) recv_parts received = {0};
-        _cleanup_free_ kb_frame *frames = NULL;
+        _cleanup_free_ kb_frame *frames_heap = NULL;
+        kb_frame frames_inline[KB_RECV_INLINE], *frames = frames_inline;
         kb_wire_limits defaults;
         size_t count = 0, total = 0;
         int over = 0; /* the first limit error seen while draining, ranked as check_limits ranks */
@@ -554,9 +748,11 @@ int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits,
         if (over < 0)
                 return over;
 
-        frames = calloc(received.n ? received.n : 1, sizeof(*frames));
-        if (!frames)
-                return -ENOMEM;
+        if (received.n > KB_ELEMENTSOF(frames_inline)) {
+                frames = frames_heap = calloc(received.n, sizeof(*frames));
+                if (!frames)
+                        return -ENOMEM;
+        }
         for (size_t i = 0; i < received.n; i++)
                 frames[i] = (kb_frame){zmq_msg_data(&received.parts[i]), zmq_msg_size(&received.parts[i])};
         return kb_wire_decode(frames, received.n, key, limits, ret);
