@@ -323,32 +323,163 @@ out:
         return r;
 }
 
-/* The serialized text of a JSON part; NULL parts are sent as {} so the frame layout stays fixed.
- * The returned string belongs to obj (json-c caches it) and lives until obj is next serialized. */
-static kb_frame json_part(json_object *obj) {
-        static const char empty[] = "{}";
-        if (!obj)
-                return (kb_frame){empty, sizeof(empty) - 1};
-        size_t len = 0;
-        const char *s = json_object_to_json_string_length(
-                obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-        return (kb_frame){s, s ? len : 0};
+/* One growing buffer holding the serialized JSON parts of a message: one allocation per
+ * message instead of json-c's per-object print buffers (which grow from 32 bytes by realloc). */
+typedef struct outbuf {
+        char *data;
+        size_t len;
+        size_t cap;
+        bool failed;
+} outbuf;
+
+static void outbuf_free(outbuf *b) {
+        free(b->data);
+        *b = (outbuf){0};
 }
 
-/* The frames of msg after the identities: delimiter, signature, the four JSON parts. The JSON
- * text belongs to msg's objects (see json_part); signature must outlive the frames. */
+static void out_append(outbuf *b, const void *p, size_t n) {
+        if (b->failed || n == 0)
+                return;
+        if (n > b->cap - b->len) {
+                size_t cap = b->cap ? b->cap : 4096;
+                while (cap - b->len < n) {
+                        if (cap > SIZE_MAX / 2) {
+                                b->failed = true;
+                                return;
+                        }
+                        cap *= 2;
+                }
+                char *grown = realloc(b->data, cap);
+                if (!grown) {
+                        b->failed = true;
+                        return;
+                }
+                b->data = grown;
+                b->cap = cap;
+        }
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+}
+
+static void out_char(outbuf *b, char c) {
+        out_append(b, &c, 1);
+}
+
+/* A JSON string exactly as json-c writes it with JSON_C_TO_STRING_NOSLASHESCAPE: '"', '\\' and
+ * control characters escaped (the usual short forms, else \u00xx), everything else as is. */
+static void out_string(outbuf *b, const char *s, size_t n) {
+        static const char hex[] = "0123456789abcdef";
+        size_t run = 0;
+        out_char(b, '"');
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                char esc[6];
+                size_t esc_len = 2;
+                /* Skip the long runs that need no escape (all of a usual cell) cheaply. */
+                while (c >= 0x20 && c != '"' && c != '\\' && ++i < n)
+                        c = (unsigned char) s[i];
+                if (i == n)
+                        break;
+                out_append(b, s + run, i - run);
+                run = i + 1;
+                esc[0] = '\\';
+                switch (c) {
+                case '"': esc[1] = '"'; break;
+                case '\\': esc[1] = '\\'; break;
+                case '\b': esc[1] = 'b'; break;
+                case '\f': esc[1] = 'f'; break;
+                case '\n': esc[1] = 'n'; break;
+                case '\r': esc[1] = 'r'; break;
+                case '\t': esc[1] = 't'; break;
+                default:
+                        memcpy(esc + 1, "u00", 3);
+                        esc[4] = hex[c >> 4];
+                        esc[5] = hex[c & 0x0f];
+                        esc_len = 6;
+                }
+                out_append(b, esc, esc_len);
+        }
+        out_append(b, s + run, n - run);
+        out_char(b, '"');
+}
+
+/* Writes obj as json-c's JSON_C_TO_STRING_PLAIN | NOSLASHESCAPE would, byte for byte (a unit
+ * test compares the two); numbers are left to json-c, which owns their formatting. */
+static void out_value(outbuf *b, json_object *obj) {
+        size_t len = 0;
+        const char *text;
+        switch (json_object_get_type(obj)) {
+        case json_type_null:
+                out_append(b, "null", 4);
+                return;
+        case json_type_boolean:
+                if (json_object_get_boolean(obj))
+                        out_append(b, "true", 4);
+                else
+                        out_append(b, "false", 5);
+                return;
+        case json_type_string:
+                out_string(b, json_object_get_string(obj), (size_t) json_object_get_string_len(obj));
+                return;
+        case json_type_object: {
+                bool first = true;
+                out_char(b, '{');
+                json_object_object_foreach(obj, k, v) {
+                        if (!first)
+                                out_char(b, ',');
+                        first = false;
+                        out_string(b, k, strlen(k));
+                        out_char(b, ':');
+                        out_value(b, v);
+                }
+                out_char(b, '}');
+                return;
+        }
+        case json_type_array: {
+                size_t n = json_object_array_length(obj);
+                out_char(b, '[');
+                for (size_t i = 0; i < n; i++) {
+                        if (i > 0)
+                                out_char(b, ',');
+                        out_value(b, json_object_array_get_idx(obj, i));
+                }
+                out_char(b, ']');
+                return;
+        }
+        default: /* int, double */
+                text = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                         &len);
+                if (!text) {
+                        b->failed = true;
+                        return;
+                }
+                out_append(b, text, len);
+        }
+}
+
+/* The frames of msg after the identities: delimiter, signature, the four JSON parts (NULL parts
+ * are sent as {} so the frame layout stays fixed). The JSON text lives in buf, which the caller
+ * frees after sending; signature must outlive the frames too. */
 static int prepare_frames(const kb_msg *msg, const kb_key *key, char signature[KB_HMAC_HEX_LEN + 1],
-                          kb_frame ret[2 + KB_JSON_PARTS]) {
+                          outbuf *buf, kb_frame ret[2 + KB_JSON_PARTS]) {
+        json_object *objs[KB_JSON_PARTS] = {msg->header, msg->parent_header, msg->metadata, msg->content};
+        size_t offsets[KB_JSON_PARTS + 1];
         kb_frame *parts = ret + 2;
         int r;
 
-        parts[0] = json_part(msg->header);
-        parts[1] = json_part(msg->parent_header);
-        parts[2] = json_part(msg->metadata);
-        parts[3] = json_part(msg->content);
+        for (size_t i = 0; i < KB_JSON_PARTS; i++) {
+                offsets[i] = buf->len;
+                if (objs[i])
+                        out_value(buf, objs[i]);
+                else
+                        out_append(buf, "{}", 2);
+        }
+        offsets[KB_JSON_PARTS] = buf->len;
+        if (buf->failed)
+                return -ENOMEM;
+        /* Pointers only now: the buffer may have moved while it grew. */
         for (size_t i = 0; i < KB_JSON_PARTS; i++)
-                if (!parts[i].data)
-                        return -ENOMEM;
+                parts[i] = (kb_frame){buf->data + offsets[i], offsets[i + 1] - offsets[i]};
         r = kb_wire_sign(key, parts, signature);
         if (r < 0)
                 return r;
@@ -361,11 +492,12 @@ int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
         _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
         char signature[KB_HMAC_HEX_LEN + 1];
         kb_frame frames[2 + KB_JSON_PARTS];
+        _cleanup_(outbuf_free) outbuf buf = {0};
         int r;
 
         if (!msg || !ret || !msg->header)
                 return -EINVAL;
-        r = prepare_frames(msg, key, signature, frames);
+        r = prepare_frames(msg, key, signature, &buf, frames);
         if (r < 0)
                 return r;
 
@@ -612,6 +744,7 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
 int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
         char signature[KB_HMAC_HEX_LEN + 1];
         kb_frame frames[2 + KB_JSON_PARTS];
+        _cleanup_(outbuf_free) outbuf buf = {0};
         int r;
 
         if (!sock || !msg || !msg->header)
@@ -619,7 +752,7 @@ int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
         void *handle = zsock_resolve(sock);
         if (!handle)
                 return -EINVAL;
-        r = prepare_frames(msg, key, signature, frames);
+        r = prepare_frames(msg, key, signature, &buf, frames);
         if (r < 0)
                 return r;
 

@@ -198,6 +198,61 @@ static void test_sign_key_changes(void **state) {
         assert_null(sign_key_sequence(NULL));
 }
 
+/* libkbound writes the JSON parts itself; the bytes must be exactly json-c's PLAIN |
+ * NOSLASHESCAPE text, whatever the content (every control character, quotes, backslash, slash,
+ * UTF-8, an embedded NUL, nesting, every number form json-c has). */
+static void test_serialize_matches_json_c(void **state) {
+        char controls[34];
+        for (int i = 0; i < 32; i++)
+                controls[i] = (char) (i + 1 == 32 ? 0x7f : i + 1);
+        controls[32] = '"';
+        controls[33] = '\\';
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "controls", json_object_new_string_len(controls, sizeof(controls)));
+        json_object_object_add(c, "nul", json_object_new_string_len("a\0b", 3));
+        json_object_object_add(c, "text", json_object_new_string("path/to \xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82 \"q\" \\ end\n"));
+        json_object_object_add(c, "k\"e\\y\t/", json_object_new_string(""));
+        json_object *arr = json_object_new_array();
+        json_object_array_add(arr, json_object_new_int64(INT64_MIN));
+        json_object_array_add(arr, json_object_new_int64(INT64_MAX));
+        json_object_array_add(arr, json_object_new_uint64(UINT64_MAX));
+        json_object_array_add(arr, json_object_new_double(0.1));
+        json_object_array_add(arr, json_object_new_double(-0.0));
+        json_object_array_add(arr, json_object_new_double(1e300));
+        json_object_array_add(arr, json_object_new_double(3.0));
+        json_object_array_add(arr, json_object_new_boolean(1));
+        json_object_array_add(arr, json_object_new_boolean(0));
+        json_object_array_add(arr, NULL);
+        json_object_array_add(arr, json_object_new_object());
+        json_object_array_add(arr, json_object_new_array());
+        json_object *nested = json_object_new_object();
+        json_object_object_add(nested, "deeper", json_object_new_array());
+        json_object_array_add(json_object_object_get(nested, "deeper"), json_object_new_string("x"));
+        json_object_array_add(arr, nested);
+        json_object_object_add(c, "values", arr);
+        json_object_object_add(c, "null", NULL);
+
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_msg_new("execute_request", "sess \"1\"", "us\ter", c, &msg), 0);
+        zmsg_t *z = NULL;
+        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(zmsg_size(z), 6);
+        json_object *objs[4] = {msg->header, msg->parent_header, msg->metadata, msg->content};
+        zframe_t *f = zmsg_first(z);
+        f = zmsg_next(z); /* after the delimiter and the signature */
+        for (size_t i = 0; i < 4; i++) {
+                f = zmsg_next(z);
+                assert_non_null(f);
+                size_t len = 0;
+                const char *want = json_object_to_json_string_length(
+                        objs[i], JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+                assert_int_equal(zframe_size(f), len);
+                assert_memory_equal(zframe_data(f), want, len);
+        }
+        zmsg_destroy(&z);
+        kb_msg_destroy(&msg);
+}
+
 static void test_roundtrip_new_serialize_decode(void **state) {
         json_object *content = json_object_new_object();
         json_object_object_add(content, "code", json_object_new_string("x = \"é/\\n\"\n"));
@@ -693,6 +748,7 @@ int main(void) {
                 cmocka_unit_test(test_decode_known_answer),
                 cmocka_unit_test(test_sign_depends_on_every_part_and_key),
                 cmocka_unit_test(test_sign_key_changes),
+                cmocka_unit_test(test_serialize_matches_json_c),
                 cmocka_unit_test(test_roundtrip_new_serialize_decode),
                 cmocka_unit_test(test_msg_new_header),
                 cmocka_unit_test(test_msg_new_invalid_takes_content),
