@@ -1,9 +1,13 @@
 /* wire.c: Jupyter wire messages: build, sign (HMAC-SHA256), serialize, send, receive, verify, parse. */
+/* HMAC-SHA256 is built here on OpenSSL's SHA256_Init/Update/Final, which OpenSSL 3 deprecates
+ * in favour of EVP. EVP's HMAC goes through the provider machinery: initialising the default
+ * provider and fetching the algorithm touched ~2 MB of libcrypto (a third of kbound's peak RSS
+ * beyond its own memory) and cost more CPU than the hashing itself. The low-level SHA-256 uses the
+ * same assembly and no providers. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "kbound/wire.h"
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
+#include <openssl/sha.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,30 +29,30 @@
 /* Frames received into a fixed array before spilling to the heap (7 for a usual message). */
 #define KB_RECV_INLINE 16
 
-/* Per-thread state that only saves work: the keyed HMAC context of the last key used (OpenSSL 3
- * otherwise fetches the algorithm and the digest on every message, which cost more than the
- * hashing) and one JSON tokener (json-c allocates its parse stack per tokener). Nothing here
- * changes a result: a different key replaces the context, and the tokener is reset before and
- * after every parse. Freed when the thread exits; the key copy is wiped first. */
+/* Per-thread state that only saves work: the HMAC key schedule of the last key used (the
+ * SHA-256 states after absorbing the padded key, RFC 2104) and one JSON tokener (json-c
+ * allocates its parse stack per tokener). Nothing here changes a result: a different key
+ * replaces the schedule, and the tokener is reset before and after every parse. Freed when the
+ * thread exits; key material is wiped first. */
 typedef struct wire_tls {
-        EVP_MAC_CTX *mac;
+        bool keyed;
         unsigned char key[KB_KEY_CACHE_MAX];
-        size_t key_size; /* SIZE_MAX: mac is keyed with a key too large to remember */
+        size_t key_size; /* SIZE_MAX: the schedule is of a key too large to remember */
+        SHA256_CTX inner, outer;
         struct json_tokener *tok;
         int tok_depth;
 } wire_tls;
 
 static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
-/* Fetched once and never changed afterwards, so threads share it without locking. */
-static EVP_MAC *hmac_alg;
 static pthread_key_t tls_key;
 static bool tls_key_ok;
 
 static void tls_forget_key(wire_tls *t) {
-        EVP_MAC_CTX_free(t->mac);
-        t->mac = NULL;
         OPENSSL_cleanse(t->key, sizeof(t->key));
+        OPENSSL_cleanse(&t->inner, sizeof(t->inner));
+        OPENSSL_cleanse(&t->outer, sizeof(t->outer));
         t->key_size = 0;
+        t->keyed = false;
 }
 
 static void tls_free(void *p) {
@@ -62,7 +66,6 @@ static void tls_free(void *p) {
 }
 
 static void wire_init_once(void) {
-        hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
         tls_key_ok = pthread_key_create(&tls_key, tls_free) == 0;
 }
 
@@ -260,42 +263,58 @@ static void hex_encode(const unsigned char *in, size_t n, char *out) {
         out[2 * n] = '\0';
 }
 
-/* Makes t->mac an HMAC-SHA256 context keyed with key, ready for updates. The same key as last
- * time on this thread only restarts the context (EVP_MAC_init without a key keeps the key);
- * a different one replaces it. */
-static int hmac_start(wire_tls *t, const kb_key *key) {
-        char digest[] = "SHA256";
-        OSSL_PARAM params[] = {
-                OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                OSSL_PARAM_construct_end(),
-        };
+/* The HMAC-SHA256 key schedule (RFC 2104): SHA-256 states that have absorbed K0 ^ ipad and
+ * K0 ^ opad, K0 being the key zero-padded to the block size, or its digest if longer. */
+static int hmac_schedule(const kb_key *key, SHA256_CTX *inner, SHA256_CTX *outer) {
+        unsigned char k0[SHA256_CBLOCK] = {0}, pad[SHA256_CBLOCK];
+        SHA256_CTX c;
+        int ok = 1;
 
-        if (t->mac && key->size <= sizeof(t->key) && t->key_size == key->size &&
+        if (key->size > sizeof(k0)) {
+                ok &= SHA256_Init(&c);
+                ok &= SHA256_Update(&c, key->data, key->size);
+                ok &= SHA256_Final(k0, &c);
+        } else
+                memcpy(k0, key->data, key->size);
+        for (size_t i = 0; i < sizeof(pad); i++)
+                pad[i] = k0[i] ^ 0x36;
+        ok &= SHA256_Init(inner);
+        ok &= SHA256_Update(inner, pad, sizeof(pad));
+        for (size_t i = 0; i < sizeof(pad); i++)
+                pad[i] = k0[i] ^ 0x5c;
+        ok &= SHA256_Init(outer);
+        ok &= SHA256_Update(outer, pad, sizeof(pad));
+        OPENSSL_cleanse(k0, sizeof(k0));
+        OPENSSL_cleanse(pad, sizeof(pad));
+        OPENSSL_cleanse(&c, sizeof(c));
+        return ok == 1 ? 0 : -EIO;
+}
+
+/* This thread's schedule for key: reused when the key is the one used last, else computed
+ * and remembered (keys over KB_KEY_CACHE_MAX are recomputed every time). */
+static int hmac_keyed(wire_tls *t, const kb_key *key) {
+        if (t->keyed && key->size <= sizeof(t->key) && t->key_size == key->size &&
             CRYPTO_memcmp(t->key, key->data, key->size) == 0)
-                return EVP_MAC_init(t->mac, NULL, 0, NULL) == 1 ? 0 : -EIO;
-
+                return 0;
         tls_forget_key(t);
-        if (!hmac_alg)
-                return -EIO;
-        t->mac = EVP_MAC_CTX_new(hmac_alg);
-        if (!t->mac)
-                return -EIO;
-        if (EVP_MAC_init(t->mac, key->data, key->size, params) != 1) {
+        int r = hmac_schedule(key, &t->inner, &t->outer);
+        if (r < 0) {
                 tls_forget_key(t);
-                return -EIO;
+                return r;
         }
         if (key->size <= sizeof(t->key)) {
                 memcpy(t->key, key->data, key->size);
                 t->key_size = key->size;
         } else
-                t->key_size = SIZE_MAX; /* never matches: re-keyed every time */
+                t->key_size = SIZE_MAX; /* never matches */
+        t->keyed = true;
         return 0;
 }
 
 int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]) {
-        unsigned char mac_out[EVP_MAX_MD_SIZE];
-        size_t mac_len = 0;
-        int r;
+        unsigned char inner_digest[SHA256_DIGEST_LENGTH], mac[SHA256_DIGEST_LENGTH];
+        SHA256_CTX c;
+        int ok = 1, r;
 
         if (key_is_empty(key)) {
                 ret_hex[0] = '\0';
@@ -304,23 +323,23 @@ int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMA
         wire_tls *t = tls_get();
         if (!t)
                 return -ENOMEM;
-        r = hmac_start(t, key);
+        r = hmac_keyed(t, key);
         if (r < 0)
                 return r;
-        r = -EIO;
+        c = t->inner;
         for (size_t i = 0; i < KB_JSON_PARTS; i++)
-                if (parts[i].size > 0 && EVP_MAC_update(t->mac, parts[i].data, parts[i].size) != 1)
-                        goto out;
-        if (EVP_MAC_final(t->mac, mac_out, &mac_len, sizeof(mac_out)) != 1 || mac_len * 2 != KB_HMAC_HEX_LEN)
-                goto out;
-        hex_encode(mac_out, mac_len, ret_hex);
-        r = 0;
-out:
-        /* A context that failed half-way is not trusted again. */
-        if (r < 0)
-                tls_forget_key(t);
-        OPENSSL_cleanse(mac_out, sizeof(mac_out));
-        return r;
+                if (parts[i].size > 0)
+                        ok &= SHA256_Update(&c, parts[i].data, parts[i].size);
+        ok &= SHA256_Final(inner_digest, &c);
+        c = t->outer;
+        ok &= SHA256_Update(&c, inner_digest, sizeof(inner_digest));
+        ok &= SHA256_Final(mac, &c);
+        if (ok == 1)
+                hex_encode(mac, sizeof(mac), ret_hex);
+        OPENSSL_cleanse(&c, sizeof(c));
+        OPENSSL_cleanse(inner_digest, sizeof(inner_digest));
+        OPENSSL_cleanse(mac, sizeof(mac));
+        return ok == 1 ? 0 : -EIO;
 }
 
 /* One growing buffer holding the serialized JSON parts of a message: one allocation per
@@ -447,8 +466,8 @@ static void out_value(outbuf *b, json_object *obj) {
                 return;
         }
         default: /* int, double */
-                text = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                                         &len);
+                text = json_object_to_json_string_length(
+                        obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
                 if (!text) {
                         b->failed = true;
                         return;

@@ -167,6 +167,10 @@ static void test_sign_depends_on_every_part_and_key(void **state) {
  * (i * 7 + 1) & 0xff for i = 0..299). */
 #define KAT_HMAC_SAME_LENGTH "d35d53cfb7cbc7506f09bad0e6c41e7ece31c6c68ba439e4d4cafe03b1bef37a"
 #define KAT_HMAC_LONG_KEY "136d34441f179de888aaafc029007f7cb9003a6ffb3ff064572a17a8d729aa1b"
+/* The first 64 and 65 bytes of the same sequence: a key of exactly one SHA-256 block is used
+ * as is, one byte more is hashed first (RFC 2104). */
+#define KAT_HMAC_KEY_64 "2c63b4d26acaa0db37b86bcbab099baec1881762984411e81bc78b0d2af1cc0f"
+#define KAT_HMAC_KEY_65 "1f529f93accfb4d3416312f5a518cc3504cf899713459dd1ae7eff89138a1a33"
 
 static void *sign_key_sequence(void *arg) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
@@ -176,9 +180,12 @@ static void *sign_key_sequence(void *arg) {
                 long_key[i] = (unsigned char) ((i * 7 + 1) & 0xff);
         const kb_key same_length = {(const unsigned char *) "kbound-test-key-7f3b", 20};
         const kb_key long_kb = {long_key, sizeof(long_key)};
-        const kb_key *keys[] = {&test_key, &test_key, &same_length, &long_kb, &long_kb, &test_key, &same_length};
-        const char *want[] = {KAT_HMAC, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_LONG_KEY, KAT_HMAC_LONG_KEY,
-                              KAT_HMAC, KAT_HMAC_SAME_LENGTH};
+        const kb_key key64 = {long_key, 64}, key65 = {long_key, 65};
+        const kb_key *keys[] = {&test_key, &test_key, &same_length, &long_kb, &long_kb,
+                                &test_key, &same_length, &key64, &key65, &key64};
+        const char *want[] = {KAT_HMAC, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_LONG_KEY,
+                              KAT_HMAC_LONG_KEY, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_KEY_64,
+                              KAT_HMAC_KEY_65, KAT_HMAC_KEY_64};
         char hex[KB_HMAC_HEX_LEN + 1];
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
                 if (kb_wire_sign(keys[i], parts, hex) != 0 || strcmp(hex, want[i]) != 0)
@@ -210,7 +217,8 @@ static void test_serialize_matches_json_c(void **state) {
         json_object *c = json_object_new_object();
         json_object_object_add(c, "controls", json_object_new_string_len(controls, sizeof(controls)));
         json_object_object_add(c, "nul", json_object_new_string_len("a\0b", 3));
-        json_object_object_add(c, "text", json_object_new_string("path/to \xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82 \"q\" \\ end\n"));
+        json_object_object_add(c, "text",
+                               json_object_new_string("path/to \xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82 \"q\" \\ end\n"));
         json_object_object_add(c, "k\"e\\y\t/", json_object_new_string(""));
         json_object *arr = json_object_new_array();
         json_object_array_add(arr, json_object_new_int64(INT64_MIN));
