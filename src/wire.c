@@ -1,8 +1,8 @@
 /* wire.c: Jupyter wire messages: build, sign (HMAC-SHA256), serialize, send, receive, verify, parse. */
 /* HMAC-SHA256 is built here on OpenSSL's SHA256_Init/Update/Final, which OpenSSL 3 deprecates
  * in favour of EVP. EVP's HMAC goes through the provider machinery: initialising the default
- * provider and fetching the algorithm touched ~2 MB of libcrypto (a third of kbound's peak RSS
- * beyond its own memory) and cost more CPU than the hashing itself. The low-level SHA-256 uses the
+ * provider and fetching the algorithm touched ~2 MB of libcrypto (a sixth of kbound's peak RSS)
+ * and cost more CPU than the hashing itself. The low-level SHA-256 uses the
  * same assembly and no providers. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "kbound/wire.h"
@@ -21,7 +21,7 @@
 #define KB_WIRE_MAX_JSON_DEPTH_CEILING 4096
 #define KB_DELIMITER_LEN (sizeof(KB_WIRE_DELIMITER) - 1)
 #define KB_JSON_PARTS 4
-/* Keys up to this size keep their keyed HMAC context between messages (Jupyter's are 36-64). */
+/* Keys up to this size keep their HMAC key schedule between messages (Jupyter's are 36-64). */
 #define KB_KEY_CACHE_MAX 256
 /* A JSON part larger than this is parsed with a tokener of its own, so no thread keeps a huge
  * parse buffer alive afterwards. */
@@ -320,23 +320,34 @@ int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMA
                 ret_hex[0] = '\0';
                 return 0;
         }
+        /* Without per-thread state (allocation failed), the schedule is computed for this call. */
         wire_tls *t = tls_get();
-        if (!t)
-                return -ENOMEM;
-        r = hmac_keyed(t, key);
-        if (r < 0)
+        SHA256_CTX own_inner, own_outer;
+        const SHA256_CTX *inner = &own_inner, *outer = &own_outer;
+        if (t) {
+                r = hmac_keyed(t, key);
+                inner = &t->inner;
+                outer = &t->outer;
+        } else
+                r = hmac_schedule(key, &own_inner, &own_outer);
+        if (r < 0) {
+                OPENSSL_cleanse(&own_inner, sizeof(own_inner));
+                OPENSSL_cleanse(&own_outer, sizeof(own_outer));
                 return r;
-        c = t->inner;
+        }
+        c = *inner;
         for (size_t i = 0; i < KB_JSON_PARTS; i++)
                 if (parts[i].size > 0)
                         ok &= SHA256_Update(&c, parts[i].data, parts[i].size);
         ok &= SHA256_Final(inner_digest, &c);
-        c = t->outer;
+        c = *outer;
         ok &= SHA256_Update(&c, inner_digest, sizeof(inner_digest));
         ok &= SHA256_Final(mac, &c);
         if (ok == 1)
                 hex_encode(mac, sizeof(mac), ret_hex);
         OPENSSL_cleanse(&c, sizeof(c));
+        OPENSSL_cleanse(&own_inner, sizeof(own_inner));
+        OPENSSL_cleanse(&own_outer, sizeof(own_outer));
         OPENSSL_cleanse(inner_digest, sizeof(inner_digest));
         OPENSSL_cleanse(mac, sizeof(mac));
         return ok == 1 ? 0 : -EIO;
@@ -600,8 +611,9 @@ static struct json_tokener *tokener_new(int max_depth) {
         return tok;
 }
 
-static struct json_tokener *tokener_get(size_t size, int max_depth) {
+static struct json_tokener *tokener_get(size_t size, int max_depth, bool *ret_reused) {
         wire_tls *t = size <= KB_TOKENER_REUSE_MAX ? tls_get() : NULL;
+        *ret_reused = t != NULL;
         if (!t)
                 return tokener_new(max_depth);
         if (t->tok && t->tok_depth != max_depth) {
@@ -619,9 +631,8 @@ static struct json_tokener *tokener_get(size_t size, int max_depth) {
 
 /* Ends a parse: a fresh tokener is freed, the thread's is reset so it holds no partial objects
  * from a refused part. */
-static void tokener_put(struct json_tokener *tok) {
-        wire_tls *t = tls_key_ok ? pthread_getspecific(tls_key) : NULL;
-        if (t && t->tok == tok)
+static void tokener_put(struct json_tokener *tok, bool reused) {
+        if (reused)
                 json_tokener_reset(tok);
         else
                 json_tokener_free(tok);
@@ -639,13 +650,14 @@ static int parse_object(const kb_frame *part, int max_depth, json_object **ret) 
         if (part->size > INT32_MAX)
                 return -EMSGSIZE;
 
-        struct json_tokener *tok = tokener_get(part->size, max_depth);
+        bool reused;
+        struct json_tokener *tok = tokener_get(part->size, max_depth, &reused);
         if (!tok)
                 return -ENOMEM;
         _cleanup_json_ json_object *obj = json_tokener_parse_ex(tok, text, (int) part->size);
         enum json_tokener_error err = json_tokener_get_error(tok);
         size_t end = json_tokener_get_parse_end(tok);
-        tokener_put(tok);
+        tokener_put(tok, reused);
 
         if (err == json_tokener_error_depth)
                 return -ELOOP;
