@@ -1,7 +1,10 @@
 /* wire_bench.c: wire throughput through libkbound: build, sign, send, receive, verify and parse
  * execute_request messages over a real zmq socket pair (ipc), the same work bench/wire_session.py
- * makes jupyter_client's Session do. Prints one JSON object. Not installed; run by scripts/bench. */
+ * makes jupyter_client's Session do. Prints one JSON object. Not installed; run by scripts/bench.
+ * With --zmq-only it measures the floor both implementations pay: the same frames (one message
+ * serialized once, before timing) sent with zmq_send and received with zmq_msg_recv, nothing else. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +43,41 @@ static json_object *execute_content(const char *code) {
         return c;
 }
 
+/* The floor: send the frames of one prepared message `batch` times, then receive them all. */
+static int zmq_only_batch(void *tx, void *rx, zmsg_t *frames, long batch, long *bad) {
+        for (long i = 0; i < batch; i++) {
+                size_t n = zmsg_size(frames), j = 0;
+                for (zframe_t *f = zmsg_first(frames); f; f = zmsg_next(frames), j++)
+                        if (zmq_send(tx, zframe_data(f), zframe_size(f), j + 1 < n ? ZMQ_SNDMORE : 0) < 0)
+                                return -1;
+        }
+        for (long i = 0; i < batch; i++) {
+                zmq_pollitem_t item = { .socket = rx, .events = ZMQ_POLLIN };
+                if (zmq_poll(&item, 1, 5000) <= 0)
+                        return -1;
+                size_t parts = 0;
+                for (int more = 1; more; parts++) {
+                        zmq_msg_t part;
+                        zmq_msg_init(&part);
+                        if (zmq_msg_recv(&part, rx, ZMQ_DONTWAIT) < 0)
+                                return -1;
+                        more = zmq_msg_more(&part);
+                        zmq_msg_close(&part);
+                }
+                if (parts != zmsg_size(frames))
+                        (*bad)++;
+        }
+        return 0;
+}
+
 int main(int argc, char **argv) {
+        bool zmq_only = argc == 4 && strcmp(argv[1], "--zmq-only") == 0;
+        if (zmq_only) {
+                argc--;
+                argv++;
+        }
         if (argc != 3) {
-                fprintf(stderr, "usage: %s MESSAGES CODE_FILE\n", argv[0]);
+                fprintf(stderr, "usage: %s [--zmq-only] MESSAGES CODE_FILE\n", argv[0]);
                 return 2;
         }
         long total = strtol(argv[1], NULL, 10);
@@ -73,9 +108,28 @@ int main(int argc, char **argv) {
 
         size_t bytes = 0;
         long done = 0, bad = 0;
+        zmsg_t *prepared = NULL;
+        if (zmq_only) {
+                kb_msg *m = NULL;
+                if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code), &m) < 0 ||
+                    kb_wire_serialize(m, &key, &prepared) < 0) {
+                        fprintf(stderr, "wire_bench: cannot prepare the message\n");
+                        return 1;
+                }
+                bytes = strlen(json_object_to_json_string_ext(m->content, JSON_C_TO_STRING_PLAIN));
+                kb_msg_destroy(&m);
+        }
         double t0 = now_s();
         while (done < total) {
                 long batch = total - done < WINDOW ? total - done : WINDOW;
+                if (zmq_only) {
+                        if (zmq_only_batch(zsock_resolve(tx), zsock_resolve(rx), prepared, batch, &bad) < 0) {
+                                fprintf(stderr, "wire_bench: zmq send/receive failed\n");
+                                return 1;
+                        }
+                        done += batch;
+                        continue;
+                }
                 for (long i = 0; i < batch; i++) {
                         kb_msg *m = NULL;
                         if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code), &m) < 0 ||
@@ -105,9 +159,10 @@ int main(int argc, char **argv) {
                 done += batch;
         }
         double elapsed = now_s() - t0;
-        printf("{\"impl\": \"libkbound\", \"messages\": %ld, \"failed\": %ld, \"content_bytes\": %zu, "
+        printf("{\"impl\": \"%s\", \"messages\": %ld, \"failed\": %ld, \"content_bytes\": %zu, "
                "\"seconds\": %.6f, \"msgs_per_sec\": %.1f}\n",
-               done, bad, bytes, elapsed, (double) done / elapsed);
+               zmq_only ? "zmq-only" : "libkbound", done, bad, bytes, elapsed, (double) done / elapsed);
+        zmsg_destroy(&prepared);
         zsock_destroy(&tx);
         zsock_destroy(&rx);
         char sock_path[160];

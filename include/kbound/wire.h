@@ -55,10 +55,11 @@ typedef struct kb_msg {
         const char *parent_msg_id;
 } kb_msg;
 
-/* Builds a new request with a fresh msg_id (zuuid), the given session and username, the current
- * time as ISO-8601 UTC with microseconds, and version KB_PROTOCOL_VERSION. Takes ownership of
- * content (NULL means {}), also on failure. parent_header and metadata start as {}.
- * Returns 0 or -ENOMEM / -EINVAL. */
+/* Builds a new request with a fresh msg_id (a random UUID from getrandom), the given session and
+ * username, the current time as ISO-8601 UTC with microseconds, and version KB_PROTOCOL_VERSION.
+ * Takes ownership of content (NULL means {}), also on failure. parent_header and metadata start
+ * as {}.
+ * Returns 0 or -ENOMEM / -EINVAL (or -errno if getrandom fails). */
 KB_EXPORT int kb_msg_new(const char *msg_type, const char *session, const char *username,
                          json_object *content, kb_msg **ret);
 

@@ -57,6 +57,19 @@ static void check_reencode(const kb_msg *msg, const kb_key *key) {
                         abort();
                 frames[n++] = (kb_frame){zframe_data(f), zframe_size(f)};
         }
+        /* libkbound writes the JSON itself: the four parts must be json-c's own text, byte for byte. */
+        json_object *objs[4] = {msg->header, msg->parent_header, msg->metadata, msg->content};
+        size_t first_part = msg->n_identities + 2;
+        for (size_t i = 0; i < 4; i++) {
+                size_t len = 0;
+                const char *want = json_object_to_json_string_length(
+                        objs[i], JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+                if (first_part + i >= n || !want || frames[first_part + i].size != len ||
+                    memcmp(frames[first_part + i].data, want, len) != 0) {
+                        fprintf(stderr, "serialized part %zu differs from json-c's\n", i);
+                        abort();
+                }
+        }
         /* Re-serialized JSON may be longer (escapes), so check against generous limits. */
         kb_wire_limits limits;
         kb_wire_limits_default(&limits);

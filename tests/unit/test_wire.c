@@ -7,6 +7,7 @@
 
 #include "kbound/wire.h"
 #include <cmocka.h>
+#include <pthread.h>
 #include <regex.h>
 #include <string.h>
 #include <zmq.h>
@@ -158,6 +159,106 @@ static void test_sign_depends_on_every_part_and_key(void **state) {
         kb_key other_key = {(const unsigned char *) "another key", 11};
         assert_int_equal(kb_wire_sign(&other_key, parts, other), 0);
         assert_string_not_equal(base, other);
+}
+
+/* libkbound keeps the last key's HMAC context per thread; a different key, even of the same
+ * length or too large to be remembered, must never be signed with a stale context. Expected
+ * values from CPython's hmac as for KAT_HMAC (keys: KAT_KEY with the last byte 'b'; 300 bytes
+ * (i * 7 + 1) & 0xff for i = 0..299). */
+#define KAT_HMAC_SAME_LENGTH "d35d53cfb7cbc7506f09bad0e6c41e7ece31c6c68ba439e4d4cafe03b1bef37a"
+#define KAT_HMAC_LONG_KEY "136d34441f179de888aaafc029007f7cb9003a6ffb3ff064572a17a8d729aa1b"
+/* The first 64 and 65 bytes of the same sequence: a key of exactly one SHA-256 block is used
+ * as is, one byte more is hashed first (RFC 2104). */
+#define KAT_HMAC_KEY_64 "2c63b4d26acaa0db37b86bcbab099baec1881762984411e81bc78b0d2af1cc0f"
+#define KAT_HMAC_KEY_65 "1f529f93accfb4d3416312f5a518cc3504cf899713459dd1ae7eff89138a1a33"
+
+static void *sign_key_sequence(void *arg) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        unsigned char long_key[300];
+        for (size_t i = 0; i < sizeof(long_key); i++)
+                long_key[i] = (unsigned char) ((i * 7 + 1) & 0xff);
+        const kb_key same_length = {(const unsigned char *) "kbound-test-key-7f3b", 20};
+        const kb_key long_kb = {long_key, sizeof(long_key)};
+        const kb_key key64 = {long_key, 64}, key65 = {long_key, 65};
+        const kb_key *keys[] = {&test_key, &test_key, &same_length, &long_kb, &long_kb,
+                                &test_key, &same_length, &key64, &key65, &key64};
+        const char *want[] = {KAT_HMAC, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_LONG_KEY,
+                              KAT_HMAC_LONG_KEY, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_KEY_64,
+                              KAT_HMAC_KEY_65, KAT_HMAC_KEY_64};
+        char hex[KB_HMAC_HEX_LEN + 1];
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+                if (kb_wire_sign(keys[i], parts, hex) != 0 || strcmp(hex, want[i]) != 0)
+                        return (void *) (uintptr_t) (i + 1);
+        }
+        return NULL;
+}
+
+static void test_sign_key_changes(void **state) {
+        assert_null(sign_key_sequence(NULL));
+        /* Again on a thread of its own (its own cache, freed when it exits). */
+        pthread_t thread;
+        void *result = (void *) 1;
+        assert_int_equal(pthread_create(&thread, NULL, sign_key_sequence, NULL), 0);
+        assert_int_equal(pthread_join(thread, &result), 0);
+        assert_null(result);
+        assert_null(sign_key_sequence(NULL));
+}
+
+/* libkbound writes the JSON parts itself; the bytes must be exactly json-c's PLAIN |
+ * NOSLASHESCAPE text, whatever the content (every control character, quotes, backslash, slash,
+ * UTF-8, an embedded NUL, nesting, every number form json-c has). */
+static void test_serialize_matches_json_c(void **state) {
+        char controls[34];
+        for (int i = 0; i < 32; i++)
+                controls[i] = (char) (i + 1 == 32 ? 0x7f : i + 1);
+        controls[32] = '"';
+        controls[33] = '\\';
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "controls", json_object_new_string_len(controls, sizeof(controls)));
+        json_object_object_add(c, "nul", json_object_new_string_len("a\0b", 3));
+        json_object_object_add(c, "text",
+                               json_object_new_string("path/to \xc3\xa9t\xc3\xa9 \xf0\x9f\x99\x82 \"q\" \\ end\n"));
+        json_object_object_add(c, "k\"e\\y\t/", json_object_new_string(""));
+        json_object *arr = json_object_new_array();
+        json_object_array_add(arr, json_object_new_int64(INT64_MIN));
+        json_object_array_add(arr, json_object_new_int64(INT64_MAX));
+        json_object_array_add(arr, json_object_new_uint64(UINT64_MAX));
+        json_object_array_add(arr, json_object_new_double(0.1));
+        json_object_array_add(arr, json_object_new_double(-0.0));
+        json_object_array_add(arr, json_object_new_double(1e300));
+        json_object_array_add(arr, json_object_new_double(3.0));
+        json_object_array_add(arr, json_object_new_boolean(1));
+        json_object_array_add(arr, json_object_new_boolean(0));
+        json_object_array_add(arr, NULL);
+        json_object_array_add(arr, json_object_new_object());
+        json_object_array_add(arr, json_object_new_array());
+        json_object *nested = json_object_new_object();
+        json_object_object_add(nested, "deeper", json_object_new_array());
+        json_object_array_add(json_object_object_get(nested, "deeper"), json_object_new_string("x"));
+        json_object_array_add(arr, nested);
+        json_object_object_add(c, "values", arr);
+        json_object_object_add(c, "null", NULL);
+
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_msg_new("execute_request", "sess \"1\"", "us\ter", c, &msg), 0);
+        zmsg_t *z = NULL;
+        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(zmsg_size(z), 6);
+        json_object *objs[4] = {msg->header, msg->parent_header, msg->metadata, msg->content};
+        zframe_t *f = zmsg_first(z);
+        f = zmsg_next(z); /* after the delimiter and the signature */
+        for (size_t i = 0; i < 4; i++) {
+                f = zmsg_next(z);
+                assert_non_null(f);
+                size_t len = 0;
+                const char *want = json_object_to_json_string_length(
+                        objs[i], JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+                assert_int_equal(zframe_size(f), len);
+                assert_memory_equal(zframe_data(f), want, len);
+        }
+        zmsg_destroy(&z);
+        kb_msg_destroy(&msg);
 }
 
 static void test_roundtrip_new_serialize_decode(void **state) {
@@ -313,6 +414,22 @@ static void test_reject_bad_json(void **state) {
         assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
         build_with_content(&w, "", 0);
         assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+}
+
+/* The parser is reused per thread: a part refused half-way (open containers on its stack)
+ * must leave nothing behind for the next message. */
+static void test_parse_after_refused_part(void **state) {
+        static const char *broken[] = {"{\"a\":[1,{\"b\":", "{\"a\":\"unterminated", "{\"a\":1}}"};
+        test_wire w;
+        for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+                build_with_content(&w, broken[i], strlen(broken[i]));
+                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+                build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+                kb_msg *msg = NULL;
+                assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+                assert_string_equal(kb_msg_content_string(msg, "code"), "print(1)");
+                kb_msg_destroy(&msg);
+        }
 }
 
 static void test_reject_trailing_garbage(void **state) {
@@ -638,6 +755,8 @@ int main(void) {
                 cmocka_unit_test(test_sign_known_answer),
                 cmocka_unit_test(test_decode_known_answer),
                 cmocka_unit_test(test_sign_depends_on_every_part_and_key),
+                cmocka_unit_test(test_sign_key_changes),
+                cmocka_unit_test(test_serialize_matches_json_c),
                 cmocka_unit_test(test_roundtrip_new_serialize_decode),
                 cmocka_unit_test(test_msg_new_header),
                 cmocka_unit_test(test_msg_new_invalid_takes_content),
@@ -648,6 +767,7 @@ int main(void) {
                 cmocka_unit_test(test_reject_too_few_frames),
                 cmocka_unit_test(test_reject_bad_json),
                 cmocka_unit_test(test_reject_trailing_garbage),
+                cmocka_unit_test(test_parse_after_refused_part),
                 cmocka_unit_test(test_reject_json_not_object),
                 cmocka_unit_test(test_reject_header_fields),
                 cmocka_unit_test(test_reject_unsigned_with_key),
