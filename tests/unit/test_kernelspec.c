@@ -296,6 +296,16 @@ static void test_find_in_root(void **state) {
         kb_kernelspec *spec = NULL;
         char **dirs = NULL;
 
+        /* valgrind 3.19 (Debian 12) does not implement openat2 (syscall 437), which every lookup
+         * inside an image uses; scripts/test runs this file under it with KBOUND_TEST_SKIP_OPENAT2=1
+         * and this test says it is left out. The normal and ASan passes run it. */
+        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
+        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
+                fprintf(stderr, "test_kernelspec: KBOUND_TEST_SKIP_OPENAT2=1: NOT running test_find_in_root "
+                                "(it needs openat2, which valgrind 3.19 does not implement)\n");
+                skip();
+        }
+
         /* A host folder the image must never reach through a link. */
         write_marked(t, "host/kernels/leak", "host");
         tree_path(t, "host/kernels", host_spec, sizeof(host_spec));
