@@ -180,21 +180,35 @@ int cmd_conformance(int argc, char **argv) {
         bool transcript_failed = false;
         _cleanup_free_ char *rootfs = NULL;
         _cleanup_close_ int rootfs_fd = -1;
-        kb_kernelspec **image_specs = NULL;
+        char **image_kernels = NULL;
 
         if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         /* An image's own kernels by default, as for check. */
         if (rootfs && n_kernels == 0) {
-                if (cli_rootfs_kernels(rootfs, rootfs_fd, &image_specs))
+                int l = cli_rootfs_kernels(rootfs, rootfs_fd, MAX_KERNELS, &image_kernels);
+                if (l) {
+                        exit_code = l;
                         goto out;
-                for (kb_kernelspec **p = image_specs; *p && n_kernels < MAX_KERNELS; p++)
-                        kernel_names[n_kernels++] = (*p)->name;
+                }
+                for (char **p = image_kernels; *p; p++)
+                        kernel_names[n_kernels++] = *p;
         }
-        for (size_t i = 0; i < n_kernels; i++)
-                if (cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]))
-                        goto out;
+        /* Every kernel is looked up, so each one that cannot be checked is named; then none runs. */
+        int find_failed = 0;
+        for (size_t i = 0; i < n_kernels; i++) {
+                int f = cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]);
+                if (f && !find_failed)
+                        find_failed = f;
+        }
+        if (find_failed) {
+                if (rootfs && image_kernels)
+                        cli_error("image %s: not every kernelspec of the image can be checked, so none was "
+                                  "(name the good ones with --kernel to check only those)", rootfs);
+                exit_code = find_failed;
+                goto out;
+        }
         if (cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
         r = kb_sandbox_bwrap_version(bwrap, &bwrap_version);
@@ -322,6 +336,6 @@ out:
         free(kernels_dir);
         free(bwrap);
         free(bwrap_version);
-        kb_kernelspec_list_free(image_specs);
+        kb_strv_free(image_kernels);
         return exit_code;
 }
