@@ -427,14 +427,16 @@ static void check_kernel_info(cx *x) {
         }
         const char *name = jstr(li, "name"), *ext = jstr(li, "file_extension");
         const char *lang = x->spec->language ? x->spec->language : "";
+        findings f = { .n = 0 };
         if (*missing)
-                problem(x, "kernel_info.language_info", 0, ev, "missing", "language_info lacks %s", missing);
-        else if (ext[0] != '.')
-                problem(x, "kernel_info.language_info", 0, ev, "extension", "file_extension '%s' does not start with '.'",
-                        ext);
-        else if (*lang && strcasecmp(name, lang) != 0)
-                problem(x, "kernel_info.language_info", 0, ev, "name_mismatch",
-                        "language_info.name '%s' differs from the kernelspec's language '%s'", name, lang);
+                found(&f, "missing", "language_info lacks %s", missing);
+        if (ext && *ext && ext[0] != '.')
+                found(&f, "extension", "file_extension '%s' does not start with '.'", ext);
+        if (name && *name && *lang && strcasecmp(name, lang) != 0)
+                found(&f, "name_mismatch", "language_info.name '%s' differs from the kernelspec's language '%s'", name,
+                      lang);
+        if (f.n > 0)
+                judge(x, "kernel_info.language_info", 0, ev, &f);
         else
                 pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)", name, jstr(li, "version"), ext,
                      jstr(li, "mimetype"));
@@ -493,11 +495,14 @@ static void check_stream(cx *x, const char *id, const char *name) {
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+        findings f = { .n = 0 };
         if (strcmp(ex->status, "ok") != 0)
-                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'ok'", ex->status);
-        else if (!want || !got || !strstr(got, want))
-                problem(x, id, t0, ev, "missing_output", "no %s stream containing '%s' on iopub", name,
-                        want ? want : "(snippet lacks \"text\")");
+                found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+        if (!want || !got || !strstr(got, want))
+                found(&f, "missing_output", "no %s stream containing '%s' on iopub", name,
+                      want ? want : "(snippet lacks \"text\")");
+        if (f.n > 0)
+                judge(x, id, t0, ev, &f);
         else
                 pass(x, id, t0, ev, "'%s' arrived as a %s stream", want, name);
         if (strcmp(name, "stdout") == 0) {
@@ -623,21 +628,27 @@ static void check_display(cx *x) {
         const char *mime = jstr(s, "mime");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", seq_types(seq));
-        json_object *found = NULL;
+        json_object *shown = NULL;
         for (size_t i = 0; mime && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
                 if (strcmp(jstr(e, "msg_type"), "display_data") == 0 && jget(jget(jget(e, "content"), "data"), mime))
-                        found = jget(e, "content");
+                        shown = jget(e, "content");
         }
-        json_object *md = jget(found, "metadata");
-        if (!mime)
+        json_object *md = jget(shown, "metadata");
+        findings f = { .n = 0 };
+        if (mime) {
+                if (strcmp(ex->status, "ok") != 0)
+                        found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+                if (!shown)
+                        found(&f, "missing", "no display_data carrying %s", mime);
+                else if (!md || !json_object_is_type(md, json_type_object))
+                        found(&f, "metadata", "display_data without a metadata object");
+        }
+        if (!mime) {
                 untested(x, id, "the display_data snippet has no \"mime\"");
-        else if (strcmp(ex->status, "ok") != 0)
-                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'ok'", ex->status);
-        else if (!found)
-                problem(x, id, t0, ev, "missing", "no display_data carrying %s", mime);
-        else if (!md || !json_object_is_type(md, json_type_object))
-                problem(x, id, t0, ev, "metadata", "display_data without a metadata object");
+                json_object_put(ev);
+        } else if (f.n > 0)
+                judge(x, id, t0, ev, &f);
         else
                 pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
         json_object_put(seq);
@@ -671,14 +682,17 @@ static void check_error(cx *x) {
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         json_object_object_add(ev, "ename", jstring_or_null(ex->ename));
         json_object *err = seq_find(seq, "error");
+        findings f = { .n = 0 };
         if (strcmp(ex->status, "error") != 0)
-                problem(x, id, t0, ev, "status", "execute_reply status '%s', expected 'error'", ex->status);
+                found(&f, "status", "execute_reply status '%s', expected 'error'", ex->status);
         else if (!ex->ename || !ex->evalue || !string_array(jget(ex->reply, "traceback")))
-                problem(x, id, t0, ev, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
+                found(&f, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
         else if (want && !strstr(ex->evalue, want))
-                problem(x, id, t0, ev, "evalue", "evalue does not contain '%s'", want);
-        else if (!err || !jstr(err, "ename") || !jstr(err, "evalue") || !string_array(jget(err, "traceback")))
-                problem(x, id, t0, ev, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
+                found(&f, "evalue", "evalue does not contain '%s'", want);
+        if (!err || !jstr(err, "ename") || !jstr(err, "evalue") || !string_array(jget(err, "traceback")))
+                found(&f, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
+        if (f.n > 0)
+                judge(x, id, t0, ev, &f);
         else
                 pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
                      ex->ename);
@@ -886,25 +900,27 @@ static void check_complete(cx *x) {
                 return;
         }
         json_object *matches = jget(reply, "matches");
-        bool found = false;
+        bool in_matches = false;
         for (size_t i = 0; string_array(matches) && i < json_object_array_length(matches); i++)
-                found |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
+                in_matches |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "matches", matches ? json_object_get(matches) : NULL);
         bool cursors = jint(reply, "cursor_start", &start) && jint(reply, "cursor_end", &end);
         json_object_object_add(ev, "cursor_start", json_object_new_int64(start));
         json_object_object_add(ev, "cursor_end", json_object_new_int64(end));
         const char *status = jstr(reply, "status");
+        findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
-                problem(x, id, t0, ev, "status", "complete_reply status is not 'ok'");
-        else if (!string_array(matches))
-                problem(x, id, t0, ev, "matches", "matches is not a list of strings");
-        else if (!cursors || start < 0 || start > end || end > pos)
-                problem(x, id, t0, ev, "cursor", "cursor_start/cursor_end (%lld, %lld) not within 0..%d", (long long) start,
-                        (long long) end, pos);
-        else if (!found)
-                problem(x, id, t0, ev, "no_match", "'%s' is not among the %zu matches", match,
-                        json_object_array_length(matches));
+                found(&f, "status", "complete_reply status is not 'ok'");
+        if (!string_array(matches))
+                found(&f, "matches", "matches is not a list of strings");
+        else if (!in_matches)
+                found(&f, "no_match", "'%s' is not among the %zu matches", match, json_object_array_length(matches));
+        if (!cursors || start < 0 || start > end || end > pos)
+                found(&f, "cursor", "cursor_start/cursor_end (%lld, %lld) not within 0..%d", (long long) start,
+                      (long long) end, pos);
+        if (f.n > 0)
+                judge(x, id, t0, ev, &f);
         else
                 pass(x, id, t0, ev, "'%s' among %zu matches, cursor %lld..%lld of %d", match,
                      json_object_array_length(matches), (long long) start, (long long) end, pos);
@@ -933,17 +949,20 @@ static void check_inspect(cx *x) {
                 problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", wait_error(x, r));
                 return;
         }
-        json_object *found = jget(reply, "found"), *data = jget(reply, "data");
+        json_object *is_found = jget(reply, "found"), *data = jget(reply, "data");
         const char *plain = jstr(data, "text/plain"), *status = jstr(reply, "status");
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "found", found ? json_object_get(found) : NULL);
+        json_object_object_add(ev, "found", is_found ? json_object_get(is_found) : NULL);
         json_object_object_add(ev, "text_plain_bytes", json_object_new_int(plain ? (int) strlen(plain) : -1));
+        findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
-                problem(x, id, t0, ev, "status", "inspect_reply status is not 'ok'");
-        else if (!found || !json_object_is_type(found, json_type_boolean) || !json_object_get_boolean(found))
-                problem(x, id, t0, ev, "not_found", "'%s' was not found", code);
+                found(&f, "status", "inspect_reply status is not 'ok'");
+        if (!is_found || !json_object_is_type(is_found, json_type_boolean) || !json_object_get_boolean(is_found))
+                found(&f, "not_found", "'%s' was not found", code);
         else if (!plain || !*plain)
-                problem(x, id, t0, ev, "no_data", "found, but data has no text/plain");
+                found(&f, "no_data", "found, but data has no text/plain");
+        if (f.n > 0)
+                judge(x, id, t0, ev, &f);
         else
                 pass(x, id, t0, ev, "'%s' found, %zu bytes of text/plain", code, strlen(plain));
         json_object_put(reply);

@@ -43,7 +43,8 @@ static void check_usage(FILE *out) {
               "                          the connection key and canaries are redacted)\n"
               "  --quiet                 no progress on stderr\n\n"
               "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
-              "3 the sandbox cannot be enforced (see `kbound doctor`).\n",
+              "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
+              "image's kernelspecs; see `kbound doctor`).\n",
               out);
 }
 
