@@ -712,24 +712,49 @@ static int cmp_spec_name(const void *a, const void *b) {
         return strcmp(sa->name, sb->name);
 }
 
+/* Every kernel folder name across search_dirs (lowercase, deduplicated, in search order), on the
+ * host (root_fd < 0) or inside an image. */
+static int all_names(int root_fd, char *const *search_dirs, char ***ret) {
+        strv collected = {0};
+        for (char *const *dir = search_dirs; dir && *dir; dir++) {
+                int r = collect_names(root_fd, *dir, &collected);
+                if (r < 0) {
+                        strv_clear(&collected);
+                        return r;
+                }
+        }
+        return strv_take(&collected, ret);
+}
+
+static int cmp_name(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int kb_kernelspec_names_in_root(int root_fd, char *const *search_dirs, char ***ret_names) {
+        char **names = NULL;
+        size_t n = 0;
+        if (root_fd < 0 || !ret_names)
+                return -EINVAL;
+        int r = all_names(root_fd, search_dirs, &names);
+        if (r < 0)
+                return r;
+        while (names[n])
+                n++;
+        qsort(names, n, sizeof(*names), cmp_name);
+        *ret_names = names;
+        return 0;
+}
+
 /* kb_kernelspec_list on the host (root_fd < 0) or inside an image. */
 static int list_specs(int root_fd, char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
         _cleanup_strv_ char **names = NULL;
-        strv collected = {0};
         kb_kernelspec **list = NULL;
         size_t n = 0, n_broken = 0;
         int r = 0;
 
         if (!ret)
                 return -EINVAL;
-        for (char *const *dir = search_dirs; dir && *dir; dir++) {
-                r = collect_names(root_fd, *dir, &collected);
-                if (r < 0) {
-                        strv_clear(&collected);
-                        return r;
-                }
-        }
-        r = strv_take(&collected, &names);
+        r = all_names(root_fd, search_dirs, &names);
         if (r < 0)
                 return r;
 

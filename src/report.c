@@ -156,10 +156,16 @@ static check_status check_status_of(json_object *check) {
         return STATUS_INVALID;
 }
 
-/* Whether a check keeps the run green. Only pass and *explained* unsupported/not_claimed do
- * (DESIGN.md: a silent skip must never look like a pass). ret_why, for failures other than a
- * plain "fail", says what was wrong with the check itself. */
-static outcome check_outcome(json_object *check, const char **ret_why) {
+/* Whether the run accepts untested conformance items (run["allow_untested"] is JSON true). */
+static bool run_allows_untested(json_object *run) {
+        return member_is_true(run, "allow_untested");
+}
+
+/* Whether a check of run keeps the run green. Only pass and *explained* unsupported/not_claimed/
+ * deviation do (DESIGN.md: a silent skip must never look like a pass); an explained untested item
+ * does only when the run allows untested items, since an item nobody tested proves nothing.
+ * ret_why, for failures other than a plain "fail", says what was wrong with the check itself. */
+static outcome check_outcome(json_object *run, json_object *check, const char **ret_why) {
         const char *why = NULL;
         outcome result = OUTCOME_FAIL;
         const char *detail = member_str(check, "detail");
@@ -192,10 +198,12 @@ static outcome check_outcome(json_object *check, const char **ret_why) {
                                 why = "deviation without a name";
                         break;
                 case STATUS_UNTESTED:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
+                        if (!detail || !detail[0])
                                 why = "untested without a reason";
+                        else if (!run_allows_untested(run))
+                                why = "untested, not accepted without --allow-untested";
+                        else
+                                result = OUTCOME_SKIP;
                         break;
                 default:
                         why = "no valid status";
@@ -252,12 +260,12 @@ static bool is_boundary_check(const char *id) {
 
 /* ---- the verdict ---- */
 
-static bool kernel_passes(json_object *kernel) {
+static bool kernel_passes(json_object *run, json_object *kernel) {
         json_object *checks = member_array(kernel, "checks");
         if (!json_object_is_type(kernel, json_type_object) || kernel_has_error(kernel) || array_len(checks) == 0)
                 return false;
         for (size_t i = 0; i < array_len(checks); i++)
-                if (check_outcome(json_object_array_get_idx(checks, i), NULL) == OUTCOME_FAIL)
+                if (check_outcome(run, json_object_array_get_idx(checks, i), NULL) == OUTCOME_FAIL)
                         return false;
         return true;
 }
@@ -268,7 +276,7 @@ static bool run_passes(json_object *run) {
         if (!member_is_true(run, "complete") || array_len(kernels) == 0)
                 return false;
         for (size_t i = 0; i < array_len(kernels); i++)
-                if (!kernel_passes(json_object_array_get_idx(kernels, i)))
+                if (!kernel_passes(run, json_object_array_get_idx(kernels, i)))
                         return false;
         return true;
 }
@@ -397,7 +405,7 @@ static void write_fail_summary(FILE *out, json_object *run) {
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
                         const char *why = NULL;
-                        if (check_outcome(check, &why) != OUTCOME_FAIL)
+                        if (check_outcome(run, check, &why) != OUTCOME_FAIL)
                                 continue;
                         if (failed.shown == 0 && failed.omitted == 0)
                                 fputs(first ? "" : "; ", out);
@@ -435,7 +443,7 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
                         const char *id = member_str(check, "id");
                         if (!id || is_boundary_check(id))
                                 continue;
-                        outcome o = check_outcome(check, NULL);
+                        outcome o = check_outcome(run, check, NULL);
                         if (o == OUTCOME_SKIP)
                                 where_supported = true;
                         if (o != OUTCOME_PASS)
@@ -470,7 +478,7 @@ static void write_not_tested(FILE *out, json_object *run) {
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
                         const char *id = member_str(check, "id");
-                        if (!id || is_boundary_check(id) || check_outcome(check, NULL) != OUTCOME_SKIP)
+                        if (!id || is_boundary_check(id) || check_outcome(run, check, NULL) != OUTCOME_SKIP)
                                 continue;
                         if (l.shown == 0 && l.omitted == 0)
                                 fputs("; not tested: ", out);
@@ -591,7 +599,7 @@ static void write_status_list(FILE *out, json_object *run, check_status s, const
                 json_object *checks = member_array(kernel, "checks");
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
-                        if (check_status_of(check) != s || check_outcome(check, NULL) == OUTCOME_FAIL)
+                        if (check_status_of(check) != s || check_outcome(run, check, NULL) == OUTCOME_FAIL)
                                 continue;
                         if (l.shown == 0 && l.omitted == 0)
                                 fputs(head, out);
@@ -612,7 +620,7 @@ static void write_conformance_pass(FILE *out, json_object *run) {
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *checks = member_array(json_object_array_get_idx(kernels, i), "checks");
                 for (size_t j = 0; j < array_len(checks); j++)
-                        passed += check_outcome(json_object_array_get_idx(checks, j), NULL) == OUTCOME_PASS;
+                        passed += check_outcome(run, json_object_array_get_idx(checks, j), NULL) == OUTCOME_PASS;
         }
         fputs("PASS: protocol conformance of ", out);
         put_kernel_names(out, run);
@@ -961,7 +969,7 @@ typedef struct junit_counts {
 } junit_counts;
 
 /* Counts what junit_kernel will emit, so the suite's attributes match its test cases. */
-static junit_counts count_kernel(json_object *kernel) {
+static junit_counts count_kernel(json_object *run, json_object *kernel) {
         junit_counts c = { 0 };
         json_object *checks = member_array(kernel, "checks");
         if (kernel_has_error(kernel) || array_len(checks) == 0) {
@@ -974,7 +982,7 @@ static junit_counts count_kernel(json_object *kernel) {
                 int64_t ms = member_ms(check, "duration_ms");
                 c.tests++;
                 c.ms += ms > 0 ? ms : 0;
-                switch (check_outcome(check, NULL)) {
+                switch (check_outcome(run, check, NULL)) {
                 case OUTCOME_FAIL:
                         c.failures++;
                         break;
@@ -1045,11 +1053,11 @@ static void junit_failure(FILE *out, const char *type, const char *message, cons
         fputs("</failure>\n", out);
 }
 
-static void junit_check(FILE *out, const char *kernel, json_object *check) {
+static void junit_check(FILE *out, json_object *run, const char *kernel, json_object *check) {
         const char *id = or_unknown(member_str(check, "id"));
         const char *detail = or_unknown(member_str(check, "detail"));
         const char *why = NULL;
-        outcome o = check_outcome(check, &why);
+        outcome o = check_outcome(run, check, &why);
 
         junit_case_open(out, kernel, id, member_ms(check, "duration_ms"));
         if (o == OUTCOME_SKIP) {
@@ -1081,7 +1089,7 @@ static void junit_check(FILE *out, const char *kernel, json_object *check) {
 static void junit_kernel(FILE *out, json_object *run, json_object *kernel) {
         const char *name = kernel_name(kernel);
         json_object *checks = member_array(kernel, "checks");
-        junit_counts c = count_kernel(kernel);
+        junit_counts c = count_kernel(run, kernel);
 
         junit_suite_open(out, run, name, &c);
         if (kernel_has_error(kernel) || array_len(checks) == 0) {
@@ -1091,7 +1099,7 @@ static void junit_kernel(FILE *out, json_object *run, json_object *kernel) {
                 fputs("    </testcase>\n", out);
         }
         for (size_t j = 0; j < array_len(checks); j++)
-                junit_check(out, name, json_object_array_get_idx(checks, j));
+                junit_check(out, run, name, json_object_array_get_idx(checks, j));
         fputs("  </testsuite>\n", out);
 }
 
@@ -1118,7 +1126,7 @@ int kb_report_junit(json_object *run, FILE *out) {
         if (!out)
                 return -EINVAL;
         for (size_t i = 0; i < array_len(kernels); i++) {
-                junit_counts c = count_kernel(json_object_array_get_idx(kernels, i));
+                junit_counts c = count_kernel(run, json_object_array_get_idx(kernels, i));
                 total.tests += c.tests;
                 total.failures += c.failures;
                 total.skipped += c.skipped;

@@ -76,6 +76,13 @@ KB_EXPORT void kb_kernelspec_list_free(kb_kernelspec **list);
 KB_EXPORT int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret,
                                          size_t *ret_n_broken);
 
+/* The name of every kernelspec folder (one with a kernel.json, broken or not) across search_dirs
+ * inside the image at root_fd: lowercase, deduplicated, sorted. Validating an image means all of
+ * them, so a broken one must be reported rather than skipped (kb_kernelspec_find_in_root on each
+ * name says what is wrong). Returns 0 and a NULL-terminated vector (free with kb_strv_free),
+ * -EINVAL or -ENOMEM. */
+KB_EXPORT int kb_kernelspec_names_in_root(int root_fd, char *const *search_dirs, char ***ret_names);
+
 /* The argv to start the kernel: every "{connection_file}" replaced by connection_file and
  * "{resource_dir}" by the spec's folder. Returns 0 and a NULL-terminated vector, or -ENOMEM. */
 KB_EXPORT int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, char ***ret_argv);

@@ -7,8 +7,9 @@
 
 /* The run's verdict from its checks: "pass" only when the run is complete (a JSON true), there is
  * at least one kernel, no kernel has "error", every kernel has at least one check, and every check
- * has an id and is pass, or unsupported/not_claimed with a non-empty detail (an unexplained skip
- * fails); else "fail". Sets run["verdict"], run["claims"]["network"] ("claimed" only when the
+ * has an id and is pass, or unsupported/not_claimed/deviation with a non-empty detail (an
+ * unexplained skip fails), or untested with a non-empty detail in a run whose "allow_untested" is
+ * JSON true (an item nobody tested proves nothing unless the caller accepted that); else "fail". Sets run["verdict"], run["claims"]["network"] ("claimed" only when the
  * override is provably off -- claims.raw_network_override is JSON false -- and every kernel's
  * boundary.network was tested, pass or fail), ["full_boundary"] (pass, network claimed, and all five
  * boundary.* checks pass for every kernel) and ["summary"], one sentence derived from the data that

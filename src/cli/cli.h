@@ -48,10 +48,12 @@ int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd);
  * On failure prints which kernel, which image and which path, and returns KB_EXIT_ENFORCE. */
 int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernelspec **ret);
 
-/* Every loadable kernelspec of the image (for check's default kernels). Returns 0 and a list to
- * free with kb_kernelspec_list_free, or prints why (none at all, or unreadable) and returns
- * KB_EXIT_ENFORCE. */
-int cli_rootfs_kernels(const char *rootfs, int root_fd, kb_kernelspec ***ret_list);
+/* The name of every kernelspec of the image, broken ones included (check's and conformance's
+ * default kernels: validating an image means all of them, and cli_find_kernel then says what is
+ * wrong with a broken one). Returns 0 and a vector to free with kb_strv_free; or prints why and
+ * returns KB_EXIT_ENFORCE (none at all, or unreadable) or KB_EXIT_USAGE (more than max: never a
+ * silent drop). */
+int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_names);
 
 /* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
  * returns KB_EXIT_ENFORCE. */

@@ -144,27 +144,33 @@ int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernel
         return 0;
 }
 
-int cli_rootfs_kernels(const char *rootfs, int root_fd, kb_kernelspec ***ret_list) {
-        char **dirs = NULL;
-        kb_kernelspec **list = NULL;
-        size_t broken = 0;
+int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_names) {
+        char **dirs = NULL, **names = NULL;
         int r = kb_kernelspec_rootfs_search_path(&dirs);
         if (r >= 0)
-                r = kb_kernelspec_list_in_root(root_fd, dirs, &list, &broken);
+                r = kb_kernelspec_names_in_root(root_fd, dirs, &names);
         kb_strv_free(dirs);
         if (r < 0) {
                 cli_error("image %s: cannot list its kernelspecs: %s", rootfs, strerror(-r));
                 return KB_EXIT_ENFORCE;
         }
-        if (broken)
-                cli_error("image %s: %zu kernelspec folder(s) with a broken kernel.json were skipped", rootfs, broken);
-        if (!list[0]) {
+        size_t n = 0;
+        while (names[n])
+                n++;
+        if (n == 0) {
                 cli_error("image %s has no kernelspec (searched, inside the image: /opt/conda/share/jupyter/kernels, "
                           "/usr/local/share/jupyter/kernels, /usr/share/jupyter/kernels)",
                           rootfs);
-                kb_kernelspec_list_free(list);
+                kb_strv_free(names);
                 return KB_EXIT_ENFORCE;
         }
-        *ret_list = list;
+        if (n > max) {
+                cli_error("image %s has %zu kernelspecs, more than the %zu kbound checks at once; name the ones to "
+                          "check with --kernel (repeatable), in several runs",
+                          rootfs, n, max);
+                kb_strv_free(names);
+                return KB_EXIT_USAGE;
+        }
+        *ret_names = names;
         return 0;
 }

@@ -43,7 +43,8 @@ static void check_usage(FILE *out) {
               "                          the connection key and canaries are redacted)\n"
               "  --quiet                 no progress on stderr\n\n"
               "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
-              "3 the sandbox cannot be enforced (see `kbound doctor`).\n",
+              "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
+              "image's kernelspecs; see `kbound doctor`).\n",
               out);
 }
 
@@ -229,21 +230,35 @@ int cmd_check(int argc, char **argv) {
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         _cleanup_close_ int rootfs_fd = -1;
-        kb_kernelspec **image_specs = NULL;
+        char **image_kernels = NULL;
 
         if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         /* An image's own kernels by default: validating an image means all of them. */
         if (rootfs && n_kernels == 0) {
-                if (cli_rootfs_kernels(rootfs, rootfs_fd, &image_specs))
+                int l = cli_rootfs_kernels(rootfs, rootfs_fd, MAX_KERNELS, &image_kernels);
+                if (l) {
+                        exit_code = l;
                         goto out;
-                for (kb_kernelspec **p = image_specs; *p && n_kernels < MAX_KERNELS; p++)
-                        kernel_names[n_kernels++] = (*p)->name;
+                }
+                for (char **p = image_kernels; *p; p++)
+                        kernel_names[n_kernels++] = *p;
         }
-        for (size_t i = 0; i < n_kernels; i++)
-                if (cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]))
-                        goto out;
+        /* Every kernel is looked up, so each one that cannot be checked is named; then none runs. */
+        int find_failed = 0;
+        for (size_t i = 0; i < n_kernels; i++) {
+                int f = cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]);
+                if (f && !find_failed)
+                        find_failed = f;
+        }
+        if (find_failed) {
+                if (rootfs && image_kernels)
+                        cli_error("image %s: not every kernelspec of the image can be checked, so none was "
+                                  "(name the good ones with --kernel to check only those)", rootfs);
+                exit_code = find_failed;
+                goto out;
+        }
         if (cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
         r = kb_sandbox_bwrap_version(bwrap, &bwrap_version);
@@ -448,7 +463,7 @@ out:
         kb_secrets_destroy(&sibling);
         for (size_t i = 0; i < n_kernels; i++)
                 kb_kernelspec_destroy(&specs[i]);
-        kb_kernelspec_list_free(image_specs);
+        kb_strv_free(image_kernels);
         free(base);
         free(kernels_dir);
         free(bwrap);

@@ -20,7 +20,8 @@ static void conformance_usage(FILE *out) {
               "stderr streams, execute_result, display_data, error replies, execution_count, silent requests,\n"
               "is_complete, complete, inspect, history, comm_info, interrupts (idle, busy via control and via\n"
               "the pidfd) and shutdown. Code snippets and known deviations come from kernels/<language>/.\n"
-              "Each item is pass, fail, deviation (known for this implementation, and observed) or untested.\n\n"
+              "Each item is pass, fail, deviation (known for this implementation, and every problem it showed\n"
+              "listed) or untested (no language pack or snippet for it).\n\n"
               "  --kernel NAME|PATH      a kernelspec to test (repeatable; default: python3 and ir)\n"
               "  --team NAME             prefix of the team names (default kbound-conf)\n"
               "  --json FILE             write the JSON report (docs/report-format.md, \"kind\": \"conformance\")\n"
@@ -32,10 +33,12 @@ static void conformance_usage(FILE *out) {
               "                          kernelspecs found inside it; default: every kernelspec of the image)\n"
               "  --timeout SECONDS       deadline for the whole run (default 300)\n"
               "  --transcript FILE       write every message sent and received as JSON lines (0600)\n"
+              "  --allow-untested        accept untested items (the summary still names them)\n"
               "  --keep                  keep the team folders for inspection\n"
               "  --quiet                 no progress on stderr\n\n"
-              "Exit codes: 0 every item passed or is a known deviation, 1 an item failed (or the run was cut\n"
-              "short), 2 usage, 3 the sandbox cannot be enforced (see `kbound doctor`).\n",
+              "Exit codes: 0 every item passed or is a known deviation (untested items only with\n"
+              "--allow-untested), 1 an item failed or went untested (or the run was cut short), 2 usage,\n"
+              "3 the sandbox cannot be enforced or a kernel cannot be found (see `kbound doctor`).\n",
               out);
 }
 
@@ -73,6 +76,7 @@ int cmd_conformance(int argc, char **argv) {
                 { "transcript", required_argument, NULL, 'X' },
                 { "rootfs", required_argument, NULL, 'R' },
                 { "keep", no_argument, NULL, 'K' },
+                { "allow-untested", no_argument, NULL, 'A' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -81,7 +85,7 @@ int cmd_conformance(int argc, char **argv) {
         size_t n_kernels = 0;
         const char *team = "kbound-conf", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL,
                    *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL;
-        bool keep = false, unused_raw_network = false;
+        bool keep = false, allow_untested = false, unused_raw_network = false;
         long timeout_ms = 300000;
         char *ro_paths[33] = { 0 };
         size_t n_ro = 0;
@@ -133,6 +137,9 @@ int cmd_conformance(int argc, char **argv) {
                 case 'K':
                         keep = true;
                         break;
+                case 'A':
+                        allow_untested = true;
+                        break;
                 case 'q':
                         cli_set_quiet(true);
                         break;
@@ -173,21 +180,35 @@ int cmd_conformance(int argc, char **argv) {
         bool transcript_failed = false;
         _cleanup_free_ char *rootfs = NULL;
         _cleanup_close_ int rootfs_fd = -1;
-        kb_kernelspec **image_specs = NULL;
+        char **image_kernels = NULL;
 
         if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         /* An image's own kernels by default, as for check. */
         if (rootfs && n_kernels == 0) {
-                if (cli_rootfs_kernels(rootfs, rootfs_fd, &image_specs))
+                int l = cli_rootfs_kernels(rootfs, rootfs_fd, MAX_KERNELS, &image_kernels);
+                if (l) {
+                        exit_code = l;
                         goto out;
-                for (kb_kernelspec **p = image_specs; *p && n_kernels < MAX_KERNELS; p++)
-                        kernel_names[n_kernels++] = (*p)->name;
+                }
+                for (char **p = image_kernels; *p; p++)
+                        kernel_names[n_kernels++] = *p;
         }
-        for (size_t i = 0; i < n_kernels; i++)
-                if (cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]))
-                        goto out;
+        /* Every kernel is looked up, so each one that cannot be checked is named; then none runs. */
+        int find_failed = 0;
+        for (size_t i = 0; i < n_kernels; i++) {
+                int f = cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]);
+                if (f && !find_failed)
+                        find_failed = f;
+        }
+        if (find_failed) {
+                if (rootfs && image_kernels)
+                        cli_error("image %s: not every kernelspec of the image can be checked, so none was "
+                                  "(name the good ones with --kernel to check only those)", rootfs);
+                exit_code = find_failed;
+                goto out;
+        }
         if (cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
         r = kb_sandbox_bwrap_version(bwrap, &bwrap_version);
@@ -260,6 +281,8 @@ int cmd_conformance(int argc, char **argv) {
                 cancelled |= workers[i].outcome == KB_CHECK_CANCELLED || !workers[i].result;
         }
         json_object_object_add(run, "complete", json_object_new_boolean(!cancelled));
+        /* An untested item proves nothing: it fails the run unless the caller accepted that. */
+        json_object_object_add(run, "allow_untested", json_object_new_boolean(allow_untested));
         char reason[128] = "";
         if (cli_signal_received())
                 snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
@@ -313,6 +336,6 @@ out:
         free(kernels_dir);
         free(bwrap);
         free(bwrap_version);
-        kb_kernelspec_list_free(image_specs);
+        kb_strv_free(image_kernels);
         return exit_code;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kbound conformance on python3 and ir in real bwrap: every item reported with the status the real
 # kernels earn (IRkernel's and ipykernel's known deviations by name), JSON and JUnit parse, a
-# kernel that breaks the protocol fails, a listed deviation hides nothing it did not observe, and
-# a language without snippets gets its language items "untested" with the reason.
+# kernel that breaks the protocol fails, a listed deviation hides nothing it did not observe nor
+# any other problem of the same item, and a language without snippets gets its language items
+# "untested" with the reason, which fails the run unless --allow-untested.
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R
 
@@ -115,6 +116,36 @@ ok "still fails (rc=$rc)" [ "$rc" -eq 1 ]
 ok "the observed, listed deviation is a deviation" [ "$(item_field "$scratch/d.json" conformance-liar is_complete.incomplete status)" = deviation ]
 ok "a listed deviation that was not observed hides nothing" [ "$(item_field "$scratch/d.json" conformance-liar is_complete.invalid status)" = fail ]
 
+echo "a known deviation never hides another problem of the same item"
+# The hostile kernel claims to be ipykernel ("ipython"), whose listed deviation of execute.silent is
+# stream_when_silent; it also counts the silent request and broadcasts execute_input for it.
+impostor="$scratch/impostor"
+mkdir -p "$impostor"
+sed 's/"implementation": "hostile-kernel"/"implementation": "ipython"/' \
+  "$KBOUND_SOURCE_DIR/tests/fixtures/hostile-kernel" >"$impostor/hostile-ipython"
+ok "the impostor claims ipython" grep -q '"implementation": "ipython"' "$impostor/hostile-ipython"
+/usr/bin/python3 - "$impostor/kernel.json" "$impostor/hostile-ipython" <<'PY'
+import json, sys
+json.dump({"argv": ["/usr/bin/python3", sys.argv[2], "{connection_file}"], "display_name": "impostor",
+           "language": "python", "interrupt_mode": "message"}, open(sys.argv[1], "w"))
+PY
+set +e
+# execute.silent is done within a second; the hostile kernel answers no is_complete, so the run is
+# cut short by --timeout after it (and fails for that too).
+"$KBOUND" conformance --quiet --kernel "$impostor" --ro-bind "$impostor" --timeout 8 --json "$scratch/i.json" \
+  >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "the impostor fails (rc=$rc)" [ "$rc" -eq 1 ]
+ok "execute.silent fails, not a deviation" [ "$(item_field "$scratch/i.json" impostor execute.silent status)" = fail ]
+ok "every problem of execute.silent is in the evidence" [ "$(json_get "$scratch/i.json" \
+  "' '.join(next(c for c in d['kernels'][0]['checks'] if c['id']=='execute.silent')['evidence']['problems'])")" = \
+  "stream_when_silent count_when_silent execute_input_when_silent" ]
+ok "the detail names the count and execute_input" \
+  bash -c "grep -E '^FAIL +impostor +execute.silent ' '$scratch/out' | grep 'execution_count went' | grep -q 'broadcast execute_input'"
+ok "the detail says only part of it is the known deviation" \
+  bash -c "grep -E '^FAIL +impostor +execute.silent ' '$scratch/out' | grep -q 'only part of this is the known deviation of ipython'"
+
 echo "a language without snippets"
 mkdir "$scratch/empty-packs"
 set +e
@@ -122,7 +153,9 @@ set +e
   >"$scratch/out" 2>"$scratch/err"
 rc=$?
 set -e
-ok "language-independent items pass, so exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+ok "untested items fail the run without --allow-untested (rc=$rc)" [ "$rc" -eq 1 ]
+ok "verdict fail" [ "$(json_get "$scratch/u.json" "d['verdict']")" = fail ]
+ok "the summary says why" grep -q "^FAIL: python3 execute.stdout (untested, not accepted without --allow-untested)" "$scratch/out"
 for id in kernel_info.reply kernel_info.protocol_version kernel_info.language_info heartbeat comm_info interrupt.idle shutdown; do
   ok "$id still tested: pass" [ "$(item_field "$scratch/u.json" python3 "$id" status)" = pass ]
 done
@@ -130,7 +163,35 @@ for id in execute.stdout execute.ordering execute.count is_complete.invalid comp
   ok "$id untested" [ "$(item_field "$scratch/u.json" python3 "$id" status)" = untested ]
 done
 ok "the reason names the missing pack" bash -c "grep -q 'UNTESTED.*execute.stdout.*no language pack for .python.' '$scratch/out'"
+set +e
+"$KBOUND" conformance --quiet --allow-untested --kernel python3 --kernels-dir "$scratch/empty-packs" \
+  --json "$scratch/ua.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "with --allow-untested, language-independent items pass, so exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+ok "the report records the allowance" [ "$(json_get "$scratch/ua.json" "d['allow_untested']")" = True ]
 ok "summary lists what went untested" grep -q "^PASS: .*untested: python3 execute.stdout" "$scratch/out"
+
+echo "a real kernel whose language has no pack"
+# ipykernel's own kernelspec, but saying its language is julia: no pack, so every language item is
+# untested (and language_info.name differs from the kernelspec's language).
+mkdir -p "$scratch/julia/fake-julia"
+/usr/bin/python3 - "$scratch/julia/fake-julia/kernel.json" <<'PY'
+import json, sys
+spec = json.load(open("/usr/share/jupyter/kernels/python3/kernel.json"))
+spec["language"], spec["display_name"] = "julia", "ipykernel calling itself julia"
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+set +e
+"$KBOUND" conformance --quiet --kernel "$scratch/julia/fake-julia" --ro-bind "$scratch/julia" \
+  --json "$scratch/j.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "an unknown language fails the run (rc=$rc)" [ "$rc" -eq 1 ]
+ok "its language items are untested with the reason" \
+  bash -c "grep -q 'UNTESTED.*execute.stdout.*no language pack for .julia.' '$scratch/out'"
+ok "heartbeat still passes" [ "$(item_field "$scratch/j.json" fake-julia heartbeat status)" = pass ]
+ok "the summary names an untested item" grep -q "^FAIL: .*fake-julia execute.stdout (untested" "$scratch/out"
 
 echo "cannot enforce"
 set +e

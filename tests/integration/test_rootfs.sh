@@ -121,6 +121,36 @@ out=$("$KBOUND" kernelspecs --rootfs "$image" --json)
 ok "  ... with their paths inside the image" grep -q '"resource_dir":"/usr/share/jupyter/kernels/python3"' <<<"$out"
 expect_fail "check --rootfs without --kernel checks the image's kernels" 3 "kernel 'missing-program' in image $image" \
   "$KBOUND" check --rootfs "$image"
+# A copy (hard links; only new files are written) whose other kernels are good, plus one
+# kernelspec whose kernel.json does not parse: the image cannot pass while one of its kernels
+# goes unchecked.
+cp -al "$image" "$scratch/brokenimage"
+rm -rf "$scratch/brokenimage/usr/share/jupyter/kernels/missing-program" \
+  "$scratch/brokenimage/usr/share/jupyter/kernels/no-ipykernel"
+mkdir "$scratch/brokenimage/usr/share/jupyter/kernels/zbroken"
+echo '{not json' >"$scratch/brokenimage/usr/share/jupyter/kernels/zbroken/kernel.json"
+for cmd in check conformance; do
+  expect_fail "$cmd --rootfs with an unparseable kernelspec in the image" 3 \
+    "kernel 'zbroken' in image $scratch/brokenimage: its kernel.json is malformed" \
+    "$KBOUND" "$cmd" --rootfs "$scratch/brokenimage" --json "$scratch/broken-$cmd.json"
+  ok "  ... and says nothing of the image was checked" \
+    grep -qF "image $scratch/brokenimage: not every kernelspec of the image can be checked, so none was" "$scratch/berr"
+  ok "  ... no PASS anywhere" bash -c "! grep -q '^PASS' '$scratch/bout'"
+  ok "  ... no report that could be read as one" [ ! -e "$scratch/broken-$cmd.json" ]
+done
+rm -rf "$scratch/brokenimage"
+# More kernelspecs than kbound checks at once: an explicit usage error, never a silent drop.
+cp -al "$image" "$scratch/manyimage"
+for i in $(seq -w 0 32); do
+  mkdir "$scratch/manyimage/usr/share/jupyter/kernels/many$i"
+  cp "$image/usr/share/jupyter/kernels/python3/kernel.json" "$scratch/manyimage/usr/share/jupyter/kernels/many$i/"
+done
+for cmd in check conformance; do
+  expect_fail "$cmd --rootfs with 36 kernelspecs" 2 \
+    "image $scratch/manyimage has 36 kernelspecs, more than the 32 kbound checks at once" \
+    "$KBOUND" "$cmd" --rootfs "$scratch/manyimage"
+done
+rm -rf "$scratch/manyimage"
 mkdir -p "$scratch/emptyimage/usr"
 expect_fail "an image without kernelspecs" 3 "image $scratch/emptyimage has no kernelspec" \
   "$KBOUND" check --rootfs "$scratch/emptyimage"

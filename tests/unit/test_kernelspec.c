@@ -362,6 +362,22 @@ static void test_find_in_root(void **state) {
         assert_int_equal(symlink("/usr/share/jupyter/kernels/Py/kernel.json", path), 0);
         assert_int_equal(kb_kernelspec_find_in_root(root_fd, "/usr/share/jupyter/kernels/linked", dirs, &spec),
                          -ELOOP);
+        /* ... but it is still one of the image's kernels: listed by name (so it cannot be skipped
+         * unchecked), while the list of loadable ones counts it as broken. */
+        char **names = NULL;
+        assert_int_equal(kb_kernelspec_names_in_root(root_fd, dirs, &names), 0);
+        assert_non_null(names[0]);
+        assert_string_equal(names[0], "linked");
+        assert_non_null(names[1]);
+        assert_string_equal(names[1], "py");
+        assert_null(names[2]);
+        kb_strv_free(names);
+        assert_int_equal(kb_kernelspec_names_in_root(-1, dirs, &names), -EINVAL);
+        assert_int_equal(kb_kernelspec_list_in_root(root_fd, dirs, &list, &broken), 0);
+        assert_string_equal(list[0]->name, "py");
+        assert_null(list[1]);
+        assert_int_equal(broken, 1);
+        kb_kernelspec_list_free(list);
 
         /* Programs: found through PATH inside the image, canonical path returned. */
         char *env[] = {"PATH=/usr/local/bin:/usr/bin", NULL};

@@ -1,6 +1,7 @@
 /* test_report_conformance.c: the conformance statuses (deviation, untested) in the verdict and
  * every rendering, and the conformance summary sentence. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -20,10 +21,11 @@ static json_object *item(const char *id, const char *status, const char *detail)
         return c;
 }
 
-/* python3 all pass; ir with a deviation and an untested item. */
-static json_object *new_run(const char *ir_control_status, const char *ir_control_detail) {
+/* python3 all pass; ir with a deviation and an untested item; untested items allowed or not. */
+static json_object *new_run_allowing(const char *ir_control_status, const char *ir_control_detail, bool allow) {
         json_object *run = json_object_new_object();
         json_object_object_add(run, "kind", json_object_new_string("conformance"));
+        json_object_object_add(run, "allow_untested", json_object_new_boolean(allow));
         json_object_object_add(run, "complete", json_object_new_boolean(1));
         json_object *claims = json_object_new_object();
         json_object_object_add(claims, "raw_network_override", json_object_new_boolean(0));
@@ -46,6 +48,10 @@ static json_object *new_run(const char *ir_control_status, const char *ir_contro
         }
         json_object_object_add(run, "kernels", kernels);
         return run;
+}
+
+static json_object *new_run(const char *ir_control_status, const char *ir_control_detail) {
+        return new_run_allowing(ir_control_status, ir_control_detail, true);
 }
 
 static char *render(json_object *run, int (*fn)(json_object *, FILE *)) {
@@ -86,6 +92,30 @@ static void test_deviation_and_untested_keep_a_pass(void **state) {
         json_object_put(run);
 }
 
+/* An item nobody tested proves nothing: without allow_untested (JSON true) it fails the run, in
+ * the summary and in JUnit, with the reason; the deviation alone would still pass. */
+static void test_untested_fails_unless_allowed(void **state) {
+        json_object *run = new_run_allowing("deviation", "known deviation of IRkernel (no_reply): ignores it", false);
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(json_object_get_string(json_object_object_get(run, "verdict")), "fail");
+        assert_non_null(strstr(summary(run),
+                               "FAIL: ir history.tail (untested, not accepted without --allow-untested) failed."));
+        assert_null(strstr(summary(run), "interrupt.control"));
+        char *junit = render(run, kb_report_junit);
+        assert_non_null(strstr(junit, "<failure message=\"untested, not accepted without --allow-untested: no snippet\""));
+        assert_non_null(strstr(junit, "tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        free(junit);
+        json_object_put(run);
+
+        /* Missing or not a JSON true is not an allowance. */
+        run = new_run_allowing("pass", "ok", false);
+        json_object_object_add(run, "allow_untested", json_object_new_string("true"));
+        assert_int_equal(kb_report_finish(run), 1);
+        json_object_object_del(run, "allow_untested");
+        assert_int_equal(kb_report_finish(run), 1);
+        json_object_put(run);
+}
+
 static void test_unexplained_deviation_fails(void **state) {
         json_object *run = new_run("deviation", "");
         assert_int_equal(kb_report_finish(run), 1);
@@ -110,6 +140,7 @@ static void test_conformance_failure(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_deviation_and_untested_keep_a_pass),
+                cmocka_unit_test(test_untested_fails_unless_allowed),
                 cmocka_unit_test(test_unexplained_deviation_fails),
                 cmocka_unit_test(test_conformance_failure),
         };
