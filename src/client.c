@@ -311,8 +311,8 @@ static kb_msg *pending_take(kb_client *c, kb_channel channel, const char *msg_id
         return NULL;
 }
 
-static int text_append(char **buf, size_t *len, bool *truncated, const char *text) {
-        size_t add = strlen(text);
+/* Appends add bytes of text (NUL bytes included: a kernel must not hide output behind one). */
+static int text_append(char **buf, size_t *len, bool *truncated, const char *text, size_t add) {
         if (*len + add > KB_EXECUTION_TEXT_MAX) {
                 *truncated = true;
                 add = KB_EXECUTION_TEXT_MAX - *len;
@@ -363,12 +363,14 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
         } else if (strcmp(type, "stream") == 0) {
                 const char *name = json_string_field(content, "name");
                 const char *text = json_string_field(content, "text");
-                if (!name || !text)
+                json_object *text_obj = NULL;
+                if (!name || !text || !json_object_object_get_ex(content, "text", &text_obj))
                         return 0;
+                size_t text_len = (size_t) json_object_get_string_len(text_obj);
                 if (strcmp(name, "stdout") == 0)
-                        return text_append(&ex->stdout_text, &ex->stdout_len, &ex->text_truncated, text);
+                        return text_append(&ex->stdout_text, &ex->stdout_len, &ex->text_truncated, text, text_len);
                 if (strcmp(name, "stderr") == 0)
-                        return text_append(&ex->stderr_text, &ex->stderr_len, &ex->text_truncated, text);
+                        return text_append(&ex->stderr_text, &ex->stderr_len, &ex->text_truncated, text, text_len);
         } else if (strcmp(type, "display_data") == 0 || strcmp(type, "update_display_data") == 0 ||
                    strcmp(type, "execute_result") == 0) {
                 json_object *data = NULL, *metadata = NULL;

@@ -37,7 +37,8 @@ typedef struct kb_execution {
         int64_t execution_count;   /* -1 if absent */
         char *ename, *evalue;      /* for status "error" */
         json_object *reply;        /* the execute_reply content */
-        char *stdout_text, *stderr_text; /* concatenated stream output, each capped */
+        char *stdout_text, *stderr_text; /* concatenated stream output, each capped; may hold NUL
+                                          * bytes (a kernel's), so use the lengths */
         size_t stdout_len, stderr_len;
         bool text_truncated;       /* a stream went past KB_EXECUTION_TEXT_MAX */
         json_object *outputs;      /* array of {"msg_type", "data", "metadata"} for display_data,
