@@ -18,6 +18,7 @@
 #define MSG_ID_MAX 64           /* our msg_ids are canonical uuids (36 characters) */
 #define RECV_HWM 16             /* messages libzmq queues per socket before pushing back */
 #define PUMP_DRAIN_MAX 256      /* messages taken from one socket per pump, so no channel starves */
+#define PUMP_BYTES_MAX (64 * 1024 * 1024) /* wire bytes taken from one socket per pump */
 
 struct kb_client {
         zsock_t *sock[_KB_CHANNEL_MAX];
@@ -464,7 +465,9 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         return 0;
 }
 
-static int receive_one(kb_client *c, kb_channel channel) {
+/* Receives and dispatches one message from channel, adding its size to *bytes. Returns 1, 0 if
+ * nothing was queued, or a receive or dispatch error. */
+static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
         kb_msg *msg = NULL;
         int r = kb_wire_recv(c->sock[channel], &c->key, &c->limits, &msg);
         if (r == -EAGAIN)
@@ -474,6 +477,7 @@ static int receive_one(kb_client *c, kb_channel channel) {
                 c->last_error = r;
                 return r;
         }
+        *bytes += msg->wire_size;
         r = dispatch(c, channel, msg);
         return r < 0 ? r : 1;
 }
@@ -515,11 +519,14 @@ static int pump(kb_client *c, int64_t deadline_ms) {
                         continue;
                 /* Drain what is queued on this socket, bounded so one flooding channel cannot
                  * starve the others, and stopping at the deadline: what is still queued then
-                 * was not delivered in time. */
-                for (int k = 0; k < PUMP_DRAIN_MAX; k++) {
+                 * was not delivered in time. The byte budget (per socket, so a flood on one
+                 * cannot starve the next) returns to the caller and the cancel fd every so often
+                 * even without a deadline: the console has none. */
+                size_t bytes = 0;
+                for (int k = 0; k < PUMP_DRAIN_MAX && bytes < PUMP_BYTES_MAX; k++) {
                         if (kb_ms_left(deadline_ms) == 0)
                                 break;
-                        int q = receive_one(c, order[i]);
+                        int q = receive_one(c, order[i], &bytes);
                         if (q < 0)
                                 return q;
                         if (q == 0)
