@@ -37,6 +37,17 @@ ok "text/plain past a NUL is printed" grep -qx "shown␀too" "$scratch/nul.out"
 ok "stream stderr past a NUL is printed" grep -qx "err␀tail" "$scratch/nul.err"
 ok "no NUL byte reaches stdout" [ "$(tr -dc '\000' <"$scratch/nul.out" | wc -c)" -eq 0 ]
 
+echo "rich output past the per-execution cap (32 MiB) is cut, and the run fails saying so"
+set +e
+"$KBOUND" run --kernel python3 --sandbox off 'from IPython.display import display
+for i in range(10): display({"text/plain": "x" * (4 << 20)}, raw=True)' >"$scratch/rich.out" 2>"$scratch/rich.err"
+rc=$?
+set -e
+ok "40 MiB of display_data exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "  ... naming the limit" grep -q "the cell's rich output went past kbound's 32 MiB limit and the rest was dropped" "$scratch/rich.err"
+rich_lines=$(wc -l <"$scratch/rich.out")
+ok "  ... after printing what fit (7 of 10 outputs, got $rich_lines)" [ "$rich_lines" -eq 7 ]
+
 echo "run in the sandbox"
 out=$("$KBOUND" run --kernel python3 'import os; print(os.getpid())')
 ok "python3 is PID 2" [ "$out" = "2" ]
