@@ -16,6 +16,9 @@
 #define DEATH_AFTER_DISCONNECT_MS 500 /* how long a dropped connection waits for the pidfd */
 #define SENT_IDS_MAX 256        /* recent request msg_ids, to tell replies to requests we never sent */
 #define MSG_ID_MAX 64           /* our msg_ids are canonical uuids (36 characters) */
+#define RECV_HWM 16             /* messages libzmq queues per socket before pushing back */
+#define PUMP_DRAIN_MAX 256      /* messages taken from one socket per pump, so no channel starves */
+#define PUMP_BYTES_MAX (64 * 1024 * 1024) /* wire bytes taken from one socket per pump */
 
 struct kb_client {
         zsock_t *sock[_KB_CHANNEL_MAX];
@@ -79,6 +82,11 @@ static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits 
          * gigabytes; frames between the limit and twice it still reach the decoder, which names them. */
         int64_t maxmsg = (int64_t) limits->max_frame_bytes * 2;
         zsock_set_maxmsgsize(s, (int) (maxmsg > INT32_MAX ? INT32_MAX : maxmsg));
+        /* libzmq reads ahead into a queue of up to RCVHWM messages, 1000 by default: with frames of
+         * 16 MiB that is gigabytes a flooding kernel makes kbound hold. A short queue pushes back
+         * on the kernel instead (its PUB socket drops past its own high-water mark, as it would for
+         * any slow subscriber). */
+        zsock_set_rcvhwm(s, RECV_HWM);
         if (type == ZMQ_SUB)
                 zsock_set_subscribe(s, "");
         if (type == ZMQ_REQ) {
@@ -304,8 +312,8 @@ static kb_msg *pending_take(kb_client *c, kb_channel channel, const char *msg_id
         return NULL;
 }
 
-static int text_append(char **buf, size_t *len, bool *truncated, const char *text) {
-        size_t add = strlen(text);
+/* Appends add bytes of text (NUL bytes included: a kernel must not hide output behind one). */
+static int text_append(char **buf, size_t *len, bool *truncated, const char *text, size_t add) {
         if (*len + add > KB_EXECUTION_TEXT_MAX) {
                 *truncated = true;
                 add = KB_EXECUTION_TEXT_MAX - *len;
@@ -329,9 +337,22 @@ static const char *json_string_field(json_object *obj, const char *field) {
         return json_object_get_string(v);
 }
 
+/* Whether ex may keep one more rich output of msg's size; past the ceiling it is dropped and the
+ * execution says so. */
+static bool outputs_room(kb_execution *ex, const kb_msg *msg) {
+        if (msg->wire_size > KB_EXECUTION_OUTPUTS_MAX - ex->outputs_bytes) {
+                ex->outputs_truncated = true;
+                return false;
+        }
+        ex->outputs_bytes += msg->wire_size;
+        return true;
+}
+
 static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
         const char *type = msg->msg_type;
         json_object *content = msg->content;
+        ex->n_iopub++;
+        ex->iopub_bytes += msg->wire_size;
         if (strcmp(type, "status") == 0) {
                 const char *state = json_string_field(content, "execution_state");
                 if (state && strcmp(state, "busy") == 0)
@@ -343,18 +364,20 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
         } else if (strcmp(type, "stream") == 0) {
                 const char *name = json_string_field(content, "name");
                 const char *text = json_string_field(content, "text");
-                if (!name || !text)
+                json_object *text_obj = NULL;
+                if (!name || !text || !json_object_object_get_ex(content, "text", &text_obj))
                         return 0;
+                size_t text_len = (size_t) json_object_get_string_len(text_obj);
                 if (strcmp(name, "stdout") == 0)
-                        return text_append(&ex->stdout_text, &ex->stdout_len, &ex->text_truncated, text);
+                        return text_append(&ex->stdout_text, &ex->stdout_len, &ex->text_truncated, text, text_len);
                 if (strcmp(name, "stderr") == 0)
-                        return text_append(&ex->stderr_text, &ex->stderr_len, &ex->text_truncated, text);
+                        return text_append(&ex->stderr_text, &ex->stderr_len, &ex->text_truncated, text, text_len);
         } else if (strcmp(type, "display_data") == 0 || strcmp(type, "update_display_data") == 0 ||
                    strcmp(type, "execute_result") == 0) {
                 json_object *data = NULL, *metadata = NULL;
                 json_object_object_get_ex(content, "data", &data);
                 json_object_object_get_ex(content, "metadata", &metadata);
-                if (!data || !json_object_is_type(data, json_type_object))
+                if (!data || !json_object_is_type(data, json_type_object) || !outputs_room(ex, msg))
                         return 0;
                 json_object *out = json_object_new_object();
                 if (!out)
@@ -364,7 +387,8 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
                 json_object_object_add(out, "metadata", metadata ? json_object_get(metadata) : json_object_new_object());
                 json_object_array_add(ex->outputs, out);
         } else if (strcmp(type, "error") == 0) {
-                json_object_array_add(ex->errors, json_object_get(content));
+                if (outputs_room(ex, msg))
+                        json_object_array_add(ex->errors, json_object_get(content));
         }
         return 0;
 }
@@ -441,7 +465,9 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         return 0;
 }
 
-static int receive_one(kb_client *c, kb_channel channel) {
+/* Receives and dispatches one message from channel, adding its size to *bytes. Returns 1, 0 if
+ * nothing was queued, or a receive or dispatch error. */
+static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
         kb_msg *msg = NULL;
         int r = kb_wire_recv(c->sock[channel], &c->key, &c->limits, &msg);
         if (r == -EAGAIN)
@@ -451,14 +477,17 @@ static int receive_one(kb_client *c, kb_channel channel) {
                 c->last_error = r;
                 return r;
         }
+        *bytes += msg->wire_size;
         r = dispatch(c, channel, msg);
         return r < 0 ? r : 1;
 }
 
-/* Waits up to timeout_ms for traffic and dispatches what arrived. Returns 1 if something was
- * dispatched, 0 on timeout, -ESRCH if the death fd fired (after draining what was queued), or a
- * receive error. */
-static int pump(kb_client *c, int timeout_ms) {
+/* Waits until deadline_ms (< 0: no deadline) for traffic and dispatches what arrived. Returns 1 if
+ * something was dispatched, 0 on timeout, -ESRCH if the death fd fired (after draining what was
+ * queued), -ECONNRESET if a connection dropped, or a receive error. Never runs past deadline_ms by
+ * more than the cost of one message: a message may be a 16 MiB frame whose HMAC and parse take
+ * a noticeable time, and a kernel can queue hundreds of them. */
+static int pump(kb_client *c, int64_t deadline_ms) {
         static const kb_channel order[] = { KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL,
                                             KB_CHANNEL_STDIN };
         zmq_pollitem_t items[2 * KB_ELEMENTSOF(order) + 2];
@@ -477,7 +506,7 @@ static int pump(kb_client *c, int timeout_ms) {
                 cancel_item = n;
                 items[n++] = (zmq_pollitem_t){ .fd = c->cancel_fd, .events = ZMQ_POLLIN };
         }
-        int r = zmq_poll(items, (int) n, timeout_ms);
+        int r = zmq_poll(items, (int) n, kb_ms_left(deadline_ms));
         if (r < 0)
                 return errno == EINTR ? 0 : -errno;
         if (c->cancel_fd >= 0 && (items[cancel_item].revents & ZMQ_POLLIN))
@@ -489,9 +518,15 @@ static int pump(kb_client *c, int timeout_ms) {
                 if (!(items[i].revents & ZMQ_POLLIN))
                         continue;
                 /* Drain what is queued on this socket, bounded so one flooding channel cannot
-                 * starve the others or the deadline. */
-                for (int k = 0; k < 256; k++) {
-                        int q = receive_one(c, order[i]);
+                 * starve the others, and stopping at the deadline: what is still queued then
+                 * was not delivered in time. The byte budget (per socket, so a flood on one
+                 * cannot starve the next) returns to the caller and the cancel fd every so often
+                 * even without a deadline: the console has none. */
+                size_t bytes = 0;
+                for (int k = 0; k < PUMP_DRAIN_MAX && bytes < PUMP_BYTES_MAX; k++) {
+                        if (kb_ms_left(deadline_ms) == 0)
+                                break;
+                        int q = receive_one(c, order[i], &bytes);
                         if (q < 0)
                                 return q;
                         if (q == 0)
@@ -509,9 +544,12 @@ static int pump(kb_client *c, int timeout_ms) {
                 zmsg_t *event = zmsg_recv(c->monitor[order[i]]);
                 zmsg_destroy(&event);
                 /* A kernel that exits closes its sockets a moment before its pidfd says so: that
-                 * is a death, not a dropped connection. */
+                 * is a death, not a dropped connection. The wait for it is part of the caller's. */
+                int wait_ms = kb_ms_left(deadline_ms);
+                if (wait_ms < 0 || wait_ms > DEATH_AFTER_DISCONNECT_MS)
+                        wait_ms = DEATH_AFTER_DISCONNECT_MS;
                 struct pollfd death = { .fd = c->death_fd, .events = POLLIN };
-                if (c->death_fd >= 0 && poll(&death, 1, DEATH_AFTER_DISCONNECT_MS) > 0)
+                if (c->death_fd >= 0 && poll(&death, 1, wait_ms) > 0)
                         return -ESRCH;
                 c->last_error_channel = order[i];
                 c->last_error = -ECONNRESET;
@@ -521,20 +559,27 @@ static int pump(kb_client *c, int timeout_ms) {
 }
 
 void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, char *buf, size_t size) {
-        char foreign[96] = "";
-        if (c->n_foreign > 0)
-                snprintf(foreign, sizeof(foreign), "; %llu message(s) answered requests kbound never sent "
-                         "(wrong parent msg_id)", (unsigned long long) c->n_foreign);
+        char extra[192] = "";
+        size_t n = 0;
+        /* A flood is why a wait ran out while messages kept arriving: say how much came. */
+        if (ex->iopub_bytes > KB_EXECUTION_TEXT_MAX)
+                n += (size_t) snprintf(extra, sizeof(extra), "; the kernel flooded iopub with %llu "
+                                       "message(s), %llu MiB, for the request",
+                                       (unsigned long long) ex->n_iopub,
+                                       (unsigned long long) (ex->iopub_bytes >> 20));
+        if (c->n_foreign > 0 && n < sizeof(extra))
+                snprintf(extra + n, sizeof(extra) - n, "; %llu message(s) answered requests kbound never "
+                         "sent (wrong parent msg_id)", (unsigned long long) c->n_foreign);
         if (ex->got_reply)
-                snprintf(buf, size, "execute_reply arrived but no idle status%s", foreign);
+                snprintf(buf, size, "execute_reply arrived but no idle status%s", extra);
         else if (ex->saw_idle)
                 snprintf(buf, size, "no execute_reply, although the kernel published busy and idle for the "
-                         "request%s", foreign);
+                         "request%s", extra);
         else if (ex->saw_busy)
-                snprintf(buf, size, "no execute_reply; the kernel went busy and stayed busy%s", foreign);
+                snprintf(buf, size, "no execute_reply; the kernel went busy and stayed busy%s", extra);
         else
                 snprintf(buf, size, "no execute_reply and nothing at all for the request (no status, no "
-                         "output)%s", foreign);
+                         "output)%s", extra);
 }
 
 int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_info) {
@@ -566,7 +611,7 @@ int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_in
                 if (deadline_ms >= 0 && retry_at > deadline_ms)
                         retry_at = deadline_ms;
                 while (kb_ms_left(retry_at) > 0 && (!reply || !c->iopub_seen)) {
-                        r = pump(c, kb_ms_left(retry_at));
+                        r = pump(c, retry_at);
                         if (r < 0)
                                 goto finish;
                         for (size_t i = 0; i < n_ids && !reply; i++)
@@ -657,7 +702,7 @@ int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, 
                         r = -ETIMEDOUT;
                         break;
                 }
-                r = pump(c, kb_ms_left(until));
+                r = pump(c, until);
                 if (r < 0)
                         break;
         }
@@ -708,7 +753,7 @@ int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, js
                 }
                 if (kb_ms_left(deadline_ms) == 0)
                         return -ETIMEDOUT;
-                r = pump(c, kb_ms_left(deadline_ms));
+                r = pump(c, deadline_ms);
                 if (r < 0)
                         return r;
         }

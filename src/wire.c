@@ -767,6 +767,8 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
         if (r < 0)
                 return r;
 
+        for (size_t i = 0; i < n_frames; i++)
+                msg->wire_size += frames[i].size;
         msg_refresh_ids(msg);
         *ret = TAKE_PTR(msg);
         return 0;

@@ -24,6 +24,9 @@ typedef struct kb_client_options {
 } kb_client_options;
 
 #define KB_EXECUTION_TEXT_MAX (1024 * 1024)
+/* Rich outputs (display_data, execute_result, error) kept per execution, counted in wire bytes:
+ * room for any real figure, and a ceiling on what a flooding kernel can make kbound hold. */
+#define KB_EXECUTION_OUTPUTS_MAX (32 * 1024 * 1024)
 
 /* Everything one execute_request produced, collected by parent msg_id. */
 typedef struct kb_execution {
@@ -34,12 +37,18 @@ typedef struct kb_execution {
         int64_t execution_count;   /* -1 if absent */
         char *ename, *evalue;      /* for status "error" */
         json_object *reply;        /* the execute_reply content */
-        char *stdout_text, *stderr_text; /* concatenated stream output, each capped */
+        char *stdout_text, *stderr_text; /* concatenated stream output, each capped; may hold NUL
+                                          * bytes (a kernel's), so use the lengths */
         size_t stdout_len, stderr_len;
         bool text_truncated;       /* a stream went past KB_EXECUTION_TEXT_MAX */
         json_object *outputs;      /* array of {"msg_type", "data", "metadata"} for display_data,
                                     * update_display_data and execute_result */
         json_object *errors;       /* array of iopub "error" contents */
+        size_t outputs_bytes;      /* wire bytes of what outputs and errors hold */
+        bool outputs_truncated;    /* outputs or errors went past KB_EXECUTION_OUTPUTS_MAX; the
+                                    * rest was dropped */
+        uint64_t n_iopub;          /* iopub messages received for it, and their wire bytes */
+        uint64_t iopub_bytes;
         int64_t sent_ms, reply_ms, idle_ms; /* kb_now_ms() stamps */
 } kb_execution;
 
@@ -89,7 +98,8 @@ KB_EXPORT int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t dea
 
 /* After a wait for ex ended with -ETIMEDOUT: what did and did not arrive for it, in words, for the
  * diagnosis ("no execute_reply, although the kernel published busy and idle for the request"),
- * adding how many messages answered requests this client never sent (a wrong parent msg_id).
+ * adding how much iopub traffic it got when that was a flood (over KB_EXECUTION_TEXT_MAX) and how
+ * many messages answered requests this client never sent (a wrong parent msg_id).
  * buf is always NUL-terminated. */
 KB_EXPORT void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, char *buf, size_t size);
 

@@ -53,6 +53,7 @@ typedef struct kb_msg {
         const char *msg_id;
         const char *msg_type;
         const char *parent_msg_id;
+        size_t wire_size; /* bytes of all its frames as received (0 for a message built here) */
 } kb_msg;
 
 /* Builds a new request with a fresh msg_id (a random UUID from getrandom), the given session and

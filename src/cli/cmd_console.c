@@ -37,29 +37,36 @@ static void console_usage(FILE *out) {
               out);
 }
 
-/* Writes kernel output (untrusted) without anything a terminal would act on: ESC sequences (CSI,
- * OSC, others), C0 controls but newline and tab, DEL, and the C1 controls U+0080..U+009F. */
-static void put_sanitized(FILE *out, const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-        while (*p) {
+/* Writes len bytes of kernel output (untrusted) without anything a terminal would act on: ESC
+ * sequences (CSI, OSC, others), C0 controls but newline and tab, DEL, and the C1 controls
+ * U+0080..U+009F. A NUL byte is shown as U+2400 (␀), not dropped and not an end: a kernel must
+ * not be able to hide the rest of its output from the auditor behind one. */
+static void put_sanitized_len(FILE *out, const char *s, size_t len) {
+        const unsigned char *p = (const unsigned char *) s, *end = p + len;
+        while (p < end) {
                 if (*p == 0x1b) {
                         p++;
-                        if (*p == '[') {
+                        if (p < end && *p == '[') {
                                 p++;
-                                while (*p && !(*p >= 0x40 && *p <= 0x7e))
+                                while (p < end && !(*p >= 0x40 && *p <= 0x7e))
                                         p++;
-                        } else if (*p == ']' || *p == 'P' || *p == '_' || *p == '^') {
-                                while (*p && *p != 0x07 && !(*p == 0x1b && p[1] == '\\'))
+                        } else if (p < end && (*p == ']' || *p == 'P' || *p == '_' || *p == '^')) {
+                                while (p < end && *p != 0x07 && !(*p == 0x1b && p + 1 < end && p[1] == '\\'))
                                         p++;
-                                if (*p == 0x1b)
+                                if (p < end && *p == 0x1b)
                                         p++;
                         }
-                        if (*p)
+                        if (p < end)
                                 p++;
                         continue;
                 }
-                if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+                if (*p == 0xc2 && p + 1 < end && p[1] >= 0x80 && p[1] <= 0x9f) {
                         p += 2;
+                        continue;
+                }
+                if (*p == '\0') {
+                        fputs("\xe2\x90\x80", out);
+                        p++;
                         continue;
                 }
                 if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
@@ -71,21 +78,36 @@ static void put_sanitized(FILE *out, const char *s) {
         }
 }
 
-static const char *member_string(json_object *obj, const char *key) {
+static void put_sanitized(FILE *out, const char *s) {
+        put_sanitized_len(out, s, strlen(s));
+}
+
+/* Writes a JSON string's whole value (by its length: it may hold NUL bytes), sanitized. */
+static void put_json_string(FILE *out, json_object *str) {
+        put_sanitized_len(out, json_object_get_string(str), (size_t) json_object_get_string_len(str));
+}
+
+/* The string member key of obj, or NULL. */
+static json_object *member_string_obj(json_object *obj, const char *key) {
         json_object *v = NULL;
         if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
                 return NULL;
-        return json_object_get_string(v);
+        return v;
+}
+
+static const char *member_string(json_object *obj, const char *key) {
+        json_object *v = member_string_obj(obj, key);
+        return v ? json_object_get_string(v) : NULL;
 }
 
 static void put_text_plain(json_object *content, const char *prefix) {
         json_object *data = NULL;
         if (!json_object_object_get_ex(content, "data", &data) || !json_object_is_type(data, json_type_object))
                 return;
-        const char *text = member_string(data, "text/plain");
+        json_object *text = member_string_obj(data, "text/plain");
         fputs(prefix, stdout);
         if (text) {
-                put_sanitized(stdout, text);
+                put_json_string(stdout, text);
                 fputc('\n', stdout);
                 return;
         }
@@ -103,11 +125,11 @@ static int on_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
         const char *type = msg->msg_type;
         json_object *content = msg->content;
         if (strcmp(type, "stream") == 0) {
-                const char *text = member_string(content, "text");
+                json_object *text = member_string_obj(content, "text");
                 const char *name = member_string(content, "name");
                 FILE *out = name && strcmp(name, "stderr") == 0 ? stderr : stdout;
                 if (text)
-                        put_sanitized(out, text);
+                        put_json_string(out, text);
                 fflush(out);
         } else if (strcmp(type, "execute_result") == 0) {
                 json_object *count = NULL;
@@ -125,16 +147,20 @@ static int on_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
                         for (size_t i = 0; i < json_object_array_length(tb); i++) {
                                 json_object *line = json_object_array_get_idx(tb, i);
                                 if (json_object_is_type(line, json_type_string)) {
-                                        put_sanitized(stderr, json_object_get_string(line));
+                                        put_json_string(stderr, line);
                                         fputc('\n', stderr);
                                 }
                         }
                 } else {
-                        const char *ename = member_string(content, "ename");
-                        const char *evalue = member_string(content, "evalue");
-                        put_sanitized(stderr, ename ? ename : "error");
+                        json_object *ename = member_string_obj(content, "ename");
+                        json_object *evalue = member_string_obj(content, "evalue");
+                        if (ename)
+                                put_json_string(stderr, ename);
+                        else
+                                fputs("error", stderr);
                         fputs(": ", stderr);
-                        put_sanitized(stderr, evalue ? evalue : "");
+                        if (evalue)
+                                put_json_string(stderr, evalue);
                         fputc('\n', stderr);
                 }
                 fflush(stderr);
@@ -158,25 +184,58 @@ typedef struct line_reader {
         char *buf;
         size_t len, cap;
         bool eof;
+        bool discarding; /* inside a line over LINE_MAX_BYTES: dropping bytes up to its newline */
+        int error;       /* the errno of READ_ERROR */
 } line_reader;
 
-enum { READ_LINE = 1, READ_EOF = 0, READ_SIGNAL = -1, READ_KERNEL_DIED = -2, READ_ERROR = -3 };
+enum {
+        READ_LINE = 1,
+        READ_EOF = 0,
+        READ_SIGNAL = -1,
+        READ_KERNEL_DIED = -2,
+        READ_ERROR = -3,
+        READ_TOO_LONG = -4,
+};
 
-/* Returns READ_LINE with *ret_line (malloc'd, no newline), or READ_EOF, READ_SIGNAL (*ret_sig set),
- * READ_KERNEL_DIED, READ_ERROR (*ret_line gets nothing). */
-static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line, int *ret_sig) {
+/* Returns READ_LINE with *ret_line (malloc'd, no newline, NUL-terminated) and *ret_len (its length:
+ * the line itself may hold NUL bytes), or READ_EOF, READ_SIGNAL (*ret_sig set), READ_KERNEL_DIED,
+ * READ_TOO_LONG (a line over LINE_MAX_BYTES was read and dropped up to its newline: input goes on),
+ * READ_ERROR (lr->error says why). *ret_line gets nothing but with READ_LINE. */
+static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
         for (;;) {
                 char *nl = lr->len ? memchr(lr->buf, '\n', lr->len) : NULL;
-                if (nl || (lr->eof && lr->len)) {
+                if (lr->discarding) {
+                        /* Drop the rest of the over-long line, up to and with its newline. */
+                        size_t used = nl ? (size_t) (nl - lr->buf) + 1 : lr->len;
+                        memmove(lr->buf, lr->buf + used, lr->len - used);
+                        lr->len -= used;
+                        if (nl || lr->eof) {
+                                lr->discarding = false;
+                                return READ_TOO_LONG;
+                        }
+                } else if (nl || (lr->eof && lr->len)) {
                         size_t n = nl ? (size_t) (nl - lr->buf) : lr->len;
-                        char *line = strndup(lr->buf, n);
-                        if (!line)
+                        if (n > LINE_MAX_BYTES) {
+                                lr->discarding = true;
+                                continue;
+                        }
+                        char *line = malloc(n + 1);
+                        if (!line) {
+                                lr->error = ENOMEM;
                                 return READ_ERROR;
+                        }
+                        memcpy(line, lr->buf, n);
+                        line[n] = '\0';
                         size_t used = nl ? n + 1 : n;
                         memmove(lr->buf, lr->buf + used, lr->len - used);
                         lr->len -= used;
                         *ret_line = line;
+                        *ret_len = n;
                         return READ_LINE;
+                } else if (lr->len > LINE_MAX_BYTES) {
+                        /* No newline yet and already too long: no need to hold the rest. */
+                        lr->discarding = true;
+                        continue;
                 }
                 if (lr->eof)
                         return READ_EOF;
@@ -188,6 +247,7 @@ static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line,
                 if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
+                        lr->error = errno;
                         return READ_ERROR;
                 }
                 if (p[2].revents & POLLIN) {
@@ -199,21 +259,25 @@ static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line,
                         return READ_KERNEL_DIED;
                 if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
+                /* The buffer holds no newline here, so at most LINE_MAX_BYTES of one line: it
+                 * never grows past twice that. */
                 if (lr->cap - lr->len < 4096) {
-                        if (lr->cap >= LINE_MAX_BYTES)
-                                return READ_ERROR;
                         size_t cap = lr->cap ? lr->cap * 2 : 8192;
                         char *b = realloc(lr->buf, cap);
-                        if (!b)
+                        if (!b) {
+                                lr->error = ENOMEM;
                                 return READ_ERROR;
+                        }
                         lr->buf = b;
                         lr->cap = cap;
                 }
                 ssize_t n = read(STDIN_FILENO, lr->buf + lr->len, lr->cap - lr->len);
                 if (n < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;
-                if (n < 0)
+                if (n < 0) {
+                        lr->error = errno;
                         return READ_ERROR;
+                }
                 if (n == 0)
                         lr->eof = true;
                 lr->len += (size_t) n;
@@ -400,8 +464,9 @@ static int console_loop(console *con) {
                         printf("...: %s", indent);
                 fflush(stdout);
                 char *line = NULL;
+                size_t add = 0;
                 int sig = 0;
-                int r = read_line(&lr, kb_kernel_pidfd(con->kernel), con->signal_fd, &line, &sig);
+                int r = read_line(&lr, kb_kernel_pidfd(con->kernel), con->signal_fd, &line, &add, &sig);
                 if (r == READ_SIGNAL) {
                         if (sig == SIGINT) {
                                 /* Ctrl-C at the prompt: forget the input so far. */
@@ -409,6 +474,7 @@ static int console_loop(console *con) {
                                 cell_len = 0;
                                 indent[0] = '\0';
                                 lr.len = 0;
+                                lr.discarding = false;
                                 continue;
                         }
                         fputc('\n', stdout);
@@ -424,10 +490,19 @@ static int console_loop(console *con) {
                 }
                 if (r == READ_ERROR) {
                         fputc('\n', stdout);
-                        cli_error("console: cannot read the input (a line over %d bytes, or %s)", LINE_MAX_BYTES,
-                                  strerror(errno));
+                        cli_error("console: cannot read the input: %s", strerror(lr.error));
                         exit_code = KB_EXIT_FAIL;
                         break;
+                }
+                if (r == READ_TOO_LONG) {
+                        /* Running what fits would run code nobody typed whole: drop it, and the
+                         * cell it belonged to, and go on. */
+                        fputc('\n', stdout);
+                        cli_error("console: input line over %d bytes: dropped, with the cell so far; "
+                                  "nothing was sent to the kernel", LINE_MAX_BYTES);
+                        cell_len = 0;
+                        indent[0] = '\0';
+                        continue;
                 }
                 if (r == READ_EOF) {
                         fputc('\n', stdout);
@@ -435,8 +510,20 @@ static int console_loop(console *con) {
                                 exit_code = run_cell(con, cell);
                         break;
                 }
+                /* A NUL byte would end the code for the kernel (a C string, or Python's "source
+                 * code cannot contain null bytes"): the cell it ran would not be what was typed.
+                 * Refuse it rather than escape it, since no escape means the same inside and
+                 * outside a string literal. */
+                const char *nul = memchr(line, '\0', add);
+                if (nul) {
+                        cli_error("console: input line has a NUL byte (at byte %zu): dropped, with the cell so far; "
+                                  "nothing was sent to the kernel", (size_t) (nul - line) + 1);
+                        free(line);
+                        cell_len = 0;
+                        indent[0] = '\0';
+                        continue;
+                }
                 /* Append the line (with its newline) to the cell. */
-                size_t add = strlen(line);
                 if (cell_len + add + 2 > CELL_MAX_BYTES) {
                         free(line);
                         cli_error("console: cell over %d bytes, dropped", CELL_MAX_BYTES);

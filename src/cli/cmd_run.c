@@ -25,6 +25,21 @@ static void run_usage(FILE *out) {
               out);
 }
 
+/* Writes len bytes of kernel output as they are, but each NUL byte as U+2400 (␀): whoever reads
+ * the output as C strings (a terminal log, a grep) would stop at a NUL, and a kernel could hide
+ * the rest from the auditor behind one. */
+static void put_output(FILE *out, const char *s, size_t len) {
+        const char *end = s + len;
+        while (s < end) {
+                const char *nul = memchr(s, '\0', (size_t) (end - s));
+                fwrite(s, 1, nul ? (size_t) (nul - s) : (size_t) (end - s), out);
+                if (!nul)
+                        break;
+                fputs("\xe2\x90\x80", out);
+                s = nul + 1;
+        }
+}
+
 static void print_outputs(const kb_execution *ex) {
         size_t n = json_object_array_length(ex->outputs);
         for (size_t i = 0; i < n; i++) {
@@ -33,7 +48,7 @@ static void print_outputs(const kb_execution *ex) {
                 if (!json_object_object_get_ex(out, "data", &data))
                         continue;
                 if (json_object_object_get_ex(data, "text/plain", &text) && json_object_is_type(text, json_type_string)) {
-                        fputs(json_object_get_string(text), stdout);
+                        put_output(stdout, json_object_get_string(text), (size_t) json_object_get_string_len(text));
                         fputc('\n', stdout);
                 } else {
                         /* Name what could not be shown as text rather than hide it. */
@@ -214,12 +229,17 @@ int cmd_run(int argc, char **argv) {
                 goto out;
         }
         if (ex->stdout_text)
-                fputs(ex->stdout_text, stdout);
+                put_output(stdout, ex->stdout_text, ex->stdout_len);
         print_outputs(ex);
         fflush(stdout);
         if (ex->stderr_text)
-                fputs(ex->stderr_text, stderr);
-        if (ex->text_truncated) {
+                put_output(stderr, ex->stderr_text, ex->stderr_len);
+        if (ex->outputs_truncated) {
+                cli_error("kernel '%s': the cell's rich output went past kbound's %d MiB limit and the rest was "
+                          "dropped (execute_reply status '%s')",
+                          spec->name, KB_EXECUTION_OUTPUTS_MAX >> 20, ex->status);
+                exit_code = KB_EXIT_FAIL;
+        } else if (ex->text_truncated) {
                 /* What was printed is not all the cell produced: say so, and do not call it a
                  * success whatever the reply said. */
                 cli_error("kernel '%s': the cell's output went past kbound's %d MiB limit per stream and was "

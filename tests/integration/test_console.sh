@@ -75,6 +75,38 @@ ok "the transcript has an execute_reply per request" \
 ok "the transcript has the shutdown on end of input" [ "$(tr_count "in control shutdown_reply")" -eq 1 ]
 assert_no_leftovers "after the scripted console"
 
+echo "scripted: NUL bytes and an over-long line in the input, NUL bytes in the output"
+# A NUL in an input line would cut the cell there: the line is refused (with the cell so far) and
+# the session goes on. A line over 1 MiB is dropped whole, and the session goes on. A NUL in the
+# kernel's output is shown as U+2400, so nothing after it is hidden.
+{
+  printf 'x = 1\0; print("after-nul")\n'
+  printf 'print("out\\x00put"); import sys; sys.stderr.write("err\\x00tail\\n")\n'
+  /usr/bin/python3 -c 'print("print(\"long-line-ran\"); s = \"" + "z" * (1100 * 1024) + "\"")'
+  printf 'print("still here")\n'
+  printf 'print(x)\n'
+  printf 'raise ValueError("v\\x00w")\n'
+} >"$scratch/nul.in"
+set +e
+"$KBOUND" console --kernel python3 --team nul <"$scratch/nul.in" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "NUL and long lines do not end the console (rc=$rc)" [ "$rc" -eq 0 ]
+ok "the NUL line is refused, naming the byte" \
+  grep -q "console: input line has a NUL byte (at byte 6): dropped, with the cell so far; nothing was sent" "$scratch/err"
+ok "  ... and no part of it ran (x is undefined afterwards)" grep -q "NameError: name 'x' is not defined" "$scratch/err"
+ok "  ... not even the part after the NUL" bash -c "! grep -q after-nul '$scratch/out'"
+ok "the over-long line is dropped with a message" \
+  grep -q "console: input line over 1048576 bytes: dropped, with the cell so far; nothing was sent" "$scratch/err"
+ok "  ... and none of it ran" bash -c "! grep -q long-line-ran '$scratch/out'"
+ok "  ... and the session went on" grep -q "still here" "$scratch/out"
+ok "the stale errno message is gone" bash -c "! grep -q 'cannot read the input' '$scratch/err'"
+ok "a NUL in stream output shows as U+2400, the rest is not hidden" grep -q "out␀put" "$scratch/out"
+ok "  ... on stderr too" grep -q "err␀tail" "$scratch/err"
+ok "  ... and in a traceback" grep -q "ValueError: v␀w" "$scratch/err"
+ok "no NUL byte reaches the output" [ "$(tr -dc '\000' <"$scratch/out" | wc -c)" -eq 0 ]
+assert_no_leftovers "after the NUL console"
+
 echo "the raw-network override is in the banner"
 out=$("$KBOUND" console --kernel python3 --allow-raw-network </dev/null)
 ok "the banner says the network is NOT isolated" grep -q "network: *NOT isolated" <<<"$out"

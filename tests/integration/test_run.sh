@@ -25,6 +25,29 @@ ok "and says which" grep -q "no-such-kernel" "$scratch/err"
 out=$("$KBOUND" run --kernel python3 --sandbox off 'from IPython.display import display; display(3+4)')
 ok "display_data text/plain is printed" [ "$out" = "7" ]
 
+echo "a NUL byte in the output does not hide the rest"
+# A NUL would end the text for anything reading it as a C string; run shows it as U+2400 instead.
+"$KBOUND" run --kernel python3 --sandbox off 'import sys
+from IPython.display import display
+print("before\x00after")
+display({"text/plain": "shown\x00too"}, raw=True)
+sys.stderr.write("err\x00tail\n")' >"$scratch/nul.out" 2>"$scratch/nul.err"
+ok "stream stdout past a NUL is printed" grep -qx "before␀after" "$scratch/nul.out"
+ok "text/plain past a NUL is printed" grep -qx "shown␀too" "$scratch/nul.out"
+ok "stream stderr past a NUL is printed" grep -qx "err␀tail" "$scratch/nul.err"
+ok "no NUL byte reaches stdout" [ "$(tr -dc '\000' <"$scratch/nul.out" | wc -c)" -eq 0 ]
+
+echo "rich output past the per-execution cap (32 MiB) is cut, and the run fails saying so"
+set +e
+"$KBOUND" run --kernel python3 --sandbox off 'from IPython.display import display
+for i in range(10): display({"text/plain": "x" * (4 << 20)}, raw=True)' >"$scratch/rich.out" 2>"$scratch/rich.err"
+rc=$?
+set -e
+ok "40 MiB of display_data exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "  ... naming the limit" grep -q "the cell's rich output went past kbound's 32 MiB limit and the rest was dropped" "$scratch/rich.err"
+rich_lines=$(wc -l <"$scratch/rich.out")
+ok "  ... after printing what fit (7 of 10 outputs, got $rich_lines)" [ "$rich_lines" -eq 7 ]
+
 echo "run in the sandbox"
 out=$("$KBOUND" run --kernel python3 'import os; print(os.getpid())')
 ok "python3 is PID 2" [ "$out" = "2" ]

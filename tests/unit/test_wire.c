@@ -607,6 +607,12 @@ static void test_identities_and_buffers(void **state) {
         assert_int_equal(msg->buffers[1].size, 0);
         assert_non_null(msg->buffers[1].data);
         assert_memory_equal(msg->buffers[2].data, KB_WIRE_DELIMITER, strlen(KB_WIRE_DELIMITER));
+        /* wire_size counts every frame as received: what the client's per-execution caps use. */
+        size_t wire_size = 0;
+        for (size_t i = 0; i < w.n; i++)
+                wire_size += w.frames[i].size;
+        assert_true(wire_size > sizeof(id0) + sizeof(buf0));
+        assert_int_equal(msg->wire_size, wire_size);
 
         /* Serialized again, they come back in the same places. */
         zmsg_t *z = NULL;
