@@ -329,8 +329,10 @@ struct kb_secrets {
         char **values;
         bool *token;
         size_t n;
-        gram *grams;          /* sorted by (hi, lo) */
+        gram *grams;
         size_t n_grams;
+        uint32_t *table;      /* open addressing over grams: index + 1, 0 = empty */
+        size_t table_mask;
         bool alphabet[256];   /* bytes that occur in some token, both cases */
 };
 
@@ -352,13 +354,38 @@ static gram gram_at(const unsigned char *p) {
         return g;
 }
 
-static int gram_cmp(const void *a, const void *b) {
-        const gram *x = a, *y = b;
-        if (x->hi != y->hi)
-                return x->hi < y->hi ? -1 : 1;
-        if (x->lo != y->lo)
-                return x->lo < y->lo ? -1 : 1;
+static size_t gram_hash(const gram *g, size_t mask) {
+        uint64_t h = (g->hi ^ ((uint64_t) g->lo * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+        return (size_t) (h ^ (h >> 29)) & mask;
+}
+
+/* Rebuilds the gram table at twice the grams or more (a power of two). Returns 0 or -ENOMEM. */
+static int table_build(kb_secrets *s) {
+        size_t size = 64;
+        while (size < 2 * s->n_grams)
+                size *= 2;
+        uint32_t *t = calloc(size, sizeof(uint32_t));
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_grams; i++) {
+                size_t h = gram_hash(&s->grams[i], size - 1);
+                while (t[h])
+                        h = (h + 1) & (size - 1);
+                t[h] = (uint32_t) i + 1;
+        }
+        free(s->table);
+        s->table = t;
+        s->table_mask = size - 1;
         return 0;
+}
+
+static const gram *gram_find(const kb_secrets *s, const gram *key) {
+        for (size_t h = gram_hash(key, s->table_mask); s->table[h]; h = (h + 1) & s->table_mask) {
+                const gram *g = &s->grams[s->table[h] - 1];
+                if (g->hi == key->hi && g->lo == key->lo)
+                        return g;
+        }
+        return NULL;
 }
 
 static int secrets_add(kb_secrets *s, const char *name, const char *value, bool token) {
@@ -396,6 +423,7 @@ static int secrets_add(kb_secrets *s, const char *name, const char *value, bool 
         }
         s->token[s->n] = token;
         if (token) {
+                size_t old_grams = s->n_grams;
                 const unsigned char *v = (const unsigned char *) value;
                 for (size_t i = 0; i + KB_SECRET_FRAGMENT_MIN <= vlen; i++) {
                         gram g = gram_at(v + i);
@@ -410,7 +438,13 @@ static int secrets_add(kb_secrets *s, const char *name, const char *value, bool 
                         else if (c >= 'A' && c <= 'Z')
                                 s->alphabet[c + 32] = true;
                 }
-                qsort(s->grams, s->n_grams, sizeof(gram), gram_cmp);
+                if (table_build(s) < 0) {
+                        s->n_grams = old_grams;
+                        free(s->names[s->n]);
+                        OPENSSL_cleanse(s->values[s->n], vlen);
+                        free(s->values[s->n]);
+                        return -ENOMEM;
+                }
         }
         s->n++;
         return 0;
@@ -580,7 +614,7 @@ static int find_spans(const kb_secrets *s, const char *str, size_t len, spans *s
                         if (last_bad >= (ssize_t) i)
                                 continue;
                         gram key = gram_at(t + i);
-                        const gram *g = bsearch(&key, s->grams, s->n_grams, sizeof(gram), gram_cmp);
+                        const gram *g = gram_find(s, &key);
                         if (g && (r = spans_add(sp, i, j + 1, g->secret)) != 0)
                                 return r < 0 ? r : 0;
                 }
@@ -752,6 +786,7 @@ void kb_secrets_destroy(kb_secrets **sp) {
         if (s->grams)
                 OPENSSL_cleanse(s->grams, s->n_grams * sizeof(gram));
         free(s->grams);
+        free(s->table);
         free(s);
         *sp = NULL;
 }

@@ -155,13 +155,15 @@ static void write_truncated(kb_transcript *t) {
 void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
         kb_transcript_source *src = userdata;
         kb_transcript *t = src->t;
-        if (!msg) {
-                /* A message the kernel layer could not redact: lost, and the transcript says so. */
-                pthread_mutex_lock(&t->lock);
-                note_error(t, -ENOMEM);
-                pthread_mutex_unlock(&t->lock);
+        pthread_mutex_lock(&t->lock);
+        /* A message the kernel layer could not redact is lost, and the transcript says so; past
+         * the cap, a message is lost without the cost of building and redacting its line. */
+        bool lost = !msg || t->truncated;
+        if (lost)
+                note_error(t, !msg ? -ENOMEM : -EFBIG);
+        pthread_mutex_unlock(&t->lock);
+        if (lost)
                 return;
-        }
         char now[40];
         iso_now_ms(now, sizeof(now));
         int64_t elapsed = kb_now_ms() - t->opened_ms;
