@@ -889,8 +889,6 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         x.k = kernel_object(spec, team);
         if (!x.k)
                 return -ENOMEM;
-        x.checks = NULL;
-        json_object_object_get_ex(x.k, "checks", &x.checks);
         json_object_object_get_ex(x.k, "checks", &x.checks);
         int r = kb_random_hex(x.nonce, 16);
         if (r < 0) {
@@ -983,7 +981,8 @@ done:
                 json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
                 json_object_object_add(x.k, "messages", messages);
         }
-        /* Last, while the key is still known: the whole kernel object is redacted. */
+        /* Last, while the key is still known: the whole kernel object is redacted (a copy when
+         * anything matched, so x.checks is looked up again). */
         redact_result(&x, &x.k);
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);

@@ -45,10 +45,12 @@ no_escape() {
 }
 
 echo "repro A: a kernel that prints its key (whole, in halves, upper-cased) and escapes, then exits"
+# One line, so that both diagnoses quote it: the log tail (the kernel died after the sandbox was
+# pinned) and the sandbox's last log line (it died before).
 k2="$scratch/kernels/keylog"
 mkdir -p "$k2"
 cat >"$k2/kernel.json" <<'EOF'
-{"argv": ["/bin/sh", "-c", "k=$(sed -n 's/.*\"key\": \"\\(.*\\)\".*/\\1/p' \"$0\"); echo \"KEY=$k\" >&2; echo \"A=$(echo $k | cut -c1-32)\" >&2; echo \"B=$(echo $k | cut -c33-64)\" >&2; echo \"U=$(echo $k | tr a-f A-F)\" >&2; printf 'boom \\033]0;PWNED\\007\\033[2J\\n' >&2; exit 3", "{connection_file}"],
+{"argv": ["/bin/sh", "-c", "k=$(sed -n 's/.*\"key\": \"\\(.*\\)\".*/\\1/p' \"$0\"); printf 'KEY=%s A=%s B=%s U=%s boom \\033]0;PWNED\\007\\033[2J\\n' $k $(echo $k | cut -c1-32) $(echo $k | cut -c33-64) $(echo $k | tr a-f A-F) >&2; exit 3", "{connection_file}"],
  "display_name": "keylog", "language": "python"}
 EOF
 timed keylog-check "$KBOUND" check --kernel "$k2" --json "$scratch/keylog.json" --junit "$scratch/keylog.xml"
