@@ -344,13 +344,24 @@ int kb_secrets_new(kb_secrets **ret) {
         return 0;
 }
 
+/* ASCII lowercase of 8 bytes at once: bytes 'A'..'Z' get 0x20 added, nothing else changes. */
+static uint64_t lower8(uint64_t w) {
+        const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+        uint64_t low7 = w & ~high;
+        uint64_t ge_a = low7 + (0x80 - 'A') * ones;      /* high bit set when byte >= 'A' */
+        uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones;  /* high bit set when byte > 'Z' */
+        uint64_t upper = (ge_a & ~gt_z) & ~w & high;     /* and the byte itself is ASCII */
+        return w | (upper >> 2);
+}
+
+/* The lowercase 12-byte gram at p. */
 static gram gram_at(const unsigned char *p) {
-        unsigned char b[KB_SECRET_FRAGMENT_MIN];
-        for (size_t i = 0; i < KB_SECRET_FRAGMENT_MIN; i++)
-                b[i] = (unsigned char) (p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]);
         gram g = { 0 };
-        memcpy(&g.hi, b, 8);
-        memcpy(&g.lo, b + 8, 4);
+        uint32_t lo;
+        memcpy(&g.hi, p, 8);
+        memcpy(&lo, p + 8, 4);
+        g.hi = lower8(g.hi);
+        g.lo = (uint32_t) lower8(lo);
         return g;
 }
 
