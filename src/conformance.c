@@ -89,7 +89,11 @@ static void logf_(const cx *x, int level, const char *fmt, ...) {
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
         snprintf(line, sizeof(line), "kernel '%s': %s", x->spec->name, buf);
-        x->env->log(x->env->log_userdata, level, line);
+        /* Details quote the kernel (kernel_info, error values, stream text): redacted with its
+         * key before anyone sees them; a line that cannot be redacted is not sent. */
+        _cleanup_free_ char *clean = x->kernel ? kb_kernel_redact_text(x->kernel, line) : strdup(line);
+        if (clean)
+                x->env->log(x->env->log_userdata, level, clean);
 }
 
 static void add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
@@ -1400,9 +1404,17 @@ done:
                 json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
                 json_object_object_add(x.k, "messages", messages);
         }
+        if (x.kernel) {
+                /* Last, while the key is still known: the whole kernel object is redacted. */
+                json_object *clean = kb_kernel_redact(x.kernel, x.k);
+                json_object_put(x.k);
+                x.k = clean;
+        }
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
         json_object_put(x.stdout_seq);
+        if (!x.k)
+                return -ENOMEM;
         *ret = x.k;
         if (ret_outcome)
                 *ret_outcome = outcome;

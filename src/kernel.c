@@ -145,8 +145,8 @@ static const char *jfield_str(json_object *o, const char *key) {
 
 /* Between the client and the caller's hook: the kernel can read its own connection file and echo
  * the key (in a banner, in a cell's output), and whoever records messages must never write it.
- * A message containing the key is handed on as a copy with the key replaced; one that cannot be
- * redacted (out of memory) is not handed on at all. */
+ * A message containing the key (or a fragment of it) is handed on as a copy with it replaced; one
+ * that cannot be redacted (out of memory) is handed on as NULL, so the recorder counts it lost. */
 static void kernel_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
         kb_kernel *k = userdata;
         if (!k->key_secret) {
@@ -159,8 +159,10 @@ static void kernel_on_msg(void *userdata, kb_channel channel, const char *direct
         copy.metadata = kb_secrets_redact(k->key_secret, msg->metadata);
         copy.content = kb_secrets_redact(k->key_secret, msg->content);
         if ((msg->header && !copy.header) || (msg->parent_header && !copy.parent_header) ||
-            (msg->metadata && !copy.metadata) || (msg->content && !copy.content))
+            (msg->metadata && !copy.metadata) || (msg->content && !copy.content)) {
+                k->on_msg(k->on_msg_userdata, channel, direction, NULL);
                 goto out;
+        }
         /* The borrowed strings must come from the redacted header too. */
         copy.msg_id = jfield_str(copy.header, "msg_id");
         copy.msg_type = jfield_str(copy.header, "msg_type");
@@ -171,6 +173,53 @@ out:
         json_object_put(copy.parent_header);
         json_object_put(copy.metadata);
         json_object_put(copy.content);
+}
+
+char *kb_kernel_redact_text(const kb_kernel *k, const char *text) {
+        if (!text)
+                return NULL;
+        if (!k->key_secret)
+                return strdup(text);
+        return kb_secrets_redact_text(k->key_secret, text, strlen(text), NULL);
+}
+
+json_object *kb_kernel_redact(const kb_kernel *k, json_object *o) {
+        if (!o)
+                return NULL;
+        return k->key_secret ? kb_secrets_redact(k->key_secret, o) : json_object_get(o);
+}
+
+/* Replaces *text (malloc'd) by its redacted copy. Returns 0 or -ENOMEM (then *text is freed and
+ * NULL: nothing unredacted stays). */
+static int redact_in_place(const kb_kernel *k, char **text) {
+        if (!*text)
+                return 0;
+        char *r = kb_kernel_redact_text(k, *text);
+        free(*text);
+        *text = r;
+        return r ? 0 : -ENOMEM;
+}
+
+static int redact_json_in_place(const kb_kernel *k, json_object **o) {
+        if (!*o)
+                return 0;
+        json_object *r = kb_kernel_redact(k, *o);
+        json_object_put(*o);
+        *o = r;
+        return r ? 0 : -ENOMEM;
+}
+
+int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
+        int r = 0;
+        if (redact_in_place(k, &ex->stdout_text) < 0 || redact_in_place(k, &ex->stderr_text) < 0 ||
+            redact_in_place(k, &ex->ename) < 0 || redact_in_place(k, &ex->evalue) < 0)
+                r = -ENOMEM;
+        ex->stdout_len = ex->stdout_text ? strlen(ex->stdout_text) : 0;
+        ex->stderr_len = ex->stderr_text ? strlen(ex->stderr_text) : 0;
+        if (redact_json_in_place(k, &ex->reply) < 0 || redact_json_in_place(k, &ex->outputs) < 0 ||
+            redact_json_in_place(k, &ex->errors) < 0)
+                r = -ENOMEM;
+        return r;
 }
 
 static char *diagnose(kb_kernel *k, const char *what, int r) {
@@ -268,6 +317,12 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 diagnosis = strdup("cannot write the connection file");
                 goto fail;
         }
+        /* From here on the kernel can read its key: everything kernel-controlled this object hands
+         * out (diagnoses, log tails, kernel_info, transcript messages) is redacted with it. */
+        if (k->connection->key && *k->connection->key &&
+            (kb_secrets_new(&k->key_secret) < 0 ||
+             kb_secrets_add_token(k->key_secret, "connection-key", k->connection->key) < 0))
+                goto oom;
         r = kb_kernelspec_argv(o->spec, conn_inside ? conn_inside : conn_path, &argv);
         if (r < 0)
                 goto fail;
@@ -288,6 +343,9 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .bwrap = o->bwrap,
                 };
                 r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
+                /* Its diagnosis can quote the kernel's log. */
+                if (diagnosis && redact_in_place(k, &diagnosis) < 0 && r >= 0)
+                        goto oom;
                 /* bwrap ran, but what it built is not the sandbox asked for (no pid namespace in
                  * its report, or PID 2 not what it should be): a leaky sandbox, not a missing one. */
                 if (r == -EPROTO || r == -EPERM)
@@ -315,10 +373,6 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         if (o->on_msg) {
                 k->on_msg = o->on_msg;
                 k->on_msg_userdata = o->on_msg_userdata;
-                if (k->connection->key && *k->connection->key &&
-                    (kb_secrets_new(&k->key_secret) < 0 ||
-                     kb_secrets_add(k->key_secret, "connection-key", k->connection->key) < 0))
-                        goto oom;
                 copts.on_msg = kernel_on_msg;
                 copts.on_msg_userdata = k;
         }
@@ -332,6 +386,9 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 diagnosis = diagnose_not_ready(k, r);
                 goto fail;
         }
+        /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
+        if (redact_json_in_place(k, &k->info) < 0)
+                goto oom;
         k->startup_ms = kb_now_ms() - launched;
         kb_strv_free(argv);
         kb_strv_free(env);
@@ -414,12 +471,27 @@ char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
         if (n < 0)
                 n = 0;
         buf[n] = '\0';
+        /* A tail cut in the middle of a word could end in the first bytes of the key, too few to
+         * be recognised as a fragment: start at the first whole word. */
+        if (start > 0 && n > 0) {
+                size_t skip = strcspn(buf, " \t\n");
+                if (skip < (size_t) n) {
+                        memmove(buf, buf + skip + 1, (size_t) n - skip);
+                        n -= (ssize_t) skip + 1;
+                } else {
+                        n = 0;
+                }
+                buf[n] = '\0';
+        }
         /* Trim trailing whitespace and join the lines so the tail reads as one sentence. */
         while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
                 buf[--n] = '\0';
         for (char *p = buf; *p; p++)
                 if (*p == '\n')
                         *p = ' ';
+        /* The kernel wrote this log and can read its connection file. */
+        if (redact_in_place(k, &buf) < 0)
+                return NULL;
         return buf;
 }
 

@@ -452,6 +452,11 @@ char *kb_sandbox_diagnose(const char *what, const char *log_tail) {
                 size_t n = best_len < sizeof line - 1 ? best_len : sizeof line - 1;
                 for (size_t i = 0; i < n; i++) /* hostile bytes never reach a terminal */
                         line[i] = (best[i] >= 0x20 && best[i] < 0x7f) ? best[i] : '?';
+                /* A cut line ends at a whole word: a cut through the kernel's key would leave a
+                 * piece too short for the caller's redaction to recognise. */
+                if (n < best_len)
+                        while (n > 0 && line[n - 1] != ' ')
+                                n--;
                 line[n] = '\0';
         }
         const char *hint = "";
@@ -483,6 +488,12 @@ static char *log_tail(const char *log_path, off_t offset) {
                 return NULL;
         ssize_t n = pread(fd, buf, len, start);
         buf[n > 0 ? (size_t) n : 0] = '\0';
+        /* Cut in the middle of a line: drop that partial line (it could begin inside the key). */
+        if (start > offset && n > 0) {
+                char *nl = memchr(buf, '\n', (size_t) n);
+                size_t skip = nl ? (size_t) (nl - buf) + 1 : (size_t) n;
+                memmove(buf, buf + skip, (size_t) n - skip + 1);
+        }
         return buf;
 }
 

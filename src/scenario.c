@@ -45,7 +45,39 @@ static void logf_(const ctx *x, int level, const char *fmt, ...) {
         va_end(ap);
         char line[600];
         snprintf(line, sizeof(line), "kernel '%s': %s", x->spec->name, buf);
-        x->env->log(x->env->log_userdata, level, line);
+        /* Details quote the kernel (its log, kernel_info, error values): redact before anyone
+         * sees them, with its key and every canary; a line that cannot be redacted is not sent. */
+        _cleanup_free_ char *clean = x->kernel ? kb_kernel_redact_text(x->kernel, line) : strdup(line);
+        const kb_secrets *sets[] = { x->env->secrets, x->env->sibling_secrets };
+        for (size_t i = 0; clean && i < KB_ELEMENTSOF(sets); i++) {
+                if (!sets[i])
+                        continue;
+                char *r = kb_secrets_redact_text(sets[i], clean, strlen(clean), NULL);
+                free(clean);
+                clean = r;
+        }
+        if (clean)
+                x->env->log(x->env->log_userdata, level, clean);
+}
+
+/* Replaces *o by its copy redacted with the kernel's key and every canary set. On failure *o
+ * becomes NULL: nothing unredacted is handed out. */
+static void redact_result(const ctx *x, json_object **o) {
+        json_object *cur = *o;
+        if (x->kernel && cur) {
+                json_object *r = kb_kernel_redact(x->kernel, cur);
+                json_object_put(cur);
+                cur = r;
+        }
+        const kb_secrets *sets[] = { x->env->secrets, x->env->sibling_secrets };
+        for (size_t i = 0; cur && i < KB_ELEMENTSOF(sets); i++) {
+                if (!sets[i])
+                        continue;
+                json_object *r = kb_secrets_redact(sets[i], cur);
+                json_object_put(cur);
+                cur = r;
+        }
+        *o = cur;
 }
 
 static int64_t step_deadline(const ctx *x, int64_t ms) {
@@ -522,7 +554,26 @@ static void check_cross_team(ctx *x, json_object *result, int64_t t0) {
         json_object *cross = jget(result, "cross_team");
         json_object *found = kb_secrets_scan(x->env->sibling_secrets, result);
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "cell", json_object_get(cross));
+        /* What the cell saw of each path, without what it read: the canary's value (or another
+         * team's file names) must not reach a report. The scan above had the content. */
+        json_object *cell = json_object_new_array();
+        size_t n_cross = cross && json_object_is_type(cross, json_type_array) ? json_object_array_length(cross) : 0;
+        for (size_t i = 0; cell && i < n_cross; i++) {
+                json_object *e = json_object_array_get_idx(cross, i), *copy = json_object_new_object();
+                if (!copy || !json_object_is_type(e, json_type_object)) {
+                        json_object_put(copy);
+                        continue;
+                }
+                json_object_object_foreach(e, key, value) {
+                        if (strcmp(key, "content") == 0)
+                                json_object_object_add(copy, "content_read",
+                                                       json_object_new_boolean(value && !json_object_is_type(value, json_type_null)));
+                        else
+                                json_object_object_add(copy, key, json_object_get(value));
+                }
+                json_object_array_add(cell, copy);
+        }
+        json_object_object_add(ev, "cell", cell);
         json_object_object_add(ev, "canaries_found", found ? found : json_object_new_array());
         const char *seen = NULL;
         size_t n = cross && json_object_is_type(cross, json_type_array) ? json_object_array_length(cross) : 0;
@@ -930,8 +981,15 @@ done:
                 json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
                 json_object_object_add(x.k, "messages", messages);
         }
+        /* Last, while the key is still known: the whole kernel object is redacted (a copy when
+         * anything matched, so x.checks is looked up again). */
+        redact_result(&x, &x.k);
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
+        if (!x.k)
+                return -ENOMEM;
+        x.checks = NULL;
+        json_object_object_get_ex(x.k, "checks", &x.checks);
         if (env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0 && outcome == KB_CHECK_DONE &&
             json_object_array_length(x.checks) < 11)
                 outcome = KB_CHECK_CANCELLED;

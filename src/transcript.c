@@ -14,6 +14,8 @@ struct kb_transcript {
         int64_t opened_ms;
         uint64_t seq;
         uint64_t n_lines, n_errors;
+        uint64_t bytes, max_bytes;
+        bool truncated;
         int first_error;
         const kb_secrets *redact[KB_TRANSCRIPT_REDACT_MAX];
         size_t n_redact;
@@ -28,8 +30,9 @@ struct kb_transcript_source {
 int kb_transcript_open(const char *path, kb_transcript **ret) {
         if (!path || !*path)
                 return -EINVAL;
-        /* O_NONBLOCK only so that opening a FIFO cannot hang; it is refused right after. */
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        /* O_NONBLOCK only so that opening a FIFO cannot hang; it is refused right after. Not
+         * O_TRUNC: a file that is refused below must be left as it was. */
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
         if (fd < 0)
                 return -errno;
         struct stat st;
@@ -37,6 +40,12 @@ int kb_transcript_open(const char *path, kb_transcript **ret) {
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
+        /* Someone else's file keeps its owner (who could read what kernels printed), and a second
+         * hard link is a second name we cannot make private. */
+        if (st.st_uid != geteuid() || st.st_nlink > 1)
+                return -EPERM;
+        if (ftruncate(fd, 0) < 0)
+                return -errno;
         /* An existing file keeps its mode through O_TRUNC: make it private now. */
         if (fchmod(fd, 0600) < 0)
                 return -errno;
@@ -52,8 +61,15 @@ int kb_transcript_open(const char *path, kb_transcript **ret) {
         }
         t->fd = TAKE_FD(fd);
         t->opened_ms = kb_now_ms();
+        t->max_bytes = KB_TRANSCRIPT_MAX_BYTES;
         *ret = t;
         return 0;
+}
+
+void kb_transcript_set_max_bytes(kb_transcript *t, uint64_t max_bytes) {
+        pthread_mutex_lock(&t->lock);
+        t->max_bytes = max_bytes;
+        pthread_mutex_unlock(&t->lock);
 }
 
 int kb_transcript_redact(kb_transcript *t, const kb_secrets *s) {
@@ -125,9 +141,29 @@ static json_object *part(json_object *v) {
         return v ? json_object_get(v) : json_object_new_object();
 }
 
+/* The last line of a transcript that reached its size cap; later messages count as errors. Called
+ * under the lock. */
+static void write_truncated(kb_transcript *t) {
+        char line[160];
+        int n = snprintf(line, sizeof(line),
+                         "{\"truncated\":true,\"reason\":\"the transcript reached its size cap of %llu bytes\"}\n",
+                         (unsigned long long) t->max_bytes);
+        (void) write_all(t->fd, line, (size_t) n);
+        t->truncated = true;
+}
+
 void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
         kb_transcript_source *src = userdata;
         kb_transcript *t = src->t;
+        pthread_mutex_lock(&t->lock);
+        /* A message the kernel layer could not redact is lost, and the transcript says so; past
+         * the cap, a message is lost without the cost of building and redacting its line. */
+        bool lost = !msg || t->truncated;
+        if (lost)
+                note_error(t, !msg ? -ENOMEM : -EFBIG);
+        pthread_mutex_unlock(&t->lock);
+        if (lost)
+                return;
         char now[40];
         iso_now_ms(now, sizeof(now));
         int64_t elapsed = kb_now_ms() - t->opened_ms;
@@ -179,13 +215,21 @@ void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direct
                 /* json-c escapes every control character inside strings, so the line holds no
                  * newline of its own; line and newline go out in one write(). */
                 size_t len = strlen(text);
-                char *buf = malloc(len + 1);
-                if (!buf)
+                char *buf = NULL;
+                if (t->truncated || t->bytes + len + 1 > t->max_bytes) {
+                        /* Hostile output must not fill the disk: past the cap, one line says so
+                         * and the run fails (every later message is a lost line). */
+                        if (!t->truncated)
+                                write_truncated(t);
+                        r = -EFBIG;
+                } else if (!(buf = malloc(len + 1)))
                         r = -ENOMEM;
                 else {
                         memcpy(buf, text, len);
                         buf[len] = '\n';
                         r = write_all(t->fd, buf, len + 1);
+                        if (r == 0)
+                                t->bytes += len + 1;
                         free(buf);
                 }
         }
@@ -195,6 +239,13 @@ void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direct
                 t->n_lines++;
         pthread_mutex_unlock(&t->lock);
         json_object_put(line);
+}
+
+bool kb_transcript_truncated(kb_transcript *t) {
+        pthread_mutex_lock(&t->lock);
+        bool r = t->truncated;
+        pthread_mutex_unlock(&t->lock);
+        return r;
 }
 
 void kb_transcript_stats(kb_transcript *t, uint64_t *ret_lines, uint64_t *ret_errors) {

@@ -20,7 +20,10 @@ typedef struct kb_kernel_options {
         char *const *ro_paths;     /* extra read-only binds */
         char *const *host_env;     /* kbound's environment, filtered by kb_sandbox_env */
         kb_client_msg_fn on_msg;   /* transcript hook, may be NULL; it never sees the connection
-                                    * key: a message echoing it arrives with it redacted */
+                                    * key: a message echoing it (or a fragment, see
+                                    * kb_secrets_add_token) arrives with it redacted, and one that
+                                    * cannot be redacted (out of memory) arrives as msg NULL, to be
+                                    * counted as lost */
         void *on_msg_userdata;
         int cancel_fd;             /* readable → every wait ends with -ECANCELED; <= 0: none */
         int64_t deadline_ms;       /* launch + readiness */
@@ -41,13 +44,27 @@ KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret,
 KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
 KB_EXPORT kb_sandbox *kb_kernel_sandbox(const kb_kernel *k); /* NULL when not sandboxed */
 KB_EXPORT int kb_kernel_pidfd(const kb_kernel *k);
-KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k);   /* kernel_info_reply content, borrowed */
+KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k);   /* kernel_info_reply content, borrowed,
+                                                              * connection key redacted */
 KB_EXPORT const char *kb_kernel_team_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_workspace(const kb_kernel *k);  /* host path */
 KB_EXPORT const char *kb_kernel_runtime_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k);   /* host-only: log, canaries */
 KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);
 KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k);     /* launch → first kernel_info reply */
+
+/* Redaction with this kernel's connection key, for whatever the caller shows of the kernel's own
+ * text (cell output, replies): every copy or fragment of the key (kb_secrets_add_token) becomes
+ * "[redacted:connection-key]". Every diagnosis, log tail and kernel_info this object hands out is
+ * already redacted. A hostile kernel can still encode its key (base64, reversed) past any
+ * redaction; the key is per kernel and useless once it is stopped.
+ * kb_kernel_redact_text: a malloc'd copy (NULL if text is NULL or out of memory).
+ * kb_kernel_redact: a new reference (o itself when nothing matched), NULL if out of memory.
+ * kb_kernel_redact_execution: redacts ex's texts, reply, outputs and errors in place; returns 0 or
+ * -ENOMEM (a text that could not be redacted is dropped, never left unredacted). */
+KB_EXPORT char *kb_kernel_redact_text(const kb_kernel *k, const char *text);
+KB_EXPORT json_object *kb_kernel_redact(const kb_kernel *k, json_object *o);
+KB_EXPORT int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex);
 
 /* Sends sig to the kernel process through its pidfd. Returns 0, -ESRCH. */
 KB_EXPORT int kb_kernel_signal(kb_kernel *k, int sig);
@@ -56,7 +73,8 @@ KB_EXPORT int kb_kernel_signal(kb_kernel *k, int sig);
 KB_EXPORT int kb_kernel_alive(const kb_kernel *k);
 
 /* The end of the kernel's log (stdout+stderr), at most max_bytes, as one line (newlines become
- * spaces) for diagnoses; malloc'd, never NULL unless out of memory. */
+ * spaces) for diagnoses, starting at a whole word and with the connection key redacted; malloc'd,
+ * never NULL unless out of memory. */
 KB_EXPORT char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes);
 
 /* Why the kernel is gone, in words, once its pidfd said it exited: waits until deadline_ms for its

@@ -20,17 +20,94 @@
 static bool quiet;
 static int signal_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t signal_received;
+/* Secrets every message is redacted with; registered before any worker thread starts and not
+ * changed while they run. */
+static const kb_secrets *redact_sets[CLI_REDACT_MAX];
+static size_t n_redact_sets;
 
 void cli_set_quiet(bool q) {
         quiet = q;
 }
 
+int cli_redact_register(const kb_secrets *s) {
+        if (n_redact_sets == CLI_REDACT_MAX)
+                return -E2BIG;
+        redact_sets[n_redact_sets++] = s;
+        return 0;
+}
+
+void cli_redact_clear(void) {
+        n_redact_sets = 0;
+}
+
+json_object *cli_redact_json(json_object *o) {
+        json_object *cur = json_object_get(o);
+        for (size_t i = 0; cur && i < n_redact_sets; i++) {
+                json_object *next = kb_secrets_redact(redact_sets[i], cur);
+                json_object_put(cur);
+                cur = next;
+        }
+        return cur;
+}
+
+void cli_put_sanitized(FILE *out, const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        while (*p) {
+                if (*p == 0x1b) {
+                        p++;
+                        if (*p == '[') {
+                                p++;
+                                while (*p && !(*p >= 0x40 && *p <= 0x7e))
+                                        p++;
+                        } else if (*p == ']' || *p == 'P' || *p == '_' || *p == '^') {
+                                while (*p && *p != 0x07 && !(*p == 0x1b && p[1] == '\\'))
+                                        p++;
+                                if (*p == 0x1b)
+                                        p++;
+                        }
+                        if (*p)
+                                p++;
+                        continue;
+                }
+                if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+                        p += 2;
+                        continue;
+                }
+                if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
+                        p++;
+                        continue;
+                }
+                fputc(*p, out);
+                p++;
+        }
+}
+
+/* One message line on stderr. Messages quote kernel-controlled text (log tails, kernel_info,
+ * error values), so the line is redacted with every registered set and written without anything
+ * a terminal would act on. Nothing of a line that cannot be redacted is shown. */
+static void vmessage(const char *fmt, va_list ap) {
+        char *text = NULL;
+        if (vasprintf(&text, fmt, ap) < 0) {
+                fputs("kbound: (out of memory)\n", stderr);
+                return;
+        }
+        for (size_t i = 0; text && i < n_redact_sets; i++) {
+                char *r = kb_secrets_redact_text(redact_sets[i], text, strlen(text), NULL);
+                free(text);
+                text = r;
+        }
+        flockfile(stderr);
+        fputs("kbound: ", stderr);
+        cli_put_sanitized(stderr, text ? text : "(a message could not be redacted and is not shown)");
+        fputc('\n', stderr);
+        funlockfile(stderr);
+        free(text);
+}
+
 void cli_error(const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        fputs("kbound: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        vmessage(fmt, ap);
         va_end(ap);
 }
 
@@ -39,9 +116,7 @@ void cli_progress(const char *fmt, ...) {
                 return;
         va_list ap;
         va_start(ap, fmt);
-        fputs("kbound: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        vmessage(fmt, ap);
         va_end(ap);
 }
 
@@ -222,6 +297,8 @@ int cli_transcript_open(const char *path, kb_transcript **ret) {
                 cli_error("cannot open the transcript %s: %s", path,
                           r == -ELOOP    ? "it is a symlink (refused)"
                           : r == -EINVAL ? "not a regular file"
+                          : r == -EPERM  ? "it exists and belongs to another user or has another hard link "
+                                           "(refused: it could not be made private); remove it or choose another path"
                                          : strerror(-r));
                 return KB_EXIT_USAGE;
         }
@@ -249,7 +326,14 @@ int cli_transcript_close(kb_transcript **t, const char *path) {
                 return 0;
         uint64_t lines = 0, errors = 0;
         kb_transcript_stats(*t, &lines, &errors);
+        bool truncated = kb_transcript_truncated(*t);
         int r = kb_transcript_close(t);
+        if (truncated) {
+                cli_error("the transcript %s reached its size cap (%llu MiB) and was cut: %llu message(s) not "
+                          "written",
+                          path, (unsigned long long) (KB_TRANSCRIPT_MAX_BYTES >> 20), (unsigned long long) errors);
+                return KB_EXIT_FAIL;
+        }
         if (r < 0 || errors > 0) {
                 cli_error("the transcript %s is incomplete: %llu message(s) could not be written (%s)", path,
                           (unsigned long long) errors, strerror(r < 0 ? -r : EIO));

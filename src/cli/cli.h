@@ -2,6 +2,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <kbound/probe.h>
 #include <kbound/kernelspec.h>
 #include <kbound/transcript.h>
 
@@ -21,9 +23,25 @@ int cmd_check(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 
+/* Messages on stderr, prefixed "kbound: ": redacted with every set given to cli_redact_register
+ * and sanitized (cli_put_sanitized), since they quote kernel-controlled text. Thread-safe. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_set_quiet(bool quiet);
+
+/* Secret sets (borrowed; they must outlive their use) that every message and every report is
+ * redacted with: the canaries and daemon secrets of a check run. Register before starting worker
+ * threads. Returns 0 or -E2BIG. cli_redact_clear forgets them (before they are destroyed). */
+#define CLI_REDACT_MAX 8
+int cli_redact_register(const kb_secrets *s);
+void cli_redact_clear(void);
+/* A new reference to o redacted with every registered set (o itself when nothing matched); NULL
+ * if out of memory. */
+json_object *cli_redact_json(json_object *o);
+
+/* Writes untrusted text without anything a terminal would act on: ESC sequences (CSI, OSC,
+ * DCS/PM/APC, others), C0 controls but newline and tab, DEL, and the C1 controls U+0080..U+009F. */
+void cli_put_sanitized(FILE *out, const char *s);
 
 /* SIGINT/SIGTERM make the returned fd readable (a self-pipe); library waits poll it and end with
  * -ECANCELED. cli_signal_received() tells which signal came (0 if none). */

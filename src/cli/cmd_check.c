@@ -299,8 +299,8 @@ int cmd_check(int argc, char **argv) {
         /* Daemon secrets: everything in our environment the sandbox must not pass on, except
          * values the sandbox legitimately shows (its own environment and argv). */
         if (kb_secrets_new(&secrets) < 0 || kb_secrets_new(&sibling) < 0 ||
-            kb_secrets_add(secrets, "canary:credential-file", cred_value) < 0 ||
-            kb_secrets_add(sibling, "canary:sibling-team-file", sibling_value) < 0) {
+            kb_secrets_add_token(secrets, "canary:credential-file", cred_value) < 0 ||
+            kb_secrets_add_token(sibling, "canary:sibling-team-file", sibling_value) < 0) {
                 cli_error("out of memory");
                 goto out;
         }
@@ -326,6 +326,11 @@ int cmd_check(int argc, char **argv) {
                 kb_strv_free(envs[i]);
         if (r < 0) {
                 cli_error("cannot collect the daemon secrets: %s", strerror(-r));
+                goto out;
+        }
+        /* Messages and reports quote what kernels said: a leaked canary must not reach them. */
+        if (cli_redact_register(secrets) < 0 || cli_redact_register(sibling) < 0) {
+                cli_error("cannot set up the redaction of messages");
                 goto out;
         }
         /* The transcript records what kernels said: a leaked canary must not reach it either. */
@@ -434,6 +439,16 @@ int cmd_check(int argc, char **argv) {
         if (transcript_failed && exit_code == KB_EXIT_PASS)
                 exit_code = KB_EXIT_FAIL;
         json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+        /* The last pass before anything is rendered: every report sees the run redacted with
+         * every canary and daemon secret (each kernel's key was redacted by the library). */
+        json_object *clean = cli_redact_json(run);
+        json_object_put(run);
+        run = clean;
+        if (!run) {
+                cli_error("out of memory while redacting the report: no report written");
+                exit_code = KB_EXIT_FAIL;
+                goto out;
+        }
         kb_report_human(run, stdout);
         fflush(stdout);
         if (json_path && (r = kb_report_write_file(run, json_path, kb_report_json)) < 0) {
@@ -459,6 +474,7 @@ out:
         for (size_t i = 0; i < n_kernels; i++)
                 kb_transcript_source_destroy(&workers[i].source);
         kb_transcript_close(&transcript);
+        cli_redact_clear();
         kb_secrets_destroy(&secrets);
         kb_secrets_destroy(&sibling);
         for (size_t i = 0; i < n_kernels; i++)

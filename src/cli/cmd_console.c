@@ -120,10 +120,12 @@ static void put_text_plain(json_object *content, const char *prefix) {
         }
 }
 
+static json_object *redact_content(void *userdata, json_object *content);
+
 /* Prints each output of the running cell as it arrives. */
 static int on_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
         const char *type = msg->msg_type;
-        json_object *content = msg->content;
+        _cleanup_json_ json_object *content = redact_content(userdata, msg->content);
         if (strcmp(type, "stream") == 0) {
                 json_object *text = member_string_obj(content, "text");
                 const char *name = member_string(content, "name");
@@ -329,6 +331,12 @@ static const char *is_complete(console *con, const char *code, char *ret_indent,
                 snprintf(ret_indent, indent_size, "%s", indent);
         kb_msg_destroy(&reply);
         return result;
+}
+
+/* The cell may print the kernel's connection file: never show its key (NULL if out of memory,
+ * and then nothing is shown). */
+static json_object *redact_content(void *userdata, json_object *content) {
+        return kb_kernel_redact(((console *) userdata)->kernel, content);
 }
 
 static void explain_death(console *con) {

@@ -228,6 +228,12 @@ int cmd_run(int argc, char **argv) {
                 exit_code = KB_EXIT_FAIL;
                 goto out;
         }
+        /* The cell can read its connection file: what it printed is shown without the key. */
+        if (kb_kernel_redact_execution(kernel, ex) < 0) {
+                cli_error("kernel '%s': out of memory while redacting the cell's output", spec->name);
+                exit_code = KB_EXIT_FAIL;
+                goto out;
+        }
         if (ex->stdout_text)
                 put_output(stdout, ex->stdout_text, ex->stdout_len);
         print_outputs(ex);

@@ -89,7 +89,9 @@ set -e
 ok "run exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
 base=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 -name 'kbound-*' | head -1)
 key=$(json_get "$base/teams/run/run/kernel.json" "d['key']")
-ok "the cell really printed the key (stdout is the user's own request)" grep -qF "$key" "$scratch/out"
+ok "the cell printed the connection file, shown with the key redacted" \
+  grep -qF '"key": "[redacted:connection-key]"' "$scratch/out"
+ok "the key is not on stdout (it never appears in output)" bash -c '! grep -qF "$1" "$2"' _ "$key" "$scratch/out"
 ok "the transcript has it redacted" grep -qF '[redacted:connection-key]' "$scratch/run.jsonl"
 ok "the key is nowhere in the transcript" bash -c "! grep -qF '$key' '$scratch/run.jsonl'"
 rm -rf "$base"

@@ -34,6 +34,8 @@ static int teardown(void **state) {
         unlink(cmd);
         snprintf(cmd, sizeof(cmd), "%s/fifo", tmpdir);
         unlink(cmd);
+        snprintf(cmd, sizeof(cmd), "%s/hard", tmpdir);
+        unlink(cmd);
         rmdir(tmpdir);
         return 0;
 }
@@ -207,6 +209,76 @@ static void test_open_refuses(void **state) {
         assert_null(t);
 }
 
+/* An existing file of another user, or one with a second hard link, is refused and left as it
+ * was: its owner or the other name could read what kernels printed. */
+static void test_open_refuses_foreign(void **state) {
+        char path[128], hard[128];
+        snprintf(path, sizeof(path), "%s/t.jsonl", tmpdir);
+        snprintf(hard, sizeof(hard), "%s/hard", tmpdir);
+        FILE *f = fopen(path, "w");
+        fputs("keep me\n", f);
+        fclose(f);
+        kb_transcript *t = NULL;
+        assert_int_equal(link(path, hard), 0);
+        assert_int_equal(kb_transcript_open(path, &t), -EPERM);
+        assert_null(t);
+        assert_int_equal(unlink(hard), 0);
+        if (geteuid() == 0) {
+                assert_int_equal(chown(path, 65534, 65534), 0);
+                assert_int_equal(kb_transcript_open(path, &t), -EPERM);
+                assert_null(t);
+                assert_int_equal(chown(path, 0, 0), 0);
+        }
+        char *text = slurp(path);
+        assert_string_equal(text, "keep me\n");
+        free(text);
+        /* Our own single-link file is taken (and truncated). */
+        assert_int_equal(kb_transcript_open(path, &t), 0);
+        assert_int_equal(kb_transcript_close(&t), 0);
+        text = slurp(path);
+        assert_string_equal(text, "");
+        free(text);
+}
+
+/* Past the size cap: one truncation line, later messages are errors, close reports the failure.
+ * A NULL message (one the kernel layer could not redact) is an error too. */
+static void test_size_cap_and_lost_messages(void **state) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/t.jsonl", tmpdir);
+        kb_transcript *t = NULL;
+        assert_int_equal(kb_transcript_open(path, &t), 0);
+        kb_transcript_source *src = NULL;
+        assert_int_equal(kb_transcript_source_new(t, "python3", "team", &src), 0);
+        kb_transcript_on_msg(src, KB_CHANNEL_IOPUB, "in", NULL);
+        uint64_t lines = 0, errors = 0;
+        kb_transcript_stats(t, &lines, &errors);
+        assert_int_equal(lines, 0);
+        assert_int_equal(errors, 1);
+
+        kb_transcript_set_max_bytes(t, 2048);
+        kb_msg *m = make_msg("stream", "some output that takes a few hundred bytes with the headers");
+        for (int i = 0; i < 50; i++)
+                kb_transcript_on_msg(src, KB_CHANNEL_IOPUB, "in", m);
+        kb_msg_destroy(&m);
+        kb_transcript_stats(t, &lines, &errors);
+        assert_true(lines > 0 && lines < 50);
+        assert_int_equal(lines + errors, 51);
+        assert_true(kb_transcript_truncated(t));
+        kb_transcript_source_destroy(&src);
+        assert_true(kb_transcript_close(&t) < 0);
+
+        char *text = slurp(path);
+        assert_true(strlen(text) <= 2048 + 200);
+        /* The last line says the transcript was cut. */
+        size_t len = strlen(text);
+        assert_true(len > 1 && text[len - 1] == '\n');
+        size_t start = len - 1;
+        while (start > 0 && text[start - 1] != '\n')
+                start--;
+        assert_int_equal(strncmp(text + start, "{\"truncated\":true", 17), 0);
+        free(text);
+}
+
 #define THREADS 4
 #define PER_THREAD 400
 
@@ -267,6 +339,8 @@ int main(void) {
                 cmocka_unit_test(test_redact_json),
                 cmocka_unit_test_setup_teardown(test_transcript_lines, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_open_refuses, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_open_refuses_foreign, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_size_cap_and_lost_messages, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent_lines_never_interleave, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
