@@ -189,14 +189,25 @@ json_object *kb_kernel_redact(const kb_kernel *k, json_object *o) {
         return k->key_secret ? kb_secrets_redact(k->key_secret, o) : json_object_get(o);
 }
 
-/* Replaces *text (malloc'd) by its redacted copy. Returns 0 or -ENOMEM (then *text is freed and
- * NULL: nothing unredacted stays). */
-static int redact_in_place(const kb_kernel *k, char **text) {
+/* Replaces *text (malloc'd, *len bytes, NULs allowed) by its redacted copy and *len by its
+ * length. Returns 0 or -ENOMEM (then *text is freed and NULL, *len 0: nothing unredacted stays). */
+static int redact_in_place(const kb_kernel *k, char **text, size_t *len) {
         if (!*text)
                 return 0;
-        char *r = kb_kernel_redact_text(k, *text);
+        size_t n = len ? *len : strlen(*text), out_len = 0;
+        char *r = k->key_secret ? kb_secrets_redact_text(k->key_secret, *text, n, &out_len) : NULL;
+        if (!k->key_secret) {
+                r = malloc(n + 1);
+                if (r) {
+                        memcpy(r, *text, n);
+                        r[n] = '\0';
+                        out_len = n;
+                }
+        }
         free(*text);
         *text = r;
+        if (len)
+                *len = r ? out_len : 0;
         return r ? 0 : -ENOMEM;
 }
 
@@ -211,11 +222,11 @@ static int redact_json_in_place(const kb_kernel *k, json_object **o) {
 
 int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
         int r = 0;
-        if (redact_in_place(k, &ex->stdout_text) < 0 || redact_in_place(k, &ex->stderr_text) < 0 ||
-            redact_in_place(k, &ex->ename) < 0 || redact_in_place(k, &ex->evalue) < 0)
+        /* The streams by length: they may hold NULs, which `run` and `console` show. */
+        if (redact_in_place(k, &ex->stdout_text, &ex->stdout_len) < 0 ||
+            redact_in_place(k, &ex->stderr_text, &ex->stderr_len) < 0 ||
+            redact_in_place(k, &ex->ename, NULL) < 0 || redact_in_place(k, &ex->evalue, NULL) < 0)
                 r = -ENOMEM;
-        ex->stdout_len = ex->stdout_text ? strlen(ex->stdout_text) : 0;
-        ex->stderr_len = ex->stderr_text ? strlen(ex->stderr_text) : 0;
         if (redact_json_in_place(k, &ex->reply) < 0 || redact_json_in_place(k, &ex->outputs) < 0 ||
             redact_json_in_place(k, &ex->errors) < 0)
                 r = -ENOMEM;
@@ -344,7 +355,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 };
                 r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
                 /* Its diagnosis can quote the kernel's log. */
-                if (diagnosis && redact_in_place(k, &diagnosis) < 0 && r >= 0)
+                if (diagnosis && redact_in_place(k, &diagnosis, NULL) < 0 && r >= 0)
                         goto oom;
                 /* bwrap ran, but what it built is not the sandbox asked for (no pid namespace in
                  * its report, or PID 2 not what it should be): a leaky sandbox, not a missing one. */
@@ -490,7 +501,7 @@ char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
                 if (*p == '\n')
                         *p = ' ';
         /* The kernel wrote this log and can read its connection file. */
-        if (redact_in_place(k, &buf) < 0)
+        if (redact_in_place(k, &buf, NULL) < 0)
                 return NULL;
         return buf;
 }

@@ -50,27 +50,32 @@ json_object *cli_redact_json(json_object *o) {
         return cur;
 }
 
-void cli_put_sanitized(FILE *out, const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-        while (*p) {
+void cli_put_sanitized_len(FILE *out, const char *s, size_t len) {
+        const unsigned char *p = (const unsigned char *) s, *end = p + len;
+        while (p < end) {
                 if (*p == 0x1b) {
                         p++;
-                        if (*p == '[') {
+                        if (p < end && *p == '[') {
                                 p++;
-                                while (*p && !(*p >= 0x40 && *p <= 0x7e))
+                                while (p < end && !(*p >= 0x40 && *p <= 0x7e))
                                         p++;
-                        } else if (*p == ']' || *p == 'P' || *p == '_' || *p == '^') {
-                                while (*p && *p != 0x07 && !(*p == 0x1b && p[1] == '\\'))
+                        } else if (p < end && (*p == ']' || *p == 'P' || *p == '_' || *p == '^')) {
+                                while (p < end && *p != 0x07 && !(*p == 0x1b && p + 1 < end && p[1] == '\\'))
                                         p++;
-                                if (*p == 0x1b)
+                                if (p < end && *p == 0x1b)
                                         p++;
                         }
-                        if (*p)
+                        if (p < end)
                                 p++;
                         continue;
                 }
-                if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+                if (*p == 0xc2 && p + 1 < end && p[1] >= 0x80 && p[1] <= 0x9f) {
                         p += 2;
+                        continue;
+                }
+                if (*p == '\0') {
+                        fputs("\xe2\x90\x80", out); /* U+2400: a NUL shown, not hiding what follows */
+                        p++;
                         continue;
                 }
                 if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
@@ -80,6 +85,10 @@ void cli_put_sanitized(FILE *out, const char *s) {
                 fputc(*p, out);
                 p++;
         }
+}
+
+void cli_put_sanitized(FILE *out, const char *s) {
+        cli_put_sanitized_len(out, s, strlen(s));
 }
 
 /* One message line on stderr. Messages quote kernel-controlled text (log tails, kernel_info,

@@ -42,6 +42,8 @@ json_object *cli_redact_json(json_object *o);
 /* Writes untrusted text without anything a terminal would act on: ESC sequences (CSI, OSC,
  * DCS/PM/APC, others), C0 controls but newline and tab, DEL, and the C1 controls U+0080..U+009F. */
 void cli_put_sanitized(FILE *out, const char *s);
+/* The same for s[0..len), which may hold NULs: each is shown as U+2400 (␀). */
+void cli_put_sanitized_len(FILE *out, const char *s, size_t len);
 
 /* SIGINT/SIGTERM make the returned fd readable (a self-pipe); library waits poll it and end with
  * -ECANCELED. cli_signal_received() tells which signal came (0 if none). */

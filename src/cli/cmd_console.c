@@ -37,54 +37,9 @@ static void console_usage(FILE *out) {
               out);
 }
 
-/* Writes len bytes of kernel output (untrusted) without anything a terminal would act on: ESC
- * sequences (CSI, OSC, others), C0 controls but newline and tab, DEL, and the C1 controls
- * U+0080..U+009F. A NUL byte is shown as U+2400 (␀), not dropped and not an end: a kernel must
- * not be able to hide the rest of its output from the auditor behind one. */
-static void put_sanitized_len(FILE *out, const char *s, size_t len) {
-        const unsigned char *p = (const unsigned char *) s, *end = p + len;
-        while (p < end) {
-                if (*p == 0x1b) {
-                        p++;
-                        if (p < end && *p == '[') {
-                                p++;
-                                while (p < end && !(*p >= 0x40 && *p <= 0x7e))
-                                        p++;
-                        } else if (p < end && (*p == ']' || *p == 'P' || *p == '_' || *p == '^')) {
-                                while (p < end && *p != 0x07 && !(*p == 0x1b && p + 1 < end && p[1] == '\\'))
-                                        p++;
-                                if (p < end && *p == 0x1b)
-                                        p++;
-                        }
-                        if (p < end)
-                                p++;
-                        continue;
-                }
-                if (*p == 0xc2 && p + 1 < end && p[1] >= 0x80 && p[1] <= 0x9f) {
-                        p += 2;
-                        continue;
-                }
-                if (*p == '\0') {
-                        fputs("\xe2\x90\x80", out);
-                        p++;
-                        continue;
-                }
-                if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
-                        p++;
-                        continue;
-                }
-                fputc(*p, out);
-                p++;
-        }
-}
-
-static void put_sanitized(FILE *out, const char *s) {
-        put_sanitized_len(out, s, strlen(s));
-}
-
 /* Writes a JSON string's whole value (by its length: it may hold NUL bytes), sanitized. */
 static void put_json_string(FILE *out, json_object *str) {
-        put_sanitized_len(out, json_object_get_string(str), (size_t) json_object_get_string_len(str));
+        cli_put_sanitized_len(out, json_object_get_string(str), (size_t) json_object_get_string_len(str));
 }
 
 /* The string member key of obj, or NULL. */
@@ -115,7 +70,7 @@ static void put_text_plain(json_object *content, const char *prefix) {
         json_object_object_foreach(data, mime, value) {
                 (void) value;
                 fputs("[", stdout);
-                put_sanitized(stdout, mime);
+                cli_put_sanitized(stdout, mime);
                 fputs(" output]\n", stdout);
         }
 }
@@ -425,19 +380,19 @@ static void print_banner(console *con, const char *team, bool allow_network) {
         int verified = kb_sandbox_verify(sb);
 
         printf("kbound console: kernel %s (", con->spec->name);
-        put_sanitized(stdout, con->spec->display_name);
+        cli_put_sanitized(stdout, con->spec->display_name);
         fputs("), ", stdout);
         const char *implementation = member_string(info, "implementation");
         const char *implementation_version = member_string(info, "implementation_version");
         const char *language = member_string(lang, "name");
         const char *language_version = member_string(lang, "version");
-        put_sanitized(stdout, implementation ? implementation : "?");
+        cli_put_sanitized(stdout, implementation ? implementation : "?");
         fputc(' ', stdout);
-        put_sanitized(stdout, implementation_version ? implementation_version : "");
+        cli_put_sanitized(stdout, implementation_version ? implementation_version : "");
         fputs(", ", stdout);
-        put_sanitized(stdout, language ? language : con->spec->language);
+        cli_put_sanitized(stdout, language ? language : con->spec->language);
         fputc(' ', stdout);
-        put_sanitized(stdout, language_version ? language_version : "");
+        cli_put_sanitized(stdout, language_version ? language_version : "");
         fputc('\n', stdout);
         printf("  team:       %s\n", team);
         printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel),
