@@ -21,10 +21,30 @@ expect exit42 1 20 "died while running the cell: the kernel exited with status 4
 run_mode exit7 exit-mid-cell 60 --exit-status 7
 expect exit7 1 20 "died while running the cell: the kernel exited with status 7;"
 
-echo "a silent heartbeat is not a fault: kbound never relies on it (the pidfd says alive or dead)"
+echo "a silent heartbeat does not fail run or check: they never rely on it (the pidfd says alive or dead)"
 run_mode hb silent-heartbeat 30
 expect hb 0 40 -
 ok "hb: the cell ran" [ "$(cat "$scratch/hb.out")" = "42" ]
+# ... but the protocol claims it: conformance names the silent heartbeat (its heartbeat item runs
+# first; the rest of the run is cut by the deadline, as the fixture answers no is_complete). The
+# same fixture in good mode is the control: its heartbeat item passes.
+hb_conformance() {
+  local label=$1 mode=$2
+  timed "$label" "$KBOUND" conformance --kernel "$(hostile_spec "$label" "$mode")" "${bind[@]}" --timeout 12 \
+    --json "$scratch/$label.json"
+}
+hb_conformance hbconf silent-heartbeat &
+hb_conformance hbgood good &
+wait
+for label in hbconf hbgood; do
+  ok "$label: a JSON report was written" [ -s "$scratch/$label.json" ]
+  ok "$label: the run fails (exit_code 1: cut by its deadline)" \
+    [ "$(json_get "$scratch/$label.json" "d['exit_code']")" = 1 ]
+done
+hb_item() { json_get "$scratch/$1.json" "next(c['status']+': '+c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='heartbeat')"; }
+ok "hbconf: the heartbeat item fails, named ($(hb_item hbconf))" bash -c "[[ '$(hb_item hbconf)' == 'fail: no heartbeat echo'* ]]"
+ok "hbgood: the control's heartbeat item passes ($(hb_item hbgood))" bash -c "[[ '$(hb_item hbgood)' == pass:* ]]"
+assert_no_leftovers "after the heartbeat conformance runs"
 
 echo "a kernelspec whose program is missing"
 mkdir -p "$scratch/kernels/missing" "$scratch/kernels/missing-rel"
