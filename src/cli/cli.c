@@ -54,18 +54,24 @@ void cli_put_sanitized_len(FILE *out, const char *s, size_t len) {
         const unsigned char *p = (const unsigned char *) s, *end = p + len;
         while (p < end) {
                 if (*p == 0x1b) {
+                        /* A sequence is dropped whole only when it is well formed. One that never
+                         * ends loses just its introducer, and what follows is shown (sanitized):
+                         * with the ESC gone a terminal acts on none of it, and a kernel cannot hide
+                         * the rest of its output behind an unterminated sequence. */
                         p++;
                         if (p < end && *p == '[') {
-                                p++;
-                                while (p < end && !(*p >= 0x40 && *p <= 0x7e))
-                                        p++;
+                                /* CSI: parameter and intermediate bytes, then one final byte. */
+                                const unsigned char *q = p + 1;
+                                while (q < end && *q >= 0x20 && *q <= 0x3f)
+                                        q++;
+                                p = q < end && *q >= 0x40 && *q <= 0x7e ? q + 1 : p + 1;
                         } else if (p < end && (*p == ']' || *p == 'P' || *p == '_' || *p == '^')) {
-                                while (p < end && *p != 0x07 && !(*p == 0x1b && p + 1 < end && p[1] == '\\'))
-                                        p++;
-                                if (p < end && *p == 0x1b)
-                                        p++;
-                        }
-                        if (p < end)
+                                /* OSC, DCS, APC, PM: a string up to BEL or ESC \. */
+                                const unsigned char *q = p + 1;
+                                while (q < end && *q != 0x07 && !(*q == 0x1b && q + 1 < end && q[1] == '\\'))
+                                        q++;
+                                p = q == end ? p + 1 : q + (*q == 0x07 ? 1 : 2);
+                        } else if (p < end)
                                 p++;
                         continue;
                 }

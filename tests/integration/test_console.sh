@@ -56,6 +56,12 @@ ok "the banner names the host's root" grep -q "root: *the host's system paths" "
 ok "a multi-line block ran as one cell" grep -q "x is 22" "$scratch/out"
 ok "terminal control sequences are removed" grep -qx "In \[[0-9]*\]: red" "$scratch/out"
 ok "no ESC byte reaches the output" bash -c "! grep -q $'\x1b' '$scratch/out'"
+# An escape sequence that never ends must not hide the rest of the output from the auditor.
+printf '%s\n' 'print("seen\x1b]0;unterminated osc then-the-rest-is-shown")' 'print("csi\x1b[12;3")' |
+  "$KBOUND" console --kernel python3 --team unterminated >"$scratch/unterm.out" 2>/dev/null
+ok "text after an unterminated OSC is shown" grep -q "then-the-rest-is-shown" "$scratch/unterm.out"
+ok "an unterminated CSI drops only its introducer" grep -q "csi12;3" "$scratch/unterm.out"
+ok "no ESC byte reaches that output either" bash -c "! grep -q $'\x1b' '$scratch/unterm.out'"
 ok "an error shows its traceback" grep -q "ZeroDivisionError" "$scratch/err"
 ok "the namespace survives the error" grep -q "Out\[[0-9]*\]: 44" "$scratch/out"
 # The transcript has every cell's request and reply, and the shutdown the end of input caused.
