@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kbound/conformance.h"
+#include "kbound/report.h"
 #include "kbound/kernel.h"
 #include "kbound/probe.h"
 
@@ -1271,32 +1272,6 @@ static void check_shutdown(cx *x) {
 
 /* ---- the sequence ---- */
 
-static json_object *kernel_info_summary(json_object *info) {
-        json_object *o = json_object_new_object();
-        json_object *li = jget(info, "language_info");
-        const char *fields[] = { "implementation", "implementation_version", "protocol_version" };
-        for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
-                json_object_object_add(o, fields[i], jstring_or_null(jstr(info, fields[i])));
-        json_object_object_add(o, "language", jstring_or_null(jstr(li, "name")));
-        json_object_object_add(o, "language_version", jstring_or_null(jstr(li, "version")));
-        return o;
-}
-
-static json_object *kernel_object(const kb_kernelspec *spec, const char *team) {
-        json_object *k = json_object_new_object();
-        if (!k)
-                return NULL;
-        json_object_object_add(k, "name", json_object_new_string(spec->name));
-        json_object_object_add(k, "display_name", json_object_new_string(spec->display_name ? spec->display_name : ""));
-        json_object_object_add(k, "language", json_object_new_string(spec->language ? spec->language : ""));
-        json_object_object_add(k, "interrupt_mode", json_object_new_string(spec->interrupt_mode));
-        json_object_object_add(k, "resource_dir", json_object_new_string(spec->resource_dir));
-        json_object_object_add(k, "team", json_object_new_string(team));
-        json_object_object_add(k, "error", NULL);
-        json_object_object_add(k, "checks", json_object_new_array());
-        return k;
-}
-
 /* Every item not run yet gets a failing check naming why, so no report is missing one. */
 static void fill_missing(cx *x, const char *why) {
         for (size_t i = 0; items[i]; i++) {
@@ -1313,7 +1288,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         cx x = { .env = env, .spec = spec };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
-        x.k = kernel_object(spec, team);
+        x.k = kb_report_kernel_new(spec, team);
         if (!x.k)
                 return -ENOMEM;
         json_object_object_get_ex(x.k, "checks", &x.checks);
@@ -1361,7 +1336,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         }
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
         json_object *info = kb_kernel_info(x.kernel);
-        json_object_object_add(x.k, "kernel_info", kernel_info_summary(info));
+        json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(info));
         snprintf(x.implementation, sizeof(x.implementation), "%s", jstr(info, "implementation") ?: "?");
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
         x.deviations = jget(devs, x.implementation);

@@ -1219,3 +1219,41 @@ fail:
         unlink(tmp);
         return r;
 }
+
+json_object *kb_report_kernel_new(const kb_kernelspec *spec, const char *team) {
+        json_object *k = json_object_new_object();
+        if (!k)
+                return NULL;
+        json_object_object_add(k, "name", json_object_new_string(spec->name));
+        json_object_object_add(k, "display_name", json_object_new_string(spec->display_name ? spec->display_name : ""));
+        json_object_object_add(k, "language", json_object_new_string(spec->language ? spec->language : ""));
+        json_object_object_add(k, "interrupt_mode", json_object_new_string(spec->interrupt_mode));
+        json_object_object_add(k, "resource_dir", json_object_new_string(spec->resource_dir));
+        json_object_object_add(k, "team", json_object_new_string(team));
+        json_object_object_add(k, "error", NULL);
+        json_object_object_add(k, "checks", json_object_new_array());
+        return k;
+}
+
+/* A string member of an object, as a new json string, or NULL (JSON null). */
+static json_object *string_member_or_null(json_object *o, const char *key) {
+        json_object *v = NULL;
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_new_string(json_object_get_string(v));
+}
+
+json_object *kb_report_kernel_info(json_object *info) {
+        json_object *o = json_object_new_object(), *li = NULL;
+        if (!o)
+                return NULL;
+        const char *fields[] = { "implementation", "implementation_version", "protocol_version" };
+        for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
+                json_object_object_add(o, fields[i], string_member_or_null(info, fields[i]));
+        if (info && json_object_is_type(info, json_type_object))
+                json_object_object_get_ex(info, "language_info", &li);
+        json_object_object_add(o, "language", string_member_or_null(li, "name"));
+        json_object_object_add(o, "language_version", string_member_or_null(li, "version"));
+        return o;
+}

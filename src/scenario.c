@@ -11,6 +11,7 @@
 #include "kbound/kernel.h"
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
+#include "kbound/report.h"
 
 #define CELL_TIMEOUT_MS 60000
 #define MARKER_TIMEOUT_MS 30000
@@ -844,32 +845,6 @@ static int set_nonce(ctx *x) {
 
 /* ---- the sequence ---- */
 
-static json_object *kernel_info_summary(json_object *info) {
-        json_object *o = json_object_new_object();
-        json_object *li = jget(info, "language_info");
-        const char *fields[] = { "implementation", "implementation_version", "protocol_version" };
-        for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
-                json_object_object_add(o, fields[i], jstr(info, fields[i]) ? json_object_new_string(jstr(info, fields[i])) : NULL);
-        json_object_object_add(o, "language_version",
-                               jstr(li, "version") ? json_object_new_string(jstr(li, "version")) : NULL);
-        return o;
-}
-
-static json_object *kernel_object(const kb_kernelspec *spec, const char *team) {
-        json_object *k = json_object_new_object();
-        if (!k)
-                return NULL;
-        json_object_object_add(k, "name", json_object_new_string(spec->name));
-        json_object_object_add(k, "display_name", json_object_new_string(spec->display_name ? spec->display_name : ""));
-        json_object_object_add(k, "language", json_object_new_string(spec->language ? spec->language : ""));
-        json_object_object_add(k, "interrupt_mode", json_object_new_string(spec->interrupt_mode));
-        json_object_object_add(k, "resource_dir", json_object_new_string(spec->resource_dir));
-        json_object_object_add(k, "team", json_object_new_string(team));
-        json_object_object_add(k, "error", NULL);
-        json_object_object_add(k, "checks", json_object_new_array());
-        return k;
-}
-
 static void set_error(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_error(ctx *x, const char *fmt, ...) {
         char buf[1024];
@@ -886,7 +861,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         ctx x = { .env = env, .spec = spec };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
-        x.k = kernel_object(spec, team);
+        x.k = kb_report_kernel_new(spec, team);
         if (!x.k)
                 return -ENOMEM;
         json_object_object_get_ex(x.k, "checks", &x.checks);
@@ -944,7 +919,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
-        json_object_object_add(x.k, "kernel_info", kernel_info_summary(kb_kernel_info(x.kernel)));
+        json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(kb_kernel_info(x.kernel)));
 
         check_backend(&x);
         check_identity(&x);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
+#include "kbound/kernelspec.h"
 
 /* The run's verdict from its checks: "pass" only when the run is complete (a JSON true), there is
  * at least one kernel, no kernel has "error", every kernel has at least one check, and every check
@@ -18,6 +19,16 @@
  * wrongly typed fields (a non-object "claims" is replaced). Returns 0 (pass) or 1 (fail, also for a
  * NULL/non-object run, and when out of memory). */
 KB_EXPORT int kb_report_finish(json_object *run);
+
+/* A kernel's entry in a run's "kernels" (check and conformance alike): name, display_name,
+ * language, interrupt_mode, resource_dir, team, "error": null and an empty "checks" array. NULL if
+ * out of memory. */
+KB_EXPORT json_object *kb_report_kernel_new(const kb_kernelspec *spec, const char *team);
+
+/* The report's "kernel_info" summary of a kernel_info_reply content (untrusted: a missing or
+ * wrongly typed field becomes null): implementation, implementation_version, protocol_version,
+ * language, language_version. */
+KB_EXPORT json_object *kb_report_kernel_info(json_object *info);
 
 /* A header line per kernel (name, language, team, startup, implementation and version; its error if
  * any), one line per check ("PASS         python3  boundary.network  detail"), then the verdict
