@@ -207,6 +207,19 @@ int cli_find_bwrap(const char *explicit_path, char **ret) {
         return 0;
 }
 
+int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version) {
+        int r = cli_find_bwrap(explicit_path, ret);
+        if (r)
+                return r;
+        r = kb_sandbox_bwrap_version(*ret, ret_version);
+        if (r < 0) {
+                cli_error("cannot enforce the sandbox: '%s --version' failed (%s); is it bubblewrap?", *ret,
+                          strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        return 0;
+}
+
 int cli_make_base_dir(char **ret) {
         const char *parent = getenv("KBOUND_RUNTIME_DIR");
         if (!parent || !*parent)

@@ -75,9 +75,20 @@ int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernel
  * silent drop). */
 int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_names);
 
+/* The kernels a command runs (check, conformance): names[0..*n) as given, or with rootfs and no
+ * names every kernelspec of the image (*ret_image_names owns them then; kb_strv_free it). Every
+ * name is looked up (cli_find_kernel) into specs[], so each one that cannot be run is named; then
+ * none runs. Returns 0 or a KB_EXIT_* code. */
+int cli_find_kernels(const char *rootfs, int root_fd, const char **names, size_t *n, size_t max,
+                     char ***ret_image_names, kb_kernelspec **specs);
+
 /* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
  * returns KB_EXIT_ENFORCE. */
 int cli_find_bwrap(const char *explicit_path, char **ret);
+
+/* cli_find_bwrap, then its version (`bwrap --version`): a program that does not answer is not
+ * taken for bubblewrap. Prints why and returns KB_EXIT_ENFORCE on failure. */
+int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version);
 
 /* Makes a private (0700) base folder for this run's teams, under $KBOUND_RUNTIME_DIR, else
  * $TMPDIR, else /tmp. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */

@@ -174,3 +174,25 @@ int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_
         *ret_names = names;
         return 0;
 }
+
+int cli_find_kernels(const char *rootfs, int root_fd, const char **names, size_t *n, size_t max,
+                     char ***ret_image_names, kb_kernelspec **specs) {
+        /* An image's own kernels by default: validating an image means all of them. */
+        if (rootfs && *n == 0) {
+                int r = cli_rootfs_kernels(rootfs, root_fd, max, ret_image_names);
+                if (r)
+                        return r;
+                for (char **p = *ret_image_names; *p; p++)
+                        names[(*n)++] = *p;
+        }
+        int failed = 0;
+        for (size_t i = 0; i < *n; i++) {
+                int r = cli_find_kernel(names[i], rootfs, root_fd, &specs[i]);
+                if (r && !failed)
+                        failed = r;
+        }
+        if (failed && rootfs && *ret_image_names)
+                cli_error("image %s: not every kernelspec of the image can be checked, so none was "
+                          "(name the good ones with --kernel to check only those)", rootfs);
+        return failed;
+}

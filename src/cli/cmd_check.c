@@ -235,38 +235,13 @@ int cmd_check(int argc, char **argv) {
         if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
-        /* An image's own kernels by default: validating an image means all of them. */
-        if (rootfs && n_kernels == 0) {
-                int l = cli_rootfs_kernels(rootfs, rootfs_fd, MAX_KERNELS, &image_kernels);
-                if (l) {
-                        exit_code = l;
-                        goto out;
-                }
-                for (char **p = image_kernels; *p; p++)
-                        kernel_names[n_kernels++] = *p;
-        }
-        /* Every kernel is looked up, so each one that cannot be checked is named; then none runs. */
-        int find_failed = 0;
-        for (size_t i = 0; i < n_kernels; i++) {
-                int f = cli_find_kernel(kernel_names[i], rootfs, rootfs_fd, &specs[i]);
-                if (f && !find_failed)
-                        find_failed = f;
-        }
-        if (find_failed) {
-                if (rootfs && image_kernels)
-                        cli_error("image %s: not every kernelspec of the image can be checked, so none was "
-                                  "(name the good ones with --kernel to check only those)", rootfs);
-                exit_code = find_failed;
+        r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
+        if (r) {
+                exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap(bwrap_opt, &bwrap))
+        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
                 goto out;
-        r = kb_sandbox_bwrap_version(bwrap, &bwrap_version);
-        if (r < 0) {
-                cli_error("cannot enforce the sandbox: '%s --version' failed (%s); is it bubblewrap?", bwrap,
-                          strerror(-r));
-                goto out;
-        }
         if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
                 goto out;
 
