@@ -267,6 +267,25 @@ long cli_parse_seconds(const char *s) {
         return (long) (v * 1000.0);
 }
 
+int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms) {
+        long ms = cli_parse_seconds(arg);
+        if (ms < 0) {
+                cli_error("%s: --timeout takes a positive number of seconds, not '%s'", cmd, arg);
+                return KB_EXIT_USAGE;
+        }
+        *ret_ms = ms;
+        return 0;
+}
+
+int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg) {
+        if (*n == CLI_RO_BIND_MAX || arg[0] != '/') {
+                cli_error("%s: --ro-bind takes an absolute path (at most %d of them)", cmd, CLI_RO_BIND_MAX);
+                return KB_EXIT_USAGE;
+        }
+        paths[(*n)++] = (char *) arg;
+        return 0;
+}
+
 void cli_become_subreaper(void) {
         /* Anything a sandbox leaves orphaned (a bwrap whose parent was killed, say) is re-parented
          * to kbound instead of PID 1, so cli_reap_orphans() can end it. */
@@ -408,9 +427,9 @@ int cli_resolve_kernels_dir(const char *opt, char **ret) {
         return KB_EXIT_ENFORCE;
 }
 
-bool cli_team_name_ok(const char *t) {
+bool cli_team_name_ok(const char *t, size_t max) {
         size_t n = strlen(t);
-        return n >= 1 && n <= 40 && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
+        return n >= 1 && n <= max && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
                t[0] != '.';
 }
 

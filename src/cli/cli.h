@@ -103,14 +103,22 @@ int cli_sandbox_env(bool *allow_raw_network);
  * why and returns KB_EXIT_ENFORCE. */
 int cli_resolve_kernels_dir(const char *opt, char **ret);
 
-/* Team name prefixes: 1-40 characters of [A-Za-z0-9_.-], not starting with '.'. */
-bool cli_team_name_ok(const char *team);
+/* Team names: 1-max characters of [A-Za-z0-9_.-], not starting with '.' (check and conformance
+ * take a prefix, to which "-<kernel>" is added: 40; a whole team name: 64). */
+bool cli_team_name_ok(const char *team, size_t max);
 
 /* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
 char *cli_iso_now(void);
 
 /* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
 long cli_parse_seconds(const char *s);
+
+/* Option values shared by the commands that start kernels; each prints what is wrong (naming cmd)
+ * and returns KB_EXIT_USAGE, or returns 0. --timeout SECONDS into *ret_ms; --ro-bind PATH appended
+ * to paths (room for CLI_RO_BIND_MAX, plus the NULL the array ends with). */
+#define CLI_RO_BIND_MAX 32
+int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms);
+int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg);
 
 /* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
  * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns

@@ -129,7 +129,7 @@ int cmd_check(int argc, char **argv) {
         const char *rootfs_opt = NULL;
         bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
         long timeout_ms = 300000;
-        char *ro_paths[33] = { 0 };
+        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
@@ -163,18 +163,12 @@ int cmd_check(int argc, char **argv) {
                         kernels_opt = optarg;
                         break;
                 case 'r':
-                        if (n_ro == 32 || optarg[0] != '/') {
-                                cli_error("check: --ro-bind takes an absolute path (at most 32 of them)");
+                        if (cli_opt_ro_bind("check", ro_paths, &n_ro, optarg))
                                 return KB_EXIT_USAGE;
-                        }
-                        ro_paths[n_ro++] = optarg;
                         break;
                 case 't':
-                        timeout_ms = cli_parse_seconds(optarg);
-                        if (timeout_ms < 0) {
-                                cli_error("check: --timeout takes a positive number of seconds, not '%s'", optarg);
+                        if (cli_opt_timeout("check", optarg, &timeout_ms))
                                 return KB_EXIT_USAGE;
-                        }
                         break;
                 case 'K':
                         keep = true;
@@ -200,7 +194,7 @@ int cmd_check(int argc, char **argv) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
-        if (!cli_team_name_ok(team)) {
+        if (!cli_team_name_ok(team, 40)) {
                 cli_error("check: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }

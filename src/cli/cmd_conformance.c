@@ -87,7 +87,7 @@ int cmd_conformance(int argc, char **argv) {
                    *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL;
         bool keep = false, allow_untested = false, unused_raw_network = false;
         long timeout_ms = 300000;
-        char *ro_paths[33] = { 0 };
+        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
@@ -115,18 +115,12 @@ int cmd_conformance(int argc, char **argv) {
                         kernels_opt = optarg;
                         break;
                 case 'r':
-                        if (n_ro == 32 || optarg[0] != '/') {
-                                cli_error("conformance: --ro-bind takes an absolute path (at most 32 of them)");
+                        if (cli_opt_ro_bind("conformance", ro_paths, &n_ro, optarg))
                                 return KB_EXIT_USAGE;
-                        }
-                        ro_paths[n_ro++] = optarg;
                         break;
                 case 't':
-                        timeout_ms = cli_parse_seconds(optarg);
-                        if (timeout_ms < 0) {
-                                cli_error("conformance: --timeout takes a positive number of seconds, not '%s'", optarg);
+                        if (cli_opt_timeout("conformance", optarg, &timeout_ms))
                                 return KB_EXIT_USAGE;
-                        }
                         break;
                 case 'X':
                         transcript_path = optarg;
@@ -155,7 +149,7 @@ int cmd_conformance(int argc, char **argv) {
                 cli_error("conformance: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
-        if (!cli_team_name_ok(team)) {
+        if (!cli_team_name_ok(team, 40)) {
                 cli_error("conformance: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }

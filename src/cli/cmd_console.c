@@ -557,7 +557,7 @@ int cmd_console(int argc, char **argv) {
         const char *transcript_path = NULL;
         bool allow_network = false, keep = false;
         long timeout_ms = 60000;
-        char *ro_paths[33] = { 0 };
+        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
@@ -572,11 +572,8 @@ int cmd_console(int argc, char **argv) {
                         rootfs_opt = optarg;
                         break;
                 case 't':
-                        timeout_ms = cli_parse_seconds(optarg);
-                        if (timeout_ms < 0) {
-                                cli_error("console: --timeout takes a positive number of seconds, not '%s'", optarg);
+                        if (cli_opt_timeout("console", optarg, &timeout_ms))
                                 return KB_EXIT_USAGE;
-                        }
                         break;
                 case 'b':
                         bwrap_opt = optarg;
@@ -585,11 +582,8 @@ int cmd_console(int argc, char **argv) {
                         allow_network = true;
                         break;
                 case 'r':
-                        if (n_ro == 32 || optarg[0] != '/') {
-                                cli_error("console: --ro-bind takes an absolute path (at most 32 of them)");
+                        if (cli_opt_ro_bind("console", ro_paths, &n_ro, optarg))
                                 return KB_EXIT_USAGE;
-                        }
-                        ro_paths[n_ro++] = optarg;
                         break;
                 case 'K':
                         keep = true;
@@ -611,9 +605,7 @@ int cmd_console(int argc, char **argv) {
                 console_usage(stderr);
                 return KB_EXIT_USAGE;
         }
-        size_t team_len = strlen(team);
-        if (team_len < 1 || team_len > 64 || team[0] == '.' ||
-            strspn(team, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != team_len) {
+        if (!cli_team_name_ok(team, 64)) {
                 cli_error("console: --team takes 1-64 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }

@@ -79,7 +79,7 @@ int cmd_run(int argc, char **argv) {
         const char *rootfs_opt = NULL;
         bool sandbox = true, allow_network = false, keep = false;
         long timeout_ms = 60000;
-        char *ro_paths[33] = { 0 };
+        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
@@ -95,11 +95,8 @@ int cmd_run(int argc, char **argv) {
                         sandbox = strcmp(optarg, "on") == 0;
                         break;
                 case 't':
-                        timeout_ms = cli_parse_seconds(optarg);
-                        if (timeout_ms < 0) {
-                                cli_error("run: --timeout takes a positive number of seconds, not '%s'", optarg);
+                        if (cli_opt_timeout("run", optarg, &timeout_ms))
                                 return KB_EXIT_USAGE;
-                        }
                         break;
                 case 'T':
                         team = optarg;
@@ -111,11 +108,8 @@ int cmd_run(int argc, char **argv) {
                         allow_network = true;
                         break;
                 case 'r':
-                        if (n_ro == 32 || optarg[0] != '/') {
-                                cli_error("run: --ro-bind takes an absolute path (at most 32 of them)");
+                        if (cli_opt_ro_bind("run", ro_paths, &n_ro, optarg))
                                 return KB_EXIT_USAGE;
-                        }
-                        ro_paths[n_ro++] = optarg;
                         break;
                 case 'K':
                         keep = true;
