@@ -468,32 +468,39 @@ static void check_heartbeat(cx *x) {
 
 /* ---- execute ---- */
 
-/* Runs a snippet's code for item id; on failure records the item and returns < 0. */
-static int run_snippet(cx *x, const char *id, json_object *s, bool silent, bool store_history, kb_execution **ret_ex,
-                       json_object **ret_seq) {
+/* The start every item running one snippet shares: the item can run, the language pack has its
+ * snippet `name` with a "code" string, and the code ran (stored in history, not silent) to a
+ * complete execute_reply; *ret_t0 is when it started. Otherwise the item is recorded (untested,
+ * or failed) and < 0 returned. */
+static int start_snippet(cx *x, const char *id, const char *name, json_object **ret_s, int64_t *ret_t0,
+                         kb_execution **ret_ex, json_object **ret_seq) {
+        if (!can_run(x, id))
+                return -ECANCELED;
+        json_object *s = snippet(x, id, name);
+        if (!s)
+                return -ENOENT;
         const char *code = jstr(s, "code");
         int64_t t0 = kb_now_ms();
         if (!code) {
                 untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
                 return -EINVAL;
         }
-        int r = execute(x, code, silent, store_history, ret_ex, ret_seq);
-        if (r < 0)
+        int r = execute(x, code, false, true, ret_ex, ret_seq);
+        if (r < 0) {
                 problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
                         wait_error(x, r));
-        return r;
+                return r;
+        }
+        *ret_s = s;
+        *ret_t0 = t0;
+        return 0;
 }
 
 static void check_stream(cx *x, const char *id, const char *name) {
-        if (!can_run(x, id))
-                return;
-        json_object *s = snippet(x, id, name);
-        if (!s)
-                return;
-        int64_t t0 = kb_now_ms();
+        json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
-        json_object *seq = NULL;
-        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+        int64_t t0 = 0;
+        if (start_snippet(x, id, name, &s, &t0, &ex, &seq) < 0)
                 return;
         const char *want = jstr(s, "text");
         const char *got = strcmp(name, "stdout") == 0 ? ex->stdout_text : ex->stderr_text;
@@ -569,15 +576,10 @@ static void check_ordering(cx *x) {
 
 static void check_result(cx *x) {
         const char *id = "execute.result";
-        if (!can_run(x, id))
-                return;
-        json_object *s = snippet(x, id, "execute_result");
-        if (!s)
-                return;
-        int64_t t0 = kb_now_ms();
+        json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
-        json_object *seq = NULL;
-        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+        int64_t t0 = 0;
+        if (start_snippet(x, id, "execute_result", &s, &t0, &ex, &seq) < 0)
                 return;
         const char *want = jstr(s, "text_plain");
         json_object *ev = json_object_new_object();
@@ -620,15 +622,10 @@ out:
 
 static void check_display(cx *x) {
         const char *id = "execute.display_data";
-        if (!can_run(x, id))
-                return;
-        json_object *s = snippet(x, id, "display_data");
-        if (!s)
-                return;
-        int64_t t0 = kb_now_ms();
+        json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
-        json_object *seq = NULL;
-        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+        int64_t t0 = 0;
+        if (start_snippet(x, id, "display_data", &s, &t0, &ex, &seq) < 0)
                 return;
         const char *mime = jstr(s, "mime");
         json_object *ev = json_object_new_object();
@@ -671,15 +668,10 @@ static bool string_array(json_object *a) {
 
 static void check_error(cx *x) {
         const char *id = "execute.error";
-        if (!can_run(x, id))
-                return;
-        json_object *s = snippet(x, id, "error");
-        if (!s)
-                return;
-        int64_t t0 = kb_now_ms();
+        json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
-        json_object *seq = NULL;
-        if (run_snippet(x, id, s, false, true, &ex, &seq) < 0)
+        int64_t t0 = 0;
+        if (start_snippet(x, id, "error", &s, &t0, &ex, &seq) < 0)
                 return;
         const char *want = jstr(s, "evalue");
         json_object *ev = json_object_new_object();
