@@ -13,6 +13,7 @@
 #include "kbound/connection.h"
 #include "kbound/kernel.h"
 #include "kbound/probe.h"
+#include "sandbox-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
 #define SOCKET_PREFIX "kernel"
@@ -61,6 +62,10 @@ static int mkdir_private(const char *path) {
         return 0;
 }
 
+static bool switches(const kb_sandbox_user *u) {
+        return u && u->switch_user;
+}
+
 /* Resolves a command name through the PATH found in env, as bwrap does inside the sandbox. */
 static char *resolve_command(const char *name, char *const *env) {
         if (strchr(name, '/'))
@@ -84,8 +89,9 @@ static char *resolve_command(const char *name, char *const *env) {
 }
 
 /* Unsandboxed launch, for protocol debugging only. The child gets its own session (so the whole
- * group can be killed) and the same minimal environment a sandboxed kernel gets. */
-static int launch_plain(kb_kernel *k, char *const *argv, char *const *env) {
+ * group can be killed), the same minimal environment a sandboxed kernel gets, and the same user,
+ * keyring and parent-death set-up (kb_sandbox_spawn): never root, even here. */
+static int launch_plain(kb_kernel *k, char *const *argv, char *const *env, const kb_sandbox_user *user) {
         _cleanup_free_ char *program = resolve_command(argv[0], env);
         /* Checked here too for a path, so a missing program is named, not seen as exit 127. */
         if (!program || access(program, X_OK) < 0)
@@ -93,23 +99,17 @@ static int launch_plain(kb_kernel *k, char *const *argv, char *const *env) {
         _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (log_fd < 0)
                 return -errno;
-        pid_t pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                int null_fd = open("/dev/null", O_RDONLY);
-                if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
-                        _exit(127);
-                setsid();
-                if (chdir(k->workspace) < 0)
-                        _exit(127);
-                execve(program, argv, env);
-                _exit(127);
-        }
+        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = log_fd, .stderr_fd = log_fd, .user = user,
+                               .new_session_keyring = true, .die_with_parent = true, .new_session = true,
+                               .chdir_to = k->workspace};
+        pid_t pid;
+        int r = kb_sandbox_spawn(program, argv, env, &so, &pid);
+        if (r < 0)
+                return r;
         k->child = pid;
         k->child_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         if (k->child_pidfd < 0) {
-                int r = -errno;
+                r = -errno;
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 k->child = 0;
@@ -275,13 +275,23 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 return -ENOMEM;
         k->child_pidfd = -1;
 
+        /* The promise every caller relies on: no kernel runs as the host's root. */
+        if (!switches(o->user) && geteuid() == 0) {
+                r = -EPERM;
+                diagnosis = strdup("kbound is root and no unprivileged sandbox user was given: a kernel never runs "
+                                   "as root");
+                goto fail;
+        }
         teams = path_join(o->base_dir, "teams");
         if (!teams)
                 goto oom;
-        if (mkdir(teams, 0700) < 0 && errno != EEXIST) {
-                r = -errno;
+        if (mkdir(teams, 0700) < 0) {
+                if (errno != EEXIST) {
+                        r = -errno;
+                        goto fail;
+                }
+        } else if ((r = kb_sandbox_user_pass_through(o->user, teams)) < 0)
                 goto fail;
-        }
         k->team_dir = path_join(teams, o->team);
         if (!k->team_dir)
                 goto oom;
@@ -292,6 +302,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 diagnosis = strdup(r == -EEXIST ? "team folder already exists" : "cannot create team folder");
                 goto fail;
         }
+        if ((r = kb_sandbox_user_pass_through(o->user, k->team_dir)) < 0)
+                goto fail;
         k->workspace = path_join(k->team_dir, "workspace");
         k->runtime_dir = path_join(k->team_dir, "run");
         k->host_dir = path_join(k->team_dir, "host");
@@ -300,8 +312,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         k->log_path = path_join(k->host_dir, LOG_FILE);
         if (!k->log_path)
                 goto oom;
-        if ((r = mkdir_private(k->workspace)) < 0 || (r = mkdir_private(k->runtime_dir)) < 0 ||
-            (r = mkdir_private(k->host_dir)) < 0)
+        if ((r = mkdir_private(k->workspace)) < 0 || (r = kb_sandbox_user_give(o->user, k->workspace)) < 0 ||
+            (r = mkdir_private(k->runtime_dir)) < 0 || (r = mkdir_private(k->host_dir)) < 0)
                 goto fail;
 
         socket_prefix = path_join(k->runtime_dir, SOCKET_PREFIX);
@@ -328,6 +340,12 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 diagnosis = strdup("cannot write the connection file");
                 goto fail;
         }
+        /* Written while run/ was still ours alone (kb_connection_write insists), then handed over
+         * with the folder: the kernel reads the file and creates its sockets there. */
+        if ((r = kb_sandbox_user_give(o->user, conn_path)) < 0 || (r = kb_sandbox_user_give(o->user, k->runtime_dir)) < 0) {
+                diagnosis = strdup("cannot hand the runtime folder to the sandbox user");
+                goto fail;
+        }
         /* From here on the kernel can read its key: everything kernel-controlled this object hands
          * out (diagnoses, log tails, kernel_info, transcript messages) is redacted with it. */
         if (k->connection->key && *k->connection->key &&
@@ -352,6 +370,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .ro_paths = o->ro_paths,
                         .env = env,
                         .bwrap = o->bwrap,
+                        .user = o->user,
                 };
                 r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
                 /* Its diagnosis can quote the kernel's log. */
@@ -366,7 +385,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         } else {
                 if (!env_unsandboxed(env, k->workspace))
                         goto oom;
-                r = launch_plain(k, argv, env);
+                r = launch_plain(k, argv, env, o->user);
                 if (r < 0) {
                         _cleanup_free_ char *what = NULL;
                         if (asprintf(&what, "kernel program '%s' %s", argv[0],

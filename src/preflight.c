@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PREFLIGHT_ITEMS 5
+#define PREFLIGHT_ITEMS 6
 /* The longest team name (64) and kernel socket name the runtime layout produces. */
 #define SUN_PATH_USABLE 107 /* sizeof(sun_path) - 1: the path needs its NUL */
 #define PREFLIGHT_TIMEOUT_MS 10000
@@ -45,7 +45,7 @@ static char *fmt(const char *format, ...) {
 
 /* Starts a sandbox with every namespace, like a real launch would: the only reliable test of
  * whether user namespaces (and AppArmor, seccomp, sysctls) let bwrap work here. */
-static int check_userns(const char *bwrap, bool *ret_ok, char **ret_detail) {
+static int check_userns(const char *bwrap, const kb_sandbox_user *user, bool *ret_ok, char **ret_detail) {
         char *argv[] = {(char *) bwrap,
                         "--unshare-all",
                         "--unshare-pid",
@@ -66,7 +66,7 @@ static int check_userns(const char *bwrap, bool *ret_ok, char **ret_detail) {
         char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         int status = 0;
         _cleanup_free_ char *out = NULL;
-        int r = kb_sandbox_run_capture(argv, envp, 8192, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &status, &out);
+        int r = kb_sandbox_run_capture(argv, envp, user, 8192, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &status, &out);
         if (r < 0) {
                 *ret_ok = false;
                 *ret_detail = fmt("could not run %s: %s", bwrap, strerror(-r));
@@ -74,7 +74,8 @@ static int check_userns(const char *bwrap, bool *ret_ok, char **ret_detail) {
         }
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
                 *ret_ok = true;
-                *ret_detail = fmt("a sandbox with user, pid, net, ipc, uts and mount namespaces started");
+                *ret_detail = fmt("a sandbox with user, pid, net, ipc, uts and mount namespaces started as %s",
+                                  user ? user->name : "kbound's user");
                 return *ret_detail ? 0 : -ENOMEM;
         }
         *ret_ok = false;
@@ -164,7 +165,51 @@ static char *check_ipc_path(const char *runtime_base, bool *ret_ok) {
                    runtime_base, room < 0 ? 0L : room, SUN_PATH_USABLE);
 }
 
-int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflight_item ***ret) {
+/* The user the sandbox will run as, and whether it can reach the folder team folders go under. */
+static char *check_sandbox_user(const char *name, const char *runtime_base, kb_sandbox_user *ret_user,
+                                bool *ret_resolved, bool *ret_ok) {
+        *ret_resolved = *ret_ok = false;
+        int r = kb_sandbox_user_resolve(name, ret_user);
+        if (r == -ENOENT)
+                return name && *name ? fmt("no user '%s'", name)
+                                     : fmt("neither %s nor %s exists: create the sandbox user (scripts/setup does: "
+                                           "useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "
+                                           "%s)",
+                                           KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_FALLBACK, KB_SANDBOX_USER_DEFAULT);
+        if (r == -EPERM)
+                return fmt("refused: %s", geteuid() == 0 ? "the sandbox user must not be root (uid or gid 0)"
+                                                          : "an ordinary user can only run sandboxes as itself");
+        if (r < 0)
+                return fmt("cannot read the user database: %s", strerror(-r));
+        *ret_resolved = true;
+        /* The team folders are made under runtime_base's parent; bwrap, as the sandbox user, binds
+         * them and so must be able to walk there. */
+        _cleanup_free_ char *parent = runtime_base ? strdup(runtime_base) : NULL;
+        char *slash = parent ? strrchr(parent, '/') : NULL;
+        if (slash)
+                *(slash == parent ? slash + 1 : slash) = '\0';
+        _cleanup_free_ char *blocker = NULL;
+        int reach = parent ? kb_sandbox_user_can_reach(ret_user, parent, &blocker) : -EINVAL;
+        const char *who = ret_user->switch_user ? "kbound is root: kernels run as" : "kernels run as kbound's user,";
+        if (reach < 0)
+                return fmt("%s %s (uid %u, gid %u); the runtime folder %s cannot be checked: %s", who, ret_user->name,
+                           (unsigned) ret_user->uid, (unsigned) ret_user->gid, parent ? parent : "?",
+                           strerror(-reach));
+        if (reach == 0)
+                return fmt("%s %s (uid %u, gid %u), who cannot reach %s (stopped at %s): set KBOUND_RUNTIME_DIR to a "
+                           "folder it can traverse, such as /tmp",
+                           who, ret_user->name, (unsigned) ret_user->uid, (unsigned) ret_user->gid, parent,
+                           blocker ? blocker : "?");
+        *ret_ok = true;
+        return fmt("%s %s (uid %u, gid %u), never as root%s", who, ret_user->name, (unsigned) ret_user->uid,
+                   (unsigned) ret_user->gid,
+                   ret_user->switch_user && strcmp(ret_user->name, KB_SANDBOX_USER_FALLBACK) == 0
+                           ? "; a dedicated user is better: scripts/setup creates " KB_SANDBOX_USER_DEFAULT
+                           : "");
+}
+
+int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
+                         kb_preflight_item ***ret) {
         if (!ret)
                 return -EINVAL;
         kb_preflight_item **items = calloc(PREFLIGHT_ITEMS + 1, sizeof *items);
@@ -172,6 +217,13 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflig
                 return -ENOMEM;
         size_t n = 0;
         int r;
+
+        kb_sandbox_user user;
+        bool user_resolved, user_ok;
+        r = item_add(items, &n, "sandbox-user", false, true,
+                     check_sandbox_user(sandbox_user, runtime_base, &user, &user_resolved, &user_ok));
+        if (r >= 0)
+                items[n - 1]->ok = user_ok;
 
         _cleanup_free_ char *version = NULL;
         bool have_bwrap = bwrap && bwrap[0] == '/' && kb_sandbox_bwrap_version(bwrap, &version) == 0;
@@ -186,10 +238,10 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflig
         bool userns_ok = false;
         if (r >= 0) {
                 char *detail = NULL;
-                if (have_bwrap)
-                        r = check_userns(bwrap, &userns_ok, &detail);
+                if (have_bwrap && user_resolved)
+                        r = check_userns(bwrap, &user, &userns_ok, &detail);
                 else
-                        detail = fmt("not tested: no bwrap");
+                        detail = fmt("not tested: %s", have_bwrap ? "no sandbox user" : "no bwrap");
                 if (r >= 0)
                         r = item_add(items, &n, "user-namespaces", userns_ok, true, detail);
                 else

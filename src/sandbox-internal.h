@@ -59,22 +59,41 @@ int kb_sandbox_pidfd_alive(int pidfd);
 int kb_sandbox_pidfd_open(pid_t pid);
 int kb_sandbox_pidfd_send_signal(int pidfd, int sig);
 
-/* Forks and execs path with argv/envp and nothing else inherited: fds 0, 1, 2 become stdin_fd,
- * stdout_fd, stderr_fd (-1: /dev/null), and if extra_fd >= 0 it becomes fd extra_target; every
- * other fd is closed, signal dispositions and mask are reset. Returns 0 and *ret_pid once exec has
- * succeeded, or the exec's -errno (the child is reaped then), or -errno of fork/pipe. */
-int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
-                     int stderr_fd, int extra_fd, int extra_target, pid_t *ret_pid);
+/* How kb_sandbox_spawn starts a child. */
+#define KB_SPAWN_EXTRA_MAX 4
+enum { KB_SPAWN_STAGE_EXEC = 1, KB_SPAWN_STAGE_USER, KB_SPAWN_STAGE_KEYRING, KB_SPAWN_STAGE_SETUP };
+typedef struct kb_spawn_options {
+        int stdin_fd, stdout_fd, stderr_fd; /* become fds 0, 1, 2; -1: /dev/null */
+        const int *extra_fds;               /* each becomes extra_targets[i] (3..8, distinct) */
+        const int *extra_targets;
+        size_t n_extra;                     /* at most KB_SPAWN_EXTRA_MAX */
+        const kb_sandbox_user *user;        /* switch_user: drop to it (groups, gid, uid) before exec */
+        bool new_session_keyring;           /* join a fresh anonymous session keyring before exec */
+        bool die_with_parent;               /* PR_SET_PDEATHSIG SIGKILL, set after the user switch */
+        bool new_session;                   /* setsid() (no controlling terminal) instead of setpgid */
+        const char *chdir_to;               /* working directory (after the user switch); NULL: kept */
+        int *ret_failed_stage;              /* if not NULL: KB_SPAWN_STAGE_* of a failure in the child */
+} kb_spawn_options;
+
+/* Forks and execs path with argv/envp and nothing else inherited: the fds o names, every other fd
+ * closed, signal dispositions and mask reset, its own process group (or session); then, as o asks, the user
+ * switched, a fresh session keyring joined and the parent-death signal set. o NULL: stdio on
+ * /dev/null and nothing else. Returns 0 and *ret_pid once exec has succeeded, or the child's
+ * -errno (exec, user switch, keyring: *o->ret_failed_stage says which; the child is reaped then),
+ * or -errno of fork/pipe, -EINVAL for bad options. */
+int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, const kb_spawn_options *o,
+                     pid_t *ret_pid);
 
 /* Waits for child pid until deadline_ms; on timeout SIGKILLs and reaps it. Returns 0 and
  * *ret_status, -ETIMEDOUT (killed and reaped), -errno. */
 int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status);
 
-/* Runs argv (argv[0] is the path) with envp, capturing stdout and stderr together (at most
- * max_output bytes kept), until deadline_ms. Returns 0 with *ret_status and a malloc'd, NUL-
+/* Runs argv (argv[0] is the path) with envp as user (NULL: kbound's own; else as
+ * kb_sandbox_spawn switches, with a fresh session keyring), capturing stdout and stderr together
+ * (at most max_output bytes kept), until deadline_ms. Returns 0 with *ret_status and a malloc'd, NUL-
  * terminated *ret_output; -ENOENT/-EACCES if it could not be exec'd; -ETIMEDOUT; -errno. */
-int kb_sandbox_run_capture(char *const *argv, char *const *envp, size_t max_output, int64_t deadline_ms,
-                           int *ret_status, char **ret_output);
+int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, size_t max_output,
+                           int64_t deadline_ms, int *ret_status, char **ret_output);
 
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */

@@ -317,6 +317,52 @@ static int plan_rootfs_system(strv *v, const char *rootfs) {
         return r;
 }
 
+static const char *const proc_readonly[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", NULL};
+/* /proc/keys lists every key the reader may view, and keys get "view" for their owner's uid by
+ * default: a sandbox running as the invoking user would see the names of that user's keys. */
+static const char *const proc_masked[] = {"kcore",         "keys", "timer_list", "timer_stats", "sched_debug",
+                                          "latency_stats", "acpi", "scsi",       "asound",      NULL};
+
+const char *const *kb_sandbox_proc_readonly(void) {
+        return proc_readonly;
+}
+
+const char *const *kb_sandbox_proc_masked(void) {
+        return proc_masked;
+}
+
+/* --proc /proc, then the host-global entries read-only and the hidden ones masked. Trust boundary:
+ * bwrap covers /proc/sys itself only when its access(W_OK) test succeeds, which it does not for a
+ * sandbox whose uid maps to the host's root, so kbound never relies on it. The source of each
+ * read-only bind is the host's /proc entry: sysctls resolve through the reader's own namespaces, so
+ * the sandbox still sees its own network and IPC values, only never writable. Entries this kernel
+ * does not have are skipped (bwrap cannot bind onto a missing /proc file). */
+static int plan_proc(strv *v) {
+        int r = strv_push3(v, "--proc", "/proc", NULL);
+        for (const char *const *e = proc_readonly; r >= 0 && *e; e++) {
+                char path[64];
+                struct stat st;
+                snprintf(path, sizeof path, "/proc/%s", *e);
+                if (lstat(path, &st) == 0)
+                        r = strv_push3(v, "--ro-bind", path, path);
+        }
+        for (const char *const *e = proc_masked; r >= 0 && *e; e++) {
+                char path[64];
+                struct stat st;
+                snprintf(path, sizeof path, "/proc/%s", *e);
+                if (lstat(path, &st) < 0)
+                        continue;
+                if (S_ISDIR(st.st_mode)) {
+                        r = strv_push3(v, "--tmpfs", path, NULL);
+                        if (r >= 0)
+                                r = strv_push3(v, "--remount-ro", path, NULL);
+                } else {
+                        r = strv_push3(v, "--ro-bind", "/dev/null", path);
+                }
+        }
+        return r;
+}
+
 bool kb_sandbox_rootfs_visible(const char *path) {
         if (!path || path[0] != '/')
                 return false;
@@ -365,7 +411,7 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = policy->rootfs ? plan_rootfs_system(&v, policy->rootfs)
                                    : plan_host_system(&v, policy->allow_network);
         if (r >= 0)
-                r = strv_push3(&v, "--proc", "/proc", NULL);
+                r = plan_proc(&v);
         if (r >= 0)
                 r = strv_push3(&v, "--dev", "/dev", NULL);
         if (r >= 0)

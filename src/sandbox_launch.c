@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
+#include <linux/keyctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -238,8 +241,39 @@ static void child_move_fd(int src, int target) {
                 (void) dup2(src, target);
 }
 
-static _Noreturn void child_exec(const char *path, char *const *argv, char *const *envp, const int src[4],
-                                 int extra_target, int err_fd, int err_target, unsigned max_fd) {
+/* What the child reports through its error pipe when it gives up before (or at) exec. */
+typedef struct child_error {
+        int stage; /* KB_SPAWN_STAGE_* */
+        int err;   /* errno */
+} child_error;
+
+static _Noreturn void child_fail(int err_fd, int stage, int err) {
+        child_error ce = {.stage = stage, .err = err > 0 ? err : EIO};
+        ssize_t w = write(err_fd, &ce, sizeof ce);
+        (void) w;
+        _exit(127);
+}
+
+/* Gives up the host's root for good: no supplementary groups, then gid, then uid (the order that
+ * still has the privilege each step needs), and checks nothing of root is left. */
+static int child_switch_user(const kb_sandbox_user *u) {
+        if (setgroups(0, NULL) < 0 || setresgid(u->gid, u->gid, u->gid) < 0 || setresuid(u->uid, u->uid, u->uid) < 0)
+                return errno;
+        uid_t ru, eu, su;
+        gid_t rg, eg, sg;
+        if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+                return errno;
+        if (ru != u->uid || eu != u->uid || su != u->uid || rg != u->gid || eg != u->gid || sg != u->gid)
+                return EPERM;
+        /* Regaining root must be impossible now; if it works, the switch was not real. */
+        if (setresuid(0, 0, 0) == 0)
+                return EPERM;
+        return 0;
+}
+
+static _Noreturn void child_exec(const char *path, char *const *argv, char *const *envp, const int src[3],
+                                 const int *extra_src, const int *extra_target, size_t n_extra, int err_fd,
+                                 int err_target, unsigned max_fd, const kb_spawn_options *o, pid_t parent) {
         /* Dispositions set to SIG_IGN survive exec: a kbound that ignores SIGINT must not hand a
          * kernel that cannot be interrupted. */
         struct sigaction sa;
@@ -255,23 +289,52 @@ static _Noreturn void child_exec(const char *path, char *const *argv, char *cons
          * kbound's terminal goes to kbound's group only, and would otherwise kill that bwrap, whose
          * death (--die-with-parent) kills the kernel. kbound decides what a Ctrl-C does (the
          * console interrupts the kernel through its pidfd; check cancels and stops cleanly). */
-        (void) setpgid(0, 0);
+        if (o && o->new_session)
+                (void) setsid();
+        else
+                (void) setpgid(0, 0);
 
         child_move_fd(src[0], 0);
         child_move_fd(src[1], 1);
         child_move_fd(src[2], 2);
-        if (src[3] >= 0)
-                child_move_fd(src[3], extra_target);
+        for (size_t i = 0; i < n_extra; i++)
+                child_move_fd(extra_src[i], extra_target[i]);
         (void) dup3(err_fd, err_target, O_CLOEXEC);
         /* Nothing else of kbound's crosses into bwrap: not sockets, not other kernels' pipes. */
         if (syscall(SYS_close_range, (unsigned) err_target + 1, ~0U, 0) < 0)
                 for (unsigned fd = (unsigned) err_target + 1; fd < max_fd; fd++)
                         (void) close((int) fd);
+        if (o && o->user && o->user->switch_user) {
+                int e = child_switch_user(o->user);
+                if (e)
+                        child_fail(err_target, KB_SPAWN_STAGE_USER, e);
+        }
+        /* A fresh, empty, anonymous session keyring: no key of kbound's (nor of the login session
+         * it runs in) is possessed by anything in the sandbox. Joined after the user switch, so the
+         * keyring belongs to the sandbox's user. ENOSYS: no keys in this kernel; EPERM: keyctl is
+         * refused to kbound's whole process tree (a container's seccomp filter), which the sandbox
+         * inherits, so no key can be reached either way. */
+        if (o && o->chdir_to && chdir(o->chdir_to) < 0)
+                child_fail(err_target, KB_SPAWN_STAGE_SETUP, errno);
+        if (o && o->new_session_keyring) {
+                if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0) {
+                        /* Proof, not hope: the keyring now in place holds no key at all. */
+                        long held = syscall(SYS_keyctl, KEYCTL_READ, KEY_SPEC_SESSION_KEYRING, NULL, 0);
+                        if (held != 0)
+                                child_fail(err_target, KB_SPAWN_STAGE_KEYRING, held > 0 ? EEXIST : errno);
+                } else if (errno != ENOSYS && errno != EPERM)
+                        child_fail(err_target, KB_SPAWN_STAGE_KEYRING, errno);
+        }
+        /* After the user switch, which clears it: the child (and whatever it execs without a
+         * set-uid bit) dies with the kbound thread that started it. */
+        if (o && o->die_with_parent) {
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        child_fail(err_target, KB_SPAWN_STAGE_SETUP, errno);
+                if (getppid() != parent)
+                        _exit(127); /* kbound is already gone: nothing to start for */
+        }
         execve(path, argv, envp);
-        int e = errno;
-        ssize_t w = write(err_target, &e, sizeof e);
-        (void) w;
-        _exit(127);
+        child_fail(err_target, KB_SPAWN_STAGE_EXEC, errno);
 }
 
 /* fd duplicated at or above SPAWN_HIGH_FD (CLOEXEC); -1 stays -1. */
@@ -282,25 +345,41 @@ static int dup_high(int fd) {
         return r < 0 ? -errno : r;
 }
 
-int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
-                     int stderr_fd, int extra_fd, int extra_target, pid_t *ret_pid) {
+int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, const kb_spawn_options *o,
+                     pid_t *ret_pid) {
         static char *const empty_env[] = {NULL};
-        if (!path || !argv || !argv[0] || !ret_pid ||
-            (extra_fd >= 0 && (extra_target < 3 || extra_target > 8)))
+        static const kb_spawn_options defaults = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
+        if (!o)
+                o = &defaults;
+        if (!path || !argv || !argv[0] || !ret_pid || o->n_extra > KB_SPAWN_EXTRA_MAX)
                 return -EINVAL;
+        int top_target = 2;
+        for (size_t i = 0; i < o->n_extra; i++) {
+                if (o->extra_fds[i] < 0 || o->extra_targets[i] < 3 || o->extra_targets[i] >= SPAWN_HIGH_FD - 1)
+                        return -EINVAL;
+                for (size_t j = 0; j < i; j++)
+                        if (o->extra_targets[j] == o->extra_targets[i])
+                                return -EINVAL;
+                if (o->extra_targets[i] > top_target)
+                        top_target = o->extra_targets[i];
+        }
         if (!envp)
                 envp = empty_env;
         _cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (devnull < 0)
                 return -errno;
-        int given[4] = {stdin_fd < 0 ? devnull : stdin_fd, stdout_fd < 0 ? devnull : stdout_fd,
-                        stderr_fd < 0 ? devnull : stderr_fd, extra_fd};
-        int src[4] = {-1, -1, -1, -1};
+        int given[3] = {o->stdin_fd < 0 ? devnull : o->stdin_fd, o->stdout_fd < 0 ? devnull : o->stdout_fd,
+                        o->stderr_fd < 0 ? devnull : o->stderr_fd};
+        int src[3] = {-1, -1, -1};
+        int extra_src[KB_SPAWN_EXTRA_MAX] = {-1, -1, -1, -1};
         int errpipe[2] = {-1, -1};
         int r = 0;
-        for (int i = 0; i < 4 && r >= 0; i++)
-                if (given[i] >= 0 && (src[i] = dup_high(given[i])) < 0)
+        for (int i = 0; i < 3 && r >= 0; i++)
+                if ((src[i] = dup_high(given[i])) < 0)
                         r = src[i];
+        for (size_t i = 0; i < o->n_extra && r >= 0; i++)
+                if ((extra_src[i] = dup_high(o->extra_fds[i])) < 0)
+                        r = extra_src[i];
         if (r >= 0 && pipe2(errpipe, O_CLOEXEC) < 0)
                 r = -errno;
         int err_w = r >= 0 ? dup_high(errpipe[1]) : -1;
@@ -310,31 +389,37 @@ int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, int
         unsigned max_fd = 65536;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < max_fd)
                 max_fd = (unsigned) rl.rlim_cur;
-        int err_target = (extra_fd >= 0 ? extra_target : 2) + 1;
+        int err_target = top_target + 1;
+        pid_t parent = getpid();
 
         pid_t pid = -1;
         if (r >= 0) {
                 pid = fork();
                 if (pid == 0)
-                        child_exec(path, argv, envp, src, extra_target, err_w, err_target, max_fd);
+                        child_exec(path, argv, envp, src, extra_src, o->extra_targets, o->n_extra, err_w, err_target,
+                                   max_fd, o, parent);
                 if (pid < 0)
                         r = -errno;
         }
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 3; i++)
                 kb_closep(&src[i]);
+        for (size_t i = 0; i < KB_SPAWN_EXTRA_MAX; i++)
+                kb_closep(&extra_src[i]);
         kb_closep(&err_w);
         kb_closep(&errpipe[1]);
         if (r >= 0) {
-                int child_errno = 0;
+                child_error ce = {0};
                 ssize_t n;
                 do
-                        n = read(errpipe[0], &child_errno, sizeof child_errno);
+                        n = read(errpipe[0], &ce, sizeof ce);
                 while (n < 0 && errno == EINTR);
-                if (n == (ssize_t) sizeof child_errno) {
-                        /* exec failed: the child has exited or is about to; reap it. */
+                if (n == (ssize_t) sizeof ce) {
+                        /* The child gave up: it has exited or is about to; reap it. */
                         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                                 ;
-                        r = child_errno > 0 ? -child_errno : -EIO;
+                        r = ce.err > 0 ? -ce.err : -EIO;
+                        if (o->ret_failed_stage)
+                                *o->ret_failed_stage = ce.stage;
                 } else
                         *ret_pid = pid;
         }
@@ -369,14 +454,16 @@ int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status) {
         }
 }
 
-int kb_sandbox_run_capture(char *const *argv, char *const *envp, size_t max_output, int64_t deadline_ms,
-                           int *ret_status, char **ret_output) {
+int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, size_t max_output,
+                           int64_t deadline_ms, int *ret_status, char **ret_output) {
         int out[2];
         if (pipe2(out, O_CLOEXEC) < 0)
                 return -errno;
         _cleanup_close_ int rd = out[0];
         pid_t pid;
-        int r = kb_sandbox_spawn(argv[0], argv, envp, -1, out[1], out[1], -1, 0, &pid);
+        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = out[1], .stderr_fd = out[1], .user = user,
+                               .new_session_keyring = user != NULL, .die_with_parent = true};
+        int r = kb_sandbox_spawn(argv[0], argv, envp, &so, &pid);
         close(out[1]);
         if (r < 0)
                 return r;
@@ -606,6 +693,12 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 *ret_diagnosis = NULL;
         if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
                 return -EINVAL;
+        /* Never the host's root in the sandbox (see kb_sandbox_user): a root caller must say whom
+         * to run as. */
+        if (geteuid() == 0 && !(policy->user && policy->user->switch_user)) {
+                set_diagnosis(ret_diagnosis, "kbound is root and no unprivileged sandbox user was given", NULL, 0);
+                return -EINVAL;
+        }
         _cleanup_strv_ char **argv = NULL;
         int r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &argv);
         if (r < 0)
@@ -635,13 +728,21 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
         /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
          * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
-        r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, -1, logfd, logfd,
-                             info_pipe[1], KB_SANDBOX_INFO_FD, &sb->bwrap_pid);
+        int info_fd = info_pipe[1], info_target = KB_SANDBOX_INFO_FD, stage = 0;
+        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = logfd, .stderr_fd = logfd, .extra_fds = &info_fd,
+                               .extra_targets = &info_target, .n_extra = 1, .user = policy->user,
+                               .new_session_keyring = true, .die_with_parent = true, .ret_failed_stage = &stage};
+        r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
         close(info_pipe[1]);
         if (r < 0) {
-                set_diagnosis(ret_diagnosis, "bwrap could not be executed", NULL, 0);
+                set_diagnosis(ret_diagnosis,
+                              stage == KB_SPAWN_STAGE_USER      ? "cannot switch to the sandbox user before starting bwrap"
+                              : stage == KB_SPAWN_STAGE_KEYRING ? "cannot give the sandbox a fresh session keyring"
+                                                                : "bwrap could not be executed",
+                              NULL, 0);
                 sandbox_free(sb);
-                return r;
+                /* Set-up refused before bwrap ran: this machine cannot enforce the sandbox. */
+                return stage == KB_SPAWN_STAGE_USER || stage == KB_SPAWN_STAGE_KEYRING ? -ECHILD : r;
         }
         sb->bwrap_pidfd = kb_sandbox_pidfd_open(sb->bwrap_pid);
         if (sb->bwrap_pidfd < 0) {
@@ -698,6 +799,14 @@ pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb) {
 
 pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb) {
         return sb ? sb->bwrap_pid : -1;
+}
+
+pid_t kb_sandbox_init_pid(const kb_sandbox *sb) {
+        return sb ? sb->init_pid : -1;
+}
+
+uint64_t kb_sandbox_pidns(const kb_sandbox *sb) {
+        return sb ? sb->pidns_ino : 0;
 }
 
 json_object *kb_sandbox_info(const kb_sandbox *sb) {
@@ -831,7 +940,7 @@ int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version) {
         char *argv[] = {(char *) bwrap, (char *) "--version", NULL};
         int status;
         _cleanup_free_ char *out = NULL;
-        int r = kb_sandbox_run_capture(argv, NULL, 4096, kb_now_ms() + 5000, &status, &out);
+        int r = kb_sandbox_run_capture(argv, NULL, NULL, 4096, kb_now_ms() + 5000, &status, &out);
         if (r == -ENOENT || r == -ENOTDIR)
                 return -ENOENT;
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "kbound/inspect.h"
+#include "kbound/judge.h"
 #include "kbound/kernel.h"
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
@@ -23,6 +25,19 @@
 #define STOP_GRACE_MS 1000
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
+/* Every check a kernel gets, in the order they run (docs/probes.md). */
+static const char *const check_ids[] = {
+        "sandbox.backend",        "sandbox.privileges",   "identity.pid2",
+        "identity.pidfd",         "boundary.write_outside", "boundary.workspace_writable",
+        "boundary.network",       "boundary.credentials", "boundary.cross_team",
+        "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
+        NULL,
+};
+
+const char *const *kb_scenario_checks(void) {
+        return check_ids;
+}
+
 typedef struct ctx {
         const kb_check_env *env;
         const kb_kernelspec *spec;
@@ -33,6 +48,9 @@ typedef struct ctx {
         bool cancelled;
         bool wedged;          /* a long cell could not be stopped by any path */
         char nonce[33];
+        json_object *host;      /* kb_inspect_host: kbound's own namespaces, the host's /proc */
+        json_object *snapshots; /* kb_inspect_snapshot of the sandbox, in the order taken */
+        int64_t inspect_ms;     /* what the host's looks cost, in total */
 } ctx;
 
 static void logf_(const ctx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -103,6 +121,48 @@ static void add_check(ctx *x, const char *id, const char *status, int64_t starte
         json_object_object_add(c, "evidence", evidence ? evidence : json_object_new_object());
         json_object_array_add(x->checks, c);
         logf_(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
+}
+
+/* Appends a check the judge made (NULL: out of memory, recorded as a failure). */
+static void add_judged(ctx *x, const char *id, json_object *check, int64_t started_ms) {
+        if (!check) {
+                add_check(x, id, "fail", started_ms, NULL, "out of memory while judging");
+                return;
+        }
+        json_object_object_add(check, "duration_ms", json_object_new_int64(started_ms ? kb_now_ms() - started_ms : 0));
+        json_object *status = NULL, *detail = NULL;
+        json_object_object_get_ex(check, "status", &status);
+        json_object_object_get_ex(check, "detail", &detail);
+        json_object_array_add(x->checks, check);
+        logf_(x, strcmp(json_object_get_string(status), "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id,
+              json_object_get_string(status), json_object_get_string(detail));
+}
+
+/* One look at the whole sandbox from the host (inspect.h), kept for the judge. A look that could
+ * not even be recorded leaves nothing, and the checks that need one fail for the lack of it. */
+static void host_look(ctx *x, const char *label) {
+        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        if (!sb)
+                return;
+        int64_t t0 = kb_now_ms();
+        const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
+        kb_inspect_target t = {
+                .proc_root = "/proc",
+                .init_pid = kb_sandbox_init_pid(sb),
+                .kernel_pid = kb_sandbox_kernel_pid(sb),
+                .pidns_ino = kb_sandbox_pidns(sb),
+                .secrets = sets,
+                .n_secrets = KB_ELEMENTSOF(sets),
+        };
+        json_object *snap = NULL;
+        if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
+                json_object_array_add(x->snapshots, snap);
+        x->inspect_ms += kb_now_ms() - t0;
+}
+
+static json_object *last_snapshot(const ctx *x) {
+        size_t n = json_object_array_length(x->snapshots);
+        return n ? json_object_array_get_idx(x->snapshots, n - 1) : NULL;
 }
 
 static const char *jstr(json_object *o, const char *key) {
@@ -284,6 +344,11 @@ static void check_identity(ctx *x) {
                                       : "no longer refers to PID 2 of the sandbox");
 }
 
+static void check_privileges(ctx *x) {
+        int64_t t0 = kb_now_ms();
+        add_judged(x, "sandbox.privileges", kb_judge_privileges(x->snapshots), t0);
+}
+
 /* ---- boundary probes ---- */
 
 /* The device ("major:minor") of the mount holding path, from mountinfo lines; NULL if unknown. */
@@ -397,9 +462,36 @@ static void check_write_outside(ctx *x, json_object *result, const char *escape_
                         unlink(p);
                 }
         }
+        /* Host view of the mounts (the kernel's mountinfo, read by kbound): a writable path to a
+         * host-global setting is a breach whatever the cell managed to write. */
+        json_object *host_problems = json_object_new_array();
+        json_object_object_add(ev, "host_mount_problems", host_problems);
+        json_object *proc_entries = NULL;
+        json_object_object_get_ex(x->host, "proc_entries", &proc_entries);
+        if (!x->host)
+                json_object_array_add(host_problems, json_object_new_string("the host could not read its own /proc"));
+        else
+                (void) kb_judge_mount_problems(jget(last_snapshot(x), "mounts"), proc_entries, host_problems);
+        for (size_t i = 0; i < json_object_array_length(host_problems); i++)
+                json_object_array_add(breaches, json_object_get(json_object_array_get_idx(host_problems, i)));
+        /* The cell's word on host settings: any one it could open for writing is a breach. */
+        json_object *sysctl = jget(result, "sysctl");
+        size_t n_sysctl = sysctl && json_object_is_type(sysctl, json_type_array) ? json_object_array_length(sysctl) : 0;
+        json_object_object_add(ev, "sysctl", json_object_get(sysctl));
+        for (size_t i = 0; i < n_sysctl; i++) {
+                json_object *e = json_object_array_get_idx(sysctl, i);
+                if (jbool(e, "opened")) {
+                        char line[1200];
+                        snprintf(line, sizeof(line), "the cell opened the host setting %s for writing",
+                                 jstr(e, "path") ? jstr(e, "path") : "?");
+                        json_object_array_add(breaches, json_object_new_string(line));
+                }
+        }
         size_t n_breach = json_object_array_length(breaches);
         if (n == 0)
                 add_check(x, "boundary.write_outside", "fail", t0, ev, "the probe reported no write attempts");
+        else if (!n_breach && n_sysctl == 0)
+                add_check(x, "boundary.write_outside", "fail", t0, ev, "the probe reported no attempt on host settings");
         else if (n_breach)
                 add_check(x, "boundary.write_outside", "fail", t0, ev, "%s%s",
                           json_object_get_string(json_object_array_get_idx(breaches, 0)),
@@ -407,8 +499,9 @@ static void check_write_outside(ctx *x, json_object *result, const char *escape_
         else
                 add_check(x, "boundary.write_outside", "pass", t0, ev,
                           "%zu locations tried; %zu writes landed only on sandbox-private filesystems; nothing "
-                          "appeared in %zu host folders",
-                          n, json_object_array_length(private_writes), n_dirs);
+                          "appeared in %zu host folders; %zu host settings refused; /proc's host-global entries "
+                          "read-only in the host's view of the mounts",
+                          n, json_object_array_length(private_writes), n_dirs, n_sysctl);
 }
 
 static void check_workspace(ctx *x, json_object *result, const char *file_name, int64_t t0) {
@@ -531,8 +624,20 @@ static void check_credentials(ctx *x, json_object *result, int64_t t0) {
                 if (jbool(json_object_array_get_idx(files, i), "exists"))
                         file_seen = jstr(json_object_array_get_idx(files, i), "path");
         size_t n_found = found ? json_object_array_length(found) : 0;
+        /* Keys: the host's proof is the launch itself (a fresh session keyring, verified empty
+         * before bwrap ran, and a user namespace of the sandbox's own, checked by
+         * sandbox.backend); kbound's canary key is possessor-only. A cell that still finds it is
+         * proof of the contrary; one that cannot look proves nothing either way. */
+        json_object *keys = jget(cred, "keys");
+        json_object_object_add(ev, "keyring_canary",
+                               json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
+                                                                                  : strerror(-x->env->keyring_canary)));
+        json_object_object_add(ev, "keys", json_object_get(keys));
         if (!found)
                 add_check(x, "boundary.credentials", "fail", t0, ev, "out of memory while scanning");
+        else if (jbool(keys, "found"))
+                add_check(x, "boundary.credentials", "fail", t0, ev,
+                          "the cell found kbound's canary key by name in the keyrings it possesses");
         else if (n_found)
                 add_check(x, "boundary.credentials", "fail", t0, ev,
                           "%zu secret(s) reachable from the sandbox, first: %s (values never shown)", n_found,
@@ -547,8 +652,12 @@ static void check_credentials(ctx *x, json_object *result, int64_t t0) {
         else
                 add_check(x, "boundary.credentials", "pass", t0, ev,
                           "%zu daemon secrets and canaries: none in a spawned subprocess's environment, in %zu "
-                          "readable /proc/*/environ and cmdline, or at the host credential file's path",
-                          kb_secrets_count(x->env->secrets), n_proc);
+                          "readable /proc/*/environ and cmdline, or at the host credential file's path; kbound's "
+                          "keyring canary %s",
+                          kb_secrets_count(x->env->secrets), n_proc,
+                          x->env->keyring_canary != 0 ? "not planted: keys are unavailable here"
+                          : jbool(keys, "tested")     ? "not found by the cell in the keyrings it possesses"
+                                                      : "beyond the sandbox's fresh, empty session keyring");
 }
 
 static void check_cross_team(ctx *x, json_object *result, int64_t t0) {
@@ -631,6 +740,15 @@ static void check_boundaries(ctx *x) {
         json_object_object_add(params, "credential_paths", json_object_get(x->env->credential_paths));
         json_object_object_add(params, "sibling_paths", json_object_get(x->env->sibling_paths));
         json_object_object_add(params, "timeout_ms", json_object_new_int(1000));
+        /* Opened for writing, never written: the settings a root kernel could turn into an escape
+         * (core_pattern runs a program as host root) or a machine-wide change. */
+        json_object *sysctl = json_object_new_array();
+        json_object_array_add(sysctl, json_object_new_string("/proc/sys/kernel/core_pattern"));
+        json_object_array_add(sysctl, json_object_new_string("/proc/sys/vm/swappiness"));
+        json_object_array_add(sysctl, json_object_new_string("/proc/sysrq-trigger"));
+        json_object_object_add(params, "sysctl_paths", sysctl);
+        if (x->env->keyring_canary_name)
+                json_object_object_add(params, "keyring_canary", json_object_new_string(x->env->keyring_canary_name));
         int r = kb_canary_net_open(&canary);
         if (r >= 0)
                 r = kb_canary_net_params(canary, params);
@@ -895,6 +1013,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 .rootfs = env->rootfs,
                 .ro_paths = env->ro_paths,
                 .host_env = env->host_env,
+                .user = env->user,
                 .on_msg = env->on_msg,
                 .on_msg_userdata = env->on_msg_userdata,
                 .cancel_fd = env->cancel_fd,
@@ -921,7 +1040,16 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
         json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(kb_kernel_info(x.kernel)));
 
+        x.snapshots = json_object_new_array();
+        {
+                int64_t t0 = kb_now_ms();
+                if (kb_inspect_host("/proc", &x.host) < 0)
+                        x.host = NULL; /* every host-judged check fails for the lack of it */
+                x.inspect_ms += kb_now_ms() - t0;
+        }
+        host_look(&x, "ready");
         check_backend(&x);
+        check_privileges(&x);
         check_identity(&x);
         if (!x.cancelled)
                 check_boundaries(&x);
@@ -956,6 +1084,24 @@ done:
                 json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
                 json_object_object_add(x.k, "messages", messages);
         }
+        if (x.snapshots) {
+                json_object *insp = json_object_new_object();
+                json_object *looks = json_object_new_array();
+                for (size_t i = 0; i < json_object_array_length(x.snapshots); i++) {
+                        json_object *snap = json_object_array_get_idx(x.snapshots, i), *l = json_object_new_object();
+                        json_object_object_add(l, "label", json_object_get(jget(snap, "label")));
+                        json_object *procs = jget(snap, "processes");
+                        json_object_object_add(l, "processes", json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
+                        json_object_object_add(l, "vanished", json_object_get(jget(snap, "vanished")));
+                        json_object_object_add(l, "errors", json_object_get(jget(snap, "errors")));
+                        json_object_array_add(looks, l);
+                }
+                json_object_object_add(insp, "looks", looks);
+                json_object_object_add(insp, "cost_ms", json_object_new_int64(x.inspect_ms));
+                json_object_object_add(x.k, "inspection", insp);
+        }
+        json_object_put(x.snapshots);
+        json_object_put(x.host);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.checks is looked up again). */
         redact_result(&x, &x.k);
@@ -966,7 +1112,7 @@ done:
         x.checks = NULL;
         json_object_object_get_ex(x.k, "checks", &x.checks);
         if (env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0 && outcome == KB_CHECK_DONE &&
-            json_object_array_length(x.checks) < 11)
+            json_object_array_length(x.checks) < KB_ELEMENTSOF(check_ids) - 1)
                 outcome = KB_CHECK_CANCELLED;
         *ret = x.k;
         if (ret_outcome)

@@ -19,6 +19,8 @@ typedef struct kb_kernel_options {
         const char *rootfs;
         char *const *ro_paths;     /* extra read-only binds */
         char *const *host_env;     /* kbound's environment, filtered by kb_sandbox_env */
+        const kb_sandbox_user *user; /* who the kernel runs as (kb_sandbox_user_resolve); NULL:
+                                      * kbound's own user, which must then not be root */
         kb_client_msg_fn on_msg;   /* transcript hook, may be NULL; it never sees the connection
                                     * key: a message echoing it (or a fragment, see
                                     * kb_secrets_add_token) arrives with it redacted, and one that
@@ -33,9 +35,12 @@ typedef struct kb_kernel kb_kernel;
 
 /* Creates teams/<team>/{workspace,run,host} under base_dir (0700 each; -EEXIST if the team's
  * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel
+ * as options->user (when that switches: workspace/ and run/ and the connection file belong to it,
+ * teams/ and the team folder are root's with search for its group only, host/ stays root's)
  * (in bwrap unless !sandbox), connects a client with the kernel's pidfd as its death fd, and waits
  * until the kernel answers kernel_info with iopub flowing.
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
+ * (or, without options->user, when kbound is root: a kernel never runs as root)
  * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
  * its log tail is in the diagnosis), -EEXIST, -ENOMEM. On failure everything started is stopped,
  * the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */

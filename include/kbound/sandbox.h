@@ -11,6 +11,43 @@
 #define KB_SANDBOX_WORKSPACE "/workspace"
 #define KB_SANDBOX_RUNTIME "/run/kbound"
 
+/* Who the sandbox runs as on the host. The kernel never runs as the host's root: a kernel whose host
+ * uid is 0 could rewrite host sysctls (core_pattern: code run as root on the next crash) and reach
+ * root's keys. So when kbound itself is root, bwrap is started as an unprivileged user (its uid and
+ * gid, no supplementary groups); bwrap then makes the user namespace as in any unprivileged run,
+ * mapping that uid only. When kbound is not root, the sandbox runs as kbound's own user. */
+#define KB_SANDBOX_USER_DEFAULT "kbound-sandbox"
+#define KB_SANDBOX_USER_FALLBACK "nobody"
+typedef struct kb_sandbox_user {
+        bool switch_user; /* true: bwrap (and an unsandboxed kernel) start as uid/gid, not as kbound */
+        uid_t uid;
+        gid_t gid;
+        char name[64];    /* user name (or "uid N"), for reports */
+} kb_sandbox_user;
+
+/* Resolves the sandbox user. name NULL (or ""): when kbound's effective uid is 0, the dedicated
+ * KB_SANDBOX_USER_DEFAULT if it exists (scripts/setup creates it), else KB_SANDBOX_USER_FALLBACK;
+ * otherwise kbound's own user. A name given when kbound is not root must be kbound's own user
+ * (an ordinary user cannot switch). Returns 0, -ENOENT (no such user; for the default: neither
+ * exists), -EPERM (the user is uid 0 or its group gid 0, or an ordinary user asked for another
+ * user), -errno from the user database. */
+KB_EXPORT int kb_sandbox_user_resolve(const char *name, kb_sandbox_user *ret);
+
+/* Whether user can reach (search every directory of) path, judged from the owner, group and mode
+ * of each ancestor (ACLs are not read). bwrap runs as that user and must resolve every bind
+ * source. Returns 1, 0 (and *ret_blocker, if not NULL, gets a malloc'd copy of the first folder
+ * that stops it), -errno (path missing, unreadable). */
+KB_EXPORT int kb_sandbox_user_can_reach(const kb_sandbox_user *user, const char *path, char **ret_blocker);
+
+/* Folder ownership for a switching user (both do nothing otherwise; call them on paths just made,
+ * before anyone else can reach them, since they follow no symlink but do not re-check the object):
+ * kb_sandbox_user_give hands path to the user (a team's workspace, runtime folder, connection file);
+ * kb_sandbox_user_pass_through keeps a folder root's but lets the user's group search it, not list
+ * it (0710), so bwrap, running as the user, can reach the binds below and nothing else.
+ * Return 0 or -errno. */
+KB_EXPORT int kb_sandbox_user_give(const kb_sandbox_user *user, const char *path);
+KB_EXPORT int kb_sandbox_user_pass_through(const kb_sandbox_user *user, const char *path);
+
 typedef struct kb_sandbox_policy {
         const char *team;        /* names the team; used for the hostname and reports */
         const char *workspace;   /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
@@ -22,6 +59,7 @@ typedef struct kb_sandbox_policy {
         char *const *env;        /* the kernel's complete environment, "NAME=value", NULL-terminated;
                                   * build it with kb_sandbox_env() */
         const char *bwrap;       /* bubblewrap executable */
+        const kb_sandbox_user *user; /* NULL or !switch_user: bwrap runs as kbound's user */
 } kb_sandbox_policy;
 
 /* True if a variable of kbound's own environment may pass into the sandbox (locale and time zone
@@ -35,10 +73,20 @@ KB_EXPORT bool kb_sandbox_env_allowed(const char *name);
  * vector, or -ENOMEM. */
 KB_EXPORT int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env);
 
+/* The /proc entries (NULL-terminated names under /proc) that reach host-global state (sysctls, the
+ * SysRq trigger, IRQ affinity, PCI, filesystem tunables): read-only in every sandbox, as Docker, runc and systemd-nspawn make them,
+ * whatever bwrap's own writability test decides (it skips the cover when access(W_OK) fails, which
+ * it does for a uid-0 mapping; the sysctls stay writable for host root). */
+KB_EXPORT const char *const *kb_sandbox_proc_readonly(void);
+/* The /proc entries that are hidden (a read-only empty mount over them), as Docker's defaults do:
+ * kernel memory, timers and scheduler internals, hardware tables. */
+KB_EXPORT const char *const *kb_sandbox_proc_masked(void);
+
 /* The bwrap argv for policy running kernel_argv, with --info-fd info_fd. Pure: no I/O except
- * checking which system paths exist (so it works for a rootfs too). Always: --unshare-all
- * (--share-net only if allow_network), --unshare-pid, --die-with-parent, --new-session,
- * --cap-drop ALL, read-only system paths, --proc /proc, --dev /dev, --tmpfs /tmp, the two team
+ * checking which system paths and /proc entries exist (so it works for a rootfs too). Always:
+ * --unshare-all (--share-net only if allow_network), --unshare-pid, --die-with-parent,
+ * --new-session, --cap-drop ALL, read-only system paths, --proc /proc with kb_sandbox_proc_readonly
+ * bound read-only and kb_sandbox_proc_masked covered, --dev /dev, --tmpfs /tmp, the two team
  * directories, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1 (the kernel must be PID 2).
  * Returns 0 and a NULL-terminated vector, -EINVAL for a policy missing a directory or a relative
  * path, -ENOMEM. */
@@ -58,8 +106,11 @@ typedef struct kb_sandbox kb_sandbox;
  * late), opens a pidfd to it and then confirms identity: its pid namespace inode equals the JSON's
  * "pid-namespace", NSpid ends in 2, its parent is child-pid, and the pidfd is still alive after
  * those reads (so a recycled pid cannot pass). All before deadline_ms.
+ * bwrap starts as policy->user (switched from root when it says so), with a fresh empty session
+ * keyring, and dies with the calling thread.
  * Errors: -ENOENT bwrap missing, -EACCES not executable, -ECHILD bwrap exited before reporting
- * (its log says why: e.g. user namespaces refused), -ETIMEDOUT, -ESRCH the kernel was gone or
+ * (its log says why: e.g. user namespaces refused) or the user switch or keyring set-up was
+ * refused before it could start (the diagnosis says which), -ETIMEDOUT, -ESRCH the kernel was gone or
  * never appeared, -EPERM identity did not match. On failure everything started is killed and
  * reaped, and if ret_diagnosis is not NULL it gets a malloc'd one-line explanation.
  * Call from the thread that will own the sandbox: --die-with-parent ties it to that thread. */
@@ -72,6 +123,10 @@ KB_EXPORT int kb_sandbox_pidfd(const kb_sandbox *sb);
 /* The kernel's pid in kbound's pid namespace, and bwrap's. */
 KB_EXPORT pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb);
 KB_EXPORT pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb);
+/* bwrap's init (PID 1 of the sandbox) in kbound's pid namespace, and the sandbox's pid namespace
+ * inode, both as pinned at launch. */
+KB_EXPORT pid_t kb_sandbox_init_pid(const kb_sandbox *sb);
+KB_EXPORT uint64_t kb_sandbox_pidns(const kb_sandbox *sb);
 /* The --info-fd JSON (borrowed): child-pid and the namespace inodes. */
 KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
 
@@ -106,17 +161,20 @@ KB_EXPORT int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp
 
 /* One preflight item for `kbound doctor`. */
 typedef struct kb_preflight_item {
-        char *name;   /* "bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path" */
+        char *name;   /* "sandbox-user", "bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path" */
         bool ok;
         bool required;
         char *detail; /* what was found, and how to fix it when not ok */
 } kb_preflight_item;
 
-/* Checks whether this machine can enforce the sandbox: bwrap present (and version), a trivial
- * sandbox with every namespace starts (the real test of user namespaces), the AppArmor
+/* Checks whether this machine can enforce the sandbox: the sandbox user (sandbox_user, NULL for the
+ * default: kb_sandbox_user_resolve) exists, is not root and can reach runtime_base's parent; bwrap
+ * present (and version); a trivial sandbox with every namespace starts as that user (the real test
+ * of user namespaces), the AppArmor
  * restriction on Ubuntu 24.04+ (kernel.apparmor_restrict_unprivileged_userns) when it applies,
  * pidfd_open and pidfd_send_signal work, and runtime_base leaves room for ipc socket paths.
  * Returns 0 and a NULL-terminated array (free with kb_preflight_free); the caller decides the exit
  * code from the items' ok/required. */
-KB_EXPORT int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, kb_preflight_item ***ret);
+KB_EXPORT int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
+                                   kb_preflight_item ***ret);
 KB_EXPORT void kb_preflight_free(kb_preflight_item **items);

@@ -8,6 +8,7 @@
 #include "kbound/client.h"
 #include "kbound/kernelspec.h"
 #include "kbound/probe.h"
+#include "kbound/sandbox.h"
 
 /* What every kernel of one run shares. Read-only while kernels are checked concurrently. */
 typedef struct kb_check_env {
@@ -19,7 +20,11 @@ typedef struct kb_check_env {
         const char *rootfs;
         char *const *ro_paths;
         char *const *host_env;        /* kbound's own environment (for the sandbox allowlist) */
+        const kb_sandbox_user *user;  /* who the kernels run as (never root) */
         const kb_secrets *secrets;    /* daemon secrets and canaries no cell may reach */
+        int keyring_canary;           /* 0: a key was planted in kbound's session keyring (its value is
+                                       * in secrets); -ENOSYS/-EPERM: keys unavailable here */
+        const char *keyring_canary_name; /* the planted key's name (no secret), or NULL */
         const kb_secrets *sibling_secrets; /* another team's canaries */
         json_object *escape_dirs;     /* host folders a write must not reach (array of strings) */
         json_object *credential_paths;/* host credential files holding canaries */
@@ -41,6 +46,9 @@ typedef enum kb_check_outcome {
         KB_CHECK_NOT_ENFORCED,  /* the sandbox or the probes could not be set up (exit 3) */
         KB_CHECK_CANCELLED,     /* a signal or the deadline ended it early */
 } kb_check_outcome;
+
+/* The id of every check kb_scenario_run reports, in order; NULL-terminated. */
+KB_EXPORT const char *const *kb_scenario_checks(void);
 
 /* Checks one kernel: launches it in the sandbox as team, runs every check, stops it and removes
  * its folders (unless env->keep). Always returns a kernel object in *ret (see the report format):

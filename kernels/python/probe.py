@@ -125,6 +125,22 @@ def _kbound_cell_fn():
 
     write_outside = guard("write_outside", probe_write_outside, [])
 
+    # -- host-global kernel settings: opened for writing to see whether it is allowed, never written
+    def probe_sysctl():
+        out = []
+        for p in (params.get("sysctl_paths") or []):
+            res = {"path": p, "opened": False, "error": None}
+            try:
+                fd = os.open(p, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                res["opened"] = True
+                os.close(fd)  # nothing written
+            except OSError as exc:
+                res["error"] = ename(exc)
+            out.append(res)
+        return out
+
+    sysctl = guard("sysctl", probe_sysctl, [])
+
     # -- network: what the sandbox can see and whether kbound's host canaries are reachable
     timeout = max(0.001, float(params.get("timeout_ms") or 1000) / 1000.0)
 
@@ -225,10 +241,43 @@ print(json.dumps({"environ": env, "proc": procs}))
             out.append(res)
         return out
 
+    # -- keys: kbound holds a canary key in its own session keyring; this process must not be able
+    # to find it by name (request_key searches the keyrings a process possesses) nor read it.
+    def keys():
+        res = {"tested": False, "found": False, "payload": None, "error": None}
+        name = params.get("keyring_canary")
+        if not name:
+            res["error"] = "no keyring canary to look for"
+            return res
+        import ctypes, platform
+        numbers = {"x86_64": (249, 250), "aarch64": (218, 219)}  # request_key, keyctl
+        if platform.machine() not in numbers:
+            res["error"] = "untested: no syscall numbers for " + platform.machine()
+            return res
+        request_key, keyctl = numbers[platform.machine()]
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        res["tested"] = True
+        serial = libc.syscall(ctypes.c_long(request_key), ctypes.c_char_p(b"user"),
+                              ctypes.c_char_p(name.encode("utf-8")), ctypes.c_void_p(None), ctypes.c_long(0))
+        if serial < 0:
+            res["error"] = errno.errorcode.get(ctypes.get_errno(), "E?")  # ENOKEY: not possessed
+            return res
+        res["found"] = True
+        buf = ctypes.create_string_buffer(4096)
+        n = libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(11), ctypes.c_long(serial), buf,
+                         ctypes.c_long(len(buf)))  # KEYCTL_READ
+        if n >= 0:
+            res["payload"] = buf.raw[:min(n, len(buf))].decode("utf-8", "replace")
+        else:
+            res["error"] = errno.errorcode.get(ctypes.get_errno(), "E?")
+        return res
+
     credentials = {
         "subprocess": guard("credentials.subprocess", subprocess_dump,
                             {"spawned": False, "error": "probe failed", "environ": "", "proc": []}),
         "files": guard("credentials.files", cred_files, []),
+        "keys": guard("credentials.keys", keys, {"tested": False, "found": False, "error": "probe failed"}),
     }
 
     # -- cross_team: other teams' workspaces must be invisible or unreadable
@@ -264,7 +313,8 @@ print(json.dumps({"environ": env, "proc": procs}))
                                        "visible_processes": 0})
 
     display({"application/vnd.kbound.probe+json": {
-        "pid": os.getpid(), "workspace": workspace, "write_outside": write_outside, "network": network,
+        "pid": os.getpid(), "workspace": workspace, "write_outside": write_outside, "sysctl": sysctl,
+        "network": network,
         "credentials": credentials, "cross_team": cross, "mounts": mount_lines, "process": proc,
         "errors": errors}}, raw=True)
 try:

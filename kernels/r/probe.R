@@ -163,6 +163,15 @@ invisible(local({
   }
   write_outside <- guard("write_outside", probe_write_outside, list())
 
+  # -- host-global kernel settings: opened for writing to see whether it is allowed, never written
+  # ("ab": append, so nothing is truncated; closing writes nothing; a missing path is never created)
+  probe_sysctl <- function() lapply(params$sysctl_paths, function(p) {
+    if (!file.exists(p)) return(list(path = p, opened = FALSE, error = "ENOENT"))
+    r <- attempt(function() close(file(p, "ab")))
+    list(path = p, opened = r$ok, error = r$error)
+  })
+  sysctl <- guard("sysctl", probe_sysctl, list())
+
   # -- network: what the sandbox can see and whether kbound's host canaries are reachable
   timeout <- max(0.001, as.numeric(if (is.null(params$timeout_ms)) 1000 else params$timeout_ms) / 1000)
   interfaces <- function() {
@@ -253,10 +262,14 @@ invisible(local({
     content <- if (dir.exists(p)) NA else { r <- attempt(function() read_text(p)); if (r$ok) r$value else NA }
     list(path = p, exists = file.exists(p), content = content)
   })
+  # -- keys: R has no way to call keyctl(2); the host's proof (a fresh, empty session keyring in a
+  # user namespace of the sandbox's own) carries the keyring claim alone.
+  keys <- function() list(tested = FALSE, found = FALSE, error = "untested: R cannot call keyctl")
   credentials <- list(
     subprocess = guard("credentials.subprocess", subprocess_dump,
                        list(spawned = FALSE, error = "probe failed", environ = "", proc = list())),
-    files = guard("credentials.files", cred_files, list()))
+    files = guard("credentials.files", cred_files, list()),
+    keys = guard("credentials.keys", keys, list(tested = FALSE, found = FALSE, error = "probe failed")))
 
   # -- cross_team: other teams' workspaces must be invisible or unreadable
   cross_team <- function() lapply(params$sibling_paths, function(p) {
@@ -290,7 +303,8 @@ invisible(local({
                                           cap_bnd = "", uid = NA, gid = NA, visible_processes = 0L))
 
   IRdisplay::publish_mimebundle(list(`application/vnd.kbound.probe+json` = list(
-    pid = as.integer(Sys.getpid()), workspace = workspace, write_outside = write_outside, network = network,
+    pid = as.integer(Sys.getpid()), workspace = workspace, write_outside = write_outside, sysctl = sysctl,
+    network = network,
     credentials = credentials, cross_team = cross, mounts = as.list(mount_lines), process = proc,
     errors = errors)))
 }))

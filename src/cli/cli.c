@@ -220,17 +220,59 @@ int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_ver
         return 0;
 }
 
-int cli_make_base_dir(char **ret) {
+int cli_sandbox_user(const char *cmd, const char *opt, kb_sandbox_user *ret) {
+        const char *name = opt && *opt ? opt : getenv("KBOUND_SANDBOX_USER");
+        int r = kb_sandbox_user_resolve(name, ret);
+        if (r == 0)
+                return 0;
+        if (r == -ENOENT && name && *name)
+                cli_error("%s: no user '%s' for the sandbox", cmd, name);
+        else if (r == -ENOENT)
+                cli_error("%s: kbound is root and neither %s nor %s exists to run kernels as: run scripts/setup, "
+                          "or create one (useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "
+                          "%s), or name one with --sandbox-user",
+                          cmd, KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_FALLBACK, KB_SANDBOX_USER_DEFAULT);
+        else if (r == -EPERM && geteuid() == 0)
+                cli_error("%s: the sandbox user '%s' is root (uid or gid 0): a kernel never runs as root", cmd,
+                          name ? name : "?");
+        else if (r == -EPERM)
+                cli_error("%s: --sandbox-user '%s': an ordinary user can only run sandboxes as itself", cmd,
+                          name ? name : "?");
+        else
+                cli_error("%s: cannot read the user database: %s", cmd, strerror(-r));
+        return r == -ENOENT && !(name && *name) ? KB_EXIT_ENFORCE : KB_EXIT_USAGE;
+}
+
+int cli_make_base_dir(const kb_sandbox_user *user, char **ret) {
         const char *parent = getenv("KBOUND_RUNTIME_DIR");
         if (!parent || !*parent)
                 parent = getenv("TMPDIR");
         if (!parent || !*parent)
                 parent = "/tmp";
+        if (user && user->switch_user) {
+                /* bwrap runs as the sandbox user and must walk to the team folders it binds. */
+                _cleanup_free_ char *blocker = NULL;
+                int r = kb_sandbox_user_can_reach(user, parent, &blocker);
+                if (r <= 0) {
+                        cli_error("the sandbox user %s cannot reach %s (%s): set KBOUND_RUNTIME_DIR to a folder it "
+                                  "can traverse, such as /tmp",
+                                  user->name, parent, r < 0 ? strerror(-r) : blocker ? blocker : "?");
+                        return KB_EXIT_ENFORCE;
+                }
+        }
         char *path = NULL;
         if (asprintf(&path, "%s/kbound-XXXXXX", parent) < 0)
                 return KB_EXIT_ENFORCE;
         if (!mkdtemp(path)) {
                 cli_error("cannot create a private folder under %s: %s", parent, strerror(errno));
+                free(path);
+                return KB_EXIT_ENFORCE;
+        }
+        /* Searchable, not listable, by the sandbox user's group alone (see kb_kernel_start). */
+        int r = kb_sandbox_user_pass_through(user, path);
+        if (r < 0) {
+                cli_error("cannot open %s to the sandbox user's group: %s", path, strerror(-r));
+                rmdir(path);
                 free(path);
                 return KB_EXIT_ENFORCE;
         }

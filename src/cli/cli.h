@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <kbound/probe.h>
 #include <kbound/kernelspec.h>
+#include <kbound/sandbox.h>
 #include <kbound/transcript.h>
 
 enum {
@@ -90,9 +91,15 @@ int cli_find_bwrap(const char *explicit_path, char **ret);
  * taken for bubblewrap. Prints why and returns KB_EXIT_ENFORCE on failure. */
 int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version);
 
+/* The sandbox user: --sandbox-user opt, else $KBOUND_SANDBOX_USER, else the default
+ * (kb_sandbox_user_resolve). On failure prints why (naming cmd) and returns KB_EXIT_USAGE (a bad
+ * name) or KB_EXIT_ENFORCE (root with no user to run kernels as). */
+int cli_sandbox_user(const char *cmd, const char *opt, kb_sandbox_user *ret);
+
 /* Makes a private (0700) base folder for this run's teams, under $KBOUND_RUNTIME_DIR, else
- * $TMPDIR, else /tmp. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
-int cli_make_base_dir(char **ret);
+ * $TMPDIR, else /tmp; when user switches, root's with search for the user's group (0710), after
+ * checking the user can reach the parent. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
+int cli_make_base_dir(const kb_sandbox_user *user, char **ret);
 
 /* Reads OPENAI4S_KERNEL_SANDBOX / OPENAI4S_KERNEL_ALLOW_RAW_NETWORK. Returns 0, or prints why the
  * value is not accepted and returns KB_EXIT_USAGE. */

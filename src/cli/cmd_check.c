@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <kbound/canary.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/sandbox.h>
@@ -32,6 +33,8 @@ static void check_usage(FILE *out) {
               "                          (also OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --require-full-boundary fail if the raw-network override is set (for full-boundary CI jobs)\n"
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
+              "                          else kbound-sandbox, else nobody); never root\n"
               "  --kernels-dir DIR       probe cells (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
               "  --rootfs DIR            check kernels of an unpacked image: its /usr, /etc, /opt become\n"
@@ -108,6 +111,7 @@ int cmd_check(int argc, char **argv) {
                 { "allow-raw-network", no_argument, NULL, 'n' },
                 { "require-full-boundary", no_argument, NULL, 'F' },
                 { "bwrap", required_argument, NULL, 'b' },
+                { "sandbox-user", required_argument, NULL, 'U' },
                 { "kernels-dir", required_argument, NULL, 'D' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "timeout", required_argument, NULL, 't' },
@@ -126,7 +130,7 @@ int cmd_check(int argc, char **argv) {
         size_t n_kernels = 0;
         const char *transcript_path = NULL;
         const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
-        const char *rootfs_opt = NULL;
+        const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
         bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
         long timeout_ms = 300000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
@@ -158,6 +162,9 @@ int cmd_check(int argc, char **argv) {
                         break;
                 case 'b':
                         bwrap_opt = optarg;
+                        break;
+                case 'U':
+                        sandbox_user_opt = optarg;
                         break;
                 case 'D':
                         kernels_opt = optarg;
@@ -201,6 +208,9 @@ int cmd_check(int argc, char **argv) {
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
+        kb_sandbox_user sandbox_user;
+        if ((r = cli_sandbox_user("check", sandbox_user_opt, &sandbox_user)))
+                return r;
         if (allow_network && require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
                           "(--require-full-boundary): network isolation could not be claimed");
@@ -236,7 +246,7 @@ int cmd_check(int argc, char **argv) {
         }
         if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
                 goto out;
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
+        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&sandbox_user, &base))
                 goto out;
 
         /* Canaries: a credential file where a daemon would keep one, another team's folder with a
@@ -249,13 +259,18 @@ int cmd_check(int argc, char **argv) {
                 cli_error("out of memory");
                 goto out;
         }
+        /* The credential file is kbound's own (root's when kbound is root); the sibling team's
+         * folders are laid out and owned exactly like a real team's (kb_kernel_start). */
         if (mkdir(secrets_dir, 0700) < 0 || write_secret_file(cred_file, cred_value) < 0 || mkdir(teams_dir, 0700) < 0 ||
-            mkdir(sib_dir, 0700) < 0 || mkdir(sib_ws, 0700) < 0 || write_secret_file(sib_file, sibling_value) < 0) {
+            kb_sandbox_user_pass_through(&sandbox_user, teams_dir) < 0 || mkdir(sib_dir, 0700) < 0 ||
+            kb_sandbox_user_pass_through(&sandbox_user, sib_dir) < 0 || mkdir(sib_ws, 0700) < 0 ||
+            write_secret_file(sib_file, sibling_value) < 0 || kb_sandbox_user_give(&sandbox_user, sib_file) < 0 ||
+            kb_sandbox_user_give(&sandbox_user, sib_ws) < 0) {
                 cli_error("cannot create the canaries under %s: %s", base, strerror(errno));
                 goto out;
         }
         json_object_array_add(cred_paths, json_object_new_string(cred_file));
-        json_object_array_add(sibling_paths, json_object_new_string(sib_dir));
+        json_object_array_add(sibling_paths, json_object_new_string(sib_ws));
         json_object_array_add(sibling_paths, json_object_new_string(sib_file));
         const char *home = getenv("HOME");
         char cwd[PATH_MAX];
@@ -265,11 +280,26 @@ int cmd_check(int argc, char **argv) {
                 if (escape[i] && escape[i][0] == '/')
                         json_object_array_add(escape_dirs, json_object_new_string(escape[i]));
 
+        /* A key in kbound's session keyring (a fresh one of its own, before any thread starts):
+         * no sandbox may possess it. Its name is no secret (the cell looks for it by name); its
+         * value is a token, so a cell that could read it shows it to the secrets scan. */
+        char key_desc[64], key_value[65];
+        int keyring_canary = -EIO;
+        if (kb_random_hex(key_value, 32) == 0 && kb_random_hex(key_desc + 14, 24) == 0) {
+                memcpy(key_desc, "kbound-canary-", 14);
+                keyring_canary = kb_canary_keyring_plant(key_desc, key_value, NULL);
+        }
+        if (keyring_canary < 0 && keyring_canary != -ENOSYS && keyring_canary != -EPERM) {
+                cli_error("cannot plant the keyring canary: %s", strerror(-keyring_canary));
+                goto out;
+        }
+
         /* Daemon secrets: everything in our environment the sandbox must not pass on, except
          * values the sandbox legitimately shows (its own environment and argv). */
         if (kb_secrets_new(&secrets) < 0 || kb_secrets_new(&sibling) < 0 ||
             kb_secrets_add_token(secrets, "canary:credential-file", cred_value) < 0 ||
-            kb_secrets_add_token(sibling, "canary:sibling-team-file", sibling_value) < 0) {
+            kb_secrets_add_token(sibling, "canary:sibling-team-file", sibling_value) < 0 ||
+            (keyring_canary == 0 && kb_secrets_add_token(secrets, "canary:keyring-key", key_value) < 0)) {
                 cli_error("out of memory");
                 goto out;
         }
@@ -324,6 +354,9 @@ int cmd_check(int argc, char **argv) {
                 .rootfs = rootfs,
                 .ro_paths = ro_paths,
                 .host_env = environ,
+                .user = &sandbox_user,
+                .keyring_canary = keyring_canary,
+                .keyring_canary_name = keyring_canary == 0 ? key_desc : NULL,
                 .secrets = secrets,
                 .sibling_secrets = sibling,
                 .escape_dirs = escape_dirs,
@@ -396,6 +429,14 @@ int cmd_check(int argc, char **argv) {
         json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
         json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
         json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
+        json_object *user = json_object_new_object();
+        json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
+        json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
+        json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
+        json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
+        json_object_object_add(sandbox, "user", user);
+        json_object_object_add(sandbox, "keyring_canary",
+                               json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
         json_object_object_add(sandbox, "rootfs", rootfs ? json_object_new_string(rootfs) : NULL);
         json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
         json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));

@@ -27,6 +27,8 @@ static void conformance_usage(FILE *out) {
               "  --json FILE             write the JSON report (docs/report-format.md, \"kind\": \"conformance\")\n"
               "  --junit FILE            write a JUnit XML report (one testcase per kernel x item)\n"
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
+              "                          else kbound-sandbox, else nobody); never root\n"
               "  --kernels-dir DIR       language packs (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
               "  --rootfs DIR            test kernels of an unpacked image (its /usr, /etc, /opt read-only;\n"
@@ -70,6 +72,7 @@ int cmd_conformance(int argc, char **argv) {
                 { "json", required_argument, NULL, 'j' },
                 { "junit", required_argument, NULL, 'u' },
                 { "bwrap", required_argument, NULL, 'b' },
+                { "sandbox-user", required_argument, NULL, 'U' },
                 { "kernels-dir", required_argument, NULL, 'D' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "timeout", required_argument, NULL, 't' },
@@ -84,7 +87,7 @@ int cmd_conformance(int argc, char **argv) {
         const char *kernel_names[MAX_KERNELS];
         size_t n_kernels = 0;
         const char *team = "kbound-conf", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL,
-                   *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL;
+                   *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL, *sandbox_user_opt = NULL;
         bool keep = false, allow_untested = false, unused_raw_network = false;
         long timeout_ms = 300000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
@@ -110,6 +113,9 @@ int cmd_conformance(int argc, char **argv) {
                         break;
                 case 'b':
                         bwrap_opt = optarg;
+                        break;
+                case 'U':
+                        sandbox_user_opt = optarg;
                         break;
                 case 'D':
                         kernels_opt = optarg;
@@ -158,6 +164,9 @@ int cmd_conformance(int argc, char **argv) {
         int r = cli_sandbox_env(&unused_raw_network);
         if (r)
                 return r;
+        kb_sandbox_user sandbox_user;
+        if ((r = cli_sandbox_user("conformance", sandbox_user_opt, &sandbox_user)))
+                return r;
         if (n_kernels == 0 && !rootfs_opt) {
                 kernel_names[n_kernels++] = "python3";
                 kernel_names[n_kernels++] = "ir";
@@ -186,7 +195,7 @@ int cmd_conformance(int argc, char **argv) {
         }
         if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
                 goto out;
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&base))
+        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&sandbox_user, &base))
                 goto out;
         if ((r = cli_transcript_open(transcript_path, &transcript))) {
                 exit_code = r;
@@ -201,6 +210,7 @@ int cmd_conformance(int argc, char **argv) {
                 .ro_paths = ro_paths,
                 .rootfs = rootfs,
                 .host_env = environ,
+                .user = &sandbox_user,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = started + timeout_ms,
                 .keep = keep,

@@ -28,6 +28,8 @@ static void console_usage(FILE *out) {
               "  --rootfs DIR            run the kernel of an unpacked image (docs/rootfs.md)\n"
               "  --timeout SECONDS       deadline for start-up (default 60); cells have none\n"
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
+              "                          else kbound-sandbox, else nobody); never root\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
               "  --keep                  keep the team folders for inspection\n"
@@ -546,6 +548,7 @@ int cmd_console(int argc, char **argv) {
                 { "rootfs", required_argument, NULL, 'R' },
                 { "timeout", required_argument, NULL, 't' },
                 { "bwrap", required_argument, NULL, 'b' },
+                { "sandbox-user", required_argument, NULL, 'U' },
                 { "allow-raw-network", no_argument, NULL, 'n' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "keep", no_argument, NULL, 'K' },
@@ -554,6 +557,7 @@ int cmd_console(int argc, char **argv) {
                 {},
         };
         const char *kernel_name = NULL, *team = "console", *bwrap_opt = NULL, *rootfs_opt = NULL;
+        const char *sandbox_user_opt = NULL;
         const char *transcript_path = NULL;
         bool allow_network = false, keep = false;
         long timeout_ms = 60000;
@@ -577,6 +581,9 @@ int cmd_console(int argc, char **argv) {
                         break;
                 case 'b':
                         bwrap_opt = optarg;
+                        break;
+                case 'U':
+                        sandbox_user_opt = optarg;
                         break;
                 case 'n':
                         allow_network = true;
@@ -612,6 +619,9 @@ int cmd_console(int argc, char **argv) {
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
+        kb_sandbox_user sandbox_user;
+        if ((r = cli_sandbox_user("console", sandbox_user_opt, &sandbox_user)))
+                return r;
 
         kb_kernelspec *spec = NULL;
         _cleanup_free_ char *bwrap = NULL, *base = NULL, *rootfs = NULL;
@@ -633,7 +643,7 @@ int cmd_console(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap(bwrap_opt, &bwrap) || cli_make_base_dir(&base))
+        if (cli_find_bwrap(bwrap_opt, &bwrap) || cli_make_base_dir(&sandbox_user, &base))
                 goto out;
         con.spec = spec;
         con.rootfs = rootfs;
@@ -653,6 +663,7 @@ int cmd_console(int argc, char **argv) {
                 .rootfs = rootfs,
                 .ro_paths = ro_paths,
                 .host_env = environ,
+                .user = &sandbox_user,
                 .on_msg = on_msg,
                 .on_msg_userdata = on_msg_userdata,
                 .cancel_fd = con.signal_fd,

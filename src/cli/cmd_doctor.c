@@ -10,20 +10,25 @@
 int cmd_doctor(int argc, char **argv) {
         static const struct option options[] = {
                 { "bwrap", required_argument, NULL, 'b' },
+                { "sandbox-user", required_argument, NULL, 'U' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        const char *bwrap_opt = NULL;
+        const char *bwrap_opt = NULL, *sandbox_user_opt = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
                 switch (c) {
                 case 'b':
                         bwrap_opt = optarg;
                         break;
+                case 'U':
+                        sandbox_user_opt = optarg;
+                        break;
                 case 'h':
-                        printf("Usage: kbound doctor [--bwrap PATH]\n\n"
+                        printf("Usage: kbound doctor [--bwrap PATH] [--sandbox-user NAME]\n\n"
                                "Checks, item by item, whether this machine can enforce kbound's sandbox:\n"
-                               "bubblewrap and its version, user namespaces, the AppArmor restriction on\n"
+                               "the user kernels run as (never root), bubblewrap and its version, user\n"
+                               "namespaces (a sandbox started as that user), the AppArmor restriction on\n"
                                "Ubuntu 24.04+, pidfd support, ipc socket path room, and kernelspecs.\n"
                                "Exit 0 only if everything required is there, else 3.\n");
                         return 0;
@@ -49,7 +54,8 @@ int cmd_doctor(int argc, char **argv) {
                 return KB_EXIT_ENFORCE;
         if (bwrap) {
                 kb_preflight_item **items = NULL;
-                int r = kb_sandbox_preflight(bwrap, probe_base, &items);
+                const char *user = sandbox_user_opt && *sandbox_user_opt ? sandbox_user_opt : getenv("KBOUND_SANDBOX_USER");
+                int r = kb_sandbox_preflight(bwrap, probe_base, user, &items);
                 if (r < 0) {
                         printf("[FAIL] preflight: %s\n", strerror(-r));
                         ok = false;

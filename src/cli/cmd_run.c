@@ -16,6 +16,8 @@ static void run_usage(FILE *out) {
               "  --timeout SECONDS       deadline for start-up and for the cell (default 60)\n"
               "  --team NAME             team name for the sandbox folders (default run)\n"
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
+              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
+              "                          else kbound-sandbox, else nobody); never root\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
               "  --rootfs DIR            run on an unpacked image: its /usr, /etc, /opt read-only; the\n"
@@ -67,6 +69,7 @@ int cmd_run(int argc, char **argv) {
                 { "timeout", required_argument, NULL, 't' },
                 { "team", required_argument, NULL, 'T' },
                 { "bwrap", required_argument, NULL, 'b' },
+                { "sandbox-user", required_argument, NULL, 'U' },
                 { "allow-raw-network", no_argument, NULL, 'n' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "keep", no_argument, NULL, 'K' },
@@ -76,7 +79,7 @@ int cmd_run(int argc, char **argv) {
                 {},
         };
         const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL, *transcript_path = NULL;
-        const char *rootfs_opt = NULL;
+        const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
         bool sandbox = true, allow_network = false, keep = false;
         long timeout_ms = 60000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
@@ -103,6 +106,9 @@ int cmd_run(int argc, char **argv) {
                         break;
                 case 'b':
                         bwrap_opt = optarg;
+                        break;
+                case 'U':
+                        sandbox_user_opt = optarg;
                         break;
                 case 'n':
                         allow_network = true;
@@ -137,6 +143,9 @@ int cmd_run(int argc, char **argv) {
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
+        kb_sandbox_user sandbox_user;
+        if ((r = cli_sandbox_user("run", sandbox_user_opt, &sandbox_user)))
+                return r;
 
         if (rootfs_opt && !sandbox) {
                 cli_error("run: --rootfs needs the sandbox (an image's programs only run with the image as root)");
@@ -167,7 +176,7 @@ int cmd_run(int argc, char **argv) {
         }
         if (sandbox && cli_find_bwrap(bwrap_opt, &bwrap))
                 goto out;
-        if (cli_make_base_dir(&base))
+        if (cli_make_base_dir(&sandbox_user, &base))
                 goto out;
 
         kb_kernel_options ko = {
@@ -180,6 +189,7 @@ int cmd_run(int argc, char **argv) {
                 .rootfs = rootfs,
                 .ro_paths = ro_paths,
                 .host_env = environ,
+                .user = &sandbox_user,
                 .on_msg = on_msg,
                 .on_msg_userdata = on_msg_userdata,
                 .cancel_fd = cli_signals_install(),

@@ -5,9 +5,8 @@ require bwrap /usr/bin/python3
 /usr/bin/python3 -c 'import zmq' 2>/dev/null ||
   { echo "FATAL: the hostile kernel needs pyzmq for /usr/bin/python3 (apt-get install python3-zmq)" >&2; exit 1; }
 
-fixtures="$KBOUND_SOURCE_DIR/tests/fixtures"
 hostile="$fixtures/hostile-kernel"
-# The fixture lives in the checkout, which the sandbox does not show: bind it read-only.
+# The fixture (lib.sh's world-readable copy) is outside the sandbox's view: bind it read-only.
 bind=(--ro-bind "$fixtures")
 
 # hostile_spec NAME MODE [FIXTURE_ARGS...]: a kernelspec folder for the fixture in MODE (interrupt

@@ -13,6 +13,24 @@ chmod 755 "$KBOUND_RUNTIME_DIR"
 export KBOUND_RUNTIME_DIR
 scratch=$(mktemp -d /tmp/kbs-XXXXXX)
 trap 'rm -rf "$KBOUND_RUNTIME_DIR" "$scratch"' EXIT
+# When the tests run as root, kernels (and any --bwrap stand-in) run as the unprivileged sandbox
+# user, who may not reach the checkout (a clone under /root, say): fixture programs run from a
+# world-readable copy, and scratch can be walked into.
+chmod 755 "$scratch"
+fixtures="$scratch/fixtures"
+cp -R "$KBOUND_SOURCE_DIR/tests/fixtures" "$fixtures"
+chmod -R a+rX "$fixtures"
+
+# leaky_bwrap MODE [VALUE]: a bwrap stand-in for --bwrap that breaks kbound's sandbox the way
+# tests/fixtures/leaky-bwrap's LEAK=MODE does; prints its path. kbound starts bwrap with the
+# kernel's minimal environment (and, as root, as the sandbox user), so the mode is written into a
+# small wrapper rather than passed in the environment.
+leaky_bwrap() {
+  local mode=$1 value=${2:-} path="$scratch/leaky-bwrap-$1"
+  printf '#!/bin/bash\nLEAK=%q LEAK_VALUE=%q exec %q "$@"\n' "$mode" "$value" "$fixtures/leaky-bwrap" >"$path"
+  chmod 755 "$path"
+  echo "$path"
+}
 
 require() {
   for cmd in "$@"; do

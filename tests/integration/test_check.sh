@@ -4,8 +4,10 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R
 
-ids="sandbox.backend identity.pid2 identity.pidfd boundary.write_outside boundary.workspace_writable
-boundary.network boundary.credentials boundary.cross_team interrupt.control interrupt.pidfd persistence.namespace"
+ids="sandbox.backend sandbox.privileges identity.pid2 identity.pidfd boundary.write_outside
+boundary.workspace_writable boundary.network boundary.credentials boundary.cross_team interrupt.control
+interrupt.pidfd persistence.namespace"
+n_ids=$(wc -w <<<"$ids")
 
 secret="kbound-daemon-secret-$RANDOM$RANDOM$RANDOM"
 set +e
@@ -33,12 +35,12 @@ ok "python3 control interrupt raised KeyboardInterrupt" \
 ok "full boundary claimed" [ "$(json_get "$scratch/r.json" "d['claims']['full_boundary']")" = "True" ]
 ok "the daemon secret was guarded" [ "$(json_get "$scratch/r.json" "d['sandbox']['secrets_guarded']")" -ge 3 ]
 ok "summary line states the claim" grep -q "full boundary" "$scratch/out"
-ok "one stdout line per kernel x check" [ "$(grep -cE '^(PASS|FAIL|UNSUPPORTED|NOT CLAIMED) ' "$scratch/out")" -eq 22 ]
-ok "JUnit parses, 22 testcases, 0 failures" /usr/bin/python3 - "$scratch/r.xml" <<'PY'
+ok "one stdout line per kernel x check" [ "$(grep -cE '^(PASS|FAIL|UNSUPPORTED|NOT CLAIMED) ' "$scratch/out")" -eq $((2 * n_ids)) ]
+ok "JUnit parses, $((2 * n_ids)) testcases, 0 failures" /usr/bin/python3 - "$scratch/r.xml" "$((2 * n_ids))" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 cases = root.findall(".//testcase")
-assert len(cases) == 22, len(cases)
+assert len(cases) == int(sys.argv[2]), len(cases)
 assert not root.findall(".//failure"), "failures present"
 PY
 ok "no secret value in stdout, stderr or reports" bash -c "! grep -rq '$secret' '$scratch/out' '$scratch/err' '$scratch/r.json' '$scratch/r.xml'"

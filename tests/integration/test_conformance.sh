@@ -79,7 +79,7 @@ PY
 assert_no_leftovers "after conformance"
 
 echo "a kernel that lies in is_complete_reply"
-liar="$KBOUND_SOURCE_DIR/tests/fixtures/conformance-liar"
+liar="$fixtures/conformance-liar"
 set +e
 "$KBOUND" conformance --quiet --kernel "$liar" --ro-bind "$liar" --json "$scratch/l.json" --junit "$scratch/l.xml" \
   >"$scratch/out" 2>"$scratch/err"

@@ -114,7 +114,7 @@ assert_clean "console" "$key" "$scratch"/console-key.out "$scratch"/console-key.
 assert_no_leftovers "after the key-printing cells"
 
 echo "finding 2: another team's canary read through a leaky sandbox stays out of every report"
-LEAK=team timed leak-team "$KBOUND" check --kernel python3 --bwrap "$fixtures/leaky-bwrap" --keep \
+timed leak-team "$KBOUND" check --kernel python3 --bwrap "$(leaky_bwrap team)" --keep \
   --json "$scratch/team.json" --junit "$scratch/team.xml" --transcript "$scratch/team.jsonl"
 sib=$(cat "$KBOUND_RUNTIME_DIR"/kbound-*/teams/*-sibling/workspace/canary.txt 2>/dev/null || true)
 drop_kept

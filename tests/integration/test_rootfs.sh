@@ -21,7 +21,8 @@ set -e
 cat "$scratch/out"
 [ "$rc" -eq 0 ] || tail -20 "$scratch/err"
 ok "check passes end to end (rc=$rc)" [ "$rc" -eq 0 ]
-ok "all 11 checks pass" [ "$(json_get "$scratch/r.json" "sum(c['status']=='pass' for c in d['kernels'][0]['checks'])")" = "11" ]
+ok "every check passes ($(json_get "$scratch/r.json" "len(d['kernels'][0]['checks'])") of them)" \
+  [ "$(json_get "$scratch/r.json" "[len(d['kernels'][0]['checks']) >= 12, sum(c['status']!='pass' for c in d['kernels'][0]['checks'])]")" = "[True, 0]" ]
 ok "the JSON report names the rootfs" [ "$(json_get "$scratch/r.json" "d['sandbox']['rootfs']")" = "$image" ]
 ok "the kernelspec is the image's" [ "$(json_get "$scratch/r.json" "d['kernels'][0]['display_name']")" = "Python 3 (image)" ]
 ok "its resource_dir is the path inside the image" \
@@ -68,8 +69,11 @@ ok "--kernel PATH is a folder inside the image (got '$out')" [ "$out" = "42" ]
 echo "a sandbox that mounts the image read-write is caught"
 # A private copy (hard links: instant); the probe only creates new files, never opens existing ones.
 cp -al "$image" "$scratch/rwimage"
+# As root the kernel runs as the sandbox user: give it the image's /usr folder (not the files, which
+# are hard links), as an image unpacked by the user running kbound would be.
+[ "$(id -u)" -ne 0 ] || chown kbound-sandbox: "$scratch/rwimage/usr"
 set +e
-LEAK=rootfs KBOUND_BWRAP="$KBOUND_SOURCE_DIR/tests/fixtures/leaky-bwrap" \
+KBOUND_BWRAP="$(leaky_bwrap rootfs)" \
   "$KBOUND" check --rootfs "$scratch/rwimage" --kernel python3 --json "$scratch/leak.json" >"$scratch/out" 2>"$scratch/err"
 rc=$?
 set -e

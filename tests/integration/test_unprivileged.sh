@@ -45,6 +45,8 @@ ok "the report says it ran unprivileged" [ "$(json_get "$scratch/reports/u.json"
 uid=$(id -u "$user")
 ok "the kernels ran as $user ($uid), not root" [ "$(json_get "$scratch/reports/u.json" "sorted(set(k['process']['uid'] for k in d['kernels']))")" = "[$uid]" ]
 ok "the installed probe cells were used" [ "$(json_get "$scratch/reports/u.json" "d['verdict']")" = "pass" ]
+ok "the host saw every sandbox process run as $user ($uid)" \
+  [ "$(json_get "$scratch/reports/u.json" "sorted({u for k in d['kernels'] for c in k['checks'] if c['id']=='sandbox.privileges' for s in c['evidence']['snapshots'] for p in s['processes'] for u in p['uid']})")" = "[$uid]" ]
 
 echo "as $user: kbound conformance (installed language packs)"
 set +e

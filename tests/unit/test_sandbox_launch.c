@@ -7,7 +7,11 @@
 
 #include <cmocka.h>
 
+#include "kbound/canary.h"
+#include "kbound/inspect.h"
+#include "kbound/judge.h"
 #include "kbound/sandbox.h"
+#include "procfs.h"
 #include "sandbox-internal.h"
 #include <fcntl.h>
 #include <ftw.h>
@@ -32,6 +36,7 @@ typedef struct fixture {
         char log[128];
         char bwrap[PATH_MAX];
         char **env;
+        kb_sandbox_user user;
         kb_sandbox_policy policy;
 } fixture;
 
@@ -101,8 +106,15 @@ static int setup(void **state) {
         snprintf(f->workspace, sizeof f->workspace, "%s/ws", f->base);
         snprintf(f->runtime, sizeof f->runtime, "%s/run", f->base);
         snprintf(f->log, sizeof f->log, "%s/kernel.log", f->base);
+        /* As root the sandbox runs as the unprivileged sandbox user (kb_sandbox_user), who must
+         * reach and own the team folders exactly as kb_kernel_start arranges them. */
+        if (kb_sandbox_user_resolve(NULL, &f->user) < 0)
+                fail_msg("no sandbox user: run scripts/setup (it creates %s)", KB_SANDBOX_USER_DEFAULT);
+        assert_int_equal(kb_sandbox_user_pass_through(&f->user, f->base), 0);
         assert_int_equal(mkdir(f->workspace, 0700), 0);
         assert_int_equal(mkdir(f->runtime, 0700), 0);
+        assert_int_equal(kb_sandbox_user_give(&f->user, f->workspace), 0);
+        assert_int_equal(kb_sandbox_user_give(&f->user, f->runtime), 0);
         char *found = NULL;
         char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
         if (kb_sandbox_find_bwrap(NULL, envp, &found) < 0)
@@ -118,6 +130,7 @@ static int setup(void **state) {
                 .runtime_dir = f->runtime,
                 .env = f->env,
                 .bwrap = f->bwrap,
+                .user = &f->user,
         };
         *state = f;
         return 0;
@@ -306,7 +319,7 @@ static void test_kernel_never_appears(void **state) {
         fixture *f = *state;
         char fake[256], marker[256], script[1024];
         snprintf(fake, sizeof fake, "%s/lying-bwrap", f->base);
-        snprintf(marker, sizeof marker, "%s/init-pid", f->base);
+        snprintf(marker, sizeof marker, "%s/init-pid", f->runtime); /* writable by the sandbox user */
         /* Reports a plausible sandbox whose "init" is a sleep that never forks a PID 2. */
         snprintf(script, sizeof script,
                  "#!/bin/sh\nsleep 60 &\necho $! > %s\n"
@@ -335,6 +348,129 @@ static void test_kernel_never_appears(void **state) {
         assert_true(proc_gone_soon(init));
 }
 
+/* The kernel never runs as the host's root: a root caller must name an unprivileged user, and
+ * every process of the sandbox then runs as it, as the host sees it. */
+static void test_never_root(void **state) {
+        fixture *f = *state;
+        kb_sandbox_user u;
+        /* root (uid 0) is never a sandbox user, whoever asks */
+        assert_int_equal(kb_sandbox_user_resolve("root", &u), -EPERM);
+        assert_int_equal(kb_sandbox_user_resolve("kbound-no-such-user", &u), -ENOENT);
+        char *argv[] = {"/bin/sh", "-c", "sleep 30", NULL};
+        kb_sandbox *sb = NULL;
+        char *diag = NULL;
+        if (geteuid() == 0) {
+                kb_sandbox_policy p = f->policy;
+                p.user = NULL;
+                assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 5000, &sb, &diag), -EINVAL);
+                assert_null(sb);
+                assert_non_null(diag);
+                assert_non_null(strstr(diag, "root"));
+                free(diag);
+                diag = NULL;
+                assert_true(f->user.switch_user);
+                assert_true(f->user.uid != 0 && f->user.gid != 0);
+        } else {
+                /* an ordinary user cannot run a sandbox as anyone else */
+                assert_int_equal(kb_sandbox_user_resolve("nobody", &u), getuid() == 65534 ? 0 : -EPERM);
+                assert_false(f->user.switch_user);
+                assert_int_equal(f->user.uid, getuid());
+        }
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        if (r < 0)
+                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+        const kb_secrets *none[] = {NULL};
+        kb_inspect_target t = {.proc_root = "/proc",
+                               .init_pid = kb_sandbox_init_pid(sb),
+                               .kernel_pid = kb_sandbox_kernel_pid(sb),
+                               .pidns_ino = kb_sandbox_pidns(sb),
+                               .secrets = none,
+                               .n_secrets = 0};
+        json_object *snap = NULL;
+        assert_int_equal(kb_inspect_snapshot(&t, "ready", &snap), 0);
+        json_object *procs = NULL;
+        assert_true(json_object_object_get_ex(snap, "processes", &procs));
+        assert_true(json_object_array_length(procs) >= 2); /* bwrap's init and the kernel */
+        for (size_t i = 0; i < json_object_array_length(procs); i++) {
+                json_object *uid = NULL;
+                assert_true(json_object_object_get_ex(json_object_array_get_idx(procs, i), "uid", &uid));
+                for (size_t j = 0; j < 4; j++)
+                        assert_int_equal(json_object_get_int64(json_object_array_get_idx(uid, j)), (int64_t) f->user.uid);
+        }
+        json_object *snaps = json_object_new_array();
+        json_object_array_add(snaps, snap);
+        json_object *c = kb_judge_privileges(snaps);
+        json_object *status = NULL, *detail = NULL;
+        json_object_object_get_ex(c, "status", &status);
+        json_object_object_get_ex(c, "detail", &detail);
+        if (strcmp(json_object_get_string(status), "pass") != 0)
+                fail_msg("sandbox.privileges: %s", json_object_get_string(detail));
+        json_object_put(c);
+
+        /* /proc's host-global entries are read-only in the host's view of the kernel's mounts */
+        json_object *host = NULL, *entries = NULL, *mounts = NULL;
+        assert_int_equal(kb_inspect_host("/proc", &host), 0);
+        assert_true(json_object_object_get_ex(host, "proc_entries", &entries));
+        assert_true(json_object_array_length(entries) > 0); /* every Linux has /proc/sys */
+        assert_true(json_object_object_get_ex(snap, "mounts", &mounts));
+        json_object *problems = json_object_new_array();
+        assert_int_equal(kb_judge_mount_problems(mounts, entries, problems), 0);
+        json_object_put(problems);
+        json_object_put(host);
+        json_object_put(snaps);
+        kb_sandbox_destroy(&sb);
+}
+
+/* Runs "cat /proc/keys" as kb_sandbox_spawn would start bwrap, with or without a fresh keyring. */
+static char *keys_seen(const kb_sandbox_user *user, bool fresh) {
+        int out[2];
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        char *argv[] = {"/bin/cat", "/proc/keys", NULL};
+        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = out[1], .stderr_fd = out[1], .user = user,
+                               .new_session_keyring = fresh};
+        pid_t pid;
+        assert_int_equal(kb_sandbox_spawn(argv[0], argv, NULL, &so, &pid), 0);
+        close(out[1]);
+        char *buf = calloc(1, 1 << 16);
+        size_t used = 0;
+        ssize_t n;
+        while ((n = read(out[0], buf + used, (1 << 16) - 1 - used)) > 0)
+                used += (size_t) n;
+        close(out[0]);
+        assert_int_equal(kb_sandbox_wait_child(pid, kb_now_ms() + 5000, NULL), 0);
+        return buf;
+}
+
+/* No key of kbound's is possessed by what it starts: the canary key (possessor-only) is listed
+ * for a child that keeps kbound's session keyring, and for none that gets a fresh one. */
+static void test_fresh_keyring(void **state) {
+        fixture *f = *state;
+        char name[64];
+        snprintf(name, sizeof name, "kbound-unit-canary-%d", (int) getpid());
+        int r = kb_canary_keyring_plant(name, "kbound-unit-canary-value", NULL);
+        if (r == -ENOSYS || r == -EPERM) {
+                print_message("NOT running test_fresh_keyring: keys are unavailable to this process (%s)\n",
+                              strerror(-r));
+                return;
+        }
+        assert_int_equal(r, 0);
+        /* the same user keeping kbound's keyring possesses the key (so the probe is not blind) */
+        kb_sandbox_user self = {.switch_user = false, .uid = getuid(), .gid = getgid()};
+        char *inherited = keys_seen(&self, false);
+        if (!strstr(inherited, name))
+                fail_msg("a child keeping the session keyring does not list the canary: %s", inherited);
+        free(inherited);
+        /* a fresh keyring: nothing, as this user and (as root) as the sandbox user */
+        char *fresh = keys_seen(&self, true);
+        if (strstr(fresh, name))
+                fail_msg("a child with a fresh session keyring lists the canary: %s", fresh);
+        free(fresh);
+        fresh = keys_seen(&f->user, true);
+        if (strstr(fresh, name))
+                fail_msg("the sandbox user lists the canary: %s", fresh);
+        free(fresh);
+}
+
 static void test_bwrap_version(void **state) {
         fixture *f = *state;
         char *version = NULL;
@@ -353,8 +489,8 @@ static void test_bwrap_version(void **state) {
 static void test_preflight(void **state) {
         fixture *f = *state;
         kb_preflight_item **items = NULL;
-        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/run/user/1000/kbound", &items), 0);
-        const char *names[] = {"bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path"};
+        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", NULL, &items), 0);
+        const char *names[] = {"sandbox-user", "bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path"};
         size_t n = 0;
         for (; items[n]; n++) {
                 assert_string_equal(items[n]->name, names[n]);
@@ -371,12 +507,25 @@ static void test_preflight(void **state) {
         memset(longbase, 'a', sizeof longbase - 1);
         longbase[0] = '/';
         longbase[sizeof longbase - 1] = '\0';
-        assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, &items), 0);
+        assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, NULL, &items), 0);
+        assert_false(items[1]->ok);
+        assert_true(items[1]->required);
+        assert_false(items[2]->ok);
+        assert_false(items[5]->ok);
+        assert_non_null(strstr(items[5]->detail, "107"));
+        kb_preflight_free(items);
+
+        /* a sandbox user that is root, or that does not exist, fails its item (and the sandbox is
+         * then not even tried) */
+        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "root", &items), 0);
+        assert_string_equal(items[0]->name, "sandbox-user");
         assert_false(items[0]->ok);
         assert_true(items[0]->required);
-        assert_false(items[1]->ok);
-        assert_false(items[4]->ok);
-        assert_non_null(strstr(items[4]->detail, "107"));
+        assert_false(items[2]->ok);
+        kb_preflight_free(items);
+        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", &items), 0);
+        assert_false(items[0]->ok);
+        assert_non_null(strstr(items[0]->detail, "kbound-no-such-user"));
         kb_preflight_free(items);
 }
 
@@ -388,6 +537,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_dies, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_never_appears, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_never_root, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fresh_keyring, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_version, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
         };

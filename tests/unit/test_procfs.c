@@ -1,0 +1,207 @@
+/* test_procfs.c: the /proc parsers on real and hostile text (a process names itself; a kernel
+ * mounts what it likes), and the mount lookup that follows the tree rather than the longest path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kbound/common.h"
+#include "procfs.h"
+
+static const char status_text[] = "Name:\tpython3\n"
+                                  "Umask:\t0022\n"
+                                  "State:\tS (sleeping)\n"
+                                  "Tgid:\t2\n"
+                                  "PPid:\t1\n"
+                                  "Uid:\t999\t999\t999\t999\n"
+                                  "Gid:\t995\t995\t995\t995\n"
+                                  "Groups:\t \n"
+                                  "NStgid:\t10507\t2\n"
+                                  "NSpid:\t10507\t2\n"
+                                  "NSsid:\t10506\t1\n"
+                                  "CapInh:\t0000000000000000\n"
+                                  "CapPrm:\t0000000000000000\n"
+                                  "CapEff:\t0000000000000000\n"
+                                  "CapBnd:\t000001ffffffffff\n"
+                                  "CapAmb:\t0000000000000000\n"
+                                  "NoNewPrivs:\t1\n"
+                                  "Seccomp:\t2\n"
+                                  "Seccomp_filters:\t1\n";
+
+static json_object *field(json_object *o, const char *key) {
+        json_object *v = NULL;
+        assert_true(json_object_object_get_ex(o, key, &v));
+        return v;
+}
+
+static void test_status(void **state) {
+        json_object *o = NULL;
+        assert_int_equal(kb_procfs_status_parse(status_text, &o), 0);
+        assert_string_equal(json_object_get_string(field(o, "name")), "python3");
+        assert_string_equal(json_object_get_string(field(o, "state")), "S");
+        assert_int_equal(json_object_get_int(field(o, "ppid")), 1);
+        assert_int_equal(json_object_array_length(field(o, "uid")), 4);
+        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, "uid"), 2)), 999);
+        assert_int_equal(json_object_array_length(field(o, "groups")), 0);
+        assert_int_equal(json_object_array_length(field(o, "nspid")), 2);
+        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, "nspid"), 1)), 2);
+        assert_string_equal(json_object_get_string(field(o, "cap_bnd")), "000001ffffffffff");
+        assert_int_equal(json_object_get_int(field(o, "no_new_privs")), 1);
+        assert_int_equal(json_object_get_int(field(o, "seccomp")), 2);
+        assert_int_equal(json_object_get_int(field(o, "seccomp_filters")), 1);
+        json_object_put(o);
+
+        /* this very process parses too */
+        char *self = NULL;
+        assert_int_equal(kb_read_file(AT_FDCWD, "/proc/self/status", 0, KB_PROCFS_STATUS_MAX, &self, NULL), 0);
+        assert_int_equal(kb_procfs_status_parse(self, &o), 0);
+        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, "uid"), 0)), (int) getuid());
+        json_object_put(o);
+        free(self);
+}
+
+static void test_status_refuses(void **state) {
+        json_object *o = NULL;
+        /* each required line missing, and malformed values */
+        const char *bad[] = {
+                "Name:\tx\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",              /* no PPid */
+                "PPid:\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                                  /* no Uid */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nNSpid:\t5\n",                                  /* no Gid */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\n",                           /* no NSpid */
+                "PPid:\t1\nUid:\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                   /* 3 uids */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",             /* 5 uids */
+                "PPid:\tx\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                /* PPid text */
+                "PPid:\t1\nUid:\t1\t1\t1\t-1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",               /* negative */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t\n",                 /* empty NSpid */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\nCapEff:\tzz\n",   /* caps */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\nNoNewPrivs:\t?\n", /* NNP */
+                "",
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(bad); i++) {
+                o = NULL;
+                if (kb_procfs_status_parse(bad[i], &o) != -EPROTO)
+                        fail_msg("case %zu accepted", i);
+                assert_null(o);
+        }
+        assert_int_equal(kb_procfs_status_parse(NULL, &o), -EPROTO);
+}
+
+static void test_stat(void **state) {
+        kb_procfs_stat st;
+        /* a name with spaces and parentheses: the fields start after the last ')' */
+        assert_int_equal(kb_procfs_stat_parse("42 (a) (b c)) R 7 8 9 34816 0 0", &st), 0);
+        assert_int_equal(st.pid, 42);
+        assert_string_equal(st.comm, "a) (b c)");
+        assert_int_equal(st.state, 'R');
+        assert_int_equal(st.ppid, 7);
+        assert_int_equal(st.pgrp, 8);
+        assert_int_equal(st.session, 9);
+        assert_int_equal(st.tty_nr, 34816);
+        /* a long name is cut, never overflows */
+        assert_int_equal(kb_procfs_stat_parse("1 (aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa) S 0 1 1 0", &st), 0);
+        assert_int_equal(strlen(st.comm), sizeof st.comm - 1);
+        const char *bad[] = {"", "x (a) S 1 1 1 0", "1 a S 1 1 1 0", "1 (a) S 1 1", "1 (a)S 1 1 1 0", "1 (a) S x 1 1 0"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(bad); i++)
+                if (kb_procfs_stat_parse(bad[i], &st) != -EPROTO)
+                        fail_msg("case %zu accepted", i);
+}
+
+static const char mountinfo[] =
+        "65 42 0:40 /newroot / ro,nosuid - tmpfs tmpfs rw\n"
+        "66 65 254:0 /usr /usr ro,nosuid - ext4 /dev/vda rw,discard\n"
+        "97 65 0:41 / /proc rw,nosuid,nodev,noexec - proc proc rw\n"
+        "98 97 0:21 /sys /proc/sys ro,nosuid - proc proc rw\n"
+        "110 65 254:0 /tmp/kb\\040x/ws /work\\134space rw,nosuid shared:5 master:1 - ext4 /dev/vda rw\n"
+        "111 65 0:44 / /ro-super rw - tmpfs tmpfs ro\n";
+
+static json_object *mount_at(json_object *mounts, size_t i) {
+        return json_object_array_get_idx(mounts, i);
+}
+
+static void test_mountinfo(void **state) {
+        json_object *m = NULL;
+        assert_int_equal(kb_procfs_mountinfo_parse(mountinfo, &m), 0);
+        assert_int_equal(json_object_array_length(m), 6);
+        assert_string_equal(json_object_get_string(field(mount_at(m, 0), "root")), "/newroot");
+        assert_false(json_object_get_boolean(field(mount_at(m, 0), "writable")));
+        assert_true(json_object_get_boolean(field(mount_at(m, 2), "writable")));
+        assert_string_equal(json_object_get_string(field(mount_at(m, 3), "dev")), "0:21");
+        /* escapes decoded; optional fields skipped */
+        assert_string_equal(json_object_get_string(field(mount_at(m, 4), "root")), "/tmp/kb x/ws");
+        assert_string_equal(json_object_get_string(field(mount_at(m, 4), "mountpoint")), "/work\\space");
+        assert_string_equal(json_object_get_string(field(mount_at(m, 4), "fstype")), "ext4");
+        /* a superblock mounted read-only is not writable whatever the mount says */
+        assert_false(json_object_get_boolean(field(mount_at(m, 5), "writable")));
+        json_object_put(m);
+
+        const char *bad[] = {"1 2 0:1 / /\n", "1 2 x / / rw - tmpfs t rw\n", "1 2 0:1 / / rw shared:1\n",
+                             "a 2 0:1 / / rw - tmpfs t rw\n", "1 2 0:1 / / rw -\n"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(bad); i++) {
+                m = NULL;
+                if (kb_procfs_mountinfo_parse(bad[i], &m) != -EPROTO)
+                        fail_msg("case %zu accepted", i);
+                assert_null(m);
+        }
+        /* this process's own table */
+        char *self = NULL;
+        assert_int_equal(kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, KB_PROCFS_MOUNTINFO_MAX, &self, NULL), 0);
+        assert_int_equal(kb_procfs_mountinfo_parse(self, &m), 0);
+        assert_true(json_object_array_length(m) > 0);
+        json_object_put(m);
+        free(self);
+}
+
+static void test_path_under(void **state) {
+        assert_true(kb_procfs_path_under("/a/b", "/a"));
+        assert_true(kb_procfs_path_under("/a", "/a"));
+        assert_true(kb_procfs_path_under("/a", "/a/"));
+        assert_true(kb_procfs_path_under("/anything", "/"));
+        assert_false(kb_procfs_path_under("/ab", "/a"));
+        assert_false(kb_procfs_path_under("/a", "/a/b"));
+        assert_false(kb_procfs_path_under(NULL, "/"));
+}
+
+static void test_mount_of(void **state) {
+        /* /data is mounted, then /data/x below it, then a new mount over /data hides /data/x. */
+        const char *text = "1 0 0:1 / / rw - tmpfs t rw\n"
+                           "2 1 0:2 / /data rw - tmpfs t rw\n"
+                           "3 2 0:3 / /data/x rw - tmpfs t rw\n"
+                           "4 2 0:4 / /data ro - tmpfs t rw\n"
+                           "5 1 0:5 / /proc rw - proc proc rw\n"
+                           "6 5 0:6 /sys /proc/sys ro - proc proc rw\n";
+        json_object *m = NULL;
+        assert_int_equal(kb_procfs_mountinfo_parse(text, &m), 0);
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/data/x/f"), "dev")), "0:4");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/data"), "dev")), "0:4");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/proc/sys/kernel"), "dev")), "0:6");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/proc/self"), "dev")), "0:5");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/etc"), "dev")), "0:1");
+        json_object_put(m);
+        /* no root: nothing */
+        assert_int_equal(kb_procfs_mountinfo_parse("7 6 0:1 / /x rw - tmpfs t rw\n7 6 0:1 / /y rw - tmpfs t rw\n", &m), 0);
+        assert_null(kb_procfs_mount_of(m, "/x"));
+        json_object_put(m);
+        /* a parent cycle ends */
+        assert_int_equal(kb_procfs_mountinfo_parse("1 9 0:1 / / rw - tmpfs t rw\n2 1 0:2 / / rw - tmpfs t rw\n"
+                                                   "1 2 0:3 / / rw - tmpfs t rw\n",
+                                                   &m),
+                         0);
+        (void) kb_procfs_mount_of(m, "/a");
+        json_object_put(m);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_status),     cmocka_unit_test(test_status_refuses),
+                cmocka_unit_test(test_stat),       cmocka_unit_test(test_mountinfo),
+                cmocka_unit_test(test_path_under), cmocka_unit_test(test_mount_of),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
