@@ -25,24 +25,36 @@
  * for socket families, which is what a kernel without the family says. Never a kill: a killed
  * kernel looks like a crash, and the report could not say which call it was.
  */
-#define CALL(name_, why_, anchors_)                                                                     \
-        {.name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1, .errnum = EPERM,      \
-         .why = why_, .anchors = anchors_}
-#define CALL_ENOSYS(name_, why_, anchors_)                                                              \
-        {.name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1, .errnum = ENOSYS,     \
-         .why = why_, .anchors = anchors_}
-#define CLONE_NS(flag_, why_, anchors_)                                                                 \
-        {.name = "clone:" #flag_, .syscall = "clone", .match = KB_SECCOMP_MATCH_FLAG, .arg = 0,            \
-         .value = flag_, .errnum = EPERM, .why = why_, .anchors = anchors_}
-#define IOCTL(request_, why_, anchors_)                                                                 \
-        {.name = "ioctl:" #request_, .syscall = "ioctl", .match = KB_SECCOMP_MATCH_VALUE, .arg = 1,       \
-         .value = request_, .errnum = EPERM, .why = why_, .anchors = anchors_}
-#define FAMILY(name_, number_, why_)                                                                    \
-        {.name = name_, .syscall = "socket", .match = KB_SECCOMP_MATCH_FAMILY, .arg = 0, .value = number_, \
-         .errnum = EAFNOSUPPORT, .why = why_, .anchors = "flatpak, codex"}
+#define CALL(name_, why_, anchors_)                                                                          \
+        {                                                                                                    \
+                .name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1, .errnum = EPERM, \
+                .why = why_, .anchors = anchors_                                                             \
+        }
+#define CALL_ENOSYS(name_, why_, anchors_)                                                                   \
+        {                                                                                                    \
+                .name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1,                  \
+                .errnum = ENOSYS, .why = why_, .anchors = anchors_                                           \
+        }
+#define CLONE_NS(flag_, why_, anchors_)                                                                      \
+        {                                                                                                    \
+                .name = "clone:" #flag_, .syscall = "clone", .match = KB_SECCOMP_MATCH_FLAG, .arg = 0,       \
+                .value = flag_, .errnum = EPERM, .why = why_, .anchors = anchors_                            \
+        }
+#define IOCTL(request_, why_, anchors_)                                                                      \
+        {                                                                                                    \
+                .name = "ioctl:" #request_, .syscall = "ioctl", .match = KB_SECCOMP_MATCH_VALUE, .arg = 1,   \
+                .value = request_, .errnum = EPERM, .why = why_, .anchors = anchors_                         \
+        }
+#define FAMILY(name_, number_, why_)                                                                         \
+        {                                                                                                    \
+                .name = name_, .syscall = "socket", .match = KB_SECCOMP_MATCH_FAMILY, .arg = 0,              \
+                .value = number_, .errnum = EAFNOSUPPORT, .why = why_, .anchors = "flatpak, codex"           \
+        }
 
 /* Why the families nobody names specifically are refused. */
-#define FAMILY_RARE "an address family a kernel never uses: its kernel code (often a module loaded on demand) is reachable by any process"
+#define FAMILY_RARE                                                                                          \
+        "an address family a kernel never uses: its kernel code (often a module loaded on demand) is "       \
+        "reachable by any process"
 
 static const kb_seccomp_entry entries[] = {
         /* kernel log, accounting, obsolete and emulation calls */
@@ -60,9 +72,11 @@ static const kb_seccomp_entry entries[] = {
         CALL("quotactl_fd", "the file-descriptor form of quotactl", "moby"),
 
         /* the kernel keyring: not namespaced, shared per user, outlives the sandbox */
-        CALL("add_key", "the kernel keyring is not namespaced: keys are shared per uid and outlive the sandbox",
+        CALL("add_key",
+             "the kernel keyring is not namespaced: keys are shared per uid and outlive the sandbox",
              "flatpak, moby"),
-        CALL("keyctl", "reads and changes the kernel keyring, shared per uid beyond the sandbox", "flatpak, moby"),
+        CALL("keyctl", "reads and changes the kernel keyring, shared per uid beyond the sandbox",
+             "flatpak, moby"),
         CALL("request_key", "asks the kernel keyring (and its upcalls) for a key", "flatpak, moby"),
 
         /* NUMA memory placement */
@@ -75,10 +89,13 @@ static const kb_seccomp_entry entries[] = {
         CALL("set_mempolicy_home_node", "sets the home NUMA node of memory", "moby"),
 
         /* namespaces and the filesystem view bwrap built */
-        CALL("unshare", "new namespaces: a nested user namespace hands its creator every capability inside it",
+        CALL("unshare",
+             "new namespaces: a nested user namespace hands its creator every capability inside it",
              "flatpak, moby, systemd RestrictNamespaces"),
         CALL("setns", "joins another namespace", "flatpak, moby, systemd RestrictNamespaces"),
-        CLONE_NS(CLONE_NEWUSER, "clone into a new user namespace: every capability inside it, the usual first step of an escape",
+        CLONE_NS(CLONE_NEWUSER,
+                 "clone into a new user namespace: every capability inside it, the usual first step of an "
+                 "escape",
                  "flatpak, moby, systemd RestrictNamespaces"),
         CLONE_NS(CLONE_NEWNS, "clone into a new mount namespace", "moby, systemd RestrictNamespaces"),
         CLONE_NS(CLONE_NEWPID, "clone into a new pid namespace", "moby, systemd RestrictNamespaces"),
@@ -86,10 +103,13 @@ static const kb_seccomp_entry entries[] = {
         CLONE_NS(CLONE_NEWIPC, "clone into a new IPC namespace", "moby, systemd RestrictNamespaces"),
         CLONE_NS(CLONE_NEWUTS, "clone into a new UTS namespace", "moby, systemd RestrictNamespaces"),
         CLONE_NS(CLONE_NEWCGROUP, "clone into a new cgroup namespace", "moby, systemd RestrictNamespaces"),
-        CALL_ENOSYS("clone3", "seccomp cannot read clone3's flags (they are in memory), so clone3 says ENOSYS and libc falls back to clone",
+        CALL_ENOSYS("clone3",
+                    "seccomp cannot read clone3's flags (they are in memory), so clone3 says ENOSYS and libc "
+                    "falls back to clone",
                     "flatpak, moby, systemd"),
         CALL("mount", "changes the filesystem view bwrap built", "flatpak, moby, systemd @mount"),
-        CALL("umount", "unmounts part of the sandbox's view (32-bit x86 only)", "flatpak, moby, systemd @mount"),
+        CALL("umount", "unmounts part of the sandbox's view (32-bit x86 only)",
+             "flatpak, moby, systemd @mount"),
         CALL("umount2", "unmounts part of the sandbox's view, uncovering what lies beneath",
              "flatpak, moby, systemd @mount"),
         CALL("pivot_root", "changes the sandbox's root", "flatpak, moby, systemd @mount"),
@@ -98,42 +118,56 @@ static const kb_seccomp_entry entries[] = {
                     "flatpak, moby, systemd @mount"),
         CALL_ENOSYS("move_mount", "new mount API: attaches mounts", "flatpak, moby, systemd @mount"),
         CALL_ENOSYS("fsopen", "new mount API: opens a filesystem context", "flatpak, moby, systemd @mount"),
-        CALL_ENOSYS("fsconfig", "new mount API: configures a filesystem context", "flatpak, moby, systemd @mount"),
+        CALL_ENOSYS("fsconfig", "new mount API: configures a filesystem context",
+                    "flatpak, moby, systemd @mount"),
         CALL_ENOSYS("fsmount", "new mount API: creates a mount", "flatpak, moby, systemd @mount"),
-        CALL_ENOSYS("fspick", "new mount API: reconfigures an existing mount", "flatpak, moby, systemd @mount"),
-        CALL_ENOSYS("mount_setattr", "new mount API: changes mount attributes", "flatpak, moby, systemd @mount"),
+        CALL_ENOSYS("fspick", "new mount API: reconfigures an existing mount",
+                    "flatpak, moby, systemd @mount"),
+        CALL_ENOSYS("mount_setattr", "new mount API: changes mount attributes",
+                    "flatpak, moby, systemd @mount"),
 
         /* terminals */
         IOCTL(TIOCSTI, "pushes input into a terminal: commands typed into the host's shell (CVE-2017-5226)",
               "flatpak"),
-        IOCTL(TIOCLINUX, "Linux console copy and paste, the same injection on a virtual console (CVE-2023-28100)",
+        IOCTL(TIOCLINUX,
+              "Linux console copy and paste, the same injection on a virtual console (CVE-2023-28100)",
               "flatpak"),
 
         /* other processes, the kernel's execution domain */
-        CALL("ptrace", "inspects and changes other processes of the sandbox", "flatpak, moby, systemd @debug"),
+        CALL("ptrace", "inspects and changes other processes of the sandbox",
+             "flatpak, moby, systemd @debug"),
         CALL("process_vm_readv", "reads another process's memory", "moby, codex"),
         CALL("process_vm_writev", "writes another process's memory", "moby, codex"),
         CALL("process_madvise", "gives memory advice for another process", "moby"),
-        CALL("kcmp", "compares two processes' kernel objects (an ordering oracle on kernel pointers)", "moby"),
-        CALL("pidfd_getfd", "copies a file descriptor out of another process", "moby"),
-        {.name = "personality", .syscall = "personality", .match = KB_SECCOMP_MATCH_PERSONALITY, .arg = 0,
+        CALL("kcmp", "compares two processes' kernel objects (an ordering oracle on kernel pointers)",
+             "moby"),
+        CALL("pidfd_getfd", "copies a file descriptor out of another process", "moby, systemd @debug"),
+        {.name = "personality",
+         .syscall = "personality",
+         .match = KB_SECCOMP_MATCH_PERSONALITY,
+         .arg = 0,
          .errnum = EPERM,
-         .why = "execution domains other than the default (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, other ABIs) undo exploit mitigations; PER_LINUX and the query 0xffffffff stay allowed",
+         .why = "execution domains other than the default (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, other ABIs) "
+                "undo exploit mitigations; PER_LINUX and the query 0xffffffff stay allowed",
          .anchors = "flatpak, moby, systemd LockPersonality"},
 
         /* the usual first steps of a kernel exploit */
         CALL("perf_event_open", "performance counters: a long CVE history and a side channel",
              "flatpak, moby, systemd @debug"),
-        CALL("io_uring_setup", "io_uring: its operations bypass seccomp (IORING_OP_SOCKET makes any socket family) and it leads kernel exploit statistics",
+        CALL("io_uring_setup",
+             "io_uring: its operations bypass seccomp (IORING_OP_SOCKET makes any socket family) and it "
+             "leads kernel exploit statistics",
              "moby, codex"),
         CALL("io_uring_enter", "submits io_uring operations, which seccomp never sees", "moby, codex"),
         CALL("io_uring_register", "registers io_uring resources", "moby, codex"),
         CALL("bpf", "loads programs into the kernel: a leading source of kernel exploits", "moby"),
         CALL("userfaultfd", "user-space page-fault handling, used to widen race windows in kernel exploits",
              "moby"),
-        CALL("open_by_handle_at", "opens any file of a filesystem by handle, around the mount view (the 'shocker' escape)",
+        CALL("open_by_handle_at",
+             "opens any file of a filesystem by handle, around the mount view (the 'shocker' escape)",
              "moby"),
-        CALL("name_to_handle_at", "makes the handles open_by_handle_at consumes; no kernel needs it", "kbound"),
+        CALL("name_to_handle_at", "makes the handles open_by_handle_at consumes; no kernel needs it",
+             "kbound"),
 
         /* the host itself */
         CALL("kexec_load", "replaces the running host kernel", "moby, systemd @reboot"),
@@ -153,7 +187,9 @@ static const kb_seccomp_entry entries[] = {
 
         /* socket families, in numeric order; AF_UNIX (1) is never refused */
         FAMILY("AF_UNSPEC", 0, "not an address family"),
-        FAMILY("AF_INET", 2, "IPv4: refused unless the policy allows IP (the raw-network override); the sandbox's network has only lo"),
+        FAMILY("AF_INET", 2,
+               "IPv4: refused unless the policy allows IP (the raw-network override); the sandbox's network "
+               "has only lo"),
         FAMILY("AF_AX25", 3, FAMILY_RARE),
         FAMILY("AF_IPX", 4, FAMILY_RARE),
         FAMILY("AF_APPLETALK", 5, FAMILY_RARE),
@@ -167,7 +203,9 @@ static const kb_seccomp_entry entries[] = {
         FAMILY("AF_NETBEUI", 13, FAMILY_RARE),
         FAMILY("AF_SECURITY", 14, FAMILY_RARE),
         FAMILY("AF_KEY", 15, "IPsec key management: the host's security associations"),
-        FAMILY("AF_NETLINK", 16, "kernel configuration and queries; allowed except in sockets=unix mode (getifaddrs needs route netlink)"),
+        FAMILY("AF_NETLINK", 16,
+               "kernel configuration and queries; allowed except in sockets=unix mode (getifaddrs needs "
+               "route netlink)"),
         FAMILY("AF_PACKET", 17, "raw link-layer frames: sniffing and spoofing below IP"),
         FAMILY("AF_ASH", 18, FAMILY_RARE),
         FAMILY("AF_ECONET", 19, FAMILY_RARE),
@@ -191,7 +229,9 @@ static const kb_seccomp_entry entries[] = {
         FAMILY("AF_CAIF", 37, FAMILY_RARE),
         FAMILY("AF_ALG", 38, "the kernel crypto API: a recurring source of exploits"),
         FAMILY("AF_NFC", 39, FAMILY_RARE),
-        FAMILY("AF_VSOCK", 40, "host-guest sockets: network namespaces do not cover vsock, so on a virtual machine a cell could reach the hypervisor; refused in every mode"),
+        FAMILY("AF_VSOCK", 40,
+               "host-guest sockets: network namespaces do not cover vsock, so on a virtual machine a cell "
+               "could reach the hypervisor; refused in every mode"),
         FAMILY("AF_KCM", 41, FAMILY_RARE),
         FAMILY("AF_QIPCRTR", 42, FAMILY_RARE),
         FAMILY("AF_SMC", 43, FAMILY_RARE),
@@ -361,15 +401,18 @@ static int add_call_rules(scmp_filter_ctx ctx, const kb_seccomp_entry *e, uint32
         case KB_SECCOMP_MATCH_FLAG: {
                 /* clone's flags come second on s390 (CONFIG_CLONE_BACKWARDS2) */
                 unsigned arg = (unsigned) e->arg;
-                if (strcmp(e->syscall, "clone") == 0 && (native == SCMP_ARCH_S390X || native == SCMP_ARCH_S390))
+                if (strcmp(e->syscall, "clone") == 0 &&
+                    (native == SCMP_ARCH_S390X || native == SCMP_ARCH_S390))
                         arg = 1;
-                struct scmp_arg_cmp cmp = {.arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = e->value,
-                                           .datum_b = e->value};
+                struct scmp_arg_cmp cmp = {
+                        .arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = e->value, .datum_b = e->value};
                 return add_rule(ctx, e->errnum, nr, &cmp);
         }
         case KB_SECCOMP_MATCH_VALUE: {
-                struct scmp_arg_cmp cmp = {.arg = (unsigned) e->arg, .op = SCMP_CMP_MASKED_EQ,
-                                           .datum_a = UINT32_MAX, .datum_b = e->value};
+                struct scmp_arg_cmp cmp = {.arg = (unsigned) e->arg,
+                                           .op = SCMP_CMP_MASKED_EQ,
+                                           .datum_a = UINT32_MAX,
+                                           .datum_b = e->value};
                 return add_rule(ctx, e->errnum, nr, &cmp);
         }
         case KB_SECCOMP_MATCH_PERSONALITY:
@@ -380,8 +423,8 @@ static int add_call_rules(scmp_filter_ctx ctx, const kb_seccomp_entry *e, uint32
                  * must reach a clear one. Rule i matches exactly that pattern. */
                 for (unsigned i = 0; i < 32; i++) {
                         uint32_t bit = UINT32_C(1) << i, next = UINT32_C(1) << ((i + 1) % 32);
-                        struct scmp_arg_cmp cmp = {.arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = bit | next,
-                                                   .datum_b = bit};
+                        struct scmp_arg_cmp cmp = {
+                                .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = bit | next, .datum_b = bit};
                         int r = add_rule(ctx, e->errnum, nr, &cmp);
                         if (r < 0)
                                 return r;

@@ -3,10 +3,10 @@
  * a raw BPF program in a sealed memfd, which is what `bwrap --seccomp FD` reads. */
 #pragma once
 
+#include "kbound/common.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "kbound/common.h"
 
 /* Which socket families socket(2) and socketpair(2) may create. Every other family, named or not,
  * gets EAFNOSUPPORT; AF_VSOCK is refused in every mode. */

@@ -602,7 +602,8 @@ static const char *errname(long r) {
         else if (r == LONG_MIN)
                 snprintf(buf, sizeof bufs[0], "not run");
         else
-                snprintf(buf, sizeof bufs[0], "%s", strerrorname_np((int) -r) ? strerrorname_np((int) -r) : "?");
+                snprintf(buf, sizeof bufs[0], "%s",
+                         strerrorname_np((int) -r) ? strerrorname_np((int) -r) : "?");
         return buf;
 }
 
@@ -651,7 +652,9 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
                                 fail_msg("%s (%s form): expected %s from the filter, got %s", tries[i].name,
                                          tries[i].form, strerrorname_np(e->errnum), errname(o.result));
                 } else if (control[i] == LONG_MIN) {
-                        fprintf(stderr, "test_seccomp: NOT compared: %s is left allowed, but its control was not run\n",
+                        fprintf(stderr,
+                                "test_seccomp: NOT compared: %s is left allowed, but its control was not "
+                                "run\n",
                                 tries[i].name);
                 } else if (!same_outcome(o.result, control[i])) {
                         fail_msg("%s (%s form) is left allowed but gave %s (without the filter: %s)",
@@ -663,17 +666,19 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
                 if (e->match != KB_SECCOMP_MATCH_FAMILY)
                         continue;
                 for (int pair = 0; pair <= 1; pair++) {
-                        family_try t = {.family = (long) e->value, .type = family_type(e->value), .pair = pair};
+                        family_try t = {
+                                .family = (long) e->value, .type = family_type(e->value), .pair = pair};
                         outcome o = run_child(fd, try_family, &t);
                         assert_loaded(&o, e->name);
                         if (kb_seccomp_blocks(policy, e)) {
                                 if (o.result != -EAFNOSUPPORT)
-                                        fail_msg("%s(%s): expected EAFNOSUPPORT, got %s", pair ? "socketpair" : "socket",
-                                                 e->name, errname(o.result));
+                                        fail_msg("%s(%s): expected EAFNOSUPPORT, got %s",
+                                                 pair ? "socketpair" : "socket", e->name, errname(o.result));
                                 continue;
                         }
                         if (!family_always_built_in(e->value))
-                                fail_msg("%s is allowed, but this test cannot try it without the filter", e->name);
+                                fail_msg("%s is allowed, but this test cannot try it without the filter",
+                                         e->name);
                         outcome c = run_child(-1, try_family, &t);
                         if (!same_outcome(o.result, c.result))
                                 fail_msg("%s(%s) is allowed but gave %s (without the filter: %s)",
@@ -704,25 +709,29 @@ static void run_controls(long *control) {
                 const kb_seccomp_entry *e = kb_seccomp_entry_find(tries[i].name);
                 assert_non_null(e);
                 if (strncmp(tries[i].name, "kexec", 5) == 0 && is_root() && !kexec_limit_unset()) {
-                        fprintf(stderr, "test_seccomp: control NOT run for %s: kernel.kexec_load_limit_reboot is "
-                                        "set and a root kexec call would spend one\n",
+                        fprintf(stderr,
+                                "test_seccomp: control NOT run for %s: kernel.kexec_load_limit_reboot is "
+                                "set and a root kexec call would spend one\n",
                                 tries[i].name);
                         control[i] = LONG_MIN;
                         continue;
                 }
                 outcome o = run_child(-1, tries[i].run, NULL);
                 if (o.signal)
-                        fail_msg("%s without the filter: the child died of signal %d", tries[i].name, o.signal);
+                        fail_msg("%s without the filter: the child died of signal %d", tries[i].name,
+                                 o.signal);
                 control[i] = o.result;
                 if (o.result != -e->errnum)
                         continue;
                 if (tries[i].gated && !is_root()) {
-                        fprintf(stderr, "test_seccomp: control NOT conclusive for %s (%s form): the kernel itself "
-                                        "answered %s (it checks privilege first; run as root to tell)\n",
+                        fprintf(stderr,
+                                "test_seccomp: control NOT conclusive for %s (%s form): the kernel itself "
+                                "answered %s (it checks privilege first; run as root to tell)\n",
                                 tries[i].name, tries[i].form, strerrorname_np(e->errnum));
                         continue;
                 }
-                fail_msg("%s (%s form) without the filter gave %s, the filter's own errno: the try cannot tell "
+                fail_msg("%s (%s form) without the filter gave %s, the filter's own errno: the try cannot "
+                         "tell "
                          "the filter from the kernel",
                          tries[i].name, tries[i].form, errname(o.result));
         }
@@ -751,8 +760,8 @@ static void test_table(void **state) {
                 assert_ptr_equal(kb_seccomp_entry_find(e->name), e); /* names are unique */
                 /* EPERM, except where a caller must fall back (clone3 -> clone, the new mount API),
                  * as Flatpak and systemd do, and EAFNOSUPPORT for families. */
-                static const char *const enosys[] = {"clone3", "open_tree", "move_mount", "fsopen", "fsconfig",
-                                                     "fsmount", "fspick", "mount_setattr"};
+                static const char *const enosys[] = {"clone3",   "open_tree", "move_mount", "fsopen",
+                                                     "fsconfig", "fsmount",   "fspick",     "mount_setattr"};
                 bool want_enosys = false;
                 for (size_t k = 0; k < KB_ELEMENTSOF(enosys); k++)
                         if (strcmp(e->name, enosys[k]) == 0)
@@ -770,7 +779,8 @@ static void test_table(void **state) {
                         if (strcmp(tries[t].name, e->name) == 0 && strcmp(tries[t].form, "harmless") == 0)
                                 tried = true;
                 if (nr >= 0 && !tried)
-                        fail_msg("%s: no harmless try in this test (and so none in docs/seccomp.md)", e->name);
+                        fail_msg("%s: no harmless try in this test (and so none in docs/seccomp.md)",
+                                 e->name);
                 if (nr < 0 && tried)
                         fail_msg("%s: tried, but the native ABI has no such call", e->name);
         }
@@ -836,7 +846,8 @@ static void test_policy(void **state) {
         assert_null(kb_seccomp_sockets_to_string(KB_SECCOMP_SOCKETS_MAX_));
 
         /* Which families each mode refuses. */
-        const kb_seccomp_entry *inet = kb_seccomp_entry_find("AF_INET"), *netlink = kb_seccomp_entry_find("AF_NETLINK"),
+        const kb_seccomp_entry *inet = kb_seccomp_entry_find("AF_INET"),
+                               *netlink = kb_seccomp_entry_find("AF_NETLINK"),
                                *vsock = kb_seccomp_entry_find("AF_VSOCK");
         assert_true(kb_seccomp_blocks(NULL, inet));
         assert_false(kb_seccomp_blocks(NULL, netlink));
@@ -879,8 +890,10 @@ static void test_filter_program(void **state) {
                 if (k == SECCOMP_RET_ALLOW)
                         continue;
                 uint32_t e = k & SECCOMP_RET_DATA;
-                if ((k & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO || (e != EPERM && e != ENOSYS && e != EAFNOSUPPORT))
-                        fail_msg("instruction %zu returns 0x%08x: neither allow, an errno of the table, nor the "
+                if ((k & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO ||
+                    (e != EPERM && e != ENOSYS && e != EAFNOSUPPORT))
+                        fail_msg("instruction %zu returns 0x%08x: neither allow, an errno of the table, nor "
+                                 "the "
                                  "bad-architecture kill",
                                  i, k);
         }
@@ -932,8 +945,8 @@ static void test_filter_families_beyond_table(void **state) {
                         outcome o = run_child(fd, try_family, &t);
                         assert_loaded(&o, "family");
                         if (o.result != -EAFNOSUPPORT)
-                                fail_msg("%s(%ld): expected EAFNOSUPPORT, got %s", pair ? "socketpair" : "socket",
-                                         families[i], errname(o.result));
+                                fail_msg("%s(%ld): expected EAFNOSUPPORT, got %s",
+                                         pair ? "socketpair" : "socket", families[i], errname(o.result));
                 }
         close(fd);
 }
@@ -1108,8 +1121,8 @@ static long try_int80(const void *arg) {
         const int80_case *c = arg;
         long a = c->a, b = c->b;
         if (c->args) {
-                uint32_t *block = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-                                       -1, 0);
+                uint32_t *block = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
                 if (block == MAP_FAILED)
                         return -ENOMEM;
                 block[0] = AF_UNIX;
@@ -1141,7 +1154,8 @@ static void test_filter_x86_32(void **state) {
          * valgrind does not emulate int 0x80 in 64-bit code: SIGILL) or ENOSYS means no. */
         outcome probe = run_child(-1, try_int80_getpid, NULL);
         if (probe.signal || probe.result <= 0) {
-                fprintf(stderr, "test_seccomp: NOT running the 32-bit x86 checks: int 0x80 getpid in a child %s%s\n",
+                fprintf(stderr,
+                        "test_seccomp: NOT running the 32-bit x86 checks: int 0x80 getpid in a child %s%s\n",
                         probe.signal ? "died of signal " : "returned ",
                         probe.signal ? strsignal(probe.signal) : errname(probe.result));
                 return;
@@ -1153,14 +1167,15 @@ static void test_filter_x86_32(void **state) {
                 assert_loaded(&o, c->what);
                 if (c->blocked) {
                         if (o.result != c->blocked)
-                                fail_msg("x86 %s: expected %s, got %s", c->what, strerrorname_np((int) -c->blocked),
-                                         errname(o.result));
+                                fail_msg("x86 %s: expected %s, got %s", c->what,
+                                         strerrorname_np((int) -c->blocked), errname(o.result));
                         if (!c->control)
                                 continue;
                         /* and without the filter the kernel answers something else */
                         outcome u = run_child(-1, try_int80, c);
                         if (u.signal || u.result == c->blocked)
-                                fail_msg("x86 %s without the filter: %s: the try cannot tell the filter from the kernel",
+                                fail_msg("x86 %s without the filter: %s: the try cannot tell the filter from "
+                                         "the kernel",
                                          c->what, u.signal ? "killed" : errname(u.result));
                 } else if (o.result < 0) {
                         fail_msg("x86 %s: refused under the filter: %s", c->what, errname(o.result));
@@ -1177,8 +1192,9 @@ static void test_filter_x32(void **state) {
         static const long getpid_args[] = {SYS_getpid, 0, 0, 0};
         outcome probe = run_child(-1, try_x32, getpid_args);
         if (probe.signal || probe.result <= 0) {
-                fprintf(stderr, "test_seccomp: NOT running the x32 checks: this kernel does not run x32 syscalls "
-                                "(x32 getpid %s)\n",
+                fprintf(stderr,
+                        "test_seccomp: NOT running the x32 checks: this kernel does not run x32 syscalls "
+                        "(x32 getpid %s)\n",
                         probe.signal ? "killed the child" : errname(probe.result));
                 return;
         }
@@ -1219,8 +1235,9 @@ int main(void) {
          * kernel without seccomp(2) outside valgrind is a real failure: the tests then fail. */
         uint32_t kill_process = SECCOMP_RET_KILL_PROCESS;
         if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &kill_process) < 0 && RUNNING_ON_VALGRIND) {
-                fprintf(stderr, "test_seccomp: NOT running test_filter_* under valgrind: it does not implement "
-                                "seccomp(2), so no filter can be built or loaded here\n");
+                fprintf(stderr,
+                        "test_seccomp: NOT running test_filter_* under valgrind: it does not implement "
+                        "seccomp(2), so no filter can be built or loaded here\n");
                 cmocka_set_skip_filter("test_filter_*");
         }
         return cmocka_run_group_tests(tests, NULL, NULL);
