@@ -244,9 +244,6 @@ static const kb_seccomp_entry entries[] = {
 #define FAMILY_INET6 10
 #define FAMILY_NETLINK 16
 
-/* The personality the filter keeps allowed besides the query; the kernel reads 32 bits. */
-#define PERSONALITY_QUERY UINT32_C(0xffffffff)
-
 size_t kb_seccomp_entry_count(void) {
         return KB_ELEMENTSOF(entries);
 }
