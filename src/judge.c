@@ -6,6 +6,7 @@
 #include "procfs.h"
 
 #define DETAIL_MAX 1024
+#define PROBLEMS_MAX 64 /* kept in the evidence; the count says how many there were */
 
 json_object *kb_judge_check(const char *id, const char *status, json_object *evidence, const char *fmt, ...) {
         char detail[DETAIL_MAX];
@@ -38,8 +39,17 @@ static const char *get_str(json_object *o, const char *key) {
         return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+static const char *str_or(json_object *o, const char *key, const char *dflt) {
+        const char *s = get_str(o, key);
+        return s ? s : dflt;
+}
+
 static size_t arr_len(json_object *a) {
         return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static json_object *at(json_object *a, size_t i) {
+        return i < arr_len(a) ? json_object_array_get_idx(a, i) : NULL;
 }
 
 static bool get_int(json_object *o, const char *key, int64_t *ret) {
@@ -50,37 +60,203 @@ static bool get_int(json_object *o, const char *key, int64_t *ret) {
         return true;
 }
 
-/* The first error a process's facts carry about what (NULL: any), or NULL. */
-static const char *fact_error(json_object *o, const char *what) {
+static int64_t int_or(json_object *o, const char *key, int64_t dflt) {
+        int64_t v;
+        return get_int(o, key, &v) ? v : dflt;
+}
+
+/* Only a JSON true is true. */
+static bool is_true(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+        return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+static bool str_in(json_object *strings, const char *s) {
+        for (size_t i = 0; s && i < arr_len(strings); i++) {
+                json_object *v = at(strings, i);
+                if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), s) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool int_in(json_object *ints, int64_t x) {
+        for (size_t i = 0; i < arr_len(ints); i++) {
+                json_object *v = at(ints, i);
+                if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) == x)
+                        return true;
+        }
+        return false;
+}
+
+/* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
+static const char *fact_error(json_object *o, const char *what, char *buf, size_t size) {
         json_object *errors = get(o, "errors");
         for (size_t i = 0; i < arr_len(errors); i++) {
-                json_object *e = json_object_array_get_idx(errors, i);
+                json_object *e = at(errors, i);
                 const char *w = get_str(e, "what");
-                if (!what || (w && strcmp(w, what) == 0))
-                        return w ? w : "?";
+                if (!what || (w && strcmp(w, what) == 0)) {
+                        snprintf(buf, size, "%s: %s", w ? w : "?", str_or(e, "error", "?"));
+                        return buf;
+                }
         }
         return NULL;
 }
 
-static const char *fact_error_text(json_object *o, const char *what) {
-        json_object *errors = get(o, "errors");
-        for (size_t i = 0; i < arr_len(errors); i++) {
-                json_object *e = json_object_array_get_idx(errors, i);
-                const char *w = get_str(e, "what");
-                if (!what || (w && strcmp(w, what) == 0))
-                        return get_str(e, "error") ? get_str(e, "error") : "?";
-        }
-        return "?";
+/* The last NSpid of a process: its pid inside its own namespace. */
+static int64_t inner_pid(json_object *p) {
+        json_object *nspid = get(p, "nspid");
+        size_t n = arr_len(nspid);
+        json_object *v = n ? at(nspid, n - 1) : NULL;
+        return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
 }
 
-/* True if the array of ids holds 0; an absent or malformed array counts as holding it (unknown is
- * never "not root"). */
+/* ---- a verdict under construction: every problem is kept, the first one is the detail ---- */
+
+typedef struct verdict {
+        json_object *ev;       /* the evidence */
+        json_object *problems; /* strings, also in ev */
+        size_t n;              /* problems found (more than are kept) */
+        bool oom;
+} verdict;
+
+static void verdict_init(verdict *v) {
+        v->ev = json_object_new_object();
+        v->problems = json_object_new_array();
+        v->n = 0;
+        v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
+}
+
+static void problem(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(verdict *v, const char *fmt, ...) {
+        char text[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        if (v->n++ < PROBLEMS_MAX && !v->oom && json_object_array_add(v->problems, json_object_new_string(text)) < 0)
+                v->oom = true;
+}
+
+/* Adds a member to the evidence (value taken). */
+static void evidence(verdict *v, const char *key, json_object *value) {
+        if (v->oom || !v->ev || json_object_object_add(v->ev, key, value) < 0) {
+                json_object_put(value);
+                v->oom = true;
+        }
+}
+
+/* Ends the verdict: fail with the first problem (and how many more), else pass with pass_detail. */
+static json_object *verdict_end(verdict *v, const char *id, const char *pass_detail) {
+        if (v->oom) {
+                json_object_put(v->ev);
+                return NULL;
+        }
+        if (v->n == 0)
+                return kb_judge_check(id, "pass", v->ev, "%s", pass_detail);
+        const char *first = json_object_get_string(at(v->problems, 0));
+        if (v->n == 1)
+                return kb_judge_check(id, "fail", v->ev, "%s", first);
+        return kb_judge_check(id, "fail", v->ev, "%s (and %zu more, see evidence)", first, v->n - 1);
+}
+
+/* ---- snapshots ---- */
+
+static json_object *last_look(const kb_judge_input *in) {
+        size_t n = arr_len(in->snapshots);
+        return n ? at(in->snapshots, n - 1) : NULL;
+}
+
+static json_object *look_labelled(const kb_judge_input *in, const char *label) {
+        for (size_t i = 0; i < arr_len(in->snapshots); i++) {
+                const char *l = get_str(at(in->snapshots, i), "label");
+                if (l && strcmp(l, label) == 0)
+                        return at(in->snapshots, i);
+        }
+        return NULL;
+}
+
+/* Problems every host-judged check shares: no look, a look that missed the kernel or could not
+ * list processes. */
+static void look_problems(verdict *v, const kb_judge_input *in) {
+        char buf[512];
+        if (arr_len(in->snapshots) == 0) {
+                problem(v, "the host took no look at the sandbox");
+                return;
+        }
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s);
+                if (fact_error(snap, "the pinned kernel among the sandbox's processes", buf, sizeof buf))
+                        problem(v, "the host did not find the pinned kernel among the sandbox's processes (%s)",
+                                str_or(snap, "label", "?"));
+                if (fact_error(snap, "the process list", buf, sizeof buf))
+                        problem(v, "the host could not list processes (%s)", buf);
+                if (arr_len(get(snap, "processes")) == 0)
+                        problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
+        }
+}
+
+/* ---- sandbox.backend ---- */
+
+json_object *kb_judge_backend(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *host_ns = get(in->host, "ns");
+        bool allow_network = is_true(in->expect, "allow_network");
+        char names[128] = "";
+        if (!host_ns)
+                problem(&v, "the host could not read its own namespaces");
+        look_problems(&v, in);
+        size_t n_proc = 0;
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *procs = get(at(in->snapshots, s), "processes");
+                for (size_t i = 0; i < arr_len(procs); i++) {
+                        json_object *p = at(procs, i), *ns = get(p, "ns");
+                        n_proc++;
+                        json_object_object_foreach(host_ns, name, ino) {
+                                int64_t mine = json_object_get_int64(ino), theirs;
+                                if (!get_int(ns, name, &theirs))
+                                        problem(&v, "the host could not read the %s namespace of pid %" PRId64 " (%s)", name,
+                                                int_or(p, "pid", -1), str_or(p, "name", "?"));
+                                else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
+                                        problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace", int_or(p, "pid", -1),
+                                                str_or(p, "name", "?"), name);
+                        }
+                }
+        }
+        json_object_object_foreach(host_ns, name, unused) {
+                (void) unused;
+                if (allow_network && strcmp(name, "net") == 0)
+                        continue;
+                size_t len = strlen(names);
+                snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
+        }
+        evidence(&v, "kbound_ns", json_object_get(host_ns));
+        json_object *kernel = NULL;
+        json_object *procs = get(at(in->snapshots, 0), "processes");
+        for (size_t i = 0; i < arr_len(procs); i++)
+                if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
+                        kernel = at(procs, i);
+        evidence(&v, "kernel_ns", json_object_get(get(kernel, "ns")));
+        evidence(&v, "bwrap", json_object_get(get(in->expect, "bwrap")));
+        evidence(&v, "bwrap_version", json_object_get(get(in->expect, "bwrap_version")));
+        char pass[512];
+        snprintf(pass, sizeof pass, "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s",
+                 str_or(in->expect, "bwrap_version", "?"), str_or(in->expect, "bwrap", "?"), names, n_proc,
+                 n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "");
+        return verdict_end(&v, "sandbox.backend", pass);
+}
+
+/* ---- sandbox.privileges ---- */
+
+/* True if the array of ids holds 0; absent or malformed counts as holding it when required (unknown
+ * is never "not root"). */
 static bool ids_have_root(json_object *ids, bool required) {
         if (!ids || !json_object_is_type(ids, json_type_array))
                 return required;
         for (size_t i = 0; i < arr_len(ids); i++) {
-                json_object *v = json_object_array_get_idx(ids, i);
-                if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) == 0)
+                json_object *x = at(ids, i);
+                if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) == 0)
                         return true;
         }
         return required && arr_len(ids) == 0;
@@ -97,116 +273,308 @@ static bool caps_empty(const char *hex) {
 }
 
 static int64_t first_id(json_object *ids) {
-        json_object *v = arr_len(ids) ? json_object_array_get_idx(ids, 0) : NULL;
-        return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+        json_object *x = at(ids, 0);
+        return x && json_object_is_type(x, json_type_int) ? json_object_get_int64(x) : -1;
 }
 
-/* What of a process the privileges evidence shows. */
 static json_object *privilege_summary(json_object *p) {
-        static const char *const keys[] = {"pid",     "nspid",   "name",    "uid",          "gid",
-                                           "groups",  "cap_eff", "cap_prm", "cap_amb",      "cap_bnd",
-                                           "cap_inh", "seccomp", "seccomp_filters", "no_new_privs", "uid_map",
-                                           "gid_map"};
+        static const char *const keys[] = {"pid",     "nspid",   "name",    "uid",     "gid",     "groups",
+                                           "cap_eff", "cap_prm", "cap_amb", "cap_bnd", "cap_inh", "seccomp",
+                                           "seccomp_filters", "no_new_privs", "uid_map", "gid_map"};
         json_object *s = json_object_new_object();
         for (size_t i = 0; s && i < KB_ELEMENTSOF(keys); i++) {
-                json_object *v = get(p, keys[i]);
-                if (v)
-                        json_object_object_add(s, keys[i], json_object_get(v));
+                json_object *x = get(p, keys[i]);
+                if (x)
+                        json_object_object_add(s, keys[i], json_object_get(x));
         }
         return s;
 }
 
 json_object *kb_judge_privileges(json_object *snapshots) {
-        const char *id = "sandbox.privileges";
-        char why[512] = "";
-        json_object *ev = json_object_new_object(), *seen = json_object_new_array();
-        if (!ev || !seen || json_object_object_add(ev, "snapshots", seen) < 0) {
-                json_object_put(ev);
-                json_object_put(seen);
-                return NULL;
-        }
-        size_t n_snap = arr_len(snapshots), n_proc = 0;
+        verdict v;
+        verdict_init(&v);
+        kb_judge_input in = {.snapshots = snapshots};
+        json_object *seen = json_object_new_array();
+        evidence(&v, "snapshots", seen);
+        look_problems(&v, &in);
+        size_t n_proc = 0;
         int64_t uid = -1, gid = -1, seccomp = -1;
         bool same_uid = true;
         const char *uid_map = NULL;
-        for (size_t s = 0; s < n_snap; s++) {
-                json_object *snap = json_object_array_get_idx(snapshots, s);
-                json_object *procs = get(snap, "processes"), *list = json_object_new_array(), *entry = json_object_new_object();
-                if (!list || !entry) {
+        char buf[512];
+        for (size_t s = 0; s < arr_len(snapshots); s++) {
+                json_object *snap = at(snapshots, s), *procs = get(snap, "processes");
+                json_object *list = json_object_new_array(), *entry = json_object_new_object();
+                if (!list || !entry || !seen) {
                         json_object_put(list);
                         json_object_put(entry);
-                        json_object_put(ev);
-                        return NULL;
+                        v.oom = true;
+                        break;
                 }
                 json_object_object_add(entry, "label", json_object_get(get(snap, "label")));
                 json_object_object_add(entry, "processes", list);
                 json_object_array_add(seen, entry);
-                if (!*why && fact_error(snap, "the pinned kernel among the sandbox's processes"))
-                        snprintf(why, sizeof why, "the host did not find the pinned kernel among the sandbox's processes (%s)",
-                                 get_str(snap, "label") ? get_str(snap, "label") : "?");
-                if (!*why && fact_error(snap, "the process list"))
-                        snprintf(why, sizeof why, "the host could not list processes: %s",
-                                 fact_error_text(snap, "the process list"));
-                if (!*why && arr_len(procs) == 0)
-                        snprintf(why, sizeof why, "the host found no process in the sandbox");
                 for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = json_object_array_get_idx(procs, i);
+                        json_object *p = at(procs, i);
                         json_object_array_add(list, privilege_summary(p));
                         n_proc++;
-                        int64_t pid = -1;
-                        get_int(p, "pid", &pid);
-                        const char *name = get_str(p, "name") ? get_str(p, "name") : "?";
-                        if (*why)
-                                continue;
-                        if (fact_error(p, "status"))
-                                snprintf(why, sizeof why, "the host could not read pid %" PRId64 "'s status: %s", pid,
-                                         fact_error_text(p, "status"));
+                        int64_t pid = int_or(p, "pid", -1), nnp = 0;
+                        const char *name = str_or(p, "name", "?");
+                        if (fact_error(p, "status", buf, sizeof buf))
+                                problem(&v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
                         else if (ids_have_root(get(p, "uid"), true))
-                                snprintf(why, sizeof why, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
+                                problem(&v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
                         else if (ids_have_root(get(p, "gid"), true))
-                                snprintf(why, sizeof why, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
+                                problem(&v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
                         else if (ids_have_root(get(p, "groups"), false))
-                                snprintf(why, sizeof why, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
+                                problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
                         else if (!caps_empty(get_str(p, "cap_eff")) || !caps_empty(get_str(p, "cap_prm")) ||
                                  !caps_empty(get_str(p, "cap_amb")))
-                                snprintf(why, sizeof why,
-                                         "pid %" PRId64 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)", pid,
-                                         name, get_str(p, "cap_eff") ? get_str(p, "cap_eff") : "?",
-                                         get_str(p, "cap_prm") ? get_str(p, "cap_prm") : "?",
-                                         get_str(p, "cap_amb") ? get_str(p, "cap_amb") : "?");
-                        else {
-                                int64_t nnp = 0;
-                                if (!get_int(p, "no_new_privs", &nnp) || nnp != 1)
-                                        snprintf(why, sizeof why, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)",
-                                                 pid, name, get(p, "no_new_privs") ? "0" : "unknown");
-                        }
-                        int64_t u = first_id(get(p, "uid"));
+                                problem(&v, "pid %" PRId64 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
+                                        pid, name, str_or(p, "cap_eff", "?"), str_or(p, "cap_prm", "?"),
+                                        str_or(p, "cap_amb", "?"));
+                        else if (!get_int(p, "no_new_privs", &nnp) || nnp != 1)
+                                problem(&v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid, name,
+                                        get(p, "no_new_privs") ? "0" : "unknown");
+                        int64_t u = first_id(get(p, "uid")), sc;
                         if (uid >= 0 && u != uid)
                                 same_uid = false;
                         uid = u;
                         gid = first_id(get(p, "gid"));
-                        int64_t sc;
                         if (get_int(p, "seccomp", &sc) && (seccomp < 0 || sc < seccomp))
                                 seccomp = sc;
                         if (!uid_map)
                                 uid_map = get_str(p, "uid_map");
                 }
         }
-        if (!*why && n_snap == 0)
-                snprintf(why, sizeof why, "the host took no look at the sandbox's processes");
-        if (*why)
-                return kb_judge_check(id, "fail", ev, "%s", why);
-        return kb_judge_check(id, "pass", ev,
-                              "%zu process%s in %zu host look%s: host uid %s%" PRId64 ", gid %" PRId64
-                              ", no root group, no capabilities, no_new_privs set; uid map %s; seccomp mode %" PRId64,
-                              n_proc, n_proc == 1 ? "" : "es", n_snap, n_snap == 1 ? "" : "s", same_uid ? "" : "(several) ",
-                              uid, gid, uid_map ? uid_map : "?", seccomp);
+        char pass[512];
+        snprintf(pass, sizeof pass,
+                 "%zu process%s in %zu host look%s: host uid %s%" PRId64 ", gid %" PRId64
+                 ", no root group, no capabilities, no_new_privs set; uid map %s; seccomp mode %" PRId64,
+                 n_proc, n_proc == 1 ? "" : "es", arr_len(snapshots), arr_len(snapshots) == 1 ? "" : "s",
+                 same_uid ? "" : "(several) ", uid, gid, uid_map ? uid_map : "?", seccomp);
+        return verdict_end(&v, "sandbox.privileges", pass);
+}
+
+/* ---- sandbox.session ---- */
+
+/* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
+ * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+static int bwrap_arity(const char *opt) {
+        static const char *const zero[] = {
+                "--help",          "--version",        "--unshare-all",       "--share-net",     "--unshare-user",
+                "--unshare-user-try", "--unshare-ipc", "--unshare-pid",       "--unshare-net",   "--unshare-uts",
+                "--unshare-cgroup", "--unshare-cgroup-try", "--disable-userns", "--assert-userns-disabled",
+                "--clearenv",      "--new-session",    "--die-with-parent",   "--as-pid-1",      NULL};
+        static const char *const one[] = {
+                "--args",      "--userns",     "--userns2",   "--pidns",          "--uid",        "--gid",
+                "--hostname",  "--chdir",      "--unsetenv",  "--lock-file",      "--sync-fd",    "--remount-ro",
+                "--exec-label", "--file-label", "--proc",     "--dev",            "--tmpfs",      "--mqueue",
+                "--dir",       "--seccomp",    "--add-seccomp-fd", "--block-fd",  "--userns-block-fd", "--info-fd",
+                "--json-status-fd", "--cap-add", "--cap-drop", "--perms",         "--size",       NULL};
+        static const char *const two[] = {"--setenv",    "--bind",      "--bind-try",     "--dev-bind", "--dev-bind-try",
+                                          "--ro-bind",   "--ro-bind-try", "--bind-fd",    "--ro-bind-fd", "--file",
+                                          "--bind-data", "--ro-bind-data", "--symlink",   "--chmod",    NULL};
+        const char *const *lists[] = {zero, one, two};
+        for (int n = 0; n < 3; n++)
+                for (const char *const *o = lists[n]; *o; o++)
+                        if (strcmp(*o, opt) == 0)
+                                return n;
+        return -1;
+}
+
+/* Reads bwrap's argv (argv[0] first): sets *die_with_parent / *new_session; returns NULL or why the
+ * command line cannot be read (an option bwrap does not have, arguments from an fd, cut short). */
+static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *new_session) {
+        *die_with_parent = *new_session = false;
+        size_t n = arr_len(argv);
+        if (n == 0)
+                return "the host could not read it";
+        for (size_t i = 1; i < n; i++) {
+                const char *a = json_object_get_string(at(argv, i));
+                if (!a || strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0)
+                        return NULL; /* the command starts here */
+                if (strcmp(a, "--args") == 0)
+                        return "options come from a file descriptor (--args) the host cannot see";
+                int arity = bwrap_arity(a);
+                if (arity < 0)
+                        return "it has an option bwrap 0.8 does not have";
+                if (strcmp(a, "--die-with-parent") == 0)
+                        *die_with_parent = true;
+                if (strcmp(a, "--new-session") == 0)
+                        *new_session = true;
+                if (i + (size_t) arity >= n)
+                        return "an option lacks its argument";
+                i += (size_t) arity;
+        }
+        return "it has no command";
+}
+
+json_object *kb_judge_session(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        look_problems(&v, in);
+        int64_t kbound_session = int_or(in->host, "session", -1), kernel_pid = int_or(in->expect, "kernel_pid", -1);
+        if (kbound_session < 0)
+                problem(&v, "the host could not read kbound's own session");
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *procs = get(at(in->snapshots, s), "processes");
+                for (size_t i = 0; i < arr_len(procs); i++) {
+                        json_object *p = at(procs, i);
+                        int64_t pid = int_or(p, "pid", -1), tty, session;
+                        if (!get_int(p, "tty_nr", &tty) || !get_int(p, "session", &session)) {
+                                problem(&v, "the host could not read pid %" PRId64 "'s session and terminal", pid);
+                                continue;
+                        }
+                        if (tty != 0)
+                                problem(&v, "pid %" PRId64 " (%s) has a controlling terminal (device %" PRId64 ":%" PRId64 ")",
+                                        pid, str_or(p, "name", "?"), (tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
+                        if (pid != kernel_pid)
+                                continue;
+                        bool leader_inside = false;
+                        for (size_t j = 0; j < arr_len(procs); j++)
+                                leader_inside |= int_or(at(procs, j), "pid", -1) == session;
+                        if (session == kbound_session)
+                                problem(&v, "the kernel is in kbound's own session (%" PRId64 ")", session);
+                        else if (!leader_inside)
+                                problem(&v, "the kernel's session is led by pid %" PRId64 ", outside the sandbox", session);
+                }
+        }
+        /* Lifetime: what the running bwrap was really started with, read from the host. */
+        json_object *launcher = get(last_look(in), "launcher");
+        int64_t lpid = int_or(launcher, "pid", -1), spawned = int_or(launcher, "spawned", -2);
+        bool dwp = false, ns = false;
+        const char *unreadable = bwrap_flags(get(launcher, "argv"), &dwp, &ns);
+        if (!launcher)
+                problem(&v, "the host did not find the process that runs bwrap");
+        else if (lpid != spawned)
+                problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
+                            "): nothing ties its life to kbound",
+                        lpid, spawned);
+        else if (int_or(launcher, "ppid", -1) != int_or(launcher, "kbound", -2))
+                problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
+        else if (unreadable)
+                problem(&v, "cannot tell what the running bwrap was started with: %s", unreadable);
+        else if (!dwp)
+                problem(&v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
+        json_object *flags = json_object_new_object();
+        if (flags) {
+                json_object_object_add(flags, "die_with_parent", json_object_new_boolean(dwp));
+                json_object_object_add(flags, "new_session", json_object_new_boolean(ns));
+        }
+        evidence(&v, "bwrap_flags", flags);
+        evidence(&v, "launcher_pid", json_object_new_int64(lpid));
+        evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
+        return verdict_end(&v, "sandbox.session",
+                           "no sandbox process has a controlling terminal; the kernel's session is the sandbox's own; "
+                           "the running bwrap is kbound's child, started with --die-with-parent");
+}
+
+/* ---- identity.pid2 ---- */
+
+json_object *kb_judge_identity(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        look_problems(&v, in);
+        int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
+        json_object *snap = at(in->snapshots, 0), *endpoints = get(snap, "endpoints");
+        json_object *procs = get(snap, "processes");
+        if (arr_len(endpoints) == 0)
+                problem(&v, "the host was given no kernel endpoint to look for");
+        for (size_t i = 0; i < arr_len(endpoints); i++) {
+                json_object *e = at(endpoints, i), *holders = get(e, "holders");
+                const char *path = str_or(e, "path", "?");
+                if (arr_len(get(e, "inodes")) == 0) {
+                        problem(&v, "no socket is listening at the kernel's endpoint %s in the sandbox", path);
+                        continue;
+                }
+                if (!int_in(holders, kernel_pid))
+                        problem(&v, "PID 2 is not the kernel: the socket at %s is not held by the pinned PID 2", path);
+                for (size_t h = 0; h < arr_len(holders); h++) {
+                        int64_t holder = json_object_get_int64(at(holders, h));
+                        if (holder == kernel_pid)
+                                continue;
+                        int64_t inner = -1;
+                        for (size_t p = 0; p < arr_len(procs); p++)
+                                if (int_or(at(procs, p), "pid", -1) == holder)
+                                        inner = inner_pid(at(procs, p));
+                        problem(&v, "the socket at %s is held by pid %" PRId64 " (PID %" PRId64 " in the sandbox), not only by the pinned kernel",
+                                path, holder, inner);
+                }
+        }
+        json_object *cell = get(in->expect, "identity");
+        const char *cell_error = get_str(cell, "error");
+        int64_t cell_pid = int_or(cell, "pid", -1);
+        json_object *nspid = get(cell, "nspid");
+        json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
+        int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
+        if (!cell || cell_error)
+                problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
+        else if (cell_pid != 2 || cell_inner != 2)
+                problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
+        evidence(&v, "endpoints", json_object_get(endpoints));
+        evidence(&v, "cell", json_object_get(cell));
+        evidence(&v, "kernel_host_pid", json_object_new_int64(kernel_pid));
+        char pass[256];
+        snprintf(pass, sizeof pass,
+                 "the pinned PID 2 (host pid %" PRId64 ") alone holds the kernel's shell and control sockets; the kernel "
+                 "reports pid 2",
+                 kernel_pid);
+        return verdict_end(&v, "identity.pid2", pass);
 }
 
 /* ---- mounts ---- */
 
-static int problem(json_object *problems, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int problem(json_object *problems, const char *fmt, ...) {
+static bool mount_writable(json_object *m) {
+        json_object *w = get(m, "writable");
+        /* Unknown writability is writable: a mount is proven read-only or it is not. */
+        return !w || !json_object_is_type(w, json_type_boolean) || json_object_get_boolean(w);
+}
+
+static bool mount_is(json_object *m, const char *fstype) {
+        const char *t = get_str(m, "fstype");
+        return t && strcmp(t, fstype) == 0;
+}
+
+/* True if dev ("maj:min") is mounted anywhere in host_mounts. */
+static bool host_has_dev(json_object *host_mounts, const char *dev) {
+        for (size_t i = 0; dev && i < arr_len(host_mounts); i++) {
+                const char *d = get_str(at(host_mounts, i), "dev");
+                if (d && strcmp(d, dev) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Devices that are harmless to write to: null, zero, full, random, urandom, and the "current
+ * terminal" node, which without a controlling terminal (sandbox.session) opens nothing. */
+static bool harmless_char(const char *rdev, bool tty_too) {
+        static const char *const ok[] = {"1:3", "1:5", "1:7", "1:8", "1:9"};
+        for (size_t i = 0; rdev && i < KB_ELEMENTSOF(ok); i++)
+                if (strcmp(rdev, ok[i]) == 0)
+                        return true;
+        return tty_too && rdev && strcmp(rdev, "5:0") == 0;
+}
+
+/* The team bind (by name) a mount's target is, or NULL. */
+static const char *team_bind_of(json_object *m, json_object *team_binds) {
+        json_object *target = get(m, "target");
+        const char *dev = get_str(target, "dev");
+        int64_t ino = int_or(target, "ino", -1);
+        for (size_t i = 0; dev && i < arr_len(team_binds); i++) {
+                json_object *b = at(team_binds, i);
+                const char *bdev = get_str(b, "dev");
+                if (bdev && strcmp(bdev, dev) == 0 && int_or(b, "ino", -2) == ino)
+                        return str_or(b, "name", "team folder");
+        }
+        return NULL;
+}
+
+/* Host-global /proc entries under a writable proc mount must be read-only. */
+static int proc_problems(json_object *mounts, json_object *m, json_object *entries, json_object *problems);
+
+static int push_problem(json_object *problems, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int push_problem(json_object *problems, const char *fmt, ...) {
         char text[DETAIL_MAX];
         va_list ap;
         va_start(ap, fmt);
@@ -220,52 +588,28 @@ static int problem(json_object *problems, const char *fmt, ...) {
         return 1;
 }
 
-static bool mount_writable(json_object *m) {
-        json_object *w = get(m, "writable");
-        /* Unknown writability is writable: a mount is proven read-only or it is not. */
-        return !w || !json_object_is_type(w, json_type_boolean) || json_object_get_boolean(w);
-}
-
-static bool mount_is(json_object *m, const char *fstype) {
-        const char *t = get_str(m, "fstype");
-        return t && strcmp(t, fstype) == 0;
-}
-
-/* The sandbox path at which fs_path (a path inside the filesystem of m) appears, given m's root;
- * false if fs_path is not below m's root. */
-static bool path_in_mount(json_object *m, const char *fs_path, char *out, size_t size) {
-        const char *root = get_str(m, "root"), *mp = get_str(m, "mountpoint");
-        if (!root || !mp || !kb_procfs_path_under(fs_path, root))
-                return false;
-        const char *rest = fs_path + (strcmp(root, "/") == 0 ? 0 : strlen(root));
-        int n = snprintf(out, size, "%s%s", strcmp(mp, "/") == 0 && *rest ? "" : mp, rest);
-        return n > 0 && (size_t) n < size;
-}
-
-/* Host-global /proc entries under every writable proc mount must be read-only. */
 static int proc_problems(json_object *mounts, json_object *m, json_object *entries, json_object *problems) {
         int found = 0, r;
-        const char *root = get_str(m, "root") ? get_str(m, "root") : "/";
-        const char *mp = get_str(m, "mountpoint") ? get_str(m, "mountpoint") : "?";
+        const char *root = str_or(m, "root", "/"), *mp = str_or(m, "mountpoint", "?");
         for (size_t i = 0; i < arr_len(entries); i++) {
-                const char *e = json_object_get_string(json_object_array_get_idx(entries, i));
-                char entry[256], at[4096];
+                const char *e = json_object_get_string(at(entries, i));
+                char entry[256], where[4096];
                 if (!e || snprintf(entry, sizeof entry, "/%s", e) >= (int) sizeof entry)
                         continue;
                 if (kb_procfs_path_under(root, entry)) {
-                        r = problem(problems, "a writable proc mount at %s exposes /proc%s (its root %s)", mp, entry, root);
+                        r = push_problem(problems, "a writable proc mount at %s exposes /proc%s (its root %s)", mp, entry, root);
                         if (r < 0)
                                 return r;
                         found++;
                         continue;
                 }
-                if (!path_in_mount(m, entry, at, sizeof at))
+                if (!kb_procfs_path_in_mount(m, entry, where, sizeof where))
                         continue;
-                json_object *cover = kb_procfs_mount_of(mounts, at);
+                json_object *cover = kb_procfs_mount_of(mounts, where);
                 if (cover && (!mount_is(cover, "proc") || !mount_writable(cover)))
                         continue;
-                r = problem(problems, "%s (the host's /proc%s) is writable in the sandbox: no read-only mount covers it",
-                            at, entry);
+                r = push_problem(problems, "%s (the host's /proc%s) is writable in the sandbox: no read-only mount covers it",
+                                 where, entry);
                 if (r < 0)
                         return r;
                 found++;
@@ -273,20 +617,615 @@ static int proc_problems(json_object *mounts, json_object *m, json_object *entri
         return found;
 }
 
-int kb_judge_mount_problems(json_object *mounts, json_object *proc_entries, json_object *problems) {
+/* Why a writable mount m is not the sandbox's own, or NULL: a filesystem made for the sandbox alone
+ * (tmpfs, ramfs, devpts, mqueue or proc on a device the host does not mount), one of the team's
+ * binds, or a harmless character device are its own. */
+static const char *foreign_mount(json_object *m, json_object *host_mounts, json_object *team_binds, char *buf,
+                                 size_t size) {
+        static const char *const private_types[] = {"tmpfs", "ramfs", "devpts", "mqueue", "proc"};
+        bool private_type = false;
+        for (size_t t = 0; t < KB_ELEMENTSOF(private_types); t++)
+                private_type |= mount_is(m, private_types[t]);
+        const char *dev = get_str(m, "dev");
+        if (private_type && dev && !host_has_dev(host_mounts, dev))
+                return NULL;
+        if (team_bind_of(m, team_binds))
+                return NULL;
+        json_object *target = get(m, "target");
+        const char *type = get_str(target, "type");
+        if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(target, "rdev"), true))
+                return NULL;
+        if (!target && get_str(m, "target_error"))
+                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) could not be examined by the host (%s)",
+                         str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
+                         str_or(m, "root", "?"), get_str(m, "target_error"));
+        else
+                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is backed by the host", str_or(m, "mountpoint", "?"),
+                         str_or(m, "fstype", "?"), str_or(m, "source", "?"), str_or(m, "root", "?"));
+        return buf;
+}
+
+int kb_judge_mount_problems(json_object *mounts, json_object *host_mounts, json_object *proc_entries,
+                            json_object *team_binds, json_object *problems) {
         if (!problems)
                 return -EINVAL;
         if (!mounts || !json_object_is_type(mounts, json_type_array) || arr_len(mounts) == 0)
-                return problem(problems, "the host could not read the sandbox's mount table");
-        int found = 0;
+                return push_problem(problems, "the host could not read the sandbox's mount table");
+        int found = 0, r;
+        char buf[DETAIL_MAX];
         for (size_t i = 0; i < arr_len(mounts); i++) {
-                json_object *m = json_object_array_get_idx(mounts, i);
-                if (!mount_writable(m) || !mount_is(m, "proc"))
+                json_object *m = at(mounts, i);
+                if (!mount_writable(m) || kb_procfs_mount_of(mounts, str_or(m, "mountpoint", "")) != m)
+                        continue; /* read-only, or hidden under a later mount */
+                if (mount_is(m, "proc")) {
+                        r = proc_problems(mounts, m, proc_entries, problems);
+                        if (r < 0)
+                                return r;
+                        found += r;
+                }
+                const char *why = foreign_mount(m, host_mounts, team_binds, buf, sizeof buf);
+                if (!why)
                         continue;
-                int r = proc_problems(mounts, m, proc_entries, problems);
-                if (r < 0)
+                if ((r = push_problem(problems, "%s", why)) < 0)
                         return r;
-                found += r;
+                found++;
         }
         return found;
+}
+
+/* True if a file created at path (inside the sandbox) lands on a writable mount of the sandbox's
+ * own, by the host's table. */
+static bool lands_privately(json_object *mounts, json_object *host_mounts, json_object *team_binds, const char *path) {
+        json_object *m = kb_procfs_mount_of(mounts, path);
+        char buf[DETAIL_MAX];
+        return m && mount_writable(m) && !foreign_mount(m, host_mounts, team_binds, buf, sizeof buf);
+}
+
+/* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
+static const char *cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size) {
+        json_object *errors = get(probe, "errors");
+        for (size_t i = 0; i < arr_len(errors); i++) {
+                const char *name = get_str(at(errors, i), "probe");
+                for (const char *const *p = prefixes; name && *p; p++)
+                        if (strncmp(name, *p, strlen(*p)) == 0) {
+                                snprintf(buf, size, "the cell's %s sub-probe failed: %s", name,
+                                         str_or(at(errors, i), "error", "?"));
+                                return buf;
+                        }
+        }
+        return NULL;
+}
+
+static void no_probe(verdict *v, const kb_judge_input *in) {
+        if (!in->probe)
+                problem(v, "the probe cell gave no result: %s", in->probe_error ? in->probe_error : "unknown");
+}
+
+json_object *kb_judge_write_outside(const kb_judge_input *in) {
+        static const char *const subprobes[] = {"mounts", "write_outside", "sysctl", NULL};
+        verdict v;
+        verdict_init(&v);
+        json_object *host_mounts = get(in->host, "mounts"), *team_binds = get(in->expect, "team_binds");
+        json_object *mounts = get(last_look(in), "mounts");
+        json_object *host_problems = json_object_new_array();
+        char buf[DETAIL_MAX];
+        look_problems(&v, in);
+        if (!in->host)
+                problem(&v, "the host could not read its own mounts");
+        else if (host_problems && kb_judge_mount_problems(mounts, host_mounts, get(in->host, "proc_entries"), team_binds,
+                                                          host_problems) < 0)
+                v.oom = true;
+        for (size_t i = 0; i < arr_len(host_problems); i++)
+                problem(&v, "%s", json_object_get_string(at(host_problems, i)));
+        evidence(&v, "host_mount_problems", host_problems);
+
+        no_probe(&v, in);
+        if (cell_error(in->probe, subprobes, buf, sizeof buf))
+                problem(&v, "%s", buf);
+        json_object *attempts = get(in->probe, "write_outside"), *sysctl = get(in->probe, "sysctl");
+        size_t n = arr_len(attempts), private_writes = 0;
+        if (in->probe && n == 0)
+                problem(&v, "the cell reported no write attempts");
+        if (in->probe && arr_len(sysctl) == 0)
+                problem(&v, "the cell reported no attempt on host settings");
+        for (size_t i = 0; i < n; i++) {
+                json_object *a = at(attempts, i);
+                const char *path = get_str(a, "path");
+                if (!is_true(a, "created"))
+                        continue;
+                /* Judged on the host's own table: where would a file at that path land? */
+                if (path && lands_privately(mounts, host_mounts, team_binds, path))
+                        private_writes++;
+                else
+                        problem(&v, "the cell created a file in %s, on a mount the host does not class as the sandbox's own",
+                                path ? path : "?");
+        }
+        json_object *seen = get(in->expect, "escapes_seen");
+        for (size_t i = 0; i < arr_len(seen); i++)
+                problem(&v, "the host sees the cell's file at %s", json_object_get_string(at(seen, i)));
+        for (size_t i = 0; i < arr_len(sysctl); i++)
+                if (is_true(at(sysctl, i), "opened"))
+                        problem(&v, "the cell opened the host setting %s for writing", str_or(at(sysctl, i), "path", "?"));
+        evidence(&v, "attempts", json_object_new_int64((int64_t) n));
+        evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
+        evidence(&v, "sysctl", json_object_get(sysctl));
+        char pass[512];
+        snprintf(pass, sizeof pass,
+                 "every writable mount of the kernel (read by the host) is the sandbox's own or the team's; /proc's "
+                 "host-global entries read-only; the cell tried %zu places (%zu writes stayed private), nothing appeared "
+                 "in %" PRId64 " host folders; %zu host settings refused",
+                 n, private_writes, int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
+        return verdict_end(&v, "boundary.write_outside", pass);
+}
+
+json_object *kb_judge_workspace(const kb_judge_input *in) {
+        static const char *const subprobes[] = {"workspace", NULL};
+        verdict v;
+        verdict_init(&v);
+        char buf[DETAIL_MAX];
+        no_probe(&v, in);
+        json_object *ws = get(in->probe, "workspace");
+        if (cell_error(in->probe, subprobes, buf, sizeof buf))
+                problem(&v, "%s", buf);
+        if (in->probe && !is_true(ws, "written"))
+                problem(&v, "the cell could not write to its workspace (%s)", str_or(ws, "error", "no reason given"));
+        if (!is_true(in->expect, "workspace_read_back"))
+                problem(&v, "the host did not find the cell's nonce in the workspace");
+        evidence(&v, "cell", json_object_get(ws));
+        evidence(&v, "host_read_back", json_object_new_boolean(is_true(in->expect, "workspace_read_back")));
+        return verdict_end(&v, "boundary.workspace_writable",
+                           "the cell wrote a nonce to /workspace; the host read the same nonce back");
+}
+
+/* ---- network ---- */
+
+static json_object *kernel_net(json_object *snap) {
+        const char *key = get_str(snap, "kernel_net");
+        return key ? get(get(snap, "net"), key) : NULL;
+}
+
+json_object *kb_judge_network(const kb_judge_input *in) {
+        static const char *const subprobes[] = {"network", NULL};
+        verdict v;
+        verdict_init(&v);
+        char buf[DETAIL_MAX];
+        json_object *conn = get(in->expect, "canary_connections");
+        int64_t tcp_hits = int_or(conn, "tcp", -1), unix_hits = int_or(conn, "unix", -1);
+        json_object *cell = get(in->probe, "network");
+        evidence(&v, "host_tcp_connections", json_object_new_int64(tcp_hits));
+        evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
+        evidence(&v, "cell", json_object_get(cell));
+        if (is_true(in->expect, "allow_network")) {
+                if (v.oom)
+                        return NULL;
+                return kb_judge_check("boundary.network", "not_claimed", v.ev,
+                                      "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
+                                      (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
+        }
+        look_problems(&v, in);
+        json_object *host_ns = get(in->host, "ns");
+        int64_t host_net = int_or(host_ns, "net", -1);
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s), *net = kernel_net(snap);
+                if (!net) {
+                        problem(&v, "the host could not read the kernel's network tables (%s)", str_or(snap, "label", "?"));
+                        continue;
+                }
+                json_object *ifs = get(net, "interfaces");
+                if (!ifs)
+                        problem(&v, "the host could not read the sandbox's interfaces");
+                for (size_t i = 0; i < arr_len(ifs); i++)
+                        if (strcmp(json_object_get_string(at(ifs, i)), "lo") != 0)
+                                problem(&v, "the sandbox has a network interface '%s' besides lo", json_object_get_string(at(ifs, i)));
+                static const char *const route_keys[] = {"routes_v4", "routes_v6"};
+                for (size_t k = 0; k < KB_ELEMENTSOF(route_keys); k++) {
+                        json_object *routes = get(net, route_keys[k]);
+                        if (!routes)
+                                problem(&v, "the host could not read the sandbox's %s", route_keys[k]);
+                        for (size_t i = 0; i < arr_len(routes); i++)
+                                if (strcmp(json_object_get_string(at(routes, i)), "lo") != 0)
+                                        problem(&v, "the sandbox has a route through '%s'", json_object_get_string(at(routes, i)));
+                }
+                json_object *unix_list = get(net, "unix"), *names = get(in->expect, "abstract_canaries");
+                for (size_t i = 0; i < arr_len(unix_list); i++) {
+                        const char *path = get_str(at(unix_list, i), "path");
+                        if (path && path[0] == '@' && str_in(names, path + 1))
+                                problem(&v, "the host's abstract canary socket is in the sandbox's network namespace");
+                }
+        }
+        int64_t kernel_netns = -1;
+        json_object *kproc = NULL, *procs = get(at(in->snapshots, 0), "processes");
+        for (size_t i = 0; i < arr_len(procs); i++)
+                if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
+                        kproc = at(procs, i);
+        kernel_netns = int_or(get(kproc, "ns"), "net", -1);
+        if (host_net < 0 || kernel_netns < 0)
+                problem(&v, "the host could not compare the kernel's network namespace with its own");
+        else if (kernel_netns == host_net)
+                problem(&v, "the kernel shares the host's network namespace");
+        if (tcp_hits != 0 || unix_hits != 0)
+                problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections", tcp_hits, unix_hits);
+        no_probe(&v, in);
+        if (cell_error(in->probe, subprobes, buf, sizeof buf))
+                problem(&v, "%s", buf);
+        size_t tested = 0;
+        static const char *const conn_keys[] = {"tcp", "abstract"};
+        for (size_t k = 0; k < KB_ELEMENTSOF(conn_keys); k++) {
+                json_object *arr = get(cell, conn_keys[k]);
+                for (size_t i = 0; i < arr_len(arr); i++) {
+                        json_object *a = at(arr, i);
+                        if (k == 1 && get(a, "tested") && !is_true(a, "tested"))
+                                continue;
+                        tested++;
+                        if (is_true(a, "connected"))
+                                problem(&v, "the cell connected to the host's %s canary",
+                                        k == 0 ? "loopback TCP" : "abstract unix socket");
+                }
+        }
+        if (in->probe && tested == 0)
+                problem(&v, "the cell tested no canary connection");
+        if (arr_len(get(cell, "unix_visible")) > 0)
+                problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
+        char pass[256];
+        snprintf(pass, sizeof pass,
+                 "the kernel's own network namespace holds only lo and no route (read by the host); %zu canary "
+                 "connection attempt%s failed and the host's canaries saw none",
+                 tested, tested == 1 ? "" : "s");
+        return verdict_end(&v, "boundary.network", pass);
+}
+
+/* ---- reachability (sockets, canaries) ---- */
+
+/* Fails for every reach entry of kind/claim that the mounts expose (confirmed by the host, or not
+ * disproved: only "no such file there" clears an exposure the table shows). */
+static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
+                             json_object *report) {
+        size_t checked = 0;
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *reach = get(at(in->snapshots, s), "reach");
+                for (size_t i = 0; i < arr_len(reach); i++) {
+                        json_object *e = at(reach, i);
+                        const char *k = get_str(e, "kind"), *c = get_str(e, "claim");
+                        if (!k || strcmp(k, kind) != 0 || (claim && (!c || strcmp(c, claim) != 0)))
+                                continue;
+                        if (s == 0)
+                                checked++;
+                        const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
+                        if (get_str(e, "error") && claim)
+                                problem(v, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
+                        json_object *exposed = get(e, "exposed");
+                        for (size_t x = 0; x < arr_len(exposed); x++) {
+                                json_object *where = at(exposed, x);
+                                const char *err = get_str(where, "error");
+                                if (is_true(where, "confirmed"))
+                                        problem(v, "the %s %s is reachable in the sandbox at %s", name, path,
+                                                str_or(where, "at", "?"));
+                                else if (!err || strcmp(err, "No such file or directory") != 0)
+                                        problem(v, "the %s %s is exposed at %s by the sandbox's mounts (the host could not "
+                                                "confirm: %s)",
+                                                name, path, str_or(where, "at", "?"), err ? err : "?");
+                                if (report && s == 0)
+                                        json_object_array_add(report, json_object_get(e));
+                        }
+                }
+        }
+        return checked;
+}
+
+json_object *kb_judge_sockets(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        look_problems(&v, in);
+        json_object *exposed = json_object_new_array();
+        size_t n = reach_problems(&v, in, "socket", NULL, exposed);
+        evidence(&v, "exposed", exposed);
+        json_object *snap = at(in->snapshots, 0);
+        int64_t namespaces = int_or(snap, "listener_namespaces", 0), unreadable = int_or(snap, "listener_namespaces_unreadable", 0);
+        evidence(&v, "listeners_checked", json_object_new_int64((int64_t) n));
+        evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
+        evidence(&v, "namespaces_unreadable", json_object_new_int64(unreadable));
+        if (namespaces == 0)
+                problem(&v, "the host read no network namespace's socket table");
+        char pass[256];
+        snprintf(pass, sizeof pass,
+                 "none of the host's %zu listening unix sockets (%" PRId64 " network namespace%s read) is reachable "
+                 "through the sandbox's mounts",
+                 n, namespaces, namespaces == 1 ? "" : "s");
+        return verdict_end(&v, "boundary.sockets", pass);
+}
+
+/* ---- credentials ---- */
+
+json_object *kb_judge_credentials(const kb_judge_input *in) {
+        static const char *const subprobes[] = {"credentials", NULL};
+        verdict v;
+        verdict_init(&v);
+        char buf[DETAIL_MAX];
+        look_problems(&v, in);
+        /* The host's read of every environment and command line, in every look. */
+        size_t n_proc = 0;
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *procs = get(at(in->snapshots, s), "processes");
+                for (size_t i = 0; i < arr_len(procs); i++) {
+                        json_object *p = at(procs, i);
+                        int64_t pid = int_or(p, "pid", -1);
+                        n_proc++;
+                        static const struct {
+                                const char *key, *file, *words;
+                        } texts[] = {{"environ_secrets", "environ", "environment"}, {"cmdline_secrets", "cmdline", "command line"}};
+                        for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
+                                json_object *names = get(p, texts[t].key);
+                                if (!names)
+                                        problem(&v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s", texts[t].words, pid,
+                                                str_or(p, "name", "?"), fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
+                                                fact_error(p, texts[t].file, buf, sizeof buf) ? buf : "");
+                                for (size_t k = 0; k < arr_len(names); k++)
+                                        problem(&v, "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
+                                                json_object_get_string(at(names, k)), texts[t].words, pid, str_or(p, "name", "?"));
+                        }
+                }
+        }
+        reach_problems(&v, in, "canary", "boundary.credentials", NULL);
+        /* The child the cell spawned, seen alive by the host. */
+        json_object *sub = get(get(in->probe, "credentials"), "subprocess");
+        int64_t child = int_or(sub, "pid", -1);
+        json_object *alive = look_labelled(in, "child alive");
+        bool child_seen = false;
+        for (size_t i = 0; i < arr_len(get(alive, "processes")); i++) {
+                json_object *p = at(get(alive, "processes"), i);
+                child_seen |= child > 0 && inner_pid(p) == child && int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
+        }
+        if (!alive)
+                problem(&v, "the host never looked at the sandbox while a process the kernel spawned was alive");
+        else if (!child_seen)
+                problem(&v, "the child the cell spawned (pid %" PRId64 " in the sandbox) is not among the processes the host "
+                            "sees in the sandbox",
+                        child);
+        /* The cell's word: fails only. */
+        no_probe(&v, in);
+        if (cell_error(in->probe, subprobes, buf, sizeof buf))
+                problem(&v, "%s", buf);
+        json_object *found = get(in->expect, "secrets_in_probe");
+        for (size_t i = 0; i < arr_len(found); i++)
+                problem(&v, "%s reached the sandbox (found in what the cell saw; value never shown)",
+                        json_object_get_string(at(found, i)));
+        size_t n_read = arr_len(get(sub, "proc"));
+        if (in->probe) {
+                if (!is_true(sub, "spawned"))
+                        problem(&v, "the cell could not spawn a subprocess (%s)", str_or(sub, "error", "no reason given"));
+                else if (get_str(sub, "error"))
+                        problem(&v, "the cell's subprocess failed: %s", get_str(sub, "error"));
+                else if (n_read == 0)
+                        problem(&v, "the cell's subprocess read no process's environment");
+                if (is_true(sub, "spawned") && !is_true(sub, "go"))
+                        problem(&v, "the cell's subprocess did not wait for the host's look");
+        }
+        json_object *files = get(get(in->probe, "credentials"), "files");
+        for (size_t i = 0; i < arr_len(files); i++)
+                if (is_true(at(files, i), "exists"))
+                        problem(&v, "the cell sees the host credential file %s", str_or(at(files, i), "path", "?"));
+        json_object *keys = get(get(in->probe, "credentials"), "keys");
+        if (is_true(keys, "found"))
+                problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
+        evidence(&v, "secrets_checked", json_object_get(get(in->expect, "secrets_guarded")));
+        evidence(&v, "found", json_object_get(found));
+        evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
+        evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
+        evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
+        evidence(&v, "keyring_canary", json_object_get(get(in->expect, "keyring")));
+        evidence(&v, "keys", json_object_get(keys));
+        char pass[512];
+        snprintf(pass, sizeof pass,
+                 "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
+                 "process%s read by the host (a spawned child included), nor in what the cell's subprocess read from %zu; "
+                 "no credential canary reachable through the mounts; kbound's keyring canary %s",
+                 int_or(in->expect, "secrets_guarded", 0), n_proc, n_proc == 1 ? "" : "es", n_read,
+                 is_true(keys, "tested") ? "not found by the cell" : "beyond the sandbox's fresh, empty session keyring");
+        return verdict_end(&v, "boundary.credentials", pass);
+}
+
+json_object *kb_judge_cross_team(const kb_judge_input *in) {
+        static const char *const subprobes[] = {"cross_team", NULL};
+        verdict v;
+        verdict_init(&v);
+        char buf[DETAIL_MAX];
+        look_problems(&v, in);
+        size_t canaries = reach_problems(&v, in, "canary", "boundary.cross_team", NULL);
+        if (canaries == 0)
+                problem(&v, "the host was given no other team's canary to look for");
+        no_probe(&v, in);
+        if (cell_error(in->probe, subprobes, buf, sizeof buf))
+                problem(&v, "%s", buf);
+        json_object *found = get(in->expect, "sibling_in_probe");
+        if (arr_len(found) > 0)
+                problem(&v, "another team's canary was readable in the sandbox");
+        json_object *cross = get(in->probe, "cross_team");
+        size_t n = arr_len(cross);
+        if (in->probe && n == 0)
+                problem(&v, "the cell reported no cross-team attempts");
+        json_object *cell = json_object_new_array();
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = at(cross, i);
+                if (is_true(e, "exists") || is_true(e, "readable"))
+                        problem(&v, "another team's path %s is visible in the sandbox", str_or(e, "path", "?"));
+                /* What the cell saw of each path, without what it read. */
+                json_object *copy = json_object_new_object();
+                if (!copy || !cell)
+                        continue;
+                json_object_object_foreach(e, key, value) {
+                        if (strcmp(key, "content") == 0)
+                                json_object_object_add(copy, "content_read",
+                                                       json_object_new_boolean(value && !json_object_is_type(value, json_type_null)));
+                        else
+                                json_object_object_add(copy, key, json_object_get(value));
+                }
+                json_object_array_add(cell, copy);
+        }
+        evidence(&v, "cell", cell);
+        evidence(&v, "canaries_found", json_object_get(found));
+        char pass[256];
+        snprintf(pass, sizeof pass,
+                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts (host) "
+                 "nor visible to the cell",
+                 canaries);
+        return verdict_end(&v, "boundary.cross_team", pass);
+}
+
+/* ---- descriptors ---- */
+
+static bool starts(const char *s, const char *prefix) {
+        return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The number in "pipe:[N]" / "socket:[N]", or -1. */
+static int64_t bracket_inode(const char *target) {
+        const char *b = target ? strchr(target, '[') : NULL;
+        if (!b)
+                return -1;
+        char *end;
+        long long v = strtoll(b + 1, &end, 10);
+        return *end == ']' ? v : -1;
+}
+
+/* The mount table a process sees. */
+static json_object *mounts_of(json_object *snap, json_object *p) {
+        json_object *kernel_mounts = get(snap, "mounts");
+        const char *key = NULL;
+        char buf[32];
+        int64_t mnt = int_or(get(p, "ns"), "mnt", -1);
+        if (mnt > 0) {
+                snprintf(buf, sizeof buf, "%lld", (long long) mnt);
+                key = buf;
+        }
+        json_object *other = key ? get(get(snap, "mount_tables"), key) : NULL;
+        return other ? other : kernel_mounts;
+}
+
+static bool mount_id_in(json_object *mounts, int64_t id) {
+        for (size_t i = 0; i < arr_len(mounts); i++)
+                if (int_or(at(mounts, i), "id", -2) == id)
+                        return true;
+        return false;
+}
+
+/* True if inode is a socket of the network namespace p is in, or the kernel's end of a connection
+ * made to one of that namespace's listening unix sockets (such a socket takes the namespace of the
+ * side that connected, kbound's, and the name of the listener it was accepted from). */
+static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode) {
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long) int_or(get(p, "ns"), "net", -1));
+        json_object *net = get(get(snap, "net"), key);
+        if (int_in(get(net, "socket_inodes"), inode))
+                return true;
+        json_object *unix_list = get(net, "unix");
+        for (size_t i = 0; i < arr_len(unix_list); i++)
+                if (int_or(at(unix_list, i), "inode", -1) == inode)
+                        return true;
+        json_object *outside = get(snap, "kbound_net_sockets");
+        for (size_t i = 0; i < arr_len(outside); i++) {
+                json_object *o = at(outside, i);
+                const char *path = get_str(o, "path");
+                if (int_or(o, "inode", -1) != inode || !path)
+                        continue;
+                for (size_t j = 0; j < arr_len(unix_list); j++) {
+                        json_object *u = at(unix_list, j);
+                        const char *lpath = get_str(u, "path");
+                        if (is_true(u, "listening") && lpath && strcmp(lpath, path) == 0)
+                                return true;
+                }
+        }
+        return false;
+}
+
+/* Why fd (of process p in snap) refers to something outside the sandbox, or NULL. */
+static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *fd, char *buf,
+                              size_t size) {
+        const char *target = get_str(fd, "target"), *type = get_str(fd, "type"), *dev = get_str(fd, "dev");
+        int64_t mnt_id = int_or(fd, "mnt_id", -1);
+        json_object *outside = get(get(last_look(in), "launcher"), "outside_inodes");
+        if (!target)
+                return "the host could not read what it refers to";
+        if (starts(target, "pipe:[") || starts(target, "socket:[")) {
+                if (str_in(outside, target)) {
+                        snprintf(buf, size, "%s is shared with kbound's side of the sandbox (a channel out)", target);
+                        return buf;
+                }
+                if (starts(target, "socket:[") && !socket_of_namespace(snap, p, bracket_inode(target))) {
+                        snprintf(buf, size, "%s is not a socket of the sandbox's network namespace", target);
+                        return buf;
+                }
+                return NULL;
+        }
+        if (starts(target, "anon_inode:")) {
+                static const char *const ok[] = {"anon_inode:[eventfd]", "anon_inode:[eventpoll]", "anon_inode:[timerfd]",
+                                                 "anon_inode:[signalfd]", "anon_inode:inotify"};
+                for (size_t i = 0; i < KB_ELEMENTSOF(ok); i++)
+                        if (strcmp(target, ok[i]) == 0)
+                                return NULL;
+                if (strcmp(target, "anon_inode:[pidfd]") == 0) {
+                        int64_t pid = int_or(fd, "pid", -1);
+                        json_object *procs = get(snap, "processes");
+                        for (size_t i = 0; i < arr_len(procs); i++)
+                                if (int_or(at(procs, i), "pid", -2) == pid)
+                                        return NULL;
+                        if (pid <= 0)
+                                return NULL; /* a pidfd of a process that has exited, or in no namespace kbound sees */
+                        snprintf(buf, size, "a pidfd of pid %" PRId64 ", a process outside the sandbox", pid);
+                        return buf;
+                }
+                snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
+                return buf;
+        }
+        if (starts(target, "/memfd:") && dev && str_or(in->host, "memfd_dev", NULL) &&
+            strcmp(dev, get_str(in->host, "memfd_dev")) == 0)
+                return NULL; /* anonymous memory */
+        if (target[0] != '/') {
+                snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
+                return buf;
+        }
+        if (mnt_id >= 0 && mount_id_in(mounts_of(snap, p), mnt_id))
+                return NULL; /* opened through one of the process's own mounts */
+        if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(fd, "rdev"), false))
+                return NULL;
+        json_object *log = get(in->expect, "kernel_log");
+        int64_t flags = int_or(fd, "flags", -1);
+        if (type && strcmp(type, "reg") == 0 && dev && get_str(log, "dev") && strcmp(dev, get_str(log, "dev")) == 0 &&
+            int_or(fd, "ino", -1) == int_or(log, "ino", -2) && flags >= 0 && (flags & 03) == 01 && (flags & 02000))
+                return NULL; /* the kernel's log: write-only, append-only */
+        snprintf(buf, size, "%s is on a host mount (mount id %" PRId64 ") outside the sandbox", target, mnt_id);
+        return buf;
+}
+
+json_object *kb_judge_descriptors(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        look_problems(&v, in);
+        char buf[DETAIL_MAX], why[DETAIL_MAX];
+        size_t n_fds = 0;
+        if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
+                problem(&v, "the host could not read %s", buf);
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s), *procs = get(snap, "processes");
+                for (size_t i = 0; i < arr_len(procs); i++) {
+                        json_object *p = at(procs, i), *fds = get(p, "fds");
+                        int64_t pid = int_or(p, "pid", -1);
+                        if (!fds || fact_error(p, "fd", buf, sizeof buf))
+                                problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)", pid,
+                                        fact_error(p, "fd", buf, sizeof buf) ? buf : "no table");
+                        for (size_t f = 0; f < arr_len(fds); f++) {
+                                json_object *fd = at(fds, f);
+                                n_fds++;
+                                if (fd_problem(in, snap, p, fd, why, sizeof why))
+                                        problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s", int_or(fd, "fd", -1), pid,
+                                                str_or(p, "name", "?"), why);
+                        }
+                }
+        }
+        evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
+        char pass[256];
+        snprintf(pass, sizeof pass,
+                 "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
+                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices",
+                 n_fds);
+        return verdict_end(&v, "boundary.descriptors", pass);
 }

@@ -469,6 +469,20 @@ int64_t kb_kernel_startup_ms(const kb_kernel *k) {
         return k->startup_ms;
 }
 
+int kb_kernel_socket_path(const kb_kernel *k, kb_channel ch, char *buf, size_t size) {
+        if (!k->connection || k->connection->transport != KB_TRANSPORT_IPC)
+                return -ENOTSUP;
+        char endpoint[PATH_MAX];
+        int r = kb_connection_endpoint(k->connection, ch, k->sandbox ? KB_SANDBOX_RUNTIME "/" SOCKET_PREFIX : NULL,
+                                       endpoint, sizeof endpoint);
+        if (r < 0)
+                return r;
+        const char *path = strncmp(endpoint, "ipc://", 6) == 0 ? endpoint + 6 : endpoint;
+        if ((size_t) snprintf(buf, size, "%s", path) >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 int kb_kernel_signal(kb_kernel *k, int sig) {
         if (k->sandbox)
                 return kb_sandbox_signal(k->sandbox, sig);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "kbound/common.h"
 
 #define FIELD_MAX 4096 /* one mountinfo path or option list */
@@ -362,4 +363,248 @@ json_object *kb_procfs_mount_of(json_object *mounts, const char *path) {
                 cur = next;
         }
         return cur;
+}
+
+/* The lines of text, each passed to fn with its length (no newline); stops at the first error. */
+static int each_line(const char *text, int (*fn)(void *ud, const char *line, size_t len, size_t index), void *ud) {
+        size_t index = 0;
+        for (const char *line = text ? text : ""; *line;) {
+                const char *nl = strchr(line, '\n');
+                size_t len = nl ? (size_t) (nl - line) : strlen(line);
+                if (len > 0) {
+                        if (index >= KB_PROCFS_NET_LINES_MAX)
+                                return -E2BIG;
+                        int r = fn(ud, line, len, index++);
+                        if (r < 0)
+                                return r;
+                }
+                line += len + (nl ? 1 : 0);
+        }
+        return 0;
+}
+
+/* Splits [line, line+len) on blanks into at most max fields (start, length); returns the count. */
+static size_t fields(const char *line, size_t len, const char **starts, size_t *lens, size_t max) {
+        size_t n = 0, i = 0;
+        while (i < len && n < max) {
+                while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                        i++;
+                if (i == len)
+                        break;
+                size_t start = i;
+                while (i < len && line[i] != ' ' && line[i] != '\t')
+                        i++;
+                starts[n] = line + start;
+                lens[n++] = i - start;
+        }
+        return n;
+}
+
+static bool field_int(const char *s, size_t len, int base, long long *ret) {
+        char buf[32];
+        if (len == 0 || len >= sizeof buf)
+                return false;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        char *end;
+        errno = 0;
+        long long v = strtoll(buf, &end, base);
+        if (errno || *end || v < 0)
+                return false;
+        *ret = v;
+        return true;
+}
+
+static int unix_line(void *ud, const char *line, size_t len, size_t index) {
+        json_object *a = ud;
+        if (index == 0)
+                return strncmp(line, "Num ", 4) == 0 ? 0 : -EPROTO;
+        const char *f[8];
+        size_t fl[8];
+        size_t n = fields(line, len, f, fl, 7);
+        long long flags, inode;
+        /* Num RefCount Protocol Flags Type St Inode [Path] */
+        if (n < 7 || fl[0] < 2 || f[0][fl[0] - 1] != ':' || !field_int(f[3], fl[3], 16, &flags) ||
+            !field_int(f[6], fl[6], 10, &inode))
+                return -EPROTO;
+        const char *rest = f[6] + fl[6];
+        size_t rest_len = len - (size_t) (rest - line);
+        while (rest_len > 0 && *rest == ' ') {
+                rest++;
+                rest_len--;
+        }
+        json_object *o = json_object_new_object();
+        if (!o || json_object_object_add(o, "inode", json_object_new_int64(inode)) < 0 ||
+            json_object_object_add(o, "listening", json_object_new_boolean((flags & 0x10000) != 0)) < 0 ||
+            (rest_len > 0 && json_object_object_add(o, "path", json_object_new_string_len(rest, (int) rest_len)) < 0) ||
+            json_object_array_add(a, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_procfs_unix_parse(const char *text, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
+        int r = each_line(text, unix_line, a);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+typedef struct inode_scan {
+        json_object *inodes;
+        size_t column; /* index of the inode column, found in the header */
+        int added;
+} inode_scan;
+
+static int inode_line(void *ud, const char *line, size_t len, size_t index) {
+        inode_scan *s = ud;
+        const char *f[32];
+        size_t fl[32];
+        size_t n = fields(line, len, f, fl, 32);
+        if (index == 0) {
+                /* The ip tables' header names two columns that each hold two of a line's fields
+                 * ("tx_queue rx_queue" is "00000000:00000000", "tr tm->when" is "00:00000000"):
+                 * their inode is a line's tenth field. The others' headers match their lines. */
+                if (n > 0 && fl[0] == 2 && strncmp(f[0], "sl", 2) == 0) {
+                        s->column = 9;
+                        return 0;
+                }
+                for (size_t i = 0; i < n; i++)
+                        if (fl[i] == 5 && strncasecmp(f[i], "inode", 5) == 0) {
+                                s->column = i;
+                                return 0;
+                        }
+                return -EPROTO;
+        }
+        long long inode;
+        if (n <= s->column || !field_int(f[s->column], fl[s->column], 10, &inode))
+                return -EPROTO;
+        if (json_object_array_add(s->inodes, json_object_new_int64(inode)) < 0)
+                return -ENOMEM;
+        s->added++;
+        return 0;
+}
+
+int kb_procfs_net_inodes(const char *text, json_object *inodes) {
+        inode_scan s = {.inodes = inodes, .column = (size_t) -1};
+        int r = each_line(text, inode_line, &s);
+        if (r < 0)
+                return r;
+        if (s.column == (size_t) -1)
+                return -EPROTO;
+        return s.added;
+}
+
+static int dev_line(void *ud, const char *line, size_t len, size_t index) {
+        if (index < 2)
+                return 0; /* two header lines */
+        const char *colon = memchr(line, ':', len);
+        if (!colon)
+                return -EPROTO;
+        const char *name = line;
+        while (name < colon && *name == ' ')
+                name++;
+        if (name == colon)
+                return -EPROTO;
+        return json_object_array_add(ud, json_object_new_string_len(name, (int) (colon - name))) < 0 ? -ENOMEM : 0;
+}
+
+int kb_procfs_net_dev_parse(const char *text, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
+        int r = each_line(text, dev_line, a);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+static int route_line(void *ud, const char *line, size_t len, size_t index, bool v6) {
+        if (!v6 && index == 0)
+                return strncmp(line, "Iface", 5) == 0 ? 0 : -EPROTO;
+        const char *f[16];
+        size_t fl[16];
+        size_t n = fields(line, len, f, fl, 16);
+        if (n < (v6 ? 10 : 8))
+                return -EPROTO;
+        size_t dev = v6 ? n - 1 : 0;
+        return json_object_array_add(ud, json_object_new_string_len(f[dev], (int) fl[dev])) < 0 ? -ENOMEM : 0;
+}
+
+static int route4_line(void *ud, const char *line, size_t len, size_t index) {
+        return route_line(ud, line, len, index, false);
+}
+
+static int route6_line(void *ud, const char *line, size_t len, size_t index) {
+        return route_line(ud, line, len, index, true);
+}
+
+int kb_procfs_routes_parse(const char *text, bool v6, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
+        int r = each_line(text, v6 ? route6_line : route4_line, a);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+int kb_procfs_fdinfo_parse(const char *text, kb_procfs_fdinfo *ret) {
+        kb_procfs_fdinfo fi = {.flags = 0, .mnt_id = -1, .pid = LLONG_MIN};
+        bool have_flags = false;
+        for (const char *line = text ? text : ""; *line;) {
+                const char *nl = strchr(line, '\n');
+                const char *v;
+                long long x;
+                if ((v = status_value(line, "flags"))) {
+                        /* printed in octal */
+                        char *end;
+                        errno = 0;
+                        unsigned long f = strtoul(v, &end, 8);
+                        if (errno || end == v || (*end && *end != '\n'))
+                                return -EPROTO;
+                        fi.flags = f;
+                        have_flags = true;
+                } else if ((v = status_value(line, "mnt_id"))) {
+                        if (!take_int(&v, 0, LLONG_MAX, &x))
+                                return -EPROTO;
+                        fi.mnt_id = x;
+                } else if ((v = status_value(line, "Pid"))) {
+                        if (!take_int(&v, -1, INT_MAX, &x))
+                                return -EPROTO;
+                        fi.pid = x;
+                }
+                line = nl ? nl + 1 : line + strlen(line);
+        }
+        if (!have_flags)
+                return -EPROTO;
+        *ret = fi;
+        return 0;
+}
+
+/* Joins prefix and the rest of path after skip_len bytes ("/" prefix joins without doubling). */
+static bool join_rest(const char *prefix, const char *rest, char *out, size_t size) {
+        int n = snprintf(out, size, "%s%s", strcmp(prefix, "/") == 0 && *rest ? "" : prefix, rest);
+        return n > 0 && (size_t) n < size;
+}
+
+bool kb_procfs_path_in_mount(json_object *m, const char *fs_path, char *out, size_t size) {
+        const char *root = mount_str(m, "root"), *mp = mount_str(m, "mountpoint");
+        if (!*root || !*mp || !kb_procfs_path_under(fs_path, root))
+                return false;
+        return join_rest(mp, fs_path + (strcmp(root, "/") == 0 ? 0 : strlen(root)), out, size);
+}
+
+bool kb_procfs_fs_path(json_object *m, const char *path, char *out, size_t size) {
+        const char *root = mount_str(m, "root"), *mp = mount_str(m, "mountpoint");
+        if (!*root || !*mp || !kb_procfs_path_under(path, mp))
+                return false;
+        return join_rest(root, path + (strcmp(mp, "/") == 0 ? 0 : strlen(mp)), out, size);
 }

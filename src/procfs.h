@@ -55,3 +55,43 @@ bool kb_procfs_path_under(const char *path, const char *prefix);
  * longest prefix of path. A mount hidden under a later one is never reached.
  * Borrowed, or NULL when the table has no root. */
 json_object *kb_procfs_mount_of(json_object *mounts, const char *path);
+
+/* Ceilings on the network tables read from /proc/<pid>/net (a shared host namespace can be big). */
+#define KB_PROCFS_NET_MAX (16 * 1024 * 1024)
+#define KB_PROCFS_NET_LINES_MAX 200000
+
+/* /proc/<pid>/net/unix as a JSON array of {"inode", "listening" (SO_ACCEPTCON), "path" (a
+ * pathname socket's path, or "@name" for an abstract one; absent when unbound)}. The path is the
+ * rest of the line: a namespace's own sockets are named by whoever bound them, so a line that does
+ * not have the table's shape is refused, never guessed at. Returns 0, -EPROTO, -E2BIG, -ENOMEM. */
+int kb_procfs_unix_parse(const char *text, json_object **ret);
+
+/* The socket inodes of one /proc/<pid>/net table with an "inode" column in its header (tcp, tcp6,
+ * udp, udp6, udplite, udplite6, raw, raw6, icmp, icmp6, netlink, packet), appended to inodes (a
+ * JSON array). Returns the number appended, -EPROTO (no inode column, or a malformed line), -E2BIG,
+ * -ENOMEM. */
+int kb_procfs_net_inodes(const char *text, json_object *inodes);
+
+/* The interface names of /proc/<pid>/net/dev, as a JSON array. Returns 0, -EPROTO, -ENOMEM. */
+int kb_procfs_net_dev_parse(const char *text, json_object **ret);
+
+/* The device of every route: /proc/<pid>/net/route (device first, after a header line; v6 false)
+ * or /proc/<pid>/net/ipv6_route (device last, no header; v6 true), as a JSON array of names.
+ * Returns 0, -EPROTO, -ENOMEM. */
+int kb_procfs_routes_parse(const char *text, bool v6, json_object **ret);
+
+/* /proc/<pid>/fdinfo/<fd>: the open flags (octal), the mount id and, for a pidfd, the pid it
+ * refers to (in the reader's namespace; 0 or -1 when outside it or gone). */
+typedef struct kb_procfs_fdinfo {
+        unsigned long flags;
+        long long mnt_id; /* -1 when absent */
+        long long pid;    /* "Pid:" of a pidfd; LLONG_MIN when absent */
+} kb_procfs_fdinfo;
+int kb_procfs_fdinfo_parse(const char *text, kb_procfs_fdinfo *ret);
+
+/* Paths between a mount's view and its filesystem's (m: one mount of a kb_procfs_mountinfo_parse
+ * array). kb_procfs_path_in_mount: where fs_path (a path inside the filesystem, from its root)
+ * appears under m, false if it is not below m's root. kb_procfs_fs_path: the path inside the
+ * filesystem of path (a path under m's mount point), false if path is not under it. */
+bool kb_procfs_path_in_mount(json_object *m, const char *fs_path, char *out, size_t size);
+bool kb_procfs_fs_path(json_object *m, const char *path, char *out, size_t size);

@@ -23,7 +23,7 @@
 
 #define NETWORK_CHECK "boundary.network"
 
-/* The five checks that together make "the full boundary", with the words the summary uses. */
+/* The checks that together make "the full boundary", with the words the summary uses. */
 static const struct {
         const char *id;
         const char *words;
@@ -33,10 +33,12 @@ static const struct {
         { "boundary.workspace_writable", "workspace" },
         { "boundary.credentials", "credentials" },
         { "boundary.cross_team", "cross-team" },
+        { "boundary.descriptors", "descriptors" },
+        { "boundary.sockets", "host sockets" },
 };
 
 /* Summary order differs from table order on purpose: it reads as the probes run. */
-static const size_t boundary_summary_order[] = { 0, 2, 1, 3, 4 };
+static const size_t boundary_summary_order[] = { 5, 0, 2, 1, 6, 3, 4 };
 
 typedef enum check_status {
         STATUS_ABSENT = 0, /* ordered by badness: combining duplicates keeps the worst */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
@@ -16,6 +17,7 @@
 #include "kbound/report.h"
 
 #define CELL_TIMEOUT_MS 60000
+#define CHILD_WAIT_S 10
 #define MARKER_TIMEOUT_MS 30000
 #define CONTROL_REPLY_TIMEOUT_MS 2000
 /* After no interrupt_reply: only for an execute_reply already in flight. The cell is watched
@@ -27,9 +29,10 @@
 
 /* Every check a kernel gets, in the order they run (docs/probes.md). */
 static const char *const check_ids[] = {
-        "sandbox.backend",        "sandbox.privileges",   "identity.pid2",
-        "identity.pidfd",         "boundary.write_outside", "boundary.workspace_writable",
-        "boundary.network",       "boundary.credentials", "boundary.cross_team",
+        "sandbox.backend",        "sandbox.privileges",   "sandbox.session",
+        "identity.pid2",          "identity.pidfd",       "boundary.descriptors",
+        "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
+        "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
         "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
         NULL,
 };
@@ -51,6 +54,9 @@ typedef struct ctx {
         json_object *host;      /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots; /* kb_inspect_snapshot of the sandbox, in the order taken */
         int64_t inspect_ms;     /* what the host's looks cost, in total */
+        json_object *expect;    /* what kbound arranged and saw outside the cell (judge.h) */
+        json_object *probe;     /* the probe cell's result, or NULL */
+        char probe_error[512];  /* why there is none */
 } ctx;
 
 static void logf_(const ctx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -146,23 +152,31 @@ static void host_look(ctx *x, const char *label) {
                 return;
         int64_t t0 = kb_now_ms();
         const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
+        char shell[256], control[256];
+        const char *endpoints[3] = {NULL, NULL, NULL};
+        size_t n_ep = 0;
+        if (kb_kernel_socket_path(x->kernel, KB_CHANNEL_SHELL, shell, sizeof shell) == 0)
+                endpoints[n_ep++] = shell;
+        if (kb_kernel_socket_path(x->kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
+                endpoints[n_ep++] = control;
         kb_inspect_target t = {
                 .proc_root = "/proc",
                 .init_pid = kb_sandbox_init_pid(sb),
                 .kernel_pid = kb_sandbox_kernel_pid(sb),
+                .launcher_pid = kb_sandbox_bwrap_pid(sb),
                 .pidns_ino = kb_sandbox_pidns(sb),
                 .secrets = sets,
                 .n_secrets = KB_ELEMENTSOF(sets),
+                .endpoints = endpoints,
+                .canaries = x->env->canaries,
+                .n_canaries = x->env->n_canaries,
+                .own_runtime = kb_kernel_runtime_dir(x->kernel),
+                .host = x->host,
         };
         json_object *snap = NULL;
         if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
                 json_object_array_add(x->snapshots, snap);
         x->inspect_ms += kb_now_ms() - t0;
-}
-
-static json_object *last_snapshot(const ctx *x) {
-        size_t n = json_object_array_length(x->snapshots);
-        return n ? json_object_array_get_idx(x->snapshots, n - 1) : NULL;
 }
 
 static const char *jstr(json_object *o, const char *key) {
@@ -219,9 +233,17 @@ static const char *wait_error(ctx *x, int r) {
         }
 }
 
+/* Something to do while a cell runs, once: when fn says so (it sees every iopub message of the
+ * cell), then is called and the wait goes on. */
+typedef struct cell_hook {
+        kb_iopub_fn fn;
+        void *userdata;
+        void (*then)(ctx *x, void *userdata);
+} cell_hook;
+
 /* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */
-static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
-                    char *why, size_t why_size) {
+static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
+                           json_object **ret, char *why, size_t why_size) {
         _cleanup_free_ char *code = NULL;
         _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
         int r = kb_langpack_render(x->lp, cell, params ? params : own_params, &code);
@@ -233,9 +255,14 @@ static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeo
         kb_client *c = kb_kernel_client(x->kernel);
         kb_execution *ex = NULL;
         kb_execute_options eo = { .store_history = false, .stop_on_error = false };
+        int64_t deadline = step_deadline(x, timeout_ms);
         r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
-                r = kb_client_execute_wait(c, ex, step_deadline(x, timeout_ms), NULL, NULL);
+                r = kb_client_execute_wait(c, ex, deadline, hook ? hook->fn : NULL, hook ? hook->userdata : NULL);
+        if (r == 1) {
+                hook->then(x, hook->userdata);
+                r = kb_client_execute_wait(c, ex, deadline, NULL, NULL);
+        }
         if (r == -ETIMEDOUT && ex) {
                 char what[256];
                 kb_execution_explain_timeout(c, ex, what, sizeof(what));
@@ -258,79 +285,79 @@ static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeo
         return r;
 }
 
-/* ---- sandbox.backend and identity ---- */
+static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
+                    char *why, size_t why_size) {
+        return run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, why, why_size);
+}
 
-static void check_backend(ctx *x) {
+/* ---- what the host arranged and saw outside the cell, for the judge ---- */
+
+/* {"dev": "maj:min", "ino": n} of path (no symlink followed), or NULL. */
+static json_object *file_id(const char *path) {
+        struct stat st;
+        if (!path || lstat(path, &st) < 0)
+                return NULL;
+        json_object *o = json_object_new_object();
+        char dev[32];
+        snprintf(dev, sizeof dev, "%u:%u", major(st.st_dev), minor(st.st_dev));
+        json_object_object_add(o, "dev", json_object_new_string(dev));
+        json_object_object_add(o, "ino", json_object_new_int64((int64_t) st.st_ino));
+        return o;
+}
+
+static void expect_set(ctx *x, const char *key, json_object *value) {
+        json_object_object_add(x->expect, key, value);
+}
+
+/* The run's facts every judgement needs, set once the kernel is up. */
+static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
-        json_object *info = kb_sandbox_info(sb);
-        json_object *ev = json_object_new_object();
-        json_object *ns = json_object_new_object();
-        static const char *const names[] = { "pid", "net", "mnt", "ipc", "uts", "user", "cgroup" };
-        char list[128] = "";
-        for (size_t i = 0; i < KB_ELEMENTSOF(names); i++) {
-                char key[32];
-                snprintf(key, sizeof(key), "%s-namespace", names[i]);
-                json_object *v = jget(info, key);
-                json_object_object_add(ns, names[i], v ? json_object_get(v) : NULL);
-                if (v) {
-                        strncat(list, *list ? ", " : "", sizeof(list) - strlen(list) - 1);
-                        strncat(list, names[i], sizeof(list) - strlen(list) - 1);
-                }
+        expect_set(x, "allow_network", json_object_new_boolean(x->env->allow_network));
+        expect_set(x, "kernel_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
+        expect_set(x, "kernel_log", file_id(kb_kernel_log_path(x->kernel)));
+        expect_set(x, "bwrap", json_object_new_string(x->env->bwrap));
+        expect_set(x, "bwrap_version", json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
+        expect_set(x, "secrets_guarded", json_object_new_int((int) kb_secrets_count(x->env->secrets)));
+        expect_set(x, "keyring", json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
+                                                                                    : strerror(-x->env->keyring_canary)));
+        json_object *binds = json_object_new_array();
+        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->kernel)}, {"runtime", kb_kernel_runtime_dir(x->kernel)}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
+                json_object *id = file_id(dirs[i][1]);
+                if (!id)
+                        continue; /* unknown: the bind then counts as foreign, never as the team's */
+                json_object_object_add(id, "name", json_object_new_string(dirs[i][0]));
+                json_object_array_add(binds, id);
         }
-        json_object_object_add(x->k, "namespaces", ns);
-        json_object_object_add(x->k, "kernel_host_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
-        json_object_object_add(ev, "bwrap", json_object_new_string(x->env->bwrap));
-        json_object_object_add(ev, "bwrap_version",
-                               json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
-        json_object_object_add(ev, "info", json_object_get(info));
-        /* A pid namespace is what makes PID 2 meaningful; without it nothing else holds. */
-        bool has_pid = jget(info, "pid-namespace") != NULL;
-        bool has_net = jget(info, "net-namespace") != NULL;
-        if (!has_pid)
-                add_check(x, "sandbox.backend", "fail", 0, ev, "bubblewrap reported no pid namespace");
-        else if (!has_net && !x->env->allow_network)
-                add_check(x, "sandbox.backend", "fail", 0, ev, "bubblewrap reported no network namespace");
-        else
-                add_check(x, "sandbox.backend", "pass", 0, ev, "bubblewrap %s (%s); namespaces: %s; start-up %lld ms",
-                          x->env->bwrap_version ? x->env->bwrap_version : "?", x->env->bwrap, list,
-                          (long long) kb_kernel_startup_ms(x->kernel));
+        expect_set(x, "team_binds", binds);
 }
 
-static int64_t nspid_last(json_object *result) {
-        json_object *nspid = jget(result, "nspid");
-        size_t n = nspid && json_object_is_type(nspid, json_type_array) ? json_object_array_length(nspid) : 0;
-        return n ? json_object_get_int64(json_object_array_get_idx(nspid, n - 1)) : -1;
-}
-
-static void check_identity(ctx *x) {
+/* Adds a check the judge made, in the scenario's order of checks. */
+static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *)) {
         int64_t t0 = kb_now_ms();
+        kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .probe = x->probe,
+                             .probe_error = x->probe_error[0] ? x->probe_error : NULL, .expect = x->expect};
+        add_judged(x, id, judge(&in), t0);
+}
+
+/* ---- identity ---- */
+
+static void identity_cell(ctx *x) {
         char why[512];
         json_object *result = NULL;
-        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
-        int r = run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why));
-        if (r < 0) {
-                add_check(x, "identity.pid2", "fail", t0, NULL, "%s", why);
-        } else {
-                int64_t pid = -1;
-                jint(result, "pid", &pid);
-                int64_t last = nspid_last(result);
-                json_object *ev = json_object_new_object();
-                json_object_object_add(ev, "cell", json_object_get(result));
-                json_object_object_add(ev, "kernel_host_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
-                if (pid == 2 && last == 2)
-                        add_check(x, "identity.pid2", "pass", t0, ev,
-                                  "the kernel reports pid 2 in its namespace; host pid %d is PID 2 of the sandbox",
-                                  (int) kb_sandbox_kernel_pid(sb));
-                else
-                        add_check(x, "identity.pid2", "fail", t0, ev,
-                                  "the kernel reports pid %lld (NSpid ends in %lld), expected 2: no private pid "
-                                  "namespace or a different process",
-                                  (long long) pid, (long long) last);
+        if (run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why)) < 0) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "error", json_object_new_string(why));
+                expect_set(x, "identity", e);
+                return;
         }
-        json_object_put(result);
+        expect_set(x, "identity", result);
+}
 
-        t0 = kb_now_ms();
-        r = kb_sandbox_verify(sb);
+static void check_pidfd(ctx *x) {
+        int64_t t0 = kb_now_ms();
+        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        int r = kb_sandbox_verify(sb);
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "pidfd", json_object_new_int(kb_sandbox_pidfd(sb)));
         json_object_object_add(ev, "kernel_host_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
@@ -344,106 +371,52 @@ static void check_identity(ctx *x) {
                                       : "no longer refers to PID 2 of the sandbox");
 }
 
-static void check_privileges(ctx *x) {
-        int64_t t0 = kb_now_ms();
-        add_judged(x, "sandbox.privileges", kb_judge_privileges(x->snapshots), t0);
+/* ---- the probe cell, with the host's look while its child is alive ---- */
+
+typedef struct child_watch {
+        char marker[64];
+        char go_host[PATH_MAX]; /* the go file, as the host sees it */
+        bool seen;
+} child_watch;
+
+static int child_marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        child_watch *w = userdata;
+        if (w->seen || !ex->stdout_text)
+                return 0;
+        const char *m = strstr(ex->stdout_text, w->marker);
+        if (!m || !strchr(m, '\n'))
+                return 0; /* the whole line, pid included */
+        w->seen = true;
+        return 1;
 }
 
-/* ---- boundary probes ---- */
-
-/* The device ("major:minor") of the mount holding path, from mountinfo lines; NULL if unknown. */
-static const char *mount_device_of(json_object *mounts, const char *path, char *dev, size_t dev_size,
-                                   char *mount_point, size_t mp_size) {
-        size_t best = 0;
-        bool found = false;
-        size_t n = mounts && json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
-        for (size_t i = 0; i < n; i++) {
-                const char *line = json_object_get_string(json_object_array_get_idx(mounts, i));
-                char d[64], mp[1024];
-                /* mountinfo: id parent major:minor root mount-point options ... */
-                if (!line || sscanf(line, "%*s %*s %63s %*s %1023s", d, mp) != 2)
-                        continue;
-                size_t len = strlen(mp);
-                bool prefix = strcmp(mp, "/") == 0 ||
-                              (strncmp(path, mp, len) == 0 && (path[len] == '/' || path[len] == '\0'));
-                if (prefix && (len >= best || !found)) { /* later lines are mounted on top */
-                        best = len;
-                        found = true;
-                        snprintf(dev, dev_size, "%s", d);
-                        snprintf(mount_point, mp_size, "%s", mp);
-                }
-        }
-        return found ? dev : NULL;
+/* The cell's child is alive and waits: look at the sandbox, then let it go on. */
+static void child_alive(ctx *x, void *userdata) {
+        child_watch *w = userdata;
+        host_look(x, "child alive");
+        /* O_EXCL|O_NOFOLLOW in the team's workspace: never through something the kernel planted. */
+        int fd = open(w->go_host, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0)
+                close(fd);
 }
 
-/* Every device number mounted in kbound's own mount namespace: a write that lands on one of these
- * landed on a filesystem the host shares. */
-static json_object *host_devices(void) {
-        json_object *set = json_object_new_object();
-        FILE *f = fopen("/proc/self/mountinfo", "re");
-        if (!f || !set) {
-                if (f)
-                        fclose(f);
-                return set;
-        }
-        char line[4096];
-        while (fgets(line, sizeof(line), f)) {
-                char d[64];
-                if (sscanf(line, "%*s %*s %63s", d) == 1)
-                        json_object_object_add(set, d, NULL);
-        }
-        fclose(f);
-        return set;
-}
-
-static void check_write_outside(ctx *x, json_object *result, const char *escape_name, int64_t t0) {
+/* Looks for the cell's escape file where the host can see it; removes what it finds. */
+static void confirm_escapes(ctx *x, json_object *result, const char *escape_name) {
+        json_object *seen = json_object_new_array();
         json_object *attempts = jget(result, "write_outside");
-        json_object *mounts = jget(result, "mounts");
-        _cleanup_json_ json_object *host_devs = host_devices();
-        json_object *ev = json_object_new_object();
-        json_object *breaches = json_object_new_array();
-        json_object *private_writes = json_object_new_array();
-        json_object_object_add(ev, "breaches", breaches);
-        json_object_object_add(ev, "sandbox_private_writes", private_writes);
         size_t n = attempts && json_object_is_type(attempts, json_type_array) ? json_object_array_length(attempts) : 0;
-        json_object_object_add(ev, "attempts", json_object_new_int((int) n));
-
-        /* Inside view: a write that succeeded must have landed on a filesystem the host does not
-         * mount anywhere (a private tmpfs); otherwise the host could see it under some path. */
-        for (size_t i = 0; i < n; i++) {
-                json_object *a = json_object_array_get_idx(attempts, i);
-                const char *path = jstr(a, "path");
-                if (!path || !jbool(a, "created"))
-                        continue;
-                char dev[64], mp[1024], line[1400];
-                if (!mount_device_of(mounts, path, dev, sizeof(dev), mp, sizeof(mp))) {
-                        snprintf(line, sizeof(line), "created a file in %s on a mount the cell did not report", path);
-                        json_object_array_add(breaches, json_object_new_string(line));
-                } else if (json_object_object_get_ex(host_devs, dev, NULL)) {
-                        snprintf(line, sizeof(line), "created a file in %s on device %s (mounted at %s), which the host "
-                                 "also mounts", path, dev, mp);
-                        json_object_array_add(breaches, json_object_new_string(line));
-                } else {
-                        json_object_array_add(private_writes, json_object_new_string(path));
-                }
-        }
-        /* Host view: the file must not exist at any host folder the cell aimed at, nor at the host
-         * path of anything the cell says it created. */
         json_object *dirs = x->env->escape_dirs;
         size_t n_dirs = dirs ? json_object_array_length(dirs) : 0;
         for (size_t i = 0; i < n_dirs + n; i++) {
                 const char *dir = i < n_dirs ? json_object_get_string(json_object_array_get_idx(dirs, i))
                                              : jstr(json_object_array_get_idx(attempts, i - n_dirs), "path");
-                if (!dir)
-                        continue;
                 _cleanup_free_ char *p = NULL;
-                if (asprintf(&p, "%s/%s", dir, escape_name) < 0)
-                        continue;
                 struct stat st;
+                /* The path is the cell's word: nothing with ".." is joined to a host path. */
+                if (!dir || dir[0] != '/' || strstr(dir, "..") || asprintf(&p, "%s/%s", dir, escape_name) < 0)
+                        continue;
                 if (lstat(p, &st) == 0) {
-                        char line[1400];
-                        snprintf(line, sizeof(line), "the host sees the cell's file at %s", p);
-                        json_object_array_add(breaches, json_object_new_string(line));
+                        json_object_array_add(seen, json_object_new_string(p));
                         unlink(p);
                 }
         }
@@ -452,280 +425,41 @@ static void check_write_outside(ctx *x, json_object *result, const char *escape_
                 const char *dir = jstr(json_object_array_get_idx(attempts, i), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
-                /* The path is the cell's word: nothing with ".." is joined to a host path. */
                 if (dir && dir[0] == '/' && !strstr(dir, "..") &&
-                    asprintf(&p, "%s%s/%s", x->env->rootfs, dir, escape_name) >= 0 &&
-                    lstat(p, &st) == 0) {
-                        char line[1400];
-                        snprintf(line, sizeof(line), "the cell's file landed in the image at %s", p);
-                        json_object_array_add(breaches, json_object_new_string(line));
+                    asprintf(&p, "%s%s/%s", x->env->rootfs, dir, escape_name) >= 0 && lstat(p, &st) == 0) {
+                        char line[PATH_MAX + 64];
+                        snprintf(line, sizeof line, "%s (the cell's file landed in the image)", p);
+                        json_object_array_add(seen, json_object_new_string(line));
                         unlink(p);
                 }
         }
-        /* Host view of the mounts (the kernel's mountinfo, read by kbound): a writable path to a
-         * host-global setting is a breach whatever the cell managed to write. */
-        json_object *host_problems = json_object_new_array();
-        json_object_object_add(ev, "host_mount_problems", host_problems);
-        json_object *proc_entries = NULL;
-        json_object_object_get_ex(x->host, "proc_entries", &proc_entries);
-        if (!x->host)
-                json_object_array_add(host_problems, json_object_new_string("the host could not read its own /proc"));
-        else
-                (void) kb_judge_mount_problems(jget(last_snapshot(x), "mounts"), proc_entries, host_problems);
-        for (size_t i = 0; i < json_object_array_length(host_problems); i++)
-                json_object_array_add(breaches, json_object_get(json_object_array_get_idx(host_problems, i)));
-        /* The cell's word on host settings: any one it could open for writing is a breach. */
-        json_object *sysctl = jget(result, "sysctl");
-        size_t n_sysctl = sysctl && json_object_is_type(sysctl, json_type_array) ? json_object_array_length(sysctl) : 0;
-        json_object_object_add(ev, "sysctl", json_object_get(sysctl));
-        for (size_t i = 0; i < n_sysctl; i++) {
-                json_object *e = json_object_array_get_idx(sysctl, i);
-                if (jbool(e, "opened")) {
-                        char line[1200];
-                        snprintf(line, sizeof(line), "the cell opened the host setting %s for writing",
-                                 jstr(e, "path") ? jstr(e, "path") : "?");
-                        json_object_array_add(breaches, json_object_new_string(line));
-                }
-        }
-        size_t n_breach = json_object_array_length(breaches);
-        if (n == 0)
-                add_check(x, "boundary.write_outside", "fail", t0, ev, "the probe reported no write attempts");
-        else if (!n_breach && n_sysctl == 0)
-                add_check(x, "boundary.write_outside", "fail", t0, ev, "the probe reported no attempt on host settings");
-        else if (n_breach)
-                add_check(x, "boundary.write_outside", "fail", t0, ev, "%s%s",
-                          json_object_get_string(json_object_array_get_idx(breaches, 0)),
-                          n_breach > 1 ? " (and more, see evidence)" : "");
-        else
-                add_check(x, "boundary.write_outside", "pass", t0, ev,
-                          "%zu locations tried; %zu writes landed only on sandbox-private filesystems; nothing "
-                          "appeared in %zu host folders; %zu host settings refused; /proc's host-global entries "
-                          "read-only in the host's view of the mounts",
-                          n, json_object_array_length(private_writes), n_dirs, n_sysctl);
+        expect_set(x, "escapes_seen", seen);
+        expect_set(x, "escape_dirs", json_object_new_int((int) n_dirs));
 }
 
-static void check_workspace(ctx *x, json_object *result, const char *file_name, int64_t t0) {
-        json_object *ws = jget(result, "workspace");
-        _cleanup_free_ char *host_path = NULL;
-        char content[128] = "";
-        bool host_ok = false;
-        if (asprintf(&host_path, "%s/%s", kb_kernel_workspace(x->kernel), file_name) >= 0) {
-                _cleanup_close_ int fd = open(host_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                ssize_t len = fd >= 0 ? read(fd, content, sizeof(content) - 1) : -1;
-                if (len > 0) {
-                        content[len] = '\0';
-                        content[strcspn(content, "\r\n")] = '\0';
-                        host_ok = strcmp(content, x->nonce) == 0;
-                }
+/* The host reads the cell's nonce back from the workspace (a regular file only: the kernel owns the
+ * folder and could leave a FIFO there). */
+static void read_back_workspace(ctx *x, const char *file_name) {
+        _cleanup_free_ char *path = NULL, *content = NULL;
+        bool ok = false;
+        if (asprintf(&path, "%s/%s", kb_kernel_workspace(x->kernel), file_name) >= 0 &&
+            kb_read_file(AT_FDCWD, path, O_NOFOLLOW, 4096, &content, NULL) == 0) {
+                content[strcspn(content, "\r\n")] = '\0';
+                ok = strcmp(content, x->nonce) == 0;
         }
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "cell", json_object_get(ws));
-        json_object_object_add(ev, "host_read_back", json_object_new_boolean(host_ok));
-        if (jbool(ws, "written") && host_ok)
-                add_check(x, "boundary.workspace_writable", "pass", t0, ev,
-                          "the cell wrote a nonce to %s; the host read the same nonce back", KB_SANDBOX_WORKSPACE);
-        else
-                add_check(x, "boundary.workspace_writable", "fail", t0, ev, "%s",
-                          !jbool(ws, "written") ? "the cell could not write to its workspace"
-                                                : "the host did not find the cell's nonce in the workspace");
+        expect_set(x, "workspace_read_back", json_object_new_boolean(ok));
 }
 
-static void check_network(ctx *x, json_object *result, kb_canary_net *canary, int64_t t0) {
-        json_object *net = jget(result, "network");
-        unsigned tcp_hits = 0, unix_hits = 0;
-        kb_canary_net_count(canary, &tcp_hits, &unix_hits);
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "host_tcp_connections", json_object_new_int((int) tcp_hits));
-        json_object_object_add(ev, "host_unix_connections", json_object_new_int((int) unix_hits));
-        json_object_object_add(ev, "cell", json_object_get(net));
-        if (x->env->allow_network) {
-                add_check(x, "boundary.network", "not_claimed", t0, ev,
-                          "raw-network override: network isolation NOT claimed (canary connections seen: %u)",
-                          tcp_hits + unix_hits);
-                return;
-        }
-        char why[512] = "";
-        json_object *ifs = jget(net, "interfaces");
-        size_t n_if = ifs && json_object_is_type(ifs, json_type_array) ? json_object_array_length(ifs) : 0;
-        for (size_t i = 0; i < n_if && !*why; i++) {
-                const char *name = json_object_get_string(json_object_array_get_idx(ifs, i));
-                if (!name || strcmp(name, "lo") != 0)
-                        snprintf(why, sizeof(why), "the sandbox has a network interface '%s' besides lo",
-                                 name ? name : "?");
-        }
-        static const char *const route_keys[] = { "routes_v4", "routes_v6" };
-        for (size_t k = 0; k < KB_ELEMENTSOF(route_keys) && !*why; k++) {
-                json_object *routes = jget(net, route_keys[k]);
-                size_t nr = routes && json_object_is_type(routes, json_type_array) ? json_object_array_length(routes) : 0;
-                for (size_t i = 0; i < nr && !*why; i++) {
-                        const char *line = json_object_get_string(json_object_array_get_idx(routes, i));
-                        /* /proc/net/route starts with the device; ipv6_route ends with it. */
-                        char dev[64] = "";
-                        if (!line)
-                                continue;
-                        if (k == 0)
-                                sscanf(line, "%63s", dev);
-                        else {
-                                const char *sp = strrchr(line, ' ');
-                                snprintf(dev, sizeof(dev), "%s", sp ? sp + 1 : line);
-                                dev[strcspn(dev, "\r\n")] = '\0';
-                        }
-                        if (*dev && strcmp(dev, "lo") != 0)
-                                snprintf(why, sizeof(why), "the sandbox has a route through '%s'", dev);
-                }
-        }
-        static const char *const conn_keys[] = { "tcp", "abstract" };
-        size_t tested = 0;
-        for (size_t k = 0; k < KB_ELEMENTSOF(conn_keys); k++) {
-                json_object *arr = jget(net, conn_keys[k]);
-                size_t na = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
-                for (size_t i = 0; i < na; i++) {
-                        json_object *a = json_object_array_get_idx(arr, i);
-                        if (k == 1 && jget(a, "tested") && !jbool(a, "tested"))
-                                continue;
-                        tested++;
-                        if (jbool(a, "connected") && !*why)
-                                snprintf(why, sizeof(why), "the cell connected to the host's %s canary",
-                                         k == 0 ? "loopback TCP" : "abstract unix socket");
-                }
-        }
-        json_object *visible = jget(net, "unix_visible");
-        if (!*why && visible && json_object_is_type(visible, json_type_array) && json_object_array_length(visible))
-                snprintf(why, sizeof(why), "the host's abstract canary socket is visible in the sandbox's /proc/net/unix");
-        if (!*why && (tcp_hits || unix_hits))
-                snprintf(why, sizeof(why), "the host's canaries saw %u TCP and %u unix connections", tcp_hits, unix_hits);
-        if (!*why && tested == 0)
-                snprintf(why, sizeof(why), "the probe tested no canary connection");
-        if (!*why && !net)
-                snprintf(why, sizeof(why), "the probe reported no network facts");
-        if (*why)
-                add_check(x, "boundary.network", "fail", t0, ev, "%s", why);
-        else
-                add_check(x, "boundary.network", "pass", t0, ev,
-                          "%zu canary connection attempts failed and the host saw none; interfaces: lo only; "
-                          "no routes",
-                          tested);
-}
-
-static void check_credentials(ctx *x, json_object *result, int64_t t0) {
-        json_object *cred = jget(result, "credentials");
-        json_object *sub = jget(cred, "subprocess");
-        json_object *found = kb_secrets_scan(x->env->secrets, result);
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "secrets_checked", json_object_new_int((int) kb_secrets_count(x->env->secrets)));
-        json_object_object_add(ev, "found", found ? found : json_object_new_array());
-        json_object *procs = jget(sub, "proc");
-        size_t n_proc = procs && json_object_is_type(procs, json_type_array) ? json_object_array_length(procs) : 0;
-        json_object_object_add(ev, "processes_read", json_object_new_int((int) n_proc));
-        json_object *files = jget(cred, "files");
-        const char *file_seen = NULL;
-        size_t n_files = files && json_object_is_type(files, json_type_array) ? json_object_array_length(files) : 0;
-        for (size_t i = 0; i < n_files; i++)
-                if (jbool(json_object_array_get_idx(files, i), "exists"))
-                        file_seen = jstr(json_object_array_get_idx(files, i), "path");
-        size_t n_found = found ? json_object_array_length(found) : 0;
-        /* Keys: the host's proof is the launch itself (a fresh session keyring, verified empty
-         * before bwrap ran, and a user namespace of the sandbox's own, checked by
-         * sandbox.backend); kbound's canary key is possessor-only. A cell that still finds it is
-         * proof of the contrary; one that cannot look proves nothing either way. */
-        json_object *keys = jget(cred, "keys");
-        json_object_object_add(ev, "keyring_canary",
-                               json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
-                                                                                  : strerror(-x->env->keyring_canary)));
-        json_object_object_add(ev, "keys", json_object_get(keys));
-        if (!found)
-                add_check(x, "boundary.credentials", "fail", t0, ev, "out of memory while scanning");
-        else if (jbool(keys, "found"))
-                add_check(x, "boundary.credentials", "fail", t0, ev,
-                          "the cell found kbound's canary key by name in the keyrings it possesses");
-        else if (n_found)
-                add_check(x, "boundary.credentials", "fail", t0, ev,
-                          "%zu secret(s) reachable from the sandbox, first: %s (values never shown)", n_found,
-                          json_object_get_string(json_object_array_get_idx(found, 0)));
-        else if (file_seen)
-                add_check(x, "boundary.credentials", "fail", t0, ev, "the host credential file %s is visible in the sandbox",
-                          file_seen);
-        else if (!jbool(sub, "spawned"))
-                add_check(x, "boundary.credentials", "fail", t0, ev,
-                          "the cell could not spawn a subprocess (%s), so the claim was not tested",
-                          jstr(sub, "error") ? jstr(sub, "error") : "no reason given");
-        else
-                add_check(x, "boundary.credentials", "pass", t0, ev,
-                          "%zu daemon secrets and canaries: none in a spawned subprocess's environment, in %zu "
-                          "readable /proc/*/environ and cmdline, or at the host credential file's path; kbound's "
-                          "keyring canary %s",
-                          kb_secrets_count(x->env->secrets), n_proc,
-                          x->env->keyring_canary != 0 ? "not planted: keys are unavailable here"
-                          : jbool(keys, "tested")     ? "not found by the cell in the keyrings it possesses"
-                                                      : "beyond the sandbox's fresh, empty session keyring");
-}
-
-static void check_cross_team(ctx *x, json_object *result, int64_t t0) {
-        json_object *cross = jget(result, "cross_team");
-        json_object *found = kb_secrets_scan(x->env->sibling_secrets, result);
-        json_object *ev = json_object_new_object();
-        /* What the cell saw of each path, without what it read: the canary's value (or another
-         * team's file names) must not reach a report. The scan above had the content. */
-        json_object *cell = json_object_new_array();
-        size_t n_cross = cross && json_object_is_type(cross, json_type_array) ? json_object_array_length(cross) : 0;
-        for (size_t i = 0; cell && i < n_cross; i++) {
-                json_object *e = json_object_array_get_idx(cross, i), *copy = json_object_new_object();
-                if (!copy || !json_object_is_type(e, json_type_object)) {
-                        json_object_put(copy);
-                        continue;
-                }
-                json_object_object_foreach(e, key, value) {
-                        if (strcmp(key, "content") == 0)
-                                json_object_object_add(copy, "content_read",
-                                                       json_object_new_boolean(value && !json_object_is_type(value, json_type_null)));
-                        else
-                                json_object_object_add(copy, key, json_object_get(value));
-                }
-                json_object_array_add(cell, copy);
-        }
-        json_object_object_add(ev, "cell", cell);
-        json_object_object_add(ev, "canaries_found", found ? found : json_object_new_array());
-        const char *seen = NULL;
-        size_t n = cross && json_object_is_type(cross, json_type_array) ? json_object_array_length(cross) : 0;
-        for (size_t i = 0; i < n && !seen; i++) {
-                json_object *e = json_object_array_get_idx(cross, i);
-                if (jbool(e, "exists") || jbool(e, "readable"))
-                        seen = jstr(e, "path");
-        }
-        /* Another team's folder showing up in the mount table is a leak even if unreadable. */
-        json_object *mounts = jget(result, "mounts");
-        json_object *paths = x->env->sibling_paths;
-        size_t n_mounts = mounts && json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
-        for (size_t i = 0; i < n_mounts && !seen; i++) {
-                const char *line = json_object_get_string(json_object_array_get_idx(mounts, i));
-                for (size_t j = 0; line && paths && j < json_object_array_length(paths); j++) {
-                        const char *p = json_object_get_string(json_object_array_get_idx(paths, j));
-                        if (p && strstr(line, p))
-                                seen = p;
-                }
-        }
-        if (!found)
-                add_check(x, "boundary.cross_team", "fail", t0, ev, "out of memory while scanning");
-        else if (json_object_array_length(found))
-                add_check(x, "boundary.cross_team", "fail", t0, ev, "another team's canary was readable in the sandbox");
-        else if (seen)
-                add_check(x, "boundary.cross_team", "fail", t0, ev, "another team's path %s is visible in the sandbox", seen);
-        else if (n == 0)
-                add_check(x, "boundary.cross_team", "fail", t0, ev, "the probe reported no cross-team attempts");
-        else
-                add_check(x, "boundary.cross_team", "pass", t0, ev,
-                          "another team's folder and canary (%zu paths) are neither visible nor readable", n);
-}
-
-static void check_boundaries(ctx *x) {
-        int64_t t0 = kb_now_ms();
+static void run_probe(ctx *x) {
         kb_canary_net *canary = NULL;
-        char why[512];
         char escape_name[64], file_name[64];
         snprintf(escape_name, sizeof(escape_name), "kbound-escape-%.16s", x->nonce);
         snprintf(file_name, sizeof(file_name), "kbound-probe-%.16s.txt", x->nonce);
-        static const char *const ids[] = { "boundary.write_outside", "boundary.workspace_writable",
-                                           "boundary.network", "boundary.credentials", "boundary.cross_team" };
+        child_watch watch = {.seen = false};
+        snprintf(watch.marker, sizeof watch.marker, "kbound-child-%.12s", x->nonce);
+        char go_name[64];
+        snprintf(go_name, sizeof go_name, ".kbound-go-%.16s", x->nonce);
+        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_workspace(x->kernel), go_name);
 
         json_object *params = json_object_new_object();
         json_object_object_add(params, "workspace", json_object_new_string(KB_SANDBOX_WORKSPACE));
@@ -749,32 +483,53 @@ static void check_boundaries(ctx *x) {
         json_object_object_add(params, "sysctl_paths", sysctl);
         if (x->env->keyring_canary_name)
                 json_object_object_add(params, "keyring_canary", json_object_new_string(x->env->keyring_canary_name));
+        json_object_object_add(params, "child_marker", json_object_new_string(watch.marker));
+        char go_inside[128];
+        snprintf(go_inside, sizeof go_inside, "%s/%s", KB_SANDBOX_WORKSPACE, go_name);
+        json_object_object_add(params, "child_go", json_object_new_string(go_inside));
+        /* The child waits this long for the host's look: ample for a marker on iopub and a look of
+         * tens of ms on a loaded machine; a kernel that loses the marker costs no more. */
+        json_object_object_add(params, "child_wait_s", json_object_new_int(CHILD_WAIT_S));
         int r = kb_canary_net_open(&canary);
         if (r >= 0)
                 r = kb_canary_net_params(canary, params);
         if (r < 0) {
-                for (size_t i = 0; i < KB_ELEMENTSOF(ids); i++)
-                        add_check(x, ids[i], "fail", t0, NULL, "cannot open the host's loopback canaries: %s",
-                                  strerror(-r));
+                snprintf(x->probe_error, sizeof x->probe_error, "cannot open the host's loopback canaries: %s", strerror(-r));
                 json_object_put(params);
                 return;
         }
-        json_object *result = NULL;
-        r = run_cell(x, "probe", params, CELL_TIMEOUT_MS, &result, why, sizeof(why));
+        expect_set(x, "abstract_canaries", json_object_get(jget(params, "abstract_sockets")));
+        cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
+        r = run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error, sizeof x->probe_error);
         json_object_put(params);
-        if (r < 0) {
-                for (size_t i = 0; i < KB_ELEMENTSOF(ids); i++)
-                        add_check(x, ids[i], "fail", t0, NULL, "%s", why);
-        } else {
-                json_object_object_add(x->k, "process", json_object_get(jget(result, "process")));
-                check_write_outside(x, result, escape_name, t0);
-                check_workspace(x, result, file_name, t0);
-                check_network(x, result, canary, t0);
-                check_credentials(x, result, t0);
-                check_cross_team(x, result, t0);
-        }
-        json_object_put(result);
+        if (r < 0)
+                x->probe = NULL;
+        else
+                x->probe_error[0] = '\0';
+        /* What the host sees now: the canaries' counts, escape files, the workspace nonce. */
+        unsigned tcp_hits = 0, unix_hits = 0;
+        kb_canary_net_count(canary, &tcp_hits, &unix_hits);
+        json_object *conn = json_object_new_object();
+        json_object_object_add(conn, "tcp", json_object_new_int((int) tcp_hits));
+        json_object_object_add(conn, "unix", json_object_new_int((int) unix_hits));
+        expect_set(x, "canary_connections", conn);
         kb_canary_net_destroy(&canary);
+        unlink(watch.go_host);
+        confirm_escapes(x, x->probe, escape_name);
+        read_back_workspace(x, file_name);
+        /* The secrets are searched for by the host: the cell never learns them. */
+        if (x->probe) {
+                json_object *found = kb_secrets_scan(x->env->secrets, x->probe);
+                json_object *sibling = kb_secrets_scan(x->env->sibling_secrets, x->probe);
+                /* A scan that could not run finds something: never a pass for want of memory. */
+                if (!found && (found = json_object_new_array()))
+                        json_object_array_add(found, json_object_new_string("(the search ran out of memory)"));
+                if (!sibling && (sibling = json_object_new_array()))
+                        json_object_array_add(sibling, json_object_new_string("(the search ran out of memory)"));
+                expect_set(x, "secrets_in_probe", found);
+                expect_set(x, "sibling_in_probe", sibling);
+                json_object_object_add(x->k, "process", json_object_get(jget(x->probe, "process")));
+        }
 }
 
 /* ---- interrupts ---- */
@@ -1040,7 +795,10 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
         json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(kb_kernel_info(x.kernel)));
 
+        /* The host looks first (after readiness), then the cells run; one more look happens while
+         * the probe cell's child is alive. Everything is judged once the evidence is in. */
         x.snapshots = json_object_new_array();
+        x.expect = json_object_new_object();
         {
                 int64_t t0 = kb_now_ms();
                 if (kb_inspect_host("/proc", &x.host) < 0)
@@ -1048,11 +806,27 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 x.inspect_ms += kb_now_ms() - t0;
         }
         host_look(&x, "ready");
-        check_backend(&x);
-        check_privileges(&x);
-        check_identity(&x);
+        expect_basics(&x);
+        identity_cell(&x);
         if (!x.cancelled)
-                check_boundaries(&x);
+                run_probe(&x);
+        judged(&x, "sandbox.backend", kb_judge_backend);
+        {
+                int64_t t0 = kb_now_ms();
+                add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), t0);
+        }
+        judged(&x, "sandbox.session", kb_judge_session);
+        judged(&x, "identity.pid2", kb_judge_identity);
+        check_pidfd(&x);
+        if (!x.cancelled) {
+                judged(&x, "boundary.descriptors", kb_judge_descriptors);
+                judged(&x, "boundary.write_outside", kb_judge_write_outside);
+                judged(&x, "boundary.workspace_writable", kb_judge_workspace);
+                judged(&x, "boundary.network", kb_judge_network);
+                judged(&x, "boundary.sockets", kb_judge_sockets);
+                judged(&x, "boundary.credentials", kb_judge_credentials);
+                judged(&x, "boundary.cross_team", kb_judge_cross_team);
+        }
         if (!x.cancelled && set_nonce(&x) >= 0) {
                 check_interrupt(&x, PATH_CONTROL);
                 if (!x.cancelled)
@@ -1102,6 +876,8 @@ done:
         }
         json_object_put(x.snapshots);
         json_object_put(x.host);
+        json_object_put(x.expect);
+        json_object_put(x.probe);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.checks is looked up again). */
         redact_result(&x, &x.k);

@@ -1,7 +1,9 @@
 /* inspect.h: what the host itself sees of a running sandbox. kbound reads /proc of every process
- * in the sandbox (credentials, namespaces, session, descriptors, environment, command line) and
- * the sandbox's mount table; none of it comes from a cell. The facts are JSON so that the judge
- * (judge.h) is a pure function of them and reports can quote them (docs/report-format.md). */
+ * in the sandbox (credentials, namespaces, session, descriptors, environment, command line), the
+ * sandbox's mount tables and network tables, and decides from the mount table which host objects
+ * (canaries, listening sockets) the sandbox can reach; none of it comes from a cell. The facts are
+ * JSON so that the judge (judge.h) is a pure function of them and reports can quote them
+ * (docs/report-format.md, docs/probes.md). */
 #pragma once
 
 #include <stdint.h>
@@ -13,29 +15,61 @@
 /* The namespaces compared between kbound and the sandbox, in report order. */
 KB_EXPORT const char *const *kb_inspect_namespaces(void);
 
+/* A host object whose reachability from the sandbox is decided from the mount table. */
+typedef struct kb_inspect_canary {
+        const char *name;  /* e.g. "credential file"; reported */
+        const char *path;  /* host path */
+        const char *claim; /* the check it belongs to ("boundary.credentials"); reported */
+} kb_inspect_canary;
+
 typedef struct kb_inspect_target {
-        const char *proc_root;   /* "/proc"; tests point it at a fake tree */
-        pid_t init_pid;          /* the sandbox's PID 1 (bwrap's init), as kbound sees it */
-        pid_t kernel_pid;        /* the pinned PID 2 */
-        uint64_t pidns_ino;      /* the sandbox's pid namespace */
+        const char *proc_root;      /* "/proc"; tests point it at a fake tree */
+        pid_t init_pid;             /* the sandbox's PID 1 (bwrap's init), as kbound sees it */
+        pid_t kernel_pid;           /* the pinned PID 2 */
+        pid_t launcher_pid;         /* the process kbound spawned to run bwrap */
+        uint64_t pidns_ino;         /* the sandbox's pid namespace */
         const kb_secrets *const *secrets; /* sets searched in every environ and command line (names
                                            * only are reported); may be NULL */
         size_t n_secrets;
+        const char *const *endpoints; /* sandbox paths of the kernel's shell and control sockets
+                                       * (NULL-terminated; may be NULL) */
+        const kb_inspect_canary *canaries;
+        size_t n_canaries;
+        const char *own_runtime;    /* host path of the team's runtime folder: listening sockets
+                                     * under it are the kernel's own */
+        json_object *host;          /* kb_inspect_host facts (kbound's mount table); borrowed */
 } kb_inspect_target;
 
 /* Facts about kbound itself and the host that every sandbox is compared with: "pid", "session",
- * "uid" (kbound's), "ns" (object: namespace name → inode, kb_inspect_namespaces), "proc_entries"
- * (the kb_sandbox_proc_readonly names that exist in the host's /proc). Returns 0 and a new object,
- * -errno when kbound's own /proc cannot be read (nothing can be compared then). */
+ * "uid" (kbound's), "ns" (namespace name → inode, kb_inspect_namespaces), "proc_entries" (the
+ * kb_sandbox_proc_readonly names that exist in the host's /proc), "memfd_dev" (the device of
+ * anonymous memory files, learned from one kbound makes), "mounts" (kbound's own mount table).
+ * Returns 0 and a new object, -errno when kbound's own /proc cannot be read (nothing can be
+ * compared then). */
 KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
 
-/* One look at the whole sandbox: every process that descends from init_pid or lives in the
- * sandbox's pid namespace (found in one walk of proc_root), each with its status (procfs.h
- * fields), "session", "pgrp", "tty_nr", "ns", "uid_map", "gid_map"; and the kernel's mount table
- * ("mounts", kb_procfs_mountinfo_parse). A process that ends while it is read is left out and
- * counted ("vanished"); anything else that cannot be read is recorded in that process's (or the
- * snapshot's) "errors" array as {"what", "error"}, never skipped silently: the judge fails the
- * checks that needed it. label names the moment ("ready", "child alive").
+/* One look at the whole sandbox, in one walk of proc_root:
+ * - "processes": every process that descends from init_pid or lives in the sandbox's pid
+ *   namespace, each with its status (procfs.h fields), "session", "pgrp", "tty_nr", "ns",
+ *   "uid_map", "gid_map", "cmdline" (start of it), "environ_secrets"/"cmdline_secrets" (names of
+ *   secrets found), "fds" ([{fd, target, type, dev, ino, rdev, flags, mnt_id, pid}]);
+ * - "mounts": the kernel's mount table, each mount with "target" (what its mount point is, stat'd
+ *   through the kernel's root: {type, dev, ino, rdev}) or "target_error"; "mount_tables": the
+ *   tables of other mount namespaces among the processes, by namespace inode;
+ * - "net": per network namespace among the processes (by inode): "unix", "socket_inodes",
+ *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode;
+ * - "endpoints": per endpoint path, the listening socket inodes bound there and the pids holding them;
+ * - "launcher": the process that runs bwrap outside the sandbox (init's parent): "pid", "ppid",
+ *   "argv", "spawned" (what kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes
+ *   held by kbound and its other descendants outside the sandbox;
+ * - "reach": for each canary and each listening pathname unix socket of the host (every network
+ *   namespace the host lets kbound read, "listener_namespaces" counted), where the sandbox's mounts
+ *   expose it: {"name", "path", "kind" ("canary" or "socket"), "claim", "exposed": [{"at",
+ *   "confirmed", "error"}], "error"}.
+ * A process that ends while it is read is left out and counted ("vanished"); anything else that
+ * cannot be read is recorded in that process's (or the snapshot's) "errors" array as {"what",
+ * "error"}, never skipped silently: the judge fails the checks that needed it. label names the
+ * moment ("ready", "child alive").
  * Returns 0 and a new object, -ENOMEM; -ESRCH when the pinned kernel itself is not among the
  * processes found (the snapshot then still comes back, with the error recorded). */
 KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret);

@@ -1,8 +1,9 @@
-/* judge.h: the verdicts, as pure functions of evidence. Host facts (inspect.h) and a cell's probe
- * result go in; a check object ({"id", "status", "detail", "evidence"}, docs/report-format.md)
- * comes out. The rule throughout: the host proves, the cell only reports. A cell's account can
- * make a check fail, never pass; evidence that is missing, truncated or that errored fails the
- * check (or leaves it untested, saying why), never passes it. No I/O, no clock, no globals. */
+/* judge.h: the verdicts, as pure functions of evidence. Host facts (inspect.h), a cell's probe
+ * result and what kbound itself arranged and observed go in; a check object ({"id", "status",
+ * "detail", "evidence"}, docs/report-format.md) comes out. The rule throughout: the host proves,
+ * the cell only reports. A cell's account can make a check fail, never pass; evidence that is
+ * missing, truncated or that errored fails the check, never passes it. No I/O, no clock, no
+ * globals: every branch is unit-tested on canned facts (tests/unit/test_judge.c). */
 #pragma once
 
 #include <stdarg.h>
@@ -14,17 +15,92 @@
 KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_object *evidence, const char *fmt,
                                       ...) __attribute__((format(printf, 4, 5)));
 
-/* sandbox.privileges from the host's snapshots (a JSON array of kb_inspect_snapshot objects): in
- * every snapshot, every process runs with no host uid, gid or supplementary group 0, empty
- * effective, permitted and ambient capabilities, and no_new_privs set; uid/gid maps and seccomp
- * mode are reported. Fails on a process whose status could not be read, a snapshot without the
- * kernel, or no snapshot at all. */
+/* Everything a verdict may rest on. All borrowed; any may be NULL (then whatever needed it fails).
+ * expect holds what kbound arranged and saw outside the cell (scenario.c builds it):
+ *   "allow_network" (bool), "kernel_pid" (host pid of the pinned kernel),
+ *   "kernel_log" {"dev", "ino"} (the log file kbound opened as the kernel's stdout and stderr),
+ *   "team_binds" [{"name", "dev", "ino"}] (the team's own read-write folders),
+ *   "abstract_canaries" [names], "canary_connections" {"tcp", "unix"} (counted by the host),
+ *   "escapes_seen" [host paths where the cell's escape file appeared], "escape_dirs" (how many
+ *   host folders were looked in), "workspace_read_back" (bool: the host read the nonce back),
+ *   "secrets_in_probe", "sibling_in_probe" [secret names found in the probe result],
+ *   "secrets_guarded" (count), "keyring" (string), "identity" (the identity cell's result, or
+ *   {"error"}), "bwrap", "bwrap_version". */
+typedef struct kb_judge_input {
+        json_object *host;      /* kb_inspect_host */
+        json_object *snapshots; /* kb_inspect_snapshot array, in the order taken */
+        json_object *probe;     /* the probe cell's result; NULL if there is none */
+        const char *probe_error; /* why there is none */
+        json_object *expect;
+} kb_judge_input;
+
+/* sandbox.backend: every process of every look lives in namespaces (user, mnt, pid, net, ipc, uts,
+ * cgroup: those kbound itself has) other than kbound's; the network one is shared only under the
+ * raw-network override. */
+KB_EXPORT json_object *kb_judge_backend(const kb_judge_input *in);
+
+/* sandbox.privileges: in every look, every process runs with no host uid, gid or supplementary
+ * group 0, empty effective, permitted and ambient capabilities, and no_new_privs set; uid/gid maps
+ * and seccomp mode are reported. Fails on a process whose status could not be read, a look without
+ * the kernel, or no look at all. */
 KB_EXPORT json_object *kb_judge_privileges(json_object *snapshots);
 
-/* What is wrong with a sandbox's mount table (kb_procfs_mountinfo_parse form) as the host reads
- * it: every problem is appended to problems (strings naming the mount). proc_entries: the names
- * of kb_sandbox_proc_readonly that exist on this host (kb_inspect_host "proc_entries"): under every
- * writable proc mount each must be covered by a read-only mount (or a mask that is not proc), and
- * no writable proc mount may have its root inside one of them. Returns the number of problems
- * appended, or -ENOMEM; a NULL mounts is itself a problem ("not read"). */
-KB_EXPORT int kb_judge_mount_problems(json_object *mounts, json_object *proc_entries, json_object *problems);
+/* sandbox.session: no process has a controlling terminal; the kernel's session is led by a process
+ * of the sandbox, not kbound's; and the sandbox cannot outlive kbound: the bwrap that runs it is
+ * the process kbound spawned, kbound's child, started (as its command line shows, parsed with
+ * bwrap's own option grammar) with --die-with-parent. */
+KB_EXPORT json_object *kb_judge_session(const kb_judge_input *in);
+
+/* identity.pid2: the pinned kernel (PID 2 of the sandbox) is the one process holding the listening
+ * sockets bound at its shell and control endpoints, as the host's look at the sandbox's network
+ * table and descriptors shows; and the identity cell agrees (pid 2, NSpid ending in 2). */
+KB_EXPORT json_object *kb_judge_identity(const kb_judge_input *in);
+
+/* boundary.descriptors: every open descriptor of every sandbox process refers to something inside
+ * the sandbox: a file on one of the process's own mounts, a pipe or socket of the sandbox (a socket
+ * in one of its network namespace's tables; no pipe or socket shared with the launch side), an
+ * anonymous inode of a harmless kind (eventfd, epoll, timerfd, signalfd, inotify, a pidfd of a
+ * sandbox process), anonymous memory; the only exceptions are the kernel's log (write-only append)
+ * and /dev/null-like devices. Anything else fails naming pid, fd and target. */
+KB_EXPORT json_object *kb_judge_descriptors(const kb_judge_input *in);
+
+/* What is wrong with a sandbox's mount table (kb_procfs_mountinfo_parse form, with "target" facts)
+ * as the host reads it: every problem is appended to problems (strings naming the mount). Every
+ * writable mount that a lookup can reach must be sandbox-private (tmpfs, ramfs, devpts, mqueue or
+ * proc on a device the host does not mount: host_mounts), one of the team's binds (team_binds), or
+ * a harmless character device; under every writable proc mount, proc_entries (the
+ * kb_sandbox_proc_readonly names that exist on this host) must be covered read-only, and no
+ * writable proc mount may be rooted inside one. Returns the number of problems appended, or
+ * -ENOMEM; a NULL or empty mounts is itself a problem ("not read"). */
+KB_EXPORT int kb_judge_mount_problems(json_object *mounts, json_object *host_mounts, json_object *proc_entries,
+                                      json_object *team_binds, json_object *problems);
+
+/* boundary.write_outside: no problem in the host's view of the kernel's mounts (latest look), and
+ * the cell's attempts (fail-only): no write landed on a mount the host classes as not private, none
+ * appeared on the host, no host setting opened for writing; the cell must have tried, without a
+ * sub-probe error. */
+KB_EXPORT json_object *kb_judge_write_outside(const kb_judge_input *in);
+
+/* boundary.workspace_writable: the cell wrote its nonce and the host read it back. */
+KB_EXPORT json_object *kb_judge_workspace(const kb_judge_input *in);
+
+/* boundary.network: (not_claimed under the raw-network override) the kernel's network namespace is
+ * not kbound's, the host's read of its tables shows no interface but lo, no route but through lo,
+ * no host abstract canary; the host's canaries counted no connection; the cell's attempts
+ * (fail-only) all failed, at least one was made, without a sub-probe error. */
+KB_EXPORT json_object *kb_judge_network(const kb_judge_input *in);
+
+/* boundary.sockets: no listening pathname unix socket of the host is reachable through the
+ * sandbox's mounts (inspect's "reach" entries of kind "socket"). */
+KB_EXPORT json_object *kb_judge_sockets(const kb_judge_input *in);
+
+/* boundary.credentials: no daemon secret or canary in the environment or command line of any
+ * sandbox process in any look (read by the host), the child the cell spawned among them (seen
+ * alive by the host), no credential canary reachable through the mounts; and from the cell
+ * (fail-only): its subprocess ran, waited for the host and dumped /proc, nothing of it matched a
+ * secret, no credential file seen, kbound's keyring canary not found. */
+KB_EXPORT json_object *kb_judge_credentials(const kb_judge_input *in);
+
+/* boundary.cross_team: no canary of another team reachable through the mounts (host), and from the
+ * cell (fail-only): its attempts found nothing, without a sub-probe error. */
+KB_EXPORT json_object *kb_judge_cross_team(const kb_judge_input *in);

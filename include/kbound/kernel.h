@@ -57,6 +57,9 @@ KB_EXPORT const char *kb_kernel_runtime_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k);   /* host-only: log, canaries */
 KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);
 KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k);     /* launch → first kernel_info reply */
+/* The path of ch's ipc socket as the kernel sees it (inside the sandbox: under KB_SANDBOX_RUNTIME).
+ * Returns 0, -ENOTSUP (a tcp connection), -ENAMETOOLONG. */
+KB_EXPORT int kb_kernel_socket_path(const kb_kernel *k, kb_channel ch, char *buf, size_t size);
 
 /* Redaction with this kernel's connection key, for whatever the caller shows of the kernel's own
  * text (cell output, replies): every copy or fragment of the key (kb_secrets_add_token) becomes

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include "kbound/client.h"
 #include "kbound/kernelspec.h"
+#include "kbound/inspect.h"
 #include "kbound/probe.h"
 #include "kbound/sandbox.h"
 
@@ -29,6 +30,10 @@ typedef struct kb_check_env {
         json_object *escape_dirs;     /* host folders a write must not reach (array of strings) */
         json_object *credential_paths;/* host credential files holding canaries */
         json_object *sibling_paths;   /* another team's folder and canary file */
+        const kb_inspect_canary *canaries; /* host objects no sandbox may reach (credential file,
+                                            * a canary in the user's home, another team's folder and
+                                            * canary), each naming the check it belongs to */
+        size_t n_canaries;
         int long_cell_seconds;        /* how long the long cell runs if nobody stops it */
         int interrupt_timeout_ms;     /* how long an interrupt path gets to stop the cell */
         int cancel_fd;                /* readable → stop everything (signal) */

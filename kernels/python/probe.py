@@ -186,9 +186,16 @@ def _kbound_cell_fn():
         "unix_visible": guard("network.unix_visible", unix_visible, []),
     }
 
-    # -- credentials: a child process dumps what any code in the sandbox could read
+    # -- credentials: a child process dumps what any code in the sandbox could read. It first says
+    # it is alive and waits (params["child_wait_s"]) until the host has looked at the sandbox with it running:
+    # the cell prints params["child_marker"] and the child's pid, the host inspects, then creates
+    # params["child_go"] in the workspace.
     child_code = r'''
-import json, os
+import json, os, sys, time
+print("ready %d" % os.getpid(), flush=True)
+go, wait, t0 = sys.argv[1], float(sys.argv[2]), time.monotonic()
+while go and not os.path.exists(go) and time.monotonic() - t0 < wait:
+    time.sleep(0.01)
 cap = 65536
 def rd(p):
     try:
@@ -205,29 +212,43 @@ for d in sorted((x for x in os.listdir("/proc") if x.isdigit()), key=int):
     if e is None and c is None:
         continue
     procs.append({"pid": int(d), "environ": e or "", "cmdline": c or ""})
-print(json.dumps({"environ": env, "proc": procs}))
+print(json.dumps({"environ": env, "proc": procs, "go": bool(go) and os.path.exists(go)}))
 '''
 
     def subprocess_dump():
-        res = {"spawned": False, "error": None, "environ": "", "proc": []}
+        import select
+        res = {"spawned": False, "pid": None, "error": None, "environ": "", "proc": [], "go": False}
         try:
-            run = subprocess.run([sys.executable, "-I", "-c", child_code], stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
-        except subprocess.TimeoutExpired:
-            res["spawned"], res["error"] = True, "ETIMEDOUT"
-            return res
+            child = subprocess.Popen([sys.executable, "-I", "-c", child_code, params.get("child_go") or "",
+                                      str(float(params.get("child_wait_s") or 10))],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             res["error"] = ename(exc)
             return res
         res["spawned"] = True
         try:
-            dump = json.loads(run.stdout.decode("utf-8", "replace"))
-            res["environ"], res["proc"] = dump["environ"], dump["proc"]
-            if run.returncode != 0:
-                res["error"] = "exit status %d" % run.returncode
-        except ValueError:
-            res["error"] = "exit status %d: %s" % (run.returncode,
-                                                   run.stderr[-400:].decode("utf-8", "replace"))
+            ready, _, _ = select.select([child.stdout], [], [], 30)
+            first = child.stdout.readline().decode("utf-8", "replace").split() if ready else []
+            if len(first) == 2 and first[0] == "ready" and first[1].isdigit():
+                res["pid"] = int(first[1])
+                if params.get("child_marker"):
+                    sys.stdout.write("%s %d\n" % (params["child_marker"], res["pid"]))
+                    sys.stdout.flush()  # the host looks at the sandbox now, then lets the child go on
+            out, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            res["error"] = "ETIMEDOUT"
+            return res
+        try:
+            dump = json.loads(out.decode("utf-8", "replace"))
+            res["environ"], res["proc"], res["go"] = dump["environ"], dump["proc"], dump.get("go", False)
+            if child.returncode != 0:
+                res["error"] = "exit status %d" % child.returncode
+        except (ValueError, KeyError, TypeError):
+            res["error"] = "exit status %d: %s" % (child.returncode, err[-400:].decode("utf-8", "replace"))
+        if res["pid"] is None and not res["error"]:
+            res["error"] = "the child never said it was ready"
         return res
 
     def cred_files():

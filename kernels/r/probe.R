@@ -213,8 +213,14 @@ invisible(local({
     abstract = guard("network.abstract", abstract, list()),
     unix_visible = guard("network.unix_visible", unix_visible, list()))
 
-  # -- credentials: a child process dumps what any code in the sandbox could read
+  # -- credentials: a child process dumps what any code in the sandbox could read. It first says
+  # it is alive (its pid in a file) and waits (params$child_wait_s) until the host has looked at the sandbox
+  # with it running: the cell prints params$child_marker and the child's pid, the host inspects,
+  # then creates params$child_go in the workspace.
   child_code <- paste(
+    "args <- commandArgs(TRUE); writeLines(as.character(Sys.getpid()), args[1]);",
+    "go <- if (length(args) >= 3) args[3] else ''; wait <- as.numeric(args[4]); t0 <- proc.time()[['elapsed']];",
+    "while (nzchar(go) && !file.exists(go) && proc.time()[['elapsed']] - t0 < wait) Sys.sleep(0.01);",
     "cap <- 65536L;",
     "rd <- function(p) tryCatch({ con <- file(p, 'rb'); on.exit(close(con)); b <- readBin(con, 'raw', cap);",
     "  b[b == as.raw(0L)] <- as.raw(10L); s <- rawToChar(b); Encoding(s) <- 'UTF-8';",
@@ -229,22 +235,38 @@ invisible(local({
     "  if (is.null(e) && is.null(c)) next;",
     "  procs[[length(procs) + 1L]] <- list(pid = as.integer(id), environ = if (is.null(e)) '' else e,",
     "                                      cmdline = if (is.null(c)) '' else c) };",
-    "cat(jsonlite::toJSON(list(environ = env, proc = procs), auto_unbox = TRUE, digits = NA))")
+    "cat(jsonlite::toJSON(list(environ = env, proc = procs, go = nzchar(go) && file.exists(go)),",
+    "                     auto_unbox = TRUE, digits = NA));",
+    "writeLines('done', args[2])")
   subprocess_dump <- function() {
-    res <- list(spawned = FALSE, error = NA, environ = "", proc = list())
+    res <- list(spawned = FALSE, pid = NA, error = NA, environ = "", proc = list(), go = FALSE)
     out <- tempfile("kbound-child-")
     err <- tempfile("kbound-child-")
-    on.exit(unlink(c(out, err)))
+    pid_file <- tempfile("kbound-child-")
+    done_file <- tempfile("kbound-child-")
+    on.exit(unlink(c(out, err, pid_file, done_file)))
     rscript <- file.path(R.home("bin"), "Rscript")
-    r <- attempt(function() system2(rscript, c("--vanilla", "-e", shQuote(child_code)),
-                                    stdout = out, stderr = err, stdin = "", timeout = 60))
+    go <- if (is.null(params$child_go)) "" else params$child_go
+    wait <- if (is.null(params$child_wait_s)) 10 else as.numeric(params$child_wait_s)
+    r <- attempt(function() system2(rscript, c("--vanilla", "-e", shQuote(child_code), shQuote(pid_file), shQuote(done_file), shQuote(go),
+                                                     shQuote(as.character(wait))),
+                                    stdout = out, stderr = err, stdin = "", wait = FALSE))
     if (!r$ok) { res$error <- r$error; return(res) }
-    status <- r$value
-    # system2 runs through /bin/sh: 127 means the shell could not start Rscript, 124 the timeout
     stderr_tail <- function() { t <- attempt(function() read_text(err)); if (t$ok) substr(t$value, 1L, 400L) else "" }
-    if (isTRUE(status == 127)) { res$error <- paste("exit status 127:", stderr_tail()); return(res) }
+    wait_for <- function(path, seconds) {
+      t0 <- proc.time()[["elapsed"]]
+      while (!file.exists(path) && proc.time()[["elapsed"]] - t0 < seconds) Sys.sleep(0.01)
+      file.exists(path)
+    }
+    if (!wait_for(pid_file, 30)) { res$error <- paste("the child never started:", stderr_tail()); return(res) }
     res$spawned <- TRUE
-    if (isTRUE(status == 124)) { res$error <- "ETIMEDOUT"; return(res) }
+    Sys.sleep(0.01)  # the pid line is written whole before the file is closed; read after that
+    res$pid <- suppressWarnings(as.integer(readLines(pid_file, warn = FALSE)[1]))
+    if (!is.null(params$child_marker) && !is.na(res$pid)) {
+      cat(params$child_marker, " ", res$pid, "\n", sep = "")
+      flush(stdout())  # the host looks at the sandbox now, then lets the child go on
+    }
+    if (!wait_for(done_file, 60)) { res$error <- "ETIMEDOUT"; return(res) }
     parsed <- attempt(function() {
       txt <- to_text(read_raw(out, max(1, file.size(out))))  # readBin allocates n up front
       jsonlite::fromJSON(txt, simplifyVector = FALSE)
@@ -252,10 +274,11 @@ invisible(local({
     if (parsed$ok) {
       res$environ <- parsed$value$environ
       res$proc <- parsed$value$proc
-      if (status != 0L) res$error <- paste("exit status", status)
+      res$go <- isTRUE(parsed$value$go)
     } else {
-      res$error <- paste0("exit status ", status, ": ", stderr_tail())
+      res$error <- paste0("unreadable dump: ", stderr_tail())
     }
+    if (is.na(res$pid)) res$error <- "the child never said who it is"
     res
   }
   cred_files <- function() lapply(params$credential_paths, function(p) {

@@ -233,6 +233,7 @@ int cmd_check(int argc, char **argv) {
         json_object *sibling_paths = json_object_new_array(), *run = NULL;
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
+        char *home_canary = NULL;
         _cleanup_close_ int rootfs_fd = -1;
         char **image_kernels = NULL;
 
@@ -269,7 +270,32 @@ int cmd_check(int argc, char **argv) {
                 cli_error("cannot create the canaries under %s: %s", base, strerror(errno));
                 goto out;
         }
+        /* A canary where a user keeps credentials: a dot file in the invoking user's home. Removed at
+         * the end; a home kbound cannot write to is said so, and the credential file stays. */
+        char home_value[65];
+        const char *home_dir = getenv("HOME");
+        if (home_dir && home_dir[0] == '/' && kb_random_hex(home_value, 32) == 0 &&
+            asprintf(&home_canary, "%s/.kbound-canary-XXXXXX", home_dir) >= 0) {
+                _cleanup_close_ int hfd = mkostemp(home_canary, O_CLOEXEC);
+                size_t hlen = strlen(home_value);
+                if (hfd < 0 || write(hfd, home_value, hlen) != (ssize_t) hlen) {
+                        if (hfd >= 0)
+                                unlink(home_canary);
+                        cli_progress("no canary in %s (%s): the home folder is not checked", home_dir,
+                                     hfd < 0 ? strerror(errno) : "short write");
+                        free(home_canary);
+                        home_canary = NULL;
+                }
+        }
         json_object_array_add(cred_paths, json_object_new_string(cred_file));
+        if (home_canary)
+                json_object_array_add(cred_paths, json_object_new_string(home_canary));
+        kb_inspect_canary canaries[] = {
+                {"credential file", cred_file, "boundary.credentials"},
+                {"another team's workspace", sib_ws, "boundary.cross_team"},
+                {"another team's canary", sib_file, "boundary.cross_team"},
+                {"credential canary in the user's home", home_canary, "boundary.credentials"},
+        };
         json_object_array_add(sibling_paths, json_object_new_string(sib_ws));
         json_object_array_add(sibling_paths, json_object_new_string(sib_file));
         const char *home = getenv("HOME");
@@ -299,6 +325,7 @@ int cmd_check(int argc, char **argv) {
         if (kb_secrets_new(&secrets) < 0 || kb_secrets_new(&sibling) < 0 ||
             kb_secrets_add_token(secrets, "canary:credential-file", cred_value) < 0 ||
             kb_secrets_add_token(sibling, "canary:sibling-team-file", sibling_value) < 0 ||
+            (home_canary && kb_secrets_add_token(secrets, "canary:home-file", home_value) < 0) ||
             (keyring_canary == 0 && kb_secrets_add_token(secrets, "canary:keyring-key", key_value) < 0)) {
                 cli_error("out of memory");
                 goto out;
@@ -318,6 +345,12 @@ int cmd_check(int argc, char **argv) {
                 for (char **a = specs[i]->argv; *a && n_legit < 4096; a++)
                         legit[n_legit++] = *a;
         }
+        /* ... and the host paths kbound itself hands the cell to try (its home, the canaries'
+         * folders), which name the user: a user name in them is not a leak. */
+        json_object *handed[] = { escape_dirs, cred_paths, sibling_paths };
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(handed); i++)
+                for (size_t j = 0; j < json_object_array_length(handed[i]) && n_legit < 4096; j++)
+                        legit[n_legit++] = (char *) json_object_get_string(json_object_array_get_idx(handed[i], j));
         legit[n_legit] = NULL;
         if (r >= 0)
                 r = kb_secrets_add_env(secrets, environ, legit, &skipped);
@@ -362,6 +395,8 @@ int cmd_check(int argc, char **argv) {
                 .escape_dirs = escape_dirs,
                 .credential_paths = cred_paths,
                 .sibling_paths = sibling_paths,
+                .canaries = canaries,
+                .n_canaries = home_canary ? KB_ELEMENTSOF(canaries) : KB_ELEMENTSOF(canaries) - 1,
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
                 .cancel_fd = cli_signals_install(),
@@ -471,6 +506,10 @@ int cmd_check(int argc, char **argv) {
         }
 
 out:
+        if (home_canary) {
+                unlink(home_canary);
+                free(home_canary);
+        }
         if (base) {
                 if (keep)
                         cli_progress("kept the team folders under %s", base);

@@ -4,9 +4,9 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R
 
-ids="sandbox.backend sandbox.privileges identity.pid2 identity.pidfd boundary.write_outside
-boundary.workspace_writable boundary.network boundary.credentials boundary.cross_team interrupt.control
-interrupt.pidfd persistence.namespace"
+ids="sandbox.backend sandbox.privileges sandbox.session identity.pid2 identity.pidfd boundary.descriptors
+boundary.write_outside boundary.workspace_writable boundary.network boundary.sockets boundary.credentials
+boundary.cross_team interrupt.control interrupt.pidfd persistence.namespace"
 n_ids=$(wc -w <<<"$ids")
 
 secret="kbound-daemon-secret-$RANDOM$RANDOM$RANDOM"

@@ -17,7 +17,7 @@ done
 
 echo "bad signatures on every message answering a cell"
 check_mode badsig bad-signature 60
-expect badsig 1 30 "FAIL +badsig +identity.pid2 +cell 'identity': bad message on iopub: bad signature" out
+expect badsig 1 30 "FAIL +badsig +identity.pid2 +the identity cell gave no answer: cell 'identity': bad message on iopub: bad signature" out
 ok "badsig: verdict fail" [ "$(verdict badsig)" = "fail" ]
 ok "badsig: persistence.namespace fail" [ "$(status badsig persistence.namespace)" = "fail" ]
 check_mode badsig0 bad-signature 60 --from-start
@@ -26,18 +26,18 @@ ok "badsig0: verdict fail" [ "$(verdict badsig0)" = "fail" ]
 
 echo "a frame over twice the limit: libzmq drops the connection, kbound says messages were lost"
 check_mode huge oversize-frame 60 --oversize $((40 * 1024 * 1024))
-expect huge 1 30 "FAIL +huge +identity.pid2 +cell 'identity': lost messages on iopub: connection dropped" out
+expect huge 1 30 "FAIL +huge +identity.pid2 +the identity cell gave no answer: cell 'identity': lost messages on iopub: connection dropped" out
 ok "huge: verdict fail" [ "$(verdict huge)" = "fail" ]
 
 echo "exit in the middle of the first cell: the pidfd says so at once (deadline 60 s)"
 check_mode exit42 exit-mid-cell 60 --exit-status 42
-expect exit42 1 20 "FAIL +exit42 +identity.pid2 +cell 'identity': the kernel exited with status 42" out
+expect exit42 1 20 "FAIL +exit42 +identity.pid2 +the identity cell gave no answer: cell 'identity': the kernel exited with status 42" out
 ok "exit42: identity.pidfd fail (the pinned process is gone)" [ "$(status exit42 identity.pidfd)" = "fail" ]
 ok "exit42: verdict fail" [ "$(verdict exit42)" = "fail" ]
 
 echo "no execute_reply: each cell waits until the run's deadline, which ends the run"
 check_mode noreply no-execute-reply 15
-expect noreply 1 25 "FAIL +noreply +identity.pid2 +cell 'identity': timed out: no execute_reply, although the kernel published busy and idle" out
+expect noreply 1 25 "FAIL +noreply +identity.pid2 +the identity cell gave no answer: cell 'identity': timed out: no execute_reply, although the kernel published busy and idle" out
 ok "noreply: report marked incomplete" [ "$(json_get "$scratch/noreply.json" "d['complete']")" = "False" ]
 ok "noreply: verdict fail" [ "$(verdict noreply)" = "fail" ]
 

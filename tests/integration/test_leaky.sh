@@ -37,5 +37,94 @@ leak procsys boundary.write_outside
 leak procsys boundary.write_outside ir
 ok "LEAK=procsys: the evidence names /proc/sys" \
   grep -q '/proc/sys (the host' "$scratch/procsys.json"
+
+# detail FILE CHECK_ID: the check's detail and problems, for the evidence assertions below.
+detail() {
+  json_get "$1" "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$2')"
+}
+# leak_with NAME CHECK_ID PATTERN [VALUE]: LEAK=NAME (with LEAK_VALUE) fails CHECK_ID naming PATTERN.
+leak_with() {
+  local name=$1 id=$2 pattern=$3 value=${4:-$token} wrapper
+  wrapper=$(leaky_bwrap "$name" "$value")
+  set +e
+  "$KBOUND" check --quiet --kernel python3 --bwrap "$wrapper" --json "$scratch/$name.json" \
+    >"$scratch/$name.out" 2>"$scratch/$name.err"
+  local rc=$?
+  set -e
+  ok "LEAK=$name exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+  [ "$rc" -eq 1 ] || tail -5 "$scratch/$name.err"
+  ok "LEAK=$name fails $id" [ "$(check_status "$scratch/$name.json" python3 "$id")" = "fail" ]
+  local got
+  got=$(detail "$scratch/$name.json" "$id")
+  ok "LEAK=$name: $id names '$pattern'" grep -qF -- "$pattern" <<<"$got"
+  grep -qF -- "$pattern" <<<"$got" || echo "    got: $got"
+}
+
+echo "a host file open read-write, handed down as a descriptor"
+hostfile="$scratch/host-file"
+echo "host data" >"$hostfile"
+chmod 666 "$hostfile"
+leak_with fd boundary.descriptors "fd 7 of pid" "$hostfile"
+ok "LEAK=fd: the target is named" grep -qF "$hostfile" <<<"$(detail "$scratch/fd.json" boundary.descriptors)"
+
+echo "capabilities kept inside the sandbox"
+leak_with caps sandbox.privileges "holds capabilities"
+
+echo "one host file bound writable on its own"
+leak_with file boundary.write_outside "a writable mount at /tmp/kbound-leaked-file" "$hostfile"
+
+echo "the host's IPC and UTS namespaces shared"
+leak_with ipcuts sandbox.backend "shares kbound's ipc namespace"
+ok "LEAK=ipcuts: uts named too" grep -qF "shares kbound's uts namespace" <<<"$(detail "$scratch/ipcuts.json" sandbox.backend)"
+
+echo "kbound's base folder under another mount point: the credential file and another team's canary"
+leak_with alias boundary.credentials "reachable in the sandbox at /mnt/kbound-alias/host-secrets/credentials"
+ok "LEAK=alias fails boundary.cross_team" [ "$(check_status "$scratch/alias.json" python3 boundary.cross_team)" = "fail" ]
+ok "LEAK=alias: cross_team names the other team's canary" \
+  grep -qF "/mnt/kbound-alias/teams/" <<<"$(detail "$scratch/alias.json" boundary.cross_team)"
+
+echo "the user's home (where credentials are kept) bound into the sandbox"
+home="$scratch/home"
+mkdir -m 755 "$home"
+HOME="$home" leak_with home boundary.credentials "credential canary in the user's home" "$home"
+ok "LEAK=home: no canary file left in the home" [ -z "$(ls -A "$home")" ]
+
+echo "a host daemon's unix socket reachable through a bind"
+mkdir -m 755 "$scratch/daemon"
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+import os; os.chmod(sys.argv[1], 0o777)
+time.sleep(600)' "$scratch/daemon/daemon.sock" &
+daemon=$!
+for _ in $(seq 50); do [ -S "$scratch/daemon/daemon.sock" ] && break; sleep 0.1; done
+leak_with socket boundary.sockets "is reachable in the sandbox at /mnt/daemon/daemon.sock" "$scratch/daemon"
+ok "LEAK=socket: the host path is named" grep -qF "$scratch/daemon/daemon.sock" <<<"$(detail "$scratch/socket.json" boundary.sockets)"
+kill "$daemon" 2>/dev/null || true
+wait "$daemon" 2>/dev/null || true
+
+echo "kbound's terminal handed into the sandbox (and no --new-session)"
+# bwrap 0.8 makes its init a session leader whatever it is told, so no sandbox process can take the
+# terminal as its controlling one; the descriptor to it is what leaks (sandbox.session's terminal
+# branch is unit-tested on canned facts).
+wrapper=$(leaky_bwrap tty)
+set +e
+# kbound under a pseudo-terminal, as a person at a terminal runs it
+/usr/bin/python3 -c 'import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))' \
+  "$KBOUND" check --quiet --kernel python3 --bwrap "$wrapper" --json "$scratch/tty.json" </dev/null >"$scratch/tty.out" 2>&1
+rc=$?
+set -e
+ok "LEAK=tty exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "LEAK=tty fails boundary.descriptors" [ "$(check_status "$scratch/tty.json" python3 boundary.descriptors)" = "fail" ]
+ok "LEAK=tty: the terminal is named as fd 0" grep -qE "fd 0 of pid [0-9]+ \([a-z0-9]+\): /dev/(tty|pts/)" <<<"$(detail "$scratch/tty.json" boundary.descriptors)"
+set +e
+/usr/bin/python3 -c 'import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))' \
+  "$KBOUND" check --quiet --kernel python3 --json "$scratch/tty-ok.json" </dev/null >"$scratch/tty-ok.out" 2>&1
+rc=$?
+set -e
+ok "kbound's own sandbox under a terminal passes (rc=$rc)" [ "$rc" -eq 0 ]
+ok "  ... sandbox.session passes" [ "$(check_status "$scratch/tty-ok.json" python3 sandbox.session)" = "pass" ]
+
+echo "no --die-with-parent: the sandbox could outlive kbound"
+leak_with lifetime sandbox.session "without --die-with-parent"
 assert_no_leftovers "after leaky sandboxes"
 finish

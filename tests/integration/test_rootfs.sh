@@ -79,8 +79,8 @@ rc=$?
 set -e
 ok "check fails with exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
 ok "boundary.write_outside fails" [ "$(check_status "$scratch/leak.json" python3 boundary.write_outside)" = "fail" ]
-ok "  ... naming the write into the image" grep -qF "the cell's file landed in the image at $scratch/rwimage/usr/kbound-escape-" \
-  <<<"$(json_get "$scratch/leak.json" "[c for c in d['kernels'][0]['checks'] if c['id']=='boundary.write_outside'][0]['evidence']['breaches']")"
+ok "  ... naming the write into the image" grep -qF "the host sees the cell's file at $scratch/rwimage/usr/kbound-escape-" \
+  <<<"$(json_get "$scratch/leak.json" "[c for c in d['kernels'][0]['checks'] if c['id']=='boundary.write_outside'][0]['evidence']['problems']")"
 ok "  ... and the stray file was removed" bash -c "! ls '$scratch/rwimage/usr' | grep -q kbound-escape"
 rm -rf "$scratch/rwimage"
 

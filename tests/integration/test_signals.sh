@@ -31,6 +31,26 @@ for sig in TERM INT; do
   assert_no_leftovers "after SIG$sig"
 done
 
+echo "kbound itself killed with SIGKILL (nothing of it runs): no sandbox process survives it"
+"$KBOUND" check --quiet >"$scratch/out" 2>"$scratch/err" &
+pid=$!
+for _ in $(seq 1 100); do
+  pgrep -f "$KBOUND_RUNTIME_DIR.*ipykernel_launcher" >/dev/null && break
+  sleep 0.1
+done
+ok "SIGKILL: a sandboxed kernel was running" pgrep -f "$KBOUND_RUNTIME_DIR.*ipykernel_launcher"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+gone=no
+for _ in $(seq 1 50); do
+  pgrep -f "$KBOUND_RUNTIME_DIR" >/dev/null || { gone=yes; break; }
+  sleep 0.1
+done
+ok "SIGKILL: every process of the sandboxes died with kbound" [ "$gone" = yes ]
+[ "$gone" = yes ] || pgrep -af "$KBOUND_RUNTIME_DIR" >&2
+# A SIGKILLed run cannot remove its own folders; they are not this test's subject.
+rm -rf "$KBOUND_RUNTIME_DIR"/kbound-*
+
 echo "kernel killed from outside during a cell"
 "$KBOUND" run --kernel python3 --timeout 60 --team killed \
   'import time; open("/workspace/started", "w").close(); time.sleep(50)' >"$scratch/out" 2>"$scratch/err" &

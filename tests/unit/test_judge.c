@@ -127,7 +127,7 @@ static int problems_for(const char *mountinfo, const char *entries_json, json_ob
         assert_int_equal(kb_procfs_mountinfo_parse(mountinfo, &mounts), 0);
         json_object *entries = parse(entries_json);
         json_object *problems = json_object_new_array();
-        int n = kb_judge_mount_problems(mounts, entries, problems);
+        int n = kb_judge_mount_problems(mounts, NULL, entries, NULL, problems);
         json_object_put(mounts);
         json_object_put(entries);
         if (ret_problems)
@@ -193,10 +193,10 @@ static void test_proc_exposed(void **state) {
 
 static void test_mounts_missing(void **state) {
         json_object *problems = json_object_new_array();
-        assert_int_equal(kb_judge_mount_problems(NULL, NULL, problems), 1);
+        assert_int_equal(kb_judge_mount_problems(NULL, NULL, NULL, NULL, problems), 1);
         assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(problems, 0)), "could not read"));
         json_object *empty = json_object_new_array();
-        assert_int_equal(kb_judge_mount_problems(empty, NULL, problems), 1);
+        assert_int_equal(kb_judge_mount_problems(empty, NULL, NULL, NULL, problems), 1);
         json_object_put(empty);
         json_object_put(problems);
 }

@@ -18,10 +18,11 @@
 extern char **environ;
 
 static const char *const all_check_ids[] = {
-        "sandbox.backend",      "identity.pid2",        "identity.pidfd",
+        "sandbox.backend",        "sandbox.privileges",   "sandbox.session",
+        "identity.pid2",          "identity.pidfd",       "boundary.descriptors",
         "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
-        "boundary.credentials", "boundary.cross_team",  "interrupt.control",
-        "interrupt.pidfd",      "persistence.namespace",
+        "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
+        "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
 };
 #define N_CHECKS KB_ELEMENTSOF(all_check_ids)
 
@@ -183,9 +184,9 @@ static void test_all_pass_is_full_boundary(void **state) {
         assert_string_equal(claim_str(run, "network"), "claimed");
         assert_true(claim_full(run));
         const char *summary = claim_str(run, "summary");
-        assert_string_equal(summary, "PASS: full boundary held for python3, ir (write outside, workspace, network, "
-                                     "credentials, cross-team); sandbox, identity, interrupt and persistence checks "
-                                     "passed.");
+        assert_string_equal(summary, "PASS: full boundary held for python3, ir (descriptors, write outside, workspace, "
+                                     "network, host sockets, credentials, cross-team); sandbox, identity, interrupt and "
+                                     "persistence checks passed.");
 }
 
 static void test_explained_unsupported_keeps_pass(void **state) {
@@ -241,8 +242,8 @@ static void test_override_never_reads_full_boundary(void **state) {
         const char *summary = claim_str(run, "summary");
         assert_string_equal(summary, "PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (raw-network "
                                      "override); sandbox, identity, interrupt and persistence checks passed for "
-                                     "python3, ir; other boundaries held: write outside, workspace, credentials, "
-                                     "cross-team.");
+                                     "python3, ir; other boundaries held: descriptors, write outside, workspace, host "
+                                     "sockets, credentials, cross-team.");
         assert_lacks(summary, "full boundary");
 }
 
@@ -298,7 +299,7 @@ static void test_missing_boundary_is_partial(void **state) {
         assert_false(claim_full(run));
         const char *summary = claim_str(run, "summary");
         assert_contains(summary, "PASS WITH PARTIAL BOUNDARY");
-        assert_contains(summary, "other boundaries held: write outside, workspace;");
+        assert_contains(summary, "other boundaries held: descriptors, write outside, workspace, host sockets;");
         assert_contains(summary, "boundaries not established: python3 boundary.credentials (unsupported), ir "
                                  "boundary.cross_team (not run)");
         assert_lacks(summary, "full boundary");
@@ -534,15 +535,15 @@ static void test_junit_structure_and_escaping(void **state) {
         assert_contains(text, "root:    image /images/a&b (read-only; kernelspecs found inside it)\n");
 
         static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
-                                   "tests=\"22\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
+                                   "tests=\"30\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
         assert_memory_equal(xml, head, strlen(head));
         assert_int_equal(count_of(xml, "<testsuite "), 2);
         assert_int_equal(count_of(xml, "<testcase "), 2 * N_CHECKS);
         assert_int_equal(count_of(xml, "<failure "), 1);
         assert_int_equal(count_of(xml, "<skipped "), 2);
         assert_int_equal(count_of(xml, "<properties>"), 2);
-        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"11\" failures=\"1\" errors=\"0\" "
-                             "skipped=\"0\" time=\"0.385\">");
+        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"15\" failures=\"1\" errors=\"0\" "
+                             "skipped=\"0\" time=\"0.525\">");
         assert_contains(xml, "<testcase classname=\"kbound.ir\" name=\"interrupt.control\" time=\"0.035\">");
         assert_contains(xml, "<skipped message=\"unsupported: IRkernel ignores interrupt_request\"/>");
         assert_contains(xml, "<skipped message=\"not_claimed: raw-network override\"/>");

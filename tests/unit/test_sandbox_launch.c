@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -413,9 +414,28 @@ static void test_never_root(void **state) {
         assert_true(json_object_object_get_ex(host, "proc_entries", &entries));
         assert_true(json_object_array_length(entries) > 0); /* every Linux has /proc/sys */
         assert_true(json_object_object_get_ex(snap, "mounts", &mounts));
+        /* every writable mount is the sandbox's own or one of the team's two binds */
+        json_object *binds = json_object_new_array(), *host_mounts = NULL;
+        const char *dirs[] = {f->workspace, f->runtime};
+        for (size_t i = 0; i < 2; i++) {
+                struct stat st;
+                char dev[32];
+                assert_int_equal(stat(dirs[i], &st), 0);
+                snprintf(dev, sizeof dev, "%u:%u", major(st.st_dev), minor(st.st_dev));
+                json_object *b = json_object_new_object();
+                json_object_object_add(b, "dev", json_object_new_string(dev));
+                json_object_object_add(b, "ino", json_object_new_int64((int64_t) st.st_ino));
+                json_object_array_add(binds, b);
+        }
+        assert_true(json_object_object_get_ex(host, "mounts", &host_mounts));
         json_object *problems = json_object_new_array();
-        assert_int_equal(kb_judge_mount_problems(mounts, entries, problems), 0);
+        int n_problems = kb_judge_mount_problems(mounts, host_mounts, entries, binds, problems);
+        if (n_problems != 0)
+                fail_msg("mount problems: %s", json_object_to_json_string(problems));
+        /* and without the team binds, the host's own folders bound read-write are found */
+        assert_int_equal(kb_judge_mount_problems(mounts, host_mounts, entries, NULL, problems), 2);
         json_object_put(problems);
+        json_object_put(binds);
         json_object_put(host);
         json_object_put(snaps);
         kb_sandbox_destroy(&sb);

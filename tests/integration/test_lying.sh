@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Kernels that lie in their probe output (real ipykernel, monkeypatched at start-up:
+# tests/fixtures/lying-kernel) must still fail the check the lie was meant to pass: the host proves,
+# the cell only reports. Each lie is shown against the sandbox breakage it would hide.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3
+
+liars="$fixtures/lying-kernel"
+token="kbound-lie-token-$RANDOM$RANDOM$RANDOM"
+
+# lying_spec NAME LIE [forwarder]: a python3 kernelspec that loads $liars/LIE at start-up; with
+# "forwarder", a shell stays PID 2 and the kernel runs as PID 3.
+lying_spec() {
+  local name=$1 lie=$2 forwarder=${3:-} dir="$scratch/kernels/$1"
+  mkdir -p "$dir"
+  /usr/bin/python3 - "$dir/kernel.json" "$liars/$lie" "$forwarder" <<'PY'
+import json, sys
+path, lie, forwarder = sys.argv[1:4]
+kernel = ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}",
+          "--IPKernelApp.exec_files=" + lie]
+if forwarder:
+    # the shell does not exec: it stays PID 2 and forwards nothing; the kernel is its child
+    kernel = ["/bin/sh", "-c", "/usr/bin/python3 -m ipykernel_launcher -f \"$1\" --IPKernelApp.exec_files=\"$2\"; exit $?",
+              "sh", "{connection_file}", lie]
+json.dump({"argv": kernel, "display_name": "liar", "language": "python", "interrupt_mode": "signal"},
+          open(path, "w"))
+PY
+  echo "$dir"
+}
+
+# expect_fail LABEL CHECK_ID PATTERN KERNEL_DIR [check options...]: the check fails with PATTERN in its detail.
+expect_fail() {
+  local label=$1 id=$2 pattern=$3 spec=$4
+  shift 4
+  set +e
+  KBOUND_TEST_DAEMON_TOKEN="$token" "$KBOUND" check --quiet --kernel "$spec" --ro-bind "$liars" \
+    --json "$scratch/$label.json" "$@" >"$scratch/$label.out" 2>"$scratch/$label.err"
+  local rc=$?
+  set -e
+  ok "$label: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+  [ "$rc" -eq 1 ] || tail -5 "$scratch/$label.err"
+  local detail
+  detail=$(json_get "$scratch/$label.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='$id'][0]")
+  ok "$label: $id fails" [ "$(check_status "$scratch/$label.json" liar "$id")" = "fail" ]
+  ok "$label: $id says '$pattern' (got: $detail)" grep -qF -- "$pattern" <<<"$detail"
+}
+
+echo "a shell is PID 2, the real kernel PID 3, and the kernel swears it is PID 2"
+spec=$(lying_spec liar lie_pid.py forwarder)
+expect_fail pid3 identity.pid2 "PID 2 is not the kernel" "$spec"
+ok "pid3: the identity cell lied (it says pid 2)" \
+  [ "$(json_get "$scratch/pid3.json" "[c['evidence']['cell']['pid'] for k in d['kernels'] for c in k['checks'] if c['id']=='identity.pid2'][0]")" = "2" ]
+ok "pid3: the evidence names the real holder, PID 3 in the sandbox" \
+  grep -q "(PID 3 in the sandbox)" <<<"$(json_get "$scratch/pid3.json" "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='identity.pid2'][0]")"
+
+echo "the kernel refuses the probe's escape writes while the host's /tmp is bound writable"
+spec=$(lying_spec liar lie_noescape.py)
+expect_fail noescape boundary.write_outside "is backed by the host" "$spec" --bwrap "$(leaky_bwrap write)"
+ok "noescape: the cell's own writes all failed (the lie worked on the cell)" \
+  [ "$(json_get "$scratch/noescape.json" "[c['evidence']['sandbox_private_writes'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")" -ge 0 ]
+
+echo "the kernel's subprocess dumps a clean environment while a daemon secret is in the kernel's"
+spec=$(lying_spec liar lie_dump.py)
+expect_fail dump boundary.credentials "env:KBOUND_TEST_DAEMON_TOKEN is in the environment of pid" "$spec" \
+  --bwrap "$(leaky_bwrap secret "$token")"
+ok "dump: the cell's dump was clean (the lie worked on the cell)" \
+  [ "$(json_get "$scratch/dump.json" "[c['evidence']['processes_read_by_cell'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.credentials'][0]")" = "2" ]
+ok "no report holds the token" bash -c "! grep -rqs '$token' '$scratch'/*.json '$scratch'/*.out '$scratch'/*.err"
+
+echo "the same liars in kbound's real sandbox: the lies alone fail nothing they should not"
+spec=$(lying_spec liar lie_noescape.py)
+set +e
+"$KBOUND" check --quiet --kernel "$spec" --ro-bind "$liars" --json "$scratch/honest.json" >"$scratch/honest.out" 2>&1
+rc=$?
+set -e
+ok "lie_noescape in the real sandbox: boundary.write_outside passes (rc=$rc)" \
+  [ "$(check_status "$scratch/honest.json" liar boundary.write_outside)" = "pass" ]
+assert_no_leftovers "after the lying kernels"
+finish
