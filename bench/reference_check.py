@@ -84,7 +84,18 @@ def bwrap_argv(bwrap, team, workspace, runtime, info_fd, kernel_argv):
     for e in os.listdir("/etc"):  # readdir order, as kbound
         if e.startswith("python3"):
             a += ["--ro-bind-try", "/etc/" + e, "/etc/" + e]
-    a += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var", "--tmpfs", "/var/tmp",
+    a += ["--proc", "/proc"]
+    for e in ["sys", "sysrq-trigger", "irq", "bus", "fs"]:  # kb_sandbox_proc_readonly
+        if os.path.lexists("/proc/" + e):
+            a += ["--ro-bind", "/proc/" + e, "/proc/" + e]
+    for e in ["kcore", "keys", "timer_list", "timer_stats", "sched_debug", "latency_stats", "acpi", "scsi",
+              "asound"]:  # kb_sandbox_proc_masked
+        p = "/proc/" + e
+        if os.path.isdir(p) and not os.path.islink(p):
+            a += ["--tmpfs", p, "--remount-ro", p]
+        elif os.path.lexists(p):
+            a += ["--ro-bind", "/dev/null", p]
+    a += ["--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var", "--tmpfs", "/var/tmp",
           "--bind", workspace, WORKSPACE, "--bind", runtime, RUNTIME, "--remount-ro", "/",
           "--chdir", WORKSPACE, "--info-fd", str(info_fd), "--"]
     return a + kernel_argv
@@ -361,7 +372,19 @@ class Run:
                   "skip_mounts": [WORKSPACE, RUNTIME], "credential_paths": self.shared["cred_paths"],
                   "sibling_paths": self.shared["sibling_paths"], "timeout_ms": 1000}
         params.update(can.params())
-        probe = self.cell("probe", params)
+        # As kbound: the probe's child waits for the host's look (kbound inspects the sandbox there;
+        # the reference only lets it go on), and the cell tries the host settings.
+        child_marker, go_name = "kbound-child-" + nonce[:12], ".kbound-go-" + nonce[:16]
+        params.update({"child_marker": child_marker, "child_go": WORKSPACE + "/" + go_name, "child_wait_s": 10,
+                       "sysctl_paths": ["/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness",
+                                        "/proc/sysrq-trigger"]})
+        code = render(self.opts.kernels_dir, self.lang, "probe", params)
+        deadline = now() + CELL_TIMEOUT
+        st, seen = self.execute(code, deadline, marker=child_marker)
+        if seen:
+            open(os.path.join(self.workspace, go_name), "w").close()
+        self.wait_done(st, deadline)
+        probe = self.result_of(st) if st["reply"] and st["reply"].get("status") == "ok" else None
         hits = can.hits()
         can.close()
         if probe is None:

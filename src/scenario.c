@@ -129,13 +129,14 @@ static void add_check(ctx *x, const char *id, const char *status, int64_t starte
         logf_(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
 }
 
-/* Appends a check the judge made (NULL: out of memory, recorded as a failure). */
-static void add_judged(ctx *x, const char *id, json_object *check, int64_t started_ms) {
+/* Appends a check the judge made (NULL: out of memory, recorded as a failure). duration_ms: what
+ * gathering its evidence cost (a cell, the host's looks), not the judging, which costs nothing. */
+static void add_judged(ctx *x, const char *id, json_object *check, int64_t duration_ms) {
         if (!check) {
-                add_check(x, id, "fail", started_ms, NULL, "out of memory while judging");
+                add_check(x, id, "fail", 0, NULL, "out of memory while judging");
                 return;
         }
-        json_object_object_add(check, "duration_ms", json_object_new_int64(started_ms ? kb_now_ms() - started_ms : 0));
+        json_object_object_add(check, "duration_ms", json_object_new_int64(duration_ms));
         json_object *status = NULL, *detail = NULL;
         json_object_object_get_ex(check, "status", &status);
         json_object_object_get_ex(check, "detail", &detail);
@@ -333,11 +334,10 @@ static void expect_basics(ctx *x) {
 }
 
 /* Adds a check the judge made, in the scenario's order of checks. */
-static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *)) {
-        int64_t t0 = kb_now_ms();
+static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *), int64_t duration_ms) {
         kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .probe = x->probe,
                              .probe_error = x->probe_error[0] ? x->probe_error : NULL, .expect = x->expect};
-        add_judged(x, id, judge(&in), t0);
+        add_judged(x, id, judge(&in), duration_ms);
 }
 
 /* ---- identity ---- */
@@ -807,25 +807,27 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         }
         host_look(&x, "ready");
         expect_basics(&x);
+        int64_t t_identity = kb_now_ms();
         identity_cell(&x);
-        if (!x.cancelled)
+        int64_t identity_ms = kb_now_ms() - t_identity, probe_ms = 0;
+        if (!x.cancelled) {
+                int64_t t_probe = kb_now_ms();
                 run_probe(&x);
-        judged(&x, "sandbox.backend", kb_judge_backend);
-        {
-                int64_t t0 = kb_now_ms();
-                add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), t0);
+                probe_ms = kb_now_ms() - t_probe;
         }
-        judged(&x, "sandbox.session", kb_judge_session);
-        judged(&x, "identity.pid2", kb_judge_identity);
+        judged(&x, "sandbox.backend", kb_judge_backend, x.inspect_ms);
+        add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), x.inspect_ms);
+        judged(&x, "sandbox.session", kb_judge_session, x.inspect_ms);
+        judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
         check_pidfd(&x);
         if (!x.cancelled) {
-                judged(&x, "boundary.descriptors", kb_judge_descriptors);
-                judged(&x, "boundary.write_outside", kb_judge_write_outside);
-                judged(&x, "boundary.workspace_writable", kb_judge_workspace);
-                judged(&x, "boundary.network", kb_judge_network);
-                judged(&x, "boundary.sockets", kb_judge_sockets);
-                judged(&x, "boundary.credentials", kb_judge_credentials);
-                judged(&x, "boundary.cross_team", kb_judge_cross_team);
+                judged(&x, "boundary.descriptors", kb_judge_descriptors, x.inspect_ms);
+                judged(&x, "boundary.write_outside", kb_judge_write_outside, probe_ms);
+                judged(&x, "boundary.workspace_writable", kb_judge_workspace, probe_ms);
+                judged(&x, "boundary.network", kb_judge_network, probe_ms);
+                judged(&x, "boundary.sockets", kb_judge_sockets, x.inspect_ms);
+                judged(&x, "boundary.credentials", kb_judge_credentials, probe_ms);
+                judged(&x, "boundary.cross_team", kb_judge_cross_team, probe_ms);
         }
         if (!x.cancelled && set_nonce(&x) >= 0) {
                 check_interrupt(&x, PATH_CONTROL);
