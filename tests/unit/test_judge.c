@@ -1,5 +1,9 @@
 /* test_judge.c: the judge over canned host facts: every branch that fails a check, and the one
- * that passes. Facts are written as JSON, as inspect.c produces them. */
+ * that passes. Facts are written as JSON, as inspect.c produces them. A complete, realistic run
+ * that passes every check (good_run) is the starting point of most tests: each breaks exactly one
+ * thing in it and asserts that the check fails naming that thing, so every test can fail.
+ * Test JSON is written with single quotes (parse() turns them into double quotes); an apostrophe
+ * inside a string is written \u0027. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,35 +12,772 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "kbound/judge.h"
 #include "procfs.h"
 
+typedef json_object *(*judge_fn)(const kb_judge_input *in);
+
+/* ---- building facts ---- */
+
 static json_object *parse(const char *text) {
-        json_object *o = json_tokener_parse(text);
+        char *copy = strdup(text);
+        assert_non_null(copy);
+        for (char *c = copy; *c; c++)
+                if (*c == '\'')
+                        *c = '"';
+        json_object *o = json_tokener_parse(copy);
         if (!o)
-                fail_msg("bad test JSON: %s", text);
+                fail_msg("bad test JSON: %s", copy);
+        free(copy);
         return o;
 }
 
-static const char *status_of(json_object *check) {
+/* Sets the member or element at pointer (RFC 6901; ".../-" appends to an array) to the JSON text
+ * value, replacing what was there. */
+static void set(json_object *run, const char *pointer, const char *value) {
+        json_object *v = parse(value);
+        if (json_pointer_set(&run, pointer, v) < 0) {
+                json_object_put(v);
+                fail_msg("cannot set %s", pointer);
+        }
+}
+
+/* Removes the member or element at pointer. */
+static void drop(json_object *run, const char *pointer) {
+        char parent_path[512];
+        const char *slash = strrchr(pointer, '/');
+        json_object *parent = NULL, *target = NULL;
+        assert_non_null(slash);
+        snprintf(parent_path, sizeof parent_path, "%.*s", (int) (slash - pointer), pointer);
+        if (json_pointer_get(run, parent_path, &parent) < 0 || json_pointer_get(run, pointer, &target) < 0)
+                fail_msg("nothing to drop at %s", pointer);
+        if (json_object_is_type(parent, json_type_array))
+                json_object_array_del_idx(parent, strtoul(slash + 1, NULL, 10), 1);
+        else
+                json_object_object_del(parent, slash + 1);
+}
+
+static json_object *member(json_object *o, const char *key) {
         json_object *v = NULL;
+        return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static kb_judge_input input_of(json_object *run) {
+        json_object *why = member(run, "probe_error");
+        return (kb_judge_input) {.host = member(run, "host"),
+                                 .snapshots = member(run, "snapshots"),
+                                 .probe = member(run, "probe"),
+                                 .probe_error = why ? json_object_get_string(why) : NULL,
+                                 .expect = member(run, "expect")};
+}
+
+/* ---- the good run ---- */
+
+/* kbound's own namespaces, and the sandbox's. */
+#define HOST_NS                                                                                                       \
+        "{'user': 4026531837, 'mnt': 4026531841, 'pid': 4026531836, 'net': 4026531840, 'ipc': 4026531839, "           \
+        "'uts': 4026531838, 'cgroup': 4026531835}"
+#define SANDBOX_NS                                                                                                    \
+        "{'user': 4026532201, 'mnt': 4026532202, 'pid': 4026532203, 'net': 4026532300, 'ipc': 4026532205, "           \
+        "'uts': 4026532206, 'cgroup': 4026532207}"
+
+/* A sandbox process as inspect.c reports it: host uid 1000 mapped to itself, no capabilities. */
+#define PROC(pid, inner, name, ppid, session, fds)                                                                    \
+        "{'pid': " #pid ", 'nspid': [" #pid ", " #inner "], 'name': '" name "', 'state': 'S', 'ppid': " #ppid ", "    \
+        "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                        \
+        "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "               \
+        "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "             \
+        "'seccomp_filters': 1, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "    \
+        "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "          \
+        "'cmdline_secrets': [], 'fds': " fds ", 'errors': []}"
+
+/* kbound's /dev/null (host mount 21) as stdin, and the log it opened write-only, append-only
+ * (O_WRONLY|O_APPEND|O_LARGEFILE = 0102001 = 33793) on the host's root (mount 20). */
+#define FD_HOST_NULL                                                                                                   \
+        "{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': 32768, "       \
+        "'mnt_id': 21}"
+#define LOG_PATH "/home/u/.local/state/kbound/team-a/kernel.log"
+#define FD_LOG(n)                                                                                                      \
+        "{'fd': " #n ", 'target': '" LOG_PATH "', 'type': 'reg', 'dev': '8:1', 'ino': 777, 'flags': 33793, "             \
+        "'mnt_id': 20}"
+
+#define INIT_PROC PROC(1001, 1, "bwrap", 1000, 1000, "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) "]")
+
+/* The kernel: its listeners (7001, 7002) and an unbound socket (7003) in the sandbox's unix table,
+ * a netlink socket (7400) in its other tables, its end of kbound's shell connection (7101, in
+ * kbound's namespace, named by the listener it was accepted from), a pipe of its own, anonymous
+ * objects, a workspace file, anonymous memory. */
+#define KERNEL_FDS                                                                                                    \
+        "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                           \
+        "{'fd': 3, 'target': 'socket:[7001]', 'type': 'sock', 'dev': '0:8', 'ino': 7001, 'flags': 2050, 'mnt_id': 8}, " \
+        "{'fd': 4, 'target': 'socket:[7002]', 'type': 'sock', 'dev': '0:8', 'ino': 7002, 'flags': 2050, 'mnt_id': 8}, " \
+        "{'fd': 5, 'target': 'socket:[7101]', 'type': 'sock', 'dev': '0:8', 'ino': 7101, 'flags': 2050, 'mnt_id': 8}, " \
+        "{'fd': 6, 'target': 'pipe:[7200]', 'type': 'fifo', 'dev': '0:14', 'ino': 7200, 'flags': 0, 'mnt_id': 14}, "  \
+        "{'fd': 7, 'target': 'anon_inode:[eventpoll]', 'flags': 524290, 'mnt_id': 15}, "                              \
+        "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 15}, "                                \
+        "{'fd': 9, 'target': '/workspace/notes.ipynb', 'type': 'reg', 'dev': '8:1', 'ino': 5010, 'flags': 32768, "    \
+        "'mnt_id': 311}, "                                                                                            \
+        "{'fd': 10, 'target': '/memfd:ipc-shm (deleted)', 'type': 'reg', 'dev': '0:1', 'ino': 3, 'flags': 32770, "    \
+        "'mnt_id': 16}, "                                                                                             \
+        "{'fd': 11, 'target': 'socket:[7400]', 'type': 'sock', 'dev': '0:8', 'ino': 7400, 'flags': 2, 'mnt_id': 8}, " \
+        "{'fd': 12, 'target': 'socket:[7003]', 'type': 'sock', 'dev': '0:8', 'ino': 7003, 'flags': 2, 'mnt_id': 8}]"
+
+#define KERNEL_PROC PROC(1002, 2, "python3", 1001, 1002, KERNEL_FDS)
+
+/* The cell's child: /dev/null opened inside the sandbox (its mount 306), pipes to the kernel. */
+#define CHILD_PROC                                                                                                    \
+        PROC(1003, 7, "python3", 1002, 1002,                                                                          \
+             "[{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': 32768, " \
+             "'mnt_id': 306}, {'fd': 1, 'target': 'pipe:[7300]', 'type': 'fifo', 'dev': '0:14', 'ino': 7300, "        \
+             "'flags': 1, 'mnt_id': 14}, {'fd': 2, 'target': 'pipe:[7301]', 'type': 'fifo', 'dev': '0:14', "          \
+             "'ino': 7301, 'flags': 1, 'mnt_id': 14}]")
+
+#define TEAM_A "/home/u/.local/state/kbound/team-a"
+#define TEAM_B_CANARY "/home/u/.local/state/kbound/team-b/workspace/canary.txt"
+#define CREDENTIAL_CANARY "/home/u/.ssh/id_ed25519"
+#define HOST_SOCKET "/run/dbus/system_bus_socket"
+#define SHELL "/run/kbound/kernel-shell"
+#define CONTROL "/run/kbound/kernel-control"
+
+/* The kernel's mount table as bwrap builds it (index: id): 0: 300 /, 1: 301 /usr, 2: 302 /proc,
+ * 3: 303 /proc/sys, 4: 304 /proc/sysrq-trigger, 5: 305 /dev, 6: 306 /dev/null, 7: 307 /dev/tty,
+ * 8: 308 /dev/pts, 9: 309 /tmp, 10: 310 /run/kbound, 11: 311 /workspace. */
+#define SANDBOX_MOUNTS                                                                                                \
+        "[{'id': 300, 'parent': 299, 'dev': '0:40', 'root': '/', 'mountpoint': '/', 'fstype': 'tmpfs', "              \
+        "'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, "                 \
+        "{'id': 301, 'parent': 300, 'dev': '8:1', 'root': '/usr', 'mountpoint': '/usr', 'fstype': 'ext4', "           \
+        "'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 131073}}, "         \
+        "{'id': 302, 'parent': 300, 'dev': '0:41', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "            \
+        "'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 1}}, "                   \
+        "{'id': 303, 'parent': 302, 'dev': '0:41', 'root': '/sys', 'mountpoint': '/proc/sys', 'fstype': 'proc', "     \
+        "'source': 'proc', 'writable': false, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 4026531855}}, "         \
+        "{'id': 304, 'parent': 302, 'dev': '0:41', 'root': '/sysrq-trigger', 'mountpoint': '/proc/sysrq-trigger', "   \
+        "'fstype': 'proc', 'source': 'proc', 'writable': false, 'target': {'type': 'reg', 'dev': '0:41', "            \
+        "'ino': 4026532080}}, "                                                                                       \
+        "{'id': 305, 'parent': 300, 'dev': '0:42', 'root': '/', 'mountpoint': '/dev', 'fstype': 'tmpfs', "            \
+        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:42', 'ino': 1}}, "                  \
+        "{'id': 306, 'parent': 305, 'dev': '0:5', 'root': '/null', 'mountpoint': '/dev/null', 'fstype': 'devtmpfs', " \
+        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3'}}, "     \
+        "{'id': 307, 'parent': 305, 'dev': '0:5', 'root': '/tty', 'mountpoint': '/dev/tty', 'fstype': 'devtmpfs', "   \
+        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0'}}, "    \
+        "{'id': 308, 'parent': 305, 'dev': '0:43', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "       \
+        "'source': 'devpts', 'writable': true, 'target': {'type': 'dir', 'dev': '0:43', 'ino': 1}}, "                 \
+        "{'id': 309, 'parent': 300, 'dev': '0:44', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "            \
+        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:44', 'ino': 1}}, "                  \
+        "{'id': 310, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/runtime', 'mountpoint': '/run/kbound', "        \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
+        "'ino': 5001}}, "                                                                                             \
+        "{'id': 311, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/workspace', "       \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
+        "'ino': 5000}}]"
+
+/* One look at the sandbox, before the cell's child exists. */
+#define READY_LOOK                                                                                                    \
+        "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                          \
+        "'processes': [" INIT_PROC ", " KERNEL_PROC "], "                                                             \
+        "'mounts': " SANDBOX_MOUNTS ", 'mount_tables': {}, "                                                          \
+        "'net': {'4026532300': {'unix': [{'inode': 7001, 'listening': true, 'path': '" SHELL "'}, "                   \
+        "{'inode': 7002, 'listening': true, 'path': '" CONTROL "'}, {'inode': 7003, 'listening': false}], "           \
+        "'socket_inodes': [7400], 'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo']}}, "                     \
+        "'kernel_net': '4026532300', "                                                                                \
+        "'kbound_net_sockets': [{'inode': 7101, 'listening': false, 'path': '" SHELL "'}], "                          \
+        "'endpoints': [{'path': '" SHELL "', 'inodes': [7001], 'holders': [1002]}, "                                  \
+        "{'path': '" CONTROL "', 'inodes': [7002], 'holders': [1002]}], "                                             \
+        "'launcher': {'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, "                                   \
+        "'argv': ['bwrap', '--die-with-parent', '--new-session', '--unshare-all', '--uid', '1000', '--setenv', "      \
+        "'HOME', '/workspace', '--ro-bind', '/usr', '/usr', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', "  \
+        "'--bind', '" TEAM_A "/workspace', '/workspace', '--info-fd', '3', '--', 'python3', '-m', "                   \
+        "'ipykernel_launcher', '-f', '/run/kbound/connection.json'], "                                                \
+        "'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}, "                                                       \
+        "'reach': [{'name': 'credential file', 'path': '" CREDENTIAL_CANARY "', 'kind': 'canary', "                   \
+        "'claim': 'boundary.credentials', 'exposed': []}, "                                                           \
+        "{'name': 'sibling team canary', 'path': '" TEAM_B_CANARY "', 'kind': 'canary', "                             \
+        "'claim': 'boundary.cross_team', 'exposed': []}, "                                                            \
+        "{'name': 'listening unix socket', 'path': '" HOST_SOCKET "', 'kind': 'socket', "                             \
+        "'claim': 'boundary.sockets', 'exposed': []}], "                                                              \
+        "'listener_namespaces': 2, 'listener_namespaces_unreadable': 0}"
+
+#define HOST                                                                                                          \
+        "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "   \
+        "'memfd_dev': '0:1', 'mounts': ["                                                                             \
+        "{'id': 20, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "                    \
+        "'source': '/dev/sda1', 'writable': true}, "                                                                  \
+        "{'id': 21, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': 'devtmpfs', "            \
+        "'source': 'udev', 'writable': true}, "                                                                       \
+        "{'id': 22, 'parent': 21, 'dev': '0:24', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "         \
+        "'source': 'devpts', 'writable': true}, "                                                                     \
+        "{'id': 23, 'parent': 21, 'dev': '0:25', 'root': '/', 'mountpoint': '/dev/shm', 'fstype': 'tmpfs', "          \
+        "'source': 'tmpfs', 'writable': true}, "                                                                      \
+        "{'id': 24, 'parent': 20, 'dev': '0:22', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "              \
+        "'source': 'proc', 'writable': true}, "                                                                       \
+        "{'id': 25, 'parent': 20, 'dev': '0:26', 'root': '/', 'mountpoint': '/run', 'fstype': 'tmpfs', "              \
+        "'source': 'tmpfs', 'writable': true}]}"
+
+#define CANARY_NAME "kbound-canary-5f3a"
+
+/* The probe cell's result: it tried, and everything it tried was refused or stayed private. */
+#define PROBE                                                                                                         \
+        "{'pid': 2, 'errors': [], "                                                                                   \
+        "'workspace': {'path': '/workspace/kbound-probe-5f3a.txt', 'written': true, 'error': null}, "                 \
+        "'write_outside': [{'path': '/', 'fstype': 'tmpfs', 'mount_point': '/', 'created': false, 'error': 'EROFS'}, " \
+        "{'path': '/tmp', 'fstype': 'tmpfs', 'mount_point': '/tmp', 'created': true, 'error': null}, "                \
+        "{'path': '/dev/shm', 'fstype': 'tmpfs', 'mount_point': '/dev', 'created': true, 'error': null}, "            \
+        "{'path': '/usr', 'fstype': 'ext4', 'mount_point': '/usr', 'created': false, 'error': 'EROFS'}], "            \
+        "'sysctl': [{'path': '/proc/sys/kernel/core_pattern', 'opened': false, 'error': 'EROFS'}, "                   \
+        "{'path': '/proc/sysrq-trigger', 'opened': false, 'error': 'EROFS'}], "                                       \
+        "'network': {'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo'], "                                    \
+        "'tcp': [{'port': 41234, 'connected': false, 'error': 'ECONNREFUSED'}], "                                     \
+        "'abstract': [{'name': '" CANARY_NAME "', 'tested': true, 'connected': false, 'error': 'ECONNREFUSED'}], "    \
+        "'unix_visible': []}, "                                                                                       \
+        "'credentials': {'subprocess': {'spawned': true, 'pid': 7, 'error': null, 'environ': 'HOME=/workspace', "     \
+        "'proc': [{'pid': 1, 'environ': '', 'cmdline': 'bwrap'}, {'pid': 2, 'environ': '', 'cmdline': 'python3'}, "   \
+        "{'pid': 7, 'environ': 'HOME=/workspace', 'cmdline': 'python3 -I -c'}], 'go': true}, "                        \
+        "'files': [{'path': '" CREDENTIAL_CANARY "', 'exists': false, 'content': null}], "                            \
+        "'keys': {'tested': true, 'found': false, 'payload': null, 'error': 'ENOKEY'}}, "                             \
+        "'cross_team': [{'path': '" TEAM_B_CANARY "', 'exists': false, 'readable': false, 'content': null}]}"
+
+/* What kbound arranged and saw outside the cell. */
+#define EXPECT                                                                                                        \
+        "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                     \
+        "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000}, {'name': 'runtime', 'dev': '8:1', "         \
+        "'ino': 5001}], "                                                                                             \
+        "'abstract_canaries': ['" CANARY_NAME "'], 'canary_connections': {'tcp': 0, 'unix': 0}, "                     \
+        "'escapes_seen': [], 'escape_dirs': 4, 'workspace_read_back': true, 'secrets_in_probe': [], "                 \
+        "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                 \
+        "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0'}"
+
+/* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
+ * second look is the first one again with the cell's child (host pid 1003, PID 7 inside) alive. */
+static json_object *good_run(void) {
+        json_object *run = parse("{'host': " HOST ", 'snapshots': [" READY_LOOK "], 'probe': " PROBE
+                                 ", 'expect': " EXPECT "}");
+        json_object *ready = NULL, *alive = NULL;
+        assert_int_equal(json_pointer_get(run, "/snapshots/0", &ready), 0);
+        assert_int_equal(json_object_deep_copy(ready, &alive, NULL), 0);
+        assert_int_equal(json_pointer_set(&run, "/snapshots/-", alive), 0);
+        set(run, "/snapshots/1/label", "'child alive'");
+        set(run, "/snapshots/1/taken_ms", "1500");
+        set(run, "/snapshots/1/processes/-", CHILD_PROC);
+        return run;
+}
+
+/* ---- judging and asserting ---- */
+
+static const char *str_member(json_object *o, const char *key) {
+        json_object *v = member(o, key);
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static const char *status_of(json_object *check) {
         assert_non_null(check);
-        assert_true(json_object_object_get_ex(check, "status", &v));
-        return json_object_get_string(v);
+        assert_non_null(str_member(check, "status"));
+        return str_member(check, "status");
 }
 
 static const char *detail_of(json_object *check) {
-        json_object *v = NULL;
-        assert_true(json_object_object_get_ex(check, "detail", &v));
-        return json_object_get_string(v);
+        assert_non_null(str_member(check, "detail"));
+        return str_member(check, "detail");
 }
 
+static const char *text_of(json_object *o) {
+        return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* True if the detail or one of the problems in the evidence holds words. */
+static bool check_names(json_object *check, const char *words) {
+        if (strstr(detail_of(check), words))
+                return true;
+        json_object *problems = member(member(check, "evidence"), "problems");
+        for (size_t i = 0; problems && i < json_object_array_length(problems); i++)
+                if (strstr(json_object_get_string(json_object_array_get_idx(problems, i)), words))
+                        return true;
+        return false;
+}
+
+static json_object *judge_run(judge_fn judge, json_object *run) {
+        kb_judge_input in = input_of(run);
+        json_object *check = judge(&in);
+        assert_non_null(check);
+        return check;
+}
+
+static void assert_status_naming(json_object *check, const char *status, const char *words, const char *what) {
+        if (strcmp(status_of(check), status) != 0)
+                fail_msg("%s: %s, not %s: %s", what, status_of(check), status, text_of(check));
+        if (words && !check_names(check, words))
+                fail_msg("%s: nothing names '%s': %s", what, words, text_of(check));
+}
+
+/* One change to the good run: value is JSON text, NULL removes what pointer names. */
+typedef struct edit {
+        const char *pointer, *value;
+} edit;
+
+/* Up to three changes that break (or keep) one thing, and what the verdict must name. */
+typedef struct breakage {
+        edit edits[3];
+        const char *words;
+} breakage;
+
+#define B1(p, v, words) {{{p, v}}, words}
+#define B2(p1, v1, p2, v2, words) {{{p1, v1}, {p2, v2}}, words}
+#define B3(p1, v1, p2, v2, p3, v3, words) {{{p1, v1}, {p2, v2}, {p3, v3}}, words}
+
+static void apply(json_object *run, const breakage *b) {
+        for (size_t e = 0; e < KB_ELEMENTSOF(b->edits) && b->edits[e].pointer; e++) {
+                if (b->edits[e].value)
+                        set(run, b->edits[e].pointer, b->edits[e].value);
+                else
+                        drop(run, b->edits[e].pointer);
+        }
+}
+
+/* Each case, applied alone to the good run, gives status and names its words. */
+static void expect_each(judge_fn judge, const char *status, const breakage *cases, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                json_object *run = good_run();
+                apply(run, &cases[i]);
+                json_object *check = judge_run(judge, run);
+                char what[256];
+                snprintf(what, sizeof what, "case %zu (%s)", i, cases[i].edits[0].pointer);
+                assert_status_naming(check, status, cases[i].words, what);
+                json_object_put(check);
+                json_object_put(run);
+        }
+}
+
+#define EXPECT_FAILS(judge, cases) expect_each(judge, "fail", cases, KB_ELEMENTSOF(cases))
+#define EXPECT_PASSES(judge, cases) expect_each(judge, "pass", cases, KB_ELEMENTSOF(cases))
+
+/* Every check the judge makes from a kb_judge_input, with its id. */
+static const struct {
+        const char *id;
+        judge_fn judge;
+        bool host_looks; /* rests on the host's looks */
+        bool needs_probe; /* rests on the probe cell too */
+} judges[] = {
+        {"sandbox.backend", kb_judge_backend, true, false},
+        {"sandbox.session", kb_judge_session, true, false},
+        {"identity.pid2", kb_judge_identity, true, false},
+        {"boundary.descriptors", kb_judge_descriptors, true, false},
+        {"boundary.write_outside", kb_judge_write_outside, true, true},
+        {"boundary.workspace_writable", kb_judge_workspace, false, true},
+        {"boundary.network", kb_judge_network, true, true},
+        {"boundary.sockets", kb_judge_sockets, true, false},
+        {"boundary.credentials", kb_judge_credentials, true, true},
+        {"boundary.cross_team", kb_judge_cross_team, true, true},
+};
+
+/* ---- the whole good run ---- */
+
+static void test_good_run_passes_every_check(void **state) {
+        json_object *run = good_run();
+        for (size_t i = 0; i < KB_ELEMENTSOF(judges); i++) {
+                json_object *check = judge_run(judges[i].judge, run);
+                assert_string_equal(str_member(check, "id"), judges[i].id);
+                assert_status_naming(check, "pass", NULL, judges[i].id);
+                json_object_put(check);
+        }
+        json_object *check = kb_judge_privileges(member(run, "snapshots"));
+        assert_status_naming(check, "pass", "5 processes in 2 host looks: host uid 1000", "sandbox.privileges");
+        json_object_put(check);
+        json_object_put(run);
+}
+
+/* What the passes say they rest on. */
+static void test_good_run_details(void **state) {
+        static const struct {
+                judge_fn judge;
+                const char *words;
+        } details[] = {
+                {kb_judge_backend, "bubblewrap 0.8.0 (/usr/bin/bwrap); user, mnt, pid, net, ipc, uts, cgroup namespaces "
+                                   "differ from kbound's for all 5 processes"},
+                {kb_judge_identity, "the pinned PID 2 (host pid 1002) alone holds"},
+                {kb_judge_descriptors, "all 35 open descriptors"},
+                {kb_judge_write_outside, "the cell tried 4 places (2 writes stayed private), nothing appeared in 4 host "
+                                         "folders; 2 host settings refused"},
+                {kb_judge_network, "2 canary connection attempts failed"},
+                {kb_judge_sockets, "none of the host's 1 listening unix sockets (2 network namespaces read)"},
+                {kb_judge_credentials, "5 daemon secrets and canaries: none in the environment or command line of 5 "
+                                       "sandbox processes"},
+                {kb_judge_credentials, "kbound's keyring canary not found by the cell"},
+                {kb_judge_cross_team, "(1 paths)"},
+        };
+        json_object *run = good_run();
+        for (size_t i = 0; i < KB_ELEMENTSOF(details); i++) {
+                json_object *check = judge_run(details[i].judge, run);
+                assert_status_naming(check, "pass", details[i].words, str_member(check, "id"));
+                json_object_put(check);
+        }
+        json_object_put(run);
+}
+
+/* Shared by every check on the host's looks: no look, a look without the kernel, an unreadable or
+ * truncated process list, a look with no process. */
+static void test_missing_looks_fail_every_check(void **state) {
+        static const breakage cases[] = {
+                B1("/snapshots", "[]", "the host took no look at the sandbox"),
+                B1("/snapshots", NULL, "the host took no look at the sandbox"),
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'the pinned kernel among the sandbox\\u0027s processes', 'error': 'No such process'}",
+                   "did not find the pinned kernel among the sandbox's processes (child alive)"),
+                B1("/snapshots/0/errors/-", "{'what': 'the process list', 'error': 'Permission denied'}",
+                   "could not list processes (the process list: Permission denied)"),
+                B1("/snapshots/0/processes", "[]", "the host found no process in the sandbox (ready)"),
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'more sandbox processes than kbound inspects', 'error': 'Argument list too long'}",
+                   "the host did not inspect every process of the sandbox (child alive)"),
+        };
+        for (size_t j = 0; j < KB_ELEMENTSOF(judges); j++)
+                if (judges[j].host_looks)
+                        expect_each(judges[j].judge, "fail", cases, KB_ELEMENTSOF(cases));
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                json_object *run = good_run();
+                apply(run, &cases[i]);
+                json_object *check = kb_judge_privileges(member(run, "snapshots"));
+                assert_status_naming(check, "fail", cases[i].words, "sandbox.privileges");
+                json_object_put(check);
+                json_object_put(run);
+        }
+}
+
+/* Shared by every check that needs the probe cell: none came back. */
+static void test_missing_probe_fails_every_check(void **state) {
+        static const breakage cases[] = {
+                B2("/probe", NULL, "/probe_error", "'no execute_reply within 60 s'",
+                   "the probe cell gave no result: no execute_reply within 60 s"),
+                B1("/probe", NULL, "the probe cell gave no result: unknown"),
+        };
+        for (size_t j = 0; j < KB_ELEMENTSOF(judges); j++)
+                if (judges[j].needs_probe)
+                        expect_each(judges[j].judge, "fail", cases, KB_ELEMENTSOF(cases));
+}
+
+static void test_check_object(void **state) {
+        json_object *check = kb_judge_check("x.y", "untested", NULL, "because %d", 7);
+        assert_string_equal(status_of(check), "untested");
+        assert_string_equal(detail_of(check), "because 7");
+        assert_true(json_object_is_type(member(check, "evidence"), json_type_object));
+        json_object_put(check);
+}
+
+/* ---- sandbox.backend ---- */
+
+static void test_backend(void **state) {
+        static const breakage fails[] = {
+                B1("/host/ns", NULL, "the host could not read its own namespaces"),
+                B1("/host/ns", "{}", "the host could not read its own namespaces"),
+                B1("/host", NULL, "the host could not read its own namespaces"),
+                B1("/snapshots/0/processes/1/ns/pid", NULL, "could not read the pid namespace of pid 1002 (python3)"),
+                B1("/snapshots/1/processes/2/ns/mnt", "4026531841", "pid 1003 (python3) shares kbound's mnt namespace"),
+                B1("/snapshots/0/processes/0/ns/net", "4026531840", "pid 1001 (bwrap) shares kbound's net namespace"),
+                B1("/snapshots/1/processes/1/ns/cgroup", "4026531835", "pid 1002 (python3) shares kbound's cgroup namespace"),
+                /* the override shares the network, nothing else */
+                B2("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/ipc", "4026531839",
+                   "pid 1002 (python3) shares kbound's ipc namespace"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        static const breakage passes[] = {
+                B3("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/net", "4026531840",
+                   "/snapshots/1/processes/1/ns/net", "4026531840",
+                   "user, mnt, pid, ipc, uts, cgroup namespaces differ from kbound's for all 5 processes the host saw; "
+                   "network shared (raw-network override)"),
+                /* only a JSON true is the override */
+                B1("/expect/allow_network", "'true'", "net, ipc"),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+}
+
+/* ---- sandbox.privileges, on the good run ---- */
+
+static void test_privileges_in_second_look(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/1/processes/2/cap_eff", "'0000000000200000'", "pid 1003 (python3) holds capabilities"),
+                B1("/snapshots/1/processes/2/uid", "[1000, 0, 1000, 1000]", "pid 1003 (python3) runs as the host's uid 0"),
+                B1("/snapshots/1/processes/0/no_new_privs", NULL,
+                   "pid 1001 (bwrap) can gain privileges (no_new_privs unknown)"),
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(fails); i++) {
+                json_object *run = good_run();
+                apply(run, &fails[i]);
+                json_object *check = kb_judge_privileges(member(run, "snapshots"));
+                assert_status_naming(check, "fail", fails[i].words, fails[i].edits[0].pointer);
+                json_object_put(check);
+                json_object_put(run);
+        }
+}
+
+/* ---- sandbox.session ---- */
+
+static void test_session_processes(void **state) {
+        static const breakage fails[] = {
+                B1("/host/session", NULL, "the host could not read kbound's own session"),
+                B1("/snapshots/0/processes/0/tty_nr", NULL, "could not read pid 1001's session and terminal"),
+                B1("/snapshots/1/processes/2/session", NULL, "could not read pid 1003's session and terminal"),
+                /* /dev/pts/3: major 136, minor 3 */
+                B1("/snapshots/1/processes/2/tty_nr", "34819",
+                   "pid 1003 (python3) has a controlling terminal (device 136:3)"),
+                B1("/snapshots/0/processes/1/session", "4990", "the kernel is in kbound's own session (4990)"),
+                B1("/snapshots/0/processes/1/session", "1000",
+                   "the kernel's session is led by pid 1000, outside the sandbox"),
+                B1("/snapshots/1/processes/1/session", "0", "the kernel's session is led by pid 0, outside the sandbox"),
+                /* the kernel's session unchecked: never a pass */
+                B1("/expect/kernel_pid", NULL, "no look shows the kernel"),
+                B1("/expect/kernel_pid", "1009", "no look shows the kernel (host pid 1009)"),
+        };
+        EXPECT_FAILS(kb_judge_session, fails);
+        static const breakage passes[] = {
+                /* led by bwrap's init, inside the sandbox */
+                B2("/snapshots/0/processes/1/session", "1001", "/snapshots/1/processes/1/session", "1001",
+                   "the kernel's session is the sandbox's own"),
+        };
+        EXPECT_PASSES(kb_judge_session, passes);
+}
+
+static void test_session_launcher(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/1/launcher", NULL, "the host did not find the process that runs bwrap"),
+                /* the first look's launcher does not count: the last one does */
+                B1("/snapshots/1/launcher/pid", "999",
+                   "the sandbox's bwrap (pid 999) is not the process kbound started (pid 1000)"),
+                B1("/snapshots/1/launcher/ppid", "1", "the sandbox's bwrap (pid 1000) is not kbound's child"),
+                B1("/snapshots/1/launcher/kbound", NULL, "the sandbox's bwrap (pid 1000) is not kbound's child"),
+        };
+        EXPECT_FAILS(kb_judge_session, fails);
+}
+
+/* The command line is read with bwrap's grammar, never searched for a word. */
+static void test_session_bwrap_grammar(void **state) {
+#define ARGV "/snapshots/1/launcher/argv"
+        static const breakage fails[] = {
+                B1(ARGV, "['bwrap', '--unshare-all', '--setenv', 'X', '--die-with-parent', 'python3']",
+                   "the running bwrap was started without --die-with-parent"),
+                B1(ARGV, "['bwrap', '--chdir', '--die-with-parent', 'python3']", "started without --die-with-parent"),
+                B1(ARGV, "['bwrap', '--unshare-all', '--', 'python3', '--die-with-parent']",
+                   "started without --die-with-parent"),
+                B1(ARGV, "['bwrap', '--unshare-all', 'python3', '--die-with-parent']", "started without --die-with-parent"),
+                B1(ARGV, "['bwrap', '--die-with-parent', '--frobnicate', 'python3']",
+                   "cannot tell what the running bwrap was started with: it has an option bwrap 0.8 does not have "
+                   "(--frobnicate)"),
+                B1(ARGV, "['bwrap', '--args', '3', '--die-with-parent', 'python3']",
+                   "options come from a file descriptor (--args) the host cannot see"),
+                B1(ARGV, "['bwrap', '--die-with-parent', '--bind', '/a']", "--bind lacks its argument"),
+                B1(ARGV, "['bwrap', '--die-with-parent', '--setenv']", "--setenv lacks its argument"),
+                B1(ARGV, "['bwrap', '--die-with-parent', '--unshare-all']", "it has no command"),
+                B1(ARGV, "[]", "cannot tell what the running bwrap was started with: the host could not read it"),
+                B1(ARGV, NULL, "the host could not read it"),
+        };
+        EXPECT_FAILS(kb_judge_session, fails);
+        static const breakage passes[] = {
+                B1(ARGV, "['bwrap', '--setenv', 'A', '--die-with-parent', '--die-with-parent', 'python3']", NULL),
+                B1(ARGV, "['bwrap', '--bind', '/a', '/b', '--die-with-parent', '--', '--x']", NULL),
+                B1(ARGV, "['bwrap', '--die-with-parent', 'python3']", NULL),
+        };
+        EXPECT_PASSES(kb_judge_session, passes);
+#undef ARGV
+}
+
+/* ---- identity.pid2 ---- */
+
+static void test_identity(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/0/endpoints", "[]", "the host was given no kernel endpoint to look for"),
+                B1("/snapshots/0/endpoints", NULL, "the host was given no kernel endpoint to look for"),
+                B1("/snapshots/0/endpoints/1/inodes", "[]",
+                   "no socket is listening at the kernel's endpoint /run/kbound/kernel-control in the sandbox"),
+                B1("/snapshots/0/endpoints/0/holders", "[]",
+                   "PID 2 is not the kernel: the socket at /run/kbound/kernel-shell is not held by the pinned PID 2"),
+                B1("/snapshots/0/endpoints/0/holders", "[1001]",
+                   "PID 2 is not the kernel: the socket at /run/kbound/kernel-shell is not held by the pinned PID 2"),
+                B1("/snapshots/0/endpoints/1/holders", "[1002, 1001]",
+                   "the socket at /run/kbound/kernel-control is held by pid 1001 (PID 1 in the sandbox), not only by "
+                   "the pinned kernel"),
+                /* a holder the look does not list has no known PID inside */
+                B1("/snapshots/0/endpoints/1/holders", "[1002, 4444]", "held by pid 4444 (PID -1 in the sandbox)"),
+                B1("/expect/identity", "{'error': 'no execute_reply within 10 s'}",
+                   "the identity cell gave no answer: no execute_reply within 10 s"),
+                B1("/expect/identity", NULL, "the identity cell gave no answer: no result"),
+                B2("/expect/identity/pid", "3", "/expect/identity/nspid", "[3]",
+                   "the kernel reports pid 3 (NSpid ends in 3), expected 2"),
+                B1("/expect/identity/nspid", "[2, 5]", "the kernel reports pid 2 (NSpid ends in 5), expected 2"),
+                B1("/expect/identity/nspid", "[]", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
+                B1("/expect/identity/nspid", "['2']", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
+                B1("/expect/kernel_pid", "1001", "not held by the pinned PID 2"),
+        };
+        EXPECT_FAILS(kb_judge_identity, fails);
+}
+
+/* ---- boundary.descriptors ---- */
+
+#define KFDS "/snapshots/0/processes/1/fds"
+#define KFD_NEW KFDS "/-"
+
+static void test_descriptors_files(void **state) {
+        static const breakage fails[] = {
+                B1(KFD_NEW, "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
+                            "'mnt_id': 20}",
+                   "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount (mount id 20) outside the sandbox"),
+                /* fdinfo unreadable: no mount id, never on one of the process's mounts */
+                B1(KFD_NEW, "{'fd': 21, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, "
+                            "'fdinfo_error': 'unreadable'}",
+                   "fd 21 of pid 1002 (python3): /usr/lib/os.py is on a host mount (mount id -1)"),
+                B1(KFDS "/6/target", NULL, "fd 6 of pid 1002 (python3): the host could not read what it refers to"),
+                B1(KFD_NEW, "{'fd': 22, 'target': 'net:[4026531840]', 'mnt_id': 4}",
+                   "fd 22 of pid 1002 (python3): net:[4026531840] is a kind of descriptor kbound does not let through"),
+                /* a terminal is not /dev/null-like, even the "current terminal" node */
+                B1(KFD_NEW, "{'fd': 23, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
+                            "'flags': 2, 'mnt_id': 21}",
+                   "fd 23 of pid 1002 (python3): /dev/tty is on a host mount (mount id 21)"),
+                B1(KFD_NEW, "{'fd': 24, 'target': '/dev/pts/3', 'type': 'chr', 'dev': '0:24', 'ino': 6, 'rdev': '136:3', "
+                            "'flags': 2, 'mnt_id': 22}",
+                   "fd 24 of pid 1002 (python3): /dev/pts/3 is on a host mount (mount id 22)"),
+                B1(KFDS "/0/rdev", "'8:0'", "fd 0 of pid 1002 (python3): /dev/null is on a host mount (mount id 21)"),
+                B1(KFDS "/0/type", "'blk'", "fd 0 of pid 1002 (python3): /dev/null is on a host mount (mount id 21)"),
+                /* the kernel's log: write-only and append-only, that file and no other */
+                B1(KFDS "/1/flags", "33794", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/2/flags", "32769", "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/2/flags", NULL, "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                B1(KFDS "/1/ino", "778", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/1/dev", "'8:2'", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/1/type", "'fifo'", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1("/expect/kernel_log", NULL, "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                /* anonymous memory only on the device kbound learned for it */
+                B1(KFDS "/10/dev", "'0:25'",
+                   "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is on a host mount (mount id 16)"),
+                B1("/host/memfd_dev", NULL, "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is on a host mount"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                B1(KFD_NEW, "{'fd': 20, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, 'flags': 32768, "
+                            "'mnt_id': 301}",
+                   "all 36 open descriptors"),
+                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/zero', 'type': 'chr', 'dev': '0:5', 'ino': 7, 'rdev': '1:5', "
+                            "'flags': 0, 'mnt_id': 21}",
+                   NULL),
+                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/urandom', 'type': 'chr', 'dev': '0:5', 'ino': 9, 'rdev': '1:9', "
+                            "'flags': 0, 'mnt_id': 21}",
+                   NULL),
+                /* the terminal node of the sandbox's own /dev (its mount 307) */
+                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
+                            "'flags': 2, 'mnt_id': 307}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+}
+
+/* A process in a mount namespace of its own is judged by its own table. */
+static void test_descriptors_other_mount_namespace(void **state) {
+#define OWN_TABLE                                                                                                     \
+        "{'4026532299': [{'id': 400, 'parent': 399, 'dev': '0:50', 'root': '/', 'mountpoint': '/', 'fstype': 'tmpfs', " \
+        "'source': 'tmpfs', 'writable': true}]}"
+#define CHILD_FD "/snapshots/1/processes/2/fds/-"
+        static const breakage fails[] = {
+                /* the kernel's mount 311 is not in the child's table */
+                B3("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
+                   "{'fd': 9, 'target': '/workspace/x', 'type': 'reg', 'dev': '8:1', 'ino': 5011, 'flags': 32768, "
+                   "'mnt_id': 311}",
+                   "fd 9 of pid 1003 (python3): /workspace/x is on a host mount (mount id 311)"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                B3("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
+                   "{'fd': 9, 'target': '/scratch', 'type': 'reg', 'dev': '0:50', 'ino': 3, 'flags': 32768, 'mnt_id': 400}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+#undef OWN_TABLE
+#undef CHILD_FD
+}
+
+static void test_descriptors_channels(void **state) {
+        static const breakage fails[] = {
+                B1(KFDS "/6/target", "'pipe:[9001]'",
+                   "fd 6 of pid 1002 (python3): pipe:[9001] is shared with kbound's side of the sandbox (a channel out)"),
+                B1(KFDS "/11/target", "'socket:[9002]'",
+                   "fd 11 of pid 1002 (python3): socket:[9002] is shared with kbound's side of the sandbox"),
+                /* the launch side as the last look saw it counts for every look */
+                B1("/snapshots/1/launcher/outside_inodes/-", "'pipe:[7300]'",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side of the sandbox"),
+                B1(KFDS "/11/target", "'socket:[8888]'",
+                   "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace"),
+                B1("/snapshots/0/net/4026532300/socket_inodes", "[]",
+                   "fd 11 of pid 1002 (python3): socket:[7400] is not a socket of the sandbox's network namespace"),
+                B1("/snapshots/0/net/4026532300/unix/2", NULL,
+                   "fd 12 of pid 1002 (python3): socket:[7003] is not a socket of the sandbox's network namespace"),
+                /* the process's own namespace's tables, not another one's */
+                B1("/snapshots/0/processes/1/ns/net", "4026532399",
+                   "fd 3 of pid 1002 (python3): socket:[7001] is not a socket of the sandbox's network namespace"),
+                /* kbound's end of a connection: only one accepted from a listener of the sandbox */
+                B1("/snapshots/0/kbound_net_sockets/0/path", "'/run/user/1000/bus'",
+                   "fd 5 of pid 1002 (python3): socket:[7101] is not a socket of the sandbox's network namespace"),
+                B1("/snapshots/0/kbound_net_sockets/0/path", NULL, "socket:[7101] is not a socket"),
+                B1("/snapshots/0/kbound_net_sockets", NULL, "socket:[7101] is not a socket"),
+                B1("/snapshots/0/net/4026532300/unix/0/listening", "false", "socket:[7101] is not a socket"),
+                B1("/snapshots/1/errors/-", "{'what': 'the launch side\\u0027s descriptors', 'error': 'Permission denied'}",
+                   "the host could not read the launch side's descriptors: Permission denied"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+}
+
+static void test_descriptors_anonymous(void **state) {
+        static const breakage fails[] = {
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]'}",
+                   "fd 30 of pid 1002 (python3): anon_inode:[io_uring] is a kind of descriptor kbound does not let through"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[userfaultfd]'}",
+                   "fd 30 of pid 1002 (python3): anon_inode:[userfaultfd] is a kind"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:bpf-map'}", "fd 30 of pid 1002 (python3): anon_inode:bpf-map"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[fanotify]'}", "anon_inode:[fanotify] is a kind"),
+                /* a pidfd of kbound itself */
+                B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 5000}",
+                   "fd 30 of pid 1002 (python3): a pidfd of pid 5000, a process outside the sandbox"),
+                /* the child is not in the first look: a pidfd of it then is not of a sandbox process */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}",
+                   "a pidfd of pid 1003, a process outside"),
+                /* fdinfo unreadable: whose pidfd it is is unknown */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'fdinfo_error': 'unreadable'}",
+                   "fd 30 of pid 1002 (python3): a pidfd the host could not place"),
+                /* Pid 0: a process in no pid namespace kbound sees, so not one of the sandbox's */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 0}",
+                   "fd 30 of pid 1002 (python3): a pidfd of a process outside kbound's pid namespace"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[timerfd]'}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[signalfd]'}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:inotify'}", NULL),
+                B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1001}", NULL),
+                /* Pid -1: the process has exited */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': -1}", NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+}
+
+static void test_descriptors_unreadable_tables(void **state) {
+        static const breakage fails[] = {
+                B2("/snapshots/1/processes/2/fds", "[]", "/snapshots/1/processes/2/errors",
+                   "[{'what': 'fd', 'error': 'Permission denied'}]",
+                   "the host could not read the descriptors of pid 1003 (fd: Permission denied)"),
+                B1("/snapshots/0/processes/0/fds", NULL, "the host could not read the descriptors of pid 1001 (no table)"),
+                /* a table cut short (more descriptors than kbound inspects) is not the whole table */
+                B1("/snapshots/0/processes/1/errors/-", "{'what': 'fd', 'error': 'Argument list too long'}",
+                   "the host could not read the descriptors of pid 1002 (fd: Argument list too long)"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+}
+
+#undef KFDS
+#undef KFD_NEW
+
+/* ---- sandbox.privileges, on small looks ---- */
+
 /* A process as inspect.c reports it; fields replaced by the caller's JSON text. */
-#define GOOD_PROC                                                                                             \
-        "\"pid\": 100, \"nspid\": [100, 2], \"name\": \"python3\", \"ppid\": 99, \"uid\": [999, 999, 999, 999], " \
-        "\"gid\": [995, 995, 995, 995], \"groups\": [], \"cap_eff\": \"0000000000000000\", "                       \
-        "\"cap_prm\": \"0000000000000000\", \"cap_amb\": \"0000000000000000\", \"cap_bnd\": "                       \
+#define GOOD_PROC                                                                                                     \
+        "\"pid\": 100, \"nspid\": [100, 2], \"name\": \"python3\", \"ppid\": 99, \"uid\": [999, 999, 999, 999], "     \
+        "\"gid\": [995, 995, 995, 995], \"groups\": [], \"cap_eff\": \"0000000000000000\", "                          \
+        "\"cap_prm\": \"0000000000000000\", \"cap_amb\": \"0000000000000000\", \"cap_bnd\": "                         \
         "\"0000000000000000\", \"no_new_privs\": 1, \"seccomp\": 0, \"uid_map\": \"999 999 1\", \"errors\": []"
 
 static json_object *snapshots_with(const char *proc_json) {
@@ -100,7 +841,7 @@ static void test_privileges_missing_evidence(void **state) {
                 {"[]", "no look"},
                 {"[{\"label\": \"ready\", \"errors\": [], \"processes\": []}]", "no process"},
                 {"[{\"label\": \"ready\", \"processes\": [{" GOOD_PROC "}], \"errors\": [{\"what\": \"the pinned kernel "
-                 "among the sandbox's processes\", \"error\": \"No such process\"}]}]",
+                 "among the sandbox\\u0027s processes\", \"error\": \"No such process\"}]}]",
                  "pinned kernel"},
                 {"[{\"label\": \"ready\", \"processes\": [{" GOOD_PROC "}], \"errors\": [{\"what\": \"the process "
                  "list\", \"error\": \"Permission denied\"}]}]",
@@ -120,7 +861,441 @@ static void test_privileges_missing_evidence(void **state) {
         json_object_put(c);
 }
 
-/* ---- mounts ---- */
+
+/* ---- kb_judge_mount_problems, on the good run's last look ---- */
+
+#define M "/snapshots/1/mounts"
+
+/* The problems kb_judge_mount_problems finds in run's last look (host table, /proc entries and team
+ * binds of the run). */
+static int mount_problems_of(json_object *run, json_object **ret_problems) {
+        json_object *mounts = NULL, *host_mounts = NULL, *entries = NULL, *binds = NULL;
+        (void) json_pointer_get(run, M, &mounts);
+        (void) json_pointer_get(run, "/host/mounts", &host_mounts);
+        (void) json_pointer_get(run, "/host/proc_entries", &entries);
+        (void) json_pointer_get(run, "/expect/team_binds", &binds);
+        json_object *problems = json_object_new_array();
+        assert_non_null(problems);
+        int n = kb_judge_mount_problems(mounts, host_mounts, entries, binds, problems);
+        assert_int_equal(n, (int) json_object_array_length(problems));
+        *ret_problems = problems;
+        return n;
+}
+
+/* A writable tmpfs on device dev, mounted at mp. */
+#define TMPFS_AT(id, parent, dev, mp)                                                                                 \
+        "{'id': " #id ", 'parent': " #parent ", 'dev': '" dev "', 'root': '/', 'mountpoint': '" mp "', "              \
+        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '" dev "', "        \
+        "'ino': 1}}"
+
+static void test_mount_problems(void **state) {
+        static const struct {
+                breakage b;
+                int problems;
+        } cases[] = {
+                /* a private filesystem type on a device the host also mounts is the host's */
+                {B1(M "/-", TMPFS_AT(320, 305, "0:25", "/dev/shm"),
+                    "a writable mount at /dev/shm (tmpfs tmpfs, root /) is backed by the host"),
+                 1},
+                {B1(M "/-", TMPFS_AT(320, 305, "0:45", "/dev/shm"), NULL), 0},
+                {B1(M "/8/dev", "'0:24'", "a writable mount at /dev/pts (devpts devpts, root /) is backed by the host"), 1},
+                {B1(M "/2/dev", "'0:22'", "a writable mount at /proc (proc proc, root /) is backed by the host"), 1},
+                {B1(M "/9/fstype", "'ext4'", "a writable mount at /tmp (ext4 tmpfs, root /) is backed by the host"), 1},
+                /* the team's binds, by what their target is */
+                {B1(M "/11/target/ino", "5999",
+                    "a writable mount at /workspace (ext4 /dev/sda1, root " TEAM_A "/workspace) is backed by the host"),
+                 1},
+                {B1(M "/10/target/dev", "'8:2'",
+                    "a writable mount at /run/kbound (ext4 /dev/sda1, root " TEAM_A "/runtime) is backed by the host"),
+                 1},
+                {B1("/expect/team_binds", NULL, "a writable mount at /run/kbound"), 2},
+                {B1(M "/-",
+                    "{'id': 322, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/mnt', "
+                    "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "
+                    "'ino': 5000}}",
+                    NULL),
+                 0},
+                /* character devices: /dev/null-like ones and the terminal node (5:0) are harmless */
+                {B1(M "/6/target/rdev", "'136:0'",
+                    "a writable mount at /dev/null (devtmpfs udev, root /null) is backed by the host"),
+                 1},
+                {B2(M "/6/target/type", "'blk'", M "/6/target/rdev", "'8:0'", "a writable mount at /dev/null"), 1},
+                {B1(M "/7/target/rdev", "'4:1'",
+                    "a writable mount at /dev/tty (devtmpfs udev, root /tty) is backed by the host"),
+                 1},
+                {B1(M "/-",
+                    "{'id': 326, 'parent': 305, 'dev': '0:5', 'root': '/zero', 'mountpoint': '/dev/zero', "
+                    "'fstype': 'devtmpfs', 'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', "
+                    "'ino': 8, 'rdev': '1:5'}}",
+                    NULL),
+                 0},
+                /* what the host could not examine is not the sandbox's own */
+                {B2(M "/10/target", NULL, M "/10/target_error", "'Permission denied'",
+                    "a writable mount at /run/kbound (ext4 /dev/sda1, root " TEAM_A "/runtime) could not be examined by "
+                    "the host (Permission denied)"),
+                 1},
+                {B1(M "/6/target", NULL,
+                    "a writable mount at /dev/null (devtmpfs udev, root /null) is backed by the host"),
+                 1},
+                {B2(M "/9/target", NULL, M "/9/target_error", "'Permission denied'", NULL), 0},
+                /* unknown writability is writable */
+                {B1(M "/1/writable", NULL, "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"), 1},
+                {B1(M "/1/writable", "'false'", "a writable mount at /usr"), 1},
+                /* a mount hidden under a later one is not reachable: the later one is judged */
+                {B1(M "/-",
+                    "{'id': 323, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
+                    "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
+                    "a writable mount at /tmp (ext4 /dev/sda1, root /home/u) is backed by the host"),
+                 1},
+                {B2(M "/-",
+                    "{'id': 323, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
+                    "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
+                    M "/-",
+                    "{'id': 324, 'parent': 323, 'dev': '0:46', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "
+                    "'source': 'tmpfs', 'writable': false}",
+                    NULL),
+                 0},
+                /* /proc: host-global entries covered read-only; no writable proc rooted inside one */
+                {B1(M "/3/writable", "true", "a writable proc mount at /proc/sys exposes /proc/sys (its root /sys)"), 2},
+                {B1(M "/3/writable", "true", "/proc/sys (the host's /proc/sys) is writable in the sandbox: no read-only "
+                                             "mount covers it"),
+                 2},
+                {B1(M "/4", NULL, "/proc/sysrq-trigger (the host's /proc/sysrq-trigger) is writable in the sandbox"), 1},
+                {B2("/host/proc_entries", "['sys']", M "/4", NULL, NULL), 0},
+                {B1(M "/-",
+                    "{'id': 325, 'parent': 300, 'dev': '0:41', 'root': '/sys/kernel', 'mountpoint': '/mnt/k', "
+                    "'fstype': 'proc', 'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', "
+                    "'ino': 4026531900}}",
+                    "a writable proc mount at /mnt/k exposes /proc/sys (its root /sys/kernel)"),
+                 1},
+                {B1(M, "[]", "the host could not read the sandbox's mount table"), 1},
+        };
+        json_object *run = good_run(), *problems = NULL;
+        assert_int_equal(mount_problems_of(run, &problems), 0);
+        json_object_put(problems);
+        json_object_put(run);
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                run = good_run();
+                apply(run, &cases[i].b);
+                int n = mount_problems_of(run, &problems);
+                if (n != cases[i].problems)
+                        fail_msg("case %zu: %d problems, not %d: %s", i, n, cases[i].problems, text_of(problems));
+                bool named = !cases[i].b.words;
+                for (size_t p = 0; !named && p < json_object_array_length(problems); p++)
+                        named = strstr(json_object_get_string(json_object_array_get_idx(problems, p)), cases[i].b.words);
+                if (!named)
+                        fail_msg("case %zu: nothing names '%s': %s", i, cases[i].b.words, text_of(problems));
+                json_object_put(problems);
+                json_object_put(run);
+        }
+        assert_int_equal(kb_judge_mount_problems(NULL, NULL, NULL, NULL, NULL), -EINVAL);
+}
+
+/* ---- boundary.write_outside ---- */
+
+static void test_write_outside(void **state) {
+        static const breakage fails[] = {
+                B1("/host", NULL, "the host could not read its own mounts"),
+                /* without the host's table every tmpfs would look private */
+                B1("/host/mounts", NULL, "the host could not read its own mounts"),
+                B1("/host/mounts", "[]", "the host could not read its own mounts"),
+                B1(M, NULL, "the host could not read the sandbox's mount table"),
+                B1(M "/1/writable", "true", "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"),
+                B1(M "/4", NULL, "/proc/sysrq-trigger (the host's /proc/sysrq-trigger) is writable in the sandbox"),
+                /* the cell's sub-probes */
+                B1("/probe/errors/-", "{'probe': 'write_outside', 'error': 'MemoryError: '}",
+                   "the cell's write_outside sub-probe failed: MemoryError"),
+                B1("/probe/errors/-", "{'probe': 'mounts.parse', 'error': 'IndexError: list index out of range'}",
+                   "the cell's mounts.parse sub-probe failed: IndexError"),
+                B1("/probe/errors/-", "{'probe': 'sysctl', 'error': 'EPERM'}", "the cell's sysctl sub-probe failed: EPERM"),
+                B1("/probe/errors/-", "{'probe': 'sysctl'}", "the cell's sysctl sub-probe failed: ?"),
+                B1("/probe/write_outside", "[]", "the cell reported no write attempts"),
+                B1("/probe/write_outside", NULL, "the cell reported no write attempts"),
+                B1("/probe/sysctl", "[]", "the cell reported no attempt on host settings"),
+                B1("/probe/sysctl", "{}", "the cell reported no attempt on host settings"),
+                /* where a created file landed, by the host's table */
+                B1("/probe/write_outside/3/created", "true",
+                   "the cell created a file in /usr, on a mount the host does not class as the sandbox's own"),
+                B1("/probe/write_outside/-", "{'path': '/home/u', 'created': true}",
+                   "the cell created a file in /home/u, on a mount the host does not class as the sandbox's own"),
+                B1(M "/9/dev", "'0:25'", "the cell created a file in /tmp, on a mount the host does not class"),
+                B1("/probe/write_outside/1/path", NULL, "the cell created a file in ?"),
+                B1("/expect/escapes_seen", "['/var/tmp/kbound-escape-5f3a']",
+                   "the host sees the cell's file at /var/tmp/kbound-escape-5f3a"),
+                B1("/probe/sysctl/1/opened", "true", "the cell opened the host setting /proc/sysrq-trigger for writing"),
+        };
+        EXPECT_FAILS(kb_judge_write_outside, fails);
+        static const breakage passes[] = {
+                /* another sub-probe's error is another check's */
+                B1("/probe/errors/-", "{'probe': 'network.tcp', 'error': 'OSError'}", NULL),
+                /* a file created in the team's workspace stays the team's */
+                B1("/probe/write_outside/-", "{'path': '/workspace/sub', 'created': true}", "(3 writes stayed private)"),
+        };
+        EXPECT_PASSES(kb_judge_write_outside, passes);
+}
+
+#undef M
+
+/* ---- boundary.workspace_writable ---- */
+
+static void test_workspace(void **state) {
+        static const breakage fails[] = {
+                B1("/probe/errors/-", "{'probe': 'workspace', 'error': 'OSError: [Errno 28]'}",
+                   "the cell's workspace sub-probe failed: OSError: [Errno 28]"),
+                B2("/probe/workspace/written", "false", "/probe/workspace/error", "'EACCES'",
+                   "the cell could not write to its workspace (EACCES)"),
+                B1("/probe/workspace", NULL, "the cell could not write to its workspace (no reason given)"),
+                B1("/probe/workspace/written", "1", "the cell could not write to its workspace"),
+                B1("/expect/workspace_read_back", "false", "the host did not find the cell's nonce in the workspace"),
+                B1("/expect/workspace_read_back", "'true'", "the host did not find the cell's nonce"),
+                B1("/expect/workspace_read_back", NULL, "the host did not find the cell's nonce"),
+        };
+        EXPECT_FAILS(kb_judge_workspace, fails);
+}
+
+/* ---- boundary.network ---- */
+
+#define NET "/snapshots/0/net/4026532300"
+
+static void test_network_not_claimed(void **state) {
+        static const breakage cases[] = {
+                B2("/expect/allow_network", "true", "/expect/canary_connections", "{'tcp': 2, 'unix': 1}",
+                   "raw-network override: network isolation NOT claimed (canary connections seen: 3)"),
+                /* whatever else is the case: the boundary is not claimed */
+                B3("/expect/allow_network", "true", "/probe", NULL, "/snapshots/0/processes/1/ns/net", "4026531840",
+                   "network isolation NOT claimed (canary connections seen: 0)"),
+        };
+        expect_each(kb_judge_network, "not_claimed", cases, KB_ELEMENTSOF(cases));
+}
+
+static void test_network_host_view(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/0/kernel_net", NULL, "the host could not read the kernel's network tables (ready)"),
+                B1("/snapshots/1/net/4026532300", NULL, "the host could not read the kernel's network tables (child alive)"),
+                B1(NET "/interfaces", "['lo', 'eth0']", "the sandbox has a network interface 'eth0' besides lo"),
+                B1(NET "/interfaces", NULL, "the host could not read the sandbox's interfaces"),
+                B1(NET "/routes_v4", "['eth0']", "the sandbox has a route through 'eth0'"),
+                B1(NET "/routes_v6", "['lo', 'wg0']", "the sandbox has a route through 'wg0'"),
+                B1(NET "/routes_v6", NULL, "the host could not read the sandbox's routes_v6"),
+                B1(NET "/unix/-", "{'inode': 7500, 'listening': true, 'path': '@" CANARY_NAME "'}",
+                   "the host's abstract canary socket @" CANARY_NAME " is in the sandbox's network namespace"),
+                /* the canary's name is looked for in a table the host read: no table, no pass */
+                B1(NET "/unix", NULL, "the host could not read the sandbox's unix sockets"),
+                B2("/snapshots/0/processes/1/ns/net", "4026531840", "/snapshots/1/processes/1/ns/net", "4026531840",
+                   "the kernel shares the host's network namespace"),
+                B1("/host/ns/net", NULL, "the host could not compare the kernel's network namespace with its own"),
+                B1("/snapshots/0/processes/1/ns/net", NULL, "could not compare the kernel's network namespace"),
+                B1("/expect/canary_connections/tcp", "1", "the host's canaries saw 1 TCP and 0 unix connections"),
+                B1("/expect/canary_connections/unix", "2", "the host's canaries saw 0 TCP and 2 unix connections"),
+                B1("/expect/canary_connections", NULL, "the host did not count its canaries' connections"),
+                B1("/expect/canary_connections/unix", NULL, "the host did not count its canaries' connections"),
+        };
+        EXPECT_FAILS(kb_judge_network, fails);
+        static const breakage passes[] = {
+                B1(NET "/unix/-", "{'inode': 7500, 'listening': true, 'path': '@another-name'}", NULL),
+                B1(NET "/unix/-", "{'inode': 7500, 'listening': true, 'path': '/" CANARY_NAME "'}", NULL),
+        };
+        EXPECT_PASSES(kb_judge_network, passes);
+}
+
+static void test_network_cell(void **state) {
+        static const breakage fails[] = {
+                B1("/probe/network/tcp/0/connected", "true", "the cell connected to the host's loopback TCP canary"),
+                B1("/probe/network/abstract/0/connected", "true",
+                   "the cell connected to the host's abstract unix socket canary"),
+                B1("/probe/network", "{'tcp': [], 'abstract': [], 'unix_visible': []}",
+                   "the cell tested no canary connection"),
+                B1("/probe/network", NULL, "the cell tested no canary connection"),
+                B2("/probe/network/tcp", "[]", "/probe/network/abstract/0/tested", "false",
+                   "the cell tested no canary connection"),
+                B1("/probe/errors/-", "{'probe': 'network.tcp', 'error': 'OSError: [Errno 24]'}",
+                   "the cell's network.tcp sub-probe failed: OSError: [Errno 24]"),
+                B1("/probe/network/unix_visible", "['" CANARY_NAME "']",
+                   "the cell sees the host's abstract canary socket in /proc/net/unix"),
+        };
+        EXPECT_FAILS(kb_judge_network, fails);
+        static const breakage passes[] = {
+                /* an abstract attempt the cell did not make is not counted, the TCP one is */
+                B1("/probe/network/abstract/0/tested", "false", "1 canary connection attempt failed"),
+                B1("/probe/network/abstract/-", "{'name': 'x', 'tested': true, 'connected': false}",
+                   "3 canary connection attempts failed"),
+        };
+        EXPECT_PASSES(kb_judge_network, passes);
+}
+
+#undef NET
+
+/* ---- boundary.sockets ---- */
+
+#define SOCKET_EXPOSED "/snapshots/0/reach/2/exposed"
+
+static void test_sockets(void **state) {
+        static const breakage fails[] = {
+                B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': true}]",
+                   "the listening unix socket " HOST_SOCKET " is reachable in the sandbox at " HOST_SOCKET),
+                B1("/snapshots/1/reach/2/exposed", "[{'at': '/var" HOST_SOCKET "', 'confirmed': true}]",
+                   "is reachable in the sandbox at /var" HOST_SOCKET),
+                /* not disproved is not cleared */
+                B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'Permission denied'}]",
+                   "the listening unix socket " HOST_SOCKET " is exposed at " HOST_SOCKET " by the sandbox's mounts (the "
+                   "host could not confirm: Permission denied)"),
+                B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false, 'error': 'a different object is there'}]",
+                   "exposed at /x by the sandbox's mounts (the host could not confirm: a different object is there)"),
+                B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false}]", "(the host could not confirm: ?)"),
+                B1("/snapshots/0/listener_namespaces", "0", "the host read no network namespace's socket table"),
+                B1("/snapshots/0/listener_namespaces", NULL, "the host read no network namespace's socket table"),
+        };
+        EXPECT_FAILS(kb_judge_sockets, fails);
+        static const breakage passes[] = {
+                /* only "no such file there" clears what the mount table shows */
+                B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'No such file or directory'}]",
+                   NULL),
+                /* a listener the host cannot find on its own file system is reached by no path */
+                B1("/snapshots/0/reach/2/error", "'No such file or directory'", NULL),
+        };
+        EXPECT_PASSES(kb_judge_sockets, passes);
+}
+
+/* The evidence lists what is exposed, once, and nothing that was cleared. */
+static void test_sockets_evidence(void **state) {
+        json_object *run = good_run();
+        set(run, SOCKET_EXPOSED, "[{'at': '/a', 'confirmed': false, 'error': 'No such file or directory'}]");
+        json_object *check = judge_run(kb_judge_sockets, run);
+        assert_string_equal(status_of(check), "pass");
+        assert_int_equal(json_object_array_length(member(member(check, "evidence"), "exposed")), 0);
+        json_object_put(check);
+        set(run, SOCKET_EXPOSED, "[{'at': '/a', 'confirmed': true}, {'at': '/b', 'confirmed': true}]");
+        check = judge_run(kb_judge_sockets, run);
+        assert_string_equal(status_of(check), "fail");
+        assert_true(check_names(check, "reachable in the sandbox at /a"));
+        assert_true(check_names(check, "reachable in the sandbox at /b"));
+        assert_int_equal(json_object_array_length(member(member(check, "evidence"), "exposed")), 1);
+        json_object_put(check);
+        json_object_put(run);
+}
+
+#undef SOCKET_EXPOSED
+
+/* ---- boundary.credentials ---- */
+
+#define SUB "/probe/credentials/subprocess"
+
+static void test_credentials_host(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/1/processes/2/environ_secrets", "['OPENAI_API_KEY']",
+                   "OPENAI_API_KEY is in the environment of pid 1003 (python3) (value never shown)"),
+                B1("/snapshots/0/processes/0/cmdline_secrets", "['KBOUND_DAEMON_TOKEN']",
+                   "KBOUND_DAEMON_TOKEN is in the command line of pid 1001 (bwrap) (value never shown)"),
+                B2("/snapshots/0/processes/0/environ_secrets", NULL, "/snapshots/0/processes/0/errors",
+                   "[{'what': 'environ', 'error': 'Permission denied'}]",
+                   "the host could not read the environment of pid 1001 (bwrap): environ: Permission denied"),
+                B1("/snapshots/1/processes/2/cmdline_secrets", NULL,
+                   "the host could not read the command line of pid 1003 (python3)"),
+                B1("/snapshots/0/reach/0/exposed", "[{'at': '" CREDENTIAL_CANARY "', 'confirmed': true}]",
+                   "the credential file " CREDENTIAL_CANARY " is reachable in the sandbox at " CREDENTIAL_CANARY),
+                B1("/snapshots/1/reach/0/exposed",
+                   "[{'at': '/h/.ssh/id_ed25519', 'confirmed': false, 'error': 'Permission denied'}]",
+                   "the credential file " CREDENTIAL_CANARY " is exposed at /h/.ssh/id_ed25519 by the sandbox's mounts (the "
+                   "host could not confirm: Permission denied)"),
+                B1("/snapshots/0/reach/0/error", "'Permission denied'",
+                   "the host could not place the credential file (" CREDENTIAL_CANARY "): Permission denied"),
+                /* the child the cell spawned, seen alive by the host */
+                B1("/snapshots/1/label", "'later'",
+                   "the host never looked at the sandbox while a process the kernel spawned was alive"),
+                B1("/snapshots/1", NULL,
+                   "the host never looked at the sandbox while a process the kernel spawned was alive"),
+                B1(SUB "/pid", "8",
+                   "the child the cell spawned (pid 8 in the sandbox) is not among the processes the host sees in the "
+                   "sandbox"),
+                B1(SUB "/pid", "2", "the child the cell spawned (pid 2 in the sandbox) is not among the processes"),
+                /* bwrap's init is always alive, and never the kernel's child */
+                B1(SUB "/pid", "1", "the child the cell spawned (pid 1 in the sandbox) is not among the processes"),
+                B1(SUB "/pid", NULL, "the child the cell spawned (pid -1 in the sandbox) is not among the processes"),
+                B1("/snapshots/1/processes/2", NULL, "the child the cell spawned (pid 7 in the sandbox) is not among"),
+        };
+        EXPECT_FAILS(kb_judge_credentials, fails);
+        static const breakage passes[] = {
+                /* another team's canary is the cross-team check's */
+                B1("/snapshots/0/reach/1/exposed", "[{'at': '/x', 'confirmed': true}]", NULL),
+                B1("/snapshots/0/reach/0/exposed", "[{'at': '/x', 'confirmed': false, 'error': 'No such file or directory'}]",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_credentials, passes);
+}
+
+static void test_credentials_cell(void **state) {
+        static const breakage fails[] = {
+                B2(SUB "/spawned", "false", SUB "/error", "'EAGAIN'", "the cell could not spawn a subprocess (EAGAIN)"),
+                B1(SUB, NULL, "the cell could not spawn a subprocess (no reason given)"),
+                B1(SUB "/error", "'ETIMEDOUT'", "the cell's subprocess failed: ETIMEDOUT"),
+                B1(SUB "/proc", "[]", "the cell's subprocess read no process's environment"),
+                B1(SUB "/proc", NULL, "the cell's subprocess read no process's environment"),
+                B1(SUB "/go", "false", "the cell's subprocess did not wait for the host's look"),
+                B1(SUB "/go", NULL, "the cell's subprocess did not wait for the host's look"),
+                B1("/expect/secrets_in_probe", "['OPENAI_API_KEY']",
+                   "OPENAI_API_KEY reached the sandbox (found in what the cell saw; value never shown)"),
+                B1("/probe/credentials/files/0/exists", "true", "the cell sees the host credential file " CREDENTIAL_CANARY),
+                B1("/probe/credentials/keys/found", "true",
+                   "the cell found kbound's canary key by name in the keyrings it possesses"),
+                B1("/probe/errors/-", "{'probe': 'credentials.files', 'error': 'EACCES'}",
+                   "the cell's credentials.files sub-probe failed: EACCES"),
+        };
+        EXPECT_FAILS(kb_judge_credentials, fails);
+        static const breakage passes[] = {
+                B1("/probe/credentials/keys", "{'tested': false, 'found': false, 'error': 'untested: no syscall numbers'}",
+                   "kbound's keyring canary beyond the sandbox's fresh, empty session keyring"),
+                B1("/probe/credentials/files/0/content", "'ignored when the file does not exist'", NULL),
+        };
+        EXPECT_PASSES(kb_judge_credentials, passes);
+}
+
+#undef SUB
+
+/* ---- boundary.cross_team ---- */
+
+static void test_cross_team(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/0/reach/1", NULL, "the host was given no other team's canary to look for"),
+                B1("/snapshots/1/reach/1/exposed", "[{'at': '/teams/b/canary.txt', 'confirmed': true}]",
+                   "the sibling team canary " TEAM_B_CANARY " is reachable in the sandbox at /teams/b/canary.txt"),
+                B1("/snapshots/0/reach/1/error", "'No such file or directory'",
+                   "the host could not place the sibling team canary (" TEAM_B_CANARY "): No such file or directory"),
+                B1("/expect/sibling_in_probe", "['TEAM_B_TOKEN']", "another team's canary was readable in the sandbox"),
+                B1("/probe/cross_team/0/exists", "true", "another team's path " TEAM_B_CANARY " is visible in the sandbox"),
+                B1("/probe/cross_team/0/readable", "true", "another team's path " TEAM_B_CANARY " is visible in the sandbox"),
+                B1("/probe/cross_team", "[]", "the cell reported no cross-team attempts"),
+                B1("/probe/cross_team", NULL, "the cell reported no cross-team attempts"),
+                B1("/probe/errors/-", "{'probe': 'cross_team', 'error': 'PermissionError'}",
+                   "the cell's cross_team sub-probe failed: PermissionError"),
+                /* the cell's report is kernel output: malformed entries fail, they never crash the judge */
+                B1("/probe/cross_team", "['/teams/b', 5, null]", "the cell's cross-team entry 0 is not an object"),
+        };
+        EXPECT_FAILS(kb_judge_cross_team, fails);
+        static const breakage passes[] = {
+                /* the credential canary is the credentials check's */
+                B1("/snapshots/0/reach/0/exposed", "[{'at': '/x', 'confirmed': true}]", "(1 paths)"),
+        };
+        EXPECT_PASSES(kb_judge_cross_team, passes);
+}
+
+/* What the cell read of another team's path never reaches the evidence. */
+static void test_cross_team_evidence(void **state) {
+        json_object *run = good_run();
+        set(run, "/probe/cross_team/0",
+            "{'path': '/teams/b/canary.txt', 'exists': true, 'readable': true, 'content': 'TOKEN'}");
+        json_object *check = judge_run(kb_judge_cross_team, run);
+        assert_string_equal(status_of(check), "fail");
+        json_object *seen = NULL;
+        assert_int_equal(json_pointer_get(check, "/evidence/cell/0", &seen), 0);
+        assert_null(member(seen, "content"));
+        assert_true(json_object_get_boolean(member(seen, "content_read")));
+        assert_string_equal(str_member(seen, "path"), "/teams/b/canary.txt");
+        assert_null(strstr(text_of(check), "TOKEN"));
+        json_object_put(check);
+        json_object_put(run);
+}
+
+/* ---- /proc covers, on mountinfo text ---- */
 
 static int problems_for(const char *mountinfo, const char *entries_json, json_object **ret_problems) {
         json_object *mounts = NULL;
@@ -203,12 +1378,40 @@ static void test_mounts_missing(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_check_object),
+                cmocka_unit_test(test_good_run_passes_every_check),
+                cmocka_unit_test(test_good_run_details),
+                cmocka_unit_test(test_missing_looks_fail_every_check),
+                cmocka_unit_test(test_missing_probe_fails_every_check),
+                cmocka_unit_test(test_backend),
                 cmocka_unit_test(test_privileges_pass),
                 cmocka_unit_test(test_privileges_fail),
                 cmocka_unit_test(test_privileges_missing_evidence),
+                cmocka_unit_test(test_privileges_in_second_look),
+                cmocka_unit_test(test_session_processes),
+                cmocka_unit_test(test_session_launcher),
+                cmocka_unit_test(test_session_bwrap_grammar),
+                cmocka_unit_test(test_identity),
+                cmocka_unit_test(test_descriptors_files),
+                cmocka_unit_test(test_descriptors_other_mount_namespace),
+                cmocka_unit_test(test_descriptors_channels),
+                cmocka_unit_test(test_descriptors_anonymous),
+                cmocka_unit_test(test_descriptors_unreadable_tables),
+                cmocka_unit_test(test_mount_problems),
                 cmocka_unit_test(test_proc_covered),
                 cmocka_unit_test(test_proc_exposed),
                 cmocka_unit_test(test_mounts_missing),
+                cmocka_unit_test(test_write_outside),
+                cmocka_unit_test(test_workspace),
+                cmocka_unit_test(test_network_not_claimed),
+                cmocka_unit_test(test_network_host_view),
+                cmocka_unit_test(test_network_cell),
+                cmocka_unit_test(test_sockets),
+                cmocka_unit_test(test_sockets_evidence),
+                cmocka_unit_test(test_credentials_host),
+                cmocka_unit_test(test_credentials_cell),
+                cmocka_unit_test(test_cross_team),
+                cmocka_unit_test(test_cross_team_evidence),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
