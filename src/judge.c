@@ -191,6 +191,8 @@ static void look_problems(verdict *v, const kb_judge_input *in) {
                                 str_or(snap, "label", "?"));
                 if (fact_error(snap, "the process list", buf, sizeof buf))
                         problem(v, "the host could not list processes (%s)", buf);
+                if (fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
+                        problem(v, "the host did not inspect every process of the sandbox (%s)", str_or(snap, "label", "?"));
                 if (arr_len(get(snap, "processes")) == 0)
                         problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
         }
@@ -204,8 +206,10 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         json_object *host_ns = get(in->host, "ns");
         bool allow_network = is_true(in->expect, "allow_network");
         char names[128] = "";
-        if (!host_ns)
+        if (!json_object_is_type(host_ns, json_type_object) || json_object_object_length(host_ns) == 0) {
                 problem(&v, "the host could not read its own namespaces");
+                host_ns = NULL; /* json_object_object_foreach cannot walk a non-object */
+        }
         look_problems(&v, in);
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -213,6 +217,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i), *ns = get(p, "ns");
                         n_proc++;
+                        if (!host_ns)
+                                continue;
                         json_object_object_foreach(host_ns, name, ino) {
                                 int64_t mine = json_object_get_int64(ino), theirs;
                                 if (!get_int(ns, name, &theirs))
@@ -224,12 +230,14 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                         }
                 }
         }
-        json_object_object_foreach(host_ns, name, unused) {
-                (void) unused;
-                if (allow_network && strcmp(name, "net") == 0)
-                        continue;
-                size_t len = strlen(names);
-                snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
+        if (host_ns) {
+                json_object_object_foreach(host_ns, name, unused) {
+                        (void) unused;
+                        if (allow_network && strcmp(name, "net") == 0)
+                                continue;
+                        size_t len = strlen(names);
+                        snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
+                }
         }
         evidence(&v, "kbound_ns", json_object_get(host_ns));
         json_object *kernel = NULL;
@@ -384,8 +392,9 @@ static int bwrap_arity(const char *opt) {
 }
 
 /* Reads bwrap's argv (argv[0] first): sets *die_with_parent / *new_session; returns NULL or why the
- * command line cannot be read (an option bwrap does not have, arguments from an fd, cut short). */
-static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *new_session) {
+ * command line cannot be read (an option bwrap does not have, arguments from an fd, cut short),
+ * possibly written in buf. */
+static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *new_session, char *buf, size_t size) {
         *die_with_parent = *new_session = false;
         size_t n = arr_len(argv);
         if (n == 0)
@@ -397,14 +406,18 @@ static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *n
                 if (strcmp(a, "--args") == 0)
                         return "options come from a file descriptor (--args) the host cannot see";
                 int arity = bwrap_arity(a);
-                if (arity < 0)
-                        return "it has an option bwrap 0.8 does not have";
+                if (arity < 0) {
+                        snprintf(buf, size, "it has an option bwrap 0.8 does not have (%s)", a);
+                        return buf;
+                }
                 if (strcmp(a, "--die-with-parent") == 0)
                         *die_with_parent = true;
                 if (strcmp(a, "--new-session") == 0)
                         *new_session = true;
-                if (i + (size_t) arity >= n)
-                        return "an option lacks its argument";
+                if (i + (size_t) arity >= n) {
+                        snprintf(buf, size, "%s lacks its argument", a);
+                        return buf;
+                }
                 i += (size_t) arity;
         }
         return "it has no command";
@@ -417,6 +430,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         int64_t kbound_session = int_or(in->host, "session", -1), kernel_pid = int_or(in->expect, "kernel_pid", -1);
         if (kbound_session < 0)
                 problem(&v, "the host could not read kbound's own session");
+        size_t kernel_looks = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *procs = get(at(in->snapshots, s), "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
@@ -431,6 +445,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                         pid, str_or(p, "name", "?"), (tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
                         if (pid != kernel_pid)
                                 continue;
+                        kernel_looks++;
                         bool leader_inside = false;
                         for (size_t j = 0; j < arr_len(procs); j++)
                                 leader_inside |= int_or(at(procs, j), "pid", -1) == session;
@@ -440,11 +455,14 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 problem(&v, "the kernel's session is led by pid %" PRId64 ", outside the sandbox", session);
                 }
         }
+        if (kernel_looks == 0)
+                problem(&v, "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")", kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
         json_object *launcher = get(last_look(in), "launcher");
         int64_t lpid = int_or(launcher, "pid", -1), spawned = int_or(launcher, "spawned", -2);
         bool dwp = false, ns = false;
-        const char *unreadable = bwrap_flags(get(launcher, "argv"), &dwp, &ns);
+        char why[256];
+        const char *unreadable = bwrap_flags(get(launcher, "argv"), &dwp, &ns, why, sizeof why);
         if (!launcher)
                 problem(&v, "the host did not find the process that runs bwrap");
         else if (lpid != spawned)
@@ -710,7 +728,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         json_object *host_problems = json_object_new_array();
         char buf[DETAIL_MAX];
         look_problems(&v, in);
-        if (!in->host)
+        if (arr_len(host_mounts) == 0)
                 problem(&v, "the host could not read its own mounts");
         else if (host_problems && kb_judge_mount_problems(mounts, host_mounts, get(in->host, "proc_entries"), team_binds,
                                                           host_problems) < 0)
@@ -827,10 +845,12 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                                         problem(&v, "the sandbox has a route through '%s'", json_object_get_string(at(routes, i)));
                 }
                 json_object *unix_list = get(net, "unix"), *names = get(in->expect, "abstract_canaries");
+                if (!unix_list)
+                        problem(&v, "the host could not read the sandbox's unix sockets");
                 for (size_t i = 0; i < arr_len(unix_list); i++) {
                         const char *path = get_str(at(unix_list, i), "path");
                         if (path && path[0] == '@' && str_in(names, path + 1))
-                                problem(&v, "the host's abstract canary socket is in the sandbox's network namespace");
+                                problem(&v, "the host's abstract canary socket %s is in the sandbox's network namespace", path);
                 }
         }
         int64_t kernel_netns = -1;
@@ -843,7 +863,9 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 problem(&v, "the host could not compare the kernel's network namespace with its own");
         else if (kernel_netns == host_net)
                 problem(&v, "the kernel shares the host's network namespace");
-        if (tcp_hits != 0 || unix_hits != 0)
+        if (tcp_hits < 0 || unix_hits < 0)
+                problem(&v, "the host did not count its canaries' connections");
+        else if (tcp_hits != 0 || unix_hits != 0)
                 problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections", tcp_hits, unix_hits);
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
@@ -894,6 +916,7 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                         if (get_str(e, "error") && claim)
                                 problem(v, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
                         json_object *exposed = get(e, "exposed");
+                        bool listed = false;
                         for (size_t x = 0; x < arr_len(exposed); x++) {
                                 json_object *where = at(exposed, x);
                                 const char *err = get_str(where, "error");
@@ -904,8 +927,11 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                                         problem(v, "the %s %s is exposed at %s by the sandbox's mounts (the host could not "
                                                 "confirm: %s)",
                                                 name, path, str_or(where, "at", "?"), err ? err : "?");
-                                if (report && s == 0)
+                                else
+                                        continue; /* disproved: not exposed */
+                                if (report && s == 0 && !listed)
                                         json_object_array_add(report, json_object_get(e));
+                                listed = true;
                         }
                 }
         }
@@ -973,7 +999,8 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         bool child_seen = false;
         for (size_t i = 0; i < arr_len(get(alive, "processes")); i++) {
                 json_object *p = at(get(alive, "processes"), i);
-                child_seen |= child > 0 && inner_pid(p) == child && int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
+                /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned. */
+                child_seen |= child > 1 && inner_pid(p) == child && int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
         }
         if (!alive)
                 problem(&v, "the host never looked at the sandbox while a process the kernel spawned was alive");
@@ -1046,6 +1073,10 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         json_object *cell = json_object_new_array();
         for (size_t i = 0; i < n; i++) {
                 json_object *e = at(cross, i);
+                if (!json_object_is_type(e, json_type_object)) {
+                        problem(&v, "the cell's cross-team entry %zu is not an object", i);
+                        continue; /* json_object_object_foreach cannot walk it */
+                }
                 if (is_true(e, "exists") || is_true(e, "readable"))
                         problem(&v, "another team's path %s is visible in the sandbox", str_or(e, "path", "?"));
                 /* What the cell saw of each path, without what it read. */
@@ -1163,13 +1194,17 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                         if (strcmp(target, ok[i]) == 0)
                                 return NULL;
                 if (strcmp(target, "anon_inode:[pidfd]") == 0) {
-                        int64_t pid = int_or(fd, "pid", -1);
+                        int64_t pid;
+                        if (!get_int(fd, "pid", &pid))
+                                return "a pidfd the host could not place (its fdinfo was not read)";
                         json_object *procs = get(snap, "processes");
                         for (size_t i = 0; i < arr_len(procs); i++)
                                 if (int_or(at(procs, i), "pid", -2) == pid)
                                         return NULL;
-                        if (pid <= 0)
-                                return NULL; /* a pidfd of a process that has exited, or in no namespace kbound sees */
+                        if (pid == -1)
+                                return NULL; /* a pidfd of a process that has exited */
+                        if (pid == 0) /* visible in no pid namespace kbound sees: not the sandbox's */
+                                return "a pidfd of a process outside kbound's pid namespace";
                         snprintf(buf, size, "a pidfd of pid %" PRId64 ", a process outside the sandbox", pid);
                         return buf;
                 }
@@ -1200,7 +1235,7 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         look_problems(&v, in);
-        char buf[DETAIL_MAX], why[DETAIL_MAX];
+        char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
         size_t n_fds = 0;
         if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 problem(&v, "the host could not read %s", buf);
@@ -1209,13 +1244,15 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i), *fds = get(p, "fds");
                         int64_t pid = int_or(p, "pid", -1);
-                        if (!fds || fact_error(p, "fd", buf, sizeof buf))
+                        const char *unread = fact_error(p, "fd", buf, sizeof buf);
+                        if (!fds || unread)
                                 problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)", pid,
-                                        fact_error(p, "fd", buf, sizeof buf) ? buf : "no table");
+                                        unread ? unread : "no table");
                         for (size_t f = 0; f < arr_len(fds); f++) {
                                 json_object *fd = at(fds, f);
                                 n_fds++;
-                                if (fd_problem(in, snap, p, fd, why, sizeof why))
+                                const char *why = fd_problem(in, snap, p, fd, why_buf, sizeof why_buf);
+                                if (why)
                                         problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s", int_or(fd, "fd", -1), pid,
                                                 str_or(p, "name", "?"), why);
                         }
