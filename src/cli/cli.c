@@ -100,6 +100,7 @@ void cli_put_sanitized(FILE *out, const char *s) {
 /* One message line on stderr. Messages quote kernel-controlled text (log tails, kernel_info,
  * error values), so the line is redacted with every registered set and written without anything
  * a terminal would act on. Nothing of a line that cannot be redacted is shown. */
+static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vmessage(const char *fmt, va_list ap) {
         char *text = NULL;
         if (vasprintf(&text, fmt, ap) < 0) {
