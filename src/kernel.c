@@ -271,6 +271,11 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         _cleanup_free_ char *ip_inside = NULL;
         char *diagnosis = NULL;
         int r;
+        /* The team names a folder under base_dir: "a/b" or ".." would name another one. */
+        if (!kb_team_name_valid(o->team)) {
+                free(k);
+                return -EINVAL;
+        }
         if (!k)
                 return -ENOMEM;
         k->child_pidfd = -1;

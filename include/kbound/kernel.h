@@ -12,7 +12,7 @@
 typedef struct kb_kernel_options {
         const kb_kernelspec *spec;
         const char *base_dir;      /* host directory (0700) that holds teams/<team>/ */
-        const char *team;          /* [A-Za-z0-9_.-]{1,64} */
+        const char *team;          /* kb_team_name_valid, else -EINVAL */
         bool sandbox;              /* false only for protocol debugging (`--sandbox off`) */
         const char *bwrap;         /* absolute path; required when sandbox */
         bool allow_network;
@@ -37,7 +37,8 @@ typedef struct kb_kernel kb_kernel;
  * until the kernel answers kernel_info with iopub flowing.
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
  * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
- * its log tail is in the diagnosis), -EEXIST, -ENOMEM. On failure everything started is stopped,
+ * its log tail is in the diagnosis), -EEXIST, -EINVAL (not a valid team name: nothing is created),
+ * -ENOMEM. On failure everything started is stopped,
  * the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
 

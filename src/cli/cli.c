@@ -260,18 +260,52 @@ int cli_sandbox_env(bool *allow_raw_network) {
 }
 
 long cli_parse_seconds(const char *s) {
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400)
-                return -1;
-        return (long) (v * 1000.0);
+        /* By hand, not strtod: strtod also takes a sign, leading blanks, exponents ("1e-9" is
+         * 0 ms), hex ("0x10" is 16 s), "inf" and "nan". */
+        const char *p = s;
+        long whole = 0, ms = 0;
+        size_t digits = 0;
+        for (; *p >= '0' && *p <= '9'; p++, digits++)
+                if (whole <= CLI_TIMEOUT_MAX_S) /* past the maximum it only has to stay past it */
+                        whole = whole * 10 + (*p - '0');
+        if (digits == 0)
+                return -EINVAL;
+        if (*p == '.') {
+                p++;
+                if (!(*p >= '0' && *p <= '9'))
+                        return -EINVAL;
+                /* Milliseconds from the first three digits; finer ones are dropped. */
+                for (long scale = 100; *p >= '0' && *p <= '9'; p++, scale /= 10)
+                        ms += scale * (*p - '0');
+        }
+        if (*p)
+                return -EINVAL;
+        if (whole > CLI_TIMEOUT_MAX_S || (whole == CLI_TIMEOUT_MAX_S && ms > 0))
+                return -ERANGE;
+        ms += whole * 1000;
+        return ms < 1 ? -ERANGE : ms;
+}
+
+cli_seconds_text cli_seconds(long ms) {
+        cli_seconds_text t;
+        int n = snprintf(t.s, sizeof(t.s), "%ld.%03ld", ms / 1000, ms % 1000);
+        /* Trailing zeros of the fraction go, and the point with them. */
+        while (n > 0 && t.s[n - 1] == '0')
+                t.s[--n] = '\0';
+        if (n > 0 && t.s[n - 1] == '.')
+                t.s[--n] = '\0';
+        return t;
 }
 
 int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms) {
         long ms = cli_parse_seconds(arg);
+        if (ms == -EINVAL) {
+                cli_error("%s: --timeout takes seconds as decimal digits (\"30\", \"2.5\"), not '%.40s'", cmd, arg);
+                return KB_EXIT_USAGE;
+        }
         if (ms < 0) {
-                cli_error("%s: --timeout takes a positive number of seconds, not '%s'", cmd, arg);
+                cli_error("%s: --timeout %.40s is out of range: at least 0.001 s (1 ms), at most %d s (one day)", cmd,
+                          arg, CLI_TIMEOUT_MAX_S);
                 return KB_EXIT_USAGE;
         }
         *ret_ms = ms;
@@ -428,10 +462,36 @@ int cli_resolve_kernels_dir(const char *opt, char **ret) {
         return KB_EXIT_ENFORCE;
 }
 
-bool cli_team_name_ok(const char *t, size_t max) {
-        size_t n = strlen(t);
-        return n >= 1 && n <= max && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
-               t[0] != '.';
+int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret) {
+        static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
+        size_t len = strlen(arg), ok = strspn(arg, alphabet);
+        /* The name is quoted at most 40 bytes long; cli_error shows control characters harmlessly. */
+        if (len == 0) {
+                cli_error("%s: --team is empty: a team name is 1-%zu characters of [A-Za-z0-9_.-]", cmd, max);
+        } else if (ok < len) {
+                unsigned char c = (unsigned char) arg[ok];
+                char what[48];
+                if (c == '/')
+                        snprintf(what, sizeof(what), "'/' (a path separator)");
+                else if (c < 0x20 || c == 0x7f)
+                        snprintf(what, sizeof(what), "a control character (0x%02x)", c);
+                else if (c >= 0x80)
+                        snprintf(what, sizeof(what), "a non-ASCII byte (0x%02x)", c);
+                else
+                        snprintf(what, sizeof(what), "'%c'", c);
+                cli_error("%s: --team '%.40s%s' has %s at character %zu: a team name is 1-%zu characters of "
+                          "[A-Za-z0-9_.-] (it names host folders and the sandbox's hostname)",
+                          cmd, arg, len > 40 ? "..." : "", what, ok + 1, max);
+        } else if (len > max) {
+                cli_error("%s: --team '%.40s...' is %zu characters long: at most %zu", cmd, arg, len, max);
+        } else if (arg[0] == '.') {
+                cli_error("%s: --team '%s' starts with '.': refused ('.', '..' and hidden folders are not "
+                          "team names)", cmd, arg);
+        } else {
+                *ret = arg;
+                return 0;
+        }
+        return KB_EXIT_USAGE;
 }
 
 char *cli_iso_now(void) {

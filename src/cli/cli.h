@@ -103,15 +103,28 @@ int cli_sandbox_env(bool *allow_raw_network);
  * why and returns KB_EXIT_ENFORCE. */
 int cli_resolve_kernels_dir(const char *opt, char **ret);
 
-/* Team names: 1-max characters of [A-Za-z0-9_.-], not starting with '.' (check and conformance
- * take a prefix, to which "-<kernel>" is added: 40; a whole team name: 64). */
-bool cli_team_name_ok(const char *team, size_t max);
+/* --team NAME, the one validation every command uses: 1-max characters of [A-Za-z0-9_.-], not
+ * starting with '.' (kb_team_name_valid's rule; check and conformance take a prefix, to which
+ * "-<kernel>" is added: CLI_TEAM_PREFIX_MAX; a whole team name: KB_TEAM_NAME_MAX). Sets *ret to
+ * arg and returns 0, or prints which rule the name breaks (naming cmd) and returns KB_EXIT_USAGE. */
+#define CLI_TEAM_PREFIX_MAX 40
+int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret);
 
 /* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
 char *cli_iso_now(void);
 
-/* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
+/* Parses seconds written as decimal digits with an optional fraction ("30", "2.5", "0.001"): no
+ * sign, blanks, exponent, hex, "inf" or "nan". Returns milliseconds (digits past the third
+ * decimal are dropped), -EINVAL (not written that way) or -ERANGE (under 1 ms, or over
+ * CLI_TIMEOUT_MAX_S). */
+#define CLI_TIMEOUT_MAX_S 86400
 long cli_parse_seconds(const char *s);
+
+/* Milliseconds as the seconds a user would have written: "300", "0.5", "0.001". */
+typedef struct cli_seconds_text {
+        char s[32];
+} cli_seconds_text;
+cli_seconds_text cli_seconds(long ms);
 
 /* Option values shared by the commands that start kernels; each prints what is wrong (naming cmd)
  * and returns KB_EXIT_USAGE, or returns 0. --timeout SECONDS into *ret_ms; --ro-bind PATH appended

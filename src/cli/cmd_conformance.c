@@ -100,7 +100,8 @@ int cmd_conformance(int argc, char **argv) {
                         kernel_names[n_kernels++] = optarg;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("conformance", optarg, CLI_TEAM_PREFIX_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'j':
                         json_path = optarg;
@@ -147,10 +148,6 @@ int cmd_conformance(int argc, char **argv) {
         }
         if (optind < argc) {
                 cli_error("conformance: unexpected argument '%s'", argv[optind]);
-                return KB_EXIT_USAGE;
-        }
-        if (!cli_team_name_ok(team, 40)) {
-                cli_error("conformance: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }
         /* Only "enforce" exists; the raw-network override claims nothing here (the kernels run
@@ -256,7 +253,7 @@ int cmd_conformance(int argc, char **argv) {
         if (cli_signal_received())
                 snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
         else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %.0f s deadline passed", timeout_ms / 1000.0);
+                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
         json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
         json_object *claims = json_object_new_object();
         /* Conformance claims no boundary: the network stays unshared, but nothing about it is tested. */

@@ -566,7 +566,8 @@ int cmd_console(int argc, char **argv) {
                         kernel_name = optarg;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("console", optarg, KB_TEAM_NAME_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'R':
                         rootfs_opt = optarg;
@@ -603,10 +604,6 @@ int cmd_console(int argc, char **argv) {
                 cli_error(!kernel_name ? "console: --kernel is required" : "console: unexpected argument '%s'",
                           argv[optind]);
                 console_usage(stderr);
-                return KB_EXIT_USAGE;
-        }
-        if (!cli_team_name_ok(team, 64)) {
-                cli_error("console: --team takes 1-64 characters of [A-Za-z0-9_.-], not '%s'", team);
                 return KB_EXIT_USAGE;
         }
         int r = cli_sandbox_env(&allow_network);
@@ -661,8 +658,11 @@ int cmd_console(int argc, char **argv) {
         char *diagnosis = NULL;
         r = kb_kernel_start(&ko, &con.kernel, &diagnosis);
         if (r < 0) {
-                cli_error("kernel '%s'%s%s: cannot start in the sandbox: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? rootfs : "", diagnosis ? diagnosis : strerror(-r));
+                char within[64] = "";
+                if (r == -ETIMEDOUT)
+                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
+                cli_error("kernel '%s'%s%s: cannot start in the sandbox%s: %s", spec->name, rootfs ? " in image " : "",
+                          rootfs ? rootfs : "", within, diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
                 goto out;

@@ -99,7 +99,8 @@ int cmd_run(int argc, char **argv) {
                                 return KB_EXIT_USAGE;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("run", optarg, KB_TEAM_NAME_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'b':
                         bwrap_opt = optarg;
@@ -188,8 +189,13 @@ int cmd_run(int argc, char **argv) {
         char *diagnosis = NULL;
         r = kb_kernel_start(&ko, &kernel, &diagnosis);
         if (r < 0) {
-                cli_error("kernel '%s'%s%s: cannot start%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? rootfs : "", sandbox ? " in the sandbox" : "", diagnosis ? diagnosis : strerror(-r));
+                /* --timeout bounds start-up too: a kernel not ready by then never became ready (3). */
+                char within[64] = "";
+                if (r == -ETIMEDOUT)
+                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
+                cli_error("kernel '%s'%s%s: cannot start%s%s: %s", spec->name, rootfs ? " in image " : "",
+                          rootfs ? rootfs : "", sandbox ? " in the sandbox" : "", within,
+                          diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
                 goto out;
