@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <json-c/json.h>
 #include <kbound/probe.h>
 #include <kbound/kernelspec.h>
 #include <kbound/transcript.h>
@@ -132,6 +133,38 @@ cli_seconds_text cli_seconds(long ms);
 #define CLI_RO_BIND_MAX 32
 int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms);
 int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg);
+
+/* A report asked for on the command line (--json FILE, --junit FILE). FILE "-" is standard
+ * output, and so is a path naming the file standard output already is (/dev/stdout, or the file
+ * it was redirected to); the same for standard error. Anything else is written by
+ * kb_report_write_file: a regular file or a new path replaced atomically, a device or FIFO written
+ * in place, never replaced. */
+typedef struct cli_report {
+        const char *option;                     /* "--json" */
+        const char *path;                       /* NULL: not asked for */
+        int (*render)(json_object *, FILE *);
+        int fd;                                 /* set by cli_reports_check: 1 or 2, else -1 */
+} cli_report;
+
+/* Checks every report path before anything is started: a directory, an unwritable path or a
+ * block device, two reports on standard output, and two outputs (reports or transcript_path) that
+ * name one file are usage errors. Prints which option, which path and why; returns 0 or
+ * KB_EXIT_USAGE. *ret_stdout_taken says whether a report goes to standard output (the human
+ * summary then goes to standard error, so the report stays parseable). */
+int cli_reports_check(const char *cmd, cli_report *reports, size_t n, const char *transcript_path,
+                      bool *ret_stdout_taken);
+
+/* Writes every report asked for (stdout flushed first). A failure names the option, the path and
+ * the errno's own words ("No space left on device"). Returns 0 or KB_EXIT_FAIL. */
+int cli_reports_write(const cli_report *reports, size_t n, json_object *run);
+
+/* Makes stdout (when not a terminal) remember the errno of a write that failed, for
+ * cli_stdout_close. Call first, before anything is written. */
+void cli_stdout_install(void);
+
+/* Flushes standard output at exit: output that never arrived (a full disk, a closed pipe) must not
+ * pass for a success. Prints why and returns KB_EXIT_FAIL, or returns 0. */
+int cli_stdout_close(void);
 
 /* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
  * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns

@@ -195,6 +195,14 @@ int cmd_check(int argc, char **argv) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
+        /* Every output path is checked before anything is started or created. */
+        cli_report reports[] = {
+                { .option = "--json", .path = json_path, .render = kb_report_json },
+                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+        };
+        bool summary_to_stderr = false;
+        if (cli_reports_check("check", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
+                return KB_EXIT_USAGE;
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
@@ -415,16 +423,11 @@ int cmd_check(int argc, char **argv) {
                 exit_code = KB_EXIT_FAIL;
                 goto out;
         }
-        kb_report_human(run, stdout);
+        /* With a report on standard output, people read the summary on standard error. */
+        kb_report_human(run, summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (json_path && (r = kb_report_write_file(run, json_path, kb_report_json)) < 0) {
-                cli_error("cannot write the JSON report to %s: %s", json_path, strerror(-r));
+        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
-        if (junit_path && (r = kb_report_write_file(run, junit_path, kb_report_junit)) < 0) {
-                cli_error("cannot write the JUnit report to %s: %s", junit_path, strerror(-r));
-                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
 
 out:
         if (base) {

@@ -150,6 +150,14 @@ int cmd_conformance(int argc, char **argv) {
                 cli_error("conformance: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
+        /* Every output path is checked before anything is started or created. */
+        cli_report reports[] = {
+                { .option = "--json", .path = json_path, .render = kb_report_json },
+                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+        };
+        bool summary_to_stderr = false;
+        if (cli_reports_check("conformance", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
+                return KB_EXIT_USAGE;
         /* Only "enforce" exists; the raw-network override claims nothing here (the kernels run
          * without a network either way), so it is accepted and has no effect. */
         int r = cli_sandbox_env(&unused_raw_network);
@@ -274,16 +282,11 @@ int cmd_conformance(int argc, char **argv) {
         if (transcript_failed && exit_code == KB_EXIT_PASS)
                 exit_code = KB_EXIT_FAIL;
         json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
-        kb_report_human(run, stdout);
+        /* With a report on standard output, people read the summary on standard error. */
+        kb_report_human(run, summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (json_path && (r = kb_report_write_file(run, json_path, kb_report_json)) < 0) {
-                cli_error("cannot write the JSON report to %s: %s", json_path, strerror(-r));
+        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
-        if (junit_path && (r = kb_report_write_file(run, junit_path, kb_report_junit)) < 0) {
-                cli_error("cannot write the JUnit report to %s: %s", junit_path, strerror(-r));
-                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
 
 out:
         for (size_t i = 0; i < n_kernels; i++)
