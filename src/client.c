@@ -7,6 +7,7 @@
 #include <zmq.h>
 #include <openssl/crypto.h>
 #include "kbound/client.h"
+#include "replay-internal.h"
 
 #define PENDING_MAX 32          /* replies nobody has asked for yet; oldest dropped past this */
 #define TRACKED_MAX 16          /* executions collecting iopub output at once */
@@ -19,6 +20,7 @@
 #define RECV_HWM 16             /* messages libzmq queues per socket before pushing back */
 #define PUMP_DRAIN_MAX 256      /* messages taken from one socket per pump, so no channel starves */
 #define PUMP_BYTES_MAX (64 * 1024 * 1024) /* wire bytes taken from one socket per pump */
+#define MSG_TYPE_SHOWN_MAX 48   /* a refused message's msg_type, as quoted in errors */
 
 struct kb_client {
         zsock_t *sock[_KB_CHANNEL_MAX];
@@ -51,6 +53,12 @@ struct kb_client {
         bool iopub_seen;
         kb_channel last_error_channel;
         int last_error;
+        char last_error_msg_type[MSG_TYPE_SHOWN_MAX + 1]; /* of a refused replay; "" otherwise */
+
+        /* What this connection received, all channels together (one Session, as jupyter_client
+         * keeps one): a signature seen again is a replay, a msg_id seen again a reuse. */
+        kb_replay_history *seen_signatures; /* NULL without a key: nothing is signed */
+        kb_replay_history *seen_msg_ids;
         uint64_t n_received, n_dropped;
 
         /* A ring of the msg_ids we sent: a message whose parent is none of them answers nothing
@@ -151,6 +159,13 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
         }
         c->key.data = (const unsigned char *) c->key_bytes;
         c->key.size = strlen(c->key_bytes);
+        int hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_msg_ids);
+        if (hr >= 0 && c->key.size > 0)
+                hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_signatures);
+        if (hr < 0) {
+                kb_client_destroy(&c);
+                return hr;
+        }
 
         for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++) {
                 char endpoint[256];
@@ -210,6 +225,8 @@ void kb_client_destroy(kb_client **cp) {
         }
         for (size_t i = 0; i < c->n_pending; i++)
                 kb_msg_destroy(&c->pending[i]);
+        kb_replay_history_destroy(&c->seen_signatures);
+        kb_replay_history_destroy(&c->seen_msg_ids);
         /* Executions belong to their callers; only forget them. */
         if (c->key_bytes)
                 OPENSSL_cleanse(c->key_bytes, strlen(c->key_bytes));
@@ -230,6 +247,25 @@ void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_
                 *ret_channel = c->last_error_channel;
         if (ret_error)
                 *ret_error = c->last_error;
+}
+
+void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t size) {
+        int err = c->last_error ? c->last_error : fallback;
+        if (err == -EEXIST)
+                snprintf(buf, size, "replayed message (msg_type '%s'): its signature was already seen on this "
+                         "connection (refused)", c->last_error_msg_type);
+        else if (err == -ENOTUNIQ)
+                snprintf(buf, size, "reused msg_id (msg_type '%s'): an earlier message on this connection had the "
+                         "same msg_id (refused)", c->last_error_msg_type);
+        else
+                snprintf(buf, size, "%s", kb_wire_strerror(err));
+}
+
+void kb_client_explain_error(const kb_client *c, char *buf, size_t size) {
+        char detail[160];
+        kb_client_error_detail(c, 0, detail, sizeof(detail));
+        snprintf(buf, size, "%s on %s: %s", c->last_error == -ECONNRESET ? "lost messages" : "bad message",
+                 kb_channel_name(c->last_error_channel), detail);
 }
 
 void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped) {
@@ -465,14 +501,33 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         return 0;
 }
 
+/* A verified message seen before on this connection: the same signature again is a replay (one
+ * signed message sent twice: output printed twice, a second reply, a second idle), as
+ * jupyter_client's Session refuses it; a msg_id seen again with other content is a kernel
+ * reusing ids, which makes messages indistinguishable. Returns 0, -EEXIST or -ENOTUNIQ. */
+static int refuse_seen(kb_client *c, const kb_msg *msg) {
+        if (c->seen_signatures && msg->signature[0] &&
+            kb_replay_history_add(c->seen_signatures, msg->signature, strlen(msg->signature)) == -EEXIST)
+                return -EEXIST;
+        if (kb_replay_history_add(c->seen_msg_ids, msg->msg_id, strlen(msg->msg_id)) == -EEXIST)
+                return -ENOTUNIQ;
+        return 0;
+}
+
 /* Receives and dispatches one message from channel, adding its size to *bytes. Returns 1, 0 if
- * nothing was queued, or a receive or dispatch error. */
+ * nothing was queued, or a receive, replay or dispatch error. */
 static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
         kb_msg *msg = NULL;
         int r = kb_wire_recv(c->sock[channel], &c->key, &c->limits, &msg);
         if (r == -EAGAIN)
                 return 0;
+        if (r >= 0) {
+                r = refuse_seen(c, msg);
+                if (r < 0)
+                        snprintf(c->last_error_msg_type, sizeof(c->last_error_msg_type), "%s", msg->msg_type);
+        }
         if (r < 0) {
+                kb_msg_destroy(&msg);
                 c->last_error_channel = channel;
                 c->last_error = r;
                 return r;

@@ -271,11 +271,8 @@ static const char *wait_error(cx *x, int r) {
                 x->cancelled = true;
                 return "cancelled";
         default: {
-                static __thread char buf[128];
-                kb_channel ch;
-                int err;
-                kb_client_last_error(kb_kernel_client(x->kernel), &ch, &err);
-                snprintf(buf, sizeof(buf), "bad message on %s: %s", kb_channel_name(ch), kb_wire_strerror(err));
+                static __thread char buf[256];
+                kb_client_explain_error(kb_kernel_client(x->kernel), buf, sizeof(buf));
                 return buf;
         }
         }

@@ -255,11 +255,12 @@ static char *diagnose_not_ready(kb_kernel *k, int r) {
         if (r == -ETIMEDOUT || r == -ECANCELED)
                 return diagnose(k, r == -ETIMEDOUT ? "kernel did not answer kernel_info in time" : "cancelled", r);
         kb_channel ch;
-        int err;
-        kb_client_last_error(k->client, &ch, &err);
+        char detail[192];
+        kb_client_last_error(k->client, &ch, NULL);
+        kb_client_error_detail(k->client, r, detail, sizeof(detail));
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch),
-                     kb_wire_strerror(err ? err : r), tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
+        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch), detail,
+                     tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
                 return NULL;
         return d;
 }

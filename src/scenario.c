@@ -154,12 +154,8 @@ static const char *wait_error(ctx *x, int r) {
         case -ECANCELED:
                 return "cancelled";
         default: {
-                kb_channel ch;
-                int err;
-                kb_client_last_error(kb_kernel_client(x->kernel), &ch, &err);
-                static __thread char buf[192];
-                snprintf(buf, sizeof(buf), "%s on %s: %s", err == -ECONNRESET ? "lost messages" : "bad message",
-                         kb_channel_name(ch), kb_wire_strerror(err));
+                static __thread char buf[256];
+                kb_client_explain_error(kb_kernel_client(x->kernel), buf, sizeof(buf));
                 return buf;
         }
         }

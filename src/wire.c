@@ -769,6 +769,8 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
 
         for (size_t i = 0; i < n_frames; i++)
                 msg->wire_size += frames[i].size;
+        if (!key_is_empty(key))
+                memcpy(msg->signature, signature->data, KB_HMAC_HEX_LEN); /* verified: 64 hex digits */
         msg_refresh_ids(msg);
         *ret = TAKE_PTR(msg);
         return 0;
@@ -950,6 +952,10 @@ const char *kb_wire_strerror(int err) {
                 return "crypto or socket failure";
         case ECONNRESET:
                 return "connection dropped (the kernel closed it, or sent a frame over twice the size limit)";
+        case EEXIST:
+                return "replayed message (its signature was already seen on this connection)";
+        case ENOTUNIQ:
+                return "reused msg_id (an earlier message on this connection had the same one)";
         default:
                 return "unknown error";
         }

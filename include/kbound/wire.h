@@ -54,6 +54,9 @@ typedef struct kb_msg {
         const char *msg_type;
         const char *parent_msg_id;
         size_t wire_size; /* bytes of all its frames as received (0 for a message built here) */
+        /* The signature as received and verified (lowercase hex), "" when the connection has no
+         * key or for a message built here: what a replay of this message would carry again. */
+        char signature[KB_HMAC_HEX_LEN + 1];
 } kb_msg;
 
 /* Builds a new request with a fresh msg_id (a random UUID from getrandom), the given session and
@@ -92,6 +95,7 @@ KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **r
  *   -EBADMSG    signature of the wrong length, not hex, or not matching
  *   -ELOOP      a JSON part nested deeper than max_json_depth
  *   -ENOMEM
+ * (-EEXIST and -ENOTUNIQ are the client's: a replayed signature, a reused msg_id.)
  * On success *ret owns copies of everything; on failure *ret is untouched. */
 KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key,
                              const kb_wire_limits *limits, kb_msg **ret);

@@ -352,11 +352,9 @@ static int run_cell(console *con, const char *code) {
                         explain_death(con);
                         exit_code = KB_EXIT_FAIL;
                 } else {
-                        kb_channel ch;
-                        int err;
-                        kb_client_last_error(client, &ch, &err);
-                        cli_error("kernel '%s': bad message on %s: %s", con->spec->name, kb_channel_name(ch),
-                                  kb_wire_strerror(err));
+                        char why[256];
+                        kb_client_explain_error(client, why, sizeof(why));
+                        cli_error("kernel '%s': %s", con->spec->name, why);
                         exit_code = KB_EXIT_FAIL;
                 }
                 break;

@@ -218,12 +218,9 @@ int cmd_run(int argc, char **argv) {
                 } else if (r == -ECANCELED) {
                         cli_error("kernel '%s': cancelled by signal %d", spec->name, cli_signal_received());
                 } else {
-                        kb_channel ch;
-                        int err;
-                        kb_client_last_error(kb_kernel_client(kernel), &ch, &err);
-                        cli_error("kernel '%s': %s on %s: %s", spec->name,
-                                  err == -ECONNRESET ? "lost messages" : "bad message", kb_channel_name(ch),
-                                  kb_wire_strerror(err));
+                        char why[256];
+                        kb_client_explain_error(kb_kernel_client(kernel), why, sizeof(why));
+                        cli_error("kernel '%s': %s", spec->name, why);
                 }
                 exit_code = KB_EXIT_FAIL;
                 goto out;
