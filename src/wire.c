@@ -776,7 +776,7 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
         return 0;
 }
 
-int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
+int kb_wire_send(void *sock, const kb_msg *msg, const kb_key *key) {
         char signature[KB_HMAC_HEX_LEN + 1];
         kb_frame frames[2 + KB_JSON_PARTS];
         _cleanup_(outbuf_free) outbuf buf = {0};
@@ -863,7 +863,7 @@ static int recv_parts_push(recv_parts *p, zmq_msg_t *part) {
         return 0;
 }
 
-int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
+int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
         _cleanup_(recv_parts_free) recv_parts received = {0};
         _cleanup_free_ kb_frame *frames_heap = NULL;
         kb_frame frames_inline[KB_RECV_INLINE], *frames = frames_inline;

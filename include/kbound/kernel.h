@@ -31,6 +31,13 @@ typedef struct kb_kernel_options {
 
 typedef struct kb_kernel kb_kernel;
 
+/* File descriptors kbound holds for one running kernel, for callers that check the limit before
+ * they start any: 23 measured with `kbound check` (the five channels' libzmq sockets and four
+ * disconnect monitors with their four internal peers, one descriptor each; the five ipc
+ * connections; the pidfd; the log, the info pipe and bwrap's own pipes; check's canary listeners),
+ * rounded up. */
+#define KB_KERNEL_FDS 26
+
 /* Creates teams/<team>/{workspace,run,host} under base_dir (0700 each; -EEXIST if the team's
  * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel
  * (in bwrap unless !sandbox), connects a client with the kernel's pidfd as its death fd, and waits

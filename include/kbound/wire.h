@@ -100,13 +100,14 @@ KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **r
 KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key,
                              const kb_wire_limits *limits, kb_msg **ret);
 
-/* Sends msg on sock (non-blocking is the caller's socket option). Returns 0, -EAGAIN, -EIO... */
-KB_EXPORT int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key);
+/* Sends msg on sock, a libzmq socket or a czmq zsock_t (czmq's zsock_resolve tells them apart;
+ * non-blocking is the caller's socket option). Returns 0, -EAGAIN, -EIO... */
+KB_EXPORT int kb_wire_send(void *sock, const kb_msg *msg, const kb_key *key);
 
-/* Receives one whole multipart message from sock without blocking (call after a poll says it is
+/* Receives one whole multipart message from sock (as kb_wire_send takes it) without blocking (call after a poll says it is
  * readable) and decodes it as kb_wire_decode does. Frames past the limits are drained and dropped so
  * the socket stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
-KB_EXPORT int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret);
+KB_EXPORT int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret);
 
 /* A short human name for a kb_wire_decode error ("bad signature", "over frame size limit", ...). */
 KB_EXPORT const char *kb_wire_strerror(int err);

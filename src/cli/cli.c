@@ -12,8 +12,10 @@
 #include <limits.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
@@ -220,6 +222,45 @@ int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_ver
                 return KB_EXIT_ENFORCE;
         }
         return 0;
+}
+
+void cli_raise_fd_limit(void) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* Descriptors open now, or -errno (-EMFILE: not even one left to look). */
+static long fds_open(void) {
+        DIR *d = opendir("/proc/self/fd");
+        if (!d)
+                return -errno;
+        long n = 0;
+        for (struct dirent *de = readdir(d); de; de = readdir(d))
+                n += de->d_name[0] != '.';
+        closedir(d);
+        return n - 1; /* the directory's own */
+}
+
+int cli_fds_check(const char *cmd, size_t n_kernels) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                return 0;
+        long open_now = fds_open();
+        if (open_now == -ENOENT)
+                open_now = 3; /* no /proc: count the standard streams */
+        unsigned long long need = (unsigned long long) (open_now < 0 ? 0 : open_now) + CLI_FDS_RESERVE +
+                                  (unsigned long long) n_kernels * KB_KERNEL_FDS;
+        if (open_now >= 0 && need <= (unsigned long long) rl.rlim_cur)
+                return 0;
+        cli_error("%s: cannot enforce: %zu kernel(s) need about %llu file descriptors (%d each, %d for kbound "
+                  "itself, %ld open now) but the limit is %llu (ulimit -n; hard limit %llu): raise the limit or "
+                  "run fewer kernels at once; nothing was started",
+                  cmd, n_kernels, need, KB_KERNEL_FDS, CLI_FDS_RESERVE, open_now < 0 ? 0 : open_now,
+                  (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max);
+        return KB_EXIT_ENFORCE;
 }
 
 int cli_make_base_dir(char **ret) {

@@ -91,6 +91,18 @@ int cli_find_bwrap(const char *explicit_path, char **ret);
  * taken for bubblewrap. Prints why and returns KB_EXIT_ENFORCE on failure. */
 int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version);
 
+/* Raises the soft limit on open files to the hard limit, as systemd does for itself (kernels
+ * started later inherit it, and need it: a Python kernel holds some 60 descriptors). */
+void cli_raise_fd_limit(void);
+
+/* Before any kernel starts: whether the descriptors n_kernels kernels need (KB_KERNEL_FDS each,
+ * CLI_FDS_RESERVE for kbound itself, plus those open now) fit under the limit. A run that would
+ * run out partway would fail with kernels half started; this one fails first. Prints the numbers
+ * and returns KB_EXIT_ENFORCE, or returns 0. */
+#define CLI_FDS_RESERVE 24 /* libzmq's context (its mailboxes and pollers), removing team folders
+                            * (nftw: up to 16 levels at once), reports, transcript, /proc reads */
+int cli_fds_check(const char *cmd, size_t n_kernels);
+
 /* Makes a private (0700) base folder for this run's teams, under $KBOUND_RUNTIME_DIR, else
  * $TMPDIR, else /tmp. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
 int cli_make_base_dir(char **ret);

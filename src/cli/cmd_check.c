@@ -235,7 +235,7 @@ int cmd_check(int argc, char **argv) {
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r) {
+        if (r || (r = cli_fds_check("check", n_kernels))) {
                 exit_code = r;
                 goto out;
         }

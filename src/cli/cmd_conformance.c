@@ -185,7 +185,7 @@ int cmd_conformance(int argc, char **argv) {
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r) {
+        if (r || (r = cli_fds_check("conformance", n_kernels))) {
                 exit_code = r;
                 goto out;
         }

@@ -161,6 +161,10 @@ int cmd_run(int argc, char **argv) {
         r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
         if (r)
                 return r;
+        if ((r = cli_fds_check("run", 1))) {
+                kb_kernelspec_destroy(&spec);
+                return r;
+        }
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;

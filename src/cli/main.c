@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 if (strcmp(argv[1], commands[i].name) == 0) {
                         cli_stdout_install();
+                        cli_raise_fd_limit();
                         cli_become_subreaper();
                         int r = commands[i].run(argc - 1, argv + 1);
                         cli_reap_orphans();
