@@ -403,6 +403,10 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 diagnosis = diagnose_not_ready(k, r);
                 goto fail;
         }
+        /* A kernel that answers has read its connection file: the key need not stay on disk,
+         * where a kbound killed by SIGKILL would leave it (docs/faults.md). The client and this
+         * object keep it in memory. */
+        (void) unlink(conn_path);
         /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
         if (redact_json_in_place(k, &k->info) < 0)
                 goto oom;

@@ -41,7 +41,8 @@ typedef struct kb_kernel kb_kernel;
 /* Creates teams/<team>/{workspace,run,host} under base_dir (0700 each; -EEXIST if the team's
  * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel
  * (in bwrap unless !sandbox), connects a client with the kernel's pidfd as its death fd, and waits
- * until the kernel answers kernel_info with iopub flowing.
+ * until the kernel answers kernel_info with iopub flowing; then removes the connection file (the
+ * kernel has read it: the key stays in memory only, and a cell cannot read it back from disk).
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
  * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
  * its log tail is in the diagnosis), -EEXIST, -EINVAL (not a valid team name: nothing is created),

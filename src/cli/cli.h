@@ -103,9 +103,24 @@ void cli_raise_fd_limit(void);
                             * (nftw: up to 16 levels at once), reports, transcript, /proc reads */
 int cli_fds_check(const char *cmd, size_t n_kernels);
 
-/* Makes a private (0700) base folder for this run's teams, under $KBOUND_RUNTIME_DIR, else
- * $TMPDIR, else /tmp. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
+/* Where base folders are made: $KBOUND_RUNTIME_DIR, else $TMPDIR, else /tmp. */
+const char *cli_runtime_parent(void);
+
+/* Makes a private (0700) base folder for this run's teams (kbound-XXXXXX under
+ * cli_runtime_parent()) and holds its lock (flock) for kbound's life. First removes the base
+ * folders of this user that no live run holds (their lock is free) and that were not kept with
+ * --keep, saying so on stderr: a run that was killed left its team folders and canaries there.
+ * Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
 int cli_make_base_dir(char **ret);
+
+/* Marks base as kept (--keep): later runs leave it alone. Says where it is. */
+void cli_keep_base_dir(const char *base);
+
+/* The base folders of this user under parent that no live run holds: stale ones (left by a run
+ * that is gone) are removed with remove_stale, else listed in *ret_stale; kept ones listed in
+ * *ret_kept (each may be NULL; NULL-terminated, free with kb_strv_free; at most 64 listed).
+ * Returns how many stale ones were found. */
+size_t cli_base_dirs_scan(const char *parent, bool remove_stale, char ***ret_stale, char ***ret_kept);
 
 /* Reads OPENAI4S_KERNEL_SANDBOX / OPENAI4S_KERNEL_ALLOW_RAW_NETWORK. Returns 0, or prints why the
  * value is not accepted and returns KB_EXIT_USAGE. */

@@ -432,7 +432,7 @@ int cmd_check(int argc, char **argv) {
 out:
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }

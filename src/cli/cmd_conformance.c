@@ -294,7 +294,7 @@ out:
         kb_transcript_close(&transcript);
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }

@@ -684,7 +684,7 @@ out:
                 exit_code = KB_EXIT_FAIL;
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }
