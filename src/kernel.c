@@ -295,7 +295,10 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         if (r < 0) {
                 free(k->team_dir);
                 k->team_dir = NULL; /* not ours: never remove it */
-                diagnosis = strdup(r == -EEXIST ? "team folder already exists" : "cannot create team folder");
+                if ((r == -EEXIST ? asprintf(&diagnosis, "the team folder %s/%s already exists", teams, o->team)
+                                  : asprintf(&diagnosis, "cannot create the team folder %s/%s: %s", teams, o->team,
+                                             strerror(-r))) < 0)
+                        diagnosis = NULL;
                 goto fail;
         }
         k->workspace = path_join(k->team_dir, "workspace");
@@ -331,7 +334,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         }
         r = kb_connection_write(k->connection, ip_inside, conn_path);
         if (r < 0) {
-                diagnosis = strdup("cannot write the connection file");
+                if (asprintf(&diagnosis, "cannot write the connection file %s: %s", conn_path, strerror(-r)) < 0)
+                        diagnosis = NULL;
                 goto fail;
         }
         /* From here on the kernel can read its key: everything kernel-controlled this object hands

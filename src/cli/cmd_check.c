@@ -67,14 +67,20 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
+/* Returns 0 or -errno, and leaves errno set to the failure for the caller's message (a full disk
+ * says ENOSPC, not EIO). */
 static int write_secret_file(const char *path, const char *value) {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
         size_t len = strlen(value);
-        if (write(fd, value, len) != (ssize_t) len)
-                return -EIO;
-        return 0;
+        ssize_t n = write(fd, value, len);
+        if (n >= 0 && (size_t) n < len)
+                errno = ENOSPC; /* a short write to a regular file: the disk filled up */
+        if (n != (ssize_t) len)
+                return -errno;
+        int closing = TAKE_FD(fd);
+        return close(closing) < 0 ? -errno : 0;
 }
 
 typedef struct worker {

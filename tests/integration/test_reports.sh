@@ -131,6 +131,17 @@ if [ "$(id -u)" -eq 0 ]; then
   ok "full disk: No space left on device, named with the path" \
     grep -q "cannot write the --json report to $scratch/small/r.json: No space left on device" "$scratch/small.err"
   ok "full disk: no temporary file left" [ "$(cat "$scratch/small.ls")" = "filler" ]
+  # The same for kbound's own files: the canaries of check on a full runtime folder.
+  mkdir "$scratch/fullrt"
+  set +e
+  unshare -m sh -c "mount -t tmpfs -o size=4k none '$scratch/fullrt' && head -c 4096 /dev/zero >'$scratch/fullrt/filler' 2>/dev/null;
+    KBOUND_RUNTIME_DIR='$scratch/fullrt' '$KBOUND' check --quiet --kernel python3 >/dev/null; echo \$? >'$scratch/fullrt.rc'; ls -A '$scratch/fullrt' >'$scratch/fullrt.ls'" \
+    2>"$scratch/fullrt.err"
+  set -e
+  ok "full runtime folder: exit 3 (got $(cat "$scratch/fullrt.rc"))" [ "$(cat "$scratch/fullrt.rc")" = 3 ]
+  ok "full runtime folder: No space left on device" \
+    grep -q "cannot create the canaries under $scratch/fullrt/kbound-.*: No space left on device" "$scratch/fullrt.err"
+  ok "full runtime folder: nothing left behind" [ "$(cat "$scratch/fullrt.ls")" = "filler" ]
 else
   mkdir -m 0555 "$scratch/ro"
   usage readonly "cannot write the --json report to $scratch/ro/r.json: Permission denied" \
