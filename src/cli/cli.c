@@ -409,8 +409,7 @@ void cli_keep_base_dir(const char *base) {
                 cli_error("kept the team folders under %s, but cannot mark them kept (%s): the next run may "
                           "remove them", base, strerror(errno));
         else
-                cli_progress("kept the team folders under %s (remove it when done; later runs leave it alone)",
-                             base);
+                cli_progress("kept the team folders under %s", base); /* later runs leave it alone */
 }
 
 int cli_sandbox_env(bool *allow_raw_network) {
