@@ -7,6 +7,7 @@
 #include <zmq.h>
 #include <openssl/crypto.h>
 #include "kbound/client.h"
+#include "replay-internal.h"
 
 #define PENDING_MAX 32          /* replies nobody has asked for yet; oldest dropped past this */
 #define TRACKED_MAX 16          /* executions collecting iopub output at once */
@@ -19,10 +20,14 @@
 #define RECV_HWM 16             /* messages libzmq queues per socket before pushing back */
 #define PUMP_DRAIN_MAX 256      /* messages taken from one socket per pump, so no channel starves */
 #define PUMP_BYTES_MAX (64 * 1024 * 1024) /* wire bytes taken from one socket per pump */
+#define MSG_TYPE_SHOWN_MAX 48   /* a refused message's msg_type, as quoted in errors */
 
 struct kb_client {
-        zsock_t *sock[_KB_CHANNEL_MAX];
-        zsock_t *monitor[_KB_CHANNEL_MAX]; /* disconnect events of shell, iopub, stdin, control */
+        /* libzmq sockets, not czmq's zsock_t: zsock_new asserts when libzmq cannot make a socket
+         * (out of descriptors, EMFILE), and that abort would leave the team folders and the
+         * connection key on disk. Made here, a failure is an error like any other. */
+        void *sock[_KB_CHANNEL_MAX];
+        void *monitor[_KB_CHANNEL_MAX]; /* disconnect events of shell, iopub, stdin, control */
         char *endpoint_hb;
         char *key_bytes;
         kb_key key;
@@ -51,6 +56,12 @@ struct kb_client {
         bool iopub_seen;
         kb_channel last_error_channel;
         int last_error;
+        char last_error_msg_type[MSG_TYPE_SHOWN_MAX + 1]; /* of a refused replay; "" otherwise */
+
+        /* What this connection received, all channels together (one Session, as jupyter_client
+         * keeps one): a signature seen again is a replay, a msg_id seen again a reuse. */
+        kb_replay_history *seen_signatures; /* NULL without a key: nothing is signed */
+        kb_replay_history *seen_msg_ids;
         uint64_t n_received, n_dropped;
 
         /* A ring of the msg_ids we sent: a message whose parent is none of them answers nothing
@@ -71,33 +82,48 @@ static void czmq_setup(void) {
         zsys_init();
 }
 
-static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits *limits) {
-        zsock_t *s = zsock_new(type);
+/* Sets one integer option; -errno on failure. */
+static int set_int(void *s, int option, int value) {
+        return zmq_setsockopt(s, option, &value, sizeof(value)) < 0 ? -errno : 0;
+}
+
+/* A libzmq socket of type in czmq's context, configured and connected to endpoint. Returns 0 and
+ * *ret, or -errno (-EMFILE: out of descriptors). */
+static int socket_new(int type, const char *endpoint, const kb_wire_limits *limits, void **ret) {
+        void *s = zmq_socket(zsys_init(), type);
         if (!s)
-                return NULL;
-        zsock_set_linger(s, 0);
-        zsock_set_sndtimeo(s, 1000);
-        zsock_set_reconnect_ivl(s, 20);
+                return -errno;
         /* libzmq drops the peer for a frame past this, so a hostile kernel cannot make us buffer
          * gigabytes; frames between the limit and twice it still reach the decoder, which names them. */
         int64_t maxmsg = (int64_t) limits->max_frame_bytes * 2;
-        zsock_set_maxmsgsize(s, (int) (maxmsg > INT32_MAX ? INT32_MAX : maxmsg));
+        int r = set_int(s, ZMQ_LINGER, 0);
+        if (r >= 0)
+                r = set_int(s, ZMQ_SNDTIMEO, 1000);
+        if (r >= 0)
+                r = set_int(s, ZMQ_RECONNECT_IVL, 20);
+        if (r >= 0 && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) < 0)
+                r = -errno;
         /* libzmq reads ahead into a queue of up to RCVHWM messages, 1000 by default: with frames of
          * 16 MiB that is gigabytes a flooding kernel makes kbound hold. A short queue pushes back
          * on the kernel instead (its PUB socket drops past its own high-water mark, as it would for
          * any slow subscriber). */
-        zsock_set_rcvhwm(s, RECV_HWM);
-        if (type == ZMQ_SUB)
-                zsock_set_subscribe(s, "");
-        if (type == ZMQ_REQ) {
-                zsock_set_req_relaxed(s, 1);
-                zsock_set_req_correlate(s, 1);
+        if (r >= 0)
+                r = set_int(s, ZMQ_RCVHWM, RECV_HWM);
+        if (r >= 0 && type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) < 0)
+                r = -errno;
+        if (r >= 0 && type == ZMQ_REQ) {
+                r = set_int(s, ZMQ_REQ_RELAXED, 1);
+                if (r >= 0)
+                        r = set_int(s, ZMQ_REQ_CORRELATE, 1);
         }
-        if (zsock_connect(s, "%s", endpoint) < 0) {
-                zsock_destroy(&s);
-                return NULL;
+        if (r >= 0 && zmq_connect(s, endpoint) < 0)
+                r = -errno;
+        if (r < 0) {
+                zmq_close(s);
+                return r;
         }
-        return s;
+        *ret = s;
+        return 0;
 }
 
 /* Watches channel ch for a dropped connection. libzmq drops the peer for a frame past
@@ -107,15 +133,22 @@ static zsock_t *socket_new(int type, const char *endpoint, const kb_wire_limits 
 static int monitor_new(kb_client *c, kb_channel ch) {
         char endpoint[128];
         snprintf(endpoint, sizeof(endpoint), "inproc://kbound-monitor-%s-%d", c->session, (int) ch);
-        if (zmq_socket_monitor(zsock_resolve(c->sock[ch]), endpoint, ZMQ_EVENT_DISCONNECTED) < 0)
-                return -EIO;
-        c->monitor[ch] = zsock_new(ZMQ_PAIR);
-        if (!c->monitor[ch])
-                return -ENOMEM;
-        zsock_set_linger(c->monitor[ch], 0);
-        if (zsock_connect(c->monitor[ch], "%s", endpoint) < 0)
-                return -EIO;
+        if (zmq_socket_monitor(c->sock[ch], endpoint, ZMQ_EVENT_DISCONNECTED) < 0)
+                return -errno;
+        void *m = zmq_socket(zsys_init(), ZMQ_PAIR);
+        if (!m)
+                return -errno;
+        c->monitor[ch] = m;
+        if (set_int(m, ZMQ_LINGER, 0) < 0 || zmq_connect(m, endpoint) < 0)
+                return -errno;
         return 0;
+}
+
+/* Closes *s if open and sets it to NULL. */
+static void socket_close(void **s) {
+        if (*s)
+                zmq_close(*s);
+        *s = NULL;
 }
 
 int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_client_options *options,
@@ -151,6 +184,13 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
         }
         c->key.data = (const unsigned char *) c->key_bytes;
         c->key.size = strlen(c->key_bytes);
+        int hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_msg_ids);
+        if (hr >= 0 && c->key.size > 0)
+                hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_signatures);
+        if (hr < 0) {
+                kb_client_destroy(&c);
+                return hr;
+        }
 
         for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++) {
                 char endpoint[256];
@@ -166,10 +206,10 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                                 return -ENOMEM;
                         }
                 }
-                c->sock[ch] = socket_new(types[ch], endpoint, &c->limits);
-                if (!c->sock[ch]) {
+                r = socket_new(types[ch], endpoint, &c->limits, &c->sock[ch]);
+                if (r < 0) {
                         kb_client_destroy(&c);
-                        return -EIO;
+                        return r;
                 }
                 if (ch != KB_CHANNEL_HB) {
                         r = monitor_new(c, (kb_channel) ch);
@@ -204,12 +244,14 @@ void kb_client_destroy(kb_client **cp) {
         kb_client *c = *cp;
         for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++) {
                 if (c->monitor[ch] && c->sock[ch])
-                        zmq_socket_monitor(zsock_resolve(c->sock[ch]), NULL, 0);
-                zsock_destroy(&c->monitor[ch]);
-                zsock_destroy(&c->sock[ch]);
+                        zmq_socket_monitor(c->sock[ch], NULL, 0);
+                socket_close(&c->monitor[ch]);
+                socket_close(&c->sock[ch]);
         }
         for (size_t i = 0; i < c->n_pending; i++)
                 kb_msg_destroy(&c->pending[i]);
+        kb_replay_history_destroy(&c->seen_signatures);
+        kb_replay_history_destroy(&c->seen_msg_ids);
         /* Executions belong to their callers; only forget them. */
         if (c->key_bytes)
                 OPENSSL_cleanse(c->key_bytes, strlen(c->key_bytes));
@@ -230,6 +272,25 @@ void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_
                 *ret_channel = c->last_error_channel;
         if (ret_error)
                 *ret_error = c->last_error;
+}
+
+void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t size) {
+        int err = c->last_error ? c->last_error : fallback;
+        if (err == -EEXIST)
+                snprintf(buf, size, "replayed message (msg_type '%s'): its signature was already seen on this "
+                         "connection (refused)", c->last_error_msg_type);
+        else if (err == -ENOTUNIQ)
+                snprintf(buf, size, "reused msg_id (msg_type '%s'): an earlier message on this connection had the "
+                         "same msg_id (refused)", c->last_error_msg_type);
+        else
+                snprintf(buf, size, "%s", kb_wire_strerror(err));
+}
+
+void kb_client_explain_error(const kb_client *c, char *buf, size_t size) {
+        char detail[160];
+        kb_client_error_detail(c, 0, detail, sizeof(detail));
+        snprintf(buf, size, "%s on %s: %s", c->last_error == -ECONNRESET ? "lost messages" : "bad message",
+                 kb_channel_name(c->last_error_channel), detail);
 }
 
 void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped) {
@@ -465,14 +526,33 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         return 0;
 }
 
+/* A verified message seen before on this connection: the same signature again is a replay (one
+ * signed message sent twice: output printed twice, a second reply, a second idle), as
+ * jupyter_client's Session refuses it; a msg_id seen again with other content is a kernel
+ * reusing ids, which makes messages indistinguishable. Returns 0, -EEXIST or -ENOTUNIQ. */
+static int refuse_seen(kb_client *c, const kb_msg *msg) {
+        if (c->seen_signatures && msg->signature[0] &&
+            kb_replay_history_add(c->seen_signatures, msg->signature, strlen(msg->signature)) == -EEXIST)
+                return -EEXIST;
+        if (kb_replay_history_add(c->seen_msg_ids, msg->msg_id, strlen(msg->msg_id)) == -EEXIST)
+                return -ENOTUNIQ;
+        return 0;
+}
+
 /* Receives and dispatches one message from channel, adding its size to *bytes. Returns 1, 0 if
- * nothing was queued, or a receive or dispatch error. */
+ * nothing was queued, or a receive, replay or dispatch error. */
 static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
         kb_msg *msg = NULL;
         int r = kb_wire_recv(c->sock[channel], &c->key, &c->limits, &msg);
         if (r == -EAGAIN)
                 return 0;
+        if (r >= 0) {
+                r = refuse_seen(c, msg);
+                if (r < 0)
+                        snprintf(c->last_error_msg_type, sizeof(c->last_error_msg_type), "%s", msg->msg_type);
+        }
         if (r < 0) {
+                kb_msg_destroy(&msg);
                 c->last_error_channel = channel;
                 c->last_error = r;
                 return r;
@@ -493,10 +573,10 @@ static int pump(kb_client *c, int64_t deadline_ms) {
         zmq_pollitem_t items[2 * KB_ELEMENTSOF(order) + 2];
         size_t n = 0;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
-                items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->sock[order[i]]), .events = ZMQ_POLLIN };
+                items[n++] = (zmq_pollitem_t){ .socket = c->sock[order[i]], .events = ZMQ_POLLIN };
         size_t monitor_item = n;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
-                items[n++] = (zmq_pollitem_t){ .socket = zsock_resolve(c->monitor[order[i]]), .events = ZMQ_POLLIN };
+                items[n++] = (zmq_pollitem_t){ .socket = c->monitor[order[i]], .events = ZMQ_POLLIN };
         size_t death_item = n, cancel_item = n;
         if (c->death_fd >= 0) {
                 death_item = n;
@@ -783,10 +863,13 @@ int kb_client_shutdown(kb_client *c, int64_t deadline_ms) {
 }
 
 int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
-        zsock_t *hb = c->sock[KB_CHANNEL_HB];
-        if (zstr_send(hb, "kbound-ping") < 0)
+        void *hb = c->sock[KB_CHANNEL_HB];
+        if (!hb)
+                return -EIO; /* a reset below failed */
+        static const char ping[] = "kbound-ping";
+        if (zmq_send(hb, ping, sizeof(ping) - 1, 0) < 0)
                 return -EIO;
-        zmq_pollitem_t item = { .socket = zsock_resolve(hb), .events = ZMQ_POLLIN };
+        zmq_pollitem_t item = { .socket = hb, .events = ZMQ_POLLIN };
         int r = zmq_poll(&item, 1, kb_ms_left(deadline_ms));
         if (r > 0) {
                 zmsg_t *echo = zmsg_recv(hb);
@@ -794,9 +877,7 @@ int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
                 return 1;
         }
         /* A REQ socket that got no answer is stuck in "expect reply"; start over. */
-        zsock_destroy(&c->sock[KB_CHANNEL_HB]);
-        c->sock[KB_CHANNEL_HB] = socket_new(ZMQ_REQ, c->endpoint_hb, &c->limits);
-        if (!c->sock[KB_CHANNEL_HB])
-                return -EIO;
-        return 0;
+        socket_close(&c->sock[KB_CHANNEL_HB]);
+        r = socket_new(ZMQ_REQ, c->endpoint_hb, &c->limits, &c->sock[KB_CHANNEL_HB]);
+        return r < 0 ? r : 0;
 }

@@ -255,11 +255,12 @@ static char *diagnose_not_ready(kb_kernel *k, int r) {
         if (r == -ETIMEDOUT || r == -ECANCELED)
                 return diagnose(k, r == -ETIMEDOUT ? "kernel did not answer kernel_info in time" : "cancelled", r);
         kb_channel ch;
-        int err;
-        kb_client_last_error(k->client, &ch, &err);
+        char detail[192];
+        kb_client_last_error(k->client, &ch, NULL);
+        kb_client_error_detail(k->client, r, detail, sizeof(detail));
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch),
-                     kb_wire_strerror(err ? err : r), tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
+        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch), detail,
+                     tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
                 return NULL;
         return d;
 }
@@ -271,6 +272,11 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         _cleanup_free_ char *ip_inside = NULL;
         char *diagnosis = NULL;
         int r;
+        /* The team names a folder under base_dir: "a/b" or ".." would name another one. */
+        if (!kb_team_name_valid(o->team)) {
+                free(k);
+                return -EINVAL;
+        }
         if (!k)
                 return -ENOMEM;
         k->child_pidfd = -1;
@@ -299,7 +305,10 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         if (r < 0) {
                 free(k->team_dir);
                 k->team_dir = NULL; /* not ours: never remove it */
-                diagnosis = strdup(r == -EEXIST ? "team folder already exists" : "cannot create team folder");
+                if ((r == -EEXIST ? asprintf(&diagnosis, "the team folder %s/%s already exists", teams, o->team)
+                                  : asprintf(&diagnosis, "cannot create the team folder %s/%s: %s", teams, o->team,
+                                             strerror(-r))) < 0)
+                        diagnosis = NULL;
                 goto fail;
         }
         if ((r = kb_sandbox_user_pass_through(o->user, k->team_dir)) < 0)
@@ -337,7 +346,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         }
         r = kb_connection_write(k->connection, ip_inside, conn_path);
         if (r < 0) {
-                diagnosis = strdup("cannot write the connection file");
+                if (asprintf(&diagnosis, "cannot write the connection file %s: %s", conn_path, strerror(-r)) < 0)
+                        diagnosis = NULL;
                 goto fail;
         }
         /* Written while run/ was still ours alone (kb_connection_write insists), then handed over
@@ -416,6 +426,10 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 diagnosis = diagnose_not_ready(k, r);
                 goto fail;
         }
+        /* A kernel that answers has read its connection file: the key need not stay on disk,
+         * where a kbound killed by SIGKILL would leave it (docs/faults.md). The client and this
+         * object keep it in memory. */
+        (void) unlink(conn_path);
         /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
         if (redact_json_in_place(k, &k->info) < 0)
                 goto oom;

@@ -12,7 +12,6 @@
 /* Ceilings on what a policy or environment may hold; both come partly from untrusted kernelspecs. */
 #define ENV_MAX_ENTRIES 4096
 #define ARGV_MAX_ENTRIES 65536
-#define TEAM_MAX 64
 #define HOSTNAME_MAX 64
 
 /* A growable NULL-terminated string vector. */
@@ -160,12 +159,11 @@ static bool path_ok(const char *p) {
         return p && p[0] == '/' && strlen(p) < PATH_MAX;
 }
 
-/* Team names end up in host paths and the hostname: a conservative alphabet, no "." or "..". */
-static bool team_ok(const char *team) {
+bool kb_team_name_valid(const char *team) {
         if (!team)
                 return false;
         size_t len = strlen(team);
-        if (len < 1 || len > TEAM_MAX || strcmp(team, ".") == 0 || strcmp(team, "..") == 0)
+        if (len < 1 || len > KB_TEAM_NAME_MAX || team[0] == '.')
                 return false;
         for (size_t i = 0; i < len; i++) {
                 char c = team[i];
@@ -380,7 +378,7 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                     char ***ret_argv) {
         if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0)
                 return -EINVAL;
-        if (!team_ok(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
+        if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
             (policy->rootfs && !path_ok(policy->rootfs)))
                 return -EINVAL;
         for (char *const *p = policy->ro_paths; p && *p; p++)

@@ -105,6 +105,12 @@ static void redact_result(const ctx *x, json_object **o) {
         *o = cur;
 }
 
+/* Whether the run's own deadline (check --timeout) has passed: whatever it cut short, start-up
+ * included, makes the run incomplete (exit 1), not a kernel that cannot be checked (docs/faults.md). */
+static bool run_deadline_passed(const kb_check_env *env) {
+        return env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0;
+}
+
 static int64_t step_deadline(const ctx *x, int64_t ms) {
         int64_t d = kb_now_ms() + ms;
         return x->env->deadline_ms >= 0 && x->env->deadline_ms < d ? x->env->deadline_ms : d;
@@ -223,12 +229,8 @@ static const char *wait_error(ctx *x, int r) {
         case -ECANCELED:
                 return "cancelled";
         default: {
-                kb_channel ch;
-                int err;
-                kb_client_last_error(kb_kernel_client(x->kernel), &ch, &err);
-                static __thread char buf[192];
-                snprintf(buf, sizeof(buf), "%s on %s: %s", err == -ECONNRESET ? "lost messages" : "bad message",
-                         kb_channel_name(ch), kb_wire_strerror(err));
+                static __thread char buf[256];
+                kb_client_explain_error(kb_kernel_client(x->kernel), buf, sizeof(buf));
                 return buf;
         }
         }
@@ -789,7 +791,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 }
                 /* A kernel that cannot be started and pinned inside the sandbox cannot have any
                  * boundary claimed for it: fail closed, with the diagnosis. */
-                outcome = r == -ECANCELED ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
+                outcome = r == -ECANCELED || run_deadline_passed(env) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
                 goto done;
         }
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
@@ -836,7 +838,9 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 if (!x.cancelled)
                         check_persistence(&x);
         }
-        if (x.cancelled)
+        /* A check the run's deadline cut short failed as a timeout; the run must say it is
+         * incomplete too (teardown that runs past the deadline does not count). */
+        if (x.cancelled || run_deadline_passed(env))
                 outcome = KB_CHECK_CANCELLED;
 
 done:

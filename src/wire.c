@@ -769,12 +769,14 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
 
         for (size_t i = 0; i < n_frames; i++)
                 msg->wire_size += frames[i].size;
+        if (!key_is_empty(key))
+                memcpy(msg->signature, signature->data, KB_HMAC_HEX_LEN); /* verified: 64 hex digits */
         msg_refresh_ids(msg);
         *ret = TAKE_PTR(msg);
         return 0;
 }
 
-int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key) {
+int kb_wire_send(void *sock, const kb_msg *msg, const kb_key *key) {
         char signature[KB_HMAC_HEX_LEN + 1];
         kb_frame frames[2 + KB_JSON_PARTS];
         _cleanup_(outbuf_free) outbuf buf = {0};
@@ -861,7 +863,7 @@ static int recv_parts_push(recv_parts *p, zmq_msg_t *part) {
         return 0;
 }
 
-int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
+int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
         _cleanup_(recv_parts_free) recv_parts received = {0};
         _cleanup_free_ kb_frame *frames_heap = NULL;
         kb_frame frames_inline[KB_RECV_INLINE], *frames = frames_inline;
@@ -950,6 +952,10 @@ const char *kb_wire_strerror(int err) {
                 return "crypto or socket failure";
         case ECONNRESET:
                 return "connection dropped (the kernel closed it, or sent a frame over twice the size limit)";
+        case EEXIST:
+                return "replayed message (its signature was already seen on this connection)";
+        case ENOTUNIQ:
+                return "reused msg_id (an earlier message on this connection had the same one)";
         default:
                 return "unknown error";
         }

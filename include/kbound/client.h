@@ -65,7 +65,9 @@ typedef struct kb_execute_options {
 /* Connects the five channels (shell, control, stdin: DEALER; iopub: SUB to everything; hb: REQ)
  * to conn's endpoints, with ip_override replacing conn->ip (see kb_connection_endpoint). Does not
  * wait for the kernel. Tells czmq not to install its signal handlers (the process's signal
- * handling stays the caller's). Returns 0, -ENAMETOOLONG, -ENOMEM, -EIO (zmq). */
+ * handling stays the caller's). Sockets are made with libzmq directly, so running out of
+ * descriptors is an error here, never czmq's assertion. Returns 0, -ENAMETOOLONG, -ENOMEM, or
+ * -errno from libzmq (-EMFILE: no descriptor left for a socket). */
 KB_EXPORT int kb_client_new(const kb_connection *conn, const char *ip_override,
                             const kb_client_options *options, kb_client **ret);
 
@@ -126,8 +128,19 @@ KB_EXPORT int kb_client_shutdown(kb_client *c, int64_t deadline_ms);
  * later ping can work), negative on error. Only a hint: busy kernels (IRkernel) may not answer. */
 KB_EXPORT int kb_client_heartbeat(kb_client *c, int64_t deadline_ms);
 
-/* What the last failed receive was: the channel and an errno-style code. */
+/* What the last failed receive was: the channel and an errno-style code: a kb_wire_recv error,
+ * -ECONNRESET (a dropped connection), -EEXIST (a replayed message: its signature was already seen
+ * on this connection; the last 65536 signatures and msg_ids are remembered) or -ENOTUNIQ
+ * (a msg_id already seen on this connection). Every wait ends with that error. */
 KB_EXPORT void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_error);
+
+/* The last failed receive in words, for diagnoses: "bad message on iopub: bad signature", "lost
+ * messages on iopub: connection dropped (...)", "bad message on iopub: replayed message (msg_type
+ * 'stream'): its signature was already seen on this connection (refused)". buf is always
+ * NUL-terminated. kb_client_error_detail: only the part after the channel (fallback is the error
+ * described when the client recorded none). */
+KB_EXPORT void kb_client_explain_error(const kb_client *c, char *buf, size_t size);
+KB_EXPORT void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t size);
 
 /* Counters for reports: messages dropped because nobody waited for them, messages received.
  * Accepts NULL (both 0). */

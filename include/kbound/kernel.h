@@ -12,7 +12,7 @@
 typedef struct kb_kernel_options {
         const kb_kernelspec *spec;
         const char *base_dir;      /* host directory (0700) that holds teams/<team>/ */
-        const char *team;          /* [A-Za-z0-9_.-]{1,64} */
+        const char *team;          /* kb_team_name_valid, else -EINVAL */
         bool sandbox;              /* false only for protocol debugging (`--sandbox off`) */
         const char *bwrap;         /* absolute path; required when sandbox */
         bool allow_network;
@@ -33,16 +33,25 @@ typedef struct kb_kernel_options {
 
 typedef struct kb_kernel kb_kernel;
 
+/* File descriptors kbound holds for one running kernel, for callers that check the limit before
+ * they start any: 23 measured with `kbound check` (the five channels' libzmq sockets and four
+ * disconnect monitors with their four internal peers, one descriptor each; the five ipc
+ * connections; the pidfd; the log, the info pipe and bwrap's own pipes; check's canary listeners),
+ * rounded up. */
+#define KB_KERNEL_FDS 26
+
 /* Creates teams/<team>/{workspace,run,host} under base_dir (0700 each; -EEXIST if the team's
  * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel
  * as options->user (when that switches: workspace/ and run/ and the connection file belong to it,
  * teams/ and the team folder are root's with search for its group only, host/ stays root's)
  * (in bwrap unless !sandbox), connects a client with the kernel's pidfd as its death fd, and waits
- * until the kernel answers kernel_info with iopub flowing.
+ * until the kernel answers kernel_info with iopub flowing; then removes the connection file (the
+ * kernel has read it: the key stays in memory only, and a cell cannot read it back from disk).
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
  * (or, without options->user, when kbound is root: a kernel never runs as root)
  * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
- * its log tail is in the diagnosis), -EEXIST, -ENOMEM. On failure everything started is stopped,
+ * its log tail is in the diagnosis), -EEXIST, -EINVAL (not a valid team name: nothing is created),
+ * -ENOMEM. On failure everything started is stopped,
  * the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
 

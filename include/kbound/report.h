@@ -49,8 +49,39 @@ KB_EXPORT int kb_report_json(json_object *run, FILE *out);
  * Returns 0, -EINVAL (out NULL) or -EIO. */
 KB_EXPORT int kb_report_junit(json_object *run, FILE *out);
 
-/* Writes with one of the above to path atomically: renders into path.tmpXXXXXX beside it, fsyncs,
- * renames over path (mode 0644: a report holds no secrets). On any failure the temp file is removed
- * and an existing file at path is untouched. Returns 0, -EINVAL (NULL/empty path or render),
- * -ENAMETOOLONG, render's own negative error, or -errno from the file system. */
+/* Ceiling on one rendered report: a run object is small, and a runaway one must not become a
+ * runaway allocation. */
+#define KB_REPORT_MAX_BYTES (64u << 20)
+
+/* How kb_report_write_file writes to a path. */
+typedef enum kb_report_target {
+        KB_REPORT_REPLACE = 1, /* a regular file (through symlinks: the link stays) or a new path:
+                                * written beside it and renamed over it */
+        KB_REPORT_STREAM,      /* a character device or a FIFO: opened and written, never replaced
+                                * (renaming over /dev/null would destroy it for the whole machine) */
+} kb_report_target;
+
+/* Says, writing nothing, whether path can take a report and how it would be written: callers
+ * check every report path before any kernel starts, so a bad one is a usage error then rather than
+ * a report lost at the end. A regular file must be writable and so must its folder; a new path
+ * needs a writable folder; a device or FIFO must be writable.
+ * Returns 0 and *ret_target (may be NULL), -EISDIR (a directory), -EINVAL (NULL or empty path; a
+ * block device, a socket), -ENOENT (no such folder, or a symlink to nothing), or -errno of the
+ * check (-EACCES, -EROFS, -ENOTDIR, -ELOOP, -ENAMETOOLONG...). */
+KB_EXPORT int kb_report_check_path(const char *path, kb_report_target *ret_target);
+
+/* Renders run with one of the above (in memory, up to KB_REPORT_MAX_BYTES) and writes it to path
+ * as kb_report_check_path classifies it, checked again now: KB_REPORT_REPLACE atomically (a
+ * temporary file beside it, fsync'd, mode 0644 since a report holds no secrets, renamed over it;
+ * on failure the temporary is removed and an existing file is untouched); KB_REPORT_STREAM
+ * opened for writing without O_CREAT or O_TRUNC, a FIFO without a reader refused (-ENXIO) rather
+ * than waited for. Nothing is opened or created when rendering fails.
+ * Returns 0, -EINVAL (NULL/empty path or render), -EFBIG (over the ceiling), render's own error,
+ * kb_report_check_path's errors, or the real -errno of the write, fsync, close or rename
+ * (-ENOSPC for a full disk; -EPIPE for a reader that went away, when SIGPIPE is ignored). */
 KB_EXPORT int kb_report_write_file(json_object *run, const char *path, int (*render)(json_object *, FILE *));
+
+/* Renders run as above and writes it to fd (the caller's, left open: standard output for "-").
+ * A caller that also writes to fd through stdio flushes it first. Returns 0, -EINVAL, -EFBIG,
+ * render's error or the write's -errno. */
+KB_EXPORT int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FILE *));

@@ -47,9 +47,14 @@ KB_EXPORT int kb_sandbox_user_can_reach(const kb_sandbox_user *user, const char 
  * Return 0 or -errno. */
 KB_EXPORT int kb_sandbox_user_give(const kb_sandbox_user *user, const char *path);
 KB_EXPORT int kb_sandbox_user_pass_through(const kb_sandbox_user *user, const char *path);
+/* Team names become host folder names (teams/<team>) and the sandbox's hostname: 1 to
+ * KB_TEAM_NAME_MAX characters of [A-Za-z0-9_.-], not starting with '.' (so never ".", ".." or a
+ * hidden folder). The one rule every team name is checked against. */
+#define KB_TEAM_NAME_MAX 64
+KB_EXPORT bool kb_team_name_valid(const char *team);
 
 typedef struct kb_sandbox_policy {
-        const char *team;        /* names the team; used for the hostname and reports */
+        const char *team;        /* names the team (kb_team_name_valid); the hostname and reports */
         const char *workspace;   /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
         const char *runtime_dir; /* host directory (connection file, ipc sockets), read-write at
                                   * KB_SANDBOX_RUNTIME */

@@ -54,6 +54,9 @@ typedef struct kb_msg {
         const char *msg_type;
         const char *parent_msg_id;
         size_t wire_size; /* bytes of all its frames as received (0 for a message built here) */
+        /* The signature as received and verified (lowercase hex), "" when the connection has no
+         * key or for a message built here: what a replay of this message would carry again. */
+        char signature[KB_HMAC_HEX_LEN + 1];
 } kb_msg;
 
 /* Builds a new request with a fresh msg_id (a random UUID from getrandom), the given session and
@@ -92,17 +95,19 @@ KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **r
  *   -EBADMSG    signature of the wrong length, not hex, or not matching
  *   -ELOOP      a JSON part nested deeper than max_json_depth
  *   -ENOMEM
+ * (-EEXIST and -ENOTUNIQ are the client's: a replayed signature, a reused msg_id.)
  * On success *ret owns copies of everything; on failure *ret is untouched. */
 KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key,
                              const kb_wire_limits *limits, kb_msg **ret);
 
-/* Sends msg on sock (non-blocking is the caller's socket option). Returns 0, -EAGAIN, -EIO... */
-KB_EXPORT int kb_wire_send(zsock_t *sock, const kb_msg *msg, const kb_key *key);
+/* Sends msg on sock, a libzmq socket or a czmq zsock_t (czmq's zsock_resolve tells them apart;
+ * non-blocking is the caller's socket option). Returns 0, -EAGAIN, -EIO... */
+KB_EXPORT int kb_wire_send(void *sock, const kb_msg *msg, const kb_key *key);
 
-/* Receives one whole multipart message from sock without blocking (call after a poll says it is
+/* Receives one whole multipart message from sock (as kb_wire_send takes it) without blocking (call after a poll says it is
  * readable) and decodes it as kb_wire_decode does. Frames past the limits are drained and dropped so
  * the socket stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
-KB_EXPORT int kb_wire_recv(zsock_t *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret);
+KB_EXPORT int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret);
 
 /* A short human name for a kb_wire_decode error ("bad signature", "over frame size limit", ...). */
 KB_EXPORT const char *kb_wire_strerror(int err);

@@ -11,9 +11,13 @@
 #include <dirent.h>
 #include <limits.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <kbound/kernel.h>
+#include <kbound/report.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
 
@@ -100,6 +104,7 @@ void cli_put_sanitized(FILE *out, const char *s) {
 /* One message line on stderr. Messages quote kernel-controlled text (log tails, kernel_info,
  * error values), so the line is redacted with every registered set and written without anything
  * a terminal would act on. Nothing of a line that cannot be redacted is shown. */
+static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vmessage(const char *fmt, va_list ap) {
         char *text = NULL;
         if (vasprintf(&text, fmt, ap) < 0) {
@@ -243,12 +248,169 @@ int cli_sandbox_user(const char *cmd, const char *opt, kb_sandbox_user *ret) {
         return r == -ENOENT && !(name && *name) ? KB_EXIT_ENFORCE : KB_EXIT_USAGE;
 }
 
-int cli_make_base_dir(const kb_sandbox_user *user, char **ret) {
+void cli_raise_fd_limit(void) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* Descriptors open now, or -errno (-EMFILE: not even one left to look). */
+static long fds_open(void) {
+        DIR *d = opendir("/proc/self/fd");
+        if (!d)
+                return -errno;
+        long n = 0;
+        for (struct dirent *de = readdir(d); de; de = readdir(d))
+                n += de->d_name[0] != '.';
+        closedir(d);
+        return n - 1; /* the directory's own */
+}
+
+int cli_fds_check(const char *cmd, size_t n_kernels) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                return 0;
+        long open_now = fds_open();
+        if (open_now == -ENOENT)
+                open_now = 3; /* no /proc: count the standard streams */
+        unsigned long long need = (unsigned long long) (open_now < 0 ? 0 : open_now) + CLI_FDS_RESERVE +
+                                  (unsigned long long) n_kernels * KB_KERNEL_FDS;
+        if (open_now >= 0 && need <= (unsigned long long) rl.rlim_cur)
+                return 0;
+        cli_error("%s: cannot enforce: %zu kernel(s) need about %llu file descriptors (%d each, %d for kbound "
+                  "itself, %ld open now) but the limit is %llu (ulimit -n; hard limit %llu): raise the limit or "
+                  "run fewer kernels at once; nothing was started",
+                  cmd, n_kernels, need, KB_KERNEL_FDS, CLI_FDS_RESERVE, open_now < 0 ? 0 : open_now,
+                  (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max);
+        return KB_EXIT_ENFORCE;
+}
+
+/* The base folder's lock: its directory open and flock'ed for kbound's life. However a run ends,
+ * even by SIGKILL, the kernel releases the lock with the process; a base folder whose lock is free
+ * belongs to no live run, and the next run removes it. */
+static int base_lock_fd = -1;
+
+#define BASE_PREFIX "kbound-"
+#define KEPT_MARKER ".kbound-kept" /* in a base folder kept with --keep: never swept */
+
+const char *cli_runtime_parent(void) {
         const char *parent = getenv("KBOUND_RUNTIME_DIR");
         if (!parent || !*parent)
                 parent = getenv("TMPDIR");
         if (!parent || !*parent)
                 parent = "/tmp";
+        return parent;
+}
+
+/* Whether name is what mkdtemp makes of BASE_PREFIX "XXXXXX". */
+static bool base_name(const char *name) {
+        size_t n = strlen(BASE_PREFIX);
+        return strncmp(name, BASE_PREFIX, n) == 0 && strlen(name + n) == 6 &&
+               strspn(name + n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 6;
+}
+
+/* Opens the directory name (in dir_fd) and takes its lock without waiting. Returns the fd,
+ * -EWOULDBLOCK (a live run holds it), or -errno. */
+static int lock_dir(int dir_fd, const char *name) {
+        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Appends a copy of s to the NULL-terminated *v (at most 64 entries are listed). */
+static void strv_add(char ***v, size_t *n, const char *s) {
+        if (!v || *n >= 64)
+                return;
+        char **grown = realloc(*v, (*n + 2) * sizeof(char *));
+        if (!grown)
+                return;
+        *v = grown;
+        grown[*n] = strdup(s);
+        if (grown[*n])
+                (*n)++;
+        grown[*n] = NULL;
+}
+
+size_t cli_base_dirs_scan(const char *parent, bool remove_stale, char ***ret_stale, char ***ret_kept) {
+        size_t n_stale = 0, n_listed = 0, n_kept = 0;
+        DIR *d = opendir(parent);
+        if (!d)
+                return 0;
+        for (struct dirent *de = readdir(d); de; de = readdir(d)) {
+                struct stat st, locked;
+                if (!base_name(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+                        continue; /* not a folder of ours: another user's, a symlink, a file */
+                _cleanup_close_ int fd = lock_dir(dirfd(d), de->d_name);
+                if (fd < 0)
+                        continue; /* a live run holds it, or it is gone */
+                if (fstat(fd, &locked) < 0 || locked.st_dev != st.st_dev || locked.st_ino != st.st_ino ||
+                    locked.st_nlink == 0)
+                        continue;
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s/%s", parent, de->d_name) < 0)
+                        continue;
+                if (faccessat(fd, KEPT_MARKER, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+                        strv_add(ret_kept, &n_kept, path);
+                        continue;
+                }
+                n_stale++;
+                if (!remove_stale) {
+                        strv_add(ret_stale, &n_listed, path);
+                        continue;
+                }
+                /* Removed while we hold its lock: no run can take it meanwhile. */
+                int r = kb_remove_tree(path);
+                if (r < 0)
+                        cli_error("cannot remove the stale folder %s: %s", path, strerror(-r));
+                else
+                        cli_error("removed %s: left by a kbound run that did not end cleanly (killed?), with its "
+                                  "team folders and canaries", path);
+        }
+        closedir(d);
+        return n_stale;
+}
+
+/* mkdtemp under parent, then the lock. Another run sweeping parent may take the lock of a folder
+ * just made (it is not locked yet, so it looks stale) and remove it: then make another. Returns 0
+ * and *ret, or -errno. */
+static int make_locked_dir(const char *parent, char **ret) {
+        for (int attempt = 0; attempt < 8; attempt++) {
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s/" BASE_PREFIX "XXXXXX", parent) < 0)
+                        return -ENOMEM;
+                if (!mkdtemp(path))
+                        return -errno;
+                int fd = lock_dir(AT_FDCWD, path);
+                if (fd == -EWOULDBLOCK || fd == -ENOENT)
+                        continue; /* a sweep has it, and removes it */
+                if (fd < 0) {
+                        (void) rmdir(path);
+                        return fd;
+                }
+                /* Locked; but a sweep may have locked, removed and released it first. */
+                struct stat locked, named;
+                if (fstat(fd, &locked) == 0 && locked.st_nlink > 0 && stat(path, &named) == 0 &&
+                    locked.st_dev == named.st_dev && locked.st_ino == named.st_ino) {
+                        base_lock_fd = fd;
+                        *ret = TAKE_PTR(path);
+                        return 0;
+                }
+                close(fd);
+        }
+        return -EBUSY;
+}
+
+int cli_make_base_dir(const kb_sandbox_user *user, char **ret) {
+        const char *parent = cli_runtime_parent();
         if (user && user->switch_user) {
                 /* bwrap runs as the sandbox user and must walk to the team folders it binds. */
                 _cleanup_free_ char *blocker = NULL;
@@ -260,16 +422,16 @@ int cli_make_base_dir(const kb_sandbox_user *user, char **ret) {
                         return KB_EXIT_ENFORCE;
                 }
         }
+        /* What runs that are gone left (a SIGKILL removes nothing): team folders, canaries. */
+        (void) cli_base_dirs_scan(parent, true, NULL, NULL);
         char *path = NULL;
-        if (asprintf(&path, "%s/kbound-XXXXXX", parent) < 0)
-                return KB_EXIT_ENFORCE;
-        if (!mkdtemp(path)) {
-                cli_error("cannot create a private folder under %s: %s", parent, strerror(errno));
-                free(path);
+        int r = make_locked_dir(parent, &path);
+        if (r < 0) {
+                cli_error("cannot create a private folder under %s: %s", parent, strerror(-r));
                 return KB_EXIT_ENFORCE;
         }
         /* Searchable, not listable, by the sandbox user's group alone (see kb_kernel_start). */
-        int r = kb_sandbox_user_pass_through(user, path);
+        r = kb_sandbox_user_pass_through(user, path);
         if (r < 0) {
                 cli_error("cannot open %s to the sandbox user's group: %s", path, strerror(-r));
                 rmdir(path);
@@ -278,6 +440,18 @@ int cli_make_base_dir(const kb_sandbox_user *user, char **ret) {
         }
         *ret = path;
         return 0;
+}
+
+void cli_keep_base_dir(const char *base) {
+        _cleanup_free_ char *marker = NULL;
+        _cleanup_close_ int fd = -1;
+        if (asprintf(&marker, "%s/%s", base, KEPT_MARKER) >= 0)
+                fd = open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                cli_error("kept the team folders under %s, but cannot mark them kept (%s): the next run may "
+                          "remove them", base, strerror(errno));
+        else
+                cli_progress("kept the team folders under %s", base); /* later runs leave it alone */
 }
 
 int cli_sandbox_env(bool *allow_raw_network) {
@@ -301,18 +475,52 @@ int cli_sandbox_env(bool *allow_raw_network) {
 }
 
 long cli_parse_seconds(const char *s) {
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 86400)
-                return -1;
-        return (long) (v * 1000.0);
+        /* By hand, not strtod: strtod also takes a sign, leading blanks, exponents ("1e-9" is
+         * 0 ms), hex ("0x10" is 16 s), "inf" and "nan". */
+        const char *p = s;
+        long whole = 0, ms = 0;
+        size_t digits = 0;
+        for (; *p >= '0' && *p <= '9'; p++, digits++)
+                if (whole <= CLI_TIMEOUT_MAX_S) /* past the maximum it only has to stay past it */
+                        whole = whole * 10 + (*p - '0');
+        if (digits == 0)
+                return -EINVAL;
+        if (*p == '.') {
+                p++;
+                if (!(*p >= '0' && *p <= '9'))
+                        return -EINVAL;
+                /* Milliseconds from the first three digits; finer ones are dropped. */
+                for (long scale = 100; *p >= '0' && *p <= '9'; p++, scale /= 10)
+                        ms += scale * (*p - '0');
+        }
+        if (*p)
+                return -EINVAL;
+        if (whole > CLI_TIMEOUT_MAX_S || (whole == CLI_TIMEOUT_MAX_S && ms > 0))
+                return -ERANGE;
+        ms += whole * 1000;
+        return ms < 1 ? -ERANGE : ms;
+}
+
+cli_seconds_text cli_seconds(long ms) {
+        cli_seconds_text t;
+        int n = snprintf(t.s, sizeof(t.s), "%ld.%03ld", ms / 1000, ms % 1000);
+        /* Trailing zeros of the fraction go, and the point with them. */
+        while (n > 0 && t.s[n - 1] == '0')
+                t.s[--n] = '\0';
+        if (n > 0 && t.s[n - 1] == '.')
+                t.s[--n] = '\0';
+        return t;
 }
 
 int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms) {
         long ms = cli_parse_seconds(arg);
+        if (ms == -EINVAL) {
+                cli_error("%s: --timeout takes seconds as decimal digits (\"30\", \"2.5\"), not '%.40s'", cmd, arg);
+                return KB_EXIT_USAGE;
+        }
         if (ms < 0) {
-                cli_error("%s: --timeout takes a positive number of seconds, not '%s'", cmd, arg);
+                cli_error("%s: --timeout %.40s is out of range: at least 0.001 s (1 ms), at most %d s (one day)", cmd,
+                          arg, CLI_TIMEOUT_MAX_S);
                 return KB_EXIT_USAGE;
         }
         *ret_ms = ms;
@@ -377,10 +585,180 @@ void cli_reap_orphans(void) {
         }
 }
 
+/* Whether paths a and b name one file: the same string, the same inode, or (neither there yet)
+ * the same name in the same folder. */
+static bool same_file(const char *a, const char *b) {
+        if (strcmp(a, b) == 0)
+                return true;
+        struct stat sa, sb;
+        bool ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
+        if (ha && hb)
+                return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+        if (ha || hb)
+                return false;
+        _cleanup_free_ char *da = strdup(a), *db = strdup(b);
+        if (!da || !db)
+                return false;
+        char *slash_a = strrchr(da, '/'), *slash_b = strrchr(db, '/');
+        const char *name_a = slash_a ? slash_a + 1 : da, *name_b = slash_b ? slash_b + 1 : db;
+        if (strcmp(name_a, name_b) != 0)
+                return false;
+        if (slash_a)
+                *slash_a = '\0';
+        if (slash_b)
+                *slash_b = '\0';
+        _cleanup_free_ char *ra = realpath(slash_a ? (*da ? da : "/") : ".", NULL);
+        _cleanup_free_ char *rb = realpath(slash_b ? (*db ? db : "/") : ".", NULL);
+        return ra && rb && strcmp(ra, rb) == 0;
+}
+
+/* 1 or 2 when path is the file standard output or standard error already is, else -1. */
+static int std_stream_of(const char *path) {
+        if (strcmp(path, "-") == 0)
+                return STDOUT_FILENO;
+        struct stat sp, sf;
+        if (stat(path, &sp) < 0)
+                return -1;
+        for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+                if (fstat(fd, &sf) == 0 && sf.st_dev == sp.st_dev && sf.st_ino == sp.st_ino)
+                        return fd;
+        return -1;
+}
+
+static const char *report_path_error(int r) {
+        switch (r) {
+        case -EISDIR:
+                return "it is a directory";
+        case -EINVAL:
+                return "not a regular file, character device or FIFO (a block device or a socket)";
+        case -ENOENT:
+                return "no such folder, or a symlink to nothing";
+        default:
+                return strerror(-r);
+        }
+}
+
+int cli_reports_check(const char *cmd, cli_report *reports, size_t n, const char *transcript_path,
+                      bool *ret_stdout_taken) {
+        const char *stdout_option = NULL;
+        for (size_t i = 0; i < n; i++) {
+                cli_report *rep = &reports[i];
+                rep->fd = -1;
+                if (!rep->path)
+                        continue;
+                if (!rep->path[0]) {
+                        cli_error("%s: %s takes a file name (or - for standard output), not ''", cmd, rep->option);
+                        return KB_EXIT_USAGE;
+                }
+                rep->fd = std_stream_of(rep->path);
+                if (rep->fd == STDOUT_FILENO) {
+                        if (stdout_option) {
+                                cli_error("%s: %s and %s both go to standard output: one of them must go to a file",
+                                          cmd, stdout_option, rep->option);
+                                return KB_EXIT_USAGE;
+                        }
+                        stdout_option = rep->option;
+                }
+                if (rep->fd < 0) {
+                        int r = kb_report_check_path(rep->path, NULL);
+                        if (r < 0) {
+                                cli_error("%s: cannot write the %s report to %s: %s", cmd, rep->option, rep->path,
+                                          report_path_error(r));
+                                return KB_EXIT_USAGE;
+                        }
+                }
+                for (size_t j = 0; j < i; j++)
+                        if (reports[j].path && reports[j].fd < 0 && rep->fd < 0 && same_file(reports[j].path, rep->path)) {
+                                cli_error("%s: %s and %s name the same file %s: the second would replace the first",
+                                          cmd, reports[j].option, rep->option, rep->path);
+                                return KB_EXIT_USAGE;
+                        }
+                if (transcript_path && rep->fd < 0 && same_file(transcript_path, rep->path)) {
+                        cli_error("%s: %s and --transcript name the same file %s", cmd, rep->option, rep->path);
+                        return KB_EXIT_USAGE;
+                }
+        }
+        if (ret_stdout_taken)
+                *ret_stdout_taken = stdout_option != NULL;
+        return 0;
+}
+
+int cli_reports_write(const cli_report *reports, size_t n, json_object *run) {
+        int exit_code = 0;
+        for (size_t i = 0; i < n; i++) {
+                const cli_report *rep = &reports[i];
+                if (!rep->path)
+                        continue;
+                int r;
+                if (rep->fd >= 0) {
+                        fflush(rep->fd == STDOUT_FILENO ? stdout : stderr);
+                        r = kb_report_write_fd(run, rep->fd, rep->render);
+                } else {
+                        r = kb_report_write_file(run, rep->path, rep->render);
+                }
+                if (r < 0) {
+                        cli_error("cannot write the %s report to %s: %s", rep->option,
+                                  rep->fd == STDOUT_FILENO ? "standard output" : rep->path,
+                                  r == -ENXIO   ? "a FIFO nobody is reading"
+                                  : r == -EFBIG ? "the report is over kbound's size limit"
+                                                : report_path_error(r));
+                        exit_code = KB_EXIT_FAIL;
+                }
+        }
+        return exit_code;
+}
+
+/* The errno of the first write to standard output that failed (0: none). stdio keeps only an
+ * error flag, and the errno of a write it made behind our back is gone by the time we look. */
+static int stdout_errno;
+
+static ssize_t stdout_write(void *cookie, const char *data, size_t len) {
+        size_t done = 0;
+        while (done < len) {
+                ssize_t n = write(STDOUT_FILENO, data + done, len - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        if (!stdout_errno)
+                                stdout_errno = n < 0 ? errno : EIO;
+                        return done > 0 ? (ssize_t) done : -1;
+                }
+                done += (size_t) n;
+        }
+        return (ssize_t) done;
+}
+
+void cli_stdout_install(void) {
+        /* A terminal keeps the real stdout (line-buffered, as people expect); a file or a pipe,
+         * where a full disk or a closed reader can happen, gets one that remembers why. */
+        if (isatty(STDOUT_FILENO))
+                return;
+        FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = stdout_write });
+        if (!f)
+                return;
+        fflush(stdout);
+        stdout = f;
+}
+
+int cli_stdout_close(void) {
+        errno = 0;
+        bool failed = fflush(stdout) != 0;
+        int err = stdout_errno ? stdout_errno : errno;
+        if (!failed && !ferror(stdout))
+                return 0;
+        cli_error("cannot write to standard output: %s", err ? strerror(err) : "a write to it failed");
+        return KB_EXIT_FAIL;
+}
+
 int cli_transcript_open(const char *path, kb_transcript **ret) {
         *ret = NULL;
         if (!path)
                 return 0;
+        if (strcmp(path, "-") == 0) {
+                cli_error("the transcript is written to a file (0600: it records what kernels printed), not to "
+                          "standard output: give --transcript a file name");
+                return KB_EXIT_USAGE;
+        }
         int r = kb_transcript_open(path, ret);
         if (r < 0) {
                 cli_error("cannot open the transcript %s: %s", path,
@@ -469,10 +847,36 @@ int cli_resolve_kernels_dir(const char *opt, char **ret) {
         return KB_EXIT_ENFORCE;
 }
 
-bool cli_team_name_ok(const char *t, size_t max) {
-        size_t n = strlen(t);
-        return n >= 1 && n <= max && strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n &&
-               t[0] != '.';
+int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret) {
+        static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
+        size_t len = strlen(arg), ok = strspn(arg, alphabet);
+        /* The name is quoted at most 40 bytes long; cli_error shows control characters harmlessly. */
+        if (len == 0) {
+                cli_error("%s: --team is empty: a team name is 1-%zu characters of [A-Za-z0-9_.-]", cmd, max);
+        } else if (ok < len) {
+                unsigned char c = (unsigned char) arg[ok];
+                char what[48];
+                if (c == '/')
+                        snprintf(what, sizeof(what), "'/' (a path separator)");
+                else if (c < 0x20 || c == 0x7f)
+                        snprintf(what, sizeof(what), "a control character (0x%02x)", c);
+                else if (c >= 0x80)
+                        snprintf(what, sizeof(what), "a non-ASCII byte (0x%02x)", c);
+                else
+                        snprintf(what, sizeof(what), "'%c'", c);
+                cli_error("%s: --team '%.40s%s' has %s at character %zu: a team name is 1-%zu characters of "
+                          "[A-Za-z0-9_.-] (it names host folders and the sandbox's hostname)",
+                          cmd, arg, len > 40 ? "..." : "", what, ok + 1, max);
+        } else if (len > max) {
+                cli_error("%s: --team '%.40s...' is %zu characters long: at most %zu", cmd, arg, len, max);
+        } else if (arg[0] == '.') {
+                cli_error("%s: --team '%s' starts with '.': refused ('.', '..' and hidden folders are not "
+                          "team names)", cmd, arg);
+        } else {
+                *ret = arg;
+                return 0;
+        }
+        return KB_EXIT_USAGE;
 }
 
 char *cli_iso_now(void) {

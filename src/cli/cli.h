@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <json-c/json.h>
 #include <kbound/probe.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
@@ -96,10 +97,37 @@ int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_ver
  * name) or KB_EXIT_ENFORCE (root with no user to run kernels as). */
 int cli_sandbox_user(const char *cmd, const char *opt, kb_sandbox_user *ret);
 
-/* Makes a private (0700) base folder for this run's teams, under $KBOUND_RUNTIME_DIR, else
- * $TMPDIR, else /tmp; when user switches, root's with search for the user's group (0710), after
- * checking the user can reach the parent. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
+/* Raises the soft limit on open files to the hard limit, as systemd does for itself (kernels
+ * started later inherit it, and need it: a Python kernel holds some 60 descriptors). */
+void cli_raise_fd_limit(void);
+
+/* Before any kernel starts: whether the descriptors n_kernels kernels need (KB_KERNEL_FDS each,
+ * CLI_FDS_RESERVE for kbound itself, plus those open now) fit under the limit. A run that would
+ * run out partway would fail with kernels half started; this one fails first. Prints the numbers
+ * and returns KB_EXIT_ENFORCE, or returns 0. */
+#define CLI_FDS_RESERVE 24 /* libzmq's context (its mailboxes and pollers), removing team folders
+                            * (nftw: up to 16 levels at once), reports, transcript, /proc reads */
+int cli_fds_check(const char *cmd, size_t n_kernels);
+
+/* Where base folders are made: $KBOUND_RUNTIME_DIR, else $TMPDIR, else /tmp. */
+const char *cli_runtime_parent(void);
+
+/* Makes a private (0700) base folder for this run's teams (kbound-XXXXXX under
+ * cli_runtime_parent()) and holds its lock (flock) for kbound's life; when user switches, root's
+ * with search for the user's group (0710), after checking the user can reach the parent. First
+ * removes the base folders of this user that no live run holds (their lock is free) and that were
+ * not kept with --keep, saying so on stderr: a run that was killed left its team folders and
+ * canaries there. Returns 0 or prints why and returns KB_EXIT_ENFORCE. */
 int cli_make_base_dir(const kb_sandbox_user *user, char **ret);
+
+/* Marks base as kept (--keep): later runs leave it alone. Says where it is. */
+void cli_keep_base_dir(const char *base);
+
+/* The base folders of this user under parent that no live run holds: stale ones (left by a run
+ * that is gone) are removed with remove_stale, else listed in *ret_stale; kept ones listed in
+ * *ret_kept (each may be NULL; NULL-terminated, free with kb_strv_free; at most 64 listed).
+ * Returns how many stale ones were found. */
+size_t cli_base_dirs_scan(const char *parent, bool remove_stale, char ***ret_stale, char ***ret_kept);
 
 /* Reads OPENAI4S_KERNEL_SANDBOX / OPENAI4S_KERNEL_ALLOW_RAW_NETWORK. Returns 0, or prints why the
  * value is not accepted and returns KB_EXIT_USAGE. */
@@ -110,15 +138,28 @@ int cli_sandbox_env(bool *allow_raw_network);
  * why and returns KB_EXIT_ENFORCE. */
 int cli_resolve_kernels_dir(const char *opt, char **ret);
 
-/* Team names: 1-max characters of [A-Za-z0-9_.-], not starting with '.' (check and conformance
- * take a prefix, to which "-<kernel>" is added: 40; a whole team name: 64). */
-bool cli_team_name_ok(const char *team, size_t max);
+/* --team NAME, the one validation every command uses: 1-max characters of [A-Za-z0-9_.-], not
+ * starting with '.' (kb_team_name_valid's rule; check and conformance take a prefix, to which
+ * "-<kernel>" is added: CLI_TEAM_PREFIX_MAX; a whole team name: KB_TEAM_NAME_MAX). Sets *ret to
+ * arg and returns 0, or prints which rule the name breaks (naming cmd) and returns KB_EXIT_USAGE. */
+#define CLI_TEAM_PREFIX_MAX 40
+int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret);
 
 /* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
 char *cli_iso_now(void);
 
-/* Parses a positive number of seconds ("30", "2.5"); returns milliseconds or -1. */
+/* Parses seconds written as decimal digits with an optional fraction ("30", "2.5", "0.001"): no
+ * sign, blanks, exponent, hex, "inf" or "nan". Returns milliseconds (digits past the third
+ * decimal are dropped), -EINVAL (not written that way) or -ERANGE (under 1 ms, or over
+ * CLI_TIMEOUT_MAX_S). */
+#define CLI_TIMEOUT_MAX_S 86400
 long cli_parse_seconds(const char *s);
+
+/* Milliseconds as the seconds a user would have written: "300", "0.5", "0.001". */
+typedef struct cli_seconds_text {
+        char s[32];
+} cli_seconds_text;
+cli_seconds_text cli_seconds(long ms);
 
 /* Option values shared by the commands that start kernels; each prints what is wrong (naming cmd)
  * and returns KB_EXIT_USAGE, or returns 0. --timeout SECONDS into *ret_ms; --ro-bind PATH appended
@@ -126,6 +167,38 @@ long cli_parse_seconds(const char *s);
 #define CLI_RO_BIND_MAX 32
 int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms);
 int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg);
+
+/* A report asked for on the command line (--json FILE, --junit FILE). FILE "-" is standard
+ * output, and so is a path naming the file standard output already is (/dev/stdout, or the file
+ * it was redirected to); the same for standard error. Anything else is written by
+ * kb_report_write_file: a regular file or a new path replaced atomically, a device or FIFO written
+ * in place, never replaced. */
+typedef struct cli_report {
+        const char *option;                     /* "--json" */
+        const char *path;                       /* NULL: not asked for */
+        int (*render)(json_object *, FILE *);
+        int fd;                                 /* set by cli_reports_check: 1 or 2, else -1 */
+} cli_report;
+
+/* Checks every report path before anything is started: a directory, an unwritable path or a
+ * block device, two reports on standard output, and two outputs (reports or transcript_path) that
+ * name one file are usage errors. Prints which option, which path and why; returns 0 or
+ * KB_EXIT_USAGE. *ret_stdout_taken says whether a report goes to standard output (the human
+ * summary then goes to standard error, so the report stays parseable). */
+int cli_reports_check(const char *cmd, cli_report *reports, size_t n, const char *transcript_path,
+                      bool *ret_stdout_taken);
+
+/* Writes every report asked for (stdout flushed first). A failure names the option, the path and
+ * the errno's own words ("No space left on device"). Returns 0 or KB_EXIT_FAIL. */
+int cli_reports_write(const cli_report *reports, size_t n, json_object *run);
+
+/* Makes stdout (when not a terminal) remember the errno of a write that failed, for
+ * cli_stdout_close. Call first, before anything is written. */
+void cli_stdout_install(void);
+
+/* Flushes standard output at exit: output that never arrived (a full disk, a closed pipe) must not
+ * pass for a success. Prints why and returns KB_EXIT_FAIL, or returns 0. */
+int cli_stdout_close(void);
 
 /* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
  * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns

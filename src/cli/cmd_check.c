@@ -70,14 +70,20 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
+/* Returns 0 or -errno, and leaves errno set to the failure for the caller's message (a full disk
+ * says ENOSPC, not EIO). */
 static int write_secret_file(const char *path, const char *value) {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
         size_t len = strlen(value);
-        if (write(fd, value, len) != (ssize_t) len)
-                return -EIO;
-        return 0;
+        ssize_t n = write(fd, value, len);
+        if (n >= 0 && (size_t) n < len)
+                errno = ENOSPC; /* a short write to a regular file: the disk filled up */
+        if (n != (ssize_t) len)
+                return -errno;
+        int closing = TAKE_FD(fd);
+        return close(closing) < 0 ? -errno : 0;
 }
 
 typedef struct worker {
@@ -146,7 +152,8 @@ int cmd_check(int argc, char **argv) {
                         kernel_names[n_kernels++] = optarg;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("check", optarg, CLI_TEAM_PREFIX_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'j':
                         json_path = optarg;
@@ -201,10 +208,14 @@ int cmd_check(int argc, char **argv) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
-        if (!cli_team_name_ok(team, 40)) {
-                cli_error("check: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
+        /* Every output path is checked before anything is started or created. */
+        cli_report reports[] = {
+                { .option = "--json", .path = json_path, .render = kb_report_json },
+                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+        };
+        bool summary_to_stderr = false;
+        if (cli_reports_check("check", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
                 return KB_EXIT_USAGE;
-        }
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
@@ -241,7 +252,7 @@ int cmd_check(int argc, char **argv) {
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r) {
+        if (r || (r = cli_fds_check("check", n_kernels))) {
                 exit_code = r;
                 goto out;
         }
@@ -454,7 +465,7 @@ int cmd_check(int argc, char **argv) {
         if (cli_signal_received())
                 snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
         else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %.0f s deadline passed", timeout_ms / 1000.0);
+                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
         json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
         json_object *claims = json_object_new_object();
         json_object_object_add(claims, "raw_network_override", json_object_new_boolean(allow_network));
@@ -494,16 +505,11 @@ int cmd_check(int argc, char **argv) {
                 exit_code = KB_EXIT_FAIL;
                 goto out;
         }
-        kb_report_human(run, stdout);
+        /* With a report on standard output, people read the summary on standard error. */
+        kb_report_human(run, summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (json_path && (r = kb_report_write_file(run, json_path, kb_report_json)) < 0) {
-                cli_error("cannot write the JSON report to %s: %s", json_path, strerror(-r));
+        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
-        if (junit_path && (r = kb_report_write_file(run, junit_path, kb_report_junit)) < 0) {
-                cli_error("cannot write the JUnit report to %s: %s", junit_path, strerror(-r));
-                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
 
 out:
         if (home_canary) {
@@ -512,7 +518,7 @@ out:
         }
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }

@@ -103,7 +103,8 @@ int cmd_conformance(int argc, char **argv) {
                         kernel_names[n_kernels++] = optarg;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("conformance", optarg, CLI_TEAM_PREFIX_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'j':
                         json_path = optarg;
@@ -155,10 +156,14 @@ int cmd_conformance(int argc, char **argv) {
                 cli_error("conformance: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
-        if (!cli_team_name_ok(team, 40)) {
-                cli_error("conformance: --team takes 1-40 characters of [A-Za-z0-9_.-], not '%s'", team);
+        /* Every output path is checked before anything is started or created. */
+        cli_report reports[] = {
+                { .option = "--json", .path = json_path, .render = kb_report_json },
+                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+        };
+        bool summary_to_stderr = false;
+        if (cli_reports_check("conformance", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
                 return KB_EXIT_USAGE;
-        }
         /* Only "enforce" exists; the raw-network override claims nothing here (the kernels run
          * without a network either way), so it is accepted and has no effect. */
         int r = cli_sandbox_env(&unused_raw_network);
@@ -189,7 +194,7 @@ int cmd_conformance(int argc, char **argv) {
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
         r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r) {
+        if (r || (r = cli_fds_check("conformance", n_kernels))) {
                 exit_code = r;
                 goto out;
         }
@@ -266,7 +271,7 @@ int cmd_conformance(int argc, char **argv) {
         if (cli_signal_received())
                 snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
         else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %.0f s deadline passed", timeout_ms / 1000.0);
+                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
         json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
         json_object *claims = json_object_new_object();
         /* Conformance claims no boundary: the network stays unshared, but nothing about it is tested. */
@@ -287,16 +292,11 @@ int cmd_conformance(int argc, char **argv) {
         if (transcript_failed && exit_code == KB_EXIT_PASS)
                 exit_code = KB_EXIT_FAIL;
         json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
-        kb_report_human(run, stdout);
+        /* With a report on standard output, people read the summary on standard error. */
+        kb_report_human(run, summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (json_path && (r = kb_report_write_file(run, json_path, kb_report_json)) < 0) {
-                cli_error("cannot write the JSON report to %s: %s", json_path, strerror(-r));
+        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
-        if (junit_path && (r = kb_report_write_file(run, junit_path, kb_report_junit)) < 0) {
-                cli_error("cannot write the JUnit report to %s: %s", junit_path, strerror(-r));
-                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
-        }
 
 out:
         for (size_t i = 0; i < n_kernels; i++)
@@ -304,7 +304,7 @@ out:
         kb_transcript_close(&transcript);
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }

@@ -354,11 +354,9 @@ static int run_cell(console *con, const char *code) {
                         explain_death(con);
                         exit_code = KB_EXIT_FAIL;
                 } else {
-                        kb_channel ch;
-                        int err;
-                        kb_client_last_error(client, &ch, &err);
-                        cli_error("kernel '%s': bad message on %s: %s", con->spec->name, kb_channel_name(ch),
-                                  kb_wire_strerror(err));
+                        char why[256];
+                        kb_client_explain_error(client, why, sizeof(why));
+                        cli_error("kernel '%s': %s", con->spec->name, why);
                         exit_code = KB_EXIT_FAIL;
                 }
                 break;
@@ -570,7 +568,8 @@ int cmd_console(int argc, char **argv) {
                         kernel_name = optarg;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("console", optarg, KB_TEAM_NAME_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'R':
                         rootfs_opt = optarg;
@@ -612,10 +611,6 @@ int cmd_console(int argc, char **argv) {
                 console_usage(stderr);
                 return KB_EXIT_USAGE;
         }
-        if (!cli_team_name_ok(team, 64)) {
-                cli_error("console: --team takes 1-64 characters of [A-Za-z0-9_.-], not '%s'", team);
-                return KB_EXIT_USAGE;
-        }
         int r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
@@ -638,6 +633,10 @@ int cmd_console(int argc, char **argv) {
         r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
         if (r)
                 return r;
+        if ((r = cli_fds_check("console", 1))) {
+                kb_kernelspec_destroy(&spec);
+                return r;
+        }
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
@@ -672,8 +671,11 @@ int cmd_console(int argc, char **argv) {
         char *diagnosis = NULL;
         r = kb_kernel_start(&ko, &con.kernel, &diagnosis);
         if (r < 0) {
-                cli_error("kernel '%s'%s%s: cannot start in the sandbox: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? rootfs : "", diagnosis ? diagnosis : strerror(-r));
+                char within[64] = "";
+                if (r == -ETIMEDOUT)
+                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
+                cli_error("kernel '%s'%s%s: cannot start in the sandbox%s: %s", spec->name, rootfs ? " in image " : "",
+                          rootfs ? rootfs : "", within, diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
                 goto out;
@@ -693,7 +695,7 @@ out:
                 exit_code = KB_EXIT_FAIL;
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }

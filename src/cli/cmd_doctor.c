@@ -28,8 +28,10 @@ int cmd_doctor(int argc, char **argv) {
                         printf("Usage: kbound doctor [--bwrap PATH] [--sandbox-user NAME]\n\n"
                                "Checks, item by item, whether this machine can enforce kbound's sandbox:\n"
                                "the user kernels run as (never root), bubblewrap and its version, user\n"
-                               "namespaces (a sandbox started as that user), the AppArmor restriction on\n"
-                               "Ubuntu 24.04+, pidfd support, ipc socket path room, and kernelspecs.\n"
+                               "namespaces (a sandbox started as that user), the seccomp filter, the AppArmor\n"
+                               "restriction on Ubuntu 24.04+, pidfd support, ipc socket path room, and\n"
+                               "kernelspecs; lists the folders runs that did not end cleanly left behind (the\n"
+                               "next run removes them).\n"
                                "Exit 0 only if everything required is there, else 3.\n");
                         return 0;
                 default:
@@ -43,11 +45,7 @@ int cmd_doctor(int argc, char **argv) {
                        bwrap_opt ? bwrap_opt : "bubblewrap (bwrap)");
                 ok = false;
         }
-        const char *base = getenv("KBOUND_RUNTIME_DIR");
-        if (!base || !*base)
-                base = getenv("TMPDIR");
-        if (!base || !*base)
-                base = "/tmp";
+        const char *base = cli_runtime_parent();
         /* A base name like the real one (kbound-XXXXXX) so the path-length check is honest. */
         char *probe_base = NULL;
         if (asprintf(&probe_base, "%s/kbound-XXXXXX", base) < 0)
@@ -88,6 +86,29 @@ int cmd_doctor(int argc, char **argv) {
                 kb_kernelspec_list_free(list);
         }
         kb_strv_free(dirs);
+
+        /* Folders of runs that are gone (killed: nothing removed them) still hold team folders
+         * and canaries; the next run removes them, and says so. */
+        char **stale = NULL, **kept = NULL;
+        size_t n_stale = cli_base_dirs_scan(base, false, &stale, &kept);
+        if (n_stale == 0)
+                printf("[ OK ] stale folders: none of yours under %s\n", base);
+        else
+                printf("[WARN] stale folders: %zu under %s, left by kbound runs that did not end cleanly (their team "
+                       "folders and canaries; the next check, run, conformance or console removes them):",
+                       n_stale, base);
+        for (char **p = stale; p && *p; p++)
+                printf(" %s", *p);
+        if (n_stale)
+                putchar('\n');
+        if (kept && *kept) {
+                printf("[ OK ] kept folders (--keep; remove them when done):");
+                for (char **p = kept; *p; p++)
+                        printf(" %s", *p);
+                putchar('\n');
+        }
+        kb_strv_free(stale);
+        kb_strv_free(kept);
         printf("%s\n", ok ? "doctor: this machine can enforce the sandbox"
                           : "doctor: this machine cannot enforce the sandbox (see FAIL lines)");
         return ok ? 0 : KB_EXIT_ENFORCE;

@@ -102,7 +102,8 @@ int cmd_run(int argc, char **argv) {
                                 return KB_EXIT_USAGE;
                         break;
                 case 'T':
-                        team = optarg;
+                        if (cli_opt_team("run", optarg, KB_TEAM_NAME_MAX, &team))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'b':
                         bwrap_opt = optarg;
@@ -169,6 +170,10 @@ int cmd_run(int argc, char **argv) {
         r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
         if (r)
                 return r;
+        if ((r = cli_fds_check("run", 1))) {
+                kb_kernelspec_destroy(&spec);
+                return r;
+        }
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
@@ -198,8 +203,13 @@ int cmd_run(int argc, char **argv) {
         char *diagnosis = NULL;
         r = kb_kernel_start(&ko, &kernel, &diagnosis);
         if (r < 0) {
-                cli_error("kernel '%s'%s%s: cannot start%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? rootfs : "", sandbox ? " in the sandbox" : "", diagnosis ? diagnosis : strerror(-r));
+                /* --timeout bounds start-up too: a kernel not ready by then never became ready (3). */
+                char within[64] = "";
+                if (r == -ETIMEDOUT)
+                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
+                cli_error("kernel '%s'%s%s: cannot start%s%s: %s", spec->name, rootfs ? " in image " : "",
+                          rootfs ? rootfs : "", sandbox ? " in the sandbox" : "", within,
+                          diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
                 goto out;
@@ -222,12 +232,9 @@ int cmd_run(int argc, char **argv) {
                 } else if (r == -ECANCELED) {
                         cli_error("kernel '%s': cancelled by signal %d", spec->name, cli_signal_received());
                 } else {
-                        kb_channel ch;
-                        int err;
-                        kb_client_last_error(kb_kernel_client(kernel), &ch, &err);
-                        cli_error("kernel '%s': %s on %s: %s", spec->name,
-                                  err == -ECONNRESET ? "lost messages" : "bad message", kb_channel_name(ch),
-                                  kb_wire_strerror(err));
+                        char why[256];
+                        kb_client_explain_error(kb_kernel_client(kernel), why, sizeof(why));
+                        cli_error("kernel '%s': %s", spec->name, why);
                 }
                 exit_code = KB_EXIT_FAIL;
                 goto out;
@@ -275,7 +282,7 @@ out:
                 exit_code = KB_EXIT_FAIL;
         if (base) {
                 if (keep)
-                        cli_progress("kept the team folders under %s", base);
+                        cli_keep_base_dir(base);
                 else
                         kb_remove_tree(base);
         }

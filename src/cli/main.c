@@ -42,9 +42,15 @@ int main(int argc, char **argv) {
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 if (strcmp(argv[1], commands[i].name) == 0) {
+                        cli_stdout_install();
+                        cli_raise_fd_limit();
                         cli_become_subreaper();
                         int r = commands[i].run(argc - 1, argv + 1);
                         cli_reap_orphans();
+                        /* What never reached standard output (a full disk, a closed pipe) must
+                         * not pass for a success. */
+                        if (cli_stdout_close() && r == KB_EXIT_PASS)
+                                r = KB_EXIT_FAIL;
                         return r;
                 }
         cli_error("unknown command '%s' (try kbound --help)", argv[1]);

@@ -8,7 +8,7 @@ source "$(dirname "$0")/hostile_lib.sh"
 
 echo "silence"
 run_mode noinfo no-kernel-info 6
-expect noinfo 3 16 "cannot start in the sandbox: kernel did not answer kernel_info in time"
+expect noinfo 3 16 "cannot start in the sandbox within 6 s \(--timeout\): kernel did not answer kernel_info in time"
 run_mode noreply no-execute-reply 6
 expect noreply 1 16 "the cell did not complete within 6.0 s: no execute_reply, although the kernel published busy and idle for the request"
 ok "noreply: the output that did arrive is not printed as a result" [ ! -s "$scratch/noreply.out" ]

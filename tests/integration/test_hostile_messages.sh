@@ -40,7 +40,7 @@ expect nosig0 3 20 "kernel sent a bad message on (shell|iopub) during start-up: 
 run_mode badjson0 malformed-json 30 --from-start
 expect badjson0 3 20 "kernel sent a bad message on (shell|iopub) during start-up: malformed message"
 run_mode parent0 wrong-parent 6 --from-start
-expect parent0 3 16 "cannot start in the sandbox: kernel did not answer kernel_info in time"
+expect parent0 3 16 "cannot start in the sandbox within 6 s \(--timeout\): kernel did not answer kernel_info in time"
 
 echo "iopub flood: bounded memory and time, output cut and said so, exit 1"
 spec=$(hostile_spec flood iopub-flood --flood 200000)

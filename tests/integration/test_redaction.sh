@@ -29,12 +29,20 @@ assert_clean() {
   done
 }
 
-# kept_key: the connection key of the (only) kernel kept under the runtime dir, then the kept
-# folders are removed.
+# kept_key: the connection key of the (only) kernel kept under the runtime dir. kbound removes the
+# connection file once the kernel is ready, so the key comes from what the kernel kept: the
+# leak-key fixture logs it (host/kernel.log), the ipykernel cells below save it in the workspace.
 kept_key() {
-  local conn
-  conn=$(find "$KBOUND_RUNTIME_DIR" -path '*/run/kernel.json' | head -1)
-  [ -n "$conn" ] && json_get "$conn" "d['key']"
+  local saved log
+  saved=$(find "$KBOUND_RUNTIME_DIR" -path '*/workspace/key.txt' | head -1)
+  log=$(find "$KBOUND_RUNTIME_DIR" -path '*/host/kernel.log' | head -1)
+  if [ -n "$saved" ]; then
+    cat "$saved"
+  elif [ -n "$log" ]; then
+    sed -n 's/^hostile-kernel: my key is \([0-9a-f-]*\)$/\1/p' "$log" | head -1
+  else
+    return 1
+  fi
 }
 drop_kept() {
   rm -rf "${KBOUND_RUNTIME_DIR:?}"/kbound-*
@@ -93,7 +101,9 @@ ok "leak-key conformance: no terminal escape on stderr" no_escape "$scratch/leak
 assert_no_leftovers "after the leak-key kernel"
 
 echo "finding 3: a real ipykernel cell prints its own key whole, in halves, upper-cased and the file"
-cell='import ipykernel.connect as c,json,sys; p=c.get_connection_file(); k=json.load(open(p))["key"]; print(k); sys.stdout.write(k[:20]); sys.stdout.flush(); sys.stdout.write(k[20:]+"\n"); print(k.upper()); sys.stderr.write(open(p).read())'
+# The connection file is gone once the kernel is ready: the key comes from the kernel's memory, the
+# cell saves it for kept_key and writes it in a connection file's shape.
+cell='import json,sys; k=get_ipython().kernel.session.key.decode(); open("/workspace/key.txt","w").write(k); print(k); sys.stdout.write(k[:20]); sys.stdout.flush(); sys.stdout.write(k[20:]+"\n"); print(k.upper()); sys.stderr.write(json.dumps({"key": k}))'
 timed run-key "$KBOUND" run --kernel python3 --keep --transcript "$scratch/run.jsonl" "$cell"
 key=$(kept_key || true)
 drop_kept

@@ -5,11 +5,23 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R
 
+# The connection keys to look for: kbound removes each connection file once its kernel is ready,
+# so the kernels (python3 and ir, found first in JUPYTER_PATH) are wrapped to save a copy in their
+# workspace first, as any kernel could (it can read its own key).
+for k in python3 ir; do
+  mkdir -p "$scratch/jupyter/kernels/$k"
+  /usr/bin/python3 - "/usr/share/jupyter/kernels/$k/kernel.json" "$scratch/jupyter/kernels/$k/kernel.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["argv"] = ["/bin/sh", "-c", 'cp "$0" /workspace/connection-copy.json && exec "$@"', "{connection_file}"] + spec["argv"]
+json.dump(spec, open(sys.argv[2], "w"))
+PY
+done
 # A known canary in kbound's own environment (check only generates one when none is set).
 canary="kbound-canary-$RANDOM$RANDOM$RANDOM$RANDOM"
 set +e
-KBOUND_CANARY_SECRET="$canary" "$KBOUND" check --keep --transcript "$scratch/t.jsonl" --json "$scratch/r.json" \
-  >"$scratch/out" 2>"$scratch/err"
+JUPYTER_PATH="$scratch/jupyter" KBOUND_CANARY_SECRET="$canary" "$KBOUND" check --keep --transcript "$scratch/t.jsonl" \
+  --json "$scratch/r.json" >"$scratch/out" 2>"$scratch/err"
 rc=$?
 set -e
 ok "check with a transcript exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
@@ -17,10 +29,12 @@ ok "check with a transcript exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
 ok "transcript is private (0600)" [ "$(stat -c %a "$scratch/t.jsonl")" = 600 ]
 ok "stderr says how many messages were written" grep -q "transcript: [0-9]* message(s) written" "$scratch/err"
 
-# The secrets to look for: both connection keys (kept folders), the canaries check planted.
+# The secrets to look for: both connection keys (the kernels' copies), the canaries check planted.
 base=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 -name 'kbound-*' | head -1)
-keys=$(for f in "$base"/teams/*/run/kernel.json; do json_get "$f" "d['key']"; done)
+keys=$(for f in "$base"/teams/*/workspace/connection-copy.json; do json_get "$f" "d['key']"; done)
 ok "two connection keys captured" [ "$(echo "$keys" | grep -c .)" -eq 2 ]
+ok "no connection file was left on disk (removed once each kernel was ready)" \
+  bash -c "! compgen -G '$base/teams/*/run/kernel.json'"
 cred=$(cat "$base/host-secrets/credentials")
 sib=$(cat "$base"/teams/*-sibling/workspace/canary.txt)
 for s in $keys "$cred" "$sib" "$canary"; do
@@ -82,14 +96,18 @@ rm -rf "$base"
 
 echo "run --transcript: a key the kernel prints is redacted"
 set +e
+# The connection file is gone once the kernel is ready; the key is in the kernel's memory, and
+# the cell saves a copy for this test to look for.
 "$KBOUND" run --kernel python3 --keep --transcript "$scratch/run.jsonl" \
-  'print(open("/run/kbound/kernel.json").read())' >"$scratch/out" 2>"$scratch/err"
+  'import json; k = get_ipython().kernel.session.key.decode(); open("/workspace/key.txt", "w").write(k); print(json.dumps({"key": k}))' \
+  >"$scratch/out" 2>"$scratch/err"
 rc=$?
 set -e
 ok "run exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
 base=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 -name 'kbound-*' | head -1)
-key=$(json_get "$base/teams/run/run/kernel.json" "d['key']")
-ok "the cell printed the connection file, shown with the key redacted" \
+key=$(cat "$base/teams/run/workspace/key.txt")
+ok "a key was captured" [ ${#key} -eq 64 ]
+ok "the cell printed the key as in a connection file, shown redacted" \
   grep -qF '"key": "[redacted:connection-key]"' "$scratch/out"
 ok "the key is not on stdout (it never appears in output)" bash -c '! grep -qF "$1" "$2"' _ "$key" "$scratch/out"
 ok "the transcript has it redacted" grep -qF '[redacted:connection-key]' "$scratch/run.jsonl"

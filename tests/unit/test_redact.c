@@ -62,7 +62,7 @@ static void test_fragments(void **state) {
         expect(s, "3f9c1a7be2d6ffff", MARK "ffff");
         /* Overlapping fragments of two tokens become one marker. */
         char both[256];
-        snprintf(both, sizeof(both), "[%.20s%.20s]", KEY + 44, CANARY);
+        snprintf(both, sizeof(both), "[%.20s%.20s]", &KEY[44], CANARY);
         expect(s, both, "[" MARK "]");
         /* Environment values are whole-match only: a fragment of a path is ordinary text. */
         expect(s, "/usr/share/jupyter/kernels/python3", "/usr/share/jupyter/kernels/python3");

@@ -11,7 +11,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include "kbound/report.h"
 
@@ -164,14 +167,24 @@ static size_t count_of(const char *haystack, const char *needle) {
         return n;
 }
 
+/* Where open_memstream keeps its buffer pointer and size. On the heap, not on the stack: the
+ * stream holds the address of the pointer until fclose, and gcc 12 at -O2 cannot tell that the
+ * pointer returned afterwards is not that stack address (-Wdangling-pointer). */
+typedef struct memout {
+        char *text;
+        size_t size;
+} memout;
+
 /* Renders into a malloc'd string (open_memstream: no files, no sockets). */
 static char *render(int (*fn)(json_object *, FILE *), json_object *run) {
-        char *text = NULL;
-        size_t size = 0;
-        FILE *out = open_memstream(&text, &size);
+        memout *m = calloc(1, sizeof(*m));
+        assert_non_null(m);
+        FILE *out = open_memstream(&m->text, &m->size);
         assert_non_null(out);
         assert_int_equal(fn(run, out), 0);
         assert_int_equal(fclose(out), 0);
+        char *text = m->text;
+        free(m);
         return text;
 }
 
@@ -604,18 +617,8 @@ static int render_half_then_fail(json_object *run, FILE *out) {
 
 static char *slurp(const char *path) {
         char *text = NULL;
-        size_t size = 0;
-        FILE *in = fopen(path, "re");
-        if (!in)
+        if (kb_read_file(AT_FDCWD, path, 0, 1 << 20, &text, NULL) < 0)
                 return NULL;
-        FILE *out = open_memstream(&text, &size);
-        assert_non_null(out);
-        char buf[4096];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-                fwrite(buf, 1, n, out);
-        fclose(in);
-        fclose(out);
         return text;
 }
 
@@ -651,6 +654,131 @@ static void test_write_file_atomic(void **state) {
         assert_int_equal(rmdir(dir), 0);
 }
 
+/* Reports to things that are not regular files: written in place, never replaced (before this,
+ * --json /dev/null as root turned /dev/null into a regular file). */
+/* A character device node for the test: a private copy (mknod, as root) so that a regression
+ * replaces that rather than the machine's /dev/null; else the real one, which a non-root process
+ * cannot replace anyway. */
+static const char *char_device(const char *dir, const char *name, unsigned minor, char *buf, size_t size) {
+        snprintf(buf, size, "%s/%s", dir, name);
+        if (mknod(buf, S_IFCHR | 0666, makedev(1, minor)) == 0)
+                return buf;
+        snprintf(buf, size, "/dev/%s", name);
+        return buf;
+}
+
+static void test_write_file_devices_and_fifos(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        kb_report_finish(run);
+        kb_report_target target = 0;
+        struct stat st;
+        char dir[] = "/tmp/kb-report-XXXXXX", fifo[64], sock[64], link[64], target_file[64], dangling[64];
+        char null_path[64], full_path[64];
+        assert_non_null(mkdtemp(dir));
+
+        const char *null_dev = char_device(dir, "null", 3, null_path, sizeof(null_path));
+        assert_int_equal(kb_report_check_path(null_dev, &target), 0);
+        assert_int_equal(target, KB_REPORT_STREAM);
+        assert_int_equal(kb_report_write_file(run, null_dev, kb_report_json), 0);
+        assert_int_equal(stat(null_dev, &st), 0);
+        assert_true(S_ISCHR(st.st_mode));
+        /* The real errno, not EIO: a full device says ENOSPC. */
+        const char *full_dev = char_device(dir, "full", 7, full_path, sizeof(full_path));
+        assert_int_equal(kb_report_write_file(run, full_dev, kb_report_junit), -ENOSPC);
+        assert_int_equal(stat(full_dev, &st), 0);
+        assert_true(S_ISCHR(st.st_mode));
+        snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+        snprintf(sock, sizeof(sock), "%s/sock", dir);
+        snprintf(link, sizeof(link), "%s/link.json", dir);
+        snprintf(target_file, sizeof(target_file), "%s/real.json", dir);
+        snprintf(dangling, sizeof(dangling), "%s/dangling.json", dir);
+
+        /* A FIFO with nobody reading: refused at once, never waited on, still a FIFO. */
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(kb_report_check_path(fifo, &target), 0);
+        assert_int_equal(target, KB_REPORT_STREAM);
+        assert_int_equal(kb_report_write_file(run, fifo, kb_report_json), -ENXIO);
+        /* With a reader: the reader gets the whole report, and the FIFO stays. */
+        _cleanup_free_ char *expected = render(kb_report_json, run);
+        int rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        assert_true(rfd >= 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0)
+                _exit(kb_report_write_file(run, fifo, kb_report_json) == 0 ? 0 : 1);
+        /* The report fits the pipe's buffer (64 KiB): the writer finishes, then we read. */
+        int status = 0;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        size_t want = strlen(expected), got = 0;
+        assert_true(want < 65536);
+        char *buf = calloc(1, want + 1);
+        assert_non_null(buf);
+        while (got < want) {
+                ssize_t n = read(rfd, buf + got, want - got);
+                if (n <= 0)
+                        break;
+                got += (size_t) n;
+        }
+        assert_string_equal(buf, expected);
+        free(buf);
+        close(rfd);
+        assert_int_equal(stat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+
+        /* A directory or a socket is no place for a report, and says so before anything is written. */
+        assert_int_equal(kb_report_check_path(dir, &target), -EISDIR);
+        assert_int_equal(kb_report_write_file(run, dir, kb_report_json), -EISDIR);
+        int sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock);
+        assert_int_equal(bind(sfd, (struct sockaddr *) &addr, sizeof(addr)), 0);
+        assert_int_equal(kb_report_check_path(sock, &target), -EINVAL);
+        close(sfd);
+        assert_int_equal(kb_report_check_path("", &target), -EINVAL);
+        assert_int_equal(kb_report_check_path("/no/such/folder/r.json", &target), -ENOENT);
+
+        /* A symlink to a report: the file it names is replaced, the link stays a link. */
+        assert_int_equal(kb_report_write_file(run, target_file, kb_report_junit), 0);
+        assert_int_equal(symlink("real.json", link), 0);
+        assert_int_equal(kb_report_check_path(link, &target), 0);
+        assert_int_equal(target, KB_REPORT_REPLACE);
+        assert_int_equal(kb_report_write_file(run, link, kb_report_json), 0);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        _cleanup_free_ char *through = slurp(target_file);
+        assert_string_equal(through, expected);
+        /* A symlink to nothing is not a new path: refused, the link left alone. */
+        assert_int_equal(symlink("nowhere.json", dangling), 0);
+        assert_int_equal(kb_report_check_path(dangling, &target), -ENOENT);
+        assert_int_equal(kb_report_write_file(run, dangling, kb_report_json), -ENOENT);
+        assert_int_equal(lstat(dangling, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+
+        /* To a descriptor, for "-": the same bytes. */
+        int pfd[2];
+        assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+        assert_int_equal(kb_report_write_fd(run, pfd[1], kb_report_json), 0);
+        close(pfd[1]);
+        char piped[8192] = "";
+        ssize_t n = read(pfd[0], piped, sizeof(piped) - 1);
+        assert_true(n > 0);
+        close(pfd[0]);
+        assert_string_equal(piped, expected);
+        assert_int_equal(kb_report_write_fd(run, -1, kb_report_json), -EINVAL);
+
+        if (strncmp(null_dev, dir, strlen(dir)) == 0)
+                unlink(null_dev);
+        if (strncmp(full_dev, dir, strlen(dir)) == 0)
+                unlink(full_dev);
+        unlink(fifo);
+        unlink(sock);
+        unlink(link);
+        unlink(dangling);
+        unlink(target_file);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_all_pass_is_full_boundary),
@@ -674,6 +802,7 @@ int main(void) {
                 cmocka_unit_test(test_junit_structure_and_escaping),
                 cmocka_unit_test(test_junit_kernel_error_and_incomplete),
                 cmocka_unit_test(test_write_file_atomic),
+                cmocka_unit_test(test_write_file_devices_and_fifos),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,12 +335,18 @@ static void test_plan_rejects(void **state) {
 
         const char *bad_teams[] = {
                 "",  "a b",     "a/b",  "..",
-                ".", "team;rm", "tëam", "0123456789012345678901234567890123456789012345678901234567890123x"};
+                ".", "team;rm", "tëam", "0123456789012345678901234567890123456789012345678901234567890123x",
+                ".hidden", "a\x07b", "a\nb", "a\x1b[2J"};
         for (size_t i = 0; i < KB_ELEMENTSOF(bad_teams); i++) {
                 p = base_policy();
                 p.team = bad_teams[i];
                 assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
+                /* One rule for every team name: the same function says no. */
+                assert_false(kb_team_name_valid(bad_teams[i]));
         }
+        assert_false(kb_team_name_valid(NULL));
+        assert_true(kb_team_name_valid("kbound-python3"));
+        assert_true(kb_team_name_valid("a.b_c-1"));
         p = base_policy();
         p.team = NULL;
         assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);

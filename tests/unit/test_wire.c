@@ -138,6 +138,8 @@ static void test_decode_known_answer(void **state) {
         assert_null(kb_msg_content_string(msg, "absent"));
         assert_int_equal(msg->n_identities, 0);
         assert_int_equal(msg->n_buffers, 0);
+        /* The verified signature is kept: it is what a replay of the message would carry. */
+        assert_string_equal(msg->signature, KAT_HMAC);
         kb_msg_destroy(&msg);
         assert_null(msg);
         kb_msg_destroy(&msg); /* NULL is accepted */
@@ -658,9 +660,13 @@ static void test_unsigned_mode(void **state) {
         build_wire(&w, &empty_key, NULL, 0, NULL, 0, NULL);
         assert_int_equal(w.frames[SIG].size, 0);
         assert_int_equal(decode_only(&w, &empty_key, NULL), 0);
-        /* Like jupyter_client without a key, the signature frame is not interpreted. */
+        /* Like jupyter_client without a key, the signature frame is not interpreted (nor kept). */
         w.frames[SIG] = str_frame("whatever");
         assert_int_equal(decode_only(&w, &empty_key, NULL), 0);
+        kb_msg *unsigned_msg = NULL;
+        assert_int_equal(decode(&w, &empty_key, NULL, &unsigned_msg), 0);
+        assert_string_equal(unsigned_msg->signature, "");
+        kb_msg_destroy(&unsigned_msg);
         /* But an unsigned message never passes where a key is set. */
         w.frames[SIG] = str_frame("");
         assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
@@ -676,7 +682,7 @@ static void test_unsigned_mode(void **state) {
 }
 
 static void test_strerror(void **state) {
-        static const int codes[] = {E2BIG, EMSGSIZE, EPROTO, ENOKEY, EBADMSG, ELOOP, ENOMEM, EAGAIN};
+        static const int codes[] = {E2BIG, EMSGSIZE, EPROTO, ENOKEY, EBADMSG, ELOOP, ENOMEM, EAGAIN, EEXIST, ENOTUNIQ};
         for (size_t i = 0; i < KB_ELEMENTSOF(codes); i++) {
                 const char *s = kb_wire_strerror(-codes[i]);
                 assert_non_null(s);
