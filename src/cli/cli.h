@@ -110,6 +110,12 @@ int cli_sandbox_env(bool *allow_raw_network);
  * why and returns KB_EXIT_ENFORCE. */
 int cli_resolve_kernels_dir(const char *opt, char **ret);
 
+/* kbound-syscall-probe, the program sandbox.attack_surface runs inside the sandbox:
+ * $KBOUND_SYSCALL_PROBE, else installed beside kbound (../libexec/kbound/), else in the build tree
+ * next to it. *ret is a malloc'd realpath, or NULL when none is found (the check then fails, saying
+ * so). Returns 0. */
+int cli_resolve_syscall_probe(char **ret);
+
 /* Team names: 1-max characters of [A-Za-z0-9_.-], not starting with '.' (check and conformance
  * take a prefix, to which "-<kernel>" is added: 40; a whole team name: 64). */
 bool cli_team_name_ok(const char *team, size_t max);
@@ -126,6 +132,22 @@ long cli_parse_seconds(const char *s);
 #define CLI_RO_BIND_MAX 32
 int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms);
 int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg);
+
+/* --sockets MODE and --allow-syscall NAME (repeatable): the seccomp policy of the commands that
+ * start kernels (docs/seccomp.md). cli_opt_allow_syscall collects one name (KB_EXIT_USAGE past
+ * CLI_ALLOW_SYSCALL_MAX); cli_hardening checks them and builds the hardening: an unknown mode or
+ * name is a usage error; under the raw-network override the sockets default to "inet" (and "unix"
+ * or "default" with the network shared is a usage error: the network could not be used);
+ * --disable-userns when bwrap_version has it. Prints what is wrong, naming cmd. */
+#define CLI_ALLOW_SYSCALL_MAX 32
+typedef struct cli_hardening_opts {
+        const char *sockets;
+        char *allow[CLI_ALLOW_SYSCALL_MAX + 1];
+        size_t n_allow;
+} cli_hardening_opts;
+int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *arg);
+int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const char *bwrap_version,
+                  kb_sandbox_hardening *ret);
 
 /* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
  * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns
