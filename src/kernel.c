@@ -381,6 +381,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .env = env,
                         .bwrap = o->bwrap,
                         .user = o->user,
+                        .hardening = o->hardening,
+                        .syscall_probe = o->syscall_probe,
                 };
                 r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
                 /* Its diagnosis can quote the kernel's log. */

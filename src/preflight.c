@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PREFLIGHT_ITEMS 6
+#define PREFLIGHT_ITEMS 8
 /* The longest team name (64) and kernel socket name the runtime layout produces. */
 #define SUN_PATH_USABLE 107 /* sizeof(sun_path) - 1: the path needs its NUL */
 #define PREFLIGHT_TIMEOUT_MS 10000
@@ -45,28 +45,19 @@ static char *fmt(const char *format, ...) {
 
 /* Starts a sandbox with every namespace, like a real launch would: the only reliable test of
  * whether user namespaces (and AppArmor, seccomp, sysctls) let bwrap work here. */
-static int check_userns(const char *bwrap, const kb_sandbox_user *user, bool *ret_ok, char **ret_detail) {
-        char *argv[] = {(char *) bwrap,
-                        "--unshare-all",
-                        "--unshare-pid",
-                        "--die-with-parent",
-                        "--new-session",
-                        "--cap-drop",
-                        "ALL",
-                        "--ro-bind",
-                        "/",
-                        "/",
-                        "--proc",
-                        "/proc",
-                        "--dev",
-                        "/dev",
-                        "--",
-                        "true",
-                        NULL};
+static int check_userns(const char *bwrap, const kb_sandbox_user *user, bool disable_userns, int seccomp_fd,
+                        bool *ret_ok, char **ret_detail) {
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", KB_SANDBOX_SECCOMP_FD);
+        char *argv[] = {(char *) bwrap, "--unshare-all", "--unshare-pid", "--unshare-user", "--die-with-parent",
+                        "--new-session", "--cap-drop", "ALL", "--seccomp", fd, "--ro-bind", "/", "/", "--proc", "/proc",
+                        "--dev", "/dev", disable_userns ? "--disable-userns" : "--", disable_userns ? "--" : "true",
+                        disable_userns ? "true" : NULL, NULL};
         char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         int status = 0;
         _cleanup_free_ char *out = NULL;
-        int r = kb_sandbox_run_capture(argv, envp, user, 8192, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &status, &out);
+        int r = kb_sandbox_run_capture(argv, envp, user, seccomp_fd, KB_SANDBOX_SECCOMP_FD, 8192,
+                                       kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &status, &out);
         if (r < 0) {
                 *ret_ok = false;
                 *ret_detail = fmt("could not run %s: %s", bwrap, strerror(-r));
@@ -74,7 +65,8 @@ static int check_userns(const char *bwrap, const kb_sandbox_user *user, bool *re
         }
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
                 *ret_ok = true;
-                *ret_detail = fmt("a sandbox with user, pid, net, ipc, uts and mount namespaces started as %s",
+                *ret_detail = fmt("a sandbox with user, pid, net, ipc, uts and mount namespaces and kbound's seccomp "
+                                  "filter started as %s",
                                   user ? user->name : "kbound's user");
                 return *ret_detail ? 0 : -ENOMEM;
         }
@@ -235,13 +227,35 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                                  "it with --bwrap or KBOUND_BWRAP",
                                  bwrap ? bwrap : "bwrap", bwrap ? "" : " not found,"));
 
+        /* The seccomp filter every sandbox runs under (docs/seccomp.md). */
+        _cleanup_close_ int seccomp_fd = -1;
+        size_t insns = 0;
+        if (r >= 0) {
+                int b = kb_seccomp_build(NULL, &seccomp_fd);
+                if (b == 0)
+                        (void) kb_seccomp_instructions(seccomp_fd, &insns);
+                r = item_add(items, &n, "seccomp", b == 0, true,
+                             b == 0 ? fmt("kbound's seccomp filter builds (%zu instructions); every sandbox runs under it",
+                                          insns)
+                                    : fmt("the seccomp filter cannot be built here (%s): %s", strerror(-b),
+                                          b == -ENOSYS ? "libseccomp is too old for the filter's calls"
+                                                       : "a kernel with seccomp (Linux 4.14+) is needed"));
+        }
+        bool disable_userns = have_bwrap && kb_sandbox_bwrap_disables_userns(version);
+        if (r >= 0)
+                r = item_add(items, &n, "nested-userns", disable_userns, false,
+                             disable_userns ? fmt("bubblewrap %s refuses nested user namespaces (--disable-userns)", version)
+                                            : fmt("bubblewrap %s has no --disable-userns (0.8.0 has): the seccomp filter "
+                                                  "still refuses nested user namespaces",
+                                                  have_bwrap ? version : "(none)"));
+
         bool userns_ok = false;
         if (r >= 0) {
                 char *detail = NULL;
-                if (have_bwrap && user_resolved)
-                        r = check_userns(bwrap, &user, &userns_ok, &detail);
+                if (have_bwrap && user_resolved && seccomp_fd >= 0)
+                        r = check_userns(bwrap, &user, disable_userns, seccomp_fd, &userns_ok, &detail);
                 else
-                        detail = fmt("not tested: %s", have_bwrap ? "no sandbox user" : "no bwrap");
+                        detail = fmt("not tested: %s", !have_bwrap ? "no bwrap" : !user_resolved ? "no sandbox user" : "no seccomp filter");
                 if (r >= 0)
                         r = item_add(items, &n, "user-namespaces", userns_ok, true, detail);
                 else

@@ -90,10 +90,11 @@ int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status);
 
 /* Runs argv (argv[0] is the path) with envp as user (NULL: kbound's own; else as
  * kb_sandbox_spawn switches, with a fresh session keyring), capturing stdout and stderr together
- * (at most max_output bytes kept), until deadline_ms. Returns 0 with *ret_status and a malloc'd, NUL-
+ * (at most max_output bytes kept), until deadline_ms; extra_fd (>= 0) becomes extra_target in the
+ * child. Returns 0 with *ret_status and a malloc'd, NUL-
  * terminated *ret_output; -ENOENT/-EACCES if it could not be exec'd; -ETIMEDOUT; -errno. */
-int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, size_t max_output,
-                           int64_t deadline_ms, int *ret_status, char **ret_output);
+int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, int extra_fd,
+                           int extra_target, size_t max_output, int64_t deadline_ms, int *ret_status, char **ret_output);
 
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */

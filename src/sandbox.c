@@ -374,12 +374,20 @@ bool kb_sandbox_rootfs_visible(const char *path) {
         return false;
 }
 
+bool kb_sandbox_bwrap_disables_userns(const char *version) {
+        unsigned major = 0, minor = 0;
+        if (!version || sscanf(version, "%u.%u", &major, &minor) != 2)
+                return false;
+        return major > 0 || minor >= 8;
+}
+
 int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
                     char ***ret_argv) {
-        if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0)
+        if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0 || info_fd == KB_SANDBOX_SECCOMP_FD ||
+            info_fd == KB_SANDBOX_PROBE_FD)
                 return -EINVAL;
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
-            (policy->rootfs && !path_ok(policy->rootfs)))
+            (policy->rootfs && !path_ok(policy->rootfs)) || (policy->syscall_probe && !path_ok(policy->syscall_probe)))
                 return -EINVAL;
         for (char *const *p = policy->ro_paths; p && *p; p++)
                 if (!path_ok(*p))
@@ -401,6 +409,17 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         /* --die-with-parent: nothing outlives kbound. --new-session: no TIOCSTI into our tty. */
         if (r >= 0)
                 r = strv_push3(&v, "--die-with-parent", "--new-session", NULL);
+        /* A user namespace always (--disable-userns needs it stated), nested ones refused, and the
+         * seccomp filter the launcher hands over at KB_SANDBOX_SECCOMP_FD (docs/seccomp.md). */
+        if (r >= 0)
+                r = strv_push(&v, "--unshare-user");
+        if (r >= 0 && policy->hardening && policy->hardening->disable_userns)
+                r = strv_push(&v, "--disable-userns");
+        if (r >= 0) {
+                char seccomp_fd[16];
+                snprintf(seccomp_fd, sizeof seccomp_fd, "%d", KB_SANDBOX_SECCOMP_FD);
+                r = strv_push3(&v, "--seccomp", seccomp_fd, NULL);
+        }
         if (r >= 0)
                 r = strv_push3(&v, "--cap-drop", "ALL", NULL);
         if (r >= 0)
@@ -426,6 +445,11 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = strv_push3(&v, "--bind", policy->workspace, KB_SANDBOX_WORKSPACE);
         if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);
+        if (r >= 0 && policy->syscall_probe) {
+                char fd[16];
+                snprintf(fd, sizeof fd, "%d", KB_SANDBOX_PROBE_FD);
+                r = strv_push3(&v, "--ro-bind-fd", fd, KB_SANDBOX_PROBE_PROGRAM);
+        }
         /* The root tmpfs read-only: a write outside the team's directories fails inside, visibly. */
         if (r >= 0)
                 r = strv_push3(&v, "--remount-ro", "/", NULL);

@@ -454,15 +454,16 @@ int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status) {
         }
 }
 
-int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, size_t max_output,
-                           int64_t deadline_ms, int *ret_status, char **ret_output) {
+int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, int extra_fd,
+                           int extra_target, size_t max_output, int64_t deadline_ms, int *ret_status, char **ret_output) {
         int out[2];
         if (pipe2(out, O_CLOEXEC) < 0)
                 return -errno;
         _cleanup_close_ int rd = out[0];
         pid_t pid;
         kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = out[1], .stderr_fd = out[1], .user = user,
-                               .new_session_keyring = user != NULL, .die_with_parent = true};
+                               .new_session_keyring = user != NULL, .die_with_parent = true,
+                               .extra_fds = &extra_fd, .extra_targets = &extra_target, .n_extra = extra_fd >= 0 ? 1 : 0};
         int r = kb_sandbox_spawn(argv[0], argv, envp, &so, &pid);
         close(out[1]);
         if (r < 0)
@@ -728,9 +729,29 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
         /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
          * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
-        int info_fd = info_pipe[1], info_target = KB_SANDBOX_INFO_FD, stage = 0;
-        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = logfd, .stderr_fd = logfd, .extra_fds = &info_fd,
-                               .extra_targets = &info_target, .n_extra = 1, .user = policy->user,
+        /* The seccomp program: built for this launch (bwrap reads it from its current offset). */
+        _cleanup_close_ int seccomp_fd = -1;
+        r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &seccomp_fd);
+        if (r < 0) {
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
+                return r == -EINVAL ? -EINVAL : -ENOTSUP;
+        }
+        /* The syscall probe, bound from a descriptor opened here (as kbound: the sandbox user may
+         * not reach a build tree under /root); O_PATH, so nothing of it is read or run by us. */
+        _cleanup_close_ int probe_fd = -1;
+        if (policy->syscall_probe && (probe_fd = open(policy->syscall_probe, O_PATH | O_CLOEXEC)) < 0) {
+                r = -errno;
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                set_diagnosis(ret_diagnosis, "cannot open kbound's syscall probe program", NULL, 0);
+                return r;
+        }
+        int fds[3] = {info_pipe[1], seccomp_fd, probe_fd};
+        int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_PROBE_FD}, stage = 0;
+        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = logfd, .stderr_fd = logfd, .extra_fds = fds,
+                               .extra_targets = targets, .n_extra = probe_fd >= 0 ? 3 : 2, .user = policy->user,
                                .new_session_keyring = true, .die_with_parent = true, .ret_failed_stage = &stage};
         r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
         close(info_pipe[1]);
@@ -940,7 +961,7 @@ int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version) {
         char *argv[] = {(char *) bwrap, (char *) "--version", NULL};
         int status;
         _cleanup_free_ char *out = NULL;
-        int r = kb_sandbox_run_capture(argv, NULL, NULL, 4096, kb_now_ms() + 5000, &status, &out);
+        int r = kb_sandbox_run_capture(argv, NULL, NULL, -1, 0, 4096, kb_now_ms() + 5000, &status, &out);
         if (r == -ENOENT || r == -ENOTDIR)
                 return -ENOENT;
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -30,7 +30,7 @@
 /* Every check a kernel gets, in the order they run (docs/probes.md). */
 static const char *const check_ids[] = {
         "sandbox.backend",        "sandbox.privileges",   "sandbox.session",
-        "identity.pid2",          "identity.pidfd",       "boundary.descriptors",
+        "sandbox.attack_surface", "identity.pid2",          "identity.pidfd",       "boundary.descriptors",
         "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
         "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
         "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
@@ -333,6 +333,44 @@ static void expect_basics(ctx *x) {
                 json_object_array_add(binds, id);
         }
         expect_set(x, "team_binds", binds);
+}
+
+/* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */
+static void expect_seccomp(ctx *x) {
+        const kb_seccomp_policy *policy = x->env->hardening ? &x->env->hardening->seccomp : NULL;
+        json_object *seccomp = json_object_new_object(), *blocked = json_object_new_object();
+        json_object *not_claimed = json_object_new_array();
+        for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
+                const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
+                if (kb_seccomp_blocks(policy, e))
+                        json_object_object_add(blocked, e->name, json_object_new_string(strerrorname_np(e->errnum)));
+        }
+        for (char *const *a = policy ? policy->allow : NULL; a && *a; a++)
+                json_object_array_add(not_claimed, json_object_new_string(*a));
+        json_object_object_add(seccomp, "blocked", blocked);
+        json_object_object_add(seccomp, "not_claimed", not_claimed);
+        json_object_object_add(seccomp, "sockets",
+                               json_object_new_string(kb_seccomp_sockets_to_string(policy ? policy->sockets : 0)));
+        expect_set(x, "seccomp", seccomp);
+}
+
+/* The attack-surface cell: its spawned program (and, in languages that can, the kernel itself)
+ * tries every refused call and family. */
+static void surface_cell(ctx *x) {
+        char why[512];
+        json_object *params = json_object_new_object(), *result = NULL;
+        json_object_object_add(params, "program",
+                               json_object_new_string(x->env->syscall_probe ? KB_SANDBOX_PROBE_PROGRAM : ""));
+        int r = x->env->syscall_probe ? run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
+                                      : (snprintf(why, sizeof why, "kbound's syscall probe program was not found"), -ENOENT);
+        json_object_put(params);
+        if (r < 0) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "error", json_object_new_string(why));
+                expect_set(x, "surface", e);
+                return;
+        }
+        expect_set(x, "surface", result);
 }
 
 /* Adds a check the judge made, in the scenario's order of checks. */
@@ -771,6 +809,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 .ro_paths = env->ro_paths,
                 .host_env = env->host_env,
                 .user = env->user,
+                .hardening = env->hardening,
+                .syscall_probe = env->syscall_probe,
                 .on_msg = env->on_msg,
                 .on_msg_userdata = env->on_msg_userdata,
                 .cancel_fd = env->cancel_fd,
@@ -817,9 +857,17 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 run_probe(&x);
                 probe_ms = kb_now_ms() - t_probe;
         }
+        int64_t surface_ms = 0;
+        expect_seccomp(&x);
+        if (!x.cancelled) {
+                int64_t t_surface = kb_now_ms();
+                surface_cell(&x);
+                surface_ms = kb_now_ms() - t_surface;
+        }
         judged(&x, "sandbox.backend", kb_judge_backend, x.inspect_ms);
         add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), x.inspect_ms);
         judged(&x, "sandbox.session", kb_judge_session, x.inspect_ms);
+        judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
         judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
         check_pidfd(&x);
         if (!x.cancelled) {

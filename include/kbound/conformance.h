@@ -21,6 +21,7 @@ typedef struct kb_conformance_env {
         char *const *ro_paths;
         char *const *host_env;        /* kbound's own environment (for the sandbox allowlist) */
         const kb_sandbox_user *user;  /* who the kernels run as (never root) */
+        const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces */
         int item_timeout_ms;          /* how long one request may take (<= 0: 10 s) */
         int long_cell_seconds;        /* how long the long cell runs if nobody stops it (<= 0: 60) */
         int cancel_fd;                /* readable → stop everything (signal) */

@@ -43,7 +43,9 @@ typedef struct kb_inspect_target {
 /* Facts about kbound itself and the host that every sandbox is compared with: "pid", "session",
  * "uid" (kbound's), "ns" (namespace name → inode, kb_inspect_namespaces), "proc_entries" (the
  * kb_sandbox_proc_readonly names that exist in the host's /proc), "memfd_dev" (the device of
- * anonymous memory files, learned from one kbound makes), "mounts" (kbound's own mount table).
+ * anonymous memory files, learned from one kbound makes), "mounts" (kbound's own mount table),
+ * "seccomp_filters" (how many seccomp filters kbound itself runs under; absent if the kernel does
+ * not say).
  * Returns 0 and a new object, -errno when kbound's own /proc cannot be read (nothing can be
  * compared then). */
 KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);

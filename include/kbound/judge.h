@@ -25,7 +25,10 @@ KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_o
  *   host folders were looked in), "workspace_read_back" (bool: the host read the nonce back),
  *   "secrets_in_probe", "sibling_in_probe" [secret names found in the probe result],
  *   "secrets_guarded" (count), "keyring" (string), "identity" (the identity cell's result, or
- *   {"error"}), "bwrap", "bwrap_version". */
+ *   {"error"}), "bwrap", "bwrap_version",
+ *   "seccomp" {"blocked": {entry name: errno name} (what the filter refuses, and how),
+ *              "not_claimed": [entry names left allowed by --allow-syscall], "sockets": mode},
+ *   "surface" (the attack_surface cell's result, or {"error"}). */
 typedef struct kb_judge_input {
         json_object *host;      /* kb_inspect_host */
         json_object *snapshots; /* kb_inspect_snapshot array, in the order taken */
@@ -93,6 +96,14 @@ KB_EXPORT json_object *kb_judge_network(const kb_judge_input *in);
 /* boundary.sockets: no listening pathname unix socket of the host is reachable through the
  * sandbox's mounts (inspect's "reach" entries of kind "socket"). */
 KB_EXPORT json_object *kb_judge_sockets(const kb_judge_input *in);
+
+/* sandbox.attack_surface: every process of every look runs under seccomp (mode 2) with exactly
+ * kbound's own filters plus the one kbound handed bwrap (so the filter was neither dropped nor
+ * swapped for another one without the count changing); and from inside (fail-only, but required):
+ * the attack_surface cell's spawned program, and the cell itself where it can, tried every entry the
+ * filter refuses and got the filter's errno for each; anything let through fails, naming it.
+ * Entries left allowed by the policy are reported not claimed. */
+KB_EXPORT json_object *kb_judge_attack_surface(const kb_judge_input *in);
 
 /* boundary.credentials: no daemon secret or canary in the environment or command line of any
  * sandbox process in any look (read by the host), the child the cell spawned among them (seen

@@ -21,6 +21,9 @@ typedef struct kb_kernel_options {
         char *const *host_env;     /* kbound's environment, filtered by kb_sandbox_env */
         const kb_sandbox_user *user; /* who the kernel runs as (kb_sandbox_user_resolve); NULL:
                                       * kbound's own user, which must then not be root */
+        const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
+                                                * the strictest defaults */
+        const char *syscall_probe;  /* host path of kbound-syscall-probe to show inside; may be NULL */
         kb_client_msg_fn on_msg;   /* transcript hook, may be NULL; it never sees the connection
                                     * key: a message echoing it (or a fragment, see
                                     * kb_secrets_add_token) arrives with it redacted, and one that

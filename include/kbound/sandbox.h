@@ -6,6 +6,14 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
+#include "kbound/seccomp.h"
+
+/* The descriptor numbers of the seccomp program and of the syscall probe program in bwrap's argv
+ * (kb_sandbox_plan, kb_sandbox_launch). */
+#define KB_SANDBOX_SECCOMP_FD 4
+#define KB_SANDBOX_PROBE_FD 5
+/* Where the syscall probe program (kbound-syscall-probe) appears inside the sandbox, read-only. */
+#define KB_SANDBOX_PROBE_PROGRAM "/run/kbound-tools/syscall-probe"
 
 /* Where the team's directories appear inside the sandbox. Host paths never reach the kernel. */
 #define KB_SANDBOX_WORKSPACE "/workspace"
@@ -53,6 +61,17 @@ KB_EXPORT int kb_sandbox_user_pass_through(const kb_sandbox_user *user, const ch
 #define KB_TEAM_NAME_MAX 64
 KB_EXPORT bool kb_team_name_valid(const char *team);
 
+/* What narrows the kernel's reach into the Linux kernel itself, beyond namespaces (docs/seccomp.md).
+ * A zero-initialised value is the strictest: the full seccomp filter, and nested user namespaces
+ * refused by bwrap when it can (disable_userns, for bwrap >= 0.8; the filter refuses them anyway). */
+typedef struct kb_sandbox_hardening {
+        kb_seccomp_policy seccomp; /* the filter every sandbox process runs under */
+        bool disable_userns;       /* pass --disable-userns (kb_sandbox_bwrap_disables_userns) */
+} kb_sandbox_hardening;
+
+/* Whether bwrap of version (as `bwrap --version` prints it, "0.8.0") has --disable-userns. */
+KB_EXPORT bool kb_sandbox_bwrap_disables_userns(const char *version);
+
 typedef struct kb_sandbox_policy {
         const char *team;        /* names the team (kb_team_name_valid); the hostname and reports */
         const char *workspace;   /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
@@ -65,6 +84,11 @@ typedef struct kb_sandbox_policy {
                                   * build it with kb_sandbox_env() */
         const char *bwrap;       /* bubblewrap executable */
         const kb_sandbox_user *user; /* NULL or !switch_user: bwrap runs as kbound's user */
+        const kb_sandbox_hardening *hardening; /* NULL: the strictest defaults */
+        const char *syscall_probe;   /* host path of kbound-syscall-probe, shown read-only at
+                                      * KB_SANDBOX_PROBE_PROGRAM (bound from a descriptor kbound
+                                      * opens, so the sandbox user need not reach the path); NULL:
+                                      * none */
 } kb_sandbox_policy;
 
 /* True if a variable of kbound's own environment may pass into the sandbox (locale and time zone
@@ -90,9 +114,12 @@ KB_EXPORT const char *const *kb_sandbox_proc_masked(void);
 /* The bwrap argv for policy running kernel_argv, with --info-fd info_fd. Pure: no I/O except
  * checking which system paths and /proc entries exist (so it works for a rootfs too). Always:
  * --unshare-all (--share-net only if allow_network), --unshare-pid, --die-with-parent,
- * --new-session, --cap-drop ALL, read-only system paths, --proc /proc with kb_sandbox_proc_readonly
- * bound read-only and kb_sandbox_proc_masked covered, --dev /dev, --tmpfs /tmp, the two team
- * directories, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1 (the kernel must be PID 2).
+ * --new-session, --cap-drop ALL, --unshare-user (and --disable-userns when hardening says so),
+ * --seccomp KB_SANDBOX_SECCOMP_FD (the launcher puts the filter there), read-only system paths,
+ * --proc /proc with kb_sandbox_proc_readonly bound read-only and kb_sandbox_proc_masked covered,
+ * --dev /dev, --tmpfs /tmp, the two team directories, the syscall probe (--ro-bind-fd
+ * KB_SANDBOX_PROBE_FD) when the policy has one, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1
+ * (the kernel must be PID 2).
  * Returns 0 and a NULL-terminated vector, -EINVAL for a policy missing a directory or a relative
  * path, -ENOMEM. */
 KB_EXPORT int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
@@ -166,7 +193,8 @@ KB_EXPORT int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp
 
 /* One preflight item for `kbound doctor`. */
 typedef struct kb_preflight_item {
-        char *name;   /* "sandbox-user", "bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path" */
+        char *name;   /* "sandbox-user", "bwrap", "seccomp", "nested-userns", "user-namespaces", "apparmor",
+                       * "pidfd", "ipc-path" */
         bool ok;
         bool required;
         char *detail; /* what was found, and how to fix it when not ok */
@@ -174,8 +202,9 @@ typedef struct kb_preflight_item {
 
 /* Checks whether this machine can enforce the sandbox: the sandbox user (sandbox_user, NULL for the
  * default: kb_sandbox_user_resolve) exists, is not root and can reach runtime_base's parent; bwrap
- * present (and version); a trivial sandbox with every namespace starts as that user (the real test
- * of user namespaces), the AppArmor
+ * present (and version); the seccomp filter builds; bwrap has --disable-userns (not required); a
+ * trivial sandbox with every namespace and the filter starts as that user (the real test of user
+ * namespaces), the AppArmor
  * restriction on Ubuntu 24.04+ (kernel.apparmor_restrict_unprivileged_userns) when it applies,
  * pidfd_open and pidfd_send_signal work, and runtime_base leaves room for ipc socket paths.
  * Returns 0 and a NULL-terminated array (free with kb_preflight_free); the caller decides the exit

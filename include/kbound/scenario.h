@@ -22,6 +22,8 @@ typedef struct kb_check_env {
         char *const *ro_paths;
         char *const *host_env;        /* kbound's own environment (for the sandbox allowlist) */
         const kb_sandbox_user *user;  /* who the kernels run as (never root) */
+        const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces */
+        const char *syscall_probe;    /* host path of kbound-syscall-probe (sandbox.attack_surface) */
         const kb_secrets *secrets;    /* daemon secrets and canaries no cell may reach */
         int keyring_canary;           /* 0: a key was planted in kbound's session keyring (its value is
                                        * in secrets); -ENOSYS/-EPERM: keys unavailable here */

@@ -148,15 +148,19 @@ def _kbound_cell_fn():
         return [l.split(":", 1)[0].strip() for l in read_lines("/proc/net/dev")[2:] if ":" in l]
 
     def attempt_connect(res, family, address):
-        s = socket.socket(family, socket.SOCK_STREAM)
+        # Making the socket is part of the attempt: a seccomp filter refuses IP sockets outright
+        # (EAFNOSUPPORT), which is a failed attempt, not a failed probe.
+        s = None
         try:
+            s = socket.socket(family, socket.SOCK_STREAM)
             s.settimeout(timeout)
             s.connect(address)
             res["connected"] = True
         except OSError as exc:
             res["error"] = ename(exc)
         finally:
-            s.close()
+            if s is not None:
+                s.close()
         return res
 
     def tcp():

@@ -527,6 +527,48 @@ int cli_opt_timeout(const char *cmd, const char *arg, long *ret_ms) {
         return 0;
 }
 
+int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *arg) {
+        if (o->n_allow == CLI_ALLOW_SYSCALL_MAX) {
+                cli_error("%s: --allow-syscall at most %d times", cmd, CLI_ALLOW_SYSCALL_MAX);
+                return KB_EXIT_USAGE;
+        }
+        o->allow[o->n_allow++] = (char *) arg;
+        o->allow[o->n_allow] = NULL;
+        return 0;
+}
+
+int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const char *bwrap_version,
+                  kb_sandbox_hardening *ret) {
+        kb_sandbox_hardening h = {0};
+        if (o->sockets && kb_seccomp_sockets_from_string(o->sockets, &h.seccomp.sockets) < 0) {
+                cli_error("%s: --sockets takes default, unix or inet, not '%s'", cmd, o->sockets);
+                return KB_EXIT_USAGE;
+        }
+        if (allow_network && !o->sockets)
+                h.seccomp.sockets = KB_SECCOMP_SOCKETS_INET;
+        if (allow_network && h.seccomp.sockets != KB_SECCOMP_SOCKETS_INET) {
+                cli_error("%s: --sockets %s refuses IP sockets, which the raw-network override is for", cmd, o->sockets);
+                return KB_EXIT_USAGE;
+        }
+        h.seccomp.allow = o->n_allow ? o->allow : NULL;
+        for (size_t i = 0; i < o->n_allow; i++) {
+                const kb_seccomp_entry *e = kb_seccomp_entry_find(o->allow[i]);
+                if (!e || e->match == KB_SECCOMP_MATCH_FAMILY) {
+                        cli_error("%s: --allow-syscall %s: %s", cmd, o->allow[i],
+                                  e ? "socket families are chosen with --sockets"
+                                    : "no such entry in the seccomp filter (docs/seccomp.md lists them)");
+                        return KB_EXIT_USAGE;
+                }
+        }
+        if (kb_seccomp_policy_check(&h.seccomp) < 0) {
+                cli_error("%s: the seccomp policy is not valid", cmd);
+                return KB_EXIT_USAGE;
+        }
+        h.disable_userns = kb_sandbox_bwrap_disables_userns(bwrap_version);
+        *ret = h;
+        return 0;
+}
+
 int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg) {
         if (*n == CLI_RO_BIND_MAX || arg[0] != '/') {
                 cli_error("%s: --ro-bind takes an absolute path (at most %d of them)", cmd, CLI_RO_BIND_MAX);
@@ -877,6 +919,36 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
                 return 0;
         }
         return KB_EXIT_USAGE;
+}
+
+int cli_resolve_syscall_probe(char **ret) {
+        const char *env = getenv("KBOUND_SYSCALL_PROBE");
+        char self[PATH_MAX], installed[PATH_MAX + 64] = "", beside[PATH_MAX + 64] = "";
+        const char *tries[3] = { env && *env ? env : NULL, NULL, NULL };
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n > 0) {
+                self[n] = '\0';
+                char *slash = strrchr(self, '/');
+                if (slash)
+                        *slash = '\0';
+                /* Installed: <prefix>/bin/kbound and <prefix>/libexec/kbound/; built: side by side. */
+                snprintf(installed, sizeof(installed), "%s/../libexec/kbound/kbound-syscall-probe", self);
+                snprintf(beside, sizeof(beside), "%s/kbound-syscall-probe", self);
+                tries[1] = installed;
+                tries[2] = beside;
+        }
+        for (size_t i = 0; i < 3; i++) {
+                struct stat st;
+                if (!tries[i] || stat(tries[i], &st) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                *ret = realpath(tries[i], NULL);
+                if (*ret)
+                        return 0;
+        }
+        if (env && *env)
+                cli_error("KBOUND_SYSCALL_PROBE=%s is not a file", env);
+        *ret = NULL;
+        return 0;
 }
 
 char *cli_iso_now(void) {

@@ -145,6 +145,12 @@ int cli_resolve_kernels_dir(const char *opt, char **ret);
 #define CLI_TEAM_PREFIX_MAX 40
 int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret);
 
+/* kbound-syscall-probe, the program sandbox.attack_surface runs inside the sandbox:
+ * $KBOUND_SYSCALL_PROBE, else installed beside kbound (../libexec/kbound/), else in the build tree
+ * next to it. *ret is a malloc'd realpath, or NULL when none is found (the check then fails, saying
+ * so). Returns 0. */
+int cli_resolve_syscall_probe(char **ret);
+
 /* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
 char *cli_iso_now(void);
 
@@ -199,6 +205,21 @@ void cli_stdout_install(void);
 /* Flushes standard output at exit: output that never arrived (a full disk, a closed pipe) must not
  * pass for a success. Prints why and returns KB_EXIT_FAIL, or returns 0. */
 int cli_stdout_close(void);
+/* --sockets MODE and --allow-syscall NAME (repeatable): the seccomp policy of the commands that
+ * start kernels (docs/seccomp.md). cli_opt_allow_syscall collects one name (KB_EXIT_USAGE past
+ * CLI_ALLOW_SYSCALL_MAX); cli_hardening checks them and builds the hardening: an unknown mode or
+ * name is a usage error; under the raw-network override the sockets default to "inet" (and "unix"
+ * or "default" with the network shared is a usage error: the network could not be used);
+ * --disable-userns when bwrap_version has it. Prints what is wrong, naming cmd. */
+#define CLI_ALLOW_SYSCALL_MAX 32
+typedef struct cli_hardening_opts {
+        const char *sockets;
+        char *allow[CLI_ALLOW_SYSCALL_MAX + 1];
+        size_t n_allow;
+} cli_hardening_opts;
+int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *arg);
+int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const char *bwrap_version,
+                  kb_sandbox_hardening *ret);
 
 /* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
  * NULL → *ret NULL and 0; else opens it (0600, no symlinks, truncated) or prints why and returns

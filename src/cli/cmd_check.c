@@ -35,6 +35,10 @@ static void check_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
               "                          else kbound-sandbox, else nobody); never root\n"
+              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
+              "                          unix, or inet (also IP; the default under the network override)\n"
+              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
+              "                          reported as not claimed; docs/seccomp.md)\n"
               "  --kernels-dir DIR       probe cells (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
               "  --rootfs DIR            check kernels of an unpacked image: its /usr, /etc, /opt become\n"
@@ -118,6 +122,8 @@ int cmd_check(int argc, char **argv) {
                 { "require-full-boundary", no_argument, NULL, 'F' },
                 { "bwrap", required_argument, NULL, 'b' },
                 { "sandbox-user", required_argument, NULL, 'U' },
+                { "sockets", required_argument, NULL, 'S' },
+                { "allow-syscall", required_argument, NULL, 'Y' },
                 { "kernels-dir", required_argument, NULL, 'D' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "timeout", required_argument, NULL, 't' },
@@ -137,6 +143,8 @@ int cmd_check(int argc, char **argv) {
         const char *transcript_path = NULL;
         const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
         const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
+        cli_hardening_opts hardening_opts = { 0 };
+        kb_sandbox_hardening hardening;
         bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
         long timeout_ms = 300000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
@@ -172,6 +180,13 @@ int cmd_check(int argc, char **argv) {
                         break;
                 case 'U':
                         sandbox_user_opt = optarg;
+                        break;
+                case 'S':
+                        hardening_opts.sockets = optarg;
+                        break;
+                case 'Y':
+                        if (cli_opt_allow_syscall("check", &hardening_opts, optarg))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'D':
                         kernels_opt = optarg;
@@ -245,6 +260,7 @@ int cmd_check(int argc, char **argv) {
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         char *home_canary = NULL;
+        _cleanup_free_ char *syscall_probe = NULL;
         _cleanup_close_ int rootfs_fd = -1;
         char **image_kernels = NULL;
 
@@ -258,8 +274,13 @@ int cmd_check(int argc, char **argv) {
         }
         if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
                 goto out;
+        if ((r = cli_hardening("check", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+                exit_code = r;
+                goto out;
+        }
         if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&sandbox_user, &base))
                 goto out;
+        cli_resolve_syscall_probe(&syscall_probe);
 
         /* Canaries: a credential file where a daemon would keep one, another team's folder with a
          * canary file, and (by re-exec) a canary in our own environment. */
@@ -399,6 +420,8 @@ int cmd_check(int argc, char **argv) {
                 .ro_paths = ro_paths,
                 .host_env = environ,
                 .user = &sandbox_user,
+                .hardening = &hardening,
+                .syscall_probe = syscall_probe,
                 .keyring_canary = keyring_canary,
                 .keyring_canary_name = keyring_canary == 0 ? key_desc : NULL,
                 .secrets = secrets,

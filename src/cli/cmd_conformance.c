@@ -29,6 +29,10 @@ static void conformance_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
               "                          else kbound-sandbox, else nobody); never root\n"
+              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
+              "                          unix, or inet (also IP; the default under the network override)\n"
+              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
+              "                          reported as not claimed; docs/seccomp.md)\n"
               "  --kernels-dir DIR       language packs (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
               "  --rootfs DIR            test kernels of an unpacked image (its /usr, /etc, /opt read-only;\n"
@@ -73,6 +77,8 @@ int cmd_conformance(int argc, char **argv) {
                 { "junit", required_argument, NULL, 'u' },
                 { "bwrap", required_argument, NULL, 'b' },
                 { "sandbox-user", required_argument, NULL, 'U' },
+                { "sockets", required_argument, NULL, 'S' },
+                { "allow-syscall", required_argument, NULL, 'Y' },
                 { "kernels-dir", required_argument, NULL, 'D' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "timeout", required_argument, NULL, 't' },
@@ -88,6 +94,8 @@ int cmd_conformance(int argc, char **argv) {
         size_t n_kernels = 0;
         const char *team = "kbound-conf", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL,
                    *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL, *sandbox_user_opt = NULL;
+        cli_hardening_opts hardening_opts = { 0 };
+        kb_sandbox_hardening hardening;
         bool keep = false, allow_untested = false, unused_raw_network = false;
         long timeout_ms = 300000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
@@ -117,6 +125,13 @@ int cmd_conformance(int argc, char **argv) {
                         break;
                 case 'U':
                         sandbox_user_opt = optarg;
+                        break;
+                case 'S':
+                        hardening_opts.sockets = optarg;
+                        break;
+                case 'Y':
+                        if (cli_opt_allow_syscall("conformance", &hardening_opts, optarg))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'D':
                         kernels_opt = optarg;
@@ -200,6 +215,10 @@ int cmd_conformance(int argc, char **argv) {
         }
         if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
                 goto out;
+        if ((r = cli_hardening("conformance", &hardening_opts, false, bwrap_version, &hardening))) {
+                exit_code = r;
+                goto out;
+        }
         if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&sandbox_user, &base))
                 goto out;
         if ((r = cli_transcript_open(transcript_path, &transcript))) {
@@ -216,6 +235,7 @@ int cmd_conformance(int argc, char **argv) {
                 .rootfs = rootfs,
                 .host_env = environ,
                 .user = &sandbox_user,
+                .hardening = &hardening,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = started + timeout_ms,
                 .keep = keep,

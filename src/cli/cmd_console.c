@@ -30,6 +30,10 @@ static void console_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
               "                          else kbound-sandbox, else nobody); never root\n"
+              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
+              "                          unix, or inet (also IP; the default under the network override)\n"
+              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
+              "                          reported as not claimed; docs/seccomp.md)\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
               "  --keep                  keep the team folders for inspection\n"
@@ -547,6 +551,8 @@ int cmd_console(int argc, char **argv) {
                 { "timeout", required_argument, NULL, 't' },
                 { "bwrap", required_argument, NULL, 'b' },
                 { "sandbox-user", required_argument, NULL, 'U' },
+                { "sockets", required_argument, NULL, 'S' },
+                { "allow-syscall", required_argument, NULL, 'Y' },
                 { "allow-raw-network", no_argument, NULL, 'n' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "keep", no_argument, NULL, 'K' },
@@ -556,6 +562,7 @@ int cmd_console(int argc, char **argv) {
         };
         const char *kernel_name = NULL, *team = "console", *bwrap_opt = NULL, *rootfs_opt = NULL;
         const char *sandbox_user_opt = NULL;
+        cli_hardening_opts hardening_opts = { 0 };
         const char *transcript_path = NULL;
         bool allow_network = false, keep = false;
         long timeout_ms = 60000;
@@ -583,6 +590,13 @@ int cmd_console(int argc, char **argv) {
                         break;
                 case 'U':
                         sandbox_user_opt = optarg;
+                        break;
+                case 'S':
+                        hardening_opts.sockets = optarg;
+                        break;
+                case 'Y':
+                        if (cli_opt_allow_syscall("console", &hardening_opts, optarg))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'n':
                         allow_network = true;
@@ -619,7 +633,8 @@ int cmd_console(int argc, char **argv) {
                 return r;
 
         kb_kernelspec *spec = NULL;
-        _cleanup_free_ char *bwrap = NULL, *base = NULL, *rootfs = NULL;
+        _cleanup_free_ char *bwrap = NULL, *bwrap_version = NULL, *base = NULL, *rootfs = NULL;
+        kb_sandbox_hardening hardening;
         _cleanup_close_ int rootfs_fd = -1;
         int exit_code = KB_EXIT_ENFORCE;
         console con = { .is_complete_works = true };
@@ -642,8 +657,12 @@ int cmd_console(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap(bwrap_opt, &bwrap) || cli_make_base_dir(&sandbox_user, &base))
+        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version) || cli_make_base_dir(&sandbox_user, &base))
                 goto out;
+        if ((r = cli_hardening("console", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+                exit_code = r;
+                goto out;
+        }
         con.spec = spec;
         con.rootfs = rootfs;
         con.signal_fd = cli_signals_install();
@@ -663,6 +682,7 @@ int cmd_console(int argc, char **argv) {
                 .ro_paths = ro_paths,
                 .host_env = environ,
                 .user = &sandbox_user,
+                .hardening = &hardening,
                 .on_msg = on_msg,
                 .on_msg_userdata = on_msg_userdata,
                 .cancel_fd = con.signal_fd,

@@ -18,6 +18,10 @@ static void run_usage(FILE *out) {
               "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
               "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
               "                          else kbound-sandbox, else nobody); never root\n"
+              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
+              "                          unix, or inet (also IP; the default under the network override)\n"
+              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
+              "                          reported as not claimed; docs/seccomp.md)\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
               "  --rootfs DIR            run on an unpacked image: its /usr, /etc, /opt read-only; the\n"
@@ -70,6 +74,8 @@ int cmd_run(int argc, char **argv) {
                 { "team", required_argument, NULL, 'T' },
                 { "bwrap", required_argument, NULL, 'b' },
                 { "sandbox-user", required_argument, NULL, 'U' },
+                { "sockets", required_argument, NULL, 'S' },
+                { "allow-syscall", required_argument, NULL, 'Y' },
                 { "allow-raw-network", no_argument, NULL, 'n' },
                 { "ro-bind", required_argument, NULL, 'r' },
                 { "keep", no_argument, NULL, 'K' },
@@ -80,6 +86,7 @@ int cmd_run(int argc, char **argv) {
         };
         const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL, *transcript_path = NULL;
         const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
+        cli_hardening_opts hardening_opts = { 0 };
         bool sandbox = true, allow_network = false, keep = false;
         long timeout_ms = 60000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
@@ -110,6 +117,13 @@ int cmd_run(int argc, char **argv) {
                         break;
                 case 'U':
                         sandbox_user_opt = optarg;
+                        break;
+                case 'S':
+                        hardening_opts.sockets = optarg;
+                        break;
+                case 'Y':
+                        if (cli_opt_allow_syscall("run", &hardening_opts, optarg))
+                                return KB_EXIT_USAGE;
                         break;
                 case 'n':
                         allow_network = true;
@@ -154,7 +168,8 @@ int cmd_run(int argc, char **argv) {
         }
 
         kb_kernelspec *spec = NULL;
-        char *bwrap = NULL, *base = NULL;
+        char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
+        kb_sandbox_hardening hardening;
         _cleanup_free_ char *rootfs = NULL;
         _cleanup_close_ int rootfs_fd = -1;
         kb_kernel *kernel = NULL;
@@ -179,8 +194,12 @@ int cmd_run(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (sandbox && cli_find_bwrap(bwrap_opt, &bwrap))
+        if (sandbox && cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
                 goto out;
+        if ((r = cli_hardening("run", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+                exit_code = r;
+                goto out;
+        }
         if (cli_make_base_dir(&sandbox_user, &base))
                 goto out;
 
@@ -195,6 +214,7 @@ int cmd_run(int argc, char **argv) {
                 .ro_paths = ro_paths,
                 .host_env = environ,
                 .user = &sandbox_user,
+                .hardening = &hardening,
                 .on_msg = on_msg,
                 .on_msg_userdata = on_msg_userdata,
                 .cancel_fd = cli_signals_install(),
@@ -288,6 +308,7 @@ out:
         }
         free(base);
         free(bwrap);
+        free(bwrap_version);
         kb_kernelspec_destroy(&spec);
         return exit_code;
 }

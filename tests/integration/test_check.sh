@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R
 
-ids="sandbox.backend sandbox.privileges sandbox.session identity.pid2 identity.pidfd boundary.descriptors
+ids="sandbox.backend sandbox.privileges sandbox.session sandbox.attack_surface identity.pid2 identity.pidfd boundary.descriptors
 boundary.write_outside boundary.workspace_writable boundary.network boundary.sockets boundary.credentials
 boundary.cross_team interrupt.control interrupt.pidfd persistence.namespace"
 n_ids=$(wc -w <<<"$ids")

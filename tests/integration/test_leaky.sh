@@ -102,6 +102,9 @@ ok "LEAK=socket: the host path is named" grep -qF "$scratch/daemon/daemon.sock" 
 kill "$daemon" 2>/dev/null || true
 wait "$daemon" 2>/dev/null || true
 
+echo "the sandbox started without kbound's seccomp filter"
+leak_with noseccomp sandbox.attack_surface "runs without a seccomp filter"
+
 echo "kbound's terminal handed into the sandbox (and no --new-session)"
 # bwrap 0.8 makes its init a session leader whatever it is told, so no sandbox process can take the
 # terminal as its controlling one; the descriptor to it is what leaks (sandbox.session's terminal

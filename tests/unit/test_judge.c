@@ -238,6 +238,19 @@ static kb_judge_input input_of(json_object *run) {
         "'keys': {'tested': true, 'found': false, 'payload': null, 'error': 'ENOKEY'}}, "                             \
         "'cross_team': [{'path': '" TEAM_B_CANARY "', 'exists': false, 'readable': false, 'content': null}]}"
 
+/* What kbound's filter refuses (a few of its entries), and the attack-surface cell's answers: a
+ * spawned program tried every entry, the kernel itself two; vm86 does not exist on this ABI. */
+#define SECCOMP                                                                                                       \
+        "{'blocked': {'ptrace': 'EPERM', 'add_key': 'EPERM', 'clone:CLONE_NEWUSER': 'EPERM', "                         \
+        "'socket:AF_PACKET': 'EAFNOSUPPORT', 'vm86': 'EPERM'}, 'not_claimed': [], 'sockets': 'default'}"
+#define TRY(name, errno_) "{'name': '" name "', 'errno': " errno_ ", 'ret': -1, 'tested': true, 'why': ''}"
+#define SURFACE                                                                                                       \
+        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': ["                          \
+        TRY("ptrace", "'EPERM'") ", " TRY("add_key", "'EPERM'") ", " TRY("clone:CLONE_NEWUSER", "'EPERM'") ", "       \
+        TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") ", "                                                                \
+        "{'name': 'vm86', 'errno': null, 'ret': null, 'tested': false, 'why': 'no such call on x86_64'}]}, "          \
+        "'in_process': {'results': [" TRY("ptrace", "'EPERM'") ", " TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") "]}}"
+
 /* What kbound arranged and saw outside the cell. */
 #define EXPECT                                                                                                        \
         "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                     \
@@ -246,7 +259,8 @@ static kb_judge_input input_of(json_object *run) {
         "'abstract_canaries': ['" CANARY_NAME "'], 'canary_connections': {'tcp': 0, 'unix': 0}, "                     \
         "'escapes_seen': [], 'escape_dirs': 4, 'workspace_read_back': true, 'secrets_in_probe': [], "                 \
         "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                 \
-        "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0'}"
+        "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "      \
+        "'seccomp': " SECCOMP ", 'surface': " SURFACE "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
  * second look is the first one again with the cell's child (host pid 1003, PID 7 inside) alive. */
@@ -360,6 +374,7 @@ static const struct {
 } judges[] = {
         {"sandbox.backend", kb_judge_backend, true, false},
         {"sandbox.session", kb_judge_session, true, false},
+        {"sandbox.attack_surface", kb_judge_attack_surface, true, false},
         {"identity.pid2", kb_judge_identity, true, false},
         {"boundary.descriptors", kb_judge_descriptors, true, false},
         {"boundary.write_outside", kb_judge_write_outside, true, true},
@@ -1376,6 +1391,74 @@ static void test_mounts_missing(void **state) {
         json_object_put(problems);
 }
 
+/* ---- sandbox.attack_surface ---- */
+
+static void test_attack_surface(void **state) {
+        static const breakage passes[] = {
+                /* a kernel that adds filters of its own only refuses more */
+                B2("/snapshots/0/processes/1/seccomp_filters", "3", "/snapshots/1/processes/1/seccomp_filters", "3", NULL),
+                /* a language that cannot make raw calls tries nothing in its own process */
+                B1("/expect/surface/in_process", NULL, NULL),
+        };
+        static const breakage fails[] = {
+                B1("/snapshots/1/processes/2/seccomp", "0", "pid 1003 (python3) runs without a seccomp filter (mode 0)"),
+                B1("/snapshots/0/processes/0/seccomp", NULL, "pid 1001 (bwrap) runs without a seccomp filter (mode unknown)"),
+                B1("/snapshots/0/processes/1/seccomp_filters", "0", "pid 1002 (python3) runs under 0 seccomp filters, fewer"),
+                B1("/snapshots/1/processes/1/seccomp_filters", NULL, "an unknown number of seccomp filters"),
+                B1("/host/seccomp_filters", "1", "runs under 1 seccomp filters, fewer than kbound's 2"),
+                B1("/expect/surface/child/results/0/errno", NULL,
+                   "the sandbox lets ptrace through (the spawned program's call succeeded"),
+                B1("/expect/surface/in_process/results/1/errno", "'EACCES'",
+                   "socket:AF_PACKET answers EACCES in the kernel process, not the filter's EAFNOSUPPORT"),
+                B1("/expect/surface/child/results/1", NULL, "the spawned program did not try add_key"),
+                B1("/expect/surface/child", NULL, "the spawned program gave no result"),
+                B1("/expect/surface", NULL, "the attack-surface cell gave no result: none"),
+                B1("/expect/surface", "{'error': 'syscall probe program was not found'}",
+                   "the attack-surface cell gave no result: syscall probe program was not found"),
+                B1("/expect/seccomp/blocked", "{}", "kbound has no list of what its filter refuses"),
+                B1("/expect/seccomp", NULL, "kbound has no list of what its filter refuses"),
+                B1("/expect/seccomp/blocked", "['ptrace']", "kbound has no list of what its filter refuses"),
+                B1("/expect/surface/child", "'lies'", "the spawned program did not try ptrace"),
+                B1("/expect/surface/child/results", "{'ptrace': 'EPERM'}", "the spawned program did not try ptrace"),
+        };
+        EXPECT_PASSES(kb_judge_attack_surface, passes);
+        EXPECT_FAILS(kb_judge_attack_surface, fails);
+
+        /* kbound itself runs under a filter: every sandbox process has one more */
+        json_object *run = good_run();
+        set(run, "/host/seccomp_filters", "1");
+        json_object *snapshots = member(run, "snapshots");
+        for (size_t i = 0; i < json_object_array_length(snapshots); i++) {
+                json_object *procs = member(json_object_array_get_idx(snapshots, i), "processes");
+                for (size_t j = 0; j < json_object_array_length(procs); j++)
+                        json_object_object_add(json_object_array_get_idx(procs, j), "seccomp_filters",
+                                               json_object_new_int(2));
+        }
+        json_object *check = judge_run(kb_judge_attack_surface, run);
+        assert_status_naming(check, "pass", "(mode 2, 2 filters)", "kbound under a filter of its own");
+        json_object_put(check);
+        json_object_put(run);
+}
+
+/* The evidence: each call with the filter's answer and each side's; what was not claimed. */
+static void test_attack_surface_evidence(void **state) {
+        json_object *run = good_run();
+        set(run, "/expect/seccomp/not_claimed", "['add_key']");
+        drop(run, "/expect/seccomp/blocked/add_key");
+        json_object *check = judge_run(kb_judge_attack_surface, run);
+        assert_status_naming(check, "pass", "3 refused calls and socket families tried from a spawned program and the "
+                                            "kernel itself, each refused as the filter says; NOT claimed: add_key",
+                             "sandbox.attack_surface");
+        json_object *calls = member(member(check, "evidence"), "calls");
+        assert_string_equal(str_member(member(calls, "ptrace"), "spawned program"), "EPERM");
+        assert_string_equal(str_member(member(calls, "ptrace"), "kernel process"), "EPERM");
+        assert_string_equal(str_member(member(calls, "vm86"), "spawned program"), "untested");
+        assert_null(member(member(calls, "vm86"), "kernel process"));
+        assert_string_equal(str_member(member(calls, "add_key"), "expected"), "not_claimed");
+        json_object_put(check);
+        json_object_put(run);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_check_object),
@@ -1412,6 +1495,8 @@ int main(void) {
                 cmocka_unit_test(test_credentials_cell),
                 cmocka_unit_test(test_cross_team),
                 cmocka_unit_test(test_cross_team_evidence),
+                cmocka_unit_test(test_attack_surface),
+                cmocka_unit_test(test_attack_surface_evidence),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

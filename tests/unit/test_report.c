@@ -22,7 +22,7 @@ extern char **environ;
 
 static const char *const all_check_ids[] = {
         "sandbox.backend",        "sandbox.privileges",   "sandbox.session",
-        "identity.pid2",          "identity.pidfd",       "boundary.descriptors",
+        "sandbox.attack_surface", "identity.pid2",        "identity.pidfd",       "boundary.descriptors",
         "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
         "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
         "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
@@ -548,15 +548,15 @@ static void test_junit_structure_and_escaping(void **state) {
         assert_contains(text, "root:    image /images/a&b (read-only; kernelspecs found inside it)\n");
 
         static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
-                                   "tests=\"30\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
+                                   "tests=\"32\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
         assert_memory_equal(xml, head, strlen(head));
         assert_int_equal(count_of(xml, "<testsuite "), 2);
         assert_int_equal(count_of(xml, "<testcase "), 2 * N_CHECKS);
         assert_int_equal(count_of(xml, "<failure "), 1);
         assert_int_equal(count_of(xml, "<skipped "), 2);
         assert_int_equal(count_of(xml, "<properties>"), 2);
-        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"15\" failures=\"1\" errors=\"0\" "
-                             "skipped=\"0\" time=\"0.525\">");
+        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"16\" failures=\"1\" errors=\"0\" "
+                             "skipped=\"0\" time=\"0.560\">");
         assert_contains(xml, "<testcase classname=\"kbound.ir\" name=\"interrupt.control\" time=\"0.035\">");
         assert_contains(xml, "<skipped message=\"unsupported: IRkernel ignores interrupt_request\"/>");
         assert_contains(xml, "<skipped message=\"not_claimed: raw-network override\"/>");

@@ -510,7 +510,8 @@ static void test_preflight(void **state) {
         fixture *f = *state;
         kb_preflight_item **items = NULL;
         assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", NULL, &items), 0);
-        const char *names[] = {"sandbox-user", "bwrap", "user-namespaces", "apparmor", "pidfd", "ipc-path"};
+        const char *names[] = {"sandbox-user", "bwrap",    "seccomp", "nested-userns",
+                               "user-namespaces", "apparmor", "pidfd",   "ipc-path"};
         size_t n = 0;
         for (; items[n]; n++) {
                 assert_string_equal(items[n]->name, names[n]);
@@ -530,9 +531,9 @@ static void test_preflight(void **state) {
         assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, NULL, &items), 0);
         assert_false(items[1]->ok);
         assert_true(items[1]->required);
-        assert_false(items[2]->ok);
-        assert_false(items[5]->ok);
-        assert_non_null(strstr(items[5]->detail, "107"));
+        assert_false(items[4]->ok);
+        assert_false(items[7]->ok);
+        assert_non_null(strstr(items[7]->detail, "107"));
         kb_preflight_free(items);
 
         /* a sandbox user that is root, or that does not exist, fails its item (and the sandbox is
@@ -541,7 +542,7 @@ static void test_preflight(void **state) {
         assert_string_equal(items[0]->name, "sandbox-user");
         assert_false(items[0]->ok);
         assert_true(items[0]->required);
-        assert_false(items[2]->ok);
+        assert_false(items[4]->ok);
         kb_preflight_free(items);
         assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", &items), 0);
         assert_false(items[0]->ok);
