@@ -219,7 +219,7 @@ static long try_socketpair(long nr, uint64_t family) {
  * families are tried only behind a filter that refuses them before any kernel code runs. Two
  * conditions: the process is under a seccomp filter at all (Seccomp: 2), and that filter compares
  * the family on the whole register, as kbound's does and as a filter that only refuses a few calls
- * does not. The canary tells: AF_UNIX with a bit above 32 set, which kbound's filter refuses with
+ * does not. The canary tells: AF_UNIX with bit 32 set, which kbound's filter refuses with
  * EAFNOSUPPORT in every socket mode, and which without such a filter is an AF_UNIX socket (the
  * kernel reads an int), closed at once. */
 static bool families_gate(const status_fields *st, char *why, size_t n) {
@@ -228,9 +228,8 @@ static bool families_gate(const status_fields *st, char *why, size_t n) {
                 if (st->seccomp >= 0)
                         snprintf(mode, sizeof mode, "%ld", st->seccomp);
                 snprintf(why, n,
-                         "not tried: /proc/self/status says Seccomp: %s, not 2 (no filter), and creating a "
-                         "socket "
-                         "of a family whose module is not loaded would make the host kernel load it",
+                         "not tried: /proc/self/status says Seccomp: %s, not 2 (no filter), and creating "
+                         "a socket of a family whose module is not loaded would make the host kernel load it",
                          mode);
                 return false;
         }
@@ -244,11 +243,10 @@ static bool families_gate(const status_fields *st, char *why, size_t n) {
                 return true;
         char buf[24];
         snprintf(why, n,
-                 "not tried: Seccomp is 2, but socket(2) of AF_UNIX with a bit above 32 in the family came "
-                 "back "
-                 "%s, where kbound's filter says EAFNOSUPPORT: no filter of the families is visible, and "
-                 "creating "
-                 "a socket of a family whose module is not loaded would make the host kernel load it",
+                 "not tried: Seccomp is 2, but socket(2) of AF_UNIX with bit 32 of the family set came "
+                 "back %s, where kbound's filter says EAFNOSUPPORT: no filter of the families is visible, "
+                 "and creating a socket of a family whose module is not loaded would make the host kernel "
+                 "load it",
                  !canary.tested       ? "untested"
                  : canary.result >= 0 ? "allowed"
                                       : errno_name((int) -canary.result, buf, sizeof buf));
@@ -302,10 +300,9 @@ static void put_outcome(FILE *f, const outcome *o) {
 static void usage(FILE *f, const char *argv0) {
         fprintf(f,
                 "usage: %s\n"
-                "Tries every call and socket family of kbound's seccomp table harmlessly and prints one "
-                "JSON\n"
-                "object of what each returned (docs/seccomp.md). Socket families are tried only under a\n"
-                "filter that refuses them. Exit 0 when the JSON was written.\n"
+                "Tries every call and socket family of kbound's seccomp table harmlessly and prints\n"
+                "one JSON object of what each returned (docs/seccomp.md). Socket families are tried\n"
+                "only under a filter that refuses them. Exit 0 when the JSON was written.\n"
                 "  -h, --help       this text\n"
                 "  -V, --version    the version\n",
                 argv0);
@@ -367,15 +364,12 @@ int main(int argc, char **argv) {
                         }
                 } else if (e->nr < 0) {
                         untested(&call,
-                                 "not tried: the %s ABI has no %s call (the filter refuses it for the ABIs "
-                                 "that "
-                                 "have it)",
+                                 "not tried: the %s ABI has no %s call (the filter refuses it for the "
+                                 "ABIs that have it)",
                                  KB_PROBE_TABLE_ARCH, e->syscall);
                 } else if (skip_kexec && strncmp(e->name, "kexec", 5) == 0) {
-                        untested(
-                                &call,
-                                "not tried: this process has CAP_SYS_BOOT and kernel.kexec_load_limit_reboot "
-                                "is set, so a try would spend one of its loads");
+                        untested(&call, "not tried: this process has CAP_SYS_BOOT and "
+                                        "kernel.kexec_load_limit_reboot is set: a try would spend a load");
                 } else {
                         const kb_try *t = kb_tries_find(e->name, KB_TRY_HARMLESS);
                         if (t)
