@@ -64,6 +64,8 @@ def run(lib, sockets, argv):
         sys.exit("kb_seccomp_build: %s" % os.strerror(-r))
     os.set_inheritable(fd.value, True)
     argv = [a.replace("{fd}", str(fd.value)) for a in argv]
+    for name in ("LD_PRELOAD", "ASAN_OPTIONS"):  # the sanitizer build's, for libkbound.so only
+        os.environ.pop(name, None)
     os.execvp(argv[0], argv)
 
 

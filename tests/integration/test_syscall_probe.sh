@@ -5,12 +5,21 @@
 # is tried), and without a filter, the negative control (the calls reach the kernel, no family is
 # tried). The filter and the table come from libkbound itself (seccomp_probe.py).
 source "$(dirname "$0")/lib.sh"
-require bwrap /usr/bin/python3 cmake
+require bwrap /usr/bin/python3 cmake ldd
 : "${KBOUND_BUILD_DIR:?KBOUND_BUILD_DIR must point at the build tree (ctest sets it)}"
 
-helper="$KBOUND_SOURCE_DIR/tests/integration/seccomp_probe.py"
 lib="$KBOUND_BUILD_DIR/libkbound.so"
 ok "libkbound.so is built ($lib)" test -f "$lib"
+# In the ASan+UBSan build libkbound.so needs its sanitizer runtime loaded first, and python3 is not
+# built with it: the runtime is preloaded for the helper, which drops it before it execs bwrap.
+helper_env=()
+asan_runtime=$(ldd "$lib" | awk '/libasan/ {print $3}')
+if [ -n "$asan_runtime" ]; then
+  helper_env=(env LD_PRELOAD="$asan_runtime" ASAN_OPTIONS=detect_leaks=0)
+fi
+helper() {
+  "${helper_env[@]}" /usr/bin/python3 "$KBOUND_SOURCE_DIR/tests/integration/seccomp_probe.py" "$@"
+}
 
 echo "install"
 prefix="$scratch/prefix"
@@ -38,12 +47,12 @@ set -e
 [ "$rc" -eq 0 ] || cat "$scratch/err"
 ok "it runs with nothing of the host in its root, and exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
 ok "the calls reach the kernel; no family is tried" \
-  /usr/bin/python3 "$helper" check "$lib" default unfiltered "$scratch/unfiltered.json"
+  helper check "$lib" default unfiltered "$scratch/unfiltered.json"
 
 for sockets in default unix inet; do
   echo "under kbound's filter (sockets $sockets)"
   set +e
-  /usr/bin/python3 "$helper" run "$lib" "$sockets" -- bwrap --ro-bind "$probe" /kbound-syscall-probe --proc /proc \
+  helper run "$lib" "$sockets" -- bwrap --ro-bind "$probe" /kbound-syscall-probe --proc /proc \
     --dev /dev --unshare-all --die-with-parent --new-session --cap-drop ALL --seccomp '{fd}' \
     /kbound-syscall-probe >"$scratch/filtered-$sockets.json" 2>"$scratch/err"
   rc=$?
@@ -51,7 +60,7 @@ for sockets in default unix inet; do
   [ "$rc" -eq 0 ] || cat "$scratch/err"
   ok "it exits 0 under the filter (rc=$rc)" [ "$rc" -eq 0 ]
   ok "every entry answers the filter's errno; every family is tried" \
-    /usr/bin/python3 "$helper" check "$lib" "$sockets" filtered "$scratch/filtered-$sockets.json"
+    helper check "$lib" "$sockets" filtered "$scratch/filtered-$sockets.json"
 done
 
 echo "usage"
