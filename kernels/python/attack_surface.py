@@ -1,10 +1,12 @@
 # kbound attack-surface probe cell: tries each call and socket family named in its params with
 # arguments that do nothing whether the call is allowed or refused (docs/seccomp.md), in this
-# process and in a spawned single-threaded child, and reports name -> errno (or "allowed"). It knows
-# nothing of the filter: kbound's host side compares the answers with the errnos it expects and
-# confirms the filter from /proc. All helpers live inside one function that is deleted after.
+# process, and runs kbound-syscall-probe (params["program"], a path inside the sandbox), the
+# static program every language's cell spawns: a single-threaded child that tries the whole table
+# the same way and prints JSON. Reports name -> errno (or "allowed"). It knows nothing of the
+# filter: kbound's host side compares the answers with the errnos it expects and confirms the
+# filter from /proc. All helpers live inside one function that is deleted after.
 def _kbound_cell_fn():
-    import base64, errno, json, os, subprocess, sys
+    import base64, errno, json, os, subprocess
     from IPython.display import display
 
     params = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
@@ -23,11 +25,10 @@ def _kbound_cell_fn():
             errors.append({"probe": name, "error": ename(exc)})
             return fallback
 
-    # The tries, as source: run here with exec, and as the whole program of the child, so both
-    # sides use the same argument set. Every try is creation at most, and whatever it creates is
-    # closed before the next one.
+    # The in-process tries (the argument set of src/tools/syscall_tries.c, which the program
+    # runs). Every try is creation at most, and whatever it creates is closed before the next one.
     tries_src = r'''
-import ctypes, errno, json, os, struct, sys
+import ctypes, errno, os, struct
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -218,75 +219,52 @@ def try_families(families, calls_out, calls_in):
             out.append(res)
     return out
 
-def try_user_namespace(calls):
-    # The real thing, which only a single-threaded process can do: unshare(CLONE_NEWUSER) in a
-    # forked grandchild that exits at once. Its exit status carries the errno.
-    nr = next((c.get("nr") for c in calls if c.get("name") == "unshare"), None)
-    res = {"name": "unshare", "form": "child"}
-    if not isinstance(nr, int) or nr < 0:
-        res.update(result="untested", reason="unshare was not asked for")
-        return res
-    if seccomp_status()["threads"] != "1":
-        res.update(result="untested", reason="this process is not single-threaded")
-        return res
-    pid = os.fork()
-    if pid == 0:
-        r = sys_call(nr, CLONE_NEWUSER)
-        os._exit(0 if r == 0 else min(-r, 255))
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if code == 0:
-        res.update(result="allowed", returned=0)
-    elif code > 0:
-        res.update(result=errno.errorcode.get(code, "E%d" % code))
-    else:
-        res.update(result="untested", reason="the grandchild died of signal %d" % -code)
-    return res
-
-def run(params, child):
+def run(params):
     calls, families = params.get("calls") or [], params.get("families") or []
     calls_out = try_calls(calls)
-    if child:
-        calls_out.append(try_user_namespace(calls))
     return {"pid": os.getpid(), "status": seccomp_status(), "calls": calls_out,
             "families": try_families(families, calls_out, calls)}
-
-if __name__ == "__main__":
-    print(json.dumps(run(json.loads(sys.stdin.read()), True)))
 '''
 
     scope = {"__name__": "kbound_attack_surface"}
     guard("tries.load", lambda: exec(compile(tries_src, "<kbound-attack-surface>", "exec"), scope), None)
 
-    in_process = guard("in_process", lambda: scope["run"](params, False),
+    in_process = guard("in_process", lambda: scope["run"](params),
                        {"pid": os.getpid(), "status": None, "calls": [], "families": []})
 
-    # A child the cell spawns: it inherits the filter, starts single-threaded, and tries the same.
+    # kbound-syscall-probe, spawned: it inherits the filter, starts single-threaded, tries every
+    # entry of the table and prints one JSON object, published as it is.
     timeout = max(1.0, float(params.get("timeout_ms") or 10000) / 1000.0)
 
     def child():
-        res = {"spawned": False, "error": None, "pid": None, "status": None, "calls": [], "families": []}
+        program = params.get("program")
+        if not isinstance(program, str) or not program:
+            errors.append({"probe": "child", "error": "no program given"})
+            return None
         try:
-            run = subprocess.run([sys.executable, "-I", "-c", tries_src], input=json.dumps(params).encode("utf-8"),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+            run = subprocess.run([program], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, timeout=timeout)
         except subprocess.TimeoutExpired:
-            res["spawned"], res["error"] = True, "ETIMEDOUT"
-            return res
+            errors.append({"probe": "child", "error": "ETIMEDOUT"})
+            return None
         except OSError as exc:
-            res["error"] = ename(exc)
-            return res
-        res["spawned"] = True
+            errors.append({"probe": "child", "error": ename(exc)})
+            return None
+        stderr_tail = run.stderr[-400:].decode("utf-8", "replace")
+        if run.returncode != 0:
+            errors.append({"probe": "child", "error": "exit status %d: %s" % (run.returncode, stderr_tail)})
+            return None
         try:
-            res.update(json.loads(run.stdout.decode("utf-8", "replace")))
-            if run.returncode != 0:
-                res["error"] = "exit status %d" % run.returncode
-        except ValueError:
-            res["error"] = "exit status %d: %s" % (run.returncode, run.stderr[-400:].decode("utf-8", "replace"))
-        return res
+            out = json.loads(run.stdout.decode("utf-8"))
+        except ValueError as exc:
+            errors.append({"probe": "child", "error": "unreadable output: %s" % exc})
+            return None
+        if not isinstance(out, dict):
+            errors.append({"probe": "child", "error": "the output is not a JSON object"})
+            return None
+        return out
 
-    spawned = (guard("child", child, {"spawned": False, "error": "probe failed", "pid": None, "status": None,
-                                      "calls": [], "families": []})
-               if params.get("child", True) else None)
+    spawned = guard("child", child, None)
 
     display({"application/vnd.kbound.probe+json": {
         "pid": os.getpid(), "in_process": in_process, "child": spawned, "errors": errors}}, raw=True)

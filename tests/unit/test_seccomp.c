@@ -1,8 +1,9 @@
 /* test_seccomp.c: the seccomp filter, built and loaded in forked children, each blocked call and
- * socket family tried with arguments that do nothing whether or not the call is allowed (the same
- * argument set docs/seccomp.md gives the probe cells), ordinary calls still working, the policy
- * variants, the 32-bit x86 and x32 ABIs; and the same tries without the filter, so a filter that
- * blocks nothing would fail. */
+ * socket family tried with arguments that do nothing whether or not the call is allowed (the tries
+ * of src/tools/syscall_tries.c, which kbound-syscall-probe runs too, and docs/seccomp.md lists),
+ * ordinary calls still working, the policy variants, the 32-bit x86 and x32 ABIs; the same tries
+ * without the filter, so a filter that blocks nothing would fail; and the probe program itself run
+ * under each filter and without one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,13 +12,15 @@
 #include <cmocka.h>
 
 #include "kbound/seccomp.h"
+#include "syscall_tries.h"
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <linux/filter.h>
-#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -29,11 +32,9 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,49 +49,8 @@
 
 extern char **environ;
 
-/* Calls numbered 424 and up have one number on every architecture kbound runs on; older headers
- * may lack their names. */
-#ifndef SYS_open_tree
-#define SYS_open_tree 428
-#endif
-#ifndef SYS_move_mount
-#define SYS_move_mount 429
-#endif
-#ifndef SYS_fsopen
-#define SYS_fsopen 430
-#endif
-#ifndef SYS_fsconfig
-#define SYS_fsconfig 431
-#endif
-#ifndef SYS_fsmount
-#define SYS_fsmount 432
-#endif
-#ifndef SYS_fspick
-#define SYS_fspick 433
-#endif
-#ifndef SYS_clone3
-#define SYS_clone3 435
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-#ifndef SYS_process_madvise
-#define SYS_process_madvise 440
-#endif
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442
-#endif
-#ifndef SYS_quotactl_fd
-#define SYS_quotactl_fd 443
-#endif
-#ifndef SYS_set_mempolicy_home_node
-#define SYS_set_mempolicy_home_node 450
-#endif
-
 #define KEY_SPEC_PROCESS_KEYRING (-2)
 #define KEYCTL_GET_KEYRING_ID 0
-#define SYSLOG_ACTION_SIZE_BUFFER 10
-#define UFFD_USER_MODE_ONLY 1
 
 /* ---------- running one try in a child ---------- */
 
@@ -166,412 +126,49 @@ static outcome run_child(int prog_fd, try_fn fn, const void *arg) {
         return o;
 }
 
-/* ---------- the tries: the harmless argument set of docs/seccomp.md ---------- */
+/* ---------- the tries: src/tools/syscall_tries.c, shared with kbound-syscall-probe ---------- */
 
-/* "harmless": nothing happens whether the call is allowed or refused, so a probe cell may run it in
- * the kernel's own process. "child": the real thing (a user namespace, a pty injection), run only
- * in a process that exits at once. */
-typedef struct try_case {
-        const char *name; /* the kb_seccomp_entry it exercises */
-        const char *form; /* "harmless" or "child" */
-        try_fn run;
-        /* The kernel may refuse with the filter's own errno before it reads the arguments (a
-         * capability or a sysctl comes first): without root, a run without the filter cannot
-         * always tell the kernel's answer from the filter's. */
-        bool gated;
-} try_case;
+/* One shared try with its entry's number on this ABI (from libseccomp, as the filter has it) and
+ * value. */
+typedef struct try_arg {
+        const kb_try *t;
+        const kb_seccomp_entry *e;
+        long nr;
+} try_arg;
 
-static long try_syslog(const void *a) {
-        return result(syscall(SYS_syslog, SYSLOG_ACTION_SIZE_BUFFER, NULL, 0)); /* a number */
-}
-static long try_acct(const void *a) {
-        return result(syscall(SYS_acct, "")); /* ENOENT: no file, accounting untouched */
-}
-#ifdef SYS_uselib
-static long try_uselib(const void *a) {
-        return result(syscall(SYS_uselib, NULL)); /* EFAULT */
-}
-#endif
-#ifdef SYS_modify_ldt
-static long try_modify_ldt(const void *a) {
-        char buf[16];
-        return result(syscall(SYS_modify_ldt, 0, buf, 0)); /* reads 0 bytes: 0 */
-}
-#endif
-static long try_quotactl(const void *a) {
-        return result(syscall(SYS_quotactl, 0, NULL, 0, NULL)); /* no device: ENODEV */
-}
-static long try_quotactl_fd(const void *a) {
-        return result(syscall(SYS_quotactl_fd, -1, 0, 0, NULL)); /* EBADF */
-}
-static long try_add_key(const void *a) {
-        /* an empty key type: EINVAL before any keyring is looked at, nothing stored */
-        return result(syscall(SYS_add_key, "", "kbound", NULL, 0, KEY_SPEC_PROCESS_KEYRING));
-}
-static long try_keyctl(const void *a) {
-        /* the process keyring's id, without creating it: ENOKEY */
-        return result(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_PROCESS_KEYRING, 0));
-}
-static long try_request_key(const void *a) {
-        return result(syscall(SYS_request_key, "", "kbound", NULL, 0)); /* empty type: EINVAL */
-}
-static long try_move_pages(const void *a) {
-        return result(syscall(SYS_move_pages, 0, 0, NULL, NULL, NULL, 1)); /* MPOL_MF_STRICT: EINVAL */
-}
-static long try_mbind(const void *a) {
-        return result(syscall(SYS_mbind, NULL, 0, 0xff, NULL, 0, 0)); /* no such mode: EINVAL */
-}
-static long try_get_mempolicy(const void *a) {
-        return result(syscall(SYS_get_mempolicy, NULL, NULL, 0, NULL, 0x80)); /* unknown flag: EINVAL */
-}
-static long try_set_mempolicy(const void *a) {
-        return result(syscall(SYS_set_mempolicy, 0xff, NULL, 0)); /* no such mode: EINVAL */
-}
-static long try_migrate_pages(const void *a) {
-        return result(syscall(SYS_migrate_pages, INT_MAX, 0, NULL, NULL)); /* no such process: ESRCH */
-}
-static long try_set_mempolicy_home_node(const void *a) {
-        return result(syscall(SYS_set_mempolicy_home_node, 0, 0, 0, 1)); /* flags must be 0: EINVAL */
-}
-static long try_unshare(const void *a) {
-        /* CLONE_VFORK is no unshare flag: EINVAL, even in a single-threaded process */
-        return result(syscall(SYS_unshare, CLONE_NEWUSER | CLONE_VFORK));
-}
-static long try_unshare_child(const void *a) {
-        return result(syscall(SYS_unshare, CLONE_NEWUSER)); /* the real thing: a user namespace */
-}
-static long try_setns(const void *a) {
-        return result(syscall(SYS_setns, -1, 0)); /* EBADF */
-}
-static long try_clone_flag(uint64_t flag) {
-        /* CLONE_THREAD without CLONE_SIGHAND: EINVAL before anything is created */
-        long r = result(syscall(SYS_clone, (unsigned long) flag | CLONE_THREAD, NULL, NULL, NULL, NULL));
-        if (r == 0) /* cannot happen; if it did, this is the new thread, which must go at once */
-                syscall(SYS_exit, 0);
-        return r;
-}
-static long try_clone_newuser(const void *a) {
-        return try_clone_flag(CLONE_NEWUSER);
-}
-static long try_clone_newns(const void *a) {
-        return try_clone_flag(CLONE_NEWNS);
-}
-static long try_clone_newpid(const void *a) {
-        return try_clone_flag(CLONE_NEWPID);
-}
-static long try_clone_newnet(const void *a) {
-        return try_clone_flag(CLONE_NEWNET);
-}
-static long try_clone_newipc(const void *a) {
-        return try_clone_flag(CLONE_NEWIPC);
-}
-static long try_clone_newuts(const void *a) {
-        return try_clone_flag(CLONE_NEWUTS);
-}
-static long try_clone_newcgroup(const void *a) {
-        return try_clone_flag(CLONE_NEWCGROUP);
-}
-static long try_clone_newuser_child(const void *a) {
-        /* the real thing: a child in a new user namespace, which exits at once */
-        long r = result(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL));
-        if (r == 0)
-                _exit(0);
-        if (r > 0) {
-                int status;
-                waitpid((pid_t) r, &status, 0);
-                return 0;
-        }
-        return r;
-}
-static long try_clone3(const void *a) {
-        return result(syscall(SYS_clone3, NULL, 0)); /* size 0: EINVAL */
-}
-static long try_mount(const void *a) {
-        return result(syscall(SYS_mount, NULL, NULL, NULL, 0, NULL)); /* no target: EFAULT */
-}
-static long try_umount2(const void *a) {
-        return result(syscall(SYS_umount2, NULL, 0)); /* EFAULT */
-}
-static long try_pivot_root(const void *a) {
-        return result(syscall(SYS_pivot_root, NULL, NULL)); /* EFAULT */
-}
-static long try_chroot(const void *a) {
-        return result(syscall(SYS_chroot, NULL)); /* EFAULT */
-}
-static long try_open_tree(const void *a) {
-        return result(syscall(SYS_open_tree, -1, NULL, 0)); /* EBADF or EFAULT */
-}
-static long try_move_mount(const void *a) {
-        return result(syscall(SYS_move_mount, -1, NULL, -1, NULL, 0)); /* EFAULT, or EPERM */
-}
-static long try_fsopen(const void *a) {
-        return result(syscall(SYS_fsopen, NULL, 0)); /* EFAULT, or EPERM */
-}
-static long try_fsconfig(const void *a) {
-        return result(syscall(SYS_fsconfig, -1, 0, NULL, NULL, 0)); /* EINVAL */
-}
-static long try_fsmount(const void *a) {
-        return result(syscall(SYS_fsmount, -1, 0, 0)); /* EBADF, or EPERM */
-}
-static long try_fspick(const void *a) {
-        return result(syscall(SYS_fspick, -1, NULL, 0)); /* EFAULT, or EPERM */
-}
-static long try_mount_setattr(const void *a) {
-        return result(syscall(SYS_mount_setattr, -1, NULL, 0, NULL, 0)); /* size 0: EINVAL */
-}
-static long try_tiocsti(const void *a) {
-        char c = 0;
-        return result(syscall(SYS_ioctl, -1, TIOCSTI, &c)); /* EBADF */
-}
-static long try_tioclinux(const void *a) {
-        char subcode = 0;
-        return result(syscall(SYS_ioctl, -1, TIOCLINUX, &subcode)); /* EBADF */
-}
-/* Opens a pty pair; returns the terminal (slave) side, or -errno. */
-static int open_pty(int *ret_master) {
-        int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (master < 0)
-                return -errno;
-        char name[128];
-        if (grantpt(master) < 0 || unlockpt(master) < 0 || ptsname_r(master, name, sizeof name) != 0) {
-                int e = -errno;
-                close(master);
-                return e;
-        }
-        int tty = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (tty < 0) {
-                int e = -errno;
-                close(master);
-                return e;
-        }
-        *ret_master = master;
-        return tty;
-}
-static long try_pty_ioctl(unsigned long request) {
-        int master = -1, tty = open_pty(&master);
-        if (tty < 0)
-                return tty;
-        char c = 0;
-        long r = result(syscall(SYS_ioctl, tty, request, &c));
-        close(tty);
-        close(master);
-        return r;
-}
-static long try_tiocsti_child(const void *a) {
-        return try_pty_ioctl(TIOCSTI); /* a byte into a pty nobody reads (root: 0) */
-}
-static long try_tioclinux_child(const void *a) {
-        return try_pty_ioctl(TIOCLINUX); /* a pty is no console: ENOTTY */
-}
-static long try_ptrace(const void *a) {
-        return result(syscall(SYS_ptrace, PTRACE_PEEKUSER, INT_MAX, 0, 0)); /* no such process: ESRCH */
-}
-static long try_process_vm_readv(const void *a) {
-        return result(syscall(SYS_process_vm_readv, 0, NULL, 0, NULL, 0, 1)); /* flags must be 0: EINVAL */
-}
-static long try_process_vm_writev(const void *a) {
-        return result(syscall(SYS_process_vm_writev, 0, NULL, 0, NULL, 0, 1)); /* EINVAL */
-}
-static long try_process_madvise(const void *a) {
-        return result(syscall(SYS_process_madvise, -1, NULL, 0, 0, 1)); /* EINVAL */
-}
-static long try_kcmp(const void *a) {
-        return result(syscall(SYS_kcmp, INT_MAX, INT_MAX, 0, 0, 0)); /* no such process: ESRCH */
-}
-static long try_pidfd_getfd(const void *a) {
-        return result(syscall(SYS_pidfd_getfd, -1, 0, 1)); /* flags must be 0: EINVAL */
-}
-static long try_personality(const void *a) {
-        /* ADDR_NO_RANDOMIZE takes effect only at the next execve; put the old value back at once
-         * if the change was allowed. */
-        long old = syscall(SYS_personality, 0xffffffffUL);
-        long r = result(syscall(SYS_personality, (unsigned long) ADDR_NO_RANDOMIZE));
-        if (r >= 0 && old >= 0)
-                syscall(SYS_personality, (unsigned long) old);
-        return r;
-}
-static long try_perf_event_open(const void *a) {
-        return result(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0)); /* no attributes: EFAULT */
-}
-static long try_io_uring_setup(const void *a) {
-        /* a one-entry ring, closed at once */
-        struct io_uring_params params;
-        memset(&params, 0, sizeof params);
-        long r = result(syscall(SYS_io_uring_setup, 1, &params));
-        if (r >= 0)
-                close((int) r);
-        return r;
-}
-static long try_io_uring_enter(const void *a) {
-        return result(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0)); /* EBADF */
-}
-static long try_io_uring_register(const void *a) {
-        return result(syscall(SYS_io_uring_register, -1, 0, NULL, 0)); /* EBADF */
-}
-static long try_bpf(const void *a) {
-        return result(syscall(SYS_bpf, 0x7fff, NULL, 0)); /* no such command: EINVAL */
-}
-static long try_userfaultfd(const void *a) {
-        /* UFFD_USER_MODE_ONLY passes the privilege check; the undefined flag 2 fails: EINVAL */
-        return result(syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | 2));
-}
-static long try_kexec_load(const void *a) {
-        /* an undefined flag and too many segments: EINVAL (never 0 segments, which unloads) */
-        return result(syscall(SYS_kexec_load, 0, 17, NULL, 0x8000));
-}
-static long try_kexec_file_load(const void *a) {
-        return result(syscall(SYS_kexec_file_load, -1, -1, 0, NULL, 0x8000)); /* undefined flag: EINVAL */
-}
-static long try_init_module(const void *a) {
-        return result(syscall(SYS_init_module, NULL, 0, "")); /* an empty image: ENOEXEC */
-}
-static long try_finit_module(const void *a) {
-        return result(syscall(SYS_finit_module, -1, "", 0)); /* EBADF */
-}
-static long try_delete_module(const void *a) {
-        return result(syscall(SYS_delete_module, NULL, 0)); /* EFAULT */
-}
-static long try_open_by_handle_at(const void *a) {
-        return result(syscall(SYS_open_by_handle_at, -1, NULL, 0)); /* EBADF or EFAULT */
-}
-static long try_name_to_handle_at(const void *a) {
-        return result(syscall(SYS_name_to_handle_at, -1, NULL, NULL, NULL, 0)); /* EFAULT */
-}
-static long try_reboot(const void *a) {
-        return result(syscall(SYS_reboot, 0, 0, 0, NULL)); /* wrong magic: EINVAL */
-}
-static long try_swapon(const void *a) {
-        return result(syscall(SYS_swapon, NULL, 0x40000000)); /* undefined flag: EINVAL */
-}
-static long try_swapoff(const void *a) {
-        return result(syscall(SYS_swapoff, NULL)); /* EFAULT */
-}
-#ifdef SYS_iopl
-static long try_iopl(const void *a) {
-        return result(syscall(SYS_iopl, 4)); /* level > 3: EINVAL */
-}
-#endif
-#ifdef SYS_ioperm
-static long try_ioperm(const void *a) {
-        return result(syscall(SYS_ioperm, 0, 0, 0)); /* empty range: EINVAL */
-}
-#endif
-static long try_settimeofday(const void *a) {
-        struct timeval bad = {.tv_sec = 0, .tv_usec = 2000000};
-        return result(syscall(SYS_settimeofday, &bad, NULL)); /* tv_usec out of range: EINVAL */
-}
-static long try_clock_settime(const void *a) {
-        return result(syscall(SYS_clock_settime, 16, NULL)); /* no clock 16: EINVAL */
+static long run_try(const void *arg) {
+        const try_arg *a = arg;
+        return a->t->run(a->nr, a->e->value);
 }
 
-static const try_case tries[] = {
-        {"syslog", "harmless", try_syslog, true},
-        {"acct", "harmless", try_acct, true},
-#ifdef SYS_uselib
-        {"uselib", "harmless", try_uselib, false},
-#endif
-#ifdef SYS_modify_ldt
-        {"modify_ldt", "harmless", try_modify_ldt, false},
-#endif
-        {"quotactl", "harmless", try_quotactl, false},
-        {"quotactl_fd", "harmless", try_quotactl_fd, false},
-        {"add_key", "harmless", try_add_key, false},
-        {"keyctl", "harmless", try_keyctl, false},
-        {"request_key", "harmless", try_request_key, false},
-        {"move_pages", "harmless", try_move_pages, false},
-        {"mbind", "harmless", try_mbind, false},
-        {"get_mempolicy", "harmless", try_get_mempolicy, false},
-        {"set_mempolicy", "harmless", try_set_mempolicy, false},
-        {"migrate_pages", "harmless", try_migrate_pages, false},
-        {"set_mempolicy_home_node", "harmless", try_set_mempolicy_home_node, false},
-        {"unshare", "harmless", try_unshare, false},
-        {"unshare", "child", try_unshare_child, true},
-        {"setns", "harmless", try_setns, false},
-        {"clone:CLONE_NEWUSER", "harmless", try_clone_newuser, false},
-        {"clone:CLONE_NEWUSER", "child", try_clone_newuser_child, true},
-        {"clone:CLONE_NEWNS", "harmless", try_clone_newns, false},
-        {"clone:CLONE_NEWPID", "harmless", try_clone_newpid, false},
-        {"clone:CLONE_NEWNET", "harmless", try_clone_newnet, false},
-        {"clone:CLONE_NEWIPC", "harmless", try_clone_newipc, false},
-        {"clone:CLONE_NEWUTS", "harmless", try_clone_newuts, false},
-        {"clone:CLONE_NEWCGROUP", "harmless", try_clone_newcgroup, false},
-        {"clone3", "harmless", try_clone3, false},
-        {"mount", "harmless", try_mount, false},
-        {"umount2", "harmless", try_umount2, false},
-        {"pivot_root", "harmless", try_pivot_root, true},
-        {"chroot", "harmless", try_chroot, false},
-        {"open_tree", "harmless", try_open_tree, false},
-        {"move_mount", "harmless", try_move_mount, false},
-        {"fsopen", "harmless", try_fsopen, false},
-        {"fsconfig", "harmless", try_fsconfig, false},
-        {"fsmount", "harmless", try_fsmount, false},
-        {"fspick", "harmless", try_fspick, false},
-        {"mount_setattr", "harmless", try_mount_setattr, false},
-        {"ioctl:TIOCSTI", "harmless", try_tiocsti, false},
-        {"ioctl:TIOCSTI", "child", try_tiocsti_child, true},
-        {"ioctl:TIOCLINUX", "harmless", try_tioclinux, false},
-        {"ioctl:TIOCLINUX", "child", try_tioclinux_child, false},
-        {"ptrace", "harmless", try_ptrace, false},
-        {"process_vm_readv", "harmless", try_process_vm_readv, false},
-        {"process_vm_writev", "harmless", try_process_vm_writev, false},
-        {"process_madvise", "harmless", try_process_madvise, false},
-        {"kcmp", "harmless", try_kcmp, false},
-        {"pidfd_getfd", "harmless", try_pidfd_getfd, false},
-        {"personality", "harmless", try_personality, false},
-        {"perf_event_open", "harmless", try_perf_event_open, false},
-        {"io_uring_setup", "harmless", try_io_uring_setup, true},
-        {"io_uring_enter", "harmless", try_io_uring_enter, false},
-        {"io_uring_register", "harmless", try_io_uring_register, false},
-        {"bpf", "harmless", try_bpf, true},
-        {"userfaultfd", "harmless", try_userfaultfd, true},
-        {"kexec_load", "harmless", try_kexec_load, true},
-        {"kexec_file_load", "harmless", try_kexec_file_load, true},
-        {"init_module", "harmless", try_init_module, true},
-        {"finit_module", "harmless", try_finit_module, true},
-        {"delete_module", "harmless", try_delete_module, true},
-        {"open_by_handle_at", "harmless", try_open_by_handle_at, true},
-        {"name_to_handle_at", "harmless", try_name_to_handle_at, false},
-        {"reboot", "harmless", try_reboot, true},
-        {"swapon", "harmless", try_swapon, false},
-        {"swapoff", "harmless", try_swapoff, true},
-#ifdef SYS_iopl
-        {"iopl", "harmless", try_iopl, false},
-#endif
-#ifdef SYS_ioperm
-        {"ioperm", "harmless", try_ioperm, false},
-#endif
-        {"settimeofday", "harmless", try_settimeofday, false},
-        {"clock_settime", "harmless", try_clock_settime, false},
-};
+/* Try i with its entry; false if this ABI has no such call (the try is then not run). */
+static bool try_at(size_t i, try_arg *ret) {
+        const kb_try *t = kb_tries_at(i);
+        assert_non_null(t);
+        const kb_seccomp_entry *e = kb_seccomp_entry_find(t->name);
+        if (!e)
+                fail_msg("try %s names no entry of the table", t->name);
+        int nr = kb_seccomp_entry_syscall_nr(e);
+        if (nr < 0)
+                return false;
+        *ret = (try_arg){.t = t, .e = e, .nr = nr};
+        return true;
+}
+
+static const char *form_name(kb_try_form form) {
+        return form == KB_TRY_CHILD ? "child" : "harmless";
+}
 
 /* ---------- socket families ---------- */
 
 typedef struct family_try {
         long family;
-        int type;
         bool pair; /* socketpair(2) rather than socket(2) */
 } family_try;
 
 static long try_family(const void *arg) {
         const family_try *t = arg;
-        if (t->pair) {
-                int sv[2];
-                long r = result(syscall(SYS_socketpair, t->family, t->type, 0, sv));
-                if (r >= 0) {
-                        close(sv[0]);
-                        close(sv[1]);
-                }
-                return r;
-        }
-        long r = result(syscall(SYS_socket, t->family, t->type, 0));
-        if (r >= 0)
-                close((int) r);
-        return r;
-}
-
-/* A type each family accepts, so that an allowed family really yields a socket. */
-static int family_type(uint64_t family) {
-        return family == 16 /* AF_NETLINK */ ? SOCK_RAW : SOCK_STREAM;
+        return kb_tries_family(t->family, t->pair);
 }
 
 /* Families a run without the filter may try: built into every kernel kbound supports. Any other
@@ -639,26 +236,28 @@ static void assert_loaded(const outcome *o, const char *what) {
 
 /* Runs every try and family against prog_fd and checks each against what policy blocks: blocked
  * entries must give their errno; allowed ones must behave as without the filter (control, which
- * is indexed like tries[]). */
+ * is indexed like kb_tries_at). */
 static void check_policy(const kb_seccomp_policy *policy, const long *control) {
         int fd = build(policy);
-        for (size_t i = 0; i < KB_ELEMENTSOF(tries); i++) {
-                const kb_seccomp_entry *e = kb_seccomp_entry_find(tries[i].name);
-                assert_non_null(e);
-                outcome o = run_child(fd, tries[i].run, NULL);
-                assert_loaded(&o, tries[i].name);
-                if (kb_seccomp_blocks(policy, e)) {
-                        if (o.result != -e->errnum)
-                                fail_msg("%s (%s form): expected %s from the filter, got %s", tries[i].name,
-                                         tries[i].form, strerrorname_np(e->errnum), errname(o.result));
+        for (size_t i = 0; i < kb_tries_count(); i++) {
+                try_arg a;
+                if (!try_at(i, &a))
+                        continue; /* no such call on this ABI */
+                outcome o = run_child(fd, run_try, &a);
+                assert_loaded(&o, a.t->name);
+                if (kb_seccomp_blocks(policy, a.e)) {
+                        if (o.result != -a.e->errnum)
+                                fail_msg("%s (%s form): expected %s from the filter, got %s", a.t->name,
+                                         form_name(a.t->form), strerrorname_np(a.e->errnum),
+                                         errname(o.result));
                 } else if (control[i] == LONG_MIN) {
                         fprintf(stderr,
                                 "test_seccomp: NOT compared: %s is left allowed, but its control was not "
                                 "run\n",
-                                tries[i].name);
+                                a.t->name);
                 } else if (!same_outcome(o.result, control[i])) {
                         fail_msg("%s (%s form) is left allowed but gave %s (without the filter: %s)",
-                                 tries[i].name, tries[i].form, errname(o.result), errname(control[i]));
+                                 a.t->name, form_name(a.t->form), errname(o.result), errname(control[i]));
                 }
         }
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
@@ -666,8 +265,7 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
                 if (e->match != KB_SECCOMP_MATCH_FAMILY)
                         continue;
                 for (int pair = 0; pair <= 1; pair++) {
-                        family_try t = {
-                                .family = (long) e->value, .type = family_type(e->value), .pair = pair};
+                        family_try t = {.family = (long) e->value, .pair = pair};
                         outcome o = run_child(fd, try_family, &t);
                         assert_loaded(&o, e->name);
                         if (kb_seccomp_blocks(policy, e)) {
@@ -688,7 +286,7 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
         }
         /* AF_UNIX is never refused. */
         for (int pair = 0; pair <= 1; pair++) {
-                family_try t = {.family = AF_UNIX, .type = SOCK_STREAM, .pair = pair};
+                family_try t = {.family = AF_UNIX, .pair = pair};
                 outcome o = run_child(fd, try_family, &t);
                 assert_loaded(&o, "AF_UNIX");
                 if (o.result < 0)
@@ -697,43 +295,45 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
         close(fd);
 }
 
-/* Every try without a filter, indexed like tries[]; filled once by controls(). */
-static long control_results[KB_ELEMENTSOF(tries)];
+/* Every try without a filter, indexed like kb_tries_at (LONG_MIN: not run); filled once by
+ * controls(). */
+#define MAX_TRIES 256
+static long control_results[MAX_TRIES];
 static bool control_done;
 
 /* Runs every try without a filter. Each must come back with something other than the errno the
  * filter gives (so the filtered run proves the filter, not the kernel), except a gated try when
- * not root, which is reported. Fills control[] (indexed like tries[]). */
+ * not root, which is reported. Fills control[] (indexed like kb_tries_at). */
 static void run_controls(long *control) {
-        for (size_t i = 0; i < KB_ELEMENTSOF(tries); i++) {
-                const kb_seccomp_entry *e = kb_seccomp_entry_find(tries[i].name);
-                assert_non_null(e);
-                if (strncmp(tries[i].name, "kexec", 5) == 0 && is_root() && !kexec_limit_unset()) {
+        assert_true(kb_tries_count() <= MAX_TRIES);
+        for (size_t i = 0; i < kb_tries_count(); i++) {
+                control[i] = LONG_MIN;
+                try_arg a;
+                if (!try_at(i, &a))
+                        continue;
+                if (strncmp(a.t->name, "kexec", 5) == 0 && is_root() && !kexec_limit_unset()) {
                         fprintf(stderr,
                                 "test_seccomp: control NOT run for %s: kernel.kexec_load_limit_reboot is "
                                 "set and a root kexec call would spend one\n",
-                                tries[i].name);
-                        control[i] = LONG_MIN;
+                                a.t->name);
                         continue;
                 }
-                outcome o = run_child(-1, tries[i].run, NULL);
+                outcome o = run_child(-1, run_try, &a);
                 if (o.signal)
-                        fail_msg("%s without the filter: the child died of signal %d", tries[i].name,
-                                 o.signal);
+                        fail_msg("%s without the filter: the child died of signal %d", a.t->name, o.signal);
                 control[i] = o.result;
-                if (o.result != -e->errnum)
+                if (o.result != -a.e->errnum)
                         continue;
-                if (tries[i].gated && !is_root()) {
+                if (a.t->gated && !is_root()) {
                         fprintf(stderr,
                                 "test_seccomp: control NOT conclusive for %s (%s form): the kernel itself "
                                 "answered %s (it checks privilege first; run as root to tell)\n",
-                                tries[i].name, tries[i].form, strerrorname_np(e->errnum));
+                                a.t->name, form_name(a.t->form), strerrorname_np(a.e->errnum));
                         continue;
                 }
                 fail_msg("%s (%s form) without the filter gave %s, the filter's own errno: the try cannot "
-                         "tell "
-                         "the filter from the kernel",
-                         tries[i].name, tries[i].form, errname(o.result));
+                         "tell the filter from the kernel",
+                         a.t->name, form_name(a.t->form), errname(o.result));
         }
 }
 
@@ -772,18 +372,23 @@ static void test_table(void **state) {
                         assert_int_equal(e->errnum, want_enosys ? ENOSYS : EPERM);
                 if (e->match == KB_SECCOMP_MATCH_FAMILY)
                         continue;
-                /* Every call the native ABI has is tried, in the form a cell may run. */
+                /* Every call the native ABI has is tried, in the form the probe runs. */
                 int nr = kb_seccomp_entry_syscall_nr(e);
-                bool tried = false;
-                for (size_t t = 0; t < KB_ELEMENTSOF(tries); t++)
-                        if (strcmp(tries[t].name, e->name) == 0 && strcmp(tries[t].form, "harmless") == 0)
-                                tried = true;
-                if (nr >= 0 && !tried)
-                        fail_msg("%s: no harmless try in this test (and so none in docs/seccomp.md)",
-                                 e->name);
-                if (nr < 0 && tried)
-                        fail_msg("%s: tried, but the native ABI has no such call", e->name);
+                if (nr >= 0 && !kb_tries_find(e->name, KB_TRY_HARMLESS))
+                        fail_msg(
+                                "%s: no harmless try in src/tools/syscall_tries.c (and so none in the probe)",
+                                e->name);
         }
+        /* Every try is of a call entry, and each (name, form) is tried once. */
+        for (size_t i = 0; i < kb_tries_count(); i++) {
+                const kb_try *t = kb_tries_at(i);
+                const kb_seccomp_entry *e = kb_seccomp_entry_find(t->name);
+                if (!e || e->match == KB_SECCOMP_MATCH_FAMILY)
+                        fail_msg("try %s names no call entry of the table", t->name);
+                assert_ptr_equal(kb_tries_find(t->name, t->form), t);
+        }
+        assert_null(kb_tries_at(kb_tries_count()));
+        assert_null(kb_tries_find("AF_VSOCK", KB_TRY_HARMLESS));
         assert_int_equal(kb_seccomp_entry_syscall_nr(kb_seccomp_entry_find("keyctl")), SYS_keyctl);
         assert_int_equal(kb_seccomp_entry_syscall_nr(NULL), -EINVAL);
         assert_null(kb_seccomp_entry_find("no-such-call"));
@@ -941,7 +546,7 @@ static void test_filter_families_beyond_table(void **state) {
         const long families[] = {46, 100, 255, INT_MAX, -1, (long) 0x100000001L};
         for (size_t i = 0; i < KB_ELEMENTSOF(families); i++)
                 for (int pair = 0; pair <= 1; pair++) {
-                        family_try t = {.family = families[i], .type = SOCK_STREAM, .pair = pair};
+                        family_try t = {.family = families[i], .pair = pair};
                         outcome o = run_child(fd, try_family, &t);
                         assert_loaded(&o, "family");
                         if (o.result != -EAFNOSUPPORT)
@@ -1045,7 +650,7 @@ static long try_ordinary(const void *arg) {
         close(nl);
         if (personality(0xffffffff) < 0 || personality(PER_LINUX) < 0)
                 return 15;
-        int master = -1, tty = open_pty(&master);
+        int master = -1, tty = kb_tries_open_pty(&master);
         if (tty < 0)
                 return 16;
         struct winsize ws;
@@ -1063,6 +668,246 @@ static void test_filter_ordinary_calls(void **state) {
         if (o.result != 0)
                 fail_msg("an ordinary call failed under the filter: step %ld", o.result);
         close(fd);
+}
+
+/* ---------- the probe program ---------- */
+
+/* How the probe's process is filtered before it starts. */
+typedef enum probe_filter {
+        PROBE_UNFILTERED, /* no filter: the negative control */
+        PROBE_KBOUND,     /* the program kb_seccomp_build made (prog_fd), loaded as bwrap loads it */
+        PROBE_FOREIGN,    /* a filter that refuses keyctl and nothing else: Seccomp is 2, but no family
+                           * filter is there, so the probe must not try the families */
+} probe_filter;
+
+static int load_foreign_filter(void) {
+        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx)
+                return -ENOMEM;
+        int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(keyctl), 0);
+        if (r == 0)
+                r = seccomp_load(ctx); /* sets no_new_privs first */
+        seccomp_release(ctx);
+        return r;
+}
+
+#define PROBE_OUTPUT_MAX (1024 * 1024)
+
+/* Runs kbound-syscall-probe, as a kernel's child would, in a process filtered as said; fails the
+ * test unless it exits 0 having printed one JSON object, and returns that object. */
+static json_object *run_probe(probe_filter filter, int prog_fd) {
+        int p[2];
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int r = filter == PROBE_KBOUND    ? load_program(prog_fd)
+                        : filter == PROBE_FOREIGN ? load_foreign_filter()
+                                                  : 0;
+                if (r < 0)
+                        _exit(120);
+                if (dup2(p[1], STDOUT_FILENO) < 0)
+                        _exit(121);
+                char *argv[] = {KBOUND_SYSCALL_PROBE, NULL};
+                execve(KBOUND_SYSCALL_PROBE, argv, environ);
+                _exit(122);
+        }
+        close(p[1]);
+        char *buf = malloc(PROBE_OUTPUT_MAX);
+        assert_non_null(buf);
+        size_t len = 0;
+        for (;;) {
+                ssize_t n = read(p[0], buf + len, PROBE_OUTPUT_MAX - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                assert_true(n >= 0);
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len == PROBE_OUTPUT_MAX)
+                        fail_msg("%s: more than %d bytes of output", KBOUND_SYSCALL_PROBE, PROBE_OUTPUT_MAX);
+        }
+        close(p[0]);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("%s: %s %d (120: the filter did not load; 122: no such program)",
+                         KBOUND_SYSCALL_PROBE, WIFEXITED(status) ? "exit status" : "killed by signal",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        json_object *doc = NULL;
+        if (kb_json_parse_strict(buf, len, 8, &doc) < 0 || !json_object_is_type(doc, json_type_object))
+                fail_msg("%s printed no JSON object: %.*s", KBOUND_SYSCALL_PROBE,
+                         (int) (len > 400 ? 400 : len), buf);
+        free(buf);
+        return doc;
+}
+
+static json_object *field(json_object *o, const char *key) {
+        json_object *v = NULL;
+        if (!json_object_object_get_ex(o, key, &v))
+                fail_msg("probe output: no \"%s\" in %s", key, json_object_to_json_string(o));
+        return v;
+}
+
+/* The errno called name (as errno.h spells it), or 0. */
+static int errno_from_name(const char *name) {
+        for (int e = 1; e < 4096; e++)
+                if (strerrorname_np(e) && strcmp(strerrorname_np(e), name) == 0)
+                        return e;
+        return 0;
+}
+
+/* What one outcome of the probe's output says, in the form of run_child's results: what the call
+ * returned (>= 0) or -errno; LONG_MIN when not tested, which then must say why. */
+static long probe_result(json_object *o, const char *what) {
+        json_object *err = field(o, "errno"), *ret = field(o, "ret"), *why = field(o, "why");
+        if (!json_object_get_boolean(field(o, "tested"))) {
+                if (err || ret || json_object_get_string_len(why) < 10)
+                        fail_msg("%s: untested, but %s", what, json_object_to_json_string(o));
+                return LONG_MIN;
+        }
+        if (why || !json_object_is_type(ret, json_type_int))
+                fail_msg("%s: tested, but %s", what, json_object_to_json_string(o));
+        if (!err) {
+                if (json_object_get_int64(ret) < 0)
+                        fail_msg("%s: no errno, yet a negative ret: %s", what, json_object_to_json_string(o));
+                return (long) json_object_get_int64(ret);
+        }
+        int e = errno_from_name(json_object_get_string(err));
+        if (e == 0 || json_object_get_int64(ret) != -1)
+                fail_msg("%s: %s", what, json_object_to_json_string(o));
+        return -e;
+}
+
+/* The control (indexed like kb_tries_at) of entry e's harmless try; LONG_MIN if none was run. */
+static long harmless_control(const long *control, const kb_seccomp_entry *e) {
+        for (size_t i = 0; i < kb_tries_count(); i++) {
+                const kb_try *t = kb_tries_at(i);
+                if (t->form == KB_TRY_HARMLESS && strcmp(t->name, e->name) == 0)
+                        return control[i];
+        }
+        return LONG_MIN;
+}
+
+/* Checks the probe's output against the table: every entry once, in the table's order; each call
+ * this ABI has tried, and answering as policy says (refused: the table's errno; allowed: as the
+ * same try without a filter, control); families tried only under kbound's filter, and then each
+ * answering as policy says. policy is ignored unless filter is PROBE_KBOUND. */
+static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_policy *policy,
+                        const long *control) {
+        assert_int_equal(json_object_get_int(field(doc, "version")), 1);
+        const char *arch = json_object_get_string(field(doc, "arch"));
+#if defined(__x86_64__)
+        assert_string_equal(arch, "x86_64");
+#elif defined(__aarch64__)
+        assert_string_equal(arch, "aarch64");
+#else
+        assert_true(arch && *arch);
+#endif
+        int seccomp = json_object_get_int(field(doc, "seccomp")),
+            filters = json_object_get_int(field(doc, "filters"));
+        if (filter == PROBE_UNFILTERED && (seccomp != 0 || filters != 0))
+                fail_msg("unfiltered probe: Seccomp %d, %d filters: is this test itself under a filter?",
+                         seccomp, filters);
+        if (filter != PROBE_UNFILTERED && (seccomp != 2 || filters < 1))
+                fail_msg("filtered probe: Seccomp %d, %d filters", seccomp, filters);
+        json_object *results = field(doc, "results");
+        assert_true(json_object_is_type(results, json_type_array));
+        assert_int_equal(json_object_array_length(results), kb_seccomp_entry_count());
+        for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
+                const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
+                json_object *r = json_object_array_get_idx(results, i);
+                assert_string_equal(json_object_get_string(field(r, "name")), e->name);
+                bool blocked = filter == PROBE_KBOUND && kb_seccomp_blocks(policy, e);
+                if (e->match != KB_SECCOMP_MATCH_FAMILY) {
+                        long got = probe_result(r, e->name);
+                        if (kb_seccomp_entry_syscall_nr(e) < 0) {
+                                if (got != LONG_MIN)
+                                        fail_msg("%s: tried, but this ABI has no such call", e->name);
+                                continue;
+                        }
+                        long want = harmless_control(control, e);
+                        if (filter == PROBE_FOREIGN && strcmp(e->name, "keyctl") == 0)
+                                want = -EPERM;
+                        if (got == LONG_MIN && want == LONG_MIN && strncmp(e->name, "kexec", 5) == 0)
+                                continue; /* neither spends a kexec load */
+                        if (got == LONG_MIN)
+                                fail_msg("%s: not tried: %s", e->name,
+                                         json_object_get_string(field(r, "why")));
+                        if (blocked) {
+                                if (got != -e->errnum)
+                                        fail_msg("probe: %s: expected %s from the filter, got %s", e->name,
+                                                 strerrorname_np(e->errnum), errname(got));
+                        } else if (want != LONG_MIN && !same_outcome(got, want)) {
+                                fail_msg("probe: %s gave %s, where the same try in this test gave %s",
+                                         e->name, errname(got), errname(want));
+                        }
+                        continue;
+                }
+                for (int pair = 0; pair <= 1; pair++) {
+                        json_object *o = pair ? field(r, "socketpair") : r;
+                        long got = probe_result(o, e->name);
+                        if (filter != PROBE_KBOUND) {
+                                /* never tried without kbound's filter: it could load a module */
+                                if (got != LONG_MIN)
+                                        fail_msg("probe: %s tried without kbound's filter", e->name);
+                                const char *why = json_object_get_string(field(o, "why"));
+                                if (!strstr(why, filter == PROBE_UNFILTERED ? "Seccomp: 0"
+                                                                            : "no filter of the families"))
+                                        fail_msg("probe: %s untested for another reason: %s", e->name, why);
+                                continue;
+                        }
+                        if (got == LONG_MIN)
+                                fail_msg("probe: %s not tried under kbound's filter: %s", e->name,
+                                         json_object_get_string(field(o, "why")));
+                        if (blocked) {
+                                if (got != -EAFNOSUPPORT)
+                                        fail_msg("probe: %s(%s): expected EAFNOSUPPORT, got %s",
+                                                 pair ? "socketpair" : "socket", e->name, errname(got));
+                                continue;
+                        }
+                        assert_true(family_always_built_in(e->value));
+                        family_try t = {.family = (long) e->value, .pair = pair};
+                        outcome c = run_child(-1, try_family, &t);
+                        if (!same_outcome(got, c.result))
+                                fail_msg("probe: %s(%s) is allowed but gave %s (without the filter: %s)",
+                                         pair ? "socketpair" : "socket", e->name, errname(got),
+                                         errname(c.result));
+                }
+        }
+}
+
+/* The probe program under each filter variant: every entry answers what the filter gives, the
+ * allowed ones what the same tries in this test give without a filter. */
+static void test_filter_probe_program(void **state) {
+        const long *control = controls();
+        char *allow[] = {"keyctl", "ioctl:TIOCSTI", "personality", NULL};
+        const kb_seccomp_policy policies[] = {
+                {0},
+                {.sockets = KB_SECCOMP_SOCKETS_UNIX},
+                {.sockets = KB_SECCOMP_SOCKETS_INET},
+                {.allow = allow},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(policies); i++) {
+                int fd = build(&policies[i]);
+                json_object *doc = run_probe(PROBE_KBOUND, fd);
+                check_probe(doc, PROBE_KBOUND, &policies[i], control);
+                json_object_put(doc);
+                close(fd);
+        }
+}
+
+/* Without a filter (the negative control) the probe's calls reach the kernel and answer as this
+ * test's tries do, and it tries no family; under a filter that is not kbound's it tries no family
+ * either. */
+static void test_filter_probe_program_unfiltered(void **state) {
+        const long *control = controls();
+        json_object *doc = run_probe(PROBE_UNFILTERED, -1);
+        check_probe(doc, PROBE_UNFILTERED, NULL, control);
+        json_object_put(doc);
+        doc = run_probe(PROBE_FOREIGN, -1);
+        check_probe(doc, PROBE_FOREIGN, NULL, control);
+        json_object_put(doc);
 }
 
 /* ---------- compat ABIs ---------- */
@@ -1226,6 +1071,8 @@ int main(void) {
                 cmocka_unit_test(test_filter_families_beyond_table),
                 cmocka_unit_test(test_filter_personality),
                 cmocka_unit_test(test_filter_ordinary_calls),
+                cmocka_unit_test(test_filter_probe_program),
+                cmocka_unit_test(test_filter_probe_program_unfiltered),
                 cmocka_unit_test(test_filter_x86_32),
                 cmocka_unit_test(test_filter_x32),
         };
