@@ -1315,6 +1315,18 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                         problem(v, "%s answers %s in the %s, not the filter's %s: the filter kbound built is not the one "
                                    "in force",
                                 name, got, side, expected);
+                /* A family is refused for socketpair(2) as well as socket(2). */
+                json_object *pair = get(r, "socketpair");
+                if (pair && is_true(pair, "tested")) {
+                        const char *pgot = get_str(pair, "errno");
+                        if (!pgot)
+                                problem(v, "the sandbox lets socketpair(%s) through (the %s's call succeeded; the filter "
+                                           "refuses it with %s)",
+                                        name, side, expected);
+                        else if (strcmp(pgot, expected) != 0)
+                                problem(v, "socketpair(%s) answers %s in the %s, not the filter's %s", name, pgot, side,
+                                        expected);
+                }
         }
         return tried;
 }

@@ -361,6 +361,29 @@ static void surface_cell(ctx *x) {
         json_object *params = json_object_new_object(), *result = NULL;
         json_object_object_add(params, "program",
                                json_object_new_string(x->env->syscall_probe ? KB_SANDBOX_PROBE_PROGRAM : ""));
+        /* For a language that can make raw calls in the kernel's own process: each refused call with
+         * its number on this ABI (-1: none here) and each refused family. */
+        const kb_seccomp_policy *policy = x->env->hardening ? &x->env->hardening->seccomp : NULL;
+        json_object *calls = json_object_new_array(), *families = json_object_new_array();
+        for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
+                const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
+                if (!kb_seccomp_blocks(policy, e))
+                        continue;
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "name", json_object_new_string(e->name));
+                if (e->match == KB_SECCOMP_MATCH_FAMILY) {
+                        json_object_object_add(o, "family", json_object_new_int64((int64_t) e->value));
+                        json_object_array_add(families, o);
+                        continue;
+                }
+                int nr = kb_seccomp_entry_syscall_nr(e);
+                json_object_object_add(o, "nr", json_object_new_int(nr < 0 ? -1 : nr));
+                json_object_object_add(o, "value", json_object_new_int64((int64_t) e->value));
+                json_object_object_add(o, "errno", json_object_new_string(strerrorname_np(e->errnum)));
+                json_object_array_add(calls, o);
+        }
+        json_object_object_add(params, "calls", calls);
+        json_object_object_add(params, "families", families);
         int r = x->env->syscall_probe ? run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
                                       : (snprintf(why, sizeof why, "kbound's syscall probe program was not found"), -ENOENT);
         json_object_put(params);

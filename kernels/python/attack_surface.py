@@ -266,6 +266,31 @@ def run(params):
 
     spawned = guard("child", child, None)
 
+    # The kernel's own tries in the program's shape: one result per entry, a family's socketpair
+    # try beside its socket try.
+    def as_results(tries):
+        results, by_family = [], {}
+        for c in tries.get("calls") or []:
+            tested = c.get("result") not in (None, "untested")
+            allowed = c.get("result") == "allowed"
+            results.append({"name": c.get("name"), "tested": tested,
+                            "errno": c.get("result") if tested and not allowed else None,
+                            "ret": c.get("returned") if allowed else (-1 if tested else None),
+                            "why": c.get("reason")})
+        for f in tries.get("families") or []:
+            tested = f.get("result") not in (None, "untested")
+            allowed = f.get("result") == "allowed"
+            one = {"tested": tested, "errno": f.get("result") if tested and not allowed else None,
+                   "ret": f.get("returned") if allowed else (-1 if tested else None), "why": f.get("reason")}
+            if f.get("call") == "socketpair":
+                by_family.setdefault(f.get("name"), {"name": f.get("name")})["socketpair"] = one
+            else:
+                by_family.setdefault(f.get("name"), {"name": f.get("name")}).update(one)
+        results.extend(by_family.values())
+        return {"pid": tries.get("pid"), "status": tries.get("status"), "results": results}
+
+    in_process = guard("in_process.results", lambda: as_results(in_process), None)
+
     display({"application/vnd.kbound.probe+json": {
         "pid": os.getpid(), "in_process": in_process, "child": spawned, "errors": errors}}, raw=True)
 try:
