@@ -53,6 +53,22 @@ for cmd in check run conformance console; do
     "$cmd" --kernel python3 --team $'ab\x1b]0;PWNED\x07' $(code_arg "$cmd")
   usage "$cmd-team-empty" "$cmd: --team is empty" "$cmd" --kernel python3 --team '' $(code_arg "$cmd")
 done
+echo "--sockets and --allow-syscall: the seccomp policy, the same for every command"
+for cmd in check run conformance console; do
+  usage "$cmd-sockets-tcp" "$cmd: --sockets takes default, unix or inet, not 'tcp'" \
+    "$cmd" --kernel python3 --sockets tcp $(code_arg "$cmd")
+  usage "$cmd-allow-unknown" "$cmd: --allow-syscall frobnicate: no such entry in the seccomp filter" \
+    "$cmd" --kernel python3 --allow-syscall frobnicate $(code_arg "$cmd")
+  usage "$cmd-allow-family" "$cmd: --allow-syscall AF_VSOCK: socket families are chosen with --sockets" \
+    "$cmd" --kernel python3 --allow-syscall AF_VSOCK $(code_arg "$cmd")
+done
+# conformance always isolates the network; the others take the override
+for cmd in check run console; do
+  OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1 usage "$cmd-sockets-unix-rawnet" \
+    "$cmd: --sockets unix refuses IP sockets, which the raw-network override is for" \
+    "$cmd" --kernel python3 --sockets unix $(code_arg "$cmd")
+done
+
 ok "no raw escape reached stderr" bash -c "! grep -q $'\x1b' '$scratch'/*-team-escape.err"
 assert_no_leftovers "after the usage errors"
 
