@@ -347,6 +347,13 @@ static void expect_seccomp(ctx *x) {
         }
         for (char *const *a = policy ? policy->allow : NULL; a && *a; a++)
                 json_object_array_add(not_claimed, json_object_new_string(*a));
+        /* Families the default policy refuses and this one allows (--sockets inet): not claimed. */
+        const kb_seccomp_policy strict = { .sockets = KB_SECCOMP_SOCKETS_DEFAULT };
+        for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
+                const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
+                if (e->match == KB_SECCOMP_MATCH_FAMILY && kb_seccomp_blocks(&strict, e) && !kb_seccomp_blocks(policy, e))
+                        json_object_array_add(not_claimed, json_object_new_string(e->name));
+        }
         json_object_object_add(seccomp, "blocked", blocked);
         json_object_object_add(seccomp, "not_claimed", not_claimed);
         json_object_object_add(seccomp, "sockets",

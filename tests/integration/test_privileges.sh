@@ -62,6 +62,19 @@ ok "python3 looked for kbound's keyring canary itself" \
 ok "the report names the sandbox user" [ "$(json_get "$scratch/r.json" "d['sandbox']['user']['uid']")" = "$sandbox_uid" ]
 ok "JUnit carries sandbox.privileges" grep -q 'name="sandbox.privileges"' "$scratch/r.xml"
 
+echo "the seccomp policy's knobs: what they allow is named as not claimed, the rest still proven"
+set +e
+"$KBOUND" check --kernel python3 --sockets inet --allow-syscall keyctl --json "$scratch/k.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "check with --sockets inet --allow-syscall keyctl passes (rc=$rc)" [ "$rc" -eq 0 ]
+surface="next(c for k in d['kernels'] for c in k['checks'] if c['id']=='sandbox.attack_surface')"
+ok "attack_surface passes" [ "$(json_get "$scratch/k.json" "$surface['status']")" = pass ]
+ok "attack_surface names what is not claimed" \
+  grep -qF "NOT claimed: keyctl, AF_INET, AF_INET6" <<<"$(json_get "$scratch/k.json" "$surface['detail']")"
+ok "keyctl is listed as not claimed, add_key still refused" \
+  [ "$(json_get "$scratch/k.json" "[$surface['evidence']['calls'][n]['expected'] for n in ('keyctl', 'add_key')]")" = "['not_claimed', 'EPERM']" ]
+
 echo "bad sandbox users are usage errors"
 for bad in root kbound-no-such-user; do
   set +e
