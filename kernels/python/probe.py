@@ -220,7 +220,7 @@ print(json.dumps({"environ": env, "proc": procs, "go": bool(go) and os.path.exis
 '''
 
     def subprocess_dump():
-        import select
+        import selectors
         res = {"spawned": False, "pid": None, "error": None, "environ": "", "proc": [], "go": False}
         try:
             child = subprocess.Popen([sys.executable, "-I", "-c", child_code, params.get("child_go") or "",
@@ -231,7 +231,10 @@ print(json.dumps({"environ": env, "proc": procs, "go": bool(go) and os.path.exis
             return res
         res["spawned"] = True
         try:
-            ready, _, _ = select.select([child.stdout], [], [], 30)
+            # selectors (epoll), not select(): a kernel may hold descriptors past FD_SETSIZE
+            with selectors.DefaultSelector() as sel:
+                sel.register(child.stdout, selectors.EVENT_READ)
+                ready = sel.select(30)
             first = child.stdout.readline().decode("utf-8", "replace").split() if ready else []
             if len(first) == 2 and first[0] == "ready" and first[1].isdigit():
                 res["pid"] = int(first[1])
