@@ -83,7 +83,9 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
         static const struct {
                 const char *key, *name;
         } caps[] = {{"CapInh", "cap_inh"}, {"CapPrm", "cap_prm"}, {"CapEff", "cap_eff"},
-                    {"CapBnd", "cap_bnd"}, {"CapAmb", "cap_amb"}},
+                    {"CapBnd", "cap_bnd"}, {"CapAmb", "cap_amb"}, {"SigPnd", "sig_pnd"},
+                    {"ShdPnd", "shd_pnd"}, {"SigBlk", "sig_blk"},  {"SigIgn", "sig_ign"},
+                    {"SigCgt", "sig_cgt"}},
           ints[] = {{"NoNewPrivs", "no_new_privs"}, {"Seccomp", "seccomp"}, {"Seccomp_filters", "seccomp_filters"}};
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o || !text)

@@ -19,7 +19,8 @@
 /* /proc/<pid>/status as a JSON object: "name" (string), "state" (one letter), "ppid", "uid" and
  * "gid" (arrays of the four ids: real, effective, saved, filesystem), "groups" (array, at most
  * KB_PROCFS_IDS_MAX), "nspid" and "nssid" (arrays, outermost first), "cap_inh", "cap_prm",
- * "cap_eff", "cap_bnd", "cap_amb" (hex strings as the kernel prints them), "no_new_privs",
+ * "cap_eff", "cap_bnd", "cap_amb", "sig_pnd", "shd_pnd", "sig_blk", "sig_ign", "sig_cgt" (hex
+ * strings as the kernel prints them; signal n is bit n-1), "no_new_privs",
  * "seccomp", "seccomp_filters" (integers; absent when the kernel does not print them).
  * Returns 0 and a new object, -EPROTO when PPid, Uid, Gid or NSpid is missing or malformed,
  * -ENOMEM. */

@@ -15,6 +15,7 @@
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
 #include "kbound/report.h"
+#include "procfs.h"
 
 #define CELL_TIMEOUT_MS 60000
 #define CHILD_WAIT_S 10
@@ -24,6 +25,10 @@
  * during the whole reply wait (its reply is recorded as it arrives), so a longer grace would only
  * add idle time for kernels that ignore the request (IRkernel: it cost 1 s of every check). */
 #define CONTROL_GRACE_MS 100
+/* After the long cell's marker kbound waits a random 0..HOLD_MAX_MS before interrupting: a cell
+ * that ends then ended on its own, and a kernel cannot time a fake stop to an interrupt it cannot
+ * predict. */
+#define HOLD_MAX_MS 200
 #define STOP_GRACE_MS 1000
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
@@ -624,6 +629,45 @@ static bool cell_stopped(const kb_execution *ex) {
         return ex->got_reply && strcmp(ex->status, "ok") != 0 && !cell_completed(ex);
 }
 
+/* SIGINT's state in the kernel process as the host reads it (/proc/<pid>/status, then the pidfd
+ * re-verified so the pid was still the kernel's): into ev as "sigint_<when>" {ignored, caught,
+ * blocked, pending}. Returns 0, or -errno when it cannot be read. */
+static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ignored, bool *ret_pending) {
+        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        char path[64], key[32];
+        snprintf(path, sizeof path, "/proc/%d/status", (int) kb_sandbox_kernel_pid(sb));
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *st = NULL;
+        int r = kb_read_file(AT_FDCWD, path, 0, KB_PROCFS_STATUS_MAX, &text, NULL);
+        if (r >= 0)
+                r = kb_procfs_status_parse(text, &st);
+        if (r >= 0)
+                r = kb_sandbox_verify(sb);
+        if (r < 0)
+                return r;
+        bool bit[5];
+        static const char *const fields[] = {"sig_ign", "sig_cgt", "sig_blk", "sig_pnd", "shd_pnd"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
+                json_object *v = NULL;
+                if (!json_object_object_get_ex(st, fields[i], &v))
+                        return -EPROTO;
+                unsigned long long mask = strtoull(json_object_get_string(v), NULL, 16);
+                bit[i] = mask & (1ULL << (SIGINT - 1));
+        }
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "ignored", json_object_new_boolean(bit[0]));
+        json_object_object_add(o, "caught", json_object_new_boolean(bit[1]));
+        json_object_object_add(o, "blocked", json_object_new_boolean(bit[2]));
+        json_object_object_add(o, "pending", json_object_new_boolean(bit[3] || bit[4]));
+        snprintf(key, sizeof key, "sigint_%s", when);
+        json_object_object_add(ev, key, o);
+        if (ret_ignored)
+                *ret_ignored = bit[0];
+        if (ret_pending)
+                *ret_pending = bit[3] || bit[4];
+        return 0;
+}
+
 /* Sends the interrupt through one path. *ret_reply gets the interrupt_reply status for control. */
 static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
         if (path == PATH_PIDFD)
@@ -671,6 +715,24 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         }
 
         json_object *ev = json_object_new_object();
+        /* The hold: a cell that ends before anything was sent was not stopped by it. */
+        int hold = (int) arc4random_uniform(HOLD_MAX_MS + 1);
+        json_object_object_add(ev, "hold_ms", json_object_new_int(hold));
+        r = kb_client_execute_wait(c, ex, step_deadline(x, hold), NULL, NULL);
+        if (r != -ETIMEDOUT) {
+                if (r == 0)
+                        json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+                add_check(x, id, "fail", t0, ev, "%s", r == 0 ? "the long cell ended on its own before any interrupt was sent"
+                                                             : wait_error(x, r));
+                kb_execution_destroy(c, &ex);
+                return;
+        }
+        /* SIGINT can stop the cell only if the kernel process neither ignores it nor leaves it
+         * pending: read before sending and after the reply (the host's proof, not the kernel's). */
+        bool ignored = false, pending = false;
+        int ss = path == PATH_PIDFD ? sigint_state(x, "before", ev, &ignored, NULL) : 0;
+        if (ss < 0)
+                json_object_object_add(ev, "sigint_error", json_object_new_string(strerror(-ss)));
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL;
         int sr = send_interrupt(x, path, &reply_status);
@@ -688,6 +750,21 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         bool stopped = r == 0 && cell_stopped(ex);
         if (r == 0)
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+        if (stopped && path == PATH_PIDFD) {
+                int sa = ss < 0 ? ss : sigint_state(x, "after", ev, NULL, &pending);
+                const char *hole = sa < 0 ? "the host could not read the kernel's signal state"
+                                   : ignored     ? "the kernel process ignores SIGINT (SigIgn), so the signal cannot "
+                                                   "have stopped it"
+                                   : pending     ? "SIGINT is still pending in the kernel process (never delivered), so "
+                                                   "the signal did not stop it"
+                                                 : NULL;
+                if (hole) {
+                        add_check(x, id, "fail", t0, ev, "the cell ended (execute_reply status '%s'), but %s%s%s", ex->status,
+                                  hole, sa < 0 ? ": " : "", sa < 0 ? strerror(-sa) : "");
+                        kb_execution_destroy(c, &ex);
+                        return;
+                }
+        }
         if (stopped) {
                 json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
                 if (ex->ename)

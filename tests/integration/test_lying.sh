@@ -67,6 +67,12 @@ ok "dump: the cell's dump was clean (the lie worked on the cell)" \
   [ "$(json_get "$scratch/dump.json" "[c['evidence']['processes_read_by_cell'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.credentials'][0]")" = "2" ]
 ok "no report holds the token" bash -c "! grep -rqs '$token' '$scratch'/*.json '$scratch'/*.out '$scratch'/*.err"
 
+echo "the kernel ignores SIGINT and ends its long cells by itself, just after the interrupt"
+spec=$(lying_spec liar lie_nointr.py)
+expect_fail nointr interrupt.pidfd "the kernel process ignores SIGINT (SigIgn)" "$spec"
+ok "nointr: the host read SIGINT as ignored before sending" \
+  [ "$(json_get "$scratch/nointr.json" "[c['evidence']['sigint_before']['ignored'] for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.pidfd'][0]")" = True ]
+
 echo "the same liars in kbound's real sandbox: the lies alone fail nothing they should not"
 spec=$(lying_spec liar lie_noescape.py)
 set +e
