@@ -8,7 +8,8 @@ kernel on its own thread:
 
   launch in bwrap (--info-fd) -> pin PID 2 with a pidfd -> kernel_info until a reply
   identity -> probe (canaries confirmed from the host) -> set_var
-  long cell + interrupt_request on control (2 s for the reply, then 0.1 s grace)
+  long cell (ticking) + a random hold + interrupt_request on control (2 s for the reply, then 0.1 s
+  grace; 10 ticks after the request end the wait as kept running)
   long cell + SIGINT through the pidfd -> get_var -> shutdown_request (1 s for the reply) -> SIGKILL
 
 It judges less than kbound (no mount-table analysis, a simpler secret search), so if anything it
@@ -24,6 +25,7 @@ import base64
 import ctypes
 import json
 import os
+import random
 import resource
 import secrets
 import shutil
@@ -46,6 +48,8 @@ MARKER_TIMEOUT = 30.0
 CONTROL_REPLY_TIMEOUT = 2.0
 CONTROL_GRACE = 0.1  # src/scenario.c CONTROL_GRACE_MS: the cell is watched during the reply wait
 INTERRUPT_TIMEOUT = 10.0
+HOLD_MAX = 0.2  # src/scenario.c HOLD_MAX_MS: a random hold after the marker before interrupting
+TICKS_KEPT_RUNNING = 10  # src/scenario.c: this many ticks after an interrupt say the cell kept running
 IDLE_GRACE = 2.0
 STOP_GRACE = 1.0
 LONG_CELL_SECONDS = 60
@@ -427,31 +431,43 @@ class Run:
     def interrupt(self, path, nonce):
         t0 = now()
         marker = "kbound-marker-%s-%s" % (path, nonce[:8])
-        code = render(self.opts.kernels_dir, self.lang, "long", {"marker": marker, "seconds": LONG_CELL_SECONDS})
+        tick = "kbound-tick-" + nonce[:8]
+        code = render(self.opts.kernels_dir, self.lang, "long",
+                      {"marker": marker, "seconds": LONG_CELL_SECONDS, "tick": tick})
         st, seen = self.execute(code, now() + MARKER_TIMEOUT, marker=marker)
         self.result["phases_ms"]["marker_" + path] = ms(now() - t0)
         if not seen:
             self.check("interrupt." + path, False, "no marker")
             return
-        sent = now()
-        replied = True
+        if self.wait_done(st, now() + random.uniform(0, HOLD_MAX)):
+            self.check("interrupt." + path, False, "ended on its own")
+            return
+        sent, base = now(), len(st["stdout"])
+
+        def watch(deadline):
+            """Until the cell ends, it ticks TICKS_KEPT_RUNNING times, or deadline: True if it ended."""
+            while now() < deadline and st["stdout"].count(tick, base) < TICKS_KEPT_RUNNING:
+                if st["reply"] is not None and (st["idle"] or now() > st["reply_t"] + IDLE_GRACE):
+                    return True
+                self.next_iopub(st, deadline)
+            return st["reply"] is not None
+
         if path == "control":
             msg = self.kc.session.msg("interrupt_request", {})
             self.kc.control_channel.send(msg)
+            done = watch(now() + CONTROL_REPLY_TIMEOUT)
             replied = False
-            deadline = now() + CONTROL_REPLY_TIMEOUT
-            while now() < deadline:
+            while True:
                 try:
-                    r = self.kc.get_control_msg(timeout=max(0.0, deadline - now()))
+                    r = self.kc.get_control_msg(timeout=0)
                 except Exception:
                     break
-                if r["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
-                    replied = True
-                    break
+                replied = replied or r["parent_header"].get("msg_id") == msg["header"]["msg_id"]
+            if not done and st["stdout"].count(tick, base) < TICKS_KEPT_RUNNING:
+                done = watch(now() + (INTERRUPT_TIMEOUT - CONTROL_REPLY_TIMEOUT if replied else CONTROL_GRACE))
         else:
             signal.pidfd_send_signal(self.pidfd, signal.SIGINT)
-        wait = CONTROL_GRACE if not replied else INTERRUPT_TIMEOUT
-        done = self.wait_done(st, now() + wait)
+            done = watch(now() + INTERRUPT_TIMEOUT)
         stopped = done and st["reply"].get("status") != "ok"
         if stopped:
             self.result["latency_%s_ms" % path] = ms(st["reply_t"] - sent)
@@ -462,7 +478,8 @@ class Run:
                 signal.pidfd_send_signal(self.pidfd, signal.SIGINT)
             else:
                 self.kc.control_channel.send(self.kc.session.msg("interrupt_request", {}))
-            self.wait_done(st, now() + INTERRUPT_TIMEOUT)
+            base = len(st["stdout"])
+            watch(now() + INTERRUPT_TIMEOUT)
             self.check("interrupt." + path, "unsupported" if path == "control" else False)
         self.phase("interrupt_" + path, t0)
 

@@ -839,6 +839,17 @@ int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, js
         }
 }
 
+int kb_client_request_send(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
+                           char **ret_id) {
+        if (!c || !msg_type || !ret_id)
+                return -EINVAL;
+        return send_request(c, channel, msg_type, content, ret_id);
+}
+
+kb_msg *kb_client_reply_take(kb_client *c, kb_channel channel, const char *id) {
+        return c && id ? pending_take(c, channel, id) : NULL;
+}
+
 int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status) {
         kb_msg *reply = NULL;
         int r = kb_client_request(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, deadline_ms, &reply);

@@ -668,6 +668,26 @@ static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ign
         return 0;
 }
 
+/* The long cell prints a tick line every 50 ms while it runs: TICKS_KEPT_RUNNING ticks after an
+ * interrupt (about half a second of the cell's own progress, longer under load) say it kept
+ * running. */
+#define TICKS_KEPT_RUNNING 10
+typedef struct ticks_watch {
+        const char *tick;
+        size_t from;     /* stdout_len when the interrupt was sent */
+        int needed, seen;
+} ticks_watch;
+
+static int ticks_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        ticks_watch *tw = userdata;
+        tw->seen = 0;
+        if (!ex->stdout_text || ex->stdout_len <= tw->from)
+                return 0;
+        for (const char *p = ex->stdout_text + tw->from; (p = strstr(p, tw->tick)); p += strlen(tw->tick))
+                tw->seen++;
+        return tw->seen >= tw->needed;
+}
+
 /* Sends the interrupt through one path. *ret_reply gets the interrupt_reply status for control. */
 static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
         if (path == PATH_PIDFD)
@@ -688,6 +708,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         json_object *params = json_object_new_object();
         json_object_object_add(params, "marker", json_object_new_string(marker));
         json_object_object_add(params, "seconds", json_object_new_int(x->env->long_cell_seconds));
+        char tick[64];
+        snprintf(tick, sizeof(tick), "kbound-tick-%.8s", x->nonce);
+        json_object_object_add(params, "tick", json_object_new_string(tick));
         _cleanup_free_ char *code = NULL;
         int r = kb_langpack_render(x->lp, "long", params, &code);
         json_object_put(params);
@@ -733,20 +756,43 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         int ss = path == PATH_PIDFD ? sigint_state(x, "before", ev, &ignored, NULL) : 0;
         if (ss < 0)
                 json_object_object_add(ev, "sigint_error", json_object_new_string(strerror(-ss)));
+        /* Sent, then watched until the cell ends, or it has printed TICKS_KEPT_RUNNING ticks since
+         * (it kept running: the kernel had that much time to act and did not), or the timeout.
+         * The interrupt_reply on control is taken whenever it came. The ticks can only shorten a
+         * wait that ends in "kept running": no pass rests on them. */
         int64_t sent = kb_now_ms();
-        _cleanup_free_ char *reply_status = NULL;
-        int sr = send_interrupt(x, path, &reply_status);
-        if (path == PATH_CONTROL)
-                json_object_object_add(ev, "interrupt_reply",
-                                       sr == 0 ? json_object_new_string(reply_status ? reply_status : "") : NULL);
-        if (sr < 0 && sr != -ETIMEDOUT)
+        _cleanup_free_ char *reply_status = NULL, *interrupt_id = NULL;
+        int sr = path == PATH_PIDFD ? kb_kernel_signal(x->kernel, SIGINT)
+                                    : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
+        ticks_watch tw = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
+        int wait_ms = x->env->interrupt_timeout_ms;
+        r = -ETIMEDOUT; /* nothing sent: the cell runs on */
+        if (sr >= 0 && path == PATH_PIDFD)
+                r = kb_client_execute_wait(c, ex, step_deadline(x, wait_ms), ticks_seen, &tw);
+        else if (sr >= 0) {
+                /* The reply is what says the request was taken: a kernel that has not answered
+                 * within CONTROL_REPLY_TIMEOUT_MS gets a short grace, one that answered the rest of
+                 * the timeout. An execute_reply at any time in between counts. */
+                r = kb_client_execute_wait(c, ex, step_deadline(x, CONTROL_REPLY_TIMEOUT_MS), ticks_seen, &tw);
+                kb_msg *reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
+                if (r == -ETIMEDOUT) {
+                        wait_ms = reply ? wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
+                        r = kb_client_execute_wait(c, ex, step_deadline(x, wait_ms > 0 ? wait_ms : 0), ticks_seen, &tw);
+                }
+                if (!reply)
+                        reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
+                if (reply) {
+                        const char *st = kb_msg_content_string(reply, "status");
+                        reply_status = strdup(st ? st : "");
+                        kb_msg_destroy(&reply);
+                }
+                json_object_object_add(ev, "interrupt_reply", reply_status ? json_object_new_string(reply_status) : NULL);
+        }
+        if (sr < 0)
                 json_object_object_add(ev, "send_error", json_object_new_string(strerror(-sr)));
-        /* A kernel that did not even answer interrupt_request gets a short grace, not the full
-         * timeout: the reply is what says the request was taken. An execute_reply that came
-         * during the reply wait has already been recorded in ex, so the cell counts as stopped
-         * if it stopped at any time within CONTROL_REPLY_TIMEOUT_MS. */
-        int wait_ms = path == PATH_CONTROL && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : x->env->interrupt_timeout_ms;
-        r = kb_client_execute_wait(c, ex, step_deadline(x, wait_ms), NULL, NULL);
+        json_object_object_add(ev, "ticks_after_interrupt", json_object_new_int(tw.seen));
+        if (r == 1)
+                r = -ETIMEDOUT; /* the ticks said it kept running */
         bool stopped = r == 0 && cell_stopped(ex);
         if (r == 0)
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
@@ -783,22 +829,27 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         }
         /* Not stopped: say why, then unblock the cell through the other path so the kernel can
          * still be checked. */
+        int64_t ran = kb_now_ms() - sent;
         if (r == 0)
                 snprintf(why, sizeof(why), "the cell ran to completion (status %s)", ex->status);
-        else if (path == PATH_CONTROL && sr == -ETIMEDOUT)
-                snprintf(why, sizeof(why), "no interrupt_reply within %d ms and the cell kept running",
-                         CONTROL_REPLY_TIMEOUT_MS);
-        else if (path == PATH_CONTROL && sr == 0)
-                snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running",
-                         reply_status ? reply_status : "");
         else if (sr < 0)
                 snprintf(why, sizeof(why), "the interrupt could not be sent (%s)", strerror(-sr));
+        else if (path == PATH_CONTROL && !reply_status)
+                snprintf(why, sizeof(why), "no interrupt_reply and the cell kept running (%d ticks over %lld ms after "
+                         "the request)", tw.seen, (long long) ran);
+        else if (path == PATH_CONTROL)
+                snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running (%d ticks over %lld ms)",
+                         reply_status, tw.seen, (long long) ran);
+        else if (tw.seen >= tw.needed)
+                snprintf(why, sizeof(why), "the cell kept running after the interrupt (%d ticks over %lld ms)", tw.seen,
+                         (long long) ran);
         else
                 snprintf(why, sizeof(why), "the cell kept running %d ms after the interrupt (%s)", wait_ms,
                          wait_error(x, r));
         if (r != 0) {
                 (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
-                int u = kb_client_execute_wait(c, ex, step_deadline(x, x->env->interrupt_timeout_ms), NULL, NULL);
+                ticks_watch again = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
+                int u = kb_client_execute_wait(c, ex, step_deadline(x, x->env->interrupt_timeout_ms), ticks_seen, &again);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
                 if (u != 0)
                         x->wedged = true;

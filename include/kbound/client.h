@@ -118,6 +118,15 @@ KB_EXPORT int kb_client_execute(kb_client *c, const char *code, const kb_execute
 KB_EXPORT int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
                                 int64_t deadline_ms, kb_msg **ret_reply);
 
+/* Sends msg_type with content (taken, NULL → {}) on channel without waiting; *ret_id gets its
+ * msg_id (malloc'd). Whatever answers it is kept until kb_client_reply_take. Returns 0 or -errno. */
+KB_EXPORT int kb_client_request_send(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
+                                     char **ret_id);
+
+/* The reply to msg_id id on channel if it has arrived during any wait (the caller destroys it),
+ * else NULL. Never waits. */
+KB_EXPORT kb_msg *kb_client_reply_take(kb_client *c, kb_channel channel, const char *id);
+
 /* interrupt_request on control; *ret_status (may be NULL) gets the reply's status string. */
 KB_EXPORT int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status);
 

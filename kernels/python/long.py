@@ -1,4 +1,5 @@
-# kbound long cell: announces itself with a marker, then sleeps in short interruptible steps.
+# kbound long cell: announces itself with a marker, then sleeps in short interruptible steps,
+# printing a tick after each.
 # KeyboardInterrupt is deliberately not caught: the kernel must turn it into an error reply.
 def _kbound_cell_fn():
     import base64, json, sys, time
@@ -7,8 +8,12 @@ def _kbound_cell_fn():
     sys.stdout.write(str(params["marker"]) + "\n")
     sys.stdout.flush()  # kbound waits for the marker before interrupting
     deadline = time.monotonic() + float(params["seconds"])
+    tick = str(params.get("tick") or "")
     while time.monotonic() < deadline:
         time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+        if tick:  # progress: kbound sees at once that an interrupt left the cell running
+            sys.stdout.write(tick + "\n")
+            sys.stdout.flush()
     sys.stdout.write("kbound: long cell ran to completion\n")
     sys.stdout.flush()
     display({"application/vnd.kbound.probe+json": {"completed": True}}, raw=True)
