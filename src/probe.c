@@ -183,6 +183,22 @@ int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *par
         return 0;
 }
 
+int kb_langpack_transport(const kb_langpack *lp, kb_result_transport *ret) {
+        json_object *t = kb_langpack_get(lp, "transport");
+        if (!t) {
+                *ret = KB_RESULT_MIME;
+                return 0;
+        }
+        const char *name = json_object_is_type(t, json_type_string) ? json_object_get_string(t) : "";
+        if (strcmp(name, "mime") == 0)
+                *ret = KB_RESULT_MIME;
+        else if (strcmp(name, "stdout") == 0)
+                *ret = KB_RESULT_STDOUT;
+        else
+                return -EPROTO;
+        return 0;
+}
+
 void kb_langpack_destroy(kb_langpack **lpp) {
         if (!lpp || !*lpp)
                 return;
@@ -800,4 +816,51 @@ void kb_secrets_destroy(kb_secrets **sp) {
         free(s->table);
         free(s);
         *sp = NULL;
+}
+
+int kb_probe_result_text(const kb_execution *ex, const char *marker, json_object **ret) {
+        if (!ex || !marker || !*marker || !ret)
+                return -EINVAL;
+        const char *text = ex->stdout_text, *end = text ? text + ex->stdout_len : NULL;
+        size_t mlen = strlen(marker);
+        const char *found = NULL, *found_end = NULL;
+        for (const char *line = text; line && line < end;) {
+                const char *nl = memchr(line, '\n', (size_t) (end - line));
+                const char *stop = nl ? nl : end;
+                if ((size_t) (stop - line) > mlen && memcmp(line, marker, mlen) == 0 && line[mlen] == ' ') {
+                        if (found)
+                                return -EPROTO;
+                        found = line + mlen + 1;
+                        found_end = stop;
+                }
+                line = nl ? nl + 1 : end;
+        }
+        if (!found)
+                return -ENOMSG;
+        while (found_end > found && (found_end[-1] == '\r' || found_end[-1] == ' '))
+                found_end--;
+        size_t b64_len = (size_t) (found_end - found);
+        if (b64_len == 0 || b64_len % 4 != 0 || b64_len > KB_LANGPACK_CELL_MAX * 8 ||
+            strspn(found, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") < b64_len)
+                return -EPROTO;
+        const char *pad = memchr(found, '=', b64_len);
+        if (pad && (found_end - pad > 2 || strspn(pad, "=") < (size_t) (found_end - pad)))
+                return -EPROTO; /* padding only at the end, at most two */
+        _cleanup_free_ unsigned char *raw = malloc(b64_len / 4 * 3 + 1);
+        if (!raw)
+                return -ENOMEM;
+        int n = EVP_DecodeBlock(raw, (const unsigned char *) found, (int) b64_len);
+        if (n < 0)
+                return -EPROTO;
+        /* EVP_DecodeBlock counts the padding's bytes too. */
+        for (const char *p = found_end; p > found && p[-1] == '='; p--)
+                n--;
+        json_object *parsed = NULL;
+        if (kb_json_parse_strict((const char *) raw, (size_t) n, SCAN_DEPTH_MAX, &parsed) < 0 ||
+            !json_object_is_type(parsed, json_type_object)) {
+                json_object_put(parsed);
+                return -EPROTO;
+        }
+        *ret = parsed;
+        return 0;
 }

@@ -50,6 +50,7 @@ typedef struct ctx {
         const kb_check_env *env;
         const kb_kernelspec *spec;
         kb_langpack *lp;
+        kb_result_transport transport; /* how the pack's cells return results */
         kb_kernel *kernel;
         json_object *k;       /* the kernel object being built */
         json_object *checks;  /* k["checks"] */
@@ -249,11 +250,29 @@ typedef struct cell_hook {
         void (*then)(ctx *x, void *userdata);
 } cell_hook;
 
+/* The marker a stdout-transport cell prints before its result: fresh per run. */
+static void result_marker(const ctx *x, char *buf, size_t size) {
+        snprintf(buf, size, "KBOUND-RESULT-%.16s", x->nonce);
+}
+
+/* A cell's result, by the pack's transport. */
+static int cell_result(const ctx *x, const kb_execution *ex, json_object **ret) {
+        if (x->transport == KB_RESULT_STDOUT) {
+                char marker[64];
+                result_marker(x, marker, sizeof marker);
+                return kb_probe_result_text(ex, marker, ret);
+        }
+        return kb_probe_result(ex, ret);
+}
+
 /* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */
 static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
                            json_object **ret, char *why, size_t why_size) {
         _cleanup_free_ char *code = NULL;
         _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
+        char marker[64];
+        result_marker(x, marker, sizeof marker);
+        json_object_object_add(params ? params : own_params, "result_marker", json_object_new_string(marker));
         int r = kb_langpack_render(x->lp, cell, params ? params : own_params, &code);
         if (r < 0) {
                 snprintf(why, why_size, "cannot render cell '%s' from %s: %s", cell, kb_langpack_dir(x->lp),
@@ -283,10 +302,11 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
                          ex->evalue ? ex->evalue : "");
                 r = -EPROTO;
         } else {
-                r = kb_probe_result(ex, ret);
+                r = cell_result(x, ex, ret);
                 if (r < 0)
                         snprintf(why, why_size, "cell '%s' %s", cell,
-                                 r == -ENOMSG ? "published no " KB_PROBE_MIME " result"
+                                 r == -ENOMSG ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
+                                                                                     : "published no " KB_PROBE_MIME " result")
                                               : "published a malformed or duplicate probe result");
         }
         kb_execution_destroy(c, &ex);
@@ -616,17 +636,17 @@ static int marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
 }
 
 /* True if the long cell ran to its end instead of being stopped. */
-static bool cell_completed(const kb_execution *ex) {
+static bool cell_completed(const ctx *x, const kb_execution *ex) {
         json_object *result = NULL;
-        if (kb_probe_result(ex, &result) < 0)
+        if (cell_result(x, ex, &result) < 0)
                 return false;
         bool done = jbool(result, "completed");
         json_object_put(result);
         return done;
 }
 
-static bool cell_stopped(const kb_execution *ex) {
-        return ex->got_reply && strcmp(ex->status, "ok") != 0 && !cell_completed(ex);
+static bool cell_stopped(const ctx *x, const kb_execution *ex) {
+        return ex->got_reply && strcmp(ex->status, "ok") != 0 && !cell_completed(x, ex);
 }
 
 /* SIGINT's state in the kernel process as the host reads it (/proc/<pid>/status, then the pidfd
@@ -711,6 +731,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         char tick[64];
         snprintf(tick, sizeof(tick), "kbound-tick-%.8s", x->nonce);
         json_object_object_add(params, "tick", json_object_new_string(tick));
+        char marker_result[64];
+        result_marker(x, marker_result, sizeof marker_result);
+        json_object_object_add(params, "result_marker", json_object_new_string(marker_result));
         _cleanup_free_ char *code = NULL;
         int r = kb_langpack_render(x->lp, "long", params, &code);
         json_object_put(params);
@@ -793,7 +816,7 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         json_object_object_add(ev, "ticks_after_interrupt", json_object_new_int(tw.seen));
         if (r == 1)
                 r = -ETIMEDOUT; /* the ticks said it kept running */
-        bool stopped = r == 0 && cell_stopped(ex);
+        bool stopped = r == 0 && cell_stopped(x, ex);
         if (r == 0)
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         if (stopped && path == PATH_PIDFD) {
@@ -951,6 +974,14 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                           spec->language ? spec->language : "?", env->kernels_dir,
                           r == -ENOENT ? "none matches" : strerror(-r));
                 add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: no probe set for this language");
+                outcome = KB_CHECK_NOT_ENFORCED;
+                goto done;
+        }
+
+        if (kb_langpack_transport(x.lp, &x.transport) < 0) {
+                set_error(&x, "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
+                          "\"mime\" or \"stdout\")", kb_langpack_dir(x.lp));
+                add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: the probe set is malformed");
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
         }

@@ -38,6 +38,19 @@ KB_EXPORT void kb_langpack_destroy(kb_langpack **lpp);
  * (none), -EPROTO (not an object, or more than one). */
 KB_EXPORT int kb_probe_result(const kb_execution *ex, json_object **ret);
 
+/* How a pack's cells return their result (its manifest's "transport"): the KB_PROBE_MIME
+ * display_data (KB_RESULT_MIME, the default), or one marked line on stdout (KB_RESULT_STDOUT:
+ * for kernels that can only print, such as bash). -EPROTO for an unknown transport. */
+typedef enum kb_result_transport { KB_RESULT_MIME, KB_RESULT_STDOUT } kb_result_transport;
+KB_EXPORT int kb_langpack_transport(const kb_langpack *lp, kb_result_transport *ret);
+
+/* The result a cell printed as one line "MARKER BASE64" on stdout (BASE64: standard base64 of a
+ * JSON object; a trailing '\r' from a terminal is ignored). marker is fresh per run (kbound passes
+ * it as the cell's "result_marker" parameter), so output of an earlier run cannot pass for it.
+ * Returns 0 and a new reference, -ENOMSG (no such line), -EPROTO (malformed, not an object, or
+ * more than one). */
+KB_EXPORT int kb_probe_result_text(const kb_execution *ex, const char *marker, json_object **ret);
+
 /* Canary listeners on the host's loopback: one TCP socket on 127.0.0.1 and one abstract unix
  * socket, both listening, both counting every connection that reaches them. Loopback only: a
  * probe never needs another host. */
