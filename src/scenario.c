@@ -645,8 +645,11 @@ static bool cell_completed(const ctx *x, const kb_execution *ex) {
         return done;
 }
 
+/* The cell ended without running to its end. Its status is the kernel's to choose ("error",
+ * "abort"; metakernel says "ok"): the random hold before the interrupt is what rules out a cell
+ * that ended by itself, and the missing completion result what rules out one that ran out. */
 static bool cell_stopped(const ctx *x, const kb_execution *ex) {
-        return ex->got_reply && strcmp(ex->status, "ok") != 0 && !cell_completed(x, ex);
+        return ex->got_reply && !cell_completed(x, ex);
 }
 
 /* SIGINT's state in the kernel process as the host reads it (/proc/<pid>/status, then the pidfd

@@ -10,6 +10,15 @@
 
 #define KB_PROBE_MIME "application/vnd.kbound.probe+json"
 #define KB_PROBE_PARAMS_TOKEN "{{KBOUND_PARAMS_B64}}"
+/* For shell languages: the parameters as bash assignments (KB_<key>=... one per line). */
+#define KB_PROBE_PARAMS_SH_TOKEN "{{KBOUND_PARAMS_SH}}"
+/* The pack's shared helpers (the file its kbound.json names as "prelude"), pasted where a cell asks. */
+#define KB_PROBE_PRELUDE_TOKEN "{{KBOUND_PRELUDE}}"
+/* The same, rendered (its own parameters tokens replaced), as one line of standard base64. */
+#define KB_PROBE_PRELUDE_B64_TOKEN "{{KBOUND_PRELUDE_B64}}"
+/* The same, gzip'd first (`base64 -d | gzip -dc`): a third of the size, for kernels that read a
+ * cell through a terminal, where every byte of a line costs. */
+#define KB_PROBE_PRELUDE_GZ_B64_TOKEN "{{KBOUND_PRELUDE_GZ_B64}}"
 #define KB_LANGPACK_MANIFEST "kbound.json"
 #define KB_LANGPACK_CELL_MAX (256 * 1024)
 
@@ -30,7 +39,11 @@ KB_EXPORT const char *kb_langpack_dir(const kb_langpack *lp);
 KB_EXPORT json_object *kb_langpack_get(const kb_langpack *lp, const char *key);
 
 /* Renders cell (a key of the manifest's "cells") with params: every KB_PROBE_PARAMS_TOKEN becomes
- * the base64 of params' JSON. Returns 0 and malloc'd code, -ENOENT (no such cell), -EMSGSIZE. */
+ * the base64 of params' JSON; every KB_PROBE_PARAMS_SH_TOKEN the top-level parameters as bash
+ * assignments (KB_<key>='value', arrays as KB_<key>=('a' 'b'), objects as their JSON text, each
+ * single-quoted); KB_PROBE_PRELUDE_TOKEN the pack's prelude file (its own parameters tokens rendered);
+ * KB_PROBE_PRELUDE_B64_TOKEN the same as base64, KB_PROBE_PRELUDE_GZ_B64_TOKEN as gzip then base64. Returns 0 and malloc'd code, -ENOENT (no such cell, or a
+ * prelude asked for but not named), -EMSGSIZE. */
 KB_EXPORT int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code);
 KB_EXPORT void kb_langpack_destroy(kb_langpack **lpp);
 
