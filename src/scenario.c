@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
@@ -30,6 +31,9 @@
  * predict. */
 #define HOLD_MAX_MS 200
 #define STOP_GRACE_MS 1000
+/* lifecycle.shutdown: the reply on control, then the kernel process gone. */
+#define SHUTDOWN_REPLY_MS 2000
+#define SHUTDOWN_EXIT_MS 5000
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
 /* Every check a kernel gets, in the order they run (docs/probes.md). */
@@ -39,7 +43,7 @@ static const char *const check_ids[] = {
         "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
         "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
         "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
-        NULL,
+        "lifecycle.shutdown",     NULL,
 };
 
 const char *const *kb_scenario_checks(void) {
@@ -51,6 +55,7 @@ typedef struct ctx {
         const kb_kernelspec *spec;
         kb_langpack *lp;
         kb_result_transport transport; /* how the pack's cells return results */
+        bool shut_down;                /* lifecycle.shutdown sent shutdown_request */
         kb_kernel *kernel;
         json_object *k;       /* the kernel object being built */
         json_object *checks;  /* k["checks"] */
@@ -848,7 +853,14 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 kb_execution_destroy(c, &ex);
                 return;
         }
-        if (r == -ECANCELED || r == -ESRCH) {
+        if (r == -ESRCH) {
+                /* The interrupt killed it: a kernel must survive its own interrupts. */
+                add_check(x, id, "fail", t0, ev, "the kernel died on %s: %s",
+                          path == PATH_CONTROL ? "interrupt_request" : "SIGINT", wait_error(x, r));
+                kb_execution_destroy(c, &ex);
+                return;
+        }
+        if (r == -ECANCELED) {
                 add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s", wait_error(x, r));
                 kb_execution_destroy(c, &ex);
                 return;
@@ -926,6 +938,50 @@ static void check_persistence(ctx *x) {
                 add_check(x, "persistence.namespace", "pass", t0, ev,
                           "after both interrupts the same process (pid 2, pinned pidfd) still holds the nonce");
         json_object_put(result);
+}
+
+/* lifecycle.shutdown: shutdown_request on control is answered, and the kernel process (the pinned
+ * PID 2, seen through its pidfd) is gone within SHUTDOWN_EXIT_MS of the reply. */
+static void check_shutdown(ctx *x) {
+        int64_t t0 = kb_now_ms();
+        if (x->wedged) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, NULL,
+                          "not tested: a long cell could not be stopped, so the kernel cannot answer");
+                return;
+        }
+        json_object *ev = json_object_new_object();
+        int r = kb_client_shutdown(kb_kernel_client(x->kernel), step_deadline(x, SHUTDOWN_REPLY_MS));
+        int64_t replied = kb_now_ms();
+        x->shut_down = true;
+        if (r == -ESRCH) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev, "the kernel died before it answered shutdown_request: %s",
+                          wait_error(x, r));
+                return;
+        }
+        if (r < 0) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev, "no shutdown_reply on control within %d ms (%s)",
+                          SHUTDOWN_REPLY_MS, r == -ETIMEDOUT ? "timed out" : wait_error(x, r));
+                return;
+        }
+        json_object_object_add(ev, "reply_ms", json_object_new_int64(replied - t0));
+        struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
+        int64_t deadline = step_deadline(x, SHUTDOWN_EXIT_MS);
+        int n;
+        do
+                n = poll(&p, 1, kb_ms_left(deadline));
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev,
+                          "shutdown_reply came after %lld ms, but the kernel process was still running %d ms later",
+                          (long long) (replied - t0), SHUTDOWN_EXIT_MS);
+                return;
+        }
+        int64_t gone = kb_now_ms();
+        json_object_object_add(ev, "exit_ms", json_object_new_int64(gone - replied));
+        add_check(x, "lifecycle.shutdown", "pass", t0, ev,
+                  "shutdown_request on control answered in %lld ms; the kernel process (pinned pidfd) exited %lld ms "
+                  "later",
+                  (long long) (replied - t0), (long long) (gone - replied));
 }
 
 static int set_nonce(ctx *x) {
@@ -1078,6 +1134,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 if (!x.cancelled)
                         check_persistence(&x);
         }
+        if (!x.cancelled)
+                check_shutdown(&x);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
          * incomplete too (teardown that runs past the deadline does not count). */
         if (x.cancelled || run_deadline_passed(env))
@@ -1091,6 +1149,8 @@ done:
                  * 0.3-0.7 s of IO loops, history database, interpreter teardown) is only worth
                  * waiting for when the team folder is kept for inspection; otherwise the folder
                  * is removed and the whole pid namespace killed right after anyway. */
+                if (x.shut_down)
+                        grace = 0; /* lifecycle.shutdown asked, and waited, already */
                 if (grace && !env->keep && kb_kernel_client(x.kernel)) {
                         (void) kb_client_shutdown(kb_kernel_client(x.kernel), step_deadline(&x, grace));
                         grace = 0;
