@@ -642,7 +642,9 @@ static int find_spans(const kb_secrets *s, const char *str, size_t len, spans *s
                         size_t at = (size_t) (hit - str);
                         if ((r = spans_add(sp, at, at + vlen, k)) != 0)
                                 return r < 0 ? r : 0;
-                        p = hit + vlen;
+                        /* The next occurrence may overlap this one ("aba" twice in "ababa"):
+                         * searching on after its end would leave the tail of that one shown. */
+                        p = hit + 1;
                 }
         }
         if (sp->n > tokens_end) {
