@@ -152,16 +152,6 @@ static int format_now(char *buf, size_t size) {
         return 0;
 }
 
-/* Lowercase hex of in[0..n), NUL-terminated: out holds 2 * n + 1. */
-static void hex_encode(const unsigned char *in, size_t n, char *out) {
-        static const char digits[] = "0123456789abcdef";
-        for (size_t i = 0; i < n; i++) {
-                out[2 * i] = digits[in[i] >> 4];
-                out[2 * i + 1] = digits[in[i] & 0x0f];
-        }
-        out[2 * n] = '\0';
-}
-
 /* A random (version 4, RFC 4122) UUID in canonical lowercase form, from OpenSSL's RAND_bytes. */
 static int new_uuid(char out[37]) {
         static const size_t groups[] = {4, 2, 2, 2, 6}; /* bytes per dash-separated group */
@@ -175,7 +165,7 @@ static int new_uuid(char out[37]) {
         for (size_t g = 0; g < KB_ELEMENTSOF(groups); g++) {
                 if (g > 0)
                         *p++ = '-';
-                hex_encode(in, groups[g], p);
+                kb_hex_encode(in, groups[g], p);
                 in += groups[g];
                 p += 2 * groups[g];
         }
@@ -258,7 +248,7 @@ int kb_wire_sign(const kb_hmac *hmac, const kb_frame parts[4], char ret_hex[KB_H
         ok = ok && EVP_MAC_final(ctx, mac, &mac_len, sizeof(mac)) == 1 && mac_len == KB_HMAC_LEN;
         EVP_MAC_CTX_free(ctx);
         if (ok)
-                hex_encode(mac, KB_HMAC_LEN, ret_hex);
+                kb_hex_encode(mac, KB_HMAC_LEN, ret_hex);
         OPENSSL_cleanse(mac, sizeof(mac));
         return ok ? 0 : -EIO;
 }
