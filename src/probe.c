@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -24,30 +23,6 @@
 #define SECRETS_MAX 4096
 #define SECRET_MIN_LEN 8
 #define SCAN_DEPTH_MAX 64
-
-int kb_random_hex(char *buf, size_t n_bytes) {
-        static const char hex[] = "0123456789abcdef";
-        unsigned char raw[64];
-        if (n_bytes > sizeof(raw))
-                return -EINVAL;
-        size_t got = 0;
-        while (got < n_bytes) {
-                ssize_t n = getrandom(raw + got, n_bytes - got, 0);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                got += (size_t) n;
-        }
-        for (size_t i = 0; i < n_bytes; i++) {
-                buf[2 * i] = hex[raw[i] >> 4];
-                buf[2 * i + 1] = hex[raw[i] & 15];
-        }
-        buf[2 * n_bytes] = '\0';
-        OPENSSL_cleanse(raw, sizeof(raw));
-        return 0;
-}
 
 /* ---- language packs ---- */
 
@@ -834,7 +809,9 @@ static int find_spans(const kb_secrets *s, const char *str, size_t len, spans *s
                         size_t at = (size_t) (hit - str);
                         if ((r = spans_add(sp, at, at + vlen, k)) != 0)
                                 return r < 0 ? r : 0;
-                        p = hit + vlen;
+                        /* The next occurrence may overlap this one ("aba" twice in "ababa"):
+                         * searching on after its end would leave the tail of that one shown. */
+                        p = hit + 1;
                 }
         }
         if (sp->n > tokens_end) {

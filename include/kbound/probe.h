@@ -22,10 +22,6 @@
 #define KB_LANGPACK_MANIFEST "kbound.json"
 #define KB_LANGPACK_CELL_MAX (256 * 1024)
 
-/* Fills buf with 2*n_bytes lowercase hex characters of fresh randomness and a NUL.
- * buf must hold 2*n_bytes+1. Returns 0 or -errno from getrandom. */
-KB_EXPORT int kb_random_hex(char *buf, size_t n_bytes);
-
 typedef struct kb_langpack kb_langpack;
 
 /* Finds the language pack for language under kernels_dir: the folder whose kbound.json names
