@@ -30,7 +30,7 @@ ok "the file is named as Debian names it" [ "${deb##*/}" = "kbound_${version}_${
 names() { field "$1" | tr ',|' '\n\n' | sed 's/(.*//; s/^ *//; s/ *$//' | sed '/^$/d'; }
 names Depends >"$scratch/depends"
 names Recommends >"$scratch/recommends"
-for p in libzmq5 libczmq4 libssl3 libjson-c5 libseccomp2 bubblewrap; do
+for p in libzmq5 libczmq4 libssl3 libjson-c5 libseccomp2 zlib1g bubblewrap; do
   ok "Depends on $p" grep -qx "$p" "$scratch/depends"
 done
 for p in python3-ipykernel r-cran-irkernel; do
