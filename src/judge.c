@@ -1182,6 +1182,21 @@ static json_object *mount_on_dev(json_object *snap, const char *dev) {
         return NULL;
 }
 
+/* A problem, unless said is NULL (out of memory: then always) or already holds it. */
+static void problem_once(verdict *v, json_object *said, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem_once(verdict *v, json_object *said, const char *fmt, ...) {
+        char text[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        if (str_in(said, text))
+                return;
+        if (said)
+                json_object_array_add(said, json_object_new_string(text));
+        problem(v, "%s", text);
+}
+
 /* Fails for every reach entry of kind/claim that the mounts expose (confirmed by the host, or not
  * disproved: only "no such file there" clears an exposure the table shows), and for every one with
  * more than one name (hard link) on a filesystem a sandbox mount shows: its other names are
@@ -1189,6 +1204,7 @@ static json_object *mount_on_dev(json_object *snap, const char *dev) {
 static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
                              json_object *report) {
         size_t checked = 0;
+        json_object *said = json_object_new_array(); /* every look is read; each problem is said once */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *reach = get(at(in->snapshots, s), "reach");
                 for (size_t i = 0; i < arr_len(reach); i++) {
@@ -1200,13 +1216,13 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                                 checked++;
                         const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
                         if (get_str(e, "error") && claim)
-                                problem(v, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
+                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
                         json_object *exposed = get(e, "exposed");
                         bool listed = false;
                         int64_t links = int_or(e, "links", 1);
                         json_object *on_dev = links > 1 ? mount_on_dev(at(in->snapshots, s), get_str(e, "dev")) : NULL;
                         if (on_dev) {
-                                problem(v, "the %s %s has %" PRId64 " names (hard links) and the sandbox's mount at %s is on "
+                                problem_once(v, said, "the %s %s has %" PRId64 " names (hard links) and the sandbox's mount at %s is on "
                                            "its filesystem (%s): another of its names could be inside the sandbox",
                                         name, path, links, str_or(on_dev, "mountpoint", "?"), str_or(e, "dev", "?"));
                                 if (report && s == 0)
@@ -1221,10 +1237,10 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                                         snprintf(table, sizeof table, " (in the mount namespace of pid %" PRId64 ")",
                                                  int_or(where, "pid", -1));
                                 if (is_true(where, "confirmed"))
-                                        problem(v, "the %s %s is reachable in the sandbox at %s%s", name, path,
+                                        problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name, path,
                                                 str_or(where, "at", "?"), table);
                                 else if (!err || strcmp(err, "No such file or directory") != 0)
-                                        problem(v, "the %s %s is exposed at %s%s by the sandbox's mounts (the host could not "
+                                        problem_once(v, said, "the %s %s is exposed at %s%s by the sandbox's mounts (the host could not "
                                                 "confirm: %s)",
                                                 name, path, str_or(where, "at", "?"), table, err ? err : "?");
                                 else
@@ -1235,6 +1251,7 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                         }
                 }
         }
+        json_object_put(said);
         return checked;
 }
 
