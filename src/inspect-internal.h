@@ -21,9 +21,10 @@ int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, in
 
 /* Looks up inner (a path inside the mount, from its root; "" is the root) beneath mount_fd (from
  * kb_inspect_open_mount_root) without following a symbolic link or crossing into another mount,
- * and stats what it names. writable says whether the sandbox can write to that mount: a file
- * missing from a writable mount may have been moved away for the moment of the look, so only a
- * read-only mount's -ENOENT is returned as such (a proof of absence); a writable one's is -EAGAIN.
- * Returns 0 with *ret_st, or -errno with a message in why. */
+ * and stats what it names. writable says whether the sandbox can write to that filesystem (through
+ * this mount or any other: a rename moves what every mount of it shows): a file missing then may
+ * have been moved away for the moment of the look, so only where it cannot is -ENOENT returned as
+ * such (a proof of absence); otherwise it is -EAGAIN. Returns 0 with *ret_st, or -errno with a
+ * message in why. */
 int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, char *why,
                              size_t size);

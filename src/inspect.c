@@ -607,8 +607,8 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
                 int e = errno;
                 if (e == ENOENT && writable) {
                         /* The sandbox can rename within a mount it writes to: absent now is no proof. */
-                        snprintf(why, size, "not there at the host's look, but the mount is writable (it can be moved "
-                                            "away and back)");
+                        snprintf(why, size, "not there at the host's look, but the sandbox can write to that filesystem "
+                                            "(it can be moved away and back)");
                         return -EAGAIN;
                 }
                 snprintf(why, size, "%s", lookup_error(e));
@@ -846,9 +846,11 @@ typedef struct sandbox_table {
 
 /* Whether the object a reach entry names is at at, through mount m of table tb: the mount's own
  * root is found first (kb_inspect_open_mount_root), then the object beneath it, with no link
- * followed. Adds {"at", "confirmed", "error", "pid" (for a table other than the kernel's)}. */
+ * followed; fs_writable says whether the sandbox can write to that filesystem through any mount
+ * (then an absence proves nothing). Adds {"at", "confirmed", "error", "pid" (for a table other
+ * than the kernel's)}. */
 static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, json_object *m, const char *at,
-                         const char *rel, const struct stat *host_st, json_object *exposed) {
+                         const char *rel, const struct stat *host_st, bool fs_writable, json_object *exposed) {
         char why[256] = "", inner_why[200];
         struct stat st;
         int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
@@ -860,9 +862,7 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         else {
                 const char *root = str_of(m, "root");
                 const char *inner = root && strcmp(root, "/") != 0 ? rel + strlen(root) : rel;
-                json_object *w = NULL;
-                bool writable = !json_object_object_get_ex(m, "writable", &w) || json_object_get_boolean(w);
-                r = kb_inspect_stat_in_mount(mount_fd, inner, writable, &st, why, sizeof why);
+                r = kb_inspect_stat_in_mount(mount_fd, inner, fs_writable, &st, why, sizeof why);
                 close(mount_fd);
         }
         bool confirmed = r == 0 && st.st_dev == host_st->st_dev && st.st_ino == host_st->st_ino;
@@ -909,6 +909,17 @@ static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, si
         if ((dev && add(e, "dev", json_object_new_string(dev)) < 0) ||
             (!S_ISDIR(host_st.st_mode) && add(e, "links", json_object_new_int64((int64_t) host_st.st_nlink)) < 0))
                 return -ENOMEM;
+        /* A rename through any writable mount of that filesystem moves what every other mount of it
+         * shows (dentries are the filesystem's), so an absence is proof only if none is writable. */
+        bool fs_writable = false;
+        for (size_t k = 0; k < n_tables; k++)
+                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
+                        json_object *m = json_object_array_get_idx(tables[k].mounts, i), *w = NULL;
+                        const char *mdev = str_of(m, "dev");
+                        if (mdev && dev && strcmp(mdev, dev) == 0 &&
+                            (!json_object_object_get_ex(m, "writable", &w) || json_object_get_boolean(w)))
+                                fs_writable = true;
+                }
         for (size_t k = 0; k < n_tables; k++) {
                 json_object *mounts = tables[k].mounts;
                 for (size_t i = 0; mounts && i < json_object_array_length(mounts); i++) {
@@ -919,7 +930,7 @@ static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, si
                                 continue;
                         if (kb_procfs_mount_of(mounts, at) != m)
                                 continue; /* covered there by another mount */
-                        if (reach_confirm(t, &tables[k], m, at, rel, &host_st, exposed) < 0)
+                        if (reach_confirm(t, &tables[k], m, at, rel, &host_st, fs_writable, exposed) < 0)
                                 return -ENOMEM;
                 }
         }

@@ -80,7 +80,8 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   "dev" (its host filesystem), "links" (its link count; not for a directory), "exposed": [{"at",
  *   "confirmed", "error", "pid" (a process of the namespace, for a table not the kernel's)}],
  *   "error"}. A confirmation opens the mount's own root (statx-proven) and looks beneath it without
- *   following a link; only a read-only mount's "No such file or directory" disproves an exposure.
+ *   following a link; "No such file or directory" disproves an exposure only on a filesystem no
+ *   mount of the sandbox can write.
  * A process that ends while it is read is left out and counted ("vanished"); anything else that
  * cannot be read is recorded in that process's (or the snapshot's) "errors" array as {"what",
  * "error"}, never skipped silently: the judge fails the checks that needed it. label names the

@@ -1615,8 +1615,8 @@ static void test_reach_lookups(void **state) {
                    "(the host could not confirm: its mount point: No such file or directory)"),
                 B1("/snapshots/0/reach/0/exposed",
                    "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'not there at the host\\u0027s look, but the "
-                   "mount is writable (it can be moved away and back)'}]",
-                   "but the mount is writable"),
+                   "sandbox can write to that filesystem (it can be moved away and back)'}]",
+                   "but the sandbox can write to that filesystem"),
                 /* found through another mount namespace of the sandbox */
                 B1("/snapshots/1/reach/0/exposed", "[{'at': '/mnt/c/credentials', 'confirmed': true, 'pid': 1003}]",
                    "is reachable in the sandbox at /mnt/c/credentials (in the mount namespace of pid 1003)"),
