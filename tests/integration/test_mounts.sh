@@ -34,19 +34,22 @@ expect_leak() {
 reports="$scratch/reports"
 mkdir -m 1777 "$reports"
 
-echo "a host folder bound writable, covered in the kernel's own mount namespace, kept in another"
-mkdir -m 777 "$scratch/hostleak"
+echo "kbound's base folder bound writable, covered in the kernel's own mount namespace, kept in another"
 spec="$scratch/kernels/nested"
 mkdir -p "$spec"
 printf '{"argv": ["%s", "/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "nested", "language": "python", "interrupt_mode": "signal"}\n' \
   "$fixtures/nested-kernel" >"$spec/kernel.json"
 chmod -R a+rX "$scratch/kernels"
-expect_leak nested boundary.write_outside \
-  "a writable mount at /mnt/hostleak (ext4" "$spec" --ro-bind "$fixtures" \
-  --bwrap "$(leaky_bwrap nested "$scratch/hostleak")" --allow-syscall unshare --allow-syscall mount
-ok "nested: named in the mount namespace it is kept in" grep -qF "in the mount namespace of pid" <<<"$(detail "$reports/nested.json" boundary.write_outside)"
+expect_leak nested boundary.write_outside "a writable mount at /mnt/hostleak (" "$spec" --ro-bind "$fixtures" \
+  --bwrap "$(leaky_bwrap nested)" --allow-syscall unshare --allow-syscall mount
+got=$(detail "$reports/nested.json" boundary.write_outside)
+ok "nested: named in the mount namespace it is kept in" grep -qE "in the mount namespace of pid [0-9]+ \(bwrap\): a writable mount at /mnt/hostleak \(.*\) is backed by the host" <<<"$got"
 ok "nested: the kernel's own table shows no leak (the cover worked)" \
-  bash -c "! grep -qF 'a writable mount at /mnt/hostleak (tmpfs' <<<\"\$1\"" _ "$(detail "$reports/nested.json" boundary.write_outside)"
+  bash -c '! grep -qF "| a writable mount at /mnt/hostleak" <<<"$1"' _ "$got"
+ok "nested: the credential file is found through that namespace's mounts" \
+  grep -qE "reachable in the sandbox at /mnt/hostleak/host-secrets/credentials \(in the mount namespace of pid [0-9]+\)" \
+  <<<"$(detail "$reports/nested.json" boundary.credentials)"
+ok "nested: and the other team's canary" grep -qF "(in the mount namespace of pid" <<<"$(detail "$reports/nested.json" boundary.cross_team)"
 
 echo "a tmpfs of a mount namespace outside the sandbox, bound writable"
 expect_leak sharedtmpfs boundary.write_outside \
