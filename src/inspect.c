@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "kbound/sandbox.h"
+#include "inspect-internal.h"
 #include "procfs.h"
 
 #define PROCS_MAX 65536 /* host processes looked at in one walk */
@@ -539,15 +540,83 @@ static void classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         }
 }
 
-/* Opens path as the sandbox would resolve it from root_fd (absolute links stay inside) and stats
- * what it names, without following a last symlink. */
-static int stat_in_root(int root_fd, const char *path, struct stat *st) {
-        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-        long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
-        if (fd < 0)
-                return -errno;
-        int r = fstat((int) fd, st) < 0 ? -errno : 0;
+static void statx_to_stat(const struct statx *sx, struct stat *st) {
+        memset(st, 0, sizeof *st);
+        st->st_mode = sx->stx_mode;
+        st->st_ino = (ino_t) sx->stx_ino;
+        st->st_nlink = sx->stx_nlink;
+        st->st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+        st->st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor);
+}
+
+static long open_how_at(int dir_fd, const char *path, uint64_t resolve) {
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = resolve};
+        return syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
+}
+
+static const char *lookup_error(int err) {
+        if (err == ELOOP)
+                return "a symbolic link is on the path";
+        return err == EXDEV ? "the path leaves the mount or crosses another" : strerror(err);
+}
+
+int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, int *ret_fd, struct stat *ret_st,
+                               char *why, size_t size) {
+        /* RESOLVE_NO_SYMLINKS: a mount point path as mountinfo prints it holds no link, so a link
+         * on it now is one the sandbox swapped in after the table was read. */
+        long fd = open_how_at(root_fd, path, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+        if (fd < 0) {
+                int e = errno;
+                snprintf(why, size, "%s", lookup_error(e));
+                return -e;
+        }
+        struct statx sx;
+        if (statx((int) fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0) {
+                int e = errno;
+                close((int) fd);
+                snprintf(why, size, "%s", strerror(e));
+                return -e;
+        }
+        int r = 0;
+        if (!(sx.stx_mask & STATX_MNT_ID) || !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
+                snprintf(why, size, "this Linux does not tell which mount a file is on (statx)");
+                r = -ENOSYS;
+        } else if ((int64_t) sx.stx_mnt_id != mnt_id) {
+                snprintf(why, size, "a different mount is there (mount id %llu, not %lld)", (unsigned long long) sx.stx_mnt_id,
+                         (long long) mnt_id);
+                r = -EXDEV;
+        } else if (!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+                snprintf(why, size, "the path leads inside mount %lld, not to its root", (long long) mnt_id);
+                r = -EXDEV;
+        }
+        if (r < 0) {
+                close((int) fd);
+                return r;
+        }
+        statx_to_stat(&sx, ret_st);
+        *ret_fd = (int) fd;
+        return 0;
+}
+
+int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, char *why,
+                             size_t size) {
+        while (*inner == '/')
+                inner++;
+        long fd = open_how_at(mount_fd, *inner ? inner : ".", RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+        if (fd < 0) {
+                int e = errno;
+                if (e == ENOENT && writable) {
+                        /* The sandbox can rename within a mount it writes to: absent now is no proof. */
+                        snprintf(why, size, "not there at the host's look, but the sandbox can write to that filesystem "
+                                            "(it can be moved away and back)");
+                        return -EAGAIN;
+                }
+                snprintf(why, size, "%s", lookup_error(e));
+                return -e;
+        }
+        int r = fstat((int) fd, ret_st) < 0 ? -errno : 0;
+        if (r < 0)
+                snprintf(why, size, "%s", strerror(-r));
         close((int) fd);
         return r;
 }
@@ -557,29 +626,39 @@ static const char *str_of(json_object *o, const char *key) {
         return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-/* The kernel's mount table, each mount with what its mount point is inside the sandbox. */
-static int kernel_mounts(const kb_inspect_target *t, int root_fd, json_object *snap, json_object *errors) {
+static int64_t int_of(json_object *o, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+/* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
+ * up through root_fd (pid's root) without following a link ("target"), or why not ("target_error").
+ * Returns 0 and a new array, -ENOMEM, or -errno when the table cannot be read. */
+static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_object **ret) {
         _cleanup_free_ char *mi = NULL;
-        json_object *mounts = NULL;
-        int r = read_proc(t->proc_root, t->kernel_pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+        _cleanup_json_ json_object *mounts = NULL;
+        int r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
         if (r >= 0)
                 r = kb_procfs_mountinfo_parse(mi, &mounts);
-        if (r == -ENOMEM)
-                return r;
         if (r < 0)
-                return note_error(errors, "the kernel's mountinfo", r);
+                return r;
         for (size_t i = 0; i < json_object_array_length(mounts); i++) {
                 json_object *m = json_object_array_get_idx(mounts, i);
                 const char *mp = str_of(m, "mountpoint");
+                char why[128] = "";
                 struct stat st;
-                int e = root_fd < 0 ? -EBADF : mp ? stat_in_root(root_fd, mp, &st) : -EPROTO;
-                if (e == 0 ? add(m, "target", stat_facts(&st)) < 0
-                           : add(m, "target_error", json_object_new_string(strerror(-e))) < 0) {
-                        json_object_put(mounts);
+                int fd = -1, e = root_fd < 0 ? -EBADF : mp ? 0 : -EPROTO;
+                if (e < 0)
+                        snprintf(why, sizeof why, "%s", strerror(-e));
+                else
+                        e = kb_inspect_open_mount_root(root_fd, mp, int_of(m, "id"), &fd, &st, why, sizeof why);
+                if (fd >= 0)
+                        close(fd);
+                if (e == 0 ? add(m, "target", stat_facts(&st)) < 0 : add(m, "target_error", json_object_new_string(why)) < 0)
                         return -ENOMEM;
-                }
         }
-        return add(snap, "mounts", mounts);
+        *ret = TAKE_PTR(mounts);
+        return 0;
 }
 
 /* The network tables of the namespace pid is in. */
@@ -630,11 +709,6 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *errors,
         }
         *ret = TAKE_PTR(net);
         return 0;
-}
-
-static int64_t int_of(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
 }
 
 /* Per endpoint: the listening sockets bound at its path in the kernel's namespace, and which
@@ -762,11 +836,55 @@ static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, s
         return 0;
 }
 
-/* Where the sandbox's mounts expose the host object at path: every mount of the same filesystem
- * whose root holds it and that is not covered at that place, confirmed by a stat through the
- * kernel's root. */
-static int reach_one(const kb_inspect_target *t, json_object *mounts, int root_fd, const char *name, const char *path,
-                     const char *kind, const char *claim, json_object *out) {
+/* One mount table of the sandbox: the kernel's, or that of another mount namespace among its
+ * processes, with the root of a process of that namespace that its paths are looked up from. */
+typedef struct sandbox_table {
+        pid_t pid;
+        json_object *mounts; /* borrowed from the snapshot */
+        int root_fd;         /* -1 when it could not be opened */
+} sandbox_table;
+
+/* Whether the object a reach entry names is at at, through mount m of table tb: the mount's own
+ * root is found first (kb_inspect_open_mount_root), then the object beneath it, with no link
+ * followed; fs_writable says whether the sandbox can write to that filesystem through any mount
+ * (then an absence proves nothing). Adds {"at", "confirmed", "error", "pid" (for a table other
+ * than the kernel's)}. */
+static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, json_object *m, const char *at,
+                         const char *rel, const struct stat *host_st, bool fs_writable, json_object *exposed) {
+        char why[256] = "", inner_why[200];
+        struct stat st;
+        int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
+        if (r < 0)
+                snprintf(why, sizeof why, "the host could not open that mount table's root");
+        else if ((r = kb_inspect_open_mount_root(tb->root_fd, str_of(m, "mountpoint"), int_of(m, "id"), &mount_fd, &st,
+                                                 inner_why, sizeof inner_why)) < 0)
+                snprintf(why, sizeof why, "its mount point: %s", inner_why); /* never "no such file" alone */
+        else {
+                const char *root = str_of(m, "root");
+                const char *inner = root && strcmp(root, "/") != 0 ? rel + strlen(root) : rel;
+                r = kb_inspect_stat_in_mount(mount_fd, inner, fs_writable, &st, why, sizeof why);
+                close(mount_fd);
+        }
+        bool confirmed = r == 0 && st.st_dev == host_st->st_dev && st.st_ino == host_st->st_ino;
+        if (r == 0 && !confirmed)
+                snprintf(why, sizeof why, "a different object is there");
+        json_object *x = json_object_new_object();
+        if (!x || add(x, "at", json_object_new_string(at)) < 0 || add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
+            (!confirmed && add(x, "error", json_object_new_string(why)) < 0) ||
+            (tb->pid != t->kernel_pid && add(x, "pid", json_object_new_int(tb->pid)) < 0)) {
+                json_object_put(x);
+                return -ENOMEM;
+        }
+        return push(exposed, x);
+}
+
+/* Where the sandbox's mounts expose the host object at path: in every mount table of the sandbox,
+ * every mount of the same filesystem whose root holds it and that is not covered at that place,
+ * confirmed by a look through that table's root. The entry also carries the host mount's device
+ * and, for anything but a directory, its link count: another name of it may lie anywhere on that
+ * filesystem. */
+static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables, const char *name,
+                     const char *path, const char *kind, const char *claim, json_object *out) {
         json_object *e = json_object_new_object(), *exposed = json_object_new_array();
         if (!e || !exposed || add(e, "name", json_object_new_string(name)) < 0 ||
             add(e, "path", json_object_new_string(path)) < 0 || add(e, "kind", json_object_new_string(kind)) < 0 ||
@@ -785,30 +903,36 @@ static int reach_one(const kb_inspect_target *t, json_object *mounts, int root_f
         char rel[PATH_MAX];
         if (lstat(path, &host_st) < 0)
                 return add(e, "error", json_object_new_string(strerror(errno)));
-        if (!hm || !mounts || !kb_procfs_fs_path(hm, path, rel, sizeof rel))
+        if (!hm || n_tables == 0 || !tables[0].mounts || !kb_procfs_fs_path(hm, path, rel, sizeof rel))
                 return add(e, "error", json_object_new_string("no host mount holds it"));
         const char *dev = str_of(hm, "dev");
-        for (size_t i = 0; i < json_object_array_length(mounts); i++) {
-                json_object *m = json_object_array_get_idx(mounts, i);
-                const char *mdev = str_of(m, "dev");
-                char at[PATH_MAX];
-                if (!mdev || !dev || strcmp(mdev, dev) != 0 || !kb_procfs_path_in_mount(m, rel, at, sizeof at))
-                        continue;
-                if (kb_procfs_mount_of(mounts, at) != m)
-                        continue; /* covered there by another mount */
-                struct stat st;
-                int r = root_fd < 0 ? -EBADF : stat_in_root(root_fd, at, &st);
-                bool confirmed = r == 0 && st.st_dev == host_st.st_dev && st.st_ino == host_st.st_ino;
-                json_object *x = json_object_new_object();
-                if (!x || add(x, "at", json_object_new_string(at)) < 0 ||
-                    add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
-                    (r < 0 && add(x, "error", json_object_new_string(strerror(-r))) < 0) ||
-                    (r == 0 && !confirmed && add(x, "error", json_object_new_string("a different object is there")) < 0)) {
-                        json_object_put(x);
-                        return -ENOMEM;
+        if ((dev && add(e, "dev", json_object_new_string(dev)) < 0) ||
+            (!S_ISDIR(host_st.st_mode) && add(e, "links", json_object_new_int64((int64_t) host_st.st_nlink)) < 0))
+                return -ENOMEM;
+        /* A rename through any writable mount of that filesystem moves what every other mount of it
+         * shows (dentries are the filesystem's), so an absence is proof only if none is writable. */
+        bool fs_writable = false;
+        for (size_t k = 0; k < n_tables; k++)
+                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
+                        json_object *m = json_object_array_get_idx(tables[k].mounts, i), *w = NULL;
+                        const char *mdev = str_of(m, "dev");
+                        if (mdev && dev && strcmp(mdev, dev) == 0 &&
+                            (!json_object_object_get_ex(m, "writable", &w) || json_object_get_boolean(w)))
+                                fs_writable = true;
                 }
-                if (push(exposed, x) < 0)
-                        return -ENOMEM;
+        for (size_t k = 0; k < n_tables; k++) {
+                json_object *mounts = tables[k].mounts;
+                for (size_t i = 0; mounts && i < json_object_array_length(mounts); i++) {
+                        json_object *m = json_object_array_get_idx(mounts, i);
+                        const char *mdev = str_of(m, "dev");
+                        char at[PATH_MAX];
+                        if (!mdev || !dev || strcmp(mdev, dev) != 0 || !kb_procfs_path_in_mount(m, rel, at, sizeof at))
+                                continue;
+                        if (kb_procfs_mount_of(mounts, at) != m)
+                                continue; /* covered there by another mount */
+                        if (reach_confirm(t, &tables[k], m, at, rel, &host_st, fs_writable, exposed) < 0)
+                                return -ENOMEM;
+                }
         }
         return 0;
 }
@@ -816,7 +940,7 @@ static int reach_one(const kb_inspect_target *t, json_object *mounts, int root_f
 /* Listening pathname unix sockets of every network namespace the host lets kbound read (one
  * process per namespace), except the sandbox's and those under the team's own runtime folder. */
 static int host_listeners(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *snap,
-                          json_object *mounts, int root_fd, json_object *reach) {
+                          const sandbox_table *tables, size_t n_tables, json_object *reach) {
         _cleanup_free_ uint64_t *seen = calloc(LISTENER_NAMESPACES_MAX, sizeof(uint64_t));
         _cleanup_json_ json_object *paths = json_object_new_object();
         if (!seen || !paths)
@@ -863,7 +987,7 @@ static int host_listeners(const kb_inspect_target *t, const proc_entry *procs, s
                 return -ENOMEM;
         json_object_object_foreach(paths, path, unused) {
                 (void) unused;
-                int r = reach_one(t, mounts, root_fd, "listening unix socket", path, "socket", "boundary.sockets", reach);
+                int r = reach_one(t, tables, n_tables, "listening unix socket", path, "socket", "boundary.sockets", reach);
                 if (r < 0)
                         return r;
         }
@@ -909,15 +1033,184 @@ static int kbound_side_sockets(const kb_inspect_target *t, json_object *processe
         return add(snap, "kbound_net_sockets", TAKE_PTR(out));
 }
 
+/* Every mount table among processes into snap ("mounts": the kernel's, "mount_tables": any other
+ * namespace's by inode), each with its targets looked up through the root of a process of that
+ * namespace, into tables (the kernel's first; roots left open for the caller); and the network
+ * tables of every network namespace ("net", "kernel_net"). What cannot be read is noted in the
+ * snapshot's errors. Returns 0 or -ENOMEM. */
+static int snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap, sandbox_table *tables,
+                           size_t *ret_n, json_object **ret_kernel_net) {
+        json_object *errors = NULL, *net = NULL, *mount_tables = NULL, *mounts = NULL;
+        json_object_object_get_ex(snap, "errors", &errors);
+        json_object_object_get_ex(snap, "net", &net);
+        json_object_object_get_ex(snap, "mount_tables", &mount_tables);
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) t->kernel_pid);
+        int root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        tables[0] = (sandbox_table) {t->kernel_pid, NULL, root_fd};
+        *ret_n = 1;
+        if (root_fd < 0 && note_error(errors, "the kernel's root", -errno) < 0)
+                return -ENOMEM;
+        int r = table_facts(t, t->kernel_pid, root_fd, &mounts);
+        if (r == -ENOMEM || (r < 0 ? note_error(errors, "the kernel's mountinfo", r) : add(snap, "mounts", mounts)) < 0)
+                return -ENOMEM;
+        tables[0].mounts = mounts;
+        uint64_t kernel_mnt = 0;
+        bool over = false;
+        (void) ns_inode(t->proc_root, t->kernel_pid, "mnt", &kernel_mnt);
+        for (size_t i = 0; i < json_object_array_length(processes); i++) {
+                json_object *p = json_object_array_get_idx(processes, i), *ns = NULL;
+                json_object_object_get_ex(p, "ns", &ns);
+                pid_t pid = (pid_t) int_of(p, "pid");
+                int64_t mnt = int_of(ns, "mnt"), netns = int_of(ns, "net");
+                char key[32];
+                if (mnt > 0 && (uint64_t) mnt != kernel_mnt) {
+                        snprintf(key, sizeof key, "%lld", (long long) mnt);
+                        if (!json_object_object_get_ex(mount_tables, key, NULL) && *ret_n == KB_INSPECT_MOUNT_TABLES_MAX) {
+                                if (!over && note_error(errors, "more mount namespaces than kbound inspects", E2BIG) < 0)
+                                        return -ENOMEM;
+                                over = true;
+                        } else if (!json_object_object_get_ex(mount_tables, key, NULL)) {
+                                snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) pid);
+                                int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                json_object *m = NULL;
+                                r = table_facts(t, pid, fd, &m);
+                                if (r < 0 && fd >= 0)
+                                        close(fd);
+                                if (r == -ENOMEM)
+                                        return r;
+                                if (r < 0 && r != -ESRCH && note_error(errors, "a mount table", r) < 0)
+                                        return -ENOMEM;
+                                if (r == 0) {
+                                        if (add(mount_tables, key, m) < 0) {
+                                                if (fd >= 0)
+                                                        close(fd);
+                                                return -ENOMEM;
+                                        }
+                                        tables[(*ret_n)++] = (sandbox_table) {pid, m, fd};
+                                }
+                        }
+                }
+                if (netns > 0) {
+                        snprintf(key, sizeof key, "%lld", (long long) netns);
+                        if (!json_object_object_get_ex(net, key, NULL)) {
+                                json_object *facts = NULL;
+                                r = net_facts(t, pid, errors, &facts);
+                                if (r == -ESRCH)
+                                        continue;
+                                if (r < 0 || add(net, key, facts) < 0)
+                                        return -ENOMEM;
+                        }
+                        if (pid == t->kernel_pid) {
+                                json_object_object_get_ex(net, key, ret_kernel_net);
+                                if (add(snap, "kernel_net", json_object_new_string(key)) < 0)
+                                        return -ENOMEM;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The id of the first mount in pid's mount table, or -errno (-EINVAL: a zombie, which has no
+ * mount namespace). A mount belongs to one namespace, so the id names the namespace where kbound
+ * may not read ns/mnt (another user's process). */
+static int first_mount_id(const char *proc_root, pid_t pid, long long *ret) {
+        char path[PATH_MAX], buf[32];
+        snprintf(path, sizeof path, "%s/%d/mountinfo", proc_root, (int) pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        char *end;
+        long long id = strtoll(buf, &end, 10);
+        if (end == buf || *end != ' ')
+                return n == 0 ? -EINVAL : -EPROTO;
+        *ret = id;
+        return 0;
+}
+
+/* "outside_mounts": which devices of the sandbox's mount tables (the keys of wanted) a mount
+ * namespace outside the sandbox also holds: {"devices": {dev: a pid whose namespace holds it},
+ * "namespaces": outside namespaces read, "unreadable": outside processes whose table could not be
+ * read}. A filesystem an outside namespace holds is not the sandbox's own, whatever its type.
+ * Every process of the walk that is not the sandbox's counts (kbound and the launcher too); each
+ * namespace is read once, known by its ns inode or, where kbound may not read that, by its table's
+ * first mount. A process that has exited meanwhile (or is a zombie) has no namespace to read. */
+static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *wanted,
+                          json_object *snap) {
+        _cleanup_json_ json_object *o = json_object_new_object(), *devices = json_object_new_object(),
+                                   *seen = json_object_new_object();
+        if (!o || !devices || !seen)
+                return -ENOMEM;
+        int n_namespaces = 0, unreadable = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (procs[i].member)
+                        continue;
+                pid_t pid = procs[i].pid;
+                char key[64];
+                uint64_t ino;
+                long long first;
+                int r = ns_inode(t->proc_root, pid, "mnt", &ino);
+                if (r == -ESRCH)
+                        continue;
+                if (r == 0)
+                        snprintf(key, sizeof key, "ns:%llu", (unsigned long long) ino);
+                else if ((r = first_mount_id(t->proc_root, pid, &first)) == 0)
+                        snprintf(key, sizeof key, "mount:%lld", first);
+                else {
+                        if (r != -ESRCH && r != -EINVAL)
+                                unreadable++;
+                        continue;
+                }
+                if (json_object_object_get_ex(seen, key, NULL))
+                        continue;
+                _cleanup_free_ char *mi = NULL;
+                json_object *mounts = NULL;
+                r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+                if (r >= 0)
+                        r = kb_procfs_mountinfo_parse(mi, &mounts);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        if (r != -ESRCH && r != -EINVAL)
+                                unreadable++;
+                        continue;
+                }
+                n_namespaces++;
+                json_object_object_add(seen, key, NULL);
+                if (json_object_array_length(mounts) > 0) {
+                        /* the same namespace, met again through a process whose ns/mnt is unreadable */
+                        snprintf(key, sizeof key, "mount:%lld", (long long) int_of(json_object_array_get_idx(mounts, 0), "id"));
+                        json_object_object_add(seen, key, NULL);
+                }
+                for (size_t k = 0; k < json_object_array_length(mounts); k++) {
+                        const char *dev = str_of(json_object_array_get_idx(mounts, k), "dev");
+                        if (dev && json_object_object_get_ex(wanted, dev, NULL) && !json_object_object_get_ex(devices, dev, NULL) &&
+                            add(devices, dev, json_object_new_int(pid)) < 0) {
+                                json_object_put(mounts);
+                                return -ENOMEM;
+                        }
+                }
+                json_object_put(mounts);
+        }
+        if (add(o, "devices", TAKE_PTR(devices)) < 0 || add(o, "namespaces", json_object_new_int(n_namespaces)) < 0 ||
+            add(o, "unreadable", json_object_new_int(unreadable)) < 0)
+                return -ENOMEM;
+        return add(snap, "outside_mounts", TAKE_PTR(o));
+}
+
 int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret) {
         if (!t || !t->proc_root || !ret)
                 return -EINVAL;
         _cleanup_json_ json_object *snap = json_object_new_object();
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
-        json_object *net = json_object_new_object(), *tables = json_object_new_object(), *reach = json_object_new_array();
+        json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(), *reach = json_object_new_array();
         if (!snap || add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
             add(snap, "taken_ms", json_object_new_int64(kb_now_ms())) < 0 || add(snap, "processes", processes) < 0 ||
-            add(snap, "errors", errors) < 0 || add(snap, "net", net) < 0 || add(snap, "mount_tables", tables) < 0 ||
+            add(snap, "errors", errors) < 0 || add(snap, "net", net) < 0 || add(snap, "mount_tables", mount_tables) < 0 ||
             add(snap, "reach", reach) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
@@ -932,7 +1225,6 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         bool kernel_seen = false;
         size_t kept = 0;
         json_object *kernel_net = NULL;
-        uint64_t kernel_mnt = 0;
         for (size_t i = 0; i < n; i++) {
                 if (!procs[i].member)
                         continue;
@@ -955,68 +1247,45 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         if (add(snap, "vanished", json_object_new_int(vanished)) < 0)
                 return -ENOMEM;
 
-        /* The kernel's mounts, seen through its own root; the tables of any other mount namespace
-         * and every network namespace among the sandbox's processes. */
-        char root_path[PATH_MAX];
-        snprintf(root_path, sizeof root_path, "%s/%d/root", t->proc_root, (int) t->kernel_pid);
-        _cleanup_close_ int root_fd = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0 && note_error(errors, "the kernel's root", -errno) < 0)
+        /* Every mount table among the sandbox's processes: the kernel's ("mounts") and any other
+         * mount namespace's ("mount_tables", by namespace inode), each looked at through the root
+         * of a process of that namespace; and every network namespace. */
+        sandbox_table *tables = calloc(KB_INSPECT_MOUNT_TABLES_MAX, sizeof *tables);
+        if (!tables)
                 return -ENOMEM;
-        if (kernel_mounts(t, root_fd, snap, errors) < 0)
-                return -ENOMEM;
-        (void) ns_inode(t->proc_root, t->kernel_pid, "mnt", &kernel_mnt);
-        for (size_t i = 0; i < json_object_array_length(processes); i++) {
-                json_object *p = json_object_array_get_idx(processes, i), *ns = NULL;
-                json_object_object_get_ex(p, "ns", &ns);
-                pid_t pid = (pid_t) int_of(p, "pid");
-                int64_t mnt = int_of(ns, "mnt"), netns = int_of(ns, "net");
-                char key[32];
-                if (mnt > 0 && (uint64_t) mnt != kernel_mnt) {
-                        snprintf(key, sizeof key, "%lld", (long long) mnt);
-                        if (!json_object_object_get_ex(tables, key, NULL)) {
-                                _cleanup_free_ char *mi = NULL;
-                                json_object *m = NULL;
-                                r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
-                                if (r >= 0)
-                                        r = kb_procfs_mountinfo_parse(mi, &m);
-                                if (r == -ENOMEM || (r < 0 ? note_error(errors, "a mountinfo", r) : add(tables, key, m)) < 0)
-                                        return -ENOMEM;
-                        }
+        size_t n_tables = 0;
+        r = snapshot_tables(t, processes, snap, tables, &n_tables, &kernel_net);
+        if (r >= 0)
+                r = kbound_side_sockets(t, processes, snap, errors);
+        json_object *endpoints = NULL, *launcher = NULL;
+        if (r >= 0 && (endpoint_facts(t, kernel_net, processes, &endpoints) < 0 || add(snap, "endpoints", endpoints) < 0 ||
+                       launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0))
+                r = -ENOMEM;
+
+        /* Which of those filesystems a namespace outside the sandbox holds too. */
+        json_object *wanted = json_object_new_object();
+        for (size_t k = 0; r >= 0 && wanted && k < n_tables; k++)
+                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
+                        const char *dev = str_of(json_object_array_get_idx(tables[k].mounts, i), "dev");
+                        if (dev)
+                                json_object_object_add(wanted, dev, NULL);
                 }
-                if (netns > 0) {
-                        snprintf(key, sizeof key, "%lld", (long long) netns);
-                        if (!json_object_object_get_ex(net, key, NULL)) {
-                                json_object *facts = NULL;
-                                r = net_facts(t, pid, errors, &facts);
-                                if (r == -ESRCH)
-                                        continue;
-                                if (r < 0 || add(net, key, facts) < 0)
-                                        return -ENOMEM;
-                        }
-                        if (pid == t->kernel_pid) {
-                                json_object_object_get_ex(net, key, &kernel_net);
-                                if (add(snap, "kernel_net", json_object_new_string(key)) < 0)
-                                        return -ENOMEM;
-                        }
-                }
-        }
-        /* Sockets of the sandbox's processes that live in kbound's own network namespace: a unix
-         * socket accepted by a listener gets the namespace of the side that connected, so the
-         * kernel's end of each of kbound's own connections is here, named by its listener. */
-        if (kbound_side_sockets(t, processes, snap, errors) < 0)
-                return -ENOMEM;
-        json_object *endpoints = NULL, *launcher = NULL, *mounts = NULL;
-        if (endpoint_facts(t, kernel_net, processes, &endpoints) < 0 || add(snap, "endpoints", endpoints) < 0 ||
-            launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0)
-                return -ENOMEM;
+        if (r >= 0)
+                r = wanted ? outside_mounts(t, procs, n, wanted, snap) : -ENOMEM;
+        json_object_put(wanted);
 
         /* What of the host the mounts expose: the canaries, and every listening socket. */
-        json_object_object_get_ex(snap, "mounts", &mounts);
-        for (size_t i = 0; i < t->n_canaries; i++)
-                if (t->canaries[i].path && reach_one(t, mounts, root_fd, t->canaries[i].name, t->canaries[i].path, "canary",
-                                                     t->canaries[i].claim, reach) < 0)
-                        return -ENOMEM;
-        if (host_listeners(t, procs, n, snap, mounts, root_fd, reach) < 0)
+        for (size_t i = 0; r >= 0 && i < t->n_canaries; i++)
+                if (t->canaries[i].path)
+                        r = reach_one(t, tables, n_tables, t->canaries[i].name, t->canaries[i].path, "canary",
+                                      t->canaries[i].claim, reach);
+        if (r >= 0)
+                r = host_listeners(t, procs, n, snap, tables, n_tables, reach);
+        for (size_t k = 0; k < n_tables; k++)
+                if (tables[k].root_fd >= 0)
+                        close(tables[k].root_fd);
+        free(tables);
+        if (r < 0)
                 return -ENOMEM;
 
         r = 0;

@@ -1,6 +1,7 @@
 /* judge.c: verdicts as pure functions of host facts and probe results (judge.h). */
 #include "kbound/judge.h"
 #include <inttypes.h>
+#include "kbound/inspect.h"
 #include <stdio.h>
 #include <string.h>
 #include "procfs.h"
@@ -193,6 +194,8 @@ static void look_problems(verdict *v, const kb_judge_input *in) {
                         problem(v, "the host could not list processes (%s)", buf);
                 if (fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
                         problem(v, "the host did not inspect every process of the sandbox (%s)", str_or(snap, "label", "?"));
+                if (fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
+                        problem(v, "the host did not inspect every mount namespace of the sandbox (%s)", str_or(snap, "label", "?"));
                 if (arr_len(get(snap, "processes")) == 0)
                         problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
         }
@@ -628,6 +631,127 @@ static const char *team_bind_of(json_object *m, json_object *team_binds) {
         return NULL;
 }
 
+/* Whether a lookup of path in mounts ends on m (a table without a root hides nothing). */
+static bool reached_through(json_object *mounts, const char *path, json_object *m) {
+        json_object *top = kb_procfs_mount_of(mounts, path);
+        return !top || top == m;
+}
+
+/* Whether name is a base folder's name as kbound's CLI makes it (mkdtemp of "kbound-XXXXXX"). */
+static bool base_folder_name(const char *name, size_t len) {
+        static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        if (len != 13 || strncmp(name, "kbound-", 7) != 0)
+                return false;
+        for (size_t i = 7; i < len; i++)
+                if (!strchr(alnum, name[i]) || name[i] == '\0')
+                        return false;
+        return true;
+}
+
+static bool same_path(const char *a, const char *b) {
+        return kb_procfs_path_under(a, b) && kb_procfs_path_under(b, a);
+}
+
+/* The filesystem the running bwrap (its command line argv, read with bwrap's grammar) was told to
+ * make fresh at mountpoint, by the last operation that reaches it: "tmpfs" for --tmpfs, --dev and
+ * the root bwrap makes itself, "devpts" at --dev's pts, "proc" for --proc, "mqueue" for --mqueue.
+ * NULL when the last one there binds something, when nothing was asked there, or when the command
+ * line cannot be read. A later mount over a folder hides what an earlier one put below it. */
+static const char *planned_fresh(json_object *argv, const char *mountpoint) {
+        static const char *const fresh_ops[][2] = {{"--tmpfs", "tmpfs"}, {"--dev", "tmpfs"}, {"--proc", "proc"},
+                                                   {"--mqueue", "mqueue"}};
+        static const char *const bind_ops[] = {"--bind",        "--bind-try",   "--dev-bind", "--dev-bind-try",
+                                               "--ro-bind",     "--ro-bind-try", "--bind-fd", "--ro-bind-fd",
+                                               "--file",        "--bind-data",  "--ro-bind-data"};
+        const char *fresh = mountpoint && strcmp(mountpoint, "/") == 0 ? "tmpfs" : NULL;
+        size_t n = arr_len(argv);
+        if (!mountpoint || n == 0)
+                return NULL;
+        for (size_t i = 1; i < n; i++) {
+                const char *a = json_object_get_string(at(argv, i));
+                if (!a || strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0)
+                        return fresh; /* the command starts here */
+                int arity = bwrap_arity(a);
+                if (arity < 0 || strcmp(a, "--args") == 0 || i + (size_t) arity >= n)
+                        return NULL;
+                const char *dest = arity > 0 ? json_object_get_string(at(argv, i + (size_t) arity)) : NULL;
+                i += (size_t) arity;
+                const char *made = NULL;
+                bool mounts = false;
+                for (size_t k = 0; k < KB_ELEMENTSOF(fresh_ops) && arity == 1; k++)
+                        if (strcmp(a, fresh_ops[k][0]) == 0) {
+                                made = fresh_ops[k][1];
+                                mounts = true;
+                        }
+                for (size_t k = 0; k < KB_ELEMENTSOF(bind_ops) && arity == 2; k++)
+                        mounts |= strcmp(a, bind_ops[k]) == 0;
+                if (!mounts || !dest || !kb_procfs_path_under(mountpoint, dest))
+                        continue;
+                char pts[4096];
+                snprintf(pts, sizeof pts, "%s/pts", dest);
+                if (same_path(mountpoint, dest))
+                        fresh = made;
+                else if (strcmp(a, "--dev") == 0 && same_path(mountpoint, pts))
+                        fresh = "devpts";
+                else
+                        fresh = NULL; /* below dest: hidden by it, or one of --dev's node binds */
+        }
+        return NULL; /* no command: not a command line bwrap would run */
+}
+
+/* Why the filesystem of mount m (of a private type) is not proven the sandbox's own, or NULL:
+ * kbound's own mount namespace holds its device, or another namespace outside the sandbox does, or
+ * the host could not read every outside process's table and the running bwrap was not told to
+ * make that filesystem there. */
+static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
+        const char *dev = get_str(m, "dev");
+        json_object *devices = get(f->outside, "devices");
+        int64_t holder, unreadable = int_or(f->outside, "unreadable", -1);
+        if (!dev)
+                return "its device is unknown";
+        if (host_has_dev(f->host_mounts, dev)) {
+                snprintf(buf, size, "kbound's own mount namespace holds its device %s", dev);
+                return buf;
+        }
+        if (get_int(devices, dev, &holder)) {
+                snprintf(buf, size, "the mount namespace of pid %" PRId64 ", outside the sandbox, holds its device %s too",
+                         holder, dev);
+                return buf;
+        }
+        if (!json_object_is_type(devices, json_type_object) || unreadable < 0)
+                return "the host did not read the mount namespaces outside the sandbox";
+        const char *fresh = unreadable > 0 ? planned_fresh(f->bwrap_argv, get_str(m, "mountpoint")) : NULL;
+        if (unreadable > 0 && !(fresh && mount_is(m, fresh))) {
+                snprintf(buf, size,
+                         "the host could not read the mount tables of %" PRId64 " process%s outside the sandbox, and "
+                         "bwrap was not told to make it there",
+                         unreadable, unreadable == 1 ? "" : "es");
+                return buf;
+        }
+        return NULL;
+}
+
+/* Why mount m, which lets device nodes be opened (no nodev), is not one of kbound's own /dev nodes,
+ * or NULL: those are a single harmless character device bound on its own (null, zero, full,
+ * random, urandom, tty: --dev's binds) and --dev's devpts, which must be the sandbox's own. Any
+ * other mount that allows devices can show a device node of the host (a read-only mount too: a
+ * device is written through its node, not its folder). */
+static const char *device_mount(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
+        if (is_true(m, "nodev"))
+                return NULL;
+        json_object *target = get(m, "target");
+        const char *type = get_str(target, "type");
+        char why[256];
+        if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(target, "rdev"), true))
+                return NULL;
+        if (mount_is(m, "devpts") && !not_own(m, f, why, sizeof why))
+                return NULL;
+        snprintf(buf, size, "a mount at %s (%s %s, root %s) lets device nodes be opened (no nodev) and is not one of "
+                            "kbound's own /dev nodes",
+                 str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"), str_or(m, "root", "?"));
+        return buf;
+}
+
 /* Host-global /proc entries under a writable proc mount must be read-only. */
 static int proc_problems(json_object *mounts, json_object *m, json_object *entries, json_object *problems);
 
@@ -676,24 +800,33 @@ static int proc_problems(json_object *mounts, json_object *m, json_object *entri
 }
 
 /* Why a writable mount m is not the sandbox's own, or NULL: a filesystem made for the sandbox alone
- * (tmpfs, ramfs, devpts, mqueue or proc on a device the host does not mount), one of the team's
+ * (tmpfs, ramfs, devpts, mqueue or proc that is the sandbox's own: not_own), one of the team's
  * binds, or a harmless character device are its own. */
-static const char *foreign_mount(json_object *m, json_object *host_mounts, json_object *team_binds, char *buf,
-                                 size_t size) {
+static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
         static const char *const private_types[] = {"tmpfs", "ramfs", "devpts", "mqueue", "proc"};
         bool private_type = false;
         for (size_t t = 0; t < KB_ELEMENTSOF(private_types); t++)
                 private_type |= mount_is(m, private_types[t]);
-        const char *dev = get_str(m, "dev");
-        if (private_type && dev && !host_has_dev(host_mounts, dev))
-                return NULL;
-        if (team_bind_of(m, team_binds))
+        const char *dev = get_str(m, "dev"), *shared = NULL;
+        char why[256];
+        if (private_type) {
+                shared = not_own(m, f, why, sizeof why);
+                if (!shared)
+                        return NULL;
+                if (dev && host_has_dev(f->host_mounts, dev))
+                        shared = NULL; /* kbound's own: said as "backed by the host" */
+        }
+        if (team_bind_of(m, f->team_binds))
                 return NULL;
         json_object *target = get(m, "target");
         const char *type = get_str(target, "type");
         if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(target, "rdev"), true))
                 return NULL;
-        if (!target && get_str(m, "target_error"))
+        if (shared)
+                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is not the sandbox's own: %s",
+                         str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
+                         str_or(m, "root", "?"), shared);
+        else if (!target && get_str(m, "target_error"))
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) could not be examined by the host (%s)",
                          str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
                          str_or(m, "root", "?"), get_str(m, "target_error"));
@@ -703,25 +836,26 @@ static const char *foreign_mount(json_object *m, json_object *host_mounts, json_
         return buf;
 }
 
-int kb_judge_mount_problems(json_object *mounts, json_object *host_mounts, json_object *proc_entries,
-                            json_object *team_binds, json_object *problems) {
-        if (!problems)
+int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *facts, json_object *problems) {
+        if (!problems || !facts)
                 return -EINVAL;
         if (!mounts || !json_object_is_type(mounts, json_type_array) || arr_len(mounts) == 0)
                 return push_problem(problems, "the host could not read the sandbox's mount table");
         int found = 0, r;
         char buf[DETAIL_MAX];
         for (size_t i = 0; i < arr_len(mounts); i++) {
-                json_object *m = at(mounts, i);
-                if (!mount_writable(m) || kb_procfs_mount_of(mounts, str_or(m, "mountpoint", "")) != m)
-                        continue; /* read-only, or hidden under a later mount */
-                if (mount_is(m, "proc")) {
-                        r = proc_problems(mounts, m, proc_entries, problems);
+                json_object *m = at(mounts, i), *top = kb_procfs_mount_of(mounts, str_or(m, "mountpoint", ""));
+                if (top && top != m)
+                        continue; /* hidden under a later mount (a table without a root hides nothing) */
+                if (mount_writable(m) && mount_is(m, "proc")) {
+                        r = proc_problems(mounts, m, facts->proc_entries, problems);
                         if (r < 0)
                                 return r;
                         found += r;
                 }
-                const char *why = foreign_mount(m, host_mounts, team_binds, buf, sizeof buf);
+                const char *why = mount_writable(m) ? foreign_mount(m, facts, buf, sizeof buf) : NULL;
+                if (!why)
+                        why = device_mount(m, facts, buf, sizeof buf);
                 if (!why)
                         continue;
                 if ((r = push_problem(problems, "%s", why)) < 0)
@@ -733,10 +867,10 @@ int kb_judge_mount_problems(json_object *mounts, json_object *host_mounts, json_
 
 /* True if a file created at path (inside the sandbox) lands on a writable mount of the sandbox's
  * own, by the host's table. */
-static bool lands_privately(json_object *mounts, json_object *host_mounts, json_object *team_binds, const char *path) {
+static bool lands_privately(json_object *mounts, const kb_judge_mount_facts *f, const char *path) {
         json_object *m = kb_procfs_mount_of(mounts, path);
         char buf[DETAIL_MAX];
-        return m && mount_writable(m) && !foreign_mount(m, host_mounts, team_binds, buf, sizeof buf);
+        return m && mount_writable(m) && !foreign_mount(m, f, buf, sizeof buf);
 }
 
 /* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
@@ -759,23 +893,100 @@ static void no_probe(verdict *v, const kb_judge_input *in) {
                 problem(v, "the probe cell gave no result: %s", in->probe_error ? in->probe_error : "unknown");
 }
 
+/* What a look's mount tables are judged against. */
+static kb_judge_mount_facts mount_facts(const kb_judge_input *in, json_object *snap) {
+        return (kb_judge_mount_facts) {.host_mounts = get(in->host, "mounts"),
+                                       .proc_entries = get(in->host, "proc_entries"),
+                                       .team_binds = get(in->expect, "team_binds"),
+                                       .outside = get(snap, "outside_mounts"),
+                                       .bwrap_argv = get(get(last_look(in), "launcher"), "argv")};
+}
+
+/* The first process of snap in the mount namespace key (an inode, as "mount_tables" keys them). */
+static json_object *table_owner(json_object *snap, const char *key) {
+        json_object *procs = get(snap, "processes");
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                char ino[32];
+                snprintf(ino, sizeof ino, "%" PRId64, int_or(get(at(procs, i), "ns"), "mnt", -1));
+                if (strcmp(ino, key) == 0)
+                        return at(procs, i);
+        }
+        return NULL;
+}
+
+/* Appends text to strings unless it is there already (every look is judged; a mount that stays the
+ * same is one problem). */
+static void add_unique(json_object *strings, const char *text) {
+        if (strings && !str_in(strings, text))
+                json_object_array_add(strings, json_object_new_string(text));
+}
+
+/* The problems of every mount table of every look (the kernel's and those of any other mount
+ * namespace among the sandbox's processes), once each, into out. Returns how many tables the last
+ * look had, or -ENOMEM. */
+static int every_table_problems(const kb_judge_input *in, json_object *out) {
+        int tables = 0;
+        char buf[DETAIL_MAX];
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s), *found = json_object_new_array();
+                kb_judge_mount_facts f = mount_facts(in, snap);
+                tables = 1;
+                if (!found || kb_judge_mount_problems(get(snap, "mounts"), &f, found) < 0) {
+                        json_object_put(found);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < arr_len(found); i++)
+                        add_unique(out, json_object_get_string(at(found, i)));
+                json_object_put(found);
+                json_object *others = get(snap, "mount_tables");
+                if (!json_object_is_type(others, json_type_object))
+                        continue;
+                json_object_object_foreach(others, key, table) {
+                        json_object *owner = table_owner(snap, key);
+                        tables++;
+                        found = json_object_new_array();
+                        if (!found || kb_judge_mount_problems(table, &f, found) < 0) {
+                                json_object_put(found);
+                                return -ENOMEM;
+                        }
+                        for (size_t i = 0; i < arr_len(found); i++) {
+                                snprintf(buf, sizeof buf, "in the mount namespace of pid %" PRId64 " (%s): %s",
+                                         int_or(owner, "pid", -1), str_or(owner, "name", "?"),
+                                         json_object_get_string(at(found, i)));
+                                add_unique(out, buf);
+                        }
+                        json_object_put(found);
+                }
+                if (fact_error(snap, "a mount table", buf, sizeof buf)) {
+                        char text[DETAIL_MAX + 64];
+                        snprintf(text, sizeof text, "the host could not read every mount table of the sandbox (%s)", buf);
+                        add_unique(out, text);
+                }
+        }
+        return tables;
+}
+
 json_object *kb_judge_write_outside(const kb_judge_input *in) {
         static const char *const subprobes[] = {"mounts", "write_outside", "sysctl", NULL};
         verdict v;
         verdict_init(&v);
-        json_object *host_mounts = get(in->host, "mounts"), *team_binds = get(in->expect, "team_binds");
-        json_object *mounts = get(last_look(in), "mounts");
+        json_object *host_mounts = get(in->host, "mounts"), *last = last_look(in);
+        json_object *mounts = get(last, "mounts"), *outside = get(last, "outside_mounts");
         json_object *host_problems = json_object_new_array();
+        kb_judge_mount_facts facts = mount_facts(in, last);
         char buf[DETAIL_MAX];
+        int tables = 0;
         look_problems(&v, in);
         if (arr_len(host_mounts) == 0)
                 problem(&v, "the host could not read its own mounts");
-        else if (host_problems && kb_judge_mount_problems(mounts, host_mounts, get(in->host, "proc_entries"), team_binds,
-                                                          host_problems) < 0)
+        else if (host_problems && (tables = every_table_problems(in, host_problems)) < 0)
                 v.oom = true;
         for (size_t i = 0; i < arr_len(host_problems); i++)
                 problem(&v, "%s", json_object_get_string(at(host_problems, i)));
         evidence(&v, "host_mount_problems", host_problems);
+        evidence(&v, "mount_tables", json_object_new_int(tables));
+        evidence(&v, "outside_mount_namespaces", json_object_new_int64(int_or(outside, "namespaces", -1)));
+        evidence(&v, "outside_processes_unreadable", json_object_new_int64(int_or(outside, "unreadable", -1)));
 
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
@@ -792,7 +1003,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 if (!is_true(a, "created"))
                         continue;
                 /* Judged on the host's own table: where would a file at that path land? */
-                if (path && lands_privately(mounts, host_mounts, team_binds, path))
+                if (path && lands_privately(mounts, &facts, path))
                         private_writes++;
                 else
                         problem(&v, "the cell created a file in %s, on a mount the host does not class as the sandbox's own",
@@ -807,12 +1018,14 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         evidence(&v, "attempts", json_object_new_int64((int64_t) n));
         evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
         evidence(&v, "sysctl", json_object_get(sysctl));
-        char pass[512];
+        char pass[768];
         snprintf(pass, sizeof pass,
-                 "every writable mount of the kernel (read by the host) is the sandbox's own or the team's; /proc's "
-                 "host-global entries read-only; the cell tried %zu places (%zu writes stayed private), nothing appeared "
-                 "in %" PRId64 " host folders; %zu host settings refused",
-                 n, private_writes, int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
+                 "every writable mount of the sandbox's %d mount table%s (read by the host) is the sandbox's own (no "
+                 "mount namespace outside it holds it; %" PRId64 " read) or the team's; none but kbound's /dev nodes "
+                 "lets device nodes open; /proc's host-global entries read-only; the cell tried %zu places (%zu writes "
+                 "stayed private), nothing appeared in %" PRId64 " host folders; %zu host settings refused",
+                 tables, tables == 1 ? "" : "s", int_or(outside, "namespaces", 0), n, private_writes,
+                 int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
         return verdict_end(&v, "boundary.write_outside", pass);
 }
 
@@ -938,11 +1151,60 @@ json_object *kb_judge_network(const kb_judge_input *in) {
 
 /* ---- reachability (sockets, canaries) ---- */
 
+/* The mount tables of a look: the kernel's first (NULL if unread), then those of any other mount
+ * namespace among the sandbox's processes (at most max in all). Returns how many. */
+static size_t look_tables(json_object *snap, json_object **out, size_t max) {
+        size_t n = 0;
+        out[n++] = get(snap, "mounts");
+        json_object *others = get(snap, "mount_tables");
+        if (json_object_is_type(others, json_type_object)) {
+                json_object_object_foreach(others, key, table) {
+                        (void) key;
+                        if (n < max)
+                                out[n++] = table;
+                }
+        }
+        return n;
+}
+
+/* A mount of any of snap's mount tables that a lookup reaches and that is on device dev, or NULL. */
+static json_object *mount_on_dev(json_object *snap, const char *dev) {
+        json_object *tables[KB_INSPECT_MOUNT_TABLES_MAX];
+        size_t n = look_tables(snap, tables, KB_INSPECT_MOUNT_TABLES_MAX);
+        for (size_t t = 0; dev && t < n; t++)
+                for (size_t i = 0; i < arr_len(tables[t]); i++) {
+                        json_object *m = at(tables[t], i);
+                        const char *d = get_str(m, "dev");
+                        json_object *top = kb_procfs_mount_of(tables[t], str_or(m, "mountpoint", ""));
+                        if (d && strcmp(d, dev) == 0 && (!top || top == m))
+                                return m;
+                }
+        return NULL;
+}
+
+/* A problem, unless said is NULL (out of memory: then always) or already holds it. */
+static void problem_once(verdict *v, json_object *said, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem_once(verdict *v, json_object *said, const char *fmt, ...) {
+        char text[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        if (str_in(said, text))
+                return;
+        if (said)
+                json_object_array_add(said, json_object_new_string(text));
+        problem(v, "%s", text);
+}
+
 /* Fails for every reach entry of kind/claim that the mounts expose (confirmed by the host, or not
- * disproved: only "no such file there" clears an exposure the table shows). */
+ * disproved: only "no such file there" clears an exposure the table shows), and for every one with
+ * more than one name (hard link) on a filesystem a sandbox mount shows: its other names are
+ * nowhere the host can enumerate, so any of them may lie under that mount. */
 static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
                              json_object *report) {
         size_t checked = 0;
+        json_object *said = json_object_new_array(); /* every look is read; each problem is said once */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *reach = get(at(in->snapshots, s), "reach");
                 for (size_t i = 0; i < arr_len(reach); i++) {
@@ -954,19 +1216,33 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                                 checked++;
                         const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
                         if (get_str(e, "error") && claim)
-                                problem(v, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
+                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
                         json_object *exposed = get(e, "exposed");
                         bool listed = false;
+                        int64_t links = int_or(e, "links", 1);
+                        json_object *on_dev = links > 1 ? mount_on_dev(at(in->snapshots, s), get_str(e, "dev")) : NULL;
+                        if (on_dev) {
+                                problem_once(v, said, "the %s %s has %" PRId64 " names (hard links) and the sandbox's mount at %s is on "
+                                           "its filesystem (%s): another of its names could be inside the sandbox",
+                                        name, path, links, str_or(on_dev, "mountpoint", "?"), str_or(e, "dev", "?"));
+                                if (report && s == 0)
+                                        json_object_array_add(report, json_object_get(e));
+                                listed = true;
+                        }
                         for (size_t x = 0; x < arr_len(exposed); x++) {
                                 json_object *where = at(exposed, x);
                                 const char *err = get_str(where, "error");
+                                char table[64] = "";
+                                if (get(where, "pid"))
+                                        snprintf(table, sizeof table, " (in the mount namespace of pid %" PRId64 ")",
+                                                 int_or(where, "pid", -1));
                                 if (is_true(where, "confirmed"))
-                                        problem(v, "the %s %s is reachable in the sandbox at %s", name, path,
-                                                str_or(where, "at", "?"));
+                                        problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name, path,
+                                                str_or(where, "at", "?"), table);
                                 else if (!err || strcmp(err, "No such file or directory") != 0)
-                                        problem(v, "the %s %s is exposed at %s by the sandbox's mounts (the host could not "
+                                        problem_once(v, said, "the %s %s is exposed at %s%s by the sandbox's mounts (the host could not "
                                                 "confirm: %s)",
-                                                name, path, str_or(where, "at", "?"), err ? err : "?");
+                                                name, path, str_or(where, "at", "?"), table, err ? err : "?");
                                 else
                                         continue; /* disproved: not exposed */
                                 if (report && s == 0 && !listed)
@@ -975,6 +1251,7 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                         }
                 }
         }
+        json_object_put(said);
         return checked;
 }
 
@@ -1091,6 +1368,107 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         return verdict_end(&v, "boundary.credentials", pass);
 }
 
+/* Where the host path lies on the host: its host mount's device and the path inside that
+ * filesystem (fs, size bytes). False if no host mount holds it. */
+static bool place_of(json_object *host_mounts, const char *path, const char **ret_dev, char *fs, size_t size) {
+        json_object *hm = kb_procfs_mount_of(host_mounts, path);
+        *ret_dev = get_str(hm, "dev");
+        return hm && *ret_dev && kb_procfs_fs_path(hm, path, fs, size);
+}
+
+/* host_prefix + what of fs_path lies below fs_prefix (fs_path is under it). */
+static void host_path_of(const char *host_prefix, const char *fs_prefix, const char *fs_path, char *out, size_t size) {
+        const char *rest = strcmp(fs_prefix, "/") == 0 ? fs_path : fs_path + strlen(fs_prefix);
+        snprintf(out, size, "%s%s", strcmp(host_prefix, "/") == 0 && *rest ? "" : host_prefix, rest);
+}
+
+/* Mounts of every mount table of every look that show another team's folders: anything under the
+ * run's teams/ folder but the team's own two binds, anything of another kbound run's base folder
+ * (a kbound-XXXXXX sibling of base_dir), or a folder holding either where no other mount covers
+ * it. Found from each mount's filesystem and root, against where the host's own table places
+ * those folders: no canary needs to lie there. Each problem once, into found. */
+static void team_folder_problems(const kb_judge_input *in, json_object *found) {
+        const char *base = get_str(in->expect, "base_dir");
+        json_object *host_mounts = get(in->host, "mounts"), *binds = get(in->expect, "team_binds");
+        char teams[PATH_MAX], parent[PATH_MAX], fs_teams[PATH_MAX], fs_parent[PATH_MAX], text[3 * PATH_MAX];
+        const char *dev_teams = NULL, *dev_parent = NULL, *slash = base ? strrchr(base, '/') : NULL;
+        if (!base || base[0] != '/' || !slash || !slash[1]) {
+                add_unique(found, "kbound did not say where the run's team folders are");
+                return;
+        }
+        const char *own = slash + 1;
+        snprintf(teams, sizeof teams, "%s/teams", base);
+        snprintf(parent, sizeof parent, "%.*s", slash == base ? 1 : (int) (slash - base), base);
+        if (!place_of(host_mounts, teams, &dev_teams, fs_teams, sizeof fs_teams) ||
+            !place_of(host_mounts, parent, &dev_parent, fs_parent, sizeof fs_parent)) {
+                snprintf(text, sizeof text, "the host could not place the run's team folders (%s) on its filesystems", teams);
+                add_unique(found, text);
+                return;
+        }
+        /* The team's own binds, on their filesystems. */
+        const char *dev_own[4] = {NULL};
+        char fs_own[4][PATH_MAX];
+        size_t n_own = 0;
+        for (size_t i = 0; i < arr_len(binds) && n_own < 4; i++) {
+                const char *path = get_str(at(binds, i), "path");
+                if (path && place_of(host_mounts, path, &dev_own[n_own], fs_own[n_own], sizeof fs_own[n_own]))
+                        n_own++;
+        }
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *tables[KB_INSPECT_MOUNT_TABLES_MAX];
+                size_t n_tables = look_tables(at(in->snapshots, s), tables, KB_INSPECT_MOUNT_TABLES_MAX);
+                for (size_t t = 0; t < n_tables; t++) {
+                        for (size_t i = 0; i < arr_len(tables[t]); i++) {
+                                json_object *m = at(tables[t], i);
+                                const char *dev = get_str(m, "dev"), *root = get_str(m, "root"), *mp = str_or(m, "mountpoint", "?");
+                                char shown[PATH_MAX], where[PATH_MAX];
+                                json_object *top = kb_procfs_mount_of(tables[t], mp);
+                                if (!dev || !root || (top && top != m))
+                                        continue; /* hidden under a later mount */
+                                if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(root, fs_teams)) {
+                                        bool mine = false;
+                                        for (size_t b = 0; b < n_own && !mine; b++)
+                                                mine = strcmp(dev, dev_own[b]) == 0 && kb_procfs_path_under(root, fs_own[b]);
+                                        if (mine)
+                                                continue;
+                                        host_path_of(teams, fs_teams, root, shown, sizeof shown);
+                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows %s: a team folder that is not "
+                                                                    "the kernel's own workspace or runtime folder", mp, shown);
+                                        add_unique(found, text);
+                                        continue;
+                                }
+                                if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(fs_teams, root) &&
+                                    kb_procfs_path_in_mount(m, fs_teams, where, sizeof where) &&
+                                    reached_through(tables[t], where, m)) {
+                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows every team's folders (%s) at %s",
+                                                 mp, teams, where);
+                                        add_unique(found, text);
+                                }
+                                if (strcmp(dev, dev_parent) != 0)
+                                        continue;
+                                if (kb_procfs_path_under(root, fs_parent) && !same_path(root, fs_parent)) {
+                                        const char *rest = root + (strcmp(fs_parent, "/") == 0 ? 0 : strlen(fs_parent));
+                                        while (*rest == '/')
+                                                rest++;
+                                        size_t len = strcspn(rest, "/");
+                                        if (!base_folder_name(rest, len) || (len == strlen(own) && strncmp(rest, own, len) == 0))
+                                                continue;
+                                        host_path_of(parent, fs_parent, root, shown, sizeof shown);
+                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows %s, in another kbound run's "
+                                                                    "folder", mp, shown);
+                                        add_unique(found, text);
+                                } else if (kb_procfs_path_under(fs_parent, root) &&
+                                           kb_procfs_path_in_mount(m, fs_parent, where, sizeof where) &&
+                                           reached_through(tables[t], where, m)) {
+                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows %s (where every kbound run keeps "
+                                                                    "its team folders) at %s", mp, parent, where);
+                                        add_unique(found, text);
+                                }
+                        }
+                }
+        }
+}
+
 json_object *kb_judge_cross_team(const kb_judge_input *in) {
         static const char *const subprobes[] = {"cross_team", NULL};
         verdict v;
@@ -1100,6 +1478,13 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         size_t canaries = reach_problems(&v, in, "canary", "boundary.cross_team", NULL);
         if (canaries == 0)
                 problem(&v, "the host was given no other team's canary to look for");
+        json_object *folders = json_object_new_array();
+        if (!folders)
+                v.oom = true;
+        team_folder_problems(in, folders);
+        for (size_t i = 0; i < arr_len(folders); i++)
+                problem(&v, "%s", json_object_get_string(at(folders, i)));
+        json_object_put(folders);
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
@@ -1134,10 +1519,12 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         }
         evidence(&v, "cell", cell);
         evidence(&v, "canaries_found", json_object_get(found));
-        char pass[256];
+        evidence(&v, "base_dir", json_object_get(get(in->expect, "base_dir")));
+        char pass[512];
         snprintf(pass, sizeof pass,
                  "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts (host) "
-                 "nor visible to the cell",
+                 "nor visible to the cell; no mount of the sandbox shows a team folder but the kernel's own two, nor "
+                 "another kbound run's folder",
                  canaries);
         return verdict_end(&v, "boundary.cross_team", pass);
 }
@@ -1172,11 +1559,11 @@ static json_object *mounts_of(json_object *snap, json_object *p) {
         return other ? other : kernel_mounts;
 }
 
-static bool mount_id_in(json_object *mounts, int64_t id) {
+static json_object *mount_by_id(json_object *mounts, int64_t id) {
         for (size_t i = 0; i < arr_len(mounts); i++)
                 if (int_or(at(mounts, i), "id", -2) == id)
-                        return true;
-        return false;
+                        return at(mounts, i);
+        return NULL;
 }
 
 /* True if inode is a socket of the network namespace p is in, or the kernel's end of a connection
@@ -1258,7 +1645,26 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
                 return buf;
         }
-        if (mnt_id >= 0 && mount_id_in(mounts_of(snap, p), mnt_id))
+        json_object *through = mnt_id >= 0 ? mount_by_id(mounts_of(snap, p), mnt_id) : NULL;
+        if (through && type && (strcmp(type, "chr") == 0 || strcmp(type, "blk") == 0)) {
+                /* A device opened through one of the process's own mounts: only one of kbound's own
+                 * /dev nodes (the node bound there itself) or a pty of the sandbox's own devpts. */
+                json_object *node_target = get(through, "target");
+                const char *rdev = get_str(fd, "rdev"), *node = get_str(node_target, "rdev"), *ntype = get_str(node_target, "type");
+                kb_judge_mount_facts f = mount_facts(in, snap);
+                char why[256];
+                if (harmless_char(rdev, false) && strcmp(type, "chr") == 0)
+                        return NULL;
+                if (rdev && node && ntype && strcmp(ntype, type) == 0 && strcmp(node, rdev) == 0 && harmless_char(node, true))
+                        return NULL;
+                if (mount_is(through, "devpts") && !not_own(through, &f, why, sizeof why))
+                        return NULL;
+                snprintf(buf, size, "%s is a device (%s %s) opened through the mount at %s (mount id %" PRId64 "), which is "
+                                    "not one of kbound's own /dev nodes",
+                         target, type, rdev ? rdev : "?", str_or(through, "mountpoint", "?"), mnt_id);
+                return buf;
+        }
+        if (through)
                 return NULL; /* opened through one of the process's own mounts */
         if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(fd, "rdev"), false))
                 return NULL;

@@ -259,11 +259,13 @@ static int mount_line(const char *line, json_object **ret) {
         _cleanup_json_ json_object *o = json_object_new_object();
         json_object *options = split_options(opts), *super_options = split_options(super ? super : "");
         bool writable = options && super_options && !has_option(options, "ro") && !has_option(super_options, "ro");
+        bool nodev = options && has_option(options, "nodev");
         if (!o || add(o, "id", json_object_new_int64(id)) < 0 || add(o, "parent", json_object_new_int64(parent)) < 0 ||
             add(o, "dev", json_object_new_string(dev)) < 0 || add(o, "root", json_object_new_string(root)) < 0 ||
             add(o, "mountpoint", json_object_new_string(mp)) < 0 || add(o, "options", options) < 0 ||
             add(o, "fstype", json_object_new_string(fstype)) < 0 || add(o, "source", json_object_new_string(source)) < 0 ||
-            add(o, "super", super_options) < 0 || add(o, "writable", json_object_new_boolean(writable)) < 0) {
+            add(o, "super", super_options) < 0 || add(o, "writable", json_object_new_boolean(writable)) < 0 ||
+            add(o, "nodev", json_object_new_boolean(nodev)) < 0) {
                 if (!o) {
                         json_object_put(options);
                         json_object_put(super_options);

@@ -42,7 +42,8 @@ int kb_procfs_stat_parse(const char *text, kb_procfs_stat *ret);
 /* /proc/<pid>/mountinfo as a JSON array, one object per line in order (later lines are mounted on
  * top of earlier ones): "id", "parent" (integers), "dev" ("major:minor"), "root", "mountpoint"
  * (with the kernel's \ooo escapes decoded), "options" (per-mount, array of strings), "fstype",
- * "source", "super" (superblock options, array), "writable" (per-mount and superblock both rw).
+ * "source", "super" (superblock options, array), "writable" (per-mount and superblock both rw),
+ * "nodev" (the mount refuses device nodes: its per-mount options have nodev).
  * Returns 0 and a new array, -EPROTO for a malformed line, -E2BIG past KB_PROCFS_MOUNTS_MAX lines,
  * -ENOMEM. */
 int kb_procfs_mountinfo_parse(const char *text, json_object **ret);

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -360,9 +361,15 @@ static void expect_basics(ctx *x) {
                 if (!id)
                         continue; /* unknown: the bind then counts as foreign, never as the team's */
                 json_object_object_add(id, "name", json_object_new_string(dirs[i][0]));
+                _cleanup_free_ char *real = realpath(dirs[i][1], NULL);
+                json_object_object_add(id, "path", real ? json_object_new_string(real) : NULL);
                 json_object_array_add(binds, id);
         }
         expect_set(x, "team_binds", binds);
+        /* Where every team's folders are (teams/), and every kbound run's (its parent): as the
+         * mount tables name folders, with no link or doubled slash (none found fails closed). */
+        _cleanup_free_ char *base = x->env->base_dir ? realpath(x->env->base_dir, NULL) : NULL;
+        expect_set(x, "base_dir", base ? json_object_new_string(base) : NULL);
 }
 
 /* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */

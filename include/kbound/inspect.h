@@ -12,6 +12,11 @@
 #include "kbound/common.h"
 #include "kbound/probe.h"
 
+/* Mount tables (the kernel's and other mount namespaces among the sandbox's processes) one look
+ * reads; a sandbox with more is recorded as not inspected ("more mount namespaces than kbound
+ * inspects"), and every host-judged check fails. */
+#define KB_INSPECT_MOUNT_TABLES_MAX 64
+
 /* The namespaces compared between kbound and the sandbox, in report order. */
 KB_EXPORT const char *const *kb_inspect_namespaces(void);
 
@@ -56,8 +61,13 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   "uid_map", "gid_map", "cmdline" (start of it), "environ_secrets"/"cmdline_secrets" (names of
  *   secrets found), "fds" ([{fd, target, type, dev, ino, rdev, flags, mnt_id, pid}]);
  * - "mounts": the kernel's mount table, each mount with "target" (what its mount point is, stat'd
- *   through the kernel's root: {type, dev, ino, rdev}) or "target_error"; "mount_tables": the
- *   tables of other mount namespaces among the processes, by namespace inode;
+ *   through the kernel's root, with no symbolic link followed and statx proving it is that mount's
+ *   root: {type, dev, ino, rdev}) or "target_error"; "mount_tables": the tables of other mount
+ *   namespaces among the processes, by namespace inode, each looked at through the root of a
+ *   process of that namespace; "outside_mounts": {"devices": {dev: pid}, "namespaces", "unreadable"},
+ *   which devices of those tables a mount namespace of a process outside the sandbox also holds
+ *   (kbound's and the launcher's included), how many outside namespaces were read and how many
+ *   outside processes could not be;
  * - "net": per network namespace among the processes (by inode): "unix", "socket_inodes",
  *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode;
  * - "endpoints": per endpoint path, the listening socket inodes bound there and the pids holding them;
@@ -65,9 +75,13 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   "argv", "spawned" (what kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes
  *   held by kbound and its other descendants outside the sandbox;
  * - "reach": for each canary and each listening pathname unix socket of the host (every network
- *   namespace the host lets kbound read, "listener_namespaces" counted), where the sandbox's mounts
- *   expose it: {"name", "path", "kind" ("canary" or "socket"), "claim", "exposed": [{"at",
- *   "confirmed", "error"}], "error"}.
+ *   namespace the host lets kbound read, "listener_namespaces" counted), where the mounts of every
+ *   mount table of the sandbox expose it: {"name", "path", "kind" ("canary" or "socket"), "claim",
+ *   "dev" (its host filesystem), "links" (its link count; not for a directory), "exposed": [{"at",
+ *   "confirmed", "error", "pid" (a process of the namespace, for a table not the kernel's)}],
+ *   "error"}. A confirmation opens the mount's own root (statx-proven) and looks beneath it without
+ *   following a link; "No such file or directory" disproves an exposure only on a filesystem no
+ *   mount of the sandbox can write.
  * A process that ends while it is read is left out and counted ("vanished"); anything else that
  * cannot be read is recorded in that process's (or the snapshot's) "errors" array as {"what",
  * "error"}, never skipped silently: the judge fails the checks that needed it. label names the

@@ -19,7 +19,9 @@ KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_o
  * expect holds what kbound arranged and saw outside the cell (scenario.c builds it):
  *   "allow_network" (bool), "kernel_pid" (host pid of the pinned kernel),
  *   "kernel_log" {"dev", "ino"} (the log file kbound opened as the kernel's stdout and stderr),
- *   "team_binds" [{"name", "dev", "ino"}] (the team's own read-write folders),
+ *   "team_binds" [{"name", "dev", "ino", "path"}] (the team's own read-write folders; path on the
+ *   host), "base_dir" (the run's base folder on the host: teams/ holds every team's folders, and
+ *   its parent every kbound run's base folder),
  *   "abstract_canaries" [names], "canary_connections" {"tcp", "unix"} (counted by the host),
  *   "escapes_seen" [host paths where the cell's escape file appeared], "escape_dirs" (how many
  *   host folders were looked in), "workspace_read_back" (bool: the host read the nonce back),
@@ -67,18 +69,35 @@ KB_EXPORT json_object *kb_judge_identity(const kb_judge_input *in);
  * and /dev/null-like devices. Anything else fails naming pid, fd and target. */
 KB_EXPORT json_object *kb_judge_descriptors(const kb_judge_input *in);
 
+/* What a mount table is judged against (all borrowed; any may be NULL, and then whatever needed it
+ * is not proven): kbound's own mount table (kb_inspect_host "mounts"), the /proc entries that exist
+ * on this host ("proc_entries"), the team's binds (judge input "team_binds"), a look's
+ * "outside_mounts" (kb_inspect_snapshot) and the running bwrap's command line (a look's launcher
+ * "argv"). */
+typedef struct kb_judge_mount_facts {
+        json_object *host_mounts;
+        json_object *proc_entries;
+        json_object *team_binds;
+        json_object *outside;
+        json_object *bwrap_argv;
+} kb_judge_mount_facts;
+
 /* What is wrong with a sandbox's mount table (kb_procfs_mountinfo_parse form, with "target" facts)
  * as the host reads it: every problem is appended to problems (strings naming the mount). Every
- * writable mount that a lookup can reach must be sandbox-private (tmpfs, ramfs, devpts, mqueue or
- * proc on a device the host does not mount: host_mounts), one of the team's binds (team_binds), or
- * a harmless character device; under every writable proc mount, proc_entries (the
- * kb_sandbox_proc_readonly names that exist on this host) must be covered read-only, and no
- * writable proc mount may be rooted inside one. Returns the number of problems appended, or
- * -ENOMEM; a NULL or empty mounts is itself a problem ("not read"). */
-KB_EXPORT int kb_judge_mount_problems(json_object *mounts, json_object *host_mounts, json_object *proc_entries,
-                                      json_object *team_binds, json_object *problems);
+ * mount that a lookup can reach, read-only or not, must refuse device nodes (nodev), except the
+ * nodes kbound's --dev binds (a single harmless character device: null, zero, full, random,
+ * urandom, tty) and a devpts of the sandbox's own. Every writable one must be the sandbox's own:
+ * a filesystem of a private type (tmpfs, ramfs, devpts, mqueue, proc) whose device no mount
+ * namespace outside the sandbox holds (kbound's included) and, where the host could not read every
+ * outside process's table, that the running bwrap was told to make at that place; or one of the
+ * team's binds; or a harmless character device. Under every writable proc mount, proc_entries
+ * must be covered read-only, and no writable proc mount may be rooted inside one. Returns the
+ * number of problems appended, or -ENOMEM (-EINVAL without problems or facts); a NULL or empty
+ * mounts is itself a problem ("not read"). */
+KB_EXPORT int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *facts, json_object *problems);
 
-/* boundary.write_outside: no problem in the host's view of the kernel's mounts (latest look), and
+/* boundary.write_outside: no problem (kb_judge_mount_problems) in any mount table of the sandbox in
+ * any look (the kernel's and any other mount namespace among its processes), and
  * the cell's attempts (fail-only): no write landed on a mount the host classes as not private, none
  * appeared on the host, no host setting opened for writing; the cell must have tried, without a
  * sub-probe error. */
@@ -94,7 +113,8 @@ KB_EXPORT json_object *kb_judge_workspace(const kb_judge_input *in);
 KB_EXPORT json_object *kb_judge_network(const kb_judge_input *in);
 
 /* boundary.sockets: no listening pathname unix socket of the host is reachable through the
- * sandbox's mounts (inspect's "reach" entries of kind "socket"). */
+ * sandbox's mounts (inspect's "reach" entries of kind "socket", every mount table), and none with
+ * more than one name (hard link) lies on a filesystem a sandbox mount shows. */
 KB_EXPORT json_object *kb_judge_sockets(const kb_judge_input *in);
 
 /* sandbox.attack_surface: every process of every look runs under seccomp (mode 2) with exactly
@@ -107,11 +127,15 @@ KB_EXPORT json_object *kb_judge_attack_surface(const kb_judge_input *in);
 
 /* boundary.credentials: no daemon secret or canary in the environment or command line of any
  * sandbox process in any look (read by the host), the child the cell spawned among them (seen
- * alive by the host), no credential canary reachable through the mounts; and from the cell
+ * alive by the host), no credential canary reachable through any mount table's mounts nor, when it
+ * has more than one name (hard links), on a filesystem a sandbox mount shows; and from the cell
  * (fail-only): its subprocess ran, waited for the host and dumped /proc, nothing of it matched a
  * secret, no credential file seen, kbound's keyring canary not found. */
 KB_EXPORT json_object *kb_judge_credentials(const kb_judge_input *in);
 
-/* boundary.cross_team: no canary of another team reachable through the mounts (host), and from the
- * cell (fail-only): its attempts found nothing, without a sub-probe error. */
+/* boundary.cross_team: no canary of another team reachable through the mounts (host), and no mount
+ * of any mount table showing anything under the run's teams/ folder but the team's own two binds,
+ * nor anything of another kbound run's base folder (a kbound-XXXXXX sibling of base_dir), nor a
+ * folder that holds either; and from the cell (fail-only): its attempts found nothing, without a
+ * sub-probe error. */
 KB_EXPORT json_object *kb_judge_cross_team(const kb_judge_input *in);

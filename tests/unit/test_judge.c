@@ -134,8 +134,11 @@ static kb_judge_input input_of(json_object *run) {
              "'flags': 1, 'mnt_id': 14}, {'fd': 2, 'target': 'pipe:[7301]', 'type': 'fifo', 'dev': '0:14', "          \
              "'ino': 7301, 'flags': 1, 'mnt_id': 14}]")
 
-#define TEAM_A "/home/u/.local/state/kbound/team-a"
-#define TEAM_B_CANARY "/home/u/.local/state/kbound/team-b/workspace/canary.txt"
+/* The run's base folder (kbound-XXXXXX under the runtime parent /tmp, on the host's root
+ * filesystem 8:1) and its team folders. */
+#define BASE "/tmp/kbound-AbC123"
+#define TEAM_A BASE "/teams/team-a"
+#define TEAM_B_CANARY BASE "/teams/team-b/workspace/canary.txt"
 #define CREDENTIAL_CANARY "/home/u/.ssh/id_ed25519"
 #define HOST_SOCKET "/run/dbus/system_bus_socket"
 #define SHELL "/run/kbound/kernel-shell"
@@ -145,18 +148,18 @@ static kb_judge_input input_of(json_object *run) {
  * 3: 303 /proc/sys, 4: 304 /proc/sysrq-trigger, 5: 305 /dev, 6: 306 /dev/null, 7: 307 /dev/tty,
  * 8: 308 /dev/pts, 9: 309 /tmp, 10: 310 /run/kbound, 11: 311 /workspace. */
 #define SANDBOX_MOUNTS                                                                                                \
-        "[{'id': 300, 'parent': 299, 'dev': '0:40', 'root': '/', 'mountpoint': '/', 'fstype': 'tmpfs', "              \
+        "[{'id': 300, 'nodev': true, 'parent': 299, 'dev': '0:40', 'root': '/', 'mountpoint': '/', 'fstype': 'tmpfs', "              \
         "'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, "                 \
-        "{'id': 301, 'parent': 300, 'dev': '8:1', 'root': '/usr', 'mountpoint': '/usr', 'fstype': 'ext4', "           \
+        "{'id': 301, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/usr', 'mountpoint': '/usr', 'fstype': 'ext4', "           \
         "'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 131073}}, "         \
-        "{'id': 302, 'parent': 300, 'dev': '0:41', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "            \
+        "{'id': 302, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "            \
         "'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 1}}, "                   \
-        "{'id': 303, 'parent': 302, 'dev': '0:41', 'root': '/sys', 'mountpoint': '/proc/sys', 'fstype': 'proc', "     \
+        "{'id': 303, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sys', 'mountpoint': '/proc/sys', 'fstype': 'proc', "     \
         "'source': 'proc', 'writable': false, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 4026531855}}, "         \
-        "{'id': 304, 'parent': 302, 'dev': '0:41', 'root': '/sysrq-trigger', 'mountpoint': '/proc/sysrq-trigger', "   \
+        "{'id': 304, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sysrq-trigger', 'mountpoint': '/proc/sysrq-trigger', "   \
         "'fstype': 'proc', 'source': 'proc', 'writable': false, 'target': {'type': 'reg', 'dev': '0:41', "            \
         "'ino': 4026532080}}, "                                                                                       \
-        "{'id': 305, 'parent': 300, 'dev': '0:42', 'root': '/', 'mountpoint': '/dev', 'fstype': 'tmpfs', "            \
+        "{'id': 305, 'nodev': true, 'parent': 300, 'dev': '0:42', 'root': '/', 'mountpoint': '/dev', 'fstype': 'tmpfs', "            \
         "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:42', 'ino': 1}}, "                  \
         "{'id': 306, 'parent': 305, 'dev': '0:5', 'root': '/null', 'mountpoint': '/dev/null', 'fstype': 'devtmpfs', " \
         "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3'}}, "     \
@@ -164,12 +167,12 @@ static kb_judge_input input_of(json_object *run) {
         "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0'}}, "    \
         "{'id': 308, 'parent': 305, 'dev': '0:43', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "       \
         "'source': 'devpts', 'writable': true, 'target': {'type': 'dir', 'dev': '0:43', 'ino': 1}}, "                 \
-        "{'id': 309, 'parent': 300, 'dev': '0:44', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "            \
+        "{'id': 309, 'nodev': true, 'parent': 300, 'dev': '0:44', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "            \
         "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:44', 'ino': 1}}, "                  \
-        "{'id': 310, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/runtime', 'mountpoint': '/run/kbound', "        \
+        "{'id': 310, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/runtime', 'mountpoint': '/run/kbound', "        \
         "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
         "'ino': 5001}}, "                                                                                             \
-        "{'id': 311, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/workspace', "       \
+        "{'id': 311, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/workspace', "       \
         "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
         "'ino': 5000}}]"
 
@@ -178,6 +181,7 @@ static kb_judge_input input_of(json_object *run) {
         "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                          \
         "'processes': [" INIT_PROC ", " KERNEL_PROC "], "                                                             \
         "'mounts': " SANDBOX_MOUNTS ", 'mount_tables': {}, "                                                          \
+        "'outside_mounts': {'devices': {'8:1': 5000, '0:5': 5000}, 'namespaces': 3, 'unreadable': 0}, "              \
         "'net': {'4026532300': {'unix': [{'inode': 7001, 'listening': true, 'path': '" SHELL "'}, "                   \
         "{'inode': 7002, 'listening': true, 'path': '" CONTROL "'}, {'inode': 7003, 'listening': false}], "           \
         "'socket_inodes': [7400], 'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo']}}, "                     \
@@ -254,8 +258,8 @@ static kb_judge_input input_of(json_object *run) {
 /* What kbound arranged and saw outside the cell. */
 #define EXPECT                                                                                                        \
         "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                     \
-        "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000}, {'name': 'runtime', 'dev': '8:1', "         \
-        "'ino': 5001}], "                                                                                             \
+        "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000, 'path': '" TEAM_A "/workspace'}, "          \
+        "{'name': 'runtime', 'dev': '8:1', 'ino': 5001, 'path': '" TEAM_A "/runtime'}], 'base_dir': '" BASE "', "     \
         "'abstract_canaries': ['" CANARY_NAME "'], 'canary_connections': {'tcp': 0, 'unix': 0}, "                     \
         "'escapes_seen': [], 'escape_dirs': 4, 'workspace_read_back': true, 'secrets_in_probe': [], "                 \
         "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                 \
@@ -701,6 +705,50 @@ static void test_descriptors_files(void **state) {
         EXPECT_PASSES(kb_judge_descriptors, passes);
 }
 
+/* A device opened through one of the process's own mounts: only kbound's own /dev nodes and the
+ * sandbox's own ptys. */
+static void test_descriptors_devices(void **state) {
+#define RODEV_MOUNT                                                                                                   \
+        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "         \
+        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
+        static const breakage fails[] = {
+                B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
+                   "{'fd': 20, 'target': '/mnt/rodev/kmsg', 'type': 'chr', 'dev': '0:60', 'ino': 3, 'rdev': '1:11', "
+                   "'flags': 1, 'mnt_id': 330}",
+                   "fd 20 of pid 1002 (python3): /mnt/rodev/kmsg is a device (chr 1:11) opened through the mount at "
+                   "/mnt/rodev (mount id 330), which is not one of kbound's own /dev nodes"),
+                /* the node bound at /dev/null is /dev/null; another device opened through it is not */
+                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:1', "
+                            "'flags': 0, 'mnt_id': 306}",
+                   "/dev/null is a device (chr 1:1) opened through the mount at /dev/null (mount id 306)"),
+                /* a pty of a devpts a namespace outside the sandbox holds */
+                B2(KFD_NEW, "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
+                            "'flags': 2, 'mnt_id': 308}",
+                   "/snapshots/0/outside_mounts/devices/0:43", "1",
+                   "/dev/pts/0 is a device (chr 136:0) opened through the mount at /dev/pts (mount id 308)"),
+                B1(KFD_NEW, "{'fd': 20, 'target': '/usr/sda', 'type': 'blk', 'dev': '8:1', 'ino': 3, 'rdev': '8:0', "
+                            "'flags': 0, 'mnt_id': 301}",
+                   "/usr/sda is a device (blk 8:0) opened through the mount at /usr"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* the sandbox's own ptys */
+                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
+                            "'flags': 2, 'mnt_id': 308}",
+                   NULL),
+                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/pts/ptmx', 'type': 'chr', 'dev': '0:43', 'ino': 2, 'rdev': '5:2', "
+                            "'flags': 2, 'mnt_id': 308}",
+                   NULL),
+                /* /dev/null-like, through any mount */
+                B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
+                   "{'fd': 20, 'target': '/mnt/rodev/null', 'type': 'chr', 'dev': '0:60', 'ino': 4, 'rdev': '1:3', "
+                   "'flags': 1, 'mnt_id': 330}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+#undef RODEV_MOUNT
+}
+
 /* A process in a mount namespace of its own is judged by its own table. */
 static void test_descriptors_other_mount_namespace(void **state) {
 #define OWN_TABLE                                                                                                     \
@@ -908,9 +956,13 @@ static int mount_problems_of(json_object *run, json_object **ret_problems) {
         (void) json_pointer_get(run, "/host/mounts", &host_mounts);
         (void) json_pointer_get(run, "/host/proc_entries", &entries);
         (void) json_pointer_get(run, "/expect/team_binds", &binds);
-        json_object *problems = json_object_new_array();
+        json_object *problems = json_object_new_array(), *outside = NULL, *argv = NULL;
         assert_non_null(problems);
-        int n = kb_judge_mount_problems(mounts, host_mounts, entries, binds, problems);
+        (void) json_pointer_get(run, "/snapshots/1/outside_mounts", &outside);
+        (void) json_pointer_get(run, "/snapshots/1/launcher/argv", &argv);
+        kb_judge_mount_facts facts = {.host_mounts = host_mounts, .proc_entries = entries, .team_binds = binds,
+                                      .outside = outside, .bwrap_argv = argv};
+        int n = kb_judge_mount_problems(mounts, &facts, problems);
         assert_int_equal(n, (int) json_object_array_length(problems));
         *ret_problems = problems;
         return n;
@@ -918,7 +970,7 @@ static int mount_problems_of(json_object *run, json_object **ret_problems) {
 
 /* A writable tmpfs on device dev, mounted at mp. */
 #define TMPFS_AT(id, parent, dev, mp)                                                                                 \
-        "{'id': " #id ", 'parent': " #parent ", 'dev': '" dev "', 'root': '/', 'mountpoint': '" mp "', "              \
+        "{'id': " #id ", 'parent': " #parent ", 'nodev': true, 'dev': '" dev "', 'root': '/', 'mountpoint': '" mp "', " \
         "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '" dev "', "        \
         "'ino': 1}}"
 
@@ -944,7 +996,7 @@ static void test_mount_problems(void **state) {
                  1},
                 {B1("/expect/team_binds", NULL, "a writable mount at /run/kbound"), 2},
                 {B1(M "/-",
-                    "{'id': 322, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/mnt', "
+                    "{'id': 322, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/mnt', "
                     "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "
                     "'ino': 5000}}",
                     NULL),
@@ -977,15 +1029,15 @@ static void test_mount_problems(void **state) {
                 {B1(M "/1/writable", "'false'", "a writable mount at /usr"), 1},
                 /* a mount hidden under a later one is not reachable: the later one is judged */
                 {B1(M "/-",
-                    "{'id': 323, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
+                    "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
                     "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
                     "a writable mount at /tmp (ext4 /dev/sda1, root /home/u) is backed by the host"),
                  1},
                 {B2(M "/-",
-                    "{'id': 323, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
+                    "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
                     "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
                     M "/-",
-                    "{'id': 324, 'parent': 323, 'dev': '0:46', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "
+                    "{'id': 324, 'nodev': true, 'parent': 323, 'dev': '0:46', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "
                     "'source': 'tmpfs', 'writable': false}",
                     NULL),
                  0},
@@ -997,7 +1049,7 @@ static void test_mount_problems(void **state) {
                 {B1(M "/4", NULL, "/proc/sysrq-trigger (the host's /proc/sysrq-trigger) is writable in the sandbox"), 1},
                 {B2("/host/proc_entries", "['sys']", M "/4", NULL, NULL), 0},
                 {B1(M "/-",
-                    "{'id': 325, 'parent': 300, 'dev': '0:41', 'root': '/sys/kernel', 'mountpoint': '/mnt/k', "
+                    "{'id': 325, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/sys/kernel', 'mountpoint': '/mnt/k', "
                     "'fstype': 'proc', 'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', "
                     "'ino': 4026531900}}",
                     "a writable proc mount at /mnt/k exposes /proc/sys (its root /sys/kernel)"),
@@ -1022,7 +1074,9 @@ static void test_mount_problems(void **state) {
                 json_object_put(problems);
                 json_object_put(run);
         }
-        assert_int_equal(kb_judge_mount_problems(NULL, NULL, NULL, NULL, NULL), -EINVAL);
+        kb_judge_mount_facts none = {0};
+        assert_int_equal(kb_judge_mount_problems(NULL, &none, NULL), -EINVAL);
+        assert_int_equal(kb_judge_mount_problems(NULL, NULL, json_object_new_array()), -EINVAL);
 }
 
 /* ---- boundary.write_outside ---- */
@@ -1066,6 +1120,134 @@ static void test_write_outside(void **state) {
                 B1("/probe/write_outside/-", "{'path': '/workspace/sub', 'created': true}", "(3 writes stayed private)"),
         };
         EXPECT_PASSES(kb_judge_write_outside, passes);
+}
+
+/* Every mount table among the sandbox's processes is judged, in every look: a process left in
+ * bwrap's mount namespace keeps a writable host bind that the kernel's own namespace covers. */
+#define LEAK_TABLE                                                                                                    \
+        "{'4026532299': [{'id': 400, 'parent': 399, 'nodev': true, 'dev': '0:40', 'root': '/', 'mountpoint': '/', "    \
+        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, " \
+        "{'id': 401, 'parent': 400, 'nodev': true, 'dev': '8:1', 'root': '/tmp/leak', 'mountpoint': '/mnt/hostleak', "  \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
+        "'ino': 4242}}]}"
+
+static void test_write_outside_every_table(void **state) {
+        static const breakage fails[] = {
+                B2("/snapshots/1/mount_tables", LEAK_TABLE, "/snapshots/1/processes/0/ns/mnt", "4026532299",
+                   "in the mount namespace of pid 1001 (bwrap): a writable mount at /mnt/hostleak (ext4 /dev/sda1, root "
+                   "/tmp/leak) is backed by the host"),
+                /* a namespace seen only in the first look counts as much */
+                B2("/snapshots/0/mount_tables", LEAK_TABLE, "/snapshots/0/processes/0/ns/mnt", "4026532299",
+                   "a writable mount at /mnt/hostleak"),
+                /* and a problem of the kernel's table in the first look only */
+                B1("/snapshots/0/mounts/1/writable", "true", "a writable mount at /usr (ext4 /dev/sda1, root /usr)"),
+                /* a table the host could not read */
+                B1("/snapshots/1/errors/-", "{'what': 'a mount table', 'error': 'Permission denied'}",
+                   "the host could not read every mount table of the sandbox (a mount table: Permission denied)"),
+        };
+        EXPECT_FAILS(kb_judge_write_outside, fails);
+        /* too many namespaces to inspect: every host-judged check fails */
+        static const breakage over[] = {
+                B1("/snapshots/1/errors/-", "{'what': 'more mount namespaces than kbound inspects', 'error': 'E2BIG'}",
+                   "the host did not inspect every mount namespace of the sandbox (child alive)"),
+        };
+        for (size_t j = 0; j < KB_ELEMENTSOF(judges); j++)
+                if (judges[j].host_looks)
+                        expect_each(judges[j].judge, "fail", over, KB_ELEMENTSOF(over));
+        static const breakage passes[] = {
+                /* another namespace with nothing but what the kernel's has */
+                B2("/snapshots/1/mount_tables", "{'4026532299': " SANDBOX_MOUNTS "}", "/snapshots/1/processes/2/ns/mnt",
+                   "4026532299", "the sandbox's 2 mount tables"),
+        };
+        EXPECT_PASSES(kb_judge_write_outside, passes);
+}
+
+/* A filesystem of a private type is the sandbox's own only if no mount namespace outside the
+ * sandbox holds it, and, where some outside process's table was unreadable, if bwrap was told to
+ * make it there. */
+static void test_write_outside_private_filesystems(void **state) {
+#define OUTSIDE "/snapshots/1/outside_mounts"
+#define ARGV "/snapshots/1/launcher/argv"
+        static const breakage fails[] = {
+                B1(OUTSIDE "/devices/0:44", "4242",
+                   "a writable mount at /tmp (tmpfs tmpfs, root /) is not the sandbox's own: the mount namespace of pid "
+                   "4242, outside the sandbox, holds its device 0:44 too"),
+                /* the first look's outside namespaces count too */
+                B1("/snapshots/0/outside_mounts/devices/0:41", "777", "a writable mount at /proc (proc proc, root /) is not "
+                                                                    "the sandbox's own: the mount namespace of pid 777"),
+                B1(OUTSIDE, NULL, "is not the sandbox's own: the host did not read the mount namespaces outside the sandbox"),
+                B1(OUTSIDE "/unreadable", NULL, "the host did not read the mount namespaces outside the sandbox"),
+                B1(OUTSIDE "/devices", "[]", "the host did not read the mount namespaces outside the sandbox"),
+                /* unreadable outside processes: only what bwrap was told to make there */
+                B2(OUTSIDE "/unreadable", "2", M "/-", TMPFS_AT(330, 305, "0:45", "/dev/shm"),
+                   "a writable mount at /dev/shm (tmpfs tmpfs, root /) is not the sandbox's own: the host could not read "
+                   "the mount tables of 2 processes outside the sandbox, and bwrap was not told to make it there"),
+                B2(OUTSIDE "/unreadable", "1", ARGV "/16", "'--dir'", "a writable mount at /tmp (tmpfs tmpfs, root /)"),
+                /* a bind after the tmpfs: the last operation at /tmp binds */
+                B2(OUTSIDE "/unreadable", "1", ARGV,
+                   "['bwrap', '--die-with-parent', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', "
+                   "'--bind', '/x', '/tmp', '--', 'python3']",
+                   "the mount tables of 1 process outside the sandbox"),
+                /* a --dev over /dev/pts: the devpts is no longer --dev's */
+                B2(OUTSIDE "/unreadable", "1", ARGV,
+                   "['bwrap', '--die-with-parent', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', "
+                   "'--tmpfs', '/dev/pts', '--', 'python3']",
+                   "a writable mount at /dev/pts (devpts devpts, root /)"),
+                /* a command line bwrap's grammar cannot read plans nothing */
+                B2(OUTSIDE "/unreadable", "1", ARGV "/1", "'--frobnicate'", "bwrap was not told to make it there"),
+        };
+        EXPECT_FAILS(kb_judge_write_outside, fails);
+        static const breakage passes[] = {
+                /* unreadable outside processes, and every private mount is one bwrap was told to make */
+                B1(OUTSIDE "/unreadable", "3", NULL),
+                /* a device outside namespaces hold is judged as what it is (a team bind here) */
+                B1(OUTSIDE "/devices/8:1", "1", NULL),
+        };
+        EXPECT_PASSES(kb_judge_write_outside, passes);
+#undef OUTSIDE
+#undef ARGV
+}
+
+/* Only kbound's own /dev nodes let device nodes be opened, read-only mounts included. */
+static void test_write_outside_devices(void **state) {
+#define RODEV                                                                                                         \
+        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "         \
+        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
+        static const breakage fails[] = {
+                B1(M "/-", RODEV,
+                   "a mount at /mnt/rodev (tmpfs none, root /) lets device nodes be opened (no nodev) and is not one of "
+                   "kbound's own /dev nodes"),
+                B1(M "/1/nodev", "false", "a mount at /usr (ext4 /dev/sda1, root /usr) lets device nodes be opened"),
+                /* unknown is not nodev */
+                B1(M "/1/nodev", NULL, "a mount at /usr (ext4 /dev/sda1, root /usr) lets device nodes be opened"),
+                B1(M "/1/nodev", "'true'", "a mount at /usr (ext4 /dev/sda1, root /usr) lets device nodes be opened"),
+                /* a read-only bind of a device that is not /dev/null-like */
+                B2(M "/6/writable", "false", M "/6/target/rdev", "'1:11'",
+                   "a mount at /dev/null (devtmpfs udev, root /null) lets device nodes be opened"),
+                /* a devpts is --dev's only if it is the sandbox's own */
+                B2(M "/8/writable", "false", "/snapshots/1/outside_mounts/devices/0:43", "99",
+                   "a mount at /dev/pts (devpts devpts, root /) lets device nodes be opened"),
+                B2(M "/8/writable", "false", M "/8/dev", "'0:24'", "a mount at /dev/pts (devpts devpts, root /) lets device"),
+                /* in another mount namespace of the sandbox too */
+                B2("/snapshots/1/mount_tables", "{'4026532299': [" RODEV "]}", "/snapshots/1/processes/2/ns/mnt",
+                   "4026532299", "in the mount namespace of pid 1003 (python3): a mount at /mnt/rodev (tmpfs none"),
+        };
+        EXPECT_FAILS(kb_judge_write_outside, fails);
+        static const breakage passes[] = {
+                /* a device-allowing mount hidden under a later one is not reached */
+                B2(M "/-", RODEV, M "/-",
+                   "{'id': 331, 'parent': 330, 'nodev': true, 'dev': '0:61', 'root': '/', 'mountpoint': '/mnt/rodev', "
+                   "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false}",
+                   NULL),
+                /* a /dev/null-like node bound anywhere */
+                B1(M "/-",
+                   "{'id': 332, 'parent': 300, 'nodev': false, 'dev': '0:5', 'root': '/zero', 'mountpoint': '/mnt/zero', "
+                   "'fstype': 'devtmpfs', 'source': 'udev', 'writable': false, 'target': {'type': 'chr', 'dev': '0:5', "
+                   "'ino': 8, 'rdev': '1:5'}}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_write_outside, passes);
+#undef RODEV
 }
 
 #undef M
@@ -1329,16 +1511,135 @@ static void test_cross_team_evidence(void **state) {
         json_object_put(run);
 }
 
+/* Mounts that show another team's folders, found from the mount table: no canary needs to lie there. */
+static void test_cross_team_folders(void **state) {
+#define MOUNT_OF(id, root, mp)                                                                                        \
+        "{'id': " #id ", 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '" root "', 'mountpoint': '" mp "', "    \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', "         \
+        "'ino': " #id "}}"
+#define NEW_MOUNT "/snapshots/1/mounts/-"
+        static const breakage fails[] = {
+                B1(NEW_MOUNT, MOUNT_OF(330, BASE "/teams/team-b/run", "/mnt/teams/b"),
+                   "the sandbox's mount at /mnt/teams/b shows " BASE "/teams/team-b/run: a team folder that is not the "
+                   "kernel's own workspace or runtime folder"),
+                /* the team's own folder, beyond its two binds (its log lives there) */
+                B1(NEW_MOUNT, MOUNT_OF(330, TEAM_A "/host", "/mnt/host"), "shows " TEAM_A "/host: a team folder that is not"),
+                B1(NEW_MOUNT, MOUNT_OF(330, BASE "/teams", "/mnt/teams"), "shows " BASE "/teams: a team folder"),
+                /* a folder that holds every team's */
+                B1(NEW_MOUNT, MOUNT_OF(330, BASE, "/mnt/base"),
+                   "the sandbox's mount at /mnt/base shows every team's folders (" BASE "/teams) at /mnt/base/teams"),
+                /* another kbound run's base folder, and the folder that holds every run's */
+                B1(NEW_MOUNT, MOUNT_OF(330, "/tmp/kbound-Zz9999/teams/t/run", "/mnt/other"),
+                   "the sandbox's mount at /mnt/other shows /tmp/kbound-Zz9999/teams/t/run, in another kbound run's folder"),
+                B1(NEW_MOUNT, MOUNT_OF(330, "/tmp", "/mnt/tmp"),
+                   "the sandbox's mount at /mnt/tmp shows /tmp (where every kbound run keeps its team folders) at /mnt/tmp"),
+                /* in another mount namespace of the sandbox, and in the first look only */
+                B2("/snapshots/1/mount_tables", "{'4026532299': [" MOUNT_OF(330, BASE "/teams/team-b", "/mnt/b") "]}",
+                   "/snapshots/1/processes/2/ns/mnt", "4026532299", "shows " BASE "/teams/team-b: a team folder"),
+                B1("/snapshots/0/mounts/-", MOUNT_OF(330, BASE "/teams/team-b/run", "/mnt/teams/b"), "a team folder that"),
+                /* where the folders are must be known, and placed */
+                B1("/expect/base_dir", NULL, "kbound did not say where the run's team folders are"),
+                B1("/expect/base_dir", "'kbound-AbC123'", "kbound did not say where the run's team folders are"),
+                B1("/host/mounts", "[]", "the host could not place the run's team folders (" BASE "/teams) on its"),
+                /* the team's binds unknown: its own folders are another team's */
+                B1("/expect/team_binds", "[]", "shows " TEAM_A "/workspace: a team folder that is not"),
+        };
+        EXPECT_FAILS(kb_judge_cross_team, fails);
+        static const breakage passes[] = {
+                /* the team's own binds, and a folder inside one */
+                B1(NEW_MOUNT, MOUNT_OF(330, TEAM_A "/workspace/data", "/mnt/data"), "no mount of the sandbox shows a team"),
+                /* this run's other folders are the credentials check's */
+                B1(NEW_MOUNT, MOUNT_OF(330, BASE "/host-secrets", "/mnt/secrets"), NULL),
+                /* a folder beside the runs' that is no base folder */
+                B1(NEW_MOUNT, MOUNT_OF(330, "/tmp/kbound-data/x", "/mnt/x"), NULL),
+                B1(NEW_MOUNT, MOUNT_OF(330, "/tmp/other", "/mnt/x"), NULL),
+                /* another filesystem's folder of the same name */
+                B2(NEW_MOUNT, MOUNT_OF(330, BASE "/teams/team-b", "/mnt/b"), "/snapshots/1/mounts/12/dev", "'0:70'", NULL),
+                /* the whole filesystem, with /tmp covered by a tmpfs of the sandbox's own */
+                B2(NEW_MOUNT, MOUNT_OF(330, "/", "/host"), NEW_MOUNT,
+                   "{'id': 331, 'parent': 330, 'nodev': true, 'dev': '0:71', 'root': '/', 'mountpoint': '/host/tmp', "
+                   "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_cross_team, passes);
+#undef NEW_MOUNT
+}
+
+/* A canary with several names: any of them could be under a mount of its filesystem. */
+static void test_reach_hard_links(void **state) {
+        static const breakage cred_fails[] = {
+                B2("/snapshots/0/reach/0/links", "2", "/snapshots/0/reach/0/dev", "'8:1'",
+                   "the credential file " CREDENTIAL_CANARY " has 2 names (hard links) and the sandbox's mount at /usr is on "
+                   "its filesystem (8:1): another of its names could be inside the sandbox"),
+        };
+        EXPECT_FAILS(kb_judge_credentials, cred_fails);
+        /* a mount of another mount namespace of the sandbox on that filesystem */
+        json_object *run = good_run();
+        set(run, "/snapshots/1/reach/0/links", "3");
+        set(run, "/snapshots/1/reach/0/dev", "'0:77'");
+        set(run, "/snapshots/1/mount_tables", "{'4026532299': [" MOUNT_OF(330, "/", "/") "]}");
+        set(run, "/snapshots/1/mount_tables/4026532299/0/dev", "'0:77'");
+        json_object *check = judge_run(kb_judge_credentials, run);
+        assert_status_naming(check, "fail", "has 3 names (hard links) and the sandbox's mount at / is on its filesystem (0:77)",
+                             "links in another table");
+        json_object_put(check);
+        json_object_put(run);
+        static const breakage fails[] = {
+                B2("/snapshots/1/reach/2/links", "2", "/snapshots/1/reach/2/dev", "'8:1'",
+                   "the listening unix socket " HOST_SOCKET " has 2 names (hard links)"),
+        };
+        EXPECT_FAILS(kb_judge_sockets, fails);
+        static const breakage cross_fails[] = {
+                B2("/snapshots/0/reach/1/links", "2", "/snapshots/0/reach/1/dev", "'8:1'",
+                   "the sibling team canary " TEAM_B_CANARY " has 2 names"),
+        };
+        EXPECT_FAILS(kb_judge_cross_team, cross_fails);
+        static const breakage passes[] = {
+                /* one name; or no sandbox mount on its filesystem */
+                B2("/snapshots/0/reach/0/links", "1", "/snapshots/0/reach/0/dev", "'8:1'", NULL),
+                B2("/snapshots/0/reach/0/links", "2", "/snapshots/0/reach/0/dev", "'0:99'", NULL),
+        };
+        EXPECT_PASSES(kb_judge_credentials, passes);
+#undef MOUNT_OF
+}
+
+/* What a reach confirmation that could not look says is never a disproof. */
+static void test_reach_lookups(void **state) {
+        static const breakage fails[] = {
+                B1("/snapshots/0/reach/0/exposed",
+                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'its mount point: a symbolic link is on the path'}]",
+                   "exposed at /mnt/c/credentials by the sandbox's mounts (the host could not confirm: its mount point: a "
+                   "symbolic link is on the path)"),
+                B1("/snapshots/0/reach/0/exposed",
+                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'its mount point: No such file or directory'}]",
+                   "(the host could not confirm: its mount point: No such file or directory)"),
+                B1("/snapshots/0/reach/0/exposed",
+                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'not there at the host\\u0027s look, but the "
+                   "sandbox can write to that filesystem (it can be moved away and back)'}]",
+                   "but the sandbox can write to that filesystem"),
+                /* found through another mount namespace of the sandbox */
+                B1("/snapshots/1/reach/0/exposed", "[{'at': '/mnt/c/credentials', 'confirmed': true, 'pid': 1003}]",
+                   "is reachable in the sandbox at /mnt/c/credentials (in the mount namespace of pid 1003)"),
+        };
+        EXPECT_FAILS(kb_judge_credentials, fails);
+}
+
 /* ---- /proc covers, on mountinfo text ---- */
 
 static int problems_for(const char *mountinfo, const char *entries_json, json_object **ret_problems) {
         json_object *mounts = NULL;
         assert_int_equal(kb_procfs_mountinfo_parse(mountinfo, &mounts), 0);
-        json_object *entries = parse(entries_json);
+        /* These are about /proc's covers: every mount refuses device nodes, no filesystem is held
+         * outside the sandbox. */
+        for (size_t i = 0; i < json_object_array_length(mounts); i++)
+                json_object_object_add(json_object_array_get_idx(mounts, i), "nodev", json_object_new_boolean(true));
+        json_object *entries = parse(entries_json), *outside = parse("{'devices': {}, 'namespaces': 1, 'unreadable': 0}");
         json_object *problems = json_object_new_array();
-        int n = kb_judge_mount_problems(mounts, NULL, entries, NULL, problems);
+        kb_judge_mount_facts facts = {.proc_entries = entries, .outside = outside};
+        int n = kb_judge_mount_problems(mounts, &facts, problems);
         json_object_put(mounts);
         json_object_put(entries);
+        json_object_put(outside);
         if (ret_problems)
                 *ret_problems = problems;
         else
@@ -1402,10 +1703,11 @@ static void test_proc_exposed(void **state) {
 
 static void test_mounts_missing(void **state) {
         json_object *problems = json_object_new_array();
-        assert_int_equal(kb_judge_mount_problems(NULL, NULL, NULL, NULL, problems), 1);
+        kb_judge_mount_facts none = {0};
+        assert_int_equal(kb_judge_mount_problems(NULL, &none, problems), 1);
         assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(problems, 0)), "could not read"));
         json_object *empty = json_object_new_array();
-        assert_int_equal(kb_judge_mount_problems(empty, NULL, NULL, NULL, problems), 1);
+        assert_int_equal(kb_judge_mount_problems(empty, &none, problems), 1);
         json_object_put(empty);
         json_object_put(problems);
 }
@@ -1495,6 +1797,7 @@ int main(void) {
                 cmocka_unit_test(test_session_bwrap_grammar),
                 cmocka_unit_test(test_identity),
                 cmocka_unit_test(test_descriptors_files),
+                cmocka_unit_test(test_descriptors_devices),
                 cmocka_unit_test(test_descriptors_other_mount_namespace),
                 cmocka_unit_test(test_descriptors_channels),
                 cmocka_unit_test(test_descriptors_anonymous),
@@ -1504,6 +1807,9 @@ int main(void) {
                 cmocka_unit_test(test_proc_exposed),
                 cmocka_unit_test(test_mounts_missing),
                 cmocka_unit_test(test_write_outside),
+                cmocka_unit_test(test_write_outside_every_table),
+                cmocka_unit_test(test_write_outside_private_filesystems),
+                cmocka_unit_test(test_write_outside_devices),
                 cmocka_unit_test(test_workspace),
                 cmocka_unit_test(test_network_not_claimed),
                 cmocka_unit_test(test_network_host_view),
@@ -1514,6 +1820,9 @@ int main(void) {
                 cmocka_unit_test(test_credentials_cell),
                 cmocka_unit_test(test_cross_team),
                 cmocka_unit_test(test_cross_team_evidence),
+                cmocka_unit_test(test_cross_team_folders),
+                cmocka_unit_test(test_reach_hard_links),
+                cmocka_unit_test(test_reach_lookups),
                 cmocka_unit_test(test_attack_surface),
                 cmocka_unit_test(test_attack_surface_evidence),
         };

@@ -139,6 +139,9 @@ static void test_mountinfo(void **state) {
         assert_string_equal(json_object_get_string(field(mount_at(m, 4), "fstype")), "ext4");
         /* a superblock mounted read-only is not writable whatever the mount says */
         assert_false(json_object_get_boolean(field(mount_at(m, 5), "writable")));
+        /* device nodes: refused only by a per-mount nodev */
+        assert_true(json_object_get_boolean(field(mount_at(m, 2), "nodev")));
+        assert_false(json_object_get_boolean(field(mount_at(m, 1), "nodev")));
         json_object_put(m);
 
         const char *bad[] = {"1 2 0:1 / /\n", "1 2 x / / rw - tmpfs t rw\n", "1 2 0:1 / / rw shared:1\n",

@@ -428,12 +428,16 @@ static void test_never_root(void **state) {
                 json_object_array_add(binds, b);
         }
         assert_true(json_object_object_get_ex(host, "mounts", &host_mounts));
-        json_object *problems = json_object_new_array();
-        int n_problems = kb_judge_mount_problems(mounts, host_mounts, entries, binds, problems);
+        json_object *problems = json_object_new_array(), *outside = NULL;
+        assert_true(json_object_object_get_ex(snap, "outside_mounts", &outside));
+        kb_judge_mount_facts facts = {.host_mounts = host_mounts, .proc_entries = entries, .team_binds = binds,
+                                      .outside = outside};
+        int n_problems = kb_judge_mount_problems(mounts, &facts, problems);
         if (n_problems != 0)
                 fail_msg("mount problems: %s", json_object_to_json_string(problems));
         /* and without the team binds, the host's own folders bound read-write are found */
-        assert_int_equal(kb_judge_mount_problems(mounts, host_mounts, entries, NULL, problems), 2);
+        facts.team_binds = NULL;
+        assert_int_equal(kb_judge_mount_problems(mounts, &facts, problems), 2);
         json_object_put(problems);
         json_object_put(binds);
         json_object_put(host);
