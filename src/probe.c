@@ -642,8 +642,10 @@ static bool distinctive(const char *value, char *const *legit) {
                 return false;
         if (strspn(value, "0123456789.-") == len)
                 return false;
+        /* A path that exists (absolute, or relative to where kbound runs: the shell's "_" holds
+         * "build/kbound" when typed so) names a file, not a secret. */
         struct stat st;
-        if (value[0] == '/' && stat(value, &st) == 0)
+        if (strchr(value, '/') && stat(value, &st) == 0)
                 return false;
         for (char *const *l = legit; l && *l; l++)
                 if (strstr(*l, value))
@@ -666,7 +668,8 @@ int kb_secrets_add_env(kb_secrets *s, char *const *host_env, char *const *legit,
                 _cleanup_free_ char *name = strndup(*e, (size_t) (eq - *e));
                 if (!name)
                         return -ENOMEM;
-                if (kb_sandbox_env_allowed(name))
+                /* "_" is the shell's last argument (the command that started kbound): never a secret. */
+                if (kb_sandbox_env_allowed(name) || strcmp(name, "_") == 0)
                         continue;
                 if (!distinctive(eq + 1, legit)) {
                         skipped++;
