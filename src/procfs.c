@@ -448,6 +448,10 @@ int kb_procfs_unix_parse(const char *text, json_object **ret) {
         _cleanup_json_ json_object *a = json_object_new_array();
         if (!a)
                 return -ENOMEM;
+        /* A name is printed raw: one ending in a newline leaves an empty line, one holding a
+         * newline a line without the table's shape. Either way a path read from it is wrong. */
+        if (text && strstr(text, "\n\n"))
+                return -EPROTO;
         int r = each_line(text, unix_line, a);
         if (r < 0)
                 return r;
