@@ -89,6 +89,15 @@ static int parse_msg(const struct nlmsghdr *h, kb_sockdiag_unix *u) {
                         u->has_file = true;
                         break;
                 }
+                case UNIX_DIAG_UID: {
+                        uint32_t uid;
+                        if (len < sizeof uid)
+                                return -EPROTO;
+                        memcpy(&uid, data, sizeof uid);
+                        u->uid = uid;
+                        u->has_uid = true;
+                        break;
+                }
                 case UNIX_DIAG_PEER: {
                         uint32_t peer;
                         if (len < sizeof peer)
@@ -144,7 +153,7 @@ static int dump_once(int fd, uint32_t seq, dump *d, void *buf) {
                         .nlmsg_seq = seq},
                 .req = {.sdiag_family = AF_UNIX,
                         .udiag_states = ~0U,
-                        .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER},
+                        .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_UID},
         };
         struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
         ssize_t sent;

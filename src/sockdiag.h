@@ -1,6 +1,7 @@
 /* sockdiag.h: the unix sockets of a network namespace, as the kernel's sock_diag netlink interface
  * (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY) lists them: every socket of every type and state, with
- * its name's exact bytes, the socket file it is bound to (device and inode) and its peer's inode.
+ * its name's exact bytes, the socket file it is bound to (device and inode), its peer's inode and
+ * the user that made it.
  * Unlike /proc/net/unix, nothing here is text a socket's owner can shape: a name holding a newline
  * is one name. Internal to the library. */
 #pragma once
@@ -25,6 +26,9 @@ typedef struct kb_sockdiag_unix {
                                           * listener's) */
         dev_t file_dev;                  /* in stat(2)'s encoding */
         uint32_t file_ino;               /* the file's inode, cut to 32 bits by the kernel */
+        bool has_uid;                    /* the kernel said whose it is (Linux 5.3 and later) */
+        uint32_t uid;                    /* the user that made it, as the user namespace of whoever
+                                          * made the sock_diag socket sees it */
 } kb_sockdiag_unix;
 
 /* A NETLINK_SOCK_DIAG socket (O_CLOEXEC). It answers for the network namespace of the process that

@@ -101,6 +101,8 @@ static void test_every_kind(void **state) {
         assert_true(kb_sockdiag_is_path(u));
         assert_int_equal(u->peer, 0);
         assert_file(u, listen_path);
+        assert_true(u->has_uid);
+        assert_int_equal(u->uid, geteuid());
 
         u = find(list, n, client);
         assert_int_equal(u->state, TCP_ESTABLISHED);
