@@ -59,15 +59,28 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   through the kernel's root: {type, dev, ino, rdev}) or "target_error"; "mount_tables": the
  *   tables of other mount namespaces among the processes, by namespace inode;
  * - "net": per network namespace among the processes (by inode): "unix", "socket_inodes",
- *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode;
- * - "endpoints": per endpoint path, the listening socket inodes bound there and the pids holding them;
+ *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode (a namespace that is
+ *   kbound's own has its "unix" from sock_diag);
+ * - unix sockets of kbound's network namespace, from sock_diag (src/sockdiag.h), never from a name:
+ *   "kbound_sockets" (inodes of kbound's own), "kbound_net_sockets" (those a sandbox process holds:
+ *   {"inode", "type", "state", "path", "peer", "peer_held_by": [{"pid", "name", "side"}]}, side
+ *   "kbound", "sandbox", "launch" or "host"); "endpoints" ({"path", "file" or "error"}: the socket
+ *   files of the kernel's endpoints in the team's runtime folder) and "connections" (each of
+ *   kbound's own sockets connected to a socket file there: {"endpoint", "kbound_socket", "peer",
+ *   "holders"}: who holds the other end, found by its inode);
  * - "launcher": the process that runs bwrap outside the sandbox (init's parent): "pid", "ppid",
  *   "argv", "spawned" (what kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes
  *   held by kbound and its other descendants outside the sandbox;
- * - "reach": for each canary and each listening pathname unix socket of the host (every network
- *   namespace the host lets kbound read, "listener_namespaces" counted), where the sandbox's mounts
- *   expose it: {"name", "path", "kind" ("canary" or "socket"), "claim", "exposed": [{"at",
- *   "confirmed", "error"}], "error"}.
+ * - "reach": for each canary and each bound pathname unix socket of the host, any type and state
+ *   (kbound's network namespace and every other one the walk finds, read with sock_diag through a
+ *   short-lived child that enters it), where the sandbox's mounts expose it: {"name", "path",
+ *   "kind" ("canary" or "socket"), "claim", "exposed": [{"at", "confirmed", "error"}], "error",
+ *   "socket"}. A socket's file is found by its name and confirmed by its device and inode; one on a
+ *   filesystem the sandbox mounts that cannot be found has an "error". "socket_namespaces" (listed),
+ *   "socket_namespaces_not_entered" ([{"pid", "error", "table_error", "placed_by_path",
+ *   "unplaced"}]: read from /proc/<pid>/net/unix instead), "socket_namespaces_skipped" (past the
+ *   ceiling), "host_sockets" {"checked", "elsewhere", "vanished", "not_claimed"} and
+ *   "abstract_sockets" (abstract names in kbound's namespace) say how far that went.
  * A process that ends while it is read is left out and counted ("vanished"); anything else that
  * cannot be read is recorded in that process's (or the snapshot's) "errors" array as {"what",
  * "error"}, never skipped silently: the judge fails the checks that needed it. label names the
