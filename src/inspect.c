@@ -1334,8 +1334,8 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                 if (json_object_object_get_ex(x->s->members, key, NULL))
                         continue; /* the sandbox's own */
                 if (!kb_sockdiag_is_path(u)) {
-                        if (u->name_len > 0 && rep == 0)
-                                x->abstract++;
+                        if (u->name_len > 0 && rep == 0 && !json_object_object_get_ex(x->s->own, key, NULL))
+                                x->abstract++; /* the host's, kbound's own canary not counted */
                         continue;
                 }
                 if (u->has_file) {
@@ -1376,7 +1376,7 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                         x->vanished++;
                         continue;
                 }
-                char kind[64], why[160];
+                char kind[64], why[300];
                 if (unheld[i] && x->s->others_unreadable > 0 && !(u->has_uid && u->uid == (uint32_t) geteuid())) {
                         json_object *o = socket_facts(u);
                         if (!o || (u->has_uid && add(o, "uid", json_object_new_int64(u->uid)) < 0) || push(x->not_claimed, o) < 0) {
@@ -1389,15 +1389,22 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                             *e = reach_entry(socket_kind(u, kind, sizeof kind), name ? json_object_get_string(name) : "?",
                                              "socket", "boundary.sockets", x->reach, &exposed);
                 json_object_put(name);
+                /* Who holds it, so a person can tell what it is (a relative name bound before its
+                 * holder changed folder, a file removed or moved since). */
+                json_object *holders = holders_of(x->s, u->inode), *h = holders ? json_object_array_get_idx(holders, 0) : NULL;
+                char held[128] = "";
+                if (h)
+                        snprintf(held, sizeof held, "; held by pid %lld (%s)", (long long) int_of(h, "pid"), str_of(h, "name"));
                 if (u->has_file)
                         snprintf(why, sizeof why,
                                  "its file (device %u:%u, inode %u) is on a filesystem the sandbox mounts and the host "
-                                 "could not find it by its name",
-                                 major(u->file_dev), minor(u->file_dev), u->file_ino);
+                                 "could not find it by its name%s",
+                                 major(u->file_dev), minor(u->file_dev), u->file_ino, held);
                 else
-                        snprintf(why, sizeof why, "the kernel did not say which file it is bound to");
+                        snprintf(why, sizeof why, "the kernel did not say which file it is bound to%s", held);
                 json_object *facts = socket_facts(u);
-                if (!e || !facts || add(e, "socket", facts) < 0 || add(e, "error", json_object_new_string(why)) < 0) {
+                if (!e || add(e, "socket", facts) < 0 || add(facts, "held_by", holders) < 0 ||
+                    add(e, "error", json_object_new_string(why)) < 0) {
                         free(again);
                         return -ENOMEM;
                 }
@@ -1408,7 +1415,8 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
 
 /* A network namespace kbound could not enter, read from /proc/<pid>/net/unix instead: text whose
  * names their owners choose, so only a path found on the host as a socket is placed (reach_one);
- * the rest is reported as not placed, and an unreadable table as such, never skipped. */
+ * the rest is reported as not placed, and a table that cannot be read or parsed as such, never
+ * skipped (the lines of it that have the table's shape are still looked for). */
 static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
         const kb_inspect_target *t = x->s->t;
         json_object *o = json_object_new_object();
@@ -1422,8 +1430,17 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 r = kb_procfs_unix_parse(text, &list);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
-                return add(o, "table_error", json_object_new_string(strerror(-r)));
+        if (r < 0) {
+                /* Recorded; the lines that have the table's shape are still looked for. */
+                size_t skipped = 0;
+                if (add(o, "table_error", json_object_new_string(strerror(-r))) < 0)
+                        return -ENOMEM;
+                r = text ? kb_procfs_unix_parse_lenient(text, &list, &skipped) : -ENODATA;
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return 0;
+        }
         size_t by_path = 0, unplaced = 0;
         for (size_t k = 0; k < json_object_array_length(list); k++) {
                 json_object *u = json_object_array_get_idx(list, k);

@@ -1030,10 +1030,13 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         for (size_t i = 0; i < arr_len(not_entered); i++) {
                 json_object *ne = at(not_entered, i);
                 unplaced += (size_t) int_or(ne, "unplaced", 0);
-                if (strlen(left) < sizeof left - 120)
+                if (i < 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left), "%snetwork namespace of pid %" PRId64 " (%s%s%s)",
                                  i ? ", " : "", int_or(ne, "pid", -1), str_or(ne, "error", "?"),
                                  get_str(ne, "table_error") ? "; its table: " : "", str_or(ne, "table_error", ""));
+                else if (i == 3)
+                        snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)",
+                                 arr_len(not_entered) - 3);
         }
         bool raw = is_true(in->expect, "allow_network");
         evidence(&v, "sockets_checked", json_object_new_int64(checked));
