@@ -8,6 +8,7 @@
 #include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -808,6 +809,7 @@ typedef struct sockets {
         size_t n;
         json_object *members;   /* "socket:[N]" → [pid]: held by sandbox processes */
         json_object *own;       /* "socket:[N]" → [pid]: held by kbound itself */
+        json_object *launch;    /* the same for kbound's other descendants, read when first needed */
         json_object *others;    /* the same for every other process, read when first needed */
         size_t others_unreadable; /* processes whose descriptors kbound may not read */
 } sockets;
@@ -863,19 +865,21 @@ static void process_name(const char *proc_root, pid_t pid, char *buf, size_t siz
                 snprintf(buf, size, "?");
 }
 
-/* Every process outside the sandbox and other than kbound, read once: who holds which socket. A
- * table kbound may not read (another user's, when kbound is not root) is left out and counted:
- * such a holder is then "no process the host found". */
-static int others_scan(sockets *s) {
-        if (s->others)
+/* Who holds which socket among the processes outside the sandbox other than kbound, read once:
+ * kbound's other descendants (the launch side: other sandboxes of this run, a launcher's helpers)
+ * into s->launch, the rest of the host into s->others. A table kbound may not read (another
+ * user's, when kbound is not root) is left out and counted: such a holder is then "no process the
+ * host found". */
+static int holders_scan(sockets *s, bool launch_side) {
+        json_object **map = launch_side ? &s->launch : &s->others;
+        if (*map)
                 return 0;
-        s->others = json_object_new_object();
-        if (!s->others)
+        if (!(*map = json_object_new_object()))
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_procs; i++) {
-                if (s->procs[i].member || s->procs[i].pid == getpid())
+                if (s->procs[i].member || s->procs[i].pid == getpid() || s->procs[i].launch != launch_side)
                         continue;
-                int r = fd_sockets(s->t->proc_root, s->procs[i].pid, s->others);
+                int r = fd_sockets(s->t->proc_root, s->procs[i].pid, *map);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
@@ -885,42 +889,38 @@ static int others_scan(sockets *s) {
 }
 
 /* Who holds the socket inode: [{"pid", "name", "side"}], side "kbound", "sandbox", "launch"
- * (kbound's other descendants, bwrap's launcher among them) or "host". Everything is looked at
- * only when neither kbound nor the sandbox holds it. Returns a new array, NULL if out of memory. */
+ * (kbound's other descendants, bwrap's launcher among them) or "host", the first of these that
+ * does; the launch side's descriptors are read only when neither kbound nor the sandbox holds it,
+ * the rest of the host's only when the launch side does not either. Returns a new array, NULL if
+ * out of memory. */
 static json_object *holders_of(sockets *s, uint32_t inode) {
         char key[32];
         socket_key(key, sizeof key, inode);
         json_object *out = json_object_new_array(), *pids = NULL;
         if (!out)
                 return NULL;
-        static const char *const sides[] = {"kbound", "sandbox", NULL};
-        json_object *maps[] = {s->own, s->members, NULL};
+        static const char *const sides[] = {"kbound", "sandbox", "launch", "host"};
         bool found = false;
-        for (int pass = 0; pass < 3 && !found; pass++) {
-                if (pass == 2 && others_scan(s) < 0)
+        for (int pass = 0; pass < 4 && !found; pass++) {
+                if (pass >= 2 && holders_scan(s, pass == 2) < 0)
                         goto oom;
-                json_object *map = pass < 2 ? maps[pass] : s->others;
+                json_object *map = pass == 0 ? s->own : pass == 1 ? s->members : pass == 2 ? s->launch : s->others;
                 if (!map || !json_object_object_get_ex(map, key, &pids))
                         continue;
                 for (size_t i = 0; i < json_object_array_length(pids); i++) {
                         pid_t pid = (pid_t) json_object_get_int(json_object_array_get_idx(pids, i));
                         char name[64] = "kbound";
-                        const char *side = pass < 2 ? sides[pass] : "host";
                         if (pass == 1) {
                                 for (size_t p = 0; p < json_object_array_length(s->processes); p++) {
                                         json_object *proc = json_object_array_get_idx(s->processes, p);
                                         if (int_of(proc, "pid") == pid && str_of(proc, "name"))
                                                 snprintf(name, sizeof name, "%s", str_of(proc, "name"));
                                 }
-                        } else if (pass == 2) {
+                        } else if (pass >= 2)
                                 process_name(s->t->proc_root, pid, name, sizeof name);
-                                for (size_t p = 0; p < s->n_procs; p++)
-                                        if (s->procs[p].pid == pid && s->procs[p].launch)
-                                                side = "launch";
-                        }
                         json_object *h = json_object_new_object();
                         if (!h || add(h, "pid", json_object_new_int(pid)) < 0 || add(h, "name", json_object_new_string(name)) < 0 ||
-                            add(h, "side", json_object_new_string(side)) < 0 || push(out, h) < 0) {
+                            add(h, "side", json_object_new_string(sides[pass])) < 0 || push(out, h) < 0) {
                                 json_object_put(h);
                                 goto oom;
                         }
@@ -1023,6 +1023,7 @@ static void sockets_done(sockets *s) {
         free(s->list);
         json_object_put(s->members);
         json_object_put(s->own);
+        json_object_put(s->launch);
         json_object_put(s->others);
 }
 
@@ -1117,17 +1118,38 @@ static int connection_facts(sockets *s, json_object *snap) {
         return 0;
 }
 
-/* A sock_diag socket made in the network namespace of pid by a short-lived child that joins it
- * (an unprivileged kbound joins the user namespace that owns it first, which works for the
- * namespaces of its own user's sandboxes). The socket answers for that namespace wherever it is
- * used, so kbound itself never changes namespace. Returns the descriptor, -ESRCH when the process
- * is gone, or -errno (-EPERM, -EACCES: kbound may not enter it). */
+typedef struct netns_thread {
+        int netns, fd, err;
+} netns_thread;
+
+static void *diag_thread(void *arg) {
+        netns_thread *nt = arg;
+        if (setns(nt->netns, CLONE_NEWNET) < 0)
+                nt->err = errno;
+        else if ((nt->fd = kb_sockdiag_open()) < 0)
+                nt->err = -nt->fd;
+        return NULL;
+}
+
+/* A sock_diag socket made in the network namespace of pid: by a short-lived thread that joins it
+ * (a network namespace is per thread; root may), else by a short-lived child that joins the user
+ * namespace owning it first (an unprivileged kbound may, for its own user's sandboxes). The socket
+ * answers for that namespace wherever it is used, so kbound itself never changes namespace.
+ * Returns the descriptor, -ESRCH when the process is gone, or -errno (-EPERM, -EACCES: kbound may
+ * not enter it). */
 static int diag_fd_in(const char *proc_root, pid_t pid) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/ns/net", proc_root, (int) pid);
         _cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
         if (netns < 0)
                 return errno == ENOENT ? -ESRCH : -errno;
+        netns_thread nt = {.netns = netns, .fd = -1};
+        pthread_t thread;
+        int tr = pthread_create(&thread, NULL, diag_thread, &nt);
+        if (tr == 0 && pthread_join(thread, NULL) == 0 && nt.fd >= 0)
+                return nt.fd;
+        if (tr != 0 && tr != EAGAIN)
+                return -tr;
         _cleanup_close_ int userns = ioctl(netns, NS_GET_USERNS);
         _cleanup_close_ int mine = -1, theirs = -1;
         int sv[2];
