@@ -811,7 +811,6 @@ typedef struct sockets {
         json_object *own;       /* "socket:[N]" → [pid]: held by kbound itself */
         json_object *launch;    /* the same for kbound's other descendants, read when first needed */
         json_object *others;    /* the same for every other process, read when first needed */
-        size_t others_unreadable; /* processes whose descriptors kbound may not read */
 } sockets;
 
 static void socket_key(char *buf, size_t size, uint32_t inode) {
@@ -867,25 +866,52 @@ static void process_name(const char *proc_root, pid_t pid, char *buf, size_t siz
 
 /* Who holds which socket among the processes outside the sandbox other than kbound, read once:
  * kbound's other descendants (the launch side: other sandboxes of this run, a launcher's helpers)
- * into s->launch, the rest of the host into s->others. A table kbound may not read (another
- * user's, when kbound is not root) is left out and counted: such a holder is then "no process the
- * host found". */
+ * into s->launch; the rest of the host, listed afresh (a process started since the look's walk
+ * may hold a socket sock_diag listed since), into s->others. A table kbound may not read (another
+ * user's, when kbound is not root) is left out: such a holder is then "no process the host
+ * found". */
 static int holders_scan(sockets *s, bool launch_side) {
         json_object **map = launch_side ? &s->launch : &s->others;
         if (*map)
                 return 0;
         if (!(*map = json_object_new_object()))
                 return -ENOMEM;
-        for (size_t i = 0; i < s->n_procs; i++) {
-                if (s->procs[i].member || s->procs[i].pid == getpid() || s->procs[i].launch != launch_side)
-                        continue;
-                int r = fd_sockets(s->t->proc_root, s->procs[i].pid, *map);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        s->others_unreadable++;
+        if (launch_side) {
+                for (size_t i = 0; i < s->n_procs; i++) {
+                        if (!s->procs[i].launch || s->procs[i].member || s->procs[i].pid == getpid())
+                                continue;
+                        if (fd_sockets(s->t->proc_root, s->procs[i].pid, *map) == -ENOMEM)
+                                return -ENOMEM;
+                }
+                return 0;
         }
-        return 0;
+        /* Looked at already: kbound, the sandbox, the launch side. */
+        _cleanup_json_ json_object *skip = json_object_new_object();
+        if (!skip)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_procs; i++)
+                if (s->procs[i].member || s->procs[i].launch) {
+                        char key[16];
+                        snprintf(key, sizeof key, "%d", (int) s->procs[i].pid);
+                        if (add(skip, key, json_object_new_boolean(true)) < 0)
+                                return -ENOMEM;
+                }
+        DIR *d = opendir(s->t->proc_root);
+        if (!d)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() || json_object_object_get_ex(skip, de->d_name, NULL))
+                        continue;
+                r = fd_sockets(s->t->proc_root, (pid_t) pid, *map);
+                if (r != -ENOMEM)
+                        r = 0; /* gone, or another user's that kbound may not read */
+        }
+        closedir(d);
+        return r;
 }
 
 /* Who holds the socket inode: [{"pid", "name", "side"}], side "kbound", "sandbox", "launch"
@@ -1219,6 +1245,7 @@ static int diag_fd_in(const char *proc_root, pid_t pid) {
         return err > 0 ? -err : pr == 0 ? -ETIMEDOUT : -EIO;
 }
 
+/* A socket the host has not placed yet, and whether anyone was found holding it. */
 /* The reach of a look's host sockets, and the counts boundary.sockets reports. */
 typedef struct host_sockets_ctx {
         sockets *s;
@@ -1227,9 +1254,15 @@ typedef struct host_sockets_ctx {
         json_object *devs;    /* devices the kernel's mounts are on ("maj:min" → null) */
         json_object *files;   /* socket files already looked at ("maj:min:ino" → null) */
         json_object *reach;   /* the look's "reach" */
-        json_object *not_claimed; /* sockets an unprivileged kbound could not place */
+        json_object *not_claimed; /* sockets the host could not place */
+        kb_sockdiag_unix *pending; /* not placed yet (malloc'd) */
+        size_t n_pending, cap_pending;
         size_t checked, elsewhere, vanished, abstract;
 } host_sockets_ctx;
+
+static void host_sockets_done(host_sockets_ctx *x) {
+        free(x->pending);
+}
 
 static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size) {
         snprintf(buf, size, "%s unix %s socket", socket_state_name(u->state), socket_type_name(u->type));
@@ -1240,7 +1273,7 @@ static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size
  * processes, 0 for kbound's own), by its name: in kbound's mount namespace, in rep's, in each
  * holder's (a relative name from the holder's working folder), each try confirmed by the file's
  * device and inode. When found, appends u's reach entry (reach_entry, expose) and returns 1;
- * returns 0 when it is not found, 2 when no holder was found either, -ENOMEM. */
+ * returns 0 when it is not found, -ENOMEM. */
 static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t rep) {
         const kb_inspect_target *t = x->s->t;
         char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[32];
@@ -1249,7 +1282,6 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
         snprintf(file_dev, sizeof file_dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
         pid_t tries[8];
         size_t n_tries = 0;
-        bool held = false;
         if (name[0] == '/') {
                 tries[n_tries++] = 0;
                 if (rep > 0)
@@ -1262,7 +1294,6 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         if (!holders)
                                 return -ENOMEM;
                         n_tries = 0;
-                        held = json_object_array_length(holders) > 0;
                         for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries); i++) {
                                 json_object *h = json_object_array_get_idx(holders, i);
                                 const char *side = str_of(h, "side");
@@ -1334,20 +1365,27 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         return expose(table, path, &st, x->mounts, x->root_fd, e, exposed) < 0 ? -ENOMEM : 1;
                 }
         }
-        return held ? 0 : 2;
+        return 0;
+}
+
+/* Whether the file key names ("maj:min:ino") was placed, or is out of the sandbox's reach. */
+static bool file_resolved(host_sockets_ctx *x, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(x->files, key, &v) && json_object_get_boolean(v);
+}
+
+static void file_key(const kb_sockdiag_unix *u, char *buf, size_t size) {
+        snprintf(buf, size, "%u:%u:%u", major(u->file_dev), minor(u->file_dev), u->file_ino);
 }
 
 /* The bound pathname sockets of one network namespace's list (rep: one of its processes, 0 for
  * kbound's own; diag: a sock_diag socket of it, -1 for kbound's), except the sandbox's own: each
- * socket file on a device one of the kernel's mounts is on is placed (place_socket). One that
- * cannot be placed and still exists when the namespace is listed again gets a reach entry with an
- * "error": nothing shows it is out of the sandbox's reach. Only an unprivileged kbound, which may
- * not look into other users' processes, leaves another user's socket it found no holder of as not
- * claimed ("not_claimed"); a socket of kbound's own user (whom a stand-in runs as) never. */
+ * socket file on a device one of the kernel's mounts is on is placed (place_socket) through any
+ * socket bound to it (a connection not yet accepted carries its listener's file, and is placed
+ * with it). One still unplaced and still there when the namespace is listed again is kept in
+ * x->pending for host_sockets to judge once every namespace was read. */
 static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, size_t n, pid_t rep, int diag) {
-        _cleanup_free_ const kb_sockdiag_unix **pending = NULL;
-        _cleanup_free_ bool *unheld = NULL;
-        size_t n_pending = 0;
+        size_t first = x->n_pending;
         for (size_t i = 0; i < n; i++) {
                 const kb_sockdiag_unix *u = &list[i];
                 char key[64];
@@ -1361,77 +1399,127 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                         continue;
                 }
                 if (u->has_file) {
-                        snprintf(key, sizeof key, "%u:%u:%u", major(u->file_dev), minor(u->file_dev), u->file_ino);
-                        if (json_object_object_get_ex(x->files, key, NULL))
-                                continue; /* its file was looked at (an accepted socket shares its listener's) */
-                        json_object_object_add(x->files, key, NULL);
                         char dev[32];
+                        bool seen = false;
+                        file_key(u, key, sizeof key);
                         snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
-                        x->checked++;
-                        if (!json_object_object_get_ex(x->devs, dev, NULL)) {
-                                x->elsewhere++; /* no mount of the sandbox is on its filesystem */
-                                continue;
+                        if (file_resolved(x, key))
+                                continue; /* placed through another socket bound to that file */
+                        seen = json_object_object_get_ex(x->files, key, NULL);
+                        if (!seen) {
+                                x->checked++;
+                                bool elsewhere = !json_object_object_get_ex(x->devs, dev, NULL);
+                                x->elsewhere += elsewhere; /* no mount of the sandbox is on its filesystem */
+                                if (add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
+                                        return -ENOMEM;
+                                if (elsewhere)
+                                        continue;
                         }
                         r = place_socket(x, u, rep);
                         if (r < 0)
                                 return r;
-                        if (r == 1)
-                                continue;
+                        if (r == 1 && add(x->files, key, json_object_new_boolean(true)) < 0)
+                                return -ENOMEM;
+                        if (r == 1 || seen)
+                                continue; /* one socket of an unplaced file is enough to judge */
                 } else
                         x->checked++;
-                if (!pending && (!(pending = calloc(n, sizeof *pending)) || !(unheld = calloc(n, sizeof *unheld))))
-                        return -ENOMEM;
-                unheld[n_pending] = r == 2;
-                pending[n_pending++] = u;
+                if (x->n_pending == x->cap_pending) {
+                        size_t cap = x->cap_pending ? 2 * x->cap_pending : 16;
+                        kb_sockdiag_unix *np = realloc(x->pending, cap * sizeof *np);
+                        if (!np)
+                                return -ENOMEM;
+                        x->pending = np;
+                        x->cap_pending = cap;
+                }
+                x->pending[x->n_pending++] = *u;
         }
-        if (n_pending == 0)
+        if (x->n_pending == first)
                 return 0;
         /* A socket closed since the list was taken is no longer anyone's to reach. */
         kb_sockdiag_unix *again = NULL;
-        size_t n_again = 0;
+        size_t n_again = 0, kept = first;
         int r = kb_sockdiag_unix_list(diag, &again, &n_again);
         if (r == -ENOMEM)
                 return r;
-        for (size_t i = 0; i < n_pending; i++) {
-                const kb_sockdiag_unix *u = pending[i];
-                if (r == 0 && !kb_sockdiag_find(again, n_again, u->inode)) {
+        for (size_t i = first; i < x->n_pending; i++) {
+                if (r == 0 && !kb_sockdiag_find(again, n_again, x->pending[i].inode))
                         x->vanished++;
-                        continue;
-                }
-                char kind[64], why[300];
-                if (unheld[i] && x->s->others_unreadable > 0 && !(u->has_uid && u->uid == (uint32_t) geteuid())) {
-                        json_object *o = socket_facts(u);
-                        if (!o || (u->has_uid && add(o, "uid", json_object_new_int64(u->uid)) < 0) || push(x->not_claimed, o) < 0) {
-                                free(again);
-                                return -ENOMEM;
-                        }
-                        continue;
-                }
-                json_object *exposed = NULL, *name = socket_name(u),
-                            *e = reach_entry(socket_kind(u, kind, sizeof kind), name ? json_object_get_string(name) : "?",
-                                             "socket", "boundary.sockets", x->reach, &exposed);
-                json_object_put(name);
-                /* Who holds it, so a person can tell what it is (a relative name bound before its
-                 * holder changed folder, a file removed or moved since). */
-                json_object *holders = holders_of(x->s, u->inode), *h = holders ? json_object_array_get_idx(holders, 0) : NULL;
-                char held[128] = "";
-                if (h)
-                        snprintf(held, sizeof held, "; held by pid %lld (%s)", (long long) int_of(h, "pid"), str_of(h, "name"));
-                if (u->has_file)
-                        snprintf(why, sizeof why,
-                                 "its file (device %u:%u, inode %u) is on a filesystem the sandbox mounts and the host "
-                                 "could not find it by its name%s",
-                                 major(u->file_dev), minor(u->file_dev), u->file_ino, held);
                 else
-                        snprintf(why, sizeof why, "the kernel did not say which file it is bound to%s", held);
-                json_object *facts = socket_facts(u);
-                if (!e || add(e, "socket", facts) < 0 || add(facts, "held_by", holders) < 0 ||
-                    add(e, "error", json_object_new_string(why)) < 0) {
-                        free(again);
-                        return -ENOMEM;
+                        x->pending[kept++] = x->pending[i];
+        }
+        x->n_pending = kept;
+        free(again);
+        return 0;
+}
+
+/* Whether the file of u, a socket the host could not find by its name, is in the sandbox all the
+ * same, at a place its name ends with under one of the sandbox's mounts of its filesystem (a name
+ * bound relative to a folder since bound into the sandbox): a bounded set of places, each
+ * confirmed by the file's device and inode. Returns 1 and appends u's reach entry, 0, -ENOMEM. */
+static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
+        char name[KB_SOCKDIAG_NAME_MAX + 1], dev[32];
+        memcpy(name, u->name, u->name_len);
+        name[u->name_len] = '\0';
+        snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+        for (size_t i = 0; x->root_fd >= 0 && i < json_object_array_length(x->mounts); i++) {
+                json_object *m = json_object_array_get_idx(x->mounts, i), *target = NULL;
+                const char *mdev = str_of(m, "dev"), *mp = str_of(m, "mountpoint");
+                json_object_object_get_ex(m, "target", &target);
+                const char *type = str_of(target, "type");
+                if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
+                        continue;
+                for (const char *suffix = name; suffix; suffix = strchr(suffix, '/') ? strchr(suffix, '/') + 1 : NULL) {
+                        char at[PATH_MAX];
+                        struct stat st;
+                        if (!*suffix || snprintf(at, sizeof at, "%s/%s", strcmp(mp, "/") == 0 ? "" : mp, suffix) >= (int) sizeof at ||
+                            stat_in_root(x->root_fd, at, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+                            st.st_dev != u->file_dev)
+                                continue;
+                        char kind[64], shown[PATH_MAX + 64];
+                        snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
+                        json_object *exposed = NULL, *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                      "boundary.sockets", x->reach, &exposed);
+                        json_object *where = json_object_new_object(), *facts = socket_facts(u);
+                        if (!e || !where || add(where, "at", json_object_new_string(at)) < 0 ||
+                            add(where, "confirmed", json_object_new_boolean(true)) < 0 || push(exposed, where) < 0 ||
+                            add(e, "socket", facts) < 0)
+                                return -ENOMEM;
+                        return 1;
                 }
         }
-        free(again);
+        return 0;
+}
+
+/* The sockets of x->pending whose files no socket of any namespace placed. One found in the
+ * sandbox all the same (find_in_sandbox) fails the check; the others, on a filesystem the sandbox
+ * mounts but whose files the host cannot find (removed while bound, moved, bound by a relative
+ * name in a folder their holder has left, or another user's that an unprivileged kbound may not
+ * look into), are reported as not claimed ("not_claimed"), with who holds them. */
+static int unplaced_sockets(host_sockets_ctx *x) {
+        for (size_t i = 0; i < x->n_pending; i++) {
+                const kb_sockdiag_unix *u = &x->pending[i];
+                char key[64], why[200];
+                file_key(u, key, sizeof key);
+                if (u->has_file && file_resolved(x, key))
+                        continue;
+                int r = u->has_file ? find_in_sandbox(x, u) : 0;
+                if (r != 0) {
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (u->has_file)
+                        snprintf(why, sizeof why, "its file (device %u:%u, inode %u) was not found by its name",
+                                 major(u->file_dev), minor(u->file_dev), u->file_ino);
+                else
+                        snprintf(why, sizeof why, "the kernel did not say which file it is bound to");
+                json_object *o = socket_facts(u);
+                if (!o || push(x->not_claimed, o) < 0 || add(o, "why", json_object_new_string(why)) < 0 ||
+                    (u->has_uid && add(o, "uid", json_object_new_int64(u->uid)) < 0) ||
+                    add(o, "held_by", holders_of(x->s, u->inode)) < 0)
+                        return -ENOMEM;
+        }
         return 0;
 }
 
@@ -1476,10 +1564,11 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         unplaced++;
                         continue;
                 }
-                snprintf(key, sizeof key, "%u:%u:%llu", major(st.st_dev), minor(st.st_dev), (unsigned long long) st.st_ino);
+                snprintf(key, sizeof key, "%u:%u:%u", major(st.st_dev), minor(st.st_dev), (uint32_t) st.st_ino);
                 if (json_object_object_get_ex(x->files, key, NULL))
                         continue;
-                json_object_object_add(x->files, key, NULL);
+                if (add(x->files, key, json_object_new_boolean(true)) < 0)
+                        return -ENOMEM;
                 by_path++;
                 if (reach_one(t, x->mounts, x->root_fd, "unix socket (by the path its table shows)", path, "socket",
                               "boundary.sockets", x->reach) < 0)
@@ -1510,7 +1599,7 @@ static int host_sockets(sockets *s, json_object *snap, json_object *mounts, int 
                 if (dev)
                         json_object_object_add(devs, dev, NULL);
         }
-        host_sockets_ctx x = {.s = s, .mounts = mounts, .root_fd = root_fd, .devs = devs, .files = files, .reach = reach,
+        _cleanup_(host_sockets_done) host_sockets_ctx x = {.s = s, .mounts = mounts, .root_fd = root_fd, .devs = devs, .files = files, .reach = reach,
                               .not_claimed = not_claimed};
         size_t listed = 0, skipped = 0, n_seen = 0;
         char table[PATH_MAX];
@@ -1568,6 +1657,8 @@ static int host_sockets(sockets *s, json_object *snap, json_object *mounts, int 
                 if (namespace_by_text(&x, pid, r, not_entered) < 0)
                         return -ENOMEM;
         }
+        if (unplaced_sockets(&x) < 0)
+                return -ENOMEM;
         json_object *counts = json_object_new_object();
         if (add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
             add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||

@@ -1053,13 +1053,20 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                          "paths their tables show%s: %s",
                          arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
                          unplaced ? " (some not found on the host)" : "", left);
-        json_object *unplaced_sockets = get(counts, "not_claimed");
-        if (arr_len(unplaced_sockets) > 0)
+        json_object *unplaced_sockets = get(counts, "not_claimed"), *first = at(unplaced_sockets, 0);
+        if (arr_len(unplaced_sockets) > 0) {
+                json_object *holder = at(get(first, "held_by"), 0);
+                char held[128] = "held by no process the host found";
+                if (holder)
+                        snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)", int_or(holder, "pid", -1),
+                                 str_or(holder, "name", "?"));
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         "; NOT claimed: %zu socket%s of other users on filesystems the sandbox mounts, held by processes "
-                         "kbound (not root) may not look into, so not placed (first: %s, socket:[%" PRId64 "])",
-                         arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s",
-                         str_or(at(unplaced_sockets, 0), "path", "?"), int_or(at(unplaced_sockets, 0), "inode", -1));
+                         "; NOT claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not find "
+                         "by their names (removed or moved since bound, a relative name, another user's): first %s, "
+                         "socket:[%" PRId64 "], %s",
+                         arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s", str_or(first, "path", "?"),
+                         int_or(first, "inode", -1), held);
+        }
         if (raw)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
                          "; NOT claimed: the %" PRId64 " abstract unix sockets of kbound's network namespace, which the "

@@ -76,7 +76,8 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   short-lived child that enters it), where the sandbox's mounts expose it: {"name", "path",
  *   "kind" ("canary" or "socket"), "claim", "exposed": [{"at", "confirmed", "error"}], "error",
  *   "socket"}. A socket's file is found by its name and confirmed by its device and inode; one on a
- *   filesystem the sandbox mounts that cannot be found has an "error". "socket_namespaces" (listed),
+ *   filesystem the sandbox mounts that cannot be found is listed in "host_sockets"/"not_claimed"
+ *   ({"inode", "type", "state", "path", "peer", "why", "uid", "held_by"}). "socket_namespaces" (listed),
  *   "socket_namespaces_not_entered" ([{"pid", "error", "table_error", "placed_by_path",
  *   "unplaced"}]: read from /proc/<pid>/net/unix instead), "socket_namespaces_skipped" (past the
  *   ceiling), "host_sockets" {"checked", "elsewhere", "vanished", "not_claimed"} and

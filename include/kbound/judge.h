@@ -98,11 +98,10 @@ KB_EXPORT json_object *kb_judge_workspace(const kb_judge_input *in);
 KB_EXPORT json_object *kb_judge_network(const kb_judge_input *in);
 
 /* boundary.sockets: no bound pathname unix socket of the host (any type and state) is reachable
- * through the sandbox's mounts (inspect's "reach" entries of kind "socket"); one on a filesystem
- * the sandbox mounts that the host could not place fails, as do an unlisted namespace past the
- * ceiling and kbound's own list missing. Namespaces kbound could not enter, other users' sockets
- * an unprivileged kbound could not place and, under the raw-network override, the abstract
- * sockets of kbound's namespace are named as not claimed in the detail. */
+ * through the sandbox's mounts (inspect's "reach" entries of kind "socket"); namespaces past the
+ * ceiling and kbound's own list missing fail. Sockets whose files the host could not find by
+ * their names, namespaces kbound could not enter and, under the raw-network override, the
+ * abstract sockets of kbound's namespace are named as not claimed in the detail. */
 KB_EXPORT json_object *kb_judge_sockets(const kb_judge_input *in);
 
 /* sandbox.attack_surface: every process of every look runs under seccomp (mode 2) with exactly

@@ -10,10 +10,15 @@ token="kbound-leak-token-$RANDOM$RANDOM$RANDOM"
 # For the whole file, a host socket with a newline in its abstract name, as any user may bind: it
 # broke the host's /proc/net/unix table, and with it every check's boundary.descriptors. kbound
 # reads its own network namespace with sock_diag now; the checks below that must pass still do.
-/usr/bin/python3 -c 'import socket, time
+# Beside it, a listener whose file was removed while it is bound, on the filesystem the sandbox's
+# /usr comes from: no path reaches it, and nothing can show where it was; said, not failed.
+/usr/bin/python3 -c 'import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind(b"\0kbound-test-odd\nname"); s.listen(1)
-time.sleep(600)' &
+g = socket.socket(socket.AF_UNIX); g.bind(sys.argv[1]); g.listen(1); os.unlink(sys.argv[1])
+print("ready", flush=True)
+time.sleep(600)' "$scratch/gone.sock" >"$scratch/odd.out" &
 odd_name=$!
+for _ in $(seq 50); do grep -q ready "$scratch/odd.out" && break; sleep 0.1; done
 
 # leak NAME CHECK_ID [KERNEL]: run a check through the leaky wrapper and expect CHECK_ID to fail.
 leak() {
@@ -116,9 +121,9 @@ ok "LEAK=socket: the host path is named" grep -qF "$scratch/daemon/daemon.sock" 
 ok "LEAK=socket: the datagram socket is named" \
   grep -qF "unconnected unix dgram socket $scratch/daemon/log.sock is reachable in the sandbox at /mnt/daemon/log.sock" \
   <<<"$(detail "$scratch/socket.json" boundary.sockets)"
-# Its name no longer says where it is; its file, on a filesystem the sandbox mounts, is not ruled out.
-ok "LEAK=socket: the relative name that cannot be placed fails too" \
-  grep -qF "the host could not place the listening unix stream socket (ctl.sock): its file" \
+# Its name no longer says where it is; its file is found under the sandbox's mounts all the same.
+ok "LEAK=socket: the relative name is found too" \
+  grep -qF "listening unix stream socket ctl.sock (not found by that name on the host) is reachable in the sandbox at /mnt/daemon/ctl.sock" \
   <<<"$(detail "$scratch/socket.json" boundary.sockets)"
 kill "$daemon" 2>/dev/null || true
 wait "$daemon" 2>/dev/null || true
@@ -160,6 +165,11 @@ ok "kbound's own sandbox under a terminal passes (rc=$rc)" [ "$rc" -eq 0 ]
 ok "  ... sandbox.session passes" [ "$(check_status "$scratch/tty-ok.json" python3 sandbox.session)" = "pass" ]
 ok "  ... boundary.descriptors passes with an odd abstract name on the host" \
   [ "$(check_status "$scratch/tty-ok.json" python3 boundary.descriptors)" = "pass" ]
+ok "  ... boundary.sockets passes, naming the removed socket file as not claimed" \
+  grep -qE "NOT claimed: [0-9]+ sockets? on filesystems the sandbox mounts whose files the host could not find" \
+  <<<"$(detail "$scratch/tty-ok.json" boundary.sockets)"
+ok "  ... and the evidence lists it" [ "$(json_get "$scratch/tty-ok.json" \
+  "any(s.get('path') == '$scratch/gone.sock' for k in d['kernels'] for c in k['checks'] if c['id'] == 'boundary.sockets' for s in c['evidence']['not_placed'])")" = True ]
 
 echo "no --die-with-parent: the sandbox could outlive kbound"
 leak_with lifetime sandbox.session "without --die-with-parent"

@@ -1216,13 +1216,16 @@ static void test_sockets(void **state) {
                 B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false, 'error': 'a different object is there'}]",
                    "exposed at /x by the sandbox's mounts (the host could not confirm: a different object is there)"),
                 B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false}]", "(the host could not confirm: ?)"),
-                /* a socket on a filesystem the sandbox mounts that the host could not place (bound by a
-                 * relative name in a folder its holder has left) is not out of reach */
-                B1("/snapshots/0/reach/2/error",
-                   "'its file (device 8:1, inode 4242) is on a filesystem the sandbox mounts and the host could not find "
-                   "it by its name'",
-                   "the host could not place the listening unix stream socket (" HOST_SOCKET "): its file (device 8:1, "
-                   "inode 4242) is on a filesystem the sandbox mounts"),
+                /* placed, but on a filesystem no mount of the host's table holds: not out of reach */
+                B1("/snapshots/0/reach/2/error", "'no host mount holds it'",
+                   "the host could not place the listening unix stream socket (" HOST_SOCKET "): no host mount holds it"),
+                /* found in the sandbox, not by its name: bound by a relative name in a folder bound in */
+                B1("/snapshots/1/reach/-",
+                   "{'name': 'listening unix stream socket', 'path': 'ctl.sock (not found by that name on the host)', "
+                   "'kind': 'socket', 'claim': 'boundary.sockets', 'exposed': [{'at': '/mnt/rel/ctl.sock', "
+                   "'confirmed': true}]}",
+                   "the listening unix stream socket ctl.sock (not found by that name on the host) is reachable in the "
+                   "sandbox at /mnt/rel/ctl.sock"),
                 B1("/snapshots/0/socket_namespaces", "0", "the host read no network namespace's socket table"),
                 B1("/snapshots/0/socket_namespaces", NULL, "the host read no network namespace's socket table"),
                 /* more network namespaces than one look lists: counted and failed, never skipped */
@@ -1245,10 +1248,14 @@ static void test_sockets(void **state) {
                    "[{'pid': 4321, 'error': 'Operation not permitted', 'table_error': 'Protocol error'}]",
                    "NOT claimed: the sockets of 1 network namespace kbound could not enter, checked only by the paths "
                    "their tables show: network namespace of pid 4321 (Operation not permitted; its table: Protocol error)"),
+                /* a socket whose file cannot be found (removed while bound): named, not passed silently */
                 B1("/snapshots/0/host_sockets/not_claimed",
-                   "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'path': '/run/x.sock', 'peer': 0, 'uid': 0}]",
-                   "NOT claimed: 1 socket of other users on filesystems the sandbox mounts, held by processes kbound (not "
-                   "root) may not look into, so not placed (first: /run/x.sock, socket:[5005])"),
+                   "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'path': '/run/x.sock', 'peer': 0, 'uid': 0, "
+                   "'why': 'its file (device 8:1, inode 77) was not found by its name', "
+                   "'held_by': [{'pid': 777, 'name': 'sshd', 'side': 'host'}]}]",
+                   "NOT claimed: 1 socket on filesystems the sandbox mounts whose files the host could not find by their "
+                   "names (removed or moved since bound, a relative name, another user's): first /run/x.sock, "
+                   "socket:[5005], held by pid 777 (sshd)"),
                 /* a kernel sharing kbound's network reaches its abstract sockets: said, not passed over */
                 B1("/expect/allow_network", "true",
                    "NOT claimed: the 3 abstract unix sockets of kbound's network namespace, which the kernel shares "
