@@ -1046,9 +1046,15 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
         evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
         evidence(&v, "not_placed", json_object_get(get(counts, "not_claimed")));
-        char pass[DETAIL_MAX], extra[DETAIL_MAX / 2] = "";
-        if (arr_len(not_entered) > 0)
+        /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
+        char pass[DETAIL_MAX], extra[DETAIL_MAX] = "";
+        if (raw)
                 snprintf(extra, sizeof extra,
+                         "; NOT claimed: the %" PRId64 " abstract unix sockets of kbound's network namespace, which the "
+                         "kernel shares (raw-network override)",
+                         abstract);
+        if (arr_len(not_entered) > 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
                          "; NOT claimed: the sockets of %zu network namespace%s kbound could not enter, checked only by the "
                          "paths their tables show%s: %s",
                          arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
@@ -1067,11 +1073,6 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                          arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s", str_or(first, "path", "?"),
                          int_or(first, "inode", -1), held);
         }
-        if (raw)
-                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         "; NOT claimed: the %" PRId64 " abstract unix sockets of kbound's network namespace, which the "
-                         "kernel shares (raw-network override)",
-                         abstract);
         snprintf(pass, sizeof pass,
                  "none of the host's %" PRId64 " bound pathname unix sockets (any type; %" PRId64 " network namespace%s "
                  "listed) is reachable through the sandbox's mounts (%zu on filesystems the sandbox mounts, each placed by "

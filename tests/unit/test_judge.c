@@ -1260,6 +1260,14 @@ static void test_sockets(void **state) {
                 B1("/expect/allow_network", "true",
                    "NOT claimed: the 3 abstract unix sockets of kbound's network namespace, which the kernel shares "
                    "(raw-network override)"),
+                /* ... and said first, whatever else is not claimed (the detail has a ceiling) */
+                B3("/expect/allow_network", "true", "/snapshots/0/socket_namespaces_not_entered",
+                   "[{'pid': 1, 'error': 'Operation not permitted'}, {'pid': 2, 'error': 'Operation not permitted'}, "
+                   "{'pid': 3, 'error': 'Operation not permitted'}, {'pid': 4, 'error': 'Operation not permitted'}]",
+                   "/snapshots/0/host_sockets/not_claimed",
+                   "[{'inode': 5005, 'path': '/a/very/long/path/of/a/socket/file/that/was/removed/while/bound/x.sock'}]",
+                   "is reachable through the sandbox's mounts (1 on filesystems the sandbox mounts, each placed by its "
+                   "file's device and inode); NOT claimed: the 3 abstract unix sockets"),
         };
         EXPECT_PASSES(kb_judge_sockets, passes);
 }
