@@ -1252,7 +1252,7 @@ typedef struct host_sockets_ctx {
         json_object *mounts;  /* the kernel's mount table */
         int root_fd;          /* the kernel's root */
         json_object *devs;    /* devices the kernel's mounts are on ("maj:min" → null) */
-        json_object *files;   /* socket files already looked at ("maj:min:ino" → null) */
+        json_object *files;   /* socket files looked at ("maj:min:ino" → placed or out of reach) */
         json_object *reach;   /* the look's "reach" */
         json_object *not_claimed; /* sockets the host could not place */
         kb_sockdiag_unix *pending; /* not placed yet (malloc'd) */

@@ -73,7 +73,7 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   held by kbound and its other descendants outside the sandbox;
  * - "reach": for each canary and each bound pathname unix socket of the host, any type and state
  *   (kbound's network namespace and every other one the walk finds, read with sock_diag through a
- *   short-lived child that enters it), where the sandbox's mounts expose it: {"name", "path",
+ *   short-lived thread or child that enters it), where the sandbox's mounts expose it: {"name", "path",
  *   "kind" ("canary" or "socket"), "claim", "exposed": [{"at", "confirmed", "error"}], "error",
  *   "socket"}. A socket's file is found by its name and confirmed by its device and inode; one on a
  *   filesystem the sandbox mounts that cannot be found is listed in "host_sockets"/"not_claimed"
