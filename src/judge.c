@@ -513,6 +513,18 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         look_problems(&v, in);
+        /* The cell's word first: a kernel that broke its own cell is named for it before anything
+         * the host could not see because of it (a look that never came). */
+        json_object *cell = get(in->expect, "identity");
+        const char *cell_error = get_str(cell, "error");
+        int64_t cell_pid = int_or(cell, "pid", -1);
+        json_object *nspid = get(cell, "nspid");
+        json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
+        int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
+        if (!cell || cell_error)
+                problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
+        else if (cell_pid != 2 || cell_inner != 2)
+                problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
         int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
         json_object *endpoints = get(at(in->snapshots, 0), "endpoints");
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();
@@ -576,16 +588,6 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                 }
         }
         json_object_put(judged);
-        json_object *cell = get(in->expect, "identity");
-        const char *cell_error = get_str(cell, "error");
-        int64_t cell_pid = int_or(cell, "pid", -1);
-        json_object *nspid = get(cell, "nspid");
-        json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
-        int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
-        if (!cell || cell_error)
-                problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
-        else if (cell_pid != 2 || cell_inner != 2)
-                problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
         size_t n_conn = arr_len(connections);
         evidence(&v, "endpoints", json_object_get(endpoints));
         evidence(&v, "connections", connections);
