@@ -5,16 +5,25 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include "kbound/sandbox.h"
 #include "inspect-internal.h"
 #include "procfs.h"
+#include "sockdiag.h"
 
 #define PROCS_MAX 65536 /* host processes looked at in one walk */
 #define SANDBOX_PROCS_MAX 4096
@@ -25,7 +34,7 @@
 #define CMDLINE_SHOWN 256
 #define TARGET_MAX 512
 #define ARGV_MAX 4096
-#define LISTENER_NAMESPACES_MAX 4096
+#define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
 
 static const char *const namespaces[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", NULL};
 
@@ -621,6 +630,19 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
         return r;
 }
 
+/* What path is inside the namespace whose root is root_fd (links followed as there, never out of
+ * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */
+static int stat_in_root(int root_fd, const char *path, struct stat *st) {
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+        if (fd < 0)
+                return -errno;
+        int r = fstat((int) fd, st) < 0 ? -errno : 0;
+        close((int) fd);
+        return r;
+}
+
 static const char *str_of(json_object *o, const char *key) {
         json_object *v = NULL;
         return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
@@ -661,17 +683,22 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
         return 0;
 }
 
-/* The network tables of the namespace pid is in. */
-static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object **ret) {
+/* The network tables of the namespace pid is in; its unix table is diag_unix (taken) when given,
+ * else /proc/<pid>/net/unix. */
+static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_unix, json_object *errors, json_object **ret) {
         _cleanup_json_ json_object *net = json_object_new_object(), *inodes = json_object_new_array();
-        if (!net || !inodes)
+        if (!net || !inodes) {
+                json_object_put(diag_unix);
                 return -ENOMEM;
-        int r;
+        }
+        int r = 0;
         _cleanup_free_ char *unix_text = NULL;
-        json_object *unix_list = NULL;
-        r = read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &unix_text, NULL);
-        if (r >= 0)
-                r = kb_procfs_unix_parse(unix_text, &unix_list);
+        json_object *unix_list = diag_unix;
+        if (!unix_list) {
+                r = read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &unix_text, NULL);
+                if (r >= 0)
+                        r = kb_procfs_unix_parse(unix_text, &unix_list);
+        }
         if (r == -ENOMEM || (r < 0 ? note_error(errors, "net/unix", r) : add(net, "unix", unix_list)) < 0)
                 return -ENOMEM;
         for (const char *const *table = net_tables; *table; table++) {
@@ -708,54 +735,6 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *errors,
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(net);
-        return 0;
-}
-
-/* Per endpoint: the listening sockets bound at its path in the kernel's namespace, and which
- * sandbox processes hold them. */
-static int endpoint_facts(const kb_inspect_target *t, json_object *kernel_net, json_object *processes, json_object **ret) {
-        _cleanup_json_ json_object *out = json_object_new_array();
-        if (!out)
-                return -ENOMEM;
-        json_object *unix_list = NULL;
-        json_object_object_get_ex(kernel_net, "unix", &unix_list);
-        for (const char *const *ep = t->endpoints; ep && *ep; ep++) {
-                json_object *e = json_object_new_object(), *inodes = json_object_new_array(), *holders = json_object_new_array();
-                if (!e || !inodes || !holders || add(e, "path", json_object_new_string(*ep)) < 0) {
-                        json_object_put(e);
-                        json_object_put(inodes);
-                        json_object_put(holders);
-                        return -ENOMEM;
-                }
-                json_object_object_add(e, "inodes", inodes);
-                json_object_object_add(e, "holders", holders);
-                if (push(out, e) < 0)
-                        return -ENOMEM;
-                for (size_t i = 0; unix_list && i < json_object_array_length(unix_list); i++) {
-                        json_object *u = json_object_array_get_idx(unix_list, i), *l = NULL;
-                        const char *path = str_of(u, "path");
-                        if (!path || strcmp(path, *ep) != 0 || !json_object_object_get_ex(u, "listening", &l) ||
-                            !json_object_get_boolean(l))
-                                continue;
-                        int64_t inode = int_of(u, "inode");
-                        if (push(inodes, json_object_new_int64(inode)) < 0)
-                                return -ENOMEM;
-                        char want[64];
-                        snprintf(want, sizeof want, "socket:[%lld]", (long long) inode);
-                        for (size_t p = 0; p < json_object_array_length(processes); p++) {
-                                json_object *proc = json_object_array_get_idx(processes, p), *fds = NULL;
-                                json_object_object_get_ex(proc, "fds", &fds);
-                                bool holds = false;
-                                for (size_t f = 0; fds && f < json_object_array_length(fds) && !holds; f++) {
-                                        const char *target = str_of(json_object_array_get_idx(fds, f), "target");
-                                        holds = target && strcmp(target, want) == 0;
-                                }
-                                if (holds && push(holders, json_object_new_int64(int_of(proc, "pid"))) < 0)
-                                        return -ENOMEM;
-                        }
-                }
-        }
-        *ret = TAKE_PTR(out);
         return 0;
 }
 
@@ -878,36 +857,40 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         return push(exposed, x);
 }
 
-/* Where the sandbox's mounts expose the host object at path: in every mount table of the sandbox,
- * every mount of the same filesystem whose root holds it and that is not covered at that place,
- * confirmed by a look through that table's root. The entry also carries the host mount's device
- * and, for anything but a directory, its link count: another name of it may lie anywhere on that
- * filesystem. */
-static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables, const char *name,
-                     const char *path, const char *kind, const char *claim, json_object *out) {
+/* A new entry of the look's "reach" {name, path, kind, claim, exposed: []}, appended to out.
+ * Returns it (borrowed; *ret_exposed: its "exposed" array), NULL if out of memory. */
+static json_object *reach_entry(const char *name, const char *path, const char *kind, const char *claim,
+                                json_object *out, json_object **ret_exposed) {
         json_object *e = json_object_new_object(), *exposed = json_object_new_array();
         if (!e || !exposed || add(e, "name", json_object_new_string(name)) < 0 ||
             add(e, "path", json_object_new_string(path)) < 0 || add(e, "kind", json_object_new_string(kind)) < 0 ||
             (claim && add(e, "claim", json_object_new_string(claim)) < 0)) {
                 json_object_put(e);
                 json_object_put(exposed);
-                return -ENOMEM;
+                return NULL;
         }
         json_object_object_add(e, "exposed", exposed);
         if (push(out, e) < 0)
-                return -ENOMEM;
-        struct stat host_st;
-        json_object *host_mounts = NULL;
-        json_object_object_get_ex(t->host, "mounts", &host_mounts);
-        json_object *hm = kb_procfs_mount_of(host_mounts, path);
+                return NULL;
+        *ret_exposed = exposed;
+        return e;
+}
+
+/* Where the sandbox's mounts expose the host object at path (a path of the mount namespace whose
+ * table is table; host_st: what is there), into e's "exposed": in every mount table of the
+ * sandbox, every mount of the same filesystem whose root holds it and that is not covered at that
+ * place, confirmed by a look through that table's root (reach_confirm). The entry also carries the
+ * host mount's device and, for anything but a directory, its link count: another name of it may
+ * lie anywhere on that filesystem. */
+static int expose(const kb_inspect_target *t, json_object *table, const char *path, const struct stat *host_st,
+                  const sandbox_table *tables, size_t n_tables, json_object *e, json_object *exposed) {
+        json_object *hm = kb_procfs_mount_of(table, path);
         char rel[PATH_MAX];
-        if (lstat(path, &host_st) < 0)
-                return add(e, "error", json_object_new_string(strerror(errno)));
         if (!hm || n_tables == 0 || !tables[0].mounts || !kb_procfs_fs_path(hm, path, rel, sizeof rel))
                 return add(e, "error", json_object_new_string("no host mount holds it"));
         const char *dev = str_of(hm, "dev");
         if ((dev && add(e, "dev", json_object_new_string(dev)) < 0) ||
-            (!S_ISDIR(host_st.st_mode) && add(e, "links", json_object_new_int64((int64_t) host_st.st_nlink)) < 0))
+            (!S_ISDIR(host_st->st_mode) && add(e, "links", json_object_new_int64((int64_t) host_st->st_nlink)) < 0))
                 return -ENOMEM;
         /* A rename through any writable mount of that filesystem moves what every other mount of it
          * shows (dentries are the filesystem's), so an absence is proof only if none is writable. */
@@ -930,107 +913,902 @@ static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, si
                                 continue;
                         if (kb_procfs_mount_of(mounts, at) != m)
                                 continue; /* covered there by another mount */
-                        if (reach_confirm(t, &tables[k], m, at, rel, &host_st, fs_writable, exposed) < 0)
+                        if (reach_confirm(t, &tables[k], m, at, rel, host_st, fs_writable, exposed) < 0)
                                 return -ENOMEM;
                 }
         }
         return 0;
 }
 
-/* Listening pathname unix sockets of every network namespace the host lets kbound read (one
- * process per namespace), except the sandbox's and those under the team's own runtime folder. */
-static int host_listeners(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *snap,
-                          const sandbox_table *tables, size_t n_tables, json_object *reach) {
-        _cleanup_free_ uint64_t *seen = calloc(LISTENER_NAMESPACES_MAX, sizeof(uint64_t));
-        _cleanup_json_ json_object *paths = json_object_new_object();
-        if (!seen || !paths)
+/* Where the sandbox's mounts expose the host object at path (reach_entry, expose). */
+static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables, const char *name,
+                     const char *path, const char *kind, const char *claim, json_object *out) {
+        json_object *exposed = NULL, *e = reach_entry(name, path, kind, claim, out, &exposed);
+        if (!e)
                 return -ENOMEM;
-        size_t n_seen = 0, unreadable = 0;
-        for (size_t i = 0; i < n && n_seen < LISTENER_NAMESPACES_MAX; i++) {
-                /* Keyed by the table's own inode, which differs per network namespace and, unlike
-                 * ns/net, can be read for another user's process without ptrace rights. */
-                char table[PATH_MAX];
-                struct stat tst;
-                snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) procs[i].pid);
-                if (procs[i].member || stat(table, &tst) < 0)
-                        continue;
-                uint64_t ino = (uint64_t) tst.st_ino;
-                bool known = false;
-                for (size_t j = 0; j < n_seen && !known; j++)
-                        known = seen[j] == ino;
-                if (known)
-                        continue;
-                seen[n_seen++] = ino;
-                _cleanup_free_ char *text = NULL;
-                json_object *list = NULL;
-                int r = read_proc(t->proc_root, procs[i].pid, "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
-                if (r >= 0)
-                        r = kb_procfs_unix_parse(text, &list);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        unreadable++;
-                        continue;
-                }
-                for (size_t k = 0; k < json_object_array_length(list); k++) {
-                        json_object *u = json_object_array_get_idx(list, k), *l = NULL;
-                        const char *path = str_of(u, "path");
-                        if (!path || path[0] != '/' || !json_object_object_get_ex(u, "listening", &l) ||
-                            !json_object_get_boolean(l) || (t->own_runtime && kb_procfs_path_under(path, t->own_runtime)))
-                                continue;
-                        json_object_object_add(paths, path, NULL);
-                }
-                json_object_put(list);
+        struct stat host_st;
+        json_object *host_mounts = NULL;
+        json_object_object_get_ex(t->host, "mounts", &host_mounts);
+        if (lstat(path, &host_st) < 0)
+                return add(e, "error", json_object_new_string(strerror(errno)));
+        return expose(t, host_mounts, path, &host_st, tables, n_tables, e, exposed);
+}
+
+/* ---- unix sockets: who holds them, where their files are (sock_diag: sockdiag.h) ---- */
+
+/* A look's unix sockets: kbound's network namespace as sock_diag lists it, and who holds what. */
+typedef struct sockets {
+        const kb_inspect_target *t;
+        const proc_entry *procs;
+        size_t n_procs;
+        json_object *processes; /* the look's sandbox processes (borrowed) */
+        kb_sockdiag_unix *list; /* kbound's network namespace; NULL when it could not be listed */
+        size_t n;
+        json_object *members;   /* "socket:[N]" → [pid]: held by sandbox processes */
+        json_object *own;       /* "socket:[N]" → [pid]: held by kbound itself */
+        json_object *launch;    /* the same for kbound's other descendants, read when first needed */
+        json_object *others;    /* the same for every other process, read when first needed */
+} sockets;
+
+static void socket_key(char *buf, size_t size, uint32_t inode) {
+        snprintf(buf, size, "socket:[%u]", inode);
+}
+
+/* Appends pid to map[key] (an array). */
+static int map_add(json_object *map, const char *key, pid_t pid) {
+        json_object *pids = NULL;
+        if (!json_object_object_get_ex(map, key, &pids)) {
+                pids = json_object_new_array();
+                if (add(map, key, pids) < 0)
+                        return -ENOMEM;
         }
-        if (add(snap, "listener_namespaces", json_object_new_int((int) n_seen)) < 0 ||
-            add(snap, "listener_namespaces_unreadable", json_object_new_int((int) unreadable)) < 0)
+        return push(pids, json_object_new_int(pid));
+}
+
+/* The sockets in pid's descriptor table, into map ("socket:[N]" → [pid]). 0 when the process is
+ * gone, -errno when its table cannot be read. */
+static int fd_sockets(const char *proc_root, pid_t pid, json_object *map) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
+        DIR *d = opendir(dir);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char link[PATH_MAX + 288], target[64];
+                snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
+                ssize_t n = readlink(link, target, sizeof target - 1);
+                if (n <= 0)
+                        continue;
+                target[n] = '\0';
+                if (strncmp(target, "socket:[", 8) == 0)
+                        r = map_add(map, target, pid);
+        }
+        closedir(d);
+        return r;
+}
+
+/* The short name of a process ("?" when it cannot be read). */
+static void process_name(const char *proc_root, pid_t pid, char *buf, size_t size) {
+        _cleanup_free_ char *text = NULL;
+        kb_procfs_stat st;
+        if (read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) == 0 && kb_procfs_stat_parse(text, &st) == 0)
+                snprintf(buf, size, "%s", st.comm);
+        else
+                snprintf(buf, size, "?");
+}
+
+/* Who holds which socket among the processes outside the sandbox other than kbound, read once:
+ * kbound's other descendants (the launch side: other sandboxes of this run, a launcher's helpers)
+ * into s->launch; the rest of the host, listed afresh (a process started since the look's walk
+ * may hold a socket sock_diag listed since), into s->others. A table kbound may not read (another
+ * user's, when kbound is not root) is left out: such a holder is then "no process the host
+ * found". */
+static int holders_scan(sockets *s, bool launch_side) {
+        json_object **map = launch_side ? &s->launch : &s->others;
+        if (*map)
+                return 0;
+        if (!(*map = json_object_new_object()))
                 return -ENOMEM;
-        json_object_object_foreach(paths, path, unused) {
-                (void) unused;
-                int r = reach_one(t, tables, n_tables, "listening unix socket", path, "socket", "boundary.sockets", reach);
-                if (r < 0)
-                        return r;
+        if (launch_side) {
+                for (size_t i = 0; i < s->n_procs; i++) {
+                        if (!s->procs[i].launch || s->procs[i].member || s->procs[i].pid == getpid())
+                                continue;
+                        if (fd_sockets(s->t->proc_root, s->procs[i].pid, *map) == -ENOMEM)
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        /* Looked at already: kbound, the sandbox, the launch side. */
+        _cleanup_json_ json_object *skip = json_object_new_object();
+        if (!skip)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_procs; i++)
+                if (s->procs[i].member || s->procs[i].launch) {
+                        char key[16];
+                        snprintf(key, sizeof key, "%d", (int) s->procs[i].pid);
+                        if (add(skip, key, json_object_new_boolean(true)) < 0)
+                                return -ENOMEM;
+                }
+        DIR *d = opendir(s->t->proc_root);
+        if (!d)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() || json_object_object_get_ex(skip, de->d_name, NULL))
+                        continue;
+                r = fd_sockets(s->t->proc_root, (pid_t) pid, *map);
+                if (r != -ENOMEM)
+                        r = 0; /* gone, or another user's that kbound may not read */
+        }
+        closedir(d);
+        return r;
+}
+
+/* Who holds the socket inode: [{"pid", "name", "side"}], side "kbound", "sandbox", "launch"
+ * (kbound's other descendants, bwrap's launcher among them) or "host", the first of these that
+ * does; the launch side's descriptors are read only when neither kbound nor the sandbox holds it,
+ * the rest of the host's only when the launch side does not either. Returns a new array, NULL if
+ * out of memory. */
+static json_object *holders_of(sockets *s, uint32_t inode) {
+        char key[32];
+        socket_key(key, sizeof key, inode);
+        json_object *out = json_object_new_array(), *pids = NULL;
+        if (!out)
+                return NULL;
+        static const char *const sides[] = {"kbound", "sandbox", "launch", "host"};
+        bool found = false;
+        for (int pass = 0; pass < 4 && !found; pass++) {
+                if (pass >= 2 && holders_scan(s, pass == 2) < 0)
+                        goto oom;
+                json_object *map = pass == 0 ? s->own : pass == 1 ? s->members : pass == 2 ? s->launch : s->others;
+                if (!map || !json_object_object_get_ex(map, key, &pids))
+                        continue;
+                for (size_t i = 0; i < json_object_array_length(pids); i++) {
+                        pid_t pid = (pid_t) json_object_get_int(json_object_array_get_idx(pids, i));
+                        char name[64] = "kbound";
+                        if (pass == 1) {
+                                for (size_t p = 0; p < json_object_array_length(s->processes); p++) {
+                                        json_object *proc = json_object_array_get_idx(s->processes, p);
+                                        if (int_of(proc, "pid") == pid && str_of(proc, "name"))
+                                                snprintf(name, sizeof name, "%s", str_of(proc, "name"));
+                                }
+                        } else if (pass >= 2)
+                                process_name(s->t->proc_root, pid, name, sizeof name);
+                        json_object *h = json_object_new_object();
+                        if (!h || add(h, "pid", json_object_new_int(pid)) < 0 || add(h, "name", json_object_new_string(name)) < 0 ||
+                            add(h, "side", json_object_new_string(sides[pass])) < 0 || push(out, h) < 0) {
+                                json_object_put(h);
+                                goto oom;
+                        }
+                        found = true;
+                }
+        }
+        return out;
+oom:
+        json_object_put(out);
+        return NULL;
+}
+
+static const char *socket_type_name(uint8_t type) {
+        return type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "dgram" : type == SOCK_SEQPACKET ? "seqpacket" : "other";
+}
+
+static const char *socket_state_name(uint8_t state) {
+        /* The TCP state numbers, as unix sockets use them. */
+        return state == 10 ? "listening" : state == 1 ? "connected" : state == 7 ? "unconnected" : state == 2 ? "connecting"
+                                                                                                            : "other";
+}
+
+/* A socket's name as /proc/net/unix shows it: a path, or "@" and an abstract name's bytes with
+ * each NUL shown as "@". NULL when it is not bound. */
+static json_object *socket_name(const kb_sockdiag_unix *u) {
+        char buf[KB_SOCKDIAG_NAME_MAX + 1];
+        if (u->name_len == 0)
+                return NULL;
+        memcpy(buf, u->name, u->name_len);
+        for (size_t i = 0; i < u->name_len; i++)
+                if (buf[i] == '\0')
+                        buf[i] = '@';
+        return json_object_new_string_len(buf, u->name_len);
+}
+
+/* {"inode", "type", "state", "path", "peer"} of u. */
+static json_object *socket_facts(const kb_sockdiag_unix *u) {
+        json_object *o = json_object_new_object(), *name = socket_name(u);
+        if (!o || add(o, "inode", json_object_new_int64(u->inode)) < 0 ||
+            add(o, "type", json_object_new_string(socket_type_name(u->type))) < 0 ||
+            add(o, "state", json_object_new_string(socket_state_name(u->state))) < 0 ||
+            (name && add(o, "path", TAKE_PTR(name)) < 0) || add(o, "peer", json_object_new_int64(u->peer)) < 0) {
+                json_object_put(name);
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* kbound's network namespace as /proc/net/unix would show it ({"inode", "listening", "path"}), for
+ * a sandbox that shares it (the raw-network override): sock_diag's list, which no name can
+ * break. */
+static json_object *unix_table_of(const sockets *s) {
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; a && i < s->n; i++) {
+                json_object *o = json_object_new_object(), *name = socket_name(&s->list[i]);
+                if (!o || add(o, "inode", json_object_new_int64(s->list[i].inode)) < 0 ||
+                    add(o, "listening", json_object_new_boolean(s->list[i].state == 10)) < 0 ||
+                    (name && add(o, "path", TAKE_PTR(name)) < 0) || push(a, TAKE_PTR(o)) < 0) {
+                        json_object_put(name);
+                        json_object_put(o);
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+/* Reads kbound's network namespace (sock_diag) and who holds what: the sandbox's processes (from
+ * the look's descriptor tables) and kbound itself. A list that cannot be had is recorded in errors
+ * ("kbound's unix sockets"): the checks that need it fail. */
+static int sockets_init(sockets *s, json_object *errors) {
+        s->members = json_object_new_object();
+        s->own = json_object_new_object();
+        if (!s->members || !s->own)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
+                json_object *p = json_object_array_get_idx(s->processes, i), *fds = NULL;
+                json_object_object_get_ex(p, "fds", &fds);
+                for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
+                        const char *target = str_of(json_object_array_get_idx(fds, f), "target");
+                        if (target && strncmp(target, "socket:[", 8) == 0 && map_add(s->members, target, (pid_t) int_of(p, "pid")) < 0)
+                                return -ENOMEM;
+                }
+        }
+        int r = fd_sockets(s->t->proc_root, getpid(), s->own);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return note_error(errors, "kbound's unix sockets", r);
+        r = kb_sockdiag_unix_list(-1, &s->list, &s->n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return note_error(errors, "kbound's unix sockets", r);
+        return 0;
+}
+
+static void sockets_done(sockets *s) {
+        free(s->list);
+        json_object_put(s->members);
+        json_object_put(s->own);
+        json_object_put(s->launch);
+        json_object_put(s->others);
+}
+
+/* "kbound_sockets": the inodes of kbound's own unix sockets; "kbound_net_sockets": every socket of
+ * kbound's network namespace a sandbox process holds (socket_facts, and who holds its peer:
+ * "peer_held_by", holders_of). A unix socket lives in the network namespace of the side that
+ * connected, so the kernel's end of each of kbound's connections is here, and so is any socket of
+ * the host's network handed into the sandbox. */
+static int kbound_side_sockets(sockets *s, json_object *snap) {
+        if (!s->list)
+                return 0;
+        _cleanup_json_ json_object *mine = json_object_new_array(), *held = json_object_new_array();
+        if (!mine || !held)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n; i++) {
+                const kb_sockdiag_unix *u = &s->list[i];
+                char key[32];
+                socket_key(key, sizeof key, u->inode);
+                if (json_object_object_get_ex(s->own, key, NULL) && push(mine, json_object_new_int64(u->inode)) < 0)
+                        return -ENOMEM;
+                if (!json_object_object_get_ex(s->members, key, NULL))
+                        continue;
+                json_object *o = socket_facts(u);
+                if (!o || push(held, o) < 0)
+                        return -ENOMEM;
+                if (u->peer && add(o, "peer_held_by", holders_of(s, u->peer)) < 0)
+                        return -ENOMEM;
+        }
+        if (add(snap, "kbound_sockets", TAKE_PTR(mine)) < 0 || add(snap, "kbound_net_sockets", TAKE_PTR(held)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* "endpoints": the kernel's endpoints kbound must be connected to (sandbox paths; "file": the
+ * socket file in the team's runtime folder, or "error"); "connections": every connection of
+ * kbound's own to a socket file in the team's runtime folder ({"endpoint", "kbound_socket",
+ * "peer", "holders": holders_of the peer}). The peer of each is the kernel's end, found by inode,
+ * not by a name: whatever listens at a path, this is the socket kbound talks over. */
+static int connection_facts(sockets *s, json_object *snap) {
+        const kb_inspect_target *t = s->t;
+        _cleanup_json_ json_object *endpoints = json_object_new_array(), *conns = json_object_new_array();
+        if (!endpoints || !conns)
+                return -ENOMEM;
+        const char *prefix = KB_SANDBOX_RUNTIME "/";
+        for (const char *const *ep = t->endpoints; ep && *ep; ep++) {
+                json_object *e = json_object_new_object();
+                if (!e || push(endpoints, e) < 0 || add(e, "path", json_object_new_string(*ep)) < 0)
+                        return -ENOMEM;
+                char host[PATH_MAX];
+                struct stat st;
+                if (!t->own_runtime || strncmp(*ep, prefix, strlen(prefix)) != 0 ||
+                    snprintf(host, sizeof host, "%s/%s", t->own_runtime, *ep + strlen(prefix)) >= (int) sizeof host) {
+                        if (add(e, "error", json_object_new_string("not in the team's runtime folder")) < 0)
+                                return -ENOMEM;
+                } else if (lstat(host, &st) < 0) {
+                        if (add(e, "error", json_object_new_string(strerror(errno))) < 0)
+                                return -ENOMEM;
+                } else if (!S_ISSOCK(st.st_mode)) {
+                        if (add(e, "error", json_object_new_string("not a socket")) < 0)
+                                return -ENOMEM;
+                } else if (add(e, "file", stat_facts(&st)) < 0)
+                        return -ENOMEM;
+        }
+        DIR *d = t->own_runtime && s->list ? opendir(t->own_runtime) : NULL;
+        int r = 0;
+        struct dirent *de;
+        while (d && r >= 0 && (de = readdir(d))) {
+                struct stat st;
+                if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode))
+                        continue;
+                for (size_t i = 0; r >= 0 && i < s->n; i++) {
+                        const kb_sockdiag_unix *u = &s->list[i], *peer = NULL;
+                        char key[32], endpoint[PATH_MAX];
+                        socket_key(key, sizeof key, u->inode);
+                        if (!u->peer || !json_object_object_get_ex(s->own, key, NULL))
+                                continue;
+                        peer = kb_sockdiag_find(s->list, s->n, u->peer);
+                        if (!peer || !peer->has_file || peer->file_dev != st.st_dev || peer->file_ino != (uint32_t) st.st_ino)
+                                continue;
+                        snprintf(endpoint, sizeof endpoint, "%s%s", prefix, de->d_name);
+                        json_object *c = json_object_new_object();
+                        if (!c || push(conns, c) < 0 || add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
+                            add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
+                            add(c, "peer", json_object_new_int64(u->peer)) < 0 || add(c, "holders", holders_of(s, u->peer)) < 0)
+                                r = -ENOMEM;
+                }
+        }
+        if (d)
+                closedir(d);
+        if (r < 0 || add(snap, "endpoints", TAKE_PTR(endpoints)) < 0 || add(snap, "connections", TAKE_PTR(conns)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+typedef struct netns_thread {
+        int netns, fd, err;
+} netns_thread;
+
+static void *diag_thread(void *arg) {
+        netns_thread *nt = arg;
+        if (setns(nt->netns, CLONE_NEWNET) < 0)
+                nt->err = errno;
+        else if ((nt->fd = kb_sockdiag_open()) < 0)
+                nt->err = -nt->fd;
+        return NULL;
+}
+
+/* A sock_diag socket made in the network namespace of pid: by a short-lived thread that joins it
+ * (a network namespace is per thread; root may), else by a short-lived child that joins the user
+ * namespace owning it first (an unprivileged kbound may, for its own user's sandboxes). The socket
+ * answers for that namespace wherever it is used, so kbound itself never changes namespace.
+ * Returns the descriptor, -ESRCH when the process is gone, or -errno (-EPERM, -EACCES: kbound may
+ * not enter it). */
+static int diag_fd_in(const char *proc_root, pid_t pid) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/ns/net", proc_root, (int) pid);
+        _cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
+        if (netns < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        netns_thread nt = {.netns = netns, .fd = -1};
+        pthread_t thread;
+        int tr = pthread_create(&thread, NULL, diag_thread, &nt);
+        if (tr == 0 && pthread_join(thread, NULL) == 0 && nt.fd >= 0)
+                return nt.fd;
+        if (tr != 0 && tr != EAGAIN)
+                return -tr;
+        _cleanup_close_ int userns = ioctl(netns, NS_GET_USERNS);
+        _cleanup_close_ int mine = -1, theirs = -1;
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        mine = sv[0];
+        theirs = sv[1];
+        pid_t child = fork();
+        if (child < 0)
+                return -errno;
+        if (child == 0) {
+                /* System calls only from here on: the parent may have other threads. */
+                int err = 0, fd = -1;
+                if (setns(netns, CLONE_NEWNET) < 0) {
+                        err = errno;
+                        if (userns >= 0 && setns(userns, CLONE_NEWUSER) == 0 && setns(netns, CLONE_NEWNET) == 0)
+                                err = 0;
+                }
+                if (!err && (fd = kb_sockdiag_open()) < 0)
+                        err = -fd;
+                union {
+                        char buf[CMSG_SPACE(sizeof(int))];
+                        struct cmsghdr align;
+                } c;
+                memset(&c, 0, sizeof c);
+                struct iovec iov = {.iov_base = &err, .iov_len = sizeof err};
+                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+                if (!err) {
+                        mh.msg_control = c.buf;
+                        mh.msg_controllen = sizeof c.buf;
+                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                        cm->cmsg_level = SOL_SOCKET;
+                        cm->cmsg_type = SCM_RIGHTS;
+                        cm->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+                }
+                _exit(sendmsg(theirs, &mh, MSG_NOSIGNAL) < 0 ? 1 : 0);
+        }
+        kb_closep(&theirs);
+        int err = 0, fd = -1;
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } c;
+        struct iovec iov = {.iov_base = &err, .iov_len = sizeof err};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
+        struct pollfd pfd = {.fd = mine, .events = POLLIN};
+        ssize_t got = -1;
+        int pr;
+        do
+                pr = poll(&pfd, 1, 5000);
+        while (pr < 0 && errno == EINTR);
+        if (pr > 0) {
+                do
+                        got = recvmsg(mine, &mh, MSG_CMSG_CLOEXEC);
+                while (got < 0 && errno == EINTR);
+        }
+        struct cmsghdr *cm = got == (ssize_t) sizeof err ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+        if (pr == 0)
+                kill(child, SIGKILL);
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (fd >= 0)
+                return fd;
+        return err > 0 ? -err : pr == 0 ? -ETIMEDOUT : -EIO;
+}
+
+/* A socket the host has not placed yet, and whether anyone was found holding it. */
+/* The reach of a look's host sockets, and the counts boundary.sockets reports. */
+typedef struct host_sockets_ctx {
+        sockets *s;
+        const sandbox_table *tables; /* every mount table of the sandbox, the kernel's first */
+        size_t n_tables;
+        json_object *devs;    /* devices the sandbox's mounts are on ("maj:min" → null) */
+        json_object *files;   /* socket files looked at ("maj:min:ino" → placed or out of reach) */
+        json_object *reach;   /* the look's "reach" */
+        json_object *not_claimed; /* sockets the host could not place */
+        kb_sockdiag_unix *pending; /* not placed yet (malloc'd) */
+        size_t n_pending, cap_pending;
+        size_t checked, elsewhere, vanished, abstract;
+} host_sockets_ctx;
+
+static void host_sockets_done(host_sockets_ctx *x) {
+        free(x->pending);
+}
+
+static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size) {
+        snprintf(buf, size, "%s unix %s socket", socket_state_name(u->state), socket_type_name(u->type));
+        return buf;
+}
+
+/* Finds the file of u, a pathname socket of a host network namespace (rep: one of that namespace's
+ * processes, 0 for kbound's own), by its name: in kbound's mount namespace, in rep's, in each
+ * holder's (a relative name from the holder's working folder), each try confirmed by the file's
+ * device and inode. When found, appends u's reach entry (reach_entry, expose) and returns 1;
+ * returns 0 when it is not found, -ENOMEM. */
+static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t rep) {
+        const kb_inspect_target *t = x->s->t;
+        char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[32];
+        memcpy(name, u->name, u->name_len);
+        name[u->name_len] = '\0';
+        snprintf(file_dev, sizeof file_dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+        pid_t tries[8];
+        size_t n_tries = 0;
+        if (name[0] == '/') {
+                tries[n_tries++] = 0;
+                if (rep > 0)
+                        tries[n_tries++] = rep;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                if (pass == 1) {
+                        /* Not where its name says: ask who holds it. */
+                        json_object *holders = holders_of(x->s, u->inode);
+                        if (!holders)
+                                return -ENOMEM;
+                        n_tries = 0;
+                        for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries); i++) {
+                                json_object *h = json_object_array_get_idx(holders, i);
+                                const char *side = str_of(h, "side");
+                                if (side && strcmp(side, "sandbox") != 0)
+                                        tries[n_tries++] = (pid_t) int_of(h, "pid");
+                        }
+                        json_object_put(holders);
+                }
+                for (size_t i = 0; i < n_tries; i++) {
+                        pid_t pid = tries[i];
+                        char path[PATH_MAX];
+                        struct stat st;
+                        _cleanup_json_ json_object *table = NULL;
+                        if (name[0] == '/')
+                                snprintf(path, sizeof path, "%s", name);
+                        else {
+                                /* Relative to the working folder it was bound in, if the holder
+                                 * is still there: the file's inode says whether it is. */
+                                char cwd[PATH_MAX + 32];
+                                snprintf(cwd, sizeof cwd, "%s/%d/cwd", t->proc_root, (int) pid);
+                                ssize_t len = readlink(cwd, path, sizeof path - 1);
+                                if (len <= 0 || path[0] != '/')
+                                        continue;
+                                path[len] = '\0';
+                                size_t used = (size_t) len;
+                                if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "", name) >=
+                                    (int) (sizeof path - used))
+                                        continue;
+                        }
+                        if (pid == 0) {
+                                json_object *host_mounts = NULL;
+                                json_object_object_get_ex(t->host, "mounts", &host_mounts);
+                                table = json_object_get(host_mounts);
+                                if (lstat(path, &st) < 0)
+                                        continue;
+                        } else {
+                                char root[PATH_MAX];
+                                _cleanup_free_ char *mi = NULL;
+                                snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
+                                _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (root_fd < 0 || stat_in_root(root_fd, path, &st) < 0)
+                                        continue;
+                                int r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+                                if (r >= 0)
+                                        r = kb_procfs_mountinfo_parse(mi, &table);
+                                if (r == -ENOMEM)
+                                        return r;
+                                if (r < 0)
+                                        continue;
+                        }
+                        /* sock_diag names the superblock's device, stat the file's (which differ on
+                         * btrfs): either identifies it, with the inode. */
+                        json_object *hm = kb_procfs_mount_of(table, path);
+                        const char *hdev = str_of(hm, "dev");
+                        if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+                            (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
+                                continue;
+                        char kind[64], shown[PATH_MAX + 64];
+                        if (pid == 0)
+                                snprintf(shown, sizeof shown, "%s", path);
+                        else
+                                snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
+                        json_object *exposed = NULL,
+                                    *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket", "boundary.sockets",
+                                                     x->reach, &exposed);
+                        json_object *facts = socket_facts(u);
+                        if (!e || !facts || add(e, "socket", facts) < 0)
+                                return -ENOMEM;
+                        return expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM : 1;
+                }
         }
         return 0;
 }
 
-/* "kbound_net_sockets": the entries of kbound's own network namespace's unix table whose inode a
- * sandbox process holds. */
-static int kbound_side_sockets(const kb_inspect_target *t, json_object *processes, json_object *snap, json_object *errors) {
+/* Whether the file key names ("maj:min:ino") was placed, or is out of the sandbox's reach. */
+static bool file_resolved(host_sockets_ctx *x, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(x->files, key, &v) && json_object_get_boolean(v);
+}
+
+static void file_key(const kb_sockdiag_unix *u, char *buf, size_t size) {
+        snprintf(buf, size, "%u:%u:%u", major(u->file_dev), minor(u->file_dev), u->file_ino);
+}
+
+/* The bound pathname sockets of one network namespace's list (rep: one of its processes, 0 for
+ * kbound's own; diag: a sock_diag socket of it, -1 for kbound's), except the sandbox's own: each
+ * socket file on a device one of the kernel's mounts is on is placed (place_socket) through any
+ * socket bound to it (a connection not yet accepted carries its listener's file, and is placed
+ * with it). One still unplaced and still there when the namespace is listed again is kept in
+ * x->pending for host_sockets to judge once every namespace was read. */
+static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, size_t n, pid_t rep, int diag) {
+        size_t first = x->n_pending;
+        for (size_t i = 0; i < n; i++) {
+                const kb_sockdiag_unix *u = &list[i];
+                char key[64];
+                int r = 0;
+                socket_key(key, sizeof key, u->inode);
+                if (json_object_object_get_ex(x->s->members, key, NULL))
+                        continue; /* the sandbox's own */
+                if (!kb_sockdiag_is_path(u)) {
+                        if (u->name_len > 0 && rep == 0 && !json_object_object_get_ex(x->s->own, key, NULL))
+                                x->abstract++; /* the host's, kbound's own canary not counted */
+                        continue;
+                }
+                if (u->has_file) {
+                        char dev[32];
+                        bool seen = false;
+                        file_key(u, key, sizeof key);
+                        snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+                        if (file_resolved(x, key))
+                                continue; /* placed through another socket bound to that file */
+                        seen = json_object_object_get_ex(x->files, key, NULL);
+                        if (!seen) {
+                                x->checked++;
+                                bool elsewhere = !json_object_object_get_ex(x->devs, dev, NULL);
+                                x->elsewhere += elsewhere; /* no mount of the sandbox is on its filesystem */
+                                if (add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
+                                        return -ENOMEM;
+                                if (elsewhere)
+                                        continue;
+                        }
+                        r = place_socket(x, u, rep);
+                        if (r < 0)
+                                return r;
+                        if (r == 1 && add(x->files, key, json_object_new_boolean(true)) < 0)
+                                return -ENOMEM;
+                        if (r == 1 || seen)
+                                continue; /* one socket of an unplaced file is enough to judge */
+                } else
+                        x->checked++;
+                if (x->n_pending == x->cap_pending) {
+                        size_t cap = x->cap_pending ? 2 * x->cap_pending : 16;
+                        kb_sockdiag_unix *np = realloc(x->pending, cap * sizeof *np);
+                        if (!np)
+                                return -ENOMEM;
+                        x->pending = np;
+                        x->cap_pending = cap;
+                }
+                x->pending[x->n_pending++] = *u;
+        }
+        if (x->n_pending == first)
+                return 0;
+        /* A socket closed since the list was taken is no longer anyone's to reach. */
+        kb_sockdiag_unix *again = NULL;
+        size_t n_again = 0, kept = first;
+        int r = kb_sockdiag_unix_list(diag, &again, &n_again);
+        if (r == -ENOMEM)
+                return r;
+        for (size_t i = first; i < x->n_pending; i++) {
+                if (r == 0 && !kb_sockdiag_find(again, n_again, x->pending[i].inode))
+                        x->vanished++;
+                else
+                        x->pending[kept++] = x->pending[i];
+        }
+        x->n_pending = kept;
+        free(again);
+        return 0;
+}
+
+/* Whether the file of u, a socket the host could not find by its name, is in the sandbox all the
+ * same, at a place its name ends with under one of the sandbox's mounts of its filesystem (a name
+ * bound relative to a folder since bound into the sandbox): a bounded set of places, each
+ * confirmed by the file's device and inode. Returns 1 and appends u's reach entry, 0, -ENOMEM. */
+static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
+        char name[KB_SOCKDIAG_NAME_MAX + 1], dev[32];
+        memcpy(name, u->name, u->name_len);
+        name[u->name_len] = '\0';
+        snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+        for (size_t k = 0; k < x->n_tables; k++)
+        for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts && i < json_object_array_length(x->tables[k].mounts); i++) {
+                json_object *m = json_object_array_get_idx(x->tables[k].mounts, i), *target = NULL;
+                const char *mdev = str_of(m, "dev"), *mp = str_of(m, "mountpoint");
+                json_object_object_get_ex(m, "target", &target);
+                const char *type = str_of(target, "type");
+                if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
+                        continue;
+                for (const char *suffix = name; suffix; suffix = strchr(suffix, '/') ? strchr(suffix, '/') + 1 : NULL) {
+                        char at[PATH_MAX];
+                        struct stat st;
+                        if (!*suffix || snprintf(at, sizeof at, "%s/%s", strcmp(mp, "/") == 0 ? "" : mp, suffix) >= (int) sizeof at ||
+                            stat_in_root(x->tables[k].root_fd, at, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+                            st.st_dev != u->file_dev)
+                                continue;
+                        char kind[64], shown[PATH_MAX + 64];
+                        snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
+                        json_object *exposed = NULL, *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                      "boundary.sockets", x->reach, &exposed);
+                        json_object *where = json_object_new_object(), *facts = socket_facts(u);
+                        if (!e || !where || add(where, "at", json_object_new_string(at)) < 0 ||
+                            add(where, "confirmed", json_object_new_boolean(true)) < 0 || push(exposed, where) < 0 ||
+                            add(e, "socket", facts) < 0)
+                                return -ENOMEM;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+/* The sockets of x->pending whose files no socket of any namespace placed. One found in the
+ * sandbox all the same (find_in_sandbox) fails the check; the others, on a filesystem the sandbox
+ * mounts but whose files the host cannot find (removed while bound, moved, bound by a relative
+ * name in a folder their holder has left, or another user's that an unprivileged kbound may not
+ * look into), are reported as not claimed ("not_claimed"), with who holds them. */
+static int unplaced_sockets(host_sockets_ctx *x) {
+        for (size_t i = 0; i < x->n_pending; i++) {
+                const kb_sockdiag_unix *u = &x->pending[i];
+                char key[64], why[200];
+                file_key(u, key, sizeof key);
+                if (u->has_file && file_resolved(x, key))
+                        continue;
+                int r = u->has_file ? find_in_sandbox(x, u) : 0;
+                if (r != 0) {
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (u->has_file)
+                        snprintf(why, sizeof why, "its file (device %u:%u, inode %u) was not found by its name",
+                                 major(u->file_dev), minor(u->file_dev), u->file_ino);
+                else
+                        snprintf(why, sizeof why, "the kernel did not say which file it is bound to");
+                json_object *o = socket_facts(u);
+                if (!o || push(x->not_claimed, o) < 0 || add(o, "why", json_object_new_string(why)) < 0 ||
+                    (u->has_uid && add(o, "uid", json_object_new_int64(u->uid)) < 0) ||
+                    add(o, "held_by", holders_of(x->s, u->inode)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A network namespace kbound could not enter, read from /proc/<pid>/net/unix instead: text whose
+ * names their owners choose, so only a path found on the host as a socket is placed (reach_one);
+ * the rest is reported as not placed, and a table that cannot be read or parsed as such, never
+ * skipped (the lines of it that have the table's shape are still looked for). */
+static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
+        const kb_inspect_target *t = x->s->t;
+        json_object *o = json_object_new_object();
+        if (!o || push(not_entered, o) < 0 || add(o, "pid", json_object_new_int(pid)) < 0 ||
+            add(o, "error", json_object_new_string(strerror(-enter_error))) < 0)
+                return -ENOMEM;
         _cleanup_free_ char *text = NULL;
-        json_object *list = NULL;
-        int r = read_proc(t->proc_root, getpid(), "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
+        _cleanup_json_ json_object *list = NULL;
+        int r = read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
         if (r >= 0)
                 r = kb_procfs_unix_parse(text, &list);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
-                return note_error(errors, "kbound's own net/unix", r);
-        _cleanup_json_ json_object *held = json_object_new_object(), *out = json_object_new_array();
-        if (!held || !out) {
-                json_object_put(list);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < json_object_array_length(processes); i++) {
-                json_object *fds = NULL;
-                json_object_object_get_ex(json_object_array_get_idx(processes, i), "fds", &fds);
-                for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
-                        const char *target = str_of(json_object_array_get_idx(fds, f), "target");
-                        if (target && strncmp(target, "socket:[", 8) == 0)
-                                json_object_object_add(held, target, NULL);
-                }
-        }
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-                json_object *u = json_object_array_get_idx(list, i);
-                char key[64];
-                snprintf(key, sizeof key, "socket:[%lld]", (long long) int_of(u, "inode"));
-                if (json_object_object_get_ex(held, key, NULL) && push(out, json_object_get(u)) < 0) {
-                        json_object_put(list);
+        if (r < 0) {
+                /* Recorded; the lines that have the table's shape are still looked for. */
+                size_t skipped = 0;
+                if (add(o, "table_error", json_object_new_string(strerror(-r))) < 0)
                         return -ENOMEM;
-                }
+                r = text ? kb_procfs_unix_parse_lenient(text, &list, &skipped) : -ENODATA;
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return 0;
         }
-        json_object_put(list);
-        return add(snap, "kbound_net_sockets", TAKE_PTR(out));
+        size_t by_path = 0, unplaced = 0;
+        for (size_t k = 0; k < json_object_array_length(list); k++) {
+                json_object *u = json_object_array_get_idx(list, k);
+                const char *path = str_of(u, "path");
+                char key[64];
+                struct stat st;
+                snprintf(key, sizeof key, "socket:[%lld]", (long long) int_of(u, "inode"));
+                if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
+                        continue;
+                if (path[0] != '/' || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+                        unplaced++;
+                        continue;
+                }
+                snprintf(key, sizeof key, "%u:%u:%u", major(st.st_dev), minor(st.st_dev), (uint32_t) st.st_ino);
+                if (json_object_object_get_ex(x->files, key, NULL))
+                        continue;
+                if (add(x->files, key, json_object_new_boolean(true)) < 0)
+                        return -ENOMEM;
+                by_path++;
+                if (reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path, "socket",
+                              "boundary.sockets", x->reach) < 0)
+                        return -ENOMEM;
+        }
+        if (add(o, "placed_by_path", json_object_new_int64((int64_t) by_path)) < 0 ||
+            add(o, "unplaced", json_object_new_int64((int64_t) unplaced)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Every bound pathname unix socket of the host (any type, any state), from kbound's network
+ * namespace and every other one the /proc walk finds (one process each; the sandbox's own is
+ * skipped): where the sandbox's mounts expose its file (place_socket). Adds "socket_namespaces"
+ * (how many were listed), "socket_namespaces_not_entered" ([{pid, error, table_error,
+ * placed_by_path, unplaced}]), "socket_namespaces_skipped" (past SOCKET_NAMESPACES_MAX),
+ * "host_sockets" {checked, elsewhere, vanished, not_claimed} and "abstract_sockets" (bound to abstract names in
+ * kbound's namespace, which a sandbox sharing it reaches). */
+static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables, json_object *reach) {
+        const kb_inspect_target *t = s->t;
+        _cleanup_json_ json_object *devs = json_object_new_object(), *files = json_object_new_object(),
+                                   *not_entered = json_object_new_array(), *not_claimed = json_object_new_array();
+        _cleanup_free_ uint64_t *seen = calloc(s->n_procs + 1, sizeof(uint64_t));
+        if (!devs || !files || !not_entered || !not_claimed || !seen)
+                return -ENOMEM;
+        for (size_t k = 0; k < n_tables; k++)
+                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
+                        const char *dev = str_of(json_object_array_get_idx(tables[k].mounts, i), "dev");
+                        if (dev)
+                                json_object_object_add(devs, dev, NULL);
+                }
+        _cleanup_(host_sockets_done) host_sockets_ctx x = {.s = s, .tables = tables, .n_tables = n_tables, .devs = devs, .files = files, .reach = reach,
+                              .not_claimed = not_claimed};
+        size_t listed = 0, skipped = 0, n_seen = 0;
+        char table[PATH_MAX];
+        struct stat tst;
+        /* Network namespaces are keyed by their unix table's inode, which differs per namespace
+         * and, unlike ns/net, can be read for another user's process. */
+        snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) getpid());
+        if (stat(table, &tst) == 0)
+                seen[n_seen++] = (uint64_t) tst.st_ino;
+        if (s->list) {
+                listed++;
+                if (namespace_sockets(&x, s->list, s->n, 0, -1) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->n_procs; i++) {
+                pid_t pid = s->procs[i].pid;
+                snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) pid);
+                if (s->procs[i].member || stat(table, &tst) < 0)
+                        continue;
+                bool known = false;
+                for (size_t j = 0; j < n_seen && !known; j++)
+                        known = seen[j] == (uint64_t) tst.st_ino;
+                if (known)
+                        continue;
+                seen[n_seen++] = (uint64_t) tst.st_ino;
+                if (listed + json_object_array_length(not_entered) >= SOCKET_NAMESPACES_MAX) {
+                        skipped++;
+                        continue;
+                }
+                int fd = diag_fd_in(t->proc_root, pid);
+                if (fd == -ESRCH) {
+                        n_seen--; /* gone: another of its processes may stand for it */
+                        continue;
+                }
+                if (fd == -ENOMEM)
+                        return fd;
+                kb_sockdiag_unix *list = NULL;
+                size_t n = 0;
+                int r = fd >= 0 ? kb_sockdiag_unix_list(fd, &list, &n) : fd;
+                if (r == -ENOMEM) {
+                        close(fd);
+                        return r;
+                }
+                if (r >= 0) {
+                        listed++;
+                        r = namespace_sockets(&x, list, n, pid, fd);
+                        free(list);
+                        close(fd);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (fd >= 0)
+                        close(fd);
+                if (namespace_by_text(&x, pid, r, not_entered) < 0)
+                        return -ENOMEM;
+        }
+        if (unplaced_sockets(&x) < 0)
+                return -ENOMEM;
+        json_object *counts = json_object_new_object();
+        if (add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
+            add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||
+            add(snap, "socket_namespaces_skipped", json_object_new_int64((int64_t) skipped)) < 0 ||
+            add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 || add(snap, "host_sockets", counts) < 0 ||
+            add(counts, "checked", json_object_new_int64((int64_t) x.checked)) < 0 ||
+            add(counts, "elsewhere", json_object_new_int64((int64_t) x.elsewhere)) < 0 ||
+            add(counts, "vanished", json_object_new_int64((int64_t) x.vanished)) < 0 ||
+            add(counts, "not_claimed", TAKE_PTR(not_claimed)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 /* Every mount table among processes into snap ("mounts": the kernel's, "mount_tables": any other
@@ -1039,7 +1817,7 @@ static int kbound_side_sockets(const kb_inspect_target *t, json_object *processe
  * tables of every network namespace ("net", "kernel_net"). What cannot be read is noted in the
  * snapshot's errors. Returns 0 or -ENOMEM. */
 static int snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap, sandbox_table *tables,
-                           size_t *ret_n, json_object **ret_kernel_net) {
+                           size_t *ret_n, json_object **ret_kernel_net, sockets *socks, uint64_t own_netns) {
         json_object *errors = NULL, *net = NULL, *mount_tables = NULL, *mounts = NULL;
         json_object_object_get_ex(snap, "errors", &errors);
         json_object_object_get_ex(snap, "net", &net);
@@ -1095,7 +1873,12 @@ static int snapshot_tables(const kb_inspect_target *t, json_object *processes, j
                         snprintf(key, sizeof key, "%lld", (long long) netns);
                         if (!json_object_object_get_ex(net, key, NULL)) {
                                 json_object *facts = NULL;
-                                r = net_facts(t, pid, errors, &facts);
+                                /* kbound's own namespace (the raw-network override) is listed
+                                 * from sock_diag, which no socket's name can break. */
+                                json_object *diag_unix = NULL;
+                                if ((uint64_t) netns == own_netns && socks->list && !(diag_unix = unix_table_of(socks)))
+                                        return -ENOMEM;
+                                r = net_facts(t, pid, diag_unix, errors, &facts);
                                 if (r == -ESRCH)
                                         continue;
                                 if (r < 0 || add(net, key, facts) < 0)
@@ -1246,6 +2029,12 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         }
         if (add(snap, "vanished", json_object_new_int(vanished)) < 0)
                 return -ENOMEM;
+        /* kbound's network namespace's unix sockets (sock_diag), and who holds which. */
+        _cleanup_(sockets_done) sockets socks = {.t = t, .procs = procs, .n_procs = n, .processes = processes};
+        uint64_t own_netns = 0;
+        if (sockets_init(&socks, errors) < 0)
+                return -ENOMEM;
+        (void) ns_inode(t->proc_root, getpid(), "net", &own_netns);
 
         /* Every mount table among the sandbox's processes: the kernel's ("mounts") and any other
          * mount namespace's ("mount_tables", by namespace inode), each looked at through the root
@@ -1254,11 +2043,9 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         if (!tables)
                 return -ENOMEM;
         size_t n_tables = 0;
-        r = snapshot_tables(t, processes, snap, tables, &n_tables, &kernel_net);
-        if (r >= 0)
-                r = kbound_side_sockets(t, processes, snap, errors);
-        json_object *endpoints = NULL, *launcher = NULL;
-        if (r >= 0 && (endpoint_facts(t, kernel_net, processes, &endpoints) < 0 || add(snap, "endpoints", endpoints) < 0 ||
+        r = snapshot_tables(t, processes, snap, tables, &n_tables, &kernel_net, &socks, own_netns);
+        json_object *launcher = NULL;
+        if (r >= 0 && (kbound_side_sockets(&socks, snap) < 0 || connection_facts(&socks, snap) < 0 ||
                        launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0))
                 r = -ENOMEM;
 
@@ -1274,13 +2061,13 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
                 r = wanted ? outside_mounts(t, procs, n, wanted, snap) : -ENOMEM;
         json_object_put(wanted);
 
-        /* What of the host the mounts expose: the canaries, and every listening socket. */
+        /* What of the host the mounts expose: the canaries, and every bound socket. */
         for (size_t i = 0; r >= 0 && i < t->n_canaries; i++)
                 if (t->canaries[i].path)
                         r = reach_one(t, tables, n_tables, t->canaries[i].name, t->canaries[i].path, "canary",
                                       t->canaries[i].claim, reach);
         if (r >= 0)
-                r = host_listeners(t, procs, n, snap, tables, n_tables, reach);
+                r = host_sockets(&socks, snap, tables, n_tables, reach);
         for (size_t k = 0; k < n_tables; k++)
                 if (tables[k].root_fd >= 0)
                         close(tables[k].root_fd);

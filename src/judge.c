@@ -533,36 +533,31 @@ json_object *kb_judge_session(const kb_judge_input *in) {
 
 /* ---- identity.pid2 ---- */
 
+/* "pid H (PID n in the sandbox), name" or "host pid H (name), outside the sandbox" for a holder
+ * ({"pid", "name", "side"}) of snap. */
+static const char *holder_words(json_object *snap, json_object *h, char *buf, size_t size) {
+        int64_t pid = int_or(h, "pid", -1), inner = -1;
+        const char *side = str_or(h, "side", "?"), *name = str_or(h, "name", "?");
+        json_object *procs = get(snap, "processes");
+        for (size_t p = 0; p < arr_len(procs); p++)
+                if (int_or(at(procs, p), "pid", -2) == pid)
+                        inner = inner_pid(at(procs, p));
+        if (strcmp(side, "sandbox") == 0)
+                snprintf(buf, size, "pid %" PRId64 " (PID %" PRId64 " in the sandbox), %s", pid, inner, name);
+        else if (strcmp(side, "kbound") == 0)
+                snprintf(buf, size, "kbound itself (pid %" PRId64 ")", pid);
+        else
+                snprintf(buf, size, "host pid %" PRId64 " (%s), outside the sandbox%s", pid, name,
+                         strcmp(side, "launch") == 0 ? " (started by kbound's launcher)" : "");
+        return buf;
+}
+
 json_object *kb_judge_identity(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         look_problems(&v, in);
-        int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
-        json_object *snap = at(in->snapshots, 0), *endpoints = get(snap, "endpoints");
-        json_object *procs = get(snap, "processes");
-        if (arr_len(endpoints) == 0)
-                problem(&v, "the host was given no kernel endpoint to look for");
-        for (size_t i = 0; i < arr_len(endpoints); i++) {
-                json_object *e = at(endpoints, i), *holders = get(e, "holders");
-                const char *path = str_or(e, "path", "?");
-                if (arr_len(get(e, "inodes")) == 0) {
-                        problem(&v, "no socket is listening at the kernel's endpoint %s in the sandbox", path);
-                        continue;
-                }
-                if (!int_in(holders, kernel_pid))
-                        problem(&v, "PID 2 is not the kernel: the socket at %s is not held by the pinned PID 2", path);
-                for (size_t h = 0; h < arr_len(holders); h++) {
-                        int64_t holder = json_object_get_int64(at(holders, h));
-                        if (holder == kernel_pid)
-                                continue;
-                        int64_t inner = -1;
-                        for (size_t p = 0; p < arr_len(procs); p++)
-                                if (int_or(at(procs, p), "pid", -1) == holder)
-                                        inner = inner_pid(at(procs, p));
-                        problem(&v, "the socket at %s is held by pid %" PRId64 " (PID %" PRId64 " in the sandbox), not only by the pinned kernel",
-                                path, holder, inner);
-                }
-        }
+        /* The cell's word first: a kernel that broke its own cell is named for it before anything
+         * the host could not see because of it (a look that never came). */
         json_object *cell = get(in->expect, "identity");
         const char *cell_error = get_str(cell, "error");
         int64_t cell_pid = int_or(cell, "pid", -1);
@@ -573,14 +568,79 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                 problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
         else if (cell_pid != 2 || cell_inner != 2)
                 problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
+        int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
+        json_object *endpoints = get(at(in->snapshots, 0), "endpoints");
+        json_object *judged = json_object_new_object(), *connections = json_object_new_array();
+        char who[256];
+        if (!judged || !connections)
+                v.oom = true;
+        if (arr_len(endpoints) == 0)
+                problem(&v, "the host was given no kernel endpoint to look for");
+        for (size_t i = 0; i < arr_len(endpoints); i++) {
+                json_object *e = at(endpoints, i);
+                const char *path = str_or(e, "path", "?");
+                size_t found = 0;
+                if (get_str(e, "error"))
+                        problem(&v, "the host could not find the socket file of the kernel's endpoint %s: %s", path,
+                                get_str(e, "error"));
+                for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                        json_object *conns = get(at(in->snapshots, s), "connections");
+                        for (size_t c = 0; c < arr_len(conns); c++)
+                                found += strcmp(str_or(at(conns, c), "endpoint", ""), path) == 0;
+                }
+                if (found == 0)
+                        problem(&v, "the host found no connection of kbound's to the kernel's endpoint %s", path);
+        }
+        /* Every connection kbound talks over, in every look: its other end, found by inode, must be
+         * held by the pinned PID 2 and no other process. */
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s), *conns = get(snap, "connections");
+                for (size_t c = 0; c < arr_len(conns); c++) {
+                        json_object *conn = at(conns, c), *holders = get(conn, "holders");
+                        const char *ep = str_or(conn, "endpoint", "?");
+                        int64_t mine = int_or(conn, "kbound_socket", -1), peer = int_or(conn, "peer", -1);
+                        char key[512];
+                        /* Judged once per look that saw it held differently. */
+                        snprintf(key, sizeof key, "%" PRId64 "-%" PRId64 " %s", mine, peer,
+                                 holders ? json_object_to_json_string_ext(holders, JSON_C_TO_STRING_PLAIN) : "none");
+                        if (!judged || json_object_object_get_ex(judged, key, NULL))
+                                continue;
+                        json_object_object_add(judged, key, NULL);
+                        if (connections)
+                                json_object_array_add(connections, json_object_get(conn));
+                        bool kernel = false;
+                        for (size_t h = 0; h < arr_len(holders); h++)
+                                kernel |= int_or(at(holders, h), "pid", -2) == kernel_pid &&
+                                          strcmp(str_or(at(holders, h), "side", ""), "sandbox") == 0;
+                        if (arr_len(holders) == 0)
+                                problem(&v, "PID 2 is not the kernel: kbound's connection to %s (socket:[%" PRId64 "]) is "
+                                            "answered by socket:[%" PRId64 "], which no process the host found holds",
+                                        ep, mine, peer);
+                        else if (!kernel)
+                                problem(&v, "PID 2 is not the kernel: kbound's connection to %s is answered by %s, not by the "
+                                            "pinned PID 2 (host pid %" PRId64 ")",
+                                        ep, holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid);
+                        for (size_t h = 0; h < arr_len(holders); h++) {
+                                json_object *holder = at(holders, h);
+                                if ((int_or(holder, "pid", -2) == kernel_pid && strcmp(str_or(holder, "side", ""), "sandbox") == 0) ||
+                                    (!kernel && h == 0))
+                                        continue;
+                                problem(&v, "kbound's connection to %s is held by %s, not only by the pinned kernel", ep,
+                                        holder_words(snap, holder, who, sizeof who));
+                        }
+                }
+        }
+        json_object_put(judged);
+        size_t n_conn = arr_len(connections);
         evidence(&v, "endpoints", json_object_get(endpoints));
+        evidence(&v, "connections", connections);
         evidence(&v, "cell", json_object_get(cell));
         evidence(&v, "kernel_host_pid", json_object_new_int64(kernel_pid));
-        char pass[256];
+        char pass[512];
         snprintf(pass, sizeof pass,
-                 "the pinned PID 2 (host pid %" PRId64 ") alone holds the kernel's shell and control sockets; the kernel "
-                 "reports pid 2",
-                 kernel_pid);
+                 "the other end of each of kbound's %zu connections to the kernel (found by inode, not by path) is held by "
+                 "the pinned PID 2 (host pid %" PRId64 ") alone; the kernel reports pid 2",
+                 n_conn, kernel_pid);
         return verdict_end(&v, "identity.pid2", pass);
 }
 
@@ -1259,21 +1319,84 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         look_problems(&v, in);
+        char buf[DETAIL_MAX];
         json_object *exposed = json_object_new_array();
-        size_t n = reach_problems(&v, in, "socket", NULL, exposed);
+        size_t n = reach_problems(&v, in, "socket", "boundary.sockets", exposed);
         evidence(&v, "exposed", exposed);
-        json_object *snap = at(in->snapshots, 0);
-        int64_t namespaces = int_or(snap, "listener_namespaces", 0), unreadable = int_or(snap, "listener_namespaces_unreadable", 0);
-        evidence(&v, "listeners_checked", json_object_new_int64((int64_t) n));
-        evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
-        evidence(&v, "namespaces_unreadable", json_object_new_int64(unreadable));
+        json_object *snap = at(in->snapshots, 0), *not_entered = get(snap, "socket_namespaces_not_entered");
+        json_object *counts = get(snap, "host_sockets");
+        int64_t namespaces = int_or(snap, "socket_namespaces", 0), skipped = int_or(snap, "socket_namespaces_skipped", 0);
+        int64_t checked = int_or(counts, "checked", 0), abstract = int_or(snap, "abstract_sockets", 0);
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *look = at(in->snapshots, s);
+                if (fact_error(look, "kbound's unix sockets", buf, sizeof buf))
+                        problem(&v, "the host could not list %s", buf);
+                if (arr_len(get(look, "mounts")) == 0)
+                        problem(&v, "the host could not read the sandbox's mount table (%s)", str_or(look, "label", "?"));
+                if (!get(look, "host_sockets") || !get(look, "socket_namespaces_not_entered"))
+                        problem(&v, "the host did not list the host's unix sockets (%s)", str_or(look, "label", "?"));
+                if (int_or(look, "socket_namespaces_skipped", 0) > 0)
+                        problem(&v, "the host did not list the sockets of %" PRId64 " network namespaces (more than kbound "
+                                    "reads in one look)",
+                                int_or(look, "socket_namespaces_skipped", 0));
+        }
         if (namespaces == 0)
                 problem(&v, "the host read no network namespace's socket table");
-        char pass[256];
+        /* Namespaces kbound could not enter: only paths found on the host were placed; the rest is
+         * not claimed, and the namespace is named. */
+        char left[512] = "";
+        size_t unplaced = 0;
+        for (size_t i = 0; i < arr_len(not_entered); i++) {
+                json_object *ne = at(not_entered, i);
+                unplaced += (size_t) int_or(ne, "unplaced", 0);
+                if (i < 3)
+                        snprintf(left + strlen(left), sizeof left - strlen(left), "%snetwork namespace of pid %" PRId64 " (%s%s%s)",
+                                 i ? ", " : "", int_or(ne, "pid", -1), str_or(ne, "error", "?"),
+                                 get_str(ne, "table_error") ? "; its table: " : "", str_or(ne, "table_error", ""));
+                else if (i == 3)
+                        snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)",
+                                 arr_len(not_entered) - 3);
+        }
+        bool raw = is_true(in->expect, "allow_network");
+        evidence(&v, "sockets_checked", json_object_new_int64(checked));
+        evidence(&v, "on_other_filesystems", json_object_new_int64(int_or(counts, "elsewhere", 0)));
+        evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
+        evidence(&v, "namespaces_not_entered", json_object_get(not_entered));
+        evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
+        evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
+        evidence(&v, "not_placed", json_object_get(get(counts, "not_claimed")));
+        /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
+        char pass[DETAIL_MAX], extra[DETAIL_MAX] = "";
+        if (raw)
+                snprintf(extra, sizeof extra,
+                         "; NOT claimed: the %" PRId64 " abstract unix sockets of kbound's network namespace, which the "
+                         "kernel shares (raw-network override)",
+                         abstract);
+        if (arr_len(not_entered) > 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         "; NOT claimed: the sockets of %zu network namespace%s kbound could not enter, checked only by the "
+                         "paths their tables show%s: %s",
+                         arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
+                         unplaced ? " (some not found on the host)" : "", left);
+        json_object *unplaced_sockets = get(counts, "not_claimed"), *first = at(unplaced_sockets, 0);
+        if (arr_len(unplaced_sockets) > 0) {
+                json_object *holder = at(get(first, "held_by"), 0);
+                char held[128] = "held by no process the host found";
+                if (holder)
+                        snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)", int_or(holder, "pid", -1),
+                                 str_or(holder, "name", "?"));
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         "; NOT claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not find "
+                         "by their names (removed or moved since bound, a relative name, another user's): first %s, "
+                         "socket:[%" PRId64 "], %s",
+                         arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s", str_or(first, "path", "?"),
+                         int_or(first, "inode", -1), held);
+        }
         snprintf(pass, sizeof pass,
-                 "none of the host's %zu listening unix sockets (%" PRId64 " network namespace%s read) is reachable "
-                 "through the sandbox's mounts",
-                 n, namespaces, namespaces == 1 ? "" : "s");
+                 "none of the host's %" PRId64 " bound pathname unix sockets (any type; %" PRId64 " network namespace%s "
+                 "listed) is reachable through the sandbox's mounts (%zu on filesystems the sandbox mounts, each placed by "
+                 "its file's device and inode)%s",
+                 checked, namespaces, namespaces == 1 ? "" : "s", n, extra);
         return verdict_end(&v, "boundary.sockets", pass);
 }
 
@@ -1566,9 +1689,7 @@ static json_object *mount_by_id(json_object *mounts, int64_t id) {
         return NULL;
 }
 
-/* True if inode is a socket of the network namespace p is in, or the kernel's end of a connection
- * made to one of that namespace's listening unix sockets (such a socket takes the namespace of the
- * side that connected, kbound's, and the name of the listener it was accepted from). */
+/* True if inode is a socket of the network namespace p is in. */
 static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode) {
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long) int_or(get(p, "ns"), "net", -1));
@@ -1579,20 +1700,37 @@ static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode
         for (size_t i = 0; i < arr_len(unix_list); i++)
                 if (int_or(at(unix_list, i), "inode", -1) == inode)
                         return true;
-        json_object *outside = get(snap, "kbound_net_sockets");
-        for (size_t i = 0; i < arr_len(outside); i++) {
-                json_object *o = at(outside, i);
-                const char *path = get_str(o, "path");
-                if (int_or(o, "inode", -1) != inode || !path)
-                        continue;
-                for (size_t j = 0; j < arr_len(unix_list); j++) {
-                        json_object *u = at(unix_list, j);
-                        const char *lpath = get_str(u, "path");
-                        if (is_true(u, "listening") && lpath && strcmp(lpath, path) == 0)
-                                return true;
-                }
-        }
         return false;
+}
+
+/* Why a socket of kbound's network namespace that p holds (k: its kbound_net_sockets entry) is a
+ * channel out, or NULL. A unix socket lives in the namespace of the side that connected, so the
+ * kernel's end of each of kbound's connections is one; any other, whatever name it carries, joins
+ * the host's network: its peer must be one of kbound's own sockets, found by inode. */
+static const char *host_net_socket_problem(json_object *snap, json_object *k, char *buf, size_t size) {
+        int64_t inode = int_or(k, "inode", -1), peer = int_or(k, "peer", 0);
+        const char *state = str_or(k, "state", "?"), *type = str_or(k, "type", "?"), *path = get_str(k, "path");
+        if (peer > 0 && int_in(get(snap, "kbound_sockets"), peer))
+                return NULL;
+        char named[300] = "";
+        if (path)
+                snprintf(named, sizeof named, ", named %s", path);
+        if (peer <= 0) {
+                snprintf(buf, size,
+                         "socket:[%" PRId64 "] (a %s %s unix socket of kbound's network namespace%s) is connected to no "
+                         "socket of kbound's (a channel out)",
+                         inode, state, type, named);
+                return buf;
+        }
+        json_object *holders = get(k, "peer_held_by");
+        char who[256] = "no process the host found";
+        if (arr_len(holders) > 0)
+                holder_words(snap, at(holders, 0), who, sizeof who);
+        snprintf(buf, size,
+                 "socket:[%" PRId64 "] is a unix %s socket of kbound's network namespace%s, whose peer socket:[%" PRId64
+                 "] is held by %s, not by kbound (a channel out)",
+                 inode, type, named, peer, who);
+        return buf;
 }
 
 /* Why fd (of process p in snap) refers to something outside the sandbox, or NULL. */
@@ -1608,11 +1746,15 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                         snprintf(buf, size, "%s is shared with kbound's side of the sandbox (a channel out)", target);
                         return buf;
                 }
-                if (starts(target, "socket:[") && !socket_of_namespace(snap, p, bracket_inode(target))) {
-                        snprintf(buf, size, "%s is not a socket of the sandbox's network namespace", target);
-                        return buf;
-                }
-                return NULL;
+                int64_t inode = bracket_inode(target);
+                if (!starts(target, "socket:[") || socket_of_namespace(snap, p, inode))
+                        return NULL;
+                json_object *host_net = get(snap, "kbound_net_sockets");
+                for (size_t i = 0; i < arr_len(host_net); i++)
+                        if (int_or(at(host_net, i), "inode", -1) == inode)
+                                return host_net_socket_problem(snap, at(host_net, i), buf, size);
+                snprintf(buf, size, "%s is not a socket of the sandbox's network namespace", target);
+                return buf;
         }
         if (starts(target, "anon_inode:")) {
                 static const char *const ok[] = {"anon_inode:[eventfd]", "anon_inode:[eventpoll]", "anon_inode:[timerfd]",
@@ -1685,6 +1827,9 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         size_t n_fds = 0;
         if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 problem(&v, "the host could not read %s", buf);
+        for (size_t s = 0; s < arr_len(in->snapshots); s++)
+                if (fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
+                        problem(&v, "the host could not list %s", buf);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *procs = get(snap, "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {

@@ -452,10 +452,42 @@ int kb_procfs_unix_parse(const char *text, json_object **ret) {
         _cleanup_json_ json_object *a = json_object_new_array();
         if (!a)
                 return -ENOMEM;
+        /* A name is printed raw: one ending in a newline leaves an empty line, one holding a
+         * newline a line without the table's shape. Either way a path read from it is wrong. */
+        if (text && strstr(text, "\n\n"))
+                return -EPROTO;
         int r = each_line(text, unix_line, a);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
+        return 0;
+}
+
+typedef struct unix_lenient {
+        json_object *a;
+        size_t skipped;
+} unix_lenient;
+
+static int unix_line_lenient(void *ud, const char *line, size_t len, size_t index) {
+        unix_lenient *l = ud;
+        int r = unix_line(l->a, line, len, index);
+        if (r == -EPROTO) {
+                l->skipped++;
+                return 0;
+        }
+        return r;
+}
+
+int kb_procfs_unix_parse_lenient(const char *text, json_object **ret, size_t *ret_skipped) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
+        unix_lenient l = {a, 0};
+        int r = each_line(text, unix_line_lenient, &l);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        *ret_skipped = l.skipped;
         return 0;
 }
 

@@ -65,8 +65,17 @@ json_object *kb_procfs_mount_of(json_object *mounts, const char *path);
 /* /proc/<pid>/net/unix as a JSON array of {"inode", "listening" (SO_ACCEPTCON), "path" (a
  * pathname socket's path, or "@name" for an abstract one; absent when unbound)}. The path is the
  * rest of the line: a namespace's own sockets are named by whoever bound them, so a line that does
- * not have the table's shape is refused, never guessed at. Returns 0, -EPROTO, -E2BIG, -ENOMEM. */
+ * not have the table's shape (or an empty one: a name ending in a newline) is refused, never
+ * guessed at. A name holding a newline followed by a whole forged line cannot be told from two
+ * sockets: kbound reads its own namespace and those it can enter with sock_diag (sockdiag.h)
+ * instead. Returns 0, -EPROTO, -E2BIG, -ENOMEM. */
 int kb_procfs_unix_parse(const char *text, json_object **ret);
+
+/* The lines of a /proc/<pid>/net/unix that have the table's shape, as kb_procfs_unix_parse gives
+ * them; *ret_skipped counts the others (the header among them, when it is not one). For a table
+ * kb_procfs_unix_parse refused: its paths can still be looked for, but a path from it may be cut
+ * short or forged by whoever named a socket. Returns 0, -E2BIG, -ENOMEM. */
+int kb_procfs_unix_parse_lenient(const char *text, json_object **ret, size_t *ret_skipped);
 
 /* The socket inodes of one /proc/<pid>/net table with an "inode" column in its header (tcp, tcp6,
  * udp, udp6, udplite, udplite6, raw, raw6, icmp, icmp6, netlink, packet), appended to inodes (a

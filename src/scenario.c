@@ -943,7 +943,8 @@ static void check_persistence(ctx *x) {
                           "the pinned pidfd no longer refers to the same live PID 2");
         else
                 add_check(x, "persistence.namespace", "pass", t0, ev,
-                          "after both interrupts the same process (pid 2, pinned pidfd) still holds the nonce");
+                          "after both interrupts the pinned PID 2 is the same live process and the nonce set before "
+                          "reads back over kbound's connections to it (the kernel says pid 2)");
         json_object_put(result);
 }
 

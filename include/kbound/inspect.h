@@ -69,19 +69,34 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   (kbound's and the launcher's included), how many outside namespaces were read and how many
  *   outside processes could not be;
  * - "net": per network namespace among the processes (by inode): "unix", "socket_inodes",
- *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode;
- * - "endpoints": per endpoint path, the listening socket inodes bound there and the pids holding them;
+ *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode (a namespace that is
+ *   kbound's own has its "unix" from sock_diag);
+ * - unix sockets of kbound's network namespace, from sock_diag (src/sockdiag.h), never from a name:
+ *   "kbound_sockets" (inodes of kbound's own), "kbound_net_sockets" (those a sandbox process holds:
+ *   {"inode", "type", "state", "path", "peer", "peer_held_by": [{"pid", "name", "side"}]}, side
+ *   "kbound", "sandbox", "launch" or "host"); "endpoints" ({"path", "file" or "error"}: the socket
+ *   files of the kernel's endpoints in the team's runtime folder) and "connections" (each of
+ *   kbound's own sockets connected to a socket file there: {"endpoint", "kbound_socket", "peer",
+ *   "holders"}: who holds the other end, found by its inode);
  * - "launcher": the process that runs bwrap outside the sandbox (init's parent): "pid", "ppid",
  *   "argv", "spawned" (what kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes
  *   held by kbound and its other descendants outside the sandbox;
- * - "reach": for each canary and each listening pathname unix socket of the host (every network
- *   namespace the host lets kbound read, "listener_namespaces" counted), where the mounts of every
- *   mount table of the sandbox expose it: {"name", "path", "kind" ("canary" or "socket"), "claim",
- *   "dev" (its host filesystem), "links" (its link count; not for a directory), "exposed": [{"at",
- *   "confirmed", "error", "pid" (a process of the namespace, for a table not the kernel's)}],
- *   "error"}. A confirmation opens the mount's own root (statx-proven) and looks beneath it without
- *   following a link; "No such file or directory" disproves an exposure only on a filesystem no
- *   mount of the sandbox can write.
+ * - "reach": for each canary and each bound pathname unix socket of the host, any type and state
+ *   (kbound's network namespace and every other one the walk finds, read with sock_diag through a
+ *   short-lived thread or child that enters it), where the mounts of every mount table of the
+ *   sandbox expose it: {"name", "path", "kind" ("canary" or "socket"), "claim", "dev" (its host
+ *   filesystem), "links" (its link count; not for a directory), "exposed": [{"at", "confirmed",
+ *   "error", "pid" (a process of the namespace, for a table not the kernel's)}], "error", "socket"}.
+ *   A confirmation opens the mount's own root (statx-proven) and looks beneath it without following
+ *   a link; "No such file or directory" disproves an exposure only on a filesystem no mount of the
+ *   sandbox can write. A socket's file is found by its name and confirmed by its device and inode;
+ *   one on a filesystem the sandbox mounts that cannot be found is listed in
+ *   "host_sockets"/"not_claimed" ({"inode", "type", "state", "path", "peer", "why", "uid",
+ *   "held_by"}). "socket_namespaces" (listed), "socket_namespaces_not_entered" ([{"pid", "error",
+ *   "table_error", "placed_by_path", "unplaced"}]: read from /proc/<pid>/net/unix instead),
+ *   "socket_namespaces_skipped" (past the ceiling), "host_sockets" {"checked", "elsewhere",
+ *   "vanished", "not_claimed"} and "abstract_sockets" (abstract names in kbound's namespace) say how
+ *   far that went.
  * A process that ends while it is read is left out and counted ("vanished"); anything else that
  * cannot be read is recorded in that process's (or the snapshot's) "errors" array as {"what",
  * "error"}, never skipped silently: the judge fails the checks that needed it. label names the

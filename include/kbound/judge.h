@@ -56,14 +56,18 @@ KB_EXPORT json_object *kb_judge_privileges(json_object *snapshots);
  * bwrap's own option grammar) with --die-with-parent. */
 KB_EXPORT json_object *kb_judge_session(const kb_judge_input *in);
 
-/* identity.pid2: the pinned kernel (PID 2 of the sandbox) is the one process holding the listening
- * sockets bound at its shell and control endpoints, as the host's look at the sandbox's network
- * table and descriptors shows; and the identity cell agrees (pid 2, NSpid ending in 2). */
+/* identity.pid2: kbound is connected to every endpoint it was given, and the other end of each of
+ * kbound's connections to the kernel (its peer socket, found by inode with sock_diag, in every
+ * look) is held by the pinned PID 2 and no other process; and the identity cell agrees (pid 2,
+ * NSpid ending in 2). What PID 2 does with the bytes (a forwarder relaying them to another process
+ * of the sandbox) is beyond what the host can see. */
 KB_EXPORT json_object *kb_judge_identity(const kb_judge_input *in);
 
 /* boundary.descriptors: every open descriptor of every sandbox process refers to something inside
  * the sandbox: a file on one of the process's own mounts, a pipe or socket of the sandbox (a socket
- * in one of its network namespace's tables; no pipe or socket shared with the launch side), an
+ * in one of its network namespace's tables, or a unix socket of kbound's network namespace whose
+ * peer is one of kbound's own sockets, by inode: the kernel's end of kbound's connections; no pipe
+ * or socket shared with the launch side), an
  * anonymous inode of a harmless kind (eventfd, epoll, timerfd, signalfd, inotify, a pidfd of a
  * sandbox process), anonymous memory; the only exceptions are the kernel's log (write-only append)
  * and /dev/null-like devices. Anything else fails naming pid, fd and target. */
@@ -112,9 +116,12 @@ KB_EXPORT json_object *kb_judge_workspace(const kb_judge_input *in);
  * (fail-only) all failed, at least one was made, without a sub-probe error. */
 KB_EXPORT json_object *kb_judge_network(const kb_judge_input *in);
 
-/* boundary.sockets: no listening pathname unix socket of the host is reachable through the
- * sandbox's mounts (inspect's "reach" entries of kind "socket", every mount table), and none with
- * more than one name (hard link) lies on a filesystem a sandbox mount shows. */
+/* boundary.sockets: no bound pathname unix socket of the host (any type and state) is reachable
+ * through the sandbox's mounts (inspect's "reach" entries of kind "socket", every mount table), and
+ * none with more than one name (hard link) lies on a filesystem a sandbox mount shows; namespaces
+ * past the ceiling and kbound's own list missing fail. Sockets whose files the host could not find
+ * by their names, namespaces kbound could not enter and, under the raw-network override, the
+ * abstract sockets of kbound's namespace are named as not claimed in the detail. */
 KB_EXPORT json_object *kb_judge_sockets(const kb_judge_input *in);
 
 /* sandbox.attack_surface: every process of every look runs under seccomp (mode 2) with exactly

@@ -7,6 +7,19 @@ require bwrap /usr/bin/python3
 # A daemon secret in kbound's environment; LEAK=secret hands it to the sandbox.
 token="kbound-leak-token-$RANDOM$RANDOM$RANDOM"
 
+# For the whole file, a host socket with a newline in its abstract name, as any user may bind: it
+# broke the host's /proc/net/unix table, and with it every check's boundary.descriptors. kbound
+# reads its own network namespace with sock_diag now; the checks below that must pass still do.
+# Beside it, a listener whose file was removed while it is bound, on the filesystem the sandbox's
+# /usr comes from: no path reaches it, and nothing can show where it was; said, not failed.
+/usr/bin/python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(b"\0kbound-test-odd\nname"); s.listen(1)
+g = socket.socket(socket.AF_UNIX); g.bind(sys.argv[1]); g.listen(1); os.unlink(sys.argv[1])
+print("ready", flush=True)
+time.sleep(600)' "$scratch/gone.sock" >"$scratch/odd.out" &
+odd_name=$!
+for _ in $(seq 50); do grep -q ready "$scratch/odd.out" && break; sleep 0.1; done
+
 # leak NAME CHECK_ID [KERNEL]: run a check through the leaky wrapper and expect CHECK_ID to fail.
 leak() {
   local name=$1 id=$2 kernel=${3:-python3} wrapper
@@ -25,6 +38,9 @@ leak() {
 }
 
 leak network boundary.network
+# The host's network is the sandbox's here: its unix table is kbound's, odd name and all.
+ok "LEAK=network: boundary.descriptors passes (an odd abstract name on the host breaks nothing)" \
+  [ "$(check_status "$scratch/network.json" python3 boundary.descriptors)" = "pass" ]
 leak write boundary.write_outside
 leak secret boundary.credentials
 leak credfile boundary.credentials
@@ -89,18 +105,39 @@ mkdir -m 755 "$home"
 HOME="$home" leak_with home boundary.credentials "credential canary in the user's home" "$home"
 ok "LEAK=home: no canary file left in the home" [ -z "$(ls -A "$home")" ]
 
-echo "a host daemon's unix socket reachable through a bind"
+echo "a host daemon's unix sockets reachable through a bind: a listener, a datagram socket (like"
+echo "/dev/log), and a listener bound by a relative name before the daemon left that folder"
 mkdir -m 755 "$scratch/daemon"
-/usr/bin/python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
-import os; os.chmod(sys.argv[1], 0o777)
-time.sleep(600)' "$scratch/daemon/daemon.sock" &
+/usr/bin/python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1] + "/daemon.sock"); s.listen(1)
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind(sys.argv[1] + "/log.sock")
+os.chdir(sys.argv[1]); r = socket.socket(socket.AF_UNIX); r.bind("ctl.sock"); r.listen(1); os.chdir("/")
+for name in ("daemon.sock", "log.sock", "ctl.sock"): os.chmod(sys.argv[1] + "/" + name, 0o777)
+time.sleep(600)' "$scratch/daemon" &
 daemon=$!
-for _ in $(seq 50); do [ -S "$scratch/daemon/daemon.sock" ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -S "$scratch/daemon/ctl.sock" ] && break; sleep 0.1; done
 leak_with socket boundary.sockets "is reachable in the sandbox at /mnt/daemon/daemon.sock" "$scratch/daemon"
 ok "LEAK=socket: the host path is named" grep -qF "$scratch/daemon/daemon.sock" <<<"$(detail "$scratch/socket.json" boundary.sockets)"
+ok "LEAK=socket: the datagram socket is named" \
+  grep -qF "unconnected unix dgram socket $scratch/daemon/log.sock is reachable in the sandbox at /mnt/daemon/log.sock" \
+  <<<"$(detail "$scratch/socket.json" boundary.sockets)"
+# Its name no longer says where it is; its file is found under the sandbox's mounts all the same.
+ok "LEAK=socket: the relative name is found too" \
+  grep -qF "listening unix stream socket ctl.sock (not found by that name on the host) is reachable in the sandbox at /mnt/daemon/ctl.sock" \
+  <<<"$(detail "$scratch/socket.json" boundary.sockets)"
 kill "$daemon" 2>/dev/null || true
 wait "$daemon" 2>/dev/null || true
+
+echo "a socket of the host's network handed in, named like the kernel's shell endpoint"
+leak_with hostsock boundary.descriptors "named /run/kbound/kernel-1, whose peer socket:["
+ok "LEAK=hostsock: the peer's holder is named, outside the sandbox" \
+  grep -qE "fd 7 of pid [0-9]+ \(python3\): .* is held by host pid [0-9]+ \(python3\), outside the sandbox" \
+  <<<"$(detail "$scratch/hostsock.json" boundary.descriptors)"
+
+echo "a decoy sandbox: its PID 2 listens at the kernel's endpoints, the real kernel answers from elsewhere"
+leak_with decoy identity.pid2 "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-1 is answered by host pid"
+ok "LEAK=decoy: the pinned PID 2 is named too" \
+  grep -qE "not by the pinned PID 2 \(host pid [0-9]+\)" <<<"$(detail "$scratch/decoy.json" identity.pid2)"
 
 echo "the sandbox started without kbound's seccomp filter"
 leak_with noseccomp sandbox.attack_surface "runs without a seccomp filter"
@@ -126,8 +163,17 @@ rc=$?
 set -e
 ok "kbound's own sandbox under a terminal passes (rc=$rc)" [ "$rc" -eq 0 ]
 ok "  ... sandbox.session passes" [ "$(check_status "$scratch/tty-ok.json" python3 sandbox.session)" = "pass" ]
+ok "  ... boundary.descriptors passes with an odd abstract name on the host" \
+  [ "$(check_status "$scratch/tty-ok.json" python3 boundary.descriptors)" = "pass" ]
+ok "  ... boundary.sockets passes, naming the removed socket file as not claimed" \
+  grep -qE "NOT claimed: [0-9]+ sockets? on filesystems the sandbox mounts whose files the host could not find" \
+  <<<"$(detail "$scratch/tty-ok.json" boundary.sockets)"
+ok "  ... and the evidence lists it" [ "$(json_get "$scratch/tty-ok.json" \
+  "any(s.get('path') == '$scratch/gone.sock' for k in d['kernels'] for c in k['checks'] if c['id'] == 'boundary.sockets' for s in c['evidence']['not_placed'])")" = True ]
 
 echo "no --die-with-parent: the sandbox could outlive kbound"
 leak_with lifetime sandbox.session "without --die-with-parent"
+kill "$odd_name" 2>/dev/null || true
+wait "$odd_name" 2>/dev/null || true
 assert_no_leftovers "after leaky sandboxes"
 finish

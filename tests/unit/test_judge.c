@@ -107,8 +107,8 @@ static kb_judge_input input_of(json_object *run) {
 
 /* The kernel: its listeners (7001, 7002) and an unbound socket (7003) in the sandbox's unix table,
  * a netlink socket (7400) in its other tables, its end of kbound's shell connection (7101, in
- * kbound's namespace, named by the listener it was accepted from), a pipe of its own, anonymous
- * objects, a workspace file, anonymous memory. */
+ * kbound's namespace, named by the listener it was accepted from; kbound's end is 9101), a pipe of
+ * its own, anonymous objects, a workspace file, anonymous memory. */
 #define KERNEL_FDS                                                                                                    \
         "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                           \
         "{'fd': 3, 'target': 'socket:[7001]', 'type': 'sock', 'dev': '0:8', 'ino': 7001, 'flags': 2050, 'mnt_id': 8}, " \
@@ -186,9 +186,15 @@ static kb_judge_input input_of(json_object *run) {
         "{'inode': 7002, 'listening': true, 'path': '" CONTROL "'}, {'inode': 7003, 'listening': false}], "           \
         "'socket_inodes': [7400], 'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo']}}, "                     \
         "'kernel_net': '4026532300', "                                                                                \
-        "'kbound_net_sockets': [{'inode': 7101, 'listening': false, 'path': '" SHELL "'}], "                          \
-        "'endpoints': [{'path': '" SHELL "', 'inodes': [7001], 'holders': [1002]}, "                                  \
-        "{'path': '" CONTROL "', 'inodes': [7002], 'holders': [1002]}], "                                             \
+        "'kbound_sockets': [9101, 9102], "                                                                            \
+        "'kbound_net_sockets': [{'inode': 7101, 'type': 'stream', 'state': 'connected', 'path': '" SHELL "', "        \
+        "'peer': 9101, 'peer_held_by': [{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]}], "                       \
+        "'endpoints': [{'path': '" SHELL "', 'file': {'type': 'sock', 'dev': '8:1', 'ino': 5101}}, "                  \
+        "{'path': '" CONTROL "', 'file': {'type': 'sock', 'dev': '8:1', 'ino': 5102}}], "                             \
+        "'connections': [{'endpoint': '" SHELL "', 'kbound_socket': 9101, 'peer': 7101, "                             \
+        "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}, "                                         \
+        "{'endpoint': '" CONTROL "', 'kbound_socket': 9102, 'peer': 7102, "                                           \
+        "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}], "                                        \
         "'launcher': {'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, "                                   \
         "'argv': ['bwrap', '--die-with-parent', '--new-session', '--unshare-all', '--uid', '1000', '--setenv', "      \
         "'HOME', '/workspace', '--ro-bind', '/usr', '/usr', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', "  \
@@ -199,9 +205,11 @@ static kb_judge_input input_of(json_object *run) {
         "'claim': 'boundary.credentials', 'exposed': []}, "                                                           \
         "{'name': 'sibling team canary', 'path': '" TEAM_B_CANARY "', 'kind': 'canary', "                             \
         "'claim': 'boundary.cross_team', 'exposed': []}, "                                                            \
-        "{'name': 'listening unix socket', 'path': '" HOST_SOCKET "', 'kind': 'socket', "                             \
-        "'claim': 'boundary.sockets', 'exposed': []}], "                                                              \
-        "'listener_namespaces': 2, 'listener_namespaces_unreadable': 0}"
+        "{'name': 'listening unix stream socket', 'path': '" HOST_SOCKET "', 'kind': 'socket', "                      \
+        "'claim': 'boundary.sockets', 'exposed': [], 'socket': {'inode': 4001, 'type': 'stream', "                    \
+        "'state': 'listening', 'path': '" HOST_SOCKET "', 'peer': 0}}], "                                             \
+        "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "               \
+        "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}}"
 
 #define HOST                                                                                                          \
         "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "   \
@@ -413,12 +421,15 @@ static void test_good_run_details(void **state) {
         } details[] = {
                 {kb_judge_backend, "bubblewrap 0.8.0 (/usr/bin/bwrap); user, mnt, pid, net, ipc, uts, cgroup namespaces "
                                    "differ from kbound's for all 5 processes"},
-                {kb_judge_identity, "the pinned PID 2 (host pid 1002) alone holds"},
+                {kb_judge_identity, "the other end of each of kbound's 2 connections to the kernel (found by inode, not "
+                                    "by path) is held by the pinned PID 2 (host pid 1002) alone"},
                 {kb_judge_descriptors, "all 35 open descriptors"},
                 {kb_judge_write_outside, "the cell tried 4 places (2 writes stayed private), nothing appeared in 4 host "
                                          "folders; 2 host settings refused"},
                 {kb_judge_network, "2 canary connection attempts failed"},
-                {kb_judge_sockets, "none of the host's 1 listening unix sockets (2 network namespaces read)"},
+                {kb_judge_sockets, "none of the host's 4 bound pathname unix sockets (any type; 2 network namespaces "
+                                   "listed) is reachable through the sandbox's mounts (1 on filesystems the sandbox "
+                                   "mounts, each placed by its file's device and inode)"},
                 {kb_judge_credentials, "5 daemon secrets and canaries: none in the environment or command line of 5 "
                                        "sandbox processes"},
                 {kb_judge_credentials, "kbound's keyring canary not found by the cell"},
@@ -619,21 +630,39 @@ static void test_session_bwrap_grammar(void **state) {
 
 /* ---- identity.pid2 ---- */
 
+#define CONN0 "/snapshots/0/connections/0"
+#define HOST_HOLDER "[{'pid': 6001, 'name': 'python3', 'side': 'launch'}]"
+
 static void test_identity(void **state) {
         static const breakage fails[] = {
                 B1("/snapshots/0/endpoints", "[]", "the host was given no kernel endpoint to look for"),
                 B1("/snapshots/0/endpoints", NULL, "the host was given no kernel endpoint to look for"),
-                B1("/snapshots/0/endpoints/1/inodes", "[]",
-                   "no socket is listening at the kernel's endpoint /run/kbound/kernel-control in the sandbox"),
-                B1("/snapshots/0/endpoints/0/holders", "[]",
-                   "PID 2 is not the kernel: the socket at /run/kbound/kernel-shell is not held by the pinned PID 2"),
-                B1("/snapshots/0/endpoints/0/holders", "[1001]",
-                   "PID 2 is not the kernel: the socket at /run/kbound/kernel-shell is not held by the pinned PID 2"),
-                B1("/snapshots/0/endpoints/1/holders", "[1002, 1001]",
-                   "the socket at /run/kbound/kernel-control is held by pid 1001 (PID 1 in the sandbox), not only by "
-                   "the pinned kernel"),
-                /* a holder the look does not list has no known PID inside */
-                B1("/snapshots/0/endpoints/1/holders", "[1002, 4444]", "held by pid 4444 (PID -1 in the sandbox)"),
+                /* kbound talks to control over no connection the host found, in any look */
+                B2("/snapshots/0/connections/1", NULL, "/snapshots/1/connections/1", NULL,
+                   "the host found no connection of kbound's to the kernel's endpoint /run/kbound/kernel-control"),
+                B1("/snapshots/0/endpoints/1/error", "'No such file or directory'",
+                   "the host could not find the socket file of the kernel's endpoint /run/kbound/kernel-control: No such "
+                   "file or directory"),
+                /* the decoy: kbound's connection answered by a process outside the sandbox, whatever
+                 * listens at the endpoint's path inside it */
+                B1(CONN0 "/holders", HOST_HOLDER,
+                   "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-shell is answered by host pid 6001 "
+                   "(python3), outside the sandbox (started by kbound's launcher), not by the pinned PID 2 (host pid 1002)"),
+                B1(CONN0 "/holders", "[]",
+                   "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-shell (socket:[9101]) is answered "
+                   "by socket:[7101], which no process the host found holds"),
+                /* a forwarder's child answering: PID 7 in the sandbox */
+                B1("/snapshots/1/connections/0/holders", "[{'pid': 1003, 'name': 'python3', 'side': 'sandbox'}]",
+                   "answered by pid 1003 (PID 7 in the sandbox), python3, not by the pinned PID 2"),
+                B1(CONN0 "/holders/-", "{'pid': 1001, 'name': 'bwrap', 'side': 'sandbox'}",
+                   "kbound's connection to /run/kbound/kernel-shell is held by pid 1001 (PID 1 in the sandbox), bwrap, not "
+                   "only by the pinned kernel"),
+                /* the pinned pid, but not as a sandbox process */
+                B1(CONN0 "/holders/0/side", "'host'", "PID 2 is not the kernel"),
+                /* a connection only the second look saw counts as much */
+                B1("/snapshots/1/connections/-",
+                   "{'endpoint': '" SHELL "', 'kbound_socket': 9103, 'peer': 7103, 'holders': " HOST_HOLDER "}",
+                   "is answered by host pid 6001 (python3), outside the sandbox"),
                 B1("/expect/identity", "{'error': 'no execute_reply within 10 s'}",
                    "the identity cell gave no answer: no execute_reply within 10 s"),
                 B1("/expect/identity", NULL, "the identity cell gave no answer: no result"),
@@ -642,10 +671,20 @@ static void test_identity(void **state) {
                 B1("/expect/identity/nspid", "[2, 5]", "the kernel reports pid 2 (NSpid ends in 5), expected 2"),
                 B1("/expect/identity/nspid", "[]", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
                 B1("/expect/identity/nspid", "['2']", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
-                B1("/expect/kernel_pid", "1001", "not held by the pinned PID 2"),
+                B1("/expect/kernel_pid", "1001", "not by the pinned PID 2"),
         };
         EXPECT_FAILS(kb_judge_identity, fails);
+        static const breakage passes[] = {
+                /* the same connection in both looks is one connection; more channels, more connections */
+                B1("/snapshots/1/connections/-",
+                   "{'endpoint': '/run/kbound/kernel-iopub', 'kbound_socket': 9104, 'peer': 7104, "
+                   "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}",
+                   "each of kbound's 3 connections"),
+        };
+        EXPECT_PASSES(kb_judge_identity, passes);
 }
+
+#undef CONN0
 
 /* ---- boundary.descriptors ---- */
 
@@ -773,6 +812,8 @@ static void test_descriptors_other_mount_namespace(void **state) {
 #undef CHILD_FD
 }
 
+#define KNET "/snapshots/0/kbound_net_sockets/0"
+
 static void test_descriptors_channels(void **state) {
         static const breakage fails[] = {
                 B1(KFDS "/6/target", "'pipe:[9001]'",
@@ -791,17 +832,35 @@ static void test_descriptors_channels(void **state) {
                 /* the process's own namespace's tables, not another one's */
                 B1("/snapshots/0/processes/1/ns/net", "4026532399",
                    "fd 3 of pid 1002 (python3): socket:[7001] is not a socket of the sandbox's network namespace"),
-                /* kbound's end of a connection: only one accepted from a listener of the sandbox */
-                B1("/snapshots/0/kbound_net_sockets/0/path", "'/run/user/1000/bus'",
-                   "fd 5 of pid 1002 (python3): socket:[7101] is not a socket of the sandbox's network namespace"),
-                B1("/snapshots/0/kbound_net_sockets/0/path", NULL, "socket:[7101] is not a socket"),
+                /* a socket of kbound's network namespace is the kernel's end of kbound's connection only
+                 * if its peer is one of kbound's own sockets, by inode: a name proves nothing (the
+                 * host-network socket named like the kernel's endpoint) */
+                B2(KNET "/peer", "9999", KNET "/peer_held_by", HOST_HOLDER,
+                   "fd 5 of pid 1002 (python3): socket:[7101] is a unix stream socket of kbound's network namespace, named "
+                   "/run/kbound/kernel-shell, whose peer socket:[9999] is held by host pid 6001 (python3), outside the "
+                   "sandbox (started by kbound's launcher), not by kbound (a channel out)"),
+                B2(KNET "/peer", "9999", KNET "/peer_held_by", "[]",
+                   "whose peer socket:[9999] is held by no process the host found, not by kbound"),
+                B1("/snapshots/0/kbound_sockets", "[9102]", "socket:[7101] is a unix stream socket of kbound's network"),
+                B1("/snapshots/0/kbound_sockets", NULL, "socket:[7101] is a unix stream socket of kbound's network"),
+                /* a listener, or an unconnected datagram socket, of the host's network */
+                B3(KNET "/peer", "0", KNET "/state", "'listening'", KNET "/peer_held_by", NULL,
+                   "fd 5 of pid 1002 (python3): socket:[7101] (a listening stream unix socket of kbound's network "
+                   "namespace, named /run/kbound/kernel-shell) is connected to no socket of kbound's (a channel out)"),
+                B3(KNET "/peer", "0", KNET "/type", "'dgram'", KNET "/path", NULL,
+                   "socket:[7101] (a connected dgram unix socket of kbound's network namespace) is connected to no socket"),
                 B1("/snapshots/0/kbound_net_sockets", NULL, "socket:[7101] is not a socket"),
-                B1("/snapshots/0/net/4026532300/unix/0/listening", "false", "socket:[7101] is not a socket"),
+                B1("/snapshots/0/kbound_net_sockets", "[]", "socket:[7101] is not a socket"),
+                B1("/snapshots/1/errors/-", "{'what': 'kbound\\u0027s unix sockets', 'error': 'Permission denied'}",
+                   "the host could not list kbound's unix sockets: Permission denied"),
                 B1("/snapshots/1/errors/-", "{'what': 'the launch side\\u0027s descriptors', 'error': 'Permission denied'}",
                    "the host could not read the launch side's descriptors: Permission denied"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
 }
+
+#undef KNET
+#undef HOST_HOLDER
 
 static void test_descriptors_anonymous(void **state) {
         static const breakage fails[] = {
@@ -1348,26 +1407,68 @@ static void test_network_cell(void **state) {
 static void test_sockets(void **state) {
         static const breakage fails[] = {
                 B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': true}]",
-                   "the listening unix socket " HOST_SOCKET " is reachable in the sandbox at " HOST_SOCKET),
+                   "the listening unix stream socket " HOST_SOCKET " is reachable in the sandbox at " HOST_SOCKET),
                 B1("/snapshots/1/reach/2/exposed", "[{'at': '/var" HOST_SOCKET "', 'confirmed': true}]",
                    "is reachable in the sandbox at /var" HOST_SOCKET),
                 /* not disproved is not cleared */
                 B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'Permission denied'}]",
-                   "the listening unix socket " HOST_SOCKET " is exposed at " HOST_SOCKET " by the sandbox's mounts (the "
-                   "host could not confirm: Permission denied)"),
+                   "the listening unix stream socket " HOST_SOCKET " is exposed at " HOST_SOCKET " by the sandbox's mounts "
+                   "(the host could not confirm: Permission denied)"),
                 B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false, 'error': 'a different object is there'}]",
                    "exposed at /x by the sandbox's mounts (the host could not confirm: a different object is there)"),
                 B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false}]", "(the host could not confirm: ?)"),
-                B1("/snapshots/0/listener_namespaces", "0", "the host read no network namespace's socket table"),
-                B1("/snapshots/0/listener_namespaces", NULL, "the host read no network namespace's socket table"),
+                /* placed, but on a filesystem no mount of the host's table holds: not out of reach */
+                B1("/snapshots/0/reach/2/error", "'no host mount holds it'",
+                   "the host could not place the listening unix stream socket (" HOST_SOCKET "): no host mount holds it"),
+                /* found in the sandbox, not by its name: bound by a relative name in a folder bound in */
+                B1("/snapshots/1/reach/-",
+                   "{'name': 'listening unix stream socket', 'path': 'ctl.sock (not found by that name on the host)', "
+                   "'kind': 'socket', 'claim': 'boundary.sockets', 'exposed': [{'at': '/mnt/rel/ctl.sock', "
+                   "'confirmed': true}]}",
+                   "the listening unix stream socket ctl.sock (not found by that name on the host) is reachable in the "
+                   "sandbox at /mnt/rel/ctl.sock"),
+                B1("/snapshots/0/socket_namespaces", "0", "the host read no network namespace's socket table"),
+                B1("/snapshots/0/socket_namespaces", NULL, "the host read no network namespace's socket table"),
+                /* more network namespaces than one look lists: counted and failed, never skipped */
+                B1("/snapshots/1/socket_namespaces_skipped", "3",
+                   "the host did not list the sockets of 3 network namespaces (more than kbound reads in one look)"),
+                B1("/snapshots/0/host_sockets", NULL, "the host did not list the host's unix sockets (ready)"),
+                B1("/snapshots/1/socket_namespaces_not_entered", NULL,
+                   "the host did not list the host's unix sockets (child alive)"),
+                B1("/snapshots/1/errors/-", "{'what': 'kbound\\u0027s unix sockets', 'error': 'Permission denied'}",
+                   "the host could not list kbound's unix sockets: Permission denied"),
+                B1("/snapshots/0/mounts", "[]", "the host could not read the sandbox's mount table (ready)"),
         };
         EXPECT_FAILS(kb_judge_sockets, fails);
         static const breakage passes[] = {
                 /* only "no such file there" clears what the mount table shows */
                 B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'No such file or directory'}]",
                    NULL),
-                /* a listener the host cannot find on its own file system is reached by no path */
-                B1("/snapshots/0/reach/2/error", "'No such file or directory'", NULL),
+                /* what kbound could not look at is named, not passed silently */
+                B1("/snapshots/0/socket_namespaces_not_entered",
+                   "[{'pid': 4321, 'error': 'Operation not permitted', 'table_error': 'Protocol error'}]",
+                   "NOT claimed: the sockets of 1 network namespace kbound could not enter, checked only by the paths "
+                   "their tables show: network namespace of pid 4321 (Operation not permitted; its table: Protocol error)"),
+                /* a socket whose file cannot be found (removed while bound): named, not passed silently */
+                B1("/snapshots/0/host_sockets/not_claimed",
+                   "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'path': '/run/x.sock', 'peer': 0, 'uid': 0, "
+                   "'why': 'its file (device 8:1, inode 77) was not found by its name', "
+                   "'held_by': [{'pid': 777, 'name': 'sshd', 'side': 'host'}]}]",
+                   "NOT claimed: 1 socket on filesystems the sandbox mounts whose files the host could not find by their "
+                   "names (removed or moved since bound, a relative name, another user's): first /run/x.sock, "
+                   "socket:[5005], held by pid 777 (sshd)"),
+                /* a kernel sharing kbound's network reaches its abstract sockets: said, not passed over */
+                B1("/expect/allow_network", "true",
+                   "NOT claimed: the 3 abstract unix sockets of kbound's network namespace, which the kernel shares "
+                   "(raw-network override)"),
+                /* ... and said first, whatever else is not claimed (the detail has a ceiling) */
+                B3("/expect/allow_network", "true", "/snapshots/0/socket_namespaces_not_entered",
+                   "[{'pid': 1, 'error': 'Operation not permitted'}, {'pid': 2, 'error': 'Operation not permitted'}, "
+                   "{'pid': 3, 'error': 'Operation not permitted'}, {'pid': 4, 'error': 'Operation not permitted'}]",
+                   "/snapshots/0/host_sockets/not_claimed",
+                   "[{'inode': 5005, 'path': '/a/very/long/path/of/a/socket/file/that/was/removed/while/bound/x.sock'}]",
+                   "is reachable through the sandbox's mounts (1 on filesystems the sandbox mounts, each placed by its "
+                   "file's device and inode); NOT claimed: the 3 abstract unix sockets"),
         };
         EXPECT_PASSES(kb_judge_sockets, passes);
 }
@@ -1586,7 +1687,7 @@ static void test_reach_hard_links(void **state) {
         json_object_put(run);
         static const breakage fails[] = {
                 B2("/snapshots/1/reach/2/links", "2", "/snapshots/1/reach/2/dev", "'8:1'",
-                   "the listening unix socket " HOST_SOCKET " has 2 names (hard links)"),
+                   "unix stream socket " HOST_SOCKET " has 2 names (hard links)"),
         };
         EXPECT_FAILS(kb_judge_sockets, fails);
         static const breakage cross_fails[] = {

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,11 +201,51 @@ static void test_mount_of(void **state) {
         json_object_put(m);
 }
 
+/* /proc/net/unix: names are printed raw, so a newline in one must never yield a path. */
+static void test_unix_table(void **state) {
+#define UNIX_HEAD "Num       RefCount Protocol Flags    Type St Inode Path\n"
+#define UNIX_LINE(flags, inode, rest) "0000000000000000: 00000002 00000000 " flags " 0001 01 " inode rest "\n"
+        json_object *a = NULL;
+        assert_int_equal(kb_procfs_unix_parse(UNIX_HEAD UNIX_LINE("00010000", "101", " /run/a.sock")
+                                                      UNIX_LINE("00000000", "102", "") UNIX_LINE("00010000", "103", " @abs"),
+                                              &a),
+                         0);
+        assert_int_equal(json_object_array_length(a), 3);
+        assert_string_equal(json_object_get_string(field(json_object_array_get_idx(a, 0), "path")), "/run/a.sock");
+        assert_true(json_object_get_boolean(field(json_object_array_get_idx(a, 0), "listening")));
+        assert_false(json_object_object_get_ex(json_object_array_get_idx(a, 1), "path", NULL));
+        json_object_put(a);
+        static const char *const refused[] = {
+                /* "@blind\nme": the rest of the name is a line without the table's shape */
+                UNIX_HEAD UNIX_LINE("00010000", "101", " @blind") "me\n",
+                /* a name ending in a newline: an empty line, and the path would lose a byte */
+                UNIX_HEAD UNIX_LINE("00010000", "101", " /run/sock\n"),
+                UNIX_HEAD UNIX_LINE("00010000", "101", " /run/sock\n") UNIX_LINE("00000000", "102", ""),
+                "not a header\n" UNIX_LINE("00010000", "101", " /x"),
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(refused); i++) {
+                a = NULL;
+                if (kb_procfs_unix_parse(refused[i], &a) != -EPROTO)
+                        fail_msg("table %zu was not refused", i);
+                assert_null(a);
+        }
+        /* leniently: the lines with the table's shape, and how many others there were */
+        size_t skipped = 0;
+        assert_int_equal(kb_procfs_unix_parse_lenient(refused[0], &a, &skipped), 0);
+        assert_int_equal(json_object_array_length(a), 1);
+        assert_int_equal(skipped, 1);
+        assert_string_equal(json_object_get_string(field(json_object_array_get_idx(a, 0), "path")), "@blind");
+        json_object_put(a);
+#undef UNIX_HEAD
+#undef UNIX_LINE
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status),     cmocka_unit_test(test_status_refuses),
                 cmocka_unit_test(test_stat),       cmocka_unit_test(test_mountinfo),
                 cmocka_unit_test(test_path_under), cmocka_unit_test(test_mount_of),
+                cmocka_unit_test(test_unix_table),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,54 @@
+/* sockdiag.h: the unix sockets of a network namespace, as the kernel's sock_diag netlink interface
+ * (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY) lists them: every socket of every type and state, with
+ * its name's exact bytes, the socket file it is bound to (device and inode), its peer's inode and
+ * the user that made it.
+ * Unlike /proc/net/unix, nothing here is text a socket's owner can shape: a name holding a newline
+ * is one name. Internal to the library. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KB_SOCKDIAG_NAME_MAX 108       /* sizeof sun_path */
+#define KB_SOCKDIAG_SOCKETS_MAX 200000 /* sockets listed from one namespace */
+
+typedef struct kb_sockdiag_unix {
+        uint32_t inode;                  /* the socket's inode ("socket:[N]" in a descriptor table) */
+        uint32_t peer;                   /* the connected peer's inode; 0: none, or the peer is closed */
+        uint8_t type;                    /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
+        uint8_t state;                   /* TCP_LISTEN, TCP_ESTABLISHED, TCP_CLOSE (unconnected) ... */
+        uint8_t name_len;                /* 0: not bound */
+        char name[KB_SOCKDIAG_NAME_MAX]; /* as bound: name[0] == '\0' for an abstract name; a
+                                          * pathname's terminating NUL is not counted */
+        bool has_file;                   /* a pathname socket's file (an accepted socket shares its
+                                          * listener's) */
+        dev_t file_dev;                  /* in stat(2)'s encoding */
+        uint32_t file_ino;               /* the file's inode, cut to 32 bits by the kernel */
+        bool has_uid;                    /* the kernel said whose it is (Linux 5.3 and later) */
+        uint32_t uid;                    /* the user that made it, as the user namespace of whoever
+                                          * made the sock_diag socket sees it */
+} kb_sockdiag_unix;
+
+/* A NETLINK_SOCK_DIAG socket (O_CLOEXEC). It answers for the network namespace of the process that
+ * made it, wherever it is used later. Returns the descriptor, or -errno. */
+int kb_sockdiag_open(void);
+
+/* Every unix socket of the network namespace fd answers for (fd: kb_sockdiag_open's, made here or
+ * in another namespace; -1: a new one in the caller's namespace). *ret is malloc'd (NULL when there
+ * are none) and written only on success.
+ * Returns 0, -E2BIG past KB_SOCKDIAG_SOCKETS_MAX sockets, -EPROTO for a reply kbound cannot read,
+ * -EAGAIN when the kernel said the table changed during every try, -ENOMEM, or the error the
+ * kernel answered with (-errno). Never a partial list. After an error, fd may still hold the rest of
+ * the abandoned dump: close it. */
+int kb_sockdiag_unix_list(int fd, kb_sockdiag_unix **ret, size_t *ret_n);
+
+/* The entry of list (sorted by inode with kb_sockdiag_sort) for inode, or NULL. */
+const kb_sockdiag_unix *kb_sockdiag_find(const kb_sockdiag_unix *list, size_t n, uint32_t inode);
+
+/* Sorts list by inode, for kb_sockdiag_find. kb_sockdiag_unix_list returns it sorted. */
+void kb_sockdiag_sort(kb_sockdiag_unix *list, size_t n);
+
+/* True for a pathname socket (bound to a name that is not abstract). */
+bool kb_sockdiag_is_path(const kb_sockdiag_unix *u);

@@ -1,0 +1,275 @@
+/* test_sockdiag.c: sock_diag's unix sockets on a real set of sockets this test makes: a listener,
+ * a connection to it (both ends), a socketpair, a bound datagram socket, an abstract name holding a
+ * newline, a name bound relative to the working folder; and a socket made in another network
+ * namespace, seen only through a sock_diag socket made there. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kbound/common.h"
+#include "sockdiag.h"
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/kbound-sockdiag-XXXXXX";
+
+static uint32_t inode_of(int fd) {
+        struct stat st;
+        assert_int_equal(fstat(fd, &st), 0);
+        return (uint32_t) st.st_ino;
+}
+
+static int bound(int type, const void *name, size_t len) {
+        int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        assert_true(len <= sizeof a.sun_path);
+        memcpy(a.sun_path, name, len);
+        if (bind(fd, (struct sockaddr *) &a, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+                fail_msg("bind: %s", strerror(errno));
+        return fd;
+}
+
+static const kb_sockdiag_unix *find(const kb_sockdiag_unix *list, size_t n, int fd) {
+        const kb_sockdiag_unix *u = kb_sockdiag_find(list, n, inode_of(fd));
+        if (!u)
+                fail_msg("socket:[%u] is not in the list of %zu", inode_of(fd), n);
+        return u;
+}
+
+static void assert_file(const kb_sockdiag_unix *u, const char *path) {
+        struct stat st;
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISSOCK(st.st_mode));
+        assert_true(u->has_file);
+        assert_int_equal(u->file_dev, st.st_dev);
+        assert_int_equal(u->file_ino, (uint32_t) st.st_ino);
+}
+
+static void test_every_kind(void **state) {
+        char listen_path[PATH_MAX], dgram_path[PATH_MAX], rel_path[PATH_MAX], cwd[PATH_MAX];
+        assert_non_null(mkdtemp(dir));
+        snprintf(listen_path, sizeof listen_path, "%s/listen.sock", dir);
+        snprintf(dgram_path, sizeof dgram_path, "%s/log.sock", dir);
+        snprintf(rel_path, sizeof rel_path, "%s/rel.sock", dir);
+
+        int listener = bound(SOCK_STREAM, listen_path, strlen(listen_path));
+        assert_int_equal(listen(listener, 4), 0);
+        int client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        memcpy(a.sun_path, listen_path, strlen(listen_path));
+        assert_int_equal(connect(client, (struct sockaddr *) &a, sizeof a), 0);
+        int accepted = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        assert_true(accepted >= 0);
+        int pair[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+        int dgram = bound(SOCK_DGRAM, dgram_path, strlen(dgram_path));
+        static const char abstract[] = "\0kbound-test\nnot a line";
+        int abs_fd = bound(SOCK_STREAM, abstract, sizeof abstract - 1);
+        assert_int_equal(listen(abs_fd, 1), 0);
+        assert_non_null(getcwd(cwd, sizeof cwd));
+        assert_int_equal(chdir(dir), 0);
+        int rel = bound(SOCK_STREAM, "rel.sock", strlen("rel.sock") + 1);
+        assert_int_equal(chdir(cwd), 0);
+
+        kb_sockdiag_unix *list = NULL;
+        size_t n = 0;
+        assert_int_equal(kb_sockdiag_unix_list(-1, &list, &n), 0);
+        assert_true(n >= 8);
+        for (size_t i = 1; i < n; i++)
+                assert_true(list[i - 1].inode < list[i].inode);
+
+        const kb_sockdiag_unix *u = find(list, n, listener);
+        assert_int_equal(u->type, SOCK_STREAM);
+        assert_int_equal(u->state, TCP_LISTEN);
+        assert_int_equal(u->name_len, strlen(listen_path));
+        assert_memory_equal(u->name, listen_path, strlen(listen_path));
+        assert_true(kb_sockdiag_is_path(u));
+        assert_int_equal(u->peer, 0);
+        assert_file(u, listen_path);
+        assert_true(u->has_uid);
+        assert_int_equal(u->uid, geteuid());
+
+        u = find(list, n, client);
+        assert_int_equal(u->state, TCP_ESTABLISHED);
+        assert_int_equal(u->peer, inode_of(accepted));
+        assert_int_equal(u->name_len, 0);
+        assert_false(u->has_file);
+        /* the accepted end: the listener's name and file, the client as its peer */
+        u = find(list, n, accepted);
+        assert_int_equal(u->state, TCP_ESTABLISHED);
+        assert_int_equal(u->peer, inode_of(client));
+        assert_memory_equal(u->name, listen_path, strlen(listen_path));
+        assert_file(u, listen_path);
+
+        u = find(list, n, pair[0]);
+        assert_int_equal(u->type, SOCK_SEQPACKET);
+        assert_int_equal(u->peer, inode_of(pair[1]));
+        assert_int_equal(find(list, n, pair[1])->peer, inode_of(pair[0]));
+
+        u = find(list, n, dgram);
+        assert_int_equal(u->type, SOCK_DGRAM);
+        assert_int_equal(u->state, TCP_CLOSE);
+        assert_int_equal(u->peer, 0);
+        assert_file(u, dgram_path);
+
+        /* an abstract name: every byte, the newline and the leading NUL included; no file */
+        u = find(list, n, abs_fd);
+        assert_int_equal(u->name_len, sizeof abstract - 1);
+        assert_memory_equal(u->name, abstract, sizeof abstract - 1);
+        assert_false(kb_sockdiag_is_path(u));
+        assert_false(u->has_file);
+
+        /* a relative name is reported as bound; the file says where it is */
+        u = find(list, n, rel);
+        assert_int_equal(u->name_len, strlen("rel.sock"));
+        assert_memory_equal(u->name, "rel.sock", strlen("rel.sock"));
+        assert_file(u, rel_path);
+
+        assert_null(kb_sockdiag_find(list, n, 0));
+        free(list);
+
+        /* one sock_diag socket answers twice */
+        int fd = kb_sockdiag_open();
+        assert_true(fd >= 0);
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(kb_sockdiag_unix_list(fd, &list, &n), 0);
+                assert_non_null(kb_sockdiag_find(list, n, inode_of(rel)));
+                free(list);
+        }
+        close(fd);
+
+        /* not a sock_diag socket: an error, and nothing written */
+        int p[2];
+        assert_int_equal(pipe(p), 0);
+        list = NULL;
+        n = 12345;
+        assert_int_equal(kb_sockdiag_unix_list(p[0], &list, &n), -ENOTSOCK);
+        assert_null(list);
+        assert_int_equal(n, 12345);
+        close(p[0]);
+        close(p[1]);
+
+        int fds[] = {listener, client, accepted, pair[0], pair[1], dgram, abs_fd, rel};
+        for (size_t i = 0; i < KB_ELEMENTSOF(fds); i++)
+                close(fds[i]);
+        unlink(listen_path);
+        unlink(dgram_path);
+        unlink(rel_path);
+        assert_int_equal(rmdir(dir), 0);
+}
+
+/* A sock_diag socket made in another network namespace lists that namespace's sockets wherever it
+ * is used: a child in a new user and network namespace makes one, binds an abstract name there and
+ * hands the socket back. */
+static void test_other_namespace(void **state) {
+        int sv[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        static const char name[] = "\0kbound-test-other-netns";
+        int here = bound(SOCK_STREAM, name, sizeof name - 1); /* the same name, in this namespace */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                close(sv[0]);
+                int err = 0, diag = -1, theirs = -1;
+                if (unshare(geteuid() == 0 ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) < 0)
+                        err = errno;
+                if (!err && (diag = kb_sockdiag_open()) < 0)
+                        err = -diag;
+                if (!err) {
+                        theirs = socket(AF_UNIX, SOCK_STREAM, 0);
+                        struct sockaddr_un a = {.sun_family = AF_UNIX};
+                        memcpy(a.sun_path, name, sizeof name - 1);
+                        if (bind(theirs, (struct sockaddr *) &a,
+                                 offsetof(struct sockaddr_un, sun_path) + sizeof name - 1) < 0)
+                                err = errno;
+                }
+                union {
+                        char buf[CMSG_SPACE(sizeof(int))];
+                        struct cmsghdr align;
+                } c = {0};
+                uint32_t ino = 0;
+                struct stat st;
+                if (!err && fstat(theirs, &st) == 0)
+                        ino = (uint32_t) st.st_ino;
+                struct {
+                        int err;
+                        uint32_t ino;
+                } msg = {err, ino};
+                struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
+                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+                if (!err) {
+                        mh.msg_control = c.buf;
+                        mh.msg_controllen = sizeof c.buf;
+                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                        cm->cmsg_level = SOL_SOCKET;
+                        cm->cmsg_type = SCM_RIGHTS;
+                        cm->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(cm), &diag, sizeof diag);
+                }
+                if (sendmsg(sv[1], &mh, 0) < 0)
+                        _exit(2);
+                char wait_for_parent;
+                (void) !read(sv[1], &wait_for_parent, 1);
+                _exit(0);
+        }
+        close(sv[1]);
+        struct {
+                int err;
+                uint32_t ino;
+        } msg;
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } c;
+        struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
+        assert_int_equal(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC), (ssize_t) sizeof msg);
+        if (msg.err)
+                fail_msg("the child could not make a network namespace of its own: %s (user namespaces "
+                         "allowed?)",
+                         strerror(msg.err));
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        assert_non_null(cm);
+        int diag;
+        memcpy(&diag, CMSG_DATA(cm), sizeof diag);
+
+        kb_sockdiag_unix *list = NULL;
+        size_t n = 0;
+        assert_int_equal(kb_sockdiag_unix_list(diag, &list, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(list[0].inode, msg.ino);
+        assert_memory_equal(list[0].name, name, sizeof name - 1);
+        assert_null(kb_sockdiag_find(list, n, inode_of(here)));
+        free(list);
+        close(diag);
+        assert_int_equal(write(sv[0], "x", 1), 1);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(sv[0]);
+        close(here);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_every_kind),
+                cmocka_unit_test(test_other_namespace),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
