@@ -2,11 +2,10 @@
  * skopeo (copy, digests checked) and umoci (unpack), with its disk use bounded. */
 #include "kbound/image.h"
 #include "kbound/kernel.h"
+#include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -52,30 +51,55 @@ static void strv_free(char **v) {
         free(v);
 }
 
-static int opened_dirs;
+/* The deepest folder nesting walked (each level holds two descriptors); deeper is left alone. */
+#define IMAGE_WALK_MAX_DEPTH 128
 
-/* Makes every folder the caller owns searchable and writable for it, so the tree can be removed:
- * an image may hold folders without write (or read) permission, which only root could empty. */
-static int open_up(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        if ((flag == FTW_D || flag == FTW_DNR) && st->st_uid == geteuid() && (st->st_mode & 0700) != 0700) {
-                if (chmod(path, (st->st_mode & 07777) | 0700) == 0 && flag == FTW_DNR)
-                        opened_dirs++;
+/* Walks the tree below the folder open as dir_fd without following a link or leaving its
+ * filesystem (dev): adds every entry's blocks to *bytes, and with open_up makes every folder the
+ * caller owns searchable and writable for it (an image may hold folders without write or read
+ * permission, which only root could empty). Best effort: what cannot be read is skipped. */
+static void walk_tree(int dir_fd, dev_t dev, int depth, bool open_up, uint64_t *bytes) {
+        int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
         }
-        return 0;
+        for (struct dirent *de; (de = readdir(d));) {
+                struct stat st;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                *bytes += (uint64_t) st.st_blocks * 512;
+                if (!S_ISDIR(st.st_mode) || st.st_dev != dev || depth >= IMAGE_WALK_MAX_DEPTH)
+                        continue;
+                if (open_up && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700)
+                        (void) fchmodat(dir_fd, de->d_name, (st.st_mode & 07777) | 0700, 0);
+                int sub = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) {
+                        walk_tree(sub, dev, depth + 1, open_up, bytes);
+                        close(sub);
+                }
+        }
+        closedir(d);
 }
 
-/* kb_remove_tree after opening up what the image locked (a folder opened in one pass may hold
- * more such folders, hence the passes; an image is not deeper than 64 of them). */
+/* walk_tree from path; returns the bytes it saw (an upper bound: hard links count each time). */
+static uint64_t walk_path(const char *path, bool open_up) {
+        uint64_t bytes = 0;
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && open_up && errno == EACCES && chmod(path, 0700) == 0)
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0)
+                walk_tree(fd, st.st_dev, 0, open_up, &bytes);
+        return bytes;
+}
+
+/* kb_remove_tree after opening up what the image locked. */
 static void remove_image_tree(const char *path) {
-        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-        pthread_mutex_lock(&lock);
-        for (int pass = 0; pass < 64; pass++) {
-                opened_dirs = 0;
-                nftw(path, open_up, 16, FTW_PHYS | FTW_MOUNT);
-                if (opened_dirs == 0)
-                        break;
-        }
-        pthread_mutex_unlock(&lock);
+        (void) walk_path(path, true);
         kb_remove_tree(path);
 }
 
@@ -432,25 +456,6 @@ static int split_image_arg(const char *arg, char **ret_path, char **ret_tag) {
         return 0;
 }
 
-static uint64_t disk_usage_total;
-
-static int add_usage(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        disk_usage_total += (uint64_t) st->st_blocks * 512;
-        return 0;
-}
-
-/* Bytes the tree at path takes (its blocks; hard links counted each time: an upper bound). nftw
- * has no user pointer, so the sum goes through a file-static accumulator under a lock. */
-static uint64_t disk_usage(const char *path) {
-        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-        pthread_mutex_lock(&lock);
-        disk_usage_total = 0;
-        nftw(path, add_usage, 16, FTW_PHYS | FTW_MOUNT);
-        uint64_t total = disk_usage_total;
-        pthread_mutex_unlock(&lock);
-        return total;
-}
-
 /* Sets *ret_diagnosis (if asked) from fmt, for the failures kbound itself finds. */
 __attribute__((format(printf, 2, 3))) static void diagnose(char **ret_diagnosis, const char *fmt, ...) {
         if (!ret_diagnosis || *ret_diagnosis)
@@ -681,7 +686,7 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
                 goto fail;
         /* The copy has served: only the unpacked root stays for the run. */
         remove_image_tree(layout);
-        img->unpacked_bytes = disk_usage(rootfs);
+        img->unpacked_bytes = walk_path(rootfs, false);
         if (img->unpacked_bytes > img->max_bytes) {
                 r = -EFBIG;
                 diagnose(ret_diagnosis, "unpacked it takes %llu bytes, over the %llu-byte limit",

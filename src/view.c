@@ -28,7 +28,8 @@ typedef struct view_mount {
         mount_kind kind;
         char *dest;
         char *target; /* MOUNT_SYMLINK */
-        int src_fd;   /* MOUNT_BIND: O_PATH, opened following links as bwrap does */
+        char *source; /* MOUNT_BIND: the host path, opened (following links, as bwrap does) when a
+                       * lookup reaches it: a view holds no descriptor between lookups */
 } view_mount;
 
 struct kb_view {
@@ -43,14 +44,14 @@ void kb_view_destroy(kb_view **vp) {
         for (size_t i = 0; i < v->n; i++) {
                 free(v->mounts[i].dest);
                 free(v->mounts[i].target);
-                kb_closep(&v->mounts[i].src_fd);
+                free(v->mounts[i].source);
         }
         free(v->mounts);
         free(v);
         *vp = NULL;
 }
 
-static int view_add(kb_view *v, mount_kind kind, const char *dest, const char *target, int src_fd) {
+static int view_add(kb_view *v, mount_kind kind, const char *dest, const char *target, const char *source) {
         if (!dest || dest[0] != '/')
                 return -EPROTO;
         view_mount *mounts = reallocarray(v->mounts, v->n + 1, sizeof(*mounts));
@@ -58,12 +59,14 @@ static int view_add(kb_view *v, mount_kind kind, const char *dest, const char *t
                 return -ENOMEM;
         v->mounts = mounts;
         view_mount *m = &v->mounts[v->n];
-        *m = (view_mount){.kind = kind, .src_fd = src_fd};
+        *m = (view_mount){.kind = kind};
         m->dest = strdup(dest);
         m->target = target ? strdup(target) : NULL;
-        if (!m->dest || (target && !m->target)) {
+        m->source = source ? strdup(source) : NULL;
+        if (!m->dest || (target && !m->target) || (source && !m->source)) {
                 free(m->dest);
                 free(m->target);
+                free(m->source);
                 return -ENOMEM;
         }
         v->n++;
@@ -160,30 +163,28 @@ int kb_view_new(const kb_sandbox_policy *policy, kb_view **ret) {
                          * that is not there makes --*-bind-try skip the mount. A --*-bind source not
                          * there yet is a team folder the caller has not made (kb_view_new's
                          * placeholders): an empty folder, as it starts. */
-                        int fd = open(a, O_PATH | O_CLOEXEC);
-                        if (fd >= 0)
-                                r = view_add(v, MOUNT_BIND, b, NULL, fd);
+                        struct stat st;
+                        if (stat(a, &st) == 0)
+                                r = view_add(v, MOUNT_BIND, b, NULL, a);
                         else if (!is_any(opt, binds_try))
-                                r = view_add(v, MOUNT_EMPTY_DIR, b, NULL, -1);
-                        if (r < 0) {
-                                kb_closep(&fd);
+                                r = view_add(v, MOUNT_EMPTY_DIR, b, NULL, NULL);
+                        if (r < 0)
                                 goto out;
-                        }
                         i += 2;
                 } else if (is_any(opt, empty_dirs)) {
-                        if (!a || (r = view_add(v, MOUNT_EMPTY_DIR, a, NULL, -1)) < 0) {
+                        if (!a || (r = view_add(v, MOUNT_EMPTY_DIR, a, NULL, NULL)) < 0) {
                                 r = a ? r : -EPROTO;
                                 goto out;
                         }
                         i += 1;
                 } else if (strcmp(opt, "--symlink") == 0) {
-                        if (!a || !b || (r = view_add(v, MOUNT_SYMLINK, b, a, -1)) < 0) {
+                        if (!a || !b || (r = view_add(v, MOUNT_SYMLINK, b, a, NULL)) < 0) {
                                 r = a && b ? r : -EPROTO;
                                 goto out;
                         }
                         i += 2;
                 } else if (is_any(opt, from_fd)) {
-                        if (!a || !b || (r = view_add(v, MOUNT_OPAQUE, b, NULL, -1)) < 0) {
+                        if (!a || !b || (r = view_add(v, MOUNT_OPAQUE, b, NULL, NULL)) < 0) {
                                 r = a && b ? r : -EPROTO;
                                 goto out;
                         }
@@ -267,8 +268,11 @@ static int view_step(const kb_view *v, const char *path, int *ret_fd, char targe
                 break;
         }
         int fd;
-        if (at_mount) {
-                fd = fcntl(m->src_fd, F_DUPFD_CLOEXEC, 3);
+        _cleanup_close_ int src_fd = open(m->source, O_PATH | O_CLOEXEC);
+        if (src_fd < 0) {
+                fd = -1;
+        } else if (at_mount) {
+                fd = TAKE_FD(src_fd);
         } else {
                 /* Below the mount's root, one component more than what was already walked: no
                  * link is followed on the host (RESOLVE_NO_SYMLINKS; a trailing one comes back as
@@ -279,7 +283,7 @@ static int view_step(const kb_view *v, const char *path, int *ret_fd, char targe
                         .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
                 };
-                fd = (int) syscall(SYS_openat2, m->src_fd, rel, &how, sizeof(how));
+                fd = (int) syscall(SYS_openat2, src_fd, rel, &how, sizeof(how));
         }
         if (fd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)

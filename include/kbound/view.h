@@ -12,7 +12,7 @@ typedef struct kb_view kb_view;
 /* The mounts of policy's sandbox, in bwrap's order, parsed from kb_sandbox_plan's argv for policy:
  * the preflight reads exactly what bwrap will be told, so the two cannot drift. The team folders
  * (policy->workspace, runtime_dir) may be placeholders that do not exist yet: they start empty.
- * Every bind source is opened now (O_PATH), as bwrap resolves it, on the host.
+ * Bind sources are opened on the host (following links, as bwrap does) when a lookup reaches them.
  * Returns 0, -EINVAL (a policy kb_sandbox_plan refuses), -EPROTO (the plan holds an option this
  * parser does not know: a programming error, caught by the unit test), -ENOMEM. */
 KB_EXPORT int kb_view_new(const kb_sandbox_policy *policy, kb_view **ret);

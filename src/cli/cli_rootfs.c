@@ -290,7 +290,7 @@ static void searched_text(char *const *dirs, char *buf, size_t size) {
         }
 }
 
-/* cli_find_kernelspec's lookup on the host, with --prefix and the environment's prefixes. */
+/* The kernelspec on the host: its search path with --prefix and the environment's prefixes. */
 static int find_on_host(const char *name, const cli_root *root, kb_kernelspec **ret) {
         char **dirs = NULL;
         int r = cli_search_dirs(root, &dirs);
