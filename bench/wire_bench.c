@@ -102,7 +102,12 @@ int main(int argc, char **argv) {
         zsock_set_rcvhwm(rx, 0);
         zsock_set_sndhwm(tx, 0);
         static const char key_text[] = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
-        kb_key key = { .data = (const unsigned char *) key_text, .size = strlen(key_text) };
+        /* One keyed HMAC for the connection, as kbound's client makes one. */
+        kb_hmac *key = NULL;
+        if (kb_hmac_new(key_text, strlen(key_text), &key) < 0) {
+                fprintf(stderr, "wire_bench: cannot key the HMAC\n");
+                return 1;
+        }
         kb_wire_limits limits;
         kb_wire_limits_default(&limits);
 
@@ -112,7 +117,7 @@ int main(int argc, char **argv) {
         if (zmq_only) {
                 kb_msg *m = NULL;
                 if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code), &m) < 0 ||
-                    kb_wire_serialize(m, &key, &prepared) < 0) {
+                    kb_wire_serialize(m, key, &prepared) < 0) {
                         fprintf(stderr, "wire_bench: cannot prepare the message\n");
                         return 1;
                 }
@@ -132,8 +137,9 @@ int main(int argc, char **argv) {
                 }
                 for (long i = 0; i < batch; i++) {
                         kb_msg *m = NULL;
-                        if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code), &m) < 0 ||
-                            kb_wire_send(tx, m, &key) < 0) {
+                        if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code),
+                                       &m) < 0 ||
+                            kb_wire_send(tx, m, key) < 0) {
                                 fprintf(stderr, "wire_bench: send failed\n");
                                 return 1;
                         }
@@ -147,7 +153,7 @@ int main(int argc, char **argv) {
                                 fprintf(stderr, "wire_bench: nothing received within 5 s\n");
                                 return 1;
                         }
-                        r = kb_wire_recv(rx, &key, &limits, &m);
+                        r = kb_wire_recv(rx, key, &limits, &m);
                         if (r < 0 || strcmp(m->msg_type, "execute_request") != 0) {
                                 bad++;
                                 continue;
@@ -163,6 +169,7 @@ int main(int argc, char **argv) {
                "\"seconds\": %.6f, \"msgs_per_sec\": %.1f}\n",
                zmq_only ? "zmq-only" : "libkbound", done, bad, bytes, elapsed, (double) done / elapsed);
         zmsg_destroy(&prepared);
+        kb_hmac_destroy(&key);
         zsock_destroy(&tx);
         zsock_destroy(&rx);
         char sock_path[160];

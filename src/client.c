@@ -1,13 +1,12 @@
 /* client.c: a Jupyter client over the five channels, correlating everything by parent msg_id. */
+#include "kbound/client.h"
+#include "replay-internal.h"
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
-#include <openssl/crypto.h>
-#include "kbound/client.h"
-#include "replay-internal.h"
 
 #define PENDING_MAX 32          /* replies nobody has asked for yet; oldest dropped past this */
 #define TRACKED_MAX 16          /* executions collecting iopub output at once */
@@ -29,8 +28,7 @@ struct kb_client {
         void *sock[_KB_CHANNEL_MAX];
         void *monitor[_KB_CHANNEL_MAX]; /* disconnect events of shell, iopub, stdin, control */
         char *endpoint_hb;
-        char *key_bytes;
-        kb_key key;
+        kb_hmac *hmac; /* the connection's key, keyed once (wire.h) */
         char *session;
         char *username;
         kb_wire_limits limits;
@@ -174,18 +172,18 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                 c->on_msg_userdata = options->on_msg_userdata;
         }
         c->username = strdup(options && options->username ? options->username : "kbound");
-        c->key_bytes = strdup(conn->key ? conn->key : "");
         zuuid_t *uuid = zuuid_new();
         c->session = uuid ? strdup(zuuid_str_canonical(uuid)) : NULL;
         zuuid_destroy(&uuid);
-        if (!c->username || !c->key_bytes || !c->session) {
+        if (!c->username || !c->session) {
                 kb_client_destroy(&c);
                 return -ENOMEM;
         }
-        c->key.data = (const unsigned char *) c->key_bytes;
-        c->key.size = strlen(c->key_bytes);
-        int hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_msg_ids);
-        if (hr >= 0 && c->key.size > 0)
+        const char *key = conn->key ? conn->key : "";
+        int hr = kb_hmac_new(key, strlen(key), &c->hmac);
+        if (hr >= 0)
+                hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_msg_ids);
+        if (hr >= 0 && kb_hmac_signs(c->hmac))
                 hr = kb_replay_history_new(KB_REPLAY_HISTORY_DEFAULT, &c->seen_signatures);
         if (hr < 0) {
                 kb_client_destroy(&c);
@@ -253,9 +251,7 @@ void kb_client_destroy(kb_client **cp) {
         kb_replay_history_destroy(&c->seen_signatures);
         kb_replay_history_destroy(&c->seen_msg_ids);
         /* Executions belong to their callers; only forget them. */
-        if (c->key_bytes)
-                OPENSSL_cleanse(c->key_bytes, strlen(c->key_bytes));
-        free(c->key_bytes);
+        kb_hmac_destroy(&c->hmac);
         free(c->endpoint_hb);
         free(c->session);
         free(c->username);
@@ -318,7 +314,7 @@ static int send_request(kb_client *c, kb_channel channel, const char *msg_type, 
         if (c->on_msg)
                 c->on_msg(c->on_msg_userdata, channel, "out", msg);
         snprintf(c->sent_ids[c->n_sent++ % SENT_IDS_MAX], MSG_ID_MAX, "%s", msg->msg_id);
-        r = kb_wire_send(c->sock[channel], msg, &c->key);
+        r = kb_wire_send(c->sock[channel], msg, c->hmac);
         kb_msg_destroy(&msg);
         if (r < 0) {
                 free(id);
@@ -529,21 +525,22 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
 /* A verified message seen before on this connection: the same signature again is a replay (one
  * signed message sent twice: output printed twice, a second reply, a second idle), as
  * jupyter_client's Session refuses it; a msg_id seen again with other content is a kernel
- * reusing ids, which makes messages indistinguishable. Returns 0, -EEXIST or -ENOTUNIQ. */
+ * reusing ids, which makes messages indistinguishable. Returns 0, -EEXIST, -ENOTUNIQ or -EIO. */
 static int refuse_seen(kb_client *c, const kb_msg *msg) {
-        if (c->seen_signatures && msg->signature[0] &&
-            kb_replay_history_add(c->seen_signatures, msg->signature, strlen(msg->signature)) == -EEXIST)
-                return -EEXIST;
-        if (kb_replay_history_add(c->seen_msg_ids, msg->msg_id, strlen(msg->msg_id)) == -EEXIST)
-                return -ENOTUNIQ;
-        return 0;
+        int r = 0;
+        if (c->seen_signatures && msg->signature[0])
+                r = kb_replay_history_add(c->seen_signatures, msg->signature, strlen(msg->signature));
+        if (r < 0)
+                return r; /* -EEXIST, or -EIO: a message that cannot be checked is refused too */
+        r = kb_replay_history_add(c->seen_msg_ids, msg->msg_id, strlen(msg->msg_id));
+        return r == -EEXIST ? -ENOTUNIQ : r;
 }
 
 /* Receives and dispatches one message from channel, adding its size to *bytes. Returns 1, 0 if
  * nothing was queued, or a receive, replay or dispatch error. */
 static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
         kb_msg *msg = NULL;
-        int r = kb_wire_recv(c->sock[channel], &c->key, &c->limits, &msg);
+        int r = kb_wire_recv(c->sock[channel], c->hmac, &c->limits, &msg);
         if (r == -EAGAIN)
                 return 0;
         if (r >= 0) {

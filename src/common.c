@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <json-c/json.h>
@@ -21,6 +22,38 @@ int kb_ms_left(int64_t deadline_ms) {
         if (left <= 0)
                 return 0;
         return left > INT32_MAX ? INT32_MAX : (int) left;
+}
+
+void kb_hex_encode(const void *in, size_t n, char *out) {
+        static const char digits[] = "0123456789abcdef";
+        const unsigned char *p = in;
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = digits[p[i] >> 4];
+                out[2 * i + 1] = digits[p[i] & 0x0f];
+        }
+        out[2 * n] = '\0';
+}
+
+int kb_random_hex(char *buf, size_t n_bytes) {
+        unsigned char raw[64];
+        if (n_bytes > sizeof(raw))
+                return -EINVAL;
+        size_t got = 0;
+        while (got < n_bytes) {
+                ssize_t n = getrandom(raw + got, n_bytes - got, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int r = -errno;
+                        explicit_bzero(raw, sizeof(raw));
+                        return r;
+                }
+                got += (size_t) n;
+        }
+        kb_hex_encode(raw, n_bytes, buf);
+        /* The bytes may be a key or a canary: nothing of them stays on the stack. */
+        explicit_bzero(raw, sizeof(raw));
+        return 0;
 }
 
 void kb_json_putp(struct json_object **p) {

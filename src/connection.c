@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -50,33 +49,14 @@ static kb_connection *connection_alloc(void) {
 /* Fills a fresh key: 32 bytes from the kernel CSPRNG as 64 lowercase hex chars. The HMAC key is
  * these ASCII bytes, exactly as jupyter_client uses its (hex) key string. Returns 0 or -errno. */
 static int random_key(char **ret_key) {
-        static const char hex[] = "0123456789abcdef";
-        unsigned char raw[KEY_RANDOM_BYTES];
-        size_t got = 0;
-
-        while (got < sizeof(raw)) {
-                ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        int r = -errno;
-                        explicit_bzero(raw, sizeof(raw));
-                        return r;
-                }
-                got += (size_t) n;
-        }
-
         char *key = malloc(KEY_HEX_CHARS + 1);
-        if (!key) {
-                explicit_bzero(raw, sizeof(raw));
+        if (!key)
                 return -ENOMEM;
+        int r = kb_random_hex(key, KEY_RANDOM_BYTES);
+        if (r < 0) {
+                free(key);
+                return r;
         }
-        for (size_t i = 0; i < sizeof(raw); i++) {
-                key[2 * i] = hex[raw[i] >> 4];
-                key[2 * i + 1] = hex[raw[i] & 0x0f];
-        }
-        key[KEY_HEX_CHARS] = '\0';
-        explicit_bzero(raw, sizeof(raw));
         *ret_key = key;
         return 0;
 }

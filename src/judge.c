@@ -423,6 +423,35 @@ static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *n
         return "it has no command";
 }
 
+static json_object *mounts_of(json_object *snap, json_object *p);
+static bool mount_is(json_object *m, const char *fstype);
+static bool host_has_dev(json_object *host_mounts, const char *dev);
+
+/* True if the terminal rdev ("maj:min") is a pty of a devpts instance the sandbox made itself: a
+ * sandbox process holds it open through a devpts mount of its own mount table whose filesystem
+ * the host does not mount (bwrap's --dev makes a new instance). A shell kernel (bash_kernel,
+ * metakernel) runs its shell on such a pty; the host's terminals are other instances. */
+static bool own_pty(json_object *snap, json_object *host_mounts, const char *rdev) {
+        json_object *procs = get(snap, "processes");
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *fds = get(p, "fds"), *mounts = mounts_of(snap, p);
+                for (size_t f = 0; f < arr_len(fds); f++) {
+                        json_object *fd = at(fds, f);
+                        const char *r = get_str(fd, "rdev"), *type = get_str(fd, "type");
+                        if (!r || !type || strcmp(r, rdev) != 0 || strcmp(type, "chr") != 0)
+                                continue;
+                        int64_t mnt_id = int_or(fd, "mnt_id", -1);
+                        for (size_t m = 0; m < arr_len(mounts); m++) {
+                                json_object *mt = at(mounts, m);
+                                if (int_or(mt, "id", -2) == mnt_id && mount_is(mt, "devpts") &&
+                                    !host_has_dev(host_mounts, get_str(mt, "dev")))
+                                        return true;
+                        }
+                }
+        }
+        return false;
+}
+
 json_object *kb_judge_session(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
@@ -430,7 +459,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         int64_t kbound_session = int_or(in->host, "session", -1), kernel_pid = int_or(in->expect, "kernel_pid", -1);
         if (kbound_session < 0)
                 problem(&v, "the host could not read kbound's own session");
-        size_t kernel_looks = 0;
+        size_t kernel_looks = 0, own_ptys = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *procs = get(at(in->snapshots, s), "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
@@ -440,9 +469,15 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 problem(&v, "the host could not read pid %" PRId64 "'s session and terminal", pid);
                                 continue;
                         }
-                        if (tty != 0)
-                                problem(&v, "pid %" PRId64 " (%s) has a controlling terminal (device %" PRId64 ":%" PRId64 ")",
-                                        pid, str_or(p, "name", "?"), (tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
+                        char rdev[48];
+                        snprintf(rdev, sizeof rdev, "%" PRId64 ":%" PRId64, (tty >> 8) & 0xfff,
+                                 (tty & 0xff) | ((tty >> 12) & 0xfff00));
+                        if (tty != 0 && own_pty(at(in->snapshots, s), get(in->host, "mounts"), rdev))
+                                own_ptys++;
+                        else if (tty != 0)
+                                problem(&v, "pid %" PRId64 " (%s) has a controlling terminal (device %s) that is not a pty "
+                                            "of the sandbox's own",
+                                        pid, str_or(p, "name", "?"), rdev);
                         if (pid != kernel_pid)
                                 continue;
                         kernel_looks++;
@@ -483,9 +518,14 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         evidence(&v, "bwrap_flags", flags);
         evidence(&v, "launcher_pid", json_object_new_int64(lpid));
         evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
+        evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
         return verdict_end(&v, "sandbox.session",
-                           "no sandbox process has a controlling terminal; the kernel's session is the sandbox's own; "
-                           "the running bwrap is kbound's child, started with --die-with-parent");
+                           own_ptys ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
+                                      "devpts; the kernel's session is the sandbox's own; the running bwrap is kbound's "
+                                      "child, started with --die-with-parent"
+                                    : "no sandbox process has a controlling terminal; the kernel's session is the "
+                                      "sandbox's own; the running bwrap is kbound's child, started with "
+                                      "--die-with-parent");
 }
 
 /* ---- identity.pid2 ---- */

@@ -589,12 +589,17 @@ char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline
         int status = 0;
         if (reap_exited(k, deadline_ms, &status) == 1) {
                 int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-                if (WIFSIGNALED(status))
-                        snprintf(how, sizeof(how), "the kernel was killed by signal %d", WTERMSIG(status));
-                else if (k->sandbox && code > 128 && code < 128 + 65)
+                const char *abbrev = NULL;
+                if (WIFSIGNALED(status)) {
+                        abbrev = sigabbrev_np(WTERMSIG(status));
+                        snprintf(how, sizeof(how), "the kernel was killed by signal %d%s%s", WTERMSIG(status),
+                                 abbrev ? " SIG" : "", abbrev ? abbrev : "");
+                } else if (k->sandbox && code > 128 && code < 128 + 65) {
                         /* bwrap's init reports a kernel killed by signal N as exit status 128+N. */
-                        snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d)", code,
-                                 code - 128);
+                        abbrev = sigabbrev_np(code - 128);
+                        snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d%s%s)", code,
+                                 code - 128, abbrev ? " SIG" : "", abbrev ? abbrev : "");
+                }
                 else
                         snprintf(how, sizeof(how), "the kernel exited with status %d", code);
         }

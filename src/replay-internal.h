@@ -19,7 +19,8 @@ void kb_replay_history_destroy(kb_replay_history **hp);
 
 /* Remembers data[0..len) (by its SHA-256) unless it is remembered already. Past capacity the
  * oldest entry is forgotten first, so a repeat is caught only within the last capacity entries.
- * Returns 0 (new, now remembered) or -EEXIST (seen before; nothing changes). */
+ * Returns 0 (new, now remembered), -EEXIST (seen before; nothing changes) or -EIO (OpenSSL
+ * could not hash it; nothing changes). */
 int kb_replay_history_add(kb_replay_history *h, const void *data, size_t len);
 
 /* How many entries are remembered now (at most the capacity). */

@@ -1,17 +1,14 @@
 /* replay.c: a bounded set of SHA-256 digests that forgets its oldest entry first (replay-internal.h). */
-/* The low-level SHA-256 for the same reason as wire.c: EVP goes through OpenSSL 3's provider
- * machinery for every digest, which costs more than hashing a msg_id. */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include "replay-internal.h"
 #include <errno.h>
+#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <openssl/sha.h>
 
-#define DIGEST_LEN SHA256_DIGEST_LENGTH
+#define DIGEST_LEN 32 /* SHA-256 */
 #define CAPACITY_MAX (1u << 24)
 
 struct kb_replay_history {
@@ -23,6 +20,10 @@ struct kb_replay_history {
         unsigned char (*digests)[DIGEST_LEN];
         uint32_t *bucket;    /* per bucket: its first slot + 1; 0 when empty */
         uint32_t *chain;     /* per slot: the next slot + 1 in the same bucket; 0 at the end */
+        /* SHA-256, fetched from OpenSSL's providers once (an implicit fetch per digest costs
+         * more than hashing a msg_id), and one digest context reused for every entry. */
+        EVP_MD *sha256;
+        EVP_MD_CTX *md_ctx;
 };
 
 int kb_replay_history_new(size_t capacity, kb_replay_history **ret) {
@@ -41,7 +42,9 @@ int kb_replay_history_new(size_t capacity, kb_replay_history **ret) {
         h->digests = calloc(h->capacity, sizeof(*h->digests));
         h->bucket = calloc(h->capacity, sizeof(*h->bucket));
         h->chain = calloc(h->capacity, sizeof(*h->chain));
-        if (!h->digests || !h->bucket || !h->chain ||
+        h->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+        h->md_ctx = EVP_MD_CTX_new();
+        if (!h->digests || !h->bucket || !h->chain || !h->sha256 || !h->md_ctx ||
             getrandom(&h->multiplier, sizeof(h->multiplier), 0) != sizeof(h->multiplier)) {
                 kb_replay_history_destroy(&h);
                 return -ENOMEM;
@@ -57,6 +60,8 @@ void kb_replay_history_destroy(kb_replay_history **hp) {
         free((*hp)->digests);
         free((*hp)->bucket);
         free((*hp)->chain);
+        EVP_MD_CTX_free((*hp)->md_ctx);
+        EVP_MD_free((*hp)->sha256);
         free(*hp);
         *hp = NULL;
 }
@@ -81,11 +86,12 @@ static void forget(kb_replay_history *h, size_t slot) {
 }
 
 int kb_replay_history_add(kb_replay_history *h, const void *data, size_t len) {
-        unsigned char digest[DIGEST_LEN];
-        SHA256_CTX ctx;
-        SHA256_Init(&ctx);
-        SHA256_Update(&ctx, data, len);
-        SHA256_Final(digest, &ctx);
+        unsigned char digest[EVP_MAX_MD_SIZE];
+        unsigned int digest_len = 0;
+        if (EVP_DigestInit_ex2(h->md_ctx, h->sha256, NULL) != 1 ||
+            EVP_DigestUpdate(h->md_ctx, data, len) != 1 ||
+            EVP_DigestFinal_ex(h->md_ctx, digest, &digest_len) != 1 || digest_len != DIGEST_LEN)
+                return -EIO;
 
         size_t b = bucket_of(h, digest);
         for (uint32_t i = h->bucket[b]; i; i = h->chain[i - 1])

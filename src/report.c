@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 #include "kbound/report.h"
+#include "kbound/sanitize.h"
 
 /* The run object is ours, but its strings carry kernel names, error texts and check details that
  * may quote what a kernel printed. Every rendering bounds them so one runaway detail cannot turn
@@ -709,111 +710,10 @@ int kb_report_finish(json_object *run) {
         return pass ? 0 : 1;
 }
 
-/* ---- text sanitizing: one UTF-8 walker for the terminal and for XML ---- */
+/* ---- text sanitizing (sanitize.c): every string of a run may quote a kernel ---- */
 
-typedef enum clean_mode {
-        CLEAN_HUMAN,     /* one terminal line: no control characters, no line breaks */
-        CLEAN_XML_TEXT,  /* XML 1.0 character data */
-        CLEAN_XML_ATTR,  /* XML 1.0 attribute value: also keeps \t\n\r through normalization */
-} clean_mode;
-
-/* Decodes one UTF-8 character at s (len bytes available). Returns its length and the code point,
- * or 0 for an invalid sequence (overlong, surrogate, past U+10FFFF, truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp) {
-        uint32_t cp;
-        size_t n;
-        if (s[0] < 0x80) {
-                *ret_cp = s[0];
-                return 1;
-        }
-        if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-                n = 2;
-                cp = s[0] & 0x1F;
-        } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-                n = 3;
-                cp = s[0] & 0x0F;
-        } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-                n = 4;
-                cp = s[0] & 0x07;
-        } else
-                return 0;
-        if (len < n)
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xC0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3F);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-                return 0;
-        *ret_cp = cp;
-        return n;
-}
-
-/* Writes at most max bytes of s made safe for mode: invalid UTF-8 becomes '?'; control
- * characters become '?' (human, where they could drive the terminal) or are stripped (XML 1.0
- * forbids them); XML specials are escaped. Appends "..." when cut. */
-static void put_clean(FILE *out, const char *text, size_t max, clean_mode mode) {
-        const unsigned char *s = (const unsigned char *) text;
-        size_t len = strlen(text);
-        size_t pos = 0;
-
-        while (pos < len) {
-                uint32_t cp = 0;
-                size_t n = utf8_decode(s + pos, len - pos, &cp);
-                if (pos + (n ? n : 1) > max) {
-                        fputs("...", out);
-                        return;
-                }
-                if (n == 0) {
-                        fputc('?', out);
-                        pos++;
-                        continue;
-                }
-                bool control = cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
-                if (mode == CLEAN_HUMAN) {
-                        if (cp == '\t' || cp == '\n' || cp == '\r')
-                                fputc(' ', out);
-                        else if (control)
-                                fputc('?', out);
-                        else
-                                fwrite(s + pos, 1, n, out);
-                } else {
-                        switch (cp) {
-                        case '&':
-                                fputs("&amp;", out);
-                                break;
-                        case '<':
-                                fputs("&lt;", out);
-                                break;
-                        case '>':
-                                fputs("&gt;", out);
-                                break;
-                        case '"':
-                                fputs("&quot;", out);
-                                break;
-                        case '\'':
-                                fputs("&apos;", out);
-                                break;
-                        case '\t':
-                        case '\n':
-                        case '\r':
-                                /* Attribute normalization would turn these into spaces; a
-                                 * character reference keeps them. */
-                                if (mode == CLEAN_XML_ATTR)
-                                        fprintf(out, "&#%u;", (unsigned) cp);
-                                else
-                                        fputc((int) cp, out);
-                                break;
-                        default:
-                                if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF)
-                                        break; /* not an XML 1.0 Char: strip */
-                                fwrite(s + pos, 1, n, out);
-                                break;
-                        }
-                }
-                pos += n;
-        }
+static void put_clean(FILE *out, const char *text, size_t max, kb_sanitize_mode mode) {
+        kb_sanitize_put(out, text, strlen(text), max, mode);
 }
 
 static int finish_output(FILE *out) {
@@ -842,7 +742,7 @@ static const char *status_label(check_status s) {
 }
 
 static void put_padded(FILE *out, const char *s, size_t width) {
-        put_clean(out, s, HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        put_clean(out, s, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         for (size_t len = strlen(s); len < width; len++)
                 fputc(' ', out);
 }
@@ -852,23 +752,24 @@ static void human_kernel_header(FILE *out, json_object *kernel) {
         int64_t startup = member_ms(kernel, "startup_ms");
 
         fputs("kernel ", out);
-        put_clean(out, kernel_name(kernel), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        put_clean(out, kernel_name(kernel), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputs(": language ", out);
-        put_clean(out, or_unknown(member_str(kernel, "language")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        put_clean(out, or_unknown(member_str(kernel, "language")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputs(", team ", out);
-        put_clean(out, or_unknown(member_str(kernel, "team")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        put_clean(out, or_unknown(member_str(kernel, "team")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         if (startup >= 0)
                 fprintf(out, ", startup %" PRId64 " ms", startup);
         else
                 fputs(", startup ? ms", out);
         fputs(", implementation ", out);
-        put_clean(out, or_unknown(member_str(info, "implementation")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        put_clean(out, or_unknown(member_str(info, "implementation")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputc(' ', out);
-        put_clean(out, or_unknown(member_str(info, "implementation_version")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+        put_clean(out, or_unknown(member_str(info, "implementation_version")), HUMAN_MAX_DETAIL,
+                  KB_SANITIZE_LINE);
         fputc('\n', out);
         if (kernel_has_error(kernel)) {
                 fputs("  error: ", out);
-                put_clean(out, kernel_error_text(kernel), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                put_clean(out, kernel_error_text(kernel), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputc('\n', out);
         }
 }
@@ -897,11 +798,13 @@ int kb_report_human(json_object *run, FILE *out) {
         json_object *sandbox = member(run, "sandbox");
         if (sandbox) {
                 fputs("sandbox: ", out);
-                put_clean(out, or_unknown(member_str(sandbox, "backend")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                put_clean(out, or_unknown(member_str(sandbox, "backend")), HUMAN_MAX_DETAIL,
+                          KB_SANITIZE_LINE);
                 fputc(' ', out);
-                put_clean(out, or_unknown(member_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                put_clean(out, or_unknown(member_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL,
+                          KB_SANITIZE_LINE);
                 fputs(" (", out);
-                put_clean(out, or_unknown(member_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                put_clean(out, or_unknown(member_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputs(")\n", out);
                 /* Which root the kernels ran on: an image's, or the host's own system paths. */
                 const char *rootfs = member_str(sandbox, "rootfs");
@@ -925,7 +828,7 @@ int kb_report_human(json_object *run, FILE *out) {
                         fputs(" (read-only; kernelspecs found inside it; removed when kbound ends)\n", out);
                 } else if (rootfs) {
                         fputs("image ", out);
-                        put_clean(out, rootfs, HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                        put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         fputs(" (read-only; kernelspecs found inside it)\n", out);
                 } else {
                         fputs("the host's system paths (read-only)\n", out);
@@ -943,17 +846,18 @@ int kb_report_human(json_object *run, FILE *out) {
                         fputs("  ", out);
                         put_padded(out, or_unknown(member_str(check, "id")), id_width);
                         fputs("  ", out);
-                        put_clean(out, or_unknown(member_str(check, "detail")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                        put_clean(out, or_unknown(member_str(check, "detail")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
                         fputc('\n', out);
                 }
         }
 
         const char *summary = member_str(member(run, "claims"), "summary");
         if (summary) {
-                put_clean(out, summary, HUMAN_MAX_DETAIL * 8, CLEAN_HUMAN);
+                put_clean(out, summary, HUMAN_MAX_DETAIL * 8, KB_SANITIZE_LINE);
         } else {
                 fputs("verdict: ", out);
-                put_clean(out, or_unknown(member_str(run, "verdict")), HUMAN_MAX_DETAIL, CLEAN_HUMAN);
+                put_clean(out, or_unknown(member_str(run, "verdict")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         }
         fputc('\n', out);
         return finish_output(out);
@@ -1025,19 +929,19 @@ static void junit_properties(FILE *out, json_object *run) {
 
         fputs("    <properties>\n", out);
         fputs("      <property name=\"verdict\" value=\"", out);
-        put_clean(out, or_unknown(member_str(run, "verdict")), JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, or_unknown(member_str(run, "verdict")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\"/>\n      <property name=\"summary\" value=\"", out);
-        put_clean(out, or_unknown(member_str(claims, "summary")), JUNIT_MAX_BODY, CLEAN_XML_ATTR);
+        put_clean(out, or_unknown(member_str(claims, "summary")), JUNIT_MAX_BODY, KB_SANITIZE_XML_ATTR);
         fprintf(out, "\"/>\n      <property name=\"raw_network_override\" value=\"%s\"/>\n",
                 run_override(run) ? "true" : "false");
         fputs("      <property name=\"network\" value=\"", out);
-        put_clean(out, or_unknown(member_str(claims, "network")), JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, or_unknown(member_str(claims, "network")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
                 full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
                                                                                                     : "false");
         const char *rootfs = member_str(member(run, "sandbox"), "rootfs");
         fputs("      <property name=\"rootfs\" value=\"", out);
-        put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\"/>\n", out);
         json_object *image = member(member(run, "sandbox"), "image");
         if (image) {
@@ -1054,7 +958,7 @@ static void junit_properties(FILE *out, json_object *run) {
 
 static void junit_suite_open(FILE *out, json_object *run, const char *name, const junit_counts *c) {
         fputs("  <testsuite name=\"kbound.", out);
-        put_clean(out, name, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, name, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"", c->tests, c->failures,
                 c->skipped);
         put_seconds(out, c->ms);
@@ -1064,9 +968,9 @@ static void junit_suite_open(FILE *out, json_object *run, const char *name, cons
 
 static void junit_case_open(FILE *out, const char *suite, const char *id, int64_t ms) {
         fputs("    <testcase classname=\"kbound.", out);
-        put_clean(out, suite, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, suite, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\" name=\"", out);
-        put_clean(out, id, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, id, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\" time=\"", out);
         put_seconds(out, ms);
         fputs("\">\n", out);
@@ -1074,11 +978,11 @@ static void junit_case_open(FILE *out, const char *suite, const char *id, int64_
 
 static void junit_failure(FILE *out, const char *type, const char *message, const char *body) {
         fputs("      <failure message=\"", out);
-        put_clean(out, message, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, message, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\" type=\"", out);
-        put_clean(out, type, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+        put_clean(out, type, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\">", out);
-        put_clean(out, body, JUNIT_MAX_BODY, CLEAN_XML_TEXT);
+        put_clean(out, body, JUNIT_MAX_BODY, KB_SANITIZE_XML_TEXT);
         fputs("</failure>\n", out);
 }
 
@@ -1091,9 +995,10 @@ static void junit_check(FILE *out, json_object *run, const char *kernel, json_ob
         junit_case_open(out, kernel, id, member_ms(check, "duration_ms"));
         if (o == OUTCOME_SKIP) {
                 fputs("      <skipped message=\"", out);
-                put_clean(out, or_unknown(member_str(check, "status")), JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+                put_clean(out, or_unknown(member_str(check, "status")), JUNIT_MAX_MESSAGE,
+                          KB_SANITIZE_XML_ATTR);
                 fputs(": ", out);
-                put_clean(out, detail, JUNIT_MAX_MESSAGE, CLEAN_XML_ATTR);
+                put_clean(out, detail, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
                 fputs("\"/>\n", out);
         } else if (o == OUTCOME_FAIL) {
                 _cleanup_free_ char *message = NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
@@ -30,6 +31,9 @@
  * predict. */
 #define HOLD_MAX_MS 200
 #define STOP_GRACE_MS 1000
+/* lifecycle.shutdown: the reply on control, then the kernel process gone. */
+#define SHUTDOWN_REPLY_MS 2000
+#define SHUTDOWN_EXIT_MS 5000
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
 /* Every check a kernel gets, in the order they run (docs/probes.md). */
@@ -39,7 +43,7 @@ static const char *const check_ids[] = {
         "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
         "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
         "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
-        NULL,
+        "lifecycle.shutdown",     NULL,
 };
 
 const char *const *kb_scenario_checks(void) {
@@ -50,6 +54,8 @@ typedef struct ctx {
         const kb_check_env *env;
         const kb_kernelspec *spec;
         kb_langpack *lp;
+        kb_result_transport transport; /* how the pack's cells return results */
+        bool shut_down;                /* lifecycle.shutdown sent shutdown_request */
         kb_kernel *kernel;
         json_object *k;       /* the kernel object being built */
         json_object *checks;  /* k["checks"] */
@@ -249,11 +255,29 @@ typedef struct cell_hook {
         void (*then)(ctx *x, void *userdata);
 } cell_hook;
 
+/* The marker a stdout-transport cell prints before its result: fresh per run. */
+static void result_marker(const ctx *x, char *buf, size_t size) {
+        snprintf(buf, size, "KBOUND-RESULT-%.16s", x->nonce);
+}
+
+/* A cell's result, by the pack's transport. */
+static int cell_result(const ctx *x, const kb_execution *ex, json_object **ret) {
+        if (x->transport == KB_RESULT_STDOUT) {
+                char marker[64];
+                result_marker(x, marker, sizeof marker);
+                return kb_probe_result_text(ex, marker, ret);
+        }
+        return kb_probe_result(ex, ret);
+}
+
 /* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */
 static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
                            json_object **ret, char *why, size_t why_size) {
         _cleanup_free_ char *code = NULL;
         _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
+        char marker[64];
+        result_marker(x, marker, sizeof marker);
+        json_object_object_add(params ? params : own_params, "result_marker", json_object_new_string(marker));
         int r = kb_langpack_render(x->lp, cell, params ? params : own_params, &code);
         if (r < 0) {
                 snprintf(why, why_size, "cannot render cell '%s' from %s: %s", cell, kb_langpack_dir(x->lp),
@@ -283,10 +307,11 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
                          ex->evalue ? ex->evalue : "");
                 r = -EPROTO;
         } else {
-                r = kb_probe_result(ex, ret);
+                r = cell_result(x, ex, ret);
                 if (r < 0)
                         snprintf(why, why_size, "cell '%s' %s", cell,
-                                 r == -ENOMSG ? "published no " KB_PROBE_MIME " result"
+                                 r == -ENOMSG ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
+                                                                                     : "published no " KB_PROBE_MIME " result")
                                               : "published a malformed or duplicate probe result");
         }
         kb_execution_destroy(c, &ex);
@@ -616,17 +641,20 @@ static int marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
 }
 
 /* True if the long cell ran to its end instead of being stopped. */
-static bool cell_completed(const kb_execution *ex) {
+static bool cell_completed(const ctx *x, const kb_execution *ex) {
         json_object *result = NULL;
-        if (kb_probe_result(ex, &result) < 0)
+        if (cell_result(x, ex, &result) < 0)
                 return false;
         bool done = jbool(result, "completed");
         json_object_put(result);
         return done;
 }
 
-static bool cell_stopped(const kb_execution *ex) {
-        return ex->got_reply && strcmp(ex->status, "ok") != 0 && !cell_completed(ex);
+/* The cell ended without running to its end. Its status is the kernel's to choose ("error",
+ * "abort"; metakernel says "ok"): the random hold before the interrupt is what rules out a cell
+ * that ended by itself, and the missing completion result what rules out one that ran out. */
+static bool cell_stopped(const ctx *x, const kb_execution *ex) {
+        return ex->got_reply && !cell_completed(x, ex);
 }
 
 /* SIGINT's state in the kernel process as the host reads it (/proc/<pid>/status, then the pidfd
@@ -711,6 +739,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         char tick[64];
         snprintf(tick, sizeof(tick), "kbound-tick-%.8s", x->nonce);
         json_object_object_add(params, "tick", json_object_new_string(tick));
+        char marker_result[64];
+        result_marker(x, marker_result, sizeof marker_result);
+        json_object_object_add(params, "result_marker", json_object_new_string(marker_result));
         _cleanup_free_ char *code = NULL;
         int r = kb_langpack_render(x->lp, "long", params, &code);
         json_object_put(params);
@@ -793,7 +824,7 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         json_object_object_add(ev, "ticks_after_interrupt", json_object_new_int(tw.seen));
         if (r == 1)
                 r = -ETIMEDOUT; /* the ticks said it kept running */
-        bool stopped = r == 0 && cell_stopped(ex);
+        bool stopped = r == 0 && cell_stopped(x, ex);
         if (r == 0)
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         if (stopped && path == PATH_PIDFD) {
@@ -822,7 +853,14 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 kb_execution_destroy(c, &ex);
                 return;
         }
-        if (r == -ECANCELED || r == -ESRCH) {
+        if (r == -ESRCH) {
+                /* The interrupt killed it: a kernel must survive its own interrupts. */
+                add_check(x, id, "fail", t0, ev, "the kernel died on %s: %s",
+                          path == PATH_CONTROL ? "interrupt_request" : "SIGINT", wait_error(x, r));
+                kb_execution_destroy(c, &ex);
+                return;
+        }
+        if (r == -ECANCELED) {
                 add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s", wait_error(x, r));
                 kb_execution_destroy(c, &ex);
                 return;
@@ -902,6 +940,50 @@ static void check_persistence(ctx *x) {
         json_object_put(result);
 }
 
+/* lifecycle.shutdown: shutdown_request on control is answered, and the kernel process (the pinned
+ * PID 2, seen through its pidfd) is gone within SHUTDOWN_EXIT_MS of the reply. */
+static void check_shutdown(ctx *x) {
+        int64_t t0 = kb_now_ms();
+        if (x->wedged) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, NULL,
+                          "not tested: a long cell could not be stopped, so the kernel cannot answer");
+                return;
+        }
+        json_object *ev = json_object_new_object();
+        int r = kb_client_shutdown(kb_kernel_client(x->kernel), step_deadline(x, SHUTDOWN_REPLY_MS));
+        int64_t replied = kb_now_ms();
+        x->shut_down = true;
+        if (r == -ESRCH) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev, "the kernel died before it answered shutdown_request: %s",
+                          wait_error(x, r));
+                return;
+        }
+        if (r < 0) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev, "no shutdown_reply on control within %d ms (%s)",
+                          SHUTDOWN_REPLY_MS, r == -ETIMEDOUT ? "timed out" : wait_error(x, r));
+                return;
+        }
+        json_object_object_add(ev, "reply_ms", json_object_new_int64(replied - t0));
+        struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
+        int64_t deadline = step_deadline(x, SHUTDOWN_EXIT_MS);
+        int n;
+        do
+                n = poll(&p, 1, kb_ms_left(deadline));
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev,
+                          "shutdown_reply came after %lld ms, but the kernel process was still running %d ms later",
+                          (long long) (replied - t0), SHUTDOWN_EXIT_MS);
+                return;
+        }
+        int64_t gone = kb_now_ms();
+        json_object_object_add(ev, "exit_ms", json_object_new_int64(gone - replied));
+        add_check(x, "lifecycle.shutdown", "pass", t0, ev,
+                  "shutdown_request on control answered in %lld ms; the kernel process (pinned pidfd) exited %lld ms "
+                  "later",
+                  (long long) (replied - t0), (long long) (gone - replied));
+}
+
 static int set_nonce(ctx *x) {
         char why[512];
         json_object *params = json_object_new_object(), *result = NULL;
@@ -951,6 +1033,14 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                           spec->language ? spec->language : "?", env->kernels_dir,
                           r == -ENOENT ? "none matches" : strerror(-r));
                 add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: no probe set for this language");
+                outcome = KB_CHECK_NOT_ENFORCED;
+                goto done;
+        }
+
+        if (kb_langpack_transport(x.lp, &x.transport) < 0) {
+                set_error(&x, "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
+                          "\"mime\" or \"stdout\")", kb_langpack_dir(x.lp));
+                add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: the probe set is malformed");
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
         }
@@ -1044,6 +1134,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 if (!x.cancelled)
                         check_persistence(&x);
         }
+        if (!x.cancelled)
+                check_shutdown(&x);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
          * incomplete too (teardown that runs past the deadline does not count). */
         if (x.cancelled || run_deadline_passed(env))
@@ -1057,6 +1149,8 @@ done:
                  * 0.3-0.7 s of IO loops, history database, interpreter teardown) is only worth
                  * waiting for when the team folder is kept for inspection; otherwise the folder
                  * is removed and the whole pid namespace killed right after anyway. */
+                if (x.shut_down)
+                        grace = 0; /* lifecycle.shutdown asked, and waited, already */
                 if (grace && !env->keep && kb_kernel_client(x.kernel)) {
                         (void) kb_client_shutdown(kb_kernel_client(x.kernel), step_deadline(&x, grace));
                         grace = 0;

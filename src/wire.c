@@ -1,18 +1,16 @@
 /* wire.c: Jupyter wire messages: build, sign (HMAC-SHA256), serialize, send, receive, verify, parse. */
-/* HMAC-SHA256 is built here on OpenSSL's SHA256_Init/Update/Final, which OpenSSL 3 deprecates
- * in favour of EVP. EVP's HMAC goes through the provider machinery: initialising the default
- * provider and fetching the algorithm touched ~2 MB of libcrypto (a sixth of kbound's peak RSS)
- * and cost more CPU than the hashing itself. The low-level SHA-256 uses the
- * same assembly and no providers. */
-#define OPENSSL_SUPPRESS_DEPRECATED
+/* Each mechanism here is a dependency's: the HMAC is OpenSSL's EVP_MAC, message ids come from
+ * OpenSSL's RAND_bytes, the JSON text is json-c's in both directions, the frames are libzmq's.
+ * What is kbound's own is the order of the checks on what arrives (limits, delimiter, signature
+ * shape, HMAC in constant time, and only then JSON) and the ceilings. */
 #include "kbound/wire.h"
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
-#include <pthread.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <zmq.h>
 
@@ -21,69 +19,57 @@
 #define KB_WIRE_MAX_JSON_DEPTH_CEILING 4096
 #define KB_DELIMITER_LEN (sizeof(KB_WIRE_DELIMITER) - 1)
 #define KB_JSON_PARTS 4
-/* Keys up to this size keep their HMAC key schedule between messages (Jupyter's are 36-64). */
-#define KB_KEY_CACHE_MAX 256
-/* A JSON part larger than this is parsed with a tokener of its own, so no thread keeps a huge
- * parse buffer alive afterwards. */
-#define KB_TOKENER_REUSE_MAX (64u << 10)
+#define KB_HMAC_LEN 32 /* SHA-256 */
 /* Frames received into a fixed array before spilling to the heap (7 for a usual message). */
 #define KB_RECV_INLINE 16
+/* What kbound sends: json-c's most compact text, and '/' as is (as Python's json.dumps). */
+#define KB_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* Per-thread state that only saves work: the HMAC key schedule of the last key used (the
- * SHA-256 states after absorbing the padded key, RFC 2104) and one JSON tokener (json-c
- * allocates its parse stack per tokener). Nothing here changes a result: a different key
- * replaces the schedule, and the tokener is reset before and after every parse. Freed when the
- * thread exits; key material is wiped first. */
-typedef struct wire_tls {
-        bool keyed;
-        unsigned char key[KB_KEY_CACHE_MAX];
-        size_t key_size; /* SIZE_MAX: the schedule is of a key too large to remember */
-        SHA256_CTX inner, outer;
-        struct json_tokener *tok;
-        int tok_depth;
-} wire_tls;
+struct kb_hmac {
+        /* HMAC-SHA256 keyed with the connection's key, never updated itself: every signature
+         * works on a duplicate (EVP_MAC_CTX_dup), so the key is absorbed once per connection
+         * and a const kb_hmac may be used by several threads at once. NULL for the empty key. */
+        EVP_MAC_CTX *keyed;
+};
 
-static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
-static pthread_key_t tls_key;
-static bool tls_key_ok;
-
-static void tls_forget_key(wire_tls *t) {
-        OPENSSL_cleanse(t->key, sizeof(t->key));
-        OPENSSL_cleanse(&t->inner, sizeof(t->inner));
-        OPENSSL_cleanse(&t->outer, sizeof(t->outer));
-        t->key_size = 0;
-        t->keyed = false;
-}
-
-static void tls_free(void *p) {
-        wire_tls *t = p;
-        if (!t)
-                return;
-        tls_forget_key(t);
-        if (t->tok)
-                json_tokener_free(t->tok);
-        free(t);
-}
-
-static void wire_init_once(void) {
-        tls_key_ok = pthread_key_create(&tls_key, tls_free) == 0;
-}
-
-static wire_tls *tls_get(void) {
-        pthread_once(&wire_once, wire_init_once);
-        if (!tls_key_ok)
-                return NULL;
-        wire_tls *t = pthread_getspecific(tls_key);
-        if (t)
-                return t;
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return NULL;
-        if (pthread_setspecific(tls_key, t) != 0) {
-                free(t);
-                return NULL;
+int kb_hmac_new(const void *key, size_t key_size, kb_hmac **ret) {
+        if ((!key && key_size > 0) || !ret)
+                return -EINVAL;
+        kb_hmac *h = calloc(1, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        if (key_size > 0) {
+                /* Fetched explicitly and once: OpenSSL 3 looks an algorithm up in its providers
+                 * on every implicit use, which costs more than hashing a message (crypto(7),
+                 * "Performance"). The context keeps its own reference to the algorithm. */
+                EVP_MAC *mac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
+                char digest[] = "SHA256";
+                OSSL_PARAM params[] = {
+                        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                        OSSL_PARAM_construct_end(),
+                };
+                h->keyed = mac ? EVP_MAC_CTX_new(mac) : NULL;
+                EVP_MAC_free(mac);
+                if (!h->keyed || EVP_MAC_init(h->keyed, key, key_size, params) != 1) {
+                        kb_hmac_destroy(&h);
+                        return -EIO;
+                }
         }
-        return t;
+        *ret = h;
+        return 0;
+}
+
+void kb_hmac_destroy(kb_hmac **hp) {
+        if (!hp || !*hp)
+                return;
+        /* OpenSSL wipes the key it copied when the context is freed. */
+        EVP_MAC_CTX_free((*hp)->keyed);
+        free(*hp);
+        *hp = NULL;
+}
+
+bool kb_hmac_signs(const kb_hmac *hmac) {
+        return hmac && hmac->keyed;
 }
 
 void kb_wire_limits_default(kb_wire_limits *ret) {
@@ -93,10 +79,6 @@ void kb_wire_limits_default(kb_wire_limits *ret) {
                 .max_total_bytes = 64u << 20,
                 .max_json_depth = 64,
         };
-}
-
-static bool key_is_empty(const kb_key *key) {
-        return !key || key->size == 0;
 }
 
 static void blobs_free(kb_blob *blobs, size_t n) {
@@ -170,31 +152,23 @@ static int format_now(char *buf, size_t size) {
         return 0;
 }
 
-/* A random (version 4) UUID in canonical lowercase form, straight from getrandom(): libuuid
- * reseeds libc's random() from getpid() and the time on every call, which cost more than the
- * rest of building the header. */
+/* A random (version 4, RFC 4122) UUID in canonical lowercase form, from OpenSSL's RAND_bytes. */
 static int new_uuid(char out[37]) {
+        static const size_t groups[] = {4, 2, 2, 2, 6}; /* bytes per dash-separated group */
         unsigned char b[16];
-        size_t got = 0;
-        while (got < sizeof(b)) {
-                ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? -errno : -EIO;
-                got += (size_t) n;
-        }
+        if (RAND_bytes(b, sizeof(b)) != 1)
+                return -EIO;
         b[6] = (unsigned char) ((b[6] & 0x0f) | 0x40); /* version 4 */
         b[8] = (unsigned char) ((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-        static const char digits[] = "0123456789abcdef";
+        const unsigned char *in = b;
         char *p = out;
-        for (size_t i = 0; i < sizeof(b); i++) {
-                if (i == 4 || i == 6 || i == 8 || i == 10)
+        for (size_t g = 0; g < KB_ELEMENTSOF(groups); g++) {
+                if (g > 0)
                         *p++ = '-';
-                *p++ = digits[b[i] >> 4];
-                *p++ = digits[b[i] & 0x0f];
+                kb_hex_encode(in, groups[g], p);
+                in += groups[g];
+                p += 2 * groups[g];
         }
-        *p = '\0';
         return 0;
 }
 
@@ -254,263 +228,51 @@ int kb_msg_new(const char *msg_type, const char *session, const char *username, 
         return 0;
 }
 
-static void hex_encode(const unsigned char *in, size_t n, char *out) {
-        static const char digits[] = "0123456789abcdef";
-        for (size_t i = 0; i < n; i++) {
-                out[2 * i] = digits[in[i] >> 4];
-                out[2 * i + 1] = digits[in[i] & 0x0f];
-        }
-        out[2 * n] = '\0';
-}
+int kb_wire_sign(const kb_hmac *hmac, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]) {
+        unsigned char mac[EVP_MAX_MD_SIZE];
+        size_t mac_len = 0;
 
-/* The HMAC-SHA256 key schedule (RFC 2104): SHA-256 states that have absorbed K0 ^ ipad and
- * K0 ^ opad, K0 being the key zero-padded to the block size, or its digest if longer. */
-static int hmac_schedule(const kb_key *key, SHA256_CTX *inner, SHA256_CTX *outer) {
-        unsigned char k0[SHA256_CBLOCK] = {0}, pad[SHA256_CBLOCK];
-        SHA256_CTX c;
-        int ok = 1;
-
-        if (key->size > sizeof(k0)) {
-                ok &= SHA256_Init(&c);
-                ok &= SHA256_Update(&c, key->data, key->size);
-                ok &= SHA256_Final(k0, &c);
-        } else
-                memcpy(k0, key->data, key->size);
-        for (size_t i = 0; i < sizeof(pad); i++)
-                pad[i] = k0[i] ^ 0x36;
-        ok &= SHA256_Init(inner);
-        ok &= SHA256_Update(inner, pad, sizeof(pad));
-        for (size_t i = 0; i < sizeof(pad); i++)
-                pad[i] = k0[i] ^ 0x5c;
-        ok &= SHA256_Init(outer);
-        ok &= SHA256_Update(outer, pad, sizeof(pad));
-        OPENSSL_cleanse(k0, sizeof(k0));
-        OPENSSL_cleanse(pad, sizeof(pad));
-        OPENSSL_cleanse(&c, sizeof(c));
-        return ok == 1 ? 0 : -EIO;
-}
-
-/* This thread's schedule for key: reused when the key is the one used last, else computed
- * and remembered (keys over KB_KEY_CACHE_MAX are recomputed every time). */
-static int hmac_keyed(wire_tls *t, const kb_key *key) {
-        if (t->keyed && key->size <= sizeof(t->key) && t->key_size == key->size &&
-            CRYPTO_memcmp(t->key, key->data, key->size) == 0)
-                return 0;
-        tls_forget_key(t);
-        int r = hmac_schedule(key, &t->inner, &t->outer);
-        if (r < 0) {
-                tls_forget_key(t);
-                return r;
-        }
-        if (key->size <= sizeof(t->key)) {
-                memcpy(t->key, key->data, key->size);
-                t->key_size = key->size;
-        } else
-                t->key_size = SIZE_MAX; /* never matches */
-        t->keyed = true;
-        return 0;
-}
-
-int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]) {
-        unsigned char inner_digest[SHA256_DIGEST_LENGTH], mac[SHA256_DIGEST_LENGTH];
-        SHA256_CTX c;
-        int ok = 1, r;
-
-        if (key_is_empty(key)) {
+        if (!hmac || !parts || !ret_hex)
+                return -EINVAL;
+        if (!hmac->keyed) {
                 ret_hex[0] = '\0';
                 return 0;
         }
-        /* Without per-thread state (allocation failed), the schedule is computed for this call. */
-        wire_tls *t = tls_get();
-        SHA256_CTX own_inner, own_outer;
-        const SHA256_CTX *inner = &own_inner, *outer = &own_outer;
-        if (t) {
-                r = hmac_keyed(t, key);
-                inner = &t->inner;
-                outer = &t->outer;
-        } else
-                r = hmac_schedule(key, &own_inner, &own_outer);
-        if (r < 0) {
-                OPENSSL_cleanse(&own_inner, sizeof(own_inner));
-                OPENSSL_cleanse(&own_outer, sizeof(own_outer));
-                return r;
-        }
-        c = *inner;
-        for (size_t i = 0; i < KB_JSON_PARTS; i++)
+        EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup(hmac->keyed);
+        if (!ctx)
+                return -ENOMEM;
+        bool ok = true;
+        for (size_t i = 0; i < KB_JSON_PARTS && ok; i++)
                 if (parts[i].size > 0)
-                        ok &= SHA256_Update(&c, parts[i].data, parts[i].size);
-        ok &= SHA256_Final(inner_digest, &c);
-        c = *outer;
-        ok &= SHA256_Update(&c, inner_digest, sizeof(inner_digest));
-        ok &= SHA256_Final(mac, &c);
-        if (ok == 1)
-                hex_encode(mac, sizeof(mac), ret_hex);
-        OPENSSL_cleanse(&c, sizeof(c));
-        OPENSSL_cleanse(&own_inner, sizeof(own_inner));
-        OPENSSL_cleanse(&own_outer, sizeof(own_outer));
-        OPENSSL_cleanse(inner_digest, sizeof(inner_digest));
+                        ok = EVP_MAC_update(ctx, parts[i].data, parts[i].size) == 1;
+        ok = ok && EVP_MAC_final(ctx, mac, &mac_len, sizeof(mac)) == 1 && mac_len == KB_HMAC_LEN;
+        EVP_MAC_CTX_free(ctx);
+        if (ok)
+                kb_hex_encode(mac, KB_HMAC_LEN, ret_hex);
         OPENSSL_cleanse(mac, sizeof(mac));
-        return ok == 1 ? 0 : -EIO;
-}
-
-/* One growing buffer holding the serialized JSON parts of a message: one allocation per
- * message instead of json-c's per-object print buffers (which grow from 32 bytes by realloc). */
-typedef struct outbuf {
-        char *data;
-        size_t len;
-        size_t cap;
-        bool failed;
-} outbuf;
-
-static void outbuf_free(outbuf *b) {
-        free(b->data);
-        *b = (outbuf){0};
-}
-
-static void out_append(outbuf *b, const void *p, size_t n) {
-        if (b->failed || n == 0)
-                return;
-        if (n > b->cap - b->len) {
-                size_t cap = b->cap ? b->cap : 4096;
-                while (cap - b->len < n) {
-                        if (cap > SIZE_MAX / 2) {
-                                b->failed = true;
-                                return;
-                        }
-                        cap *= 2;
-                }
-                char *grown = realloc(b->data, cap);
-                if (!grown) {
-                        b->failed = true;
-                        return;
-                }
-                b->data = grown;
-                b->cap = cap;
-        }
-        memcpy(b->data + b->len, p, n);
-        b->len += n;
-}
-
-static void out_char(outbuf *b, char c) {
-        out_append(b, &c, 1);
-}
-
-/* A JSON string exactly as json-c writes it with JSON_C_TO_STRING_NOSLASHESCAPE: '"', '\\' and
- * control characters escaped (the usual short forms, else \u00xx), everything else as is. */
-static void out_string(outbuf *b, const char *s, size_t n) {
-        static const char hex[] = "0123456789abcdef";
-        size_t run = 0;
-        out_char(b, '"');
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char) s[i];
-                char esc[6];
-                size_t esc_len = 2;
-                /* Skip the long runs that need no escape (all of a usual cell) cheaply. */
-                while (c >= 0x20 && c != '"' && c != '\\' && ++i < n)
-                        c = (unsigned char) s[i];
-                if (i == n)
-                        break;
-                out_append(b, s + run, i - run);
-                run = i + 1;
-                esc[0] = '\\';
-                switch (c) {
-                case '"': esc[1] = '"'; break;
-                case '\\': esc[1] = '\\'; break;
-                case '\b': esc[1] = 'b'; break;
-                case '\f': esc[1] = 'f'; break;
-                case '\n': esc[1] = 'n'; break;
-                case '\r': esc[1] = 'r'; break;
-                case '\t': esc[1] = 't'; break;
-                default:
-                        memcpy(esc + 1, "u00", 3);
-                        esc[4] = hex[c >> 4];
-                        esc[5] = hex[c & 0x0f];
-                        esc_len = 6;
-                }
-                out_append(b, esc, esc_len);
-        }
-        out_append(b, s + run, n - run);
-        out_char(b, '"');
-}
-
-/* Writes obj as json-c's JSON_C_TO_STRING_PLAIN | NOSLASHESCAPE would, byte for byte (a unit
- * test compares the two); numbers are left to json-c, which owns their formatting. */
-static void out_value(outbuf *b, json_object *obj) {
-        size_t len = 0;
-        const char *text;
-        switch (json_object_get_type(obj)) {
-        case json_type_null:
-                out_append(b, "null", 4);
-                return;
-        case json_type_boolean:
-                if (json_object_get_boolean(obj))
-                        out_append(b, "true", 4);
-                else
-                        out_append(b, "false", 5);
-                return;
-        case json_type_string:
-                out_string(b, json_object_get_string(obj), (size_t) json_object_get_string_len(obj));
-                return;
-        case json_type_object: {
-                bool first = true;
-                out_char(b, '{');
-                json_object_object_foreach(obj, k, v) {
-                        if (!first)
-                                out_char(b, ',');
-                        first = false;
-                        out_string(b, k, strlen(k));
-                        out_char(b, ':');
-                        out_value(b, v);
-                }
-                out_char(b, '}');
-                return;
-        }
-        case json_type_array: {
-                size_t n = json_object_array_length(obj);
-                out_char(b, '[');
-                for (size_t i = 0; i < n; i++) {
-                        if (i > 0)
-                                out_char(b, ',');
-                        out_value(b, json_object_array_get_idx(obj, i));
-                }
-                out_char(b, ']');
-                return;
-        }
-        default: /* int, double */
-                text = json_object_to_json_string_length(
-                        obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-                if (!text) {
-                        b->failed = true;
-                        return;
-                }
-                out_append(b, text, len);
-        }
+        return ok ? 0 : -EIO;
 }
 
 /* The frames of msg after the identities: delimiter, signature, the four JSON parts (NULL parts
- * are sent as {} so the frame layout stays fixed). The JSON text lives in buf, which the caller
- * frees after sending; signature must outlive the frames too. */
-static int prepare_frames(const kb_msg *msg, const kb_key *key, char signature[KB_HMAC_HEX_LEN + 1],
-                          outbuf *buf, kb_frame ret[2 + KB_JSON_PARTS]) {
+ * are sent as {} so the frame layout stays fixed). The JSON text is json-c's, kept by each object
+ * (valid until the object changes or is freed); signature must outlive the frames too. */
+static int prepare_frames(const kb_msg *msg, const kb_hmac *hmac, char signature[KB_HMAC_HEX_LEN + 1],
+                          kb_frame ret[2 + KB_JSON_PARTS]) {
         json_object *objs[KB_JSON_PARTS] = {msg->header, msg->parent_header, msg->metadata, msg->content};
-        size_t offsets[KB_JSON_PARTS + 1];
         kb_frame *parts = ret + 2;
-        int r;
 
         for (size_t i = 0; i < KB_JSON_PARTS; i++) {
-                offsets[i] = buf->len;
-                if (objs[i])
-                        out_value(buf, objs[i]);
-                else
-                        out_append(buf, "{}", 2);
+                if (!objs[i]) {
+                        parts[i] = (kb_frame){"{}", 2};
+                        continue;
+                }
+                size_t len = 0;
+                const char *text = json_object_to_json_string_length(objs[i], KB_JSON_FLAGS, &len);
+                if (!text)
+                        return -ENOMEM;
+                parts[i] = (kb_frame){text, len};
         }
-        offsets[KB_JSON_PARTS] = buf->len;
-        if (buf->failed)
-                return -ENOMEM;
-        /* Pointers only now: the buffer may have moved while it grew. */
-        for (size_t i = 0; i < KB_JSON_PARTS; i++)
-                parts[i] = (kb_frame){buf->data + offsets[i], offsets[i + 1] - offsets[i]};
-        r = kb_wire_sign(key, parts, signature);
+        int r = kb_wire_sign(hmac, parts, signature);
         if (r < 0)
                 return r;
         ret[0] = (kb_frame){KB_WIRE_DELIMITER, KB_DELIMITER_LEN};
@@ -518,16 +280,15 @@ static int prepare_frames(const kb_msg *msg, const kb_key *key, char signature[K
         return 0;
 }
 
-int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret) {
+int kb_wire_serialize(const kb_msg *msg, const kb_hmac *hmac, zmsg_t **ret) {
         _cleanup_(zmsg_destroyp) zmsg_t *out = NULL;
         char signature[KB_HMAC_HEX_LEN + 1];
         kb_frame frames[2 + KB_JSON_PARTS];
-        _cleanup_(outbuf_free) outbuf buf = {0};
         int r;
 
-        if (!msg || !ret || !msg->header)
+        if (!msg || !hmac || !ret || !msg->header)
                 return -EINVAL;
-        r = prepare_frames(msg, key, signature, &buf, frames);
+        r = prepare_frames(msg, hmac, signature, frames);
         if (r < 0)
                 return r;
 
@@ -576,18 +337,18 @@ static bool is_hex(const void *data, size_t size) {
 
 /* Authenticates the four JSON parts against the signature frame. Runs before any JSON parsing:
  * the parser is the largest attack surface, so only a holder of the key may reach it. */
-static int verify_signature(const kb_key *key, const kb_frame *signature, const kb_frame parts[4]) {
+static int verify_signature(const kb_hmac *hmac, const kb_frame *signature, const kb_frame parts[4]) {
         char expected[KB_HMAC_HEX_LEN + 1];
         int r;
 
         /* jupyter_client skips verification when it has no key; so do we, by the same rule. */
-        if (key_is_empty(key))
+        if (!hmac->keyed)
                 return 0;
         if (signature->size == 0)
                 return -ENOKEY;
         if (signature->size != KB_HMAC_HEX_LEN || !is_hex(signature->data, signature->size))
                 return -EBADMSG;
-        r = kb_wire_sign(key, parts, expected);
+        r = kb_wire_sign(hmac, parts, expected);
         if (r < 0)
                 return r;
         /* Constant time, so response timing does not reveal how many leading characters matched.
@@ -601,46 +362,24 @@ static bool is_json_space(char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* A tokener for one parse with max_depth and json-c's strict flags: this thread's reused one
- * (reset, so no state from the last parse remains), or a fresh one for a large part. */
+/* A json-c tokener with the depth limit and json-c's strict flags (STRICT refuses its extensions:
+ * single quotes, trailing commas, trailing data), or NULL. */
 static struct json_tokener *tokener_new(int max_depth) {
         struct json_tokener *tok = json_tokener_new_ex(max_depth);
-        /* STRICT refuses json-c's extensions (single quotes, trailing commas, trailing data). */
         if (tok)
                 json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         return tok;
 }
 
-static struct json_tokener *tokener_get(size_t size, int max_depth, bool *ret_reused) {
-        wire_tls *t = size <= KB_TOKENER_REUSE_MAX ? tls_get() : NULL;
-        *ret_reused = t != NULL;
-        if (!t)
-                return tokener_new(max_depth);
-        if (t->tok && t->tok_depth != max_depth) {
-                json_tokener_free(t->tok);
-                t->tok = NULL;
-        }
-        if (!t->tok) {
-                t->tok = tokener_new(max_depth);
-                t->tok_depth = max_depth;
-                return t->tok;
-        }
-        json_tokener_reset(t->tok);
-        return t->tok;
-}
-
-/* Ends a parse: a fresh tokener is freed, the thread's is reset so it holds no partial objects
- * from a refused part. */
-static void tokener_put(struct json_tokener *tok, bool reused) {
-        if (reused)
-                json_tokener_reset(tok);
-        else
-                json_tokener_free(tok);
+static void tokener_freep(struct json_tokener **tok) {
+        if (*tok)
+                json_tokener_free(*tok);
+        *tok = NULL;
 }
 
 /* Parses one JSON part, which must be a single object. Depth counts value levels the way json-c
  * does: the top-level object is level 1, its members level 2 ({"a":{"b":1}} has depth 3). */
-static int parse_object(const kb_frame *part, int max_depth, json_object **ret) {
+static int parse_object(struct json_tokener *tok, const kb_frame *part, json_object **ret) {
         const char *text = part->data;
 
         /* json-c stops at a NUL and reports success, which would silently drop whatever follows
@@ -650,14 +389,12 @@ static int parse_object(const kb_frame *part, int max_depth, json_object **ret) 
         if (part->size > INT32_MAX)
                 return -EMSGSIZE;
 
-        bool reused;
-        struct json_tokener *tok = tokener_get(part->size, max_depth, &reused);
-        if (!tok)
-                return -ENOMEM;
+        /* One tokener serves the four parts; reset, it keeps nothing of the part before (nor
+         * of one refused half-way, with containers still open). */
+        json_tokener_reset(tok);
         _cleanup_json_ json_object *obj = json_tokener_parse_ex(tok, text, (int) part->size);
         enum json_tokener_error err = json_tokener_get_error(tok);
         size_t end = json_tokener_get_parse_end(tok);
-        tokener_put(tok, reused);
 
         if (err == json_tokener_error_depth)
                 return -ELOOP;
@@ -709,14 +446,15 @@ static int copy_blobs(const kb_frame *frames, size_t n, kb_blob **ret, size_t *r
         return 0;
 }
 
-int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, const kb_wire_limits *limits,
+int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac, const kb_wire_limits *limits,
                    kb_msg **ret) {
         _cleanup_(kb_msg_destroyp) kb_msg *msg = NULL;
+        _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
         kb_wire_limits defaults;
         size_t delim;
         int r;
 
-        if ((!frames && n_frames > 0) || !ret)
+        if ((!frames && n_frames > 0) || !hmac || !ret)
                 return -EINVAL;
         if (!limits) {
                 kb_wire_limits_default(&defaults);
@@ -743,17 +481,18 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
         const kb_frame *parts = &frames[delim + 2];
         size_t first_buffer = delim + 2 + KB_JSON_PARTS;
 
-        r = verify_signature(key, signature, parts);
+        r = verify_signature(hmac, signature, parts);
         if (r < 0)
                 return r;
 
         msg = calloc(1, sizeof(*msg));
-        if (!msg)
+        tok = tokener_new(limits->max_json_depth);
+        if (!msg || !tok)
                 return -ENOMEM;
         json_object **targets[KB_JSON_PARTS] = {&msg->header, &msg->parent_header, &msg->metadata,
                                                 &msg->content};
         for (size_t i = 0; i < KB_JSON_PARTS; i++) {
-                r = parse_object(&parts[i], limits->max_json_depth, targets[i]);
+                r = parse_object(tok, &parts[i], targets[i]);
                 if (r < 0)
                         return r;
         }
@@ -769,25 +508,24 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key, c
 
         for (size_t i = 0; i < n_frames; i++)
                 msg->wire_size += frames[i].size;
-        if (!key_is_empty(key))
+        if (hmac->keyed)
                 memcpy(msg->signature, signature->data, KB_HMAC_HEX_LEN); /* verified: 64 hex digits */
         msg_refresh_ids(msg);
         *ret = TAKE_PTR(msg);
         return 0;
 }
 
-int kb_wire_send(void *sock, const kb_msg *msg, const kb_key *key) {
+int kb_wire_send(void *sock, const kb_msg *msg, const kb_hmac *hmac) {
         char signature[KB_HMAC_HEX_LEN + 1];
         kb_frame frames[2 + KB_JSON_PARTS];
-        _cleanup_(outbuf_free) outbuf buf = {0};
         int r;
 
-        if (!sock || !msg || !msg->header)
+        if (!sock || !msg || !hmac || !msg->header)
                 return -EINVAL;
         void *handle = zsock_resolve(sock);
         if (!handle)
                 return -EINVAL;
-        r = prepare_frames(msg, key, signature, &buf, frames);
+        r = prepare_frames(msg, hmac, signature, frames);
         if (r < 0)
                 return r;
 
@@ -863,7 +601,7 @@ static int recv_parts_push(recv_parts *p, zmq_msg_t *part) {
         return 0;
 }
 
-int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
+int kb_wire_recv(void *sock, const kb_hmac *hmac, const kb_wire_limits *limits, kb_msg **ret) {
         _cleanup_(recv_parts_free) recv_parts received = {0};
         _cleanup_free_ kb_frame *frames_heap = NULL;
         kb_frame frames_inline[KB_RECV_INLINE], *frames = frames_inline;
@@ -872,7 +610,7 @@ int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb
         int over = 0; /* the first limit error seen while draining, ranked as check_limits ranks */
         int r;
 
-        if (!sock || !ret)
+        if (!sock || !hmac || !ret)
                 return -EINVAL;
         void *handle = zsock_resolve(sock);
         if (!handle)
@@ -923,7 +661,7 @@ int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb
         }
         for (size_t i = 0; i < received.n; i++)
                 frames[i] = (kb_frame){zmq_msg_data(&received.parts[i]), zmq_msg_size(&received.parts[i])};
-        return kb_wire_decode(frames, received.n, key, limits, ret);
+        return kb_wire_decode(frames, received.n, hmac, limits, ret);
 }
 
 const char *kb_wire_strerror(int err) {

@@ -66,8 +66,9 @@ typedef struct kb_execute_options {
  * to conn's endpoints, with ip_override replacing conn->ip (see kb_connection_endpoint). Does not
  * wait for the kernel. Tells czmq not to install its signal handlers (the process's signal
  * handling stays the caller's). Sockets are made with libzmq directly, so running out of
- * descriptors is an error here, never czmq's assertion. Returns 0, -ENAMETOOLONG, -ENOMEM, or
- * -errno from libzmq (-EMFILE: no descriptor left for a socket). */
+ * descriptors is an error here, never czmq's assertion. The connection's key is made ready for
+ * signing here, once (kb_hmac_new). Returns 0, -ENAMETOOLONG, -ENOMEM, -EIO (OpenSSL could not key
+ * the HMAC), or -errno from libzmq (-EMFILE: no descriptor left for a socket). */
 KB_EXPORT int kb_client_new(const kb_connection *conn, const char *ip_override,
                             const kb_client_options *options, kb_client **ret);
 

@@ -33,6 +33,14 @@ KB_EXPORT int kb_read_file(int dirfd, const char *path, int open_flags, size_t m
  * nothing after the value. Returns 0 and a new reference, -EPROTO, or -ENOMEM. */
 KB_EXPORT int kb_json_parse_strict(const char *text, size_t len, int max_depth, struct json_object **ret);
 
+/* Lowercase hex of in[0..n) into out, which must hold 2 * n + 1 bytes; NUL-terminated. */
+KB_EXPORT void kb_hex_encode(const void *in, size_t n, char *out);
+
+/* Fills buf with 2*n_bytes lowercase hex characters of fresh randomness (the kernel's CSPRNG) and
+ * a NUL. buf must hold 2*n_bytes+1; n_bytes at most 64. Returns 0, -EINVAL or -errno from
+ * getrandom. */
+KB_EXPORT int kb_random_hex(char *buf, size_t n_bytes);
+
 /* Optional log sink: the library never prints; callers that want progress give one of these. */
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
 enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };

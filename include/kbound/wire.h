@@ -34,11 +34,22 @@ typedef struct kb_blob {
         size_t size;
 } kb_blob;
 
-/* The HMAC key: the bytes of the connection file's "key" string. An empty key means unsigned. */
-typedef struct kb_key {
-        const unsigned char *data;
-        size_t size;
-} kb_key;
+/* A connection's signing key made ready once: OpenSSL's HMAC-SHA256 (EVP_MAC) keyed with it.
+ * Never changed after kb_hmac_new, so one may be used by several threads at once. Made from an
+ * empty key it signs nothing and verifies nothing (jupyter_client's rule for a connection
+ * without a key). */
+typedef struct kb_hmac kb_hmac;
+
+/* Keys an HMAC-SHA256 with key[0..key_size) (the bytes of the connection file's "key" string;
+ * the context keeps its own copy, wiped when it is freed). key may be NULL when key_size is 0.
+ * Returns 0, -EINVAL, -ENOMEM, or -EIO (OpenSSL could not make the HMAC). */
+KB_EXPORT int kb_hmac_new(const void *key, size_t key_size, kb_hmac **ret);
+
+/* Frees *hp and sets it to NULL. Accepts NULL and *hp == NULL. */
+KB_EXPORT void kb_hmac_destroy(kb_hmac **hp);
+
+/* Whether hmac signs (was made from a non-empty key). false for NULL. */
+KB_EXPORT bool kb_hmac_signs(const kb_hmac *hmac);
 
 typedef struct kb_msg {
         kb_blob *identities;
@@ -59,11 +70,11 @@ typedef struct kb_msg {
         char signature[KB_HMAC_HEX_LEN + 1];
 } kb_msg;
 
-/* Builds a new request with a fresh msg_id (a random UUID from getrandom), the given session and
- * username, the current time as ISO-8601 UTC with microseconds, and version KB_PROTOCOL_VERSION.
- * Takes ownership of content (NULL means {}), also on failure. parent_header and metadata start
- * as {}.
- * Returns 0 or -ENOMEM / -EINVAL (or -errno if getrandom fails). */
+/* Builds a new request with a fresh msg_id (a random version 4 UUID from OpenSSL's RAND_bytes),
+ * the given session and username, the current time as ISO-8601 UTC with microseconds, and
+ * version KB_PROTOCOL_VERSION. Takes ownership of content (NULL means {}), also on failure.
+ * parent_header and metadata start as {}.
+ * Returns 0, -ENOMEM, -EINVAL, or -EIO (OpenSSL's random generator failed). */
 KB_EXPORT int kb_msg_new(const char *msg_type, const char *session, const char *username,
                          json_object *content, kb_msg **ret);
 
@@ -75,12 +86,15 @@ KB_EXPORT void kb_msg_destroy(kb_msg **msgp);
 KB_EXPORT const char *kb_msg_content_string(const kb_msg *msg, const char *field);
 
 /* Computes the lowercase hex HMAC-SHA256 of the four JSON parts (header, parent_header, metadata,
- * content) in that order. With an empty key, ret_hex becomes "". Returns 0 or -EIO (OpenSSL). */
-KB_EXPORT int kb_wire_sign(const kb_key *key, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]);
+ * content) in that order. With an hmac made from the empty key, ret_hex becomes "".
+ * Returns 0, -EINVAL, -ENOMEM or -EIO (OpenSSL). */
+KB_EXPORT int kb_wire_sign(const kb_hmac *hmac, const kb_frame parts[4], char ret_hex[KB_HMAC_HEX_LEN + 1]);
 
-/* Serializes msg into frames ready to send: identities, delimiter, signature, four JSON parts,
- * buffers. Returns 0, -ENOMEM or -EIO. */
-KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **ret);
+/* Serializes msg into frames ready to send: identities, delimiter, signature, four JSON parts
+ * (json-c's text, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), buffers. json-c keeps
+ * an object's text inside the object, so this writes to msg's JSON objects: one message is not
+ * serialized or sent by two threads at once. Returns 0, -EINVAL, -ENOMEM or -EIO. */
+KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_hmac *hmac, zmsg_t **ret);
 
 /* Decodes one received multipart message. Order of checks (all before any JSON is parsed, except
  * the last two): frame count and sizes against limits, the delimiter, the signature's presence and
@@ -95,19 +109,21 @@ KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_key *key, zmsg_t **r
  *   -EBADMSG    signature of the wrong length, not hex, or not matching
  *   -ELOOP      a JSON part nested deeper than max_json_depth
  *   -ENOMEM
+ *   -EINVAL     no hmac, or max_json_depth outside 1..4096 (a caller's error)
  * (-EEXIST and -ENOTUNIQ are the client's: a replayed signature, a reused msg_id.)
  * On success *ret owns copies of everything; on failure *ret is untouched. */
-KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_key *key,
+KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac,
                              const kb_wire_limits *limits, kb_msg **ret);
 
 /* Sends msg on sock, a libzmq socket or a czmq zsock_t (czmq's zsock_resolve tells them apart;
- * non-blocking is the caller's socket option). Returns 0, -EAGAIN, -EIO... */
-KB_EXPORT int kb_wire_send(void *sock, const kb_msg *msg, const kb_key *key);
+ * non-blocking is the caller's socket option), serialized as kb_wire_serialize does.
+ * Returns 0, -EINVAL, -EAGAIN, -EIO... */
+KB_EXPORT int kb_wire_send(void *sock, const kb_msg *msg, const kb_hmac *hmac);
 
 /* Receives one whole multipart message from sock (as kb_wire_send takes it) without blocking (call after a poll says it is
  * readable) and decodes it as kb_wire_decode does. Frames past the limits are drained and dropped so
  * the socket stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
-KB_EXPORT int kb_wire_recv(void *sock, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret);
+KB_EXPORT int kb_wire_recv(void *sock, const kb_hmac *hmac, const kb_wire_limits *limits, kb_msg **ret);
 
 /* A short human name for a kb_wire_decode error ("bad signature", "over frame size limit", ...). */
 KB_EXPORT const char *kb_wire_strerror(int err);

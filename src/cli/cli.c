@@ -4,6 +4,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/sandbox.h>
+#include <kbound/sanitize.h>
 #include "cli.h"
 
 static bool quiet;
@@ -55,46 +57,7 @@ json_object *cli_redact_json(json_object *o) {
 }
 
 void cli_put_sanitized_len(FILE *out, const char *s, size_t len) {
-        const unsigned char *p = (const unsigned char *) s, *end = p + len;
-        while (p < end) {
-                if (*p == 0x1b) {
-                        /* A sequence is dropped whole only when it is well formed. One that never
-                         * ends loses just its introducer, and what follows is shown (sanitized):
-                         * with the ESC gone a terminal acts on none of it, and a kernel cannot hide
-                         * the rest of its output behind an unterminated sequence. */
-                        p++;
-                        if (p < end && *p == '[') {
-                                /* CSI: parameter and intermediate bytes, then one final byte. */
-                                const unsigned char *q = p + 1;
-                                while (q < end && *q >= 0x20 && *q <= 0x3f)
-                                        q++;
-                                p = q < end && *q >= 0x40 && *q <= 0x7e ? q + 1 : p + 1;
-                        } else if (p < end && (*p == ']' || *p == 'P' || *p == '_' || *p == '^')) {
-                                /* OSC, DCS, APC, PM: a string up to BEL or ESC \. */
-                                const unsigned char *q = p + 1;
-                                while (q < end && *q != 0x07 && !(*q == 0x1b && q + 1 < end && q[1] == '\\'))
-                                        q++;
-                                p = q == end ? p + 1 : q + (*q == 0x07 ? 1 : 2);
-                        } else if (p < end)
-                                p++;
-                        continue;
-                }
-                if (*p == 0xc2 && p + 1 < end && p[1] >= 0x80 && p[1] <= 0x9f) {
-                        p += 2;
-                        continue;
-                }
-                if (*p == '\0') {
-                        fputs("\xe2\x90\x80", out); /* U+2400: a NUL shown, not hiding what follows */
-                        p++;
-                        continue;
-                }
-                if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
-                        p++;
-                        continue;
-                }
-                fputc(*p, out);
-                p++;
-        }
+        kb_sanitize_put(out, s, len, SIZE_MAX, KB_SANITIZE_TERMINAL);
 }
 
 void cli_put_sanitized(FILE *out, const char *s) {

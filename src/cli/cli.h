@@ -42,8 +42,9 @@ void cli_redact_clear(void);
  * if out of memory. */
 json_object *cli_redact_json(json_object *o);
 
-/* Writes untrusted text without anything a terminal would act on: ESC sequences (CSI, OSC,
- * DCS/PM/APC, others), C0 controls but newline and tab, DEL, and the C1 controls U+0080..U+009F. */
+/* Writes untrusted text without anything a terminal would act on (kb_sanitize_put's
+ * KB_SANITIZE_TERMINAL): ESC sequences (CSI, OSC, DCS/PM/APC, others), C0 controls but newline and
+ * tab, DEL, the C1 controls U+0080..U+009F; invalid UTF-8 shown as '?'. */
 void cli_put_sanitized(FILE *out, const char *s);
 /* The same for s[0..len), which may hold NULs: each is shown as U+2400 (␀). */
 void cli_put_sanitized_len(FILE *out, const char *s, size_t len);

@@ -1,6 +1,7 @@
 /* main.c: the kbound command: dispatch to a subcommand. */
 #include <stdio.h>
 #include <string.h>
+#include <openssl/crypto.h>
 #include "cli.h"
 
 static const struct {
@@ -40,6 +41,10 @@ int main(int argc, char **argv) {
                 printf("kbound %s\n", KBOUND_VERSION);
                 return 0;
         }
+        /* OpenSSL loads its error strings (about 0.5 MB of kbound's memory) when it first
+         * initialises; kbound never prints them. How OpenSSL starts is the process's choice, so
+         * it is made here and not in the library. */
+        OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 if (strcmp(argv[1], commands[i].name) == 0) {
                         cli_stdout_install();

@@ -6,7 +6,7 @@ require bwrap /usr/bin/python3 R
 
 ids="sandbox.backend sandbox.privileges sandbox.session sandbox.attack_surface identity.pid2 identity.pidfd boundary.descriptors
 boundary.write_outside boundary.workspace_writable boundary.network boundary.sockets boundary.credentials
-boundary.cross_team interrupt.control interrupt.pidfd persistence.namespace"
+boundary.cross_team interrupt.control interrupt.pidfd persistence.namespace lifecycle.shutdown"
 n_ids=$(wc -w <<<"$ids")
 
 secret="kbound-daemon-secret-$RANDOM$RANDOM$RANDOM"

@@ -17,7 +17,7 @@ done
 
 echo "bad signatures on every message answering a cell"
 check_mode badsig bad-signature 60
-expect badsig 1 30 "FAIL +badsig +identity.pid2 +the identity cell gave no answer: cell 'identity': bad message on iopub: bad signature" out
+expect badsig 1 30 "FAIL +badsig +identity.pid2 +the identity cell gave no answer: cell 'identity': bad message on (shell|iopub): bad signature" out
 ok "badsig: verdict fail" [ "$(verdict badsig)" = "fail" ]
 ok "badsig: persistence.namespace fail" [ "$(status badsig persistence.namespace)" = "fail" ]
 check_mode badsig0 bad-signature 60 --from-start

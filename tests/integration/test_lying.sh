@@ -73,6 +73,10 @@ expect_fail nointr interrupt.pidfd "the kernel process ignores SIGINT (SigIgn)" 
 ok "nointr: the host read SIGINT as ignored before sending" \
   [ "$(json_get "$scratch/nointr.json" "[c['evidence']['sigint_before']['ignored'] for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.pidfd'][0]")" = True ]
 
+echo "a kernel that dies on SIGINT: the interrupt check names the death and the signal"
+spec=$(lying_spec liar die_on_sigint.py)
+expect_fail dies interrupt.control "the kernel died on interrupt_request: the kernel exited with status 130 (killed by signal 2 SIGINT)" "$spec"
+
 echo "the same liars in kbound's real sandbox: the lies alone fail nothing they should not"
 spec=$(lying_spec liar lie_noescape.py)
 set +e

@@ -526,6 +526,11 @@ static void test_privileges_in_second_look(void **state) {
 
 /* ---- sandbox.session ---- */
 
+/* fd 0 on /dev/pts/0 (136:0), opened through mount id m. */
+#define PTY_FD(m)                                                                                                     \
+        "{'fd': 0, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', 'flags': 2, "       \
+        "'mnt_id': " m "}"
+
 static void test_session_processes(void **state) {
         static const breakage fails[] = {
                 B1("/host/session", NULL, "the host could not read kbound's own session"),
@@ -547,8 +552,22 @@ static void test_session_processes(void **state) {
                 /* led by bwrap's init, inside the sandbox */
                 B2("/snapshots/0/processes/1/session", "1001", "/snapshots/1/processes/1/session", "1001",
                    "the kernel's session is the sandbox's own"),
+                /* a shell kernel's shell on a pty of the sandbox's own devpts (mount 308, 0:43) */
+                B2("/snapshots/1/processes/2/tty_nr", "34816", "/snapshots/1/processes/2/fds/0", PTY_FD("308"),
+                   "but a pty of the sandbox's own devpts"),
         };
         EXPECT_PASSES(kb_judge_session, passes);
+        static const breakage not_own[] = {
+                /* the same pty number, but the devpts it was opened through is the host's (0:24) */
+                B3("/snapshots/1/processes/2/tty_nr", "34816", "/snapshots/1/processes/2/fds/0", PTY_FD("308"),
+                   "/snapshots/1/mounts/8/dev", "'0:24'", "(device 136:0) that is not a pty of the sandbox's own"),
+                /* a terminal no sandbox process holds open: nothing says whose it is */
+                B1("/snapshots/1/processes/2/tty_nr", "34816", "(device 136:0) that is not a pty of the sandbox's own"),
+                /* open through a mount that is not devpts */
+                B2("/snapshots/1/processes/2/tty_nr", "34816", "/snapshots/1/processes/2/fds/0", PTY_FD("309"),
+                   "(device 136:0) that is not a pty of the sandbox's own"),
+        };
+        EXPECT_FAILS(kb_judge_session, not_own);
 }
 
 static void test_session_launcher(void **state) {

@@ -129,6 +129,18 @@ static void test_short_token_and_env_tokens(void **state) {
         kb_secrets_destroy(&s);
 }
 
+/* Whole-value secrets that occur overlapping: every occurrence goes, not only the ones a search
+ * resuming after the previous match finds (found by fuzz_redact: "aba" in "ababa" left "ba"). */
+static void test_overlapping_whole_matches(void **state) {
+        kb_secrets *s = NULL;
+        assert_int_equal(kb_secrets_new(&s), 0);
+        assert_int_equal(kb_secrets_add(s, "env:A", "abab-secret-abab"), 0);
+        expect(s, "x abab-secret-abab-secret-abab y", "x [redacted:env:A] y");
+        assert_int_equal(kb_secrets_add_token(s, "short", "\x01\x01\x01"), 0);
+        expect(s, "\x01\x01\x01\x01\x01" "22", "[redacted:short]22");
+        kb_secrets_destroy(&s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_whole_and_case),
@@ -136,6 +148,7 @@ int main(void) {
                 cmocka_unit_test(test_no_false_masking),
                 cmocka_unit_test(test_embedded_nul_and_json),
                 cmocka_unit_test(test_short_token_and_env_tokens),
+                cmocka_unit_test(test_overlapping_whole_matches),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

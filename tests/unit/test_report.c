@@ -26,6 +26,7 @@ static const char *const all_check_ids[] = {
         "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
         "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
         "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
+        "lifecycle.shutdown",
 };
 #define N_CHECKS KB_ELEMENTSOF(all_check_ids)
 
@@ -198,8 +199,8 @@ static void test_all_pass_is_full_boundary(void **state) {
         assert_true(claim_full(run));
         const char *summary = claim_str(run, "summary");
         assert_string_equal(summary, "PASS: full boundary held for python3, ir (descriptors, write outside, workspace, "
-                                     "network, host sockets, credentials, cross-team); sandbox, identity, interrupt and "
-                                     "persistence checks passed.");
+                                     "network, host sockets, credentials, cross-team); sandbox, identity, interrupt, "
+                                     "persistence and lifecycle checks passed.");
 }
 
 static void test_explained_unsupported_keeps_pass(void **state) {
@@ -254,7 +255,7 @@ static void test_override_never_reads_full_boundary(void **state) {
         assert_false(claim_full(run));
         const char *summary = claim_str(run, "summary");
         assert_string_equal(summary, "PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (raw-network "
-                                     "override); sandbox, identity, interrupt and persistence checks passed for "
+                                     "override); sandbox, identity, interrupt, persistence and lifecycle checks passed for "
                                      "python3, ir; other boundaries held: descriptors, write outside, workspace, host "
                                      "sockets, credentials, cross-team.");
         assert_lacks(summary, "full boundary");
@@ -565,15 +566,15 @@ static void test_junit_structure_and_escaping(void **state) {
         json_object_object_del(sandbox, "image");
 
         static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
-                                   "tests=\"32\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
+                                   "tests=\"34\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
         assert_memory_equal(xml, head, strlen(head));
         assert_int_equal(count_of(xml, "<testsuite "), 2);
         assert_int_equal(count_of(xml, "<testcase "), 2 * N_CHECKS);
         assert_int_equal(count_of(xml, "<failure "), 1);
         assert_int_equal(count_of(xml, "<skipped "), 2);
         assert_int_equal(count_of(xml, "<properties>"), 2);
-        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"16\" failures=\"1\" errors=\"0\" "
-                             "skipped=\"0\" time=\"0.560\">");
+        assert_contains(xml, "<testsuite name=\"kbound.python3\" tests=\"17\" failures=\"1\" errors=\"0\" "
+                             "skipped=\"0\" time=\"0.595\">");
         assert_contains(xml, "<testcase classname=\"kbound.ir\" name=\"interrupt.control\" time=\"0.035\">");
         assert_contains(xml, "<skipped message=\"unsupported: IRkernel ignores interrupt_request\"/>");
         assert_contains(xml, "<skipped message=\"not_claimed: raw-network override\"/>");

@@ -1,4 +1,5 @@
-/* test_wire.c: unit tests for the wire module: signing, every decode rejection, msg_new, one socket trip. */
+/* test_wire.c: unit tests for the wire module: signing (RFC 4231 and Jupyter known answers), every
+ * decode rejection, msg_new, serialization, one socket trip. */
 /* cmocka needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,8 +32,27 @@
 
 #define MAX_TEST_FRAMES 16
 
-static const kb_key test_key = {(const unsigned char *) KAT_KEY, sizeof(KAT_KEY) - 1};
-static const kb_key empty_key = {NULL, 0};
+/* Keyed once for the whole run (group setup), as a client keys its connection once. */
+static kb_hmac *test_key, *empty_key;
+
+static kb_hmac *hmac_of(const void *key, size_t size) {
+        kb_hmac *h = NULL;
+        assert_int_equal(kb_hmac_new(key, size, &h), 0);
+        assert_non_null(h);
+        return h;
+}
+
+static int keys_setup(void **state) {
+        if (kb_hmac_new(KAT_KEY, sizeof(KAT_KEY) - 1, &test_key) < 0 || kb_hmac_new(NULL, 0, &empty_key) < 0)
+                return -1;
+        return 0;
+}
+
+static int keys_teardown(void **state) {
+        kb_hmac_destroy(&test_key);
+        kb_hmac_destroy(&empty_key);
+        return 0;
+}
 
 static kb_frame str_frame(const char *s) {
         return (kb_frame){s, strlen(s)};
@@ -47,7 +67,7 @@ typedef struct test_wire {
 
 /* Builds a message from the KAT parts, replacing any part given as non-NULL in `override`
  * (index 0..3 = header, parent, metadata, content), and signs it with key. */
-static void build_wire(test_wire *w, const kb_key *key, const kb_frame *override, size_t n_ids,
+static void build_wire(test_wire *w, const kb_hmac *key, const kb_frame *override, size_t n_ids,
                        const kb_frame *ids, size_t n_bufs, const kb_frame *bufs) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
                              str_frame(KAT_CONTENT)};
@@ -72,7 +92,7 @@ static void build_wire(test_wire *w, const kb_key *key, const kb_frame *override
 enum { SIG = 1, HEADER = 2, PARENT = 3, METADATA = 4, CONTENT = 5 };
 
 /* Decodes w with default limits; on failure checks that *ret was left untouched. */
-static int decode(const test_wire *w, const kb_key *key, const kb_wire_limits *limits, kb_msg **ret) {
+static int decode(const test_wire *w, const kb_hmac *key, const kb_wire_limits *limits, kb_msg **ret) {
         kb_msg *sentinel = (kb_msg *) (uintptr_t) 0x1;
         kb_msg *msg = sentinel;
         int r = kb_wire_decode(w->frames, w->n, key, limits, &msg);
@@ -86,7 +106,7 @@ static int decode(const test_wire *w, const kb_key *key, const kb_wire_limits *l
         return r;
 }
 
-static int decode_only(const test_wire *w, const kb_key *key, const kb_wire_limits *limits) {
+static int decode_only(const test_wire *w, const kb_hmac *key, const kb_wire_limits *limits) {
         kb_msg *msg = NULL;
         int r = decode(w, key, limits, &msg);
         kb_msg_destroy(&msg);
@@ -97,13 +117,13 @@ static int decode_only(const test_wire *w, const kb_key *key, const kb_wire_limi
 static void build_with_content(test_wire *w, const void *content, size_t size) {
         kb_frame override[4] = {{0}};
         override[3] = (kb_frame){content, size};
-        build_wire(w, &test_key, override, 0, NULL, 0, NULL);
+        build_wire(w, test_key, override, 0, NULL, 0, NULL);
 }
 
 static void build_with_header(test_wire *w, const char *header) {
         kb_frame override[4] = {{0}};
         override[0] = str_frame(header);
-        build_wire(w, &test_key, override, 0, NULL, 0, NULL);
+        build_wire(w, test_key, override, 0, NULL, 0, NULL);
 }
 
 static void test_limits_default(void **state) {
@@ -119,17 +139,17 @@ static void test_sign_known_answer(void **state) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
                              str_frame(KAT_CONTENT)};
         char hex[KB_HMAC_HEX_LEN + 1];
-        assert_int_equal(kb_wire_sign(&test_key, parts, hex), 0);
+        assert_int_equal(kb_wire_sign(test_key, parts, hex), 0);
         assert_string_equal(hex, KAT_HMAC);
 }
 
 static void test_decode_known_answer(void **state) {
         /* The verifier must accept a signature it did not compute itself. */
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.frames[SIG] = str_frame(KAT_HMAC);
         kb_msg *msg = NULL;
-        assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+        assert_int_equal(decode(&w, test_key, NULL, &msg), 0);
         assert_string_equal(msg->msg_id, "b1c2d3e4-0000-4000-8000-000000000001");
         assert_string_equal(msg->msg_type, "kernel_info_request");
         assert_string_equal(msg->parent_msg_id, "");
@@ -150,67 +170,168 @@ static void test_sign_depends_on_every_part_and_key(void **state) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
                              str_frame(KAT_CONTENT)};
         char base[KB_HMAC_HEX_LEN + 1], other[KB_HMAC_HEX_LEN + 1];
-        assert_int_equal(kb_wire_sign(&test_key, parts, base), 0);
+        assert_int_equal(kb_wire_sign(test_key, parts, base), 0);
         for (size_t i = 0; i < 4; i++) {
                 kb_frame changed[4];
                 memcpy(changed, parts, sizeof(changed));
                 changed[i] = str_frame("{\"x\":1}");
-                assert_int_equal(kb_wire_sign(&test_key, changed, other), 0);
+                assert_int_equal(kb_wire_sign(test_key, changed, other), 0);
                 assert_string_not_equal(base, other);
         }
-        kb_key other_key = {(const unsigned char *) "another key", 11};
-        assert_int_equal(kb_wire_sign(&other_key, parts, other), 0);
+        kb_hmac *other_key = hmac_of("another key", 11);
+        assert_int_equal(kb_wire_sign(other_key, parts, other), 0);
         assert_string_not_equal(base, other);
+        kb_hmac_destroy(&other_key);
 }
 
-/* libkbound keeps the last key's HMAC context per thread; a different key, even of the same
- * length or too large to be remembered, must never be signed with a stale context. Expected
- * values from CPython's hmac as for KAT_HMAC (keys: KAT_KEY with the last byte 'b'; 300 bytes
- * (i * 7 + 1) & 0xff for i = 0..299). */
+/* RFC 4231's HMAC-SHA256 test cases (section 4; keys and data as given there). The data goes in
+ * as the message's four parts, split at arbitrary points: the HMAC covers their concatenation. */
+typedef struct rfc4231_case {
+        unsigned char key[131];
+        size_t key_len;
+        unsigned char data[152];
+        size_t data_len;
+        const char *hmac; /* hex; test case 5 gives only the first 128 bits */
+} rfc4231_case;
+
+static void test_sign_rfc4231(void **state) {
+        static const char tc6_data[] = "Test Using Larger Than Block-Size Key - Hash Key First";
+        static const char tc7_data[] = "This is a test using a larger than block-size key and a larger than "
+                                       "block-size data. The key needs to be hashed before being used by the "
+                                       "HMAC algorithm.";
+        static rfc4231_case cases[7];
+        memset(cases, 0, sizeof(cases));
+        memset(cases[0].key, 0x0b, cases[0].key_len = 20);
+        memcpy(cases[0].data, "Hi There", cases[0].data_len = 8);
+        cases[0].hmac = "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7";
+        memcpy(cases[1].key, "Jefe", cases[1].key_len = 4);
+        memcpy(cases[1].data, "what do ya want for nothing?", cases[1].data_len = 28);
+        cases[1].hmac = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+        memset(cases[2].key, 0xaa, cases[2].key_len = 20);
+        memset(cases[2].data, 0xdd, cases[2].data_len = 50);
+        cases[2].hmac = "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe";
+        for (size_t i = 0; i < 25; i++)
+                cases[3].key[i] = (unsigned char) (i + 1);
+        cases[3].key_len = 25;
+        memset(cases[3].data, 0xcd, cases[3].data_len = 50);
+        cases[3].hmac = "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b";
+        memset(cases[4].key, 0x0c, cases[4].key_len = 20);
+        memcpy(cases[4].data, "Test With Truncation", cases[4].data_len = 20);
+        cases[4].hmac = "a3b6167473100ee06e0c796c2955552b";
+        memset(cases[5].key, 0xaa, cases[5].key_len = 131); /* longer than a block: hashed first */
+        memcpy(cases[5].data, tc6_data, cases[5].data_len = sizeof(tc6_data) - 1);
+        cases[5].hmac = "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54";
+        memset(cases[6].key, 0xaa, cases[6].key_len = 131);
+        memcpy(cases[6].data, tc7_data, cases[6].data_len = sizeof(tc7_data) - 1);
+        cases[6].hmac = "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2";
+
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                const rfc4231_case *tc = &cases[i];
+                kb_hmac *h = hmac_of(tc->key, tc->key_len);
+                assert_true(kb_hmac_signs(h));
+                char hex[KB_HMAC_HEX_LEN + 1];
+                /* Whole in the first part; then cut in four uneven pieces, empty ones included. */
+                kb_frame whole[4] = {{tc->data, tc->data_len}, {"", 0}, {"", 0}, {"", 0}};
+                assert_int_equal(kb_wire_sign(h, whole, hex), 0);
+                assert_int_equal(strlen(hex), KB_HMAC_HEX_LEN);
+                assert_memory_equal(hex, tc->hmac, strlen(tc->hmac));
+                size_t a = tc->data_len / 3, b = a + 1;
+                kb_frame cut[4] = {{tc->data, a},
+                                   {tc->data + a, 0},
+                                   {tc->data + a, b - a},
+                                   {tc->data + b, tc->data_len - b}};
+                char again[KB_HMAC_HEX_LEN + 1];
+                assert_int_equal(kb_wire_sign(h, cut, again), 0);
+                assert_string_equal(again, hex);
+                kb_hmac_destroy(&h);
+                assert_null(h);
+        }
+        kb_hmac_destroy(NULL);
+}
+
+/* Keys that differ in one byte, or are longer than a SHA-256 block, each give their own HMAC, and
+ * one keyed HMAC signs the same again and again (each signature works on a duplicate of the keyed
+ * context, never on the context itself). Expected values from CPython's hmac as for KAT_HMAC
+ * (keys: KAT_KEY with the last byte 'b'; 300 bytes (i * 7 + 1) & 0xff for i = 0..299, and the
+ * first 64 and 65 of them: a key of exactly one block is used as is, one byte more is hashed). */
 #define KAT_HMAC_SAME_LENGTH "d35d53cfb7cbc7506f09bad0e6c41e7ece31c6c68ba439e4d4cafe03b1bef37a"
 #define KAT_HMAC_LONG_KEY "136d34441f179de888aaafc029007f7cb9003a6ffb3ff064572a17a8d729aa1b"
-/* The first 64 and 65 bytes of the same sequence: a key of exactly one SHA-256 block is used
- * as is, one byte more is hashed first (RFC 2104). */
 #define KAT_HMAC_KEY_64 "2c63b4d26acaa0db37b86bcbab099baec1881762984411e81bc78b0d2af1cc0f"
 #define KAT_HMAC_KEY_65 "1f529f93accfb4d3416312f5a518cc3504cf899713459dd1ae7eff89138a1a33"
 
-static void *sign_key_sequence(void *arg) {
+#define SHARED_ROUNDS 2000
+
+/* Signs the KAT message SHARED_ROUNDS times with the shared test_key; NULL if every one was right. */
+static void *sign_shared(void *arg) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        char hex[KB_HMAC_HEX_LEN + 1];
+        for (int i = 0; i < SHARED_ROUNDS; i++)
+                if (kb_wire_sign(test_key, parts, hex) != 0 || strcmp(hex, KAT_HMAC) != 0)
+                        return (void *) (uintptr_t) (i + 1);
+        return NULL;
+}
+
+static void test_sign_keys_and_threads(void **state) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
                              str_frame(KAT_CONTENT)};
         unsigned char long_key[300];
         for (size_t i = 0; i < sizeof(long_key); i++)
                 long_key[i] = (unsigned char) ((i * 7 + 1) & 0xff);
-        const kb_key same_length = {(const unsigned char *) "kbound-test-key-7f3b", 20};
-        const kb_key long_kb = {long_key, sizeof(long_key)};
-        const kb_key key64 = {long_key, 64}, key65 = {long_key, 65};
-        const kb_key *keys[] = {&test_key, &test_key, &same_length, &long_kb, &long_kb,
-                                &test_key, &same_length, &key64, &key65, &key64};
+        kb_hmac *same_length = hmac_of("kbound-test-key-7f3b", 20),
+                *long_kb = hmac_of(long_key, sizeof(long_key));
+        kb_hmac *key64 = hmac_of(long_key, 64), *key65 = hmac_of(long_key, 65);
+        const kb_hmac *keys[] = {test_key, test_key,    same_length, long_kb, long_kb,
+                                 test_key, same_length, key64,       key65,   key64};
         const char *want[] = {KAT_HMAC, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_LONG_KEY,
                               KAT_HMAC_LONG_KEY, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_KEY_64,
                               KAT_HMAC_KEY_65, KAT_HMAC_KEY_64};
         char hex[KB_HMAC_HEX_LEN + 1];
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-                if (kb_wire_sign(keys[i], parts, hex) != 0 || strcmp(hex, want[i]) != 0)
-                        return (void *) (uintptr_t) (i + 1);
+        for (size_t i = 0; i < KB_ELEMENTSOF(keys); i++) {
+                assert_int_equal(kb_wire_sign(keys[i], parts, hex), 0);
+                assert_string_equal(hex, want[i]);
         }
-        return NULL;
+        kb_hmac_destroy(&same_length);
+        kb_hmac_destroy(&long_kb);
+        kb_hmac_destroy(&key64);
+        kb_hmac_destroy(&key65);
+
+        /* One keyed HMAC used by four threads at once, as the header promises. */
+        pthread_t threads[4];
+        for (size_t i = 0; i < KB_ELEMENTSOF(threads); i++)
+                assert_int_equal(pthread_create(&threads[i], NULL, sign_shared, NULL), 0);
+        for (size_t i = 0; i < KB_ELEMENTSOF(threads); i++) {
+                void *result = (void *) 1;
+                assert_int_equal(pthread_join(threads[i], &result), 0);
+                assert_null(result);
+        }
 }
 
-static void test_sign_key_changes(void **state) {
-        assert_null(sign_key_sequence(NULL));
-        /* Again on a thread of its own (its own cache, freed when it exits). */
-        pthread_t thread;
-        void *result = (void *) 1;
-        assert_int_equal(pthread_create(&thread, NULL, sign_key_sequence, NULL), 0);
-        assert_int_equal(pthread_join(thread, &result), 0);
-        assert_null(result);
-        assert_null(sign_key_sequence(NULL));
+/* A missing hmac is a caller's error, never "unsigned": verification must not be skipped by
+ * forgetting to key a connection. */
+static void test_hmac_required(void **state) {
+        kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
+                             str_frame(KAT_CONTENT)};
+        char hex[KB_HMAC_HEX_LEN + 1];
+        assert_int_equal(kb_wire_sign(NULL, parts, hex), -EINVAL);
+        test_wire w;
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
+        kb_msg *msg = NULL;
+        assert_int_equal(kb_wire_decode(w.frames, w.n, NULL, NULL, &msg), -EINVAL);
+        assert_null(msg);
+        kb_hmac *h = NULL;
+        assert_int_equal(kb_hmac_new(NULL, 5, &h), -EINVAL);
+        assert_null(h);
+        assert_false(kb_hmac_signs(NULL));
+        assert_false(kb_hmac_signs(empty_key));
+        assert_true(kb_hmac_signs(test_key));
 }
 
-/* libkbound writes the JSON parts itself; the bytes must be exactly json-c's PLAIN |
- * NOSLASHESCAPE text, whatever the content (every control character, quotes, backslash, slash,
- * UTF-8, an embedded NUL, nesting, every number form json-c has). */
-static void test_serialize_matches_json_c(void **state) {
+/* The JSON parts are json-c's text: compact, '/' not escaped (as Python's json.dumps, so a
+ * kernel's signature over the same text matches), and whatever the content (every control
+ * character, quotes, backslash, slash, UTF-8, an embedded NUL, nesting, every number form
+ * json-c has) they parse back to the same values. */
+static void test_serialize_json_c_text(void **state) {
         char controls[34];
         for (int i = 0; i < 32; i++)
                 controls[i] = (char) (i + 1 == 32 ? 0x7f : i + 1);
@@ -245,7 +366,7 @@ static void test_serialize_matches_json_c(void **state) {
         kb_msg *msg = NULL;
         assert_int_equal(kb_msg_new("execute_request", "sess \"1\"", "us\ter", c, &msg), 0);
         zmsg_t *z = NULL;
-        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(kb_wire_serialize(msg, test_key, &z), 0);
         assert_int_equal(zmsg_size(z), 6);
         json_object *objs[4] = {msg->header, msg->parent_header, msg->metadata, msg->content};
         zframe_t *f = zmsg_first(z);
@@ -258,6 +379,17 @@ static void test_serialize_matches_json_c(void **state) {
                         objs[i], JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
                 assert_int_equal(zframe_size(f), len);
                 assert_memory_equal(zframe_data(f), want, len);
+                json_object *back = NULL;
+                assert_non_null(back = json_tokener_parse(want));
+                assert_true(json_object_equal(back, objs[i]));
+                json_object_put(back);
+                if (i == 3) {
+                        assert_non_null(memmem(want, len, "\"path/to ", 9));
+                        assert_null(memmem(want, len, "\\/", 2));
+                        assert_null(memmem(want, len, "\": ", 3)); /* compact: no space after ':' */
+                        static const char nul[] = "\"nul\":\"a\\u0000b\"";
+                        assert_non_null(memmem(want, len, nul, strlen(nul)));
+                }
         }
         zmsg_destroy(&z);
         kb_msg_destroy(&msg);
@@ -270,7 +402,7 @@ static void test_roundtrip_new_serialize_decode(void **state) {
         assert_int_equal(kb_msg_new("execute_request", "session-1", "alice", content, &msg), 0);
 
         zmsg_t *z = NULL;
-        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(kb_wire_serialize(msg, test_key, &z), 0);
         assert_int_equal(zmsg_size(z), 6);
         kb_frame frames[6];
         size_t n = 0;
@@ -280,17 +412,18 @@ static void test_roundtrip_new_serialize_decode(void **state) {
         assert_int_equal(frames[1].size, KB_HMAC_HEX_LEN);
 
         kb_msg *back = NULL;
-        assert_int_equal(kb_wire_decode(frames, n, &test_key, NULL, &back), 0);
+        assert_int_equal(kb_wire_decode(frames, n, test_key, NULL, &back), 0);
         assert_string_equal(back->msg_id, msg->msg_id);
         assert_string_equal(back->msg_type, "execute_request");
         assert_string_equal(kb_msg_content_string(back, "code"), "x = \"é/\\n\"\n");
         assert_true(json_object_equal(back->header, msg->header));
 
         /* The same frames under another key are refused. */
-        kb_key wrong = {(const unsigned char *) "wrong", 5};
+        kb_hmac *wrong = hmac_of("wrong", 5);
         kb_msg *none = NULL;
-        assert_int_equal(kb_wire_decode(frames, n, &wrong, NULL, &none), -EBADMSG);
+        assert_int_equal(kb_wire_decode(frames, n, wrong, NULL, &none), -EBADMSG);
         assert_null(none);
+        kb_hmac_destroy(&wrong);
 
         kb_msg_destroy(&back);
         kb_msg_destroy(&msg);
@@ -351,84 +484,84 @@ static void test_msg_new_invalid_takes_content(void **state) {
 static void test_reject_too_many_frames(void **state) {
         kb_frame bufs[2] = {str_frame("a"), str_frame("b")};
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 2, bufs); /* 8 frames */
+        build_wire(&w, test_key, NULL, 0, NULL, 2, bufs); /* 8 frames */
         kb_wire_limits l;
         kb_wire_limits_default(&l);
         l.max_frames = 8;
-        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        assert_int_equal(decode_only(&w, test_key, &l), 0);
         l.max_frames = 7;
-        assert_int_equal(decode_only(&w, &test_key, &l), -E2BIG);
+        assert_int_equal(decode_only(&w, test_key, &l), -E2BIG);
 }
 
 static void test_reject_frame_too_big(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         kb_wire_limits l;
         kb_wire_limits_default(&l);
         l.max_frame_bytes = strlen(KAT_HEADER); /* the largest frame, exactly at the limit */
-        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        assert_int_equal(decode_only(&w, test_key, &l), 0);
         l.max_frame_bytes = strlen(KAT_HEADER) - 1;
-        assert_int_equal(decode_only(&w, &test_key, &l), -EMSGSIZE);
+        assert_int_equal(decode_only(&w, test_key, &l), -EMSGSIZE);
 }
 
 static void test_reject_total_too_big(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         size_t total = 0;
         for (size_t i = 0; i < w.n; i++)
                 total += w.frames[i].size;
         kb_wire_limits l;
         kb_wire_limits_default(&l);
         l.max_total_bytes = total;
-        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        assert_int_equal(decode_only(&w, test_key, &l), 0);
         l.max_total_bytes = total - 1;
-        assert_int_equal(decode_only(&w, &test_key, &l), -EMSGSIZE);
+        assert_int_equal(decode_only(&w, test_key, &l), -EMSGSIZE);
 }
 
 static void test_reject_no_delimiter(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.frames[0] = str_frame("<IDS|MSG"); /* near miss */
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         kb_msg *msg = NULL;
-        assert_int_equal(kb_wire_decode(NULL, 0, &test_key, NULL, &msg), -EPROTO);
+        assert_int_equal(kb_wire_decode(NULL, 0, test_key, NULL, &msg), -EPROTO);
         assert_null(msg);
 }
 
 static void test_reject_too_few_frames(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.n = 5; /* delimiter, signature, three JSON parts */
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         w.n = 1;
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
 }
 
 static void test_reject_bad_json(void **state) {
         test_wire w;
         build_with_content(&w, "{\"code\":", 8);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "{\"a\":'x'}", 9); /* json-c extensions refused in strict mode */
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "{\"a\":1,}", 8);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "{\"a\":\"\xff\"}", 9); /* not UTF-8 */
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "", 0);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
 }
 
-/* The parser is reused per thread: a part refused half-way (open containers on its stack)
- * must leave nothing behind for the next message. */
+/* One tokener parses the four parts of a message: a part refused half-way (open containers on
+ * its stack) must leave nothing behind, and every message starts clean. */
 static void test_parse_after_refused_part(void **state) {
         static const char *broken[] = {"{\"a\":[1,{\"b\":", "{\"a\":\"unterminated", "{\"a\":1}}"};
         test_wire w;
         for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
                 build_with_content(&w, broken[i], strlen(broken[i]));
-                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
-                build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+                assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
+                build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
                 kb_msg *msg = NULL;
-                assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+                assert_int_equal(decode(&w, test_key, NULL, &msg), 0);
                 assert_string_equal(kb_msg_content_string(msg, "code"), "print(1)");
                 kb_msg_destroy(&msg);
         }
@@ -437,11 +570,11 @@ static void test_parse_after_refused_part(void **state) {
 static void test_reject_trailing_garbage(void **state) {
         test_wire w;
         build_with_content(&w, "{}x", 3);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "{}{}", 4);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "{} \n", 4); /* whitespace is not garbage */
-        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+        assert_int_equal(decode_only(&w, test_key, NULL), 0);
 }
 
 static void test_reject_json_not_object(void **state) {
@@ -449,80 +582,80 @@ static void test_reject_json_not_object(void **state) {
         test_wire w;
         for (size_t i = 0; i < KB_ELEMENTSOF(not_objects); i++) {
                 build_with_content(&w, not_objects[i], strlen(not_objects[i]));
-                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+                assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
                 kb_frame override[4] = {{0}};
                 override[1] = str_frame(not_objects[i]); /* parent_header */
-                build_wire(&w, &test_key, override, 0, NULL, 0, NULL);
-                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+                build_wire(&w, test_key, override, 0, NULL, 0, NULL);
+                assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
                 override[1] = (kb_frame){0};
                 override[2] = str_frame(not_objects[i]); /* metadata */
-                build_wire(&w, &test_key, override, 0, NULL, 0, NULL);
-                assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+                build_wire(&w, test_key, override, 0, NULL, 0, NULL);
+                assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         }
 }
 
 static void test_reject_header_fields(void **state) {
         test_wire w;
         build_with_header(&w, "{\"msg_type\":\"status\"}");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_header(&w, "{\"msg_id\":\"abc\"}");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_header(&w, "{\"msg_id\":7,\"msg_type\":\"status\"}");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_header(&w, "{\"msg_id\":\"abc\",\"msg_type\":null}");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         /* An escaped NUL would silently shorten the id callers match replies on. */
         build_with_header(&w, "{\"msg_id\":\"abc\\u0000x\",\"msg_type\":\"status\"}");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_header(&w, "{\"msg_id\":\"abc\",\"msg_type\":\"status\"}");
-        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+        assert_int_equal(decode_only(&w, test_key, NULL), 0);
 }
 
 static void test_reject_unsigned_with_key(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.frames[SIG] = str_frame("");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
+        assert_int_equal(decode_only(&w, test_key, NULL), -ENOKEY);
 }
 
 static void test_reject_signature_wrong_length(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.frames[SIG].size = KB_HMAC_HEX_LEN - 1; /* a correct prefix is still wrong */
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
         char longer[KB_HMAC_HEX_LEN + 2];
         memcpy(longer, w.signature, KB_HMAC_HEX_LEN);
         longer[KB_HMAC_HEX_LEN] = '0';
         w.frames[SIG] = (kb_frame){longer, KB_HMAC_HEX_LEN + 1};
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
 }
 
 static void test_reject_signature_not_hex(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.signature[10] = 'g';
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.signature[0] = '\0'; /* right length, but a NUL inside */
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
 }
 
 static void test_reject_signature_mismatch(void **state) {
         char content[] = KAT_CONTENT;
         test_wire w;
         build_with_content(&w, content, strlen(content));
-        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+        assert_int_equal(decode_only(&w, test_key, NULL), 0);
         content[9] ^= 0x01; /* one bit of "print" flipped after signing: 'p' -> 'q' */
         assert_int_equal(content[9], 'q');
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
         content[9] ^= 0x01;
-        assert_int_equal(decode_only(&w, &test_key, NULL), 0);
+        assert_int_equal(decode_only(&w, test_key, NULL), 0);
 
         /* Uppercase hex names the same bytes but is not what any Jupyter peer sends. */
         for (size_t i = 0; i < KB_HMAC_HEX_LEN; i++)
                 if (w.signature[i] >= 'a' && w.signature[i] <= 'f')
                         w.signature[i] = (char) (w.signature[i] - 'a' + 'A');
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
 }
 
 static void test_reject_depth(void **state) {
@@ -533,18 +666,18 @@ static void test_reject_depth(void **state) {
         test_wire w;
         /* Depth counts value levels: object 1, its member 2, the member's member 3. */
         build_with_content(&w, "{\"a\":{\"b\":1}}", strlen("{\"a\":{\"b\":1}}"));
-        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        assert_int_equal(decode_only(&w, test_key, &l), 0);
         build_with_content(&w, "{\"a\":{\"b\":[1]}}", strlen("{\"a\":{\"b\":[1]}}"));
-        assert_int_equal(decode_only(&w, &test_key, &l), -ELOOP);
+        assert_int_equal(decode_only(&w, test_key, &l), -ELOOP);
         build_with_content(&w, deep, strlen(deep));
-        assert_int_equal(decode_only(&w, &test_key, &l), -ELOOP);
+        assert_int_equal(decode_only(&w, test_key, &l), -ELOOP);
         /* The header is held to the same limit. */
         build_with_header(&w, "{\"msg_id\":\"a\",\"msg_type\":\"b\",\"x\":{\"y\":{}}}");
-        assert_int_equal(decode_only(&w, &test_key, &l), 0);
+        assert_int_equal(decode_only(&w, test_key, &l), 0);
         build_with_header(&w, "{\"msg_id\":\"a\",\"msg_type\":\"b\",\"x\":{\"y\":{\"z\":0}}}");
-        assert_int_equal(decode_only(&w, &test_key, &l), -ELOOP);
+        assert_int_equal(decode_only(&w, test_key, &l), -ELOOP);
         l.max_json_depth = 0;
-        assert_int_equal(decode_only(&w, &test_key, &l), -EINVAL);
+        assert_int_equal(decode_only(&w, test_key, &l), -EINVAL);
 }
 
 static void test_reject_embedded_nul(void **state) {
@@ -552,41 +685,41 @@ static void test_reject_embedded_nul(void **state) {
         static const char nul_inside[] = "{\"code\":\"a\0b\"}";
         test_wire w;
         build_with_content(&w, nul_after, sizeof(nul_after) - 1);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, nul_inside, sizeof(nul_inside) - 1);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
         build_with_content(&w, "{}\0", 3);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO);
 }
 
 static void test_signature_checked_before_json(void **state) {
         test_wire w;
         build_with_content(&w, "{not json", 9);
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EPROTO); /* properly signed: reaches parser */
+        assert_int_equal(decode_only(&w, test_key, NULL), -EPROTO); /* properly signed: reaches parser */
         w.signature[0] = w.signature[0] == '0' ? '1' : '0';
-        assert_int_equal(decode_only(&w, &test_key, NULL), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, NULL), -EBADMSG);
         w.frames[SIG] = str_frame("");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
+        assert_int_equal(decode_only(&w, test_key, NULL), -ENOKEY);
         /* Depth bombs are not parsed either without a valid signature. */
         build_with_content(&w, "[[[[[[[[[[", 10);
         w.frames[SIG] = str_frame(KAT_HMAC);
         kb_wire_limits l;
         kb_wire_limits_default(&l);
         l.max_json_depth = 2;
-        assert_int_equal(decode_only(&w, &test_key, &l), -EBADMSG);
+        assert_int_equal(decode_only(&w, test_key, &l), -EBADMSG);
 }
 
 static void test_limits_checked_before_signature(void **state) {
         test_wire w;
-        build_wire(&w, &test_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, NULL, 0, NULL, 0, NULL);
         w.frames[SIG] = str_frame("short");
         kb_wire_limits l;
         kb_wire_limits_default(&l);
         l.max_frame_bytes = 10;
-        assert_int_equal(decode_only(&w, &test_key, &l), -EMSGSIZE);
+        assert_int_equal(decode_only(&w, test_key, &l), -EMSGSIZE);
         kb_wire_limits_default(&l);
         l.max_frames = 5;
-        assert_int_equal(decode_only(&w, &test_key, &l), -E2BIG);
+        assert_int_equal(decode_only(&w, test_key, &l), -E2BIG);
 }
 
 static void test_identities_and_buffers(void **state) {
@@ -595,10 +728,10 @@ static void test_identities_and_buffers(void **state) {
         static const unsigned char buf0[] = {0xff, 0x00, 0x01};
         kb_frame bufs[3] = {{buf0, sizeof(buf0)}, {"", 0}, str_frame(KB_WIRE_DELIMITER)};
         test_wire w;
-        build_wire(&w, &test_key, NULL, 2, ids, 3, bufs);
+        build_wire(&w, test_key, NULL, 2, ids, 3, bufs);
 
         kb_msg *msg = NULL;
-        assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+        assert_int_equal(decode(&w, test_key, NULL, &msg), 0);
         assert_int_equal(msg->n_identities, 2);
         assert_int_equal(msg->identities[0].size, sizeof(id0));
         assert_memory_equal(msg->identities[0].data, id0, sizeof(id0));
@@ -618,7 +751,7 @@ static void test_identities_and_buffers(void **state) {
 
         /* Serialized again, they come back in the same places. */
         zmsg_t *z = NULL;
-        assert_int_equal(kb_wire_serialize(msg, &test_key, &z), 0);
+        assert_int_equal(kb_wire_serialize(msg, test_key, &z), 0);
         assert_int_equal(zmsg_size(z), 2 + 6 + 3);
         zframe_t *first = zmsg_first(z);
         assert_int_equal(zframe_size(first), sizeof(id0));
@@ -628,7 +761,7 @@ static void test_identities_and_buffers(void **state) {
         for (zframe_t *f = first; f; f = zmsg_next(z))
                 frames[n++] = (kb_frame){zframe_data(f), zframe_size(f)};
         kb_msg *again = NULL;
-        assert_int_equal(kb_wire_decode(frames, n, &test_key, NULL, &again), 0);
+        assert_int_equal(kb_wire_decode(frames, n, test_key, NULL, &again), 0);
         assert_int_equal(again->n_identities, 2);
         assert_int_equal(again->n_buffers, 3);
         assert_memory_equal(again->buffers[0].data, buf0, sizeof(buf0));
@@ -642,9 +775,9 @@ static void test_parent_msg_id(void **state) {
         kb_frame override[4] = {{0}};
         override[1] = str_frame("{\"msg_id\":\"parent-1\",\"msg_type\":\"execute_request\"}");
         test_wire w;
-        build_wire(&w, &test_key, override, 0, NULL, 0, NULL);
+        build_wire(&w, test_key, override, 0, NULL, 0, NULL);
         kb_msg *msg = NULL;
-        assert_int_equal(decode(&w, &test_key, NULL, &msg), 0);
+        assert_int_equal(decode(&w, test_key, NULL, &msg), 0);
         assert_string_equal(msg->parent_msg_id, "parent-1");
         kb_msg_destroy(&msg);
 }
@@ -653,28 +786,28 @@ static void test_unsigned_mode(void **state) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
                              str_frame(KAT_CONTENT)};
         char hex[KB_HMAC_HEX_LEN + 1] = "not touched";
-        assert_int_equal(kb_wire_sign(&empty_key, parts, hex), 0);
+        assert_int_equal(kb_wire_sign(empty_key, parts, hex), 0);
         assert_string_equal(hex, "");
 
         test_wire w;
-        build_wire(&w, &empty_key, NULL, 0, NULL, 0, NULL);
+        build_wire(&w, empty_key, NULL, 0, NULL, 0, NULL);
         assert_int_equal(w.frames[SIG].size, 0);
-        assert_int_equal(decode_only(&w, &empty_key, NULL), 0);
+        assert_int_equal(decode_only(&w, empty_key, NULL), 0);
         /* Like jupyter_client without a key, the signature frame is not interpreted (nor kept). */
         w.frames[SIG] = str_frame("whatever");
-        assert_int_equal(decode_only(&w, &empty_key, NULL), 0);
+        assert_int_equal(decode_only(&w, empty_key, NULL), 0);
         kb_msg *unsigned_msg = NULL;
-        assert_int_equal(decode(&w, &empty_key, NULL, &unsigned_msg), 0);
+        assert_int_equal(decode(&w, empty_key, NULL, &unsigned_msg), 0);
         assert_string_equal(unsigned_msg->signature, "");
         kb_msg_destroy(&unsigned_msg);
         /* But an unsigned message never passes where a key is set. */
         w.frames[SIG] = str_frame("");
-        assert_int_equal(decode_only(&w, &test_key, NULL), -ENOKEY);
+        assert_int_equal(decode_only(&w, test_key, NULL), -ENOKEY);
 
         kb_msg *msg = NULL;
         assert_int_equal(kb_msg_new("status", "s", "u", NULL, &msg), 0);
         zmsg_t *z = NULL;
-        assert_int_equal(kb_wire_serialize(msg, &empty_key, &z), 0);
+        assert_int_equal(kb_wire_serialize(msg, empty_key, &z), 0);
         zmsg_first(z);
         assert_int_equal(zframe_size(zmsg_next(z)), 0); /* empty signature frame */
         zmsg_destroy(&z);
@@ -722,7 +855,7 @@ static void test_socket_round_trip(void **state) {
         l.max_frame_bytes = 4096;
 
         kb_msg *got = NULL;
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EAGAIN); /* nothing queued: no block */
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), -EAGAIN); /* nothing queued: no block */
         assert_null(got);
 
         /* An over-limit message, then a good one: the first is drained whole and the second
@@ -733,28 +866,29 @@ static void test_socket_round_trip(void **state) {
         json_object *content = json_object_new_object();
         json_object_object_add(content, "code", json_object_new_string("1+1"));
         assert_int_equal(kb_msg_new("execute_request", "s", "u", content, &sent), 0);
-        assert_int_equal(kb_wire_send(client, sent, &test_key), 0);
+        assert_int_equal(kb_wire_send(client, sent, test_key), 0);
 
         wait_readable(server);
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -E2BIG);
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), -E2BIG);
         wait_readable(server);
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EMSGSIZE);
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), -EMSGSIZE);
         wait_readable(server);
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), 0);
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), 0);
         assert_string_equal(got->msg_id, sent->msg_id);
         assert_string_equal(got->msg_type, "execute_request");
         assert_string_equal(kb_msg_content_string(got, "code"), "1+1");
         assert_int_equal(got->n_identities, 0);
         kb_msg_destroy(&got);
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EAGAIN);
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), -EAGAIN);
 
         /* A wrongly keyed message is received whole and refused. */
-        kb_key wrong = {(const unsigned char *) "wrong", 5};
-        assert_int_equal(kb_wire_send(client, sent, &wrong), 0);
+        kb_hmac *wrong = hmac_of("wrong", 5);
+        assert_int_equal(kb_wire_send(client, sent, wrong), 0);
+        kb_hmac_destroy(&wrong);
         wait_readable(server);
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EBADMSG);
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), -EBADMSG);
         assert_null(got);
-        assert_int_equal(kb_wire_recv(server, &test_key, &l, &got), -EAGAIN);
+        assert_int_equal(kb_wire_recv(server, test_key, &l, &got), -EAGAIN);
 
         kb_msg_destroy(&sent);
         zsock_destroy(&client);
@@ -767,8 +901,10 @@ int main(void) {
                 cmocka_unit_test(test_sign_known_answer),
                 cmocka_unit_test(test_decode_known_answer),
                 cmocka_unit_test(test_sign_depends_on_every_part_and_key),
-                cmocka_unit_test(test_sign_key_changes),
-                cmocka_unit_test(test_serialize_matches_json_c),
+                cmocka_unit_test(test_sign_rfc4231),
+                cmocka_unit_test(test_sign_keys_and_threads),
+                cmocka_unit_test(test_hmac_required),
+                cmocka_unit_test(test_serialize_json_c_text),
                 cmocka_unit_test(test_roundtrip_new_serialize_decode),
                 cmocka_unit_test(test_msg_new_header),
                 cmocka_unit_test(test_msg_new_invalid_takes_content),
@@ -796,5 +932,5 @@ int main(void) {
                 cmocka_unit_test(test_strerror),
                 cmocka_unit_test(test_socket_round_trip),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return cmocka_run_group_tests(tests, keys_setup, keys_teardown);
 }
