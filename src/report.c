@@ -814,15 +814,18 @@ int kb_report_human(json_object *run, FILE *out) {
                         /* An image given with --image: named as the user has it, by tag and digest. */
                         const char *tag = member_str(image, "tag");
                         fputs("image ", out);
-                        put_clean(out, or_unknown(member_str(image, "path")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                        put_clean(out, or_unknown(member_str(image, "path")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
                         if (tag) {
                                 fputs(" tag ", out);
                                 put_clean(out, tag, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         }
                         fputs(" (", out);
-                        put_clean(out, or_unknown(member_str(image, "format")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                        put_clean(out, or_unknown(member_str(image, "format")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
                         fputs(", manifest ", out);
-                        put_clean(out, or_unknown(member_str(image, "manifest_digest")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                        put_clean(out, or_unknown(member_str(image, "manifest_digest")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
                         fputs("), unpacked to ", out);
                         put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         fputs(" (read-only; kernelspecs found inside it; removed when kbound ends)\n", out);
