@@ -151,7 +151,58 @@ static char *home_dir(char *const *envp) {
         return strdup(result->pw_dir);
 }
 
+/* jupyter_core's envset(): set, and not one of its false words. */
+static bool env_true(const char *v) {
+        static const char *const falses[] = {"no", "n", "false", "off", "0", "0.0"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(falses); i++)
+                if (strcasecmp(v, falses[i]) == 0)
+                        return false;
+        return true;
+}
+
+static bool exists_at(const char *prefix, const char *name, mode_t type) {
+        _cleanup_free_ char *path = path_join(prefix, name);
+        struct stat st;
+        return path && stat(path, &st) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+/* jupyter_core's prefer_environment_over_user() for an environment at prefix. */
+static bool prefer_env(char *const *envp, const char *prefix) {
+        const char *flag = env_get(envp, "JUPYTER_PREFER_ENV_PATH");
+        if (flag)
+                return env_true(flag);
+        struct stat st;
+        if (stat(prefix, &st) < 0 || st.st_uid != geteuid())
+                return false;
+        if (exists_at(prefix, "pyvenv.cfg", S_IFREG))
+                return true;
+        return exists_at(prefix, "conda-meta", S_IFDIR) && !exists_at(prefix, "condabin", S_IFDIR);
+}
+
+/* PREFIX/share/jupyter of each prefix placed before (first true) or after the user's folder. */
+static int add_prefix_dirs(strv *sv, char *const *envp, char *const *prefixes, bool preferred) {
+        for (char *const *p = prefixes; p && *p; p++) {
+                if ((*p)[0] != '/' || prefer_env(envp, *p) != preferred)
+                        continue;
+                _cleanup_free_ char *data = path_join(*p, "share/jupyter");
+                if (!data)
+                        return -ENOMEM;
+                /* jupyter_core: ENV_JUPYTER_PATH minus what SYSTEM_JUPYTER_PATH has. */
+                bool system = false;
+                for (size_t i = 0; i < KB_ELEMENTSOF(system_jupyter_dirs); i++)
+                        system |= strcmp(data, system_jupyter_dirs[i]) == 0;
+                int r = system ? 0 : add_kernels_dir(sv, data, strlen(data));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs) {
+        return kb_kernelspec_search_path_prefixes(envp, NULL, ret_dirs);
+}
+
+int kb_kernelspec_search_path_prefixes(char *const *envp, char *const *prefixes, char ***ret_dirs) {
         strv sv = {0};
         int r = 0;
 
@@ -173,6 +224,8 @@ int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs) {
                 }
         }
 
+        if ((r = add_prefix_dirs(&sv, envp, prefixes, true)) < 0)
+                goto fail;
         const char *data_dir = env_nonempty(envp, "JUPYTER_DATA_DIR");
         if (data_dir) {
                 r = add_kernels_dir(&sv, data_dir, strlen(data_dir));
@@ -191,7 +244,7 @@ int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs) {
                 if (base)
                         r = add_kernels_dir(&sv, base, strlen(base));
         }
-        if (r < 0)
+        if (r < 0 || (r = add_prefix_dirs(&sv, envp, prefixes, false)) < 0)
                 goto fail;
 
         for (size_t i = 0; i < KB_ELEMENTSOF(system_jupyter_dirs); i++) {
@@ -203,6 +256,50 @@ int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs) {
 fail:
         strv_clear(&sv);
         return r;
+}
+
+/* Adds prefix unless it is there already. */
+static int add_unique(strv *sv, const char *prefix) {
+        return strv_contains(sv, prefix) ? 0 : strv_push(sv, strdup(prefix));
+}
+
+int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes) {
+        static const char *const activated[] = {"VIRTUAL_ENV", "CONDA_PREFIX"};
+        strv sv = {0};
+        int r = 0;
+        struct stat st;
+
+        if (!ret_prefixes)
+                return -EINVAL;
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(activated); i++) {
+                const char *v = env_nonempty(envp, activated[i]);
+                if (v && v[0] == '/' && stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+                        r = add_unique(&sv, v);
+        }
+        /* The python3 that `jupyter` on this PATH would most likely run under: its folder's parent
+         * is its sys.prefix when it is a venv's or conda env's bin/ (a link to the base python
+         * inside a venv is not followed: the venv is the prefix). */
+        const char *path = env_get(envp, "PATH");
+        for (const char *p = path ? path : ""; r >= 0 && *p;) {
+                const char *colon = strchrnul(p, ':');
+                size_t len = (size_t) (colon - p);
+                _cleanup_free_ char *bin = len > 0 && p[0] == '/' ? strndup(p, len) : NULL;
+                if (bin && exists_at(bin, "python3", S_IFREG)) {
+                        char *slash = strrchr(bin, '/');
+                        if (slash && slash != bin && strcmp(slash, "/bin") == 0) {
+                                *slash = '\0';
+                                if (exists_at(bin, "pyvenv.cfg", S_IFREG) || exists_at(bin, "conda-meta", S_IFDIR))
+                                        r = add_unique(&sv, bin);
+                        }
+                        break;
+                }
+                p = *colon ? colon + 1 : colon;
+        }
+        if (r < 0) {
+                strv_clear(&sv);
+                return r;
+        }
+        return strv_take(&sv, ret_prefixes);
 }
 
 /* The C string of a JSON string value, or NULL if val is not a string or holds a NUL (which would
@@ -574,6 +671,68 @@ int kb_kernelspec_rootfs_search_path(char ***ret_dirs) {
                         strv_clear(&sv);
                         return r;
                 }
+        }
+        return strv_take(&sv, ret_dirs);
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Adds home/.local/share/jupyter/kernels for each folder in the image's /home, by name. */
+static int add_image_homes(int root_fd, strv *sv) {
+        DIR *d = open_dir(root_fd, "/home");
+        strv names = {0};
+        int r = 0;
+        if (!d)
+                return 0;
+        for (struct dirent *de; r >= 0 && (de = readdir(d));) {
+                if (de->d_name[0] == '.')
+                        continue;
+                _cleanup_free_ char *home = path_join("/home", de->d_name);
+                if (!home) {
+                        r = -ENOMEM;
+                        break;
+                }
+                _cleanup_close_ int fd = open_in_root(root_fd, home, O_RDONLY | O_DIRECTORY);
+                if (fd >= 0)
+                        r = strv_push(&names, strdup(de->d_name));
+        }
+        closedir(d);
+        if (r >= 0 && names.n > 0)
+                qsort(names.v, names.n, sizeof(char *), cmp_str);
+        for (size_t i = 0; r >= 0 && i < names.n; i++) {
+                char *dir = NULL;
+                if (asprintf(&dir, "/home/%s/.local/share/jupyter/kernels", names.v[i]) < 0)
+                        r = -ENOMEM;
+                else
+                        r = strv_push(sv, dir);
+        }
+        strv_clear(&names);
+        return r;
+}
+
+int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *prefixes, char ***ret_dirs) {
+        strv sv = {0};
+        int r;
+        if (root_fd < 0 || !ret_dirs)
+                return -EINVAL;
+        /* The users' own folders first, as jupyter_core puts the user's before the environment's
+         * (an image's user is not known here, so every home the image has, root's first). */
+        r = strv_push(&sv, strdup("/root/.local/share/jupyter/kernels"));
+        if (r >= 0)
+                r = add_image_homes(root_fd, &sv);
+        for (char *const *p = prefixes; r >= 0 && p && *p; p++) {
+                if ((*p)[0] != '/')
+                        continue;
+                _cleanup_free_ char *dir = path_join(*p, "share/jupyter/kernels");
+                r = dir ? (strv_contains(&sv, dir) ? 0 : strv_push(&sv, TAKE_PTR(dir))) : -ENOMEM;
+        }
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(rootfs_kernels_dirs); i++)
+                r = strv_contains(&sv, rootfs_kernels_dirs[i]) ? 0 : strv_push(&sv, strdup(rootfs_kernels_dirs[i]));
+        if (r < 0) {
+                strv_clear(&sv);
+                return r;
         }
         return strv_take(&sv, ret_dirs);
 }

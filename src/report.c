@@ -808,8 +808,28 @@ int kb_report_human(json_object *run, FILE *out) {
                 fputs(")\n", out);
                 /* Which root the kernels ran on: an image's, or the host's own system paths. */
                 const char *rootfs = member_str(sandbox, "rootfs");
+                json_object *image = member(sandbox, "image");
                 fputs("root:    ", out);
-                if (rootfs) {
+                if (rootfs && image) {
+                        /* An image given with --image: named as the user has it, by tag and digest. */
+                        const char *tag = member_str(image, "tag");
+                        fputs("image ", out);
+                        put_clean(out, or_unknown(member_str(image, "path")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
+                        if (tag) {
+                                fputs(" tag ", out);
+                                put_clean(out, tag, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                        }
+                        fputs(" (", out);
+                        put_clean(out, or_unknown(member_str(image, "format")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
+                        fputs(", manifest ", out);
+                        put_clean(out, or_unknown(member_str(image, "manifest_digest")), HUMAN_MAX_DETAIL,
+                                  KB_SANITIZE_LINE);
+                        fputs("), unpacked to ", out);
+                        put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                        fputs(" (read-only; kernelspecs found inside it; removed when kbound ends)\n", out);
+                } else if (rootfs) {
                         fputs("image ", out);
                         put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         fputs(" (read-only; kernelspecs found inside it)\n", out);
@@ -926,6 +946,16 @@ static void junit_properties(FILE *out, json_object *run) {
         fputs("      <property name=\"rootfs\" value=\"", out);
         put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\"/>\n", out);
+        json_object *image = member(member(run, "sandbox"), "image");
+        if (image) {
+                static const char *const fields[] = {"path", "tag", "manifest_digest"};
+                for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
+                        const char *v = member_str(image, fields[i]);
+                        fprintf(out, "      <property name=\"image_%s\" value=\"", fields[i]);
+                        put_clean(out, v ? v : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
+                        fputs("\"/>\n", out);
+                }
+        }
         fputs("    </properties>\n", out);
 }
 

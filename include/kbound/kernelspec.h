@@ -26,6 +26,20 @@ KB_EXPORT void kb_strv_free(char **v);
  * NULL-terminated vector, or -ENOMEM. */
 KB_EXPORT int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs);
 
+/* kb_kernelspec_search_path with environment prefixes (a venv's or conda env's sys.prefix), each
+ * adding PREFIX/share/jupyter/kernels as jupyter_core's environment path does: after the user's
+ * data folder, or before it where jupyter_core prefers the environment (JUPYTER_PREFER_ENV_PATH
+ * set to a true value; with it unset, a venv (PREFIX/pyvenv.cfg) or a conda env that is not a base
+ * install (PREFIX/conda-meta without PREFIX/condabin) owned by the effective user). A prefix whose
+ * folder is a system one adds nothing. Returns 0 and a NULL-terminated vector, or -ENOMEM. */
+KB_EXPORT int kb_kernelspec_search_path_prefixes(char *const *envp, char *const *prefixes, char ***ret_dirs);
+
+/* The sys.prefix of the Python environment envp is in, as Jupyter started from it would have:
+ * VIRTUAL_ENV, CONDA_PREFIX (absolute, existing folders), and the folder above the bin/ of the
+ * first python3 on PATH when that folder is a venv or conda env. Deduplicated, in that order.
+ * Returns 0 and a NULL-terminated vector (possibly empty), or -ENOMEM. */
+KB_EXPORT int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes);
+
 /* Parses kernel.json text (untrusted) for a kernel called name in resource_dir. argv must be a
  * non-empty array of strings; env an object of strings; interrupt_mode "signal" or "message".
  * Missing display_name defaults to name, language to "", interrupt_mode to "signal", env to an
@@ -48,6 +62,13 @@ KB_EXPORT int kb_kernelspec_find(const char *name_or_path, char *const *search_d
  * /opt/conda/share/jupyter/kernels, /usr/local/share/jupyter/kernels, /usr/share/jupyter/kernels.
  * Nothing from kbound's environment (JUPYTER_PATH, HOME) applies to an image. Returns 0 or -ENOMEM. */
 KB_EXPORT int kb_kernelspec_rootfs_search_path(char ***ret_dirs);
+
+/* The "kernels" folders searched inside the image at root_fd, in Jupyter's order for an image
+ * whose user is unknown: each user's ~/.local/share/jupyter/kernels (/root's first, then
+ * /home/NAME's by name: the homes the image has), then PREFIX/share/jupyter/kernels for each
+ * prefix (paths inside the image), then those of kb_kernelspec_rootfs_search_path. Returns 0,
+ * -EINVAL, -ENOMEM. */
+KB_EXPORT int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *prefixes, char ***ret_dirs);
 
 /* kb_kernelspec_find inside an image whose root folder is open as root_fd (O_DIRECTORY). Every
  * path (search_dirs, an absolute name_or_path) is inside the image and resolved with openat2

@@ -133,33 +133,6 @@ int cli_signal_received(void) {
         return signal_received;
 }
 
-int cli_find_kernelspec(const char *name, kb_kernelspec **ret) {
-        char **dirs = NULL;
-        int r = kb_kernelspec_search_path(environ, &dirs);
-        if (r < 0) {
-                cli_error("kernel '%s': cannot build the kernelspec search path: %s", name, strerror(-r));
-                return KB_EXIT_ENFORCE;
-        }
-        r = kb_kernelspec_find(name, dirs, ret);
-        if (r == -ENOENT) {
-                cli_error("kernel '%s': no kernelspec found (searched JUPYTER_PATH, the user data dir, "
-                          "/usr/local/share/jupyter and /usr/share/jupyter; `kbound kernelspecs` lists "
-                          "what exists)",
-                          name);
-        } else if (r == -EPROTO) {
-                cli_error("kernel '%s': its kernel.json is malformed (argv must be a non-empty list of "
-                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
-                          name);
-        } else if (r == -EINVAL || r == -EMSGSIZE) {
-                cli_error("kernel '%s': its kernel.json is %s", name,
-                          r == -EINVAL ? "not a regular file (or the name is not usable)" : "too large");
-        } else if (r < 0) {
-                cli_error("kernel '%s': cannot load its kernelspec: %s", name, strerror(-r));
-        }
-        kb_strv_free(dirs);
-        return r < 0 ? KB_EXIT_ENFORCE : 0;
-}
-
 int cli_find_bwrap(const char *explicit_path, char **ret) {
         int r = kb_sandbox_find_bwrap(explicit_path, environ, ret);
         if (r < 0) {

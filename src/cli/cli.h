@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include <kbound/probe.h>
+#include <kbound/image.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include <kbound/transcript.h>
@@ -58,32 +59,75 @@ int cli_signal_received(void);
 void cli_become_subreaper(void);
 void cli_reap_orphans(void);
 
-/* Finds a kernelspec by name or folder path; on failure prints which kernel and why and returns a
- * KB_EXIT_* code (the kernel missing means the run cannot be enforced: KB_EXIT_ENFORCE). */
-int cli_find_kernelspec(const char *name, kb_kernelspec **ret);
-
 /* --rootfs DIR: makes it absolute and opens it; it must be a directory with a real usr/ directory
  * (not a symlink). Returns 0, or prints why and returns KB_EXIT_USAGE. */
 int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd);
 
-/* cli_find_kernelspec, or with rootfs (its path, and root_fd open on it) inside that image: the
- * kernelspec is searched in the image's Jupyter folders and its program must exist in the image.
- * On failure prints which kernel, which image and which path, and returns KB_EXIT_ENFORCE. */
-int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernelspec **ret);
+/* Where a command's kernels come from and what their sandbox will show: the host's system paths,
+ * or an image (--rootfs DIR, or --image PATH unpacked for the run); the --ro-bind folders; the
+ * sys.prefix-style folders (--prefix) whose kernelspecs are searched too. */
+typedef struct cli_root {
+        char *rootfs;               /* the image's root folder (as given, or unpacked); NULL: the host */
+        int root_fd;                /* open on rootfs, else -1 */
+        kb_image *image;            /* --image: the unpacked image (removed by cli_root_close) */
+        char *const *ro_paths;      /* --ro-bind, NULL-terminated */
+        char *const *prefixes;      /* --prefix, NULL-terminated */
+        bool allow_network;
+        bool sandbox;               /* false (run --sandbox off): no sandbox, nothing to look at */
+        const kb_sandbox_user *user;
+} cli_root;
+
+/* Opens the image of --rootfs or --image (at most one of them) into root, whose other fields the
+ * caller has set (root->rootfs NULL and root_fd -1 for the host). --image is unpacked below the
+ * run's base folder (made now if *base is NULL: the caller then owns it), in a folder only the
+ * sandbox user may search, within --image-max-size (max_bytes; 0: the default). Prints why and
+ * returns a KB_EXIT_* code on failure: 2 for a missing path or something that is no image, 3 for
+ * missing tools or an image that cannot be unpacked. */
+int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, char **base,
+                  cli_root *root);
+
+/* Removes the unpacked image (also under --keep: nothing of an image outlives kbound) and closes
+ * the folder. Safe on a zeroed or already closed root. */
+void cli_root_close(cli_root *root);
+
+/* The report's account of the root: "rootfs" (the folder or null) and "image" (kb_image_json or
+ * null) added to the sandbox object. */
+void cli_root_report(const cli_root *root, json_object *sandbox);
+
+/* --image-max-size BYTES[K|M|G]: into *ret, or prints why and returns KB_EXIT_USAGE. */
+int cli_opt_size(const char *cmd, const char *option, const char *arg, uint64_t *ret);
+
+/* --prefix DIR (a venv's or conda env's sys.prefix; inside the image with --rootfs/--image):
+ * appended to prefixes (room for CLI_PREFIX_MAX plus the NULL). Prints why and returns
+ * KB_EXIT_USAGE, or 0. */
+#define CLI_PREFIX_MAX 8
+int cli_opt_prefix(const char *cmd, char **prefixes, size_t *n, const char *arg);
+
+/* Finds a kernelspec (on the host, or inside root's image: its Jupyter folders, its program
+ * there) and, unless the command runs unsandboxed, runs the preflight: the kernel's program, its
+ * "#!" interpreter and its resource folder (when argv uses it) must be there in the sandbox that
+ * root describes. On failure prints which kernel, which image, which path and the fix
+ * (--ro-bind DIR, --rootfs DIR), and returns KB_EXIT_ENFORCE (KB_EXIT_USAGE for a bad name). */
+int cli_find_kernel(const char *name, const cli_root *root, kb_kernelspec **ret);
 
 /* The name of every kernelspec of the image, broken ones included (check's and conformance's
  * default kernels: validating an image means all of them, and cli_find_kernel then says what is
  * wrong with a broken one). Returns 0 and a vector to free with kb_strv_free; or prints why and
  * returns KB_EXIT_ENFORCE (none at all, or unreadable) or KB_EXIT_USAGE (more than max: never a
  * silent drop). */
-int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_names);
+int cli_rootfs_kernels(const cli_root *root, size_t max, char ***ret_names);
 
-/* The kernels a command runs (check, conformance): names[0..*n) as given, or with rootfs and no
+/* The kernels a command runs (check, conformance): names[0..*n) as given, or with an image and no
  * names every kernelspec of the image (*ret_image_names owns them then; kb_strv_free it). Every
  * name is looked up (cli_find_kernel) into specs[], so each one that cannot be run is named; then
  * none runs. Returns 0 or a KB_EXIT_* code. */
-int cli_find_kernels(const char *rootfs, int root_fd, const char **names, size_t *n, size_t max,
-                     char ***ret_image_names, kb_kernelspec **specs);
+int cli_find_kernels(const cli_root *root, const char **names, size_t *n, size_t max, char ***ret_image_names,
+                     kb_kernelspec **specs);
+
+/* The kernelspec search folders for root: on the host kb_kernelspec_search_path_prefixes with
+ * --prefix and the prefixes found from the environment; in an image its own folders. Prints why
+ * and returns KB_EXIT_ENFORCE on failure. */
+int cli_search_dirs(const cli_root *root, char ***ret_dirs);
 
 /* The bubblewrap to use (--bwrap, else KBOUND_BWRAP, else PATH); on failure prints a diagnosis and
  * returns KB_EXIT_ENFORCE. */

@@ -1,12 +1,16 @@
-/* cli_rootfs.c: --rootfs DIR: open an unpacked image and find a kernel inside it, with messages
- * that name the kernel, the image and the path. */
+/* cli_rootfs.c: where kernels come from (the host, --rootfs DIR, --image PATH) and the preflight
+ * that their sandbox will show their program, with messages that name the kernel, the image, the
+ * path and the fix. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <kbound/sandbox.h>
+#include <kbound/view.h>
 #include "cli.h"
 
 int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd) {
@@ -113,29 +117,240 @@ static int check_program(const kb_kernelspec *spec, const char *rootfs, int root
         return r < 0 || !kb_sandbox_rootfs_visible(found) ? KB_EXIT_ENFORCE : 0;
 }
 
-int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernelspec **ret) {
-        if (!rootfs)
-                return cli_find_kernelspec(name, ret);
-        if (strchr(name, '/') && name[0] != '/') {
-                cli_error("kernel '%s': with --rootfs a kernelspec folder is an absolute path inside the image %s",
-                          name, rootfs);
-                return KB_EXIT_USAGE;
+/* "kernel 'x'" or "kernel 'x' in image DIR (IMAGE)", for messages. */
+static void kernel_label(const kb_kernelspec *spec, const cli_root *root, char *buf, size_t size) {
+        if (!root->rootfs)
+                snprintf(buf, size, "kernel '%s'", spec->name);
+        else if (root->image)
+                snprintf(buf, size, "kernel '%s' in image %s", spec->name, kb_image_path(root->image));
+        else
+                snprintf(buf, size, "kernel '%s' in image %s", spec->name, root->rootfs);
+}
+
+/* The --ro-bind options of p->fix as one string ("--ro-bind /a --ro-bind /b"). */
+static void fix_text(const kb_view_problem *p, char *buf, size_t size) {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (char **f = p->fix; *f && used < size; f++) {
+                int n = snprintf(buf + used, size - used, "%s--ro-bind %s", used ? " " : "", *f);
+                if (n < 0)
+                        break;
+                used += (size_t) n;
         }
+}
+
+/* Says why the preflight found the kernel would not start, and what to do. */
+static void explain_problem(const kb_kernelspec *spec, const cli_root *root, const kb_view_problem *p) {
+        char label[512], what[PATH_MAX + 128], fix[2048];
+        kernel_label(spec, root, label, sizeof(label));
+        if (strcmp(p->what, "interpreter") == 0)
+                snprintf(what, sizeof(what), "the interpreter '%s' that its program %s names (its \"#!\" line)",
+                         p->named, spec->argv[0]);
+        else if (strcmp(p->what, "resource folder") == 0)
+                snprintf(what, sizeof(what), "its kernelspec folder %s (argv uses {resource_dir})", p->named);
+        else
+                snprintf(what, sizeof(what), "its program '%s'", p->named);
+        fix_text(p, fix, sizeof(fix));
+        const char *shows = root->rootfs ? "the image's /usr, /etc, /opt and top-level links, and the --ro-bind "
+                                           "folders"
+                                         : "/usr, a few files of /etc and the --ro-bind folders";
+        if (p->error == -ENOEXEC) {
+                cli_error("%s: its program %s starts with \"#!\" but names no interpreter; kernelspec %s/kernel.json",
+                          label, p->named, spec->resource_dir);
+        } else if (p->error == -EACCES) {
+                cli_error("%s: %s is there in the sandbox but is not an executable file (%s)", label, what,
+                          p->missing ? p->missing : p->named);
+        } else if (*fix) {
+                cli_error("%s: %s is not inside the sandbox, which shows only %s; it is on the host (%s): add %s",
+                          label, what, shows, p->missing, fix);
+        } else if (p->rootfs) {
+                cli_error("%s: %s does not exist on this host, but the kernelspec lies in the unpacked image %s, "
+                          "which has it: check it there with --rootfs %s --kernel %s",
+                          label, what, p->rootfs, p->rootfs, spec->resource_dir + strlen(p->rootfs));
+        } else if (p->on_host) {
+                cli_error("%s: %s is not inside the sandbox (no %s there), and no --ro-bind of its folder would put "
+                          "it there (%s is on the host): bind what it needs with --ro-bind, or check an image with "
+                          "--rootfs",
+                          label, what, p->missing, p->missing);
+        } else if (root->rootfs) {
+                cli_error("%s: %s is not in what the sandbox mounts from the image (%s): %s%s; kernelspec %s/kernel.json",
+                          label, what, shows, p->missing ? "no " : "not on the kernel's PATH inside the image: ",
+                          p->missing ? p->missing : p->search_path ? p->search_path : "?", spec->resource_dir);
+        } else if (p->search_path) {
+                cli_error("%s: %s is not on the kernel's PATH, inside the sandbox or on the host (PATH=%s): install "
+                          "it, or correct the kernelspec %s/kernel.json",
+                          label, what, p->search_path, spec->resource_dir);
+        } else {
+                cli_error("%s: %s does not exist, inside the sandbox or on the host (no %s): install it, or correct the "
+                          "kernelspec %s/kernel.json",
+                          label, what, p->missing ? p->missing : p->named, spec->resource_dir);
+        }
+}
+
+/* Every --ro-bind folder must exist, and the sandbox user must reach it (bwrap runs as that user
+ * and would otherwise fail late, under sandbox.backend). */
+static int check_ro_paths(const cli_root *root) {
+        for (char *const *p = root->ro_paths; p && *p; p++) {
+                struct stat st;
+                if (stat(*p, &st) < 0) {
+                        cli_error("--ro-bind %s: %s", *p, strerror(errno));
+                        return KB_EXIT_USAGE;
+                }
+                if (root->user && root->user->switch_user) {
+                        _cleanup_free_ char *blocker = NULL;
+                        int r = kb_sandbox_user_can_reach(root->user, *p, &blocker);
+                        if (r == 0) {
+                                cli_error("--ro-bind %s: the sandbox user %s cannot reach it (%s stops it); bubblewrap "
+                                          "runs as that user: open the way (chmod o+x) or move the folder",
+                                          *p, root->user->name, blocker ? blocker : "a folder");
+                                return KB_EXIT_ENFORCE;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The preflight: nothing is started for a kernel whose sandbox would not show its program. */
+static int preflight(const kb_kernelspec *spec, const cli_root *root) {
+        if (!root->sandbox)
+                return 0;
+        int r = check_ro_paths(root);
+        if (r)
+                return r;
+        char **env = NULL;
+        r = kb_sandbox_env(environ, spec->env, &env);
+        if (r < 0) {
+                cli_error("kernel '%s': cannot build its environment: %s", spec->name, strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        /* The team folders do not exist yet; they start empty, and nothing is looked up there. */
+        kb_sandbox_policy policy = {
+                .team = "preflight",
+                .workspace = "/nonexistent/kbound-preflight/workspace",
+                .runtime_dir = "/nonexistent/kbound-preflight/run",
+                .rootfs = root->rootfs,
+                .allow_network = root->allow_network,
+                .ro_paths = root->ro_paths,
+                .env = env,
+        };
+        kb_view_problem *p = NULL;
+        r = kb_view_check_kernel(&policy, spec->argv, env, spec->resource_dir, &p);
+        kb_strv_free(env);
+        if (r < 0) {
+                cli_error("kernel '%s': cannot look at what its sandbox would show: %s", spec->name, strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        if (!p)
+                return 0;
+        explain_problem(spec, root, p);
+        if (p->fix[0] && root->user && root->user->switch_user)
+                for (char **f = p->fix; *f; f++) {
+                        _cleanup_free_ char *blocker = NULL;
+                        if (kb_sandbox_user_can_reach(root->user, *f, &blocker) == 0)
+                                cli_error("kernel '%s': note that the sandbox user %s cannot reach %s (%s stops it): "
+                                          "open the way (chmod o+x) or move the folder",
+                                          spec->name, root->user->name, *f, blocker ? blocker : "a folder");
+                }
+        kb_view_problem_free(&p);
+        return KB_EXIT_ENFORCE;
+}
+
+int cli_search_dirs(const cli_root *root, char ***ret_dirs) {
+        int r;
+        if (root->rootfs) {
+                r = kb_kernelspec_rootfs_search_path_in(root->root_fd, root->prefixes, ret_dirs);
+        } else {
+                char **found = NULL, *all[2 * CLI_PREFIX_MAX + 1] = {NULL};
+                size_t n = 0;
+                r = kb_kernelspec_env_prefixes(environ, &found);
+                for (char *const *p = root->prefixes; r >= 0 && p && *p && n < CLI_PREFIX_MAX; p++)
+                        all[n++] = *p;
+                for (char **p = found; r >= 0 && p && *p && n < 2 * CLI_PREFIX_MAX; p++)
+                        all[n++] = *p;
+                if (r >= 0)
+                        r = kb_kernelspec_search_path_prefixes(environ, all, ret_dirs);
+                kb_strv_free(found);
+        }
+        if (r < 0) {
+                cli_error("cannot build the kernelspec search path: %s", strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        return 0;
+}
+
+/* The folders searched, for messages ("a, b, c"). */
+static void searched_text(char *const *dirs, char *buf, size_t size) {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (char *const *d = dirs; d && *d && used < size; d++) {
+                int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", *d);
+                if (n < 0)
+                        break;
+                used += (size_t) n;
+        }
+}
+
+/* The kernelspec on the host: its search path with --prefix and the environment's prefixes. */
+static int find_on_host(const char *name, const cli_root *root, kb_kernelspec **ret) {
         char **dirs = NULL;
-        int r = kb_kernelspec_rootfs_search_path(&dirs);
-        if (r < 0) {
-                cli_error("out of memory");
-                return KB_EXIT_ENFORCE;
-        }
-        kb_kernelspec *spec = NULL;
-        r = kb_kernelspec_find_in_root(root_fd, name, dirs, &spec);
-        if (r < 0) {
-                explain_find_error(name, rootfs, dirs, r);
-                kb_strv_free(dirs);
-                return KB_EXIT_ENFORCE;
+        int r = cli_search_dirs(root, &dirs);
+        if (r)
+                return r;
+        r = kb_kernelspec_find(name, dirs, ret);
+        if (r == -ENOENT && !strchr(name, '/')) {
+                char searched[2048];
+                searched_text(dirs, searched, sizeof(searched));
+                cli_error("kernel '%s': no kernelspec found (searched %s; `kbound kernelspecs` lists what exists; "
+                          "--prefix DIR adds a venv's or conda env's)",
+                          name, searched);
+        } else if (r == -ENOENT) {
+                cli_error("kernel '%s': no kernel.json in that folder", name);
+        } else if (r == -EPROTO) {
+                cli_error("kernel '%s': its kernel.json is malformed (argv must be a non-empty list of "
+                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
+                          name);
+        } else if (r == -EINVAL || r == -EMSGSIZE) {
+                cli_error("kernel '%s': its kernel.json is %s", name,
+                          r == -EINVAL ? "not a regular file (or the name is not usable)" : "too large");
+        } else if (r < 0) {
+                cli_error("kernel '%s': cannot load its kernelspec: %s", name, strerror(-r));
         }
         kb_strv_free(dirs);
-        r = check_program(spec, rootfs, root_fd);
+        return r < 0 ? KB_EXIT_ENFORCE : 0;
+}
+
+int cli_find_kernel(const char *name, const cli_root *root, kb_kernelspec **ret) {
+        kb_kernelspec *spec = NULL;
+        int r;
+        if (!root->rootfs) {
+                r = find_on_host(name, root, &spec);
+                if (r)
+                        return r;
+        } else {
+                const char *rootfs = root->rootfs;
+                int root_fd = root->root_fd;
+                if (strchr(name, '/') && name[0] != '/') {
+                        cli_error("kernel '%s': with --rootfs a kernelspec folder is an absolute path inside the image %s",
+                                  name, rootfs);
+                        return KB_EXIT_USAGE;
+                }
+                char **dirs = NULL;
+                if ((r = cli_search_dirs(root, &dirs)))
+                        return r;
+                r = kb_kernelspec_find_in_root(root_fd, name, dirs, &spec);
+                if (r < 0) {
+                        explain_find_error(name, rootfs, dirs, r);
+                        kb_strv_free(dirs);
+                        return KB_EXIT_ENFORCE;
+                }
+                kb_strv_free(dirs);
+                r = check_program(spec, rootfs, root_fd);
+                if (r) {
+                        kb_kernelspec_destroy(&spec);
+                        return r;
+                }
+        }
+        r = preflight(spec, root);
         if (r) {
                 kb_kernelspec_destroy(&spec);
                 return r;
@@ -144,11 +359,15 @@ int cli_find_kernel(const char *name, const char *rootfs, int root_fd, kb_kernel
         return 0;
 }
 
-int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_names) {
+int cli_rootfs_kernels(const cli_root *root, size_t max, char ***ret_names) {
+        const char *rootfs = root->rootfs;
         char **dirs = NULL, **names = NULL;
-        int r = kb_kernelspec_rootfs_search_path(&dirs);
-        if (r >= 0)
-                r = kb_kernelspec_names_in_root(root_fd, dirs, &names);
+        int r = cli_search_dirs(root, &dirs);
+        if (r)
+                return r;
+        r = kb_kernelspec_names_in_root(root->root_fd, dirs, &names);
+        char searched[2048];
+        searched_text(dirs, searched, sizeof(searched));
         kb_strv_free(dirs);
         if (r < 0) {
                 cli_error("image %s: cannot list its kernelspecs: %s", rootfs, strerror(-r));
@@ -158,9 +377,7 @@ int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_
         while (names[n])
                 n++;
         if (n == 0) {
-                cli_error("image %s has no kernelspec (searched, inside the image: /opt/conda/share/jupyter/kernels, "
-                          "/usr/local/share/jupyter/kernels, /usr/share/jupyter/kernels)",
-                          rootfs);
+                cli_error("image %s has no kernelspec (searched, inside the image: %s)", rootfs, searched);
                 kb_strv_free(names);
                 return KB_EXIT_ENFORCE;
         }
@@ -175,11 +392,11 @@ int cli_rootfs_kernels(const char *rootfs, int root_fd, size_t max, char ***ret_
         return 0;
 }
 
-int cli_find_kernels(const char *rootfs, int root_fd, const char **names, size_t *n, size_t max,
-                     char ***ret_image_names, kb_kernelspec **specs) {
+int cli_find_kernels(const cli_root *root, const char **names, size_t *n, size_t max, char ***ret_image_names,
+                     kb_kernelspec **specs) {
         /* An image's own kernels by default: validating an image means all of them. */
-        if (rootfs && *n == 0) {
-                int r = cli_rootfs_kernels(rootfs, root_fd, max, ret_image_names);
+        if (root->rootfs && *n == 0) {
+                int r = cli_rootfs_kernels(root, max, ret_image_names);
                 if (r)
                         return r;
                 for (char **p = *ret_image_names; *p; p++)
@@ -187,12 +404,137 @@ int cli_find_kernels(const char *rootfs, int root_fd, const char **names, size_t
         }
         int failed = 0;
         for (size_t i = 0; i < *n; i++) {
-                int r = cli_find_kernel(names[i], rootfs, root_fd, &specs[i]);
+                int r = cli_find_kernel(names[i], root, &specs[i]);
                 if (r && !failed)
                         failed = r;
         }
-        if (failed && rootfs && *ret_image_names)
+        if (failed && root->rootfs && *ret_image_names)
                 cli_error("image %s: not every kernelspec of the image can be checked, so none was "
-                          "(name the good ones with --kernel to check only those)", rootfs);
+                          "(name the good ones with --kernel to check only those)",
+                          root->image ? kb_image_path(root->image) : root->rootfs);
         return failed;
+}
+
+int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, char **base,
+                  cli_root *root) {
+        root->rootfs = NULL;
+        root->root_fd = -1;
+        root->image = NULL;
+        if (rootfs_opt && image_opt) {
+                cli_error("%s: --rootfs and --image exclude each other (--image unpacks an image into a rootfs)", cmd);
+                return KB_EXIT_USAGE;
+        }
+        if (rootfs_opt)
+                return cli_rootfs_open(rootfs_opt, &root->rootfs, &root->root_fd);
+        if (!image_opt)
+                return 0;
+        if (!*base) {
+                int r = cli_make_base_dir(root->user, base);
+                if (r)
+                        return r;
+        }
+        /* Below the run's own folder: removed with it, and a run that was killed leaves it to
+         * the next run's clean-up of stale folders. */
+        _cleanup_free_ char *work = NULL;
+        if (asprintf(&work, "%s/image", *base) < 0) {
+                cli_error("out of memory");
+                return KB_EXIT_ENFORCE;
+        }
+        if (mkdir(work, 0700) < 0 || kb_sandbox_user_pass_through(root->user, work) < 0) {
+                cli_error("cannot make %s: %s", work, strerror(errno));
+                return KB_EXIT_ENFORCE;
+        }
+        cli_progress("unpacking image %s with skopeo and umoci (at most %" PRIu64 " MiB)", image_opt,
+                     (uint64_t) (max_bytes ? max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT) >> 20);
+        kb_image_options o = {
+                .image = image_opt,
+                .work_dir = work,
+                .envp = environ,
+                .max_bytes = max_bytes,
+                .cancel_fd = cli_signals_install(),
+                .deadline_ms = -1,
+        };
+        char *diagnosis = NULL;
+        int64_t started = kb_now_ms();
+        int r = kb_image_unpack(&o, &root->image, &diagnosis);
+        if (r < 0) {
+                cli_error("--image %s: %s", image_opt, diagnosis ? diagnosis : strerror(-r));
+                free(diagnosis);
+                rmdir(work);
+                return r == -ENOENT || r == -EINVAL ? KB_EXIT_USAGE : r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
+        }
+        const char *tag = kb_image_tag(root->image);
+        cli_progress("image %s%s%s: manifest %s, unpacked to %s (%" PRIu64 " MiB) in %" PRId64 " ms",
+                     kb_image_path(root->image), tag ? " tag " : "", tag ? tag : "",
+                     kb_image_manifest_digest(root->image), kb_image_rootfs(root->image),
+                     kb_image_unpacked_bytes(root->image) >> 20, kb_now_ms() - started);
+        /* bwrap, as the sandbox user, walks to the image's /usr. */
+        if (kb_sandbox_user_pass_through(root->user, kb_image_rootfs(root->image)) < 0) {
+                cli_error("cannot open %s to the sandbox user's group: %s", kb_image_rootfs(root->image), strerror(errno));
+                cli_root_close(root);
+                return KB_EXIT_ENFORCE;
+        }
+        r = cli_rootfs_open(kb_image_rootfs(root->image), &root->rootfs, &root->root_fd);
+        if (r) {
+                cli_error("--image %s: the unpacked image is not a root filesystem", image_opt);
+                cli_root_close(root);
+                return KB_EXIT_ENFORCE;
+        }
+        return 0;
+}
+
+void cli_root_close(cli_root *root) {
+        if (!root)
+                return;
+        kb_closep(&root->root_fd);
+        free(root->rootfs);
+        root->rootfs = NULL;
+        if (root->image) {
+                /* Everything the image took is removed, also under --keep. */
+                _cleanup_free_ char *work = NULL;
+                const char *rootfs = kb_image_rootfs(root->image);
+                const char *slash = strrchr(rootfs, '/');
+                work = slash ? strndup(rootfs, (size_t) (slash - rootfs)) : NULL;
+                kb_image_destroy(&root->image);
+                if (work)
+                        rmdir(work);
+        }
+}
+
+void cli_root_report(const cli_root *root, json_object *sandbox) {
+        json_object_object_add(sandbox, "rootfs", root->rootfs ? json_object_new_string(root->rootfs) : NULL);
+        json_object_object_add(sandbox, "image", root->image ? kb_image_json(root->image) : NULL);
+}
+
+int cli_opt_size(const char *cmd, const char *option, const char *arg, uint64_t *ret) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        uint64_t mult = 1;
+        if (end && *end) {
+                if (strcmp(end, "K") == 0)
+                        mult = 1ULL << 10;
+                else if (strcmp(end, "M") == 0)
+                        mult = 1ULL << 20;
+                else if (strcmp(end, "G") == 0)
+                        mult = 1ULL << 30;
+                else
+                        end = NULL;
+        }
+        if (errno || !end || end == arg || arg[0] == '-' || v == 0 || v > UINT64_MAX / mult) {
+                cli_error("%s: %s takes a size in bytes, with K, M or G after it (e.g. 8G)", cmd, option);
+                return KB_EXIT_USAGE;
+        }
+        *ret = (uint64_t) v * mult;
+        return 0;
+}
+
+int cli_opt_prefix(const char *cmd, char **prefixes, size_t *n, const char *arg) {
+        if (*n == CLI_PREFIX_MAX || arg[0] != '/') {
+                cli_error("%s: --prefix takes an absolute path (a venv's or conda env's sys.prefix; at most %d)", cmd,
+                          CLI_PREFIX_MAX);
+                return KB_EXIT_USAGE;
+        }
+        prefixes[(*n)++] = (char *) arg;
+        return 0;
 }

@@ -41,6 +41,11 @@ static void check_usage(FILE *out) {
               "                          reported as not claimed; docs/seccomp.md)\n"
               "  --kernels-dir DIR       probe cells (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
+              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
+              "                          podman save): unpacked for the run, then used as --rootfs\n"
+              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
+              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
+              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
               "  --rootfs DIR            check kernels of an unpacked image: its /usr, /etc, /opt become\n"
               "                          the sandbox's read-only root; kernelspecs are found inside it\n"
               "                          (default kernels: every kernelspec of the image)\n"
@@ -130,6 +135,9 @@ int cmd_check(int argc, char **argv) {
                 { "keep", no_argument, NULL, 'K' },
                 { "transcript", required_argument, NULL, 'X' },
                 { "rootfs", required_argument, NULL, 'R' },
+                { "image", required_argument, NULL, 'I' },
+                { "image-max-size", required_argument, NULL, 'M' },
+                { "prefix", required_argument, NULL, 'P' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -149,6 +157,10 @@ int cmd_check(int argc, char **argv) {
         long timeout_ms = 300000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
+        const char *image_opt = NULL;
+        uint64_t image_max = 0;
+        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
+        size_t n_prefixes = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
                 switch (c) {
@@ -208,6 +220,17 @@ int cmd_check(int argc, char **argv) {
                 case 'R':
                         rootfs_opt = optarg;
                         break;
+                case 'I':
+                        image_opt = optarg;
+                        break;
+                case 'M':
+                        if (cli_opt_size("check", "--image-max-size", optarg, &image_max))
+                                return KB_EXIT_USAGE;
+                        break;
+                case 'P':
+                        if (cli_opt_prefix("check", prefixes, &n_prefixes, optarg))
+                                return KB_EXIT_USAGE;
+                        break;
                 case 'q':
                         cli_set_quiet(true);
                         break;
@@ -242,7 +265,7 @@ int cmd_check(int argc, char **argv) {
                           "(--require-full-boundary): network isolation could not be claimed");
                 return KB_EXIT_FAIL;
         }
-        if (n_kernels == 0 && !rootfs_opt) {
+        if (n_kernels == 0 && !rootfs_opt && !image_opt) {
                 kernel_names[n_kernels++] = "python3";
                 kernel_names[n_kernels++] = "ir";
         }
@@ -261,13 +284,15 @@ int cmd_check(int argc, char **argv) {
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         char *home_canary = NULL;
         _cleanup_free_ char *syscall_probe = NULL;
-        _cleanup_close_ int rootfs_fd = -1;
+        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+                          .sandbox = true, .user = &sandbox_user };
         char **image_kernels = NULL;
 
-        if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, image_max, &base, &root)))
                 goto out;
+        rootfs = root.rootfs ? strdup(root.rootfs) : NULL;
         exit_code = KB_EXIT_ENFORCE;
-        r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
+        r = cli_find_kernels(&root, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
         if (r || (r = cli_fds_check("check", n_kernels))) {
                 exit_code = r;
                 goto out;
@@ -278,7 +303,8 @@ int cmd_check(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&sandbox_user, &base))
+        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) ||
+            (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         cli_resolve_syscall_probe(&syscall_probe);
 
@@ -506,7 +532,7 @@ int cmd_check(int argc, char **argv) {
         json_object_object_add(sandbox, "user", user);
         json_object_object_add(sandbox, "keyring_canary",
                                json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
-        json_object_object_add(sandbox, "rootfs", rootfs ? json_object_new_string(rootfs) : NULL);
+        cli_root_report(&root, sandbox);
         json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
         json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
         json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
@@ -535,6 +561,7 @@ int cmd_check(int argc, char **argv) {
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
 
 out:
+        cli_root_close(&root);
         if (home_canary) {
                 unlink(home_canary);
                 free(home_canary);

@@ -35,6 +35,11 @@ static void conformance_usage(FILE *out) {
               "                          reported as not claimed; docs/seccomp.md)\n"
               "  --kernels-dir DIR       language packs (default: the installed kernels/ folder)\n"
               "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
+              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
+              "                          podman save): unpacked for the run, then used as --rootfs\n"
+              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
+              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
+              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
               "  --rootfs DIR            test kernels of an unpacked image (its /usr, /etc, /opt read-only;\n"
               "                          kernelspecs found inside it; default: every kernelspec of the image)\n"
               "  --timeout SECONDS       deadline for the whole run (default 300)\n"
@@ -84,6 +89,9 @@ int cmd_conformance(int argc, char **argv) {
                 { "timeout", required_argument, NULL, 't' },
                 { "transcript", required_argument, NULL, 'X' },
                 { "rootfs", required_argument, NULL, 'R' },
+                { "image", required_argument, NULL, 'I' },
+                { "image-max-size", required_argument, NULL, 'M' },
+                { "prefix", required_argument, NULL, 'P' },
                 { "keep", no_argument, NULL, 'K' },
                 { "allow-untested", no_argument, NULL, 'A' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -100,6 +108,10 @@ int cmd_conformance(int argc, char **argv) {
         long timeout_ms = 300000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
+        const char *image_opt = NULL;
+        uint64_t image_max = 0;
+        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
+        size_t n_prefixes = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
                 switch (c) {
@@ -150,6 +162,17 @@ int cmd_conformance(int argc, char **argv) {
                 case 'R':
                         rootfs_opt = optarg;
                         break;
+                case 'I':
+                        image_opt = optarg;
+                        break;
+                case 'M':
+                        if (cli_opt_size("conformance", "--image-max-size", optarg, &image_max))
+                                return KB_EXIT_USAGE;
+                        break;
+                case 'P':
+                        if (cli_opt_prefix("conformance", prefixes, &n_prefixes, optarg))
+                                return KB_EXIT_USAGE;
+                        break;
                 case 'K':
                         keep = true;
                         break;
@@ -187,7 +210,7 @@ int cmd_conformance(int argc, char **argv) {
         kb_sandbox_user sandbox_user;
         if ((r = cli_sandbox_user("conformance", sandbox_user_opt, &sandbox_user)))
                 return r;
-        if (n_kernels == 0 && !rootfs_opt) {
+        if (n_kernels == 0 && !rootfs_opt && !image_opt) {
                 kernel_names[n_kernels++] = "python3";
                 kernel_names[n_kernels++] = "ir";
         }
@@ -201,14 +224,15 @@ int cmd_conformance(int argc, char **argv) {
         json_object *run = NULL;
         _cleanup_free_ char *started_at = cli_iso_now();
         bool transcript_failed = false;
-        _cleanup_free_ char *rootfs = NULL;
-        _cleanup_close_ int rootfs_fd = -1;
+        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .sandbox = true,
+                          .user = &sandbox_user };
         char **image_kernels = NULL;
 
-        if (rootfs_opt && (exit_code = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+        if ((exit_code = cli_root_open("conformance", rootfs_opt, image_opt, image_max, &base, &root)))
                 goto out;
+        const char *rootfs = root.rootfs;
         exit_code = KB_EXIT_ENFORCE;
-        r = cli_find_kernels(rootfs, rootfs_fd, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
+        r = cli_find_kernels(&root, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
         if (r || (r = cli_fds_check("conformance", n_kernels))) {
                 exit_code = r;
                 goto out;
@@ -219,7 +243,8 @@ int cmd_conformance(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) || cli_make_base_dir(&sandbox_user, &base))
+        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) ||
+            (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         if ((r = cli_transcript_open(transcript_path, &transcript))) {
                 exit_code = r;
@@ -303,7 +328,7 @@ int cmd_conformance(int argc, char **argv) {
         json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
         json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
         json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
-        json_object_object_add(sandbox, "rootfs", rootfs ? json_object_new_string(rootfs) : NULL);
+        cli_root_report(&root, sandbox);
         json_object_object_add(run, "sandbox", sandbox);
         json_object_object_add(run, "kernels", kernels);
 
@@ -322,6 +347,7 @@ out:
         for (size_t i = 0; i < n_kernels; i++)
                 kb_transcript_source_destroy(&workers[i].source);
         kb_transcript_close(&transcript);
+        cli_root_close(&root);
         if (base) {
                 if (keep)
                         cli_keep_base_dir(base);

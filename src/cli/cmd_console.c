@@ -36,6 +36,11 @@ static void console_usage(FILE *out) {
               "                          reported as not claimed; docs/seccomp.md)\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
+              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
+              "                          podman save): unpacked for the run, then used as --rootfs\n"
+              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
+              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
+              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
               "  --keep                  keep the team folders for inspection\n"
               "  --transcript FILE       write every message sent and received as JSON lines (0600)\n\n"
               "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
@@ -548,6 +553,9 @@ int cmd_console(int argc, char **argv) {
                 { "kernel", required_argument, NULL, 'k' },
                 { "team", required_argument, NULL, 'T' },
                 { "rootfs", required_argument, NULL, 'R' },
+                { "image", required_argument, NULL, 'I' },
+                { "image-max-size", required_argument, NULL, 'M' },
+                { "prefix", required_argument, NULL, 'P' },
                 { "timeout", required_argument, NULL, 't' },
                 { "bwrap", required_argument, NULL, 'b' },
                 { "sandbox-user", required_argument, NULL, 'U' },
@@ -568,6 +576,10 @@ int cmd_console(int argc, char **argv) {
         long timeout_ms = 60000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
+        const char *image_opt = NULL;
+        uint64_t image_max = 0;
+        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
+        size_t n_prefixes = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
                 switch (c) {
@@ -580,6 +592,17 @@ int cmd_console(int argc, char **argv) {
                         break;
                 case 'R':
                         rootfs_opt = optarg;
+                        break;
+                case 'I':
+                        image_opt = optarg;
+                        break;
+                case 'M':
+                        if (cli_opt_size("console", "--image-max-size", optarg, &image_max))
+                                return KB_EXIT_USAGE;
+                        break;
+                case 'P':
+                        if (cli_opt_prefix("console", prefixes, &n_prefixes, optarg))
+                                return KB_EXIT_USAGE;
                         break;
                 case 't':
                         if (cli_opt_timeout("console", optarg, &timeout_ms))
@@ -633,9 +656,10 @@ int cmd_console(int argc, char **argv) {
                 return r;
 
         kb_kernelspec *spec = NULL;
-        _cleanup_free_ char *bwrap = NULL, *bwrap_version = NULL, *base = NULL, *rootfs = NULL;
+        _cleanup_free_ char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
         kb_sandbox_hardening hardening;
-        _cleanup_close_ int rootfs_fd = -1;
+        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+                          .sandbox = true, .user = &sandbox_user };
         int exit_code = KB_EXIT_ENFORCE;
         console con = { .is_complete_works = true };
         kb_transcript *transcript = NULL;
@@ -643,28 +667,26 @@ int cmd_console(int argc, char **argv) {
         kb_client_msg_fn on_msg = NULL;
         void *on_msg_userdata = NULL;
 
-        if (rootfs_opt && (r = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
-                return r;
-        r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
-        if (r)
-                return r;
-        if ((r = cli_fds_check("console", 1))) {
-                kb_kernelspec_destroy(&spec);
-                return r;
+        if ((r = cli_root_open("console", rootfs_opt, image_opt, image_max, &base, &root)) ||
+            (r = cli_find_kernel(kernel_name, &root, &spec)) || (r = cli_fds_check("console", 1))) {
+                exit_code = r;
+                goto out;
         }
+        const char *rootfs = root.rootfs;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version) || cli_make_base_dir(&sandbox_user, &base))
+        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version) ||
+            (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         if ((r = cli_hardening("console", &hardening_opts, allow_network, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
         con.spec = spec;
-        con.rootfs = rootfs;
+        con.rootfs = root.image ? kb_image_path(root.image) : rootfs;
         con.signal_fd = cli_signals_install();
         if (con.signal_fd < 0) {
                 cli_error("console: cannot install the signal handlers: %s", strerror(errno));
@@ -695,7 +717,7 @@ int cmd_console(int argc, char **argv) {
                 if (r == -ETIMEDOUT)
                         snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
                 cli_error("kernel '%s'%s%s: cannot start in the sandbox%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? rootfs : "", within, diagnosis ? diagnosis : strerror(-r));
+                          rootfs ? con.rootfs : "", within, diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
                 goto out;
@@ -713,6 +735,7 @@ out:
         kb_transcript_source_destroy(&source);
         if (cli_transcript_close(&transcript, transcript_path) && !exit_code)
                 exit_code = KB_EXIT_FAIL;
+        cli_root_close(&root);
         if (base) {
                 if (keep)
                         cli_keep_base_dir(base);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
+#include <kbound/kernel.h>
 #include <kbound/kernelspec.h>
 #include "cli.h"
 
@@ -10,11 +11,17 @@ int cmd_kernelspecs(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
                 { "rootfs", required_argument, NULL, 'R' },
+                { "image", required_argument, NULL, 'I' },
+                { "image-max-size", required_argument, NULL, 'M' },
+                { "prefix", required_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         bool as_json = false;
-        const char *rootfs_opt = NULL;
+        const char *rootfs_opt = NULL, *image_opt = NULL;
+        uint64_t image_max = 0;
+        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
+        size_t n_prefixes = 0;
         int c;
         while ((c = getopt_long(argc, argv, "jh", options, NULL)) != -1) {
                 switch (c) {
@@ -24,12 +31,26 @@ int cmd_kernelspecs(int argc, char **argv) {
                 case 'R':
                         rootfs_opt = optarg;
                         break;
+                case 'I':
+                        image_opt = optarg;
+                        break;
+                case 'M':
+                        if (cli_opt_size("kernelspecs", "--image-max-size", optarg, &image_max))
+                                return KB_EXIT_USAGE;
+                        break;
+                case 'P':
+                        if (cli_opt_prefix("kernelspecs", prefixes, &n_prefixes, optarg))
+                                return KB_EXIT_USAGE;
+                        break;
                 case 'h':
-                        printf("Usage: kbound kernelspecs [--json] [--rootfs DIR]\n\n"
-                               "Lists kernelspecs in Jupyter's search order (JUPYTER_PATH, the user data dir,\n"
+                        printf("Usage: kbound kernelspecs [--json] [--prefix DIR]... [--rootfs DIR | --image PATH]\n\n"
+                               "Lists kernelspecs in Jupyter's search order (JUPYTER_PATH, the user data dir and\n"
+                               "the environment's sys.prefix/share/jupyter (--prefix DIR, $VIRTUAL_ENV,\n"
+                               "$CONDA_PREFIX, the venv of python3 on PATH) in jupyter_core's order, then\n"
                                "/usr/local/share/jupyter, /usr/share/jupyter); the first of a name wins.\n"
-                               "With --rootfs, those inside the unpacked image DIR (docs/rootfs.md); their\n"
-                               "folders are shown as paths inside the image.\n");
+                               "With --rootfs, those inside the unpacked image DIR; with --image, inside an OCI\n"
+                               "image layout or a docker/OCI archive, unpacked for the run (docs/rootfs.md).\n"
+                               "Their folders are shown as paths inside the image.\n");
                         return 0;
                 default:
                         return KB_EXIT_USAGE;
@@ -42,19 +63,25 @@ int cmd_kernelspecs(int argc, char **argv) {
         char **dirs = NULL;
         kb_kernelspec **list = NULL;
         size_t broken = 0;
-        _cleanup_free_ char *rootfs = NULL;
-        _cleanup_close_ int rootfs_fd = -1;
+        _cleanup_free_ char *base = NULL;
+        cli_root root = { .prefixes = prefixes, .root_fd = -1 };
+        kb_sandbox_user sandbox_user;
         int r;
-        if (rootfs_opt && (r = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
+        if (image_opt && (r = cli_sandbox_user("kernelspecs", NULL, &sandbox_user)))
                 return r;
-        r = rootfs ? kb_kernelspec_rootfs_search_path(&dirs) : kb_kernelspec_search_path(environ, &dirs);
-        if (r >= 0)
-                r = rootfs ? kb_kernelspec_list_in_root(rootfs_fd, dirs, &list, &broken)
-                           : kb_kernelspec_list(dirs, &list, &broken);
+        root.user = image_opt ? &sandbox_user : NULL;
+        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, image_max, &base, &root);
+        if (r)
+                goto done;
+        if ((r = cli_search_dirs(&root, &dirs)))
+                goto done;
+        r = root.rootfs ? kb_kernelspec_list_in_root(root.root_fd, dirs, &list, &broken)
+                        : kb_kernelspec_list(dirs, &list, &broken);
         kb_strv_free(dirs);
         if (r < 0) {
                 cli_error("cannot list kernelspecs: %s", strerror(-r));
-                return KB_EXIT_ENFORCE;
+                r = KB_EXIT_ENFORCE;
+                goto done;
         }
         if (as_json) {
                 json_object *arr = json_object_new_array();
@@ -78,5 +105,10 @@ int cmd_kernelspecs(int argc, char **argv) {
         if (broken)
                 cli_error("%zu kernelspec folder(s) with a broken kernel.json were skipped", broken);
         kb_kernelspec_list_free(list);
-        return 0;
+        r = 0;
+done:
+        cli_root_close(&root);
+        if (base)
+                kb_remove_tree(base);
+        return r;
 }

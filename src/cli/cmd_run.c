@@ -24,6 +24,11 @@ static void run_usage(FILE *out) {
               "                          reported as not claimed; docs/seccomp.md)\n"
               "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
               "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
+              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
+              "                          podman save): unpacked for the run, then used as --rootfs\n"
+              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
+              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
+              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
               "  --rootfs DIR            run on an unpacked image: its /usr, /etc, /opt read-only; the\n"
               "                          kernelspec is found inside it (docs/rootfs.md)\n"
               "  --keep                  keep the team folders for inspection\n"
@@ -81,6 +86,9 @@ int cmd_run(int argc, char **argv) {
                 { "keep", no_argument, NULL, 'K' },
                 { "transcript", required_argument, NULL, 'X' },
                 { "rootfs", required_argument, NULL, 'R' },
+                { "image", required_argument, NULL, 'I' },
+                { "image-max-size", required_argument, NULL, 'M' },
+                { "prefix", required_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -91,6 +99,10 @@ int cmd_run(int argc, char **argv) {
         long timeout_ms = 60000;
         char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
         size_t n_ro = 0;
+        const char *image_opt = NULL;
+        uint64_t image_max = 0;
+        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
+        size_t n_prefixes = 0;
         int c;
         while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
                 switch (c) {
@@ -141,6 +153,17 @@ int cmd_run(int argc, char **argv) {
                 case 'R':
                         rootfs_opt = optarg;
                         break;
+                case 'I':
+                        image_opt = optarg;
+                        break;
+                case 'M':
+                        if (cli_opt_size("run", "--image-max-size", optarg, &image_max))
+                                return KB_EXIT_USAGE;
+                        break;
+                case 'P':
+                        if (cli_opt_prefix("run", prefixes, &n_prefixes, optarg))
+                                return KB_EXIT_USAGE;
+                        break;
                 case 'h':
                         run_usage(stdout);
                         return 0;
@@ -162,16 +185,17 @@ int cmd_run(int argc, char **argv) {
         if ((r = cli_sandbox_user("run", sandbox_user_opt, &sandbox_user)))
                 return r;
 
-        if (rootfs_opt && !sandbox) {
-                cli_error("run: --rootfs needs the sandbox (an image's programs only run with the image as root)");
+        if ((rootfs_opt || image_opt) && !sandbox) {
+                cli_error("run: %s needs the sandbox (an image's programs only run with the image as root)",
+                          rootfs_opt ? "--rootfs" : "--image");
                 return KB_EXIT_USAGE;
         }
 
         kb_kernelspec *spec = NULL;
         char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
         kb_sandbox_hardening hardening;
-        _cleanup_free_ char *rootfs = NULL;
-        _cleanup_close_ int rootfs_fd = -1;
+        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+                          .sandbox = sandbox, .user = &sandbox_user };
         kb_kernel *kernel = NULL;
         kb_execution *ex = NULL;
         kb_transcript *transcript = NULL;
@@ -180,15 +204,12 @@ int cmd_run(int argc, char **argv) {
         void *on_msg_userdata = NULL;
         int exit_code = KB_EXIT_ENFORCE;
 
-        if (rootfs_opt && (r = cli_rootfs_open(rootfs_opt, &rootfs, &rootfs_fd)))
-                return r;
-        r = cli_find_kernel(kernel_name, rootfs, rootfs_fd, &spec);
-        if (r)
-                return r;
-        if ((r = cli_fds_check("run", 1))) {
-                kb_kernelspec_destroy(&spec);
-                return r;
+        if ((r = cli_root_open("run", rootfs_opt, image_opt, image_max, &base, &root)) ||
+            (r = cli_find_kernel(kernel_name, &root, &spec)) || (r = cli_fds_check("run", 1))) {
+                exit_code = r;
+                goto out;
         }
+        const char *rootfs = root.rootfs;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
@@ -200,7 +221,7 @@ int cmd_run(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_make_base_dir(&sandbox_user, &base))
+        if (!base && cli_make_base_dir(&sandbox_user, &base))
                 goto out;
 
         kb_kernel_options ko = {
@@ -228,7 +249,8 @@ int cmd_run(int argc, char **argv) {
                 if (r == -ETIMEDOUT)
                         snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
                 cli_error("kernel '%s'%s%s: cannot start%s%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? rootfs : "", sandbox ? " in the sandbox" : "", within,
+                          rootfs ? (root.image ? kb_image_path(root.image) : rootfs) : "",
+                          sandbox ? " in the sandbox" : "", within,
                           diagnosis ? diagnosis : strerror(-r));
                 free(diagnosis);
                 exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
@@ -300,6 +322,7 @@ out:
         kb_transcript_source_destroy(&source);
         if (cli_transcript_close(&transcript, transcript_path) && !exit_code)
                 exit_code = KB_EXIT_FAIL;
+        cli_root_close(&root);
         if (base) {
                 if (keep)
                         cli_keep_base_dir(base);

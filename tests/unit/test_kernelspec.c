@@ -290,6 +290,142 @@ static void test_find_case_insensitive(void **state) {
 }
 
 /* An image's kernelspecs are read inside it: its links resolve within the image, never on the host. */
+/* sys.prefix folders (venvs, conda envs) go where jupyter_core puts its environment path. */
+static void test_search_path_prefixes(void **state) {
+        tree *t = *state;
+        char venv[PATH_MAX], conda_base[PATH_MAX], plain[PATH_MAX], path[PATH_MAX];
+        tree_path(t, "venv", venv, sizeof(venv));
+        tree_path(t, "conda", conda_base, sizeof(conda_base));
+        tree_path(t, "plain", plain, sizeof(plain));
+        mkdirs(t, "venv");
+        mkdirs(t, "conda/conda-meta");
+        mkdirs(t, "conda/condabin");
+        mkdirs(t, "plain");
+        tree_path(t, "venv/pyvenv.cfg", path, sizeof(path));
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+
+        char venv_k[PATH_MAX + 32], conda_k[PATH_MAX + 32], plain_k[PATH_MAX + 32];
+        snprintf(venv_k, sizeof(venv_k), "%s/share/jupyter/kernels", venv);
+        snprintf(conda_k, sizeof(conda_k), "%s/share/jupyter/kernels", conda_base);
+        snprintf(plain_k, sizeof(plain_k), "%s/share/jupyter/kernels", plain);
+        /* A venv the user owns comes before the user's folder; a conda base install and a plain
+         * prefix after it; /usr is a system folder and adds nothing; a relative one is ignored. */
+        char *prefixes[] = {conda_base, venv, plain, "/usr", "relative", NULL};
+        char *env[] = {"HOME=/h", NULL};
+        char **dirs = NULL;
+        assert_int_equal(kb_kernelspec_search_path_prefixes(env, prefixes, &dirs), 0);
+        const char *want[] = {venv_k, "/h/.local/share/jupyter/kernels", conda_k, plain_k,
+                              "/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels"};
+        assert_strv_equal(dirs, want, KB_ELEMENTSOF(want));
+        kb_strv_free(dirs);
+
+        /* JUPYTER_PREFER_ENV_PATH decides for all of them, with jupyter_core's false words. */
+        char *prefer[] = {"HOME=/h", "JUPYTER_PREFER_ENV_PATH=yes", NULL};
+        assert_int_equal(kb_kernelspec_search_path_prefixes(prefer, prefixes, &dirs), 0);
+        const char *want_prefer[] = {conda_k, venv_k, plain_k, "/h/.local/share/jupyter/kernels",
+                                     "/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels"};
+        assert_strv_equal(dirs, want_prefer, KB_ELEMENTSOF(want_prefer));
+        kb_strv_free(dirs);
+        char *no[] = {"HOME=/h", "JUPYTER_PREFER_ENV_PATH=Off", NULL};
+        assert_int_equal(kb_kernelspec_search_path_prefixes(no, prefixes, &dirs), 0);
+        assert_string_equal(dirs[0], "/h/.local/share/jupyter/kernels");
+        kb_strv_free(dirs);
+
+        /* Without prefixes it is kb_kernelspec_search_path. */
+        assert_int_equal(kb_kernelspec_search_path_prefixes(env, NULL, &dirs), 0);
+        const char *want_none[] = {"/h/.local/share/jupyter/kernels", "/usr/local/share/jupyter/kernels",
+                                   "/usr/share/jupyter/kernels"};
+        assert_strv_equal(dirs, want_none, KB_ELEMENTSOF(want_none));
+        kb_strv_free(dirs);
+}
+
+static void test_env_prefixes(void **state) {
+        tree *t = *state;
+        char venv[PATH_MAX], path[PATH_MAX], other[PATH_MAX];
+        tree_path(t, "venv", venv, sizeof(venv));
+        tree_path(t, "other/bin", other, sizeof(other));
+        mkdirs(t, "venv/bin");
+        mkdirs(t, "other/bin");
+        tree_path(t, "venv/pyvenv.cfg", path, sizeof(path));
+        close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        tree_path(t, "venv/bin/python3", path, sizeof(path));
+        close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0700));
+        tree_path(t, "other/bin/python3", path, sizeof(path));
+        close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0700));
+
+        /* The venv of the first python3 on PATH. */
+        char path_env[3 * PATH_MAX];
+        snprintf(path_env, sizeof(path_env), "PATH=relative:%s/bin:/usr/bin", venv);
+        char *env[] = {path_env, NULL};
+        char **prefixes = NULL;
+        assert_int_equal(kb_kernelspec_env_prefixes(env, &prefixes), 0);
+        assert_non_null(prefixes[0]);
+        assert_string_equal(prefixes[0], venv);
+        assert_null(prefixes[1]);
+        kb_strv_free(prefixes);
+
+        /* An activated environment first, deduplicated; a python3 outside any venv adds nothing;
+         * a VIRTUAL_ENV that is not a folder is ignored. */
+        char venv_env[PATH_MAX + 16], other_path[PATH_MAX + 16];
+        snprintf(venv_env, sizeof(venv_env), "VIRTUAL_ENV=%s", venv);
+        snprintf(other_path, sizeof(other_path), "PATH=%s", other);
+        char *activated[] = {venv_env, "CONDA_PREFIX=/nonexistent/conda", other_path, NULL};
+        assert_int_equal(kb_kernelspec_env_prefixes(activated, &prefixes), 0);
+        assert_non_null(prefixes[0]);
+        assert_string_equal(prefixes[0], venv);
+        assert_null(prefixes[1]);
+        kb_strv_free(prefixes);
+        char *none[] = {NULL};
+        assert_int_equal(kb_kernelspec_env_prefixes(none, &prefixes), 0);
+        assert_null(prefixes[0]);
+        kb_strv_free(prefixes);
+}
+
+/* Inside an image: users' ~/.local first (root's, then /home's by name), then --prefix ones. */
+static void test_rootfs_search_path_in(void **state) {
+        tree *t = *state;
+        char path[PATH_MAX];
+        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
+        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
+                fprintf(stderr, "test_kernelspec: KBOUND_TEST_SKIP_OPENAT2=1: NOT running test_rootfs_search_path_in "
+                                "(it needs openat2, which valgrind 3.19 does not implement)\n");
+                skip();
+        }
+        mkdirs(t, "img/usr");
+        mkdirs(t, "img/home/zoe");
+        mkdirs(t, "img/home/jovyan");
+        mkdirs(t, "img/home/.hidden");
+        /* A link out of the image is not a home of the image. */
+        tree_path(t, "img/home/escape", path, sizeof(path));
+        assert_int_equal(symlink("/root", path), 0);
+        write_marked(t, "img/home/jovyan/.local/share/jupyter/kernels/py", "jovyan");
+        write_marked(t, "img/usr/share/jupyter/kernels/py", "system");
+        tree_path(t, "img", path, sizeof(path));
+        int root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(root_fd >= 0);
+        char *prefixes[] = {"/opt/venv", "/opt/conda", NULL};
+        char **dirs = NULL;
+        assert_int_equal(kb_kernelspec_rootfs_search_path_in(root_fd, prefixes, &dirs), 0);
+        const char *want[] = {"/root/.local/share/jupyter/kernels",
+                              "/home/jovyan/.local/share/jupyter/kernels",
+                              "/home/zoe/.local/share/jupyter/kernels",
+                              "/opt/venv/share/jupyter/kernels",
+                              "/opt/conda/share/jupyter/kernels",
+                              "/usr/local/share/jupyter/kernels",
+                              "/usr/share/jupyter/kernels"};
+        assert_strv_equal(dirs, want, KB_ELEMENTSOF(want));
+        kb_kernelspec *spec = NULL;
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "py", dirs, &spec), 0);
+        assert_string_equal(spec->display_name, "jovyan");
+        assert_string_equal(spec->resource_dir, "/home/jovyan/.local/share/jupyter/kernels/py");
+        kb_kernelspec_destroy(&spec);
+        kb_strv_free(dirs);
+        assert_int_equal(kb_kernelspec_rootfs_search_path_in(-1, NULL, &dirs), -EINVAL);
+        close(root_fd);
+}
+
 static void test_find_in_root(void **state) {
         tree *t = *state;
         char path[PATH_MAX], host_spec[PATH_MAX];
@@ -680,6 +816,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_discovery_order, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_find_case_insensitive, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_find_by_path, tree_setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_search_path_prefixes, tree_setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_env_prefixes, tree_setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_rootfs_search_path_in, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_find_in_root, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_list, tree_setup, tree_teardown),
                 cmocka_unit_test(test_parse_fields_and_defaults),

@@ -548,6 +548,23 @@ static void test_junit_structure_and_escaping(void **state) {
         _cleanup_free_ char *text = render(kb_report_human, run);
         assert_contains(text, "root:    image /images/a&b (read-only; kernelspecs found inside it)\n");
 
+        /* An image given with --image is named by its path, tag and manifest digest. */
+        json_object *image = json_object_new_object();
+        json_object_object_add(image, "path", json_object_new_string("/srv/team<a>.tar"));
+        json_object_object_add(image, "tag", json_object_new_string("kbound/test:1"));
+        json_object_object_add(image, "format", json_object_new_string("docker-archive"));
+        json_object_object_add(image, "manifest_digest", json_object_new_string("sha256:00ff"));
+        json_object_object_add(sandbox, "image", image);
+        _cleanup_free_ char *image_xml = render(kb_report_junit, run);
+        assert_contains(image_xml, "<property name=\"image_path\" value=\"/srv/team&lt;a&gt;.tar\"/>\n");
+        assert_contains(image_xml, "<property name=\"image_tag\" value=\"kbound/test:1\"/>\n");
+        assert_contains(image_xml, "<property name=\"image_manifest_digest\" value=\"sha256:00ff\"/>\n");
+        _cleanup_free_ char *image_text = render(kb_report_human, run);
+        assert_contains(image_text, "root:    image /srv/team<a>.tar tag kbound/test:1 (docker-archive, manifest "
+                                    "sha256:00ff), unpacked to /images/a&b (read-only; kernelspecs found inside it; "
+                                    "removed when kbound ends)\n");
+        json_object_object_del(sandbox, "image");
+
         static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
                                    "tests=\"34\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
         assert_memory_equal(xml, head, strlen(head));
