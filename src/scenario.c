@@ -57,6 +57,7 @@ typedef struct ctx {
         kb_langpack *lp;
         kb_result_transport transport; /* how the pack's cells return results */
         bool shut_down;                /* lifecycle.shutdown sent shutdown_request */
+        char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
         kb_kernel *kernel;
         json_object *k;       /* the kernel object being built */
         json_object *checks;  /* k["checks"] */
@@ -736,6 +737,11 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         int64_t t0 = kb_now_ms();
         char marker[64], why[512];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd", x->nonce);
+        if (x->wedged && path == PATH_PIDFD && x->died_on_sigint) {
+                add_check(x, id, "fail", t0, NULL, "the kernel died on SIGINT (sent to free the control path's cell): %s",
+                          x->died_on_sigint);
+                return;
+        }
         if (x->wedged) {
                 add_check(x, id, "fail", t0, NULL, "not tested: an earlier long cell could not be stopped");
                 return;
@@ -896,6 +902,12 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 ticks_watch again = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
                 int u = kb_client_execute_wait(c, ex, step_deadline(x, x->env->interrupt_timeout_ms), ticks_seen, &again);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
+                if (u == -ESRCH && path == PATH_CONTROL) {
+                        /* The SIGINT meant to free the cell killed the kernel: that is the pidfd
+                         * path's verdict, said as such. */
+                        free(x->died_on_sigint);
+                        x->died_on_sigint = strdup(wait_error(x, u));
+                }
                 if (u != 0)
                         x->wedged = true;
         }
@@ -990,6 +1002,27 @@ static void check_shutdown(ctx *x) {
                   "shutdown_request on control answered in %lld ms; the kernel process (pinned pidfd) exited %lld ms "
                   "later",
                   (long long) (replied - t0), (long long) (gone - replied));
+}
+
+/* True if the report already has a check with this id. */
+static bool has_check(const ctx *x, const char *id) {
+        for (size_t i = 0; i < json_object_array_length(x->checks); i++) {
+                json_object *c = json_object_array_get_idx(x->checks, i), *v = NULL;
+                if (json_object_object_get_ex(c, "id", &v) && strcmp(json_object_get_string(v), id) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Adds every check of the list that no step reported, as failed: never run is never a pass. */
+static void fill_missing(ctx *x) {
+        for (const char *const *id = check_ids; *id; id++)
+                if (!has_check(x, *id))
+                        add_check(x, *id, "fail", kb_now_ms(), NULL, "not run: %s",
+                                  x->cancelled ? "the run was cancelled first"
+                                  : x->wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
+                                               : "an earlier step failed (see persistence.namespace and the checks "
+                                                 "before it)");
 }
 
 static int set_nonce(ctx *x) {
@@ -1144,6 +1177,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         }
         if (!x.cancelled)
                 check_shutdown(&x);
+        /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
+        fill_missing(&x);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
          * incomplete too (teardown that runs past the deadline does not count). */
         if (x.cancelled || run_deadline_passed(env))
@@ -1197,6 +1232,7 @@ done:
         redact_result(&x, &x.k);
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
+        free(x.died_on_sigint);
         if (!x.k)
                 return -ENOMEM;
         x.checks = NULL;
