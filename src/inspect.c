@@ -1182,6 +1182,33 @@ static int sockets_init(sockets *s, json_object *errors) {
         return 0;
 }
 
+/* A socket none of the look's sandbox processes held when their descriptors were read: the kernel
+ * may have accepted it since (sock_diag lists after the descriptor tables are read), or may still
+ * have it in its listener's queue. The sandbox processes' tables are read again, every 10 ms for at
+ * most 200 ms, until one holds it; what is found is added to s->members. Returns 1 if held now. */
+static int resolve_unheld(sockets *s, uint32_t inode) {
+        char key[32];
+        socket_key(key, sizeof key, inode);
+        for (int attempt = 0; attempt < 20; attempt++) {
+                if (json_object_object_get_ex(s->members, key, NULL))
+                        return 1;
+                if (attempt > 0)
+                        poll(NULL, 0, 10);
+                for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
+                        pid_t pid = (pid_t) int_of(json_object_array_get_idx(s->processes, i), "pid");
+                        _cleanup_json_ json_object *now = json_object_new_object();
+                        if (!now)
+                                return -ENOMEM;
+                        if (fd_sockets(s->t->proc_root, pid, now) < 0)
+                                continue;
+                        json_object *pids = NULL;
+                        if (json_object_object_get_ex(now, key, &pids) && map_add(s->members, key, pid) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return json_object_object_get_ex(s->members, key, NULL) ? 1 : 0;
+}
+
 static void sockets_done(sockets *s) {
         free(s->list);
         json_object_put(s->members);
@@ -1267,6 +1294,10 @@ static int connection_facts(sockets *s, json_object *snap) {
                         if (!peer || !peer->has_file || peer->file_dev != st.st_dev || peer->file_ino != (uint32_t) st.st_ino)
                                 continue;
                         snprintf(endpoint, sizeof endpoint, "%s%s", prefix, de->d_name);
+                        if (resolve_unheld(s, u->peer) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
                         json_object *c = json_object_new_object();
                         if (!c || push(conns, c) < 0 || add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
                             add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
@@ -1530,6 +1561,10 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                 socket_key(key, sizeof key, u->inode);
                 if (json_object_object_get_ex(x->s->members, key, NULL))
                         continue; /* the sandbox's own */
+                char peer_key[32];
+                socket_key(peer_key, sizeof peer_key, u->peer);
+                if (u->peer && json_object_object_get_ex(x->s->own, peer_key, NULL))
+                        continue; /* the far end of one of kbound's own connections (identity.pid2 judges whose) */
                 if (!kb_sockdiag_is_path(u)) {
                         if (u->name_len > 0 && rep == 0 && !json_object_object_get_ex(x->s->own, key, NULL))
                                 x->abstract++; /* the host's, kbound's own canary not counted */

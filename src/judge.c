@@ -564,7 +564,9 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         json_object *nspid = get(cell, "nspid");
         json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
         int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
-        if (!cell || cell_error)
+        if (in->cells_absent)
+                ; /* the host's evidence alone */
+        else if (!cell || cell_error)
                 problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
         else if (cell_pid != 2 || cell_inner != 2)
                 problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
@@ -639,8 +641,8 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         char pass[512];
         snprintf(pass, sizeof pass,
                  "the other end of each of kbound's %zu connections to the kernel (found by inode, not by path) is held by "
-                 "the pinned PID 2 (host pid %" PRId64 ") alone; the kernel reports pid 2",
-                 n_conn, kernel_pid);
+                 "the pinned PID 2 (host pid %" PRId64 ") alone%s",
+                 n_conn, kernel_pid, in->cells_absent ? "" : "; the kernel reports pid 2");
         return verdict_end(&v, "identity.pid2", pass);
 }
 
@@ -949,7 +951,7 @@ static const char *cell_error(json_object *probe, const char *const *prefixes, c
 }
 
 static void no_probe(verdict *v, const kb_judge_input *in) {
-        if (!in->probe)
+        if (!in->probe && !in->cells_absent)
                 problem(v, "the probe cell gave no result: %s", in->probe_error ? in->probe_error : "unknown");
 }
 
@@ -1082,10 +1084,13 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         snprintf(pass, sizeof pass,
                  "every writable mount of the sandbox's %d mount table%s (read by the host) is the sandbox's own (no "
                  "mount namespace outside it holds it; %" PRId64 " read) or the team's; none but kbound's /dev nodes "
-                 "lets device nodes open; /proc's host-global entries read-only; the cell tried %zu places (%zu writes "
-                 "stayed private), nothing appeared in %" PRId64 " host folders; %zu host settings refused",
-                 tables, tables == 1 ? "" : "s", int_or(outside, "namespaces", 0), n, private_writes,
-                 int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
+                 "lets device nodes open; /proc's host-global entries read-only",
+                 tables, tables == 1 ? "" : "s", int_or(outside, "namespaces", 0));
+        if (!in->cells_absent)
+                snprintf(pass + strlen(pass), sizeof pass - strlen(pass),
+                         "; the cell tried %zu places (%zu writes stayed private), nothing appeared in %" PRId64
+                         " host folders; %zu host settings refused",
+                         n, private_writes, int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
         return verdict_end(&v, "boundary.write_outside", pass);
 }
 
@@ -1176,7 +1181,9 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 problem(&v, "the host could not compare the kernel's network namespace with its own");
         else if (kernel_netns == host_net)
                 problem(&v, "the kernel shares the host's network namespace");
-        if (tcp_hits < 0 || unix_hits < 0)
+        if (in->cells_absent)
+                ; /* no cell ran, so no canary was listening: the namespace's tables carry the check */
+        else if (tcp_hits < 0 || unix_hits < 0)
                 problem(&v, "the host did not count its canaries' connections");
         else if (tcp_hits != 0 || unix_hits != 0)
                 problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections", tcp_hits, unix_hits);
@@ -1202,10 +1209,13 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         if (arr_len(get(cell, "unix_visible")) > 0)
                 problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
         char pass[256];
-        snprintf(pass, sizeof pass,
-                 "the kernel's own network namespace holds only lo and no route (read by the host); %zu canary "
-                 "connection attempt%s failed and the host's canaries saw none",
-                 tested, tested == 1 ? "" : "s");
+        if (in->cells_absent)
+                snprintf(pass, sizeof pass, "the kernel's own network namespace holds only lo and no route (read by the host)");
+        else
+                snprintf(pass, sizeof pass,
+                         "the kernel's own network namespace holds only lo and no route (read by the host); %zu canary "
+                         "connection attempt%s failed and the host's canaries saw none",
+                         tested, tested == 1 ? "" : "s");
         return verdict_end(&v, "boundary.network", pass);
 }
 
@@ -1442,7 +1452,9 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                 /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned. */
                 child_seen |= child > 1 && inner_pid(p) == child && int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
         }
-        if (!alive)
+        if (in->cells_absent)
+                ; /* no cell spawned anything: the host's looks at what is there carry the check */
+        else if (!alive)
                 problem(&v, "the host never looked at the sandbox while a process the kernel spawned was alive");
         else if (!child_seen)
                 problem(&v, "the child the cell spawned (pid %" PRId64 " in the sandbox) is not among the processes the host "
@@ -1484,10 +1496,20 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         char pass[512];
         snprintf(pass, sizeof pass,
                  "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
-                 "process%s read by the host (a spawned child included), nor in what the cell's subprocess read from %zu; "
-                 "no credential canary reachable through the mounts; kbound's keyring canary %s",
-                 int_or(in->expect, "secrets_guarded", 0), n_proc, n_proc == 1 ? "" : "es", n_read,
+                 "process%s read by the host%s; no credential canary reachable through the mounts; kbound's keyring "
+                 "canary %s",
+                 int_or(in->expect, "secrets_guarded", 0), n_proc, n_proc == 1 ? "" : "es",
+                 in->cells_absent ? "" : " (a spawned child included)",
                  is_true(keys, "tested") ? "not found by the cell" : "beyond the sandbox's fresh, empty session keyring");
+        if (!in->cells_absent) {
+                char more[96];
+                snprintf(more, sizeof more, ", nor in what the cell's subprocess read from %zu", n_read);
+                char *semi = strstr(pass, "; no credential canary");
+                if (semi && strlen(pass) + strlen(more) < sizeof pass) {
+                        memmove(semi + strlen(more), semi, strlen(semi) + 1);
+                        memcpy(semi, more, strlen(more));
+                }
+        }
         return verdict_end(&v, "boundary.credentials", pass);
 }
 
@@ -1645,10 +1667,9 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         evidence(&v, "base_dir", json_object_get(get(in->expect, "base_dir")));
         char pass[512];
         snprintf(pass, sizeof pass,
-                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts (host) "
-                 "nor visible to the cell; no mount of the sandbox shows a team folder but the kernel's own two, nor "
-                 "another kbound run's folder",
-                 canaries);
+                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts (host)%s; "
+                 "no mount of the sandbox shows a team folder but the kernel's own two, nor another kbound run's folder",
+                 canaries, in->cells_absent ? "" : " nor visible to the cell");
         return verdict_end(&v, "boundary.cross_team", pass);
 }
 
@@ -1963,7 +1984,9 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                 }
         }
         const char *surface_error = get_str(surface, "error");
-        if (!surface || surface_error)
+        if (in->cells_absent)
+                ; /* the host's part only: the scenario reports the tries as untested */
+        else if (!surface || surface_error)
                 problem(&v, "the attack-surface cell gave no result: %s", surface_error ? surface_error : "none");
         char buf[DETAIL_MAX];
         static const char *const subprobes[] = {"child", "in_process", NULL};

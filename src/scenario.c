@@ -57,6 +57,7 @@ typedef struct ctx {
         kb_langpack *lp;
         kb_result_transport transport; /* how the pack's cells return results */
         bool shut_down;                /* lifecycle.shutdown sent shutdown_request */
+        bool no_pack;                  /* no probe set for the language: host-only checks */
         char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
         kb_kernel *kernel;
         json_object *k;       /* the kernel object being built */
@@ -444,8 +445,46 @@ static void surface_cell(ctx *x) {
 /* Adds a check the judge made, in the scenario's order of checks. */
 static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *), int64_t duration_ms) {
         kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .probe = x->probe,
-                             .probe_error = x->probe_error[0] ? x->probe_error : NULL, .expect = x->expect};
-        add_judged(x, id, judge(&in), duration_ms);
+                             .probe_error = x->probe_error[0] ? x->probe_error : NULL, .expect = x->expect,
+                             .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL};
+        json_object *check = judge(&in), *status = NULL, *detail = NULL;
+        /* Without a pack a pass rests on the host's evidence alone: say so in its words. */
+        if (check && x->no_pack && json_object_object_get_ex(check, "status", &status) &&
+            strcmp(json_object_get_string(status), "pass") == 0 && json_object_object_get_ex(check, "detail", &detail)) {
+                char *text = NULL;
+                if (asprintf(&text, "%s (the host's evidence only: no cell ran, no probe set for language '%s')",
+                             json_object_get_string(detail), x->spec->language ? x->spec->language : "?") >= 0) {
+                        json_object_object_add(check, "detail", json_object_new_string(text));
+                        free(text);
+                }
+        }
+        add_judged(x, id, check, duration_ms);
+}
+
+/* sandbox.attack_surface for a kernel without a pack: the host's part (seccomp mode and filter
+ * count of every process) can fail it; the tries need a cell, so a host part that holds leaves the
+ * check untested. */
+static void untested_without_pack(ctx *x, const char *id, const char *what);
+static void surface_host_only(ctx *x) {
+        kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .expect = x->expect,
+                             .cells_absent = "no probe set for the kernel's language"};
+        json_object *check = kb_judge_attack_surface(&in), *status = NULL;
+        if (check && json_object_object_get_ex(check, "status", &status) &&
+            strcmp(json_object_get_string(status), "pass") == 0) {
+                json_object_put(check);
+                untested_without_pack(x, "sandbox.attack_surface",
+                                      "trying the refused calls (the host saw every process under kbound's filter)");
+                return;
+        }
+        add_judged(x, "sandbox.attack_surface", check, 0);
+}
+
+/* A check that needs a cell, for a kernel without a pack: untested, saying which folder to add. */
+static void untested_without_pack(ctx *x, const char *id, const char *what) {
+        add_check(x, id, "untested", kb_now_ms(), NULL,
+                  "%s needs a cell, and there is no probe set for language '%s': add kernels/%s/ with kbound.json and "
+                  "the cells (docs/probes-cells.md)",
+                  what, x->spec->language ? x->spec->language : "?", x->spec->language ? x->spec->language : "<language>");
 }
 
 /* ---- identity ---- */
@@ -1066,9 +1105,14 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
-        /* Probes are data: a language without a pack is not checked at all, and says so. */
+        /* Probes are data. A language without a pack still gets every check the host carries alone;
+         * the checks that need a cell are untested, naming the folder to add. */
         r = kb_langpack_find(env->kernels_dir, spec->language ? spec->language : "", &x.lp);
-        if (r < 0) {
+        if (r == -ENOENT) {
+                x.no_pack = true;
+                logf_(&x, KB_LOG_WARN, "no probe set for language '%s' in %s: the checks that need a cell are untested",
+                      spec->language ? spec->language : "?", env->kernels_dir);
+        } else if (r < 0) {
                 set_error(&x, "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
                           "kbound.json and the cells (see docs/probes.md)",
                           spec->language ? spec->language : "?", env->kernels_dir,
@@ -1078,7 +1122,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
-        if (kb_langpack_transport(x.lp, &x.transport) < 0) {
+        if (x.lp && kb_langpack_transport(x.lp, &x.transport) < 0) {
                 set_error(&x, "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
                           "\"mime\" or \"stdout\")", kb_langpack_dir(x.lp));
                 add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: the probe set is malformed");
@@ -1139,16 +1183,17 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         host_look(&x, "ready");
         expect_basics(&x);
         int64_t t_identity = kb_now_ms();
-        identity_cell(&x);
+        if (!x.no_pack)
+                identity_cell(&x);
         int64_t identity_ms = kb_now_ms() - t_identity, probe_ms = 0;
-        if (!x.cancelled) {
+        if (!x.cancelled && !x.no_pack) {
                 int64_t t_probe = kb_now_ms();
                 run_probe(&x);
                 probe_ms = kb_now_ms() - t_probe;
         }
         int64_t surface_ms = 0;
         expect_seccomp(&x);
-        if (!x.cancelled) {
+        if (!x.cancelled && !x.no_pack) {
                 int64_t t_surface = kb_now_ms();
                 surface_cell(&x);
                 surface_ms = kb_now_ms() - t_surface;
@@ -1156,19 +1201,29 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         judged(&x, "sandbox.backend", kb_judge_backend, x.inspect_ms);
         add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), x.inspect_ms);
         judged(&x, "sandbox.session", kb_judge_session, x.inspect_ms);
-        judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
+        if (x.no_pack)
+                surface_host_only(&x);
+        else
+                judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
         judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
         check_pidfd(&x);
         if (!x.cancelled) {
                 judged(&x, "boundary.descriptors", kb_judge_descriptors, x.inspect_ms);
                 judged(&x, "boundary.write_outside", kb_judge_write_outside, probe_ms);
-                judged(&x, "boundary.workspace_writable", kb_judge_workspace, probe_ms);
+                if (x.no_pack)
+                        untested_without_pack(&x, "boundary.workspace_writable", "writing to the workspace");
+                else
+                        judged(&x, "boundary.workspace_writable", kb_judge_workspace, probe_ms);
                 judged(&x, "boundary.network", kb_judge_network, probe_ms);
                 judged(&x, "boundary.sockets", kb_judge_sockets, x.inspect_ms);
                 judged(&x, "boundary.credentials", kb_judge_credentials, probe_ms);
                 judged(&x, "boundary.cross_team", kb_judge_cross_team, probe_ms);
         }
-        if (!x.cancelled && set_nonce(&x) >= 0) {
+        if (x.no_pack) {
+                untested_without_pack(&x, "interrupt.control", "interrupting a running cell");
+                untested_without_pack(&x, "interrupt.pidfd", "interrupting a running cell");
+                untested_without_pack(&x, "persistence.namespace", "reading a variable back");
+        } else if (!x.cancelled && set_nonce(&x) >= 0) {
                 check_interrupt(&x, PATH_CONTROL);
                 if (!x.cancelled)
                         check_interrupt(&x, PATH_PIDFD);

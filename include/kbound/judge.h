@@ -37,6 +37,10 @@ typedef struct kb_judge_input {
         json_object *probe;     /* the probe cell's result; NULL if there is none */
         const char *probe_error; /* why there is none */
         json_object *expect;
+        /* Not NULL when no cell runs by design (no probe set for the kernel's language: this says
+         * why): the checks the host carries alone are judged on its evidence only, and nothing is
+         * asked of a cell. A cell that should have run and did not is probe_error, never this. */
+        const char *cells_absent;
 } kb_judge_input;
 
 /* sandbox.backend: every process of every look lives in namespaces (user, mnt, pid, net, ipc, uts,

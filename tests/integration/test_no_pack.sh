@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A kernel whose language has no probe set in kernels/ still gets every check the host carries
+# alone (judged on the host's evidence, said so), and the checks that need a cell are untested,
+# naming the folder to add: exit 1, never 3 for the missing pack alone (issue 12, item 1).
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3
+
+dir="$scratch/kernels/nopack"
+mkdir -p "$dir"
+cat >"$dir/kernel.json" <<'JSON'
+{"argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+ "display_name": "a language kbound has no cells for", "language": "cobol", "interrupt_mode": "signal"}
+JSON
+
+set +e
+"$KBOUND" check --kernel "$dir" --json "$scratch/r.json" >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "no pack: exit 1, not 3 (rc=$rc)" [ "$rc" -eq 1 ]
+[ "$rc" -eq 1 ] || { cat "$scratch/out"; tail -5 "$scratch/err"; }
+st() { check_status "$scratch/r.json" nopack "$1"; }
+detail() { json_get "$scratch/r.json" "next(c['detail'] for c in d['kernels'][0]['checks'] if c['id']=='$1')"; }
+for id in sandbox.backend sandbox.privileges sandbox.session identity.pid2 identity.pidfd boundary.descriptors \
+  boundary.write_outside boundary.network boundary.sockets boundary.credentials boundary.cross_team lifecycle.shutdown; do
+  ok "no pack: $id passes on the host's evidence" [ "$(st "$id")" = pass ]
+done
+ok "no pack: a host-judged pass says it rests on the host alone" \
+  grep -qF "the host's evidence only: no cell ran, no probe set for language 'cobol'" <<<"$(detail boundary.write_outside)"
+for id in sandbox.attack_surface boundary.workspace_writable interrupt.control interrupt.pidfd persistence.namespace; do
+  ok "no pack: $id untested" [ "$(st "$id")" = untested ]
+  ok "no pack: $id names the folder to add" grep -qF "add kernels/cobol/ with kbound.json" <<<"$(detail "$id")"
+done
+ok "no pack: every check of the list is reported" [ "$(json_get "$scratch/r.json" "len(d['kernels'][0]['checks'])")" = 17 ]
+assert_no_leftovers "after the kernel without a pack"
+finish
