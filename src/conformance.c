@@ -11,6 +11,7 @@
 #include "kbound/report.h"
 #include "kbound/kernel.h"
 #include "kbound/probe.h"
+#include "rules.h"
 
 #define ITEM_TIMEOUT_MS 10000
 #define MARKER_TIMEOUT_MS 30000
@@ -225,6 +226,27 @@ static void problem(cx *x, const char *id, int64_t t0, json_object *ev, const ch
         judge(x, id, t0, ev, &f);
 }
 
+/* An interrupt_request the kernel ignored (every problem in f is no_reply or not_stopped) on a
+ * kernel whose kernelspec does not make interrupt_request the way to interrupt it: "unsupported"
+ * by the rule check shares (rules.c), recorded, and true. Otherwise false and nothing recorded. */
+static bool ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->codes[i], "no_reply") != 0 && strcmp(f->codes[i], "not_stopped") != 0)
+                        return false;
+        char rule[256];
+        if (f->n == 0 ||
+            strcmp(kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule, sizeof(rule)), "unsupported") != 0)
+                return false;
+        json_object *codes = json_object_new_array();
+        for (size_t i = 0; i < f->n; i++)
+                json_object_array_add(codes, json_object_new_string(f->codes[i]));
+        json_object_object_add(ev, "problems", codes);
+        char text[sizeof(f->detail) + sizeof(rule) + 2];
+        snprintf(text, sizeof(text), "%s; %s", f->detail, rule);
+        add_item(x, id, "unsupported", t0, ev, text);
+        return true;
+}
+
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
 static bool can_run(cx *x, const char *id) {
         if (x->cancelled)
@@ -434,14 +456,16 @@ static void check_kernel_info(cx *x) {
                 found(&f, "missing", "language_info lacks %s", missing);
         if (ext && *ext && ext[0] != '.')
                 found(&f, "extension", "file_extension '%s' does not start with '.'", ext);
-        if (name && *name && *lang && strcasecmp(name, lang) != 0)
-                found(&f, "name_mismatch", "language_info.name '%s' differs from the kernelspec's language '%s'", name,
-                      lang);
+        /* The same rule as the report's kernel warnings for check (rules.c): a warning, not a problem. */
+        char warning[256];
+        bool mismatch = kb_rules_language_mismatch(name, lang, warning, sizeof(warning));
+        if (mismatch)
+                json_object_object_add(ev, "warning", json_object_new_string(warning));
         if (f.n > 0)
                 judge(x, "kernel_info.language_info", 0, ev, &f);
         else
-                pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)", name, jstr(li, "version"), ext,
-                     jstr(li, "mimetype"));
+                pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, jstr(li, "version"), ext,
+                     jstr(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
 
         json_object *banner = jget(info, "banner");
         if (banner && json_object_is_type(banner, json_type_string))
@@ -1076,9 +1100,10 @@ static void check_interrupt_idle(cx *x) {
                         found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
                               wait_error(x, a));
         }
-        if (f.n > 0)
-                judge(x, id, t0, ev, &f);
-        else
+        if (f.n > 0) {
+                if (!ignored_control_interrupt(x, id, t0, ev, &f))
+                        judge(x, id, t0, ev, &f);
+        } else
                 pass(x, id, t0, ev, "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
                      *status ? status : "absent");
 }
@@ -1209,7 +1234,8 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
                 }
         }
         if (f.n > 0) {
-                judge(x, id, t0, ev, &f);
+                if (by_signal || !ignored_control_interrupt(x, id, t0, ev, &f))
+                        judge(x, id, t0, ev, &f);
         } else {
                 pass(x, id, t0, ev, "%s stopped the running cell: status 'error'%s%s after %lld ms",
                      by_signal ? "SIGINT through the pinned pidfd" : "interrupt_request on control",
