@@ -129,6 +129,36 @@ failed = sorted(c.get("name") for c in root.findall(".//testcase") if c.find("fa
 assert failed == ["is_complete.incomplete", "is_complete.invalid"], failed
 PY
 
+echo "a kernel that breaks the optional features"
+breaker="$fixtures/conformance-breaker"
+set +e
+"$KBOUND" conformance --quiet --kernel "$breaker" --ro-bind "$breaker" --json "$scratch/b.json" \
+  >"$scratch/out" 2>"$scratch/err"
+rc=$?
+set -e
+ok "the breaker fails conformance (rc=$rc)" [ "$rc" -eq 1 ]
+# problems FILE KERNEL ITEM: the item's status and its problem codes.
+problems() {
+  json_get "$1" "' '.join([c['status']] + c['evidence'].get('problems', [])) if (c := next(c for k in d['kernels'] if k['name']=='$2' for c in k['checks'] if c['id']=='$3')) else ''"
+}
+ok "string session numbers fail history.tail" [ "$(problems "$scratch/b.json" conformance-breaker history.tail)" = "fail shape" ]
+ok "... and history.output" [ "$(problems "$scratch/b.json" conformance-breaker history.output)" = "fail shape" ]
+ok "... and history.search" [ "$(problems "$scratch/b.json" conformance-breaker history.search)" = "fail shape" ]
+ok "comm_info ignoring target_name fails comm_info.target" \
+  [ "$(problems "$scratch/b.json" conformance-breaker comm_info.target)" = "fail not_filtered" ]
+ok "no comm_close for an unknown target fails comm.unknown_target" \
+  [ "$(problems "$scratch/b.json" conformance-breaker comm.unknown_target)" = "fail no_close" ]
+ok "a claimed debugger that does not answer fails (not unsupported)" \
+  [ "$(problems "$scratch/b.json" conformance-breaker debug.initialize)" = "fail no_reply" ]
+ok "a claimed subshell that delete does not remove fails" \
+  [ "$(problems "$scratch/b.json" conformance-breaker subshells)" = "fail still_listed" ]
+ok "inspect_reply without metadata fails messages.shape (with the interrupt_reply no pack excuses here)" \
+  [ "$(problems "$scratch/b.json" conformance-breaker messages.shape)" = \
+    "fail inspect_reply.metadata:missing interrupt_reply.status:missing" ]
+for id in comm.open comm.msg comm.close stdin.input execute.pager execute.clear_output execute.update_display_data inspect; do
+  ok "what it does not break still passes: $id" [ "$(item_field "$scratch/b.json" conformance-breaker "$id" status)" = pass ]
+done
+
 echo "a deviation applies only to what it names, and only when observed"
 cp -r "$KBOUND_SOURCE_DIR/kernels" "$scratch/packs"
 /usr/bin/python3 - "$scratch/packs/python/kbound.json" <<'PY'
