@@ -87,7 +87,9 @@ static int set_int(void *s, int option, int value) {
 
 /* A libzmq socket of type in czmq's context, configured and connected to endpoint. Returns 0 and
  * *ret, or -errno (-EMFILE: out of descriptors). */
-static int socket_new(int type, const char *endpoint, const kb_wire_limits *limits, void **ret) {
+/* routing_id: the socket's ZMQ identity, or NULL for libzmq's own. */
+static int socket_new(int type, const char *endpoint, const kb_wire_limits *limits, const char *routing_id,
+                      void **ret) {
         void *s = zmq_socket(zsys_init(), type);
         if (!s)
                 return -errno;
@@ -107,6 +109,8 @@ static int socket_new(int type, const char *endpoint, const kb_wire_limits *limi
          * any slow subscriber). */
         if (r >= 0)
                 r = set_int(s, ZMQ_RCVHWM, RECV_HWM);
+        if (r >= 0 && routing_id && zmq_setsockopt(s, ZMQ_ROUTING_ID, routing_id, strlen(routing_id)) < 0)
+                r = -errno;
         if (r >= 0 && type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) < 0)
                 r = -errno;
         if (r >= 0 && type == ZMQ_REQ) {
@@ -204,7 +208,12 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                                 return -ENOMEM;
                         }
                 }
-                r = socket_new(types[ch], endpoint, &c->limits, &c->sock[ch]);
+                /* The kernel sends input_request on stdin to the identity its execute_request came
+                 * from on shell (the messaging spec: "The stdin socket of the client is required to
+                 * have the same zmq IDENTITY as the client's shell socket"), as jupyter_client does
+                 * with its session id. */
+                bool same_identity = ch == KB_CHANNEL_SHELL || ch == KB_CHANNEL_STDIN;
+                r = socket_new(types[ch], endpoint, &c->limits, same_identity ? c->session : NULL, &c->sock[ch]);
                 if (r < 0) {
                         kb_client_destroy(&c);
                         return r;
@@ -513,7 +522,8 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
                 }
         }
         if (channel == KB_CHANNEL_STDIN) {
-                /* allow_stdin is always false: a kernel asking for input anyway gets no answer. */
+                /* Only the on_msg hook sees an input_request: the caller who allowed stdin answers
+                 * it; a kernel asking anyway gets no answer. */
                 c->n_dropped++;
                 kb_msg_destroy(&msg);
                 return 0;
@@ -727,7 +737,7 @@ int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_opt
         json_object_object_add(content, "silent", json_object_new_boolean(o->silent));
         json_object_object_add(content, "store_history", json_object_new_boolean(o->store_history));
         json_object_object_add(content, "user_expressions", json_object_new_object());
-        json_object_object_add(content, "allow_stdin", json_object_new_boolean(0));
+        json_object_object_add(content, "allow_stdin", json_object_new_boolean(o->allow_stdin));
         json_object_object_add(content, "stop_on_error", json_object_new_boolean(o->stop_on_error));
         ex->sent_ms = kb_now_ms();
         int r = send_request(c, KB_CHANNEL_SHELL, "execute_request", content, &ex->msg_id);
@@ -847,6 +857,10 @@ kb_msg *kb_client_reply_take(kb_client *c, kb_channel channel, const char *id) {
         return c && id ? pending_take(c, channel, id) : NULL;
 }
 
+int kb_client_poll(kb_client *c, int64_t deadline_ms) {
+        return pump(c, deadline_ms);
+}
+
 int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status) {
         kb_msg *reply = NULL;
         int r = kb_client_request(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, deadline_ms, &reply);
@@ -886,6 +900,6 @@ int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
         }
         /* A REQ socket that got no answer is stuck in "expect reply"; start over. */
         socket_close(&c->sock[KB_CHANNEL_HB]);
-        r = socket_new(ZMQ_REQ, c->endpoint_hb, &c->limits, &c->sock[KB_CHANNEL_HB]);
+        r = socket_new(ZMQ_REQ, c->endpoint_hb, &c->limits, NULL, &c->sock[KB_CHANNEL_HB]);
         return r < 0 ? r : 0;
 }

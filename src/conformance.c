@@ -11,77 +11,59 @@
 #include "kbound/report.h"
 #include "kbound/kernel.h"
 #include "kbound/probe.h"
+#include "conformance-internal.h"
+#include "msgspec.h"
+#include "rules.h"
 
-#define ITEM_TIMEOUT_MS 10000
-#define MARKER_TIMEOUT_MS 30000
-#define CONTROL_REPLY_TIMEOUT_MS 2000
-#define CONTROL_GRACE_MS 1000
-#define HEARTBEAT_TIMEOUT_MS 2000
-#define SHUTDOWN_EXIT_MS 5000
-#define HISTORY_TAIL 50
-#define SEQ_MAX 256             /* iopub messages kept per execution: a flooding kernel is not buffered */
 
 static const char *const items[] = {
-        "kernel_info.reply",     "kernel_info.protocol_version", "kernel_info.implementation",
-        "kernel_info.language_info", "kernel_info.banner",       "heartbeat",
-        "execute.stdout",        "execute.ordering",             "execute.stderr",
-        "execute.result",        "execute.display_data",         "execute.error",
-        "execute.count",         "execute.silent",               "is_complete.complete",
-        "is_complete.incomplete", "is_complete.invalid",         "complete",
-        "inspect",               "history.tail",                 "comm_info",
-        "interrupt.idle",        "interrupt.control",            "interrupt.signal",
-        "shutdown",              NULL,
+        "kernel_info.reply",          "kernel_info.protocol_version", "kernel_info.implementation",
+        "kernel_info.language_info",  "kernel_info.banner",           "heartbeat",
+        "execute.stdout",             "execute.ordering",             "execute.stderr",
+        "execute.result",             "execute.display_data",         "execute.update_display_data",
+        "execute.clear_output",       "execute.pager",                "execute.error",
+        "execute.count",              "execute.silent",               "stdin.input",
+        "stdin.not_allowed",          "is_complete.complete",         "is_complete.incomplete",
+        "is_complete.invalid",        "complete",                     "inspect",
+        "history.tail",               "history.output",               "history.range",
+        "history.search",             "comm_info",                    "comm.open",
+        "comm.msg",                   "comm_info.target",             "comm.close",
+        "comm.unknown_target",        "debug.initialize",             "subshells",
+        "interrupt.idle",             "interrupt.control",            "interrupt.signal",
+        "shutdown",                   "messages.shape",               NULL,
 };
 
 const char *const *kb_conformance_items(void) {
         return items;
 }
 
-typedef struct cx {
-        const kb_conformance_env *env;
-        const kb_kernelspec *spec;
-        kb_langpack *lp;            /* NULL: no pack for this language */
-        json_object *snippets;      /* the pack's "conformance", borrowed; NULL if none */
-        json_object *deviations;    /* the pack's deviations for this implementation, borrowed */
-        char implementation[128];
-        char no_snippets[512];      /* why language items are untested */
-        kb_kernel *kernel;
-        json_object *k, *checks;
-        bool cancelled, dead, wedged;
-        /* What execute.stdout saw, for execute.ordering and history.tail. */
-        json_object *stdout_seq;
-        int64_t stdout_count;
-        bool stdout_ran;
-} cx;
-
 /* ---- small JSON helpers (the kernel's replies are untrusted: every type is checked) ---- */
 
-static json_object *jget(json_object *o, const char *key) {
+json_object *cx_jget(json_object *o, const char *key) {
         json_object *v = NULL;
         return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-static const char *jstr(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
+const char *cx_jstr(json_object *o, const char *key) {
+        json_object *v = cx_jget(o, key);
         return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-static bool jint(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = jget(o, key);
+bool cx_jint(json_object *o, const char *key, int64_t *ret) {
+        json_object *v = cx_jget(o, key);
         if (!v || !json_object_is_type(v, json_type_int))
                 return false;
         *ret = json_object_get_int64(v);
         return true;
 }
 
-static json_object *jstring_or_null(const char *s) {
+json_object *cx_jstring_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
 }
 
 /* ---- items ---- */
 
-static void logf_(const cx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(const cx *x, int level, const char *fmt, ...) {
+void cx_log(const cx *x, int level, const char *fmt, ...) {
         if (!x->env->log)
                 return;
         char buf[600], line[700];
@@ -97,7 +79,7 @@ static void logf_(const cx *x, int level, const char *fmt, ...) {
                 x->env->log(x->env->log_userdata, level, clean);
 }
 
-static void add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
+void cx_add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
         json_object *c = json_object_new_object();
         json_object_object_add(c, "id", json_object_new_string(id));
         json_object_object_add(c, "status", json_object_new_string(status));
@@ -105,7 +87,7 @@ static void add_item(cx *x, const char *id, const char *status, int64_t t0, json
         json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
         json_object_object_add(c, "evidence", ev ? ev : json_object_new_object());
         json_object_array_add(x->checks, c);
-        logf_(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
+        cx_log(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
 }
 
 static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
@@ -114,41 +96,40 @@ static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, js
                        va_list ap) {
         char detail[1024];
         vsnprintf(detail, sizeof(detail), fmt, ap);
-        add_item(x, id, status, t0, ev, detail);
+        cx_add_item(x, id, status, t0, ev, detail);
 }
 
-static void pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static void pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
+void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
         add_item_v(x, id, "pass", t0, ev, fmt, ap);
         va_end(ap);
 }
 
-static void untested(cx *x, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void untested(cx *x, const char *id, const char *fmt, ...) {
+void cx_untested(cx *x, const char *id, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
         add_item_v(x, id, "untested", 0, NULL, fmt, ap);
         va_end(ap);
 }
 
-/* What an item found wrong: every problem code observed, and their details joined. An item
- * collects all of them before it is judged, so that a known deviation never hides another
- * problem of the same item. */
-#define MAX_PROBLEMS 8
-typedef struct findings {
-        const char *codes[MAX_PROBLEMS];
-        size_t n;
-        char detail[768];
-} findings;
+void cx_unsupported(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        add_item_v(x, id, "unsupported", t0, ev, fmt, ap);
+        va_end(ap);
+}
 
-static void found(findings *f, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void found(findings *f, const char *code, const char *fmt, ...) {
+void cx_found(findings *f, const char *code, const char *fmt, ...) {
+        /* A problem already named (the same code from a second request) is said once. */
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->codes[i], code) == 0)
+                        return;
         size_t used = strlen(f->detail);
         if (f->n < MAX_PROBLEMS)
                 f->codes[f->n++] = code;
+        else
+                f->overflow = true; /* a problem without its code: never a known deviation */
         if (used > 0 && used + 2 < sizeof(f->detail)) {
                 memcpy(f->detail + used, "; ", 3);
                 used += 2;
@@ -161,7 +142,7 @@ static void found(findings *f, const char *code, const char *fmt, ...) {
 
 /* Whether the pack lists code as a known deviation dev ({"observed": "code" or ["code", ...]}). */
 static bool listed(json_object *dev, const char *code) {
-        json_object *o = jget(dev, "observed");
+        json_object *o = cx_jget(dev, "observed");
         if (o && json_object_is_type(o, json_type_string))
                 return strcmp(json_object_get_string(o), code) == 0;
         for (size_t i = 0; o && json_object_is_type(o, json_type_array) && i < json_object_array_length(o); i++) {
@@ -177,14 +158,14 @@ static bool listed(json_object *dev, const char *code) {
  * implementation for this item; otherwise it is a "fail" naming every problem. A deviation that
  * is listed but not observed changes nothing. evidence.observed is the first code,
  * evidence.problems all of them. */
-static void judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
+void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
         if (!ev)
                 ev = json_object_new_object();
-        json_object *dev = jget(x->deviations, id);
-        const char *note = jstr(dev, "note");
+        json_object *dev = cx_jget(x->deviations, id);
+        const char *note = cx_jstr(dev, "note");
         json_object *codes = json_object_new_array();
         char names[256] = "";
-        bool covered = note != NULL, any_known = false;
+        bool covered = note != NULL && !f->overflow, any_known = false;
         for (size_t i = 0; i < f->n; i++) {
                 bool known = note && listed(dev, f->codes[i]);
                 covered &= known;
@@ -200,67 +181,103 @@ static void judge(cx *x, const char *id, int64_t t0, json_object *ev, const find
                 json_object_object_add(ev, "deviation", json_object_new_string(note));
                 snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation, names,
                          note, f->detail);
-                add_item(x, id, "deviation", t0, ev, text);
+                cx_add_item(x, id, "deviation", t0, ev, text);
         } else if (any_known) {
                 snprintf(text, sizeof(text), "%s [problems: %s; only part of this is the known deviation of %s, "
                          "so it fails]", f->detail, names, x->implementation);
-                add_item(x, id, "fail", t0, ev, text);
+                cx_add_item(x, id, "fail", t0, ev, text);
         } else if (f->n > 1) {
                 snprintf(text, sizeof(text), "%s [problems: %s]", f->detail, names);
-                add_item(x, id, "fail", t0, ev, text);
+                cx_add_item(x, id, "fail", t0, ev, text);
         } else
-                add_item(x, id, "fail", t0, ev, f->detail);
+                cx_add_item(x, id, "fail", t0, ev, f->detail);
 }
 
-/* A single problem with item id, judged as judge() does. */
-static void problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...)
-        __attribute__((format(printf, 6, 7)));
-static void problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...) {
+/* A single problem with item id, judged as cx_judge() does. */
+void cx_problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...) {
         findings f = { .n = 0 };
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(f.detail, sizeof(f.detail), fmt, ap);
         va_end(ap);
         f.codes[f.n++] = observed;
-        judge(x, id, t0, ev, &f);
+        cx_judge(x, id, t0, ev, &f);
+}
+
+void cx_verdict(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f, const char *fmt, ...) {
+        if (f->n > 0) {
+                cx_judge(x, id, t0, ev, f);
+                return;
+        }
+        va_list ap;
+        va_start(ap, fmt);
+        add_item_v(x, id, "pass", t0, ev, fmt, ap);
+        va_end(ap);
+}
+
+/* An interrupt_request the kernel ignored (every problem in f is no_reply or not_stopped) on a
+ * kernel whose kernelspec does not make interrupt_request the way to interrupt it: "unsupported"
+ * by the rule check shares (rules.c), recorded, and true. Otherwise false and nothing recorded. */
+static bool ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->codes[i], "no_reply") != 0 && strcmp(f->codes[i], "not_stopped") != 0)
+                        return false;
+        char rule[256];
+        if (f->n == 0 ||
+            strcmp(kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule, sizeof(rule)), "unsupported") != 0)
+                return false;
+        json_object *codes = json_object_new_array();
+        for (size_t i = 0; i < f->n; i++)
+                json_object_array_add(codes, json_object_new_string(f->codes[i]));
+        json_object_object_add(ev, "problems", codes);
+        char text[sizeof(f->detail) + sizeof(rule) + 2];
+        snprintf(text, sizeof(text), "%s; %s", f->detail, rule);
+        cx_add_item(x, id, "unsupported", t0, ev, text);
+        return true;
 }
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
-static bool can_run(cx *x, const char *id) {
+bool cx_can_run(cx *x, const char *id) {
         if (x->cancelled)
-                problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
+                cx_problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
         else if (x->dead)
-                problem(x, id, 0, NULL, "kernel_dead", "not run: the kernel process died earlier");
+                cx_problem(x, id, 0, NULL, "kernel_dead", "not run: the kernel process died earlier");
         else if (x->wedged)
-                problem(x, id, 0, NULL, "kernel_wedged", "not run: an earlier cell could not be stopped");
+                cx_problem(x, id, 0, NULL, "kernel_wedged", "not run: an earlier cell could not be stopped");
         else
                 return true;
         return false;
 }
 
 /* The language pack's snippet object for name, or NULL (and the item recorded untested). */
-static json_object *snippet(cx *x, const char *id, const char *name) {
-        json_object *s = jget(x->snippets, name);
+json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) {
+        json_object *s = cx_jget(x->snippets, name);
+        const char *why = cx_jstr(s, "unsupported");
+        if (optional && why && *why) {
+                cx_unsupported(x, id, 0, NULL, "the language pack %s says this kernel's language has no way to use "
+                               "it: %s", kb_langpack_dir(x->lp), why);
+                return NULL;
+        }
         if (s && json_object_is_type(s, json_type_object))
                 return s;
         if (!x->snippets)
-                untested(x, id, "%s", x->no_snippets);
+                cx_untested(x, id, "%s", x->no_snippets);
         else
-                untested(x, id, "the language pack %s has no conformance snippet '%s'", kb_langpack_dir(x->lp), name);
+                cx_untested(x, id, "the language pack %s has no conformance snippet '%s'", kb_langpack_dir(x->lp), name);
         return NULL;
 }
 
-static int64_t deadline_in(const cx *x, int64_t ms) {
+int64_t cx_deadline_in(const cx *x, int64_t ms) {
         int64_t d = kb_now_ms() + ms;
         return x->env->deadline_ms >= 0 && x->env->deadline_ms < d ? x->env->deadline_ms : d;
 }
 
-static int item_ms(const cx *x) {
+int cx_item_ms(const cx *x) {
         return x->env->item_timeout_ms > 0 ? x->env->item_timeout_ms : ITEM_TIMEOUT_MS;
 }
 
 /* Words for a failed wait, and what it means for the rest of the run. */
-static const char *wait_error(cx *x, int r) {
+const char *cx_wait_error(cx *x, int r) {
         switch (r) {
         case -ETIMEDOUT:
                 return "timed out";
@@ -281,10 +298,21 @@ static const char *wait_error(cx *x, int r) {
 /* ---- requests ---- */
 
 /* A request on shell (content taken) and its reply's content (new reference) in *ret. */
-static int request(cx *x, const char *msg_type, json_object *content, json_object **ret) {
+int cx_request(cx *x, const char *msg_type, json_object *content, json_object **ret) {
         kb_msg *reply = NULL;
         int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content,
-                                  deadline_in(x, item_ms(x)), &reply);
+                                  cx_deadline_in(x, cx_item_ms(x)), &reply);
+        if (r < 0)
+                return r;
+        *ret = json_object_get(reply->content);
+        kb_msg_destroy(&reply);
+        return 0;
+}
+
+int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret) {
+        kb_msg *reply = NULL;
+        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, msg_type, content,
+                                  cx_deadline_in(x, ms), &reply);
         if (r < 0)
                 return r;
         *ret = json_object_get(reply->content);
@@ -307,7 +335,7 @@ static int record_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
 
 /* Runs code to completion, recording its iopub messages in order in *ret_seq. Returns the wait's
  * result; on success *ret_ex is the execution (caller destroys). */
-static int execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
+int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
                    json_object **ret_seq) {
         kb_client *c = kb_kernel_client(x->kernel);
         kb_execute_options eo = { .silent = silent, .store_history = store_history, .stop_on_error = false };
@@ -317,7 +345,7 @@ static int execute(cx *x, const char *code, bool silent, bool store_history, kb_
                 return -ENOMEM;
         int r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
-                r = kb_client_execute_wait(c, ex, deadline_in(x, item_ms(x)), record_iopub, seq);
+                r = kb_client_execute_wait(c, ex, cx_deadline_in(x, cx_item_ms(x)), record_iopub, seq);
         if (r >= 0 && !ex->got_reply)
                 r = -ETIMEDOUT;
         if (r < 0) {
@@ -330,35 +358,175 @@ static int execute(cx *x, const char *code, bool silent, bool store_history, kb_
         return 0;
 }
 
-static size_t seq_count(json_object *seq, const char *msg_type) {
+size_t cx_seq_count(json_object *seq, const char *msg_type) {
         size_t n = 0;
         for (size_t i = 0; i < json_object_array_length(seq); i++)
-                if (strcmp(jstr(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
+                if (strcmp(cx_jstr(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
                         n++;
         return n;
 }
 
 /* The first message of msg_type in seq (its content), or NULL. */
-static json_object *seq_find(json_object *seq, const char *msg_type) {
+json_object *cx_seq_find(json_object *seq, const char *msg_type) {
         for (size_t i = 0; i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(jstr(e, "msg_type"), msg_type) == 0)
-                        return jget(e, "content");
+                if (strcmp(cx_jstr(e, "msg_type"), msg_type) == 0)
+                        return cx_jget(e, "content");
         }
         return NULL;
 }
 
-static json_object *seq_types(json_object *seq) {
+json_object *cx_seq_types(json_object *seq) {
         json_object *types = json_object_new_array();
         for (size_t i = 0; types && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                const char *t = jstr(e, "msg_type");
-                const char *state = jstr(jget(e, "content"), "execution_state");
+                const char *t = cx_jstr(e, "msg_type");
+                const char *state = cx_jstr(cx_jget(e, "content"), "execution_state");
                 char buf[96];
                 snprintf(buf, sizeof(buf), "%s%s%s", t, state ? ":" : "", state ? state : "");
                 json_object_array_add(types, json_object_new_string(buf));
         }
         return types;
+}
+
+/* ---- what the hook sees: every message (messages.shape), watched iopub, stdin ---- */
+
+#define SHAPE_TYPES_MAX 64 /* message types counted by name; the rest under "(other)" */
+
+static void shape_problem(void *userdata, const char *code, const char *detail) {
+        cx *x = userdata;
+        json_object *p = cx_jget(x->shape_problems, code);
+        if (!p) {
+                /* The codes are bounded (the header's fields and the spec's types: msgspec.c),
+                 * but a ceiling costs nothing; past it, the overflow is itself a problem. */
+                const char *key = json_object_object_length(x->shape_problems) < SHAPE_CODES_MAX ? code : "overflow";
+                p = cx_jget(x->shape_problems, key);
+                if (!p) {
+                        p = json_object_new_object();
+                        if (!p)
+                                return;
+                        json_object_object_add(p, "count", json_object_new_int64(0));
+                        json_object_object_add(p, "detail", json_object_new_string(
+                                strcmp(key, "overflow") == 0 ? "more distinct problems than kbound keeps" : detail));
+                        json_object_object_add(x->shape_problems, key, p);
+                }
+        }
+        json_object *n = cx_jget(p, "count");
+        if (n)
+                json_object_set_int64(n, json_object_get_int64(n) + 1);
+}
+
+static bool watched_parent(const cx *x, const char *parent) {
+        for (size_t i = 0; i < x->n_watch && i < WATCH_MAX; i++)
+                if (strcmp(x->watch_ids[i], parent) == 0)
+                        return true;
+        return false;
+}
+
+static void keep(json_object *list, const kb_msg *msg) {
+        if (!list || json_object_array_length(list) >= SEQ_MAX)
+                return;
+        json_object *e = json_object_new_object();
+        if (!e)
+                return;
+        json_object_object_add(e, "parent", json_object_new_string(msg->parent_msg_id));
+        json_object_object_add(e, "msg_type", json_object_new_string(msg->msg_type));
+        json_object_object_add(e, "content", json_object_get(msg->content));
+        json_object_array_add(list, e);
+}
+
+void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
+        cx *x = userdata;
+        /* msg is NULL when it could not be redacted: nothing to look at, the transcript counts it. */
+        if (msg && strcmp(direction, "in") == 0 && x->shape_types && x->shape_problems) {
+                x->shape_checked++;
+                char type[65];
+                snprintf(type, sizeof(type), "%s", msg->msg_type);
+                if (!kb_msgspec_known(msg->msg_type))
+                        x->shape_unknown++;
+                if (!cx_jget(x->shape_types, type) && json_object_object_length(x->shape_types) >= SHAPE_TYPES_MAX)
+                        snprintf(type, sizeof(type), "(other)");
+                json_object *n = cx_jget(x->shape_types, type);
+                if (n)
+                        json_object_set_int64(n, json_object_get_int64(n) + 1);
+                else
+                        json_object_object_add(x->shape_types, type, json_object_new_int64(1));
+                kb_msgspec_check(msg->msg_type, msg->header, msg->content, shape_problem, x);
+                if (channel == KB_CHANNEL_IOPUB && watched_parent(x, msg->parent_msg_id))
+                        keep(x->watched, msg);
+                else if (channel == KB_CHANNEL_STDIN)
+                        keep(x->stdin_msgs, msg);
+        }
+        if (x->env->on_msg)
+                x->env->on_msg(x->env->on_msg_userdata, channel, direction, msg);
+}
+
+int cx_send_watched(cx *x, const char *msg_type, json_object *content, char ret_id[64]) {
+        _cleanup_free_ char *id = NULL;
+        int r = kb_client_request_send(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content, &id);
+        if (r < 0)
+                return r;
+        /* A ring: the oldest watched request is forgotten first. */
+        snprintf(x->watch_ids[x->n_watch % WATCH_MAX], sizeof(x->watch_ids[0]), "%s", id);
+        x->n_watch++;
+        snprintf(ret_id, 64, "%s", id);
+        return 0;
+}
+
+json_object *cx_watched(cx *x, const char *parent) {
+        json_object *list = json_object_new_array();
+        for (size_t i = 0; list && i < json_object_array_length(x->watched); i++) {
+                json_object *e = json_object_array_get_idx(x->watched, i);
+                if (strcmp(cx_jstr(e, "parent") ?: "", parent) == 0)
+                        json_object_array_add(list, json_object_get(e));
+        }
+        return list;
+}
+
+static bool idle_seen(cx *x, const char *parent) {
+        for (size_t i = 0; i < json_object_array_length(x->watched); i++) {
+                json_object *e = json_object_array_get_idx(x->watched, i);
+                if (strcmp(cx_jstr(e, "parent") ?: "", parent) == 0 && strcmp(cx_jstr(e, "msg_type") ?: "", "status") == 0 &&
+                    strcmp(cx_jstr(cx_jget(e, "content"), "execution_state") ?: "", "idle") == 0)
+                        return true;
+        }
+        return false;
+}
+
+int cx_wait_idle(cx *x, const char *parent, int64_t deadline_ms) {
+        while (!idle_seen(x, parent)) {
+                if (kb_ms_left(deadline_ms) == 0)
+                        return -ETIMEDOUT;
+                int r = kb_client_poll(kb_kernel_client(x->kernel), deadline_ms);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Every message the run received, against the messaging spec as data (msgspec.c). */
+void cx_check_shape(cx *x) {
+        const char *id = "messages.shape";
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "messages", json_object_new_int64((int64_t) x->shape_checked));
+        json_object_object_add(ev, "unknown_types", json_object_new_int64((int64_t) x->shape_unknown));
+        json_object_object_add(ev, "types", json_object_get(x->shape_types));
+        json_object_object_add(ev, "shape_problems", json_object_get(x->shape_problems));
+        findings f = { .n = 0 };
+        if (x->shape_problems) {
+                json_object_object_foreach(x->shape_problems, code, p) {
+                        int64_t count = json_object_get_int64(cx_jget(p, "count"));
+                        cx_found(&f, code, "%s%s", cx_jstr(p, "detail") ?: code,
+                                 count > 1 ? " (and again in other messages)" : "");
+                }
+        }
+        if (x->shape_checked == 0)
+                cx_found(&f, "no_messages", "no message was received to check");
+        cx_verdict(x, id, 0, ev, &f, "%llu message(s) of %d type(s) received in this run: every header and every "
+                   "content the messaging spec describes has its required fields with the right types (%llu of "
+                   "types the spec does not describe: header only)",
+                   (unsigned long long) x->shape_checked, json_object_object_length(x->shape_types),
+                   (unsigned long long) x->shape_unknown);
 }
 
 /* ---- kernel_info ---- */
@@ -385,81 +553,83 @@ static int parse_version(const char *v, long *ret_major) {
 
 static void check_kernel_info(cx *x) {
         json_object *info = kb_kernel_info(x->kernel);
-        const char *status = jstr(info, "status");
+        const char *status = cx_jstr(info, "status");
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "status", jstring_or_null(status));
+        json_object_object_add(ev, "status", cx_jstring_or_null(status));
         if (status && strcmp(status, "ok") == 0)
-                pass(x, "kernel_info.reply", 0, ev, "kernel_info_reply arrived with status 'ok'");
+                cx_pass(x, "kernel_info.reply", 0, ev, "kernel_info_reply arrived with status 'ok'");
         else
-                problem(x, "kernel_info.reply", 0, ev, "status", "kernel_info_reply status is %s%s%s",
+                cx_problem(x, "kernel_info.reply", 0, ev, "status", "kernel_info_reply status is %s%s%s",
                         status ? "'" : "", status ? status : "missing", status ? "'" : "");
 
-        const char *pv = jstr(info, "protocol_version");
+        const char *pv = cx_jstr(info, "protocol_version");
         long major = 0;
         ev = json_object_new_object();
-        json_object_object_add(ev, "protocol_version", jstring_or_null(pv));
+        json_object_object_add(ev, "protocol_version", cx_jstring_or_null(pv));
         if (!parse_version(pv, &major))
-                problem(x, "kernel_info.protocol_version", 0, ev, "unparseable",
+                cx_problem(x, "kernel_info.protocol_version", 0, ev, "unparseable",
                         "protocol_version %s is not a version X.Y[.Z]", pv ? pv : "is missing or not a string:");
         else if (major < 5)
-                problem(x, "kernel_info.protocol_version", 0, ev, "too_old", "protocol_version %s is older than 5.0", pv);
+                cx_problem(x, "kernel_info.protocol_version", 0, ev, "too_old", "protocol_version %s is older than 5.0", pv);
         else
-                pass(x, "kernel_info.protocol_version", 0, ev, "protocol_version %s (>= 5.0)", pv);
+                cx_pass(x, "kernel_info.protocol_version", 0, ev, "protocol_version %s (>= 5.0)", pv);
 
-        const char *impl = jstr(info, "implementation"), *impl_v = jstr(info, "implementation_version");
+        const char *impl = cx_jstr(info, "implementation"), *impl_v = cx_jstr(info, "implementation_version");
         ev = json_object_new_object();
-        json_object_object_add(ev, "implementation", jstring_or_null(impl));
-        json_object_object_add(ev, "implementation_version", jstring_or_null(impl_v));
+        json_object_object_add(ev, "implementation", cx_jstring_or_null(impl));
+        json_object_object_add(ev, "implementation_version", cx_jstring_or_null(impl_v));
         if (impl && *impl && impl_v && *impl_v)
-                pass(x, "kernel_info.implementation", 0, ev, "%s %s", impl, impl_v);
+                cx_pass(x, "kernel_info.implementation", 0, ev, "%s %s", impl, impl_v);
         else
-                problem(x, "kernel_info.implementation", 0, ev, "missing",
+                cx_problem(x, "kernel_info.implementation", 0, ev, "missing",
                         "implementation and implementation_version must be non-empty strings");
 
-        json_object *li = jget(info, "language_info");
+        json_object *li = cx_jget(info, "language_info");
         const char *fields[] = { "name", "version", "file_extension", "mimetype" };
         char missing[128] = "";
         ev = json_object_new_object();
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
-                const char *v = jstr(li, fields[i]);
-                json_object_object_add(ev, fields[i], jstring_or_null(v));
+                const char *v = cx_jstr(li, fields[i]);
+                json_object_object_add(ev, fields[i], cx_jstring_or_null(v));
                 if (!v || !*v)
                         snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
                                  *missing ? ", " : "", fields[i]);
         }
-        const char *name = jstr(li, "name"), *ext = jstr(li, "file_extension");
+        const char *name = cx_jstr(li, "name"), *ext = cx_jstr(li, "file_extension");
         const char *lang = x->spec->language ? x->spec->language : "";
         findings f = { .n = 0 };
         if (*missing)
-                found(&f, "missing", "language_info lacks %s", missing);
+                cx_found(&f, "missing", "language_info lacks %s", missing);
         if (ext && *ext && ext[0] != '.')
-                found(&f, "extension", "file_extension '%s' does not start with '.'", ext);
-        if (name && *name && *lang && strcasecmp(name, lang) != 0)
-                found(&f, "name_mismatch", "language_info.name '%s' differs from the kernelspec's language '%s'", name,
-                      lang);
+                cx_found(&f, "extension", "file_extension '%s' does not start with '.'", ext);
+        /* The same rule as the report's kernel warnings for check (rules.c): a warning, not a problem. */
+        char warning[256];
+        bool mismatch = kb_rules_language_mismatch(name, lang, warning, sizeof(warning));
+        if (mismatch)
+                json_object_object_add(ev, "warning", json_object_new_string(warning));
         if (f.n > 0)
-                judge(x, "kernel_info.language_info", 0, ev, &f);
+                cx_judge(x, "kernel_info.language_info", 0, ev, &f);
         else
-                pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)", name, jstr(li, "version"), ext,
-                     jstr(li, "mimetype"));
+                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, cx_jstr(li, "version"), ext,
+                     cx_jstr(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
 
-        json_object *banner = jget(info, "banner");
+        json_object *banner = cx_jget(info, "banner");
         if (banner && json_object_is_type(banner, json_type_string))
-                pass(x, "kernel_info.banner", 0, NULL, "banner is a string of %d bytes",
+                cx_pass(x, "kernel_info.banner", 0, NULL, "banner is a string of %d bytes",
                      json_object_get_string_len(banner));
         else
-                problem(x, "kernel_info.banner", 0, NULL, "missing", "banner is missing or not a string");
+                cx_problem(x, "kernel_info.banner", 0, NULL, "missing", "banner is missing or not a string");
 }
 
 static void check_heartbeat(cx *x) {
-        if (!can_run(x, "heartbeat"))
+        if (!cx_can_run(x, "heartbeat"))
                 return;
         int64_t t0 = kb_now_ms();
-        int r = kb_client_heartbeat(kb_kernel_client(x->kernel), deadline_in(x, HEARTBEAT_TIMEOUT_MS));
+        int r = kb_client_heartbeat(kb_kernel_client(x->kernel), cx_deadline_in(x, HEARTBEAT_TIMEOUT_MS));
         if (r == 1)
-                pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
+                cx_pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
         else
-                problem(x, "heartbeat", t0, NULL, "no_echo", "no heartbeat echo within %d ms while idle%s",
+                cx_problem(x, "heartbeat", t0, NULL, "no_echo", "no heartbeat echo within %d ms while idle%s",
                         HEARTBEAT_TIMEOUT_MS, r < 0 ? " (socket error)" : "");
 }
 
@@ -469,23 +639,23 @@ static void check_heartbeat(cx *x) {
  * snippet `name` with a "code" string, and the code ran (stored in history, not silent) to a
  * complete execute_reply; *ret_t0 is when it started. Otherwise the item is recorded (untested,
  * or failed) and < 0 returned. */
-static int start_snippet(cx *x, const char *id, const char *name, json_object **ret_s, int64_t *ret_t0,
-                         kb_execution **ret_ex, json_object **ret_seq) {
-        if (!can_run(x, id))
+int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
+                     kb_execution **ret_ex, json_object **ret_seq) {
+        if (!cx_can_run(x, id))
                 return -ECANCELED;
-        json_object *s = snippet(x, id, name);
+        json_object *s = cx_snippet(x, id, name, optional);
         if (!s)
                 return -ENOENT;
-        const char *code = jstr(s, "code");
+        const char *code = cx_jstr(s, "code");
         int64_t t0 = kb_now_ms();
         if (!code) {
-                untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
+                cx_untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
                 return -EINVAL;
         }
-        int r = execute(x, code, false, true, ret_ex, ret_seq);
+        int r = cx_execute(x, code, false, true, ret_ex, ret_seq);
         if (r < 0) {
-                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
-                        wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
+                        cx_wait_error(x, r));
                 return r;
         }
         *ret_s = s;
@@ -497,23 +667,23 @@ static void check_stream(cx *x, const char *id, const char *name) {
         json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
         int64_t t0 = 0;
-        if (start_snippet(x, id, name, &s, &t0, &ex, &seq) < 0)
+        if (cx_start_snippet(x, id, name, false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = jstr(s, "text");
+        const char *want = cx_jstr(s, "text");
         const char *got = strcmp(name, "stdout") == 0 ? ex->stdout_text : ex->stderr_text;
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         findings f = { .n = 0 };
         if (strcmp(ex->status, "ok") != 0)
-                found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+                cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!want || !got || !strstr(got, want))
-                found(&f, "missing_output", "no %s stream containing '%s' on iopub", name,
+                cx_found(&f, "missing_output", "no %s stream containing '%s' on iopub", name,
                       want ? want : "(snippet lacks \"text\")");
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "'%s' arrived as a %s stream", want, name);
+                cx_pass(x, id, t0, ev, "'%s' arrived as a %s stream", want, name);
         if (strcmp(name, "stdout") == 0) {
                 x->stdout_seq = json_object_get(seq);
                 x->stdout_count = ex->execution_count;
@@ -527,47 +697,47 @@ static void check_stream(cx *x, const char *id, const char *name) {
  * run (whose messages all carried its msg_id as parent: only those are collected). */
 static void check_ordering(cx *x) {
         const char *id = "execute.ordering";
-        json_object *s = jget(x->snippets, "stdout");
+        json_object *s = cx_jget(x->snippets, "stdout");
         if (!x->stdout_ran) {
                 if (!s)
-                        untested(x, id, "%s", x->snippets ? "the language pack has no conformance snippet 'stdout'"
+                        cx_untested(x, id, "%s", x->snippets ? "the language pack has no conformance snippet 'stdout'"
                                                           : x->no_snippets);
                 else
-                        problem(x, id, 0, NULL, "not_run", "not run: execute.stdout produced no complete execution");
+                        cx_problem(x, id, 0, NULL, "not_run", "not run: execute.stdout produced no complete execution");
                 return;
         }
         json_object *seq = x->stdout_seq;
         size_t n = json_object_array_length(seq);
-        const char *code = jstr(s, "code");
+        const char *code = cx_jstr(s, "code");
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "iopub", cx_seq_types(seq));
         char why[256] = "";
         json_object *first = n > 0 ? json_object_array_get_idx(seq, 0) : NULL;
         json_object *second = n > 1 ? json_object_array_get_idx(seq, 1) : NULL;
         json_object *last = n > 0 ? json_object_array_get_idx(seq, n - 1) : NULL;
-        json_object *input = jget(second, "content");
+        json_object *input = cx_jget(second, "content");
         int64_t input_count = -1;
-        if (!first || strcmp(jstr(first, "msg_type"), "status") != 0 ||
-            strcmp(jstr(jget(first, "content"), "execution_state") ?: "", "busy") != 0)
+        if (!first || strcmp(cx_jstr(first, "msg_type"), "status") != 0 ||
+            strcmp(cx_jstr(cx_jget(first, "content"), "execution_state") ?: "", "busy") != 0)
                 snprintf(why, sizeof(why), "the first iopub message is not status busy");
-        else if (!second || strcmp(jstr(second, "msg_type"), "execute_input") != 0)
+        else if (!second || strcmp(cx_jstr(second, "msg_type"), "execute_input") != 0)
                 snprintf(why, sizeof(why), "execute_input does not follow busy");
-        else if (!jstr(input, "code") || strcmp(jstr(input, "code"), code) != 0)
+        else if (!cx_jstr(input, "code") || strcmp(cx_jstr(input, "code"), code) != 0)
                 snprintf(why, sizeof(why), "execute_input does not echo the code sent");
-        else if (!jint(input, "execution_count", &input_count) || input_count != x->stdout_count)
+        else if (!cx_jint(input, "execution_count", &input_count) || input_count != x->stdout_count)
                 snprintf(why, sizeof(why), "execute_input's execution_count %lld differs from the reply's %lld",
                          (long long) input_count, (long long) x->stdout_count);
         else if (n < 4)
                 snprintf(why, sizeof(why), "no output between execute_input and idle");
-        else if (strcmp(jstr(last, "msg_type"), "status") != 0 ||
-                 strcmp(jstr(jget(last, "content"), "execution_state") ?: "", "idle") != 0)
+        else if (strcmp(cx_jstr(last, "msg_type"), "status") != 0 ||
+                 strcmp(cx_jstr(cx_jget(last, "content"), "execution_state") ?: "", "idle") != 0)
                 snprintf(why, sizeof(why), "the last iopub message is not status idle");
-        else if (seq_count(seq, "status") != 2)
-                snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only", seq_count(seq, "status"));
+        else if (cx_seq_count(seq, "status") != 2)
+                snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only", cx_seq_count(seq, "status"));
         if (*why)
-                problem(x, id, 0, ev, "order", "%s", why);
+                cx_problem(x, id, 0, ev, "order", "%s", why);
         else
-                pass(x, id, 0, ev, "busy, execute_input (code and execution_count %lld), %zu output(s), idle; all with "
+                cx_pass(x, id, 0, ev, "busy, execute_input (code and execution_count %lld), %zu output(s), idle; all with "
                      "the request as parent", (long long) input_count, n - 3);
 }
 
@@ -576,42 +746,42 @@ static void check_result(cx *x) {
         json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
         int64_t t0 = 0;
-        if (start_snippet(x, id, "execute_result", &s, &t0, &ex, &seq) < 0)
+        if (cx_start_snippet(x, id, "execute_result", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = jstr(s, "text_plain");
+        const char *want = cx_jstr(s, "text_plain");
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "iopub", seq_types(seq));
-        json_object *result = seq_find(seq, "execute_result");
-        const char *plain = jstr(jget(result, "data"), "text/plain");
+        json_object_object_add(ev, "iopub", cx_seq_types(seq));
+        json_object *result = cx_seq_find(seq, "execute_result");
+        const char *plain = cx_jstr(cx_jget(result, "data"), "text/plain");
         int64_t count = -1;
-        json_object *display = seq_find(seq, "display_data");
-        const char *display_plain = jstr(jget(display, "data"), "text/plain");
+        json_object *display = cx_seq_find(seq, "display_data");
+        const char *display_plain = cx_jstr(cx_jget(display, "data"), "text/plain");
         if (plain)
                 json_object_object_add(ev, "text_plain", json_object_new_string(plain));
         findings f = { .n = 0 };
         if (!want) {
-                untested(x, id, "the execute_result snippet has no \"text_plain\"");
+                cx_untested(x, id, "the execute_result snippet has no \"text_plain\"");
                 json_object_put(ev);
                 goto out;
         }
         if (strcmp(ex->status, "ok") != 0)
-                found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+                cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!result && display_plain && strstr(display_plain, want))
-                found(&f, "display_data_instead", "the value arrived as display_data ('%s'), no execute_result",
+                cx_found(&f, "display_data_instead", "the value arrived as display_data ('%s'), no execute_result",
                       display_plain);
         else if (!result)
-                found(&f, "missing", "no execute_result on iopub");
+                cx_found(&f, "missing", "no execute_result on iopub");
         else {
                 if (!plain || !strstr(plain, want))
-                        found(&f, "text_plain", "execute_result text/plain is not '%s'", want);
-                if (!jint(result, "execution_count", &count) || count != ex->execution_count)
-                        found(&f, "count", "execute_result execution_count %lld differs from the reply's %lld",
+                        cx_found(&f, "text_plain", "execute_result text/plain is not '%s'", want);
+                if (!cx_jint(result, "execution_count", &count) || count != ex->execution_count)
+                        cx_found(&f, "count", "execute_result execution_count %lld differs from the reply's %lld",
                               (long long) count, (long long) ex->execution_count);
         }
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
+                cx_pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
 out:
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
@@ -622,39 +792,39 @@ static void check_display(cx *x) {
         json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
         int64_t t0 = 0;
-        if (start_snippet(x, id, "display_data", &s, &t0, &ex, &seq) < 0)
+        if (cx_start_snippet(x, id, "display_data", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *mime = jstr(s, "mime");
+        const char *mime = cx_jstr(s, "mime");
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object *shown = NULL;
         for (size_t i = 0; mime && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(jstr(e, "msg_type"), "display_data") == 0 && jget(jget(jget(e, "content"), "data"), mime))
-                        shown = jget(e, "content");
+                if (strcmp(cx_jstr(e, "msg_type"), "display_data") == 0 && cx_jget(cx_jget(cx_jget(e, "content"), "data"), mime))
+                        shown = cx_jget(e, "content");
         }
-        json_object *md = jget(shown, "metadata");
+        json_object *md = cx_jget(shown, "metadata");
         findings f = { .n = 0 };
         if (mime) {
                 if (strcmp(ex->status, "ok") != 0)
-                        found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
+                        cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
                 if (!shown)
-                        found(&f, "missing", "no display_data carrying %s", mime);
+                        cx_found(&f, "missing", "no display_data carrying %s", mime);
                 else if (!md || !json_object_is_type(md, json_type_object))
-                        found(&f, "metadata", "display_data without a metadata object");
+                        cx_found(&f, "metadata", "display_data without a metadata object");
         }
         if (!mime) {
-                untested(x, id, "the display_data snippet has no \"mime\"");
+                cx_untested(x, id, "the display_data snippet has no \"mime\"");
                 json_object_put(ev);
         } else if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
+                cx_pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
 }
 
-static bool string_array(json_object *a) {
+bool cx_string_array(json_object *a) {
         if (!a || !json_object_is_type(a, json_type_array))
                 return false;
         for (size_t i = 0; i < json_object_array_length(a); i++)
@@ -668,27 +838,33 @@ static void check_error(cx *x) {
         json_object *s = NULL, *seq = NULL;
         kb_execution *ex = NULL;
         int64_t t0 = 0;
-        if (start_snippet(x, id, "error", &s, &t0, &ex, &seq) < 0)
+        if (cx_start_snippet(x, id, "error", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = jstr(s, "evalue");
+        const char *want = cx_jstr(s, "evalue");
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-        json_object_object_add(ev, "ename", jstring_or_null(ex->ename));
-        json_object *err = seq_find(seq, "error");
+        json_object_object_add(ev, "ename", cx_jstring_or_null(ex->ename));
+        json_object *err = cx_seq_find(seq, "error");
         findings f = { .n = 0 };
         if (strcmp(ex->status, "error") != 0)
-                found(&f, "status", "execute_reply status '%s', expected 'error'", ex->status);
-        else if (!ex->ename || !ex->evalue || !string_array(jget(ex->reply, "traceback")))
-                found(&f, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
+                cx_found(&f, "status", "execute_reply status '%s', expected 'error'", ex->status);
+        else if (!ex->ename || !ex->evalue || !cx_string_array(cx_jget(ex->reply, "traceback")))
+                cx_found(&f, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
         else if (want && !strstr(ex->evalue, want))
-                found(&f, "evalue", "evalue does not contain '%s'", want);
-        if (!err || !jstr(err, "ename") || !jstr(err, "evalue") || !string_array(jget(err, "traceback")))
-                found(&f, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
+                cx_found(&f, "evalue", "evalue does not contain '%s'", want);
+        if (!err || !cx_jstr(err, "ename") || !cx_jstr(err, "evalue") || !cx_string_array(cx_jget(err, "traceback")))
+                cx_found(&f, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
+        /* The cell only raises: between execute_input and idle the error is the one output
+         * (jupyter_kernel_test's test_error asks the same). */
+        size_t outputs = json_object_array_length(seq) - cx_seq_count(seq, "status") - cx_seq_count(seq, "execute_input");
+        if (err && outputs != 1)
+                cx_found(&f, "extra_output", "%zu iopub outputs for a cell that only raises, expected the error alone",
+                         outputs);
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
+                cx_pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
                      ex->ename);
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
@@ -698,7 +874,7 @@ static void check_error(cx *x) {
 static int quiet(cx *x, const char *code, bool silent, bool store, int64_t *ret_count, json_object **ret_seq) {
         kb_execution *ex = NULL;
         json_object *seq = NULL;
-        int r = execute(x, code, silent, store, &ex, &seq);
+        int r = cx_execute(x, code, silent, store, &ex, &seq);
         if (r < 0)
                 return r;
         *ret_count = ex->execution_count;
@@ -713,23 +889,23 @@ static int quiet(cx *x, const char *code, bool silent, bool store, int64_t *ret_
 
 static void check_counts(cx *x) {
         const char *id = "execute.count";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
-        json_object *s = snippet(x, id, "quiet");
+        json_object *s = cx_snippet(x, id, "quiet", false);
         if (!s)
                 return;
-        const char *code = jstr(s, "code");
+        const char *code = cx_jstr(s, "code");
         int64_t t0 = kb_now_ms(), a = -1, b = -1, c = -1;
         int r;
         if (!code) {
-                untested(x, id, "the quiet snippet has no \"code\"");
+                cx_untested(x, id, "the quiet snippet has no \"code\"");
                 return;
         }
         json_object *seq = NULL;
         if ((r = quiet(x, code, false, true, &a, NULL)) < 0 || (r = quiet(x, code, false, false, &b, NULL)) < 0 ||
             (r = quiet(x, code, false, true, &c, &seq)) < 0) {
-                problem(x, id, t0, NULL, "wait", "a quiet cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : wait_error(x, r));
+                cx_problem(x, id, t0, NULL, "wait", "a quiet cell did not complete with status ok: %s",
+                        r == -EPROTO ? "status not ok" : cx_wait_error(x, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -737,37 +913,37 @@ static void check_counts(cx *x) {
         json_object_object_add(ev, "no_store_history", json_object_new_int64(b));
         json_object_object_add(ev, "store_history_again", json_object_new_int64(c));
         int64_t input_count = -1;
-        json_object *input = seq_find(seq, "execute_input");
-        bool have_input = input && jint(input, "execution_count", &input_count);
+        json_object *input = cx_seq_find(seq, "execute_input");
+        bool have_input = input && cx_jint(input, "execution_count", &input_count);
         json_object_put(seq);
         findings f = { .n = 0 };
         if (a < 1 || c != a + 1)
-                found(&f, "count", "execution_count went %lld → (store_history false) → %lld, expected %lld → %lld",
+                cx_found(&f, "count", "execution_count went %lld → (store_history false) → %lld, expected %lld → %lld",
                       (long long) a, (long long) c, (long long) a, (long long) a + 1);
         /* The protocol: a request that stores no history replies with the counter's current value. */
         if (b != a)
-                found(&f, "count_without_store", "the store_history false reply says %lld instead of the current "
+                cx_found(&f, "count_without_store", "the store_history false reply says %lld instead of the current "
                       "counter %lld", (long long) b, (long long) a);
         if (!have_input || input_count != c)
-                found(&f, "input_count", "execute_input's execution_count is not the reply's %lld", (long long) c);
+                cx_found(&f, "input_count", "execute_input's execution_count is not the reply's %lld", (long long) c);
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "execution_count %lld → %lld: +1 with store_history; a request without it "
+                cx_pass(x, id, t0, ev, "execution_count %lld → %lld: +1 with store_history; a request without it "
                      "replies with the current %lld and does not count", (long long) a, (long long) c, (long long) b);
 }
 
 static void check_silent(cx *x) {
         const char *id = "execute.silent";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
-        json_object *s = snippet(x, id, "stdout");
-        json_object *q = s ? snippet(x, id, "quiet") : NULL;
+        json_object *s = cx_snippet(x, id, "stdout", false);
+        json_object *q = s ? cx_snippet(x, id, "quiet", false) : NULL;
         if (!s || !q)
                 return;
-        const char *code = jstr(s, "code"), *quiet_code = jstr(q, "code");
+        const char *code = cx_jstr(s, "code"), *quiet_code = cx_jstr(q, "code");
         if (!code || !quiet_code) {
-                untested(x, id, "the stdout or quiet snippet has no \"code\"");
+                cx_untested(x, id, "the stdout or quiet snippet has no \"code\"");
                 return;
         }
         int64_t t0 = kb_now_ms(), before = -1, silent_count = -1, after = -1;
@@ -779,36 +955,36 @@ static void check_silent(cx *x) {
                 r = quiet(x, quiet_code, false, true, &after, NULL);
         if (r < 0) {
                 json_object_put(seq);
-                problem(x, id, t0, NULL, "wait", "a cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : wait_error(x, r));
+                cx_problem(x, id, t0, NULL, "wait", "a cell did not complete with status ok: %s",
+                        r == -EPROTO ? "status not ok" : cx_wait_error(x, r));
                 return;
         }
         json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "iopub", seq_types(seq));
+        json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "count_before", json_object_new_int64(before));
         json_object_object_add(ev, "count_after", json_object_new_int64(after));
-        size_t streams = seq_count(seq, "stream");
-        size_t rich = seq_count(seq, "display_data") + seq_count(seq, "execute_result") + seq_count(seq, "error");
-        size_t inputs = seq_count(seq, "execute_input");
+        size_t streams = cx_seq_count(seq, "stream");
+        size_t rich = cx_seq_count(seq, "display_data") + cx_seq_count(seq, "execute_result") + cx_seq_count(seq, "error");
+        size_t inputs = cx_seq_count(seq, "execute_input");
         json_object_put(seq);
         /* The protocol: silent requests broadcast nothing on iopub (and have no execute_result).
          * Each is checked on its own: a known deviation must not hide another. */
         findings f = { .n = 0 };
         if (rich > 0)
-                found(&f, "output_when_silent", "a silent request published %zu display, result or error message(s)",
+                cx_found(&f, "output_when_silent", "a silent request published %zu display, result or error message(s)",
                       rich);
         if (streams > 0)
-                found(&f, "stream_when_silent", "a silent request published %zu stream message(s) of what the code "
+                cx_found(&f, "stream_when_silent", "a silent request published %zu stream message(s) of what the code "
                       "printed", streams);
         if (after != before + 1)
-                found(&f, "count_when_silent", "execution_count went %lld → %lld around a silent request, expected +1 "
+                cx_found(&f, "count_when_silent", "execution_count went %lld → %lld around a silent request, expected +1 "
                       "(the silent one must not count)", (long long) before, (long long) after);
         if (inputs > 0)
-                found(&f, "execute_input_when_silent", "a silent request broadcast execute_input");
+                cx_found(&f, "execute_input_when_silent", "a silent request broadcast execute_input");
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "a silent request (code that prints) published no execute_input and no output, "
+                cx_pass(x, id, t0, ev, "a silent request (code that prints) published no execute_input and no output, "
                      "and did not count");
 }
 
@@ -817,14 +993,14 @@ static void check_silent(cx *x) {
 static void check_is_complete(cx *x, const char *expect) {
         char id[64];
         snprintf(id, sizeof(id), "is_complete.%s", expect);
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
-        json_object *s = snippet(x, id, "is_complete");
+        json_object *s = cx_snippet(x, id, "is_complete", false);
         if (!s)
                 return;
-        json_object *samples = jget(s, expect);
+        json_object *samples = cx_jget(s, expect);
         if (!samples || !json_object_is_type(samples, json_type_array) || json_object_array_length(samples) == 0) {
-                untested(x, id, "the is_complete snippet has no \"%s\" samples", expect);
+                cx_untested(x, id, "the is_complete snippet has no \"%s\" samples", expect);
                 return;
         }
         int64_t t0 = kb_now_ms();
@@ -836,19 +1012,19 @@ static void check_is_complete(cx *x, const char *expect) {
                         continue;
                 json_object *content = json_object_new_object(), *reply = NULL;
                 json_object_object_add(content, "code", json_object_get(sample));
-                int r = request(x, "is_complete_request", content, &reply);
+                int r = cx_request(x, "is_complete_request", content, &reply);
                 if (r < 0) {
                         json_object_put(ev);
-                        problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
-                                wait_error(x, r));
+                        cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
+                                cx_wait_error(x, r));
                         return;
                 }
-                const char *status = jstr(reply, "status");
+                const char *status = cx_jstr(reply, "status");
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "code", json_object_get(sample));
-                json_object_object_add(e, "status", jstring_or_null(status));
-                if (jget(reply, "indent"))
-                        json_object_object_add(e, "indent", json_object_get(jget(reply, "indent")));
+                json_object_object_add(e, "status", cx_jstring_or_null(status));
+                if (cx_jget(reply, "indent"))
+                        json_object_object_add(e, "indent", json_object_get(cx_jget(reply, "indent")));
                 json_object_array_add(ev, e);
                 if ((!status || strcmp(status, expect) != 0) && !*wrong)
                         snprintf(wrong, sizeof(wrong), "sample %zu answered '%s'", i + 1, status ? status : "(no status)");
@@ -857,13 +1033,13 @@ static void check_is_complete(cx *x, const char *expect) {
         json_object *wrapped = json_object_new_object();
         json_object_object_add(wrapped, "samples", ev);
         if (*wrong)
-                problem(x, id, t0, wrapped, "wrong_status", "expected '%s': %s", expect, wrong);
+                cx_problem(x, id, t0, wrapped, "wrong_status", "expected '%s': %s", expect, wrong);
         else
-                pass(x, id, t0, wrapped, "%zu sample(s) answered '%s'", json_object_array_length(ev), expect);
+                cx_pass(x, id, t0, wrapped, "%zu sample(s) answered '%s'", json_object_array_length(ev), expect);
 }
 
 /* Cursor positions count unicode code points. */
-static int code_points(const char *s) {
+int cx_code_points(const char *s) {
         int n = 0;
         for (; *s; s++)
                 if (((unsigned char) *s & 0xC0) != 0x80)
@@ -871,180 +1047,146 @@ static int code_points(const char *s) {
         return n;
 }
 
+/* Whether two lists of strings hold the same set (duplicates aside). */
+static bool same_set(json_object *a, json_object *b) {
+        for (int pass_no = 0; pass_no < 2; pass_no++) {
+                json_object *from = pass_no ? b : a, *in = pass_no ? a : b;
+                for (size_t i = 0; i < json_object_array_length(from); i++) {
+                        const char *v = json_object_get_string(json_object_array_get_idx(from, i));
+                        bool there = false;
+                        for (size_t j = 0; !there && j < json_object_array_length(in); j++)
+                                there = strcmp(v, json_object_get_string(json_object_array_get_idx(in, j))) == 0;
+                        if (!there)
+                                return false;
+                }
+        }
+        return true;
+}
+
 static void check_complete(cx *x) {
         const char *id = "complete";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
-        json_object *s = snippet(x, id, "complete");
+        json_object *s = cx_snippet(x, id, "complete", false);
         if (!s)
                 return;
-        const char *code = jstr(s, "code"), *match = jstr(s, "match");
+        const char *code = cx_jstr(s, "code"), *match = cx_jstr(s, "match");
         if (!code || !match) {
-                untested(x, id, "the complete snippet needs \"code\" and \"match\"");
+                cx_untested(x, id, "the complete snippet needs \"code\" and \"match\"");
                 return;
         }
         int64_t t0 = kb_now_ms(), start = -1, end = -1;
-        int pos = code_points(code);
+        int pos = cx_code_points(code);
         json_object *content = json_object_new_object(), *reply = NULL;
         json_object_object_add(content, "code", json_object_new_string(code));
         json_object_object_add(content, "cursor_pos", json_object_new_int(pos));
-        int r = request(x, "complete_request", content, &reply);
+        int r = cx_request(x, "complete_request", content, &reply);
         if (r < 0) {
-                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", cx_wait_error(x, r));
                 return;
         }
-        json_object *matches = jget(reply, "matches");
+        json_object *matches = cx_jget(reply, "matches");
         bool in_matches = false;
-        for (size_t i = 0; string_array(matches) && i < json_object_array_length(matches); i++)
+        for (size_t i = 0; cx_string_array(matches) && i < json_object_array_length(matches); i++)
                 in_matches |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "matches", matches ? json_object_get(matches) : NULL);
-        bool cursors = jint(reply, "cursor_start", &start) && jint(reply, "cursor_end", &end);
+        bool cursors = cx_jint(reply, "cursor_start", &start) && cx_jint(reply, "cursor_end", &end);
         json_object_object_add(ev, "cursor_start", json_object_new_int64(start));
         json_object_object_add(ev, "cursor_end", json_object_new_int64(end));
-        const char *status = jstr(reply, "status");
+        const char *status = cx_jstr(reply, "status");
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
-                found(&f, "status", "complete_reply status is not 'ok'");
-        if (!string_array(matches))
-                found(&f, "matches", "matches is not a list of strings");
+                cx_found(&f, "status", "complete_reply status is not 'ok'");
+        if (!cx_string_array(matches))
+                cx_found(&f, "matches", "matches is not a list of strings");
         else if (!in_matches)
-                found(&f, "no_match", "'%s' is not among the %zu matches", match, json_object_array_length(matches));
+                cx_found(&f, "no_match", "'%s' is not among the %zu matches", match, json_object_array_length(matches));
+        /* Optionally the whole set, as jupyter_kernel_test's completion_samples compare it. */
+        json_object *want_set = cx_jget(s, "matches");
+        if (cx_string_array(want_set) && cx_string_array(matches) && !same_set(want_set, matches))
+                cx_found(&f, "match_set", "the matches are not exactly the pack's set of %zu",
+                         json_object_array_length(want_set));
         if (!cursors || start < 0 || start > end || end > pos)
-                found(&f, "cursor", "cursor_start/cursor_end (%lld, %lld) not within 0..%d", (long long) start,
+                cx_found(&f, "cursor", "cursor_start/cursor_end (%lld, %lld) not within 0..%d", (long long) start,
                       (long long) end, pos);
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "'%s' among %zu matches, cursor %lld..%lld of %d", match,
+                cx_pass(x, id, t0, ev, "'%s' among %zu matches, cursor %lld..%lld of %d", match,
                      json_object_array_length(matches), (long long) start, (long long) end, pos);
         json_object_put(reply);
 }
 
 static void check_inspect(cx *x) {
         const char *id = "inspect";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
-        json_object *s = snippet(x, id, "inspect");
+        json_object *s = cx_snippet(x, id, "inspect", false);
         if (!s)
                 return;
-        const char *code = jstr(s, "code");
+        const char *code = cx_jstr(s, "code");
         if (!code) {
-                untested(x, id, "the inspect snippet has no \"code\"");
+                cx_untested(x, id, "the inspect snippet has no \"code\"");
                 return;
         }
         int64_t t0 = kb_now_ms();
         json_object *content = json_object_new_object(), *reply = NULL;
         json_object_object_add(content, "code", json_object_new_string(code));
-        json_object_object_add(content, "cursor_pos", json_object_new_int(code_points(code)));
+        json_object_object_add(content, "cursor_pos", json_object_new_int(cx_code_points(code)));
         json_object_object_add(content, "detail_level", json_object_new_int(0));
-        int r = request(x, "inspect_request", content, &reply);
+        int r = cx_request(x, "inspect_request", content, &reply);
         if (r < 0) {
-                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", cx_wait_error(x, r));
                 return;
         }
-        json_object *is_found = jget(reply, "found"), *data = jget(reply, "data");
-        const char *plain = jstr(data, "text/plain"), *status = jstr(reply, "status");
+        json_object *is_found = cx_jget(reply, "found"), *data = cx_jget(reply, "data");
+        const char *plain = cx_jstr(data, "text/plain"), *status = cx_jstr(reply, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "found", is_found ? json_object_get(is_found) : NULL);
         json_object_object_add(ev, "text_plain_bytes", json_object_new_int(plain ? (int) strlen(plain) : -1));
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
-                found(&f, "status", "inspect_reply status is not 'ok'");
+                cx_found(&f, "status", "inspect_reply status is not 'ok'");
         if (!is_found || !json_object_is_type(is_found, json_type_boolean) || !json_object_get_boolean(is_found))
-                found(&f, "not_found", "'%s' was not found", code);
+                cx_found(&f, "not_found", "'%s' was not found", code);
         else if (!plain || !*plain)
-                found(&f, "no_data", "found, but data has no text/plain");
+                cx_found(&f, "no_data", "found, but data has no text/plain");
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "'%s' found, %zu bytes of text/plain", code, strlen(plain));
-        json_object_put(reply);
-}
-
-static void check_history(cx *x) {
-        const char *id = "history.tail";
-        if (!can_run(x, id))
-                return;
-        json_object *s = snippet(x, id, "stdout");
-        if (!s)
-                return;
-        const char *code = jstr(s, "code");
-        if (!x->stdout_ran || !code) {
-                problem(x, id, 0, NULL, "not_run", "not run: execute.stdout stored nothing to look for");
-                return;
-        }
-        int64_t t0 = kb_now_ms();
-        json_object *content = json_object_new_object(), *reply = NULL;
-        json_object_object_add(content, "output", json_object_new_boolean(0));
-        json_object_object_add(content, "raw", json_object_new_boolean(1));
-        json_object_object_add(content, "hist_access_type", json_object_new_string("tail"));
-        json_object_object_add(content, "n", json_object_new_int(HISTORY_TAIL));
-        int r = request(x, "history_request", content, &reply);
-        if (r < 0) {
-                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s", wait_error(x, r));
-                return;
-        }
-        json_object *history = jget(reply, "history");
-        const char *status = jstr(reply, "status");
-        bool in_tail = false, shape = history && json_object_is_type(history, json_type_array);
-        for (size_t i = 0; shape && i < json_object_array_length(history); i++) {
-                json_object *e = json_object_array_get_idx(history, i);
-                if (!json_object_is_type(e, json_type_array) || json_object_array_length(e) != 3) {
-                        shape = false;
-                        break;
-                }
-                json_object *input = json_object_array_get_idx(e, 2);
-                in_tail |= json_object_is_type(input, json_type_string) && strcmp(json_object_get_string(input), code) == 0;
-        }
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "entries", json_object_new_int(shape ? (int) json_object_array_length(history) : -1));
-        findings f = { .n = 0 };
-        if (!status || strcmp(status, "ok") != 0)
-                found(&f, "status", "history_reply status is not 'ok'");
-        if (!shape)
-                found(&f, "shape", "history is not a list of [session, line, input] entries");
-        else if (json_object_array_length(history) == 0)
-                found(&f, "empty_history", "history_reply (tail %d) is empty after cells that stored history",
-                      HISTORY_TAIL);
-        else if (!in_tail)
-                found(&f, "missing_entry", "the stdout cell (stored in history) is not in the last %zu entries",
-                      json_object_array_length(history));
-        if (f.n > 0)
-                judge(x, id, t0, ev, &f);
-        else
-                pass(x, id, t0, ev, "tail of %zu entries includes the stdout cell", json_object_array_length(history));
+                cx_pass(x, id, t0, ev, "'%s' found, %zu bytes of text/plain", code, strlen(plain));
         json_object_put(reply);
 }
 
 static void check_comm_info(cx *x) {
         const char *id = "comm_info";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
         json_object *reply = NULL;
-        int r = request(x, "comm_info_request", json_object_new_object(), &reply);
+        int r = cx_request(x, "comm_info_request", json_object_new_object(), &reply);
         if (r < 0) {
-                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", cx_wait_error(x, r));
                 return;
         }
-        json_object *comms = jget(reply, "comms");
-        const char *status = jstr(reply, "status");
+        json_object *comms = cx_jget(reply, "comms");
+        const char *status = cx_jstr(reply, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "reply_keys", json_object_new_array());
         json_object_object_foreach(reply, key, value) {
                 (void) value;
-                json_object_array_add(jget(ev, "reply_keys"), json_object_new_string(key));
+                json_object_array_add(cx_jget(ev, "reply_keys"), json_object_new_string(key));
         }
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
-                found(&f, "status", "comm_info_reply status is not 'ok'");
+                cx_found(&f, "status", "comm_info_reply status is not 'ok'");
         if (!comms || !json_object_is_type(comms, json_type_object))
-                found(&f, "comms_shape", "comm_info_reply has no top-level \"comms\" object");
+                cx_found(&f, "comms_shape", "comm_info_reply has no top-level \"comms\" object");
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "comms object with %d open comm(s)", json_object_object_length(comms));
+                cx_pass(x, id, t0, ev, "comms object with %d open comm(s)", json_object_object_length(comms));
         json_object_put(reply);
 }
 
@@ -1052,34 +1194,35 @@ static void check_comm_info(cx *x) {
 
 static void check_interrupt_idle(cx *x) {
         const char *id = "interrupt.idle";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
         _cleanup_free_ char *status = NULL;
-        int r = kb_client_interrupt(kb_kernel_client(x->kernel), deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &status);
+        int r = kb_client_interrupt(kb_kernel_client(x->kernel), cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &status);
         json_object *after = NULL;
         /* Whatever the kernel did with it, it must still answer. */
-        int a = r == 0 || r == -ETIMEDOUT ? request(x, "kernel_info_request", NULL, &after) : r;
+        int a = r == 0 || r == -ETIMEDOUT ? cx_request(x, "kernel_info_request", NULL, &after) : r;
         json_object_put(after);
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "interrupt_reply", r == 0 ? json_object_new_string(status) : NULL);
         json_object_object_add(ev, "answers_afterwards", json_object_new_boolean(a == 0));
         findings f = { .n = 0 };
         if (r < 0 && r != -ETIMEDOUT)
-                found(&f, "wait", "interrupt_request: %s", wait_error(x, r));
+                cx_found(&f, "wait", "interrupt_request: %s", cx_wait_error(x, r));
         else {
                 if (r == -ETIMEDOUT)
-                        found(&f, "no_reply", "no interrupt_reply on control within %d ms", CONTROL_REPLY_TIMEOUT_MS);
+                        cx_found(&f, "no_reply", "no interrupt_reply on control within %d ms", CONTROL_REPLY_TIMEOUT_MS);
                 else if (*status && strcmp(status, "ok") != 0)
-                        found(&f, "status", "interrupt_reply status '%s'", status);
+                        cx_found(&f, "status", "interrupt_reply status '%s'", status);
                 if (a < 0)
-                        found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
-                              wait_error(x, a));
+                        cx_found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
+                              cx_wait_error(x, a));
         }
-        if (f.n > 0)
-                judge(x, id, t0, ev, &f);
-        else
-                pass(x, id, t0, ev, "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
+        if (f.n > 0) {
+                if (!ignored_control_interrupt(x, id, t0, ev, &f))
+                        cx_judge(x, id, t0, ev, &f);
+        } else
+                cx_pass(x, id, t0, ev, "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
                      *status ? status : "absent");
 }
 
@@ -1091,7 +1234,7 @@ static bool cell_completed(const kb_execution *ex) {
         json_object *result = NULL;
         if (kb_probe_result(ex, &result) < 0)
                 return false;
-        json_object *done = jget(result, "completed");
+        json_object *done = cx_jget(result, "completed");
         bool completed = done && json_object_is_type(done, json_type_boolean) && json_object_get_boolean(done);
         json_object_put(result);
         return completed;
@@ -1101,7 +1244,7 @@ static bool cell_completed(const kb_execution *ex) {
  * the item and returns < 0. */
 static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) {
         if (!x->lp) {
-                untested(x, id, "%s", x->no_snippets);
+                cx_untested(x, id, "%s", x->no_snippets);
                 return -ENOENT;
         }
         char marker[64], nonce[17];
@@ -1116,7 +1259,7 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
         int r = kb_langpack_render(x->lp, "long", params, &code);
         json_object_put(params);
         if (r < 0) {
-                untested(x, id, "the language pack %s has no usable \"long\" cell (%s)", kb_langpack_dir(x->lp),
+                cx_untested(x, id, "the language pack %s has no usable \"long\" cell (%s)", kb_langpack_dir(x->lp),
                          strerror(-r));
                 return r;
         }
@@ -1125,10 +1268,10 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
         kb_execution *ex = NULL;
         r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
-                r = kb_client_execute_wait(c, ex, deadline_in(x, MARKER_TIMEOUT_MS), marker_seen, marker);
+                r = kb_client_execute_wait(c, ex, cx_deadline_in(x, MARKER_TIMEOUT_MS), marker_seen, marker);
         if (r != 1) {
-                problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
-                        r == 0 ? "it finished first" : wait_error(x, r));
+                cx_problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
+                        r == 0 ? "it finished first" : cx_wait_error(x, r));
                 if (r == -ETIMEDOUT)
                         x->wedged = true;
                 kb_execution_destroy(c, &ex);
@@ -1140,7 +1283,7 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
 
 /* Waits for an interrupted cell's reply; 0 when it came. */
 static int wait_stopped(cx *x, kb_execution *ex, int ms) {
-        int r = kb_client_execute_wait(kb_kernel_client(x->kernel), ex, deadline_in(x, ms), NULL, NULL);
+        int r = kb_client_execute_wait(kb_kernel_client(x->kernel), ex, cx_deadline_in(x, ms), NULL, NULL);
         return r == 0 && ex->got_reply ? 0 : r == 0 ? -ETIMEDOUT : r;
 }
 
@@ -1150,18 +1293,18 @@ static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
         if (by_signal)
                 (void) kb_kernel_signal(x->kernel, SIGINT);
         else
-                (void) kb_client_interrupt(kb_kernel_client(x->kernel), deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), NULL);
-        int u = wait_stopped(x, ex, item_ms(x));
+                (void) kb_client_interrupt(kb_kernel_client(x->kernel), cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), NULL);
+        int u = wait_stopped(x, ex, cx_item_ms(x));
         json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
         if (u == -ESRCH || u == -ECANCELED)
-                (void) wait_error(x, u);
+                (void) cx_wait_error(x, u);
         else if (u != 0)
                 x->wedged = true;
 }
 
 static void check_interrupt_busy(cx *x, bool by_signal) {
         const char *id = by_signal ? "interrupt.signal" : "interrupt.control";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
         kb_execution *ex = NULL;
@@ -1172,10 +1315,10 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL;
         int sr = by_signal ? kb_kernel_signal(x->kernel, SIGINT)
-                           : kb_client_interrupt(c, deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
+                           : kb_client_interrupt(c, cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
         if (!by_signal)
                 json_object_object_add(ev, "interrupt_reply", sr == 0 ? json_object_new_string(reply_status) : NULL);
-        int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : item_ms(x);
+        int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : cx_item_ms(x);
         int r = sr == 0 || sr == -ETIMEDOUT ? wait_stopped(x, ex, wait_ms) : sr;
         bool stopped = r == 0 && !cell_completed(ex);
         if (r == 0) {
@@ -1187,31 +1330,32 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
          * the cell runs on) never hides another (the cell could not be stopped at all). */
         findings f = { .n = 0 };
         if (r == -ESRCH || r == -ECANCELED) {
-                found(&f, "wait", "while waiting for the interrupted cell: %s", wait_error(x, r));
+                cx_found(&f, "wait", "while waiting for the interrupted cell: %s", cx_wait_error(x, r));
         } else {
                 if (!by_signal && sr == -ETIMEDOUT)
-                        found(&f, "no_reply", "no interrupt_reply within %d ms", CONTROL_REPLY_TIMEOUT_MS);
+                        cx_found(&f, "no_reply", "no interrupt_reply within %d ms", CONTROL_REPLY_TIMEOUT_MS);
                 if (!stopped) {
                         if (r != 0)
                                 unblock(x, ex, !by_signal, ev);
                         if (r == 0)
-                                found(&f, "not_stopped", "the cell ran to completion");
+                                cx_found(&f, "not_stopped", "the cell ran to completion");
                         else
-                                found(&f, "not_stopped", "the cell kept running %d ms after the interrupt", wait_ms);
+                                cx_found(&f, "not_stopped", "the cell kept running %d ms after the interrupt", wait_ms);
                         if (x->wedged)
-                                found(&f, "unstoppable", "the other path did not stop it either");
+                                cx_found(&f, "unstoppable", "the other path did not stop it either");
                 } else if (strcmp(ex->status, "error") != 0) {
-                        found(&f, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
+                        cx_found(&f, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
                               "the interrupted cell's execute_reply status is '%s', expected 'error'", ex->status);
                 } else if (json_object_array_length(ex->errors) == 0) {
                         /* Only asked of an 'error' reply: an aborted cell has no error to publish. */
-                        found(&f, "no_iopub_error", "execute_reply status 'error' but no iopub error message");
+                        cx_found(&f, "no_iopub_error", "execute_reply status 'error' but no iopub error message");
                 }
         }
         if (f.n > 0) {
-                judge(x, id, t0, ev, &f);
+                if (by_signal || !ignored_control_interrupt(x, id, t0, ev, &f))
+                        cx_judge(x, id, t0, ev, &f);
         } else {
-                pass(x, id, t0, ev, "%s stopped the running cell: status 'error'%s%s after %lld ms",
+                cx_pass(x, id, t0, ev, "%s stopped the running cell: status 'error'%s%s after %lld ms",
                      by_signal ? "SIGINT through the pinned pidfd" : "interrupt_request on control",
                      ex->ename ? ", " : "", ex->ename ? ex->ename : "", (long long) (ex->reply_ms - sent));
         }
@@ -1222,39 +1366,39 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
 
 static void check_shutdown(cx *x) {
         const char *id = "shutdown";
-        if (!can_run(x, id))
+        if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
         json_object *content = json_object_new_object();
         json_object_object_add(content, "restart", json_object_new_boolean(0));
         kb_msg *reply = NULL;
         int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
-                                  deadline_in(x, item_ms(x)), &reply);
+                                  cx_deadline_in(x, cx_item_ms(x)), &reply);
         if (r < 0) {
-                problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
-                        wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
+                        cx_wait_error(x, r));
                 return;
         }
-        json_object *restart = jget(reply->content, "restart");
+        json_object *restart = cx_jget(reply->content, "restart");
         const char *status = kb_msg_content_string(reply, "status");
         struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
         int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
-        json_object_object_add(ev, "status", jstring_or_null(status));
+        json_object_object_add(ev, "status", cx_jstring_or_null(status));
         json_object_object_add(ev, "exited", json_object_new_boolean(exited));
         findings f = { .n = 0 };
         if (!restart || !json_object_is_type(restart, json_type_boolean) || json_object_get_boolean(restart))
-                found(&f, "restart", "shutdown_reply does not echo restart: false");
+                cx_found(&f, "restart", "shutdown_reply does not echo restart: false");
         if (status && strcmp(status, "ok") != 0)
-                found(&f, "status", "shutdown_reply status '%s'", status);
+                cx_found(&f, "status", "shutdown_reply status '%s'", status);
         if (!exited)
-                found(&f, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
+                cx_found(&f, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
                       SHUTDOWN_EXIT_MS);
         if (f.n > 0)
-                judge(x, id, t0, ev, &f);
+                cx_judge(x, id, t0, ev, &f);
         else
-                pass(x, id, t0, ev, "shutdown_reply echoes restart: false (status %s) and the process exited",
+                cx_pass(x, id, t0, ev, "shutdown_reply echoes restart: false (status %s) and the process exited",
                      status ? status : "absent");
         kb_msg_destroy(&reply);
 }
@@ -1266,9 +1410,9 @@ static void fill_missing(cx *x, const char *why) {
         for (size_t i = 0; items[i]; i++) {
                 bool have = false;
                 for (size_t j = 0; j < json_object_array_length(x->checks) && !have; j++)
-                        have = strcmp(jstr(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
+                        have = strcmp(cx_jstr(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
                 if (!have)
-                        problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
+                        cx_problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
         }
 }
 
@@ -1278,8 +1422,18 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
         x.k = kb_report_kernel_new(spec, team);
-        if (!x.k)
+        x.shape_types = json_object_new_object();
+        x.shape_problems = json_object_new_object();
+        x.watched = json_object_new_array();
+        x.stdin_msgs = json_object_new_array();
+        if (!x.k || !x.shape_types || !x.shape_problems || !x.watched || !x.stdin_msgs) {
+                json_object_put(x.k);
+                json_object_put(x.shape_types);
+                json_object_put(x.shape_problems);
+                json_object_put(x.watched);
+                json_object_put(x.stdin_msgs);
                 return -ENOMEM;
+        }
         json_object_object_get_ex(x.k, "checks", &x.checks);
 
         /* Snippets are data: a language without them still gets every language-independent item. */
@@ -1297,7 +1451,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                          "the language pack %s has no \"conformance\" snippets", kb_langpack_dir(x.lp));
         }
 
-        logf_(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        cx_log(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = {
                 .spec = spec,
                 .base_dir = env->base_dir,
@@ -1309,10 +1463,12 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                 .host_env = env->host_env,
                 .user = env->user,
                 .hardening = env->hardening,
-                .on_msg = env->on_msg,
-                .on_msg_userdata = env->on_msg_userdata,
+                /* Every message passes conformance's hook (messages.shape, comms, stdin), which
+                 * hands it on to the caller's. */
+                .on_msg = cx_on_msg,
+                .on_msg_userdata = &x,
                 .cancel_fd = env->cancel_fd,
-                .deadline_ms = deadline_in(&x, 60000),
+                .deadline_ms = cx_deadline_in(&x, 60000),
         };
         r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
         if (r < 0) {
@@ -1320,7 +1476,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                 char buf[1024];
                 snprintf(buf, sizeof(buf), "cannot start in the sandbox: %s", why);
                 json_object_object_add(x.k, "error", json_object_new_string(buf));
-                logf_(&x, KB_LOG_ERROR, "%s", buf);
+                cx_log(&x, KB_LOG_ERROR, "%s", buf);
                 /* The run's own deadline ending start-up makes the run incomplete (exit 1), not a
                  * kernel that cannot be tested (docs/faults.md). */
                 bool deadline = env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0;
@@ -1333,9 +1489,9 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
         json_object *info = kb_kernel_info(x.kernel);
         json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(info));
-        snprintf(x.implementation, sizeof(x.implementation), "%s", jstr(info, "implementation") ?: "?");
+        snprintf(x.implementation, sizeof(x.implementation), "%s", cx_jstr(info, "implementation") ?: "?");
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
-        x.deviations = jget(devs, x.implementation);
+        x.deviations = cx_jget(devs, x.implementation);
 
         check_kernel_info(&x);
         check_heartbeat(&x);
@@ -1344,20 +1500,36 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         check_stream(&x, "execute.stderr", "stderr");
         check_result(&x);
         check_display(&x);
+        cx_check_update_display(&x);
+        cx_check_clear_output(&x);
+        cx_check_pager(&x);
         check_error(&x);
         check_counts(&x);
         check_silent(&x);
+        cx_check_stdin(&x);
+        cx_check_stdin_not_allowed(&x);
         check_is_complete(&x, "complete");
         check_is_complete(&x, "incomplete");
         check_is_complete(&x, "invalid");
         check_complete(&x);
         check_inspect(&x);
-        check_history(&x);
+        cx_check_history_tail(&x);
+        cx_check_history_output(&x);
+        cx_check_history_range(&x);
+        cx_check_history_search(&x);
         check_comm_info(&x);
+        cx_check_comm_open(&x);
+        cx_check_comm_msg(&x);
+        cx_check_comm_info_target(&x);
+        cx_check_comm_close(&x);
+        cx_check_comm_unknown_target(&x);
+        cx_check_debug(&x);
+        cx_check_subshells(&x);
         check_interrupt_idle(&x);
         check_interrupt_busy(&x, false);
         check_interrupt_busy(&x, true);
         check_shutdown(&x);
+        cx_check_shape(&x);
         if (x.cancelled)
                 outcome = KB_CHECK_CANCELLED;
         /* Items cut short by the run's deadline failed as timeouts; the run must also say it is
@@ -1384,6 +1556,10 @@ done:
         kb_kernel_destroy(&x.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
         json_object_put(x.stdout_seq);
+        json_object_put(x.shape_types);
+        json_object_put(x.shape_problems);
+        json_object_put(x.watched);
+        json_object_put(x.stdin_msgs);
         if (!x.k)
                 return -ENOMEM;
         *ret = x.k;

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include "kbound/report.h"
 #include "kbound/sanitize.h"
+#include "rules.h"
 
 /* The run object is ours, but its strings carry kernel names, error texts and check details that
  * may quote what a kernel printed. Every rendering bounds them so one runaway detail cannot turn
@@ -130,6 +131,13 @@ static bool kernel_has_error(json_object *kernel) {
 /* The error as text; a non-string error still marks the kernel as broken. */
 static const char *kernel_error_text(json_object *kernel) {
         return or_unknown(member_str(kernel, "error"));
+}
+
+/* The kernel's warning, if any (the rule conformance's kernel_info.language_info shares, rules.c):
+ * its kernelspec's language against what kernel_info said. False when there is none. */
+static bool kernel_warning(json_object *kernel, char *buf, size_t size) {
+        return kb_rules_language_mismatch(member_str(member(kernel, "kernel_info"), "language"),
+                                          member_str(kernel, "language"), buf, size);
 }
 
 /* Fail closed: when the object cannot show the override was off, network isolation is not claimed. */
@@ -629,6 +637,7 @@ static void write_conformance_pass(FILE *out, json_object *run) {
         put_kernel_names(out, run);
         fprintf(out, ": %zu item(s) passed", passed);
         write_status_list(out, run, STATUS_DEVIATION, "; known deviations: ");
+        write_status_list(out, run, STATUS_UNSUPPORTED, "; unsupported: ");
         write_status_list(out, run, STATUS_UNTESTED, "; untested: ");
         fputs(" (no sandbox boundary is claimed by a conformance run).", out);
 }
@@ -690,6 +699,27 @@ int kb_report_finish(json_object *run) {
                 /* Without the sentence the verdict cannot be explained, so it cannot be a pass. */
                 pass = full = false;
                 summary = strdup("FAIL: the report summary could not be built (out of memory).");
+        }
+
+        /* Each kernel's warnings (never part of the verdict): rebuilt, so finishing twice is the same. */
+        json_object *kernels = run_kernels(run);
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                char warning[256];
+                if (!json_object_is_type(kernel, json_type_object))
+                        continue;
+                json_object *warnings = json_object_new_array();
+                if (set_member(kernel, "warnings", warnings) < 0) {
+                        r = -ENOMEM;
+                        continue;
+                }
+                if (kernel_warning(kernel, warning, sizeof(warning))) {
+                        json_object *w = json_object_new_string(warning);
+                        if (!w || json_object_array_add(warnings, w) < 0) {
+                                json_object_put(w);
+                                r = -ENOMEM;
+                        }
+                }
         }
 
         json_object *claims = member(run, "claims");
@@ -770,6 +800,12 @@ static void human_kernel_header(FILE *out, json_object *kernel) {
         if (kernel_has_error(kernel)) {
                 fputs("  error: ", out);
                 put_clean(out, kernel_error_text(kernel), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                fputc('\n', out);
+        }
+        char warning[256];
+        if (kernel_warning(kernel, warning, sizeof(warning))) {
+                fputs("  warning: ", out);
+                put_clean(out, warning, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputc('\n', out);
         }
 }

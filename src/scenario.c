@@ -18,6 +18,7 @@
 #include "kbound/scenario.h"
 #include "kbound/report.h"
 #include "procfs.h"
+#include "rules.h"
 
 #define CELL_TIMEOUT_MS 60000
 #define CHILD_WAIT_S 10
@@ -772,7 +773,6 @@ static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
 
 static void check_interrupt(ctx *x, interrupt_path path) {
         const char *id = path == PATH_CONTROL ? "interrupt.control" : "interrupt.pidfd";
-        bool message_mode = x->spec->interrupt_mode && strcmp(x->spec->interrupt_mode, "message") == 0;
         int64_t t0 = kb_now_ms();
         char marker[64], why[512];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd", x->nonce);
@@ -950,11 +950,14 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 if (u != 0)
                         x->wedged = true;
         }
-        if (path == PATH_CONTROL && !message_mode)
-                add_check(x, id, "unsupported", t0, ev,
-                          "%s; the kernelspec declares interrupt_mode 'signal', so only the signal path is "
-                          "required%s",
-                          why, x->wedged ? "; neither path stopped the cell" : "");
+        /* The same rule as conformance's interrupt.control (rules.c). */
+        char rule[256];
+        const char *verdict = path == PATH_CONTROL ? kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule,
+                                                                                        sizeof(rule))
+                                                   : "fail";
+        if (strcmp(verdict, "unsupported") == 0)
+                add_check(x, id, "unsupported", t0, ev, "%s; %s%s", why, rule,
+                          x->wedged ? "; neither path stopped the cell" : "");
         else
                 add_check(x, id, "fail", t0, ev, "%s%s%s", why, x->wedged ? "; " : "",
                           x->wedged ? "and the other path did not stop it either" : "");

@@ -60,6 +60,9 @@ typedef struct kb_execute_options {
         bool silent;
         bool store_history;
         bool stop_on_error;
+        bool allow_stdin;  /* the kernel may ask for input; the caller must then answer it (an
+                            * input_request is seen by the on_msg hook; answer with
+                            * kb_client_request_send on KB_CHANNEL_STDIN) */
 } kb_execute_options;
 
 /* Connects the five channels (shell, control, stdin: DEALER; iopub: SUB to everything; hb: REQ)
@@ -127,6 +130,12 @@ KB_EXPORT int kb_client_request_send(kb_client *c, kb_channel channel, const cha
 /* The reply to msg_id id on channel if it has arrived during any wait (the caller destroys it),
  * else NULL. Never waits. */
 KB_EXPORT kb_msg *kb_client_reply_take(kb_client *c, kb_channel channel, const char *id);
+
+/* Waits until deadline_ms for traffic and routes what arrived, as every wait does (executions
+ * collect their iopub, replies are kept for kb_client_reply_take, the on_msg hook sees each): for
+ * messages no request waits for, such as a comm's iopub or an input_request. Returns 1 if
+ * something arrived, 0 at the deadline, or the errors of any wait (-ESRCH, -ECANCELED, ...). */
+KB_EXPORT int kb_client_poll(kb_client *c, int64_t deadline_ms);
 
 /* interrupt_request on control; *ret_status (may be NULL) gets the reply's status string. */
 KB_EXPORT int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status);

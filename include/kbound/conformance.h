@@ -1,9 +1,12 @@
 /* conformance.h: protocol conformance of one kernel, inside the sandbox: kernel_info, execute
- * ordering and outputs, execution counts, is_complete, complete, inspect, history, comm_info,
- * interrupts, shutdown. Each item is a check of a kernel object (docs/report-format.md) whose
- * status is pass, fail, deviation (a known, named deviation of this implementation, observed) or
- * untested (with the reason). Code snippets come from the language pack's "conformance" member;
- * known deviations from its "deviations" member, keyed by kernel_info's implementation. */
+ * ordering and outputs, display updates, clear_output, pager, execution counts, stdin,
+ * is_complete, complete, inspect, history, comms, the debugger and subshells, interrupts,
+ * shutdown, and the shape of every message received. Each item is a check of a kernel object
+ * (docs/report-format.md) whose status is pass, fail, deviation (a known, named deviation of this
+ * implementation, observed), unsupported (an optional part of the protocol the kernel lacks, with
+ * the reason) or untested (with the reason). Code snippets come from the language pack's
+ * "conformance" member; known deviations from its "deviations" member, keyed by kernel_info's
+ * implementation. */
 #pragma once
 
 #include <stdbool.h>

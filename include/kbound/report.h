@@ -15,7 +15,9 @@
  * boundary.network was tested, pass or fail), ["full_boundary"] (pass, network claimed, and all five
  * boundary.* checks pass for every kernel) and ["summary"], one sentence derived from the data that
  * states exactly what was claimed (without a network claim it says "NOT claimed" and never
- * contains "full boundary"). Leaves exit_code to the caller. Idempotent; tolerates missing or
+ * contains "full boundary"), and each kernel's "warnings" (a list of strings that never changes the
+ * verdict: a language_info.name that differs from the kernelspec's language). Leaves exit_code to
+ * the caller. Idempotent; tolerates missing or
  * wrongly typed fields (a non-object "claims" is replaced). Returns 0 (pass) or 1 (fail, also for a
  * NULL/non-object run, and when out of memory). */
 KB_EXPORT int kb_report_finish(json_object *run);

@@ -145,12 +145,28 @@ static void test_conformance_failure(void **state) {
         json_object_put(run);
 }
 
+/* interrupt_request ignored by a kernel whose kernelspec declares signals: unsupported keeps a
+ * pass, and the summary names it, as a check run's unsupported items are named. */
+static void test_unsupported_is_named(void **state) {
+        json_object *run = new_run("unsupported", "no interrupt_reply; the kernelspec declares interrupt_mode 'signal'");
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_non_null(strstr(summary(run), "; unsupported: ir interrupt.control"));
+        char *human = render(run, kb_report_human);
+        assert_non_null(strstr(human, "UNSUPPORTED  ir       interrupt.control"));
+        free(human);
+        json_object_put(run);
+        run = new_run("unsupported", "");
+        assert_int_equal(kb_report_finish(run), 1);
+        json_object_put(run);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_deviation_and_untested_keep_a_pass),
                 cmocka_unit_test(test_untested_fails_unless_allowed),
                 cmocka_unit_test(test_unexplained_deviation_fails),
                 cmocka_unit_test(test_conformance_failure),
+                cmocka_unit_test(test_unsupported_is_named),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

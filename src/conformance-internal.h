@@ -1,0 +1,156 @@
+/* conformance-internal.h: what the conformance items share: the run's state and the helpers that
+ * record an item (conformance.c), for the items split into conformance_features.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "kbound/client.h"
+#include "kbound/conformance.h"
+#include "kbound/kernel.h"
+#include "kbound/probe.h"
+
+#define ITEM_TIMEOUT_MS 10000
+#define MARKER_TIMEOUT_MS 30000
+#define CONTROL_REPLY_TIMEOUT_MS 2000
+#define CONTROL_GRACE_MS 1000
+#define HEARTBEAT_TIMEOUT_MS 2000
+#define SHUTDOWN_EXIT_MS 5000
+#define HISTORY_TAIL 50
+#define SEQ_MAX 256     /* iopub messages kept per execution: a flooding kernel is not buffered */
+#define WATCH_MAX 8     /* requests without a reply (comm_*) whose iopub is kept */
+#define SHAPE_CODES_MAX 64 /* distinct shape problems kept (each with a count) */
+
+struct cx {
+        const kb_conformance_env *env;
+        const kb_kernelspec *spec;
+        kb_langpack *lp;            /* NULL: no pack for this language */
+        json_object *snippets;      /* the pack's "conformance", borrowed; NULL if none */
+        json_object *deviations;    /* the pack's deviations for this implementation, borrowed */
+        char implementation[128];
+        char no_snippets[512];      /* why language items are untested */
+        kb_kernel *kernel;
+        json_object *k, *checks;
+        bool cancelled, dead, wedged;
+        /* What execute.stdout saw, for execute.ordering and the history items. */
+        json_object *stdout_seq;
+        int64_t stdout_count;
+        bool stdout_ran;
+        /* Where history.tail found the stdout cell, for history.range. */
+        int64_t hist_session, hist_line;
+        bool hist_found;
+        /* Every message received, as the on_msg hook saw it (messages.shape): message types and
+         * how many of each ({type: n}), the problems ({code: {count, detail}}), totals. */
+        json_object *shape_types, *shape_problems;
+        uint64_t shape_checked, shape_unknown;
+        /* iopub messages whose parent is a watched request ({parent, msg_type, content}): the
+         * replies to comm_open/comm_msg/comm_close come only on iopub, which no execution
+         * collects. stdin messages of any parent ({parent, msg_type, content}). */
+        char watch_ids[WATCH_MAX][64];
+        size_t n_watch;
+        json_object *watched, *stdin_msgs;
+        /* The comm comm.open opened, for comm.msg, comm_info.target and comm.close. */
+        char comm_id[40];
+        bool comm_opened;
+};
+
+typedef struct cx cx;
+
+/* What an item found wrong: every problem code observed, and their details joined. An item
+ * collects all of them before it is judged, so that a known deviation never hides another
+ * problem of the same item. */
+#define MAX_PROBLEMS 16
+typedef struct findings {
+        const char *codes[MAX_PROBLEMS];
+        size_t n;
+        bool overflow;          /* more problems than codes kept */
+        char detail[1024];
+} findings;
+
+/* Small JSON helpers: the kernel's replies are untrusted, so every type is checked; a missing
+ * member or one of another type is NULL / false. */
+json_object *cx_jget(json_object *o, const char *key);
+const char *cx_jstr(json_object *o, const char *key);
+bool cx_jint(json_object *o, const char *key, int64_t *ret);
+json_object *cx_jstring_or_null(const char *s);
+bool cx_string_array(json_object *a);
+int cx_code_points(const char *s);
+
+/* Progress through env->log, redacted with the kernel's key. */
+void cx_log(const cx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Records item id with status and detail (ev taken; NULL → {}). */
+void cx_add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail);
+void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+void cx_untested(cx *x, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "unsupported": an optional feature the kernel lacks, with the reason. */
+void cx_unsupported(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+void cx_found(findings *f, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records id with the problems in f (at least one): "deviation" when the pack lists every
+ * observed code for this implementation and item, else "fail" naming them all. */
+void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f);
+void cx_problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+/* cx_judge when f has problems, else cx_pass with the words in fmt. */
+void cx_verdict(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+
+/* False (and the item recorded as failed) when an earlier step left nothing to test with. */
+bool cx_can_run(cx *x, const char *id);
+/* The language pack's snippet object for name, or NULL (and the item recorded untested). When
+ * optional, a snippet {"unsupported": "why"} records the item unsupported with the pack's reason
+ * (a feature of the protocol this kernel's language has no way to use) and returns NULL. */
+json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional);
+
+int64_t cx_deadline_in(const cx *x, int64_t ms);
+int cx_item_ms(const cx *x);
+/* Words for a failed wait, marking the run dead or cancelled when that is what it means. */
+const char *cx_wait_error(cx *x, int r);
+
+/* A request on shell (content taken) and its reply's content (new reference). */
+int cx_request(cx *x, const char *msg_type, json_object *content, json_object **ret);
+/* The same on control, waiting at most ms. */
+int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret);
+/* Runs code to completion, its iopub messages in order in *ret_seq ({msg_type, content}). */
+int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
+               json_object **ret_seq);
+/* The start every snippet item shares (cx_can_run, the snippet, its "code", run to completion). */
+int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
+                     kb_execution **ret_ex, json_object **ret_seq);
+size_t cx_seq_count(json_object *seq, const char *msg_type);
+json_object *cx_seq_find(json_object *seq, const char *msg_type);
+json_object *cx_seq_types(json_object *seq);
+
+/* Sends msg_type (content taken) on shell without a reply to wait for, and keeps its iopub
+ * messages in x->watched; *ret_id (64 bytes) gets its msg_id. */
+int cx_send_watched(cx *x, const char *msg_type, json_object *content, char ret_id[64]);
+/* Polls until the kernel published idle for parent (or deadline): 0, -ETIMEDOUT, or a wait error. */
+int cx_wait_idle(cx *x, const char *parent, int64_t deadline_ms);
+/* The watched iopub messages of parent, in order (a new array of borrowed-then-referenced entries). */
+json_object *cx_watched(cx *x, const char *parent);
+
+/* The on_msg hook conformance installs: messages.shape, the watched iopub, stdin; then the
+ * caller's transcript hook. */
+void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg);
+/* messages.shape from what the hook saw. */
+void cx_check_shape(cx *x);
+
+/* conformance_features.c: the protocol's optional features. */
+void cx_check_update_display(cx *x);
+void cx_check_clear_output(cx *x);
+void cx_check_pager(cx *x);
+void cx_check_stdin(cx *x);
+void cx_check_stdin_not_allowed(cx *x);
+void cx_check_history_tail(cx *x);
+void cx_check_history_output(cx *x);
+void cx_check_history_range(cx *x);
+void cx_check_history_search(cx *x);
+void cx_check_comm_open(cx *x);
+void cx_check_comm_msg(cx *x);
+void cx_check_comm_info_target(cx *x);
+void cx_check_comm_close(cx *x);
+void cx_check_comm_unknown_target(cx *x);
+void cx_check_debug(cx *x);
+void cx_check_subshells(cx *x);
