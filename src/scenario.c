@@ -264,14 +264,17 @@ static void result_marker(const ctx *x, char *buf, size_t size) {
         snprintf(buf, size, "KBOUND-RESULT-%.16s", x->nonce);
 }
 
-/* A cell's result, by the pack's transport. */
+/* A cell's result: by the pack's transport first, then by the other one (a Python cell falls back
+ * to the marked stdout line when the kernel has no IPython display, as a raw xeus-python). Both
+ * carry the cell's word alike: neither can pass a check. */
 static int cell_result(const ctx *x, const kb_execution *ex, json_object **ret) {
-        if (x->transport == KB_RESULT_STDOUT) {
-                char marker[64];
-                result_marker(x, marker, sizeof marker);
-                return kb_probe_result_text(ex, marker, ret);
-        }
-        return kb_probe_result(ex, ret);
+        char marker[64];
+        result_marker(x, marker, sizeof marker);
+        bool text_first = x->transport == KB_RESULT_STDOUT;
+        int r = text_first ? kb_probe_result_text(ex, marker, ret) : kb_probe_result(ex, ret);
+        if (r == -ENOMSG)
+                r = text_first ? kb_probe_result(ex, ret) : kb_probe_result_text(ex, marker, ret);
+        return r;
 }
 
 /* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */

@@ -5,9 +5,9 @@
 # the same way and prints JSON. Reports name -> errno (or "allowed"). It knows nothing of the
 # filter: kbound's host side compares the answers with the errnos it expects and confirms the
 # filter from /proc. All helpers live inside one function that is deleted after.
+{{KBOUND_PRELUDE}}
 def _kbound_cell_fn():
     import base64, errno, json, os, subprocess
-    from IPython.display import display
 
     params = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
     errors = []
@@ -291,9 +291,9 @@ def run(params):
 
     in_process = guard("in_process.results", lambda: as_results(in_process), None)
 
-    display({"application/vnd.kbound.probe+json": {
-        "pid": os.getpid(), "in_process": in_process, "child": spawned, "errors": errors}}, raw=True)
+    _kbound_publish({
+        "pid": os.getpid(), "in_process": in_process, "child": spawned, "errors": errors}, params.get("result_marker"))
 try:
     _kbound_cell_fn()
 finally:
-    del _kbound_cell_fn
+    del _kbound_cell_fn, _kbound_publish

@@ -1,9 +1,9 @@
 # kbound long cell: announces itself with a marker, then sleeps in short interruptible steps,
 # printing a tick after each.
 # KeyboardInterrupt is deliberately not caught: the kernel must turn it into an error reply.
+{{KBOUND_PRELUDE}}
 def _kbound_cell_fn():
     import base64, json, sys, time
-    from IPython.display import display
     params = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
     sys.stdout.write(str(params["marker"]) + "\n")
     sys.stdout.flush()  # kbound waits for the marker before interrupting
@@ -16,8 +16,8 @@ def _kbound_cell_fn():
             sys.stdout.flush()
     sys.stdout.write("kbound: long cell ran to completion\n")
     sys.stdout.flush()
-    display({"application/vnd.kbound.probe+json": {"completed": True}}, raw=True)
+    _kbound_publish({"completed": True}, params.get("result_marker"))
 try:
     _kbound_cell_fn()
 finally:
-    del _kbound_cell_fn
+    del _kbound_cell_fn, _kbound_publish

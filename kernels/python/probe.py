@@ -1,9 +1,9 @@
 # kbound boundary probe cell: tries every way out of the sandbox it knows and reports what happened.
 # It knows no secrets: kbound's host side judges the result. Each sub-probe catches its own errors,
 # so one failure never hides the others. All helpers live inside one function that is deleted after.
+{{KBOUND_PRELUDE}}
 def _kbound_cell_fn():
     import base64, errno, json, os, re, socket, subprocess, sys
-    from IPython.display import display
 
     params = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
     cap = 65536  # bytes kept per file read; kbound bounds what it has to search
@@ -219,11 +219,26 @@ for d in sorted((x for x in os.listdir("/proc") if x.isdigit()), key=int):
 print(json.dumps({"environ": env, "proc": procs, "go": bool(go) and os.path.exists(go)}))
 '''
 
+    def python_here():
+        # The kernel's own interpreter if it exists inside the sandbox (an image's kernelspec may
+        # name /usr/bin/python where only python3 is installed), else the first python3 or python
+        # on PATH; None when there is none.
+        import shutil
+        for candidate in (sys.executable, shutil.which("python3"), shutil.which("python")):
+            if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        return None
+
     def subprocess_dump():
         import selectors
         res = {"spawned": False, "pid": None, "error": None, "environ": "", "proc": [], "go": False}
         try:
-            child = subprocess.Popen([sys.executable, "-I", "-c", child_code, params.get("child_go") or "",
+            interpreter = python_here()
+            if interpreter is None:
+                res["error"] = "no Python interpreter inside the sandbox (tried sys.executable %r, python3, python)" % (
+                    sys.executable,)
+                return res
+            child = subprocess.Popen([interpreter, "-I", "-c", child_code, params.get("child_go") or "",
                                       str(float(params.get("child_wait_s") or 10))],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
@@ -340,12 +355,12 @@ print(json.dumps({"environ": env, "proc": procs, "go": bool(go) and os.path.exis
                                        "cap_bnd": "", "uid": os.getuid(), "gid": os.getgid(),
                                        "visible_processes": 0})
 
-    display({"application/vnd.kbound.probe+json": {
+    _kbound_publish({
         "pid": os.getpid(), "workspace": workspace, "write_outside": write_outside, "sysctl": sysctl,
         "network": network,
         "credentials": credentials, "cross_team": cross, "mounts": mount_lines, "process": proc,
-        "errors": errors}}, raw=True)
+        "errors": errors}, params.get("result_marker"))
 try:
     _kbound_cell_fn()
 finally:
-    del _kbound_cell_fn
+    del _kbound_cell_fn, _kbound_publish
