@@ -498,45 +498,119 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
         return 0;
 }
 
-/* The sandbox: init_pid, its descendants, and whatever else is in its pid namespace; and the
- * launch side: kbound and its descendants outside the sandbox. */
-static void classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
+/* Orders entries by pid, so a pid is found by binary search. */
+static int by_pid(const void *a, const void *b) {
+        pid_t x = ((const proc_entry *) a)->pid, y = ((const proc_entry *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+#define NO_ENTRY SIZE_MAX
+
+/* Index of pid in procs (sorted by pid), or NO_ENTRY. */
+static size_t entry_of(const proc_entry *procs, size_t n, pid_t pid) {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (procs[mid].pid == pid)
+                        return mid;
+                if (procs[mid].pid < pid)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NO_ENTRY;
+}
+
+/* Who is whose child, as index lists: the children of entry i are child[first[i] .. first[i + 1]). */
+typedef struct proc_tree {
+        size_t *first, *child, *queue;
+} proc_tree;
+
+static void proc_tree_free(proc_tree *tree) {
+        free(tree->first);
+        free(tree->child);
+        free(tree->queue);
+}
+
+/* Built in two passes over procs (sorted by pid): count each parent's children, then place them. */
+static int proc_tree_build(const proc_entry *procs, size_t n, proc_tree *tree) {
+        tree->first = calloc(n + 1, sizeof(size_t));
+        tree->child = malloc((n ? n : 1) * sizeof(size_t));
+        tree->queue = malloc((n ? n : 1) * sizeof(size_t));
+        _cleanup_free_ size_t *parent = malloc((n ? n : 1) * sizeof(size_t)), *next = NULL;
+        if (!tree->first || !tree->child || !tree->queue || !parent)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                parent[i] = procs[i].ppid > 0 && procs[i].ppid != procs[i].pid ? entry_of(procs, n, procs[i].ppid) : NO_ENTRY;
+                if (parent[i] != NO_ENTRY)
+                        tree->first[parent[i] + 1]++;
+        }
+        for (size_t i = 0; i < n; i++)
+                tree->first[i + 1] += tree->first[i];
+        next = malloc((n ? n : 1) * sizeof(size_t));
+        if (!next)
+                return -ENOMEM;
+        memcpy(next, tree->first, n * sizeof(size_t));
+        for (size_t i = 0; i < n; i++)
+                if (parent[i] != NO_ENTRY)
+                        tree->child[next[parent[i]]++] = i;
+        return 0;
+}
+
+enum { MARK_MEMBER, MARK_LAUNCH };
+
+static bool *mark_of(proc_entry *e, int mark) {
+        return mark == MARK_MEMBER ? &e->member : &e->launch;
+}
+
+/* Gives every descendant of an entry that has the mark the mark too, never entering a sandbox
+ * member when marking the launch side. Each entry is queued at most once: linear in n. */
+static void mark_descendants(proc_entry *procs, size_t n, const proc_tree *tree, int mark) {
+        size_t head = 0, tail = 0;
+        for (size_t i = 0; i < n; i++)
+                if (*mark_of(&procs[i], mark))
+                        tree->queue[tail++] = i;
+        while (head < tail) {
+                size_t i = tree->queue[head++];
+                for (size_t c = tree->first[i]; c < tree->first[i + 1]; c++) {
+                        proc_entry *e = &procs[tree->child[c]];
+                        if (*mark_of(e, mark) || (mark == MARK_LAUNCH && e->member))
+                                continue;
+                        *mark_of(e, mark) = true;
+                        tree->queue[tail++] = tree->child[c];
+                }
+        }
+}
+
+/* The sandbox: init_pid, its descendants, whatever else is in its pid namespace and their
+ * descendants; and the launch side: kbound and its descendants outside the sandbox. procs is
+ * sorted by pid here, and the parent links indexed once, so the cost is linear in the number of
+ * host processes (plus the sort). Returns 0 or -ENOMEM. */
+static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         pid_t self = getpid();
+        qsort(procs, n, sizeof *procs, by_pid);
+        proc_tree tree = {0};
+        int r = proc_tree_build(procs, n, &tree);
+        if (r < 0) {
+                proc_tree_free(&tree);
+                return r;
+        }
         for (size_t i = 0; i < n; i++) {
                 procs[i].member = procs[i].pid == t->init_pid;
                 procs[i].launch = procs[i].pid == self;
         }
-        for (bool grew = true; grew;) {
-                grew = false;
-                for (size_t i = 0; i < n; i++) {
-                        if (procs[i].member)
-                                continue;
-                        for (size_t j = 0; j < n; j++)
-                                if (procs[j].member && procs[j].pid == procs[i].ppid) {
-                                        procs[i].member = grew = true;
-                                        break;
-                                }
-                }
-        }
+        mark_descendants(procs, n, &tree, MARK_MEMBER);
         /* A process of the sandbox's pid namespace that is not a descendant (reparented past init,
-         * or started into it from outside) is still the sandbox's. */
+         * or started into it from outside) is still the sandbox's, and so are its children. */
         for (size_t i = 0; i < n; i++) {
                 uint64_t ino;
                 if (!procs[i].member && ns_inode(t->proc_root, procs[i].pid, "pid", &ino) == 0 && ino == t->pidns_ino)
                         procs[i].member = true;
         }
-        for (bool grew = true; grew;) {
-                grew = false;
-                for (size_t i = 0; i < n; i++) {
-                        if (procs[i].launch || procs[i].member)
-                                continue;
-                        for (size_t j = 0; j < n; j++)
-                                if (procs[j].launch && procs[j].pid == procs[i].ppid) {
-                                        procs[i].launch = grew = true;
-                                        break;
-                                }
-                }
-        }
+        mark_descendants(procs, n, &tree, MARK_MEMBER);
+        mark_descendants(procs, n, &tree, MARK_LAUNCH);
+        proc_tree_free(&tree);
+        return 0;
 }
 
 /* Opens path as the sandbox would resolve it from root_fd (absolute links stay inside) and stats
@@ -927,7 +1001,8 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
                 return r;
         if (r < 0 && note_error(errors, "the process list", r) < 0)
                 return -ENOMEM;
-        classify(t, procs, n);
+        if (classify(t, procs, n) < 0)
+                return -ENOMEM;
         int vanished = 0;
         bool kernel_seen = false;
         size_t kept = 0;
