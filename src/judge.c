@@ -352,10 +352,14 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                         const char *b = i < np ? json_object_get_string(at(planned, i)) : NULL;
                         if (a && b && strcmp(a, b) == 0)
                                 continue;
+                        /* argv[0] may be shown when it names the program the host saw running */
+                        const char *shown = i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, get_str(exe, "path")) == 0
+                                                    ? a
+                                                    : shown_arg(planned, a);
                         if (a && b)
                                 problem(v, "the running bwrap's command line is not the one kbound built: argument %zu is '%s' where "
                                            "kbound's is '%s'",
-                                        i, shown_arg(planned, a), b);
+                                        i, shown, b);
                         else if (a)
                                 problem(v, "the running bwrap's command line is not the one kbound built: it goes on past kbound's "
                                            "last argument with '%s'",
@@ -1494,7 +1498,7 @@ static bool same_file(json_object *a, json_object *b) {
 }
 
 /* The look before the kernel's program ran: bwrap's init alone in the sandbox, blocked reading
- * kbound's pipe, still bwrap, holding only what kbound handed it (each descriptor by number and
+ * kbound's pipe, still the program the bwrap outside runs, holding only what kbound handed it (each descriptor by number and
  * object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc (opened before the
  * namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else
  * was inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how
@@ -1542,10 +1546,12 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                                 pid, str_or(p, "name", "?"), inner);
                         continue;
                 }
-                if (!same_file(get(p, "exe"), get(plan, "program")))
-                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") was already %s, not the bwrap kbound "
-                                   "started",
-                                pid, str_or(get(p, "exe"), "path", str_or(p, "exe_error", "?")));
+                /* PID 1 is a fork of the bwrap outside: the same program, unless it has exec'd another. */
+                json_object *bwrap_exe = get(get(pe, "launcher"), "exe");
+                if (!same_file(get(p, "exe"), bwrap_exe))
+                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") was already %s, not the bwrap "
+                                   "outside (%s)",
+                                pid, str_or(get(p, "exe"), "path", str_or(p, "exe_error", "?")), str_or(bwrap_exe, "path", "unknown"));
                 const char *unread = fact_error(p, "fd", buf, sizeof buf);
                 if (!fds || unread)
                         problem(v, "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
@@ -1587,6 +1593,8 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         look_problems(&v, in);
         char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
         size_t n_fds = 0;
+        /* First what the kernel started with, then what the looks after saw. */
+        size_t n_pre = pre_exec_problems(&v, in);
         if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 problem(&v, "the host could not read %s", buf);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -1608,7 +1616,6 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                         }
                 }
         }
-        size_t n_pre = pre_exec_problems(&v, in);
         evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
         evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
         char pass[512];

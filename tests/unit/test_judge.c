@@ -874,7 +874,8 @@ static void test_descriptors_pre_exec(void **state) {
                 B1("/pre_exec/launcher/argv/21", "'7'", "the running bwrap was not started with --block-fd 6"),
                 B2("/pre_exec/processes/0/exe/path", "'/usr/bin/python3'", "/pre_exec/processes/0/exe/ino", "5",
                    "before the kernel ran, the sandbox's PID 1 (pid 1001) was already /usr/bin/python3, not the bwrap "
-                   "kbound started"),
+                   "outside (/usr/bin/bwrap)"),
+                B1("/pre_exec/launcher/exe", NULL, "was already /usr/bin/bwrap, not the bwrap outside (unknown)"),
                 B1("/pre_exec/processes", "[]", "the host found no process in the sandbox before the kernel ran"),
                 B1("/pre_exec/errors/-", "{'what': 'the process list', 'error': 'ENOMEM'}",
                    "could not list processes before the kernel ran (the process list: ENOMEM)"),
