@@ -17,7 +17,7 @@
 #define KB_SANDBOX_SETUID_WHY                                                                                         \
         "bwrap is set-uid root, which kbound does not support: it would build the sandbox as root (a user "          \
         "namespace owned by root, a root helper between bwrap and the sandbox, processes kbound cannot read); use "  \
-        "a bubblewrap that is not set-uid (Debian's and Ubuntu's are not; docs/platforms.md)"
+        "a bubblewrap that is not set-uid (Debian's and Ubuntu's are not; docs/ci.md)"
 
 /* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno. */
 int kb_sandbox_bwrap_setuid(const char *path);

@@ -150,7 +150,7 @@ KB_EXPORT bool kb_sandbox_rootfs_visible(const char *path);
  * init waits on the --block-fd pipe, policy->before_exec runs.
  * A set-uid bwrap is refused (-ENOTSUP): it builds the sandbox as root, so its user namespace
  * belongs to root and its processes are closed to an unprivileged kbound's look
- * (docs/platforms.md).
+ * (docs/ci.md).
  * bwrap starts as policy->user (switched from root when it says so), with a fresh empty session
  * keyring, and dies with the calling thread.
  * Errors: -ENOENT bwrap missing, -EACCES not executable, -ENOTSUP set-uid, -ECHILD bwrap exited before reporting
