@@ -1498,8 +1498,8 @@ static bool same_file(json_object *a, json_object *b) {
 }
 
 /* The look before the kernel's program ran: bwrap's init alone in the sandbox, blocked reading
- * kbound's pipe, still the program the bwrap outside runs, holding only what kbound handed it (each descriptor by number and
- * object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc (opened before the
+ * kbound's block channel, still the program the bwrap outside runs, holding only what kbound
+ * handed it (each descriptor by number and object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc (opened before the
  * namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else
  * was inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how
  * many descriptors were judged. */
@@ -1530,7 +1530,7 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                         fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
                         fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? buf : "");
         else if (int_or(init, "reads_fd", -1) != block_fd)
-                problem(v, "bwrap's init was not waiting on kbound's pipe (fd %" PRId64 ") when the host looked (it was in: %s): "
+                problem(v, "bwrap's init was not waiting on kbound's block channel (fd %" PRId64 ") when the host looked (it was in: %s): "
                            "the kernel's program may already have run",
                         block_fd, str_or(init, "syscall", "?"));
         json_object *procs = get(pe, "processes"), *planned = get(plan, "fds");
@@ -1580,7 +1580,7 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                                 num, pid, target);
                 }
                 if (fds && !unread && !block_held)
-                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") did not hold kbound's block pipe "
+                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") did not hold kbound's block channel "
                                    "as fd %" PRId64,
                                 pid, block_fd);
         }
@@ -1622,7 +1622,7 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
                  "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices; "
-                 "before the kernel's program ran, bwrap's init waited on kbound's pipe holding only the descriptors "
+                 "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the descriptors "
                  "kbound handed it and bwrap's own (%zu)",
                  n_fds, n_pre);
         return verdict_end(&v, "boundary.descriptors", pass);

@@ -13,6 +13,7 @@
 #include <linux/keyctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -47,7 +48,11 @@ struct kb_sandbox {
         int kernel_pidfd;
         uint64_t pidns_ino;
         json_object *info;
-        int block_w;               /* write end of bwrap's --block-fd pipe, until the sandbox goes on */
+        /* kbound's ends of bwrap's --block-fd and --seccomp channels (socket pairs), until the
+         * sandbox goes on (release); the seccomp program is sent only then. */
+        int block_w;
+        int seccomp_w;
+        int seccomp_program;       /* the sealed memfd kb_seccomp_build made */
         char **env;                /* the environment bwrap was started with */
         json_object *launch_facts; /* kb_sandbox_launch_facts */
 };
@@ -756,6 +761,37 @@ static void wait_init_blocked(const kb_sandbox *sb, int64_t deadline_ms) {
         }
 }
 
+/* Sends all of buf on a socket, never raising SIGPIPE. -errno. */
+static int send_all(int fd, const void *buf, size_t len) {
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* Lets bwrap's init go on: the seccomp program (the whole sealed memfd) and end of file on its
+ * channel, then one byte on the block channel. Failures are not reported here: a bwrap that is
+ * gone shows as a kernel that never appeared, and one that got a cut program refuses it. */
+static void release(kb_sandbox *sb) {
+        struct stat st;
+        if (sb->seccomp_program >= 0 && fstat(sb->seccomp_program, &st) == 0 && st.st_size > 0) {
+                _cleanup_free_ char *program = malloc((size_t) st.st_size);
+                ssize_t got = program ? pread(sb->seccomp_program, program, (size_t) st.st_size, 0) : -1;
+                if (got == st.st_size)
+                        (void) send_all(sb->seccomp_w, program, (size_t) got);
+        }
+        kb_closep(&sb->seccomp_w);
+        (void) send_all(sb->block_w, "g", 1);
+        kb_closep(&sb->block_w);
+}
+
 /* SIGKILLs every child of bwrap (our unreaped child, so its pid is not reused and a process whose
  * parent it is, is its child): a clone child that never became a pinned init. Blocked on the
  * --block-fd pipe it would not die with bwrap, and would go on to start the kernel once kbound
@@ -785,6 +821,8 @@ static void sandbox_free(kb_sandbox *sb) {
         kb_closep(&sb->init_pidfd);
         kb_closep(&sb->kernel_pidfd);
         kb_closep(&sb->block_w);
+        kb_closep(&sb->seccomp_w);
+        kb_closep(&sb->seccomp_program);
         kb_json_putp(&sb->info);
         kb_json_putp(&sb->launch_facts);
         kb_sandbox_strv_free(sb->env);
@@ -823,7 +861,8 @@ static int plan_fd(json_object *fds, int target, const char *what, int src, cons
 /* kb_sandbox_launch_facts for what is about to be launched. */
 static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, const int *fds, const int *targets,
                         size_t n_fds, int logfd, int block_r, json_object **ret) {
-        static const char *const what[] = {"the info pipe", "the seccomp program", "the syscall probe"};
+        /* fds: the info pipe, the seccomp channel, the syscall probe (n_fds of them). */
+        static const char *const what[] = {"the info pipe", "the seccomp channel", "the syscall probe"};
         _cleanup_json_ json_object *f = json_object_new_object();
         json_object *a = json_object_new_array(), *planned = json_object_new_array();
         if (!f || json_object_object_add(f, "argv", a) < 0 || json_object_object_add(f, "fds", planned) < 0)
@@ -851,7 +890,7 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         for (size_t i = 0; r >= 0 && i < n_fds && i < KB_ELEMENTSOF(what); i++)
                 r = plan_fd(planned, targets[i], what[i], fds[i], NULL);
         if (r >= 0)
-                r = plan_fd(planned, KB_SANDBOX_BLOCK_FD, "the block pipe", block_r, NULL);
+                r = plan_fd(planned, KB_SANDBOX_BLOCK_FD, "the block channel", block_r, NULL);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(f);
@@ -891,30 +930,45 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return -errno;
         struct stat lst;
         off_t log_offset = fstat(logfd, &lst) == 0 ? lst.st_size : 0;
-        int info_pipe[2], block_pipe[2];
+        int info_pipe[2];
         if (pipe2(info_pipe, O_CLOEXEC) < 0)
                 return -errno;
         _cleanup_close_ int info_r = info_pipe[0];
-        if (pipe2(block_pipe, O_CLOEXEC) < 0) {
-                r = -errno;
-                close(info_pipe[1]);
-                return r;
-        }
-        _cleanup_close_ int block_r = block_pipe[0];
 
         kb_sandbox *sb = calloc(1, sizeof *sb);
         if (!sb) {
                 close(info_pipe[1]);
-                close(block_pipe[1]);
                 return -ENOMEM;
         }
         sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
-        sb->block_w = block_pipe[1];
+        sb->block_w = sb->seccomp_w = sb->seccomp_program = -1;
+        /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
+         * end of file; kbound sends both only once the host has looked. Should kbound die first,
+         * both channels close empty, and an empty program makes bwrap give up (prctl refuses it)
+         * before anything of the kernel runs: bwrap's init has no parent-death signal yet while it
+         * waits, so nothing else would stop it. Socket pairs, not pipes: a send to a bwrap that is
+         * gone fails with EPIPE instead of raising SIGPIPE in a library caller. */
+        int block_pair[2], seccomp_pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, block_pair) < 0) {
+                r = -errno;
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                return r;
+        }
+        sb->block_w = block_pair[0];
+        _cleanup_close_ int block_r = block_pair[1];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, seccomp_pair) < 0) {
+                r = -errno;
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                return r;
+        }
+        sb->seccomp_w = seccomp_pair[0];
+        _cleanup_close_ int seccomp_r = seccomp_pair[1];
         /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
          * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
-        /* The seccomp program: built for this launch (bwrap reads it from its current offset). */
-        _cleanup_close_ int seccomp_fd = -1;
-        r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &seccomp_fd);
+        /* The seccomp program: built for this launch, sent at release. */
+        r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &sb->seccomp_program);
         if (r < 0) {
                 close(info_pipe[1]);
                 sandbox_free(sb);
@@ -931,8 +985,8 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 set_diagnosis(ret_diagnosis, "cannot open kbound's syscall probe program", NULL, 0);
                 return r;
         }
-        /* The block pipe's read end last: the syscall probe may be absent. */
-        int fds[4] = {info_pipe[1], seccomp_fd, probe_fd >= 0 ? probe_fd : block_r, block_r};
+        /* The block channel last: the syscall probe may be absent. */
+        int fds[4] = {info_pipe[1], seccomp_r, probe_fd >= 0 ? probe_fd : block_r, block_r};
         int targets[4] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD,
                           probe_fd >= 0 ? KB_SANDBOX_PROBE_FD : KB_SANDBOX_BLOCK_FD, KB_SANDBOX_BLOCK_FD},
             stage = 0;
@@ -952,6 +1006,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
         close(info_pipe[1]);
         kb_closep(&block_r);
+        kb_closep(&seccomp_r);
         if (r < 0) {
                 set_diagnosis(ret_diagnosis,
                               stage == KB_SPAWN_STAGE_USER      ? "cannot switch to the sandbox user before starting bwrap"
@@ -991,18 +1046,14 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb->pidns_ino = (uint64_t) pidns;
         r = pin_init(sb);
         if (r == 0) {
-                /* bwrap's init waits on the block pipe: nothing of the kernel exists yet. The host
-                 * looks now, then lets it go on. A failed write (bwrap gone) shows below as a
-                 * kernel that never appeared. */
+                /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The
+                 * host looks now, then lets it go on. A failed release (bwrap gone) shows below as
+                 * a kernel that never appeared. */
                 if (policy->before_exec) {
                         wait_init_blocked(sb, deadline_ms);
                         policy->before_exec(policy->before_exec_userdata, sb);
                 }
-                ssize_t w;
-                do
-                        w = write(sb->block_w, "g", 1);
-                while (w < 0 && errno == EINTR);
-                kb_closep(&sb->block_w);
+                release(sb);
                 r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
                                         &sb->kernel_pidfd);
         }

@@ -177,7 +177,7 @@ KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
 /* What kbound launched, as facts for the judge (borrowed): "program" {"path", "dev", "ino"} (the
  * bwrap executed, stat'd when it was), "argv" (the planned command line, argv[0] first), "fds"
  * [{"fd", "what", "dev", "ino"}] (each descriptor kbound handed bwrap: stdin /dev/null, the log as
- * stdout and stderr, the info pipe, the seccomp program, the syscall probe, the block pipe),
+ * stdout and stderr, the info pipe, the seccomp channel (a socket: the program is sent on release), the syscall probe, the block channel),
  * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor),
  * "block_fd". */
 KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);

@@ -200,14 +200,13 @@ static kb_judge_input input_of(json_object *run) {
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE "'ns_holders': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
 
-/* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's pipe (fd
- * 6), holding what kbound handed it (stdin, the log, the seccomp program at 4, the block pipe) and
+/* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
+ * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
  * bwrap's own O_PATH descriptor of the host's /proc (7) and eventfd (8). */
 #define PRE_INIT_FDS                                                                                                  \
         "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                           \
-        "{'fd': 4, 'target': '/memfd:kbound-seccomp (deleted)', 'type': 'reg', 'dev': '0:1', 'ino': 2329, "           \
-        "'flags': 32770, 'mnt_id': 0}, "                                                                              \
-        "{'fd': 6, 'target': 'pipe:[8100]', 'type': 'fifo', 'dev': '0:14', 'ino': 8100, 'flags': 0, 'mnt_id': 14}, "  \
+        "{'fd': 4, 'target': 'socket:[8102]', 'type': 'sock', 'dev': '0:8', 'ino': 8102, 'flags': 2, 'mnt_id': 8}, "  \
+        "{'fd': 6, 'target': 'socket:[8100]', 'type': 'sock', 'dev': '0:8', 'ino': 8100, 'flags': 2, 'mnt_id': 8}, "  \
         "{'fd': 7, 'target': '/proc', 'type': 'dir', 'dev': '0:22', 'ino': 1, 'flags': 2097152, 'mnt_id': 24}, "     \
         "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'type': 'unknown', 'dev': '0:16', 'ino': 20, 'flags': 526338, "  \
         "'mnt_id': 17}]"
@@ -222,9 +221,9 @@ static kb_judge_input input_of(json_object *run) {
         "{'fd': 1, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                    \
         "{'fd': 2, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                    \
         "{'fd': 3, 'what': 'the info pipe', 'dev': '0:14', 'ino': 8099}, "                                            \
-        "{'fd': 4, 'what': 'the seccomp program', 'dev': '0:1', 'ino': 2329}, "                                       \
+        "{'fd': 4, 'what': 'the seccomp channel', 'dev': '0:8', 'ino': 8102}, "                                       \
         "{'fd': 5, 'what': 'the syscall probe', 'dev': '8:1', 'ino': 999}, "                                          \
-        "{'fd': 6, 'what': 'the block pipe', 'dev': '0:14', 'ino': 8100}], "                                          \
+        "{'fd': 6, 'what': 'the block channel', 'dev': '0:8', 'ino': 8100}], "                                        \
         "'proc': {'dev': '0:22', 'ino': 1}, 'block_fd': 6}"
 
 /* One look at the sandbox, before the cell's child exists. */
@@ -851,15 +850,15 @@ static void test_descriptors_pre_exec(void **state) {
                    "before the kernel ran, fd 9 of the sandbox's PID 1 (pid 1001) was pipe:[9999], which kbound did not hand "
                    "in"),
                 /* kbound's number, another object */
-                B1(PRE_FDS "/3/ino", "2330", "fd 4 of the sandbox's PID 1 (pid 1001) was /memfd:kbound-seccomp (deleted)"),
+                B1(PRE_FDS "/3/ino", "8103", "fd 4 of the sandbox's PID 1 (pid 1001) was socket:[8102], which kbound did not"),
                 B1(PRE_FDS "/0/ino", "6", "fd 0 of the sandbox's PID 1 (pid 1001) was /dev/null, which kbound did not"),
                 /* bwrap's own: one O_PATH descriptor of the host's /proc and one eventfd, no more */
                 B1(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
                    "fd 9 of the sandbox's PID 1 (pid 1001) was anon_inode:[eventfd]"),
                 B1(PRE_FDS "/5/flags", "0", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
                 B1(PRE_FDS "/5/dev", "'0:40'", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc"),
-                B1(PRE_FDS "/4", NULL, "did not hold kbound's block pipe as fd 6"),
-                B1(PRE_FDS "/4/ino", "8101", "did not hold kbound's block pipe as fd 6"),
+                B1(PRE_FDS "/4", NULL, "did not hold kbound's block channel as fd 6"),
+                B1(PRE_FDS "/4/ino", "8101", "did not hold kbound's block channel as fd 6"),
                 B1("/pre_exec/processes/0/errors/-", "{'what': 'fd', 'error': 'Permission denied'}",
                    "the host could not read the descriptors of PID 1 before the kernel ran (fd: Permission denied)"),
                 /* the sandbox did not wait */
@@ -867,7 +866,7 @@ static void test_descriptors_pre_exec(void **state) {
                    "the sandbox did not wait for kbound: pid 1002 (python3, PID 2 in the sandbox) ran before kbound let "
                    "the kernel start"),
                 B2("/pre_exec/init/reads_fd", "-1", "/pre_exec/init/syscall", "'running'",
-                   "bwrap's init was not waiting on kbound's pipe (fd 6) when the host looked (it was in: running)"),
+                   "bwrap's init was not waiting on kbound's block channel (fd 6) when the host looked (it was in: running)"),
                 B1("/pre_exec/init", NULL, "the host could not see whether bwrap's init waited before the kernel ran"),
                 B1("/pre_exec/launcher/argv/20", "'--sync-fd'",
                    "the running bwrap was not started with --block-fd 6: nothing made the sandbox wait"),

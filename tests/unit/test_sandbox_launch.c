@@ -420,11 +420,54 @@ static void test_before_exec(void **state) {
         }
         json_object *n = NULL;
         assert_true(json_object_object_get_ex(ev, "descriptors_before_exec", &n));
-        assert_true(json_object_get_int64(n) >= 6); /* stdio, seccomp, block pipe, bwrap's own two */
+        assert_true(json_object_get_int64(n) >= 6); /* stdio, seccomp channel, block channel, bwrap's own two */
         json_object_put(c);
         json_object_put(expect);
         json_object_put(seen.look);
         kb_sandbox_destroy(&sb);
+}
+
+/* kbound dies (SIGKILL) while bwrap's init waits for the host's look: init has no parent-death
+ * signal yet, so it must not go on to start the kernel. */
+static int death_report_fd = -1;
+
+static void die_before_exec(void *userdata, const kb_sandbox *sb) {
+        (void) userdata;
+        pid_t init = kb_sandbox_init_pid(sb);
+        ssize_t w = write(death_report_fd, &init, sizeof init);
+        (void) w;
+        raise(SIGKILL);
+}
+
+static void test_death_before_exec(void **state) {
+        fixture *f = *state;
+        char marker[256];
+        snprintf(marker, sizeof marker, "%s/started", f->runtime);
+        int report[2];
+        assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                close(report[0]);
+                death_report_fd = report[1];
+                char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
+                kb_sandbox_policy p = f->policy;
+                p.before_exec = die_before_exec;
+                kb_sandbox *sb = NULL;
+                (void) kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 10000, &sb, NULL);
+                _exit(3); /* not reached: the hook kills this process */
+        }
+        close(report[1]);
+        pid_t init = -1;
+        assert_int_equal(read(report[0], &init, sizeof init), (ssize_t) sizeof init);
+        close(report[0]);
+        int status;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        assert_true(init > 0);
+        assert_true(proc_gone_soon(init));
+        usleep(300 * 1000);
+        assert_int_equal(access(marker, F_OK), -1); /* the kernel's program never ran */
 }
 
 /* A set-uid bwrap builds the sandbox as root: refused before it runs, and said so. */
@@ -687,6 +730,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_never_root, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_before_exec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_setuid_bwrap_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_death_before_exec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_failed_launch_kills_blocked_child, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fresh_keyring, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_version, setup, teardown),
