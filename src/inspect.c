@@ -177,11 +177,13 @@ static int ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES
                 char link[64];
                 ssize_t len = readlinkat(dfd, namespaces[i], link, sizeof link - 1);
                 if (len < 0) {
-                        if (errno != ENOENT)
-                                return -errno;
-                        if (!process_exists(proc_root, pid))
+                        int e = errno;
+                        /* A process gone meanwhile answers EACCES (not ENOENT): ask whether it is. */
+                        if ((e == ENOENT || e == EACCES) && !process_exists(proc_root, pid))
                                 return -ESRCH;
-                        ret[i] = 0;
+                        if (e != ENOENT)
+                                return -e;
+                        ret[i] = 0; /* a type this kernel lacks, or an exiting process's */
                         continue;
                 }
                 link[len] = '\0';

@@ -471,7 +471,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         if (outside) {
                 json_object_object_add(outside, "read", json_object_new_int64(outside_read));
                 json_object_object_add(outside, "unreadable", json_object_new_int64(outside_unreadable));
-                if (outside_unreadable > 0)
+                if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
                         json_object_object_add(outside, "note", json_object_new_string(
                                 "kbound is not root: the namespaces of other users' processes cannot be read, and were not judged"));
         }
@@ -485,9 +485,10 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         evidence(&v, "bwrap", json_object_get(get(in->expect, "bwrap")));
         evidence(&v, "bwrap_version", json_object_get(get(in->expect, "bwrap_version")));
         char pass[1024], unread[160] = "";
+        bool root = int_or(in->host, "uid", -1) == 0;
         if (outside_unreadable > 0)
-                snprintf(unread, sizeof unread, "; %" PRId64 " of other users could not be read (kbound is not root), not judged",
-                         outside_unreadable);
+                snprintf(unread, sizeof unread, "; %" PRId64 " %s could not be read%s, not judged", outside_unreadable,
+                         root ? "more" : "of other users", root ? "" : " (kbound is not root)");
         snprintf(pass, sizeof pass,
                  "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s; the running "
                  "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
