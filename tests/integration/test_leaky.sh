@@ -143,6 +143,11 @@ ok "  ... sandbox.session passes" [ "$(check_status "$scratch/tty-ok.json" pytho
 echo "no --die-with-parent: the sandbox could outlive kbound"
 leak_with lifetime sandbox.session "without --die-with-parent"
 
+echo "no --block-fd: the kernel starts before the host's first look"
+leak_with noblock boundary.descriptors "the running bwrap was not started with --block-fd 6"
+ok "LEAK=noblock: bwrap's init was not waiting on kbound's block channel" \
+  grep -qF "was not waiting on kbound's block channel (fd 6)" <<<"$(detail "$scratch/noblock.json" boundary.descriptors)"
+
 echo "kbound's own argv, with fds 7 and 8 the ends of a pipe a helper outside holds (not kbound's descendant)"
 as_sandbox_user /usr/bin/python3 -c 'import os, time
 r, w = os.pipe()
