@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -35,8 +36,14 @@
 #define TARGET_MAX 512
 #define ARGV_MAX 4096
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
+#define NS_HOLDERS_MAX 64 /* processes outside the sandbox in its namespaces, kept (all counted) */
+/* The kernel allows 32 nested user namespaces: a longer chain of parents is not one. */
+#define USERNS_DEPTH_MAX 40
 
 static const char *const namespaces[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", NULL};
+/* Their indices in namespaces[]. */
+enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS_TYPES };
+_Static_assert(KB_ELEMENTSOF(namespaces) == NS_TYPES + 1, "namespaces[] and its indices");
 
 /* The socket tables with an inode column: a socket of the namespace is in one of these or unix. */
 static const char *const net_tables[] = {"tcp",     "tcp6", "udp",  "udp6",  "udplite", "udplite6",
@@ -159,6 +166,106 @@ static int ns_object(const char *proc_root, pid_t pid, json_object *errors, json
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(ns);
+        return 0;
+}
+
+/* Every namespace inode of pid (namespaces[] order; 0 for a type this kernel lacks) through one
+ * open of its ns folder. The links are read, not followed: "net:[4026531840]" names the inode, and
+ * a readlink costs a third of a stat through the link (this runs for every host process in every
+ * look). Returns 0, -ESRCH (gone), -EACCES or -EPERM (another user's process: reading a namespace
+ * link needs ptrace rights over it), -EPROTO, -errno. */
+static int ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES]) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%d/ns", proc_root, (int) pid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        _cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        for (size_t i = 0; i < NS_TYPES; i++) {
+                char link[64];
+                ssize_t len = readlinkat(dfd, namespaces[i], link, sizeof link - 1);
+                if (len < 0) {
+                        int e = errno;
+                        /* A process gone meanwhile answers EACCES (not ENOENT): ask whether it is. */
+                        if ((e == ENOENT || e == EACCES) && !process_exists(proc_root, pid))
+                                return -ESRCH;
+                        if (e != ENOENT)
+                                return -e;
+                        ret[i] = 0; /* a type this kernel lacks, or an exiting process's */
+                        continue;
+                }
+                link[len] = '\0';
+                size_t name_len = strlen(namespaces[i]);
+                char *end;
+                if (strncmp(link, namespaces[i], name_len) != 0 || strncmp(link + name_len, ":[", 2) != 0)
+                        return -EPROTO;
+                errno = 0;
+                unsigned long long ino = strtoull(link + name_len + 2, &end, 10);
+                if (errno || strcmp(end, "]") != 0)
+                        return -EPROTO;
+                ret[i] = (uint64_t) ino;
+        }
+        return 0;
+}
+
+/* Appends to chain the user namespaces above the namespace open at fd, nearest first: its owner
+ * (for a user namespace, its parent), that one's parent, and so on as far as kbound's own user
+ * namespace lets it see (the kernel answers EPERM above it, and for the first user namespace).
+ * Returns 0, -ELOOP, -ENOMEM, -errno. */
+static int owner_chain(int fd, bool is_user, json_object *chain) {
+        int cur = ioctl(fd, is_user ? NS_GET_PARENT : NS_GET_USERNS);
+        int e = cur < 0 ? errno : 0;
+        for (int depth = 0; cur >= 0; depth++) {
+                struct stat st;
+                int r = depth >= USERNS_DEPTH_MAX ? -ELOOP
+                        : fstat(cur, &st) < 0     ? -errno
+                                                  : push(chain, json_object_new_int64((int64_t) st.st_ino));
+                if (r < 0) {
+                        close(cur);
+                        return r;
+                }
+                int parent = ioctl(cur, NS_GET_PARENT);
+                e = parent < 0 ? errno : 0;
+                close(cur);
+                cur = parent;
+        }
+        return e == EPERM ? 0 : -e;
+}
+
+/* "ns_owners": {name: [owner, owner's parent, ...]} of pid: who owns each of its namespaces, as user
+ * namespace inodes (owner_chain); for "user", the chain starts at its parent. A namespace that
+ * cannot be opened or asked is noted in errors as "ns_owners/<name>". -ESRCH when pid is gone. */
+static int ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
+        _cleanup_json_ json_object *owners = json_object_new_object();
+        if (!owners)
+                return -ENOMEM;
+        for (size_t i = 0; i < NS_TYPES; i++) {
+                char path[PATH_MAX], what[64];
+                snprintf(path, sizeof path, "%s/%d/ns/%s", proc_root, (int) pid, namespaces[i]);
+                snprintf(what, sizeof what, "ns_owners/%s", namespaces[i]);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                int open_error = fd < 0 ? errno : 0;
+                if (open_error == ENOENT) {
+                        if (!process_exists(proc_root, pid))
+                                return -ESRCH;
+                        continue; /* a type this kernel does not have */
+                }
+                json_object *chain = json_object_new_array();
+                int r = !chain ? -ENOMEM : open_error ? -open_error : owner_chain(fd, i == NS_USER, chain);
+                if (r == -ENOMEM) {
+                        json_object_put(chain);
+                        return r;
+                }
+                if (r < 0) {
+                        json_object_put(chain);
+                        if (note_error(errors, what, r) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (add(owners, namespaces[i], chain) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(owners);
         return 0;
 }
 
@@ -392,6 +499,25 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
         return 0;
 }
 
+/* "exe": {"path", "dev", "ino"} of the program pid runs (stat through /proc/<pid>/exe, the file
+ * the kernel holds, whatever its path now names), or "exe_error". -ENOMEM only. */
+static int exe_facts(const char *proc_root, pid_t pid, json_object *proc) {
+        char link[PATH_MAX], target[TARGET_MAX];
+        struct stat st;
+        snprintf(link, sizeof link, "%s/%d/exe", proc_root, (int) pid);
+        ssize_t tl = readlink(link, target, sizeof target - 1);
+        if (tl < 0 || stat(link, &st) < 0)
+                return add(proc, "exe_error", json_object_new_string(strerror(errno)));
+        target[tl] = '\0';
+        json_object *exe = json_object_new_object();
+        if (!exe || add(exe, "path", json_object_new_string(target)) < 0 || add(exe, "dev", dev_string(st.st_dev)) < 0 ||
+            add(exe, "ino", json_object_new_int64((int64_t) st.st_ino)) < 0) {
+                json_object_put(exe);
+                return -ENOMEM;
+        }
+        return add(proc, "exe", exe);
+}
+
 /* Everything about one sandbox process. -ESRCH if it ended meanwhile. */
 static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
         _cleanup_json_ json_object *errors = json_object_new_array();
@@ -436,6 +562,15 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
                 return r;
         if (add(proc, "ns", ns) < 0)
                 return -ENOMEM;
+        json_object *owners = NULL;
+        r = ns_owners_object(t->proc_root, pid, errors, &owners);
+        if (r < 0)
+                return r;
+        if (add(proc, "ns_owners", owners) < 0)
+                return -ENOMEM;
+        r = exe_facts(t->proc_root, pid, proc);
+        if (r < 0)
+                return r;
         static const char *const maps[] = {"uid_map", "gid_map"};
         for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
                 _cleanup_free_ char *text = NULL;
@@ -462,6 +597,10 @@ typedef struct proc_entry {
         pid_t pid, ppid;
         bool member;  /* of the sandbox */
         bool launch;  /* kbound or one of its descendants outside the sandbox */
+        int ns_read;  /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
+                       * user's process) */
+        uint64_t ns[NS_TYPES];
+        char comm[17];
 } proc_entry;
 
 /* Every process of proc_root with its parent; *ret is malloc'd. */
@@ -496,7 +635,9 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
                         v = nv;
                         cap *= 2;
                 }
-                v[n++] = (proc_entry) {(pid_t) pid, st.ppid, false, false};
+                v[n] = (proc_entry) {.pid = (pid_t) pid, .ppid = st.ppid};
+                memcpy(v[n].comm, st.comm, sizeof v[n].comm);
+                n++;
         }
         closedir(d);
         if (r < 0) {
@@ -508,45 +649,123 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
         return 0;
 }
 
-/* The sandbox: init_pid, its descendants, and whatever else is in its pid namespace; and the
- * launch side: kbound and its descendants outside the sandbox. */
-static void classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
+/* Orders entries by pid, so a pid is found by binary search. */
+static int by_pid(const void *a, const void *b) {
+        pid_t x = ((const proc_entry *) a)->pid, y = ((const proc_entry *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+#define NO_ENTRY SIZE_MAX
+
+/* Index of pid in procs (sorted by pid), or NO_ENTRY. */
+static size_t entry_of(const proc_entry *procs, size_t n, pid_t pid) {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (procs[mid].pid == pid)
+                        return mid;
+                if (procs[mid].pid < pid)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NO_ENTRY;
+}
+
+/* Who is whose child, as index lists: the children of entry i are child[first[i] .. first[i + 1]). */
+typedef struct proc_tree {
+        size_t *first, *child, *queue;
+} proc_tree;
+
+static void proc_tree_free(proc_tree *tree) {
+        free(tree->first);
+        free(tree->child);
+        free(tree->queue);
+}
+
+/* Built in two passes over procs (sorted by pid): count each parent's children, then place them. */
+static int proc_tree_build(const proc_entry *procs, size_t n, proc_tree *tree) {
+        tree->first = calloc(n + 1, sizeof(size_t));
+        tree->child = malloc((n ? n : 1) * sizeof(size_t));
+        tree->queue = malloc((n ? n : 1) * sizeof(size_t));
+        _cleanup_free_ size_t *parent = malloc((n ? n : 1) * sizeof(size_t)), *next = NULL;
+        if (!tree->first || !tree->child || !tree->queue || !parent)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                parent[i] = procs[i].ppid > 0 && procs[i].ppid != procs[i].pid ? entry_of(procs, n, procs[i].ppid) : NO_ENTRY;
+                if (parent[i] != NO_ENTRY)
+                        tree->first[parent[i] + 1]++;
+        }
+        for (size_t i = 0; i < n; i++)
+                tree->first[i + 1] += tree->first[i];
+        next = malloc((n ? n : 1) * sizeof(size_t));
+        if (!next)
+                return -ENOMEM;
+        memcpy(next, tree->first, n * sizeof(size_t));
+        for (size_t i = 0; i < n; i++)
+                if (parent[i] != NO_ENTRY)
+                        tree->child[next[parent[i]]++] = i;
+        return 0;
+}
+
+enum { MARK_MEMBER, MARK_LAUNCH };
+
+static bool *mark_of(proc_entry *e, int mark) {
+        return mark == MARK_MEMBER ? &e->member : &e->launch;
+}
+
+/* Gives every descendant of an entry that has the mark the mark too, never entering a sandbox
+ * member when marking the launch side. Each entry is queued at most once: linear in n. */
+static void mark_descendants(proc_entry *procs, size_t n, const proc_tree *tree, int mark) {
+        size_t head = 0, tail = 0;
+        for (size_t i = 0; i < n; i++)
+                if (*mark_of(&procs[i], mark))
+                        tree->queue[tail++] = i;
+        while (head < tail) {
+                size_t i = tree->queue[head++];
+                for (size_t c = tree->first[i]; c < tree->first[i + 1]; c++) {
+                        proc_entry *e = &procs[tree->child[c]];
+                        if (*mark_of(e, mark) || (mark == MARK_LAUNCH && e->member))
+                                continue;
+                        *mark_of(e, mark) = true;
+                        tree->queue[tail++] = tree->child[c];
+                }
+        }
+}
+
+/* The sandbox: init_pid, its descendants, whatever else is in its pid namespace and their
+ * descendants; and the launch side: kbound and its descendants outside the sandbox. procs is
+ * sorted by pid here, and the parent links indexed once, so the cost is linear in the number of
+ * host processes (plus the sort). Returns 0 or -ENOMEM. */
+static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         pid_t self = getpid();
+        qsort(procs, n, sizeof *procs, by_pid);
+        proc_tree tree = {0};
+        int r = proc_tree_build(procs, n, &tree);
+        if (r < 0) {
+                proc_tree_free(&tree);
+                return r;
+        }
         for (size_t i = 0; i < n; i++) {
                 procs[i].member = procs[i].pid == t->init_pid;
                 procs[i].launch = procs[i].pid == self;
         }
-        for (bool grew = true; grew;) {
-                grew = false;
-                for (size_t i = 0; i < n; i++) {
-                        if (procs[i].member)
-                                continue;
-                        for (size_t j = 0; j < n; j++)
-                                if (procs[j].member && procs[j].pid == procs[i].ppid) {
-                                        procs[i].member = grew = true;
-                                        break;
-                                }
-                }
-        }
+        mark_descendants(procs, n, &tree, MARK_MEMBER);
         /* A process of the sandbox's pid namespace that is not a descendant (reparented past init,
-         * or started into it from outside) is still the sandbox's. */
+         * or started into it from outside) is still the sandbox's, and so are its children. Every
+         * namespace of the others is read here once: ns_holder_facts compares them. */
         for (size_t i = 0; i < n; i++) {
-                uint64_t ino;
-                if (!procs[i].member && ns_inode(t->proc_root, procs[i].pid, "pid", &ino) == 0 && ino == t->pidns_ino)
+                if (procs[i].member)
+                        continue;
+                int nr = ns_inodes_all(t->proc_root, procs[i].pid, procs[i].ns);
+                procs[i].ns_read = nr == 0 ? 1 : nr == -ESRCH ? 0 : -1;
+                if (nr == 0 && procs[i].ns[NS_PID] == t->pidns_ino)
                         procs[i].member = true;
         }
-        for (bool grew = true; grew;) {
-                grew = false;
-                for (size_t i = 0; i < n; i++) {
-                        if (procs[i].launch || procs[i].member)
-                                continue;
-                        for (size_t j = 0; j < n; j++)
-                                if (procs[j].launch && procs[j].pid == procs[i].ppid) {
-                                        procs[i].launch = grew = true;
-                                        break;
-                                }
-                }
-        }
+        mark_descendants(procs, n, &tree, MARK_MEMBER);
+        mark_descendants(procs, n, &tree, MARK_LAUNCH);
+        proc_tree_free(&tree);
+        return 0;
 }
 
 static void statx_to_stat(const struct statx *sx, struct stat *st) {
@@ -763,6 +982,57 @@ static int channel_inodes(const char *proc_root, pid_t pid, json_object *inodes)
         return r;
 }
 
+/* "NAME=sha256:<hex>" for one environment entry of len bytes: the name in clear (at most 256 bytes
+ * of it), the whole entry only as a digest, so the launcher's environment can be compared with
+ * the one kbound passed without the facts holding a value: a daemon's secret never reaches a
+ * report. An entry without '=' has an empty name. NULL if out of memory. */
+static json_object *env_digest(const char *entry, size_t len) {
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int md_len = 0;
+        if (!EVP_Digest(entry, len, md, &md_len, EVP_sha256(), NULL))
+                return NULL;
+        const char *eq = memchr(entry, '=', len);
+        size_t name_len = eq ? (size_t) (eq - entry) : 0;
+        if (name_len > 256)
+                name_len = 256;
+        char out[256 + sizeof "=sha256:" + 2 * EVP_MAX_MD_SIZE];
+        memcpy(out, entry, name_len);
+        size_t n = name_len + (size_t) snprintf(out + name_len, sizeof out - name_len, "=sha256:");
+        for (unsigned int i = 0; i < md_len; i++)
+                n += (size_t) snprintf(out + n, sizeof out - n, "%02x", md[i]);
+        return json_object_new_string_len(out, (int) n);
+}
+
+json_object *kb_inspect_env_digests(char *const *env) {
+        _cleanup_json_ json_object *out = json_object_new_array();
+        for (char *const *e = env; out && e && *e; e++)
+                if (push(out, env_digest(*e, strlen(*e))) < 0)
+                        return NULL;
+        return TAKE_PTR(out);
+}
+
+/* The launcher's environment as env_digest entries, in order ("environ"), and the program it runs
+ * ("exe"); what cannot be read is noted in errors. -ENOMEM only. */
+static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_object *l, json_object *errors) {
+        _cleanup_free_ char *env = NULL;
+        size_t len = 0;
+        int r = launcher > 0 ? read_proc(t->proc_root, launcher, "environ", ENVIRON_MAX, &env, &len) : -ESRCH;
+        if (r < 0)
+                return note_error(errors, "the launcher's environment", r);
+        _cleanup_json_ json_object *digests = json_object_new_array();
+        if (!digests)
+                return -ENOMEM;
+        for (size_t i = 0; i < len;) {
+                size_t elen = strnlen(env + i, len - i);
+                if (push(digests, env_digest(env + i, elen)) < 0)
+                        return -ENOMEM;
+                i += elen + 1;
+        }
+        if (add(l, "environ", TAKE_PTR(digests)) < 0)
+                return -ENOMEM;
+        return exe_facts(t->proc_root, launcher, l);
+}
+
 /* The process running bwrap outside the sandbox (init's parent), what it was started with, and the
  * channels the launch side (kbound, the launcher and its helpers) holds. */
 static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
@@ -798,7 +1068,7 @@ static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, s
                 if (count == ARGV_MAX && note_error(errors, "the launcher's command line (too many arguments)", E2BIG) < 0)
                         return -ENOMEM;
         }
-        if (add(l, "argv", TAKE_PTR(argv)) < 0)
+        if (add(l, "argv", TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 if (!procs[i].launch)
@@ -812,6 +1082,114 @@ static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, s
         if (add(l, "outside_inodes", TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* A few namespace inodes (the sandbox's, kbound's), looked up linearly: there are tens. */
+#define NS_SET_MAX 1024
+typedef struct ns_set {
+        uint64_t ino[NS_SET_MAX];
+        size_t n;
+} ns_set;
+
+static bool ns_set_has(const ns_set *set, uint64_t ino) {
+        for (size_t i = 0; i < set->n; i++)
+                if (set->ino[i] == ino)
+                        return true;
+        return false;
+}
+
+/* Adds ino unless it is 0, already there, or in except. -E2BIG when full. */
+static int ns_set_add(ns_set *set, uint64_t ino, const ns_set *except) {
+        if (ino == 0 || ns_set_has(set, ino) || (except && ns_set_has(except, ino)))
+                return 0;
+        if (set->n == NS_SET_MAX)
+                return -E2BIG;
+        set->ino[set->n++] = ino;
+        return 0;
+}
+
+/* "ns_holders" [{"pid", "name", "ns", "inode"}] and "ns_outside" {"read", "unreadable", "holders"}:
+ * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
+ * namespaces. The sandbox's namespaces are those of its processes and the user namespaces above
+ * them, less kbound's own and those above kbound's user namespace, which every host process
+ * shares. A process outside whose namespaces kbound cannot read (another user's, when kbound is
+ * not root) is counted as unreadable, not judged. -ENOMEM only. */
+static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                           json_object *snap, json_object *errors) {
+        _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
+        _cleanup_json_ json_object *holders = json_object_new_array(), *own_chain = json_object_new_array();
+        if (!own || !sandbox || !holders || !own_chain)
+                return -ENOMEM;
+        uint64_t mine[NS_TYPES];
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/ns/user", t->proc_root, (int) getpid());
+        _cleanup_close_ int user_fd = open(path, O_RDONLY | O_CLOEXEC);
+        int r = ns_inodes_all(t->proc_root, getpid(), mine);
+        if (r >= 0)
+                r = user_fd < 0 ? -errno : owner_chain(user_fd, true, own_chain);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return note_error(errors, "kbound's own namespaces", r);
+        for (size_t i = 0; i < NS_TYPES; i++)
+                (void) ns_set_add(own, mine[i], NULL);
+        for (size_t i = 0; i < json_object_array_length(own_chain); i++)
+                (void) ns_set_add(own, (uint64_t) json_object_get_int64(json_object_array_get_idx(own_chain, i)), NULL);
+        r = 0;
+        for (size_t p = 0; r >= 0 && p < json_object_array_length(processes); p++) {
+                json_object *proc = json_object_array_get_idx(processes, p), *ns = NULL, *owners = NULL;
+                json_object_object_get_ex(proc, "ns", &ns);
+                json_object_object_get_ex(proc, "ns_owners", &owners);
+                if (ns) {
+                        json_object_object_foreach(ns, name, ino) {
+                                (void) name;
+                                r = r < 0 ? r : ns_set_add(sandbox, (uint64_t) json_object_get_int64(ino), own);
+                        }
+                }
+                if (owners) {
+                        json_object_object_foreach(owners, oname, chain) {
+                                (void) oname;
+                                for (size_t c = 0; r >= 0 && c < json_object_array_length(chain); c++)
+                                        r = ns_set_add(sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(chain, c)), own);
+                        }
+                }
+        }
+        if (r < 0 && note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
+                return -ENOMEM;
+        int64_t read = 0, unreadable = 0, found = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (procs[i].member || procs[i].ns_read == 0)
+                        continue;
+                if (procs[i].ns_read < 0) {
+                        unreadable++;
+                        continue;
+                }
+                read++;
+                for (size_t k = 0; k < NS_TYPES; k++) {
+                        if (!procs[i].ns[k] || !ns_set_has(sandbox, procs[i].ns[k]))
+                                continue;
+                        if (found++ >= NS_HOLDERS_MAX)
+                                continue;
+                        json_object *h = json_object_new_object();
+                        if (!h || add(h, "pid", json_object_new_int(procs[i].pid)) < 0 ||
+                            add(h, "name", json_object_new_string(procs[i].comm)) < 0 ||
+                            add(h, "ns", json_object_new_string(namespaces[k])) < 0 ||
+                            add(h, "inode", json_object_new_int64((int64_t) procs[i].ns[k])) < 0 || push(holders, h) < 0) {
+                                json_object_put(h);
+                                return -ENOMEM;
+                        }
+                }
+        }
+        json_object *outside = json_object_new_object();
+        if (!outside || add(outside, "read", json_object_new_int64(read)) < 0 ||
+            add(outside, "unreadable", json_object_new_int64(unreadable)) < 0 ||
+            add(outside, "holders", json_object_new_int64(found)) < 0) {
+                json_object_put(outside);
+                return -ENOMEM;
+        }
+        if (add(snap, "ns_outside", outside) < 0 || add(snap, "ns_holders", TAKE_PTR(holders)) < 0)
+                return -ENOMEM;
         return 0;
 }
 
@@ -2020,16 +2398,16 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
         return add(snap, "outside_mounts", TAKE_PTR(o));
 }
 
-int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret) {
-        if (!t || !t->proc_root || !ret)
-                return -EINVAL;
-        _cleanup_json_ json_object *snap = json_object_new_object();
+/* What every look starts with: snap gets "label", "taken_ms", "processes" (each sandbox process
+ * inspected), "errors", "vanished", "ns_holders" and "ns_outside"; the host's processes, listed
+ * and classified, are returned for the rest of the look (*ret_procs, malloc'd). *ret_kernel_seen:
+ * t->kernel_pid was among the sandbox's processes. -ENOMEM only. */
+static int look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap, proc_entry **ret_procs,
+                             size_t *ret_n, bool *ret_kernel_seen) {
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
-        json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(), *reach = json_object_new_array();
-        if (!snap || add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
+        if (add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
             add(snap, "taken_ms", json_object_new_int64(kb_now_ms())) < 0 || add(snap, "processes", processes) < 0 ||
-            add(snap, "errors", errors) < 0 || add(snap, "net", net) < 0 || add(snap, "mount_tables", mount_tables) < 0 ||
-            add(snap, "reach", reach) < 0)
+            add(snap, "errors", errors) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
         size_t n = 0;
@@ -2038,11 +2416,11 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
                 return r;
         if (r < 0 && note_error(errors, "the process list", r) < 0)
                 return -ENOMEM;
-        classify(t, procs, n);
+        if (classify(t, procs, n) < 0)
+                return -ENOMEM;
         int vanished = 0;
         bool kernel_seen = false;
         size_t kept = 0;
-        json_object *kernel_net = NULL;
         for (size_t i = 0; i < n; i++) {
                 if (!procs[i].member)
                         continue;
@@ -2062,8 +2440,84 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
                 kept++;
                 kernel_seen |= procs[i].pid == t->kernel_pid;
         }
-        if (add(snap, "vanished", json_object_new_int(vanished)) < 0)
+        if (add(snap, "vanished", json_object_new_int(vanished)) < 0 ||
+            ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
                 return -ENOMEM;
+        *ret_procs = TAKE_PTR(procs);
+        *ret_n = n;
+        *ret_kernel_seen = kernel_seen;
+        return 0;
+}
+
+/* "init": {"pid", "syscall" (the start of /proc/<pid>/syscall: the call it is in and its first
+ * argument), "reads_fd" (the descriptor it is blocked reading, -1 when it is not in read(2))} of
+ * bwrap's init; what cannot be read is noted in errors. -ENOMEM only. */
+static int init_facts(const kb_inspect_target *t, json_object *snap, json_object *errors) {
+        _cleanup_free_ char *text = NULL;
+        int r = read_proc(t->proc_root, t->init_pid, "syscall", 4096, &text, NULL);
+        if (r < 0)
+                return note_error(errors, "bwrap's init's system call", r);
+        size_t cut = strcspn(text, "\n");
+        const char *second = strchr(text, ' ');
+        if (second && (size_t) (second - text) < cut) {
+                const char *third = strchr(second + 1, ' ');
+                if (third && (size_t) (third - text) < cut)
+                        cut = (size_t) (third - text); /* the call and its first argument, no addresses */
+        }
+        char *end;
+        errno = 0;
+        long nr = strtol(text, &end, 10);
+        int64_t fd = -1;
+        if (!errno && end != text && *end == ' ' && nr == SYS_read) {
+                unsigned long long v = strtoull(end + 1, &end, 16);
+                fd = v <= INT_MAX ? (int64_t) v : -1;
+        }
+        json_object *init = json_object_new_object();
+        if (!init || add(init, "pid", json_object_new_int(t->init_pid)) < 0 ||
+            add(init, "syscall", json_object_new_string_len(text, (int) cut)) < 0 ||
+            add(init, "reads_fd", json_object_new_int64(fd)) < 0) {
+                json_object_put(init);
+                return -ENOMEM;
+        }
+        return add(snap, "init", init);
+}
+
+int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
+        if (!t || !t->proc_root || !ret)
+                return -EINVAL;
+        _cleanup_json_ json_object *snap = json_object_new_object();
+        _cleanup_free_ proc_entry *procs = NULL;
+        size_t n = 0;
+        bool kernel_seen = false;
+        json_object *errors = NULL, *launcher = NULL;
+        if (!snap || look_at_processes(t, "pre-exec", snap, &procs, &n, &kernel_seen) < 0)
+                return -ENOMEM;
+        json_object_object_get_ex(snap, "errors", &errors);
+        /* The init's call first: it shows whether it was still waiting while everything was read. */
+        if (init_facts(t, snap, errors) < 0 || launcher_facts(t, procs, n, errors, &launcher) < 0 ||
+            add(snap, "launcher", launcher) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(snap);
+        return 0;
+}
+
+int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret) {
+        if (!t || !t->proc_root || !ret)
+                return -EINVAL;
+        _cleanup_json_ json_object *snap = json_object_new_object();
+        json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(), *reach = json_object_new_array();
+        if (!snap || add(snap, "net", net) < 0 || add(snap, "mount_tables", mount_tables) < 0 || add(snap, "reach", reach) < 0)
+                return -ENOMEM;
+        _cleanup_free_ proc_entry *procs = NULL;
+        size_t n = 0;
+        bool kernel_seen = false;
+        json_object *processes = NULL, *errors = NULL;
+        if (look_at_processes(t, label, snap, &procs, &n, &kernel_seen) < 0)
+                return -ENOMEM;
+        json_object_object_get_ex(snap, "processes", &processes);
+        json_object_object_get_ex(snap, "errors", &errors);
+        int r;
+        json_object *kernel_net = NULL;
         /* kbound's network namespace's unix sockets (sock_diag), and who holds which. */
         _cleanup_(sockets_done) sockets socks = {.t = t, .procs = procs, .n_procs = n, .processes = processes};
         uint64_t own_netns = 0;

@@ -203,6 +203,216 @@ static void look_problems(verdict *v, const kb_judge_input *in) {
 
 /* ---- sandbox.backend ---- */
 
+static int bwrap_arity(const char *opt);
+
+/* The pid namespace's owner chain of a process of procs in the sandbox's pid namespace (the one
+ * kbound pinned): [the user namespace bwrap made for the sandbox, its parent, ...], or NULL. */
+static json_object *sandbox_owner_chain(json_object *procs, int64_t pidns) {
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *chain = get(get(p, "ns_owners"), "pid");
+                if (int_or(get(p, "ns"), "pid", -1) == pidns && arr_len(chain) > 0)
+                        return chain;
+        }
+        return NULL;
+}
+
+/* Whose namespaces the sandbox's are, in one look: every namespace of every process is owned by
+ * the user namespace bwrap made with the sandbox's pid namespace (S) or one made inside it, S is
+ * a child of kbound's own user namespace, and every process's user namespace is S or inside it. A
+ * pre-existing namespace (one a helper made and bwrap joined) is owned by another one. Returns S,
+ * or -1. */
+static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_object *look, json_object *host_ns,
+                                  bool allow_network) {
+        const char *label = str_or(look, "label", "?");
+        json_object *procs = get(look, "processes");
+        int64_t kbound_user = int_or(host_ns, "user", -1), kbound_net = int_or(host_ns, "net", -1);
+        json_object *chain = sandbox_owner_chain(procs, int_or(in->expect, "pidns", -2));
+        char buf[512];
+        if (!chain) {
+                problem(v, "the host could not tell which user namespace owns the sandbox (%s): no process shows who owns "
+                           "the pid namespace kbound pinned",
+                        label);
+                return -1;
+        }
+        int64_t owner = json_object_get_int64(at(chain, 0));
+        int64_t parent = arr_len(chain) > 1 ? json_object_get_int64(at(chain, 1)) : -1;
+        if (owner == kbound_user)
+                problem(v, "the sandbox's namespaces are owned by kbound's own user namespace (%s)", label);
+        else if (parent != kbound_user) {
+                char p[32] = "none the host can see";
+                if (parent >= 0)
+                        snprintf(p, sizeof p, "%" PRId64, parent);
+                problem(v, "the sandbox's user namespace (%" PRId64 ") is not a child of kbound's (%" PRId64 "): its parent is %s (%s)",
+                        owner, kbound_user, p, label);
+        }
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *ns = get(p, "ns"), *owners = get(p, "ns_owners");
+                int64_t pid = int_or(p, "pid", -1);
+                const char *pname = str_or(p, "name", "?");
+                json_object_object_foreach(host_ns, name, unused) {
+                        (void) unused;
+                        char what[64];
+                        snprintf(what, sizeof what, "ns_owners/%s", name);
+                        json_object *above = get(owners, name);
+                        int64_t mine = int_or(ns, name, -1);
+                        if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
+                                continue; /* the override shares kbound's own: judged above */
+                        if (!above || fact_error(p, what, buf, sizeof buf)) {
+                                problem(v, "the host could not read who owns the %s namespace of pid %" PRId64 " (%s)%s%s", name, pid,
+                                        pname, fact_error(p, what, buf, sizeof buf) ? ": " : "",
+                                        fact_error(p, what, buf, sizeof buf) ? buf : "");
+                                continue;
+                        }
+                        bool inside = int_in(above, owner) || (strcmp(name, "user") == 0 && mine == owner);
+                        if (inside)
+                                continue;
+                        if (strcmp(name, "user") == 0)
+                                problem(v, "pid %" PRId64 " (%s) is in user namespace %" PRId64 ", not the sandbox's (%" PRId64 ") nor one inside it",
+                                        pid, pname, mine, owner);
+                        else
+                                problem(v, "the %s namespace of pid %" PRId64 " (%s) is owned by user namespace %" PRId64 ", not by the sandbox's (%" PRId64 ") nor one inside it: a namespace made elsewhere",
+                                        name, pid, pname, arr_len(above) ? json_object_get_int64(at(above, 0)) : -1, owner);
+                }
+        }
+        return owner;
+}
+
+/* Processes outside the sandbox in one of its namespaces, in one look. */
+static void holder_problems(verdict *v, json_object *look) {
+        const char *label = str_or(look, "label", "?");
+        char buf[512];
+        json_object *outside = get(look, "ns_outside"), *holders = get(look, "ns_holders");
+        if (!outside || fact_error(look, "kbound's own namespaces", buf, sizeof buf) ||
+            fact_error(look, "the sandbox's namespaces (too many)", buf, sizeof buf)) {
+                problem(v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s", label,
+                        outside ? ": " : "", outside ? buf : "");
+                return;
+        }
+        for (size_t i = 0; i < arr_len(holders); i++) {
+                json_object *h = at(holders, i);
+                problem(v, "pid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)", int_or(h, "pid", -1),
+                        str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
+        }
+        if (int_or(outside, "holders", 0) > (int64_t) arr_len(holders))
+                problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces (%s)", int_or(outside, "holders", 0),
+                        label);
+}
+
+/* An argument of a command line as the judge may show it: one of kbound's own (the plan holds it)
+ * or a bwrap option's name. Anything else a stand-in added could be a secret. */
+static const char *shown_arg(json_object *planned, const char *a) {
+        if (a && (str_in(planned, a) || bwrap_arity(a) >= 0))
+                return a;
+        return "(an argument kbound did not plan, not shown)";
+}
+
+/* The name part of an env digest ("NAME=sha256:..."), into buf. */
+static const char *env_name(const char *digest, char *buf, size_t size) {
+        const char *eq = digest ? strrchr(digest, '=') : NULL;
+        snprintf(buf, size, "%.*s", eq ? (int) (eq - digest) : 0, digest ? digest : "");
+        return buf;
+}
+
+static bool env_has_name(json_object *digests, const char *name) {
+        char buf[300];
+        for (size_t i = 0; i < arr_len(digests); i++)
+                if (strcmp(env_name(json_object_get_string(at(digests, i)), buf, sizeof buf), name) == 0)
+                        return true;
+        return false;
+}
+
+/* The running bwrap is the one kbound built: the program kbound executed, its command line and
+ * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
+static void launch_problems(verdict *v, const kb_judge_input *in) {
+        json_object *plan = get(in->expect, "launch"), *launcher = get(last_look(in), "launcher");
+        char buf[512];
+        if (!plan) {
+                problem(v, "kbound kept no record of the bwrap it launched");
+                return;
+        }
+        if (!launcher) {
+                problem(v, "the host did not find the process that runs bwrap");
+                return;
+        }
+        json_object *exe = get(launcher, "exe"), *program = get(plan, "program");
+        if (!exe)
+                problem(v, "the host could not read which program the running bwrap is (%s)", str_or(launcher, "exe_error", "?"));
+        else if (!get_str(exe, "dev") || !get_str(program, "dev") || strcmp(get_str(exe, "dev"), get_str(program, "dev")) != 0 ||
+                 int_or(exe, "ino", -1) != int_or(program, "ino", -2))
+                problem(v, "the running bwrap (%s) is not the program kbound started (%s)", str_or(exe, "path", "?"),
+                        str_or(program, "path", "?"));
+        json_object *planned = get(plan, "argv"), *running = get(launcher, "argv");
+        size_t np = arr_len(planned), nr = arr_len(running);
+        if (nr == 0)
+                problem(v, "the host could not read the running bwrap's command line%s%s",
+                        fact_error(last_look(in), "the launcher's command line", buf, sizeof buf) ? ": " : "",
+                        fact_error(last_look(in), "the launcher's command line", buf, sizeof buf) ? buf : "");
+        else if (fact_error(last_look(in), "the launcher's command line (too many arguments)", buf, sizeof buf))
+                problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
+        else
+                for (size_t i = 0; i < (np > nr ? np : nr); i++) {
+                        const char *a = i < nr ? json_object_get_string(at(running, i)) : NULL;
+                        const char *b = i < np ? json_object_get_string(at(planned, i)) : NULL;
+                        if (a && b && strcmp(a, b) == 0)
+                                continue;
+                        /* argv[0] may be shown when it names the program the host saw running */
+                        const char *shown = i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, get_str(exe, "path")) == 0
+                                                    ? a
+                                                    : shown_arg(planned, a);
+                        if (a && b)
+                                problem(v, "the running bwrap's command line is not the one kbound built: argument %zu is '%s' where "
+                                           "kbound's is '%s'",
+                                        i, shown, b);
+                        else if (a)
+                                problem(v, "the running bwrap's command line is not the one kbound built: it goes on past kbound's "
+                                           "last argument with '%s'",
+                                        shown_arg(planned, a));
+                        else
+                                problem(v, "the running bwrap's command line is not the one kbound built: it ends before kbound's "
+                                           "argument %zu ('%s')",
+                                        i, b);
+                        break;
+                }
+        json_object *env_plan = get(plan, "env"), *env_run = get(launcher, "environ");
+        size_t ep = arr_len(env_plan), er = arr_len(env_run);
+        char name[300], other[300];
+        if (!env_plan)
+                problem(v, "kbound kept no record of the environment it started bwrap with");
+        else if (!env_run)
+                problem(v, "the host could not read the running bwrap's environment%s%s",
+                        fact_error(last_look(in), "the launcher's environment", buf, sizeof buf) ? ": " : "",
+                        fact_error(last_look(in), "the launcher's environment", buf, sizeof buf) ? buf : "");
+        else
+                for (size_t i = 0; i < (ep > er ? ep : er); i++) {
+                        const char *a = i < er ? json_object_get_string(at(env_run, i)) : NULL;
+                        const char *b = i < ep ? json_object_get_string(at(env_plan, i)) : NULL;
+                        if (a && b && strcmp(a, b) == 0)
+                                continue;
+                        const char *ra = a ? env_name(a, name, sizeof name) : NULL, *pb = b ? env_name(b, other, sizeof other) : NULL;
+                        if (ra && pb && strcmp(ra, pb) == 0)
+                                problem(v, "the running bwrap's environment is not the one kbound passed: %s has another value "
+                                           "(values never shown)",
+                                        ra);
+                        else if (ra && !env_has_name(env_plan, ra))
+                                problem(v, "the running bwrap's environment is not the one kbound passed: it has %s, which kbound "
+                                           "did not pass",
+                                        ra);
+                        else if (pb && !env_has_name(env_run, pb))
+                                problem(v, "the running bwrap's environment is not the one kbound passed: it lacks %s", pb);
+                        else
+                                problem(v, "the running bwrap's environment is not the one kbound passed: its order differs at %s",
+                                        ra ? ra : pb);
+                        break;
+                }
+        json_object *compared = json_object_new_object();
+        if (compared) {
+                json_object_object_add(compared, "program", json_object_get(get(program, "path")));
+                json_object_object_add(compared, "arguments", json_object_new_int64((int64_t) np));
+                json_object_object_add(compared, "environment", json_object_new_int64((int64_t) ep));
+        }
+        evidence(v, "launch_compared", compared);
+}
+
 json_object *kb_judge_backend(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
@@ -242,7 +452,33 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                         snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
                 }
         }
+        /* Whose namespaces they are, and who else is in them: every look, the one before exec too. */
+        int64_t sandbox_user = -1, outside_read = 0, outside_unreadable = 0;
+        for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
+                json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
+                if (!look) {
+                        problem(&v, "the host took no look at the sandbox before the kernel's program ran");
+                        continue;
+                }
+                int64_t owner = ownership_problems(&v, in, look, host_ns, allow_network);
+                if (sandbox_user < 0)
+                        sandbox_user = owner;
+                holder_problems(&v, look);
+                outside_read = int_or(get(look, "ns_outside"), "read", 0);
+                outside_unreadable = int_or(get(look, "ns_outside"), "unreadable", 0);
+        }
+        launch_problems(&v, in);
         evidence(&v, "kbound_ns", json_object_get(host_ns));
+        evidence(&v, "sandbox_userns", json_object_new_int64(sandbox_user));
+        json_object *outside = json_object_new_object();
+        if (outside) {
+                json_object_object_add(outside, "read", json_object_new_int64(outside_read));
+                json_object_object_add(outside, "unreadable", json_object_new_int64(outside_unreadable));
+                if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
+                        json_object_object_add(outside, "note", json_object_new_string(
+                                "kbound is not root: the namespaces of other users' processes cannot be read, and were not judged"));
+        }
+        evidence(&v, "processes_outside", outside);
         json_object *kernel = NULL;
         json_object *procs = get(at(in->snapshots, 0), "processes");
         for (size_t i = 0; i < arr_len(procs); i++)
@@ -251,10 +487,18 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         evidence(&v, "kernel_ns", json_object_get(get(kernel, "ns")));
         evidence(&v, "bwrap", json_object_get(get(in->expect, "bwrap")));
         evidence(&v, "bwrap_version", json_object_get(get(in->expect, "bwrap_version")));
-        char pass[512];
-        snprintf(pass, sizeof pass, "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s",
+        char pass[1024], unread[160] = "";
+        bool root = int_or(in->host, "uid", -1) == 0;
+        if (outside_unreadable > 0)
+                snprintf(unread, sizeof unread, "; %" PRId64 " %s could not be read%s, not judged", outside_unreadable,
+                         root ? "more" : "of other users", root ? "" : " (kbound is not root)");
+        snprintf(pass, sizeof pass,
+                 "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s; the running "
+                 "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
+                 "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one (%" PRId64
+                 " processes outside read%s)",
                  str_or(in->expect, "bwrap_version", "?"), str_or(in->expect, "bwrap", "?"), names, n_proc,
-                 n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "");
+                 n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
         return verdict_end(&v, "sandbox.backend", pass);
 }
 
@@ -1840,12 +2084,127 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         return buf;
 }
 
+/* The value of bwrap option opt (one argument) in argv, read with bwrap's grammar, or NULL (not
+ * there, or the command line cannot be read that way). */
+static const char *bwrap_option_value(json_object *argv, const char *opt) {
+        const char *found = NULL;
+        for (size_t i = 1; i < arr_len(argv); i++) {
+                const char *a = json_object_get_string(at(argv, i));
+                if (!a || strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0)
+                        return found;
+                int arity = bwrap_arity(a);
+                if (arity < 0 || strcmp(a, "--args") == 0 || i + (size_t) arity >= arr_len(argv))
+                        return NULL;
+                if (strcmp(a, opt) == 0 && arity == 1)
+                        found = json_object_get_string(at(argv, i + 1));
+                i += (size_t) arity;
+        }
+        return NULL;
+}
+
+static bool same_file(json_object *a, json_object *b) {
+        const char *da = get_str(a, "dev"), *db = get_str(b, "dev");
+        return da && db && strcmp(da, db) == 0 && int_or(a, "ino", -1) == int_or(b, "ino", -2);
+}
+
+/* The look before the kernel's program ran: bwrap's init alone in the sandbox, blocked reading
+ * kbound's block channel, still the program the bwrap outside runs, holding only what kbound
+ * handed it (each descriptor by number and object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc (opened before the
+ * namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else
+ * was inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how
+ * many descriptors were judged. */
+static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
+        json_object *pe = in->pre_exec, *plan = get(in->expect, "launch");
+        char buf[DETAIL_MAX];
+        if (!plan) {
+                problem(v, "kbound kept no record of the descriptors it handed bwrap");
+                return 0;
+        }
+        if (!pe) {
+                problem(v, "the host took no look at the sandbox before the kernel's program ran");
+                return 0;
+        }
+        int64_t block_fd = int_or(plan, "block_fd", -1);
+        if (fact_error(pe, "the process list", buf, sizeof buf))
+                problem(v, "the host could not list processes before the kernel ran (%s)", buf);
+        const char *value = bwrap_option_value(get(get(pe, "launcher"), "argv"), "--block-fd");
+        char want[32];
+        snprintf(want, sizeof want, "%" PRId64, block_fd);
+        if (!value || strcmp(value, want) != 0)
+                problem(v, "the running bwrap was not started with --block-fd %" PRId64 ": nothing made the sandbox wait for "
+                           "the host's look before the kernel ran",
+                        block_fd);
+        json_object *init = get(pe, "init");
+        if (!init)
+                problem(v, "the host could not see whether bwrap's init waited before the kernel ran%s%s",
+                        fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
+                        fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? buf : "");
+        else if (int_or(init, "reads_fd", -1) != block_fd)
+                problem(v, "bwrap's init was not waiting on kbound's block channel (fd %" PRId64 ") when the host looked (it was in: %s): "
+                           "the kernel's program may already have run",
+                        block_fd, str_or(init, "syscall", "?"));
+        json_object *procs = get(pe, "processes"), *planned = get(plan, "fds");
+        if (arr_len(procs) == 0)
+                problem(v, "the host found no process in the sandbox before the kernel ran");
+        size_t n = 0;
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *fds = get(p, "fds");
+                int64_t pid = int_or(p, "pid", -1), inner = inner_pid(p);
+                if (inner != 1) {
+                        problem(v, "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64 " in the sandbox) ran "
+                                   "before kbound let the kernel start",
+                                pid, str_or(p, "name", "?"), inner);
+                        continue;
+                }
+                /* PID 1 is a fork of the bwrap outside: the same program, unless it has exec'd another. */
+                json_object *bwrap_exe = get(get(pe, "launcher"), "exe");
+                if (!same_file(get(p, "exe"), bwrap_exe))
+                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") was already %s, not the bwrap "
+                                   "outside (%s)",
+                                pid, str_or(get(p, "exe"), "path", str_or(p, "exe_error", "?")), str_or(bwrap_exe, "path", "unknown"));
+                const char *unread = fact_error(p, "fd", buf, sizeof buf);
+                if (!fds || unread)
+                        problem(v, "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
+                                unread ? unread : "no table");
+                bool block_held = false;
+                size_t proc_fds = 0, eventfds = 0;
+                for (size_t f = 0; f < arr_len(fds); f++) {
+                        json_object *fd = at(fds, f), *match = NULL;
+                        int64_t num = int_or(fd, "fd", -1);
+                        const char *target = str_or(fd, "target", "?");
+                        n++;
+                        for (size_t k = 0; k < arr_len(planned) && !match; k++)
+                                if (int_or(at(planned, k), "fd", -2) == num && same_file(at(planned, k), fd))
+                                        match = at(planned, k);
+                        if (match) {
+                                block_held |= num == block_fd;
+                                continue;
+                        }
+                        /* bwrap's own: O_PATH (010000000) of the host's /proc root, and its eventfd */
+                        if ((int_or(fd, "flags", 0) & 010000000) && same_file(fd, get(plan, "proc")) && proc_fds++ == 0)
+                                continue;
+                        if (strcmp(target, "anon_inode:[eventfd]") == 0 && eventfds++ == 0)
+                                continue;
+                        problem(v, "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64 ") was %s, which "
+                                   "kbound did not hand in",
+                                num, pid, target);
+                }
+                if (fds && !unread && !block_held)
+                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") did not hold kbound's block channel "
+                                   "as fd %" PRId64,
+                                pid, block_fd);
+        }
+        return n;
+}
+
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         look_problems(&v, in);
         char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
         size_t n_fds = 0;
+        /* First what the kernel started with, then what the looks after saw. */
+        size_t n_pre = pre_exec_problems(&v, in);
         if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 problem(&v, "the host could not read %s", buf);
         for (size_t s = 0; s < arr_len(in->snapshots); s++)
@@ -1871,11 +2230,14 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                 }
         }
         evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
-        char pass[256];
+        evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
+        char pass[512];
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
-                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices",
-                 n_fds);
+                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices; "
+                 "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the descriptors "
+                 "kbound handed it and bwrap's own (%zu)",
+                 n_fds, n_pre);
         return verdict_end(&v, "boundary.descriptors", pass);
 }
 

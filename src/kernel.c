@@ -383,6 +383,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .user = o->user,
                         .hardening = o->hardening,
                         .syscall_probe = o->syscall_probe,
+                        .before_exec = o->before_exec,
+                        .before_exec_userdata = o->before_exec_userdata,
                 };
                 r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
                 /* Its diagnosis can quote the kernel's log. */

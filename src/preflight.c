@@ -219,7 +219,12 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
 
         _cleanup_free_ char *version = NULL;
         bool have_bwrap = bwrap && bwrap[0] == '/' && kb_sandbox_bwrap_version(bwrap, &version) == 0;
-        if (have_bwrap)
+        /* A set-uid bwrap runs, but kbound cannot prove anything about what it builds. */
+        bool setuid = have_bwrap && kb_sandbox_bwrap_setuid(bwrap) > 0;
+        if (setuid)
+                r = item_add(items, &n, "bwrap", false, true,
+                             fmt("bubblewrap %s at %s: %s", version, bwrap, KB_SANDBOX_SETUID_WHY));
+        else if (have_bwrap)
                 r = item_add(items, &n, "bwrap", true, true, fmt("bubblewrap %s at %s", version, bwrap));
         else
                 r = item_add(items, &n, "bwrap", false, true,
@@ -252,10 +257,13 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
         bool userns_ok = false;
         if (r >= 0) {
                 char *detail = NULL;
-                if (have_bwrap && user_resolved && seccomp_fd >= 0)
+                if (have_bwrap && !setuid && user_resolved && seccomp_fd >= 0)
                         r = check_userns(bwrap, &user, disable_userns, seccomp_fd, &userns_ok, &detail);
                 else
-                        detail = fmt("not tested: %s", !have_bwrap ? "no bwrap" : !user_resolved ? "no sandbox user" : "no seccomp filter");
+                        detail = fmt("not tested: %s", !have_bwrap ? "no bwrap"
+                                                       : setuid    ? "bwrap is set-uid root"
+                                                       : !user_resolved ? "no sandbox user"
+                                                                        : "no seccomp filter");
                 if (r >= 0)
                         r = item_add(items, &n, "user-namespaces", userns_ok, true, detail);
                 else

@@ -10,6 +10,18 @@
  * before the pipe exists; the launcher moves the pipe's write end onto it after fork. */
 #define KB_SANDBOX_INFO_FD 3
 
+/* Why a set-uid bwrap is refused (kb_sandbox_launch, the preflight): it builds the sandbox as
+ * root, so the sandbox's user namespace belongs to root, a root process sits between bwrap and
+ * the sandbox's init, and the sandbox's processes are closed to an unprivileged kbound's look:
+ * nothing kbound claims could be proven. */
+#define KB_SANDBOX_SETUID_WHY                                                                                         \
+        "bwrap is set-uid root, which kbound does not support: it would build the sandbox as root (a user "          \
+        "namespace owned by root, a root helper between bwrap and the sandbox, processes kbound cannot read); use "  \
+        "a bubblewrap that is not set-uid (Debian's and Ubuntu's are not; docs/ci.md)"
+
+/* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno. */
+int kb_sandbox_bwrap_setuid(const char *path);
+
 /* Ceiling on the --info-fd JSON we accept from bwrap (it is a few hundred bytes). */
 #define KB_SANDBOX_INFO_MAX 65536
 
@@ -51,6 +63,11 @@ int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_
  * -EPERM (identity mismatch), -errno. */
 int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms,
                         pid_t *ret_pid, int *ret_pidfd);
+
+/* Which descriptor pid is blocked reading, from <proc_root>/<pid>/syscall: *ret_fd is the first
+ * argument when the call it is in is read(2), else -1 (running, or another call). Reading that
+ * file needs ptrace rights over pid (kbound has them over its sandbox). Returns 0, -ESRCH, -errno. */
+int kb_sandbox_waits_on(const char *proc_root, pid_t pid, int *ret_fd);
 
 /* 1 if the pidfd's process is alive, 0 if it has exited (pidfd readable). */
 int kb_sandbox_pidfd_alive(int pidfd);

@@ -384,7 +384,7 @@ bool kb_sandbox_bwrap_disables_userns(const char *version) {
 int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
                     char ***ret_argv) {
         if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0 || info_fd == KB_SANDBOX_SECCOMP_FD ||
-            info_fd == KB_SANDBOX_PROBE_FD)
+            info_fd == KB_SANDBOX_PROBE_FD || info_fd == KB_SANDBOX_BLOCK_FD)
                 return -EINVAL;
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
             (policy->rootfs && !path_ok(policy->rootfs)) || (policy->syscall_probe && !path_ok(policy->syscall_probe)))
@@ -455,6 +455,12 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = strv_push3(&v, "--remount-ro", "/", NULL);
         if (r >= 0)
                 r = strv_push3(&v, "--chdir", KB_SANDBOX_WORKSPACE, NULL);
+        /* bwrap's init waits here until the host has looked at the sandbox (kb_sandbox_launch). */
+        if (r >= 0) {
+                char block_fd[16];
+                snprintf(block_fd, sizeof block_fd, "%d", KB_SANDBOX_BLOCK_FD);
+                r = strv_push3(&v, "--block-fd", block_fd, NULL);
+        }
         if (r >= 0)
                 r = strv_push3(&v, "--info-fd", fdbuf, NULL);
         if (r >= 0)

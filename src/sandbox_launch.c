@@ -13,8 +13,10 @@
 #include <linux/keyctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,8 @@
  * (carrying the kernel's status) before it is killed too. */
 #define PIN_RETRY_MS 5
 #define STOP_GRACE_MS 1000
+/* How long bwrap's init may take to build the sandbox and block on --block-fd (it takes a few ms). */
+#define BLOCK_WAIT_MS 2000
 /* Source fds are moved at or above this before fork, so the child's dup2 onto 0..9 never meets
  * an fd that already has the target number. */
 #define SPAWN_HIGH_FD 10
@@ -44,6 +48,13 @@ struct kb_sandbox {
         int kernel_pidfd;
         uint64_t pidns_ino;
         json_object *info;
+        /* kbound's ends of bwrap's --block-fd and --seccomp channels (socket pairs), until the
+         * sandbox goes on (release); the seccomp program is sent only then. */
+        int block_w;
+        int seccomp_w;
+        int seccomp_program;       /* the sealed memfd kb_seccomp_build made */
+        char **env;                /* the environment bwrap was started with */
+        json_object *launch_facts; /* kb_sandbox_launch_facts */
 };
 
 int kb_sandbox_pidfd_open(pid_t pid) {
@@ -662,29 +673,228 @@ static int info_int(json_object *info, const char *key, int64_t *ret) {
 }
 
 /* Pins bwrap's init (child-pid): it must be bwrap's child. Held so stop can wait until the whole
- * pid namespace is gone (init exits only after every process in it has been reaped). */
+ * pid namespace is gone (init exits only after every process in it has been reaped). -ENOTSUP
+ * when init is bwrap's grandchild: a set-uid bwrap (or one run by root) puts a privileged
+ * process between them, which this kbound does not support (kb_sandbox_launch). */
 static int pin_init(kb_sandbox *sb) {
         _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(sb->init_pid);
         if (pidfd < 0)
                 return pidfd;
-        kb_proc_status st;
+        kb_proc_status st, between;
         int r = kb_sandbox_proc_status("/proc", sb->init_pid, &st);
         if (r < 0)
                 return r == -ESRCH ? -ESRCH : -EPERM;
         if (!kb_sandbox_pidfd_alive(pidfd))
                 return -ESRCH;
         if (st.ppid != sb->bwrap_pid)
-                return -EPERM;
+                return st.ppid > 0 && kb_sandbox_proc_status("/proc", st.ppid, &between) == 0 &&
+                                       between.ppid == sb->bwrap_pid
+                               ? -ENOTSUP
+                               : -EPERM;
         sb->init_pidfd = TAKE_FD(pidfd);
         return 0;
+}
+
+int kb_sandbox_bwrap_setuid(const char *path) {
+        struct stat st;
+        if (!path || stat(path, &st) < 0)
+                return path ? -errno : -EINVAL;
+        return (st.st_mode & S_ISUID) ? 1 : 0;
+}
+
+/* A copy of a NULL-terminated string vector, or NULL. */
+static char **strv_copy(char *const *v) {
+        size_t n = 0;
+        while (v[n])
+                n++;
+        char **c = calloc(n + 1, sizeof *c);
+        for (size_t i = 0; c && i < n; i++)
+                if (!(c[i] = strdup(v[i]))) {
+                        kb_sandbox_strv_free(c);
+                        return NULL;
+                }
+        return c;
+}
+
+int kb_sandbox_waits_on(const char *proc_root, pid_t pid, int *ret_fd) {
+        char path[PATH_MAX], buf[256];
+        if (snprintf(path, sizeof path, "%s/%d/syscall", proc_root, (int) pid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        int r = read_small(path, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        /* "<nr> <arg0> <arg1> ...", all but nr in hex; "running" or "-1 ..." when not in a call. */
+        char *end;
+        errno = 0;
+        long nr = strtol(buf, &end, 10);
+        if (errno || end == buf || *end != ' ' || nr != SYS_read) {
+                *ret_fd = -1;
+                return 0;
+        }
+        unsigned long long fd = strtoull(end + 1, &end, 16);
+        *ret_fd = fd <= INT_MAX ? (int) fd : -1;
+        return 0;
+}
+
+/* True once init has a child: it went on without waiting (or is past the wait). */
+static bool init_has_child(pid_t init_pid) {
+        char path[PATH_MAX], buf[64];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) init_pid, (int) init_pid);
+        return read_small(path, buf, sizeof buf) == 0 && buf[0] != '\0';
+}
+
+/* Waits (polling every millisecond, at most BLOCK_WAIT_MS and until deadline_ms) until bwrap's
+ * init is blocked reading its --block-fd: until then it is still setting the sandbox up and holds
+ * descriptors of its own work (bind sources, the old root), and the info JSON arrives before that
+ * starts. Gives up early when init is gone or already has a child (it did not wait); the look
+ * then shows what it saw, and the judge fails the sandbox for not waiting. */
+static void wait_init_blocked(const kb_sandbox *sb, int64_t deadline_ms) {
+        int64_t until = kb_now_ms() + BLOCK_WAIT_MS;
+        if (deadline_ms >= 0 && deadline_ms < until)
+                until = deadline_ms;
+        for (;;) {
+                int fd = -1;
+                if (kb_sandbox_waits_on("/proc", sb->init_pid, &fd) < 0 || fd == KB_SANDBOX_BLOCK_FD ||
+                    !kb_sandbox_pidfd_alive(sb->init_pidfd) || init_has_child(sb->init_pid) || kb_now_ms() >= until)
+                        return;
+                sleep_ms(1);
+        }
+}
+
+/* Sends all of buf on a socket, never raising SIGPIPE. -errno. */
+static int send_all(int fd, const void *buf, size_t len) {
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* Lets bwrap's init go on: the seccomp program (the whole sealed memfd) and end of file on its
+ * channel, then one byte on the block channel. Failures are not reported here: a bwrap that is
+ * gone shows as a kernel that never appeared, and one that got a cut program refuses it. */
+static void release(kb_sandbox *sb) {
+        struct stat st;
+        if (sb->seccomp_program >= 0 && fstat(sb->seccomp_program, &st) == 0 && st.st_size > 0) {
+                _cleanup_free_ char *program = malloc((size_t) st.st_size);
+                ssize_t got = program ? pread(sb->seccomp_program, program, (size_t) st.st_size, 0) : -1;
+                if (got == st.st_size)
+                        (void) send_all(sb->seccomp_w, program, (size_t) got);
+        }
+        kb_closep(&sb->seccomp_w);
+        (void) send_all(sb->block_w, "g", 1);
+        kb_closep(&sb->block_w);
+}
+
+/* SIGKILLs every child of bwrap (our unreaped child, so its pid is not reused and a process whose
+ * parent it is, is its child): a clone child that never became a pinned init. Blocked on the
+ * --block-fd pipe it would not die with bwrap, and would go on to start the kernel once kbound
+ * closes the pipe. */
+static void kill_children_of_bwrap(const kb_sandbox *sb) {
+        DIR *d = opendir("/proc");
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char *end;
+                pid_t pid;
+                kb_proc_status st;
+                if (!parse_pid(de->d_name, &end, &pid) || *end != '\0' || kb_sandbox_proc_status("/proc", pid, &st) < 0 ||
+                    st.ppid != sb->bwrap_pid)
+                        continue;
+                _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(pid);
+                /* Still bwrap's child once pinned: the pidfd is this process, not a reused pid. */
+                if (pidfd >= 0 && kb_sandbox_proc_status("/proc", pid, &st) == 0 && st.ppid == sb->bwrap_pid)
+                        (void) kb_sandbox_pidfd_send_signal(pidfd, SIGKILL);
+        }
+        closedir(d);
 }
 
 static void sandbox_free(kb_sandbox *sb) {
         kb_closep(&sb->bwrap_pidfd);
         kb_closep(&sb->init_pidfd);
         kb_closep(&sb->kernel_pidfd);
+        kb_closep(&sb->block_w);
+        kb_closep(&sb->seccomp_w);
+        kb_closep(&sb->seccomp_program);
         kb_json_putp(&sb->info);
+        kb_json_putp(&sb->launch_facts);
+        kb_sandbox_strv_free(sb->env);
         free(sb);
+}
+
+/* {"dev": "maj:min", "ino": n} of st, with "path" when given. NULL if out of memory. */
+static json_object *file_facts(const struct stat *st, const char *path) {
+        char dev[32];
+        snprintf(dev, sizeof dev, "%u:%u", major(st->st_dev), minor(st->st_dev));
+        json_object *o = json_object_new_object();
+        if (!o || (path && json_object_object_add(o, "path", json_object_new_string(path)) < 0) ||
+            json_object_object_add(o, "dev", json_object_new_string(dev)) < 0 ||
+            json_object_object_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* Appends {"fd", "what", "dev", "ino"} of the object open at src (or at path, when src < 0) that
+ * bwrap gets as target to fds. -errno. */
+static int plan_fd(json_object *fds, int target, const char *what, int src, const char *path) {
+        struct stat st;
+        if (src >= 0 ? fstat(src, &st) < 0 : stat(path, &st) < 0)
+                return -errno;
+        json_object *o = file_facts(&st, NULL);
+        if (!o || json_object_object_add(o, "fd", json_object_new_int(target)) < 0 ||
+            json_object_object_add(o, "what", json_object_new_string(what)) < 0 || json_object_array_add(fds, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* kb_sandbox_launch_facts for what is about to be launched. */
+static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, const int *fds, const int *targets,
+                        size_t n_fds, int logfd, int block_r, json_object **ret) {
+        /* fds: the info pipe, the seccomp channel, the syscall probe (n_fds of them). */
+        static const char *const what[] = {"the info pipe", "the seccomp channel", "the syscall probe"};
+        _cleanup_json_ json_object *f = json_object_new_object();
+        json_object *a = json_object_new_array(), *planned = json_object_new_array();
+        if (!f || json_object_object_add(f, "argv", a) < 0 || json_object_object_add(f, "fds", planned) < 0)
+                return -ENOMEM;
+        for (char *const *p = argv; *p; p++)
+                if (json_object_array_add(a, json_object_new_string(*p)) < 0)
+                        return -ENOMEM;
+        struct stat st;
+        if (stat(policy->bwrap, &st) < 0)
+                return -errno;
+        json_object *program = file_facts(&st, policy->bwrap);
+        if (!program || json_object_object_add(f, "program", program) < 0)
+                return -ENOMEM;
+        if (stat("/proc", &st) < 0)
+                return -errno;
+        json_object *proc = file_facts(&st, NULL);
+        if (!proc || json_object_object_add(f, "proc", proc) < 0 ||
+            json_object_object_add(f, "block_fd", json_object_new_int(KB_SANDBOX_BLOCK_FD)) < 0)
+                return -ENOMEM;
+        int r = plan_fd(planned, 0, "stdin (/dev/null)", -1, "/dev/null");
+        if (r >= 0)
+                r = plan_fd(planned, 1, "the kernel's log", logfd, NULL);
+        if (r >= 0)
+                r = plan_fd(planned, 2, "the kernel's log", logfd, NULL);
+        for (size_t i = 0; r >= 0 && i < n_fds && i < KB_ELEMENTSOF(what); i++)
+                r = plan_fd(planned, targets[i], what[i], fds[i], NULL);
+        if (r >= 0)
+                r = plan_fd(planned, KB_SANDBOX_BLOCK_FD, "the block channel", block_r, NULL);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(f);
+        return 0;
 }
 
 int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
@@ -710,6 +920,10 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                               NULL, 0);
                 return r;
         }
+        if (kb_sandbox_bwrap_setuid(policy->bwrap) > 0) {
+                set_diagnosis(ret_diagnosis, KB_SANDBOX_SETUID_WHY, NULL, 0);
+                return -ENOTSUP;
+        }
         _cleanup_close_ int logfd =
                 open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
         if (logfd < 0)
@@ -727,11 +941,34 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return -ENOMEM;
         }
         sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
+        sb->block_w = sb->seccomp_w = sb->seccomp_program = -1;
+        /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
+         * end of file; kbound sends both only once the host has looked. Should kbound die first,
+         * both channels close empty, and an empty program makes bwrap give up (prctl refuses it)
+         * before anything of the kernel runs: bwrap's init has no parent-death signal yet while it
+         * waits, so nothing else would stop it. Socket pairs, not pipes: a send to a bwrap that is
+         * gone fails with EPIPE instead of raising SIGPIPE in a library caller. */
+        int block_pair[2], seccomp_pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, block_pair) < 0) {
+                r = -errno;
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                return r;
+        }
+        sb->block_w = block_pair[0];
+        _cleanup_close_ int block_r = block_pair[1];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, seccomp_pair) < 0) {
+                r = -errno;
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                return r;
+        }
+        sb->seccomp_w = seccomp_pair[0];
+        _cleanup_close_ int seccomp_r = seccomp_pair[1];
         /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
          * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
-        /* The seccomp program: built for this launch (bwrap reads it from its current offset). */
-        _cleanup_close_ int seccomp_fd = -1;
-        r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &seccomp_fd);
+        /* The seccomp program: built for this launch, sent at release. */
+        r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &sb->seccomp_program);
         if (r < 0) {
                 close(info_pipe[1]);
                 sandbox_free(sb);
@@ -748,13 +985,28 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 set_diagnosis(ret_diagnosis, "cannot open kbound's syscall probe program", NULL, 0);
                 return r;
         }
-        int fds[3] = {info_pipe[1], seccomp_fd, probe_fd};
-        int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_PROBE_FD}, stage = 0;
+        /* The block channel last: the syscall probe may be absent. */
+        int fds[4] = {info_pipe[1], seccomp_r, probe_fd >= 0 ? probe_fd : block_r, block_r};
+        int targets[4] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD,
+                          probe_fd >= 0 ? KB_SANDBOX_PROBE_FD : KB_SANDBOX_BLOCK_FD, KB_SANDBOX_BLOCK_FD},
+            stage = 0;
+        size_t n_fds = probe_fd >= 0 ? 4 : 3;
         kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = logfd, .stderr_fd = logfd, .extra_fds = fds,
-                               .extra_targets = targets, .n_extra = probe_fd >= 0 ? 3 : 2, .user = policy->user,
+                               .extra_targets = targets, .n_extra = n_fds, .user = policy->user,
                                .new_session_keyring = true, .die_with_parent = true, .ret_failed_stage = &stage};
+        /* What is launched, kept for the judge: the running bwrap must be exactly this. */
+        r = launch_facts(policy, argv, fds, targets, probe_fd >= 0 ? 3 : 2, logfd, block_r, &sb->launch_facts);
+        if (r >= 0 && policy->env && !(sb->env = strv_copy(policy->env)))
+                r = -ENOMEM;
+        if (r < 0) {
+                close(info_pipe[1]);
+                sandbox_free(sb);
+                return r;
+        }
         r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
         close(info_pipe[1]);
+        kb_closep(&block_r);
+        kb_closep(&seccomp_r);
         if (r < 0) {
                 set_diagnosis(ret_diagnosis,
                               stage == KB_SPAWN_STAGE_USER      ? "cannot switch to the sandbox user before starting bwrap"
@@ -793,12 +1045,22 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb->init_pid = (pid_t) child_pid;
         sb->pidns_ino = (uint64_t) pidns;
         r = pin_init(sb);
-        if (r == 0)
+        if (r == 0) {
+                /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The
+                 * host looks now, then lets it go on. A failed release (bwrap gone) shows below as
+                 * a kernel that never appeared. */
+                if (policy->before_exec) {
+                        wait_init_blocked(sb, deadline_ms);
+                        policy->before_exec(policy->before_exec_userdata, sb);
+                }
+                release(sb);
                 r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
                                         &sb->kernel_pidfd);
+        }
         if (r < 0) {
-                const char *what = r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
-                                               : "the kernel (PID 2 of the sandbox) exited or never appeared";
+                const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
+                                   : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
+                                                 : "the kernel (PID 2 of the sandbox) exited or never appeared";
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
                 set_diagnosis(ret_diagnosis, what, log_path, log_offset);
                 goto fail;
@@ -832,6 +1094,14 @@ uint64_t kb_sandbox_pidns(const kb_sandbox *sb) {
 
 json_object *kb_sandbox_info(const kb_sandbox *sb) {
         return sb ? sb->info : NULL;
+}
+
+json_object *kb_sandbox_launch_facts(const kb_sandbox *sb) {
+        return sb ? sb->launch_facts : NULL;
+}
+
+char *const *kb_sandbox_planned_env(const kb_sandbox *sb) {
+        return sb ? sb->env : NULL;
 }
 
 int kb_sandbox_signal(kb_sandbox *sb, int sig) {
@@ -897,6 +1167,8 @@ int kb_sandbox_stop(kb_sandbox *sb, int64_t deadline_ms, int *ret_status) {
                         /* No kernel pinned: end the namespace through its init, so bwrap still
                          * reaps its own child and nothing is left for someone else to reap. */
                         (void) kb_sandbox_pidfd_send_signal(sb->init_pidfd, SIGKILL);
+                else
+                        kill_children_of_bwrap(sb);
                 /* With nothing killed there is nothing bwrap would exit for: no grace. */
                 bool any_killed = sb->kernel_pidfd >= 0 || sb->init_pidfd >= 0;
                 int64_t grace = any_killed ? kb_now_ms() + STOP_GRACE_MS : kb_now_ms();

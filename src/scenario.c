@@ -68,6 +68,8 @@ typedef struct ctx {
         char nonce[33];
         json_object *host;      /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots; /* kb_inspect_snapshot of the sandbox, in the order taken */
+        json_object *pre_exec;  /* kb_inspect_pre_exec: the look before the kernel's program ran */
+        int64_t pre_exec_ms;    /* what it cost (part of the start-up) */
         int64_t inspect_ms;     /* what the host's looks cost, in total */
         json_object *expect;    /* what kbound arranged and saw outside the cell (judge.h) */
         json_object *probe;     /* the probe cell's result, or NULL */
@@ -199,6 +201,31 @@ static void host_look(ctx *x, const char *label) {
         if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
                 json_object_array_add(x->snapshots, snap);
         x->inspect_ms += kb_now_ms() - t0;
+}
+
+/* The host's look while bwrap's init waits on kbound's --block-fd pipe, before anything of the
+ * kernel runs (kb_kernel_options.before_exec): every descriptor then must be one kbound handed
+ * in, and nothing the kernel does later can hide one (boundary.descriptors). */
+static void pre_exec_look(void *userdata, const kb_sandbox *sb) {
+        ctx *x = userdata;
+        int64_t t0 = kb_now_ms();
+        const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
+        kb_inspect_target t = {
+                .proc_root = "/proc",
+                .init_pid = kb_sandbox_init_pid(sb),
+                .kernel_pid = 0, /* not started yet */
+                .launcher_pid = kb_sandbox_bwrap_pid(sb),
+                .pidns_ino = kb_sandbox_pidns(sb),
+                .secrets = sets,
+                .n_secrets = KB_ELEMENTSOF(sets),
+        };
+        json_object *look = NULL;
+        if (kb_inspect_pre_exec(&t, &look) == 0) {
+                json_object_put(x->pre_exec);
+                x->pre_exec = look;
+        }
+        x->pre_exec_ms = kb_now_ms() - t0;
+        x->inspect_ms += x->pre_exec_ms;
 }
 
 static const char *jstr(json_object *o, const char *key) {
@@ -357,6 +384,13 @@ static void expect_basics(ctx *x) {
         expect_set(x, "kernel_log", file_id(kb_kernel_log_path(x->kernel)));
         expect_set(x, "bwrap", json_object_new_string(x->env->bwrap));
         expect_set(x, "bwrap_version", json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
+        expect_set(x, "pidns", json_object_new_int64((int64_t) kb_sandbox_pidns(sb)));
+        /* What kbound launched: the running bwrap must be exactly this (sandbox.backend), and hold
+         * nothing else before the kernel runs (boundary.descriptors). */
+        json_object *launch = NULL;
+        if (kb_sandbox_launch_facts(sb) && json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL) == 0)
+                json_object_object_add(launch, "env", kb_inspect_env_digests(kb_sandbox_planned_env(sb)));
+        expect_set(x, "launch", launch);
         expect_set(x, "secrets_guarded", json_object_new_int((int) kb_secrets_count(x->env->secrets)));
         expect_set(x, "keyring", json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
                                                                                     : strerror(-x->env->keyring_canary)));
@@ -450,7 +484,8 @@ static void surface_cell(ctx *x) {
 static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *), int64_t duration_ms) {
         kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .probe = x->probe,
                              .probe_error = x->probe_error[0] ? x->probe_error : NULL, .expect = x->expect,
-                             .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL};
+                             .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
+                             .pre_exec = x->pre_exec};
         json_object *check = judge(&in), *status = NULL, *detail = NULL;
         /* Without a pack a pass rests on the host's evidence alone: say so in its words. */
         if (check && x->no_pack && json_object_object_get_ex(check, "status", &status) &&
@@ -1154,6 +1189,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 .on_msg_userdata = env->on_msg_userdata,
                 .cancel_fd = env->cancel_fd,
                 .deadline_ms = step_deadline(&x, CELL_TIMEOUT_MS),
+                .before_exec = pre_exec_look,
+                .before_exec_userdata = &x,
         };
         r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
         if (r < 0) {
@@ -1271,8 +1308,10 @@ done:
         if (x.snapshots) {
                 json_object *insp = json_object_new_object();
                 json_object *looks = json_object_new_array();
-                for (size_t i = 0; i < json_object_array_length(x.snapshots); i++) {
-                        json_object *snap = json_object_array_get_idx(x.snapshots, i), *l = json_object_new_object();
+                size_t first = x.pre_exec ? 0 : 1;
+                for (size_t i = first; i < json_object_array_length(x.snapshots) + 1; i++) {
+                        json_object *snap = i == 0 ? x.pre_exec : json_object_array_get_idx(x.snapshots, i - 1);
+                        json_object *l = json_object_new_object();
                         json_object_object_add(l, "label", json_object_get(jget(snap, "label")));
                         json_object *procs = jget(snap, "processes");
                         json_object_object_add(l, "processes", json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
@@ -1282,9 +1321,11 @@ done:
                 }
                 json_object_object_add(insp, "looks", looks);
                 json_object_object_add(insp, "cost_ms", json_object_new_int64(x.inspect_ms));
+                json_object_object_add(insp, "pre_exec_ms", json_object_new_int64(x.pre_exec_ms));
                 json_object_object_add(x.k, "inspection", insp);
         }
         json_object_put(x.snapshots);
+        json_object_put(x.pre_exec);
         json_object_put(x.host);
         json_object_put(x.expect);
         json_object_put(x.probe);

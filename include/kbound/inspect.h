@@ -59,7 +59,15 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  * - "processes": every process that descends from init_pid or lives in the sandbox's pid
  *   namespace, each with its status (procfs.h fields), "session", "pgrp", "tty_nr", "ns",
  *   "uid_map", "gid_map", "cmdline" (start of it), "environ_secrets"/"cmdline_secrets" (names of
- *   secrets found), "fds" ([{fd, target, type, dev, ino, rdev, flags, mnt_id, pid}]);
+ *   secrets found), "fds" ([{fd, target, type, dev, ino, rdev, flags, mnt_id, pid}]), "ns_owners"
+ *   ({name: [owner, owner's parent, ...]}: the user namespaces above each namespace, nearest first,
+ *   read with NS_GET_USERNS and NS_GET_PARENT; for "user" the chain starts at its parent), "exe"
+ *   ({path, dev, ino} of the program it runs) or "exe_error";
+ * - "ns_holders": [{pid, name, ns, inode}] the processes outside the sandbox that are in one of its
+ *   namespaces (those of its processes and the user namespaces above them, less kbound's own and
+ *   those above kbound's user namespace); "ns_outside": {"read", "unreadable", "holders"}, how many
+ *   processes outside were read and how many could not be (another user's, as an unprivileged
+ *   kbound);
  * - "mounts": the kernel's mount table, each mount with "target" (what its mount point is, stat'd
  *   through the kernel's root, with no symbolic link followed and statx proving it is that mount's
  *   root: {type, dev, ino, rdev}) or "target_error"; "mount_tables": the tables of other mount
@@ -79,8 +87,9 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  *   kbound's own sockets connected to a socket file there: {"endpoint", "kbound_socket", "peer",
  *   "holders"}: who holds the other end, found by its inode);
  * - "launcher": the process that runs bwrap outside the sandbox (init's parent): "pid", "ppid",
- *   "argv", "spawned" (what kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes
- *   held by kbound and its other descendants outside the sandbox;
+ *   "argv", "environ" (kb_inspect_env_digests form), "exe" (as for processes), "spawned" (what
+ *   kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes held by kbound and its
+ *   other descendants outside the sandbox;
  * - "reach": for each canary and each bound pathname unix socket of the host, any type and state
  *   (kbound's network namespace and every other one the walk finds, read with sock_diag through a
  *   short-lived thread or child that enters it), where the mounts of every mount table of the
@@ -104,3 +113,18 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  * Returns 0 and a new object, -ENOMEM; -ESRCH when the pinned kernel itself is not among the
  * processes found (the snapshot then still comes back, with the error recorded). */
 KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret);
+
+/* The look before the kernel's program runs, while bwrap's init waits on kbound's --block-fd pipe
+ * (kb_sandbox_policy.before_exec): t->kernel_pid is 0 (there is none yet). The same walk of /proc
+ * as a snapshot, with "label" "pre-exec", "processes", "errors", "vanished", "ns_holders",
+ * "ns_outside" and "launcher" as kb_inspect_snapshot has them (no mounts, network tables or
+ * reach), and "init": {"pid", "syscall" (the call bwrap's init is in and its first argument, from
+ * /proc/<pid>/syscall), "reads_fd" (the descriptor it is blocked reading, or -1)}, read after the
+ * processes. Returns 0 and a new object, -ENOMEM. */
+KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
+
+/* An environment (NULL-terminated "NAME=value" strings) as facts: one "NAME=sha256:<hex>" string
+ * per entry, in order; the name in clear, the value only inside the digest of the whole entry, so
+ * two environments can be compared and a difference named without a value in any fact. The
+ * launcher's "environ" is in this form. Returns a new array, NULL if out of memory. */
+KB_EXPORT json_object *kb_inspect_env_digests(char *const *env);

@@ -27,7 +27,9 @@ KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_o
  *   host folders were looked in), "workspace_read_back" (bool: the host read the nonce back),
  *   "secrets_in_probe", "sibling_in_probe" [secret names found in the probe result],
  *   "secrets_guarded" (count), "keyring" (string), "identity" (the identity cell's result, or
- *   {"error"}), "bwrap", "bwrap_version",
+ *   {"error"}), "bwrap", "bwrap_version", "pidns" (the sandbox's pid namespace kbound pinned),
+ *   "launch" (kb_sandbox_launch_facts: what kbound launched, plus "env", kb_inspect_env_digests
+ *   of the environment it passed),
  *   "seccomp" {"blocked": {entry name: errno name} (what the filter refuses, and how),
  *              "not_claimed": [entry names left allowed by --allow-syscall], "sockets": mode},
  *   "surface" (the attack_surface cell's result, or {"error"}). */
@@ -41,6 +43,7 @@ typedef struct kb_judge_input {
          * why): the checks the host carries alone are judged on its evidence only, and nothing is
          * asked of a cell. A cell that should have run and did not is probe_error, never this. */
         const char *cells_absent;
+        json_object *pre_exec;  /* kb_inspect_pre_exec: the look before the kernel's program ran */
 } kb_judge_input;
 
 /* sandbox.backend: every process of every look lives in namespaces (user, mnt, pid, net, ipc, uts,

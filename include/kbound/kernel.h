@@ -32,6 +32,10 @@ typedef struct kb_kernel_options {
         void *on_msg_userdata;
         int cancel_fd;             /* readable → every wait ends with -ECANCELED; <= 0: none */
         int64_t deadline_ms;       /* launch + readiness */
+        /* Sandboxed kernels: called while bwrap's init waits, before the kernel's program runs
+         * (kb_sandbox_policy.before_exec); may be NULL. */
+        void (*before_exec)(void *userdata, const kb_sandbox *sb);
+        void *before_exec_userdata;
 } kb_kernel_options;
 
 typedef struct kb_kernel kb_kernel;

@@ -12,6 +12,9 @@
  * (kb_sandbox_plan, kb_sandbox_launch). */
 #define KB_SANDBOX_SECCOMP_FD 4
 #define KB_SANDBOX_PROBE_FD 5
+/* bwrap's --block-fd: its init waits on this pipe (kbound holds the write end) before it starts the
+ * kernel's program, so the host can look at the sandbox before anything of the kernel runs. */
+#define KB_SANDBOX_BLOCK_FD 6
 /* Where the syscall probe program (kbound-syscall-probe) appears inside the sandbox, read-only. */
 #define KB_SANDBOX_PROBE_PROGRAM "/run/kbound-tools/syscall-probe"
 
@@ -72,6 +75,8 @@ typedef struct kb_sandbox_hardening {
 /* Whether bwrap of version (as `bwrap --version` prints it, "0.8.0") has --disable-userns. */
 KB_EXPORT bool kb_sandbox_bwrap_disables_userns(const char *version);
 
+typedef struct kb_sandbox kb_sandbox;
+
 typedef struct kb_sandbox_policy {
         const char *team;        /* names the team (kb_team_name_valid); the hostname and reports */
         const char *workspace;   /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
@@ -89,6 +94,11 @@ typedef struct kb_sandbox_policy {
                                       * KB_SANDBOX_PROBE_PROGRAM (bound from a descriptor kbound
                                       * opens, so the sandbox user need not reach the path); NULL:
                                       * none */
+        /* Called once bwrap has built the sandbox and its init (pinned) waits on kbound's
+         * --block-fd pipe, before anything of the kernel runs: the host's look before exec
+         * (kb_inspect_pre_exec). The sandbox goes on when it returns. NULL: at once. */
+        void (*before_exec)(void *userdata, const kb_sandbox *sb);
+        void *before_exec_userdata;
 } kb_sandbox_policy;
 
 /* True if a variable of kbound's own environment may pass into the sandbox (locale and time zone
@@ -115,7 +125,8 @@ KB_EXPORT const char *const *kb_sandbox_proc_masked(void);
  * checking which system paths and /proc entries exist (so it works for a rootfs too). Always:
  * --unshare-all (--share-net only if allow_network), --unshare-pid, --die-with-parent,
  * --new-session, --cap-drop ALL, --unshare-user (and --disable-userns when hardening says so),
- * --seccomp KB_SANDBOX_SECCOMP_FD (the launcher puts the filter there), read-only system paths,
+ * --seccomp KB_SANDBOX_SECCOMP_FD (the launcher puts the filter there), --block-fd
+ * KB_SANDBOX_BLOCK_FD (and the launcher's pipe there), read-only system paths,
  * --proc /proc with kb_sandbox_proc_readonly bound read-only and kb_sandbox_proc_masked covered,
  * --dev /dev, --tmpfs /tmp, the two team directories, the syscall probe (--ro-bind-fd
  * KB_SANDBOX_PROBE_FD) when the policy has one, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1
@@ -130,17 +141,19 @@ KB_EXPORT int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kern
  * the image (/home, /srv, /var...) would not exist inside the sandbox. */
 KB_EXPORT bool kb_sandbox_rootfs_visible(const char *path);
 
-typedef struct kb_sandbox kb_sandbox;
-
 /* Launches the kernel in bwrap: bwrap is exec'd directly (no shell) with policy->env as its whole
  * environment, stdin from /dev/null, stdout and stderr appended to log_path. Reads the --info-fd
  * JSON, finds the kernel's host pid (the child of "child-pid" whose NSpid ends in 2; it may appear
  * late), opens a pidfd to it and then confirms identity: its pid namespace inode equals the JSON's
  * "pid-namespace", NSpid ends in 2, its parent is child-pid, and the pidfd is still alive after
- * those reads (so a recycled pid cannot pass). All before deadline_ms.
+ * those reads (so a recycled pid cannot pass). All before deadline_ms. Between the two, while bwrap's
+ * init waits on the --block-fd pipe, policy->before_exec runs.
+ * A set-uid bwrap is refused (-ENOTSUP): it builds the sandbox as root, so its user namespace
+ * belongs to root and its processes are closed to an unprivileged kbound's look
+ * (docs/ci.md).
  * bwrap starts as policy->user (switched from root when it says so), with a fresh empty session
  * keyring, and dies with the calling thread.
- * Errors: -ENOENT bwrap missing, -EACCES not executable, -ECHILD bwrap exited before reporting
+ * Errors: -ENOENT bwrap missing, -EACCES not executable, -ENOTSUP set-uid, -ECHILD bwrap exited before reporting
  * (its log says why: e.g. user namespaces refused) or the user switch or keyring set-up was
  * refused before it could start (the diagnosis says which), -ETIMEDOUT, -ESRCH the kernel was gone or
  * never appeared, -EPERM identity did not match. On failure everything started is killed and
@@ -161,6 +174,15 @@ KB_EXPORT pid_t kb_sandbox_init_pid(const kb_sandbox *sb);
 KB_EXPORT uint64_t kb_sandbox_pidns(const kb_sandbox *sb);
 /* The --info-fd JSON (borrowed): child-pid and the namespace inodes. */
 KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
+/* What kbound launched, as facts for the judge (borrowed): "program" {"path", "dev", "ino"} (the
+ * bwrap executed, stat'd when it was), "argv" (the planned command line, argv[0] first), "fds"
+ * [{"fd", "what", "dev", "ino"}] (each descriptor kbound handed bwrap: stdin /dev/null, the log as
+ * stdout and stderr, the info pipe, the seccomp channel (a socket: the program is sent on release), the syscall probe, the block channel),
+ * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor),
+ * "block_fd". */
+KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
+/* The environment bwrap was started with (policy->env, copied; NULL-terminated, borrowed). */
+KB_EXPORT char *const *kb_sandbox_planned_env(const kb_sandbox *sb);
 
 /* Sends sig to the kernel through the pidfd. Returns 0, -ESRCH if it has exited, -errno. */
 KB_EXPORT int kb_sandbox_signal(kb_sandbox *sb, int sig);

@@ -32,6 +32,19 @@ leaky_bwrap() {
   echo "$path"
 }
 
+# as_sandbox_user COMMAND...: runs COMMAND as the user kbound's sandboxes run as (the sandbox user
+# when the tests run as root, else the invoking user), e.g. a helper outside a sandbox that a
+# --bwrap stand-in, running as that user too, reaches into.
+as_sandbox_user() {
+  if [ "$(id -u)" -eq 0 ]; then
+    local user=kbound-sandbox
+    id "$user" >/dev/null 2>&1 || user=nobody
+    runuser -u "$user" -- "$@"
+  else
+    "$@"
+  fi
+}
+
 require() {
   for cmd in "$@"; do
     if ! command -v "$cmd" >/dev/null 2>&1; then

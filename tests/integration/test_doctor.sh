@@ -35,6 +35,19 @@ expect_exit 3 "check when bwrap is refused" "uid map|user namespace" -- "$KBOUND
 expect_exit 3 "run when bwrap is refused" "uid map|user namespace" -- "$KBOUND" run --kernel python3 --bwrap "$scratch/refusing-bwrap" 'print(1)'
 expect_exit 3 "doctor when bwrap is refused" "uid map|user namespace" -- "$KBOUND" doctor --bwrap "$scratch/refusing-bwrap"
 
+# A set-uid bwrap builds the sandbox as root: refused, and said so (the bit is what counts; a
+# script carrying it runs as its caller, so this stand-in needs no privilege).
+cat >"$scratch/setuid-bwrap" <<'SH'
+#!/bin/sh
+[ "$1" = "--version" ] && { echo "bubblewrap 0.8.0"; exit 0; }
+exit 1
+SH
+chmod 4755 "$scratch/setuid-bwrap"
+expect_exit 3 "doctor with a set-uid bwrap" "set-uid root, which kbound does not support" -- \
+  "$KBOUND" doctor --bwrap "$scratch/setuid-bwrap"
+expect_exit 3 "check with a set-uid bwrap" "set-uid root, which kbound does not support" -- \
+  "$KBOUND" check --kernel python3 --bwrap "$scratch/setuid-bwrap"
+
 # No pack is not an unenforceable sandbox: the host's checks run, the cell-driven ones are untested.
 expect_exit 1 "check with no probe set for the language" "add kernels/python/ with kbound.json" -- \
   "$KBOUND" check --kernel python3 --kernels-dir "$scratch"

@@ -19,6 +19,19 @@ print("ready", flush=True)
 time.sleep(600)' "$scratch/gone.sock" >"$scratch/odd.out" &
 odd_name=$!
 for _ in $(seq 50); do grep -q ready "$scratch/odd.out" && break; sleep 0.1; done
+# detail FILE CHECK_ID: the check's detail and problems, for the evidence assertions below.
+detail() {
+  json_get "$1" "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$2')"
+}
+
+# not_built FILE KERNEL: sandbox.backend fails because the running bwrap is not the one kbound built
+# (every stand-in here execs the real bwrap with an argv, or argv[0], kbound did not plan); a
+# sandbox kbound could not even start (LEAK=pidns) fails it with that reason instead.
+not_built() {
+  [ "$(check_status "$1" "$2" sandbox.backend)" = "fail" ] || return 1
+  [ "$(json_get "$1" "next(k['error'] for k in d['kernels'] if k['name']=='$2') is not None")" = "True" ] ||
+    grep -qF "the running bwrap's command line is not the one kbound built" <<<"$(detail "$1" sandbox.backend)"
+}
 
 # leak NAME CHECK_ID [KERNEL]: run a check through the leaky wrapper and expect CHECK_ID to fail.
 leak() {
@@ -34,6 +47,7 @@ leak() {
   ok "LEAK=$name fails $id" [ "$(check_status "$scratch/$name.json" "$kernel" "$id")" = "fail" ]
   ok "LEAK=$name verdict fail" [ "$(json_get "$scratch/$name.json" "d['verdict']")" = "fail" ]
   ok "LEAK=$name stdout names the failing check" grep -q "^FAIL .*$id" "$scratch/$name.out"
+  ok "LEAK=$name fails sandbox.backend too: not the bwrap kbound built" not_built "$scratch/$name.json" "$kernel"
   ok "LEAK=$name: the token never reaches a report" bash -c "! grep -rqs '$token' '$scratch/$name.out' '$scratch/$name.err' '$scratch/$name.json'"
 }
 
@@ -54,10 +68,6 @@ leak procsys boundary.write_outside ir
 ok "LEAK=procsys: the evidence names /proc/sys" \
   grep -q '/proc/sys (the host' "$scratch/procsys.json"
 
-# detail FILE CHECK_ID: the check's detail and problems, for the evidence assertions below.
-detail() {
-  json_get "$1" "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$2')"
-}
 # leak_with NAME CHECK_ID PATTERN [VALUE]: LEAK=NAME (with LEAK_VALUE) fails CHECK_ID naming PATTERN.
 leak_with() {
   local name=$1 id=$2 pattern=$3 value=${4:-$token} wrapper
@@ -74,6 +84,7 @@ leak_with() {
   got=$(detail "$scratch/$name.json" "$id")
   ok "LEAK=$name: $id names '$pattern'" grep -qF -- "$pattern" <<<"$got"
   grep -qF -- "$pattern" <<<"$got" || echo "    got: $got"
+  ok "LEAK=$name fails sandbox.backend too: not the bwrap kbound built" not_built "$scratch/$name.json" python3
 }
 
 echo "a host file open read-write, handed down as a descriptor"
@@ -154,6 +165,7 @@ set +e
 rc=$?
 set -e
 ok "LEAK=tty exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+ok "LEAK=tty fails sandbox.backend too: not the bwrap kbound built" not_built "$scratch/tty.json" python3
 ok "LEAK=tty fails boundary.descriptors" [ "$(check_status "$scratch/tty.json" python3 boundary.descriptors)" = "fail" ]
 ok "LEAK=tty: the terminal is named as fd 0" grep -qE "fd 0 of pid [0-9]+ \([a-z0-9]+\): /dev/(tty|pts/)" <<<"$(detail "$scratch/tty.json" boundary.descriptors)"
 set +e
@@ -175,5 +187,37 @@ echo "no --die-with-parent: the sandbox could outlive kbound"
 leak_with lifetime sandbox.session "without --die-with-parent"
 kill "$odd_name" 2>/dev/null || true
 wait "$odd_name" 2>/dev/null || true
+
+echo "no --block-fd: the kernel starts before the host's first look"
+leak_with noblock boundary.descriptors "the running bwrap was not started with --block-fd 6"
+ok "LEAK=noblock: bwrap's init was not waiting on kbound's block channel" \
+  grep -qF "was not waiting on kbound's block channel (fd 6)" <<<"$(detail "$scratch/noblock.json" boundary.descriptors)"
+
+echo "kbound's own argv, with fds 7 and 8 the ends of a pipe a helper outside holds (not kbound's descendant)"
+as_sandbox_user /usr/bin/python3 -c 'import os, time
+r, w = os.pipe()
+print(os.getpid(), w, r, sep=":", flush=True)
+time.sleep(600)' >"$scratch/pipes-helper" &
+for _ in $(seq 50); do [ -s "$scratch/pipes-helper" ] && break; sleep 0.1; done
+helper=$(cat "$scratch/pipes-helper")
+leak_with pipes boundary.descriptors "before the kernel ran, fd 7 of the sandbox's PID 1" "$helper"
+ok "LEAK=pipes: fd 8 named too" grep -qF "fd 8 of the sandbox's PID 1" <<<"$(detail "$scratch/pipes.json" boundary.descriptors)"
+kill "${helper%%:*}" 2>/dev/null || true
+wait
+
+echo "bwrap run (nsenter) in a helper's user and network namespaces, made before kbound ran"
+as_sandbox_user sh -c 'echo $$; exec unshare --user --map-current-user --net sleep 600' >"$scratch/sharednet-helper" &
+for _ in $(seq 50); do
+  helper=$(cat "$scratch/sharednet-helper" 2>/dev/null || true)
+  [ -n "$helper" ] && [ "$(readlink "/proc/$helper/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] && break
+  sleep 0.1
+done
+leak_with sharednet sandbox.backend "is in the sandbox's net namespace" "$helper"
+got=$(detail "$scratch/sharednet.json" sandbox.backend)
+ok "LEAK=sharednet: the helper (sleep) is named as outside the sandbox" grep -qF "pid $helper (sleep), outside the sandbox" <<<"$got"
+ok "LEAK=sharednet: the sandbox's user namespace is not a child of kbound's" grep -qF "is not a child of kbound's" <<<"$got"
+ok "LEAK=sharednet: the network namespace was made elsewhere" grep -qF "a namespace made elsewhere" <<<"$got"
+kill "$helper" 2>/dev/null || true
+wait
 assert_no_leftovers "after leaky sandboxes"
 finish

@@ -77,6 +77,17 @@ echo "a kernel that dies on SIGINT: the interrupt check names the death and the 
 spec=$(lying_spec liar die_on_sigint.py)
 expect_fail dies interrupt.control "the kernel died on interrupt_request: the kernel exited with status 130 (killed by signal 2 SIGINT)" "$spec"
 
+echo "the kernel hides a host file's descriptor (handed in as fd 7) in a socket's queue before the host looks"
+hostfile="$scratch/stash-target"
+echo "host data" >"$hostfile"
+chmod 666 "$hostfile"
+spec=$(lying_spec liar lie_stash.py)
+expect_fail stash boundary.descriptors "before the kernel ran, fd 7 of the sandbox's PID 1" "$spec" \
+  --bwrap "$(leaky_bwrap fd "$hostfile")"
+ok "stash: the kernel did write through it (the stash worked)" grep -q "written by the kernel" "$hostfile"
+problems=$(json_get "$scratch/stash.json" "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.descriptors'][0]")
+ok "stash: no look after exec saw fd 7 (only the look before exec can)" bash -c '! grep -qF "fd 7 of pid" <<<"$1"' _ "$problems"
+
 echo "the same liars in kbound's real sandbox: the lies alone fail nothing they should not"
 spec=$(lying_spec liar lie_noescape.py)
 set +e

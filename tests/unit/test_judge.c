@@ -70,7 +70,8 @@ static kb_judge_input input_of(json_object *run) {
                                  .snapshots = member(run, "snapshots"),
                                  .probe = member(run, "probe"),
                                  .probe_error = why ? json_object_get_string(why) : NULL,
-                                 .expect = member(run, "expect")};
+                                 .expect = member(run, "expect"),
+                                 .pre_exec = member(run, "pre_exec")};
 }
 
 /* ---- the good run ---- */
@@ -83,6 +84,15 @@ static kb_judge_input input_of(json_object *run) {
         "{'user': 4026532201, 'mnt': 4026532202, 'pid': 4026532203, 'net': 4026532300, 'ipc': 4026532205, "           \
         "'uts': 4026532206, 'cgroup': 4026532207}"
 
+/* Who owns the sandbox's namespaces (inspect.c's "ns_owners"): bwrap made the user namespace
+ * 4026532200 (a child of kbound's) with every other namespace, and, for --disable-userns, the
+ * processes' own 4026532201 inside it. */
+#define SANDBOX_USERNS "4026532200"
+#define OWNED "[" SANDBOX_USERNS ", 4026531837]"
+#define SANDBOX_OWNERS                                                                                                \
+        "{'user': " OWNED ", 'mnt': " OWNED ", 'pid': " OWNED ", 'net': " OWNED ", 'ipc': " OWNED ", 'uts': " OWNED    \
+        ", 'cgroup': " OWNED "}"
+
 /* A sandbox process as inspect.c reports it: host uid 1000 mapped to itself, no capabilities. */
 #define PROC(pid, inner, name, ppid, session, fds)                                                                    \
         "{'pid': " #pid ", 'nspid': [" #pid ", " #inner "], 'name': '" name "', 'state': 'S', 'ppid': " #ppid ", "    \
@@ -90,6 +100,7 @@ static kb_judge_input input_of(json_object *run) {
         "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "               \
         "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "             \
         "'seccomp_filters': 1, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "    \
+        "'ns_owners': " SANDBOX_OWNERS ", "                                                                           \
         "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "          \
         "'cmdline_secrets': [], 'fds': " fds ", 'errors': []}"
 
@@ -176,6 +187,48 @@ static kb_judge_input input_of(json_object *run) {
         "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
         "'ino': 5000}}]"
 
+/* The bwrap kbound launched (its program, command line and environment), as kb_sandbox_launch_facts
+ * and the launcher's facts show them. */
+#define BWRAP_EXE "{'path': '/usr/bin/bwrap', 'dev': '8:1', 'ino': 4242}"
+#define BWRAP_ARGV                                                                                                    \
+        "['/usr/bin/bwrap', '--unshare-all', '--unshare-pid', '--die-with-parent', '--new-session', "                  \
+        "'--unshare-user', '--seccomp', '4', '--ro-bind', '/usr', '/usr', '--proc', '/proc', '--dev', '/dev', "        \
+        "'--tmpfs', '/tmp', '--bind', '" TEAM_A "/workspace', '/workspace', '--block-fd', '6', '--info-fd', '3', "     \
+        "'--', 'python3', '-m', 'ipykernel_launcher', '-f', '/run/kbound/connection.json']"
+#define BWRAP_ENV                                                                                                     \
+        "['PATH=sha256:3df5', 'HOME=sha256:fc83', 'TMPDIR=sha256:65c1', 'LANG=sha256:63e4']"
+#define LAUNCHER                                                                                                      \
+        "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV \
+        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}"
+/* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
+#define NS_OUTSIDE "'ns_holders': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
+
+/* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
+ * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
+ * bwrap's own O_PATH descriptor of the host's /proc (7) and eventfd (8). */
+#define PRE_INIT_FDS                                                                                                  \
+        "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                           \
+        "{'fd': 4, 'target': 'socket:[8102]', 'type': 'sock', 'dev': '0:8', 'ino': 8102, 'flags': 2, 'mnt_id': 8}, "  \
+        "{'fd': 6, 'target': 'socket:[8100]', 'type': 'sock', 'dev': '0:8', 'ino': 8100, 'flags': 2, 'mnt_id': 8}, "  \
+        "{'fd': 7, 'target': '/proc', 'type': 'dir', 'dev': '0:22', 'ino': 1, 'flags': 2097152, 'mnt_id': 24}, "     \
+        "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'type': 'unknown', 'dev': '0:16', 'ino': 20, 'flags': 526338, "  \
+        "'mnt_id': 17}]"
+#define PRE_EXEC_LOOK                                                                                                 \
+        "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, "                                        \
+        "'processes': [" PROC(1001, 1, "bwrap", 1000, 1000, PRE_INIT_FDS) "], " NS_OUTSIDE ", "                       \
+        "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER "}"
+/* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"). */
+#define LAUNCH                                                                                                        \
+        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", "                                   \
+        "'fds': [{'fd': 0, 'what': 'stdin (/dev/null)', 'dev': '0:5', 'ino': 5}, "                                    \
+        "{'fd': 1, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                    \
+        "{'fd': 2, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                    \
+        "{'fd': 3, 'what': 'the info pipe', 'dev': '0:14', 'ino': 8099}, "                                            \
+        "{'fd': 4, 'what': 'the seccomp channel', 'dev': '0:8', 'ino': 8102}, "                                       \
+        "{'fd': 5, 'what': 'the syscall probe', 'dev': '8:1', 'ino': 999}, "                                          \
+        "{'fd': 6, 'what': 'the block channel', 'dev': '0:8', 'ino': 8100}], "                                        \
+        "'proc': {'dev': '0:22', 'ino': 1}, 'block_fd': 6}"
+
 /* One look at the sandbox, before the cell's child exists. */
 #define READY_LOOK                                                                                                    \
         "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                          \
@@ -195,12 +248,7 @@ static kb_judge_input input_of(json_object *run) {
         "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}, "                                         \
         "{'endpoint': '" CONTROL "', 'kbound_socket': 9102, 'peer': 7102, "                                           \
         "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}], "                                        \
-        "'launcher': {'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, "                                   \
-        "'argv': ['bwrap', '--die-with-parent', '--new-session', '--unshare-all', '--uid', '1000', '--setenv', "      \
-        "'HOME', '/workspace', '--ro-bind', '/usr', '/usr', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', "  \
-        "'--bind', '" TEAM_A "/workspace', '/workspace', '--info-fd', '3', '--', 'python3', '-m', "                   \
-        "'ipykernel_launcher', '-f', '/run/kbound/connection.json'], "                                                \
-        "'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}, "                                                       \
+        "'launcher': " LAUNCHER ", " NS_OUTSIDE ", "                                                                  \
         "'reach': [{'name': 'credential file', 'path': '" CREDENTIAL_CANARY "', 'kind': 'canary', "                   \
         "'claim': 'boundary.credentials', 'exposed': []}, "                                                           \
         "{'name': 'sibling team canary', 'path': '" TEAM_B_CANARY "', 'kind': 'canary', "                             \
@@ -272,13 +320,15 @@ static kb_judge_input input_of(json_object *run) {
         "'escapes_seen': [], 'escape_dirs': 4, 'workspace_read_back': true, 'secrets_in_probe': [], "                 \
         "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                 \
         "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "      \
+        "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                 \
         "'seccomp': " SECCOMP ", 'surface': " SURFACE "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
  * second look is the first one again with the cell's child (host pid 1003, PID 7 inside) alive. */
 static json_object *good_run(void) {
         json_object *run = parse("{'host': " HOST ", 'snapshots': [" READY_LOOK "], 'probe': " PROBE
-                                 ", 'expect': " EXPECT "}");
+                                 ", 'expect': " EXPECT ", 'pre_exec': " PRE_EXEC_LOOK "}");
+        set(run, "/pre_exec/processes/0/exe", BWRAP_EXE);
         json_object *ready = NULL, *alive = NULL;
         assert_int_equal(json_pointer_get(run, "/snapshots/0", &ready), 0);
         assert_int_equal(json_object_deep_copy(ready, &alive, NULL), 0);
@@ -520,7 +570,118 @@ static void test_backend(void **state) {
         EXPECT_PASSES(kb_judge_backend, passes);
 }
 
-/* ---- sandbox.privileges, on the good run ---- */
+/* The running bwrap must be the one kbound launched: program, command line, environment. */
+static void test_backend_launch(void **state) {
+#define RUN_ARGV "/snapshots/1/launcher/argv"
+#define RUN_ENV "/snapshots/1/launcher/environ"
+        static const breakage fails[] = {
+                B1(RUN_ARGV "/1", "'--share-net'",
+                   "the running bwrap's command line is not the one kbound built: argument 1 is '--share-net' where "
+                   "kbound's is '--unshare-all'"),
+                /* an added option shifts every argument after it: the first difference is named */
+                B1(RUN_ARGV "/20", "'--bind'", "argument 20 is '--bind' where kbound's is '--block-fd'"),
+                /* what a stand-in added is not shown unless it is an option's name or kbound's own */
+                B1(RUN_ARGV "/18", "'kbound-leak-token-1234'",
+                   "argument 18 is '(an argument kbound did not plan, not shown)' where kbound's is"),
+                B1(RUN_ARGV "/-", "'--as-pid-1'", "it goes on past kbound's last argument with '--as-pid-1'"),
+                B1(RUN_ARGV "/29", NULL, "it ends before kbound's argument 29 ('/run/kbound/connection.json')"),
+                B1(RUN_ARGV "/0", "'/tmp/stand-in'", "argument 0 is '(an argument kbound did not plan, not shown)'"),
+                B1(RUN_ARGV, "[]", "the host could not read the running bwrap's command line"),
+                B2(RUN_ARGV, "[]", "/snapshots/1/errors/-", "{'what': 'the launcher\\u0027s command line', 'error': 'EACCES'}",
+                   "the host could not read the running bwrap's command line: the launcher's command line: EACCES"),
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'the launcher\\u0027s command line (too many arguments)', 'error': 'E2BIG'}",
+                   "could not read all of the running bwrap's command line"),
+                B1(RUN_ENV "/1", "'HOME=sha256:0000'",
+                   "the running bwrap's environment is not the one kbound passed: HOME has another value (values never shown)"),
+                B1(RUN_ENV "/-", "'LD_PRELOAD=sha256:1234'", "it has LD_PRELOAD, which kbound did not pass"),
+                B1(RUN_ENV "/2", "'LD_PRELOAD=sha256:1234'", "it has LD_PRELOAD, which kbound did not pass"),
+                B1(RUN_ENV "/3", NULL, "the running bwrap's environment is not the one kbound passed: it lacks LANG"),
+                B2(RUN_ENV "/0", "'HOME=sha256:fc83'", RUN_ENV "/1", "'PATH=sha256:3df5'", "its order differs at HOME"),
+                B1(RUN_ENV, NULL, "the host could not read the running bwrap's environment"),
+                B1("/expect/launch/env", NULL, "kbound kept no record of the environment it started bwrap with"),
+                B1("/snapshots/1/launcher/exe/ino", "4243",
+                   "the running bwrap (/usr/bin/bwrap) is not the program kbound started (/usr/bin/bwrap)"),
+                B2("/snapshots/1/launcher/exe", "{'path': '/usr/bin/bash', 'dev': '8:1', 'ino': 17}",
+                   "/expect/launch/program/path", "'/tmp/leaky-bwrap'",
+                   "the running bwrap (/usr/bin/bash) is not the program kbound started (/tmp/leaky-bwrap)"),
+                B1("/snapshots/1/launcher/exe", NULL, "the host could not read which program the running bwrap is"),
+                B1("/expect/launch", NULL, "kbound kept no record of the bwrap it launched"),
+                B1("/snapshots/1/launcher", NULL, "the host did not find the process that runs bwrap"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        /* the token a stand-in added never reaches the verdict */
+        json_object *run = good_run();
+        set(run, RUN_ARGV "/18", "'kbound-leak-token-1234'");
+        json_object *check = judge_run(kb_judge_backend, run);
+        assert_null(strstr(text_of(check), "kbound-leak-token-1234"));
+        json_object_put(check);
+        json_object_put(run);
+        static const breakage passes[] = {
+                /* the first look's launcher does not count: the last one does */
+                B1("/snapshots/0/launcher/argv/1", "'--share-net'", "the running bwrap is the program, command line and "
+                                                                     "environment kbound launched"),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+#undef RUN_ARGV
+#undef RUN_ENV
+}
+
+/* Every namespace is owned by the sandbox's user namespace, a child of kbound's, and no process
+ * outside is in one: a namespace that existed before (a helper's, joined by bwrap) fails. */
+static void test_backend_namespace_owners(void **state) {
+#define OWNERS(look, proc) "/snapshots/" #look "/processes/" #proc "/ns_owners"
+        static const breakage fails[] = {
+                B1(OWNERS(0, 1) "/net", "[4026532999, 4026531837]",
+                   "the net namespace of pid 1002 (python3) is owned by user namespace 4026532999, not by the sandbox's "
+                   "(4026532200) nor one inside it: a namespace made elsewhere"),
+                B1("/pre_exec/processes/0/ns_owners/mnt", "[4026531837]",
+                   "the mnt namespace of pid 1001 (bwrap) is owned by user namespace 4026531837"),
+                /* bwrap's user namespace made inside a helper's (nsenter -U) */
+                B1("/pre_exec/processes/0/ns_owners/pid", "[4026532200, 4026532100, 4026531837]",
+                   "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is "
+                   "4026532100 (pre-exec)"),
+                B1(OWNERS(0, 0) "/pid", "[4026532200]",
+                   "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is none "
+                   "the host can see (ready)"),
+                B1(OWNERS(0, 0) "/pid", "[4026531837]", "the sandbox's namespaces are owned by kbound's own user namespace (ready)"),
+                B2("/snapshots/1/processes/2/ns/user", "4026532300", OWNERS(1, 2) "/user", "[4026532100, 4026531837]",
+                   "pid 1003 (python3) is in user namespace 4026532300, not the sandbox's (4026532200) nor one inside it"),
+                B1(OWNERS(0, 1) "/mnt", NULL, "the host could not read who owns the mnt namespace of pid 1002 (python3)"),
+                B1("/snapshots/0/processes/1/errors/-", "{'what': 'ns_owners/ipc', 'error': 'Permission denied'}",
+                   "could not read who owns the ipc namespace of pid 1002 (python3): ns_owners/ipc: Permission denied"),
+                /* no process in the pid namespace kbound pinned shows who owns it */
+                B1("/expect/pidns", "4026539999", "the host could not tell which user namespace owns the sandbox (pre-exec)"),
+                B1("/snapshots/1/ns_holders/-", "{'pid': 777, 'name': 'relay', 'ns': 'net', 'inode': 4026532300}",
+                   "pid 777 (relay), outside the sandbox, is in the sandbox's net namespace (child alive)"),
+                B1("/pre_exec/ns_holders/-", "{'pid': 778, 'name': 'sleep', 'ns': 'user', 'inode': 4026532200}",
+                   "pid 778 (sleep), outside the sandbox, is in the sandbox's user namespace (pre-exec)"),
+                B1("/snapshots/0/ns_outside/holders", "70", "70 processes outside the sandbox are in its namespaces (ready)"),
+                B1("/snapshots/0/ns_outside", NULL,
+                   "the host did not check which processes outside the sandbox are in its namespaces (ready)"),
+                B1("/snapshots/0/errors/-", "{'what': 'kbound\\u0027s own namespaces', 'error': 'EACCES'}",
+                   "did not check which processes outside the sandbox are in its namespaces (ready): kbound's own namespaces"),
+                B1("/pre_exec", NULL, "the host took no look at the sandbox before the kernel's program ran"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        static const breakage passes[] = {
+                /* a namespace made inside the sandbox's user namespace is the sandbox's */
+                B1(OWNERS(1, 2) "/net", "[4026532210, 4026532200, 4026531837]", NULL),
+                /* the override shares kbound's own network namespace, owned above the sandbox */
+                B3("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/net", "4026531840", OWNERS(0, 1) "/net",
+                   "[4026531837]", "network shared (raw-network override)"),
+                /* another user's processes cannot be read by an unprivileged kbound: counted, not judged */
+                B1("/snapshots/1/ns_outside/unreadable", "40",
+                   "(120 processes outside read; 40 of other users could not be read (kbound is not root), not judged)"),
+                /* as root every process can be read: one that could not be was exiting, or worse */
+                B2("/host/uid", "0", "/snapshots/1/ns_outside/unreadable", "1",
+                   "(120 processes outside read; 1 more could not be read, not judged)"),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+#undef OWNERS
+}
+
+/* ---- sandbox.privileges, on the good run ---- *//* ---- sandbox.privileges, on the good run ---- */
 
 static void test_privileges_in_second_look(void **state) {
         static const breakage fails[] = {
@@ -786,6 +947,59 @@ static void test_descriptors_devices(void **state) {
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
 #undef RODEV_MOUNT
+}
+
+/* The look before the kernel's program ran: what bwrap's init held then, the kernel inherits. */
+static void test_descriptors_pre_exec(void **state) {
+#define PRE_FDS "/pre_exec/processes/0/fds"
+        static const breakage fails[] = {
+                /* a pipe handed in by a stand-in, whose far end a helper outside holds */
+                B1(PRE_FDS "/-", "{'fd': 9, 'target': 'pipe:[9999]', 'type': 'fifo', 'dev': '0:14', 'ino': 9999, 'flags': 1, "
+                                 "'mnt_id': 14}",
+                   "before the kernel ran, fd 9 of the sandbox's PID 1 (pid 1001) was pipe:[9999], which kbound did not hand "
+                   "in"),
+                /* kbound's number, another object */
+                B1(PRE_FDS "/3/ino", "8103", "fd 4 of the sandbox's PID 1 (pid 1001) was socket:[8102], which kbound did not"),
+                B1(PRE_FDS "/0/ino", "6", "fd 0 of the sandbox's PID 1 (pid 1001) was /dev/null, which kbound did not"),
+                /* bwrap's own: one O_PATH descriptor of the host's /proc and one eventfd, no more */
+                B1(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
+                   "fd 9 of the sandbox's PID 1 (pid 1001) was anon_inode:[eventfd]"),
+                B1(PRE_FDS "/5/flags", "0", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
+                B1(PRE_FDS "/5/dev", "'0:40'", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc"),
+                B1(PRE_FDS "/4", NULL, "did not hold kbound's block channel as fd 6"),
+                B1(PRE_FDS "/4/ino", "8101", "did not hold kbound's block channel as fd 6"),
+                B1("/pre_exec/processes/0/errors/-", "{'what': 'fd', 'error': 'Permission denied'}",
+                   "the host could not read the descriptors of PID 1 before the kernel ran (fd: Permission denied)"),
+                /* the sandbox did not wait */
+                B1("/pre_exec/processes/-", KERNEL_PROC,
+                   "the sandbox did not wait for kbound: pid 1002 (python3, PID 2 in the sandbox) ran before kbound let "
+                   "the kernel start"),
+                B2("/pre_exec/init/reads_fd", "-1", "/pre_exec/init/syscall", "'running'",
+                   "bwrap's init was not waiting on kbound's block channel (fd 6) when the host looked (it was in: running)"),
+                B1("/pre_exec/init", NULL, "the host could not see whether bwrap's init waited before the kernel ran"),
+                B1("/pre_exec/launcher/argv/20", "'--sync-fd'",
+                   "the running bwrap was not started with --block-fd 6: nothing made the sandbox wait"),
+                B1("/pre_exec/launcher/argv/21", "'7'", "the running bwrap was not started with --block-fd 6"),
+                B2("/pre_exec/processes/0/exe/path", "'/usr/bin/python3'", "/pre_exec/processes/0/exe/ino", "5",
+                   "before the kernel ran, the sandbox's PID 1 (pid 1001) was already /usr/bin/python3, not the bwrap "
+                   "outside (/usr/bin/bwrap)"),
+                B1("/pre_exec/launcher/exe", NULL, "was already /usr/bin/bwrap, not the bwrap outside (unknown)"),
+                B1("/pre_exec/processes", "[]", "the host found no process in the sandbox before the kernel ran"),
+                B1("/pre_exec/errors/-", "{'what': 'the process list', 'error': 'ENOMEM'}",
+                   "could not list processes before the kernel ran (the process list: ENOMEM)"),
+                B1("/pre_exec", NULL, "the host took no look at the sandbox before the kernel's program ran"),
+                B1("/expect/launch", NULL, "kbound kept no record of the descriptors it handed bwrap"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* kbound's info pipe and syscall probe, had bwrap kept them */
+                B2(PRE_FDS "/-", "{'fd': 3, 'target': 'pipe:[8099]', 'type': 'fifo', 'dev': '0:14', 'ino': 8099, 'flags': 1}",
+                   PRE_FDS "/-", "{'fd': 5, 'target': '/build/kbound-syscall-probe', 'type': 'reg', 'dev': '8:1', 'ino': 999, "
+                                 "'flags': 2097152}",
+                   "holding only the descriptors kbound handed it and bwrap's own (9)"),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+#undef PRE_FDS
 }
 
 /* A process in a mount namespace of its own is judged by its own table. */
@@ -1889,6 +2103,8 @@ int main(void) {
                 cmocka_unit_test(test_missing_looks_fail_every_check),
                 cmocka_unit_test(test_missing_probe_fails_every_check),
                 cmocka_unit_test(test_backend),
+                cmocka_unit_test(test_backend_launch),
+                cmocka_unit_test(test_backend_namespace_owners),
                 cmocka_unit_test(test_privileges_pass),
                 cmocka_unit_test(test_privileges_fail),
                 cmocka_unit_test(test_privileges_missing_evidence),
@@ -1899,6 +2115,7 @@ int main(void) {
                 cmocka_unit_test(test_identity),
                 cmocka_unit_test(test_descriptors_files),
                 cmocka_unit_test(test_descriptors_devices),
+                cmocka_unit_test(test_descriptors_pre_exec),
                 cmocka_unit_test(test_descriptors_other_mount_namespace),
                 cmocka_unit_test(test_descriptors_channels),
                 cmocka_unit_test(test_descriptors_anonymous),

@@ -184,6 +184,9 @@ static void test_plan_required_flags(void **state) {
         assert_true(find_args(argv, "--ro-bind", "/opt/data", "/opt/data") > 0);
         assert_true(find_args(argv, "--chdir", "/workspace", NULL) > 0);
         assert_true(find_args(argv, "--info-fd", "3", NULL) > 0);
+        /* bwrap's init waits for the host's look before the kernel runs */
+        assert_true(find_args(argv, "--block-fd", "6", NULL) > 0);
+        assert_true(find_args(argv, "--block-fd", "6", NULL) < options_end(argv));
         /* '_' is not a hostname character */
         assert_true(find_args(argv, "--hostname", "kbound-team-a", NULL) > 0);
         assert_int_equal(find_args(argv, "--share-net", NULL, NULL), -1);
@@ -332,6 +335,10 @@ static void test_plan_rejects(void **state) {
         char *ro[] = {"/ok", "relative/data", NULL};
         p.ro_paths = ro;
         assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
+        /* the info fd cannot be one the launcher gives another meaning */
+        p = base_policy();
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, KB_SANDBOX_BLOCK_FD, &argv), -EINVAL);
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, KB_SANDBOX_SECCOMP_FD, &argv), -EINVAL);
 
         const char *bad_teams[] = {
                 "",  "a b",     "a/b",  "..",
