@@ -215,6 +215,9 @@ def render(kernels_dir, lang, cell, params):
         raise RuntimeError("no probe set for language " + lang)
     with open(os.path.join(d[0], d[1]["cells"][cell])) as f:
         code = f.read()
+    if "{{KBOUND_PRELUDE}}" in code:  # the pack's shared helpers, as kb_langpack_render pastes them
+        with open(os.path.join(d[0], d[1]["prelude"])) as f:
+            code = code.replace("{{KBOUND_PRELUDE}}", f.read())
     b64 = base64.b64encode(json.dumps(params, separators=(",", ":")).encode()).decode()
     return code.replace("{{KBOUND_PARAMS_B64}}", b64)
 
