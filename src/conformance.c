@@ -176,7 +176,7 @@ void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings
         }
         json_object_object_add(ev, "observed", json_object_new_string(f->n ? f->codes[0] : "unknown"));
         json_object_object_add(ev, "problems", codes);
-        char text[1280];
+        char text[2048]; /* detail (1024) + names (256) + implementation (128) + the words */
         if (covered && f->n > 0) {
                 json_object_object_add(ev, "deviation", json_object_new_string(note));
                 snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation, names,

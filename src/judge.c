@@ -1620,7 +1620,7 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
         evidence(&v, "not_placed", json_object_get(get(counts, "not_claimed")));
         /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
-        char pass[DETAIL_MAX], extra[DETAIL_MAX] = "";
+        char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
         if (raw)
                 snprintf(extra, sizeof extra,
                          "; NOT claimed: the %" PRId64 " abstract unix sockets of kbound's network namespace, which the "
