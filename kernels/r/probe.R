@@ -217,40 +217,41 @@ invisible(local({
   # it is alive (its pid in a file) and waits (params$child_wait_s) until the host has looked at the sandbox
   # with it running: the cell prints params$child_marker and the child's pid, the host inspects,
   # then creates params$child_go in the workspace.
+  # The child runs base R only (--default-packages=NULL: no methods, utils or jsonlite to load,
+  # which took about 0.3 s of the probe): it copies the bytes it can read into files in a folder of
+  # its own (its environment; /proc/<pid>/environ and cmdline of up to 256 processes, NULs and all)
+  # and the cell, which has jsonlite, turns them into the report. A file exists only for what the
+  # child could open, so "readable and empty" and "unreadable" stay apart.
   child_code <- paste(
     "args <- commandArgs(TRUE); writeLines(as.character(Sys.getpid()), args[1]);",
-    "go <- if (length(args) >= 3) args[3] else ''; wait <- as.numeric(args[4]); t0 <- proc.time()[['elapsed']];",
+    "dir <- args[3]; wait <- as.numeric(args[4]); go <- if (length(args) >= 5) args[5] else ''; t0 <- proc.time()[['elapsed']];",
     "while (nzchar(go) && !file.exists(go) && proc.time()[['elapsed']] - t0 < wait) Sys.sleep(0.01);",
     "cap <- 65536L;",
-    "rd <- function(p) tryCatch({ con <- file(p, 'rb'); on.exit(close(con)); b <- readBin(con, 'raw', cap);",
-    "  b[b == as.raw(0L)] <- as.raw(10L); s <- rawToChar(b); Encoding(s) <- 'UTF-8';",
-    "  if (!validUTF8(s)) s <- iconv(s, 'UTF-8', 'UTF-8', sub = '?'); s },",
-    "  warning = function(w) NULL, error = function(e) NULL);",
-    "env <- Sys.getenv(); env <- paste(names(env), env, sep = '=', collapse = '\\n');",
-    "if (!validUTF8(env)) env <- iconv(env, 'UTF-8', 'UTF-8', sub = '?');",
-    "ids <- list.files('/proc', pattern = '^[0-9]+$'); ids <- ids[order(as.integer(ids))];",
-    "procs <- list();",
-    "for (id in ids) { if (length(procs) >= 256L) break;",
-    "  e <- rd(file.path('/proc', id, 'environ')); c <- rd(file.path('/proc', id, 'cmdline'));",
-    "  if (is.null(e) && is.null(c)) next;",
-    "  procs[[length(procs) + 1L]] <- list(pid = as.integer(id), environ = if (is.null(e)) '' else e,",
-    "                                      cmdline = if (is.null(c)) '' else c) };",
-    "cat(jsonlite::toJSON(list(environ = env, proc = procs, go = nzchar(go) && file.exists(go)),",
-    "                     auto_unbox = TRUE, digits = NA));",
+    "cp <- function(p, to) tryCatch({ con <- file(p, 'rb'); on.exit(close(con)); writeBin(readBin(con, 'raw', cap), to); TRUE },",
+    "  warning = function(w) FALSE, error = function(e) FALSE);",
+    "env <- Sys.getenv(); writeBin(charToRaw(paste(names(env), env, sep = '=', collapse = '\\n')), file.path(dir, 'environ'));",
+    "ids <- list.files('/proc', pattern = '^[0-9]+$'); ids <- ids[order(as.integer(ids))]; n <- 0L;",
+    "for (id in ids) { if (n >= 256L) break;",
+    "  e <- cp(file.path('/proc', id, 'environ'), file.path(dir, paste0(id, '.environ')));",
+    "  c <- cp(file.path('/proc', id, 'cmdline'), file.path(dir, paste0(id, '.cmdline')));",
+    "  if (e || c) n <- n + 1L };",
+    "writeLines(if (nzchar(go) && file.exists(go)) 'go' else 'no', file.path(dir, 'go'));",
     "writeLines('done', args[2])")
   subprocess_dump <- function() {
     res <- list(spawned = FALSE, pid = NA, error = NA, environ = "", proc = list(), go = FALSE)
-    out <- tempfile("kbound-child-")
     err <- tempfile("kbound-child-")
     pid_file <- tempfile("kbound-child-")
     done_file <- tempfile("kbound-child-")
-    on.exit(unlink(c(out, err, pid_file, done_file)))
+    dump <- tempfile("kbound-child-")
+    on.exit(unlink(c(err, pid_file, done_file, dump), recursive = TRUE))
+    if (!dir.create(dump, mode = "0700")) { res$error <- "could not make the child's dump folder"; return(res) }
     rscript <- file.path(R.home("bin"), "Rscript")
     go <- if (is.null(params$child_go)) "" else params$child_go
     wait <- if (is.null(params$child_wait_s)) 10 else as.numeric(params$child_wait_s)
-    r <- attempt(function() system2(rscript, c("--vanilla", "-e", shQuote(child_code), shQuote(pid_file), shQuote(done_file), shQuote(go),
-                                                     shQuote(as.character(wait))),
-                                    stdout = out, stderr = err, stdin = "", wait = FALSE))
+    r <- attempt(function() system2(rscript, c("--vanilla", "--default-packages=NULL", "-e", shQuote(child_code),
+                                               shQuote(pid_file), shQuote(done_file), shQuote(dump),
+                                               shQuote(as.character(wait)), shQuote(go)),
+                                    stdout = FALSE, stderr = err, stdin = "", wait = FALSE))
     if (!r$ok) { res$error <- r$error; return(res) }
     stderr_tail <- function() { t <- attempt(function() read_text(err)); if (t$ok) substr(t$value, 1L, 400L) else "" }
     wait_for <- function(path, seconds) {
@@ -267,17 +268,21 @@ invisible(local({
       flush(stdout())  # the host looks at the sandbox now, then lets the child go on
     }
     if (!wait_for(done_file, 60)) { res$error <- "ETIMEDOUT"; return(res) }
-    parsed <- attempt(function() {
-      txt <- to_text(read_raw(out, max(1, file.size(out))))  # readBin allocates n up front
-      jsonlite::fromJSON(txt, simplifyVector = FALSE)
-    })
-    if (parsed$ok) {
-      res$environ <- parsed$value$environ
-      res$proc <- parsed$value$proc
-      res$go <- isTRUE(parsed$value$go)
-    } else {
-      res$error <- paste0("unreadable dump: ", stderr_tail())
+    env_file <- file.path(dump, "environ")
+    if (!file.exists(env_file)) {
+      res$error <- paste0("the child wrote no dump: ", stderr_tail())
+      return(res)
     }
+    res$environ <- to_text(read_raw(env_file, max(1, file.size(env_file))))
+    files <- list.files(dump, pattern = "^[0-9]+[.](environ|cmdline)$")
+    pids <- unique(as.integer(sub("[.].*$", "", files)))
+    one <- function(pid, what) {
+      f <- file.path(dump, paste0(pid, ".", what))
+      if (file.exists(f)) to_text(read_raw(f, max(1, file.size(f)))) else ""
+    }
+    res$proc <- lapply(sort(pids), function(pid) list(pid = pid, environ = one(pid, "environ"), cmdline = one(pid, "cmdline")))
+    go_file <- file.path(dump, "go")
+    res$go <- file.exists(go_file) && identical(readLines(go_file, warn = FALSE)[1], "go")
     if (is.na(res$pid)) res$error <- "the child never said who it is"
     res
   }
