@@ -12,7 +12,26 @@ KBOUND_RUNTIME_DIR=$(mktemp -d /tmp/kbt-XXXXXX)
 chmod 755 "$KBOUND_RUNTIME_DIR"
 export KBOUND_RUNTIME_DIR
 scratch=$(mktemp -d /tmp/kbs-XXXXXX)
-trap 'rm -rf "$KBOUND_RUNTIME_DIR" "$scratch"' EXIT
+# On exit, whatever this test started and left running (a listener, a helper holding a namespace;
+# an assertion that fails ends the file before its own kill) is killed, descendants first: one left
+# behind holds ctest's output pipe and the suite waits for it, and nothing a test starts may
+# outlive it.
+descendants_of() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do
+    descendants_of "$child"
+    echo "$child"
+  done
+}
+cleanup_test() {
+  local pids
+  pids=$(descendants_of $$ | grep -vx "$BASHPID" || true)
+  # shellcheck disable=SC2086 # one pid a word
+  # (stderr closed first: bash would report each killed job; the test's own output is complete)
+  [ -z "$pids" ] || { exec 2>/dev/null; kill -KILL $pids || true; }
+  rm -rf "$KBOUND_RUNTIME_DIR" "$scratch"
+}
+trap cleanup_test EXIT
 # When the tests run as root, kernels (and any --bwrap stand-in) run as the unprivileged sandbox
 # user, who may not reach the checkout (a clone under /root, say): fixture programs run from a
 # world-readable copy, and scratch can be walked into.
