@@ -16,7 +16,7 @@
 #include <kbound/scenario.h>
 #include "cli.h"
 
-#define MAX_KERNELS 32
+#define MAX_KERNELS CLI_KERNELS_MAX
 #define CANARY_ENV "KBOUND_CANARY_SECRET"
 
 static void check_usage(FILE *out) {
@@ -118,122 +118,36 @@ static void log_to_stderr(void *userdata, int level, const char *message) {
 }
 
 int cmd_check(int argc, char **argv) {
-        static const struct option options[] = {
-                { "kernel", required_argument, NULL, 'k' },
-                { "team", required_argument, NULL, 'T' },
-                { "json", required_argument, NULL, 'j' },
-                { "junit", required_argument, NULL, 'u' },
-                { "allow-raw-network", no_argument, NULL, 'n' },
+        static const struct option own[] = {
                 { "require-full-boundary", no_argument, NULL, 'F' },
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "sockets", required_argument, NULL, 'S' },
-                { "allow-syscall", required_argument, NULL, 'Y' },
-                { "kernels-dir", required_argument, NULL, 'D' },
-                { "ro-bind", required_argument, NULL, 'r' },
-                { "timeout", required_argument, NULL, 't' },
-                { "keep", no_argument, NULL, 'K' },
-                { "transcript", required_argument, NULL, 'X' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "help", no_argument, NULL, 'h' },
                 {},
+        };
+        static const char *const accepts[] = {
+                "kernel", "team", "json", "junit", "allow-raw-network", "require-full-boundary", "bwrap",
+                "sandbox-user", "sockets", "allow-syscall", "kernels-dir", "ro-bind", "timeout", "keep",
+                "transcript", "rootfs", "image", "image-max-size", "prefix", "quiet", "help", NULL,
         };
         /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
         char **full_argv = argv - 1;
         reexec_with_canary(full_argv);
 
-        const char *kernel_names[MAX_KERNELS];
-        size_t n_kernels = 0;
-        const char *transcript_path = NULL;
-        const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
-        const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
-        cli_hardening_opts hardening_opts = { 0 };
+        cli_opts o;
+        if (cli_opts_init(&o, "check", accepts, own) < 0)
+                return KB_EXIT_USAGE;
+        o.kernels_max = MAX_KERNELS;
+        o.team = "kbound";
+        o.team_max = CLI_TEAM_PREFIX_MAX;
+        o.timeout_ms = 300000;
+        bool require_full = false, transcript_failed = false;
         kb_sandbox_hardening hardening;
-        bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
-        long timeout_ms = 300000;
-        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
-        size_t n_ro = 0;
-        const char *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
         int c;
-        while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
-                case 'k':
-                        if (n_kernels == MAX_KERNELS) {
-                                cli_error("check: at most %d kernels at once", MAX_KERNELS);
-                                return KB_EXIT_USAGE;
-                        }
-                        kernel_names[n_kernels++] = optarg;
-                        break;
-                case 'T':
-                        if (cli_opt_team("check", optarg, CLI_TEAM_PREFIX_MAX, &team))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'j':
-                        json_path = optarg;
-                        break;
-                case 'u':
-                        junit_path = optarg;
-                        break;
-                case 'n':
-                        allow_network = true;
-                        break;
                 case 'F':
                         require_full = true;
                         break;
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
-                case 'S':
-                        hardening_opts.sockets = optarg;
-                        break;
-                case 'Y':
-                        if (cli_opt_allow_syscall("check", &hardening_opts, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'D':
-                        kernels_opt = optarg;
-                        break;
-                case 'r':
-                        if (cli_opt_ro_bind("check", ro_paths, &n_ro, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 't':
-                        if (cli_opt_timeout("check", optarg, &timeout_ms))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'K':
-                        keep = true;
-                        break;
-                case 'X':
-                        transcript_path = optarg;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("check", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("check", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'q':
-                        cli_set_quiet(true);
-                        break;
+                case CLI_OPTS_REFUSED:
+                        return KB_EXIT_USAGE;
                 case 'h':
                         check_usage(stdout);
                         return 0;
@@ -242,14 +156,19 @@ int cmd_check(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char **kernel_names = o.kernels;
+        size_t n_kernels = o.n_kernels;
+        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
+        bool allow_network = o.allow_network, keep = o.keep;
+        long timeout_ms = o.timeout_ms;
         if (optind < argc) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
         /* Every output path is checked before anything is started or created. */
         cli_report reports[] = {
-                { .option = "--json", .path = json_path, .render = kb_report_json },
-                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+                { .option = "--json", .path = o.json_path, .render = kb_report_json },
+                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
         };
         bool summary_to_stderr = false;
         if (cli_reports_check("check", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
@@ -258,7 +177,7 @@ int cmd_check(int argc, char **argv) {
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("check", sandbox_user_opt, &sandbox_user)))
+        if ((r = cli_sandbox_user("check", o.sandbox_user, &sandbox_user)))
                 return r;
         if (allow_network && require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
@@ -284,11 +203,11 @@ int cmd_check(int argc, char **argv) {
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         char *home_canary = NULL;
         _cleanup_free_ char *syscall_probe = NULL;
-        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
                           .sandbox = true, .user = &sandbox_user };
         char **image_kernels = NULL;
 
-        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, image_max, &base, &root)))
+        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, o.image_max, &base, &root)))
                 goto out;
         rootfs = root.rootfs ? strdup(root.rootfs) : NULL;
         exit_code = KB_EXIT_ENFORCE;
@@ -297,13 +216,13 @@ int cmd_check(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
+        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
                 goto out;
-        if ((r = cli_hardening("check", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+        if ((r = cli_hardening("check", &o.hardening, allow_network, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) ||
+        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
             (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         cli_resolve_syscall_probe(&syscall_probe);
@@ -443,7 +362,7 @@ int cmd_check(int argc, char **argv) {
                 .bwrap_version = bwrap_version,
                 .allow_network = allow_network,
                 .rootfs = rootfs,
-                .ro_paths = ro_paths,
+                .ro_paths = o.ro_paths,
                 .host_env = environ,
                 .user = &sandbox_user,
                 .hardening = &hardening,

@@ -11,7 +11,7 @@
 #include <kbound/sandbox.h>
 #include "cli.h"
 
-#define MAX_KERNELS 32
+#define MAX_KERNELS CLI_KERNELS_MAX
 
 static void conformance_usage(FILE *out) {
         fputs("Usage: kbound conformance [OPTIONS]\n\n"
@@ -80,113 +80,32 @@ static void log_to_stderr(void *userdata, int level, const char *message) {
 }
 
 int cmd_conformance(int argc, char **argv) {
-        static const struct option options[] = {
-                { "kernel", required_argument, NULL, 'k' },
-                { "team", required_argument, NULL, 'T' },
-                { "json", required_argument, NULL, 'j' },
-                { "junit", required_argument, NULL, 'u' },
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "sockets", required_argument, NULL, 'S' },
-                { "allow-syscall", required_argument, NULL, 'Y' },
-                { "kernels-dir", required_argument, NULL, 'D' },
-                { "ro-bind", required_argument, NULL, 'r' },
-                { "timeout", required_argument, NULL, 't' },
-                { "transcript", required_argument, NULL, 'X' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "keep", no_argument, NULL, 'K' },
+        static const struct option own[] = {
                 { "allow-untested", no_argument, NULL, 'A' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "help", no_argument, NULL, 'h' },
                 {},
         };
-        const char *kernel_names[MAX_KERNELS];
-        size_t n_kernels = 0;
-        const char *team = "kbound-conf", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL,
-                   *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL, *sandbox_user_opt = NULL;
-        cli_hardening_opts hardening_opts = { 0 };
+        static const char *const accepts[] = {
+                "kernel", "team", "json", "junit", "bwrap", "sandbox-user", "sockets", "allow-syscall",
+                "kernels-dir", "ro-bind", "timeout", "transcript", "rootfs", "image", "image-max-size",
+                "prefix", "keep", "allow-untested", "quiet", "help", NULL,
+        };
+        cli_opts o;
+        if (cli_opts_init(&o, "conformance", accepts, own) < 0)
+                return KB_EXIT_USAGE;
+        o.kernels_max = MAX_KERNELS;
+        o.team = "kbound-conf";
+        o.team_max = CLI_TEAM_PREFIX_MAX;
+        o.timeout_ms = 300000;
         kb_sandbox_hardening hardening;
-        bool keep = false, allow_untested = false, unused_raw_network = false;
-        long timeout_ms = 300000;
-        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
-        size_t n_ro = 0;
-        const char *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
+        bool allow_untested = false, unused_raw_network = false;
         int c;
-        while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
-                case 'k':
-                        if (n_kernels == MAX_KERNELS) {
-                                cli_error("conformance: at most %d kernels at once", MAX_KERNELS);
-                                return KB_EXIT_USAGE;
-                        }
-                        kernel_names[n_kernels++] = optarg;
-                        break;
-                case 'T':
-                        if (cli_opt_team("conformance", optarg, CLI_TEAM_PREFIX_MAX, &team))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'j':
-                        json_path = optarg;
-                        break;
-                case 'u':
-                        junit_path = optarg;
-                        break;
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
-                case 'S':
-                        hardening_opts.sockets = optarg;
-                        break;
-                case 'Y':
-                        if (cli_opt_allow_syscall("conformance", &hardening_opts, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'D':
-                        kernels_opt = optarg;
-                        break;
-                case 'r':
-                        if (cli_opt_ro_bind("conformance", ro_paths, &n_ro, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 't':
-                        if (cli_opt_timeout("conformance", optarg, &timeout_ms))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'X':
-                        transcript_path = optarg;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("conformance", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("conformance", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'K':
-                        keep = true;
-                        break;
                 case 'A':
                         allow_untested = true;
                         break;
-                case 'q':
-                        cli_set_quiet(true);
-                        break;
+                case CLI_OPTS_REFUSED:
+                        return KB_EXIT_USAGE;
                 case 'h':
                         conformance_usage(stdout);
                         return 0;
@@ -195,14 +114,19 @@ int cmd_conformance(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char **kernel_names = o.kernels;
+        size_t n_kernels = o.n_kernels;
+        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
+        bool keep = o.keep;
+        long timeout_ms = o.timeout_ms;
         if (optind < argc) {
                 cli_error("conformance: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
         /* Every output path is checked before anything is started or created. */
         cli_report reports[] = {
-                { .option = "--json", .path = json_path, .render = kb_report_json },
-                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+                { .option = "--json", .path = o.json_path, .render = kb_report_json },
+                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
         };
         bool summary_to_stderr = false;
         if (cli_reports_check("conformance", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
@@ -213,7 +137,7 @@ int cmd_conformance(int argc, char **argv) {
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("conformance", sandbox_user_opt, &sandbox_user)))
+        if ((r = cli_sandbox_user("conformance", o.sandbox_user, &sandbox_user)))
                 return r;
         if (n_kernels == 0 && !rootfs_opt && !image_opt) {
                 kernel_names[n_kernels++] = "python3";
@@ -229,11 +153,11 @@ int cmd_conformance(int argc, char **argv) {
         json_object *run = NULL;
         _cleanup_free_ char *started_at = cli_iso_now();
         bool transcript_failed = false;
-        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .sandbox = true,
+        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .sandbox = true,
                           .user = &sandbox_user };
         char **image_kernels = NULL;
 
-        if ((exit_code = cli_root_open("conformance", rootfs_opt, image_opt, image_max, &base, &root)))
+        if ((exit_code = cli_root_open("conformance", rootfs_opt, image_opt, o.image_max, &base, &root)))
                 goto out;
         const char *rootfs = root.rootfs;
         exit_code = KB_EXIT_ENFORCE;
@@ -242,13 +166,13 @@ int cmd_conformance(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
+        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
                 goto out;
-        if ((r = cli_hardening("conformance", &hardening_opts, false, bwrap_version, &hardening))) {
+        if ((r = cli_hardening("conformance", &o.hardening, false, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) ||
+        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
             (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         if ((r = cli_transcript_open(transcript_path, &transcript))) {
@@ -261,7 +185,7 @@ int cmd_conformance(int argc, char **argv) {
                 .kernels_dir = kernels_dir,
                 .base_dir = base,
                 .bwrap = bwrap,
-                .ro_paths = ro_paths,
+                .ro_paths = o.ro_paths,
                 .rootfs = rootfs,
                 .host_env = environ,
                 .user = &sandbox_user,
