@@ -895,3 +895,10 @@ char *cli_iso_now(void) {
         strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
         return strdup(buf);
 }
+
+void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed) {
+        if (r == -ENOMEM)
+                cli_error("out of memory");
+        else if (r < 0)
+                cli_error("cannot start a thread for kernel '%s'", specs[failed]->name);
+}

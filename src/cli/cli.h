@@ -6,16 +6,17 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include <kbound/probe.h>
+#include <kbound/run.h>
 #include <kbound/image.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include <kbound/transcript.h>
 
 enum {
-        KB_EXIT_PASS = 0,     /* every claim tested and held */
-        KB_EXIT_FAIL = 1,     /* a check failed, or the cell raised */
+        KB_EXIT_PASS = KB_RUN_EXIT_PASS, /* every claim tested and held */
+        KB_EXIT_FAIL = KB_RUN_EXIT_FAIL, /* a check failed, or the cell raised */
         KB_EXIT_USAGE = 2,    /* bad command line */
-        KB_EXIT_ENFORCE = 3,  /* the sandbox cannot be enforced here */
+        KB_EXIT_ENFORCE = KB_RUN_EXIT_NOT_ENFORCED, /* the sandbox cannot be enforced here */
 };
 
 extern char **environ;
@@ -188,7 +189,7 @@ int cli_resolve_kernels_dir(const char *opt, char **ret);
  * starting with '.' (kb_team_name_valid's rule; check and conformance take a prefix, to which
  * "-<kernel>" is added: CLI_TEAM_PREFIX_MAX; a whole team name: KB_TEAM_NAME_MAX). Sets *ret to
  * arg and returns 0, or prints which rule the name breaks (naming cmd) and returns KB_EXIT_USAGE. */
-#define CLI_TEAM_PREFIX_MAX 40
+#define CLI_TEAM_PREFIX_MAX KB_RUN_TEAM_PREFIX_MAX
 int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret);
 
 /* kbound-syscall-probe, the program sandbox.attack_surface runs inside the sandbox:
@@ -278,6 +279,10 @@ int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team
                           kb_client_msg_fn *ret_fn, void **ret_userdata);
 int cli_transcript_close(kb_transcript **t, const char *path);
 
+/* Says why kb_run_kernels (r, its return) left kernels unstarted: kernel specs[failed] had no
+ * thread, or there was no memory for its transcript writer. Nothing when r >= 0. */
+void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed);
+
 /* The options the commands share (options.c: one table, one getopt_long loop). A command names the
  * long options it takes, in the order its --help lists them (getopt_long's messages follow that
  * order), from the shared table or from its own; the shared ones are parsed into a cli_opts, each
@@ -303,7 +308,7 @@ enum {
         CLI_OPT_PREFIX,
 };
 #define CLI_OPTS_MAX 32
-#define CLI_KERNELS_MAX 32
+#define CLI_KERNELS_MAX KB_RUN_KERNELS_MAX
 #define CLI_OPTS_REFUSED (-2) /* cli_opts_next: a shared option's value was refused (and said why) */
 
 typedef struct cli_opts {

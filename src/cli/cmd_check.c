@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +11,7 @@
 #include <kbound/canary.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
+#include <kbound/run.h>
 #include <kbound/sandbox.h>
 #include <kbound/scenario.h>
 #include "cli.h"
@@ -95,24 +95,6 @@ static int write_secret_file(const char *path, const char *value) {
         return close(closing) < 0 ? -errno : 0;
 }
 
-typedef struct worker {
-        pthread_t thread;
-        const kb_check_env *env;
-        kb_check_env own_env;              /* env with this kernel's transcript writer */
-        kb_transcript_source *source;
-        kb_kernelspec *spec;
-        char team[65];
-        json_object *result;
-        kb_check_outcome outcome;
-        int r;
-} worker;
-
-static void *worker_main(void *arg) {
-        worker *w = arg;
-        w->r = kb_scenario_run(w->env, w->spec, w->team, &w->result, &w->outcome);
-        return NULL;
-}
-
 static void log_to_stderr(void *userdata, int level, const char *message) {
         cli_progress("%s", message);
 }
@@ -192,13 +174,12 @@ int cmd_check(int argc, char **argv) {
         int64_t started = kb_now_ms();
         int exit_code = KB_EXIT_ENFORCE;
         kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        worker workers[MAX_KERNELS];
-        memset(workers, 0, sizeof(workers));
         char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_secrets *secrets = NULL, *sibling = NULL;
         kb_transcript *transcript = NULL;
         json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
         json_object *sibling_paths = json_object_new_array(), *run = NULL;
+        kb_run *kernels_run = NULL;
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         char *home_canary = NULL;
@@ -383,86 +364,50 @@ int cmd_check(int argc, char **argv) {
                 .keep = keep,
                 .log = log_to_stderr,
         };
-        size_t n_started = 0;
-        for (size_t i = 0; i < n_kernels; i++) {
-                worker *w = &workers[i];
-                w->env = &env;
-                w->spec = specs[i];
-                bool repeated = false;
-                for (size_t j = 0; j < n_kernels; j++)
-                        if (j != i && strcmp(specs[j]->name, specs[i]->name) == 0)
-                                repeated = true;
-                if (repeated)
-                        snprintf(w->team, sizeof(w->team), "%s-%.16s-%zu", team, specs[i]->name, i + 1);
-                else
-                        snprintf(w->team, sizeof(w->team), "%s-%.20s", team, specs[i]->name);
-                w->own_env = env;
-                if (cli_transcript_source(transcript, specs[i]->name, w->team, &w->source, &w->own_env.on_msg,
-                                          &w->own_env.on_msg_userdata))
-                        break;
-                w->env = &w->own_env;
-                if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-                        cli_error("cannot start a thread for kernel '%s'", specs[i]->name);
-                        break;
-                }
-                n_started++;
+        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+                cli_error("out of memory");
+                exit_code = KB_EXIT_FAIL;
+                goto out;
         }
-        for (size_t i = 0; i < n_started; i++)
-                pthread_join(workers[i].thread, NULL);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        size_t failed = 0;
+        r = kb_run_check(kernels_run, &env, &failed);
+        cli_run_started(r, specs, failed);
         if (cli_transcript_close(&transcript, transcript_path))
                 transcript_failed = true;
 
         /* The report. */
-        run = json_object_new_object();
         started_at = cli_iso_now();
-        json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
-        json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
-        json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
-        bool not_enforced = false, cancelled = cli_signal_received() != 0 || n_started < n_kernels;
-        json_object *kernels = json_object_new_array();
-        for (size_t i = 0; i < n_started; i++) {
-                if (workers[i].result)
-                        json_object_array_add(kernels, workers[i].result);
-                not_enforced |= workers[i].outcome == KB_CHECK_NOT_ENFORCED;
-                cancelled |= workers[i].outcome == KB_CHECK_CANCELLED || !workers[i].result;
+        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        if (sandbox) {
+                json_object *user = json_object_new_object();
+                json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
+                json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
+                json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
+                json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
+                json_object_object_add(sandbox, "user", user);
+                json_object_object_add(sandbox, "keyring_canary",
+                                       json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
+                cli_root_report(&root, sandbox);
+                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+                json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
+                json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
         }
-        json_object_object_add(run, "complete", json_object_new_boolean(!cancelled));
-        char reason[128] = "";
-        if (cli_signal_received())
-                snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
-        else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
-        json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
-        json_object *claims = json_object_new_object();
-        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(allow_network));
-        json_object_object_add(run, "claims", claims);
-        json_object *sandbox = json_object_new_object();
-        json_object_object_add(sandbox, "backend", json_object_new_string("bubblewrap"));
-        json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
-        json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
-        json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
-        json_object *user = json_object_new_object();
-        json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
-        json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
-        json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
-        json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
-        json_object_object_add(sandbox, "user", user);
-        json_object_object_add(sandbox, "keyring_canary",
-                               json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
-        cli_root_report(&root, sandbox);
-        json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
-        json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
-        json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
-        json_object_object_add(run, "sandbox", sandbox);
-        json_object_object_add(run, "kernels", kernels);
-
-        int verdict = kb_report_finish(run);
-        exit_code = not_enforced ? KB_EXIT_ENFORCE : (verdict != 0 || cancelled) ? KB_EXIT_FAIL : KB_EXIT_PASS;
-        if (transcript_failed && exit_code == KB_EXIT_PASS)
+        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        kb_run_facts facts = {
+                .kind = KB_RUN_CHECK,
+                .started_at = started_at,
+                .started_ms = started,
+                .signal = cli_signal_received(),
+                .timeout = timeout_text.s,
+                .raw_network_override = allow_network,
+                .transcript_failed = transcript_failed,
+                .sandbox = sandbox,
+        };
+        if (kb_run_report(kernels_run, &facts, &run, &exit_code) < 0) {
+                cli_error("out of memory: no report written");
                 exit_code = KB_EXIT_FAIL;
-        json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+                goto out;
+        }
         /* The last pass before anything is rendered: every report sees the run redacted with
          * every canary and daemon secret (each kernel's key was redacted by the library). */
         json_object *clean = cli_redact_json(run);
@@ -495,8 +440,7 @@ out:
         json_object_put(escape_dirs);
         json_object_put(cred_paths);
         json_object_put(sibling_paths);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_redact_clear();
         kb_secrets_destroy(&secrets);

@@ -2,12 +2,12 @@
  * specified, inside the same sandbox check uses? Item by item, with known deviations named. */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <kbound/conformance.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
+#include <kbound/run.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
 
@@ -56,23 +56,6 @@ static void conformance_usage(FILE *out) {
               "--allow-untested), 1 an item failed or went untested (or the run was cut short), 2 usage,\n"
               "3 the sandbox cannot be enforced or a kernel cannot be found (see `kbound doctor`).\n",
               out);
-}
-
-typedef struct worker {
-        pthread_t thread;
-        kb_conformance_env env;
-        kb_transcript_source *source;
-        kb_kernelspec *spec;
-        char team[65];
-        json_object *result;
-        kb_check_outcome outcome;
-} worker;
-
-static void *worker_main(void *arg) {
-        worker *w = arg;
-        if (kb_conformance_run(&w->env, w->spec, w->team, &w->result, &w->outcome) < 0)
-                w->result = NULL;
-        return NULL;
 }
 
 static void log_to_stderr(void *userdata, int level, const char *message) {
@@ -146,11 +129,10 @@ int cmd_conformance(int argc, char **argv) {
         int64_t started = kb_now_ms();
         int exit_code = KB_EXIT_ENFORCE;
         kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        worker workers[MAX_KERNELS];
-        memset(workers, 0, sizeof(workers));
         char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_transcript *transcript = NULL;
         json_object *run = NULL;
+        kb_run *kernels_run = NULL;
         _cleanup_free_ char *started_at = cli_iso_now();
         bool transcript_failed = false;
         cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .sandbox = true,
@@ -195,77 +177,40 @@ int cmd_conformance(int argc, char **argv) {
                 .keep = keep,
                 .log = log_to_stderr,
         };
-        size_t n_started = 0;
-        for (size_t i = 0; i < n_kernels; i++) {
-                worker *w = &workers[i];
-                w->env = env;
-                w->spec = specs[i];
-                bool repeated = false;
-                for (size_t j = 0; j < n_kernels; j++)
-                        if (j != i && strcmp(specs[j]->name, specs[i]->name) == 0)
-                                repeated = true;
-                if (repeated)
-                        snprintf(w->team, sizeof(w->team), "%s-%.16s-%zu", team, specs[i]->name, i + 1);
-                else
-                        snprintf(w->team, sizeof(w->team), "%s-%.20s", team, specs[i]->name);
-                if (cli_transcript_source(transcript, specs[i]->name, w->team, &w->source, &w->env.on_msg,
-                                          &w->env.on_msg_userdata))
-                        break;
-                if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-                        cli_error("cannot start a thread for kernel '%s'", specs[i]->name);
-                        break;
-                }
-                n_started++;
+        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+                cli_error("out of memory");
+                exit_code = KB_EXIT_FAIL;
+                goto out;
         }
-        for (size_t i = 0; i < n_started; i++)
-                pthread_join(workers[i].thread, NULL);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        size_t failed = 0;
+        r = kb_run_conformance(kernels_run, &env, &failed);
+        cli_run_started(r, specs, failed);
         if (cli_transcript_close(&transcript, transcript_path))
                 transcript_failed = true;
 
-        /* The report: the same run object as check's, marked as a conformance run. */
-        run = json_object_new_object();
-        json_object_object_add(run, "kind", json_object_new_string("conformance"));
-        json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
-        json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
-        json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
-        bool not_enforced = false, cancelled = cli_signal_received() != 0 || n_started < n_kernels;
-        json_object *kernels = json_object_new_array();
-        for (size_t i = 0; i < n_started; i++) {
-                if (workers[i].result)
-                        json_object_array_add(kernels, workers[i].result);
-                not_enforced |= workers[i].outcome == KB_CHECK_NOT_ENFORCED;
-                cancelled |= workers[i].outcome == KB_CHECK_CANCELLED || !workers[i].result;
+        /* The report: the same run object as check's, marked as a conformance run. Conformance
+         * claims no boundary: the network stays unshared, but nothing about it is tested. */
+        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        if (sandbox) {
+                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+                cli_root_report(&root, sandbox);
         }
-        json_object_object_add(run, "complete", json_object_new_boolean(!cancelled));
-        /* An untested item proves nothing: it fails the run unless the caller accepted that. */
-        json_object_object_add(run, "allow_untested", json_object_new_boolean(allow_untested));
-        char reason[128] = "";
-        if (cli_signal_received())
-                snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
-        else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
-        json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
-        json_object *claims = json_object_new_object();
-        /* Conformance claims no boundary: the network stays unshared, but nothing about it is tested. */
-        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(0));
-        json_object_object_add(run, "claims", claims);
-        json_object *sandbox = json_object_new_object();
-        json_object_object_add(sandbox, "backend", json_object_new_string("bubblewrap"));
-        json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
-        json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
-        json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
-        json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
-        cli_root_report(&root, sandbox);
-        json_object_object_add(run, "sandbox", sandbox);
-        json_object_object_add(run, "kernels", kernels);
-
-        int verdict = kb_report_finish(run);
-        exit_code = not_enforced ? KB_EXIT_ENFORCE : (verdict != 0 || cancelled) ? KB_EXIT_FAIL : KB_EXIT_PASS;
-        if (transcript_failed && exit_code == KB_EXIT_PASS)
+        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        kb_run_facts facts = {
+                .kind = KB_RUN_CONFORMANCE,
+                .started_at = started_at,
+                .started_ms = started,
+                .signal = cli_signal_received(),
+                .timeout = timeout_text.s,
+                .allow_untested = allow_untested,
+                .transcript_failed = transcript_failed,
+                .sandbox = sandbox,
+        };
+        if (kb_run_report(kernels_run, &facts, &run, &exit_code) < 0) {
+                cli_error("out of memory: no report written");
                 exit_code = KB_EXIT_FAIL;
-        json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+                goto out;
+        }
         /* With a report on standard output, people read the summary on standard error. */
         kb_report_human(run, summary_to_stderr ? stderr : stdout);
         fflush(stdout);
@@ -273,8 +218,7 @@ int cmd_conformance(int argc, char **argv) {
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
 
 out:
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_root_close(&root);
         if (base) {
