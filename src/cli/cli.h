@@ -8,6 +8,7 @@
 #include <kbound/probe.h>
 #include <kbound/run.h>
 #include <kbound/image.h>
+#include <kbound/kernel.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include <kbound/transcript.h>
@@ -278,6 +279,17 @@ int cli_transcript_open(const char *path, kb_transcript **ret);
 int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret,
                           kb_client_msg_fn *ret_fn, void **ret_userdata);
 int cli_transcript_close(kb_transcript **t, const char *path);
+
+/* A one-kernel command's (run, console) kb_kernel_options for spec as team in base, from what
+ * root says of the sandbox (on or off, its user, image, --ro-bind folders, network); the caller
+ * adds its transcript hook, cancel fd and deadline. */
+kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *spec, const char *team,
+                                     const char *base, const char *bwrap, const kb_sandbox_hardening *hardening);
+
+/* kb_kernel_start, and when it fails says so: "kernel 'NAME' in image PATH: cannot start in the
+ * sandbox within N s (--timeout): why", and returns KB_EXIT_FAIL when cancelled (or unsandboxed),
+ * else KB_EXIT_ENFORCE. timeout_ms is the --timeout the deadline came from. Returns 0 and *ret. */
+int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long timeout_ms, kb_kernel **ret);
 
 /* Says why kb_run_kernels (r, its return) left kernels unstarted: kernel specs[failed] had no
  * thread, or there was no memory for its transcript writer. Nothing when r >= 0. */

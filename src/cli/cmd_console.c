@@ -606,7 +606,6 @@ int cmd_console(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        const char *rootfs = root.rootfs;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
@@ -620,40 +619,20 @@ int cmd_console(int argc, char **argv) {
                 goto out;
         }
         con.spec = spec;
-        con.rootfs = root.image ? kb_image_path(root.image) : rootfs;
+        con.rootfs = root.image ? kb_image_path(root.image) : root.rootfs;
         con.signal_fd = cli_signals_install();
         if (con.signal_fd < 0) {
                 cli_error("console: cannot install the signal handlers: %s", strerror(errno));
                 goto out;
         }
 
-        kb_kernel_options ko = {
-                .spec = spec,
-                .base_dir = base,
-                .team = team,
-                .sandbox = true,
-                .bwrap = bwrap,
-                .allow_network = allow_network,
-                .rootfs = rootfs,
-                .ro_paths = o.ro_paths,
-                .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
-                .on_msg = on_msg,
-                .on_msg_userdata = on_msg_userdata,
-                .cancel_fd = con.signal_fd,
-                .deadline_ms = kb_now_ms() + timeout_ms,
-        };
-        char *diagnosis = NULL;
-        r = kb_kernel_start(&ko, &con.kernel, &diagnosis);
-        if (r < 0) {
-                char within[64] = "";
-                if (r == -ETIMEDOUT)
-                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
-                cli_error("kernel '%s'%s%s: cannot start in the sandbox%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? con.rootfs : "", within, diagnosis ? diagnosis : strerror(-r));
-                free(diagnosis);
-                exit_code = r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
+        kb_kernel_options ko = cli_kernel_options(&root, spec, team, base, bwrap, &hardening);
+        ko.on_msg = on_msg;
+        ko.on_msg_userdata = on_msg_userdata;
+        ko.cancel_fd = con.signal_fd;
+        ko.deadline_ms = kb_now_ms() + timeout_ms;
+        if ((r = cli_kernel_start(&ko, &root, timeout_ms, &con.kernel))) {
+                exit_code = r;
                 goto out;
         }
         print_banner(&con, team, allow_network);

@@ -148,7 +148,6 @@ int cmd_run(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        const char *rootfs = root.rootfs;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
@@ -163,36 +162,13 @@ int cmd_run(int argc, char **argv) {
         if (!base && cli_make_base_dir(&sandbox_user, &base))
                 goto out;
 
-        kb_kernel_options ko = {
-                .spec = spec,
-                .base_dir = base,
-                .team = team,
-                .sandbox = sandbox,
-                .bwrap = bwrap,
-                .allow_network = allow_network,
-                .rootfs = rootfs,
-                .ro_paths = o.ro_paths,
-                .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
-                .on_msg = on_msg,
-                .on_msg_userdata = on_msg_userdata,
-                .cancel_fd = cli_signals_install(),
-                .deadline_ms = kb_now_ms() + timeout_ms,
-        };
-        char *diagnosis = NULL;
-        r = kb_kernel_start(&ko, &kernel, &diagnosis);
-        if (r < 0) {
-                /* --timeout bounds start-up too: a kernel not ready by then never became ready (3). */
-                char within[64] = "";
-                if (r == -ETIMEDOUT)
-                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
-                cli_error("kernel '%s'%s%s: cannot start%s%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? (root.image ? kb_image_path(root.image) : rootfs) : "",
-                          sandbox ? " in the sandbox" : "", within,
-                          diagnosis ? diagnosis : strerror(-r));
-                free(diagnosis);
-                exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
+        kb_kernel_options ko = cli_kernel_options(&root, spec, team, base, bwrap, &hardening);
+        ko.on_msg = on_msg;
+        ko.on_msg_userdata = on_msg_userdata;
+        ko.cancel_fd = cli_signals_install();
+        ko.deadline_ms = kb_now_ms() + timeout_ms;
+        if ((r = cli_kernel_start(&ko, &root, timeout_ms, &kernel))) {
+                exit_code = r;
                 goto out;
         }
         kb_execute_options eo = { .store_history = true, .stop_on_error = true };
