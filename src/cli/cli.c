@@ -895,3 +895,44 @@ char *cli_iso_now(void) {
         strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
         return strdup(buf);
 }
+
+void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed) {
+        if (r == -ENOMEM)
+                cli_error("out of memory");
+        else if (r < 0)
+                cli_error("cannot start a thread for kernel '%s'", specs[failed]->name);
+}
+
+kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *spec, const char *team,
+                                     const char *base, const char *bwrap, const kb_sandbox_hardening *hardening) {
+        return (kb_kernel_options) {
+                .spec = spec,
+                .base_dir = base,
+                .team = team,
+                .sandbox = root->sandbox,
+                .bwrap = bwrap,
+                .allow_network = root->allow_network,
+                .rootfs = root->rootfs,
+                .ro_paths = root->ro_paths,
+                .host_env = environ,
+                .user = root->user,
+                .hardening = hardening,
+        };
+}
+
+int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long timeout_ms, kb_kernel **ret) {
+        char *diagnosis = NULL;
+        int r = kb_kernel_start(ko, ret, &diagnosis);
+        if (r >= 0)
+                return 0;
+        /* --timeout bounds start-up too: a kernel not ready by then never became ready (3). */
+        char within[64] = "";
+        if (r == -ETIMEDOUT)
+                snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
+        const char *rootfs = root->rootfs;
+        cli_error("kernel '%s'%s%s: cannot start%s%s: %s", ko->spec->name, rootfs ? " in image " : "",
+                  rootfs ? (root->image ? kb_image_path(root->image) : rootfs) : "", ko->sandbox ? " in the sandbox" : "",
+                  within, diagnosis ? diagnosis : strerror(-r));
+        free(diagnosis);
+        return r == -ECANCELED ? KB_EXIT_FAIL : ko->sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
+}

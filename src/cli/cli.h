@@ -1,20 +1,23 @@
 /* cli.h: helpers shared by the kbound subcommands (messages, signals, kernel lookup). */
 #pragma once
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
 #include <kbound/probe.h>
+#include <kbound/run.h>
 #include <kbound/image.h>
+#include <kbound/kernel.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include <kbound/transcript.h>
 
 enum {
-        KB_EXIT_PASS = 0,     /* every claim tested and held */
-        KB_EXIT_FAIL = 1,     /* a check failed, or the cell raised */
+        KB_EXIT_PASS = KB_RUN_EXIT_PASS, /* every claim tested and held */
+        KB_EXIT_FAIL = KB_RUN_EXIT_FAIL, /* a check failed, or the cell raised */
         KB_EXIT_USAGE = 2,    /* bad command line */
-        KB_EXIT_ENFORCE = 3,  /* the sandbox cannot be enforced here */
+        KB_EXIT_ENFORCE = KB_RUN_EXIT_NOT_ENFORCED, /* the sandbox cannot be enforced here */
 };
 
 extern char **environ;
@@ -187,7 +190,7 @@ int cli_resolve_kernels_dir(const char *opt, char **ret);
  * starting with '.' (kb_team_name_valid's rule; check and conformance take a prefix, to which
  * "-<kernel>" is added: CLI_TEAM_PREFIX_MAX; a whole team name: KB_TEAM_NAME_MAX). Sets *ret to
  * arg and returns 0, or prints which rule the name breaks (naming cmd) and returns KB_EXIT_USAGE. */
-#define CLI_TEAM_PREFIX_MAX 40
+#define CLI_TEAM_PREFIX_MAX KB_RUN_TEAM_PREFIX_MAX
 int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret);
 
 /* kbound-syscall-probe, the program sandbox.attack_surface runs inside the sandbox:
@@ -276,3 +279,84 @@ int cli_transcript_open(const char *path, kb_transcript **ret);
 int cli_transcript_source(kb_transcript *t, const char *kernel, const char *team, kb_transcript_source **ret,
                           kb_client_msg_fn *ret_fn, void **ret_userdata);
 int cli_transcript_close(kb_transcript **t, const char *path);
+
+/* A one-kernel command's (run, console) kb_kernel_options for spec as team in base, from what
+ * root says of the sandbox (on or off, its user, image, --ro-bind folders, network); the caller
+ * adds its transcript hook, cancel fd and deadline. */
+kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *spec, const char *team,
+                                     const char *base, const char *bwrap, const kb_sandbox_hardening *hardening);
+
+/* kb_kernel_start, and when it fails says so: "kernel 'NAME' in image PATH: cannot start in the
+ * sandbox within N s (--timeout): why", and returns KB_EXIT_FAIL when cancelled (or unsandboxed),
+ * else KB_EXIT_ENFORCE. timeout_ms is the --timeout the deadline came from. Returns 0 and *ret. */
+int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long timeout_ms, kb_kernel **ret);
+
+/* Says why kb_run_kernels (r, its return) left kernels unstarted: kernel specs[failed] had no
+ * thread, or there was no memory for its transcript writer. Nothing when r >= 0. */
+void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed);
+
+/* The options the commands share (options.c: one table, one getopt_long loop). A command names the
+ * long options it takes, in the order its --help lists them (getopt_long's messages follow that
+ * order), from the shared table or from its own; the shared ones are parsed into a cli_opts, each
+ * with the validation above, and a command sees only its own options, 'h' and getopt's '?'. */
+enum {
+        CLI_OPT_KERNEL = 'k',  /* also -k */
+        CLI_OPT_TEAM = 0x100,
+        CLI_OPT_JSON,
+        CLI_OPT_JUNIT,
+        CLI_OPT_ALLOW_RAW_NETWORK,
+        CLI_OPT_BWRAP,
+        CLI_OPT_SANDBOX_USER,
+        CLI_OPT_SOCKETS,
+        CLI_OPT_ALLOW_SYSCALL,
+        CLI_OPT_KERNELS_DIR,
+        CLI_OPT_RO_BIND,
+        CLI_OPT_TIMEOUT,
+        CLI_OPT_KEEP,
+        CLI_OPT_TRANSCRIPT,
+        CLI_OPT_ROOTFS,
+        CLI_OPT_IMAGE,
+        CLI_OPT_IMAGE_MAX_SIZE,
+        CLI_OPT_PREFIX,
+};
+#define CLI_OPTS_MAX 32
+#define CLI_KERNELS_MAX KB_RUN_KERNELS_MAX
+#define CLI_OPTS_REFUSED (-2) /* cli_opts_next: a shared option's value was refused (and said why) */
+
+typedef struct cli_opts {
+        const char *cmd;                          /* "check": named in every message */
+        size_t kernels_max;                       /* 1 (the default): the last --kernel wins; else at
+                                                   * most this many (<= CLI_KERNELS_MAX) */
+        const char *kernels[CLI_KERNELS_MAX];     /* --kernel NAME|PATH */
+        size_t n_kernels;
+        const char *team;                         /* --team, checked against team_max */
+        size_t team_max;                          /* default KB_TEAM_NAME_MAX */
+        const char *json_path, *junit_path;       /* --json FILE, --junit FILE */
+        bool allow_network;                       /* --allow-raw-network */
+        const char *bwrap, *sandbox_user;         /* --bwrap, --sandbox-user */
+        cli_hardening_opts hardening;             /* --sockets, --allow-syscall */
+        const char *kernels_dir;                  /* --kernels-dir */
+        char *ro_paths[CLI_RO_BIND_MAX + 1];      /* --ro-bind, NULL-terminated */
+        size_t n_ro;
+        long timeout_ms;                          /* --timeout */
+        bool keep;                                /* --keep */
+        const char *transcript;                   /* --transcript FILE */
+        const char *rootfs, *image;               /* --rootfs DIR, --image PATH */
+        uint64_t image_max;                       /* --image-max-size (0: the default) */
+        char *prefixes[CLI_PREFIX_MAX + 1];       /* --prefix, NULL-terminated */
+        size_t n_prefixes;
+        struct option longopts[CLI_OPTS_MAX + 1]; /* what getopt_long is given */
+} cli_opts;
+
+/* Empties o for cmd (the command then sets its defaults: team, timeout_ms, kernels_max, team_max)
+ * and builds its getopt_long table from accepts (NULL-terminated long option names), each looked up
+ * in own (the command's options, {0}-terminated, may be NULL) and then in the shared table.
+ * Returns 0, or -EINVAL for a name in neither or more than CLI_OPTS_MAX (a programming error). */
+int cli_opts_init(cli_opts *o, const char *cmd, const char *const *accepts, const struct option *own);
+
+/* getopt_long over argv with shortopts and o's table, taking every shared option into o (--quiet
+ * calls cli_set_quiet). Returns the next value for the command to handle (one of its own, 'h', or
+ * '?' for what getopt_long refused and reported), CLI_OPTS_REFUSED for a shared option whose value
+ * is wrong (already reported, naming cmd: a usage error), or -1 at the end (optind is then the
+ * first operand). */
+int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,11 +11,12 @@
 #include <kbound/canary.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
+#include <kbound/run.h>
 #include <kbound/sandbox.h>
 #include <kbound/scenario.h>
 #include "cli.h"
 
-#define MAX_KERNELS 32
+#define MAX_KERNELS CLI_KERNELS_MAX
 #define CANARY_ENV "KBOUND_CANARY_SECRET"
 
 static void check_usage(FILE *out) {
@@ -95,145 +95,41 @@ static int write_secret_file(const char *path, const char *value) {
         return close(closing) < 0 ? -errno : 0;
 }
 
-typedef struct worker {
-        pthread_t thread;
-        const kb_check_env *env;
-        kb_check_env own_env;              /* env with this kernel's transcript writer */
-        kb_transcript_source *source;
-        kb_kernelspec *spec;
-        char team[65];
-        json_object *result;
-        kb_check_outcome outcome;
-        int r;
-} worker;
-
-static void *worker_main(void *arg) {
-        worker *w = arg;
-        w->r = kb_scenario_run(w->env, w->spec, w->team, &w->result, &w->outcome);
-        return NULL;
-}
-
 static void log_to_stderr(void *userdata, int level, const char *message) {
         cli_progress("%s", message);
 }
 
 int cmd_check(int argc, char **argv) {
-        static const struct option options[] = {
-                { "kernel", required_argument, NULL, 'k' },
-                { "team", required_argument, NULL, 'T' },
-                { "json", required_argument, NULL, 'j' },
-                { "junit", required_argument, NULL, 'u' },
-                { "allow-raw-network", no_argument, NULL, 'n' },
+        static const struct option own[] = {
                 { "require-full-boundary", no_argument, NULL, 'F' },
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "sockets", required_argument, NULL, 'S' },
-                { "allow-syscall", required_argument, NULL, 'Y' },
-                { "kernels-dir", required_argument, NULL, 'D' },
-                { "ro-bind", required_argument, NULL, 'r' },
-                { "timeout", required_argument, NULL, 't' },
-                { "keep", no_argument, NULL, 'K' },
-                { "transcript", required_argument, NULL, 'X' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "help", no_argument, NULL, 'h' },
                 {},
+        };
+        static const char *const accepts[] = {
+                "kernel", "team", "json", "junit", "allow-raw-network", "require-full-boundary", "bwrap",
+                "sandbox-user", "sockets", "allow-syscall", "kernels-dir", "ro-bind", "timeout", "keep",
+                "transcript", "rootfs", "image", "image-max-size", "prefix", "quiet", "help", NULL,
         };
         /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
         char **full_argv = argv - 1;
         reexec_with_canary(full_argv);
 
-        const char *kernel_names[MAX_KERNELS];
-        size_t n_kernels = 0;
-        const char *transcript_path = NULL;
-        const char *team = "kbound", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL, *kernels_opt = NULL;
-        const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
-        cli_hardening_opts hardening_opts = { 0 };
+        cli_opts o;
+        if (cli_opts_init(&o, "check", accepts, own) < 0)
+                return KB_EXIT_USAGE;
+        o.kernels_max = MAX_KERNELS;
+        o.team = "kbound";
+        o.team_max = CLI_TEAM_PREFIX_MAX;
+        o.timeout_ms = 300000;
+        bool require_full = false, transcript_failed = false;
         kb_sandbox_hardening hardening;
-        bool allow_network = false, require_full = false, keep = false, transcript_failed = false;
-        long timeout_ms = 300000;
-        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
-        size_t n_ro = 0;
-        const char *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
         int c;
-        while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
-                case 'k':
-                        if (n_kernels == MAX_KERNELS) {
-                                cli_error("check: at most %d kernels at once", MAX_KERNELS);
-                                return KB_EXIT_USAGE;
-                        }
-                        kernel_names[n_kernels++] = optarg;
-                        break;
-                case 'T':
-                        if (cli_opt_team("check", optarg, CLI_TEAM_PREFIX_MAX, &team))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'j':
-                        json_path = optarg;
-                        break;
-                case 'u':
-                        junit_path = optarg;
-                        break;
-                case 'n':
-                        allow_network = true;
-                        break;
                 case 'F':
                         require_full = true;
                         break;
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
-                case 'S':
-                        hardening_opts.sockets = optarg;
-                        break;
-                case 'Y':
-                        if (cli_opt_allow_syscall("check", &hardening_opts, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'D':
-                        kernels_opt = optarg;
-                        break;
-                case 'r':
-                        if (cli_opt_ro_bind("check", ro_paths, &n_ro, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 't':
-                        if (cli_opt_timeout("check", optarg, &timeout_ms))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'K':
-                        keep = true;
-                        break;
-                case 'X':
-                        transcript_path = optarg;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("check", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("check", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'q':
-                        cli_set_quiet(true);
-                        break;
+                case CLI_OPTS_REFUSED:
+                        return KB_EXIT_USAGE;
                 case 'h':
                         check_usage(stdout);
                         return 0;
@@ -242,14 +138,19 @@ int cmd_check(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char **kernel_names = o.kernels;
+        size_t n_kernels = o.n_kernels;
+        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
+        bool allow_network = o.allow_network, keep = o.keep;
+        long timeout_ms = o.timeout_ms;
         if (optind < argc) {
                 cli_error("check: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
         /* Every output path is checked before anything is started or created. */
         cli_report reports[] = {
-                { .option = "--json", .path = json_path, .render = kb_report_json },
-                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+                { .option = "--json", .path = o.json_path, .render = kb_report_json },
+                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
         };
         bool summary_to_stderr = false;
         if (cli_reports_check("check", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
@@ -258,7 +159,7 @@ int cmd_check(int argc, char **argv) {
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("check", sandbox_user_opt, &sandbox_user)))
+        if ((r = cli_sandbox_user("check", o.sandbox_user, &sandbox_user)))
                 return r;
         if (allow_network && require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
@@ -273,22 +174,21 @@ int cmd_check(int argc, char **argv) {
         int64_t started = kb_now_ms();
         int exit_code = KB_EXIT_ENFORCE;
         kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        worker workers[MAX_KERNELS];
-        memset(workers, 0, sizeof(workers));
         char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_secrets *secrets = NULL, *sibling = NULL;
         kb_transcript *transcript = NULL;
         json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
         json_object *sibling_paths = json_object_new_array(), *run = NULL;
+        kb_run *kernels_run = NULL;
         _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
                             *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
         char *home_canary = NULL;
         _cleanup_free_ char *syscall_probe = NULL;
-        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
                           .sandbox = true, .user = &sandbox_user };
         char **image_kernels = NULL;
 
-        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, image_max, &base, &root)))
+        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, o.image_max, &base, &root)))
                 goto out;
         rootfs = root.rootfs ? strdup(root.rootfs) : NULL;
         exit_code = KB_EXIT_ENFORCE;
@@ -297,13 +197,13 @@ int cmd_check(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
+        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
                 goto out;
-        if ((r = cli_hardening("check", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+        if ((r = cli_hardening("check", &o.hardening, allow_network, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) ||
+        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
             (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         cli_resolve_syscall_probe(&syscall_probe);
@@ -443,7 +343,7 @@ int cmd_check(int argc, char **argv) {
                 .bwrap_version = bwrap_version,
                 .allow_network = allow_network,
                 .rootfs = rootfs,
-                .ro_paths = ro_paths,
+                .ro_paths = o.ro_paths,
                 .host_env = environ,
                 .user = &sandbox_user,
                 .hardening = &hardening,
@@ -464,86 +364,50 @@ int cmd_check(int argc, char **argv) {
                 .keep = keep,
                 .log = log_to_stderr,
         };
-        size_t n_started = 0;
-        for (size_t i = 0; i < n_kernels; i++) {
-                worker *w = &workers[i];
-                w->env = &env;
-                w->spec = specs[i];
-                bool repeated = false;
-                for (size_t j = 0; j < n_kernels; j++)
-                        if (j != i && strcmp(specs[j]->name, specs[i]->name) == 0)
-                                repeated = true;
-                if (repeated)
-                        snprintf(w->team, sizeof(w->team), "%s-%.16s-%zu", team, specs[i]->name, i + 1);
-                else
-                        snprintf(w->team, sizeof(w->team), "%s-%.20s", team, specs[i]->name);
-                w->own_env = env;
-                if (cli_transcript_source(transcript, specs[i]->name, w->team, &w->source, &w->own_env.on_msg,
-                                          &w->own_env.on_msg_userdata))
-                        break;
-                w->env = &w->own_env;
-                if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-                        cli_error("cannot start a thread for kernel '%s'", specs[i]->name);
-                        break;
-                }
-                n_started++;
+        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+                cli_error("out of memory");
+                exit_code = KB_EXIT_FAIL;
+                goto out;
         }
-        for (size_t i = 0; i < n_started; i++)
-                pthread_join(workers[i].thread, NULL);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        size_t failed = 0;
+        r = kb_run_check(kernels_run, &env, &failed);
+        cli_run_started(r, specs, failed);
         if (cli_transcript_close(&transcript, transcript_path))
                 transcript_failed = true;
 
         /* The report. */
-        run = json_object_new_object();
         started_at = cli_iso_now();
-        json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
-        json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
-        json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
-        bool not_enforced = false, cancelled = cli_signal_received() != 0 || n_started < n_kernels;
-        json_object *kernels = json_object_new_array();
-        for (size_t i = 0; i < n_started; i++) {
-                if (workers[i].result)
-                        json_object_array_add(kernels, workers[i].result);
-                not_enforced |= workers[i].outcome == KB_CHECK_NOT_ENFORCED;
-                cancelled |= workers[i].outcome == KB_CHECK_CANCELLED || !workers[i].result;
+        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        if (sandbox) {
+                json_object *user = json_object_new_object();
+                json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
+                json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
+                json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
+                json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
+                json_object_object_add(sandbox, "user", user);
+                json_object_object_add(sandbox, "keyring_canary",
+                                       json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
+                cli_root_report(&root, sandbox);
+                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+                json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
+                json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
         }
-        json_object_object_add(run, "complete", json_object_new_boolean(!cancelled));
-        char reason[128] = "";
-        if (cli_signal_received())
-                snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
-        else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
-        json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
-        json_object *claims = json_object_new_object();
-        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(allow_network));
-        json_object_object_add(run, "claims", claims);
-        json_object *sandbox = json_object_new_object();
-        json_object_object_add(sandbox, "backend", json_object_new_string("bubblewrap"));
-        json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
-        json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
-        json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
-        json_object *user = json_object_new_object();
-        json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
-        json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
-        json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
-        json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
-        json_object_object_add(sandbox, "user", user);
-        json_object_object_add(sandbox, "keyring_canary",
-                               json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
-        cli_root_report(&root, sandbox);
-        json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
-        json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
-        json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
-        json_object_object_add(run, "sandbox", sandbox);
-        json_object_object_add(run, "kernels", kernels);
-
-        int verdict = kb_report_finish(run);
-        exit_code = not_enforced ? KB_EXIT_ENFORCE : (verdict != 0 || cancelled) ? KB_EXIT_FAIL : KB_EXIT_PASS;
-        if (transcript_failed && exit_code == KB_EXIT_PASS)
+        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        kb_run_facts facts = {
+                .kind = KB_RUN_CHECK,
+                .started_at = started_at,
+                .started_ms = started,
+                .signal = cli_signal_received(),
+                .timeout = timeout_text.s,
+                .raw_network_override = allow_network,
+                .transcript_failed = transcript_failed,
+                .sandbox = sandbox,
+        };
+        if (kb_run_report(kernels_run, &facts, &run, &exit_code) < 0) {
+                cli_error("out of memory: no report written");
                 exit_code = KB_EXIT_FAIL;
-        json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+                goto out;
+        }
         /* The last pass before anything is rendered: every report sees the run redacted with
          * every canary and daemon secret (each kernel's key was redacted by the library). */
         json_object *clean = cli_redact_json(run);
@@ -576,8 +440,7 @@ out:
         json_object_put(escape_dirs);
         json_object_put(cred_paths);
         json_object_put(sibling_paths);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_redact_clear();
         kb_secrets_destroy(&secrets);

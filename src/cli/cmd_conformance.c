@@ -2,16 +2,16 @@
  * specified, inside the same sandbox check uses? Item by item, with known deviations named. */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <kbound/conformance.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
+#include <kbound/run.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
 
-#define MAX_KERNELS 32
+#define MAX_KERNELS CLI_KERNELS_MAX
 
 static void conformance_usage(FILE *out) {
         fputs("Usage: kbound conformance [OPTIONS]\n\n"
@@ -58,135 +58,37 @@ static void conformance_usage(FILE *out) {
               out);
 }
 
-typedef struct worker {
-        pthread_t thread;
-        kb_conformance_env env;
-        kb_transcript_source *source;
-        kb_kernelspec *spec;
-        char team[65];
-        json_object *result;
-        kb_check_outcome outcome;
-} worker;
-
-static void *worker_main(void *arg) {
-        worker *w = arg;
-        if (kb_conformance_run(&w->env, w->spec, w->team, &w->result, &w->outcome) < 0)
-                w->result = NULL;
-        return NULL;
-}
-
 static void log_to_stderr(void *userdata, int level, const char *message) {
         cli_progress("%s", message);
 }
 
 int cmd_conformance(int argc, char **argv) {
-        static const struct option options[] = {
-                { "kernel", required_argument, NULL, 'k' },
-                { "team", required_argument, NULL, 'T' },
-                { "json", required_argument, NULL, 'j' },
-                { "junit", required_argument, NULL, 'u' },
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "sockets", required_argument, NULL, 'S' },
-                { "allow-syscall", required_argument, NULL, 'Y' },
-                { "kernels-dir", required_argument, NULL, 'D' },
-                { "ro-bind", required_argument, NULL, 'r' },
-                { "timeout", required_argument, NULL, 't' },
-                { "transcript", required_argument, NULL, 'X' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "keep", no_argument, NULL, 'K' },
+        static const struct option own[] = {
                 { "allow-untested", no_argument, NULL, 'A' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "help", no_argument, NULL, 'h' },
                 {},
         };
-        const char *kernel_names[MAX_KERNELS];
-        size_t n_kernels = 0;
-        const char *team = "kbound-conf", *json_path = NULL, *junit_path = NULL, *bwrap_opt = NULL,
-                   *kernels_opt = NULL, *transcript_path = NULL, *rootfs_opt = NULL, *sandbox_user_opt = NULL;
-        cli_hardening_opts hardening_opts = { 0 };
+        static const char *const accepts[] = {
+                "kernel", "team", "json", "junit", "bwrap", "sandbox-user", "sockets", "allow-syscall",
+                "kernels-dir", "ro-bind", "timeout", "transcript", "rootfs", "image", "image-max-size",
+                "prefix", "keep", "allow-untested", "quiet", "help", NULL,
+        };
+        cli_opts o;
+        if (cli_opts_init(&o, "conformance", accepts, own) < 0)
+                return KB_EXIT_USAGE;
+        o.kernels_max = MAX_KERNELS;
+        o.team = "kbound-conf";
+        o.team_max = CLI_TEAM_PREFIX_MAX;
+        o.timeout_ms = 300000;
         kb_sandbox_hardening hardening;
-        bool keep = false, allow_untested = false, unused_raw_network = false;
-        long timeout_ms = 300000;
-        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
-        size_t n_ro = 0;
-        const char *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
+        bool allow_untested = false, unused_raw_network = false;
         int c;
-        while ((c = getopt_long(argc, argv, "k:qh", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
-                case 'k':
-                        if (n_kernels == MAX_KERNELS) {
-                                cli_error("conformance: at most %d kernels at once", MAX_KERNELS);
-                                return KB_EXIT_USAGE;
-                        }
-                        kernel_names[n_kernels++] = optarg;
-                        break;
-                case 'T':
-                        if (cli_opt_team("conformance", optarg, CLI_TEAM_PREFIX_MAX, &team))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'j':
-                        json_path = optarg;
-                        break;
-                case 'u':
-                        junit_path = optarg;
-                        break;
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
-                case 'S':
-                        hardening_opts.sockets = optarg;
-                        break;
-                case 'Y':
-                        if (cli_opt_allow_syscall("conformance", &hardening_opts, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'D':
-                        kernels_opt = optarg;
-                        break;
-                case 'r':
-                        if (cli_opt_ro_bind("conformance", ro_paths, &n_ro, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 't':
-                        if (cli_opt_timeout("conformance", optarg, &timeout_ms))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'X':
-                        transcript_path = optarg;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("conformance", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("conformance", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'K':
-                        keep = true;
-                        break;
                 case 'A':
                         allow_untested = true;
                         break;
-                case 'q':
-                        cli_set_quiet(true);
-                        break;
+                case CLI_OPTS_REFUSED:
+                        return KB_EXIT_USAGE;
                 case 'h':
                         conformance_usage(stdout);
                         return 0;
@@ -195,14 +97,19 @@ int cmd_conformance(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char **kernel_names = o.kernels;
+        size_t n_kernels = o.n_kernels;
+        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
+        bool keep = o.keep;
+        long timeout_ms = o.timeout_ms;
         if (optind < argc) {
                 cli_error("conformance: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
         /* Every output path is checked before anything is started or created. */
         cli_report reports[] = {
-                { .option = "--json", .path = json_path, .render = kb_report_json },
-                { .option = "--junit", .path = junit_path, .render = kb_report_junit },
+                { .option = "--json", .path = o.json_path, .render = kb_report_json },
+                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
         };
         bool summary_to_stderr = false;
         if (cli_reports_check("conformance", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
@@ -213,7 +120,7 @@ int cmd_conformance(int argc, char **argv) {
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("conformance", sandbox_user_opt, &sandbox_user)))
+        if ((r = cli_sandbox_user("conformance", o.sandbox_user, &sandbox_user)))
                 return r;
         if (n_kernels == 0 && !rootfs_opt && !image_opt) {
                 kernel_names[n_kernels++] = "python3";
@@ -222,18 +129,17 @@ int cmd_conformance(int argc, char **argv) {
         int64_t started = kb_now_ms();
         int exit_code = KB_EXIT_ENFORCE;
         kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        worker workers[MAX_KERNELS];
-        memset(workers, 0, sizeof(workers));
         char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_transcript *transcript = NULL;
         json_object *run = NULL;
+        kb_run *kernels_run = NULL;
         _cleanup_free_ char *started_at = cli_iso_now();
         bool transcript_failed = false;
-        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .sandbox = true,
+        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .sandbox = true,
                           .user = &sandbox_user };
         char **image_kernels = NULL;
 
-        if ((exit_code = cli_root_open("conformance", rootfs_opt, image_opt, image_max, &base, &root)))
+        if ((exit_code = cli_root_open("conformance", rootfs_opt, image_opt, o.image_max, &base, &root)))
                 goto out;
         const char *rootfs = root.rootfs;
         exit_code = KB_EXIT_ENFORCE;
@@ -242,13 +148,13 @@ int cmd_conformance(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
+        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
                 goto out;
-        if ((r = cli_hardening("conformance", &hardening_opts, false, bwrap_version, &hardening))) {
+        if ((r = cli_hardening("conformance", &o.hardening, false, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_resolve_kernels_dir(kernels_opt, &kernels_dir) ||
+        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
             (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
         if ((r = cli_transcript_open(transcript_path, &transcript))) {
@@ -261,7 +167,7 @@ int cmd_conformance(int argc, char **argv) {
                 .kernels_dir = kernels_dir,
                 .base_dir = base,
                 .bwrap = bwrap,
-                .ro_paths = ro_paths,
+                .ro_paths = o.ro_paths,
                 .rootfs = rootfs,
                 .host_env = environ,
                 .user = &sandbox_user,
@@ -271,77 +177,40 @@ int cmd_conformance(int argc, char **argv) {
                 .keep = keep,
                 .log = log_to_stderr,
         };
-        size_t n_started = 0;
-        for (size_t i = 0; i < n_kernels; i++) {
-                worker *w = &workers[i];
-                w->env = env;
-                w->spec = specs[i];
-                bool repeated = false;
-                for (size_t j = 0; j < n_kernels; j++)
-                        if (j != i && strcmp(specs[j]->name, specs[i]->name) == 0)
-                                repeated = true;
-                if (repeated)
-                        snprintf(w->team, sizeof(w->team), "%s-%.16s-%zu", team, specs[i]->name, i + 1);
-                else
-                        snprintf(w->team, sizeof(w->team), "%s-%.20s", team, specs[i]->name);
-                if (cli_transcript_source(transcript, specs[i]->name, w->team, &w->source, &w->env.on_msg,
-                                          &w->env.on_msg_userdata))
-                        break;
-                if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-                        cli_error("cannot start a thread for kernel '%s'", specs[i]->name);
-                        break;
-                }
-                n_started++;
+        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+                cli_error("out of memory");
+                exit_code = KB_EXIT_FAIL;
+                goto out;
         }
-        for (size_t i = 0; i < n_started; i++)
-                pthread_join(workers[i].thread, NULL);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        size_t failed = 0;
+        r = kb_run_conformance(kernels_run, &env, &failed);
+        cli_run_started(r, specs, failed);
         if (cli_transcript_close(&transcript, transcript_path))
                 transcript_failed = true;
 
-        /* The report: the same run object as check's, marked as a conformance run. */
-        run = json_object_new_object();
-        json_object_object_add(run, "kind", json_object_new_string("conformance"));
-        json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
-        json_object_object_add(run, "started_at", json_object_new_string(started_at ? started_at : ""));
-        json_object_object_add(run, "duration_ms", json_object_new_int64(kb_now_ms() - started));
-        bool not_enforced = false, cancelled = cli_signal_received() != 0 || n_started < n_kernels;
-        json_object *kernels = json_object_new_array();
-        for (size_t i = 0; i < n_started; i++) {
-                if (workers[i].result)
-                        json_object_array_add(kernels, workers[i].result);
-                not_enforced |= workers[i].outcome == KB_CHECK_NOT_ENFORCED;
-                cancelled |= workers[i].outcome == KB_CHECK_CANCELLED || !workers[i].result;
+        /* The report: the same run object as check's, marked as a conformance run. Conformance
+         * claims no boundary: the network stays unshared, but nothing about it is tested. */
+        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        if (sandbox) {
+                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+                cli_root_report(&root, sandbox);
         }
-        json_object_object_add(run, "complete", json_object_new_boolean(!cancelled));
-        /* An untested item proves nothing: it fails the run unless the caller accepted that. */
-        json_object_object_add(run, "allow_untested", json_object_new_boolean(allow_untested));
-        char reason[128] = "";
-        if (cli_signal_received())
-                snprintf(reason, sizeof(reason), "interrupted by signal %d", cli_signal_received());
-        else if (cancelled)
-                snprintf(reason, sizeof(reason), "the %s s deadline passed (--timeout)", cli_seconds(timeout_ms).s);
-        json_object_object_add(run, "incomplete_reason", *reason ? json_object_new_string(reason) : NULL);
-        json_object *claims = json_object_new_object();
-        /* Conformance claims no boundary: the network stays unshared, but nothing about it is tested. */
-        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(0));
-        json_object_object_add(run, "claims", claims);
-        json_object *sandbox = json_object_new_object();
-        json_object_object_add(sandbox, "backend", json_object_new_string("bubblewrap"));
-        json_object_object_add(sandbox, "bwrap", json_object_new_string(bwrap));
-        json_object_object_add(sandbox, "bwrap_version", json_object_new_string(bwrap_version));
-        json_object_object_add(sandbox, "uid", json_object_new_int((int) getuid()));
-        json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
-        cli_root_report(&root, sandbox);
-        json_object_object_add(run, "sandbox", sandbox);
-        json_object_object_add(run, "kernels", kernels);
-
-        int verdict = kb_report_finish(run);
-        exit_code = not_enforced ? KB_EXIT_ENFORCE : (verdict != 0 || cancelled) ? KB_EXIT_FAIL : KB_EXIT_PASS;
-        if (transcript_failed && exit_code == KB_EXIT_PASS)
+        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        kb_run_facts facts = {
+                .kind = KB_RUN_CONFORMANCE,
+                .started_at = started_at,
+                .started_ms = started,
+                .signal = cli_signal_received(),
+                .timeout = timeout_text.s,
+                .allow_untested = allow_untested,
+                .transcript_failed = transcript_failed,
+                .sandbox = sandbox,
+        };
+        if (kb_run_report(kernels_run, &facts, &run, &exit_code) < 0) {
+                cli_error("out of memory: no report written");
                 exit_code = KB_EXIT_FAIL;
-        json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+                goto out;
+        }
         /* With a report on standard output, people read the summary on standard error. */
         kb_report_human(run, summary_to_stderr ? stderr : stdout);
         fflush(stdout);
@@ -349,8 +218,7 @@ int cmd_conformance(int argc, char **argv) {
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
 
 out:
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_transcript_source_destroy(&workers[i].source);
+        kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_root_close(&root);
         if (base) {

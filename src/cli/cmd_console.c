@@ -549,91 +549,21 @@ static int console_loop(console *con) {
 }
 
 int cmd_console(int argc, char **argv) {
-        static const struct option options[] = {
-                { "kernel", required_argument, NULL, 'k' },
-                { "team", required_argument, NULL, 'T' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "timeout", required_argument, NULL, 't' },
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "sockets", required_argument, NULL, 'S' },
-                { "allow-syscall", required_argument, NULL, 'Y' },
-                { "allow-raw-network", no_argument, NULL, 'n' },
-                { "ro-bind", required_argument, NULL, 'r' },
-                { "keep", no_argument, NULL, 'K' },
-                { "transcript", required_argument, NULL, 'X' },
-                { "help", no_argument, NULL, 'h' },
-                {},
+        static const char *const accepts[] = {
+                "kernel", "team", "rootfs", "image", "image-max-size", "prefix", "timeout", "bwrap",
+                "sandbox-user", "sockets", "allow-syscall", "allow-raw-network", "ro-bind", "keep",
+                "transcript", "help", NULL,
         };
-        const char *kernel_name = NULL, *team = "console", *bwrap_opt = NULL, *rootfs_opt = NULL;
-        const char *sandbox_user_opt = NULL;
-        cli_hardening_opts hardening_opts = { 0 };
-        const char *transcript_path = NULL;
-        bool allow_network = false, keep = false;
-        long timeout_ms = 60000;
-        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
-        size_t n_ro = 0;
-        const char *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
+        cli_opts o;
+        if (cli_opts_init(&o, "console", accepts, NULL) < 0)
+                return KB_EXIT_USAGE;
+        o.team = "console";
+        o.timeout_ms = 60000;
         int c;
-        while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "k:h")) != -1) {
                 switch (c) {
-                case 'k':
-                        kernel_name = optarg;
-                        break;
-                case 'T':
-                        if (cli_opt_team("console", optarg, KB_TEAM_NAME_MAX, &team))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("console", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("console", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 't':
-                        if (cli_opt_timeout("console", optarg, &timeout_ms))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
-                case 'S':
-                        hardening_opts.sockets = optarg;
-                        break;
-                case 'Y':
-                        if (cli_opt_allow_syscall("console", &hardening_opts, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'n':
-                        allow_network = true;
-                        break;
-                case 'r':
-                        if (cli_opt_ro_bind("console", ro_paths, &n_ro, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'K':
-                        keep = true;
-                        break;
-                case 'X':
-                        transcript_path = optarg;
-                        break;
+                case CLI_OPTS_REFUSED:
+                        return KB_EXIT_USAGE;
                 case 'h':
                         console_usage(stdout);
                         return 0;
@@ -642,6 +572,10 @@ int cmd_console(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char *kernel_name = o.n_kernels ? o.kernels[0] : NULL, *team = o.team, *transcript_path = o.transcript;
+        const char *rootfs_opt = o.rootfs, *image_opt = o.image;
+        bool allow_network = o.allow_network, keep = o.keep;
+        long timeout_ms = o.timeout_ms;
         if (!kernel_name || optind != argc) {
                 cli_error(!kernel_name ? "console: --kernel is required" : "console: unexpected argument '%s'",
                           argv[optind]);
@@ -652,13 +586,13 @@ int cmd_console(int argc, char **argv) {
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("console", sandbox_user_opt, &sandbox_user)))
+        if ((r = cli_sandbox_user("console", o.sandbox_user, &sandbox_user)))
                 return r;
 
         kb_kernelspec *spec = NULL;
         _cleanup_free_ char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
         kb_sandbox_hardening hardening;
-        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
                           .sandbox = true, .user = &sandbox_user };
         int exit_code = KB_EXIT_ENFORCE;
         console con = { .is_complete_works = true };
@@ -667,59 +601,38 @@ int cmd_console(int argc, char **argv) {
         kb_client_msg_fn on_msg = NULL;
         void *on_msg_userdata = NULL;
 
-        if ((r = cli_root_open("console", rootfs_opt, image_opt, image_max, &base, &root)) ||
+        if ((r = cli_root_open("console", rootfs_opt, image_opt, o.image_max, &base, &root)) ||
             (r = cli_find_kernel(kernel_name, &root, &spec)) || (r = cli_fds_check("console", 1))) {
                 exit_code = r;
                 goto out;
         }
-        const char *rootfs = root.rootfs;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version) ||
+        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version) ||
             (!base && cli_make_base_dir(&sandbox_user, &base)))
                 goto out;
-        if ((r = cli_hardening("console", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+        if ((r = cli_hardening("console", &o.hardening, allow_network, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
         con.spec = spec;
-        con.rootfs = root.image ? kb_image_path(root.image) : rootfs;
+        con.rootfs = root.image ? kb_image_path(root.image) : root.rootfs;
         con.signal_fd = cli_signals_install();
         if (con.signal_fd < 0) {
                 cli_error("console: cannot install the signal handlers: %s", strerror(errno));
                 goto out;
         }
 
-        kb_kernel_options ko = {
-                .spec = spec,
-                .base_dir = base,
-                .team = team,
-                .sandbox = true,
-                .bwrap = bwrap,
-                .allow_network = allow_network,
-                .rootfs = rootfs,
-                .ro_paths = ro_paths,
-                .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
-                .on_msg = on_msg,
-                .on_msg_userdata = on_msg_userdata,
-                .cancel_fd = con.signal_fd,
-                .deadline_ms = kb_now_ms() + timeout_ms,
-        };
-        char *diagnosis = NULL;
-        r = kb_kernel_start(&ko, &con.kernel, &diagnosis);
-        if (r < 0) {
-                char within[64] = "";
-                if (r == -ETIMEDOUT)
-                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
-                cli_error("kernel '%s'%s%s: cannot start in the sandbox%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? con.rootfs : "", within, diagnosis ? diagnosis : strerror(-r));
-                free(diagnosis);
-                exit_code = r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
+        kb_kernel_options ko = cli_kernel_options(&root, spec, team, base, bwrap, &hardening);
+        ko.on_msg = on_msg;
+        ko.on_msg_userdata = on_msg_userdata;
+        ko.cancel_fd = con.signal_fd;
+        ko.deadline_ms = kb_now_ms() + timeout_ms;
+        if ((r = cli_kernel_start(&ko, &root, timeout_ms, &con.kernel))) {
+                exit_code = r;
                 goto out;
         }
         print_banner(&con, team, allow_network);

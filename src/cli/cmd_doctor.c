@@ -8,22 +8,13 @@
 #include "cli.h"
 
 int cmd_doctor(int argc, char **argv) {
-        static const struct option options[] = {
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
-        const char *bwrap_opt = NULL, *sandbox_user_opt = NULL;
+        static const char *const accepts[] = { "bwrap", "sandbox-user", "help", NULL };
+        cli_opts o;
+        if (cli_opts_init(&o, "doctor", accepts, NULL) < 0)
+                return KB_EXIT_USAGE;
         int c;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "h")) != -1) {
                 switch (c) {
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
                 case 'h':
                         printf("Usage: kbound doctor [--bwrap PATH] [--sandbox-user NAME]\n\n"
                                "Checks, item by item, whether this machine can enforce kbound's sandbox:\n"
@@ -38,6 +29,7 @@ int cmd_doctor(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char *bwrap_opt = o.bwrap, *sandbox_user_opt = o.sandbox_user;
         bool ok = true;
         char *bwrap = NULL;
         if (kb_sandbox_find_bwrap(bwrap_opt, environ, &bwrap) < 0) {

@@ -8,39 +8,20 @@
 #include "cli.h"
 
 int cmd_kernelspecs(int argc, char **argv) {
-        static const struct option options[] = {
+        static const struct option own[] = {
                 { "json", no_argument, NULL, 'j' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "help", no_argument, NULL, 'h' },
                 {},
         };
+        static const char *const accepts[] = { "json", "rootfs", "image", "image-max-size", "prefix", "help", NULL };
+        cli_opts opts;
+        if (cli_opts_init(&opts, "kernelspecs", accepts, own) < 0)
+                return KB_EXIT_USAGE;
         bool as_json = false;
-        const char *rootfs_opt = NULL, *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
         int c;
-        while ((c = getopt_long(argc, argv, "jh", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&opts, argc, argv, "jh")) != -1) {
                 switch (c) {
                 case 'j':
                         as_json = true;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("kernelspecs", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("kernelspecs", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
                         break;
                 case 'h':
                         printf("Usage: kbound kernelspecs [--json] [--prefix DIR]... [--rootfs DIR | --image PATH]\n\n"
@@ -60,17 +41,18 @@ int cmd_kernelspecs(int argc, char **argv) {
                 cli_error("kernelspecs: unexpected argument '%s'", argv[optind]);
                 return KB_EXIT_USAGE;
         }
+        const char *rootfs_opt = opts.rootfs, *image_opt = opts.image;
         char **dirs = NULL;
         kb_kernelspec **list = NULL;
         size_t broken = 0;
         _cleanup_free_ char *base = NULL;
-        cli_root root = { .prefixes = prefixes, .root_fd = -1 };
+        cli_root root = { .prefixes = opts.prefixes, .root_fd = -1 };
         kb_sandbox_user sandbox_user;
         int r;
         if (image_opt && (r = cli_sandbox_user("kernelspecs", NULL, &sandbox_user)))
                 return r;
         root.user = image_opt ? &sandbox_user : NULL;
-        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, image_max, &base, &root);
+        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, opts.image_max, &base, &root);
         if (r)
                 goto done;
         if ((r = cli_search_dirs(&root, &dirs)))

@@ -72,43 +72,24 @@ static void print_outputs(const kb_execution *ex) {
 }
 
 int cmd_run(int argc, char **argv) {
-        static const struct option options[] = {
-                { "kernel", required_argument, NULL, 'k' },
+        static const struct option own[] = {
                 { "sandbox", required_argument, NULL, 's' },
-                { "timeout", required_argument, NULL, 't' },
-                { "team", required_argument, NULL, 'T' },
-                { "bwrap", required_argument, NULL, 'b' },
-                { "sandbox-user", required_argument, NULL, 'U' },
-                { "sockets", required_argument, NULL, 'S' },
-                { "allow-syscall", required_argument, NULL, 'Y' },
-                { "allow-raw-network", no_argument, NULL, 'n' },
-                { "ro-bind", required_argument, NULL, 'r' },
-                { "keep", no_argument, NULL, 'K' },
-                { "transcript", required_argument, NULL, 'X' },
-                { "rootfs", required_argument, NULL, 'R' },
-                { "image", required_argument, NULL, 'I' },
-                { "image-max-size", required_argument, NULL, 'M' },
-                { "prefix", required_argument, NULL, 'P' },
-                { "help", no_argument, NULL, 'h' },
                 {},
         };
-        const char *kernel_name = NULL, *team = "run", *bwrap_opt = NULL, *transcript_path = NULL;
-        const char *rootfs_opt = NULL, *sandbox_user_opt = NULL;
-        cli_hardening_opts hardening_opts = { 0 };
-        bool sandbox = true, allow_network = false, keep = false;
-        long timeout_ms = 60000;
-        char *ro_paths[CLI_RO_BIND_MAX + 1] = { 0 };
-        size_t n_ro = 0;
-        const char *image_opt = NULL;
-        uint64_t image_max = 0;
-        char *prefixes[CLI_PREFIX_MAX + 1] = { 0 };
-        size_t n_prefixes = 0;
+        static const char *const accepts[] = {
+                "kernel", "sandbox", "timeout", "team", "bwrap", "sandbox-user", "sockets", "allow-syscall",
+                "allow-raw-network", "ro-bind", "keep", "transcript", "rootfs", "image", "image-max-size",
+                "prefix", "help", NULL,
+        };
+        cli_opts o;
+        if (cli_opts_init(&o, "run", accepts, own) < 0)
+                return KB_EXIT_USAGE;
+        o.team = "run";
+        o.timeout_ms = 60000;
+        bool sandbox = true;
         int c;
-        while ((c = getopt_long(argc, argv, "k:h", options, NULL)) != -1) {
+        while ((c = cli_opts_next(&o, argc, argv, "k:h")) != -1) {
                 switch (c) {
-                case 'k':
-                        kernel_name = optarg;
-                        break;
                 case 's':
                         if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
                                 cli_error("run: --sandbox takes on or off, not '%s'", optarg);
@@ -116,54 +97,8 @@ int cmd_run(int argc, char **argv) {
                         }
                         sandbox = strcmp(optarg, "on") == 0;
                         break;
-                case 't':
-                        if (cli_opt_timeout("run", optarg, &timeout_ms))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'T':
-                        if (cli_opt_team("run", optarg, KB_TEAM_NAME_MAX, &team))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'b':
-                        bwrap_opt = optarg;
-                        break;
-                case 'U':
-                        sandbox_user_opt = optarg;
-                        break;
-                case 'S':
-                        hardening_opts.sockets = optarg;
-                        break;
-                case 'Y':
-                        if (cli_opt_allow_syscall("run", &hardening_opts, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'n':
-                        allow_network = true;
-                        break;
-                case 'r':
-                        if (cli_opt_ro_bind("run", ro_paths, &n_ro, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'K':
-                        keep = true;
-                        break;
-                case 'X':
-                        transcript_path = optarg;
-                        break;
-                case 'R':
-                        rootfs_opt = optarg;
-                        break;
-                case 'I':
-                        image_opt = optarg;
-                        break;
-                case 'M':
-                        if (cli_opt_size("run", "--image-max-size", optarg, &image_max))
-                                return KB_EXIT_USAGE;
-                        break;
-                case 'P':
-                        if (cli_opt_prefix("run", prefixes, &n_prefixes, optarg))
-                                return KB_EXIT_USAGE;
-                        break;
+                case CLI_OPTS_REFUSED:
+                        return KB_EXIT_USAGE;
                 case 'h':
                         run_usage(stdout);
                         return 0;
@@ -172,6 +107,10 @@ int cmd_run(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
+        const char *kernel_name = o.n_kernels ? o.kernels[0] : NULL, *team = o.team, *transcript_path = o.transcript;
+        const char *rootfs_opt = o.rootfs, *image_opt = o.image;
+        bool allow_network = o.allow_network, keep = o.keep;
+        long timeout_ms = o.timeout_ms;
         if (!kernel_name || optind != argc - 1) {
                 cli_error(!kernel_name ? "run: --kernel is required" : "run: expected exactly one CODE argument");
                 run_usage(stderr);
@@ -182,7 +121,7 @@ int cmd_run(int argc, char **argv) {
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("run", sandbox_user_opt, &sandbox_user)))
+        if ((r = cli_sandbox_user("run", o.sandbox_user, &sandbox_user)))
                 return r;
 
         if ((rootfs_opt || image_opt) && !sandbox) {
@@ -194,7 +133,7 @@ int cmd_run(int argc, char **argv) {
         kb_kernelspec *spec = NULL;
         char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
         kb_sandbox_hardening hardening;
-        cli_root root = { .root_fd = -1, .ro_paths = ro_paths, .prefixes = prefixes, .allow_network = allow_network,
+        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
                           .sandbox = sandbox, .user = &sandbox_user };
         kb_kernel *kernel = NULL;
         kb_execution *ex = NULL;
@@ -204,56 +143,32 @@ int cmd_run(int argc, char **argv) {
         void *on_msg_userdata = NULL;
         int exit_code = KB_EXIT_ENFORCE;
 
-        if ((r = cli_root_open("run", rootfs_opt, image_opt, image_max, &base, &root)) ||
+        if ((r = cli_root_open("run", rootfs_opt, image_opt, o.image_max, &base, &root)) ||
             (r = cli_find_kernel(kernel_name, &root, &spec)) || (r = cli_fds_check("run", 1))) {
                 exit_code = r;
                 goto out;
         }
-        const char *rootfs = root.rootfs;
         if ((r = cli_transcript_open(transcript_path, &transcript)) ||
             (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
                 exit_code = r;
                 goto out;
         }
-        if (sandbox && cli_find_bwrap_version(bwrap_opt, &bwrap, &bwrap_version))
+        if (sandbox && cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
                 goto out;
-        if ((r = cli_hardening("run", &hardening_opts, allow_network, bwrap_version, &hardening))) {
+        if ((r = cli_hardening("run", &o.hardening, allow_network, bwrap_version, &hardening))) {
                 exit_code = r;
                 goto out;
         }
         if (!base && cli_make_base_dir(&sandbox_user, &base))
                 goto out;
 
-        kb_kernel_options ko = {
-                .spec = spec,
-                .base_dir = base,
-                .team = team,
-                .sandbox = sandbox,
-                .bwrap = bwrap,
-                .allow_network = allow_network,
-                .rootfs = rootfs,
-                .ro_paths = ro_paths,
-                .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
-                .on_msg = on_msg,
-                .on_msg_userdata = on_msg_userdata,
-                .cancel_fd = cli_signals_install(),
-                .deadline_ms = kb_now_ms() + timeout_ms,
-        };
-        char *diagnosis = NULL;
-        r = kb_kernel_start(&ko, &kernel, &diagnosis);
-        if (r < 0) {
-                /* --timeout bounds start-up too: a kernel not ready by then never became ready (3). */
-                char within[64] = "";
-                if (r == -ETIMEDOUT)
-                        snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
-                cli_error("kernel '%s'%s%s: cannot start%s%s: %s", spec->name, rootfs ? " in image " : "",
-                          rootfs ? (root.image ? kb_image_path(root.image) : rootfs) : "",
-                          sandbox ? " in the sandbox" : "", within,
-                          diagnosis ? diagnosis : strerror(-r));
-                free(diagnosis);
-                exit_code = r == -ECANCELED ? KB_EXIT_FAIL : sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
+        kb_kernel_options ko = cli_kernel_options(&root, spec, team, base, bwrap, &hardening);
+        ko.on_msg = on_msg;
+        ko.on_msg_userdata = on_msg_userdata;
+        ko.cancel_fd = cli_signals_install();
+        ko.deadline_ms = kb_now_ms() + timeout_ms;
+        if ((r = cli_kernel_start(&ko, &root, timeout_ms, &kernel))) {
+                exit_code = r;
                 goto out;
         }
         kb_execute_options eo = { .store_history = true, .stop_on_error = true };
