@@ -8,7 +8,7 @@
 #include "kbound/client.h"
 #include "kbound/conformance.h"
 #include "kbound/kernel.h"
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 
 #define ITEM_TIMEOUT_MS 10000
 #define MARKER_TIMEOUT_MS 30000

@@ -10,7 +10,7 @@
 #include "kbound/conformance.h"
 #include "kbound/report.h"
 #include "kbound/kernel.h"
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 #include "conformance-internal.h"
 #include "msgspec.h"
 #include "rules.h"

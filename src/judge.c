@@ -1,6 +1,7 @@
 /* judge.c: verdicts as pure functions of host facts and probe results (judge.h). */
 #include "kbound/judge.h"
 #include <inttypes.h>
+#include <limits.h>
 #include "kbound/inspect.h"
 #include <stdio.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include "kbound/connection.h"
 #include "kbound/kernel.h"
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 #include "sandbox-internal.h"
 
 #define CONNECTION_FILE "kernel.json"

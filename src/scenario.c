@@ -11,9 +11,11 @@
 #include <sys/sysmacros.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include "kbound/canary.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
 #include "kbound/kernel.h"
+#include "kbound/langpack.h"
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
 #include "kbound/report.h"

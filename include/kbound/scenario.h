@@ -8,7 +8,7 @@
 #include "kbound/client.h"
 #include "kbound/kernelspec.h"
 #include "kbound/inspect.h"
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 #include "kbound/sandbox.h"
 
 /* What every kernel of one run shares. Read-only while kernels are checked concurrently. */

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
-#include <kbound/probe.h>
+#include <kbound/secrets.h>
 #include <kbound/image.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>

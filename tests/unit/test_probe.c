@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 
 typedef struct packs {
         char root[64];     /* the kernels folder */
