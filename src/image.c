@@ -176,24 +176,16 @@ json_object *kb_image_json(const kb_image *img) {
         return o;
 }
 
-static const char *env_get(char *const *envp, const char *name) {
-        size_t len = strlen(name);
-        for (char *const *e = envp; e && *e; e++)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return *e + len + 1;
-        return NULL;
-}
-
 /* override (an absolute path, if set in envp) or name in PATH of envp. Returns 0, -ENOENT. */
 static int find_tool(char *const *envp, const char *name, const char *override, char **ret) {
-        const char *explicit_path = env_get(envp, override);
+        const char *explicit_path = kb_env_get(envp, override);
         if (explicit_path && *explicit_path) {
                 if (explicit_path[0] != '/' || access(explicit_path, X_OK) < 0)
                         return -ENOENT;
                 *ret = strdup(explicit_path);
                 return *ret ? 0 : -ENOMEM;
         }
-        const char *path = env_get(envp, "PATH");
+        const char *path = kb_env_get(envp, "PATH");
         for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";;) {
                 const char *colon = strchrnul(p, ':');
                 size_t len = (size_t) (colon - p);
@@ -585,7 +577,7 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
             asprintf(&tmp, "%s/tmp", o->work_dir) < 0 || asprintf(&rootfs, "%s/rootfs", o->work_dir) < 0 ||
             asprintf(&tool_out, "%s/tool.out", o->work_dir) < 0 ||
             asprintf(&path_env, "PATH=%s",
-                     env_get(o->envp, "PATH") ? env_get(o->envp, "PATH") : "/usr/bin:/bin") < 0 ||
+                     kb_env_get(o->envp, "PATH") ? kb_env_get(o->envp, "PATH") : "/usr/bin:/bin") < 0 ||
             asprintf(&home_env, "HOME=%s", tmp) < 0 || asprintf(&tmp_env, "TMPDIR=%s", tmp) < 0 ||
             asprintf(&dest, "oci:%s:" IMAGE_REF, layout) < 0) {
                 r = -ENOMEM;

@@ -1,7 +1,6 @@
 /* kernel.c: one running kernel: team folders, connection file, launch, client, teardown. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,20 +39,6 @@ static char *path_join(const char *a, const char *b) {
         if (asprintf(&p, "%s/%s", a, b) < 0)
                 return NULL;
         return p;
-}
-
-static int nftw_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        int r = flag == FTW_DP ? rmdir(path) : unlink(path);
-        return r < 0 && errno != ENOENT ? -errno : 0;
-}
-
-int kb_remove_tree(const char *path) {
-        /* FTW_PHYS: never follow a symlink a kernel planted in its workspace; unlink removes the
-         * link itself. FTW_MOUNT: never cross into another filesystem. */
-        int r = nftw(path, nftw_remove, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-        if (r < 0)
-                return errno == ENOENT ? 0 : -errno;
-        return r;
 }
 
 static int mkdir_private(const char *path) {

@@ -98,20 +98,9 @@ static void strv_clear(strv *sv) {
         *sv = (strv){0};
 }
 
-/* Value of NAME in envp, like getenv but on the caller's environment; NULL if absent. */
-static const char *env_get(char *const *envp, const char *name) {
-        size_t len = strlen(name);
-        if (!envp)
-                return NULL;
-        for (char *const *e = envp; *e; e++)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return *e + len + 1;
-        return NULL;
-}
-
 /* Python's `os.environ.get(X)` truthiness: set and non-empty. */
 static const char *env_nonempty(char *const *envp, const char *name) {
-        const char *v = env_get(envp, name);
+        const char *v = kb_env_get(envp, name);
         return v && v[0] ? v : NULL;
 }
 
@@ -168,7 +157,7 @@ static bool exists_at(const char *prefix, const char *name, mode_t type) {
 
 /* jupyter_core's prefer_environment_over_user() for an environment at prefix. */
 static bool prefer_env(char *const *envp, const char *prefix) {
-        const char *flag = env_get(envp, "JUPYTER_PREFER_ENV_PATH");
+        const char *flag = kb_env_get(envp, "JUPYTER_PREFER_ENV_PATH");
         if (flag)
                 return env_true(flag);
         struct stat st;
@@ -209,7 +198,7 @@ int kb_kernelspec_search_path_prefixes(char *const *envp, char *const *prefixes,
         if (!ret_dirs)
                 return -EINVAL;
 
-        const char *jupyter_path = env_get(envp, "JUPYTER_PATH");
+        const char *jupyter_path = kb_env_get(envp, "JUPYTER_PATH");
         if (jupyter_path) {
                 /* Empty entries would mean "kernels" relative to the cwd: skipped, not guessed at. */
                 const char *p = jupyter_path;
@@ -279,7 +268,7 @@ int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes) {
         /* The python3 that `jupyter` on this PATH would most likely run under: its folder's parent
          * is its sys.prefix when it is a venv's or conda env's bin/ (a link to the base python
          * inside a venv is not followed: the venv is the prefix). */
-        const char *path = env_get(envp, "PATH");
+        const char *path = kb_env_get(envp, "PATH");
         for (const char *p = path ? path : ""; r >= 0 && *p;) {
                 const char *colon = strchrnul(p, ':');
                 size_t len = (size_t) (colon - p);
@@ -783,7 +772,7 @@ int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *cons
 
 /* Value of PATH in env, or the sandbox's default. */
 static const char *program_search_path(char *const *env) {
-        const char *path = env_get(env, "PATH");
+        const char *path = kb_env_get(env, "PATH");
         return path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 }
 

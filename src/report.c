@@ -1278,22 +1278,6 @@ static int render_to_memory(json_object *run, int (*render)(json_object *, FILE 
         return r < 0 ? r : 0;
 }
 
-/* write(2) until done; the errno of a failed write is the answer (ENOSPC stays ENOSPC). */
-static int write_all(int fd, const char *data, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        return -EIO;
-                data += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FILE *)) {
         if (fd < 0 || !render)
                 return -EINVAL;
@@ -1301,7 +1285,7 @@ int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FI
         int r = render_to_memory(run, render, &m);
         if (r < 0)
                 return r;
-        return write_all(fd, m.data, m.len);
+        return kb_write_all(fd, m.data, m.len);
 }
 
 /* Written in place: a character device or a FIFO (a reader must be there: O_NONBLOCK makes
@@ -1322,7 +1306,7 @@ static int write_stream(const char *path, const membuf *m) {
         int flags = fcntl(fd, F_GETFL);
         if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
                 return -errno;
-        int r = write_all(fd, m->data, m->len);
+        int r = kb_write_all(fd, m->data, m->len);
         if (r < 0)
                 return r;
         int closing = TAKE_FD(fd);
@@ -1342,7 +1326,7 @@ static int write_replace(const char *real, const membuf *m) {
         /* mkstemp makes 0600; a report holds no secrets and CI collectors often run as another user. */
         r = fchmod(fd, 0644) < 0 ? -errno : 0;
         if (r >= 0)
-                r = write_all(fd, m->data, m->len);
+                r = kb_write_all(fd, m->data, m->len);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno; /* a full disk may only say so here */
         if (close(fd) < 0 && r >= 0)

@@ -424,17 +424,9 @@ void kb_view_problem_free(kb_view_problem **pp) {
         *pp = NULL;
 }
 
-static const char *env_value(char *const *env, const char *name) {
-        size_t len = strlen(name);
-        for (char *const *e = env; e && *e; e++)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return *e + len + 1;
-        return NULL;
-}
-
 /* The kernel's PATH, or the one kb_sandbox_env gives. */
 static const char *kernel_path(char *const *env) {
-        const char *path = env_value(env, "PATH");
+        const char *path = kb_env_get(env, "PATH");
         return path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 }
 

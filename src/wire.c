@@ -137,21 +137,6 @@ static void msg_refresh_ids(kb_msg *msg) {
         msg->parent_msg_id = s ? s : "";
 }
 
-/* Current wall-clock time as ISO-8601 UTC with microseconds, the form jupyter_client emits. */
-static int format_now(char *buf, size_t size) {
-        struct timespec ts;
-        struct tm tm;
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
-                return -errno;
-        if (!gmtime_r(&ts.tv_sec, &tm))
-                return -EOVERFLOW;
-        int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long) (ts.tv_nsec / 1000));
-        if (n < 0 || (size_t) n >= size)
-                return -EOVERFLOW;
-        return 0;
-}
-
 /* A random (version 4, RFC 4122) UUID in canonical lowercase form, from OpenSSL's RAND_bytes. */
 static int new_uuid(char out[37]) {
         static const size_t groups[] = {4, 2, 2, 2, 6}; /* bytes per dash-separated group */
@@ -213,7 +198,7 @@ int kb_msg_new(const char *msg_type, const char *session, const char *username, 
         if (r < 0)
                 return r;
 
-        r = format_now(date, sizeof(date));
+        r = kb_iso_time_now(6, date, sizeof(date)); /* microseconds, as jupyter_client writes */
         if (r < 0)
                 return r;
         if ((r = object_add_string(msg->header, "msg_type", msg_type)) < 0 ||
