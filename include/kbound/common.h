@@ -67,6 +67,9 @@ KB_EXPORT int kb_iso_time_now(unsigned frac_digits, char *buf, size_t size);
  * on an environment that is not the process's own. NULL if absent. Borrowed from envp. */
 KB_EXPORT const char *kb_env_get(char *const *envp, const char *name);
 
+/* Frees a NULL-terminated string vector and its strings. Accepts NULL. */
+KB_EXPORT void kb_strv_free(char **v);
+
 /* Optional log sink: the library never prints; callers that want progress give one of these. */
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
 enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };
