@@ -9,6 +9,7 @@
 #include "kbound/conformance.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"
+#include "jsonget.h"
 
 #define ITEM_TIMEOUT_MS 10000
 #define MARKER_TIMEOUT_MS 30000
@@ -69,9 +70,6 @@ typedef struct findings {
 
 /* Small JSON helpers: the kernel's replies are untrusted, so every type is checked; a missing
  * member or one of another type is NULL / false. */
-json_object *cx_jget(json_object *o, const char *key);
-const char *cx_jstr(json_object *o, const char *key);
-bool cx_jint(json_object *o, const char *key, int64_t *ret);
 json_object *cx_jstring_or_null(const char *s);
 bool cx_string_array(json_object *a);
 int cx_code_points(const char *s);

@@ -37,25 +37,7 @@ const char *const *kb_conformance_items(void) {
         return items;
 }
 
-/* ---- small JSON helpers (the kernel's replies are untrusted: every type is checked) ---- */
-
-json_object *cx_jget(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-const char *cx_jstr(json_object *o, const char *key) {
-        json_object *v = cx_jget(o, key);
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-bool cx_jint(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = cx_jget(o, key);
-        if (!v || !json_object_is_type(v, json_type_int))
-                return false;
-        *ret = json_object_get_int64(v);
-        return true;
-}
+/* ---- small JSON helpers (the kernel's replies are untrusted: jsonget.h checks every type) ---- */
 
 json_object *cx_jstring_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
@@ -142,7 +124,7 @@ void cx_found(findings *f, const char *code, const char *fmt, ...) {
 
 /* Whether the pack lists code as a known deviation dev ({"observed": "code" or ["code", ...]}). */
 static bool listed(json_object *dev, const char *code) {
-        json_object *o = cx_jget(dev, "observed");
+        json_object *o = kb_json_get(dev, "observed");
         if (o && json_object_is_type(o, json_type_string))
                 return strcmp(json_object_get_string(o), code) == 0;
         for (size_t i = 0; o && json_object_is_type(o, json_type_array) && i < json_object_array_length(o); i++) {
@@ -161,8 +143,8 @@ static bool listed(json_object *dev, const char *code) {
 void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
         if (!ev)
                 ev = json_object_new_object();
-        json_object *dev = cx_jget(x->deviations, id);
-        const char *note = cx_jstr(dev, "note");
+        json_object *dev = kb_json_get(x->deviations, id);
+        const char *note = kb_json_str(dev, "note");
         json_object *codes = json_object_new_array();
         char names[256] = "";
         bool covered = note != NULL && !f->overflow, any_known = false;
@@ -251,8 +233,8 @@ bool cx_can_run(cx *x, const char *id) {
 
 /* The language pack's snippet object for name, or NULL (and the item recorded untested). */
 json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) {
-        json_object *s = cx_jget(x->snippets, name);
-        const char *why = cx_jstr(s, "unsupported");
+        json_object *s = kb_json_get(x->snippets, name);
+        const char *why = kb_json_str(s, "unsupported");
         if (optional && why && *why) {
                 cx_unsupported(x, id, 0, NULL, "the language pack %s says this kernel's language has no way to use "
                                "it: %s", kb_langpack_dir(x->lp), why);
@@ -361,7 +343,7 @@ int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_exec
 size_t cx_seq_count(json_object *seq, const char *msg_type) {
         size_t n = 0;
         for (size_t i = 0; i < json_object_array_length(seq); i++)
-                if (strcmp(cx_jstr(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
+                if (strcmp(kb_json_str(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
                         n++;
         return n;
 }
@@ -370,8 +352,8 @@ size_t cx_seq_count(json_object *seq, const char *msg_type) {
 json_object *cx_seq_find(json_object *seq, const char *msg_type) {
         for (size_t i = 0; i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(cx_jstr(e, "msg_type"), msg_type) == 0)
-                        return cx_jget(e, "content");
+                if (strcmp(kb_json_str(e, "msg_type"), msg_type) == 0)
+                        return kb_json_get(e, "content");
         }
         return NULL;
 }
@@ -380,8 +362,8 @@ json_object *cx_seq_types(json_object *seq) {
         json_object *types = json_object_new_array();
         for (size_t i = 0; types && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                const char *t = cx_jstr(e, "msg_type");
-                const char *state = cx_jstr(cx_jget(e, "content"), "execution_state");
+                const char *t = kb_json_str(e, "msg_type");
+                const char *state = kb_json_str(kb_json_get(e, "content"), "execution_state");
                 char buf[96];
                 snprintf(buf, sizeof(buf), "%s%s%s", t, state ? ":" : "", state ? state : "");
                 json_object_array_add(types, json_object_new_string(buf));
@@ -395,12 +377,12 @@ json_object *cx_seq_types(json_object *seq) {
 
 static void shape_problem(void *userdata, const char *code, const char *detail) {
         cx *x = userdata;
-        json_object *p = cx_jget(x->shape_problems, code);
+        json_object *p = kb_json_get(x->shape_problems, code);
         if (!p) {
                 /* The codes are bounded (the header's fields and the spec's types: msgspec.c),
                  * but a ceiling costs nothing; past it, the overflow is itself a problem. */
                 const char *key = json_object_object_length(x->shape_problems) < SHAPE_CODES_MAX ? code : "overflow";
-                p = cx_jget(x->shape_problems, key);
+                p = kb_json_get(x->shape_problems, key);
                 if (!p) {
                         p = json_object_new_object();
                         if (!p)
@@ -411,7 +393,7 @@ static void shape_problem(void *userdata, const char *code, const char *detail) 
                         json_object_object_add(x->shape_problems, key, p);
                 }
         }
-        json_object *n = cx_jget(p, "count");
+        json_object *n = kb_json_get(p, "count");
         if (n)
                 json_object_set_int64(n, json_object_get_int64(n) + 1);
 }
@@ -444,9 +426,9 @@ void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const 
                 snprintf(type, sizeof(type), "%s", msg->msg_type);
                 if (!kb_msgspec_known(msg->msg_type))
                         x->shape_unknown++;
-                if (!cx_jget(x->shape_types, type) && json_object_object_length(x->shape_types) >= SHAPE_TYPES_MAX)
+                if (!kb_json_get(x->shape_types, type) && json_object_object_length(x->shape_types) >= SHAPE_TYPES_MAX)
                         snprintf(type, sizeof(type), "(other)");
-                json_object *n = cx_jget(x->shape_types, type);
+                json_object *n = kb_json_get(x->shape_types, type);
                 if (n)
                         json_object_set_int64(n, json_object_get_int64(n) + 1);
                 else
@@ -477,7 +459,7 @@ json_object *cx_watched(cx *x, const char *parent) {
         json_object *list = json_object_new_array();
         for (size_t i = 0; list && i < json_object_array_length(x->watched); i++) {
                 json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(cx_jstr(e, "parent") ?: "", parent) == 0)
+                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0)
                         json_object_array_add(list, json_object_get(e));
         }
         return list;
@@ -486,8 +468,8 @@ json_object *cx_watched(cx *x, const char *parent) {
 static bool idle_seen(cx *x, const char *parent) {
         for (size_t i = 0; i < json_object_array_length(x->watched); i++) {
                 json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(cx_jstr(e, "parent") ?: "", parent) == 0 && strcmp(cx_jstr(e, "msg_type") ?: "", "status") == 0 &&
-                    strcmp(cx_jstr(cx_jget(e, "content"), "execution_state") ?: "", "idle") == 0)
+                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0 && strcmp(kb_json_str(e, "msg_type") ?: "", "status") == 0 &&
+                    strcmp(kb_json_str(kb_json_get(e, "content"), "execution_state") ?: "", "idle") == 0)
                         return true;
         }
         return false;
@@ -515,8 +497,8 @@ void cx_check_shape(cx *x) {
         findings f = { .n = 0 };
         if (x->shape_problems) {
                 json_object_object_foreach(x->shape_problems, code, p) {
-                        int64_t count = json_object_get_int64(cx_jget(p, "count"));
-                        cx_found(&f, code, "%s%s", cx_jstr(p, "detail") ?: code,
+                        int64_t count = json_object_get_int64(kb_json_get(p, "count"));
+                        cx_found(&f, code, "%s%s", kb_json_str(p, "detail") ?: code,
                                  count > 1 ? " (and again in other messages)" : "");
                 }
         }
@@ -553,7 +535,7 @@ static int parse_version(const char *v, long *ret_major) {
 
 static void check_kernel_info(cx *x) {
         json_object *info = kb_kernel_info(x->kernel);
-        const char *status = cx_jstr(info, "status");
+        const char *status = kb_json_str(info, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "status", cx_jstring_or_null(status));
         if (status && strcmp(status, "ok") == 0)
@@ -562,7 +544,7 @@ static void check_kernel_info(cx *x) {
                 cx_problem(x, "kernel_info.reply", 0, ev, "status", "kernel_info_reply status is %s%s%s",
                         status ? "'" : "", status ? status : "missing", status ? "'" : "");
 
-        const char *pv = cx_jstr(info, "protocol_version");
+        const char *pv = kb_json_str(info, "protocol_version");
         long major = 0;
         ev = json_object_new_object();
         json_object_object_add(ev, "protocol_version", cx_jstring_or_null(pv));
@@ -574,7 +556,7 @@ static void check_kernel_info(cx *x) {
         else
                 cx_pass(x, "kernel_info.protocol_version", 0, ev, "protocol_version %s (>= 5.0)", pv);
 
-        const char *impl = cx_jstr(info, "implementation"), *impl_v = cx_jstr(info, "implementation_version");
+        const char *impl = kb_json_str(info, "implementation"), *impl_v = kb_json_str(info, "implementation_version");
         ev = json_object_new_object();
         json_object_object_add(ev, "implementation", cx_jstring_or_null(impl));
         json_object_object_add(ev, "implementation_version", cx_jstring_or_null(impl_v));
@@ -584,18 +566,18 @@ static void check_kernel_info(cx *x) {
                 cx_problem(x, "kernel_info.implementation", 0, ev, "missing",
                         "implementation and implementation_version must be non-empty strings");
 
-        json_object *li = cx_jget(info, "language_info");
+        json_object *li = kb_json_get(info, "language_info");
         const char *fields[] = { "name", "version", "file_extension", "mimetype" };
         char missing[128] = "";
         ev = json_object_new_object();
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
-                const char *v = cx_jstr(li, fields[i]);
+                const char *v = kb_json_str(li, fields[i]);
                 json_object_object_add(ev, fields[i], cx_jstring_or_null(v));
                 if (!v || !*v)
                         snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
                                  *missing ? ", " : "", fields[i]);
         }
-        const char *name = cx_jstr(li, "name"), *ext = cx_jstr(li, "file_extension");
+        const char *name = kb_json_str(li, "name"), *ext = kb_json_str(li, "file_extension");
         const char *lang = x->spec->language ? x->spec->language : "";
         findings f = { .n = 0 };
         if (*missing)
@@ -610,10 +592,10 @@ static void check_kernel_info(cx *x) {
         if (f.n > 0)
                 cx_judge(x, "kernel_info.language_info", 0, ev, &f);
         else
-                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, cx_jstr(li, "version"), ext,
-                     cx_jstr(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
+                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, kb_json_str(li, "version"), ext,
+                     kb_json_str(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
 
-        json_object *banner = cx_jget(info, "banner");
+        json_object *banner = kb_json_get(info, "banner");
         if (banner && json_object_is_type(banner, json_type_string))
                 cx_pass(x, "kernel_info.banner", 0, NULL, "banner is a string of %d bytes",
                      json_object_get_string_len(banner));
@@ -646,7 +628,7 @@ int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, jso
         json_object *s = cx_snippet(x, id, name, optional);
         if (!s)
                 return -ENOENT;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         int64_t t0 = kb_now_ms();
         if (!code) {
                 cx_untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
@@ -669,7 +651,7 @@ static void check_stream(cx *x, const char *id, const char *name) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, name, false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = cx_jstr(s, "text");
+        const char *want = kb_json_str(s, "text");
         const char *got = strcmp(name, "stdout") == 0 ? ex->stdout_text : ex->stderr_text;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
@@ -697,7 +679,7 @@ static void check_stream(cx *x, const char *id, const char *name) {
  * run (whose messages all carried its msg_id as parent: only those are collected). */
 static void check_ordering(cx *x) {
         const char *id = "execute.ordering";
-        json_object *s = cx_jget(x->snippets, "stdout");
+        json_object *s = kb_json_get(x->snippets, "stdout");
         if (!x->stdout_ran) {
                 if (!s)
                         cx_untested(x, id, "%s", x->snippets ? "the language pack has no conformance snippet 'stdout'"
@@ -708,29 +690,29 @@ static void check_ordering(cx *x) {
         }
         json_object *seq = x->stdout_seq;
         size_t n = json_object_array_length(seq);
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         char why[256] = "";
         json_object *first = n > 0 ? json_object_array_get_idx(seq, 0) : NULL;
         json_object *second = n > 1 ? json_object_array_get_idx(seq, 1) : NULL;
         json_object *last = n > 0 ? json_object_array_get_idx(seq, n - 1) : NULL;
-        json_object *input = cx_jget(second, "content");
+        json_object *input = kb_json_get(second, "content");
         int64_t input_count = -1;
-        if (!first || strcmp(cx_jstr(first, "msg_type"), "status") != 0 ||
-            strcmp(cx_jstr(cx_jget(first, "content"), "execution_state") ?: "", "busy") != 0)
+        if (!first || strcmp(kb_json_str(first, "msg_type"), "status") != 0 ||
+            strcmp(kb_json_str(kb_json_get(first, "content"), "execution_state") ?: "", "busy") != 0)
                 snprintf(why, sizeof(why), "the first iopub message is not status busy");
-        else if (!second || strcmp(cx_jstr(second, "msg_type"), "execute_input") != 0)
+        else if (!second || strcmp(kb_json_str(second, "msg_type"), "execute_input") != 0)
                 snprintf(why, sizeof(why), "execute_input does not follow busy");
-        else if (!cx_jstr(input, "code") || strcmp(cx_jstr(input, "code"), code) != 0)
+        else if (!kb_json_str(input, "code") || strcmp(kb_json_str(input, "code"), code) != 0)
                 snprintf(why, sizeof(why), "execute_input does not echo the code sent");
-        else if (!cx_jint(input, "execution_count", &input_count) || input_count != x->stdout_count)
+        else if (!kb_json_int(input, "execution_count", &input_count) || input_count != x->stdout_count)
                 snprintf(why, sizeof(why), "execute_input's execution_count %lld differs from the reply's %lld",
                          (long long) input_count, (long long) x->stdout_count);
         else if (n < 4)
                 snprintf(why, sizeof(why), "no output between execute_input and idle");
-        else if (strcmp(cx_jstr(last, "msg_type"), "status") != 0 ||
-                 strcmp(cx_jstr(cx_jget(last, "content"), "execution_state") ?: "", "idle") != 0)
+        else if (strcmp(kb_json_str(last, "msg_type"), "status") != 0 ||
+                 strcmp(kb_json_str(kb_json_get(last, "content"), "execution_state") ?: "", "idle") != 0)
                 snprintf(why, sizeof(why), "the last iopub message is not status idle");
         else if (cx_seq_count(seq, "status") != 2)
                 snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only", cx_seq_count(seq, "status"));
@@ -748,14 +730,14 @@ static void check_result(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "execute_result", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = cx_jstr(s, "text_plain");
+        const char *want = kb_json_str(s, "text_plain");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object *result = cx_seq_find(seq, "execute_result");
-        const char *plain = cx_jstr(cx_jget(result, "data"), "text/plain");
+        const char *plain = kb_json_str(kb_json_get(result, "data"), "text/plain");
         int64_t count = -1;
         json_object *display = cx_seq_find(seq, "display_data");
-        const char *display_plain = cx_jstr(cx_jget(display, "data"), "text/plain");
+        const char *display_plain = kb_json_str(kb_json_get(display, "data"), "text/plain");
         if (plain)
                 json_object_object_add(ev, "text_plain", json_object_new_string(plain));
         findings f = { .n = 0 };
@@ -774,7 +756,7 @@ static void check_result(cx *x) {
         else {
                 if (!plain || !strstr(plain, want))
                         cx_found(&f, "text_plain", "execute_result text/plain is not '%s'", want);
-                if (!cx_jint(result, "execution_count", &count) || count != ex->execution_count)
+                if (!kb_json_int(result, "execution_count", &count) || count != ex->execution_count)
                         cx_found(&f, "count", "execute_result execution_count %lld differs from the reply's %lld",
                               (long long) count, (long long) ex->execution_count);
         }
@@ -794,16 +776,16 @@ static void check_display(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "display_data", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *mime = cx_jstr(s, "mime");
+        const char *mime = kb_json_str(s, "mime");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object *shown = NULL;
         for (size_t i = 0; mime && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(cx_jstr(e, "msg_type"), "display_data") == 0 && cx_jget(cx_jget(cx_jget(e, "content"), "data"), mime))
-                        shown = cx_jget(e, "content");
+                if (strcmp(kb_json_str(e, "msg_type"), "display_data") == 0 && kb_json_get(kb_json_get(kb_json_get(e, "content"), "data"), mime))
+                        shown = kb_json_get(e, "content");
         }
-        json_object *md = cx_jget(shown, "metadata");
+        json_object *md = kb_json_get(shown, "metadata");
         findings f = { .n = 0 };
         if (mime) {
                 if (strcmp(ex->status, "ok") != 0)
@@ -840,7 +822,7 @@ static void check_error(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "error", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = cx_jstr(s, "evalue");
+        const char *want = kb_json_str(s, "evalue");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
@@ -849,11 +831,11 @@ static void check_error(cx *x) {
         findings f = { .n = 0 };
         if (strcmp(ex->status, "error") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'error'", ex->status);
-        else if (!ex->ename || !ex->evalue || !cx_string_array(cx_jget(ex->reply, "traceback")))
+        else if (!ex->ename || !ex->evalue || !cx_string_array(kb_json_get(ex->reply, "traceback")))
                 cx_found(&f, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
         else if (want && !strstr(ex->evalue, want))
                 cx_found(&f, "evalue", "evalue does not contain '%s'", want);
-        if (!err || !cx_jstr(err, "ename") || !cx_jstr(err, "evalue") || !cx_string_array(cx_jget(err, "traceback")))
+        if (!err || !kb_json_str(err, "ename") || !kb_json_str(err, "evalue") || !cx_string_array(kb_json_get(err, "traceback")))
                 cx_found(&f, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
         /* The cell only raises: between execute_input and idle the error is the one output
          * (jupyter_kernel_test's test_error asks the same). */
@@ -894,7 +876,7 @@ static void check_counts(cx *x) {
         json_object *s = cx_snippet(x, id, "quiet", false);
         if (!s)
                 return;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         int64_t t0 = kb_now_ms(), a = -1, b = -1, c = -1;
         int r;
         if (!code) {
@@ -914,7 +896,7 @@ static void check_counts(cx *x) {
         json_object_object_add(ev, "store_history_again", json_object_new_int64(c));
         int64_t input_count = -1;
         json_object *input = cx_seq_find(seq, "execute_input");
-        bool have_input = input && cx_jint(input, "execution_count", &input_count);
+        bool have_input = input && kb_json_int(input, "execution_count", &input_count);
         json_object_put(seq);
         findings f = { .n = 0 };
         if (a < 1 || c != a + 1)
@@ -941,7 +923,7 @@ static void check_silent(cx *x) {
         json_object *q = s ? cx_snippet(x, id, "quiet", false) : NULL;
         if (!s || !q)
                 return;
-        const char *code = cx_jstr(s, "code"), *quiet_code = cx_jstr(q, "code");
+        const char *code = kb_json_str(s, "code"), *quiet_code = kb_json_str(q, "code");
         if (!code || !quiet_code) {
                 cx_untested(x, id, "the stdout or quiet snippet has no \"code\"");
                 return;
@@ -998,7 +980,7 @@ static void check_is_complete(cx *x, const char *expect) {
         json_object *s = cx_snippet(x, id, "is_complete", false);
         if (!s)
                 return;
-        json_object *samples = cx_jget(s, expect);
+        json_object *samples = kb_json_get(s, expect);
         if (!samples || !json_object_is_type(samples, json_type_array) || json_object_array_length(samples) == 0) {
                 cx_untested(x, id, "the is_complete snippet has no \"%s\" samples", expect);
                 return;
@@ -1019,12 +1001,12 @@ static void check_is_complete(cx *x, const char *expect) {
                                 cx_wait_error(x, r));
                         return;
                 }
-                const char *status = cx_jstr(reply, "status");
+                const char *status = kb_json_str(reply, "status");
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "code", json_object_get(sample));
                 json_object_object_add(e, "status", cx_jstring_or_null(status));
-                if (cx_jget(reply, "indent"))
-                        json_object_object_add(e, "indent", json_object_get(cx_jget(reply, "indent")));
+                if (kb_json_get(reply, "indent"))
+                        json_object_object_add(e, "indent", json_object_get(kb_json_get(reply, "indent")));
                 json_object_array_add(ev, e);
                 if ((!status || strcmp(status, expect) != 0) && !*wrong)
                         snprintf(wrong, sizeof(wrong), "sample %zu answered '%s'", i + 1, status ? status : "(no status)");
@@ -1070,7 +1052,7 @@ static void check_complete(cx *x) {
         json_object *s = cx_snippet(x, id, "complete", false);
         if (!s)
                 return;
-        const char *code = cx_jstr(s, "code"), *match = cx_jstr(s, "match");
+        const char *code = kb_json_str(s, "code"), *match = kb_json_str(s, "match");
         if (!code || !match) {
                 cx_untested(x, id, "the complete snippet needs \"code\" and \"match\"");
                 return;
@@ -1085,16 +1067,16 @@ static void check_complete(cx *x) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", cx_wait_error(x, r));
                 return;
         }
-        json_object *matches = cx_jget(reply, "matches");
+        json_object *matches = kb_json_get(reply, "matches");
         bool in_matches = false;
         for (size_t i = 0; cx_string_array(matches) && i < json_object_array_length(matches); i++)
                 in_matches |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "matches", matches ? json_object_get(matches) : NULL);
-        bool cursors = cx_jint(reply, "cursor_start", &start) && cx_jint(reply, "cursor_end", &end);
+        bool cursors = kb_json_int(reply, "cursor_start", &start) && kb_json_int(reply, "cursor_end", &end);
         json_object_object_add(ev, "cursor_start", json_object_new_int64(start));
         json_object_object_add(ev, "cursor_end", json_object_new_int64(end));
-        const char *status = cx_jstr(reply, "status");
+        const char *status = kb_json_str(reply, "status");
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "complete_reply status is not 'ok'");
@@ -1103,7 +1085,7 @@ static void check_complete(cx *x) {
         else if (!in_matches)
                 cx_found(&f, "no_match", "'%s' is not among the %zu matches", match, json_object_array_length(matches));
         /* Optionally the whole set, as jupyter_kernel_test's completion_samples compare it. */
-        json_object *want_set = cx_jget(s, "matches");
+        json_object *want_set = kb_json_get(s, "matches");
         if (cx_string_array(want_set) && cx_string_array(matches) && !same_set(want_set, matches))
                 cx_found(&f, "match_set", "the matches are not exactly the pack's set of %zu",
                          json_object_array_length(want_set));
@@ -1125,7 +1107,7 @@ static void check_inspect(cx *x) {
         json_object *s = cx_snippet(x, id, "inspect", false);
         if (!s)
                 return;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         if (!code) {
                 cx_untested(x, id, "the inspect snippet has no \"code\"");
                 return;
@@ -1140,8 +1122,8 @@ static void check_inspect(cx *x) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", cx_wait_error(x, r));
                 return;
         }
-        json_object *is_found = cx_jget(reply, "found"), *data = cx_jget(reply, "data");
-        const char *plain = cx_jstr(data, "text/plain"), *status = cx_jstr(reply, "status");
+        json_object *is_found = kb_json_get(reply, "found"), *data = kb_json_get(reply, "data");
+        const char *plain = kb_json_str(data, "text/plain"), *status = kb_json_str(reply, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "found", is_found ? json_object_get(is_found) : NULL);
         json_object_object_add(ev, "text_plain_bytes", json_object_new_int(plain ? (int) strlen(plain) : -1));
@@ -1170,13 +1152,13 @@ static void check_comm_info(cx *x) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", cx_wait_error(x, r));
                 return;
         }
-        json_object *comms = cx_jget(reply, "comms");
-        const char *status = cx_jstr(reply, "status");
+        json_object *comms = kb_json_get(reply, "comms");
+        const char *status = kb_json_str(reply, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "reply_keys", json_object_new_array());
         json_object_object_foreach(reply, key, value) {
                 (void) value;
-                json_object_array_add(cx_jget(ev, "reply_keys"), json_object_new_string(key));
+                json_object_array_add(kb_json_get(ev, "reply_keys"), json_object_new_string(key));
         }
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
@@ -1234,7 +1216,7 @@ static bool cell_completed(const kb_execution *ex) {
         json_object *result = NULL;
         if (kb_probe_result(ex, &result) < 0)
                 return false;
-        json_object *done = cx_jget(result, "completed");
+        json_object *done = kb_json_get(result, "completed");
         bool completed = done && json_object_is_type(done, json_type_boolean) && json_object_get_boolean(done);
         json_object_put(result);
         return completed;
@@ -1379,7 +1361,7 @@ static void check_shutdown(cx *x) {
                         cx_wait_error(x, r));
                 return;
         }
-        json_object *restart = cx_jget(reply->content, "restart");
+        json_object *restart = kb_json_get(reply->content, "restart");
         const char *status = kb_msg_content_string(reply, "status");
         struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
         int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
@@ -1410,7 +1392,7 @@ static void fill_missing(cx *x, const char *why) {
         for (size_t i = 0; items[i]; i++) {
                 bool have = false;
                 for (size_t j = 0; j < json_object_array_length(x->checks) && !have; j++)
-                        have = strcmp(cx_jstr(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
+                        have = strcmp(kb_json_str(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
                 if (!have)
                         cx_problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
         }
@@ -1489,9 +1471,9 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
         json_object *info = kb_kernel_info(x.kernel);
         json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(info));
-        snprintf(x.implementation, sizeof(x.implementation), "%s", cx_jstr(info, "implementation") ?: "?");
+        snprintf(x.implementation, sizeof(x.implementation), "%s", kb_json_str(info, "implementation") ?: "?");
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
-        x.deviations = cx_jget(devs, x.implementation);
+        x.deviations = kb_json_get(devs, x.implementation);
 
         check_kernel_info(&x);
         check_heartbeat(&x);

@@ -12,6 +12,7 @@
 #include "kbound/connection.h"
 #include "kbound/kernel.h"
 #include "kbound/secrets.h"
+#include "jsonget.h"
 #include "sandbox-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
@@ -118,14 +119,9 @@ static char **env_unsandboxed(char **env, const char *workspace) {
         return env;
 }
 
-static json_object *jfield(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *jfield_str(json_object *o, const char *key) {
-        json_object *v = jfield(o, key);
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+/* kb_msg's strings are never NULL: an absent field reads as "". */
+static const char *or_empty(const char *s) {
+        return s ? s : "";
 }
 
 /* Between the client and the caller's hook: the kernel can read its own connection file and echo
@@ -149,9 +145,9 @@ static void kernel_on_msg(void *userdata, kb_channel channel, const char *direct
                 goto out;
         }
         /* The borrowed strings must come from the redacted header too. */
-        copy.msg_id = jfield_str(copy.header, "msg_id");
-        copy.msg_type = jfield_str(copy.header, "msg_type");
-        copy.parent_msg_id = jfield_str(copy.parent_header, "msg_id");
+        copy.msg_id = or_empty(kb_json_str(copy.header, "msg_id"));
+        copy.msg_type = or_empty(kb_json_str(copy.header, "msg_type"));
+        copy.parent_msg_id = or_empty(kb_json_str(copy.parent_header, "msg_id"));
         k->on_msg(k->on_msg_userdata, channel, direction, &copy);
 out:
         json_object_put(copy.header);

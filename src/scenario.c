@@ -19,6 +19,7 @@
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
 #include "kbound/report.h"
+#include "jsonget.h"
 #include "procfs.h"
 #include "rules.h"
 
@@ -228,31 +229,6 @@ static void pre_exec_look(void *userdata, const kb_sandbox *sb) {
         }
         x->pre_exec_ms = kb_now_ms() - t0;
         x->inspect_ms += x->pre_exec_ms;
-}
-
-static const char *jstr(json_object *o, const char *key) {
-        json_object *v = NULL;
-        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
-static json_object *jget(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static bool jbool(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-        return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
-}
-
-static bool jint(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = jget(o, key);
-        if (!v || !json_object_is_type(v, json_type_int))
-                return false;
-        *ret = json_object_get_int64(v);
-        return true;
 }
 
 /* Why a wait ended badly, in words, for a check's detail. */
@@ -591,13 +567,13 @@ static void child_alive(ctx *x, void *userdata) {
 /* Looks for the cell's escape file where the host can see it; removes what it finds. */
 static void confirm_escapes(ctx *x, json_object *result, const char *escape_name) {
         json_object *seen = json_object_new_array();
-        json_object *attempts = jget(result, "write_outside");
+        json_object *attempts = kb_json_get(result, "write_outside");
         size_t n = attempts && json_object_is_type(attempts, json_type_array) ? json_object_array_length(attempts) : 0;
         json_object *dirs = x->env->escape_dirs;
         size_t n_dirs = dirs ? json_object_array_length(dirs) : 0;
         for (size_t i = 0; i < n_dirs + n; i++) {
                 const char *dir = i < n_dirs ? json_object_get_string(json_object_array_get_idx(dirs, i))
-                                             : jstr(json_object_array_get_idx(attempts, i - n_dirs), "path");
+                                             : kb_json_str(json_object_array_get_idx(attempts, i - n_dirs), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 /* The path is the cell's word: nothing with ".." is joined to a host path. */
@@ -610,7 +586,7 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
         }
         /* With an image as root, the host path of an in-sandbox /usr/x is <rootfs>/usr/x. */
         for (size_t i = 0; x->env->rootfs && i < n; i++) {
-                const char *dir = jstr(json_object_array_get_idx(attempts, i), "path");
+                const char *dir = kb_json_str(json_object_array_get_idx(attempts, i), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 if (dir && dir[0] == '/' && !strstr(dir, "..") &&
@@ -686,7 +662,7 @@ static void run_probe(ctx *x) {
                 json_object_put(params);
                 return;
         }
-        expect_set(x, "abstract_canaries", json_object_get(jget(params, "abstract_sockets")));
+        expect_set(x, "abstract_canaries", json_object_get(kb_json_get(params, "abstract_sockets")));
         cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
         r = run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error, sizeof x->probe_error);
         json_object_put(params);
@@ -716,7 +692,7 @@ static void run_probe(ctx *x) {
                         json_object_array_add(sibling, json_object_new_string("(the search ran out of memory)"));
                 expect_set(x, "secrets_in_probe", found);
                 expect_set(x, "sibling_in_probe", sibling);
-                json_object_object_add(x->k, "process", json_object_get(jget(x->probe, "process")));
+                json_object_object_add(x->k, "process", json_object_get(kb_json_get(x->probe, "process")));
         }
 }
 
@@ -733,7 +709,7 @@ static bool cell_completed(const ctx *x, const kb_execution *ex) {
         json_object *result = NULL;
         if (cell_result(x, ex, &result) < 0)
                 return false;
-        bool done = jbool(result, "completed");
+        bool done = kb_json_true(result, "completed");
         json_object_put(result);
         return done;
 }
@@ -1018,9 +994,9 @@ static void check_persistence(ctx *x) {
                 add_check(x, "persistence.namespace", "fail", t0, NULL, "%s", why);
                 return;
         }
-        const char *value = jstr(result, "value");
+        const char *value = kb_json_str(result, "value");
         int64_t pid = -1;
-        jint(result, "pid", &pid);
+        kb_json_int(result, "pid", &pid);
         int v = kb_sandbox_verify(kb_kernel_sandbox(x->kernel));
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "pid", json_object_new_int64(pid));
@@ -1314,11 +1290,11 @@ done:
                 for (size_t i = first; i < json_object_array_length(x.snapshots) + 1; i++) {
                         json_object *snap = i == 0 ? x.pre_exec : json_object_array_get_idx(x.snapshots, i - 1);
                         json_object *l = json_object_new_object();
-                        json_object_object_add(l, "label", json_object_get(jget(snap, "label")));
-                        json_object *procs = jget(snap, "processes");
+                        json_object_object_add(l, "label", json_object_get(kb_json_get(snap, "label")));
+                        json_object *procs = kb_json_get(snap, "processes");
                         json_object_object_add(l, "processes", json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
-                        json_object_object_add(l, "vanished", json_object_get(jget(snap, "vanished")));
-                        json_object_object_add(l, "errors", json_object_get(jget(snap, "errors")));
+                        json_object_object_add(l, "vanished", json_object_get(kb_json_get(snap, "vanished")));
+                        json_object_object_add(l, "errors", json_object_get(kb_json_get(snap, "errors")));
                         json_object_array_add(looks, l);
                 }
                 json_object_object_add(insp, "looks", looks);

@@ -4,6 +4,7 @@
  * What is kbound's own is the order of the checks on what arrives (limits, delimiter, signature
  * shape, HMAC in constant time, and only then JSON) and the ceilings. */
 #include "kbound/wire.h"
+#include "jsonget.h"
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -110,30 +111,20 @@ static void zmsg_destroyp(zmsg_t **p) {
                 zmsg_destroy(p);
 }
 
-/* Returns the string member field of obj, or NULL if absent or not a string. */
-static const char *object_string(json_object *obj, const char *field) {
-        json_object *value;
-        if (!obj || !json_object_object_get_ex(obj, field, &value))
-                return NULL;
-        if (!json_object_is_type(value, json_type_string))
-                return NULL;
-        return json_object_get_string(value);
-}
-
 const char *kb_msg_content_string(const kb_msg *msg, const char *field) {
         if (!msg || !field)
                 return NULL;
-        return object_string(msg->content, field);
+        return kb_json_str(msg->content, field);
 }
 
 /* Points the borrowed msg_id / msg_type / parent_msg_id at the header strings ("" when absent). */
 static void msg_refresh_ids(kb_msg *msg) {
         const char *s;
-        s = object_string(msg->header, "msg_id");
+        s = kb_json_str(msg->header, "msg_id");
         msg->msg_id = s ? s : "";
-        s = object_string(msg->header, "msg_type");
+        s = kb_json_str(msg->header, "msg_type");
         msg->msg_type = s ? s : "";
-        s = object_string(msg->parent_header, "msg_id");
+        s = kb_json_str(msg->parent_header, "msg_id");
         msg->parent_msg_id = s ? s : "";
 }
 
