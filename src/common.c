@@ -195,3 +195,17 @@ const char *kb_env_get(char *const *envp, const char *name) {
                         return *e + len + 1;
         return NULL;
 }
+
+int kb_path_next(const char **cursor, const char *program, char **ret_candidate) {
+        while (*cursor) {
+                const char *entry = *cursor, *colon = strchrnul(entry, ':');
+                size_t len = (size_t) (colon - entry);
+                *cursor = *colon ? colon + 1 : NULL;
+                if (len > 0 && entry[0] == '/') {
+                        if (asprintf(ret_candidate, "%.*s/%s", (int) len, entry, program) < 0)
+                                return -ENOMEM;
+                        return 1;
+                }
+        }
+        return 0;
+}

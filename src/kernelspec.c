@@ -1,5 +1,6 @@
 /* kernelspec.c: Jupyter kernelspec discovery, case-insensitive lookup, kernel.json parsing, argv. */
 #include "kbound/kernelspec.h"
+#include "kbound/sandbox.h"
 #include "strv.h"
 #include <ctype.h>
 #include <dirent.h>
@@ -710,7 +711,7 @@ int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *cons
 /* Value of PATH in env, or the sandbox's default. */
 static const char *program_search_path(char *const *env) {
         const char *path = kb_env_get(env, "PATH");
-        return path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        return path ? path : KB_SANDBOX_PATH;
 }
 
 /* 0 and the canonical in-image path if candidate is an executable regular file in the image,
@@ -735,27 +736,20 @@ int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *c
         /* As execvp in bwrap does: each absolute PATH entry in order; a non-executable match is
          * remembered but the search goes on. */
         int best = -ENOENT;
-        const char *p = program_search_path(env);
+        const char *cursor = program_search_path(env);
         for (;;) {
-                const char *colon = strchrnul(p, ':');
-                size_t len = (size_t) (colon - p);
-                if (len > 0 && p[0] == '/') {
-                        _cleanup_free_ char *candidate = NULL;
-                        if (asprintf(&candidate, "%.*s/%s", (int) len, p, program) < 0)
-                                return -ENOMEM;
-                        int r = try_program(root_fd, candidate, ret_path);
-                        if (r >= 0)
-                                return 0;
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r != -ENOENT)
-                                best = r;
-                }
-                if (!*colon)
-                        break;
-                p = colon + 1;
+                _cleanup_free_ char *candidate = NULL;
+                int more = kb_path_next(&cursor, program, &candidate);
+                if (more <= 0)
+                        return more < 0 ? more : best;
+                int r = try_program(root_fd, candidate, ret_path);
+                if (r >= 0)
+                        return 0;
+                if (r == -ENOMEM)
+                        return r;
+                if (r != -ENOENT)
+                        best = r;
         }
-        return best;
 }
 
 /* Adds the lowercase names of every kernel folder in kernels_dir to names (deduplicated). */

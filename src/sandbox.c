@@ -70,7 +70,7 @@ static bool env_is_jpy_parent_pid(const char *entry) {
 
 int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env) {
         static const char *const base[] = {
-                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                ("PATH=" KB_SANDBOX_PATH),
                 ("HOME=" KB_SANDBOX_WORKSPACE),
                 "TMPDIR=/tmp",
                 "LANG=C.UTF-8",

@@ -67,6 +67,12 @@ KB_EXPORT int kb_iso_time_now(unsigned frac_digits, char *buf, size_t size);
  * on an environment that is not the process's own. NULL if absent. Borrowed from envp. */
 KB_EXPORT const char *kb_env_get(char *const *envp, const char *name);
 
+/* The next candidate of an execvp-style search: *cursor starts at a PATH value ("a:b:c"); each
+ * call skips empty and relative entries (execvp in a sandbox must not search its working folder)
+ * and gives "<entry>/<program>" in *ret_candidate (malloc'd). Returns 1 and a candidate, 0 when
+ * the entries are used up, -ENOMEM. */
+KB_EXPORT int kb_path_next(const char **cursor, const char *program, char **ret_candidate);
+
 /* Frees a NULL-terminated string vector and its strings. Accepts NULL. */
 KB_EXPORT void kb_strv_free(char **v);
 

@@ -54,6 +54,19 @@ static void test_env_get(void **state) {
         assert_null(kb_env_get(NULL, "PATH"));
 }
 
+static void test_path_next(void **state) {
+        const char *cursor = "/a::rel:/b/c:";
+        char *c = NULL;
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 1);
+        assert_string_equal(c, "/a/prog");
+        free(c);
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 1);
+        assert_string_equal(c, "/b/c/prog");
+        free(c);
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 0);
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 0);
+}
+
 static void test_files(void **state) {
         char dir[] = "/tmp/kbound-test-common-XXXXXX";
         assert_non_null(mkdtemp(dir));
@@ -95,6 +108,7 @@ int main(void) {
                 cmocka_unit_test(test_random_hex),
                 cmocka_unit_test(test_iso_time_now),
                 cmocka_unit_test(test_env_get),
+                cmocka_unit_test(test_path_next),
                 cmocka_unit_test(test_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
