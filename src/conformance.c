@@ -45,40 +45,13 @@ json_object *cx_jstring_or_null(const char *s) {
 
 /* ---- items ---- */
 
-void cx_log(const cx *x, int level, const char *fmt, ...) {
-        if (!x->env->log)
-                return;
-        char buf[600], line[700];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        snprintf(line, sizeof(line), "kernel '%s': %s", x->spec->name, buf);
-        /* Details quote the kernel (kernel_info, error values, stream text): redacted with its
-         * key before anyone sees them; a line that cannot be redacted is not sent. */
-        _cleanup_free_ char *clean = x->kernel ? kb_kernel_redact_text(x->kernel, line) : strdup(line);
-        if (clean)
-                x->env->log(x->env->log_userdata, level, clean);
-}
-
-void cx_add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
-        json_object *c = json_object_new_object();
-        json_object_object_add(c, "id", json_object_new_string(id));
-        json_object_object_add(c, "status", json_object_new_string(status));
-        json_object_object_add(c, "detail", json_object_new_string(detail));
-        json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
-        json_object_object_add(c, "evidence", ev ? ev : json_object_new_object());
-        json_object_array_add(x->checks, c);
-        cx_log(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
-}
-
 static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
                        va_list ap) __attribute__((format(printf, 6, 0)));
 static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
                        va_list ap) {
         char detail[1024];
         vsnprintf(detail, sizeof(detail), fmt, ap);
-        cx_add_item(x, id, status, t0, ev, detail);
+        kb_harness_add_check(&x->h, id, status, t0, ev, detail);
 }
 
 void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
@@ -163,16 +136,16 @@ void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings
                 json_object_object_add(ev, "deviation", json_object_new_string(note));
                 snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation, names,
                          note, f->detail);
-                cx_add_item(x, id, "deviation", t0, ev, text);
+                kb_harness_add_check(&x->h, id, "deviation", t0, ev, text);
         } else if (any_known) {
                 snprintf(text, sizeof(text), "%s [problems: %s; only part of this is the known deviation of %s, "
                          "so it fails]", f->detail, names, x->implementation);
-                cx_add_item(x, id, "fail", t0, ev, text);
+                kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
         } else if (f->n > 1) {
                 snprintf(text, sizeof(text), "%s [problems: %s]", f->detail, names);
-                cx_add_item(x, id, "fail", t0, ev, text);
+                kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
         } else
-                cx_add_item(x, id, "fail", t0, ev, f->detail);
+                kb_harness_add_check(&x->h, id, "fail", t0, ev, f->detail);
 }
 
 /* A single problem with item id, judged as cx_judge() does. */
@@ -214,17 +187,17 @@ static bool ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_ob
         json_object_object_add(ev, "problems", codes);
         char text[sizeof(f->detail) + sizeof(rule) + 2];
         snprintf(text, sizeof(text), "%s; %s", f->detail, rule);
-        cx_add_item(x, id, "unsupported", t0, ev, text);
+        kb_harness_add_check(&x->h, id, "unsupported", t0, ev, text);
         return true;
 }
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
 bool cx_can_run(cx *x, const char *id) {
-        if (x->cancelled)
+        if (x->h.cancelled)
                 cx_problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
-        else if (x->dead)
+        else if (x->h.dead)
                 cx_problem(x, id, 0, NULL, "kernel_dead", "not run: the kernel process died earlier");
-        else if (x->wedged)
+        else if (x->h.wedged)
                 cx_problem(x, id, 0, NULL, "kernel_wedged", "not run: an earlier cell could not be stopped");
         else
                 return true;
@@ -249,32 +222,8 @@ json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) 
         return NULL;
 }
 
-int64_t cx_deadline_in(const cx *x, int64_t ms) {
-        int64_t d = kb_now_ms() + ms;
-        return x->env->deadline_ms >= 0 && x->env->deadline_ms < d ? x->env->deadline_ms : d;
-}
-
 int cx_item_ms(const cx *x) {
         return x->env->item_timeout_ms > 0 ? x->env->item_timeout_ms : ITEM_TIMEOUT_MS;
-}
-
-/* Words for a failed wait, and what it means for the rest of the run. */
-const char *cx_wait_error(cx *x, int r) {
-        switch (r) {
-        case -ETIMEDOUT:
-                return "timed out";
-        case -ESRCH:
-                x->dead = true;
-                return "the kernel process died";
-        case -ECANCELED:
-                x->cancelled = true;
-                return "cancelled";
-        default: {
-                static __thread char buf[256];
-                kb_client_explain_error(kb_kernel_client(x->kernel), buf, sizeof(buf));
-                return buf;
-        }
-        }
 }
 
 /* ---- requests ---- */
@@ -282,8 +231,8 @@ const char *cx_wait_error(cx *x, int r) {
 /* A request on shell (content taken) and its reply's content (new reference) in *ret. */
 int cx_request(cx *x, const char *msg_type, json_object *content, json_object **ret) {
         kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content,
-                                  cx_deadline_in(x, cx_item_ms(x)), &reply);
+        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_SHELL, msg_type, content,
+                                  kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
         if (r < 0)
                 return r;
         *ret = json_object_get(reply->content);
@@ -293,8 +242,8 @@ int cx_request(cx *x, const char *msg_type, json_object *content, json_object **
 
 int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret) {
         kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, msg_type, content,
-                                  cx_deadline_in(x, ms), &reply);
+        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, msg_type, content,
+                                  kb_harness_deadline_in(&x->h, ms), &reply);
         if (r < 0)
                 return r;
         *ret = json_object_get(reply->content);
@@ -319,7 +268,7 @@ static int record_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
  * result; on success *ret_ex is the execution (caller destroys). */
 int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
                    json_object **ret_seq) {
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execute_options eo = { .silent = silent, .store_history = store_history, .stop_on_error = false };
         kb_execution *ex = NULL;
         json_object *seq = json_object_new_array();
@@ -327,7 +276,7 @@ int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_exec
                 return -ENOMEM;
         int r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
-                r = kb_client_execute_wait(c, ex, cx_deadline_in(x, cx_item_ms(x)), record_iopub, seq);
+                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, cx_item_ms(x)), record_iopub, seq);
         if (r >= 0 && !ex->got_reply)
                 r = -ETIMEDOUT;
         if (r < 0) {
@@ -445,7 +394,7 @@ void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const 
 
 int cx_send_watched(cx *x, const char *msg_type, json_object *content, char ret_id[64]) {
         _cleanup_free_ char *id = NULL;
-        int r = kb_client_request_send(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content, &id);
+        int r = kb_client_request_send(kb_kernel_client(x->h.kernel), KB_CHANNEL_SHELL, msg_type, content, &id);
         if (r < 0)
                 return r;
         /* A ring: the oldest watched request is forgotten first. */
@@ -479,7 +428,7 @@ int cx_wait_idle(cx *x, const char *parent, int64_t deadline_ms) {
         while (!idle_seen(x, parent)) {
                 if (kb_ms_left(deadline_ms) == 0)
                         return -ETIMEDOUT;
-                int r = kb_client_poll(kb_kernel_client(x->kernel), deadline_ms);
+                int r = kb_client_poll(kb_kernel_client(x->h.kernel), deadline_ms);
                 if (r < 0)
                         return r;
         }
@@ -534,7 +483,7 @@ static int parse_version(const char *v, long *ret_major) {
 }
 
 static void check_kernel_info(cx *x) {
-        json_object *info = kb_kernel_info(x->kernel);
+        json_object *info = kb_kernel_info(x->h.kernel);
         const char *status = kb_json_str(info, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "status", cx_jstring_or_null(status));
@@ -607,7 +556,7 @@ static void check_heartbeat(cx *x) {
         if (!cx_can_run(x, "heartbeat"))
                 return;
         int64_t t0 = kb_now_ms();
-        int r = kb_client_heartbeat(kb_kernel_client(x->kernel), cx_deadline_in(x, HEARTBEAT_TIMEOUT_MS));
+        int r = kb_client_heartbeat(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, HEARTBEAT_TIMEOUT_MS));
         if (r == 1)
                 cx_pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
         else
@@ -637,7 +586,7 @@ int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, jso
         int r = cx_execute(x, code, false, true, ret_ex, ret_seq);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
-                        cx_wait_error(x, r));
+                        kb_harness_wait_error(&x->h, r));
                 return r;
         }
         *ret_s = s;
@@ -672,7 +621,7 @@ static void check_stream(cx *x, const char *id, const char *name) {
                 x->stdout_ran = true;
         }
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* busy → execute_input (the code, the reply's execution_count) → outputs → idle, from the stdout
@@ -766,7 +715,7 @@ static void check_result(cx *x) {
                 cx_pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
 out:
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 static void check_display(cx *x) {
@@ -803,7 +752,7 @@ static void check_display(cx *x) {
         else
                 cx_pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 bool cx_string_array(json_object *a) {
@@ -849,7 +798,7 @@ static void check_error(cx *x) {
                 cx_pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
                      ex->ename);
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* Runs the quiet snippet; *ret_count gets the reply's execution_count. */
@@ -861,7 +810,7 @@ static int quiet(cx *x, const char *code, bool silent, bool store, int64_t *ret_
                 return r;
         *ret_count = ex->execution_count;
         r = strcmp(ex->status, "ok") == 0 ? 0 : -EPROTO;
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
         if (ret_seq)
                 *ret_seq = seq;
         else
@@ -887,7 +836,7 @@ static void check_counts(cx *x) {
         if ((r = quiet(x, code, false, true, &a, NULL)) < 0 || (r = quiet(x, code, false, false, &b, NULL)) < 0 ||
             (r = quiet(x, code, false, true, &c, &seq)) < 0) {
                 cx_problem(x, id, t0, NULL, "wait", "a quiet cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : cx_wait_error(x, r));
+                        r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -938,7 +887,7 @@ static void check_silent(cx *x) {
         if (r < 0) {
                 json_object_put(seq);
                 cx_problem(x, id, t0, NULL, "wait", "a cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : cx_wait_error(x, r));
+                        r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -998,7 +947,7 @@ static void check_is_complete(cx *x, const char *expect) {
                 if (r < 0) {
                         json_object_put(ev);
                         cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
-                                cx_wait_error(x, r));
+                                kb_harness_wait_error(&x->h, r));
                         return;
                 }
                 const char *status = kb_json_str(reply, "status");
@@ -1064,7 +1013,7 @@ static void check_complete(cx *x) {
         json_object_object_add(content, "cursor_pos", json_object_new_int(pos));
         int r = cx_request(x, "complete_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", cx_wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *matches = kb_json_get(reply, "matches");
@@ -1119,7 +1068,7 @@ static void check_inspect(cx *x) {
         json_object_object_add(content, "detail_level", json_object_new_int(0));
         int r = cx_request(x, "inspect_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", cx_wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *is_found = kb_json_get(reply, "found"), *data = kb_json_get(reply, "data");
@@ -1149,7 +1098,7 @@ static void check_comm_info(cx *x) {
         json_object *reply = NULL;
         int r = cx_request(x, "comm_info_request", json_object_new_object(), &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", cx_wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *comms = kb_json_get(reply, "comms");
@@ -1180,7 +1129,7 @@ static void check_interrupt_idle(cx *x) {
                 return;
         int64_t t0 = kb_now_ms();
         _cleanup_free_ char *status = NULL;
-        int r = kb_client_interrupt(kb_kernel_client(x->kernel), cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &status);
+        int r = kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &status);
         json_object *after = NULL;
         /* Whatever the kernel did with it, it must still answer. */
         int a = r == 0 || r == -ETIMEDOUT ? cx_request(x, "kernel_info_request", NULL, &after) : r;
@@ -1190,7 +1139,7 @@ static void check_interrupt_idle(cx *x) {
         json_object_object_add(ev, "answers_afterwards", json_object_new_boolean(a == 0));
         findings f = { .n = 0 };
         if (r < 0 && r != -ETIMEDOUT)
-                cx_found(&f, "wait", "interrupt_request: %s", cx_wait_error(x, r));
+                cx_found(&f, "wait", "interrupt_request: %s", kb_harness_wait_error(&x->h, r));
         else {
                 if (r == -ETIMEDOUT)
                         cx_found(&f, "no_reply", "no interrupt_reply on control within %d ms", CONTROL_REPLY_TIMEOUT_MS);
@@ -1198,7 +1147,7 @@ static void check_interrupt_idle(cx *x) {
                         cx_found(&f, "status", "interrupt_reply status '%s'", status);
                 if (a < 0)
                         cx_found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
-                              cx_wait_error(x, a));
+                              kb_harness_wait_error(&x->h, a));
         }
         if (f.n > 0) {
                 if (!ignored_control_interrupt(x, id, t0, ev, &f))
@@ -1206,10 +1155,6 @@ static void check_interrupt_idle(cx *x) {
         } else
                 cx_pass(x, id, t0, ev, "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
                      *status ? status : "absent");
-}
-
-static int marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
-        return ex->stdout_text && strstr(ex->stdout_text, (const char *) userdata) != NULL;
 }
 
 static bool cell_completed(const kb_execution *ex) {
@@ -1245,18 +1190,11 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
                          strerror(-r));
                 return r;
         }
-        kb_client *c = kb_kernel_client(x->kernel);
-        kb_execute_options eo = { .store_history = false, .stop_on_error = false };
         kb_execution *ex = NULL;
-        r = kb_client_execute_start(c, code, &eo, &ex);
-        if (r >= 0)
-                r = kb_client_execute_wait(c, ex, cx_deadline_in(x, MARKER_TIMEOUT_MS), marker_seen, marker);
+        r = kb_harness_long_start(&x->h, code, marker, &ex);
         if (r != 1) {
                 cx_problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
-                        r == 0 ? "it finished first" : cx_wait_error(x, r));
-                if (r == -ETIMEDOUT)
-                        x->wedged = true;
-                kb_execution_destroy(c, &ex);
+                        r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
                 return r < 0 ? r : -EPROTO;
         }
         *ret_ex = ex;
@@ -1265,7 +1203,7 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
 
 /* Waits for an interrupted cell's reply; 0 when it came. */
 static int wait_stopped(cx *x, kb_execution *ex, int ms) {
-        int r = kb_client_execute_wait(kb_kernel_client(x->kernel), ex, cx_deadline_in(x, ms), NULL, NULL);
+        int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, ms), NULL, NULL);
         return r == 0 && ex->got_reply ? 0 : r == 0 ? -ETIMEDOUT : r;
 }
 
@@ -1273,15 +1211,15 @@ static int wait_stopped(cx *x, kb_execution *ex, int ms) {
  * items can run; if nothing stops it, the kernel is wedged. */
 static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
         if (by_signal)
-                (void) kb_kernel_signal(x->kernel, SIGINT);
+                (void) kb_kernel_signal(x->h.kernel, SIGINT);
         else
-                (void) kb_client_interrupt(kb_kernel_client(x->kernel), cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), NULL);
+                (void) kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), NULL);
         int u = wait_stopped(x, ex, cx_item_ms(x));
         json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
         if (u == -ESRCH || u == -ECANCELED)
-                (void) cx_wait_error(x, u);
+                (void) kb_harness_wait_error(&x->h, u);
         else if (u != 0)
-                x->wedged = true;
+                x->h.wedged = true;
 }
 
 static void check_interrupt_busy(cx *x, bool by_signal) {
@@ -1292,12 +1230,12 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
         kb_execution *ex = NULL;
         if (start_long(x, id, t0, &ex) < 0)
                 return;
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         json_object *ev = json_object_new_object();
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL;
-        int sr = by_signal ? kb_kernel_signal(x->kernel, SIGINT)
-                           : kb_client_interrupt(c, cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
+        int sr = by_signal ? kb_kernel_signal(x->h.kernel, SIGINT)
+                           : kb_client_interrupt(c, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
         if (!by_signal)
                 json_object_object_add(ev, "interrupt_reply", sr == 0 ? json_object_new_string(reply_status) : NULL);
         int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : cx_item_ms(x);
@@ -1312,7 +1250,7 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
          * the cell runs on) never hides another (the cell could not be stopped at all). */
         findings f = { .n = 0 };
         if (r == -ESRCH || r == -ECANCELED) {
-                cx_found(&f, "wait", "while waiting for the interrupted cell: %s", cx_wait_error(x, r));
+                cx_found(&f, "wait", "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, r));
         } else {
                 if (!by_signal && sr == -ETIMEDOUT)
                         cx_found(&f, "no_reply", "no interrupt_reply within %d ms", CONTROL_REPLY_TIMEOUT_MS);
@@ -1323,7 +1261,7 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
                                 cx_found(&f, "not_stopped", "the cell ran to completion");
                         else
                                 cx_found(&f, "not_stopped", "the cell kept running %d ms after the interrupt", wait_ms);
-                        if (x->wedged)
+                        if (x->h.wedged)
                                 cx_found(&f, "unstoppable", "the other path did not stop it either");
                 } else if (strcmp(ex->status, "error") != 0) {
                         cx_found(&f, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
@@ -1354,16 +1292,16 @@ static void check_shutdown(cx *x) {
         json_object *content = json_object_new_object();
         json_object_object_add(content, "restart", json_object_new_boolean(0));
         kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
-                                  cx_deadline_in(x, cx_item_ms(x)), &reply);
+        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
+                                  kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
-                        cx_wait_error(x, r));
+                        kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *restart = kb_json_get(reply->content, "restart");
         const char *status = kb_msg_content_string(reply, "status");
-        struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
+        struct pollfd p = { .fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN };
         int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
@@ -1391,8 +1329,8 @@ static void check_shutdown(cx *x) {
 static void fill_missing(cx *x, const char *why) {
         for (size_t i = 0; items[i]; i++) {
                 bool have = false;
-                for (size_t j = 0; j < json_object_array_length(x->checks) && !have; j++)
-                        have = strcmp(kb_json_str(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
+                for (size_t j = 0; j < json_object_array_length(x->h.checks) && !have; j++)
+                        have = strcmp(kb_json_str(json_object_array_get_idx(x->h.checks, j), "id"), items[i]) == 0;
                 if (!have)
                         cx_problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
         }
@@ -1400,23 +1338,32 @@ static void fill_missing(cx *x, const char *why) {
 
 int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec, const char *team, json_object **ret,
                        kb_check_outcome *ret_outcome) {
-        cx x = { .env = env, .spec = spec };
+        cx x = {
+                .env = env,
+                .spec = spec,
+                .h = {
+                        .spec = spec,
+                        .log = env->log,
+                        .log_userdata = env->log_userdata,
+                        .deadline_ms = env->deadline_ms,
+                },
+        };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
-        x.k = kb_report_kernel_new(spec, team);
+        x.h.k = kb_report_kernel_new(spec, team);
         x.shape_types = json_object_new_object();
         x.shape_problems = json_object_new_object();
         x.watched = json_object_new_array();
         x.stdin_msgs = json_object_new_array();
-        if (!x.k || !x.shape_types || !x.shape_problems || !x.watched || !x.stdin_msgs) {
-                json_object_put(x.k);
+        if (!x.h.k || !x.shape_types || !x.shape_problems || !x.watched || !x.stdin_msgs) {
+                json_object_put(x.h.k);
                 json_object_put(x.shape_types);
                 json_object_put(x.shape_problems);
                 json_object_put(x.watched);
                 json_object_put(x.stdin_msgs);
                 return -ENOMEM;
         }
-        json_object_object_get_ex(x.k, "checks", &x.checks);
+        json_object_object_get_ex(x.h.k, "checks", &x.h.checks);
 
         /* Snippets are data: a language without them still gets every language-independent item. */
         const char *lang = spec->language ? spec->language : "";
@@ -1433,7 +1380,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                          "the language pack %s has no \"conformance\" snippets", kb_langpack_dir(x.lp));
         }
 
-        cx_log(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = {
                 .spec = spec,
                 .base_dir = env->base_dir,
@@ -1450,27 +1397,25 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                 .on_msg = cx_on_msg,
                 .on_msg_userdata = &x,
                 .cancel_fd = env->cancel_fd,
-                .deadline_ms = cx_deadline_in(&x, 60000),
+                .deadline_ms = kb_harness_deadline_in(&x.h, 60000),
         };
-        r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
+        r = kb_harness_start(&x.h, &ko, &diagnosis);
         if (r < 0) {
                 const char *why = diagnosis ? diagnosis : strerror(-r);
                 char buf[1024];
                 snprintf(buf, sizeof(buf), "cannot start in the sandbox: %s", why);
-                json_object_object_add(x.k, "error", json_object_new_string(buf));
-                cx_log(&x, KB_LOG_ERROR, "%s", buf);
+                json_object_object_add(x.h.k, "error", json_object_new_string(buf));
+                kb_harness_log(&x.h, KB_LOG_ERROR, "%s", buf);
                 /* The run's own deadline ending start-up makes the run incomplete (exit 1), not a
                  * kernel that cannot be tested (docs/faults.md). */
-                bool deadline = env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0;
+                bool deadline = kb_harness_deadline_passed(&x.h);
                 outcome = r == -ECANCELED || deadline ? KB_CHECK_CANCELLED
                           : r == -EPERM               ? KB_CHECK_DONE
                                                       : KB_CHECK_NOT_ENFORCED;
                 fill_missing(&x, "the kernel could not be started");
                 goto done;
         }
-        json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
-        json_object *info = kb_kernel_info(x.kernel);
-        json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(info));
+        json_object *info = kb_kernel_info(x.h.kernel);
         snprintf(x.implementation, sizeof(x.implementation), "%s", kb_json_str(info, "implementation") ?: "?");
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
         x.deviations = kb_json_get(devs, x.implementation);
@@ -1512,39 +1457,30 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         check_interrupt_busy(&x, true);
         check_shutdown(&x);
         cx_check_shape(&x);
-        if (x.cancelled)
+        if (x.h.cancelled)
                 outcome = KB_CHECK_CANCELLED;
         /* Items cut short by the run's deadline failed as timeouts; the run must also say it is
          * incomplete. */
-        if (outcome == KB_CHECK_DONE && env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0)
+        if (outcome == KB_CHECK_DONE && kb_harness_deadline_passed(&x.h))
                 outcome = KB_CHECK_CANCELLED;
 
 done:
-        if (x.kernel) {
-                kb_kernel_stop(x.kernel, 0, kb_now_ms() + 5000, NULL);
-                uint64_t received = 0, dropped = 0;
-                kb_client_stats(kb_kernel_client(x.kernel), &received, &dropped);
-                json_object *messages = json_object_new_object();
-                json_object_object_add(messages, "received", json_object_new_int64((int64_t) received));
-                json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
-                json_object_object_add(x.k, "messages", messages);
+        if (x.h.kernel) {
+                kb_kernel_stop(x.h.kernel, 0, kb_now_ms() + 5000, NULL);
+                kb_harness_record_messages(&x.h);
         }
-        if (x.kernel) {
-                /* Last, while the key is still known: the whole kernel object is redacted. */
-                json_object *clean = kb_kernel_redact(x.kernel, x.k);
-                json_object_put(x.k);
-                x.k = clean;
-        }
-        kb_kernel_destroy(&x.kernel, env->keep);
+        /* Last, while the key is still known: the whole kernel object is redacted. */
+        kb_harness_redact(&x.h, &x.h.k);
+        kb_kernel_destroy(&x.h.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
         json_object_put(x.stdout_seq);
         json_object_put(x.shape_types);
         json_object_put(x.shape_problems);
         json_object_put(x.watched);
         json_object_put(x.stdin_msgs);
-        if (!x.k)
+        if (!x.h.k)
                 return -ENOMEM;
-        *ret = x.k;
+        *ret = x.h.k;
         if (ret_outcome)
                 *ret_outcome = outcome;
         return 0;

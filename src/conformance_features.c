@@ -62,7 +62,7 @@ void cx_check_update_display(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "display_data named '%s' (transient.display_id), then update_display_data for it",
                    display_id ?: "");
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 void cx_check_clear_output(cx *x) {
@@ -86,7 +86,7 @@ void cx_check_clear_output(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "clear_output (wait: %s) on iopub",
                    wait && json_object_get_boolean(wait) ? "true" : "false");
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* A page payload (deprecated, still in the spec): exactly one payload, source "page", its data a
@@ -132,7 +132,7 @@ void cx_check_pager(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "execute_reply carries one page payload with text/plain (%zu bytes) among %zu "
                    "MIME type(s)", plain ? strlen(plain) : 0, json_object_array_length(mimes));
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* ---- stdin ---- */
@@ -144,11 +144,11 @@ void cx_check_pager(cx *x) {
  * Returns the wait's result; on 0, *ret_ex. */
 static int run_with_stdin(cx *x, const char *code, bool allow, const char *value, kb_execution **ret_ex,
                           json_object **ret_request, bool *ret_parent_ok) {
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execute_options eo = { .store_history = false, .stop_on_error = false, .allow_stdin = allow };
         kb_execution *ex = NULL;
         size_t before = json_object_array_length(x->stdin_msgs);
-        int64_t deadline = cx_deadline_in(x, cx_item_ms(x));
+        int64_t deadline = kb_harness_deadline_in(&x->h, cx_item_ms(x));
         json_object *request = NULL;
         int r = kb_client_execute_start(c, code, &eo, &ex);
         while (r >= 0 && !request && !ex->got_reply) {
@@ -179,12 +179,12 @@ static int run_with_stdin(cx *x, const char *code, bool allow, const char *value
         if (r == -ETIMEDOUT && ex) {
                 /* A cell waiting for input nobody sends blocks every later item: SIGINT through the
                  * pidfd ends it, or the kernel is wedged. The item still fails as timed out. */
-                (void) kb_kernel_signal(x->kernel, SIGINT);
-                int u = kb_client_execute_wait(c, ex, cx_deadline_in(x, cx_item_ms(x)), NULL, NULL);
+                (void) kb_kernel_signal(x->h.kernel, SIGINT);
+                int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, cx_item_ms(x)), NULL, NULL);
                 if (u == -ESRCH || u == -ECANCELED)
-                        (void) cx_wait_error(x, u);
+                        (void) kb_harness_wait_error(&x->h, u);
                 else if (u != 0 || !ex->got_reply)
-                        x->wedged = true;
+                        x->h.wedged = true;
         }
         if (r < 0)
                 kb_execution_destroy(c, &ex);
@@ -244,7 +244,7 @@ void cx_check_stdin(cx *x) {
                         cx_found(&f, "password", "input_request password is not false");
         }
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", kb_harness_wait_error(&x->h, r));
         else {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 if (strcmp(ex->status, "ok") != 0)
@@ -255,7 +255,7 @@ void cx_check_stdin(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "input_request (prompt '%s', password false) on stdin for the execute_request; "
                    "the value of kbound's input_reply reached the cell", prompt);
         json_object_put(request);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* "If allow_stdin is False, the kernel must not send stdin_request." */
@@ -275,7 +275,7 @@ void cx_check_stdin_not_allowed(cx *x) {
                 cx_found(&f, "input_request_when_not_allowed", "the kernel sent input_request although the "
                          "execute_request said allow_stdin: false (kbound answered an empty line so the cell could end)");
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", kb_harness_wait_error(&x->h, r));
         else {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 json_object_object_add(ev, "ename", cx_jstring_or_null(ex->ename));
@@ -283,7 +283,7 @@ void cx_check_stdin_not_allowed(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "no input_request with allow_stdin false; the cell ended with status '%s'%s%s",
                    ex ? ex->status : "", ex && ex->ename ? " " : "", ex && ex->ename ? ex->ename : "");
         json_object_put(request);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* ---- history ---- */
@@ -404,7 +404,7 @@ static void history_tail(cx *x, const char *id, bool with_output) {
         int r = ask_history(x, content, with_output, code, &h, &f, &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
-                           cx_wait_error(x, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (h.n > 0 && h.bad == 0 && !h.has_cell)
@@ -454,7 +454,7 @@ void cx_check_history_range(cx *x) {
         int r = ask_history(x, content, false, code, &h, &f, &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
-                           cx_wait_error(x, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -511,7 +511,7 @@ void cx_check_history_search(cx *x) {
                 if (r < 0) {
                         json_object_put(ev);
                         cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request (%s): %s",
-                                   names[pass_no], cx_wait_error(x, r));
+                                   names[pass_no], kb_harness_wait_error(&x->h, r));
                         return;
                 }
                 json_object_object_add(ev, names[pass_no], json_object_new_int64((int64_t) h.n));
@@ -600,11 +600,11 @@ static int comm_send(cx *x, const char *msg_type, json_object *content, findings
         char mid[64] = "";
         int r = cx_send_watched(x, msg_type, content, mid);
         if (r >= 0)
-                r = cx_wait_idle(x, mid, cx_deadline_in(x, cx_item_ms(x)));
+                r = cx_wait_idle(x, mid, kb_harness_deadline_in(&x->h, cx_item_ms(x)));
         *ret_msgs = cx_watched(x, mid);
         if (r < 0)
                 cx_found(f, r == -ETIMEDOUT ? "no_idle" : "wait", "no idle status for the %s: %s", msg_type,
-                         cx_wait_error(x, r));
+                         kb_harness_wait_error(&x->h, r));
         else if (!status_seen(*ret_msgs, "busy"))
                 cx_found(f, "no_busy", "no busy status for the %s (the spec: comm handlers publish busy and idle "
                          "like an execute_request)", msg_type);
@@ -635,13 +635,13 @@ void cx_check_comm_open(cx *x) {
         int r = cx_execute(x, code, false, false, &ex, &seq);
         if (r < 0 || strcmp(ex->status, "ok") != 0) {
                 cx_problem(x, id, t0, NULL, "register", "the comm snippet (registering target '%s') did not run: %s",
-                           target, r < 0 ? cx_wait_error(x, r) : ex->status);
+                           target, r < 0 ? kb_harness_wait_error(&x->h, r) : ex->status);
                 json_object_put(seq);
-                kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+                kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
                 return;
         }
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
         char nonce[17];
         if (kb_random_hex(x->comm_id, 16) < 0 || kb_random_hex(nonce, 8) < 0) {
                 cx_problem(x, id, t0, NULL, "random", "no randomness for the comm id");
@@ -754,7 +754,7 @@ void cx_check_comm_info_target(cx *x) {
         if (r < 0) {
                 json_object_put(reply);
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s",
-                           cx_wait_error(x, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (comms && !listed_as(comms, x->comm_id, target))
@@ -796,7 +796,7 @@ void cx_check_comm_close(cx *x) {
         json_object_put(msgs);
         json_object *reply = r == -ESRCH || r == -ECANCELED ? NULL : comm_info(x, NULL, &f, &comms, &r);
         if (r < 0 && !reply)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", kb_harness_wait_error(&x->h, r));
         else if (comms && listed_as(comms, x->comm_id, NULL))
                 cx_found(&f, "still_listed", "comm_info still lists the comm after comm_close");
         json_object_put(reply);
@@ -832,7 +832,7 @@ void cx_check_comm_unknown_target(cx *x) {
 /* ---- optional features: the debugger, subshells ---- */
 
 static bool info_true(cx *x, const char *key) {
-        json_object *v = kb_json_get(kb_kernel_info(x->kernel), key);
+        json_object *v = kb_json_get(kb_kernel_info(x->h.kernel), key);
         return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
@@ -866,7 +866,7 @@ void cx_check_debug(cx *x) {
         }
         if (r < 0) {
                 cx_problem(x, id, t0, ev, r == -ETIMEDOUT ? "no_reply" : "wait", "debug_request initialize%s: %s",
-                           claimed ? " (kernel_info_reply claims a debugger)" : "", cx_wait_error(x, r));
+                           claimed ? " (kernel_info_reply claims a debugger)" : "", kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *success = kb_json_get(reply, "success");
@@ -918,7 +918,7 @@ void cx_check_subshells(cx *x) {
         const char *id = "subshells";
         if (!cx_can_run(x, id))
                 return;
-        json_object *features = kb_json_get(kb_kernel_info(x->kernel), "supported_features");
+        json_object *features = kb_json_get(kb_kernel_info(x->h.kernel), "supported_features");
         if (!in_string_array(features, "kernel subshells")) {
                 cx_unsupported(x, id, 0, NULL, "optional (JEP 91): kernel_info_reply lists no \"kernel subshells\" in "
                                "supported_features");
@@ -949,7 +949,7 @@ void cx_check_subshells(cx *x) {
                         cx_found(&f, "still_listed", "list_subshell_reply still lists the deleted subshell");
         }
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "a subshell request on control: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "a subshell request on control: %s", kb_harness_wait_error(&x->h, r));
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "subshell_id", cx_jstring_or_null(subshell));
         cx_verdict(x, id, t0, ev, &f, "create_subshell_request made subshell '%s', list showed it, delete removed it",
