@@ -1349,7 +1349,9 @@ static void test_mount_problems(void **state) {
         }
         kb_judge_mount_facts none = {0};
         assert_int_equal(kb_judge_mount_problems(NULL, &none, NULL), -EINVAL);
-        assert_int_equal(kb_judge_mount_problems(NULL, NULL, json_object_new_array()), -EINVAL);
+        json_object *empty = json_object_new_array();
+        assert_int_equal(kb_judge_mount_problems(NULL, NULL, empty), -EINVAL);
+        json_object_put(empty);
 }
 
 /* ---- boundary.write_outside ---- */
