@@ -1,6 +1,7 @@
 /* client.c: a Jupyter client over the five channels, correlating everything by parent msg_id. */
 #include "kbound/client.h"
 #include "replay-internal.h"
+#include "jsonget.h"
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -396,13 +397,6 @@ static int text_append(char **buf, size_t *len, bool *truncated, const char *tex
         return 0;
 }
 
-static const char *json_string_field(json_object *obj, const char *field) {
-        json_object *v = NULL;
-        if (!obj || !json_object_object_get_ex(obj, field, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 /* Whether ex may keep one more rich output of msg's size; past the ceiling it is dropped and the
  * execution says so. */
 static bool outputs_room(kb_execution *ex, const kb_msg *msg) {
@@ -420,7 +414,7 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
         ex->n_iopub++;
         ex->iopub_bytes += msg->wire_size;
         if (strcmp(type, "status") == 0) {
-                const char *state = json_string_field(content, "execution_state");
+                const char *state = kb_json_str(content, "execution_state");
                 if (state && strcmp(state, "busy") == 0)
                         ex->saw_busy = true;
                 else if (state && strcmp(state, "idle") == 0 && !ex->saw_idle) {
@@ -428,8 +422,8 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
                         ex->idle_ms = kb_now_ms();
                 }
         } else if (strcmp(type, "stream") == 0) {
-                const char *name = json_string_field(content, "name");
-                const char *text = json_string_field(content, "text");
+                const char *name = kb_json_str(content, "name");
+                const char *text = kb_json_str(content, "text");
                 json_object *text_obj = NULL;
                 if (!name || !text || !json_object_object_get_ex(content, "text", &text_obj))
                         return 0;
@@ -460,7 +454,7 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
 }
 
 static int execution_apply_reply(kb_execution *ex, const kb_msg *msg) {
-        const char *status = json_string_field(msg->content, "status");
+        const char *status = kb_json_str(msg->content, "status");
         ex->got_reply = true;
         ex->reply_ms = kb_now_ms();
         ex->status = strdup(status ? status : "");
@@ -468,8 +462,8 @@ static int execution_apply_reply(kb_execution *ex, const kb_msg *msg) {
         if (json_object_object_get_ex(msg->content, "execution_count", &count) &&
             json_object_is_type(count, json_type_int))
                 ex->execution_count = json_object_get_int64(count);
-        const char *ename = json_string_field(msg->content, "ename");
-        const char *evalue = json_string_field(msg->content, "evalue");
+        const char *ename = kb_json_str(msg->content, "ename");
+        const char *evalue = kb_json_str(msg->content, "evalue");
         if (ename)
                 ex->ename = strdup(ename);
         if (evalue)

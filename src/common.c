@@ -1,5 +1,7 @@
-/* common.c: clock and cleanup helpers shared by every module. */
+/* common.c: clock, file, environment and cleanup helpers shared by every module (common.h). */
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
@@ -62,10 +64,8 @@ void kb_json_putp(struct json_object **p) {
         *p = NULL;
 }
 
-int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret, size_t *ret_len) {
-        /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever (a
-         * kernelspec folder is untrusted); for the regular files accepted below it changes nothing. */
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | open_flags);
+int kb_open_regular(int dirfd, const char *path, int flags, mode_t mode, struct stat *ret_st) {
+        _cleanup_close_ int fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
         if (fd < 0)
                 return -errno;
         struct stat st;
@@ -73,6 +73,18 @@ int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char *
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
+        if (ret_st)
+                *ret_st = st;
+        return TAKE_FD(fd);
+}
+
+int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret, size_t *ret_len) {
+        /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever (a
+         * kernelspec folder is untrusted); for the regular files accepted below it changes nothing. */
+        struct stat st;
+        _cleanup_close_ int fd = kb_open_regular(dirfd, path, O_RDONLY | open_flags, 0, &st);
+        if (fd < 0)
+                return fd;
         if ((uint64_t) st.st_size > max)
                 return -EMSGSIZE;
         char *buf = malloc(max + 2);
@@ -123,5 +135,77 @@ int kb_json_parse_strict(const char *text, size_t len, int max_depth, struct jso
                 return -EPROTO;
         }
         *ret = obj;
+        return 0;
+}
+
+int kb_write_all(int fd, const void *buf, size_t len) {
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+static int nftw_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        int r = flag == FTW_DP ? rmdir(path) : unlink(path);
+        return r < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int kb_remove_tree(const char *path) {
+        /* FTW_PHYS: never follow a symlink a kernel planted in its workspace; unlink removes the
+         * link itself. FTW_MOUNT: never cross into another filesystem. */
+        int r = nftw(path, nftw_remove, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        if (r < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return r;
+}
+
+int kb_iso_time_now(unsigned frac_digits, char *buf, size_t size) {
+        struct timespec ts;
+        struct tm tm;
+        if (frac_digits > 9)
+                return -EINVAL;
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return -errno;
+        if (!gmtime_r(&ts.tv_sec, &tm))
+                return -EOVERFLOW;
+        long frac = ts.tv_nsec;
+        for (unsigned i = frac_digits; i < 9; i++)
+                frac /= 10;
+        int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d%s%.*ld%s", tm.tm_year + 1900, tm.tm_mon + 1,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac_digits ? "." : "",
+                         (int) frac_digits, frac_digits ? frac : 0L, "Z");
+        if (n < 0 || (size_t) n >= size)
+                return -EOVERFLOW;
+        return 0;
+}
+
+const char *kb_env_get(char *const *envp, const char *name) {
+        size_t len = strlen(name);
+        for (char *const *e = envp; e && *e; e++)
+                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+                        return *e + len + 1;
+        return NULL;
+}
+
+int kb_path_next(const char **cursor, const char *program, char **ret_candidate) {
+        while (*cursor) {
+                const char *entry = *cursor, *colon = strchrnul(entry, ':');
+                size_t len = (size_t) (colon - entry);
+                *cursor = *colon ? colon + 1 : NULL;
+                if (len > 0 && entry[0] == '/') {
+                        if (asprintf(ret_candidate, "%.*s/%s", (int) len, entry, program) < 0)
+                                return -ENOMEM;
+                        return 1;
+                }
+        }
         return 0;
 }

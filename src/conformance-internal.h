@@ -8,10 +8,11 @@
 #include "kbound/client.h"
 #include "kbound/conformance.h"
 #include "kbound/kernel.h"
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
+#include "harness-internal.h"
+#include "jsonget.h"
 
 #define ITEM_TIMEOUT_MS 10000
-#define MARKER_TIMEOUT_MS 30000
 #define CONTROL_REPLY_TIMEOUT_MS 2000
 #define CONTROL_GRACE_MS 1000
 #define HEARTBEAT_TIMEOUT_MS 2000
@@ -29,9 +30,7 @@ struct cx {
         json_object *deviations;    /* the pack's deviations for this implementation, borrowed */
         char implementation[128];
         char no_snippets[512];      /* why language items are untested */
-        kb_kernel *kernel;
-        json_object *k, *checks;
-        bool cancelled, dead, wedged;
+        kb_harness h;               /* the kernel, its report object and checks; cancelled, dead, wedged */
         /* What execute.stdout saw, for execute.ordering and the history items. */
         json_object *stdout_seq;
         int64_t stdout_count;
@@ -69,18 +68,10 @@ typedef struct findings {
 
 /* Small JSON helpers: the kernel's replies are untrusted, so every type is checked; a missing
  * member or one of another type is NULL / false. */
-json_object *cx_jget(json_object *o, const char *key);
-const char *cx_jstr(json_object *o, const char *key);
-bool cx_jint(json_object *o, const char *key, int64_t *ret);
 json_object *cx_jstring_or_null(const char *s);
 bool cx_string_array(json_object *a);
 int cx_code_points(const char *s);
 
-/* Progress through env->log, redacted with the kernel's key. */
-void cx_log(const cx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Records item id with status and detail (ev taken; NULL → {}). */
-void cx_add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail);
 void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));
 void cx_untested(cx *x, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -104,10 +95,7 @@ bool cx_can_run(cx *x, const char *id);
  * (a feature of the protocol this kernel's language has no way to use) and returns NULL. */
 json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional);
 
-int64_t cx_deadline_in(const cx *x, int64_t ms);
 int cx_item_ms(const cx *x);
-/* Words for a failed wait, marking the run dead or cancelled when that is what it means. */
-const char *cx_wait_error(cx *x, int r);
 
 /* A request on shell (content taken) and its reply's content (new reference). */
 int cx_request(cx *x, const char *msg_type, json_object *content, json_object **ret);

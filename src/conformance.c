@@ -10,7 +10,7 @@
 #include "kbound/conformance.h"
 #include "kbound/report.h"
 #include "kbound/kernel.h"
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 #include "conformance-internal.h"
 #include "msgspec.h"
 #include "rules.h"
@@ -37,25 +37,7 @@ const char *const *kb_conformance_items(void) {
         return items;
 }
 
-/* ---- small JSON helpers (the kernel's replies are untrusted: every type is checked) ---- */
-
-json_object *cx_jget(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-const char *cx_jstr(json_object *o, const char *key) {
-        json_object *v = cx_jget(o, key);
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-bool cx_jint(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = cx_jget(o, key);
-        if (!v || !json_object_is_type(v, json_type_int))
-                return false;
-        *ret = json_object_get_int64(v);
-        return true;
-}
+/* ---- small JSON helpers (the kernel's replies are untrusted: jsonget.h checks every type) ---- */
 
 json_object *cx_jstring_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
@@ -63,40 +45,13 @@ json_object *cx_jstring_or_null(const char *s) {
 
 /* ---- items ---- */
 
-void cx_log(const cx *x, int level, const char *fmt, ...) {
-        if (!x->env->log)
-                return;
-        char buf[600], line[700];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        snprintf(line, sizeof(line), "kernel '%s': %s", x->spec->name, buf);
-        /* Details quote the kernel (kernel_info, error values, stream text): redacted with its
-         * key before anyone sees them; a line that cannot be redacted is not sent. */
-        _cleanup_free_ char *clean = x->kernel ? kb_kernel_redact_text(x->kernel, line) : strdup(line);
-        if (clean)
-                x->env->log(x->env->log_userdata, level, clean);
-}
-
-void cx_add_item(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *detail) {
-        json_object *c = json_object_new_object();
-        json_object_object_add(c, "id", json_object_new_string(id));
-        json_object_object_add(c, "status", json_object_new_string(status));
-        json_object_object_add(c, "detail", json_object_new_string(detail));
-        json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
-        json_object_object_add(c, "evidence", ev ? ev : json_object_new_object());
-        json_object_array_add(x->checks, c);
-        cx_log(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
-}
-
 static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
                        va_list ap) __attribute__((format(printf, 6, 0)));
 static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
                        va_list ap) {
         char detail[1024];
         vsnprintf(detail, sizeof(detail), fmt, ap);
-        cx_add_item(x, id, status, t0, ev, detail);
+        kb_harness_add_check(&x->h, id, status, t0, ev, detail);
 }
 
 void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
@@ -142,7 +97,7 @@ void cx_found(findings *f, const char *code, const char *fmt, ...) {
 
 /* Whether the pack lists code as a known deviation dev ({"observed": "code" or ["code", ...]}). */
 static bool listed(json_object *dev, const char *code) {
-        json_object *o = cx_jget(dev, "observed");
+        json_object *o = kb_json_get(dev, "observed");
         if (o && json_object_is_type(o, json_type_string))
                 return strcmp(json_object_get_string(o), code) == 0;
         for (size_t i = 0; o && json_object_is_type(o, json_type_array) && i < json_object_array_length(o); i++) {
@@ -161,8 +116,8 @@ static bool listed(json_object *dev, const char *code) {
 void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
         if (!ev)
                 ev = json_object_new_object();
-        json_object *dev = cx_jget(x->deviations, id);
-        const char *note = cx_jstr(dev, "note");
+        json_object *dev = kb_json_get(x->deviations, id);
+        const char *note = kb_json_str(dev, "note");
         json_object *codes = json_object_new_array();
         char names[256] = "";
         bool covered = note != NULL && !f->overflow, any_known = false;
@@ -181,16 +136,16 @@ void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings
                 json_object_object_add(ev, "deviation", json_object_new_string(note));
                 snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation, names,
                          note, f->detail);
-                cx_add_item(x, id, "deviation", t0, ev, text);
+                kb_harness_add_check(&x->h, id, "deviation", t0, ev, text);
         } else if (any_known) {
                 snprintf(text, sizeof(text), "%s [problems: %s; only part of this is the known deviation of %s, "
                          "so it fails]", f->detail, names, x->implementation);
-                cx_add_item(x, id, "fail", t0, ev, text);
+                kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
         } else if (f->n > 1) {
                 snprintf(text, sizeof(text), "%s [problems: %s]", f->detail, names);
-                cx_add_item(x, id, "fail", t0, ev, text);
+                kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
         } else
-                cx_add_item(x, id, "fail", t0, ev, f->detail);
+                kb_harness_add_check(&x->h, id, "fail", t0, ev, f->detail);
 }
 
 /* A single problem with item id, judged as cx_judge() does. */
@@ -232,17 +187,17 @@ static bool ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_ob
         json_object_object_add(ev, "problems", codes);
         char text[sizeof(f->detail) + sizeof(rule) + 2];
         snprintf(text, sizeof(text), "%s; %s", f->detail, rule);
-        cx_add_item(x, id, "unsupported", t0, ev, text);
+        kb_harness_add_check(&x->h, id, "unsupported", t0, ev, text);
         return true;
 }
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
 bool cx_can_run(cx *x, const char *id) {
-        if (x->cancelled)
+        if (x->h.cancelled)
                 cx_problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
-        else if (x->dead)
+        else if (x->h.dead)
                 cx_problem(x, id, 0, NULL, "kernel_dead", "not run: the kernel process died earlier");
-        else if (x->wedged)
+        else if (x->h.wedged)
                 cx_problem(x, id, 0, NULL, "kernel_wedged", "not run: an earlier cell could not be stopped");
         else
                 return true;
@@ -251,8 +206,8 @@ bool cx_can_run(cx *x, const char *id) {
 
 /* The language pack's snippet object for name, or NULL (and the item recorded untested). */
 json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) {
-        json_object *s = cx_jget(x->snippets, name);
-        const char *why = cx_jstr(s, "unsupported");
+        json_object *s = kb_json_get(x->snippets, name);
+        const char *why = kb_json_str(s, "unsupported");
         if (optional && why && *why) {
                 cx_unsupported(x, id, 0, NULL, "the language pack %s says this kernel's language has no way to use "
                                "it: %s", kb_langpack_dir(x->lp), why);
@@ -267,32 +222,8 @@ json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) 
         return NULL;
 }
 
-int64_t cx_deadline_in(const cx *x, int64_t ms) {
-        int64_t d = kb_now_ms() + ms;
-        return x->env->deadline_ms >= 0 && x->env->deadline_ms < d ? x->env->deadline_ms : d;
-}
-
 int cx_item_ms(const cx *x) {
         return x->env->item_timeout_ms > 0 ? x->env->item_timeout_ms : ITEM_TIMEOUT_MS;
-}
-
-/* Words for a failed wait, and what it means for the rest of the run. */
-const char *cx_wait_error(cx *x, int r) {
-        switch (r) {
-        case -ETIMEDOUT:
-                return "timed out";
-        case -ESRCH:
-                x->dead = true;
-                return "the kernel process died";
-        case -ECANCELED:
-                x->cancelled = true;
-                return "cancelled";
-        default: {
-                static __thread char buf[256];
-                kb_client_explain_error(kb_kernel_client(x->kernel), buf, sizeof(buf));
-                return buf;
-        }
-        }
 }
 
 /* ---- requests ---- */
@@ -300,8 +231,8 @@ const char *cx_wait_error(cx *x, int r) {
 /* A request on shell (content taken) and its reply's content (new reference) in *ret. */
 int cx_request(cx *x, const char *msg_type, json_object *content, json_object **ret) {
         kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content,
-                                  cx_deadline_in(x, cx_item_ms(x)), &reply);
+        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_SHELL, msg_type, content,
+                                  kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
         if (r < 0)
                 return r;
         *ret = json_object_get(reply->content);
@@ -311,8 +242,8 @@ int cx_request(cx *x, const char *msg_type, json_object *content, json_object **
 
 int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret) {
         kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, msg_type, content,
-                                  cx_deadline_in(x, ms), &reply);
+        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, msg_type, content,
+                                  kb_harness_deadline_in(&x->h, ms), &reply);
         if (r < 0)
                 return r;
         *ret = json_object_get(reply->content);
@@ -337,7 +268,7 @@ static int record_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
  * result; on success *ret_ex is the execution (caller destroys). */
 int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
                    json_object **ret_seq) {
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execute_options eo = { .silent = silent, .store_history = store_history, .stop_on_error = false };
         kb_execution *ex = NULL;
         json_object *seq = json_object_new_array();
@@ -345,7 +276,7 @@ int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_exec
                 return -ENOMEM;
         int r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
-                r = kb_client_execute_wait(c, ex, cx_deadline_in(x, cx_item_ms(x)), record_iopub, seq);
+                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, cx_item_ms(x)), record_iopub, seq);
         if (r >= 0 && !ex->got_reply)
                 r = -ETIMEDOUT;
         if (r < 0) {
@@ -361,7 +292,7 @@ int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_exec
 size_t cx_seq_count(json_object *seq, const char *msg_type) {
         size_t n = 0;
         for (size_t i = 0; i < json_object_array_length(seq); i++)
-                if (strcmp(cx_jstr(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
+                if (strcmp(kb_json_str(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
                         n++;
         return n;
 }
@@ -370,8 +301,8 @@ size_t cx_seq_count(json_object *seq, const char *msg_type) {
 json_object *cx_seq_find(json_object *seq, const char *msg_type) {
         for (size_t i = 0; i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(cx_jstr(e, "msg_type"), msg_type) == 0)
-                        return cx_jget(e, "content");
+                if (strcmp(kb_json_str(e, "msg_type"), msg_type) == 0)
+                        return kb_json_get(e, "content");
         }
         return NULL;
 }
@@ -380,8 +311,8 @@ json_object *cx_seq_types(json_object *seq) {
         json_object *types = json_object_new_array();
         for (size_t i = 0; types && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                const char *t = cx_jstr(e, "msg_type");
-                const char *state = cx_jstr(cx_jget(e, "content"), "execution_state");
+                const char *t = kb_json_str(e, "msg_type");
+                const char *state = kb_json_str(kb_json_get(e, "content"), "execution_state");
                 char buf[96];
                 snprintf(buf, sizeof(buf), "%s%s%s", t, state ? ":" : "", state ? state : "");
                 json_object_array_add(types, json_object_new_string(buf));
@@ -395,12 +326,12 @@ json_object *cx_seq_types(json_object *seq) {
 
 static void shape_problem(void *userdata, const char *code, const char *detail) {
         cx *x = userdata;
-        json_object *p = cx_jget(x->shape_problems, code);
+        json_object *p = kb_json_get(x->shape_problems, code);
         if (!p) {
                 /* The codes are bounded (the header's fields and the spec's types: msgspec.c),
                  * but a ceiling costs nothing; past it, the overflow is itself a problem. */
                 const char *key = json_object_object_length(x->shape_problems) < SHAPE_CODES_MAX ? code : "overflow";
-                p = cx_jget(x->shape_problems, key);
+                p = kb_json_get(x->shape_problems, key);
                 if (!p) {
                         p = json_object_new_object();
                         if (!p)
@@ -411,7 +342,7 @@ static void shape_problem(void *userdata, const char *code, const char *detail) 
                         json_object_object_add(x->shape_problems, key, p);
                 }
         }
-        json_object *n = cx_jget(p, "count");
+        json_object *n = kb_json_get(p, "count");
         if (n)
                 json_object_set_int64(n, json_object_get_int64(n) + 1);
 }
@@ -444,9 +375,9 @@ void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const 
                 snprintf(type, sizeof(type), "%s", msg->msg_type);
                 if (!kb_msgspec_known(msg->msg_type))
                         x->shape_unknown++;
-                if (!cx_jget(x->shape_types, type) && json_object_object_length(x->shape_types) >= SHAPE_TYPES_MAX)
+                if (!kb_json_get(x->shape_types, type) && json_object_object_length(x->shape_types) >= SHAPE_TYPES_MAX)
                         snprintf(type, sizeof(type), "(other)");
-                json_object *n = cx_jget(x->shape_types, type);
+                json_object *n = kb_json_get(x->shape_types, type);
                 if (n)
                         json_object_set_int64(n, json_object_get_int64(n) + 1);
                 else
@@ -463,7 +394,7 @@ void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const 
 
 int cx_send_watched(cx *x, const char *msg_type, json_object *content, char ret_id[64]) {
         _cleanup_free_ char *id = NULL;
-        int r = kb_client_request_send(kb_kernel_client(x->kernel), KB_CHANNEL_SHELL, msg_type, content, &id);
+        int r = kb_client_request_send(kb_kernel_client(x->h.kernel), KB_CHANNEL_SHELL, msg_type, content, &id);
         if (r < 0)
                 return r;
         /* A ring: the oldest watched request is forgotten first. */
@@ -477,7 +408,7 @@ json_object *cx_watched(cx *x, const char *parent) {
         json_object *list = json_object_new_array();
         for (size_t i = 0; list && i < json_object_array_length(x->watched); i++) {
                 json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(cx_jstr(e, "parent") ?: "", parent) == 0)
+                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0)
                         json_object_array_add(list, json_object_get(e));
         }
         return list;
@@ -486,8 +417,8 @@ json_object *cx_watched(cx *x, const char *parent) {
 static bool idle_seen(cx *x, const char *parent) {
         for (size_t i = 0; i < json_object_array_length(x->watched); i++) {
                 json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(cx_jstr(e, "parent") ?: "", parent) == 0 && strcmp(cx_jstr(e, "msg_type") ?: "", "status") == 0 &&
-                    strcmp(cx_jstr(cx_jget(e, "content"), "execution_state") ?: "", "idle") == 0)
+                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0 && strcmp(kb_json_str(e, "msg_type") ?: "", "status") == 0 &&
+                    strcmp(kb_json_str(kb_json_get(e, "content"), "execution_state") ?: "", "idle") == 0)
                         return true;
         }
         return false;
@@ -497,7 +428,7 @@ int cx_wait_idle(cx *x, const char *parent, int64_t deadline_ms) {
         while (!idle_seen(x, parent)) {
                 if (kb_ms_left(deadline_ms) == 0)
                         return -ETIMEDOUT;
-                int r = kb_client_poll(kb_kernel_client(x->kernel), deadline_ms);
+                int r = kb_client_poll(kb_kernel_client(x->h.kernel), deadline_ms);
                 if (r < 0)
                         return r;
         }
@@ -515,8 +446,8 @@ void cx_check_shape(cx *x) {
         findings f = { .n = 0 };
         if (x->shape_problems) {
                 json_object_object_foreach(x->shape_problems, code, p) {
-                        int64_t count = json_object_get_int64(cx_jget(p, "count"));
-                        cx_found(&f, code, "%s%s", cx_jstr(p, "detail") ?: code,
+                        int64_t count = json_object_get_int64(kb_json_get(p, "count"));
+                        cx_found(&f, code, "%s%s", kb_json_str(p, "detail") ?: code,
                                  count > 1 ? " (and again in other messages)" : "");
                 }
         }
@@ -552,8 +483,8 @@ static int parse_version(const char *v, long *ret_major) {
 }
 
 static void check_kernel_info(cx *x) {
-        json_object *info = kb_kernel_info(x->kernel);
-        const char *status = cx_jstr(info, "status");
+        json_object *info = kb_kernel_info(x->h.kernel);
+        const char *status = kb_json_str(info, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "status", cx_jstring_or_null(status));
         if (status && strcmp(status, "ok") == 0)
@@ -562,7 +493,7 @@ static void check_kernel_info(cx *x) {
                 cx_problem(x, "kernel_info.reply", 0, ev, "status", "kernel_info_reply status is %s%s%s",
                         status ? "'" : "", status ? status : "missing", status ? "'" : "");
 
-        const char *pv = cx_jstr(info, "protocol_version");
+        const char *pv = kb_json_str(info, "protocol_version");
         long major = 0;
         ev = json_object_new_object();
         json_object_object_add(ev, "protocol_version", cx_jstring_or_null(pv));
@@ -574,7 +505,7 @@ static void check_kernel_info(cx *x) {
         else
                 cx_pass(x, "kernel_info.protocol_version", 0, ev, "protocol_version %s (>= 5.0)", pv);
 
-        const char *impl = cx_jstr(info, "implementation"), *impl_v = cx_jstr(info, "implementation_version");
+        const char *impl = kb_json_str(info, "implementation"), *impl_v = kb_json_str(info, "implementation_version");
         ev = json_object_new_object();
         json_object_object_add(ev, "implementation", cx_jstring_or_null(impl));
         json_object_object_add(ev, "implementation_version", cx_jstring_or_null(impl_v));
@@ -584,18 +515,18 @@ static void check_kernel_info(cx *x) {
                 cx_problem(x, "kernel_info.implementation", 0, ev, "missing",
                         "implementation and implementation_version must be non-empty strings");
 
-        json_object *li = cx_jget(info, "language_info");
+        json_object *li = kb_json_get(info, "language_info");
         const char *fields[] = { "name", "version", "file_extension", "mimetype" };
         char missing[128] = "";
         ev = json_object_new_object();
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
-                const char *v = cx_jstr(li, fields[i]);
+                const char *v = kb_json_str(li, fields[i]);
                 json_object_object_add(ev, fields[i], cx_jstring_or_null(v));
                 if (!v || !*v)
                         snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
                                  *missing ? ", " : "", fields[i]);
         }
-        const char *name = cx_jstr(li, "name"), *ext = cx_jstr(li, "file_extension");
+        const char *name = kb_json_str(li, "name"), *ext = kb_json_str(li, "file_extension");
         const char *lang = x->spec->language ? x->spec->language : "";
         findings f = { .n = 0 };
         if (*missing)
@@ -610,10 +541,10 @@ static void check_kernel_info(cx *x) {
         if (f.n > 0)
                 cx_judge(x, "kernel_info.language_info", 0, ev, &f);
         else
-                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, cx_jstr(li, "version"), ext,
-                     cx_jstr(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
+                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, kb_json_str(li, "version"), ext,
+                     kb_json_str(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
 
-        json_object *banner = cx_jget(info, "banner");
+        json_object *banner = kb_json_get(info, "banner");
         if (banner && json_object_is_type(banner, json_type_string))
                 cx_pass(x, "kernel_info.banner", 0, NULL, "banner is a string of %d bytes",
                      json_object_get_string_len(banner));
@@ -625,7 +556,7 @@ static void check_heartbeat(cx *x) {
         if (!cx_can_run(x, "heartbeat"))
                 return;
         int64_t t0 = kb_now_ms();
-        int r = kb_client_heartbeat(kb_kernel_client(x->kernel), cx_deadline_in(x, HEARTBEAT_TIMEOUT_MS));
+        int r = kb_client_heartbeat(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, HEARTBEAT_TIMEOUT_MS));
         if (r == 1)
                 cx_pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
         else
@@ -646,7 +577,7 @@ int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, jso
         json_object *s = cx_snippet(x, id, name, optional);
         if (!s)
                 return -ENOENT;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         int64_t t0 = kb_now_ms();
         if (!code) {
                 cx_untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
@@ -655,7 +586,7 @@ int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, jso
         int r = cx_execute(x, code, false, true, ret_ex, ret_seq);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
-                        cx_wait_error(x, r));
+                        kb_harness_wait_error(&x->h, r));
                 return r;
         }
         *ret_s = s;
@@ -669,7 +600,7 @@ static void check_stream(cx *x, const char *id, const char *name) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, name, false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = cx_jstr(s, "text");
+        const char *want = kb_json_str(s, "text");
         const char *got = strcmp(name, "stdout") == 0 ? ex->stdout_text : ex->stderr_text;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
@@ -690,14 +621,14 @@ static void check_stream(cx *x, const char *id, const char *name) {
                 x->stdout_ran = true;
         }
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* busy → execute_input (the code, the reply's execution_count) → outputs → idle, from the stdout
  * run (whose messages all carried its msg_id as parent: only those are collected). */
 static void check_ordering(cx *x) {
         const char *id = "execute.ordering";
-        json_object *s = cx_jget(x->snippets, "stdout");
+        json_object *s = kb_json_get(x->snippets, "stdout");
         if (!x->stdout_ran) {
                 if (!s)
                         cx_untested(x, id, "%s", x->snippets ? "the language pack has no conformance snippet 'stdout'"
@@ -708,29 +639,29 @@ static void check_ordering(cx *x) {
         }
         json_object *seq = x->stdout_seq;
         size_t n = json_object_array_length(seq);
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         char why[256] = "";
         json_object *first = n > 0 ? json_object_array_get_idx(seq, 0) : NULL;
         json_object *second = n > 1 ? json_object_array_get_idx(seq, 1) : NULL;
         json_object *last = n > 0 ? json_object_array_get_idx(seq, n - 1) : NULL;
-        json_object *input = cx_jget(second, "content");
+        json_object *input = kb_json_get(second, "content");
         int64_t input_count = -1;
-        if (!first || strcmp(cx_jstr(first, "msg_type"), "status") != 0 ||
-            strcmp(cx_jstr(cx_jget(first, "content"), "execution_state") ?: "", "busy") != 0)
+        if (!first || strcmp(kb_json_str(first, "msg_type"), "status") != 0 ||
+            strcmp(kb_json_str(kb_json_get(first, "content"), "execution_state") ?: "", "busy") != 0)
                 snprintf(why, sizeof(why), "the first iopub message is not status busy");
-        else if (!second || strcmp(cx_jstr(second, "msg_type"), "execute_input") != 0)
+        else if (!second || strcmp(kb_json_str(second, "msg_type"), "execute_input") != 0)
                 snprintf(why, sizeof(why), "execute_input does not follow busy");
-        else if (!cx_jstr(input, "code") || strcmp(cx_jstr(input, "code"), code) != 0)
+        else if (!kb_json_str(input, "code") || strcmp(kb_json_str(input, "code"), code) != 0)
                 snprintf(why, sizeof(why), "execute_input does not echo the code sent");
-        else if (!cx_jint(input, "execution_count", &input_count) || input_count != x->stdout_count)
+        else if (!kb_json_int(input, "execution_count", &input_count) || input_count != x->stdout_count)
                 snprintf(why, sizeof(why), "execute_input's execution_count %lld differs from the reply's %lld",
                          (long long) input_count, (long long) x->stdout_count);
         else if (n < 4)
                 snprintf(why, sizeof(why), "no output between execute_input and idle");
-        else if (strcmp(cx_jstr(last, "msg_type"), "status") != 0 ||
-                 strcmp(cx_jstr(cx_jget(last, "content"), "execution_state") ?: "", "idle") != 0)
+        else if (strcmp(kb_json_str(last, "msg_type"), "status") != 0 ||
+                 strcmp(kb_json_str(kb_json_get(last, "content"), "execution_state") ?: "", "idle") != 0)
                 snprintf(why, sizeof(why), "the last iopub message is not status idle");
         else if (cx_seq_count(seq, "status") != 2)
                 snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only", cx_seq_count(seq, "status"));
@@ -748,14 +679,14 @@ static void check_result(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "execute_result", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = cx_jstr(s, "text_plain");
+        const char *want = kb_json_str(s, "text_plain");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object *result = cx_seq_find(seq, "execute_result");
-        const char *plain = cx_jstr(cx_jget(result, "data"), "text/plain");
+        const char *plain = kb_json_str(kb_json_get(result, "data"), "text/plain");
         int64_t count = -1;
         json_object *display = cx_seq_find(seq, "display_data");
-        const char *display_plain = cx_jstr(cx_jget(display, "data"), "text/plain");
+        const char *display_plain = kb_json_str(kb_json_get(display, "data"), "text/plain");
         if (plain)
                 json_object_object_add(ev, "text_plain", json_object_new_string(plain));
         findings f = { .n = 0 };
@@ -774,7 +705,7 @@ static void check_result(cx *x) {
         else {
                 if (!plain || !strstr(plain, want))
                         cx_found(&f, "text_plain", "execute_result text/plain is not '%s'", want);
-                if (!cx_jint(result, "execution_count", &count) || count != ex->execution_count)
+                if (!kb_json_int(result, "execution_count", &count) || count != ex->execution_count)
                         cx_found(&f, "count", "execute_result execution_count %lld differs from the reply's %lld",
                               (long long) count, (long long) ex->execution_count);
         }
@@ -784,7 +715,7 @@ static void check_result(cx *x) {
                 cx_pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
 out:
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 static void check_display(cx *x) {
@@ -794,16 +725,16 @@ static void check_display(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "display_data", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *mime = cx_jstr(s, "mime");
+        const char *mime = kb_json_str(s, "mime");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object *shown = NULL;
         for (size_t i = 0; mime && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(cx_jstr(e, "msg_type"), "display_data") == 0 && cx_jget(cx_jget(cx_jget(e, "content"), "data"), mime))
-                        shown = cx_jget(e, "content");
+                if (strcmp(kb_json_str(e, "msg_type"), "display_data") == 0 && kb_json_get(kb_json_get(kb_json_get(e, "content"), "data"), mime))
+                        shown = kb_json_get(e, "content");
         }
-        json_object *md = cx_jget(shown, "metadata");
+        json_object *md = kb_json_get(shown, "metadata");
         findings f = { .n = 0 };
         if (mime) {
                 if (strcmp(ex->status, "ok") != 0)
@@ -821,7 +752,7 @@ static void check_display(cx *x) {
         else
                 cx_pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 bool cx_string_array(json_object *a) {
@@ -840,7 +771,7 @@ static void check_error(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "error", false, &s, &t0, &ex, &seq) < 0)
                 return;
-        const char *want = cx_jstr(s, "evalue");
+        const char *want = kb_json_str(s, "evalue");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
@@ -849,11 +780,11 @@ static void check_error(cx *x) {
         findings f = { .n = 0 };
         if (strcmp(ex->status, "error") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'error'", ex->status);
-        else if (!ex->ename || !ex->evalue || !cx_string_array(cx_jget(ex->reply, "traceback")))
+        else if (!ex->ename || !ex->evalue || !cx_string_array(kb_json_get(ex->reply, "traceback")))
                 cx_found(&f, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
         else if (want && !strstr(ex->evalue, want))
                 cx_found(&f, "evalue", "evalue does not contain '%s'", want);
-        if (!err || !cx_jstr(err, "ename") || !cx_jstr(err, "evalue") || !cx_string_array(cx_jget(err, "traceback")))
+        if (!err || !kb_json_str(err, "ename") || !kb_json_str(err, "evalue") || !cx_string_array(kb_json_get(err, "traceback")))
                 cx_found(&f, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
         /* The cell only raises: between execute_input and idle the error is the one output
          * (jupyter_kernel_test's test_error asks the same). */
@@ -867,7 +798,7 @@ static void check_error(cx *x) {
                 cx_pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
                      ex->ename);
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* Runs the quiet snippet; *ret_count gets the reply's execution_count. */
@@ -879,7 +810,7 @@ static int quiet(cx *x, const char *code, bool silent, bool store, int64_t *ret_
                 return r;
         *ret_count = ex->execution_count;
         r = strcmp(ex->status, "ok") == 0 ? 0 : -EPROTO;
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
         if (ret_seq)
                 *ret_seq = seq;
         else
@@ -894,7 +825,7 @@ static void check_counts(cx *x) {
         json_object *s = cx_snippet(x, id, "quiet", false);
         if (!s)
                 return;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         int64_t t0 = kb_now_ms(), a = -1, b = -1, c = -1;
         int r;
         if (!code) {
@@ -905,7 +836,7 @@ static void check_counts(cx *x) {
         if ((r = quiet(x, code, false, true, &a, NULL)) < 0 || (r = quiet(x, code, false, false, &b, NULL)) < 0 ||
             (r = quiet(x, code, false, true, &c, &seq)) < 0) {
                 cx_problem(x, id, t0, NULL, "wait", "a quiet cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : cx_wait_error(x, r));
+                        r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -914,7 +845,7 @@ static void check_counts(cx *x) {
         json_object_object_add(ev, "store_history_again", json_object_new_int64(c));
         int64_t input_count = -1;
         json_object *input = cx_seq_find(seq, "execute_input");
-        bool have_input = input && cx_jint(input, "execution_count", &input_count);
+        bool have_input = input && kb_json_int(input, "execution_count", &input_count);
         json_object_put(seq);
         findings f = { .n = 0 };
         if (a < 1 || c != a + 1)
@@ -941,7 +872,7 @@ static void check_silent(cx *x) {
         json_object *q = s ? cx_snippet(x, id, "quiet", false) : NULL;
         if (!s || !q)
                 return;
-        const char *code = cx_jstr(s, "code"), *quiet_code = cx_jstr(q, "code");
+        const char *code = kb_json_str(s, "code"), *quiet_code = kb_json_str(q, "code");
         if (!code || !quiet_code) {
                 cx_untested(x, id, "the stdout or quiet snippet has no \"code\"");
                 return;
@@ -956,7 +887,7 @@ static void check_silent(cx *x) {
         if (r < 0) {
                 json_object_put(seq);
                 cx_problem(x, id, t0, NULL, "wait", "a cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : cx_wait_error(x, r));
+                        r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -998,7 +929,7 @@ static void check_is_complete(cx *x, const char *expect) {
         json_object *s = cx_snippet(x, id, "is_complete", false);
         if (!s)
                 return;
-        json_object *samples = cx_jget(s, expect);
+        json_object *samples = kb_json_get(s, expect);
         if (!samples || !json_object_is_type(samples, json_type_array) || json_object_array_length(samples) == 0) {
                 cx_untested(x, id, "the is_complete snippet has no \"%s\" samples", expect);
                 return;
@@ -1016,15 +947,15 @@ static void check_is_complete(cx *x, const char *expect) {
                 if (r < 0) {
                         json_object_put(ev);
                         cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
-                                cx_wait_error(x, r));
+                                kb_harness_wait_error(&x->h, r));
                         return;
                 }
-                const char *status = cx_jstr(reply, "status");
+                const char *status = kb_json_str(reply, "status");
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "code", json_object_get(sample));
                 json_object_object_add(e, "status", cx_jstring_or_null(status));
-                if (cx_jget(reply, "indent"))
-                        json_object_object_add(e, "indent", json_object_get(cx_jget(reply, "indent")));
+                if (kb_json_get(reply, "indent"))
+                        json_object_object_add(e, "indent", json_object_get(kb_json_get(reply, "indent")));
                 json_object_array_add(ev, e);
                 if ((!status || strcmp(status, expect) != 0) && !*wrong)
                         snprintf(wrong, sizeof(wrong), "sample %zu answered '%s'", i + 1, status ? status : "(no status)");
@@ -1070,7 +1001,7 @@ static void check_complete(cx *x) {
         json_object *s = cx_snippet(x, id, "complete", false);
         if (!s)
                 return;
-        const char *code = cx_jstr(s, "code"), *match = cx_jstr(s, "match");
+        const char *code = kb_json_str(s, "code"), *match = kb_json_str(s, "match");
         if (!code || !match) {
                 cx_untested(x, id, "the complete snippet needs \"code\" and \"match\"");
                 return;
@@ -1082,19 +1013,19 @@ static void check_complete(cx *x) {
         json_object_object_add(content, "cursor_pos", json_object_new_int(pos));
         int r = cx_request(x, "complete_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", cx_wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
-        json_object *matches = cx_jget(reply, "matches");
+        json_object *matches = kb_json_get(reply, "matches");
         bool in_matches = false;
         for (size_t i = 0; cx_string_array(matches) && i < json_object_array_length(matches); i++)
                 in_matches |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "matches", matches ? json_object_get(matches) : NULL);
-        bool cursors = cx_jint(reply, "cursor_start", &start) && cx_jint(reply, "cursor_end", &end);
+        bool cursors = kb_json_int(reply, "cursor_start", &start) && kb_json_int(reply, "cursor_end", &end);
         json_object_object_add(ev, "cursor_start", json_object_new_int64(start));
         json_object_object_add(ev, "cursor_end", json_object_new_int64(end));
-        const char *status = cx_jstr(reply, "status");
+        const char *status = kb_json_str(reply, "status");
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "complete_reply status is not 'ok'");
@@ -1103,7 +1034,7 @@ static void check_complete(cx *x) {
         else if (!in_matches)
                 cx_found(&f, "no_match", "'%s' is not among the %zu matches", match, json_object_array_length(matches));
         /* Optionally the whole set, as jupyter_kernel_test's completion_samples compare it. */
-        json_object *want_set = cx_jget(s, "matches");
+        json_object *want_set = kb_json_get(s, "matches");
         if (cx_string_array(want_set) && cx_string_array(matches) && !same_set(want_set, matches))
                 cx_found(&f, "match_set", "the matches are not exactly the pack's set of %zu",
                          json_object_array_length(want_set));
@@ -1125,7 +1056,7 @@ static void check_inspect(cx *x) {
         json_object *s = cx_snippet(x, id, "inspect", false);
         if (!s)
                 return;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         if (!code) {
                 cx_untested(x, id, "the inspect snippet has no \"code\"");
                 return;
@@ -1137,11 +1068,11 @@ static void check_inspect(cx *x) {
         json_object_object_add(content, "detail_level", json_object_new_int(0));
         int r = cx_request(x, "inspect_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", cx_wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
-        json_object *is_found = cx_jget(reply, "found"), *data = cx_jget(reply, "data");
-        const char *plain = cx_jstr(data, "text/plain"), *status = cx_jstr(reply, "status");
+        json_object *is_found = kb_json_get(reply, "found"), *data = kb_json_get(reply, "data");
+        const char *plain = kb_json_str(data, "text/plain"), *status = kb_json_str(reply, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "found", is_found ? json_object_get(is_found) : NULL);
         json_object_object_add(ev, "text_plain_bytes", json_object_new_int(plain ? (int) strlen(plain) : -1));
@@ -1167,16 +1098,16 @@ static void check_comm_info(cx *x) {
         json_object *reply = NULL;
         int r = cx_request(x, "comm_info_request", json_object_new_object(), &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", cx_wait_error(x, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
-        json_object *comms = cx_jget(reply, "comms");
-        const char *status = cx_jstr(reply, "status");
+        json_object *comms = kb_json_get(reply, "comms");
+        const char *status = kb_json_str(reply, "status");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "reply_keys", json_object_new_array());
         json_object_object_foreach(reply, key, value) {
                 (void) value;
-                json_object_array_add(cx_jget(ev, "reply_keys"), json_object_new_string(key));
+                json_object_array_add(kb_json_get(ev, "reply_keys"), json_object_new_string(key));
         }
         findings f = { .n = 0 };
         if (!status || strcmp(status, "ok") != 0)
@@ -1198,7 +1129,7 @@ static void check_interrupt_idle(cx *x) {
                 return;
         int64_t t0 = kb_now_ms();
         _cleanup_free_ char *status = NULL;
-        int r = kb_client_interrupt(kb_kernel_client(x->kernel), cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &status);
+        int r = kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &status);
         json_object *after = NULL;
         /* Whatever the kernel did with it, it must still answer. */
         int a = r == 0 || r == -ETIMEDOUT ? cx_request(x, "kernel_info_request", NULL, &after) : r;
@@ -1208,7 +1139,7 @@ static void check_interrupt_idle(cx *x) {
         json_object_object_add(ev, "answers_afterwards", json_object_new_boolean(a == 0));
         findings f = { .n = 0 };
         if (r < 0 && r != -ETIMEDOUT)
-                cx_found(&f, "wait", "interrupt_request: %s", cx_wait_error(x, r));
+                cx_found(&f, "wait", "interrupt_request: %s", kb_harness_wait_error(&x->h, r));
         else {
                 if (r == -ETIMEDOUT)
                         cx_found(&f, "no_reply", "no interrupt_reply on control within %d ms", CONTROL_REPLY_TIMEOUT_MS);
@@ -1216,7 +1147,7 @@ static void check_interrupt_idle(cx *x) {
                         cx_found(&f, "status", "interrupt_reply status '%s'", status);
                 if (a < 0)
                         cx_found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
-                              cx_wait_error(x, a));
+                              kb_harness_wait_error(&x->h, a));
         }
         if (f.n > 0) {
                 if (!ignored_control_interrupt(x, id, t0, ev, &f))
@@ -1226,15 +1157,11 @@ static void check_interrupt_idle(cx *x) {
                      *status ? status : "absent");
 }
 
-static int marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
-        return ex->stdout_text && strstr(ex->stdout_text, (const char *) userdata) != NULL;
-}
-
 static bool cell_completed(const kb_execution *ex) {
         json_object *result = NULL;
         if (kb_probe_result(ex, &result) < 0)
                 return false;
-        json_object *done = cx_jget(result, "completed");
+        json_object *done = kb_json_get(result, "completed");
         bool completed = done && json_object_is_type(done, json_type_boolean) && json_object_get_boolean(done);
         json_object_put(result);
         return completed;
@@ -1263,18 +1190,11 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
                          strerror(-r));
                 return r;
         }
-        kb_client *c = kb_kernel_client(x->kernel);
-        kb_execute_options eo = { .store_history = false, .stop_on_error = false };
         kb_execution *ex = NULL;
-        r = kb_client_execute_start(c, code, &eo, &ex);
-        if (r >= 0)
-                r = kb_client_execute_wait(c, ex, cx_deadline_in(x, MARKER_TIMEOUT_MS), marker_seen, marker);
+        r = kb_harness_long_start(&x->h, code, marker, &ex);
         if (r != 1) {
                 cx_problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
-                        r == 0 ? "it finished first" : cx_wait_error(x, r));
-                if (r == -ETIMEDOUT)
-                        x->wedged = true;
-                kb_execution_destroy(c, &ex);
+                        r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
                 return r < 0 ? r : -EPROTO;
         }
         *ret_ex = ex;
@@ -1283,7 +1203,7 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
 
 /* Waits for an interrupted cell's reply; 0 when it came. */
 static int wait_stopped(cx *x, kb_execution *ex, int ms) {
-        int r = kb_client_execute_wait(kb_kernel_client(x->kernel), ex, cx_deadline_in(x, ms), NULL, NULL);
+        int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, ms), NULL, NULL);
         return r == 0 && ex->got_reply ? 0 : r == 0 ? -ETIMEDOUT : r;
 }
 
@@ -1291,15 +1211,15 @@ static int wait_stopped(cx *x, kb_execution *ex, int ms) {
  * items can run; if nothing stops it, the kernel is wedged. */
 static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
         if (by_signal)
-                (void) kb_kernel_signal(x->kernel, SIGINT);
+                (void) kb_kernel_signal(x->h.kernel, SIGINT);
         else
-                (void) kb_client_interrupt(kb_kernel_client(x->kernel), cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), NULL);
+                (void) kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), NULL);
         int u = wait_stopped(x, ex, cx_item_ms(x));
         json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
         if (u == -ESRCH || u == -ECANCELED)
-                (void) cx_wait_error(x, u);
+                (void) kb_harness_wait_error(&x->h, u);
         else if (u != 0)
-                x->wedged = true;
+                x->h.wedged = true;
 }
 
 static void check_interrupt_busy(cx *x, bool by_signal) {
@@ -1310,12 +1230,12 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
         kb_execution *ex = NULL;
         if (start_long(x, id, t0, &ex) < 0)
                 return;
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         json_object *ev = json_object_new_object();
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL;
-        int sr = by_signal ? kb_kernel_signal(x->kernel, SIGINT)
-                           : kb_client_interrupt(c, cx_deadline_in(x, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
+        int sr = by_signal ? kb_kernel_signal(x->h.kernel, SIGINT)
+                           : kb_client_interrupt(c, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
         if (!by_signal)
                 json_object_object_add(ev, "interrupt_reply", sr == 0 ? json_object_new_string(reply_status) : NULL);
         int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : cx_item_ms(x);
@@ -1330,7 +1250,7 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
          * the cell runs on) never hides another (the cell could not be stopped at all). */
         findings f = { .n = 0 };
         if (r == -ESRCH || r == -ECANCELED) {
-                cx_found(&f, "wait", "while waiting for the interrupted cell: %s", cx_wait_error(x, r));
+                cx_found(&f, "wait", "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, r));
         } else {
                 if (!by_signal && sr == -ETIMEDOUT)
                         cx_found(&f, "no_reply", "no interrupt_reply within %d ms", CONTROL_REPLY_TIMEOUT_MS);
@@ -1341,7 +1261,7 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
                                 cx_found(&f, "not_stopped", "the cell ran to completion");
                         else
                                 cx_found(&f, "not_stopped", "the cell kept running %d ms after the interrupt", wait_ms);
-                        if (x->wedged)
+                        if (x->h.wedged)
                                 cx_found(&f, "unstoppable", "the other path did not stop it either");
                 } else if (strcmp(ex->status, "error") != 0) {
                         cx_found(&f, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
@@ -1372,16 +1292,16 @@ static void check_shutdown(cx *x) {
         json_object *content = json_object_new_object();
         json_object_object_add(content, "restart", json_object_new_boolean(0));
         kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
-                                  cx_deadline_in(x, cx_item_ms(x)), &reply);
+        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
+                                  kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
-                        cx_wait_error(x, r));
+                        kb_harness_wait_error(&x->h, r));
                 return;
         }
-        json_object *restart = cx_jget(reply->content, "restart");
+        json_object *restart = kb_json_get(reply->content, "restart");
         const char *status = kb_msg_content_string(reply, "status");
-        struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
+        struct pollfd p = { .fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN };
         int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
@@ -1409,8 +1329,8 @@ static void check_shutdown(cx *x) {
 static void fill_missing(cx *x, const char *why) {
         for (size_t i = 0; items[i]; i++) {
                 bool have = false;
-                for (size_t j = 0; j < json_object_array_length(x->checks) && !have; j++)
-                        have = strcmp(cx_jstr(json_object_array_get_idx(x->checks, j), "id"), items[i]) == 0;
+                for (size_t j = 0; j < json_object_array_length(x->h.checks) && !have; j++)
+                        have = strcmp(kb_json_str(json_object_array_get_idx(x->h.checks, j), "id"), items[i]) == 0;
                 if (!have)
                         cx_problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
         }
@@ -1418,23 +1338,32 @@ static void fill_missing(cx *x, const char *why) {
 
 int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec, const char *team, json_object **ret,
                        kb_check_outcome *ret_outcome) {
-        cx x = { .env = env, .spec = spec };
+        cx x = {
+                .env = env,
+                .spec = spec,
+                .h = {
+                        .spec = spec,
+                        .log = env->log,
+                        .log_userdata = env->log_userdata,
+                        .deadline_ms = env->deadline_ms,
+                },
+        };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
-        x.k = kb_report_kernel_new(spec, team);
+        x.h.k = kb_report_kernel_new(spec, team);
         x.shape_types = json_object_new_object();
         x.shape_problems = json_object_new_object();
         x.watched = json_object_new_array();
         x.stdin_msgs = json_object_new_array();
-        if (!x.k || !x.shape_types || !x.shape_problems || !x.watched || !x.stdin_msgs) {
-                json_object_put(x.k);
+        if (!x.h.k || !x.shape_types || !x.shape_problems || !x.watched || !x.stdin_msgs) {
+                json_object_put(x.h.k);
                 json_object_put(x.shape_types);
                 json_object_put(x.shape_problems);
                 json_object_put(x.watched);
                 json_object_put(x.stdin_msgs);
                 return -ENOMEM;
         }
-        json_object_object_get_ex(x.k, "checks", &x.checks);
+        json_object_object_get_ex(x.h.k, "checks", &x.h.checks);
 
         /* Snippets are data: a language without them still gets every language-independent item. */
         const char *lang = spec->language ? spec->language : "";
@@ -1451,7 +1380,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                          "the language pack %s has no \"conformance\" snippets", kb_langpack_dir(x.lp));
         }
 
-        cx_log(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = {
                 .spec = spec,
                 .base_dir = env->base_dir,
@@ -1468,30 +1397,28 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                 .on_msg = cx_on_msg,
                 .on_msg_userdata = &x,
                 .cancel_fd = env->cancel_fd,
-                .deadline_ms = cx_deadline_in(&x, 60000),
+                .deadline_ms = kb_harness_deadline_in(&x.h, 60000),
         };
-        r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
+        r = kb_harness_start(&x.h, &ko, &diagnosis);
         if (r < 0) {
                 const char *why = diagnosis ? diagnosis : strerror(-r);
                 char buf[1024];
                 snprintf(buf, sizeof(buf), "cannot start in the sandbox: %s", why);
-                json_object_object_add(x.k, "error", json_object_new_string(buf));
-                cx_log(&x, KB_LOG_ERROR, "%s", buf);
+                json_object_object_add(x.h.k, "error", json_object_new_string(buf));
+                kb_harness_log(&x.h, KB_LOG_ERROR, "%s", buf);
                 /* The run's own deadline ending start-up makes the run incomplete (exit 1), not a
                  * kernel that cannot be tested (docs/faults.md). */
-                bool deadline = env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0;
+                bool deadline = kb_harness_deadline_passed(&x.h);
                 outcome = r == -ECANCELED || deadline ? KB_CHECK_CANCELLED
                           : r == -EPERM               ? KB_CHECK_DONE
                                                       : KB_CHECK_NOT_ENFORCED;
                 fill_missing(&x, "the kernel could not be started");
                 goto done;
         }
-        json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
-        json_object *info = kb_kernel_info(x.kernel);
-        json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(info));
-        snprintf(x.implementation, sizeof(x.implementation), "%s", cx_jstr(info, "implementation") ?: "?");
+        json_object *info = kb_kernel_info(x.h.kernel);
+        snprintf(x.implementation, sizeof(x.implementation), "%s", kb_json_str(info, "implementation") ?: "?");
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
-        x.deviations = cx_jget(devs, x.implementation);
+        x.deviations = kb_json_get(devs, x.implementation);
 
         check_kernel_info(&x);
         check_heartbeat(&x);
@@ -1530,39 +1457,30 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         check_interrupt_busy(&x, true);
         check_shutdown(&x);
         cx_check_shape(&x);
-        if (x.cancelled)
+        if (x.h.cancelled)
                 outcome = KB_CHECK_CANCELLED;
         /* Items cut short by the run's deadline failed as timeouts; the run must also say it is
          * incomplete. */
-        if (outcome == KB_CHECK_DONE && env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0)
+        if (outcome == KB_CHECK_DONE && kb_harness_deadline_passed(&x.h))
                 outcome = KB_CHECK_CANCELLED;
 
 done:
-        if (x.kernel) {
-                kb_kernel_stop(x.kernel, 0, kb_now_ms() + 5000, NULL);
-                uint64_t received = 0, dropped = 0;
-                kb_client_stats(kb_kernel_client(x.kernel), &received, &dropped);
-                json_object *messages = json_object_new_object();
-                json_object_object_add(messages, "received", json_object_new_int64((int64_t) received));
-                json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
-                json_object_object_add(x.k, "messages", messages);
+        if (x.h.kernel) {
+                kb_kernel_stop(x.h.kernel, 0, kb_now_ms() + 5000, NULL);
+                kb_harness_record_messages(&x.h);
         }
-        if (x.kernel) {
-                /* Last, while the key is still known: the whole kernel object is redacted. */
-                json_object *clean = kb_kernel_redact(x.kernel, x.k);
-                json_object_put(x.k);
-                x.k = clean;
-        }
-        kb_kernel_destroy(&x.kernel, env->keep);
+        /* Last, while the key is still known: the whole kernel object is redacted. */
+        kb_harness_redact(&x.h, &x.h.k);
+        kb_kernel_destroy(&x.h.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
         json_object_put(x.stdout_seq);
         json_object_put(x.shape_types);
         json_object_put(x.shape_problems);
         json_object_put(x.watched);
         json_object_put(x.stdin_msgs);
-        if (!x.k)
+        if (!x.h.k)
                 return -ENOMEM;
-        *ret = x.k;
+        *ret = x.h.k;
         if (ret_outcome)
                 *ret_outcome = outcome;
         return 0;

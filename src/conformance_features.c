@@ -26,8 +26,8 @@ void cx_check_update_display(cx *x) {
         bool display = false, update = false, update_first = false;
         for (size_t i = 0; i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                const char *type = cx_jstr(e, "msg_type");
-                const char *did = cx_jstr(cx_jget(cx_jget(e, "content"), "transient"), "display_id");
+                const char *type = kb_json_str(e, "msg_type");
+                const char *did = kb_json_str(kb_json_get(kb_json_get(e, "content"), "transient"), "display_id");
                 if (strcmp(type, "display_data") == 0) {
                         display = true;
                         if (!display_id)
@@ -62,7 +62,7 @@ void cx_check_update_display(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "display_data named '%s' (transient.display_id), then update_display_data for it",
                    display_id ?: "");
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 void cx_check_clear_output(cx *x) {
@@ -73,7 +73,7 @@ void cx_check_clear_output(cx *x) {
         if (cx_start_snippet(x, id, "clear_output", true, &s, &t0, &ex, &seq) < 0)
                 return;
         json_object *clear = cx_seq_find(seq, "clear_output");
-        json_object *wait = cx_jget(clear, "wait");
+        json_object *wait = kb_json_get(clear, "wait");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         findings f = { .n = 0 };
@@ -86,7 +86,7 @@ void cx_check_clear_output(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "clear_output (wait: %s) on iopub",
                    wait && json_object_get_boolean(wait) ? "true" : "false");
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* A page payload (deprecated, still in the spec): exactly one payload, source "page", its data a
@@ -98,23 +98,23 @@ void cx_check_pager(cx *x) {
         int64_t t0 = 0;
         if (cx_start_snippet(x, id, "pager", true, &s, &t0, &ex, &seq) < 0)
                 return;
-        json_object *payload = cx_jget(ex->reply, "payload");
+        json_object *payload = kb_json_get(ex->reply, "payload");
         json_object *page = NULL, *sources = json_object_new_array(), *mimes = json_object_new_array();
         size_t n = payload && json_object_is_type(payload, json_type_array) ? json_object_array_length(payload) : 0;
         for (size_t i = 0; i < n; i++) {
                 json_object *p = json_object_array_get_idx(payload, i);
-                json_object_array_add(sources, cx_jstring_or_null(cx_jstr(p, "source")));
-                if (!page && strcmp(cx_jstr(p, "source") ?: "", "page") == 0)
+                json_object_array_add(sources, cx_jstring_or_null(kb_json_str(p, "source")));
+                if (!page && strcmp(kb_json_str(p, "source") ?: "", "page") == 0)
                         page = p;
         }
-        json_object *data = cx_jget(page, "data");
+        json_object *data = kb_json_get(page, "data");
         if (data && json_object_is_type(data, json_type_object)) {
                 json_object_object_foreach(data, mime, v) {
                         (void) v;
                         json_object_array_add(mimes, json_object_new_string(mime));
                 }
         }
-        const char *plain = cx_jstr(data, "text/plain");
+        const char *plain = kb_json_str(data, "text/plain");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "payload_sources", sources);
         json_object_object_add(ev, "page_mime_types", mimes);
@@ -132,7 +132,7 @@ void cx_check_pager(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "execute_reply carries one page payload with text/plain (%zu bytes) among %zu "
                    "MIME type(s)", plain ? strlen(plain) : 0, json_object_array_length(mimes));
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* ---- stdin ---- */
@@ -144,17 +144,17 @@ void cx_check_pager(cx *x) {
  * Returns the wait's result; on 0, *ret_ex. */
 static int run_with_stdin(cx *x, const char *code, bool allow, const char *value, kb_execution **ret_ex,
                           json_object **ret_request, bool *ret_parent_ok) {
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execute_options eo = { .store_history = false, .stop_on_error = false, .allow_stdin = allow };
         kb_execution *ex = NULL;
         size_t before = json_object_array_length(x->stdin_msgs);
-        int64_t deadline = cx_deadline_in(x, cx_item_ms(x));
+        int64_t deadline = kb_harness_deadline_in(&x->h, cx_item_ms(x));
         json_object *request = NULL;
         int r = kb_client_execute_start(c, code, &eo, &ex);
         while (r >= 0 && !request && !ex->got_reply) {
                 for (size_t i = before; !request && i < json_object_array_length(x->stdin_msgs); i++) {
                         json_object *e = json_object_array_get_idx(x->stdin_msgs, i);
-                        if (strcmp(cx_jstr(e, "msg_type") ?: "", "input_request") == 0)
+                        if (strcmp(kb_json_str(e, "msg_type") ?: "", "input_request") == 0)
                                 request = json_object_get(e);
                 }
                 if (request)
@@ -165,7 +165,7 @@ static int run_with_stdin(cx *x, const char *code, bool allow, const char *value
                 }
                 r = kb_client_poll(c, deadline);
         }
-        *ret_parent_ok = request && ex && strcmp(cx_jstr(request, "parent") ?: "", ex->msg_id) == 0;
+        *ret_parent_ok = request && ex && strcmp(kb_json_str(request, "parent") ?: "", ex->msg_id) == 0;
         if (r >= 0 && request) {
                 json_object *reply = json_object_new_object();
                 json_object_object_add(reply, "value", json_object_new_string(value));
@@ -179,12 +179,12 @@ static int run_with_stdin(cx *x, const char *code, bool allow, const char *value
         if (r == -ETIMEDOUT && ex) {
                 /* A cell waiting for input nobody sends blocks every later item: SIGINT through the
                  * pidfd ends it, or the kernel is wedged. The item still fails as timed out. */
-                (void) kb_kernel_signal(x->kernel, SIGINT);
-                int u = kb_client_execute_wait(c, ex, cx_deadline_in(x, cx_item_ms(x)), NULL, NULL);
+                (void) kb_kernel_signal(x->h.kernel, SIGINT);
+                int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, cx_item_ms(x)), NULL, NULL);
                 if (u == -ESRCH || u == -ECANCELED)
-                        (void) cx_wait_error(x, u);
+                        (void) kb_harness_wait_error(&x->h, u);
                 else if (u != 0 || !ex->got_reply)
-                        x->wedged = true;
+                        x->h.wedged = true;
         }
         if (r < 0)
                 kb_execution_destroy(c, &ex);
@@ -198,8 +198,8 @@ static json_object *input_snippet(cx *x, const char *id, const char **ret_code, 
         json_object *s = cx_snippet(x, id, "input", true);
         if (!s)
                 return NULL;
-        *ret_code = cx_jstr(s, "code");
-        *ret_prompt = cx_jstr(s, "prompt");
+        *ret_code = kb_json_str(s, "code");
+        *ret_prompt = kb_json_str(s, "prompt");
         if (!*ret_code || !*ret_prompt) {
                 cx_untested(x, id, "the language pack's input snippet needs \"code\" and \"prompt\"");
                 return NULL;
@@ -226,9 +226,9 @@ void cx_check_stdin(cx *x) {
         json_object *request = NULL;
         bool parent_ok = false;
         int r = run_with_stdin(x, code, true, value, &ex, &request, &parent_ok);
-        json_object *content = cx_jget(request, "content");
-        const char *got_prompt = cx_jstr(content, "prompt");
-        json_object *password = cx_jget(content, "password");
+        json_object *content = kb_json_get(request, "content");
+        const char *got_prompt = kb_json_str(content, "prompt");
+        json_object *password = kb_json_get(content, "password");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "input_request", content ? json_object_get(content) : NULL);
         findings f = { .n = 0 };
@@ -244,7 +244,7 @@ void cx_check_stdin(cx *x) {
                         cx_found(&f, "password", "input_request password is not false");
         }
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", kb_harness_wait_error(&x->h, r));
         else {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 if (strcmp(ex->status, "ok") != 0)
@@ -255,7 +255,7 @@ void cx_check_stdin(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "input_request (prompt '%s', password false) on stdin for the execute_request; "
                    "the value of kbound's input_reply reached the cell", prompt);
         json_object_put(request);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* "If allow_stdin is False, the kernel must not send stdin_request." */
@@ -275,7 +275,7 @@ void cx_check_stdin_not_allowed(cx *x) {
                 cx_found(&f, "input_request_when_not_allowed", "the kernel sent input_request although the "
                          "execute_request said allow_stdin: false (kbound answered an empty line so the cell could end)");
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", kb_harness_wait_error(&x->h, r));
         else {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 json_object_object_add(ev, "ename", cx_jstring_or_null(ex->ename));
@@ -283,7 +283,7 @@ void cx_check_stdin_not_allowed(cx *x) {
         cx_verdict(x, id, t0, ev, &f, "no input_request with allow_stdin false; the cell ended with status '%s'%s%s",
                    ex ? ex->status : "", ex && ex->ename ? " " : "", ex && ex->ename ? ex->ename : "");
         json_object_put(request);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* ---- history ---- */
@@ -327,15 +327,15 @@ typedef struct history_read {
  * request's error (nothing added). */
 static int ask_history(cx *x, json_object *content, bool with_output, const char *code, history_read *h, findings *f,
                        json_object **ret_reply) {
-        const char *kind = cx_jstr(content, "hist_access_type") ?: "?";
+        const char *kind = kb_json_str(content, "hist_access_type") ?: "?";
         char what[32];
         snprintf(what, sizeof(what), "%s", kind);
         json_object *reply = NULL;
         int r = cx_request(x, "history_request", content, &reply);
         if (r < 0)
                 return r;
-        *h = (history_read){ .history = cx_jget(reply, "history") };
-        const char *status = cx_jstr(reply, "status");
+        *h = (history_read){ .history = kb_json_get(reply, "history") };
+        const char *status = kb_json_str(reply, "status");
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(f, "status", "history_reply (%s) status is not 'ok'", what);
         if (!h->history || !json_object_is_type(h->history, json_type_array)) {
@@ -384,7 +384,7 @@ static const char *history_cell(cx *x, const char *id) {
         json_object *s = cx_snippet(x, id, "stdout", false);
         if (!s)
                 return NULL;
-        const char *code = cx_jstr(s, "code");
+        const char *code = kb_json_str(s, "code");
         if (!x->stdout_ran || !code) {
                 cx_problem(x, id, 0, NULL, "not_run", "not run: execute.stdout stored nothing to look for");
                 return NULL;
@@ -404,7 +404,7 @@ static void history_tail(cx *x, const char *id, bool with_output) {
         int r = ask_history(x, content, with_output, code, &h, &f, &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
-                           cx_wait_error(x, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (h.n > 0 && h.bad == 0 && !h.has_cell)
@@ -454,7 +454,7 @@ void cx_check_history_range(cx *x) {
         int r = ask_history(x, content, false, code, &h, &f, &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
-                           cx_wait_error(x, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -511,7 +511,7 @@ void cx_check_history_search(cx *x) {
                 if (r < 0) {
                         json_object_put(ev);
                         cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request (%s): %s",
-                                   names[pass_no], cx_wait_error(x, r));
+                                   names[pass_no], kb_harness_wait_error(&x->h, r));
                         return;
                 }
                 json_object_object_add(ev, names[pass_no], json_object_new_int64((int64_t) h.n));
@@ -554,8 +554,8 @@ static const char *comm_target(cx *x, const char *id, const char **ret_code) {
         json_object *s = cx_snippet(x, id, "comm", true);
         if (!s)
                 return NULL;
-        const char *target = cx_jstr(s, "target");
-        *ret_code = cx_jstr(s, "code");
+        const char *target = kb_json_str(s, "target");
+        *ret_code = kb_json_str(s, "code");
         if (!target || !*ret_code) {
                 cx_untested(x, id, "the language pack's comm snippet needs \"code\" and \"target\"");
                 return NULL;
@@ -566,9 +566,9 @@ static const char *comm_target(cx *x, const char *id, const char **ret_code) {
 /* The comm_msg in msgs for comm_id echoing {"kbound": nonce}. */
 static bool echoed(json_object *msgs, const char *comm_id, const char *nonce) {
         for (size_t i = 0; i < json_object_array_length(msgs); i++) {
-                json_object *e = json_object_array_get_idx(msgs, i), *c = cx_jget(e, "content");
-                if (strcmp(cx_jstr(e, "msg_type") ?: "", "comm_msg") == 0 && strcmp(cx_jstr(c, "comm_id") ?: "", comm_id) == 0 &&
-                    strcmp(cx_jstr(cx_jget(cx_jget(c, "data"), "echo"), "kbound") ?: "", nonce) == 0)
+                json_object *e = json_object_array_get_idx(msgs, i), *c = kb_json_get(e, "content");
+                if (strcmp(kb_json_str(e, "msg_type") ?: "", "comm_msg") == 0 && strcmp(kb_json_str(c, "comm_id") ?: "", comm_id) == 0 &&
+                    strcmp(kb_json_str(kb_json_get(kb_json_get(c, "data"), "echo"), "kbound") ?: "", nonce) == 0)
                         return true;
         }
         return false;
@@ -577,8 +577,8 @@ static bool echoed(json_object *msgs, const char *comm_id, const char *nonce) {
 static bool sent_for(json_object *msgs, const char *msg_type, const char *comm_id) {
         for (size_t i = 0; i < json_object_array_length(msgs); i++) {
                 json_object *e = json_object_array_get_idx(msgs, i);
-                if (strcmp(cx_jstr(e, "msg_type") ?: "", msg_type) == 0 &&
-                    (!comm_id || strcmp(cx_jstr(cx_jget(e, "content"), "comm_id") ?: "", comm_id) == 0))
+                if (strcmp(kb_json_str(e, "msg_type") ?: "", msg_type) == 0 &&
+                    (!comm_id || strcmp(kb_json_str(kb_json_get(e, "content"), "comm_id") ?: "", comm_id) == 0))
                         return true;
         }
         return false;
@@ -587,8 +587,8 @@ static bool sent_for(json_object *msgs, const char *msg_type, const char *comm_i
 static bool status_seen(json_object *msgs, const char *state) {
         for (size_t i = 0; i < json_object_array_length(msgs); i++) {
                 json_object *e = json_object_array_get_idx(msgs, i);
-                if (strcmp(cx_jstr(e, "msg_type") ?: "", "status") == 0 &&
-                    strcmp(cx_jstr(cx_jget(e, "content"), "execution_state") ?: "", state) == 0)
+                if (strcmp(kb_json_str(e, "msg_type") ?: "", "status") == 0 &&
+                    strcmp(kb_json_str(kb_json_get(e, "content"), "execution_state") ?: "", state) == 0)
                         return true;
         }
         return false;
@@ -600,11 +600,11 @@ static int comm_send(cx *x, const char *msg_type, json_object *content, findings
         char mid[64] = "";
         int r = cx_send_watched(x, msg_type, content, mid);
         if (r >= 0)
-                r = cx_wait_idle(x, mid, cx_deadline_in(x, cx_item_ms(x)));
+                r = cx_wait_idle(x, mid, kb_harness_deadline_in(&x->h, cx_item_ms(x)));
         *ret_msgs = cx_watched(x, mid);
         if (r < 0)
                 cx_found(f, r == -ETIMEDOUT ? "no_idle" : "wait", "no idle status for the %s: %s", msg_type,
-                         cx_wait_error(x, r));
+                         kb_harness_wait_error(&x->h, r));
         else if (!status_seen(*ret_msgs, "busy"))
                 cx_found(f, "no_busy", "no busy status for the %s (the spec: comm handlers publish busy and idle "
                          "like an execute_request)", msg_type);
@@ -635,13 +635,13 @@ void cx_check_comm_open(cx *x) {
         int r = cx_execute(x, code, false, false, &ex, &seq);
         if (r < 0 || strcmp(ex->status, "ok") != 0) {
                 cx_problem(x, id, t0, NULL, "register", "the comm snippet (registering target '%s') did not run: %s",
-                           target, r < 0 ? cx_wait_error(x, r) : ex->status);
+                           target, r < 0 ? kb_harness_wait_error(&x->h, r) : ex->status);
                 json_object_put(seq);
-                kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+                kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
                 return;
         }
         json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->kernel), &ex);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
         char nonce[17];
         if (kb_random_hex(x->comm_id, 16) < 0 || kb_random_hex(nonce, 8) < 0) {
                 cx_problem(x, id, t0, NULL, "random", "no randomness for the comm id");
@@ -697,12 +697,12 @@ void cx_check_comm_msg(cx *x) {
 /* comm_info_reply's comms: the spec's top-level object, else where IRkernel 1.3.2 puts it
  * (content.comms, an empty list when there are none), with *ret_misplaced set. NULL if neither. */
 static json_object *located_comms(json_object *reply, bool *ret_misplaced) {
-        json_object *comms = cx_jget(reply, "comms");
+        json_object *comms = kb_json_get(reply, "comms");
         *ret_misplaced = false;
         if (comms && json_object_is_type(comms, json_type_object))
                 return comms;
         *ret_misplaced = true;
-        comms = cx_jget(cx_jget(reply, "content"), "comms");
+        comms = kb_json_get(kb_json_get(reply, "content"), "comms");
         if (comms && (json_object_is_type(comms, json_type_object) ||
                       (json_object_is_type(comms, json_type_array) && json_object_array_length(comms) == 0)))
                 return comms;
@@ -719,7 +719,7 @@ static json_object *comm_info(cx *x, const char *target, findings *f, json_objec
         if (*ret_r < 0)
                 return NULL;
         bool misplaced = false;
-        const char *status = cx_jstr(reply, "status");
+        const char *status = kb_json_str(reply, "status");
         *ret_comms = located_comms(reply, &misplaced);
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(f, "status", "comm_info_reply status is not 'ok'");
@@ -730,8 +730,8 @@ static json_object *comm_info(cx *x, const char *target, findings *f, json_objec
 }
 
 static bool listed_as(json_object *comms, const char *comm_id, const char *target) {
-        json_object *entry = json_object_is_type(comms, json_type_object) ? cx_jget(comms, comm_id) : NULL;
-        return entry && (!target || strcmp(cx_jstr(entry, "target_name") ?: "", target) == 0);
+        json_object *entry = json_object_is_type(comms, json_type_object) ? kb_json_get(comms, comm_id) : NULL;
+        return entry && (!target || strcmp(kb_json_str(entry, "target_name") ?: "", target) == 0);
 }
 
 /* comm_info_request with target_name lists the open comm (with that target_name) and only comms of
@@ -754,7 +754,7 @@ void cx_check_comm_info_target(cx *x) {
         if (r < 0) {
                 json_object_put(reply);
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s",
-                           cx_wait_error(x, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (comms && !listed_as(comms, x->comm_id, target))
@@ -764,7 +764,7 @@ void cx_check_comm_info_target(cx *x) {
         if (comms && json_object_is_type(comms, json_type_object)) {
                 json_object_object_foreach(comms, cid, entry) {
                         (void) cid;
-                        foreign |= strcmp(cx_jstr(entry, "target_name") ?: "", target) != 0;
+                        foreign |= strcmp(kb_json_str(entry, "target_name") ?: "", target) != 0;
                 }
         }
         if (foreign || (other_comms && listed_as(other_comms, x->comm_id, NULL)))
@@ -796,7 +796,7 @@ void cx_check_comm_close(cx *x) {
         json_object_put(msgs);
         json_object *reply = r == -ESRCH || r == -ECANCELED ? NULL : comm_info(x, NULL, &f, &comms, &r);
         if (r < 0 && !reply)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", kb_harness_wait_error(&x->h, r));
         else if (comms && listed_as(comms, x->comm_id, NULL))
                 cx_found(&f, "still_listed", "comm_info still lists the comm after comm_close");
         json_object_put(reply);
@@ -832,7 +832,7 @@ void cx_check_comm_unknown_target(cx *x) {
 /* ---- optional features: the debugger, subshells ---- */
 
 static bool info_true(cx *x, const char *key) {
-        json_object *v = cx_jget(kb_kernel_info(x->kernel), key);
+        json_object *v = kb_json_get(kb_kernel_info(x->h.kernel), key);
         return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
@@ -866,11 +866,11 @@ void cx_check_debug(cx *x) {
         }
         if (r < 0) {
                 cx_problem(x, id, t0, ev, r == -ETIMEDOUT ? "no_reply" : "wait", "debug_request initialize%s: %s",
-                           claimed ? " (kernel_info_reply claims a debugger)" : "", cx_wait_error(x, r));
+                           claimed ? " (kernel_info_reply claims a debugger)" : "", kb_harness_wait_error(&x->h, r));
                 return;
         }
-        json_object *success = cx_jget(reply, "success");
-        const char *message = cx_jstr(reply, "message");
+        json_object *success = kb_json_get(reply, "success");
+        const char *message = kb_json_str(reply, "message");
         bool ok = success && json_object_is_type(success, json_type_boolean) && json_object_get_boolean(success);
         json_object_object_add(ev, "success", json_object_new_boolean(ok));
         json_object_object_add(ev, "message", cx_jstring_or_null(message));
@@ -894,7 +894,7 @@ void cx_check_debug(cx *x) {
                 json_object_put(reply);
                 return;
         }
-        if (strcmp(cx_jstr(reply, "type") ?: "", "response") != 0 || strcmp(cx_jstr(reply, "command") ?: "", "initialize") != 0)
+        if (strcmp(kb_json_str(reply, "type") ?: "", "response") != 0 || strcmp(kb_json_str(reply, "command") ?: "", "initialize") != 0)
                 cx_found(&f, "dap", "debug_reply is not a DAP response to 'initialize'");
         if (!ok)
                 cx_found(&f, "not_success", "debug_reply says success: false%s%s although kernel_info_reply claims a "
@@ -918,7 +918,7 @@ void cx_check_subshells(cx *x) {
         const char *id = "subshells";
         if (!cx_can_run(x, id))
                 return;
-        json_object *features = cx_jget(kb_kernel_info(x->kernel), "supported_features");
+        json_object *features = kb_json_get(kb_kernel_info(x->h.kernel), "supported_features");
         if (!in_string_array(features, "kernel subshells")) {
                 cx_unsupported(x, id, 0, NULL, "optional (JEP 91): kernel_info_reply lists no \"kernel subshells\" in "
                                "supported_features");
@@ -928,12 +928,12 @@ void cx_check_subshells(cx *x) {
         findings f = { .n = 0 };
         json_object *created = NULL, *listed = NULL, *deleted = NULL, *after = NULL;
         int r = cx_control_request(x, "create_subshell_request", NULL, cx_item_ms(x), &created);
-        const char *subshell = cx_jstr(created, "subshell_id");
-        if (r >= 0 && (!subshell || strcmp(cx_jstr(created, "status") ?: "", "ok") != 0))
+        const char *subshell = kb_json_str(created, "subshell_id");
+        if (r >= 0 && (!subshell || strcmp(kb_json_str(created, "status") ?: "", "ok") != 0))
                 cx_found(&f, "create", "create_subshell_reply has no status 'ok' with a subshell_id");
         if (r >= 0 && subshell) {
                 r = cx_control_request(x, "list_subshell_request", NULL, cx_item_ms(x), &listed);
-                if (r >= 0 && !in_string_array(cx_jget(listed, "subshell_id"), subshell))
+                if (r >= 0 && !in_string_array(kb_json_get(listed, "subshell_id"), subshell))
                         cx_found(&f, "list", "list_subshell_reply does not list the subshell just created");
                 json_object *del = json_object_new_object();
                 json_object_object_add(del, "subshell_id", json_object_new_string(subshell));
@@ -941,15 +941,15 @@ void cx_check_subshells(cx *x) {
                         r = cx_control_request(x, "delete_subshell_request", del, cx_item_ms(x), &deleted);
                 else
                         json_object_put(del);
-                if (r >= 0 && strcmp(cx_jstr(deleted, "status") ?: "", "ok") != 0)
+                if (r >= 0 && strcmp(kb_json_str(deleted, "status") ?: "", "ok") != 0)
                         cx_found(&f, "delete", "delete_subshell_reply status is not 'ok'");
                 if (r >= 0)
                         r = cx_control_request(x, "list_subshell_request", NULL, cx_item_ms(x), &after);
-                if (r >= 0 && in_string_array(cx_jget(after, "subshell_id"), subshell))
+                if (r >= 0 && in_string_array(kb_json_get(after, "subshell_id"), subshell))
                         cx_found(&f, "still_listed", "list_subshell_reply still lists the deleted subshell");
         }
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "a subshell request on control: %s", cx_wait_error(x, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "a subshell request on control: %s", kb_harness_wait_error(&x->h, r));
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "subshell_id", cx_jstring_or_null(subshell));
         cx_verdict(x, id, t0, ev, &f, "create_subshell_request made subshell '%s', list showed it, delete removed it",

@@ -221,21 +221,6 @@ static int connection_to_json(const kb_connection *c, const char *ip, struct jso
         return 0;
 }
 
-/* Writes all of buf to fd, retrying short writes and EINTR. Returns 0 or -errno. */
-static int write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                buf += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 /* Splits path into its parent directory (returned, malloc'd; "." if none) and its last component. */
 static int split_path(const char *path, char **ret_dir, const char **ret_base) {
         const char *slash = strrchr(path, '/');
@@ -301,9 +286,9 @@ int kb_connection_write(const kb_connection *c, const char *ip_override, const c
         fd = openat(dir_fd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        r = write_all(fd, text, text_len);
+        r = kb_write_all(fd, text, text_len);
         if (r >= 0)
-                r = write_all(fd, "\n", 1);
+                r = kb_write_all(fd, "\n", 1);
         if (r >= 0 && close(TAKE_FD(fd)) < 0)
                 r = -errno;
         if (r < 0) {

@@ -2,6 +2,7 @@
  * skopeo (copy, digests checked) and umoci (unpack), with its disk use bounded. */
 #include "kbound/image.h"
 #include "kbound/kernel.h"
+#include "jsonget.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -176,24 +177,16 @@ json_object *kb_image_json(const kb_image *img) {
         return o;
 }
 
-static const char *env_get(char *const *envp, const char *name) {
-        size_t len = strlen(name);
-        for (char *const *e = envp; e && *e; e++)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return *e + len + 1;
-        return NULL;
-}
-
 /* override (an absolute path, if set in envp) or name in PATH of envp. Returns 0, -ENOENT. */
 static int find_tool(char *const *envp, const char *name, const char *override, char **ret) {
-        const char *explicit_path = env_get(envp, override);
+        const char *explicit_path = kb_env_get(envp, override);
         if (explicit_path && *explicit_path) {
                 if (explicit_path[0] != '/' || access(explicit_path, X_OK) < 0)
                         return -ENOENT;
                 *ret = strdup(explicit_path);
                 return *ret ? 0 : -ENOMEM;
         }
-        const char *path = env_get(envp, "PATH");
+        const char *path = kb_env_get(envp, "PATH");
         for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";;) {
                 const char *colon = strchrnul(p, ':');
                 size_t len = (size_t) (colon - p);
@@ -359,13 +352,6 @@ static int read_json(const char *path, json_object **ret) {
         return kb_json_parse_strict(buf, len, IMAGE_JSON_MAX_DEPTH, ret);
 }
 
-static const char *member_string(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 /* "sha256:" and 64 lowercase hex digits: a digest that is safe to make a blob path of (an
  * untrusted index could otherwise name "../../x"). */
 static bool digest_valid(const char *d) {
@@ -395,7 +381,7 @@ static char *only_ref_name(json_object *index) {
         json_object *m = json_object_array_get_idx(manifests, 0);
         if (!json_object_object_get_ex(m, "annotations", &annotations))
                 return NULL;
-        const char *name = member_string(annotations, "org.opencontainers.image.ref.name");
+        const char *name = kb_json_str(annotations, "org.opencontainers.image.ref.name");
         return name && *name && strlen(name) <= IMAGE_TAG_MAX ? strdup(name) : NULL;
 }
 
@@ -482,7 +468,7 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
         if (!json_object_object_get_ex(index, "manifests", &manifests) ||
             !json_object_is_type(manifests, json_type_array) || json_object_array_length(manifests) != 1)
                 return -EPROTO;
-        const char *digest = member_string(json_object_array_get_idx(manifests, 0), "digest");
+        const char *digest = kb_json_str(json_object_array_get_idx(manifests, 0), "digest");
         if (!digest_valid(digest))
                 return -EPROTO;
         if (!(img->manifest_digest = strdup(digest)))
@@ -507,9 +493,9 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
                 return -EFBIG;
         }
         if (!json_object_object_get_ex(manifest, "config", &cfg) ||
-            !digest_valid(member_string(cfg, "digest")))
+            !digest_valid(kb_json_str(cfg, "digest")))
                 return -EPROTO;
-        if (!(img->config_digest = strdup(member_string(cfg, "digest"))))
+        if (!(img->config_digest = strdup(kb_json_str(cfg, "digest"))))
                 return -ENOMEM;
         if ((r = read_blob(layout, img->config_digest, &config)) < 0)
                 return r == -ENOMEM ? r : -EPROTO;
@@ -518,7 +504,7 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
         env = NULL;
         if (json_object_object_get_ex(config, "config", &inner) &&
             json_object_is_type(inner, json_type_object)) {
-                user = member_string(inner, "User");
+                user = kb_json_str(inner, "User");
                 if (json_object_object_get_ex(inner, "Env", &env) &&
                     !json_object_is_type(env, json_type_array))
                         env = NULL;
@@ -585,7 +571,7 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
             asprintf(&tmp, "%s/tmp", o->work_dir) < 0 || asprintf(&rootfs, "%s/rootfs", o->work_dir) < 0 ||
             asprintf(&tool_out, "%s/tool.out", o->work_dir) < 0 ||
             asprintf(&path_env, "PATH=%s",
-                     env_get(o->envp, "PATH") ? env_get(o->envp, "PATH") : "/usr/bin:/bin") < 0 ||
+                     kb_env_get(o->envp, "PATH") ? kb_env_get(o->envp, "PATH") : "/usr/bin:/bin") < 0 ||
             asprintf(&home_env, "HOME=%s", tmp) < 0 || asprintf(&tmp_env, "TMPDIR=%s", tmp) < 0 ||
             asprintf(&dest, "oci:%s:" IMAGE_REF, layout) < 0) {
                 r = -ENOMEM;

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include "kbound/sandbox.h"
 #include "inspect-internal.h"
+#include "jsonget.h"
 #include "procfs.h"
 #include "sockdiag.h"
 
@@ -862,11 +863,6 @@ static int stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
-static const char *str_of(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static int64_t int_of(json_object *o, const char *key) {
         json_object *v = NULL;
         return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
@@ -885,7 +881,7 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
                 return r;
         for (size_t i = 0; i < json_object_array_length(mounts); i++) {
                 json_object *m = json_object_array_get_idx(mounts, i);
-                const char *mp = str_of(m, "mountpoint");
+                const char *mp = kb_json_str(m, "mountpoint");
                 char why[128] = "";
                 struct stat st;
                 int fd = -1, e = root_fd < 0 ? -EBADF : mp ? 0 : -EPROTO;
@@ -1213,11 +1209,11 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
         if (r < 0)
                 snprintf(why, sizeof why, "the host could not open that mount table's root");
-        else if ((r = kb_inspect_open_mount_root(tb->root_fd, str_of(m, "mountpoint"), int_of(m, "id"), &mount_fd, &st,
+        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_json_str(m, "mountpoint"), int_of(m, "id"), &mount_fd, &st,
                                                  inner_why, sizeof inner_why)) < 0)
                 snprintf(why, sizeof why, "its mount point: %s", inner_why); /* never "no such file" alone */
         else {
-                const char *root = str_of(m, "root");
+                const char *root = kb_json_str(m, "root");
                 const char *inner = root && strcmp(root, "/") != 0 ? rel + strlen(root) : rel;
                 r = kb_inspect_stat_in_mount(mount_fd, inner, fs_writable, &st, why, sizeof why);
                 close(mount_fd);
@@ -1266,7 +1262,7 @@ static int expose(const kb_inspect_target *t, json_object *table, const char *pa
         char rel[PATH_MAX];
         if (!hm || n_tables == 0 || !tables[0].mounts || !kb_procfs_fs_path(hm, path, rel, sizeof rel))
                 return add(e, "error", json_object_new_string("no host mount holds it"));
-        const char *dev = str_of(hm, "dev");
+        const char *dev = kb_json_str(hm, "dev");
         if ((dev && add(e, "dev", json_object_new_string(dev)) < 0) ||
             (!S_ISDIR(host_st->st_mode) && add(e, "links", json_object_new_int64((int64_t) host_st->st_nlink)) < 0))
                 return -ENOMEM;
@@ -1276,7 +1272,7 @@ static int expose(const kb_inspect_target *t, json_object *table, const char *pa
         for (size_t k = 0; k < n_tables; k++)
                 for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
                         json_object *m = json_object_array_get_idx(tables[k].mounts, i), *w = NULL;
-                        const char *mdev = str_of(m, "dev");
+                        const char *mdev = kb_json_str(m, "dev");
                         if (mdev && dev && strcmp(mdev, dev) == 0 &&
                             (!json_object_object_get_ex(m, "writable", &w) || json_object_get_boolean(w)))
                                 fs_writable = true;
@@ -1285,7 +1281,7 @@ static int expose(const kb_inspect_target *t, json_object *table, const char *pa
                 json_object *mounts = tables[k].mounts;
                 for (size_t i = 0; mounts && i < json_object_array_length(mounts); i++) {
                         json_object *m = json_object_array_get_idx(mounts, i);
-                        const char *mdev = str_of(m, "dev");
+                        const char *mdev = kb_json_str(m, "dev");
                         char at[PATH_MAX];
                         if (!mdev || !dev || strcmp(mdev, dev) != 0 || !kb_procfs_path_in_mount(m, rel, at, sizeof at))
                                 continue;
@@ -1454,8 +1450,8 @@ static json_object *holders_of(sockets *s, uint32_t inode) {
                         if (pass == 1) {
                                 for (size_t p = 0; p < json_object_array_length(s->processes); p++) {
                                         json_object *proc = json_object_array_get_idx(s->processes, p);
-                                        if (int_of(proc, "pid") == pid && str_of(proc, "name"))
-                                                snprintf(name, sizeof name, "%s", str_of(proc, "name"));
+                                        if (int_of(proc, "pid") == pid && kb_json_str(proc, "name"))
+                                                snprintf(name, sizeof name, "%s", kb_json_str(proc, "name"));
                                 }
                         } else if (pass >= 2)
                                 process_name(s->t->proc_root, pid, name, sizeof name);
@@ -1542,7 +1538,7 @@ static int sockets_init(sockets *s, json_object *errors) {
                 json_object *p = json_object_array_get_idx(s->processes, i), *fds = NULL;
                 json_object_object_get_ex(p, "fds", &fds);
                 for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
-                        const char *target = str_of(json_object_array_get_idx(fds, f), "target");
+                        const char *target = kb_json_str(json_object_array_get_idx(fds, f), "target");
                         if (target && strncmp(target, "socket:[", 8) == 0 && map_add(s->members, target, (pid_t) int_of(p, "pid")) < 0)
                                 return -ENOMEM;
                 }
@@ -1842,7 +1838,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         n_tries = 0;
                         for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries); i++) {
                                 json_object *h = json_object_array_get_idx(holders, i);
-                                const char *side = str_of(h, "side");
+                                const char *side = kb_json_str(h, "side");
                                 if (side && strcmp(side, "sandbox") != 0)
                                         tries[n_tries++] = (pid_t) int_of(h, "pid");
                         }
@@ -1893,7 +1889,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         /* sock_diag names the superblock's device, stat the file's (which differ on
                          * btrfs): either identifies it, with the inode. */
                         json_object *hm = kb_procfs_mount_of(table, path);
-                        const char *hdev = str_of(hm, "dev");
+                        const char *hdev = kb_json_str(hm, "dev");
                         if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
                             (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
                                 continue;
@@ -2015,9 +2011,9 @@ static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
         for (size_t k = 0; k < x->n_tables; k++)
         for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts && i < json_object_array_length(x->tables[k].mounts); i++) {
                 json_object *m = json_object_array_get_idx(x->tables[k].mounts, i), *target = NULL;
-                const char *mdev = str_of(m, "dev"), *mp = str_of(m, "mountpoint");
+                const char *mdev = kb_json_str(m, "dev"), *mp = kb_json_str(m, "mountpoint");
                 json_object_object_get_ex(m, "target", &target);
-                const char *type = str_of(target, "type");
+                const char *type = kb_json_str(target, "type");
                 if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
                         continue;
                 for (const char *suffix = name; suffix; suffix = strchr(suffix, '/') ? strchr(suffix, '/') + 1 : NULL) {
@@ -2105,7 +2101,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
         size_t by_path = 0, unplaced = 0;
         for (size_t k = 0; k < json_object_array_length(list); k++) {
                 json_object *u = json_object_array_get_idx(list, k);
-                const char *path = str_of(u, "path");
+                const char *path = kb_json_str(u, "path");
                 char key[64];
                 struct stat st;
                 snprintf(key, sizeof key, "socket:[%lld]", (long long) int_of(u, "inode"));
@@ -2147,7 +2143,7 @@ static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tabl
                 return -ENOMEM;
         for (size_t k = 0; k < n_tables; k++)
                 for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
-                        const char *dev = str_of(json_object_array_get_idx(tables[k].mounts, i), "dev");
+                        const char *dev = kb_json_str(json_object_array_get_idx(tables[k].mounts, i), "dev");
                         if (dev)
                                 json_object_object_add(devs, dev, NULL);
                 }
@@ -2383,7 +2379,7 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                         json_object_object_add(seen, key, NULL);
                 }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
-                        const char *dev = str_of(json_object_array_get_idx(mounts, k), "dev");
+                        const char *dev = kb_json_str(json_object_array_get_idx(mounts, k), "dev");
                         if (dev && json_object_object_get_ex(wanted, dev, NULL) && !json_object_object_get_ex(devices, dev, NULL) &&
                             add(devices, dev, json_object_new_int(pid)) < 0) {
                                 json_object_put(mounts);
@@ -2542,7 +2538,7 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         json_object *wanted = json_object_new_object();
         for (size_t k = 0; r >= 0 && wanted && k < n_tables; k++)
                 for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
-                        const char *dev = str_of(json_object_array_get_idx(tables[k].mounts, i), "dev");
+                        const char *dev = kb_json_str(json_object_array_get_idx(tables[k].mounts, i), "dev");
                         if (dev)
                                 json_object_object_add(wanted, dev, NULL);
                 }

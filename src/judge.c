@@ -1,9 +1,11 @@
 /* judge.c: verdicts as pure functions of host facts and probe results (judge.h). */
 #include "kbound/judge.h"
 #include <inttypes.h>
+#include <limits.h>
 #include "kbound/inspect.h"
 #include <stdio.h>
 #include <string.h>
+#include "jsonget.h"
 #include "procfs.h"
 
 #define DETAIL_MAX 1024
@@ -30,18 +32,8 @@ json_object *kb_judge_check(const char *id, const char *status, json_object *evi
 
 /* ---- tolerant accessors: facts are ours, but a missing field must read as "unknown" ---- */
 
-static json_object *get(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *get_str(json_object *o, const char *key) {
-        json_object *v = get(o, key);
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static const char *str_or(json_object *o, const char *key, const char *dflt) {
-        const char *s = get_str(o, key);
+        const char *s = kb_json_str(o, key);
         return s ? s : dflt;
 }
 
@@ -53,23 +45,9 @@ static json_object *at(json_object *a, size_t i) {
         return i < arr_len(a) ? json_object_array_get_idx(a, i) : NULL;
 }
 
-static bool get_int(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = get(o, key);
-        if (!v || !json_object_is_type(v, json_type_int))
-                return false;
-        *ret = json_object_get_int64(v);
-        return true;
-}
-
 static int64_t int_or(json_object *o, const char *key, int64_t dflt) {
         int64_t v;
-        return get_int(o, key, &v) ? v : dflt;
-}
-
-/* Only a JSON true is true. */
-static bool is_true(json_object *o, const char *key) {
-        json_object *v = get(o, key);
-        return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+        return kb_json_int(o, key, &v) ? v : dflt;
 }
 
 static bool str_in(json_object *strings, const char *s) {
@@ -92,10 +70,10 @@ static bool int_in(json_object *ints, int64_t x) {
 
 /* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
 static const char *fact_error(json_object *o, const char *what, char *buf, size_t size) {
-        json_object *errors = get(o, "errors");
+        json_object *errors = kb_json_get(o, "errors");
         for (size_t i = 0; i < arr_len(errors); i++) {
                 json_object *e = at(errors, i);
-                const char *w = get_str(e, "what");
+                const char *w = kb_json_str(e, "what");
                 if (!what || (w && strcmp(w, what) == 0)) {
                         snprintf(buf, size, "%s: %s", w ? w : "?", str_or(e, "error", "?"));
                         return buf;
@@ -106,7 +84,7 @@ static const char *fact_error(json_object *o, const char *what, char *buf, size_
 
 /* The last NSpid of a process: its pid inside its own namespace. */
 static int64_t inner_pid(json_object *p) {
-        json_object *nspid = get(p, "nspid");
+        json_object *nspid = kb_json_get(p, "nspid");
         size_t n = arr_len(nspid);
         json_object *v = n ? at(nspid, n - 1) : NULL;
         return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
@@ -170,7 +148,7 @@ static json_object *last_look(const kb_judge_input *in) {
 
 static json_object *look_labelled(const kb_judge_input *in, const char *label) {
         for (size_t i = 0; i < arr_len(in->snapshots); i++) {
-                const char *l = get_str(at(in->snapshots, i), "label");
+                const char *l = kb_json_str(at(in->snapshots, i), "label");
                 if (l && strcmp(l, label) == 0)
                         return at(in->snapshots, i);
         }
@@ -196,7 +174,7 @@ static void look_problems(verdict *v, const kb_judge_input *in) {
                         problem(v, "the host did not inspect every process of the sandbox (%s)", str_or(snap, "label", "?"));
                 if (fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
                         problem(v, "the host did not inspect every mount namespace of the sandbox (%s)", str_or(snap, "label", "?"));
-                if (arr_len(get(snap, "processes")) == 0)
+                if (arr_len(kb_json_get(snap, "processes")) == 0)
                         problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
         }
 }
@@ -209,8 +187,8 @@ static int bwrap_arity(const char *opt);
  * kbound pinned): [the user namespace bwrap made for the sandbox, its parent, ...], or NULL. */
 static json_object *sandbox_owner_chain(json_object *procs, int64_t pidns) {
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *chain = get(get(p, "ns_owners"), "pid");
-                if (int_or(get(p, "ns"), "pid", -1) == pidns && arr_len(chain) > 0)
+                json_object *p = at(procs, i), *chain = kb_json_get(kb_json_get(p, "ns_owners"), "pid");
+                if (int_or(kb_json_get(p, "ns"), "pid", -1) == pidns && arr_len(chain) > 0)
                         return chain;
         }
         return NULL;
@@ -224,7 +202,7 @@ static json_object *sandbox_owner_chain(json_object *procs, int64_t pidns) {
 static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_object *look, json_object *host_ns,
                                   bool allow_network) {
         const char *label = str_or(look, "label", "?");
-        json_object *procs = get(look, "processes");
+        json_object *procs = kb_json_get(look, "processes");
         int64_t kbound_user = int_or(host_ns, "user", -1), kbound_net = int_or(host_ns, "net", -1);
         json_object *chain = sandbox_owner_chain(procs, int_or(in->expect, "pidns", -2));
         char buf[512];
@@ -246,14 +224,14 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                         owner, kbound_user, p, label);
         }
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *ns = get(p, "ns"), *owners = get(p, "ns_owners");
+                json_object *p = at(procs, i), *ns = kb_json_get(p, "ns"), *owners = kb_json_get(p, "ns_owners");
                 int64_t pid = int_or(p, "pid", -1);
                 const char *pname = str_or(p, "name", "?");
                 json_object_object_foreach(host_ns, name, unused) {
                         (void) unused;
                         char what[64];
                         snprintf(what, sizeof what, "ns_owners/%s", name);
-                        json_object *above = get(owners, name);
+                        json_object *above = kb_json_get(owners, name);
                         int64_t mine = int_or(ns, name, -1);
                         if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
                                 continue; /* the override shares kbound's own: judged above */
@@ -281,7 +259,7 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
 static void holder_problems(verdict *v, json_object *look) {
         const char *label = str_or(look, "label", "?");
         char buf[512];
-        json_object *outside = get(look, "ns_outside"), *holders = get(look, "ns_holders");
+        json_object *outside = kb_json_get(look, "ns_outside"), *holders = kb_json_get(look, "ns_holders");
         if (!outside || fact_error(look, "kbound's own namespaces", buf, sizeof buf) ||
             fact_error(look, "the sandbox's namespaces (too many)", buf, sizeof buf)) {
                 problem(v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s", label,
@@ -324,7 +302,7 @@ static bool env_has_name(json_object *digests, const char *name) {
 /* The running bwrap is the one kbound built: the program kbound executed, its command line and
  * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
 static void launch_problems(verdict *v, const kb_judge_input *in) {
-        json_object *plan = get(in->expect, "launch"), *launcher = get(last_look(in), "launcher");
+        json_object *plan = kb_json_get(in->expect, "launch"), *launcher = kb_json_get(last_look(in), "launcher");
         char buf[512];
         if (!plan) {
                 problem(v, "kbound kept no record of the bwrap it launched");
@@ -334,14 +312,14 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                 problem(v, "the host did not find the process that runs bwrap");
                 return;
         }
-        json_object *exe = get(launcher, "exe"), *program = get(plan, "program");
+        json_object *exe = kb_json_get(launcher, "exe"), *program = kb_json_get(plan, "program");
         if (!exe)
                 problem(v, "the host could not read which program the running bwrap is (%s)", str_or(launcher, "exe_error", "?"));
-        else if (!get_str(exe, "dev") || !get_str(program, "dev") || strcmp(get_str(exe, "dev"), get_str(program, "dev")) != 0 ||
+        else if (!kb_json_str(exe, "dev") || !kb_json_str(program, "dev") || strcmp(kb_json_str(exe, "dev"), kb_json_str(program, "dev")) != 0 ||
                  int_or(exe, "ino", -1) != int_or(program, "ino", -2))
                 problem(v, "the running bwrap (%s) is not the program kbound started (%s)", str_or(exe, "path", "?"),
                         str_or(program, "path", "?"));
-        json_object *planned = get(plan, "argv"), *running = get(launcher, "argv");
+        json_object *planned = kb_json_get(plan, "argv"), *running = kb_json_get(launcher, "argv");
         size_t np = arr_len(planned), nr = arr_len(running);
         if (nr == 0)
                 problem(v, "the host could not read the running bwrap's command line%s%s",
@@ -356,7 +334,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                         if (a && b && strcmp(a, b) == 0)
                                 continue;
                         /* argv[0] may be shown when it names the program the host saw running */
-                        const char *shown = i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, get_str(exe, "path")) == 0
+                        const char *shown = i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, kb_json_str(exe, "path")) == 0
                                                     ? a
                                                     : shown_arg(planned, a);
                         if (a && b)
@@ -373,7 +351,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                                         i, b);
                         break;
                 }
-        json_object *env_plan = get(plan, "env"), *env_run = get(launcher, "environ");
+        json_object *env_plan = kb_json_get(plan, "env"), *env_run = kb_json_get(launcher, "environ");
         size_t ep = arr_len(env_plan), er = arr_len(env_run);
         char name[300], other[300];
         if (!env_plan)
@@ -406,7 +384,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                 }
         json_object *compared = json_object_new_object();
         if (compared) {
-                json_object_object_add(compared, "program", json_object_get(get(program, "path")));
+                json_object_object_add(compared, "program", json_object_get(kb_json_get(program, "path")));
                 json_object_object_add(compared, "arguments", json_object_new_int64((int64_t) np));
                 json_object_object_add(compared, "environment", json_object_new_int64((int64_t) ep));
         }
@@ -416,8 +394,8 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
 json_object *kb_judge_backend(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        json_object *host_ns = get(in->host, "ns");
-        bool allow_network = is_true(in->expect, "allow_network");
+        json_object *host_ns = kb_json_get(in->host, "ns");
+        bool allow_network = kb_json_true(in->expect, "allow_network");
         char names[128] = "";
         if (!json_object_is_type(host_ns, json_type_object) || json_object_object_length(host_ns) == 0) {
                 problem(&v, "the host could not read its own namespaces");
@@ -426,15 +404,15 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         look_problems(&v, in);
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i), *ns = get(p, "ns");
+                        json_object *p = at(procs, i), *ns = kb_json_get(p, "ns");
                         n_proc++;
                         if (!host_ns)
                                 continue;
                         json_object_object_foreach(host_ns, name, ino) {
                                 int64_t mine = json_object_get_int64(ino), theirs;
-                                if (!get_int(ns, name, &theirs))
+                                if (!kb_json_int(ns, name, &theirs))
                                         problem(&v, "the host could not read the %s namespace of pid %" PRId64 " (%s)", name,
                                                 int_or(p, "pid", -1), str_or(p, "name", "?"));
                                 else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
@@ -464,8 +442,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 if (sandbox_user < 0)
                         sandbox_user = owner;
                 holder_problems(&v, look);
-                outside_read = int_or(get(look, "ns_outside"), "read", 0);
-                outside_unreadable = int_or(get(look, "ns_outside"), "unreadable", 0);
+                outside_read = int_or(kb_json_get(look, "ns_outside"), "read", 0);
+                outside_unreadable = int_or(kb_json_get(look, "ns_outside"), "unreadable", 0);
         }
         launch_problems(&v, in);
         evidence(&v, "kbound_ns", json_object_get(host_ns));
@@ -480,13 +458,13 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         }
         evidence(&v, "processes_outside", outside);
         json_object *kernel = NULL;
-        json_object *procs = get(at(in->snapshots, 0), "processes");
+        json_object *procs = kb_json_get(at(in->snapshots, 0), "processes");
         for (size_t i = 0; i < arr_len(procs); i++)
                 if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
                         kernel = at(procs, i);
-        evidence(&v, "kernel_ns", json_object_get(get(kernel, "ns")));
-        evidence(&v, "bwrap", json_object_get(get(in->expect, "bwrap")));
-        evidence(&v, "bwrap_version", json_object_get(get(in->expect, "bwrap_version")));
+        evidence(&v, "kernel_ns", json_object_get(kb_json_get(kernel, "ns")));
+        evidence(&v, "bwrap", json_object_get(kb_json_get(in->expect, "bwrap")));
+        evidence(&v, "bwrap_version", json_object_get(kb_json_get(in->expect, "bwrap_version")));
         char pass[1024], unread[160] = "";
         bool root = int_or(in->host, "uid", -1) == 0;
         if (outside_unreadable > 0)
@@ -538,7 +516,7 @@ static json_object *privilege_summary(json_object *p) {
                                            "seccomp_filters", "no_new_privs", "uid_map", "gid_map"};
         json_object *s = json_object_new_object();
         for (size_t i = 0; s && i < KB_ELEMENTSOF(keys); i++) {
-                json_object *x = get(p, keys[i]);
+                json_object *x = kb_json_get(p, keys[i]);
                 if (x)
                         json_object_object_add(s, keys[i], json_object_get(x));
         }
@@ -558,7 +536,7 @@ json_object *kb_judge_privileges(json_object *snapshots) {
         const char *uid_map = NULL;
         char buf[512];
         for (size_t s = 0; s < arr_len(snapshots); s++) {
-                json_object *snap = at(snapshots, s), *procs = get(snap, "processes");
+                json_object *snap = at(snapshots, s), *procs = kb_json_get(snap, "processes");
                 json_object *list = json_object_new_array(), *entry = json_object_new_object();
                 if (!list || !entry || !seen) {
                         json_object_put(list);
@@ -566,7 +544,7 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                         v.oom = true;
                         break;
                 }
-                json_object_object_add(entry, "label", json_object_get(get(snap, "label")));
+                json_object_object_add(entry, "label", json_object_get(kb_json_get(snap, "label")));
                 json_object_object_add(entry, "processes", list);
                 json_object_array_add(seen, entry);
                 for (size_t i = 0; i < arr_len(procs); i++) {
@@ -577,29 +555,29 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                         const char *name = str_or(p, "name", "?");
                         if (fact_error(p, "status", buf, sizeof buf))
                                 problem(&v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
-                        else if (ids_have_root(get(p, "uid"), true))
+                        else if (ids_have_root(kb_json_get(p, "uid"), true))
                                 problem(&v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
-                        else if (ids_have_root(get(p, "gid"), true))
+                        else if (ids_have_root(kb_json_get(p, "gid"), true))
                                 problem(&v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
-                        else if (ids_have_root(get(p, "groups"), false))
+                        else if (ids_have_root(kb_json_get(p, "groups"), false))
                                 problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
-                        else if (!caps_empty(get_str(p, "cap_eff")) || !caps_empty(get_str(p, "cap_prm")) ||
-                                 !caps_empty(get_str(p, "cap_amb")))
+                        else if (!caps_empty(kb_json_str(p, "cap_eff")) || !caps_empty(kb_json_str(p, "cap_prm")) ||
+                                 !caps_empty(kb_json_str(p, "cap_amb")))
                                 problem(&v, "pid %" PRId64 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
                                         pid, name, str_or(p, "cap_eff", "?"), str_or(p, "cap_prm", "?"),
                                         str_or(p, "cap_amb", "?"));
-                        else if (!get_int(p, "no_new_privs", &nnp) || nnp != 1)
+                        else if (!kb_json_int(p, "no_new_privs", &nnp) || nnp != 1)
                                 problem(&v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid, name,
-                                        get(p, "no_new_privs") ? "0" : "unknown");
-                        int64_t u = first_id(get(p, "uid")), sc;
+                                        kb_json_get(p, "no_new_privs") ? "0" : "unknown");
+                        int64_t u = first_id(kb_json_get(p, "uid")), sc;
                         if (uid >= 0 && u != uid)
                                 same_uid = false;
                         uid = u;
-                        gid = first_id(get(p, "gid"));
-                        if (get_int(p, "seccomp", &sc) && (seccomp < 0 || sc < seccomp))
+                        gid = first_id(kb_json_get(p, "gid"));
+                        if (kb_json_int(p, "seccomp", &sc) && (seccomp < 0 || sc < seccomp))
                                 seccomp = sc;
                         if (!uid_map)
-                                uid_map = get_str(p, "uid_map");
+                                uid_map = kb_json_str(p, "uid_map");
                 }
         }
         char pass[512];
@@ -679,19 +657,19 @@ static bool host_has_dev(json_object *host_mounts, const char *dev);
  * the host does not mount (bwrap's --dev makes a new instance). A shell kernel (bash_kernel,
  * metakernel) runs its shell on such a pty; the host's terminals are other instances. */
 static bool own_pty(json_object *snap, json_object *host_mounts, const char *rdev) {
-        json_object *procs = get(snap, "processes");
+        json_object *procs = kb_json_get(snap, "processes");
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *fds = get(p, "fds"), *mounts = mounts_of(snap, p);
+                json_object *p = at(procs, i), *fds = kb_json_get(p, "fds"), *mounts = mounts_of(snap, p);
                 for (size_t f = 0; f < arr_len(fds); f++) {
                         json_object *fd = at(fds, f);
-                        const char *r = get_str(fd, "rdev"), *type = get_str(fd, "type");
+                        const char *r = kb_json_str(fd, "rdev"), *type = kb_json_str(fd, "type");
                         if (!r || !type || strcmp(r, rdev) != 0 || strcmp(type, "chr") != 0)
                                 continue;
                         int64_t mnt_id = int_or(fd, "mnt_id", -1);
                         for (size_t m = 0; m < arr_len(mounts); m++) {
                                 json_object *mt = at(mounts, m);
                                 if (int_or(mt, "id", -2) == mnt_id && mount_is(mt, "devpts") &&
-                                    !host_has_dev(host_mounts, get_str(mt, "dev")))
+                                    !host_has_dev(host_mounts, kb_json_str(mt, "dev")))
                                         return true;
                         }
                 }
@@ -708,18 +686,18 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 problem(&v, "the host could not read kbound's own session");
         size_t kernel_looks = 0, own_ptys = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
                         int64_t pid = int_or(p, "pid", -1), tty, session;
-                        if (!get_int(p, "tty_nr", &tty) || !get_int(p, "session", &session)) {
+                        if (!kb_json_int(p, "tty_nr", &tty) || !kb_json_int(p, "session", &session)) {
                                 problem(&v, "the host could not read pid %" PRId64 "'s session and terminal", pid);
                                 continue;
                         }
                         char rdev[48];
                         snprintf(rdev, sizeof rdev, "%" PRId64 ":%" PRId64, (tty >> 8) & 0xfff,
                                  (tty & 0xff) | ((tty >> 12) & 0xfff00));
-                        if (tty != 0 && own_pty(at(in->snapshots, s), get(in->host, "mounts"), rdev))
+                        if (tty != 0 && own_pty(at(in->snapshots, s), kb_json_get(in->host, "mounts"), rdev))
                                 own_ptys++;
                         else if (tty != 0)
                                 problem(&v, "pid %" PRId64 " (%s) has a controlling terminal (device %s) that is not a pty "
@@ -740,11 +718,11 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         if (kernel_looks == 0)
                 problem(&v, "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")", kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
-        json_object *launcher = get(last_look(in), "launcher");
+        json_object *launcher = kb_json_get(last_look(in), "launcher");
         int64_t lpid = int_or(launcher, "pid", -1), spawned = int_or(launcher, "spawned", -2);
         bool dwp = false, ns = false;
         char why[256];
-        const char *unreadable = bwrap_flags(get(launcher, "argv"), &dwp, &ns, why, sizeof why);
+        const char *unreadable = bwrap_flags(kb_json_get(launcher, "argv"), &dwp, &ns, why, sizeof why);
         if (!launcher)
                 problem(&v, "the host did not find the process that runs bwrap");
         else if (lpid != spawned)
@@ -782,7 +760,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
 static const char *holder_words(json_object *snap, json_object *h, char *buf, size_t size) {
         int64_t pid = int_or(h, "pid", -1), inner = -1;
         const char *side = str_or(h, "side", "?"), *name = str_or(h, "name", "?");
-        json_object *procs = get(snap, "processes");
+        json_object *procs = kb_json_get(snap, "processes");
         for (size_t p = 0; p < arr_len(procs); p++)
                 if (int_or(at(procs, p), "pid", -2) == pid)
                         inner = inner_pid(at(procs, p));
@@ -802,10 +780,10 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         look_problems(&v, in);
         /* The cell's word first: a kernel that broke its own cell is named for it before anything
          * the host could not see because of it (a look that never came). */
-        json_object *cell = get(in->expect, "identity");
-        const char *cell_error = get_str(cell, "error");
+        json_object *cell = kb_json_get(in->expect, "identity");
+        const char *cell_error = kb_json_str(cell, "error");
         int64_t cell_pid = int_or(cell, "pid", -1);
-        json_object *nspid = get(cell, "nspid");
+        json_object *nspid = kb_json_get(cell, "nspid");
         json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
         int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
         if (in->cells_absent)
@@ -815,7 +793,7 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         else if (cell_pid != 2 || cell_inner != 2)
                 problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
         int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
-        json_object *endpoints = get(at(in->snapshots, 0), "endpoints");
+        json_object *endpoints = kb_json_get(at(in->snapshots, 0), "endpoints");
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();
         char who[256];
         if (!judged || !connections)
@@ -826,11 +804,11 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                 json_object *e = at(endpoints, i);
                 const char *path = str_or(e, "path", "?");
                 size_t found = 0;
-                if (get_str(e, "error"))
+                if (kb_json_str(e, "error"))
                         problem(&v, "the host could not find the socket file of the kernel's endpoint %s: %s", path,
-                                get_str(e, "error"));
+                                kb_json_str(e, "error"));
                 for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                        json_object *conns = get(at(in->snapshots, s), "connections");
+                        json_object *conns = kb_json_get(at(in->snapshots, s), "connections");
                         for (size_t c = 0; c < arr_len(conns); c++)
                                 found += strcmp(str_or(at(conns, c), "endpoint", ""), path) == 0;
                 }
@@ -840,9 +818,9 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         /* Every connection kbound talks over, in every look: its other end, found by inode, must be
          * held by the pinned PID 2 and no other process. */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *snap = at(in->snapshots, s), *conns = get(snap, "connections");
+                json_object *snap = at(in->snapshots, s), *conns = kb_json_get(snap, "connections");
                 for (size_t c = 0; c < arr_len(conns); c++) {
-                        json_object *conn = at(conns, c), *holders = get(conn, "holders");
+                        json_object *conn = at(conns, c), *holders = kb_json_get(conn, "holders");
                         const char *ep = str_or(conn, "endpoint", "?");
                         int64_t mine = int_or(conn, "kbound_socket", -1), peer = int_or(conn, "peer", -1);
                         char key[512];
@@ -893,20 +871,20 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
 /* ---- mounts ---- */
 
 static bool mount_writable(json_object *m) {
-        json_object *w = get(m, "writable");
+        json_object *w = kb_json_get(m, "writable");
         /* Unknown writability is writable: a mount is proven read-only or it is not. */
         return !w || !json_object_is_type(w, json_type_boolean) || json_object_get_boolean(w);
 }
 
 static bool mount_is(json_object *m, const char *fstype) {
-        const char *t = get_str(m, "fstype");
+        const char *t = kb_json_str(m, "fstype");
         return t && strcmp(t, fstype) == 0;
 }
 
 /* True if dev ("maj:min") is mounted anywhere in host_mounts. */
 static bool host_has_dev(json_object *host_mounts, const char *dev) {
         for (size_t i = 0; dev && i < arr_len(host_mounts); i++) {
-                const char *d = get_str(at(host_mounts, i), "dev");
+                const char *d = kb_json_str(at(host_mounts, i), "dev");
                 if (d && strcmp(d, dev) == 0)
                         return true;
         }
@@ -925,12 +903,12 @@ static bool harmless_char(const char *rdev, bool tty_too) {
 
 /* The team bind (by name) a mount's target is, or NULL. */
 static const char *team_bind_of(json_object *m, json_object *team_binds) {
-        json_object *target = get(m, "target");
-        const char *dev = get_str(target, "dev");
+        json_object *target = kb_json_get(m, "target");
+        const char *dev = kb_json_str(target, "dev");
         int64_t ino = int_or(target, "ino", -1);
         for (size_t i = 0; dev && i < arr_len(team_binds); i++) {
                 json_object *b = at(team_binds, i);
-                const char *bdev = get_str(b, "dev");
+                const char *bdev = kb_json_str(b, "dev");
                 if (bdev && strcmp(bdev, dev) == 0 && int_or(b, "ino", -2) == ino)
                         return str_or(b, "name", "team folder");
         }
@@ -1010,8 +988,8 @@ static const char *planned_fresh(json_object *argv, const char *mountpoint) {
  * the host could not read every outside process's table and the running bwrap was not told to
  * make that filesystem there. */
 static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
-        const char *dev = get_str(m, "dev");
-        json_object *devices = get(f->outside, "devices");
+        const char *dev = kb_json_str(m, "dev");
+        json_object *devices = kb_json_get(f->outside, "devices");
         int64_t holder, unreadable = int_or(f->outside, "unreadable", -1);
         if (!dev)
                 return "its device is unknown";
@@ -1019,14 +997,14 @@ static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *
                 snprintf(buf, size, "kbound's own mount namespace holds its device %s", dev);
                 return buf;
         }
-        if (get_int(devices, dev, &holder)) {
+        if (kb_json_int(devices, dev, &holder)) {
                 snprintf(buf, size, "the mount namespace of pid %" PRId64 ", outside the sandbox, holds its device %s too",
                          holder, dev);
                 return buf;
         }
         if (!json_object_is_type(devices, json_type_object) || unreadable < 0)
                 return "the host did not read the mount namespaces outside the sandbox";
-        const char *fresh = unreadable > 0 ? planned_fresh(f->bwrap_argv, get_str(m, "mountpoint")) : NULL;
+        const char *fresh = unreadable > 0 ? planned_fresh(f->bwrap_argv, kb_json_str(m, "mountpoint")) : NULL;
         if (unreadable > 0 && !(fresh && mount_is(m, fresh))) {
                 snprintf(buf, size,
                          "the host could not read the mount tables of %" PRId64 " process%s outside the sandbox, and "
@@ -1043,12 +1021,12 @@ static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *
  * other mount that allows devices can show a device node of the host (a read-only mount too: a
  * device is written through its node, not its folder). */
 static const char *device_mount(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
-        if (is_true(m, "nodev"))
+        if (kb_json_true(m, "nodev"))
                 return NULL;
-        json_object *target = get(m, "target");
-        const char *type = get_str(target, "type");
+        json_object *target = kb_json_get(m, "target");
+        const char *type = kb_json_str(target, "type");
         char why[256];
-        if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(target, "rdev"), true))
+        if (type && strcmp(type, "chr") == 0 && harmless_char(kb_json_str(target, "rdev"), true))
                 return NULL;
         if (mount_is(m, "devpts") && !not_own(m, f, why, sizeof why))
                 return NULL;
@@ -1113,7 +1091,7 @@ static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, 
         bool private_type = false;
         for (size_t t = 0; t < KB_ELEMENTSOF(private_types); t++)
                 private_type |= mount_is(m, private_types[t]);
-        const char *dev = get_str(m, "dev"), *shared = NULL;
+        const char *dev = kb_json_str(m, "dev"), *shared = NULL;
         char why[256];
         if (private_type) {
                 shared = not_own(m, f, why, sizeof why);
@@ -1124,18 +1102,18 @@ static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, 
         }
         if (team_bind_of(m, f->team_binds))
                 return NULL;
-        json_object *target = get(m, "target");
-        const char *type = get_str(target, "type");
-        if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(target, "rdev"), true))
+        json_object *target = kb_json_get(m, "target");
+        const char *type = kb_json_str(target, "type");
+        if (type && strcmp(type, "chr") == 0 && harmless_char(kb_json_str(target, "rdev"), true))
                 return NULL;
         if (shared)
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is not the sandbox's own: %s",
                          str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
                          str_or(m, "root", "?"), shared);
-        else if (!target && get_str(m, "target_error"))
+        else if (!target && kb_json_str(m, "target_error"))
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) could not be examined by the host (%s)",
                          str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
-                         str_or(m, "root", "?"), get_str(m, "target_error"));
+                         str_or(m, "root", "?"), kb_json_str(m, "target_error"));
         else
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is backed by the host", str_or(m, "mountpoint", "?"),
                          str_or(m, "fstype", "?"), str_or(m, "source", "?"), str_or(m, "root", "?"));
@@ -1181,9 +1159,9 @@ static bool lands_privately(json_object *mounts, const kb_judge_mount_facts *f, 
 
 /* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
 static const char *cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size) {
-        json_object *errors = get(probe, "errors");
+        json_object *errors = kb_json_get(probe, "errors");
         for (size_t i = 0; i < arr_len(errors); i++) {
-                const char *name = get_str(at(errors, i), "probe");
+                const char *name = kb_json_str(at(errors, i), "probe");
                 for (const char *const *p = prefixes; name && *p; p++)
                         if (strncmp(name, *p, strlen(*p)) == 0) {
                                 snprintf(buf, size, "the cell's %s sub-probe failed: %s", name,
@@ -1201,19 +1179,19 @@ static void no_probe(verdict *v, const kb_judge_input *in) {
 
 /* What a look's mount tables are judged against. */
 static kb_judge_mount_facts mount_facts(const kb_judge_input *in, json_object *snap) {
-        return (kb_judge_mount_facts) {.host_mounts = get(in->host, "mounts"),
-                                       .proc_entries = get(in->host, "proc_entries"),
-                                       .team_binds = get(in->expect, "team_binds"),
-                                       .outside = get(snap, "outside_mounts"),
-                                       .bwrap_argv = get(get(last_look(in), "launcher"), "argv")};
+        return (kb_judge_mount_facts) {.host_mounts = kb_json_get(in->host, "mounts"),
+                                       .proc_entries = kb_json_get(in->host, "proc_entries"),
+                                       .team_binds = kb_json_get(in->expect, "team_binds"),
+                                       .outside = kb_json_get(snap, "outside_mounts"),
+                                       .bwrap_argv = kb_json_get(kb_json_get(last_look(in), "launcher"), "argv")};
 }
 
 /* The first process of snap in the mount namespace key (an inode, as "mount_tables" keys them). */
 static json_object *table_owner(json_object *snap, const char *key) {
-        json_object *procs = get(snap, "processes");
+        json_object *procs = kb_json_get(snap, "processes");
         for (size_t i = 0; i < arr_len(procs); i++) {
                 char ino[32];
-                snprintf(ino, sizeof ino, "%" PRId64, int_or(get(at(procs, i), "ns"), "mnt", -1));
+                snprintf(ino, sizeof ino, "%" PRId64, int_or(kb_json_get(at(procs, i), "ns"), "mnt", -1));
                 if (strcmp(ino, key) == 0)
                         return at(procs, i);
         }
@@ -1237,14 +1215,14 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
                 json_object *snap = at(in->snapshots, s), *found = json_object_new_array();
                 kb_judge_mount_facts f = mount_facts(in, snap);
                 tables = 1;
-                if (!found || kb_judge_mount_problems(get(snap, "mounts"), &f, found) < 0) {
+                if (!found || kb_judge_mount_problems(kb_json_get(snap, "mounts"), &f, found) < 0) {
                         json_object_put(found);
                         return -ENOMEM;
                 }
                 for (size_t i = 0; i < arr_len(found); i++)
                         add_unique(out, json_object_get_string(at(found, i)));
                 json_object_put(found);
-                json_object *others = get(snap, "mount_tables");
+                json_object *others = kb_json_get(snap, "mount_tables");
                 if (!json_object_is_type(others, json_type_object))
                         continue;
                 json_object_object_foreach(others, key, table) {
@@ -1276,8 +1254,8 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         static const char *const subprobes[] = {"mounts", "write_outside", "sysctl", NULL};
         verdict v;
         verdict_init(&v);
-        json_object *host_mounts = get(in->host, "mounts"), *last = last_look(in);
-        json_object *mounts = get(last, "mounts"), *outside = get(last, "outside_mounts");
+        json_object *host_mounts = kb_json_get(in->host, "mounts"), *last = last_look(in);
+        json_object *mounts = kb_json_get(last, "mounts"), *outside = kb_json_get(last, "outside_mounts");
         json_object *host_problems = json_object_new_array();
         kb_judge_mount_facts facts = mount_facts(in, last);
         char buf[DETAIL_MAX];
@@ -1297,7 +1275,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
-        json_object *attempts = get(in->probe, "write_outside"), *sysctl = get(in->probe, "sysctl");
+        json_object *attempts = kb_json_get(in->probe, "write_outside"), *sysctl = kb_json_get(in->probe, "sysctl");
         size_t n = arr_len(attempts), private_writes = 0;
         if (in->probe && n == 0)
                 problem(&v, "the cell reported no write attempts");
@@ -1305,8 +1283,8 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 problem(&v, "the cell reported no attempt on host settings");
         for (size_t i = 0; i < n; i++) {
                 json_object *a = at(attempts, i);
-                const char *path = get_str(a, "path");
-                if (!is_true(a, "created"))
+                const char *path = kb_json_str(a, "path");
+                if (!kb_json_true(a, "created"))
                         continue;
                 /* Judged on the host's own table: where would a file at that path land? */
                 if (path && lands_privately(mounts, &facts, path))
@@ -1315,11 +1293,11 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                         problem(&v, "the cell created a file in %s, on a mount the host does not class as the sandbox's own",
                                 path ? path : "?");
         }
-        json_object *seen = get(in->expect, "escapes_seen");
+        json_object *seen = kb_json_get(in->expect, "escapes_seen");
         for (size_t i = 0; i < arr_len(seen); i++)
                 problem(&v, "the host sees the cell's file at %s", json_object_get_string(at(seen, i)));
         for (size_t i = 0; i < arr_len(sysctl); i++)
-                if (is_true(at(sysctl, i), "opened"))
+                if (kb_json_true(at(sysctl, i), "opened"))
                         problem(&v, "the cell opened the host setting %s for writing", str_or(at(sysctl, i), "path", "?"));
         evidence(&v, "attempts", json_object_new_int64((int64_t) n));
         evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
@@ -1344,15 +1322,15 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         verdict_init(&v);
         char buf[DETAIL_MAX];
         no_probe(&v, in);
-        json_object *ws = get(in->probe, "workspace");
+        json_object *ws = kb_json_get(in->probe, "workspace");
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
-        if (in->probe && !is_true(ws, "written"))
+        if (in->probe && !kb_json_true(ws, "written"))
                 problem(&v, "the cell could not write to its workspace (%s)", str_or(ws, "error", "no reason given"));
-        if (!is_true(in->expect, "workspace_read_back"))
+        if (!kb_json_true(in->expect, "workspace_read_back"))
                 problem(&v, "the host did not find the cell's nonce in the workspace");
         evidence(&v, "cell", json_object_get(ws));
-        evidence(&v, "host_read_back", json_object_new_boolean(is_true(in->expect, "workspace_read_back")));
+        evidence(&v, "host_read_back", json_object_new_boolean(kb_json_true(in->expect, "workspace_read_back")));
         return verdict_end(&v, "boundary.workspace_writable",
                            "the cell wrote a nonce to /workspace; the host read the same nonce back");
 }
@@ -1360,8 +1338,8 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
 /* ---- network ---- */
 
 static json_object *kernel_net(json_object *snap) {
-        const char *key = get_str(snap, "kernel_net");
-        return key ? get(get(snap, "net"), key) : NULL;
+        const char *key = kb_json_str(snap, "kernel_net");
+        return key ? kb_json_get(kb_json_get(snap, "net"), key) : NULL;
 }
 
 json_object *kb_judge_network(const kb_judge_input *in) {
@@ -1369,13 +1347,13 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         char buf[DETAIL_MAX];
-        json_object *conn = get(in->expect, "canary_connections");
+        json_object *conn = kb_json_get(in->expect, "canary_connections");
         int64_t tcp_hits = int_or(conn, "tcp", -1), unix_hits = int_or(conn, "unix", -1);
-        json_object *cell = get(in->probe, "network");
+        json_object *cell = kb_json_get(in->probe, "network");
         evidence(&v, "host_tcp_connections", json_object_new_int64(tcp_hits));
         evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
         evidence(&v, "cell", json_object_get(cell));
-        if (is_true(in->expect, "allow_network")) {
+        if (kb_json_true(in->expect, "allow_network")) {
                 if (v.oom)
                         return NULL;
                 return kb_judge_check("boundary.network", "not_claimed", v.ev,
@@ -1383,7 +1361,7 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                                       (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
         }
         look_problems(&v, in);
-        json_object *host_ns = get(in->host, "ns");
+        json_object *host_ns = kb_json_get(in->host, "ns");
         int64_t host_net = int_or(host_ns, "net", -1);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *net = kernel_net(snap);
@@ -1391,7 +1369,7 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                         problem(&v, "the host could not read the kernel's network tables (%s)", str_or(snap, "label", "?"));
                         continue;
                 }
-                json_object *ifs = get(net, "interfaces");
+                json_object *ifs = kb_json_get(net, "interfaces");
                 if (!ifs)
                         problem(&v, "the host could not read the sandbox's interfaces");
                 for (size_t i = 0; i < arr_len(ifs); i++)
@@ -1399,28 +1377,28 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                                 problem(&v, "the sandbox has a network interface '%s' besides lo", json_object_get_string(at(ifs, i)));
                 static const char *const route_keys[] = {"routes_v4", "routes_v6"};
                 for (size_t k = 0; k < KB_ELEMENTSOF(route_keys); k++) {
-                        json_object *routes = get(net, route_keys[k]);
+                        json_object *routes = kb_json_get(net, route_keys[k]);
                         if (!routes)
                                 problem(&v, "the host could not read the sandbox's %s", route_keys[k]);
                         for (size_t i = 0; i < arr_len(routes); i++)
                                 if (strcmp(json_object_get_string(at(routes, i)), "lo") != 0)
                                         problem(&v, "the sandbox has a route through '%s'", json_object_get_string(at(routes, i)));
                 }
-                json_object *unix_list = get(net, "unix"), *names = get(in->expect, "abstract_canaries");
+                json_object *unix_list = kb_json_get(net, "unix"), *names = kb_json_get(in->expect, "abstract_canaries");
                 if (!unix_list)
                         problem(&v, "the host could not read the sandbox's unix sockets");
                 for (size_t i = 0; i < arr_len(unix_list); i++) {
-                        const char *path = get_str(at(unix_list, i), "path");
+                        const char *path = kb_json_str(at(unix_list, i), "path");
                         if (path && path[0] == '@' && str_in(names, path + 1))
                                 problem(&v, "the host's abstract canary socket %s is in the sandbox's network namespace", path);
                 }
         }
         int64_t kernel_netns = -1;
-        json_object *kproc = NULL, *procs = get(at(in->snapshots, 0), "processes");
+        json_object *kproc = NULL, *procs = kb_json_get(at(in->snapshots, 0), "processes");
         for (size_t i = 0; i < arr_len(procs); i++)
                 if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
                         kproc = at(procs, i);
-        kernel_netns = int_or(get(kproc, "ns"), "net", -1);
+        kernel_netns = int_or(kb_json_get(kproc, "ns"), "net", -1);
         if (host_net < 0 || kernel_netns < 0)
                 problem(&v, "the host could not compare the kernel's network namespace with its own");
         else if (kernel_netns == host_net)
@@ -1437,20 +1415,20 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         size_t tested = 0;
         static const char *const conn_keys[] = {"tcp", "abstract"};
         for (size_t k = 0; k < KB_ELEMENTSOF(conn_keys); k++) {
-                json_object *arr = get(cell, conn_keys[k]);
+                json_object *arr = kb_json_get(cell, conn_keys[k]);
                 for (size_t i = 0; i < arr_len(arr); i++) {
                         json_object *a = at(arr, i);
-                        if (k == 1 && get(a, "tested") && !is_true(a, "tested"))
+                        if (k == 1 && kb_json_get(a, "tested") && !kb_json_true(a, "tested"))
                                 continue;
                         tested++;
-                        if (is_true(a, "connected"))
+                        if (kb_json_true(a, "connected"))
                                 problem(&v, "the cell connected to the host's %s canary",
                                         k == 0 ? "loopback TCP" : "abstract unix socket");
                 }
         }
         if (in->probe && tested == 0)
                 problem(&v, "the cell tested no canary connection");
-        if (arr_len(get(cell, "unix_visible")) > 0)
+        if (arr_len(kb_json_get(cell, "unix_visible")) > 0)
                 problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
         char pass[256];
         if (in->cells_absent)
@@ -1469,8 +1447,8 @@ json_object *kb_judge_network(const kb_judge_input *in) {
  * namespace among the sandbox's processes (at most max in all). Returns how many. */
 static size_t look_tables(json_object *snap, json_object **out, size_t max) {
         size_t n = 0;
-        out[n++] = get(snap, "mounts");
-        json_object *others = get(snap, "mount_tables");
+        out[n++] = kb_json_get(snap, "mounts");
+        json_object *others = kb_json_get(snap, "mount_tables");
         if (json_object_is_type(others, json_type_object)) {
                 json_object_object_foreach(others, key, table) {
                         (void) key;
@@ -1488,7 +1466,7 @@ static json_object *mount_on_dev(json_object *snap, const char *dev) {
         for (size_t t = 0; dev && t < n; t++)
                 for (size_t i = 0; i < arr_len(tables[t]); i++) {
                         json_object *m = at(tables[t], i);
-                        const char *d = get_str(m, "dev");
+                        const char *d = kb_json_str(m, "dev");
                         json_object *top = kb_procfs_mount_of(tables[t], str_or(m, "mountpoint", ""));
                         if (d && strcmp(d, dev) == 0 && (!top || top == m))
                                 return m;
@@ -1520,21 +1498,21 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
         size_t checked = 0;
         json_object *said = json_object_new_array(); /* every look is read; each problem is said once */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *reach = get(at(in->snapshots, s), "reach");
+                json_object *reach = kb_json_get(at(in->snapshots, s), "reach");
                 for (size_t i = 0; i < arr_len(reach); i++) {
                         json_object *e = at(reach, i);
-                        const char *k = get_str(e, "kind"), *c = get_str(e, "claim");
+                        const char *k = kb_json_str(e, "kind"), *c = kb_json_str(e, "claim");
                         if (!k || strcmp(k, kind) != 0 || (claim && (!c || strcmp(c, claim) != 0)))
                                 continue;
                         if (s == 0)
                                 checked++;
                         const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
-                        if (get_str(e, "error") && claim)
-                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path, get_str(e, "error"));
-                        json_object *exposed = get(e, "exposed");
+                        if (kb_json_str(e, "error") && claim)
+                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path, kb_json_str(e, "error"));
+                        json_object *exposed = kb_json_get(e, "exposed");
                         bool listed = false;
                         int64_t links = int_or(e, "links", 1);
-                        json_object *on_dev = links > 1 ? mount_on_dev(at(in->snapshots, s), get_str(e, "dev")) : NULL;
+                        json_object *on_dev = links > 1 ? mount_on_dev(at(in->snapshots, s), kb_json_str(e, "dev")) : NULL;
                         if (on_dev) {
                                 problem_once(v, said, "the %s %s has %" PRId64 " names (hard links) and the sandbox's mount at %s is on "
                                            "its filesystem (%s): another of its names could be inside the sandbox",
@@ -1545,12 +1523,12 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                         }
                         for (size_t x = 0; x < arr_len(exposed); x++) {
                                 json_object *where = at(exposed, x);
-                                const char *err = get_str(where, "error");
+                                const char *err = kb_json_str(where, "error");
                                 char table[64] = "";
-                                if (get(where, "pid"))
+                                if (kb_json_get(where, "pid"))
                                         snprintf(table, sizeof table, " (in the mount namespace of pid %" PRId64 ")",
                                                  int_or(where, "pid", -1));
-                                if (is_true(where, "confirmed"))
+                                if (kb_json_true(where, "confirmed"))
                                         problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name, path,
                                                 str_or(where, "at", "?"), table);
                                 else if (!err || strcmp(err, "No such file or directory") != 0)
@@ -1577,17 +1555,17 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         json_object *exposed = json_object_new_array();
         size_t n = reach_problems(&v, in, "socket", "boundary.sockets", exposed);
         evidence(&v, "exposed", exposed);
-        json_object *snap = at(in->snapshots, 0), *not_entered = get(snap, "socket_namespaces_not_entered");
-        json_object *counts = get(snap, "host_sockets");
+        json_object *snap = at(in->snapshots, 0), *not_entered = kb_json_get(snap, "socket_namespaces_not_entered");
+        json_object *counts = kb_json_get(snap, "host_sockets");
         int64_t namespaces = int_or(snap, "socket_namespaces", 0), skipped = int_or(snap, "socket_namespaces_skipped", 0);
         int64_t checked = int_or(counts, "checked", 0), abstract = int_or(snap, "abstract_sockets", 0);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *look = at(in->snapshots, s);
                 if (fact_error(look, "kbound's unix sockets", buf, sizeof buf))
                         problem(&v, "the host could not list %s", buf);
-                if (arr_len(get(look, "mounts")) == 0)
+                if (arr_len(kb_json_get(look, "mounts")) == 0)
                         problem(&v, "the host could not read the sandbox's mount table (%s)", str_or(look, "label", "?"));
-                if (!get(look, "host_sockets") || !get(look, "socket_namespaces_not_entered"))
+                if (!kb_json_get(look, "host_sockets") || !kb_json_get(look, "socket_namespaces_not_entered"))
                         problem(&v, "the host did not list the host's unix sockets (%s)", str_or(look, "label", "?"));
                 if (int_or(look, "socket_namespaces_skipped", 0) > 0)
                         problem(&v, "the host did not list the sockets of %" PRId64 " network namespaces (more than kbound "
@@ -1606,19 +1584,19 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                 if (i < 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left), "%snetwork namespace of pid %" PRId64 " (%s%s%s)",
                                  i ? ", " : "", int_or(ne, "pid", -1), str_or(ne, "error", "?"),
-                                 get_str(ne, "table_error") ? "; its table: " : "", str_or(ne, "table_error", ""));
+                                 kb_json_str(ne, "table_error") ? "; its table: " : "", str_or(ne, "table_error", ""));
                 else if (i == 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)",
                                  arr_len(not_entered) - 3);
         }
-        bool raw = is_true(in->expect, "allow_network");
+        bool raw = kb_json_true(in->expect, "allow_network");
         evidence(&v, "sockets_checked", json_object_new_int64(checked));
         evidence(&v, "on_other_filesystems", json_object_new_int64(int_or(counts, "elsewhere", 0)));
         evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
         evidence(&v, "namespaces_not_entered", json_object_get(not_entered));
         evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
         evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
-        evidence(&v, "not_placed", json_object_get(get(counts, "not_claimed")));
+        evidence(&v, "not_placed", json_object_get(kb_json_get(counts, "not_claimed")));
         /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
         char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
         if (raw)
@@ -1632,9 +1610,9 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                          "paths their tables show%s: %s",
                          arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
                          unplaced ? " (some not found on the host)" : "", left);
-        json_object *unplaced_sockets = get(counts, "not_claimed"), *first = at(unplaced_sockets, 0);
+        json_object *unplaced_sockets = kb_json_get(counts, "not_claimed"), *first = at(unplaced_sockets, 0);
         if (arr_len(unplaced_sockets) > 0) {
-                json_object *holder = at(get(first, "held_by"), 0);
+                json_object *holder = at(kb_json_get(first, "held_by"), 0);
                 char held[128] = "held by no process the host found";
                 if (holder)
                         snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)", int_or(holder, "pid", -1),
@@ -1665,7 +1643,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         /* The host's read of every environment and command line, in every look. */
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
                         int64_t pid = int_or(p, "pid", -1);
@@ -1674,7 +1652,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                                 const char *key, *file, *words;
                         } texts[] = {{"environ_secrets", "environ", "environment"}, {"cmdline_secrets", "cmdline", "command line"}};
                         for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
-                                json_object *names = get(p, texts[t].key);
+                                json_object *names = kb_json_get(p, texts[t].key);
                                 if (!names)
                                         problem(&v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s", texts[t].words, pid,
                                                 str_or(p, "name", "?"), fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
@@ -1687,12 +1665,12 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         }
         reach_problems(&v, in, "canary", "boundary.credentials", NULL);
         /* The child the cell spawned, seen alive by the host. */
-        json_object *sub = get(get(in->probe, "credentials"), "subprocess");
+        json_object *sub = kb_json_get(kb_json_get(in->probe, "credentials"), "subprocess");
         int64_t child = int_or(sub, "pid", -1);
         json_object *alive = look_labelled(in, "child alive");
         bool child_seen = false;
-        for (size_t i = 0; i < arr_len(get(alive, "processes")); i++) {
-                json_object *p = at(get(alive, "processes"), i);
+        for (size_t i = 0; i < arr_len(kb_json_get(alive, "processes")); i++) {
+                json_object *p = at(kb_json_get(alive, "processes"), i);
                 /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned. */
                 child_seen |= child > 1 && inner_pid(p) == child && int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
         }
@@ -1708,34 +1686,34 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
-        json_object *found = get(in->expect, "secrets_in_probe");
+        json_object *found = kb_json_get(in->expect, "secrets_in_probe");
         for (size_t i = 0; i < arr_len(found); i++)
                 problem(&v, "%s reached the sandbox (found in what the cell saw; value never shown)",
                         json_object_get_string(at(found, i)));
-        size_t n_read = arr_len(get(sub, "proc"));
+        size_t n_read = arr_len(kb_json_get(sub, "proc"));
         if (in->probe) {
-                if (!is_true(sub, "spawned"))
+                if (!kb_json_true(sub, "spawned"))
                         problem(&v, "the cell could not spawn a subprocess (%s)", str_or(sub, "error", "no reason given"));
-                else if (get_str(sub, "error"))
-                        problem(&v, "the cell's subprocess failed: %s", get_str(sub, "error"));
+                else if (kb_json_str(sub, "error"))
+                        problem(&v, "the cell's subprocess failed: %s", kb_json_str(sub, "error"));
                 else if (n_read == 0)
                         problem(&v, "the cell's subprocess read no process's environment");
-                if (is_true(sub, "spawned") && !is_true(sub, "go"))
+                if (kb_json_true(sub, "spawned") && !kb_json_true(sub, "go"))
                         problem(&v, "the cell's subprocess did not wait for the host's look");
         }
-        json_object *files = get(get(in->probe, "credentials"), "files");
+        json_object *files = kb_json_get(kb_json_get(in->probe, "credentials"), "files");
         for (size_t i = 0; i < arr_len(files); i++)
-                if (is_true(at(files, i), "exists"))
+                if (kb_json_true(at(files, i), "exists"))
                         problem(&v, "the cell sees the host credential file %s", str_or(at(files, i), "path", "?"));
-        json_object *keys = get(get(in->probe, "credentials"), "keys");
-        if (is_true(keys, "found"))
+        json_object *keys = kb_json_get(kb_json_get(in->probe, "credentials"), "keys");
+        if (kb_json_true(keys, "found"))
                 problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
-        evidence(&v, "secrets_checked", json_object_get(get(in->expect, "secrets_guarded")));
+        evidence(&v, "secrets_checked", json_object_get(kb_json_get(in->expect, "secrets_guarded")));
         evidence(&v, "found", json_object_get(found));
         evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
         evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
         evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
-        evidence(&v, "keyring_canary", json_object_get(get(in->expect, "keyring")));
+        evidence(&v, "keyring_canary", json_object_get(kb_json_get(in->expect, "keyring")));
         evidence(&v, "keys", json_object_get(keys));
         char pass[512];
         snprintf(pass, sizeof pass,
@@ -1744,7 +1722,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                  "canary %s",
                  int_or(in->expect, "secrets_guarded", 0), n_proc, n_proc == 1 ? "" : "es",
                  in->cells_absent ? "" : " (a spawned child included)",
-                 is_true(keys, "tested") ? "not found by the cell" : "beyond the sandbox's fresh, empty session keyring");
+                 kb_json_true(keys, "tested") ? "not found by the cell" : "beyond the sandbox's fresh, empty session keyring");
         if (!in->cells_absent) {
                 char more[96];
                 snprintf(more, sizeof more, ", nor in what the cell's subprocess read from %zu", n_read);
@@ -1761,7 +1739,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
  * filesystem (fs, size bytes). False if no host mount holds it. */
 static bool place_of(json_object *host_mounts, const char *path, const char **ret_dev, char *fs, size_t size) {
         json_object *hm = kb_procfs_mount_of(host_mounts, path);
-        *ret_dev = get_str(hm, "dev");
+        *ret_dev = kb_json_str(hm, "dev");
         return hm && *ret_dev && kb_procfs_fs_path(hm, path, fs, size);
 }
 
@@ -1777,8 +1755,8 @@ static void host_path_of(const char *host_prefix, const char *fs_prefix, const c
  * it. Found from each mount's filesystem and root, against where the host's own table places
  * those folders: no canary needs to lie there. Each problem once, into found. */
 static void team_folder_problems(const kb_judge_input *in, json_object *found) {
-        const char *base = get_str(in->expect, "base_dir");
-        json_object *host_mounts = get(in->host, "mounts"), *binds = get(in->expect, "team_binds");
+        const char *base = kb_json_str(in->expect, "base_dir");
+        json_object *host_mounts = kb_json_get(in->host, "mounts"), *binds = kb_json_get(in->expect, "team_binds");
         char teams[PATH_MAX], parent[PATH_MAX], fs_teams[PATH_MAX], fs_parent[PATH_MAX], text[3 * PATH_MAX];
         const char *dev_teams = NULL, *dev_parent = NULL, *slash = base ? strrchr(base, '/') : NULL;
         if (!base || base[0] != '/' || !slash || !slash[1]) {
@@ -1799,7 +1777,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         char fs_own[4][PATH_MAX];
         size_t n_own = 0;
         for (size_t i = 0; i < arr_len(binds) && n_own < 4; i++) {
-                const char *path = get_str(at(binds, i), "path");
+                const char *path = kb_json_str(at(binds, i), "path");
                 if (path && place_of(host_mounts, path, &dev_own[n_own], fs_own[n_own], sizeof fs_own[n_own]))
                         n_own++;
         }
@@ -1809,7 +1787,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                 for (size_t t = 0; t < n_tables; t++) {
                         for (size_t i = 0; i < arr_len(tables[t]); i++) {
                                 json_object *m = at(tables[t], i);
-                                const char *dev = get_str(m, "dev"), *root = get_str(m, "root"), *mp = str_or(m, "mountpoint", "?");
+                                const char *dev = kb_json_str(m, "dev"), *root = kb_json_str(m, "root"), *mp = str_or(m, "mountpoint", "?");
                                 char shown[PATH_MAX], where[PATH_MAX];
                                 json_object *top = kb_procfs_mount_of(tables[t], mp);
                                 if (!dev || !root || (top && top != m))
@@ -1877,10 +1855,10 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
-        json_object *found = get(in->expect, "sibling_in_probe");
+        json_object *found = kb_json_get(in->expect, "sibling_in_probe");
         if (arr_len(found) > 0)
                 problem(&v, "another team's canary was readable in the sandbox");
-        json_object *cross = get(in->probe, "cross_team");
+        json_object *cross = kb_json_get(in->probe, "cross_team");
         size_t n = arr_len(cross);
         if (in->probe && n == 0)
                 problem(&v, "the cell reported no cross-team attempts");
@@ -1891,7 +1869,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                         problem(&v, "the cell's cross-team entry %zu is not an object", i);
                         continue; /* json_object_object_foreach cannot walk it */
                 }
-                if (is_true(e, "exists") || is_true(e, "readable"))
+                if (kb_json_true(e, "exists") || kb_json_true(e, "readable"))
                         problem(&v, "another team's path %s is visible in the sandbox", str_or(e, "path", "?"));
                 /* What the cell saw of each path, without what it read. */
                 json_object *copy = json_object_new_object();
@@ -1908,7 +1886,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         }
         evidence(&v, "cell", cell);
         evidence(&v, "canaries_found", json_object_get(found));
-        evidence(&v, "base_dir", json_object_get(get(in->expect, "base_dir")));
+        evidence(&v, "base_dir", json_object_get(kb_json_get(in->expect, "base_dir")));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts (host)%s; "
@@ -1935,15 +1913,15 @@ static int64_t bracket_inode(const char *target) {
 
 /* The mount table a process sees. */
 static json_object *mounts_of(json_object *snap, json_object *p) {
-        json_object *kernel_mounts = get(snap, "mounts");
+        json_object *kernel_mounts = kb_json_get(snap, "mounts");
         const char *key = NULL;
         char buf[32];
-        int64_t mnt = int_or(get(p, "ns"), "mnt", -1);
+        int64_t mnt = int_or(kb_json_get(p, "ns"), "mnt", -1);
         if (mnt > 0) {
                 snprintf(buf, sizeof buf, "%lld", (long long) mnt);
                 key = buf;
         }
-        json_object *other = key ? get(get(snap, "mount_tables"), key) : NULL;
+        json_object *other = key ? kb_json_get(kb_json_get(snap, "mount_tables"), key) : NULL;
         return other ? other : kernel_mounts;
 }
 
@@ -1957,11 +1935,11 @@ static json_object *mount_by_id(json_object *mounts, int64_t id) {
 /* True if inode is a socket of the network namespace p is in. */
 static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode) {
         char key[32];
-        snprintf(key, sizeof key, "%lld", (long long) int_or(get(p, "ns"), "net", -1));
-        json_object *net = get(get(snap, "net"), key);
-        if (int_in(get(net, "socket_inodes"), inode))
+        snprintf(key, sizeof key, "%lld", (long long) int_or(kb_json_get(p, "ns"), "net", -1));
+        json_object *net = kb_json_get(kb_json_get(snap, "net"), key);
+        if (int_in(kb_json_get(net, "socket_inodes"), inode))
                 return true;
-        json_object *unix_list = get(net, "unix");
+        json_object *unix_list = kb_json_get(net, "unix");
         for (size_t i = 0; i < arr_len(unix_list); i++)
                 if (int_or(at(unix_list, i), "inode", -1) == inode)
                         return true;
@@ -1974,8 +1952,8 @@ static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode
  * the host's network: its peer must be one of kbound's own sockets, found by inode. */
 static const char *host_net_socket_problem(json_object *snap, json_object *k, char *buf, size_t size) {
         int64_t inode = int_or(k, "inode", -1), peer = int_or(k, "peer", 0);
-        const char *state = str_or(k, "state", "?"), *type = str_or(k, "type", "?"), *path = get_str(k, "path");
-        if (peer > 0 && int_in(get(snap, "kbound_sockets"), peer))
+        const char *state = str_or(k, "state", "?"), *type = str_or(k, "type", "?"), *path = kb_json_str(k, "path");
+        if (peer > 0 && int_in(kb_json_get(snap, "kbound_sockets"), peer))
                 return NULL;
         char named[300] = "";
         if (path)
@@ -1987,7 +1965,7 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
                          inode, state, type, named);
                 return buf;
         }
-        json_object *holders = get(k, "peer_held_by");
+        json_object *holders = kb_json_get(k, "peer_held_by");
         char who[256] = "no process the host found";
         if (arr_len(holders) > 0)
                 holder_words(snap, at(holders, 0), who, sizeof who);
@@ -2001,9 +1979,9 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
 /* Why fd (of process p in snap) refers to something outside the sandbox, or NULL. */
 static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *fd, char *buf,
                               size_t size) {
-        const char *target = get_str(fd, "target"), *type = get_str(fd, "type"), *dev = get_str(fd, "dev");
+        const char *target = kb_json_str(fd, "target"), *type = kb_json_str(fd, "type"), *dev = kb_json_str(fd, "dev");
         int64_t mnt_id = int_or(fd, "mnt_id", -1);
-        json_object *outside = get(get(last_look(in), "launcher"), "outside_inodes");
+        json_object *outside = kb_json_get(kb_json_get(last_look(in), "launcher"), "outside_inodes");
         if (!target)
                 return "the host could not read what it refers to";
         if (starts(target, "pipe:[") || starts(target, "socket:[")) {
@@ -2014,7 +1992,7 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 int64_t inode = bracket_inode(target);
                 if (!starts(target, "socket:[") || socket_of_namespace(snap, p, inode))
                         return NULL;
-                json_object *host_net = get(snap, "kbound_net_sockets");
+                json_object *host_net = kb_json_get(snap, "kbound_net_sockets");
                 for (size_t i = 0; i < arr_len(host_net); i++)
                         if (int_or(at(host_net, i), "inode", -1) == inode)
                                 return host_net_socket_problem(snap, at(host_net, i), buf, size);
@@ -2029,9 +2007,9 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                                 return NULL;
                 if (strcmp(target, "anon_inode:[pidfd]") == 0) {
                         int64_t pid;
-                        if (!get_int(fd, "pid", &pid))
+                        if (!kb_json_int(fd, "pid", &pid))
                                 return "a pidfd the host could not place (its fdinfo was not read)";
-                        json_object *procs = get(snap, "processes");
+                        json_object *procs = kb_json_get(snap, "processes");
                         for (size_t i = 0; i < arr_len(procs); i++)
                                 if (int_or(at(procs, i), "pid", -2) == pid)
                                         return NULL;
@@ -2046,7 +2024,7 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 return buf;
         }
         if (starts(target, "/memfd:") && dev && str_or(in->host, "memfd_dev", NULL) &&
-            strcmp(dev, get_str(in->host, "memfd_dev")) == 0)
+            strcmp(dev, kb_json_str(in->host, "memfd_dev")) == 0)
                 return NULL; /* anonymous memory */
         if (target[0] != '/') {
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
@@ -2056,8 +2034,8 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         if (through && type && (strcmp(type, "chr") == 0 || strcmp(type, "blk") == 0)) {
                 /* A device opened through one of the process's own mounts: only one of kbound's own
                  * /dev nodes (the node bound there itself) or a pty of the sandbox's own devpts. */
-                json_object *node_target = get(through, "target");
-                const char *rdev = get_str(fd, "rdev"), *node = get_str(node_target, "rdev"), *ntype = get_str(node_target, "type");
+                json_object *node_target = kb_json_get(through, "target");
+                const char *rdev = kb_json_str(fd, "rdev"), *node = kb_json_str(node_target, "rdev"), *ntype = kb_json_str(node_target, "type");
                 kb_judge_mount_facts f = mount_facts(in, snap);
                 char why[256];
                 if (harmless_char(rdev, false) && strcmp(type, "chr") == 0)
@@ -2073,11 +2051,11 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         }
         if (through)
                 return NULL; /* opened through one of the process's own mounts */
-        if (type && strcmp(type, "chr") == 0 && harmless_char(get_str(fd, "rdev"), false))
+        if (type && strcmp(type, "chr") == 0 && harmless_char(kb_json_str(fd, "rdev"), false))
                 return NULL;
-        json_object *log = get(in->expect, "kernel_log");
+        json_object *log = kb_json_get(in->expect, "kernel_log");
         int64_t flags = int_or(fd, "flags", -1);
-        if (type && strcmp(type, "reg") == 0 && dev && get_str(log, "dev") && strcmp(dev, get_str(log, "dev")) == 0 &&
+        if (type && strcmp(type, "reg") == 0 && dev && kb_json_str(log, "dev") && strcmp(dev, kb_json_str(log, "dev")) == 0 &&
             int_or(fd, "ino", -1) == int_or(log, "ino", -2) && flags >= 0 && (flags & 03) == 01 && (flags & 02000))
                 return NULL; /* the kernel's log: write-only, append-only */
         snprintf(buf, size, "%s is on a host mount (mount id %" PRId64 ") outside the sandbox", target, mnt_id);
@@ -2103,7 +2081,7 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
 }
 
 static bool same_file(json_object *a, json_object *b) {
-        const char *da = get_str(a, "dev"), *db = get_str(b, "dev");
+        const char *da = kb_json_str(a, "dev"), *db = kb_json_str(b, "dev");
         return da && db && strcmp(da, db) == 0 && int_or(a, "ino", -1) == int_or(b, "ino", -2);
 }
 
@@ -2114,7 +2092,7 @@ static bool same_file(json_object *a, json_object *b) {
  * was inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how
  * many descriptors were judged. */
 static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
-        json_object *pe = in->pre_exec, *plan = get(in->expect, "launch");
+        json_object *pe = in->pre_exec, *plan = kb_json_get(in->expect, "launch");
         char buf[DETAIL_MAX];
         if (!plan) {
                 problem(v, "kbound kept no record of the descriptors it handed bwrap");
@@ -2127,14 +2105,14 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
         int64_t block_fd = int_or(plan, "block_fd", -1);
         if (fact_error(pe, "the process list", buf, sizeof buf))
                 problem(v, "the host could not list processes before the kernel ran (%s)", buf);
-        const char *value = bwrap_option_value(get(get(pe, "launcher"), "argv"), "--block-fd");
+        const char *value = bwrap_option_value(kb_json_get(kb_json_get(pe, "launcher"), "argv"), "--block-fd");
         char want[32];
         snprintf(want, sizeof want, "%" PRId64, block_fd);
         if (!value || strcmp(value, want) != 0)
                 problem(v, "the running bwrap was not started with --block-fd %" PRId64 ": nothing made the sandbox wait for "
                            "the host's look before the kernel ran",
                         block_fd);
-        json_object *init = get(pe, "init");
+        json_object *init = kb_json_get(pe, "init");
         if (!init)
                 problem(v, "the host could not see whether bwrap's init waited before the kernel ran%s%s",
                         fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
@@ -2143,12 +2121,12 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                 problem(v, "bwrap's init was not waiting on kbound's block channel (fd %" PRId64 ") when the host looked (it was in: %s): "
                            "the kernel's program may already have run",
                         block_fd, str_or(init, "syscall", "?"));
-        json_object *procs = get(pe, "processes"), *planned = get(plan, "fds");
+        json_object *procs = kb_json_get(pe, "processes"), *planned = kb_json_get(plan, "fds");
         if (arr_len(procs) == 0)
                 problem(v, "the host found no process in the sandbox before the kernel ran");
         size_t n = 0;
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *fds = get(p, "fds");
+                json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
                 int64_t pid = int_or(p, "pid", -1), inner = inner_pid(p);
                 if (inner != 1) {
                         problem(v, "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64 " in the sandbox) ran "
@@ -2157,11 +2135,11 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                         continue;
                 }
                 /* PID 1 is a fork of the bwrap outside: the same program, unless it has exec'd another. */
-                json_object *bwrap_exe = get(get(pe, "launcher"), "exe");
-                if (!same_file(get(p, "exe"), bwrap_exe))
+                json_object *bwrap_exe = kb_json_get(kb_json_get(pe, "launcher"), "exe");
+                if (!same_file(kb_json_get(p, "exe"), bwrap_exe))
                         problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") was already %s, not the bwrap "
                                    "outside (%s)",
-                                pid, str_or(get(p, "exe"), "path", str_or(p, "exe_error", "?")), str_or(bwrap_exe, "path", "unknown"));
+                                pid, str_or(kb_json_get(p, "exe"), "path", str_or(p, "exe_error", "?")), str_or(bwrap_exe, "path", "unknown"));
                 const char *unread = fact_error(p, "fd", buf, sizeof buf);
                 if (!fds || unread)
                         problem(v, "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
@@ -2181,7 +2159,7 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                                 continue;
                         }
                         /* bwrap's own: O_PATH (010000000) of the host's /proc root, and its eventfd */
-                        if ((int_or(fd, "flags", 0) & 010000000) && same_file(fd, get(plan, "proc")) && proc_fds++ == 0)
+                        if ((int_or(fd, "flags", 0) & 010000000) && same_file(fd, kb_json_get(plan, "proc")) && proc_fds++ == 0)
                                 continue;
                         if (strcmp(target, "anon_inode:[eventfd]") == 0 && eventfds++ == 0)
                                 continue;
@@ -2211,9 +2189,9 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                 if (fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
                         problem(&v, "the host could not list %s", buf);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *snap = at(in->snapshots, s), *procs = get(snap, "processes");
+                json_object *snap = at(in->snapshots, s), *procs = kb_json_get(snap, "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i), *fds = get(p, "fds");
+                        json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
                         int64_t pid = int_or(p, "pid", -1);
                         const char *unread = fact_error(p, "fd", buf, sizeof buf);
                         if (!fds || unread)
@@ -2245,9 +2223,9 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
 
 /* The result of entry name in a program's or cell's "results", or NULL. */
 static json_object *try_result(json_object *tries, const char *name) {
-        json_object *results = get(tries, "results");
+        json_object *results = kb_json_get(tries, "results");
         for (size_t i = 0; i < arr_len(results); i++) {
-                const char *n = get_str(at(results, i), "name");
+                const char *n = kb_json_str(at(results, i), "name");
                 if (n && strcmp(n, name) == 0)
                         return at(results, i);
         }
@@ -2267,19 +2245,19 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
         if (!blocked)
                 return 0; /* already a problem: kbound has no list to judge against */
         json_object_object_foreach(blocked, name, want) {
-                json_object *r = try_result(tries, name), *row = get(table, name);
+                json_object *r = try_result(tries, name), *row = kb_json_get(table, name);
                 const char *expected = json_object_get_string(want);
                 if (!r) {
                         if (required)
                                 problem(v, "the %s did not try %s", side, name);
                         continue;
                 }
-                json_object *err = get(r, "errno");
+                json_object *err = kb_json_get(r, "errno");
                 const char *got = err && json_object_is_type(err, json_type_string) ? json_object_get_string(err) : NULL;
                 if (row)
-                        json_object_object_add(row, side, json_object_new_string(!is_true(r, "tested") ? "untested"
+                        json_object_object_add(row, side, json_object_new_string(!kb_json_true(r, "tested") ? "untested"
                                                                                   : got ? got : "allowed"));
-                if (!is_true(r, "tested"))
+                if (!kb_json_true(r, "tested"))
                         continue; /* the call does not exist here (another ABI's), said with why */
                 tried++;
                 if (!got)
@@ -2290,9 +2268,9 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                                    "in force",
                                 name, got, side, expected);
                 /* A family is refused for socketpair(2) as well as socket(2). */
-                json_object *pair = get(r, "socketpair");
-                if (pair && is_true(pair, "tested")) {
-                        const char *pgot = get_str(pair, "errno");
+                json_object *pair = kb_json_get(r, "socketpair");
+                if (pair && kb_json_true(pair, "tested")) {
+                        const char *pgot = kb_json_str(pair, "errno");
                         if (!pgot)
                                 problem(v, "the sandbox lets socketpair(%s) through (the %s's call succeeded; the filter "
                                            "refuses it with %s)",
@@ -2310,29 +2288,29 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         verdict_init(&v);
         look_problems(&v, in);
         int64_t own = 0, want;
-        if (!get_int(in->host, "seccomp_filters", &own))
+        if (!kb_json_int(in->host, "seccomp_filters", &own))
                 own = 0; /* a kernel that does not count filters: kbound has none it could know of */
         want = own + 1;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
                         int64_t pid = int_or(p, "pid", -1), mode, count;
-                        if (!get_int(p, "seccomp", &mode) || mode != 2)
+                        if (!kb_json_int(p, "seccomp", &mode) || mode != 2)
                                 problem(&v, "pid %" PRId64 " (%s) runs without a seccomp filter (mode %s)", pid,
-                                        str_or(p, "name", "?"), get(p, "seccomp") ? json_object_get_string(get(p, "seccomp")) : "unknown");
+                                        str_or(p, "name", "?"), kb_json_get(p, "seccomp") ? json_object_get_string(kb_json_get(p, "seccomp")) : "unknown");
                         /* More filters than kbound's can only refuse more (the strictest action wins), so
                          * a kernel that adds its own is not a leak; fewer means one is missing. */
-                        else if (!get_int(p, "seccomp_filters", &count) || count < want)
+                        else if (!kb_json_int(p, "seccomp_filters", &count) || count < want)
                                 problem(&v, "pid %" PRId64 " (%s) runs under %s seccomp filters, fewer than kbound's %" PRId64
                                             " (its own and the sandbox's): the filter kbound built is not in force",
                                         pid, str_or(p, "name", "?"),
-                                        get(p, "seccomp_filters") ? json_object_get_string(get(p, "seccomp_filters")) : "an unknown number of",
+                                        kb_json_get(p, "seccomp_filters") ? json_object_get_string(kb_json_get(p, "seccomp_filters")) : "an unknown number of",
                                         want);
                 }
         }
-        json_object *seccomp = get(in->expect, "seccomp"), *blocked = get(seccomp, "blocked");
-        json_object *surface = get(in->expect, "surface");
+        json_object *seccomp = kb_json_get(in->expect, "seccomp"), *blocked = kb_json_get(seccomp, "blocked");
+        json_object *surface = kb_json_get(in->expect, "surface");
         json_object *table = json_object_new_object();
         if (blocked && !json_object_is_type(blocked, json_type_object))
                 blocked = NULL; /* json_object_object_foreach cannot walk a non-object */
@@ -2345,7 +2323,7 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                         json_object_object_add(table, bname, row);
                 }
         }
-        const char *surface_error = get_str(surface, "error");
+        const char *surface_error = kb_json_str(surface, "error");
         if (in->cells_absent)
                 ; /* the host's part only: the scenario reports the tries as untested */
         else if (!surface || surface_error)
@@ -2354,9 +2332,9 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         static const char *const subprobes[] = {"child", "in_process", NULL};
         if (cell_error(surface, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
-        size_t child = surface && !surface_error ? judge_tries(&v, get(surface, "child"), "spawned program", blocked, table, true) : 0;
-        size_t inside = surface && !surface_error ? judge_tries(&v, get(surface, "in_process"), "kernel process", blocked, table, false) : 0;
-        json_object *not_claimed = get(seccomp, "not_claimed");
+        size_t child = surface && !surface_error ? judge_tries(&v, kb_json_get(surface, "child"), "spawned program", blocked, table, true) : 0;
+        size_t inside = surface && !surface_error ? judge_tries(&v, kb_json_get(surface, "in_process"), "kernel process", blocked, table, false) : 0;
+        json_object *not_claimed = kb_json_get(seccomp, "not_claimed");
         for (size_t i = 0; i < arr_len(not_claimed); i++) {
                 json_object *row = json_object_new_object();
                 json_object_object_add(row, "expected", json_object_new_string("not_claimed"));
@@ -2364,7 +2342,7 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         }
         evidence(&v, "calls", table);
         evidence(&v, "filters_expected", json_object_new_int64(want));
-        evidence(&v, "sockets", json_object_get(get(seccomp, "sockets")));
+        evidence(&v, "sockets", json_object_get(kb_json_get(seccomp, "sockets")));
         evidence(&v, "not_claimed", json_object_get(not_claimed));
         char pass[512], left[256] = "";
         for (size_t i = 0; i < arr_len(not_claimed) && strlen(left) < sizeof left - 40; i++)

@@ -1,7 +1,6 @@
 /* kernel.c: one running kernel: team folders, connection file, launch, client, teardown. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,7 +11,8 @@
 #include <sys/wait.h>
 #include "kbound/connection.h"
 #include "kbound/kernel.h"
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
+#include "jsonget.h"
 #include "sandbox-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
@@ -40,20 +40,6 @@ static char *path_join(const char *a, const char *b) {
         if (asprintf(&p, "%s/%s", a, b) < 0)
                 return NULL;
         return p;
-}
-
-static int nftw_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        int r = flag == FTW_DP ? rmdir(path) : unlink(path);
-        return r < 0 && errno != ENOENT ? -errno : 0;
-}
-
-int kb_remove_tree(const char *path) {
-        /* FTW_PHYS: never follow a symlink a kernel planted in its workspace; unlink removes the
-         * link itself. FTW_MOUNT: never cross into another filesystem. */
-        int r = nftw(path, nftw_remove, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-        if (r < 0)
-                return errno == ENOENT ? 0 : -errno;
-        return r;
 }
 
 static int mkdir_private(const char *path) {
@@ -133,14 +119,9 @@ static char **env_unsandboxed(char **env, const char *workspace) {
         return env;
 }
 
-static json_object *jfield(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *jfield_str(json_object *o, const char *key) {
-        json_object *v = jfield(o, key);
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+/* kb_msg's strings are never NULL: an absent field reads as "". */
+static const char *or_empty(const char *s) {
+        return s ? s : "";
 }
 
 /* Between the client and the caller's hook: the kernel can read its own connection file and echo
@@ -164,9 +145,9 @@ static void kernel_on_msg(void *userdata, kb_channel channel, const char *direct
                 goto out;
         }
         /* The borrowed strings must come from the redacted header too. */
-        copy.msg_id = jfield_str(copy.header, "msg_id");
-        copy.msg_type = jfield_str(copy.header, "msg_type");
-        copy.parent_msg_id = jfield_str(copy.parent_header, "msg_id");
+        copy.msg_id = or_empty(kb_json_str(copy.header, "msg_id"));
+        copy.msg_type = or_empty(kb_json_str(copy.header, "msg_type"));
+        copy.parent_msg_id = or_empty(kb_json_str(copy.parent_header, "msg_id"));
         k->on_msg(k->on_msg_userdata, channel, direction, &copy);
 out:
         json_object_put(copy.header);

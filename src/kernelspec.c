@@ -1,5 +1,7 @@
 /* kernelspec.c: Jupyter kernelspec discovery, case-insensitive lookup, kernel.json parsing, argv. */
 #include "kbound/kernelspec.h"
+#include "kbound/sandbox.h"
+#include "strv.h"
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -34,84 +36,9 @@ static const char *const rootfs_kernels_dirs[] = {
         "/usr/share/jupyter/kernels",
 };
 
-void kb_strv_free(char **v) {
-        if (!v)
-                return;
-        for (char **p = v; *p; p++)
-                free(*p);
-        free(v);
-}
-
-static void strv_freep(char ***v) {
-        kb_strv_free(*v);
-        *v = NULL;
-}
-#define _cleanup_strv_ _cleanup_(strv_freep)
-
-/* A growable NULL-terminated string vector. */
-typedef struct strv {
-        char **v;
-        size_t n;
-        size_t cap;
-} strv;
-
-/* Appends s, taking ownership (s is freed on failure). Returns 0 or -ENOMEM. */
-static int strv_push(strv *sv, char *s) {
-        if (!s)
-                return -ENOMEM;
-        if (sv->n + 1 >= sv->cap) {
-                size_t cap = sv->cap ? sv->cap * 2 : 8;
-                char **v = reallocarray(sv->v, cap, sizeof(char *));
-                if (!v) {
-                        free(s);
-                        return -ENOMEM;
-                }
-                sv->v = v;
-                sv->cap = cap;
-        }
-        sv->v[sv->n++] = s;
-        sv->v[sv->n] = NULL;
-        return 0;
-}
-
-static bool strv_contains(const strv *sv, const char *s) {
-        for (size_t i = 0; i < sv->n; i++)
-                if (strcmp(sv->v[i], s) == 0)
-                        return true;
-        return false;
-}
-
-/* Hands out the vector (an empty one is still a valid "{NULL}"), leaving sv empty. */
-static int strv_take(strv *sv, char ***ret) {
-        if (!sv->v) {
-                sv->v = calloc(1, sizeof(char *));
-                if (!sv->v)
-                        return -ENOMEM;
-        }
-        *ret = sv->v;
-        *sv = (strv){0};
-        return 0;
-}
-
-static void strv_clear(strv *sv) {
-        kb_strv_free(sv->v);
-        *sv = (strv){0};
-}
-
-/* Value of NAME in envp, like getenv but on the caller's environment; NULL if absent. */
-static const char *env_get(char *const *envp, const char *name) {
-        size_t len = strlen(name);
-        if (!envp)
-                return NULL;
-        for (char *const *e = envp; *e; e++)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return *e + len + 1;
-        return NULL;
-}
-
 /* Python's `os.environ.get(X)` truthiness: set and non-empty. */
 static const char *env_nonempty(char *const *envp, const char *name) {
-        const char *v = env_get(envp, name);
+        const char *v = kb_env_get(envp, name);
         return v && v[0] ? v : NULL;
 }
 
@@ -123,18 +50,18 @@ static char *path_join(const char *a, const char *b) {
 }
 
 /* Adds dir + "/kernels" unless an identical entry is already there (first occurrence wins anyway). */
-static int add_kernels_dir(strv *sv, const char *dir, size_t dir_len) {
+static int add_kernels_dir(kb_strv *sv, const char *dir, size_t dir_len) {
         /* jupyter_core strips trailing separators from JUPYTER_PATH entries. */
         while (dir_len > 1 && dir[dir_len - 1] == '/')
                 dir_len--;
         char *out = NULL;
         if (asprintf(&out, "%.*s/kernels", (int) dir_len, dir) < 0)
                 return -ENOMEM;
-        if (strv_contains(sv, out)) {
+        if (kb_strv_contains(sv, out)) {
                 free(out);
                 return 0;
         }
-        return strv_push(sv, out);
+        return kb_strv_push_take(sv, out);
 }
 
 /* Home directory: $HOME, or the passwd entry as Python's expanduser falls back to. NULL if neither. */
@@ -168,7 +95,7 @@ static bool exists_at(const char *prefix, const char *name, mode_t type) {
 
 /* jupyter_core's prefer_environment_over_user() for an environment at prefix. */
 static bool prefer_env(char *const *envp, const char *prefix) {
-        const char *flag = env_get(envp, "JUPYTER_PREFER_ENV_PATH");
+        const char *flag = kb_env_get(envp, "JUPYTER_PREFER_ENV_PATH");
         if (flag)
                 return env_true(flag);
         struct stat st;
@@ -180,7 +107,7 @@ static bool prefer_env(char *const *envp, const char *prefix) {
 }
 
 /* PREFIX/share/jupyter of each prefix placed before (first true) or after the user's folder. */
-static int add_prefix_dirs(strv *sv, char *const *envp, char *const *prefixes, bool preferred) {
+static int add_prefix_dirs(kb_strv *sv, char *const *envp, char *const *prefixes, bool preferred) {
         for (char *const *p = prefixes; p && *p; p++) {
                 if ((*p)[0] != '/' || prefer_env(envp, *p) != preferred)
                         continue;
@@ -203,13 +130,13 @@ int kb_kernelspec_search_path(char *const *envp, char ***ret_dirs) {
 }
 
 int kb_kernelspec_search_path_prefixes(char *const *envp, char *const *prefixes, char ***ret_dirs) {
-        strv sv = {0};
+        kb_strv sv = {0};
         int r = 0;
 
         if (!ret_dirs)
                 return -EINVAL;
 
-        const char *jupyter_path = env_get(envp, "JUPYTER_PATH");
+        const char *jupyter_path = kb_env_get(envp, "JUPYTER_PATH");
         if (jupyter_path) {
                 /* Empty entries would mean "kernels" relative to the cwd: skipped, not guessed at. */
                 const char *p = jupyter_path;
@@ -252,20 +179,20 @@ int kb_kernelspec_search_path_prefixes(char *const *envp, char *const *prefixes,
                 if (r < 0)
                         goto fail;
         }
-        return strv_take(&sv, ret_dirs);
+        return kb_strv_take(&sv, ret_dirs);
 fail:
-        strv_clear(&sv);
+        kb_strv_clear(&sv);
         return r;
 }
 
 /* Adds prefix unless it is there already. */
-static int add_unique(strv *sv, const char *prefix) {
-        return strv_contains(sv, prefix) ? 0 : strv_push(sv, strdup(prefix));
+static int add_unique(kb_strv *sv, const char *prefix) {
+        return kb_strv_contains(sv, prefix) ? 0 : kb_strv_push_take(sv, strdup(prefix));
 }
 
 int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes) {
         static const char *const activated[] = {"VIRTUAL_ENV", "CONDA_PREFIX"};
-        strv sv = {0};
+        kb_strv sv = {0};
         int r = 0;
         struct stat st;
 
@@ -279,7 +206,7 @@ int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes) {
         /* The python3 that `jupyter` on this PATH would most likely run under: its folder's parent
          * is its sys.prefix when it is a venv's or conda env's bin/ (a link to the base python
          * inside a venv is not followed: the venv is the prefix). */
-        const char *path = env_get(envp, "PATH");
+        const char *path = kb_env_get(envp, "PATH");
         for (const char *p = path ? path : ""; r >= 0 && *p;) {
                 const char *colon = strchrnul(p, ':');
                 size_t len = (size_t) (colon - p);
@@ -296,10 +223,10 @@ int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes) {
                 p = *colon ? colon + 1 : colon;
         }
         if (r < 0) {
-                strv_clear(&sv);
+                kb_strv_clear(&sv);
                 return r;
         }
-        return strv_take(&sv, ret_prefixes);
+        return kb_strv_take(&sv, ret_prefixes);
 }
 
 /* The C string of a JSON string value, or NULL if val is not a string or holds a NUL (which would
@@ -328,7 +255,7 @@ static int optional_string(struct json_object *root, const char *key, const char
 
 static int parse_argv(struct json_object *root, char ***ret) {
         struct json_object *arr;
-        strv sv = {0};
+        kb_strv sv = {0};
         int r;
 
         if (!json_object_object_get_ex(root, "argv", &arr) || !json_object_is_type(arr, json_type_array))
@@ -339,26 +266,26 @@ static int parse_argv(struct json_object *root, char ***ret) {
         for (size_t i = 0; i < n; i++) {
                 const char *s = json_cstr(json_object_array_get_idx(arr, i));
                 if (!s) {
-                        strv_clear(&sv);
+                        kb_strv_clear(&sv);
                         return -EPROTO;
                 }
-                r = strv_push(&sv, strdup(s));
+                r = kb_strv_push_take(&sv, strdup(s));
                 if (r < 0) {
-                        strv_clear(&sv);
+                        kb_strv_clear(&sv);
                         return r;
                 }
         }
         /* An empty program name would make execvp fail late with a confusing error. */
-        if (sv.v[0][0] == '\0') {
-                strv_clear(&sv);
+        if (sv.items[0][0] == '\0') {
+                kb_strv_clear(&sv);
                 return -EPROTO;
         }
-        return strv_take(&sv, ret);
+        return kb_strv_take(&sv, ret);
 }
 
 static int parse_env(struct json_object *root, char ***ret) {
         struct json_object *obj;
-        strv sv = {0};
+        kb_strv sv = {0};
         size_t count = 0;
         int r = 0;
 
@@ -378,16 +305,16 @@ static int parse_env(struct json_object *root, char ***ret) {
                                 r = -ENOMEM;
                                 break;
                         }
-                        r = strv_push(&sv, entry);
+                        r = kb_strv_push_take(&sv, entry);
                         if (r < 0)
                                 break;
                 }
         }
         if (r < 0) {
-                strv_clear(&sv);
+                kb_strv_clear(&sv);
                 return r;
         }
-        return strv_take(&sv, ret);
+        return kb_strv_take(&sv, ret);
 }
 
 int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir,
@@ -662,17 +589,17 @@ static int load_named_in_root(int root_fd, const char *spec_dir, const char *nam
 }
 
 int kb_kernelspec_rootfs_search_path(char ***ret_dirs) {
-        strv sv = {0};
+        kb_strv sv = {0};
         if (!ret_dirs)
                 return -EINVAL;
         for (size_t i = 0; i < KB_ELEMENTSOF(rootfs_kernels_dirs); i++) {
-                int r = strv_push(&sv, strdup(rootfs_kernels_dirs[i]));
+                int r = kb_strv_push_take(&sv, strdup(rootfs_kernels_dirs[i]));
                 if (r < 0) {
-                        strv_clear(&sv);
+                        kb_strv_clear(&sv);
                         return r;
                 }
         }
-        return strv_take(&sv, ret_dirs);
+        return kb_strv_take(&sv, ret_dirs);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -680,9 +607,9 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 /* Adds home/.local/share/jupyter/kernels for each folder in the image's /home, by name. */
-static int add_image_homes(int root_fd, strv *sv) {
+static int add_image_homes(int root_fd, kb_strv *sv) {
         DIR *d = open_dir(root_fd, "/home");
-        strv names = {0};
+        kb_strv names = {0};
         int r = 0;
         if (!d)
                 return 0;
@@ -696,45 +623,45 @@ static int add_image_homes(int root_fd, strv *sv) {
                 }
                 _cleanup_close_ int fd = open_in_root(root_fd, home, O_RDONLY | O_DIRECTORY);
                 if (fd >= 0)
-                        r = strv_push(&names, strdup(de->d_name));
+                        r = kb_strv_push_take(&names, strdup(de->d_name));
         }
         closedir(d);
         if (r >= 0 && names.n > 0)
-                qsort(names.v, names.n, sizeof(char *), cmp_str);
+                qsort(names.items, names.n, sizeof(char *), cmp_str);
         for (size_t i = 0; r >= 0 && i < names.n; i++) {
                 char *dir = NULL;
-                if (asprintf(&dir, "/home/%s/.local/share/jupyter/kernels", names.v[i]) < 0)
+                if (asprintf(&dir, "/home/%s/.local/share/jupyter/kernels", names.items[i]) < 0)
                         r = -ENOMEM;
                 else
-                        r = strv_push(sv, dir);
+                        r = kb_strv_push_take(sv, dir);
         }
-        strv_clear(&names);
+        kb_strv_clear(&names);
         return r;
 }
 
 int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *prefixes, char ***ret_dirs) {
-        strv sv = {0};
+        kb_strv sv = {0};
         int r;
         if (root_fd < 0 || !ret_dirs)
                 return -EINVAL;
         /* The users' own folders first, as jupyter_core puts the user's before the environment's
          * (an image's user is not known here, so every home the image has, root's first). */
-        r = strv_push(&sv, strdup("/root/.local/share/jupyter/kernels"));
+        r = kb_strv_push_take(&sv, strdup("/root/.local/share/jupyter/kernels"));
         if (r >= 0)
                 r = add_image_homes(root_fd, &sv);
         for (char *const *p = prefixes; r >= 0 && p && *p; p++) {
                 if ((*p)[0] != '/')
                         continue;
                 _cleanup_free_ char *dir = path_join(*p, "share/jupyter/kernels");
-                r = dir ? (strv_contains(&sv, dir) ? 0 : strv_push(&sv, TAKE_PTR(dir))) : -ENOMEM;
+                r = dir ? (kb_strv_contains(&sv, dir) ? 0 : kb_strv_push_take(&sv, TAKE_PTR(dir))) : -ENOMEM;
         }
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(rootfs_kernels_dirs); i++)
-                r = strv_contains(&sv, rootfs_kernels_dirs[i]) ? 0 : strv_push(&sv, strdup(rootfs_kernels_dirs[i]));
+                r = kb_strv_contains(&sv, rootfs_kernels_dirs[i]) ? 0 : kb_strv_push_take(&sv, strdup(rootfs_kernels_dirs[i]));
         if (r < 0) {
-                strv_clear(&sv);
+                kb_strv_clear(&sv);
                 return r;
         }
-        return strv_take(&sv, ret_dirs);
+        return kb_strv_take(&sv, ret_dirs);
 }
 
 int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs,
@@ -783,8 +710,8 @@ int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *cons
 
 /* Value of PATH in env, or the sandbox's default. */
 static const char *program_search_path(char *const *env) {
-        const char *path = env_get(env, "PATH");
-        return path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        const char *path = kb_env_get(env, "PATH");
+        return path ? path : KB_SANDBOX_PATH;
 }
 
 /* 0 and the canonical in-image path if candidate is an executable regular file in the image,
@@ -809,31 +736,24 @@ int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *c
         /* As execvp in bwrap does: each absolute PATH entry in order; a non-executable match is
          * remembered but the search goes on. */
         int best = -ENOENT;
-        const char *p = program_search_path(env);
+        const char *cursor = program_search_path(env);
         for (;;) {
-                const char *colon = strchrnul(p, ':');
-                size_t len = (size_t) (colon - p);
-                if (len > 0 && p[0] == '/') {
-                        _cleanup_free_ char *candidate = NULL;
-                        if (asprintf(&candidate, "%.*s/%s", (int) len, p, program) < 0)
-                                return -ENOMEM;
-                        int r = try_program(root_fd, candidate, ret_path);
-                        if (r >= 0)
-                                return 0;
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r != -ENOENT)
-                                best = r;
-                }
-                if (!*colon)
-                        break;
-                p = colon + 1;
+                _cleanup_free_ char *candidate = NULL;
+                int more = kb_path_next(&cursor, program, &candidate);
+                if (more <= 0)
+                        return more < 0 ? more : best;
+                int r = try_program(root_fd, candidate, ret_path);
+                if (r >= 0)
+                        return 0;
+                if (r == -ENOMEM)
+                        return r;
+                if (r != -ENOENT)
+                        best = r;
         }
-        return best;
 }
 
 /* Adds the lowercase names of every kernel folder in kernels_dir to names (deduplicated). */
-static int collect_names(int root_fd, const char *kernels_dir, strv *names) {
+static int collect_names(int root_fd, const char *kernels_dir, kb_strv *names) {
         DIR *d = open_dir(root_fd, kernels_dir);
         int r = 0;
 
@@ -853,11 +773,11 @@ static int collect_names(int root_fd, const char *kernels_dir, strv *names) {
                         break;
                 }
                 ascii_lower(lower);
-                if (strv_contains(names, lower)) {
+                if (kb_strv_contains(names, lower)) {
                         free(lower);
                         continue;
                 }
-                r = strv_push(names, lower);
+                r = kb_strv_push_take(names, lower);
                 if (r < 0)
                         break;
         }
@@ -874,15 +794,15 @@ static int cmp_spec_name(const void *a, const void *b) {
 /* Every kernel folder name across search_dirs (lowercase, deduplicated, in search order), on the
  * host (root_fd < 0) or inside an image. */
 static int all_names(int root_fd, char *const *search_dirs, char ***ret) {
-        strv collected = {0};
+        kb_strv collected = {0};
         for (char *const *dir = search_dirs; dir && *dir; dir++) {
                 int r = collect_names(root_fd, *dir, &collected);
                 if (r < 0) {
-                        strv_clear(&collected);
+                        kb_strv_clear(&collected);
                         return r;
                 }
         }
-        return strv_take(&collected, ret);
+        return kb_strv_take(&collected, ret);
 }
 
 static int cmp_name(const void *a, const void *b) {
@@ -1019,20 +939,20 @@ static char *substitute(const char *s, const char *const values[KB_ELEMENTSOF(pl
 }
 
 int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, char ***ret_argv) {
-        strv sv = {0};
+        kb_strv sv = {0};
 
         if (!spec || !spec->argv || !connection_file || !ret_argv)
                 return -EINVAL;
         const char *const values[KB_ELEMENTSOF(placeholders)] = {
                 connection_file, spec->resource_dir ? spec->resource_dir : ""};
         for (char **a = spec->argv; *a; a++) {
-                int r = strv_push(&sv, substitute(*a, values));
+                int r = kb_strv_push_take(&sv, substitute(*a, values));
                 if (r < 0) {
-                        strv_clear(&sv);
+                        kb_strv_clear(&sv);
                         return r;
                 }
         }
-        return strv_take(&sv, ret_argv);
+        return kb_strv_take(&sv, ret_argv);
 }
 
 void kb_kernelspec_destroy(kb_kernelspec **specp) {

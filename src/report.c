@@ -10,6 +10,7 @@
 #include "kbound/report.h"
 #include "kbound/sanitize.h"
 #include "rules.h"
+#include "jsonget.h"
 
 /* The run object is ours, but its strings carry kernel names, error texts and check details that
  * may quote what a kernel printed. Every rendering bounds them so one runaway detail cannot turn
@@ -61,28 +62,12 @@ typedef enum outcome {
 
 /* ---- tolerant accessors: the object may be partial or hold wrong types; nothing here crashes ---- */
 
-static json_object *member(json_object *obj, const char *key) {
-        json_object *value = NULL;
-        if (!obj || !json_object_is_type(obj, json_type_object))
-                return NULL;
-        if (!json_object_object_get_ex(obj, key, &value))
-                return NULL;
-        return value; /* JSON null comes back as NULL too, which is what every caller wants */
-}
-
-static const char *member_str(json_object *obj, const char *key) {
-        json_object *value = member(obj, key);
-        if (!value || !json_object_is_type(value, json_type_string))
-                return NULL;
-        return json_object_get_string(value);
-}
-
 static const char *or_unknown(const char *s) {
         return s ? s : "?";
 }
 
 static json_object *member_array(json_object *obj, const char *key) {
-        json_object *value = member(obj, key);
+        json_object *value = kb_json_get(obj, key);
         if (!value || !json_object_is_type(value, json_type_array))
                 return NULL;
         return value;
@@ -94,7 +79,7 @@ static size_t array_len(json_object *array) {
 
 /* A non-negative millisecond count, or -1 when absent, negative or not a number. */
 static int64_t member_ms(json_object *obj, const char *key) {
-        json_object *value = member(obj, key);
+        json_object *value = kb_json_get(obj, key);
         if (!value)
                 return -1;
         if (json_object_is_type(value, json_type_int)) {
@@ -110,46 +95,40 @@ static int64_t member_ms(json_object *obj, const char *key) {
         return -1;
 }
 
-/* Only a real JSON true counts: "complete": "yes" is not a complete run. */
-static bool member_is_true(json_object *obj, const char *key) {
-        json_object *value = member(obj, key);
-        return value && json_object_is_type(value, json_type_boolean) && json_object_get_boolean(value);
-}
-
 static json_object *run_kernels(json_object *run) {
         return member_array(run, "kernels");
 }
 
 static const char *kernel_name(json_object *kernel) {
-        return or_unknown(member_str(kernel, "name"));
+        return or_unknown(kb_json_str(kernel, "name"));
 }
 
 static bool kernel_has_error(json_object *kernel) {
-        return member(kernel, "error") != NULL;
+        return kb_json_get(kernel, "error") != NULL;
 }
 
 /* The error as text; a non-string error still marks the kernel as broken. */
 static const char *kernel_error_text(json_object *kernel) {
-        return or_unknown(member_str(kernel, "error"));
+        return or_unknown(kb_json_str(kernel, "error"));
 }
 
 /* The kernel's warning, if any (the rule conformance's kernel_info.language_info shares, rules.c):
  * its kernelspec's language against what kernel_info said. False when there is none. */
 static bool kernel_warning(json_object *kernel, char *buf, size_t size) {
-        return kb_rules_language_mismatch(member_str(member(kernel, "kernel_info"), "language"),
-                                          member_str(kernel, "language"), buf, size);
+        return kb_rules_language_mismatch(kb_json_str(kb_json_get(kernel, "kernel_info"), "language"),
+                                          kb_json_str(kernel, "language"), buf, size);
 }
 
 /* Fail closed: when the object cannot show the override was off, network isolation is not claimed. */
 static bool run_override(json_object *run) {
-        json_object *value = member(member(run, "claims"), "raw_network_override");
+        json_object *value = kb_json_get(kb_json_get(run, "claims"), "raw_network_override");
         if (!value || !json_object_is_type(value, json_type_boolean))
                 return true;
         return json_object_get_boolean(value);
 }
 
 static check_status check_status_of(json_object *check) {
-        const char *status = member_str(check, "status");
+        const char *status = kb_json_str(check, "status");
         if (!status)
                 return STATUS_INVALID;
         if (strcmp(status, "pass") == 0)
@@ -169,7 +148,7 @@ static check_status check_status_of(json_object *check) {
 
 /* Whether the run accepts untested conformance items (run["allow_untested"] is JSON true). */
 static bool run_allows_untested(json_object *run) {
-        return member_is_true(run, "allow_untested");
+        return kb_json_true(run, "allow_untested");
 }
 
 /* Whether a check of run keeps the run green. Only pass and *explained* unsupported/not_claimed/
@@ -179,9 +158,9 @@ static bool run_allows_untested(json_object *run) {
 static outcome check_outcome(json_object *run, json_object *check, const char **ret_why) {
         const char *why = NULL;
         outcome result = OUTCOME_FAIL;
-        const char *detail = member_str(check, "detail");
+        const char *detail = kb_json_str(check, "detail");
 
-        if (!member_str(check, "id"))
+        if (!kb_json_str(check, "id"))
                 why = "check without an id";
         else
                 switch (check_status_of(check)) {
@@ -231,7 +210,7 @@ static check_status kernel_id_status(json_object *kernel, const char *id) {
         check_status worst = STATUS_ABSENT;
         for (size_t i = 0; i < array_len(checks); i++) {
                 json_object *check = json_object_array_get_idx(checks, i);
-                const char *check_id = member_str(check, "id");
+                const char *check_id = kb_json_str(check, "id");
                 if (!check_id || strcmp(check_id, id) != 0)
                         continue;
                 check_status s = check_status_of(check);
@@ -284,7 +263,7 @@ static bool kernel_passes(json_object *run, json_object *kernel) {
 /* A run with no kernel proved nothing, so it cannot pass. */
 static bool run_passes(json_object *run) {
         json_object *kernels = run_kernels(run);
-        if (!member_is_true(run, "complete") || array_len(kernels) == 0)
+        if (!kb_json_true(run, "complete") || array_len(kernels) == 0)
                 return false;
         for (size_t i = 0; i < array_len(kernels); i++)
                 if (!kernel_passes(run, json_object_array_get_idx(kernels, i)))
@@ -375,9 +354,9 @@ static void write_fail_summary(FILE *out, json_object *run) {
         bool first = true;
 
         fputs("FAIL: ", out);
-        if (!member_is_true(run, "complete")) {
-                const char *reason = member_str(run, "incomplete_reason");
-                json_object *complete = member(run, "complete");
+        if (!kb_json_true(run, "complete")) {
+                const char *reason = kb_json_str(run, "incomplete_reason");
+                json_object *complete = kb_json_get(run, "complete");
                 if (!reason)
                         reason = complete && json_object_is_type(complete, json_type_boolean)
                                          ? "no reason given"
@@ -424,7 +403,7 @@ static void write_fail_summary(FILE *out, json_object *run) {
                                 continue;
                         put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
                         fputc(' ', out);
-                        put_bounded(out, or_unknown(member_str(check, "id")), SUMMARY_MAX_TEXT);
+                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
                         if (why)
                                 fprintf(out, " (%s)", why);
                 }
@@ -451,7 +430,7 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
                 json_object *checks = member_array(json_object_array_get_idx(kernels, i), "checks");
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
-                        const char *id = member_str(check, "id");
+                        const char *id = kb_json_str(check, "id");
                         if (!id || is_boundary_check(id))
                                 continue;
                         outcome o = check_outcome(run, check, NULL);
@@ -488,7 +467,7 @@ static void write_not_tested(FILE *out, json_object *run) {
                 json_object *checks = member_array(kernel, "checks");
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
-                        const char *id = member_str(check, "id");
+                        const char *id = kb_json_str(check, "id");
                         if (!id || is_boundary_check(id) || check_outcome(run, check, NULL) != OUTCOME_SKIP)
                                 continue;
                         if (l.shown == 0 && l.omitted == 0)
@@ -597,7 +576,7 @@ static void write_pass_summary(FILE *out, json_object *run, bool claimed, bool f
 }
 
 static bool run_is_conformance(json_object *run) {
-        const char *kind = member_str(run, "kind");
+        const char *kind = kb_json_str(run, "kind");
         return kind && strcmp(kind, "conformance") == 0;
 }
 
@@ -618,7 +597,7 @@ static void write_status_list(FILE *out, json_object *run, check_status s, const
                                 continue;
                         put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
                         fputc(' ', out);
-                        put_bounded(out, or_unknown(member_str(check, "id")), SUMMARY_MAX_TEXT);
+                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
                 }
         }
         list_end(&l);
@@ -722,7 +701,7 @@ int kb_report_finish(json_object *run) {
                 }
         }
 
-        json_object *claims = member(run, "claims");
+        json_object *claims = kb_json_get(run, "claims");
         if (!claims || !json_object_is_type(claims, json_type_object)) {
                 claims = json_object_new_object();
                 if (set_member(run, "claims", claims) < 0)
@@ -778,23 +757,23 @@ static void put_padded(FILE *out, const char *s, size_t width) {
 }
 
 static void human_kernel_header(FILE *out, json_object *kernel) {
-        json_object *info = member(kernel, "kernel_info");
+        json_object *info = kb_json_get(kernel, "kernel_info");
         int64_t startup = member_ms(kernel, "startup_ms");
 
         fputs("kernel ", out);
         put_clean(out, kernel_name(kernel), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputs(": language ", out);
-        put_clean(out, or_unknown(member_str(kernel, "language")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+        put_clean(out, or_unknown(kb_json_str(kernel, "language")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputs(", team ", out);
-        put_clean(out, or_unknown(member_str(kernel, "team")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+        put_clean(out, or_unknown(kb_json_str(kernel, "team")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         if (startup >= 0)
                 fprintf(out, ", startup %" PRId64 " ms", startup);
         else
                 fputs(", startup ? ms", out);
         fputs(", implementation ", out);
-        put_clean(out, or_unknown(member_str(info, "implementation")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+        put_clean(out, or_unknown(kb_json_str(info, "implementation")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputc(' ', out);
-        put_clean(out, or_unknown(member_str(info, "implementation_version")), HUMAN_MAX_DETAIL,
+        put_clean(out, or_unknown(kb_json_str(info, "implementation_version")), HUMAN_MAX_DETAIL,
                   KB_SANITIZE_LINE);
         fputc('\n', out);
         if (kernel_has_error(kernel)) {
@@ -825,42 +804,42 @@ int kb_report_human(json_object *run, FILE *out) {
                 if (len > name_width && len <= HUMAN_MAX_NAME_WIDTH)
                         name_width = len;
                 for (size_t j = 0; j < array_len(checks); j++) {
-                        len = strlen(or_unknown(member_str(json_object_array_get_idx(checks, j), "id")));
+                        len = strlen(or_unknown(kb_json_str(json_object_array_get_idx(checks, j), "id")));
                         if (len > id_width && len <= HUMAN_MAX_ID_WIDTH)
                                 id_width = len;
                 }
         }
 
-        json_object *sandbox = member(run, "sandbox");
+        json_object *sandbox = kb_json_get(run, "sandbox");
         if (sandbox) {
                 fputs("sandbox: ", out);
-                put_clean(out, or_unknown(member_str(sandbox, "backend")), HUMAN_MAX_DETAIL,
+                put_clean(out, or_unknown(kb_json_str(sandbox, "backend")), HUMAN_MAX_DETAIL,
                           KB_SANITIZE_LINE);
                 fputc(' ', out);
-                put_clean(out, or_unknown(member_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL,
+                put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL,
                           KB_SANITIZE_LINE);
                 fputs(" (", out);
-                put_clean(out, or_unknown(member_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputs(")\n", out);
                 /* Which root the kernels ran on: an image's, or the host's own system paths. */
-                const char *rootfs = member_str(sandbox, "rootfs");
-                json_object *image = member(sandbox, "image");
+                const char *rootfs = kb_json_str(sandbox, "rootfs");
+                json_object *image = kb_json_get(sandbox, "image");
                 fputs("root:    ", out);
                 if (rootfs && image) {
                         /* An image given with --image: named as the user has it, by tag and digest. */
-                        const char *tag = member_str(image, "tag");
+                        const char *tag = kb_json_str(image, "tag");
                         fputs("image ", out);
-                        put_clean(out, or_unknown(member_str(image, "path")), HUMAN_MAX_DETAIL,
+                        put_clean(out, or_unknown(kb_json_str(image, "path")), HUMAN_MAX_DETAIL,
                                   KB_SANITIZE_LINE);
                         if (tag) {
                                 fputs(" tag ", out);
                                 put_clean(out, tag, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         }
                         fputs(" (", out);
-                        put_clean(out, or_unknown(member_str(image, "format")), HUMAN_MAX_DETAIL,
+                        put_clean(out, or_unknown(kb_json_str(image, "format")), HUMAN_MAX_DETAIL,
                                   KB_SANITIZE_LINE);
                         fputs(", manifest ", out);
-                        put_clean(out, or_unknown(member_str(image, "manifest_digest")), HUMAN_MAX_DETAIL,
+                        put_clean(out, or_unknown(kb_json_str(image, "manifest_digest")), HUMAN_MAX_DETAIL,
                                   KB_SANITIZE_LINE);
                         fputs("), unpacked to ", out);
                         put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
@@ -883,20 +862,20 @@ int kb_report_human(json_object *run, FILE *out) {
                         fprintf(out, "%-11s  ", status_label(check_status_of(check)));
                         put_padded(out, kernel_name(kernel), name_width);
                         fputs("  ", out);
-                        put_padded(out, or_unknown(member_str(check, "id")), id_width);
+                        put_padded(out, or_unknown(kb_json_str(check, "id")), id_width);
                         fputs("  ", out);
-                        put_clean(out, or_unknown(member_str(check, "detail")), HUMAN_MAX_DETAIL,
+                        put_clean(out, or_unknown(kb_json_str(check, "detail")), HUMAN_MAX_DETAIL,
                                   KB_SANITIZE_LINE);
                         fputc('\n', out);
                 }
         }
 
-        const char *summary = member_str(member(run, "claims"), "summary");
+        const char *summary = kb_json_str(kb_json_get(run, "claims"), "summary");
         if (summary) {
                 put_clean(out, summary, HUMAN_MAX_DETAIL * 8, KB_SANITIZE_LINE);
         } else {
                 fputs("verdict: ", out);
-                put_clean(out, or_unknown(member_str(run, "verdict")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
+                put_clean(out, or_unknown(kb_json_str(run, "verdict")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         }
         fputc('\n', out);
         return finish_output(out);
@@ -959,34 +938,34 @@ static junit_counts count_kernel(json_object *run, json_object *kernel) {
 }
 
 static bool run_level_failure(json_object *run) {
-        return !member_is_true(run, "complete") || array_len(run_kernels(run)) == 0;
+        return !kb_json_true(run, "complete") || array_len(run_kernels(run)) == 0;
 }
 
 static void junit_properties(FILE *out, json_object *run) {
-        json_object *claims = member(run, "claims");
-        json_object *full = member(claims, "full_boundary");
+        json_object *claims = kb_json_get(run, "claims");
+        json_object *full = kb_json_get(claims, "full_boundary");
 
         fputs("    <properties>\n", out);
         fputs("      <property name=\"verdict\" value=\"", out);
-        put_clean(out, or_unknown(member_str(run, "verdict")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
+        put_clean(out, or_unknown(kb_json_str(run, "verdict")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\"/>\n      <property name=\"summary\" value=\"", out);
-        put_clean(out, or_unknown(member_str(claims, "summary")), JUNIT_MAX_BODY, KB_SANITIZE_XML_ATTR);
+        put_clean(out, or_unknown(kb_json_str(claims, "summary")), JUNIT_MAX_BODY, KB_SANITIZE_XML_ATTR);
         fprintf(out, "\"/>\n      <property name=\"raw_network_override\" value=\"%s\"/>\n",
                 run_override(run) ? "true" : "false");
         fputs("      <property name=\"network\" value=\"", out);
-        put_clean(out, or_unknown(member_str(claims, "network")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
+        put_clean(out, or_unknown(kb_json_str(claims, "network")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
                 full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
                                                                                                     : "false");
-        const char *rootfs = member_str(member(run, "sandbox"), "rootfs");
+        const char *rootfs = kb_json_str(kb_json_get(run, "sandbox"), "rootfs");
         fputs("      <property name=\"rootfs\" value=\"", out);
         put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fputs("\"/>\n", out);
-        json_object *image = member(member(run, "sandbox"), "image");
+        json_object *image = kb_json_get(kb_json_get(run, "sandbox"), "image");
         if (image) {
                 static const char *const fields[] = {"path", "tag", "manifest_digest"};
                 for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
-                        const char *v = member_str(image, fields[i]);
+                        const char *v = kb_json_str(image, fields[i]);
                         fprintf(out, "      <property name=\"image_%s\" value=\"", fields[i]);
                         put_clean(out, v ? v : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
                         fputs("\"/>\n", out);
@@ -1026,15 +1005,15 @@ static void junit_failure(FILE *out, const char *type, const char *message, cons
 }
 
 static void junit_check(FILE *out, json_object *run, const char *kernel, json_object *check) {
-        const char *id = or_unknown(member_str(check, "id"));
-        const char *detail = or_unknown(member_str(check, "detail"));
+        const char *id = or_unknown(kb_json_str(check, "id"));
+        const char *detail = or_unknown(kb_json_str(check, "detail"));
         const char *why = NULL;
         outcome o = check_outcome(run, check, &why);
 
         junit_case_open(out, kernel, id, member_ms(check, "duration_ms"));
         if (o == OUTCOME_SKIP) {
                 fputs("      <skipped message=\"", out);
-                put_clean(out, or_unknown(member_str(check, "status")), JUNIT_MAX_MESSAGE,
+                put_clean(out, or_unknown(kb_json_str(check, "status")), JUNIT_MAX_MESSAGE,
                           KB_SANITIZE_XML_ATTR);
                 fputs(": ", out);
                 put_clean(out, detail, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
@@ -1042,7 +1021,7 @@ static void junit_check(FILE *out, json_object *run, const char *kernel, json_ob
         } else if (o == OUTCOME_FAIL) {
                 _cleanup_free_ char *message = NULL;
                 _cleanup_free_ char *body = NULL;
-                json_object *evidence = member(check, "evidence");
+                json_object *evidence = kb_json_get(check, "evidence");
                 const char *evidence_text =
                         evidence ? json_object_to_json_string_ext(evidence, JSON_C_TO_STRING_PRETTY |
                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -1081,8 +1060,8 @@ static void junit_kernel(FILE *out, json_object *run, json_object *kernel) {
 static void junit_run_suite(FILE *out, json_object *run) {
         junit_counts c = { .tests = 1, .failures = 1 };
         const char *message;
-        if (!member_is_true(run, "complete"))
-                message = member_str(run, "incomplete_reason") ? member_str(run, "incomplete_reason")
+        if (!kb_json_true(run, "complete"))
+                message = kb_json_str(run, "incomplete_reason") ? kb_json_str(run, "incomplete_reason")
                                                                : "the run did not complete";
         else
                 message = "no kernel was checked";
@@ -1278,22 +1257,6 @@ static int render_to_memory(json_object *run, int (*render)(json_object *, FILE 
         return r < 0 ? r : 0;
 }
 
-/* write(2) until done; the errno of a failed write is the answer (ENOSPC stays ENOSPC). */
-static int write_all(int fd, const char *data, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        return -EIO;
-                data += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FILE *)) {
         if (fd < 0 || !render)
                 return -EINVAL;
@@ -1301,7 +1264,7 @@ int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FI
         int r = render_to_memory(run, render, &m);
         if (r < 0)
                 return r;
-        return write_all(fd, m.data, m.len);
+        return kb_write_all(fd, m.data, m.len);
 }
 
 /* Written in place: a character device or a FIFO (a reader must be there: O_NONBLOCK makes
@@ -1322,7 +1285,7 @@ static int write_stream(const char *path, const membuf *m) {
         int flags = fcntl(fd, F_GETFL);
         if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
                 return -errno;
-        int r = write_all(fd, m->data, m->len);
+        int r = kb_write_all(fd, m->data, m->len);
         if (r < 0)
                 return r;
         int closing = TAKE_FD(fd);
@@ -1342,7 +1305,7 @@ static int write_replace(const char *real, const membuf *m) {
         /* mkstemp makes 0600; a report holds no secrets and CI collectors often run as another user. */
         r = fchmod(fd, 0644) < 0 ? -errno : 0;
         if (r >= 0)
-                r = write_all(fd, m->data, m->len);
+                r = kb_write_all(fd, m->data, m->len);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno; /* a full disk may only say so here */
         if (close(fd) < 0 && r >= 0)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "strv.h"
 
 /* The fd number bwrap's --info-fd uses inside the launched child. Fixed so the plan can name it
  * before the pipe exists; the launcher moves the pipe's write end onto it after fork. */
@@ -33,11 +34,6 @@ typedef struct kb_proc_status {
         char state;       /* first letter of State: R, S, Z, X, ... */
 } kb_proc_status;
 
-/* Frees a NULL-terminated string vector (as kb_sandbox_env/kb_sandbox_plan return; kb_strv_free of
- * kernelspec.h does the same for callers outside this module). Accepts NULL. */
-void kb_sandbox_strv_free(char **strv);
-void kb_sandbox_strv_freep(char ***strv);
-#define _cleanup_strv_ _cleanup_(kb_sandbox_strv_freep)
 
 /* Reads <proc_root>/<pid>/status. Returns 0, -ESRCH (no such process), -EPROTO (unparsable),
  * -errno. */

@@ -1,6 +1,7 @@
 /* sandbox.c: sandbox policy → the kernel's environment and the bwrap argv (pure planning, no launch). */
 #include "kbound/sandbox.h"
 #include "sandbox-internal.h"
+#include "strv.h"
 #include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -14,77 +15,14 @@
 #define ARGV_MAX_ENTRIES 65536
 #define HOSTNAME_MAX 64
 
-/* A growable NULL-terminated string vector. */
-typedef struct strv {
-        char **items;
-        size_t n;
-        size_t cap;
-} strv;
-
-static void strv_clear(strv *v) {
-        if (v->items)
-                for (size_t i = 0; i < v->n; i++)
-                        free(v->items[i]);
-        free(v->items);
-        v->items = NULL;
-        v->n = v->cap = 0;
-}
-
-/* Takes ownership of s (frees it on failure). */
-static int strv_push_take(strv *v, char *s) {
-        if (!s)
-                return -ENOMEM;
-        if (v->n + 1 >= ARGV_MAX_ENTRIES) {
-                free(s);
-                return -E2BIG;
-        }
-        if (v->n + 2 > v->cap) {
-                size_t cap = v->cap ? v->cap * 2 : 32;
-                char **items = realloc(v->items, cap * sizeof(char *));
-                if (!items) {
-                        free(s);
-                        return -ENOMEM;
-                }
-                v->items = items;
-                v->cap = cap;
-        }
-        v->items[v->n++] = s;
-        v->items[v->n] = NULL;
-        return 0;
-}
-
-static int strv_push(strv *v, const char *s) {
-        return strv_push_take(v, strdup(s));
-}
-
 /* Pushes up to three arguments: one option and its operands. */
-static int strv_push3(strv *v, const char *a, const char *b, const char *c) {
-        int r = strv_push(v, a);
+static int strv_push3(kb_strv *v, const char *a, const char *b, const char *c) {
+        int r = kb_strv_push(v, a);
         if (r >= 0 && b)
-                r = strv_push(v, b);
+                r = kb_strv_push(v, b);
         if (r >= 0 && c)
-                r = strv_push(v, c);
+                r = kb_strv_push(v, c);
         return r;
-}
-
-static char **strv_take(strv *v) {
-        char **items = v->items;
-        v->items = NULL;
-        v->n = v->cap = 0;
-        return items;
-}
-
-void kb_sandbox_strv_free(char **strv_) {
-        if (!strv_)
-                return;
-        for (char **p = strv_; *p; p++)
-                free(*p);
-        free(strv_);
-}
-
-void kb_sandbox_strv_freep(char ***strv_) {
-        kb_sandbox_strv_free(*strv_);
-        *strv_ = NULL;
 }
 
 /* Length of the NAME part of "NAME=value" (or of the whole string if it has no '='). */
@@ -106,7 +44,7 @@ bool kb_sandbox_env_allowed(const char *name) {
 }
 
 /* Sets entry (a "NAME=value" string) in v, replacing an entry of the same name. */
-static int env_set(strv *v, const char *entry) {
+static int env_set(kb_strv *v, const char *entry) {
         size_t len = env_name_len(entry);
         if (len == 0 || entry[len] != '=')
                 return 0; /* not a variable: ignore rather than pass something bwrap would misread */
@@ -121,7 +59,7 @@ static int env_set(strv *v, const char *entry) {
                 }
         if (v->n >= ENV_MAX_ENTRIES)
                 return -E2BIG;
-        return strv_push(v, entry);
+        return kb_strv_push(v, entry);
 }
 
 static bool env_is_jpy_parent_pid(const char *entry) {
@@ -132,12 +70,12 @@ static bool env_is_jpy_parent_pid(const char *entry) {
 
 int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env) {
         static const char *const base[] = {
-                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                ("PATH=" KB_SANDBOX_PATH),
                 ("HOME=" KB_SANDBOX_WORKSPACE),
                 "TMPDIR=/tmp",
                 "LANG=C.UTF-8",
         };
-        strv v = {0};
+        kb_strv v = { .max = ARGV_MAX_ENTRIES };
         int r = 0;
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(base); i++)
                 r = env_set(&v, base[i]);
@@ -148,11 +86,10 @@ int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env
                 if (!env_is_jpy_parent_pid(*p))
                         r = env_set(&v, *p);
         if (r < 0) {
-                strv_clear(&v);
+                kb_strv_clear(&v);
                 return r == -E2BIG ? -E2BIG : -ENOMEM;
         }
-        *ret_env = strv_take(&v);
-        return 0;
+        return kb_strv_take(&v, ret_env);
 }
 
 static bool path_ok(const char *p) {
@@ -198,7 +135,7 @@ static bool join_path(char *out, size_t size, const char *root, const char *rel)
 
 /* One top-level system path (/bin, /lib64, ...) of root ("" for the host): a symlink is recreated
  * as the same symlink (merged-/usr), a directory is bound read-only, anything missing is skipped. */
-static int plan_system_link_or_dir(strv *v, const char *root, const char *dest) {
+static int plan_system_link_or_dir(kb_strv *v, const char *root, const char *dest) {
         char src[PATH_MAX];
         if (!join_path(src, sizeof src, root, dest))
                 return -ENAMETOOLONG;
@@ -258,7 +195,7 @@ static const char *const host_etc[] = {
         "xdg",
 };
 
-static int plan_host_etc_entry(strv *v, const char *name) {
+static int plan_host_etc_entry(kb_strv *v, const char *name) {
         char src[PATH_MAX];
         int n = snprintf(src, sizeof src, "/etc/%s", name);
         if (n < 0 || (size_t) n >= sizeof src)
@@ -269,7 +206,7 @@ static int plan_host_etc_entry(strv *v, const char *name) {
         return strv_push3(v, "--ro-bind-try", src, src);
 }
 
-static int plan_host_system(strv *v, bool allow_network) {
+static int plan_host_system(kb_strv *v, bool allow_network) {
         static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
         int r = strv_push3(v, "--ro-bind", "/usr", "/usr");
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(links); i++)
@@ -302,7 +239,7 @@ static const char *const rootfs_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/
  * untrusted content and bwrap follows symlinks in a bind source, so nothing is bound through one
  * of the image's links: /usr must be a real directory (lstat), and a link at /etc, /opt, /bin...
  * is recreated as the same link inside the sandbox, where it resolves within the image. */
-static int plan_rootfs_system(strv *v, const char *rootfs) {
+static int plan_rootfs_system(kb_strv *v, const char *rootfs) {
         char usr[PATH_MAX];
         struct stat st;
         if (!join_path(usr, sizeof usr, rootfs, "/usr") || lstat(usr, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -335,7 +272,7 @@ const char *const *kb_sandbox_proc_masked(void) {
  * read-only bind is the host's /proc entry: sysctls resolve through the reader's own namespaces, so
  * the sandbox still sees its own network and IPC values, only never writable. Entries this kernel
  * does not have are skipped (bwrap cannot bind onto a missing /proc file). */
-static int plan_proc(strv *v) {
+static int plan_proc(kb_strv *v) {
         int r = strv_push3(v, "--proc", "/proc", NULL);
         for (const char *const *e = proc_readonly; r >= 0 && *e; e++) {
                 char path[64];
@@ -393,28 +330,28 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 if (!path_ok(*p))
                         return -EINVAL;
 
-        strv v = {0};
+        kb_strv v = { .max = ARGV_MAX_ENTRIES };
         char hostname[HOSTNAME_MAX + 1];
         char fdbuf[16];
         team_hostname(policy->team, hostname);
         snprintf(fdbuf, sizeof fdbuf, "%d", info_fd);
 
-        int r = strv_push(&v, policy->bwrap ? policy->bwrap : "bwrap");
+        int r = kb_strv_push(&v, policy->bwrap ? policy->bwrap : "bwrap");
         /* Every namespace; the network one is given back only under the explicit raw-network
          * override. --unshare-pid is implied by --unshare-all but stated: PID 2 depends on it. */
         if (r >= 0)
                 r = strv_push3(&v, "--unshare-all", "--unshare-pid", NULL);
         if (r >= 0 && policy->allow_network)
-                r = strv_push(&v, "--share-net");
+                r = kb_strv_push(&v, "--share-net");
         /* --die-with-parent: nothing outlives kbound. --new-session: no TIOCSTI into our tty. */
         if (r >= 0)
                 r = strv_push3(&v, "--die-with-parent", "--new-session", NULL);
         /* A user namespace always (--disable-userns needs it stated), nested ones refused, and the
          * seccomp filter the launcher hands over at KB_SANDBOX_SECCOMP_FD (docs/seccomp.md). */
         if (r >= 0)
-                r = strv_push(&v, "--unshare-user");
+                r = kb_strv_push(&v, "--unshare-user");
         if (r >= 0 && policy->hardening && policy->hardening->disable_userns)
-                r = strv_push(&v, "--disable-userns");
+                r = kb_strv_push(&v, "--disable-userns");
         if (r >= 0) {
                 char seccomp_fd[16];
                 snprintf(seccomp_fd, sizeof seccomp_fd, "%d", KB_SANDBOX_SECCOMP_FD);
@@ -464,15 +401,14 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         if (r >= 0)
                 r = strv_push3(&v, "--info-fd", fdbuf, NULL);
         if (r >= 0)
-                r = strv_push(&v, "--");
+                r = kb_strv_push(&v, "--");
         for (char *const *p = kernel_argv; r >= 0 && *p; p++)
-                r = strv_push(&v, *p);
+                r = kb_strv_push(&v, *p);
         if (r < 0) {
-                strv_clear(&v);
+                kb_strv_clear(&v);
                 return r;
         }
-        *ret_argv = strv_take(&v);
-        return 0;
+        return kb_strv_take(&v, ret_argv);
 }
 
 /* Absolute path of an existing file, or -ENOENT. */

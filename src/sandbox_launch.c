@@ -702,20 +702,6 @@ int kb_sandbox_bwrap_setuid(const char *path) {
         return (st.st_mode & S_ISUID) ? 1 : 0;
 }
 
-/* A copy of a NULL-terminated string vector, or NULL. */
-static char **strv_copy(char *const *v) {
-        size_t n = 0;
-        while (v[n])
-                n++;
-        char **c = calloc(n + 1, sizeof *c);
-        for (size_t i = 0; c && i < n; i++)
-                if (!(c[i] = strdup(v[i]))) {
-                        kb_sandbox_strv_free(c);
-                        return NULL;
-                }
-        return c;
-}
-
 int kb_sandbox_waits_on(const char *proc_root, pid_t pid, int *ret_fd) {
         char path[PATH_MAX], buf[256];
         if (snprintf(path, sizeof path, "%s/%d/syscall", proc_root, (int) pid) >= (int) sizeof path)
@@ -825,7 +811,7 @@ static void sandbox_free(kb_sandbox *sb) {
         kb_closep(&sb->seccomp_program);
         kb_json_putp(&sb->info);
         kb_json_putp(&sb->launch_facts);
-        kb_sandbox_strv_free(sb->env);
+        kb_strv_free(sb->env);
         free(sb);
 }
 
@@ -996,7 +982,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .new_session_keyring = true, .die_with_parent = true, .ret_failed_stage = &stage};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
         r = launch_facts(policy, argv, fds, targets, probe_fd >= 0 ? 3 : 2, logfd, block_r, &sb->launch_facts);
-        if (r >= 0 && policy->env && !(sb->env = strv_copy(policy->env)))
+        if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
                 r = -ENOMEM;
         if (r < 0) {
                 close(info_pipe[1]);

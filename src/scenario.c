@@ -11,18 +11,21 @@
 #include <sys/sysmacros.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include "kbound/canary.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
 #include "kbound/kernel.h"
+#include "kbound/langpack.h"
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"
 #include "kbound/report.h"
+#include "harness-internal.h"
+#include "jsonget.h"
 #include "procfs.h"
 #include "rules.h"
 
 #define CELL_TIMEOUT_MS 60000
 #define CHILD_WAIT_S 10
-#define MARKER_TIMEOUT_MS 30000
 #define CONTROL_REPLY_TIMEOUT_MS 2000
 /* After no interrupt_reply: only for an execute_reply already in flight. The cell is watched
  * during the whole reply wait (its reply is recorded as it arrives), so a longer grace would only
@@ -60,11 +63,7 @@ typedef struct ctx {
         bool shut_down;                /* lifecycle.shutdown sent shutdown_request */
         bool no_pack;                  /* no probe set for the language: host-only checks */
         char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
-        kb_kernel *kernel;
-        json_object *k;       /* the kernel object being built */
-        json_object *checks;  /* k["checks"] */
-        bool cancelled;
-        bool wedged;          /* a long cell could not be stopped by any path */
+        kb_harness h;         /* the kernel, its report object and checks; cancelled, wedged */
         char nonce[33];
         json_object *host;      /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots; /* kb_inspect_snapshot of the sandbox, in the order taken */
@@ -76,63 +75,6 @@ typedef struct ctx {
         char probe_error[512];  /* why there is none */
 } ctx;
 
-static void logf_(const ctx *x, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(const ctx *x, int level, const char *fmt, ...) {
-        if (!x->env->log)
-                return;
-        char buf[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        char line[600];
-        snprintf(line, sizeof(line), "kernel '%s': %s", x->spec->name, buf);
-        /* Details quote the kernel (its log, kernel_info, error values): redact before anyone
-         * sees them, with its key and every canary; a line that cannot be redacted is not sent. */
-        _cleanup_free_ char *clean = x->kernel ? kb_kernel_redact_text(x->kernel, line) : strdup(line);
-        const kb_secrets *sets[] = { x->env->secrets, x->env->sibling_secrets };
-        for (size_t i = 0; clean && i < KB_ELEMENTSOF(sets); i++) {
-                if (!sets[i])
-                        continue;
-                char *r = kb_secrets_redact_text(sets[i], clean, strlen(clean), NULL);
-                free(clean);
-                clean = r;
-        }
-        if (clean)
-                x->env->log(x->env->log_userdata, level, clean);
-}
-
-/* Replaces *o by its copy redacted with the kernel's key and every canary set. On failure *o
- * becomes NULL: nothing unredacted is handed out. */
-static void redact_result(const ctx *x, json_object **o) {
-        json_object *cur = *o;
-        if (x->kernel && cur) {
-                json_object *r = kb_kernel_redact(x->kernel, cur);
-                json_object_put(cur);
-                cur = r;
-        }
-        const kb_secrets *sets[] = { x->env->secrets, x->env->sibling_secrets };
-        for (size_t i = 0; cur && i < KB_ELEMENTSOF(sets); i++) {
-                if (!sets[i])
-                        continue;
-                json_object *r = kb_secrets_redact(sets[i], cur);
-                json_object_put(cur);
-                cur = r;
-        }
-        *o = cur;
-}
-
-/* Whether the run's own deadline (check --timeout) has passed: whatever it cut short, start-up
- * included, makes the run incomplete (exit 1), not a kernel that cannot be checked (docs/faults.md). */
-static bool run_deadline_passed(const kb_check_env *env) {
-        return env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0;
-}
-
-static int64_t step_deadline(const ctx *x, int64_t ms) {
-        int64_t d = kb_now_ms() + ms;
-        return x->env->deadline_ms >= 0 && x->env->deadline_ms < d ? x->env->deadline_ms : d;
-}
-
 static void add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static void add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
@@ -142,14 +84,7 @@ static void add_check(ctx *x, const char *id, const char *status, int64_t starte
         va_start(ap, fmt);
         vsnprintf(detail, sizeof(detail), fmt, ap);
         va_end(ap);
-        json_object *c = json_object_new_object();
-        json_object_object_add(c, "id", json_object_new_string(id));
-        json_object_object_add(c, "status", json_object_new_string(status));
-        json_object_object_add(c, "detail", json_object_new_string(detail));
-        json_object_object_add(c, "duration_ms", json_object_new_int64(started_ms ? kb_now_ms() - started_ms : 0));
-        json_object_object_add(c, "evidence", evidence ? evidence : json_object_new_object());
-        json_object_array_add(x->checks, c);
-        logf_(x, strcmp(status, "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id, status, detail);
+        kb_harness_add_check(&x->h, id, status, started_ms, evidence, detail);
 }
 
 /* Appends a check the judge made (NULL: out of memory, recorded as a failure). duration_ms: what
@@ -163,15 +98,15 @@ static void add_judged(ctx *x, const char *id, json_object *check, int64_t durat
         json_object *status = NULL, *detail = NULL;
         json_object_object_get_ex(check, "status", &status);
         json_object_object_get_ex(check, "detail", &detail);
-        json_object_array_add(x->checks, check);
-        logf_(x, strcmp(json_object_get_string(status), "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id,
+        json_object_array_add(x->h.checks, check);
+        kb_harness_log(&x->h, strcmp(json_object_get_string(status), "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id,
               json_object_get_string(status), json_object_get_string(detail));
 }
 
 /* One look at the whole sandbox from the host (inspect.h), kept for the judge. A look that could
  * not even be recorded leaves nothing, and the checks that need one fail for the lack of it. */
 static void host_look(ctx *x, const char *label) {
-        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         if (!sb)
                 return;
         int64_t t0 = kb_now_ms();
@@ -179,9 +114,9 @@ static void host_look(ctx *x, const char *label) {
         char shell[256], control[256];
         const char *endpoints[3] = {NULL, NULL, NULL};
         size_t n_ep = 0;
-        if (kb_kernel_socket_path(x->kernel, KB_CHANNEL_SHELL, shell, sizeof shell) == 0)
+        if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_SHELL, shell, sizeof shell) == 0)
                 endpoints[n_ep++] = shell;
-        if (kb_kernel_socket_path(x->kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
+        if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
                 endpoints[n_ep++] = control;
         kb_inspect_target t = {
                 .proc_root = "/proc",
@@ -194,7 +129,7 @@ static void host_look(ctx *x, const char *label) {
                 .endpoints = endpoints,
                 .canaries = x->env->canaries,
                 .n_canaries = x->env->n_canaries,
-                .own_runtime = kb_kernel_runtime_dir(x->kernel),
+                .own_runtime = kb_kernel_runtime_dir(x->h.kernel),
                 .host = x->host,
         };
         json_object *snap = NULL;
@@ -226,56 +161,6 @@ static void pre_exec_look(void *userdata, const kb_sandbox *sb) {
         }
         x->pre_exec_ms = kb_now_ms() - t0;
         x->inspect_ms += x->pre_exec_ms;
-}
-
-static const char *jstr(json_object *o, const char *key) {
-        json_object *v = NULL;
-        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
-static json_object *jget(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static bool jbool(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-        return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
-}
-
-static bool jint(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = jget(o, key);
-        if (!v || !json_object_is_type(v, json_type_int))
-                return false;
-        *ret = json_object_get_int64(v);
-        return true;
-}
-
-/* Why a wait ended badly, in words, for a check's detail. */
-static const char *wait_error(ctx *x, int r) {
-        if (r == -ECANCELED)
-                x->cancelled = true;
-        switch (r) {
-        case -ETIMEDOUT:
-                return "timed out";
-        case -ESRCH: {
-                /* Say how it died: the exit status (bwrap passes the kernel's on; the pidfd fires
-                 * first, so allow bwrap a moment to follow) and the end of the kernel's log. */
-                static __thread char died[400];
-                _cleanup_free_ char *d = kb_kernel_death_diagnosis(x->kernel, 200, kb_now_ms() + 1000);
-                snprintf(died, sizeof(died), "%s", d ? d : "the kernel process died");
-                return died;
-        }
-        case -ECANCELED:
-                return "cancelled";
-        default: {
-                static __thread char buf[256];
-                kb_client_explain_error(kb_kernel_client(x->kernel), buf, sizeof(buf));
-                return buf;
-        }
-        }
 }
 
 /* Something to do while a cell runs, once: when fn says so (it sees every iopub message of the
@@ -318,10 +203,10 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
                          strerror(-r));
                 return r;
         }
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execution *ex = NULL;
         kb_execute_options eo = { .store_history = false, .stop_on_error = false };
-        int64_t deadline = step_deadline(x, timeout_ms);
+        int64_t deadline = kb_harness_deadline_in(&x->h, timeout_ms);
         r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
                 r = kb_client_execute_wait(c, ex, deadline, hook ? hook->fn : NULL, hook ? hook->userdata : NULL);
@@ -334,7 +219,7 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
                 kb_execution_explain_timeout(c, ex, what, sizeof(what));
                 snprintf(why, why_size, "cell '%s': timed out: %s", cell, what);
         } else if (r < 0) {
-                snprintf(why, why_size, "cell '%s': %s", cell, wait_error(x, r));
+                snprintf(why, why_size, "cell '%s': %s", cell, kb_harness_wait_error(&x->h, r));
         } else if (strcmp(ex->status, "ok") != 0) {
                 snprintf(why, why_size, "cell '%s' ended with status %s%s%s%s%s", cell, ex->status,
                          ex->ename ? ": " : "", ex->ename ? ex->ename : "", ex->evalue ? ": " : "",
@@ -378,10 +263,10 @@ static void expect_set(ctx *x, const char *key, json_object *value) {
 
 /* The run's facts every judgement needs, set once the kernel is up. */
 static void expect_basics(ctx *x) {
-        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         expect_set(x, "allow_network", json_object_new_boolean(x->env->allow_network));
         expect_set(x, "kernel_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
-        expect_set(x, "kernel_log", file_id(kb_kernel_log_path(x->kernel)));
+        expect_set(x, "kernel_log", file_id(kb_kernel_log_path(x->h.kernel)));
         expect_set(x, "bwrap", json_object_new_string(x->env->bwrap));
         expect_set(x, "bwrap_version", json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
         expect_set(x, "pidns", json_object_new_int64((int64_t) kb_sandbox_pidns(sb)));
@@ -395,7 +280,7 @@ static void expect_basics(ctx *x) {
         expect_set(x, "keyring", json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
                                                                                     : strerror(-x->env->keyring_canary)));
         json_object *binds = json_object_new_array();
-        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->kernel)}, {"runtime", kb_kernel_runtime_dir(x->kernel)}};
+        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->h.kernel)}, {"runtime", kb_kernel_runtime_dir(x->h.kernel)}};
         for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
                 json_object *id = file_id(dirs[i][1]);
                 if (!id)
@@ -542,7 +427,7 @@ static void identity_cell(ctx *x) {
 
 static void check_pidfd(ctx *x) {
         int64_t t0 = kb_now_ms();
-        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         int r = kb_sandbox_verify(sb);
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "pidfd", json_object_new_int(kb_sandbox_pidfd(sb)));
@@ -589,13 +474,13 @@ static void child_alive(ctx *x, void *userdata) {
 /* Looks for the cell's escape file where the host can see it; removes what it finds. */
 static void confirm_escapes(ctx *x, json_object *result, const char *escape_name) {
         json_object *seen = json_object_new_array();
-        json_object *attempts = jget(result, "write_outside");
+        json_object *attempts = kb_json_get(result, "write_outside");
         size_t n = attempts && json_object_is_type(attempts, json_type_array) ? json_object_array_length(attempts) : 0;
         json_object *dirs = x->env->escape_dirs;
         size_t n_dirs = dirs ? json_object_array_length(dirs) : 0;
         for (size_t i = 0; i < n_dirs + n; i++) {
                 const char *dir = i < n_dirs ? json_object_get_string(json_object_array_get_idx(dirs, i))
-                                             : jstr(json_object_array_get_idx(attempts, i - n_dirs), "path");
+                                             : kb_json_str(json_object_array_get_idx(attempts, i - n_dirs), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 /* The path is the cell's word: nothing with ".." is joined to a host path. */
@@ -608,7 +493,7 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
         }
         /* With an image as root, the host path of an in-sandbox /usr/x is <rootfs>/usr/x. */
         for (size_t i = 0; x->env->rootfs && i < n; i++) {
-                const char *dir = jstr(json_object_array_get_idx(attempts, i), "path");
+                const char *dir = kb_json_str(json_object_array_get_idx(attempts, i), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 if (dir && dir[0] == '/' && !strstr(dir, "..") &&
@@ -628,7 +513,7 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
 static void read_back_workspace(ctx *x, const char *file_name) {
         _cleanup_free_ char *path = NULL, *content = NULL;
         bool ok = false;
-        if (asprintf(&path, "%s/%s", kb_kernel_workspace(x->kernel), file_name) >= 0 &&
+        if (asprintf(&path, "%s/%s", kb_kernel_workspace(x->h.kernel), file_name) >= 0 &&
             kb_read_file(AT_FDCWD, path, O_NOFOLLOW, 4096, &content, NULL) == 0) {
                 content[strcspn(content, "\r\n")] = '\0';
                 ok = strcmp(content, x->nonce) == 0;
@@ -645,7 +530,7 @@ static void run_probe(ctx *x) {
         snprintf(watch.marker, sizeof watch.marker, "kbound-child-%.12s", x->nonce);
         char go_name[64];
         snprintf(go_name, sizeof go_name, ".kbound-go-%.16s", x->nonce);
-        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_workspace(x->kernel), go_name);
+        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_workspace(x->h.kernel), go_name);
 
         json_object *params = json_object_new_object();
         json_object_object_add(params, "workspace", json_object_new_string(KB_SANDBOX_WORKSPACE));
@@ -684,7 +569,7 @@ static void run_probe(ctx *x) {
                 json_object_put(params);
                 return;
         }
-        expect_set(x, "abstract_canaries", json_object_get(jget(params, "abstract_sockets")));
+        expect_set(x, "abstract_canaries", json_object_get(kb_json_get(params, "abstract_sockets")));
         cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
         r = run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error, sizeof x->probe_error);
         json_object_put(params);
@@ -714,7 +599,7 @@ static void run_probe(ctx *x) {
                         json_object_array_add(sibling, json_object_new_string("(the search ran out of memory)"));
                 expect_set(x, "secrets_in_probe", found);
                 expect_set(x, "sibling_in_probe", sibling);
-                json_object_object_add(x->k, "process", json_object_get(jget(x->probe, "process")));
+                json_object_object_add(x->h.k, "process", json_object_get(kb_json_get(x->probe, "process")));
         }
 }
 
@@ -722,16 +607,12 @@ static void run_probe(ctx *x) {
 
 typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 
-static int marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
-        return ex->stdout_text && strstr(ex->stdout_text, (const char *) userdata) != NULL;
-}
-
 /* True if the long cell ran to its end instead of being stopped. */
 static bool cell_completed(const ctx *x, const kb_execution *ex) {
         json_object *result = NULL;
         if (cell_result(x, ex, &result) < 0)
                 return false;
-        bool done = jbool(result, "completed");
+        bool done = kb_json_true(result, "completed");
         json_object_put(result);
         return done;
 }
@@ -747,7 +628,7 @@ static bool cell_stopped(const ctx *x, const kb_execution *ex) {
  * re-verified so the pid was still the kernel's): into ev as "sigint_<when>" {ignored, caught,
  * blocked, pending}. Returns 0, or -errno when it cannot be read. */
 static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ignored, bool *ret_pending) {
-        kb_sandbox *sb = kb_kernel_sandbox(x->kernel);
+        kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         char path[64], key[32];
         snprintf(path, sizeof path, "/proc/%d/status", (int) kb_sandbox_kernel_pid(sb));
         _cleanup_free_ char *text = NULL;
@@ -805,8 +686,8 @@ static int ticks_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
 /* Sends the interrupt through one path. *ret_reply gets the interrupt_reply status for control. */
 static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
         if (path == PATH_PIDFD)
-                return kb_kernel_signal(x->kernel, SIGINT);
-        return kb_client_interrupt(kb_kernel_client(x->kernel), step_deadline(x, CONTROL_REPLY_TIMEOUT_MS), ret_reply);
+                return kb_kernel_signal(x->h.kernel, SIGINT);
+        return kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ret_reply);
 }
 
 static void check_interrupt(ctx *x, interrupt_path path) {
@@ -814,12 +695,12 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         int64_t t0 = kb_now_ms();
         char marker[64], why[512];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd", x->nonce);
-        if (x->wedged && path == PATH_PIDFD && x->died_on_sigint) {
+        if (x->h.wedged && path == PATH_PIDFD && x->died_on_sigint) {
                 add_check(x, id, "fail", t0, NULL, "the kernel died on SIGINT (sent to free the control path's cell): %s",
                           x->died_on_sigint);
                 return;
         }
-        if (x->wedged) {
+        if (x->h.wedged) {
                 add_check(x, id, "fail", t0, NULL, "not tested: an earlier long cell could not be stopped");
                 return;
         }
@@ -839,22 +720,14 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 add_check(x, id, "fail", t0, NULL, "cannot render the long cell: %s", strerror(-r));
                 return;
         }
-        kb_client *c = kb_kernel_client(x->kernel);
+        kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execution *ex = NULL;
-        /* stop_on_error false: the interrupt makes this cell fail, and the next request must not
-         * be aborted because of it. */
-        kb_execute_options eo = { .store_history = false, .stop_on_error = false };
-        r = kb_client_execute_start(c, code, &eo, &ex);
-        if (r >= 0)
-                r = kb_client_execute_wait(c, ex, step_deadline(x, MARKER_TIMEOUT_MS), marker_seen, marker);
+        r = kb_harness_long_start(&x->h, code, marker, &ex);
         if (r != 1) {
                 /* The kernel drops SIGINT outside a running cell, so without the marker there is
                  * nothing honest to interrupt. */
                 add_check(x, id, "fail", t0, NULL, "the long cell never printed its start marker (%s)",
-                          r == 0 ? "it finished first" : wait_error(x, r));
-                if (r == -ETIMEDOUT)
-                        x->wedged = true;
-                kb_execution_destroy(c, &ex);
+                          r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
                 return;
         }
 
@@ -862,12 +735,12 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         /* The hold: a cell that ends before anything was sent was not stopped by it. */
         int hold = (int) arc4random_uniform(HOLD_MAX_MS + 1);
         json_object_object_add(ev, "hold_ms", json_object_new_int(hold));
-        r = kb_client_execute_wait(c, ex, step_deadline(x, hold), NULL, NULL);
+        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, hold), NULL, NULL);
         if (r != -ETIMEDOUT) {
                 if (r == 0)
                         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 add_check(x, id, "fail", t0, ev, "%s", r == 0 ? "the long cell ended on its own before any interrupt was sent"
-                                                             : wait_error(x, r));
+                                                             : kb_harness_wait_error(&x->h, r));
                 kb_execution_destroy(c, &ex);
                 return;
         }
@@ -883,22 +756,22 @@ static void check_interrupt(ctx *x, interrupt_path path) {
          * wait that ends in "kept running": no pass rests on them. */
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL, *interrupt_id = NULL;
-        int sr = path == PATH_PIDFD ? kb_kernel_signal(x->kernel, SIGINT)
+        int sr = path == PATH_PIDFD ? kb_kernel_signal(x->h.kernel, SIGINT)
                                     : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
         ticks_watch tw = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
         int wait_ms = x->env->interrupt_timeout_ms;
         r = -ETIMEDOUT; /* nothing sent: the cell runs on */
         if (sr >= 0 && path == PATH_PIDFD)
-                r = kb_client_execute_wait(c, ex, step_deadline(x, wait_ms), ticks_seen, &tw);
+                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, wait_ms), ticks_seen, &tw);
         else if (sr >= 0) {
                 /* The reply is what says the request was taken: a kernel that has not answered
                  * within CONTROL_REPLY_TIMEOUT_MS gets a short grace, one that answered the rest of
                  * the timeout. An execute_reply at any time in between counts. */
-                r = kb_client_execute_wait(c, ex, step_deadline(x, CONTROL_REPLY_TIMEOUT_MS), ticks_seen, &tw);
+                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ticks_seen, &tw);
                 kb_msg *reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
                 if (r == -ETIMEDOUT) {
                         wait_ms = reply ? wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
-                        r = kb_client_execute_wait(c, ex, step_deadline(x, wait_ms > 0 ? wait_ms : 0), ticks_seen, &tw);
+                        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, wait_ms > 0 ? wait_ms : 0), ticks_seen, &tw);
                 }
                 if (!reply)
                         reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
@@ -946,12 +819,12 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         if (r == -ESRCH) {
                 /* The interrupt killed it: a kernel must survive its own interrupts. */
                 add_check(x, id, "fail", t0, ev, "the kernel died on %s: %s",
-                          path == PATH_CONTROL ? "interrupt_request" : "SIGINT", wait_error(x, r));
+                          path == PATH_CONTROL ? "interrupt_request" : "SIGINT", kb_harness_wait_error(&x->h, r));
                 kb_execution_destroy(c, &ex);
                 return;
         }
         if (r == -ECANCELED) {
-                add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s", wait_error(x, r));
+                add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, r));
                 kb_execution_destroy(c, &ex);
                 return;
         }
@@ -973,20 +846,20 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                          (long long) ran);
         else
                 snprintf(why, sizeof(why), "the cell kept running %d ms after the interrupt (%s)", wait_ms,
-                         wait_error(x, r));
+                         kb_harness_wait_error(&x->h, r));
         if (r != 0) {
                 (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
                 ticks_watch again = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
-                int u = kb_client_execute_wait(c, ex, step_deadline(x, x->env->interrupt_timeout_ms), ticks_seen, &again);
+                int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, x->env->interrupt_timeout_ms), ticks_seen, &again);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
                 if (u == -ESRCH && path == PATH_CONTROL) {
                         /* The SIGINT meant to free the cell killed the kernel: that is the pidfd
                          * path's verdict, said as such. */
                         free(x->died_on_sigint);
-                        x->died_on_sigint = strdup(wait_error(x, u));
+                        x->died_on_sigint = strdup(kb_harness_wait_error(&x->h, u));
                 }
                 if (u != 0)
-                        x->wedged = true;
+                        x->h.wedged = true;
         }
         /* The same rule as conformance's interrupt.control (rules.c). */
         char rule[256];
@@ -995,10 +868,10 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                                                    : "fail";
         if (strcmp(verdict, "unsupported") == 0)
                 add_check(x, id, "unsupported", t0, ev, "%s; %s%s", why, rule,
-                          x->wedged ? "; neither path stopped the cell" : "");
+                          x->h.wedged ? "; neither path stopped the cell" : "");
         else
-                add_check(x, id, "fail", t0, ev, "%s%s%s", why, x->wedged ? "; " : "",
-                          x->wedged ? "and the other path did not stop it either" : "");
+                add_check(x, id, "fail", t0, ev, "%s%s%s", why, x->h.wedged ? "; " : "",
+                          x->h.wedged ? "and the other path did not stop it either" : "");
         kb_execution_destroy(c, &ex);
 }
 
@@ -1006,7 +879,7 @@ static void check_persistence(ctx *x) {
         int64_t t0 = kb_now_ms();
         char why[512];
         json_object *result = NULL;
-        if (x->wedged) {
+        if (x->h.wedged) {
                 add_check(x, "persistence.namespace", "fail", t0, NULL,
                           "not tested: a long cell could not be stopped, so the kernel cannot answer");
                 return;
@@ -1016,10 +889,10 @@ static void check_persistence(ctx *x) {
                 add_check(x, "persistence.namespace", "fail", t0, NULL, "%s", why);
                 return;
         }
-        const char *value = jstr(result, "value");
+        const char *value = kb_json_str(result, "value");
         int64_t pid = -1;
-        jint(result, "pid", &pid);
-        int v = kb_sandbox_verify(kb_kernel_sandbox(x->kernel));
+        kb_json_int(result, "pid", &pid);
+        int v = kb_sandbox_verify(kb_kernel_sandbox(x->h.kernel));
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "pid", json_object_new_int64(pid));
         json_object_object_add(ev, "nonce_intact", json_object_new_boolean(value && strcmp(value, x->nonce) == 0));
@@ -1044,28 +917,28 @@ static void check_persistence(ctx *x) {
  * PID 2, seen through its pidfd) is gone within SHUTDOWN_EXIT_MS of the reply. */
 static void check_shutdown(ctx *x) {
         int64_t t0 = kb_now_ms();
-        if (x->wedged) {
+        if (x->h.wedged) {
                 add_check(x, "lifecycle.shutdown", "fail", t0, NULL,
                           "not tested: a long cell could not be stopped, so the kernel cannot answer");
                 return;
         }
         json_object *ev = json_object_new_object();
-        int r = kb_client_shutdown(kb_kernel_client(x->kernel), step_deadline(x, SHUTDOWN_REPLY_MS));
+        int r = kb_client_shutdown(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, SHUTDOWN_REPLY_MS));
         int64_t replied = kb_now_ms();
         x->shut_down = true;
         if (r == -ESRCH) {
                 add_check(x, "lifecycle.shutdown", "fail", t0, ev, "the kernel died before it answered shutdown_request: %s",
-                          wait_error(x, r));
+                          kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (r < 0) {
                 add_check(x, "lifecycle.shutdown", "fail", t0, ev, "no shutdown_reply on control within %d ms (%s)",
-                          SHUTDOWN_REPLY_MS, r == -ETIMEDOUT ? "timed out" : wait_error(x, r));
+                          SHUTDOWN_REPLY_MS, r == -ETIMEDOUT ? "timed out" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object_object_add(ev, "reply_ms", json_object_new_int64(replied - t0));
-        struct pollfd p = { .fd = kb_kernel_pidfd(x->kernel), .events = POLLIN };
-        int64_t deadline = step_deadline(x, SHUTDOWN_EXIT_MS);
+        struct pollfd p = { .fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN };
+        int64_t deadline = kb_harness_deadline_in(&x->h, SHUTDOWN_EXIT_MS);
         int n;
         do
                 n = poll(&p, 1, kb_ms_left(deadline));
@@ -1086,8 +959,8 @@ static void check_shutdown(ctx *x) {
 
 /* True if the report already has a check with this id. */
 static bool has_check(const ctx *x, const char *id) {
-        for (size_t i = 0; i < json_object_array_length(x->checks); i++) {
-                json_object *c = json_object_array_get_idx(x->checks, i), *v = NULL;
+        for (size_t i = 0; i < json_object_array_length(x->h.checks); i++) {
+                json_object *c = json_object_array_get_idx(x->h.checks, i), *v = NULL;
                 if (json_object_object_get_ex(c, "id", &v) && strcmp(json_object_get_string(v), id) == 0)
                         return true;
         }
@@ -1099,8 +972,8 @@ static void fill_missing(ctx *x) {
         for (const char *const *id = check_ids; *id; id++)
                 if (!has_check(x, *id))
                         add_check(x, *id, "fail", kb_now_ms(), NULL, "not run: %s",
-                                  x->cancelled ? "the run was cancelled first"
-                                  : x->wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
+                                  x->h.cancelled ? "the run was cancelled first"
+                                  : x->h.wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
                                                : "an earlier step failed (see persistence.namespace and the checks "
                                                  "before it)");
 }
@@ -1126,19 +999,30 @@ static void set_error(ctx *x, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        json_object_object_add(x->k, "error", json_object_new_string(buf));
-        logf_(x, KB_LOG_ERROR, "%s", buf);
+        json_object_object_add(x->h.k, "error", json_object_new_string(buf));
+        kb_harness_log(&x->h, KB_LOG_ERROR, "%s", buf);
 }
 
 int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const char *team, json_object **ret,
                     kb_check_outcome *ret_outcome) {
-        ctx x = { .env = env, .spec = spec };
+        ctx x = {
+                .env = env,
+                .spec = spec,
+                .h = {
+                        .spec = spec,
+                        .secrets = { env->secrets, env->sibling_secrets },
+                        .log = env->log,
+                        .log_userdata = env->log_userdata,
+                        .deadline_ms = env->deadline_ms,
+                        .diagnose_death = true,
+                },
+        };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
-        x.k = kb_report_kernel_new(spec, team);
-        if (!x.k)
+        x.h.k = kb_report_kernel_new(spec, team);
+        if (!x.h.k)
                 return -ENOMEM;
-        json_object_object_get_ex(x.k, "checks", &x.checks);
+        json_object_object_get_ex(x.h.k, "checks", &x.h.checks);
         int r = kb_random_hex(x.nonce, 16);
         if (r < 0) {
                 set_error(&x, "no randomness for nonces: %s", strerror(-r));
@@ -1151,7 +1035,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         r = kb_langpack_find(env->kernels_dir, spec->language ? spec->language : "", &x.lp);
         if (r == -ENOENT) {
                 x.no_pack = true;
-                logf_(&x, KB_LOG_WARN, "no probe set for language '%s' in %s: the checks that need a cell are untested",
+                kb_harness_log(&x.h, KB_LOG_WARN, "no probe set for language '%s' in %s: the checks that need a cell are untested",
                       spec->language ? spec->language : "?", env->kernels_dir);
         } else if (r < 0) {
                 set_error(&x, "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
@@ -1171,7 +1055,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
-        logf_(&x, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = {
                 .spec = spec,
                 .base_dir = env->base_dir,
@@ -1188,11 +1072,11 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 .on_msg = env->on_msg,
                 .on_msg_userdata = env->on_msg_userdata,
                 .cancel_fd = env->cancel_fd,
-                .deadline_ms = step_deadline(&x, CELL_TIMEOUT_MS),
+                .deadline_ms = kb_harness_deadline_in(&x.h, CELL_TIMEOUT_MS),
                 .before_exec = pre_exec_look,
                 .before_exec_userdata = &x,
         };
-        r = kb_kernel_start(&ko, &x.kernel, &diagnosis);
+        r = kb_harness_start(&x.h, &ko, &diagnosis);
         if (r < 0) {
                 const char *why = diagnosis ? diagnosis : strerror(-r);
                 set_error(&x, "cannot start in the sandbox: %s", why);
@@ -1207,11 +1091,9 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 }
                 /* A kernel that cannot be started and pinned inside the sandbox cannot have any
                  * boundary claimed for it: fail closed, with the diagnosis. */
-                outcome = r == -ECANCELED || run_deadline_passed(env) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
+                outcome = r == -ECANCELED || kb_harness_deadline_passed(&x.h) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
                 goto done;
         }
-        json_object_object_add(x.k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(x.kernel)));
-        json_object_object_add(x.k, "kernel_info", kb_report_kernel_info(kb_kernel_info(x.kernel)));
 
         /* The host looks first (after readiness), then the cells run; one more look happens while
          * the probe cell's child is alive. Everything is judged once the evidence is in. */
@@ -1229,14 +1111,14 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         if (!x.no_pack)
                 identity_cell(&x);
         int64_t identity_ms = kb_now_ms() - t_identity, probe_ms = 0;
-        if (!x.cancelled && !x.no_pack) {
+        if (!x.h.cancelled && !x.no_pack) {
                 int64_t t_probe = kb_now_ms();
                 run_probe(&x);
                 probe_ms = kb_now_ms() - t_probe;
         }
         int64_t surface_ms = 0;
         expect_seccomp(&x);
-        if (!x.cancelled && !x.no_pack) {
+        if (!x.h.cancelled && !x.no_pack) {
                 int64_t t_surface = kb_now_ms();
                 surface_cell(&x);
                 surface_ms = kb_now_ms() - t_surface;
@@ -1250,7 +1132,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
         judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
         check_pidfd(&x);
-        if (!x.cancelled) {
+        if (!x.h.cancelled) {
                 judged(&x, "boundary.descriptors", kb_judge_descriptors, x.inspect_ms);
                 judged(&x, "boundary.write_outside", kb_judge_write_outside, probe_ms);
                 if (x.no_pack)
@@ -1266,44 +1148,38 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 untested_without_pack(&x, "interrupt.control", "interrupting a running cell");
                 untested_without_pack(&x, "interrupt.pidfd", "interrupting a running cell");
                 untested_without_pack(&x, "persistence.namespace", "reading a variable back");
-        } else if (!x.cancelled && set_nonce(&x) >= 0) {
+        } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
                 check_interrupt(&x, PATH_CONTROL);
-                if (!x.cancelled)
+                if (!x.h.cancelled)
                         check_interrupt(&x, PATH_PIDFD);
-                if (!x.cancelled)
+                if (!x.h.cancelled)
                         check_persistence(&x);
         }
-        if (!x.cancelled)
+        if (!x.h.cancelled)
                 check_shutdown(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
         fill_missing(&x);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
          * incomplete too (teardown that runs past the deadline does not count). */
-        if (x.cancelled || run_deadline_passed(env))
+        if (x.h.cancelled || kb_harness_deadline_passed(&x.h))
                 outcome = KB_CHECK_CANCELLED;
 
 done:
-        if (x.kernel) {
+        if (x.h.kernel) {
                 int status = 0;
-                int grace = x.cancelled || x.wedged ? 0 : STOP_GRACE_MS;
+                int grace = x.h.cancelled || x.h.wedged ? 0 : STOP_GRACE_MS;
                 /* The shutdown_reply is the kernel's goodbye. What it does after it (ipykernel:
                  * 0.3-0.7 s of IO loops, history database, interpreter teardown) is only worth
                  * waiting for when the team folder is kept for inspection; otherwise the folder
                  * is removed and the whole pid namespace killed right after anyway. */
                 if (x.shut_down)
                         grace = 0; /* lifecycle.shutdown asked, and waited, already */
-                if (grace && !env->keep && kb_kernel_client(x.kernel)) {
-                        (void) kb_client_shutdown(kb_kernel_client(x.kernel), step_deadline(&x, grace));
+                if (grace && !env->keep && kb_kernel_client(x.h.kernel)) {
+                        (void) kb_client_shutdown(kb_kernel_client(x.h.kernel), kb_harness_deadline_in(&x.h, grace));
                         grace = 0;
                 }
-                kb_kernel_stop(x.kernel, grace, kb_now_ms() + 5000, &status);
-                /* What the client took in, so a transcript can be checked against it. */
-                uint64_t received = 0, dropped = 0;
-                kb_client_stats(kb_kernel_client(x.kernel), &received, &dropped);
-                json_object *messages = json_object_new_object();
-                json_object_object_add(messages, "received", json_object_new_int64((int64_t) received));
-                json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
-                json_object_object_add(x.k, "messages", messages);
+                kb_kernel_stop(x.h.kernel, grace, kb_now_ms() + 5000, &status);
+                kb_harness_record_messages(&x.h);
         }
         if (x.snapshots) {
                 json_object *insp = json_object_new_object();
@@ -1312,17 +1188,17 @@ done:
                 for (size_t i = first; i < json_object_array_length(x.snapshots) + 1; i++) {
                         json_object *snap = i == 0 ? x.pre_exec : json_object_array_get_idx(x.snapshots, i - 1);
                         json_object *l = json_object_new_object();
-                        json_object_object_add(l, "label", json_object_get(jget(snap, "label")));
-                        json_object *procs = jget(snap, "processes");
+                        json_object_object_add(l, "label", json_object_get(kb_json_get(snap, "label")));
+                        json_object *procs = kb_json_get(snap, "processes");
                         json_object_object_add(l, "processes", json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
-                        json_object_object_add(l, "vanished", json_object_get(jget(snap, "vanished")));
-                        json_object_object_add(l, "errors", json_object_get(jget(snap, "errors")));
+                        json_object_object_add(l, "vanished", json_object_get(kb_json_get(snap, "vanished")));
+                        json_object_object_add(l, "errors", json_object_get(kb_json_get(snap, "errors")));
                         json_object_array_add(looks, l);
                 }
                 json_object_object_add(insp, "looks", looks);
                 json_object_object_add(insp, "cost_ms", json_object_new_int64(x.inspect_ms));
                 json_object_object_add(insp, "pre_exec_ms", json_object_new_int64(x.pre_exec_ms));
-                json_object_object_add(x.k, "inspection", insp);
+                json_object_object_add(x.h.k, "inspection", insp);
         }
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
@@ -1330,19 +1206,19 @@ done:
         json_object_put(x.expect);
         json_object_put(x.probe);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
-         * anything matched, so x.checks is looked up again). */
-        redact_result(&x, &x.k);
-        kb_kernel_destroy(&x.kernel, env->keep);
+         * anything matched, so x.h.checks is looked up again). */
+        kb_harness_redact(&x.h, &x.h.k);
+        kb_kernel_destroy(&x.h.kernel, env->keep);
         kb_langpack_destroy(&x.lp);
         free(x.died_on_sigint);
-        if (!x.k)
+        if (!x.h.k)
                 return -ENOMEM;
-        x.checks = NULL;
-        json_object_object_get_ex(x.k, "checks", &x.checks);
-        if (env->deadline_ms >= 0 && kb_ms_left(env->deadline_ms) == 0 && outcome == KB_CHECK_DONE &&
-            json_object_array_length(x.checks) < KB_ELEMENTSOF(check_ids) - 1)
+        x.h.checks = NULL;
+        json_object_object_get_ex(x.h.k, "checks", &x.h.checks);
+        if (kb_harness_deadline_passed(&x.h) && outcome == KB_CHECK_DONE &&
+            json_object_array_length(x.h.checks) < KB_ELEMENTSOF(check_ids) - 1)
                 outcome = KB_CHECK_CANCELLED;
-        *ret = x.k;
+        *ret = x.h.k;
         if (ret_outcome)
                 *ret_outcome = outcome;
         return 0;

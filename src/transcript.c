@@ -30,16 +30,12 @@ struct kb_transcript_source {
 int kb_transcript_open(const char *path, kb_transcript **ret) {
         if (!path || !*path)
                 return -EINVAL;
-        /* O_NONBLOCK only so that opening a FIFO cannot hang; it is refused right after. Not
-         * O_TRUNC: a file that is refused below must be left as it was. */
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-        if (fd < 0)
-                return -errno;
+        /* A FIFO or device is refused without waiting on it (kb_open_regular). Not O_TRUNC: a
+         * file that is refused below must be left as it was. */
         struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
+        _cleanup_close_ int fd = kb_open_regular(AT_FDCWD, path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0600, &st);
+        if (fd < 0)
+                return fd;
         /* Someone else's file keeps its owner (who could read what kernels printed), and a second
          * hard link is a second name we cannot make private. */
         if (st.st_uid != geteuid() || st.st_nlink > 1)
@@ -107,33 +103,10 @@ void kb_transcript_source_destroy(kb_transcript_source **sp) {
         *sp = NULL;
 }
 
-/* Wall-clock time as ISO-8601 UTC with milliseconds. */
-static void iso_now_ms(char *buf, size_t size) {
-        struct timespec ts;
-        struct tm tm;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
-}
-
 static void note_error(kb_transcript *t, int r) {
         t->n_errors++;
         if (!t->first_error)
                 t->first_error = r;
-}
-
-static int write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                buf += n;
-                len -= (size_t) n;
-        }
-        return 0;
 }
 
 /* A new reference to v, or to {} when the message has none. */
@@ -148,7 +121,7 @@ static void write_truncated(kb_transcript *t) {
         int n = snprintf(line, sizeof(line),
                          "{\"truncated\":true,\"reason\":\"the transcript reached its size cap of %llu bytes\"}\n",
                          (unsigned long long) t->max_bytes);
-        (void) write_all(t->fd, line, (size_t) n);
+        (void) kb_write_all(t->fd, line, (size_t) n);
         t->truncated = true;
 }
 
@@ -165,7 +138,9 @@ void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direct
         if (lost)
                 return;
         char now[40];
-        iso_now_ms(now, sizeof(now));
+        /* ISO-8601 UTC with milliseconds; a clock that cannot be read leaves the time empty. */
+        if (kb_iso_time_now(3, now, sizeof(now)) < 0)
+                now[0] = '\0';
         int64_t elapsed = kb_now_ms() - t->opened_ms;
 
         json_object *line = json_object_new_object();
@@ -227,7 +202,7 @@ void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direct
                 else {
                         memcpy(buf, text, len);
                         buf[len] = '\n';
-                        r = write_all(t->fd, buf, len + 1);
+                        r = kb_write_all(t->fd, buf, len + 1);
                         if (r == 0)
                                 t->bytes += len + 1;
                         free(buf);

@@ -424,18 +424,10 @@ void kb_view_problem_free(kb_view_problem **pp) {
         *pp = NULL;
 }
 
-static const char *env_value(char *const *env, const char *name) {
-        size_t len = strlen(name);
-        for (char *const *e = env; e && *e; e++)
-                if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-                        return *e + len + 1;
-        return NULL;
-}
-
 /* The kernel's PATH, or the one kb_sandbox_env gives. */
 static const char *kernel_path(char *const *env) {
-        const char *path = env_value(env, "PATH");
-        return path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        const char *path = kb_env_get(env, "PATH");
+        return path ? path : KB_SANDBOX_PATH;
 }
 
 /* 0 if path resolves in the view to an executable regular file (its host descriptor in *ret_fd,
@@ -498,29 +490,24 @@ static int find_program(const kb_view *v, bool host_view, const char *what, cons
         const char *path = kernel_path(env);
         int best = -ENOENT;
         _cleanup_free_ char *on_host = NULL;
-        for (const char *p = path;;) {
-                const char *colon = strchrnul(p, ':');
-                size_t len = (size_t) (colon - p);
-                if (len > 0 && p[0] == '/') {
-                        _cleanup_free_ char *candidate = NULL;
-                        if (asprintf(&candidate, "%.*s/%s", (int) len, p, program) < 0)
-                                return -ENOMEM;
-                        _cleanup_free_ char *pending_path = NULL;
-                        r = resolve_executable(v, candidate, ret_fd, &pending_path);
-                        if (r == 0)
-                                return 0;
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r != -ENOENT)
-                                best = r;
-                        struct stat st;
-                        if (host_view && !on_host && r == -ENOENT && pending_path &&
-                            stat(pending_path, &st) == 0)
-                                on_host = TAKE_PTR(pending_path);
-                }
-                if (!*colon)
+        for (const char *cursor = path;;) {
+                _cleanup_free_ char *candidate = NULL;
+                r = kb_path_next(&cursor, program, &candidate);
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         break;
-                p = colon + 1;
+                _cleanup_free_ char *pending_path = NULL;
+                r = resolve_executable(v, candidate, ret_fd, &pending_path);
+                if (r == 0)
+                        return 0;
+                if (r == -ENOMEM)
+                        return r;
+                if (r != -ENOENT)
+                        best = r;
+                struct stat st;
+                if (host_view && !on_host && r == -ENOENT && pending_path && stat(pending_path, &st) == 0)
+                        on_host = TAKE_PTR(pending_path);
         }
         r = problem_new(what, program, best, ret_problem);
         if (r < 0)

@@ -4,6 +4,7 @@
  * What is kbound's own is the order of the checks on what arrives (limits, delimiter, signature
  * shape, HMAC in constant time, and only then JSON) and the ceilings. */
 #include "kbound/wire.h"
+#include "jsonget.h"
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -110,46 +111,21 @@ static void zmsg_destroyp(zmsg_t **p) {
                 zmsg_destroy(p);
 }
 
-/* Returns the string member field of obj, or NULL if absent or not a string. */
-static const char *object_string(json_object *obj, const char *field) {
-        json_object *value;
-        if (!obj || !json_object_object_get_ex(obj, field, &value))
-                return NULL;
-        if (!json_object_is_type(value, json_type_string))
-                return NULL;
-        return json_object_get_string(value);
-}
-
 const char *kb_msg_content_string(const kb_msg *msg, const char *field) {
         if (!msg || !field)
                 return NULL;
-        return object_string(msg->content, field);
+        return kb_json_str(msg->content, field);
 }
 
 /* Points the borrowed msg_id / msg_type / parent_msg_id at the header strings ("" when absent). */
 static void msg_refresh_ids(kb_msg *msg) {
         const char *s;
-        s = object_string(msg->header, "msg_id");
+        s = kb_json_str(msg->header, "msg_id");
         msg->msg_id = s ? s : "";
-        s = object_string(msg->header, "msg_type");
+        s = kb_json_str(msg->header, "msg_type");
         msg->msg_type = s ? s : "";
-        s = object_string(msg->parent_header, "msg_id");
+        s = kb_json_str(msg->parent_header, "msg_id");
         msg->parent_msg_id = s ? s : "";
-}
-
-/* Current wall-clock time as ISO-8601 UTC with microseconds, the form jupyter_client emits. */
-static int format_now(char *buf, size_t size) {
-        struct timespec ts;
-        struct tm tm;
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
-                return -errno;
-        if (!gmtime_r(&ts.tv_sec, &tm))
-                return -EOVERFLOW;
-        int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long) (ts.tv_nsec / 1000));
-        if (n < 0 || (size_t) n >= size)
-                return -EOVERFLOW;
-        return 0;
 }
 
 /* A random (version 4, RFC 4122) UUID in canonical lowercase form, from OpenSSL's RAND_bytes. */
@@ -213,7 +189,7 @@ int kb_msg_new(const char *msg_type, const char *session, const char *username, 
         if (r < 0)
                 return r;
 
-        r = format_now(date, sizeof(date));
+        r = kb_iso_time_now(6, date, sizeof(date)); /* microseconds, as jupyter_client writes */
         if (r < 0)
                 return r;
         if ((r = object_add_string(msg->header, "msg_type", msg_type)) < 0 ||

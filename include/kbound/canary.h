@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <json-c/json.h>
 #include "kbound/common.h"
 
 /* A keyring canary: joins a fresh anonymous session keyring for kbound itself (so nothing is ever
@@ -16,3 +17,14 @@
  * seccomp filter, which every sandbox inherits too): no key can be inherited, nothing planted;
  * -errno otherwise. */
 KB_EXPORT int kb_canary_keyring_plant(const char *description, const char *payload, int32_t *ret_serial);
+
+/* Canary listeners on the host's loopback: one TCP socket on 127.0.0.1 and one abstract unix
+ * socket, both listening, both counting every connection that reaches them. Loopback only: a
+ * probe never needs another host. */
+typedef struct kb_canary_net kb_canary_net;
+KB_EXPORT int kb_canary_net_open(kb_canary_net **ret);
+/* Adds "tcp_ports" and "abstract_sockets" to params. */
+KB_EXPORT int kb_canary_net_params(const kb_canary_net *c, json_object *params);
+/* Accepts (and closes) whatever connected since the last call; returns the running totals. */
+KB_EXPORT void kb_canary_net_count(kb_canary_net *c, unsigned *ret_tcp, unsigned *ret_unix);
+KB_EXPORT void kb_canary_net_destroy(kb_canary_net **cp);

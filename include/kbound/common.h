@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct json_object;
+struct stat;
 
 #if defined(KBOUND_BUILDING)
 #define KB_EXPORT __attribute__((visibility("default")))
@@ -40,6 +42,39 @@ KB_EXPORT void kb_hex_encode(const void *in, size_t n, char *out);
  * a NUL. buf must hold 2*n_bytes+1; n_bytes at most 64. Returns 0, -EINVAL or -errno from
  * getrandom. */
 KB_EXPORT int kb_random_hex(char *buf, size_t n_bytes);
+
+/* Writes all of buf[0..len) to fd, retrying short writes and EINTR. Returns 0, -errno of the
+ * failed write (ENOSPC stays ENOSPC), or -EIO if write(2) wrote nothing. */
+KB_EXPORT int kb_write_all(int fd, const void *buf, size_t len);
+
+/* Opens path (relative to dirfd, or AT_FDCWD) with flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK and
+ * mode, and refuses anything but a regular file: O_NONBLOCK only so that opening a FIFO cannot
+ * wait for a peer forever (the caller clears it if it wants blocking writes). *ret_st (may be
+ * NULL) gets its fstat. Returns the descriptor, -EINVAL (not a regular file) or -errno. */
+KB_EXPORT int kb_open_regular(int dirfd, const char *path, int flags, mode_t mode, struct stat *ret_st);
+
+/* Removes path and everything under it without following symlinks (the kernel could have planted
+ * some in its workspace) and without crossing into another filesystem. A path that does not
+ * exist is already removed. Returns 0 or -errno of the first failure. */
+KB_EXPORT int kb_remove_tree(const char *path);
+
+/* The current wall-clock time as ISO-8601 UTC ("2026-01-02T03:04:05.678Z") with frac_digits
+ * (0 to 9; 0: no fraction) digits of the second, into buf. Returns 0, -EINVAL, -EOVERFLOW (buf too
+ * small, or a time gmtime cannot break down) or -errno of clock_gettime. */
+KB_EXPORT int kb_iso_time_now(unsigned frac_digits, char *buf, size_t size);
+
+/* The value of NAME in envp ("NAME=value" entries, NULL-terminated; envp may be NULL), like getenv
+ * on an environment that is not the process's own. NULL if absent. Borrowed from envp. */
+KB_EXPORT const char *kb_env_get(char *const *envp, const char *name);
+
+/* The next candidate of an execvp-style search: *cursor starts at a PATH value ("a:b:c"); each
+ * call skips empty and relative entries (execvp in a sandbox must not search its working folder)
+ * and gives "<entry>/<program>" in *ret_candidate (malloc'd). Returns 1 and a candidate, 0 when
+ * the entries are used up, -ENOMEM. */
+KB_EXPORT int kb_path_next(const char **cursor, const char *program, char **ret_candidate);
+
+/* Frees a NULL-terminated string vector and its strings. Accepts NULL. */
+KB_EXPORT void kb_strv_free(char **v);
 
 /* Optional log sink: the library never prints; callers that want progress give one of these. */
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);

@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "kbound/client.h"
+#include "kbound/harness.h"
 #include "kbound/kernelspec.h"
-#include "kbound/scenario.h"
+#include "kbound/sandbox.h"
 
 typedef struct kb_conformance_env {
         const char *kernels_dir;      /* language packs */

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 
 /* Mount tables (the kernel's and other mount namespaces among the sandbox's processes) one look
  * reads; a sandbox with more is recorded as not inspected ("more mount namespaces than kbound

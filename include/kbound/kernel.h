@@ -116,6 +116,3 @@ KB_EXPORT int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, in
 /* Stops the kernel if needed and removes its team folder unless keep. Sets *kp to NULL. */
 KB_EXPORT void kb_kernel_destroy(kb_kernel **kp, bool keep);
 
-/* Removes path and everything under it without following symlinks (the kernel could have planted
- * some in its workspace). Returns 0 or -errno of the first failure. */
-KB_EXPORT int kb_remove_tree(const char *path);

@@ -16,9 +16,6 @@ typedef struct kb_kernelspec {
         char **env;           /* NULL-terminated "NAME=value" strings from kernel.json "env" */
 } kb_kernelspec;
 
-/* Frees a NULL-terminated string vector. Accepts NULL. */
-KB_EXPORT void kb_strv_free(char **v);
-
 /* The "kernels" directories in Jupyter's search order for the environment envp (NULL-terminated
  * "NAME=value"): each entry of JUPYTER_PATH (colon-separated) + "/kernels", then JUPYTER_DATA_DIR
  * (or $XDG_DATA_HOME/jupyter, or $HOME/.local/share/jupyter) + "/kernels", then

@@ -20,6 +20,8 @@
 
 /* Where the team's directories appear inside the sandbox. Host paths never reach the kernel. */
 #define KB_SANDBOX_WORKSPACE "/workspace"
+/* The kernel's PATH unless its kernelspec sets one (kb_sandbox_env), and what execvp searches then. */
+#define KB_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define KB_SANDBOX_RUNTIME "/run/kbound"
 
 /* Who the sandbox runs as on the host. The kernel never runs as the host's root: a kernel whose host

@@ -6,9 +6,10 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "kbound/client.h"
+#include "kbound/harness.h"
 #include "kbound/kernelspec.h"
 #include "kbound/inspect.h"
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 #include "kbound/sandbox.h"
 
 /* What every kernel of one run shares. Read-only while kernels are checked concurrently. */
@@ -46,13 +47,6 @@ typedef struct kb_check_env {
         kb_log_fn log;                /* progress, may be NULL */
         void *log_userdata;
 } kb_check_env;
-
-/* How a kernel's check ended, for the exit code. */
-typedef enum kb_check_outcome {
-        KB_CHECK_DONE,          /* every check ran; statuses say pass or fail */
-        KB_CHECK_NOT_ENFORCED,  /* the sandbox or the probes could not be set up (exit 3) */
-        KB_CHECK_CANCELLED,     /* a signal or the deadline ended it early */
-} kb_check_outcome;
 
 /* The id of every check kb_scenario_run reports, in order; NULL-terminated. */
 KB_EXPORT const char *const *kb_scenario_checks(void);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "kbound/client.h"
 #include "kbound/connection.h"
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 #include "kbound/wire.h"
 
 typedef struct kb_transcript kb_transcript;

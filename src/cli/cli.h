@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
-#include <kbound/probe.h>
 #include <kbound/run.h>
+#include <kbound/secrets.h>
 #include <kbound/image.h>
 #include <kbound/kernel.h>
 #include <kbound/kernelspec.h>

@@ -1,7 +1,7 @@
 /* fuzz_redact.c: libFuzzer target for the redactor (kb_secrets_redact_text, kb_secrets_redact):
  * hostile text holding secrets whole, cut, upper-cased, overlapping, next to each other, and an
  * independent account of which bytes must go. */
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +35,7 @@ static void fail(const char *what, size_t at) {
         abort();
 }
 
-/* Which bytes of text[0..len) a secret covers, by the contract in probe.h, computed the naive
+/* Which bytes of text[0..len) a secret covers, by the contract in secrets.h, computed the naive
  * way: every occurrence of a secret matched whole (overlapping ones too), and for a token of at
  * least KB_SECRET_FRAGMENT_MIN bytes every window of that many bytes that equals one of the
  * token's, ignoring ASCII letter case. */

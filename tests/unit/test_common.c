@@ -5,7 +5,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "kbound/common.h"
 
 static void test_hex_encode(void **state) {
@@ -28,10 +33,83 @@ static void test_random_hex(void **state) {
         assert_int_equal(kb_random_hex(a, 65), -EINVAL);
 }
 
+static void test_iso_time_now(void **state) {
+        char buf[40];
+        assert_int_equal(kb_iso_time_now(3, buf, sizeof(buf)), 0);
+        assert_int_equal(strlen(buf), strlen("2026-01-02T03:04:05.678Z"));
+        assert_true(buf[4] == '-' && buf[10] == 'T' && buf[19] == '.' && buf[23] == 'Z');
+        assert_int_equal(kb_iso_time_now(6, buf, sizeof(buf)), 0);
+        assert_int_equal(strlen(buf), strlen("2026-01-02T03:04:05.678901Z"));
+        assert_int_equal(kb_iso_time_now(0, buf, sizeof(buf)), 0);
+        assert_int_equal(strlen(buf), strlen("2026-01-02T03:04:05Z"));
+        assert_int_equal(kb_iso_time_now(6, buf, 20), -EOVERFLOW);
+        assert_int_equal(kb_iso_time_now(10, buf, sizeof(buf)), -EINVAL);
+}
+
+static void test_env_get(void **state) {
+        char *env[] = { "PATHX=no", "PATH=/bin", "EMPTY=", NULL };
+        assert_string_equal(kb_env_get(env, "PATH"), "/bin");
+        assert_string_equal(kb_env_get(env, "EMPTY"), "");
+        assert_null(kb_env_get(env, "PAT"));
+        assert_null(kb_env_get(NULL, "PATH"));
+}
+
+static void test_path_next(void **state) {
+        const char *cursor = "/a::rel:/b/c:";
+        char *c = NULL;
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 1);
+        assert_string_equal(c, "/a/prog");
+        free(c);
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 1);
+        assert_string_equal(c, "/b/c/prog");
+        free(c);
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 0);
+        assert_int_equal(kb_path_next(&cursor, "prog", &c), 0);
+}
+
+static void test_files(void **state) {
+        char dir[] = "/tmp/kbound-test-common-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char file[64], sub[64], fifo[64];
+        snprintf(file, sizeof(file), "%s/f", dir);
+        snprintf(sub, sizeof(sub), "%s/d", dir);
+        snprintf(fifo, sizeof(fifo), "%s/p", dir);
+        int fd = kb_open_regular(AT_FDCWD, file, O_WRONLY | O_CREAT, 0600, NULL);
+        assert_true(fd >= 0);
+        assert_int_equal(kb_write_all(fd, "hello", 5), 0);
+        close(fd);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        /* A FIFO is refused at once, never waited on. */
+        assert_int_equal(kb_open_regular(AT_FDCWD, fifo, O_RDONLY, 0, NULL), -EINVAL);
+        assert_int_equal(kb_open_regular(AT_FDCWD, dir, O_RDONLY, 0, NULL), -EINVAL);
+        char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(kb_read_file(AT_FDCWD, file, 0, 16, &text, &len), 0);
+        assert_int_equal(len, 5);
+        assert_string_equal(text, "hello");
+        free(text);
+        assert_int_equal(mkdir(sub, 0700), 0);
+        /* A link planted inside is removed, never followed: its target (outside) stays. */
+        char keep[] = "/tmp/kbound-test-common-keep-XXXXXX", link[80];
+        assert_non_null(mkdtemp(keep));
+        snprintf(link, sizeof(link), "%s/link", sub);
+        assert_int_equal(symlink(keep, link), 0);
+        assert_int_equal(kb_remove_tree(dir), 0);
+        struct stat st;
+        assert_int_equal(stat(dir, &st), -1);
+        assert_int_equal(kb_remove_tree(dir), 0); /* already gone */
+        assert_int_equal(stat(keep, &st), 0);
+        assert_int_equal(rmdir(keep), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hex_encode),
                 cmocka_unit_test(test_random_hex),
+                cmocka_unit_test(test_iso_time_now),
+                cmocka_unit_test(test_env_get),
+                cmocka_unit_test(test_path_next),
+                cmocka_unit_test(test_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

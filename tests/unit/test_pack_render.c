@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 
 static char dir[] = "/tmp/kbound-test-pack-XXXXXX";
 

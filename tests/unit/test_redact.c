@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kbound/probe.h"
+#include "kbound/secrets.h"
 
 #define KEY "3f9c1a7be2d64c0598a1f0e7c3b24d6a9e8f7061b5c4d3e2f1a0b9c8d7e6f5a4"
 #define KEY_UPPER "3F9C1A7BE2D64C0598A1F0E7C3B24D6A9E8F7061B5C4D3E2F1A0B9C8D7E6F5A4"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <errno.h>
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 
 #define MARKER "KBOUND-RESULT-0123456789abcdef"
 /* base64 of {"pid":2,"ok":true} */

@@ -119,7 +119,7 @@ static void test_env_base(void **state) {
         assert_string_equal(get_env(env, "TMPDIR"), "/tmp");
         assert_string_equal(get_env(env, "LANG"), "C.UTF-8");
         assert_int_equal(strv_len(env), 4);
-        kb_sandbox_strv_free(env);
+        kb_strv_free(env);
 }
 
 static void test_env_filter_and_override(void **state) {
@@ -155,7 +155,7 @@ static void test_env_filter_and_override(void **state) {
                 name[len] = '\0';
                 assert_int_equal(count_env(env, name), 1);
         }
-        kb_sandbox_strv_free(env);
+        kb_strv_free(env);
 }
 
 /* ---------- plan ---------- */
@@ -208,7 +208,7 @@ static void test_plan_required_flags(void **state) {
         /* the team's binds come after every read-only path so nothing can shadow them */
         assert_true(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace") >
                     find_args(argv, "--ro-bind", "/opt/data", "/opt/data"));
-        kb_sandbox_strv_free(argv);
+        kb_strv_free(argv);
 }
 
 static void test_plan_merged_usr_links(void **state) {
@@ -229,7 +229,7 @@ static void test_plan_merged_usr_links(void **state) {
                 } else
                         assert_true(find_args(argv, "--ro-bind-try", tops[i], tops[i]) > 0);
         }
-        kb_sandbox_strv_free(argv);
+        kb_strv_free(argv);
 }
 
 static void test_plan_share_net(void **state) {
@@ -241,7 +241,7 @@ static void test_plan_share_net(void **state) {
                     find_args(argv, "--unshare-all", NULL, NULL));
         assert_true(find_args(argv, "--info-fd", "7", NULL) > 0);
         assert_int_equal(find_args(argv, "--as-pid-1", NULL, NULL), -1);
-        kb_sandbox_strv_free(argv);
+        kb_strv_free(argv);
 }
 
 static void test_plan_rootfs(void **state) {
@@ -276,7 +276,7 @@ static void test_plan_rootfs(void **state) {
         assert_int_equal(find_args(argv, "--ro-bind-try", "/etc/passwd", "/etc/passwd"), -1);
         assert_true(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace") > 0);
         assert_true(find_args(argv, "--proc", "/proc", NULL) > 0);
-        kb_sandbox_strv_free(argv);
+        kb_strv_free(argv);
 
         /* The image is untrusted: a link to the host's /etc is recreated as a link inside the
          * sandbox (which resolves to the image's own nothing), never bound from the host. */
@@ -288,7 +288,7 @@ static void test_plan_rootfs(void **state) {
         assert_true(find_args(argv, "--symlink", "/etc", "/etc") > 0);
         assert_int_equal(find_args(argv, "--ro-bind-try", path, "/etc"), -1);
         assert_int_equal(find_args(argv, "--ro-bind", path, "/etc"), -1);
-        kb_sandbox_strv_free(argv);
+        kb_strv_free(argv);
         assert_true(kb_sandbox_rootfs_visible("/usr/bin/python3"));
         assert_true(kb_sandbox_rootfs_visible("/opt/conda/bin/python"));
         assert_false(kb_sandbox_rootfs_visible("/usrx/bin/python3"));
@@ -367,7 +367,7 @@ static void test_plan_rejects(void **state) {
         assert_true(at > 0);
         assert_int_equal(strlen(argv[at + 1]), 64);
         assert_true(strncmp(argv[at + 1], "kbound-0123", 11) == 0);
-        kb_sandbox_strv_free(argv);
+        kb_strv_free(argv);
 
         char *empty_argv[] = {NULL};
         argv = NULL;

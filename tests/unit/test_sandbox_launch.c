@@ -140,7 +140,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
         fixture *f = *state;
         nftw(f->base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-        kb_sandbox_strv_free(f->env);
+        kb_strv_free(f->env);
         free(f);
         unsetenv(SECRET_NAME);
         return 0;

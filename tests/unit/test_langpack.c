@@ -1,4 +1,4 @@
-/* test_probe.c: language packs as data: finding a pack by language or alias, and rendering a cell
+/* test_langpack.c: language packs as data: finding a pack by language or alias, and rendering a cell
  * (the params placeholder replaced by the base64 of the params' JSON, every time it occurs; a
  * template without one unchanged; missing, misnamed and oversized cells refused). */
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
-#include "kbound/probe.h"
+#include "kbound/langpack.h"
 
 typedef struct packs {
         char root[64];     /* the kernels folder */
