@@ -13,12 +13,13 @@ token="kbound-leak-token-$RANDOM$RANDOM$RANDOM"
 # Beside it, a listener whose file was removed while it is bound, on the filesystem the sandbox's
 # /usr comes from: no path reaches it, and nothing can show where it was; said, not failed.
 /usr/bin/python3 -c 'import os, socket, sys, time
-s = socket.socket(socket.AF_UNIX); s.bind(b"\0kbound-test-odd\nname"); s.listen(1)
+s = socket.socket(socket.AF_UNIX); s.bind(b"\0kbound-test-odd\nname-%d" % os.getpid()); s.listen(1)
 g = socket.socket(socket.AF_UNIX); g.bind(sys.argv[1]); g.listen(1); os.unlink(sys.argv[1])
 print("ready", flush=True)
 time.sleep(600)' "$scratch/gone.sock" >"$scratch/odd.out" &
 odd_name=$!
 for _ in $(seq 50); do grep -q ready "$scratch/odd.out" && break; sleep 0.1; done
+grep -q ready "$scratch/odd.out" || { echo "FATAL: the odd-name listener did not start" >&2; exit 1; }
 # detail FILE CHECK_ID: the check's detail and problems, for the evidence assertions below.
 detail() {
   json_get "$1" "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$2')"
