@@ -60,7 +60,7 @@ static int setup(void **state) {
         write_file("/proc/self/uid_map", map);
         snprintf(map, sizeof map, "0 %u 1", (unsigned) gid);
         write_file("/proc/self/gid_map", map);
-        assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        assert_int_equal(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0); /* types ignored; valgrind wants strings */
         path_of(path, sizeof path, "a");
         assert_int_equal(mkdir(path, 0755), 0);
         path_of(mp, sizeof mp, "a/m");
@@ -92,7 +92,22 @@ static int teardown(void **state) {
         return 0;
 }
 
+/* valgrind 3.19 (Debian 12) does not implement openat2 (syscall 437), which every lookup here
+ * uses; scripts/test runs this file under it with KBOUND_TEST_SKIP_OPENAT2=1, and each test says
+ * it is left out. The normal and ASan passes run them. */
+static void skip_without_openat2(const char *test) {
+        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
+        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
+                fprintf(stderr,
+                        "test_inspect: KBOUND_TEST_SKIP_OPENAT2=1: NOT running %s (it needs openat2, which "
+                        "valgrind 3.19 does not implement)\n",
+                        test);
+                skip();
+        }
+}
+
 static void test_mount_root_found(void **state) {
+        skip_without_openat2("test_mount_root_found");
         (void) state;
         int fd = -1;
         struct stat st, want;
@@ -112,6 +127,7 @@ static void test_mount_root_found(void **state) {
 }
 
 static void test_mount_root_refused(void **state) {
+        skip_without_openat2("test_mount_root_refused");
         (void) state;
         int fd = -1;
         struct stat st;
@@ -146,6 +162,7 @@ static void test_mount_root_refused(void **state) {
 }
 
 static void test_stat_in_mount(void **state) {
+        skip_without_openat2("test_stat_in_mount");
         (void) state;
         int fd = -1;
         struct stat st, want;
