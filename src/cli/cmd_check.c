@@ -1,14 +1,11 @@
 /* cmd_check.c: `kbound check`: the main job. Sets up canaries, checks every kernel concurrently in
  * its own team sandbox, and reports a verdict for people (stdout) and CI (JSON, JUnit, exit code). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <kbound/canary.h>
+#include <kbound/canary_set.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/run.h>
@@ -77,22 +74,6 @@ static void reexec_with_canary(char **argv) {
         self[n] = '\0';
         execv(self, argv);
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
-}
-
-/* Returns 0 or -errno, and leaves errno set to the failure for the caller's message (a full disk
- * says ENOSPC, not EIO). */
-static int write_secret_file(const char *path, const char *value) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        size_t len = strlen(value);
-        ssize_t n = write(fd, value, len);
-        if (n >= 0 && (size_t) n < len)
-                errno = ENOSPC; /* a short write to a regular file: the disk filled up */
-        if (n != (ssize_t) len)
-                return -errno;
-        int closing = TAKE_FD(fd);
-        return close(closing) < 0 ? -errno : 0;
 }
 
 static void log_to_stderr(void *userdata, int level, const char *message) {
@@ -175,14 +156,11 @@ int cmd_check(int argc, char **argv) {
         int exit_code = KB_EXIT_ENFORCE;
         kb_kernelspec *specs[MAX_KERNELS] = { 0 };
         char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
-        kb_secrets *secrets = NULL, *sibling = NULL;
+        kb_canary_set *canaries = NULL;
         kb_transcript *transcript = NULL;
-        json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
-        json_object *sibling_paths = json_object_new_array(), *run = NULL;
+        json_object *run = NULL;
         kb_run *kernels_run = NULL;
-        _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
-                            *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
-        char *home_canary = NULL;
+        _cleanup_free_ char *started_at = NULL, *rootfs = NULL;
         _cleanup_free_ char *syscall_probe = NULL;
         cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
                           .sandbox = true, .user = &sandbox_user };
@@ -208,116 +186,31 @@ int cmd_check(int argc, char **argv) {
                 goto out;
         cli_resolve_syscall_probe(&syscall_probe);
 
-        /* Canaries: a credential file where a daemon would keep one, another team's folder with a
-         * canary file, and (by re-exec) a canary in our own environment. */
-        char cred_value[65], sibling_value[65];
-        if (kb_random_hex(cred_value, 32) < 0 || kb_random_hex(sibling_value, 32) < 0 ||
-            asprintf(&secrets_dir, "%s/host-secrets", base) < 0 || asprintf(&cred_file, "%s/credentials", secrets_dir) < 0 ||
-            asprintf(&teams_dir, "%s/teams", base) < 0 || asprintf(&sib_dir, "%s/%s-sibling", teams_dir, team) < 0 ||
-            asprintf(&sib_ws, "%s/workspace", sib_dir) < 0 || asprintf(&sib_file, "%s/canary.txt", sib_ws) < 0) {
-                cli_error("out of memory");
-                goto out;
-        }
-        /* The credential file is kbound's own (root's when kbound is root); the sibling team's
-         * folders are laid out and owned exactly like a real team's (kb_kernel_start). */
-        if (mkdir(secrets_dir, 0700) < 0 || write_secret_file(cred_file, cred_value) < 0 || mkdir(teams_dir, 0700) < 0 ||
-            kb_sandbox_user_pass_through(&sandbox_user, teams_dir) < 0 || mkdir(sib_dir, 0700) < 0 ||
-            kb_sandbox_user_pass_through(&sandbox_user, sib_dir) < 0 || mkdir(sib_ws, 0700) < 0 ||
-            write_secret_file(sib_file, sibling_value) < 0 || kb_sandbox_user_give(&sandbox_user, sib_file) < 0 ||
-            kb_sandbox_user_give(&sandbox_user, sib_ws) < 0) {
-                cli_error("cannot create the canaries under %s: %s", base, strerror(errno));
-                goto out;
-        }
-        /* A canary where a user keeps credentials: a dot file in the invoking user's home. Removed at
-         * the end; a home kbound cannot write to is said so, and the credential file stays. */
-        char home_value[65];
-        const char *home_dir = getenv("HOME");
-        if (home_dir && home_dir[0] == '/' && kb_random_hex(home_value, 32) == 0 &&
-            asprintf(&home_canary, "%s/.kbound-canary-XXXXXX", home_dir) >= 0) {
-                _cleanup_close_ int hfd = mkostemp(home_canary, O_CLOEXEC);
-                size_t hlen = strlen(home_value);
-                if (hfd < 0 || write(hfd, home_value, hlen) != (ssize_t) hlen) {
-                        if (hfd >= 0)
-                                unlink(home_canary);
-                        cli_progress("no canary in %s (%s): the home folder is not checked", home_dir,
-                                     hfd < 0 ? strerror(errno) : "short write");
-                        free(home_canary);
-                        home_canary = NULL;
-                }
-        }
-        json_object_array_add(cred_paths, json_object_new_string(cred_file));
-        if (home_canary)
-                json_object_array_add(cred_paths, json_object_new_string(home_canary));
-        kb_inspect_canary canaries[] = {
-                {"credential file", cred_file, "boundary.credentials"},
-                {"another team's workspace", sib_ws, "boundary.cross_team"},
-                {"another team's canary", sib_file, "boundary.cross_team"},
-                {"credential canary in the user's home", home_canary, "boundary.credentials"},
+        /* The canaries and secret sets (canary_set.h): a credential file, another team's folder
+         * with a canary, a canary in the user's home and in kbound's session keyring, and (by
+         * re-exec) one in our own environment. */
+        kb_canary_set_options plant = {
+                .base_dir = base,
+                .team = team,
+                .user = &sandbox_user,
+                .specs = (const kb_kernelspec *const *) specs,
+                .n_specs = n_kernels,
+                .host_env = environ,
+                .log = log_to_stderr,
         };
-        json_object_array_add(sibling_paths, json_object_new_string(sib_ws));
-        json_object_array_add(sibling_paths, json_object_new_string(sib_file));
-        const char *home = getenv("HOME");
-        char cwd[PATH_MAX];
-        const char *escape[] = { base, teams_dir, secrets_dir, home, "/tmp", "/var/tmp", "/dev/shm",
-                                 getcwd(cwd, sizeof(cwd)) };
-        for (size_t i = 0; i < KB_ELEMENTSOF(escape); i++)
-                if (escape[i] && escape[i][0] == '/')
-                        json_object_array_add(escape_dirs, json_object_new_string(escape[i]));
-
-        /* A key in kbound's session keyring (a fresh one of its own, before any thread starts):
-         * no sandbox may possess it. Its name is no secret (the cell looks for it by name); its
-         * value is a token, so a cell that could read it shows it to the secrets scan. */
-        char key_desc[64], key_value[65];
-        int keyring_canary = -EIO;
-        if (kb_random_hex(key_value, 32) == 0 && kb_random_hex(key_desc + 14, 24) == 0) {
-                memcpy(key_desc, "kbound-canary-", 14);
-                keyring_canary = kb_canary_keyring_plant(key_desc, key_value, NULL);
-        }
-        if (keyring_canary < 0 && keyring_canary != -ENOSYS && keyring_canary != -EPERM) {
-                cli_error("cannot plant the keyring canary: %s", strerror(-keyring_canary));
+        kb_canary_set_step step = KB_CANARY_SET_MEMORY;
+        if ((r = kb_canary_set_plant(&plant, &canaries, &step)) < 0) {
+                if (step == KB_CANARY_SET_FILES)
+                        cli_error("cannot create the canaries under %s: %s", base, strerror(-r));
+                else if (step == KB_CANARY_SET_KEYRING)
+                        cli_error("cannot plant the keyring canary: %s", strerror(-r));
+                else if (step == KB_CANARY_SET_SECRETS)
+                        cli_error("cannot collect the daemon secrets: %s", strerror(-r));
+                else
+                        cli_error("out of memory");
                 goto out;
         }
-
-        /* Daemon secrets: everything in our environment the sandbox must not pass on, except
-         * values the sandbox legitimately shows (its own environment and argv). */
-        if (kb_secrets_new(&secrets) < 0 || kb_secrets_new(&sibling) < 0 ||
-            kb_secrets_add_token(secrets, "canary:credential-file", cred_value) < 0 ||
-            kb_secrets_add_token(sibling, "canary:sibling-team-file", sibling_value) < 0 ||
-            (home_canary && kb_secrets_add_token(secrets, "canary:home-file", home_value) < 0) ||
-            (keyring_canary == 0 && kb_secrets_add_token(secrets, "canary:keyring-key", key_value) < 0)) {
-                cli_error("out of memory");
-                goto out;
-        }
-        /* What every sandbox of this run legitimately shows: each kernel's environment and argv.
-         * A host value found there is not distinctive enough to count as a leaked secret. */
-        size_t skipped = 0, n_legit = 0;
-        char *legit[4096 + 1];
-        char **envs[MAX_KERNELS] = { 0 };
-        r = 0;
-        for (size_t i = 0; i < n_kernels && r >= 0; i++) {
-                r = kb_sandbox_env(environ, specs[i]->env, &envs[i]);
-                if (r < 0)
-                        break;
-                for (char **e = envs[i]; *e && n_legit < 4096; e++)
-                        legit[n_legit++] = *e;
-                for (char **a = specs[i]->argv; *a && n_legit < 4096; a++)
-                        legit[n_legit++] = *a;
-        }
-        /* ... and the host paths kbound itself hands the cell to try (its home, the canaries'
-         * folders), which name the user: a user name in them is not a leak. */
-        json_object *handed[] = { escape_dirs, cred_paths, sibling_paths };
-        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(handed); i++)
-                for (size_t j = 0; j < json_object_array_length(handed[i]) && n_legit < 4096; j++)
-                        legit[n_legit++] = (char *) json_object_get_string(json_object_array_get_idx(handed[i], j));
-        legit[n_legit] = NULL;
-        if (r >= 0)
-                r = kb_secrets_add_env(secrets, environ, legit, &skipped);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_strv_free(envs[i]);
-        if (r < 0) {
-                cli_error("cannot collect the daemon secrets: %s", strerror(-r));
-                goto out;
-        }
+        kb_secrets *secrets = canaries->secrets, *sibling = canaries->sibling_secrets;
         /* Messages and reports quote what kernels said: a leaked canary must not reach them. */
         if (cli_redact_register(secrets) < 0 || cli_redact_register(sibling) < 0) {
                 cli_error("cannot set up the redaction of messages");
@@ -334,7 +227,7 @@ int cmd_check(int argc, char **argv) {
         }
         cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
                      "values skipped as not distinctive)",
-                     n_kernels, bwrap, bwrap_version, kb_secrets_count(secrets), skipped);
+                     n_kernels, bwrap, bwrap_version, kb_secrets_count(secrets), canaries->env_values_skipped);
 
         kb_check_env env = {
                 .kernels_dir = kernels_dir,
@@ -348,15 +241,15 @@ int cmd_check(int argc, char **argv) {
                 .user = &sandbox_user,
                 .hardening = &hardening,
                 .syscall_probe = syscall_probe,
-                .keyring_canary = keyring_canary,
-                .keyring_canary_name = keyring_canary == 0 ? key_desc : NULL,
+                .keyring_canary = canaries->keyring_canary,
+                .keyring_canary_name = canaries->keyring_canary == 0 ? canaries->keyring_canary_name : NULL,
                 .secrets = secrets,
                 .sibling_secrets = sibling,
-                .escape_dirs = escape_dirs,
-                .credential_paths = cred_paths,
-                .sibling_paths = sibling_paths,
-                .canaries = canaries,
-                .n_canaries = home_canary ? KB_ELEMENTSOF(canaries) : KB_ELEMENTSOF(canaries) - 1,
+                .escape_dirs = canaries->escape_dirs,
+                .credential_paths = canaries->credential_paths,
+                .sibling_paths = canaries->sibling_paths,
+                .canaries = canaries->canaries,
+                .n_canaries = canaries->n_canaries,
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
                 .cancel_fd = cli_signals_install(),
@@ -386,11 +279,12 @@ int cmd_check(int argc, char **argv) {
                 json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
                 json_object_object_add(sandbox, "user", user);
                 json_object_object_add(sandbox, "keyring_canary",
-                                       json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
+                                       json_object_new_string(canaries->keyring_canary == 0 ? "planted"
+                                                                                       : strerror(-canaries->keyring_canary)));
                 cli_root_report(&root, sandbox);
                 json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
                 json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
-                json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
+                json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) canaries->env_values_skipped));
         }
         cli_seconds_text timeout_text = cli_seconds(timeout_ms);
         kb_run_facts facts = {
@@ -426,10 +320,6 @@ int cmd_check(int argc, char **argv) {
 
 out:
         cli_root_close(&root);
-        if (home_canary) {
-                unlink(home_canary);
-                free(home_canary);
-        }
         if (base) {
                 if (keep)
                         cli_keep_base_dir(base);
@@ -437,14 +327,11 @@ out:
                         kb_remove_tree(base);
         }
         json_object_put(run);
-        json_object_put(escape_dirs);
-        json_object_put(cred_paths);
-        json_object_put(sibling_paths);
         kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_redact_clear();
-        kb_secrets_destroy(&secrets);
-        kb_secrets_destroy(&sibling);
+        /* After everything that borrows its secret sets; removes the home canary. */
+        kb_canary_set_destroy(&canaries);
         for (size_t i = 0; i < n_kernels; i++)
                 kb_kernelspec_destroy(&specs[i]);
         kb_strv_free(image_kernels);
