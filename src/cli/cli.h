@@ -199,9 +199,6 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
  * so). Returns 0. */
 int cli_resolve_syscall_probe(char **ret);
 
-/* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
-char *cli_iso_now(void);
-
 /* Parses seconds written as decimal digits with an optional fraction ("30", "2.5", "0.001"): no
  * sign, blanks, exponent, hex, "inf" or "nan". Returns milliseconds (digits past the third
  * decimal are dropped), -EINVAL (not written that way) or -ERANGE (under 1 ms, or over
