@@ -102,7 +102,6 @@ int cmd_check(int argc, char **argv) {
         o.team_max = CLI_TEAM_PREFIX_MAX;
         o.timeout_ms = 300000;
         bool require_full = false, transcript_failed = false;
-        kb_sandbox_hardening hardening;
         int c;
         while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
@@ -119,72 +118,30 @@ int cmd_check(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
-        const char **kernel_names = o.kernels;
-        size_t n_kernels = o.n_kernels;
-        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
-        bool allow_network = o.allow_network, keep = o.keep;
-        long timeout_ms = o.timeout_ms;
-        if (optind < argc) {
-                cli_error("check: unexpected argument '%s'", argv[optind]);
-                return KB_EXIT_USAGE;
-        }
-        /* Every output path is checked before anything is started or created. */
-        cli_report reports[] = {
-                { .option = "--json", .path = o.json_path, .render = kb_report_json },
-                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
-        };
-        bool summary_to_stderr = false;
-        if (cli_reports_check("check", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
-                return KB_EXIT_USAGE;
-        int r = cli_sandbox_env(&allow_network);
+        cli_setup setup;
+        int r = cli_setup_begin(&setup, &o, argc, argv, true);
         if (r)
                 return r;
-        kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("check", o.sandbox_user, &sandbox_user)))
-                return r;
+        bool allow_network = setup.allow_network;
         if (allow_network && require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
                           "(--require-full-boundary): network isolation could not be claimed");
                 return KB_EXIT_FAIL;
         }
-        if (n_kernels == 0 && !rootfs_opt && !image_opt) {
-                kernel_names[n_kernels++] = "python3";
-                kernel_names[n_kernels++] = "ir";
-        }
-        int64_t deadline = kb_now_ms() + timeout_ms;
+        int64_t deadline = kb_now_ms() + o.timeout_ms;
         int64_t started = kb_now_ms();
-        int exit_code = KB_EXIT_ENFORCE;
-        kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_canary_set *canaries = NULL;
         kb_transcript *transcript = NULL;
         json_object *run = NULL;
         kb_run *kernels_run = NULL;
-        _cleanup_free_ char *rootfs = NULL;
         char started_at[32];
         _cleanup_free_ char *syscall_probe = NULL;
-        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
-                          .sandbox = true, .user = &sandbox_user };
-        char **image_kernels = NULL;
-
-        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, o.image_max, &base, &root)))
+        int exit_code = cli_setup_kernels(&setup, &o);
+        if (exit_code)
                 goto out;
-        rootfs = root.rootfs ? strdup(root.rootfs) : NULL;
         exit_code = KB_EXIT_ENFORCE;
-        r = cli_find_kernels(&root, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r || (r = cli_fds_check("check", n_kernels))) {
-                exit_code = r;
-                goto out;
-        }
-        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
-                goto out;
-        if ((r = cli_hardening("check", &o.hardening, allow_network, bwrap_version, &hardening))) {
-                exit_code = r;
-                goto out;
-        }
-        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
-            (!base && cli_make_base_dir(&sandbox_user, &base)))
-                goto out;
+        const char *base = setup.base;
+        size_t n_kernels = setup.n_kernels;
         cli_resolve_syscall_probe(&syscall_probe);
 
         /* The canaries and secret sets (canary_set.h): a credential file, another team's folder
@@ -192,9 +149,9 @@ int cmd_check(int argc, char **argv) {
          * re-exec) one in our own environment. */
         kb_canary_set_options plant = {
                 .base_dir = base,
-                .team = team,
-                .user = &sandbox_user,
-                .specs = (const kb_kernelspec *const *) specs,
+                .team = o.team,
+                .user = &setup.user,
+                .specs = (const kb_kernelspec *const *) setup.specs,
                 .n_specs = n_kernels,
                 .host_env = environ,
                 .log = log_to_stderr,
@@ -218,7 +175,7 @@ int cmd_check(int argc, char **argv) {
                 goto out;
         }
         /* The transcript records what kernels said: a leaked canary must not reach it either. */
-        if ((r = cli_transcript_open(transcript_path, &transcript))) {
+        if ((r = cli_transcript_open(o.transcript, &transcript))) {
                 exit_code = r;
                 goto out;
         }
@@ -228,19 +185,19 @@ int cmd_check(int argc, char **argv) {
         }
         cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
                      "values skipped as not distinctive)",
-                     n_kernels, bwrap, bwrap_version, kb_secrets_count(secrets), canaries->env_values_skipped);
+                     n_kernels, setup.bwrap, setup.bwrap_version, kb_secrets_count(secrets), canaries->env_values_skipped);
 
         kb_check_env env = {
-                .kernels_dir = kernels_dir,
+                .kernels_dir = setup.kernels_dir,
                 .base_dir = base,
-                .bwrap = bwrap,
-                .bwrap_version = bwrap_version,
+                .bwrap = setup.bwrap,
+                .bwrap_version = setup.bwrap_version,
                 .allow_network = allow_network,
-                .rootfs = rootfs,
+                .rootfs = setup.root.rootfs,
                 .ro_paths = o.ro_paths,
                 .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
+                .user = &setup.user,
+                .hardening = &setup.hardening,
                 .syscall_probe = syscall_probe,
                 .keyring_canary = canaries->keyring_canary,
                 .keyring_canary_name = canaries->keyring_canary == 0 ? canaries->keyring_canary_name : NULL,
@@ -255,40 +212,40 @@ int cmd_check(int argc, char **argv) {
                 .interrupt_timeout_ms = 10000,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = deadline,
-                .keep = keep,
+                .keep = o.keep,
                 .log = log_to_stderr,
         };
-        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+        if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");
                 exit_code = KB_EXIT_FAIL;
                 goto out;
         }
         size_t failed = 0;
         r = kb_run_check(kernels_run, &env, &failed);
-        cli_run_started(r, specs, failed);
-        if (cli_transcript_close(&transcript, transcript_path))
+        cli_run_started(r, setup.specs, failed);
+        if (cli_transcript_close(&transcript, o.transcript))
                 transcript_failed = true;
 
         /* The report. */
         if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
                 started_at[0] = '\0'; /* no clock: the report says "" */
-        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        json_object *sandbox = kb_run_sandbox_new(setup.bwrap, setup.bwrap_version);
         if (sandbox) {
                 json_object *user = json_object_new_object();
-                json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
-                json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
-                json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
-                json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
+                json_object_object_add(user, "name", json_object_new_string(setup.user.name));
+                json_object_object_add(user, "uid", json_object_new_int64((int64_t) setup.user.uid));
+                json_object_object_add(user, "gid", json_object_new_int64((int64_t) setup.user.gid));
+                json_object_object_add(user, "switched_from_root", json_object_new_boolean(setup.user.switch_user));
                 json_object_object_add(sandbox, "user", user);
                 json_object_object_add(sandbox, "keyring_canary",
                                        json_object_new_string(canaries->keyring_canary == 0 ? "planted"
                                                                                        : strerror(-canaries->keyring_canary)));
-                cli_root_report(&root, sandbox);
-                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+                cli_root_report(&setup.root, sandbox);
+                json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(base) : NULL);
                 json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
                 json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) canaries->env_values_skipped));
         }
-        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
         kb_run_facts facts = {
                 .kind = KB_RUN_CHECK,
                 .started_at = started_at,
@@ -315,31 +272,20 @@ int cmd_check(int argc, char **argv) {
                 goto out;
         }
         /* With a report on standard output, people read the summary on standard error. */
-        kb_report_human(run, summary_to_stderr ? stderr : stdout);
+        kb_report_human(run, setup.summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
+        if (cli_reports_write(setup.reports, KB_ELEMENTSOF(setup.reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
 
 out:
-        cli_root_close(&root);
-        if (base) {
-                if (keep)
-                        cli_keep_base_dir(base);
-                else
-                        kb_remove_tree(base);
-        }
+        /* The base folder goes before the redaction sets are let go: its messages are redacted
+         * like every other. */
+        cli_setup_end(&setup, o.keep);
         json_object_put(run);
         kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_redact_clear();
         /* After everything that borrows its secret sets; removes the home canary. */
         kb_canary_set_destroy(&canaries);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_kernelspec_destroy(&specs[i]);
-        kb_strv_free(image_kernels);
-        free(base);
-        free(kernels_dir);
-        free(bwrap);
-        free(bwrap_version);
         return exit_code;
 }
