@@ -57,7 +57,8 @@ static int plant_files(kb_canary_set *s, const kb_canary_set_options *o, const c
         if ((r = mkdir_errno(s->secrets_dir)) < 0 || (r = write_secret_file(s->credential_file, cred_value)) < 0 ||
             (r = mkdir_errno(s->teams_dir)) < 0 || (r = kb_sandbox_user_pass_through(o->user, s->teams_dir)) < 0 ||
             (r = mkdir_errno(s->sibling_dir)) < 0 || (r = kb_sandbox_user_pass_through(o->user, s->sibling_dir)) < 0 ||
-            (r = mkdir_errno(s->sibling_workspace)) < 0 || (r = write_secret_file(s->sibling_file, sibling_value)) < 0 ||
+            (r = mkdir_errno(s->sibling_workspace)) < 0 ||
+            (r = write_secret_file(s->sibling_file, sibling_value)) < 0 ||
             (r = kb_sandbox_user_give(o->user, s->sibling_file)) < 0 ||
             (r = kb_sandbox_user_give(o->user, s->sibling_workspace)) < 0)
                 return r;
@@ -181,13 +182,14 @@ int kb_canary_set_plant(const kb_canary_set_options *o, kb_canary_set **ret, kb_
             add_path(s->sibling_paths, s->sibling_workspace) < 0 || add_path(s->sibling_paths, s->sibling_file) < 0 ||
             add_escape_dirs(s, o) < 0)
                 goto fail;
-        s->canaries[0] = (kb_inspect_canary) { "credential file", s->credential_file, "boundary.credentials" };
-        s->canaries[1] = (kb_inspect_canary) { "another team's workspace", s->sibling_workspace, "boundary.cross_team" };
-        s->canaries[2] = (kb_inspect_canary) { "another team's canary", s->sibling_file, "boundary.cross_team" };
+        static const char credentials[] = "boundary.credentials", cross_team[] = "boundary.cross_team";
+        s->canaries[0] = (kb_inspect_canary) { "credential file", s->credential_file, credentials };
+        s->canaries[1] = (kb_inspect_canary) { "another team's workspace", s->sibling_workspace, cross_team };
+        s->canaries[2] = (kb_inspect_canary) { "another team's canary", s->sibling_file, cross_team };
         s->n_canaries = 3;
         if (s->home_canary)
                 s->canaries[s->n_canaries++] =
-                        (kb_inspect_canary) { "credential canary in the user's home", s->home_canary, "boundary.credentials" };
+                        (kb_inspect_canary) { "credential canary in the user's home", s->home_canary, credentials };
 
         /* A key in kbound's session keyring (a fresh one of its own, before any thread starts): no
          * sandbox may possess it. Its name is no secret (the cell looks for it by name); its value

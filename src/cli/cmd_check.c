@@ -237,13 +237,14 @@ int cmd_check(int argc, char **argv) {
                 json_object_object_add(user, "gid", json_object_new_int64((int64_t) setup.user.gid));
                 json_object_object_add(user, "switched_from_root", json_object_new_boolean(setup.user.switch_user));
                 json_object_object_add(sandbox, "user", user);
+                int keyring = canaries->keyring_canary;
                 json_object_object_add(sandbox, "keyring_canary",
-                                       json_object_new_string(canaries->keyring_canary == 0 ? "planted"
-                                                                                       : strerror(-canaries->keyring_canary)));
+                                       json_object_new_string(keyring == 0 ? "planted" : strerror(-keyring)));
                 cli_root_report(&setup.root, sandbox);
                 json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(base) : NULL);
                 json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
-                json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) canaries->env_values_skipped));
+                json_object_object_add(sandbox, "env_values_skipped",
+                                       json_object_new_int((int) canaries->env_values_skipped));
         }
         cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
         kb_run_facts facts = {
