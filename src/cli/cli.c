@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <limits.h>
-#include <time.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -885,15 +884,6 @@ int cli_resolve_syscall_probe(char **ret) {
                 cli_error("KBOUND_SYSCALL_PROBE=%s is not a file", env);
         *ret = NULL;
         return 0;
-}
-
-char *cli_iso_now(void) {
-        char buf[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        return strdup(buf);
 }
 
 void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed) {

@@ -199,9 +199,6 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
  * so). Returns 0. */
 int cli_resolve_syscall_probe(char **ret);
 
-/* The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", malloc'd (NULL if out of memory). */
-char *cli_iso_now(void);
-
 /* Parses seconds written as decimal digits with an optional fraction ("30", "2.5", "0.001"): no
  * sign, blanks, exponent, hex, "inf" or "nan". Returns milliseconds (digits past the third
  * decimal are dropped), -EINVAL (not written that way) or -ERANGE (under 1 ms, or over
@@ -360,3 +357,35 @@ int cli_opts_init(cli_opts *o, const char *cmd, const char *const *accepts, cons
  * is wrong (already reported, naming cmd: a usage error), or -1 at the end (optind is then the
  * first operand). */
 int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts);
+
+/* What check and conformance set up before their kernels start (cli_setup.c), in two halves so a
+ * command can check its own options in between (check --require-full-boundary). */
+typedef struct cli_setup {
+        const char *cmd;
+        cli_report reports[2];          /* --json, --junit */
+        bool summary_to_stderr;         /* a report goes to standard output */
+        bool allow_network;             /* the raw-network override (--allow-raw-network or the
+                                         * environment's), when the command claims a network boundary */
+        kb_sandbox_user user;
+        cli_root root;                  /* root.user is &user: a cli_setup is not moved */
+        kb_kernelspec *specs[CLI_KERNELS_MAX];
+        size_t n_kernels;
+        char **image_kernels;           /* the names found in the image, when none were given */
+        char *bwrap, *bwrap_version, *kernels_dir, *base;
+        kb_sandbox_hardening hardening;
+} cli_setup;
+
+/* Before anything is created: no operand after the options, the report paths
+ * (cli_reports_check), the sandbox mode of the environment (cli_sandbox_env; its raw-network
+ * override counts only when network_claimed), the sandbox user. Prints why and returns a KB_EXIT_*
+ * code, or 0. Nothing to undo either way. */
+int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool network_claimed);
+
+/* Then: the default kernels (python3 and ir, unless an image gives them), the image or rootfs,
+ * every kernel found (cli_find_kernels) and the descriptors for them, bwrap and its version, the
+ * seccomp policy, the language packs and the run's base folder. Prints why and returns a KB_EXIT_*
+ * code, or 0. Call cli_setup_end either way. */
+int cli_setup_kernels(cli_setup *s, cli_opts *o);
+
+/* Closes the image, removes the base folder (marks it kept under --keep), frees the rest. */
+void cli_setup_end(cli_setup *s, bool keep);

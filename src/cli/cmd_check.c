@@ -1,14 +1,11 @@
 /* cmd_check.c: `kbound check`: the main job. Sets up canaries, checks every kernel concurrently in
  * its own team sandbox, and reports a verdict for people (stdout) and CI (JSON, JUnit, exit code). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <kbound/canary.h>
+#include <kbound/canary_set.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/run.h>
@@ -79,22 +76,6 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
-/* Returns 0 or -errno, and leaves errno set to the failure for the caller's message (a full disk
- * says ENOSPC, not EIO). */
-static int write_secret_file(const char *path, const char *value) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        size_t len = strlen(value);
-        ssize_t n = write(fd, value, len);
-        if (n >= 0 && (size_t) n < len)
-                errno = ENOSPC; /* a short write to a regular file: the disk filled up */
-        if (n != (ssize_t) len)
-                return -errno;
-        int closing = TAKE_FD(fd);
-        return close(closing) < 0 ? -errno : 0;
-}
-
 static void log_to_stderr(void *userdata, int level, const char *message) {
         cli_progress("%s", message);
 }
@@ -121,7 +102,6 @@ int cmd_check(int argc, char **argv) {
         o.team_max = CLI_TEAM_PREFIX_MAX;
         o.timeout_ms = 300000;
         bool require_full = false, transcript_failed = false;
-        kb_sandbox_hardening hardening;
         int c;
         while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
@@ -138,193 +118,64 @@ int cmd_check(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
-        const char **kernel_names = o.kernels;
-        size_t n_kernels = o.n_kernels;
-        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
-        bool allow_network = o.allow_network, keep = o.keep;
-        long timeout_ms = o.timeout_ms;
-        if (optind < argc) {
-                cli_error("check: unexpected argument '%s'", argv[optind]);
-                return KB_EXIT_USAGE;
-        }
-        /* Every output path is checked before anything is started or created. */
-        cli_report reports[] = {
-                { .option = "--json", .path = o.json_path, .render = kb_report_json },
-                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
-        };
-        bool summary_to_stderr = false;
-        if (cli_reports_check("check", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
-                return KB_EXIT_USAGE;
-        int r = cli_sandbox_env(&allow_network);
+        cli_setup setup;
+        int r = cli_setup_begin(&setup, &o, argc, argv, true);
         if (r)
                 return r;
-        kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("check", o.sandbox_user, &sandbox_user)))
-                return r;
+        bool allow_network = setup.allow_network;
         if (allow_network && require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
                           "(--require-full-boundary): network isolation could not be claimed");
                 return KB_EXIT_FAIL;
         }
-        if (n_kernels == 0 && !rootfs_opt && !image_opt) {
-                kernel_names[n_kernels++] = "python3";
-                kernel_names[n_kernels++] = "ir";
-        }
-        int64_t deadline = kb_now_ms() + timeout_ms;
+        int64_t deadline = kb_now_ms() + o.timeout_ms;
         int64_t started = kb_now_ms();
-        int exit_code = KB_EXIT_ENFORCE;
-        kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
-        kb_secrets *secrets = NULL, *sibling = NULL;
+        kb_canary_set *canaries = NULL;
         kb_transcript *transcript = NULL;
-        json_object *escape_dirs = json_object_new_array(), *cred_paths = json_object_new_array();
-        json_object *sibling_paths = json_object_new_array(), *run = NULL;
+        json_object *run = NULL;
         kb_run *kernels_run = NULL;
-        _cleanup_free_ char *secrets_dir = NULL, *cred_file = NULL, *teams_dir = NULL, *sib_dir = NULL,
-                            *sib_ws = NULL, *sib_file = NULL, *started_at = NULL, *rootfs = NULL;
-        char *home_canary = NULL;
+        char started_at[32];
         _cleanup_free_ char *syscall_probe = NULL;
-        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
-                          .sandbox = true, .user = &sandbox_user };
-        char **image_kernels = NULL;
-
-        if ((exit_code = cli_root_open("check", rootfs_opt, image_opt, o.image_max, &base, &root)))
+        int exit_code = cli_setup_kernels(&setup, &o);
+        if (exit_code)
                 goto out;
-        rootfs = root.rootfs ? strdup(root.rootfs) : NULL;
         exit_code = KB_EXIT_ENFORCE;
-        r = cli_find_kernels(&root, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r || (r = cli_fds_check("check", n_kernels))) {
-                exit_code = r;
-                goto out;
-        }
-        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
-                goto out;
-        if ((r = cli_hardening("check", &o.hardening, allow_network, bwrap_version, &hardening))) {
-                exit_code = r;
-                goto out;
-        }
-        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
-            (!base && cli_make_base_dir(&sandbox_user, &base)))
-                goto out;
+        const char *base = setup.base;
+        size_t n_kernels = setup.n_kernels;
         cli_resolve_syscall_probe(&syscall_probe);
 
-        /* Canaries: a credential file where a daemon would keep one, another team's folder with a
-         * canary file, and (by re-exec) a canary in our own environment. */
-        char cred_value[65], sibling_value[65];
-        if (kb_random_hex(cred_value, 32) < 0 || kb_random_hex(sibling_value, 32) < 0 ||
-            asprintf(&secrets_dir, "%s/host-secrets", base) < 0 || asprintf(&cred_file, "%s/credentials", secrets_dir) < 0 ||
-            asprintf(&teams_dir, "%s/teams", base) < 0 || asprintf(&sib_dir, "%s/%s-sibling", teams_dir, team) < 0 ||
-            asprintf(&sib_ws, "%s/workspace", sib_dir) < 0 || asprintf(&sib_file, "%s/canary.txt", sib_ws) < 0) {
-                cli_error("out of memory");
-                goto out;
-        }
-        /* The credential file is kbound's own (root's when kbound is root); the sibling team's
-         * folders are laid out and owned exactly like a real team's (kb_kernel_start). */
-        if (mkdir(secrets_dir, 0700) < 0 || write_secret_file(cred_file, cred_value) < 0 || mkdir(teams_dir, 0700) < 0 ||
-            kb_sandbox_user_pass_through(&sandbox_user, teams_dir) < 0 || mkdir(sib_dir, 0700) < 0 ||
-            kb_sandbox_user_pass_through(&sandbox_user, sib_dir) < 0 || mkdir(sib_ws, 0700) < 0 ||
-            write_secret_file(sib_file, sibling_value) < 0 || kb_sandbox_user_give(&sandbox_user, sib_file) < 0 ||
-            kb_sandbox_user_give(&sandbox_user, sib_ws) < 0) {
-                cli_error("cannot create the canaries under %s: %s", base, strerror(errno));
-                goto out;
-        }
-        /* A canary where a user keeps credentials: a dot file in the invoking user's home. Removed at
-         * the end; a home kbound cannot write to is said so, and the credential file stays. */
-        char home_value[65];
-        const char *home_dir = getenv("HOME");
-        if (home_dir && home_dir[0] == '/' && kb_random_hex(home_value, 32) == 0 &&
-            asprintf(&home_canary, "%s/.kbound-canary-XXXXXX", home_dir) >= 0) {
-                _cleanup_close_ int hfd = mkostemp(home_canary, O_CLOEXEC);
-                size_t hlen = strlen(home_value);
-                if (hfd < 0 || write(hfd, home_value, hlen) != (ssize_t) hlen) {
-                        if (hfd >= 0)
-                                unlink(home_canary);
-                        cli_progress("no canary in %s (%s): the home folder is not checked", home_dir,
-                                     hfd < 0 ? strerror(errno) : "short write");
-                        free(home_canary);
-                        home_canary = NULL;
-                }
-        }
-        json_object_array_add(cred_paths, json_object_new_string(cred_file));
-        if (home_canary)
-                json_object_array_add(cred_paths, json_object_new_string(home_canary));
-        kb_inspect_canary canaries[] = {
-                {"credential file", cred_file, "boundary.credentials"},
-                {"another team's workspace", sib_ws, "boundary.cross_team"},
-                {"another team's canary", sib_file, "boundary.cross_team"},
-                {"credential canary in the user's home", home_canary, "boundary.credentials"},
+        /* The canaries and secret sets (canary_set.h): a credential file, another team's folder
+         * with a canary, a canary in the user's home and in kbound's session keyring, and (by
+         * re-exec) one in our own environment. */
+        kb_canary_set_options plant = {
+                .base_dir = base,
+                .team = o.team,
+                .user = &setup.user,
+                .specs = (const kb_kernelspec *const *) setup.specs,
+                .n_specs = n_kernels,
+                .host_env = environ,
+                .log = log_to_stderr,
         };
-        json_object_array_add(sibling_paths, json_object_new_string(sib_ws));
-        json_object_array_add(sibling_paths, json_object_new_string(sib_file));
-        const char *home = getenv("HOME");
-        char cwd[PATH_MAX];
-        const char *escape[] = { base, teams_dir, secrets_dir, home, "/tmp", "/var/tmp", "/dev/shm",
-                                 getcwd(cwd, sizeof(cwd)) };
-        for (size_t i = 0; i < KB_ELEMENTSOF(escape); i++)
-                if (escape[i] && escape[i][0] == '/')
-                        json_object_array_add(escape_dirs, json_object_new_string(escape[i]));
-
-        /* A key in kbound's session keyring (a fresh one of its own, before any thread starts):
-         * no sandbox may possess it. Its name is no secret (the cell looks for it by name); its
-         * value is a token, so a cell that could read it shows it to the secrets scan. */
-        char key_desc[64], key_value[65];
-        int keyring_canary = -EIO;
-        if (kb_random_hex(key_value, 32) == 0 && kb_random_hex(key_desc + 14, 24) == 0) {
-                memcpy(key_desc, "kbound-canary-", 14);
-                keyring_canary = kb_canary_keyring_plant(key_desc, key_value, NULL);
-        }
-        if (keyring_canary < 0 && keyring_canary != -ENOSYS && keyring_canary != -EPERM) {
-                cli_error("cannot plant the keyring canary: %s", strerror(-keyring_canary));
+        kb_canary_set_step step = KB_CANARY_SET_MEMORY;
+        if ((r = kb_canary_set_plant(&plant, &canaries, &step)) < 0) {
+                if (step == KB_CANARY_SET_FILES)
+                        cli_error("cannot create the canaries under %s: %s", base, strerror(-r));
+                else if (step == KB_CANARY_SET_KEYRING)
+                        cli_error("cannot plant the keyring canary: %s", strerror(-r));
+                else if (step == KB_CANARY_SET_SECRETS)
+                        cli_error("cannot collect the daemon secrets: %s", strerror(-r));
+                else
+                        cli_error("out of memory");
                 goto out;
         }
-
-        /* Daemon secrets: everything in our environment the sandbox must not pass on, except
-         * values the sandbox legitimately shows (its own environment and argv). */
-        if (kb_secrets_new(&secrets) < 0 || kb_secrets_new(&sibling) < 0 ||
-            kb_secrets_add_token(secrets, "canary:credential-file", cred_value) < 0 ||
-            kb_secrets_add_token(sibling, "canary:sibling-team-file", sibling_value) < 0 ||
-            (home_canary && kb_secrets_add_token(secrets, "canary:home-file", home_value) < 0) ||
-            (keyring_canary == 0 && kb_secrets_add_token(secrets, "canary:keyring-key", key_value) < 0)) {
-                cli_error("out of memory");
-                goto out;
-        }
-        /* What every sandbox of this run legitimately shows: each kernel's environment and argv.
-         * A host value found there is not distinctive enough to count as a leaked secret. */
-        size_t skipped = 0, n_legit = 0;
-        char *legit[4096 + 1];
-        char **envs[MAX_KERNELS] = { 0 };
-        r = 0;
-        for (size_t i = 0; i < n_kernels && r >= 0; i++) {
-                r = kb_sandbox_env(environ, specs[i]->env, &envs[i]);
-                if (r < 0)
-                        break;
-                for (char **e = envs[i]; *e && n_legit < 4096; e++)
-                        legit[n_legit++] = *e;
-                for (char **a = specs[i]->argv; *a && n_legit < 4096; a++)
-                        legit[n_legit++] = *a;
-        }
-        /* ... and the host paths kbound itself hands the cell to try (its home, the canaries'
-         * folders), which name the user: a user name in them is not a leak. */
-        json_object *handed[] = { escape_dirs, cred_paths, sibling_paths };
-        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(handed); i++)
-                for (size_t j = 0; j < json_object_array_length(handed[i]) && n_legit < 4096; j++)
-                        legit[n_legit++] = (char *) json_object_get_string(json_object_array_get_idx(handed[i], j));
-        legit[n_legit] = NULL;
-        if (r >= 0)
-                r = kb_secrets_add_env(secrets, environ, legit, &skipped);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_strv_free(envs[i]);
-        if (r < 0) {
-                cli_error("cannot collect the daemon secrets: %s", strerror(-r));
-                goto out;
-        }
+        kb_secrets *secrets = canaries->secrets, *sibling = canaries->sibling_secrets;
         /* Messages and reports quote what kernels said: a leaked canary must not reach them. */
         if (cli_redact_register(secrets) < 0 || cli_redact_register(sibling) < 0) {
                 cli_error("cannot set up the redaction of messages");
                 goto out;
         }
         /* The transcript records what kernels said: a leaked canary must not reach it either. */
-        if ((r = cli_transcript_open(transcript_path, &transcript))) {
+        if ((r = cli_transcript_open(o.transcript, &transcript))) {
                 exit_code = r;
                 goto out;
         }
@@ -334,65 +185,68 @@ int cmd_check(int argc, char **argv) {
         }
         cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
                      "values skipped as not distinctive)",
-                     n_kernels, bwrap, bwrap_version, kb_secrets_count(secrets), skipped);
+                     n_kernels, setup.bwrap, setup.bwrap_version, kb_secrets_count(secrets), canaries->env_values_skipped);
 
         kb_check_env env = {
-                .kernels_dir = kernels_dir,
+                .kernels_dir = setup.kernels_dir,
                 .base_dir = base,
-                .bwrap = bwrap,
-                .bwrap_version = bwrap_version,
+                .bwrap = setup.bwrap,
+                .bwrap_version = setup.bwrap_version,
                 .allow_network = allow_network,
-                .rootfs = rootfs,
+                .rootfs = setup.root.rootfs,
                 .ro_paths = o.ro_paths,
                 .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
+                .user = &setup.user,
+                .hardening = &setup.hardening,
                 .syscall_probe = syscall_probe,
-                .keyring_canary = keyring_canary,
-                .keyring_canary_name = keyring_canary == 0 ? key_desc : NULL,
+                .keyring_canary = canaries->keyring_canary,
+                .keyring_canary_name = canaries->keyring_canary == 0 ? canaries->keyring_canary_name : NULL,
                 .secrets = secrets,
                 .sibling_secrets = sibling,
-                .escape_dirs = escape_dirs,
-                .credential_paths = cred_paths,
-                .sibling_paths = sibling_paths,
-                .canaries = canaries,
-                .n_canaries = home_canary ? KB_ELEMENTSOF(canaries) : KB_ELEMENTSOF(canaries) - 1,
+                .escape_dirs = canaries->escape_dirs,
+                .credential_paths = canaries->credential_paths,
+                .sibling_paths = canaries->sibling_paths,
+                .canaries = canaries->canaries,
+                .n_canaries = canaries->n_canaries,
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = deadline,
-                .keep = keep,
+                .keep = o.keep,
                 .log = log_to_stderr,
         };
-        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+        if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");
                 exit_code = KB_EXIT_FAIL;
                 goto out;
         }
         size_t failed = 0;
         r = kb_run_check(kernels_run, &env, &failed);
-        cli_run_started(r, specs, failed);
-        if (cli_transcript_close(&transcript, transcript_path))
+        cli_run_started(r, setup.specs, failed);
+        if (cli_transcript_close(&transcript, o.transcript))
                 transcript_failed = true;
 
         /* The report. */
-        started_at = cli_iso_now();
-        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
+                started_at[0] = '\0'; /* no clock: the report says "" */
+        json_object *sandbox = kb_run_sandbox_new(setup.bwrap, setup.bwrap_version);
         if (sandbox) {
                 json_object *user = json_object_new_object();
-                json_object_object_add(user, "name", json_object_new_string(sandbox_user.name));
-                json_object_object_add(user, "uid", json_object_new_int64((int64_t) sandbox_user.uid));
-                json_object_object_add(user, "gid", json_object_new_int64((int64_t) sandbox_user.gid));
-                json_object_object_add(user, "switched_from_root", json_object_new_boolean(sandbox_user.switch_user));
+                json_object_object_add(user, "name", json_object_new_string(setup.user.name));
+                json_object_object_add(user, "uid", json_object_new_int64((int64_t) setup.user.uid));
+                json_object_object_add(user, "gid", json_object_new_int64((int64_t) setup.user.gid));
+                json_object_object_add(user, "switched_from_root", json_object_new_boolean(setup.user.switch_user));
                 json_object_object_add(sandbox, "user", user);
+                int keyring = canaries->keyring_canary;
                 json_object_object_add(sandbox, "keyring_canary",
-                                       json_object_new_string(keyring_canary == 0 ? "planted" : strerror(-keyring_canary)));
-                cli_root_report(&root, sandbox);
-                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
+                                       json_object_new_string(keyring == 0 ? "planted" : strerror(-keyring)));
+                cli_root_report(&setup.root, sandbox);
+                json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(base) : NULL);
                 json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
-                json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) skipped));
+                json_object_object_add(sandbox, "env_values_skipped",
+                                       json_object_new_int((int) canaries->env_values_skipped));
         }
-        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
         kb_run_facts facts = {
                 .kind = KB_RUN_CHECK,
                 .started_at = started_at,
@@ -419,38 +273,20 @@ int cmd_check(int argc, char **argv) {
                 goto out;
         }
         /* With a report on standard output, people read the summary on standard error. */
-        kb_report_human(run, summary_to_stderr ? stderr : stdout);
+        kb_report_human(run, setup.summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
+        if (cli_reports_write(setup.reports, KB_ELEMENTSOF(setup.reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
 
 out:
-        cli_root_close(&root);
-        if (home_canary) {
-                unlink(home_canary);
-                free(home_canary);
-        }
-        if (base) {
-                if (keep)
-                        cli_keep_base_dir(base);
-                else
-                        kb_remove_tree(base);
-        }
+        /* The base folder goes before the redaction sets are let go: its messages are redacted
+         * like every other. */
+        cli_setup_end(&setup, o.keep);
         json_object_put(run);
-        json_object_put(escape_dirs);
-        json_object_put(cred_paths);
-        json_object_put(sibling_paths);
         kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_redact_clear();
-        kb_secrets_destroy(&secrets);
-        kb_secrets_destroy(&sibling);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_kernelspec_destroy(&specs[i]);
-        kb_strv_free(image_kernels);
-        free(base);
-        free(kernels_dir);
-        free(bwrap);
-        free(bwrap_version);
+        /* After everything that borrows its secret sets; removes the home canary. */
+        kb_canary_set_destroy(&canaries);
         return exit_code;
 }

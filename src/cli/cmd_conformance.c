@@ -79,8 +79,7 @@ int cmd_conformance(int argc, char **argv) {
         o.team = "kbound-conf";
         o.team_max = CLI_TEAM_PREFIX_MAX;
         o.timeout_ms = 300000;
-        kb_sandbox_hardening hardening;
-        bool allow_untested = false, unused_raw_network = false;
+        bool allow_untested = false;
         int c;
         while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
                 switch (c) {
@@ -97,105 +96,63 @@ int cmd_conformance(int argc, char **argv) {
                         return KB_EXIT_USAGE;
                 }
         }
-        const char **kernel_names = o.kernels;
-        size_t n_kernels = o.n_kernels;
-        const char *team = o.team, *transcript_path = o.transcript, *rootfs_opt = o.rootfs, *image_opt = o.image;
-        bool keep = o.keep;
-        long timeout_ms = o.timeout_ms;
-        if (optind < argc) {
-                cli_error("conformance: unexpected argument '%s'", argv[optind]);
-                return KB_EXIT_USAGE;
-        }
-        /* Every output path is checked before anything is started or created. */
-        cli_report reports[] = {
-                { .option = "--json", .path = o.json_path, .render = kb_report_json },
-                { .option = "--junit", .path = o.junit_path, .render = kb_report_junit },
-        };
-        bool summary_to_stderr = false;
-        if (cli_reports_check("conformance", reports, KB_ELEMENTSOF(reports), transcript_path, &summary_to_stderr))
-                return KB_EXIT_USAGE;
-        /* Only "enforce" exists; the raw-network override claims nothing here (the kernels run
-         * without a network either way), so it is accepted and has no effect. */
-        int r = cli_sandbox_env(&unused_raw_network);
+        cli_setup setup;
+        int r = cli_setup_begin(&setup, &o, argc, argv, false);
         if (r)
                 return r;
-        kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("conformance", o.sandbox_user, &sandbox_user)))
-                return r;
-        if (n_kernels == 0 && !rootfs_opt && !image_opt) {
-                kernel_names[n_kernels++] = "python3";
-                kernel_names[n_kernels++] = "ir";
-        }
         int64_t started = kb_now_ms();
-        int exit_code = KB_EXIT_ENFORCE;
-        kb_kernelspec *specs[MAX_KERNELS] = { 0 };
-        char *bwrap = NULL, *bwrap_version = NULL, *kernels_dir = NULL, *base = NULL;
         kb_transcript *transcript = NULL;
         json_object *run = NULL;
         kb_run *kernels_run = NULL;
-        _cleanup_free_ char *started_at = cli_iso_now();
+        char started_at[32];
+        if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
+                started_at[0] = '\0'; /* no clock: the report says "" */
         bool transcript_failed = false;
-        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .sandbox = true,
-                          .user = &sandbox_user };
-        char **image_kernels = NULL;
-
-        if ((exit_code = cli_root_open("conformance", rootfs_opt, image_opt, o.image_max, &base, &root)))
+        int exit_code = cli_setup_kernels(&setup, &o);
+        if (exit_code)
                 goto out;
-        const char *rootfs = root.rootfs;
         exit_code = KB_EXIT_ENFORCE;
-        r = cli_find_kernels(&root, kernel_names, &n_kernels, MAX_KERNELS, &image_kernels, specs);
-        if (r || (r = cli_fds_check("conformance", n_kernels))) {
+        size_t n_kernels = setup.n_kernels;
+        if ((r = cli_transcript_open(o.transcript, &transcript))) {
                 exit_code = r;
                 goto out;
         }
-        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version))
-                goto out;
-        if ((r = cli_hardening("conformance", &o.hardening, false, bwrap_version, &hardening))) {
-                exit_code = r;
-                goto out;
-        }
-        if (cli_resolve_kernels_dir(o.kernels_dir, &kernels_dir) ||
-            (!base && cli_make_base_dir(&sandbox_user, &base)))
-                goto out;
-        if ((r = cli_transcript_open(transcript_path, &transcript))) {
-                exit_code = r;
-                goto out;
-        }
-        cli_progress("testing protocol conformance of %zu kernel(s) with %s %s", n_kernels, bwrap, bwrap_version);
+        cli_progress("testing protocol conformance of %zu kernel(s) with %s %s", n_kernels, setup.bwrap,
+                     setup.bwrap_version);
 
         kb_conformance_env env = {
-                .kernels_dir = kernels_dir,
-                .base_dir = base,
-                .bwrap = bwrap,
+                .kernels_dir = setup.kernels_dir,
+                .base_dir = setup.base,
+                .bwrap = setup.bwrap,
                 .ro_paths = o.ro_paths,
-                .rootfs = rootfs,
+                .rootfs = setup.root.rootfs,
                 .host_env = environ,
-                .user = &sandbox_user,
-                .hardening = &hardening,
+                .user = &setup.user,
+                .hardening = &setup.hardening,
                 .cancel_fd = cli_signals_install(),
-                .deadline_ms = started + timeout_ms,
-                .keep = keep,
+                .deadline_ms = started + o.timeout_ms,
+                .keep = o.keep,
                 .log = log_to_stderr,
         };
-        if (kb_run_new(team, specs, n_kernels, transcript, &kernels_run) < 0) {
+        if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");
                 exit_code = KB_EXIT_FAIL;
                 goto out;
         }
         size_t failed = 0;
         r = kb_run_conformance(kernels_run, &env, &failed);
-        cli_run_started(r, specs, failed);
-        if (cli_transcript_close(&transcript, transcript_path))
+        cli_run_started(r, setup.specs, failed);
+        if (cli_transcript_close(&transcript, o.transcript))
                 transcript_failed = true;
 
         /* The report: the same run object as check's, marked as a conformance run. Conformance
          * claims no boundary: the network stays unshared, but nothing about it is tested. */
-        json_object *sandbox = kb_run_sandbox_new(bwrap, bwrap_version);
+        json_object *sandbox = kb_run_sandbox_new(setup.bwrap, setup.bwrap_version);
         if (sandbox) {
-                json_object_object_add(sandbox, "base_dir", keep ? json_object_new_string(base) : NULL);
-                cli_root_report(&root, sandbox);
+                json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(setup.base) : NULL);
+                cli_root_report(&setup.root, sandbox);
         }
-        cli_seconds_text timeout_text = cli_seconds(timeout_ms);
+        cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
         kb_run_facts facts = {
                 .kind = KB_RUN_CONFORMANCE,
                 .started_at = started_at,
@@ -212,28 +169,15 @@ int cmd_conformance(int argc, char **argv) {
                 goto out;
         }
         /* With a report on standard output, people read the summary on standard error. */
-        kb_report_human(run, summary_to_stderr ? stderr : stdout);
+        kb_report_human(run, setup.summary_to_stderr ? stderr : stdout);
         fflush(stdout);
-        if (cli_reports_write(reports, KB_ELEMENTSOF(reports), run))
+        if (cli_reports_write(setup.reports, KB_ELEMENTSOF(setup.reports), run))
                 exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
 
 out:
         kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
-        cli_root_close(&root);
-        if (base) {
-                if (keep)
-                        cli_keep_base_dir(base);
-                else
-                        kb_remove_tree(base);
-        }
+        cli_setup_end(&setup, o.keep);
         json_object_put(run);
-        for (size_t i = 0; i < n_kernels; i++)
-                kb_kernelspec_destroy(&specs[i]);
-        free(base);
-        free(kernels_dir);
-        free(bwrap);
-        free(bwrap_version);
-        kb_strv_free(image_kernels);
         return exit_code;
 }

@@ -1,0 +1,79 @@
+/* cli_setup.c: what check and conformance set up before their kernels start, in the order both
+ * follow: report paths, sandbox mode and user, the image or rootfs, the kernels, bwrap, the
+ * seccomp policy, the language packs and the run's base folder. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <kbound/report.h>
+#include "cli.h"
+
+int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool network_claimed) {
+        *s = (cli_setup) {
+                .cmd = o->cmd,
+                .reports = {
+                        { .option = "--json", .path = o->json_path, .render = kb_report_json },
+                        { .option = "--junit", .path = o->junit_path, .render = kb_report_junit },
+                },
+                .root = { .root_fd = -1, .ro_paths = o->ro_paths, .prefixes = o->prefixes, .sandbox = true },
+        };
+        s->root.user = &s->user;
+        if (optind < argc) {
+                cli_error("%s: unexpected argument '%s'", s->cmd, argv[optind]);
+                return KB_EXIT_USAGE;
+        }
+        /* Every output path is checked before anything is started or created. */
+        if (cli_reports_check(s->cmd, s->reports, KB_ELEMENTSOF(s->reports), o->transcript, &s->summary_to_stderr))
+                return KB_EXIT_USAGE;
+        /* Without a network claim (conformance) the raw-network override is accepted and has no
+         * effect: the kernels run without a network either way. */
+        bool allow_network = o->allow_network;
+        int r = cli_sandbox_env(&allow_network);
+        if (r)
+                return r;
+        s->allow_network = network_claimed && allow_network;
+        s->root.allow_network = s->allow_network;
+        return cli_sandbox_user(s->cmd, o->sandbox_user, &s->user);
+}
+
+int cli_setup_kernels(cli_setup *s, cli_opts *o) {
+        size_t n = o->n_kernels;
+        if (n == 0 && !o->rootfs && !o->image) {
+                o->kernels[n++] = "python3";
+                o->kernels[n++] = "ir";
+        }
+        int r = cli_root_open(s->cmd, o->rootfs, o->image, o->image_max, &s->base, &s->root);
+        if (r)
+                return r;
+        r = cli_find_kernels(&s->root, o->kernels, &n, CLI_KERNELS_MAX, &s->image_kernels, s->specs);
+        s->n_kernels = n;
+        if (r || (r = cli_fds_check(s->cmd, n)))
+                return r;
+        if ((r = cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version)))
+                return r;
+        if ((r = cli_hardening(s->cmd, &o->hardening, s->allow_network, s->bwrap_version, &s->hardening)))
+                return r;
+        if ((r = cli_resolve_kernels_dir(o->kernels_dir, &s->kernels_dir)))
+                return r;
+        if (!s->base && (r = cli_make_base_dir(&s->user, &s->base)))
+                return r;
+        return 0;
+}
+
+void cli_setup_end(cli_setup *s, bool keep) {
+        cli_root_close(&s->root);
+        if (s->base) {
+                if (keep)
+                        cli_keep_base_dir(s->base);
+                else
+                        kb_remove_tree(s->base);
+        }
+        for (size_t i = 0; i < s->n_kernels; i++)
+                kb_kernelspec_destroy(&s->specs[i]);
+        kb_strv_free(s->image_kernels);
+        s->image_kernels = NULL;
+        free(s->base);
+        free(s->kernels_dir);
+        free(s->bwrap);
+        free(s->bwrap_version);
+        s->base = s->kernels_dir = s->bwrap = s->bwrap_version = NULL;
+        s->n_kernels = 0;
+}
