@@ -69,13 +69,18 @@ static int plant_files(kb_canary_set *s, const kb_canary_set_options *o, const c
  * cannot write to is said (through o->log) and recorded, not a failure: the credential file stays. */
 static void plant_home(kb_canary_set *s, const kb_canary_set_options *o, char *value) {
         if (!s->home_dir || s->home_dir[0] != '/' || kb_random_hex(value, 32) < 0 ||
-            !(s->home_canary = path_join(s->home_dir, ".kbound-canary-XXXXXX", "")))
+            !(s->home_canary = path_join(s->home_dir, KB_CANARY_SET_HOME_PREFIX "XXXXXX", "")))
                 return;
-        _cleanup_close_ int fd = mkostemp(s->home_canary, O_CLOEXEC);
+        _cleanup_free_ char *record = path_join(o->base_dir, KB_CANARY_SET_HOME_RECORD, "");
+        _cleanup_close_ int fd = record ? mkostemp(s->home_canary, O_CLOEXEC) : -1;
         size_t len = strlen(value);
-        if (fd >= 0 && write(fd, value, len) == (ssize_t) len)
+        int r = fd < 0 ? (record ? -errno : -ENOMEM) : 0;
+        if (r == 0 && write(fd, value, len) != (ssize_t) len)
+                r = -EIO;
+        /* Recorded in the base folder first, or a killed run would leave it in HOME for good. */
+        if (r == 0 && (r = write_secret_file(record, s->home_canary)) == 0)
                 return;
-        s->home_error = fd < 0 ? -errno : -EIO;
+        s->home_error = r;
         if (fd >= 0)
                 unlink(s->home_canary);
         free(s->home_canary);
@@ -88,6 +93,22 @@ static void plant_home(kb_canary_set *s, const kb_canary_set_options *o, char *v
                         free(line);
                 }
         }
+}
+
+int kb_canary_set_remove_home(const char *path, uid_t uid) {
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        const char *name = strrchr(path, '/') + 1;
+        size_t n = strlen(KB_CANARY_SET_HOME_PREFIX);
+        if (strncmp(name, KB_CANARY_SET_HOME_PREFIX, n) != 0 || strlen(name + n) != 6 ||
+            strspn(name + n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != 6)
+                return 0;
+        struct stat st;
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISREG(st.st_mode) || st.st_uid != uid)
+                return 0;
+        return unlink(path) < 0 ? -errno : 1;
 }
 
 /* The folders a write from a sandbox must not reach: the run's own, the user's home, the shared

@@ -6,12 +6,24 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
 #include "kbound/inspect.h"
 #include "kbound/kernelspec.h"
 #include "kbound/sandbox.h"
 #include "kbound/secrets.h"
+
+/* In the base folder: the path of the run's home canary, so that the next run, sweeping the base
+ * folder of a run that was killed (a SIGKILL removes nothing), removes that canary too. */
+#define KB_CANARY_SET_HOME_RECORD ".home-canary"
+/* What mkostemp makes of it in HOME: this prefix and 6 letters or digits. */
+#define KB_CANARY_SET_HOME_PREFIX ".kbound-canary-"
+
+/* Whether path is a home canary a run of this user planted: an absolute path whose last part is
+ * KB_CANARY_SET_HOME_PREFIX and 6 letters or digits, a regular file (not followed) owned by uid.
+ * Then it is unlinked: 1; 0 when it is not one (nothing touched); -errno. */
+KB_EXPORT int kb_canary_set_remove_home(const char *path, uid_t uid);
 
 typedef struct kb_canary_set_options {
         const char *base_dir;              /* the run's private base folder (absolute); host-secrets/

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <kbound/canary_set.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/sandbox.h>
@@ -274,6 +275,20 @@ static void strv_add(char ***v, size_t *n, const char *s) {
         grown[*n] = NULL;
 }
 
+/* The home canary a killed run recorded in its base folder (dir_fd), removed if it is one of ours
+ * (kb_canary_set_remove_home). Returns its path when removed, else NULL. */
+static char *remove_recorded_home_canary(int dir_fd) {
+        _cleanup_close_ int fd = openat(dir_fd, KB_CANARY_SET_HOME_RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        char path[PATH_MAX];
+        ssize_t n = read(fd, path, sizeof path - 1);
+        if (n <= 0)
+                return NULL;
+        path[n] = '\0';
+        return kb_canary_set_remove_home(path, geteuid()) == 1 ? strdup(path) : NULL;
+}
+
 size_t cli_base_dirs_scan(const char *parent, bool remove_stale, char ***ret_stale, char ***ret_kept) {
         size_t n_stale = 0, n_listed = 0, n_kept = 0;
         DIR *d = opendir(parent);
@@ -303,6 +318,9 @@ size_t cli_base_dirs_scan(const char *parent, bool remove_stale, char ***ret_sta
                         continue;
                 }
                 /* Removed while we hold its lock: no run can take it meanwhile. */
+                _cleanup_free_ char *home_canary = remove_recorded_home_canary(fd);
+                if (home_canary)
+                        cli_error("removed %s: the home canary of a kbound run that did not end cleanly", home_canary);
                 int r = kb_remove_tree(path);
                 if (r < 0)
                         cli_error("cannot remove the stale folder %s: %s", path, strerror(-r));

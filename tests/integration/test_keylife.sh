@@ -29,7 +29,9 @@ ok "doctor lists it as kept" grep -q "kept folders (--keep; remove them when don
 rm -rf "$kept"
 
 echo "SIGKILL mid-check: its folders stay; doctor lists them; the next run removes them"
-"$KBOUND" check --quiet --kernel python3 >"$scratch/killed.out" 2>"$scratch/killed.err" &
+# A home of its own, so the canary it plants there can be found, and is never left in the real one.
+mkdir -m 700 "$scratch/home"
+HOME="$scratch/home" "$KBOUND" check --quiet --kernel python3 >"$scratch/killed.out" 2>"$scratch/killed.err" &
 pid=$!
 # Until the kernel is up (its log exists and the connection file is gone: it was ready).
 for _ in $(seq 1 300); do
@@ -44,6 +46,9 @@ set -e
 killed=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 -name 'kbound-*' | head -1)
 ok "the killed run left its base folder (nothing can remove it then)" [ -n "$killed" ]
 ok "... with the canaries" [ -s "$killed/host-secrets/credentials" ]
+home_canary=$(compgen -G "$scratch/home/.kbound-canary-*" || true)
+home_recorded() { [ -n "$home_canary" ] && [ "$(cat "$killed/.home-canary")" = "$home_canary" ]; }
+ok "... and its canary in the home folder, recorded in the base folder" home_recorded
 ok "... but no connection file: it was removed when the kernel became ready" \
   bash -c "! compgen -G '$killed/teams/*/run/kernel.json'"
 for _ in $(seq 1 50); do
@@ -63,6 +68,9 @@ set -e
 ok "the next run works (got $rc)" [ "$rc" -eq 0 ]
 ok "... says it removed the stale folder" \
   grep -q "kbound: removed $killed: left by a kbound run that did not end cleanly" "$scratch/sweep.err"
+ok "... and the home canary, naming it" \
+  grep -qF "kbound: removed $home_canary: the home canary of a kbound run that did not end cleanly" "$scratch/sweep.err"
+ok "... which is gone" [ ! -e "$home_canary" ]
 ok "... and it is gone" empty_runtime
 "$KBOUND" doctor >"$scratch/doctor-clean.out" 2>&1 || true
 ok "doctor: no stale folder now" grep -q "\[ OK \] stale folders: none of yours under $KBOUND_RUNTIME_DIR" "$scratch/doctor-clean.out"

@@ -167,6 +167,15 @@ static void test_plant(void **state) {
         else
                 assert_string_equal(s->keyring_canary_name, "");
 
+        /* The base folder records the home canary, for the sweep after a killed run. */
+        char record[128], recorded[256] = "";
+        snprintf(record, sizeof(record), "%s/" KB_CANARY_SET_HOME_RECORD, f->base);
+        FILE *rf = fopen(record, "re");
+        assert_non_null(rf);
+        assert_non_null(fgets(recorded, sizeof(recorded), rf));
+        fclose(rf);
+        assert_string_equal(recorded, s->home_canary);
+
         /* Destroy removes the home canary; the base folder's canaries are the caller's. */
         char home_canary[256];
         snprintf(home_canary, sizeof(home_canary), "%s", s->home_canary);
@@ -209,6 +218,32 @@ static void test_files_exist(void **state) {
         assert_int_equal(step, KB_CANARY_SET_FILES);
 }
 
+/* The sweep removes only what a run of this user planted: the name, a regular file, the owner. */
+static void test_remove_home(void **state) {
+        fixture *f = *state;
+        char path[128], other[128], link[128];
+        snprintf(path, sizeof(path), "%s/" KB_CANARY_SET_HOME_PREFIX "Ab12Cd", f->home);
+        snprintf(other, sizeof(other), "%s/.bashrc", f->home);
+        snprintf(link, sizeof(link), "%s/" KB_CANARY_SET_HOME_PREFIX "Zz99zz", f->home);
+        FILE *a = fopen(path, "we"), *b = fopen(other, "we");
+        assert_non_null(a);
+        assert_non_null(b);
+        fclose(a);
+        fclose(b);
+        assert_int_equal(symlink(other, link), 0);
+        assert_int_equal(kb_canary_set_remove_home(other, geteuid()), 0);            /* not the name */
+        assert_int_equal(kb_canary_set_remove_home(link, geteuid()), 0);             /* a symlink */
+        assert_int_equal(kb_canary_set_remove_home(path, geteuid() + 1), 0);         /* another user's */
+        assert_int_equal(access(path, F_OK), 0);
+        assert_int_equal(kb_canary_set_remove_home("relative/" KB_CANARY_SET_HOME_PREFIX "Ab12Cd", geteuid()), -EINVAL);
+        assert_int_equal(kb_canary_set_remove_home(path, geteuid()), 1);
+        assert_int_equal(access(path, F_OK), -1);
+        assert_int_equal(access(other, F_OK), 0);
+        assert_int_equal(kb_canary_set_remove_home(path, geteuid()), 0);             /* already gone */
+        unlink(link);
+        unlink(other);
+}
+
 static void test_bad_arguments(void **state) {
         fixture *f = *state;
         kb_canary_set *s = NULL;
@@ -243,6 +278,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_plant, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_home_unwritable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files_exist, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_remove_home, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
