@@ -52,7 +52,7 @@ static int zmq_only_batch(void *tx, void *rx, zmsg_t *frames, long batch, long *
                                 return -1;
         }
         for (long i = 0; i < batch; i++) {
-                zmq_pollitem_t item = { .socket = rx, .events = ZMQ_POLLIN };
+                zmq_pollitem_t item = {.socket = rx, .events = ZMQ_POLLIN};
                 if (zmq_poll(&item, 1, 5000) <= 0)
                         return -1;
                 size_t parts = 0;
@@ -137,8 +137,7 @@ int main(int argc, char **argv) {
                 }
                 for (long i = 0; i < batch; i++) {
                         kb_msg *m = NULL;
-                        if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code),
-                                       &m) < 0 ||
+                        if (kb_msg_new("execute_request", "bench-session", "bench", execute_content(code), &m) < 0 ||
                             kb_wire_send(tx, m, key) < 0) {
                                 fprintf(stderr, "wire_bench: send failed\n");
                                 return 1;
@@ -148,7 +147,7 @@ int main(int argc, char **argv) {
                 for (long i = 0; i < batch; i++) {
                         kb_msg *m = NULL;
                         int r;
-                        zmq_pollitem_t item = { .socket = zsock_resolve(rx), .events = ZMQ_POLLIN };
+                        zmq_pollitem_t item = {.socket = zsock_resolve(rx), .events = ZMQ_POLLIN};
                         if (zmq_poll(&item, 1, 5000) <= 0) {
                                 fprintf(stderr, "wire_bench: nothing received within 5 s\n");
                                 return 1;

@@ -50,7 +50,7 @@ int kb_canary_net_open(kb_canary_net **ret) {
                 return -ENOMEM;
         c->tcp_fd = c->unix_fd = -1;
         int r;
-        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         socklen_t len = sizeof(in);
         c->tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (c->tcp_fd < 0 || bind(c->tcp_fd, (struct sockaddr *) &in, sizeof(in)) < 0 || listen(c->tcp_fd, 16) < 0 ||
@@ -64,7 +64,7 @@ int kb_canary_net_open(kb_canary_net **ret) {
                 goto fail;
         }
         snprintf(c->unix_name, sizeof(c->unix_name), "kbound-canary-%s", nonce);
-        struct sockaddr_un un = { .sun_family = AF_UNIX };
+        struct sockaddr_un un = {.sun_family = AF_UNIX};
         /* Abstract namespace: sun_path[0] is NUL; abstract sockets belong to the network namespace,
          * so only a sandbox sharing the host's can reach this one. */
         size_t name_len = strlen(c->unix_name);

@@ -115,8 +115,8 @@ int kb_canary_set_remove_home(const char *path, uid_t uid) {
  * temporary folders and kbound's working folder. */
 static int add_escape_dirs(kb_canary_set *s, const kb_canary_set_options *o) {
         char cwd[PATH_MAX];
-        const char *escape[] = { o->base_dir, s->teams_dir, s->secrets_dir, s->home_dir, "/tmp", "/var/tmp", "/dev/shm",
-                                 getcwd(cwd, sizeof(cwd)) };
+        const char *escape[] = {o->base_dir, s->teams_dir, s->secrets_dir, s->home_dir,
+                                "/tmp",      "/var/tmp",   "/dev/shm",     getcwd(cwd, sizeof(cwd))};
         for (size_t i = 0; i < KB_ELEMENTSOF(escape); i++)
                 if (escape[i] && escape[i][0] == '/' && add_path(s->escape_dirs, escape[i]) < 0)
                         return -ENOMEM;
@@ -143,7 +143,7 @@ static int add_env_secrets(kb_canary_set *s, const kb_canary_set_options *o) {
                 for (char **a = o->specs[i]->argv; *a && n_legit < LEGIT_MAX; a++)
                         legit[n_legit++] = *a;
         }
-        json_object *handed[] = { s->escape_dirs, s->credential_paths, s->sibling_paths };
+        json_object *handed[] = {s->escape_dirs, s->credential_paths, s->sibling_paths};
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(handed); i++)
                 for (size_t j = 0; j < json_object_array_length(handed[i]) && n_legit < LEGIT_MAX; j++)
                         legit[n_legit++] = (char *) json_object_get_string(json_object_array_get_idx(handed[i], j));
@@ -204,13 +204,13 @@ int kb_canary_set_plant(const kb_canary_set_options *o, kb_canary_set **ret, kb_
             add_escape_dirs(s, o) < 0)
                 goto fail;
         static const char credentials[] = "boundary.credentials", cross_team[] = "boundary.cross_team";
-        s->canaries[0] = (kb_inspect_canary) { "credential file", s->credential_file, credentials };
-        s->canaries[1] = (kb_inspect_canary) { "another team's workspace", s->sibling_workspace, cross_team };
-        s->canaries[2] = (kb_inspect_canary) { "another team's canary", s->sibling_file, cross_team };
+        s->canaries[0] = (kb_inspect_canary){"credential file", s->credential_file, credentials};
+        s->canaries[1] = (kb_inspect_canary){"another team's workspace", s->sibling_workspace, cross_team};
+        s->canaries[2] = (kb_inspect_canary){"another team's canary", s->sibling_file, cross_team};
         s->n_canaries = 3;
         if (s->home_canary)
                 s->canaries[s->n_canaries++] =
-                        (kb_inspect_canary) { "credential canary in the user's home", s->home_canary, credentials };
+                        (kb_inspect_canary){"credential canary in the user's home", s->home_canary, credentials};
 
         /* A key in kbound's session keyring (a fresh one of its own, before any thread starts): no
          * sandbox may possess it. Its name is no secret (the cell looks for it by name); its value

@@ -9,18 +9,18 @@
 #include <string.h>
 #include <zmq.h>
 
-#define PENDING_MAX 32          /* replies nobody has asked for yet; oldest dropped past this */
-#define TRACKED_MAX 16          /* executions collecting iopub output at once */
-#define READY_RETRY_MS 250      /* kernel_info_request resend interval while waiting for readiness */
+#define PENDING_MAX 32     /* replies nobody has asked for yet; oldest dropped past this */
+#define TRACKED_MAX 16     /* executions collecting iopub output at once */
+#define READY_RETRY_MS 250 /* kernel_info_request resend interval while waiting for readiness */
 #define READY_IDS_MAX 64
-#define IDLE_GRACE_MS 2000      /* how long to wait for "idle" once the execute_reply is in */
-#define DEATH_AFTER_DISCONNECT_MS 500 /* how long a dropped connection waits for the pidfd */
-#define SENT_IDS_MAX 256        /* recent request msg_ids, to tell replies to requests we never sent */
-#define MSG_ID_MAX 64           /* our msg_ids are canonical uuids (36 characters) */
-#define RECV_HWM 16             /* messages libzmq queues per socket before pushing back */
-#define PUMP_DRAIN_MAX 256      /* messages taken from one socket per pump, so no channel starves */
+#define IDLE_GRACE_MS 2000                /* how long to wait for "idle" once the execute_reply is in */
+#define DEATH_AFTER_DISCONNECT_MS 500     /* how long a dropped connection waits for the pidfd */
+#define SENT_IDS_MAX 256                  /* recent request msg_ids, to tell replies to requests we never sent */
+#define MSG_ID_MAX 64                     /* our msg_ids are canonical uuids (36 characters) */
+#define RECV_HWM 16                       /* messages libzmq queues per socket before pushing back */
+#define PUMP_DRAIN_MAX 256                /* messages taken from one socket per pump, so no channel starves */
 #define PUMP_BYTES_MAX (64 * 1024 * 1024) /* wire bytes taken from one socket per pump */
-#define MSG_TYPE_SHOWN_MAX 48   /* a refused message's msg_type, as quoted in errors */
+#define MSG_TYPE_SHOWN_MAX 48             /* a refused message's msg_type, as quoted in errors */
 
 struct kb_client {
         /* libzmq sockets, not czmq's zsock_t: zsock_new asserts when libzmq cannot make a socket
@@ -157,9 +157,8 @@ static void socket_close(void **s) {
 int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_client_options *options,
                   kb_client **ret) {
         static const int types[_KB_CHANNEL_MAX] = {
-                [KB_CHANNEL_SHELL] = ZMQ_DEALER, [KB_CHANNEL_IOPUB] = ZMQ_SUB,
-                [KB_CHANNEL_STDIN] = ZMQ_DEALER, [KB_CHANNEL_CONTROL] = ZMQ_DEALER,
-                [KB_CHANNEL_HB] = ZMQ_REQ,
+                [KB_CHANNEL_SHELL] = ZMQ_DEALER,   [KB_CHANNEL_IOPUB] = ZMQ_SUB, [KB_CHANNEL_STDIN] = ZMQ_DEALER,
+                [KB_CHANNEL_CONTROL] = ZMQ_DEALER, [KB_CHANNEL_HB] = ZMQ_REQ,
         };
         pthread_once(&czmq_once, czmq_setup);
         kb_client *c = calloc(1, sizeof(*c));
@@ -283,11 +282,15 @@ void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_
 void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t size) {
         int err = c->last_error ? c->last_error : fallback;
         if (err == -EEXIST)
-                snprintf(buf, size, "replayed message (msg_type '%s'): its signature was already seen on this "
-                         "connection (refused)", c->last_error_msg_type);
+                snprintf(buf, size,
+                         "replayed message (msg_type '%s'): its signature was already seen on this "
+                         "connection (refused)",
+                         c->last_error_msg_type);
         else if (err == -ENOTUNIQ)
-                snprintf(buf, size, "reused msg_id (msg_type '%s'): an earlier message on this connection had the "
-                         "same msg_id (refused)", c->last_error_msg_type);
+                snprintf(buf, size,
+                         "reused msg_id (msg_type '%s'): an earlier message on this connection had the "
+                         "same msg_id (refused)",
+                         c->last_error_msg_type);
         else
                 snprintf(buf, size, "%s", kb_wire_strerror(err));
 }
@@ -444,7 +447,8 @@ static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
                         return -ENOMEM;
                 json_object_object_add(out, "msg_type", json_object_new_string(type));
                 json_object_object_add(out, "data", json_object_get(data));
-                json_object_object_add(out, "metadata", metadata ? json_object_get(metadata) : json_object_new_object());
+                json_object_object_add(out, "metadata",
+                                       metadata ? json_object_get(metadata) : json_object_new_object());
                 json_object_array_add(ex->outputs, out);
         } else if (strcmp(type, "error") == 0) {
                 if (outputs_room(ex, msg))
@@ -569,23 +573,22 @@ static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
  * more than the cost of one message: a message may be a 16 MiB frame whose HMAC and parse take
  * a noticeable time, and a kernel can queue hundreds of them. */
 static int pump(kb_client *c, int64_t deadline_ms) {
-        static const kb_channel order[] = { KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL,
-                                            KB_CHANNEL_STDIN };
+        static const kb_channel order[] = {KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL, KB_CHANNEL_STDIN};
         zmq_pollitem_t items[2 * KB_ELEMENTSOF(order) + 2];
         size_t n = 0;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
-                items[n++] = (zmq_pollitem_t){ .socket = c->sock[order[i]], .events = ZMQ_POLLIN };
+                items[n++] = (zmq_pollitem_t){.socket = c->sock[order[i]], .events = ZMQ_POLLIN};
         size_t monitor_item = n;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
-                items[n++] = (zmq_pollitem_t){ .socket = c->monitor[order[i]], .events = ZMQ_POLLIN };
+                items[n++] = (zmq_pollitem_t){.socket = c->monitor[order[i]], .events = ZMQ_POLLIN};
         size_t death_item = n, cancel_item = n;
         if (c->death_fd >= 0) {
                 death_item = n;
-                items[n++] = (zmq_pollitem_t){ .fd = c->death_fd, .events = ZMQ_POLLIN };
+                items[n++] = (zmq_pollitem_t){.fd = c->death_fd, .events = ZMQ_POLLIN};
         }
         if (c->cancel_fd >= 0) {
                 cancel_item = n;
-                items[n++] = (zmq_pollitem_t){ .fd = c->cancel_fd, .events = ZMQ_POLLIN };
+                items[n++] = (zmq_pollitem_t){.fd = c->cancel_fd, .events = ZMQ_POLLIN};
         }
         int r = zmq_poll(items, (int) n, kb_ms_left(deadline_ms));
         if (r < 0)
@@ -629,7 +632,7 @@ static int pump(kb_client *c, int64_t deadline_ms) {
                 int wait_ms = kb_ms_left(deadline_ms);
                 if (wait_ms < 0 || wait_ms > DEATH_AFTER_DISCONNECT_MS)
                         wait_ms = DEATH_AFTER_DISCONNECT_MS;
-                struct pollfd death = { .fd = c->death_fd, .events = POLLIN };
+                struct pollfd death = {.fd = c->death_fd, .events = POLLIN};
                 if (c->death_fd >= 0 && poll(&death, 1, wait_ms) > 0)
                         return -ESRCH;
                 c->last_error_channel = order[i];
@@ -644,27 +647,33 @@ void kb_execution_explain_timeout(const kb_client *c, const kb_execution *ex, ch
         size_t n = 0;
         /* A flood is why a wait ran out while messages kept arriving: say how much came. */
         if (ex->iopub_bytes > KB_EXECUTION_TEXT_MAX)
-                n += (size_t) snprintf(extra, sizeof(extra), "; the kernel flooded iopub with %llu "
+                n += (size_t) snprintf(extra, sizeof(extra),
+                                       "; the kernel flooded iopub with %llu "
                                        "message(s), %llu MiB, for the request",
-                                       (unsigned long long) ex->n_iopub,
-                                       (unsigned long long) (ex->iopub_bytes >> 20));
+                                       (unsigned long long) ex->n_iopub, (unsigned long long) (ex->iopub_bytes >> 20));
         if (c->n_foreign > 0 && n < sizeof(extra))
-                snprintf(extra + n, sizeof(extra) - n, "; %llu message(s) answered requests kbound never "
-                         "sent (wrong parent msg_id)", (unsigned long long) c->n_foreign);
+                snprintf(extra + n, sizeof(extra) - n,
+                         "; %llu message(s) answered requests kbound never "
+                         "sent (wrong parent msg_id)",
+                         (unsigned long long) c->n_foreign);
         if (ex->got_reply)
                 snprintf(buf, size, "execute_reply arrived but no idle status%s", extra);
         else if (ex->saw_idle)
-                snprintf(buf, size, "no execute_reply, although the kernel published busy and idle for the "
-                         "request%s", extra);
+                snprintf(buf, size,
+                         "no execute_reply, although the kernel published busy and idle for the "
+                         "request%s",
+                         extra);
         else if (ex->saw_busy)
                 snprintf(buf, size, "no execute_reply; the kernel went busy and stayed busy%s", extra);
         else
-                snprintf(buf, size, "no execute_reply and nothing at all for the request (no status, no "
-                         "output)%s", extra);
+                snprintf(buf, size,
+                         "no execute_reply and nothing at all for the request (no status, no "
+                         "output)%s",
+                         extra);
 }
 
 int kb_client_wait_ready(kb_client *c, int64_t deadline_ms, json_object **ret_info) {
-        char *ids[READY_IDS_MAX] = { 0 };
+        char *ids[READY_IDS_MAX] = {0};
         size_t n_ids = 0;
         kb_msg *reply = NULL;
         int r = 0;
@@ -709,8 +718,7 @@ finish:
         return r;
 }
 
-int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_options *options,
-                            kb_execution **ret) {
+int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_options *options, kb_execution **ret) {
         if (c->n_tracked == TRACKED_MAX)
                 return -EBUSY;
         kb_execution *ex = calloc(1, sizeof(*ex));
@@ -725,7 +733,7 @@ int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_opt
                 execution_free(ex);
                 return -ENOMEM;
         }
-        kb_execute_options defaults = { .store_history = true, .stop_on_error = true };
+        kb_execute_options defaults = {.store_history = true, .stop_on_error = true};
         const kb_execute_options *o = options ? options : &defaults;
         json_object_object_add(content, "code", json_object_new_string(code));
         json_object_object_add(content, "silent", json_object_new_boolean(o->silent));
@@ -744,8 +752,7 @@ int kb_client_execute_start(kb_client *c, const char *code, const kb_execute_opt
         return 0;
 }
 
-int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
-                           void *userdata) {
+int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn, void *userdata) {
         c->wait_ex = ex;
         c->wait_fn = fn;
         c->wait_userdata = userdata;
@@ -817,8 +824,8 @@ int kb_client_execute(kb_client *c, const char *code, const kb_execute_options *
         return 0;
 }
 
-int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
-                      int64_t deadline_ms, kb_msg **ret_reply) {
+int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content, int64_t deadline_ms,
+                      kb_msg **ret_reply) {
         _cleanup_free_ char *id = NULL;
         int r = send_request(c, channel, msg_type, content, &id);
         if (r < 0)
@@ -885,7 +892,7 @@ int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
         static const char ping[] = "kbound-ping";
         if (zmq_send(hb, ping, sizeof(ping) - 1, 0) < 0)
                 return -EIO;
-        zmq_pollitem_t item = { .socket = hb, .events = ZMQ_POLLIN };
+        zmq_pollitem_t item = {.socket = hb, .events = ZMQ_POLLIN};
         int r = zmq_poll(&item, 1, kb_ms_left(deadline_ms));
         if (r > 0) {
                 zmsg_t *echo = zmsg_recv(hb);

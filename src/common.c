@@ -127,8 +127,7 @@ int kb_json_parse_strict(const char *text, size_t len, int max_depth, struct jso
                 return -ENOMEM;
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         struct json_object *obj = json_tokener_parse_ex(tok, text, (int) len);
-        bool ok = obj && json_tokener_get_error(tok) == json_tokener_success &&
-                  json_tokener_get_parse_end(tok) == len;
+        bool ok = obj && json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == len;
         json_tokener_free(tok);
         if (!ok) {
                 json_object_put(obj);
@@ -181,8 +180,8 @@ int kb_iso_time_now(unsigned frac_digits, char *buf, size_t size) {
         for (unsigned i = frac_digits; i < 9; i++)
                 frac /= 10;
         int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d%s%.*ld%s", tm.tm_year + 1900, tm.tm_mon + 1,
-                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac_digits ? "." : "",
-                         (int) frac_digits, frac_digits ? frac : 0L, "Z");
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac_digits ? "." : "", (int) frac_digits,
+                         frac_digits ? frac : 0L, "Z");
         if (n < 0 || (size_t) n >= size)
                 return -EOVERFLOW;
         return 0;

@@ -18,19 +18,19 @@
 #define HEARTBEAT_TIMEOUT_MS 2000
 #define SHUTDOWN_EXIT_MS 5000
 #define HISTORY_TAIL 50
-#define SEQ_MAX 256     /* iopub messages kept per execution: a flooding kernel is not buffered */
-#define WATCH_MAX 8     /* requests without a reply (comm_*) whose iopub is kept */
+#define SEQ_MAX 256        /* iopub messages kept per execution: a flooding kernel is not buffered */
+#define WATCH_MAX 8        /* requests without a reply (comm_*) whose iopub is kept */
 #define SHAPE_CODES_MAX 64 /* distinct shape problems kept (each with a count) */
 
 struct cx {
         const kb_conformance_env *env;
         const kb_kernelspec *spec;
-        kb_langpack *lp;            /* NULL: no pack for this language */
-        json_object *snippets;      /* the pack's "conformance", borrowed; NULL if none */
-        json_object *deviations;    /* the pack's deviations for this implementation, borrowed */
+        kb_langpack *lp;         /* NULL: no pack for this language */
+        json_object *snippets;   /* the pack's "conformance", borrowed; NULL if none */
+        json_object *deviations; /* the pack's deviations for this implementation, borrowed */
         char implementation[128];
-        char no_snippets[512];      /* why language items are untested */
-        kb_harness h;               /* the kernel, its report object and checks; cancelled, dead, wedged */
+        char no_snippets[512]; /* why language items are untested */
+        kb_harness h;          /* the kernel, its report object and checks; cancelled, dead, wedged */
         /* What execute.stdout saw, for execute.ordering and the history items. */
         json_object *stdout_seq;
         int64_t stdout_count;
@@ -62,7 +62,7 @@ typedef struct cx cx;
 typedef struct findings {
         const char *codes[MAX_PROBLEMS];
         size_t n;
-        bool overflow;          /* more problems than codes kept */
+        bool overflow; /* more problems than codes kept */
         char detail[1024];
 } findings;
 
@@ -102,8 +102,7 @@ int cx_request(cx *x, const char *msg_type, json_object *content, json_object **
 /* The same on control, waiting at most ms. */
 int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret);
 /* Runs code to completion, its iopub messages in order in *ret_seq ({msg_type, content}). */
-int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
-               json_object **ret_seq);
+int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex, json_object **ret_seq);
 /* The start every snippet item shares (cx_can_run, the snippet, its "code", run to completion). */
 int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
                      kb_execution **ret_ex, json_object **ret_seq);

@@ -15,22 +15,49 @@
 #include "msgspec.h"
 #include "rules.h"
 
-
 static const char *const items[] = {
-        "kernel_info.reply",          "kernel_info.protocol_version", "kernel_info.implementation",
-        "kernel_info.language_info",  "kernel_info.banner",           "heartbeat",
-        "execute.stdout",             "execute.ordering",             "execute.stderr",
-        "execute.result",             "execute.display_data",         "execute.update_display_data",
-        "execute.clear_output",       "execute.pager",                "execute.error",
-        "execute.count",              "execute.silent",               "stdin.input",
-        "stdin.not_allowed",          "is_complete.complete",         "is_complete.incomplete",
-        "is_complete.invalid",        "complete",                     "inspect",
-        "history.tail",               "history.output",               "history.range",
-        "history.search",             "comm_info",                    "comm.open",
-        "comm.msg",                   "comm_info.target",             "comm.close",
-        "comm.unknown_target",        "debug.initialize",             "subshells",
-        "interrupt.idle",             "interrupt.control",            "interrupt.signal",
-        "shutdown",                   "messages.shape",               NULL,
+        "kernel_info.reply",
+        "kernel_info.protocol_version",
+        "kernel_info.implementation",
+        "kernel_info.language_info",
+        "kernel_info.banner",
+        "heartbeat",
+        "execute.stdout",
+        "execute.ordering",
+        "execute.stderr",
+        "execute.result",
+        "execute.display_data",
+        "execute.update_display_data",
+        "execute.clear_output",
+        "execute.pager",
+        "execute.error",
+        "execute.count",
+        "execute.silent",
+        "stdin.input",
+        "stdin.not_allowed",
+        "is_complete.complete",
+        "is_complete.incomplete",
+        "is_complete.invalid",
+        "complete",
+        "inspect",
+        "history.tail",
+        "history.output",
+        "history.range",
+        "history.search",
+        "comm_info",
+        "comm.open",
+        "comm.msg",
+        "comm_info.target",
+        "comm.close",
+        "comm.unknown_target",
+        "debug.initialize",
+        "subshells",
+        "interrupt.idle",
+        "interrupt.control",
+        "interrupt.signal",
+        "shutdown",
+        "messages.shape",
+        NULL,
 };
 
 const char *const *kb_conformance_items(void) {
@@ -138,8 +165,10 @@ void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings
                          note, f->detail);
                 kb_harness_add_check(&x->h, id, "deviation", t0, ev, text);
         } else if (any_known) {
-                snprintf(text, sizeof(text), "%s [problems: %s; only part of this is the known deviation of %s, "
-                         "so it fails]", f->detail, names, x->implementation);
+                snprintf(text, sizeof(text),
+                         "%s [problems: %s; only part of this is the known deviation of %s, "
+                         "so it fails]",
+                         f->detail, names, x->implementation);
                 kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
         } else if (f->n > 1) {
                 snprintf(text, sizeof(text), "%s [problems: %s]", f->detail, names);
@@ -150,7 +179,7 @@ void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings
 
 /* A single problem with item id, judged as cx_judge() does. */
 void cx_problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...) {
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(f.detail, sizeof(f.detail), fmt, ap);
@@ -209,8 +238,10 @@ json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) 
         json_object *s = kb_json_get(x->snippets, name);
         const char *why = kb_json_str(s, "unsupported");
         if (optional && why && *why) {
-                cx_unsupported(x, id, 0, NULL, "the language pack %s says this kernel's language has no way to use "
-                               "it: %s", kb_langpack_dir(x->lp), why);
+                cx_unsupported(x, id, 0, NULL,
+                               "the language pack %s says this kernel's language has no way to use "
+                               "it: %s",
+                               kb_langpack_dir(x->lp), why);
                 return NULL;
         }
         if (s && json_object_is_type(s, json_type_object))
@@ -218,7 +249,8 @@ json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) 
         if (!x->snippets)
                 cx_untested(x, id, "%s", x->no_snippets);
         else
-                cx_untested(x, id, "the language pack %s has no conformance snippet '%s'", kb_langpack_dir(x->lp), name);
+                cx_untested(x, id, "the language pack %s has no conformance snippet '%s'", kb_langpack_dir(x->lp),
+                            name);
         return NULL;
 }
 
@@ -266,10 +298,9 @@ static int record_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
 
 /* Runs code to completion, recording its iopub messages in order in *ret_seq. Returns the wait's
  * result; on success *ret_ex is the execution (caller destroys). */
-int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex,
-                   json_object **ret_seq) {
+int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex, json_object **ret_seq) {
         kb_client *c = kb_kernel_client(x->h.kernel);
-        kb_execute_options eo = { .silent = silent, .store_history = store_history, .stop_on_error = false };
+        kb_execute_options eo = {.silent = silent, .store_history = store_history, .stop_on_error = false};
         kb_execution *ex = NULL;
         json_object *seq = json_object_new_array();
         if (!seq)
@@ -337,8 +368,11 @@ static void shape_problem(void *userdata, const char *code, const char *detail) 
                         if (!p)
                                 return;
                         json_object_object_add(p, "count", json_object_new_int64(0));
-                        json_object_object_add(p, "detail", json_object_new_string(
-                                strcmp(key, "overflow") == 0 ? "more distinct problems than kbound keeps" : detail));
+                        json_object_object_add(
+                                p, "detail",
+                                json_object_new_string(strcmp(key, "overflow") == 0
+                                                               ? "more distinct problems than kbound keeps"
+                                                               : detail));
                         json_object_object_add(x->shape_problems, key, p);
                 }
         }
@@ -417,7 +451,8 @@ json_object *cx_watched(cx *x, const char *parent) {
 static bool idle_seen(cx *x, const char *parent) {
         for (size_t i = 0; i < json_object_array_length(x->watched); i++) {
                 json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0 && strcmp(kb_json_str(e, "msg_type") ?: "", "status") == 0 &&
+                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0 &&
+                    strcmp(kb_json_str(e, "msg_type") ?: "", "status") == 0 &&
                     strcmp(kb_json_str(kb_json_get(e, "content"), "execution_state") ?: "", "idle") == 0)
                         return true;
         }
@@ -443,7 +478,7 @@ void cx_check_shape(cx *x) {
         json_object_object_add(ev, "unknown_types", json_object_new_int64((int64_t) x->shape_unknown));
         json_object_object_add(ev, "types", json_object_get(x->shape_types));
         json_object_object_add(ev, "shape_problems", json_object_get(x->shape_problems));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (x->shape_problems) {
                 json_object_object_foreach(x->shape_problems, code, p) {
                         int64_t count = json_object_get_int64(kb_json_get(p, "count"));
@@ -453,7 +488,8 @@ void cx_check_shape(cx *x) {
         }
         if (x->shape_checked == 0)
                 cx_found(&f, "no_messages", "no message was received to check");
-        cx_verdict(x, id, 0, ev, &f, "%llu message(s) of %d type(s) received in this run: every header and every "
+        cx_verdict(x, id, 0, ev, &f,
+                   "%llu message(s) of %d type(s) received in this run: every header and every "
                    "content the messaging spec describes has its required fields with the right types (%llu of "
                    "types the spec does not describe: header only)",
                    (unsigned long long) x->shape_checked, json_object_object_length(x->shape_types),
@@ -491,7 +527,7 @@ static void check_kernel_info(cx *x) {
                 cx_pass(x, "kernel_info.reply", 0, ev, "kernel_info_reply arrived with status 'ok'");
         else
                 cx_problem(x, "kernel_info.reply", 0, ev, "status", "kernel_info_reply status is %s%s%s",
-                        status ? "'" : "", status ? status : "missing", status ? "'" : "");
+                           status ? "'" : "", status ? status : "missing", status ? "'" : "");
 
         const char *pv = kb_json_str(info, "protocol_version");
         long major = 0;
@@ -499,9 +535,10 @@ static void check_kernel_info(cx *x) {
         json_object_object_add(ev, "protocol_version", cx_jstring_or_null(pv));
         if (!parse_version(pv, &major))
                 cx_problem(x, "kernel_info.protocol_version", 0, ev, "unparseable",
-                        "protocol_version %s is not a version X.Y[.Z]", pv ? pv : "is missing or not a string:");
+                           "protocol_version %s is not a version X.Y[.Z]", pv ? pv : "is missing or not a string:");
         else if (major < 5)
-                cx_problem(x, "kernel_info.protocol_version", 0, ev, "too_old", "protocol_version %s is older than 5.0", pv);
+                cx_problem(x, "kernel_info.protocol_version", 0, ev, "too_old", "protocol_version %s is older than 5.0",
+                           pv);
         else
                 cx_pass(x, "kernel_info.protocol_version", 0, ev, "protocol_version %s (>= 5.0)", pv);
 
@@ -513,10 +550,10 @@ static void check_kernel_info(cx *x) {
                 cx_pass(x, "kernel_info.implementation", 0, ev, "%s %s", impl, impl_v);
         else
                 cx_problem(x, "kernel_info.implementation", 0, ev, "missing",
-                        "implementation and implementation_version must be non-empty strings");
+                           "implementation and implementation_version must be non-empty strings");
 
         json_object *li = kb_json_get(info, "language_info");
-        const char *fields[] = { "name", "version", "file_extension", "mimetype" };
+        const char *fields[] = {"name", "version", "file_extension", "mimetype"};
         char missing[128] = "";
         ev = json_object_new_object();
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
@@ -528,7 +565,7 @@ static void check_kernel_info(cx *x) {
         }
         const char *name = kb_json_str(li, "name"), *ext = kb_json_str(li, "file_extension");
         const char *lang = x->spec->language ? x->spec->language : "";
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (*missing)
                 cx_found(&f, "missing", "language_info lacks %s", missing);
         if (ext && *ext && ext[0] != '.')
@@ -541,13 +578,13 @@ static void check_kernel_info(cx *x) {
         if (f.n > 0)
                 cx_judge(x, "kernel_info.language_info", 0, ev, &f);
         else
-                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, kb_json_str(li, "version"), ext,
-                     kb_json_str(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
+                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, kb_json_str(li, "version"),
+                        ext, kb_json_str(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
 
         json_object *banner = kb_json_get(info, "banner");
         if (banner && json_object_is_type(banner, json_type_string))
                 cx_pass(x, "kernel_info.banner", 0, NULL, "banner is a string of %d bytes",
-                     json_object_get_string_len(banner));
+                        json_object_get_string_len(banner));
         else
                 cx_problem(x, "kernel_info.banner", 0, NULL, "missing", "banner is missing or not a string");
 }
@@ -561,7 +598,7 @@ static void check_heartbeat(cx *x) {
                 cx_pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
         else
                 cx_problem(x, "heartbeat", t0, NULL, "no_echo", "no heartbeat echo within %d ms while idle%s",
-                        HEARTBEAT_TIMEOUT_MS, r < 0 ? " (socket error)" : "");
+                           HEARTBEAT_TIMEOUT_MS, r < 0 ? " (socket error)" : "");
 }
 
 /* ---- execute ---- */
@@ -586,7 +623,7 @@ int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, jso
         int r = cx_execute(x, code, false, true, ret_ex, ret_seq);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
-                        kb_harness_wait_error(&x->h, r));
+                           kb_harness_wait_error(&x->h, r));
                 return r;
         }
         *ret_s = s;
@@ -605,12 +642,12 @@ static void check_stream(cx *x, const char *id, const char *name) {
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (strcmp(ex->status, "ok") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!want || !got || !strstr(got, want))
                 cx_found(&f, "missing_output", "no %s stream containing '%s' on iopub", name,
-                      want ? want : "(snippet lacks \"text\")");
+                         want ? want : "(snippet lacks \"text\")");
         if (f.n > 0)
                 cx_judge(x, id, t0, ev, &f);
         else
@@ -631,8 +668,9 @@ static void check_ordering(cx *x) {
         json_object *s = kb_json_get(x->snippets, "stdout");
         if (!x->stdout_ran) {
                 if (!s)
-                        cx_untested(x, id, "%s", x->snippets ? "the language pack has no conformance snippet 'stdout'"
-                                                          : x->no_snippets);
+                        cx_untested(x, id, "%s",
+                                    x->snippets ? "the language pack has no conformance snippet 'stdout'"
+                                                : x->no_snippets);
                 else
                         cx_problem(x, id, 0, NULL, "not_run", "not run: execute.stdout produced no complete execution");
                 return;
@@ -664,12 +702,15 @@ static void check_ordering(cx *x) {
                  strcmp(kb_json_str(kb_json_get(last, "content"), "execution_state") ?: "", "idle") != 0)
                 snprintf(why, sizeof(why), "the last iopub message is not status idle");
         else if (cx_seq_count(seq, "status") != 2)
-                snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only", cx_seq_count(seq, "status"));
+                snprintf(why, sizeof(why), "%zu status messages, expected busy and idle only",
+                         cx_seq_count(seq, "status"));
         if (*why)
                 cx_problem(x, id, 0, ev, "order", "%s", why);
         else
-                cx_pass(x, id, 0, ev, "busy, execute_input (code and execution_count %lld), %zu output(s), idle; all with "
-                     "the request as parent", (long long) input_count, n - 3);
+                cx_pass(x, id, 0, ev,
+                        "busy, execute_input (code and execution_count %lld), %zu output(s), idle; all with "
+                        "the request as parent",
+                        (long long) input_count, n - 3);
 }
 
 static void check_result(cx *x) {
@@ -689,7 +730,7 @@ static void check_result(cx *x) {
         const char *display_plain = kb_json_str(kb_json_get(display, "data"), "text/plain");
         if (plain)
                 json_object_object_add(ev, "text_plain", json_object_new_string(plain));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!want) {
                 cx_untested(x, id, "the execute_result snippet has no \"text_plain\"");
                 json_object_put(ev);
@@ -699,7 +740,7 @@ static void check_result(cx *x) {
                 cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!result && display_plain && strstr(display_plain, want))
                 cx_found(&f, "display_data_instead", "the value arrived as display_data ('%s'), no execute_result",
-                      display_plain);
+                         display_plain);
         else if (!result)
                 cx_found(&f, "missing", "no execute_result on iopub");
         else {
@@ -707,12 +748,13 @@ static void check_result(cx *x) {
                         cx_found(&f, "text_plain", "execute_result text/plain is not '%s'", want);
                 if (!kb_json_int(result, "execution_count", &count) || count != ex->execution_count)
                         cx_found(&f, "count", "execute_result execution_count %lld differs from the reply's %lld",
-                              (long long) count, (long long) ex->execution_count);
+                                 (long long) count, (long long) ex->execution_count);
         }
         if (f.n > 0)
                 cx_judge(x, id, t0, ev, &f);
         else
-                cx_pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
+                cx_pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain,
+                        (long long) count);
 out:
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
@@ -731,11 +773,12 @@ static void check_display(cx *x) {
         json_object *shown = NULL;
         for (size_t i = 0; mime && i < json_object_array_length(seq); i++) {
                 json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(kb_json_str(e, "msg_type"), "display_data") == 0 && kb_json_get(kb_json_get(kb_json_get(e, "content"), "data"), mime))
+                if (strcmp(kb_json_str(e, "msg_type"), "display_data") == 0 &&
+                    kb_json_get(kb_json_get(kb_json_get(e, "content"), "data"), mime))
                         shown = kb_json_get(e, "content");
         }
         json_object *md = kb_json_get(shown, "metadata");
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (mime) {
                 if (strcmp(ex->status, "ok") != 0)
                         cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
@@ -777,18 +820,20 @@ static void check_error(cx *x) {
         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         json_object_object_add(ev, "ename", cx_jstring_or_null(ex->ename));
         json_object *err = cx_seq_find(seq, "error");
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (strcmp(ex->status, "error") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'error'", ex->status);
         else if (!ex->ename || !ex->evalue || !cx_string_array(kb_json_get(ex->reply, "traceback")))
                 cx_found(&f, "fields", "the error reply lacks ename, evalue or a traceback list of strings");
         else if (want && !strstr(ex->evalue, want))
                 cx_found(&f, "evalue", "evalue does not contain '%s'", want);
-        if (!err || !kb_json_str(err, "ename") || !kb_json_str(err, "evalue") || !cx_string_array(kb_json_get(err, "traceback")))
+        if (!err || !kb_json_str(err, "ename") || !kb_json_str(err, "evalue") ||
+            !cx_string_array(kb_json_get(err, "traceback")))
                 cx_found(&f, "no_iopub_error", "no iopub error message with ename, evalue and traceback");
         /* The cell only raises: between execute_input and idle the error is the one output
          * (jupyter_kernel_test's test_error asks the same). */
-        size_t outputs = json_object_array_length(seq) - cx_seq_count(seq, "status") - cx_seq_count(seq, "execute_input");
+        size_t outputs =
+                json_object_array_length(seq) - cx_seq_count(seq, "status") - cx_seq_count(seq, "execute_input");
         if (err && outputs != 1)
                 cx_found(&f, "extra_output", "%zu iopub outputs for a cell that only raises, expected the error alone",
                          outputs);
@@ -796,7 +841,7 @@ static void check_error(cx *x) {
                 cx_judge(x, id, t0, ev, &f);
         else
                 cx_pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
-                     ex->ename);
+                        ex->ename);
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
@@ -836,7 +881,7 @@ static void check_counts(cx *x) {
         if ((r = quiet(x, code, false, true, &a, NULL)) < 0 || (r = quiet(x, code, false, false, &b, NULL)) < 0 ||
             (r = quiet(x, code, false, true, &c, &seq)) < 0) {
                 cx_problem(x, id, t0, NULL, "wait", "a quiet cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
+                           r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -847,21 +892,25 @@ static void check_counts(cx *x) {
         json_object *input = cx_seq_find(seq, "execute_input");
         bool have_input = input && kb_json_int(input, "execution_count", &input_count);
         json_object_put(seq);
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (a < 1 || c != a + 1)
                 cx_found(&f, "count", "execution_count went %lld → (store_history false) → %lld, expected %lld → %lld",
-                      (long long) a, (long long) c, (long long) a, (long long) a + 1);
+                         (long long) a, (long long) c, (long long) a, (long long) a + 1);
         /* The protocol: a request that stores no history replies with the counter's current value. */
         if (b != a)
-                cx_found(&f, "count_without_store", "the store_history false reply says %lld instead of the current "
-                      "counter %lld", (long long) b, (long long) a);
+                cx_found(&f, "count_without_store",
+                         "the store_history false reply says %lld instead of the current "
+                         "counter %lld",
+                         (long long) b, (long long) a);
         if (!have_input || input_count != c)
                 cx_found(&f, "input_count", "execute_input's execution_count is not the reply's %lld", (long long) c);
         if (f.n > 0)
                 cx_judge(x, id, t0, ev, &f);
         else
-                cx_pass(x, id, t0, ev, "execution_count %lld → %lld: +1 with store_history; a request without it "
-                     "replies with the current %lld and does not count", (long long) a, (long long) c, (long long) b);
+                cx_pass(x, id, t0, ev,
+                        "execution_count %lld → %lld: +1 with store_history; a request without it "
+                        "replies with the current %lld and does not count",
+                        (long long) a, (long long) c, (long long) b);
 }
 
 static void check_silent(cx *x) {
@@ -887,7 +936,7 @@ static void check_silent(cx *x) {
         if (r < 0) {
                 json_object_put(seq);
                 cx_problem(x, id, t0, NULL, "wait", "a cell did not complete with status ok: %s",
-                        r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
+                           r == -EPROTO ? "status not ok" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -895,28 +944,34 @@ static void check_silent(cx *x) {
         json_object_object_add(ev, "count_before", json_object_new_int64(before));
         json_object_object_add(ev, "count_after", json_object_new_int64(after));
         size_t streams = cx_seq_count(seq, "stream");
-        size_t rich = cx_seq_count(seq, "display_data") + cx_seq_count(seq, "execute_result") + cx_seq_count(seq, "error");
+        size_t rich =
+                cx_seq_count(seq, "display_data") + cx_seq_count(seq, "execute_result") + cx_seq_count(seq, "error");
         size_t inputs = cx_seq_count(seq, "execute_input");
         json_object_put(seq);
         /* The protocol: silent requests broadcast nothing on iopub (and have no execute_result).
          * Each is checked on its own: a known deviation must not hide another. */
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (rich > 0)
                 cx_found(&f, "output_when_silent", "a silent request published %zu display, result or error message(s)",
-                      rich);
+                         rich);
         if (streams > 0)
-                cx_found(&f, "stream_when_silent", "a silent request published %zu stream message(s) of what the code "
-                      "printed", streams);
+                cx_found(&f, "stream_when_silent",
+                         "a silent request published %zu stream message(s) of what the code "
+                         "printed",
+                         streams);
         if (after != before + 1)
-                cx_found(&f, "count_when_silent", "execution_count went %lld → %lld around a silent request, expected +1 "
-                      "(the silent one must not count)", (long long) before, (long long) after);
+                cx_found(&f, "count_when_silent",
+                         "execution_count went %lld → %lld around a silent request, expected +1 "
+                         "(the silent one must not count)",
+                         (long long) before, (long long) after);
         if (inputs > 0)
                 cx_found(&f, "execute_input_when_silent", "a silent request broadcast execute_input");
         if (f.n > 0)
                 cx_judge(x, id, t0, ev, &f);
         else
-                cx_pass(x, id, t0, ev, "a silent request (code that prints) published no execute_input and no output, "
-                     "and did not count");
+                cx_pass(x, id, t0, ev,
+                        "a silent request (code that prints) published no execute_input and no output, "
+                        "and did not count");
 }
 
 /* ---- is_complete, complete, inspect, history, comm_info ---- */
@@ -947,7 +1002,7 @@ static void check_is_complete(cx *x, const char *expect) {
                 if (r < 0) {
                         json_object_put(ev);
                         cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
-                                kb_harness_wait_error(&x->h, r));
+                                   kb_harness_wait_error(&x->h, r));
                         return;
                 }
                 const char *status = kb_json_str(reply, "status");
@@ -958,7 +1013,8 @@ static void check_is_complete(cx *x, const char *expect) {
                         json_object_object_add(e, "indent", json_object_get(kb_json_get(reply, "indent")));
                 json_object_array_add(ev, e);
                 if ((!status || strcmp(status, expect) != 0) && !*wrong)
-                        snprintf(wrong, sizeof(wrong), "sample %zu answered '%s'", i + 1, status ? status : "(no status)");
+                        snprintf(wrong, sizeof(wrong), "sample %zu answered '%s'", i + 1,
+                                 status ? status : "(no status)");
                 json_object_put(reply);
         }
         json_object *wrapped = json_object_new_object();
@@ -1013,7 +1069,8 @@ static void check_complete(cx *x) {
         json_object_object_add(content, "cursor_pos", json_object_new_int(pos));
         int r = cx_request(x, "complete_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s", kb_harness_wait_error(&x->h, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s",
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *matches = kb_json_get(reply, "matches");
@@ -1026,7 +1083,7 @@ static void check_complete(cx *x) {
         json_object_object_add(ev, "cursor_start", json_object_new_int64(start));
         json_object_object_add(ev, "cursor_end", json_object_new_int64(end));
         const char *status = kb_json_str(reply, "status");
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "complete_reply status is not 'ok'");
         if (!cx_string_array(matches))
@@ -1040,12 +1097,12 @@ static void check_complete(cx *x) {
                          json_object_array_length(want_set));
         if (!cursors || start < 0 || start > end || end > pos)
                 cx_found(&f, "cursor", "cursor_start/cursor_end (%lld, %lld) not within 0..%d", (long long) start,
-                      (long long) end, pos);
+                         (long long) end, pos);
         if (f.n > 0)
                 cx_judge(x, id, t0, ev, &f);
         else
                 cx_pass(x, id, t0, ev, "'%s' among %zu matches, cursor %lld..%lld of %d", match,
-                     json_object_array_length(matches), (long long) start, (long long) end, pos);
+                        json_object_array_length(matches), (long long) start, (long long) end, pos);
         json_object_put(reply);
 }
 
@@ -1068,7 +1125,8 @@ static void check_inspect(cx *x) {
         json_object_object_add(content, "detail_level", json_object_new_int(0));
         int r = cx_request(x, "inspect_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s", kb_harness_wait_error(&x->h, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s",
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *is_found = kb_json_get(reply, "found"), *data = kb_json_get(reply, "data");
@@ -1076,7 +1134,7 @@ static void check_inspect(cx *x) {
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "found", is_found ? json_object_get(is_found) : NULL);
         json_object_object_add(ev, "text_plain_bytes", json_object_new_int(plain ? (int) strlen(plain) : -1));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "inspect_reply status is not 'ok'");
         if (!is_found || !json_object_is_type(is_found, json_type_boolean) || !json_object_get_boolean(is_found))
@@ -1098,7 +1156,8 @@ static void check_comm_info(cx *x) {
         json_object *reply = NULL;
         int r = cx_request(x, "comm_info_request", json_object_new_object(), &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", kb_harness_wait_error(&x->h, r));
+                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s",
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *comms = kb_json_get(reply, "comms");
@@ -1109,7 +1168,7 @@ static void check_comm_info(cx *x) {
                 (void) value;
                 json_object_array_add(kb_json_get(ev, "reply_keys"), json_object_new_string(key));
         }
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "comm_info_reply status is not 'ok'");
         if (!comms || !json_object_is_type(comms, json_type_object))
@@ -1129,7 +1188,8 @@ static void check_interrupt_idle(cx *x) {
                 return;
         int64_t t0 = kb_now_ms();
         _cleanup_free_ char *status = NULL;
-        int r = kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &status);
+        int r = kb_client_interrupt(kb_kernel_client(x->h.kernel),
+                                    kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &status);
         json_object *after = NULL;
         /* Whatever the kernel did with it, it must still answer. */
         int a = r == 0 || r == -ETIMEDOUT ? cx_request(x, "kernel_info_request", NULL, &after) : r;
@@ -1137,24 +1197,26 @@ static void check_interrupt_idle(cx *x) {
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "interrupt_reply", r == 0 ? json_object_new_string(status) : NULL);
         json_object_object_add(ev, "answers_afterwards", json_object_new_boolean(a == 0));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (r < 0 && r != -ETIMEDOUT)
                 cx_found(&f, "wait", "interrupt_request: %s", kb_harness_wait_error(&x->h, r));
         else {
                 if (r == -ETIMEDOUT)
-                        cx_found(&f, "no_reply", "no interrupt_reply on control within %d ms", CONTROL_REPLY_TIMEOUT_MS);
+                        cx_found(&f, "no_reply", "no interrupt_reply on control within %d ms",
+                                 CONTROL_REPLY_TIMEOUT_MS);
                 else if (*status && strcmp(status, "ok") != 0)
                         cx_found(&f, "status", "interrupt_reply status '%s'", status);
                 if (a < 0)
                         cx_found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
-                              kb_harness_wait_error(&x->h, a));
+                                 kb_harness_wait_error(&x->h, a));
         }
         if (f.n > 0) {
                 if (!ignored_control_interrupt(x, id, t0, ev, &f))
                         cx_judge(x, id, t0, ev, &f);
         } else
-                cx_pass(x, id, t0, ev, "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
-                     *status ? status : "absent");
+                cx_pass(x, id, t0, ev,
+                        "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
+                        *status ? status : "absent");
 }
 
 static bool cell_completed(const kb_execution *ex) {
@@ -1187,14 +1249,14 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
         json_object_put(params);
         if (r < 0) {
                 cx_untested(x, id, "the language pack %s has no usable \"long\" cell (%s)", kb_langpack_dir(x->lp),
-                         strerror(-r));
+                            strerror(-r));
                 return r;
         }
         kb_execution *ex = NULL;
         r = kb_harness_long_start(&x->h, code, marker, &ex);
         if (r != 1) {
                 cx_problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
-                        r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
+                           r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
                 return r < 0 ? r : -EPROTO;
         }
         *ret_ex = ex;
@@ -1203,7 +1265,8 @@ static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) 
 
 /* Waits for an interrupted cell's reply; 0 when it came. */
 static int wait_stopped(cx *x, kb_execution *ex, int ms) {
-        int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, ms), NULL, NULL);
+        int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, ms), NULL,
+                                       NULL);
         return r == 0 && ex->got_reply ? 0 : r == 0 ? -ETIMEDOUT : r;
 }
 
@@ -1213,7 +1276,8 @@ static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
         if (by_signal)
                 (void) kb_kernel_signal(x->h.kernel, SIGINT);
         else
-                (void) kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), NULL);
+                (void) kb_client_interrupt(kb_kernel_client(x->h.kernel),
+                                           kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), NULL);
         int u = wait_stopped(x, ex, cx_item_ms(x));
         json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
         if (u == -ESRCH || u == -ECANCELED)
@@ -1235,7 +1299,8 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL;
         int sr = by_signal ? kb_kernel_signal(x->h.kernel, SIGINT)
-                           : kb_client_interrupt(c, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &reply_status);
+                           : kb_client_interrupt(c, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS),
+                                                 &reply_status);
         if (!by_signal)
                 json_object_object_add(ev, "interrupt_reply", sr == 0 ? json_object_new_string(reply_status) : NULL);
         int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : cx_item_ms(x);
@@ -1244,11 +1309,12 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
         if (r == 0) {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
-                json_object_object_add(ev, "iopub_error", json_object_new_boolean(json_object_array_length(ex->errors) > 0));
+                json_object_object_add(ev, "iopub_error",
+                                       json_object_new_boolean(json_object_array_length(ex->errors) > 0));
         }
         /* Every problem is named on its own, so a known deviation (IRkernel: no reply on control,
          * the cell runs on) never hides another (the cell could not be stopped at all). */
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (r == -ESRCH || r == -ECANCELED) {
                 cx_found(&f, "wait", "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, r));
         } else {
@@ -1265,7 +1331,7 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
                                 cx_found(&f, "unstoppable", "the other path did not stop it either");
                 } else if (strcmp(ex->status, "error") != 0) {
                         cx_found(&f, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
-                              "the interrupted cell's execute_reply status is '%s', expected 'error'", ex->status);
+                                 "the interrupted cell's execute_reply status is '%s', expected 'error'", ex->status);
                 } else if (json_object_array_length(ex->errors) == 0) {
                         /* Only asked of an 'error' reply: an aborted cell has no error to publish. */
                         cx_found(&f, "no_iopub_error", "execute_reply status 'error' but no iopub error message");
@@ -1276,8 +1342,8 @@ static void check_interrupt_busy(cx *x, bool by_signal) {
                         cx_judge(x, id, t0, ev, &f);
         } else {
                 cx_pass(x, id, t0, ev, "%s stopped the running cell: status 'error'%s%s after %lld ms",
-                     by_signal ? "SIGINT through the pinned pidfd" : "interrupt_request on control",
-                     ex->ename ? ", " : "", ex->ename ? ex->ename : "", (long long) (ex->reply_ms - sent));
+                        by_signal ? "SIGINT through the pinned pidfd" : "interrupt_request on control",
+                        ex->ename ? ", " : "", ex->ename ? ex->ename : "", (long long) (ex->reply_ms - sent));
         }
         kb_execution_destroy(c, &ex);
 }
@@ -1296,30 +1362,30 @@ static void check_shutdown(cx *x) {
                                   kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
-                        kb_harness_wait_error(&x->h, r));
+                           kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object *restart = kb_json_get(reply->content, "restart");
         const char *status = kb_msg_content_string(reply, "status");
-        struct pollfd p = { .fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN };
+        struct pollfd p = {.fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN};
         int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
         json_object_object_add(ev, "status", cx_jstring_or_null(status));
         json_object_object_add(ev, "exited", json_object_new_boolean(exited));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!restart || !json_object_is_type(restart, json_type_boolean) || json_object_get_boolean(restart))
                 cx_found(&f, "restart", "shutdown_reply does not echo restart: false");
         if (status && strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "shutdown_reply status '%s'", status);
         if (!exited)
                 cx_found(&f, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
-                      SHUTDOWN_EXIT_MS);
+                         SHUTDOWN_EXIT_MS);
         if (f.n > 0)
                 cx_judge(x, id, t0, ev, &f);
         else
                 cx_pass(x, id, t0, ev, "shutdown_reply echoes restart: false (status %s) and the process exited",
-                     status ? status : "absent");
+                        status ? status : "absent");
         kb_msg_destroy(&reply);
 }
 
@@ -1341,12 +1407,13 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         cx x = {
                 .env = env,
                 .spec = spec,
-                .h = {
-                        .spec = spec,
-                        .log = env->log,
-                        .log_userdata = env->log_userdata,
-                        .deadline_ms = env->deadline_ms,
-                },
+                .h =
+                        {
+                                .spec = spec,
+                                .log = env->log,
+                                .log_userdata = env->log_userdata,
+                                .deadline_ms = env->deadline_ms,
+                        },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
@@ -1376,8 +1443,8 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         else if (!(x.snippets = kb_langpack_get(x.lp, "conformance")) ||
                  !json_object_is_type(x.snippets, json_type_object)) {
                 x.snippets = NULL;
-                snprintf(x.no_snippets, sizeof(x.no_snippets),
-                         "the language pack %s has no \"conformance\" snippets", kb_langpack_dir(x.lp));
+                snprintf(x.no_snippets, sizeof(x.no_snippets), "the language pack %s has no \"conformance\" snippets",
+                         kb_langpack_dir(x.lp));
         }
 
         kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);

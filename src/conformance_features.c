@@ -43,7 +43,7 @@ void cx_check_update_display(cx *x) {
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
         json_object_object_add(ev, "display_id", cx_jstring_or_null(display_id));
         json_object_object_add(ev, "update_display_id", cx_jstring_or_null(update_id));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (strcmp(ex->status, "ok") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!display)
@@ -76,7 +76,7 @@ void cx_check_clear_output(cx *x) {
         json_object *wait = kb_json_get(clear, "wait");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (strcmp(ex->status, "ok") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!clear)
@@ -118,7 +118,7 @@ void cx_check_pager(cx *x) {
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "payload_sources", sources);
         json_object_object_add(ev, "page_mime_types", mimes);
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (strcmp(ex->status, "ok") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
         if (!payload || !json_object_is_type(payload, json_type_array))
@@ -129,8 +129,10 @@ void cx_check_pager(cx *x) {
                 cx_found(&f, "source", "no payload entry has source 'page'");
         else if (page && (!plain || !*plain))
                 cx_found(&f, "no_text_plain", "the page's data has no text/plain (the spec: it must)");
-        cx_verdict(x, id, t0, ev, &f, "execute_reply carries one page payload with text/plain (%zu bytes) among %zu "
-                   "MIME type(s)", plain ? strlen(plain) : 0, json_object_array_length(mimes));
+        cx_verdict(x, id, t0, ev, &f,
+                   "execute_reply carries one page payload with text/plain (%zu bytes) among %zu "
+                   "MIME type(s)",
+                   plain ? strlen(plain) : 0, json_object_array_length(mimes));
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
@@ -145,7 +147,7 @@ void cx_check_pager(cx *x) {
 static int run_with_stdin(cx *x, const char *code, bool allow, const char *value, kb_execution **ret_ex,
                           json_object **ret_request, bool *ret_parent_ok) {
         kb_client *c = kb_kernel_client(x->h.kernel);
-        kb_execute_options eo = { .store_history = false, .stop_on_error = false, .allow_stdin = allow };
+        kb_execute_options eo = {.store_history = false, .stop_on_error = false, .allow_stdin = allow};
         kb_execution *ex = NULL;
         size_t before = json_object_array_length(x->stdin_msgs);
         int64_t deadline = kb_harness_deadline_in(&x->h, cx_item_ms(x));
@@ -231,7 +233,7 @@ void cx_check_stdin(cx *x) {
         json_object *password = kb_json_get(content, "password");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "input_request", content ? json_object_get(content) : NULL);
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!request)
                 cx_found(&f, "no_request", "no input_request on stdin although allow_stdin was true");
         else {
@@ -244,7 +246,8 @@ void cx_check_stdin(cx *x) {
                         cx_found(&f, "password", "input_request password is not false");
         }
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", kb_harness_wait_error(&x->h, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
+                         kb_harness_wait_error(&x->h, r));
         else {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 if (strcmp(ex->status, "ok") != 0)
@@ -252,8 +255,10 @@ void cx_check_stdin(cx *x) {
                 if (!ex->stdout_text || !strstr(ex->stdout_text, value))
                         cx_found(&f, "value_not_used", "the cell's output does not show the value kbound answered");
         }
-        cx_verdict(x, id, t0, ev, &f, "input_request (prompt '%s', password false) on stdin for the execute_request; "
-                   "the value of kbound's input_reply reached the cell", prompt);
+        cx_verdict(x, id, t0, ev, &f,
+                   "input_request (prompt '%s', password false) on stdin for the execute_request; "
+                   "the value of kbound's input_reply reached the cell",
+                   prompt);
         json_object_put(request);
         kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
@@ -270,12 +275,15 @@ void cx_check_stdin_not_allowed(cx *x) {
         bool parent_ok = false;
         int r = run_with_stdin(x, code, false, "", &ex, &request, &parent_ok);
         json_object *ev = json_object_new_object();
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (request)
-                cx_found(&f, "input_request_when_not_allowed", "the kernel sent input_request although the "
-                         "execute_request said allow_stdin: false (kbound answered an empty line so the cell could end)");
+                cx_found(&f, "input_request_when_not_allowed",
+                         "the kernel sent input_request although the "
+                         "execute_request said allow_stdin: false (kbound answered an empty line so the cell could "
+                         "end)");
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s", kb_harness_wait_error(&x->h, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
+                         kb_harness_wait_error(&x->h, r));
         else {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
                 json_object_object_add(ev, "ename", cx_jstring_or_null(ex->ename));
@@ -316,10 +324,10 @@ static bool entry_shape(json_object *e, bool with_output, int64_t *ret_session, 
 }
 
 typedef struct history_read {
-        json_object *history;   /* borrowed from the reply */
+        json_object *history; /* borrowed from the reply */
         size_t n, bad;
-        bool has_cell;          /* an entry's input is the stdout cell's code */
-        int64_t session, line;  /* that entry's */
+        bool has_cell;         /* an entry's input is the stdout cell's code */
+        int64_t session, line; /* that entry's */
 } history_read;
 
 /* Sends a history_request (content taken) and reads the reply into *h, adding the problems every
@@ -334,7 +342,7 @@ static int ask_history(cx *x, json_object *content, bool with_output, const char
         int r = cx_request(x, "history_request", content, &reply);
         if (r < 0)
                 return r;
-        *h = (history_read){ .history = kb_json_get(reply, "history") };
+        *h = (history_read){.history = kb_json_get(reply, "history")};
         const char *status = kb_json_str(reply, "status");
         if (!status || strcmp(status, "ok") != 0)
                 cx_found(f, "status", "history_reply (%s) status is not 'ok'", what);
@@ -358,9 +366,10 @@ static int ask_history(cx *x, json_object *content, bool with_output, const char
                 }
         }
         if (h->bad > 0)
-                cx_found(f, "shape", "%zu of %zu history entries (%s) are not (session, line, %s) with integer session "
-                         "and line (entry %zu: %.80s)", h->bad, h->n, what,
-                         with_output ? "(input, output)" : "input", first_bad + 1,
+                cx_found(f, "shape",
+                         "%zu of %zu history entries (%s) are not (session, line, %s) with integer session "
+                         "and line (entry %zu: %.80s)",
+                         h->bad, h->n, what, with_output ? "(input, output)" : "input", first_bad + 1,
                          json_object_to_json_string_ext(json_object_array_get_idx(h->history, first_bad),
                                                         JSON_C_TO_STRING_PLAIN));
         else if (h->n == 0)
@@ -400,7 +409,7 @@ static void history_tail(cx *x, const char *id, bool with_output) {
         json_object *content = history_content("tail", with_output), *reply = NULL;
         json_object_object_add(content, "n", json_object_new_int(HISTORY_TAIL));
         history_read h;
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         int r = ask_history(x, content, with_output, code, &h, &f, &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
@@ -408,7 +417,8 @@ static void history_tail(cx *x, const char *id, bool with_output) {
                 return;
         }
         if (h.n > 0 && h.bad == 0 && !h.has_cell)
-                cx_found(&f, "missing_entry", "the stdout cell (stored in history) is not in the last %zu entries", h.n);
+                cx_found(&f, "missing_entry", "the stdout cell (stored in history) is not in the last %zu entries",
+                         h.n);
         if (!with_output && h.has_cell) {
                 x->hist_found = true;
                 x->hist_session = h.session;
@@ -420,9 +430,10 @@ static void history_tail(cx *x, const char *id, bool with_output) {
                 json_object_object_add(ev, "session", json_object_new_int64(h.session));
                 json_object_object_add(ev, "line", json_object_new_int64(h.line));
         }
-        cx_verdict(x, id, t0, ev, &f, "tail of %zu entries, each (session, line, %s) with integer session and line, "
-                   "includes the stdout cell (session %lld, line %lld)", h.n,
-                   with_output ? "(input, output)" : "input", (long long) h.session, (long long) h.line);
+        cx_verdict(x, id, t0, ev, &f,
+                   "tail of %zu entries, each (session, line, %s) with integer session and line, "
+                   "includes the stdout cell (session %lld, line %lld)",
+                   h.n, with_output ? "(input, output)" : "input", (long long) h.session, (long long) h.line);
         json_object_put(reply);
 }
 
@@ -450,7 +461,7 @@ void cx_check_history_range(cx *x) {
         json_object_object_add(content, "start", json_object_new_int64(start));
         json_object_object_add(content, "stop", json_object_new_int64(stop));
         history_read h;
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         int r = ask_history(x, content, false, code, &h, &f, &reply);
         if (r < 0) {
                 cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
@@ -493,10 +504,10 @@ void cx_check_history_search(cx *x) {
         char pattern[128];
         glob_for(code, pattern, sizeof(pattern));
         int64_t t0 = kb_now_ms();
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "pattern", json_object_new_string(pattern));
-        const char *names[] = { "search", "search_unique", "search_n1" };
+        const char *names[] = {"search", "search_unique", "search_n1"};
         bool empty = false;
         for (int pass_no = 0; pass_no < 3 && !empty; pass_no++) {
                 json_object *content = history_content("search", false), *reply = NULL;
@@ -530,7 +541,8 @@ void cx_check_history_search(cx *x) {
                         for (size_t j = 0; pass_no == 1 && i < HISTORY_SCAN_MAX && j < i; j++)
                                 if (strcmp(input, json_object_get_string(json_object_array_get_idx(
                                                           json_object_array_get_idx(h.history, j), 2))) == 0) {
-                                        cx_found(&f, "duplicates", "search with unique: true returned the same input twice");
+                                        cx_found(&f, "duplicates",
+                                                 "search with unique: true returned the same input twice");
                                         i = h.n;
                                         break;
                                 }
@@ -541,8 +553,10 @@ void cx_check_history_search(cx *x) {
                         cx_found(&f, "n_ignored", "search with n: 1 returned %zu entries", h.n);
                 json_object_put(reply);
         }
-        cx_verdict(x, id, t0, ev, &f, "search for '%s' returned the stdout cell, only matching entries; unique: true "
-                   "no input twice; n: 1 at most one entry", pattern);
+        cx_verdict(x, id, t0, ev, &f,
+                   "search for '%s' returned the stdout cell, only matching entries; unique: true "
+                   "no input twice; n: 1 at most one entry",
+                   pattern);
 }
 
 /* ---- comms ---- */
@@ -567,7 +581,8 @@ static const char *comm_target(cx *x, const char *id, const char **ret_code) {
 static bool echoed(json_object *msgs, const char *comm_id, const char *nonce) {
         for (size_t i = 0; i < json_object_array_length(msgs); i++) {
                 json_object *e = json_object_array_get_idx(msgs, i), *c = kb_json_get(e, "content");
-                if (strcmp(kb_json_str(e, "msg_type") ?: "", "comm_msg") == 0 && strcmp(kb_json_str(c, "comm_id") ?: "", comm_id) == 0 &&
+                if (strcmp(kb_json_str(e, "msg_type") ?: "", "comm_msg") == 0 &&
+                    strcmp(kb_json_str(c, "comm_id") ?: "", comm_id) == 0 &&
                     strcmp(kb_json_str(kb_json_get(kb_json_get(c, "data"), "echo"), "kbound") ?: "", nonce) == 0)
                         return true;
         }
@@ -606,8 +621,10 @@ static int comm_send(cx *x, const char *msg_type, json_object *content, findings
                 cx_found(f, r == -ETIMEDOUT ? "no_idle" : "wait", "no idle status for the %s: %s", msg_type,
                          kb_harness_wait_error(&x->h, r));
         else if (!status_seen(*ret_msgs, "busy"))
-                cx_found(f, "no_busy", "no busy status for the %s (the spec: comm handlers publish busy and idle "
-                         "like an execute_request)", msg_type);
+                cx_found(f, "no_busy",
+                         "no busy status for the %s (the spec: comm handlers publish busy and idle "
+                         "like an execute_request)",
+                         msg_type);
         return r;
 }
 
@@ -647,7 +664,7 @@ void cx_check_comm_open(cx *x) {
                 cx_problem(x, id, t0, NULL, "random", "no randomness for the comm id");
                 return;
         }
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *msgs = NULL;
         r = comm_send(x, "comm_open", comm_content(x->comm_id, target, nonce), &f, &msgs);
         bool echo = echoed(msgs, x->comm_id, nonce), closed = sent_for(msgs, "comm_close", x->comm_id);
@@ -656,15 +673,18 @@ void cx_check_comm_open(cx *x) {
         } else if (closed)
                 cx_found(&f, "closed", "the kernel answered with comm_close: it does not know target '%s'", target);
         else if (!echo)
-                cx_found(&f, "no_echo", "the target's handler did not answer (no comm_msg for the comm echoing the "
+                cx_found(&f, "no_echo",
+                         "the target's handler did not answer (no comm_msg for the comm echoing the "
                          "open's data)");
         x->comm_opened = !closed && r >= 0;
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "target", json_object_new_string(target));
         json_object_object_add(ev, "iopub", cx_seq_types(msgs));
         json_object_put(msgs);
-        cx_verdict(x, id, t0, ev, &f, "comm_open to target '%s' ran its handler: busy, a comm_msg echoing the open's "
-                   "data, idle", target);
+        cx_verdict(x, id, t0, ev, &f,
+                   "comm_open to target '%s' ran its handler: busy, a comm_msg echoing the open's "
+                   "data, idle",
+                   target);
 }
 
 /* A comm_msg to the open comm reaches its handler, which echoes it. */
@@ -683,11 +703,12 @@ void cx_check_comm_msg(cx *x) {
                 cx_problem(x, id, t0, NULL, "random", "no randomness");
                 return;
         }
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *msgs = NULL;
         int r = comm_send(x, "comm_msg", comm_content(x->comm_id, NULL, nonce), &f, &msgs);
         if (r != -ESRCH && r != -ECANCELED && !echoed(msgs, x->comm_id, nonce))
-                cx_found(&f, "no_echo", "the comm's handler did not answer the comm_msg (no comm_msg echoing its data)");
+                cx_found(&f, "no_echo",
+                         "the comm's handler did not answer the comm_msg (no comm_msg echoing its data)");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(msgs));
         json_object_put(msgs);
@@ -746,7 +767,7 @@ void cx_check_comm_info_target(cx *x) {
                 return;
         }
         int64_t t0 = kb_now_ms();
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *comms = NULL, *other_comms = NULL;
         int r = 0;
         json_object *reply = comm_info(x, target, &f, &comms, &r);
@@ -758,8 +779,10 @@ void cx_check_comm_info_target(cx *x) {
                 return;
         }
         if (comms && !listed_as(comms, x->comm_id, target))
-                cx_found(&f, "not_listed", "comm_info_request for target '%s' does not list the open comm with that "
-                         "target_name", target);
+                cx_found(&f, "not_listed",
+                         "comm_info_request for target '%s' does not list the open comm with that "
+                         "target_name",
+                         target);
         bool foreign = false;
         if (comms && json_object_is_type(comms, json_type_object)) {
                 json_object_object_foreach(comms, cid, entry) {
@@ -773,8 +796,10 @@ void cx_check_comm_info_target(cx *x) {
         json_object_object_add(ev, "comms", comms ? json_object_get(comms) : NULL);
         json_object_put(reply);
         json_object_put(other);
-        cx_verdict(x, id, t0, ev, &f, "comm_info_request for target '%s' lists the open comm, and for another target "
-                   "does not", target);
+        cx_verdict(x, id, t0, ev, &f,
+                   "comm_info_request for target '%s' lists the open comm, and for another target "
+                   "does not",
+                   target);
 }
 
 /* comm_close reaches the kernel and the comm is gone from comm_info. */
@@ -788,7 +813,7 @@ void cx_check_comm_close(cx *x) {
                 return;
         }
         int64_t t0 = kb_now_ms();
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *msgs = NULL, *comms = NULL;
         int r = comm_send(x, "comm_close", comm_content(x->comm_id, NULL, NULL), &f, &msgs);
         json_object *ev = json_object_new_object();
@@ -796,12 +821,14 @@ void cx_check_comm_close(cx *x) {
         json_object_put(msgs);
         json_object *reply = r == -ESRCH || r == -ECANCELED ? NULL : comm_info(x, NULL, &f, &comms, &r);
         if (r < 0 && !reply)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s", kb_harness_wait_error(&x->h, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s",
+                         kb_harness_wait_error(&x->h, r));
         else if (comms && listed_as(comms, x->comm_id, NULL))
                 cx_found(&f, "still_listed", "comm_info still lists the comm after comm_close");
         json_object_put(reply);
         x->comm_opened = false;
-        cx_verdict(x, id, t0, ev, &f, "comm_close reached the kernel (busy, idle) and comm_info no longer lists the comm");
+        cx_verdict(x, id, t0, ev, &f,
+                   "comm_close reached the kernel (busy, idle) and comm_info no longer lists the comm");
 }
 
 /* "If the target_name key is not found on the receiving side, then it should immediately reply
@@ -817,11 +844,12 @@ void cx_check_comm_unknown_target(cx *x) {
                 return;
         }
         snprintf(target, sizeof(target), "kbound.no-such-target-%s", nonce);
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *msgs = NULL;
         int r = comm_send(x, "comm_open", comm_content(comm_id, target, NULL), &f, &msgs);
         if (r != -ESRCH && r != -ECANCELED && !sent_for(msgs, "comm_close", comm_id))
-                cx_found(&f, "no_close", "no comm_close answered a comm_open for an unknown target (the spec: the kernel "
+                cx_found(&f, "no_close",
+                         "no comm_close answered a comm_open for an unknown target (the spec: the kernel "
                          "should reply with comm_close at once)");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(msgs));
@@ -860,8 +888,10 @@ void cx_check_debug(cx *x) {
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "claimed_in_kernel_info", json_object_new_boolean(claimed));
         if (r == -ETIMEDOUT && !claimed) {
-                cx_unsupported(x, id, t0, ev, "optional: no debug_reply within %d ms, and kernel_info_reply does not "
-                               "claim a debugger (\"debugger\": true)", CONTROL_REPLY_TIMEOUT_MS);
+                cx_unsupported(x, id, t0, ev,
+                               "optional: no debug_reply within %d ms, and kernel_info_reply does not "
+                               "claim a debugger (\"debugger\": true)",
+                               CONTROL_REPLY_TIMEOUT_MS);
                 return;
         }
         if (r < 0) {
@@ -887,18 +917,23 @@ void cx_check_debug(cx *x) {
                 json_object_object_add(ev, "disconnected", json_object_new_boolean(d == 0));
                 json_object_put(bye_reply);
         }
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         if (!ok && !claimed) {
-                cx_unsupported(x, id, t0, ev, "optional: debug_reply says success: false%s%s (kernel_info_reply does not "
-                               "claim a debugger)", message ? ": " : "", message ? message : "");
+                cx_unsupported(x, id, t0, ev,
+                               "optional: debug_reply says success: false%s%s (kernel_info_reply does not "
+                               "claim a debugger)",
+                               message ? ": " : "", message ? message : "");
                 json_object_put(reply);
                 return;
         }
-        if (strcmp(kb_json_str(reply, "type") ?: "", "response") != 0 || strcmp(kb_json_str(reply, "command") ?: "", "initialize") != 0)
+        if (strcmp(kb_json_str(reply, "type") ?: "", "response") != 0 ||
+            strcmp(kb_json_str(reply, "command") ?: "", "initialize") != 0)
                 cx_found(&f, "dap", "debug_reply is not a DAP response to 'initialize'");
         if (!ok)
-                cx_found(&f, "not_success", "debug_reply says success: false%s%s although kernel_info_reply claims a "
-                         "debugger", message ? ": " : "", message ? message : "");
+                cx_found(&f, "not_success",
+                         "debug_reply says success: false%s%s although kernel_info_reply claims a "
+                         "debugger",
+                         message ? ": " : "", message ? message : "");
         cx_verdict(x, id, t0, ev, &f, "debug_request initialize answered with success%s",
                    claimed ? "" : " (kernel_info_reply does not claim a debugger, the kernelspec may)");
         json_object_put(reply);
@@ -920,12 +955,13 @@ void cx_check_subshells(cx *x) {
                 return;
         json_object *features = kb_json_get(kb_kernel_info(x->h.kernel), "supported_features");
         if (!in_string_array(features, "kernel subshells")) {
-                cx_unsupported(x, id, 0, NULL, "optional (JEP 91): kernel_info_reply lists no \"kernel subshells\" in "
+                cx_unsupported(x, id, 0, NULL,
+                               "optional (JEP 91): kernel_info_reply lists no \"kernel subshells\" in "
                                "supported_features");
                 return;
         }
         int64_t t0 = kb_now_ms();
-        findings f = { .n = 0 };
+        findings f = {.n = 0};
         json_object *created = NULL, *listed = NULL, *deleted = NULL, *after = NULL;
         int r = cx_control_request(x, "create_subshell_request", NULL, cx_item_ms(x), &created);
         const char *subshell = kb_json_str(created, "subshell_id");
@@ -949,7 +985,8 @@ void cx_check_subshells(cx *x) {
                         cx_found(&f, "still_listed", "list_subshell_reply still lists the deleted subshell");
         }
         if (r < 0)
-                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "a subshell request on control: %s", kb_harness_wait_error(&x->h, r));
+                cx_found(&f, r == -ETIMEDOUT ? "no_reply" : "wait", "a subshell request on control: %s",
+                         kb_harness_wait_error(&x->h, r));
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "subshell_id", cx_jstring_or_null(subshell));
         cx_verdict(x, id, t0, ev, &f, "create_subshell_request made subshell '%s', list showed it, delete removed it",

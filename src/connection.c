@@ -25,9 +25,8 @@ static const char *const channel_names[_KB_CHANNEL_MAX] = {
 
 /* The connection-file keys, indexed by kb_channel. */
 static const char *const port_keys[_KB_CHANNEL_MAX] = {
-        [KB_CHANNEL_SHELL] = "shell_port", [KB_CHANNEL_IOPUB] = "iopub_port",
-        [KB_CHANNEL_STDIN] = "stdin_port", [KB_CHANNEL_CONTROL] = "control_port",
-        [KB_CHANNEL_HB] = "hb_port",
+        [KB_CHANNEL_SHELL] = "shell_port",     [KB_CHANNEL_IOPUB] = "iopub_port", [KB_CHANNEL_STDIN] = "stdin_port",
+        [KB_CHANNEL_CONTROL] = "control_port", [KB_CHANNEL_HB] = "hb_port",
 };
 
 const char *kb_channel_name(kb_channel ch) {
@@ -154,8 +153,7 @@ void kb_connection_release_ports(kb_connection *c) {
         }
 }
 
-int kb_connection_endpoint(const kb_connection *c, kb_channel ch, const char *ip_override, char *buf,
-                           size_t size) {
+int kb_connection_endpoint(const kb_connection *c, kb_channel ch, const char *ip_override, char *buf, size_t size) {
         if (!c || !buf || (unsigned) ch >= _KB_CHANNEL_MAX)
                 return -EINVAL;
         const char *ip = ip_override ? ip_override : c->ip;
@@ -210,9 +208,8 @@ static int connection_to_json(const kb_connection *c, const char *ip, struct jso
                 r = json_add(obj, "transport",
                              json_object_new_string(c->transport == KB_TRANSPORT_IPC ? "ipc" : "tcp"));
         if (r >= 0)
-                r = json_add(
-                        obj, "signature_scheme",
-                        json_object_new_string(c->signature_scheme ? c->signature_scheme : SIGNATURE_SCHEME));
+                r = json_add(obj, "signature_scheme",
+                             json_object_new_string(c->signature_scheme ? c->signature_scheme : SIGNATURE_SCHEME));
         if (r >= 0 && c->kernel_name)
                 r = json_add(obj, "kernel_name", json_object_new_string(c->kernel_name));
         if (r < 0)
@@ -277,8 +274,7 @@ int kb_connection_write(const kb_connection *c, const char *ip_override, const c
                 return r;
         size_t text_len = 0;
         const char *text = json_object_to_json_string_length(
-                obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE,
-                &text_len);
+                obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE, &text_len);
         if (!text)
                 return -ENOMEM;
 
@@ -335,8 +331,7 @@ int kb_connection_parse(const char *text, size_t len, kb_connection **ret) {
         if (!c)
                 return -ENOMEM;
 
-        if (!json_object_object_get_ex(root, "transport", &val) ||
-            !json_object_is_type(val, json_type_string)) {
+        if (!json_object_object_get_ex(root, "transport", &val) || !json_object_is_type(val, json_type_string)) {
                 r = -EPROTO;
                 goto fail;
         }
@@ -396,8 +391,7 @@ int kb_connection_parse(const char *text, size_t len, kb_connection **ret) {
         for (size_t i = 0; i < _KB_CHANNEL_MAX; i++) {
                 /* json-c types 1.0 and 1e3 as doubles and clamps huge integers to INT64_MAX, so
                  * "integer type and in range" rejects every non-port spelling. */
-                if (!json_object_object_get_ex(root, port_keys[i], &val) ||
-                    !json_object_is_type(val, json_type_int)) {
+                if (!json_object_object_get_ex(root, port_keys[i], &val) || !json_object_is_type(val, json_type_int)) {
                         r = -EPROTO;
                         goto fail;
                 }

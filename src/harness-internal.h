@@ -25,12 +25,12 @@ typedef struct kb_harness {
                                        * (NULL: none) */
         kb_log_fn log;                /* progress, may be NULL */
         void *log_userdata;
-        int64_t deadline_ms;          /* the whole run's deadline (< 0: none) */
-        bool diagnose_death;          /* a dead kernel's wait error says how it died (exit status,
-                                       * log tail) rather than only that it died */
-        bool cancelled;               /* a wait was cancelled (signal): stop */
-        bool dead;                    /* a wait saw the kernel process die */
-        bool wedged;                  /* a long cell could not be stopped */
+        int64_t deadline_ms; /* the whole run's deadline (< 0: none) */
+        bool diagnose_death; /* a dead kernel's wait error says how it died (exit status,
+                              * log tail) rather than only that it died */
+        bool cancelled;      /* a wait was cancelled (signal): stop */
+        bool dead;           /* a wait saw the kernel process die */
+        bool wedged;         /* a long cell could not be stopped */
 } kb_harness;
 
 /* Progress through h->log as "kernel 'NAME': ...", redacted with the kernel's key and every

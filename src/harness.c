@@ -91,7 +91,7 @@ int kb_harness_marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) 
 
 int kb_harness_long_start(kb_harness *h, const char *code, const char *marker, kb_execution **ret_ex) {
         kb_client *c = kb_kernel_client(h->kernel);
-        kb_execute_options eo = { .store_history = false, .stop_on_error = false };
+        kb_execute_options eo = {.store_history = false, .stop_on_error = false};
         kb_execution *ex = NULL;
         int r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)

@@ -114,8 +114,7 @@ void kb_image_destroy(kb_image **imgp) {
                 static const char *const parts[] = {"rootfs", "layout", "tmp", "tool.log", "tool.out"};
                 for (size_t i = 0; i < KB_ELEMENTSOF(parts); i++) {
                         char path[PATH_MAX];
-                        if (snprintf(path, sizeof(path), "%s/%s", img->work_dir, parts[i]) <
-                            (int) sizeof(path))
+                        if (snprintf(path, sizeof(path), "%s/%s", img->work_dir, parts[i]) < (int) sizeof(path))
                                 remove_image_tree(path);
                 }
         }
@@ -195,8 +194,7 @@ static int find_tool(char *const *envp, const char *name, const char *override, 
                         struct stat st;
                         if (asprintf(&candidate, "%.*s/%s", (int) len, p, name) < 0)
                                 return -ENOMEM;
-                        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
-                            access(candidate, X_OK) == 0) {
+                        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
                                 *ret = candidate;
                                 return 0;
                         }
@@ -234,8 +232,7 @@ static bool over_limit(const tool_run *t) {
         uint64_t now = 0;
         if (avail_bytes(t->work_dir, &now) < 0)
                 return false;
-        return now < KB_IMAGE_RESERVE_BYTES ||
-               (t->avail_at_start > now && t->avail_at_start - now > t->max_bytes);
+        return now < KB_IMAGE_RESERVE_BYTES || (t->avail_at_start > now && t->avail_at_start - now > t->max_bytes);
 }
 
 /* The last line(s) of path, at most IMAGE_LOG_TAIL bytes, newlines as spaces; malloc'd. */
@@ -262,14 +259,12 @@ static char *log_tail(const char *path) {
  * log), stderr to the log. Returns 0 when it exits 0; -EIO (it failed: *ret_diagnosis quotes the
  * log), -EFBIG, -ECANCELED, -ETIMEDOUT (it was killed), -errno. */
 static int run_tool(const tool_run *t, char *const *argv, const char *out_path, char **ret_diagnosis) {
-        _cleanup_close_ int log_fd =
-                open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        _cleanup_close_ int log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         _cleanup_close_ int out_fd = -1, null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         _cleanup_close_ int pidfd = -1;
         if (log_fd < 0 || null_fd < 0)
                 return -errno;
-        if (out_path &&
-            (out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+        if (out_path && (out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
                 return -errno;
         pid_t parent = getpid();
         pid_t pid = fork();
@@ -291,8 +286,7 @@ static int run_tool(const tool_run *t, char *const *argv, const char *out_path, 
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int r = 0;
         for (;;) {
-                struct pollfd fds[2] = {{.fd = pidfd, .events = POLLIN},
-                                        {.fd = t->cancel_fd, .events = POLLIN}};
+                struct pollfd fds[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = t->cancel_fd, .events = POLLIN}};
                 int wait_ms = IMAGE_WATCH_MS;
                 if (t->deadline_ms >= 0) {
                         int left = kb_ms_left(t->deadline_ms);
@@ -320,11 +314,9 @@ static int run_tool(const tool_run *t, char *const *argv, const char *out_path, 
                                 if (ret_diagnosis) {
                                         _cleanup_free_ char *tail = log_tail(t->log_path);
                                         const char *base = strrchr(argv[0], '/');
-                                        if (asprintf(ret_diagnosis, "%s failed (%s %d): %s",
-                                                     base ? base + 1 : argv[0],
+                                        if (asprintf(ret_diagnosis, "%s failed (%s %d): %s", base ? base + 1 : argv[0],
                                                      WIFEXITED(status) ? "exit status" : "signal",
-                                                     WIFEXITED(status) ? WEXITSTATUS(status)
-                                                                       : WTERMSIG(status),
+                                                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
                                                      tail && *tail ? tail : "it said nothing") < 0)
                                                 *ret_diagnosis = NULL;
                                 }
@@ -475,8 +467,7 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
                 return -ENOMEM;
         if ((r = read_blob(layout, digest, &manifest)) < 0)
                 return r == -ENOMEM ? r : -EPROTO;
-        if (!json_object_object_get_ex(manifest, "layers", &layers) ||
-            !json_object_is_type(layers, json_type_array) ||
+        if (!json_object_object_get_ex(manifest, "layers", &layers) || !json_object_is_type(layers, json_type_array) ||
             json_object_array_length(layers) > IMAGE_MAX_LAYERS)
                 return -EPROTO;
         uint64_t total = 0;
@@ -492,8 +483,7 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
                          (unsigned long long) total, (unsigned long long) img->max_bytes);
                 return -EFBIG;
         }
-        if (!json_object_object_get_ex(manifest, "config", &cfg) ||
-            !digest_valid(kb_json_str(cfg, "digest")))
+        if (!json_object_object_get_ex(manifest, "config", &cfg) || !digest_valid(kb_json_str(cfg, "digest")))
                 return -EPROTO;
         if (!(img->config_digest = strdup(kb_json_str(cfg, "digest"))))
                 return -ENOMEM;
@@ -502,11 +492,9 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
         const char *user = NULL;
         size_t n_env = 0;
         env = NULL;
-        if (json_object_object_get_ex(config, "config", &inner) &&
-            json_object_is_type(inner, json_type_object)) {
+        if (json_object_object_get_ex(config, "config", &inner) && json_object_is_type(inner, json_type_object)) {
                 user = kb_json_str(inner, "User");
-                if (json_object_object_get_ex(inner, "Env", &env) &&
-                    !json_object_is_type(env, json_type_array))
+                if (json_object_object_get_ex(inner, "Env", &env) && !json_object_is_type(env, json_type_array))
                         env = NULL;
         }
         if (!(img->user = strdup(user ? user : "")))
@@ -529,8 +517,8 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
 
 int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagnosis) {
         _cleanup_free_ char *skopeo = NULL, *umoci = NULL, *tar = NULL, *path_env = NULL, *home_env = NULL,
-                            *tmp_env = NULL, *src = NULL, *dest = NULL, *layout = NULL, *tmp = NULL,
-                            *rootfs = NULL, *tool_out = NULL;
+                            *tmp_env = NULL, *src = NULL, *dest = NULL, *layout = NULL, *tmp = NULL, *rootfs = NULL,
+                            *tool_out = NULL;
         kb_image *img = NULL;
         tool_run t = {0};
         struct stat st;
@@ -605,14 +593,12 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
                 snprintf(probe, sizeof(probe), "%s/oci-layout", img->path);
                 if (stat(probe, &pst) < 0) {
                         r = -EINVAL;
-                        diagnose(ret_diagnosis,
-                                 "a folder without an oci-layout file is not an OCI image layout (for "
-                                 "an unpacked root filesystem use --rootfs)");
+                        diagnose(ret_diagnosis, "a folder without an oci-layout file is not an OCI image layout (for "
+                                                "an unpacked root filesystem use --rootfs)");
                         goto fail;
                 }
                 img->format = "oci-layout";
-                if (asprintf(&src, "oci:%s%s%s", img->path, img->tag ? ":" : "", img->tag ? img->tag : "") <
-                    0) {
+                if (asprintf(&src, "oci:%s%s%s", img->path, img->tag ? ":" : "", img->tag ? img->tag : "") < 0) {
                         r = -ENOMEM;
                         goto fail;
                 }

@@ -37,7 +37,7 @@
 #define TARGET_MAX 512
 #define ARGV_MAX 4096
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
-#define NS_HOLDERS_MAX 64 /* processes outside the sandbox in its namespaces, kept (all counted) */
+#define NS_HOLDERS_MAX 64          /* processes outside the sandbox in its namespaces, kept (all counted) */
 /* The kernel allows 32 nested user namespaces: a longer chain of parents is not one. */
 #define USERNS_DEPTH_MAX 40
 
@@ -47,9 +47,8 @@ enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS_TYPES };
 _Static_assert(KB_ELEMENTSOF(namespaces) == NS_TYPES + 1, "namespaces[] and its indices");
 
 /* The socket tables with an inode column: a socket of the namespace is in one of these or unix. */
-static const char *const net_tables[] = {"tcp",     "tcp6", "udp",  "udp6",  "udplite", "udplite6",
-                                         "raw",     "raw6", "icmp", "icmp6", "netlink", "packet",
-                                         NULL};
+static const char *const net_tables[] = {"tcp",  "tcp6", "udp",   "udp6",    "udplite", "udplite6", "raw",
+                                         "raw6", "icmp", "icmp6", "netlink", "packet",  NULL};
 
 const char *const *kb_inspect_namespaces(void) {
         return namespaces;
@@ -104,7 +103,8 @@ static const char *type_name(mode_t mode) {
 static json_object *stat_facts(const struct stat *st) {
         json_object *o = json_object_new_object();
         if (!o || add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
-            add(o, "dev", dev_string(st->st_dev)) < 0 || add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
+            add(o, "dev", dev_string(st->st_dev)) < 0 ||
+            add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
             ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) && add(o, "rdev", dev_string(st->st_rdev)) < 0)) {
                 json_object_put(o);
                 return NULL;
@@ -314,7 +314,8 @@ int kb_inspect_host(const char *proc_root, json_object **ret) {
         _cleanup_free_ char *status_text = NULL;
         json_object *status = NULL, *filters = NULL;
         if (read_proc(proc_root, self, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL) >= 0 &&
-            kb_procfs_status_parse(status_text, &status) >= 0 && json_object_object_get_ex(status, "seccomp_filters", &filters) &&
+            kb_procfs_status_parse(status_text, &status) >= 0 &&
+            json_object_object_get_ex(status, "seccomp_filters", &filters) &&
             add(h, "seccomp_filters", json_object_get(filters)) < 0) {
                 json_object_put(status);
                 return -ENOMEM;
@@ -455,7 +456,8 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                         continue; /* closed meanwhile */
                 target[tl] = '\0';
                 json_object *o = json_object_new_object();
-                if (!o || add(o, "fd", json_object_new_int((int) fd)) < 0 || add(o, "target", json_object_new_string(target)) < 0) {
+                if (!o || add(o, "fd", json_object_new_int((int) fd)) < 0 ||
+                    add(o, "target", json_object_new_string(target)) < 0) {
                         json_object_put(o);
                         r = -ENOMEM;
                         break;
@@ -468,7 +470,8 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                                 r = -ENOMEM;
                                 break;
                         }
-                        json_object_object_foreach(sf, key, value) json_object_object_add(o, key, json_object_get(value));
+                        json_object_object_foreach(sf, key, value)
+                                json_object_object_add(o, key, json_object_get(value));
                         json_object_put(sf);
                 } else if (add(o, "stat_error", json_object_new_string(strerror(errno))) < 0) {
                         json_object_put(o);
@@ -478,7 +481,8 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                 snprintf(info_path, sizeof info_path, "%s/%d/fdinfo/%ld", proc_root, (int) pid, fd);
                 _cleanup_free_ char *info = NULL;
                 kb_procfs_fdinfo fi;
-                if (kb_read_file(AT_FDCWD, info_path, 0, 64 * 1024, &info, NULL) == 0 && kb_procfs_fdinfo_parse(info, &fi) == 0) {
+                if (kb_read_file(AT_FDCWD, info_path, 0, 64 * 1024, &info, NULL) == 0 &&
+                    kb_procfs_fdinfo_parse(info, &fi) == 0) {
                         if (add(o, "flags", json_object_new_int64((int64_t) fi.flags)) < 0 ||
                             add(o, "mnt_id", json_object_new_int64(fi.mnt_id)) < 0 ||
                             (fi.pid != LLONG_MIN && add(o, "pid", json_object_new_int64(fi.pid)) < 0)) {
@@ -511,7 +515,8 @@ static int exe_facts(const char *proc_root, pid_t pid, json_object *proc) {
                 return add(proc, "exe_error", json_object_new_string(strerror(errno)));
         target[tl] = '\0';
         json_object *exe = json_object_new_object();
-        if (!exe || add(exe, "path", json_object_new_string(target)) < 0 || add(exe, "dev", dev_string(st.st_dev)) < 0 ||
+        if (!exe || add(exe, "path", json_object_new_string(target)) < 0 ||
+            add(exe, "dev", dev_string(st.st_dev)) < 0 ||
             add(exe, "ino", json_object_new_int64((int64_t) st.st_ino)) < 0) {
                 json_object_put(exe);
                 return -ENOMEM;
@@ -596,10 +601,10 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
 
 typedef struct proc_entry {
         pid_t pid, ppid;
-        bool member;  /* of the sandbox */
-        bool launch;  /* kbound or one of its descendants outside the sandbox */
-        int ns_read;  /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
-                       * user's process) */
+        bool member; /* of the sandbox */
+        bool launch; /* kbound or one of its descendants outside the sandbox */
+        int ns_read; /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
+                      * user's process) */
         uint64_t ns[NS_TYPES];
         char comm[17];
 } proc_entry;
@@ -636,7 +641,7 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
                         v = nv;
                         cap *= 2;
                 }
-                v[n] = (proc_entry) {.pid = (pid_t) pid, .ppid = st.ppid};
+                v[n] = (proc_entry){.pid = (pid_t) pid, .ppid = st.ppid};
                 memcpy(v[n].comm, st.comm, sizeof v[n].comm);
                 n++;
         }
@@ -693,7 +698,8 @@ static int proc_tree_build(const proc_entry *procs, size_t n, proc_tree *tree) {
         if (!tree->first || !tree->child || !tree->queue || !parent)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                parent[i] = procs[i].ppid > 0 && procs[i].ppid != procs[i].pid ? entry_of(procs, n, procs[i].ppid) : NO_ENTRY;
+                parent[i] = procs[i].ppid > 0 && procs[i].ppid != procs[i].pid ? entry_of(procs, n, procs[i].ppid)
+                                                                               : NO_ENTRY;
                 if (parent[i] != NO_ENTRY)
                         tree->first[parent[i] + 1]++;
         }
@@ -811,8 +817,8 @@ int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, in
                 snprintf(why, size, "this Linux does not tell which mount a file is on (statx)");
                 r = -ENOSYS;
         } else if ((int64_t) sx.stx_mnt_id != mnt_id) {
-                snprintf(why, size, "a different mount is there (mount id %llu, not %lld)", (unsigned long long) sx.stx_mnt_id,
-                         (long long) mnt_id);
+                snprintf(why, size, "a different mount is there (mount id %llu, not %lld)",
+                         (unsigned long long) sx.stx_mnt_id, (long long) mnt_id);
                 r = -EXDEV;
         } else if (!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
                 snprintf(why, size, "the path leads inside mount %lld, not to its root", (long long) mnt_id);
@@ -836,8 +842,9 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
                 int e = errno;
                 if (e == ENOENT && writable) {
                         /* The sandbox can rename within a mount it writes to: absent now is no proof. */
-                        snprintf(why, size, "not there at the host's look, but the sandbox can write to that filesystem "
-                                            "(it can be moved away and back)");
+                        snprintf(why, size,
+                                 "not there at the host's look, but the sandbox can write to that filesystem "
+                                 "(it can be moved away and back)");
                         return -EAGAIN;
                 }
                 snprintf(why, size, "%s", lookup_error(e));
@@ -865,7 +872,8 @@ static int stat_in_root(int root_fd, const char *path, struct stat *st) {
 
 static int64_t int_of(json_object *o, const char *key) {
         json_object *v = NULL;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
+                                                                                              : -1;
 }
 
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
@@ -891,7 +899,8 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
                         e = kb_inspect_open_mount_root(root_fd, mp, int_of(m, "id"), &fd, &st, why, sizeof why);
                 if (fd >= 0)
                         close(fd);
-                if (e == 0 ? add(m, "target", stat_facts(&st)) < 0 : add(m, "target_error", json_object_new_string(why)) < 0)
+                if (e == 0 ? add(m, "target", stat_facts(&st)) < 0
+                           : add(m, "target_error", json_object_new_string(why)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(mounts);
@@ -900,7 +909,8 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
 
 /* The network tables of the namespace pid is in; its unix table is diag_unix (taken) when given,
  * else /proc/<pid>/net/unix. */
-static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_unix, json_object *errors, json_object **ret) {
+static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_unix, json_object *errors,
+                     json_object **ret) {
         _cleanup_json_ json_object *net = json_object_new_object(), *inodes = json_object_new_array();
         if (!net || !inodes) {
                 json_object_put(diag_unix);
@@ -945,7 +955,8 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
                         continue;
                 }
                 if (r >= 0)
-                        r = lists[i].kind == 0 ? kb_procfs_net_dev_parse(text, &v) : kb_procfs_routes_parse(text, lists[i].kind == 2, &v);
+                        r = lists[i].kind == 0 ? kb_procfs_net_dev_parse(text, &v)
+                                               : kb_procfs_routes_parse(text, lists[i].kind == 2, &v);
                 if (r == -ENOMEM || (r < 0 ? note_error(errors, lists[i].file, r) : add(net, lists[i].key, v)) < 0)
                         return -ENOMEM;
         }
@@ -1044,8 +1055,10 @@ static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, s
         for (size_t i = 0; i < n; i++)
                 if (procs[i].pid == launcher)
                         launcher_parent = procs[i].ppid;
-        if (add(l, "pid", json_object_new_int(launcher)) < 0 || add(l, "ppid", json_object_new_int(launcher_parent)) < 0 ||
-            add(l, "spawned", json_object_new_int(t->launcher_pid)) < 0 || add(l, "kbound", json_object_new_int(getpid())) < 0)
+        if (add(l, "pid", json_object_new_int(launcher)) < 0 ||
+            add(l, "ppid", json_object_new_int(launcher_parent)) < 0 ||
+            add(l, "spawned", json_object_new_int(t->launcher_pid)) < 0 ||
+            add(l, "kbound", json_object_new_int(getpid())) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *cmd = NULL;
         size_t len = 0;
@@ -1061,7 +1074,8 @@ static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, s
                                 return -ENOMEM;
                         i += alen + 1;
                 }
-                if (count == ARGV_MAX && note_error(errors, "the launcher's command line (too many arguments)", E2BIG) < 0)
+                if (count == ARGV_MAX &&
+                    note_error(errors, "the launcher's command line (too many arguments)", E2BIG) < 0)
                         return -ENOMEM;
         }
         if (add(l, "argv", TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
@@ -1147,7 +1161,10 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         json_object_object_foreach(owners, oname, chain) {
                                 (void) oname;
                                 for (size_t c = 0; r >= 0 && c < json_object_array_length(chain); c++)
-                                        r = ns_set_add(sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(chain, c)), own);
+                                        r = ns_set_add(
+                                                sandbox,
+                                                (uint64_t) json_object_get_int64(json_object_array_get_idx(chain, c)),
+                                                own);
                         }
                 }
         }
@@ -1171,7 +1188,8 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         if (!h || add(h, "pid", json_object_new_int(procs[i].pid)) < 0 ||
                             add(h, "name", json_object_new_string(procs[i].comm)) < 0 ||
                             add(h, "ns", json_object_new_string(namespaces[k])) < 0 ||
-                            add(h, "inode", json_object_new_int64((int64_t) procs[i].ns[k])) < 0 || push(holders, h) < 0) {
+                            add(h, "inode", json_object_new_int64((int64_t) procs[i].ns[k])) < 0 ||
+                            push(holders, h) < 0) {
                                 json_object_put(h);
                                 return -ENOMEM;
                         }
@@ -1209,8 +1227,8 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
         if (r < 0)
                 snprintf(why, sizeof why, "the host could not open that mount table's root");
-        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_json_str(m, "mountpoint"), int_of(m, "id"), &mount_fd, &st,
-                                                 inner_why, sizeof inner_why)) < 0)
+        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_json_str(m, "mountpoint"), int_of(m, "id"), &mount_fd,
+                                                 &st, inner_why, sizeof inner_why)) < 0)
                 snprintf(why, sizeof why, "its mount point: %s", inner_why); /* never "no such file" alone */
         else {
                 const char *root = kb_json_str(m, "root");
@@ -1222,7 +1240,8 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         if (r == 0 && !confirmed)
                 snprintf(why, sizeof why, "a different object is there");
         json_object *x = json_object_new_object();
-        if (!x || add(x, "at", json_object_new_string(at)) < 0 || add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
+        if (!x || add(x, "at", json_object_new_string(at)) < 0 ||
+            add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
             (!confirmed && add(x, "error", json_object_new_string(why)) < 0) ||
             (tb->pid != t->kernel_pid && add(x, "pid", json_object_new_int(tb->pid)) < 0)) {
                 json_object_put(x);
@@ -1318,10 +1337,10 @@ typedef struct sockets {
         json_object *processes; /* the look's sandbox processes (borrowed) */
         kb_sockdiag_unix *list; /* kbound's network namespace; NULL when it could not be listed */
         size_t n;
-        json_object *members;   /* "socket:[N]" → [pid]: held by sandbox processes */
-        json_object *own;       /* "socket:[N]" → [pid]: held by kbound itself */
-        json_object *launch;    /* the same for kbound's other descendants, read when first needed */
-        json_object *others;    /* the same for every other process, read when first needed */
+        json_object *members; /* "socket:[N]" → [pid]: held by sandbox processes */
+        json_object *own;     /* "socket:[N]" → [pid]: held by kbound itself */
+        json_object *launch;  /* the same for kbound's other descendants, read when first needed */
+        json_object *others;  /* the same for every other process, read when first needed */
 } sockets;
 
 static void socket_key(char *buf, size_t size, uint32_t inode) {
@@ -1369,7 +1388,8 @@ static int fd_sockets(const char *proc_root, pid_t pid, json_object *map) {
 static void process_name(const char *proc_root, pid_t pid, char *buf, size_t size) {
         _cleanup_free_ char *text = NULL;
         kb_procfs_stat st;
-        if (read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) == 0 && kb_procfs_stat_parse(text, &st) == 0)
+        if (read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) == 0 &&
+            kb_procfs_stat_parse(text, &st) == 0)
                 snprintf(buf, size, "%s", st.comm);
         else
                 snprintf(buf, size, "?");
@@ -1415,7 +1435,8 @@ static int holders_scan(sockets *s, bool launch_side) {
         while (r >= 0 && (de = readdir(d))) {
                 char *end;
                 long pid = strtol(de->d_name, &end, 10);
-                if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() || json_object_object_get_ex(skip, de->d_name, NULL))
+                if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() ||
+                    json_object_object_get_ex(skip, de->d_name, NULL))
                         continue;
                 r = fd_sockets(s->t->proc_root, (pid_t) pid, *map);
                 if (r != -ENOMEM)
@@ -1456,7 +1477,8 @@ static json_object *holders_of(sockets *s, uint32_t inode) {
                         } else if (pass >= 2)
                                 process_name(s->t->proc_root, pid, name, sizeof name);
                         json_object *h = json_object_new_object();
-                        if (!h || add(h, "pid", json_object_new_int(pid)) < 0 || add(h, "name", json_object_new_string(name)) < 0 ||
+                        if (!h || add(h, "pid", json_object_new_int(pid)) < 0 ||
+                            add(h, "name", json_object_new_string(name)) < 0 ||
                             add(h, "side", json_object_new_string(sides[pass])) < 0 || push(out, h) < 0) {
                                 json_object_put(h);
                                 goto oom;
@@ -1471,13 +1493,19 @@ oom:
 }
 
 static const char *socket_type_name(uint8_t type) {
-        return type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "dgram" : type == SOCK_SEQPACKET ? "seqpacket" : "other";
+        return type == SOCK_STREAM      ? "stream"
+               : type == SOCK_DGRAM     ? "dgram"
+               : type == SOCK_SEQPACKET ? "seqpacket"
+                                        : "other";
 }
 
 static const char *socket_state_name(uint8_t state) {
         /* The TCP state numbers, as unix sockets use them. */
-        return state == 10 ? "listening" : state == 1 ? "connected" : state == 7 ? "unconnected" : state == 2 ? "connecting"
-                                                                                                            : "other";
+        return state == 10  ? "listening"
+               : state == 1 ? "connected"
+               : state == 7 ? "unconnected"
+               : state == 2 ? "connecting"
+                            : "other";
 }
 
 /* A socket's name as /proc/net/unix shows it: a path, or "@" and an abstract name's bytes with
@@ -1539,7 +1567,8 @@ static int sockets_init(sockets *s, json_object *errors) {
                 json_object_object_get_ex(p, "fds", &fds);
                 for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
                         const char *target = kb_json_str(json_object_array_get_idx(fds, f), "target");
-                        if (target && strncmp(target, "socket:[", 8) == 0 && map_add(s->members, target, (pid_t) int_of(p, "pid")) < 0)
+                        if (target && strncmp(target, "socket:[", 8) == 0 &&
+                            map_add(s->members, target, (pid_t) int_of(p, "pid")) < 0)
                                 return -ENOMEM;
                 }
         }
@@ -1656,7 +1685,8 @@ static int connection_facts(sockets *s, json_object *snap) {
         struct dirent *de;
         while (d && r >= 0 && (de = readdir(d))) {
                 struct stat st;
-                if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode))
+                if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISSOCK(st.st_mode))
                         continue;
                 for (size_t i = 0; r >= 0 && i < s->n; i++) {
                         const kb_sockdiag_unix *u = &s->list[i], *peer = NULL;
@@ -1665,7 +1695,8 @@ static int connection_facts(sockets *s, json_object *snap) {
                         if (!u->peer || !json_object_object_get_ex(s->own, key, NULL))
                                 continue;
                         peer = kb_sockdiag_find(s->list, s->n, u->peer);
-                        if (!peer || !peer->has_file || peer->file_dev != st.st_dev || peer->file_ino != (uint32_t) st.st_ino)
+                        if (!peer || !peer->has_file || peer->file_dev != st.st_dev ||
+                            peer->file_ino != (uint32_t) st.st_ino)
                                 continue;
                         snprintf(endpoint, sizeof endpoint, "%s%s", prefix, de->d_name);
                         if (resolve_unheld(s, u->peer) < 0) {
@@ -1675,7 +1706,8 @@ static int connection_facts(sockets *s, json_object *snap) {
                         json_object *c = json_object_new_object();
                         if (!c || push(conns, c) < 0 || add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
                             add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
-                            add(c, "peer", json_object_new_int64(u->peer)) < 0 || add(c, "holders", holders_of(s, u->peer)) < 0)
+                            add(c, "peer", json_object_new_int64(u->peer)) < 0 ||
+                            add(c, "holders", holders_of(s, u->peer)) < 0)
                                 r = -ENOMEM;
                 }
         }
@@ -1793,10 +1825,10 @@ typedef struct host_sockets_ctx {
         sockets *s;
         const sandbox_table *tables; /* every mount table of the sandbox, the kernel's first */
         size_t n_tables;
-        json_object *devs;    /* devices the sandbox's mounts are on ("maj:min" → null) */
-        json_object *files;   /* socket files looked at ("maj:min:ino" → placed or out of reach) */
-        json_object *reach;   /* the look's "reach" */
-        json_object *not_claimed; /* sockets the host could not place */
+        json_object *devs;         /* devices the sandbox's mounts are on ("maj:min" → null) */
+        json_object *files;        /* socket files looked at ("maj:min:ino" → placed or out of reach) */
+        json_object *reach;        /* the look's "reach" */
+        json_object *not_claimed;  /* sockets the host could not place */
         kb_sockdiag_unix *pending; /* not placed yet (malloc'd) */
         size_t n_pending, cap_pending;
         size_t checked, elsewhere, vanished, abstract;
@@ -1836,7 +1868,8 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         if (!holders)
                                 return -ENOMEM;
                         n_tries = 0;
-                        for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries); i++) {
+                        for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries);
+                             i++) {
                                 json_object *h = json_object_array_get_idx(holders, i);
                                 const char *side = kb_json_str(h, "side");
                                 if (side && strcmp(side, "sandbox") != 0)
@@ -1898,9 +1931,8 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                 snprintf(shown, sizeof shown, "%s", path);
                         else
                                 snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
-                        json_object *exposed = NULL,
-                                    *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket", "boundary.sockets",
-                                                     x->reach, &exposed);
+                        json_object *exposed = NULL, *e = reach_entry(socket_kind(u, kind, sizeof kind), shown,
+                                                                      "socket", "boundary.sockets", x->reach, &exposed);
                         json_object *facts = socket_facts(u);
                         if (!e || !facts || add(e, "socket", facts) < 0)
                                 return -ENOMEM;
@@ -2009,32 +2041,38 @@ static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
         name[u->name_len] = '\0';
         snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
         for (size_t k = 0; k < x->n_tables; k++)
-        for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts && i < json_object_array_length(x->tables[k].mounts); i++) {
-                json_object *m = json_object_array_get_idx(x->tables[k].mounts, i), *target = NULL;
-                const char *mdev = kb_json_str(m, "dev"), *mp = kb_json_str(m, "mountpoint");
-                json_object_object_get_ex(m, "target", &target);
-                const char *type = kb_json_str(target, "type");
-                if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
-                        continue;
-                for (const char *suffix = name; suffix; suffix = strchr(suffix, '/') ? strchr(suffix, '/') + 1 : NULL) {
-                        char at[PATH_MAX];
-                        struct stat st;
-                        if (!*suffix || snprintf(at, sizeof at, "%s/%s", strcmp(mp, "/") == 0 ? "" : mp, suffix) >= (int) sizeof at ||
-                            stat_in_root(x->tables[k].root_fd, at, &st) < 0 || !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
-                            st.st_dev != u->file_dev)
+                for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts &&
+                                   i < json_object_array_length(x->tables[k].mounts);
+                     i++) {
+                        json_object *m = json_object_array_get_idx(x->tables[k].mounts, i), *target = NULL;
+                        const char *mdev = kb_json_str(m, "dev"), *mp = kb_json_str(m, "mountpoint");
+                        json_object_object_get_ex(m, "target", &target);
+                        const char *type = kb_json_str(target, "type");
+                        if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
                                 continue;
-                        char kind[64], shown[PATH_MAX + 64];
-                        snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
-                        json_object *exposed = NULL, *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
-                                                                      "boundary.sockets", x->reach, &exposed);
-                        json_object *where = json_object_new_object(), *facts = socket_facts(u);
-                        if (!e || !where || add(where, "at", json_object_new_string(at)) < 0 ||
-                            add(where, "confirmed", json_object_new_boolean(true)) < 0 || push(exposed, where) < 0 ||
-                            add(e, "socket", facts) < 0)
-                                return -ENOMEM;
-                        return 1;
+                        for (const char *suffix = name; suffix;
+                             suffix = strchr(suffix, '/') ? strchr(suffix, '/') + 1 : NULL) {
+                                char at[PATH_MAX];
+                                struct stat st;
+                                if (!*suffix ||
+                                    snprintf(at, sizeof at, "%s/%s", strcmp(mp, "/") == 0 ? "" : mp, suffix) >=
+                                            (int) sizeof at ||
+                                    stat_in_root(x->tables[k].root_fd, at, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+                                    (uint32_t) st.st_ino != u->file_ino || st.st_dev != u->file_dev)
+                                        continue;
+                                char kind[64], shown[PATH_MAX + 64];
+                                snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
+                                json_object *exposed = NULL,
+                                            *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                             "boundary.sockets", x->reach, &exposed);
+                                json_object *where = json_object_new_object(), *facts = socket_facts(u);
+                                if (!e || !where || add(where, "at", json_object_new_string(at)) < 0 ||
+                                    add(where, "confirmed", json_object_new_boolean(true)) < 0 ||
+                                    push(exposed, where) < 0 || add(e, "socket", facts) < 0)
+                                        return -ENOMEM;
+                                return 1;
+                        }
                 }
-        }
         return 0;
 }
 
@@ -2134,7 +2172,8 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
  * placed_by_path, unplaced}]), "socket_namespaces_skipped" (past SOCKET_NAMESPACES_MAX),
  * "host_sockets" {checked, elsewhere, vanished, not_claimed} and "abstract_sockets" (bound to abstract names in
  * kbound's namespace, which a sandbox sharing it reaches). */
-static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables, json_object *reach) {
+static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
+                        json_object *reach) {
         const kb_inspect_target *t = s->t;
         _cleanup_json_ json_object *devs = json_object_new_object(), *files = json_object_new_object(),
                                    *not_entered = json_object_new_array(), *not_claimed = json_object_new_array();
@@ -2147,8 +2186,13 @@ static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tabl
                         if (dev)
                                 json_object_object_add(devs, dev, NULL);
                 }
-        _cleanup_(host_sockets_done) host_sockets_ctx x = {.s = s, .tables = tables, .n_tables = n_tables, .devs = devs, .files = files, .reach = reach,
-                              .not_claimed = not_claimed};
+        _cleanup_(host_sockets_done) host_sockets_ctx x = {.s = s,
+                                                           .tables = tables,
+                                                           .n_tables = n_tables,
+                                                           .devs = devs,
+                                                           .files = files,
+                                                           .reach = reach,
+                                                           .not_claimed = not_claimed};
         size_t listed = 0, skipped = 0, n_seen = 0;
         char table[PATH_MAX];
         struct stat tst;
@@ -2211,7 +2255,8 @@ static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tabl
         if (add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
             add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||
             add(snap, "socket_namespaces_skipped", json_object_new_int64((int64_t) skipped)) < 0 ||
-            add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 || add(snap, "host_sockets", counts) < 0 ||
+            add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 ||
+            add(snap, "host_sockets", counts) < 0 ||
             add(counts, "checked", json_object_new_int64((int64_t) x.checked)) < 0 ||
             add(counts, "elsewhere", json_object_new_int64((int64_t) x.elsewhere)) < 0 ||
             add(counts, "vanished", json_object_new_int64((int64_t) x.vanished)) < 0 ||
@@ -2234,7 +2279,7 @@ static int snapshot_tables(const kb_inspect_target *t, json_object *processes, j
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) t->kernel_pid);
         int root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        tables[0] = (sandbox_table) {t->kernel_pid, NULL, root_fd};
+        tables[0] = (sandbox_table){t->kernel_pid, NULL, root_fd};
         *ret_n = 1;
         if (root_fd < 0 && note_error(errors, "the kernel's root", -errno) < 0)
                 return -ENOMEM;
@@ -2253,8 +2298,10 @@ static int snapshot_tables(const kb_inspect_target *t, json_object *processes, j
                 char key[32];
                 if (mnt > 0 && (uint64_t) mnt != kernel_mnt) {
                         snprintf(key, sizeof key, "%lld", (long long) mnt);
-                        if (!json_object_object_get_ex(mount_tables, key, NULL) && *ret_n == KB_INSPECT_MOUNT_TABLES_MAX) {
-                                if (!over && note_error(errors, "more mount namespaces than kbound inspects", E2BIG) < 0)
+                        if (!json_object_object_get_ex(mount_tables, key, NULL) &&
+                            *ret_n == KB_INSPECT_MOUNT_TABLES_MAX) {
+                                if (!over &&
+                                    note_error(errors, "more mount namespaces than kbound inspects", E2BIG) < 0)
                                         return -ENOMEM;
                                 over = true;
                         } else if (!json_object_object_get_ex(mount_tables, key, NULL)) {
@@ -2274,7 +2321,7 @@ static int snapshot_tables(const kb_inspect_target *t, json_object *processes, j
                                                         close(fd);
                                                 return -ENOMEM;
                                         }
-                                        tables[(*ret_n)++] = (sandbox_table) {pid, m, fd};
+                                        tables[(*ret_n)++] = (sandbox_table){pid, m, fd};
                                 }
                         }
                 }
@@ -2375,12 +2422,14 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 json_object_object_add(seen, key, NULL);
                 if (json_object_array_length(mounts) > 0) {
                         /* the same namespace, met again through a process whose ns/mnt is unreadable */
-                        snprintf(key, sizeof key, "mount:%lld", (long long) int_of(json_object_array_get_idx(mounts, 0), "id"));
+                        snprintf(key, sizeof key, "mount:%lld",
+                                 (long long) int_of(json_object_array_get_idx(mounts, 0), "id"));
                         json_object_object_add(seen, key, NULL);
                 }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
                         const char *dev = kb_json_str(json_object_array_get_idx(mounts, k), "dev");
-                        if (dev && json_object_object_get_ex(wanted, dev, NULL) && !json_object_object_get_ex(devices, dev, NULL) &&
+                        if (dev && json_object_object_get_ex(wanted, dev, NULL) &&
+                            !json_object_object_get_ex(devices, dev, NULL) &&
                             add(devices, dev, json_object_new_int(pid)) < 0) {
                                 json_object_put(mounts);
                                 return -ENOMEM;
@@ -2501,8 +2550,10 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         if (!t || !t->proc_root || !ret)
                 return -EINVAL;
         _cleanup_json_ json_object *snap = json_object_new_object();
-        json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(), *reach = json_object_new_array();
-        if (!snap || add(snap, "net", net) < 0 || add(snap, "mount_tables", mount_tables) < 0 || add(snap, "reach", reach) < 0)
+        json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(),
+                    *reach = json_object_new_array();
+        if (!snap || add(snap, "net", net) < 0 || add(snap, "mount_tables", mount_tables) < 0 ||
+            add(snap, "reach", reach) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
         size_t n = 0;

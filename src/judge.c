@@ -171,9 +171,11 @@ static void look_problems(verdict *v, const kb_judge_input *in) {
                 if (fact_error(snap, "the process list", buf, sizeof buf))
                         problem(v, "the host could not list processes (%s)", buf);
                 if (fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
-                        problem(v, "the host did not inspect every process of the sandbox (%s)", str_or(snap, "label", "?"));
+                        problem(v, "the host did not inspect every process of the sandbox (%s)",
+                                str_or(snap, "label", "?"));
                 if (fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
-                        problem(v, "the host did not inspect every mount namespace of the sandbox (%s)", str_or(snap, "label", "?"));
+                        problem(v, "the host did not inspect every mount namespace of the sandbox (%s)",
+                                str_or(snap, "label", "?"));
                 if (arr_len(kb_json_get(snap, "processes")) == 0)
                         problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
         }
@@ -207,8 +209,9 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
         json_object *chain = sandbox_owner_chain(procs, int_or(in->expect, "pidns", -2));
         char buf[512];
         if (!chain) {
-                problem(v, "the host could not tell which user namespace owns the sandbox (%s): no process shows who owns "
-                           "the pid namespace kbound pinned",
+                problem(v,
+                        "the host could not tell which user namespace owns the sandbox (%s): no process shows who owns "
+                        "the pid namespace kbound pinned",
                         label);
                 return -1;
         }
@@ -220,7 +223,9 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                 char p[32] = "none the host can see";
                 if (parent >= 0)
                         snprintf(p, sizeof p, "%" PRId64, parent);
-                problem(v, "the sandbox's user namespace (%" PRId64 ") is not a child of kbound's (%" PRId64 "): its parent is %s (%s)",
+                problem(v,
+                        "the sandbox's user namespace (%" PRId64 ") is not a child of kbound's (%" PRId64
+                        "): its parent is %s (%s)",
                         owner, kbound_user, p, label);
         }
         for (size_t i = 0; i < arr_len(procs); i++) {
@@ -236,8 +241,9 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                         if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
                                 continue; /* the override shares kbound's own: judged above */
                         if (!above || fact_error(p, what, buf, sizeof buf)) {
-                                problem(v, "the host could not read who owns the %s namespace of pid %" PRId64 " (%s)%s%s", name, pid,
-                                        pname, fact_error(p, what, buf, sizeof buf) ? ": " : "",
+                                problem(v,
+                                        "the host could not read who owns the %s namespace of pid %" PRId64 " (%s)%s%s",
+                                        name, pid, pname, fact_error(p, what, buf, sizeof buf) ? ": " : "",
                                         fact_error(p, what, buf, sizeof buf) ? buf : "");
                                 continue;
                         }
@@ -245,11 +251,17 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                         if (inside)
                                 continue;
                         if (strcmp(name, "user") == 0)
-                                problem(v, "pid %" PRId64 " (%s) is in user namespace %" PRId64 ", not the sandbox's (%" PRId64 ") nor one inside it",
+                                problem(v,
+                                        "pid %" PRId64 " (%s) is in user namespace %" PRId64
+                                        ", not the sandbox's (%" PRId64 ") nor one inside it",
                                         pid, pname, mine, owner);
                         else
-                                problem(v, "the %s namespace of pid %" PRId64 " (%s) is owned by user namespace %" PRId64 ", not by the sandbox's (%" PRId64 ") nor one inside it: a namespace made elsewhere",
-                                        name, pid, pname, arr_len(above) ? json_object_get_int64(at(above, 0)) : -1, owner);
+                                problem(v,
+                                        "the %s namespace of pid %" PRId64 " (%s) is owned by user namespace %" PRId64
+                                        ", not by the sandbox's (%" PRId64
+                                        ") nor one inside it: a namespace made elsewhere",
+                                        name, pid, pname, arr_len(above) ? json_object_get_int64(at(above, 0)) : -1,
+                                        owner);
                 }
         }
         return owner;
@@ -262,18 +274,18 @@ static void holder_problems(verdict *v, json_object *look) {
         json_object *outside = kb_json_get(look, "ns_outside"), *holders = kb_json_get(look, "ns_holders");
         if (!outside || fact_error(look, "kbound's own namespaces", buf, sizeof buf) ||
             fact_error(look, "the sandbox's namespaces (too many)", buf, sizeof buf)) {
-                problem(v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s", label,
-                        outside ? ": " : "", outside ? buf : "");
+                problem(v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s",
+                        label, outside ? ": " : "", outside ? buf : "");
                 return;
         }
         for (size_t i = 0; i < arr_len(holders); i++) {
                 json_object *h = at(holders, i);
-                problem(v, "pid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)", int_or(h, "pid", -1),
-                        str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
+                problem(v, "pid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
+                        int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
         }
         if (int_or(outside, "holders", 0) > (int64_t) arr_len(holders))
-                problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces (%s)", int_or(outside, "holders", 0),
-                        label);
+                problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces (%s)",
+                        int_or(outside, "holders", 0), label);
 }
 
 /* An argument of a command line as the judge may show it: one of kbound's own (the plan holds it)
@@ -314,8 +326,10 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         }
         json_object *exe = kb_json_get(launcher, "exe"), *program = kb_json_get(plan, "program");
         if (!exe)
-                problem(v, "the host could not read which program the running bwrap is (%s)", str_or(launcher, "exe_error", "?"));
-        else if (!kb_json_str(exe, "dev") || !kb_json_str(program, "dev") || strcmp(kb_json_str(exe, "dev"), kb_json_str(program, "dev")) != 0 ||
+                problem(v, "the host could not read which program the running bwrap is (%s)",
+                        str_or(launcher, "exe_error", "?"));
+        else if (!kb_json_str(exe, "dev") || !kb_json_str(program, "dev") ||
+                 strcmp(kb_json_str(exe, "dev"), kb_json_str(program, "dev")) != 0 ||
                  int_or(exe, "ino", -1) != int_or(program, "ino", -2))
                 problem(v, "the running bwrap (%s) is not the program kbound started (%s)", str_or(exe, "path", "?"),
                         str_or(program, "path", "?"));
@@ -334,20 +348,27 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                         if (a && b && strcmp(a, b) == 0)
                                 continue;
                         /* argv[0] may be shown when it names the program the host saw running */
-                        const char *shown = i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, kb_json_str(exe, "path")) == 0
-                                                    ? a
-                                                    : shown_arg(planned, a);
+                        const char *shown =
+                                i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, kb_json_str(exe, "path")) == 0
+                                        ? a
+                                        : shown_arg(planned, a);
                         if (a && b)
-                                problem(v, "the running bwrap's command line is not the one kbound built: argument %zu is '%s' where "
-                                           "kbound's is '%s'",
+                                problem(v,
+                                        "the running bwrap's command line is not the one kbound built: argument %zu is "
+                                        "'%s' where "
+                                        "kbound's is '%s'",
                                         i, shown, b);
                         else if (a)
-                                problem(v, "the running bwrap's command line is not the one kbound built: it goes on past kbound's "
-                                           "last argument with '%s'",
+                                problem(v,
+                                        "the running bwrap's command line is not the one kbound built: it goes on past "
+                                        "kbound's "
+                                        "last argument with '%s'",
                                         shown_arg(planned, a));
                         else
-                                problem(v, "the running bwrap's command line is not the one kbound built: it ends before kbound's "
-                                           "argument %zu ('%s')",
+                                problem(v,
+                                        "the running bwrap's command line is not the one kbound built: it ends before "
+                                        "kbound's "
+                                        "argument %zu ('%s')",
                                         i, b);
                         break;
                 }
@@ -366,19 +387,27 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                         const char *b = i < ep ? json_object_get_string(at(env_plan, i)) : NULL;
                         if (a && b && strcmp(a, b) == 0)
                                 continue;
-                        const char *ra = a ? env_name(a, name, sizeof name) : NULL, *pb = b ? env_name(b, other, sizeof other) : NULL;
+                        const char *ra = a ? env_name(a, name, sizeof name) : NULL,
+                                   *pb = b ? env_name(b, other, sizeof other) : NULL;
                         if (ra && pb && strcmp(ra, pb) == 0)
-                                problem(v, "the running bwrap's environment is not the one kbound passed: %s has another value "
-                                           "(values never shown)",
+                                problem(v,
+                                        "the running bwrap's environment is not the one kbound passed: %s has another "
+                                        "value "
+                                        "(values never shown)",
                                         ra);
                         else if (ra && !env_has_name(env_plan, ra))
-                                problem(v, "the running bwrap's environment is not the one kbound passed: it has %s, which kbound "
-                                           "did not pass",
+                                problem(v,
+                                        "the running bwrap's environment is not the one kbound passed: it has %s, "
+                                        "which kbound "
+                                        "did not pass",
                                         ra);
                         else if (pb && !env_has_name(env_run, pb))
-                                problem(v, "the running bwrap's environment is not the one kbound passed: it lacks %s", pb);
+                                problem(v, "the running bwrap's environment is not the one kbound passed: it lacks %s",
+                                        pb);
                         else
-                                problem(v, "the running bwrap's environment is not the one kbound passed: its order differs at %s",
+                                problem(v,
+                                        "the running bwrap's environment is not the one kbound passed: its order "
+                                        "differs at %s",
                                         ra ? ra : pb);
                         break;
                 }
@@ -413,11 +442,11 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                         json_object_object_foreach(host_ns, name, ino) {
                                 int64_t mine = json_object_get_int64(ino), theirs;
                                 if (!kb_json_int(ns, name, &theirs))
-                                        problem(&v, "the host could not read the %s namespace of pid %" PRId64 " (%s)", name,
-                                                int_or(p, "pid", -1), str_or(p, "name", "?"));
+                                        problem(&v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
+                                                name, int_or(p, "pid", -1), str_or(p, "name", "?"));
                                 else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
-                                        problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace", int_or(p, "pid", -1),
-                                                str_or(p, "name", "?"), name);
+                                        problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace",
+                                                int_or(p, "pid", -1), str_or(p, "name", "?"), name);
                         }
                 }
         }
@@ -453,8 +482,10 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 json_object_object_add(outside, "read", json_object_new_int64(outside_read));
                 json_object_object_add(outside, "unreadable", json_object_new_int64(outside_unreadable));
                 if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
-                        json_object_object_add(outside, "note", json_object_new_string(
-                                "kbound is not root: the namespaces of other users' processes cannot be read, and were not judged"));
+                        json_object_object_add(
+                                outside, "note",
+                                json_object_new_string("kbound is not root: the namespaces of other users' processes "
+                                                       "cannot be read, and were not judged"));
         }
         evidence(&v, "processes_outside", outside);
         json_object *kernel = NULL;
@@ -471,12 +502,14 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 snprintf(unread, sizeof unread, "; %" PRId64 " %s could not be read%s, not judged", outside_unreadable,
                          root ? "more" : "of other users", root ? "" : " (kbound is not root)");
         snprintf(pass, sizeof pass,
-                 "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s; the running "
+                 "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s; the "
+                 "running "
                  "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
-                 "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one (%" PRId64
-                 " processes outside read%s)",
+                 "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one "
+                 "(%" PRId64 " processes outside read%s)",
                  str_or(in->expect, "bwrap_version", "?"), str_or(in->expect, "bwrap", "?"), names, n_proc,
-                 n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
+                 n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "", outside_read,
+                 unread);
         return verdict_end(&v, "sandbox.backend", pass);
 }
 
@@ -511,9 +544,10 @@ static int64_t first_id(json_object *ids) {
 }
 
 static json_object *privilege_summary(json_object *p) {
-        static const char *const keys[] = {"pid",     "nspid",   "name",    "uid",     "gid",     "groups",
-                                           "cap_eff", "cap_prm", "cap_amb", "cap_bnd", "cap_inh", "seccomp",
-                                           "seccomp_filters", "no_new_privs", "uid_map", "gid_map"};
+        static const char *const keys[] = {
+                "pid",     "nspid",   "name",    "uid",     "gid",     "groups",          "cap_eff",
+                "cap_prm", "cap_amb", "cap_bnd", "cap_inh", "seccomp", "seccomp_filters", "no_new_privs",
+                "uid_map", "gid_map"};
         json_object *s = json_object_new_object();
         for (size_t i = 0; s && i < KB_ELEMENTSOF(keys); i++) {
                 json_object *x = kb_json_get(p, keys[i]);
@@ -563,7 +597,9 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                                 problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
                         else if (!caps_empty(kb_json_str(p, "cap_eff")) || !caps_empty(kb_json_str(p, "cap_prm")) ||
                                  !caps_empty(kb_json_str(p, "cap_amb")))
-                                problem(&v, "pid %" PRId64 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
+                                problem(&v,
+                                        "pid %" PRId64
+                                        " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
                                         pid, name, str_or(p, "cap_eff", "?"), str_or(p, "cap_prm", "?"),
                                         str_or(p, "cap_amb", "?"));
                         else if (!kb_json_int(p, "no_new_privs", &nnp) || nnp != 1)
@@ -594,20 +630,59 @@ json_object *kb_judge_privileges(json_object *snapshots) {
 /* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
  * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
 static int bwrap_arity(const char *opt) {
-        static const char *const zero[] = {
-                "--help",          "--version",        "--unshare-all",       "--share-net",     "--unshare-user",
-                "--unshare-user-try", "--unshare-ipc", "--unshare-pid",       "--unshare-net",   "--unshare-uts",
-                "--unshare-cgroup", "--unshare-cgroup-try", "--disable-userns", "--assert-userns-disabled",
-                "--clearenv",      "--new-session",    "--die-with-parent",   "--as-pid-1",      NULL};
-        static const char *const one[] = {
-                "--args",      "--userns",     "--userns2",   "--pidns",          "--uid",        "--gid",
-                "--hostname",  "--chdir",      "--unsetenv",  "--lock-file",      "--sync-fd",    "--remount-ro",
-                "--exec-label", "--file-label", "--proc",     "--dev",            "--tmpfs",      "--mqueue",
-                "--dir",       "--seccomp",    "--add-seccomp-fd", "--block-fd",  "--userns-block-fd", "--info-fd",
-                "--json-status-fd", "--cap-add", "--cap-drop", "--perms",         "--size",       NULL};
-        static const char *const two[] = {"--setenv",    "--bind",      "--bind-try",     "--dev-bind", "--dev-bind-try",
-                                          "--ro-bind",   "--ro-bind-try", "--bind-fd",    "--ro-bind-fd", "--file",
-                                          "--bind-data", "--ro-bind-data", "--symlink",   "--chmod",    NULL};
+        static const char *const zero[] = {"--help",
+                                           "--version",
+                                           "--unshare-all",
+                                           "--share-net",
+                                           "--unshare-user",
+                                           "--unshare-user-try",
+                                           "--unshare-ipc",
+                                           "--unshare-pid",
+                                           "--unshare-net",
+                                           "--unshare-uts",
+                                           "--unshare-cgroup",
+                                           "--unshare-cgroup-try",
+                                           "--disable-userns",
+                                           "--assert-userns-disabled",
+                                           "--clearenv",
+                                           "--new-session",
+                                           "--die-with-parent",
+                                           "--as-pid-1",
+                                           NULL};
+        static const char *const one[] = {"--args",
+                                          "--userns",
+                                          "--userns2",
+                                          "--pidns",
+                                          "--uid",
+                                          "--gid",
+                                          "--hostname",
+                                          "--chdir",
+                                          "--unsetenv",
+                                          "--lock-file",
+                                          "--sync-fd",
+                                          "--remount-ro",
+                                          "--exec-label",
+                                          "--file-label",
+                                          "--proc",
+                                          "--dev",
+                                          "--tmpfs",
+                                          "--mqueue",
+                                          "--dir",
+                                          "--seccomp",
+                                          "--add-seccomp-fd",
+                                          "--block-fd",
+                                          "--userns-block-fd",
+                                          "--info-fd",
+                                          "--json-status-fd",
+                                          "--cap-add",
+                                          "--cap-drop",
+                                          "--perms",
+                                          "--size",
+                                          NULL};
+        static const char *const two[] = {
+                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
+                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
+                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
         const char *const *lists[] = {zero, one, two};
         for (int n = 0; n < 3; n++)
                 for (const char *const *o = lists[n]; *o; o++)
@@ -700,8 +775,9 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                         if (tty != 0 && own_pty(at(in->snapshots, s), kb_json_get(in->host, "mounts"), rdev))
                                 own_ptys++;
                         else if (tty != 0)
-                                problem(&v, "pid %" PRId64 " (%s) has a controlling terminal (device %s) that is not a pty "
-                                            "of the sandbox's own",
+                                problem(&v,
+                                        "pid %" PRId64 " (%s) has a controlling terminal (device %s) that is not a pty "
+                                        "of the sandbox's own",
                                         pid, str_or(p, "name", "?"), rdev);
                         if (pid != kernel_pid)
                                 continue;
@@ -712,11 +788,13 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                         if (session == kbound_session)
                                 problem(&v, "the kernel is in kbound's own session (%" PRId64 ")", session);
                         else if (!leader_inside)
-                                problem(&v, "the kernel's session is led by pid %" PRId64 ", outside the sandbox", session);
+                                problem(&v, "the kernel's session is led by pid %" PRId64 ", outside the sandbox",
+                                        session);
                 }
         }
         if (kernel_looks == 0)
-                problem(&v, "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")", kernel_pid);
+                problem(&v, "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")",
+                        kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
         json_object *launcher = kb_json_get(last_look(in), "launcher");
         int64_t lpid = int_or(launcher, "pid", -1), spawned = int_or(launcher, "spawned", -2);
@@ -726,8 +804,9 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         if (!launcher)
                 problem(&v, "the host did not find the process that runs bwrap");
         else if (lpid != spawned)
-                problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
-                            "): nothing ties its life to kbound",
+                problem(&v,
+                        "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
+                        "): nothing ties its life to kbound",
                         lpid, spawned);
         else if (int_or(launcher, "ppid", -1) != int_or(launcher, "kbound", -2))
                 problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
@@ -745,12 +824,13 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
         evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
         return verdict_end(&v, "sandbox.session",
-                           own_ptys ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
-                                      "devpts; the kernel's session is the sandbox's own; the running bwrap is kbound's "
-                                      "child, started with --die-with-parent"
-                                    : "no sandbox process has a controlling terminal; the kernel's session is the "
-                                      "sandbox's own; the running bwrap is kbound's child, started with "
-                                      "--die-with-parent");
+                           own_ptys
+                                   ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
+                                     "devpts; the kernel's session is the sandbox's own; the running bwrap is kbound's "
+                                     "child, started with --die-with-parent"
+                                   : "no sandbox process has a controlling terminal; the kernel's session is the "
+                                     "sandbox's own; the running bwrap is kbound's child, started with "
+                                     "--die-with-parent");
 }
 
 /* ---- identity.pid2 ---- */
@@ -791,7 +871,8 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         else if (!cell || cell_error)
                 problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
         else if (cell_pid != 2 || cell_inner != 2)
-                problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid, cell_inner);
+                problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid,
+                        cell_inner);
         int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
         json_object *endpoints = kb_json_get(at(in->snapshots, 0), "endpoints");
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();
@@ -837,20 +918,24 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                                 kernel |= int_or(at(holders, h), "pid", -2) == kernel_pid &&
                                           strcmp(str_or(at(holders, h), "side", ""), "sandbox") == 0;
                         if (arr_len(holders) == 0)
-                                problem(&v, "PID 2 is not the kernel: kbound's connection to %s (socket:[%" PRId64 "]) is "
-                                            "answered by socket:[%" PRId64 "], which no process the host found holds",
+                                problem(&v,
+                                        "PID 2 is not the kernel: kbound's connection to %s (socket:[%" PRId64 "]) is "
+                                        "answered by socket:[%" PRId64 "], which no process the host found holds",
                                         ep, mine, peer);
                         else if (!kernel)
-                                problem(&v, "PID 2 is not the kernel: kbound's connection to %s is answered by %s, not by the "
-                                            "pinned PID 2 (host pid %" PRId64 ")",
+                                problem(&v,
+                                        "PID 2 is not the kernel: kbound's connection to %s is answered by %s, not by "
+                                        "the "
+                                        "pinned PID 2 (host pid %" PRId64 ")",
                                         ep, holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid);
                         for (size_t h = 0; h < arr_len(holders); h++) {
                                 json_object *holder = at(holders, h);
-                                if ((int_or(holder, "pid", -2) == kernel_pid && strcmp(str_or(holder, "side", ""), "sandbox") == 0) ||
+                                if ((int_or(holder, "pid", -2) == kernel_pid &&
+                                     strcmp(str_or(holder, "side", ""), "sandbox") == 0) ||
                                     (!kernel && h == 0))
                                         continue;
-                                problem(&v, "kbound's connection to %s is held by %s, not only by the pinned kernel", ep,
-                                        holder_words(snap, holder, who, sizeof who));
+                                problem(&v, "kbound's connection to %s is held by %s, not only by the pinned kernel",
+                                        ep, holder_words(snap, holder, who, sizeof who));
                         }
                 }
         }
@@ -862,7 +947,8 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         evidence(&v, "kernel_host_pid", json_object_new_int64(kernel_pid));
         char pass[512];
         snprintf(pass, sizeof pass,
-                 "the other end of each of kbound's %zu connections to the kernel (found by inode, not by path) is held by "
+                 "the other end of each of kbound's %zu connections to the kernel (found by inode, not by path) is "
+                 "held by "
                  "the pinned PID 2 (host pid %" PRId64 ") alone%s",
                  n_conn, kernel_pid, in->cells_absent ? "" : "; the kernel reports pid 2");
         return verdict_end(&v, "identity.pid2", pass);
@@ -942,11 +1028,11 @@ static bool same_path(const char *a, const char *b) {
  * NULL when the last one there binds something, when nothing was asked there, or when the command
  * line cannot be read. A later mount over a folder hides what an earlier one put below it. */
 static const char *planned_fresh(json_object *argv, const char *mountpoint) {
-        static const char *const fresh_ops[][2] = {{"--tmpfs", "tmpfs"}, {"--dev", "tmpfs"}, {"--proc", "proc"},
-                                                   {"--mqueue", "mqueue"}};
-        static const char *const bind_ops[] = {"--bind",        "--bind-try",   "--dev-bind", "--dev-bind-try",
-                                               "--ro-bind",     "--ro-bind-try", "--bind-fd", "--ro-bind-fd",
-                                               "--file",        "--bind-data",  "--ro-bind-data"};
+        static const char *const fresh_ops[][2] = {
+                {"--tmpfs", "tmpfs"}, {"--dev", "tmpfs"}, {"--proc", "proc"}, {"--mqueue", "mqueue"}};
+        static const char *const bind_ops[] = {"--bind",    "--bind-try",    "--dev-bind",    "--dev-bind-try",
+                                               "--ro-bind", "--ro-bind-try", "--bind-fd",     "--ro-bind-fd",
+                                               "--file",    "--bind-data",   "--ro-bind-data"};
         const char *fresh = mountpoint && strcmp(mountpoint, "/") == 0 ? "tmpfs" : NULL;
         size_t n = arr_len(argv);
         if (!mountpoint || n == 0)
@@ -998,8 +1084,9 @@ static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *
                 return buf;
         }
         if (kb_json_int(devices, dev, &holder)) {
-                snprintf(buf, size, "the mount namespace of pid %" PRId64 ", outside the sandbox, holds its device %s too",
-                         holder, dev);
+                snprintf(buf, size,
+                         "the mount namespace of pid %" PRId64 ", outside the sandbox, holds its device %s too", holder,
+                         dev);
                 return buf;
         }
         if (!json_object_is_type(devices, json_type_object) || unreadable < 0)
@@ -1030,9 +1117,11 @@ static const char *device_mount(json_object *m, const kb_judge_mount_facts *f, c
                 return NULL;
         if (mount_is(m, "devpts") && !not_own(m, f, why, sizeof why))
                 return NULL;
-        snprintf(buf, size, "a mount at %s (%s %s, root %s) lets device nodes be opened (no nodev) and is not one of "
-                            "kbound's own /dev nodes",
-                 str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"), str_or(m, "root", "?"));
+        snprintf(buf, size,
+                 "a mount at %s (%s %s, root %s) lets device nodes be opened (no nodev) and is not one of "
+                 "kbound's own /dev nodes",
+                 str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
+                 str_or(m, "root", "?"));
         return buf;
 }
 
@@ -1063,7 +1152,8 @@ static int proc_problems(json_object *mounts, json_object *m, json_object *entri
                 if (!e || snprintf(entry, sizeof entry, "/%s", e) >= (int) sizeof entry)
                         continue;
                 if (kb_procfs_path_under(root, entry)) {
-                        r = push_problem(problems, "a writable proc mount at %s exposes /proc%s (its root %s)", mp, entry, root);
+                        r = push_problem(problems, "a writable proc mount at %s exposes /proc%s (its root %s)", mp,
+                                         entry, root);
                         if (r < 0)
                                 return r;
                         found++;
@@ -1074,7 +1164,8 @@ static int proc_problems(json_object *mounts, json_object *m, json_object *entri
                 json_object *cover = kb_procfs_mount_of(mounts, where);
                 if (cover && (!mount_is(cover, "proc") || !mount_writable(cover)))
                         continue;
-                r = push_problem(problems, "%s (the host's /proc%s) is writable in the sandbox: no read-only mount covers it",
+                r = push_problem(problems,
+                                 "%s (the host's /proc%s) is writable in the sandbox: no read-only mount covers it",
                                  where, entry);
                 if (r < 0)
                         return r;
@@ -1115,8 +1206,9 @@ static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, 
                          str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
                          str_or(m, "root", "?"), kb_json_str(m, "target_error"));
         else
-                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is backed by the host", str_or(m, "mountpoint", "?"),
-                         str_or(m, "fstype", "?"), str_or(m, "source", "?"), str_or(m, "root", "?"));
+                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is backed by the host",
+                         str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
+                         str_or(m, "root", "?"));
         return buf;
 }
 
@@ -1179,11 +1271,11 @@ static void no_probe(verdict *v, const kb_judge_input *in) {
 
 /* What a look's mount tables are judged against. */
 static kb_judge_mount_facts mount_facts(const kb_judge_input *in, json_object *snap) {
-        return (kb_judge_mount_facts) {.host_mounts = kb_json_get(in->host, "mounts"),
-                                       .proc_entries = kb_json_get(in->host, "proc_entries"),
-                                       .team_binds = kb_json_get(in->expect, "team_binds"),
-                                       .outside = kb_json_get(snap, "outside_mounts"),
-                                       .bwrap_argv = kb_json_get(kb_json_get(last_look(in), "launcher"), "argv")};
+        return (kb_judge_mount_facts){.host_mounts = kb_json_get(in->host, "mounts"),
+                                      .proc_entries = kb_json_get(in->host, "proc_entries"),
+                                      .team_binds = kb_json_get(in->expect, "team_binds"),
+                                      .outside = kb_json_get(snap, "outside_mounts"),
+                                      .bwrap_argv = kb_json_get(kb_json_get(last_look(in), "launcher"), "argv")};
 }
 
 /* The first process of snap in the mount namespace key (an inode, as "mount_tables" keys them). */
@@ -1243,7 +1335,8 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
                 }
                 if (fact_error(snap, "a mount table", buf, sizeof buf)) {
                         char text[DETAIL_MAX + 64];
-                        snprintf(text, sizeof text, "the host could not read every mount table of the sandbox (%s)", buf);
+                        snprintf(text, sizeof text, "the host could not read every mount table of the sandbox (%s)",
+                                 buf);
                         add_unique(out, text);
                 }
         }
@@ -1290,7 +1383,9 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 if (path && lands_privately(mounts, &facts, path))
                         private_writes++;
                 else
-                        problem(&v, "the cell created a file in %s, on a mount the host does not class as the sandbox's own",
+                        problem(&v,
+                                "the cell created a file in %s, on a mount the host does not class as the sandbox's "
+                                "own",
                                 path ? path : "?");
         }
         json_object *seen = kb_json_get(in->expect, "escapes_seen");
@@ -1298,7 +1393,8 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 problem(&v, "the host sees the cell's file at %s", json_object_get_string(at(seen, i)));
         for (size_t i = 0; i < arr_len(sysctl); i++)
                 if (kb_json_true(at(sysctl, i), "opened"))
-                        problem(&v, "the cell opened the host setting %s for writing", str_or(at(sysctl, i), "path", "?"));
+                        problem(&v, "the cell opened the host setting %s for writing",
+                                str_or(at(sysctl, i), "path", "?"));
         evidence(&v, "attempts", json_object_new_int64((int64_t) n));
         evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
         evidence(&v, "sysctl", json_object_get(sysctl));
@@ -1356,9 +1452,10 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         if (kb_json_true(in->expect, "allow_network")) {
                 if (v.oom)
                         return NULL;
-                return kb_judge_check("boundary.network", "not_claimed", v.ev,
-                                      "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
-                                      (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
+                return kb_judge_check(
+                        "boundary.network", "not_claimed", v.ev,
+                        "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
+                        (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
         }
         look_problems(&v, in);
         json_object *host_ns = kb_json_get(in->host, "ns");
@@ -1366,7 +1463,8 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *net = kernel_net(snap);
                 if (!net) {
-                        problem(&v, "the host could not read the kernel's network tables (%s)", str_or(snap, "label", "?"));
+                        problem(&v, "the host could not read the kernel's network tables (%s)",
+                                str_or(snap, "label", "?"));
                         continue;
                 }
                 json_object *ifs = kb_json_get(net, "interfaces");
@@ -1374,7 +1472,8 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                         problem(&v, "the host could not read the sandbox's interfaces");
                 for (size_t i = 0; i < arr_len(ifs); i++)
                         if (strcmp(json_object_get_string(at(ifs, i)), "lo") != 0)
-                                problem(&v, "the sandbox has a network interface '%s' besides lo", json_object_get_string(at(ifs, i)));
+                                problem(&v, "the sandbox has a network interface '%s' besides lo",
+                                        json_object_get_string(at(ifs, i)));
                 static const char *const route_keys[] = {"routes_v4", "routes_v6"};
                 for (size_t k = 0; k < KB_ELEMENTSOF(route_keys); k++) {
                         json_object *routes = kb_json_get(net, route_keys[k]);
@@ -1382,15 +1481,19 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                                 problem(&v, "the host could not read the sandbox's %s", route_keys[k]);
                         for (size_t i = 0; i < arr_len(routes); i++)
                                 if (strcmp(json_object_get_string(at(routes, i)), "lo") != 0)
-                                        problem(&v, "the sandbox has a route through '%s'", json_object_get_string(at(routes, i)));
+                                        problem(&v, "the sandbox has a route through '%s'",
+                                                json_object_get_string(at(routes, i)));
                 }
-                json_object *unix_list = kb_json_get(net, "unix"), *names = kb_json_get(in->expect, "abstract_canaries");
+                json_object *unix_list = kb_json_get(net, "unix"),
+                            *names = kb_json_get(in->expect, "abstract_canaries");
                 if (!unix_list)
                         problem(&v, "the host could not read the sandbox's unix sockets");
                 for (size_t i = 0; i < arr_len(unix_list); i++) {
                         const char *path = kb_json_str(at(unix_list, i), "path");
                         if (path && path[0] == '@' && str_in(names, path + 1))
-                                problem(&v, "the host's abstract canary socket %s is in the sandbox's network namespace", path);
+                                problem(&v,
+                                        "the host's abstract canary socket %s is in the sandbox's network namespace",
+                                        path);
                 }
         }
         int64_t kernel_netns = -1;
@@ -1408,7 +1511,8 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         else if (tcp_hits < 0 || unix_hits < 0)
                 problem(&v, "the host did not count its canaries' connections");
         else if (tcp_hits != 0 || unix_hits != 0)
-                problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections", tcp_hits, unix_hits);
+                problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections", tcp_hits,
+                        unix_hits);
         no_probe(&v, in);
         if (cell_error(in->probe, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
@@ -1432,7 +1536,8 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
         char pass[256];
         if (in->cells_absent)
-                snprintf(pass, sizeof pass, "the kernel's own network namespace holds only lo and no route (read by the host)");
+                snprintf(pass, sizeof pass,
+                         "the kernel's own network namespace holds only lo and no route (read by the host)");
         else
                 snprintf(pass, sizeof pass,
                          "the kernel's own network namespace holds only lo and no route (read by the host); %zu canary "
@@ -1508,15 +1613,20 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                                 checked++;
                         const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
                         if (kb_json_str(e, "error") && claim)
-                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path, kb_json_str(e, "error"));
+                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path,
+                                             kb_json_str(e, "error"));
                         json_object *exposed = kb_json_get(e, "exposed");
                         bool listed = false;
                         int64_t links = int_or(e, "links", 1);
-                        json_object *on_dev = links > 1 ? mount_on_dev(at(in->snapshots, s), kb_json_str(e, "dev")) : NULL;
+                        json_object *on_dev =
+                                links > 1 ? mount_on_dev(at(in->snapshots, s), kb_json_str(e, "dev")) : NULL;
                         if (on_dev) {
-                                problem_once(v, said, "the %s %s has %" PRId64 " names (hard links) and the sandbox's mount at %s is on "
-                                           "its filesystem (%s): another of its names could be inside the sandbox",
-                                        name, path, links, str_or(on_dev, "mountpoint", "?"), str_or(e, "dev", "?"));
+                                problem_once(v, said,
+                                             "the %s %s has %" PRId64
+                                             " names (hard links) and the sandbox's mount at %s is on "
+                                             "its filesystem (%s): another of its names could be inside the sandbox",
+                                             name, path, links, str_or(on_dev, "mountpoint", "?"),
+                                             str_or(e, "dev", "?"));
                                 if (report && s == 0)
                                         json_object_array_add(report, json_object_get(e));
                                 listed = true;
@@ -1529,12 +1639,14 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
                                         snprintf(table, sizeof table, " (in the mount namespace of pid %" PRId64 ")",
                                                  int_or(where, "pid", -1));
                                 if (kb_json_true(where, "confirmed"))
-                                        problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name, path,
-                                                str_or(where, "at", "?"), table);
+                                        problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name,
+                                                     path, str_or(where, "at", "?"), table);
                                 else if (!err || strcmp(err, "No such file or directory") != 0)
-                                        problem_once(v, said, "the %s %s is exposed at %s%s by the sandbox's mounts (the host could not "
-                                                "confirm: %s)",
-                                                name, path, str_or(where, "at", "?"), table, err ? err : "?");
+                                        problem_once(v, said,
+                                                     "the %s %s is exposed at %s%s by the sandbox's mounts (the host "
+                                                     "could not "
+                                                     "confirm: %s)",
+                                                     name, path, str_or(where, "at", "?"), table, err ? err : "?");
                                 else
                                         continue; /* disproved: not exposed */
                                 if (report && s == 0 && !listed)
@@ -1557,19 +1669,22 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         evidence(&v, "exposed", exposed);
         json_object *snap = at(in->snapshots, 0), *not_entered = kb_json_get(snap, "socket_namespaces_not_entered");
         json_object *counts = kb_json_get(snap, "host_sockets");
-        int64_t namespaces = int_or(snap, "socket_namespaces", 0), skipped = int_or(snap, "socket_namespaces_skipped", 0);
+        int64_t namespaces = int_or(snap, "socket_namespaces", 0),
+                skipped = int_or(snap, "socket_namespaces_skipped", 0);
         int64_t checked = int_or(counts, "checked", 0), abstract = int_or(snap, "abstract_sockets", 0);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *look = at(in->snapshots, s);
                 if (fact_error(look, "kbound's unix sockets", buf, sizeof buf))
                         problem(&v, "the host could not list %s", buf);
                 if (arr_len(kb_json_get(look, "mounts")) == 0)
-                        problem(&v, "the host could not read the sandbox's mount table (%s)", str_or(look, "label", "?"));
+                        problem(&v, "the host could not read the sandbox's mount table (%s)",
+                                str_or(look, "label", "?"));
                 if (!kb_json_get(look, "host_sockets") || !kb_json_get(look, "socket_namespaces_not_entered"))
                         problem(&v, "the host did not list the host's unix sockets (%s)", str_or(look, "label", "?"));
                 if (int_or(look, "socket_namespaces_skipped", 0) > 0)
-                        problem(&v, "the host did not list the sockets of %" PRId64 " network namespaces (more than kbound "
-                                    "reads in one look)",
+                        problem(&v,
+                                "the host did not list the sockets of %" PRId64 " network namespaces (more than kbound "
+                                "reads in one look)",
                                 int_or(look, "socket_namespaces_skipped", 0));
         }
         if (namespaces == 0)
@@ -1582,8 +1697,9 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                 json_object *ne = at(not_entered, i);
                 unplaced += (size_t) int_or(ne, "unplaced", 0);
                 if (i < 3)
-                        snprintf(left + strlen(left), sizeof left - strlen(left), "%snetwork namespace of pid %" PRId64 " (%s%s%s)",
-                                 i ? ", " : "", int_or(ne, "pid", -1), str_or(ne, "error", "?"),
+                        snprintf(left + strlen(left), sizeof left - strlen(left),
+                                 "%snetwork namespace of pid %" PRId64 " (%s%s%s)", i ? ", " : "",
+                                 int_or(ne, "pid", -1), str_or(ne, "error", "?"),
                                  kb_json_str(ne, "table_error") ? "; its table: " : "", str_or(ne, "table_error", ""));
                 else if (i == 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)",
@@ -1601,12 +1717,14 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
         if (raw)
                 snprintf(extra, sizeof extra,
-                         "; NOT claimed: the %" PRId64 " abstract unix sockets of kbound's network namespace, which the "
+                         "; NOT claimed: the %" PRId64
+                         " abstract unix sockets of kbound's network namespace, which the "
                          "kernel shares (raw-network override)",
                          abstract);
         if (arr_len(not_entered) > 0)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         "; NOT claimed: the sockets of %zu network namespace%s kbound could not enter, checked only by the "
+                         "; NOT claimed: the sockets of %zu network namespace%s kbound could not enter, checked only "
+                         "by the "
                          "paths their tables show%s: %s",
                          arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
                          unplaced ? " (some not found on the host)" : "", left);
@@ -1618,15 +1736,18 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                         snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)", int_or(holder, "pid", -1),
                                  str_or(holder, "name", "?"));
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         "; NOT claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not find "
+                         "; NOT claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not "
+                         "find "
                          "by their names (removed or moved since bound, a relative name, another user's): first %s, "
                          "socket:[%" PRId64 "], %s",
-                         arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s", str_or(first, "path", "?"),
-                         int_or(first, "inode", -1), held);
+                         arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s",
+                         str_or(first, "path", "?"), int_or(first, "inode", -1), held);
         }
         snprintf(pass, sizeof pass,
-                 "none of the host's %" PRId64 " bound pathname unix sockets (any type; %" PRId64 " network namespace%s "
-                 "listed) is reachable through the sandbox's mounts (%zu on filesystems the sandbox mounts, each placed by "
+                 "none of the host's %" PRId64 " bound pathname unix sockets (any type; %" PRId64
+                 " network namespace%s "
+                 "listed) is reachable through the sandbox's mounts (%zu on filesystems the sandbox mounts, each "
+                 "placed by "
                  "its file's device and inode)%s",
                  checked, namespaces, namespaces == 1 ? "" : "s", n, extra);
         return verdict_end(&v, "boundary.sockets", pass);
@@ -1650,16 +1771,19 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                         n_proc++;
                         static const struct {
                                 const char *key, *file, *words;
-                        } texts[] = {{"environ_secrets", "environ", "environment"}, {"cmdline_secrets", "cmdline", "command line"}};
+                        } texts[] = {{"environ_secrets", "environ", "environment"},
+                                     {"cmdline_secrets", "cmdline", "command line"}};
                         for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
                                 json_object *names = kb_json_get(p, texts[t].key);
                                 if (!names)
-                                        problem(&v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s", texts[t].words, pid,
-                                                str_or(p, "name", "?"), fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
+                                        problem(&v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
+                                                texts[t].words, pid, str_or(p, "name", "?"),
+                                                fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
                                                 fact_error(p, texts[t].file, buf, sizeof buf) ? buf : "");
                                 for (size_t k = 0; k < arr_len(names); k++)
                                         problem(&v, "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
-                                                json_object_get_string(at(names, k)), texts[t].words, pid, str_or(p, "name", "?"));
+                                                json_object_get_string(at(names, k)), texts[t].words, pid,
+                                                str_or(p, "name", "?"));
                         }
                 }
         }
@@ -1672,15 +1796,18 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         for (size_t i = 0; i < arr_len(kb_json_get(alive, "processes")); i++) {
                 json_object *p = at(kb_json_get(alive, "processes"), i);
                 /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned. */
-                child_seen |= child > 1 && inner_pid(p) == child && int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
+                child_seen |= child > 1 && inner_pid(p) == child &&
+                              int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
         }
         if (in->cells_absent)
                 ; /* no cell spawned anything: the host's looks at what is there carry the check */
         else if (!alive)
                 problem(&v, "the host never looked at the sandbox while a process the kernel spawned was alive");
         else if (!child_seen)
-                problem(&v, "the child the cell spawned (pid %" PRId64 " in the sandbox) is not among the processes the host "
-                            "sees in the sandbox",
+                problem(&v,
+                        "the child the cell spawned (pid %" PRId64
+                        " in the sandbox) is not among the processes the host "
+                        "sees in the sandbox",
                         child);
         /* The cell's word: fails only. */
         no_probe(&v, in);
@@ -1693,7 +1820,8 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         size_t n_read = arr_len(kb_json_get(sub, "proc"));
         if (in->probe) {
                 if (!kb_json_true(sub, "spawned"))
-                        problem(&v, "the cell could not spawn a subprocess (%s)", str_or(sub, "error", "no reason given"));
+                        problem(&v, "the cell could not spawn a subprocess (%s)",
+                                str_or(sub, "error", "no reason given"));
                 else if (kb_json_str(sub, "error"))
                         problem(&v, "the cell's subprocess failed: %s", kb_json_str(sub, "error"));
                 else if (n_read == 0)
@@ -1722,7 +1850,8 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                  "canary %s",
                  int_or(in->expect, "secrets_guarded", 0), n_proc, n_proc == 1 ? "" : "es",
                  in->cells_absent ? "" : " (a spawned child included)",
-                 kb_json_true(keys, "tested") ? "not found by the cell" : "beyond the sandbox's fresh, empty session keyring");
+                 kb_json_true(keys, "tested") ? "not found by the cell"
+                                              : "beyond the sandbox's fresh, empty session keyring");
         if (!in->cells_absent) {
                 char more[96];
                 snprintf(more, sizeof more, ", nor in what the cell's subprocess read from %zu", n_read);
@@ -1768,7 +1897,8 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         snprintf(parent, sizeof parent, "%.*s", slash == base ? 1 : (int) (slash - base), base);
         if (!place_of(host_mounts, teams, &dev_teams, fs_teams, sizeof fs_teams) ||
             !place_of(host_mounts, parent, &dev_parent, fs_parent, sizeof fs_parent)) {
-                snprintf(text, sizeof text, "the host could not place the run's team folders (%s) on its filesystems", teams);
+                snprintf(text, sizeof text, "the host could not place the run's team folders (%s) on its filesystems",
+                         teams);
                 add_unique(found, text);
                 return;
         }
@@ -1787,7 +1917,8 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                 for (size_t t = 0; t < n_tables; t++) {
                         for (size_t i = 0; i < arr_len(tables[t]); i++) {
                                 json_object *m = at(tables[t], i);
-                                const char *dev = kb_json_str(m, "dev"), *root = kb_json_str(m, "root"), *mp = str_or(m, "mountpoint", "?");
+                                const char *dev = kb_json_str(m, "dev"), *root = kb_json_str(m, "root"),
+                                           *mp = str_or(m, "mountpoint", "?");
                                 char shown[PATH_MAX], where[PATH_MAX];
                                 json_object *top = kb_procfs_mount_of(tables[t], mp);
                                 if (!dev || !root || (top && top != m))
@@ -1795,20 +1926,24 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                 if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(root, fs_teams)) {
                                         bool mine = false;
                                         for (size_t b = 0; b < n_own && !mine; b++)
-                                                mine = strcmp(dev, dev_own[b]) == 0 && kb_procfs_path_under(root, fs_own[b]);
+                                                mine = strcmp(dev, dev_own[b]) == 0 &&
+                                                       kb_procfs_path_under(root, fs_own[b]);
                                         if (mine)
                                                 continue;
                                         host_path_of(teams, fs_teams, root, shown, sizeof shown);
-                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows %s: a team folder that is not "
-                                                                    "the kernel's own workspace or runtime folder", mp, shown);
+                                        snprintf(text, sizeof text,
+                                                 "the sandbox's mount at %s shows %s: a team folder that is not "
+                                                 "the kernel's own workspace or runtime folder",
+                                                 mp, shown);
                                         add_unique(found, text);
                                         continue;
                                 }
                                 if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(fs_teams, root) &&
                                     kb_procfs_path_in_mount(m, fs_teams, where, sizeof where) &&
                                     reached_through(tables[t], where, m)) {
-                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows every team's folders (%s) at %s",
-                                                 mp, teams, where);
+                                        snprintf(text, sizeof text,
+                                                 "the sandbox's mount at %s shows every team's folders (%s) at %s", mp,
+                                                 teams, where);
                                         add_unique(found, text);
                                 }
                                 if (strcmp(dev, dev_parent) != 0)
@@ -1818,17 +1953,22 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                         while (*rest == '/')
                                                 rest++;
                                         size_t len = strcspn(rest, "/");
-                                        if (!base_folder_name(rest, len) || (len == strlen(own) && strncmp(rest, own, len) == 0))
+                                        if (!base_folder_name(rest, len) ||
+                                            (len == strlen(own) && strncmp(rest, own, len) == 0))
                                                 continue;
                                         host_path_of(parent, fs_parent, root, shown, sizeof shown);
-                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows %s, in another kbound run's "
-                                                                    "folder", mp, shown);
+                                        snprintf(text, sizeof text,
+                                                 "the sandbox's mount at %s shows %s, in another kbound run's "
+                                                 "folder",
+                                                 mp, shown);
                                         add_unique(found, text);
                                 } else if (kb_procfs_path_under(fs_parent, root) &&
                                            kb_procfs_path_in_mount(m, fs_parent, where, sizeof where) &&
                                            reached_through(tables[t], where, m)) {
-                                        snprintf(text, sizeof text, "the sandbox's mount at %s shows %s (where every kbound run keeps "
-                                                                    "its team folders) at %s", mp, parent, where);
+                                        snprintf(text, sizeof text,
+                                                 "the sandbox's mount at %s shows %s (where every kbound run keeps "
+                                                 "its team folders) at %s",
+                                                 mp, parent, where);
                                         add_unique(found, text);
                                 }
                         }
@@ -1877,8 +2017,9 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                         continue;
                 json_object_object_foreach(e, key, value) {
                         if (strcmp(key, "content") == 0)
-                                json_object_object_add(copy, "content_read",
-                                                       json_object_new_boolean(value && !json_object_is_type(value, json_type_null)));
+                                json_object_object_add(
+                                        copy, "content_read",
+                                        json_object_new_boolean(value && !json_object_is_type(value, json_type_null)));
                         else
                                 json_object_object_add(copy, key, json_object_get(value));
                 }
@@ -1888,10 +2029,12 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         evidence(&v, "canaries_found", json_object_get(found));
         evidence(&v, "base_dir", json_object_get(kb_json_get(in->expect, "base_dir")));
         char pass[512];
-        snprintf(pass, sizeof pass,
-                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts (host)%s; "
-                 "no mount of the sandbox shows a team folder but the kernel's own two, nor another kbound run's folder",
-                 canaries, in->cells_absent ? "" : " nor visible to the cell");
+        snprintf(
+                pass, sizeof pass,
+                "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
+                "(host)%s; "
+                "no mount of the sandbox shows a team folder but the kernel's own two, nor another kbound run's folder",
+                canaries, in->cells_absent ? "" : " nor visible to the cell");
         return verdict_end(&v, "boundary.cross_team", pass);
 }
 
@@ -1960,7 +2103,8 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
                 snprintf(named, sizeof named, ", named %s", path);
         if (peer <= 0) {
                 snprintf(buf, size,
-                         "socket:[%" PRId64 "] (a %s %s unix socket of kbound's network namespace%s) is connected to no "
+                         "socket:[%" PRId64
+                         "] (a %s %s unix socket of kbound's network namespace%s) is connected to no "
                          "socket of kbound's (a channel out)",
                          inode, state, type, named);
                 return buf;
@@ -2000,8 +2144,8 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 return buf;
         }
         if (starts(target, "anon_inode:")) {
-                static const char *const ok[] = {"anon_inode:[eventfd]", "anon_inode:[eventpoll]", "anon_inode:[timerfd]",
-                                                 "anon_inode:[signalfd]", "anon_inode:inotify"};
+                static const char *const ok[] = {"anon_inode:[eventfd]", "anon_inode:[eventpoll]",
+                                                 "anon_inode:[timerfd]", "anon_inode:[signalfd]", "anon_inode:inotify"};
                 for (size_t i = 0; i < KB_ELEMENTSOF(ok); i++)
                         if (strcmp(target, ok[i]) == 0)
                                 return NULL;
@@ -2015,7 +2159,7 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                                         return NULL;
                         if (pid == -1)
                                 return NULL; /* a pidfd of a process that has exited */
-                        if (pid == 0) /* visible in no pid namespace kbound sees: not the sandbox's */
+                        if (pid == 0)        /* visible in no pid namespace kbound sees: not the sandbox's */
                                 return "a pidfd of a process outside kbound's pid namespace";
                         snprintf(buf, size, "a pidfd of pid %" PRId64 ", a process outside the sandbox", pid);
                         return buf;
@@ -2035,17 +2179,20 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 /* A device opened through one of the process's own mounts: only one of kbound's own
                  * /dev nodes (the node bound there itself) or a pty of the sandbox's own devpts. */
                 json_object *node_target = kb_json_get(through, "target");
-                const char *rdev = kb_json_str(fd, "rdev"), *node = kb_json_str(node_target, "rdev"), *ntype = kb_json_str(node_target, "type");
+                const char *rdev = kb_json_str(fd, "rdev"), *node = kb_json_str(node_target, "rdev"),
+                           *ntype = kb_json_str(node_target, "type");
                 kb_judge_mount_facts f = mount_facts(in, snap);
                 char why[256];
                 if (harmless_char(rdev, false) && strcmp(type, "chr") == 0)
                         return NULL;
-                if (rdev && node && ntype && strcmp(ntype, type) == 0 && strcmp(node, rdev) == 0 && harmless_char(node, true))
+                if (rdev && node && ntype && strcmp(ntype, type) == 0 && strcmp(node, rdev) == 0 &&
+                    harmless_char(node, true))
                         return NULL;
                 if (mount_is(through, "devpts") && !not_own(through, &f, why, sizeof why))
                         return NULL;
-                snprintf(buf, size, "%s is a device (%s %s) opened through the mount at %s (mount id %" PRId64 "), which is "
-                                    "not one of kbound's own /dev nodes",
+                snprintf(buf, size,
+                         "%s is a device (%s %s) opened through the mount at %s (mount id %" PRId64 "), which is "
+                         "not one of kbound's own /dev nodes",
                          target, type, rdev ? rdev : "?", str_or(through, "mountpoint", "?"), mnt_id);
                 return buf;
         }
@@ -2055,8 +2202,9 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 return NULL;
         json_object *log = kb_json_get(in->expect, "kernel_log");
         int64_t flags = int_or(fd, "flags", -1);
-        if (type && strcmp(type, "reg") == 0 && dev && kb_json_str(log, "dev") && strcmp(dev, kb_json_str(log, "dev")) == 0 &&
-            int_or(fd, "ino", -1) == int_or(log, "ino", -2) && flags >= 0 && (flags & 03) == 01 && (flags & 02000))
+        if (type && strcmp(type, "reg") == 0 && dev && kb_json_str(log, "dev") &&
+            strcmp(dev, kb_json_str(log, "dev")) == 0 && int_or(fd, "ino", -1) == int_or(log, "ino", -2) &&
+            flags >= 0 && (flags & 03) == 01 && (flags & 02000))
                 return NULL; /* the kernel's log: write-only, append-only */
         snprintf(buf, size, "%s is on a host mount (mount id %" PRId64 ") outside the sandbox", target, mnt_id);
         return buf;
@@ -2087,10 +2235,10 @@ static bool same_file(json_object *a, json_object *b) {
 
 /* The look before the kernel's program ran: bwrap's init alone in the sandbox, blocked reading
  * kbound's block channel, still the program the bwrap outside runs, holding only what kbound
- * handed it (each descriptor by number and object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc (opened before the
- * namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else
- * was inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how
- * many descriptors were judged. */
+ * handed it (each descriptor by number and object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc
+ * (opened before the namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else was
+ * inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how many descriptors were
+ * judged. */
 static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
         json_object *pe = in->pre_exec, *plan = kb_json_get(in->expect, "launch");
         char buf[DETAIL_MAX];
@@ -2109,8 +2257,10 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
         char want[32];
         snprintf(want, sizeof want, "%" PRId64, block_fd);
         if (!value || strcmp(value, want) != 0)
-                problem(v, "the running bwrap was not started with --block-fd %" PRId64 ": nothing made the sandbox wait for "
-                           "the host's look before the kernel ran",
+                problem(v,
+                        "the running bwrap was not started with --block-fd %" PRId64
+                        ": nothing made the sandbox wait for "
+                        "the host's look before the kernel ran",
                         block_fd);
         json_object *init = kb_json_get(pe, "init");
         if (!init)
@@ -2118,8 +2268,10 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                         fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
                         fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? buf : "");
         else if (int_or(init, "reads_fd", -1) != block_fd)
-                problem(v, "bwrap's init was not waiting on kbound's block channel (fd %" PRId64 ") when the host looked (it was in: %s): "
-                           "the kernel's program may already have run",
+                problem(v,
+                        "bwrap's init was not waiting on kbound's block channel (fd %" PRId64
+                        ") when the host looked (it was in: %s): "
+                        "the kernel's program may already have run",
                         block_fd, str_or(init, "syscall", "?"));
         json_object *procs = kb_json_get(pe, "processes"), *planned = kb_json_get(plan, "fds");
         if (arr_len(procs) == 0)
@@ -2129,17 +2281,22 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                 json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
                 int64_t pid = int_or(p, "pid", -1), inner = inner_pid(p);
                 if (inner != 1) {
-                        problem(v, "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64 " in the sandbox) ran "
-                                   "before kbound let the kernel start",
+                        problem(v,
+                                "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64
+                                " in the sandbox) ran "
+                                "before kbound let the kernel start",
                                 pid, str_or(p, "name", "?"), inner);
                         continue;
                 }
                 /* PID 1 is a fork of the bwrap outside: the same program, unless it has exec'd another. */
                 json_object *bwrap_exe = kb_json_get(kb_json_get(pe, "launcher"), "exe");
                 if (!same_file(kb_json_get(p, "exe"), bwrap_exe))
-                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") was already %s, not the bwrap "
-                                   "outside (%s)",
-                                pid, str_or(kb_json_get(p, "exe"), "path", str_or(p, "exe_error", "?")), str_or(bwrap_exe, "path", "unknown"));
+                        problem(v,
+                                "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
+                                ") was already %s, not the bwrap "
+                                "outside (%s)",
+                                pid, str_or(kb_json_get(p, "exe"), "path", str_or(p, "exe_error", "?")),
+                                str_or(bwrap_exe, "path", "unknown"));
                 const char *unread = fact_error(p, "fd", buf, sizeof buf);
                 if (!fds || unread)
                         problem(v, "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
@@ -2159,17 +2316,22 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                                 continue;
                         }
                         /* bwrap's own: O_PATH (010000000) of the host's /proc root, and its eventfd */
-                        if ((int_or(fd, "flags", 0) & 010000000) && same_file(fd, kb_json_get(plan, "proc")) && proc_fds++ == 0)
+                        if ((int_or(fd, "flags", 0) & 010000000) && same_file(fd, kb_json_get(plan, "proc")) &&
+                            proc_fds++ == 0)
                                 continue;
                         if (strcmp(target, "anon_inode:[eventfd]") == 0 && eventfds++ == 0)
                                 continue;
-                        problem(v, "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64 ") was %s, which "
-                                   "kbound did not hand in",
+                        problem(v,
+                                "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64
+                                ") was %s, which "
+                                "kbound did not hand in",
                                 num, pid, target);
                 }
                 if (fds && !unread && !block_held)
-                        problem(v, "before the kernel ran, the sandbox's PID 1 (pid %" PRId64 ") did not hold kbound's block channel "
-                                   "as fd %" PRId64,
+                        problem(v,
+                                "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
+                                ") did not hold kbound's block channel "
+                                "as fd %" PRId64,
                                 pid, block_fd);
         }
         return n;
@@ -2202,8 +2364,8 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                                 n_fds++;
                                 const char *why = fd_problem(in, snap, p, fd, why_buf, sizeof why_buf);
                                 if (why)
-                                        problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s", int_or(fd, "fd", -1), pid,
-                                                str_or(p, "name", "?"), why);
+                                        problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s", int_or(fd, "fd", -1),
+                                                pid, str_or(p, "name", "?"), why);
                         }
                 }
         }
@@ -2213,7 +2375,8 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
                  "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices; "
-                 "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the descriptors "
+                 "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the "
+                 "descriptors "
                  "kbound handed it and bwrap's own (%zu)",
                  n_fds, n_pre);
         return verdict_end(&v, "boundary.descriptors", pass);
@@ -2253,27 +2416,33 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                         continue;
                 }
                 json_object *err = kb_json_get(r, "errno");
-                const char *got = err && json_object_is_type(err, json_type_string) ? json_object_get_string(err) : NULL;
+                const char *got =
+                        err && json_object_is_type(err, json_type_string) ? json_object_get_string(err) : NULL;
                 if (row)
-                        json_object_object_add(row, side, json_object_new_string(!kb_json_true(r, "tested") ? "untested"
-                                                                                  : got ? got : "allowed"));
+                        json_object_object_add(row, side,
+                                               json_object_new_string(!kb_json_true(r, "tested") ? "untested"
+                                                                      : got                      ? got
+                                                                                                 : "allowed"));
                 if (!kb_json_true(r, "tested"))
                         continue; /* the call does not exist here (another ABI's), said with why */
                 tried++;
                 if (!got)
-                        problem(v, "the sandbox lets %s through (the %s's call succeeded; the filter refuses it with %s)",
+                        problem(v,
+                                "the sandbox lets %s through (the %s's call succeeded; the filter refuses it with %s)",
                                 name, side, expected);
                 else if (strcmp(got, expected) != 0)
-                        problem(v, "%s answers %s in the %s, not the filter's %s: the filter kbound built is not the one "
-                                   "in force",
+                        problem(v,
+                                "%s answers %s in the %s, not the filter's %s: the filter kbound built is not the one "
+                                "in force",
                                 name, got, side, expected);
                 /* A family is refused for socketpair(2) as well as socket(2). */
                 json_object *pair = kb_json_get(r, "socketpair");
                 if (pair && kb_json_true(pair, "tested")) {
                         const char *pgot = kb_json_str(pair, "errno");
                         if (!pgot)
-                                problem(v, "the sandbox lets socketpair(%s) through (the %s's call succeeded; the filter "
-                                           "refuses it with %s)",
+                                problem(v,
+                                        "the sandbox lets socketpair(%s) through (the %s's call succeeded; the filter "
+                                        "refuses it with %s)",
                                         name, side, expected);
                         else if (strcmp(pgot, expected) != 0)
                                 problem(v, "socketpair(%s) answers %s in the %s, not the filter's %s", name, pgot, side,
@@ -2298,14 +2467,20 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                         int64_t pid = int_or(p, "pid", -1), mode, count;
                         if (!kb_json_int(p, "seccomp", &mode) || mode != 2)
                                 problem(&v, "pid %" PRId64 " (%s) runs without a seccomp filter (mode %s)", pid,
-                                        str_or(p, "name", "?"), kb_json_get(p, "seccomp") ? json_object_get_string(kb_json_get(p, "seccomp")) : "unknown");
+                                        str_or(p, "name", "?"),
+                                        kb_json_get(p, "seccomp") ? json_object_get_string(kb_json_get(p, "seccomp"))
+                                                                  : "unknown");
                         /* More filters than kbound's can only refuse more (the strictest action wins), so
                          * a kernel that adds its own is not a leak; fewer means one is missing. */
                         else if (!kb_json_int(p, "seccomp_filters", &count) || count < want)
-                                problem(&v, "pid %" PRId64 " (%s) runs under %s seccomp filters, fewer than kbound's %" PRId64
-                                            " (its own and the sandbox's): the filter kbound built is not in force",
+                                problem(&v,
+                                        "pid %" PRId64
+                                        " (%s) runs under %s seccomp filters, fewer than kbound's %" PRId64
+                                        " (its own and the sandbox's): the filter kbound built is not in force",
                                         pid, str_or(p, "name", "?"),
-                                        kb_json_get(p, "seccomp_filters") ? json_object_get_string(kb_json_get(p, "seccomp_filters")) : "an unknown number of",
+                                        kb_json_get(p, "seccomp_filters")
+                                                ? json_object_get_string(kb_json_get(p, "seccomp_filters"))
+                                                : "an unknown number of",
                                         want);
                 }
         }
@@ -2332,8 +2507,12 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         static const char *const subprobes[] = {"child", "in_process", NULL};
         if (cell_error(surface, subprobes, buf, sizeof buf))
                 problem(&v, "%s", buf);
-        size_t child = surface && !surface_error ? judge_tries(&v, kb_json_get(surface, "child"), "spawned program", blocked, table, true) : 0;
-        size_t inside = surface && !surface_error ? judge_tries(&v, kb_json_get(surface, "in_process"), "kernel process", blocked, table, false) : 0;
+        size_t child = surface && !surface_error
+                               ? judge_tries(&v, kb_json_get(surface, "child"), "spawned program", blocked, table, true)
+                               : 0;
+        size_t inside = surface && !surface_error ? judge_tries(&v, kb_json_get(surface, "in_process"),
+                                                                "kernel process", blocked, table, false)
+                                                  : 0;
         json_object *not_claimed = kb_json_get(seccomp, "not_claimed");
         for (size_t i = 0; i < arr_len(not_claimed); i++) {
                 json_object *row = json_object_new_object();
@@ -2351,7 +2530,7 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         snprintf(pass, sizeof pass,
                  "every sandbox process runs under kbound's seccomp filter (mode 2, %" PRId64 " filter%s); %zu refused "
                  "calls and socket families tried from a spawned program%s, each refused as the filter says%s%s",
-                 want, want == 1 ? "" : "s", child, inside ? " and the kernel itself" : "", *left ? "; NOT claimed: " : "",
-                 left);
+                 want, want == 1 ? "" : "s", child, inside ? " and the kernel itself" : "",
+                 *left ? "; NOT claimed: " : "", left);
         return verdict_end(&v, "sandbox.attack_surface", pass);
 }

@@ -22,15 +22,15 @@
 struct kb_kernel {
         char *team_dir, *workspace, *runtime_dir, *host_dir, *log_path;
         kb_connection *connection;
-        kb_sandbox *sandbox;   /* sandboxed kernels */
-        pid_t child;           /* unsandboxed kernels: our direct child (its own process group) */
+        kb_sandbox *sandbox; /* sandboxed kernels */
+        pid_t child;         /* unsandboxed kernels: our direct child (its own process group) */
         int child_pidfd;
         kb_client *client;
         json_object *info;
         int64_t startup_ms;
-        kb_client_msg_fn on_msg;    /* the caller's transcript hook */
+        kb_client_msg_fn on_msg; /* the caller's transcript hook */
         void *on_msg_userdata;
-        kb_secrets *key_secret;     /* the connection key, so on_msg never sees it */
+        kb_secrets *key_secret; /* the connection key, so on_msg never sees it */
         bool stopped;
         int wait_status;
 };
@@ -85,8 +85,13 @@ static int launch_plain(kb_kernel *k, char *const *argv, char *const *env, const
         _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (log_fd < 0)
                 return -errno;
-        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = log_fd, .stderr_fd = log_fd, .user = user,
-                               .new_session_keyring = true, .die_with_parent = true, .new_session = true,
+        kb_spawn_options so = {.stdin_fd = -1,
+                               .stdout_fd = log_fd,
+                               .stderr_fd = log_fd,
+                               .user = user,
+                               .new_session_keyring = true,
+                               .die_with_parent = true,
+                               .new_session = true,
                                .chdir_to = k->workspace};
         pid_t pid;
         int r = kb_sandbox_spawn(program, argv, env, &so, &pid);
@@ -205,8 +210,8 @@ int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
         int r = 0;
         /* The streams by length: they may hold NULs, which `run` and `console` show. */
         if (redact_in_place(k, &ex->stdout_text, &ex->stdout_len) < 0 ||
-            redact_in_place(k, &ex->stderr_text, &ex->stderr_len) < 0 ||
-            redact_in_place(k, &ex->ename, NULL) < 0 || redact_in_place(k, &ex->evalue, NULL) < 0)
+            redact_in_place(k, &ex->stderr_text, &ex->stderr_len) < 0 || redact_in_place(k, &ex->ename, NULL) < 0 ||
+            redact_in_place(k, &ex->evalue, NULL) < 0)
                 r = -ENOMEM;
         if (redact_json_in_place(k, &ex->reply) < 0 || redact_json_in_place(k, &ex->outputs) < 0 ||
             redact_json_in_place(k, &ex->errors) < 0)
@@ -217,8 +222,7 @@ int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
 static char *diagnose(kb_kernel *k, const char *what, int r) {
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
         char *d = NULL;
-        if (asprintf(&d, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "",
-                     tail ? tail : "") < 0)
+        if (asprintf(&d, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
                 return NULL;
         return d;
 }
@@ -333,7 +337,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         }
         /* Written while run/ was still ours alone (kb_connection_write insists), then handed over
          * with the folder: the kernel reads the file and creates its sockets there. */
-        if ((r = kb_sandbox_user_give(o->user, conn_path)) < 0 || (r = kb_sandbox_user_give(o->user, k->runtime_dir)) < 0) {
+        if ((r = kb_sandbox_user_give(o->user, conn_path)) < 0 ||
+            (r = kb_sandbox_user_give(o->user, k->runtime_dir)) < 0) {
                 diagnosis = strdup("cannot hand the runtime folder to the sandbox user");
                 goto fail;
         }
@@ -497,7 +502,7 @@ int kb_kernel_alive(const kb_kernel *k) {
                 return kb_sandbox_alive(k->sandbox);
         if (k->child_pidfd < 0)
                 return 0;
-        struct pollfd p = { .fd = k->child_pidfd, .events = POLLIN };
+        struct pollfd p = {.fd = k->child_pidfd, .events = POLLIN};
         return poll(&p, 1, 0) == 0;
 }
 
@@ -582,8 +587,7 @@ char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline
                         abbrev = sigabbrev_np(code - 128);
                         snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d%s%s)", code,
                                  code - 128, abbrev ? " SIG" : "", abbrev ? abbrev : "");
-                }
-                else
+                } else
                         snprintf(how, sizeof(how), "the kernel exited with status %d", code);
         }
         char *d = NULL;
@@ -607,7 +611,7 @@ static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
                 }
                 if (kb_ms_left(deadline_ms) == 0)
                         return -ETIMEDOUT;
-                struct pollfd p = { .fd = k->child_pidfd, .events = POLLIN };
+                struct pollfd p = {.fd = k->child_pidfd, .events = POLLIN};
                 poll(&p, 1, 10);
         }
         k->child = 0;
@@ -628,7 +632,7 @@ int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, int *ret_sta
                         grace = deadline_ms;
                 if (kb_client_shutdown(k->client, grace) == 0) {
                         /* Give it the rest of the grace to exit on its own. */
-                        struct pollfd p = { .fd = kb_kernel_pidfd(k), .events = POLLIN };
+                        struct pollfd p = {.fd = kb_kernel_pidfd(k), .events = POLLIN};
                         poll(&p, 1, kb_ms_left(grace));
                 }
         }

@@ -317,8 +317,7 @@ static int parse_env(struct json_object *root, char ***ret) {
         return kb_strv_take(&sv, ret);
 }
 
-int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir,
-                        kb_kernelspec **ret) {
+int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir, kb_kernelspec **ret) {
         _cleanup_json_ struct json_object *root = NULL;
         kb_kernelspec *spec = NULL;
         int r;
@@ -656,7 +655,9 @@ int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *prefixes, char
                 r = dir ? (kb_strv_contains(&sv, dir) ? 0 : kb_strv_push_take(&sv, TAKE_PTR(dir))) : -ENOMEM;
         }
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(rootfs_kernels_dirs); i++)
-                r = kb_strv_contains(&sv, rootfs_kernels_dirs[i]) ? 0 : kb_strv_push_take(&sv, strdup(rootfs_kernels_dirs[i]));
+                r = kb_strv_contains(&sv, rootfs_kernels_dirs[i])
+                            ? 0
+                            : kb_strv_push_take(&sv, strdup(rootfs_kernels_dirs[i]));
         if (r < 0) {
                 kb_strv_clear(&sv);
                 return r;
@@ -664,8 +665,7 @@ int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *prefixes, char
         return kb_strv_take(&sv, ret_dirs);
 }
 
-int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs,
-                               kb_kernelspec **ret) {
+int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
         if (root_fd < 0 || !name_or_path || !ret)
                 return -EINVAL;
         if (strchr(name_or_path, '/')) {
@@ -871,8 +871,7 @@ int kb_kernelspec_list(char *const *search_dirs, kb_kernelspec ***ret, size_t *r
         return list_specs(-1, search_dirs, ret, ret_n_broken);
 }
 
-int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret,
-                               size_t *ret_n_broken) {
+int kb_kernelspec_list_in_root(int root_fd, char *const *search_dirs, kb_kernelspec ***ret, size_t *ret_n_broken) {
         if (root_fd < 0)
                 return -EINVAL;
         return list_specs(root_fd, search_dirs, ret, ret_n_broken);
@@ -943,8 +942,8 @@ int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, c
 
         if (!spec || !spec->argv || !connection_file || !ret_argv)
                 return -EINVAL;
-        const char *const values[KB_ELEMENTSOF(placeholders)] = {
-                connection_file, spec->resource_dir ? spec->resource_dir : ""};
+        const char *const values[KB_ELEMENTSOF(placeholders)] = {connection_file,
+                                                                 spec->resource_dir ? spec->resource_dir : ""};
         for (char **a = spec->argv; *a; a++) {
                 int r = kb_strv_push_take(&sv, substitute(*a, values));
                 if (r < 0) {

@@ -57,7 +57,7 @@ int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack 
                         continue;
                 json_object *m = NULL;
                 int match = kb_json_parse_strict(text, len, MANIFEST_DEPTH_MAX, &m) < 0 ? -EPROTO
-                                                                                      : manifest_matches(m, language);
+                                                                                        : manifest_matches(m, language);
                 if (match <= 0) {
                         json_object_put(m);
                         if (match < 0 && r == -ENOENT)
@@ -156,7 +156,8 @@ static int params_sh(json_object *params, char **ret) {
         json_object_object_foreach(params, key, v) {
                 if (r < 0)
                         break;
-                if (!*key || strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != strlen(key))
+                if (!*key ||
+                    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != strlen(key))
                         continue;
                 r = sh_append(&buf, &len, "KB_");
                 if (r >= 0)
@@ -353,7 +354,8 @@ int kb_probe_result(const kb_execution *ex, json_object **ret) {
         size_t n = ex->outputs ? json_object_array_length(ex->outputs) : 0;
         for (size_t i = 0; i < n; i++) {
                 json_object *out = json_object_array_get_idx(ex->outputs, i), *data = NULL, *v = NULL;
-                if (!json_object_object_get_ex(out, "data", &data) || !json_object_object_get_ex(data, KB_PROBE_MIME, &v))
+                if (!json_object_object_get_ex(out, "data", &data) ||
+                    !json_object_object_get_ex(data, KB_PROBE_MIME, &v))
                         continue;
                 if (found)
                         return -EPROTO;

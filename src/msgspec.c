@@ -12,94 +12,94 @@
  * kbound also types the optional fields it knows when they are present. */
 static const kb_msgspec_field fields[] = {
         /* Every message: the header (date is mandatory since 5.1). */
-        { "header", "msg_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "header", "username", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "header", "session", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "header", "date", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "header", "msg_type", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "header", "version", KB_MS_VERSION, REQ, KB_MS_ALWAYS, NULL },
+        {"header", "msg_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"header", "username", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"header", "session", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"header", "date", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"header", "msg_type", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"header", "version", KB_MS_VERSION, REQ, KB_MS_ALWAYS, NULL},
 
         /* Every reply with a status ("All reply messages have a 'status' field"); the error form. */
-        { "*reply", "status", KB_MS_STRING, REQ, KB_MS_ALWAYS, "ok|error|abort" },
-        { "*reply", "ename", KB_MS_STRING, REQ, KB_MS_IF_ERROR, NULL },
-        { "*reply", "evalue", KB_MS_STRING, REQ, KB_MS_IF_ERROR, NULL },
-        { "*reply", "traceback", KB_MS_STRING_ARRAY, REQ, KB_MS_IF_ERROR, NULL },
+        {"*reply", "status", KB_MS_STRING, REQ, KB_MS_ALWAYS, "ok|error|abort"},
+        {"*reply", "ename", KB_MS_STRING, REQ, KB_MS_IF_ERROR, NULL},
+        {"*reply", "evalue", KB_MS_STRING, REQ, KB_MS_IF_ERROR, NULL},
+        {"*reply", "traceback", KB_MS_STRING_ARRAY, REQ, KB_MS_IF_ERROR, NULL},
 
         /* shell and control */
-        { "execute_reply", "execution_count", KB_MS_INT, REQ, KB_MS_IF_OK, NULL },
-        { "execute_reply", "payload", KB_MS_OBJECT_ARRAY, OPT, KB_MS_IF_OK, NULL },
-        { "execute_reply", "user_expressions", KB_MS_OBJECT, OPT, KB_MS_IF_OK, NULL },
-        { "inspect_reply", "found", KB_MS_BOOL, REQ, KB_MS_IF_OK, NULL },
-        { "inspect_reply", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_IF_OK, NULL },
-        { "inspect_reply", "metadata", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL },
-        { "complete_reply", "matches", KB_MS_STRING_ARRAY, REQ, KB_MS_IF_OK, NULL },
-        { "complete_reply", "cursor_start", KB_MS_INT, REQ, KB_MS_IF_OK, NULL },
-        { "complete_reply", "cursor_end", KB_MS_INT, REQ, KB_MS_IF_OK, NULL },
-        { "complete_reply", "metadata", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL },
-        { "history_reply", "history", KB_MS_ARRAY, REQ, KB_MS_IF_OK, NULL },
-        { "is_complete_reply", "status", KB_MS_STRING, REQ, KB_MS_ALWAYS, "complete|incomplete|invalid|unknown" },
-        { "is_complete_reply", "indent", KB_MS_STRING, OPT, KB_MS_ALWAYS, NULL },
-        { "comm_info_reply", "comms", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "protocol_version", KB_MS_VERSION, REQ, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "implementation", KB_MS_STRING, REQ, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "implementation_version", KB_MS_STRING, OPT, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "language_info", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "banner", KB_MS_STRING, REQ, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "help_links", KB_MS_OBJECT_ARRAY, OPT, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "debugger", KB_MS_BOOL, OPT, KB_MS_IF_OK, NULL },
-        { "kernel_info_reply", "supported_features", KB_MS_STRING_ARRAY, OPT, KB_MS_IF_OK, NULL },
-        { "shutdown_reply", "restart", KB_MS_BOOL, REQ, KB_MS_IF_OK, NULL },
-        { "interrupt_reply", NULL, KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL }, /* its status only */
-        { "create_subshell_reply", "subshell_id", KB_MS_STRING, REQ, KB_MS_IF_OK, NULL },
-        { "list_subshell_reply", "subshell_id", KB_MS_STRING_ARRAY, REQ, KB_MS_IF_OK, NULL },
-        { "delete_subshell_reply", NULL, KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL },
+        {"execute_reply", "execution_count", KB_MS_INT, REQ, KB_MS_IF_OK, NULL},
+        {"execute_reply", "payload", KB_MS_OBJECT_ARRAY, OPT, KB_MS_IF_OK, NULL},
+        {"execute_reply", "user_expressions", KB_MS_OBJECT, OPT, KB_MS_IF_OK, NULL},
+        {"inspect_reply", "found", KB_MS_BOOL, REQ, KB_MS_IF_OK, NULL},
+        {"inspect_reply", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_IF_OK, NULL},
+        {"inspect_reply", "metadata", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL},
+        {"complete_reply", "matches", KB_MS_STRING_ARRAY, REQ, KB_MS_IF_OK, NULL},
+        {"complete_reply", "cursor_start", KB_MS_INT, REQ, KB_MS_IF_OK, NULL},
+        {"complete_reply", "cursor_end", KB_MS_INT, REQ, KB_MS_IF_OK, NULL},
+        {"complete_reply", "metadata", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL},
+        {"history_reply", "history", KB_MS_ARRAY, REQ, KB_MS_IF_OK, NULL},
+        {"is_complete_reply", "status", KB_MS_STRING, REQ, KB_MS_ALWAYS, "complete|incomplete|invalid|unknown"},
+        {"is_complete_reply", "indent", KB_MS_STRING, OPT, KB_MS_ALWAYS, NULL},
+        {"comm_info_reply", "comms", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "protocol_version", KB_MS_VERSION, REQ, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "implementation", KB_MS_STRING, REQ, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "implementation_version", KB_MS_STRING, OPT, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "language_info", KB_MS_OBJECT, REQ, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "banner", KB_MS_STRING, REQ, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "help_links", KB_MS_OBJECT_ARRAY, OPT, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "debugger", KB_MS_BOOL, OPT, KB_MS_IF_OK, NULL},
+        {"kernel_info_reply", "supported_features", KB_MS_STRING_ARRAY, OPT, KB_MS_IF_OK, NULL},
+        {"shutdown_reply", "restart", KB_MS_BOOL, REQ, KB_MS_IF_OK, NULL},
+        {"interrupt_reply", NULL, KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL}, /* its status only */
+        {"create_subshell_reply", "subshell_id", KB_MS_STRING, REQ, KB_MS_IF_OK, NULL},
+        {"list_subshell_reply", "subshell_id", KB_MS_STRING_ARRAY, REQ, KB_MS_IF_OK, NULL},
+        {"delete_subshell_reply", NULL, KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL},
         /* debug_reply and debug_event carry Debug Adapter Protocol messages, not a status. */
-        { "debug_reply", "type", KB_MS_STRING, REQ, KB_MS_ALWAYS, "response" },
-        { "debug_reply", "success", KB_MS_BOOL, OPT, KB_MS_ALWAYS, NULL },
-        { "debug_reply", "command", KB_MS_STRING, OPT, KB_MS_ALWAYS, NULL },
-        { "debug_event", "type", KB_MS_STRING, REQ, KB_MS_ALWAYS, "event" },
-        { "debug_event", "event", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
+        {"debug_reply", "type", KB_MS_STRING, REQ, KB_MS_ALWAYS, "response"},
+        {"debug_reply", "success", KB_MS_BOOL, OPT, KB_MS_ALWAYS, NULL},
+        {"debug_reply", "command", KB_MS_STRING, OPT, KB_MS_ALWAYS, NULL},
+        {"debug_event", "type", KB_MS_STRING, REQ, KB_MS_ALWAYS, "event"},
+        {"debug_event", "event", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
 
         /* iopub */
-        { "status", "execution_state", KB_MS_STRING, REQ, KB_MS_ALWAYS, "busy|idle|starting" },
-        { "execute_input", "code", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "execute_input", "execution_count", KB_MS_INT, REQ, KB_MS_ALWAYS, NULL },
-        { "stream", "name", KB_MS_STRING, REQ, KB_MS_ALWAYS, "stdout|stderr" },
-        { "stream", "text", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "display_data", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_ALWAYS, NULL },
-        { "display_data", "metadata", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
-        { "display_data", "transient", KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL },
+        {"status", "execution_state", KB_MS_STRING, REQ, KB_MS_ALWAYS, "busy|idle|starting"},
+        {"execute_input", "code", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"execute_input", "execution_count", KB_MS_INT, REQ, KB_MS_ALWAYS, NULL},
+        {"stream", "name", KB_MS_STRING, REQ, KB_MS_ALWAYS, "stdout|stderr"},
+        {"stream", "text", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"display_data", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_ALWAYS, NULL},
+        {"display_data", "metadata", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
+        {"display_data", "transient", KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL},
         /* "must contain a transient field with a display_id" */
-        { "update_display_data", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_ALWAYS, NULL },
-        { "update_display_data", "metadata", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
-        { "update_display_data", "transient", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
-        { "execute_result", "execution_count", KB_MS_INT, REQ, KB_MS_ALWAYS, NULL },
-        { "execute_result", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_ALWAYS, NULL },
-        { "execute_result", "metadata", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
-        { "execute_result", "transient", KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL },
-        { "error", "ename", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "error", "evalue", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "error", "traceback", KB_MS_STRING_ARRAY, REQ, KB_MS_ALWAYS, NULL },
-        { "clear_output", "wait", KB_MS_BOOL, REQ, KB_MS_ALWAYS, NULL },
+        {"update_display_data", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_ALWAYS, NULL},
+        {"update_display_data", "metadata", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
+        {"update_display_data", "transient", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
+        {"execute_result", "execution_count", KB_MS_INT, REQ, KB_MS_ALWAYS, NULL},
+        {"execute_result", "data", KB_MS_MIMEBUNDLE, REQ, KB_MS_ALWAYS, NULL},
+        {"execute_result", "metadata", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
+        {"execute_result", "transient", KB_MS_OBJECT, OPT, KB_MS_ALWAYS, NULL},
+        {"error", "ename", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"error", "evalue", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"error", "traceback", KB_MS_STRING_ARRAY, REQ, KB_MS_ALWAYS, NULL},
+        {"clear_output", "wait", KB_MS_BOOL, REQ, KB_MS_ALWAYS, NULL},
         /* comms ("The data key is always a dict") */
-        { "comm_open", "comm_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "comm_open", "target_name", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "comm_open", "data", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
-        { "comm_open", "target_module", KB_MS_STRING, OPT, KB_MS_ALWAYS, NULL },
-        { "comm_msg", "comm_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "comm_msg", "data", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
-        { "comm_close", "comm_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "comm_close", "data", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL },
+        {"comm_open", "comm_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"comm_open", "target_name", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"comm_open", "data", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
+        {"comm_open", "target_module", KB_MS_STRING, OPT, KB_MS_ALWAYS, NULL},
+        {"comm_msg", "comm_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"comm_msg", "data", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
+        {"comm_close", "comm_id", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"comm_close", "data", KB_MS_OBJECT, REQ, KB_MS_ALWAYS, NULL},
 
         /* stdin */
-        { "input_request", "prompt", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL },
-        { "input_request", "password", KB_MS_BOOL, REQ, KB_MS_ALWAYS, NULL },
+        {"input_request", "prompt", KB_MS_STRING, REQ, KB_MS_ALWAYS, NULL},
+        {"input_request", "password", KB_MS_BOOL, REQ, KB_MS_ALWAYS, NULL},
 };
 
 /* The replies whose content has a status (the "*reply" rows apply to them). */
 static const char *const status_replies[] = {
-        "execute_reply",   "inspect_reply",  "complete_reply",        "history_reply",
-        "comm_info_reply", "kernel_info_reply", "shutdown_reply",     "interrupt_reply",
+        "execute_reply",         "inspect_reply",       "complete_reply",        "history_reply",
+        "comm_info_reply",       "kernel_info_reply",   "shutdown_reply",        "interrupt_reply",
         "create_subshell_reply", "list_subshell_reply", "delete_subshell_reply",
 };
 
@@ -277,7 +277,7 @@ static void check_row(walk *w, const kb_msgspec_field *row, const char *msg_type
 
 size_t kb_msgspec_check(const char *msg_type, json_object *header, json_object *content, kb_msgspec_problem_fn fn,
                         void *userdata) {
-        walk w = { .fn = fn, .userdata = userdata };
+        walk w = {.fn = fn, .userdata = userdata};
         const char *type = msg_type ? msg_type : "?";
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
                 if (strcmp(fields[i].msg_type, "header") == 0)
@@ -287,7 +287,8 @@ size_t kb_msgspec_check(const char *msg_type, json_object *header, json_object *
         json_object *status_obj = NULL;
         const char *status = NULL;
         if (content && json_object_is_type(content, json_type_object) &&
-            json_object_object_get_ex(content, "status", &status_obj) && json_object_is_type(status_obj, json_type_string))
+            json_object_object_get_ex(content, "status", &status_obj) &&
+            json_object_is_type(status_obj, json_type_string))
                 status = json_object_get_string(status_obj);
         bool with_status = is_status_reply(type);
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {

@@ -10,14 +10,14 @@
 
 typedef enum kb_msgspec_kind {
         KB_MS_STRING,
-        KB_MS_INT,          /* a JSON integer */
+        KB_MS_INT, /* a JSON integer */
         KB_MS_BOOL,
         KB_MS_OBJECT,
         KB_MS_ARRAY,
         KB_MS_STRING_ARRAY,
         KB_MS_OBJECT_ARRAY,
-        KB_MS_MIMEBUNDLE,   /* an object whose keys are MIME types ("type/subtype") */
-        KB_MS_VERSION,      /* a string "X.Y" or "X.Y.Z" */
+        KB_MS_MIMEBUNDLE, /* an object whose keys are MIME types ("type/subtype") */
+        KB_MS_VERSION,    /* a string "X.Y" or "X.Y.Z" */
 } kb_msgspec_kind;
 
 /* When a row applies to a reply that has a status: always, or only for that status. */
@@ -33,7 +33,7 @@ typedef struct kb_msgspec_field {
         kb_msgspec_kind kind;
         bool required;
         kb_msgspec_when when;
-        const char *values;   /* the allowed values of a string, '|'-separated, or NULL */
+        const char *values; /* the allowed values of a string, '|'-separated, or NULL */
 } kb_msgspec_field;
 
 /* The rows, in the table's order; *ret_n gets their number. */

@@ -13,8 +13,7 @@
 #define SUN_PATH_USABLE 107 /* sizeof(sun_path) - 1: the path needs its NUL */
 #define PREFLIGHT_TIMEOUT_MS 10000
 
-static int item_add(kb_preflight_item **items, size_t *n, const char *name, bool ok, bool required,
-                    char *detail_take) {
+static int item_add(kb_preflight_item **items, size_t *n, const char *name, bool ok, bool required, char *detail_take) {
         if (!detail_take)
                 return -ENOMEM;
         kb_preflight_item *it = calloc(1, sizeof *it);
@@ -49,10 +48,27 @@ static int check_userns(const char *bwrap, const kb_sandbox_user *user, bool dis
                         bool *ret_ok, char **ret_detail) {
         char fd[16];
         snprintf(fd, sizeof fd, "%d", KB_SANDBOX_SECCOMP_FD);
-        char *argv[] = {(char *) bwrap, "--unshare-all", "--unshare-pid", "--unshare-user", "--die-with-parent",
-                        "--new-session", "--cap-drop", "ALL", "--seccomp", fd, "--ro-bind", "/", "/", "--proc", "/proc",
-                        "--dev", "/dev", disable_userns ? "--disable-userns" : "--", disable_userns ? "--" : "true",
-                        disable_userns ? "true" : NULL, NULL};
+        char *argv[] = {(char *) bwrap,
+                        "--unshare-all",
+                        "--unshare-pid",
+                        "--unshare-user",
+                        "--die-with-parent",
+                        "--new-session",
+                        "--cap-drop",
+                        "ALL",
+                        "--seccomp",
+                        fd,
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--proc",
+                        "/proc",
+                        "--dev",
+                        "/dev",
+                        disable_userns ? "--disable-userns" : "--",
+                        disable_userns ? "--" : "true",
+                        disable_userns ? "true" : NULL,
+                        NULL};
         char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         int status = 0;
         _cleanup_free_ char *out = NULL;
@@ -113,13 +129,12 @@ static char *check_apparmor(bool userns_ok, bool *ret_ok) {
         *ret_ok = false;
         /* Disabling the restriction system-wide would weaken every program; the distribution
          * ships a profile that lets bwrap alone create user namespaces. */
-        return fmt(
-                "kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 24.04+) refuses user namespaces to "
-                "bwrap: load the distribution's bwrap-userns-restrict profile (Ubuntu 24.04: install "
-                "package apparmor-profiles and copy /usr/share/apparmor/extra-profiles/bwrap-userns-restrict "
-                "to /etc/apparmor.d/; 25.04+ ships it there) with "
-                "`sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict` (docs/ci.md); do not "
-                "disable the restriction");
+        return fmt("kernel.apparmor_restrict_unprivileged_userns=1 (Ubuntu 24.04+) refuses user namespaces to "
+                   "bwrap: load the distribution's bwrap-userns-restrict profile (Ubuntu 24.04: install "
+                   "package apparmor-profiles and copy /usr/share/apparmor/extra-profiles/bwrap-userns-restrict "
+                   "to /etc/apparmor.d/; 25.04+ ships it there) with "
+                   "`sudo apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict` (docs/ci.md); do not "
+                   "disable the restriction");
 }
 
 static char *check_pidfd(bool *ret_ok) {
@@ -170,7 +185,7 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
                                            KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_FALLBACK, KB_SANDBOX_USER_DEFAULT);
         if (r == -EPERM)
                 return fmt("refused: %s", geteuid() == 0 ? "the sandbox user must not be root (uid or gid 0)"
-                                                          : "an ordinary user can only run sandboxes as itself");
+                                                         : "an ordinary user can only run sandboxes as itself");
         if (r < 0)
                 return fmt("cannot read the user database: %s", strerror(-r));
         *ret_resolved = true;
@@ -185,8 +200,7 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
         const char *who = ret_user->switch_user ? "kbound is root: kernels run as" : "kernels run as kbound's user,";
         if (reach < 0)
                 return fmt("%s %s (uid %u, gid %u); the runtime folder %s cannot be checked: %s", who, ret_user->name,
-                           (unsigned) ret_user->uid, (unsigned) ret_user->gid, parent ? parent : "?",
-                           strerror(-reach));
+                           (unsigned) ret_user->uid, (unsigned) ret_user->gid, parent ? parent : "?", strerror(-reach));
         if (reach == 0)
                 return fmt("%s %s (uid %u, gid %u), who cannot reach %s (stopped at %s): set KBOUND_RUNTIME_DIR to a "
                            "folder it can traverse, such as /tmp",
@@ -239,20 +253,22 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 int b = kb_seccomp_build(NULL, &seccomp_fd);
                 if (b == 0)
                         (void) kb_seccomp_instructions(seccomp_fd, &insns);
-                r = item_add(items, &n, "seccomp", b == 0, true,
-                             b == 0 ? fmt("kbound's seccomp filter builds (%zu instructions); every sandbox runs under it",
-                                          insns)
-                                    : fmt("the seccomp filter cannot be built here (%s): %s", strerror(-b),
-                                          b == -ENOSYS ? "libseccomp is too old for the filter's calls"
-                                                       : "a kernel with seccomp (Linux 4.14+) is needed"));
+                r = item_add(
+                        items, &n, "seccomp", b == 0, true,
+                        b == 0 ? fmt("kbound's seccomp filter builds (%zu instructions); every sandbox runs under it",
+                                     insns)
+                               : fmt("the seccomp filter cannot be built here (%s): %s", strerror(-b),
+                                     b == -ENOSYS ? "libseccomp is too old for the filter's calls"
+                                                  : "a kernel with seccomp (Linux 4.14+) is needed"));
         }
         bool disable_userns = have_bwrap && kb_sandbox_bwrap_disables_userns(version);
         if (r >= 0)
                 r = item_add(items, &n, "nested-userns", disable_userns, false,
-                             disable_userns ? fmt("bubblewrap %s refuses nested user namespaces (--disable-userns)", version)
-                                            : fmt("bubblewrap %s has no --disable-userns (0.8.0 has): the seccomp filter "
-                                                  "still refuses nested user namespaces",
-                                                  have_bwrap ? version : "(none)"));
+                             disable_userns
+                                     ? fmt("bubblewrap %s refuses nested user namespaces (--disable-userns)", version)
+                                     : fmt("bubblewrap %s has no --disable-userns (0.8.0 has): the seccomp filter "
+                                           "still refuses nested user namespaces",
+                                           have_bwrap ? version : "(none)"));
 
         bool userns_ok = false;
         if (r >= 0) {
@@ -260,8 +276,8 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 if (have_bwrap && !setuid && user_resolved && seccomp_fd >= 0)
                         r = check_userns(bwrap, &user, disable_userns, seccomp_fd, &userns_ok, &detail);
                 else
-                        detail = fmt("not tested: %s", !have_bwrap ? "no bwrap"
-                                                       : setuid    ? "bwrap is set-uid root"
+                        detail = fmt("not tested: %s", !have_bwrap      ? "no bwrap"
+                                                       : setuid         ? "bwrap is set-uid root"
                                                        : !user_resolved ? "no sandbox user"
                                                                         : "no seccomp filter");
                 if (r >= 0)

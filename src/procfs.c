@@ -77,15 +77,14 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
                 size_t count; /* 0: any number */
                 bool required;
         } lists[] = {
-                {"Uid", "uid", 4, true},     {"Gid", "gid", 4, true},       {"Groups", "groups", 0, false},
+                {"Uid", "uid", 4, true},     {"Gid", "gid", 4, true},      {"Groups", "groups", 0, false},
                 {"NSpid", "nspid", 0, true}, {"NSsid", "nssid", 0, false},
         };
         static const struct {
                 const char *key, *name;
-        } caps[] = {{"CapInh", "cap_inh"}, {"CapPrm", "cap_prm"}, {"CapEff", "cap_eff"},
-                    {"CapBnd", "cap_bnd"}, {"CapAmb", "cap_amb"}, {"SigPnd", "sig_pnd"},
-                    {"ShdPnd", "shd_pnd"}, {"SigBlk", "sig_blk"},  {"SigIgn", "sig_ign"},
-                    {"SigCgt", "sig_cgt"}},
+        } caps[] = {{"CapInh", "cap_inh"}, {"CapPrm", "cap_prm"}, {"CapEff", "cap_eff"}, {"CapBnd", "cap_bnd"},
+                    {"CapAmb", "cap_amb"}, {"SigPnd", "sig_pnd"}, {"ShdPnd", "shd_pnd"}, {"SigBlk", "sig_blk"},
+                    {"SigIgn", "sig_ign"}, {"SigCgt", "sig_cgt"}},
           ints[] = {{"NoNewPrivs", "no_new_privs"}, {"Seccomp", "seccomp"}, {"Seccomp_filters", "seccomp_filters"}};
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o || !text)
@@ -119,7 +118,9 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
                                 if ((v = status_value(line, caps[i].key))) {
                                         if (!hex_word(v))
                                                 return -EPROTO;
-                                        r = add(o, caps[i].name, json_object_new_string_len(v, (int) strspn(v, "0123456789abcdefABCDEF")));
+                                        r = add(o, caps[i].name,
+                                                json_object_new_string_len(v,
+                                                                           (int) strspn(v, "0123456789abcdefABCDEF")));
                                 }
                         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(ints); i++)
                                 if ((v = status_value(line, ints[i].key))) {
@@ -191,7 +192,8 @@ static int take_field(const char **p, char **ret) {
         for (size_t i = 0; i < len; i++) {
                 if (start[i] == '\\' && i + 3 < len && start[i + 1] >= '0' && start[i + 1] <= '3' &&
                     start[i + 2] >= '0' && start[i + 2] <= '7' && start[i + 3] >= '0' && start[i + 3] <= '7') {
-                        out[n++] = (char) (((start[i + 1] - '0') << 6) | ((start[i + 2] - '0') << 3) | (start[i + 3] - '0'));
+                        out[n++] = (char) (((start[i + 1] - '0') << 6) | ((start[i + 2] - '0') << 3) |
+                                           (start[i + 3] - '0'));
                         i += 3;
                 } else {
                         out[n++] = start[i];
@@ -263,8 +265,9 @@ static int mount_line(const char *line, json_object **ret) {
         if (!o || add(o, "id", json_object_new_int64(id)) < 0 || add(o, "parent", json_object_new_int64(parent)) < 0 ||
             add(o, "dev", json_object_new_string(dev)) < 0 || add(o, "root", json_object_new_string(root)) < 0 ||
             add(o, "mountpoint", json_object_new_string(mp)) < 0 || add(o, "options", options) < 0 ||
-            add(o, "fstype", json_object_new_string(fstype)) < 0 || add(o, "source", json_object_new_string(source)) < 0 ||
-            add(o, "super", super_options) < 0 || add(o, "writable", json_object_new_boolean(writable)) < 0 ||
+            add(o, "fstype", json_object_new_string(fstype)) < 0 ||
+            add(o, "source", json_object_new_string(source)) < 0 || add(o, "super", super_options) < 0 ||
+            add(o, "writable", json_object_new_boolean(writable)) < 0 ||
             add(o, "nodev", json_object_new_boolean(nodev)) < 0) {
                 if (!o) {
                         json_object_put(options);

@@ -29,10 +29,10 @@ int kb_procfs_status_parse(const char *text, json_object **ret);
 /* The fields of /proc/<pid>/stat kbound uses. */
 typedef struct kb_procfs_stat {
         pid_t pid;
-        char comm[17];   /* up to 16 bytes of the process name */
+        char comm[17]; /* up to 16 bytes of the process name */
         char state;
         pid_t ppid, pgrp, session;
-        int tty_nr;      /* 0: no controlling terminal */
+        int tty_nr; /* 0: no controlling terminal */
 } kb_procfs_stat;
 
 /* Parses /proc/<pid>/stat (the name in parentheses may itself hold spaces and parentheses: the

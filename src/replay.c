@@ -18,8 +18,8 @@ struct kb_replay_history {
         size_t next;         /* the slot the next entry takes: the oldest one once full */
         uint64_t multiplier; /* random and odd: see bucket_of */
         unsigned char (*digests)[DIGEST_LEN];
-        uint32_t *bucket;    /* per bucket: its first slot + 1; 0 when empty */
-        uint32_t *chain;     /* per slot: the next slot + 1 in the same bucket; 0 at the end */
+        uint32_t *bucket; /* per bucket: its first slot + 1; 0 when empty */
+        uint32_t *chain;  /* per slot: the next slot + 1 in the same bucket; 0 at the end */
         /* SHA-256, fetched from OpenSSL's providers once (an implicit fetch per digest costs
          * more than hashing a msg_id), and one digest context reused for every entry. */
         EVP_MD *sha256;
@@ -88,8 +88,7 @@ static void forget(kb_replay_history *h, size_t slot) {
 int kb_replay_history_add(kb_replay_history *h, const void *data, size_t len) {
         unsigned char digest[EVP_MAX_MD_SIZE];
         unsigned int digest_len = 0;
-        if (EVP_DigestInit_ex2(h->md_ctx, h->sha256, NULL) != 1 ||
-            EVP_DigestUpdate(h->md_ctx, data, len) != 1 ||
+        if (EVP_DigestInit_ex2(h->md_ctx, h->sha256, NULL) != 1 || EVP_DigestUpdate(h->md_ctx, data, len) != 1 ||
             EVP_DigestFinal_ex(h->md_ctx, digest, &digest_len) != 1 || digest_len != DIGEST_LEN)
                 return -EIO;
 

@@ -31,25 +31,22 @@ static const struct {
         const char *id;
         const char *words;
 } boundary_checks[] = {
-        { "boundary.write_outside", "write outside" },
-        { NETWORK_CHECK, "network" },
-        { "boundary.workspace_writable", "workspace" },
-        { "boundary.credentials", "credentials" },
-        { "boundary.cross_team", "cross-team" },
-        { "boundary.descriptors", "descriptors" },
-        { "boundary.sockets", "host sockets" },
+        {"boundary.write_outside", "write outside"},  {NETWORK_CHECK, "network"},
+        {"boundary.workspace_writable", "workspace"}, {"boundary.credentials", "credentials"},
+        {"boundary.cross_team", "cross-team"},        {"boundary.descriptors", "descriptors"},
+        {"boundary.sockets", "host sockets"},
 };
 
 /* Summary order differs from table order on purpose: it reads as the probes run. */
-static const size_t boundary_summary_order[] = { 5, 0, 2, 1, 6, 3, 4 };
+static const size_t boundary_summary_order[] = {5, 0, 2, 1, 6, 3, 4};
 
 typedef enum check_status {
         STATUS_ABSENT = 0, /* ordered by badness: combining duplicates keeps the worst */
         STATUS_PASS,
         STATUS_UNSUPPORTED,
         STATUS_NOT_CLAIMED,
-        STATUS_DEVIATION,  /* conformance: a known deviation of the implementation, observed */
-        STATUS_UNTESTED,   /* conformance: no snippet for the language, with the reason */
+        STATUS_DEVIATION, /* conformance: a known deviation of the implementation, observed */
+        STATUS_UNTESTED,  /* conformance: no snippet for the language, with the reason */
         STATUS_FAIL,
         STATUS_INVALID,
 } check_status;
@@ -341,7 +338,7 @@ static void put_bounded(FILE *out, const char *s, size_t max) {
 
 static void put_kernel_names(FILE *out, json_object *run) {
         json_object *kernels = run_kernels(run);
-        item_list l = { .out = out };
+        item_list l = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++)
                 if (list_next(&l))
                         put_bounded(out, kernel_name(json_object_array_get_idx(kernels, i)), SUMMARY_MAX_TEXT);
@@ -388,7 +385,7 @@ static void write_fail_summary(FILE *out, json_object *run) {
                 }
         }
 
-        item_list failed = { .out = out };
+        item_list failed = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *kernel = json_object_array_get_idx(kernels, i);
                 json_object *checks = member_array(kernel, "checks");
@@ -444,7 +441,7 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
                         for (size_t g = 0; g < n_groups && !seen; g++)
                                 seen = groups[g].len == len && memcmp(groups[g].name, id, len) == 0;
                         if (!seen && n_groups < MAX_GROUPS && len > 0 && len <= SUMMARY_MAX_TEXT)
-                                groups[n_groups++] = (struct group) { id, len };
+                                groups[n_groups++] = (struct group){id, len};
                 }
         }
         for (size_t g = 0; g < n_groups; g++) {
@@ -461,7 +458,7 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
 /* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
 static void write_not_tested(FILE *out, json_object *run) {
         json_object *kernels = run_kernels(run);
-        item_list l = { .out = out };
+        item_list l = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *kernel = json_object_array_get_idx(kernels, i);
                 json_object *checks = member_array(kernel, "checks");
@@ -487,12 +484,13 @@ static void write_not_tested(FILE *out, json_object *run) {
  * (network is left out: the sentence's head already says what happened to it). */
 static void write_partial_boundaries(FILE *out, json_object *run) {
         json_object *kernels = run_kernels(run);
-        item_list held = { .out = out };
-        item_list missing = { .out = out };
+        item_list held = {.out = out};
+        item_list missing = {.out = out};
 
         for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++) {
                 size_t i = boundary_summary_order[b];
-                if (strcmp(boundary_checks[i].id, NETWORK_CHECK) == 0 || !all_kernels_pass_check(run, boundary_checks[i].id))
+                if (strcmp(boundary_checks[i].id, NETWORK_CHECK) == 0 ||
+                    !all_kernels_pass_check(run, boundary_checks[i].id))
                         continue;
                 if (held.shown == 0)
                         fputs("; other boundaries held: ", out);
@@ -527,7 +525,7 @@ static void write_network_reason(FILE *out, json_object *run) {
                 return;
         }
         json_object *kernels = run_kernels(run);
-        item_list l = { .out = out };
+        item_list l = {.out = out};
         fputs(NETWORK_CHECK " ", out);
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *kernel = json_object_array_get_idx(kernels, i);
@@ -583,7 +581,7 @@ static bool run_is_conformance(json_object *run) {
 /* "; known deviations: ir interrupt.control, ..." for every check of status s. */
 static void write_status_list(FILE *out, json_object *run, check_status s, const char *head) {
         json_object *kernels = run_kernels(run);
-        item_list l = { .out = out };
+        item_list l = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *kernel = json_object_array_get_idx(kernels, i);
                 json_object *checks = member_array(kernel, "checks");
@@ -773,8 +771,7 @@ static void human_kernel_header(FILE *out, json_object *kernel) {
         fputs(", implementation ", out);
         put_clean(out, or_unknown(kb_json_str(info, "implementation")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputc(' ', out);
-        put_clean(out, or_unknown(kb_json_str(info, "implementation_version")), HUMAN_MAX_DETAIL,
-                  KB_SANITIZE_LINE);
+        put_clean(out, or_unknown(kb_json_str(info, "implementation_version")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
         fputc('\n', out);
         if (kernel_has_error(kernel)) {
                 fputs("  error: ", out);
@@ -813,11 +810,9 @@ int kb_report_human(json_object *run, FILE *out) {
         json_object *sandbox = kb_json_get(run, "sandbox");
         if (sandbox) {
                 fputs("sandbox: ", out);
-                put_clean(out, or_unknown(kb_json_str(sandbox, "backend")), HUMAN_MAX_DETAIL,
-                          KB_SANITIZE_LINE);
+                put_clean(out, or_unknown(kb_json_str(sandbox, "backend")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputc(' ', out);
-                put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL,
-                          KB_SANITIZE_LINE);
+                put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputs(" (", out);
                 put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                 fputs(")\n", out);
@@ -829,15 +824,13 @@ int kb_report_human(json_object *run, FILE *out) {
                         /* An image given with --image: named as the user has it, by tag and digest. */
                         const char *tag = kb_json_str(image, "tag");
                         fputs("image ", out);
-                        put_clean(out, or_unknown(kb_json_str(image, "path")), HUMAN_MAX_DETAIL,
-                                  KB_SANITIZE_LINE);
+                        put_clean(out, or_unknown(kb_json_str(image, "path")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         if (tag) {
                                 fputs(" tag ", out);
                                 put_clean(out, tag, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         }
                         fputs(" (", out);
-                        put_clean(out, or_unknown(kb_json_str(image, "format")), HUMAN_MAX_DETAIL,
-                                  KB_SANITIZE_LINE);
+                        put_clean(out, or_unknown(kb_json_str(image, "format")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         fputs(", manifest ", out);
                         put_clean(out, or_unknown(kb_json_str(image, "manifest_digest")), HUMAN_MAX_DETAIL,
                                   KB_SANITIZE_LINE);
@@ -864,8 +857,7 @@ int kb_report_human(json_object *run, FILE *out) {
                         fputs("  ", out);
                         put_padded(out, or_unknown(kb_json_str(check, "id")), id_width);
                         fputs("  ", out);
-                        put_clean(out, or_unknown(kb_json_str(check, "detail")), HUMAN_MAX_DETAIL,
-                                  KB_SANITIZE_LINE);
+                        put_clean(out, or_unknown(kb_json_str(check, "detail")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
                         fputc('\n', out);
                 }
         }
@@ -886,7 +878,8 @@ int kb_report_human(json_object *run, FILE *out) {
 int kb_report_json(json_object *run, FILE *out) {
         if (!out)
                 return -EINVAL;
-        const char *text = json_object_to_json_string_ext(run, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        const char *text =
+                json_object_to_json_string_ext(run, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!text)
                 return -ENOMEM;
         if (fputs(text, out) < 0 || fputc('\n', out) == EOF)
@@ -911,7 +904,7 @@ typedef struct junit_counts {
 
 /* Counts what junit_kernel will emit, so the suite's attributes match its test cases. */
 static junit_counts count_kernel(json_object *run, json_object *kernel) {
-        junit_counts c = { 0 };
+        junit_counts c = {0};
         json_object *checks = member_array(kernel, "checks");
         if (kernel_has_error(kernel) || array_len(checks) == 0) {
                 c.tests++;
@@ -956,7 +949,7 @@ static void junit_properties(FILE *out, json_object *run) {
         put_clean(out, or_unknown(kb_json_str(claims, "network")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
         fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
                 full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
-                                                                                                    : "false");
+                                                                                                      : "false");
         const char *rootfs = kb_json_str(kb_json_get(run, "sandbox"), "rootfs");
         fputs("      <property name=\"rootfs\" value=\"", out);
         put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
@@ -1013,8 +1006,7 @@ static void junit_check(FILE *out, json_object *run, const char *kernel, json_ob
         junit_case_open(out, kernel, id, member_ms(check, "duration_ms"));
         if (o == OUTCOME_SKIP) {
                 fputs("      <skipped message=\"", out);
-                put_clean(out, or_unknown(kb_json_str(check, "status")), JUNIT_MAX_MESSAGE,
-                          KB_SANITIZE_XML_ATTR);
+                put_clean(out, or_unknown(kb_json_str(check, "status")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
                 fputs(": ", out);
                 put_clean(out, detail, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
                 fputs("\"/>\n", out);
@@ -1058,11 +1050,11 @@ static void junit_kernel(FILE *out, json_object *run, json_object *kernel) {
 /* The run itself failing (cut short, or nothing to check) gets a suite "kbound.run", or a CI
  * dashboard would show an incomplete run as fewer, all-green tests. */
 static void junit_run_suite(FILE *out, json_object *run) {
-        junit_counts c = { .tests = 1, .failures = 1 };
+        junit_counts c = {.tests = 1, .failures = 1};
         const char *message;
         if (!kb_json_true(run, "complete"))
                 message = kb_json_str(run, "incomplete_reason") ? kb_json_str(run, "incomplete_reason")
-                                                               : "the run did not complete";
+                                                                : "the run did not complete";
         else
                 message = "no kernel was checked";
         junit_suite_open(out, run, "run", &c);
@@ -1073,7 +1065,7 @@ static void junit_run_suite(FILE *out, json_object *run) {
 
 int kb_report_junit(json_object *run, FILE *out) {
         json_object *kernels = run_kernels(run);
-        junit_counts total = { 0 };
+        junit_counts total = {0};
 
         if (!out)
                 return -EINVAL;
@@ -1241,12 +1233,12 @@ static ssize_t membuf_write(void *cookie, const char *data, size_t n) {
 
 static void membuf_clear(membuf *m) {
         free(m->data);
-        *m = (membuf){ 0 };
+        *m = (membuf){0};
 }
 
 /* Renders run into *m. Returns 0, render's error, -EFBIG past the ceiling, or -ENOMEM. */
 static int render_to_memory(json_object *run, int (*render)(json_object *, FILE *), membuf *m) {
-        FILE *f = fopencookie(m, "w", (cookie_io_functions_t){ .write = membuf_write });
+        FILE *f = fopencookie(m, "w", (cookie_io_functions_t){.write = membuf_write});
         if (!f)
                 return -ENOMEM;
         int r = render(run, f);
@@ -1260,7 +1252,7 @@ static int render_to_memory(json_object *run, int (*render)(json_object *, FILE 
 int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FILE *)) {
         if (fd < 0 || !render)
                 return -EINVAL;
-        _cleanup_(membuf_clear) membuf m = { 0 };
+        _cleanup_(membuf_clear) membuf m = {0};
         int r = render_to_memory(run, render, &m);
         if (r < 0)
                 return r;
@@ -1325,7 +1317,7 @@ int kb_report_write_file(json_object *run, const char *path, int (*render)(json_
                 return -EINVAL;
         /* Rendered first, so nothing is opened, created or replaced for a report that cannot be
          * made. */
-        _cleanup_(membuf_clear) membuf m = { 0 };
+        _cleanup_(membuf_clear) membuf m = {0};
         int r = render_to_memory(run, render, &m);
         if (r < 0)
                 return r;
@@ -1375,7 +1367,7 @@ json_object *kb_report_kernel_info(json_object *info) {
         json_object *o = json_object_new_object(), *li = NULL;
         if (!o)
                 return NULL;
-        const char *fields[] = { "implementation", "implementation_version", "protocol_version" };
+        const char *fields[] = {"implementation", "implementation_version", "protocol_version"};
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
                 json_object_object_add(o, fields[i], string_member_or_null(info, fields[i]));
         if (info && json_object_is_type(info, json_type_object))

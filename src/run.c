@@ -73,7 +73,8 @@ int kb_run_kernels(kb_run *run, kb_run_kernel_fn fn, void *userdata, size_t *ret
         int r = 0;
         for (size_t i = 0; i < run->n; i++) {
                 run_kernel *k = &run->kernels[i];
-                if (run->transcript && kb_transcript_source_new(run->transcript, k->spec->name, k->team, &k->source) < 0)
+                if (run->transcript &&
+                    kb_transcript_source_new(run->transcript, k->spec->name, k->team, &k->source) < 0)
                         r = -ENOMEM;
                 else if ((r = -pthread_create(&k->thread, NULL, kernel_main, k)) < 0)
                         kb_transcript_source_destroy(&k->source);
@@ -181,7 +182,7 @@ int kb_run_report(kb_run *run, const kb_run_facts *facts, json_object **ret, int
         json_object_object_add(out, "kernels", kernels);
 
         int verdict = kb_report_finish(out);
-        int exit_code = not_enforced ? KB_RUN_EXIT_NOT_ENFORCED
+        int exit_code = not_enforced                                              ? KB_RUN_EXIT_NOT_ENFORCED
                         : (verdict != 0 || cancelled || facts->transcript_failed) ? KB_RUN_EXIT_FAIL
                                                                                   : KB_RUN_EXIT_PASS;
         json_object_object_add(out, "exit_code", json_object_new_int(exit_code));

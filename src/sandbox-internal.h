@@ -15,9 +15,9 @@
  * root, so the sandbox's user namespace belongs to root, a root process sits between bwrap and
  * the sandbox's init, and the sandbox's processes are closed to an unprivileged kbound's look:
  * nothing kbound claims could be proven. */
-#define KB_SANDBOX_SETUID_WHY                                                                                         \
-        "bwrap is set-uid root, which kbound does not support: it would build the sandbox as root (a user "          \
-        "namespace owned by root, a root helper between bwrap and the sandbox, processes kbound cannot read); use "  \
+#define KB_SANDBOX_SETUID_WHY                                                                                          \
+        "bwrap is set-uid root, which kbound does not support: it would build the sandbox as root (a user "            \
+        "namespace owned by root, a root helper between bwrap and the sandbox, processes kbound cannot read); use "    \
         "a bubblewrap that is not set-uid (Debian's and Ubuntu's are not; docs/ci.md)"
 
 /* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno. */
@@ -34,7 +34,6 @@ typedef struct kb_proc_status {
         char state;       /* first letter of State: R, S, Z, X, ... */
 } kb_proc_status;
 
-
 /* Reads <proc_root>/<pid>/status. Returns 0, -ESRCH (no such process), -EPROTO (unparsable),
  * -errno. */
 int kb_sandbox_proc_status(const char *proc_root, pid_t pid, kb_proc_status *ret);
@@ -50,15 +49,14 @@ int kb_sandbox_find_pid2(const char *proc_root, pid_t init_pid, pid_t *ret_pid);
  * and a child of init_pid, and that pidfd is still alive after those reads (a pid that was
  * recycled between the scan and pidfd_open then cannot pass). Returns 0, -ESRCH (exited),
  * -EPERM (a different process). */
-int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_t init_pid,
-                               uint64_t pidns_ino);
+int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_t init_pid, uint64_t pidns_ino);
 
 /* Finds, pins and verifies the kernel (PID 2 under init_pid) in proc_root, retrying every few ms
  * until deadline_ms because it may appear after bwrap reports. Gives up early when init_pid is
  * gone. Returns 0 with *ret_pid and an owned *ret_pidfd, -ESRCH (never appeared or exited),
  * -EPERM (identity mismatch), -errno. */
-int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms,
-                        pid_t *ret_pid, int *ret_pidfd);
+int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms, pid_t *ret_pid,
+                        int *ret_pidfd);
 
 /* Which descriptor pid is blocked reading, from <proc_root>/<pid>/syscall: *ret_fd is the first
  * argument when the call it is in is read(2), else -1 (running, or another call). Reading that
@@ -79,13 +77,13 @@ typedef struct kb_spawn_options {
         int stdin_fd, stdout_fd, stderr_fd; /* become fds 0, 1, 2; -1: /dev/null */
         const int *extra_fds;               /* each becomes extra_targets[i] (3..8, distinct) */
         const int *extra_targets;
-        size_t n_extra;                     /* at most KB_SPAWN_EXTRA_MAX */
-        const kb_sandbox_user *user;        /* switch_user: drop to it (groups, gid, uid) before exec */
-        bool new_session_keyring;           /* join a fresh anonymous session keyring before exec */
-        bool die_with_parent;               /* PR_SET_PDEATHSIG SIGKILL, set after the user switch */
-        bool new_session;                   /* setsid() (no controlling terminal) instead of setpgid */
-        const char *chdir_to;               /* working directory (after the user switch); NULL: kept */
-        int *ret_failed_stage;              /* if not NULL: KB_SPAWN_STAGE_* of a failure in the child */
+        size_t n_extra;              /* at most KB_SPAWN_EXTRA_MAX */
+        const kb_sandbox_user *user; /* switch_user: drop to it (groups, gid, uid) before exec */
+        bool new_session_keyring;    /* join a fresh anonymous session keyring before exec */
+        bool die_with_parent;        /* PR_SET_PDEATHSIG SIGKILL, set after the user switch */
+        bool new_session;            /* setsid() (no controlling terminal) instead of setpgid */
+        const char *chdir_to;        /* working directory (after the user switch); NULL: kept */
+        int *ret_failed_stage;       /* if not NULL: KB_SPAWN_STAGE_* of a failure in the child */
 } kb_spawn_options;
 
 /* Forks and execs path with argv/envp and nothing else inherited: the fds o names, every other fd
@@ -94,8 +92,7 @@ typedef struct kb_spawn_options {
  * /dev/null and nothing else. Returns 0 and *ret_pid once exec has succeeded, or the child's
  * -errno (exec, user switch, keyring: *o->ret_failed_stage says which; the child is reaped then),
  * or -errno of fork/pipe, -EINVAL for bad options. */
-int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, const kb_spawn_options *o,
-                     pid_t *ret_pid);
+int kb_sandbox_spawn(const char *path, char *const *argv, char *const *envp, const kb_spawn_options *o, pid_t *ret_pid);
 
 /* Waits for child pid until deadline_ms; on timeout SIGKILLs and reaps it. Returns 0 and
  * *ret_status, -ETIMEDOUT (killed and reaped), -errno. */
@@ -107,7 +104,8 @@ int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status);
  * child. Returns 0 with *ret_status and a malloc'd, NUL-
  * terminated *ret_output; -ENOENT/-EACCES if it could not be exec'd; -ETIMEDOUT; -errno. */
 int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, int extra_fd,
-                           int extra_target, size_t max_output, int64_t deadline_ms, int *ret_status, char **ret_output);
+                           int extra_target, size_t max_output, int64_t deadline_ms, int *ret_status,
+                           char **ret_output);
 
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */

@@ -75,7 +75,7 @@ int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env
                 "TMPDIR=/tmp",
                 "LANG=C.UTF-8",
         };
-        kb_strv v = { .max = ARGV_MAX_ENTRIES };
+        kb_strv v = {.max = ARGV_MAX_ENTRIES};
         int r = 0;
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(base); i++)
                 r = env_set(&v, base[i]);
@@ -104,8 +104,8 @@ bool kb_team_name_valid(const char *team) {
                 return false;
         for (size_t i = 0; i < len; i++) {
                 char c = team[i];
-                bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                          c == '_' || c == '.' || c == '-';
+                bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                          c == '.' || c == '-';
                 if (!ok)
                         return false;
         }
@@ -302,8 +302,8 @@ bool kb_sandbox_rootfs_visible(const char *path) {
         if (!path || path[0] != '/')
                 return false;
         for (size_t i = 0; i < KB_ELEMENTSOF(rootfs_dirs) + KB_ELEMENTSOF(rootfs_links); i++) {
-                const char *top = i < KB_ELEMENTSOF(rootfs_dirs) ? rootfs_dirs[i]
-                                                                  : rootfs_links[i - KB_ELEMENTSOF(rootfs_dirs)];
+                const char *top =
+                        i < KB_ELEMENTSOF(rootfs_dirs) ? rootfs_dirs[i] : rootfs_links[i - KB_ELEMENTSOF(rootfs_dirs)];
                 size_t len = strlen(top);
                 if (strncmp(path, top, len) == 0 && (path[len] == '/' || path[len] == '\0'))
                         return true;
@@ -318,10 +318,9 @@ bool kb_sandbox_bwrap_disables_userns(const char *version) {
         return major > 0 || minor >= 8;
 }
 
-int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
-                    char ***ret_argv) {
-        if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0 || info_fd == KB_SANDBOX_SECCOMP_FD ||
-            info_fd == KB_SANDBOX_PROBE_FD || info_fd == KB_SANDBOX_BLOCK_FD)
+int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd, char ***ret_argv) {
+        if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0 ||
+            info_fd == KB_SANDBOX_SECCOMP_FD || info_fd == KB_SANDBOX_PROBE_FD || info_fd == KB_SANDBOX_BLOCK_FD)
                 return -EINVAL;
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
             (policy->rootfs && !path_ok(policy->rootfs)) || (policy->syscall_probe && !path_ok(policy->syscall_probe)))
@@ -330,7 +329,7 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 if (!path_ok(*p))
                         return -EINVAL;
 
-        kb_strv v = { .max = ARGV_MAX_ENTRIES };
+        kb_strv v = {.max = ARGV_MAX_ENTRIES};
         char hostname[HOSTNAME_MAX + 1];
         char fdbuf[16];
         team_hostname(policy->team, hostname);
@@ -445,8 +444,7 @@ static int search_path(const char *name, const char *path, char **ret_path) {
                         if (w < 0 || (size_t) w >= sizeof candidate)
                                 break;
                         struct stat st;
-                        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
-                            access(candidate, X_OK) == 0) {
+                        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
                                 char *copy = strdup(candidate);
                                 if (!copy)
                                         return -ENOMEM;

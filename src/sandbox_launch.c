@@ -189,8 +189,7 @@ int kb_sandbox_find_pid2(const char *proc_root, pid_t init_pid, pid_t *ret_pid) 
         return r;
 }
 
-int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_t init_pid,
-                               uint64_t pidns_ino) {
+int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_t init_pid, uint64_t pidns_ino) {
         if (!kb_sandbox_pidfd_alive(pidfd))
                 return -ESRCH;
         uint64_t ino;
@@ -219,8 +218,8 @@ static bool init_running(const char *proc_root, pid_t init_pid) {
         return r < 0 || (st.state != 'Z' && st.state != 'X');
 }
 
-int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms,
-                        pid_t *ret_pid, int *ret_pidfd) {
+int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms, pid_t *ret_pid,
+                        int *ret_pidfd) {
         for (;;) {
                 pid_t pid;
                 int r = kb_sandbox_find_pid2(proc_root, init_pid, &pid);
@@ -466,15 +465,22 @@ int kb_sandbox_wait_child(pid_t pid, int64_t deadline_ms, int *ret_status) {
 }
 
 int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbox_user *user, int extra_fd,
-                           int extra_target, size_t max_output, int64_t deadline_ms, int *ret_status, char **ret_output) {
+                           int extra_target, size_t max_output, int64_t deadline_ms, int *ret_status,
+                           char **ret_output) {
         int out[2];
         if (pipe2(out, O_CLOEXEC) < 0)
                 return -errno;
         _cleanup_close_ int rd = out[0];
         pid_t pid;
-        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = out[1], .stderr_fd = out[1], .user = user,
-                               .new_session_keyring = user != NULL, .die_with_parent = true,
-                               .extra_fds = &extra_fd, .extra_targets = &extra_target, .n_extra = extra_fd >= 0 ? 1 : 0};
+        kb_spawn_options so = {.stdin_fd = -1,
+                               .stdout_fd = out[1],
+                               .stderr_fd = out[1],
+                               .user = user,
+                               .new_session_keyring = user != NULL,
+                               .die_with_parent = true,
+                               .extra_fds = &extra_fd,
+                               .extra_targets = &extra_target,
+                               .n_extra = extra_fd >= 0 ? 1 : 0};
         int r = kb_sandbox_spawn(argv[0], argv, envp, &so, &pid);
         close(out[1]);
         if (r < 0)
@@ -791,8 +797,8 @@ static void kill_children_of_bwrap(const kb_sandbox *sb) {
                 char *end;
                 pid_t pid;
                 kb_proc_status st;
-                if (!parse_pid(de->d_name, &end, &pid) || *end != '\0' || kb_sandbox_proc_status("/proc", pid, &st) < 0 ||
-                    st.ppid != sb->bwrap_pid)
+                if (!parse_pid(de->d_name, &end, &pid) || *end != '\0' ||
+                    kb_sandbox_proc_status("/proc", pid, &st) < 0 || st.ppid != sb->bwrap_pid)
                         continue;
                 _cleanup_close_ int pidfd = kb_sandbox_pidfd_open(pid);
                 /* Still bwrap's child once pinned: the pidfd is this process, not a reused pid. */
@@ -902,16 +908,14 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return r;
         if (access(policy->bwrap, X_OK) < 0) {
                 r = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
-                set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable",
-                              NULL, 0);
+                set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable", NULL, 0);
                 return r;
         }
         if (kb_sandbox_bwrap_setuid(policy->bwrap) > 0) {
                 set_diagnosis(ret_diagnosis, KB_SANDBOX_SETUID_WHY, NULL, 0);
                 return -ENOTSUP;
         }
-        _cleanup_close_ int logfd =
-                open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+        _cleanup_close_ int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
         if (logfd < 0)
                 return -errno;
         struct stat lst;
@@ -977,9 +981,16 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                           probe_fd >= 0 ? KB_SANDBOX_PROBE_FD : KB_SANDBOX_BLOCK_FD, KB_SANDBOX_BLOCK_FD},
             stage = 0;
         size_t n_fds = probe_fd >= 0 ? 4 : 3;
-        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = logfd, .stderr_fd = logfd, .extra_fds = fds,
-                               .extra_targets = targets, .n_extra = n_fds, .user = policy->user,
-                               .new_session_keyring = true, .die_with_parent = true, .ret_failed_stage = &stage};
+        kb_spawn_options so = {.stdin_fd = -1,
+                               .stdout_fd = logfd,
+                               .stderr_fd = logfd,
+                               .extra_fds = fds,
+                               .extra_targets = targets,
+                               .n_extra = n_fds,
+                               .user = policy->user,
+                               .new_session_keyring = true,
+                               .die_with_parent = true,
+                               .ret_failed_stage = &stage};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
         r = launch_facts(policy, argv, fds, targets, probe_fd >= 0 ? 3 : 2, logfd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
@@ -995,7 +1006,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         kb_closep(&seccomp_r);
         if (r < 0) {
                 set_diagnosis(ret_diagnosis,
-                              stage == KB_SPAWN_STAGE_USER      ? "cannot switch to the sandbox user before starting bwrap"
+                              stage == KB_SPAWN_STAGE_USER ? "cannot switch to the sandbox user before starting bwrap"
                               : stage == KB_SPAWN_STAGE_KEYRING ? "cannot give the sandbox a fresh session keyring"
                                                                 : "bwrap could not be executed",
                               NULL, 0);
@@ -1024,8 +1035,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         if (info_int(sb->info, "child-pid", &child_pid) < 0 || child_pid > INT_MAX ||
             info_int(sb->info, "pid-namespace", &pidns) < 0) {
                 r = -EPROTO;
-                set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL,
-                              0);
+                set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL, 0);
                 goto fail;
         }
         sb->init_pid = (pid_t) child_pid;
@@ -1106,8 +1116,7 @@ int kb_sandbox_alive(const kb_sandbox *sb) {
 int kb_sandbox_verify(const kb_sandbox *sb) {
         if (!sb || sb->kernel_pidfd < 0)
                 return -EINVAL;
-        return kb_sandbox_verify_identity("/proc", sb->kernel_pid, sb->kernel_pidfd, sb->init_pid,
-                                          sb->pidns_ino);
+        return kb_sandbox_verify_identity("/proc", sb->kernel_pid, sb->kernel_pidfd, sb->init_pid, sb->pidns_ino);
 }
 
 /* Waits until pidfd is readable (its process exited) or the deadline passes. */

@@ -37,8 +37,7 @@ static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp) 
                         return 0;
                 cp = (cp << 6) | (s[i] & 0x3F);
         }
-        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
+        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
                 return 0;
         *ret_cp = cp;
         return n;

@@ -43,12 +43,12 @@
 
 /* Every check a kernel gets, in the order they run (docs/probes.md). */
 static const char *const check_ids[] = {
-        "sandbox.backend",        "sandbox.privileges",   "sandbox.session",
-        "sandbox.attack_surface", "identity.pid2",          "identity.pidfd",       "boundary.descriptors",
-        "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
-        "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
-        "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
-        "lifecycle.shutdown",     NULL,
+        "sandbox.backend",        "sandbox.privileges",     "sandbox.session",
+        "sandbox.attack_surface", "identity.pid2",          "identity.pidfd",
+        "boundary.descriptors",   "boundary.write_outside", "boundary.workspace_writable",
+        "boundary.network",       "boundary.sockets",       "boundary.credentials",
+        "boundary.cross_team",    "interrupt.control",      "interrupt.pidfd",
+        "persistence.namespace",  "lifecycle.shutdown",     NULL,
 };
 
 const char *const *kb_scenario_checks(void) {
@@ -63,7 +63,7 @@ typedef struct ctx {
         bool shut_down;                /* lifecycle.shutdown sent shutdown_request */
         bool no_pack;                  /* no probe set for the language: host-only checks */
         char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
-        kb_harness h;         /* the kernel, its report object and checks; cancelled, wedged */
+        kb_harness h;                  /* the kernel, its report object and checks; cancelled, wedged */
         char nonce[33];
         json_object *host;      /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots; /* kb_inspect_snapshot of the sandbox, in the order taken */
@@ -99,8 +99,8 @@ static void add_judged(ctx *x, const char *id, json_object *check, int64_t durat
         json_object_object_get_ex(check, "status", &status);
         json_object_object_get_ex(check, "detail", &detail);
         json_object_array_add(x->h.checks, check);
-        kb_harness_log(&x->h, strcmp(json_object_get_string(status), "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO, "%s %s: %s", id,
-              json_object_get_string(status), json_object_get_string(detail));
+        kb_harness_log(&x->h, strcmp(json_object_get_string(status), "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO,
+                       "%s %s: %s", id, json_object_get_string(status), json_object_get_string(detail));
 }
 
 /* One look at the whole sandbox from the host (inspect.h), kept for the judge. A look that could
@@ -205,7 +205,7 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
         }
         kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execution *ex = NULL;
-        kb_execute_options eo = { .store_history = false, .stop_on_error = false };
+        kb_execute_options eo = {.store_history = false, .stop_on_error = false};
         int64_t deadline = kb_harness_deadline_in(&x->h, timeout_ms);
         r = kb_client_execute_start(c, code, &eo, &ex);
         if (r >= 0)
@@ -229,16 +229,17 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
                 r = cell_result(x, ex, ret);
                 if (r < 0)
                         snprintf(why, why_size, "cell '%s' %s", cell,
-                                 r == -ENOMSG ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
-                                                                                     : "published no " KB_PROBE_MIME " result")
-                                              : "published a malformed or duplicate probe result");
+                                 r == -ENOMSG
+                                         ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
+                                                                             : "published no " KB_PROBE_MIME " result")
+                                         : "published a malformed or duplicate probe result");
         }
         kb_execution_destroy(c, &ex);
         return r;
 }
 
-static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
-                    char *why, size_t why_size) {
+static int run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
+                    size_t why_size) {
         return run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, why, why_size);
 }
 
@@ -277,10 +278,12 @@ static void expect_basics(ctx *x) {
                 json_object_object_add(launch, "env", kb_inspect_env_digests(kb_sandbox_planned_env(sb)));
         expect_set(x, "launch", launch);
         expect_set(x, "secrets_guarded", json_object_new_int((int) kb_secrets_count(x->env->secrets)));
-        expect_set(x, "keyring", json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
-                                                                                    : strerror(-x->env->keyring_canary)));
+        expect_set(x, "keyring",
+                   json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
+                                                                      : strerror(-x->env->keyring_canary)));
         json_object *binds = json_object_new_array();
-        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->h.kernel)}, {"runtime", kb_kernel_runtime_dir(x->h.kernel)}};
+        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->h.kernel)},
+                                 {"runtime", kb_kernel_runtime_dir(x->h.kernel)}};
         for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
                 json_object *id = file_id(dirs[i][1]);
                 if (!id)
@@ -310,10 +313,11 @@ static void expect_seccomp(ctx *x) {
         for (char *const *a = policy ? policy->allow : NULL; a && *a; a++)
                 json_object_array_add(not_claimed, json_object_new_string(*a));
         /* Families the default policy refuses and this one allows (--sockets inet): not claimed. */
-        const kb_seccomp_policy strict = { .sockets = KB_SECCOMP_SOCKETS_DEFAULT };
+        const kb_seccomp_policy strict = {.sockets = KB_SECCOMP_SOCKETS_DEFAULT};
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
                 const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
-                if (e->match == KB_SECCOMP_MATCH_FAMILY && kb_seccomp_blocks(&strict, e) && !kb_seccomp_blocks(policy, e))
+                if (e->match == KB_SECCOMP_MATCH_FAMILY && kb_seccomp_blocks(&strict, e) &&
+                    !kb_seccomp_blocks(policy, e))
                         json_object_array_add(not_claimed, json_object_new_string(e->name));
         }
         json_object_object_add(seccomp, "blocked", blocked);
@@ -353,8 +357,9 @@ static void surface_cell(ctx *x) {
         }
         json_object_object_add(params, "calls", calls);
         json_object_object_add(params, "families", families);
-        int r = x->env->syscall_probe ? run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
-                                      : (snprintf(why, sizeof why, "kbound's syscall probe program was not found"), -ENOENT);
+        int r = x->env->syscall_probe
+                        ? run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
+                        : (snprintf(why, sizeof why, "kbound's syscall probe program was not found"), -ENOENT);
         json_object_put(params);
         if (r < 0) {
                 json_object *e = json_object_new_object();
@@ -367,14 +372,18 @@ static void surface_cell(ctx *x) {
 
 /* Adds a check the judge made, in the scenario's order of checks. */
 static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *), int64_t duration_ms) {
-        kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .probe = x->probe,
-                             .probe_error = x->probe_error[0] ? x->probe_error : NULL, .expect = x->expect,
+        kb_judge_input in = {.host = x->host,
+                             .snapshots = x->snapshots,
+                             .probe = x->probe,
+                             .probe_error = x->probe_error[0] ? x->probe_error : NULL,
+                             .expect = x->expect,
                              .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
                              .pre_exec = x->pre_exec};
         json_object *check = judge(&in), *status = NULL, *detail = NULL;
         /* Without a pack a pass rests on the host's evidence alone: say so in its words. */
         if (check && x->no_pack && json_object_object_get_ex(check, "status", &status) &&
-            strcmp(json_object_get_string(status), "pass") == 0 && json_object_object_get_ex(check, "detail", &detail)) {
+            strcmp(json_object_get_string(status), "pass") == 0 &&
+            json_object_object_get_ex(check, "detail", &detail)) {
                 char *text = NULL;
                 if (asprintf(&text, "%s (the host's evidence only: no cell ran, no probe set for language '%s')",
                              json_object_get_string(detail), x->spec->language ? x->spec->language : "?") >= 0) {
@@ -390,7 +399,9 @@ static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_
  * check untested. */
 static void untested_without_pack(ctx *x, const char *id, const char *what);
 static void surface_host_only(ctx *x) {
-        kb_judge_input in = {.host = x->host, .snapshots = x->snapshots, .expect = x->expect,
+        kb_judge_input in = {.host = x->host,
+                             .snapshots = x->snapshots,
+                             .expect = x->expect,
                              .cells_absent = "no probe set for the kernel's language"};
         json_object *check = kb_judge_attack_surface(&in), *status = NULL;
         if (check && json_object_object_get_ex(check, "status", &status) &&
@@ -408,7 +419,8 @@ static void untested_without_pack(ctx *x, const char *id, const char *what) {
         add_check(x, id, "untested", kb_now_ms(), NULL,
                   "%s needs a cell, and there is no probe set for language '%s': add kernels/%s/ with kbound.json and "
                   "the cells (docs/probes-cells.md)",
-                  what, x->spec->language ? x->spec->language : "?", x->spec->language ? x->spec->language : "<language>");
+                  what, x->spec->language ? x->spec->language : "?",
+                  x->spec->language ? x->spec->language : "<language>");
 }
 
 /* ---- identity ---- */
@@ -565,13 +577,15 @@ static void run_probe(ctx *x) {
         if (r >= 0)
                 r = kb_canary_net_params(canary, params);
         if (r < 0) {
-                snprintf(x->probe_error, sizeof x->probe_error, "cannot open the host's loopback canaries: %s", strerror(-r));
+                snprintf(x->probe_error, sizeof x->probe_error, "cannot open the host's loopback canaries: %s",
+                         strerror(-r));
                 json_object_put(params);
                 return;
         }
         expect_set(x, "abstract_canaries", json_object_get(kb_json_get(params, "abstract_sockets")));
         cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
-        r = run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error, sizeof x->probe_error);
+        r = run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error,
+                            sizeof x->probe_error);
         json_object_put(params);
         if (r < 0)
                 x->probe = NULL;
@@ -669,7 +683,7 @@ static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ign
 #define TICKS_KEPT_RUNNING 10
 typedef struct ticks_watch {
         const char *tick;
-        size_t from;     /* stdout_len when the interrupt was sent */
+        size_t from; /* stdout_len when the interrupt was sent */
         int needed, seen;
 } ticks_watch;
 
@@ -687,7 +701,8 @@ static int ticks_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
 static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
         if (path == PATH_PIDFD)
                 return kb_kernel_signal(x->h.kernel, SIGINT);
-        return kb_client_interrupt(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ret_reply);
+        return kb_client_interrupt(kb_kernel_client(x->h.kernel),
+                                   kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ret_reply);
 }
 
 static void check_interrupt(ctx *x, interrupt_path path) {
@@ -696,8 +711,8 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         char marker[64], why[512];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd", x->nonce);
         if (x->h.wedged && path == PATH_PIDFD && x->died_on_sigint) {
-                add_check(x, id, "fail", t0, NULL, "the kernel died on SIGINT (sent to free the control path's cell): %s",
-                          x->died_on_sigint);
+                add_check(x, id, "fail", t0, NULL,
+                          "the kernel died on SIGINT (sent to free the control path's cell): %s", x->died_on_sigint);
                 return;
         }
         if (x->h.wedged) {
@@ -739,8 +754,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         if (r != -ETIMEDOUT) {
                 if (r == 0)
                         json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-                add_check(x, id, "fail", t0, ev, "%s", r == 0 ? "the long cell ended on its own before any interrupt was sent"
-                                                             : kb_harness_wait_error(&x->h, r));
+                add_check(x, id, "fail", t0, ev, "%s",
+                          r == 0 ? "the long cell ended on its own before any interrupt was sent"
+                                 : kb_harness_wait_error(&x->h, r));
                 kb_execution_destroy(c, &ex);
                 return;
         }
@@ -756,9 +772,10 @@ static void check_interrupt(ctx *x, interrupt_path path) {
          * wait that ends in "kept running": no pass rests on them. */
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL, *interrupt_id = NULL;
-        int sr = path == PATH_PIDFD ? kb_kernel_signal(x->h.kernel, SIGINT)
-                                    : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
-        ticks_watch tw = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
+        int sr = path == PATH_PIDFD
+                         ? kb_kernel_signal(x->h.kernel, SIGINT)
+                         : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
+        ticks_watch tw = {.tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
         int wait_ms = x->env->interrupt_timeout_ms;
         r = -ETIMEDOUT; /* nothing sent: the cell runs on */
         if (sr >= 0 && path == PATH_PIDFD)
@@ -767,11 +784,13 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 /* The reply is what says the request was taken: a kernel that has not answered
                  * within CONTROL_REPLY_TIMEOUT_MS gets a short grace, one that answered the rest of
                  * the timeout. An execute_reply at any time in between counts. */
-                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ticks_seen, &tw);
+                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ticks_seen,
+                                           &tw);
                 kb_msg *reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
                 if (r == -ETIMEDOUT) {
                         wait_ms = reply ? wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
-                        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, wait_ms > 0 ? wait_ms : 0), ticks_seen, &tw);
+                        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, wait_ms > 0 ? wait_ms : 0),
+                                                   ticks_seen, &tw);
                 }
                 if (!reply)
                         reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
@@ -780,7 +799,8 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                         reply_status = strdup(st ? st : "");
                         kb_msg_destroy(&reply);
                 }
-                json_object_object_add(ev, "interrupt_reply", reply_status ? json_object_new_string(reply_status) : NULL);
+                json_object_object_add(ev, "interrupt_reply",
+                                       reply_status ? json_object_new_string(reply_status) : NULL);
         }
         if (sr < 0)
                 json_object_object_add(ev, "send_error", json_object_new_string(strerror(-sr)));
@@ -792,15 +812,15 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
         if (stopped && path == PATH_PIDFD) {
                 int sa = ss < 0 ? ss : sigint_state(x, "after", ev, NULL, &pending);
-                const char *hole = sa < 0 ? "the host could not read the kernel's signal state"
-                                   : ignored     ? "the kernel process ignores SIGINT (SigIgn), so the signal cannot "
-                                                   "have stopped it"
-                                   : pending     ? "SIGINT is still pending in the kernel process (never delivered), so "
-                                                   "the signal did not stop it"
-                                                 : NULL;
+                const char *hole = sa < 0    ? "the host could not read the kernel's signal state"
+                                   : ignored ? "the kernel process ignores SIGINT (SigIgn), so the signal cannot "
+                                               "have stopped it"
+                                   : pending ? "SIGINT is still pending in the kernel process (never delivered), so "
+                                               "the signal did not stop it"
+                                             : NULL;
                 if (hole) {
-                        add_check(x, id, "fail", t0, ev, "the cell ended (execute_reply status '%s'), but %s%s%s", ex->status,
-                                  hole, sa < 0 ? ": " : "", sa < 0 ? strerror(-sa) : "");
+                        add_check(x, id, "fail", t0, ev, "the cell ended (execute_reply status '%s'), but %s%s%s",
+                                  ex->status, hole, sa < 0 ? ": " : "", sa < 0 ? strerror(-sa) : "");
                         kb_execution_destroy(c, &ex);
                         return;
                 }
@@ -809,7 +829,8 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
                 if (ex->ename)
                         json_object_object_add(ev, "ename", json_object_new_string(ex->ename));
-                add_check(x, id, "pass", t0, ev, "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms",
+                add_check(x, id, "pass", t0, ev,
+                          "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms",
                           path == PATH_CONTROL ? "interrupt_request on control" : "SIGINT through the pinned pidfd",
                           ex->status, ex->ename ? " " : "", ex->ename ? ex->ename : "",
                           (long long) (ex->reply_ms - sent));
@@ -824,7 +845,8 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 return;
         }
         if (r == -ECANCELED) {
-                add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, r));
+                add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s",
+                          kb_harness_wait_error(&x->h, r));
                 kb_execution_destroy(c, &ex);
                 return;
         }
@@ -836,8 +858,10 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         else if (sr < 0)
                 snprintf(why, sizeof(why), "the interrupt could not be sent (%s)", strerror(-sr));
         else if (path == PATH_CONTROL && !reply_status)
-                snprintf(why, sizeof(why), "no interrupt_reply and the cell kept running (%d ticks over %lld ms after "
-                         "the request)", tw.seen, (long long) ran);
+                snprintf(why, sizeof(why),
+                         "no interrupt_reply and the cell kept running (%d ticks over %lld ms after "
+                         "the request)",
+                         tw.seen, (long long) ran);
         else if (path == PATH_CONTROL)
                 snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running (%d ticks over %lld ms)",
                          reply_status, tw.seen, (long long) ran);
@@ -849,8 +873,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                          kb_harness_wait_error(&x->h, r));
         if (r != 0) {
                 (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
-                ticks_watch again = { .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING };
-                int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, x->env->interrupt_timeout_ms), ticks_seen, &again);
+                ticks_watch again = {.tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
+                int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, x->env->interrupt_timeout_ms),
+                                               ticks_seen, &again);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
                 if (u == -ESRCH && path == PATH_CONTROL) {
                         /* The SIGINT meant to free the cell killed the kernel: that is the pidfd
@@ -863,9 +888,9 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         }
         /* The same rule as conformance's interrupt.control (rules.c). */
         char rule[256];
-        const char *verdict = path == PATH_CONTROL ? kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule,
-                                                                                        sizeof(rule))
-                                                   : "fail";
+        const char *verdict = path == PATH_CONTROL
+                                      ? kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule, sizeof(rule))
+                                      : "fail";
         if (strcmp(verdict, "unsupported") == 0)
                 add_check(x, id, "unsupported", t0, ev, "%s; %s%s", why, rule,
                           x->h.wedged ? "; neither path stopped the cell" : "");
@@ -898,8 +923,8 @@ static void check_persistence(ctx *x) {
         json_object_object_add(ev, "nonce_intact", json_object_new_boolean(value && strcmp(value, x->nonce) == 0));
         json_object_object_add(ev, "pidfd_same_process", json_object_new_boolean(v == 0));
         if (!value || strcmp(value, x->nonce) != 0)
-                add_check(x, "persistence.namespace", "fail", t0, ev,
-                          "the variable set before the interrupts %s", value ? "changed" : "is gone");
+                add_check(x, "persistence.namespace", "fail", t0, ev, "the variable set before the interrupts %s",
+                          value ? "changed" : "is gone");
         else if (pid != 2)
                 add_check(x, "persistence.namespace", "fail", t0, ev, "the answering kernel is pid %lld, not 2",
                           (long long) pid);
@@ -927,8 +952,8 @@ static void check_shutdown(ctx *x) {
         int64_t replied = kb_now_ms();
         x->shut_down = true;
         if (r == -ESRCH) {
-                add_check(x, "lifecycle.shutdown", "fail", t0, ev, "the kernel died before it answered shutdown_request: %s",
-                          kb_harness_wait_error(&x->h, r));
+                add_check(x, "lifecycle.shutdown", "fail", t0, ev,
+                          "the kernel died before it answered shutdown_request: %s", kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (r < 0) {
@@ -937,7 +962,7 @@ static void check_shutdown(ctx *x) {
                 return;
         }
         json_object_object_add(ev, "reply_ms", json_object_new_int64(replied - t0));
-        struct pollfd p = { .fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN };
+        struct pollfd p = {.fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN};
         int64_t deadline = kb_harness_deadline_in(&x->h, SHUTDOWN_EXIT_MS);
         int n;
         do
@@ -974,8 +999,8 @@ static void fill_missing(ctx *x) {
                         add_check(x, *id, "fail", kb_now_ms(), NULL, "not run: %s",
                                   x->h.cancelled ? "the run was cancelled first"
                                   : x->h.wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
-                                               : "an earlier step failed (see persistence.namespace and the checks "
-                                                 "before it)");
+                                                 : "an earlier step failed (see persistence.namespace and the checks "
+                                                   "before it)");
 }
 
 static int set_nonce(ctx *x) {
@@ -1008,14 +1033,15 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         ctx x = {
                 .env = env,
                 .spec = spec,
-                .h = {
-                        .spec = spec,
-                        .secrets = { env->secrets, env->sibling_secrets },
-                        .log = env->log,
-                        .log_userdata = env->log_userdata,
-                        .deadline_ms = env->deadline_ms,
-                        .diagnose_death = true,
-                },
+                .h =
+                        {
+                                .spec = spec,
+                                .secrets = {env->secrets, env->sibling_secrets},
+                                .log = env->log,
+                                .log_userdata = env->log_userdata,
+                                .deadline_ms = env->deadline_ms,
+                                .diagnose_death = true,
+                        },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
         _cleanup_free_ char *diagnosis = NULL;
@@ -1035,10 +1061,12 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         r = kb_langpack_find(env->kernels_dir, spec->language ? spec->language : "", &x.lp);
         if (r == -ENOENT) {
                 x.no_pack = true;
-                kb_harness_log(&x.h, KB_LOG_WARN, "no probe set for language '%s' in %s: the checks that need a cell are untested",
-                      spec->language ? spec->language : "?", env->kernels_dir);
+                kb_harness_log(&x.h, KB_LOG_WARN,
+                               "no probe set for language '%s' in %s: the checks that need a cell are untested",
+                               spec->language ? spec->language : "?", env->kernels_dir);
         } else if (r < 0) {
-                set_error(&x, "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
+                set_error(&x,
+                          "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
                           "kbound.json and the cells (see docs/probes.md)",
                           spec->language ? spec->language : "?", env->kernels_dir,
                           r == -ENOENT ? "none matches" : strerror(-r));
@@ -1048,8 +1076,10 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         }
 
         if (x.lp && kb_langpack_transport(x.lp, &x.transport) < 0) {
-                set_error(&x, "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
-                          "\"mime\" or \"stdout\")", kb_langpack_dir(x.lp));
+                set_error(&x,
+                          "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
+                          "\"mime\" or \"stdout\")",
+                          kb_langpack_dir(x.lp));
                 add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: the probe set is malformed");
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
@@ -1091,7 +1121,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 }
                 /* A kernel that cannot be started and pinned inside the sandbox cannot have any
                  * boundary claimed for it: fail closed, with the diagnosis. */
-                outcome = r == -ECANCELED || kb_harness_deadline_passed(&x.h) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
+                outcome = r == -ECANCELED || kb_harness_deadline_passed(&x.h) ? KB_CHECK_CANCELLED
+                                                                              : KB_CHECK_NOT_ENFORCED;
                 goto done;
         }
 
@@ -1190,7 +1221,9 @@ done:
                         json_object *l = json_object_new_object();
                         json_object_object_add(l, "label", json_object_get(kb_json_get(snap, "label")));
                         json_object *procs = kb_json_get(snap, "processes");
-                        json_object_object_add(l, "processes", json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
+                        json_object_object_add(
+                                l, "processes",
+                                json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
                         json_object_object_add(l, "vanished", json_object_get(kb_json_get(snap, "vanished")));
                         json_object_object_add(l, "errors", json_object_get(kb_json_get(snap, "errors")));
                         json_object_array_add(looks, l);

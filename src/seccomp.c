@@ -25,44 +25,42 @@
  * for socket families, which is what a kernel without the family says. Never a kill: a killed
  * kernel looks like a crash, and the report could not say which call it was.
  */
-#define CALL(name_, why_, anchors_)                                                                          \
-        {                                                                                                    \
-                .name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1, .errnum = EPERM, \
-                .why = why_, .anchors = anchors_                                                             \
+#define CALL(name_, why_, anchors_)                                                                                    \
+        {                                                                                                              \
+                .name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1, .errnum = EPERM,           \
+                .why = why_, .anchors = anchors_                                                                       \
         }
-#define CALL_ENOSYS(name_, why_, anchors_)                                                                   \
-        {                                                                                                    \
-                .name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1,                  \
-                .errnum = ENOSYS, .why = why_, .anchors = anchors_                                           \
+#define CALL_ENOSYS(name_, why_, anchors_)                                                                             \
+        {                                                                                                              \
+                .name = name_, .syscall = name_, .match = KB_SECCOMP_MATCH_CALL, .arg = -1, .errnum = ENOSYS,          \
+                .why = why_, .anchors = anchors_                                                                       \
         }
-#define CLONE_NS(flag_, why_, anchors_)                                                                      \
-        {                                                                                                    \
-                .name = "clone:" #flag_, .syscall = "clone", .match = KB_SECCOMP_MATCH_FLAG, .arg = 0,       \
-                .value = flag_, .errnum = EPERM, .why = why_, .anchors = anchors_                            \
+#define CLONE_NS(flag_, why_, anchors_)                                                                                \
+        {                                                                                                              \
+                .name = "clone:" #flag_, .syscall = "clone", .match = KB_SECCOMP_MATCH_FLAG, .arg = 0, .value = flag_, \
+                .errnum = EPERM, .why = why_, .anchors = anchors_                                                      \
         }
-#define IOCTL(request_, why_, anchors_)                                                                      \
-        {                                                                                                    \
-                .name = "ioctl:" #request_, .syscall = "ioctl", .match = KB_SECCOMP_MATCH_VALUE, .arg = 1,   \
-                .value = request_, .errnum = EPERM, .why = why_, .anchors = anchors_                         \
+#define IOCTL(request_, why_, anchors_)                                                                                \
+        {                                                                                                              \
+                .name = "ioctl:" #request_, .syscall = "ioctl", .match = KB_SECCOMP_MATCH_VALUE, .arg = 1,             \
+                .value = request_, .errnum = EPERM, .why = why_, .anchors = anchors_                                   \
         }
-#define FAMILY(name_, number_, why_)                                                                         \
-        {                                                                                                    \
-                .name = name_, .syscall = "socket", .match = KB_SECCOMP_MATCH_FAMILY, .arg = 0,              \
-                .value = number_, .errnum = EAFNOSUPPORT, .why = why_, .anchors = "flatpak, codex"           \
+#define FAMILY(name_, number_, why_)                                                                                   \
+        {                                                                                                              \
+                .name = name_, .syscall = "socket", .match = KB_SECCOMP_MATCH_FAMILY, .arg = 0, .value = number_,      \
+                .errnum = EAFNOSUPPORT, .why = why_, .anchors = "flatpak, codex"                                       \
         }
 
 /* Why the families nobody names specifically are refused. */
-#define FAMILY_RARE                                                                                          \
-        "an address family a kernel never uses: its kernel code (often a module loaded on demand) is "       \
+#define FAMILY_RARE                                                                                                    \
+        "an address family a kernel never uses: its kernel code (often a module loaded on demand) is "                 \
         "reachable by any process"
 
 static const kb_seccomp_entry entries[] = {
         /* kernel log, accounting, obsolete and emulation calls */
-        CALL("syslog", "reads or clears the kernel log: kernel addresses and the host's messages",
-             "flatpak, moby"),
+        CALL("syslog", "reads or clears the kernel log: kernel addresses and the host's messages", "flatpak, moby"),
         CALL("acct", "switches process accounting for the whole host", "flatpak, moby"),
-        CALL("uselib", "obsolete a.out library loader that no current program uses",
-             "flatpak, systemd @obsolete"),
+        CALL("uselib", "obsolete a.out library loader that no current program uses", "flatpak, systemd @obsolete"),
         CALL("modify_ldt", "16-bit segment descriptors (x86): a history of kernel information leaks",
              "flatpak, systemd @cpu-emulation"),
         CALL("vm86", "virtual-8086 mode (32-bit x86 only): emulation a kernel never needs",
@@ -72,11 +70,9 @@ static const kb_seccomp_entry entries[] = {
         CALL("quotactl_fd", "the file-descriptor form of quotactl", "moby"),
 
         /* the kernel keyring: not namespaced, shared per user, outlives the sandbox */
-        CALL("add_key",
-             "the kernel keyring is not namespaced: keys are shared per uid and outlive the sandbox",
+        CALL("add_key", "the kernel keyring is not namespaced: keys are shared per uid and outlive the sandbox",
              "flatpak, moby"),
-        CALL("keyctl", "reads and changes the kernel keyring, shared per uid beyond the sandbox",
-             "flatpak, moby"),
+        CALL("keyctl", "reads and changes the kernel keyring, shared per uid beyond the sandbox", "flatpak, moby"),
         CALL("request_key", "asks the kernel keyring (and its upcalls) for a key", "flatpak, moby"),
 
         /* NUMA memory placement */
@@ -89,8 +85,7 @@ static const kb_seccomp_entry entries[] = {
         CALL("set_mempolicy_home_node", "sets the home NUMA node of memory", "moby"),
 
         /* namespaces and the filesystem view bwrap built */
-        CALL("unshare",
-             "new namespaces: a nested user namespace hands its creator every capability inside it",
+        CALL("unshare", "new namespaces: a nested user namespace hands its creator every capability inside it",
              "flatpak, moby, systemd RestrictNamespaces"),
         CALL("setns", "joins another namespace", "flatpak, moby, systemd RestrictNamespaces"),
         CLONE_NS(CLONE_NEWUSER,
@@ -108,8 +103,7 @@ static const kb_seccomp_entry entries[] = {
                     "falls back to clone",
                     "flatpak, moby, systemd"),
         CALL("mount", "changes the filesystem view bwrap built", "flatpak, moby, systemd @mount"),
-        CALL("umount", "unmounts part of the sandbox's view (32-bit x86 only)",
-             "flatpak, moby, systemd @mount"),
+        CALL("umount", "unmounts part of the sandbox's view (32-bit x86 only)", "flatpak, moby, systemd @mount"),
         CALL("umount2", "unmounts part of the sandbox's view, uncovering what lies beneath",
              "flatpak, moby, systemd @mount"),
         CALL("pivot_root", "changes the sandbox's root", "flatpak, moby, systemd @mount"),
@@ -118,29 +112,22 @@ static const kb_seccomp_entry entries[] = {
                     "flatpak, moby, systemd @mount"),
         CALL_ENOSYS("move_mount", "new mount API: attaches mounts", "flatpak, moby, systemd @mount"),
         CALL_ENOSYS("fsopen", "new mount API: opens a filesystem context", "flatpak, moby, systemd @mount"),
-        CALL_ENOSYS("fsconfig", "new mount API: configures a filesystem context",
-                    "flatpak, moby, systemd @mount"),
+        CALL_ENOSYS("fsconfig", "new mount API: configures a filesystem context", "flatpak, moby, systemd @mount"),
         CALL_ENOSYS("fsmount", "new mount API: creates a mount", "flatpak, moby, systemd @mount"),
-        CALL_ENOSYS("fspick", "new mount API: reconfigures an existing mount",
-                    "flatpak, moby, systemd @mount"),
-        CALL_ENOSYS("mount_setattr", "new mount API: changes mount attributes",
-                    "flatpak, moby, systemd @mount"),
+        CALL_ENOSYS("fspick", "new mount API: reconfigures an existing mount", "flatpak, moby, systemd @mount"),
+        CALL_ENOSYS("mount_setattr", "new mount API: changes mount attributes", "flatpak, moby, systemd @mount"),
 
         /* terminals */
-        IOCTL(TIOCSTI, "pushes input into a terminal: commands typed into the host's shell (CVE-2017-5226)",
-              "flatpak"),
-        IOCTL(TIOCLINUX,
-              "Linux console copy and paste, the same injection on a virtual console (CVE-2023-28100)",
+        IOCTL(TIOCSTI, "pushes input into a terminal: commands typed into the host's shell (CVE-2017-5226)", "flatpak"),
+        IOCTL(TIOCLINUX, "Linux console copy and paste, the same injection on a virtual console (CVE-2023-28100)",
               "flatpak"),
 
         /* other processes, the kernel's execution domain */
-        CALL("ptrace", "inspects and changes other processes of the sandbox",
-             "flatpak, moby, systemd @debug"),
+        CALL("ptrace", "inspects and changes other processes of the sandbox", "flatpak, moby, systemd @debug"),
         CALL("process_vm_readv", "reads another process's memory", "moby, codex"),
         CALL("process_vm_writev", "writes another process's memory", "moby, codex"),
         CALL("process_madvise", "gives memory advice for another process", "moby"),
-        CALL("kcmp", "compares two processes' kernel objects (an ordering oracle on kernel pointers)",
-             "moby"),
+        CALL("kcmp", "compares two processes' kernel objects (an ordering oracle on kernel pointers)", "moby"),
         CALL("pidfd_getfd", "copies a file descriptor out of another process", "moby, systemd @debug"),
         {.name = "personality",
          .syscall = "personality",
@@ -161,13 +148,10 @@ static const kb_seccomp_entry entries[] = {
         CALL("io_uring_enter", "submits io_uring operations, which seccomp never sees", "moby, codex"),
         CALL("io_uring_register", "registers io_uring resources", "moby, codex"),
         CALL("bpf", "loads programs into the kernel: a leading source of kernel exploits", "moby"),
-        CALL("userfaultfd", "user-space page-fault handling, used to widen race windows in kernel exploits",
-             "moby"),
+        CALL("userfaultfd", "user-space page-fault handling, used to widen race windows in kernel exploits", "moby"),
         CALL("open_by_handle_at",
-             "opens any file of a filesystem by handle, around the mount view (the 'shocker' escape)",
-             "moby"),
-        CALL("name_to_handle_at", "makes the handles open_by_handle_at consumes; no kernel needs it",
-             "kbound"),
+             "opens any file of a filesystem by handle, around the mount view (the 'shocker' escape)", "moby"),
+        CALL("name_to_handle_at", "makes the handles open_by_handle_at consumes; no kernel needs it", "kbound"),
 
         /* the host itself */
         CALL("kexec_load", "replaces the running host kernel", "moby, systemd @reboot"),
@@ -398,18 +382,15 @@ static int add_call_rules(scmp_filter_ctx ctx, const kb_seccomp_entry *e, uint32
         case KB_SECCOMP_MATCH_FLAG: {
                 /* clone's flags come second on s390 (CONFIG_CLONE_BACKWARDS2) */
                 unsigned arg = (unsigned) e->arg;
-                if (strcmp(e->syscall, "clone") == 0 &&
-                    (native == SCMP_ARCH_S390X || native == SCMP_ARCH_S390))
+                if (strcmp(e->syscall, "clone") == 0 && (native == SCMP_ARCH_S390X || native == SCMP_ARCH_S390))
                         arg = 1;
                 struct scmp_arg_cmp cmp = {
                         .arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = e->value, .datum_b = e->value};
                 return add_rule(ctx, e->errnum, nr, &cmp);
         }
         case KB_SECCOMP_MATCH_VALUE: {
-                struct scmp_arg_cmp cmp = {.arg = (unsigned) e->arg,
-                                           .op = SCMP_CMP_MASKED_EQ,
-                                           .datum_a = UINT32_MAX,
-                                           .datum_b = e->value};
+                struct scmp_arg_cmp cmp = {
+                        .arg = (unsigned) e->arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = UINT32_MAX, .datum_b = e->value};
                 return add_rule(ctx, e->errnum, nr, &cmp);
         }
         case KB_SECCOMP_MATCH_PERSONALITY:

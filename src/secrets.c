@@ -27,9 +27,9 @@ struct kb_secrets {
         size_t n;
         gram *grams;
         size_t n_grams;
-        uint32_t *table;      /* open addressing over grams: index + 1, 0 = empty */
+        uint32_t *table; /* open addressing over grams: index + 1, 0 = empty */
         size_t table_mask;
-        bool alphabet[256];   /* bytes that occur in some token, both cases */
+        bool alphabet[256]; /* bytes that occur in some token, both cases */
 };
 
 int kb_secrets_new(kb_secrets **ret) {
@@ -44,15 +44,15 @@ int kb_secrets_new(kb_secrets **ret) {
 static uint64_t lower8(uint64_t w) {
         const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
         uint64_t low7 = w & ~high;
-        uint64_t ge_a = low7 + (0x80 - 'A') * ones;      /* high bit set when byte >= 'A' */
-        uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones;  /* high bit set when byte > 'Z' */
-        uint64_t upper = (ge_a & ~gt_z) & ~w & high;     /* and the byte itself is ASCII */
+        uint64_t ge_a = low7 + (0x80 - 'A') * ones;     /* high bit set when byte >= 'A' */
+        uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones; /* high bit set when byte > 'Z' */
+        uint64_t upper = (ge_a & ~gt_z) & ~w & high;    /* and the byte itself is ASCII */
         return w | (upper >> 2);
 }
 
 /* The lowercase 12-byte gram at p. */
 static gram gram_at(const unsigned char *p) {
-        gram g = { 0 };
+        gram g = {0};
         uint32_t lo;
         memcpy(&g.hi, p, 8);
         memcpy(&lo, p + 8, 4);
@@ -274,7 +274,7 @@ typedef struct span {
 typedef struct spans {
         span *v;
         size_t n, cap;
-        bool any_only;    /* stop at the first span: the caller only asks whether there is one */
+        bool any_only; /* stop at the first span: the caller only asks whether there is one */
 } spans;
 
 /* Adds [start, end), merging with the last span when they touch. 1 to stop, 0, -ENOMEM. */
@@ -296,7 +296,7 @@ static int spans_add(spans *sp, size_t start, size_t end, size_t secret) {
                 sp->v = v;
                 sp->cap = cap;
         }
-        sp->v[sp->n++] = (span) { start, end, secret };
+        sp->v[sp->n++] = (span){start, end, secret};
         return 0;
 }
 
@@ -366,14 +366,14 @@ static int find_spans(const kb_secrets *s, const char *str, size_t len, spans *s
 /* Whether any secret occurs in the bytes (not just up to an embedded NUL). Out of memory counts
  * as found, so that redaction fails closed. */
 static bool bytes_have_secret(const kb_secrets *s, const char *str, size_t len) {
-        spans sp = { .any_only = true };
+        spans sp = {.any_only = true};
         int r = find_spans(s, str, len, &sp);
         free(sp.v);
         return r < 0 || sp.n > 0;
 }
 
 char *kb_secrets_redact_text(const kb_secrets *s, const char *str, size_t len, size_t *ret_len) {
-        spans sp = { 0 };
+        spans sp = {0};
         if (find_spans(s, str, len, &sp) < 0) {
                 free(sp.v);
                 return NULL;

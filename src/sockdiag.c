@@ -168,8 +168,7 @@ static int dump_once(int fd, uint32_t seq, dump *d, void *buf) {
         for (;;) {
                 struct sockaddr_nl from;
                 struct iovec iov = {.iov_base = buf, .iov_len = RECV_BUF};
-                struct msghdr mh = {
-                        .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1};
+                struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1};
                 ssize_t got = recvmsg(fd, &mh, 0);
                 if (got < 0 && errno == EINTR)
                         continue;

@@ -57,13 +57,13 @@ int kb_strv_take(kb_strv *v, char ***ret) {
                         return -ENOMEM;
         }
         *ret = v->items;
-        *v = (kb_strv){ .max = v->max };
+        *v = (kb_strv){.max = v->max};
         return 0;
 }
 
 void kb_strv_clear(kb_strv *v) {
         kb_strv_free(v->items);
-        *v = (kb_strv){ .max = v->max };
+        *v = (kb_strv){.max = v->max};
 }
 
 char **kb_strv_copy(char *const *src) {

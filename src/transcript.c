@@ -181,9 +181,9 @@ void kb_transcript_on_msg(void *userdata, kb_channel channel, const char *direct
                 if (!line)
                         r = -ENOMEM;
         }
-        const char *text = line ? json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN |
-                                                                               JSON_C_TO_STRING_NOSLASHESCAPE)
-                                : NULL;
+        const char *text =
+                line ? json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+                     : NULL;
         if (r == 0 && !text)
                 r = -ENOMEM;
         if (r == 0) {

@@ -463,8 +463,8 @@ static int problem_new(const char *what, const char *named, int error, kb_view_p
 /* Finds program as execvp inside the sandbox will: a path with '/' as is (relative to the
  * sandbox's working folder), a bare name in each absolute entry of the kernel's PATH in turn.
  * Returns 0 (and the host descriptor in *ret_fd), or a problem in *ret_problem; -ENOMEM. */
-static int find_program(const kb_view *v, bool host_view, const char *what, const char *program,
-                        char *const *env, int *ret_fd, kb_view_problem **ret_problem) {
+static int find_program(const kb_view *v, bool host_view, const char *what, const char *program, char *const *env,
+                        int *ret_fd, kb_view_problem **ret_problem) {
         _cleanup_free_ char *missing = NULL;
         int r;
 
@@ -585,8 +585,8 @@ static bool uses_resource_dir(char *const *argv) {
 }
 
 /* One look in policy's view: the first problem, or none. */
-static int check_once(const kb_sandbox_policy *policy, char *const *argv, char *const *env,
-                      const char *resource_dir, kb_view_problem **ret_problem) {
+static int check_once(const kb_sandbox_policy *policy, char *const *argv, char *const *env, const char *resource_dir,
+                      kb_view_problem **ret_problem) {
         kb_view *v = NULL;
         bool host_view = !policy->rootfs;
         _cleanup_close_ int fd = -1;
@@ -635,8 +635,7 @@ static int check_once(const kb_sandbox_policy *policy, char *const *argv, char *
                                 goto out;
                         (*ret_problem)->missing = strdup(resource_dir);
                         r = (*ret_problem)->missing ? 0 : -ENOMEM;
-                        (*ret_problem)->on_host =
-                                host_view && stat(resource_dir, &st) == 0 && S_ISDIR(st.st_mode);
+                        (*ret_problem)->on_host = host_view && stat(resource_dir, &st) == 0 && S_ISDIR(st.st_mode);
                 }
         }
 out:
@@ -681,8 +680,8 @@ static size_t strv_count(char *const *v) {
 
 /* The smallest binds that make the kernel resolve, found by binding a candidate for each missing
  * path and looking again; stored in p->fix only if the last look found nothing missing. */
-static int find_fix(const kb_sandbox_policy *policy, char *const *argv, char *const *env,
-                    const char *resource_dir, kb_view_problem *p) {
+static int find_fix(const kb_sandbox_policy *policy, char *const *argv, char *const *env, const char *resource_dir,
+                    kb_view_problem *p) {
         size_t n_base = strv_count(policy->ro_paths);
         char **paths = calloc(n_base + VIEW_MAX_FIX_ROUNDS + 1, sizeof(char *));
         size_t n = n_base;

@@ -160,8 +160,7 @@ static int object_add_string(json_object *obj, const char *field, const char *va
         return 0;
 }
 
-int kb_msg_new(const char *msg_type, const char *session, const char *username, json_object *content,
-               kb_msg **ret) {
+int kb_msg_new(const char *msg_type, const char *session, const char *username, json_object *content, kb_msg **ret) {
         _cleanup_json_ json_object *owned_content = content;
         _cleanup_(kb_msg_destroyp) kb_msg *msg = NULL;
         char date[64], msg_id[37];
@@ -390,8 +389,7 @@ static int parse_object(struct json_tokener *tok, const kb_frame *part, json_obj
  * and ids are what replies are matched on. */
 static bool header_id_ok(json_object *header, const char *field) {
         json_object *value;
-        if (!json_object_object_get_ex(header, field, &value) ||
-            !json_object_is_type(value, json_type_string))
+        if (!json_object_object_get_ex(header, field, &value) || !json_object_is_type(value, json_type_string))
                 return false;
         const char *s = json_object_get_string(value);
         return strlen(s) == (size_t) json_object_get_string_len(value);
@@ -465,8 +463,7 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac,
         tok = tokener_new(limits->max_json_depth);
         if (!msg || !tok)
                 return -ENOMEM;
-        json_object **targets[KB_JSON_PARTS] = {&msg->header, &msg->parent_header, &msg->metadata,
-                                                &msg->content};
+        json_object **targets[KB_JSON_PARTS] = {&msg->header, &msg->parent_header, &msg->metadata, &msg->content};
         for (size_t i = 0; i < KB_JSON_PARTS; i++) {
                 r = parse_object(tok, &parts[i], targets[i]);
                 if (r < 0)
@@ -616,8 +613,7 @@ int kb_wire_recv(void *sock, const kb_hmac *hmac, const kb_wire_limits *limits, 
                  * message boundary instead of mid-way through this one. */
                 if (count > limits->max_frames)
                         over = -E2BIG;
-                else if (over == 0 &&
-                         (size > limits->max_frame_bytes || size > limits->max_total_bytes - total))
+                else if (over == 0 && (size > limits->max_frame_bytes || size > limits->max_total_bytes - total))
                         over = -EMSGSIZE;
                 if (over == 0) {
                         total += size;

@@ -11,11 +11,10 @@
  * description holding payload to it, with possessor-only permissions (no view, read or search for
  * anyone else, the same uid included). Every sandbox is started with a fresh, verified empty
  * keyring of its own in a user namespace of its own (kb_sandbox_launch), so nothing there can
- * possess this key: a cell that finds it by name and reads payload is proof of a leak. The session keyring belongs to the calling thread: call
- * before starting the threads that launch sandboxes. Returns 0 and the key's serial; -ENOSYS (no
- * keys in this kernel) or -EPERM (keyctl refused to kbound's process tree, e.g. by a container's
- * seccomp filter, which every sandbox inherits too): no key can be inherited, nothing planted;
- * -errno otherwise. */
+ * possess this key: a cell that finds it by name and reads payload is proof of a leak. The session keyring belongs to
+ * the calling thread: call before starting the threads that launch sandboxes. Returns 0 and the key's serial; -ENOSYS
+ * (no keys in this kernel) or -EPERM (keyctl refused to kbound's process tree, e.g. by a container's seccomp filter,
+ * which every sandbox inherits too): no key can be inherited, nothing planted; -errno otherwise. */
 KB_EXPORT int kb_canary_keyring_plant(const char *description, const char *payload, int32_t *ret_serial);
 
 /* Canary listeners on the host's loopback: one TCP socket on 127.0.0.1 and one abstract unix

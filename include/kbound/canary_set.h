@@ -34,9 +34,9 @@ typedef struct kb_canary_set_options {
         const kb_kernelspec *const *specs; /* the run's kernels: each one's sandbox environment and argv
                                             * are what a sandbox shows by design, not leaks */
         size_t n_specs;
-        char *const *host_env;             /* kbound's own environment: its daemon secrets, and HOME */
-        kb_log_fn log;                     /* the progress line for a home folder that gets no canary;
-                                            * may be NULL */
+        char *const *host_env; /* kbound's own environment: its daemon secrets, and HOME */
+        kb_log_fn log;         /* the progress line for a home folder that gets no canary;
+                                * may be NULL */
         void *log_userdata;
 } kb_canary_set_options;
 
@@ -45,11 +45,11 @@ typedef struct kb_canary_set_options {
 /* What kb_canary_set_plant made; everything in it is owned by the set and read-only for callers
  * (kb_check_env borrows it for the run). */
 typedef struct kb_canary_set {
-        kb_secrets *secrets;          /* daemon secrets and the credential, home and keyring canaries */
-        kb_secrets *sibling_secrets;  /* the other team's canary */
-        json_object *escape_dirs;     /* host folders a write must not reach (array of strings) */
-        json_object *credential_paths;/* the credential file, then the home canary if planted */
-        json_object *sibling_paths;   /* the other team's workspace and canary file */
+        kb_secrets *secrets;           /* daemon secrets and the credential, home and keyring canaries */
+        kb_secrets *sibling_secrets;   /* the other team's canary */
+        json_object *escape_dirs;      /* host folders a write must not reach (array of strings) */
+        json_object *credential_paths; /* the credential file, then the home canary if planted */
+        json_object *sibling_paths;    /* the other team's workspace and canary file */
         kb_inspect_canary canaries[KB_CANARY_SET_CANARIES_MAX]; /* for the host's look at the mounts */
         size_t n_canaries;
         int keyring_canary;           /* 0: planted; -ENOSYS/-EPERM: no keys here, nothing planted */

@@ -15,11 +15,11 @@ typedef struct kb_client kb_client;
 typedef void (*kb_client_msg_fn)(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg);
 
 typedef struct kb_client_options {
-        const char *username;      /* header.username; NULL → "kbound" */
-        kb_wire_limits limits;     /* zero-filled → kb_wire_limits_default() */
-        int death_fd;              /* a pidfd of the kernel (readable once it exited); <= 0: none */
-        int cancel_fd;             /* readable when the caller wants every wait to end; <= 0: none */
-        kb_client_msg_fn on_msg;   /* optional transcript hook */
+        const char *username;    /* header.username; NULL → "kbound" */
+        kb_wire_limits limits;   /* zero-filled → kb_wire_limits_default() */
+        int death_fd;            /* a pidfd of the kernel (readable once it exited); <= 0: none */
+        int cancel_fd;           /* readable when the caller wants every wait to end; <= 0: none */
+        kb_client_msg_fn on_msg; /* optional transcript hook */
         void *on_msg_userdata;
 } kb_client_options;
 
@@ -31,23 +31,23 @@ typedef struct kb_client_options {
 /* Everything one execute_request produced, collected by parent msg_id. */
 typedef struct kb_execution {
         char *msg_id;
-        bool got_reply;            /* execute_reply arrived */
-        bool saw_busy, saw_idle;   /* iopub status for this request */
-        char *status;              /* execute_reply content.status: "ok", "error", "abort", "aborted", ... */
-        int64_t execution_count;   /* -1 if absent */
-        char *ename, *evalue;      /* for status "error" */
-        json_object *reply;        /* the execute_reply content */
+        bool got_reply;                  /* execute_reply arrived */
+        bool saw_busy, saw_idle;         /* iopub status for this request */
+        char *status;                    /* execute_reply content.status: "ok", "error", "abort", "aborted", ... */
+        int64_t execution_count;         /* -1 if absent */
+        char *ename, *evalue;            /* for status "error" */
+        json_object *reply;              /* the execute_reply content */
         char *stdout_text, *stderr_text; /* concatenated stream output, each capped; may hold NUL
                                           * bytes (a kernel's), so use the lengths */
         size_t stdout_len, stderr_len;
-        bool text_truncated;       /* a stream went past KB_EXECUTION_TEXT_MAX */
-        json_object *outputs;      /* array of {"msg_type", "data", "metadata"} for display_data,
-                                    * update_display_data and execute_result */
-        json_object *errors;       /* array of iopub "error" contents */
-        size_t outputs_bytes;      /* wire bytes of what outputs and errors hold */
-        bool outputs_truncated;    /* outputs or errors went past KB_EXECUTION_OUTPUTS_MAX; the
-                                    * rest was dropped */
-        uint64_t n_iopub;          /* iopub messages received for it, and their wire bytes */
+        bool text_truncated;    /* a stream went past KB_EXECUTION_TEXT_MAX */
+        json_object *outputs;   /* array of {"msg_type", "data", "metadata"} for display_data,
+                                 * update_display_data and execute_result */
+        json_object *errors;    /* array of iopub "error" contents */
+        size_t outputs_bytes;   /* wire bytes of what outputs and errors hold */
+        bool outputs_truncated; /* outputs or errors went past KB_EXECUTION_OUTPUTS_MAX; the
+                                 * rest was dropped */
+        uint64_t n_iopub;       /* iopub messages received for it, and their wire bytes */
         uint64_t iopub_bytes;
         int64_t sent_ms, reply_ms, idle_ms; /* kb_now_ms() stamps */
 } kb_execution;
@@ -60,9 +60,9 @@ typedef struct kb_execute_options {
         bool silent;
         bool store_history;
         bool stop_on_error;
-        bool allow_stdin;  /* the kernel may ask for input; the caller must then answer it (an
-                            * input_request is seen by the on_msg hook; answer with
-                            * kb_client_request_send on KB_CHANNEL_STDIN) */
+        bool allow_stdin; /* the kernel may ask for input; the caller must then answer it (an
+                           * input_request is seen by the on_msg hook; answer with
+                           * kb_client_request_send on KB_CHANNEL_STDIN) */
 } kb_execute_options;
 
 /* Connects the five channels (shell, control, stdin: DEALER; iopub: SUB to everything; hb: REQ)
@@ -72,8 +72,8 @@ typedef struct kb_execute_options {
  * descriptors is an error here, never czmq's assertion. The connection's key is made ready for
  * signing here, once (kb_hmac_new). Returns 0, -ENAMETOOLONG, -ENOMEM, -EIO (OpenSSL could not key
  * the HMAC), or -errno from libzmq (-EMFILE: no descriptor left for a socket). */
-KB_EXPORT int kb_client_new(const kb_connection *conn, const char *ip_override,
-                            const kb_client_options *options, kb_client **ret);
+KB_EXPORT int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_client_options *options,
+                            kb_client **ret);
 
 /* Frees c and closes its sockets (linger 0); sets *cp to NULL. Accepts NULL. */
 KB_EXPORT void kb_client_destroy(kb_client **cp);
@@ -113,8 +113,8 @@ KB_EXPORT void kb_execution_explain_timeout(const kb_client *c, const kb_executi
 KB_EXPORT void kb_execution_destroy(kb_client *c, kb_execution **exp);
 
 /* Convenience: execute code and wait for completion. */
-KB_EXPORT int kb_client_execute(kb_client *c, const char *code, const kb_execute_options *options,
-                                int64_t deadline_ms, kb_execution **ret);
+KB_EXPORT int kb_client_execute(kb_client *c, const char *code, const kb_execute_options *options, int64_t deadline_ms,
+                                kb_execution **ret);
 
 /* Sends msg_type with content (taken, NULL → {}) on channel (shell or control) and waits for the
  * reply to it. Returns 0 and *ret_reply (the reply message, caller destroys), -ETIMEDOUT, -ESRCH,

@@ -28,8 +28,7 @@ KB_EXPORT int kb_ms_left(int64_t deadline_ms);
  * device is refused, never waited on. The buffer is wiped
  * before it is freed on failure, since callers read keys this way.
  * Returns 0, -EMSGSIZE, -EINVAL (not a regular file), -ENOMEM, or -errno from open/read. */
-KB_EXPORT int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret,
-                           size_t *ret_len);
+KB_EXPORT int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret, size_t *ret_len);
 
 /* Parses untrusted JSON text strictly: no NUL bytes, valid UTF-8, nesting at most max_depth,
  * nothing after the value. Returns 0 and a new reference, -EPROTO, or -ENOMEM. */
@@ -80,7 +79,9 @@ KB_EXPORT void kb_strv_free(char **v);
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
 enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };
 
-static inline void kb_freep(void *p) { free(*(void **)p); }
+static inline void kb_freep(void *p) {
+        free(*(void **) p);
+}
 /* Closes *fd if open and sets it to -1, so a second call (or a cleanup after an explicit close)
  * can never close a number another thread has been handed since. */
 static inline void kb_closep(int *fd) {
@@ -96,8 +97,18 @@ static inline void kb_closep(int *fd) {
 #define _cleanup_close_ _cleanup_(kb_closep)
 
 /* Ownership transfer: return the value and reset the variable so its cleanup does nothing. */
-#define TAKE_PTR(p) ({ __typeof__(p) _tp = (p); (p) = NULL; _tp; })
-#define TAKE_FD(fd) ({ int _tf = (fd); (fd) = -1; _tf; })
+#define TAKE_PTR(p)                                                                                                    \
+        ({                                                                                                             \
+                __typeof__(p) _tp = (p);                                                                               \
+                (p) = NULL;                                                                                            \
+                _tp;                                                                                                   \
+        })
+#define TAKE_FD(fd)                                                                                                    \
+        ({                                                                                                             \
+                int _tf = (fd);                                                                                        \
+                (fd) = -1;                                                                                             \
+                _tf;                                                                                                   \
+        })
 
 /* Typed destructors that accept NULL, for _cleanup_ on library types (json-c, czmq). */
 KB_EXPORT void kb_json_putp(struct json_object **p);

@@ -18,22 +18,22 @@
 #include "kbound/sandbox.h"
 
 typedef struct kb_conformance_env {
-        const char *kernels_dir;      /* language packs */
-        const char *base_dir;         /* this run's private folder (teams/ lives here) */
-        const char *bwrap;            /* absolute path */
-        const char *rootfs;           /* may be NULL */
+        const char *kernels_dir; /* language packs */
+        const char *base_dir;    /* this run's private folder (teams/ lives here) */
+        const char *bwrap;       /* absolute path */
+        const char *rootfs;      /* may be NULL */
         char *const *ro_paths;
-        char *const *host_env;        /* kbound's own environment (for the sandbox allowlist) */
-        const kb_sandbox_user *user;  /* who the kernels run as (never root) */
+        char *const *host_env;                 /* kbound's own environment (for the sandbox allowlist) */
+        const kb_sandbox_user *user;           /* who the kernels run as (never root) */
         const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces */
-        int item_timeout_ms;          /* how long one request may take (<= 0: 10 s) */
-        int long_cell_seconds;        /* how long the long cell runs if nobody stops it (<= 0: 60) */
-        int cancel_fd;                /* readable → stop everything (signal) */
-        int64_t deadline_ms;          /* the whole run's deadline */
-        bool keep;                    /* keep the team folder */
-        kb_client_msg_fn on_msg;      /* transcript hook, may be NULL */
+        int item_timeout_ms;                   /* how long one request may take (<= 0: 10 s) */
+        int long_cell_seconds;                 /* how long the long cell runs if nobody stops it (<= 0: 60) */
+        int cancel_fd;                         /* readable → stop everything (signal) */
+        int64_t deadline_ms;                   /* the whole run's deadline */
+        bool keep;                             /* keep the team folder */
+        kb_client_msg_fn on_msg;               /* transcript hook, may be NULL */
         void *on_msg_userdata;
-        kb_log_fn log;                /* progress, may be NULL */
+        kb_log_fn log; /* progress, may be NULL */
         void *log_userdata;
 } kb_conformance_env;
 

@@ -27,11 +27,11 @@ typedef enum kb_transport {
 
 typedef struct kb_connection {
         kb_transport transport;
-        char *ip;                    /* tcp: an address; ipc: the socket path prefix */
-        int ports[_KB_CHANNEL_MAX];  /* indexed by kb_channel */
-        char *key;                   /* NUL-terminated; its bytes are the HMAC key ("" = unsigned) */
-        char *signature_scheme;      /* "hmac-sha256" is the only one accepted */
-        char *kernel_name;           /* may be NULL */
+        char *ip;                      /* tcp: an address; ipc: the socket path prefix */
+        int ports[_KB_CHANNEL_MAX];    /* indexed by kb_channel */
+        char *key;                     /* NUL-terminated; its bytes are the HMAC key ("" = unsigned) */
+        char *signature_scheme;        /* "hmac-sha256" is the only one accepted */
+        char *kernel_name;             /* may be NULL */
         int held_fds[_KB_CHANNEL_MAX]; /* tcp: bound sockets keeping the ports ours; -1 otherwise */
 } kb_connection;
 
@@ -52,8 +52,8 @@ KB_EXPORT void kb_connection_release_ports(kb_connection *c);
  * ip_override is not NULL it replaces c->ip (the host path of a socket the kernel created under
  * another path inside the sandbox). Returns 0, or -ENAMETOOLONG if it does not fit in size (or, for
  * ipc, in sun_path). */
-KB_EXPORT int kb_connection_endpoint(const kb_connection *c, kb_channel ch, const char *ip_override,
-                                     char *buf, size_t size);
+KB_EXPORT int kb_connection_endpoint(const kb_connection *c, kb_channel ch, const char *ip_override, char *buf,
+                                     size_t size);
 
 /* Writes c as a connection file at path, created with O_EXCL|O_NOFOLLOW and mode 0600; refuses a
  * parent directory that group or others may write or enter (must be 0700-like). ip_override as in

@@ -28,11 +28,11 @@ typedef struct kb_inspect_canary {
 } kb_inspect_canary;
 
 typedef struct kb_inspect_target {
-        const char *proc_root;      /* "/proc"; tests point it at a fake tree */
-        pid_t init_pid;             /* the sandbox's PID 1 (bwrap's init), as kbound sees it */
-        pid_t kernel_pid;           /* the pinned PID 2 */
-        pid_t launcher_pid;         /* the process kbound spawned to run bwrap */
-        uint64_t pidns_ino;         /* the sandbox's pid namespace */
+        const char *proc_root;            /* "/proc"; tests point it at a fake tree */
+        pid_t init_pid;                   /* the sandbox's PID 1 (bwrap's init), as kbound sees it */
+        pid_t kernel_pid;                 /* the pinned PID 2 */
+        pid_t launcher_pid;               /* the process kbound spawned to run bwrap */
+        uint64_t pidns_ino;               /* the sandbox's pid namespace */
         const kb_secrets *const *secrets; /* sets searched in every environ and command line (names
                                            * only are reported); may be NULL */
         size_t n_secrets;
@@ -40,9 +40,9 @@ typedef struct kb_inspect_target {
                                        * (NULL-terminated; may be NULL) */
         const kb_inspect_canary *canaries;
         size_t n_canaries;
-        const char *own_runtime;    /* host path of the team's runtime folder: listening sockets
-                                     * under it are the kernel's own */
-        json_object *host;          /* kb_inspect_host facts (kbound's mount table); borrowed */
+        const char *own_runtime; /* host path of the team's runtime folder: listening sockets
+                                  * under it are the kernel's own */
+        json_object *host;       /* kb_inspect_host facts (kbound's mount table); borrowed */
 } kb_inspect_target;
 
 /* Facts about kbound itself and the host that every sandbox is compared with: "pid", "session",

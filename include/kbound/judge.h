@@ -12,8 +12,8 @@
 
 /* A check object. status is "pass", "fail", "unsupported", "not_claimed" or "untested"; evidence
  * (taken; NULL → {}). Returns a new object, NULL if out of memory. */
-KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_object *evidence, const char *fmt,
-                                      ...) __attribute__((format(printf, 4, 5)));
+KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_object *evidence, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 /* Everything a verdict may rest on. All borrowed; any may be NULL (then whatever needed it fails).
  * expect holds what kbound arranged and saw outside the cell (scenario.c builds it):
@@ -34,16 +34,16 @@ KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_o
  *              "not_claimed": [entry names left allowed by --allow-syscall], "sockets": mode},
  *   "surface" (the attack_surface cell's result, or {"error"}). */
 typedef struct kb_judge_input {
-        json_object *host;      /* kb_inspect_host */
-        json_object *snapshots; /* kb_inspect_snapshot array, in the order taken */
-        json_object *probe;     /* the probe cell's result; NULL if there is none */
+        json_object *host;       /* kb_inspect_host */
+        json_object *snapshots;  /* kb_inspect_snapshot array, in the order taken */
+        json_object *probe;      /* the probe cell's result; NULL if there is none */
         const char *probe_error; /* why there is none */
         json_object *expect;
         /* Not NULL when no cell runs by design (no probe set for the kernel's language: this says
          * why): the checks the host carries alone are judged on its evidence only, and nothing is
          * asked of a cell. A cell that should have run and did not is probe_error, never this. */
         const char *cells_absent;
-        json_object *pre_exec;  /* kb_inspect_pre_exec: the look before the kernel's program ran */
+        json_object *pre_exec; /* kb_inspect_pre_exec: the look before the kernel's program ran */
 } kb_judge_input;
 
 /* sandbox.backend: every process of every look lives in namespaces (user, mnt, pid, net, ipc, uts,

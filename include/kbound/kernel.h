@@ -11,27 +11,27 @@
 
 typedef struct kb_kernel_options {
         const kb_kernelspec *spec;
-        const char *base_dir;      /* host directory (0700) that holds teams/<team>/ */
-        const char *team;          /* kb_team_name_valid, else -EINVAL */
-        bool sandbox;              /* false only for protocol debugging (`--sandbox off`) */
-        const char *bwrap;         /* absolute path; required when sandbox */
+        const char *base_dir; /* host directory (0700) that holds teams/<team>/ */
+        const char *team;     /* kb_team_name_valid, else -EINVAL */
+        bool sandbox;         /* false only for protocol debugging (`--sandbox off`) */
+        const char *bwrap;    /* absolute path; required when sandbox */
         bool allow_network;
         const char *rootfs;
-        char *const *ro_paths;     /* extra read-only binds */
-        char *const *host_env;     /* kbound's environment, filtered by kb_sandbox_env */
-        const kb_sandbox_user *user; /* who the kernel runs as (kb_sandbox_user_resolve); NULL:
-                                      * kbound's own user, which must then not be root */
+        char *const *ro_paths;                 /* extra read-only binds */
+        char *const *host_env;                 /* kbound's environment, filtered by kb_sandbox_env */
+        const kb_sandbox_user *user;           /* who the kernel runs as (kb_sandbox_user_resolve); NULL:
+                                                * kbound's own user, which must then not be root */
         const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
                                                 * the strictest defaults */
-        const char *syscall_probe;  /* host path of kbound-syscall-probe to show inside; may be NULL */
-        kb_client_msg_fn on_msg;   /* transcript hook, may be NULL; it never sees the connection
-                                    * key: a message echoing it (or a fragment, see
-                                    * kb_secrets_add_token) arrives with it redacted, and one that
-                                    * cannot be redacted (out of memory) arrives as msg NULL, to be
-                                    * counted as lost */
+        const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
+        kb_client_msg_fn on_msg;               /* transcript hook, may be NULL; it never sees the connection
+                                                * key: a message echoing it (or a fragment, see
+                                                * kb_secrets_add_token) arrives with it redacted, and one that
+                                                * cannot be redacted (out of memory) arrives as msg NULL, to be
+                                                * counted as lost */
         void *on_msg_userdata;
-        int cancel_fd;             /* readable → every wait ends with -ECANCELED; <= 0: none */
-        int64_t deadline_ms;       /* launch + readiness */
+        int cancel_fd;       /* readable → every wait ends with -ECANCELED; <= 0: none */
+        int64_t deadline_ms; /* launch + readiness */
         /* Sandboxed kernels: called while bwrap's init waits, before the kernel's program runs
          * (kb_sandbox_policy.before_exec); may be NULL. */
         void (*before_exec)(void *userdata, const kb_sandbox *sb);
@@ -56,23 +56,23 @@ typedef struct kb_kernel kb_kernel;
  * kernel has read it: the key stays in memory only, and a cell cannot read it back from disk).
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
  * (or, without options->user, when kbound is root: a kernel never runs as root)
- * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited;
- * its log tail is in the diagnosis), -EEXIST, -EINVAL (not a valid team name: nothing is created),
- * -ENOMEM. On failure everything started is stopped,
- * the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
+ * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel
+ * exited; its log tail is in the diagnosis), -EEXIST, -EINVAL (not a valid team name: nothing is created), -ENOMEM. On
+ * failure everything started is stopped, the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd
+ * one-line explanation. */
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
 
 KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
 KB_EXPORT kb_sandbox *kb_kernel_sandbox(const kb_kernel *k); /* NULL when not sandboxed */
 KB_EXPORT int kb_kernel_pidfd(const kb_kernel *k);
-KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k);   /* kernel_info_reply content, borrowed,
-                                                              * connection key redacted */
+KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k); /* kernel_info_reply content, borrowed,
+                                                            * connection key redacted */
 KB_EXPORT const char *kb_kernel_team_dir(const kb_kernel *k);
-KB_EXPORT const char *kb_kernel_workspace(const kb_kernel *k);  /* host path */
+KB_EXPORT const char *kb_kernel_workspace(const kb_kernel *k); /* host path */
 KB_EXPORT const char *kb_kernel_runtime_dir(const kb_kernel *k);
-KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k);   /* host-only: log, canaries */
+KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k); /* host-only: log, canaries */
 KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);
-KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k);     /* launch → first kernel_info reply */
+KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k); /* launch → first kernel_info reply */
 /* The path of ch's ipc socket as the kernel sees it (inside the sandbox: under KB_SANDBOX_RUNTIME).
  * Returns 0, -ENOTSUP (a tcp connection), -ENAMETOOLONG. */
 KB_EXPORT int kb_kernel_socket_path(const kb_kernel *k, kb_channel ch, char *buf, size_t size);
@@ -115,4 +115,3 @@ KB_EXPORT int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, in
 
 /* Stops the kernel if needed and removes its team folder unless keep. Sets *kp to NULL. */
 KB_EXPORT void kb_kernel_destroy(kb_kernel **kp, bool keep);
-

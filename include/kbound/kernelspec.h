@@ -7,9 +7,9 @@
 #define KB_KERNELSPEC_MAX_BYTES (256 * 1024)
 
 typedef struct kb_kernelspec {
-        char *name;           /* folder name, e.g. "python3" */
-        char *resource_dir;   /* absolute folder holding kernel.json */
-        char **argv;          /* NULL-terminated, unsubstituted */
+        char *name;         /* folder name, e.g. "python3" */
+        char *resource_dir; /* absolute folder holding kernel.json */
+        char **argv;        /* NULL-terminated, unsubstituted */
         char *display_name;
         char *language;       /* as written, e.g. "python", "R" */
         char *interrupt_mode; /* "signal" (the default) or "message" */
@@ -42,8 +42,8 @@ KB_EXPORT int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes
  * Missing display_name defaults to name, language to "", interrupt_mode to "signal", env to an
  * empty vector (never NULL).
  * Returns 0, -EPROTO (naming nothing; callers say which file), -EMSGSIZE, -ENOMEM. */
-KB_EXPORT int kb_kernelspec_parse(const char *json, size_t len, const char *name,
-                                  const char *resource_dir, kb_kernelspec **ret);
+KB_EXPORT int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir,
+                                  kb_kernelspec **ret);
 
 /* Loads dir/kernel.json; the kernel's name is the folder's basename, lowercased as Jupyter does.
  * resource_dir is dir made absolute (realpath). Returns parse errors or
@@ -81,8 +81,7 @@ KB_EXPORT int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, 
  * kb_sandbox_env). Returns 0 and the program's canonical path inside the image, -ENOENT (no such
  * file), -EACCES (there but not an executable regular file), -EINVAL (a relative path with '/'),
  * -ENOMEM. */
-KB_EXPORT int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *const *env,
-                                                 char **ret_path);
+KB_EXPORT int kb_kernelspec_find_program_in_root(int root_fd, const char *program, char *const *env, char **ret_path);
 
 /* Lists every loadable kernelspec across search_dirs, first occurrence of a name winning, sorted
  * by name. Folders whose kernel.json is broken are skipped and counted in *ret_n_broken (may be

@@ -38,8 +38,8 @@ KB_EXPORT json_object *kb_langpack_get(const kb_langpack *lp, const char *key);
  * the base64 of params' JSON; every KB_PROBE_PARAMS_SH_TOKEN the top-level parameters as bash
  * assignments (KB_<key>='value', arrays as KB_<key>=('a' 'b'), objects as their JSON text, each
  * single-quoted); KB_PROBE_PRELUDE_TOKEN the pack's prelude file (its own parameters tokens rendered);
- * KB_PROBE_PRELUDE_B64_TOKEN the same as base64, KB_PROBE_PRELUDE_GZ_B64_TOKEN as gzip then base64. Returns 0 and malloc'd code, -ENOENT (no such cell, or a
- * prelude asked for but not named), -EMSGSIZE. */
+ * KB_PROBE_PRELUDE_B64_TOKEN the same as base64, KB_PROBE_PRELUDE_GZ_B64_TOKEN as gzip then base64. Returns 0 and
+ * malloc'd code, -ENOENT (no such cell, or a prelude asked for but not named), -EMSGSIZE. */
 KB_EXPORT int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code);
 KB_EXPORT void kb_langpack_destroy(kb_langpack **lpp);
 

@@ -10,16 +10,15 @@
  * at least one kernel, no kernel has "error", every kernel has at least one check, and every check
  * has an id and is pass, or unsupported/not_claimed/deviation with a non-empty detail (an
  * unexplained skip fails), or untested with a non-empty detail in a run whose "allow_untested" is
- * JSON true (an item nobody tested proves nothing unless the caller accepted that); else "fail". Sets run["verdict"], run["claims"]["network"] ("claimed" only when the
- * override is provably off -- claims.raw_network_override is JSON false -- and every kernel's
- * boundary.network was tested, pass or fail), ["full_boundary"] (pass, network claimed, and all five
- * boundary.* checks pass for every kernel) and ["summary"], one sentence derived from the data that
- * states exactly what was claimed (without a network claim it says "NOT claimed" and never
- * contains "full boundary"), and each kernel's "warnings" (a list of strings that never changes the
- * verdict: a language_info.name that differs from the kernelspec's language). Leaves exit_code to
- * the caller. Idempotent; tolerates missing or
- * wrongly typed fields (a non-object "claims" is replaced). Returns 0 (pass) or 1 (fail, also for a
- * NULL/non-object run, and when out of memory). */
+ * JSON true (an item nobody tested proves nothing unless the caller accepted that); else "fail". Sets run["verdict"],
+ * run["claims"]["network"] ("claimed" only when the override is provably off -- claims.raw_network_override is JSON
+ * false -- and every kernel's boundary.network was tested, pass or fail), ["full_boundary"] (pass, network claimed, and
+ * all five boundary.* checks pass for every kernel) and ["summary"], one sentence derived from the data that states
+ * exactly what was claimed (without a network claim it says "NOT claimed" and never contains "full boundary"), and each
+ * kernel's "warnings" (a list of strings that never changes the verdict: a language_info.name that differs from the
+ * kernelspec's language). Leaves exit_code to the caller. Idempotent; tolerates missing or wrongly typed fields (a
+ * non-object "claims" is replaced). Returns 0 (pass) or 1 (fail, also for a NULL/non-object run, and when out of
+ * memory). */
 KB_EXPORT int kb_report_finish(json_object *run);
 
 /* A kernel's entry in a run's "kernels" (check and conformance alike): name, display_name,

@@ -64,15 +64,15 @@ typedef enum kb_run_kind {
 /* What the report says besides the kernels. */
 typedef struct kb_run_facts {
         kb_run_kind kind;
-        const char *started_at;     /* "YYYY-MM-DDTHH:MM:SSZ"; NULL: "" */
-        int64_t started_ms;         /* kb_now_ms() when the run began (for duration_ms) */
-        int signal;                 /* the signal that cut the run short, else 0 */
-        const char *timeout;        /* the run's deadline in seconds, as the user wrote it ("300") */
-        bool raw_network_override;  /* claims.raw_network_override */
-        bool allow_untested;        /* conformance: untested items accepted */
-        bool transcript_failed;     /* the transcript lost messages: the run cannot pass */
-        json_object *sandbox;       /* the report's "sandbox" (kb_run_sandbox_new, then the
-                                     * command's own facts); taken in every case */
+        const char *started_at;    /* "YYYY-MM-DDTHH:MM:SSZ"; NULL: "" */
+        int64_t started_ms;        /* kb_now_ms() when the run began (for duration_ms) */
+        int signal;                /* the signal that cut the run short, else 0 */
+        const char *timeout;       /* the run's deadline in seconds, as the user wrote it ("300") */
+        bool raw_network_override; /* claims.raw_network_override */
+        bool allow_untested;       /* conformance: untested items accepted */
+        bool transcript_failed;    /* the transcript lost messages: the run cannot pass */
+        json_object *sandbox;      /* the report's "sandbox" (kb_run_sandbox_new, then the
+                                    * command's own facts); taken in every case */
 } kb_run_facts;
 
 /* The sandbox object's head: backend, bwrap, bwrap_version, uid (kbound's). NULL if out of memory. */

@@ -35,7 +35,7 @@ typedef struct kb_sandbox_user {
         bool switch_user; /* true: bwrap (and an unsandboxed kernel) start as uid/gid, not as kbound */
         uid_t uid;
         gid_t gid;
-        char name[64];    /* user name (or "uid N"), for reports */
+        char name[64]; /* user name (or "uid N"), for reports */
 } kb_sandbox_user;
 
 /* Resolves the sandbox user. name NULL (or ""): when kbound's effective uid is 0, the dedicated
@@ -80,22 +80,22 @@ KB_EXPORT bool kb_sandbox_bwrap_disables_userns(const char *version);
 typedef struct kb_sandbox kb_sandbox;
 
 typedef struct kb_sandbox_policy {
-        const char *team;        /* names the team (kb_team_name_valid); the hostname and reports */
-        const char *workspace;   /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
-        const char *runtime_dir; /* host directory (connection file, ipc sockets), read-write at
-                                  * KB_SANDBOX_RUNTIME */
-        const char *rootfs;      /* NULL: the host's system paths read-only; else an image's root */
-        bool allow_network;      /* raw-network override: share the host's network namespace */
-        char *const *ro_paths;   /* extra host paths bound read-only at the same place (NULL-term.) */
-        char *const *env;        /* the kernel's complete environment, "NAME=value", NULL-terminated;
-                                  * build it with kb_sandbox_env() */
-        const char *bwrap;       /* bubblewrap executable */
-        const kb_sandbox_user *user; /* NULL or !switch_user: bwrap runs as kbound's user */
+        const char *team;                      /* names the team (kb_team_name_valid); the hostname and reports */
+        const char *workspace;                 /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
+        const char *runtime_dir;               /* host directory (connection file, ipc sockets), read-write at
+                                                * KB_SANDBOX_RUNTIME */
+        const char *rootfs;                    /* NULL: the host's system paths read-only; else an image's root */
+        bool allow_network;                    /* raw-network override: share the host's network namespace */
+        char *const *ro_paths;                 /* extra host paths bound read-only at the same place (NULL-term.) */
+        char *const *env;                      /* the kernel's complete environment, "NAME=value", NULL-terminated;
+                                                * build it with kb_sandbox_env() */
+        const char *bwrap;                     /* bubblewrap executable */
+        const kb_sandbox_user *user;           /* NULL or !switch_user: bwrap runs as kbound's user */
         const kb_sandbox_hardening *hardening; /* NULL: the strictest defaults */
-        const char *syscall_probe;   /* host path of kbound-syscall-probe, shown read-only at
-                                      * KB_SANDBOX_PROBE_PROGRAM (bound from a descriptor kbound
-                                      * opens, so the sandbox user need not reach the path); NULL:
-                                      * none */
+        const char *syscall_probe;             /* host path of kbound-syscall-probe, shown read-only at
+                                                * KB_SANDBOX_PROBE_PROGRAM (bound from a descriptor kbound
+                                                * opens, so the sandbox user need not reach the path); NULL:
+                                                * none */
         /* Called once bwrap has built the sandbox and its init (pinned) waits on kbound's
          * --block-fd pipe, before anything of the kernel runs: the host's look before exec
          * (kb_inspect_pre_exec). The sandbox goes on when it returns. NULL: at once. */
@@ -115,9 +115,9 @@ KB_EXPORT bool kb_sandbox_env_allowed(const char *name);
 KB_EXPORT int kb_sandbox_env(char *const *host_env, char *const *spec_env, char ***ret_env);
 
 /* The /proc entries (NULL-terminated names under /proc) that reach host-global state (sysctls, the
- * SysRq trigger, IRQ affinity, PCI, filesystem tunables): read-only in every sandbox, as Docker, runc and systemd-nspawn make them,
- * whatever bwrap's own writability test decides (it skips the cover when access(W_OK) fails, which
- * it does for a uid-0 mapping; the sysctls stay writable for host root). */
+ * SysRq trigger, IRQ affinity, PCI, filesystem tunables): read-only in every sandbox, as Docker, runc and
+ * systemd-nspawn make them, whatever bwrap's own writability test decides (it skips the cover when access(W_OK) fails,
+ * which it does for a uid-0 mapping; the sysctls stay writable for host root). */
 KB_EXPORT const char *const *kb_sandbox_proc_readonly(void);
 /* The /proc entries that are hidden (a read-only empty mount over them), as Docker's defaults do:
  * kernel memory, timers and scheduler internals, hardware tables. */
@@ -135,8 +135,7 @@ KB_EXPORT const char *const *kb_sandbox_proc_masked(void);
  * (the kernel must be PID 2).
  * Returns 0 and a NULL-terminated vector, -EINVAL for a policy missing a directory or a relative
  * path, -ENOMEM. */
-KB_EXPORT int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd,
-                              char ***ret_argv);
+KB_EXPORT int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd, char ***ret_argv);
 
 /* True if path (inside an image) lies under what kb_sandbox_plan mounts from a rootfs: /usr, /etc,
  * /opt and the top-level /bin, /sbin, /lib* entries. A kernel's program or kernelspec elsewhere in
@@ -161,9 +160,8 @@ KB_EXPORT bool kb_sandbox_rootfs_visible(const char *path);
  * never appeared, -EPERM identity did not match. On failure everything started is killed and
  * reaped, and if ret_diagnosis is not NULL it gets a malloc'd one-line explanation.
  * Call from the thread that will own the sandbox: --die-with-parent ties it to that thread. */
-KB_EXPORT int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
-                                const char *log_path, int64_t deadline_ms, kb_sandbox **ret,
-                                char **ret_diagnosis);
+KB_EXPORT int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
+                                int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis);
 
 /* The pinned pidfd of the kernel (PID 2 in the sandbox). Readable (POLLIN) once it has exited. */
 KB_EXPORT int kb_sandbox_pidfd(const kb_sandbox *sb);
@@ -179,9 +177,9 @@ KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
 /* What kbound launched, as facts for the judge (borrowed): "program" {"path", "dev", "ino"} (the
  * bwrap executed, stat'd when it was), "argv" (the planned command line, argv[0] first), "fds"
  * [{"fd", "what", "dev", "ino"}] (each descriptor kbound handed bwrap: stdin /dev/null, the log as
- * stdout and stderr, the info pipe, the seccomp channel (a socket: the program is sent on release), the syscall probe, the block channel),
- * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor),
- * "block_fd". */
+ * stdout and stderr, the info pipe, the seccomp channel (a socket: the program is sent on release), the syscall probe,
+ * the block channel), "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor), "block_fd".
+ */
 KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
 /* The environment bwrap was started with (policy->env, copied; NULL-terminated, borrowed). */
 KB_EXPORT char *const *kb_sandbox_planned_env(const kb_sandbox *sb);
@@ -217,8 +215,8 @@ KB_EXPORT int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp
 
 /* One preflight item for `kbound doctor`. */
 typedef struct kb_preflight_item {
-        char *name;   /* "sandbox-user", "bwrap", "seccomp", "nested-userns", "user-namespaces", "apparmor",
-                       * "pidfd", "ipc-path" */
+        char *name; /* "sandbox-user", "bwrap", "seccomp", "nested-userns", "user-namespaces", "apparmor",
+                     * "pidfd", "ipc-path" */
         bool ok;
         bool required;
         char *detail; /* what was found, and how to fix it when not ok */

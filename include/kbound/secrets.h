@@ -28,7 +28,8 @@ KB_EXPORT int kb_secrets_add_token(kb_secrets *s, const char *name, const char *
 /* Adds every variable of host_env that kb_sandbox_env_allowed() refuses, as a daemon secret named
  * "env:NAME", unless its value is not distinctive: shorter than 8 bytes, a number, an existing
  * absolute path, or a substring of one of legit (strings the sandbox sees by design: its own
- * environment and argv). A value of 32 or more hex digits is added as a token. *ret_skipped (may be NULL) counts the ones skipped. */
+ * environment and argv). A value of 32 or more hex digits is added as a token. *ret_skipped (may be NULL) counts the
+ * ones skipped. */
 KB_EXPORT int kb_secrets_add_env(kb_secrets *s, char *const *host_env, char *const *legit, size_t *ret_skipped);
 KB_EXPORT size_t kb_secrets_count(const kb_secrets *s);
 /* Searches every string (keys and values) in data for every secret; returns a new array of the

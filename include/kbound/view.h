@@ -29,8 +29,7 @@ KB_EXPORT void kb_view_destroy(kb_view **vp);
  * bwrap makes from a descriptor). Errors: -ENOENT (nothing there; *ret_missing, if not NULL, gets
  * the first path inside the sandbox that does not exist), -ENOTDIR, -ELOOP, -EINVAL (relative),
  * -ENAMETOOLONG, -ENOMEM. */
-KB_EXPORT int kb_view_resolve(const kb_view *v, const char *path, char **ret_inside, int *ret_fd,
-                              char **ret_missing);
+KB_EXPORT int kb_view_resolve(const kb_view *v, const char *path, char **ret_inside, int *ret_fd, char **ret_missing);
 
 /* Why a kernel would not start in its sandbox, found before it is launched. */
 typedef struct kb_view_problem {
@@ -56,8 +55,8 @@ typedef struct kb_view_problem {
  * "{resource_dir}", resource_dir must resolve to a folder. A python-style "-m module" kernel is
  * judged by its interpreter alone. Returns 0 with *ret_problem NULL (everything is there) or a
  * problem to free with kb_view_problem_free; -errno when the view cannot be built (kb_view_new). */
-KB_EXPORT int kb_view_check_kernel(const kb_sandbox_policy *policy, char *const *kernel_argv,
-                                   char *const *env, const char *resource_dir, kb_view_problem **ret_problem);
+KB_EXPORT int kb_view_check_kernel(const kb_sandbox_policy *policy, char *const *kernel_argv, char *const *env,
+                                   const char *resource_dir, kb_view_problem **ret_problem);
 
 /* Frees p; sets *pp to NULL. Accepts NULL. */
 KB_EXPORT void kb_view_problem_free(kb_view_problem **pp);

@@ -75,8 +75,8 @@ typedef struct kb_msg {
  * version KB_PROTOCOL_VERSION. Takes ownership of content (NULL means {}), also on failure.
  * parent_header and metadata start as {}.
  * Returns 0, -ENOMEM, -EINVAL, or -EIO (OpenSSL's random generator failed). */
-KB_EXPORT int kb_msg_new(const char *msg_type, const char *session, const char *username,
-                         json_object *content, kb_msg **ret);
+KB_EXPORT int kb_msg_new(const char *msg_type, const char *session, const char *username, json_object *content,
+                         kb_msg **ret);
 
 /* Frees msg and everything it owns; sets *msgp to NULL. Accepts NULL and *msgp == NULL. */
 KB_EXPORT void kb_msg_destroy(kb_msg **msgp);
@@ -112,17 +112,17 @@ KB_EXPORT int kb_wire_serialize(const kb_msg *msg, const kb_hmac *hmac, zmsg_t *
  *   -EINVAL     no hmac, or max_json_depth outside 1..4096 (a caller's error)
  * (-EEXIST and -ENOTUNIQ are the client's: a replayed signature, a reused msg_id.)
  * On success *ret owns copies of everything; on failure *ret is untouched. */
-KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac,
-                             const kb_wire_limits *limits, kb_msg **ret);
+KB_EXPORT int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac, const kb_wire_limits *limits,
+                             kb_msg **ret);
 
 /* Sends msg on sock, a libzmq socket or a czmq zsock_t (czmq's zsock_resolve tells them apart;
  * non-blocking is the caller's socket option), serialized as kb_wire_serialize does.
  * Returns 0, -EINVAL, -EAGAIN, -EIO... */
 KB_EXPORT int kb_wire_send(void *sock, const kb_msg *msg, const kb_hmac *hmac);
 
-/* Receives one whole multipart message from sock (as kb_wire_send takes it) without blocking (call after a poll says it is
- * readable) and decodes it as kb_wire_decode does. Frames past the limits are drained and dropped so
- * the socket stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
+/* Receives one whole multipart message from sock (as kb_wire_send takes it) without blocking (call after a poll says it
+ * is readable) and decodes it as kb_wire_decode does. Frames past the limits are drained and dropped so the socket
+ * stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
 KB_EXPORT int kb_wire_recv(void *sock, const kb_hmac *hmac, const kb_wire_limits *limits, kb_msg **ret);
 
 /* A short human name for a kb_wire_decode error ("bad signature", "over frame size limit", ...). */

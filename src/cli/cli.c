@@ -24,7 +24,7 @@
 #include "cli.h"
 
 static bool quiet;
-static int signal_pipe[2] = { -1, -1 };
+static int signal_pipe[2] = {-1, -1};
 static volatile sig_atomic_t signal_received;
 /* Secrets every message is redacted with; registered before any worker thread starts and not
  * changed while they run. */
@@ -119,7 +119,7 @@ int cli_signals_install(void) {
                 return signal_pipe[0];
         if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -1;
-        struct sigaction sa = { .sa_handler = on_signal };
+        struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
@@ -326,7 +326,8 @@ size_t cli_base_dirs_scan(const char *parent, bool remove_stale, char ***ret_sta
                         cli_error("cannot remove the stale folder %s: %s", path, strerror(-r));
                 else
                         cli_error("removed %s: left by a kbound run that did not end cleanly (killed?), with its "
-                                  "team folders and canaries", path);
+                                  "team folders and canaries",
+                                  path);
         }
         closedir(d);
         return n_stale;
@@ -371,7 +372,10 @@ int cli_make_base_dir(const kb_sandbox_user *user, char **ret) {
                 if (r <= 0) {
                         cli_error("the sandbox user %s cannot reach %s (%s): set KBOUND_RUNTIME_DIR to a folder it "
                                   "can traverse, such as /tmp",
-                                  user->name, parent, r < 0 ? strerror(-r) : blocker ? blocker : "?");
+                                  user->name, parent,
+                                  r < 0     ? strerror(-r)
+                                  : blocker ? blocker
+                                            : "?");
                         return KB_EXIT_ENFORCE;
                 }
         }
@@ -402,7 +406,8 @@ void cli_keep_base_dir(const char *base) {
                 fd = open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 cli_error("kept the team folders under %s, but cannot mark them kept (%s): the next run may "
-                          "remove them", base, strerror(errno));
+                          "remove them",
+                          base, strerror(errno));
         else
                 cli_progress("kept the team folders under %s", base); /* later runs leave it alone */
 }
@@ -500,7 +505,8 @@ int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, co
         if (allow_network && !o->sockets)
                 h.seccomp.sockets = KB_SECCOMP_SOCKETS_INET;
         if (allow_network && h.seccomp.sockets != KB_SECCOMP_SOCKETS_INET) {
-                cli_error("%s: --sockets %s refuses IP sockets, which the raw-network override is for", cmd, o->sockets);
+                cli_error("%s: --sockets %s refuses IP sockets, which the raw-network override is for", cmd,
+                          o->sockets);
                 return KB_EXIT_USAGE;
         }
         h.seccomp.allow = o->n_allow ? o->allow : NULL;
@@ -663,7 +669,8 @@ int cli_reports_check(const char *cmd, cli_report *reports, size_t n, const char
                         }
                 }
                 for (size_t j = 0; j < i; j++)
-                        if (reports[j].path && reports[j].fd < 0 && rep->fd < 0 && same_file(reports[j].path, rep->path)) {
+                        if (reports[j].path && reports[j].fd < 0 && rep->fd < 0 &&
+                            same_file(reports[j].path, rep->path)) {
                                 cli_error("%s: %s and %s name the same file %s: the second would replace the first",
                                           cmd, reports[j].option, rep->option, rep->path);
                                 return KB_EXIT_USAGE;
@@ -728,7 +735,7 @@ void cli_stdout_install(void) {
          * where a full disk or a closed reader can happen, gets one that remembers why. */
         if (isatty(STDOUT_FILENO))
                 return;
-        FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = stdout_write });
+        FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = stdout_write});
         if (!f)
                 return;
         fflush(stdout);
@@ -808,7 +815,7 @@ int cli_transcript_close(kb_transcript **t, const char *path) {
 int cli_resolve_kernels_dir(const char *opt, char **ret) {
         const char *env = getenv("KBOUND_KERNELS_DIR");
         char self[PATH_MAX], candidate[PATH_MAX + 64];
-        const char *tries[4] = { opt, env && *env ? env : NULL, NULL, NULL };
+        const char *tries[4] = {opt, env && *env ? env : NULL, NULL, NULL};
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         char installed[PATH_MAX + 64] = "";
         if (n > 0) {
@@ -866,7 +873,8 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
                 cli_error("%s: --team '%.40s...' is %zu characters long: at most %zu", cmd, arg, len, max);
         } else if (arg[0] == '.') {
                 cli_error("%s: --team '%s' starts with '.': refused ('.', '..' and hidden folders are not "
-                          "team names)", cmd, arg);
+                          "team names)",
+                          cmd, arg);
         } else {
                 *ret = arg;
                 return 0;
@@ -877,7 +885,7 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
 int cli_resolve_syscall_probe(char **ret) {
         const char *env = getenv("KBOUND_SYSCALL_PROBE");
         char self[PATH_MAX], installed[PATH_MAX + 64] = "", beside[PATH_MAX + 64] = "";
-        const char *tries[3] = { env && *env ? env : NULL, NULL, NULL };
+        const char *tries[3] = {env && *env ? env : NULL, NULL, NULL};
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         if (n > 0) {
                 self[n] = '\0';
@@ -913,7 +921,7 @@ void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed) {
 
 kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *spec, const char *team,
                                      const char *base, const char *bwrap, const kb_sandbox_hardening *hardening) {
-        return (kb_kernel_options) {
+        return (kb_kernel_options){
                 .spec = spec,
                 .base_dir = base,
                 .team = team,
@@ -939,8 +947,8 @@ int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long tim
                 snprintf(within, sizeof(within), " within %s s (--timeout)", cli_seconds(timeout_ms).s);
         const char *rootfs = root->rootfs;
         cli_error("kernel '%s'%s%s: cannot start%s%s: %s", ko->spec->name, rootfs ? " in image " : "",
-                  rootfs ? (root->image ? kb_image_path(root->image) : rootfs) : "", ko->sandbox ? " in the sandbox" : "",
-                  within, diagnosis ? diagnosis : strerror(-r));
+                  rootfs ? (root->image ? kb_image_path(root->image) : rootfs) : "",
+                  ko->sandbox ? " in the sandbox" : "", within, diagnosis ? diagnosis : strerror(-r));
         free(diagnosis);
         return r == -ECANCELED ? KB_EXIT_FAIL : ko->sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
 }

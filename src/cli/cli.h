@@ -14,9 +14,9 @@
 #include <kbound/transcript.h>
 
 enum {
-        KB_EXIT_PASS = KB_RUN_EXIT_PASS, /* every claim tested and held */
-        KB_EXIT_FAIL = KB_RUN_EXIT_FAIL, /* a check failed, or the cell raised */
-        KB_EXIT_USAGE = 2,    /* bad command line */
+        KB_EXIT_PASS = KB_RUN_EXIT_PASS,            /* every claim tested and held */
+        KB_EXIT_FAIL = KB_RUN_EXIT_FAIL,            /* a check failed, or the cell raised */
+        KB_EXIT_USAGE = 2,                          /* bad command line */
         KB_EXIT_ENFORCE = KB_RUN_EXIT_NOT_ENFORCED, /* the sandbox cannot be enforced here */
 };
 
@@ -70,13 +70,13 @@ int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd);
  * or an image (--rootfs DIR, or --image PATH unpacked for the run); the --ro-bind folders; the
  * sys.prefix-style folders (--prefix) whose kernelspecs are searched too. */
 typedef struct cli_root {
-        char *rootfs;               /* the image's root folder (as given, or unpacked); NULL: the host */
-        int root_fd;                /* open on rootfs, else -1 */
-        kb_image *image;            /* --image: the unpacked image (removed by cli_root_close) */
-        char *const *ro_paths;      /* --ro-bind, NULL-terminated */
-        char *const *prefixes;      /* --prefix, NULL-terminated */
+        char *rootfs;          /* the image's root folder (as given, or unpacked); NULL: the host */
+        int root_fd;           /* open on rootfs, else -1 */
+        kb_image *image;       /* --image: the unpacked image (removed by cli_root_close) */
+        char *const *ro_paths; /* --ro-bind, NULL-terminated */
+        char *const *prefixes; /* --prefix, NULL-terminated */
         bool allow_network;
-        bool sandbox;               /* false (run --sandbox off): no sandbox, nothing to look at */
+        bool sandbox; /* false (run --sandbox off): no sandbox, nothing to look at */
         const kb_sandbox_user *user;
 } cli_root;
 
@@ -153,8 +153,9 @@ void cli_raise_fd_limit(void);
  * CLI_FDS_RESERVE for kbound itself, plus those open now) fit under the limit. A run that would
  * run out partway would fail with kernels half started; this one fails first. Prints the numbers
  * and returns KB_EXIT_ENFORCE, or returns 0. */
-#define CLI_FDS_RESERVE 24 /* libzmq's context (its mailboxes and pollers), removing team folders
-                            * (nftw: up to 16 levels at once), reports, transcript, /proc reads */
+#define CLI_FDS_RESERVE                                                                                                \
+        24 /* libzmq's context (its mailboxes and pollers), removing team folders                                      \
+            * (nftw: up to 16 levels at once), reports, transcript, /proc reads */
 int cli_fds_check(const char *cmd, size_t n_kernels);
 
 /* Where base folders are made: $KBOUND_RUNTIME_DIR, else $TMPDIR, else /tmp. */
@@ -225,10 +226,10 @@ int cli_opt_ro_bind(const char *cmd, char **paths, size_t *n, const char *arg);
  * kb_report_write_file: a regular file or a new path replaced atomically, a device or FIFO written
  * in place, never replaced. */
 typedef struct cli_report {
-        const char *option;                     /* "--json" */
-        const char *path;                       /* NULL: not asked for */
+        const char *option; /* "--json" */
+        const char *path;   /* NULL: not asked for */
         int (*render)(json_object *, FILE *);
-        int fd;                                 /* set by cli_reports_check: 1 or 2, else -1 */
+        int fd; /* set by cli_reports_check: 1 or 2, else -1 */
 } cli_report;
 
 /* Checks every report path before anything is started: a directory, an unwritable path or a
@@ -297,7 +298,7 @@ void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed);
  * order), from the shared table or from its own; the shared ones are parsed into a cli_opts, each
  * with the validation above, and a command sees only its own options, 'h' and getopt's '?'. */
 enum {
-        CLI_OPT_KERNEL = 'k',  /* also -k */
+        CLI_OPT_KERNEL = 'k', /* also -k */
         CLI_OPT_TEAM = 0x100,
         CLI_OPT_JSON,
         CLI_OPT_JUNIT,
@@ -321,26 +322,26 @@ enum {
 #define CLI_OPTS_REFUSED (-2) /* cli_opts_next: a shared option's value was refused (and said why) */
 
 typedef struct cli_opts {
-        const char *cmd;                          /* "check": named in every message */
-        size_t kernels_max;                       /* 1 (the default): the last --kernel wins; else at
-                                                   * most this many (<= CLI_KERNELS_MAX) */
-        const char *kernels[CLI_KERNELS_MAX];     /* --kernel NAME|PATH */
+        const char *cmd;                      /* "check": named in every message */
+        size_t kernels_max;                   /* 1 (the default): the last --kernel wins; else at
+                                               * most this many (<= CLI_KERNELS_MAX) */
+        const char *kernels[CLI_KERNELS_MAX]; /* --kernel NAME|PATH */
         size_t n_kernels;
-        const char *team;                         /* --team, checked against team_max */
-        size_t team_max;                          /* default KB_TEAM_NAME_MAX */
-        const char *json_path, *junit_path;       /* --json FILE, --junit FILE */
-        bool allow_network;                       /* --allow-raw-network */
-        const char *bwrap, *sandbox_user;         /* --bwrap, --sandbox-user */
-        cli_hardening_opts hardening;             /* --sockets, --allow-syscall */
-        const char *kernels_dir;                  /* --kernels-dir */
-        char *ro_paths[CLI_RO_BIND_MAX + 1];      /* --ro-bind, NULL-terminated */
+        const char *team;                    /* --team, checked against team_max */
+        size_t team_max;                     /* default KB_TEAM_NAME_MAX */
+        const char *json_path, *junit_path;  /* --json FILE, --junit FILE */
+        bool allow_network;                  /* --allow-raw-network */
+        const char *bwrap, *sandbox_user;    /* --bwrap, --sandbox-user */
+        cli_hardening_opts hardening;        /* --sockets, --allow-syscall */
+        const char *kernels_dir;             /* --kernels-dir */
+        char *ro_paths[CLI_RO_BIND_MAX + 1]; /* --ro-bind, NULL-terminated */
         size_t n_ro;
-        long timeout_ms;                          /* --timeout */
-        bool keep;                                /* --keep */
-        const char *transcript;                   /* --transcript FILE */
-        const char *rootfs, *image;               /* --rootfs DIR, --image PATH */
-        uint64_t image_max;                       /* --image-max-size (0: the default) */
-        char *prefixes[CLI_PREFIX_MAX + 1];       /* --prefix, NULL-terminated */
+        long timeout_ms;                    /* --timeout */
+        bool keep;                          /* --keep */
+        const char *transcript;             /* --transcript FILE */
+        const char *rootfs, *image;         /* --rootfs DIR, --image PATH */
+        uint64_t image_max;                 /* --image-max-size (0: the default) */
+        char *prefixes[CLI_PREFIX_MAX + 1]; /* --prefix, NULL-terminated */
         size_t n_prefixes;
         struct option longopts[CLI_OPTS_MAX + 1]; /* what getopt_long is given */
 } cli_opts;
@@ -362,15 +363,15 @@ int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts);
  * command can check its own options in between (check --require-full-boundary). */
 typedef struct cli_setup {
         const char *cmd;
-        cli_report reports[2];          /* --json, --junit */
-        bool summary_to_stderr;         /* a report goes to standard output */
-        bool allow_network;             /* the raw-network override (--allow-raw-network or the
-                                         * environment's), when the command claims a network boundary */
+        cli_report reports[2];  /* --json, --junit */
+        bool summary_to_stderr; /* a report goes to standard output */
+        bool allow_network;     /* the raw-network override (--allow-raw-network or the
+                                 * environment's), when the command claims a network boundary */
         kb_sandbox_user user;
-        cli_root root;                  /* root.user is &user: a cli_setup is not moved */
+        cli_root root; /* root.user is &user: a cli_setup is not moved */
         kb_kernelspec *specs[CLI_KERNELS_MAX];
         size_t n_kernels;
-        char **image_kernels;           /* the names found in the image, when none were given */
+        char **image_kernels; /* the names found in the image, when none were given */
         char *bwrap, *bwrap_version, *kernels_dir, *base;
         kb_sandbox_hardening hardening;
 } cli_setup;

@@ -34,9 +34,10 @@ int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd) {
         if (r < 0 || !S_ISDIR(st.st_mode)) {
                 cli_error("--rootfs %s: not a root filesystem: %s; pass the folder an image was unpacked into "
                           "(e.g. `docker export IMAGE | tar -x -C DIR`)",
-                          path, r < 0                 ? "it has no usr/ directory"
-                                : S_ISLNK(st.st_mode) ? "its usr is a symlink, which kbound does not follow in an image"
-                                                      : "its usr is not a directory");
+                          path,
+                          r < 0                 ? "it has no usr/ directory"
+                          : S_ISLNK(st.st_mode) ? "its usr is a symlink, which kbound does not follow in an image"
+                                                : "its usr is not a directory");
                 return KB_EXIT_USAGE;
         }
         *ret_path = TAKE_PTR(path);
@@ -173,17 +174,22 @@ static void explain_problem(const kb_kernelspec *spec, const cli_root *root, con
                           "--rootfs",
                           label, what, p->missing, p->missing);
         } else if (root->rootfs) {
-                cli_error("%s: %s is not in what the sandbox mounts from the image (%s): %s%s; kernelspec %s/kernel.json",
-                          label, what, shows, p->missing ? "no " : "not on the kernel's PATH inside the image: ",
-                          p->missing ? p->missing : p->search_path ? p->search_path : "?", spec->resource_dir);
+                cli_error(
+                        "%s: %s is not in what the sandbox mounts from the image (%s): %s%s; kernelspec %s/kernel.json",
+                        label, what, shows, p->missing ? "no " : "not on the kernel's PATH inside the image: ",
+                        p->missing       ? p->missing
+                        : p->search_path ? p->search_path
+                                         : "?",
+                        spec->resource_dir);
         } else if (p->search_path) {
                 cli_error("%s: %s is not on the kernel's PATH, inside the sandbox or on the host (PATH=%s): install "
                           "it, or correct the kernelspec %s/kernel.json",
                           label, what, p->search_path, spec->resource_dir);
         } else {
-                cli_error("%s: %s does not exist, inside the sandbox or on the host (no %s): install it, or correct the "
-                          "kernelspec %s/kernel.json",
-                          label, what, p->missing ? p->missing : p->named, spec->resource_dir);
+                cli_error(
+                        "%s: %s does not exist, inside the sandbox or on the host (no %s): install it, or correct the "
+                        "kernelspec %s/kernel.json",
+                        label, what, p->missing ? p->missing : p->named, spec->resource_dir);
         }
 }
 
@@ -330,7 +336,8 @@ int cli_find_kernel(const char *name, const cli_root *root, kb_kernelspec **ret)
                 const char *rootfs = root->rootfs;
                 int root_fd = root->root_fd;
                 if (strchr(name, '/') && name[0] != '/') {
-                        cli_error("kernel '%s': with --rootfs a kernelspec folder is an absolute path inside the image %s",
+                        cli_error("kernel '%s': with --rootfs a kernelspec folder is an absolute path inside the image "
+                                  "%s",
                                   name, rootfs);
                         return KB_EXIT_USAGE;
                 }
@@ -470,7 +477,8 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                      kb_image_unpacked_bytes(root->image) >> 20, kb_now_ms() - started);
         /* bwrap, as the sandbox user, walks to the image's /usr. */
         if (kb_sandbox_user_pass_through(root->user, kb_image_rootfs(root->image)) < 0) {
-                cli_error("cannot open %s to the sandbox user's group: %s", kb_image_rootfs(root->image), strerror(errno));
+                cli_error("cannot open %s to the sandbox user's group: %s", kb_image_rootfs(root->image),
+                          strerror(errno));
                 cli_root_close(root);
                 return KB_EXIT_ENFORCE;
         }

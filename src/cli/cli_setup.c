@@ -7,13 +7,14 @@
 #include "cli.h"
 
 int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool network_claimed) {
-        *s = (cli_setup) {
+        *s = (cli_setup){
                 .cmd = o->cmd,
-                .reports = {
-                        { .option = "--json", .path = o->json_path, .render = kb_report_json },
-                        { .option = "--junit", .path = o->junit_path, .render = kb_report_junit },
-                },
-                .root = { .root_fd = -1, .ro_paths = o->ro_paths, .prefixes = o->prefixes, .sandbox = true },
+                .reports =
+                        {
+                                {.option = "--json", .path = o->json_path, .render = kb_report_json},
+                                {.option = "--junit", .path = o->junit_path, .render = kb_report_junit},
+                        },
+                .root = {.root_fd = -1, .ro_paths = o->ro_paths, .prefixes = o->prefixes, .sandbox = true},
         };
         s->root.user = &s->user;
         if (optind < argc) {

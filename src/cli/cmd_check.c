@@ -82,13 +82,32 @@ static void log_to_stderr(void *userdata, int level, const char *message) {
 
 int cmd_check(int argc, char **argv) {
         static const struct option own[] = {
-                { "require-full-boundary", no_argument, NULL, 'F' },
+                {"require-full-boundary", no_argument, NULL, 'F'},
                 {},
         };
         static const char *const accepts[] = {
-                "kernel", "team", "json", "junit", "allow-raw-network", "require-full-boundary", "bwrap",
-                "sandbox-user", "sockets", "allow-syscall", "kernels-dir", "ro-bind", "timeout", "keep",
-                "transcript", "rootfs", "image", "image-max-size", "prefix", "quiet", "help", NULL,
+                "kernel",
+                "team",
+                "json",
+                "junit",
+                "allow-raw-network",
+                "require-full-boundary",
+                "bwrap",
+                "sandbox-user",
+                "sockets",
+                "allow-syscall",
+                "kernels-dir",
+                "ro-bind",
+                "timeout",
+                "keep",
+                "transcript",
+                "rootfs",
+                "image",
+                "image-max-size",
+                "prefix",
+                "quiet",
+                "help",
+                NULL,
         };
         /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
         char **full_argv = argv - 1;
@@ -179,13 +198,15 @@ int cmd_check(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        if (transcript && (kb_transcript_redact(transcript, secrets) < 0 || kb_transcript_redact(transcript, sibling) < 0)) {
+        if (transcript &&
+            (kb_transcript_redact(transcript, secrets) < 0 || kb_transcript_redact(transcript, sibling) < 0)) {
                 cli_error("cannot set up the transcript's redaction");
                 goto out;
         }
         cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
                      "values skipped as not distinctive)",
-                     n_kernels, setup.bwrap, setup.bwrap_version, kb_secrets_count(secrets), canaries->env_values_skipped);
+                     n_kernels, setup.bwrap, setup.bwrap_version, kb_secrets_count(secrets),
+                     canaries->env_values_skipped);
 
         kb_check_env env = {
                 .kernels_dir = setup.kernels_dir,
@@ -242,7 +263,8 @@ int cmd_check(int argc, char **argv) {
                                        json_object_new_string(keyring == 0 ? "planted" : strerror(-keyring)));
                 cli_root_report(&setup.root, sandbox);
                 json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(base) : NULL);
-                json_object_object_add(sandbox, "secrets_guarded", json_object_new_int((int) kb_secrets_count(secrets)));
+                json_object_object_add(sandbox, "secrets_guarded",
+                                       json_object_new_int((int) kb_secrets_count(secrets)));
                 json_object_object_add(sandbox, "env_values_skipped",
                                        json_object_new_int((int) canaries->env_values_skipped));
         }

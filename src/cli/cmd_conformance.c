@@ -64,13 +64,13 @@ static void log_to_stderr(void *userdata, int level, const char *message) {
 
 int cmd_conformance(int argc, char **argv) {
         static const struct option own[] = {
-                { "allow-untested", no_argument, NULL, 'A' },
+                {"allow-untested", no_argument, NULL, 'A'},
                 {},
         };
         static const char *const accepts[] = {
-                "kernel", "team", "json", "junit", "bwrap", "sandbox-user", "sockets", "allow-syscall",
-                "kernels-dir", "ro-bind", "timeout", "transcript", "rootfs", "image", "image-max-size",
-                "prefix", "keep", "allow-untested", "quiet", "help", NULL,
+                "kernel",         "team",        "json",    "junit",          "bwrap",      "sandbox-user", "sockets",
+                "allow-syscall",  "kernels-dir", "ro-bind", "timeout",        "transcript", "rootfs",       "image",
+                "image-max-size", "prefix",      "keep",    "allow-untested", "quiet",      "help",         NULL,
         };
         cli_opts o;
         if (cli_opts_init(&o, "conformance", accepts, own) < 0)

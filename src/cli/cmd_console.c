@@ -11,7 +11,7 @@
 #include <kbound/kernel.h>
 #include "cli.h"
 
-#define LINE_MAX_BYTES (1024 * 1024)       /* one input line; a cell may hold many */
+#define LINE_MAX_BYTES (1024 * 1024) /* one input line; a cell may hold many */
 #define CELL_MAX_BYTES (16 * 1024 * 1024)
 #define IS_COMPLETE_TIMEOUT_MS 3000
 #define STOP_GRACE_MS 3000
@@ -208,9 +208,9 @@ static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line,
                 if (lr->eof)
                         return READ_EOF;
                 struct pollfd p[3] = {
-                        { .fd = STDIN_FILENO, .events = POLLIN },
-                        { .fd = pidfd, .events = POLLIN },
-                        { .fd = signal_fd, .events = POLLIN },
+                        {.fd = STDIN_FILENO, .events = POLLIN},
+                        {.fd = pidfd, .events = POLLIN},
+                        {.fd = signal_fd, .events = POLLIN},
                 };
                 if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
@@ -265,7 +265,7 @@ typedef struct console {
  * answer in time is asked no more (one line = one cell from then on). NULL if a signal came
  * while waiting for the answer (the signal pipe is readable). */
 static const char *is_complete(console *con, const char *code, char *ret_indent, size_t indent_size) {
-        static const char *const statuses[] = { "complete", "incomplete", "invalid", "unknown" };
+        static const char *const statuses[] = {"complete", "incomplete", "invalid", "unknown"};
         ret_indent[0] = '\0';
         if (!con->is_complete_works)
                 return "complete";
@@ -334,7 +334,7 @@ static void explain_death(console *con) {
  * Returns 0, or a KB_EXIT_* code that ends the console. */
 static int run_cell(console *con, const char *code) {
         kb_client *client = kb_kernel_client(con->kernel);
-        kb_execute_options eo = { .store_history = true, .stop_on_error = false };
+        kb_execute_options eo = {.store_history = true, .stop_on_error = false};
         kb_execution *ex = NULL;
         int r = kb_client_execute_start(client, code, &eo, &ex);
         if (r < 0) {
@@ -407,8 +407,7 @@ static void print_banner(console *con, const char *team, bool allow_network) {
         printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel),
                KB_SANDBOX_WORKSPACE);
         printf("  process:    host pid %d, PID 2 in the sandbox's pid namespace, pinned by a pidfd (%s)\n",
-               (int) kb_sandbox_kernel_pid(sb),
-               verified == 0 ? "identity verified" : "IDENTITY NOT VERIFIED");
+               (int) kb_sandbox_kernel_pid(sb), verified == 0 ? "identity verified" : "IDENTITY NOT VERIFIED");
         if (allow_network)
                 printf("  network:    NOT isolated: the host's network is shared (raw-network override)\n");
         else
@@ -423,7 +422,7 @@ static void print_banner(console *con, const char *team, bool allow_network) {
 
 /* The prompt loop. Returns the console's exit code. */
 static int console_loop(console *con) {
-        line_reader lr = { 0 };
+        line_reader lr = {0};
         _cleanup_free_ char *cell = NULL;
         size_t cell_len = 0;
         char indent[64] = "";
@@ -471,7 +470,8 @@ static int console_loop(console *con) {
                          * cell it belonged to, and go on. */
                         fputc('\n', stdout);
                         cli_error("console: input line over %d bytes: dropped, with the cell so far; "
-                                  "nothing was sent to the kernel", LINE_MAX_BYTES);
+                                  "nothing was sent to the kernel",
+                                  LINE_MAX_BYTES);
                         cell_len = 0;
                         indent[0] = '\0';
                         continue;
@@ -489,7 +489,8 @@ static int console_loop(console *con) {
                 const char *nul = memchr(line, '\0', add);
                 if (nul) {
                         cli_error("console: input line has a NUL byte (at byte %zu): dropped, with the cell so far; "
-                                  "nothing was sent to the kernel", (size_t) (nul - line) + 1);
+                                  "nothing was sent to the kernel",
+                                  (size_t) (nul - line) + 1);
                         free(line);
                         cell_len = 0;
                         indent[0] = '\0';
@@ -550,9 +551,9 @@ static int console_loop(console *con) {
 
 int cmd_console(int argc, char **argv) {
         static const char *const accepts[] = {
-                "kernel", "team", "rootfs", "image", "image-max-size", "prefix", "timeout", "bwrap",
-                "sandbox-user", "sockets", "allow-syscall", "allow-raw-network", "ro-bind", "keep",
-                "transcript", "help", NULL,
+                "kernel",     "team",         "rootfs",  "image",         "image-max-size",    "prefix",  "timeout",
+                "bwrap",      "sandbox-user", "sockets", "allow-syscall", "allow-raw-network", "ro-bind", "keep",
+                "transcript", "help",         NULL,
         };
         cli_opts o;
         if (cli_opts_init(&o, "console", accepts, NULL) < 0)
@@ -592,10 +593,14 @@ int cmd_console(int argc, char **argv) {
         kb_kernelspec *spec = NULL;
         _cleanup_free_ char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
         kb_sandbox_hardening hardening;
-        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
-                          .sandbox = true, .user = &sandbox_user };
+        cli_root root = {.root_fd = -1,
+                         .ro_paths = o.ro_paths,
+                         .prefixes = o.prefixes,
+                         .allow_network = allow_network,
+                         .sandbox = true,
+                         .user = &sandbox_user};
         int exit_code = KB_EXIT_ENFORCE;
-        console con = { .is_complete_works = true };
+        console con = {.is_complete_works = true};
         kb_transcript *transcript = NULL;
         kb_transcript_source *source = NULL;
         kb_client_msg_fn on_msg = NULL;

@@ -8,7 +8,7 @@
 #include "cli.h"
 
 int cmd_doctor(int argc, char **argv) {
-        static const char *const accepts[] = { "bwrap", "sandbox-user", "help", NULL };
+        static const char *const accepts[] = {"bwrap", "sandbox-user", "help", NULL};
         cli_opts o;
         if (cli_opts_init(&o, "doctor", accepts, NULL) < 0)
                 return KB_EXIT_USAGE;
@@ -44,14 +44,18 @@ int cmd_doctor(int argc, char **argv) {
                 return KB_EXIT_ENFORCE;
         if (bwrap) {
                 kb_preflight_item **items = NULL;
-                const char *user = sandbox_user_opt && *sandbox_user_opt ? sandbox_user_opt : getenv("KBOUND_SANDBOX_USER");
+                const char *user =
+                        sandbox_user_opt && *sandbox_user_opt ? sandbox_user_opt : getenv("KBOUND_SANDBOX_USER");
                 int r = kb_sandbox_preflight(bwrap, probe_base, user, &items);
                 if (r < 0) {
                         printf("[FAIL] preflight: %s\n", strerror(-r));
                         ok = false;
                 } else {
                         for (kb_preflight_item **it = items; *it; it++) {
-                                printf("[%s] %s: %s\n", (*it)->ok ? " OK " : (*it)->required ? "FAIL" : "WARN",
+                                printf("[%s] %s: %s\n",
+                                       (*it)->ok         ? " OK "
+                                       : (*it)->required ? "FAIL"
+                                                         : "WARN",
                                        (*it)->name, (*it)->detail ? (*it)->detail : "");
                                 if (!(*it)->ok && (*it)->required)
                                         ok = false;

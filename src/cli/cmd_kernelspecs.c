@@ -9,10 +9,10 @@
 
 int cmd_kernelspecs(int argc, char **argv) {
         static const struct option own[] = {
-                { "json", no_argument, NULL, 'j' },
+                {"json", no_argument, NULL, 'j'},
                 {},
         };
-        static const char *const accepts[] = { "json", "rootfs", "image", "image-max-size", "prefix", "help", NULL };
+        static const char *const accepts[] = {"json", "rootfs", "image", "image-max-size", "prefix", "help", NULL};
         cli_opts opts;
         if (cli_opts_init(&opts, "kernelspecs", accepts, own) < 0)
                 return KB_EXIT_USAGE;
@@ -46,7 +46,7 @@ int cmd_kernelspecs(int argc, char **argv) {
         kb_kernelspec **list = NULL;
         size_t broken = 0;
         _cleanup_free_ char *base = NULL;
-        cli_root root = { .prefixes = opts.prefixes, .root_fd = -1 };
+        cli_root root = {.prefixes = opts.prefixes, .root_fd = -1};
         kb_sandbox_user sandbox_user;
         int r;
         if (image_opt && (r = cli_sandbox_user("kernelspecs", NULL, &sandbox_user)))
@@ -71,7 +71,8 @@ int cmd_kernelspecs(int argc, char **argv) {
                         json_object *o = json_object_new_object();
                         json_object_object_add(o, "name", json_object_new_string((*s)->name));
                         json_object_object_add(o, "resource_dir", json_object_new_string((*s)->resource_dir));
-                        json_object_object_add(o, "language", json_object_new_string((*s)->language ? (*s)->language : ""));
+                        json_object_object_add(o, "language",
+                                               json_object_new_string((*s)->language ? (*s)->language : ""));
                         json_object_object_add(o, "display_name",
                                                json_object_new_string((*s)->display_name ? (*s)->display_name : ""));
                         json_object_object_add(o, "interrupt_mode", json_object_new_string((*s)->interrupt_mode));

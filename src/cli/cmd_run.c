@@ -58,7 +58,8 @@ static void print_outputs(const kb_execution *ex) {
                 json_object *data = NULL, *text = NULL;
                 if (!json_object_object_get_ex(out, "data", &data))
                         continue;
-                if (json_object_object_get_ex(data, "text/plain", &text) && json_object_is_type(text, json_type_string)) {
+                if (json_object_object_get_ex(data, "text/plain", &text) &&
+                    json_object_is_type(text, json_type_string)) {
                         put_output(stdout, json_object_get_string(text), (size_t) json_object_get_string_len(text));
                         fputc('\n', stdout);
                 } else {
@@ -73,13 +74,13 @@ static void print_outputs(const kb_execution *ex) {
 
 int cmd_run(int argc, char **argv) {
         static const struct option own[] = {
-                { "sandbox", required_argument, NULL, 's' },
+                {"sandbox", required_argument, NULL, 's'},
                 {},
         };
         static const char *const accepts[] = {
-                "kernel", "sandbox", "timeout", "team", "bwrap", "sandbox-user", "sockets", "allow-syscall",
-                "allow-raw-network", "ro-bind", "keep", "transcript", "rootfs", "image", "image-max-size",
-                "prefix", "help", NULL,
+                "kernel",  "sandbox",       "timeout",           "team",    "bwrap", "sandbox-user",
+                "sockets", "allow-syscall", "allow-raw-network", "ro-bind", "keep",  "transcript",
+                "rootfs",  "image",         "image-max-size",    "prefix",  "help",  NULL,
         };
         cli_opts o;
         if (cli_opts_init(&o, "run", accepts, own) < 0)
@@ -133,8 +134,12 @@ int cmd_run(int argc, char **argv) {
         kb_kernelspec *spec = NULL;
         char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
         kb_sandbox_hardening hardening;
-        cli_root root = { .root_fd = -1, .ro_paths = o.ro_paths, .prefixes = o.prefixes, .allow_network = allow_network,
-                          .sandbox = sandbox, .user = &sandbox_user };
+        cli_root root = {.root_fd = -1,
+                         .ro_paths = o.ro_paths,
+                         .prefixes = o.prefixes,
+                         .allow_network = allow_network,
+                         .sandbox = sandbox,
+                         .user = &sandbox_user};
         kb_kernel *kernel = NULL;
         kb_execution *ex = NULL;
         kb_transcript *transcript = NULL;
@@ -171,7 +176,7 @@ int cmd_run(int argc, char **argv) {
                 exit_code = r;
                 goto out;
         }
-        kb_execute_options eo = { .store_history = true, .stop_on_error = true };
+        kb_execute_options eo = {.store_history = true, .stop_on_error = true};
         r = kb_client_execute_start(kb_kernel_client(kernel), code, &eo, &ex);
         if (r >= 0)
                 r = kb_client_execute_wait(kb_kernel_client(kernel), ex, kb_now_ms() + timeout_ms, NULL, NULL);

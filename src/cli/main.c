@@ -9,12 +9,12 @@ static const struct {
         int (*run)(int argc, char **argv);
         const char *summary;
 } commands[] = {
-        { "check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict" },
-        { "conformance", cmd_conformance, "test a kernel's Jupyter protocol conformance inside the sandbox" },
-        { "run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced" },
-        { "console", cmd_console, "an interactive prompt to a sandboxed kernel, for audits by hand" },
-        { "doctor", cmd_doctor, "say whether this machine can enforce the sandbox, item by item" },
-        { "kernelspecs", cmd_kernelspecs, "list the kernelspecs kbound finds" },
+        {"check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict"},
+        {"conformance", cmd_conformance, "test a kernel's Jupyter protocol conformance inside the sandbox"},
+        {"run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced"},
+        {"console", cmd_console, "an interactive prompt to a sandboxed kernel, for audits by hand"},
+        {"doctor", cmd_doctor, "say whether this machine can enforce the sandbox, item by item"},
+        {"kernelspecs", cmd_kernelspecs, "list the kernelspecs kbound finds"},
 };
 
 static void usage(FILE *out) {

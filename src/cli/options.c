@@ -8,26 +8,26 @@
  * for it. --kernel and --quiet answer to -k and -q too, so theirs are those letters; the others are
  * long-only and numbered past any letter, so a command's own letters never collide with them. */
 static const struct option shared_options[] = {
-        { "kernel", required_argument, NULL, CLI_OPT_KERNEL },
-        { "team", required_argument, NULL, CLI_OPT_TEAM },
-        { "json", required_argument, NULL, CLI_OPT_JSON },
-        { "junit", required_argument, NULL, CLI_OPT_JUNIT },
-        { "allow-raw-network", no_argument, NULL, CLI_OPT_ALLOW_RAW_NETWORK },
-        { "bwrap", required_argument, NULL, CLI_OPT_BWRAP },
-        { "sandbox-user", required_argument, NULL, CLI_OPT_SANDBOX_USER },
-        { "sockets", required_argument, NULL, CLI_OPT_SOCKETS },
-        { "allow-syscall", required_argument, NULL, CLI_OPT_ALLOW_SYSCALL },
-        { "kernels-dir", required_argument, NULL, CLI_OPT_KERNELS_DIR },
-        { "ro-bind", required_argument, NULL, CLI_OPT_RO_BIND },
-        { "timeout", required_argument, NULL, CLI_OPT_TIMEOUT },
-        { "keep", no_argument, NULL, CLI_OPT_KEEP },
-        { "transcript", required_argument, NULL, CLI_OPT_TRANSCRIPT },
-        { "rootfs", required_argument, NULL, CLI_OPT_ROOTFS },
-        { "image", required_argument, NULL, CLI_OPT_IMAGE },
-        { "image-max-size", required_argument, NULL, CLI_OPT_IMAGE_MAX_SIZE },
-        { "prefix", required_argument, NULL, CLI_OPT_PREFIX },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
+        {"kernel", required_argument, NULL, CLI_OPT_KERNEL},
+        {"team", required_argument, NULL, CLI_OPT_TEAM},
+        {"json", required_argument, NULL, CLI_OPT_JSON},
+        {"junit", required_argument, NULL, CLI_OPT_JUNIT},
+        {"allow-raw-network", no_argument, NULL, CLI_OPT_ALLOW_RAW_NETWORK},
+        {"bwrap", required_argument, NULL, CLI_OPT_BWRAP},
+        {"sandbox-user", required_argument, NULL, CLI_OPT_SANDBOX_USER},
+        {"sockets", required_argument, NULL, CLI_OPT_SOCKETS},
+        {"allow-syscall", required_argument, NULL, CLI_OPT_ALLOW_SYSCALL},
+        {"kernels-dir", required_argument, NULL, CLI_OPT_KERNELS_DIR},
+        {"ro-bind", required_argument, NULL, CLI_OPT_RO_BIND},
+        {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},
+        {"keep", no_argument, NULL, CLI_OPT_KEEP},
+        {"transcript", required_argument, NULL, CLI_OPT_TRANSCRIPT},
+        {"rootfs", required_argument, NULL, CLI_OPT_ROOTFS},
+        {"image", required_argument, NULL, CLI_OPT_IMAGE},
+        {"image-max-size", required_argument, NULL, CLI_OPT_IMAGE_MAX_SIZE},
+        {"prefix", required_argument, NULL, CLI_OPT_PREFIX},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
 };
 
 static const struct option *find_option(const struct option *list, const char *name) {
@@ -38,7 +38,7 @@ static const struct option *find_option(const struct option *list, const char *n
 }
 
 int cli_opts_init(cli_opts *o, const char *cmd, const char *const *accepts, const struct option *own) {
-        *o = (cli_opts) { .cmd = cmd, .kernels_max = 1, .team_max = KB_TEAM_NAME_MAX };
+        *o = (cli_opts){.cmd = cmd, .kernels_max = 1, .team_max = KB_TEAM_NAME_MAX};
         size_t n = 0;
         for (const char *const *name = accepts; *name; name++) {
                 const struct option *def = find_option(own, *name);
@@ -52,7 +52,7 @@ int cli_opts_init(cli_opts *o, const char *cmd, const char *const *accepts, cons
                         return -EINVAL;
                 o->longopts[n++] = *def;
         }
-        o->longopts[n] = (struct option) { 0 };
+        o->longopts[n] = (struct option){0};
         return 0;
 }
 

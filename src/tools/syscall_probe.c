@@ -20,9 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-_Static_assert(
-        KB_PROBE_TABLE_NR_GETPID == SYS_getpid,
-        "syscall_probe_table.h holds the numbers of another ABI than the one this program is built for");
+_Static_assert(KB_PROBE_TABLE_NR_GETPID == SYS_getpid,
+               "syscall_probe_table.h holds the numbers of another ABI than the one this program is built for");
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
@@ -35,7 +34,7 @@ typedef struct probe_entry {
         uint64_t value;      /* the clone flag, ioctl request or family number; else 0 */
 } probe_entry;
 
-#define PROBE_ENTRY(name_, syscall_, family_, nr_, value_)                                                   \
+#define PROBE_ENTRY(name_, syscall_, family_, nr_, value_)                                                             \
         {.name = name_, .syscall = syscall_, .family = family_, .nr = nr_, .value = value_},
 static const probe_entry entries[] = {KB_PROBE_TABLE(PROBE_ENTRY)};
 
@@ -118,8 +117,7 @@ static void run_forked(kb_try_fn fn, long nr, uint64_t value, outcome *o) {
                 int sig = WTERMSIG(status);
                 char detail[80] = "";
                 if (sig == SIGSYS)
-                        snprintf(detail, sizeof detail,
-                                 ": a filter that kills instead of answering an errno");
+                        snprintf(detail, sizeof detail, ": a filter that kills instead of answering an errno");
                 else if (sig == SIGALRM)
                         snprintf(detail, sizeof detail, ": the call did not return within %d s", TRY_SECONDS);
                 untested(o, "the process that tried it was killed by signal SIG%s (%d)%s",

@@ -14,12 +14,10 @@ static const char *native_arch_name(void) {
                 uint32_t token;
                 const char *name;
         } arches[] = {
-                {SCMP_ARCH_X86_64, "x86_64"},   {SCMP_ARCH_X86, "x86"},
-                {SCMP_ARCH_X32, "x32"},         {SCMP_ARCH_AARCH64, "aarch64"},
-                {SCMP_ARCH_ARM, "arm"},         {SCMP_ARCH_PPC64LE, "ppc64le"},
-                {SCMP_ARCH_PPC64, "ppc64"},     {SCMP_ARCH_S390X, "s390x"},
-                {SCMP_ARCH_RISCV64, "riscv64"}, {SCMP_ARCH_MIPSEL64, "mips64el"},
-                {SCMP_ARCH_MIPS64, "mips64"},
+                {SCMP_ARCH_X86_64, "x86_64"},     {SCMP_ARCH_X86, "x86"},       {SCMP_ARCH_X32, "x32"},
+                {SCMP_ARCH_AARCH64, "aarch64"},   {SCMP_ARCH_ARM, "arm"},       {SCMP_ARCH_PPC64LE, "ppc64le"},
+                {SCMP_ARCH_PPC64, "ppc64"},       {SCMP_ARCH_S390X, "s390x"},   {SCMP_ARCH_RISCV64, "riscv64"},
+                {SCMP_ARCH_MIPSEL64, "mips64el"}, {SCMP_ARCH_MIPS64, "mips64"},
         };
         uint32_t native = seccomp_arch_native();
         for (size_t i = 0; i < KB_ELEMENTSOF(arches); i++)
@@ -77,8 +75,8 @@ int main(int argc, char **argv) {
         }
         const char *arch = native_arch_name();
         if (!arch) {
-                fprintf(stderr, "%s: libseccomp's native architecture 0x%08x is not one kbound knows\n",
-                        argv[0], seccomp_arch_native());
+                fprintf(stderr, "%s: libseccomp's native architecture 0x%08x is not one kbound knows\n", argv[0],
+                        seccomp_arch_native());
                 return 1;
         }
         /* Written beside the target and renamed over it, so a failed run never leaves half a table

@@ -294,9 +294,9 @@ static long try_clock_settime(long nr, uint64_t v) {
         return result(syscall(nr, 16, NULL)); /* no clock 16: EINVAL */
 }
 
-#define HARMLESS(name_, fn_, gated_)                                                                         \
+#define HARMLESS(name_, fn_, gated_)                                                                                   \
         { .name = name_, .form = KB_TRY_HARMLESS, .run = fn_, .gated = gated_ }
-#define CHILD(name_, fn_, gated_)                                                                            \
+#define CHILD(name_, fn_, gated_)                                                                                      \
         { .name = name_, .form = KB_TRY_CHILD, .run = fn_, .gated = gated_ }
 
 /* Calls that exist only for 32-bit x86 (umount, vm86, vm86old, stime, clock_settime64) have no

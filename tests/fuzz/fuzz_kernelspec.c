@@ -9,8 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         kb_kernelspec *spec = NULL;
         char **argv = NULL;
 
-        if (kb_kernelspec_parse((const char *) data, size, "fuzz", "/usr/share/jupyter/kernels/fuzz", &spec) <
-            0)
+        if (kb_kernelspec_parse((const char *) data, size, "fuzz", "/usr/share/jupyter/kernels/fuzz", &spec) < 0)
                 return 0;
         /* Invariants every consumer relies on: a non-empty argv with a non-empty program, a known
          * interrupt mode, env entries shaped NAME=value. */

@@ -50,8 +50,8 @@ static void cover(const secret *secrets, size_t n, const unsigned char *text, si
                         for (size_t i = 0; i + frag <= len; i++)
                                 for (size_t j = 0; j + frag <= s->len; j++) {
                                         size_t m = 0;
-                                        while (m < frag && tolower(text[i + m]) ==
-                                                                   tolower((unsigned char) s->value[j + m]))
+                                        while (m < frag &&
+                                               tolower(text[i + m]) == tolower((unsigned char) s->value[j + m]))
                                                 m++;
                                         if (m == frag) {
                                                 memset(covered + i, 1, frag);
@@ -68,8 +68,8 @@ static void cover(const secret *secrets, size_t n, const unsigned char *text, si
 
 /* out must be text with every maximal covered run replaced by one "[redacted:NAME]" of some
  * secret, and nothing else changed. */
-static void check_redacted(const secret *secrets, size_t n, const unsigned char *text, size_t len,
-                           const bool *covered, const char *out, size_t out_len) {
+static void check_redacted(const secret *secrets, size_t n, const unsigned char *text, size_t len, const bool *covered,
+                           const char *out, size_t out_len) {
         size_t o = 0;
         for (size_t i = 0; i < len;) {
                 if (!covered[i]) {

@@ -76,8 +76,7 @@ static bool plain(const unsigned char *s, size_t len, kb_sanitize_mode mode) {
         return true;
 }
 
-static const char *const xml_references[] = {"&amp;",  "&lt;", "&gt;",  "&quot;",
-                                             "&apos;", "&#9;", "&#10;", "&#13;"};
+static const char *const xml_references[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#9;", "&#10;", "&#13;"};
 
 static void fail(const char *what, kb_sanitize_mode mode, size_t at) {
         fprintf(stderr, "mode %d: %s at output byte %zu\n", (int) mode, what, at);
@@ -103,8 +102,7 @@ static void check_output(const unsigned char *out, size_t out_len, kb_sanitize_m
                         break;
                 case KB_SANITIZE_XML_TEXT:
                 case KB_SANITIZE_XML_ATTR:
-                        if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0xFFFE ||
-                            cp == 0xFFFF)
+                        if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0xFFFE || cp == 0xFFFF)
                                 fail("a character XML 1.0 forbids", mode, pos);
                         if (mode == KB_SANITIZE_XML_ATTR && (cp == '\t' || cp == '\n' || cp == '\r'))
                                 fail("a raw tab or line break in an attribute", mode, pos);
@@ -112,11 +110,9 @@ static void check_output(const unsigned char *out, size_t out_len, kb_sanitize_m
                                 fail("an unescaped XML special", mode, pos);
                         if (cp == '&') {
                                 bool known = false;
-                                for (size_t i = 0; i < sizeof(xml_references) / sizeof(xml_references[0]);
-                                     i++) {
+                                for (size_t i = 0; i < sizeof(xml_references) / sizeof(xml_references[0]); i++) {
                                         size_t rl = strlen(xml_references[i]);
-                                        known |= out_len - pos >= rl &&
-                                                 memcmp(out + pos, xml_references[i], rl) == 0;
+                                        known |= out_len - pos >= rl && memcmp(out + pos, xml_references[i], rl) == 0;
                                 }
                                 if (!known)
                                         fail("an '&' that starts no reference", mode, pos);

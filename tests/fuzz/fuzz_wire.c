@@ -47,8 +47,7 @@ static void sign_in_place(kb_frame *frames, size_t n, const kb_hmac *key, char h
 
 /* json-c's text of one part (what kbound signs and sends). */
 static const char *part_text(json_object *obj) {
-        const char *text =
-                json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!text)
                 abort();
         return text;
@@ -78,8 +77,8 @@ static void check_reencode(const kb_msg *msg, const kb_hmac *key) {
                 abort();
         }
         if (strcmp(again->msg_id, msg->msg_id) != 0 || strcmp(again->msg_type, msg->msg_type) != 0 ||
-            strcmp(again->parent_msg_id, msg->parent_msg_id) != 0 ||
-            again->n_identities != msg->n_identities || again->n_buffers != msg->n_buffers)
+            strcmp(again->parent_msg_id, msg->parent_msg_id) != 0 || again->n_identities != msg->n_identities ||
+            again->n_buffers != msg->n_buffers)
                 abort();
         for (size_t i = 0; i < msg->n_identities; i++)
                 if (again->identities[i].size != msg->identities[i].size ||
@@ -108,8 +107,7 @@ static kb_hmac *signed_key, *empty_key;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-        if (kb_hmac_new(FUZZ_KEY, sizeof(FUZZ_KEY) - 1, &signed_key) != 0 ||
-            kb_hmac_new(NULL, 0, &empty_key) != 0)
+        if (kb_hmac_new(FUZZ_KEY, sizeof(FUZZ_KEY) - 1, &signed_key) != 0 || kb_hmac_new(NULL, 0, &empty_key) != 0)
                 abort();
         return 0;
 }

@@ -57,10 +57,10 @@ static int setup(void **state) {
         f->host_env[2] = LEGIT_VALUE;
         f->argv[0] = "/usr/bin/true";
         f->argv[1] = "legit-argv-word-4c2e";
-        f->spec = (kb_kernelspec) { .name = "fake", .argv = f->argv };
+        f->spec = (kb_kernelspec){.name = "fake", .argv = f->argv};
         f->specs[0] = &f->spec;
         assert_int_equal(kb_sandbox_user_resolve(NULL, &f->user), 0);
-        f->o = (kb_canary_set_options) {
+        f->o = (kb_canary_set_options){
                 .base_dir = f->base,
                 .team = "unit",
                 .user = &f->user,
@@ -92,7 +92,7 @@ static void assert_secret_file(const char *path) {
 
 /* The names of s's secrets found in the file at path. */
 static json_object *scan_file(const kb_secrets *s, const char *path) {
-        char buf[128] = { 0 };
+        char buf[128] = {0};
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(read(fd, buf, sizeof(buf) - 1), 64);
@@ -231,15 +231,15 @@ static void test_remove_home(void **state) {
         fclose(a);
         fclose(b);
         assert_int_equal(symlink(other, link), 0);
-        assert_int_equal(kb_canary_set_remove_home(other, geteuid()), 0);            /* not the name */
-        assert_int_equal(kb_canary_set_remove_home(link, geteuid()), 0);             /* a symlink */
-        assert_int_equal(kb_canary_set_remove_home(path, geteuid() + 1), 0);         /* another user's */
+        assert_int_equal(kb_canary_set_remove_home(other, geteuid()), 0);    /* not the name */
+        assert_int_equal(kb_canary_set_remove_home(link, geteuid()), 0);     /* a symlink */
+        assert_int_equal(kb_canary_set_remove_home(path, geteuid() + 1), 0); /* another user's */
         assert_int_equal(access(path, F_OK), 0);
         assert_int_equal(kb_canary_set_remove_home("relative/" KB_CANARY_SET_HOME_PREFIX "Ab12Cd", geteuid()), -EINVAL);
         assert_int_equal(kb_canary_set_remove_home(path, geteuid()), 1);
         assert_int_equal(access(path, F_OK), -1);
         assert_int_equal(access(other, F_OK), 0);
-        assert_int_equal(kb_canary_set_remove_home(path, geteuid()), 0);             /* already gone */
+        assert_int_equal(kb_canary_set_remove_home(path, geteuid()), 0); /* already gone */
         unlink(link);
         unlink(other);
 }

@@ -150,8 +150,7 @@ static void send_to(zsock_t *router, zframe_t *identity, zmsg_t **z) {
         zmsg_send(z, router);
 }
 
-static void answer_execute(fake_kernel *fk, zsock_t *shell, zsock_t *iopub, zframe_t *identity,
-                           const kb_msg *request) {
+static void answer_execute(fake_kernel *fk, zsock_t *shell, zsock_t *iopub, zframe_t *identity, const kb_msg *request) {
         answer a = fk->answer;
         zmsg_t *z = NULL;
         publish_status(fk, iopub, request, "busy");
@@ -162,8 +161,7 @@ static void answer_execute(fake_kernel *fk, zsock_t *shell, zsock_t *iopub, zfra
                 publish_status(fk, iopub, request, "idle");
                 return;
         case ANSWER_WRONG_PARENT:
-                z = reply_to(fk, request, "execute_reply", "00000000-not-a-request-of-yours",
-                             execute_reply_content(0));
+                z = reply_to(fk, request, "execute_reply", "00000000-not-a-request-of-yours", execute_reply_content(0));
                 send_to(shell, identity, &z);
                 publish_status(fk, iopub, request, "idle");
                 return;
@@ -411,10 +409,9 @@ static void test_replay_refused(void **state) {
 }
 
 static void test_reused_msg_id_refused(void **state) {
-        expect_refused(
-                ANSWER_REUSED_ID, -ENOTUNIQ,
-                "bad message on shell: reused msg_id (msg_type 'execute_reply'): an earlier message on "
-                "this connection had the same msg_id (refused)");
+        expect_refused(ANSWER_REUSED_ID, -ENOTUNIQ,
+                       "bad message on shell: reused msg_id (msg_type 'execute_reply'): an earlier message on "
+                       "this connection had the same msg_id (refused)");
 }
 
 static void test_oversize_frame_refused(void **state) {
@@ -422,10 +419,9 @@ static void test_oversize_frame_refused(void **state) {
 }
 
 static void test_oversize_frame_drops_connection(void **state) {
-        expect_refused(
-                ANSWER_OVERSIZE_DROP, -ECONNRESET,
-                "lost messages on shell: connection dropped (the kernel closed it, or sent a frame over "
-                "twice the size limit)");
+        expect_refused(ANSWER_OVERSIZE_DROP, -ECONNRESET,
+                       "lost messages on shell: connection dropped (the kernel closed it, or sent a frame over "
+                       "twice the size limit)");
 }
 
 static void test_truncated_multipart_refused(void **state) {
@@ -452,8 +448,7 @@ static void test_wrong_parent_is_foreign(void **state) {
          * machine that may take a while; the result must not depend on it). */
         char words[512] = "";
         for (int64_t give_up = kb_now_ms() + 20000; strcmp(words, want) != 0 && kb_now_ms() < give_up;) {
-                assert_int_equal(kb_client_execute_wait(fk->client, ex, kb_now_ms() + 200, NULL, NULL),
-                                 -ETIMEDOUT);
+                assert_int_equal(kb_client_execute_wait(fk->client, ex, kb_now_ms() + 200, NULL, NULL), -ETIMEDOUT);
                 kb_execution_explain_timeout(fk->client, ex, words, sizeof(words));
         }
         assert_false(ex->got_reply);

@@ -47,7 +47,7 @@ static void test_iso_time_now(void **state) {
 }
 
 static void test_env_get(void **state) {
-        char *env[] = { "PATHX=no", "PATH=/bin", "EMPTY=", NULL };
+        char *env[] = {"PATHX=no", "PATH=/bin", "EMPTY=", NULL};
         assert_string_equal(kb_env_get(env, "PATH"), "/bin");
         assert_string_equal(kb_env_get(env, "EMPTY"), "");
         assert_null(kb_env_get(env, "PAT"));
@@ -104,12 +104,9 @@ static void test_files(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_hex_encode),
-                cmocka_unit_test(test_random_hex),
-                cmocka_unit_test(test_iso_time_now),
-                cmocka_unit_test(test_env_get),
-                cmocka_unit_test(test_path_next),
-                cmocka_unit_test(test_files),
+                cmocka_unit_test(test_hex_encode),   cmocka_unit_test(test_random_hex),
+                cmocka_unit_test(test_iso_time_now), cmocka_unit_test(test_env_get),
+                cmocka_unit_test(test_path_next),    cmocka_unit_test(test_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,8 +41,8 @@ static int scratch_teardown(void **state) {
         scratch *s = *state;
         char cmd[256];
         /* Only files this test created live here; remove them one by one. */
-        static const char *const names[] = {"c.json", "c2.json", "link.json", "big.json", "sub/c.json",
-                                            "fifo.json", "empty.json", "locked.json"};
+        static const char *const names[] = {"c.json",     "c2.json",   "link.json",  "big.json",
+                                            "sub/c.json", "fifo.json", "empty.json", "locked.json"};
         for (size_t i = 0; i < KB_ELEMENTSOF(names); i++) {
                 snprintf(cmd, sizeof(cmd), "%s/%s", s->dir, names[i]);
                 unlink(cmd);
@@ -193,8 +193,7 @@ static void test_ipc_too_long(void **state) {
         /* An override that does not fit sun_path is refused even with a big buffer. */
         memset(prefix, 'b', sizeof(prefix));
         prefix[150] = '\0';
-        assert_int_equal(kb_connection_endpoint(c, KB_CHANNEL_SHELL, prefix, buf, sizeof(buf)),
-                         -ENAMETOOLONG);
+        assert_int_equal(kb_connection_endpoint(c, KB_CHANNEL_SHELL, prefix, buf, sizeof(buf)), -ENAMETOOLONG);
         kb_connection_destroy(&c);
 
         assert_int_equal(kb_connection_new_ipc("", &c), -EINVAL);
@@ -350,10 +349,8 @@ static void test_parse_rejects(void **state) {
                 {"42", -EPROTO},
                 {"null", -EPROTO},
                 /* missing fields */
-                {"{\"iopub_port\":2,\"stdin_port\":3,\"control_port\":4,\"hb_port\":5," GOOD_TAIL "}",
-                 -EPROTO},
-                {"{\"shell_port\":1,\"iopub_port\":2,\"stdin_port\":3,\"control_port\":4," GOOD_TAIL "}",
-                 -EPROTO},
+                {"{\"iopub_port\":2,\"stdin_port\":3,\"control_port\":4,\"hb_port\":5," GOOD_TAIL "}", -EPROTO},
+                {"{\"shell_port\":1,\"iopub_port\":2,\"stdin_port\":3,\"control_port\":4," GOOD_TAIL "}", -EPROTO},
                 {"{" PORTS ",\"key\":\"k\",\"transport\":\"tcp\"}", -EPROTO},
                 {"{" PORTS ",\"ip\":\"127.0.0.1\",\"transport\":\"tcp\"}", -EPROTO},
                 {"{" PORTS ",\"ip\":\"127.0.0.1\",\"key\":\"k\"}", -EPROTO},
@@ -493,11 +490,9 @@ int main(void) {
                 cmocka_unit_test(test_endpoints),
                 cmocka_unit_test(test_ipc_too_long),
                 cmocka_unit_test_setup_teardown(test_round_trip_tcp, scratch_setup, scratch_teardown),
-                cmocka_unit_test_setup_teardown(test_round_trip_ipc_with_override, scratch_setup,
-                                                scratch_teardown),
+                cmocka_unit_test_setup_teardown(test_round_trip_ipc_with_override, scratch_setup, scratch_teardown),
                 cmocka_unit_test_setup_teardown(test_write_refuses_symlink, scratch_setup, scratch_teardown),
-                cmocka_unit_test_setup_teardown(test_write_refuses_unsafe_dir, scratch_setup,
-                                                scratch_teardown),
+                cmocka_unit_test_setup_teardown(test_write_refuses_unsafe_dir, scratch_setup, scratch_teardown),
                 cmocka_unit_test(test_parse_accepts),
                 cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test_setup_teardown(test_parse_oversized, scratch_setup, scratch_teardown),

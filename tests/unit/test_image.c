@@ -93,8 +93,15 @@ static int tree_setup(void **state) {
         char *init[] = {"umoci", "init", "--layout", t->layout, NULL};
         char *new_image[] = {"umoci", "new", "--image", layout_ref, NULL};
         char *add[] = {"umoci", "raw", "add-layer", "--image", layout_ref, tarball, NULL};
-        char *config[] = {"umoci", "config", "--image", layout_ref, "--config.user", "1000",
-                          "--config.env", "PATH=/opt/x/bin:/usr/bin", NULL};
+        char *config[] = {"umoci",
+                          "config",
+                          "--image",
+                          layout_ref,
+                          "--config.user",
+                          "1000",
+                          "--config.env",
+                          "PATH=/opt/x/bin:/usr/bin",
+                          NULL};
         char *gc[] = {"umoci", "gc", "--layout", t->layout, NULL};
         if (run(tar_argv) || run(init) || run(new_image) || run(add) || run(config) || run(gc)) {
                 fprintf(stderr, "test_image: could not build the tiny image with tar and umoci\n");

@@ -60,7 +60,8 @@ static int setup(void **state) {
         write_file("/proc/self/uid_map", map);
         snprintf(map, sizeof map, "0 %u 1", (unsigned) gid);
         write_file("/proc/self/gid_map", map);
-        assert_int_equal(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0); /* types ignored; valgrind wants strings */
+        assert_int_equal(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL),
+                         0); /* types ignored; valgrind wants strings */
         path_of(path, sizeof path, "a");
         assert_int_equal(mkdir(path, 0755), 0);
         path_of(mp, sizeof mp, "a/m");

@@ -66,22 +66,22 @@ static json_object *member(json_object *o, const char *key) {
 
 static kb_judge_input input_of(json_object *run) {
         json_object *why = member(run, "probe_error");
-        return (kb_judge_input) {.host = member(run, "host"),
-                                 .snapshots = member(run, "snapshots"),
-                                 .probe = member(run, "probe"),
-                                 .probe_error = why ? json_object_get_string(why) : NULL,
-                                 .expect = member(run, "expect"),
-                                 .pre_exec = member(run, "pre_exec")};
+        return (kb_judge_input){.host = member(run, "host"),
+                                .snapshots = member(run, "snapshots"),
+                                .probe = member(run, "probe"),
+                                .probe_error = why ? json_object_get_string(why) : NULL,
+                                .expect = member(run, "expect"),
+                                .pre_exec = member(run, "pre_exec")};
 }
 
 /* ---- the good run ---- */
 
 /* kbound's own namespaces, and the sandbox's. */
-#define HOST_NS                                                                                                       \
-        "{'user': 4026531837, 'mnt': 4026531841, 'pid': 4026531836, 'net': 4026531840, 'ipc': 4026531839, "           \
+#define HOST_NS                                                                                                        \
+        "{'user': 4026531837, 'mnt': 4026531841, 'pid': 4026531836, 'net': 4026531840, 'ipc': 4026531839, "            \
         "'uts': 4026531838, 'cgroup': 4026531835}"
-#define SANDBOX_NS                                                                                                    \
-        "{'user': 4026532201, 'mnt': 4026532202, 'pid': 4026532203, 'net': 4026532300, 'ipc': 4026532205, "           \
+#define SANDBOX_NS                                                                                                     \
+        "{'user': 4026532201, 'mnt': 4026532202, 'pid': 4026532203, 'net': 4026532300, 'ipc': 4026532205, "            \
         "'uts': 4026532206, 'cgroup': 4026532207}"
 
 /* Who owns the sandbox's namespaces (inspect.c's "ns_owners"): bwrap made the user namespace
@@ -89,29 +89,29 @@ static kb_judge_input input_of(json_object *run) {
  * processes' own 4026532201 inside it. */
 #define SANDBOX_USERNS "4026532200"
 #define OWNED "[" SANDBOX_USERNS ", 4026531837]"
-#define SANDBOX_OWNERS                                                                                                \
+#define SANDBOX_OWNERS                                                                                                 \
         "{'user': " OWNED ", 'mnt': " OWNED ", 'pid': " OWNED ", 'net': " OWNED ", 'ipc': " OWNED ", 'uts': " OWNED    \
         ", 'cgroup': " OWNED "}"
 
 /* A sandbox process as inspect.c reports it: host uid 1000 mapped to itself, no capabilities. */
-#define PROC(pid, inner, name, ppid, session, fds)                                                                    \
-        "{'pid': " #pid ", 'nspid': [" #pid ", " #inner "], 'name': '" name "', 'state': 'S', 'ppid': " #ppid ", "    \
-        "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                        \
-        "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "               \
-        "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "             \
-        "'seccomp_filters': 1, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "    \
-        "'ns_owners': " SANDBOX_OWNERS ", "                                                                           \
-        "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "          \
+#define PROC(pid, inner, name, ppid, session, fds)                                                                     \
+        "{'pid': " #pid ", 'nspid': [" #pid ", " #inner "], 'name': '" name "', 'state': 'S', 'ppid': " #ppid ", "     \
+        "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                         \
+        "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "                \
+        "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "              \
+        "'seccomp_filters': 1, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "     \
+        "'ns_owners': " SANDBOX_OWNERS ", "                                                                            \
+        "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "           \
         "'cmdline_secrets': [], 'fds': " fds ", 'errors': []}"
 
 /* kbound's /dev/null (host mount 21) as stdin, and the log it opened write-only, append-only
  * (O_WRONLY|O_APPEND|O_LARGEFILE = 0102001 = 33793) on the host's root (mount 20). */
 #define FD_HOST_NULL                                                                                                   \
-        "{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': 32768, "       \
+        "{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': 32768, "      \
         "'mnt_id': 21}"
 #define LOG_PATH "/home/u/.local/state/kbound/team-a/kernel.log"
 #define FD_LOG(n)                                                                                                      \
-        "{'fd': " #n ", 'target': '" LOG_PATH "', 'type': 'reg', 'dev': '8:1', 'ino': 777, 'flags': 33793, "             \
+        "{'fd': " #n ", 'target': '" LOG_PATH "', 'type': 'reg', 'dev': '8:1', 'ino': 777, 'flags': 33793, "           \
         "'mnt_id': 20}"
 
 #define INIT_PROC PROC(1001, 1, "bwrap", 1000, 1000, "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) "]")
@@ -120,29 +120,39 @@ static kb_judge_input input_of(json_object *run) {
  * a netlink socket (7400) in its other tables, its end of kbound's shell connection (7101, in
  * kbound's namespace, named by the listener it was accepted from; kbound's end is 9101), a pipe of
  * its own, anonymous objects, a workspace file, anonymous memory. */
-#define KERNEL_FDS                                                                                                    \
-        "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                           \
-        "{'fd': 3, 'target': 'socket:[7001]', 'type': 'sock', 'dev': '0:8', 'ino': 7001, 'flags': 2050, 'mnt_id': 8}, " \
-        "{'fd': 4, 'target': 'socket:[7002]', 'type': 'sock', 'dev': '0:8', 'ino': 7002, 'flags': 2050, 'mnt_id': 8}, " \
-        "{'fd': 5, 'target': 'socket:[7101]', 'type': 'sock', 'dev': '0:8', 'ino': 7101, 'flags': 2050, 'mnt_id': 8}, " \
-        "{'fd': 6, 'target': 'pipe:[7200]', 'type': 'fifo', 'dev': '0:14', 'ino': 7200, 'flags': 0, 'mnt_id': 14}, "  \
-        "{'fd': 7, 'target': 'anon_inode:[eventpoll]', 'flags': 524290, 'mnt_id': 15}, "                              \
-        "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 15}, "                                \
-        "{'fd': 9, 'target': '/workspace/notes.ipynb', 'type': 'reg', 'dev': '8:1', 'ino': 5010, 'flags': 32768, "    \
-        "'mnt_id': 311}, "                                                                                            \
-        "{'fd': 10, 'target': '/memfd:ipc-shm (deleted)', 'type': 'reg', 'dev': '0:1', 'ino': 3, 'flags': 32770, "    \
-        "'mnt_id': 16}, "                                                                                             \
-        "{'fd': 11, 'target': 'socket:[7400]', 'type': 'sock', 'dev': '0:8', 'ino': 7400, 'flags': 2, 'mnt_id': 8}, " \
-        "{'fd': 12, 'target': 'socket:[7003]', 'type': 'sock', 'dev': '0:8', 'ino': 7003, 'flags': 2, 'mnt_id': 8}]"
+#define KERNEL_FDS                                                                                                     \
+        "[" FD_HOST_NULL                                                                                               \
+        ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                                             \
+                                      "{'fd': 3, 'target': 'socket:[7001]', 'type': 'sock', 'dev': '0:8', 'ino': "     \
+                                      "7001, 'flags': 2050, 'mnt_id': 8}, "                                            \
+                                      "{'fd': 4, 'target': 'socket:[7002]', 'type': 'sock', 'dev': '0:8', 'ino': "     \
+                                      "7002, 'flags': 2050, 'mnt_id': 8}, "                                            \
+                                      "{'fd': 5, 'target': 'socket:[7101]', 'type': 'sock', 'dev': '0:8', 'ino': "     \
+                                      "7101, 'flags': 2050, 'mnt_id': 8}, "                                            \
+                                      "{'fd': 6, 'target': 'pipe:[7200]', 'type': 'fifo', 'dev': '0:14', 'ino': "      \
+                                      "7200, 'flags': 0, 'mnt_id': 14}, "                                              \
+                                      "{'fd': 7, 'target': 'anon_inode:[eventpoll]', 'flags': 524290, 'mnt_id': 15}, " \
+                                      "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 15}, "   \
+                                      "{'fd': 9, 'target': '/workspace/notes.ipynb', 'type': 'reg', 'dev': '8:1', "    \
+                                      "'ino': 5010, 'flags': 32768, "                                                  \
+                                      "'mnt_id': 311}, "                                                               \
+                                      "{'fd': 10, 'target': '/memfd:ipc-shm (deleted)', 'type': 'reg', 'dev': '0:1', " \
+                                      "'ino': 3, 'flags': 32770, "                                                     \
+                                      "'mnt_id': 16}, "                                                                \
+                                      "{'fd': 11, 'target': 'socket:[7400]', 'type': 'sock', 'dev': '0:8', 'ino': "    \
+                                      "7400, 'flags': 2, 'mnt_id': 8}, "                                               \
+                                      "{'fd': 12, 'target': 'socket:[7003]', 'type': 'sock', 'dev': '0:8', 'ino': "    \
+                                      "7003, 'flags': 2, 'mnt_id': 8}]"
 
 #define KERNEL_PROC PROC(1002, 2, "python3", 1001, 1002, KERNEL_FDS)
 
 /* The cell's child: /dev/null opened inside the sandbox (its mount 306), pipes to the kernel. */
-#define CHILD_PROC                                                                                                    \
-        PROC(1003, 7, "python3", 1002, 1002,                                                                          \
-             "[{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': 32768, " \
-             "'mnt_id': 306}, {'fd': 1, 'target': 'pipe:[7300]', 'type': 'fifo', 'dev': '0:14', 'ino': 7300, "        \
-             "'flags': 1, 'mnt_id': 14}, {'fd': 2, 'target': 'pipe:[7301]', 'type': 'fifo', 'dev': '0:14', "          \
+#define CHILD_PROC                                                                                                     \
+        PROC(1003, 7, "python3", 1002, 1002,                                                                           \
+             "[{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': "       \
+             "32768, "                                                                                                 \
+             "'mnt_id': 306}, {'fd': 1, 'target': 'pipe:[7300]', 'type': 'fifo', 'dev': '0:14', 'ino': 7300, "         \
+             "'flags': 1, 'mnt_id': 14}, {'fd': 2, 'target': 'pipe:[7301]', 'type': 'fifo', 'dev': '0:14', "           \
              "'ino': 7301, 'flags': 1, 'mnt_id': 14}]")
 
 /* The run's base folder (kbound-XXXXXX under the runtime parent /tmp, on the host's root
@@ -158,47 +168,55 @@ static kb_judge_input input_of(json_object *run) {
 /* The kernel's mount table as bwrap builds it (index: id): 0: 300 /, 1: 301 /usr, 2: 302 /proc,
  * 3: 303 /proc/sys, 4: 304 /proc/sysrq-trigger, 5: 305 /dev, 6: 306 /dev/null, 7: 307 /dev/tty,
  * 8: 308 /dev/pts, 9: 309 /tmp, 10: 310 /run/kbound, 11: 311 /workspace. */
-#define SANDBOX_MOUNTS                                                                                                \
-        "[{'id': 300, 'nodev': true, 'parent': 299, 'dev': '0:40', 'root': '/', 'mountpoint': '/', 'fstype': 'tmpfs', "              \
-        "'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, "                 \
-        "{'id': 301, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/usr', 'mountpoint': '/usr', 'fstype': 'ext4', "           \
-        "'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 131073}}, "         \
-        "{'id': 302, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "            \
-        "'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 1}}, "                   \
-        "{'id': 303, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sys', 'mountpoint': '/proc/sys', 'fstype': 'proc', "     \
-        "'source': 'proc', 'writable': false, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 4026531855}}, "         \
-        "{'id': 304, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sysrq-trigger', 'mountpoint': '/proc/sysrq-trigger', "   \
-        "'fstype': 'proc', 'source': 'proc', 'writable': false, 'target': {'type': 'reg', 'dev': '0:41', "            \
-        "'ino': 4026532080}}, "                                                                                       \
-        "{'id': 305, 'nodev': true, 'parent': 300, 'dev': '0:42', 'root': '/', 'mountpoint': '/dev', 'fstype': 'tmpfs', "            \
-        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:42', 'ino': 1}}, "                  \
-        "{'id': 306, 'parent': 305, 'dev': '0:5', 'root': '/null', 'mountpoint': '/dev/null', 'fstype': 'devtmpfs', " \
-        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3'}}, "     \
-        "{'id': 307, 'parent': 305, 'dev': '0:5', 'root': '/tty', 'mountpoint': '/dev/tty', 'fstype': 'devtmpfs', "   \
-        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0'}}, "    \
-        "{'id': 308, 'parent': 305, 'dev': '0:43', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "       \
-        "'source': 'devpts', 'writable': true, 'target': {'type': 'dir', 'dev': '0:43', 'ino': 1}}, "                 \
-        "{'id': 309, 'nodev': true, 'parent': 300, 'dev': '0:44', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "            \
-        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:44', 'ino': 1}}, "                  \
-        "{'id': 310, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/runtime', 'mountpoint': '/run/kbound', "        \
-        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
-        "'ino': 5001}}, "                                                                                             \
-        "{'id': 311, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/workspace', "       \
-        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "         \
+#define SANDBOX_MOUNTS                                                                                                 \
+        "[{'id': 300, 'nodev': true, 'parent': 299, 'dev': '0:40', 'root': '/', 'mountpoint': '/', 'fstype': "         \
+        "'tmpfs', "                                                                                                    \
+        "'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, "                  \
+        "{'id': 301, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/usr', 'mountpoint': '/usr', 'fstype': "     \
+        "'ext4', "                                                                                                     \
+        "'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 131073}}, "          \
+        "{'id': 302, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/', 'mountpoint': '/proc', 'fstype': "      \
+        "'proc', "                                                                                                     \
+        "'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 1}}, "                    \
+        "{'id': 303, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sys', 'mountpoint': '/proc/sys', "         \
+        "'fstype': 'proc', "                                                                                           \
+        "'source': 'proc', 'writable': false, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 4026531855}}, "          \
+        "{'id': 304, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sysrq-trigger', 'mountpoint': "            \
+        "'/proc/sysrq-trigger', "                                                                                      \
+        "'fstype': 'proc', 'source': 'proc', 'writable': false, 'target': {'type': 'reg', 'dev': '0:41', "             \
+        "'ino': 4026532080}}, "                                                                                        \
+        "{'id': 305, 'nodev': true, 'parent': 300, 'dev': '0:42', 'root': '/', 'mountpoint': '/dev', 'fstype': "       \
+        "'tmpfs', "                                                                                                    \
+        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:42', 'ino': 1}}, "                   \
+        "{'id': 306, 'parent': 305, 'dev': '0:5', 'root': '/null', 'mountpoint': '/dev/null', 'fstype': 'devtmpfs', "  \
+        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3'}}, "      \
+        "{'id': 307, 'parent': 305, 'dev': '0:5', 'root': '/tty', 'mountpoint': '/dev/tty', 'fstype': 'devtmpfs', "    \
+        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0'}}, "     \
+        "{'id': 308, 'parent': 305, 'dev': '0:43', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "        \
+        "'source': 'devpts', 'writable': true, 'target': {'type': 'dir', 'dev': '0:43', 'ino': 1}}, "                  \
+        "{'id': 309, 'nodev': true, 'parent': 300, 'dev': '0:44', 'root': '/', 'mountpoint': '/tmp', 'fstype': "       \
+        "'tmpfs', "                                                                                                    \
+        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:44', 'ino': 1}}, "                   \
+        "{'id': 310, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A                                     \
+        "/runtime', 'mountpoint': '/run/kbound', "                                                                     \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
+        "'ino': 5001}}, "                                                                                              \
+        "{'id': 311, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A                                     \
+        "/workspace', 'mountpoint': '/workspace', "                                                                    \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
         "'ino': 5000}}]"
 
 /* The bwrap kbound launched (its program, command line and environment), as kb_sandbox_launch_facts
  * and the launcher's facts show them. */
 #define BWRAP_EXE "{'path': '/usr/bin/bwrap', 'dev': '8:1', 'ino': 4242}"
-#define BWRAP_ARGV                                                                                                    \
+#define BWRAP_ARGV                                                                                                     \
         "['/usr/bin/bwrap', '--unshare-all', '--unshare-pid', '--die-with-parent', '--new-session', "                  \
         "'--unshare-user', '--seccomp', '4', '--ro-bind', '/usr', '/usr', '--proc', '/proc', '--dev', '/dev', "        \
         "'--tmpfs', '/tmp', '--bind', '" TEAM_A "/workspace', '/workspace', '--block-fd', '6', '--info-fd', '3', "     \
         "'--', 'python3', '-m', 'ipykernel_launcher', '-f', '/run/kbound/connection.json']"
-#define BWRAP_ENV                                                                                                     \
-        "['PATH=sha256:3df5', 'HOME=sha256:fc83', 'TMPDIR=sha256:65c1', 'LANG=sha256:63e4']"
-#define LAUNCHER                                                                                                      \
-        "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV \
+#define BWRAP_ENV "['PATH=sha256:3df5', 'HOME=sha256:fc83', 'TMPDIR=sha256:65c1', 'LANG=sha256:63e4']"
+#define LAUNCHER                                                                                                       \
+        "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
         ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE "'ns_holders': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
@@ -206,121 +224,136 @@ static kb_judge_input input_of(json_object *run) {
 /* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
  * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
  * bwrap's own O_PATH descriptor of the host's /proc (7) and eventfd (8). */
-#define PRE_INIT_FDS                                                                                                  \
-        "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                           \
-        "{'fd': 4, 'target': 'socket:[8102]', 'type': 'sock', 'dev': '0:8', 'ino': 8102, 'flags': 2, 'mnt_id': 8}, "  \
-        "{'fd': 6, 'target': 'socket:[8100]', 'type': 'sock', 'dev': '0:8', 'ino': 8100, 'flags': 2, 'mnt_id': 8}, "  \
-        "{'fd': 7, 'target': '/proc', 'type': 'dir', 'dev': '0:22', 'ino': 1, 'flags': 2097152, 'mnt_id': 24}, "     \
-        "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'type': 'unknown', 'dev': '0:16', 'ino': 20, 'flags': 526338, "  \
-        "'mnt_id': 17}]"
-#define PRE_EXEC_LOOK                                                                                                 \
-        "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, "                                        \
-        "'processes': [" PROC(1001, 1, "bwrap", 1000, 1000, PRE_INIT_FDS) "], " NS_OUTSIDE ", "                       \
-        "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER "}"
+#define PRE_INIT_FDS                                                                                                   \
+        "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                            \
+                                                       "{'fd': 4, 'target': 'socket:[8102]', 'type': 'sock', 'dev': "  \
+                                                       "'0:8', 'ino': 8102, 'flags': 2, 'mnt_id': 8}, "                \
+                                                       "{'fd': 6, 'target': 'socket:[8100]', 'type': 'sock', 'dev': "  \
+                                                       "'0:8', 'ino': 8100, 'flags': 2, 'mnt_id': 8}, "                \
+                                                       "{'fd': 7, 'target': '/proc', 'type': 'dir', 'dev': '0:22', "   \
+                                                       "'ino': 1, 'flags': 2097152, 'mnt_id': 24}, "                   \
+                                                       "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'type': "          \
+                                                       "'unknown', 'dev': '0:16', 'ino': 20, 'flags': 526338, "        \
+                                                       "'mnt_id': 17}]"
+#define PRE_EXEC_LOOK                                                                                                  \
+        "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, "                                         \
+        "'processes': [" PROC(                                                                                         \
+                1001, 1, "bwrap", 1000, 1000,                                                                          \
+                PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                                    \
+                              "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER "}"
 /* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"). */
-#define LAUNCH                                                                                                        \
-        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", "                                   \
-        "'fds': [{'fd': 0, 'what': 'stdin (/dev/null)', 'dev': '0:5', 'ino': 5}, "                                    \
-        "{'fd': 1, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                    \
-        "{'fd': 2, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                    \
-        "{'fd': 3, 'what': 'the info pipe', 'dev': '0:14', 'ino': 8099}, "                                            \
-        "{'fd': 4, 'what': 'the seccomp channel', 'dev': '0:8', 'ino': 8102}, "                                       \
-        "{'fd': 5, 'what': 'the syscall probe', 'dev': '8:1', 'ino': 999}, "                                          \
-        "{'fd': 6, 'what': 'the block channel', 'dev': '0:8', 'ino': 8100}], "                                        \
+#define LAUNCH                                                                                                         \
+        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", "                                    \
+        "'fds': [{'fd': 0, 'what': 'stdin (/dev/null)', 'dev': '0:5', 'ino': 5}, "                                     \
+        "{'fd': 1, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                      \
+        "{'fd': 2, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                      \
+        "{'fd': 3, 'what': 'the info pipe', 'dev': '0:14', 'ino': 8099}, "                                             \
+        "{'fd': 4, 'what': 'the seccomp channel', 'dev': '0:8', 'ino': 8102}, "                                        \
+        "{'fd': 5, 'what': 'the syscall probe', 'dev': '8:1', 'ino': 999}, "                                           \
+        "{'fd': 6, 'what': 'the block channel', 'dev': '0:8', 'ino': 8100}], "                                         \
         "'proc': {'dev': '0:22', 'ino': 1}, 'block_fd': 6}"
 
 /* One look at the sandbox, before the cell's child exists. */
-#define READY_LOOK                                                                                                    \
-        "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                          \
-        "'processes': [" INIT_PROC ", " KERNEL_PROC "], "                                                             \
-        "'mounts': " SANDBOX_MOUNTS ", 'mount_tables': {}, "                                                          \
-        "'outside_mounts': {'devices': {'8:1': 5000, '0:5': 5000}, 'namespaces': 3, 'unreadable': 0}, "              \
-        "'net': {'4026532300': {'unix': [{'inode': 7001, 'listening': true, 'path': '" SHELL "'}, "                   \
-        "{'inode': 7002, 'listening': true, 'path': '" CONTROL "'}, {'inode': 7003, 'listening': false}], "           \
-        "'socket_inodes': [7400], 'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo']}}, "                     \
-        "'kernel_net': '4026532300', "                                                                                \
-        "'kbound_sockets': [9101, 9102], "                                                                            \
-        "'kbound_net_sockets': [{'inode': 7101, 'type': 'stream', 'state': 'connected', 'path': '" SHELL "', "        \
-        "'peer': 9101, 'peer_held_by': [{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]}], "                       \
-        "'endpoints': [{'path': '" SHELL "', 'file': {'type': 'sock', 'dev': '8:1', 'ino': 5101}}, "                  \
-        "{'path': '" CONTROL "', 'file': {'type': 'sock', 'dev': '8:1', 'ino': 5102}}], "                             \
-        "'connections': [{'endpoint': '" SHELL "', 'kbound_socket': 9101, 'peer': 7101, "                             \
-        "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}, "                                         \
-        "{'endpoint': '" CONTROL "', 'kbound_socket': 9102, 'peer': 7102, "                                           \
-        "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}], "                                        \
-        "'launcher': " LAUNCHER ", " NS_OUTSIDE ", "                                                                  \
-        "'reach': [{'name': 'credential file', 'path': '" CREDENTIAL_CANARY "', 'kind': 'canary', "                   \
-        "'claim': 'boundary.credentials', 'exposed': []}, "                                                           \
-        "{'name': 'sibling team canary', 'path': '" TEAM_B_CANARY "', 'kind': 'canary', "                             \
-        "'claim': 'boundary.cross_team', 'exposed': []}, "                                                            \
-        "{'name': 'listening unix stream socket', 'path': '" HOST_SOCKET "', 'kind': 'socket', "                      \
-        "'claim': 'boundary.sockets', 'exposed': [], 'socket': {'inode': 4001, 'type': 'stream', "                    \
-        "'state': 'listening', 'path': '" HOST_SOCKET "', 'peer': 0}}], "                                             \
-        "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "               \
+#define READY_LOOK                                                                                                     \
+        "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                           \
+        "'processes': [" INIT_PROC ", " KERNEL_PROC "], "                                                              \
+        "'mounts': " SANDBOX_MOUNTS ", 'mount_tables': {}, "                                                           \
+        "'outside_mounts': {'devices': {'8:1': 5000, '0:5': 5000}, 'namespaces': 3, 'unreadable': 0}, "                \
+        "'net': {'4026532300': {'unix': [{'inode': 7001, 'listening': true, 'path': '" SHELL "'}, "                    \
+        "{'inode': 7002, 'listening': true, 'path': '" CONTROL "'}, {'inode': 7003, 'listening': false}], "            \
+        "'socket_inodes': [7400], 'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo']}}, "                      \
+        "'kernel_net': '4026532300', "                                                                                 \
+        "'kbound_sockets': [9101, 9102], "                                                                             \
+        "'kbound_net_sockets': [{'inode': 7101, 'type': 'stream', 'state': 'connected', 'path': '" SHELL "', "         \
+        "'peer': 9101, 'peer_held_by': [{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]}], "                        \
+        "'endpoints': [{'path': '" SHELL "', 'file': {'type': 'sock', 'dev': '8:1', 'ino': 5101}}, "                   \
+        "{'path': '" CONTROL "', 'file': {'type': 'sock', 'dev': '8:1', 'ino': 5102}}], "                              \
+        "'connections': [{'endpoint': '" SHELL "', 'kbound_socket': 9101, 'peer': 7101, "                              \
+        "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}, "                                          \
+        "{'endpoint': '" CONTROL "', 'kbound_socket': 9102, 'peer': 7102, "                                            \
+        "'holders': [{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]}], "                                         \
+        "'launcher': " LAUNCHER ", " NS_OUTSIDE ", "                                                                   \
+        "'reach': [{'name': 'credential file', 'path': '" CREDENTIAL_CANARY "', 'kind': 'canary', "                    \
+        "'claim': 'boundary.credentials', 'exposed': []}, "                                                            \
+        "{'name': 'sibling team canary', 'path': '" TEAM_B_CANARY "', 'kind': 'canary', "                              \
+        "'claim': 'boundary.cross_team', 'exposed': []}, "                                                             \
+        "{'name': 'listening unix stream socket', 'path': '" HOST_SOCKET "', 'kind': 'socket', "                       \
+        "'claim': 'boundary.sockets', 'exposed': [], 'socket': {'inode': 4001, 'type': 'stream', "                     \
+        "'state': 'listening', 'path': '" HOST_SOCKET "', 'peer': 0}}], "                                              \
+        "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "                \
         "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}}"
 
-#define HOST                                                                                                          \
-        "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "   \
-        "'memfd_dev': '0:1', 'mounts': ["                                                                             \
-        "{'id': 20, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "                    \
-        "'source': '/dev/sda1', 'writable': true}, "                                                                  \
-        "{'id': 21, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': 'devtmpfs', "            \
-        "'source': 'udev', 'writable': true}, "                                                                       \
-        "{'id': 22, 'parent': 21, 'dev': '0:24', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "         \
-        "'source': 'devpts', 'writable': true}, "                                                                     \
-        "{'id': 23, 'parent': 21, 'dev': '0:25', 'root': '/', 'mountpoint': '/dev/shm', 'fstype': 'tmpfs', "          \
-        "'source': 'tmpfs', 'writable': true}, "                                                                      \
-        "{'id': 24, 'parent': 20, 'dev': '0:22', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "              \
-        "'source': 'proc', 'writable': true}, "                                                                       \
-        "{'id': 25, 'parent': 20, 'dev': '0:26', 'root': '/', 'mountpoint': '/run', 'fstype': 'tmpfs', "              \
+#define HOST                                                                                                           \
+        "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "    \
+        "'memfd_dev': '0:1', 'mounts': ["                                                                              \
+        "{'id': 20, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "                     \
+        "'source': '/dev/sda1', 'writable': true}, "                                                                   \
+        "{'id': 21, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': 'devtmpfs', "             \
+        "'source': 'udev', 'writable': true}, "                                                                        \
+        "{'id': 22, 'parent': 21, 'dev': '0:24', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "          \
+        "'source': 'devpts', 'writable': true}, "                                                                      \
+        "{'id': 23, 'parent': 21, 'dev': '0:25', 'root': '/', 'mountpoint': '/dev/shm', 'fstype': 'tmpfs', "           \
+        "'source': 'tmpfs', 'writable': true}, "                                                                       \
+        "{'id': 24, 'parent': 20, 'dev': '0:22', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "               \
+        "'source': 'proc', 'writable': true}, "                                                                        \
+        "{'id': 25, 'parent': 20, 'dev': '0:26', 'root': '/', 'mountpoint': '/run', 'fstype': 'tmpfs', "               \
         "'source': 'tmpfs', 'writable': true}]}"
 
 #define CANARY_NAME "kbound-canary-5f3a"
 
 /* The probe cell's result: it tried, and everything it tried was refused or stayed private. */
-#define PROBE                                                                                                         \
-        "{'pid': 2, 'errors': [], "                                                                                   \
-        "'workspace': {'path': '/workspace/kbound-probe-5f3a.txt', 'written': true, 'error': null}, "                 \
+#define PROBE                                                                                                          \
+        "{'pid': 2, 'errors': [], "                                                                                    \
+        "'workspace': {'path': '/workspace/kbound-probe-5f3a.txt', 'written': true, 'error': null}, "                  \
         "'write_outside': [{'path': '/', 'fstype': 'tmpfs', 'mount_point': '/', 'created': false, 'error': 'EROFS'}, " \
-        "{'path': '/tmp', 'fstype': 'tmpfs', 'mount_point': '/tmp', 'created': true, 'error': null}, "                \
-        "{'path': '/dev/shm', 'fstype': 'tmpfs', 'mount_point': '/dev', 'created': true, 'error': null}, "            \
-        "{'path': '/usr', 'fstype': 'ext4', 'mount_point': '/usr', 'created': false, 'error': 'EROFS'}], "            \
-        "'sysctl': [{'path': '/proc/sys/kernel/core_pattern', 'opened': false, 'error': 'EROFS'}, "                   \
-        "{'path': '/proc/sysrq-trigger', 'opened': false, 'error': 'EROFS'}], "                                       \
-        "'network': {'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo'], "                                    \
-        "'tcp': [{'port': 41234, 'connected': false, 'error': 'ECONNREFUSED'}], "                                     \
-        "'abstract': [{'name': '" CANARY_NAME "', 'tested': true, 'connected': false, 'error': 'ECONNREFUSED'}], "    \
-        "'unix_visible': []}, "                                                                                       \
-        "'credentials': {'subprocess': {'spawned': true, 'pid': 7, 'error': null, 'environ': 'HOME=/workspace', "     \
-        "'proc': [{'pid': 1, 'environ': '', 'cmdline': 'bwrap'}, {'pid': 2, 'environ': '', 'cmdline': 'python3'}, "   \
-        "{'pid': 7, 'environ': 'HOME=/workspace', 'cmdline': 'python3 -I -c'}], 'go': true}, "                        \
-        "'files': [{'path': '" CREDENTIAL_CANARY "', 'exists': false, 'content': null}], "                            \
-        "'keys': {'tested': true, 'found': false, 'payload': null, 'error': 'ENOKEY'}}, "                             \
+        "{'path': '/tmp', 'fstype': 'tmpfs', 'mount_point': '/tmp', 'created': true, 'error': null}, "                 \
+        "{'path': '/dev/shm', 'fstype': 'tmpfs', 'mount_point': '/dev', 'created': true, 'error': null}, "             \
+        "{'path': '/usr', 'fstype': 'ext4', 'mount_point': '/usr', 'created': false, 'error': 'EROFS'}], "             \
+        "'sysctl': [{'path': '/proc/sys/kernel/core_pattern', 'opened': false, 'error': 'EROFS'}, "                    \
+        "{'path': '/proc/sysrq-trigger', 'opened': false, 'error': 'EROFS'}], "                                        \
+        "'network': {'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo'], "                                     \
+        "'tcp': [{'port': 41234, 'connected': false, 'error': 'ECONNREFUSED'}], "                                      \
+        "'abstract': [{'name': '" CANARY_NAME "', 'tested': true, 'connected': false, 'error': 'ECONNREFUSED'}], "     \
+        "'unix_visible': []}, "                                                                                        \
+        "'credentials': {'subprocess': {'spawned': true, 'pid': 7, 'error': null, 'environ': 'HOME=/workspace', "      \
+        "'proc': [{'pid': 1, 'environ': '', 'cmdline': 'bwrap'}, {'pid': 2, 'environ': '', 'cmdline': 'python3'}, "    \
+        "{'pid': 7, 'environ': 'HOME=/workspace', 'cmdline': 'python3 -I -c'}], 'go': true}, "                         \
+        "'files': [{'path': '" CREDENTIAL_CANARY "', 'exists': false, 'content': null}], "                             \
+        "'keys': {'tested': true, 'found': false, 'payload': null, 'error': 'ENOKEY'}}, "                              \
         "'cross_team': [{'path': '" TEAM_B_CANARY "', 'exists': false, 'readable': false, 'content': null}]}"
 
 /* What kbound's filter refuses (a few of its entries), and the attack-surface cell's answers: a
  * spawned program tried every entry, the kernel itself two; vm86 does not exist on this ABI. */
-#define SECCOMP                                                                                                       \
+#define SECCOMP                                                                                                        \
         "{'blocked': {'ptrace': 'EPERM', 'add_key': 'EPERM', 'clone:CLONE_NEWUSER': 'EPERM', "                         \
         "'socket:AF_PACKET': 'EAFNOSUPPORT', 'vm86': 'EPERM'}, 'not_claimed': [], 'sockets': 'default'}"
 #define TRY(name, errno_) "{'name': '" name "', 'errno': " errno_ ", 'ret': -1, 'tested': true, 'why': ''}"
-#define SURFACE                                                                                                       \
-        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': ["                          \
-        TRY("ptrace", "'EPERM'") ", " TRY("add_key", "'EPERM'") ", " TRY("clone:CLONE_NEWUSER", "'EPERM'") ", "       \
-        TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") ", "                                                                \
-        "{'name': 'vm86', 'errno': null, 'ret': null, 'tested': false, 'why': 'no such call on x86_64'}]}, "          \
-        "'in_process': {'results': [" TRY("ptrace", "'EPERM'") ", " TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") "]}}"
+#define SURFACE                                                                                                                  \
+        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': [" TRY("ptrace", "'EPERM'") ", " TRY( \
+                "add_key",                                                                                                       \
+                "'EPERM'") ", " TRY("clone:CLONE_NEWUSER",                                                                       \
+                                    "'EPERM'") ", " TRY("socket:AF_PACKET",                                                      \
+                                                        "'EAFNOSUPPORT'") ", "                                                   \
+                                                                          "{'name': 'vm86', 'errno': null, 'ret': "              \
+                                                                          "null, 'tested': false, 'why': 'no such "              \
+                                                                          "call on x86_64'}]}, "                                 \
+                                                                          "'in_process': {'results': [" TRY(                     \
+                                                                                  "ptrace",                                      \
+                                                                                  "'EPERM'") ", " TRY("socket:AF_"               \
+                                                                                                      "PACKET",                  \
+                                                                                                      "'EAFNOSUPPORT"            \
+                                                                                                      "'") "]}}"
 
 /* What kbound arranged and saw outside the cell. */
-#define EXPECT                                                                                                        \
-        "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                     \
-        "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000, 'path': '" TEAM_A "/workspace'}, "          \
-        "{'name': 'runtime', 'dev': '8:1', 'ino': 5001, 'path': '" TEAM_A "/runtime'}], 'base_dir': '" BASE "', "     \
-        "'abstract_canaries': ['" CANARY_NAME "'], 'canary_connections': {'tcp': 0, 'unix': 0}, "                     \
-        "'escapes_seen': [], 'escape_dirs': 4, 'workspace_read_back': true, 'secrets_in_probe': [], "                 \
-        "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                 \
-        "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "      \
-        "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                 \
+#define EXPECT                                                                                                         \
+        "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                      \
+        "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000, 'path': '" TEAM_A "/workspace'}, "            \
+        "{'name': 'runtime', 'dev': '8:1', 'ino': 5001, 'path': '" TEAM_A "/runtime'}], 'base_dir': '" BASE "', "      \
+        "'abstract_canaries': ['" CANARY_NAME "'], 'canary_connections': {'tcp': 0, 'unix': 0}, "                      \
+        "'escapes_seen': [], 'escape_dirs': 4, 'workspace_read_back': true, 'secrets_in_probe': [], "                  \
+        "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                  \
+        "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "       \
+        "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                  \
         "'seccomp': " SECCOMP ", 'surface': " SURFACE "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
@@ -397,9 +430,12 @@ typedef struct breakage {
         const char *words;
 } breakage;
 
-#define B1(p, v, words) {{{p, v}}, words}
-#define B2(p1, v1, p2, v2, words) {{{p1, v1}, {p2, v2}}, words}
-#define B3(p1, v1, p2, v2, p3, v3, words) {{{p1, v1}, {p2, v2}, {p3, v3}}, words}
+#define B1(p, v, words)                                                                                                \
+        { {{p, v}}, words }
+#define B2(p1, v1, p2, v2, words)                                                                                      \
+        { {{p1, v1}, {p2, v2}}, words }
+#define B3(p1, v1, p2, v2, p3, v3, words)                                                                              \
+        { {{p1, v1}, {p2, v2}, {p3, v3}}, words }
 
 static void apply(json_object *run, const breakage *b) {
         for (size_t e = 0; e < KB_ELEMENTSOF(b->edits) && b->edits[e].pointer; e++) {
@@ -431,7 +467,7 @@ static void expect_each(judge_fn judge, const char *status, const breakage *case
 static const struct {
         const char *id;
         judge_fn judge;
-        bool host_looks; /* rests on the host's looks */
+        bool host_looks;  /* rests on the host's looks */
         bool needs_probe; /* rests on the probe cell too */
 } judges[] = {
         {"sandbox.backend", kb_judge_backend, true, false},
@@ -469,13 +505,16 @@ static void test_good_run_details(void **state) {
                 judge_fn judge;
                 const char *words;
         } details[] = {
-                {kb_judge_backend, "bubblewrap 0.8.0 (/usr/bin/bwrap); user, mnt, pid, net, ipc, uts, cgroup namespaces "
-                                   "differ from kbound's for all 5 processes"},
-                {kb_judge_identity, "the other end of each of kbound's 2 connections to the kernel (found by inode, not "
-                                    "by path) is held by the pinned PID 2 (host pid 1002) alone"},
+                {kb_judge_backend,
+                 "bubblewrap 0.8.0 (/usr/bin/bwrap); user, mnt, pid, net, ipc, uts, cgroup namespaces "
+                 "differ from kbound's for all 5 processes"},
+                {kb_judge_identity,
+                 "the other end of each of kbound's 2 connections to the kernel (found by inode, not "
+                 "by path) is held by the pinned PID 2 (host pid 1002) alone"},
                 {kb_judge_descriptors, "all 35 open descriptors"},
-                {kb_judge_write_outside, "the cell tried 4 places (2 writes stayed private), nothing appeared in 4 host "
-                                         "folders; 2 host settings refused"},
+                {kb_judge_write_outside,
+                 "the cell tried 4 places (2 writes stayed private), nothing appeared in 4 host "
+                 "folders; 2 host settings refused"},
                 {kb_judge_network, "2 canary connection attempts failed"},
                 {kb_judge_sockets, "none of the host's 4 bound pathname unix sockets (any type; 2 network namespaces "
                                    "listed) is reachable through the sandbox's mounts (1 on filesystems the sandbox "
@@ -553,7 +592,8 @@ static void test_backend(void **state) {
                 B1("/snapshots/0/processes/1/ns/pid", NULL, "could not read the pid namespace of pid 1002 (python3)"),
                 B1("/snapshots/1/processes/2/ns/mnt", "4026531841", "pid 1003 (python3) shares kbound's mnt namespace"),
                 B1("/snapshots/0/processes/0/ns/net", "4026531840", "pid 1001 (bwrap) shares kbound's net namespace"),
-                B1("/snapshots/1/processes/1/ns/cgroup", "4026531835", "pid 1002 (python3) shares kbound's cgroup namespace"),
+                B1("/snapshots/1/processes/1/ns/cgroup", "4026531835",
+                   "pid 1002 (python3) shares kbound's cgroup namespace"),
                 /* the override shares the network, nothing else */
                 B2("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/ipc", "4026531839",
                    "pid 1002 (python3) shares kbound's ipc namespace"),
@@ -587,13 +627,15 @@ static void test_backend_launch(void **state) {
                 B1(RUN_ARGV "/29", NULL, "it ends before kbound's argument 29 ('/run/kbound/connection.json')"),
                 B1(RUN_ARGV "/0", "'/tmp/stand-in'", "argument 0 is '(an argument kbound did not plan, not shown)'"),
                 B1(RUN_ARGV, "[]", "the host could not read the running bwrap's command line"),
-                B2(RUN_ARGV, "[]", "/snapshots/1/errors/-", "{'what': 'the launcher\\u0027s command line', 'error': 'EACCES'}",
+                B2(RUN_ARGV, "[]", "/snapshots/1/errors/-",
+                   "{'what': 'the launcher\\u0027s command line', 'error': 'EACCES'}",
                    "the host could not read the running bwrap's command line: the launcher's command line: EACCES"),
                 B1("/snapshots/1/errors/-",
                    "{'what': 'the launcher\\u0027s command line (too many arguments)', 'error': 'E2BIG'}",
                    "could not read all of the running bwrap's command line"),
                 B1(RUN_ENV "/1", "'HOME=sha256:0000'",
-                   "the running bwrap's environment is not the one kbound passed: HOME has another value (values never shown)"),
+                   "the running bwrap's environment is not the one kbound passed: HOME has another value (values never "
+                   "shown)"),
                 B1(RUN_ENV "/-", "'LD_PRELOAD=sha256:1234'", "it has LD_PRELOAD, which kbound did not pass"),
                 B1(RUN_ENV "/2", "'LD_PRELOAD=sha256:1234'", "it has LD_PRELOAD, which kbound did not pass"),
                 B1(RUN_ENV "/3", NULL, "the running bwrap's environment is not the one kbound passed: it lacks LANG"),
@@ -619,8 +661,9 @@ static void test_backend_launch(void **state) {
         json_object_put(run);
         static const breakage passes[] = {
                 /* the first look's launcher does not count: the last one does */
-                B1("/snapshots/0/launcher/argv/1", "'--share-net'", "the running bwrap is the program, command line and "
-                                                                     "environment kbound launched"),
+                B1("/snapshots/0/launcher/argv/1", "'--share-net'",
+                   "the running bwrap is the program, command line and "
+                   "environment kbound launched"),
         };
         EXPECT_PASSES(kb_judge_backend, passes);
 #undef RUN_ARGV
@@ -633,7 +676,8 @@ static void test_backend_namespace_owners(void **state) {
 #define OWNERS(look, proc) "/snapshots/" #look "/processes/" #proc "/ns_owners"
         static const breakage fails[] = {
                 B1(OWNERS(0, 1) "/net", "[4026532999, 4026531837]",
-                   "the net namespace of pid 1002 (python3) is owned by user namespace 4026532999, not by the sandbox's "
+                   "the net namespace of pid 1002 (python3) is owned by user namespace 4026532999, not by the "
+                   "sandbox's "
                    "(4026532200) nor one inside it: a namespace made elsewhere"),
                 B1("/pre_exec/processes/0/ns_owners/mnt", "[4026531837]",
                    "the mnt namespace of pid 1001 (bwrap) is owned by user namespace 4026531837"),
@@ -642,25 +686,32 @@ static void test_backend_namespace_owners(void **state) {
                    "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is "
                    "4026532100 (pre-exec)"),
                 B1(OWNERS(0, 0) "/pid", "[4026532200]",
-                   "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is none "
+                   "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is "
+                   "none "
                    "the host can see (ready)"),
-                B1(OWNERS(0, 0) "/pid", "[4026531837]", "the sandbox's namespaces are owned by kbound's own user namespace (ready)"),
+                B1(OWNERS(0, 0) "/pid", "[4026531837]",
+                   "the sandbox's namespaces are owned by kbound's own user namespace (ready)"),
                 B2("/snapshots/1/processes/2/ns/user", "4026532300", OWNERS(1, 2) "/user", "[4026532100, 4026531837]",
-                   "pid 1003 (python3) is in user namespace 4026532300, not the sandbox's (4026532200) nor one inside it"),
-                B1(OWNERS(0, 1) "/mnt", NULL, "the host could not read who owns the mnt namespace of pid 1002 (python3)"),
+                   "pid 1003 (python3) is in user namespace 4026532300, not the sandbox's (4026532200) nor one inside "
+                   "it"),
+                B1(OWNERS(0, 1) "/mnt", NULL,
+                   "the host could not read who owns the mnt namespace of pid 1002 (python3)"),
                 B1("/snapshots/0/processes/1/errors/-", "{'what': 'ns_owners/ipc', 'error': 'Permission denied'}",
                    "could not read who owns the ipc namespace of pid 1002 (python3): ns_owners/ipc: Permission denied"),
                 /* no process in the pid namespace kbound pinned shows who owns it */
-                B1("/expect/pidns", "4026539999", "the host could not tell which user namespace owns the sandbox (pre-exec)"),
+                B1("/expect/pidns", "4026539999",
+                   "the host could not tell which user namespace owns the sandbox (pre-exec)"),
                 B1("/snapshots/1/ns_holders/-", "{'pid': 777, 'name': 'relay', 'ns': 'net', 'inode': 4026532300}",
                    "pid 777 (relay), outside the sandbox, is in the sandbox's net namespace (child alive)"),
                 B1("/pre_exec/ns_holders/-", "{'pid': 778, 'name': 'sleep', 'ns': 'user', 'inode': 4026532200}",
                    "pid 778 (sleep), outside the sandbox, is in the sandbox's user namespace (pre-exec)"),
-                B1("/snapshots/0/ns_outside/holders", "70", "70 processes outside the sandbox are in its namespaces (ready)"),
+                B1("/snapshots/0/ns_outside/holders", "70",
+                   "70 processes outside the sandbox are in its namespaces (ready)"),
                 B1("/snapshots/0/ns_outside", NULL,
                    "the host did not check which processes outside the sandbox are in its namespaces (ready)"),
                 B1("/snapshots/0/errors/-", "{'what': 'kbound\\u0027s own namespaces', 'error': 'EACCES'}",
-                   "did not check which processes outside the sandbox are in its namespaces (ready): kbound's own namespaces"),
+                   "did not check which processes outside the sandbox are in its namespaces (ready): kbound's own "
+                   "namespaces"),
                 B1("/pre_exec", NULL, "the host took no look at the sandbox before the kernel's program ran"),
         };
         EXPECT_FAILS(kb_judge_backend, fails);
@@ -668,11 +719,12 @@ static void test_backend_namespace_owners(void **state) {
                 /* a namespace made inside the sandbox's user namespace is the sandbox's */
                 B1(OWNERS(1, 2) "/net", "[4026532210, 4026532200, 4026531837]", NULL),
                 /* the override shares kbound's own network namespace, owned above the sandbox */
-                B3("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/net", "4026531840", OWNERS(0, 1) "/net",
-                   "[4026531837]", "network shared (raw-network override)"),
+                B3("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/net", "4026531840",
+                   OWNERS(0, 1) "/net", "[4026531837]", "network shared (raw-network override)"),
                 /* another user's processes cannot be read by an unprivileged kbound: counted, not judged */
                 B1("/snapshots/1/ns_outside/unreadable", "40",
-                   "(120 processes outside read; 40 of other users could not be read (kbound is not root), not judged)"),
+                   "(120 processes outside read; 40 of other users could not be read (kbound is not root), not "
+                   "judged)"),
                 /* as root every process can be read: one that could not be was exiting, or worse */
                 B2("/host/uid", "0", "/snapshots/1/ns_outside/unreadable", "1",
                    "(120 processes outside read; 1 more could not be read, not judged)"),
@@ -681,12 +733,13 @@ static void test_backend_namespace_owners(void **state) {
 #undef OWNERS
 }
 
-/* ---- sandbox.privileges, on the good run ---- *//* ---- sandbox.privileges, on the good run ---- */
+/* ---- sandbox.privileges, on the good run ---- */ /* ---- sandbox.privileges, on the good run ---- */
 
 static void test_privileges_in_second_look(void **state) {
         static const breakage fails[] = {
                 B1("/snapshots/1/processes/2/cap_eff", "'0000000000200000'", "pid 1003 (python3) holds capabilities"),
-                B1("/snapshots/1/processes/2/uid", "[1000, 0, 1000, 1000]", "pid 1003 (python3) runs as the host's uid 0"),
+                B1("/snapshots/1/processes/2/uid", "[1000, 0, 1000, 1000]",
+                   "pid 1003 (python3) runs as the host's uid 0"),
                 B1("/snapshots/1/processes/0/no_new_privs", NULL,
                    "pid 1001 (bwrap) can gain privileges (no_new_privs unknown)"),
         };
@@ -703,8 +756,8 @@ static void test_privileges_in_second_look(void **state) {
 /* ---- sandbox.session ---- */
 
 /* fd 0 on /dev/pts/0 (136:0), opened through mount id m. */
-#define PTY_FD(m)                                                                                                     \
-        "{'fd': 0, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', 'flags': 2, "       \
+#define PTY_FD(m)                                                                                                      \
+        "{'fd': 0, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', 'flags': 2, "      \
         "'mnt_id': " m "}"
 
 static void test_session_processes(void **state) {
@@ -718,7 +771,8 @@ static void test_session_processes(void **state) {
                 B1("/snapshots/0/processes/1/session", "4990", "the kernel is in kbound's own session (4990)"),
                 B1("/snapshots/0/processes/1/session", "1000",
                    "the kernel's session is led by pid 1000, outside the sandbox"),
-                B1("/snapshots/1/processes/1/session", "0", "the kernel's session is led by pid 0, outside the sandbox"),
+                B1("/snapshots/1/processes/1/session", "0",
+                   "the kernel's session is led by pid 0, outside the sandbox"),
                 /* the kernel's session unchecked: never a pass */
                 B1("/expect/kernel_pid", NULL, "no look shows the kernel"),
                 B1("/expect/kernel_pid", "1009", "no look shows the kernel (host pid 1009)"),
@@ -767,7 +821,8 @@ static void test_session_bwrap_grammar(void **state) {
                 B1(ARGV, "['bwrap', '--chdir', '--die-with-parent', 'python3']", "started without --die-with-parent"),
                 B1(ARGV, "['bwrap', '--unshare-all', '--', 'python3', '--die-with-parent']",
                    "started without --die-with-parent"),
-                B1(ARGV, "['bwrap', '--unshare-all', 'python3', '--die-with-parent']", "started without --die-with-parent"),
+                B1(ARGV, "['bwrap', '--unshare-all', 'python3', '--die-with-parent']",
+                   "started without --die-with-parent"),
                 B1(ARGV, "['bwrap', '--die-with-parent', '--frobnicate', 'python3']",
                    "cannot tell what the running bwrap was started with: it has an option bwrap 0.8 does not have "
                    "(--frobnicate)"),
@@ -802,21 +857,26 @@ static void test_identity(void **state) {
                 B2("/snapshots/0/connections/1", NULL, "/snapshots/1/connections/1", NULL,
                    "the host found no connection of kbound's to the kernel's endpoint /run/kbound/kernel-control"),
                 B1("/snapshots/0/endpoints/1/error", "'No such file or directory'",
-                   "the host could not find the socket file of the kernel's endpoint /run/kbound/kernel-control: No such "
+                   "the host could not find the socket file of the kernel's endpoint /run/kbound/kernel-control: No "
+                   "such "
                    "file or directory"),
                 /* the decoy: kbound's connection answered by a process outside the sandbox, whatever
                  * listens at the endpoint's path inside it */
                 B1(CONN0 "/holders", HOST_HOLDER,
-                   "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-shell is answered by host pid 6001 "
-                   "(python3), outside the sandbox (started by kbound's launcher), not by the pinned PID 2 (host pid 1002)"),
+                   "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-shell is answered by host pid "
+                   "6001 "
+                   "(python3), outside the sandbox (started by kbound's launcher), not by the pinned PID 2 (host pid "
+                   "1002)"),
                 B1(CONN0 "/holders", "[]",
-                   "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-shell (socket:[9101]) is answered "
+                   "PID 2 is not the kernel: kbound's connection to /run/kbound/kernel-shell (socket:[9101]) is "
+                   "answered "
                    "by socket:[7101], which no process the host found holds"),
                 /* a forwarder's child answering: PID 7 in the sandbox */
                 B1("/snapshots/1/connections/0/holders", "[{'pid': 1003, 'name': 'python3', 'side': 'sandbox'}]",
                    "answered by pid 1003 (PID 7 in the sandbox), python3, not by the pinned PID 2"),
                 B1(CONN0 "/holders/-", "{'pid': 1001, 'name': 'bwrap', 'side': 'sandbox'}",
-                   "kbound's connection to /run/kbound/kernel-shell is held by pid 1001 (PID 1 in the sandbox), bwrap, not "
+                   "kbound's connection to /run/kbound/kernel-shell is held by pid 1001 (PID 1 in the sandbox), bwrap, "
+                   "not "
                    "only by the pinned kernel"),
                 /* the pinned pid, but not as a sandbox process */
                 B1(CONN0 "/holders/0/side", "'host'", "PID 2 is not the kernel"),
@@ -854,32 +914,39 @@ static void test_identity(void **state) {
 
 static void test_descriptors_files(void **state) {
         static const breakage fails[] = {
-                B1(KFD_NEW, "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
-                            "'mnt_id': 20}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
+                   "'mnt_id': 20}",
                    "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount (mount id 20) outside the sandbox"),
                 /* fdinfo unreadable: no mount id, never on one of the process's mounts */
-                B1(KFD_NEW, "{'fd': 21, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, "
-                            "'fdinfo_error': 'unreadable'}",
+                B1(KFD_NEW,
+                   "{'fd': 21, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, "
+                   "'fdinfo_error': 'unreadable'}",
                    "fd 21 of pid 1002 (python3): /usr/lib/os.py is on a host mount (mount id -1)"),
                 B1(KFDS "/6/target", NULL, "fd 6 of pid 1002 (python3): the host could not read what it refers to"),
                 B1(KFD_NEW, "{'fd': 22, 'target': 'net:[4026531840]', 'mnt_id': 4}",
                    "fd 22 of pid 1002 (python3): net:[4026531840] is a kind of descriptor kbound does not let through"),
                 /* a terminal is not /dev/null-like, even the "current terminal" node */
-                B1(KFD_NEW, "{'fd': 23, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
-                            "'flags': 2, 'mnt_id': 21}",
+                B1(KFD_NEW,
+                   "{'fd': 23, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
+                   "'flags': 2, 'mnt_id': 21}",
                    "fd 23 of pid 1002 (python3): /dev/tty is on a host mount (mount id 21)"),
-                B1(KFD_NEW, "{'fd': 24, 'target': '/dev/pts/3', 'type': 'chr', 'dev': '0:24', 'ino': 6, 'rdev': '136:3', "
-                            "'flags': 2, 'mnt_id': 22}",
+                B1(KFD_NEW,
+                   "{'fd': 24, 'target': '/dev/pts/3', 'type': 'chr', 'dev': '0:24', 'ino': 6, 'rdev': '136:3', "
+                   "'flags': 2, 'mnt_id': 22}",
                    "fd 24 of pid 1002 (python3): /dev/pts/3 is on a host mount (mount id 22)"),
                 B1(KFDS "/0/rdev", "'8:0'", "fd 0 of pid 1002 (python3): /dev/null is on a host mount (mount id 21)"),
                 B1(KFDS "/0/type", "'blk'", "fd 0 of pid 1002 (python3): /dev/null is on a host mount (mount id 21)"),
                 /* the kernel's log: write-only and append-only, that file and no other */
-                B1(KFDS "/1/flags", "33794", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
-                B1(KFDS "/2/flags", "32769", "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/1/flags", "33794",
+                   "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/2/flags", "32769",
+                   "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
                 B1(KFDS "/2/flags", NULL, "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
                 B1(KFDS "/1/ino", "778", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
                 B1(KFDS "/1/dev", "'8:2'", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
-                B1(KFDS "/1/type", "'fifo'", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/1/type", "'fifo'",
+                   "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
                 B1("/expect/kernel_log", NULL, "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
                 /* anonymous memory only on the device kbound learned for it */
                 B1(KFDS "/10/dev", "'0:25'",
@@ -888,18 +955,22 @@ static void test_descriptors_files(void **state) {
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
-                B1(KFD_NEW, "{'fd': 20, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, 'flags': 32768, "
-                            "'mnt_id': 301}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, 'flags': 32768, "
+                   "'mnt_id': 301}",
                    "all 36 open descriptors"),
-                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/zero', 'type': 'chr', 'dev': '0:5', 'ino': 7, 'rdev': '1:5', "
-                            "'flags': 0, 'mnt_id': 21}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/zero', 'type': 'chr', 'dev': '0:5', 'ino': 7, 'rdev': '1:5', "
+                   "'flags': 0, 'mnt_id': 21}",
                    NULL),
-                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/urandom', 'type': 'chr', 'dev': '0:5', 'ino': 9, 'rdev': '1:9', "
-                            "'flags': 0, 'mnt_id': 21}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/urandom', 'type': 'chr', 'dev': '0:5', 'ino': 9, 'rdev': '1:9', "
+                   "'flags': 0, 'mnt_id': 21}",
                    NULL),
                 /* the terminal node of the sandbox's own /dev (its mount 307) */
-                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
-                            "'flags': 2, 'mnt_id': 307}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
+                   "'flags': 2, 'mnt_id': 307}",
                    NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
@@ -908,8 +979,8 @@ static void test_descriptors_files(void **state) {
 /* A device opened through one of the process's own mounts: only kbound's own /dev nodes and the
  * sandbox's own ptys. */
 static void test_descriptors_devices(void **state) {
-#define RODEV_MOUNT                                                                                                   \
-        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "         \
+#define RODEV_MOUNT                                                                                                    \
+        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "          \
         "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
         static const breakage fails[] = {
                 B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
@@ -918,26 +989,31 @@ static void test_descriptors_devices(void **state) {
                    "fd 20 of pid 1002 (python3): /mnt/rodev/kmsg is a device (chr 1:11) opened through the mount at "
                    "/mnt/rodev (mount id 330), which is not one of kbound's own /dev nodes"),
                 /* the node bound at /dev/null is /dev/null; another device opened through it is not */
-                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:1', "
-                            "'flags': 0, 'mnt_id': 306}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:1', "
+                   "'flags': 0, 'mnt_id': 306}",
                    "/dev/null is a device (chr 1:1) opened through the mount at /dev/null (mount id 306)"),
                 /* a pty of a devpts a namespace outside the sandbox holds */
-                B2(KFD_NEW, "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
-                            "'flags': 2, 'mnt_id': 308}",
+                B2(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
+                   "'flags': 2, 'mnt_id': 308}",
                    "/snapshots/0/outside_mounts/devices/0:43", "1",
                    "/dev/pts/0 is a device (chr 136:0) opened through the mount at /dev/pts (mount id 308)"),
-                B1(KFD_NEW, "{'fd': 20, 'target': '/usr/sda', 'type': 'blk', 'dev': '8:1', 'ino': 3, 'rdev': '8:0', "
-                            "'flags': 0, 'mnt_id': 301}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/usr/sda', 'type': 'blk', 'dev': '8:1', 'ino': 3, 'rdev': '8:0', "
+                   "'flags': 0, 'mnt_id': 301}",
                    "/usr/sda is a device (blk 8:0) opened through the mount at /usr"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
                 /* the sandbox's own ptys */
-                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
-                            "'flags': 2, 'mnt_id': 308}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
+                   "'flags': 2, 'mnt_id': 308}",
                    NULL),
-                B1(KFD_NEW, "{'fd': 20, 'target': '/dev/pts/ptmx', 'type': 'chr', 'dev': '0:43', 'ino': 2, 'rdev': '5:2', "
-                            "'flags': 2, 'mnt_id': 308}",
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/pts/ptmx', 'type': 'chr', 'dev': '0:43', 'ino': 2, 'rdev': '5:2', "
+                   "'flags': 2, 'mnt_id': 308}",
                    NULL),
                 /* /dev/null-like, through any mount */
                 B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
@@ -954,17 +1030,21 @@ static void test_descriptors_pre_exec(void **state) {
 #define PRE_FDS "/pre_exec/processes/0/fds"
         static const breakage fails[] = {
                 /* a pipe handed in by a stand-in, whose far end a helper outside holds */
-                B1(PRE_FDS "/-", "{'fd': 9, 'target': 'pipe:[9999]', 'type': 'fifo', 'dev': '0:14', 'ino': 9999, 'flags': 1, "
-                                 "'mnt_id': 14}",
-                   "before the kernel ran, fd 9 of the sandbox's PID 1 (pid 1001) was pipe:[9999], which kbound did not hand "
+                B1(PRE_FDS "/-",
+                   "{'fd': 9, 'target': 'pipe:[9999]', 'type': 'fifo', 'dev': '0:14', 'ino': 9999, 'flags': 1, "
+                   "'mnt_id': 14}",
+                   "before the kernel ran, fd 9 of the sandbox's PID 1 (pid 1001) was pipe:[9999], which kbound did "
+                   "not hand "
                    "in"),
                 /* kbound's number, another object */
-                B1(PRE_FDS "/3/ino", "8103", "fd 4 of the sandbox's PID 1 (pid 1001) was socket:[8102], which kbound did not"),
+                B1(PRE_FDS "/3/ino", "8103",
+                   "fd 4 of the sandbox's PID 1 (pid 1001) was socket:[8102], which kbound did not"),
                 B1(PRE_FDS "/0/ino", "6", "fd 0 of the sandbox's PID 1 (pid 1001) was /dev/null, which kbound did not"),
                 /* bwrap's own: one O_PATH descriptor of the host's /proc and one eventfd, no more */
                 B1(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
                    "fd 9 of the sandbox's PID 1 (pid 1001) was anon_inode:[eventfd]"),
-                B1(PRE_FDS "/5/flags", "0", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
+                B1(PRE_FDS "/5/flags", "0",
+                   "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
                 B1(PRE_FDS "/5/dev", "'0:40'", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc"),
                 B1(PRE_FDS "/4", NULL, "did not hold kbound's block channel as fd 6"),
                 B1(PRE_FDS "/4/ino", "8101", "did not hold kbound's block channel as fd 6"),
@@ -972,10 +1052,12 @@ static void test_descriptors_pre_exec(void **state) {
                    "the host could not read the descriptors of PID 1 before the kernel ran (fd: Permission denied)"),
                 /* the sandbox did not wait */
                 B1("/pre_exec/processes/-", KERNEL_PROC,
-                   "the sandbox did not wait for kbound: pid 1002 (python3, PID 2 in the sandbox) ran before kbound let "
+                   "the sandbox did not wait for kbound: pid 1002 (python3, PID 2 in the sandbox) ran before kbound "
+                   "let "
                    "the kernel start"),
                 B2("/pre_exec/init/reads_fd", "-1", "/pre_exec/init/syscall", "'running'",
-                   "bwrap's init was not waiting on kbound's block channel (fd 6) when the host looked (it was in: running)"),
+                   "bwrap's init was not waiting on kbound's block channel (fd 6) when the host looked (it was in: "
+                   "running)"),
                 B1("/pre_exec/init", NULL, "the host could not see whether bwrap's init waited before the kernel ran"),
                 B1("/pre_exec/launcher/argv/20", "'--sync-fd'",
                    "the running bwrap was not started with --block-fd 6: nothing made the sandbox wait"),
@@ -993,9 +1075,11 @@ static void test_descriptors_pre_exec(void **state) {
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
                 /* kbound's info pipe and syscall probe, had bwrap kept them */
-                B2(PRE_FDS "/-", "{'fd': 3, 'target': 'pipe:[8099]', 'type': 'fifo', 'dev': '0:14', 'ino': 8099, 'flags': 1}",
-                   PRE_FDS "/-", "{'fd': 5, 'target': '/build/kbound-syscall-probe', 'type': 'reg', 'dev': '8:1', 'ino': 999, "
-                                 "'flags': 2097152}",
+                B2(PRE_FDS "/-",
+                   "{'fd': 3, 'target': 'pipe:[8099]', 'type': 'fifo', 'dev': '0:14', 'ino': 8099, 'flags': 1}",
+                   PRE_FDS "/-",
+                   "{'fd': 5, 'target': '/build/kbound-syscall-probe', 'type': 'reg', 'dev': '8:1', 'ino': 999, "
+                   "'flags': 2097152}",
                    "holding only the descriptors kbound handed it and bwrap's own (9)"),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
@@ -1004,8 +1088,9 @@ static void test_descriptors_pre_exec(void **state) {
 
 /* A process in a mount namespace of its own is judged by its own table. */
 static void test_descriptors_other_mount_namespace(void **state) {
-#define OWN_TABLE                                                                                                     \
-        "{'4026532299': [{'id': 400, 'parent': 399, 'dev': '0:50', 'root': '/', 'mountpoint': '/', 'fstype': 'tmpfs', " \
+#define OWN_TABLE                                                                                                      \
+        "{'4026532299': [{'id': 400, 'parent': 399, 'dev': '0:50', 'root': '/', 'mountpoint': '/', 'fstype': "         \
+        "'tmpfs', "                                                                                                    \
         "'source': 'tmpfs', 'writable': true}]}"
 #define CHILD_FD "/snapshots/1/processes/2/fds/-"
         static const breakage fails[] = {
@@ -1018,7 +1103,8 @@ static void test_descriptors_other_mount_namespace(void **state) {
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
                 B3("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
-                   "{'fd': 9, 'target': '/scratch', 'type': 'reg', 'dev': '0:50', 'ino': 3, 'flags': 32768, 'mnt_id': 400}",
+                   "{'fd': 9, 'target': '/scratch', 'type': 'reg', 'dev': '0:50', 'ino': 3, 'flags': 32768, 'mnt_id': "
+                   "400}",
                    NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
@@ -1031,7 +1117,8 @@ static void test_descriptors_other_mount_namespace(void **state) {
 static void test_descriptors_channels(void **state) {
         static const breakage fails[] = {
                 B1(KFDS "/6/target", "'pipe:[9001]'",
-                   "fd 6 of pid 1002 (python3): pipe:[9001] is shared with kbound's side of the sandbox (a channel out)"),
+                   "fd 6 of pid 1002 (python3): pipe:[9001] is shared with kbound's side of the sandbox (a channel "
+                   "out)"),
                 B1(KFDS "/11/target", "'socket:[9002]'",
                    "fd 11 of pid 1002 (python3): socket:[9002] is shared with kbound's side of the sandbox"),
                 /* the launch side as the last look saw it counts for every look */
@@ -1050,24 +1137,28 @@ static void test_descriptors_channels(void **state) {
                  * if its peer is one of kbound's own sockets, by inode: a name proves nothing (the
                  * host-network socket named like the kernel's endpoint) */
                 B2(KNET "/peer", "9999", KNET "/peer_held_by", HOST_HOLDER,
-                   "fd 5 of pid 1002 (python3): socket:[7101] is a unix stream socket of kbound's network namespace, named "
+                   "fd 5 of pid 1002 (python3): socket:[7101] is a unix stream socket of kbound's network namespace, "
+                   "named "
                    "/run/kbound/kernel-shell, whose peer socket:[9999] is held by host pid 6001 (python3), outside the "
                    "sandbox (started by kbound's launcher), not by kbound (a channel out)"),
                 B2(KNET "/peer", "9999", KNET "/peer_held_by", "[]",
                    "whose peer socket:[9999] is held by no process the host found, not by kbound"),
-                B1("/snapshots/0/kbound_sockets", "[9102]", "socket:[7101] is a unix stream socket of kbound's network"),
+                B1("/snapshots/0/kbound_sockets", "[9102]",
+                   "socket:[7101] is a unix stream socket of kbound's network"),
                 B1("/snapshots/0/kbound_sockets", NULL, "socket:[7101] is a unix stream socket of kbound's network"),
                 /* a listener, or an unconnected datagram socket, of the host's network */
                 B3(KNET "/peer", "0", KNET "/state", "'listening'", KNET "/peer_held_by", NULL,
                    "fd 5 of pid 1002 (python3): socket:[7101] (a listening stream unix socket of kbound's network "
                    "namespace, named /run/kbound/kernel-shell) is connected to no socket of kbound's (a channel out)"),
                 B3(KNET "/peer", "0", KNET "/type", "'dgram'", KNET "/path", NULL,
-                   "socket:[7101] (a connected dgram unix socket of kbound's network namespace) is connected to no socket"),
+                   "socket:[7101] (a connected dgram unix socket of kbound's network namespace) is connected to no "
+                   "socket"),
                 B1("/snapshots/0/kbound_net_sockets", NULL, "socket:[7101] is not a socket"),
                 B1("/snapshots/0/kbound_net_sockets", "[]", "socket:[7101] is not a socket"),
                 B1("/snapshots/1/errors/-", "{'what': 'kbound\\u0027s unix sockets', 'error': 'Permission denied'}",
                    "the host could not list kbound's unix sockets: Permission denied"),
-                B1("/snapshots/1/errors/-", "{'what': 'the launch side\\u0027s descriptors', 'error': 'Permission denied'}",
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'the launch side\\u0027s descriptors', 'error': 'Permission denied'}",
                    "the host could not read the launch side's descriptors: Permission denied"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
@@ -1079,10 +1170,12 @@ static void test_descriptors_channels(void **state) {
 static void test_descriptors_anonymous(void **state) {
         static const breakage fails[] = {
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]'}",
-                   "fd 30 of pid 1002 (python3): anon_inode:[io_uring] is a kind of descriptor kbound does not let through"),
+                   "fd 30 of pid 1002 (python3): anon_inode:[io_uring] is a kind of descriptor kbound does not let "
+                   "through"),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[userfaultfd]'}",
                    "fd 30 of pid 1002 (python3): anon_inode:[userfaultfd] is a kind"),
-                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:bpf-map'}", "fd 30 of pid 1002 (python3): anon_inode:bpf-map"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:bpf-map'}",
+                   "fd 30 of pid 1002 (python3): anon_inode:bpf-map"),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[fanotify]'}", "anon_inode:[fanotify] is a kind"),
                 /* a pidfd of kbound itself */
                 B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 5000}",
@@ -1115,7 +1208,8 @@ static void test_descriptors_unreadable_tables(void **state) {
                 B2("/snapshots/1/processes/2/fds", "[]", "/snapshots/1/processes/2/errors",
                    "[{'what': 'fd', 'error': 'Permission denied'}]",
                    "the host could not read the descriptors of pid 1003 (fd: Permission denied)"),
-                B1("/snapshots/0/processes/0/fds", NULL, "the host could not read the descriptors of pid 1001 (no table)"),
+                B1("/snapshots/0/processes/0/fds", NULL,
+                   "the host could not read the descriptors of pid 1001 (no table)"),
                 /* a table cut short (more descriptors than kbound inspects) is not the whole table */
                 B1("/snapshots/0/processes/1/errors/-", "{'what': 'fd', 'error': 'Argument list too long'}",
                    "the host could not read the descriptors of pid 1002 (fd: Argument list too long)"),
@@ -1129,16 +1223,16 @@ static void test_descriptors_unreadable_tables(void **state) {
 /* ---- sandbox.privileges, on small looks ---- */
 
 /* A process as inspect.c reports it; fields replaced by the caller's JSON text. */
-#define GOOD_PROC                                                                                                     \
-        "\"pid\": 100, \"nspid\": [100, 2], \"name\": \"python3\", \"ppid\": 99, \"uid\": [999, 999, 999, 999], "     \
-        "\"gid\": [995, 995, 995, 995], \"groups\": [], \"cap_eff\": \"0000000000000000\", "                          \
-        "\"cap_prm\": \"0000000000000000\", \"cap_amb\": \"0000000000000000\", \"cap_bnd\": "                         \
+#define GOOD_PROC                                                                                                      \
+        "\"pid\": 100, \"nspid\": [100, 2], \"name\": \"python3\", \"ppid\": 99, \"uid\": [999, 999, 999, 999], "      \
+        "\"gid\": [995, 995, 995, 995], \"groups\": [], \"cap_eff\": \"0000000000000000\", "                           \
+        "\"cap_prm\": \"0000000000000000\", \"cap_amb\": \"0000000000000000\", \"cap_bnd\": "                          \
         "\"0000000000000000\", \"no_new_privs\": 1, \"seccomp\": 0, \"uid_map\": \"999 999 1\", \"errors\": []"
 
 static json_object *snapshots_with(const char *proc_json) {
         char text[4096];
-        snprintf(text, sizeof text,
-                 "[{\"label\": \"ready\", \"errors\": [], \"processes\": [{" GOOD_PROC "}, {%s}]}]", proc_json);
+        snprintf(text, sizeof text, "[{\"label\": \"ready\", \"errors\": [], \"processes\": [{" GOOD_PROC "}, {%s}]}]",
+                 proc_json);
         return parse(text);
 }
 
@@ -1184,7 +1278,8 @@ static void test_privileges_fail(void **state) {
                                "could not read pid 100's status");
 
         /* a process without uid at all (status unreadable) */
-        json_object *snaps = parse("[{\"label\": \"ready\", \"errors\": [], \"processes\": [{\"pid\": 5, \"errors\": []}]}]");
+        json_object *snaps =
+                parse("[{\"label\": \"ready\", \"errors\": [], \"processes\": [{\"pid\": 5, \"errors\": []}]}]");
         json_object *c = kb_judge_privileges(snaps);
         assert_string_equal(status_of(c), "fail");
         json_object_put(c);
@@ -1195,7 +1290,8 @@ static void test_privileges_missing_evidence(void **state) {
         const char *cases[][2] = {
                 {"[]", "no look"},
                 {"[{\"label\": \"ready\", \"errors\": [], \"processes\": []}]", "no process"},
-                {"[{\"label\": \"ready\", \"processes\": [{" GOOD_PROC "}], \"errors\": [{\"what\": \"the pinned kernel "
+                {"[{\"label\": \"ready\", \"processes\": [{" GOOD_PROC
+                 "}], \"errors\": [{\"what\": \"the pinned kernel "
                  "among the sandbox\\u0027s processes\", \"error\": \"No such process\"}]}]",
                  "pinned kernel"},
                 {"[{\"label\": \"ready\", \"processes\": [{" GOOD_PROC "}], \"errors\": [{\"what\": \"the process "
@@ -1216,7 +1312,6 @@ static void test_privileges_missing_evidence(void **state) {
         json_object_put(c);
 }
 
-
 /* ---- kb_judge_mount_problems, on the good run's last look ---- */
 
 #define M "/snapshots/1/mounts"
@@ -1233,8 +1328,11 @@ static int mount_problems_of(json_object *run, json_object **ret_problems) {
         assert_non_null(problems);
         (void) json_pointer_get(run, "/snapshots/1/outside_mounts", &outside);
         (void) json_pointer_get(run, "/snapshots/1/launcher/argv", &argv);
-        kb_judge_mount_facts facts = {.host_mounts = host_mounts, .proc_entries = entries, .team_binds = binds,
-                                      .outside = outside, .bwrap_argv = argv};
+        kb_judge_mount_facts facts = {.host_mounts = host_mounts,
+                                      .proc_entries = entries,
+                                      .team_binds = binds,
+                                      .outside = outside,
+                                      .bwrap_argv = argv};
         int n = kb_judge_mount_problems(mounts, &facts, problems);
         assert_int_equal(n, (int) json_object_array_length(problems));
         *ret_problems = problems;
@@ -1242,9 +1340,10 @@ static int mount_problems_of(json_object *run, json_object **ret_problems) {
 }
 
 /* A writable tmpfs on device dev, mounted at mp. */
-#define TMPFS_AT(id, parent, dev, mp)                                                                                 \
-        "{'id': " #id ", 'parent': " #parent ", 'nodev': true, 'dev': '" dev "', 'root': '/', 'mountpoint': '" mp "', " \
-        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '" dev "', "        \
+#define TMPFS_AT(id, parent, dev, mp)                                                                                  \
+        "{'id': " #id ", 'parent': " #parent ", 'nodev': true, 'dev': '" dev "', 'root': '/', 'mountpoint': '" mp      \
+        "', "                                                                                                          \
+        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '" dev "', "         \
         "'ino': 1}}"
 
 static void test_mount_problems(void **state) {
@@ -1257,7 +1356,8 @@ static void test_mount_problems(void **state) {
                     "a writable mount at /dev/shm (tmpfs tmpfs, root /) is backed by the host"),
                  1},
                 {B1(M "/-", TMPFS_AT(320, 305, "0:45", "/dev/shm"), NULL), 0},
-                {B1(M "/8/dev", "'0:24'", "a writable mount at /dev/pts (devpts devpts, root /) is backed by the host"), 1},
+                {B1(M "/8/dev", "'0:24'", "a writable mount at /dev/pts (devpts devpts, root /) is backed by the host"),
+                 1},
                 {B1(M "/2/dev", "'0:22'", "a writable mount at /proc (proc proc, root /) is backed by the host"), 1},
                 {B1(M "/9/fstype", "'ext4'", "a writable mount at /tmp (ext4 tmpfs, root /) is backed by the host"), 1},
                 /* the team's binds, by what their target is */
@@ -1269,8 +1369,10 @@ static void test_mount_problems(void **state) {
                  1},
                 {B1("/expect/team_binds", NULL, "a writable mount at /run/kbound"), 2},
                 {B1(M "/-",
-                    "{'id': 322, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A "/workspace', 'mountpoint': '/mnt', "
-                    "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "
+                    "{'id': 322, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A
+                    "/workspace', 'mountpoint': '/mnt', "
+                    "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': "
+                    "'8:1', "
                     "'ino': 5000}}",
                     NULL),
                  0},
@@ -1290,7 +1392,8 @@ static void test_mount_problems(void **state) {
                  0},
                 /* what the host could not examine is not the sandbox's own */
                 {B2(M "/10/target", NULL, M "/10/target_error", "'Permission denied'",
-                    "a writable mount at /run/kbound (ext4 /dev/sda1, root " TEAM_A "/runtime) could not be examined by "
+                    "a writable mount at /run/kbound (ext4 /dev/sda1, root " TEAM_A
+                    "/runtime) could not be examined by "
                     "the host (Permission denied)"),
                  1},
                 {B1(M "/6/target", NULL,
@@ -1298,31 +1401,40 @@ static void test_mount_problems(void **state) {
                  1},
                 {B2(M "/9/target", NULL, M "/9/target_error", "'Permission denied'", NULL), 0},
                 /* unknown writability is writable */
-                {B1(M "/1/writable", NULL, "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"), 1},
+                {B1(M "/1/writable", NULL,
+                    "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"),
+                 1},
                 {B1(M "/1/writable", "'false'", "a writable mount at /usr"), 1},
                 /* a mount hidden under a later one is not reachable: the later one is judged */
                 {B1(M "/-",
-                    "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
+                    "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', "
+                    "'fstype': 'ext4', "
                     "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
                     "a writable mount at /tmp (ext4 /dev/sda1, root /home/u) is backed by the host"),
                  1},
                 {B2(M "/-",
-                    "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', 'fstype': 'ext4', "
+                    "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', "
+                    "'fstype': 'ext4', "
                     "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
                     M "/-",
-                    "{'id': 324, 'nodev': true, 'parent': 323, 'dev': '0:46', 'root': '/', 'mountpoint': '/tmp', 'fstype': 'tmpfs', "
+                    "{'id': 324, 'nodev': true, 'parent': 323, 'dev': '0:46', 'root': '/', 'mountpoint': '/tmp', "
+                    "'fstype': 'tmpfs', "
                     "'source': 'tmpfs', 'writable': false}",
                     NULL),
                  0},
                 /* /proc: host-global entries covered read-only; no writable proc rooted inside one */
-                {B1(M "/3/writable", "true", "a writable proc mount at /proc/sys exposes /proc/sys (its root /sys)"), 2},
-                {B1(M "/3/writable", "true", "/proc/sys (the host's /proc/sys) is writable in the sandbox: no read-only "
-                                             "mount covers it"),
+                {B1(M "/3/writable", "true", "a writable proc mount at /proc/sys exposes /proc/sys (its root /sys)"),
                  2},
-                {B1(M "/4", NULL, "/proc/sysrq-trigger (the host's /proc/sysrq-trigger) is writable in the sandbox"), 1},
+                {B1(M "/3/writable", "true",
+                    "/proc/sys (the host's /proc/sys) is writable in the sandbox: no read-only "
+                    "mount covers it"),
+                 2},
+                {B1(M "/4", NULL, "/proc/sysrq-trigger (the host's /proc/sysrq-trigger) is writable in the sandbox"),
+                 1},
                 {B2("/host/proc_entries", "['sys']", M "/4", NULL, NULL), 0},
                 {B1(M "/-",
-                    "{'id': 325, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/sys/kernel', 'mountpoint': '/mnt/k', "
+                    "{'id': 325, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/sys/kernel', 'mountpoint': "
+                    "'/mnt/k', "
                     "'fstype': 'proc', 'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', "
                     "'ino': 4026531900}}",
                     "a writable proc mount at /mnt/k exposes /proc/sys (its root /sys/kernel)"),
@@ -1341,7 +1453,8 @@ static void test_mount_problems(void **state) {
                         fail_msg("case %zu: %d problems, not %d: %s", i, n, cases[i].problems, text_of(problems));
                 bool named = !cases[i].b.words;
                 for (size_t p = 0; !named && p < json_object_array_length(problems); p++)
-                        named = strstr(json_object_get_string(json_object_array_get_idx(problems, p)), cases[i].b.words);
+                        named = strstr(json_object_get_string(json_object_array_get_idx(problems, p)),
+                                       cases[i].b.words);
                 if (!named)
                         fail_msg("case %zu: nothing names '%s': %s", i, cases[i].b.words, text_of(problems));
                 json_object_put(problems);
@@ -1363,14 +1476,16 @@ static void test_write_outside(void **state) {
                 B1("/host/mounts", NULL, "the host could not read its own mounts"),
                 B1("/host/mounts", "[]", "the host could not read its own mounts"),
                 B1(M, NULL, "the host could not read the sandbox's mount table"),
-                B1(M "/1/writable", "true", "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"),
+                B1(M "/1/writable", "true",
+                   "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"),
                 B1(M "/4", NULL, "/proc/sysrq-trigger (the host's /proc/sysrq-trigger) is writable in the sandbox"),
                 /* the cell's sub-probes */
                 B1("/probe/errors/-", "{'probe': 'write_outside', 'error': 'MemoryError: '}",
                    "the cell's write_outside sub-probe failed: MemoryError"),
                 B1("/probe/errors/-", "{'probe': 'mounts.parse', 'error': 'IndexError: list index out of range'}",
                    "the cell's mounts.parse sub-probe failed: IndexError"),
-                B1("/probe/errors/-", "{'probe': 'sysctl', 'error': 'EPERM'}", "the cell's sysctl sub-probe failed: EPERM"),
+                B1("/probe/errors/-", "{'probe': 'sysctl', 'error': 'EPERM'}",
+                   "the cell's sysctl sub-probe failed: EPERM"),
                 B1("/probe/errors/-", "{'probe': 'sysctl'}", "the cell's sysctl sub-probe failed: ?"),
                 B1("/probe/write_outside", "[]", "the cell reported no write attempts"),
                 B1("/probe/write_outside", NULL, "the cell reported no write attempts"),
@@ -1385,31 +1500,35 @@ static void test_write_outside(void **state) {
                 B1("/probe/write_outside/1/path", NULL, "the cell created a file in ?"),
                 B1("/expect/escapes_seen", "['/var/tmp/kbound-escape-5f3a']",
                    "the host sees the cell's file at /var/tmp/kbound-escape-5f3a"),
-                B1("/probe/sysctl/1/opened", "true", "the cell opened the host setting /proc/sysrq-trigger for writing"),
+                B1("/probe/sysctl/1/opened", "true",
+                   "the cell opened the host setting /proc/sysrq-trigger for writing"),
         };
         EXPECT_FAILS(kb_judge_write_outside, fails);
         static const breakage passes[] = {
                 /* another sub-probe's error is another check's */
                 B1("/probe/errors/-", "{'probe': 'network.tcp', 'error': 'OSError'}", NULL),
                 /* a file created in the team's workspace stays the team's */
-                B1("/probe/write_outside/-", "{'path': '/workspace/sub', 'created': true}", "(3 writes stayed private)"),
+                B1("/probe/write_outside/-", "{'path': '/workspace/sub', 'created': true}",
+                   "(3 writes stayed private)"),
         };
         EXPECT_PASSES(kb_judge_write_outside, passes);
 }
 
 /* Every mount table among the sandbox's processes is judged, in every look: a process left in
  * bwrap's mount namespace keeps a writable host bind that the kernel's own namespace covers. */
-#define LEAK_TABLE                                                                                                    \
+#define LEAK_TABLE                                                                                                     \
         "{'4026532299': [{'id': 400, 'parent': 399, 'nodev': true, 'dev': '0:40', 'root': '/', 'mountpoint': '/', "    \
-        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, " \
-        "{'id': 401, 'parent': 400, 'nodev': true, 'dev': '8:1', 'root': '/tmp/leak', 'mountpoint': '/mnt/hostleak', "  \
+        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': "    \
+        "1}}, "                                                                                                        \
+        "{'id': 401, 'parent': 400, 'nodev': true, 'dev': '8:1', 'root': '/tmp/leak', 'mountpoint': '/mnt/hostleak', " \
         "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
         "'ino': 4242}}]}"
 
 static void test_write_outside_every_table(void **state) {
         static const breakage fails[] = {
                 B2("/snapshots/1/mount_tables", LEAK_TABLE, "/snapshots/1/processes/0/ns/mnt", "4026532299",
-                   "in the mount namespace of pid 1001 (bwrap): a writable mount at /mnt/hostleak (ext4 /dev/sda1, root "
+                   "in the mount namespace of pid 1001 (bwrap): a writable mount at /mnt/hostleak (ext4 /dev/sda1, "
+                   "root "
                    "/tmp/leak) is backed by the host"),
                 /* a namespace seen only in the first look counts as much */
                 B2("/snapshots/0/mount_tables", LEAK_TABLE, "/snapshots/0/processes/0/ns/mnt", "4026532299",
@@ -1445,17 +1564,21 @@ static void test_write_outside_private_filesystems(void **state) {
 #define ARGV "/snapshots/1/launcher/argv"
         static const breakage fails[] = {
                 B1(OUTSIDE "/devices/0:44", "4242",
-                   "a writable mount at /tmp (tmpfs tmpfs, root /) is not the sandbox's own: the mount namespace of pid "
+                   "a writable mount at /tmp (tmpfs tmpfs, root /) is not the sandbox's own: the mount namespace of "
+                   "pid "
                    "4242, outside the sandbox, holds its device 0:44 too"),
                 /* the first look's outside namespaces count too */
-                B1("/snapshots/0/outside_mounts/devices/0:41", "777", "a writable mount at /proc (proc proc, root /) is not "
-                                                                    "the sandbox's own: the mount namespace of pid 777"),
-                B1(OUTSIDE, NULL, "is not the sandbox's own: the host did not read the mount namespaces outside the sandbox"),
+                B1("/snapshots/0/outside_mounts/devices/0:41", "777",
+                   "a writable mount at /proc (proc proc, root /) is not "
+                   "the sandbox's own: the mount namespace of pid 777"),
+                B1(OUTSIDE, NULL,
+                   "is not the sandbox's own: the host did not read the mount namespaces outside the sandbox"),
                 B1(OUTSIDE "/unreadable", NULL, "the host did not read the mount namespaces outside the sandbox"),
                 B1(OUTSIDE "/devices", "[]", "the host did not read the mount namespaces outside the sandbox"),
                 /* unreadable outside processes: only what bwrap was told to make there */
                 B2(OUTSIDE "/unreadable", "2", M "/-", TMPFS_AT(330, 305, "0:45", "/dev/shm"),
-                   "a writable mount at /dev/shm (tmpfs tmpfs, root /) is not the sandbox's own: the host could not read "
+                   "a writable mount at /dev/shm (tmpfs tmpfs, root /) is not the sandbox's own: the host could not "
+                   "read "
                    "the mount tables of 2 processes outside the sandbox, and bwrap was not told to make it there"),
                 B2(OUTSIDE "/unreadable", "1", ARGV "/16", "'--dir'", "a writable mount at /tmp (tmpfs tmpfs, root /)"),
                 /* a bind after the tmpfs: the last operation at /tmp binds */
@@ -1485,12 +1608,13 @@ static void test_write_outside_private_filesystems(void **state) {
 
 /* Only kbound's own /dev nodes let device nodes be opened, read-only mounts included. */
 static void test_write_outside_devices(void **state) {
-#define RODEV                                                                                                         \
-        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "         \
+#define RODEV                                                                                                          \
+        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "          \
         "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
         static const breakage fails[] = {
                 B1(M "/-", RODEV,
-                   "a mount at /mnt/rodev (tmpfs none, root /) lets device nodes be opened (no nodev) and is not one of "
+                   "a mount at /mnt/rodev (tmpfs none, root /) lets device nodes be opened (no nodev) and is not one "
+                   "of "
                    "kbound's own /dev nodes"),
                 B1(M "/1/nodev", "false", "a mount at /usr (ext4 /dev/sda1, root /usr) lets device nodes be opened"),
                 /* unknown is not nodev */
@@ -1502,7 +1626,8 @@ static void test_write_outside_devices(void **state) {
                 /* a devpts is --dev's only if it is the sandbox's own */
                 B2(M "/8/writable", "false", "/snapshots/1/outside_mounts/devices/0:43", "99",
                    "a mount at /dev/pts (devpts devpts, root /) lets device nodes be opened"),
-                B2(M "/8/writable", "false", M "/8/dev", "'0:24'", "a mount at /dev/pts (devpts devpts, root /) lets device"),
+                B2(M "/8/writable", "false", M "/8/dev", "'0:24'",
+                   "a mount at /dev/pts (devpts devpts, root /) lets device"),
                 /* in another mount namespace of the sandbox too */
                 B2("/snapshots/1/mount_tables", "{'4026532299': [" RODEV "]}", "/snapshots/1/processes/2/ns/mnt",
                    "4026532299", "in the mount namespace of pid 1003 (python3): a mount at /mnt/rodev (tmpfs none"),
@@ -1516,7 +1641,8 @@ static void test_write_outside_devices(void **state) {
                    NULL),
                 /* a /dev/null-like node bound anywhere */
                 B1(M "/-",
-                   "{'id': 332, 'parent': 300, 'nodev': false, 'dev': '0:5', 'root': '/zero', 'mountpoint': '/mnt/zero', "
+                   "{'id': 332, 'parent': 300, 'nodev': false, 'dev': '0:5', 'root': '/zero', 'mountpoint': "
+                   "'/mnt/zero', "
                    "'fstype': 'devtmpfs', 'source': 'udev', 'writable': false, 'target': {'type': 'chr', 'dev': '0:5', "
                    "'ino': 8, 'rdev': '1:5'}}",
                    NULL),
@@ -1562,7 +1688,8 @@ static void test_network_not_claimed(void **state) {
 static void test_network_host_view(void **state) {
         static const breakage fails[] = {
                 B1("/snapshots/0/kernel_net", NULL, "the host could not read the kernel's network tables (ready)"),
-                B1("/snapshots/1/net/4026532300", NULL, "the host could not read the kernel's network tables (child alive)"),
+                B1("/snapshots/1/net/4026532300", NULL,
+                   "the host could not read the kernel's network tables (child alive)"),
                 B1(NET "/interfaces", "['lo', 'eth0']", "the sandbox has a network interface 'eth0' besides lo"),
                 B1(NET "/interfaces", NULL, "the host could not read the sandbox's interfaces"),
                 B1(NET "/routes_v4", "['eth0']", "the sandbox has a route through 'eth0'"),
@@ -1628,14 +1755,16 @@ static void test_sockets(void **state) {
                    "is reachable in the sandbox at /var" HOST_SOCKET),
                 /* not disproved is not cleared */
                 B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'Permission denied'}]",
-                   "the listening unix stream socket " HOST_SOCKET " is exposed at " HOST_SOCKET " by the sandbox's mounts "
+                   "the listening unix stream socket " HOST_SOCKET " is exposed at " HOST_SOCKET
+                   " by the sandbox's mounts "
                    "(the host could not confirm: Permission denied)"),
                 B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false, 'error': 'a different object is there'}]",
                    "exposed at /x by the sandbox's mounts (the host could not confirm: a different object is there)"),
                 B1(SOCKET_EXPOSED, "[{'at': '/x', 'confirmed': false}]", "(the host could not confirm: ?)"),
                 /* placed, but on a filesystem no mount of the host's table holds: not out of reach */
                 B1("/snapshots/0/reach/2/error", "'no host mount holds it'",
-                   "the host could not place the listening unix stream socket (" HOST_SOCKET "): no host mount holds it"),
+                   "the host could not place the listening unix stream socket (" HOST_SOCKET
+                   "): no host mount holds it"),
                 /* found in the sandbox, not by its name: bound by a relative name in a folder bound in */
                 B1("/snapshots/1/reach/-",
                    "{'name': 'listening unix stream socket', 'path': 'ctl.sock (not found by that name on the host)', "
@@ -1658,19 +1787,22 @@ static void test_sockets(void **state) {
         EXPECT_FAILS(kb_judge_sockets, fails);
         static const breakage passes[] = {
                 /* only "no such file there" clears what the mount table shows */
-                B1(SOCKET_EXPOSED, "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'No such file or directory'}]",
-                   NULL),
+                B1(SOCKET_EXPOSED,
+                   "[{'at': '" HOST_SOCKET "', 'confirmed': false, 'error': 'No such file or directory'}]", NULL),
                 /* what kbound could not look at is named, not passed silently */
                 B1("/snapshots/0/socket_namespaces_not_entered",
                    "[{'pid': 4321, 'error': 'Operation not permitted', 'table_error': 'Protocol error'}]",
                    "NOT claimed: the sockets of 1 network namespace kbound could not enter, checked only by the paths "
-                   "their tables show: network namespace of pid 4321 (Operation not permitted; its table: Protocol error)"),
+                   "their tables show: network namespace of pid 4321 (Operation not permitted; its table: Protocol "
+                   "error)"),
                 /* a socket whose file cannot be found (removed while bound): named, not passed silently */
                 B1("/snapshots/0/host_sockets/not_claimed",
-                   "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'path': '/run/x.sock', 'peer': 0, 'uid': 0, "
+                   "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'path': '/run/x.sock', 'peer': 0, 'uid': "
+                   "0, "
                    "'why': 'its file (device 8:1, inode 77) was not found by its name', "
                    "'held_by': [{'pid': 777, 'name': 'sshd', 'side': 'host'}]}]",
-                   "NOT claimed: 1 socket on filesystems the sandbox mounts whose files the host could not find by their "
+                   "NOT claimed: 1 socket on filesystems the sandbox mounts whose files the host could not find by "
+                   "their "
                    "names (removed or moved since bound, a relative name, another user's): first /run/x.sock, "
                    "socket:[5005], held by pid 777 (sshd)"),
                 /* a kernel sharing kbound's network reaches its abstract sockets: said, not passed over */
@@ -1682,7 +1814,8 @@ static void test_sockets(void **state) {
                    "[{'pid': 1, 'error': 'Operation not permitted'}, {'pid': 2, 'error': 'Operation not permitted'}, "
                    "{'pid': 3, 'error': 'Operation not permitted'}, {'pid': 4, 'error': 'Operation not permitted'}]",
                    "/snapshots/0/host_sockets/not_claimed",
-                   "[{'inode': 5005, 'path': '/a/very/long/path/of/a/socket/file/that/was/removed/while/bound/x.sock'}]",
+                   "[{'inode': 5005, 'path': "
+                   "'/a/very/long/path/of/a/socket/file/that/was/removed/while/bound/x.sock'}]",
                    "is reachable through the sandbox's mounts (1 on filesystems the sandbox mounts, each placed by its "
                    "file's device and inode); NOT claimed: the 3 abstract unix sockets"),
         };
@@ -1728,7 +1861,8 @@ static void test_credentials_host(void **state) {
                    "the credential file " CREDENTIAL_CANARY " is reachable in the sandbox at " CREDENTIAL_CANARY),
                 B1("/snapshots/1/reach/0/exposed",
                    "[{'at': '/h/.ssh/id_ed25519', 'confirmed': false, 'error': 'Permission denied'}]",
-                   "the credential file " CREDENTIAL_CANARY " is exposed at /h/.ssh/id_ed25519 by the sandbox's mounts (the "
+                   "the credential file " CREDENTIAL_CANARY
+                   " is exposed at /h/.ssh/id_ed25519 by the sandbox's mounts (the "
                    "host could not confirm: Permission denied)"),
                 B1("/snapshots/0/reach/0/error", "'Permission denied'",
                    "the host could not place the credential file (" CREDENTIAL_CANARY "): Permission denied"),
@@ -1750,8 +1884,8 @@ static void test_credentials_host(void **state) {
         static const breakage passes[] = {
                 /* another team's canary is the cross-team check's */
                 B1("/snapshots/0/reach/1/exposed", "[{'at': '/x', 'confirmed': true}]", NULL),
-                B1("/snapshots/0/reach/0/exposed", "[{'at': '/x', 'confirmed': false, 'error': 'No such file or directory'}]",
-                   NULL),
+                B1("/snapshots/0/reach/0/exposed",
+                   "[{'at': '/x', 'confirmed': false, 'error': 'No such file or directory'}]", NULL),
         };
         EXPECT_PASSES(kb_judge_credentials, passes);
 }
@@ -1767,7 +1901,8 @@ static void test_credentials_cell(void **state) {
                 B1(SUB "/go", NULL, "the cell's subprocess did not wait for the host's look"),
                 B1("/expect/secrets_in_probe", "['OPENAI_API_KEY']",
                    "OPENAI_API_KEY reached the sandbox (found in what the cell saw; value never shown)"),
-                B1("/probe/credentials/files/0/exists", "true", "the cell sees the host credential file " CREDENTIAL_CANARY),
+                B1("/probe/credentials/files/0/exists", "true",
+                   "the cell sees the host credential file " CREDENTIAL_CANARY),
                 B1("/probe/credentials/keys/found", "true",
                    "the cell found kbound's canary key by name in the keyrings it possesses"),
                 B1("/probe/errors/-", "{'probe': 'credentials.files', 'error': 'EACCES'}",
@@ -1775,7 +1910,8 @@ static void test_credentials_cell(void **state) {
         };
         EXPECT_FAILS(kb_judge_credentials, fails);
         static const breakage passes[] = {
-                B1("/probe/credentials/keys", "{'tested': false, 'found': false, 'error': 'untested: no syscall numbers'}",
+                B1("/probe/credentials/keys",
+                   "{'tested': false, 'found': false, 'error': 'untested: no syscall numbers'}",
                    "kbound's keyring canary beyond the sandbox's fresh, empty session keyring"),
                 B1("/probe/credentials/files/0/content", "'ignored when the file does not exist'", NULL),
         };
@@ -1794,8 +1930,10 @@ static void test_cross_team(void **state) {
                 B1("/snapshots/0/reach/1/error", "'No such file or directory'",
                    "the host could not place the sibling team canary (" TEAM_B_CANARY "): No such file or directory"),
                 B1("/expect/sibling_in_probe", "['TEAM_B_TOKEN']", "another team's canary was readable in the sandbox"),
-                B1("/probe/cross_team/0/exists", "true", "another team's path " TEAM_B_CANARY " is visible in the sandbox"),
-                B1("/probe/cross_team/0/readable", "true", "another team's path " TEAM_B_CANARY " is visible in the sandbox"),
+                B1("/probe/cross_team/0/exists", "true",
+                   "another team's path " TEAM_B_CANARY " is visible in the sandbox"),
+                B1("/probe/cross_team/0/readable", "true",
+                   "another team's path " TEAM_B_CANARY " is visible in the sandbox"),
                 B1("/probe/cross_team", "[]", "the cell reported no cross-team attempts"),
                 B1("/probe/cross_team", NULL, "the cell reported no cross-team attempts"),
                 B1("/probe/errors/-", "{'probe': 'cross_team', 'error': 'PermissionError'}",
@@ -1830,8 +1968,8 @@ static void test_cross_team_evidence(void **state) {
 
 /* Mounts that show another team's folders, found from the mount table: no canary needs to lie there. */
 static void test_cross_team_folders(void **state) {
-#define MOUNT_OF(id, root, mp)                                                                                        \
-        "{'id': " #id ", 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '" root "', 'mountpoint': '" mp "', "    \
+#define MOUNT_OF(id, root, mp)                                                                                         \
+        "{'id': " #id ", 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '" root "', 'mountpoint': '" mp "', "     \
         "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', "         \
         "'ino': " #id "}}"
 #define NEW_MOUNT "/snapshots/1/mounts/-"
@@ -1840,20 +1978,24 @@ static void test_cross_team_folders(void **state) {
                    "the sandbox's mount at /mnt/teams/b shows " BASE "/teams/team-b/run: a team folder that is not the "
                    "kernel's own workspace or runtime folder"),
                 /* the team's own folder, beyond its two binds (its log lives there) */
-                B1(NEW_MOUNT, MOUNT_OF(330, TEAM_A "/host", "/mnt/host"), "shows " TEAM_A "/host: a team folder that is not"),
+                B1(NEW_MOUNT, MOUNT_OF(330, TEAM_A "/host", "/mnt/host"),
+                   "shows " TEAM_A "/host: a team folder that is not"),
                 B1(NEW_MOUNT, MOUNT_OF(330, BASE "/teams", "/mnt/teams"), "shows " BASE "/teams: a team folder"),
                 /* a folder that holds every team's */
                 B1(NEW_MOUNT, MOUNT_OF(330, BASE, "/mnt/base"),
                    "the sandbox's mount at /mnt/base shows every team's folders (" BASE "/teams) at /mnt/base/teams"),
                 /* another kbound run's base folder, and the folder that holds every run's */
                 B1(NEW_MOUNT, MOUNT_OF(330, "/tmp/kbound-Zz9999/teams/t/run", "/mnt/other"),
-                   "the sandbox's mount at /mnt/other shows /tmp/kbound-Zz9999/teams/t/run, in another kbound run's folder"),
+                   "the sandbox's mount at /mnt/other shows /tmp/kbound-Zz9999/teams/t/run, in another kbound run's "
+                   "folder"),
                 B1(NEW_MOUNT, MOUNT_OF(330, "/tmp", "/mnt/tmp"),
-                   "the sandbox's mount at /mnt/tmp shows /tmp (where every kbound run keeps its team folders) at /mnt/tmp"),
+                   "the sandbox's mount at /mnt/tmp shows /tmp (where every kbound run keeps its team folders) at "
+                   "/mnt/tmp"),
                 /* in another mount namespace of the sandbox, and in the first look only */
                 B2("/snapshots/1/mount_tables", "{'4026532299': [" MOUNT_OF(330, BASE "/teams/team-b", "/mnt/b") "]}",
                    "/snapshots/1/processes/2/ns/mnt", "4026532299", "shows " BASE "/teams/team-b: a team folder"),
-                B1("/snapshots/0/mounts/-", MOUNT_OF(330, BASE "/teams/team-b/run", "/mnt/teams/b"), "a team folder that"),
+                B1("/snapshots/0/mounts/-", MOUNT_OF(330, BASE "/teams/team-b/run", "/mnt/teams/b"),
+                   "a team folder that"),
                 /* where the folders are must be known, and placed */
                 B1("/expect/base_dir", NULL, "kbound did not say where the run's team folders are"),
                 B1("/expect/base_dir", "'kbound-AbC123'", "kbound did not say where the run's team folders are"),
@@ -1864,14 +2006,16 @@ static void test_cross_team_folders(void **state) {
         EXPECT_FAILS(kb_judge_cross_team, fails);
         static const breakage passes[] = {
                 /* the team's own binds, and a folder inside one */
-                B1(NEW_MOUNT, MOUNT_OF(330, TEAM_A "/workspace/data", "/mnt/data"), "no mount of the sandbox shows a team"),
+                B1(NEW_MOUNT, MOUNT_OF(330, TEAM_A "/workspace/data", "/mnt/data"),
+                   "no mount of the sandbox shows a team"),
                 /* this run's other folders are the credentials check's */
                 B1(NEW_MOUNT, MOUNT_OF(330, BASE "/host-secrets", "/mnt/secrets"), NULL),
                 /* a folder beside the runs' that is no base folder */
                 B1(NEW_MOUNT, MOUNT_OF(330, "/tmp/kbound-data/x", "/mnt/x"), NULL),
                 B1(NEW_MOUNT, MOUNT_OF(330, "/tmp/other", "/mnt/x"), NULL),
                 /* another filesystem's folder of the same name */
-                B2(NEW_MOUNT, MOUNT_OF(330, BASE "/teams/team-b", "/mnt/b"), "/snapshots/1/mounts/12/dev", "'0:70'", NULL),
+                B2(NEW_MOUNT, MOUNT_OF(330, BASE "/teams/team-b", "/mnt/b"), "/snapshots/1/mounts/12/dev", "'0:70'",
+                   NULL),
                 /* the whole filesystem, with /tmp covered by a tmpfs of the sandbox's own */
                 B2(NEW_MOUNT, MOUNT_OF(330, "/", "/host"), NEW_MOUNT,
                    "{'id': 331, 'parent': 330, 'nodev': true, 'dev': '0:71', 'root': '/', 'mountpoint': '/host/tmp', "
@@ -1886,7 +2030,8 @@ static void test_cross_team_folders(void **state) {
 static void test_reach_hard_links(void **state) {
         static const breakage cred_fails[] = {
                 B2("/snapshots/0/reach/0/links", "2", "/snapshots/0/reach/0/dev", "'8:1'",
-                   "the credential file " CREDENTIAL_CANARY " has 2 names (hard links) and the sandbox's mount at /usr is on "
+                   "the credential file " CREDENTIAL_CANARY
+                   " has 2 names (hard links) and the sandbox's mount at /usr is on "
                    "its filesystem (8:1): another of its names could be inside the sandbox"),
         };
         EXPECT_FAILS(kb_judge_credentials, cred_fails);
@@ -1897,7 +2042,8 @@ static void test_reach_hard_links(void **state) {
         set(run, "/snapshots/1/mount_tables", "{'4026532299': [" MOUNT_OF(330, "/", "/") "]}");
         set(run, "/snapshots/1/mount_tables/4026532299/0/dev", "'0:77'");
         json_object *check = judge_run(kb_judge_credentials, run);
-        assert_status_naming(check, "fail", "has 3 names (hard links) and the sandbox's mount at / is on its filesystem (0:77)",
+        assert_status_naming(check, "fail",
+                             "has 3 names (hard links) and the sandbox's mount at / is on its filesystem (0:77)",
                              "links in another table");
         json_object_put(check);
         json_object_put(run);
@@ -1924,14 +2070,18 @@ static void test_reach_hard_links(void **state) {
 static void test_reach_lookups(void **state) {
         static const breakage fails[] = {
                 B1("/snapshots/0/reach/0/exposed",
-                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'its mount point: a symbolic link is on the path'}]",
-                   "exposed at /mnt/c/credentials by the sandbox's mounts (the host could not confirm: its mount point: a "
+                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'its mount point: a symbolic link is on "
+                   "the path'}]",
+                   "exposed at /mnt/c/credentials by the sandbox's mounts (the host could not confirm: its mount "
+                   "point: a "
                    "symbolic link is on the path)"),
                 B1("/snapshots/0/reach/0/exposed",
-                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'its mount point: No such file or directory'}]",
+                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'its mount point: No such file or "
+                   "directory'}]",
                    "(the host could not confirm: its mount point: No such file or directory)"),
                 B1("/snapshots/0/reach/0/exposed",
-                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'not there at the host\\u0027s look, but the "
+                   "[{'at': '/mnt/c/credentials', 'confirmed': false, 'error': 'not there at the host\\u0027s look, "
+                   "but the "
                    "sandbox can write to that filesystem (it can be moved away and back)'}]",
                    "but the sandbox can write to that filesystem"),
                 /* found through another mount namespace of the sandbox */
@@ -1950,7 +2100,8 @@ static int problems_for(const char *mountinfo, const char *entries_json, json_ob
          * outside the sandbox. */
         for (size_t i = 0; i < json_object_array_length(mounts); i++)
                 json_object_object_add(json_object_array_get_idx(mounts, i), "nodev", json_object_new_boolean(true));
-        json_object *entries = parse(entries_json), *outside = parse("{'devices': {}, 'namespaces': 1, 'unreadable': 0}");
+        json_object *entries = parse(entries_json),
+                    *outside = parse("{'devices': {}, 'namespaces': 1, 'unreadable': 0}");
         json_object *problems = json_object_new_array();
         kb_judge_mount_facts facts = {.proc_entries = entries, .outside = outside};
         int n = kb_judge_mount_problems(mounts, &facts, problems);
@@ -2001,7 +2152,8 @@ static void test_proc_exposed(void **state) {
         json_object_put(p);
         /* a cover that is itself a writable proc mount: named as the uncovered entry of /proc and as
          * a writable mount of the entry itself */
-        assert_int_equal(problems_for(ROOT_LINE PROC_LINE "3 2 0:21 /sys /proc/sys rw - proc proc rw\n", "[\"sys\"]", NULL), 2);
+        assert_int_equal(
+                problems_for(ROOT_LINE PROC_LINE "3 2 0:21 /sys /proc/sys rw - proc proc rw\n", "[\"sys\"]", NULL), 2);
         /* a cover that is read-only per mount but a proc bind made writable below it */
         assert_int_equal(problems_for(ROOT_LINE PROC_LINE "3 2 0:21 /sys /proc/sys ro - proc proc rw\n"
                                                           "4 3 0:21 /sys/kernel /proc/sys/kernel rw - proc proc rw\n",
@@ -2034,14 +2186,18 @@ static void test_mounts_missing(void **state) {
 static void test_attack_surface(void **state) {
         static const breakage passes[] = {
                 /* a kernel that adds filters of its own only refuses more */
-                B2("/snapshots/0/processes/1/seccomp_filters", "3", "/snapshots/1/processes/1/seccomp_filters", "3", NULL),
+                B2("/snapshots/0/processes/1/seccomp_filters", "3", "/snapshots/1/processes/1/seccomp_filters", "3",
+                   NULL),
                 /* a language that cannot make raw calls tries nothing in its own process */
                 B1("/expect/surface/in_process", NULL, NULL),
         };
         static const breakage fails[] = {
-                B1("/snapshots/1/processes/2/seccomp", "0", "pid 1003 (python3) runs without a seccomp filter (mode 0)"),
-                B1("/snapshots/0/processes/0/seccomp", NULL, "pid 1001 (bwrap) runs without a seccomp filter (mode unknown)"),
-                B1("/snapshots/0/processes/1/seccomp_filters", "0", "pid 1002 (python3) runs under 0 seccomp filters, fewer"),
+                B1("/snapshots/1/processes/2/seccomp", "0",
+                   "pid 1003 (python3) runs without a seccomp filter (mode 0)"),
+                B1("/snapshots/0/processes/0/seccomp", NULL,
+                   "pid 1001 (bwrap) runs without a seccomp filter (mode unknown)"),
+                B1("/snapshots/0/processes/1/seccomp_filters", "0",
+                   "pid 1002 (python3) runs under 0 seccomp filters, fewer"),
                 B1("/snapshots/1/processes/1/seccomp_filters", NULL, "an unknown number of seccomp filters"),
                 B1("/host/seccomp_filters", "1", "runs under 1 seccomp filters, fewer than kbound's 2"),
                 B1("/expect/surface/child/results/0/errno", NULL,
@@ -2084,8 +2240,9 @@ static void test_attack_surface_evidence(void **state) {
         set(run, "/expect/seccomp/not_claimed", "['add_key']");
         drop(run, "/expect/seccomp/blocked/add_key");
         json_object *check = judge_run(kb_judge_attack_surface, run);
-        assert_status_naming(check, "pass", "3 refused calls and socket families tried from a spawned program and the "
-                                            "kernel itself, each refused as the filter says; NOT claimed: add_key",
+        assert_status_naming(check, "pass",
+                             "3 refused calls and socket families tried from a spawned program and the "
+                             "kernel itself, each refused as the filter says; NOT claimed: add_key",
                              "sandbox.attack_surface");
         json_object *calls = member(member(check, "evidence"), "calls");
         assert_string_equal(str_member(member(calls, "ptrace"), "spawned program"), "EPERM");

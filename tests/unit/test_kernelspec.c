@@ -78,8 +78,7 @@ static void write_spec(const tree *t, const char *rel_dir, const char *json) {
 /* A valid spec whose display_name marks where it came from. */
 static void write_marked(const tree *t, const char *rel_dir, const char *mark) {
         char json[256];
-        snprintf(json, sizeof(json), "{\"argv\":[\"run\",\"{connection_file}\"],\"display_name\":\"%s\"}",
-                 mark);
+        snprintf(json, sizeof(json), "{\"argv\":[\"run\",\"{connection_file}\"],\"display_name\":\"%s\"}", mark);
         write_spec(t, rel_dir, json);
 }
 
@@ -102,13 +101,11 @@ static void assert_strv_equal(char **got, const char *const *want, size_t n_want
 /* ---------- search path ---------- */
 
 static void test_search_path_full_env(void **state) {
-        char *env[] = {
-                "PATH=/bin", "JUPYTER_PATH=/a:/b/", "JUPYTER_DATA_DIR=/d", "XDG_DATA_HOME=/x", "HOME=/h",
-                NULL};
+        char *env[] = {"PATH=/bin", "JUPYTER_PATH=/a:/b/", "JUPYTER_DATA_DIR=/d", "XDG_DATA_HOME=/x", "HOME=/h", NULL};
         char **dirs = NULL;
         assert_int_equal(kb_kernelspec_search_path(env, &dirs), 0);
-        static const char *const want[] = {"/a/kernels", "/b/kernels", "/d/kernels",
-                                           "/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels"};
+        static const char *const want[] = {"/a/kernels", "/b/kernels", "/d/kernels", "/usr/local/share/jupyter/kernels",
+                                           "/usr/share/jupyter/kernels"};
         assert_strv_equal(dirs, want, KB_ELEMENTSOF(want));
         kb_strv_free(dirs);
 }
@@ -126,8 +123,7 @@ static void test_search_path_fallbacks(void **state) {
         /* Empty values count as unset, as in jupyter_core. */
         char *home[] = {"JUPYTER_DATA_DIR=", "XDG_DATA_HOME=", "HOME=/h", "JUPYTER_PATH=", NULL};
         assert_int_equal(kb_kernelspec_search_path(home, &dirs), 0);
-        static const char *const want_home[] = {"/h/.local/share/jupyter/kernels",
-                                                "/usr/local/share/jupyter/kernels",
+        static const char *const want_home[] = {"/h/.local/share/jupyter/kernels", "/usr/local/share/jupyter/kernels",
                                                 "/usr/share/jupyter/kernels"};
         assert_strv_equal(dirs, want_home, KB_ELEMENTSOF(want_home));
         kb_strv_free(dirs);
@@ -136,8 +132,7 @@ static void test_search_path_fallbacks(void **state) {
         char *dup[] = {"JUPYTER_PATH=::/usr/share/jupyter:/p::", "HOME=/h", NULL};
         assert_int_equal(kb_kernelspec_search_path(dup, &dirs), 0);
         static const char *const want_dup[] = {"/usr/share/jupyter/kernels", "/p/kernels",
-                                               "/h/.local/share/jupyter/kernels",
-                                               "/usr/local/share/jupyter/kernels"};
+                                               "/h/.local/share/jupyter/kernels", "/usr/local/share/jupyter/kernels"};
         assert_strv_equal(dirs, want_dup, KB_ELEMENTSOF(want_dup));
         kb_strv_free(dirs);
 }
@@ -168,8 +163,8 @@ static void test_search_path_ignores_process_env(void **state) {
 /* ---------- discovery ---------- */
 
 /* The search path for env built from the tree; envp strings are formatted into bufs. */
-static char **tree_search_path(const tree *t, const char *jupyter_path_rels, const char *data_rel,
-                               const char *xdg_rel, const char *home_rel) {
+static char **tree_search_path(const tree *t, const char *jupyter_path_rels, const char *data_rel, const char *xdg_rel,
+                               const char *home_rel) {
         char bufs[4][1024];
         char *env[5];
         size_t n = 0;
@@ -179,8 +174,7 @@ static char **tree_search_path(const tree *t, const char *jupyter_path_rels, con
                 int off = snprintf(bufs[n], sizeof(bufs[n]), "JUPYTER_PATH=");
                 char rels[256];
                 snprintf(rels, sizeof(rels), "%s", jupyter_path_rels);
-                for (char *save = NULL, *tok = strtok_r(rels, ":", &save); tok;
-                     tok = strtok_r(NULL, ":", &save))
+                for (char *save = NULL, *tok = strtok_r(rels, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
                         off += snprintf(bufs[n] + off, sizeof(bufs[n]) - (size_t) off, "%s%s/%s",
                                         off > (int) strlen("JUPYTER_PATH=") ? ":" : "", t->root, tok);
                 env[n] = bufs[n];
@@ -316,16 +310,20 @@ static void test_search_path_prefixes(void **state) {
         char *env[] = {"HOME=/h", NULL};
         char **dirs = NULL;
         assert_int_equal(kb_kernelspec_search_path_prefixes(env, prefixes, &dirs), 0);
-        const char *want[] = {venv_k, "/h/.local/share/jupyter/kernels", conda_k, plain_k,
-                              "/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels"};
+        const char *want[] = {venv_k,  "/h/.local/share/jupyter/kernels",  conda_k,
+                              plain_k, "/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels"};
         assert_strv_equal(dirs, want, KB_ELEMENTSOF(want));
         kb_strv_free(dirs);
 
         /* JUPYTER_PREFER_ENV_PATH decides for all of them, with jupyter_core's false words. */
         char *prefer[] = {"HOME=/h", "JUPYTER_PREFER_ENV_PATH=yes", NULL};
         assert_int_equal(kb_kernelspec_search_path_prefixes(prefer, prefixes, &dirs), 0);
-        const char *want_prefer[] = {conda_k, venv_k, plain_k, "/h/.local/share/jupyter/kernels",
-                                     "/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels"};
+        const char *want_prefer[] = {conda_k,
+                                     venv_k,
+                                     plain_k,
+                                     "/h/.local/share/jupyter/kernels",
+                                     "/usr/local/share/jupyter/kernels",
+                                     "/usr/share/jupyter/kernels"};
         assert_strv_equal(dirs, want_prefer, KB_ELEMENTSOF(want_prefer));
         kb_strv_free(dirs);
         char *no[] = {"HOME=/h", "JUPYTER_PREFER_ENV_PATH=Off", NULL};
@@ -496,8 +494,7 @@ static void test_find_in_root(void **state) {
         mkdirs(t, "img/usr/share/jupyter/kernels/linked");
         tree_path(t, "img/usr/share/jupyter/kernels/linked/kernel.json", path, sizeof(path));
         assert_int_equal(symlink("/usr/share/jupyter/kernels/Py/kernel.json", path), 0);
-        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "/usr/share/jupyter/kernels/linked", dirs, &spec),
-                         -ELOOP);
+        assert_int_equal(kb_kernelspec_find_in_root(root_fd, "/usr/share/jupyter/kernels/linked", dirs, &spec), -ELOOP);
         /* ... but it is still one of the image's kernels: listed by name (so it cannot be skipped
          * unchecked), while the list of loadable ones counts it as broken. */
         char **names = NULL;
@@ -647,10 +644,9 @@ static void test_parse_fields_and_defaults(void **state) {
         assert_null(spec->env[0]);
         kb_kernelspec_destroy(&spec);
 
-        spec = parse_ok(
-                "{\"argv\":[\"k\",\"-f\",\"{connection_file}\"],\"display_name\":\"K!\",\"language\":\"R\","
-                "\"interrupt_mode\":\"message\",\"metadata\":{\"debugger\":true,\"x\":[[{}]]},"
-                "\"env\":{\"A\":\"1\",\"B\":\"x=y\",\"C\":\"\"}}");
+        spec = parse_ok("{\"argv\":[\"k\",\"-f\",\"{connection_file}\"],\"display_name\":\"K!\",\"language\":\"R\","
+                        "\"interrupt_mode\":\"message\",\"metadata\":{\"debugger\":true,\"x\":[[{}]]},"
+                        "\"env\":{\"A\":\"1\",\"B\":\"x=y\",\"C\":\"\"}}");
         assert_string_equal(spec->display_name, "K!");
         assert_string_equal(spec->language, "R");
         assert_string_equal(spec->interrupt_mode, "message");
@@ -792,8 +788,7 @@ static void test_real_kernelspecs(void **state) {
         assert_string_equal(spec->language, "R");
         assert_string_equal(spec->interrupt_mode, "signal"); /* IRkernel declares none */
         assert_int_equal(kb_kernelspec_argv(spec, "/run/kbound/kernel.json", &argv), 0);
-        static const char *const r[] = {
-                "R", "--slave", "-e", "IRkernel::main()", "--args", "/run/kbound/kernel.json"};
+        static const char *const r[] = {"R", "--slave", "-e", "IRkernel::main()", "--args", "/run/kbound/kernel.json"};
         assert_strv_equal(argv, r, KB_ELEMENTSOF(r));
         kb_strv_free(argv);
         kb_kernelspec_destroy(&spec);

@@ -18,8 +18,8 @@
 #include "kbound/langpack.h"
 
 typedef struct packs {
-        char root[64];     /* the kernels folder */
-        char pack[96];     /* its one pack, "testlang" */
+        char root[64]; /* the kernels folder */
+        char pack[96]; /* its one pack, "testlang" */
 } packs;
 
 static void write_file(const char *dir, const char *name, const char *text) {

@@ -45,7 +45,7 @@ static size_t check(const char *msg_type, const char *content, seen *s) {
 }
 
 static void test_header(void **state) {
-        seen s = { 0 };
+        seen s = {0};
         json_object *h = obj("{\"msg_id\": \"a\", \"username\": 7, \"session\": \"s\", \"msg_type\": \"status\", "
                              "\"version\": \"5\"}");
         json_object *c = obj("{\"execution_state\": \"idle\"}");
@@ -97,11 +97,17 @@ static void test_reply_status(void **state) {
         /* ok: execution_count required; error: ename, evalue, traceback instead. */
         assert_int_equal(check("execute_reply", "{\"status\": \"ok\"}", &s), 1);
         assert_string_equal(s.codes, "execute_reply.execution_count:missing");
-        assert_int_equal(check("execute_reply", "{\"status\": \"error\", \"ename\": \"E\", \"evalue\": \"v\", "
-                               "\"traceback\": [\"t\", 1]}", &s), 1);
+        assert_int_equal(check("execute_reply",
+                               "{\"status\": \"error\", \"ename\": \"E\", \"evalue\": \"v\", "
+                               "\"traceback\": [\"t\", 1]}",
+                               &s),
+                         1);
         assert_string_equal(s.codes, "execute_reply.traceback:type");
-        assert_int_equal(check("execute_reply", "{\"status\": \"error\", \"ename\": \"E\", \"evalue\": \"v\", "
-                               "\"traceback\": []}", &s), 0);
+        assert_int_equal(check("execute_reply",
+                               "{\"status\": \"error\", \"ename\": \"E\", \"evalue\": \"v\", "
+                               "\"traceback\": []}",
+                               &s),
+                         0);
         /* abort: nothing else is asked (IRkernel's interrupted cell, measured, adds execution_count). */
         assert_int_equal(check("execute_reply", "{\"status\": \"abort\", \"execution_count\": 4}", &s), 0);
         /* is_complete_reply's status has its own values. */
@@ -109,8 +115,9 @@ static void test_reply_status(void **state) {
         assert_int_equal(check("is_complete_reply", "{\"status\": \"ok\"}", &s), 1);
         assert_string_equal(s.codes, "is_complete_reply.status:value");
         /* debug_reply carries a DAP response, not a status. */
-        assert_int_equal(check("debug_reply", "{\"type\": \"response\", \"success\": true, \"command\": \"initialize\"}",
-                               &s), 0);
+        assert_int_equal(
+                check("debug_reply", "{\"type\": \"response\", \"success\": true, \"command\": \"initialize\"}", &s),
+                0);
 }
 
 /* What IRkernel 1.3.2 was measured sending: comm_info_reply nests its comms under content.comms,
@@ -119,8 +126,11 @@ static void test_irkernel_shapes(void **state) {
         seen s;
         assert_int_equal(check("comm_info_reply", "{\"content\": {\"comms\": []}, \"status\": \"ok\"}", &s), 1);
         assert_string_equal(s.codes, "comm_info_reply.comms:missing");
-        assert_int_equal(check("comm_close", "{\"metadata\": [], \"comm_id\": \"c\", \"target_name\": \"t\", "
-                               "\"data\": []}", &s), 1);
+        assert_int_equal(check("comm_close",
+                               "{\"metadata\": [], \"comm_id\": \"c\", \"target_name\": \"t\", "
+                               "\"data\": []}",
+                               &s),
+                         1);
         assert_string_equal(s.codes, "comm_close.data:type");
         assert_non_null(strstr(s.last_detail, "comm_close: content 'data' is array, not an object"));
 }
@@ -140,10 +150,8 @@ static void test_table(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_header),
-                cmocka_unit_test(test_content),
-                cmocka_unit_test(test_reply_status),
-                cmocka_unit_test(test_irkernel_shapes),
+                cmocka_unit_test(test_header),       cmocka_unit_test(test_content),
+                cmocka_unit_test(test_reply_status), cmocka_unit_test(test_irkernel_shapes),
                 cmocka_unit_test(test_table),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,10 +83,12 @@ static char *bash_eval(const char *script, const char *expr) {
 static void test_params_round_trip(void **state) {
         /* values bash must read back byte for byte, and keys that must never become code */
         char json[1024];
-        snprintf(json, sizeof json, "{\"marker\": \"it's a \\\"marker\\\" $(touch %s/pwned) `id` \\\\ \\n end\", "
-                                      "\"seconds\": 60, \"dirs\": [\"/a b\", \"/c'd\", \"\"], \"flag\": true, "
-                                      "\"none\": null, \"obj\": {\"k\": [1, 2]}, \"a-b\": \"x\", "
-                                      "\"$(id)\": \"y\", \"\": \"z\"}", dir);
+        snprintf(json, sizeof json,
+                 "{\"marker\": \"it's a \\\"marker\\\" $(touch %s/pwned) `id` \\\\ \\n end\", "
+                 "\"seconds\": 60, \"dirs\": [\"/a b\", \"/c'd\", \"\"], \"flag\": true, "
+                 "\"none\": null, \"obj\": {\"k\": [1, 2]}, \"a-b\": \"x\", "
+                 "\"$(id)\": \"y\", \"\": \"z\"}",
+                 dir);
         char *code = render("params", json);
         char want[512], pwned[300];
         snprintf(want, sizeof want, "it's a \"marker\" $(touch %s/pwned) `id` \\ \n end|", dir);

@@ -72,16 +72,16 @@ static void test_status_refuses(void **state) {
         json_object *o = NULL;
         /* each required line missing, and malformed values */
         const char *bad[] = {
-                "Name:\tx\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",              /* no PPid */
-                "PPid:\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                                  /* no Uid */
-                "PPid:\t1\nUid:\t1\t1\t1\t1\nNSpid:\t5\n",                                  /* no Gid */
-                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\n",                           /* no NSpid */
-                "PPid:\t1\nUid:\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                   /* 3 uids */
-                "PPid:\t1\nUid:\t1\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",             /* 5 uids */
-                "PPid:\tx\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                /* PPid text */
-                "PPid:\t1\nUid:\t1\t1\t1\t-1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",               /* negative */
-                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t\n",                 /* empty NSpid */
-                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\nCapEff:\tzz\n",   /* caps */
+                "Name:\tx\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                 /* no PPid */
+                "PPid:\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                                   /* no Uid */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nNSpid:\t5\n",                                   /* no Gid */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\n",                            /* no NSpid */
+                "PPid:\t1\nUid:\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                    /* 3 uids */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",              /* 5 uids */
+                "PPid:\tx\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                 /* PPid text */
+                "PPid:\t1\nUid:\t1\t1\t1\t-1\nGid:\t1\t1\t1\t1\nNSpid:\t5\n",                /* negative */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t\n",                  /* empty NSpid */
+                "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\nCapEff:\tzz\n",    /* caps */
                 "PPid:\t1\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nNSpid:\t5\nNoNewPrivs:\t?\n", /* NNP */
                 "",
         };
@@ -108,7 +108,8 @@ static void test_stat(void **state) {
         /* a long name is cut, never overflows */
         assert_int_equal(kb_procfs_stat_parse("1 (aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa) S 0 1 1 0", &st), 0);
         assert_int_equal(strlen(st.comm), sizeof st.comm - 1);
-        const char *bad[] = {"", "x (a) S 1 1 1 0", "1 a S 1 1 1 0", "1 (a) S 1 1", "1 (a)S 1 1 1 0", "1 (a) S x 1 1 0"};
+        const char *bad[] = {
+                "", "x (a) S 1 1 1 0", "1 a S 1 1 1 0", "1 (a) S 1 1", "1 (a)S 1 1 1 0", "1 (a) S x 1 1 0"};
         for (size_t i = 0; i < KB_ELEMENTSOF(bad); i++)
                 if (kb_procfs_stat_parse(bad[i], &st) != -EPROTO)
                         fail_msg("case %zu accepted", i);
@@ -189,7 +190,8 @@ static void test_mount_of(void **state) {
         assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/etc"), "dev")), "0:1");
         json_object_put(m);
         /* no root: nothing */
-        assert_int_equal(kb_procfs_mountinfo_parse("7 6 0:1 / /x rw - tmpfs t rw\n7 6 0:1 / /y rw - tmpfs t rw\n", &m), 0);
+        assert_int_equal(kb_procfs_mountinfo_parse("7 6 0:1 / /x rw - tmpfs t rw\n7 6 0:1 / /y rw - tmpfs t rw\n", &m),
+                         0);
         assert_null(kb_procfs_mount_of(m, "/x"));
         json_object_put(m);
         /* a parent cycle ends */
@@ -206,8 +208,8 @@ static void test_unix_table(void **state) {
 #define UNIX_HEAD "Num       RefCount Protocol Flags    Type St Inode Path\n"
 #define UNIX_LINE(flags, inode, rest) "0000000000000000: 00000002 00000000 " flags " 0001 01 " inode rest "\n"
         json_object *a = NULL;
-        assert_int_equal(kb_procfs_unix_parse(UNIX_HEAD UNIX_LINE("00010000", "101", " /run/a.sock")
-                                                      UNIX_LINE("00000000", "102", "") UNIX_LINE("00010000", "103", " @abs"),
+        assert_int_equal(kb_procfs_unix_parse(UNIX_HEAD UNIX_LINE("00010000", "101", " /run/a.sock") UNIX_LINE(
+                                                      "00000000", "102", "") UNIX_LINE("00010000", "103", " @abs"),
                                               &a),
                          0);
         assert_int_equal(json_object_array_length(a), 3);

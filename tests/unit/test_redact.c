@@ -73,8 +73,8 @@ static void test_no_false_masking(void **state) {
         kb_secrets *s = make();
         const char *ordinary[] = {
                 "the kernel exited with status 3; its log ends: Traceback (most recent call last)",
-                "deadbeefcafe0123456789abcdef",  /* hex, but not from any token */
-                "3f9c1a7be2d  64c0598a1f0",       /* pieces shorter than a fragment */
+                "deadbeefcafe0123456789abcdef", /* hex, but not from any token */
+                "3f9c1a7be2d  64c0598a1f0",     /* pieces shorter than a fragment */
                 "",
                 "kbound-escape-0123456789abcdef",
         };
@@ -123,9 +123,12 @@ static void test_short_token_and_env_tokens(void **state) {
         assert_int_equal(kb_secrets_add_token(s, "short", "abcdef0123"), 0);
         expect(s, "x abcdef0123 y abcdef012", "x [redacted:short] y abcdef012");
         /* A long hex environment value is treated as a token. */
-        char *env[] = { "KBOUND_TEST_TOKEN=" CANARY, NULL };
+        char *env[] = {"KBOUND_TEST_TOKEN=" CANARY, NULL};
         assert_int_equal(kb_secrets_add_env(s, env, NULL, NULL), 0);
-        expect(s, "half " "0d1e2f3a4b5c6d7e8f90", "half [redacted:env:KBOUND_TEST_TOKEN]");
+        expect(s,
+               "half "
+               "0d1e2f3a4b5c6d7e8f90",
+               "half [redacted:env:KBOUND_TEST_TOKEN]");
         kb_secrets_destroy(&s);
 }
 
@@ -137,7 +140,10 @@ static void test_overlapping_whole_matches(void **state) {
         assert_int_equal(kb_secrets_add(s, "env:A", "abab-secret-abab"), 0);
         expect(s, "x abab-secret-abab-secret-abab y", "x [redacted:env:A] y");
         assert_int_equal(kb_secrets_add_token(s, "short", "\x01\x01\x01"), 0);
-        expect(s, "\x01\x01\x01\x01\x01" "22", "[redacted:short]22");
+        expect(s,
+               "\x01\x01\x01\x01\x01"
+               "22",
+               "[redacted:short]22");
         kb_secrets_destroy(&s);
 }
 

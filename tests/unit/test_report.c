@@ -21,12 +21,12 @@
 extern char **environ;
 
 static const char *const all_check_ids[] = {
-        "sandbox.backend",        "sandbox.privileges",   "sandbox.session",
-        "sandbox.attack_surface", "identity.pid2",        "identity.pidfd",       "boundary.descriptors",
-        "boundary.write_outside", "boundary.workspace_writable", "boundary.network",
-        "boundary.sockets",       "boundary.credentials", "boundary.cross_team",
-        "interrupt.control",      "interrupt.pidfd",      "persistence.namespace",
-        "lifecycle.shutdown",
+        "sandbox.backend",        "sandbox.privileges",     "sandbox.session",
+        "sandbox.attack_surface", "identity.pid2",          "identity.pidfd",
+        "boundary.descriptors",   "boundary.write_outside", "boundary.workspace_writable",
+        "boundary.network",       "boundary.sockets",       "boundary.credentials",
+        "boundary.cross_team",    "interrupt.control",      "interrupt.pidfd",
+        "persistence.namespace",  "lifecycle.shutdown",
 };
 #define N_CHECKS KB_ELEMENTSOF(all_check_ids)
 
@@ -254,10 +254,11 @@ static void test_override_never_reads_full_boundary(void **state) {
         assert_string_equal(claim_str(run, "network"), "not_claimed");
         assert_false(claim_full(run));
         const char *summary = claim_str(run, "summary");
-        assert_string_equal(summary, "PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (raw-network "
-                                     "override); sandbox, identity, interrupt, persistence and lifecycle checks passed for "
-                                     "python3, ir; other boundaries held: descriptors, write outside, workspace, host "
-                                     "sockets, credentials, cross-team.");
+        assert_string_equal(summary,
+                            "PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (raw-network "
+                            "override); sandbox, identity, interrupt, persistence and lifecycle checks passed for "
+                            "python3, ir; other boundaries held: descriptors, write outside, workspace, host "
+                            "sockets, credentials, cross-team.");
         assert_lacks(summary, "full boundary");
 }
 
@@ -408,8 +409,8 @@ static void test_partial_objects_never_crash(void **state) {
         assert_int_equal(kb_report_human(NULL, NULL), -EINVAL);
 
         /* Missing strings print as "?". */
-        _cleanup_json_ json_object *run = json_tokener_parse(
-                "{\"complete\": true, \"kernels\": [{\"checks\": [{\"status\": \"pass\"}]}]}");
+        _cleanup_json_ json_object *run =
+                json_tokener_parse("{\"complete\": true, \"kernels\": [{\"checks\": [{\"status\": \"pass\"}]}]}");
         _cleanup_free_ char *text = render(kb_report_human, run);
         assert_contains(text, "kernel ?: language ?, team ?, startup ? ms, implementation ? ?\n");
         assert_contains(text, "PASS         ?  ?  ?\n");
@@ -449,7 +450,8 @@ static void test_human_one_line_per_check(void **state) {
         assert_contains(text, "kernel ir: language R, team kbound-ir, startup 812 ms, implementation IRkernel 1.3.2\n");
         assert_contains(text, "  error: late error\n");
         assert_contains(text, "FAIL         python3  boundary.network             reached canary\n");
-        assert_contains(text, "UNSUPPORTED  ir       interrupt.control            IRkernel ignores interrupt_request ?[31m\n");
+        assert_contains(
+                text, "UNSUPPORTED  ir       interrupt.control            IRkernel ignores interrupt_request ?[31m\n");
         assert_null(strchr(text, '\x1b'));
 
         /* The last line is the verdict sentence. */
@@ -492,7 +494,7 @@ static const char junit_checker[] =
 
 /* Runs junit_checker on xml; also confirms the parser read expected_message back unescaped. */
 static void assert_junit_well_formed(const char *xml, const char *expected_message) {
-        char dir[] = "/tmp/kb-report-XXXXXX", path[64], result[16] = { 0 };
+        char dir[] = "/tmp/kb-report-XXXXXX", path[64], result[16] = {0};
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/junit.xml", dir);
         FILE *f = fopen(path, "we");
@@ -505,7 +507,7 @@ static void assert_junit_well_formed(const char *xml, const char *expected_messa
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDOUT_FILENO);
-        char *argv[] = { "python3", "-c", (char *) junit_checker, path, (char *) expected_message, NULL };
+        char *argv[] = {"python3", "-c", (char *) junit_checker, path, (char *) expected_message, NULL};
         pid_t pid;
         int r = posix_spawnp(&pid, "python3", &actions, NULL, argv, environ);
         posix_spawn_file_actions_destroy(&actions);
@@ -525,7 +527,8 @@ static void assert_junit_well_formed(const char *xml, const char *expected_messa
 }
 
 static void test_junit_structure_and_escaping(void **state) {
-        static const char hostile[] = "a<b & \"c\" 'd'\x01\x1f" "e\xff]]>";
+        static const char hostile[] = "a<b & \"c\" 'd'\x01\x1f"
+                                      "e\xff]]>";
         _cleanup_json_ json_object *run = new_run();
         set_check(run, 0, "boundary.network", "fail", hostile);
         json_object *evidence = json_object_new_object();
@@ -609,8 +612,8 @@ static void test_junit_kernel_error_and_incomplete(void **state) {
         assert_junit_well_formed(xml, "interrupted by signal 15");
 
         /* Garbage still yields a document a parser accepts, with consistent counts. */
-        _cleanup_json_ json_object *junk = json_tokener_parse(
-                "{\"kernels\": [3, {\"name\": \"a\\u0007b\", \"checks\": [null, {\"id\": \"x\", \"status\": \"what\"}]}]}");
+        _cleanup_json_ json_object *junk = json_tokener_parse("{\"kernels\": [3, {\"name\": \"a\\u0007b\", \"checks\": "
+                                                              "[null, {\"id\": \"x\", \"status\": \"what\"}]}]}");
         kb_report_finish(junk);
         _cleanup_free_ char *junk_xml = render(kb_report_junit, junk);
         assert_junit_well_formed(junk_xml, "the run did not complete");
@@ -748,7 +751,7 @@ static void test_write_file_devices_and_fifos(void **state) {
         assert_int_equal(kb_report_check_path(dir, &target), -EISDIR);
         assert_int_equal(kb_report_write_file(run, dir, kb_report_json), -EISDIR);
         int sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
         snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock);
         assert_int_equal(bind(sfd, (struct sockaddr *) &addr, sizeof(addr)), 0);
         assert_int_equal(kb_report_check_path(sock, &target), -EINVAL);

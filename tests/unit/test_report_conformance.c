@@ -31,7 +31,7 @@ static json_object *new_run_allowing(const char *ir_control_status, const char *
         json_object_object_add(claims, "raw_network_override", json_object_new_boolean(0));
         json_object_object_add(run, "claims", claims);
         json_object *kernels = json_object_new_array();
-        const char *names[] = { "python3", "ir" };
+        const char *names[] = {"python3", "ir"};
         for (int i = 0; i < 2; i++) {
                 json_object *k = json_object_new_object();
                 json_object_object_add(k, "name", json_object_new_string(names[i]));
@@ -85,7 +85,8 @@ static void test_deviation_and_untested_keep_a_pass(void **state) {
         assert_non_null(strstr(s, "known deviations: ir interrupt.control"));
         assert_non_null(strstr(s, "untested: ir history.tail"));
         assert_null(strcasestr(s, "full boundary"));
-        assert_false(json_object_get_boolean(json_object_object_get(json_object_object_get(run, "claims"), "full_boundary")));
+        assert_false(json_object_get_boolean(
+                json_object_object_get(json_object_object_get(run, "claims"), "full_boundary")));
 
         char *human = render(run, kb_report_human);
         assert_non_null(strstr(human, "DEVIATION    ir       interrupt.control"));
@@ -110,7 +111,8 @@ static void test_untested_fails_unless_allowed(void **state) {
                                "FAIL: ir history.tail (untested, not accepted without --allow-untested) failed."));
         assert_null(strstr(summary(run), "interrupt.control"));
         char *junit = render(run, kb_report_junit);
-        assert_non_null(strstr(junit, "<failure message=\"untested, not accepted without --allow-untested: no snippet\""));
+        assert_non_null(
+                strstr(junit, "<failure message=\"untested, not accepted without --allow-untested: no snippet\""));
         assert_non_null(strstr(junit, "tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\""));
         free(junit);
         json_object_put(run);
@@ -148,7 +150,8 @@ static void test_conformance_failure(void **state) {
 /* interrupt_request ignored by a kernel whose kernelspec declares signals: unsupported keeps a
  * pass, and the summary names it, as a check run's unsupported items are named. */
 static void test_unsupported_is_named(void **state) {
-        json_object *run = new_run("unsupported", "no interrupt_reply; the kernelspec declares interrupt_mode 'signal'");
+        json_object *run =
+                new_run("unsupported", "no interrupt_reply; the kernelspec declares interrupt_mode 'signal'");
         assert_int_equal(kb_report_finish(run), 0);
         assert_non_null(strstr(summary(run), "; unsupported: ir interrupt.control"));
         char *human = render(run, kb_report_human);

@@ -50,7 +50,7 @@ static void test_refused(void **state) {
                 {MARKER "X " B64_OBJECT "\n", -ENOMSG},
                 {"  " MARKER " " B64_OBJECT "\n", -ENOMSG},
                 {MARKER " " B64_OBJECT "\n" MARKER " " B64_OBJECT "\n", -EPROTO}, /* two results */
-                {MARKER " " B64_ARRAY "\n", -EPROTO},                            /* not an object */
+                {MARKER " " B64_ARRAY "\n", -EPROTO},                             /* not an object */
                 {MARKER " {\"pid\":2}\n", -EPROTO},                               /* not base64 */
                 {MARKER " eyJwaWQiOjJ9X\n", -EPROTO},                             /* bad length */
                 {MARKER " e30=e30=\n", -EPROTO},                                  /* padding inside */

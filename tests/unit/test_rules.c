@@ -81,7 +81,8 @@ static void test_report_warning(void **state) {
         assert_non_null(f);
         assert_int_equal(kb_report_human(run, f), 0);
         assert_int_equal(fclose(f), 0);
-        assert_non_null(strstr(text, "  warning: language_info.name 'python' differs from the kernelspec's language 'julia'"));
+        assert_non_null(
+                strstr(text, "  warning: language_info.name 'python' differs from the kernelspec's language 'julia'"));
         assert_int_equal(strstr(strstr(text, "warning:") + 1, "warning:") == NULL, 1);
         free(text);
         json_object_put(run);

@@ -12,11 +12,11 @@
 #include "kbound/report.h"
 #include "kbound/run.h"
 
-static kb_kernelspec python3 = { .name = "python3", .resource_dir = "/k/python3", .language = "python",
-                                  .interrupt_mode = "signal" };
-static kb_kernelspec ir = { .name = "ir", .resource_dir = "/k/ir", .language = "R", .interrupt_mode = "signal" };
-static kb_kernelspec long_name = { .name = "a-kernel-name-much-longer-than-twenty", .resource_dir = "/k/long",
-                                   .interrupt_mode = "signal" };
+static kb_kernelspec python3 = {
+        .name = "python3", .resource_dir = "/k/python3", .language = "python", .interrupt_mode = "signal"};
+static kb_kernelspec ir = {.name = "ir", .resource_dir = "/k/ir", .language = "R", .interrupt_mode = "signal"};
+static kb_kernelspec long_name = {
+        .name = "a-kernel-name-much-longer-than-twenty", .resource_dir = "/k/long", .interrupt_mode = "signal"};
 
 /* A fake kernel: one passing item and the outcome asked for, or no kernel object at all. It runs
  * on the run's threads, where cmocka cannot fail a test: what it sees is checked afterwards. */
@@ -49,7 +49,7 @@ static int fake_kernel(void *userdata, const kb_kernelspec *spec, const char *te
 }
 
 static void test_team_names(void **state) {
-        kb_kernelspec *specs[] = { &python3, &ir, &python3, &long_name };
+        kb_kernelspec *specs[] = {&python3, &ir, &python3, &long_name};
         kb_run *run = NULL;
         assert_int_equal(kb_run_new("kbound", specs, 4, NULL, &run), 0);
         assert_string_equal(kb_run_team(run, 0), "kbound-python3-1");
@@ -63,7 +63,7 @@ static void test_team_names(void **state) {
 }
 
 static void test_refuses(void **state) {
-        kb_kernelspec *specs[] = { &python3 };
+        kb_kernelspec *specs[] = {&python3};
         kb_run *run = NULL;
         char prefix[KB_RUN_TEAM_PREFIX_MAX + 2];
         memset(prefix, 'x', sizeof(prefix) - 1);
@@ -80,7 +80,7 @@ static json_object *report(kb_kernelspec **specs, size_t n, fake *f, const kb_ru
         assert_int_equal(kb_run_new("t", specs, n, NULL, &run), 0);
         assert_int_equal(kb_run_kernels(run, fake_kernel, f, NULL), 0);
         assert_int_equal(f->calls, (int) n);
-        assert_int_equal(f->with_transcript, 0); /* no transcript in these runs */
+        assert_int_equal(f->with_transcript, 0);                              /* no transcript in these runs */
         assert_int_equal(kb_run_kernels(run, fake_kernel, f, NULL), -EINVAL); /* once */
         json_object *out = NULL;
         assert_int_equal(kb_run_report(run, facts, &out, ret_exit), 0);
@@ -89,17 +89,19 @@ static json_object *report(kb_kernelspec **specs, size_t n, fake *f, const kb_ru
 }
 
 static void test_conformance_pass(void **state) {
-        kb_kernelspec *specs[] = { &python3, &ir };
-        fake f = { .outcome = KB_CHECK_DONE };
-        kb_run_facts facts = { .kind = KB_RUN_CONFORMANCE, .started_at = "2026-01-01T00:00:00Z",
-                               .started_ms = kb_now_ms(), .timeout = "300",
-                               .sandbox = kb_run_sandbox_new("/usr/bin/bwrap", "bubblewrap 0.8.0") };
+        kb_kernelspec *specs[] = {&python3, &ir};
+        fake f = {.outcome = KB_CHECK_DONE};
+        kb_run_facts facts = {.kind = KB_RUN_CONFORMANCE,
+                              .started_at = "2026-01-01T00:00:00Z",
+                              .started_ms = kb_now_ms(),
+                              .timeout = "300",
+                              .sandbox = kb_run_sandbox_new("/usr/bin/bwrap", "bubblewrap 0.8.0")};
         int exit_code = -1;
         json_object *out = report(specs, 2, &f, &facts, &exit_code);
         assert_int_equal(exit_code, KB_RUN_EXIT_PASS);
         /* The fields in the order the reports have always had them. */
-        const char *order[] = { "kind", "kbound_version", "started_at", "duration_ms", "complete",
-                                "allow_untested", "incomplete_reason", "claims", "sandbox", "kernels" };
+        const char *order[] = {"kind",           "kbound_version",    "started_at", "duration_ms", "complete",
+                               "allow_untested", "incomplete_reason", "claims",     "sandbox",     "kernels"};
         size_t i = 0;
         json_object_object_foreach(out, key, value) {
                 (void) value;
@@ -118,10 +120,12 @@ static void test_conformance_pass(void **state) {
 }
 
 static void test_check_has_no_kind(void **state) {
-        kb_kernelspec *specs[] = { &python3 };
-        fake f = { .outcome = KB_CHECK_DONE };
-        kb_run_facts facts = { .kind = KB_RUN_CHECK, .timeout = "300", .raw_network_override = true,
-                               .sandbox = kb_run_sandbox_new("b", "v") };
+        kb_kernelspec *specs[] = {&python3};
+        fake f = {.outcome = KB_CHECK_DONE};
+        kb_run_facts facts = {.kind = KB_RUN_CHECK,
+                              .timeout = "300",
+                              .raw_network_override = true,
+                              .sandbox = kb_run_sandbox_new("b", "v")};
         int exit_code = -1;
         json_object *out = report(specs, 1, &f, &facts, &exit_code);
         assert_null(json_object_object_get(out, "kind"));
@@ -132,9 +136,9 @@ static void test_check_has_no_kind(void **state) {
 }
 
 static void test_cancelled_and_not_enforced(void **state) {
-        kb_kernelspec *specs[] = { &python3 };
-        fake cancelled = { .outcome = KB_CHECK_CANCELLED };
-        kb_run_facts facts = { .kind = KB_RUN_CONFORMANCE, .timeout = "0.5", .sandbox = kb_run_sandbox_new("b", "v") };
+        kb_kernelspec *specs[] = {&python3};
+        fake cancelled = {.outcome = KB_CHECK_CANCELLED};
+        kb_run_facts facts = {.kind = KB_RUN_CONFORMANCE, .timeout = "0.5", .sandbox = kb_run_sandbox_new("b", "v")};
         int exit_code = -1;
         json_object *out = report(specs, 1, &cancelled, &facts, &exit_code);
         assert_int_equal(exit_code, KB_RUN_EXIT_FAIL);
@@ -143,7 +147,7 @@ static void test_cancelled_and_not_enforced(void **state) {
                             "the 0.5 s deadline passed (--timeout)");
         json_object_put(out);
 
-        fake gone = { .outcome = KB_CHECK_DONE, .no_result = true };
+        fake gone = {.outcome = KB_CHECK_DONE, .no_result = true};
         facts.sandbox = kb_run_sandbox_new("b", "v");
         facts.signal = 15;
         out = report(specs, 1, &gone, &facts, &exit_code);
@@ -152,7 +156,7 @@ static void test_cancelled_and_not_enforced(void **state) {
                             "interrupted by signal 15");
         json_object_put(out);
 
-        fake refused = { .outcome = KB_CHECK_NOT_ENFORCED };
+        fake refused = {.outcome = KB_CHECK_NOT_ENFORCED};
         facts.sandbox = kb_run_sandbox_new("b", "v");
         facts.signal = 0;
         out = report(specs, 1, &refused, &facts, &exit_code);
@@ -161,10 +165,12 @@ static void test_cancelled_and_not_enforced(void **state) {
 }
 
 static void test_transcript_failure_fails_a_pass(void **state) {
-        kb_kernelspec *specs[] = { &python3 };
-        fake f = { .outcome = KB_CHECK_DONE };
-        kb_run_facts facts = { .kind = KB_RUN_CONFORMANCE, .timeout = "300", .transcript_failed = true,
-                               .sandbox = kb_run_sandbox_new("b", "v") };
+        kb_kernelspec *specs[] = {&python3};
+        fake f = {.outcome = KB_CHECK_DONE};
+        kb_run_facts facts = {.kind = KB_RUN_CONFORMANCE,
+                              .timeout = "300",
+                              .transcript_failed = true,
+                              .sandbox = kb_run_sandbox_new("b", "v")};
         int exit_code = -1;
         json_object *out = report(specs, 1, &f, &facts, &exit_code);
         assert_int_equal(exit_code, KB_RUN_EXIT_FAIL);

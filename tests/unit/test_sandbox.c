@@ -80,8 +80,7 @@ static void write_file(const char *path, const char *content) {
         close(fd);
 }
 
-static char *kernel_argv[] = {"/usr/bin/python3",   "-m", "ipykernel_launcher", "-f",
-                              "/run/kbound/k.json", NULL};
+static char *kernel_argv[] = {"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "/run/kbound/k.json", NULL};
 
 static kb_sandbox_policy base_policy(void) {
         kb_sandbox_policy p = {
@@ -113,8 +112,7 @@ static void test_env_allowed(void **state) {
 static void test_env_base(void **state) {
         char **env = NULL;
         assert_int_equal(kb_sandbox_env(NULL, NULL, &env), 0);
-        assert_string_equal(get_env(env, "PATH"),
-                            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        assert_string_equal(get_env(env, "PATH"), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         assert_string_equal(get_env(env, "HOME"), "/workspace");
         assert_string_equal(get_env(env, "TMPDIR"), "/tmp");
         assert_string_equal(get_env(env, "LANG"), "C.UTF-8");
@@ -128,9 +126,8 @@ static void test_env_filter_and_override(void **state) {
                         "PATH=/home/x/bin",         "HOME=/root",
                         "JPY_PARENT_PID=4242",      "SSH_AUTH_SOCK=/tmp/agent",
                         "LANG=fr_FR.UTF-8",         NULL};
-        char *spec[] = {
-                "PYTHONPATH=/opt/lib",  "TZ=UTC", "JPY_PARENT_PID=1", "PATH=/opt/bin:/usr/bin", "noequals",
-                "PYTHONPATH=/opt/lib2", NULL};
+        char *spec[] = {"PYTHONPATH=/opt/lib",  "TZ=UTC", "JPY_PARENT_PID=1", "PATH=/opt/bin:/usr/bin", "noequals",
+                        "PYTHONPATH=/opt/lib2", NULL};
         char **env = NULL;
         assert_int_equal(kb_sandbox_env(host, spec, &env), 0);
         /* secrets and non-allowed host vars dropped */
@@ -237,8 +234,7 @@ static void test_plan_share_net(void **state) {
         p.allow_network = true;
         char **argv = NULL;
         assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 7, &argv), 0);
-        assert_true(find_args(argv, "--share-net", NULL, NULL) >
-                    find_args(argv, "--unshare-all", NULL, NULL));
+        assert_true(find_args(argv, "--share-net", NULL, NULL) > find_args(argv, "--unshare-all", NULL, NULL));
         assert_true(find_args(argv, "--info-fd", "7", NULL) > 0);
         assert_int_equal(find_args(argv, "--as-pid-1", NULL, NULL), -1);
         kb_strv_free(argv);
@@ -341,9 +337,9 @@ static void test_plan_rejects(void **state) {
         assert_int_equal(kb_sandbox_plan(&p, kernel_argv, KB_SANDBOX_SECCOMP_FD, &argv), -EINVAL);
 
         const char *bad_teams[] = {
-                "",  "a b",     "a/b",  "..",
-                ".", "team;rm", "tëam", "0123456789012345678901234567890123456789012345678901234567890123x",
-                ".hidden", "a\x07b", "a\nb", "a\x1b[2J"};
+                "",        "a b",     "a/b",  "..",
+                ".",       "team;rm", "tëam", "0123456789012345678901234567890123456789012345678901234567890123x",
+                ".hidden", "a\x07b",  "a\nb", "a\x1b[2J"};
         for (size_t i = 0; i < KB_ELEMENTSOF(bad_teams); i++) {
                 p = base_policy();
                 p.team = bad_teams[i];
@@ -446,8 +442,8 @@ static void fake_status(fake_proc *fp, pid_t pid, pid_t ppid, const char *nspid,
         snprintf(path, sizeof path, "%s/%d/ns", fp->root, (int) pid);
         mkdir(path, 0755);
         snprintf(path, sizeof path, "%s/%d/status", fp->root, (int) pid);
-        snprintf(content, sizeof content, "Name:\tfake\nState:\t%c (x)\nTgid:\t%d\nPPid:\t%d\nNSpid:\t%s\n",
-                 state, (int) pid, (int) ppid, nspid);
+        snprintf(content, sizeof content, "Name:\tfake\nState:\t%c (x)\nTgid:\t%d\nPPid:\t%d\nNSpid:\t%s\n", state,
+                 (int) pid, (int) ppid, nspid);
         write_file(path, content);
 }
 
@@ -506,9 +502,8 @@ static void test_pin_happy(void **state) {
         fake_kernel(fp, "2", "ns-sandbox");
         pid_t pid = -1;
         int pidfd = -1;
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 2000, &pid, &pidfd),
-                0);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 2000, &pid, &pidfd),
+                         0);
         assert_int_equal(pid, fp->kernel_pid);
         assert_true(pidfd >= 0);
         assert_int_equal(kb_sandbox_pidfd_alive(pidfd), 1);
@@ -517,8 +512,7 @@ static void test_pin_happy(void **state) {
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
         assert_int_equal(poll(&p, 1, 5000), 1);
         assert_int_equal(kb_sandbox_pidfd_alive(pidfd), 0);
-        assert_int_equal(kb_sandbox_verify_identity(fp->root, pid, pidfd, fp->init_pid, fp->pidns_ino),
-                         -ESRCH);
+        assert_int_equal(kb_sandbox_verify_identity(fp->root, pid, pidfd, fp->init_pid, fp->pidns_ino), -ESRCH);
         close(pidfd);
 }
 
@@ -527,9 +521,7 @@ static void test_pin_not_there_yet_times_out(void **state) {
         pid_t pid = -1;
         int pidfd = -1;
         int64_t start = kb_now_ms();
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 300, &pid, &pidfd),
-                -ESRCH);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 300, &pid, &pidfd), -ESRCH);
         int64_t elapsed = kb_now_ms() - start;
         assert_true(elapsed >= 290); /* it kept retrying until the deadline */
         assert_true(elapsed < 2000); /* and not much longer */
@@ -544,8 +536,7 @@ static void test_pin_appears_late(void **state) {
         fake_status(fp, fp->kernel_pid, fp->init_pid, "9\t9", 'S'); /* dir + ns exist, not PID 2 yet */
         fake_ns(fp, fp->kernel_pid, "ns-sandbox");
         snprintf(nspid, sizeof nspid, "%d\t2", (int) fp->kernel_pid);
-        snprintf(content, sizeof content, "State:\tS (sleeping)\nPPid:\t%d\nNSpid:\t%s\n", (int) fp->init_pid,
-                 nspid);
+        snprintf(content, sizeof content, "State:\tS (sleeping)\nPPid:\t%d\nNSpid:\t%s\n", (int) fp->init_pid, nspid);
         snprintf(tmp, sizeof tmp, "%s/status.tmp", dir);
         snprintf(final, sizeof final, "%s/status", dir);
         write_file(tmp, content);
@@ -558,8 +549,7 @@ static void test_pin_appears_late(void **state) {
         pid_t pid = -1;
         int pidfd = -1;
         int64_t start = kb_now_ms();
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 3000, &pid, &pidfd), 0);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 3000, &pid, &pidfd), 0);
         assert_true(kb_now_ms() - start >= 140);
         assert_int_equal(pid, fp->kernel_pid);
         close(pidfd);
@@ -573,9 +563,8 @@ static void test_pin_wrong_namespace(void **state) {
         fake_kernel(fp, "2", "ns-other");
         pid_t pid = -1;
         int pidfd = -1;
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 1000, &pid, &pidfd),
-                -EPERM);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 1000, &pid, &pidfd),
+                         -EPERM);
         assert_int_equal(pidfd, -1);
 }
 
@@ -585,28 +574,22 @@ static void test_pin_nspid_not_2(void **state) {
         fake_kernel(fp, "3", "ns-sandbox");
         pid_t pid = -1;
         int pidfd = -1;
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 200, &pid, &pidfd),
-                -ESRCH);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 200, &pid, &pidfd),
+                         -ESRCH);
         /* nor a lone "2" (a pid of our own namespace) */
         fake_status(fp, fp->kernel_pid, fp->init_pid, "2", 'S');
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 200, &pid, &pidfd),
-                -ESRCH);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 200, &pid, &pidfd),
+                         -ESRCH);
         /* and verify_identity on a pidfd whose process says NSpid 3 is a mismatch */
         fake_kernel(fp, "3", "ns-sandbox");
         int fd = kb_sandbox_pidfd_open(fp->kernel_pid);
         assert_true(fd >= 0);
-        assert_int_equal(
-                kb_sandbox_verify_identity(fp->root, fp->kernel_pid, fd, fp->init_pid, fp->pidns_ino),
-                -EPERM);
+        assert_int_equal(kb_sandbox_verify_identity(fp->root, fp->kernel_pid, fd, fp->init_pid, fp->pidns_ino), -EPERM);
         /* wrong parent is a mismatch too */
         fake_kernel(fp, "2", "ns-sandbox");
-        assert_int_equal(kb_sandbox_verify_identity(fp->root, fp->kernel_pid, fd, fp->init_pid + 100000,
-                                                    fp->pidns_ino),
+        assert_int_equal(kb_sandbox_verify_identity(fp->root, fp->kernel_pid, fd, fp->init_pid + 100000, fp->pidns_ino),
                          -EPERM);
-        assert_int_equal(
-                kb_sandbox_verify_identity(fp->root, fp->kernel_pid, fd, fp->init_pid, fp->pidns_ino), 0);
+        assert_int_equal(kb_sandbox_verify_identity(fp->root, fp->kernel_pid, fd, fp->init_pid, fp->pidns_ino), 0);
         close(fd);
 }
 
@@ -616,14 +599,12 @@ static void test_pin_recycled_pid(void **state) {
          * pidfd is readable, so the reads cannot be trusted to be about a live kernel. */
         kill(fp->kernel_pid, SIGKILL);
         siginfo_t si;
-        assert_int_equal(waitid(P_PID, (id_t) fp->kernel_pid, &si, WEXITED | WNOWAIT),
-                         0); /* zombie, unreaped */
+        assert_int_equal(waitid(P_PID, (id_t) fp->kernel_pid, &si, WEXITED | WNOWAIT), 0); /* zombie, unreaped */
         fake_kernel(fp, "2", "ns-sandbox");
         pid_t pid = -1;
         int pidfd = -1;
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 1000, &pid, &pidfd),
-                -ESRCH);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 1000, &pid, &pidfd),
+                         -ESRCH);
         assert_int_equal(pidfd, -1);
 }
 
@@ -636,9 +617,8 @@ static void test_pin_init_gone(void **state) {
         pid_t pid = -1;
         int pidfd = -1;
         int64_t start = kb_now_ms();
-        assert_int_equal(
-                kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 5000, &pid, &pidfd),
-                -ESRCH);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 5000, &pid, &pidfd),
+                         -ESRCH);
         assert_true(kb_now_ms() - start < 1000);
 }
 
@@ -665,8 +645,7 @@ static void test_proc_status_parse(void **state) {
 /* ---------- diagnosis ---------- */
 
 static void test_diagnose(void **state) {
-        char *d = kb_sandbox_diagnose("bwrap exited",
-                                      "noise\nbwrap: setting up uid map: Permission denied\n\n");
+        char *d = kb_sandbox_diagnose("bwrap exited", "noise\nbwrap: setting up uid map: Permission denied\n\n");
         assert_non_null(d);
         assert_non_null(strstr(d, "bwrap: setting up uid map: Permission denied"));
         assert_non_null(strstr(d, "user namespaces"));

@@ -295,8 +295,7 @@ static void test_bwrap_dies(void **state) {
         fixture *f = *state;
         char fake[256];
         snprintf(fake, sizeof fake, "%s/dying-bwrap", f->base);
-        write_file(fake, "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
-                   0755);
+        write_file(fake, "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", 0755);
         kb_sandbox_policy p = f->policy;
         p.bwrap = fake;
         char *argv[] = {"/bin/true", NULL};
@@ -352,11 +351,11 @@ static void test_kernel_never_appears(void **state) {
 /* What the before_exec hook saw. */
 typedef struct pre_exec_seen {
         int calls;
-        int reads_fd;        /* the descriptor bwrap's init was blocked reading */
-        bool child;          /* init had a child (the kernel) already */
-        bool marker;         /* the kernel's program had run */
+        int reads_fd; /* the descriptor bwrap's init was blocked reading */
+        bool child;   /* init had a child (the kernel) already */
+        bool marker;  /* the kernel's program had run */
         char marker_path[256];
-        json_object *look;   /* kb_inspect_pre_exec */
+        json_object *look; /* kb_inspect_pre_exec */
 } pre_exec_seen;
 
 static void seen_before_exec(void *userdata, const kb_sandbox *sb) {
@@ -364,15 +363,20 @@ static void seen_before_exec(void *userdata, const kb_sandbox *sb) {
         seen->calls++;
         (void) kb_sandbox_waits_on("/proc", kb_sandbox_init_pid(sb), &seen->reads_fd);
         char path[64];
-        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) kb_sandbox_init_pid(sb), (int) kb_sandbox_init_pid(sb));
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) kb_sandbox_init_pid(sb),
+                 (int) kb_sandbox_init_pid(sb));
         char *children = slurp(path, NULL);
         seen->child = children && children[0];
         free(children);
         seen->marker = access(seen->marker_path, F_OK) == 0;
         const kb_secrets *none[] = {NULL};
-        kb_inspect_target t = {.proc_root = "/proc", .init_pid = kb_sandbox_init_pid(sb), .kernel_pid = 0,
-                               .launcher_pid = kb_sandbox_bwrap_pid(sb), .pidns_ino = kb_sandbox_pidns(sb),
-                               .secrets = none, .n_secrets = 0};
+        kb_inspect_target t = {.proc_root = "/proc",
+                               .init_pid = kb_sandbox_init_pid(sb),
+                               .kernel_pid = 0,
+                               .launcher_pid = kb_sandbox_bwrap_pid(sb),
+                               .pidns_ino = kb_sandbox_pidns(sb),
+                               .secrets = none,
+                               .n_secrets = 0};
         assert_int_equal(kb_inspect_pre_exec(&t, &seen->look), 0);
 }
 
@@ -565,7 +569,8 @@ static void test_never_root(void **state) {
                 json_object *uid = NULL;
                 assert_true(json_object_object_get_ex(json_object_array_get_idx(procs, i), "uid", &uid));
                 for (size_t j = 0; j < 4; j++)
-                        assert_int_equal(json_object_get_int64(json_object_array_get_idx(uid, j)), (int64_t) f->user.uid);
+                        assert_int_equal(json_object_get_int64(json_object_array_get_idx(uid, j)),
+                                         (int64_t) f->user.uid);
         }
         json_object *snaps = json_object_new_array();
         json_object_array_add(snaps, snap);
@@ -599,8 +604,8 @@ static void test_never_root(void **state) {
         assert_true(json_object_object_get_ex(host, "mounts", &host_mounts));
         json_object *problems = json_object_new_array(), *outside = NULL;
         assert_true(json_object_object_get_ex(snap, "outside_mounts", &outside));
-        kb_judge_mount_facts facts = {.host_mounts = host_mounts, .proc_entries = entries, .team_binds = binds,
-                                      .outside = outside};
+        kb_judge_mount_facts facts = {
+                .host_mounts = host_mounts, .proc_entries = entries, .team_binds = binds, .outside = outside};
         int n_problems = kb_judge_mount_problems(mounts, &facts, problems);
         if (n_problems != 0)
                 fail_msg("mount problems: %s", json_object_to_json_string(problems));
@@ -619,8 +624,8 @@ static char *keys_seen(const kb_sandbox_user *user, bool fresh) {
         int out[2];
         assert_int_equal(pipe2(out, O_CLOEXEC), 0);
         char *argv[] = {"/bin/cat", "/proc/keys", NULL};
-        kb_spawn_options so = {.stdin_fd = -1, .stdout_fd = out[1], .stderr_fd = out[1], .user = user,
-                               .new_session_keyring = fresh};
+        kb_spawn_options so = {
+                .stdin_fd = -1, .stdout_fd = out[1], .stderr_fd = out[1], .user = user, .new_session_keyring = fresh};
         pid_t pid;
         assert_int_equal(kb_sandbox_spawn(argv[0], argv, NULL, &so, &pid), 0);
         close(out[1]);
@@ -683,7 +688,7 @@ static void test_preflight(void **state) {
         fixture *f = *state;
         kb_preflight_item **items = NULL;
         assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", NULL, &items), 0);
-        const char *names[] = {"sandbox-user", "bwrap",    "seccomp", "nested-userns",
+        const char *names[] = {"sandbox-user",    "bwrap",    "seccomp", "nested-userns",
                                "user-namespaces", "apparmor", "pidfd",   "ipc-path"};
         size_t n = 0;
         for (; items[n]; n++) {

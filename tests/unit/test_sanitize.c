@@ -54,8 +54,7 @@ static void test_terminal_escape_sequences(void **state) {
                "cx",
                KB_SANITIZE_TERMINAL, "x"); /* ESC c: a full reset */
         /* Unterminated: only the introducer goes, the rest is shown (nothing hides behind it). */
-        expect("seen\x1b]0;unterminated then-the-rest", KB_SANITIZE_TERMINAL,
-               "seen0;unterminated then-the-rest");
+        expect("seen\x1b]0;unterminated then-the-rest", KB_SANITIZE_TERMINAL, "seen0;unterminated then-the-rest");
         expect("csi\x1b[12;3", KB_SANITIZE_TERMINAL, "csi12;3");
         expect("end\x1b", KB_SANITIZE_TERMINAL, "end");
         /* A CSI with a control byte inside is not well formed: the byte is dropped on its own. */
@@ -88,8 +87,7 @@ static void test_line(void **state) {
 }
 
 static void test_xml(void **state) {
-        expect("<a href=\"x\">&'</a>", KB_SANITIZE_XML_TEXT,
-               "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
+        expect("<a href=\"x\">&'</a>", KB_SANITIZE_XML_TEXT, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;");
         expect("l1\nl2\tx\r", KB_SANITIZE_XML_TEXT, "l1\nl2\tx\r");
         expect("l1\nl2\tx\r", KB_SANITIZE_XML_ATTR, "l1&#10;l2&#9;x&#13;");
         /* Characters XML 1.0 forbids are stripped; C1 controls are XML characters, kept. */
@@ -100,8 +98,7 @@ static void test_xml(void **state) {
 }
 
 static void test_invalid_utf8(void **state) {
-        static const char *bad[] = {"\xc0\xaf", "\xe0\x80\xaf", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
-                                    "\xc3"};
+        static const char *bad[] = {"\xc0\xaf", "\xe0\x80\xaf", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80", "\xc3"};
         for (size_t i = 0; i < KB_ELEMENTSOF(bad); i++) {
                 char want[8] = "";
                 memset(want, '?', strlen(bad[i]));

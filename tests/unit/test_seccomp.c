@@ -199,8 +199,7 @@ static const char *errname(long r) {
         else if (r == LONG_MIN)
                 snprintf(buf, sizeof bufs[0], "not run");
         else
-                snprintf(buf, sizeof bufs[0], "%s",
-                         strerrorname_np((int) -r) ? strerrorname_np((int) -r) : "?");
+                snprintf(buf, sizeof bufs[0], "%s", strerrorname_np((int) -r) ? strerrorname_np((int) -r) : "?");
         return buf;
 }
 
@@ -248,16 +247,15 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
                 if (kb_seccomp_blocks(policy, a.e)) {
                         if (o.result != -a.e->errnum)
                                 fail_msg("%s (%s form): expected %s from the filter, got %s", a.t->name,
-                                         form_name(a.t->form), strerrorname_np(a.e->errnum),
-                                         errname(o.result));
+                                         form_name(a.t->form), strerrorname_np(a.e->errnum), errname(o.result));
                 } else if (control[i] == LONG_MIN) {
                         fprintf(stderr,
                                 "test_seccomp: NOT compared: %s is left allowed, but its control was not "
                                 "run\n",
                                 a.t->name);
                 } else if (!same_outcome(o.result, control[i])) {
-                        fail_msg("%s (%s form) is left allowed but gave %s (without the filter: %s)",
-                                 a.t->name, form_name(a.t->form), errname(o.result), errname(control[i]));
+                        fail_msg("%s (%s form) is left allowed but gave %s (without the filter: %s)", a.t->name,
+                                 form_name(a.t->form), errname(o.result), errname(control[i]));
                 }
         }
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
@@ -275,13 +273,11 @@ static void check_policy(const kb_seccomp_policy *policy, const long *control) {
                                 continue;
                         }
                         if (!family_always_built_in(e->value))
-                                fail_msg("%s is allowed, but this test cannot try it without the filter",
-                                         e->name);
+                                fail_msg("%s is allowed, but this test cannot try it without the filter", e->name);
                         outcome c = run_child(-1, try_family, &t);
                         if (!same_outcome(o.result, c.result))
                                 fail_msg("%s(%s) is allowed but gave %s (without the filter: %s)",
-                                         pair ? "socketpair" : "socket", e->name, errname(o.result),
-                                         errname(c.result));
+                                         pair ? "socketpair" : "socket", e->name, errname(o.result), errname(c.result));
                 }
         }
         /* AF_UNIX is never refused. */
@@ -375,9 +371,8 @@ static void test_table(void **state) {
                 /* Every call the native ABI has is tried, in the form the probe runs. */
                 int nr = kb_seccomp_entry_syscall_nr(e);
                 if (nr >= 0 && !kb_tries_find(e->name, KB_TRY_HARMLESS))
-                        fail_msg(
-                                "%s: no harmless try in src/tools/syscall_tries.c (and so none in the probe)",
-                                e->name);
+                        fail_msg("%s: no harmless try in src/tools/syscall_tries.c (and so none in the probe)",
+                                 e->name);
         }
         /* Every try is of a call entry, and each (name, form) is tried once. */
         for (size_t i = 0; i < kb_tries_count(); i++) {
@@ -451,8 +446,7 @@ static void test_policy(void **state) {
         assert_null(kb_seccomp_sockets_to_string(KB_SECCOMP_SOCKETS_MAX_));
 
         /* Which families each mode refuses. */
-        const kb_seccomp_entry *inet = kb_seccomp_entry_find("AF_INET"),
-                               *netlink = kb_seccomp_entry_find("AF_NETLINK"),
+        const kb_seccomp_entry *inet = kb_seccomp_entry_find("AF_INET"), *netlink = kb_seccomp_entry_find("AF_NETLINK"),
                                *vsock = kb_seccomp_entry_find("AF_VSOCK");
         assert_true(kb_seccomp_blocks(NULL, inet));
         assert_false(kb_seccomp_blocks(NULL, netlink));
@@ -550,8 +544,8 @@ static void test_filter_families_beyond_table(void **state) {
                         outcome o = run_child(fd, try_family, &t);
                         assert_loaded(&o, "family");
                         if (o.result != -EAFNOSUPPORT)
-                                fail_msg("%s(%ld): expected EAFNOSUPPORT, got %s",
-                                         pair ? "socketpair" : "socket", families[i], errname(o.result));
+                                fail_msg("%s(%ld): expected EAFNOSUPPORT, got %s", pair ? "socketpair" : "socket",
+                                         families[i], errname(o.result));
                 }
         close(fd);
 }
@@ -731,13 +725,12 @@ static json_object *run_probe(probe_filter filter, int prog_fd) {
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                fail_msg("%s: %s %d (120: the filter did not load; 122: no such program)",
-                         KBOUND_SYSCALL_PROBE, WIFEXITED(status) ? "exit status" : "killed by signal",
+                fail_msg("%s: %s %d (120: the filter did not load; 122: no such program)", KBOUND_SYSCALL_PROBE,
+                         WIFEXITED(status) ? "exit status" : "killed by signal",
                          WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         json_object *doc = NULL;
         if (kb_json_parse_strict(buf, len, 8, &doc) < 0 || !json_object_is_type(doc, json_type_object))
-                fail_msg("%s printed no JSON object: %.*s", KBOUND_SYSCALL_PROBE,
-                         (int) (len > 400 ? 400 : len), buf);
+                fail_msg("%s printed no JSON object: %.*s", KBOUND_SYSCALL_PROBE, (int) (len > 400 ? 400 : len), buf);
         free(buf);
         return doc;
 }
@@ -793,8 +786,7 @@ static long harmless_control(const long *control, const kb_seccomp_entry *e) {
  * this ABI has tried, and answering as policy says (refused: the table's errno; allowed: as the
  * same try without a filter, control); families tried only under kbound's filter, and then each
  * answering as policy says. policy is ignored unless filter is PROBE_KBOUND. */
-static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_policy *policy,
-                        const long *control) {
+static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_policy *policy, const long *control) {
         assert_int_equal(json_object_get_int(field(doc, "version")), 1);
         const char *arch = json_object_get_string(field(doc, "arch"));
 #if defined(__x86_64__)
@@ -804,11 +796,10 @@ static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_
 #else
         assert_true(arch && *arch);
 #endif
-        int seccomp = json_object_get_int(field(doc, "seccomp")),
-            filters = json_object_get_int(field(doc, "filters"));
+        int seccomp = json_object_get_int(field(doc, "seccomp")), filters = json_object_get_int(field(doc, "filters"));
         if (filter == PROBE_UNFILTERED && (seccomp != 0 || filters != 0))
-                fail_msg("unfiltered probe: Seccomp %d, %d filters: is this test itself under a filter?",
-                         seccomp, filters);
+                fail_msg("unfiltered probe: Seccomp %d, %d filters: is this test itself under a filter?", seccomp,
+                         filters);
         if (filter != PROBE_UNFILTERED && (seccomp != 2 || filters < 1))
                 fail_msg("filtered probe: Seccomp %d, %d filters", seccomp, filters);
         json_object *results = field(doc, "results");
@@ -832,15 +823,14 @@ static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_
                         if (got == LONG_MIN && want == LONG_MIN && strncmp(e->name, "kexec", 5) == 0)
                                 continue; /* neither spends a kexec load */
                         if (got == LONG_MIN)
-                                fail_msg("%s: not tried: %s", e->name,
-                                         json_object_get_string(field(r, "why")));
+                                fail_msg("%s: not tried: %s", e->name, json_object_get_string(field(r, "why")));
                         if (blocked) {
                                 if (got != -e->errnum)
                                         fail_msg("probe: %s: expected %s from the filter, got %s", e->name,
                                                  strerrorname_np(e->errnum), errname(got));
                         } else if (want != LONG_MIN && !same_outcome(got, want)) {
-                                fail_msg("probe: %s gave %s, where the same try in this test gave %s",
-                                         e->name, errname(got), errname(want));
+                                fail_msg("probe: %s gave %s, where the same try in this test gave %s", e->name,
+                                         errname(got), errname(want));
                         }
                         continue;
                 }
@@ -852,8 +842,8 @@ static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_
                                 if (got != LONG_MIN)
                                         fail_msg("probe: %s tried without kbound's filter", e->name);
                                 const char *why = json_object_get_string(field(o, "why"));
-                                if (!strstr(why, filter == PROBE_UNFILTERED ? "Seccomp: 0"
-                                                                            : "no filter of the families"))
+                                if (!strstr(why,
+                                            filter == PROBE_UNFILTERED ? "Seccomp: 0" : "no filter of the families"))
                                         fail_msg("probe: %s untested for another reason: %s", e->name, why);
                                 continue;
                         }
@@ -871,8 +861,7 @@ static void check_probe(json_object *doc, probe_filter filter, const kb_seccomp_
                         outcome c = run_child(-1, try_family, &t);
                         if (!same_outcome(got, c.result))
                                 fail_msg("probe: %s(%s) is allowed but gave %s (without the filter: %s)",
-                                         pair ? "socketpair" : "socket", e->name, errname(got),
-                                         errname(c.result));
+                                         pair ? "socketpair" : "socket", e->name, errname(got), errname(c.result));
                 }
         }
 }
@@ -966,8 +955,8 @@ static long try_int80(const void *arg) {
         const int80_case *c = arg;
         long a = c->a, b = c->b;
         if (c->args) {
-                uint32_t *block = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+                uint32_t *block =
+                        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
                 if (block == MAP_FAILED)
                         return -ENOMEM;
                 block[0] = AF_UNIX;
@@ -999,8 +988,7 @@ static void test_filter_x86_32(void **state) {
          * valgrind does not emulate int 0x80 in 64-bit code: SIGILL) or ENOSYS means no. */
         outcome probe = run_child(-1, try_int80_getpid, NULL);
         if (probe.signal || probe.result <= 0) {
-                fprintf(stderr,
-                        "test_seccomp: NOT running the 32-bit x86 checks: int 0x80 getpid in a child %s%s\n",
+                fprintf(stderr, "test_seccomp: NOT running the 32-bit x86 checks: int 0x80 getpid in a child %s%s\n",
                         probe.signal ? "died of signal " : "returned ",
                         probe.signal ? strsignal(probe.signal) : errname(probe.result));
                 return;
@@ -1012,8 +1000,8 @@ static void test_filter_x86_32(void **state) {
                 assert_loaded(&o, c->what);
                 if (c->blocked) {
                         if (o.result != c->blocked)
-                                fail_msg("x86 %s: expected %s, got %s", c->what,
-                                         strerrorname_np((int) -c->blocked), errname(o.result));
+                                fail_msg("x86 %s: expected %s, got %s", c->what, strerrorname_np((int) -c->blocked),
+                                         errname(o.result));
                         if (!c->control)
                                 continue;
                         /* and without the filter the kernel answers something else */
@@ -1082,9 +1070,8 @@ int main(void) {
          * kernel without seccomp(2) outside valgrind is a real failure: the tests then fail. */
         uint32_t kill_process = SECCOMP_RET_KILL_PROCESS;
         if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &kill_process) < 0 && RUNNING_ON_VALGRIND) {
-                fprintf(stderr,
-                        "test_seccomp: NOT running test_filter_* under valgrind: it does not implement "
-                        "seccomp(2), so no filter can be built or loaded here\n");
+                fprintf(stderr, "test_seccomp: NOT running test_filter_* under valgrind: it does not implement "
+                                "seccomp(2), so no filter can be built or loaded here\n");
                 cmocka_set_skip_filter("test_filter_*");
         }
         return cmocka_run_group_tests(tests, NULL, NULL);

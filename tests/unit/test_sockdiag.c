@@ -237,8 +237,7 @@ static void test_other_namespace(void **state) {
                 struct cmsghdr align;
         } c;
         struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
-        struct msghdr mh = {
-                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
         assert_int_equal(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC), (ssize_t) sizeof msg);
         if (msg.err)
                 fail_msg("the child could not make a network namespace of its own: %s (user namespaces "

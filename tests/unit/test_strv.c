@@ -29,7 +29,7 @@ static void test_push_take(void **state) {
 }
 
 static void test_max(void **state) {
-        kb_strv v = { .max = 3 };
+        kb_strv v = {.max = 3};
         assert_int_equal(kb_strv_push(&v, "a"), 0);
         assert_int_equal(kb_strv_push(&v, "b"), 0);
         assert_int_equal(kb_strv_push(&v, "c"), -E2BIG);

@@ -64,7 +64,7 @@ static void test_redact_json(void **state) {
         const char *text = json_object_to_json_string(red);
         assert_null(strstr(text, SECRET));
         assert_non_null(strstr(text, "before [redacted:canary:x] middle [redacted:canary:x]"));
-        assert_non_null(strstr(text, "\"[redacted:canary:x]\""));          /* the key */
+        assert_non_null(strstr(text, "\"[redacted:canary:x]\"")); /* the key */
         assert_non_null(strstr(text, "x[redacted:canary:x]y"));
         /* the original is untouched */
         assert_non_null(strstr(json_object_to_json_string(dirty), SECRET));
@@ -128,8 +128,8 @@ static void test_transcript_lines(void **state) {
         assert_int_equal(kb_transcript_source_new(t, "python3", "kbound-python3", &src), 0);
 
         kb_msg *m = make_msg("stream", "leaked: " SECRET " and " KEY "\nsecond line");
-        unsigned char bytes[5] = { 1, 2, 3, 4, 5 };
-        kb_blob buf = { .data = bytes, .size = sizeof(bytes) };
+        unsigned char bytes[5] = {1, 2, 3, 4, 5};
+        kb_blob buf = {.data = bytes, .size = sizeof(bytes)};
         m->buffers = &buf;
         m->n_buffers = 1;
         kb_transcript_on_msg(src, KB_CHANNEL_IOPUB, "in", m);
@@ -163,8 +163,9 @@ static void test_transcript_lines(void **state) {
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
                 json_object *o = json_tokener_parse(line);
                 assert_non_null(o);
-                const char *fields[] = { "seq", "time", "elapsed_ms", "kernel", "team", "channel", "direction",
-                                         "msg_type", "header", "parent_header", "metadata", "content", "buffers" };
+                const char *fields[] = {"seq",      "time",      "elapsed_ms", "kernel", "team",
+                                        "channel",  "direction", "msg_type",   "header", "parent_header",
+                                        "metadata", "content",   "buffers"};
                 for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++)
                         assert_true(json_object_object_get_ex(o, fields[i], NULL));
                 assert_false(json_object_object_get_ex(o, "signature", NULL));
@@ -316,7 +317,7 @@ static void test_concurrent_lines_never_interleave(void **state) {
         assert_int_equal(kb_transcript_close(&t), 0);
         char *text = slurp(path);
         char *save = NULL;
-        int n = 0, per[THREADS] = { 0 };
+        int n = 0, per[THREADS] = {0};
         int64_t last_seq = 0;
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
                 json_object *o = json_tokener_parse(line);

@@ -340,27 +340,24 @@ static void test_preflight_resource_dir_and_rootfs(void **state) {
         /* A kernel that reads a file in its own kernelspec folder needs that folder. */
         mkdirs(at(t, "/home/.local/share/jupyter/kernels/k"));
         char *argv[] = {"/usr/bin/env", "{resource_dir}/kernel.py", NULL};
-        assert_int_equal(
-                kb_view_check_kernel(&policy, argv, NULL, at(t, "/home/.local/share/jupyter/kernels/k"), &p),
-                0);
+        assert_int_equal(kb_view_check_kernel(&policy, argv, NULL, at(t, "/home/.local/share/jupyter/kernels/k"), &p),
+                         0);
         assert_non_null(p);
         assert_string_equal(p->what, "resource folder");
         assert_string_equal(p->fix[0], at(t, "/home/.local/share/jupyter/kernels/k"));
         kb_view_problem_free(&p);
         /* Without "{resource_dir}" in argv the folder is not needed. */
         char *argv2[] = {"/usr/bin/env", "x", NULL};
-        assert_int_equal(
-                kb_view_check_kernel(&policy, argv2, NULL, at(t, "/home/.local/share/jupyter/kernels/k"), &p),
-                0);
+        assert_int_equal(kb_view_check_kernel(&policy, argv2, NULL, at(t, "/home/.local/share/jupyter/kernels/k"), &p),
+                         0);
         assert_null(p);
 
         /* A kernelspec inside an unpacked image whose program only the image has: --rootfs. */
         write_file(at(t, "/img/usr/local/bin/kbound-image-only-kernel"), "x", 0755);
         mkdirs(at(t, "/img/usr/share/jupyter/kernels/imgk"));
         char *img_argv[] = {"/usr/local/bin/kbound-image-only-kernel", NULL};
-        assert_int_equal(kb_view_check_kernel(&policy, img_argv, NULL,
-                                              at(t, "/img/usr/share/jupyter/kernels/imgk"), &p),
-                         0);
+        assert_int_equal(
+                kb_view_check_kernel(&policy, img_argv, NULL, at(t, "/img/usr/share/jupyter/kernels/imgk"), &p), 0);
         assert_non_null(p);
         assert_false(p->on_host);
         assert_non_null(p->rootfs);
@@ -412,8 +409,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_ro_bind_and_links, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_rootfs_links_stay_inside, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_preflight_names_the_bind, tree_setup, tree_teardown),
-                cmocka_unit_test_setup_teardown(test_preflight_resource_dir_and_rootfs, tree_setup,
-                                                tree_teardown),
+                cmocka_unit_test_setup_teardown(test_preflight_resource_dir_and_rootfs, tree_setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_plans_parse, tree_setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,9 +21,9 @@
  *   h.hexdigest()
  * with the four byte strings below, exactly as written (no trailing newline). */
 #define KAT_KEY "kbound-test-key-7f3a"
-#define KAT_HEADER                                                                                           \
-        "{\"msg_id\":\"b1c2d3e4-0000-4000-8000-000000000001\",\"msg_type\":\"kernel_info_request\","         \
-        "\"username\":\"kb\",\"session\":\"s-1\",\"date\":\"2026-01-01T00:00:00.000000Z\","                  \
+#define KAT_HEADER                                                                                                     \
+        "{\"msg_id\":\"b1c2d3e4-0000-4000-8000-000000000001\",\"msg_type\":\"kernel_info_request\","                   \
+        "\"username\":\"kb\",\"session\":\"s-1\",\"date\":\"2026-01-01T00:00:00.000000Z\","                            \
         "\"version\":\"5.3\"}"
 #define KAT_PARENT "{}"
 #define KAT_METADATA "{}"
@@ -67,8 +67,8 @@ typedef struct test_wire {
 
 /* Builds a message from the KAT parts, replacing any part given as non-NULL in `override`
  * (index 0..3 = header, parent, metadata, content), and signs it with key. */
-static void build_wire(test_wire *w, const kb_hmac *key, const kb_frame *override, size_t n_ids,
-                       const kb_frame *ids, size_t n_bufs, const kb_frame *bufs) {
+static void build_wire(test_wire *w, const kb_hmac *key, const kb_frame *override, size_t n_ids, const kb_frame *ids,
+                       size_t n_bufs, const kb_frame *bufs) {
         kb_frame parts[4] = {str_frame(KAT_HEADER), str_frame(KAT_PARENT), str_frame(KAT_METADATA),
                              str_frame(KAT_CONTENT)};
         if (override)
@@ -236,10 +236,8 @@ static void test_sign_rfc4231(void **state) {
                 assert_int_equal(strlen(hex), KB_HMAC_HEX_LEN);
                 assert_memory_equal(hex, tc->hmac, strlen(tc->hmac));
                 size_t a = tc->data_len / 3, b = a + 1;
-                kb_frame cut[4] = {{tc->data, a},
-                                   {tc->data + a, 0},
-                                   {tc->data + a, b - a},
-                                   {tc->data + b, tc->data_len - b}};
+                kb_frame cut[4] = {
+                        {tc->data, a}, {tc->data + a, 0}, {tc->data + a, b - a}, {tc->data + b, tc->data_len - b}};
                 char again[KB_HMAC_HEX_LEN + 1];
                 assert_int_equal(kb_wire_sign(h, cut, again), 0);
                 assert_string_equal(again, hex);
@@ -278,14 +276,13 @@ static void test_sign_keys_and_threads(void **state) {
         unsigned char long_key[300];
         for (size_t i = 0; i < sizeof(long_key); i++)
                 long_key[i] = (unsigned char) ((i * 7 + 1) & 0xff);
-        kb_hmac *same_length = hmac_of("kbound-test-key-7f3b", 20),
-                *long_kb = hmac_of(long_key, sizeof(long_key));
+        kb_hmac *same_length = hmac_of("kbound-test-key-7f3b", 20), *long_kb = hmac_of(long_key, sizeof(long_key));
         kb_hmac *key64 = hmac_of(long_key, 64), *key65 = hmac_of(long_key, 65);
         const kb_hmac *keys[] = {test_key, test_key,    same_length, long_kb, long_kb,
                                  test_key, same_length, key64,       key65,   key64};
-        const char *want[] = {KAT_HMAC, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_LONG_KEY,
-                              KAT_HMAC_LONG_KEY, KAT_HMAC, KAT_HMAC_SAME_LENGTH, KAT_HMAC_KEY_64,
-                              KAT_HMAC_KEY_65, KAT_HMAC_KEY_64};
+        const char *want[] = {KAT_HMAC,          KAT_HMAC,       KAT_HMAC_SAME_LENGTH, KAT_HMAC_LONG_KEY,
+                              KAT_HMAC_LONG_KEY, KAT_HMAC,       KAT_HMAC_SAME_LENGTH, KAT_HMAC_KEY_64,
+                              KAT_HMAC_KEY_65,   KAT_HMAC_KEY_64};
         char hex[KB_HMAC_HEX_LEN + 1];
         for (size_t i = 0; i < KB_ELEMENTSOF(keys); i++) {
                 assert_int_equal(kb_wire_sign(keys[i], parts, hex), 0);
