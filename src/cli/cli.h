@@ -390,3 +390,11 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o);
 
 /* Closes the image, removes the base folder (marks it kept under --keep), frees the rest. */
 void cli_setup_end(cli_setup *s, bool keep);
+
+/* After the kernels ran: the run object (kb_run_report with facts), redacted with every registered
+ * secret set when redact is true (check), the human summary (on standard error when a report goes
+ * to standard output), then every report file. Stores the run in *ret_run (the caller's to put)
+ * and the command's exit code in *exit_code; prints why and returns -1 when no report could be
+ * made. */
+int cli_setup_output(cli_setup *s, kb_run *run, const kb_run_facts *facts, bool redact, json_object **ret_run,
+                     int *exit_code);

@@ -78,3 +78,32 @@ void cli_setup_end(cli_setup *s, bool keep) {
         s->base = s->kernels_dir = s->bwrap = s->bwrap_version = NULL;
         s->n_kernels = 0;
 }
+
+int cli_setup_output(cli_setup *s, kb_run *kernels_run, const kb_run_facts *facts, bool redact, json_object **ret_run,
+                     int *exit_code) {
+        json_object *run = NULL;
+        if (kb_run_report(kernels_run, facts, &run, exit_code) < 0) {
+                cli_error("out of memory: no report written");
+                *exit_code = KB_EXIT_FAIL;
+                return -1;
+        }
+        if (redact) {
+                /* The last pass before anything is rendered: every report sees the run redacted with
+                 * every canary and daemon secret (each kernel's key was redacted by the library). */
+                json_object *clean = cli_redact_json(run);
+                json_object_put(run);
+                run = clean;
+                if (!run) {
+                        cli_error("out of memory while redacting the report: no report written");
+                        *exit_code = KB_EXIT_FAIL;
+                        return -1;
+                }
+        }
+        *ret_run = run;
+        /* With a report on standard output, people read the summary on standard error. */
+        kb_report_human(run, s->summary_to_stderr ? stderr : stdout);
+        fflush(stdout);
+        if (cli_reports_write(s->reports, KB_ELEMENTSOF(s->reports), run))
+                *exit_code = *exit_code ? *exit_code : KB_EXIT_FAIL;
+        return 0;
+}

@@ -279,26 +279,8 @@ int cmd_check(int argc, char **argv) {
                 .transcript_failed = transcript_failed,
                 .sandbox = sandbox,
         };
-        if (kb_run_report(kernels_run, &facts, &run, &exit_code) < 0) {
-                cli_error("out of memory: no report written");
-                exit_code = KB_EXIT_FAIL;
-                goto out;
-        }
-        /* The last pass before anything is rendered: every report sees the run redacted with
-         * every canary and daemon secret (each kernel's key was redacted by the library). */
-        json_object *clean = cli_redact_json(run);
-        json_object_put(run);
-        run = clean;
-        if (!run) {
-                cli_error("out of memory while redacting the report: no report written");
-                exit_code = KB_EXIT_FAIL;
-                goto out;
-        }
-        /* With a report on standard output, people read the summary on standard error. */
-        kb_report_human(run, setup.summary_to_stderr ? stderr : stdout);
-        fflush(stdout);
-        if (cli_reports_write(setup.reports, KB_ELEMENTSOF(setup.reports), run))
-                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
+        (void) cli_setup_output(&setup, kernels_run, &facts, true, &run,
+                                &exit_code); /* says why when there is no report */
 
 out:
         /* The base folder goes before the redaction sets are let go: its messages are redacted

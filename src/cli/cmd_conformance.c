@@ -163,16 +163,8 @@ int cmd_conformance(int argc, char **argv) {
                 .transcript_failed = transcript_failed,
                 .sandbox = sandbox,
         };
-        if (kb_run_report(kernels_run, &facts, &run, &exit_code) < 0) {
-                cli_error("out of memory: no report written");
-                exit_code = KB_EXIT_FAIL;
-                goto out;
-        }
-        /* With a report on standard output, people read the summary on standard error. */
-        kb_report_human(run, setup.summary_to_stderr ? stderr : stdout);
-        fflush(stdout);
-        if (cli_reports_write(setup.reports, KB_ELEMENTSOF(setup.reports), run))
-                exit_code = exit_code ? exit_code : KB_EXIT_FAIL;
+        (void) cli_setup_output(&setup, kernels_run, &facts, false, &run,
+                                &exit_code); /* says why when there is no report */
 
 out:
         kb_run_destroy(&kernels_run);
