@@ -6,8 +6,10 @@ The baseline scripts/bench compares kbound against. It runs the same scenario as
 the same minimal environment, the same probe cells (kernels/<lang>/) and the same waits, each
 kernel on its own thread:
 
-  launch in bwrap (--info-fd) -> pin PID 2 with a pidfd -> kernel_info until a reply
-  identity -> probe (canaries confirmed from the host) -> set_var
+  launch in bwrap (--info-fd; kbound's seccomp filter, built by libkbound; its syscall probe program
+  bound in; a --block-fd channel released at once: the reference takes no look before exec)
+  -> pin PID 2 with a pidfd -> kernel_info until a reply
+  identity -> probe (canaries confirmed from the host) -> attack_surface -> set_var
   long cell (ticking) + a random hold + interrupt_request on control (2 s for the reply, then 0.1 s
   grace; 10 ticks after the request end the wait as kept running)
   long cell + SIGINT through the pidfd -> get_var -> shutdown_request (1 s for the reply) -> SIGKILL
@@ -18,7 +20,9 @@ interrupt latencies, its own peak RSS (getrusage RUSAGE_SELF: bwrap and kernels 
 not counted), and a pass/fail per kernel. Exit 0 when every kernel passed what kbound would pass.
 
 Usage: /usr/bin/python3 bench/reference_check.py [--kernel NAME]... [--kernels-dir DIR] [--bwrap PATH]
-Needs /usr/bin/python3's jupyter_client (python3-jupyter-client) and pyzmq.
+         [--libkbound PATH] [--syscall-probe PATH]
+Needs /usr/bin/python3's jupyter_client (python3-jupyter-client) and pyzmq, and a build of kbound
+(build/libkbound.so for the filter and the table, build/kbound-syscall-probe).
 """
 import argparse
 import base64
@@ -36,6 +40,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import importlib.util
 
 import zmq
 from jupyter_client import BlockingKernelClient
@@ -57,6 +63,9 @@ MIME = "application/vnd.kbound.probe+json"
 WORKSPACE = "/workspace"
 RUNTIME = "/run/kbound"
 
+TOOLS_PROBE = "/run/kbound-tools/syscall-probe"  # KB_SANDBOX_PROBE_PROGRAM
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
 HOST_ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "R", "ssl/certs",
             "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "localtime", "timezone",
             "nsswitch.conf", "passwd", "group", "hosts", "host.conf", "gai.conf", "fonts", "mime.types",
@@ -72,11 +81,13 @@ def ms(t):
     return int(round(t * 1000))
 
 
-def bwrap_argv(bwrap, team, workspace, runtime, info_fd, kernel_argv):
-    """The argv kbound's kb_sandbox_plan builds for the host system (no rootfs, no extra binds)."""
+def bwrap_argv(bwrap, team, workspace, runtime, fds, kernel_argv):
+    """The argv kbound's kb_sandbox_plan builds for the host system (no rootfs, no extra binds);
+    fds: the seccomp program, the probe program, the block channel and the info pipe."""
     hostname = ("kbound-" + team)[:64].replace("_", "-").replace(".", "-")
-    a = [bwrap, "--unshare-all", "--unshare-pid", "--die-with-parent", "--new-session",
-         "--cap-drop", "ALL", "--hostname", hostname, "--ro-bind", "/usr", "/usr"]
+    a = [bwrap, "--unshare-all", "--unshare-pid", "--die-with-parent", "--new-session", "--unshare-user",
+         "--disable-userns", "--seccomp", str(fds["seccomp"]), "--cap-drop", "ALL", "--hostname", hostname,
+         "--ro-bind", "/usr", "/usr"]
     for d in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]:
         if os.path.islink(d):
             a += ["--symlink", os.readlink(d), d]
@@ -100,8 +111,9 @@ def bwrap_argv(bwrap, team, workspace, runtime, info_fd, kernel_argv):
         elif os.path.lexists(p):
             a += ["--ro-bind", "/dev/null", p]
     a += ["--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var", "--tmpfs", "/var/tmp",
-          "--bind", workspace, WORKSPACE, "--bind", runtime, RUNTIME, "--remount-ro", "/",
-          "--chdir", WORKSPACE, "--info-fd", str(info_fd), "--"]
+          "--bind", workspace, WORKSPACE, "--bind", runtime, RUNTIME,
+          "--ro-bind-fd", str(fds["probe"]), TOOLS_PROBE, "--remount-ro", "/",
+          "--chdir", WORKSPACE, "--block-fd", str(fds["block"]), "--info-fd", str(fds["info"]), "--"]
     return a + kernel_argv
 
 
@@ -333,10 +345,17 @@ class Run:
         r, w = os.pipe()
         log = open(os.path.join(host, "kernel.log"), "ab")
         t0 = now()
-        self.proc = subprocess.Popen(bwrap_argv(self.opts.bwrap, self.team, self.workspace, runtime, w, argv),
+        # As kbound: its seccomp filter (built per kernel), its probe program, a block channel.
+        fds = {"seccomp": self.opts.seccomp.build(), "probe": os.open(self.opts.syscall_probe, os.O_RDONLY),
+               "info": w}
+        fds["block"], block_w = os.pipe()
+        self.proc = subprocess.Popen(bwrap_argv(self.opts.bwrap, self.team, self.workspace, runtime, fds, argv),
                                      env=sandbox_env(spec.env), stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=log, pass_fds=(w,))
-        os.close(w)
+                                     stderr=log, pass_fds=tuple(fds.values()))
+        for fd in fds.values():
+            os.close(fd)
+        os.write(block_w, b"g")  # no look before exec: released at once
+        os.close(block_w)
         log.close()
         info = read_info(r, now() + CELL_TIMEOUT)
         self.kernel_pid, self.pidfd = pin_pid2(info["child-pid"], now() + CELL_TIMEOUT)
@@ -416,6 +435,11 @@ class Run:
             self.check("boundary.cross_team", self.shared["sibling_secret"] not in text
                        and not any(e.get("exists") or e.get("readable") for e in probe.get("cross_team", [])))
         self.phase("probe", t0)
+
+        t0 = now()
+        surface = self.cell("attack_surface", self.opts.seccomp.surface_params())
+        self.check("sandbox.attack_surface", surface is not None and surface.get("child") is not None)
+        self.phase("attack_surface", t0)
 
         t0 = now()
         ok = self.cell("set_var", {"value": nonce})
@@ -538,6 +562,46 @@ def _pidfd_exited(fd):
     return bool(p.poll(0))
 
 
+class Seccomp:
+    """kbound's seccomp filter and its table, through libkbound (the helper the tests use)."""
+
+    def __init__(self, lib_path):
+        spec = importlib.util.spec_from_file_location(
+            "seccomp_probe", os.path.join(TOP, "tests", "integration", "seccomp_probe.py"))
+        self.mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.mod)
+        self.lib = self.mod.library(lib_path)
+        self.policy = self.mod.Policy(self.mod.SOCKETS["default"], None)
+
+    def build(self):
+        fd = ctypes.c_int(-1)
+        r = self.lib.kb_seccomp_build(ctypes.byref(self.policy), ctypes.byref(fd))
+        if r < 0:
+            raise OSError(-r, "kb_seccomp_build: " + os.strerror(-r))
+        return fd.value
+
+    def surface_params(self):
+        """The attack_surface cell's parameters, as src/scenario.c's surface_cell makes them."""
+        calls, families = [], []
+        for i in range(self.lib.kb_seccomp_entry_count()):
+            e = self.lib.kb_seccomp_entry_at(i)
+            if not self.lib.kb_seccomp_blocks(ctypes.byref(self.policy), e):
+                continue
+            name = e.contents.name.decode()
+            if e.contents.match == self.mod.MATCH_FAMILY:
+                families.append({"name": name, "family": e.contents.value})
+                continue
+            nr = self.lib.kb_seccomp_entry_syscall_nr(e)
+            calls.append({"name": name, "nr": nr if nr >= 0 else -1, "value": e.contents.value,
+                          "errno": errno_name(e.contents.errnum)})
+        return {"program": TOOLS_PROBE, "calls": calls, "families": families}
+
+
+def errno_name(num):
+    import errno
+    return errno.errorcode.get(num, "E%d" % num)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", action="append")
@@ -547,8 +611,16 @@ def main():
                     "as kbound check --keep does (the folders are removed all the same)")
     ap.add_argument("--interrupt-order", default="control,pidfd", choices=["control,pidfd", "pidfd,control"],
                     help="which interrupt path goes first (kbound: control first); for investigations")
+    ap.add_argument("--libkbound", default=os.path.join(TOP, "build", "libkbound.so"),
+                    help="kbound's library: its seccomp filter and table (default build/libkbound.so)")
+    ap.add_argument("--syscall-probe", default=os.path.join(TOP, "build", "kbound-syscall-probe"),
+                    help="kbound's syscall probe program (default build/kbound-syscall-probe)")
     opts = ap.parse_args()
     opts.kernels_dir = os.path.abspath(opts.kernels_dir)
+    for path, what in ((opts.libkbound, "--libkbound"), (opts.syscall_probe, "--syscall-probe")):
+        if not os.path.exists(path):
+            sys.exit("reference_check: %s %s does not exist: build kbound first (cmake --build build)" % (what, path))
+    opts.seccomp = Seccomp(opts.libkbound)
     kernels = opts.kernel or ["python3", "ir"]
     # Like kbound: a child subreaper, so a sandbox's init (which bwrap leaves to its parent's
     # reaper) comes back to us and is reaped, and its CPU time is counted as ours.
@@ -588,7 +660,7 @@ def main():
         reap_orphans()
     ok = all(not r.result.get("error") and all(c["status"] in (True, "unsupported")
                                                  for c in r.result["checks"].values())
-             and len(r.result["checks"]) == 11 for r in runs)
+             and len(r.result["checks"]) == 12 for r in runs)  # the checks the reference makes
     out = {"duration_ms": ms(now() - t0), "pass": ok,
            "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            "kernels": [r.result for r in runs]}

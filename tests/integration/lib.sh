@@ -40,6 +40,21 @@ fixtures="$scratch/fixtures"
 cp -R "$KBOUND_SOURCE_DIR/tests/fixtures" "$fixtures"
 chmod -R a+rX "$fixtures"
 
+# libkbound_python ARGS...: /usr/bin/python3 able to load this build's libkbound.so through ctypes
+# (seccomp_probe.py, the bench's reference harness): in the ASan+UBSan build the library needs its
+# sanitizer runtime loaded first, and python3 is not built with it. Whatever it starts in bwrap gets
+# an environment of its own, without the preload.
+libkbound_python() {
+  local runtime
+  runtime=$(ldd "${KBOUND_BUILD_DIR:?KBOUND_BUILD_DIR must point at the build tree (ctest sets it)}/libkbound.so" |
+    awk '/libasan/ {print $3}')
+  if [ -n "$runtime" ]; then
+    LD_PRELOAD="$runtime" ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 "$@"
+  else
+    /usr/bin/python3 "$@"
+  fi
+}
+
 # leaky_bwrap MODE [VALUE]: a bwrap stand-in for --bwrap that breaks kbound's sandbox the way
 # tests/fixtures/leaky-bwrap's LEAK=MODE does; prints its path. kbound starts bwrap with the
 # kernel's minimal environment (and, as root, as the sandbox user), so the mode is written into a

@@ -19,12 +19,14 @@ ok "both sides carried the same execute_request" \
 
 echo "reference harness (jupyter_client, same bwrap argv and cells)"
 set +e
-/usr/bin/python3 "$KBOUND_SOURCE_DIR/bench/reference_check.py" --kernel python3 \
-  --kernels-dir "$KBOUND_SOURCE_DIR/kernels" >"$scratch/ref.json" 2>"$scratch/ref.err"
+libkbound_python "$KBOUND_SOURCE_DIR/bench/reference_check.py" --kernel python3 \
+  --kernels-dir "$KBOUND_SOURCE_DIR/kernels" --libkbound "$KBOUND_BUILD_DIR/libkbound.so" \
+  --syscall-probe "$KBOUND_BUILD_DIR/kbound-syscall-probe" >"$scratch/ref.json" 2>"$scratch/ref.err"
 rc=$?
 set -e
 ok "the reference passes python3 (exit 0)" [ "$rc" -eq 0 ]
-ok "it ran all 11 checks" [ "$(json_get "$scratch/ref.json" "len(d['kernels'][0]['checks'])")" = "11" ]
+ok "it ran all 12 checks, sandbox.attack_surface among them" \
+  [ "$(json_get "$scratch/ref.json" "(len(d['kernels'][0]['checks']), d['kernels'][0]['checks']['sandbox.attack_surface']['status'])")" = "(12, True)" ]
 ok "it measured start-up and both interrupts" \
   [ "$(json_get "$scratch/ref.json" "all(d['kernels'][0].get(k) is not None for k in ('startup_ms', 'latency_control_ms', 'latency_pidfd_ms'))")" = "True" ]
 assert_no_leftovers "reference harness"

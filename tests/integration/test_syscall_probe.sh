@@ -10,15 +10,8 @@ require bwrap /usr/bin/python3 cmake ldd
 
 lib="$KBOUND_BUILD_DIR/libkbound.so"
 ok "libkbound.so is built ($lib)" test -f "$lib"
-# In the ASan+UBSan build libkbound.so needs its sanitizer runtime loaded first, and python3 is not
-# built with it: the runtime is preloaded for the helper, which drops it before it execs bwrap.
-helper_env=()
-asan_runtime=$(ldd "$lib" | awk '/libasan/ {print $3}')
-if [ -n "$asan_runtime" ]; then
-  helper_env=(env LD_PRELOAD="$asan_runtime" ASAN_OPTIONS=detect_leaks=0)
-fi
 helper() {
-  "${helper_env[@]}" /usr/bin/python3 "$KBOUND_SOURCE_DIR/tests/integration/seccomp_probe.py" "$@"
+  libkbound_python "$KBOUND_SOURCE_DIR/tests/integration/seccomp_probe.py" "$@"
 }
 
 echo "install"
