@@ -87,14 +87,34 @@ int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char *
                 return fd;
         if ((uint64_t) st.st_size > max)
                 return -EMSGSIZE;
-        char *buf = malloc(max + 2);
+        /* The buffer grows as the file is read (from its size, or a page for /proc's files, which
+         * say 0): allocating the ceiling for every small file (64 KiB for each descriptor's
+         * fdinfo, 1 MiB for a mount table) left malloc's arenas megabytes larger than the data. */
+        size_t cap = (size_t) st.st_size + 2 > 4096 ? (size_t) st.st_size + 2 : 4096;
+        if (cap > max + 2)
+                cap = max + 2;
+        char *buf = malloc(cap);
         if (!buf)
                 return -ENOMEM;
         size_t len = 0;
         int r = 0;
         /* One byte past the limit catches a file that grew after fstat. */
         while (len < max + 1) {
-                ssize_t n = read(fd, buf + len, max + 1 - len);
+                if (len >= cap - 1 && cap < max + 2) { /* full, and below the ceiling: grow */
+                        size_t grown = cap > (max + 2) / 2 ? max + 2 : cap * 2;
+                        char *bigger = malloc(grown);
+                        if (!bigger) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        memcpy(bigger, buf, len);
+                        explicit_bzero(buf, len); /* a copy of a secret file is not left behind */
+                        free(buf);
+                        buf = bigger;
+                        cap = grown;
+                }
+                /* Up to max + 1 bytes in all, and a byte kept for the NUL (cap <= max + 2). */
+                ssize_t n = read(fd, buf + len, cap - 1 - len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
