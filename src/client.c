@@ -15,6 +15,7 @@
 #define READY_IDS_MAX 64
 #define IDLE_GRACE_MS 2000                /* how long to wait for "idle" once the execute_reply is in */
 #define DEATH_AFTER_DISCONNECT_MS 500     /* how long a dropped connection waits for the pidfd */
+#define DEATH_DRAIN_MS 100                /* how long a death waits for what the kernel sent just before */
 #define SENT_IDS_MAX 256                  /* recent request msg_ids, to tell replies to requests we never sent */
 #define MSG_ID_MAX 64                     /* our msg_ids are canonical uuids (36 characters) */
 #define RECV_HWM 16                       /* messages libzmq queues per socket before pushing back */
@@ -567,6 +568,33 @@ static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
         return r < 0 ? r : 1;
 }
 
+/* Receives and dispatches what is queued on the sockets items[0..n) (channels order[]) report
+ * ready, bounded per socket so one flooding channel cannot starve the others, and stopping at the
+ * deadline: what is still queued then was not delivered in time. The byte budget (per socket, so
+ * a flood on one cannot starve the next) returns to the caller and the cancel fd every so often
+ * even without a deadline: the console has none. Returns 1 if something was dispatched, 0 if
+ * not, or a receive error. */
+static int drain_ready(kb_client *c, const zmq_pollitem_t *items, const kb_channel *order, size_t n,
+                       int64_t deadline_ms) {
+        int got = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!(items[i].revents & ZMQ_POLLIN))
+                        continue;
+                size_t bytes = 0;
+                for (int k = 0; k < PUMP_DRAIN_MAX && bytes < PUMP_BYTES_MAX; k++) {
+                        if (kb_ms_left(deadline_ms) == 0)
+                                break;
+                        int q = receive_one(c, order[i], &bytes);
+                        if (q < 0)
+                                return q;
+                        if (q == 0)
+                                break;
+                        got = 1;
+                }
+        }
+        return got;
+}
+
 /* Waits until deadline_ms (< 0: no deadline) for traffic and dispatches what arrived. Returns 1 if
  * something was dispatched, 0 on timeout, -ESRCH if the death fd fired (after draining what was
  * queued), -ECONNRESET if a connection dropped, or a receive error. Never runs past deadline_ms by
@@ -595,33 +623,26 @@ static int pump(kb_client *c, int64_t deadline_ms) {
                 return errno == EINTR ? 0 : -errno;
         if (c->cancel_fd >= 0 && (items[cancel_item].revents & ZMQ_POLLIN))
                 return -ECANCELED;
-        int got = 0;
         /* iopub first: a kernel publishes outputs before the reply, and a reply processed first
          * would end a wait before its last outputs are counted. */
-        for (size_t i = 0; i < KB_ELEMENTSOF(order); i++) {
-                if (!(items[i].revents & ZMQ_POLLIN))
-                        continue;
-                /* Drain what is queued on this socket, bounded so one flooding channel cannot
-                 * starve the others, and stopping at the deadline: what is still queued then
-                 * was not delivered in time. The byte budget (per socket, so a flood on one
-                 * cannot starve the next) returns to the caller and the cancel fd every so often
-                 * even without a deadline: the console has none. */
-                size_t bytes = 0;
-                for (int k = 0; k < PUMP_DRAIN_MAX && bytes < PUMP_BYTES_MAX; k++) {
-                        if (kb_ms_left(deadline_ms) == 0)
-                                break;
-                        int q = receive_one(c, order[i], &bytes);
-                        if (q < 0)
-                                return q;
-                        if (q == 0)
-                                break;
-                        got = 1;
-                }
-        }
-        if (got)
-                return 1;
-        if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN))
+        int got = drain_ready(c, items, order, KB_ELEMENTSOF(order), deadline_ms);
+        if (got != 0)
+                return got;
+        if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN)) {
+                /* A kernel that answers and exits at once (shutdown_reply, then exit) can be seen
+                 * dead before libzmq's I/O thread has handed its last messages to the sockets:
+                 * what it sent before dying is waited for a moment, then dispatched. */
+                zmq_pollitem_t last[KB_ELEMENTSOF(order)];
+                for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
+                        last[i] = (zmq_pollitem_t){.socket = c->sock[order[i]], .events = ZMQ_POLLIN};
+                int wait_ms = kb_ms_left(deadline_ms);
+                if (wait_ms < 0 || wait_ms > DEATH_DRAIN_MS)
+                        wait_ms = DEATH_DRAIN_MS;
+                if (zmq_poll(last, (int) KB_ELEMENTSOF(order), wait_ms) > 0 &&
+                    (got = drain_ready(c, last, order, KB_ELEMENTSOF(order), deadline_ms)) != 0)
+                        return got;
                 return -ESRCH;
+        }
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++) {
                 if (!(items[monitor_item + i].revents & ZMQ_POLLIN))
                         continue;

@@ -1119,7 +1119,16 @@ static int ns_set_add(ns_set *set, uint64_t ino, const ns_set *except) {
         return 0;
 }
 
-/* "ns_holders" [{"pid", "name", "ns", "inode"}] and "ns_outside" {"read", "unreadable", "holders"}:
+/* Whether pid runs the program whose inode self is (stat through /proc/<pid>/exe). */
+static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) {
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) pid);
+        return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
+}
+
+/* "ns_holders" [{"pid", "name", "ns", "inode"}] and "ns_outside" {"read", "unreadable", "holders",
+ * "kbound_helpers"}:
  * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
  * namespaces. The sandbox's namespaces are those of its processes and the user namespaces above
  * them, less kbound's own and those above kbound's user namespace, which every host process
@@ -1170,10 +1179,21 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
         }
         if (r < 0 && note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
                 return -ENOMEM;
-        int64_t read = 0, unreadable = 0, found = 0;
+        int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0;
+        struct stat self_exe;
+        snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
+        bool have_self = stat(path, &self_exe) == 0;
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member || procs[i].ns_read == 0)
                         continue;
+                /* kbound's own short-lived helper that reads another look's sockets from inside a
+                 * namespace (diag_fd_in: a fork of kbound, never an exec, so kbound's child running
+                 * kbound's program) is not a holder. Nothing else can be both: a sandbox's orphans go
+                 * to its own init, and only kbound forks kbound. */
+                if (have_self && procs[i].ppid == getpid() && same_exe(t->proc_root, procs[i].pid, &self_exe)) {
+                        own_helpers++;
+                        continue;
+                }
                 if (procs[i].ns_read < 0) {
                         unreadable++;
                         continue;
@@ -1198,6 +1218,7 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
         json_object *outside = json_object_new_object();
         if (!outside || add(outside, "read", json_object_new_int64(read)) < 0 ||
             add(outside, "unreadable", json_object_new_int64(unreadable)) < 0 ||
+            add(outside, "kbound_helpers", json_object_new_int64(own_helpers)) < 0 ||
             add(outside, "holders", json_object_new_int64(found)) < 0) {
                 json_object_put(outside);
                 return -ENOMEM;

@@ -25,7 +25,7 @@ JUPYTER_PATH="$scratch/jupyter" KBOUND_CANARY_SECRET="$canary" "$KBOUND" check -
 rc=$?
 set -e
 ok "check with a transcript exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
-[ "$rc" -eq 0 ] || tail -20 "$scratch/err"
+[ "$rc" -eq 0 ] || { grep -E "^(FAIL|UNTESTED)" "$scratch/out"; grep -E " (fail|untested): " "$scratch/err"; }
 ok "transcript is private (0600)" [ "$(stat -c %a "$scratch/t.jsonl")" = 600 ]
 ok "stderr says how many messages were written" grep -q "transcript: [0-9]* message(s) written" "$scratch/err"
 
