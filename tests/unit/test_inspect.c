@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "inspect-internal.h"
+#include "valgrind_skip.h"
 
 static char dir[] = "/tmp/kbound-inspect-XXXXXX";
 static char mp[256];     /* dir/a/m: a tmpfs */
@@ -93,22 +94,8 @@ static int teardown(void **state) {
         return 0;
 }
 
-/* valgrind 3.19 (Debian 12) does not implement openat2 (syscall 437), which every lookup here
- * uses; scripts/test runs this file under it with KBOUND_TEST_SKIP_OPENAT2=1, and each test says
- * it is left out. The normal and ASan passes run them. */
-static void skip_without_openat2(const char *test) {
-        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
-        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
-                fprintf(stderr,
-                        "test_inspect: KBOUND_TEST_SKIP_OPENAT2=1: NOT running %s (it needs openat2, which "
-                        "valgrind 3.19 does not implement)\n",
-                        test);
-                skip();
-        }
-}
-
 static void test_mount_root_found(void **state) {
-        skip_without_openat2("test_mount_root_found");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect", "test_mount_root_found");
         (void) state;
         int fd = -1;
         struct stat st, want;
@@ -128,7 +115,7 @@ static void test_mount_root_found(void **state) {
 }
 
 static void test_mount_root_refused(void **state) {
-        skip_without_openat2("test_mount_root_refused");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect", "test_mount_root_refused");
         (void) state;
         int fd = -1;
         struct stat st;
@@ -163,7 +150,7 @@ static void test_mount_root_refused(void **state) {
 }
 
 static void test_stat_in_mount(void **state) {
-        skip_without_openat2("test_stat_in_mount");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect", "test_stat_in_mount");
         (void) state;
         int fd = -1;
         struct stat st, want;

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "kbound/kernelspec.h"
+#include "valgrind_skip.h"
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -385,12 +386,7 @@ static void test_env_prefixes(void **state) {
 static void test_rootfs_search_path_in(void **state) {
         tree *t = *state;
         char path[PATH_MAX];
-        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
-        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
-                fprintf(stderr, "test_kernelspec: KBOUND_TEST_SKIP_OPENAT2=1: NOT running test_rootfs_search_path_in "
-                                "(it needs openat2, which valgrind 3.19 does not implement)\n");
-                skip();
-        }
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_kernelspec", "test_rootfs_search_path_in");
         mkdirs(t, "img/usr");
         mkdirs(t, "img/home/zoe");
         mkdirs(t, "img/home/jovyan");
@@ -430,15 +426,7 @@ static void test_find_in_root(void **state) {
         kb_kernelspec *spec = NULL;
         char **dirs = NULL;
 
-        /* valgrind 3.19 (Debian 12) does not implement openat2 (syscall 437), which every lookup
-         * inside an image uses; scripts/test runs this file under it with KBOUND_TEST_SKIP_OPENAT2=1
-         * and this test says it is left out. The normal and ASan passes run it. */
-        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
-        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
-                fprintf(stderr, "test_kernelspec: KBOUND_TEST_SKIP_OPENAT2=1: NOT running test_find_in_root "
-                                "(it needs openat2, which valgrind 3.19 does not implement)\n");
-                skip();
-        }
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_kernelspec", "test_find_in_root");
 
         /* A host folder the image must never reach through a link. */
         write_marked(t, "host/kernels/leak", "host");

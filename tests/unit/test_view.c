@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "kbound/view.h"
+#include "valgrind_skip.h"
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -19,20 +20,6 @@
 typedef struct tree {
         char root[64];
 } tree;
-
-/* valgrind 3.19 (Debian 12) does not implement openat2 (syscall 437), which every lookup below a
- * bind uses; scripts/test runs this file under it with KBOUND_TEST_SKIP_OPENAT2=1, and each test
- * says it is left out. The normal and ASan passes run them. */
-static void skip_without_openat2(const char *test) {
-        const char *skip_openat2 = getenv("KBOUND_TEST_SKIP_OPENAT2");
-        if (skip_openat2 && strcmp(skip_openat2, "1") == 0) {
-                fprintf(stderr,
-                        "test_view: KBOUND_TEST_SKIP_OPENAT2=1: NOT running %s (it needs openat2, which "
-                        "valgrind 3.19 does not implement)\n",
-                        test);
-                skip();
-        }
-}
 
 static int tree_setup(void **state) {
         tree *t = calloc(1, sizeof(*t));
@@ -113,7 +100,7 @@ static kb_sandbox_policy host_policy(const tree *t, char **ro_paths) {
 }
 
 static void test_host_view(void **state) {
-        skip_without_openat2("test_host_view");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_view", "test_host_view");
         tree *t = *state;
         kb_sandbox_policy policy = host_policy(t, NULL);
         kb_view *v = NULL;
@@ -164,7 +151,7 @@ static void test_host_view(void **state) {
 }
 
 static void test_ro_bind_and_links(void **state) {
-        skip_without_openat2("test_ro_bind_and_links");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_view", "test_ro_bind_and_links");
         tree *t = *state;
         /* A venv: its python is a link to the system's, which the sandbox shows. */
         make_link("/usr/bin/env", at(t, "/venv/bin/python"));
@@ -197,7 +184,7 @@ static void test_ro_bind_and_links(void **state) {
 
 /* An image's links resolve inside the image (and so inside the sandbox), never on the host. */
 static void test_rootfs_links_stay_inside(void **state) {
-        skip_without_openat2("test_rootfs_links_stay_inside");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_view", "test_rootfs_links_stay_inside");
         tree *t = *state;
         write_file(at(t, "/img/usr/bin/k"), "#!/usr/bin/missing-interp\n", 0755);
         make_link("/usr/bin/k", at(t, "/img/usr/bin/abs"));
@@ -239,7 +226,7 @@ static void test_rootfs_links_stay_inside(void **state) {
 }
 
 static void test_preflight_names_the_bind(void **state) {
-        skip_without_openat2("test_preflight_names_the_bind");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_view", "test_preflight_names_the_bind");
         tree *t = *state;
         kb_sandbox_policy policy = host_policy(t, NULL);
         kb_view_problem *p = NULL;
@@ -332,7 +319,7 @@ static void test_preflight_names_the_bind(void **state) {
 }
 
 static void test_preflight_resource_dir_and_rootfs(void **state) {
-        skip_without_openat2("test_preflight_resource_dir_and_rootfs");
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_view", "test_preflight_resource_dir_and_rootfs");
         tree *t = *state;
         kb_sandbox_policy policy = host_policy(t, NULL);
         kb_view_problem *p = NULL;
