@@ -293,10 +293,11 @@ int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long tim
  * thread, or there was no memory for its transcript writer. Nothing when r >= 0. */
 void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed);
 
-/* The options the commands share (options.c: one table, one getopt_long loop). A command names the
- * long options it takes, in the order its --help lists them (getopt_long's messages follow that
- * order), from the shared table or from its own; the shared ones are parsed into a cli_opts, each
- * with the validation above, and a command sees only its own options, 'h' and getopt's '?'. */
+/* The options the commands share (options.c: one table, one getopt_long loop, one wording for
+ * --help). A command names the long options it takes, in the order its --help lists them
+ * (cli_opts_usage prints them so; getopt_long's messages follow that order too), from the shared
+ * table or from its own; the shared ones are parsed into a cli_opts, each with the validation
+ * above, and a command sees only its own options, 'h' and getopt's '?'. */
 enum {
         CLI_OPT_KERNEL = 'k', /* also -k */
         CLI_OPT_TEAM = 0x100,
@@ -358,6 +359,21 @@ int cli_opts_init(cli_opts *o, const char *cmd, const char *const *accepts, cons
  * is wrong (already reported, naming cmd: a usage error), or -1 at the end (optind is then the
  * first operand). */
 int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts);
+
+/* One of a command's own options in its --help: the long option, as written ("--sandbox on|off"),
+ * and what it does (further lines after '\n'). */
+typedef struct cli_help {
+        const char *name; /* "sandbox" */
+        const char *syntax;
+        const char *text;
+} cli_help;
+
+/* Prints o->cmd's --help to out: intro, a blank line, the line(s) of every option o accepts in
+ * cli_opts_init's order (a shared option in options.c's wording for o->cmd, a command's own from
+ * own, {0}-terminated, may be NULL; --help itself has none), then a blank line and epilogue (may be
+ * NULL). Returns 0, or -EINVAL without printing anything when an option has no line (a
+ * programming error). */
+int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue);
 
 /* What check and conformance set up before their kernels start (cli_setup.c), in two halves so a
  * command can check its own options in between (check --require-full-boundary). */

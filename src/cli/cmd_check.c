@@ -16,45 +16,23 @@
 #define MAX_KERNELS CLI_KERNELS_MAX
 #define CANARY_ENV "KBOUND_CANARY_SECRET"
 
-static void check_usage(FILE *out) {
-        fputs("Usage: kbound check [OPTIONS]\n\n"
-              "Starts each kernel in its own team sandbox (bubblewrap), probes the boundary (writes outside\n"
-              "the workspace, a writable workspace, network, daemon secrets, another team's files), checks the\n"
-              "kernel is PID 2 behind a pinned pidfd, interrupts a running cell through the control channel and\n"
-              "through the pidfd, and proves the same namespace still answers. Kernels run concurrently.\n\n"
-              "  --kernel NAME|PATH      a kernelspec to check (repeatable; default: python3 and ir)\n"
-              "  --team NAME             prefix of the team names (default kbound)\n"
-              "  --json FILE             write the JSON report (docs/report-format.md)\n"
-              "  --junit FILE            write a JUnit XML report (one testcase per kernel x check)\n"
-              "  --allow-raw-network     keep the host network; the network boundary is then NOT claimed\n"
-              "                          (also OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
-              "  --require-full-boundary fail if the raw-network override is set (for full-boundary CI jobs)\n"
-              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
-              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
-              "                          else kbound-sandbox, else nobody); never root\n"
-              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
-              "                          unix, or inet (also IP; the default under the network override)\n"
-              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
-              "                          reported as not claimed; docs/seccomp.md)\n"
-              "  --kernels-dir DIR       probe cells (default: the installed kernels/ folder)\n"
-              "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
-              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
-              "                          podman save): unpacked for the run, then used as --rootfs\n"
-              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
-              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
-              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
-              "  --rootfs DIR            check kernels of an unpacked image: its /usr, /etc, /opt become\n"
-              "                          the sandbox's read-only root; kernelspecs are found inside it\n"
-              "                          (default kernels: every kernelspec of the image)\n"
-              "  --timeout SECONDS       deadline for the whole run (default 300)\n"
-              "  --keep                  keep the team folders for inspection\n"
-              "  --transcript FILE       write every message sent and received as JSON lines (0600;\n"
-              "                          the connection key and canaries are redacted)\n"
-              "  --quiet                 no progress on stderr\n\n"
-              "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
-              "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
-              "image's kernelspecs; see `kbound doctor`).\n",
-              out);
+static void check_usage(const cli_opts *o, FILE *out) {
+        static const cli_help own[] = {
+                {"require-full-boundary", "--require-full-boundary",
+                 "fail if the raw-network override is set (for full-boundary CI jobs)"},
+                {0},
+        };
+        (void) cli_opts_usage(
+                o, out,
+                "Usage: kbound check [OPTIONS]\n\n"
+                "Starts each kernel in its own team sandbox (bubblewrap), probes the boundary (writes outside\n"
+                "the workspace, a writable workspace, network, daemon secrets, another team's files), checks the\n"
+                "kernel is PID 2 behind a pinned pidfd, interrupts a running cell through the control channel and\n"
+                "through the pidfd, and proves the same namespace still answers. Kernels run concurrently.\n",
+                own,
+                "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
+                "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
+                "image's kernelspecs; see `kbound doctor`).\n");
 }
 
 /* A canary in kbound's own environment has to be in the environment block the kernel would see
@@ -98,13 +76,13 @@ int cmd_check(int argc, char **argv) {
                 "allow-syscall",
                 "kernels-dir",
                 "ro-bind",
-                "timeout",
-                "keep",
-                "transcript",
-                "rootfs",
                 "image",
                 "image-max-size",
                 "prefix",
+                "rootfs",
+                "timeout",
+                "keep",
+                "transcript",
                 "quiet",
                 "help",
                 NULL,
@@ -130,10 +108,10 @@ int cmd_check(int argc, char **argv) {
                 case CLI_OPTS_REFUSED:
                         return KB_EXIT_USAGE;
                 case 'h':
-                        check_usage(stdout);
+                        check_usage(&o, stdout);
                         return 0;
                 default:
-                        check_usage(stderr);
+                        check_usage(&o, stderr);
                         return KB_EXIT_USAGE;
                 }
         }

@@ -13,49 +13,30 @@
 
 #define MAX_KERNELS CLI_KERNELS_MAX
 
-static void conformance_usage(FILE *out) {
-        fputs("Usage: kbound conformance [OPTIONS]\n\n"
-              "Starts each kernel in its own team sandbox (bubblewrap) and tests its protocol conformance:\n"
-              "kernel_info fields, busy → execute_input → outputs → idle with correct parents, the shape of\n"
-              "every message (the messaging spec's fields and types), stdout and stderr streams,\n"
-              "execute_result, display_data and its updates, clear_output, pager payloads, error replies,\n"
-              "execution_count, silent requests, stdin (input_request answered), is_complete, complete,\n"
-              "inspect, history (tail, range, search, with output), comms and comm_info, interrupts (idle,\n"
-              "busy via control and via the pidfd), debug and subshells when claimed, and shutdown: at least\n"
-              "what jupyter_kernel_test covers. Code snippets and known deviations come from\n"
-              "kernels/<language>/. Each item is pass, fail, deviation (known for this implementation, and\n"
-              "every problem it showed listed), unsupported (an optional feature the kernel neither claims\n"
-              "nor answers, or an interrupt_request a kernelspec in signal mode may ignore) or untested (no\n"
-              "language pack or snippet for it).\n\n"
-              "  --kernel NAME|PATH      a kernelspec to test (repeatable; default: python3 and ir)\n"
-              "  --team NAME             prefix of the team names (default kbound-conf)\n"
-              "  --json FILE             write the JSON report (docs/report-format.md, \"kind\": \"conformance\")\n"
-              "  --junit FILE            write a JUnit XML report (one testcase per kernel x item)\n"
-              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
-              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
-              "                          else kbound-sandbox, else nobody); never root\n"
-              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
-              "                          unix, or inet (also IP; the default under the network override)\n"
-              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
-              "                          reported as not claimed; docs/seccomp.md)\n"
-              "  --kernels-dir DIR       language packs (default: the installed kernels/ folder)\n"
-              "  --ro-bind PATH          also bind PATH read-only into every sandbox (repeatable)\n"
-              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
-              "                          podman save): unpacked for the run, then used as --rootfs\n"
-              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
-              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
-              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
-              "  --rootfs DIR            test kernels of an unpacked image (its /usr, /etc, /opt read-only;\n"
-              "                          kernelspecs found inside it; default: every kernelspec of the image)\n"
-              "  --timeout SECONDS       deadline for the whole run (default 300)\n"
-              "  --transcript FILE       write every message sent and received as JSON lines (0600)\n"
-              "  --allow-untested        accept untested items (the summary still names them)\n"
-              "  --keep                  keep the team folders for inspection\n"
-              "  --quiet                 no progress on stderr\n\n"
-              "Exit codes: 0 every item passed or is a known deviation (untested items only with\n"
-              "--allow-untested), 1 an item failed or went untested (or the run was cut short), 2 usage,\n"
-              "3 the sandbox cannot be enforced or a kernel cannot be found (see `kbound doctor`).\n",
-              out);
+static void conformance_usage(const cli_opts *o, FILE *out) {
+        static const cli_help own[] = {
+                {"allow-untested", "--allow-untested", "accept untested items (the summary still names them)"},
+                {0},
+        };
+        (void) cli_opts_usage(
+                o, out,
+                "Usage: kbound conformance [OPTIONS]\n\n"
+                "Starts each kernel in its own team sandbox (bubblewrap) and tests its protocol conformance:\n"
+                "kernel_info fields, busy → execute_input → outputs → idle with correct parents, the shape of\n"
+                "every message (the messaging spec's fields and types), stdout and stderr streams,\n"
+                "execute_result, display_data and its updates, clear_output, pager payloads, error replies,\n"
+                "execution_count, silent requests, stdin (input_request answered), is_complete, complete,\n"
+                "inspect, history (tail, range, search, with output), comms and comm_info, interrupts (idle,\n"
+                "busy via control and via the pidfd), debug and subshells when claimed, and shutdown: at least\n"
+                "what jupyter_kernel_test covers. Code snippets and known deviations come from\n"
+                "kernels/<language>/. Each item is pass, fail, deviation (known for this implementation, and\n"
+                "every problem it showed listed), unsupported (an optional feature the kernel neither claims\n"
+                "nor answers, or an interrupt_request a kernelspec in signal mode may ignore) or untested (no\n"
+                "language pack or snippet for it).\n",
+                own,
+                "Exit codes: 0 every item passed or is a known deviation (untested items only with\n"
+                "--allow-untested), 1 an item failed or went untested (or the run was cut short), 2 usage,\n"
+                "3 the sandbox cannot be enforced or a kernel cannot be found (see `kbound doctor`).\n");
 }
 
 static void log_to_stderr(void *userdata, int level, const char *message) {
@@ -68,9 +49,9 @@ int cmd_conformance(int argc, char **argv) {
                 {},
         };
         static const char *const accepts[] = {
-                "kernel",         "team",        "json",    "junit",          "bwrap",      "sandbox-user", "sockets",
-                "allow-syscall",  "kernels-dir", "ro-bind", "timeout",        "transcript", "rootfs",       "image",
-                "image-max-size", "prefix",      "keep",    "allow-untested", "quiet",      "help",         NULL,
+                "kernel",        "team",        "json",           "junit", "bwrap",          "sandbox-user", "sockets",
+                "allow-syscall", "kernels-dir", "ro-bind",        "image", "image-max-size", "prefix",       "rootfs",
+                "timeout",       "transcript",  "allow-untested", "keep",  "quiet",          "help",         NULL,
         };
         cli_opts o;
         if (cli_opts_init(&o, "conformance", accepts, own) < 0)
@@ -89,10 +70,10 @@ int cmd_conformance(int argc, char **argv) {
                 case CLI_OPTS_REFUSED:
                         return KB_EXIT_USAGE;
                 case 'h':
-                        conformance_usage(stdout);
+                        conformance_usage(&o, stdout);
                         return 0;
                 default:
-                        conformance_usage(stderr);
+                        conformance_usage(&o, stderr);
                         return KB_EXIT_USAGE;
                 }
         }

@@ -16,36 +16,18 @@
 #define IS_COMPLETE_TIMEOUT_MS 3000
 #define STOP_GRACE_MS 3000
 
-static void console_usage(FILE *out) {
-        fputs("Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
-              "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
-              "when the kernel says the code is incomplete (is_complete_request). Ctrl-C interrupts a\n"
-              "running cell (SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears\n"
-              "the input; Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or\n"
-              "a pipe (scripted audits). Kernel output is shown with terminal control sequences removed.\n\n"
-              "  --kernel NAME|PATH      kernelspec name or folder (required)\n"
-              "  --team NAME             team name for the sandbox folders (default console)\n"
-              "  --rootfs DIR            run the kernel of an unpacked image (docs/rootfs.md)\n"
-              "  --timeout SECONDS       deadline for start-up (default 60); cells have none\n"
-              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
-              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
-              "                          else kbound-sandbox, else nobody); never root\n"
-              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
-              "                          unix, or inet (also IP; the default under the network override)\n"
-              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
-              "                          reported as not claimed; docs/seccomp.md)\n"
-              "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
-              "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
-              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
-              "                          podman save): unpacked for the run, then used as --rootfs\n"
-              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
-              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
-              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
-              "  --keep                  keep the team folders for inspection\n"
-              "  --transcript FILE       write every message sent and received as JSON lines (0600)\n\n"
-              "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
-              "2 usage, 3 the kernel could not be started in the sandbox.\n",
-              out);
+static void console_usage(const cli_opts *o, FILE *out) {
+        (void) cli_opts_usage(
+                o, out,
+                "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
+                "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
+                "when the kernel says the code is incomplete (is_complete_request). Ctrl-C interrupts a\n"
+                "running cell (SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears\n"
+                "the input; Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or\n"
+                "a pipe (scripted audits). Kernel output is shown with terminal control sequences removed.\n",
+                NULL,
+                "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
+                "2 usage, 3 the kernel could not be started in the sandbox.\n");
 }
 
 /* Writes a JSON string's whole value (by its length: it may hold NUL bytes), sanitized. */
@@ -551,9 +533,23 @@ static int console_loop(console *con) {
 
 int cmd_console(int argc, char **argv) {
         static const char *const accepts[] = {
-                "kernel",     "team",         "rootfs",  "image",         "image-max-size",    "prefix",  "timeout",
-                "bwrap",      "sandbox-user", "sockets", "allow-syscall", "allow-raw-network", "ro-bind", "keep",
-                "transcript", "help",         NULL,
+                "kernel",
+                "team",
+                "rootfs",
+                "timeout",
+                "bwrap",
+                "sandbox-user",
+                "sockets",
+                "allow-syscall",
+                "allow-raw-network",
+                "ro-bind",
+                "image",
+                "image-max-size",
+                "prefix",
+                "keep",
+                "transcript",
+                "help",
+                NULL,
         };
         cli_opts o;
         if (cli_opts_init(&o, "console", accepts, NULL) < 0)
@@ -566,10 +562,10 @@ int cmd_console(int argc, char **argv) {
                 case CLI_OPTS_REFUSED:
                         return KB_EXIT_USAGE;
                 case 'h':
-                        console_usage(stdout);
+                        console_usage(&o, stdout);
                         return 0;
                 default:
-                        console_usage(stderr);
+                        console_usage(&o, stderr);
                         return KB_EXIT_USAGE;
                 }
         }
@@ -580,7 +576,7 @@ int cmd_console(int argc, char **argv) {
         if (!kernel_name || optind != argc) {
                 cli_error(!kernel_name ? "console: --kernel is required" : "console: unexpected argument '%s'",
                           argv[optind]);
-                console_usage(stderr);
+                console_usage(&o, stderr);
                 return KB_EXIT_USAGE;
         }
         int r = cli_sandbox_env(&allow_network);

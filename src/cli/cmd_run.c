@@ -7,33 +7,17 @@
 #include <kbound/kernel.h>
 #include "cli.h"
 
-static void run_usage(FILE *out) {
-        fputs("Usage: kbound run --kernel NAME|PATH [OPTIONS] CODE\n\n"
-              "Starts the kernel (in bubblewrap unless --sandbox off), runs CODE as one cell, prints its\n"
-              "stdout, stderr and results, and exits 0 if the cell succeeded, 1 if it raised.\n\n"
-              "  --kernel NAME|PATH      kernelspec name or folder (required)\n"
-              "  --sandbox on|off        off is for protocol debugging only (default on)\n"
-              "  --timeout SECONDS       deadline for start-up and for the cell (default 60)\n"
-              "  --team NAME             team name for the sandbox folders (default run)\n"
-              "  --bwrap PATH            bubblewrap to use (default: $KBOUND_BWRAP, else PATH)\n"
-              "  --sandbox-user NAME     when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
-              "                          else kbound-sandbox, else nobody); never root\n"
-              "  --sockets MODE          socket families kernels may create: default (unix, netlink),\n"
-              "                          unix, or inet (also IP; the default under the network override)\n"
-              "  --allow-syscall NAME    leave one call of the seccomp filter allowed (repeatable;\n"
-              "                          reported as not claimed; docs/seccomp.md)\n"
-              "  --allow-raw-network     keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)\n"
-              "  --ro-bind PATH          also bind PATH read-only into the sandbox (repeatable)\n"
-              "  --image PATH[:TAG]      an OCI image layout folder, or a docker/OCI archive (docker save,\n"
-              "                          podman save): unpacked for the run, then used as --rootfs\n"
-              "  --image-max-size SIZE   the most the unpacked image may take on disk (default 8G)\n"
-              "  --prefix DIR            also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
-              "                          conda env's sys.prefix; inside the image with --rootfs/--image)\n"
-              "  --rootfs DIR            run on an unpacked image: its /usr, /etc, /opt read-only; the\n"
-              "                          kernelspec is found inside it (docs/rootfs.md)\n"
-              "  --keep                  keep the team folders for inspection\n"
-              "  --transcript FILE       write every message sent and received as JSON lines (0600)\n",
-              out);
+static void run_usage(const cli_opts *o, FILE *out) {
+        static const cli_help own[] = {
+                {"sandbox", "--sandbox on|off", "off is for protocol debugging only (default on)"},
+                {0},
+        };
+        (void) cli_opts_usage(
+                o, out,
+                "Usage: kbound run --kernel NAME|PATH [OPTIONS] CODE\n\n"
+                "Starts the kernel (in bubblewrap unless --sandbox off), runs CODE as one cell, prints its\n"
+                "stdout, stderr and results, and exits 0 if the cell succeeded, 1 if it raised.\n",
+                own, NULL);
 }
 
 /* Writes len bytes of kernel output as they are, but each NUL byte as U+2400 (␀): whoever reads
@@ -78,9 +62,9 @@ int cmd_run(int argc, char **argv) {
                 {},
         };
         static const char *const accepts[] = {
-                "kernel",  "sandbox",       "timeout",           "team",    "bwrap", "sandbox-user",
-                "sockets", "allow-syscall", "allow-raw-network", "ro-bind", "keep",  "transcript",
-                "rootfs",  "image",         "image-max-size",    "prefix",  "help",  NULL,
+                "kernel",        "sandbox",           "timeout", "team",  "bwrap",          "sandbox-user", "sockets",
+                "allow-syscall", "allow-raw-network", "ro-bind", "image", "image-max-size", "prefix",       "rootfs",
+                "keep",          "transcript",        "help",    NULL,
         };
         cli_opts o;
         if (cli_opts_init(&o, "run", accepts, own) < 0)
@@ -101,10 +85,10 @@ int cmd_run(int argc, char **argv) {
                 case CLI_OPTS_REFUSED:
                         return KB_EXIT_USAGE;
                 case 'h':
-                        run_usage(stdout);
+                        run_usage(&o, stdout);
                         return 0;
                 default:
-                        run_usage(stderr);
+                        run_usage(&o, stderr);
                         return KB_EXIT_USAGE;
                 }
         }
@@ -114,7 +98,7 @@ int cmd_run(int argc, char **argv) {
         long timeout_ms = o.timeout_ms;
         if (!kernel_name || optind != argc - 1) {
                 cli_error(!kernel_name ? "run: --kernel is required" : "run: expected exactly one CODE argument");
-                run_usage(stderr);
+                run_usage(&o, stderr);
                 return KB_EXIT_USAGE;
         }
         const char *code = argv[optind];

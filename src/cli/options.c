@@ -1,6 +1,7 @@
 /* options.c: the one table of the options the commands share, and the getopt_long loop over it. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <string.h>
 #include "cli.h"
 
@@ -28,6 +29,89 @@ static const struct option shared_options[] = {
         {"prefix", required_argument, NULL, CLI_OPT_PREFIX},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
+};
+
+/* The --help wording of every shared option: the option as written, what it does (further lines
+ * after '\n'; cli_opts_usage indents them), and the commands this wording is for (NULL: every
+ * command without an entry of its own). Commands get their own wording where the option does
+ * something different to them: many sandboxes or one, kernels checked or tested, a deadline for
+ * the whole run or for start-up. */
+typedef struct shared_help {
+        const char *name;
+        const char *const *cmds;
+        const char *syntax;
+        const char *text;
+} shared_help;
+
+static const shared_help shared_helps[] = {
+        {"kernel", (const char *const[]){"check", NULL}, "--kernel NAME|PATH",
+         "a kernelspec to check (repeatable; default: python3 and ir)"},
+        {"kernel", (const char *const[]){"conformance", NULL}, "--kernel NAME|PATH",
+         "a kernelspec to test (repeatable; default: python3 and ir)"},
+        {"kernel", NULL, "--kernel NAME|PATH", "kernelspec name or folder (required)"},
+        {"team", (const char *const[]){"check", NULL}, "--team NAME", "prefix of the team names (default kbound)"},
+        {"team", (const char *const[]){"conformance", NULL}, "--team NAME",
+         "prefix of the team names (default kbound-conf)"},
+        {"team", (const char *const[]){"run", NULL}, "--team NAME", "team name for the sandbox folders (default run)"},
+        {"team", (const char *const[]){"console", NULL}, "--team NAME",
+         "team name for the sandbox folders (default console)"},
+        {"json", (const char *const[]){"conformance", NULL}, "--json FILE",
+         "write the JSON report (docs/report-format.md, \"kind\": \"conformance\")"},
+        {"json", NULL, "--json FILE", "write the JSON report (docs/report-format.md)"},
+        {"junit", (const char *const[]){"conformance", NULL}, "--junit FILE",
+         "write a JUnit XML report (one testcase per kernel x item)"},
+        {"junit", NULL, "--junit FILE", "write a JUnit XML report (one testcase per kernel x check)"},
+        {"allow-raw-network", (const char *const[]){"check", NULL}, "--allow-raw-network",
+         "keep the host network; the network boundary is then NOT claimed\n"
+         "(also OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)"},
+        {"allow-raw-network", NULL, "--allow-raw-network",
+         "keep the host network (same as OPENAI4S_KERNEL_ALLOW_RAW_NETWORK=1)"},
+        {"bwrap", NULL, "--bwrap PATH", "bubblewrap to use (default: $KBOUND_BWRAP, else PATH)"},
+        {"sandbox-user", NULL, "--sandbox-user NAME",
+         "when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
+         "else kbound-sandbox, else nobody); never root"},
+        {"sockets", NULL, "--sockets MODE",
+         "socket families kernels may create: default (unix, netlink),\n"
+         "unix, or inet (also IP; the default under the network override)"},
+        {"allow-syscall", NULL, "--allow-syscall NAME",
+         "leave one call of the seccomp filter allowed (repeatable;\n"
+         "reported as not claimed; docs/seccomp.md)"},
+        {"kernels-dir", (const char *const[]){"check", NULL}, "--kernels-dir DIR",
+         "probe cells (default: the installed kernels/ folder)"},
+        {"kernels-dir", NULL, "--kernels-dir DIR", "language packs (default: the installed kernels/ folder)"},
+        {"ro-bind", (const char *const[]){"run", "console", NULL}, "--ro-bind PATH",
+         "also bind PATH read-only into the sandbox (repeatable)"},
+        {"ro-bind", NULL, "--ro-bind PATH", "also bind PATH read-only into every sandbox (repeatable)"},
+        {"image", NULL, "--image PATH[:TAG]",
+         "an OCI image layout folder, or a docker/OCI archive (docker save,\n"
+         "podman save): unpacked for the run, then used as --rootfs"},
+        {"image-max-size", NULL, "--image-max-size SIZE", "the most the unpacked image may take on disk (default 8G)"},
+        {"prefix", NULL, "--prefix DIR",
+         "also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
+         "conda env's sys.prefix; inside the image with --rootfs/--image)"},
+        {"rootfs", (const char *const[]){"check", NULL}, "--rootfs DIR",
+         "check kernels of an unpacked image: its /usr, /etc, /opt become\n"
+         "the sandbox's read-only root; kernelspecs are found inside it\n"
+         "(default kernels: every kernelspec of the image)"},
+        {"rootfs", (const char *const[]){"conformance", NULL}, "--rootfs DIR",
+         "test kernels of an unpacked image (its /usr, /etc, /opt read-only;\n"
+         "kernelspecs found inside it; default: every kernelspec of the image)"},
+        {"rootfs", (const char *const[]){"run", NULL}, "--rootfs DIR",
+         "run on an unpacked image: its /usr, /etc, /opt read-only; the\n"
+         "kernelspec is found inside it (docs/rootfs.md)"},
+        {"rootfs", (const char *const[]){"console", NULL}, "--rootfs DIR",
+         "run the kernel of an unpacked image (docs/rootfs.md)"},
+        {"timeout", (const char *const[]){"run", NULL}, "--timeout SECONDS",
+         "deadline for start-up and for the cell (default 60)"},
+        {"timeout", (const char *const[]){"console", NULL}, "--timeout SECONDS",
+         "deadline for start-up (default 60); cells have none"},
+        {"timeout", NULL, "--timeout SECONDS", "deadline for the whole run (default 300)"},
+        {"keep", NULL, "--keep", "keep the team folders for inspection"},
+        {"transcript", (const char *const[]){"check", NULL}, "--transcript FILE",
+         "write every message sent and received as JSON lines (0600;\n"
+         "the connection key and canaries are redacted)"},
+        {"transcript", NULL, "--transcript FILE", "write every message sent and received as JSON lines (0600)"},
+        {"quiet", NULL, "--quiet", "no progress on stderr"},
 };
 
 static const struct option *find_option(const struct option *list, const char *name) {
@@ -149,4 +233,70 @@ int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts) {
                         return CLI_OPTS_REFUSED;
         }
         return -1;
+}
+
+static bool help_is_for(const shared_help *h, const char *cmd) {
+        if (!h->cmds)
+                return true;
+        for (const char *const *c = h->cmds; *c; c++)
+                if (strcmp(*c, cmd) == 0)
+                        return true;
+        return false;
+}
+
+/* The wording of a shared option for cmd: its own entry, else the one for every command. The
+ * table lists a command's own entries before the common one, so the first match is it. */
+static const shared_help *find_shared_help(const char *name, const char *cmd) {
+        for (size_t i = 0; i < KB_ELEMENTSOF(shared_helps); i++)
+                if (strcmp(shared_helps[i].name, name) == 0 && help_is_for(&shared_helps[i], cmd))
+                        return &shared_helps[i];
+        return NULL;
+}
+
+static const cli_help *find_own_help(const cli_help *list, const char *name) {
+        for (const cli_help *h = list; h && h->name; h++)
+                if (strcmp(h->name, name) == 0)
+                        return h;
+        return NULL;
+}
+
+/* The option column is 23 wide ("--require-full-boundary"), then a space; further lines of the
+ * text start under its first. */
+static void put_help(FILE *out, const char *syntax, const char *text) {
+        fprintf(out, "  %-23s ", syntax);
+        for (const char *p = text; *p; p++) {
+                fputc(*p, out);
+                if (*p == '\n')
+                        fputs("                          ", out);
+        }
+        fputc('\n', out);
+}
+
+int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue) {
+        /* Every line is found before anything is printed: a --help missing an option is this
+         * program's mistake, and half a --help would hide it. */
+        for (size_t i = 0; o->longopts[i].name; i++) {
+                const char *name = o->longopts[i].name;
+                if (strcmp(name, "help") != 0 && !find_own_help(own, name) && !find_shared_help(name, o->cmd))
+                        return -EINVAL;
+        }
+        fputs(intro, out);
+        fputc('\n', out);
+        for (size_t i = 0; o->longopts[i].name; i++) {
+                const char *name = o->longopts[i].name;
+                if (strcmp(name, "help") == 0)
+                        continue;
+                const cli_help *h = find_own_help(own, name);
+                if (h) {
+                        put_help(out, h->syntax, h->text);
+                        continue;
+                }
+                const shared_help *sh = find_shared_help(name, o->cmd);
+                put_help(out, sh->syntax, sh->text);
+        }
+        if (epilogue) {
+                fputc('\n', out);
+                fputs(epilogue, out);
+        }
+        return 0;
 }
