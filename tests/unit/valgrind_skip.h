@@ -15,8 +15,8 @@ static inline void kb_test_skip_under_valgrind(const char *variable, const char 
                                                const char *needs) {
         const char *value = getenv(variable);
         if (value && strcmp(value, "1") == 0) {
-                fprintf(stderr, "%s: %s=1: NOT running %s (it needs %s, which valgrind 3.19 does not implement)\n", file,
-                        variable, test, needs);
+                fprintf(stderr, "%s: %s=1: NOT running %s (it needs %s, which valgrind 3.19 does not implement)\n",
+                        file, variable, test, needs);
                 skip();
         }
 }
