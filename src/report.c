@@ -148,6 +148,14 @@ static bool run_allows_untested(json_object *run) {
         return kb_json_true(run, "allow_untested");
 }
 
+/* A skip when detail explains it; else a failure, with *ret_why set to unexplained. */
+static outcome explained(const char *detail, const char *unexplained, const char **ret_why) {
+        if (detail && detail[0])
+                return OUTCOME_SKIP;
+        *ret_why = unexplained;
+        return OUTCOME_FAIL;
+}
+
 /* Whether a check of run keeps the run green. Only pass and *explained* unsupported/not_claimed/
  * deviation do (DESIGN.md: a silent skip must never look like a pass); an explained untested item
  * does only when the run allows untested items, since an item nobody tested proves nothing.
@@ -167,22 +175,13 @@ static outcome check_outcome(json_object *run, json_object *check, const char **
                 case STATUS_FAIL:
                         break;
                 case STATUS_UNSUPPORTED:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
-                                why = "unsupported without a reason";
+                        result = explained(detail, "unsupported without a reason", &why);
                         break;
                 case STATUS_NOT_CLAIMED:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
-                                why = "not claimed without a reason";
+                        result = explained(detail, "not claimed without a reason", &why);
                         break;
                 case STATUS_DEVIATION:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
-                                why = "deviation without a name";
+                        result = explained(detail, "deviation without a name", &why);
                         break;
                 case STATUS_UNTESTED:
                         if (!detail || !detail[0])
