@@ -124,22 +124,24 @@ static bool run_override(json_object *run) {
         return json_object_get_boolean(value);
 }
 
+/* A check's "status" as the report format spells it; anything else is STATUS_INVALID. */
+static const struct {
+        const char *name;
+        check_status status;
+} check_statuses[] = {
+        {"pass", STATUS_PASS},
+        {"fail", STATUS_FAIL},
+        {"unsupported", STATUS_UNSUPPORTED},
+        {"not_claimed", STATUS_NOT_CLAIMED},
+        {"deviation", STATUS_DEVIATION},
+        {"untested", STATUS_UNTESTED},
+};
+
 static check_status check_status_of(json_object *check) {
         const char *status = kb_json_str(check, "status");
-        if (!status)
-                return STATUS_INVALID;
-        if (strcmp(status, "pass") == 0)
-                return STATUS_PASS;
-        if (strcmp(status, "fail") == 0)
-                return STATUS_FAIL;
-        if (strcmp(status, "unsupported") == 0)
-                return STATUS_UNSUPPORTED;
-        if (strcmp(status, "not_claimed") == 0)
-                return STATUS_NOT_CLAIMED;
-        if (strcmp(status, "deviation") == 0)
-                return STATUS_DEVIATION;
-        if (strcmp(status, "untested") == 0)
-                return STATUS_UNTESTED;
+        for (size_t i = 0; status && i < sizeof check_statuses / sizeof check_statuses[0]; i++)
+                if (strcmp(status, check_statuses[i].name) == 0)
+                        return check_statuses[i].status;
         return STATUS_INVALID;
 }
 
