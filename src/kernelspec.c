@@ -626,6 +626,7 @@ int kb_kernelspec_rootfs_search_path(char ***ret_dirs) {
         return kb_strv_take(&sv, ret_dirs);
 }
 
+/* qsort's comparison for an array of strings (strcmp order). */
 static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -809,10 +810,6 @@ static int all_names(int root_fd, char *const *search_dirs, char ***ret) {
         return kb_strv_take(&collected, ret);
 }
 
-static int cmp_name(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 int kb_kernelspec_names_in_root(int root_fd, char *const *search_dirs, char ***ret_names) {
         char **names = NULL;
         size_t n = 0;
@@ -823,7 +820,7 @@ int kb_kernelspec_names_in_root(int root_fd, char *const *search_dirs, char ***r
                 return r;
         while (names[n])
                 n++;
-        qsort(names, n, sizeof(*names), cmp_name);
+        qsort(names, n, sizeof(*names), cmp_str);
         *ret_names = names;
         return 0;
 }
