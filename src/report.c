@@ -456,8 +456,13 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
         *ret_where_supported = where_supported;
 }
 
-/* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
-static void write_not_tested(FILE *out, json_object *run) {
+/* Which checks a summary list names: filter(run, check, status) says whether check is one. */
+typedef bool check_filter(json_object *run, json_object *check, check_status status);
+
+/* head, then "KERNEL ID" (and " (status)" when with_status) for every check of every kernel that
+ * filter keeps, through an item_list; nothing at all when it keeps none. */
+static void write_check_list(FILE *out, json_object *run, const char *head, check_filter *filter, check_status status,
+                             bool with_status) {
         json_object *kernels = run_kernels(run);
         item_list l = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++) {
@@ -465,20 +470,32 @@ static void write_not_tested(FILE *out, json_object *run) {
                 json_object *checks = member_array(kernel, "checks");
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
-                        const char *id = kb_json_str(check, "id");
-                        if (!id || is_boundary_check(id) || check_outcome(run, check, NULL) != OUTCOME_SKIP)
+                        if (!filter(run, check, status))
                                 continue;
                         if (l.shown == 0 && l.omitted == 0)
-                                fputs("; not tested: ", out);
+                                fputs(head, out);
                         if (!list_next(&l))
                                 continue;
                         put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
                         fputc(' ', out);
-                        put_bounded(out, id, SUMMARY_MAX_TEXT);
-                        fprintf(out, " (%s)", status_words(check_status_of(check)));
+                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
+                        if (with_status)
+                                fprintf(out, " (%s)", status_words(check_status_of(check)));
                 }
         }
         list_end(&l);
+}
+
+/* An explained skip outside the boundary (status unused). */
+static bool skipped_outside_boundary(json_object *run, json_object *check, check_status status) {
+        (void) status;
+        const char *id = kb_json_str(check, "id");
+        return id && !is_boundary_check(id) && check_outcome(run, check, NULL) == OUTCOME_SKIP;
+}
+
+/* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
+static void write_not_tested(FILE *out, json_object *run) {
+        write_check_list(out, run, "; not tested: ", skipped_outside_boundary, STATUS_ABSENT, true);
 }
 
 /* For a pass that is not a full-boundary pass: which boundaries held everywhere, which did not
@@ -579,27 +596,14 @@ static bool run_is_conformance(json_object *run) {
         return kind && strcmp(kind, "conformance") == 0;
 }
 
+/* A check of that status that does not fail the run. */
+static bool of_status(json_object *run, json_object *check, check_status status) {
+        return check_status_of(check) == status && check_outcome(run, check, NULL) != OUTCOME_FAIL;
+}
+
 /* "; known deviations: ir interrupt.control, ..." for every check of status s. */
 static void write_status_list(FILE *out, json_object *run, check_status s, const char *head) {
-        json_object *kernels = run_kernels(run);
-        item_list l = {.out = out};
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                json_object *kernel = json_object_array_get_idx(kernels, i);
-                json_object *checks = member_array(kernel, "checks");
-                for (size_t j = 0; j < array_len(checks); j++) {
-                        json_object *check = json_object_array_get_idx(checks, j);
-                        if (check_status_of(check) != s || check_outcome(run, check, NULL) == OUTCOME_FAIL)
-                                continue;
-                        if (l.shown == 0 && l.omitted == 0)
-                                fputs(head, out);
-                        if (!list_next(&l))
-                                continue;
-                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
-                        fputc(' ', out);
-                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
-                }
-        }
-        list_end(&l);
+        write_check_list(out, run, head, of_status, s, false);
 }
 
 /* A conformance run claims no boundary: its sentence says how the protocol items went. */
