@@ -687,16 +687,24 @@ void cx_check_comm_open(cx *x) {
                    target);
 }
 
+/* The comm snippet's target when id can run on the comm comm.open opened; else NULL, with the item
+ * recorded as not run (untested, or not_run when no comm is open). */
+static const char *open_comm_target(cx *x, const char *id) {
+        const char *code = NULL, *target = NULL;
+        if (!cx_can_run(x, id) || !(target = comm_target(x, id, &code)))
+                return NULL;
+        if (!x->comm_opened) {
+                cx_problem(x, id, 0, NULL, "not_run", "not run: comm.open opened no comm");
+                return NULL;
+        }
+        return target;
+}
+
 /* A comm_msg to the open comm reaches its handler, which echoes it. */
 void cx_check_comm_msg(cx *x) {
         const char *id = "comm.msg";
-        const char *code = NULL;
-        if (!cx_can_run(x, id) || !comm_target(x, id, &code))
+        if (!open_comm_target(x, id))
                 return;
-        if (!x->comm_opened) {
-                cx_problem(x, id, 0, NULL, "not_run", "not run: comm.open opened no comm");
-                return;
-        }
         int64_t t0 = kb_now_ms();
         char nonce[17];
         if (kb_random_hex(nonce, 8) < 0) {
@@ -759,13 +767,9 @@ static bool listed_as(json_object *comms, const char *comm_id, const char *targe
  * that target; with another target_name it does not list it. */
 void cx_check_comm_info_target(cx *x) {
         const char *id = "comm_info.target";
-        const char *code = NULL, *target = NULL;
-        if (!cx_can_run(x, id) || !(target = comm_target(x, id, &code)))
+        const char *target = open_comm_target(x, id);
+        if (!target)
                 return;
-        if (!x->comm_opened) {
-                cx_problem(x, id, 0, NULL, "not_run", "not run: comm.open opened no comm");
-                return;
-        }
         int64_t t0 = kb_now_ms();
         findings f = {.n = 0};
         json_object *comms = NULL, *other_comms = NULL;
@@ -805,13 +809,8 @@ void cx_check_comm_info_target(cx *x) {
 /* comm_close reaches the kernel and the comm is gone from comm_info. */
 void cx_check_comm_close(cx *x) {
         const char *id = "comm.close";
-        const char *code = NULL;
-        if (!cx_can_run(x, id) || !comm_target(x, id, &code))
+        if (!open_comm_target(x, id))
                 return;
-        if (!x->comm_opened) {
-                cx_problem(x, id, 0, NULL, "not_run", "not run: comm.open opened no comm");
-                return;
-        }
         int64_t t0 = kb_now_ms();
         findings f = {.n = 0};
         json_object *msgs = NULL, *comms = NULL;

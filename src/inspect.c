@@ -964,8 +964,11 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
         return 0;
 }
 
-/* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
-static int channel_inodes(const char *proc_root, pid_t pid, json_object *inodes) {
+/* Calls visit(target, userdata) with the link target of each descriptor in pid's table (one
+ * that cannot be read is passed over), until visit returns < 0. Returns 0 (also when the process
+ * is gone), -errno when its table cannot be read, or visit's error. */
+static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(const char *target, void *userdata),
+                      void *userdata) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
         DIR *d = opendir(dir);
@@ -982,11 +985,21 @@ static int channel_inodes(const char *proc_root, pid_t pid, json_object *inodes)
                 if (n <= 0)
                         continue;
                 target[n] = '\0';
-                if (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0)
-                        r = push(inodes, json_object_new_string(target));
+                r = visit(target, userdata);
         }
         closedir(d);
         return r;
+}
+
+static int push_channel(const char *target, void *inodes) {
+        if (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0)
+                return push(inodes, json_object_new_string(target));
+        return 0;
+}
+
+/* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
+static int channel_inodes(const char *proc_root, pid_t pid, json_object *inodes) {
+        return fd_targets(proc_root, pid, push_channel, inodes);
 }
 
 /* "NAME=sha256:<hex>" for one environment entry of len bytes: the name in clear (at most 256 bytes
@@ -1379,30 +1392,21 @@ static int map_add(json_object *map, const char *key, pid_t pid) {
         return push(pids, json_object_new_int(pid));
 }
 
+typedef struct socket_owner {
+        json_object *map;
+        pid_t pid;
+} socket_owner;
+
+static int add_socket(const char *target, void *userdata) {
+        const socket_owner *o = userdata;
+        return strncmp(target, "socket:[", 8) == 0 ? map_add(o->map, target, o->pid) : 0;
+}
+
 /* The sockets in pid's descriptor table, into map ("socket:[N]" → [pid]). 0 when the process is
  * gone, -errno when its table cannot be read. */
 static int fd_sockets(const char *proc_root, pid_t pid, json_object *map) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
-        DIR *d = opendir(dir);
-        if (!d)
-                return errno == ENOENT ? 0 : -errno;
-        int r = 0;
-        struct dirent *de;
-        while (r >= 0 && (de = readdir(d))) {
-                if (de->d_name[0] == '.')
-                        continue;
-                char link[PATH_MAX + 288], target[64];
-                snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
-                ssize_t n = readlink(link, target, sizeof target - 1);
-                if (n <= 0)
-                        continue;
-                target[n] = '\0';
-                if (strncmp(target, "socket:[", 8) == 0)
-                        r = map_add(map, target, pid);
-        }
-        closedir(d);
-        return r;
+        socket_owner o = {.map = map, .pid = pid};
+        return fd_targets(proc_root, pid, add_socket, &o);
 }
 
 /* The short name of a process ("?" when it cannot be read). */

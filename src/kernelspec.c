@@ -383,6 +383,26 @@ static void ascii_lower(char *s) {
                 *s = (char) tolower((unsigned char) *s);
 }
 
+/* Whether a folder name says nothing of a kernel: "", "." or "..". */
+static bool says_nothing(const char *name) {
+        return name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+/* A copy of path without trailing slashes ("/" stays) in *ret_copy, and in *ret_base its last
+ * component, pointing into that copy. Returns 0 or -ENOMEM (nothing written). */
+static int split_base(const char *path, char **ret_copy, const char **ret_base) {
+        char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        size_t len = strlen(copy);
+        while (len > 1 && copy[len - 1] == '/')
+                copy[--len] = '\0';
+        const char *slash = strrchr(copy, '/');
+        *ret_base = slash ? slash + 1 : copy;
+        *ret_copy = copy;
+        return 0;
+}
+
 /* Loads dir/kernel.json as the kernel called name (already lowercased by the caller). */
 static int load_named(const char *dir, const char *name, kb_kernelspec **ret) {
         _cleanup_free_ char *resolved = realpath(dir, NULL);
@@ -404,21 +424,17 @@ int kb_kernelspec_load(const char *dir, kb_kernelspec **ret) {
 
         /* The name is the folder's basename as given (a symlinked spec keeps its link's name, as
          * in Jupyter); "." or ".." say nothing, so those use the resolved folder's name. */
-        _cleanup_free_ char *copy = strdup(dir);
-        if (!copy)
+        _cleanup_free_ char *copy = NULL;
+        const char *base = NULL;
+        if (split_base(dir, &copy, &base) < 0)
                 return -ENOMEM;
-        size_t len = strlen(copy);
-        while (len > 1 && copy[len - 1] == '/')
-                copy[--len] = '\0';
-        const char *slash = strrchr(copy, '/');
-        const char *base = slash ? slash + 1 : copy;
 
         _cleanup_free_ char *resolved = NULL;
-        if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        if (says_nothing(base)) {
                 resolved = realpath(dir, NULL);
                 if (!resolved)
                         return -errno;
-                slash = strrchr(resolved, '/');
+                const char *slash = strrchr(resolved, '/');
                 base = slash ? slash + 1 : resolved;
                 if (base[0] == '\0')
                         return -EINVAL; /* "/" itself */
@@ -514,22 +530,22 @@ static int find_in_dir(int root_fd, const char *kernels_dir, const char *lower_n
         return 1;
 }
 
-int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
-        if (!name_or_path || !ret)
-                return -EINVAL;
-        if (strchr(name_or_path, '/'))
-                return kb_kernelspec_load(name_or_path, ret);
-        if (name_or_path[0] == '\0' || strcmp(name_or_path, ".") == 0 || strcmp(name_or_path, "..") == 0)
+static int load_named_in_root(int root_fd, const char *spec_dir, const char *name, kb_kernelspec **ret);
+
+/* The kernel called name (any case) in the first of search_dirs that has it, loaded from the host
+ * (root_fd < 0) or from inside the image rooted at root_fd. -ENOENT when none has it. */
+static int find_by_name(int root_fd, const char *name, char *const *search_dirs, kb_kernelspec **ret) {
+        if (says_nothing(name))
                 return -ENOENT;
 
-        _cleanup_free_ char *lower = strdup(name_or_path);
+        _cleanup_free_ char *lower = strdup(name);
         if (!lower)
                 return -ENOMEM;
         ascii_lower(lower);
 
         for (char *const *dir = search_dirs; dir && *dir; dir++) {
                 _cleanup_free_ char *entry = NULL;
-                int r = find_in_dir(-1, *dir, lower, &entry);
+                int r = find_in_dir(root_fd, *dir, lower, &entry);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -537,9 +553,18 @@ int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_ke
                 _cleanup_free_ char *spec_dir = path_join(*dir, entry);
                 if (!spec_dir)
                         return -ENOMEM;
-                return load_named(spec_dir, lower, ret);
+                return root_fd < 0 ? load_named(spec_dir, lower, ret)
+                                   : load_named_in_root(root_fd, spec_dir, lower, ret);
         }
         return -ENOENT;
+}
+
+int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
+        if (!name_or_path || !ret)
+                return -EINVAL;
+        if (strchr(name_or_path, '/'))
+                return kb_kernelspec_load(name_or_path, ret);
+        return find_by_name(-1, name_or_path, search_dirs, ret);
 }
 
 /* The path of fd as seen from inside the image rooted at root_fd ("/usr/share/..."): both fds'
@@ -601,6 +626,7 @@ int kb_kernelspec_rootfs_search_path(char ***ret_dirs) {
         return kb_strv_take(&sv, ret_dirs);
 }
 
+/* qsort's comparison for an array of strings (strcmp order). */
 static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -672,14 +698,11 @@ int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *cons
                 /* A folder inside the image: relative would mean relative to nothing the user sees. */
                 if (name_or_path[0] != '/')
                         return -EINVAL;
-                _cleanup_free_ char *copy = strdup(name_or_path);
-                if (!copy)
+                _cleanup_free_ char *copy = NULL;
+                const char *base = NULL;
+                if (split_base(name_or_path, &copy, &base) < 0)
                         return -ENOMEM;
-                size_t len = strlen(copy);
-                while (len > 1 && copy[len - 1] == '/')
-                        copy[--len] = '\0';
-                const char *base = strrchr(copy, '/') + 1;
-                if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                if (says_nothing(base))
                         return -EINVAL;
                 _cleanup_free_ char *name = strdup(base);
                 if (!name)
@@ -687,25 +710,7 @@ int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *cons
                 ascii_lower(name);
                 return load_named_in_root(root_fd, copy, name, ret);
         }
-        if (name_or_path[0] == '\0' || strcmp(name_or_path, ".") == 0 || strcmp(name_or_path, "..") == 0)
-                return -ENOENT;
-        _cleanup_free_ char *lower = strdup(name_or_path);
-        if (!lower)
-                return -ENOMEM;
-        ascii_lower(lower);
-        for (char *const *dir = search_dirs; dir && *dir; dir++) {
-                _cleanup_free_ char *entry = NULL;
-                int r = find_in_dir(root_fd, *dir, lower, &entry);
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        continue;
-                _cleanup_free_ char *spec_dir = path_join(*dir, entry);
-                if (!spec_dir)
-                        return -ENOMEM;
-                return load_named_in_root(root_fd, spec_dir, lower, ret);
-        }
-        return -ENOENT;
+        return find_by_name(root_fd, name_or_path, search_dirs, ret);
 }
 
 /* Value of PATH in env, or the sandbox's default. */
@@ -805,10 +810,6 @@ static int all_names(int root_fd, char *const *search_dirs, char ***ret) {
         return kb_strv_take(&collected, ret);
 }
 
-static int cmp_name(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 int kb_kernelspec_names_in_root(int root_fd, char *const *search_dirs, char ***ret_names) {
         char **names = NULL;
         size_t n = 0;
@@ -819,7 +820,7 @@ int kb_kernelspec_names_in_root(int root_fd, char *const *search_dirs, char ***r
                 return r;
         while (names[n])
                 n++;
-        qsort(names, n, sizeof(*names), cmp_name);
+        qsort(names, n, sizeof(*names), cmp_str);
         *ret_names = names;
         return 0;
 }

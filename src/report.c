@@ -124,28 +124,38 @@ static bool run_override(json_object *run) {
         return json_object_get_boolean(value);
 }
 
+/* A check's "status" as the report format spells it; anything else is STATUS_INVALID. */
+static const struct {
+        const char *name;
+        check_status status;
+} check_statuses[] = {
+        {"pass", STATUS_PASS},
+        {"fail", STATUS_FAIL},
+        {"unsupported", STATUS_UNSUPPORTED},
+        {"not_claimed", STATUS_NOT_CLAIMED},
+        {"deviation", STATUS_DEVIATION},
+        {"untested", STATUS_UNTESTED},
+};
+
 static check_status check_status_of(json_object *check) {
         const char *status = kb_json_str(check, "status");
-        if (!status)
-                return STATUS_INVALID;
-        if (strcmp(status, "pass") == 0)
-                return STATUS_PASS;
-        if (strcmp(status, "fail") == 0)
-                return STATUS_FAIL;
-        if (strcmp(status, "unsupported") == 0)
-                return STATUS_UNSUPPORTED;
-        if (strcmp(status, "not_claimed") == 0)
-                return STATUS_NOT_CLAIMED;
-        if (strcmp(status, "deviation") == 0)
-                return STATUS_DEVIATION;
-        if (strcmp(status, "untested") == 0)
-                return STATUS_UNTESTED;
+        for (size_t i = 0; status && i < sizeof check_statuses / sizeof check_statuses[0]; i++)
+                if (strcmp(status, check_statuses[i].name) == 0)
+                        return check_statuses[i].status;
         return STATUS_INVALID;
 }
 
 /* Whether the run accepts untested conformance items (run["allow_untested"] is JSON true). */
 static bool run_allows_untested(json_object *run) {
         return kb_json_true(run, "allow_untested");
+}
+
+/* A skip when detail explains it; else a failure, with *ret_why set to unexplained. */
+static outcome explained(const char *detail, const char *unexplained, const char **ret_why) {
+        if (detail && detail[0])
+                return OUTCOME_SKIP;
+        *ret_why = unexplained;
+        return OUTCOME_FAIL;
 }
 
 /* Whether a check of run keeps the run green. Only pass and *explained* unsupported/not_claimed/
@@ -167,22 +177,13 @@ static outcome check_outcome(json_object *run, json_object *check, const char **
                 case STATUS_FAIL:
                         break;
                 case STATUS_UNSUPPORTED:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
-                                why = "unsupported without a reason";
+                        result = explained(detail, "unsupported without a reason", &why);
                         break;
                 case STATUS_NOT_CLAIMED:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
-                                why = "not claimed without a reason";
+                        result = explained(detail, "not claimed without a reason", &why);
                         break;
                 case STATUS_DEVIATION:
-                        if (detail && detail[0])
-                                result = OUTCOME_SKIP;
-                        else
-                                why = "deviation without a name";
+                        result = explained(detail, "deviation without a name", &why);
                         break;
                 case STATUS_UNTESTED:
                         if (!detail || !detail[0])
@@ -455,8 +456,13 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
         *ret_where_supported = where_supported;
 }
 
-/* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
-static void write_not_tested(FILE *out, json_object *run) {
+/* Which checks a summary list names: filter(run, check, status) says whether check is one. */
+typedef bool check_filter(json_object *run, json_object *check, check_status status);
+
+/* head, then "KERNEL ID" (and " (status)" when with_status) for every check of every kernel that
+ * filter keeps, through an item_list; nothing at all when it keeps none. */
+static void write_check_list(FILE *out, json_object *run, const char *head, check_filter *filter, check_status status,
+                             bool with_status) {
         json_object *kernels = run_kernels(run);
         item_list l = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++) {
@@ -464,20 +470,32 @@ static void write_not_tested(FILE *out, json_object *run) {
                 json_object *checks = member_array(kernel, "checks");
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
-                        const char *id = kb_json_str(check, "id");
-                        if (!id || is_boundary_check(id) || check_outcome(run, check, NULL) != OUTCOME_SKIP)
+                        if (!filter(run, check, status))
                                 continue;
                         if (l.shown == 0 && l.omitted == 0)
-                                fputs("; not tested: ", out);
+                                fputs(head, out);
                         if (!list_next(&l))
                                 continue;
                         put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
                         fputc(' ', out);
-                        put_bounded(out, id, SUMMARY_MAX_TEXT);
-                        fprintf(out, " (%s)", status_words(check_status_of(check)));
+                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
+                        if (with_status)
+                                fprintf(out, " (%s)", status_words(check_status_of(check)));
                 }
         }
         list_end(&l);
+}
+
+/* An explained skip outside the boundary (status unused). */
+static bool skipped_outside_boundary(json_object *run, json_object *check, check_status status) {
+        (void) status;
+        const char *id = kb_json_str(check, "id");
+        return id && !is_boundary_check(id) && check_outcome(run, check, NULL) == OUTCOME_SKIP;
+}
+
+/* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
+static void write_not_tested(FILE *out, json_object *run) {
+        write_check_list(out, run, "; not tested: ", skipped_outside_boundary, STATUS_ABSENT, true);
 }
 
 /* For a pass that is not a full-boundary pass: which boundaries held everywhere, which did not
@@ -578,27 +596,14 @@ static bool run_is_conformance(json_object *run) {
         return kind && strcmp(kind, "conformance") == 0;
 }
 
+/* A check of that status that does not fail the run. */
+static bool of_status(json_object *run, json_object *check, check_status status) {
+        return check_status_of(check) == status && check_outcome(run, check, NULL) != OUTCOME_FAIL;
+}
+
 /* "; known deviations: ir interrupt.control, ..." for every check of status s. */
 static void write_status_list(FILE *out, json_object *run, check_status s, const char *head) {
-        json_object *kernels = run_kernels(run);
-        item_list l = {.out = out};
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                json_object *kernel = json_object_array_get_idx(kernels, i);
-                json_object *checks = member_array(kernel, "checks");
-                for (size_t j = 0; j < array_len(checks); j++) {
-                        json_object *check = json_object_array_get_idx(checks, j);
-                        if (check_status_of(check) != s || check_outcome(run, check, NULL) == OUTCOME_FAIL)
-                                continue;
-                        if (l.shown == 0 && l.omitted == 0)
-                                fputs(head, out);
-                        if (!list_next(&l))
-                                continue;
-                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
-                        fputc(' ', out);
-                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
-                }
-        }
-        list_end(&l);
+        write_check_list(out, run, head, of_status, s, false);
 }
 
 /* A conformance run claims no boundary: its sentence says how the protocol items went. */

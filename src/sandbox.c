@@ -25,6 +25,13 @@ static int strv_push3(kb_strv *v, const char *a, const char *b, const char *c) {
         return r;
 }
 
+/* Pushes option, fd as a number, and then dest when not NULL (bwrap's descriptor options). */
+static int strv_push_fd(kb_strv *v, const char *option, int fd, const char *dest) {
+        char number[16];
+        snprintf(number, sizeof number, "%d", fd);
+        return strv_push3(v, option, number, dest);
+}
+
 /* Length of the NAME part of "NAME=value" (or of the whole string if it has no '='). */
 static size_t env_name_len(const char *entry) {
         const char *eq = strchr(entry, '=');
@@ -331,9 +338,7 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
 
         kb_strv v = {.max = ARGV_MAX_ENTRIES};
         char hostname[HOSTNAME_MAX + 1];
-        char fdbuf[16];
         team_hostname(policy->team, hostname);
-        snprintf(fdbuf, sizeof fdbuf, "%d", info_fd);
 
         int r = kb_strv_push(&v, policy->bwrap ? policy->bwrap : "bwrap");
         /* Every namespace; the network one is given back only under the explicit raw-network
@@ -351,11 +356,8 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = kb_strv_push(&v, "--unshare-user");
         if (r >= 0 && policy->hardening && policy->hardening->disable_userns)
                 r = kb_strv_push(&v, "--disable-userns");
-        if (r >= 0) {
-                char seccomp_fd[16];
-                snprintf(seccomp_fd, sizeof seccomp_fd, "%d", KB_SANDBOX_SECCOMP_FD);
-                r = strv_push3(&v, "--seccomp", seccomp_fd, NULL);
-        }
+        if (r >= 0)
+                r = strv_push_fd(&v, "--seccomp", KB_SANDBOX_SECCOMP_FD, NULL);
         if (r >= 0)
                 r = strv_push3(&v, "--cap-drop", "ALL", NULL);
         if (r >= 0)
@@ -381,24 +383,18 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = strv_push3(&v, "--bind", policy->workspace, KB_SANDBOX_WORKSPACE);
         if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);
-        if (r >= 0 && policy->syscall_probe) {
-                char fd[16];
-                snprintf(fd, sizeof fd, "%d", KB_SANDBOX_PROBE_FD);
-                r = strv_push3(&v, "--ro-bind-fd", fd, KB_SANDBOX_PROBE_PROGRAM);
-        }
+        if (r >= 0 && policy->syscall_probe)
+                r = strv_push_fd(&v, "--ro-bind-fd", KB_SANDBOX_PROBE_FD, KB_SANDBOX_PROBE_PROGRAM);
         /* The root tmpfs read-only: a write outside the team's directories fails inside, visibly. */
         if (r >= 0)
                 r = strv_push3(&v, "--remount-ro", "/", NULL);
         if (r >= 0)
                 r = strv_push3(&v, "--chdir", KB_SANDBOX_WORKSPACE, NULL);
         /* bwrap's init waits here until the host has looked at the sandbox (kb_sandbox_launch). */
-        if (r >= 0) {
-                char block_fd[16];
-                snprintf(block_fd, sizeof block_fd, "%d", KB_SANDBOX_BLOCK_FD);
-                r = strv_push3(&v, "--block-fd", block_fd, NULL);
-        }
         if (r >= 0)
-                r = strv_push3(&v, "--info-fd", fdbuf, NULL);
+                r = strv_push_fd(&v, "--block-fd", KB_SANDBOX_BLOCK_FD, NULL);
+        if (r >= 0)
+                r = strv_push_fd(&v, "--info-fd", info_fd, NULL);
         if (r >= 0)
                 r = kb_strv_push(&v, "--");
         for (char *const *p = kernel_argv; r >= 0 && *p; p++)

@@ -889,6 +889,17 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         return 0;
 }
 
+/* One of bwrap's channels (the block and seccomp descriptors): a socket pair, kbound's end in
+ * *ret_host and bwrap's in *ret_sandbox. Returns 0 or -errno (nothing written). */
+static int channel_pair(int *ret_host, int *ret_sandbox) {
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        *ret_host = pair[0];
+        *ret_sandbox = pair[1];
+        return 0;
+}
+
 int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
                       int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis) {
         static char *const empty_env[] = {NULL};
@@ -938,23 +949,15 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
          * before anything of the kernel runs: bwrap's init has no parent-death signal yet while it
          * waits, so nothing else would stop it. Socket pairs, not pipes: a send to a bwrap that is
          * gone fails with EPIPE instead of raising SIGPIPE in a library caller. */
-        int block_pair[2], seccomp_pair[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, block_pair) < 0) {
-                r = -errno;
+        _cleanup_close_ int block_r = -1, seccomp_r = -1;
+        r = channel_pair(&sb->block_w, &block_r);
+        if (r >= 0)
+                r = channel_pair(&sb->seccomp_w, &seccomp_r);
+        if (r < 0) {
                 close(info_pipe[1]);
                 sandbox_free(sb);
                 return r;
         }
-        sb->block_w = block_pair[0];
-        _cleanup_close_ int block_r = block_pair[1];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, seccomp_pair) < 0) {
-                r = -errno;
-                close(info_pipe[1]);
-                sandbox_free(sb);
-                return r;
-        }
-        sb->seccomp_w = seccomp_pair[0];
-        _cleanup_close_ int seccomp_r = seccomp_pair[1];
         /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
          * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
         /* The seccomp program: built for this launch, sent at release. */
