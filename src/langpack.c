@@ -207,7 +207,7 @@ static int replace_all(char **text, const char *token, const char *value) {
                 w += val_len;
                 p = hit + tok_len;
         }
-        strcpy(w, p);
+        memcpy(w, p, strlen(p) + 1); /* the rest and its NUL: sized above */
         free(*text);
         *text = out;
         return 0;

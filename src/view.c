@@ -256,9 +256,10 @@ static int view_step(const kb_view *v, const char *path, int *ret_fd, char targe
         case MOUNT_SYMLINK:
                 if (!at_mount)
                         return STEP_MISSING;
-                if (strlen(m->target) >= PATH_MAX)
+                size_t len = strlen(m->target);
+                if (len >= PATH_MAX)
                         return -ENAMETOOLONG;
-                strcpy(target, m->target);
+                memcpy(target, m->target, len + 1);
                 return STEP_LINK;
         case MOUNT_EMPTY_DIR:
                 return at_mount || implied_dir(v, path) ? STEP_DIR : STEP_MISSING;
