@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "kbound/view.h"
+#include "tmp_tree.h"
 #include "valgrind_skip.h"
 #include <fcntl.h>
 #include <ftw.h>
@@ -17,32 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct tree {
-        char root[64];
-} tree;
-
 static int tree_setup(void **state) {
-        tree *t = calloc(1, sizeof(*t));
-        if (!t)
-                return -1;
-        snprintf(t->root, sizeof(t->root), "/tmp/kb-view-XXXXXX");
-        if (!mkdtemp(t->root)) {
-                free(t);
-                return -1;
-        }
-        *state = t;
-        return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
-static int tree_teardown(void **state) {
-        tree *t = *state;
-        nftw(t->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        free(t);
-        return 0;
+        return tmp_tree_setup(state, "kb-view");
 }
 
 /* t->root + rel, in one of 64 static buffers used in turn (a test holds fewer at once). */
