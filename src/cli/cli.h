@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
+#include <kbound/harness.h>
 #include <kbound/run.h>
 #include <kbound/secrets.h>
 #include <kbound/image.h>
@@ -439,6 +440,14 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o);
 
 /* Closes the image, removes the base folder (marks it kept under --keep), frees the rest. */
 void cli_setup_end(cli_setup *s, bool keep);
+
+/* The library's log callback for progress: each line through cli_progress. */
+void cli_log_progress(void *userdata, int level, const char *message);
+
+/* The sandbox and run every kernel of check or conformance shares (kb_harness_env), from what s
+ * set up and o asked for: language packs, base folder, bwrap, image, --ro-bind, the user and the
+ * seccomp policy, --keep, the signal pipe as cancel fd, deadline_ms, progress on stderr. */
+kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t deadline_ms);
 
 /* After the kernels ran: the run object (kb_run_report with facts), redacted with every registered
  * secret set when redact is true (check), the human summary (on standard error when a report goes

@@ -34,10 +34,6 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
-static void log_to_stderr(void *userdata, int level, const char *message) {
-        cli_progress("%s", message);
-}
-
 static int take_require_full(void *userdata, int c, const char *arg) {
         *(bool *) userdata = true; /* --require-full-boundary, its only option */
         return 0;
@@ -139,7 +135,7 @@ int cmd_check(int argc, char **argv) {
                 .specs = (const kb_kernelspec *const *) setup.specs,
                 .n_specs = n_kernels,
                 .host_env = environ,
-                .log = log_to_stderr,
+                .log = cli_log_progress,
         };
         kb_canary_set_step step = KB_CANARY_SET_MEMORY;
         if ((r = kb_canary_set_plant(&plant, &canaries, &step)) < 0) {
@@ -175,16 +171,9 @@ int cmd_check(int argc, char **argv) {
                      canaries->env_values_skipped);
 
         kb_check_env env = {
-                .kernels_dir = setup.kernels_dir,
-                .base_dir = base,
-                .bwrap = setup.bwrap,
+                .harness = cli_harness_env(&setup, &o, deadline),
                 .bwrap_version = setup.bwrap_version,
                 .allow_network = allow_network,
-                .rootfs = setup.root.rootfs,
-                .ro_paths = o.ro_paths,
-                .host_env = environ,
-                .user = &setup.user,
-                .hardening = &setup.hardening,
                 .syscall_probe = syscall_probe,
                 .keyring_canary = canaries->keyring_canary,
                 .keyring_canary_name = canaries->keyring_canary == 0 ? canaries->keyring_canary_name : NULL,
@@ -197,10 +186,6 @@ int cmd_check(int argc, char **argv) {
                 .n_canaries = canaries->n_canaries,
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
-                .cancel_fd = cli_signals_install(),
-                .deadline_ms = deadline,
-                .keep = o.keep,
-                .log = log_to_stderr,
         };
         if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");

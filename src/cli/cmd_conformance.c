@@ -11,10 +11,6 @@
 #include <kbound/sandbox.h>
 #include "cli.h"
 
-static void log_to_stderr(void *userdata, int level, const char *message) {
-        cli_progress("%s", message);
-}
-
 static int take_allow_untested(void *userdata, int c, const char *arg) {
         *(bool *) userdata = true; /* --allow-untested, its only option */
         return 0;
@@ -89,20 +85,7 @@ int cmd_conformance(int argc, char **argv) {
         cli_progress("testing protocol conformance of %zu kernel(s) with %s %s", n_kernels, setup.bwrap,
                      setup.bwrap_version);
 
-        kb_conformance_env env = {
-                .kernels_dir = setup.kernels_dir,
-                .base_dir = setup.base,
-                .bwrap = setup.bwrap,
-                .ro_paths = o.ro_paths,
-                .rootfs = setup.root.rootfs,
-                .host_env = environ,
-                .user = &setup.user,
-                .hardening = &setup.hardening,
-                .cancel_fd = cli_signals_install(),
-                .deadline_ms = started + o.timeout_ms,
-                .keep = o.keep,
-                .log = log_to_stderr,
-        };
+        kb_conformance_env env = {.harness = cli_harness_env(&setup, &o, started + o.timeout_ms)};
         if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");
                 exit_code = KB_EXIT_FAIL;
