@@ -422,8 +422,8 @@ void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const 
                 else if (channel == KB_CHANNEL_STDIN)
                         keep(x->stdin_msgs, msg);
         }
-        if (x->env->on_msg)
-                x->env->on_msg(x->env->on_msg_userdata, channel, direction, msg);
+        if (x->env->harness.on_msg)
+                x->env->harness.on_msg(x->env->harness.on_msg_userdata, channel, direction, msg);
 }
 
 int cx_send_watched(cx *x, const char *msg_type, json_object *content, char ret_id[64]) {
@@ -1410,9 +1410,9 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                 .h =
                         {
                                 .spec = spec,
-                                .log = env->log,
-                                .log_userdata = env->log_userdata,
-                                .deadline_ms = env->deadline_ms,
+                                .log = env->harness.log,
+                                .log_userdata = env->harness.log_userdata,
+                                .deadline_ms = env->harness.deadline_ms,
                         },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
@@ -1434,12 +1434,12 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
 
         /* Snippets are data: a language without them still gets every language-independent item. */
         const char *lang = spec->language ? spec->language : "";
-        int r = kb_langpack_find(env->kernels_dir, lang, &x.lp);
+        int r = kb_langpack_find(env->harness.kernels_dir, lang, &x.lp);
         if (r < 0)
                 snprintf(x.no_snippets, sizeof(x.no_snippets),
                          "no language pack for '%s' in %s (%s): add kernels/<language>/kbound.json with a "
                          "\"conformance\" member to test this item",
-                         lang, env->kernels_dir, r == -ENOENT ? "none matches" : strerror(-r));
+                         lang, env->harness.kernels_dir, r == -ENOENT ? "none matches" : strerror(-r));
         else if (!(x.snippets = kb_langpack_get(x.lp, "conformance")) ||
                  !json_object_is_type(x.snippets, json_type_object)) {
                 x.snippets = NULL;
@@ -1448,24 +1448,11 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         }
 
         kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
-        kb_kernel_options ko = {
-                .spec = spec,
-                .base_dir = env->base_dir,
-                .team = team,
-                .sandbox = true,
-                .bwrap = env->bwrap,
-                .rootfs = env->rootfs,
-                .ro_paths = env->ro_paths,
-                .host_env = env->host_env,
-                .user = env->user,
-                .hardening = env->hardening,
-                /* Every message passes conformance's hook (messages.shape, comms, stdin), which
-                 * hands it on to the caller's. */
-                .on_msg = cx_on_msg,
-                .on_msg_userdata = &x,
-                .cancel_fd = env->cancel_fd,
-                .deadline_ms = kb_harness_deadline_in(&x.h, 60000),
-        };
+        kb_kernel_options ko = kb_harness_kernel_options(&x.h, &env->harness, team, 60000);
+        /* Every message passes conformance's hook (messages.shape, comms, stdin), which hands it
+         * on to the caller's. */
+        ko.on_msg = cx_on_msg;
+        ko.on_msg_userdata = &x;
         r = kb_harness_start(&x.h, &ko, &diagnosis);
         if (r < 0) {
                 const char *why = diagnosis ? diagnosis : strerror(-r);
@@ -1538,7 +1525,7 @@ done:
         }
         /* Last, while the key is still known: the whole kernel object is redacted. */
         kb_harness_redact(&x.h, &x.h.k);
-        kb_kernel_destroy(&x.h.kernel, env->keep);
+        kb_kernel_destroy(&x.h.kernel, env->harness.keep);
         kb_langpack_destroy(&x.lp);
         json_object_put(x.stdout_seq);
         json_object_put(x.shape_types);

@@ -48,6 +48,15 @@ int64_t kb_harness_deadline_in(const kb_harness *h, int64_t ms);
  * run incomplete (exit 1), not a kernel that cannot be checked (docs/faults.md). */
 bool kb_harness_deadline_passed(const kb_harness *h);
 
+/* The kb_kernel_options of h's kernel as team, sandboxed as env says (base folder, bwrap, image,
+ * binds, environment, user, hardening), with the run's cancel fd and transcript hook, ready within
+ * startup_ms but never past the run's deadline (kb_harness_deadline_in). The network stays
+ * unshared; what only one caller sets (the network override, the syscall probe, before_exec, a
+ * hook of its own in front of env's) it adds to the copy. One place, so check and conformance
+ * start their kernels in the same sandbox. */
+kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harness_env *env, const char *team,
+                                            int64_t startup_ms);
+
 /* Starts the kernel (kb_kernel_start with o) into h->kernel and records "startup_ms" and
  * "kernel_info" in h->k. Returns as kb_kernel_start (*ret_diagnosis as it says). */
 int kb_harness_start(kb_harness *h, const kb_kernel_options *o, char **ret_diagnosis);

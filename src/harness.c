@@ -50,6 +50,26 @@ bool kb_harness_deadline_passed(const kb_harness *h) {
         return h->deadline_ms >= 0 && kb_ms_left(h->deadline_ms) == 0;
 }
 
+kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harness_env *env, const char *team,
+                                            int64_t startup_ms) {
+        return (kb_kernel_options){
+                .spec = h->spec,
+                .base_dir = env->base_dir,
+                .team = team,
+                .sandbox = true,
+                .bwrap = env->bwrap,
+                .rootfs = env->rootfs,
+                .ro_paths = env->ro_paths,
+                .host_env = env->host_env,
+                .user = env->user,
+                .hardening = env->hardening,
+                .on_msg = env->on_msg,
+                .on_msg_userdata = env->on_msg_userdata,
+                .cancel_fd = env->cancel_fd,
+                .deadline_ms = kb_harness_deadline_in(h, startup_ms),
+        };
+}
+
 int kb_harness_start(kb_harness *h, const kb_kernel_options *o, char **ret_diagnosis) {
         int r = kb_kernel_start(o, &h->kernel, ret_diagnosis);
         if (r < 0)

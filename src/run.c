@@ -95,16 +95,16 @@ int kb_run_kernels(kb_run *run, kb_run_kernel_fn fn, void *userdata, size_t *ret
 static int check_one(void *userdata, const kb_kernelspec *spec, const char *team, kb_client_msg_fn on_msg,
                      void *on_msg_userdata, json_object **ret, kb_check_outcome *ret_outcome) {
         kb_check_env env = *(const kb_check_env *) userdata;
-        env.on_msg = on_msg;
-        env.on_msg_userdata = on_msg_userdata;
+        env.harness.on_msg = on_msg;
+        env.harness.on_msg_userdata = on_msg_userdata;
         return kb_scenario_run(&env, spec, team, ret, ret_outcome);
 }
 
 static int conformance_one(void *userdata, const kb_kernelspec *spec, const char *team, kb_client_msg_fn on_msg,
                            void *on_msg_userdata, json_object **ret, kb_check_outcome *ret_outcome) {
         kb_conformance_env env = *(const kb_conformance_env *) userdata;
-        env.on_msg = on_msg;
-        env.on_msg_userdata = on_msg_userdata;
+        env.harness.on_msg = on_msg;
+        env.harness.on_msg_userdata = on_msg_userdata;
         int r = kb_conformance_run(&env, spec, team, ret, ret_outcome);
         /* A kernel object from a run that failed is not trusted to be whole: the kernel counts as
          * cut short. */

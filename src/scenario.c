@@ -268,7 +268,7 @@ static void expect_basics(ctx *x) {
         expect_set(x, "allow_network", json_object_new_boolean(x->env->allow_network));
         expect_set(x, "kernel_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
         expect_set(x, "kernel_log", file_id(kb_kernel_log_path(x->h.kernel)));
-        expect_set(x, "bwrap", json_object_new_string(x->env->bwrap));
+        expect_set(x, "bwrap", json_object_new_string(x->env->harness.bwrap));
         expect_set(x, "bwrap_version", json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
         expect_set(x, "pidns", json_object_new_int64((int64_t) kb_sandbox_pidns(sb)));
         /* What kbound launched: the running bwrap must be exactly this (sandbox.backend), and hold
@@ -296,13 +296,13 @@ static void expect_basics(ctx *x) {
         expect_set(x, "team_binds", binds);
         /* Where every team's folders are (teams/), and every kbound run's (its parent): as the
          * mount tables name folders, with no link or doubled slash (none found fails closed). */
-        _cleanup_free_ char *base = x->env->base_dir ? realpath(x->env->base_dir, NULL) : NULL;
+        _cleanup_free_ char *base = x->env->harness.base_dir ? realpath(x->env->harness.base_dir, NULL) : NULL;
         expect_set(x, "base_dir", base ? json_object_new_string(base) : NULL);
 }
 
 /* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */
 static void expect_seccomp(ctx *x) {
-        const kb_seccomp_policy *policy = x->env->hardening ? &x->env->hardening->seccomp : NULL;
+        const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
         json_object *seccomp = json_object_new_object(), *blocked = json_object_new_object();
         json_object *not_claimed = json_object_new_array();
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
@@ -336,7 +336,7 @@ static void surface_cell(ctx *x) {
                                json_object_new_string(x->env->syscall_probe ? KB_SANDBOX_PROBE_PROGRAM : ""));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
          * its number on this ABI (-1: none here) and each refused family. */
-        const kb_seccomp_policy *policy = x->env->hardening ? &x->env->hardening->seccomp : NULL;
+        const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
         json_object *calls = json_object_new_array(), *families = json_object_new_array();
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
                 const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
@@ -504,12 +504,12 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
                 }
         }
         /* With an image as root, the host path of an in-sandbox /usr/x is <rootfs>/usr/x. */
-        for (size_t i = 0; x->env->rootfs && i < n; i++) {
+        for (size_t i = 0; x->env->harness.rootfs && i < n; i++) {
                 const char *dir = kb_json_str(json_object_array_get_idx(attempts, i), "path");
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 if (dir && dir[0] == '/' && !strstr(dir, "..") &&
-                    asprintf(&p, "%s%s/%s", x->env->rootfs, dir, escape_name) >= 0 && lstat(p, &st) == 0) {
+                    asprintf(&p, "%s%s/%s", x->env->harness.rootfs, dir, escape_name) >= 0 && lstat(p, &st) == 0) {
                         char line[PATH_MAX + 64];
                         snprintf(line, sizeof line, "%s (the cell's file landed in the image)", p);
                         json_object_array_add(seen, json_object_new_string(line));
@@ -1037,9 +1037,9 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                         {
                                 .spec = spec,
                                 .secrets = {env->secrets, env->sibling_secrets},
-                                .log = env->log,
-                                .log_userdata = env->log_userdata,
-                                .deadline_ms = env->deadline_ms,
+                                .log = env->harness.log,
+                                .log_userdata = env->harness.log_userdata,
+                                .deadline_ms = env->harness.deadline_ms,
                                 .diagnose_death = true,
                         },
         };
@@ -1058,17 +1058,17 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
 
         /* Probes are data. A language without a pack still gets every check the host carries alone;
          * the checks that need a cell are untested, naming the folder to add. */
-        r = kb_langpack_find(env->kernels_dir, spec->language ? spec->language : "", &x.lp);
+        r = kb_langpack_find(env->harness.kernels_dir, spec->language ? spec->language : "", &x.lp);
         if (r == -ENOENT) {
                 x.no_pack = true;
                 kb_harness_log(&x.h, KB_LOG_WARN,
                                "no probe set for language '%s' in %s: the checks that need a cell are untested",
-                               spec->language ? spec->language : "?", env->kernels_dir);
+                               spec->language ? spec->language : "?", env->harness.kernels_dir);
         } else if (r < 0) {
                 set_error(&x,
                           "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
                           "kbound.json and the cells (see docs/probes.md)",
-                          spec->language ? spec->language : "?", env->kernels_dir,
+                          spec->language ? spec->language : "?", env->harness.kernels_dir,
                           r == -ENOENT ? "none matches" : strerror(-r));
                 add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: no probe set for this language");
                 outcome = KB_CHECK_NOT_ENFORCED;
@@ -1086,26 +1086,11 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         }
 
         kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
-        kb_kernel_options ko = {
-                .spec = spec,
-                .base_dir = env->base_dir,
-                .team = team,
-                .sandbox = true,
-                .bwrap = env->bwrap,
-                .allow_network = env->allow_network,
-                .rootfs = env->rootfs,
-                .ro_paths = env->ro_paths,
-                .host_env = env->host_env,
-                .user = env->user,
-                .hardening = env->hardening,
-                .syscall_probe = env->syscall_probe,
-                .on_msg = env->on_msg,
-                .on_msg_userdata = env->on_msg_userdata,
-                .cancel_fd = env->cancel_fd,
-                .deadline_ms = kb_harness_deadline_in(&x.h, CELL_TIMEOUT_MS),
-                .before_exec = pre_exec_look,
-                .before_exec_userdata = &x,
-        };
+        kb_kernel_options ko = kb_harness_kernel_options(&x.h, &env->harness, team, CELL_TIMEOUT_MS);
+        ko.allow_network = env->allow_network;
+        ko.syscall_probe = env->syscall_probe;
+        ko.before_exec = pre_exec_look;
+        ko.before_exec_userdata = &x;
         r = kb_harness_start(&x.h, &ko, &diagnosis);
         if (r < 0) {
                 const char *why = diagnosis ? diagnosis : strerror(-r);
@@ -1205,7 +1190,7 @@ done:
                  * is removed and the whole pid namespace killed right after anyway. */
                 if (x.shut_down)
                         grace = 0; /* lifecycle.shutdown asked, and waited, already */
-                if (grace && !env->keep && kb_kernel_client(x.h.kernel)) {
+                if (grace && !env->harness.keep && kb_kernel_client(x.h.kernel)) {
                         (void) kb_client_shutdown(kb_kernel_client(x.h.kernel), kb_harness_deadline_in(&x.h, grace));
                         grace = 0;
                 }
@@ -1241,7 +1226,7 @@ done:
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.h.checks is looked up again). */
         kb_harness_redact(&x.h, &x.h.k);
-        kb_kernel_destroy(&x.h.kernel, env->keep);
+        kb_kernel_destroy(&x.h.kernel, env->harness.keep);
         kb_langpack_destroy(&x.lp);
         free(x.died_on_sigint);
         if (!x.h.k)

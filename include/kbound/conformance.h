@@ -17,31 +17,19 @@
 #include "kbound/kernelspec.h"
 #include "kbound/sandbox.h"
 
+/* The network stays unshared whatever the caller's override: conformance claims no boundary, so
+ * it has no allow_network to honour. */
 typedef struct kb_conformance_env {
-        const char *kernels_dir; /* language packs */
-        const char *base_dir;    /* this run's private folder (teams/ lives here) */
-        const char *bwrap;       /* absolute path */
-        const char *rootfs;      /* may be NULL */
-        char *const *ro_paths;
-        char *const *host_env;                 /* kbound's own environment (for the sandbox allowlist) */
-        const kb_sandbox_user *user;           /* who the kernels run as (never root) */
-        const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces */
-        int item_timeout_ms;                   /* how long one request may take (<= 0: 10 s) */
-        int long_cell_seconds;                 /* how long the long cell runs if nobody stops it (<= 0: 60) */
-        int cancel_fd;                         /* readable → stop everything (signal) */
-        int64_t deadline_ms;                   /* the whole run's deadline */
-        bool keep;                             /* keep the team folder */
-        kb_client_msg_fn on_msg;               /* transcript hook, may be NULL */
-        void *on_msg_userdata;
-        kb_log_fn log; /* progress, may be NULL */
-        void *log_userdata;
+        kb_harness_env harness; /* the sandbox and the run, as check has them */
+        int item_timeout_ms;    /* how long one request may take (<= 0: 10 s) */
+        int long_cell_seconds;  /* how long the long cell runs if nobody stops it (<= 0: 60) */
 } kb_conformance_env;
 
 /* The ids of every item, in the order they run; NULL-terminated. */
 KB_EXPORT const char *const *kb_conformance_items(void);
 
 /* Launches the kernel in the sandbox as team, runs every item, stops it and removes its folder
- * (unless env->keep). Always returns a kernel object in *ret with one check per item (items that
+ * (unless env->harness.keep). Always returns a kernel object in *ret with one check per item (items that
  * could not run are fail or untested with the reason, never missing), "error" set when the kernel
  * could not be started, and "kernel_info" (the reply's content, whole). *ret_outcome: DONE,
  * NOT_ENFORCED (the sandbox could not be set up) or CANCELLED. Returns 0 or -ENOMEM. */

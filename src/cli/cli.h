@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
+#include <kbound/harness.h>
 #include <kbound/run.h>
 #include <kbound/secrets.h>
 #include <kbound/image.h>
@@ -375,6 +376,39 @@ typedef struct cli_help {
  * programming error). */
 int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue);
 
+/* What a command that starts kernels is on its command line: its options (cli_opts_init's accepts
+ * and own), its --help (cli_opts_usage's intro, own lines and epilogue), its default team, and what
+ * it does with one of its own options. */
+typedef struct cli_command {
+        const char *name;             /* "check" */
+        const char *const *accepts;   /* long option names, in --help order, NULL-terminated */
+        const struct option *own;     /* its own options, {0}-terminated; may be NULL */
+        const cli_help *own_help;     /* their --help lines, {0}-terminated; may be NULL */
+        const char *intro, *epilogue; /* epilogue may be NULL */
+        const char *team;             /* --team's default */
+        const char *operand;          /* "CODE": the one operand it takes (run); NULL: none */
+        /* Takes one of own's values (arg: its argument, or NULL): returns 0, or says what is wrong
+         * and returns KB_EXIT_USAGE. NULL when the command has none. */
+        int (*take)(void *userdata, int c, const char *arg);
+} cli_command;
+
+/* Prints cmd's --help (cli_opts_usage) to out. */
+void cli_command_usage(const cli_opts *o, const cli_command *cmd, FILE *out);
+
+/* The one loop over a command's options. cli_opts_parse_many (check, conformance): many kernels
+ * (--kernel repeatable, up to CLI_KERNELS_MAX), --team a prefix, --timeout the whole run's (default
+ * 300 s), -q; operands are left for cli_setup_begin to refuse. cli_opts_parse_one (run, console):
+ * one kernel, required (the last --kernel wins), --team a whole name, --timeout start-up's
+ * (default 60 s), and exactly the operand cmd->operand names (into *ret_operand; NULL when there is none) or none. Each
+ * fills o and hands the command's own options to cmd->take with userdata. --help prints the usage on standard output;
+ * an option getopt_long refuses, a missing --kernel or a wrong operand count prints it on standard error after the
+ * error. Returns CLI_GO_ON when the command goes on, else the exit code it ends with (0 after --help, KB_EXIT_USAGE).
+ */
+#define CLI_GO_ON (-1)
+int cli_opts_parse_many(cli_opts *o, const cli_command *cmd, int argc, char **argv, void *userdata);
+int cli_opts_parse_one(cli_opts *o, const cli_command *cmd, int argc, char **argv, void *userdata,
+                       const char **ret_operand);
+
 /* What check and conformance set up before their kernels start (cli_setup.c), in two halves so a
  * command can check its own options in between (check --require-full-boundary). */
 typedef struct cli_setup {
@@ -406,6 +440,14 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o);
 
 /* Closes the image, removes the base folder (marks it kept under --keep), frees the rest. */
 void cli_setup_end(cli_setup *s, bool keep);
+
+/* The library's log callback for progress: each line through cli_progress. */
+void cli_log_progress(void *userdata, int level, const char *message);
+
+/* The sandbox and run every kernel of check or conformance shares (kb_harness_env), from what s
+ * set up and o asked for: language packs, base folder, bwrap, image, --ro-bind, the user and the
+ * seccomp policy, --keep, the signal pipe as cancel fd, deadline_ms, progress on stderr. */
+kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t deadline_ms);
 
 /* After the kernels ran: the run object (kb_run_report with facts), redacted with every registered
  * secret set when redact is true (check), the human summary (on standard error when a report goes

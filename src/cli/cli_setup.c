@@ -79,6 +79,27 @@ void cli_setup_end(cli_setup *s, bool keep) {
         s->n_kernels = 0;
 }
 
+void cli_log_progress(void *userdata, int level, const char *message) {
+        cli_progress("%s", message);
+}
+
+kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t deadline_ms) {
+        return (kb_harness_env){
+                .kernels_dir = s->kernels_dir,
+                .base_dir = s->base,
+                .bwrap = s->bwrap,
+                .rootfs = s->root.rootfs,
+                .ro_paths = o->ro_paths,
+                .host_env = environ,
+                .user = &s->user,
+                .hardening = &s->hardening,
+                .cancel_fd = cli_signals_install(),
+                .deadline_ms = deadline_ms,
+                .keep = o->keep,
+                .log = cli_log_progress,
+        };
+}
+
 int cli_setup_output(cli_setup *s, kb_run *kernels_run, const kb_run_facts *facts, bool redact, json_object **ret_run,
                      int *exit_code) {
         json_object *run = NULL;

@@ -13,27 +13,7 @@
 #include <kbound/scenario.h>
 #include "cli.h"
 
-#define MAX_KERNELS CLI_KERNELS_MAX
 #define CANARY_ENV "KBOUND_CANARY_SECRET"
-
-static void check_usage(const cli_opts *o, FILE *out) {
-        static const cli_help own[] = {
-                {"require-full-boundary", "--require-full-boundary",
-                 "fail if the raw-network override is set (for full-boundary CI jobs)"},
-                {0},
-        };
-        (void) cli_opts_usage(
-                o, out,
-                "Usage: kbound check [OPTIONS]\n\n"
-                "Starts each kernel in its own team sandbox (bubblewrap), probes the boundary (writes outside\n"
-                "the workspace, a writable workspace, network, daemon secrets, another team's files), checks the\n"
-                "kernel is PID 2 behind a pinned pidfd, interrupts a running cell through the control channel and\n"
-                "through the pidfd, and proves the same namespace still answers. Kernels run concurrently.\n",
-                own,
-                "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
-                "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
-                "image's kernelspecs; see `kbound doctor`).\n");
-}
 
 /* A canary in kbound's own environment has to be in the environment block the kernel would see
  * through /proc/<pid>/environ, which setenv() does not change: so put it there and exec again. */
@@ -54,69 +34,73 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
-static void log_to_stderr(void *userdata, int level, const char *message) {
-        cli_progress("%s", message);
+static int take_require_full(void *userdata, int c, const char *arg) {
+        *(bool *) userdata = true; /* --require-full-boundary, its only option */
+        return 0;
 }
 
+static const cli_command check_command = {
+        .name = "check",
+        .accepts =
+                (const char *const[]){
+                        "kernel",
+                        "team",
+                        "json",
+                        "junit",
+                        "allow-raw-network",
+                        "require-full-boundary",
+                        "bwrap",
+                        "sandbox-user",
+                        "sockets",
+                        "allow-syscall",
+                        "kernels-dir",
+                        "ro-bind",
+                        "image",
+                        "image-max-size",
+                        "prefix",
+                        "rootfs",
+                        "timeout",
+                        "keep",
+                        "transcript",
+                        "quiet",
+                        "help",
+                        NULL,
+                },
+        .own =
+                (const struct option[]){
+                        {"require-full-boundary", no_argument, NULL, 'F'},
+                        {0},
+                },
+        .own_help =
+                (const cli_help[]){
+                        {"require-full-boundary", "--require-full-boundary",
+                         "fail if the raw-network override is set (for full-boundary CI jobs)"},
+                        {0},
+                },
+        .intro = "Usage: kbound check [OPTIONS]\n\n"
+                 "Starts each kernel in its own team sandbox (bubblewrap), probes the boundary (writes outside\n"
+                 "the workspace, a writable workspace, network, daemon secrets, another team's files), checks the\n"
+                 "kernel is PID 2 behind a pinned pidfd, interrupts a running cell through the control channel and\n"
+                 "through the pidfd, and proves the same namespace still answers. Kernels run concurrently.\n",
+        .epilogue = "Exit codes: 0 every claim held, 1 a check failed (or the run was cut short), 2 usage,\n"
+                    "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
+                    "image's kernelspecs; see `kbound doctor`).\n",
+        .team = "kbound",
+        .take = take_require_full,
+};
+
 int cmd_check(int argc, char **argv) {
-        static const struct option own[] = {
-                {"require-full-boundary", no_argument, NULL, 'F'},
-                {},
-        };
-        static const char *const accepts[] = {
-                "kernel",
-                "team",
-                "json",
-                "junit",
-                "allow-raw-network",
-                "require-full-boundary",
-                "bwrap",
-                "sandbox-user",
-                "sockets",
-                "allow-syscall",
-                "kernels-dir",
-                "ro-bind",
-                "image",
-                "image-max-size",
-                "prefix",
-                "rootfs",
-                "timeout",
-                "keep",
-                "transcript",
-                "quiet",
-                "help",
-                NULL,
-        };
         /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
         char **full_argv = argv - 1;
         reexec_with_canary(full_argv);
 
         cli_opts o;
-        if (cli_opts_init(&o, "check", accepts, own) < 0)
-                return KB_EXIT_USAGE;
-        o.kernels_max = MAX_KERNELS;
-        o.team = "kbound";
-        o.team_max = CLI_TEAM_PREFIX_MAX;
-        o.timeout_ms = 300000;
         bool require_full = false, transcript_failed = false;
-        int c;
-        while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
-                switch (c) {
-                case 'F':
-                        require_full = true;
-                        break;
-                case CLI_OPTS_REFUSED:
-                        return KB_EXIT_USAGE;
-                case 'h':
-                        check_usage(&o, stdout);
-                        return 0;
-                default:
-                        check_usage(&o, stderr);
-                        return KB_EXIT_USAGE;
-                }
-        }
+        int r = cli_opts_parse_many(&o, &check_command, argc, argv, &require_full);
+        if (r != CLI_GO_ON)
+                return r;
         cli_setup setup;
-        int r = cli_setup_begin(&setup, &o, argc, argv, true);
+        r = cli_setup_begin(&setup, &o, argc, argv, true);
         if (r)
                 return r;
         bool allow_network = setup.allow_network;
@@ -151,7 +135,7 @@ int cmd_check(int argc, char **argv) {
                 .specs = (const kb_kernelspec *const *) setup.specs,
                 .n_specs = n_kernels,
                 .host_env = environ,
-                .log = log_to_stderr,
+                .log = cli_log_progress,
         };
         kb_canary_set_step step = KB_CANARY_SET_MEMORY;
         if ((r = kb_canary_set_plant(&plant, &canaries, &step)) < 0) {
@@ -187,16 +171,9 @@ int cmd_check(int argc, char **argv) {
                      canaries->env_values_skipped);
 
         kb_check_env env = {
-                .kernels_dir = setup.kernels_dir,
-                .base_dir = base,
-                .bwrap = setup.bwrap,
+                .harness = cli_harness_env(&setup, &o, deadline),
                 .bwrap_version = setup.bwrap_version,
                 .allow_network = allow_network,
-                .rootfs = setup.root.rootfs,
-                .ro_paths = o.ro_paths,
-                .host_env = environ,
-                .user = &setup.user,
-                .hardening = &setup.hardening,
                 .syscall_probe = syscall_probe,
                 .keyring_canary = canaries->keyring_canary,
                 .keyring_canary_name = canaries->keyring_canary == 0 ? canaries->keyring_canary_name : NULL,
@@ -209,10 +186,6 @@ int cmd_check(int argc, char **argv) {
                 .n_canaries = canaries->n_canaries,
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
-                .cancel_fd = cli_signals_install(),
-                .deadline_ms = deadline,
-                .keep = o.keep,
-                .log = log_to_stderr,
         };
         if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");

@@ -11,74 +11,58 @@
 #include <kbound/sandbox.h>
 #include "cli.h"
 
-#define MAX_KERNELS CLI_KERNELS_MAX
-
-static void conformance_usage(const cli_opts *o, FILE *out) {
-        static const cli_help own[] = {
-                {"allow-untested", "--allow-untested", "accept untested items (the summary still names them)"},
-                {0},
-        };
-        (void) cli_opts_usage(
-                o, out,
-                "Usage: kbound conformance [OPTIONS]\n\n"
-                "Starts each kernel in its own team sandbox (bubblewrap) and tests its protocol conformance:\n"
-                "kernel_info fields, busy → execute_input → outputs → idle with correct parents, the shape of\n"
-                "every message (the messaging spec's fields and types), stdout and stderr streams,\n"
-                "execute_result, display_data and its updates, clear_output, pager payloads, error replies,\n"
-                "execution_count, silent requests, stdin (input_request answered), is_complete, complete,\n"
-                "inspect, history (tail, range, search, with output), comms and comm_info, interrupts (idle,\n"
-                "busy via control and via the pidfd), debug and subshells when claimed, and shutdown: at least\n"
-                "what jupyter_kernel_test covers. Code snippets and known deviations come from\n"
-                "kernels/<language>/. Each item is pass, fail, deviation (known for this implementation, and\n"
-                "every problem it showed listed), unsupported (an optional feature the kernel neither claims\n"
-                "nor answers, or an interrupt_request a kernelspec in signal mode may ignore) or untested (no\n"
-                "language pack or snippet for it).\n",
-                own,
-                "Exit codes: 0 every item passed or is a known deviation (untested items only with\n"
-                "--allow-untested), 1 an item failed or went untested (or the run was cut short), 2 usage,\n"
-                "3 the sandbox cannot be enforced or a kernel cannot be found (see `kbound doctor`).\n");
+static int take_allow_untested(void *userdata, int c, const char *arg) {
+        *(bool *) userdata = true; /* --allow-untested, its only option */
+        return 0;
 }
 
-static void log_to_stderr(void *userdata, int level, const char *message) {
-        cli_progress("%s", message);
-}
+static const cli_command conformance_command = {
+        .name = "conformance",
+        .accepts =
+                (const char *const[]){
+                        "kernel",  "team",          "json",        "junit",      "bwrap",          "sandbox-user",
+                        "sockets", "allow-syscall", "kernels-dir", "ro-bind",    "image",          "image-max-size",
+                        "prefix",  "rootfs",        "timeout",     "transcript", "allow-untested", "keep",
+                        "quiet",   "help",          NULL,
+                },
+        .own =
+                (const struct option[]){
+                        {"allow-untested", no_argument, NULL, 'A'},
+                        {0},
+                },
+        .own_help =
+                (const cli_help[]){
+                        {"allow-untested", "--allow-untested", "accept untested items (the summary still names them)"},
+                        {0},
+                },
+        .intro = "Usage: kbound conformance [OPTIONS]\n\n"
+                 "Starts each kernel in its own team sandbox (bubblewrap) and tests its protocol conformance:\n"
+                 "kernel_info fields, busy → execute_input → outputs → idle with correct parents, the shape of\n"
+                 "every message (the messaging spec's fields and types), stdout and stderr streams,\n"
+                 "execute_result, display_data and its updates, clear_output, pager payloads, error replies,\n"
+                 "execution_count, silent requests, stdin (input_request answered), is_complete, complete,\n"
+                 "inspect, history (tail, range, search, with output), comms and comm_info, interrupts (idle,\n"
+                 "busy via control and via the pidfd), debug and subshells when claimed, and shutdown: at least\n"
+                 "what jupyter_kernel_test covers. Code snippets and known deviations come from\n"
+                 "kernels/<language>/. Each item is pass, fail, deviation (known for this implementation, and\n"
+                 "every problem it showed listed), unsupported (an optional feature the kernel neither claims\n"
+                 "nor answers, or an interrupt_request a kernelspec in signal mode may ignore) or untested (no\n"
+                 "language pack or snippet for it).\n",
+        .epilogue = "Exit codes: 0 every item passed or is a known deviation (untested items only with\n"
+                    "--allow-untested), 1 an item failed or went untested (or the run was cut short), 2 usage,\n"
+                    "3 the sandbox cannot be enforced or a kernel cannot be found (see `kbound doctor`).\n",
+        .team = "kbound-conf",
+        .take = take_allow_untested,
+};
 
 int cmd_conformance(int argc, char **argv) {
-        static const struct option own[] = {
-                {"allow-untested", no_argument, NULL, 'A'},
-                {},
-        };
-        static const char *const accepts[] = {
-                "kernel",        "team",        "json",           "junit", "bwrap",          "sandbox-user", "sockets",
-                "allow-syscall", "kernels-dir", "ro-bind",        "image", "image-max-size", "prefix",       "rootfs",
-                "timeout",       "transcript",  "allow-untested", "keep",  "quiet",          "help",         NULL,
-        };
         cli_opts o;
-        if (cli_opts_init(&o, "conformance", accepts, own) < 0)
-                return KB_EXIT_USAGE;
-        o.kernels_max = MAX_KERNELS;
-        o.team = "kbound-conf";
-        o.team_max = CLI_TEAM_PREFIX_MAX;
-        o.timeout_ms = 300000;
         bool allow_untested = false;
-        int c;
-        while ((c = cli_opts_next(&o, argc, argv, "k:qh")) != -1) {
-                switch (c) {
-                case 'A':
-                        allow_untested = true;
-                        break;
-                case CLI_OPTS_REFUSED:
-                        return KB_EXIT_USAGE;
-                case 'h':
-                        conformance_usage(&o, stdout);
-                        return 0;
-                default:
-                        conformance_usage(&o, stderr);
-                        return KB_EXIT_USAGE;
-                }
-        }
+        int r = cli_opts_parse_many(&o, &conformance_command, argc, argv, &allow_untested);
+        if (r != CLI_GO_ON)
+                return r;
         cli_setup setup;
-        int r = cli_setup_begin(&setup, &o, argc, argv, false);
+        r = cli_setup_begin(&setup, &o, argc, argv, false);
         if (r)
                 return r;
         int64_t started = kb_now_ms();
@@ -101,20 +85,7 @@ int cmd_conformance(int argc, char **argv) {
         cli_progress("testing protocol conformance of %zu kernel(s) with %s %s", n_kernels, setup.bwrap,
                      setup.bwrap_version);
 
-        kb_conformance_env env = {
-                .kernels_dir = setup.kernels_dir,
-                .base_dir = setup.base,
-                .bwrap = setup.bwrap,
-                .ro_paths = o.ro_paths,
-                .rootfs = setup.root.rootfs,
-                .host_env = environ,
-                .user = &setup.user,
-                .hardening = &setup.hardening,
-                .cancel_fd = cli_signals_install(),
-                .deadline_ms = started + o.timeout_ms,
-                .keep = o.keep,
-                .log = log_to_stderr,
-        };
+        kb_conformance_env env = {.harness = cli_harness_env(&setup, &o, started + o.timeout_ms)};
         if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
                 cli_error("out of memory");
                 exit_code = KB_EXIT_FAIL;

@@ -16,20 +16,6 @@
 #define IS_COMPLETE_TIMEOUT_MS 3000
 #define STOP_GRACE_MS 3000
 
-static void console_usage(const cli_opts *o, FILE *out) {
-        (void) cli_opts_usage(
-                o, out,
-                "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
-                "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
-                "when the kernel says the code is incomplete (is_complete_request). Ctrl-C interrupts a\n"
-                "running cell (SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears\n"
-                "the input; Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or\n"
-                "a pipe (scripted audits). Kernel output is shown with terminal control sequences removed.\n",
-                NULL,
-                "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
-                "2 usage, 3 the kernel could not be started in the sandbox.\n");
-}
-
 /* Writes a JSON string's whole value (by its length: it may hold NUL bytes), sanitized. */
 static void put_json_string(FILE *out, json_object *str) {
         cli_put_sanitized_len(out, json_object_get_string(str), (size_t) json_object_get_string_len(str));
@@ -531,55 +517,49 @@ static int console_loop(console *con) {
         return exit_code;
 }
 
+static const cli_command console_command = {
+        .name = "console",
+        .accepts =
+                (const char *const[]){
+                        "kernel",
+                        "team",
+                        "rootfs",
+                        "timeout",
+                        "bwrap",
+                        "sandbox-user",
+                        "sockets",
+                        "allow-syscall",
+                        "allow-raw-network",
+                        "ro-bind",
+                        "image",
+                        "image-max-size",
+                        "prefix",
+                        "keep",
+                        "transcript",
+                        "help",
+                        NULL,
+                },
+        .intro = "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
+                 "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
+                 "when the kernel says the code is incomplete (is_complete_request). Ctrl-C interrupts a\n"
+                 "running cell (SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears\n"
+                 "the input; Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or\n"
+                 "a pipe (scripted audits). Kernel output is shown with terminal control sequences removed.\n",
+        .epilogue = "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
+                    "2 usage, 3 the kernel could not be started in the sandbox.\n",
+        .team = "console",
+};
+
 int cmd_console(int argc, char **argv) {
-        static const char *const accepts[] = {
-                "kernel",
-                "team",
-                "rootfs",
-                "timeout",
-                "bwrap",
-                "sandbox-user",
-                "sockets",
-                "allow-syscall",
-                "allow-raw-network",
-                "ro-bind",
-                "image",
-                "image-max-size",
-                "prefix",
-                "keep",
-                "transcript",
-                "help",
-                NULL,
-        };
         cli_opts o;
-        if (cli_opts_init(&o, "console", accepts, NULL) < 0)
-                return KB_EXIT_USAGE;
-        o.team = "console";
-        o.timeout_ms = 60000;
-        int c;
-        while ((c = cli_opts_next(&o, argc, argv, "k:h")) != -1) {
-                switch (c) {
-                case CLI_OPTS_REFUSED:
-                        return KB_EXIT_USAGE;
-                case 'h':
-                        console_usage(&o, stdout);
-                        return 0;
-                default:
-                        console_usage(&o, stderr);
-                        return KB_EXIT_USAGE;
-                }
-        }
-        const char *kernel_name = o.n_kernels ? o.kernels[0] : NULL, *team = o.team, *transcript_path = o.transcript;
+        int r = cli_opts_parse_one(&o, &console_command, argc, argv, NULL, NULL);
+        if (r != CLI_GO_ON)
+                return r;
+        const char *kernel_name = o.kernels[0], *team = o.team, *transcript_path = o.transcript;
         const char *rootfs_opt = o.rootfs, *image_opt = o.image;
         bool allow_network = o.allow_network, keep = o.keep;
         long timeout_ms = o.timeout_ms;
-        if (!kernel_name || optind != argc) {
-                cli_error(!kernel_name ? "console: --kernel is required" : "console: unexpected argument '%s'",
-                          argv[optind]);
-                console_usage(&o, stderr);
-                return KB_EXIT_USAGE;
-        }
-        int r = cli_sandbox_env(&allow_network);
+        r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;

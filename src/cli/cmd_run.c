@@ -7,19 +7,6 @@
 #include <kbound/kernel.h>
 #include "cli.h"
 
-static void run_usage(const cli_opts *o, FILE *out) {
-        static const cli_help own[] = {
-                {"sandbox", "--sandbox on|off", "off is for protocol debugging only (default on)"},
-                {0},
-        };
-        (void) cli_opts_usage(
-                o, out,
-                "Usage: kbound run --kernel NAME|PATH [OPTIONS] CODE\n\n"
-                "Starts the kernel (in bubblewrap unless --sandbox off), runs CODE as one cell, prints its\n"
-                "stdout, stderr and results, and exits 0 if the cell succeeded, 1 if it raised.\n",
-                own, NULL);
-}
-
 /* Writes len bytes of kernel output as they are, but each NUL byte as U+2400 (␀): whoever reads
  * the output as C strings (a terminal log, a grep) would stop at a NUL, and a kernel could hide
  * the rest from the auditor behind one. */
@@ -56,53 +43,69 @@ static void print_outputs(const kb_execution *ex) {
         }
 }
 
-int cmd_run(int argc, char **argv) {
-        static const struct option own[] = {
-                {"sandbox", required_argument, NULL, 's'},
-                {},
-        };
-        static const char *const accepts[] = {
-                "kernel",        "sandbox",           "timeout", "team",  "bwrap",          "sandbox-user", "sockets",
-                "allow-syscall", "allow-raw-network", "ro-bind", "image", "image-max-size", "prefix",       "rootfs",
-                "keep",          "transcript",        "help",    NULL,
-        };
-        cli_opts o;
-        if (cli_opts_init(&o, "run", accepts, own) < 0)
+/* --sandbox on|off into userdata (a bool). */
+static int take_sandbox(void *userdata, int c, const char *arg) {
+        if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
+                cli_error("run: --sandbox takes on or off, not '%s'", arg);
                 return KB_EXIT_USAGE;
-        o.team = "run";
-        o.timeout_ms = 60000;
-        bool sandbox = true;
-        int c;
-        while ((c = cli_opts_next(&o, argc, argv, "k:h")) != -1) {
-                switch (c) {
-                case 's':
-                        if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
-                                cli_error("run: --sandbox takes on or off, not '%s'", optarg);
-                                return KB_EXIT_USAGE;
-                        }
-                        sandbox = strcmp(optarg, "on") == 0;
-                        break;
-                case CLI_OPTS_REFUSED:
-                        return KB_EXIT_USAGE;
-                case 'h':
-                        run_usage(&o, stdout);
-                        return 0;
-                default:
-                        run_usage(&o, stderr);
-                        return KB_EXIT_USAGE;
-                }
         }
-        const char *kernel_name = o.n_kernels ? o.kernels[0] : NULL, *team = o.team, *transcript_path = o.transcript;
+        *(bool *) userdata = strcmp(arg, "on") == 0;
+        return 0;
+}
+
+static const cli_command run_command = {
+        .name = "run",
+        .accepts =
+                (const char *const[]){
+                        "kernel",
+                        "sandbox",
+                        "timeout",
+                        "team",
+                        "bwrap",
+                        "sandbox-user",
+                        "sockets",
+                        "allow-syscall",
+                        "allow-raw-network",
+                        "ro-bind",
+                        "image",
+                        "image-max-size",
+                        "prefix",
+                        "rootfs",
+                        "keep",
+                        "transcript",
+                        "help",
+                        NULL,
+                },
+        .own =
+                (const struct option[]){
+                        {"sandbox", required_argument, NULL, 's'},
+                        {0},
+                },
+        .own_help =
+                (const cli_help[]){
+                        {"sandbox", "--sandbox on|off", "off is for protocol debugging only (default on)"},
+                        {0},
+                },
+        .intro = "Usage: kbound run --kernel NAME|PATH [OPTIONS] CODE\n\n"
+                 "Starts the kernel (in bubblewrap unless --sandbox off), runs CODE as one cell, prints its\n"
+                 "stdout, stderr and results, and exits 0 if the cell succeeded, 1 if it raised.\n",
+        .team = "run",
+        .operand = "CODE",
+        .take = take_sandbox,
+};
+
+int cmd_run(int argc, char **argv) {
+        cli_opts o;
+        bool sandbox = true;
+        const char *code = NULL;
+        int r = cli_opts_parse_one(&o, &run_command, argc, argv, &sandbox, &code);
+        if (r != CLI_GO_ON)
+                return r;
+        const char *kernel_name = o.kernels[0], *team = o.team, *transcript_path = o.transcript;
         const char *rootfs_opt = o.rootfs, *image_opt = o.image;
         bool allow_network = o.allow_network, keep = o.keep;
         long timeout_ms = o.timeout_ms;
-        if (!kernel_name || optind != argc - 1) {
-                cli_error(!kernel_name ? "run: --kernel is required" : "run: expected exactly one CODE argument");
-                run_usage(&o, stderr);
-                return KB_EXIT_USAGE;
-        }
-        const char *code = argv[optind];
-        int r = cli_sandbox_env(&allow_network);
+        r = cli_sandbox_env(&allow_network);
         if (r)
                 return r;
         kb_sandbox_user sandbox_user;

@@ -300,3 +300,70 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
         }
         return 0;
 }
+
+void cli_command_usage(const cli_opts *o, const cli_command *cmd, FILE *out) {
+        (void) cli_opts_usage(o, out, cmd->intro, cmd->own_help, cmd->epilogue);
+}
+
+static bool is_own(const cli_command *cmd, int c) {
+        for (const struct option *own = cmd->own; own && own->name; own++)
+                if (own->val == c)
+                        return true;
+        return false;
+}
+
+/* Fills o from argv: shared options by cli_opts_next, the command's own by cmd->take. Returns as
+ * cli_opts_parse_many. */
+static int parse(cli_opts *o, const cli_command *cmd, const char *shortopts, int argc, char **argv, void *userdata) {
+        int c;
+        while ((c = cli_opts_next(o, argc, argv, shortopts)) != -1) {
+                if (c == CLI_OPTS_REFUSED)
+                        return KB_EXIT_USAGE;
+                if (c == 'h') {
+                        cli_command_usage(o, cmd, stdout);
+                        return KB_EXIT_PASS;
+                }
+                if (c == '?' || !cmd->take || !is_own(cmd, c)) {
+                        cli_command_usage(o, cmd, stderr);
+                        return KB_EXIT_USAGE;
+                }
+                if (cmd->take(userdata, c, optarg))
+                        return KB_EXIT_USAGE;
+        }
+        return CLI_GO_ON;
+}
+
+int cli_opts_parse_many(cli_opts *o, const cli_command *cmd, int argc, char **argv, void *userdata) {
+        if (cli_opts_init(o, cmd->name, cmd->accepts, cmd->own) < 0)
+                return KB_EXIT_USAGE;
+        o->kernels_max = CLI_KERNELS_MAX;
+        o->team = cmd->team;
+        o->team_max = CLI_TEAM_PREFIX_MAX;
+        o->timeout_ms = 300000;
+        return parse(o, cmd, "k:qh", argc, argv, userdata);
+}
+
+int cli_opts_parse_one(cli_opts *o, const cli_command *cmd, int argc, char **argv, void *userdata,
+                       const char **ret_operand) {
+        if (cli_opts_init(o, cmd->name, cmd->accepts, cmd->own) < 0)
+                return KB_EXIT_USAGE;
+        o->team = cmd->team;
+        o->timeout_ms = 60000;
+        int r = parse(o, cmd, "k:h", argc, argv, userdata);
+        if (r != CLI_GO_ON)
+                return r;
+        int operands = cmd->operand ? 1 : 0;
+        if (o->n_kernels == 0)
+                cli_error("%s: --kernel is required", cmd->name);
+        else if (argc - optind != operands && cmd->operand)
+                cli_error("%s: expected exactly one %s argument", cmd->name, cmd->operand);
+        else if (argc - optind != operands)
+                cli_error("%s: unexpected argument '%s'", cmd->name, argv[optind]);
+        if (o->n_kernels == 0 || argc - optind != operands) {
+                cli_command_usage(o, cmd, stderr);
+                return KB_EXIT_USAGE;
+        }
+        if (ret_operand)
+                *ret_operand = cmd->operand ? argv[optind] : NULL;
+        return CLI_GO_ON;
+}

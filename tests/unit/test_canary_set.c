@@ -9,13 +9,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kbound/canary_set.h"
+#include "tmp_tree.h"
 
 #define HOST_TOKEN "KBOUND_TEST_TOKEN=host-secret-5d1c0a9e7b3f-not-for-sandboxes"
 #define LEGIT_VALUE "KBOUND_TEST_LEGIT=legit-argv-word-4c2e"
@@ -33,10 +33,6 @@ typedef struct fixture {
         char logged[512];
         int n_logged;
 } fixture;
-
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-        return remove(path);
-}
 
 static void on_log(void *userdata, int level, const char *message) {
         fixture *f = userdata;
@@ -76,8 +72,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         fixture *f = *state;
-        nftw(f->base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-        nftw(f->home, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        tmp_tree_remove(f->base);
+        tmp_tree_remove(f->home);
         free(f);
         return 0;
 }

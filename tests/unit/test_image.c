@@ -8,9 +8,9 @@
 #include <cmocka.h>
 
 #include "kbound/image.h"
+#include "tmp_tree.h"
 #include <fcntl.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,15 +20,12 @@
 
 extern char **environ;
 
-typedef struct tree {
+/* tmp_tree.h's tree is one folder; this one also names the image's layout and unpack folders. */
+typedef struct image_tree {
         char root[64];
         char work[128];
         char layout[128];
-} tree;
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
+} image_tree;
 
 /* Runs argv (found on PATH), quietly; returns its exit status. */
 static int run(char *const *argv) {
@@ -54,7 +51,7 @@ static void write_file(const char *path, const char *content) {
 
 /* A one-layer OCI image with usr/bin/hello and a folder the caller cannot write (an image may
  * hold such: removal must still work), tagged "tiny". */
-static int tree_setup(void **state) {
+static int image_setup(void **state) {
         static const char *const tools[] = {"/usr/bin/skopeo", "/usr/bin/umoci", "/usr/bin/tar"};
         for (size_t i = 0; i < KB_ELEMENTSOF(tools); i++)
                 if (access(tools[i], X_OK) < 0) {
@@ -62,7 +59,7 @@ static int tree_setup(void **state) {
                                 tools[i]);
                         return -1;
                 }
-        tree *t = calloc(1, sizeof(*t));
+        image_tree *t = calloc(1, sizeof(*t));
         if (!t)
                 return -1;
         snprintf(t->root, sizeof(t->root), "/tmp/kb-image-XXXXXX");
@@ -111,12 +108,12 @@ static int tree_setup(void **state) {
         return 0;
 }
 
-static int tree_teardown(void **state) {
-        tree *t = *state;
+static int image_teardown(void **state) {
+        image_tree *t = *state;
         char cmd_path[256];
         snprintf(cmd_path, sizeof(cmd_path), "%s/src/usr/locked", t->root);
         chmod(cmd_path, 0755);
-        nftw(t->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        tmp_tree_remove(t->root);
         free(t);
         return 0;
 }
@@ -138,7 +135,7 @@ static void index_digest(const char *layout, char *buf, size_t size) {
 }
 
 static void test_unpack_layout(void **state) {
-        tree *t = *state;
+        image_tree *t = *state;
         kb_image_options o = {.image = t->layout, .work_dir = t->work, .envp = environ, .deadline_ms = -1};
         kb_image *img = NULL;
         char *why = NULL;
@@ -179,7 +176,7 @@ static void test_unpack_layout(void **state) {
 
 /* The same image as a docker archive and an OCI archive, made by skopeo as docker/podman save do. */
 static void test_unpack_archives(void **state) {
-        tree *t = *state;
+        image_tree *t = *state;
         char docker[256], oci[256], src[256], dst[300];
         snprintf(docker, sizeof(docker), "%s/docker.tar", t->root);
         snprintf(oci, sizeof(oci), "%s/oci.tar", t->root);
@@ -222,7 +219,7 @@ static void test_unpack_archives(void **state) {
 }
 
 static void test_failures(void **state) {
-        tree *t = *state;
+        image_tree *t = *state;
         kb_image *img = NULL;
         char *why = NULL;
         char bogus[256], plain[256], colon[256];
@@ -303,5 +300,5 @@ int main(void) {
                 cmocka_unit_test(test_unpack_archives),
                 cmocka_unit_test(test_failures),
         };
-        return cmocka_run_group_tests(tests, tree_setup, tree_teardown);
+        return cmocka_run_group_tests(tests, image_setup, image_teardown);
 }

@@ -9,8 +9,8 @@
 
 #include "kbound/sandbox.h"
 #include "sandbox-internal.h"
+#include "tmp_tree.h"
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -62,14 +62,6 @@ static const char *get_env(char *const *env, const char *name) {
                 if (strncmp(*p, name, len) == 0 && (*p)[len] == '=')
                         return *p + len + 1;
         return NULL;
-}
-
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
-static void rm_rf(const char *path) {
-        nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void write_file(const char *path, const char *content) {
@@ -299,7 +291,7 @@ static void test_plan_rootfs(void **state) {
         argv = NULL;
         assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
         assert_null(argv);
-        rm_rf(usr_link_root);
+        tmp_tree_remove(usr_link_root);
         p.rootfs = root;
 
         /* a directory without /usr is not a root filesystem */
@@ -310,7 +302,7 @@ static void test_plan_rootfs(void **state) {
         argv = NULL;
         assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
         assert_null(argv);
-        rm_rf(root);
+        tmp_tree_remove(root);
 }
 
 static void test_plan_rejects(void **state) {
@@ -404,7 +396,7 @@ static void test_find_bwrap(void **state) {
         /* a non-executable file in PATH does not count */
         assert_int_equal(chmod(exe, 0644), 0);
         assert_int_equal(kb_sandbox_find_bwrap(NULL, envp_path, &found), -ENOENT);
-        rm_rf(dir);
+        tmp_tree_remove(dir);
 }
 
 /* ---------- pinning against fake /proc trees ---------- */
@@ -485,7 +477,7 @@ static int fake_teardown(void **state) {
         fake_proc *fp = *state;
         kill_reap(fp->init_pid);
         kill_reap(fp->kernel_pid);
-        rm_rf(fp->root);
+        tmp_tree_remove(fp->root);
         free(fp);
         return 0;
 }

@@ -13,8 +13,8 @@
 #include "kbound/sandbox.h"
 #include "procfs.h"
 #include "sandbox-internal.h"
+#include "tmp_tree.h"
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,10 +40,6 @@ typedef struct fixture {
         kb_sandbox_user user;
         kb_sandbox_policy policy;
 } fixture;
-
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-        return remove(path);
-}
 
 static void write_file(const char *path, const char *content, mode_t mode) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -139,7 +135,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         fixture *f = *state;
-        nftw(f->base, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        tmp_tree_remove(f->base);
         kb_strv_free(f->env);
         free(f);
         unsetenv(SECRET_NAME);

@@ -1,5 +1,6 @@
 /* tmp_tree.h: a scratch folder under /tmp for a unit test, made before each test and removed
- * (without following links) after it, for cmocka's setup/teardown. Include after cmocka.h. */
+ * (without following links) after it, for cmocka's setup/teardown; and that removal alone
+ * (tmp_tree_remove), for tests whose fixture holds more than one folder. Include after cmocka.h. */
 #pragma once
 
 #include <ftw.h>
@@ -31,9 +32,14 @@ static inline int tmp_tree_remove_entry(const char *path, const struct stat *st,
         return remove(path);
 }
 
+/* Removes path and everything below it, never following a symlink out of it (FTW_PHYS). */
+static inline void tmp_tree_remove(const char *path) {
+        nftw(path, tmp_tree_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static inline int tree_teardown(void **state) {
         tree *t = *state;
-        nftw(t->root, tmp_tree_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        tmp_tree_remove(t->root);
         free(t);
         return 0;
 }
