@@ -1166,12 +1166,29 @@ typedef struct ns_fd_walk {
         const proc_entry *proc;
         json_object *holders;
         int64_t found;
+        json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
+        json_object *channels;        /* those a process outside (not the launch side) holds too */
 } ns_fd_walk;
 
 /* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
- * namespace alive and lets whoever has it join it (setns), whether or not the process is in it. */
+ * namespace alive and lets whoever has it join it (setns), whether or not the process is in it;
+ * a pipe or socket a sandbox process holds too is a channel between them (the launch side's are
+ * the launcher facts' "outside_inodes", judged with what kbound handed bwrap). */
 static int ns_fd_seen(int fd, const char *target, void *userdata) {
         ns_fd_walk *w = userdata;
+        if (!w->proc->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
+                if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
+                        return 0;
+                json_object *c = json_object_new_object();
+                if (!c || add(c, "target", json_object_new_string(target)) < 0 ||
+                    add(c, "pid", json_object_new_int(w->proc->pid)) < 0 ||
+                    add(c, "name", json_object_new_string(w->proc->comm)) < 0 ||
+                    add(c, "fd", json_object_new_int(fd)) < 0 || push(w->channels, c) < 0) {
+                        json_object_put(c);
+                        return -ENOMEM;
+                }
+                return 0;
+        }
         uint64_t ino = 0;
         const char *type = nsfs_target(target, &ino);
         if (!type || !ns_set_has(w->sandbox, ino) || w->found++ >= NS_HOLDERS_MAX)
@@ -1189,15 +1206,17 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
 }
 
 /* "ns_holders" [{"pid", "name", "ns", "inode", and "fd" when it is held by a descriptor}],
- * "sandbox_namespaces" [inode] and "ns_outside" {"read", "unreadable", "holders", "kbound_helpers",
- * "fd_tables_read", "fd_tables_unreadable"}:
+ * "sandbox_namespaces" [inode], "outside_channels" [{"target", "pid", "name", "fd"}] (the sandbox's
+ * pipes and sockets that a process outside but the launch side holds too) and "ns_outside"
+ * {"read", "unreadable", "holders", "kbound_helpers", "kbound_looks", "fd_tables_read",
+ * "fd_tables_unreadable"}:
  * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
  * namespaces, or hold one open through a descriptor. The sandbox's namespaces are those of its
  * processes and the user namespaces above them, less kbound's own and those above kbound's user
  * namespace, which every host process shares. A process outside whose namespaces or descriptors
  * kbound cannot read (another user's, when kbound is not root) is counted as unreadable, not
- * judged. kbound's own descriptors are not read: its looks open the sandbox's namespaces
- * themselves. -ENOMEM only. */
+ * judged. kbound's own descriptors are not read, and a process running kbound's program (another
+ * kbound's look, or a look's fork) is not a holder: see below. -ENOMEM only. */
 static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
                            json_object *snap, json_object *errors) {
         _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
@@ -1250,26 +1269,35 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                 if (push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
                         return -ENOMEM;
         int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0, fd_read = 0, fd_unreadable = 0;
-        ns_fd_walk walk = {.sandbox = sandbox, .holders = holders};
+        _cleanup_json_ json_object *wanted = json_object_new_object();
+        json_object *channels = json_object_new_array();
+        if (!wanted || add(snap, "outside_channels", channels) < 0)
+                return -ENOMEM;
+        for (size_t p = 0; p < json_object_array_length(processes); p++) {
+                json_object *fds = kb_json_get(json_object_array_get_idx(processes, p), "fds");
+                for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
+                        const char *target = kb_json_str(json_object_array_get_idx(fds, i), "target");
+                        if (target && (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0) &&
+                            json_object_object_add(wanted, target, NULL) < 0)
+                                return -ENOMEM;
+                }
+        }
+        ns_fd_walk walk = {.sandbox = sandbox, .holders = holders, .channels_wanted = wanted, .channels = channels};
         struct stat self_exe;
         snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
         bool have_self = stat(path, &self_exe) == 0;
+        int64_t kbound_looks = 0;
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member || procs[i].ns_read == 0)
                         continue;
-                /* kbound's own short-lived helper that reads another look's sockets from inside a
-                 * namespace (diag_fd_in: a fork of kbound, never an exec, so kbound's child running
-                 * kbound's program) is not a holder. Nothing else can be both: a sandbox's orphans go
-                 * to its own init, and only kbound forks kbound. */
-                if (have_self && procs[i].ppid == getpid() && same_exe(t->proc_root, procs[i].pid, &self_exe)) {
-                        own_helpers++;
-                        continue;
-                }
                 if (procs[i].ns_read < 0) {
                         unreadable++;
                         continue;
                 }
                 read++;
+                size_t holders_from = json_object_array_length(holders),
+                       channels_from = json_object_array_length(channels);
+                int64_t found_from = found, walk_from = walk.found;
                 if (procs[i].pid != getpid()) {
                         walk.proc = &procs[i];
                         r = fd_targets(t->proc_root, procs[i].pid, ns_fd_seen, &walk);
@@ -1280,6 +1308,8 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         else
                                 fd_read++;
                 }
+                bool by_fd = walk.found > walk_from || json_object_array_length(channels) > channels_from;
+                size_t fd_holders = json_object_array_length(holders) - holders_from;
                 for (size_t k = 0; k < NS_TYPES; k++) {
                         if (!procs[i].ns[k] || !ns_set_has(sandbox, procs[i].ns[k]))
                                 continue;
@@ -1295,11 +1325,36 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                                 return -ENOMEM;
                         }
                 }
+                if ((!by_fd && found == found_from) || !have_self || !same_exe(t->proc_root, procs[i].pid, &self_exe))
+                        continue;
+                /* A process running kbound's own program: a kbound look (this run's or another's,
+                 * each reading every network namespace's sockets) opens the sandbox's namespaces
+                 * itself, and when kbound is not root enters them in a short-lived fork of itself
+                 * (diag_fd_in: never an exec, so a process running kbound's program whose parent
+                 * runs it too). Neither is a holder; nothing else can be a fork of kbound's program,
+                 * and a sandbox's orphans go to its own init. */
+                if (by_fd) {
+                        size_t extra = json_object_array_length(channels) - channels_from;
+                        walk.found = walk_from;
+                        if (fd_holders)
+                                json_object_array_del_idx(holders, holders_from, fd_holders);
+                        if (extra)
+                                json_object_array_del_idx(channels, channels_from, extra);
+                        kbound_looks++;
+                }
+                if (found > found_from && same_exe(t->proc_root, procs[i].ppid, &self_exe)) {
+                        size_t extra = json_object_array_length(holders) - holders_from;
+                        if (extra)
+                                json_object_array_del_idx(holders, holders_from, extra);
+                        found = found_from;
+                        own_helpers++;
+                }
         }
         json_object *outside = json_object_new_object();
         if (!outside || add(outside, "read", json_object_new_int64(read)) < 0 ||
             add(outside, "unreadable", json_object_new_int64(unreadable)) < 0 ||
             add(outside, "kbound_helpers", json_object_new_int64(own_helpers)) < 0 ||
+            add(outside, "kbound_looks", json_object_new_int64(kbound_looks)) < 0 ||
             add(outside, "holders", json_object_new_int64(found + walk.found)) < 0 ||
             add(outside, "fd_tables_read", json_object_new_int64(fd_read)) < 0 ||
             add(outside, "fd_tables_unreadable", json_object_new_int64(fd_unreadable)) < 0) {

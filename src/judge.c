@@ -479,7 +479,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 }
         }
         /* Whose namespaces they are, and who else is in them: every look, the one before exec too. */
-        int64_t sandbox_user = -1, outside_read = 0, outside_unreadable = 0, fds_read = 0, fds_unreadable = 0;
+        int64_t sandbox_user = -1, outside_read = 0, outside_unreadable = 0, fds_read = 0, fds_unreadable = 0,
+                kbound_looks = 0;
         for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
                 json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
                 if (!look) {
@@ -494,6 +495,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 outside_unreadable = int_or(kb_json_get(look, "ns_outside"), "unreadable", 0);
                 fds_read = int_or(kb_json_get(look, "ns_outside"), "fd_tables_read", 0);
                 fds_unreadable = int_or(kb_json_get(look, "ns_outside"), "fd_tables_unreadable", 0);
+                kbound_looks += int_or(kb_json_get(look, "ns_outside"), "kbound_looks", 0) +
+                                int_or(kb_json_get(look, "ns_outside"), "kbound_helpers", 0);
         }
         launch_problems(&v, in);
         evidence(&v, "kbound_ns", json_object_get(host_ns));
@@ -504,6 +507,9 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 json_object_object_add(outside, "unreadable", json_object_new_int64(outside_unreadable));
                 json_object_object_add(outside, "descriptor_tables_read", json_object_new_int64(fds_read));
                 json_object_object_add(outside, "descriptor_tables_unreadable", json_object_new_int64(fds_unreadable));
+                /* kbound's own looks (any run's) seen inside the sandbox's namespaces or holding them,
+                 * over all looks: not holders (inspect.c, ns_holder_facts) */
+                json_object_object_add(outside, "kbound_looks_seen", json_object_new_int64(kbound_looks));
                 if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
                         json_object_object_add(
                                 outside, "note",
@@ -2156,6 +2162,16 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                         snprintf(buf, size, "%s is shared with kbound's side of the sandbox (a channel out)", target);
                         return buf;
                 }
+                json_object *shared = kb_json_get(snap, "outside_channels");
+                for (size_t i = 0; i < arr_len(shared); i++)
+                        if (strcmp(str_or(at(shared, i), "target", ""), target) == 0) {
+                                snprintf(buf, size,
+                                         "%s is shared with pid %" PRId64 " (%s, its fd %" PRId64
+                                         "), a process outside the sandbox (a channel out)",
+                                         target, int_or(at(shared, i), "pid", -1), str_or(at(shared, i), "name", "?"),
+                                         int_or(at(shared, i), "fd", -1));
+                                return buf;
+                        }
                 int64_t inode = bracket_inode(target);
                 if (!starts(target, "socket:[") || socket_of_namespace(snap, p, inode))
                         return NULL;
@@ -2370,9 +2386,15 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         size_t n_pre = pre_exec_problems(&v, in);
         if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 problem(&v, "the host could not read %s", buf);
-        for (size_t s = 0; s < arr_len(in->snapshots); s++)
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 if (fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
                         problem(&v, "the host could not list %s", buf);
+                if (!kb_json_get(at(in->snapshots, s), "outside_channels"))
+                        problem(&v,
+                                "the host did not check which processes outside the sandbox hold its pipes and "
+                                "sockets (%s)",
+                                str_or(at(in->snapshots, s), "label", "?"));
+        }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *procs = kb_json_get(snap, "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {

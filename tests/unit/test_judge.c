@@ -219,7 +219,8 @@ static kb_judge_input input_of(json_object *run) {
         "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
         ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
-#define NS_OUTSIDE "'ns_holders': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
+#define NS_OUTSIDE                                                                                                     \
+        "'ns_holders': [], 'outside_channels': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
 
 /* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
  * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
@@ -1139,6 +1140,17 @@ static void test_descriptors_channels(void **state) {
                 /* the launch side as the last look saw it counts for every look */
                 B1("/snapshots/1/launcher/outside_inodes/-", "'pipe:[7300]'",
                    "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side of the sandbox"),
+                /* any other process outside holding the same pipe or socket, in the same look */
+                B1("/snapshots/1/outside_channels/-",
+                   "{'target': 'pipe:[7300]', 'pid': 4242, 'name': 'relay', 'fd': 9}",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with pid 4242 (relay, its fd 9), a process "
+                   "outside the sandbox (a channel out)"),
+                B1("/snapshots/0/outside_channels/-",
+                   "{'target': 'socket:[7400]', 'pid': 4243, 'name': 'spy', 'fd': 3}",
+                   "socket:[7400] is shared with pid 4243 (spy, its fd 3), a process outside the sandbox"),
+                B1("/snapshots/1/outside_channels", NULL,
+                   "the host did not check which processes outside the sandbox hold its pipes and sockets (child "
+                   "alive)"),
                 B1(KFDS "/11/target", "'socket:[8888]'",
                    "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace"),
                 B1("/snapshots/0/net/4026532300/socket_inodes", "[]",
