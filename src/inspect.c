@@ -1161,6 +1161,20 @@ static const char *nsfs_target(const char *target, uint64_t *ret_ino) {
         return NULL;
 }
 
+static int drop_namespace(int fd, const char *target, void *userdata) {
+        uint64_t ino;
+        int *closed = userdata;
+        if (fd >= 3 && nsfs_target(target, &ino) && close(fd) == 0)
+                (*closed)++;
+        return 0;
+}
+
+int kb_inspect_drop_inherited_namespaces(void) {
+        int closed = 0;
+        int r = fd_targets("/proc", getpid(), drop_namespace, &closed);
+        return r < 0 ? r : closed;
+}
+
 typedef struct ns_fd_walk {
         const ns_set *sandbox;
         const proc_entry *proc;
@@ -1295,8 +1309,7 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         continue;
                 }
                 read++;
-                size_t holders_from = json_object_array_length(holders),
-                       channels_from = json_object_array_length(channels);
+                size_t holders_from = json_object_array_length(holders);
                 int64_t found_from = found, walk_from = walk.found;
                 if (procs[i].pid != getpid()) {
                         walk.proc = &procs[i];
@@ -1308,7 +1321,7 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         else
                                 fd_read++;
                 }
-                bool by_fd = walk.found > walk_from || json_object_array_length(channels) > channels_from;
+                bool by_fd = walk.found > walk_from;
                 size_t fd_holders = json_object_array_length(holders) - holders_from;
                 for (size_t k = 0; k < NS_TYPES; k++) {
                         if (!procs[i].ns[k] || !ns_set_has(sandbox, procs[i].ns[k]))
@@ -1331,15 +1344,14 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                  * each reading every network namespace's sockets) opens the sandbox's namespaces
                  * itself, and when kbound is not root enters them in a short-lived fork of itself
                  * (diag_fd_in: never an exec, so a process running kbound's program whose parent
-                 * runs it too). Neither is a holder; nothing else can be a fork of kbound's program,
-                 * and a sandbox's orphans go to its own init. */
+                 * runs it too). Neither is a holder: kbound closes any namespace handed down to it
+                 * (kb_inspect_drop_inherited_namespaces), nothing else can be a fork of kbound's
+                 * program, and a sandbox's orphans go to its own init. Its pipes and sockets are
+                 * judged as anyone's: no look holds a sandbox's. */
                 if (by_fd) {
-                        size_t extra = json_object_array_length(channels) - channels_from;
                         walk.found = walk_from;
                         if (fd_holders)
                                 json_object_array_del_idx(holders, holders_from, fd_holders);
-                        if (extra)
-                                json_object_array_del_idx(channels, channels_from, extra);
                         kbound_looks++;
                 }
                 if (found > found_from && same_exe(t->proc_root, procs[i].ppid, &self_exe)) {
