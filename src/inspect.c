@@ -964,10 +964,10 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
         return 0;
 }
 
-/* Calls visit(target, userdata) with the link target of each descriptor in pid's table (one
- * that cannot be read is passed over), until visit returns < 0. Returns 0 (also when the process
- * is gone), -errno when its table cannot be read, or visit's error. */
-static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(const char *target, void *userdata),
+/* Calls visit(fd, target, userdata) with the number and link target of each descriptor in pid's
+ * table (one that cannot be read is passed over), until visit returns < 0. Returns 0 (also when
+ * the process is gone), -errno when its table cannot be read, or visit's error. */
+static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
                       void *userdata) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
@@ -985,13 +985,14 @@ static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(const char 
                 if (n <= 0)
                         continue;
                 target[n] = '\0';
-                r = visit(target, userdata);
+                r = visit((int) strtol(de->d_name, NULL, 10), target, userdata);
         }
         closedir(d);
         return r;
 }
 
-static int push_channel(const char *target, void *inodes) {
+static int push_channel(int fd, const char *target, void *inodes) {
+        (void) fd;
         if (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0)
                 return push(inodes, json_object_new_string(target));
         return 0;
@@ -1140,13 +1141,96 @@ static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) 
         return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
 }
 
-/* "ns_holders" [{"pid", "name", "ns", "inode"}] and "ns_outside" {"read", "unreadable", "holders",
- * "kbound_helpers"}:
+/* The namespace type of an nsfs link target ("net:[4026532008]": a descriptor opened from
+ * /proc/<pid>/ns/ or from a bind mount of one; a bind mount's root in mountinfo reads the same)
+ * and its inode into *ret_ino; NULL for any other target ("pipe:[N]", "socket:[N]", a path). */
+static const char *nsfs_target(const char *target, uint64_t *ret_ino) {
+        static const char *const types[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", "time"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(types); i++) {
+                size_t len = strlen(types[i]);
+                if (strncmp(target, types[i], len) != 0 || strncmp(target + len, ":[", 2) != 0)
+                        continue;
+                char *end;
+                errno = 0;
+                unsigned long long ino = strtoull(target + len + 2, &end, 10);
+                if (errno || end == target + len + 2 || strcmp(end, "]") != 0)
+                        return NULL;
+                *ret_ino = ino;
+                return types[i];
+        }
+        return NULL;
+}
+
+static int drop_namespace(int fd, const char *target, void *userdata) {
+        uint64_t ino;
+        int *closed = userdata;
+        if (fd >= 3 && nsfs_target(target, &ino) && close(fd) == 0)
+                (*closed)++;
+        return 0;
+}
+
+int kb_inspect_drop_inherited_namespaces(void) {
+        int closed = 0;
+        int r = fd_targets("/proc", getpid(), drop_namespace, &closed);
+        return r < 0 ? r : closed;
+}
+
+typedef struct ns_fd_walk {
+        const ns_set *sandbox;
+        const proc_entry *proc;
+        json_object *holders;
+        int64_t found;
+        json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
+        json_object *channels;        /* those a process outside (not the launch side) holds too */
+} ns_fd_walk;
+
+/* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
+ * namespace alive and lets whoever has it join it (setns), whether or not the process is in it;
+ * a pipe or socket a sandbox process holds too is a channel between them (the launch side's are
+ * the launcher facts' "outside_inodes", judged with what kbound handed bwrap). */
+static int ns_fd_seen(int fd, const char *target, void *userdata) {
+        ns_fd_walk *w = userdata;
+        if (!w->proc->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
+                if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
+                        return 0;
+                json_object *c = json_object_new_object();
+                if (!c || add(c, "target", json_object_new_string(target)) < 0 ||
+                    add(c, "pid", json_object_new_int(w->proc->pid)) < 0 ||
+                    add(c, "name", json_object_new_string(w->proc->comm)) < 0 ||
+                    add(c, "fd", json_object_new_int(fd)) < 0 || push(w->channels, c) < 0) {
+                        json_object_put(c);
+                        return -ENOMEM;
+                }
+                return 0;
+        }
+        uint64_t ino = 0;
+        const char *type = nsfs_target(target, &ino);
+        if (!type || !ns_set_has(w->sandbox, ino) || w->found++ >= NS_HOLDERS_MAX)
+                return 0;
+        json_object *h = json_object_new_object();
+        if (!h || add(h, "pid", json_object_new_int(w->proc->pid)) < 0 ||
+            add(h, "name", json_object_new_string(w->proc->comm)) < 0 ||
+            add(h, "ns", json_object_new_string(type)) < 0 ||
+            add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 || add(h, "fd", json_object_new_int(fd)) < 0 ||
+            push(w->holders, h) < 0) {
+                json_object_put(h);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* "ns_holders" [{"pid", "name", "ns", "inode", and "fd" when it is held by a descriptor}],
+ * "sandbox_namespaces" [inode], "outside_channels" [{"target", "pid", "name", "fd"}] (the sandbox's
+ * pipes and sockets that a process outside but the launch side holds too) and "ns_outside"
+ * {"read", "unreadable", "holders", "kbound_helpers", "kbound_looks", "fd_tables_read",
+ * "fd_tables_unreadable"}:
  * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
- * namespaces. The sandbox's namespaces are those of its processes and the user namespaces above
- * them, less kbound's own and those above kbound's user namespace, which every host process
- * shares. A process outside whose namespaces kbound cannot read (another user's, when kbound is
- * not root) is counted as unreadable, not judged. -ENOMEM only. */
+ * namespaces, or hold one open through a descriptor. The sandbox's namespaces are those of its
+ * processes and the user namespaces above them, less kbound's own and those above kbound's user
+ * namespace, which every host process shares. A process outside whose namespaces or descriptors
+ * kbound cannot read (another user's, when kbound is not root) is counted as unreadable, not
+ * judged. kbound's own descriptors are not read, and a process running kbound's program (another
+ * kbound's look, or a look's fork) is not a holder: see below. -ENOMEM only. */
 static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
                            json_object *snap, json_object *errors) {
         _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
@@ -1192,26 +1276,53 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
         }
         if (r < 0 && note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
                 return -ENOMEM;
-        int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0;
+        json_object *listed = json_object_new_array();
+        if (add(snap, "sandbox_namespaces", listed) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < sandbox->n; i++)
+                if (push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
+                        return -ENOMEM;
+        int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0, fd_read = 0, fd_unreadable = 0;
+        _cleanup_json_ json_object *wanted = json_object_new_object();
+        json_object *channels = json_object_new_array();
+        if (!wanted || add(snap, "outside_channels", channels) < 0)
+                return -ENOMEM;
+        for (size_t p = 0; p < json_object_array_length(processes); p++) {
+                json_object *fds = kb_json_get(json_object_array_get_idx(processes, p), "fds");
+                for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
+                        const char *target = kb_json_str(json_object_array_get_idx(fds, i), "target");
+                        if (target && (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0) &&
+                            json_object_object_add(wanted, target, NULL) < 0)
+                                return -ENOMEM;
+                }
+        }
+        ns_fd_walk walk = {.sandbox = sandbox, .holders = holders, .channels_wanted = wanted, .channels = channels};
         struct stat self_exe;
         snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
         bool have_self = stat(path, &self_exe) == 0;
+        int64_t kbound_looks = 0;
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member || procs[i].ns_read == 0)
                         continue;
-                /* kbound's own short-lived helper that reads another look's sockets from inside a
-                 * namespace (diag_fd_in: a fork of kbound, never an exec, so kbound's child running
-                 * kbound's program) is not a holder. Nothing else can be both: a sandbox's orphans go
-                 * to its own init, and only kbound forks kbound. */
-                if (have_self && procs[i].ppid == getpid() && same_exe(t->proc_root, procs[i].pid, &self_exe)) {
-                        own_helpers++;
-                        continue;
-                }
                 if (procs[i].ns_read < 0) {
                         unreadable++;
                         continue;
                 }
                 read++;
+                size_t holders_from = json_object_array_length(holders);
+                int64_t found_from = found, walk_from = walk.found;
+                if (procs[i].pid != getpid()) {
+                        walk.proc = &procs[i];
+                        r = fd_targets(t->proc_root, procs[i].pid, ns_fd_seen, &walk);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                fd_unreadable++;
+                        else
+                                fd_read++;
+                }
+                bool by_fd = walk.found > walk_from;
+                size_t fd_holders = json_object_array_length(holders) - holders_from;
                 for (size_t k = 0; k < NS_TYPES; k++) {
                         if (!procs[i].ns[k] || !ns_set_has(sandbox, procs[i].ns[k]))
                                 continue;
@@ -1227,12 +1338,38 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                                 return -ENOMEM;
                         }
                 }
+                if ((!by_fd && found == found_from) || !have_self || !same_exe(t->proc_root, procs[i].pid, &self_exe))
+                        continue;
+                /* A process running kbound's own program: a kbound look (this run's or another's,
+                 * each reading every network namespace's sockets) opens the sandbox's namespaces
+                 * itself, and when kbound is not root enters them in a short-lived fork of itself
+                 * (diag_fd_in: never an exec, so a process running kbound's program whose parent
+                 * runs it too). Neither is a holder: kbound closes any namespace handed down to it
+                 * (kb_inspect_drop_inherited_namespaces), nothing else can be a fork of kbound's
+                 * program, and a sandbox's orphans go to its own init. Its pipes and sockets are
+                 * judged as anyone's: no look holds a sandbox's. */
+                if (by_fd) {
+                        walk.found = walk_from;
+                        if (fd_holders)
+                                json_object_array_del_idx(holders, holders_from, fd_holders);
+                        kbound_looks++;
+                }
+                if (found > found_from && same_exe(t->proc_root, procs[i].ppid, &self_exe)) {
+                        size_t extra = json_object_array_length(holders) - holders_from;
+                        if (extra)
+                                json_object_array_del_idx(holders, holders_from, extra);
+                        found = found_from;
+                        own_helpers++;
+                }
         }
         json_object *outside = json_object_new_object();
         if (!outside || add(outside, "read", json_object_new_int64(read)) < 0 ||
             add(outside, "unreadable", json_object_new_int64(unreadable)) < 0 ||
             add(outside, "kbound_helpers", json_object_new_int64(own_helpers)) < 0 ||
-            add(outside, "holders", json_object_new_int64(found)) < 0) {
+            add(outside, "kbound_looks", json_object_new_int64(kbound_looks)) < 0 ||
+            add(outside, "holders", json_object_new_int64(found + walk.found)) < 0 ||
+            add(outside, "fd_tables_read", json_object_new_int64(fd_read)) < 0 ||
+            add(outside, "fd_tables_unreadable", json_object_new_int64(fd_unreadable)) < 0) {
                 json_object_put(outside);
                 return -ENOMEM;
         }
@@ -1397,7 +1534,8 @@ typedef struct socket_owner {
         pid_t pid;
 } socket_owner;
 
-static int add_socket(const char *target, void *userdata) {
+static int add_socket(int fd, const char *target, void *userdata) {
+        (void) fd;
         const socket_owner *o = userdata;
         return strncmp(target, "socket:[", 8) == 0 ? map_add(o->map, target, o->pid) : 0;
 }
@@ -2402,13 +2540,21 @@ static int first_mount_id(const char *proc_root, pid_t pid, long long *ret) {
  * read}. A filesystem an outside namespace holds is not the sandbox's own, whatever its type.
  * Every process of the walk that is not the sandbox's counts (kbound and the launcher too); each
  * namespace is read once, known by its ns inode or, where kbound may not read that, by its table's
- * first mount. A process that has exited meanwhile (or is a zombie) has no namespace to read. */
+ * first mount. A process that has exited meanwhile (or is a zombie) has no namespace to read.
+ * Also "ns_mounts" [{"pid", "ns", "inode", "mountpoint"}]: a bind mount of one of the sandbox's
+ * namespaces (snap's "sandbox_namespaces") in a mount namespace outside, which keeps it alive and
+ * lets whoever can open it join it, as `ip netns add` does. */
 static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *wanted,
                           json_object *snap) {
         _cleanup_json_ json_object *o = json_object_new_object(), *devices = json_object_new_object(),
-                                   *seen = json_object_new_object();
-        if (!o || !devices || !seen)
+                                   *seen = json_object_new_object(), *ns_mounts = json_object_new_array();
+        _cleanup_free_ ns_set *sandbox = calloc(1, sizeof *sandbox);
+        if (!o || !devices || !seen || !ns_mounts || !sandbox)
                 return -ENOMEM;
+        json_object *listed = kb_json_get(snap, "sandbox_namespaces");
+        for (size_t i = 0; i < (listed ? json_object_array_length(listed) : 0); i++)
+                (void) ns_set_add(sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(listed, i)),
+                                  NULL);
         int n_namespaces = 0, unreadable = 0;
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member)
@@ -2452,18 +2598,35 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                         json_object_object_add(seen, key, NULL);
                 }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
-                        const char *dev = kb_json_str(json_object_array_get_idx(mounts, k), "dev");
+                        json_object *m = json_object_array_get_idx(mounts, k);
+                        const char *dev = kb_json_str(m, "dev"), *fstype = kb_json_str(m, "fstype"),
+                                   *root = kb_json_str(m, "root"), *type = NULL;
+                        uint64_t ns_ino = 0;
                         if (dev && json_object_object_get_ex(wanted, dev, NULL) &&
                             !json_object_object_get_ex(devices, dev, NULL) &&
                             add(devices, dev, json_object_new_int(pid)) < 0) {
                                 json_object_put(mounts);
                                 return -ENOMEM;
                         }
+                        if (fstype && strcmp(fstype, "nsfs") == 0 && root && (type = nsfs_target(root, &ns_ino)) &&
+                            ns_set_has(sandbox, ns_ino) && json_object_array_length(ns_mounts) < NS_HOLDERS_MAX) {
+                                json_object *e = json_object_new_object();
+                                if (!e || add(e, "pid", json_object_new_int(pid)) < 0 ||
+                                    add(e, "ns", json_object_new_string(type)) < 0 ||
+                                    add(e, "inode", json_object_new_int64((int64_t) ns_ino)) < 0 ||
+                                    add(e, "mountpoint", json_object_get(kb_json_get(m, "mountpoint"))) < 0 ||
+                                    push(ns_mounts, e) < 0) {
+                                        json_object_put(e);
+                                        json_object_put(mounts);
+                                        return -ENOMEM;
+                                }
+                        }
                 }
                 json_object_put(mounts);
         }
         if (add(o, "devices", TAKE_PTR(devices)) < 0 || add(o, "namespaces", json_object_new_int(n_namespaces)) < 0 ||
-            add(o, "unreadable", json_object_new_int(unreadable)) < 0)
+            add(o, "unreadable", json_object_new_int(unreadable)) < 0 ||
+            add(snap, "ns_mounts", TAKE_PTR(ns_mounts)) < 0)
                 return -ENOMEM;
         return add(snap, "outside_mounts", TAKE_PTR(o));
 }

@@ -267,8 +267,9 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
         return owner;
 }
 
-/* Processes outside the sandbox in one of its namespaces, in one look. */
-static void holder_problems(verdict *v, json_object *look) {
+/* Processes outside the sandbox in one of its namespaces or holding one open, and bind mounts of
+ * them outside, in one look (the look before exec reads no mount tables). */
+static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
         const char *label = str_or(look, "label", "?");
         char buf[512];
         json_object *outside = kb_json_get(look, "ns_outside"), *holders = kb_json_get(look, "ns_holders");
@@ -280,12 +281,30 @@ static void holder_problems(verdict *v, json_object *look) {
         }
         for (size_t i = 0; i < arr_len(holders); i++) {
                 json_object *h = at(holders, i);
-                problem(v, "pid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
-                        int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
+                if (kb_json_get(h, "fd"))
+                        problem(v,
+                                "pid %" PRId64 " (%s), outside the sandbox, holds the sandbox's %s namespace open "
+                                "(fd %" PRId64 "), so it can join it (%s)",
+                                int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), int_or(h, "fd", -1),
+                                label);
+                else
+                        problem(v, "pid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
+                                int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
         }
         if (int_or(outside, "holders", 0) > (int64_t) arr_len(holders))
-                problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces (%s)",
+                problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces or hold them open (%s)",
                         int_or(outside, "holders", 0), label);
+        json_object *mounts = kb_json_get(look, "ns_mounts");
+        if (!mounts && !pre_exec)
+                problem(v, "the host did not check the mount namespaces outside the sandbox for its namespaces (%s)",
+                        label);
+        for (size_t i = 0; i < arr_len(mounts); i++) {
+                json_object *m = at(mounts, i);
+                problem(v,
+                        "the sandbox's %s namespace is bind-mounted at %s in the mount namespace of pid %" PRId64
+                        ", outside the sandbox, so whoever can open it can join it (%s)",
+                        str_or(m, "ns", "?"), str_or(m, "mountpoint", "?"), int_or(m, "pid", -1), label);
+        }
 }
 
 /* An argument of a command line as the judge may show it: one of kbound's own (the plan holds it)
@@ -460,7 +479,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 }
         }
         /* Whose namespaces they are, and who else is in them: every look, the one before exec too. */
-        int64_t sandbox_user = -1, outside_read = 0, outside_unreadable = 0;
+        int64_t sandbox_user = -1, outside_read = 0, outside_unreadable = 0, fds_read = 0, fds_unreadable = 0,
+                kbound_looks = 0;
         for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
                 json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
                 if (!look) {
@@ -470,9 +490,13 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 int64_t owner = ownership_problems(&v, in, look, host_ns, allow_network);
                 if (sandbox_user < 0)
                         sandbox_user = owner;
-                holder_problems(&v, look);
+                holder_problems(&v, look, s == 0);
                 outside_read = int_or(kb_json_get(look, "ns_outside"), "read", 0);
                 outside_unreadable = int_or(kb_json_get(look, "ns_outside"), "unreadable", 0);
+                fds_read = int_or(kb_json_get(look, "ns_outside"), "fd_tables_read", 0);
+                fds_unreadable = int_or(kb_json_get(look, "ns_outside"), "fd_tables_unreadable", 0);
+                kbound_looks += int_or(kb_json_get(look, "ns_outside"), "kbound_looks", 0) +
+                                int_or(kb_json_get(look, "ns_outside"), "kbound_helpers", 0);
         }
         launch_problems(&v, in);
         evidence(&v, "kbound_ns", json_object_get(host_ns));
@@ -481,6 +505,11 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         if (outside) {
                 json_object_object_add(outside, "read", json_object_new_int64(outside_read));
                 json_object_object_add(outside, "unreadable", json_object_new_int64(outside_unreadable));
+                json_object_object_add(outside, "descriptor_tables_read", json_object_new_int64(fds_read));
+                json_object_object_add(outside, "descriptor_tables_unreadable", json_object_new_int64(fds_unreadable));
+                /* kbound's own looks (any run's) seen inside the sandbox's namespaces or holding them,
+                 * over all looks: not holders (inspect.c, ns_holder_facts) */
+                json_object_object_add(outside, "kbound_looks_seen", json_object_new_int64(kbound_looks));
                 if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
                         json_object_object_add(
                                 outside, "note",
@@ -505,8 +534,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  "bubblewrap %s (%s); %s namespaces differ from kbound's for all %zu process%s the host saw%s; the "
                  "running "
                  "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
-                 "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one "
-                 "(%" PRId64 " processes outside read%s)",
+                 "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one, "
+                 "holds one open or bind-mounts one (%" PRId64 " processes outside read%s)",
                  str_or(in->expect, "bwrap_version", "?"), str_or(in->expect, "bwrap", "?"), names, n_proc,
                  n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "", outside_read,
                  unread);
@@ -2133,6 +2162,16 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                         snprintf(buf, size, "%s is shared with kbound's side of the sandbox (a channel out)", target);
                         return buf;
                 }
+                json_object *shared = kb_json_get(snap, "outside_channels");
+                for (size_t i = 0; i < arr_len(shared); i++)
+                        if (strcmp(str_or(at(shared, i), "target", ""), target) == 0) {
+                                snprintf(buf, size,
+                                         "%s is shared with pid %" PRId64 " (%s, its fd %" PRId64
+                                         "), a process outside the sandbox (a channel out)",
+                                         target, int_or(at(shared, i), "pid", -1), str_or(at(shared, i), "name", "?"),
+                                         int_or(at(shared, i), "fd", -1));
+                                return buf;
+                        }
                 int64_t inode = bracket_inode(target);
                 if (!starts(target, "socket:[") || socket_of_namespace(snap, p, inode))
                         return NULL;
@@ -2347,9 +2386,15 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         size_t n_pre = pre_exec_problems(&v, in);
         if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 problem(&v, "the host could not read %s", buf);
-        for (size_t s = 0; s < arr_len(in->snapshots); s++)
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 if (fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
                         problem(&v, "the host could not list %s", buf);
+                if (!kb_json_get(at(in->snapshots, s), "outside_channels"))
+                        problem(&v,
+                                "the host did not check which processes outside the sandbox hold its pipes and "
+                                "sockets (%s)",
+                                str_or(at(in->snapshots, s), "label", "?"));
+        }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *procs = kb_json_get(snap, "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {

@@ -123,6 +123,13 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
  * processes. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
 
+/* Closes every namespace descriptor (nsfs: "net:[N]" and the like) numbered 3 or above that this
+ * process holds, which it can only have inherited: a look does not count a process running
+ * kbound's program as holding a sandbox's namespace (another run's look enters them all), so no
+ * kbound process may keep one it did not open itself. For main(), before anything else. Returns
+ * how many it closed, or -errno when /proc/self/fd cannot be read. */
+KB_EXPORT int kb_inspect_drop_inherited_namespaces(void);
+
 /* An environment (NULL-terminated "NAME=value" strings) as facts: one "NAME=sha256:<hex>" string
  * per entry, in order; the name in clear, the value only inside the digest of the whole entry, so
  * two environments can be compared and a difference named without a value in any fact. The

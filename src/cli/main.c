@@ -3,6 +3,7 @@
 #include <string.h>
 #include <openssl/crypto.h>
 #include "cli.h"
+#include "kbound/inspect.h"
 
 static const struct {
         const char *name;
@@ -45,6 +46,9 @@ int main(int argc, char **argv) {
          * initialises; kbound never prints them. How OpenSSL starts is the process's choice, so
          * it is made here and not in the library. */
         OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
+        /* A look does not count a kbound process as holding a sandbox's namespace (another run's
+         * look enters them all), so none may keep one handed down to it. */
+        (void) kb_inspect_drop_inherited_namespaces();
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 if (strcmp(argv[1], commands[i].name) == 0) {
                         cli_stdout_install();

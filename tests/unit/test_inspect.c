@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "inspect-internal.h"
+#include "kbound/inspect.h"
 #include "valgrind_skip.h"
 
 static char dir[] = "/tmp/kbound-inspect-XXXXXX";
@@ -180,8 +181,27 @@ static void test_stat_in_mount(void **state) {
         close(fd);
 }
 
+/* A namespace handed down to kbound is closed; every other descriptor stays. */
+static void test_drop_inherited_namespaces(void **state) {
+        (void) state;
+        int ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        int user_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+        int pipe_fds[2];
+        assert_true(ns_fd >= 3 && user_fd >= 3);
+        assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
+        assert_int_equal(kb_inspect_drop_inherited_namespaces(), 2);
+        assert_int_equal(fcntl(ns_fd, F_GETFD), -1);
+        assert_int_equal(errno, EBADF);
+        assert_int_equal(fcntl(user_fd, F_GETFD), -1);
+        assert_true(fcntl(pipe_fds[0], F_GETFD) >= 0 && fcntl(pipe_fds[1], F_GETFD) >= 0);
+        assert_int_equal(kb_inspect_drop_inherited_namespaces(), 0);
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_drop_inherited_namespaces),
                 cmocka_unit_test(test_mount_root_found),
                 cmocka_unit_test(test_mount_root_refused),
                 cmocka_unit_test(test_stat_in_mount),

@@ -219,7 +219,8 @@ static kb_judge_input input_of(json_object *run) {
         "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
         ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
-#define NS_OUTSIDE "'ns_holders': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
+#define NS_OUTSIDE                                                                                                     \
+        "'ns_holders': [], 'outside_channels': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
 
 /* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
  * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
@@ -258,7 +259,8 @@ static kb_judge_input input_of(json_object *run) {
         "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                           \
         "'processes': [" INIT_PROC ", " KERNEL_PROC "], "                                                              \
         "'mounts': " SANDBOX_MOUNTS ", 'mount_tables': {}, "                                                           \
-        "'outside_mounts': {'devices': {'8:1': 5000, '0:5': 5000}, 'namespaces': 3, 'unreadable': 0}, "                \
+        "'outside_mounts': {'devices': {'8:1': 5000, '0:5': 5000}, 'namespaces': 3, 'unreadable': 0}, 'ns_mounts': "   \
+        "[], "                                                                                                         \
         "'net': {'4026532300': {'unix': [{'inode': 7001, 'listening': true, 'path': '" SHELL "'}, "                    \
         "{'inode': 7002, 'listening': true, 'path': '" CONTROL "'}, {'inode': 7003, 'listening': false}], "            \
         "'socket_inodes': [7400], 'interfaces': ['lo'], 'routes_v4': [], 'routes_v6': ['lo']}}, "                      \
@@ -706,7 +708,21 @@ static void test_backend_namespace_owners(void **state) {
                 B1("/pre_exec/ns_holders/-", "{'pid': 778, 'name': 'sleep', 'ns': 'user', 'inode': 4026532200}",
                    "pid 778 (sleep), outside the sandbox, is in the sandbox's user namespace (pre-exec)"),
                 B1("/snapshots/0/ns_outside/holders", "70",
-                   "70 processes outside the sandbox are in its namespaces (ready)"),
+                   "70 processes outside the sandbox are in its namespaces or hold them open (ready)"),
+                /* a namespace held open from outside, by a descriptor or a bind mount, can be joined */
+                B1("/snapshots/1/ns_holders/-",
+                   "{'pid': 779, 'name': 'holder', 'ns': 'net', 'inode': 4026532300, 'fd': 5}",
+                   "pid 779 (holder), outside the sandbox, holds the sandbox's net namespace open (fd 5), so it can "
+                   "join it (child alive)"),
+                B1("/pre_exec/ns_holders/-", "{'pid': 780, 'name': 'sh', 'ns': 'user', 'inode': 4026532200, 'fd': 3}",
+                   "pid 780 (sh), outside the sandbox, holds the sandbox's user namespace open (fd 3)"),
+                B1("/snapshots/0/ns_mounts/-",
+                   "{'pid': 5000, 'ns': 'net', 'inode': 4026532300, 'mountpoint': '/run/netns/team'}",
+                   "the sandbox's net namespace is bind-mounted at /run/netns/team in the mount namespace of pid "
+                   "5000, outside the sandbox"),
+                B1("/snapshots/1/ns_mounts", NULL,
+                   "the host did not check the mount namespaces outside the sandbox for its namespaces (child "
+                   "alive)"),
                 B1("/snapshots/0/ns_outside", NULL,
                    "the host did not check which processes outside the sandbox are in its namespaces (ready)"),
                 B1("/snapshots/0/errors/-", "{'what': 'kbound\\u0027s own namespaces', 'error': 'EACCES'}",
@@ -1124,6 +1140,17 @@ static void test_descriptors_channels(void **state) {
                 /* the launch side as the last look saw it counts for every look */
                 B1("/snapshots/1/launcher/outside_inodes/-", "'pipe:[7300]'",
                    "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side of the sandbox"),
+                /* any other process outside holding the same pipe or socket, in the same look */
+                B1("/snapshots/1/outside_channels/-",
+                   "{'target': 'pipe:[7300]', 'pid': 4242, 'name': 'relay', 'fd': 9}",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with pid 4242 (relay, its fd 9), a process "
+                   "outside the sandbox (a channel out)"),
+                B1("/snapshots/0/outside_channels/-",
+                   "{'target': 'socket:[7400]', 'pid': 4243, 'name': 'spy', 'fd': 3}",
+                   "socket:[7400] is shared with pid 4243 (spy, its fd 3), a process outside the sandbox"),
+                B1("/snapshots/1/outside_channels", NULL,
+                   "the host did not check which processes outside the sandbox hold its pipes and sockets (child "
+                   "alive)"),
                 B1(KFDS "/11/target", "'socket:[8888]'",
                    "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace"),
                 B1("/snapshots/0/net/4026532300/socket_inodes", "[]",

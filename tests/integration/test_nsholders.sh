@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# kbound's own, unmodified sandbox, pinned from outside while the check runs by a process that is
+# neither kbound's nor bwrap's: it holds /proc/<kernel>/ns/net open, or (as root) bind-mounts it in
+# a mount namespace of its own as `ip netns add` does; either lets whoever has it join the sandbox's
+# namespace (setns), so sandbox.backend must fail, naming it. Or it copies one of the kernel's own
+# sockets (pidfd_getfd): a channel out, so boundary.descriptors must fail. A plain run
+# beside them must still pass.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 unshare
+
+# pin MODE KBOUND_PID OUT: waits for the kernel among KBOUND_PID's descendants (python, not bwrap,
+# in a network namespace other than this one's), writes its pid to OUT, then pins the sandbox (MODE
+# fd, channel or mount) until the kernel is gone.
+pin() {
+  local mode=$1 kb=$2 out=$3 kernel="" own
+  own=$(readlink /proc/self/ns/net)
+  for _ in $(seq 500); do
+    for p in $(descendants_of "$kb"); do
+      [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" != "$own" ] && [ -n "$(readlink "/proc/$p/ns/net" 2>/dev/null)" ] &&
+        grep -qa ipykernel "/proc/$p/cmdline" 2>/dev/null && [ "$(cat "/proc/$p/comm" 2>/dev/null)" != bwrap ] &&
+        kernel=$p
+    done
+    [ -n "$kernel" ] && break
+    sleep 0.01
+  done
+  [ -n "$kernel" ] || return 0
+  echo "$kernel" >"$out"
+  if [ "$mode" = fd ]; then
+    exec 9<"/proc/$kernel/ns/net"
+    while [ -e "/proc/$kernel" ]; do sleep 0.05; done
+  elif [ "$mode" = channel ]; then
+    # a copy of one of the kernel's own sockets (pidfd_getfd: a socket cannot be reopened through
+    # /proc), held from outside
+    exec /usr/bin/python3 - "$kernel" "$out" <<'EOF'
+import ctypes, os, sys, time
+kernel, out = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(kernel)
+for _ in range(300):
+    for name in sorted(os.listdir(f"/proc/{kernel}/fd"), key=int):
+        try:
+            target = os.readlink(f"/proc/{kernel}/fd/{name}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            fd = libc.syscall(438, pidfd, int(name), 0)  # pidfd_getfd
+            if fd >= 0:
+                open(out, "a").write(target + "\n")
+                while os.path.exists(f"/proc/{kernel}"):
+                    time.sleep(0.05)
+                sys.exit(0)
+            open(out, "a").write("pidfd_getfd: " + os.strerror(ctypes.get_errno()) + "\n")
+            sys.exit(0)
+    time.sleep(0.01)
+EOF
+  else
+    exec unshare -m --propagation private sh -c \
+      'f=$(mktemp); mount --bind "/proc/$1/ns/net" "$f" && echo "$f" >>"$2"; while [ -e "/proc/$1" ]; do sleep 0.05; done' \
+      sh "$kernel" "$out"
+  fi
+}
+
+# pinned MODE PATTERN [CHECK]: one check with its sandbox pinned from outside as MODE; CHECK
+# (default sandbox.backend) must fail naming PATTERN, and nothing else.
+pinned() {
+  local mode=$1 pattern=$2 id=${3:-sandbox.backend} kb rc
+  "$KBOUND" check --quiet --kernel python3 --json "$scratch/$mode.json" >"$scratch/$mode.out" 2>"$scratch/$mode.err" &
+  kb=$!
+  pin "$mode" "$kb" "$scratch/$mode.pin" &
+  local holder=$!
+  set +e
+  wait "$kb"
+  rc=$?
+  set -e
+  wait "$holder" 2>/dev/null || true
+  ok "pinned by $mode: the helper found the kernel" [ -s "$scratch/$mode.pin" ]
+  if grep -q "pidfd_getfd:" "$scratch/$mode.pin"; then
+    fail "pinned by $mode: the helper could not copy a socket of the kernel ($(grep pidfd_getfd: "$scratch/$mode.pin"))"
+    return
+  fi
+  ok "pinned by $mode: exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
+  ok "pinned by $mode: $id fails" [ "$(check_status "$scratch/$mode.json" python3 "$id")" = "fail" ]
+  local got
+  got=$(json_get "$scratch/$mode.json" \
+    "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$id')")
+  ok "pinned by $mode: $id names '$pattern'" grep -qF -- "$pattern" <<<"$got"
+  grep -qF -- "$pattern" <<<"$got" || echo "    got: $got"
+  # Nothing else is wrong with the sandbox: the pin is the only problem named.
+  ok "pinned by $mode: no other problem named" \
+    [ -z "$(grep -o '[^|]*' <<<"$got" | sed 1d | grep -vF "$pattern" | grep -vF 'processes outside the sandbox are in its namespaces or hold them open' || true)" ]
+}
+
+echo "a process outside holds the kernel's network namespace open"
+pinned fd "outside the sandbox, holds the sandbox's net namespace open (fd 9)"
+
+echo "a process outside copies one of the kernel's sockets (pidfd_getfd)"
+pinned channel "a process outside the sandbox (a channel out)" boundary.descriptors
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "a process outside bind-mounts the kernel's network namespace in a mount namespace of its own"
+  pinned mount "the sandbox's net namespace is bind-mounted at /tmp/"
+else
+  # An unprivileged user cannot bind-mount a namespace (nsfs) in a user namespace of its own.
+  echo "NOT running the bind-mount case: it needs root (run as uid $(id -u))"
+fi
+
+echo "the same check, nothing pinned"
+"$KBOUND" check --quiet --kernel python3 --json "$scratch/plain.json" >"$scratch/plain.out" 2>&1 ||
+  tail -5 "$scratch/plain.out"
+ok "unpinned: sandbox.backend passes" [ "$(check_status "$scratch/plain.json" python3 sandbox.backend)" = "pass" ]
+ok "unpinned: boundary.descriptors passes" [ "$(check_status "$scratch/plain.json" python3 boundary.descriptors)" = "pass" ]
+assert_no_leftovers "after pinned namespaces"
+finish
