@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Secrets never reach output: the connection key a kernel can read from its own connection file,
 # and the canaries, appear nowhere (stdout, stderr, JSON, JUnit, transcript) whichever way a kernel
-# shows them: its log at start-up, kernel_info, cell output whole, in halves, upper-cased. Terminal
-# escapes from a kernel never reach stderr raw. Transcript files that cannot be made private are
-# refused. (The review's repros A and B, finding 2 and 3.)
+# shows them: its log at start-up, kernel_info, cell output whole, in halves, upper-cased, and every
+# other reply (the fixture answers each request at once, key included: conformance used to wait out
+# eleven requests it left unanswered, 110 of this file's 118 s). Terminal escapes from a kernel
+# never reach stderr raw. Transcript files that cannot be made private are refused. (The review's
+# repros A and B, finding 2 and 3.)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/hostile_lib.sh"
 
@@ -75,7 +77,7 @@ ok "keylog run: the log is shown, key redacted" grep -q 'KEY=\[redacted:connecti
 ok "keylog run: no terminal escape on stderr" no_escape "$scratch/keylog-run.err"
 assert_no_leftovers "after the key-printing start-up failures"
 
-echo "repro B: hostile kernel with the key in kernel_info, its log and every cell's output"
+echo "repro B: hostile kernel with the key in kernel_info, its log, every cell's output and every other reply"
 spec=$(hostile_spec leakkey leak-key)
 timed leak-check "$KBOUND" check --kernel "$spec" "${bind[@]}" --keep --timeout 120 \
   --json "$scratch/leak.json" --junit "$scratch/leak.xml" --transcript "$scratch/leak.jsonl"
