@@ -12,14 +12,16 @@ expect good 0 40 -
 ok "good: the cell's output is printed" [ "$(cat "$scratch/good.out")" = "42" ]
 
 echo "faults in the messages answering the cell: exit 1, the fault named"
+# The kernel spoils what it sends on iopub and shell alike; which one kbound reads first is a
+# matter of scheduling (seen under load: shell), and either names the fault.
 run_mode badsig bad-signature 30
-expect badsig 1 20 "bad message on iopub: bad signature"
+expect badsig 1 20 "bad message on (shell|iopub): bad signature"
 run_mode nosig no-signature 30
-expect nosig 1 20 "bad message on iopub: unsigned message"
+expect nosig 1 20 "bad message on (shell|iopub): unsigned message"
 run_mode shortsig short-signature 30
-expect shortsig 1 20 "bad message on iopub: bad signature"
+expect shortsig 1 20 "bad message on (shell|iopub): bad signature"
 run_mode badjson malformed-json 30
-expect badjson 1 20 "bad message on iopub: malformed message"
+expect badjson 1 20 "bad message on (shell|iopub): malformed message"
 run_mode oversize oversize-frame 30
 expect oversize 1 20 "bad message on iopub: over frame size limit"
 # Over twice the limit libzmq drops the connection before kbound sees the frame: the message is
