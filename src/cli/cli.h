@@ -409,6 +409,33 @@ int cli_opts_parse_many(cli_opts *o, const cli_command *cmd, int argc, char **ar
 int cli_opts_parse_one(cli_opts *o, const cli_command *cmd, int argc, char **argv, void *userdata,
                        const char **ret_operand);
 
+/* The one kernel of run and console, set up from the options (cli_single.c). cli_single_prepare:
+ * the sandbox mode (environment override) and user, the image or rootfs, the kernelspec, the
+ * descriptors, the transcript, bwrap and its version (when sandbox), the seccomp policy and the
+ * base folder, each saying what went wrong; returns 0 or the exit code. cli_single_start: the
+ * kernel (cancel_fd readable → stop), 0 or the exit code (cli_kernel_start). cli_single_end: the
+ * kernel destroyed (its folder kept with --keep), the transcript closed, the image and base folder
+ * removed; returns exit_code, or KB_EXIT_FAIL when it was a pass and the transcript is incomplete.
+ * Call it after either of the others, whatever they returned. */
+typedef struct cli_single {
+        const char *cmd;
+        cli_opts *opts;
+        bool allow_network; /* --allow-raw-network or the environment's override */
+        kb_sandbox_user user;
+        cli_root root;
+        kb_kernelspec *spec;
+        kb_transcript *transcript;
+        kb_transcript_source *source;
+        kb_client_msg_fn on_msg;
+        void *on_msg_userdata;
+        char *bwrap, *bwrap_version, *base;
+        kb_sandbox_hardening hardening;
+        kb_kernel *kernel;
+} cli_single;
+int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox);
+int cli_single_start(cli_single *s, int cancel_fd);
+int cli_single_end(cli_single *s, int exit_code);
+
 /* What check and conformance set up before their kernels start (cli_setup.c), in two halves so a
  * command can check its own options in between (check --require-full-boundary). */
 typedef struct cli_setup {

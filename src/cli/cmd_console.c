@@ -555,87 +555,30 @@ int cmd_console(int argc, char **argv) {
         int r = cli_opts_parse_one(&o, &console_command, argc, argv, NULL, NULL);
         if (r != CLI_GO_ON)
                 return r;
-        const char *kernel_name = o.kernels[0], *team = o.team, *transcript_path = o.transcript;
-        const char *rootfs_opt = o.rootfs, *image_opt = o.image;
-        bool allow_network = o.allow_network, keep = o.keep;
-        long timeout_ms = o.timeout_ms;
-        r = cli_sandbox_env(&allow_network);
-        if (r)
-                return r;
-        kb_sandbox_user sandbox_user;
-        if ((r = cli_sandbox_user("console", o.sandbox_user, &sandbox_user)))
-                return r;
-
-        kb_kernelspec *spec = NULL;
-        _cleanup_free_ char *bwrap = NULL, *bwrap_version = NULL, *base = NULL;
-        kb_sandbox_hardening hardening;
-        cli_root root = {.root_fd = -1,
-                         .ro_paths = o.ro_paths,
-                         .prefixes = o.prefixes,
-                         .allow_network = allow_network,
-                         .sandbox = true,
-                         .user = &sandbox_user};
-        int exit_code = KB_EXIT_ENFORCE;
-        console con = {.is_complete_works = true};
-        kb_transcript *transcript = NULL;
-        kb_transcript_source *source = NULL;
-        kb_client_msg_fn on_msg = NULL;
-        void *on_msg_userdata = NULL;
-
-        if ((r = cli_root_open("console", rootfs_opt, image_opt, o.image_max, &base, &root)) ||
-            (r = cli_find_kernel(kernel_name, &root, &spec)) || (r = cli_fds_check("console", 1))) {
-                exit_code = r;
-                goto out;
+        cli_single s;
+        console con = {.is_complete_works = true, .signal_fd = -1};
+        int exit_code = cli_single_prepare(&s, "console", &o, true);
+        if (!exit_code) {
+                con.spec = s.spec;
+                con.rootfs = s.root.image ? kb_image_path(s.root.image) : s.root.rootfs;
+                con.signal_fd = cli_signals_install();
+                if (con.signal_fd < 0) {
+                        cli_error("console: cannot install the signal handlers: %s", strerror(errno));
+                        exit_code = KB_EXIT_ENFORCE;
+                }
         }
-        if ((r = cli_transcript_open(transcript_path, &transcript)) ||
-            (r = cli_transcript_source(transcript, spec->name, team, &source, &on_msg, &on_msg_userdata))) {
-                exit_code = r;
-                goto out;
+        if (!exit_code)
+                exit_code = cli_single_start(&s, con.signal_fd);
+        if (!exit_code) {
+                con.kernel = s.kernel;
+                print_banner(&con, o.team, s.allow_network);
+                exit_code = console_loop(&con);
+                if (kb_kernel_alive(con.kernel)) {
+                        int status = 0;
+                        /* shutdown_request first (a clean exit), then the sandbox is stopped. */
+                        drain_signals(con.signal_fd);
+                        kb_kernel_stop(con.kernel, STOP_GRACE_MS, kb_now_ms() + STOP_GRACE_MS + 5000, &status);
+                }
         }
-        if (cli_find_bwrap_version(o.bwrap, &bwrap, &bwrap_version) ||
-            (!base && cli_make_base_dir(&sandbox_user, &base)))
-                goto out;
-        if ((r = cli_hardening("console", &o.hardening, allow_network, bwrap_version, &hardening))) {
-                exit_code = r;
-                goto out;
-        }
-        con.spec = spec;
-        con.rootfs = root.image ? kb_image_path(root.image) : root.rootfs;
-        con.signal_fd = cli_signals_install();
-        if (con.signal_fd < 0) {
-                cli_error("console: cannot install the signal handlers: %s", strerror(errno));
-                goto out;
-        }
-
-        kb_kernel_options ko = cli_kernel_options(&root, spec, team, base, bwrap, &hardening);
-        ko.on_msg = on_msg;
-        ko.on_msg_userdata = on_msg_userdata;
-        ko.cancel_fd = con.signal_fd;
-        ko.deadline_ms = kb_now_ms() + timeout_ms;
-        if ((r = cli_kernel_start(&ko, &root, timeout_ms, &con.kernel))) {
-                exit_code = r;
-                goto out;
-        }
-        print_banner(&con, team, allow_network);
-        exit_code = console_loop(&con);
-        if (con.kernel && kb_kernel_alive(con.kernel)) {
-                int status = 0;
-                /* shutdown_request first (a clean exit), then the sandbox is stopped. */
-                drain_signals(con.signal_fd);
-                kb_kernel_stop(con.kernel, STOP_GRACE_MS, kb_now_ms() + STOP_GRACE_MS + 5000, &status);
-        }
-out:
-        kb_kernel_destroy(&con.kernel, keep);
-        kb_transcript_source_destroy(&source);
-        if (cli_transcript_close(&transcript, transcript_path) && !exit_code)
-                exit_code = KB_EXIT_FAIL;
-        cli_root_close(&root);
-        if (base) {
-                if (keep)
-                        cli_keep_base_dir(base);
-                else
-                        kb_remove_tree(base);
-        }
-        kb_kernelspec_destroy(&spec);
-        return exit_code;
+        return cli_single_end(&s, exit_code);
 }
