@@ -979,9 +979,9 @@ static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, con
         while (r >= 0 && (de = readdir(d))) {
                 if (de->d_name[0] == '.')
                         continue;
-                char link[PATH_MAX + 288], target[128];
-                snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
-                ssize_t n = readlink(link, target, sizeof target - 1);
+                char target[128];
+                /* relative to the open table: one lookup, not the whole /proc/<pid>/fd/<n> path */
+                ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof target - 1);
                 if (n <= 0)
                         continue;
                 target[n] = '\0';
