@@ -1,4 +1,5 @@
 /* common.c: clock, file, environment and cleanup helpers shared by every module (common.h). */
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -6,6 +7,8 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <json-c/json.h>
@@ -225,6 +228,56 @@ int kb_path_next(const char **cursor, const char *program, char **ret_candidate)
                                 return -ENOMEM;
                         return 1;
                 }
+        }
+        return 0;
+}
+
+int kb_fd_send(int sock, const void *data, size_t len, int fd) {
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } c;
+        memset(&c, 0, sizeof c);
+        struct iovec iov = {.iov_base = (void *) data, .iov_len = len};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (fd >= 0) {
+                mh.msg_control = c.buf;
+                mh.msg_controllen = sizeof c.buf;
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        }
+        ssize_t n;
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n < 0 ? -errno : (size_t) n == len ? 0 : -EIO;
+}
+
+int kb_fd_recv(int sock, void *data, size_t len, int *ret_fd) {
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } c;
+        struct iovec iov = {.iov_base = data, .iov_len = len};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
+        ssize_t n;
+        *ret_fd = -1;
+        do
+                n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(ret_fd, CMSG_DATA(cm), sizeof *ret_fd);
+        if ((size_t) n != len || (mh.msg_flags & MSG_TRUNC)) {
+                if (*ret_fd >= 0)
+                        close(*ret_fd);
+                *ret_fd = -1;
+                return -EBADMSG;
         }
         return 0;
 }

@@ -1933,46 +1933,17 @@ static int diag_fd_in(const char *proc_root, pid_t pid) {
                 }
                 if (!err && (fd = kb_sockdiag_open()) < 0)
                         err = -fd;
-                union {
-                        char buf[CMSG_SPACE(sizeof(int))];
-                        struct cmsghdr align;
-                } c;
-                memset(&c, 0, sizeof c);
-                struct iovec iov = {.iov_base = &err, .iov_len = sizeof err};
-                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-                if (!err) {
-                        mh.msg_control = c.buf;
-                        mh.msg_controllen = sizeof c.buf;
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-                }
-                _exit(sendmsg(theirs, &mh, MSG_NOSIGNAL) < 0 ? 1 : 0);
+                _exit(kb_fd_send(theirs, &err, sizeof err, err ? -1 : fd) < 0 ? 1 : 0);
         }
         kb_closep(&theirs);
         int err = 0, fd = -1;
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } c;
-        struct iovec iov = {.iov_base = &err, .iov_len = sizeof err};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
         struct pollfd pfd = {.fd = mine, .events = POLLIN};
-        ssize_t got = -1;
         int pr;
         do
                 pr = poll(&pfd, 1, 5000);
         while (pr < 0 && errno == EINTR);
-        if (pr > 0) {
-                do
-                        got = recvmsg(mine, &mh, MSG_CMSG_CLOEXEC);
-                while (got < 0 && errno == EINTR);
-        }
-        struct cmsghdr *cm = got == (ssize_t) sizeof err ? CMSG_FIRSTHDR(&mh) : NULL;
-        if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-                memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+        if (pr > 0 && kb_fd_recv(mine, &err, sizeof err, &fd) < 0)
+                err = err ? err : EIO;
         if (pr == 0)
                 kill(child, SIGKILL);
         while (waitpid(child, NULL, 0) < 0 && errno == EINTR)

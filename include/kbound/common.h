@@ -46,6 +46,15 @@ KB_EXPORT int kb_random_hex(char *buf, size_t n_bytes);
  * failed write (ENOSPC stays ENOSPC), or -EIO if write(2) wrote nothing. */
 KB_EXPORT int kb_write_all(int fd, const void *buf, size_t len);
 
+/* One message of len bytes down a unix socket, with the descriptor fd in it (SCM_RIGHTS) unless
+ * fd < 0. System calls only (safe in the child of a threaded fork). 0 or -errno. */
+KB_EXPORT int kb_fd_send(int sock, const void *data, size_t len, int fd);
+
+/* Receives one message of exactly len bytes from a unix socket into data, and the descriptor in it
+ * (close-on-exec) into *ret_fd, -1 when it carried none. 0, -EBADMSG for a message of another size
+ * (a descriptor in it is closed), or -errno. */
+KB_EXPORT int kb_fd_recv(int sock, void *data, size_t len, int *ret_fd);
+
 /* Opens path (relative to dirfd, or AT_FDCWD) with flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK and
  * mode, and refuses anything but a regular file: O_NONBLOCK only so that opening a FIFO cannot
  * wait for a peer forever (the caller clears it if it wants blocking writes). *ret_st (may be

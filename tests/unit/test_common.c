@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kbound/common.h"
@@ -102,11 +104,47 @@ static void test_files(void **state) {
         assert_int_equal(rmdir(keep), 0);
 }
 
+/* A descriptor passed down a socket pair arrives as the same file; a message of the wrong size is
+ * refused and what it carried closed; a message without one leaves *ret_fd at -1. */
+static void test_fd_passing(void **state) {
+        (void) state;
+        int sv[2], pipe_fds[2], got = -2, value = 0;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
+        int sent = 42;
+        assert_int_equal(kb_fd_send(sv[0], &sent, sizeof sent, pipe_fds[1]), 0);
+        assert_int_equal(kb_fd_recv(sv[1], &value, sizeof value, &got), 0);
+        assert_int_equal(value, 42);
+        assert_true(got >= 0 && got != pipe_fds[1]);
+        struct stat a, b;
+        assert_int_equal(fstat(got, &a), 0);
+        assert_int_equal(fstat(pipe_fds[1], &b), 0);
+        assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+        assert_true(fcntl(got, F_GETFD) & FD_CLOEXEC);
+        close(got);
+
+        assert_int_equal(kb_fd_send(sv[0], &sent, sizeof sent, -1), 0);
+        assert_int_equal(kb_fd_recv(sv[1], &value, sizeof value, &got), 0);
+        assert_int_equal(got, -1);
+
+        char two[2] = {1, 2};
+        assert_int_equal(kb_fd_send(sv[0], two, sizeof two, pipe_fds[1]), 0);
+        assert_int_equal(kb_fd_recv(sv[1], &value, sizeof value, &got), -EBADMSG);
+        assert_int_equal(got, -1);
+
+        close(sv[0]);
+        assert_int_equal(kb_fd_recv(sv[1], &value, sizeof value, &got), -EBADMSG); /* end of stream */
+        close(sv[1]);
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hex_encode),   cmocka_unit_test(test_random_hex),
                 cmocka_unit_test(test_iso_time_now), cmocka_unit_test(test_env_get),
                 cmocka_unit_test(test_path_next),    cmocka_unit_test(test_files),
+                cmocka_unit_test(test_fd_passing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

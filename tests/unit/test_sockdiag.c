@@ -198,10 +198,6 @@ static void test_other_namespace(void **state) {
                                  offsetof(struct sockaddr_un, sun_path) + sizeof name - 1) < 0)
                                 err = errno;
                 }
-                union {
-                        char buf[CMSG_SPACE(sizeof(int))];
-                        struct cmsghdr align;
-                } c = {0};
                 uint32_t ino = 0;
                 struct stat st;
                 if (!err && fstat(theirs, &st) == 0)
@@ -210,18 +206,7 @@ static void test_other_namespace(void **state) {
                         int err;
                         uint32_t ino;
                 } msg = {err, ino};
-                struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
-                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-                if (!err) {
-                        mh.msg_control = c.buf;
-                        mh.msg_controllen = sizeof c.buf;
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &diag, sizeof diag);
-                }
-                if (sendmsg(sv[1], &mh, 0) < 0)
+                if (kb_fd_send(sv[1], &msg, sizeof msg, err ? -1 : diag) < 0)
                         _exit(2);
                 char wait_for_parent;
                 (void) !read(sv[1], &wait_for_parent, 1);
@@ -232,21 +217,13 @@ static void test_other_namespace(void **state) {
                 int err;
                 uint32_t ino;
         } msg;
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } c;
-        struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
-        assert_int_equal(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC), (ssize_t) sizeof msg);
+        int diag = -1;
+        assert_int_equal(kb_fd_recv(sv[0], &msg, sizeof msg, &diag), 0);
         if (msg.err)
                 fail_msg("the child could not make a network namespace of its own: %s (user namespaces "
                          "allowed?)",
                          strerror(msg.err));
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        assert_non_null(cm);
-        int diag;
-        memcpy(&diag, CMSG_DATA(cm), sizeof diag);
+        assert_true(diag >= 0);
 
         kb_sockdiag_unix *list = NULL;
         size_t n = 0;
