@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kcmp.h>
 #include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -603,6 +604,8 @@ typedef struct proc_entry {
         pid_t pid, ppid;
         bool member; /* of the sandbox */
         bool launch; /* kbound or one of its descendants outside the sandbox */
+        char state;  /* /proc/<pid>/stat's: 'Z' for a zombie (main thread) */
+        long threads;
         int ns_read; /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
                       * user's process) */
         uint64_t ns[NS_TYPES];
@@ -641,7 +644,7 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
                         v = nv;
                         cap *= 2;
                 }
-                v[n] = (proc_entry){.pid = (pid_t) pid, .ppid = st.ppid};
+                v[n] = (proc_entry){.pid = (pid_t) pid, .ppid = st.ppid, .state = st.state, .threads = st.threads};
                 memcpy(v[n].comm, st.comm, sizeof v[n].comm);
                 n++;
         }
@@ -964,13 +967,11 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
         return 0;
 }
 
-/* Calls visit(fd, target, userdata) with the number and link target of each descriptor in pid's
- * table (one that cannot be read is passed over), until visit returns < 0. Returns 0 (also when
- * the process is gone), -errno when its table cannot be read, or visit's error. */
-static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
-                      void *userdata) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
+/* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the
+ * table dir (/proc/<pid>/fd or a thread's; one that cannot be read is passed over), until visit
+ * returns < 0. Returns 0 (also when the process is gone), -errno when the table cannot be read, or
+ * visit's error. */
+static int fd_targets_at(const char *dir, int (*visit)(int fd, const char *target, void *userdata), void *userdata) {
         DIR *d = opendir(dir);
         if (!d)
                 return errno == ENOENT ? 0 : -errno;
@@ -989,6 +990,14 @@ static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, con
         }
         closedir(d);
         return r;
+}
+
+/* fd_targets_at for the table /proc/<pid>/fd (the main thread's). */
+static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
+                      void *userdata) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
+        return fd_targets_at(dir, visit, userdata);
 }
 
 static int push_channel(int fd, const char *target, void *inodes) {
@@ -1175,62 +1184,177 @@ int kb_inspect_drop_inherited_namespaces(void) {
         return r < 0 ? r : closed;
 }
 
+/* Something outside seen holding one of the sandbox's namespaces in a way a kbound look also does
+ * for a moment (a look enters every network namespace of the host: its thread holds a descriptor
+ * of it, or, unprivileged, a short-lived fork of kbound is in it): counted only if a second read,
+ * at least NS_CONFIRM_MS later, finds it still there. */
+#define NS_CONFIRM_MS 20
+#define NS_CANDIDATES_MAX 256
+typedef struct ns_candidate {
+        size_t proc;      /* index into the look's process list */
+        pid_t tid;        /* the thread whose link or table it is (the process's own pid: the main one) */
+        int fd;           /* the descriptor; -1: the thread is in the namespace */
+        const char *type; /* namespaces[] name, or nsfs_target's */
+        uint64_t ino;
+} ns_candidate;
+
 typedef struct ns_fd_walk {
         const ns_set *sandbox;
-        const proc_entry *proc;
-        json_object *holders;
-        int64_t found;
+        size_t proc;
+        const proc_entry *entry;
+        pid_t tid;
+        ns_candidate *candidates;
+        size_t n_candidates;
+        int64_t dropped;              /* candidates past NS_CANDIDATES_MAX: judged as holders at once */
         json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
         json_object *channels;        /* those a process outside (not the launch side) holds too */
 } ns_fd_walk;
 
 /* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
- * namespace alive and lets whoever has it join it (setns), whether or not the process is in it;
- * a pipe or socket a sandbox process holds too is a channel between them (the launch side's are
- * the launcher facts' "outside_inodes", judged with what kbound handed bwrap). */
+ * namespace alive and lets whoever has it join it (setns), whether or not the process is in it (a
+ * candidate, confirmed later); a pipe or socket a sandbox process holds too is a channel between
+ * them (the launch side's are the launcher facts' "outside_inodes", judged with what kbound handed
+ * bwrap; no look ever holds one). */
 static int ns_fd_seen(int fd, const char *target, void *userdata) {
         ns_fd_walk *w = userdata;
-        if (!w->proc->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
+        if (!w->entry->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
                 if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
                         return 0;
                 json_object *c = json_object_new_object();
                 if (!c || add(c, "target", json_object_new_string(target)) < 0 ||
-                    add(c, "pid", json_object_new_int(w->proc->pid)) < 0 ||
-                    add(c, "name", json_object_new_string(w->proc->comm)) < 0 ||
-                    add(c, "fd", json_object_new_int(fd)) < 0 || push(w->channels, c) < 0) {
+                    add(c, "pid", json_object_new_int(w->entry->pid)) < 0 ||
+                    add(c, "name", json_object_new_string(w->entry->comm)) < 0 ||
+                    add(c, "fd", json_object_new_int(fd)) < 0 ||
+                    (w->tid != w->entry->pid && add(c, "thread", json_object_new_int(w->tid)) < 0)) {
                         json_object_put(c);
                         return -ENOMEM;
                 }
-                return 0;
+                return push(w->channels, c);
         }
         uint64_t ino = 0;
         const char *type = nsfs_target(target, &ino);
-        if (!type || !ns_set_has(w->sandbox, ino) || w->found++ >= NS_HOLDERS_MAX)
+        if (!type || !ns_set_has(w->sandbox, ino))
                 return 0;
-        json_object *h = json_object_new_object();
-        if (!h || add(h, "pid", json_object_new_int(w->proc->pid)) < 0 ||
-            add(h, "name", json_object_new_string(w->proc->comm)) < 0 ||
-            add(h, "ns", json_object_new_string(type)) < 0 ||
-            add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 || add(h, "fd", json_object_new_int(fd)) < 0 ||
-            push(w->holders, h) < 0) {
-                json_object_put(h);
-                return -ENOMEM;
+        if (w->n_candidates == NS_CANDIDATES_MAX) {
+                w->dropped++;
+                return 0;
         }
+        w->candidates[w->n_candidates++] =
+                (ns_candidate){.proc = w->proc, .tid = w->tid, .fd = fd, .type = type, .ino = ino};
         return 0;
 }
 
-/* "ns_holders" [{"pid", "name", "ns", "inode", and "fd" when it is held by a descriptor}],
- * "sandbox_namespaces" [inode], "outside_channels" [{"target", "pid", "name", "fd"}] (the sandbox's
- * pipes and sockets that a process outside but the launch side holds too) and "ns_outside"
- * {"read", "unreadable", "holders", "kbound_helpers", "kbound_looks", "fd_tables_read",
- * "fd_tables_unreadable"}:
+/* The namespace inodes of one thread (/proc/<pid>/task/<tid>/ns); a link that cannot be read is 0. */
+static void task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t ret[NS_TYPES]) {
+        char path[PATH_MAX];
+        memset(ret, 0, NS_TYPES * sizeof *ret);
+        snprintf(path, sizeof path, "%s/%d/task/%d/ns", proc_root, (int) pid, (int) tid);
+        _cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; dfd >= 0 && i < NS_TYPES; i++) {
+                char link[64];
+                ssize_t len = readlinkat(dfd, namespaces[i], link, sizeof link - 1);
+                if (len <= 0)
+                        continue;
+                link[len] = '\0';
+                uint64_t ino;
+                if (nsfs_target(link, &ino))
+                        ret[i] = ino;
+        }
+}
+
+/* Whether a candidate still holds what it held: the same descriptor with the same target, or the
+ * thread still in the namespace. */
+static bool candidate_still(const char *proc_root, const proc_entry *e, const ns_candidate *c) {
+        char path[PATH_MAX], link[128];
+        if (c->fd >= 0)
+                snprintf(path, sizeof path, "%s/%d/task/%d/fd/%d", proc_root, (int) e->pid, (int) c->tid, c->fd);
+        else
+                snprintf(path, sizeof path, "%s/%d/task/%d/ns/%s", proc_root, (int) e->pid, (int) c->tid, c->type);
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len <= 0)
+                return false;
+        link[len] = '\0';
+        uint64_t ino;
+        const char *type = nsfs_target(link, &ino);
+        return type && strcmp(type, c->type) == 0 && ino == c->ino;
+}
+
+/* A holder entry: {"pid", "name", "ns", "inode"}, "fd" when held by a descriptor, "thread" when it
+ * is a thread's (other than the main one). */
+static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int fd, const char *type, uint64_t ino) {
+        json_object *h = json_object_new_object();
+        if (!h || add(h, "pid", json_object_new_int(e->pid)) < 0 ||
+            add(h, "name", json_object_new_string(e->comm)) < 0 || add(h, "ns", json_object_new_string(type)) < 0 ||
+            add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 ||
+            (fd >= 0 && add(h, "fd", json_object_new_int(fd)) < 0) ||
+            (tid != e->pid && add(h, "thread", json_object_new_int(tid)) < 0)) {
+                json_object_put(h);
+                return -ENOMEM;
+        }
+        return push(holders, h);
+}
+
+/* The other threads of a process outside: each one's namespaces (a thread may setns on its own:
+ * /proc/<pid>/ns shows the main thread's only) as candidates, and each descriptor table it does not
+ * share with the main thread (unshare(CLONE_FILES); kcmp tells) walked like the main one. Also
+ * for a zombie main thread, whose links and table are gone while other threads live on. Returns 0,
+ * -ENOMEM, or -errno when a table could not be read (counted by the caller). */
+static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
+        const proc_entry *e = w->entry;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%d/task", t->proc_root, (int) e->pid);
+        DIR *d = opendir(dir);
+        if (!d)
+                return 0; /* gone meanwhile */
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+                if (*end || tid <= 0 || tid == e->pid)
+                        continue;
+                uint64_t ns[NS_TYPES];
+                task_ns_inodes(t->proc_root, e->pid, (pid_t) tid, ns);
+                for (size_t k = 0; k < NS_TYPES; k++) {
+                        if (!ns[k] || !ns_set_has(w->sandbox, ns[k]))
+                                continue;
+                        if (w->n_candidates == NS_CANDIDATES_MAX) {
+                                w->dropped++;
+                                continue;
+                        }
+                        w->candidates[w->n_candidates++] = (ns_candidate){
+                                .proc = w->proc, .tid = (pid_t) tid, .fd = -1, .type = namespaces[k], .ino = ns[k]};
+                }
+                if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
+                        continue; /* the main thread's table, walked already */
+                char fds[PATH_MAX + 32];
+                snprintf(fds, sizeof fds, "%s/%ld/fd", dir, tid);
+                w->tid = (pid_t) tid;
+                r = fd_targets_at(fds, ns_fd_seen, w);
+                w->tid = e->pid;
+                if (r < 0 && r != -ENOMEM) {
+                        *ret_unreadable = true;
+                        r = 0;
+                }
+        }
+        closedir(d);
+        return r;
+}
+
+/* "ns_holders" [push_holder's], "sandbox_namespaces" [inode], "outside_channels" [{"target",
+ * "pid", "name", "fd", "thread"}] (the sandbox's pipes and sockets that a process outside but the
+ * launch side holds too) and "ns_outside" {"read", "unreadable", "holders", "kbound_helpers",
+ * "transient", "fd_tables_read", "fd_tables_unreadable"}:
  * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
- * namespaces, or hold one open through a descriptor. The sandbox's namespaces are those of its
- * processes and the user namespaces above them, less kbound's own and those above kbound's user
- * namespace, which every host process shares. A process outside whose namespaces or descriptors
- * kbound cannot read (another user's, when kbound is not root) is counted as unreadable, not
- * judged. kbound's own descriptors are not read, and a process running kbound's program (another
- * kbound's look, or a look's fork) is not a holder: see below. -ENOMEM only. */
+ * namespaces (any of their threads), or hold one open through a descriptor (any of their tables).
+ * The sandbox's namespaces are those of its processes and the user namespaces above them, less
+ * kbound's own and those above kbound's user namespace, which every host process shares. A process
+ * outside whose namespaces kbound cannot read (another user's, when kbound is not root) is counted
+ * as unreadable, not judged; one whose namespaces were read but not its descriptors is counted in
+ * fd_tables_unreadable, which the judge fails. kbound's own process is not read (its looks open
+ * the sandbox's namespaces themselves). What a look also does for a moment (a thread in one, a
+ * descriptor of one, a fork of kbound's program in one) is a holder only if still there at least
+ * NS_CONFIRM_MS later ("transient" counts those gone by then). -ENOMEM only. */
 static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
                            json_object *snap, json_object *errors) {
         _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
@@ -1282,10 +1406,11 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
         for (size_t i = 0; i < sandbox->n; i++)
                 if (push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
                         return -ENOMEM;
-        int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0, fd_read = 0, fd_unreadable = 0;
+        int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0, fd_read = 0, fd_unreadable = 0, transient = 0;
         _cleanup_json_ json_object *wanted = json_object_new_object();
         json_object *channels = json_object_new_array();
-        if (!wanted || add(snap, "outside_channels", channels) < 0)
+        _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
+        if (!wanted || !candidates || add(snap, "outside_channels", channels) < 0)
                 return -ENOMEM;
         for (size_t p = 0; p < json_object_array_length(processes); p++) {
                 json_object *fds = kb_json_get(json_object_array_get_idx(processes, p), "fds");
@@ -1296,78 +1421,85 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                                 return -ENOMEM;
                 }
         }
-        ns_fd_walk walk = {.sandbox = sandbox, .holders = holders, .channels_wanted = wanted, .channels = channels};
+        ns_fd_walk walk = {
+                .sandbox = sandbox, .candidates = candidates, .channels_wanted = wanted, .channels = channels};
         struct stat self_exe;
         snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
         bool have_self = stat(path, &self_exe) == 0;
-        int64_t kbound_looks = 0;
+        int64_t last_seen = 0;
         for (size_t i = 0; i < n; i++) {
-                if (procs[i].member || procs[i].ns_read == 0)
+                const proc_entry *e = &procs[i];
+                if (e->member || e->ns_read == 0 || e->pid == getpid())
                         continue;
-                if (procs[i].ns_read < 0) {
+                if (e->ns_read < 0) {
                         unreadable++;
                         continue;
                 }
                 read++;
-                size_t holders_from = json_object_array_length(holders);
-                int64_t found_from = found, walk_from = walk.found;
-                if (procs[i].pid != getpid()) {
-                        walk.proc = &procs[i];
-                        r = fd_targets(t->proc_root, procs[i].pid, ns_fd_seen, &walk);
+                size_t candidates_from = walk.n_candidates;
+                walk.proc = i;
+                walk.entry = e;
+                walk.tid = e->pid;
+                bool table_unreadable = false;
+                if (e->state != 'Z') {
+                        r = fd_targets(t->proc_root, e->pid, ns_fd_seen, &walk);
                         if (r == -ENOMEM)
                                 return r;
-                        if (r < 0)
-                                fd_unreadable++;
-                        else
-                                fd_read++;
+                        table_unreadable = r < 0;
                 }
-                bool by_fd = walk.found > walk_from;
-                size_t fd_holders = json_object_array_length(holders) - holders_from;
+                if ((e->threads > 1 || e->state == 'Z') && other_threads(t, &walk, &table_unreadable) < 0)
+                        return -ENOMEM;
+                if (table_unreadable)
+                        fd_unreadable++;
+                else
+                        fd_read++;
+                /* The main thread in one of the sandbox's namespaces: a holder, unless it is a fork of
+                 * kbound's program (its parent runs it too: only kbound starts one, a look's helper
+                 * when kbound is not root), which is confirmed like a look's moments. */
+                bool helper = false;
                 for (size_t k = 0; k < NS_TYPES; k++) {
-                        if (!procs[i].ns[k] || !ns_set_has(sandbox, procs[i].ns[k]))
+                        if (!e->ns[k] || !ns_set_has(sandbox, e->ns[k]))
                                 continue;
-                        if (found++ >= NS_HOLDERS_MAX)
+                        if (!helper && have_self && same_exe(t->proc_root, e->pid, &self_exe) &&
+                            same_exe(t->proc_root, e->ppid, &self_exe))
+                                helper = true;
+                        if (helper && walk.n_candidates < NS_CANDIDATES_MAX) {
+                                candidates[walk.n_candidates++] = (ns_candidate){
+                                        .proc = i, .tid = e->pid, .fd = -1, .type = namespaces[k], .ino = e->ns[k]};
                                 continue;
-                        json_object *h = json_object_new_object();
-                        if (!h || add(h, "pid", json_object_new_int(procs[i].pid)) < 0 ||
-                            add(h, "name", json_object_new_string(procs[i].comm)) < 0 ||
-                            add(h, "ns", json_object_new_string(namespaces[k])) < 0 ||
-                            add(h, "inode", json_object_new_int64((int64_t) procs[i].ns[k])) < 0 ||
-                            push(holders, h) < 0) {
-                                json_object_put(h);
-                                return -ENOMEM;
                         }
+                        if (found++ < NS_HOLDERS_MAX &&
+                            push_holder(holders, e, e->pid, -1, namespaces[k], e->ns[k]) < 0)
+                                return -ENOMEM;
                 }
-                if ((!by_fd && found == found_from) || !have_self || !same_exe(t->proc_root, procs[i].pid, &self_exe))
-                        continue;
-                /* A process running kbound's own program: a kbound look (this run's or another's,
-                 * each reading every network namespace's sockets) opens the sandbox's namespaces
-                 * itself, and when kbound is not root enters them in a short-lived fork of itself
-                 * (diag_fd_in: never an exec, so a process running kbound's program whose parent
-                 * runs it too). Neither is a holder: kbound closes any namespace handed down to it
-                 * (kb_inspect_drop_inherited_namespaces), nothing else can be a fork of kbound's
-                 * program, and a sandbox's orphans go to its own init. Its pipes and sockets are
-                 * judged as anyone's: no look holds a sandbox's. */
-                if (by_fd) {
-                        walk.found = walk_from;
-                        if (fd_holders)
-                                json_object_array_del_idx(holders, holders_from, fd_holders);
-                        kbound_looks++;
-                }
-                if (found > found_from && same_exe(t->proc_root, procs[i].ppid, &self_exe)) {
-                        size_t extra = json_object_array_length(holders) - holders_from;
-                        if (extra)
-                                json_object_array_del_idx(holders, holders_from, extra);
-                        found = found_from;
+                if (helper)
                         own_helpers++;
+                if (walk.n_candidates > candidates_from)
+                        last_seen = kb_now_ms();
+        }
+        /* Candidates past the table's room are holders at once: no pass rests on their number. */
+        found += walk.dropped;
+        if (walk.n_candidates > 0) {
+                int64_t wait = last_seen + NS_CONFIRM_MS - kb_now_ms();
+                if (wait > 0)
+                        (void) poll(NULL, 0, (int) wait);
+        }
+        for (size_t c = 0; c < walk.n_candidates; c++) {
+                const ns_candidate *cand = &candidates[c];
+                const proc_entry *e = &procs[cand->proc];
+                if (!candidate_still(t->proc_root, e, cand)) {
+                        transient++;
+                        continue;
                 }
+                if (found++ < NS_HOLDERS_MAX && push_holder(holders, e, cand->tid, cand->fd, cand->type, cand->ino) < 0)
+                        return -ENOMEM;
         }
         json_object *outside = json_object_new_object();
         if (!outside || add(outside, "read", json_object_new_int64(read)) < 0 ||
             add(outside, "unreadable", json_object_new_int64(unreadable)) < 0 ||
             add(outside, "kbound_helpers", json_object_new_int64(own_helpers)) < 0 ||
-            add(outside, "kbound_looks", json_object_new_int64(kbound_looks)) < 0 ||
-            add(outside, "holders", json_object_new_int64(found + walk.found)) < 0 ||
+            add(outside, "transient", json_object_new_int64(transient)) < 0 ||
+            add(outside, "holders", json_object_new_int64(found)) < 0 ||
             add(outside, "fd_tables_read", json_object_new_int64(fd_read)) < 0 ||
             add(outside, "fd_tables_unreadable", json_object_new_int64(fd_unreadable)) < 0) {
                 json_object_put(outside);
@@ -1642,10 +1774,12 @@ static json_object *holders_of(sockets *s, uint32_t inode) {
                         json_object *h = json_object_new_object();
                         if (!h || add(h, "pid", json_object_new_int(pid)) < 0 ||
                             add(h, "name", json_object_new_string(name)) < 0 ||
-                            add(h, "side", json_object_new_string(sides[pass])) < 0 || push(out, h) < 0) {
+                            add(h, "side", json_object_new_string(sides[pass])) < 0) {
                                 json_object_put(h);
                                 goto oom;
                         }
+                        if (push(out, h) < 0) /* push put h */
+                                goto oom;
                         found = true;
                 }
         }
@@ -2585,9 +2719,12 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                                 if (!e || add(e, "pid", json_object_new_int(pid)) < 0 ||
                                     add(e, "ns", json_object_new_string(type)) < 0 ||
                                     add(e, "inode", json_object_new_int64((int64_t) ns_ino)) < 0 ||
-                                    add(e, "mountpoint", json_object_get(kb_json_get(m, "mountpoint"))) < 0 ||
-                                    push(ns_mounts, e) < 0) {
+                                    add(e, "mountpoint", json_object_get(kb_json_get(m, "mountpoint"))) < 0) {
                                         json_object_put(e);
+                                        json_object_put(mounts);
+                                        return -ENOMEM;
+                                }
+                                if (push(ns_mounts, e) < 0) { /* push put e */
                                         json_object_put(mounts);
                                         return -ENOMEM;
                                 }

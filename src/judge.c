@@ -281,16 +281,26 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
         }
         for (size_t i = 0; i < arr_len(holders); i++) {
                 json_object *h = at(holders, i);
+                char thread[48] = "";
+                if (kb_json_get(h, "thread"))
+                        snprintf(thread, sizeof thread, "thread %" PRId64 " of ", int_or(h, "thread", -1));
                 if (kb_json_get(h, "fd"))
                         problem(v,
-                                "pid %" PRId64 " (%s), outside the sandbox, holds the sandbox's %s namespace open "
+                                "%spid %" PRId64 " (%s), outside the sandbox, holds the sandbox's %s namespace open "
                                 "(fd %" PRId64 "), so it can join it (%s)",
-                                int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), int_or(h, "fd", -1),
-                                label);
+                                thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"),
+                                int_or(h, "fd", -1), label);
                 else
-                        problem(v, "pid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
-                                int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
+                        problem(v, "%spid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
+                                thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
         }
+        if (!kb_json_get(outside, "fd_tables_read"))
+                problem(v, "the host did not read the descriptors of the processes outside the sandbox (%s)", label);
+        else if (int_or(outside, "fd_tables_unreadable", 0) > 0)
+                problem(v,
+                        "the host read the namespaces of %" PRId64 " processes outside the sandbox but not all their "
+                        "descriptors, so it cannot say none holds the sandbox's namespaces (%s)",
+                        int_or(outside, "fd_tables_unreadable", 0), label);
         if (int_or(outside, "holders", 0) > (int64_t) arr_len(holders))
                 problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces or hold them open (%s)",
                         int_or(outside, "holders", 0), label);
@@ -480,7 +490,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         }
         /* Whose namespaces they are, and who else is in them: every look, the one before exec too. */
         int64_t sandbox_user = -1, outside_read = 0, outside_unreadable = 0, fds_read = 0, fds_unreadable = 0,
-                kbound_looks = 0;
+                transient_holds = 0;
         for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
                 json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
                 if (!look) {
@@ -495,8 +505,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 outside_unreadable = int_or(kb_json_get(look, "ns_outside"), "unreadable", 0);
                 fds_read = int_or(kb_json_get(look, "ns_outside"), "fd_tables_read", 0);
                 fds_unreadable = int_or(kb_json_get(look, "ns_outside"), "fd_tables_unreadable", 0);
-                kbound_looks += int_or(kb_json_get(look, "ns_outside"), "kbound_looks", 0) +
-                                int_or(kb_json_get(look, "ns_outside"), "kbound_helpers", 0);
+                transient_holds += int_or(kb_json_get(look, "ns_outside"), "transient", 0);
         }
         launch_problems(&v, in);
         evidence(&v, "kbound_ns", json_object_get(host_ns));
@@ -507,9 +516,10 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 json_object_object_add(outside, "unreadable", json_object_new_int64(outside_unreadable));
                 json_object_object_add(outside, "descriptor_tables_read", json_object_new_int64(fds_read));
                 json_object_object_add(outside, "descriptor_tables_unreadable", json_object_new_int64(fds_unreadable));
-                /* kbound's own looks (any run's) seen inside the sandbox's namespaces or holding them,
-                 * over all looks: not holders (inspect.c, ns_holder_facts) */
-                json_object_object_add(outside, "kbound_looks_seen", json_object_new_int64(kbound_looks));
+                /* seen holding or in one of the sandbox's namespaces and no longer NS_CONFIRM_MS later
+                 * (a kbound look's moment, this run's or another's), over all looks: not holders
+                 * (inspect.c, ns_holder_facts) */
+                json_object_object_add(outside, "transient_seen", json_object_new_int64(transient_holds));
                 if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
                         json_object_object_add(
                                 outside, "note",

@@ -175,6 +175,14 @@ int kb_procfs_stat_parse(const char *text, kb_procfs_stat *ret) {
         st.pgrp = (pid_t) pgrp;
         st.session = (pid_t) session;
         st.tty_nr = (int) tty;
+        /* tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice, then
+         * num_threads */
+        long long skip, threads;
+        bool more = true;
+        for (int i = 0; more && i < 12; i++)
+                more = take_int(&p, LLONG_MIN, LLONG_MAX, &skip);
+        if (more && take_int(&p, 0, INT_MAX, &threads))
+                st.threads = (long) threads;
         *ret = st;
         return 0;
 }

@@ -32,7 +32,8 @@ typedef struct kb_procfs_stat {
         char comm[17]; /* up to 16 bytes of the process name */
         char state;
         pid_t ppid, pgrp, session;
-        int tty_nr; /* 0: no controlling terminal */
+        int tty_nr;   /* 0: no controlling terminal */
+        long threads; /* num_threads; 0 when the line stops before it */
 } kb_procfs_stat;
 
 /* Parses /proc/<pid>/stat (the name in parentheses may itself hold spaces and parentheses: the

@@ -53,6 +53,36 @@ for _ in range(300):
             sys.exit(0)
     time.sleep(0.01)
 EOF
+  elif [ "$mode" = threadfd ] || [ "$mode" = threadns ] || [ "$mode" = zombie ]; then
+    # A thread of its own holds it, where /proc/<pid>/fd and /proc/<pid>/ns do not show: a private
+    # descriptor table (unshare(CLONE_FILES)), the thread alone in the namespace (setns), or a
+    # table only a thread reaches once the main thread has exited (a zombie leader).
+    exec /usr/bin/python3 - "$mode" "$kernel" "$out" <<'EOF'
+import ctypes, os, sys, threading, time
+mode, kernel, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+def alive():
+    return os.path.exists(f"/proc/{kernel}")
+def hold():
+    if mode == "threadfd" and libc.unshare(0x400) != 0:  # CLONE_FILES
+        open(out, "a").write("unshare: " + os.strerror(ctypes.get_errno()) + "\n")
+        return
+    fd = os.open(f"/proc/{kernel}/ns/net", os.O_RDONLY)
+    if mode == "threadns":
+        if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+            open(out, "a").write("setns: " + os.strerror(ctypes.get_errno()) + "\n")
+            return
+        os.close(fd)
+    open(out, "a").write(f"thread {threading.get_native_id()} holds it\n")
+    while alive():
+        libc.usleep(50000)
+t = threading.Thread(target=hold)
+t.start()
+if mode == "zombie":
+    time.sleep(0.2)
+    libc.pthread_exit(None)  # the main thread ends; the process lives on in t
+t.join()
+EOF
   else
     exec unshare -m --propagation private sh -c \
       'f=$(mktemp); mount --bind "/proc/$1/ns/net" "$f" && echo "$f" >>"$2"; while [ -e "/proc/$1" ]; do sleep 0.05; done' \
@@ -74,8 +104,8 @@ pinned() {
   set -e
   wait "$holder" 2>/dev/null || true
   ok "pinned by $mode: the helper found the kernel" [ -s "$scratch/$mode.pin" ]
-  if grep -q "pidfd_getfd:" "$scratch/$mode.pin"; then
-    fail "pinned by $mode: the helper could not copy a socket of the kernel ($(grep pidfd_getfd: "$scratch/$mode.pin"))"
+  if grep -qE "^(pidfd_getfd|unshare|setns):" "$scratch/$mode.pin"; then
+    fail "pinned by $mode: the helper could not pin the kernel ($(grep -E '^(pidfd_getfd|unshare|setns):' "$scratch/$mode.pin"))"
     return
   fi
   ok "pinned by $mode: exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
@@ -96,12 +126,24 @@ pinned fd "outside the sandbox, holds the sandbox's net namespace open (fd 9)"
 echo "a process outside copies one of the kernel's sockets (pidfd_getfd)"
 pinned channel "a process outside the sandbox (a channel out)" boundary.descriptors
 
+echo "a thread outside, with a descriptor table of its own, holds the kernel's network namespace open"
+pinned threadfd "outside the sandbox, holds the sandbox's net namespace open (fd"
+ok "pinned by threadfd: the thread is named" grep -qE "thread [0-9]+ of pid" <<<"$(json_get "$scratch/threadfd.json" \
+  "next(' | '.join(c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='sandbox.backend')")"
+
+echo "a process outside whose main thread has exited (a zombie leader) holds it through another thread"
+pinned zombie "outside the sandbox, holds the sandbox's net namespace open (fd"
+
 if [ "$(id -u)" -eq 0 ]; then
+  echo "a thread of a process outside enters the kernel's network namespace (setns) on its own"
+  pinned threadns "outside the sandbox, is in the sandbox's net namespace"
+
   echo "a process outside bind-mounts the kernel's network namespace in a mount namespace of its own"
   pinned mount "the sandbox's net namespace is bind-mounted at /tmp/"
 else
-  # An unprivileged user cannot bind-mount a namespace (nsfs) in a user namespace of its own.
-  echo "NOT running the bind-mount case: it needs root (run as uid $(id -u))"
+  # An unprivileged user cannot bind-mount a namespace (nsfs) in a user namespace of its own, nor
+  # enter a network namespace its user namespace does not own.
+  echo "NOT running the thread setns and bind-mount cases: they need root (run as uid $(id -u))"
 fi
 
 echo "the same check, nothing pinned"

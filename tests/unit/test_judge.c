@@ -220,7 +220,8 @@ static kb_judge_input input_of(json_object *run) {
         ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE                                                                                                     \
-        "'ns_holders': [], 'outside_channels': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0}"
+        "'ns_holders': [], 'outside_channels': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0, "        \
+        "'fd_tables_read': 120, 'fd_tables_unreadable': 0}"
 
 /* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
  * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
@@ -714,6 +715,18 @@ static void test_backend_namespace_owners(void **state) {
                    "{'pid': 779, 'name': 'holder', 'ns': 'net', 'inode': 4026532300, 'fd': 5}",
                    "pid 779 (holder), outside the sandbox, holds the sandbox's net namespace open (fd 5), so it can "
                    "join it (child alive)"),
+                B1("/snapshots/0/ns_holders/-",
+                   "{'pid': 781, 'name': 'agent', 'ns': 'net', 'inode': 4026532300, 'fd': 7, 'thread': 790}",
+                   "thread 790 of pid 781 (agent), outside the sandbox, holds the sandbox's net namespace open (fd "
+                   "7)"),
+                B1("/snapshots/0/ns_holders/-",
+                   "{'pid': 782, 'name': 'agent', 'ns': 'net', 'inode': 4026532300, "
+                   "'thread': 791}",
+                   "thread 791 of pid 782 (agent), outside the sandbox, is in the sandbox's net namespace (ready)"),
+                B1("/snapshots/1/ns_outside/fd_tables_unreadable", "2",
+                   "the host read the namespaces of 2 processes outside the sandbox but not all their descriptors"),
+                B1("/snapshots/0/ns_outside/fd_tables_read", NULL,
+                   "the host did not read the descriptors of the processes outside the sandbox (ready)"),
                 B1("/pre_exec/ns_holders/-", "{'pid': 780, 'name': 'sh', 'ns': 'user', 'inode': 4026532200, 'fd': 3}",
                    "pid 780 (sh), outside the sandbox, holds the sandbox's user namespace open (fd 3)"),
                 B1("/snapshots/0/ns_mounts/-",
