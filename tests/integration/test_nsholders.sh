@@ -85,8 +85,8 @@ t.join()
 EOF
   else
     exec unshare -m --propagation private sh -c \
-      'f=$(mktemp); mount --bind "/proc/$1/ns/net" "$f" && echo "$f" >>"$2"; while [ -e "/proc/$1" ]; do sleep 0.05; done' \
-      sh "$kernel" "$out"
+      'f=$(mktemp -p "$3"); mount --bind "/proc/$1/ns/net" "$f" && echo "$f" >>"$2"; while [ -e "/proc/$1" ]; do sleep 0.05; done; umount "$f"; rm -f "$f"' \
+      sh "$kernel" "$out" "$scratch"
   fi
 }
 
