@@ -1207,8 +1207,12 @@ typedef struct ns_fd_walk {
         size_t n_candidates;
         int64_t dropped;              /* candidates past NS_CANDIDATES_MAX: judged as holders at once */
         json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
-        json_object *channels;        /* those a process outside (not the launch side) holds too */
+        json_object *netns_sockets;   /* every "socket:[N]" of the sandbox's network namespaces (keys) */
+        json_object *channels;        /* those a process outside holds too */
 } ns_fd_walk;
+
+/* ns_candidate.type of a socket of the sandbox's network namespace held outside. */
+static const char candidate_socket[] = "socket";
 
 /* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
  * namespace alive and lets whoever has it join it (setns), whether or not the process is in it (a
@@ -1233,7 +1237,13 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
         }
         uint64_t ino = 0;
         const char *type = nsfs_target(target, &ino);
-        if (!type || !ns_set_has(w->sandbox, ino))
+        if (json_object_object_get_ex(w->netns_sockets, target, NULL)) {
+                /* A socket of the sandbox's network namespace in a process outside (made there by a
+                 * process that entered it, then left): a way in. A look's sock_diag socket is
+                 * one for a moment: confirmed later. */
+                type = candidate_socket;
+                ino = strtoull(target + 8, NULL, 10);
+        } else if (!type || !ns_set_has(w->sandbox, ino))
                 return 0;
         if (w->n_candidates == NS_CANDIDATES_MAX) {
                 w->dropped++;
@@ -1274,6 +1284,11 @@ static bool candidate_still(const char *proc_root, const proc_entry *e, const ns
         if (len <= 0)
                 return false;
         link[len] = '\0';
+        if (c->type == candidate_socket) {
+                char want[40];
+                snprintf(want, sizeof want, "socket:[%llu]", (unsigned long long) c->ino);
+                return strcmp(link, want) == 0;
+        }
         uint64_t ino;
         const char *type = nsfs_target(link, &ino);
         return type && strcmp(type, c->type) == 0 && ino == c->ino;
@@ -1421,8 +1436,36 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                                 return -ENOMEM;
                 }
         }
-        ns_fd_walk walk = {
-                .sandbox = sandbox, .candidates = candidates, .channels_wanted = wanted, .channels = channels};
+        /* Every socket of the sandbox's network namespaces, when this look read their tables. */
+        _cleanup_json_ json_object *netns_sockets = json_object_new_object();
+        if (!netns_sockets)
+                return -ENOMEM;
+        json_object *nets = kb_json_get(snap, "net");
+        if (nets) {
+                json_object_object_foreach(nets, netns, table) {
+                        (void) netns;
+                        json_object *unix_list = kb_json_get(table, "unix"),
+                                    *inodes = kb_json_get(table, "socket_inodes");
+                        char key[40];
+                        for (size_t i = 0; unix_list && i < json_object_array_length(unix_list); i++) {
+                                snprintf(key, sizeof key, "socket:[%lld]",
+                                         (long long) int_of(json_object_array_get_idx(unix_list, i), "inode"));
+                                if (json_object_object_add(netns_sockets, key, NULL) < 0)
+                                        return -ENOMEM;
+                        }
+                        for (size_t i = 0; inodes && i < json_object_array_length(inodes); i++) {
+                                snprintf(key, sizeof key, "socket:[%lld]",
+                                         (long long) json_object_get_int64(json_object_array_get_idx(inodes, i)));
+                                if (json_object_object_add(netns_sockets, key, NULL) < 0)
+                                        return -ENOMEM;
+                        }
+                }
+        }
+        ns_fd_walk walk = {.sandbox = sandbox,
+                           .candidates = candidates,
+                           .channels_wanted = wanted,
+                           .netns_sockets = netns_sockets,
+                           .channels = channels};
         struct stat self_exe;
         snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
         bool have_self = stat(path, &self_exe) == 0;
@@ -1489,6 +1532,25 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                 const proc_entry *e = &procs[cand->proc];
                 if (!candidate_still(t->proc_root, e, cand)) {
                         transient++;
+                        continue;
+                }
+                if (cand->type == candidate_socket) {
+                        if (json_object_array_length(channels) >= NS_HOLDERS_MAX)
+                                continue;
+                        char target[40];
+                        snprintf(target, sizeof target, "socket:[%llu]", (unsigned long long) cand->ino);
+                        json_object *ch = json_object_new_object();
+                        if (!ch || add(ch, "target", json_object_new_string(target)) < 0 ||
+                            add(ch, "pid", json_object_new_int(e->pid)) < 0 ||
+                            add(ch, "name", json_object_new_string(e->comm)) < 0 ||
+                            add(ch, "fd", json_object_new_int(cand->fd)) < 0 ||
+                            (cand->tid != e->pid && add(ch, "thread", json_object_new_int(cand->tid)) < 0) ||
+                            add(ch, "netns", json_object_new_boolean(true)) < 0) {
+                                json_object_put(ch);
+                                return -ENOMEM;
+                        }
+                        if (push(channels, ch) < 0)
+                                return -ENOMEM;
                         continue;
                 }
                 if (found++ < NS_HOLDERS_MAX && push_holder(holders, e, cand->tid, cand->fd, cand->type, cand->ino) < 0)
@@ -2781,8 +2843,7 @@ static int look_at_processes(const kb_inspect_target *t, const char *label, json
                 kept++;
                 kernel_seen |= procs[i].pid == t->kernel_pid;
         }
-        if (add(snap, "vanished", json_object_new_int(vanished)) < 0 ||
-            ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
+        if (add(snap, "vanished", json_object_new_int(vanished)) < 0)
                 return -ENOMEM;
         *ret_procs = TAKE_PTR(procs);
         *ret_n = n;
@@ -2834,9 +2895,10 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         if (!snap || look_at_processes(t, "pre-exec", snap, &procs, &n, &kernel_seen) < 0)
                 return -ENOMEM;
         json_object_object_get_ex(snap, "errors", &errors);
+        json_object *processes = kb_json_get(snap, "processes");
         /* The init's call first: it shows whether it was still waiting while everything was read. */
-        if (init_facts(t, snap, errors) < 0 || launcher_facts(t, procs, n, errors, &launcher) < 0 ||
-            add(snap, "launcher", launcher) < 0)
+        if (init_facts(t, snap, errors) < 0 || ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
+            launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(snap);
         return 0;
@@ -2879,6 +2941,11 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         json_object *launcher = NULL;
         if (r >= 0 && (kbound_side_sockets(&socks, snap) < 0 || connection_facts(&socks, snap) < 0 ||
                        launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0))
+                r = -ENOMEM;
+
+        /* Who outside is in the sandbox's namespaces, or holds them, its pipes or its network's
+         * sockets (after the network tables: every socket of them is looked for). */
+        if (r >= 0 && ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
                 r = -ENOMEM;
 
         /* Which of those filesystems a namespace outside the sandbox holds too. */

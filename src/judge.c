@@ -1534,6 +1534,22 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                                         "the host's abstract canary socket %s is in the sandbox's network namespace",
                                         path);
                 }
+                /* A socket of the sandbox's network held outside: made there by a process that entered
+                 * the namespace and left, a listener the kernel can reach and a way out. */
+                json_object *channels = kb_json_get(snap, "outside_channels");
+                if (!channels)
+                        problem(&v, "the host did not look for the sandbox's sockets outside it (%s)",
+                                str_or(snap, "label", "?"));
+                for (size_t i = 0; i < arr_len(channels); i++) {
+                        json_object *c = at(channels, i);
+                        if (!kb_json_true(c, "netns"))
+                                continue;
+                        problem(&v,
+                                "%s, a socket of the sandbox's network namespace, is held by pid %" PRId64
+                                " (%s, its fd %" PRId64 "), outside the sandbox (%s)",
+                                str_or(c, "target", "?"), int_or(c, "pid", -1), str_or(c, "name", "?"),
+                                int_or(c, "fd", -1), str_or(snap, "label", "?"));
+                }
         }
         int64_t kernel_netns = -1;
         json_object *kproc = NULL, *procs = kb_json_get(at(in->snapshots, 0), "processes");

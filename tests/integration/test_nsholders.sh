@@ -2,8 +2,10 @@
 # kbound's own, unmodified sandbox, pinned from outside while the check runs by a process that is
 # neither kbound's nor bwrap's: it holds /proc/<kernel>/ns/net open, or (as root) bind-mounts it in
 # a mount namespace of its own as `ip netns add` does; either lets whoever has it join the sandbox's
-# namespace (setns), so sandbox.backend must fail, naming it. Or it copies one of the kernel's own
-# sockets (pidfd_getfd): a channel out, so boundary.descriptors must fail. A plain run
+# namespace (setns), so sandbox.backend must fail, naming it; so must a thread of its own doing it
+# (a private descriptor table, a thread alone in the namespace, a zombie main thread). Or it copies
+# one of the kernel's own sockets (pidfd_getfd): a channel out, so boundary.descriptors must fail;
+# or it listens in the kernel's network namespace and leaves: boundary.network must. A plain run
 # beside them must still pass.
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 unshare
@@ -52,6 +54,30 @@ for _ in range(300):
             open(out, "a").write("pidfd_getfd: " + os.strerror(ctypes.get_errno()) + "\n")
             sys.exit(0)
     time.sleep(0.01)
+EOF
+  elif [ "$mode" = listener ]; then
+    # enters the kernel's network namespace, listens on an abstract name there, and goes back: the
+    # listener stays in the sandbox's network, held outside (a way in the kernel can connect to)
+    exec /usr/bin/python3 - "$kernel" "$out" <<'EOF'
+import ctypes, os, socket, sys, time
+kernel, out = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+mine = os.open("/proc/self/ns/net", os.O_RDONLY)
+theirs = os.open(f"/proc/{kernel}/ns/net", os.O_RDONLY)
+if libc.setns(theirs, 0x40000000) != 0:  # CLONE_NEWNET
+    open(out, "a").write("setns: " + os.strerror(ctypes.get_errno()) + "\n")
+    sys.exit(0)
+s = socket.socket(socket.AF_UNIX)
+s.bind(b"\0kbound-test-outside-%d" % os.getpid())
+s.listen(1)
+if libc.setns(mine, 0x40000000) != 0:
+    open(out, "a").write("setns: " + os.strerror(ctypes.get_errno()) + "\n")
+    sys.exit(0)
+os.close(theirs)
+os.close(mine)
+open(out, "a").write("listening\n")
+while os.path.exists(f"/proc/{kernel}"):
+    time.sleep(0.05)
 EOF
   elif [ "$mode" = threadfd ] || [ "$mode" = threadns ] || [ "$mode" = zombie ]; then
     # A thread of its own holds it, where /proc/<pid>/fd and /proc/<pid>/ns do not show: a private
@@ -135,15 +161,18 @@ echo "a process outside whose main thread has exited (a zombie leader) holds it 
 pinned zombie "outside the sandbox, holds the sandbox's net namespace open (fd"
 
 if [ "$(id -u)" -eq 0 ]; then
+  echo "a process outside listens in the kernel's network namespace (entered and left again)"
+  pinned listener "a socket of the sandbox's network namespace, is held by pid" boundary.network
+
   echo "a thread of a process outside enters the kernel's network namespace (setns) on its own"
   pinned threadns "outside the sandbox, is in the sandbox's net namespace"
 
   echo "a process outside bind-mounts the kernel's network namespace in a mount namespace of its own"
   pinned mount "the sandbox's net namespace is bind-mounted at /tmp/"
 else
-  # An unprivileged user cannot bind-mount a namespace (nsfs) in a user namespace of its own, nor
-  # enter a network namespace its user namespace does not own.
-  echo "NOT running the thread setns and bind-mount cases: they need root (run as uid $(id -u))"
+  # An unprivileged user can neither enter another network namespace (setns needs CAP_SYS_ADMIN
+  # in its own user namespace too) nor bind-mount a namespace (nsfs) in a user namespace of its own.
+  echo "NOT running the listener, thread setns and bind-mount cases: they need root (run as uid $(id -u))"
 fi
 
 echo "the same check, nothing pinned"

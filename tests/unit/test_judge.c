@@ -1731,6 +1731,13 @@ static void test_network_host_view(void **state) {
                 B1("/snapshots/1/net/4026532300", NULL,
                    "the host could not read the kernel's network tables (child alive)"),
                 B1(NET "/interfaces", "['lo', 'eth0']", "the sandbox has a network interface 'eth0' besides lo"),
+                /* a socket of the sandbox's network, held outside it */
+                B1("/snapshots/1/outside_channels/-",
+                   "{'target': 'socket:[7003]', 'pid': 4244, 'name': 'relay', 'fd': 5, 'netns': true}",
+                   "socket:[7003], a socket of the sandbox's network namespace, is held by pid 4244 (relay, its fd 5), "
+                   "outside the sandbox (child alive)"),
+                B1("/snapshots/0/outside_channels", NULL,
+                   "the host did not look for the sandbox's sockets outside it (ready)"),
                 B1(NET "/interfaces", NULL, "the host could not read the sandbox's interfaces"),
                 B1(NET "/routes_v4", "['eth0']", "the sandbox has a route through 'eth0'"),
                 B1(NET "/routes_v6", "['lo', 'wg0']", "the sandbox has a route through 'wg0'"),
