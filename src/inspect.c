@@ -1214,6 +1214,22 @@ typedef struct ns_fd_walk {
 /* ns_candidate.type of a socket of the sandbox's network namespace held outside. */
 static const char candidate_socket[] = "socket";
 
+/* An "outside_channels" entry: target, held as fd by process e (thread tid when not its main one);
+ * netns: a socket of the sandbox's network that no sandbox process holds. */
+static int push_outside_channel(json_object *channels, const proc_entry *e, pid_t tid, int fd, const char *target,
+                                bool netns) {
+        json_object *c = json_object_new_object();
+        if (!c || add(c, "target", json_object_new_string(target)) < 0 ||
+            add(c, "pid", json_object_new_int(e->pid)) < 0 || add(c, "name", json_object_new_string(e->comm)) < 0 ||
+            add(c, "fd", json_object_new_int(fd)) < 0 ||
+            (tid != e->pid && add(c, "thread", json_object_new_int(tid)) < 0) ||
+            (netns && add(c, "netns", json_object_new_boolean(true)) < 0)) {
+                json_object_put(c);
+                return -ENOMEM;
+        }
+        return push(channels, c);
+}
+
 /* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
  * namespace alive and lets whoever has it join it (setns), whether or not the process is in it (a
  * candidate, confirmed later); a pipe or socket a sandbox process holds too is a channel between
@@ -1224,16 +1240,7 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
         if (!w->entry->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
                 if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
                         return 0;
-                json_object *c = json_object_new_object();
-                if (!c || add(c, "target", json_object_new_string(target)) < 0 ||
-                    add(c, "pid", json_object_new_int(w->entry->pid)) < 0 ||
-                    add(c, "name", json_object_new_string(w->entry->comm)) < 0 ||
-                    add(c, "fd", json_object_new_int(fd)) < 0 ||
-                    (w->tid != w->entry->pid && add(c, "thread", json_object_new_int(w->tid)) < 0)) {
-                        json_object_put(c);
-                        return -ENOMEM;
-                }
-                return push(w->channels, c);
+                return push_outside_channel(w->channels, w->entry, w->tid, fd, target, false);
         }
         uint64_t ino = 0;
         const char *type = nsfs_target(target, &ino);
@@ -1254,13 +1261,16 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
         return 0;
 }
 
-/* The namespace inodes of one thread (/proc/<pid>/task/<tid>/ns); a link that cannot be read is 0. */
-static void task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t ret[NS_TYPES]) {
+/* The namespace inodes of one thread (/proc/<pid>/task/<tid>/ns); a type this kernel lacks is 0.
+ * Returns 0 (also for a thread gone meanwhile), or -errno when its links cannot be read. */
+static int task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t ret[NS_TYPES]) {
         char path[PATH_MAX];
         memset(ret, 0, NS_TYPES * sizeof *ret);
         snprintf(path, sizeof path, "%s/%d/task/%d/ns", proc_root, (int) pid, (int) tid);
         _cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        for (size_t i = 0; dfd >= 0 && i < NS_TYPES; i++) {
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        for (size_t i = 0; i < NS_TYPES; i++) {
                 char link[64];
                 ssize_t len = readlinkat(dfd, namespaces[i], link, sizeof link - 1);
                 if (len <= 0)
@@ -1270,6 +1280,7 @@ static void task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t
                 if (nsfs_target(link, &ino))
                         ret[i] = ino;
         }
+        return 0;
 }
 
 /* Whether a candidate still holds what it held: the same descriptor with the same target, or the
@@ -1319,8 +1330,11 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/task", t->proc_root, (int) e->pid);
         DIR *d = opendir(dir);
-        if (!d)
-                return 0; /* gone meanwhile */
+        if (!d) {
+                if (errno != ENOENT) /* not gone meanwhile: unread */
+                        *ret_unreadable = true;
+                return 0;
+        }
         int r = 0;
         struct dirent *de;
         while (r >= 0 && (de = readdir(d))) {
@@ -1329,7 +1343,8 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
                 if (*end || tid <= 0 || tid == e->pid)
                         continue;
                 uint64_t ns[NS_TYPES];
-                task_ns_inodes(t->proc_root, e->pid, (pid_t) tid, ns);
+                if (task_ns_inodes(t->proc_root, e->pid, (pid_t) tid, ns) < 0)
+                        *ret_unreadable = true;
                 for (size_t k = 0; k < NS_TYPES; k++) {
                         if (!ns[k] || !ns_set_has(w->sandbox, ns[k]))
                                 continue;
@@ -1490,7 +1505,8 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                                 return r;
                         table_unreadable = r < 0;
                 }
-                if ((e->threads > 1 || e->state == 'Z') && other_threads(t, &walk, &table_unreadable) < 0)
+                /* threads 0: the count could not be parsed, so the threads are read too */
+                if ((e->threads != 1 || e->state == 'Z') && other_threads(t, &walk, &table_unreadable) < 0)
                         return -ENOMEM;
                 if (table_unreadable)
                         fd_unreadable++;
@@ -1535,21 +1551,10 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         continue;
                 }
                 if (cand->type == candidate_socket) {
-                        if (json_object_array_length(channels) >= NS_HOLDERS_MAX)
-                                continue;
+                        /* never dropped (the candidates are bounded): boundary.network sees each one */
                         char target[40];
                         snprintf(target, sizeof target, "socket:[%llu]", (unsigned long long) cand->ino);
-                        json_object *ch = json_object_new_object();
-                        if (!ch || add(ch, "target", json_object_new_string(target)) < 0 ||
-                            add(ch, "pid", json_object_new_int(e->pid)) < 0 ||
-                            add(ch, "name", json_object_new_string(e->comm)) < 0 ||
-                            add(ch, "fd", json_object_new_int(cand->fd)) < 0 ||
-                            (cand->tid != e->pid && add(ch, "thread", json_object_new_int(cand->tid)) < 0) ||
-                            add(ch, "netns", json_object_new_boolean(true)) < 0) {
-                                json_object_put(ch);
-                                return -ENOMEM;
-                        }
-                        if (push(channels, ch) < 0)
+                        if (push_outside_channel(channels, e, cand->tid, cand->fd, target, true) < 0)
                                 return -ENOMEM;
                         continue;
                 }
