@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -174,6 +175,47 @@ int kb_write_all(int fd, const void *buf, size_t len) {
                 len -= (size_t) n;
         }
         return 0;
+}
+
+int kb_copy_file(const char *src, const char *path, mode_t mode, size_t max) {
+        struct stat st;
+        _cleanup_close_ int in = kb_open_regular(AT_FDCWD, src, O_RDONLY, 0, &st);
+        if (in < 0)
+                return in;
+        if ((uint64_t) st.st_size > max)
+                return -EFBIG;
+        _cleanup_close_ int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (out < 0)
+                return -errno;
+        char buf[65536];
+        size_t total = 0;
+        int r = 0;
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (n == 0)
+                        break;
+                total += (size_t) n;
+                if (total > max) { /* it grew while being read */
+                        r = -EFBIG;
+                        break;
+                }
+                if ((r = kb_write_all(out, buf, (size_t) n)) < 0)
+                        break;
+        }
+        /* The mode asked for, whatever the umask took from it. */
+        if (r == 0 && fchmod(out, mode) < 0)
+                r = -errno;
+        if (r == 0 && close(TAKE_FD(out)) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(path);
+        return r;
 }
 
 static int nftw_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw) {

@@ -18,9 +18,16 @@
 #define CONNECTION_FILE "kernel.json"
 #define SOCKET_PREFIX "kernel"
 #define LOG_FILE "kernel.log"
+/* The folder of the teams' copies of kbound's own programs (one folder a team), and the syscall
+ * probe's name in it. */
+#define TOOLS_DIR "tools"
+#define PROBE_COPY "syscall-probe"
+/* kbound-syscall-probe is a static program of about 1 MiB; anything far larger is not it. */
+#define PROBE_COPY_MAX (64u << 20)
 
 struct kb_kernel {
         char *team_dir, *workspace, *runtime_dir, *host_dir, *log_path;
+        char *tools_dir, *probe_copy; /* base_dir/tools/<team>/ and its copy of kbound-syscall-probe */
         kb_connection *connection;
         kb_sandbox *sandbox; /* sandboxed kernels */
         pid_t child;         /* unsandboxed kernels: our direct child (its own process group) */
@@ -250,6 +257,41 @@ static char *diagnose_not_ready(kb_kernel *k, int r) {
         return d;
 }
 
+/* Makes folder (0700, searchable by the sandbox user's group when kbound switches to it); an
+ * existing one is kept when shared is true (teams/ and tools/ hold every team's folder). */
+static int mkdir_pass_through(const kb_sandbox_user *user, const char *folder, bool shared) {
+        if (mkdir(folder, 0700) < 0)
+                return errno == EEXIST && shared ? 0 : -errno;
+        return kb_sandbox_user_pass_through(user, folder);
+}
+
+/* The team's read-only copy of kbound's syscall probe, in base_dir/tools/<team>/: bwrap runs as
+ * the sandbox user and binds it by path, and that user may not reach the original (a build tree
+ * under root's 0700 home); nor can every bwrap bind a descriptor (--ro-bind-fd is bwrap 0.10+ and
+ * a Debian 12 backport, which still fails when the user cannot reach the file's folder). The
+ * folders are kbound's, searchable by the sandbox user's group alone, and outside teams/: the
+ * copy is no team's folder, and no team can write it. Returns 0 or -errno with a diagnosis. */
+static int copy_probe(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
+        _cleanup_free_ char *tools = path_join(o->base_dir, TOOLS_DIR);
+        k->tools_dir = tools ? path_join(tools, o->team) : NULL;
+        k->probe_copy = k->tools_dir ? path_join(k->tools_dir, PROBE_COPY) : NULL;
+        if (!k->probe_copy)
+                return -ENOMEM;
+        int r = mkdir_pass_through(o->user, tools, true);
+        if (r >= 0)
+                r = mkdir_pass_through(o->user, k->tools_dir, false);
+        if (r == -EEXIST) {
+                free(k->tools_dir);
+                k->tools_dir = NULL; /* not ours: never remove it */
+        }
+        if (r >= 0)
+                r = kb_copy_file(o->syscall_probe, k->probe_copy, 0555, PROBE_COPY_MAX);
+        if (r < 0 && asprintf(ret_diagnosis, "cannot copy kbound's syscall probe %s into %s/%s: %s", o->syscall_probe,
+                              tools, o->team, strerror(-r)) < 0)
+                *ret_diagnosis = NULL;
+        return r;
+}
+
 int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diagnosis) {
         kb_kernel *k = calloc(1, sizeof(*k));
         char **env = NULL, **argv = NULL;
@@ -276,12 +318,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         teams = path_join(o->base_dir, "teams");
         if (!teams)
                 goto oom;
-        if (mkdir(teams, 0700) < 0) {
-                if (errno != EEXIST) {
-                        r = -errno;
-                        goto fail;
-                }
-        } else if ((r = kb_sandbox_user_pass_through(o->user, teams)) < 0)
+        if ((r = mkdir_pass_through(o->user, teams, true)) < 0)
                 goto fail;
         k->team_dir = path_join(teams, o->team);
         if (!k->team_dir)
@@ -297,6 +334,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 goto fail;
         }
         if ((r = kb_sandbox_user_pass_through(o->user, k->team_dir)) < 0)
+                goto fail;
+        if (o->sandbox && o->syscall_probe && (r = copy_probe(k, o, &diagnosis)) < 0)
                 goto fail;
         k->workspace = path_join(k->team_dir, "workspace");
         k->runtime_dir = path_join(k->team_dir, "run");
@@ -368,7 +407,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .bwrap = o->bwrap,
                         .user = o->user,
                         .hardening = o->hardening,
-                        .syscall_probe = o->syscall_probe,
+                        .syscall_probe = k->probe_copy,
                         .before_exec = o->before_exec,
                         .before_exec_userdata = o->before_exec_userdata,
                 };
@@ -667,10 +706,14 @@ void kb_kernel_destroy(kb_kernel **kp, bool keep) {
         json_object_put(k->info);
         if (k->team_dir && !keep)
                 kb_remove_tree(k->team_dir);
+        if (k->tools_dir && !keep)
+                kb_remove_tree(k->tools_dir);
+        free(k->tools_dir);
         free(k->team_dir);
         free(k->workspace);
         free(k->runtime_dir);
         free(k->host_dir);
+        free(k->probe_copy);
         free(k->log_path);
         free(k);
         *kp = NULL;

@@ -1,10 +1,14 @@
 /* preflight.c: can this machine enforce the sandbox? One item per prerequisite, each with a fix. */
 #include "kbound/sandbox.h"
+#include "kbound/bwrap.h"
 #include "sandbox-internal.h"
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,52 +46,92 @@ static char *fmt(const char *format, ...) {
         return r < 0 ? NULL : s;
 }
 
-/* Starts a sandbox with every namespace, like a real launch would: the only reliable test of
- * whether user namespaces (and AppArmor, seccomp, sysctls) let bwrap work here. */
-static int check_userns(const char *bwrap, const kb_sandbox_user *user, bool disable_userns, int seccomp_fd,
-                        bool *ret_ok, char **ret_detail) {
-        char fd[16];
-        snprintf(fd, sizeof fd, "%d", KB_SANDBOX_SECCOMP_FD);
-        char *argv[] = {(char *) bwrap,
-                        "--unshare-all",
-                        "--unshare-pid",
-                        "--unshare-user",
-                        "--die-with-parent",
-                        "--new-session",
-                        "--cap-drop",
-                        "ALL",
-                        "--seccomp",
-                        fd,
-                        "--ro-bind",
-                        "/",
-                        "/",
-                        "--proc",
-                        "/proc",
-                        "--dev",
-                        "/dev",
-                        disable_userns ? "--disable-userns" : "--",
-                        disable_userns ? "--" : "true",
-                        disable_userns ? "true" : NULL,
-                        NULL};
-        char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-        int status = 0;
-        _cleanup_free_ char *out = NULL;
-        int r = kb_sandbox_run_capture(argv, envp, user, seccomp_fd, KB_SANDBOX_SECCOMP_FD, 8192,
-                                       kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &status, &out);
+/* A folder of its own under runtime_base's parent for the trial sandbox ("kbound-doctor-XXXXXX":
+ * not a run's base folder, so no run's clean-up takes it mid-trial), with the team folders and
+ * the syscall probe's copy laid out as kb_kernel_start lays them. Returns 0 and the malloc'd
+ * folder, or -errno. */
+static int trial_folders(const char *runtime_base, const kb_sandbox_user *user, const char *syscall_probe,
+                         char **ret_base) {
+        const char *slash = strrchr(runtime_base, '/');
+        _cleanup_free_ char *base = NULL;
+        if (!slash || asprintf(&base, "%.*s/kbound-doctor-XXXXXX", (int) (slash - runtime_base), runtime_base) < 0)
+                return slash ? -ENOMEM : -EINVAL;
+        if (!mkdtemp(base))
+                return -errno;
+        char path[PATH_MAX];
+        int r = kb_sandbox_user_pass_through(user, base);
+        static const char *const given[] = {"workspace", "run"};
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(given); i++) {
+                snprintf(path, sizeof path, "%s/%s", base, given[i]);
+                r = mkdir(path, 0700) < 0 ? -errno : kb_sandbox_user_give(user, path);
+        }
+        if (r >= 0 && syscall_probe) {
+                snprintf(path, sizeof path, "%s/tools", base);
+                r = mkdir(path, 0700) < 0 ? -errno : kb_sandbox_user_pass_through(user, path);
+                snprintf(path, sizeof path, "%s/tools/syscall-probe", base);
+                if (r >= 0)
+                        r = kb_copy_file(syscall_probe, path, 0555, 64u << 20);
+        }
         if (r < 0) {
-                *ret_ok = false;
-                *ret_detail = fmt("could not run %s: %s", bwrap, strerror(-r));
-                return *ret_detail ? 0 : -ENOMEM;
+                (void) kb_remove_tree(base);
+                return r;
         }
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-                *ret_ok = true;
-                *ret_detail = fmt("a sandbox with user, pid, net, ipc, uts and mount namespaces and kbound's seccomp "
-                                  "filter started as %s",
-                                  user ? user->name : "kbound's user");
-                return *ret_detail ? 0 : -ENOMEM;
-        }
+        *ret_base = TAKE_PTR(base);
+        return 0;
+}
+
+/* Starts the sandbox `check` starts, through the same plan and launcher (every namespace, kbound's
+ * seccomp filter, the syscall probe's copy bound, the block channel, PID 2 pinned by a verified
+ * pidfd), with a program that waits, as the sandbox user: the one test of whether this bwrap,
+ * user namespaces, AppArmor, seccomp and the sysctls let kbound's sandbox run here, so doctor
+ * and check cannot disagree. */
+static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandbox_user *user, const char *runtime_base,
+                         const char *syscall_probe, bool *ret_ok, char **ret_detail) {
         *ret_ok = false;
-        *ret_detail = kb_sandbox_diagnose("a trivial sandbox failed to start", out);
+        _cleanup_free_ char *base = NULL;
+        int r = trial_folders(runtime_base, user, syscall_probe, &base);
+        if (r < 0) {
+                *ret_detail =
+                        fmt("cannot lay out a trial sandbox's folders next to %s: %s", runtime_base, strerror(-r));
+                return *ret_detail ? 0 : -ENOMEM;
+        }
+        char workspace[PATH_MAX], run[PATH_MAX], probe[PATH_MAX], log[PATH_MAX];
+        snprintf(workspace, sizeof workspace, "%s/workspace", base);
+        snprintf(run, sizeof run, "%s/run", base);
+        snprintf(probe, sizeof probe, "%s/tools/syscall-probe", base);
+        snprintf(log, sizeof log, "%s/bwrap.log", base);
+        char **env = NULL;
+        r = kb_sandbox_env(NULL, NULL, &env);
+        kb_sandbox_hardening hardening = {.disable_userns = kb_bwrap_has(info, KB_BWRAP_DISABLE_USERNS)};
+        kb_sandbox_policy policy = {
+                .team = "doctor",
+                .workspace = workspace,
+                .runtime_dir = run,
+                .env = env,
+                .bwrap = bwrap,
+                .user = user,
+                .hardening = &hardening,
+                .syscall_probe = syscall_probe ? probe : NULL,
+        };
+        char *argv[] = {"sleep", "60", NULL};
+        kb_sandbox *sb = NULL;
+        _cleanup_free_ char *diagnosis = NULL;
+        if (r >= 0)
+                r = kb_sandbox_launch(&policy, argv, log, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &sb, &diagnosis);
+        if (r >= 0)
+                r = kb_sandbox_verify(sb);
+        kb_sandbox_destroy(&sb);
+        kb_strv_free(env);
+        (void) kb_remove_tree(base);
+        if (r == -ENOMEM)
+                return r;
+        *ret_ok = r >= 0;
+        *ret_detail =
+                r >= 0 ? fmt("the sandbox kbound's check starts (user, pid, net, ipc, uts, cgroup and mount "
+                             "namespaces, kbound's seccomp filter%s, PID 2 pinned by pidfd) started as %s",
+                             syscall_probe ? ", its syscall probe bound" : "", user ? user->name : "kbound's user")
+                       : fmt("the sandbox kbound's check starts failed to start as %s: %s",
+                             user ? user->name : "kbound's user", diagnosis ? diagnosis : strerror(-r));
         return *ret_detail ? 0 : -ENOMEM;
 }
 
@@ -215,7 +259,7 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
 }
 
 int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
-                         kb_preflight_item ***ret) {
+                         const char *syscall_probe, kb_preflight_item ***ret) {
         if (!ret)
                 return -EINVAL;
         kb_preflight_item **items = calloc(PREFLIGHT_ITEMS + 1, sizeof *items);
@@ -231,16 +275,22 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
         if (r >= 0)
                 items[n - 1]->ok = user_ok;
 
-        _cleanup_free_ char *version = NULL;
-        bool have_bwrap = bwrap && bwrap[0] == '/' && kb_sandbox_bwrap_version(bwrap, &version) == 0;
+        kb_bwrap info = {.has = 0};
+        bool have_bwrap = bwrap && bwrap[0] == '/' && kb_bwrap_probe(bwrap, &info) == 0;
         /* A set-uid bwrap runs, but kbound cannot prove anything about what it builds. */
         bool setuid = have_bwrap && kb_sandbox_bwrap_setuid(bwrap) > 0;
+        bool usable = false;
         if (setuid)
                 r = item_add(items, &n, "bwrap", false, true,
-                             fmt("bubblewrap %s at %s: %s", version, bwrap, KB_SANDBOX_SETUID_WHY));
-        else if (have_bwrap)
-                r = item_add(items, &n, "bwrap", true, true, fmt("bubblewrap %s at %s", version, bwrap));
-        else
+                             fmt("bubblewrap %s at %s: %s", info.version, bwrap, KB_SANDBOX_SETUID_WHY));
+        else if (have_bwrap) {
+                /* The words check refuses with (cli_find_bwrap_version): one account of the options. */
+                char *account = NULL;
+                r = kb_bwrap_describe(&info, bwrap, &account);
+                usable = r > 0;
+                if (r >= 0)
+                        r = item_add(items, &n, "bwrap", usable, true, account);
+        } else
                 r = item_add(items, &n, "bwrap", false, true,
                              fmt("%s%s does not run: install bubblewrap (apt-get install bubblewrap) or name "
                                  "it with --bwrap or KBOUND_BWRAP",
@@ -261,27 +311,20 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                                      b == -ENOSYS ? "libseccomp is too old for the filter's calls"
                                                   : "a kernel with seccomp (Linux 4.14+) is needed"));
         }
-        bool disable_userns = have_bwrap && kb_sandbox_bwrap_disables_userns(version);
-        if (r >= 0)
-                r = item_add(items, &n, "nested-userns", disable_userns, false,
-                             disable_userns
-                                     ? fmt("bubblewrap %s refuses nested user namespaces (--disable-userns)", version)
-                                     : fmt("bubblewrap %s has no --disable-userns (0.8.0 has): the seccomp filter "
-                                           "still refuses nested user namespaces",
-                                           have_bwrap ? version : "(none)"));
-
         bool userns_ok = false;
         if (r >= 0) {
                 char *detail = NULL;
-                if (have_bwrap && !setuid && user_resolved && seccomp_fd >= 0)
-                        r = check_userns(bwrap, &user, disable_userns, seccomp_fd, &userns_ok, &detail);
+                if (usable && user_resolved && seccomp_fd >= 0 && runtime_base)
+                        r = check_sandbox(bwrap, &info, &user, runtime_base, syscall_probe, &userns_ok, &detail);
                 else
-                        detail = fmt("not tested: %s", !have_bwrap      ? "no bwrap"
-                                                       : setuid         ? "bwrap is set-uid root"
-                                                       : !user_resolved ? "no sandbox user"
-                                                                        : "no seccomp filter");
+                        detail = fmt("not tried: %s", !have_bwrap      ? "no bwrap"
+                                                      : setuid         ? "bwrap is set-uid root"
+                                                      : !usable        ? "bwrap lacks options kbound needs"
+                                                      : !user_resolved ? "no sandbox user"
+                                                      : seccomp_fd < 0 ? "no seccomp filter"
+                                                                       : "no runtime folder");
                 if (r >= 0)
-                        r = item_add(items, &n, "user-namespaces", userns_ok, true, detail);
+                        r = item_add(items, &n, "sandbox", userns_ok, true, detail);
                 else
                         free(detail);
         }

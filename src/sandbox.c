@@ -318,16 +318,9 @@ bool kb_sandbox_rootfs_visible(const char *path) {
         return false;
 }
 
-bool kb_sandbox_bwrap_disables_userns(const char *version) {
-        unsigned major = 0, minor = 0;
-        if (!version || sscanf(version, "%u.%u", &major, &minor) != 2)
-                return false;
-        return major > 0 || minor >= 8;
-}
-
 int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd, char ***ret_argv) {
         if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0 ||
-            info_fd == KB_SANDBOX_SECCOMP_FD || info_fd == KB_SANDBOX_PROBE_FD || info_fd == KB_SANDBOX_BLOCK_FD)
+            info_fd == KB_SANDBOX_SECCOMP_FD || info_fd == KB_SANDBOX_BLOCK_FD)
                 return -EINVAL;
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
             (policy->rootfs && !path_ok(policy->rootfs)) || (policy->syscall_probe && !path_ok(policy->syscall_probe)))
@@ -384,7 +377,7 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);
         if (r >= 0 && policy->syscall_probe)
-                r = strv_push_fd(&v, "--ro-bind-fd", KB_SANDBOX_PROBE_FD, KB_SANDBOX_PROBE_PROGRAM);
+                r = strv_push3(&v, "--ro-bind", policy->syscall_probe, KB_SANDBOX_PROBE_PROGRAM);
         /* The root tmpfs read-only: a write outside the team's directories fails inside, visibly. */
         if (r >= 0)
                 r = strv_push3(&v, "--remount-ro", "/", NULL);

@@ -853,8 +853,8 @@ static int plan_fd(json_object *fds, int target, const char *what, int src, cons
 /* kb_sandbox_launch_facts for what is about to be launched. */
 static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, const int *fds, const int *targets,
                         size_t n_fds, int logfd, int block_r, json_object **ret) {
-        /* fds: the info pipe, the seccomp channel, the syscall probe (n_fds of them). */
-        static const char *const what[] = {"the info pipe", "the seccomp channel", "the syscall probe"};
+        /* fds: the info pipe, the seccomp channel (n_fds of them). */
+        static const char *const what[] = {"the info pipe", "the seccomp channel"};
         _cleanup_json_ json_object *f = json_object_new_object();
         json_object *a = json_object_new_array(), *planned = json_object_new_array();
         if (!f || json_object_object_add(f, "argv", a) < 0 || json_object_object_add(f, "fds", planned) < 0)
@@ -968,22 +968,10 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
                 return r == -EINVAL ? -EINVAL : -ENOTSUP;
         }
-        /* The syscall probe, bound from a descriptor opened here (as kbound: the sandbox user may
-         * not reach a build tree under /root); O_PATH, so nothing of it is read or run by us. */
-        _cleanup_close_ int probe_fd = -1;
-        if (policy->syscall_probe && (probe_fd = open(policy->syscall_probe, O_PATH | O_CLOEXEC)) < 0) {
-                r = -errno;
-                close(info_pipe[1]);
-                sandbox_free(sb);
-                set_diagnosis(ret_diagnosis, "cannot open kbound's syscall probe program", NULL, 0);
-                return r;
-        }
-        /* The block channel last: the syscall probe may be absent. */
-        int fds[4] = {info_pipe[1], seccomp_r, probe_fd >= 0 ? probe_fd : block_r, block_r};
-        int targets[4] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD,
-                          probe_fd >= 0 ? KB_SANDBOX_PROBE_FD : KB_SANDBOX_BLOCK_FD, KB_SANDBOX_BLOCK_FD},
-            stage = 0;
-        size_t n_fds = probe_fd >= 0 ? 4 : 3;
+        /* The block channel last. (The syscall probe is bound by path: kb_sandbox_plan.) */
+        int fds[3] = {info_pipe[1], seccomp_r, block_r};
+        int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD}, stage = 0;
+        size_t n_fds = 3;
         kb_spawn_options so = {.stdin_fd = -1,
                                .stdout_fd = logfd,
                                .stderr_fd = logfd,
@@ -995,7 +983,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .die_with_parent = true,
                                .ret_failed_stage = &stage};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
-        r = launch_facts(policy, argv, fds, targets, probe_fd >= 0 ? 3 : 2, logfd, block_r, &sb->launch_facts);
+        r = launch_facts(policy, argv, fds, targets, 2, logfd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
                 r = -ENOMEM;
         if (r < 0) {

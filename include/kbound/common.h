@@ -61,6 +61,13 @@ KB_EXPORT int kb_fd_recv(int sock, void *data, size_t len, int *ret_fd);
  * NULL) gets its fstat. Returns the descriptor, -EINVAL (not a regular file) or -errno. */
 KB_EXPORT int kb_open_regular(int dirfd, const char *path, int flags, mode_t mode, struct stat *ret_st);
 
+/* Copies the regular file src to a new file path (created exclusively, never through a symlink)
+ * with mode, at most max bytes: what kbound hands into a sandbox by path is a copy in its own
+ * folders, because the sandbox user (bwrap runs as it) may not reach the original (a build tree
+ * under a 0700 home). Returns 0, -EINVAL (src not a regular file), -EFBIG (over max), -EEXIST,
+ * -errno; on failure no file is left at path. */
+KB_EXPORT int kb_copy_file(const char *src, const char *path, mode_t mode, size_t max);
+
 /* Removes path and everything under it without following symlinks (the kernel could have planted
  * some in its workspace) and without crossing into another filesystem. A path that does not
  * exist is already removed. Returns 0 or -errno of the first failure. */

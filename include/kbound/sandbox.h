@@ -8,10 +8,8 @@
 #include "kbound/common.h"
 #include "kbound/seccomp.h"
 
-/* The descriptor numbers of the seccomp program and of the syscall probe program in bwrap's argv
- * (kb_sandbox_plan, kb_sandbox_launch). */
+/* The descriptor number of the seccomp program in bwrap's argv (kb_sandbox_plan, kb_sandbox_launch). */
 #define KB_SANDBOX_SECCOMP_FD 4
-#define KB_SANDBOX_PROBE_FD 5
 /* bwrap's --block-fd: its init waits on this pipe (kbound holds the write end) before it starts the
  * kernel's program, so the host can look at the sandbox before anything of the kernel runs. */
 #define KB_SANDBOX_BLOCK_FD 6
@@ -71,11 +69,8 @@ KB_EXPORT bool kb_team_name_valid(const char *team);
  * refused by bwrap when it can (disable_userns, for bwrap >= 0.8; the filter refuses them anyway). */
 typedef struct kb_sandbox_hardening {
         kb_seccomp_policy seccomp; /* the filter every sandbox process runs under */
-        bool disable_userns;       /* pass --disable-userns (kb_sandbox_bwrap_disables_userns) */
+        bool disable_userns;       /* pass --disable-userns (when the bwrap has it: kb_bwrap_has) */
 } kb_sandbox_hardening;
-
-/* Whether bwrap of version (as `bwrap --version` prints it, "0.8.0") has --disable-userns. */
-KB_EXPORT bool kb_sandbox_bwrap_disables_userns(const char *version);
 
 typedef struct kb_sandbox kb_sandbox;
 
@@ -93,9 +88,9 @@ typedef struct kb_sandbox_policy {
         const kb_sandbox_user *user;           /* NULL or !switch_user: bwrap runs as kbound's user */
         const kb_sandbox_hardening *hardening; /* NULL: the strictest defaults */
         const char *syscall_probe;             /* host path of kbound-syscall-probe, shown read-only at
-                                                * KB_SANDBOX_PROBE_PROGRAM (bound from a descriptor kbound
-                                                * opens, so the sandbox user need not reach the path); NULL:
-                                                * none */
+                                                * KB_SANDBOX_PROBE_PROGRAM, bound by path (--ro-bind: every
+                                                * bwrap has it), so the sandbox user must reach it: the
+                                                * team's copy (kb_kernel_start); NULL: none */
         /* Called once bwrap has built the sandbox and its init (pinned) waits on kbound's
          * --block-fd pipe, before anything of the kernel runs: the host's look before exec
          * (kb_inspect_pre_exec). The sandbox goes on when it returns. NULL: at once. */
@@ -130,8 +125,8 @@ KB_EXPORT const char *const *kb_sandbox_proc_masked(void);
  * --seccomp KB_SANDBOX_SECCOMP_FD (the launcher puts the filter there), --block-fd
  * KB_SANDBOX_BLOCK_FD (and the launcher's pipe there), read-only system paths,
  * --proc /proc with kb_sandbox_proc_readonly bound read-only and kb_sandbox_proc_masked covered,
- * --dev /dev, --tmpfs /tmp, the two team directories, the syscall probe (--ro-bind-fd
- * KB_SANDBOX_PROBE_FD) when the policy has one, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1
+ * --dev /dev, --tmpfs /tmp, the two team directories, the syscall probe (--ro-bind
+ * syscall_probe KB_SANDBOX_PROBE_PROGRAM) when the policy has one, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1
  * (the kernel must be PID 2).
  * Returns 0 and a NULL-terminated vector, -EINVAL for a policy missing a directory or a relative
  * path, -ENOMEM. */
@@ -177,8 +172,8 @@ KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
 /* What kbound launched, as facts for the judge (borrowed): "program" {"path", "dev", "ino"} (the
  * bwrap executed, stat'd when it was), "argv" (the planned command line, argv[0] first), "fds"
  * [{"fd", "what", "dev", "ino"}] (each descriptor kbound handed bwrap: stdin /dev/null, the log as
- * stdout and stderr, the info pipe, the seccomp channel (a socket: the program is sent on release), the syscall probe,
- * the block channel), "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor), "block_fd".
+ * stdout and stderr, the info pipe, the seccomp channel (a socket: the program is sent on release), the block channel),
+ * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor), "block_fd".
  */
 KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
 /* The environment bwrap was started with (policy->env, copied; NULL-terminated, borrowed). */
@@ -215,8 +210,7 @@ KB_EXPORT int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp
 
 /* One preflight item for `kbound doctor`. */
 typedef struct kb_preflight_item {
-        char *name; /* "sandbox-user", "bwrap", "seccomp", "nested-userns", "user-namespaces", "apparmor",
-                     * "pidfd", "ipc-path" */
+        char *name; /* "sandbox-user", "bwrap", "seccomp", "sandbox", "apparmor", "pidfd", "ipc-path" */
         bool ok;
         bool required;
         char *detail; /* what was found, and how to fix it when not ok */
@@ -224,13 +218,15 @@ typedef struct kb_preflight_item {
 
 /* Checks whether this machine can enforce the sandbox: the sandbox user (sandbox_user, NULL for the
  * default: kb_sandbox_user_resolve) exists, is not root and can reach runtime_base's parent; bwrap
- * present (and version); the seccomp filter builds; bwrap has --disable-userns (not required); a
- * trivial sandbox with every namespace and the filter starts as that user (the real test of user
- * namespaces), the AppArmor
- * restriction on Ubuntu 24.04+ (kernel.apparmor_restrict_unprivileged_userns) when it applies,
- * pidfd_open and pidfd_send_signal work, and runtime_base leaves room for ipc socket paths.
+ * present, not set-uid, with every option kbound needs (kb_bwrap_describe: the words check refuses
+ * with, and what stands in for what it lacks); the seccomp filter builds; the sandbox check starts
+ * (kb_sandbox_plan and kb_sandbox_launch, with syscall_probe's copy bound when not NULL) starts
+ * as that user and its PID 2 is pinned (the real test of bwrap, user namespaces, AppArmor and
+ * seccomp here), the AppArmor restriction on Ubuntu 24.04+
+ * (kernel.apparmor_restrict_unprivileged_userns) when it applies, pidfd_open and
+ * pidfd_send_signal work, and runtime_base leaves room for ipc socket paths.
  * Returns 0 and a NULL-terminated array (free with kb_preflight_free); the caller decides the exit
  * code from the items' ok/required. */
 KB_EXPORT int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
-                                   kb_preflight_item ***ret);
+                                   const char *syscall_probe, kb_preflight_item ***ret);
 KB_EXPORT void kb_preflight_free(kb_preflight_item **items);

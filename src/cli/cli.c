@@ -148,14 +148,25 @@ int cli_find_bwrap(const char *explicit_path, char **ret) {
         return 0;
 }
 
-int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version) {
+int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version, kb_bwrap *ret_info) {
         int r = cli_find_bwrap(explicit_path, ret);
         if (r)
                 return r;
-        r = kb_sandbox_bwrap_version(*ret, ret_version);
+        r = kb_bwrap_probe(*ret, ret_info);
         if (r < 0) {
-                cli_error("cannot enforce the sandbox: '%s --version' failed (%s); is it bubblewrap?", *ret,
-                          strerror(-r));
+                cli_error("cannot enforce the sandbox: '%s --version' or '%s --help' failed (%s); is it bubblewrap?",
+                          *ret, *ret, strerror(-r));
+                return KB_EXIT_ENFORCE;
+        }
+        _cleanup_free_ char *account = NULL;
+        r = kb_bwrap_describe(ret_info, *ret, &account);
+        if (r <= 0) {
+                cli_error("cannot enforce the sandbox: %s", account ? account : "out of memory");
+                return KB_EXIT_ENFORCE;
+        }
+        *ret_version = strdup(ret_info->version);
+        if (!*ret_version) {
+                cli_error("out of memory");
                 return KB_EXIT_ENFORCE;
         }
         return 0;
@@ -495,7 +506,7 @@ int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *ar
         return 0;
 }
 
-int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const char *bwrap_version,
+int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const kb_bwrap *bwrap,
                   kb_sandbox_hardening *ret) {
         kb_sandbox_hardening h = {0};
         if (o->sockets && kb_seccomp_sockets_from_string(o->sockets, &h.seccomp.sockets) < 0) {
@@ -523,7 +534,7 @@ int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, co
                 cli_error("%s: the seccomp policy is not valid", cmd);
                 return KB_EXIT_USAGE;
         }
-        h.disable_userns = kb_sandbox_bwrap_disables_userns(bwrap_version);
+        h.disable_userns = kb_bwrap_has(bwrap, KB_BWRAP_DISABLE_USERNS);
         *ret = h;
         return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
+#include <kbound/bwrap.h>
 #include <kbound/harness.h>
 #include <kbound/run.h>
 #include <kbound/secrets.h>
@@ -137,9 +138,10 @@ int cli_search_dirs(const cli_root *root, char ***ret_dirs);
  * returns KB_EXIT_ENFORCE. */
 int cli_find_bwrap(const char *explicit_path, char **ret);
 
-/* cli_find_bwrap, then its version (`bwrap --version`): a program that does not answer is not
- * taken for bubblewrap. Prints why and returns KB_EXIT_ENFORCE on failure. */
-int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version);
+/* cli_find_bwrap, then its version and options (kb_bwrap_probe): a program that does not answer is
+ * not taken for bubblewrap, and one that lacks an option kbound's sandbox needs is refused, in the
+ * words `kbound doctor` uses (kb_bwrap_describe). Prints why and returns KB_EXIT_ENFORCE on failure. */
+int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_version, kb_bwrap *ret_info);
 
 /* The sandbox user: --sandbox-user opt, else $KBOUND_SANDBOX_USER, else the default
  * (kb_sandbox_user_resolve). On failure prints why (naming cmd) and returns KB_EXIT_USAGE (a bad
@@ -257,7 +259,7 @@ int cli_stdout_close(void);
  * CLI_ALLOW_SYSCALL_MAX); cli_hardening checks them and builds the hardening: an unknown mode or
  * name is a usage error; under the raw-network override the sockets default to "inet" (and "unix"
  * or "default" with the network shared is a usage error: the network could not be used);
- * --disable-userns when bwrap_version has it. Prints what is wrong, naming cmd. */
+ * --disable-userns when bwrap (NULL: no sandbox) has it. Prints what is wrong, naming cmd. */
 #define CLI_ALLOW_SYSCALL_MAX 32
 typedef struct cli_hardening_opts {
         const char *sockets;
@@ -265,7 +267,7 @@ typedef struct cli_hardening_opts {
         size_t n_allow;
 } cli_hardening_opts;
 int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *arg);
-int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const char *bwrap_version,
+int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const kb_bwrap *bwrap,
                   kb_sandbox_hardening *ret);
 
 /* --transcript FILE, shared by every command that talks to a kernel. cli_transcript_open: path
@@ -429,6 +431,7 @@ typedef struct cli_single {
         kb_client_msg_fn on_msg;
         void *on_msg_userdata;
         char *bwrap, *bwrap_version, *base;
+        kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
         kb_kernel *kernel;
 } cli_single;
@@ -450,6 +453,7 @@ typedef struct cli_setup {
         size_t n_kernels;
         char **image_kernels; /* the names found in the image, when none were given */
         char *bwrap, *bwrap_version, *kernels_dir, *base;
+        kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
 } cli_setup;
 

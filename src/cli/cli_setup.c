@@ -48,9 +48,9 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o) {
         s->n_kernels = n;
         if (r || (r = cli_fds_check(s->cmd, n)))
                 return r;
-        if ((r = cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version)))
+        if ((r = cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info)))
                 return r;
-        if ((r = cli_hardening(s->cmd, &o->hardening, s->allow_network, s->bwrap_version, &s->hardening)))
+        if ((r = cli_hardening(s->cmd, &o->hardening, s->allow_network, &s->bwrap_info, &s->hardening)))
                 return r;
         if ((r = cli_resolve_kernels_dir(o->kernels_dir, &s->kernels_dir)))
                 return r;

@@ -31,9 +31,9 @@ int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox
             (r = cli_transcript_source(s->transcript, s->spec->name, o->team, &s->source, &s->on_msg,
                                        &s->on_msg_userdata)))
                 return r;
-        if (sandbox && cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version))
+        if (sandbox && cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info))
                 return KB_EXIT_ENFORCE;
-        if ((r = cli_hardening(cmd, &o->hardening, s->allow_network, s->bwrap_version, &s->hardening)))
+        if ((r = cli_hardening(cmd, &o->hardening, s->allow_network, sandbox ? &s->bwrap_info : NULL, &s->hardening)))
                 return r;
         if (!s->base && cli_make_base_dir(&s->user, &s->base))
                 return KB_EXIT_ENFORCE;

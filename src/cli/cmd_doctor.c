@@ -46,7 +46,11 @@ int cmd_doctor(int argc, char **argv) {
                 kb_preflight_item **items = NULL;
                 const char *user =
                         sandbox_user_opt && *sandbox_user_opt ? sandbox_user_opt : getenv("KBOUND_SANDBOX_USER");
-                int r = kb_sandbox_preflight(bwrap, probe_base, user, &items);
+                /* The trial sandbox binds the syscall probe as check does (none found: none bound,
+                 * as check then does too). */
+                _cleanup_free_ char *syscall_probe = NULL;
+                cli_resolve_syscall_probe(&syscall_probe);
+                int r = kb_sandbox_preflight(bwrap, probe_base, user, syscall_probe, &items);
                 if (r < 0) {
                         printf("[FAIL] preflight: %s\n", strerror(-r));
                         ok = false;

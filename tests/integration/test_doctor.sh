@@ -27,6 +27,7 @@ expect_exit 3 "check with no bwrap in PATH" "install" -- /usr/bin/env PATH=/none
 cat >"$scratch/refusing-bwrap" <<'SH'
 #!/bin/sh
 [ "$1" = "--version" ] && { echo "bubblewrap 0.8.0"; exit 0; }
+[ "$1" = "--help" ] && exec /usr/bin/bwrap --help
 echo "bwrap: setting up uid map: Permission denied" >&2
 exit 1
 SH
@@ -40,6 +41,7 @@ expect_exit 3 "doctor when bwrap is refused" "uid map|user namespace" -- "$KBOUN
 cat >"$scratch/setuid-bwrap" <<'SH'
 #!/bin/sh
 [ "$1" = "--version" ] && { echo "bubblewrap 0.8.0"; exit 0; }
+[ "$1" = "--help" ] && exec /usr/bin/bwrap --help
 exit 1
 SH
 chmod 4755 "$scratch/setuid-bwrap"
