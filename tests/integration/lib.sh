@@ -66,6 +66,26 @@ leaky_bwrap() {
   echo "$path"
 }
 
+# test_user: prints the ordinary user the tests run kbound as: when they run as root, kbound-test
+# (a home of its own, a login shell), created here if missing; otherwise the invoking user. The
+# one place that makes it, so no test relies on another having run first (ctest runs them in a
+# random order, scripts/test removes the user before each run). Tests create it concurrently, so
+# useradd runs under a lock. Exits the test with a diagnosis when the user cannot be made.
+test_user() {
+  if [ "$(id -u)" -ne 0 ]; then
+    id -un
+    return
+  fi
+  local user=kbound-test
+  if ! id "$user" >/dev/null 2>&1; then
+    require useradd flock
+    flock /run/kbound-test-user.lock sh -c \
+      "id $user >/dev/null 2>&1 || useradd --create-home --shell /bin/bash $user" >&2 ||
+      { echo "FATAL: cannot create the test user $user (useradd, from passwd)" >&2; exit 1; }
+  fi
+  echo "$user"
+}
+
 # as_sandbox_user COMMAND...: runs COMMAND as the user kbound's sandboxes run as (the sandbox user
 # when the tests run as root, else the invoking user), e.g. a helper outside a sandbox that a
 # --bwrap stand-in, running as that user too, reaches into.

@@ -96,14 +96,15 @@ assert_no_leftovers "after kernelspecs --image"
 
 echo "as an unprivileged user: run --image OCI-ARCHIVE --keep"
 chmod 1777 "$KBOUND_RUNTIME_DIR"
+user=$(test_user)
 set +e
-out=$(runuser -u kbound-test -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
+out=$(runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
   KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" run --image "$oci_tar" --kernel python3 --keep \
   'import os; print(open("/etc/kbound-image-marker").read().strip(), os.getpid())' 2>"$scratch/u.err")
 rc=$?
 set -e
 [ "$rc" -eq 0 ] || sed 's/^/    | /' "$scratch/u.err" >&2
-ok "the image's kernel ran, unpacked by kbound-test (got '$out')" [ "$out" = "kbound test image 2" ]
+ok "the image's kernel ran, unpacked by $user (got '$out')" [ "$out" = "kbound test image 2" ]
 kept=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 -name 'kbound-*' | head -1)
 ok "--keep kept the team folder ($kept)" [ -n "$kept" ] && [ -d "$kept/teams" ]
 ok "  ... but not the unpacked image: nothing of it outlives kbound" [ ! -e "$kept/image" ]

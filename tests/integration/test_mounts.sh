@@ -96,8 +96,7 @@ done
 
 echo "a hard link to kbound's credential file in a folder bound read-only (kbound not root)"
 if [ "$(id -u)" -eq 0 ]; then
-  user=kbound-test
-  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+  user=$(test_user)
   chmod 1777 "$KBOUND_RUNTIME_DIR"
   KBOUND_AS="runuser -u $user -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 KBOUND_RUNTIME_DIR=$KBOUND_RUNTIME_DIR"
 else

@@ -104,7 +104,8 @@ preflight "a kernelspec of an unpacked image" 3 \
 if [ "$(id -u)" -eq 0 ]; then
   echo "as an unprivileged user"
   chmod 1777 "$KBOUND_RUNTIME_DIR"
-  as_user() { runuser -u kbound-test -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
+  user=$(test_user)
+  as_user() { runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$@"; }
   preflight "kbound-test: the same fix named" 3 "add --ro-bind $venv" \
     as_user "$KBOUND" run --prefix "$venv" --kernel venvpy 'x'

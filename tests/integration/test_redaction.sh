@@ -141,7 +141,7 @@ assert_no_leftovers "after the leaky team sandbox"
 
 echo "finding 8: a transcript file that cannot be made private is refused and left alone"
 echo "theirs" >"$scratch/foreign.jsonl"
-chown kbound-test "$scratch/foreign.jsonl"
+chown "$(test_user)" "$scratch/foreign.jsonl"
 timed foreign "$KBOUND" run --kernel python3 --transcript "$scratch/foreign.jsonl" 'print(1)'
 ok "another user's file: exit 2 (rc=$rc)" [ "$rc" -eq 2 ]
 ok "another user's file: the error says why" grep -q "belongs to another user" "$scratch/foreign.err"

@@ -171,7 +171,8 @@ expect_fail "no such folder" 2 "--rootfs $scratch/nothing-here" \
 expect_fail "--rootfs without the sandbox" 2 "--rootfs needs the sandbox" \
   "$KBOUND" run --rootfs "$image" --sandbox off --kernel python3 '1'
 
-if [ "$(id -u)" -eq 0 ] && id kbound-test >/dev/null 2>&1; then
+if [ "$(id -u)" -eq 0 ]; then
+  test_user >/dev/null
   echo "as kbound-test: run --rootfs"
   chmod 1777 "$KBOUND_RUNTIME_DIR"
   out=$(runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \

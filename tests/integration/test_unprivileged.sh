@@ -5,12 +5,10 @@ source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R runuser useradd
 
 : "${KBOUND_BUILD_DIR:?KBOUND_BUILD_DIR must point at the build tree (ctest sets it)}"
-user=kbound-test
+user=$(test_user)
 if [ "$(id -u)" -eq 0 ]; then
-  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
   as_user() { runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$user" LANG=C.UTF-8 "$@"; }
 else
-  user=$(id -un)
   as_user() { env "$@"; }
 fi
 
