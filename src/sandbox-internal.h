@@ -20,6 +20,11 @@
         "namespace owned by root, a root helper between bwrap and the sandbox, processes kbound cannot read); use "    \
         "a bubblewrap that is not set-uid (Debian's and Ubuntu's are not; docs/ci.md)"
 
+/* Makes every mount of the sandbox whose init is init_pid private, so that no mount event of the
+ * host's propagates in (sandbox_propagation.c). Call while init waits on the block channel.
+ * Returns 0, -ESRCH, -ETIMEDOUT or -errno. */
+int kb_sandbox_make_mounts_private(pid_t init_pid);
+
 /* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno. */
 int kb_sandbox_bwrap_setuid(const char *path);
 

@@ -55,6 +55,7 @@ struct kb_sandbox {
         int seccomp_program;       /* the sealed memfd kb_seccomp_build made */
         char **env;                /* the environment bwrap was started with */
         json_object *launch_facts; /* kb_sandbox_launch_facts */
+        int mounts_private;        /* kb_sandbox_make_mounts_private's result (1: not tried yet) */
 };
 
 int kb_sandbox_pidfd_open(pid_t pid) {
@@ -943,6 +944,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         }
         sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
         sb->block_w = sb->seccomp_w = sb->seccomp_program = -1;
+        sb->mounts_private = 1;
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
          * end of file; kbound sends both only once the host has looked. Should kbound die first,
          * both channels close empty, and an empty program makes bwrap give up (prctl refuses it)
@@ -1036,10 +1038,13 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The
                  * host looks now, then lets it go on. A failed release (bwrap gone) shows below as
                  * a kernel that never appeared. */
-                if (policy->before_exec) {
-                        wait_init_blocked(sb, deadline_ms);
+                wait_init_blocked(sb, deadline_ms);
+                /* Before anything of the kernel runs, and before the host's first look: the
+                 * sandbox stops receiving the host's mount events (kbound's own step; its result
+                 * is a launch fact, and every look judges the propagation fields). */
+                sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid);
+                if (policy->before_exec)
                         policy->before_exec(policy->before_exec_userdata, sb);
-                }
                 release(sb);
                 r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
                                         &sb->kernel_pidfd);
@@ -1085,6 +1090,10 @@ json_object *kb_sandbox_info(const kb_sandbox *sb) {
 
 json_object *kb_sandbox_launch_facts(const kb_sandbox *sb) {
         return sb ? sb->launch_facts : NULL;
+}
+
+int kb_sandbox_mounts_private(const kb_sandbox *sb) {
+        return sb ? sb->mounts_private : -EINVAL;
 }
 
 char *const *kb_sandbox_planned_env(const kb_sandbox *sb) {

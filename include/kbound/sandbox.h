@@ -176,6 +176,10 @@ KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
  * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor), "block_fd".
  */
 KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
+/* Whether kbound made the sandbox's mount tree private before the kernel's program ran, so that
+ * no mount event of the host's propagates in (bwrap leaves it a slave of the host's): 0 if it did,
+ * the -errno of the step refused, 1 if the launch never got there. */
+KB_EXPORT int kb_sandbox_mounts_private(const kb_sandbox *sb);
 /* The environment bwrap was started with (policy->env, copied; NULL-terminated, borrowed). */
 KB_EXPORT char *const *kb_sandbox_planned_env(const kb_sandbox *sb);
 
