@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include <time.h>
 #include "kbound/canary.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
@@ -697,6 +699,77 @@ static int ticks_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
         return tw->seen >= tw->needed;
 }
 
+/* The long cell writes its tick count to a progress file in the workspace (renamed into place) and
+ * the host reads it there itself: the kernel's execute_reply is its word that the cell stopped,
+ * the count not moving is the host's. A cell that ended shows the same count PROGRESS_WINDOW_MS
+ * after its reply (it writes every 50 ms while it runs); the first count must appear within
+ * PROGRESS_START_MS of the marker, or the host cannot see the cell stop at all. */
+#define PROGRESS_WINDOW_MS 150
+#define PROGRESS_START_MS 2000
+#define PROGRESS_MAX 32
+
+/* The count in the progress file name of the workspace: >= 0, -ENOENT (none yet), -EPROTO (not a
+ * count), -errno. Never through a link the kernel planted (O_NOFOLLOW, a regular file only). */
+static long progress_read(const ctx *x, const char *name) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", kb_kernel_workspace(x->h.kernel), name);
+        _cleanup_free_ char *text = NULL;
+        int r = kb_read_file(AT_FDCWD, path, O_NOFOLLOW, PROGRESS_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        char *end;
+        errno = 0;
+        long n = strtol(text, &end, 10);
+        if (errno || end == text || n < 0 || (*end && strcmp(end, "\n") != 0))
+                return -EPROTO;
+        return n;
+}
+
+/* Waits, pumping the kernel's messages, until the cell's first count is there. Returns 1 (seen),
+ * -EAGAIN (not within PROGRESS_START_MS), or what kb_client_execute_wait said when the cell ended
+ * (0) or the kernel went away (-errno) first. */
+static int progress_started(ctx *x, kb_execution *ex, const char *name) {
+        int64_t until = kb_now_ms() + PROGRESS_START_MS;
+        while (progress_read(x, name) < 1) {
+                if (kb_now_ms() >= until)
+                        return -EAGAIN;
+                int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, 10),
+                                               NULL, NULL);
+                if (r != -ETIMEDOUT)
+                        return r;
+        }
+        return 1;
+}
+
+/* After a reply that says the cell stopped: the count at once and PROGRESS_WINDOW_MS later, into ev
+ * as "progress". NULL if the host saw the cell stop, else why not (in buf). */
+static const char *progress_stopped(ctx *x, const char *name, json_object *ev, long *ret_count, char *buf,
+                                    size_t size) {
+        long at_reply = progress_read(x, name);
+        *ret_count = at_reply;
+        struct timespec window = {.tv_nsec = PROGRESS_WINDOW_MS * 1000000L};
+        while (nanosleep(&window, &window) < 0 && errno == EINTR)
+                ;
+        long after = progress_read(x, name);
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "at_reply", at_reply >= 0 ? json_object_new_int64(at_reply) : NULL);
+        json_object_object_add(o, "after", after >= 0 ? json_object_new_int64(after) : NULL);
+        json_object_object_add(o, "window_ms", json_object_new_int(PROGRESS_WINDOW_MS));
+        json_object_object_add(ev, "progress", o);
+        if (at_reply < 0 || after < 0) {
+                snprintf(buf, size, "the host could not read the cell's progress file (%s)",
+                         strerror((int) -(at_reply < 0 ? at_reply : after)));
+                return buf;
+        }
+        if (after != at_reply) {
+                snprintf(buf, size,
+                         "the host saw the cell go on: its progress went from %ld to %ld in the %d ms after the reply",
+                         at_reply, after, PROGRESS_WINDOW_MS);
+                return buf;
+        }
+        return NULL;
+}
+
 /* Sends the interrupt through one path. *ret_reply gets the interrupt_reply status for control. */
 static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
         if (path == PATH_PIDFD)
@@ -725,6 +798,11 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         char tick[64];
         snprintf(tick, sizeof(tick), "kbound-tick-%.8s", x->nonce);
         json_object_object_add(params, "tick", json_object_new_string(tick));
+        char progress[64], progress_inside[96];
+        snprintf(progress, sizeof progress, ".kbound-progress-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd",
+                 x->nonce);
+        snprintf(progress_inside, sizeof progress_inside, "%s/%s", KB_SANDBOX_WORKSPACE, progress);
+        json_object_object_add(params, "progress", json_object_new_string(progress_inside));
         char marker_result[64];
         result_marker(x, marker_result, sizeof marker_result);
         json_object_object_add(params, "result_marker", json_object_new_string(marker_result));
@@ -760,6 +838,18 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 kb_execution_destroy(c, &ex);
                 return;
         }
+        /* The host must see the cell go before it can see it stop. */
+        int started = progress_started(x, ex, progress);
+        if (started != 1 && started != -EAGAIN) {
+                if (started == 0)
+                        json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
+                add_check(x, id, "fail", t0, ev, "%s",
+                          started == 0 ? "the long cell ended on its own before any interrupt was sent"
+                                       : kb_harness_wait_error(&x->h, started));
+                kb_execution_destroy(c, &ex);
+                return;
+        }
+        json_object_object_add(ev, "progress_seen", json_object_new_boolean(started == 1));
         /* SIGINT can stop the cell only if the kernel process neither ignores it nor leaves it
          * pending: read before sending and after the reply (the host's proof, not the kernel's). */
         bool ignored = false, pending = false;
@@ -826,14 +916,28 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 }
         }
         if (stopped) {
+                /* The reply is the kernel's word: the host must see the cell's progress stop too. */
+                char hole[256];
+                long count = -1;
+                const char *going = started == 1 ? progress_stopped(x, progress, ev, &count, hole, sizeof hole) : NULL;
+                if (started != 1 || going) {
+                        add_check(x, id, "fail", t0, ev, "execute_reply status '%s' after %lld ms, but %s", ex->status,
+                                  (long long) (ex->reply_ms - sent),
+                                  going ? going
+                                        : "the host never saw the long cell's progress (its language pack must write "
+                                          "the progress file: docs/probes-cells.md), so it cannot see the cell stop");
+                        kb_execution_destroy(c, &ex);
+                        return;
+                }
                 json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
                 if (ex->ename)
                         json_object_object_add(ev, "ename", json_object_new_string(ex->ename));
                 add_check(x, id, "pass", t0, ev,
-                          "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms",
+                          "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms, and the host "
+                          "saw its progress stay at %ld",
                           path == PATH_CONTROL ? "interrupt_request on control" : "SIGINT through the pinned pidfd",
                           ex->status, ex->ename ? " " : "", ex->ename ? ex->ename : "",
-                          (long long) (ex->reply_ms - sent));
+                          (long long) (ex->reply_ms - sent), count);
                 kb_execution_destroy(c, &ex);
                 return;
         }

@@ -68,11 +68,14 @@ _kb_get_var() {
 _kb_now_ms() { local u; read -r u _ </proc/uptime; u=${u/./}; printf '%s' "$((10#$u * 10))"; }
 
 _kb_long() {
-  local end
+  local end count=0
   printf '%s\n' "$KB_marker"
   end=$(($(_kb_now_ms) + ${KB_seconds:-60} * 1000))
   while [ "$(_kb_now_ms)" -lt "$end" ]; do
     sleep 0.05
+    count=$((count + 1))
+    # the count, renamed into place, for the host to read (it sees the cell stop itself)
+    [ -n "${KB_progress:-}" ] && printf '%s\n' "$count" >"$KB_progress.new" && mv -f "$KB_progress.new" "$KB_progress"
     [ -n "$KB_tick" ] && printf '%s\n' "$KB_tick"
   done
   printf 'kbound: long cell ran to completion\n'

@@ -1,16 +1,23 @@
 # kbound long cell: announces itself with a marker, then sleeps in short interruptible steps,
-# printing a tick after each.
+# printing a tick after each and writing its count to the progress file, which the host reads
+# itself to see the cell stop (the kernel's reply is only its word).
 # KeyboardInterrupt is deliberately not caught: the kernel must turn it into an error reply.
 {{KBOUND_PRELUDE}}
 def _kbound_cell_fn():
-    import base64, json, sys, time
+    import base64, json, os, sys, time
     params = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
     sys.stdout.write(str(params["marker"]) + "\n")
     sys.stdout.flush()  # kbound waits for the marker before interrupting
     deadline = time.monotonic() + float(params["seconds"])
     tick = str(params.get("tick") or "")
+    progress, count = str(params.get("progress") or ""), 0
     while time.monotonic() < deadline:
         time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+        count += 1
+        if progress:  # renamed into place: the host never reads half a number
+            with open(progress + ".new", "w") as f:
+                f.write(str(count))
+            os.replace(progress + ".new", progress)
         if tick:  # progress: kbound sees at once that an interrupt left the cell running
             sys.stdout.write(tick + "\n")
             sys.stdout.flush()

@@ -73,6 +73,16 @@ expect_fail nointr interrupt.pidfd "the kernel process ignores SIGINT (SigIgn)" 
 ok "nointr: the host read SIGINT as ignored before sending" \
   [ "$(json_get "$scratch/nointr.json" "[c['evidence']['sigint_before']['ignored'] for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.pidfd'][0]")" = True ]
 
+echo "the kernel answers interrupts at once with KeyboardInterrupt while the long cell goes on in a thread"
+spec=$(lying_spec liar lie_fakeintr.py)
+expect_fail fakeintr interrupt.pidfd "but the host saw the cell go on: its progress went from" "$spec"
+ok "fakeintr: interrupt.control fails the same way" \
+  [ "$(check_status "$scratch/fakeintr.json" liar interrupt.control)" = fail ]
+ok "fakeintr: the kernel's reply said KeyboardInterrupt (the lie worked on the protocol)" \
+  [ "$(json_get "$scratch/fakeintr.json" "[c['evidence']['execute_reply_status'] for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.pidfd'][0]")" = error ]
+ok "fakeintr: the evidence holds the counts the host read" \
+  [ "$(json_get "$scratch/fakeintr.json" "[c['evidence']['progress']['after'] > c['evidence']['progress']['at_reply'] for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.pidfd'][0]")" = True ]
+
 echo "a kernel that dies on SIGINT: the interrupt check names the death and the signal"
 spec=$(lying_spec liar die_on_sigint.py)
 expect_fail dies interrupt.control "the kernel died on interrupt_request: the kernel exited with status 130 (killed by signal 2 SIGINT)" "$spec"
