@@ -25,6 +25,19 @@
  * Returns 0, -ESRCH, -ETIMEDOUT or -errno. */
 int kb_sandbox_make_mounts_private(pid_t init_pid);
 
+/* An owned deep copy of a policy (sandbox_lifetime.c), so a twin of a sandbox can be started long
+ * after the caller's policy is gone. The copy's before_exec is NULL. */
+typedef struct kb_sandbox_policy_copy kb_sandbox_policy_copy;
+int kb_sandbox_policy_copy_new(const kb_sandbox_policy *policy, kb_sandbox_policy_copy **ret);
+const kb_sandbox_policy *kb_sandbox_policy_copy_get(const kb_sandbox_policy_copy *c);
+void kb_sandbox_policy_copy_free(kb_sandbox_policy_copy *c);
+
+/* kb_sandbox_lifetime's work, for a policy (sandbox_lifetime.c). */
+int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_path, json_object **ret);
+
+/* The pidfd of bwrap's init (PID 1 of the sandbox), or -1. */
+int kb_sandbox_init_pidfd(const kb_sandbox *sb);
+
 /* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno. */
 int kb_sandbox_bwrap_setuid(const char *path);
 

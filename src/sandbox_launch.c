@@ -52,10 +52,11 @@ struct kb_sandbox {
          * sandbox goes on (release); the seccomp program is sent only then. */
         int block_w;
         int seccomp_w;
-        int seccomp_program;       /* the sealed memfd kb_seccomp_build made */
-        char **env;                /* the environment bwrap was started with */
-        json_object *launch_facts; /* kb_sandbox_launch_facts */
-        int mounts_private;        /* kb_sandbox_make_mounts_private's result (1: not tried yet) */
+        int seccomp_program;            /* the sealed memfd kb_seccomp_build made */
+        char **env;                     /* the environment bwrap was started with */
+        json_object *launch_facts;      /* kb_sandbox_launch_facts */
+        int mounts_private;             /* kb_sandbox_make_mounts_private's result (1: not tried yet) */
+        kb_sandbox_policy_copy *policy; /* what it was launched with, for its twin (kb_sandbox_lifetime) */
 };
 
 int kb_sandbox_pidfd_open(pid_t pid) {
@@ -819,6 +820,7 @@ static void sandbox_free(kb_sandbox *sb) {
         kb_json_putp(&sb->info);
         kb_json_putp(&sb->launch_facts);
         kb_strv_free(sb->env);
+        kb_sandbox_policy_copy_free(sb->policy);
         free(sb);
 }
 
@@ -988,6 +990,8 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         r = launch_facts(policy, argv, fds, targets, 2, logfd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
                 r = -ENOMEM;
+        if (r >= 0)
+                r = kb_sandbox_policy_copy_new(policy, &sb->policy);
         if (r < 0) {
                 close(info_pipe[1]);
                 sandbox_free(sb);
@@ -1090,6 +1094,16 @@ json_object *kb_sandbox_info(const kb_sandbox *sb) {
 
 json_object *kb_sandbox_launch_facts(const kb_sandbox *sb) {
         return sb ? sb->launch_facts : NULL;
+}
+
+int kb_sandbox_init_pidfd(const kb_sandbox *sb) {
+        return sb ? sb->init_pidfd : -1;
+}
+
+int kb_sandbox_lifetime(const kb_sandbox *sb, const char *log_path, json_object **ret_evidence) {
+        if (!sb || !sb->policy || !log_path || !ret_evidence)
+                return -EINVAL;
+        return kb_sandbox_prove_lifetime(kb_sandbox_policy_copy_get(sb->policy), log_path, ret_evidence);
 }
 
 int kb_sandbox_mounts_private(const kb_sandbox *sb) {

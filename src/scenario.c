@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "kbound/canary.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
@@ -75,6 +76,8 @@ typedef struct ctx {
         json_object *expect;    /* what kbound arranged and saw outside the cell (judge.h) */
         json_object *probe;     /* the probe cell's result, or NULL */
         char probe_error[512];  /* why there is none */
+        int mountinfo_fd;       /* the kernel's mountinfo, polled for changes between the looks */
+        int mount_looks;        /* looks taken because it changed */
 } ctx;
 
 static void add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
@@ -138,6 +141,54 @@ static void host_look(ctx *x, const char *label) {
         if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
                 json_object_array_add(x->snapshots, snap);
         x->inspect_ms += kb_now_ms() - t0;
+}
+
+/* Reads what is left of the mountinfo fd, so that poll reports only a later change. */
+static void mountinfo_drain(int fd) {
+        char buf[8192];
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return;
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+}
+
+/* A mount table can change between two looks (a mount made inside, or one that reached the sandbox
+ * anyhow): /proc/<pid>/mountinfo polls POLLPRI when it did, and the host then looks again, so that
+ * the judges see every mount table the sandbox had, not only those of the fixed looks. Called
+ * between the kernel's messages; at most MOUNT_LOOKS_MAX extra looks. */
+#define MOUNT_LOOKS_MAX 8
+static void look_if_mounts_changed(ctx *x) {
+        if (x->mountinfo_fd < 0 || x->mount_looks >= MOUNT_LOOKS_MAX || !kb_kernel_alive(x->h.kernel))
+                return;
+        struct pollfd p = {.fd = x->mountinfo_fd, .events = POLLPRI};
+        if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLPRI | POLLERR)))
+                return;
+        mountinfo_drain(x->mountinfo_fd);
+        x->mount_looks++;
+        host_look(x, "mounts changed");
+}
+
+/* Opens the kernel's mountinfo for look_if_mounts_changed (-1 when it cannot: the fixed looks
+ * remain). */
+static void watch_mounts(ctx *x) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/mountinfo", (int) kb_sandbox_kernel_pid(kb_kernel_sandbox(x->h.kernel)));
+        x->mountinfo_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (x->mountinfo_fd >= 0)
+                mountinfo_drain(x->mountinfo_fd);
+}
+
+/* kb_client_execute_wait's message hook around another (or none): the mounts are watched too. */
+typedef struct watched_hook {
+        ctx *x;
+        int (*fn)(void *userdata, kb_execution *ex, const kb_msg *msg);
+        void *userdata;
+} watched_hook;
+
+static int watched_msg(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        watched_hook *w = userdata;
+        look_if_mounts_changed(w->x);
+        return w->fn ? w->fn(w->userdata, ex, msg) : 0;
 }
 
 /* The host's look while bwrap's init waits on kbound's --block-fd pipe, before anything of the
@@ -210,11 +261,13 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
         kb_execute_options eo = {.store_history = false, .stop_on_error = false};
         int64_t deadline = kb_harness_deadline_in(&x->h, timeout_ms);
         r = kb_client_execute_start(c, code, &eo, &ex);
+        watched_hook w = {.x = x, .fn = hook ? hook->fn : NULL, .userdata = hook ? hook->userdata : NULL};
         if (r >= 0)
-                r = kb_client_execute_wait(c, ex, deadline, hook ? hook->fn : NULL, hook ? hook->userdata : NULL);
+                r = kb_client_execute_wait(c, ex, deadline, watched_msg, &w);
         if (r == 1) {
                 hook->then(x, hook->userdata);
-                r = kb_client_execute_wait(c, ex, deadline, NULL, NULL);
+                w.fn = NULL;
+                r = kb_client_execute_wait(c, ex, deadline, watched_msg, &w);
         }
         if (r == -ETIMEDOUT && ex) {
                 char what[256];
@@ -684,6 +737,7 @@ static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ign
  * running. */
 #define TICKS_KEPT_RUNNING 10
 typedef struct ticks_watch {
+        ctx *x;
         const char *tick;
         size_t from; /* stdout_len when the interrupt was sent */
         int needed, seen;
@@ -691,6 +745,7 @@ typedef struct ticks_watch {
 
 static int ticks_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
         ticks_watch *tw = userdata;
+        look_if_mounts_changed(tw->x);
         tw->seen = 0;
         if (!ex->stdout_text || ex->stdout_len <= tw->from)
                 return 0;
@@ -731,6 +786,7 @@ static long progress_read(const ctx *x, const char *name) {
 static int progress_started(ctx *x, kb_execution *ex, const char *name) {
         int64_t until = kb_now_ms() + PROGRESS_START_MS;
         while (progress_read(x, name) < 1) {
+                look_if_mounts_changed(x);
                 if (kb_now_ms() >= until)
                         return -EAGAIN;
                 int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, 10),
@@ -865,7 +921,7 @@ static void check_interrupt(ctx *x, interrupt_path path) {
         int sr = path == PATH_PIDFD
                          ? kb_kernel_signal(x->h.kernel, SIGINT)
                          : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
-        ticks_watch tw = {.tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
+        ticks_watch tw = {.x = x, .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
         int wait_ms = x->env->interrupt_timeout_ms;
         r = -ETIMEDOUT; /* nothing sent: the cell runs on */
         if (sr >= 0 && path == PATH_PIDFD)
@@ -977,7 +1033,7 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                          kb_harness_wait_error(&x->h, r));
         if (r != 0) {
                 (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
-                ticks_watch again = {.tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
+                ticks_watch again = {.x = x, .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
                 int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, x->env->interrupt_timeout_ms),
                                                ticks_seen, &again);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
@@ -1087,6 +1143,39 @@ static void check_shutdown(ctx *x) {
 }
 
 /* True if the report already has a check with this id. */
+/* The twin's evidence (kb_sandbox_lifetime) for sandbox.session, as expect "lifetime". */
+static void prove_lifetime(ctx *x) {
+        char log[PATH_MAX];
+        snprintf(log, sizeof log, "%s/lifetime.log", kb_kernel_host_dir(x->h.kernel));
+        json_object *ev = NULL;
+        int r = kb_sandbox_lifetime(kb_kernel_sandbox(x->h.kernel), log, &ev);
+        if (r < 0) {
+                ev = json_object_new_object();
+                json_object_object_add(ev, "error", json_object_new_string(strerror(-r)));
+        }
+        expect_set(x, "lifetime", ev);
+}
+
+/* Where id stands in check_ids (past the end for an id not there). */
+static size_t check_rank(json_object *check) {
+        const char *id = kb_json_str(check, "id");
+        size_t i = 0;
+        for (; check_ids[i]; i++)
+                if (id && strcmp(id, check_ids[i]) == 0)
+                        break;
+        return i;
+}
+
+static int cmp_checks(const void *a, const void *b) {
+        size_t ra = check_rank(*(json_object *const *) a), rb = check_rank(*(json_object *const *) b);
+        return ra < rb ? -1 : ra > rb;
+}
+
+/* The checks in check_ids' order, whatever order they were judged in. */
+static void sort_checks(ctx *x) {
+        json_object_array_sort(x->h.checks, cmp_checks);
+}
+
 static bool has_check(const ctx *x, const char *id) {
         for (size_t i = 0; i < json_object_array_length(x->h.checks); i++) {
                 json_object *c = json_object_array_get_idx(x->h.checks, i), *v = NULL;
@@ -1137,6 +1226,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         ctx x = {
                 .env = env,
                 .spec = spec,
+                .mountinfo_fd = -1,
                 .h =
                         {
                                 .spec = spec,
@@ -1226,6 +1316,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 x.inspect_ms += kb_now_ms() - t0;
         }
         host_look(&x, "ready");
+        watch_mounts(&x);
         expect_basics(&x);
         int64_t t_identity = kb_now_ms();
         if (!x.no_pack)
@@ -1243,6 +1334,27 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 surface_cell(&x);
                 surface_ms = kb_now_ms() - t_surface;
         }
+        check_pidfd(&x);
+        if (x.no_pack) {
+                untested_without_pack(&x, "interrupt.control", "interrupting a running cell");
+                untested_without_pack(&x, "interrupt.pidfd", "interrupting a running cell");
+                untested_without_pack(&x, "persistence.namespace", "reading a variable back");
+        } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
+                check_interrupt(&x, PATH_CONTROL);
+                if (!x.h.cancelled)
+                        check_interrupt(&x, PATH_PIDFD);
+                if (!x.h.cancelled)
+                        check_persistence(&x);
+        }
+        /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
+         * every host-judged check below covers every moment from before exec to here. */
+        if (!x.h.cancelled && kb_kernel_alive(x.h.kernel))
+                host_look(&x, "final");
+        if (!x.h.cancelled)
+                check_shutdown(&x);
+        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
+        if (!x.h.cancelled)
+                prove_lifetime(&x);
         judged(&x, "sandbox.backend", kb_judge_backend, x.inspect_ms);
         add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), x.inspect_ms);
         judged(&x, "sandbox.session", kb_judge_session, x.inspect_ms);
@@ -1251,7 +1363,6 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         else
                 judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
         judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
-        check_pidfd(&x);
         if (!x.h.cancelled) {
                 judged(&x, "boundary.descriptors", kb_judge_descriptors, x.inspect_ms);
                 judged(&x, "boundary.write_outside", kb_judge_write_outside, probe_ms);
@@ -1264,19 +1375,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 judged(&x, "boundary.credentials", kb_judge_credentials, probe_ms);
                 judged(&x, "boundary.cross_team", kb_judge_cross_team, probe_ms);
         }
-        if (x.no_pack) {
-                untested_without_pack(&x, "interrupt.control", "interrupting a running cell");
-                untested_without_pack(&x, "interrupt.pidfd", "interrupting a running cell");
-                untested_without_pack(&x, "persistence.namespace", "reading a variable back");
-        } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
-                check_interrupt(&x, PATH_CONTROL);
-                if (!x.h.cancelled)
-                        check_interrupt(&x, PATH_PIDFD);
-                if (!x.h.cancelled)
-                        check_persistence(&x);
-        }
-        if (!x.h.cancelled)
-                check_shutdown(&x);
+        /* Judged last, so that every look counts; reported in the list's order. */
+        sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
         fill_missing(&x);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
@@ -1322,6 +1422,7 @@ done:
                 json_object_object_add(insp, "pre_exec_ms", json_object_new_int64(x.pre_exec_ms));
                 json_object_object_add(x.h.k, "inspection", insp);
         }
+        kb_closep(&x.mountinfo_fd);
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
         json_object_put(x.host);

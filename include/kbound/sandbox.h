@@ -176,6 +176,15 @@ KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
  * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor), "block_fd".
  */
 KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
+/* The sandbox cannot outlive kbound, shown by effect: a twin of sb (the same policy, so the same
+ * bwrap and command line, running kbound's syscall probe paused, or sleep without one) is started,
+ * its bwrap's outer process (kbound's child, what --die-with-parent ties the sandbox to) is killed,
+ * and its init and PID 2 must be gone, seen through their pidfds, within a bound. The twin writes
+ * its bwrap log to log_path. *ret_evidence (owned) gets {"bound_ms", "init_gone_ms", "pid2_gone_ms"
+ * (null: still alive at the bound), "survived", "stopped_by_kbound" (a twin that survived is
+ * stopped through its pidfds), "error" (the twin could not be started or killed)}. Returns 0 or
+ * -EINVAL, -ENOMEM. Call before the team's folders are removed: the twin binds them too. */
+KB_EXPORT int kb_sandbox_lifetime(const kb_sandbox *sb, const char *log_path, json_object **ret_evidence);
 /* Whether kbound made the sandbox's mount tree private before the kernel's program ran, so that
  * no mount event of the host's propagates in (bwrap leaves it a slave of the host's): 0 if it did,
  * the -errno of the step refused, 1 if the launch never got there. */

@@ -301,6 +301,8 @@ static void usage(FILE *f, const char *argv0) {
                 "Tries every call and socket family of kbound's seccomp table harmlessly and prints\n"
                 "one JSON object of what each returned (docs/seccomp.md). Socket families are tried\n"
                 "only under a filter that refuses them. Exit 0 when the JSON was written.\n"
+                "  --pause          try nothing: wait until killed (the program kbound's sandbox\n"
+                "                   lifetime test runs, in any image)\n"
                 "  -h, --help       this text\n"
                 "  -V, --version    the version\n",
                 argv0);
@@ -310,6 +312,7 @@ int main(int argc, char **argv) {
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, 'V'},
+                {"pause", no_argument, NULL, 'P'},
                 {0},
         };
         int c;
@@ -321,6 +324,9 @@ int main(int argc, char **argv) {
                 case 'V':
                         printf("kbound-syscall-probe %s\n", KBOUND_VERSION);
                         return 0;
+                case 'P':
+                        for (;;)
+                                pause();
                 default:
                         usage(stderr, argv[0]);
                         return 2;
