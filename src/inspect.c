@@ -26,25 +26,23 @@
 #include "inspect-internal.h"
 #include "jsonget.h"
 #include "procfs.h"
-#include "sockdiag.h"
 
 #define PROCS_MAX 65536 /* host processes looked at in one walk */
 #define SANDBOX_PROCS_MAX 4096
-#define FDS_MAX 4096 /* descriptors kept per process */
 #define MAP_MAX 4096
-#define ENVIRON_MAX (1024 * 1024)
-#define CMDLINE_MAX (256 * 1024)
 #define CMDLINE_SHOWN 256
+
+#define FDS_MAX 4096 /* descriptors kept per process */
 #define TARGET_MAX 512
+
 #define ARGV_MAX 4096
+
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
-#define NS_HOLDERS_MAX 64          /* processes outside the sandbox in its namespaces, kept (all counted) */
+
 /* The kernel allows 32 nested user namespaces: a longer chain of parents is not one. */
 #define USERNS_DEPTH_MAX 40
 
 static const char *const namespaces[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", NULL};
-/* Their indices in namespaces[]. */
-enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS_TYPES };
 _Static_assert(KB_ELEMENTSOF(namespaces) == NS_TYPES + 1, "namespaces[] and its indices");
 
 /* The socket tables with an inode column: a socket of the namespace is in one of these or unix. */
@@ -55,7 +53,7 @@ const char *const *kb_inspect_namespaces(void) {
         return namespaces;
 }
 
-static int add(json_object *o, const char *key, json_object *v) {
+int kb_inspect_add(json_object *o, const char *key, json_object *v) {
         if (!v || json_object_object_add(o, key, v) < 0) {
                 json_object_put(v);
                 return -ENOMEM;
@@ -63,7 +61,7 @@ static int add(json_object *o, const char *key, json_object *v) {
         return 0;
 }
 
-static int push(json_object *a, json_object *v) {
+int kb_inspect_push(json_object *a, json_object *v) {
         if (!v || json_object_array_add(a, v) < 0) {
                 json_object_put(v);
                 return -ENOMEM;
@@ -71,19 +69,18 @@ static int push(json_object *a, json_object *v) {
         return 0;
 }
 
-/* Appends {"what": what, "error": strerror} to errors. */
-static int note_error(json_object *errors, const char *what, int err) {
+int kb_inspect_note_error(json_object *errors, const char *what, int err) {
         json_object *e = json_object_new_object();
-        if (!e || add(e, "what", json_object_new_string(what)) < 0 ||
-            add(e, "error", json_object_new_string(strerror(err > 0 ? err : -err))) < 0)
+        if (!e || kb_inspect_add(e, "what", json_object_new_string(what)) < 0 ||
+            kb_inspect_add(e, "error", json_object_new_string(strerror(err > 0 ? err : -err))) < 0)
                 goto oom;
-        return push(errors, e);
+        return kb_inspect_push(errors, e);
 oom:
         json_object_put(e);
         return -ENOMEM;
 }
 
-static json_object *dev_string(dev_t dev) {
+json_object *kb_inspect_dev_string(dev_t dev) {
         char buf[32];
         snprintf(buf, sizeof buf, "%u:%u", major(dev), minor(dev));
         return json_object_new_string(buf);
@@ -100,21 +97,20 @@ static const char *type_name(mode_t mode) {
                                 : "unknown";
 }
 
-/* {type, dev, ino, rdev} of a stat. */
-static json_object *stat_facts(const struct stat *st) {
+json_object *kb_inspect_stat_facts(const struct stat *st) {
         json_object *o = json_object_new_object();
-        if (!o || add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
-            add(o, "dev", dev_string(st->st_dev)) < 0 ||
-            add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
-            ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) && add(o, "rdev", dev_string(st->st_rdev)) < 0)) {
+        if (!o || kb_inspect_add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
+            kb_inspect_add(o, "dev", kb_inspect_dev_string(st->st_dev)) < 0 ||
+            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
+            ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
+             kb_inspect_add(o, "rdev", kb_inspect_dev_string(st->st_rdev)) < 0)) {
                 json_object_put(o);
                 return NULL;
         }
         return o;
 }
 
-/* Reads <proc_root>/<pid>/<name> (max bytes). -ESRCH when the process is gone. */
-static int read_proc(const char *proc_root, pid_t pid, const char *name, size_t max, char **ret, size_t *ret_len) {
+int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, size_t max, char **ret, size_t *ret_len) {
         char path[PATH_MAX];
         if (snprintf(path, sizeof path, "%s/%d/%s", proc_root, (int) pid, name) >= (int) sizeof path)
                 return -ENAMETOOLONG;
@@ -122,15 +118,13 @@ static int read_proc(const char *proc_root, pid_t pid, const char *name, size_t 
         return r == -ENOENT ? -ESRCH : r;
 }
 
-static bool process_exists(const char *proc_root, pid_t pid) {
+bool kb_inspect_process_exists(const char *proc_root, pid_t pid) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d", proc_root, (int) pid);
         return access(path, F_OK) == 0;
 }
 
-/* Inode of <proc_root>/<pid>/ns/<name>; -ESRCH when the process is gone, -ENOENT when this kernel
- * has no such namespace type. */
-static int ns_inode(const char *proc_root, pid_t pid, const char *name, uint64_t *ret) {
+int kb_inspect_ns_inode(const char *proc_root, pid_t pid, const char *name, uint64_t *ret) {
         char path[PATH_MAX];
         struct stat st;
         if (snprintf(path, sizeof path, "%s/%d/ns/%s", proc_root, (int) pid, name) >= (int) sizeof path)
@@ -138,21 +132,20 @@ static int ns_inode(const char *proc_root, pid_t pid, const char *name, uint64_t
         if (stat(path, &st) < 0) {
                 int e = errno;
                 if (e == ENOENT)
-                        return process_exists(proc_root, pid) ? -ENOENT : -ESRCH;
+                        return kb_inspect_process_exists(proc_root, pid) ? -ENOENT : -ESRCH;
                 return -e;
         }
         *ret = (uint64_t) st.st_ino;
         return 0;
 }
 
-/* "ns": {name: inode} of pid; a type this kernel lacks is left out. */
-static int ns_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
+int kb_inspect_ns_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
         _cleanup_json_ json_object *ns = json_object_new_object();
         if (!ns)
                 return -ENOMEM;
         for (const char *const *n = namespaces; *n; n++) {
                 uint64_t ino;
-                int r = ns_inode(proc_root, pid, *n, &ino);
+                int r = kb_inspect_ns_inode(proc_root, pid, *n, &ino);
                 if (r == -ESRCH)
                         return r;
                 if (r == -ENOENT)
@@ -160,23 +153,18 @@ static int ns_object(const char *proc_root, pid_t pid, json_object *errors, json
                 if (r < 0) {
                         char what[64];
                         snprintf(what, sizeof what, "ns/%s", *n);
-                        if (note_error(errors, what, r) < 0)
+                        if (kb_inspect_note_error(errors, what, r) < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                if (add(ns, *n, json_object_new_int64((int64_t) ino)) < 0)
+                if (kb_inspect_add(ns, *n, json_object_new_int64((int64_t) ino)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(ns);
         return 0;
 }
 
-/* Every namespace inode of pid (namespaces[] order; 0 for a type this kernel lacks) through one
- * open of its ns folder. The links are read, not followed: "net:[4026531840]" names the inode, and
- * a readlink costs a third of a stat through the link (this runs for every host process in every
- * look). Returns 0, -ESRCH (gone), -EACCES or -EPERM (another user's process: reading a namespace
- * link needs ptrace rights over it), -EPROTO, -errno. */
-static int ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES]) {
+int kb_inspect_ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES]) {
         char path[PATH_MAX];
         if (snprintf(path, sizeof path, "%s/%d/ns", proc_root, (int) pid) >= (int) sizeof path)
                 return -ENAMETOOLONG;
@@ -189,7 +177,7 @@ static int ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES
                 if (len < 0) {
                         int e = errno;
                         /* A process gone meanwhile answers EACCES (not ENOENT): ask whether it is. */
-                        if ((e == ENOENT || e == EACCES) && !process_exists(proc_root, pid))
+                        if ((e == ENOENT || e == EACCES) && !kb_inspect_process_exists(proc_root, pid))
                                 return -ESRCH;
                         if (e != ENOENT)
                                 return -e;
@@ -210,18 +198,14 @@ static int ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES
         return 0;
 }
 
-/* Appends to chain the user namespaces above the namespace open at fd, nearest first: its owner
- * (for a user namespace, its parent), that one's parent, and so on as far as kbound's own user
- * namespace lets it see (the kernel answers EPERM above it, and for the first user namespace).
- * Returns 0, -ELOOP, -ENOMEM, -errno. */
-static int owner_chain(int fd, bool is_user, json_object *chain) {
+int kb_inspect_owner_chain(int fd, bool is_user, json_object *chain) {
         int cur = ioctl(fd, is_user ? NS_GET_PARENT : NS_GET_USERNS);
         int e = cur < 0 ? errno : 0;
         for (int depth = 0; cur >= 0; depth++) {
                 struct stat st;
                 int r = depth >= USERNS_DEPTH_MAX ? -ELOOP
                         : fstat(cur, &st) < 0     ? -errno
-                                                  : push(chain, json_object_new_int64((int64_t) st.st_ino));
+                                                  : kb_inspect_push(chain, json_object_new_int64((int64_t) st.st_ino));
                 if (r < 0) {
                         close(cur);
                         return r;
@@ -234,10 +218,7 @@ static int owner_chain(int fd, bool is_user, json_object *chain) {
         return e == EPERM ? 0 : -e;
 }
 
-/* "ns_owners": {name: [owner, owner's parent, ...]} of pid: who owns each of its namespaces, as user
- * namespace inodes (owner_chain); for "user", the chain starts at its parent. A namespace that
- * cannot be opened or asked is noted in errors as "ns_owners/<name>". -ESRCH when pid is gone. */
-static int ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
+int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
         _cleanup_json_ json_object *owners = json_object_new_object();
         if (!owners)
                 return -ENOMEM;
@@ -248,23 +229,23 @@ static int ns_owners_object(const char *proc_root, pid_t pid, json_object *error
                 _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
                 int open_error = fd < 0 ? errno : 0;
                 if (open_error == ENOENT) {
-                        if (!process_exists(proc_root, pid))
+                        if (!kb_inspect_process_exists(proc_root, pid))
                                 return -ESRCH;
                         continue; /* a type this kernel does not have */
                 }
                 json_object *chain = json_object_new_array();
-                int r = !chain ? -ENOMEM : open_error ? -open_error : owner_chain(fd, i == NS_USER, chain);
+                int r = !chain ? -ENOMEM : open_error ? -open_error : kb_inspect_owner_chain(fd, i == NS_USER, chain);
                 if (r == -ENOMEM) {
                         json_object_put(chain);
                         return r;
                 }
                 if (r < 0) {
                         json_object_put(chain);
-                        if (note_error(errors, what, r) < 0)
+                        if (kb_inspect_note_error(errors, what, r) < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                if (add(owners, namespaces[i], chain) < 0)
+                if (kb_inspect_add(owners, namespaces[i], chain) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(owners);
@@ -280,55 +261,58 @@ int kb_inspect_host(const char *proc_root, json_object **ret) {
         pid_t self = getpid();
         _cleanup_free_ char *stat_text = NULL, *mi = NULL;
         kb_procfs_stat st;
-        int r = read_proc(proc_root, self, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
+        int r = kb_inspect_read_proc(proc_root, self, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
         if (r < 0)
                 return r == -ESRCH ? -ENOENT : r;
         if (kb_procfs_stat_parse(stat_text, &st) < 0)
                 return -EPROTO;
         json_object *ns = NULL, *mounts = NULL;
-        r = ns_object(proc_root, self, errors, &ns);
+        r = kb_inspect_ns_object(proc_root, self, errors, &ns);
         if (r < 0)
                 return r == -ESRCH ? -ENOENT : r;
         if (json_object_array_length(errors) > 0) {
                 json_object_put(ns);
                 return -EACCES; /* kbound's own namespaces unreadable: nothing can be compared */
         }
-        if (add(h, "ns", ns) < 0)
+        if (kb_inspect_add(h, "ns", ns) < 0)
                 return -ENOMEM;
-        r = read_proc(proc_root, self, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+        r = kb_inspect_read_proc(proc_root, self, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
         if (r >= 0)
                 r = kb_procfs_mountinfo_parse(mi, &mounts);
         if (r < 0)
                 return r == -ESRCH ? -ENOENT : r;
-        if (add(h, "mounts", mounts) < 0)
+        if (kb_inspect_add(h, "mounts", mounts) < 0)
                 return -ENOMEM;
         json_object *entries = json_object_new_array();
         for (const char *const *e = kb_sandbox_proc_readonly(); entries && *e; e++) {
                 char path[PATH_MAX];
                 struct stat sst;
                 snprintf(path, sizeof path, "%s/%s", proc_root, *e);
-                if (lstat(path, &sst) == 0 && push(entries, json_object_new_string(*e)) < 0)
+                if (lstat(path, &sst) == 0 && kb_inspect_push(entries, json_object_new_string(*e)) < 0)
                         entries = NULL;
         }
         /* kbound's own seccomp filters (a container may give it some): every sandbox process has
          * these plus the one kbound hands bwrap. */
         _cleanup_free_ char *status_text = NULL;
         json_object *status = NULL, *filters = NULL;
-        if (read_proc(proc_root, self, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL) >= 0 &&
+        if (kb_inspect_read_proc(proc_root, self, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL) >= 0 &&
             kb_procfs_status_parse(status_text, &status) >= 0 &&
             json_object_object_get_ex(status, "seccomp_filters", &filters) &&
-            add(h, "seccomp_filters", json_object_get(filters)) < 0) {
+            kb_inspect_add(h, "seccomp_filters", json_object_get(filters)) < 0) {
                 json_object_put(status);
                 return -ENOMEM;
         }
         json_object_put(status);
-        if (add(h, "pid", json_object_new_int(self)) < 0 || add(h, "session", json_object_new_int(st.session)) < 0 ||
-            add(h, "uid", json_object_new_int64((int64_t) getuid())) < 0 || add(h, "proc_entries", entries) < 0)
+        if (kb_inspect_add(h, "pid", json_object_new_int(self)) < 0 ||
+            kb_inspect_add(h, "session", json_object_new_int(st.session)) < 0 ||
+            kb_inspect_add(h, "uid", json_object_new_int64((int64_t) getuid())) < 0 ||
+            kb_inspect_add(h, "proc_entries", entries) < 0)
                 return -ENOMEM;
         /* Anonymous memory files live on an internal mount no table lists: learn its device. */
         _cleanup_close_ int memfd = memfd_create("kbound-probe", MFD_CLOEXEC);
         struct stat mst;
-        if (memfd >= 0 && fstat(memfd, &mst) == 0 && add(h, "memfd_dev", dev_string(mst.st_dev)) < 0)
+        if (memfd >= 0 && fstat(memfd, &mst) == 0 &&
+            kb_inspect_add(h, "memfd_dev", kb_inspect_dev_string(mst.st_dev)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(h);
         return 0;
@@ -380,7 +364,7 @@ static int secrets_in(const kb_inspect_target *t, char *buf, size_t len, json_ob
                 if (!found)
                         return -ENOMEM;
                 for (size_t j = 0; j < json_object_array_length(found); j++)
-                        if (push(names, json_object_get(json_object_array_get_idx(found, j))) < 0) {
+                        if (kb_inspect_push(names, json_object_get(json_object_array_get_idx(found, j))) < 0) {
                                 json_object_put(found);
                                 return -ENOMEM;
                         }
@@ -399,11 +383,11 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
         for (size_t i = 0; i < KB_ELEMENTSOF(texts); i++) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len = 0;
-                int r = read_proc(t->proc_root, pid, texts[i].file, texts[i].max, &buf, &len);
+                int r = kb_inspect_read_proc(t->proc_root, pid, texts[i].file, texts[i].max, &buf, &len);
                 if (r == -ESRCH)
                         return r;
                 if (r < 0) {
-                        if (note_error(errors, texts[i].file, r) < 0)
+                        if (kb_inspect_note_error(errors, texts[i].file, r) < 0)
                                 return -ENOMEM;
                         continue;
                 }
@@ -414,19 +398,17 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
                                 line[j] = buf[j] == '\0' ? ' ' : buf[j];
                         while (shown > 0 && line[shown - 1] == ' ')
                                 shown--;
-                        if (add(proc, "cmdline", json_object_new_string_len(line, (int) shown)) < 0)
+                        if (kb_inspect_add(proc, "cmdline", json_object_new_string_len(line, (int) shown)) < 0)
                                 return -ENOMEM;
                 }
                 json_object *names = NULL;
-                if (secrets_in(t, buf, len, &names) < 0 || add(proc, texts[i].key, names) < 0)
+                if (secrets_in(t, buf, len, &names) < 0 || kb_inspect_add(proc, texts[i].key, names) < 0)
                         return -ENOMEM;
         }
         return 0;
 }
 
-/* Every open descriptor of pid: what it refers to, without opening it (stat follows the magic
- * link to the object; opening a terminal or a FIFO could have side effects). */
-static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
+int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
         DIR *d = opendir(dir);
@@ -435,7 +417,7 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                 if (e == ENOENT)
                         return -ESRCH;
                 *ret = json_object_new_array();
-                return *ret ? note_error(errors, "fd", -e) : -ENOMEM;
+                return *ret ? kb_inspect_note_error(errors, "fd", -e) : -ENOMEM;
         }
         _cleanup_json_ json_object *fds = json_object_new_array();
         int r = fds ? 0 : -ENOMEM;
@@ -447,7 +429,7 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                 if (*end || fd < 0 || de->d_name[0] == '\0')
                         continue;
                 if (++n > FDS_MAX) {
-                        r = note_error(errors, "fd", E2BIG); /* more than kbound inspects: unjudged */
+                        r = kb_inspect_note_error(errors, "fd", E2BIG); /* more than kbound inspects: unjudged */
                         break;
                 }
                 char link[PATH_MAX + 32], target[TARGET_MAX], info_path[PATH_MAX];
@@ -457,15 +439,15 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                         continue; /* closed meanwhile */
                 target[tl] = '\0';
                 json_object *o = json_object_new_object();
-                if (!o || add(o, "fd", json_object_new_int((int) fd)) < 0 ||
-                    add(o, "target", json_object_new_string(target)) < 0) {
+                if (!o || kb_inspect_add(o, "fd", json_object_new_int((int) fd)) < 0 ||
+                    kb_inspect_add(o, "target", json_object_new_string(target)) < 0) {
                         json_object_put(o);
                         r = -ENOMEM;
                         break;
                 }
                 struct stat st;
                 if (stat(link, &st) == 0) {
-                        json_object *sf = stat_facts(&st);
+                        json_object *sf = kb_inspect_stat_facts(&st);
                         if (!sf) {
                                 json_object_put(o);
                                 r = -ENOMEM;
@@ -474,7 +456,7 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                         json_object_object_foreach(sf, key, value)
                                 json_object_object_add(o, key, json_object_get(value));
                         json_object_put(sf);
-                } else if (add(o, "stat_error", json_object_new_string(strerror(errno))) < 0) {
+                } else if (kb_inspect_add(o, "stat_error", json_object_new_string(strerror(errno))) < 0) {
                         json_object_put(o);
                         r = -ENOMEM;
                         break;
@@ -484,19 +466,19 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
                 kb_procfs_fdinfo fi;
                 if (kb_read_file(AT_FDCWD, info_path, 0, 64 * 1024, &info, NULL) == 0 &&
                     kb_procfs_fdinfo_parse(info, &fi) == 0) {
-                        if (add(o, "flags", json_object_new_int64((int64_t) fi.flags)) < 0 ||
-                            add(o, "mnt_id", json_object_new_int64(fi.mnt_id)) < 0 ||
-                            (fi.pid != LLONG_MIN && add(o, "pid", json_object_new_int64(fi.pid)) < 0)) {
+                        if (kb_inspect_add(o, "flags", json_object_new_int64((int64_t) fi.flags)) < 0 ||
+                            kb_inspect_add(o, "mnt_id", json_object_new_int64(fi.mnt_id)) < 0 ||
+                            (fi.pid != LLONG_MIN && kb_inspect_add(o, "pid", json_object_new_int64(fi.pid)) < 0)) {
                                 json_object_put(o);
                                 r = -ENOMEM;
                                 break;
                         }
-                } else if (add(o, "fdinfo_error", json_object_new_string("unreadable")) < 0) {
+                } else if (kb_inspect_add(o, "fdinfo_error", json_object_new_string("unreadable")) < 0) {
                         json_object_put(o);
                         r = -ENOMEM;
                         break;
                 }
-                r = push(fds, o);
+                r = kb_inspect_push(fds, o);
         }
         closedir(d);
         if (r < 0)
@@ -505,24 +487,22 @@ static int fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_
         return 0;
 }
 
-/* "exe": {"path", "dev", "ino"} of the program pid runs (stat through /proc/<pid>/exe, the file
- * the kernel holds, whatever its path now names), or "exe_error". -ENOMEM only. */
-static int exe_facts(const char *proc_root, pid_t pid, json_object *proc) {
+int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *proc) {
         char link[PATH_MAX], target[TARGET_MAX];
         struct stat st;
         snprintf(link, sizeof link, "%s/%d/exe", proc_root, (int) pid);
         ssize_t tl = readlink(link, target, sizeof target - 1);
         if (tl < 0 || stat(link, &st) < 0)
-                return add(proc, "exe_error", json_object_new_string(strerror(errno)));
+                return kb_inspect_add(proc, "exe_error", json_object_new_string(strerror(errno)));
         target[tl] = '\0';
         json_object *exe = json_object_new_object();
-        if (!exe || add(exe, "path", json_object_new_string(target)) < 0 ||
-            add(exe, "dev", dev_string(st.st_dev)) < 0 ||
-            add(exe, "ino", json_object_new_int64((int64_t) st.st_ino)) < 0) {
+        if (!exe || kb_inspect_add(exe, "path", json_object_new_string(target)) < 0 ||
+            kb_inspect_add(exe, "dev", kb_inspect_dev_string(st.st_dev)) < 0 ||
+            kb_inspect_add(exe, "ino", json_object_new_int64((int64_t) st.st_ino)) < 0) {
                 json_object_put(exe);
                 return -ENOMEM;
         }
-        return add(proc, "exe", exe);
+        return kb_inspect_add(proc, "exe", exe);
 }
 
 /* Everything about one sandbox process. -ESRCH if it ended meanwhile. */
@@ -532,7 +512,7 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         json_object *p = NULL;
         if (!errors)
                 return -ENOMEM;
-        int r = read_proc(t->proc_root, pid, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL);
+        int r = kb_inspect_read_proc(t->proc_root, pid, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL);
         if (r == -ESRCH)
                 return r;
         if (r >= 0)
@@ -542,75 +522,64 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         if (r < 0) {
                 /* Unreadable status: the process is still listed, with only the error. */
                 p = json_object_new_object();
-                if (!p || note_error(errors, "status", r) < 0) {
+                if (!p || kb_inspect_note_error(errors, "status", r) < 0) {
                         json_object_put(p);
                         return -ENOMEM;
                 }
         }
         _cleanup_json_ json_object *proc = p;
-        if (add(proc, "pid", json_object_new_int(pid)) < 0)
+        if (kb_inspect_add(proc, "pid", json_object_new_int(pid)) < 0)
                 return -ENOMEM;
         kb_procfs_stat st;
-        r = read_proc(t->proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
+        r = kb_inspect_read_proc(t->proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
         if (r == -ESRCH)
                 return r;
         if (r >= 0)
                 r = kb_procfs_stat_parse(stat_text, &st);
         if (r >= 0) {
-                if (add(proc, "session", json_object_new_int(st.session)) < 0 ||
-                    add(proc, "pgrp", json_object_new_int(st.pgrp)) < 0 ||
-                    add(proc, "tty_nr", json_object_new_int(st.tty_nr)) < 0)
+                if (kb_inspect_add(proc, "session", json_object_new_int(st.session)) < 0 ||
+                    kb_inspect_add(proc, "pgrp", json_object_new_int(st.pgrp)) < 0 ||
+                    kb_inspect_add(proc, "tty_nr", json_object_new_int(st.tty_nr)) < 0)
                         return -ENOMEM;
-        } else if (note_error(errors, "stat", r) < 0)
+        } else if (kb_inspect_note_error(errors, "stat", r) < 0)
                 return -ENOMEM;
         json_object *ns = NULL;
-        r = ns_object(t->proc_root, pid, errors, &ns);
+        r = kb_inspect_ns_object(t->proc_root, pid, errors, &ns);
         if (r < 0)
                 return r;
-        if (add(proc, "ns", ns) < 0)
+        if (kb_inspect_add(proc, "ns", ns) < 0)
                 return -ENOMEM;
         json_object *owners = NULL;
-        r = ns_owners_object(t->proc_root, pid, errors, &owners);
+        r = kb_inspect_ns_owners_object(t->proc_root, pid, errors, &owners);
         if (r < 0)
                 return r;
-        if (add(proc, "ns_owners", owners) < 0)
+        if (kb_inspect_add(proc, "ns_owners", owners) < 0)
                 return -ENOMEM;
-        r = exe_facts(t->proc_root, pid, proc);
+        r = kb_inspect_exe_facts(t->proc_root, pid, proc);
         if (r < 0)
                 return r;
         static const char *const maps[] = {"uid_map", "gid_map"};
         for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
                 _cleanup_free_ char *text = NULL;
-                r = read_proc(t->proc_root, pid, maps[i], MAP_MAX, &text, NULL);
+                r = kb_inspect_read_proc(t->proc_root, pid, maps[i], MAP_MAX, &text, NULL);
                 if (r == -ESRCH)
                         return r;
-                if (r >= 0 ? add(proc, maps[i], map_text(text)) < 0 : note_error(errors, maps[i], r) < 0)
+                if (r >= 0 ? kb_inspect_add(proc, maps[i], map_text(text)) < 0
+                           : kb_inspect_note_error(errors, maps[i], r) < 0)
                         return -ENOMEM;
         }
         r = scan_texts(t, pid, proc, errors);
         if (r < 0)
                 return r;
         json_object *fds = NULL;
-        r = fd_facts(t->proc_root, pid, errors, &fds);
+        r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
         if (r < 0)
                 return r;
-        if (add(proc, "fds", fds) < 0 || add(proc, "errors", TAKE_PTR(errors)) < 0)
+        if (kb_inspect_add(proc, "fds", fds) < 0 || kb_inspect_add(proc, "errors", TAKE_PTR(errors)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(proc);
         return 0;
 }
-
-typedef struct proc_entry {
-        pid_t pid, ppid;
-        bool member; /* of the sandbox */
-        bool launch; /* kbound or one of its descendants outside the sandbox */
-        char state;  /* /proc/<pid>/stat's: 'Z' for a zombie (main thread) */
-        long threads;
-        int ns_read; /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
-                      * user's process) */
-        uint64_t ns[NS_TYPES];
-        char comm[17];
-} proc_entry;
 
 /* Every process of proc_root with its parent; *ret is malloc'd. */
 static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n) {
@@ -628,7 +597,7 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
                         continue;
                 _cleanup_free_ char *text = NULL;
                 kb_procfs_stat st;
-                if (read_proc(proc_root, (pid_t) pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) < 0 ||
+                if (kb_inspect_read_proc(proc_root, (pid_t) pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) < 0 ||
                     kb_procfs_stat_parse(text, &st) < 0)
                         continue; /* gone meanwhile */
                 if (n == cap) {
@@ -763,11 +732,11 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         mark_descendants(procs, n, &tree, MARK_MEMBER);
         /* A process of the sandbox's pid namespace that is not a descendant (reparented past init,
          * or started into it from outside) is still the sandbox's, and so are its children. Every
-         * namespace of the others is read here once: ns_holder_facts compares them. */
+         * namespace of the others is read here once: kb_inspect_ns_holder_facts compares them. */
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member)
                         continue;
-                int nr = ns_inodes_all(t->proc_root, procs[i].pid, procs[i].ns);
+                int nr = kb_inspect_ns_inodes_all(t->proc_root, procs[i].pid, procs[i].ns);
                 procs[i].ns_read = nr == 0 ? 1 : nr == -ESRCH ? 0 : -1;
                 if (nr == 0 && procs[i].ns[NS_PID] == t->pidns_ino)
                         procs[i].member = true;
@@ -860,9 +829,7 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
         return r;
 }
 
-/* What path is inside the namespace whose root is root_fd (links followed as there, never out of
- * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */
-static int stat_in_root(int root_fd, const char *path, struct stat *st) {
+int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
         long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
@@ -873,7 +840,7 @@ static int stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
-static int64_t int_of(json_object *o, const char *key) {
+int64_t kb_inspect_int_of(json_object *o, const char *key) {
         json_object *v = NULL;
         return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
                                                                                               : -1;
@@ -885,7 +852,7 @@ static int64_t int_of(json_object *o, const char *key) {
 static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_object **ret) {
         _cleanup_free_ char *mi = NULL;
         _cleanup_json_ json_object *mounts = NULL;
-        int r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+        int r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
         if (r >= 0)
                 r = kb_procfs_mountinfo_parse(mi, &mounts);
         if (r < 0)
@@ -899,11 +866,12 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
                 if (e < 0)
                         snprintf(why, sizeof why, "%s", strerror(-e));
                 else
-                        e = kb_inspect_open_mount_root(root_fd, mp, int_of(m, "id"), &fd, &st, why, sizeof why);
+                        e = kb_inspect_open_mount_root(root_fd, mp, kb_inspect_int_of(m, "id"), &fd, &st, why,
+                                                       sizeof why);
                 if (fd >= 0)
                         close(fd);
-                if (e == 0 ? add(m, "target", stat_facts(&st)) < 0
-                           : add(m, "target_error", json_object_new_string(why)) < 0)
+                if (e == 0 ? kb_inspect_add(m, "target", kb_inspect_stat_facts(&st)) < 0
+                           : kb_inspect_add(m, "target_error", json_object_new_string(why)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(mounts);
@@ -923,25 +891,26 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
         _cleanup_free_ char *unix_text = NULL;
         json_object *unix_list = diag_unix;
         if (!unix_list) {
-                r = read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &unix_text, NULL);
+                r = kb_inspect_read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &unix_text, NULL);
                 if (r >= 0)
                         r = kb_procfs_unix_parse(unix_text, &unix_list);
         }
-        if (r == -ENOMEM || (r < 0 ? note_error(errors, "net/unix", r) : add(net, "unix", unix_list)) < 0)
+        if (r == -ENOMEM ||
+            (r < 0 ? kb_inspect_note_error(errors, "net/unix", r) : kb_inspect_add(net, "unix", unix_list)) < 0)
                 return -ENOMEM;
         for (const char *const *table = net_tables; *table; table++) {
                 char name[32];
                 _cleanup_free_ char *text = NULL;
                 snprintf(name, sizeof name, "net/%s", *table);
-                r = read_proc(t->proc_root, pid, name, KB_PROCFS_NET_MAX, &text, NULL);
-                if (r == -ESRCH && process_exists(t->proc_root, pid))
+                r = kb_inspect_read_proc(t->proc_root, pid, name, KB_PROCFS_NET_MAX, &text, NULL);
+                if (r == -ESRCH && kb_inspect_process_exists(t->proc_root, pid))
                         continue; /* a table this kernel does not have (no IPv6, no udplite...) */
                 if (r >= 0)
                         r = kb_procfs_net_inodes(text, inodes);
-                if (r == -ENOMEM || (r < 0 && note_error(errors, name, r) < 0))
+                if (r == -ENOMEM || (r < 0 && kb_inspect_note_error(errors, name, r) < 0))
                         return -ENOMEM;
         }
-        if (add(net, "socket_inodes", TAKE_PTR(inodes)) < 0)
+        if (kb_inspect_add(net, "socket_inodes", TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
         static const struct {
                 const char *file, *key;
@@ -950,28 +919,54 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
         for (size_t i = 0; i < KB_ELEMENTSOF(lists); i++) {
                 _cleanup_free_ char *text = NULL;
                 json_object *v = NULL;
-                r = read_proc(t->proc_root, pid, lists[i].file, KB_PROCFS_NET_MAX, &text, NULL);
-                if (r == -ESRCH && i == 2 && process_exists(t->proc_root, pid)) {
+                r = kb_inspect_read_proc(t->proc_root, pid, lists[i].file, KB_PROCFS_NET_MAX, &text, NULL);
+                if (r == -ESRCH && i == 2 && kb_inspect_process_exists(t->proc_root, pid)) {
                         /* no IPv6 in this kernel: no IPv6 routes */
-                        if (add(net, lists[i].key, json_object_new_array()) < 0)
+                        if (kb_inspect_add(net, lists[i].key, json_object_new_array()) < 0)
                                 return -ENOMEM;
                         continue;
                 }
                 if (r >= 0)
                         r = lists[i].kind == 0 ? kb_procfs_net_dev_parse(text, &v)
                                                : kb_procfs_routes_parse(text, lists[i].kind == 2, &v);
-                if (r == -ENOMEM || (r < 0 ? note_error(errors, lists[i].file, r) : add(net, lists[i].key, v)) < 0)
+                if (r == -ENOMEM || (r < 0 ? kb_inspect_note_error(errors, lists[i].file, r)
+                                           : kb_inspect_add(net, lists[i].key, v)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(net);
         return 0;
 }
 
-/* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the
- * table dir (/proc/<pid>/fd or a thread's; one that cannot be read is passed over), until visit
- * returns < 0. Returns 0 (also when the process is gone), -errno when the table cannot be read, or
- * visit's error. */
-static int fd_targets_at(const char *dir, int (*visit)(int fd, const char *target, void *userdata), void *userdata) {
+int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns,
+                             const sockets *socks, uint64_t own_netns, json_object **ret_kernel_net) {
+        json_object *errors = NULL, *net = NULL;
+        json_object_object_get_ex(snap, "errors", &errors);
+        json_object_object_get_ex(snap, "net", &net);
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long) netns);
+        if (!json_object_object_get_ex(net, key, NULL)) {
+                json_object *facts = NULL;
+                /* kbound's own namespace (the raw-network override) is listed
+                 * from sock_diag, which no socket's name can break. */
+                json_object *diag_unix = NULL;
+                if ((uint64_t) netns == own_netns && socks->list && !(diag_unix = kb_inspect_unix_table_of(socks)))
+                        return -ENOMEM;
+                int r = net_facts(t, pid, diag_unix, errors, &facts);
+                if (r == -ESRCH)
+                        return 0;
+                if (r < 0 || kb_inspect_add(net, key, facts) < 0)
+                        return -ENOMEM;
+        }
+        if (pid == t->kernel_pid) {
+                json_object_object_get_ex(net, key, ret_kernel_net);
+                if (kb_inspect_add(snap, "kernel_net", json_object_new_string(key)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_inspect_fd_targets_at(const char *dir, int (*visit)(int fd, const char *target, void *userdata),
+                             void *userdata) {
         DIR *d = opendir(dir);
         if (!d)
                 return errno == ENOENT ? 0 : -errno;
@@ -992,24 +987,22 @@ static int fd_targets_at(const char *dir, int (*visit)(int fd, const char *targe
         return r;
 }
 
-/* fd_targets_at for the table /proc/<pid>/fd (the main thread's). */
-static int fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
-                      void *userdata) {
+int kb_inspect_fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
+                          void *userdata) {
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
-        return fd_targets_at(dir, visit, userdata);
+        return kb_inspect_fd_targets_at(dir, visit, userdata);
 }
 
 static int push_channel(int fd, const char *target, void *inodes) {
         (void) fd;
         if (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0)
-                return push(inodes, json_object_new_string(target));
+                return kb_inspect_push(inodes, json_object_new_string(target));
         return 0;
 }
 
-/* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
-static int channel_inodes(const char *proc_root, pid_t pid, json_object *inodes) {
-        return fd_targets(proc_root, pid, push_channel, inodes);
+int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *inodes) {
+        return kb_inspect_fd_targets(proc_root, pid, push_channel, inodes);
 }
 
 /* "NAME=sha256:<hex>" for one environment entry of len bytes: the name in clear (at most 256 bytes
@@ -1036,7 +1029,7 @@ static json_object *env_digest(const char *entry, size_t len) {
 json_object *kb_inspect_env_digests(char *const *env) {
         _cleanup_json_ json_object *out = json_object_new_array();
         for (char *const *e = env; out && e && *e; e++)
-                if (push(out, env_digest(*e, strlen(*e))) < 0)
+                if (kb_inspect_push(out, env_digest(*e, strlen(*e))) < 0)
                         return NULL;
         return TAKE_PTR(out);
 }
@@ -1046,27 +1039,26 @@ json_object *kb_inspect_env_digests(char *const *env) {
 static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_object *l, json_object *errors) {
         _cleanup_free_ char *env = NULL;
         size_t len = 0;
-        int r = launcher > 0 ? read_proc(t->proc_root, launcher, "environ", ENVIRON_MAX, &env, &len) : -ESRCH;
+        int r = launcher > 0 ? kb_inspect_read_proc(t->proc_root, launcher, "environ", ENVIRON_MAX, &env, &len)
+                             : -ESRCH;
         if (r < 0)
-                return note_error(errors, "the launcher's environment", r);
+                return kb_inspect_note_error(errors, "the launcher's environment", r);
         _cleanup_json_ json_object *digests = json_object_new_array();
         if (!digests)
                 return -ENOMEM;
         for (size_t i = 0; i < len;) {
                 size_t elen = strnlen(env + i, len - i);
-                if (push(digests, env_digest(env + i, elen)) < 0)
+                if (kb_inspect_push(digests, env_digest(env + i, elen)) < 0)
                         return -ENOMEM;
                 i += elen + 1;
         }
-        if (add(l, "environ", TAKE_PTR(digests)) < 0)
+        if (kb_inspect_add(l, "environ", TAKE_PTR(digests)) < 0)
                 return -ENOMEM;
-        return exe_facts(t->proc_root, launcher, l);
+        return kb_inspect_exe_facts(t->proc_root, launcher, l);
 }
 
-/* The process running bwrap outside the sandbox (init's parent), what it was started with, and the
- * channels the launch side (kbound, the launcher and its helpers) holds. */
-static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
-                          json_object **ret) {
+int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
+                              json_object **ret) {
         _cleanup_json_ json_object *l = json_object_new_object(), *argv = json_object_new_array(),
                                    *inodes = json_object_new_array();
         if (!l || !argv || !inodes)
@@ -1078,63 +1070,56 @@ static int launcher_facts(const kb_inspect_target *t, const proc_entry *procs, s
         for (size_t i = 0; i < n; i++)
                 if (procs[i].pid == launcher)
                         launcher_parent = procs[i].ppid;
-        if (add(l, "pid", json_object_new_int(launcher)) < 0 ||
-            add(l, "ppid", json_object_new_int(launcher_parent)) < 0 ||
-            add(l, "spawned", json_object_new_int(t->launcher_pid)) < 0 ||
-            add(l, "kbound", json_object_new_int(getpid())) < 0)
+        if (kb_inspect_add(l, "pid", json_object_new_int(launcher)) < 0 ||
+            kb_inspect_add(l, "ppid", json_object_new_int(launcher_parent)) < 0 ||
+            kb_inspect_add(l, "spawned", json_object_new_int(t->launcher_pid)) < 0 ||
+            kb_inspect_add(l, "kbound", json_object_new_int(getpid())) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *cmd = NULL;
         size_t len = 0;
-        int r = launcher > 0 ? read_proc(t->proc_root, launcher, "cmdline", CMDLINE_MAX, &cmd, &len) : -ESRCH;
+        int r = launcher > 0 ? kb_inspect_read_proc(t->proc_root, launcher, "cmdline", CMDLINE_MAX, &cmd, &len)
+                             : -ESRCH;
         if (r < 0) {
-                if (note_error(errors, "the launcher's command line", r) < 0)
+                if (kb_inspect_note_error(errors, "the launcher's command line", r) < 0)
                         return -ENOMEM;
         } else {
                 size_t count = 0;
                 for (size_t i = 0; i < len && count < ARGV_MAX; count++) {
                         size_t alen = strnlen(cmd + i, len - i);
-                        if (push(argv, json_object_new_string_len(cmd + i, (int) alen)) < 0)
+                        if (kb_inspect_push(argv, json_object_new_string_len(cmd + i, (int) alen)) < 0)
                                 return -ENOMEM;
                         i += alen + 1;
                 }
                 if (count == ARGV_MAX &&
-                    note_error(errors, "the launcher's command line (too many arguments)", E2BIG) < 0)
+                    kb_inspect_note_error(errors, "the launcher's command line (too many arguments)", E2BIG) < 0)
                         return -ENOMEM;
         }
-        if (add(l, "argv", TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
+        if (kb_inspect_add(l, "argv", TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 if (!procs[i].launch)
                         continue;
-                r = channel_inodes(t->proc_root, procs[i].pid, inodes);
+                r = kb_inspect_channel_inodes(t->proc_root, procs[i].pid, inodes);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0 && note_error(errors, "the launch side's descriptors", r) < 0)
+                if (r < 0 && kb_inspect_note_error(errors, "the launch side's descriptors", r) < 0)
                         return -ENOMEM;
         }
-        if (add(l, "outside_inodes", TAKE_PTR(inodes)) < 0)
+        if (kb_inspect_add(l, "outside_inodes", TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
 }
 
-/* A few namespace inodes (the sandbox's, kbound's), looked up linearly: there are tens. */
-#define NS_SET_MAX 1024
-typedef struct ns_set {
-        uint64_t ino[NS_SET_MAX];
-        size_t n;
-} ns_set;
-
-static bool ns_set_has(const ns_set *set, uint64_t ino) {
+bool kb_inspect_ns_set_has(const ns_set *set, uint64_t ino) {
         for (size_t i = 0; i < set->n; i++)
                 if (set->ino[i] == ino)
                         return true;
         return false;
 }
 
-/* Adds ino unless it is 0, already there, or in except. -E2BIG when full. */
-static int ns_set_add(ns_set *set, uint64_t ino, const ns_set *except) {
-        if (ino == 0 || ns_set_has(set, ino) || (except && ns_set_has(except, ino)))
+int kb_inspect_ns_set_add(ns_set *set, uint64_t ino, const ns_set *except) {
+        if (ino == 0 || kb_inspect_ns_set_has(set, ino) || (except && kb_inspect_ns_set_has(except, ino)))
                 return 0;
         if (set->n == NS_SET_MAX)
                 return -E2BIG;
@@ -1150,10 +1135,7 @@ static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) 
         return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
 }
 
-/* The namespace type of an nsfs link target ("net:[4026532008]": a descriptor opened from
- * /proc/<pid>/ns/ or from a bind mount of one; a bind mount's root in mountinfo reads the same)
- * and its inode into *ret_ino; NULL for any other target ("pipe:[N]", "socket:[N]", a path). */
-static const char *nsfs_target(const char *target, uint64_t *ret_ino) {
+const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino) {
         static const char *const types[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", "time"};
         for (size_t i = 0; i < KB_ELEMENTSOF(types); i++) {
                 size_t len = strlen(types[i]);
@@ -1173,14 +1155,14 @@ static const char *nsfs_target(const char *target, uint64_t *ret_ino) {
 static int drop_namespace(int fd, const char *target, void *userdata) {
         uint64_t ino;
         int *closed = userdata;
-        if (fd >= 3 && nsfs_target(target, &ino) && close(fd) == 0)
+        if (fd >= 3 && kb_inspect_nsfs_target(target, &ino) && close(fd) == 0)
                 (*closed)++;
         return 0;
 }
 
 int kb_inspect_drop_inherited_namespaces(void) {
         int closed = 0;
-        int r = fd_targets("/proc", getpid(), drop_namespace, &closed);
+        int r = kb_inspect_fd_targets("/proc", getpid(), drop_namespace, &closed);
         return r < 0 ? r : closed;
 }
 
@@ -1194,7 +1176,7 @@ typedef struct ns_candidate {
         size_t proc;      /* index into the look's process list */
         pid_t tid;        /* the thread whose link or table it is (the process's own pid: the main one) */
         int fd;           /* the descriptor; -1: the thread is in the namespace */
-        const char *type; /* namespaces[] name, or nsfs_target's */
+        const char *type; /* namespaces[] name, or kb_inspect_nsfs_target's */
         uint64_t ino;
 } ns_candidate;
 
@@ -1219,15 +1201,16 @@ static const char candidate_socket[] = "socket";
 static int push_outside_channel(json_object *channels, const proc_entry *e, pid_t tid, int fd, const char *target,
                                 bool netns) {
         json_object *c = json_object_new_object();
-        if (!c || add(c, "target", json_object_new_string(target)) < 0 ||
-            add(c, "pid", json_object_new_int(e->pid)) < 0 || add(c, "name", json_object_new_string(e->comm)) < 0 ||
-            add(c, "fd", json_object_new_int(fd)) < 0 ||
-            (tid != e->pid && add(c, "thread", json_object_new_int(tid)) < 0) ||
-            (netns && add(c, "netns", json_object_new_boolean(true)) < 0)) {
+        if (!c || kb_inspect_add(c, "target", json_object_new_string(target)) < 0 ||
+            kb_inspect_add(c, "pid", json_object_new_int(e->pid)) < 0 ||
+            kb_inspect_add(c, "name", json_object_new_string(e->comm)) < 0 ||
+            kb_inspect_add(c, "fd", json_object_new_int(fd)) < 0 ||
+            (tid != e->pid && kb_inspect_add(c, "thread", json_object_new_int(tid)) < 0) ||
+            (netns && kb_inspect_add(c, "netns", json_object_new_boolean(true)) < 0)) {
                 json_object_put(c);
                 return -ENOMEM;
         }
-        return push(channels, c);
+        return kb_inspect_push(channels, c);
 }
 
 /* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
@@ -1243,14 +1226,14 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
                 return push_outside_channel(w->channels, w->entry, w->tid, fd, target, false);
         }
         uint64_t ino = 0;
-        const char *type = nsfs_target(target, &ino);
+        const char *type = kb_inspect_nsfs_target(target, &ino);
         if (json_object_object_get_ex(w->netns_sockets, target, NULL)) {
                 /* A socket of the sandbox's network namespace in a process outside (made there by a
                  * process that entered it, then left): a way in. A look's sock_diag socket is
                  * one for a moment: confirmed later. */
                 type = candidate_socket;
                 ino = strtoull(target + 8, NULL, 10);
-        } else if (!type || !ns_set_has(w->sandbox, ino))
+        } else if (!type || !kb_inspect_ns_set_has(w->sandbox, ino))
                 return 0;
         if (w->n_candidates == NS_CANDIDATES_MAX) {
                 w->dropped++;
@@ -1264,6 +1247,7 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
 /* The namespace inodes of one thread (/proc/<pid>/task/<tid>/ns); a type this kernel lacks is 0.
  * Returns 0 (also for a thread gone meanwhile), or -errno when its links cannot be read. */
 static int task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t ret[NS_TYPES]) {
+        const char *const *ns_names = kb_inspect_namespaces();
         char path[PATH_MAX];
         memset(ret, 0, NS_TYPES * sizeof *ret);
         snprintf(path, sizeof path, "%s/%d/task/%d/ns", proc_root, (int) pid, (int) tid);
@@ -1272,12 +1256,12 @@ static int task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t 
                 return errno == ENOENT ? 0 : -errno;
         for (size_t i = 0; i < NS_TYPES; i++) {
                 char link[64];
-                ssize_t len = readlinkat(dfd, namespaces[i], link, sizeof link - 1);
+                ssize_t len = readlinkat(dfd, ns_names[i], link, sizeof link - 1);
                 if (len <= 0)
                         continue;
                 link[len] = '\0';
                 uint64_t ino;
-                if (nsfs_target(link, &ino))
+                if (kb_inspect_nsfs_target(link, &ino))
                         ret[i] = ino;
         }
         return 0;
@@ -1301,7 +1285,7 @@ static bool candidate_still(const char *proc_root, const proc_entry *e, const ns
                 return strcmp(link, want) == 0;
         }
         uint64_t ino;
-        const char *type = nsfs_target(link, &ino);
+        const char *type = kb_inspect_nsfs_target(link, &ino);
         return type && strcmp(type, c->type) == 0 && ino == c->ino;
 }
 
@@ -1309,15 +1293,16 @@ static bool candidate_still(const char *proc_root, const proc_entry *e, const ns
  * is a thread's (other than the main one). */
 static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int fd, const char *type, uint64_t ino) {
         json_object *h = json_object_new_object();
-        if (!h || add(h, "pid", json_object_new_int(e->pid)) < 0 ||
-            add(h, "name", json_object_new_string(e->comm)) < 0 || add(h, "ns", json_object_new_string(type)) < 0 ||
-            add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 ||
-            (fd >= 0 && add(h, "fd", json_object_new_int(fd)) < 0) ||
-            (tid != e->pid && add(h, "thread", json_object_new_int(tid)) < 0)) {
+        if (!h || kb_inspect_add(h, "pid", json_object_new_int(e->pid)) < 0 ||
+            kb_inspect_add(h, "name", json_object_new_string(e->comm)) < 0 ||
+            kb_inspect_add(h, "ns", json_object_new_string(type)) < 0 ||
+            kb_inspect_add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 ||
+            (fd >= 0 && kb_inspect_add(h, "fd", json_object_new_int(fd)) < 0) ||
+            (tid != e->pid && kb_inspect_add(h, "thread", json_object_new_int(tid)) < 0)) {
                 json_object_put(h);
                 return -ENOMEM;
         }
-        return push(holders, h);
+        return kb_inspect_push(holders, h);
 }
 
 /* The other threads of a process outside: each one's namespaces (a thread may setns on its own:
@@ -1326,6 +1311,7 @@ static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int
  * for a zombie main thread, whose links and table are gone while other threads live on. Returns 0,
  * -ENOMEM, or -errno when a table could not be read (counted by the caller). */
 static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
+        const char *const *ns_names = kb_inspect_namespaces();
         const proc_entry *e = w->entry;
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/task", t->proc_root, (int) e->pid);
@@ -1346,21 +1332,21 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
                 if (task_ns_inodes(t->proc_root, e->pid, (pid_t) tid, ns) < 0)
                         *ret_unreadable = true;
                 for (size_t k = 0; k < NS_TYPES; k++) {
-                        if (!ns[k] || !ns_set_has(w->sandbox, ns[k]))
+                        if (!ns[k] || !kb_inspect_ns_set_has(w->sandbox, ns[k]))
                                 continue;
                         if (w->n_candidates == NS_CANDIDATES_MAX) {
                                 w->dropped++;
                                 continue;
                         }
                         w->candidates[w->n_candidates++] = (ns_candidate){
-                                .proc = w->proc, .tid = (pid_t) tid, .fd = -1, .type = namespaces[k], .ino = ns[k]};
+                                .proc = w->proc, .tid = (pid_t) tid, .fd = -1, .type = ns_names[k], .ino = ns[k]};
                 }
                 if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
                         continue; /* the main thread's table, walked already */
                 char fds[PATH_MAX + 32];
                 snprintf(fds, sizeof fds, "%s/%ld/fd", dir, tid);
                 w->tid = (pid_t) tid;
-                r = fd_targets_at(fds, ns_fd_seen, w);
+                r = kb_inspect_fd_targets_at(fds, ns_fd_seen, w);
                 w->tid = e->pid;
                 if (r < 0 && r != -ENOMEM) {
                         *ret_unreadable = true;
@@ -1371,42 +1357,40 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
         return r;
 }
 
-/* "ns_holders" [push_holder's], "sandbox_namespaces" [inode], "outside_channels" [{"target",
- * "pid", "name", "fd", "thread"}] (the sandbox's pipes and sockets that a process outside but the
- * launch side holds too) and "ns_outside" {"read", "unreadable", "holders", "kbound_helpers",
- * "transient", "fd_tables_read", "fd_tables_unreadable"}:
- * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
- * namespaces (any of their threads), or hold one open through a descriptor (any of their tables).
- * The sandbox's namespaces are those of its processes and the user namespaces above them, less
- * kbound's own and those above kbound's user namespace, which every host process shares. A process
- * outside whose namespaces kbound cannot read (another user's, when kbound is not root) is counted
- * as unreadable, not judged; one whose namespaces were read but not its descriptors is counted in
- * fd_tables_unreadable, which the judge fails. kbound's own process is not read (its looks open
- * the sandbox's namespaces themselves). What a look also does for a moment (a thread in one, a
- * descriptor of one, a fork of kbound's program in one) is a holder only if still there at least
- * NS_CONFIRM_MS later ("transient" counts those gone by then). -ENOMEM only. */
-static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
-                           json_object *snap, json_object *errors) {
-        _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
-        _cleanup_json_ json_object *holders = json_object_new_array(), *own_chain = json_object_new_array();
-        if (!own || !sandbox || !holders || !own_chain)
+/* What the walk of the processes outside counts ("ns_outside"). */
+typedef struct holder_counts {
+        int64_t read, unreadable, found, own_helpers, fd_read, fd_unreadable, transient;
+} holder_counts;
+
+/* kbound's own namespaces and the user namespaces above its own, into own: every host process
+ * shares those above kbound's user namespace. Returns 0, -ENOMEM, or -errno when they cannot be
+ * read. */
+static int own_namespaces(const kb_inspect_target *t, ns_set *own) {
+        _cleanup_json_ json_object *own_chain = json_object_new_array();
+        if (!own_chain)
                 return -ENOMEM;
         uint64_t mine[NS_TYPES];
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/ns/user", t->proc_root, (int) getpid());
         _cleanup_close_ int user_fd = open(path, O_RDONLY | O_CLOEXEC);
-        int r = ns_inodes_all(t->proc_root, getpid(), mine);
+        int r = kb_inspect_ns_inodes_all(t->proc_root, getpid(), mine);
         if (r >= 0)
-                r = user_fd < 0 ? -errno : owner_chain(user_fd, true, own_chain);
-        if (r == -ENOMEM)
-                return r;
+                r = user_fd < 0 ? -errno : kb_inspect_owner_chain(user_fd, true, own_chain);
         if (r < 0)
-                return note_error(errors, "kbound's own namespaces", r);
+                return r;
         for (size_t i = 0; i < NS_TYPES; i++)
-                (void) ns_set_add(own, mine[i], NULL);
+                (void) kb_inspect_ns_set_add(own, mine[i], NULL);
         for (size_t i = 0; i < json_object_array_length(own_chain); i++)
-                (void) ns_set_add(own, (uint64_t) json_object_get_int64(json_object_array_get_idx(own_chain, i)), NULL);
-        r = 0;
+                (void) kb_inspect_ns_set_add(
+                        own, (uint64_t) json_object_get_int64(json_object_array_get_idx(own_chain, i)), NULL);
+        return 0;
+}
+
+/* The sandbox's namespaces into sandbox and snap's "sandbox_namespaces": those of its processes and
+ * the user namespaces above them, less own. Too many is noted in errors. -ENOMEM only. */
+static int sandbox_namespaces(json_object *processes, const ns_set *own, ns_set *sandbox, json_object *snap,
+                              json_object *errors) {
+        int r = 0;
         for (size_t p = 0; r >= 0 && p < json_object_array_length(processes); p++) {
                 json_object *proc = json_object_array_get_idx(processes, p), *ns = NULL, *owners = NULL;
                 json_object_object_get_ex(proc, "ns", &ns);
@@ -1414,34 +1398,35 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                 if (ns) {
                         json_object_object_foreach(ns, name, ino) {
                                 (void) name;
-                                r = r < 0 ? r : ns_set_add(sandbox, (uint64_t) json_object_get_int64(ino), own);
+                                r = r < 0 ? r
+                                          : kb_inspect_ns_set_add(sandbox, (uint64_t) json_object_get_int64(ino), own);
                         }
                 }
                 if (owners) {
                         json_object_object_foreach(owners, oname, chain) {
                                 (void) oname;
                                 for (size_t c = 0; r >= 0 && c < json_object_array_length(chain); c++)
-                                        r = ns_set_add(
+                                        r = kb_inspect_ns_set_add(
                                                 sandbox,
                                                 (uint64_t) json_object_get_int64(json_object_array_get_idx(chain, c)),
                                                 own);
                         }
                 }
         }
-        if (r < 0 && note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
+        if (r < 0 && kb_inspect_note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
                 return -ENOMEM;
         json_object *listed = json_object_new_array();
-        if (add(snap, "sandbox_namespaces", listed) < 0)
+        if (kb_inspect_add(snap, "sandbox_namespaces", listed) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < sandbox->n; i++)
-                if (push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
+                if (kb_inspect_push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
                         return -ENOMEM;
-        int64_t read = 0, unreadable = 0, found = 0, own_helpers = 0, fd_read = 0, fd_unreadable = 0, transient = 0;
-        _cleanup_json_ json_object *wanted = json_object_new_object();
-        json_object *channels = json_object_new_array();
-        _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
-        if (!wanted || !candidates || add(snap, "outside_channels", channels) < 0)
-                return -ENOMEM;
+        return 0;
+}
+
+/* The "pipe:[N]" and "socket:[N]" targets of the sandbox processes' descriptors, as keys of wanted.
+ * -ENOMEM only. */
+static int channels_wanted(json_object *processes, json_object *wanted) {
         for (size_t p = 0; p < json_object_array_length(processes); p++) {
                 json_object *fds = kb_json_get(json_object_array_get_idx(processes, p), "fds");
                 for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
@@ -1451,10 +1436,12 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                                 return -ENOMEM;
                 }
         }
-        /* Every socket of the sandbox's network namespaces, when this look read their tables. */
-        _cleanup_json_ json_object *netns_sockets = json_object_new_object();
-        if (!netns_sockets)
-                return -ENOMEM;
+        return 0;
+}
+
+/* Every socket of the sandbox's network namespaces, when this look read their tables (snap's
+ * "net"), as "socket:[N]" keys of netns_sockets. -ENOMEM only. */
+static int netns_socket_targets(json_object *snap, json_object *netns_sockets) {
         json_object *nets = kb_json_get(snap, "net");
         if (nets) {
                 json_object_object_foreach(nets, netns, table) {
@@ -1464,7 +1451,8 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         char key[40];
                         for (size_t i = 0; unix_list && i < json_object_array_length(unix_list); i++) {
                                 snprintf(key, sizeof key, "socket:[%lld]",
-                                         (long long) int_of(json_object_array_get_idx(unix_list, i), "inode"));
+                                         (long long) kb_inspect_int_of(json_object_array_get_idx(unix_list, i),
+                                                                       "inode"));
                                 if (json_object_object_add(netns_sockets, key, NULL) < 0)
                                         return -ENOMEM;
                         }
@@ -1476,12 +1464,18 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                         }
                 }
         }
-        ns_fd_walk walk = {.sandbox = sandbox,
-                           .candidates = candidates,
-                           .channels_wanted = wanted,
-                           .netns_sockets = netns_sockets,
-                           .channels = channels};
+        return 0;
+}
+
+/* Walks every process outside the sandbox but kbound's own: its descriptor tables and threads
+ * (ns_fd_seen, other_threads), and the namespaces of its main thread. A holder seen for sure goes
+ * to holders at once; what a look also does for a moment becomes a candidate of w, and
+ * *ret_last_seen the time the last one was seen. -ENOMEM only. */
+static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, size_t n, ns_fd_walk *w,
+                        json_object *holders, holder_counts *c, int64_t *ret_last_seen) {
+        const char *const *ns_names = kb_inspect_namespaces();
         struct stat self_exe;
+        char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
         bool have_self = stat(path, &self_exe) == 0;
         int64_t last_seen = 0;
@@ -1490,100 +1484,143 @@ static int ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, 
                 if (e->member || e->ns_read == 0 || e->pid == getpid())
                         continue;
                 if (e->ns_read < 0) {
-                        unreadable++;
+                        c->unreadable++;
                         continue;
                 }
-                read++;
-                size_t candidates_from = walk.n_candidates;
-                walk.proc = i;
-                walk.entry = e;
-                walk.tid = e->pid;
+                c->read++;
+                size_t candidates_from = w->n_candidates;
+                w->proc = i;
+                w->entry = e;
+                w->tid = e->pid;
                 bool table_unreadable = false;
                 if (e->state != 'Z') {
-                        r = fd_targets(t->proc_root, e->pid, ns_fd_seen, &walk);
+                        int r = kb_inspect_fd_targets(t->proc_root, e->pid, ns_fd_seen, w);
                         if (r == -ENOMEM)
                                 return r;
                         table_unreadable = r < 0;
                 }
                 /* threads 0: the count could not be parsed, so the threads are read too */
-                if ((e->threads != 1 || e->state == 'Z') && other_threads(t, &walk, &table_unreadable) < 0)
+                if ((e->threads != 1 || e->state == 'Z') && other_threads(t, w, &table_unreadable) < 0)
                         return -ENOMEM;
                 if (table_unreadable)
-                        fd_unreadable++;
+                        c->fd_unreadable++;
                 else
-                        fd_read++;
+                        c->fd_read++;
                 /* The main thread in one of the sandbox's namespaces: a holder, unless it is a fork of
                  * kbound's program (its parent runs it too: only kbound starts one, a look's helper
                  * when kbound is not root), which is confirmed like a look's moments. */
                 bool helper = false;
                 for (size_t k = 0; k < NS_TYPES; k++) {
-                        if (!e->ns[k] || !ns_set_has(sandbox, e->ns[k]))
+                        if (!e->ns[k] || !kb_inspect_ns_set_has(w->sandbox, e->ns[k]))
                                 continue;
                         if (!helper && have_self && same_exe(t->proc_root, e->pid, &self_exe) &&
                             same_exe(t->proc_root, e->ppid, &self_exe))
                                 helper = true;
-                        if (helper && walk.n_candidates < NS_CANDIDATES_MAX) {
-                                candidates[walk.n_candidates++] = (ns_candidate){
-                                        .proc = i, .tid = e->pid, .fd = -1, .type = namespaces[k], .ino = e->ns[k]};
+                        if (helper && w->n_candidates < NS_CANDIDATES_MAX) {
+                                w->candidates[w->n_candidates++] = (ns_candidate){
+                                        .proc = i, .tid = e->pid, .fd = -1, .type = ns_names[k], .ino = e->ns[k]};
                                 continue;
                         }
-                        if (found++ < NS_HOLDERS_MAX &&
-                            push_holder(holders, e, e->pid, -1, namespaces[k], e->ns[k]) < 0)
+                        if (c->found++ < NS_HOLDERS_MAX &&
+                            push_holder(holders, e, e->pid, -1, ns_names[k], e->ns[k]) < 0)
                                 return -ENOMEM;
                 }
                 if (helper)
-                        own_helpers++;
-                if (walk.n_candidates > candidates_from)
+                        c->own_helpers++;
+                if (w->n_candidates > candidates_from)
                         last_seen = kb_now_ms();
         }
+        *ret_last_seen = last_seen;
+        return 0;
+}
+
+/* The candidates of w read again, at least NS_CONFIRM_MS after the last was seen: one still there
+ * is a holder (into holders) or, for a socket of the sandbox's network, an outside channel (into
+ * w->channels); one gone is counted as transient. -ENOMEM only. */
+static int confirm_candidates(const kb_inspect_target *t, const proc_entry *procs, const ns_fd_walk *w,
+                              int64_t last_seen, json_object *holders, holder_counts *c) {
         /* Candidates past the table's room are holders at once: no pass rests on their number. */
-        found += walk.dropped;
-        if (walk.n_candidates > 0) {
+        c->found += w->dropped;
+        if (w->n_candidates > 0) {
                 int64_t wait = last_seen + NS_CONFIRM_MS - kb_now_ms();
                 if (wait > 0)
                         (void) poll(NULL, 0, (int) wait);
         }
-        for (size_t c = 0; c < walk.n_candidates; c++) {
-                const ns_candidate *cand = &candidates[c];
+        for (size_t i = 0; i < w->n_candidates; i++) {
+                const ns_candidate *cand = &w->candidates[i];
                 const proc_entry *e = &procs[cand->proc];
                 if (!candidate_still(t->proc_root, e, cand)) {
-                        transient++;
+                        c->transient++;
                         continue;
                 }
                 if (cand->type == candidate_socket) {
                         /* never dropped (the candidates are bounded): boundary.network sees each one */
                         char target[40];
                         snprintf(target, sizeof target, "socket:[%llu]", (unsigned long long) cand->ino);
-                        if (push_outside_channel(channels, e, cand->tid, cand->fd, target, true) < 0)
+                        if (push_outside_channel(w->channels, e, cand->tid, cand->fd, target, true) < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                if (found++ < NS_HOLDERS_MAX && push_holder(holders, e, cand->tid, cand->fd, cand->type, cand->ino) < 0)
+                if (c->found++ < NS_HOLDERS_MAX &&
+                    push_holder(holders, e, cand->tid, cand->fd, cand->type, cand->ino) < 0)
                         return -ENOMEM;
         }
-        json_object *outside = json_object_new_object();
-        if (!outside || add(outside, "read", json_object_new_int64(read)) < 0 ||
-            add(outside, "unreadable", json_object_new_int64(unreadable)) < 0 ||
-            add(outside, "kbound_helpers", json_object_new_int64(own_helpers)) < 0 ||
-            add(outside, "transient", json_object_new_int64(transient)) < 0 ||
-            add(outside, "holders", json_object_new_int64(found)) < 0 ||
-            add(outside, "fd_tables_read", json_object_new_int64(fd_read)) < 0 ||
-            add(outside, "fd_tables_unreadable", json_object_new_int64(fd_unreadable)) < 0) {
-                json_object_put(outside);
-                return -ENOMEM;
-        }
-        if (add(snap, "ns_outside", outside) < 0 || add(snap, "ns_holders", TAKE_PTR(holders)) < 0)
-                return -ENOMEM;
         return 0;
 }
 
-/* One mount table of the sandbox: the kernel's, or that of another mount namespace among its
- * processes, with the root of a process of that namespace that its paths are looked up from. */
-typedef struct sandbox_table {
-        pid_t pid;
-        json_object *mounts; /* borrowed from the snapshot */
-        int root_fd;         /* -1 when it could not be opened */
-} sandbox_table;
+/* The "ns_outside" object of the counts c; NULL if out of memory. */
+static json_object *outside_counts(const holder_counts *c) {
+        json_object *outside = json_object_new_object();
+        if (!outside || kb_inspect_add(outside, "read", json_object_new_int64(c->read)) < 0 ||
+            kb_inspect_add(outside, "unreadable", json_object_new_int64(c->unreadable)) < 0 ||
+            kb_inspect_add(outside, "kbound_helpers", json_object_new_int64(c->own_helpers)) < 0 ||
+            kb_inspect_add(outside, "transient", json_object_new_int64(c->transient)) < 0 ||
+            kb_inspect_add(outside, "holders", json_object_new_int64(c->found)) < 0 ||
+            kb_inspect_add(outside, "fd_tables_read", json_object_new_int64(c->fd_read)) < 0 ||
+            kb_inspect_add(outside, "fd_tables_unreadable", json_object_new_int64(c->fd_unreadable)) < 0) {
+                json_object_put(outside);
+                return NULL;
+        }
+        return outside;
+}
+
+int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                               json_object *snap, json_object *errors) {
+        _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
+        _cleanup_json_ json_object *holders = json_object_new_array();
+        if (!own || !sandbox || !holders)
+                return -ENOMEM;
+        int r = own_namespaces(t, own);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note_error(errors, "kbound's own namespaces", r);
+        if (sandbox_namespaces(processes, own, sandbox, snap, errors) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_object *wanted = json_object_new_object(), *netns_sockets = NULL;
+        json_object *channels = json_object_new_array();
+        _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
+        if (!wanted || !candidates || kb_inspect_add(snap, "outside_channels", channels) < 0 ||
+            channels_wanted(processes, wanted) < 0)
+                return -ENOMEM;
+        netns_sockets = json_object_new_object();
+        if (!netns_sockets || netns_socket_targets(snap, netns_sockets) < 0)
+                return -ENOMEM;
+        ns_fd_walk walk = {.sandbox = sandbox,
+                           .candidates = candidates,
+                           .channels_wanted = wanted,
+                           .netns_sockets = netns_sockets,
+                           .channels = channels};
+        holder_counts counts = {0};
+        int64_t last_seen = 0;
+        if (walk_outside(t, procs, n, &walk, holders, &counts, &last_seen) < 0 ||
+            confirm_candidates(t, procs, &walk, last_seen, holders, &counts) < 0)
+                return -ENOMEM;
+        if (kb_inspect_add(snap, "ns_outside", outside_counts(&counts)) < 0 ||
+            kb_inspect_add(snap, "ns_holders", TAKE_PTR(holders)) < 0)
+                return -ENOMEM;
+        return 0;
+}
 
 /* Whether the object a reach entry names is at at, through mount m of table tb: the mount's own
  * root is found first (kb_inspect_open_mount_root), then the object beneath it, with no link
@@ -1597,8 +1634,8 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
         if (r < 0)
                 snprintf(why, sizeof why, "the host could not open that mount table's root");
-        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_json_str(m, "mountpoint"), int_of(m, "id"), &mount_fd,
-                                                 &st, inner_why, sizeof inner_why)) < 0)
+        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_json_str(m, "mountpoint"), kb_inspect_int_of(m, "id"),
+                                                 &mount_fd, &st, inner_why, sizeof inner_why)) < 0)
                 snprintf(why, sizeof why, "its mount point: %s", inner_why); /* never "no such file" alone */
         else {
                 const char *root = kb_json_str(m, "root");
@@ -1610,50 +1647,44 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         if (r == 0 && !confirmed)
                 snprintf(why, sizeof why, "a different object is there");
         json_object *x = json_object_new_object();
-        if (!x || add(x, "at", json_object_new_string(at)) < 0 ||
-            add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
-            (!confirmed && add(x, "error", json_object_new_string(why)) < 0) ||
-            (tb->pid != t->kernel_pid && add(x, "pid", json_object_new_int(tb->pid)) < 0)) {
+        if (!x || kb_inspect_add(x, "at", json_object_new_string(at)) < 0 ||
+            kb_inspect_add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
+            (!confirmed && kb_inspect_add(x, "error", json_object_new_string(why)) < 0) ||
+            (tb->pid != t->kernel_pid && kb_inspect_add(x, "pid", json_object_new_int(tb->pid)) < 0)) {
                 json_object_put(x);
                 return -ENOMEM;
         }
-        return push(exposed, x);
+        return kb_inspect_push(exposed, x);
 }
 
-/* A new entry of the look's "reach" {name, path, kind, claim, exposed: []}, appended to out.
- * Returns it (borrowed; *ret_exposed: its "exposed" array), NULL if out of memory. */
-static json_object *reach_entry(const char *name, const char *path, const char *kind, const char *claim,
-                                json_object *out, json_object **ret_exposed) {
+json_object *kb_inspect_reach_entry(const char *name, const char *path, const char *kind, const char *claim,
+                                    json_object *out, json_object **ret_exposed) {
         json_object *e = json_object_new_object(), *exposed = json_object_new_array();
-        if (!e || !exposed || add(e, "name", json_object_new_string(name)) < 0 ||
-            add(e, "path", json_object_new_string(path)) < 0 || add(e, "kind", json_object_new_string(kind)) < 0 ||
-            (claim && add(e, "claim", json_object_new_string(claim)) < 0)) {
+        if (!e || !exposed || kb_inspect_add(e, "name", json_object_new_string(name)) < 0 ||
+            kb_inspect_add(e, "path", json_object_new_string(path)) < 0 ||
+            kb_inspect_add(e, "kind", json_object_new_string(kind)) < 0 ||
+            (claim && kb_inspect_add(e, "claim", json_object_new_string(claim)) < 0)) {
                 json_object_put(e);
                 json_object_put(exposed);
                 return NULL;
         }
         json_object_object_add(e, "exposed", exposed);
-        if (push(out, e) < 0)
+        if (kb_inspect_push(out, e) < 0)
                 return NULL;
         *ret_exposed = exposed;
         return e;
 }
 
-/* Where the sandbox's mounts expose the host object at path (a path of the mount namespace whose
- * table is table; host_st: what is there), into e's "exposed": in every mount table of the
- * sandbox, every mount of the same filesystem whose root holds it and that is not covered at that
- * place, confirmed by a look through that table's root (reach_confirm). The entry also carries the
- * host mount's device and, for anything but a directory, its link count: another name of it may
- * lie anywhere on that filesystem. */
-static int expose(const kb_inspect_target *t, json_object *table, const char *path, const struct stat *host_st,
-                  const sandbox_table *tables, size_t n_tables, json_object *e, json_object *exposed) {
+int kb_inspect_expose(const kb_inspect_target *t, json_object *table, const char *path, const struct stat *host_st,
+                      const sandbox_table *tables, size_t n_tables, json_object *e, json_object *exposed) {
         json_object *hm = kb_procfs_mount_of(table, path);
         char rel[PATH_MAX];
         if (!hm || n_tables == 0 || !tables[0].mounts || !kb_procfs_fs_path(hm, path, rel, sizeof rel))
-                return add(e, "error", json_object_new_string("no host mount holds it"));
+                return kb_inspect_add(e, "error", json_object_new_string("no host mount holds it"));
         const char *dev = kb_json_str(hm, "dev");
-        if ((dev && add(e, "dev", json_object_new_string(dev)) < 0) ||
-            (!S_ISDIR(host_st->st_mode) && add(e, "links", json_object_new_int64((int64_t) host_st->st_nlink)) < 0))
+        if ((dev && kb_inspect_add(e, "dev", json_object_new_string(dev)) < 0) ||
+            (!S_ISDIR(host_st->st_mode) &&
+             kb_inspect_add(e, "links", json_object_new_int64((int64_t) host_st->st_nlink)) < 0))
                 return -ENOMEM;
         /* A rename through any writable mount of that filesystem moves what every other mount of it
          * shows (dentries are the filesystem's), so an absence is proof only if none is writable. */
@@ -1683,37 +1714,30 @@ static int expose(const kb_inspect_target *t, json_object *table, const char *pa
         return 0;
 }
 
-/* Where the sandbox's mounts expose the host object at path (reach_entry, expose). */
-static int reach_one(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables, const char *name,
-                     const char *path, const char *kind, const char *claim, json_object *out) {
-        json_object *exposed = NULL, *e = reach_entry(name, path, kind, claim, out, &exposed);
+int kb_inspect_reach_one(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables, const char *name,
+                         const char *path, const char *kind, const char *claim, json_object *out) {
+        json_object *exposed = NULL, *e = kb_inspect_reach_entry(name, path, kind, claim, out, &exposed);
         if (!e)
                 return -ENOMEM;
         struct stat host_st;
         json_object *host_mounts = NULL;
         json_object_object_get_ex(t->host, "mounts", &host_mounts);
         if (lstat(path, &host_st) < 0)
-                return add(e, "error", json_object_new_string(strerror(errno)));
-        return expose(t, host_mounts, path, &host_st, tables, n_tables, e, exposed);
+                return kb_inspect_add(e, "error", json_object_new_string(strerror(errno)));
+        return kb_inspect_expose(t, host_mounts, path, &host_st, tables, n_tables, e, exposed);
 }
 
-/* ---- unix sockets: who holds them, where their files are (sock_diag: sockdiag.h) ---- */
+int kb_inspect_canary_reach(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables,
+                            json_object *reach) {
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < t->n_canaries; i++)
+                if (t->canaries[i].path)
+                        r = kb_inspect_reach_one(t, tables, n_tables, t->canaries[i].name, t->canaries[i].path,
+                                                 "canary", t->canaries[i].claim, reach);
+        return r;
+}
 
-/* A look's unix sockets: kbound's network namespace as sock_diag lists it, and who holds what. */
-typedef struct sockets {
-        const kb_inspect_target *t;
-        const proc_entry *procs;
-        size_t n_procs;
-        json_object *processes; /* the look's sandbox processes (borrowed) */
-        kb_sockdiag_unix *list; /* kbound's network namespace; NULL when it could not be listed */
-        size_t n;
-        json_object *members; /* "socket:[N]" → [pid]: held by sandbox processes */
-        json_object *own;     /* "socket:[N]" → [pid]: held by kbound itself */
-        json_object *launch;  /* the same for kbound's other descendants, read when first needed */
-        json_object *others;  /* the same for every other process, read when first needed */
-} sockets;
-
-static void socket_key(char *buf, size_t size, uint32_t inode) {
+void kb_inspect_socket_key(char *buf, size_t size, uint32_t inode) {
         snprintf(buf, size, "socket:[%u]", inode);
 }
 
@@ -1722,10 +1746,10 @@ static int map_add(json_object *map, const char *key, pid_t pid) {
         json_object *pids = NULL;
         if (!json_object_object_get_ex(map, key, &pids)) {
                 pids = json_object_new_array();
-                if (add(map, key, pids) < 0)
+                if (kb_inspect_add(map, key, pids) < 0)
                         return -ENOMEM;
         }
-        return push(pids, json_object_new_int(pid));
+        return kb_inspect_push(pids, json_object_new_int(pid));
 }
 
 typedef struct socket_owner {
@@ -1743,14 +1767,14 @@ static int add_socket(int fd, const char *target, void *userdata) {
  * gone, -errno when its table cannot be read. */
 static int fd_sockets(const char *proc_root, pid_t pid, json_object *map) {
         socket_owner o = {.map = map, .pid = pid};
-        return fd_targets(proc_root, pid, add_socket, &o);
+        return kb_inspect_fd_targets(proc_root, pid, add_socket, &o);
 }
 
 /* The short name of a process ("?" when it cannot be read). */
 static void process_name(const char *proc_root, pid_t pid, char *buf, size_t size) {
         _cleanup_free_ char *text = NULL;
         kb_procfs_stat st;
-        if (read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) == 0 &&
+        if (kb_inspect_read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) == 0 &&
             kb_procfs_stat_parse(text, &st) == 0)
                 snprintf(buf, size, "%s", st.comm);
         else
@@ -1786,7 +1810,7 @@ static int holders_scan(sockets *s, bool launch_side) {
                 if (s->procs[i].member || s->procs[i].launch) {
                         char key[16];
                         snprintf(key, sizeof key, "%d", (int) s->procs[i].pid);
-                        if (add(skip, key, json_object_new_boolean(true)) < 0)
+                        if (kb_inspect_add(skip, key, json_object_new_boolean(true)) < 0)
                                 return -ENOMEM;
                 }
         DIR *d = opendir(s->t->proc_root);
@@ -1808,14 +1832,9 @@ static int holders_scan(sockets *s, bool launch_side) {
         return r;
 }
 
-/* Who holds the socket inode: [{"pid", "name", "side"}], side "kbound", "sandbox", "launch"
- * (kbound's other descendants, bwrap's launcher among them) or "host", the first of these that
- * does; the launch side's descriptors are read only when neither kbound nor the sandbox holds it,
- * the rest of the host's only when the launch side does not either. Returns a new array, NULL if
- * out of memory. */
-static json_object *holders_of(sockets *s, uint32_t inode) {
+json_object *kb_inspect_holders_of(sockets *s, uint32_t inode) {
         char key[32];
-        socket_key(key, sizeof key, inode);
+        kb_inspect_socket_key(key, sizeof key, inode);
         json_object *out = json_object_new_array(), *pids = NULL;
         if (!out)
                 return NULL;
@@ -1833,19 +1852,19 @@ static json_object *holders_of(sockets *s, uint32_t inode) {
                         if (pass == 1) {
                                 for (size_t p = 0; p < json_object_array_length(s->processes); p++) {
                                         json_object *proc = json_object_array_get_idx(s->processes, p);
-                                        if (int_of(proc, "pid") == pid && kb_json_str(proc, "name"))
+                                        if (kb_inspect_int_of(proc, "pid") == pid && kb_json_str(proc, "name"))
                                                 snprintf(name, sizeof name, "%s", kb_json_str(proc, "name"));
                                 }
                         } else if (pass >= 2)
                                 process_name(s->t->proc_root, pid, name, sizeof name);
                         json_object *h = json_object_new_object();
-                        if (!h || add(h, "pid", json_object_new_int(pid)) < 0 ||
-                            add(h, "name", json_object_new_string(name)) < 0 ||
-                            add(h, "side", json_object_new_string(sides[pass])) < 0) {
+                        if (!h || kb_inspect_add(h, "pid", json_object_new_int(pid)) < 0 ||
+                            kb_inspect_add(h, "name", json_object_new_string(name)) < 0 ||
+                            kb_inspect_add(h, "side", json_object_new_string(sides[pass])) < 0) {
                                 json_object_put(h);
                                 goto oom;
                         }
-                        if (push(out, h) < 0) /* push put h */
+                        if (kb_inspect_push(out, h) < 0) /* push put h */
                                 goto oom;
                         found = true;
                 }
@@ -1856,14 +1875,14 @@ oom:
         return NULL;
 }
 
-static const char *socket_type_name(uint8_t type) {
+const char *kb_inspect_socket_type_name(uint8_t type) {
         return type == SOCK_STREAM      ? "stream"
                : type == SOCK_DGRAM     ? "dgram"
                : type == SOCK_SEQPACKET ? "seqpacket"
                                         : "other";
 }
 
-static const char *socket_state_name(uint8_t state) {
+const char *kb_inspect_socket_state_name(uint8_t state) {
         /* The TCP state numbers, as unix sockets use them. */
         return state == 10  ? "listening"
                : state == 1 ? "connected"
@@ -1885,13 +1904,13 @@ static json_object *socket_name(const kb_sockdiag_unix *u) {
         return json_object_new_string_len(buf, u->name_len);
 }
 
-/* {"inode", "type", "state", "path", "peer"} of u. */
-static json_object *socket_facts(const kb_sockdiag_unix *u) {
+json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u) {
         json_object *o = json_object_new_object(), *name = socket_name(u);
-        if (!o || add(o, "inode", json_object_new_int64(u->inode)) < 0 ||
-            add(o, "type", json_object_new_string(socket_type_name(u->type))) < 0 ||
-            add(o, "state", json_object_new_string(socket_state_name(u->state))) < 0 ||
-            (name && add(o, "path", TAKE_PTR(name)) < 0) || add(o, "peer", json_object_new_int64(u->peer)) < 0) {
+        if (!o || kb_inspect_add(o, "inode", json_object_new_int64(u->inode)) < 0 ||
+            kb_inspect_add(o, "type", json_object_new_string(kb_inspect_socket_type_name(u->type))) < 0 ||
+            kb_inspect_add(o, "state", json_object_new_string(kb_inspect_socket_state_name(u->state))) < 0 ||
+            (name && kb_inspect_add(o, "path", TAKE_PTR(name)) < 0) ||
+            kb_inspect_add(o, "peer", json_object_new_int64(u->peer)) < 0) {
                 json_object_put(name);
                 json_object_put(o);
                 return NULL;
@@ -1899,16 +1918,13 @@ static json_object *socket_facts(const kb_sockdiag_unix *u) {
         return o;
 }
 
-/* kbound's network namespace as /proc/net/unix would show it ({"inode", "listening", "path"}), for
- * a sandbox that shares it (the raw-network override): sock_diag's list, which no name can
- * break. */
-static json_object *unix_table_of(const sockets *s) {
+json_object *kb_inspect_unix_table_of(const sockets *s) {
         json_object *a = json_object_new_array();
         for (size_t i = 0; a && i < s->n; i++) {
                 json_object *o = json_object_new_object(), *name = socket_name(&s->list[i]);
-                if (!o || add(o, "inode", json_object_new_int64(s->list[i].inode)) < 0 ||
-                    add(o, "listening", json_object_new_boolean(s->list[i].state == 10)) < 0 ||
-                    (name && add(o, "path", TAKE_PTR(name)) < 0) || push(a, TAKE_PTR(o)) < 0) {
+                if (!o || kb_inspect_add(o, "inode", json_object_new_int64(s->list[i].inode)) < 0 ||
+                    kb_inspect_add(o, "listening", json_object_new_boolean(s->list[i].state == 10)) < 0 ||
+                    (name && kb_inspect_add(o, "path", TAKE_PTR(name)) < 0) || kb_inspect_push(a, TAKE_PTR(o)) < 0) {
                         json_object_put(name);
                         json_object_put(o);
                         json_object_put(a);
@@ -1918,10 +1934,7 @@ static json_object *unix_table_of(const sockets *s) {
         return a;
 }
 
-/* Reads kbound's network namespace (sock_diag) and who holds what: the sandbox's processes (from
- * the look's descriptor tables) and kbound itself. A list that cannot be had is recorded in errors
- * ("kbound's unix sockets"): the checks that need it fail. */
-static int sockets_init(sockets *s, json_object *errors) {
+int kb_inspect_sockets_init(sockets *s, json_object *errors) {
         s->members = json_object_new_object();
         s->own = json_object_new_object();
         if (!s->members || !s->own)
@@ -1932,7 +1945,7 @@ static int sockets_init(sockets *s, json_object *errors) {
                 for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
                         const char *target = kb_json_str(json_object_array_get_idx(fds, f), "target");
                         if (target && strncmp(target, "socket:[", 8) == 0 &&
-                            map_add(s->members, target, (pid_t) int_of(p, "pid")) < 0)
+                            map_add(s->members, target, (pid_t) kb_inspect_int_of(p, "pid")) < 0)
                                 return -ENOMEM;
                 }
         }
@@ -1940,12 +1953,12 @@ static int sockets_init(sockets *s, json_object *errors) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return note_error(errors, "kbound's unix sockets", r);
+                return kb_inspect_note_error(errors, "kbound's unix sockets", r);
         r = kb_sockdiag_unix_list(-1, &s->list, &s->n);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return note_error(errors, "kbound's unix sockets", r);
+                return kb_inspect_note_error(errors, "kbound's unix sockets", r);
         return 0;
 }
 
@@ -1955,14 +1968,14 @@ static int sockets_init(sockets *s, json_object *errors) {
  * most 200 ms, until one holds it; what is found is added to s->members. Returns 1 if held now. */
 static int resolve_unheld(sockets *s, uint32_t inode) {
         char key[32];
-        socket_key(key, sizeof key, inode);
+        kb_inspect_socket_key(key, sizeof key, inode);
         for (int attempt = 0; attempt < 20; attempt++) {
                 if (json_object_object_get_ex(s->members, key, NULL))
                         return 1;
                 if (attempt > 0)
                         poll(NULL, 0, 10);
                 for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
-                        pid_t pid = (pid_t) int_of(json_object_array_get_idx(s->processes, i), "pid");
+                        pid_t pid = (pid_t) kb_inspect_int_of(json_object_array_get_idx(s->processes, i), "pid");
                         _cleanup_json_ json_object *now = json_object_new_object();
                         if (!now)
                                 return -ENOMEM;
@@ -1976,7 +1989,7 @@ static int resolve_unheld(sockets *s, uint32_t inode) {
         return json_object_object_get_ex(s->members, key, NULL) ? 1 : 0;
 }
 
-static void sockets_done(sockets *s) {
+void kb_inspect_sockets_done(sockets *s) {
         free(s->list);
         json_object_put(s->members);
         json_object_put(s->own);
@@ -1984,12 +1997,7 @@ static void sockets_done(sockets *s) {
         json_object_put(s->others);
 }
 
-/* "kbound_sockets": the inodes of kbound's own unix sockets; "kbound_net_sockets": every socket of
- * kbound's network namespace a sandbox process holds (socket_facts, and who holds its peer:
- * "peer_held_by", holders_of). A unix socket lives in the network namespace of the side that
- * connected, so the kernel's end of each of kbound's connections is here, and so is any socket of
- * the host's network handed into the sandbox. */
-static int kbound_side_sockets(sockets *s, json_object *snap) {
+int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap) {
         if (!s->list)
                 return 0;
         _cleanup_json_ json_object *mine = json_object_new_array(), *held = json_object_new_array();
@@ -1998,28 +2006,25 @@ static int kbound_side_sockets(sockets *s, json_object *snap) {
         for (size_t i = 0; i < s->n; i++) {
                 const kb_sockdiag_unix *u = &s->list[i];
                 char key[32];
-                socket_key(key, sizeof key, u->inode);
-                if (json_object_object_get_ex(s->own, key, NULL) && push(mine, json_object_new_int64(u->inode)) < 0)
+                kb_inspect_socket_key(key, sizeof key, u->inode);
+                if (json_object_object_get_ex(s->own, key, NULL) &&
+                    kb_inspect_push(mine, json_object_new_int64(u->inode)) < 0)
                         return -ENOMEM;
                 if (!json_object_object_get_ex(s->members, key, NULL))
                         continue;
-                json_object *o = socket_facts(u);
-                if (!o || push(held, o) < 0)
+                json_object *o = kb_inspect_socket_facts(u);
+                if (!o || kb_inspect_push(held, o) < 0)
                         return -ENOMEM;
-                if (u->peer && add(o, "peer_held_by", holders_of(s, u->peer)) < 0)
+                if (u->peer && kb_inspect_add(o, "peer_held_by", kb_inspect_holders_of(s, u->peer)) < 0)
                         return -ENOMEM;
         }
-        if (add(snap, "kbound_sockets", TAKE_PTR(mine)) < 0 || add(snap, "kbound_net_sockets", TAKE_PTR(held)) < 0)
+        if (kb_inspect_add(snap, "kbound_sockets", TAKE_PTR(mine)) < 0 ||
+            kb_inspect_add(snap, "kbound_net_sockets", TAKE_PTR(held)) < 0)
                 return -ENOMEM;
         return 0;
 }
 
-/* "endpoints": the kernel's endpoints kbound must be connected to (sandbox paths; "file": the
- * socket file in the team's runtime folder, or "error"); "connections": every connection of
- * kbound's own to a socket file in the team's runtime folder ({"endpoint", "kbound_socket",
- * "peer", "holders": holders_of the peer}). The peer of each is the kernel's end, found by inode,
- * not by a name: whatever listens at a path, this is the socket kbound talks over. */
-static int connection_facts(sockets *s, json_object *snap) {
+int kb_inspect_connection_facts(sockets *s, json_object *snap) {
         const kb_inspect_target *t = s->t;
         _cleanup_json_ json_object *endpoints = json_object_new_array(), *conns = json_object_new_array();
         if (!endpoints || !conns)
@@ -2027,21 +2032,22 @@ static int connection_facts(sockets *s, json_object *snap) {
         const char *prefix = KB_SANDBOX_RUNTIME "/";
         for (const char *const *ep = t->endpoints; ep && *ep; ep++) {
                 json_object *e = json_object_new_object();
-                if (!e || push(endpoints, e) < 0 || add(e, "path", json_object_new_string(*ep)) < 0)
+                if (!e || kb_inspect_push(endpoints, e) < 0 ||
+                    kb_inspect_add(e, "path", json_object_new_string(*ep)) < 0)
                         return -ENOMEM;
                 char host[PATH_MAX];
                 struct stat st;
                 if (!t->own_runtime || strncmp(*ep, prefix, strlen(prefix)) != 0 ||
                     snprintf(host, sizeof host, "%s/%s", t->own_runtime, *ep + strlen(prefix)) >= (int) sizeof host) {
-                        if (add(e, "error", json_object_new_string("not in the team's runtime folder")) < 0)
+                        if (kb_inspect_add(e, "error", json_object_new_string("not in the team's runtime folder")) < 0)
                                 return -ENOMEM;
                 } else if (lstat(host, &st) < 0) {
-                        if (add(e, "error", json_object_new_string(strerror(errno))) < 0)
+                        if (kb_inspect_add(e, "error", json_object_new_string(strerror(errno))) < 0)
                                 return -ENOMEM;
                 } else if (!S_ISSOCK(st.st_mode)) {
-                        if (add(e, "error", json_object_new_string("not a socket")) < 0)
+                        if (kb_inspect_add(e, "error", json_object_new_string("not a socket")) < 0)
                                 return -ENOMEM;
-                } else if (add(e, "file", stat_facts(&st)) < 0)
+                } else if (kb_inspect_add(e, "file", kb_inspect_stat_facts(&st)) < 0)
                         return -ENOMEM;
         }
         DIR *d = t->own_runtime && s->list ? opendir(t->own_runtime) : NULL;
@@ -2055,7 +2061,7 @@ static int connection_facts(sockets *s, json_object *snap) {
                 for (size_t i = 0; r >= 0 && i < s->n; i++) {
                         const kb_sockdiag_unix *u = &s->list[i], *peer = NULL;
                         char key[32], endpoint[PATH_MAX];
-                        socket_key(key, sizeof key, u->inode);
+                        kb_inspect_socket_key(key, sizeof key, u->inode);
                         if (!u->peer || !json_object_object_get_ex(s->own, key, NULL))
                                 continue;
                         peer = kb_sockdiag_find(s->list, s->n, u->peer);
@@ -2068,16 +2074,18 @@ static int connection_facts(sockets *s, json_object *snap) {
                                 break;
                         }
                         json_object *c = json_object_new_object();
-                        if (!c || push(conns, c) < 0 || add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
-                            add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
-                            add(c, "peer", json_object_new_int64(u->peer)) < 0 ||
-                            add(c, "holders", holders_of(s, u->peer)) < 0)
+                        if (!c || kb_inspect_push(conns, c) < 0 ||
+                            kb_inspect_add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
+                            kb_inspect_add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
+                            kb_inspect_add(c, "peer", json_object_new_int64(u->peer)) < 0 ||
+                            kb_inspect_add(c, "holders", kb_inspect_holders_of(s, u->peer)) < 0)
                                 r = -ENOMEM;
                 }
         }
         if (d)
                 closedir(d);
-        if (r < 0 || add(snap, "endpoints", TAKE_PTR(endpoints)) < 0 || add(snap, "connections", TAKE_PTR(conns)) < 0)
+        if (r < 0 || kb_inspect_add(snap, "endpoints", TAKE_PTR(endpoints)) < 0 ||
+            kb_inspect_add(snap, "connections", TAKE_PTR(conns)) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -2174,15 +2182,16 @@ static void host_sockets_done(host_sockets_ctx *x) {
 }
 
 static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size) {
-        snprintf(buf, size, "%s unix %s socket", socket_state_name(u->state), socket_type_name(u->type));
+        snprintf(buf, size, "%s unix %s socket", kb_inspect_socket_state_name(u->state),
+                 kb_inspect_socket_type_name(u->type));
         return buf;
 }
 
 /* Finds the file of u, a pathname socket of a host network namespace (rep: one of that namespace's
  * processes, 0 for kbound's own), by its name: in kbound's mount namespace, in rep's, in each
  * holder's (a relative name from the holder's working folder), each try confirmed by the file's
- * device and inode. When found, appends u's reach entry (reach_entry, expose) and returns 1;
- * returns 0 when it is not found, -ENOMEM. */
+ * device and inode. When found, appends u's reach entry (kb_inspect_reach_entry, kb_inspect_expose)
+ * and returns 1; returns 0 when it is not found, -ENOMEM. */
 static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t rep) {
         const kb_inspect_target *t = x->s->t;
         char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[32];
@@ -2199,7 +2208,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
         for (int pass = 0; pass < 2; pass++) {
                 if (pass == 1) {
                         /* Not where its name says: ask who holds it. */
-                        json_object *holders = holders_of(x->s, u->inode);
+                        json_object *holders = kb_inspect_holders_of(x->s, u->inode);
                         if (!holders)
                                 return -ENOMEM;
                         n_tries = 0;
@@ -2208,7 +2217,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                 json_object *h = json_object_array_get_idx(holders, i);
                                 const char *side = kb_json_str(h, "side");
                                 if (side && strcmp(side, "sandbox") != 0)
-                                        tries[n_tries++] = (pid_t) int_of(h, "pid");
+                                        tries[n_tries++] = (pid_t) kb_inspect_int_of(h, "pid");
                         }
                         json_object_put(holders);
                 }
@@ -2244,9 +2253,10 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                 _cleanup_free_ char *mi = NULL;
                                 snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
                                 _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (root_fd < 0 || stat_in_root(root_fd, path, &st) < 0)
+                                if (root_fd < 0 || kb_inspect_stat_in_root(root_fd, path, &st) < 0)
                                         continue;
-                                int r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+                                int r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX,
+                                                             &mi, NULL);
                                 if (r >= 0)
                                         r = kb_procfs_mountinfo_parse(mi, &table);
                                 if (r == -ENOMEM)
@@ -2266,12 +2276,14 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                 snprintf(shown, sizeof shown, "%s", path);
                         else
                                 snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
-                        json_object *exposed = NULL, *e = reach_entry(socket_kind(u, kind, sizeof kind), shown,
-                                                                      "socket", "boundary.sockets", x->reach, &exposed);
-                        json_object *facts = socket_facts(u);
-                        if (!e || !facts || add(e, "socket", facts) < 0)
+                        json_object *exposed = NULL,
+                                    *e = kb_inspect_reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                "boundary.sockets", x->reach, &exposed);
+                        json_object *facts = kb_inspect_socket_facts(u);
+                        if (!e || !facts || kb_inspect_add(e, "socket", facts) < 0)
                                 return -ENOMEM;
-                        return expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM : 1;
+                        return kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM
+                                                                                                              : 1;
                 }
         }
         return 0;
@@ -2292,18 +2304,18 @@ static void file_key(const kb_sockdiag_unix *u, char *buf, size_t size) {
  * socket file on a device one of the kernel's mounts is on is placed (place_socket) through any
  * socket bound to it (a connection not yet accepted carries its listener's file, and is placed
  * with it). One still unplaced and still there when the namespace is listed again is kept in
- * x->pending for host_sockets to judge once every namespace was read. */
+ * x->pending for kb_inspect_host_sockets to judge once every namespace was read. */
 static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, size_t n, pid_t rep, int diag) {
         size_t first = x->n_pending;
         for (size_t i = 0; i < n; i++) {
                 const kb_sockdiag_unix *u = &list[i];
                 char key[64];
                 int r = 0;
-                socket_key(key, sizeof key, u->inode);
+                kb_inspect_socket_key(key, sizeof key, u->inode);
                 if (json_object_object_get_ex(x->s->members, key, NULL))
                         continue; /* the sandbox's own */
                 char peer_key[32];
-                socket_key(peer_key, sizeof peer_key, u->peer);
+                kb_inspect_socket_key(peer_key, sizeof peer_key, u->peer);
                 if (u->peer && json_object_object_get_ex(x->s->own, peer_key, NULL))
                         continue; /* the far end of one of kbound's own connections (identity.pid2 judges whose) */
                 if (!kb_sockdiag_is_path(u)) {
@@ -2323,7 +2335,7 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                                 x->checked++;
                                 bool elsewhere = !json_object_object_get_ex(x->devs, dev, NULL);
                                 x->elsewhere += elsewhere; /* no mount of the sandbox is on its filesystem */
-                                if (add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
+                                if (kb_inspect_add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
                                         return -ENOMEM;
                                 if (elsewhere)
                                         continue;
@@ -2331,7 +2343,7 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                         r = place_socket(x, u, rep);
                         if (r < 0)
                                 return r;
-                        if (r == 1 && add(x->files, key, json_object_new_boolean(true)) < 0)
+                        if (r == 1 && kb_inspect_add(x->files, key, json_object_new_boolean(true)) < 0)
                                 return -ENOMEM;
                         if (r == 1 || seen)
                                 continue; /* one socket of an unplaced file is enough to judge */
@@ -2392,18 +2404,19 @@ static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
                                 if (!*suffix ||
                                     snprintf(at, sizeof at, "%s/%s", strcmp(mp, "/") == 0 ? "" : mp, suffix) >=
                                             (int) sizeof at ||
-                                    stat_in_root(x->tables[k].root_fd, at, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-                                    (uint32_t) st.st_ino != u->file_ino || st.st_dev != u->file_dev)
+                                    kb_inspect_stat_in_root(x->tables[k].root_fd, at, &st) < 0 ||
+                                    !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+                                    st.st_dev != u->file_dev)
                                         continue;
                                 char kind[64], shown[PATH_MAX + 64];
                                 snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
-                                json_object *exposed = NULL,
-                                            *e = reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
-                                                             "boundary.sockets", x->reach, &exposed);
-                                json_object *where = json_object_new_object(), *facts = socket_facts(u);
-                                if (!e || !where || add(where, "at", json_object_new_string(at)) < 0 ||
-                                    add(where, "confirmed", json_object_new_boolean(true)) < 0 ||
-                                    push(exposed, where) < 0 || add(e, "socket", facts) < 0)
+                                json_object *exposed = NULL, *e = kb_inspect_reach_entry(
+                                                                     socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                     "boundary.sockets", x->reach, &exposed);
+                                json_object *where = json_object_new_object(), *facts = kb_inspect_socket_facts(u);
+                                if (!e || !where || kb_inspect_add(where, "at", json_object_new_string(at)) < 0 ||
+                                    kb_inspect_add(where, "confirmed", json_object_new_boolean(true)) < 0 ||
+                                    kb_inspect_push(exposed, where) < 0 || kb_inspect_add(e, "socket", facts) < 0)
                                         return -ENOMEM;
                                 return 1;
                         }
@@ -2434,28 +2447,30 @@ static int unplaced_sockets(host_sockets_ctx *x) {
                                  major(u->file_dev), minor(u->file_dev), u->file_ino);
                 else
                         snprintf(why, sizeof why, "the kernel did not say which file it is bound to");
-                json_object *o = socket_facts(u);
-                if (!o || push(x->not_claimed, o) < 0 || add(o, "why", json_object_new_string(why)) < 0 ||
-                    (u->has_uid && add(o, "uid", json_object_new_int64(u->uid)) < 0) ||
-                    add(o, "held_by", holders_of(x->s, u->inode)) < 0)
+                json_object *o = kb_inspect_socket_facts(u);
+                if (!o || kb_inspect_push(x->not_claimed, o) < 0 ||
+                    kb_inspect_add(o, "why", json_object_new_string(why)) < 0 ||
+                    (u->has_uid && kb_inspect_add(o, "uid", json_object_new_int64(u->uid)) < 0) ||
+                    kb_inspect_add(o, "held_by", kb_inspect_holders_of(x->s, u->inode)) < 0)
                         return -ENOMEM;
         }
         return 0;
 }
 
 /* A network namespace kbound could not enter, read from /proc/<pid>/net/unix instead: text whose
- * names their owners choose, so only a path found on the host as a socket is placed (reach_one);
- * the rest is reported as not placed, and a table that cannot be read or parsed as such, never
- * skipped (the lines of it that have the table's shape are still looked for). */
+ * names their owners choose, so only a path found on the host as a socket is placed
+ * (kb_inspect_reach_one); the rest is reported as not placed, and a table that cannot be read or
+ * parsed as such, never skipped (the lines of it that have the table's shape are still looked
+ * for). */
 static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
         const kb_inspect_target *t = x->s->t;
         json_object *o = json_object_new_object();
-        if (!o || push(not_entered, o) < 0 || add(o, "pid", json_object_new_int(pid)) < 0 ||
-            add(o, "error", json_object_new_string(strerror(-enter_error))) < 0)
+        if (!o || kb_inspect_push(not_entered, o) < 0 || kb_inspect_add(o, "pid", json_object_new_int(pid)) < 0 ||
+            kb_inspect_add(o, "error", json_object_new_string(strerror(-enter_error))) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *text = NULL;
         _cleanup_json_ json_object *list = NULL;
-        int r = read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
+        int r = kb_inspect_read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
         if (r >= 0)
                 r = kb_procfs_unix_parse(text, &list);
         if (r == -ENOMEM)
@@ -2463,7 +2478,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
         if (r < 0) {
                 /* Recorded; the lines that have the table's shape are still looked for. */
                 size_t skipped = 0;
-                if (add(o, "table_error", json_object_new_string(strerror(-r))) < 0)
+                if (kb_inspect_add(o, "table_error", json_object_new_string(strerror(-r))) < 0)
                         return -ENOMEM;
                 r = text ? kb_procfs_unix_parse_lenient(text, &list, &skipped) : -ENODATA;
                 if (r == -ENOMEM)
@@ -2477,7 +2492,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 const char *path = kb_json_str(u, "path");
                 char key[64];
                 struct stat st;
-                snprintf(key, sizeof key, "socket:[%lld]", (long long) int_of(u, "inode"));
+                snprintf(key, sizeof key, "socket:[%lld]", (long long) kb_inspect_int_of(u, "inode"));
                 if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
                         continue;
                 if (path[0] != '/' || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
@@ -2487,40 +2502,28 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 snprintf(key, sizeof key, "%u:%u:%u", major(st.st_dev), minor(st.st_dev), (uint32_t) st.st_ino);
                 if (json_object_object_get_ex(x->files, key, NULL))
                         continue;
-                if (add(x->files, key, json_object_new_boolean(true)) < 0)
+                if (kb_inspect_add(x->files, key, json_object_new_boolean(true)) < 0)
                         return -ENOMEM;
                 by_path++;
-                if (reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path, "socket",
-                              "boundary.sockets", x->reach) < 0)
+                if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path,
+                                         "socket", "boundary.sockets", x->reach) < 0)
                         return -ENOMEM;
         }
-        if (add(o, "placed_by_path", json_object_new_int64((int64_t) by_path)) < 0 ||
-            add(o, "unplaced", json_object_new_int64((int64_t) unplaced)) < 0)
+        if (kb_inspect_add(o, "placed_by_path", json_object_new_int64((int64_t) by_path)) < 0 ||
+            kb_inspect_add(o, "unplaced", json_object_new_int64((int64_t) unplaced)) < 0)
                 return -ENOMEM;
         return 0;
 }
 
-/* Every bound pathname unix socket of the host (any type, any state), from kbound's network
- * namespace and every other one the /proc walk finds (one process each; the sandbox's own is
- * skipped): where the sandbox's mounts expose its file (place_socket). Adds "socket_namespaces"
- * (how many were listed), "socket_namespaces_not_entered" ([{pid, error, table_error,
- * placed_by_path, unplaced}]), "socket_namespaces_skipped" (past SOCKET_NAMESPACES_MAX),
- * "host_sockets" {checked, elsewhere, vanished, not_claimed} and "abstract_sockets" (bound to abstract names in
- * kbound's namespace, which a sandbox sharing it reaches). */
-static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
-                        json_object *reach) {
+int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
+                            json_object *reach) {
         const kb_inspect_target *t = s->t;
         _cleanup_json_ json_object *devs = json_object_new_object(), *files = json_object_new_object(),
                                    *not_entered = json_object_new_array(), *not_claimed = json_object_new_array();
         _cleanup_free_ uint64_t *seen = calloc(s->n_procs + 1, sizeof(uint64_t));
         if (!devs || !files || !not_entered || !not_claimed || !seen)
                 return -ENOMEM;
-        for (size_t k = 0; k < n_tables; k++)
-                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
-                        const char *dev = kb_json_str(json_object_array_get_idx(tables[k].mounts, i), "dev");
-                        if (dev)
-                                json_object_object_add(devs, dev, NULL);
-                }
+        kb_inspect_table_devices(tables, n_tables, devs);
         _cleanup_(host_sockets_done) host_sockets_ctx x = {.s = s,
                                                            .tables = tables,
                                                            .n_tables = n_tables,
@@ -2587,56 +2590,52 @@ static int host_sockets(sockets *s, json_object *snap, const sandbox_table *tabl
         if (unplaced_sockets(&x) < 0)
                 return -ENOMEM;
         json_object *counts = json_object_new_object();
-        if (add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
-            add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||
-            add(snap, "socket_namespaces_skipped", json_object_new_int64((int64_t) skipped)) < 0 ||
-            add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 ||
-            add(snap, "host_sockets", counts) < 0 ||
-            add(counts, "checked", json_object_new_int64((int64_t) x.checked)) < 0 ||
-            add(counts, "elsewhere", json_object_new_int64((int64_t) x.elsewhere)) < 0 ||
-            add(counts, "vanished", json_object_new_int64((int64_t) x.vanished)) < 0 ||
-            add(counts, "not_claimed", TAKE_PTR(not_claimed)) < 0)
+        if (kb_inspect_add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
+            kb_inspect_add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||
+            kb_inspect_add(snap, "socket_namespaces_skipped", json_object_new_int64((int64_t) skipped)) < 0 ||
+            kb_inspect_add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 ||
+            kb_inspect_add(snap, "host_sockets", counts) < 0 ||
+            kb_inspect_add(counts, "checked", json_object_new_int64((int64_t) x.checked)) < 0 ||
+            kb_inspect_add(counts, "elsewhere", json_object_new_int64((int64_t) x.elsewhere)) < 0 ||
+            kb_inspect_add(counts, "vanished", json_object_new_int64((int64_t) x.vanished)) < 0 ||
+            kb_inspect_add(counts, "not_claimed", TAKE_PTR(not_claimed)) < 0)
                 return -ENOMEM;
         return 0;
 }
 
-/* Every mount table among processes into snap ("mounts": the kernel's, "mount_tables": any other
- * namespace's by inode), each with its targets looked up through the root of a process of that
- * namespace, into tables (the kernel's first; roots left open for the caller); and the network
- * tables of every network namespace ("net", "kernel_net"). What cannot be read is noted in the
- * snapshot's errors. Returns 0 or -ENOMEM. */
-static int snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap, sandbox_table *tables,
-                           size_t *ret_n, json_object **ret_kernel_net, sockets *socks, uint64_t own_netns) {
-        json_object *errors = NULL, *net = NULL, *mount_tables = NULL, *mounts = NULL;
+int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap,
+                               sandbox_table *tables, size_t *ret_n, json_object **ret_kernel_net, sockets *socks,
+                               uint64_t own_netns) {
+        json_object *errors = NULL, *mount_tables = NULL, *mounts = NULL;
         json_object_object_get_ex(snap, "errors", &errors);
-        json_object_object_get_ex(snap, "net", &net);
         json_object_object_get_ex(snap, "mount_tables", &mount_tables);
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) t->kernel_pid);
         int root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         tables[0] = (sandbox_table){t->kernel_pid, NULL, root_fd};
         *ret_n = 1;
-        if (root_fd < 0 && note_error(errors, "the kernel's root", -errno) < 0)
+        if (root_fd < 0 && kb_inspect_note_error(errors, "the kernel's root", -errno) < 0)
                 return -ENOMEM;
         int r = table_facts(t, t->kernel_pid, root_fd, &mounts);
-        if (r == -ENOMEM || (r < 0 ? note_error(errors, "the kernel's mountinfo", r) : add(snap, "mounts", mounts)) < 0)
+        if (r == -ENOMEM || (r < 0 ? kb_inspect_note_error(errors, "the kernel's mountinfo", r)
+                                   : kb_inspect_add(snap, "mounts", mounts)) < 0)
                 return -ENOMEM;
         tables[0].mounts = mounts;
         uint64_t kernel_mnt = 0;
         bool over = false;
-        (void) ns_inode(t->proc_root, t->kernel_pid, "mnt", &kernel_mnt);
+        (void) kb_inspect_ns_inode(t->proc_root, t->kernel_pid, "mnt", &kernel_mnt);
         for (size_t i = 0; i < json_object_array_length(processes); i++) {
                 json_object *p = json_object_array_get_idx(processes, i), *ns = NULL;
                 json_object_object_get_ex(p, "ns", &ns);
-                pid_t pid = (pid_t) int_of(p, "pid");
-                int64_t mnt = int_of(ns, "mnt"), netns = int_of(ns, "net");
+                pid_t pid = (pid_t) kb_inspect_int_of(p, "pid");
+                int64_t mnt = kb_inspect_int_of(ns, "mnt"), netns = kb_inspect_int_of(ns, "net");
                 char key[32];
                 if (mnt > 0 && (uint64_t) mnt != kernel_mnt) {
                         snprintf(key, sizeof key, "%lld", (long long) mnt);
                         if (!json_object_object_get_ex(mount_tables, key, NULL) &&
                             *ret_n == KB_INSPECT_MOUNT_TABLES_MAX) {
-                                if (!over &&
-                                    note_error(errors, "more mount namespaces than kbound inspects", E2BIG) < 0)
+                                if (!over && kb_inspect_note_error(errors, "more mount namespaces than kbound inspects",
+                                                                   E2BIG) < 0)
                                         return -ENOMEM;
                                 over = true;
                         } else if (!json_object_object_get_ex(mount_tables, key, NULL)) {
@@ -2648,10 +2647,10 @@ static int snapshot_tables(const kb_inspect_target *t, json_object *processes, j
                                         close(fd);
                                 if (r == -ENOMEM)
                                         return r;
-                                if (r < 0 && r != -ESRCH && note_error(errors, "a mount table", r) < 0)
+                                if (r < 0 && r != -ESRCH && kb_inspect_note_error(errors, "a mount table", r) < 0)
                                         return -ENOMEM;
                                 if (r == 0) {
-                                        if (add(mount_tables, key, m) < 0) {
+                                        if (kb_inspect_add(mount_tables, key, m) < 0) {
                                                 if (fd >= 0)
                                                         close(fd);
                                                 return -ENOMEM;
@@ -2660,29 +2659,26 @@ static int snapshot_tables(const kb_inspect_target *t, json_object *processes, j
                                 }
                         }
                 }
-                if (netns > 0) {
-                        snprintf(key, sizeof key, "%lld", (long long) netns);
-                        if (!json_object_object_get_ex(net, key, NULL)) {
-                                json_object *facts = NULL;
-                                /* kbound's own namespace (the raw-network override) is listed
-                                 * from sock_diag, which no socket's name can break. */
-                                json_object *diag_unix = NULL;
-                                if ((uint64_t) netns == own_netns && socks->list && !(diag_unix = unix_table_of(socks)))
-                                        return -ENOMEM;
-                                r = net_facts(t, pid, diag_unix, errors, &facts);
-                                if (r == -ESRCH)
-                                        continue;
-                                if (r < 0 || add(net, key, facts) < 0)
-                                        return -ENOMEM;
-                        }
-                        if (pid == t->kernel_pid) {
-                                json_object_object_get_ex(net, key, ret_kernel_net);
-                                if (add(snap, "kernel_net", json_object_new_string(key)) < 0)
-                                        return -ENOMEM;
-                        }
-                }
+                if (netns > 0 && kb_inspect_net_namespace(t, snap, pid, netns, socks, own_netns, ret_kernel_net) < 0)
+                        return -ENOMEM;
         }
         return 0;
+}
+
+void kb_inspect_table_devices(const sandbox_table *tables, size_t n_tables, json_object *devs) {
+        for (size_t k = 0; k < n_tables; k++)
+                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
+                        const char *dev = kb_json_str(json_object_array_get_idx(tables[k].mounts, i), "dev");
+                        if (dev)
+                                json_object_object_add(devs, dev, NULL);
+                }
+}
+
+void kb_inspect_tables_close(sandbox_table *tables, size_t n_tables) {
+        for (size_t k = 0; k < n_tables; k++)
+                if (tables[k].root_fd >= 0)
+                        close(tables[k].root_fd);
+        free(tables);
 }
 
 /* The id of the first mount in pid's mount table, or -errno (-EINVAL: a zombie, which has no
@@ -2706,16 +2702,7 @@ static int first_mount_id(const char *proc_root, pid_t pid, long long *ret) {
         return 0;
 }
 
-/* "outside_mounts": which devices of the sandbox's mount tables (the keys of wanted) a mount
- * namespace outside the sandbox also holds: {"devices": {dev: a pid whose namespace holds it},
- * "namespaces": outside namespaces read, "unreadable": outside processes whose table could not be
- * read}. A filesystem an outside namespace holds is not the sandbox's own, whatever its type.
- * Every process of the walk that is not the sandbox's counts (kbound and the launcher too); each
- * namespace is read once, known by its ns inode or, where kbound may not read that, by its table's
- * first mount. A process that has exited meanwhile (or is a zombie) has no namespace to read.
- * Also "ns_mounts" [{"pid", "ns", "inode", "mountpoint"}]: a bind mount of one of the sandbox's
- * namespaces (snap's "sandbox_namespaces") in a mount namespace outside, which keeps it alive and
- * lets whoever can open it join it, as `ip netns add` does. */
+/* kb_inspect_outside_mounts, for the devices that are the keys of wanted. */
 static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *wanted,
                           json_object *snap) {
         _cleanup_json_ json_object *o = json_object_new_object(), *devices = json_object_new_object(),
@@ -2725,8 +2712,8 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 return -ENOMEM;
         json_object *listed = kb_json_get(snap, "sandbox_namespaces");
         for (size_t i = 0; i < (listed ? json_object_array_length(listed) : 0); i++)
-                (void) ns_set_add(sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(listed, i)),
-                                  NULL);
+                (void) kb_inspect_ns_set_add(
+                        sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(listed, i)), NULL);
         int n_namespaces = 0, unreadable = 0;
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member)
@@ -2735,7 +2722,7 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 char key[64];
                 uint64_t ino;
                 long long first;
-                int r = ns_inode(t->proc_root, pid, "mnt", &ino);
+                int r = kb_inspect_ns_inode(t->proc_root, pid, "mnt", &ino);
                 if (r == -ESRCH)
                         continue;
                 if (r == 0)
@@ -2751,7 +2738,7 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                         continue;
                 _cleanup_free_ char *mi = NULL;
                 json_object *mounts = NULL;
-                r = read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+                r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
                 if (r >= 0)
                         r = kb_procfs_mountinfo_parse(mi, &mounts);
                 if (r == -ENOMEM)
@@ -2766,7 +2753,7 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 if (json_object_array_length(mounts) > 0) {
                         /* the same namespace, met again through a process whose ns/mnt is unreadable */
                         snprintf(key, sizeof key, "mount:%lld",
-                                 (long long) int_of(json_object_array_get_idx(mounts, 0), "id"));
+                                 (long long) kb_inspect_int_of(json_object_array_get_idx(mounts, 0), "id"));
                         json_object_object_add(seen, key, NULL);
                 }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
@@ -2776,22 +2763,24 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                         uint64_t ns_ino = 0;
                         if (dev && json_object_object_get_ex(wanted, dev, NULL) &&
                             !json_object_object_get_ex(devices, dev, NULL) &&
-                            add(devices, dev, json_object_new_int(pid)) < 0) {
+                            kb_inspect_add(devices, dev, json_object_new_int(pid)) < 0) {
                                 json_object_put(mounts);
                                 return -ENOMEM;
                         }
-                        if (fstype && strcmp(fstype, "nsfs") == 0 && root && (type = nsfs_target(root, &ns_ino)) &&
-                            ns_set_has(sandbox, ns_ino) && json_object_array_length(ns_mounts) < NS_HOLDERS_MAX) {
+                        if (fstype && strcmp(fstype, "nsfs") == 0 && root &&
+                            (type = kb_inspect_nsfs_target(root, &ns_ino)) && kb_inspect_ns_set_has(sandbox, ns_ino) &&
+                            json_object_array_length(ns_mounts) < NS_HOLDERS_MAX) {
                                 json_object *e = json_object_new_object();
-                                if (!e || add(e, "pid", json_object_new_int(pid)) < 0 ||
-                                    add(e, "ns", json_object_new_string(type)) < 0 ||
-                                    add(e, "inode", json_object_new_int64((int64_t) ns_ino)) < 0 ||
-                                    add(e, "mountpoint", json_object_get(kb_json_get(m, "mountpoint"))) < 0) {
+                                if (!e || kb_inspect_add(e, "pid", json_object_new_int(pid)) < 0 ||
+                                    kb_inspect_add(e, "ns", json_object_new_string(type)) < 0 ||
+                                    kb_inspect_add(e, "inode", json_object_new_int64((int64_t) ns_ino)) < 0 ||
+                                    kb_inspect_add(e, "mountpoint", json_object_get(kb_json_get(m, "mountpoint"))) <
+                                            0) {
                                         json_object_put(e);
                                         json_object_put(mounts);
                                         return -ENOMEM;
                                 }
-                                if (push(ns_mounts, e) < 0) { /* push put e */
+                                if (kb_inspect_push(ns_mounts, e) < 0) { /* push put e */
                                         json_object_put(mounts);
                                         return -ENOMEM;
                                 }
@@ -2799,30 +2788,36 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 }
                 json_object_put(mounts);
         }
-        if (add(o, "devices", TAKE_PTR(devices)) < 0 || add(o, "namespaces", json_object_new_int(n_namespaces)) < 0 ||
-            add(o, "unreadable", json_object_new_int(unreadable)) < 0 ||
-            add(snap, "ns_mounts", TAKE_PTR(ns_mounts)) < 0)
+        if (kb_inspect_add(o, "devices", TAKE_PTR(devices)) < 0 ||
+            kb_inspect_add(o, "namespaces", json_object_new_int(n_namespaces)) < 0 ||
+            kb_inspect_add(o, "unreadable", json_object_new_int(unreadable)) < 0 ||
+            kb_inspect_add(snap, "ns_mounts", TAKE_PTR(ns_mounts)) < 0)
                 return -ENOMEM;
-        return add(snap, "outside_mounts", TAKE_PTR(o));
+        return kb_inspect_add(snap, "outside_mounts", TAKE_PTR(o));
 }
 
-/* What every look starts with: snap gets "label", "taken_ms", "processes" (each sandbox process
- * inspected), "errors", "vanished", "ns_holders" and "ns_outside"; the host's processes, listed
- * and classified, are returned for the rest of the look (*ret_procs, malloc'd). *ret_kernel_seen:
- * t->kernel_pid was among the sandbox's processes. -ENOMEM only. */
-static int look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap, proc_entry **ret_procs,
-                             size_t *ret_n, bool *ret_kernel_seen) {
+int kb_inspect_outside_mounts(const kb_inspect_target *t, const proc_entry *procs, size_t n,
+                              const sandbox_table *tables, size_t n_tables, json_object *snap) {
+        _cleanup_json_ json_object *wanted = json_object_new_object();
+        if (!wanted)
+                return -ENOMEM;
+        kb_inspect_table_devices(tables, n_tables, wanted);
+        return outside_mounts(t, procs, n, wanted, snap);
+}
+
+int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
+                                 proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen) {
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
-        if (add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
-            add(snap, "taken_ms", json_object_new_int64(kb_now_ms())) < 0 || add(snap, "processes", processes) < 0 ||
-            add(snap, "errors", errors) < 0)
+        if (kb_inspect_add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
+            kb_inspect_add(snap, "taken_ms", json_object_new_int64(kb_now_ms())) < 0 ||
+            kb_inspect_add(snap, "processes", processes) < 0 || kb_inspect_add(snap, "errors", errors) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
         size_t n = 0;
         int r = list_processes(t->proc_root, &procs, &n);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 && note_error(errors, "the process list", r) < 0)
+        if (r < 0 && kb_inspect_note_error(errors, "the process list", r) < 0)
                 return -ENOMEM;
         if (classify(t, procs, n) < 0)
                 return -ENOMEM;
@@ -2833,7 +2828,7 @@ static int look_at_processes(const kb_inspect_target *t, const char *label, json
                 if (!procs[i].member)
                         continue;
                 if (kept == SANDBOX_PROCS_MAX) {
-                        if (note_error(errors, "more sandbox processes than kbound inspects", E2BIG) < 0)
+                        if (kb_inspect_note_error(errors, "more sandbox processes than kbound inspects", E2BIG) < 0)
                                 return -ENOMEM;
                         break;
                 }
@@ -2843,12 +2838,12 @@ static int look_at_processes(const kb_inspect_target *t, const char *label, json
                         vanished++;
                         continue;
                 }
-                if (r < 0 || push(processes, p) < 0)
+                if (r < 0 || kb_inspect_push(processes, p) < 0)
                         return -ENOMEM;
                 kept++;
                 kernel_seen |= procs[i].pid == t->kernel_pid;
         }
-        if (add(snap, "vanished", json_object_new_int(vanished)) < 0)
+        if (kb_inspect_add(snap, "vanished", json_object_new_int(vanished)) < 0)
                 return -ENOMEM;
         *ret_procs = TAKE_PTR(procs);
         *ret_n = n;
@@ -2856,14 +2851,11 @@ static int look_at_processes(const kb_inspect_target *t, const char *label, json
         return 0;
 }
 
-/* "init": {"pid", "syscall" (the start of /proc/<pid>/syscall: the call it is in and its first
- * argument), "reads_fd" (the descriptor it is blocked reading, -1 when it is not in read(2))} of
- * bwrap's init; what cannot be read is noted in errors. -ENOMEM only. */
-static int init_facts(const kb_inspect_target *t, json_object *snap, json_object *errors) {
+int kb_inspect_init_facts(const kb_inspect_target *t, json_object *snap, json_object *errors) {
         _cleanup_free_ char *text = NULL;
-        int r = read_proc(t->proc_root, t->init_pid, "syscall", 4096, &text, NULL);
+        int r = kb_inspect_read_proc(t->proc_root, t->init_pid, "syscall", 4096, &text, NULL);
         if (r < 0)
-                return note_error(errors, "bwrap's init's system call", r);
+                return kb_inspect_note_error(errors, "bwrap's init's system call", r);
         size_t cut = strcspn(text, "\n");
         const char *second = strchr(text, ' ');
         if (second && (size_t) (second - text) < cut) {
@@ -2880,13 +2872,13 @@ static int init_facts(const kb_inspect_target *t, json_object *snap, json_object
                 fd = v <= INT_MAX ? (int64_t) v : -1;
         }
         json_object *init = json_object_new_object();
-        if (!init || add(init, "pid", json_object_new_int(t->init_pid)) < 0 ||
-            add(init, "syscall", json_object_new_string_len(text, (int) cut)) < 0 ||
-            add(init, "reads_fd", json_object_new_int64(fd)) < 0) {
+        if (!init || kb_inspect_add(init, "pid", json_object_new_int(t->init_pid)) < 0 ||
+            kb_inspect_add(init, "syscall", json_object_new_string_len(text, (int) cut)) < 0 ||
+            kb_inspect_add(init, "reads_fd", json_object_new_int64(fd)) < 0) {
                 json_object_put(init);
                 return -ENOMEM;
         }
-        return add(snap, "init", init);
+        return kb_inspect_add(snap, "init", init);
 }
 
 int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
@@ -2897,13 +2889,15 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         size_t n = 0;
         bool kernel_seen = false;
         json_object *errors = NULL, *launcher = NULL;
-        if (!snap || look_at_processes(t, "pre-exec", snap, &procs, &n, &kernel_seen) < 0)
+        if (!snap || kb_inspect_look_at_processes(t, "pre-exec", snap, &procs, &n, &kernel_seen) < 0)
                 return -ENOMEM;
         json_object_object_get_ex(snap, "errors", &errors);
         json_object *processes = kb_json_get(snap, "processes");
         /* The init's call first: it shows whether it was still waiting while everything was read. */
-        if (init_facts(t, snap, errors) < 0 || ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
-            launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0)
+        if (kb_inspect_init_facts(t, snap, errors) < 0 ||
+            kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
+            kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
+            kb_inspect_add(snap, "launcher", launcher) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(snap);
         return 0;
@@ -2915,25 +2909,26 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         _cleanup_json_ json_object *snap = json_object_new_object();
         json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(),
                     *reach = json_object_new_array();
-        if (!snap || add(snap, "net", net) < 0 || add(snap, "mount_tables", mount_tables) < 0 ||
-            add(snap, "reach", reach) < 0)
+        if (!snap || kb_inspect_add(snap, "net", net) < 0 || kb_inspect_add(snap, "mount_tables", mount_tables) < 0 ||
+            kb_inspect_add(snap, "reach", reach) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
         size_t n = 0;
         bool kernel_seen = false;
         json_object *processes = NULL, *errors = NULL;
-        if (look_at_processes(t, label, snap, &procs, &n, &kernel_seen) < 0)
+        if (kb_inspect_look_at_processes(t, label, snap, &procs, &n, &kernel_seen) < 0)
                 return -ENOMEM;
         json_object_object_get_ex(snap, "processes", &processes);
         json_object_object_get_ex(snap, "errors", &errors);
         int r;
         json_object *kernel_net = NULL;
         /* kbound's network namespace's unix sockets (sock_diag), and who holds which. */
-        _cleanup_(sockets_done) sockets socks = {.t = t, .procs = procs, .n_procs = n, .processes = processes};
+        _cleanup_(kb_inspect_sockets_done)
+                sockets socks = {.t = t, .procs = procs, .n_procs = n, .processes = processes};
         uint64_t own_netns = 0;
-        if (sockets_init(&socks, errors) < 0)
+        if (kb_inspect_sockets_init(&socks, errors) < 0)
                 return -ENOMEM;
-        (void) ns_inode(t->proc_root, getpid(), "net", &own_netns);
+        (void) kb_inspect_ns_inode(t->proc_root, getpid(), "net", &own_netns);
 
         /* Every mount table among the sandbox's processes: the kernel's ("mounts") and any other
          * mount namespace's ("mount_tables", by namespace inode), each looked at through the root
@@ -2942,46 +2937,35 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         if (!tables)
                 return -ENOMEM;
         size_t n_tables = 0;
-        r = snapshot_tables(t, processes, snap, tables, &n_tables, &kernel_net, &socks, own_netns);
+        r = kb_inspect_snapshot_tables(t, processes, snap, tables, &n_tables, &kernel_net, &socks, own_netns);
         json_object *launcher = NULL;
-        if (r >= 0 && (kbound_side_sockets(&socks, snap) < 0 || connection_facts(&socks, snap) < 0 ||
-                       launcher_facts(t, procs, n, errors, &launcher) < 0 || add(snap, "launcher", launcher) < 0))
+        if (r >= 0 &&
+            (kb_inspect_kbound_side_sockets(&socks, snap) < 0 || kb_inspect_connection_facts(&socks, snap) < 0 ||
+             kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
+             kb_inspect_add(snap, "launcher", launcher) < 0))
                 r = -ENOMEM;
 
         /* Who outside is in the sandbox's namespaces, or holds them, its pipes or its network's
          * sockets (after the network tables: every socket of them is looked for). */
-        if (r >= 0 && ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
+        if (r >= 0 && kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
                 r = -ENOMEM;
 
         /* Which of those filesystems a namespace outside the sandbox holds too. */
-        json_object *wanted = json_object_new_object();
-        for (size_t k = 0; r >= 0 && wanted && k < n_tables; k++)
-                for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
-                        const char *dev = kb_json_str(json_object_array_get_idx(tables[k].mounts, i), "dev");
-                        if (dev)
-                                json_object_object_add(wanted, dev, NULL);
-                }
         if (r >= 0)
-                r = wanted ? outside_mounts(t, procs, n, wanted, snap) : -ENOMEM;
-        json_object_put(wanted);
+                r = kb_inspect_outside_mounts(t, procs, n, tables, n_tables, snap);
 
         /* What of the host the mounts expose: the canaries, and every bound socket. */
-        for (size_t i = 0; r >= 0 && i < t->n_canaries; i++)
-                if (t->canaries[i].path)
-                        r = reach_one(t, tables, n_tables, t->canaries[i].name, t->canaries[i].path, "canary",
-                                      t->canaries[i].claim, reach);
         if (r >= 0)
-                r = host_sockets(&socks, snap, tables, n_tables, reach);
-        for (size_t k = 0; k < n_tables; k++)
-                if (tables[k].root_fd >= 0)
-                        close(tables[k].root_fd);
-        free(tables);
+                r = kb_inspect_canary_reach(t, tables, n_tables, reach);
+        if (r >= 0)
+                r = kb_inspect_host_sockets(&socks, snap, tables, n_tables, reach);
+        kb_inspect_tables_close(tables, n_tables);
         if (r < 0)
                 return -ENOMEM;
 
         r = 0;
         if (!kernel_seen) {
-                if (note_error(errors, "the pinned kernel among the sandbox's processes", ESRCH) < 0)
+                if (kb_inspect_note_error(errors, "the pinned kernel among the sandbox's processes", ESRCH) < 0)
                         return -ENOMEM;
                 r = -ESRCH;
         }
