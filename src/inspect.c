@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,284 +38,9 @@
 
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
 
-/* The kernel allows 32 nested user namespaces: a longer chain of parents is not one. */
-#define USERNS_DEPTH_MAX 40
-
-static const char *const namespaces[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", NULL};
-_Static_assert(KB_ELEMENTSOF(namespaces) == NS_TYPES + 1, "namespaces[] and its indices");
-
 /* The socket tables with an inode column: a socket of the namespace is in one of these or unix. */
 static const char *const net_tables[] = {"tcp",  "tcp6", "udp",   "udp6",    "udplite", "udplite6", "raw",
                                          "raw6", "icmp", "icmp6", "netlink", "packet",  NULL};
-
-const char *const *kb_inspect_namespaces(void) {
-        return namespaces;
-}
-
-int kb_inspect_add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-int kb_inspect_push(json_object *a, json_object *v) {
-        if (!v || json_object_array_add(a, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-int kb_inspect_note_error(json_object *errors, const char *what, int err) {
-        json_object *e = json_object_new_object();
-        if (!e || kb_inspect_add(e, "what", json_object_new_string(what)) < 0 ||
-            kb_inspect_add(e, "error", json_object_new_string(strerror(err > 0 ? err : -err))) < 0)
-                goto oom;
-        return kb_inspect_push(errors, e);
-oom:
-        json_object_put(e);
-        return -ENOMEM;
-}
-
-json_object *kb_inspect_dev_string(dev_t dev) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%u:%u", major(dev), minor(dev));
-        return json_object_new_string(buf);
-}
-
-static const char *type_name(mode_t mode) {
-        return S_ISREG(mode)    ? "reg"
-               : S_ISDIR(mode)  ? "dir"
-               : S_ISCHR(mode)  ? "chr"
-               : S_ISBLK(mode)  ? "blk"
-               : S_ISFIFO(mode) ? "fifo"
-               : S_ISSOCK(mode) ? "sock"
-               : S_ISLNK(mode)  ? "lnk"
-                                : "unknown";
-}
-
-json_object *kb_inspect_stat_facts(const struct stat *st) {
-        json_object *o = json_object_new_object();
-        if (!o || kb_inspect_add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
-            kb_inspect_add(o, "dev", kb_inspect_dev_string(st->st_dev)) < 0 ||
-            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
-            ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
-             kb_inspect_add(o, "rdev", kb_inspect_dev_string(st->st_rdev)) < 0)) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
-}
-
-int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, size_t max, char **ret, size_t *ret_len) {
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%d/%s", proc_root, (int) pid, name) >= (int) sizeof path)
-                return -ENAMETOOLONG;
-        int r = kb_read_file(AT_FDCWD, path, 0, max, ret, ret_len);
-        return r == -ENOENT ? -ESRCH : r;
-}
-
-bool kb_inspect_process_exists(const char *proc_root, pid_t pid) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%d", proc_root, (int) pid);
-        return access(path, F_OK) == 0;
-}
-
-int kb_inspect_ns_inode(const char *proc_root, pid_t pid, const char *name, uint64_t *ret) {
-        char path[PATH_MAX];
-        struct stat st;
-        if (snprintf(path, sizeof path, "%s/%d/ns/%s", proc_root, (int) pid, name) >= (int) sizeof path)
-                return -ENAMETOOLONG;
-        if (stat(path, &st) < 0) {
-                int e = errno;
-                if (e == ENOENT)
-                        return kb_inspect_process_exists(proc_root, pid) ? -ENOENT : -ESRCH;
-                return -e;
-        }
-        *ret = (uint64_t) st.st_ino;
-        return 0;
-}
-
-int kb_inspect_ns_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
-        _cleanup_json_ json_object *ns = json_object_new_object();
-        if (!ns)
-                return -ENOMEM;
-        for (const char *const *n = namespaces; *n; n++) {
-                uint64_t ino;
-                int r = kb_inspect_ns_inode(proc_root, pid, *n, &ino);
-                if (r == -ESRCH)
-                        return r;
-                if (r == -ENOENT)
-                        continue;
-                if (r < 0) {
-                        char what[64];
-                        snprintf(what, sizeof what, "ns/%s", *n);
-                        if (kb_inspect_note_error(errors, what, r) < 0)
-                                return -ENOMEM;
-                        continue;
-                }
-                if (kb_inspect_add(ns, *n, json_object_new_int64((int64_t) ino)) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(ns);
-        return 0;
-}
-
-int kb_inspect_ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES]) {
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%d/ns", proc_root, (int) pid) >= (int) sizeof path)
-                return -ENAMETOOLONG;
-        _cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return errno == ENOENT ? -ESRCH : -errno;
-        for (size_t i = 0; i < NS_TYPES; i++) {
-                char link[64];
-                ssize_t len = readlinkat(dfd, namespaces[i], link, sizeof link - 1);
-                if (len < 0) {
-                        int e = errno;
-                        /* A process gone meanwhile answers EACCES (not ENOENT): ask whether it is. */
-                        if ((e == ENOENT || e == EACCES) && !kb_inspect_process_exists(proc_root, pid))
-                                return -ESRCH;
-                        if (e != ENOENT)
-                                return -e;
-                        ret[i] = 0; /* a type this kernel lacks, or an exiting process's */
-                        continue;
-                }
-                link[len] = '\0';
-                size_t name_len = strlen(namespaces[i]);
-                char *end;
-                if (strncmp(link, namespaces[i], name_len) != 0 || strncmp(link + name_len, ":[", 2) != 0)
-                        return -EPROTO;
-                errno = 0;
-                unsigned long long ino = strtoull(link + name_len + 2, &end, 10);
-                if (errno || strcmp(end, "]") != 0)
-                        return -EPROTO;
-                ret[i] = (uint64_t) ino;
-        }
-        return 0;
-}
-
-int kb_inspect_owner_chain(int fd, bool is_user, json_object *chain) {
-        int cur = ioctl(fd, is_user ? NS_GET_PARENT : NS_GET_USERNS);
-        int e = cur < 0 ? errno : 0;
-        for (int depth = 0; cur >= 0; depth++) {
-                struct stat st;
-                int r = depth >= USERNS_DEPTH_MAX ? -ELOOP
-                        : fstat(cur, &st) < 0     ? -errno
-                                                  : kb_inspect_push(chain, json_object_new_int64((int64_t) st.st_ino));
-                if (r < 0) {
-                        close(cur);
-                        return r;
-                }
-                int parent = ioctl(cur, NS_GET_PARENT);
-                e = parent < 0 ? errno : 0;
-                close(cur);
-                cur = parent;
-        }
-        return e == EPERM ? 0 : -e;
-}
-
-int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
-        _cleanup_json_ json_object *owners = json_object_new_object();
-        if (!owners)
-                return -ENOMEM;
-        for (size_t i = 0; i < NS_TYPES; i++) {
-                char path[PATH_MAX], what[64];
-                snprintf(path, sizeof path, "%s/%d/ns/%s", proc_root, (int) pid, namespaces[i]);
-                snprintf(what, sizeof what, "ns_owners/%s", namespaces[i]);
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                int open_error = fd < 0 ? errno : 0;
-                if (open_error == ENOENT) {
-                        if (!kb_inspect_process_exists(proc_root, pid))
-                                return -ESRCH;
-                        continue; /* a type this kernel does not have */
-                }
-                json_object *chain = json_object_new_array();
-                int r = !chain ? -ENOMEM : open_error ? -open_error : kb_inspect_owner_chain(fd, i == NS_USER, chain);
-                if (r == -ENOMEM) {
-                        json_object_put(chain);
-                        return r;
-                }
-                if (r < 0) {
-                        json_object_put(chain);
-                        if (kb_inspect_note_error(errors, what, r) < 0)
-                                return -ENOMEM;
-                        continue;
-                }
-                if (kb_inspect_add(owners, namespaces[i], chain) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(owners);
-        return 0;
-}
-
-int kb_inspect_host(const char *proc_root, json_object **ret) {
-        if (!proc_root || !ret)
-                return -EINVAL;
-        _cleanup_json_ json_object *h = json_object_new_object(), *errors = json_object_new_array();
-        if (!h || !errors)
-                return -ENOMEM;
-        pid_t self = getpid();
-        _cleanup_free_ char *stat_text = NULL, *mi = NULL;
-        kb_procfs_stat st;
-        int r = kb_inspect_read_proc(proc_root, self, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
-        if (r < 0)
-                return r == -ESRCH ? -ENOENT : r;
-        if (kb_procfs_stat_parse(stat_text, &st) < 0)
-                return -EPROTO;
-        json_object *ns = NULL, *mounts = NULL;
-        r = kb_inspect_ns_object(proc_root, self, errors, &ns);
-        if (r < 0)
-                return r == -ESRCH ? -ENOENT : r;
-        if (json_object_array_length(errors) > 0) {
-                json_object_put(ns);
-                return -EACCES; /* kbound's own namespaces unreadable: nothing can be compared */
-        }
-        if (kb_inspect_add(h, "ns", ns) < 0)
-                return -ENOMEM;
-        r = kb_inspect_read_proc(proc_root, self, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
-        if (r >= 0)
-                r = kb_procfs_mountinfo_parse(mi, &mounts);
-        if (r < 0)
-                return r == -ESRCH ? -ENOENT : r;
-        if (kb_inspect_add(h, "mounts", mounts) < 0)
-                return -ENOMEM;
-        json_object *entries = json_object_new_array();
-        for (const char *const *e = kb_sandbox_proc_readonly(); entries && *e; e++) {
-                char path[PATH_MAX];
-                struct stat sst;
-                snprintf(path, sizeof path, "%s/%s", proc_root, *e);
-                if (lstat(path, &sst) == 0 && kb_inspect_push(entries, json_object_new_string(*e)) < 0)
-                        entries = NULL;
-        }
-        /* kbound's own seccomp filters (a container may give it some): every sandbox process has
-         * these plus the one kbound hands bwrap. */
-        _cleanup_free_ char *status_text = NULL;
-        json_object *status = NULL, *filters = NULL;
-        if (kb_inspect_read_proc(proc_root, self, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL) >= 0 &&
-            kb_procfs_status_parse(status_text, &status) >= 0 &&
-            json_object_object_get_ex(status, "seccomp_filters", &filters) &&
-            kb_inspect_add(h, "seccomp_filters", json_object_get(filters)) < 0) {
-                json_object_put(status);
-                return -ENOMEM;
-        }
-        json_object_put(status);
-        if (kb_inspect_add(h, "pid", json_object_new_int(self)) < 0 ||
-            kb_inspect_add(h, "session", json_object_new_int(st.session)) < 0 ||
-            kb_inspect_add(h, "uid", json_object_new_int64((int64_t) getuid())) < 0 ||
-            kb_inspect_add(h, "proc_entries", entries) < 0)
-                return -ENOMEM;
-        /* Anonymous memory files live on an internal mount no table lists: learn its device. */
-        _cleanup_close_ int memfd = memfd_create("kbound-probe", MFD_CLOEXEC);
-        struct stat mst;
-        if (memfd >= 0 && fstat(memfd, &mst) == 0 &&
-            kb_inspect_add(h, "memfd_dev", kb_inspect_dev_string(mst.st_dev)) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(h);
-        return 0;
-}
 
 /* The first lines of a uid_map/gid_map, squeezed ("999 999 1"; several joined by "; "). */
 static json_object *map_text(const char *text) {
@@ -840,12 +564,6 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
-int64_t kb_inspect_int_of(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
-                                                                                              : -1;
-}
-
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
  * up through root_fd (pid's root) without following a link ("target"), or why not ("target_error").
  * Returns 0 and a new array, -ENOMEM, or -errno when the table cannot be read. */
@@ -1111,59 +829,12 @@ int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *proc
         return 0;
 }
 
-bool kb_inspect_ns_set_has(const ns_set *set, uint64_t ino) {
-        for (size_t i = 0; i < set->n; i++)
-                if (set->ino[i] == ino)
-                        return true;
-        return false;
-}
-
-int kb_inspect_ns_set_add(ns_set *set, uint64_t ino, const ns_set *except) {
-        if (ino == 0 || kb_inspect_ns_set_has(set, ino) || (except && kb_inspect_ns_set_has(except, ino)))
-                return 0;
-        if (set->n == NS_SET_MAX)
-                return -E2BIG;
-        set->ino[set->n++] = ino;
-        return 0;
-}
-
 /* Whether pid runs the program whose inode self is (stat through /proc/<pid>/exe). */
 static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) {
         char path[PATH_MAX];
         struct stat st;
         snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) pid);
         return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
-}
-
-const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino) {
-        static const char *const types[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", "time"};
-        for (size_t i = 0; i < KB_ELEMENTSOF(types); i++) {
-                size_t len = strlen(types[i]);
-                if (strncmp(target, types[i], len) != 0 || strncmp(target + len, ":[", 2) != 0)
-                        continue;
-                char *end;
-                errno = 0;
-                unsigned long long ino = strtoull(target + len + 2, &end, 10);
-                if (errno || end == target + len + 2 || strcmp(end, "]") != 0)
-                        return NULL;
-                *ret_ino = ino;
-                return types[i];
-        }
-        return NULL;
-}
-
-static int drop_namespace(int fd, const char *target, void *userdata) {
-        uint64_t ino;
-        int *closed = userdata;
-        if (fd >= 3 && kb_inspect_nsfs_target(target, &ino) && close(fd) == 0)
-                (*closed)++;
-        return 0;
-}
-
-int kb_inspect_drop_inherited_namespaces(void) {
-        int closed = 0;
-        int r = kb_inspect_fd_targets("/proc", getpid(), drop_namespace, &closed);
-        return r < 0 ? r : closed;
 }
 
 /* Something outside seen holding one of the sandbox's namespaces in a way a kbound look also does
