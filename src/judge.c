@@ -1,5 +1,5 @@
 /* judge.c: verdicts as pure functions of host facts and probe results (judge.h). */
-#include "kbound/judge.h"
+#include "judge-internal.h"
 #include <inttypes.h>
 #include <limits.h>
 #include "kbound/inspect.h"
@@ -8,7 +8,6 @@
 #include "jsonget.h"
 #include "procfs.h"
 
-#define DETAIL_MAX 1024
 #define PROBLEMS_MAX 64 /* kept in the evidence; the count says how many there were */
 
 json_object *kb_judge_check(const char *id, const char *status, json_object *evidence, const char *fmt, ...) {
@@ -30,46 +29,10 @@ json_object *kb_judge_check(const char *id, const char *status, json_object *evi
         return c;
 }
 
-/* ---- tolerant accessors: facts are ours, but a missing field must read as "unknown" ---- */
-
-static const char *str_or(json_object *o, const char *key, const char *dflt) {
-        const char *s = kb_json_str(o, key);
-        return s ? s : dflt;
-}
-
-static size_t arr_len(json_object *a) {
-        return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
-static json_object *at(json_object *a, size_t i) {
-        return i < arr_len(a) ? json_object_array_get_idx(a, i) : NULL;
-}
-
-static int64_t int_or(json_object *o, const char *key, int64_t dflt) {
-        int64_t v;
-        return kb_json_int(o, key, &v) ? v : dflt;
-}
-
-static bool str_in(json_object *strings, const char *s) {
-        for (size_t i = 0; s && i < arr_len(strings); i++) {
-                json_object *v = at(strings, i);
-                if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), s) == 0)
-                        return true;
-        }
-        return false;
-}
-
-static bool int_in(json_object *ints, int64_t x) {
-        for (size_t i = 0; i < arr_len(ints); i++) {
-                json_object *v = at(ints, i);
-                if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) == x)
-                        return true;
-        }
-        return false;
-}
+/* ---- facts ---- */
 
 /* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
-static const char *fact_error(json_object *o, const char *what, char *buf, size_t size) {
+const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size) {
         json_object *errors = kb_json_get(o, "errors");
         for (size_t i = 0; i < arr_len(errors); i++) {
                 json_object *e = at(errors, i);
@@ -83,31 +46,30 @@ static const char *fact_error(json_object *o, const char *what, char *buf, size_
 }
 
 /* The last NSpid of a process: its pid inside its own namespace. */
-static int64_t inner_pid(json_object *p) {
+int64_t judge_inner_pid(json_object *p) {
         json_object *nspid = kb_json_get(p, "nspid");
         size_t n = arr_len(nspid);
         json_object *v = n ? at(nspid, n - 1) : NULL;
         return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
 }
 
+/* Appends text to strings unless it is there already (every look is judged; a mount that stays the
+ * same is one problem). */
+void judge_add_unique(json_object *strings, const char *text) {
+        if (strings && !str_in(strings, text))
+                json_object_array_add(strings, json_object_new_string(text));
+}
+
 /* ---- a verdict under construction: every problem is kept, the first one is the detail ---- */
 
-typedef struct verdict {
-        json_object *ev;       /* the evidence */
-        json_object *problems; /* strings, also in ev */
-        size_t n;              /* problems found (more than are kept) */
-        bool oom;
-} verdict;
-
-static void verdict_init(verdict *v) {
+void verdict_init(verdict *v) {
         v->ev = json_object_new_object();
         v->problems = json_object_new_array();
         v->n = 0;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
-static void problem(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void problem(verdict *v, const char *fmt, ...) {
+void verdict_problem(verdict *v, const char *fmt, ...) {
         char text[DETAIL_MAX];
         va_list ap;
         va_start(ap, fmt);
@@ -118,7 +80,7 @@ static void problem(verdict *v, const char *fmt, ...) {
 }
 
 /* Adds a member to the evidence (value taken). */
-static void evidence(verdict *v, const char *key, json_object *value) {
+void verdict_evidence(verdict *v, const char *key, json_object *value) {
         if (v->oom || !v->ev || json_object_object_add(v->ev, key, value) < 0) {
                 json_object_put(value);
                 v->oom = true;
@@ -126,7 +88,7 @@ static void evidence(verdict *v, const char *key, json_object *value) {
 }
 
 /* Ends the verdict: fail with the first problem (and how many more), else pass with pass_detail. */
-static json_object *verdict_end(verdict *v, const char *id, const char *pass_detail) {
+json_object *verdict_end(verdict *v, const char *id, const char *pass_detail) {
         if (v->oom) {
                 json_object_put(v->ev);
                 return NULL;
@@ -141,12 +103,12 @@ static json_object *verdict_end(verdict *v, const char *id, const char *pass_det
 
 /* ---- snapshots ---- */
 
-static json_object *last_look(const kb_judge_input *in) {
+json_object *judge_last_look(const kb_judge_input *in) {
         size_t n = arr_len(in->snapshots);
         return n ? at(in->snapshots, n - 1) : NULL;
 }
 
-static json_object *look_labelled(const kb_judge_input *in, const char *label) {
+json_object *judge_look_labelled(const kb_judge_input *in, const char *label) {
         for (size_t i = 0; i < arr_len(in->snapshots); i++) {
                 const char *l = kb_json_str(at(in->snapshots, i), "label");
                 if (l && strcmp(l, label) == 0)
@@ -157,33 +119,119 @@ static json_object *look_labelled(const kb_judge_input *in, const char *label) {
 
 /* Problems every host-judged check shares: no look, a look that missed the kernel or could not
  * list processes. */
-static void look_problems(verdict *v, const kb_judge_input *in) {
+void judge_look_problems(verdict *v, const kb_judge_input *in) {
         char buf[512];
         if (arr_len(in->snapshots) == 0) {
-                problem(v, "the host took no look at the sandbox");
+                verdict_problem(v, "the host took no look at the sandbox");
                 return;
         }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s);
-                if (fact_error(snap, "the pinned kernel among the sandbox's processes", buf, sizeof buf))
-                        problem(v, "the host did not find the pinned kernel among the sandbox's processes (%s)",
-                                str_or(snap, "label", "?"));
-                if (fact_error(snap, "the process list", buf, sizeof buf))
-                        problem(v, "the host could not list processes (%s)", buf);
-                if (fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
-                        problem(v, "the host did not inspect every process of the sandbox (%s)",
-                                str_or(snap, "label", "?"));
-                if (fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
-                        problem(v, "the host did not inspect every mount namespace of the sandbox (%s)",
-                                str_or(snap, "label", "?"));
+                if (judge_fact_error(snap, "the pinned kernel among the sandbox's processes", buf, sizeof buf))
+                        verdict_problem(v, "the host did not find the pinned kernel among the sandbox's processes (%s)",
+                                        str_or(snap, "label", "?"));
+                if (judge_fact_error(snap, "the process list", buf, sizeof buf))
+                        verdict_problem(v, "the host could not list processes (%s)", buf);
+                if (judge_fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
+                        verdict_problem(v, "the host did not inspect every process of the sandbox (%s)",
+                                        str_or(snap, "label", "?"));
+                if (judge_fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
+                        verdict_problem(v, "the host did not inspect every mount namespace of the sandbox (%s)",
+                                        str_or(snap, "label", "?"));
                 if (arr_len(kb_json_get(snap, "processes")) == 0)
-                        problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
+                        verdict_problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
         }
 }
 
-/* ---- sandbox.backend ---- */
+/* ---- the cell ---- */
 
-static int bwrap_arity(const char *opt);
+/* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
+const char *judge_cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size) {
+        json_object *errors = kb_json_get(probe, "errors");
+        for (size_t i = 0; i < arr_len(errors); i++) {
+                const char *name = kb_json_str(at(errors, i), "probe");
+                for (const char *const *p = prefixes; name && *p; p++)
+                        if (strncmp(name, *p, strlen(*p)) == 0) {
+                                snprintf(buf, size, "the cell's %s sub-probe failed: %s", name,
+                                         str_or(at(errors, i), "error", "?"));
+                                return buf;
+                        }
+        }
+        return NULL;
+}
+
+void judge_no_probe(verdict *v, const kb_judge_input *in) {
+        if (!in->probe && !in->cells_absent)
+                verdict_problem(v, "the probe cell gave no result: %s", in->probe_error ? in->probe_error : "unknown");
+}
+
+/* ---- bwrap's command line ---- */
+
+/* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
+ * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+int judge_bwrap_arity(const char *opt) {
+        static const char *const zero[] = {"--help",
+                                           "--version",
+                                           "--unshare-all",
+                                           "--share-net",
+                                           "--unshare-user",
+                                           "--unshare-user-try",
+                                           "--unshare-ipc",
+                                           "--unshare-pid",
+                                           "--unshare-net",
+                                           "--unshare-uts",
+                                           "--unshare-cgroup",
+                                           "--unshare-cgroup-try",
+                                           "--disable-userns",
+                                           "--assert-userns-disabled",
+                                           "--clearenv",
+                                           "--new-session",
+                                           "--die-with-parent",
+                                           "--as-pid-1",
+                                           NULL};
+        static const char *const one[] = {"--args",
+                                          "--userns",
+                                          "--userns2",
+                                          "--pidns",
+                                          "--uid",
+                                          "--gid",
+                                          "--hostname",
+                                          "--chdir",
+                                          "--unsetenv",
+                                          "--lock-file",
+                                          "--sync-fd",
+                                          "--remount-ro",
+                                          "--exec-label",
+                                          "--file-label",
+                                          "--proc",
+                                          "--dev",
+                                          "--tmpfs",
+                                          "--mqueue",
+                                          "--dir",
+                                          "--seccomp",
+                                          "--add-seccomp-fd",
+                                          "--block-fd",
+                                          "--userns-block-fd",
+                                          "--info-fd",
+                                          "--json-status-fd",
+                                          "--cap-add",
+                                          "--cap-drop",
+                                          "--perms",
+                                          "--size",
+                                          NULL};
+        static const char *const two[] = {
+                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
+                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
+                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
+        const char *const *lists[] = {zero, one, two};
+        for (int n = 0; n < 3; n++)
+                for (const char *const *o = lists[n]; *o; o++)
+                        if (strcmp(*o, opt) == 0)
+                                return n;
+        return -1;
+}
+
+/* ---- sandbox.backend ---- */
 
 /* The pid namespace's owner chain of a process of procs in the sandbox's pid namespace (the one
  * kbound pinned): [the user namespace bwrap made for the sandbox, its parent, ...], or NULL. */
@@ -209,7 +257,8 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
         json_object *chain = sandbox_owner_chain(procs, int_or(in->expect, "pidns", -2));
         char buf[512];
         if (!chain) {
-                problem(v,
+                verdict_problem(
+                        v,
                         "the host could not tell which user namespace owns the sandbox (%s): no process shows who owns "
                         "the pid namespace kbound pinned",
                         label);
@@ -218,15 +267,15 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
         int64_t owner = json_object_get_int64(at(chain, 0));
         int64_t parent = arr_len(chain) > 1 ? json_object_get_int64(at(chain, 1)) : -1;
         if (owner == kbound_user)
-                problem(v, "the sandbox's namespaces are owned by kbound's own user namespace (%s)", label);
+                verdict_problem(v, "the sandbox's namespaces are owned by kbound's own user namespace (%s)", label);
         else if (parent != kbound_user) {
                 char p[32] = "none the host can see";
                 if (parent >= 0)
                         snprintf(p, sizeof p, "%" PRId64, parent);
-                problem(v,
-                        "the sandbox's user namespace (%" PRId64 ") is not a child of kbound's (%" PRId64
-                        "): its parent is %s (%s)",
-                        owner, kbound_user, p, label);
+                verdict_problem(v,
+                                "the sandbox's user namespace (%" PRId64 ") is not a child of kbound's (%" PRId64
+                                "): its parent is %s (%s)",
+                                owner, kbound_user, p, label);
         }
         for (size_t i = 0; i < arr_len(procs); i++) {
                 json_object *p = at(procs, i), *ns = kb_json_get(p, "ns"), *owners = kb_json_get(p, "ns_owners");
@@ -240,28 +289,30 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                         int64_t mine = int_or(ns, name, -1);
                         if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
                                 continue; /* the override shares kbound's own: judged above */
-                        if (!above || fact_error(p, what, buf, sizeof buf)) {
-                                problem(v,
+                        if (!above || judge_fact_error(p, what, buf, sizeof buf)) {
+                                verdict_problem(
+                                        v,
                                         "the host could not read who owns the %s namespace of pid %" PRId64 " (%s)%s%s",
-                                        name, pid, pname, fact_error(p, what, buf, sizeof buf) ? ": " : "",
-                                        fact_error(p, what, buf, sizeof buf) ? buf : "");
+                                        name, pid, pname, judge_fact_error(p, what, buf, sizeof buf) ? ": " : "",
+                                        judge_fact_error(p, what, buf, sizeof buf) ? buf : "");
                                 continue;
                         }
                         bool inside = int_in(above, owner) || (strcmp(name, "user") == 0 && mine == owner);
                         if (inside)
                                 continue;
                         if (strcmp(name, "user") == 0)
-                                problem(v,
-                                        "pid %" PRId64 " (%s) is in user namespace %" PRId64
-                                        ", not the sandbox's (%" PRId64 ") nor one inside it",
-                                        pid, pname, mine, owner);
+                                verdict_problem(v,
+                                                "pid %" PRId64 " (%s) is in user namespace %" PRId64
+                                                ", not the sandbox's (%" PRId64 ") nor one inside it",
+                                                pid, pname, mine, owner);
                         else
-                                problem(v,
-                                        "the %s namespace of pid %" PRId64 " (%s) is owned by user namespace %" PRId64
-                                        ", not by the sandbox's (%" PRId64
-                                        ") nor one inside it: a namespace made elsewhere",
-                                        name, pid, pname, arr_len(above) ? json_object_get_int64(at(above, 0)) : -1,
-                                        owner);
+                                verdict_problem(v,
+                                                "the %s namespace of pid %" PRId64
+                                                " (%s) is owned by user namespace %" PRId64
+                                                ", not by the sandbox's (%" PRId64
+                                                ") nor one inside it: a namespace made elsewhere",
+                                                name, pid, pname,
+                                                arr_len(above) ? json_object_get_int64(at(above, 0)) : -1, owner);
                 }
         }
         return owner;
@@ -273,9 +324,10 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
         const char *label = str_or(look, "label", "?");
         char buf[512];
         json_object *outside = kb_json_get(look, "ns_outside"), *holders = kb_json_get(look, "ns_holders");
-        if (!outside || fact_error(look, "kbound's own namespaces", buf, sizeof buf) ||
-            fact_error(look, "the sandbox's namespaces (too many)", buf, sizeof buf)) {
-                problem(v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s",
+        if (!outside || judge_fact_error(look, "kbound's own namespaces", buf, sizeof buf) ||
+            judge_fact_error(look, "the sandbox's namespaces (too many)", buf, sizeof buf)) {
+                verdict_problem(
+                        v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s",
                         label, outside ? ": " : "", outside ? buf : "");
                 return;
         }
@@ -285,32 +337,39 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
                 if (kb_json_get(h, "thread"))
                         snprintf(thread, sizeof thread, "thread %" PRId64 " of ", int_or(h, "thread", -1));
                 if (kb_json_get(h, "fd"))
-                        problem(v,
-                                "%spid %" PRId64 " (%s), outside the sandbox, holds the sandbox's %s namespace open "
-                                "(fd %" PRId64 "), so it can join it (%s)",
-                                thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"),
-                                int_or(h, "fd", -1), label);
+                        verdict_problem(v,
+                                        "%spid %" PRId64
+                                        " (%s), outside the sandbox, holds the sandbox's %s namespace open "
+                                        "(fd %" PRId64 "), so it can join it (%s)",
+                                        thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"),
+                                        int_or(h, "fd", -1), label);
                 else
-                        problem(v, "%spid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
+                        verdict_problem(
+                                v, "%spid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
                                 thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
         }
         if (!kb_json_get(outside, "fd_tables_read"))
-                problem(v, "the host did not read the descriptors of the processes outside the sandbox (%s)", label);
+                verdict_problem(v, "the host did not read the descriptors of the processes outside the sandbox (%s)",
+                                label);
         else if (int_or(outside, "fd_tables_unreadable", 0) > 0)
-                problem(v,
-                        "the host read the namespaces of %" PRId64 " processes outside the sandbox but not all their "
-                        "descriptors, so it cannot say none holds the sandbox's namespaces (%s)",
-                        int_or(outside, "fd_tables_unreadable", 0), label);
+                verdict_problem(v,
+                                "the host read the namespaces of %" PRId64
+                                " processes outside the sandbox but not all their "
+                                "descriptors, so it cannot say none holds the sandbox's namespaces (%s)",
+                                int_or(outside, "fd_tables_unreadable", 0), label);
         if (int_or(outside, "holders", 0) > (int64_t) arr_len(holders))
-                problem(v, "%" PRId64 " processes outside the sandbox are in its namespaces or hold them open (%s)",
+                verdict_problem(
+                        v, "%" PRId64 " processes outside the sandbox are in its namespaces or hold them open (%s)",
                         int_or(outside, "holders", 0), label);
         json_object *mounts = kb_json_get(look, "ns_mounts");
         if (!mounts && !pre_exec)
-                problem(v, "the host did not check the mount namespaces outside the sandbox for its namespaces (%s)",
+                verdict_problem(
+                        v, "the host did not check the mount namespaces outside the sandbox for its namespaces (%s)",
                         label);
         for (size_t i = 0; i < arr_len(mounts); i++) {
                 json_object *m = at(mounts, i);
-                problem(v,
+                verdict_problem(
+                        v,
                         "the sandbox's %s namespace is bind-mounted at %s in the mount namespace of pid %" PRId64
                         ", outside the sandbox, so whoever can open it can join it (%s)",
                         str_or(m, "ns", "?"), str_or(m, "mountpoint", "?"), int_or(m, "pid", -1), label);
@@ -320,7 +379,7 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
 /* An argument of a command line as the judge may show it: one of kbound's own (the plan holds it)
  * or a bwrap option's name. Anything else a stand-in added could be a secret. */
 static const char *shown_arg(json_object *planned, const char *a) {
-        if (a && (str_in(planned, a) || bwrap_arity(a) >= 0))
+        if (a && (str_in(planned, a) || judge_bwrap_arity(a) >= 0))
                 return a;
         return "(an argument kbound did not plan, not shown)";
 }
@@ -343,33 +402,37 @@ static bool env_has_name(json_object *digests, const char *name) {
 /* The running bwrap is the one kbound built: the program kbound executed, its command line and
  * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
 static void launch_problems(verdict *v, const kb_judge_input *in) {
-        json_object *plan = kb_json_get(in->expect, "launch"), *launcher = kb_json_get(last_look(in), "launcher");
+        json_object *plan = kb_json_get(in->expect, "launch"), *launcher = kb_json_get(judge_last_look(in), "launcher");
         char buf[512];
         if (!plan) {
-                problem(v, "kbound kept no record of the bwrap it launched");
+                verdict_problem(v, "kbound kept no record of the bwrap it launched");
                 return;
         }
         if (!launcher) {
-                problem(v, "the host did not find the process that runs bwrap");
+                verdict_problem(v, "the host did not find the process that runs bwrap");
                 return;
         }
         json_object *exe = kb_json_get(launcher, "exe"), *program = kb_json_get(plan, "program");
         if (!exe)
-                problem(v, "the host could not read which program the running bwrap is (%s)",
-                        str_or(launcher, "exe_error", "?"));
+                verdict_problem(v, "the host could not read which program the running bwrap is (%s)",
+                                str_or(launcher, "exe_error", "?"));
         else if (!kb_json_str(exe, "dev") || !kb_json_str(program, "dev") ||
                  strcmp(kb_json_str(exe, "dev"), kb_json_str(program, "dev")) != 0 ||
                  int_or(exe, "ino", -1) != int_or(program, "ino", -2))
-                problem(v, "the running bwrap (%s) is not the program kbound started (%s)", str_or(exe, "path", "?"),
-                        str_or(program, "path", "?"));
+                verdict_problem(v, "the running bwrap (%s) is not the program kbound started (%s)",
+                                str_or(exe, "path", "?"), str_or(program, "path", "?"));
         json_object *planned = kb_json_get(plan, "argv"), *running = kb_json_get(launcher, "argv");
         size_t np = arr_len(planned), nr = arr_len(running);
         if (nr == 0)
-                problem(v, "the host could not read the running bwrap's command line%s%s",
-                        fact_error(last_look(in), "the launcher's command line", buf, sizeof buf) ? ": " : "",
-                        fact_error(last_look(in), "the launcher's command line", buf, sizeof buf) ? buf : "");
-        else if (fact_error(last_look(in), "the launcher's command line (too many arguments)", buf, sizeof buf))
-                problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
+                verdict_problem(
+                        v, "the host could not read the running bwrap's command line%s%s",
+                        judge_fact_error(judge_last_look(in), "the launcher's command line", buf, sizeof buf) ? ": "
+                                                                                                              : "",
+                        judge_fact_error(judge_last_look(in), "the launcher's command line", buf, sizeof buf) ? buf
+                                                                                                              : "");
+        else if (judge_fact_error(judge_last_look(in), "the launcher's command line (too many arguments)", buf,
+                                  sizeof buf))
+                verdict_problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
         else
                 for (size_t i = 0; i < (np > nr ? np : nr); i++) {
                         const char *a = i < nr ? json_object_get_string(at(running, i)) : NULL;
@@ -382,19 +445,22 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                                         ? a
                                         : shown_arg(planned, a);
                         if (a && b)
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the running bwrap's command line is not the one kbound built: argument %zu is "
                                         "'%s' where "
                                         "kbound's is '%s'",
                                         i, shown, b);
                         else if (a)
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the running bwrap's command line is not the one kbound built: it goes on past "
                                         "kbound's "
                                         "last argument with '%s'",
                                         shown_arg(planned, a));
                         else
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the running bwrap's command line is not the one kbound built: it ends before "
                                         "kbound's "
                                         "argument %zu ('%s')",
@@ -405,11 +471,14 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         size_t ep = arr_len(env_plan), er = arr_len(env_run);
         char name[300], other[300];
         if (!env_plan)
-                problem(v, "kbound kept no record of the environment it started bwrap with");
+                verdict_problem(v, "kbound kept no record of the environment it started bwrap with");
         else if (!env_run)
-                problem(v, "the host could not read the running bwrap's environment%s%s",
-                        fact_error(last_look(in), "the launcher's environment", buf, sizeof buf) ? ": " : "",
-                        fact_error(last_look(in), "the launcher's environment", buf, sizeof buf) ? buf : "");
+                verdict_problem(
+                        v, "the host could not read the running bwrap's environment%s%s",
+                        judge_fact_error(judge_last_look(in), "the launcher's environment", buf, sizeof buf) ? ": "
+                                                                                                             : "",
+                        judge_fact_error(judge_last_look(in), "the launcher's environment", buf, sizeof buf) ? buf
+                                                                                                             : "");
         else
                 for (size_t i = 0; i < (ep > er ? ep : er); i++) {
                         const char *a = i < er ? json_object_get_string(at(env_run, i)) : NULL;
@@ -419,22 +488,26 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                         const char *ra = a ? env_name(a, name, sizeof name) : NULL,
                                    *pb = b ? env_name(b, other, sizeof other) : NULL;
                         if (ra && pb && strcmp(ra, pb) == 0)
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the running bwrap's environment is not the one kbound passed: %s has another "
                                         "value "
                                         "(values never shown)",
                                         ra);
                         else if (ra && !env_has_name(env_plan, ra))
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the running bwrap's environment is not the one kbound passed: it has %s, "
                                         "which kbound "
                                         "did not pass",
                                         ra);
                         else if (pb && !env_has_name(env_run, pb))
-                                problem(v, "the running bwrap's environment is not the one kbound passed: it lacks %s",
+                                verdict_problem(
+                                        v, "the running bwrap's environment is not the one kbound passed: it lacks %s",
                                         pb);
                         else
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the running bwrap's environment is not the one kbound passed: its order "
                                         "differs at %s",
                                         ra ? ra : pb);
@@ -446,7 +519,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                 json_object_object_add(compared, "arguments", json_object_new_int64((int64_t) np));
                 json_object_object_add(compared, "environment", json_object_new_int64((int64_t) ep));
         }
-        evidence(v, "launch_compared", compared);
+        verdict_evidence(v, "launch_compared", compared);
 }
 
 json_object *kb_judge_backend(const kb_judge_input *in) {
@@ -456,10 +529,10 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         bool allow_network = kb_json_true(in->expect, "allow_network");
         char names[128] = "";
         if (!json_object_is_type(host_ns, json_type_object) || json_object_object_length(host_ns) == 0) {
-                problem(&v, "the host could not read its own namespaces");
+                verdict_problem(&v, "the host could not read its own namespaces");
                 host_ns = NULL; /* json_object_object_foreach cannot walk a non-object */
         }
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
@@ -471,11 +544,12 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                         json_object_object_foreach(host_ns, name, ino) {
                                 int64_t mine = json_object_get_int64(ino), theirs;
                                 if (!kb_json_int(ns, name, &theirs))
-                                        problem(&v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
+                                        verdict_problem(
+                                                &v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
                                                 name, int_or(p, "pid", -1), str_or(p, "name", "?"));
                                 else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
-                                        problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace",
-                                                int_or(p, "pid", -1), str_or(p, "name", "?"), name);
+                                        verdict_problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace",
+                                                        int_or(p, "pid", -1), str_or(p, "name", "?"), name);
                         }
                 }
         }
@@ -494,7 +568,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
                 json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
                 if (!look) {
-                        problem(&v, "the host took no look at the sandbox before the kernel's program ran");
+                        verdict_problem(&v, "the host took no look at the sandbox before the kernel's program ran");
                         continue;
                 }
                 int64_t owner = ownership_problems(&v, in, look, host_ns, allow_network);
@@ -508,8 +582,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 transient_holds += int_or(kb_json_get(look, "ns_outside"), "transient", 0);
         }
         launch_problems(&v, in);
-        evidence(&v, "kbound_ns", json_object_get(host_ns));
-        evidence(&v, "sandbox_userns", json_object_new_int64(sandbox_user));
+        verdict_evidence(&v, "kbound_ns", json_object_get(host_ns));
+        verdict_evidence(&v, "sandbox_userns", json_object_new_int64(sandbox_user));
         json_object *outside = json_object_new_object();
         if (outside) {
                 json_object_object_add(outside, "read", json_object_new_int64(outside_read));
@@ -526,15 +600,15 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                                 json_object_new_string("kbound is not root: the namespaces of other users' processes "
                                                        "cannot be read, and were not judged"));
         }
-        evidence(&v, "processes_outside", outside);
+        verdict_evidence(&v, "processes_outside", outside);
         json_object *kernel = NULL;
         json_object *procs = kb_json_get(at(in->snapshots, 0), "processes");
         for (size_t i = 0; i < arr_len(procs); i++)
                 if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
                         kernel = at(procs, i);
-        evidence(&v, "kernel_ns", json_object_get(kb_json_get(kernel, "ns")));
-        evidence(&v, "bwrap", json_object_get(kb_json_get(in->expect, "bwrap")));
-        evidence(&v, "bwrap_version", json_object_get(kb_json_get(in->expect, "bwrap_version")));
+        verdict_evidence(&v, "kernel_ns", json_object_get(kb_json_get(kernel, "ns")));
+        verdict_evidence(&v, "bwrap", json_object_get(kb_json_get(in->expect, "bwrap")));
+        verdict_evidence(&v, "bwrap_version", json_object_get(kb_json_get(in->expect, "bwrap_version")));
         char pass[1024], unread[160] = "";
         bool root = int_or(in->host, "uid", -1) == 0;
         if (outside_unreadable > 0)
@@ -601,8 +675,8 @@ json_object *kb_judge_privileges(json_object *snapshots) {
         verdict_init(&v);
         kb_judge_input in = {.snapshots = snapshots};
         json_object *seen = json_object_new_array();
-        evidence(&v, "snapshots", seen);
-        look_problems(&v, &in);
+        verdict_evidence(&v, "snapshots", seen);
+        judge_look_problems(&v, &in);
         size_t n_proc = 0;
         int64_t uid = -1, gid = -1, seccomp = -1;
         bool same_uid = true;
@@ -626,24 +700,24 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                         n_proc++;
                         int64_t pid = int_or(p, "pid", -1), nnp = 0;
                         const char *name = str_or(p, "name", "?");
-                        if (fact_error(p, "status", buf, sizeof buf))
-                                problem(&v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
+                        if (judge_fact_error(p, "status", buf, sizeof buf))
+                                verdict_problem(&v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
                         else if (ids_have_root(kb_json_get(p, "uid"), true))
-                                problem(&v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
+                                verdict_problem(&v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
                         else if (ids_have_root(kb_json_get(p, "gid"), true))
-                                problem(&v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
+                                verdict_problem(&v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
                         else if (ids_have_root(kb_json_get(p, "groups"), false))
-                                problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
+                                verdict_problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
                         else if (!caps_empty(kb_json_str(p, "cap_eff")) || !caps_empty(kb_json_str(p, "cap_prm")) ||
                                  !caps_empty(kb_json_str(p, "cap_amb")))
-                                problem(&v,
-                                        "pid %" PRId64
-                                        " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
-                                        pid, name, str_or(p, "cap_eff", "?"), str_or(p, "cap_prm", "?"),
-                                        str_or(p, "cap_amb", "?"));
+                                verdict_problem(&v,
+                                                "pid %" PRId64
+                                                " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
+                                                pid, name, str_or(p, "cap_eff", "?"), str_or(p, "cap_prm", "?"),
+                                                str_or(p, "cap_amb", "?"));
                         else if (!kb_json_int(p, "no_new_privs", &nnp) || nnp != 1)
-                                problem(&v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid, name,
-                                        kb_json_get(p, "no_new_privs") ? "0" : "unknown");
+                                verdict_problem(&v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid,
+                                                name, kb_json_get(p, "no_new_privs") ? "0" : "unknown");
                         int64_t u = first_id(kb_json_get(p, "uid")), sc;
                         if (uid >= 0 && u != uid)
                                 same_uid = false;
@@ -666,70 +740,6 @@ json_object *kb_judge_privileges(json_object *snapshots) {
 
 /* ---- sandbox.session ---- */
 
-/* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
- * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
-static int bwrap_arity(const char *opt) {
-        static const char *const zero[] = {"--help",
-                                           "--version",
-                                           "--unshare-all",
-                                           "--share-net",
-                                           "--unshare-user",
-                                           "--unshare-user-try",
-                                           "--unshare-ipc",
-                                           "--unshare-pid",
-                                           "--unshare-net",
-                                           "--unshare-uts",
-                                           "--unshare-cgroup",
-                                           "--unshare-cgroup-try",
-                                           "--disable-userns",
-                                           "--assert-userns-disabled",
-                                           "--clearenv",
-                                           "--new-session",
-                                           "--die-with-parent",
-                                           "--as-pid-1",
-                                           NULL};
-        static const char *const one[] = {"--args",
-                                          "--userns",
-                                          "--userns2",
-                                          "--pidns",
-                                          "--uid",
-                                          "--gid",
-                                          "--hostname",
-                                          "--chdir",
-                                          "--unsetenv",
-                                          "--lock-file",
-                                          "--sync-fd",
-                                          "--remount-ro",
-                                          "--exec-label",
-                                          "--file-label",
-                                          "--proc",
-                                          "--dev",
-                                          "--tmpfs",
-                                          "--mqueue",
-                                          "--dir",
-                                          "--seccomp",
-                                          "--add-seccomp-fd",
-                                          "--block-fd",
-                                          "--userns-block-fd",
-                                          "--info-fd",
-                                          "--json-status-fd",
-                                          "--cap-add",
-                                          "--cap-drop",
-                                          "--perms",
-                                          "--size",
-                                          NULL};
-        static const char *const two[] = {
-                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
-                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
-                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
-        const char *const *lists[] = {zero, one, two};
-        for (int n = 0; n < 3; n++)
-                for (const char *const *o = lists[n]; *o; o++)
-                        if (strcmp(*o, opt) == 0)
-                                return n;
-        return -1;
-}
-
 /* Reads bwrap's argv (argv[0] first): sets *die_with_parent / *new_session; returns NULL or why the
  * command line cannot be read (an option bwrap does not have, arguments from an fd, cut short),
  * possibly written in buf. */
@@ -744,7 +754,7 @@ static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *n
                         return NULL; /* the command starts here */
                 if (strcmp(a, "--args") == 0)
                         return "options come from a file descriptor (--args) the host cannot see";
-                int arity = bwrap_arity(a);
+                int arity = judge_bwrap_arity(a);
                 if (arity < 0) {
                         snprintf(buf, size, "it has an option bwrap 0.8 does not have (%s)", a);
                         return buf;
@@ -762,10 +772,6 @@ static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *n
         return "it has no command";
 }
 
-static json_object *mounts_of(json_object *snap, json_object *p);
-static bool mount_is(json_object *m, const char *fstype);
-static bool host_has_dev(json_object *host_mounts, const char *dev);
-
 /* True if the terminal rdev ("maj:min") is a pty of a devpts instance the sandbox made itself: a
  * sandbox process holds it open through a devpts mount of its own mount table whose filesystem
  * the host does not mount (bwrap's --dev makes a new instance). A shell kernel (bash_kernel,
@@ -773,7 +779,7 @@ static bool host_has_dev(json_object *host_mounts, const char *dev);
 static bool own_pty(json_object *snap, json_object *host_mounts, const char *rdev) {
         json_object *procs = kb_json_get(snap, "processes");
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *fds = kb_json_get(p, "fds"), *mounts = mounts_of(snap, p);
+                json_object *p = at(procs, i), *fds = kb_json_get(p, "fds"), *mounts = judge_mounts_of(snap, p);
                 for (size_t f = 0; f < arr_len(fds); f++) {
                         json_object *fd = at(fds, f);
                         const char *r = kb_json_str(fd, "rdev"), *type = kb_json_str(fd, "type");
@@ -782,8 +788,8 @@ static bool own_pty(json_object *snap, json_object *host_mounts, const char *rde
                         int64_t mnt_id = int_or(fd, "mnt_id", -1);
                         for (size_t m = 0; m < arr_len(mounts); m++) {
                                 json_object *mt = at(mounts, m);
-                                if (int_or(mt, "id", -2) == mnt_id && mount_is(mt, "devpts") &&
-                                    !host_has_dev(host_mounts, kb_json_str(mt, "dev")))
+                                if (int_or(mt, "id", -2) == mnt_id && judge_mount_is(mt, "devpts") &&
+                                    !judge_host_has_dev(host_mounts, kb_json_str(mt, "dev")))
                                         return true;
                         }
                 }
@@ -794,10 +800,10 @@ static bool own_pty(json_object *snap, json_object *host_mounts, const char *rde
 json_object *kb_judge_session(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         int64_t kbound_session = int_or(in->host, "session", -1), kernel_pid = int_or(in->expect, "kernel_pid", -1);
         if (kbound_session < 0)
-                problem(&v, "the host could not read kbound's own session");
+                verdict_problem(&v, "the host could not read kbound's own session");
         size_t kernel_looks = 0, own_ptys = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
@@ -805,7 +811,8 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                         json_object *p = at(procs, i);
                         int64_t pid = int_or(p, "pid", -1), tty, session;
                         if (!kb_json_int(p, "tty_nr", &tty) || !kb_json_int(p, "session", &session)) {
-                                problem(&v, "the host could not read pid %" PRId64 "'s session and terminal", pid);
+                                verdict_problem(&v, "the host could not read pid %" PRId64 "'s session and terminal",
+                                                pid);
                                 continue;
                         }
                         char rdev[48];
@@ -814,10 +821,11 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                         if (tty != 0 && own_pty(at(in->snapshots, s), kb_json_get(in->host, "mounts"), rdev))
                                 own_ptys++;
                         else if (tty != 0)
-                                problem(&v,
-                                        "pid %" PRId64 " (%s) has a controlling terminal (device %s) that is not a pty "
-                                        "of the sandbox's own",
-                                        pid, str_or(p, "name", "?"), rdev);
+                                verdict_problem(&v,
+                                                "pid %" PRId64
+                                                " (%s) has a controlling terminal (device %s) that is not a pty "
+                                                "of the sandbox's own",
+                                                pid, str_or(p, "name", "?"), rdev);
                         if (pid != kernel_pid)
                                 continue;
                         kernel_looks++;
@@ -825,43 +833,46 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                         for (size_t j = 0; j < arr_len(procs); j++)
                                 leader_inside |= int_or(at(procs, j), "pid", -1) == session;
                         if (session == kbound_session)
-                                problem(&v, "the kernel is in kbound's own session (%" PRId64 ")", session);
+                                verdict_problem(&v, "the kernel is in kbound's own session (%" PRId64 ")", session);
                         else if (!leader_inside)
-                                problem(&v, "the kernel's session is led by pid %" PRId64 ", outside the sandbox",
-                                        session);
+                                verdict_problem(&v,
+                                                "the kernel's session is led by pid %" PRId64 ", outside the sandbox",
+                                                session);
                 }
         }
         if (kernel_looks == 0)
-                problem(&v, "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")",
-                        kernel_pid);
+                verdict_problem(&v,
+                                "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")",
+                                kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
-        json_object *launcher = kb_json_get(last_look(in), "launcher");
+        json_object *launcher = kb_json_get(judge_last_look(in), "launcher");
         int64_t lpid = int_or(launcher, "pid", -1), spawned = int_or(launcher, "spawned", -2);
         bool dwp = false, ns = false;
         char why[256];
         const char *unreadable = bwrap_flags(kb_json_get(launcher, "argv"), &dwp, &ns, why, sizeof why);
         if (!launcher)
-                problem(&v, "the host did not find the process that runs bwrap");
+                verdict_problem(&v, "the host did not find the process that runs bwrap");
         else if (lpid != spawned)
-                problem(&v,
-                        "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
-                        "): nothing ties its life to kbound",
-                        lpid, spawned);
+                verdict_problem(&v,
+                                "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
+                                "): nothing ties its life to kbound",
+                                lpid, spawned);
         else if (int_or(launcher, "ppid", -1) != int_or(launcher, "kbound", -2))
-                problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
+                verdict_problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
         else if (unreadable)
-                problem(&v, "cannot tell what the running bwrap was started with: %s", unreadable);
+                verdict_problem(&v, "cannot tell what the running bwrap was started with: %s", unreadable);
         else if (!dwp)
-                problem(&v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
+                verdict_problem(
+                        &v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
         json_object *flags = json_object_new_object();
         if (flags) {
                 json_object_object_add(flags, "die_with_parent", json_object_new_boolean(dwp));
                 json_object_object_add(flags, "new_session", json_object_new_boolean(ns));
         }
-        evidence(&v, "bwrap_flags", flags);
-        evidence(&v, "launcher_pid", json_object_new_int64(lpid));
-        evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
-        evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
+        verdict_evidence(&v, "bwrap_flags", flags);
+        verdict_evidence(&v, "launcher_pid", json_object_new_int64(lpid));
+        verdict_evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
+        verdict_evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
         return verdict_end(&v, "sandbox.session",
                            own_ptys
                                    ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
@@ -876,13 +887,13 @@ json_object *kb_judge_session(const kb_judge_input *in) {
 
 /* "pid H (PID n in the sandbox), name" or "host pid H (name), outside the sandbox" for a holder
  * ({"pid", "name", "side"}) of snap. */
-static const char *holder_words(json_object *snap, json_object *h, char *buf, size_t size) {
+const char *judge_holder_words(json_object *snap, json_object *h, char *buf, size_t size) {
         int64_t pid = int_or(h, "pid", -1), inner = -1;
         const char *side = str_or(h, "side", "?"), *name = str_or(h, "name", "?");
         json_object *procs = kb_json_get(snap, "processes");
         for (size_t p = 0; p < arr_len(procs); p++)
                 if (int_or(at(procs, p), "pid", -2) == pid)
-                        inner = inner_pid(at(procs, p));
+                        inner = judge_inner_pid(at(procs, p));
         if (strcmp(side, "sandbox") == 0)
                 snprintf(buf, size, "pid %" PRId64 " (PID %" PRId64 " in the sandbox), %s", pid, inner, name);
         else if (strcmp(side, "kbound") == 0)
@@ -896,7 +907,7 @@ static const char *holder_words(json_object *snap, json_object *h, char *buf, si
 json_object *kb_judge_identity(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         /* The cell's word first: a kernel that broke its own cell is named for it before anything
          * the host could not see because of it (a look that never came). */
         json_object *cell = kb_json_get(in->expect, "identity");
@@ -908,10 +919,10 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         if (in->cells_absent)
                 ; /* the host's evidence alone */
         else if (!cell || cell_error)
-                problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
+                verdict_problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
         else if (cell_pid != 2 || cell_inner != 2)
-                problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2", cell_pid,
-                        cell_inner);
+                verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2",
+                                cell_pid, cell_inner);
         int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
         json_object *endpoints = kb_json_get(at(in->snapshots, 0), "endpoints");
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();
@@ -919,21 +930,22 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         if (!judged || !connections)
                 v.oom = true;
         if (arr_len(endpoints) == 0)
-                problem(&v, "the host was given no kernel endpoint to look for");
+                verdict_problem(&v, "the host was given no kernel endpoint to look for");
         for (size_t i = 0; i < arr_len(endpoints); i++) {
                 json_object *e = at(endpoints, i);
                 const char *path = str_or(e, "path", "?");
                 size_t found = 0;
                 if (kb_json_str(e, "error"))
-                        problem(&v, "the host could not find the socket file of the kernel's endpoint %s: %s", path,
-                                kb_json_str(e, "error"));
+                        verdict_problem(&v, "the host could not find the socket file of the kernel's endpoint %s: %s",
+                                        path, kb_json_str(e, "error"));
                 for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                         json_object *conns = kb_json_get(at(in->snapshots, s), "connections");
                         for (size_t c = 0; c < arr_len(conns); c++)
                                 found += strcmp(str_or(at(conns, c), "endpoint", ""), path) == 0;
                 }
                 if (found == 0)
-                        problem(&v, "the host found no connection of kbound's to the kernel's endpoint %s", path);
+                        verdict_problem(&v, "the host found no connection of kbound's to the kernel's endpoint %s",
+                                        path);
         }
         /* Every connection kbound talks over, in every look: its other end, found by inode, must be
          * held by the pinned PID 2 and no other process. */
@@ -957,33 +969,36 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                                 kernel |= int_or(at(holders, h), "pid", -2) == kernel_pid &&
                                           strcmp(str_or(at(holders, h), "side", ""), "sandbox") == 0;
                         if (arr_len(holders) == 0)
-                                problem(&v,
+                                verdict_problem(
+                                        &v,
                                         "PID 2 is not the kernel: kbound's connection to %s (socket:[%" PRId64 "]) is "
                                         "answered by socket:[%" PRId64 "], which no process the host found holds",
                                         ep, mine, peer);
                         else if (!kernel)
-                                problem(&v,
+                                verdict_problem(
+                                        &v,
                                         "PID 2 is not the kernel: kbound's connection to %s is answered by %s, not by "
                                         "the "
                                         "pinned PID 2 (host pid %" PRId64 ")",
-                                        ep, holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid);
+                                        ep, judge_holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid);
                         for (size_t h = 0; h < arr_len(holders); h++) {
                                 json_object *holder = at(holders, h);
                                 if ((int_or(holder, "pid", -2) == kernel_pid &&
                                      strcmp(str_or(holder, "side", ""), "sandbox") == 0) ||
                                     (!kernel && h == 0))
                                         continue;
-                                problem(&v, "kbound's connection to %s is held by %s, not only by the pinned kernel",
-                                        ep, holder_words(snap, holder, who, sizeof who));
+                                verdict_problem(
+                                        &v, "kbound's connection to %s is held by %s, not only by the pinned kernel",
+                                        ep, judge_holder_words(snap, holder, who, sizeof who));
                         }
                 }
         }
         json_object_put(judged);
         size_t n_conn = arr_len(connections);
-        evidence(&v, "endpoints", json_object_get(endpoints));
-        evidence(&v, "connections", connections);
-        evidence(&v, "cell", json_object_get(cell));
-        evidence(&v, "kernel_host_pid", json_object_new_int64(kernel_pid));
+        verdict_evidence(&v, "endpoints", json_object_get(endpoints));
+        verdict_evidence(&v, "connections", connections);
+        verdict_evidence(&v, "cell", json_object_get(cell));
+        verdict_evidence(&v, "kernel_host_pid", json_object_new_int64(kernel_pid));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "the other end of each of kbound's %zu connections to the kernel (found by inode, not by path) is "
@@ -1001,13 +1016,13 @@ static bool mount_writable(json_object *m) {
         return !w || !json_object_is_type(w, json_type_boolean) || json_object_get_boolean(w);
 }
 
-static bool mount_is(json_object *m, const char *fstype) {
+bool judge_mount_is(json_object *m, const char *fstype) {
         const char *t = kb_json_str(m, "fstype");
         return t && strcmp(t, fstype) == 0;
 }
 
 /* True if dev ("maj:min") is mounted anywhere in host_mounts. */
-static bool host_has_dev(json_object *host_mounts, const char *dev) {
+bool judge_host_has_dev(json_object *host_mounts, const char *dev) {
         for (size_t i = 0; dev && i < arr_len(host_mounts); i++) {
                 const char *d = kb_json_str(at(host_mounts, i), "dev");
                 if (d && strcmp(d, dev) == 0)
@@ -1018,7 +1033,7 @@ static bool host_has_dev(json_object *host_mounts, const char *dev) {
 
 /* Devices that are harmless to write to: null, zero, full, random, urandom, and the "current
  * terminal" node, which without a controlling terminal (sandbox.session) opens nothing. */
-static bool harmless_char(const char *rdev, bool tty_too) {
+bool judge_harmless_char(const char *rdev, bool tty_too) {
         static const char *const ok[] = {"1:3", "1:5", "1:7", "1:8", "1:9"};
         for (size_t i = 0; rdev && i < KB_ELEMENTSOF(ok); i++)
                 if (strcmp(rdev, ok[i]) == 0)
@@ -1057,7 +1072,7 @@ static bool base_folder_name(const char *name, size_t len) {
         return true;
 }
 
-static bool same_path(const char *a, const char *b) {
+bool judge_same_path(const char *a, const char *b) {
         return kb_procfs_path_under(a, b) && kb_procfs_path_under(b, a);
 }
 
@@ -1080,7 +1095,7 @@ static const char *planned_fresh(json_object *argv, const char *mountpoint) {
                 const char *a = json_object_get_string(at(argv, i));
                 if (!a || strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0)
                         return fresh; /* the command starts here */
-                int arity = bwrap_arity(a);
+                int arity = judge_bwrap_arity(a);
                 if (arity < 0 || strcmp(a, "--args") == 0 || i + (size_t) arity >= n)
                         return NULL;
                 const char *dest = arity > 0 ? json_object_get_string(at(argv, i + (size_t) arity)) : NULL;
@@ -1098,9 +1113,9 @@ static const char *planned_fresh(json_object *argv, const char *mountpoint) {
                         continue;
                 char pts[4096];
                 snprintf(pts, sizeof pts, "%s/pts", dest);
-                if (same_path(mountpoint, dest))
+                if (judge_same_path(mountpoint, dest))
                         fresh = made;
-                else if (strcmp(a, "--dev") == 0 && same_path(mountpoint, pts))
+                else if (strcmp(a, "--dev") == 0 && judge_same_path(mountpoint, pts))
                         fresh = "devpts";
                 else
                         fresh = NULL; /* below dest: hidden by it, or one of --dev's node binds */
@@ -1112,13 +1127,13 @@ static const char *planned_fresh(json_object *argv, const char *mountpoint) {
  * kbound's own mount namespace holds its device, or another namespace outside the sandbox does, or
  * the host could not read every outside process's table and the running bwrap was not told to
  * make that filesystem there. */
-static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
+const char *judge_not_own(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
         const char *dev = kb_json_str(m, "dev");
         json_object *devices = kb_json_get(f->outside, "devices");
         int64_t holder, unreadable = int_or(f->outside, "unreadable", -1);
         if (!dev)
                 return "its device is unknown";
-        if (host_has_dev(f->host_mounts, dev)) {
+        if (judge_host_has_dev(f->host_mounts, dev)) {
                 snprintf(buf, size, "kbound's own mount namespace holds its device %s", dev);
                 return buf;
         }
@@ -1131,7 +1146,7 @@ static const char *not_own(json_object *m, const kb_judge_mount_facts *f, char *
         if (!json_object_is_type(devices, json_type_object) || unreadable < 0)
                 return "the host did not read the mount namespaces outside the sandbox";
         const char *fresh = unreadable > 0 ? planned_fresh(f->bwrap_argv, kb_json_str(m, "mountpoint")) : NULL;
-        if (unreadable > 0 && !(fresh && mount_is(m, fresh))) {
+        if (unreadable > 0 && !(fresh && judge_mount_is(m, fresh))) {
                 snprintf(buf, size,
                          "the host could not read the mount tables of %" PRId64 " process%s outside the sandbox, and "
                          "bwrap was not told to make it there",
@@ -1152,9 +1167,9 @@ static const char *device_mount(json_object *m, const kb_judge_mount_facts *f, c
         json_object *target = kb_json_get(m, "target");
         const char *type = kb_json_str(target, "type");
         char why[256];
-        if (type && strcmp(type, "chr") == 0 && harmless_char(kb_json_str(target, "rdev"), true))
+        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_json_str(target, "rdev"), true))
                 return NULL;
-        if (mount_is(m, "devpts") && !not_own(m, f, why, sizeof why))
+        if (judge_mount_is(m, "devpts") && !judge_not_own(m, f, why, sizeof why))
                 return NULL;
         snprintf(buf, size,
                  "a mount at %s (%s %s, root %s) lets device nodes be opened (no nodev) and is not one of "
@@ -1201,7 +1216,7 @@ static int proc_problems(json_object *mounts, json_object *m, json_object *entri
                 if (!kb_procfs_path_in_mount(m, entry, where, sizeof where))
                         continue;
                 json_object *cover = kb_procfs_mount_of(mounts, where);
-                if (cover && (!mount_is(cover, "proc") || !mount_writable(cover)))
+                if (cover && (!judge_mount_is(cover, "proc") || !mount_writable(cover)))
                         continue;
                 r = push_problem(problems,
                                  "%s (the host's /proc%s) is writable in the sandbox: no read-only mount covers it",
@@ -1220,21 +1235,21 @@ static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, 
         static const char *const private_types[] = {"tmpfs", "ramfs", "devpts", "mqueue", "proc"};
         bool private_type = false;
         for (size_t t = 0; t < KB_ELEMENTSOF(private_types); t++)
-                private_type |= mount_is(m, private_types[t]);
+                private_type |= judge_mount_is(m, private_types[t]);
         const char *dev = kb_json_str(m, "dev"), *shared = NULL;
         char why[256];
         if (private_type) {
-                shared = not_own(m, f, why, sizeof why);
+                shared = judge_not_own(m, f, why, sizeof why);
                 if (!shared)
                         return NULL;
-                if (dev && host_has_dev(f->host_mounts, dev))
+                if (dev && judge_host_has_dev(f->host_mounts, dev))
                         shared = NULL; /* kbound's own: said as "backed by the host" */
         }
         if (team_bind_of(m, f->team_binds))
                 return NULL;
         json_object *target = kb_json_get(m, "target");
         const char *type = kb_json_str(target, "type");
-        if (type && strcmp(type, "chr") == 0 && harmless_char(kb_json_str(target, "rdev"), true))
+        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_json_str(target, "rdev"), true))
                 return NULL;
         if (shared)
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is not the sandbox's own: %s",
@@ -1262,7 +1277,7 @@ int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *fac
                 json_object *m = at(mounts, i), *top = kb_procfs_mount_of(mounts, str_or(m, "mountpoint", ""));
                 if (top && top != m)
                         continue; /* hidden under a later mount (a table without a root hides nothing) */
-                if (mount_writable(m) && mount_is(m, "proc")) {
+                if (mount_writable(m) && judge_mount_is(m, "proc")) {
                         r = proc_problems(mounts, m, facts->proc_entries, problems);
                         if (r < 0)
                                 return r;
@@ -1288,33 +1303,13 @@ static bool lands_privately(json_object *mounts, const kb_judge_mount_facts *f, 
         return m && mount_writable(m) && !foreign_mount(m, f, buf, sizeof buf);
 }
 
-/* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
-static const char *cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size) {
-        json_object *errors = kb_json_get(probe, "errors");
-        for (size_t i = 0; i < arr_len(errors); i++) {
-                const char *name = kb_json_str(at(errors, i), "probe");
-                for (const char *const *p = prefixes; name && *p; p++)
-                        if (strncmp(name, *p, strlen(*p)) == 0) {
-                                snprintf(buf, size, "the cell's %s sub-probe failed: %s", name,
-                                         str_or(at(errors, i), "error", "?"));
-                                return buf;
-                        }
-        }
-        return NULL;
-}
-
-static void no_probe(verdict *v, const kb_judge_input *in) {
-        if (!in->probe && !in->cells_absent)
-                problem(v, "the probe cell gave no result: %s", in->probe_error ? in->probe_error : "unknown");
-}
-
 /* What a look's mount tables are judged against. */
-static kb_judge_mount_facts mount_facts(const kb_judge_input *in, json_object *snap) {
+kb_judge_mount_facts judge_mount_facts(const kb_judge_input *in, json_object *snap) {
         return (kb_judge_mount_facts){.host_mounts = kb_json_get(in->host, "mounts"),
                                       .proc_entries = kb_json_get(in->host, "proc_entries"),
                                       .team_binds = kb_json_get(in->expect, "team_binds"),
                                       .outside = kb_json_get(snap, "outside_mounts"),
-                                      .bwrap_argv = kb_json_get(kb_json_get(last_look(in), "launcher"), "argv")};
+                                      .bwrap_argv = kb_json_get(kb_json_get(judge_last_look(in), "launcher"), "argv")};
 }
 
 /* The first process of snap in the mount namespace key (an inode, as "mount_tables" keys them). */
@@ -1329,13 +1324,6 @@ static json_object *table_owner(json_object *snap, const char *key) {
         return NULL;
 }
 
-/* Appends text to strings unless it is there already (every look is judged; a mount that stays the
- * same is one problem). */
-static void add_unique(json_object *strings, const char *text) {
-        if (strings && !str_in(strings, text))
-                json_object_array_add(strings, json_object_new_string(text));
-}
-
 /* The problems of every mount table of every look (the kernel's and those of any other mount
  * namespace among the sandbox's processes), once each, into out. Returns how many tables the last
  * look had, or -ENOMEM. */
@@ -1344,14 +1332,14 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
         char buf[DETAIL_MAX];
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *found = json_object_new_array();
-                kb_judge_mount_facts f = mount_facts(in, snap);
+                kb_judge_mount_facts f = judge_mount_facts(in, snap);
                 tables = 1;
                 if (!found || kb_judge_mount_problems(kb_json_get(snap, "mounts"), &f, found) < 0) {
                         json_object_put(found);
                         return -ENOMEM;
                 }
                 for (size_t i = 0; i < arr_len(found); i++)
-                        add_unique(out, json_object_get_string(at(found, i)));
+                        judge_add_unique(out, json_object_get_string(at(found, i)));
                 json_object_put(found);
                 json_object *others = kb_json_get(snap, "mount_tables");
                 if (!json_object_is_type(others, json_type_object))
@@ -1368,15 +1356,15 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
                                 snprintf(buf, sizeof buf, "in the mount namespace of pid %" PRId64 " (%s): %s",
                                          int_or(owner, "pid", -1), str_or(owner, "name", "?"),
                                          json_object_get_string(at(found, i)));
-                                add_unique(out, buf);
+                                judge_add_unique(out, buf);
                         }
                         json_object_put(found);
                 }
-                if (fact_error(snap, "a mount table", buf, sizeof buf)) {
+                if (judge_fact_error(snap, "a mount table", buf, sizeof buf)) {
                         char text[DETAIL_MAX + 64];
                         snprintf(text, sizeof text, "the host could not read every mount table of the sandbox (%s)",
                                  buf);
-                        add_unique(out, text);
+                        judge_add_unique(out, text);
                 }
         }
         return tables;
@@ -1386,33 +1374,33 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         static const char *const subprobes[] = {"mounts", "write_outside", "sysctl", NULL};
         verdict v;
         verdict_init(&v);
-        json_object *host_mounts = kb_json_get(in->host, "mounts"), *last = last_look(in);
+        json_object *host_mounts = kb_json_get(in->host, "mounts"), *last = judge_last_look(in);
         json_object *mounts = kb_json_get(last, "mounts"), *outside = kb_json_get(last, "outside_mounts");
         json_object *host_problems = json_object_new_array();
-        kb_judge_mount_facts facts = mount_facts(in, last);
+        kb_judge_mount_facts facts = judge_mount_facts(in, last);
         char buf[DETAIL_MAX];
         int tables = 0;
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         if (arr_len(host_mounts) == 0)
-                problem(&v, "the host could not read its own mounts");
+                verdict_problem(&v, "the host could not read its own mounts");
         else if (host_problems && (tables = every_table_problems(in, host_problems)) < 0)
                 v.oom = true;
         for (size_t i = 0; i < arr_len(host_problems); i++)
-                problem(&v, "%s", json_object_get_string(at(host_problems, i)));
-        evidence(&v, "host_mount_problems", host_problems);
-        evidence(&v, "mount_tables", json_object_new_int(tables));
-        evidence(&v, "outside_mount_namespaces", json_object_new_int64(int_or(outside, "namespaces", -1)));
-        evidence(&v, "outside_processes_unreadable", json_object_new_int64(int_or(outside, "unreadable", -1)));
+                verdict_problem(&v, "%s", json_object_get_string(at(host_problems, i)));
+        verdict_evidence(&v, "host_mount_problems", host_problems);
+        verdict_evidence(&v, "mount_tables", json_object_new_int(tables));
+        verdict_evidence(&v, "outside_mount_namespaces", json_object_new_int64(int_or(outside, "namespaces", -1)));
+        verdict_evidence(&v, "outside_processes_unreadable", json_object_new_int64(int_or(outside, "unreadable", -1)));
 
-        no_probe(&v, in);
-        if (cell_error(in->probe, subprobes, buf, sizeof buf))
-                problem(&v, "%s", buf);
+        judge_no_probe(&v, in);
+        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+                verdict_problem(&v, "%s", buf);
         json_object *attempts = kb_json_get(in->probe, "write_outside"), *sysctl = kb_json_get(in->probe, "sysctl");
         size_t n = arr_len(attempts), private_writes = 0;
         if (in->probe && n == 0)
-                problem(&v, "the cell reported no write attempts");
+                verdict_problem(&v, "the cell reported no write attempts");
         if (in->probe && arr_len(sysctl) == 0)
-                problem(&v, "the cell reported no attempt on host settings");
+                verdict_problem(&v, "the cell reported no attempt on host settings");
         for (size_t i = 0; i < n; i++) {
                 json_object *a = at(attempts, i);
                 const char *path = kb_json_str(a, "path");
@@ -1422,21 +1410,22 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 if (path && lands_privately(mounts, &facts, path))
                         private_writes++;
                 else
-                        problem(&v,
+                        verdict_problem(
+                                &v,
                                 "the cell created a file in %s, on a mount the host does not class as the sandbox's "
                                 "own",
                                 path ? path : "?");
         }
         json_object *seen = kb_json_get(in->expect, "escapes_seen");
         for (size_t i = 0; i < arr_len(seen); i++)
-                problem(&v, "the host sees the cell's file at %s", json_object_get_string(at(seen, i)));
+                verdict_problem(&v, "the host sees the cell's file at %s", json_object_get_string(at(seen, i)));
         for (size_t i = 0; i < arr_len(sysctl); i++)
                 if (kb_json_true(at(sysctl, i), "opened"))
-                        problem(&v, "the cell opened the host setting %s for writing",
-                                str_or(at(sysctl, i), "path", "?"));
-        evidence(&v, "attempts", json_object_new_int64((int64_t) n));
-        evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
-        evidence(&v, "sysctl", json_object_get(sysctl));
+                        verdict_problem(&v, "the cell opened the host setting %s for writing",
+                                        str_or(at(sysctl, i), "path", "?"));
+        verdict_evidence(&v, "attempts", json_object_new_int64((int64_t) n));
+        verdict_evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
+        verdict_evidence(&v, "sysctl", json_object_get(sysctl));
         char pass[768];
         snprintf(pass, sizeof pass,
                  "every writable mount of the sandbox's %d mount table%s (read by the host) is the sandbox's own (no "
@@ -1456,16 +1445,18 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         char buf[DETAIL_MAX];
-        no_probe(&v, in);
+        judge_no_probe(&v, in);
         json_object *ws = kb_json_get(in->probe, "workspace");
-        if (cell_error(in->probe, subprobes, buf, sizeof buf))
-                problem(&v, "%s", buf);
+        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+                verdict_problem(&v, "%s", buf);
         if (in->probe && !kb_json_true(ws, "written"))
-                problem(&v, "the cell could not write to its workspace (%s)", str_or(ws, "error", "no reason given"));
+                verdict_problem(&v, "the cell could not write to its workspace (%s)",
+                                str_or(ws, "error", "no reason given"));
         if (!kb_json_true(in->expect, "workspace_read_back"))
-                problem(&v, "the host did not find the cell's nonce in the workspace");
-        evidence(&v, "cell", json_object_get(ws));
-        evidence(&v, "host_read_back", json_object_new_boolean(kb_json_true(in->expect, "workspace_read_back")));
+                verdict_problem(&v, "the host did not find the cell's nonce in the workspace");
+        verdict_evidence(&v, "cell", json_object_get(ws));
+        verdict_evidence(&v, "host_read_back",
+                         json_object_new_boolean(kb_json_true(in->expect, "workspace_read_back")));
         return verdict_end(&v, "boundary.workspace_writable",
                            "the cell wrote a nonce to /workspace; the host read the same nonce back");
 }
@@ -1485,9 +1476,9 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         json_object *conn = kb_json_get(in->expect, "canary_connections");
         int64_t tcp_hits = int_or(conn, "tcp", -1), unix_hits = int_or(conn, "unix", -1);
         json_object *cell = kb_json_get(in->probe, "network");
-        evidence(&v, "host_tcp_connections", json_object_new_int64(tcp_hits));
-        evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
-        evidence(&v, "cell", json_object_get(cell));
+        verdict_evidence(&v, "host_tcp_connections", json_object_new_int64(tcp_hits));
+        verdict_evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
+        verdict_evidence(&v, "cell", json_object_get(cell));
         if (kb_json_true(in->expect, "allow_network")) {
                 if (v.oom)
                         return NULL;
@@ -1496,41 +1487,42 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                         "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
                         (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
         }
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         json_object *host_ns = kb_json_get(in->host, "ns");
         int64_t host_net = int_or(host_ns, "net", -1);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *net = kernel_net(snap);
                 if (!net) {
-                        problem(&v, "the host could not read the kernel's network tables (%s)",
-                                str_or(snap, "label", "?"));
+                        verdict_problem(&v, "the host could not read the kernel's network tables (%s)",
+                                        str_or(snap, "label", "?"));
                         continue;
                 }
                 json_object *ifs = kb_json_get(net, "interfaces");
                 if (!ifs)
-                        problem(&v, "the host could not read the sandbox's interfaces");
+                        verdict_problem(&v, "the host could not read the sandbox's interfaces");
                 for (size_t i = 0; i < arr_len(ifs); i++)
                         if (strcmp(json_object_get_string(at(ifs, i)), "lo") != 0)
-                                problem(&v, "the sandbox has a network interface '%s' besides lo",
-                                        json_object_get_string(at(ifs, i)));
+                                verdict_problem(&v, "the sandbox has a network interface '%s' besides lo",
+                                                json_object_get_string(at(ifs, i)));
                 static const char *const route_keys[] = {"routes_v4", "routes_v6"};
                 for (size_t k = 0; k < KB_ELEMENTSOF(route_keys); k++) {
                         json_object *routes = kb_json_get(net, route_keys[k]);
                         if (!routes)
-                                problem(&v, "the host could not read the sandbox's %s", route_keys[k]);
+                                verdict_problem(&v, "the host could not read the sandbox's %s", route_keys[k]);
                         for (size_t i = 0; i < arr_len(routes); i++)
                                 if (strcmp(json_object_get_string(at(routes, i)), "lo") != 0)
-                                        problem(&v, "the sandbox has a route through '%s'",
-                                                json_object_get_string(at(routes, i)));
+                                        verdict_problem(&v, "the sandbox has a route through '%s'",
+                                                        json_object_get_string(at(routes, i)));
                 }
                 json_object *unix_list = kb_json_get(net, "unix"),
                             *names = kb_json_get(in->expect, "abstract_canaries");
                 if (!unix_list)
-                        problem(&v, "the host could not read the sandbox's unix sockets");
+                        verdict_problem(&v, "the host could not read the sandbox's unix sockets");
                 for (size_t i = 0; i < arr_len(unix_list); i++) {
                         const char *path = kb_json_str(at(unix_list, i), "path");
                         if (path && path[0] == '@' && str_in(names, path + 1))
-                                problem(&v,
+                                verdict_problem(
+                                        &v,
                                         "the host's abstract canary socket %s is in the sandbox's network namespace",
                                         path);
                 }
@@ -1538,17 +1530,17 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                  * the namespace and left, a listener the kernel can reach and a way out. */
                 json_object *channels = kb_json_get(snap, "outside_channels");
                 if (!channels)
-                        problem(&v, "the host did not look for the sandbox's sockets outside it (%s)",
-                                str_or(snap, "label", "?"));
+                        verdict_problem(&v, "the host did not look for the sandbox's sockets outside it (%s)",
+                                        str_or(snap, "label", "?"));
                 for (size_t i = 0; i < arr_len(channels); i++) {
                         json_object *c = at(channels, i);
                         if (!kb_json_true(c, "netns"))
                                 continue;
-                        problem(&v,
-                                "%s, a socket of the sandbox's network namespace, is held by pid %" PRId64
-                                " (%s, its fd %" PRId64 "), outside the sandbox (%s)",
-                                str_or(c, "target", "?"), int_or(c, "pid", -1), str_or(c, "name", "?"),
-                                int_or(c, "fd", -1), str_or(snap, "label", "?"));
+                        verdict_problem(&v,
+                                        "%s, a socket of the sandbox's network namespace, is held by pid %" PRId64
+                                        " (%s, its fd %" PRId64 "), outside the sandbox (%s)",
+                                        str_or(c, "target", "?"), int_or(c, "pid", -1), str_or(c, "name", "?"),
+                                        int_or(c, "fd", -1), str_or(snap, "label", "?"));
                 }
         }
         int64_t kernel_netns = -1;
@@ -1558,19 +1550,19 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                         kproc = at(procs, i);
         kernel_netns = int_or(kb_json_get(kproc, "ns"), "net", -1);
         if (host_net < 0 || kernel_netns < 0)
-                problem(&v, "the host could not compare the kernel's network namespace with its own");
+                verdict_problem(&v, "the host could not compare the kernel's network namespace with its own");
         else if (kernel_netns == host_net)
-                problem(&v, "the kernel shares the host's network namespace");
+                verdict_problem(&v, "the kernel shares the host's network namespace");
         if (in->cells_absent)
                 ; /* no cell ran, so no canary was listening: the namespace's tables carry the check */
         else if (tcp_hits < 0 || unix_hits < 0)
-                problem(&v, "the host did not count its canaries' connections");
+                verdict_problem(&v, "the host did not count its canaries' connections");
         else if (tcp_hits != 0 || unix_hits != 0)
-                problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections", tcp_hits,
-                        unix_hits);
-        no_probe(&v, in);
-        if (cell_error(in->probe, subprobes, buf, sizeof buf))
-                problem(&v, "%s", buf);
+                verdict_problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections",
+                                tcp_hits, unix_hits);
+        judge_no_probe(&v, in);
+        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+                verdict_problem(&v, "%s", buf);
         size_t tested = 0;
         static const char *const conn_keys[] = {"tcp", "abstract"};
         for (size_t k = 0; k < KB_ELEMENTSOF(conn_keys); k++) {
@@ -1581,14 +1573,14 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                                 continue;
                         tested++;
                         if (kb_json_true(a, "connected"))
-                                problem(&v, "the cell connected to the host's %s canary",
-                                        k == 0 ? "loopback TCP" : "abstract unix socket");
+                                verdict_problem(&v, "the cell connected to the host's %s canary",
+                                                k == 0 ? "loopback TCP" : "abstract unix socket");
                 }
         }
         if (in->probe && tested == 0)
-                problem(&v, "the cell tested no canary connection");
+                verdict_problem(&v, "the cell tested no canary connection");
         if (arr_len(kb_json_get(cell, "unix_visible")) > 0)
-                problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
+                verdict_problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
         char pass[256];
         if (in->cells_absent)
                 snprintf(pass, sizeof pass,
@@ -1605,7 +1597,7 @@ json_object *kb_judge_network(const kb_judge_input *in) {
 
 /* The mount tables of a look: the kernel's first (NULL if unread), then those of any other mount
  * namespace among the sandbox's processes (at most max in all). Returns how many. */
-static size_t look_tables(json_object *snap, json_object **out, size_t max) {
+size_t judge_look_tables(json_object *snap, json_object **out, size_t max) {
         size_t n = 0;
         out[n++] = kb_json_get(snap, "mounts");
         json_object *others = kb_json_get(snap, "mount_tables");
@@ -1622,7 +1614,7 @@ static size_t look_tables(json_object *snap, json_object **out, size_t max) {
 /* A mount of any of snap's mount tables that a lookup reaches and that is on device dev, or NULL. */
 static json_object *mount_on_dev(json_object *snap, const char *dev) {
         json_object *tables[KB_INSPECT_MOUNT_TABLES_MAX];
-        size_t n = look_tables(snap, tables, KB_INSPECT_MOUNT_TABLES_MAX);
+        size_t n = judge_look_tables(snap, tables, KB_INSPECT_MOUNT_TABLES_MAX);
         for (size_t t = 0; dev && t < n; t++)
                 for (size_t i = 0; i < arr_len(tables[t]); i++) {
                         json_object *m = at(tables[t], i);
@@ -1646,15 +1638,15 @@ static void problem_once(verdict *v, json_object *said, const char *fmt, ...) {
                 return;
         if (said)
                 json_object_array_add(said, json_object_new_string(text));
-        problem(v, "%s", text);
+        verdict_problem(v, "%s", text);
 }
 
 /* Fails for every reach entry of kind/claim that the mounts expose (confirmed by the host, or not
  * disproved: only "no such file there" clears an exposure the table shows), and for every one with
  * more than one name (hard link) on a filesystem a sandbox mount shows: its other names are
  * nowhere the host can enumerate, so any of them may lie under that mount. */
-static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
-                             json_object *report) {
+size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
+                            json_object *report) {
         size_t checked = 0;
         json_object *said = json_object_new_array(); /* every look is read; each problem is said once */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -1717,11 +1709,11 @@ static size_t reach_problems(verdict *v, const kb_judge_input *in, const char *k
 json_object *kb_judge_sockets(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         char buf[DETAIL_MAX];
         json_object *exposed = json_object_new_array();
-        size_t n = reach_problems(&v, in, "socket", "boundary.sockets", exposed);
-        evidence(&v, "exposed", exposed);
+        size_t n = judge_reach_problems(&v, in, "socket", "boundary.sockets", exposed);
+        verdict_evidence(&v, "exposed", exposed);
         json_object *snap = at(in->snapshots, 0), *not_entered = kb_json_get(snap, "socket_namespaces_not_entered");
         json_object *counts = kb_json_get(snap, "host_sockets");
         int64_t namespaces = int_or(snap, "socket_namespaces", 0),
@@ -1729,21 +1721,23 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         int64_t checked = int_or(counts, "checked", 0), abstract = int_or(snap, "abstract_sockets", 0);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *look = at(in->snapshots, s);
-                if (fact_error(look, "kbound's unix sockets", buf, sizeof buf))
-                        problem(&v, "the host could not list %s", buf);
+                if (judge_fact_error(look, "kbound's unix sockets", buf, sizeof buf))
+                        verdict_problem(&v, "the host could not list %s", buf);
                 if (arr_len(kb_json_get(look, "mounts")) == 0)
-                        problem(&v, "the host could not read the sandbox's mount table (%s)",
-                                str_or(look, "label", "?"));
+                        verdict_problem(&v, "the host could not read the sandbox's mount table (%s)",
+                                        str_or(look, "label", "?"));
                 if (!kb_json_get(look, "host_sockets") || !kb_json_get(look, "socket_namespaces_not_entered"))
-                        problem(&v, "the host did not list the host's unix sockets (%s)", str_or(look, "label", "?"));
+                        verdict_problem(&v, "the host did not list the host's unix sockets (%s)",
+                                        str_or(look, "label", "?"));
                 if (int_or(look, "socket_namespaces_skipped", 0) > 0)
-                        problem(&v,
-                                "the host did not list the sockets of %" PRId64 " network namespaces (more than kbound "
-                                "reads in one look)",
-                                int_or(look, "socket_namespaces_skipped", 0));
+                        verdict_problem(&v,
+                                        "the host did not list the sockets of %" PRId64
+                                        " network namespaces (more than kbound "
+                                        "reads in one look)",
+                                        int_or(look, "socket_namespaces_skipped", 0));
         }
         if (namespaces == 0)
-                problem(&v, "the host read no network namespace's socket table");
+                verdict_problem(&v, "the host read no network namespace's socket table");
         /* Namespaces kbound could not enter: only paths found on the host were placed; the rest is
          * not claimed, and the namespace is named. */
         char left[512] = "";
@@ -1761,13 +1755,13 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                                  arr_len(not_entered) - 3);
         }
         bool raw = kb_json_true(in->expect, "allow_network");
-        evidence(&v, "sockets_checked", json_object_new_int64(checked));
-        evidence(&v, "on_other_filesystems", json_object_new_int64(int_or(counts, "elsewhere", 0)));
-        evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
-        evidence(&v, "namespaces_not_entered", json_object_get(not_entered));
-        evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
-        evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
-        evidence(&v, "not_placed", json_object_get(kb_json_get(counts, "not_claimed")));
+        verdict_evidence(&v, "sockets_checked", json_object_new_int64(checked));
+        verdict_evidence(&v, "on_other_filesystems", json_object_new_int64(int_or(counts, "elsewhere", 0)));
+        verdict_evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
+        verdict_evidence(&v, "namespaces_not_entered", json_object_get(not_entered));
+        verdict_evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
+        verdict_evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
+        verdict_evidence(&v, "not_placed", json_object_get(kb_json_get(counts, "not_claimed")));
         /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
         char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
         if (raw)
@@ -1815,7 +1809,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         char buf[DETAIL_MAX];
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         /* The host's read of every environment and command line, in every look. */
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -1831,73 +1825,77 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                         for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
                                 json_object *names = kb_json_get(p, texts[t].key);
                                 if (!names)
-                                        problem(&v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
-                                                texts[t].words, pid, str_or(p, "name", "?"),
-                                                fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
-                                                fact_error(p, texts[t].file, buf, sizeof buf) ? buf : "");
+                                        verdict_problem(&v,
+                                                        "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
+                                                        texts[t].words, pid, str_or(p, "name", "?"),
+                                                        judge_fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
+                                                        judge_fact_error(p, texts[t].file, buf, sizeof buf) ? buf : "");
                                 for (size_t k = 0; k < arr_len(names); k++)
-                                        problem(&v, "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
-                                                json_object_get_string(at(names, k)), texts[t].words, pid,
-                                                str_or(p, "name", "?"));
+                                        verdict_problem(&v,
+                                                        "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
+                                                        json_object_get_string(at(names, k)), texts[t].words, pid,
+                                                        str_or(p, "name", "?"));
                         }
                 }
         }
-        reach_problems(&v, in, "canary", "boundary.credentials", NULL);
+        judge_reach_problems(&v, in, "canary", "boundary.credentials", NULL);
         /* The child the cell spawned, seen alive by the host. */
         json_object *sub = kb_json_get(kb_json_get(in->probe, "credentials"), "subprocess");
         int64_t child = int_or(sub, "pid", -1);
-        json_object *alive = look_labelled(in, "child alive");
+        json_object *alive = judge_look_labelled(in, "child alive");
         bool child_seen = false;
         for (size_t i = 0; i < arr_len(kb_json_get(alive, "processes")); i++) {
                 json_object *p = at(kb_json_get(alive, "processes"), i);
                 /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned. */
-                child_seen |= child > 1 && inner_pid(p) == child &&
+                child_seen |= child > 1 && judge_inner_pid(p) == child &&
                               int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
         }
         if (in->cells_absent)
                 ; /* no cell spawned anything: the host's looks at what is there carry the check */
         else if (!alive)
-                problem(&v, "the host never looked at the sandbox while a process the kernel spawned was alive");
+                verdict_problem(&v,
+                                "the host never looked at the sandbox while a process the kernel spawned was alive");
         else if (!child_seen)
-                problem(&v,
-                        "the child the cell spawned (pid %" PRId64
-                        " in the sandbox) is not among the processes the host "
-                        "sees in the sandbox",
-                        child);
+                verdict_problem(&v,
+                                "the child the cell spawned (pid %" PRId64
+                                " in the sandbox) is not among the processes the host "
+                                "sees in the sandbox",
+                                child);
         /* The cell's word: fails only. */
-        no_probe(&v, in);
-        if (cell_error(in->probe, subprobes, buf, sizeof buf))
-                problem(&v, "%s", buf);
+        judge_no_probe(&v, in);
+        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+                verdict_problem(&v, "%s", buf);
         json_object *found = kb_json_get(in->expect, "secrets_in_probe");
         for (size_t i = 0; i < arr_len(found); i++)
-                problem(&v, "%s reached the sandbox (found in what the cell saw; value never shown)",
-                        json_object_get_string(at(found, i)));
+                verdict_problem(&v, "%s reached the sandbox (found in what the cell saw; value never shown)",
+                                json_object_get_string(at(found, i)));
         size_t n_read = arr_len(kb_json_get(sub, "proc"));
         if (in->probe) {
                 if (!kb_json_true(sub, "spawned"))
-                        problem(&v, "the cell could not spawn a subprocess (%s)",
-                                str_or(sub, "error", "no reason given"));
+                        verdict_problem(&v, "the cell could not spawn a subprocess (%s)",
+                                        str_or(sub, "error", "no reason given"));
                 else if (kb_json_str(sub, "error"))
-                        problem(&v, "the cell's subprocess failed: %s", kb_json_str(sub, "error"));
+                        verdict_problem(&v, "the cell's subprocess failed: %s", kb_json_str(sub, "error"));
                 else if (n_read == 0)
-                        problem(&v, "the cell's subprocess read no process's environment");
+                        verdict_problem(&v, "the cell's subprocess read no process's environment");
                 if (kb_json_true(sub, "spawned") && !kb_json_true(sub, "go"))
-                        problem(&v, "the cell's subprocess did not wait for the host's look");
+                        verdict_problem(&v, "the cell's subprocess did not wait for the host's look");
         }
         json_object *files = kb_json_get(kb_json_get(in->probe, "credentials"), "files");
         for (size_t i = 0; i < arr_len(files); i++)
                 if (kb_json_true(at(files, i), "exists"))
-                        problem(&v, "the cell sees the host credential file %s", str_or(at(files, i), "path", "?"));
+                        verdict_problem(&v, "the cell sees the host credential file %s",
+                                        str_or(at(files, i), "path", "?"));
         json_object *keys = kb_json_get(kb_json_get(in->probe, "credentials"), "keys");
         if (kb_json_true(keys, "found"))
-                problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
-        evidence(&v, "secrets_checked", json_object_get(kb_json_get(in->expect, "secrets_guarded")));
-        evidence(&v, "found", json_object_get(found));
-        evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
-        evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
-        evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
-        evidence(&v, "keyring_canary", json_object_get(kb_json_get(in->expect, "keyring")));
-        evidence(&v, "keys", json_object_get(keys));
+                verdict_problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
+        verdict_evidence(&v, "secrets_checked", json_object_get(kb_json_get(in->expect, "secrets_guarded")));
+        verdict_evidence(&v, "found", json_object_get(found));
+        verdict_evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
+        verdict_evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
+        verdict_evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
+        verdict_evidence(&v, "keyring_canary", json_object_get(kb_json_get(in->expect, "keyring")));
+        verdict_evidence(&v, "keys", json_object_get(keys));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
@@ -1944,7 +1942,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         char teams[PATH_MAX], parent[PATH_MAX], fs_teams[PATH_MAX], fs_parent[PATH_MAX], text[3 * PATH_MAX];
         const char *dev_teams = NULL, *dev_parent = NULL, *slash = base ? strrchr(base, '/') : NULL;
         if (!base || base[0] != '/' || !slash || !slash[1]) {
-                add_unique(found, "kbound did not say where the run's team folders are");
+                judge_add_unique(found, "kbound did not say where the run's team folders are");
                 return;
         }
         const char *own = slash + 1;
@@ -1954,7 +1952,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
             !place_of(host_mounts, parent, &dev_parent, fs_parent, sizeof fs_parent)) {
                 snprintf(text, sizeof text, "the host could not place the run's team folders (%s) on its filesystems",
                          teams);
-                add_unique(found, text);
+                judge_add_unique(found, text);
                 return;
         }
         /* The team's own binds, on their filesystems. */
@@ -1968,7 +1966,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *tables[KB_INSPECT_MOUNT_TABLES_MAX];
-                size_t n_tables = look_tables(at(in->snapshots, s), tables, KB_INSPECT_MOUNT_TABLES_MAX);
+                size_t n_tables = judge_look_tables(at(in->snapshots, s), tables, KB_INSPECT_MOUNT_TABLES_MAX);
                 for (size_t t = 0; t < n_tables; t++) {
                         for (size_t i = 0; i < arr_len(tables[t]); i++) {
                                 json_object *m = at(tables[t], i);
@@ -1990,7 +1988,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                                  "the sandbox's mount at %s shows %s: a team folder that is not "
                                                  "the kernel's own workspace or runtime folder",
                                                  mp, shown);
-                                        add_unique(found, text);
+                                        judge_add_unique(found, text);
                                         continue;
                                 }
                                 if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(fs_teams, root) &&
@@ -1999,11 +1997,11 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                         snprintf(text, sizeof text,
                                                  "the sandbox's mount at %s shows every team's folders (%s) at %s", mp,
                                                  teams, where);
-                                        add_unique(found, text);
+                                        judge_add_unique(found, text);
                                 }
                                 if (strcmp(dev, dev_parent) != 0)
                                         continue;
-                                if (kb_procfs_path_under(root, fs_parent) && !same_path(root, fs_parent)) {
+                                if (kb_procfs_path_under(root, fs_parent) && !judge_same_path(root, fs_parent)) {
                                         const char *rest = root + (strcmp(fs_parent, "/") == 0 ? 0 : strlen(fs_parent));
                                         while (*rest == '/')
                                                 rest++;
@@ -2016,7 +2014,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                                  "the sandbox's mount at %s shows %s, in another kbound run's "
                                                  "folder",
                                                  mp, shown);
-                                        add_unique(found, text);
+                                        judge_add_unique(found, text);
                                 } else if (kb_procfs_path_under(fs_parent, root) &&
                                            kb_procfs_path_in_mount(m, fs_parent, where, sizeof where) &&
                                            reached_through(tables[t], where, m)) {
@@ -2024,7 +2022,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                                  "the sandbox's mount at %s shows %s (where every kbound run keeps "
                                                  "its team folders) at %s",
                                                  mp, parent, where);
-                                        add_unique(found, text);
+                                        judge_add_unique(found, text);
                                 }
                         }
                 }
@@ -2036,36 +2034,36 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         char buf[DETAIL_MAX];
-        look_problems(&v, in);
-        size_t canaries = reach_problems(&v, in, "canary", "boundary.cross_team", NULL);
+        judge_look_problems(&v, in);
+        size_t canaries = judge_reach_problems(&v, in, "canary", "boundary.cross_team", NULL);
         if (canaries == 0)
-                problem(&v, "the host was given no other team's canary to look for");
+                verdict_problem(&v, "the host was given no other team's canary to look for");
         json_object *folders = json_object_new_array();
         if (!folders)
                 v.oom = true;
         team_folder_problems(in, folders);
         for (size_t i = 0; i < arr_len(folders); i++)
-                problem(&v, "%s", json_object_get_string(at(folders, i)));
+                verdict_problem(&v, "%s", json_object_get_string(at(folders, i)));
         json_object_put(folders);
-        no_probe(&v, in);
-        if (cell_error(in->probe, subprobes, buf, sizeof buf))
-                problem(&v, "%s", buf);
+        judge_no_probe(&v, in);
+        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+                verdict_problem(&v, "%s", buf);
         json_object *found = kb_json_get(in->expect, "sibling_in_probe");
         if (arr_len(found) > 0)
-                problem(&v, "another team's canary was readable in the sandbox");
+                verdict_problem(&v, "another team's canary was readable in the sandbox");
         json_object *cross = kb_json_get(in->probe, "cross_team");
         size_t n = arr_len(cross);
         if (in->probe && n == 0)
-                problem(&v, "the cell reported no cross-team attempts");
+                verdict_problem(&v, "the cell reported no cross-team attempts");
         json_object *cell = json_object_new_array();
         for (size_t i = 0; i < n; i++) {
                 json_object *e = at(cross, i);
                 if (!json_object_is_type(e, json_type_object)) {
-                        problem(&v, "the cell's cross-team entry %zu is not an object", i);
+                        verdict_problem(&v, "the cell's cross-team entry %zu is not an object", i);
                         continue; /* json_object_object_foreach cannot walk it */
                 }
                 if (kb_json_true(e, "exists") || kb_json_true(e, "readable"))
-                        problem(&v, "another team's path %s is visible in the sandbox", str_or(e, "path", "?"));
+                        verdict_problem(&v, "another team's path %s is visible in the sandbox", str_or(e, "path", "?"));
                 /* What the cell saw of each path, without what it read. */
                 json_object *copy = json_object_new_object();
                 if (!copy || !cell)
@@ -2080,9 +2078,9 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                 }
                 json_object_array_add(cell, copy);
         }
-        evidence(&v, "cell", cell);
-        evidence(&v, "canaries_found", json_object_get(found));
-        evidence(&v, "base_dir", json_object_get(kb_json_get(in->expect, "base_dir")));
+        verdict_evidence(&v, "cell", cell);
+        verdict_evidence(&v, "canaries_found", json_object_get(found));
+        verdict_evidence(&v, "base_dir", json_object_get(kb_json_get(in->expect, "base_dir")));
         char pass[512];
         snprintf(
                 pass, sizeof pass,
@@ -2110,7 +2108,7 @@ static int64_t bracket_inode(const char *target) {
 }
 
 /* The mount table a process sees. */
-static json_object *mounts_of(json_object *snap, json_object *p) {
+json_object *judge_mounts_of(json_object *snap, json_object *p) {
         json_object *kernel_mounts = kb_json_get(snap, "mounts");
         const char *key = NULL;
         char buf[32];
@@ -2167,7 +2165,7 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
         json_object *holders = kb_json_get(k, "peer_held_by");
         char who[256] = "no process the host found";
         if (arr_len(holders) > 0)
-                holder_words(snap, at(holders, 0), who, sizeof who);
+                judge_holder_words(snap, at(holders, 0), who, sizeof who);
         snprintf(buf, size,
                  "socket:[%" PRId64 "] is a unix %s socket of kbound's network namespace%s, whose peer socket:[%" PRId64
                  "] is held by %s, not by kbound (a channel out)",
@@ -2180,7 +2178,7 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                               size_t size) {
         const char *target = kb_json_str(fd, "target"), *type = kb_json_str(fd, "type"), *dev = kb_json_str(fd, "dev");
         int64_t mnt_id = int_or(fd, "mnt_id", -1);
-        json_object *outside = kb_json_get(kb_json_get(last_look(in), "launcher"), "outside_inodes");
+        json_object *outside = kb_json_get(kb_json_get(judge_last_look(in), "launcher"), "outside_inodes");
         if (!target)
                 return "the host could not read what it refers to";
         if (starts(target, "pipe:[") || starts(target, "socket:[")) {
@@ -2239,21 +2237,21 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
                 return buf;
         }
-        json_object *through = mnt_id >= 0 ? mount_by_id(mounts_of(snap, p), mnt_id) : NULL;
+        json_object *through = mnt_id >= 0 ? mount_by_id(judge_mounts_of(snap, p), mnt_id) : NULL;
         if (through && type && (strcmp(type, "chr") == 0 || strcmp(type, "blk") == 0)) {
                 /* A device opened through one of the process's own mounts: only one of kbound's own
                  * /dev nodes (the node bound there itself) or a pty of the sandbox's own devpts. */
                 json_object *node_target = kb_json_get(through, "target");
                 const char *rdev = kb_json_str(fd, "rdev"), *node = kb_json_str(node_target, "rdev"),
                            *ntype = kb_json_str(node_target, "type");
-                kb_judge_mount_facts f = mount_facts(in, snap);
+                kb_judge_mount_facts f = judge_mount_facts(in, snap);
                 char why[256];
-                if (harmless_char(rdev, false) && strcmp(type, "chr") == 0)
+                if (judge_harmless_char(rdev, false) && strcmp(type, "chr") == 0)
                         return NULL;
                 if (rdev && node && ntype && strcmp(ntype, type) == 0 && strcmp(node, rdev) == 0 &&
-                    harmless_char(node, true))
+                    judge_harmless_char(node, true))
                         return NULL;
-                if (mount_is(through, "devpts") && !not_own(through, &f, why, sizeof why))
+                if (judge_mount_is(through, "devpts") && !judge_not_own(through, &f, why, sizeof why))
                         return NULL;
                 snprintf(buf, size,
                          "%s is a device (%s %s) opened through the mount at %s (mount id %" PRId64 "), which is "
@@ -2263,7 +2261,7 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         }
         if (through)
                 return NULL; /* opened through one of the process's own mounts */
-        if (type && strcmp(type, "chr") == 0 && harmless_char(kb_json_str(fd, "rdev"), false))
+        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_json_str(fd, "rdev"), false))
                 return NULL;
         json_object *log = kb_json_get(in->expect, "kernel_log");
         int64_t flags = int_or(fd, "flags", -1);
@@ -2283,7 +2281,7 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
                 const char *a = json_object_get_string(at(argv, i));
                 if (!a || strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0)
                         return found;
-                int arity = bwrap_arity(a);
+                int arity = judge_bwrap_arity(a);
                 if (arity < 0 || strcmp(a, "--args") == 0 || i + (size_t) arity >= arr_len(argv))
                         return NULL;
                 if (strcmp(a, opt) == 0 && arity == 1)
@@ -2308,64 +2306,65 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
         json_object *pe = in->pre_exec, *plan = kb_json_get(in->expect, "launch");
         char buf[DETAIL_MAX];
         if (!plan) {
-                problem(v, "kbound kept no record of the descriptors it handed bwrap");
+                verdict_problem(v, "kbound kept no record of the descriptors it handed bwrap");
                 return 0;
         }
         if (!pe) {
-                problem(v, "the host took no look at the sandbox before the kernel's program ran");
+                verdict_problem(v, "the host took no look at the sandbox before the kernel's program ran");
                 return 0;
         }
         int64_t block_fd = int_or(plan, "block_fd", -1);
-        if (fact_error(pe, "the process list", buf, sizeof buf))
-                problem(v, "the host could not list processes before the kernel ran (%s)", buf);
+        if (judge_fact_error(pe, "the process list", buf, sizeof buf))
+                verdict_problem(v, "the host could not list processes before the kernel ran (%s)", buf);
         const char *value = bwrap_option_value(kb_json_get(kb_json_get(pe, "launcher"), "argv"), "--block-fd");
         char want[32];
         snprintf(want, sizeof want, "%" PRId64, block_fd);
         if (!value || strcmp(value, want) != 0)
-                problem(v,
-                        "the running bwrap was not started with --block-fd %" PRId64
-                        ": nothing made the sandbox wait for "
-                        "the host's look before the kernel ran",
-                        block_fd);
+                verdict_problem(v,
+                                "the running bwrap was not started with --block-fd %" PRId64
+                                ": nothing made the sandbox wait for "
+                                "the host's look before the kernel ran",
+                                block_fd);
         json_object *init = kb_json_get(pe, "init");
         if (!init)
-                problem(v, "the host could not see whether bwrap's init waited before the kernel ran%s%s",
-                        fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
-                        fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? buf : "");
+                verdict_problem(v, "the host could not see whether bwrap's init waited before the kernel ran%s%s",
+                                judge_fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
+                                judge_fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? buf : "");
         else if (int_or(init, "reads_fd", -1) != block_fd)
-                problem(v,
-                        "bwrap's init was not waiting on kbound's block channel (fd %" PRId64
-                        ") when the host looked (it was in: %s): "
-                        "the kernel's program may already have run",
-                        block_fd, str_or(init, "syscall", "?"));
+                verdict_problem(v,
+                                "bwrap's init was not waiting on kbound's block channel (fd %" PRId64
+                                ") when the host looked (it was in: %s): "
+                                "the kernel's program may already have run",
+                                block_fd, str_or(init, "syscall", "?"));
         json_object *procs = kb_json_get(pe, "processes"), *planned = kb_json_get(plan, "fds");
         if (arr_len(procs) == 0)
-                problem(v, "the host found no process in the sandbox before the kernel ran");
+                verdict_problem(v, "the host found no process in the sandbox before the kernel ran");
         size_t n = 0;
         for (size_t i = 0; i < arr_len(procs); i++) {
                 json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
-                int64_t pid = int_or(p, "pid", -1), inner = inner_pid(p);
+                int64_t pid = int_or(p, "pid", -1), inner = judge_inner_pid(p);
                 if (inner != 1) {
-                        problem(v,
-                                "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64
-                                " in the sandbox) ran "
-                                "before kbound let the kernel start",
-                                pid, str_or(p, "name", "?"), inner);
+                        verdict_problem(v,
+                                        "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64
+                                        " in the sandbox) ran "
+                                        "before kbound let the kernel start",
+                                        pid, str_or(p, "name", "?"), inner);
                         continue;
                 }
                 /* PID 1 is a fork of the bwrap outside: the same program, unless it has exec'd another. */
                 json_object *bwrap_exe = kb_json_get(kb_json_get(pe, "launcher"), "exe");
                 if (!same_file(kb_json_get(p, "exe"), bwrap_exe))
-                        problem(v,
-                                "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
-                                ") was already %s, not the bwrap "
-                                "outside (%s)",
-                                pid, str_or(kb_json_get(p, "exe"), "path", str_or(p, "exe_error", "?")),
-                                str_or(bwrap_exe, "path", "unknown"));
-                const char *unread = fact_error(p, "fd", buf, sizeof buf);
+                        verdict_problem(v,
+                                        "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
+                                        ") was already %s, not the bwrap "
+                                        "outside (%s)",
+                                        pid, str_or(kb_json_get(p, "exe"), "path", str_or(p, "exe_error", "?")),
+                                        str_or(bwrap_exe, "path", "unknown"));
+                const char *unread = judge_fact_error(p, "fd", buf, sizeof buf);
                 if (!fds || unread)
-                        problem(v, "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
-                                unread ? unread : "no table");
+                        verdict_problem(v,
+                                        "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
+                                        unread ? unread : "no table");
                 bool block_held = false;
                 size_t proc_fds = 0, eventfds = 0;
                 for (size_t f = 0; f < arr_len(fds); f++) {
@@ -2386,18 +2385,18 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                                 continue;
                         if (strcmp(target, "anon_inode:[eventfd]") == 0 && eventfds++ == 0)
                                 continue;
-                        problem(v,
-                                "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64
-                                ") was %s, which "
-                                "kbound did not hand in",
-                                num, pid, target);
+                        verdict_problem(v,
+                                        "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64
+                                        ") was %s, which "
+                                        "kbound did not hand in",
+                                        num, pid, target);
                 }
                 if (fds && !unread && !block_held)
-                        problem(v,
-                                "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
-                                ") did not hold kbound's block channel "
-                                "as fd %" PRId64,
-                                pid, block_fd);
+                        verdict_problem(v,
+                                        "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
+                                        ") did not hold kbound's block channel "
+                                        "as fd %" PRId64,
+                                        pid, block_fd);
         }
         return n;
 }
@@ -2405,43 +2404,43 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
         size_t n_fds = 0;
         /* First what the kernel started with, then what the looks after saw. */
         size_t n_pre = pre_exec_problems(&v, in);
-        if (fact_error(last_look(in), "the launch side's descriptors", buf, sizeof buf))
-                problem(&v, "the host could not read %s", buf);
+        if (judge_fact_error(judge_last_look(in), "the launch side's descriptors", buf, sizeof buf))
+                verdict_problem(&v, "the host could not read %s", buf);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                if (fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
-                        problem(&v, "the host could not list %s", buf);
+                if (judge_fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
+                        verdict_problem(&v, "the host could not list %s", buf);
                 if (!kb_json_get(at(in->snapshots, s), "outside_channels"))
-                        problem(&v,
-                                "the host did not check which processes outside the sandbox hold its pipes and "
-                                "sockets (%s)",
-                                str_or(at(in->snapshots, s), "label", "?"));
+                        verdict_problem(&v,
+                                        "the host did not check which processes outside the sandbox hold its pipes and "
+                                        "sockets (%s)",
+                                        str_or(at(in->snapshots, s), "label", "?"));
         }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *procs = kb_json_get(snap, "processes");
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
                         int64_t pid = int_or(p, "pid", -1);
-                        const char *unread = fact_error(p, "fd", buf, sizeof buf);
+                        const char *unread = judge_fact_error(p, "fd", buf, sizeof buf);
                         if (!fds || unread)
-                                problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)", pid,
-                                        unread ? unread : "no table");
+                                verdict_problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)",
+                                                pid, unread ? unread : "no table");
                         for (size_t f = 0; f < arr_len(fds); f++) {
                                 json_object *fd = at(fds, f);
                                 n_fds++;
                                 const char *why = fd_problem(in, snap, p, fd, why_buf, sizeof why_buf);
                                 if (why)
-                                        problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s", int_or(fd, "fd", -1),
-                                                pid, str_or(p, "name", "?"), why);
+                                        verdict_problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s",
+                                                        int_or(fd, "fd", -1), pid, str_or(p, "name", "?"), why);
                         }
                 }
         }
-        evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
-        evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
+        verdict_evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
+        verdict_evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
@@ -2473,7 +2472,7 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
         size_t tried = 0;
         if (!tries) {
                 if (required)
-                        problem(v, "the %s gave no result", side);
+                        verdict_problem(v, "the %s gave no result", side);
                 return 0;
         }
         if (!blocked)
@@ -2483,7 +2482,7 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                 const char *expected = json_object_get_string(want);
                 if (!r) {
                         if (required)
-                                problem(v, "the %s did not try %s", side, name);
+                                verdict_problem(v, "the %s did not try %s", side, name);
                         continue;
                 }
                 json_object *err = kb_json_get(r, "errno");
@@ -2498,11 +2497,13 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                         continue; /* the call does not exist here (another ABI's), said with why */
                 tried++;
                 if (!got)
-                        problem(v,
+                        verdict_problem(
+                                v,
                                 "the sandbox lets %s through (the %s's call succeeded; the filter refuses it with %s)",
                                 name, side, expected);
                 else if (strcmp(got, expected) != 0)
-                        problem(v,
+                        verdict_problem(
+                                v,
                                 "%s answers %s in the %s, not the filter's %s: the filter kbound built is not the one "
                                 "in force",
                                 name, got, side, expected);
@@ -2511,13 +2512,14 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                 if (pair && kb_json_true(pair, "tested")) {
                         const char *pgot = kb_json_str(pair, "errno");
                         if (!pgot)
-                                problem(v,
+                                verdict_problem(
+                                        v,
                                         "the sandbox lets socketpair(%s) through (the %s's call succeeded; the filter "
                                         "refuses it with %s)",
                                         name, side, expected);
                         else if (strcmp(pgot, expected) != 0)
-                                problem(v, "socketpair(%s) answers %s in the %s, not the filter's %s", name, pgot, side,
-                                        expected);
+                                verdict_problem(v, "socketpair(%s) answers %s in the %s, not the filter's %s", name,
+                                                pgot, side, expected);
                 }
         }
         return tried;
@@ -2526,7 +2528,7 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
 json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        look_problems(&v, in);
+        judge_look_problems(&v, in);
         int64_t own = 0, want;
         if (!kb_json_int(in->host, "seccomp_filters", &own))
                 own = 0; /* a kernel that does not count filters: kbound has none it could know of */
@@ -2537,22 +2539,23 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                         json_object *p = at(procs, i);
                         int64_t pid = int_or(p, "pid", -1), mode, count;
                         if (!kb_json_int(p, "seccomp", &mode) || mode != 2)
-                                problem(&v, "pid %" PRId64 " (%s) runs without a seccomp filter (mode %s)", pid,
-                                        str_or(p, "name", "?"),
-                                        kb_json_get(p, "seccomp") ? json_object_get_string(kb_json_get(p, "seccomp"))
-                                                                  : "unknown");
+                                verdict_problem(&v, "pid %" PRId64 " (%s) runs without a seccomp filter (mode %s)", pid,
+                                                str_or(p, "name", "?"),
+                                                kb_json_get(p, "seccomp")
+                                                        ? json_object_get_string(kb_json_get(p, "seccomp"))
+                                                        : "unknown");
                         /* More filters than kbound's can only refuse more (the strictest action wins), so
                          * a kernel that adds its own is not a leak; fewer means one is missing. */
                         else if (!kb_json_int(p, "seccomp_filters", &count) || count < want)
-                                problem(&v,
-                                        "pid %" PRId64
-                                        " (%s) runs under %s seccomp filters, fewer than kbound's %" PRId64
-                                        " (its own and the sandbox's): the filter kbound built is not in force",
-                                        pid, str_or(p, "name", "?"),
-                                        kb_json_get(p, "seccomp_filters")
-                                                ? json_object_get_string(kb_json_get(p, "seccomp_filters"))
-                                                : "an unknown number of",
-                                        want);
+                                verdict_problem(&v,
+                                                "pid %" PRId64
+                                                " (%s) runs under %s seccomp filters, fewer than kbound's %" PRId64
+                                                " (its own and the sandbox's): the filter kbound built is not in force",
+                                                pid, str_or(p, "name", "?"),
+                                                kb_json_get(p, "seccomp_filters")
+                                                        ? json_object_get_string(kb_json_get(p, "seccomp_filters"))
+                                                        : "an unknown number of",
+                                                want);
                 }
         }
         json_object *seccomp = kb_json_get(in->expect, "seccomp"), *blocked = kb_json_get(seccomp, "blocked");
@@ -2561,7 +2564,7 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         if (blocked && !json_object_is_type(blocked, json_type_object))
                 blocked = NULL; /* json_object_object_foreach cannot walk a non-object */
         if (!blocked || json_object_object_length(blocked) == 0)
-                problem(&v, "kbound has no list of what its filter refuses");
+                verdict_problem(&v, "kbound has no list of what its filter refuses");
         else {
                 json_object_object_foreach(blocked, bname, bwant) {
                         json_object *row = json_object_new_object();
@@ -2573,11 +2576,12 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         if (in->cells_absent)
                 ; /* the host's part only: the scenario reports the tries as untested */
         else if (!surface || surface_error)
-                problem(&v, "the attack-surface cell gave no result: %s", surface_error ? surface_error : "none");
+                verdict_problem(&v, "the attack-surface cell gave no result: %s",
+                                surface_error ? surface_error : "none");
         char buf[DETAIL_MAX];
         static const char *const subprobes[] = {"child", "in_process", NULL};
-        if (cell_error(surface, subprobes, buf, sizeof buf))
-                problem(&v, "%s", buf);
+        if (judge_cell_error(surface, subprobes, buf, sizeof buf))
+                verdict_problem(&v, "%s", buf);
         size_t child = surface && !surface_error
                                ? judge_tries(&v, kb_json_get(surface, "child"), "spawned program", blocked, table, true)
                                : 0;
@@ -2590,10 +2594,10 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                 json_object_object_add(row, "expected", json_object_new_string("not_claimed"));
                 json_object_object_add(table, json_object_get_string(at(not_claimed, i)), row);
         }
-        evidence(&v, "calls", table);
-        evidence(&v, "filters_expected", json_object_new_int64(want));
-        evidence(&v, "sockets", json_object_get(kb_json_get(seccomp, "sockets")));
-        evidence(&v, "not_claimed", json_object_get(not_claimed));
+        verdict_evidence(&v, "calls", table);
+        verdict_evidence(&v, "filters_expected", json_object_new_int64(want));
+        verdict_evidence(&v, "sockets", json_object_get(kb_json_get(seccomp, "sockets")));
+        verdict_evidence(&v, "not_claimed", json_object_get(not_claimed));
         char pass[512], left[256] = "";
         for (size_t i = 0; i < arr_len(not_claimed) && strlen(left) < sizeof left - 40; i++)
                 snprintf(left + strlen(left), sizeof left - strlen(left), "%s%s", i ? ", " : "",
