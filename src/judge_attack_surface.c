@@ -37,9 +37,7 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
                                 verdict_problem(v, "the %s did not try %s", side, name);
                         continue;
                 }
-                json_object *err = kb_json_get(r, "errno");
-                const char *got =
-                        err && json_object_is_type(err, json_type_string) ? json_object_get_string(err) : NULL;
+                const char *got = kb_json_str(r, "errno");
                 if (row)
                         json_object_object_add(row, side,
                                                json_object_new_string(!kb_json_true(r, "tested") ? "untested"

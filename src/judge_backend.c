@@ -214,7 +214,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                                 continue;
                         /* argv[0] may be shown when it names the program the host saw running */
                         const char *shown =
-                                i == 0 && a && str_or(exe, "path", NULL) && strcmp(a, kb_json_str(exe, "path")) == 0
+                                i == 0 && a && kb_json_str(exe, "path") && strcmp(a, kb_json_str(exe, "path")) == 0
                                         ? a
                                         : shown_arg(planned, a);
                         if (a && b)

@@ -130,7 +130,7 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
                 return buf;
         }
-        if (starts(target, "/memfd:") && dev && str_or(in->host, "memfd_dev", NULL) &&
+        if (starts(target, "/memfd:") && dev && kb_json_str(in->host, "memfd_dev") &&
             strcmp(dev, kb_json_str(in->host, "memfd_dev")) == 0)
                 return NULL; /* anonymous memory */
         if (target[0] != '/') {
