@@ -3,7 +3,7 @@
  * "detail", "evidence"}, docs/report-format.md) comes out. The rule throughout: the host proves,
  * the cell only reports. A cell's account can make a check fail, never pass; evidence that is
  * missing, truncated or that errored fails the check, never passes it. No I/O, no clock, no
- * globals: every branch is unit-tested on canned facts (tests/unit/test_judge.c). */
+ * globals: every branch is unit-tested on canned facts (tests/unit/test_judge*.c). */
 #pragma once
 
 #include <stdarg.h>

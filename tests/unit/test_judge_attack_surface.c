@@ -1,0 +1,83 @@
+/* test_judge_attack_surface.c: sandbox.attack_surface: the seccomp filter, from the host and inside. */
+#include "judge_fixture.h"
+
+/* ---- sandbox.attack_surface ---- */
+
+static void test_attack_surface(void **state) {
+        static const breakage passes[] = {
+                /* a kernel that adds filters of its own only refuses more */
+                B2("/snapshots/0/processes/1/seccomp_filters", "3", "/snapshots/1/processes/1/seccomp_filters", "3",
+                   NULL),
+                /* a language that cannot make raw calls tries nothing in its own process */
+                B1("/expect/surface/in_process", NULL, NULL),
+        };
+        static const breakage fails[] = {
+                B1("/snapshots/1/processes/2/seccomp", "0",
+                   "pid 1003 (python3) runs without a seccomp filter (mode 0)"),
+                B1("/snapshots/0/processes/0/seccomp", NULL,
+                   "pid 1001 (bwrap) runs without a seccomp filter (mode unknown)"),
+                B1("/snapshots/0/processes/1/seccomp_filters", "0",
+                   "pid 1002 (python3) runs under 0 seccomp filters, fewer"),
+                B1("/snapshots/1/processes/1/seccomp_filters", NULL, "an unknown number of seccomp filters"),
+                B1("/host/seccomp_filters", "1", "runs under 1 seccomp filters, fewer than kbound's 2"),
+                B1("/expect/surface/child/results/0/errno", NULL,
+                   "the sandbox lets ptrace through (the spawned program's call succeeded"),
+                B1("/expect/surface/in_process/results/1/errno", "'EACCES'",
+                   "socket:AF_PACKET answers EACCES in the kernel process, not the filter's EAFNOSUPPORT"),
+                B1("/expect/surface/child/results/1", NULL, "the spawned program did not try add_key"),
+                B1("/expect/surface/child", NULL, "the spawned program gave no result"),
+                B1("/expect/surface", NULL, "the attack-surface cell gave no result: none"),
+                B1("/expect/surface", "{'error': 'syscall probe program was not found'}",
+                   "the attack-surface cell gave no result: syscall probe program was not found"),
+                B1("/expect/seccomp/blocked", "{}", "kbound has no list of what its filter refuses"),
+                B1("/expect/seccomp", NULL, "kbound has no list of what its filter refuses"),
+                B1("/expect/seccomp/blocked", "['ptrace']", "kbound has no list of what its filter refuses"),
+                B1("/expect/surface/child", "'lies'", "the spawned program did not try ptrace"),
+                B1("/expect/surface/child/results", "{'ptrace': 'EPERM'}", "the spawned program did not try ptrace"),
+        };
+        EXPECT_PASSES(kb_judge_attack_surface, passes);
+        EXPECT_FAILS(kb_judge_attack_surface, fails);
+
+        /* kbound itself runs under a filter: every sandbox process has one more */
+        json_object *run = good_run();
+        set(run, "/host/seccomp_filters", "1");
+        json_object *snapshots = member(run, "snapshots");
+        for (size_t i = 0; i < json_object_array_length(snapshots); i++) {
+                json_object *procs = member(json_object_array_get_idx(snapshots, i), "processes");
+                for (size_t j = 0; j < json_object_array_length(procs); j++)
+                        json_object_object_add(json_object_array_get_idx(procs, j), "seccomp_filters",
+                                               json_object_new_int(2));
+        }
+        json_object *check = judge_run(kb_judge_attack_surface, run);
+        assert_status_naming(check, "pass", "(mode 2, 2 filters)", "kbound under a filter of its own");
+        json_object_put(check);
+        json_object_put(run);
+}
+
+/* The evidence: each call with the filter's answer and each side's; what was not claimed. */
+static void test_attack_surface_evidence(void **state) {
+        json_object *run = good_run();
+        set(run, "/expect/seccomp/not_claimed", "['add_key']");
+        drop(run, "/expect/seccomp/blocked/add_key");
+        json_object *check = judge_run(kb_judge_attack_surface, run);
+        assert_status_naming(check, "pass",
+                             "3 refused calls and socket families tried from a spawned program and the "
+                             "kernel itself, each refused as the filter says; NOT claimed: add_key",
+                             "sandbox.attack_surface");
+        json_object *calls = member(member(check, "evidence"), "calls");
+        assert_string_equal(str_member(member(calls, "ptrace"), "spawned program"), "EPERM");
+        assert_string_equal(str_member(member(calls, "ptrace"), "kernel process"), "EPERM");
+        assert_string_equal(str_member(member(calls, "vm86"), "spawned program"), "untested");
+        assert_null(member(member(calls, "vm86"), "kernel process"));
+        assert_string_equal(str_member(member(calls, "add_key"), "expected"), "not_claimed");
+        json_object_put(check);
+        json_object_put(run);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_attack_surface),
+                cmocka_unit_test(test_attack_surface_evidence),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

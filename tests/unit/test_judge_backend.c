@@ -1,0 +1,188 @@
+/* test_judge_backend.c: sandbox.backend: the namespaces, their owners and the bwrap kbound launched. */
+#include "judge_fixture.h"
+
+/* ---- sandbox.backend ---- */
+
+static void test_backend(void **state) {
+        static const breakage fails[] = {
+                B1("/host/ns", NULL, "the host could not read its own namespaces"),
+                B1("/host/ns", "{}", "the host could not read its own namespaces"),
+                B1("/host", NULL, "the host could not read its own namespaces"),
+                B1("/snapshots/0/processes/1/ns/pid", NULL, "could not read the pid namespace of pid 1002 (python3)"),
+                B1("/snapshots/1/processes/2/ns/mnt", "4026531841", "pid 1003 (python3) shares kbound's mnt namespace"),
+                B1("/snapshots/0/processes/0/ns/net", "4026531840", "pid 1001 (bwrap) shares kbound's net namespace"),
+                B1("/snapshots/1/processes/1/ns/cgroup", "4026531835",
+                   "pid 1002 (python3) shares kbound's cgroup namespace"),
+                /* the override shares the network, nothing else */
+                B2("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/ipc", "4026531839",
+                   "pid 1002 (python3) shares kbound's ipc namespace"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        static const breakage passes[] = {
+                B3("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/net", "4026531840",
+                   "/snapshots/1/processes/1/ns/net", "4026531840",
+                   "user, mnt, pid, ipc, uts, cgroup namespaces differ from kbound's for all 5 processes the host saw; "
+                   "network shared (raw-network override)"),
+                /* only a JSON true is the override */
+                B1("/expect/allow_network", "'true'", "net, ipc"),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+}
+
+/* The running bwrap must be the one kbound launched: program, command line, environment. */
+static void test_backend_launch(void **state) {
+#define RUN_ARGV "/snapshots/1/launcher/argv"
+#define RUN_ENV "/snapshots/1/launcher/environ"
+        static const breakage fails[] = {
+                B1(RUN_ARGV "/1", "'--share-net'",
+                   "the running bwrap's command line is not the one kbound built: argument 1 is '--share-net' where "
+                   "kbound's is '--unshare-all'"),
+                /* an added option shifts every argument after it: the first difference is named */
+                B1(RUN_ARGV "/20", "'--bind'", "argument 20 is '--bind' where kbound's is '--block-fd'"),
+                /* what a stand-in added is not shown unless it is an option's name or kbound's own */
+                B1(RUN_ARGV "/18", "'kbound-leak-token-1234'",
+                   "argument 18 is '(an argument kbound did not plan, not shown)' where kbound's is"),
+                B1(RUN_ARGV "/-", "'--as-pid-1'", "it goes on past kbound's last argument with '--as-pid-1'"),
+                B1(RUN_ARGV "/29", NULL, "it ends before kbound's argument 29 ('/run/kbound/connection.json')"),
+                B1(RUN_ARGV "/0", "'/tmp/stand-in'", "argument 0 is '(an argument kbound did not plan, not shown)'"),
+                B1(RUN_ARGV, "[]", "the host could not read the running bwrap's command line"),
+                B2(RUN_ARGV, "[]", "/snapshots/1/errors/-",
+                   "{'what': 'the launcher\\u0027s command line', 'error': 'EACCES'}",
+                   "the host could not read the running bwrap's command line: the launcher's command line: EACCES"),
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'the launcher\\u0027s command line (too many arguments)', 'error': 'E2BIG'}",
+                   "could not read all of the running bwrap's command line"),
+                B1(RUN_ENV "/1", "'HOME=sha256:0000'",
+                   "the running bwrap's environment is not the one kbound passed: HOME has another value (values never "
+                   "shown)"),
+                B1(RUN_ENV "/-", "'LD_PRELOAD=sha256:1234'", "it has LD_PRELOAD, which kbound did not pass"),
+                B1(RUN_ENV "/2", "'LD_PRELOAD=sha256:1234'", "it has LD_PRELOAD, which kbound did not pass"),
+                B1(RUN_ENV "/3", NULL, "the running bwrap's environment is not the one kbound passed: it lacks LANG"),
+                B2(RUN_ENV "/0", "'HOME=sha256:fc83'", RUN_ENV "/1", "'PATH=sha256:3df5'", "its order differs at HOME"),
+                B1(RUN_ENV, NULL, "the host could not read the running bwrap's environment"),
+                B1("/expect/launch/env", NULL, "kbound kept no record of the environment it started bwrap with"),
+                B1("/snapshots/1/launcher/exe/ino", "4243",
+                   "the running bwrap (/usr/bin/bwrap) is not the program kbound started (/usr/bin/bwrap)"),
+                B2("/snapshots/1/launcher/exe", "{'path': '/usr/bin/bash', 'dev': '8:1', 'ino': 17}",
+                   "/expect/launch/program/path", "'/tmp/leaky-bwrap'",
+                   "the running bwrap (/usr/bin/bash) is not the program kbound started (/tmp/leaky-bwrap)"),
+                B1("/snapshots/1/launcher/exe", NULL, "the host could not read which program the running bwrap is"),
+                B1("/expect/launch", NULL, "kbound kept no record of the bwrap it launched"),
+                B1("/snapshots/1/launcher", NULL, "the host did not find the process that runs bwrap"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        /* the token a stand-in added never reaches the verdict */
+        json_object *run = good_run();
+        set(run, RUN_ARGV "/18", "'kbound-leak-token-1234'");
+        json_object *check = judge_run(kb_judge_backend, run);
+        assert_null(strstr(text_of(check), "kbound-leak-token-1234"));
+        json_object_put(check);
+        json_object_put(run);
+        static const breakage passes[] = {
+                /* the first look's launcher does not count: the last one does */
+                B1("/snapshots/0/launcher/argv/1", "'--share-net'",
+                   "the running bwrap is the program, command line and "
+                   "environment kbound launched"),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+#undef RUN_ARGV
+#undef RUN_ENV
+}
+
+/* Every namespace is owned by the sandbox's user namespace, a child of kbound's, and no process
+ * outside is in one: a namespace that existed before (a helper's, joined by bwrap) fails. */
+static void test_backend_namespace_owners(void **state) {
+#define OWNERS(look, proc) "/snapshots/" #look "/processes/" #proc "/ns_owners"
+        static const breakage fails[] = {
+                B1(OWNERS(0, 1) "/net", "[4026532999, 4026531837]",
+                   "the net namespace of pid 1002 (python3) is owned by user namespace 4026532999, not by the "
+                   "sandbox's "
+                   "(4026532200) nor one inside it: a namespace made elsewhere"),
+                B1("/pre_exec/processes/0/ns_owners/mnt", "[4026531837]",
+                   "the mnt namespace of pid 1001 (bwrap) is owned by user namespace 4026531837"),
+                /* bwrap's user namespace made inside a helper's (nsenter -U) */
+                B1("/pre_exec/processes/0/ns_owners/pid", "[4026532200, 4026532100, 4026531837]",
+                   "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is "
+                   "4026532100 (pre-exec)"),
+                B1(OWNERS(0, 0) "/pid", "[4026532200]",
+                   "the sandbox's user namespace (4026532200) is not a child of kbound's (4026531837): its parent is "
+                   "none "
+                   "the host can see (ready)"),
+                B1(OWNERS(0, 0) "/pid", "[4026531837]",
+                   "the sandbox's namespaces are owned by kbound's own user namespace (ready)"),
+                B2("/snapshots/1/processes/2/ns/user", "4026532300", OWNERS(1, 2) "/user", "[4026532100, 4026531837]",
+                   "pid 1003 (python3) is in user namespace 4026532300, not the sandbox's (4026532200) nor one inside "
+                   "it"),
+                B1(OWNERS(0, 1) "/mnt", NULL,
+                   "the host could not read who owns the mnt namespace of pid 1002 (python3)"),
+                B1("/snapshots/0/processes/1/errors/-", "{'what': 'ns_owners/ipc', 'error': 'Permission denied'}",
+                   "could not read who owns the ipc namespace of pid 1002 (python3): ns_owners/ipc: Permission denied"),
+                /* no process in the pid namespace kbound pinned shows who owns it */
+                B1("/expect/pidns", "4026539999",
+                   "the host could not tell which user namespace owns the sandbox (pre-exec)"),
+                B1("/snapshots/1/ns_holders/-", "{'pid': 777, 'name': 'relay', 'ns': 'net', 'inode': 4026532300}",
+                   "pid 777 (relay), outside the sandbox, is in the sandbox's net namespace (child alive)"),
+                B1("/pre_exec/ns_holders/-", "{'pid': 778, 'name': 'sleep', 'ns': 'user', 'inode': 4026532200}",
+                   "pid 778 (sleep), outside the sandbox, is in the sandbox's user namespace (pre-exec)"),
+                B1("/snapshots/0/ns_outside/holders", "70",
+                   "70 processes outside the sandbox are in its namespaces or hold them open (ready)"),
+                /* a namespace held open from outside, by a descriptor or a bind mount, can be joined */
+                B1("/snapshots/1/ns_holders/-",
+                   "{'pid': 779, 'name': 'holder', 'ns': 'net', 'inode': 4026532300, 'fd': 5}",
+                   "pid 779 (holder), outside the sandbox, holds the sandbox's net namespace open (fd 5), so it can "
+                   "join it (child alive)"),
+                B1("/snapshots/0/ns_holders/-",
+                   "{'pid': 781, 'name': 'agent', 'ns': 'net', 'inode': 4026532300, 'fd': 7, 'thread': 790}",
+                   "thread 790 of pid 781 (agent), outside the sandbox, holds the sandbox's net namespace open (fd "
+                   "7)"),
+                B1("/snapshots/0/ns_holders/-",
+                   "{'pid': 782, 'name': 'agent', 'ns': 'net', 'inode': 4026532300, "
+                   "'thread': 791}",
+                   "thread 791 of pid 782 (agent), outside the sandbox, is in the sandbox's net namespace (ready)"),
+                B1("/snapshots/1/ns_outside/fd_tables_unreadable", "2",
+                   "the host read the namespaces of 2 processes outside the sandbox but not all their descriptors"),
+                B1("/snapshots/0/ns_outside/fd_tables_read", NULL,
+                   "the host did not read the descriptors of the processes outside the sandbox (ready)"),
+                B1("/pre_exec/ns_holders/-", "{'pid': 780, 'name': 'sh', 'ns': 'user', 'inode': 4026532200, 'fd': 3}",
+                   "pid 780 (sh), outside the sandbox, holds the sandbox's user namespace open (fd 3)"),
+                B1("/snapshots/0/ns_mounts/-",
+                   "{'pid': 5000, 'ns': 'net', 'inode': 4026532300, 'mountpoint': '/run/netns/team'}",
+                   "the sandbox's net namespace is bind-mounted at /run/netns/team in the mount namespace of pid "
+                   "5000, outside the sandbox"),
+                B1("/snapshots/1/ns_mounts", NULL,
+                   "the host did not check the mount namespaces outside the sandbox for its namespaces (child "
+                   "alive)"),
+                B1("/snapshots/0/ns_outside", NULL,
+                   "the host did not check which processes outside the sandbox are in its namespaces (ready)"),
+                B1("/snapshots/0/errors/-", "{'what': 'kbound\\u0027s own namespaces', 'error': 'EACCES'}",
+                   "did not check which processes outside the sandbox are in its namespaces (ready): kbound's own "
+                   "namespaces"),
+                B1("/pre_exec", NULL, "the host took no look at the sandbox before the kernel's program ran"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        static const breakage passes[] = {
+                /* a namespace made inside the sandbox's user namespace is the sandbox's */
+                B1(OWNERS(1, 2) "/net", "[4026532210, 4026532200, 4026531837]", NULL),
+                /* the override shares kbound's own network namespace, owned above the sandbox */
+                B3("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/net", "4026531840",
+                   OWNERS(0, 1) "/net", "[4026531837]", "network shared (raw-network override)"),
+                /* another user's processes cannot be read by an unprivileged kbound: counted, not judged */
+                B1("/snapshots/1/ns_outside/unreadable", "40",
+                   "(120 processes outside read; 40 of other users could not be read (kbound is not root), not "
+                   "judged)"),
+                /* as root every process can be read: one that could not be was exiting, or worse */
+                B2("/host/uid", "0", "/snapshots/1/ns_outside/unreadable", "1",
+                   "(120 processes outside read; 1 more could not be read, not judged)"),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+#undef OWNERS
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_backend),
+                cmocka_unit_test(test_backend_launch),
+                cmocka_unit_test(test_backend_namespace_owners),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

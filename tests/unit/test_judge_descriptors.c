@@ -1,0 +1,338 @@
+/* test_judge_descriptors.c: boundary.descriptors: every descriptor of every sandbox process. */
+#include "judge_fixture.h"
+
+/* ---- boundary.descriptors ---- */
+
+#define KFDS "/snapshots/0/processes/1/fds"
+#define KFD_NEW KFDS "/-"
+
+static void test_descriptors_files(void **state) {
+        static const breakage fails[] = {
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
+                   "'mnt_id': 20}",
+                   "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount (mount id 20) outside the sandbox"),
+                /* fdinfo unreadable: no mount id, never on one of the process's mounts */
+                B1(KFD_NEW,
+                   "{'fd': 21, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, "
+                   "'fdinfo_error': 'unreadable'}",
+                   "fd 21 of pid 1002 (python3): /usr/lib/os.py is on a host mount (mount id -1)"),
+                B1(KFDS "/6/target", NULL, "fd 6 of pid 1002 (python3): the host could not read what it refers to"),
+                B1(KFD_NEW, "{'fd': 22, 'target': 'net:[4026531840]', 'mnt_id': 4}",
+                   "fd 22 of pid 1002 (python3): net:[4026531840] is a kind of descriptor kbound does not let through"),
+                /* a terminal is not /dev/null-like, even the "current terminal" node */
+                B1(KFD_NEW,
+                   "{'fd': 23, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
+                   "'flags': 2, 'mnt_id': 21}",
+                   "fd 23 of pid 1002 (python3): /dev/tty is on a host mount (mount id 21)"),
+                B1(KFD_NEW,
+                   "{'fd': 24, 'target': '/dev/pts/3', 'type': 'chr', 'dev': '0:24', 'ino': 6, 'rdev': '136:3', "
+                   "'flags': 2, 'mnt_id': 22}",
+                   "fd 24 of pid 1002 (python3): /dev/pts/3 is on a host mount (mount id 22)"),
+                B1(KFDS "/0/rdev", "'8:0'", "fd 0 of pid 1002 (python3): /dev/null is on a host mount (mount id 21)"),
+                B1(KFDS "/0/type", "'blk'", "fd 0 of pid 1002 (python3): /dev/null is on a host mount (mount id 21)"),
+                /* the kernel's log: write-only and append-only, that file and no other */
+                B1(KFDS "/1/flags", "33794",
+                   "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/2/flags", "32769",
+                   "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/2/flags", NULL, "fd 2 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                B1(KFDS "/1/ino", "778", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/1/dev", "'8:2'", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1(KFDS "/1/type", "'fifo'",
+                   "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
+                B1("/expect/kernel_log", NULL, "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                /* anonymous memory only on the device kbound learned for it */
+                B1(KFDS "/10/dev", "'0:25'",
+                   "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is on a host mount (mount id 16)"),
+                B1("/host/memfd_dev", NULL, "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is on a host mount"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, 'flags': 32768, "
+                   "'mnt_id': 301}",
+                   "all 36 open descriptors"),
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/zero', 'type': 'chr', 'dev': '0:5', 'ino': 7, 'rdev': '1:5', "
+                   "'flags': 0, 'mnt_id': 21}",
+                   NULL),
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/urandom', 'type': 'chr', 'dev': '0:5', 'ino': 9, 'rdev': '1:9', "
+                   "'flags': 0, 'mnt_id': 21}",
+                   NULL),
+                /* the terminal node of the sandbox's own /dev (its mount 307) */
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/tty', 'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0', "
+                   "'flags': 2, 'mnt_id': 307}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+}
+
+/* A device opened through one of the process's own mounts: only kbound's own /dev nodes and the
+ * sandbox's own ptys. */
+static void test_descriptors_devices(void **state) {
+#define RODEV_MOUNT                                                                                                    \
+        "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "          \
+        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
+        static const breakage fails[] = {
+                B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
+                   "{'fd': 20, 'target': '/mnt/rodev/kmsg', 'type': 'chr', 'dev': '0:60', 'ino': 3, 'rdev': '1:11', "
+                   "'flags': 1, 'mnt_id': 330}",
+                   "fd 20 of pid 1002 (python3): /mnt/rodev/kmsg is a device (chr 1:11) opened through the mount at "
+                   "/mnt/rodev (mount id 330), which is not one of kbound's own /dev nodes"),
+                /* the node bound at /dev/null is /dev/null; another device opened through it is not */
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:1', "
+                   "'flags': 0, 'mnt_id': 306}",
+                   "/dev/null is a device (chr 1:1) opened through the mount at /dev/null (mount id 306)"),
+                /* a pty of a devpts a namespace outside the sandbox holds */
+                B2(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
+                   "'flags': 2, 'mnt_id': 308}",
+                   "/snapshots/0/outside_mounts/devices/0:43", "1",
+                   "/dev/pts/0 is a device (chr 136:0) opened through the mount at /dev/pts (mount id 308)"),
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/usr/sda', 'type': 'blk', 'dev': '8:1', 'ino': 3, 'rdev': '8:0', "
+                   "'flags': 0, 'mnt_id': 301}",
+                   "/usr/sda is a device (blk 8:0) opened through the mount at /usr"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* the sandbox's own ptys */
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/pts/0', 'type': 'chr', 'dev': '0:43', 'ino': 3, 'rdev': '136:0', "
+                   "'flags': 2, 'mnt_id': 308}",
+                   NULL),
+                B1(KFD_NEW,
+                   "{'fd': 20, 'target': '/dev/pts/ptmx', 'type': 'chr', 'dev': '0:43', 'ino': 2, 'rdev': '5:2', "
+                   "'flags': 2, 'mnt_id': 308}",
+                   NULL),
+                /* /dev/null-like, through any mount */
+                B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
+                   "{'fd': 20, 'target': '/mnt/rodev/null', 'type': 'chr', 'dev': '0:60', 'ino': 4, 'rdev': '1:3', "
+                   "'flags': 1, 'mnt_id': 330}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+#undef RODEV_MOUNT
+}
+
+/* The look before the kernel's program ran: what bwrap's init held then, the kernel inherits. */
+static void test_descriptors_pre_exec(void **state) {
+#define PRE_FDS "/pre_exec/processes/0/fds"
+        static const breakage fails[] = {
+                /* a pipe handed in by a stand-in, whose far end a helper outside holds */
+                B1(PRE_FDS "/-",
+                   "{'fd': 9, 'target': 'pipe:[9999]', 'type': 'fifo', 'dev': '0:14', 'ino': 9999, 'flags': 1, "
+                   "'mnt_id': 14}",
+                   "before the kernel ran, fd 9 of the sandbox's PID 1 (pid 1001) was pipe:[9999], which kbound did "
+                   "not hand "
+                   "in"),
+                /* kbound's number, another object */
+                B1(PRE_FDS "/3/ino", "8103",
+                   "fd 4 of the sandbox's PID 1 (pid 1001) was socket:[8102], which kbound did not"),
+                B1(PRE_FDS "/0/ino", "6", "fd 0 of the sandbox's PID 1 (pid 1001) was /dev/null, which kbound did not"),
+                /* bwrap's own: one O_PATH descriptor of the host's /proc and one eventfd, no more */
+                B1(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
+                   "fd 9 of the sandbox's PID 1 (pid 1001) was anon_inode:[eventfd]"),
+                B1(PRE_FDS "/5/flags", "0",
+                   "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
+                B1(PRE_FDS "/5/dev", "'0:40'", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc"),
+                B1(PRE_FDS "/4", NULL, "did not hold kbound's block channel as fd 6"),
+                B1(PRE_FDS "/4/ino", "8101", "did not hold kbound's block channel as fd 6"),
+                B1("/pre_exec/processes/0/errors/-", "{'what': 'fd', 'error': 'Permission denied'}",
+                   "the host could not read the descriptors of PID 1 before the kernel ran (fd: Permission denied)"),
+                /* the sandbox did not wait */
+                B1("/pre_exec/processes/-", KERNEL_PROC,
+                   "the sandbox did not wait for kbound: pid 1002 (python3, PID 2 in the sandbox) ran before kbound "
+                   "let "
+                   "the kernel start"),
+                B2("/pre_exec/init/reads_fd", "-1", "/pre_exec/init/syscall", "'running'",
+                   "bwrap's init was not waiting on kbound's block channel (fd 6) when the host looked (it was in: "
+                   "running)"),
+                B1("/pre_exec/init", NULL, "the host could not see whether bwrap's init waited before the kernel ran"),
+                B1("/pre_exec/launcher/argv/20", "'--sync-fd'",
+                   "the running bwrap was not started with --block-fd 6: nothing made the sandbox wait"),
+                B1("/pre_exec/launcher/argv/21", "'7'", "the running bwrap was not started with --block-fd 6"),
+                B2("/pre_exec/processes/0/exe/path", "'/usr/bin/python3'", "/pre_exec/processes/0/exe/ino", "5",
+                   "before the kernel ran, the sandbox's PID 1 (pid 1001) was already /usr/bin/python3, not the bwrap "
+                   "outside (/usr/bin/bwrap)"),
+                B1("/pre_exec/launcher/exe", NULL, "was already /usr/bin/bwrap, not the bwrap outside (unknown)"),
+                B1("/pre_exec/processes", "[]", "the host found no process in the sandbox before the kernel ran"),
+                B1("/pre_exec/errors/-", "{'what': 'the process list', 'error': 'ENOMEM'}",
+                   "could not list processes before the kernel ran (the process list: ENOMEM)"),
+                B1("/pre_exec", NULL, "the host took no look at the sandbox before the kernel's program ran"),
+                B1("/expect/launch", NULL, "kbound kept no record of the descriptors it handed bwrap"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* kbound's info pipe and syscall probe, had bwrap kept them */
+                B2(PRE_FDS "/-",
+                   "{'fd': 3, 'target': 'pipe:[8099]', 'type': 'fifo', 'dev': '0:14', 'ino': 8099, 'flags': 1}",
+                   PRE_FDS "/-",
+                   "{'fd': 5, 'target': '/build/kbound-syscall-probe', 'type': 'reg', 'dev': '8:1', 'ino': 999, "
+                   "'flags': 2097152}",
+                   "holding only the descriptors kbound handed it and bwrap's own (9)"),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+#undef PRE_FDS
+}
+
+/* A process in a mount namespace of its own is judged by its own table. */
+static void test_descriptors_other_mount_namespace(void **state) {
+#define OWN_TABLE                                                                                                      \
+        "{'4026532299': [{'id': 400, 'parent': 399, 'dev': '0:50', 'root': '/', 'mountpoint': '/', 'fstype': "         \
+        "'tmpfs', "                                                                                                    \
+        "'source': 'tmpfs', 'writable': true}]}"
+#define CHILD_FD "/snapshots/1/processes/2/fds/-"
+        static const breakage fails[] = {
+                /* the kernel's mount 311 is not in the child's table */
+                B3("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
+                   "{'fd': 9, 'target': '/workspace/x', 'type': 'reg', 'dev': '8:1', 'ino': 5011, 'flags': 32768, "
+                   "'mnt_id': 311}",
+                   "fd 9 of pid 1003 (python3): /workspace/x is on a host mount (mount id 311)"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                B3("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
+                   "{'fd': 9, 'target': '/scratch', 'type': 'reg', 'dev': '0:50', 'ino': 3, 'flags': 32768, 'mnt_id': "
+                   "400}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+#undef OWN_TABLE
+#undef CHILD_FD
+}
+
+#define KNET "/snapshots/0/kbound_net_sockets/0"
+
+static void test_descriptors_channels(void **state) {
+        static const breakage fails[] = {
+                B1(KFDS "/6/target", "'pipe:[9001]'",
+                   "fd 6 of pid 1002 (python3): pipe:[9001] is shared with kbound's side of the sandbox (a channel "
+                   "out)"),
+                B1(KFDS "/11/target", "'socket:[9002]'",
+                   "fd 11 of pid 1002 (python3): socket:[9002] is shared with kbound's side of the sandbox"),
+                /* the launch side as the last look saw it counts for every look */
+                B1("/snapshots/1/launcher/outside_inodes/-", "'pipe:[7300]'",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side of the sandbox"),
+                /* any other process outside holding the same pipe or socket, in the same look */
+                B1("/snapshots/1/outside_channels/-",
+                   "{'target': 'pipe:[7300]', 'pid': 4242, 'name': 'relay', 'fd': 9}",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with pid 4242 (relay, its fd 9), a process "
+                   "outside the sandbox (a channel out)"),
+                B1("/snapshots/0/outside_channels/-",
+                   "{'target': 'socket:[7400]', 'pid': 4243, 'name': 'spy', 'fd': 3}",
+                   "socket:[7400] is shared with pid 4243 (spy, its fd 3), a process outside the sandbox"),
+                B1("/snapshots/1/outside_channels", NULL,
+                   "the host did not check which processes outside the sandbox hold its pipes and sockets (child "
+                   "alive)"),
+                B1(KFDS "/11/target", "'socket:[8888]'",
+                   "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace"),
+                B1("/snapshots/0/net/4026532300/socket_inodes", "[]",
+                   "fd 11 of pid 1002 (python3): socket:[7400] is not a socket of the sandbox's network namespace"),
+                B1("/snapshots/0/net/4026532300/unix/2", NULL,
+                   "fd 12 of pid 1002 (python3): socket:[7003] is not a socket of the sandbox's network namespace"),
+                /* the process's own namespace's tables, not another one's */
+                B1("/snapshots/0/processes/1/ns/net", "4026532399",
+                   "fd 3 of pid 1002 (python3): socket:[7001] is not a socket of the sandbox's network namespace"),
+                /* a socket of kbound's network namespace is the kernel's end of kbound's connection only
+                 * if its peer is one of kbound's own sockets, by inode: a name proves nothing (the
+                 * host-network socket named like the kernel's endpoint) */
+                B2(KNET "/peer", "9999", KNET "/peer_held_by", HOST_HOLDER,
+                   "fd 5 of pid 1002 (python3): socket:[7101] is a unix stream socket of kbound's network namespace, "
+                   "named "
+                   "/run/kbound/kernel-shell, whose peer socket:[9999] is held by host pid 6001 (python3), outside the "
+                   "sandbox (started by kbound's launcher), not by kbound (a channel out)"),
+                B2(KNET "/peer", "9999", KNET "/peer_held_by", "[]",
+                   "whose peer socket:[9999] is held by no process the host found, not by kbound"),
+                B1("/snapshots/0/kbound_sockets", "[9102]",
+                   "socket:[7101] is a unix stream socket of kbound's network"),
+                B1("/snapshots/0/kbound_sockets", NULL, "socket:[7101] is a unix stream socket of kbound's network"),
+                /* a listener, or an unconnected datagram socket, of the host's network */
+                B3(KNET "/peer", "0", KNET "/state", "'listening'", KNET "/peer_held_by", NULL,
+                   "fd 5 of pid 1002 (python3): socket:[7101] (a listening stream unix socket of kbound's network "
+                   "namespace, named /run/kbound/kernel-shell) is connected to no socket of kbound's (a channel out)"),
+                B3(KNET "/peer", "0", KNET "/type", "'dgram'", KNET "/path", NULL,
+                   "socket:[7101] (a connected dgram unix socket of kbound's network namespace) is connected to no "
+                   "socket"),
+                B1("/snapshots/0/kbound_net_sockets", NULL, "socket:[7101] is not a socket"),
+                B1("/snapshots/0/kbound_net_sockets", "[]", "socket:[7101] is not a socket"),
+                B1("/snapshots/1/errors/-", "{'what': 'kbound\\u0027s unix sockets', 'error': 'Permission denied'}",
+                   "the host could not list kbound's unix sockets: Permission denied"),
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'the launch side\\u0027s descriptors', 'error': 'Permission denied'}",
+                   "the host could not read the launch side's descriptors: Permission denied"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+}
+
+#undef KNET
+
+static void test_descriptors_anonymous(void **state) {
+        static const breakage fails[] = {
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]'}",
+                   "fd 30 of pid 1002 (python3): anon_inode:[io_uring] is a kind of descriptor kbound does not let "
+                   "through"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[userfaultfd]'}",
+                   "fd 30 of pid 1002 (python3): anon_inode:[userfaultfd] is a kind"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:bpf-map'}",
+                   "fd 30 of pid 1002 (python3): anon_inode:bpf-map"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[fanotify]'}", "anon_inode:[fanotify] is a kind"),
+                /* a pidfd of kbound itself */
+                B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 5000}",
+                   "fd 30 of pid 1002 (python3): a pidfd of pid 5000, a process outside the sandbox"),
+                /* the child is not in the first look: a pidfd of it then is not of a sandbox process */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}",
+                   "a pidfd of pid 1003, a process outside"),
+                /* fdinfo unreadable: whose pidfd it is is unknown */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'fdinfo_error': 'unreadable'}",
+                   "fd 30 of pid 1002 (python3): a pidfd the host could not place"),
+                /* Pid 0: a process in no pid namespace kbound sees, so not one of the sandbox's */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 0}",
+                   "fd 30 of pid 1002 (python3): a pidfd of a process outside kbound's pid namespace"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[timerfd]'}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[signalfd]'}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:inotify'}", NULL),
+                B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1001}", NULL),
+                /* Pid -1: the process has exited */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': -1}", NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+}
+
+static void test_descriptors_unreadable_tables(void **state) {
+        static const breakage fails[] = {
+                B2("/snapshots/1/processes/2/fds", "[]", "/snapshots/1/processes/2/errors",
+                   "[{'what': 'fd', 'error': 'Permission denied'}]",
+                   "the host could not read the descriptors of pid 1003 (fd: Permission denied)"),
+                B1("/snapshots/0/processes/0/fds", NULL,
+                   "the host could not read the descriptors of pid 1001 (no table)"),
+                /* a table cut short (more descriptors than kbound inspects) is not the whole table */
+                B1("/snapshots/0/processes/1/errors/-", "{'what': 'fd', 'error': 'Argument list too long'}",
+                   "the host could not read the descriptors of pid 1002 (fd: Argument list too long)"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+}
+
+#undef KFDS
+#undef KFD_NEW
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_descriptors_files),
+                cmocka_unit_test(test_descriptors_devices),
+                cmocka_unit_test(test_descriptors_pre_exec),
+                cmocka_unit_test(test_descriptors_other_mount_namespace),
+                cmocka_unit_test(test_descriptors_channels),
+                cmocka_unit_test(test_descriptors_anonymous),
+                cmocka_unit_test(test_descriptors_unreadable_tables),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
