@@ -132,6 +132,19 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
 
 /* "exe": {"path", "dev", "ino"} of the program pid runs (stat through /proc/<pid>/exe, the file
  * the kernel holds, whatever its path now names), or "exe_error". -ENOMEM only. */
+/* proc["refs"]: what pid holds but its descriptors (inspect_refs.c): "cwd", "root", "exe" (each
+ * {"target", "type", "dev", "ino", "mnt_id"}, or "<name>_error"), "threads" [{"tid", "cwd",
+ * "root"}] (the threads whose own differ), "maps" [{"path", "dev", "ino", "shared", "writable",
+ * "deleted", "reach" ("same" with "mnt_id", "other", "none") or "reach_error"}] (each mapped file
+ * once per kind of mapping, placed in the view of t's kernel). An unreadable thread list or maps
+ * goes to errors. Returns 0 or -ENOMEM. */
+int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+/* The files pid maps, each once, as "maj:min:ino" (the launcher's: what bwrap's init was started
+ * with). Returns 0 and a new array, -ESRCH, -ENOMEM, -errno. */
+int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
+/* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
+ * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
+int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
 int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *proc);
 
 /* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the

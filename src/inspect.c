@@ -16,7 +16,8 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         json_object_object_get_ex(snap, "errors", &errors);
         json_object *processes = kb_json_get(snap, "processes");
         /* The init's call first: it shows whether it was still waiting while everything was read. */
-        if (kb_inspect_init_facts(t, snap, errors) < 0 ||
+        /* init's mount table, which every reference of the sandbox's processes is placed in. */
+        if (kb_inspect_init_facts(t, snap, errors) < 0 || kb_inspect_pre_exec_mounts(t, snap, errors) < 0 ||
             kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
             kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
             kb_inspect_add(snap, "launcher", launcher) < 0)

@@ -99,6 +99,12 @@ int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *proc
         }
         if (kb_inspect_add(l, "argv", TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
                 return -ENOMEM;
+        /* What bwrap's init is a fork of: the files it mapped before entering the sandbox. */
+        json_object *map_files = NULL;
+        r = launcher > 0 ? kb_inspect_map_files(t->proc_root, launcher, &map_files) : -ESRCH;
+        if (r == -ENOMEM || (r < 0 && kb_inspect_note_error(errors, "the launcher's mappings", r) < 0) ||
+            (r >= 0 && kb_inspect_add(l, "map_files", map_files) < 0))
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 if (!procs[i].launch)
                         continue;

@@ -104,6 +104,19 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
+int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors) {
+        _cleanup_free_ char *mi = NULL;
+        json_object *mounts = NULL;
+        int r = kb_inspect_read_proc(t->proc_root, t->init_pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+        if (r >= 0)
+                r = kb_procfs_mountinfo_parse(mi, &mounts);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note_error(errors, "bwrap's init's mount table", r);
+        return kb_inspect_add(snap, "mounts", mounts);
+}
+
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
  * up through root_fd (pid's root) without following a link ("target"), or why not ("target_error").
  * Returns 0 and a new array, -ENOMEM, or -errno when the table cannot be read. */

@@ -79,6 +79,8 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
 
 /* judge_mounts.c: */
 bool judge_mount_is(json_object *m, const char *fstype);
+/* Whether mount m is writable; unknown writability is writable. */
+bool judge_mount_writable(json_object *m);
 bool judge_host_has_dev(json_object *host_mounts, const char *dev);
 bool judge_harmless_char(const char *rdev, bool tty_too);
 bool judge_same_path(const char *a, const char *b);

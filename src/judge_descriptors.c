@@ -173,6 +173,154 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         return buf;
 }
 
+/* What each of a process's working directory, root and program is called in problems. */
+static const char *ref_words(const char *name) {
+        return strcmp(name, "cwd") == 0 ? "working directory" : strcmp(name, "root") == 0 ? "root" : "program";
+}
+
+static bool same_file(json_object *a, json_object *b) {
+        const char *da = kb_json_str(a, "dev"), *db = kb_json_str(b, "dev");
+        return da && db && strcmp(da, db) == 0 && int_or(a, "ino", -1) == int_or(b, "ino", -2);
+}
+
+/* bwrap's init is a fork of the bwrap kbound launched, mapped on the host before it entered the
+ * sandbox: its program and the files the launcher maps too (its libraries), privately, are its own
+ * image, not a reach into the host. True for such a reference of p. */
+static bool launcher_image(const kb_judge_input *in, json_object *snap, json_object *p, json_object *ref) {
+        json_object *launcher = kb_json_get(snap, "launcher");
+        if (!launcher)
+                launcher = kb_json_get(judge_last_look(in), "launcher");
+        if (judge_inner_pid(p) != 1 || !same_file(kb_json_get(p, "exe"), kb_json_get(launcher, "exe")))
+                return false;
+        if (kb_json_true(ref, "shared") && kb_json_true(ref, "writable"))
+                return false;
+        char key[64];
+        snprintf(key, sizeof key, "%s:%" PRId64, str_or(ref, "dev", "?"), int_or(ref, "ino", -1));
+        return same_file(ref, kb_json_get(launcher, "exe")) || str_in(kb_json_get(launcher, "map_files"), key);
+}
+
+/* Why the working directory, root or program ref (of process p in snap) is outside the sandbox, or
+ * NULL: it must lie on one of the mounts of the process's own table, like a descriptor. */
+static const char *link_problem(json_object *snap, json_object *p, json_object *ref, char *buf, size_t size) {
+        int64_t mnt_id = int_or(ref, "mnt_id", -1);
+        if (mnt_id >= 0 && mount_by_id(judge_mounts_of(snap, p), mnt_id))
+                return NULL;
+        snprintf(buf, size,
+                 "%s (dev %s, inode %" PRId64 "), is on mount %" PRId64 ", which is not one of the sandbox's",
+                 str_or(ref, "target", "?"), str_or(ref, "dev", "?"), int_or(ref, "ino", -1), mnt_id);
+        return buf;
+}
+
+/* Why a mapped file (of process p in snap) reaches outside the sandbox, or NULL: it must be the
+ * file the sandbox itself reaches at that path, on one of the process's mounts, and a shared,
+ * writable mapping (writes go back to the file, also through /proc/<pid>/mem) only of a file on a
+ * writable mount; a deleted one must be anonymous memory or on one of the sandbox's filesystems. */
+static const char *map_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *m, char *buf,
+                               size_t size) {
+        json_object *mounts = judge_mounts_of(snap, p);
+        if (launcher_image(in, snap, p, m))
+                return NULL;
+        const char *path = str_or(m, "path", "?"), *dev = kb_json_str(m, "dev"), *reach = kb_json_str(m, "reach");
+        bool shared_rw = kb_json_true(m, "shared") && kb_json_true(m, "writable");
+        const char *kind = shared_rw ? "a shared, writable mapping of" : "a mapping of";
+        if (kb_json_true(m, "deleted")) {
+                const char *memfd = kb_json_str(in->host, "memfd_dev");
+                if (dev && memfd && strcmp(dev, memfd) == 0)
+                        return NULL;
+                for (size_t i = 0; dev && i < arr_len(mounts); i++)
+                        if (strcmp(str_or(at(mounts, i), "dev", ""), dev) == 0 &&
+                            judge_mount_is(at(mounts, i), "tmpfs"))
+                                return NULL;
+                snprintf(buf, size, "%s a deleted file %s (dev %s) the host cannot place on the sandbox's filesystems",
+                         kind, path, dev ? dev : "?");
+                return buf;
+        }
+        if (!reach) {
+                snprintf(buf, size, "%s %s: the host could not place it (%s)", kind, path,
+                         str_or(m, "reach_error", "not looked up"));
+                return buf;
+        }
+        json_object *through = strcmp(reach, "same") == 0 ? mount_by_id(mounts, int_or(m, "mnt_id", -1)) : NULL;
+        if (!through) {
+                snprintf(buf, size,
+                         "%s %s (dev %s, inode %" PRId64 "), a file the sandbox does not reach at that path (%s): "
+                         "a host file, open to the sandbox through /proc/%" PRId64 "/mem",
+                         kind, path, dev ? dev : "?", int_or(m, "ino", -1),
+                         strcmp(reach, "other") == 0 ? "another file is there" : "nothing is there",
+                         int_or(p, "pid", -1));
+                return buf;
+        }
+        if (shared_rw && !judge_mount_writable(through)) {
+                snprintf(buf, size,
+                         "%s %s, on the read-only mount at %s: writes to it go back to the file, past the mount", kind,
+                         path, str_or(through, "mountpoint", "?"));
+                return buf;
+        }
+        return NULL;
+}
+
+/* Every reference of process p but its descriptors (inspect_refs.c), judged: its working directory,
+ * root and program, each thread's own, and its mapped files. Unread ones never pass; a zombie holds
+ * none of its own. Returns how many were judged. */
+static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *snap, json_object *p) {
+        json_object *refs = kb_json_get(p, "refs");
+        int64_t pid = int_or(p, "pid", -1);
+        const char *name = str_or(p, "name", "?"), *state = str_or(p, "state", "?");
+        char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
+        if (!refs) {
+                verdict_problem(v, "the host did not read what pid %" PRId64 " (%s) holds besides its descriptors", pid,
+                                name);
+                return 0;
+        }
+        size_t n = 0;
+        static const char *const links[] = {"cwd", "root", "exe"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
+                char key[32];
+                snprintf(key, sizeof key, "%s_error", links[i]);
+                json_object *ref = kb_json_get(refs, links[i]);
+                n++;
+                if (!ref && strcmp(state, "Z") != 0)
+                        verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s",
+                                        ref_words(links[i]), pid, name, str_or(refs, key, "not read"));
+                else if (ref && !(i == 2 && launcher_image(in, snap, p, ref)) &&
+                         link_problem(snap, p, ref, why_buf, sizeof why_buf))
+                        verdict_problem(v, "the %s of pid %" PRId64 " (%s), %s", ref_words(links[i]), pid, name,
+                                        why_buf);
+        }
+        json_object *threads = kb_json_get(refs, "threads");
+        if (!threads && judge_fact_error(p, "threads", buf, sizeof buf))
+                verdict_problem(v, "the host could not read the threads of pid %" PRId64 " (%s): %s", pid, name, buf);
+        for (size_t t = 0; t < arr_len(threads); t++) {
+                json_object *th = at(threads, t);
+                for (size_t i = 0; i < 2; i++) {
+                        char key[32];
+                        snprintf(key, sizeof key, "%s_error", links[i]);
+                        json_object *ref = kb_json_get(th, links[i]);
+                        n++;
+                        if (!ref)
+                                verdict_problem(v,
+                                                "the host could not read the %s of thread %" PRId64 " of pid %" PRId64
+                                                " (%s): %s",
+                                                ref_words(links[i]), int_or(th, "tid", -1), pid, name,
+                                                str_or(th, key, "not read"));
+                        else if (link_problem(snap, p, ref, why_buf, sizeof why_buf))
+                                verdict_problem(v, "the %s of thread %" PRId64 " of pid %" PRId64 " (%s), %s",
+                                                ref_words(links[i]), int_or(th, "tid", -1), pid, name, why_buf);
+                }
+        }
+        json_object *maps = kb_json_get(refs, "maps");
+        const char *unread = judge_fact_error(p, "maps", buf, sizeof buf);
+        if ((!maps || unread) && strcmp(state, "Z") != 0)
+                verdict_problem(v, "the host could not read the memory mappings of pid %" PRId64 " (%s): %s", pid, name,
+                                unread ? unread : "not read");
+        for (size_t i = 0; i < arr_len(maps); i++) {
+                n++;
+                if (map_problem(in, snap, p, at(maps, i), why_buf, sizeof why_buf))
+                        verdict_problem(v, "pid %" PRId64 " (%s) holds %s", pid, name, why_buf);
+        }
+        return n;
+}
+
 /* The value of bwrap option opt (one argument) in argv, read with bwrap's grammar, or NULL (not
  * there, or the command line cannot be read that way). */
 static const char *bwrap_option_value(json_object *argv, const char *opt) {
@@ -191,18 +339,13 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
         return NULL;
 }
 
-static bool same_file(json_object *a, json_object *b) {
-        const char *da = kb_json_str(a, "dev"), *db = kb_json_str(b, "dev");
-        return da && db && strcmp(da, db) == 0 && int_or(a, "ino", -1) == int_or(b, "ino", -2);
-}
-
 /* The look before the kernel's program ran: bwrap's init alone in the sandbox, blocked reading
  * kbound's block channel, still the program the bwrap outside runs, holding only what kbound
  * handed it (each descriptor by number and object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc
  * (opened before the namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else was
  * inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how many descriptors were
  * judged. */
-static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
+static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *ret_refs) {
         json_object *pe = in->pre_exec, *plan = kb_json_get(in->expect, "launch");
         char buf[DETAIL_MAX];
         if (!plan) {
@@ -291,6 +434,7 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
                                         "kbound did not hand in",
                                         num, pid, target);
                 }
+                *ret_refs += ref_problems(v, in, pe, p);
                 if (fds && !unread && !block_held)
                         verdict_problem(v,
                                         "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
@@ -301,14 +445,27 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in) {
         return n;
 }
 
+char *kb_judge_pre_exec_reason(json_object *pre_exec) {
+        kb_judge_input in = {.pre_exec = pre_exec};
+        json_object *procs = kb_json_get(pre_exec, "processes");
+        verdict v;
+        verdict_init(&v);
+        for (size_t i = 0; i < arr_len(procs); i++)
+                (void) ref_problems(&v, &in, pre_exec, at(procs, i));
+        const char *first = v.n && !v.oom ? json_object_get_string(at(v.problems, 0)) : NULL;
+        char *reason = first ? strdup(first) : NULL;
+        json_object_put(v.ev);
+        return reason;
+}
+
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         judge_look_problems(&v, in);
         char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
-        size_t n_fds = 0;
+        size_t n_fds = 0, n_refs = 0;
         /* First what the kernel started with, then what the looks after saw. */
-        size_t n_pre = pre_exec_problems(&v, in);
+        size_t n_pre = pre_exec_problems(&v, in, &n_refs);
         if (judge_fact_error(judge_last_look(in), "the launch side's descriptors", buf, sizeof buf))
                 verdict_problem(&v, "the host could not read %s", buf);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -337,17 +494,21 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                                         verdict_problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s",
                                                         int_or(fd, "fd", -1), pid, str_or(p, "name", "?"), why);
                         }
+                        n_refs += ref_problems(&v, in, snap, p);
                 }
         }
         verdict_evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
+        verdict_evidence(&v, "references_checked", json_object_new_int64((int64_t) n_refs));
         verdict_evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
-                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices; "
+                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices, "
+                 "and all %zu other references (working directories, roots and programs of every process and thread, "
+                 "mapped files) to the sandbox's own mounts; "
                  "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the "
                  "descriptors "
                  "kbound handed it and bwrap's own (%zu)",
-                 n_fds, n_pre);
+                 n_fds, n_refs, n_pre);
         return verdict_end(&v, "boundary.descriptors", pass);
 }

@@ -16,6 +16,10 @@ static bool mount_writable(json_object *m) {
         return !w || !json_object_is_type(w, json_type_boolean) || json_object_get_boolean(w);
 }
 
+bool judge_mount_writable(json_object *m) {
+        return mount_writable(m);
+}
+
 bool judge_mount_is(json_object *m, const char *fstype) {
         const char *t = kb_json_str(m, "fstype");
         return t && strcmp(t, fstype) == 0;
@@ -265,6 +269,20 @@ int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *fac
                         if (r < 0)
                                 return r;
                         found += r;
+                }
+                /* kbound makes every mount of the sandbox private before the kernel runs: one still
+                 * tied to a peer group receives mounts made outside (a writable one under /usr). */
+                int64_t master = int_or(m, "master", -1), shared = int_or(m, "shared", -1);
+                if (master >= 0 || shared >= 0) {
+                        if ((r = push_problem(problems,
+                                              "the sandbox's mount at %s is %s peer group %" PRId64
+                                              ": mounts made %s appear in the sandbox",
+                                              str_or(m, "mountpoint", "?"), master >= 0 ? "a slave of" : "a member of",
+                                              master >= 0 ? master : shared,
+                                              master >= 0 ? "under it outside the sandbox"
+                                                          : "in the group's other mounts")) < 0)
+                                return r;
+                        found++;
                 }
                 const char *why = mount_writable(m) ? foreign_mount(m, facts, buf, sizeof buf) : NULL;
                 if (!why)

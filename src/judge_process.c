@@ -242,6 +242,24 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         else if (!dwp)
                 verdict_problem(
                         &v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
+        /* ...and by effect: a twin of the sandbox, its bwrap killed, must die with it. */
+        json_object *life = kb_json_get(in->expect, "lifetime");
+        int64_t init_ms = int_or(life, "init_gone_ms", -1), pid2_ms = int_or(life, "pid2_gone_ms", -1);
+        if (!life)
+                verdict_problem(&v, "the host did not try whether the sandbox dies with kbound");
+        else if (kb_json_str(life, "error"))
+                verdict_problem(&v, "the host could not try whether the sandbox dies with kbound: %s",
+                                kb_json_str(life, "error"));
+        else if (kb_json_true(life, "survived") || init_ms < 0 || pid2_ms < 0)
+                verdict_problem(&v,
+                                "a sandbox started as this one was outlived its bwrap: %s still ran %" PRId64
+                                " ms after kbound killed bwrap's outer process (kbound then stopped it): the sandbox "
+                                "can outlive kbound",
+                                init_ms < 0 && pid2_ms < 0 ? "its init and PID 2"
+                                : init_ms < 0              ? "its init"
+                                                           : "its PID 2",
+                                int_or(life, "bound_ms", -1));
+        verdict_evidence(&v, "lifetime", json_object_get(life));
         json_object *flags = json_object_new_object();
         if (flags) {
                 json_object_object_add(flags, "die_with_parent", json_object_new_boolean(dwp));
@@ -255,8 +273,10 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                            own_ptys
                                    ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
                                      "devpts; the kernel's session is the sandbox's own; the running bwrap is kbound's "
-                                     "child, started with --die-with-parent"
+                                     "child, started with --die-with-parent, and a sandbox started as this one died "
+                                     "with its bwrap when kbound killed it"
                                    : "no sandbox process has a controlling terminal; the kernel's session is the "
                                      "sandbox's own; the running bwrap is kbound's child, started with "
-                                     "--die-with-parent");
+                                     "--die-with-parent, and a sandbox started as this one died with its bwrap when "
+                                     "kbound killed it");
 }

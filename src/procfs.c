@@ -251,7 +251,10 @@ static int mount_line(const char *line, json_object **ret) {
         char tail;
         if (sscanf(dev, "%u:%u%c", &maj, &min, &tail) != 2)
                 return -EPROTO;
-        /* Optional fields end at a lone "-". */
+        /* Optional fields end at a lone "-". Of them, the propagation ties: "shared:N" (a member of
+         * peer group N), "master:N" (a slave of it), "propagate_from:N". */
+        long long peers[3] = {-1, -1, -1};
+        static const char *const ties[] = {"shared:", "master:", "propagate_from:"};
         for (;;) {
                 if (*p == '-' && (p[1] == ' ' || p[1] == '\n' || p[1] == '\0')) {
                         p += p[1] == ' ' ? 2 : 1;
@@ -260,6 +263,12 @@ static int mount_line(const char *line, json_object **ret) {
                 size_t len = strcspn(p, " \n");
                 if (len == 0)
                         return -EPROTO;
+                for (size_t t = 0; t < 3; t++) {
+                        size_t tl = strlen(ties[t]);
+                        const char *q = p + tl;
+                        if (len > tl && strncmp(p, ties[t], tl) == 0 && !take_int(&q, 0, INT_MAX, &peers[t]))
+                                return -EPROTO;
+                }
                 p += len + (p[len] == ' ' ? 1 : 0);
         }
         if ((r = take_field(&p, &fstype)) < 0 || (r = take_field(&p, &source)) < 0)
@@ -276,7 +285,10 @@ static int mount_line(const char *line, json_object **ret) {
             add(o, "fstype", json_object_new_string(fstype)) < 0 ||
             add(o, "source", json_object_new_string(source)) < 0 || add(o, "super", super_options) < 0 ||
             add(o, "writable", json_object_new_boolean(writable)) < 0 ||
-            add(o, "nodev", json_object_new_boolean(nodev)) < 0) {
+            add(o, "nodev", json_object_new_boolean(nodev)) < 0 ||
+            (peers[0] >= 0 && add(o, "shared", json_object_new_int64(peers[0])) < 0) ||
+            (peers[1] >= 0 && add(o, "master", json_object_new_int64(peers[1])) < 0) ||
+            (peers[2] >= 0 && add(o, "propagate_from", json_object_new_int64(peers[2])) < 0)) {
                 if (!o) {
                         json_object_put(options);
                         json_object_put(super_options);

@@ -1143,6 +1143,23 @@ static void check_shutdown(ctx *x) {
 }
 
 /* True if the report already has a check with this id. */
+static void set_error(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A kernel that died at start-up (r, diagnosis) after the look before exec saw what bwrap's init
+ * holds outside the sandbox: that is often why it died, and a finding about the sandbox in any
+ * case, not a machine that cannot enforce. Fails sandbox.backend (the reason first, then the
+ * diagnosis) and boundary.descriptors; true if so. */
+static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
+        _cleanup_free_ char *reason = x->pre_exec ? kb_judge_pre_exec_reason(x->pre_exec) : NULL;
+        if (!reason)
+                return false;
+        const char *why = diagnosis ? diagnosis : strerror(-r);
+        set_error(x, "cannot start in the sandbox: before the kernel ran, the host saw %s; %s", reason, why);
+        add_check(x, "sandbox.backend", "fail", 0, NULL, "before the kernel ran, the host saw %s; %s", reason, why);
+        add_check(x, "boundary.descriptors", "fail", 0, NULL, "before the kernel ran, %s", reason);
+        return true;
+}
+
 /* The twin's evidence (kb_sandbox_lifetime) for sandbox.session, as expect "lifetime". */
 static void prove_lifetime(ctx *x) {
         char log[PATH_MAX];
@@ -1286,6 +1303,10 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         ko.before_exec = pre_exec_look;
         ko.before_exec_userdata = &x;
         r = kb_harness_start(&x.h, &ko, &diagnosis);
+        if (r < 0 && start_failed_by_sandbox(&x, r, diagnosis)) {
+                outcome = KB_CHECK_DONE;
+                goto done;
+        }
         if (r < 0) {
                 const char *why = diagnosis ? diagnosis : strerror(-r);
                 set_error(&x, "cannot start in the sandbox: %s", why);

@@ -80,6 +80,12 @@ KB_EXPORT json_object *kb_judge_identity(const kb_judge_input *in);
  * and /dev/null-like devices. Anything else fails naming pid, fd and target. */
 KB_EXPORT json_object *kb_judge_descriptors(const kb_judge_input *in);
 
+/* What the look before exec (kb_inspect_pre_exec) already showed wrong with what bwrap's init holds
+ * besides its descriptors (a working directory, root or program outside the sandbox, a mapping of
+ * a host file), for a kernel that then died at start-up: the first such problem, malloc'd, or NULL
+ * (none, or out of memory). The kernel inherits all of it, and it is often why it died. */
+KB_EXPORT char *kb_judge_pre_exec_reason(json_object *pre_exec);
+
 /* What a mount table is judged against (all borrowed; any may be NULL, and then whatever needed it
  * is not proven): kbound's own mount table (kb_inspect_host "mounts"), the /proc entries that exist
  * on this host ("proc_entries"), the team's binds (judge input "team_binds"), a look's

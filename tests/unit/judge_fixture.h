@@ -95,6 +95,19 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'user': " OWNED ", 'mnt': " OWNED ", 'pid': " OWNED ", 'net': " OWNED ", 'ipc': " OWNED ", 'uts': " OWNED    \
         ", 'cgroup': " OWNED "}"
 
+/* What a sandbox process holds besides its descriptors (inspect_refs.c): its working directory on
+ * the workspace bind (mount 311), its root the sandbox's tmpfs root (300), its program and a
+ * library on the read-only /usr bind (301), mapped privately, and a read-only shared mapping. */
+#define REFS                                                                                                           \
+        "{'cwd': {'target': '/workspace', 'type': 'dir', 'dev': '8:1', 'ino': 5000, 'mnt_id': 311}, "                  \
+        "'root': {'target': '/', 'type': 'dir', 'dev': '0:40', 'ino': 1, 'mnt_id': 300}, "                             \
+        "'exe': {'target': '/usr/bin/python3.11', 'type': 'reg', 'dev': '8:1', 'ino': 247970, 'mnt_id': 301}, "        \
+        "'threads': [], "                                                                                              \
+        "'maps': [{'path': '/usr/lib/x86_64-linux-gnu/libc.so.6', 'dev': '8:1', 'ino': 250001, 'shared': false, "      \
+        "'writable': false, 'reach': 'same', 'mnt_id': 301}, "                                                         \
+        "{'path': '/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache', 'dev': '8:1', 'ino': 332280, "                \
+        "'shared': true, 'writable': false, 'reach': 'same', 'mnt_id': 301}]}"
+
 /* A sandbox process as inspect.c reports it: host uid 1000 mapped to itself, no capabilities. */
 #define PROC(pid, inner, name, ppid, session, fds)                                                                     \
         "{'pid': " #pid ", 'nspid': [" #pid ", " #inner "], 'name': '" name "', 'state': 'S', 'ppid': " #ppid ", "     \
@@ -104,7 +117,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'seccomp_filters': 1, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "     \
         "'ns_owners': " SANDBOX_OWNERS ", "                                                                            \
         "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "           \
-        "'cmdline_secrets': [], 'fds': " fds ", 'errors': []}"
+        "'cmdline_secrets': [], 'fds': " fds ", 'refs': " REFS ", 'errors': []}"
 
 /* kbound's /dev/null (host mount 21) as stdin, and the log it opened write-only, append-only
  * (O_WRONLY|O_APPEND|O_LARGEFILE = 0102001 = 33793) on the host's root (mount 20). */
@@ -242,7 +255,7 @@ static inline kb_judge_input input_of(json_object *run) {
                                                        "'unknown', 'dev': '0:16', 'ino': 20, 'flags': 526338, "        \
                                                        "'mnt_id': 17}]"
 #define PRE_EXEC_LOOK                                                                                                  \
-        "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, "                                         \
+        "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, 'mounts': " SANDBOX_MOUNTS ", "           \
         "'processes': [" PROC(                                                                                         \
                 1001, 1, "bwrap", 1000, 1000,                                                                          \
                 PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                                    \
@@ -352,6 +365,9 @@ static inline kb_judge_input input_of(json_object *run) {
                                                                                                       "'") "]}}"
 
 /* What kbound arranged and saw outside the cell. */
+/* The twin sandbox, its bwrap killed, gone within 3 ms (kb_sandbox_lifetime). */
+#define LIFETIME                                                                                                       \
+        "{'bound_ms': 2000, 'init_gone_ms': 3, 'pid2_gone_ms': 3, 'survived': false, 'stopped_by_kbound': false}"
 #define EXPECT                                                                                                         \
         "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                      \
         "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000, 'path': '" TEAM_A "/workspace'}, "            \
@@ -361,7 +377,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                  \
         "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "       \
         "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                  \
-        "'seccomp': " SECCOMP ", 'surface': " SURFACE "}"
+        "'seccomp': " SECCOMP ", 'surface': " SURFACE ", 'lifetime': " LIFETIME "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
  * second look is the first one again with the cell's child (host pid 1003, PID 7 inside) alive. */
@@ -431,9 +447,9 @@ typedef struct edit {
         const char *pointer, *value;
 } edit;
 
-/* Up to three changes that break (or keep) one thing, and what the verdict must name. */
+/* Up to four changes that break (or keep) one thing, and what the verdict must name. */
 typedef struct breakage {
-        edit edits[3];
+        edit edits[4];
         const char *words;
 } breakage;
 
@@ -443,6 +459,8 @@ typedef struct breakage {
         { {{p1, v1}, {p2, v2}}, words }
 #define B3(p1, v1, p2, v2, p3, v3, words)                                                                              \
         { {{p1, v1}, {p2, v2}, {p3, v3}}, words }
+#define B4(p1, v1, p2, v2, p3, v3, p4, v4, words)                                                                      \
+        { {{p1, v1}, {p2, v2}, {p3, v3}, {p4, v4}}, words }
 
 static inline void apply(json_object *run, const breakage *b) {
         for (size_t e = 0; e < KB_ELEMENTSOF(b->edits) && b->edits[e].pointer; e++) {

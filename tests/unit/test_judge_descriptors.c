@@ -196,15 +196,100 @@ static void test_descriptors_other_mount_namespace(void **state) {
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
-                B3("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
+                B4("/snapshots/1/mount_tables", OWN_TABLE, "/snapshots/1/processes/2/ns/mnt", "4026532299", CHILD_FD,
                    "{'fd': 9, 'target': '/scratch', 'type': 'reg', 'dev': '0:50', 'ino': 3, 'flags': 32768, 'mnt_id': "
                    "400}",
+                   "/snapshots/1/processes/2/refs",
+                   "{'cwd': {'target': '/', 'type': 'dir', 'dev': '0:50', 'ino': 1, 'mnt_id': 400}, "
+                   "'root': {'target': '/', 'type': 'dir', 'dev': '0:50', 'ino': 1, 'mnt_id': 400}, "
+                   "'exe': {'target': '/sh', 'type': 'reg', 'dev': '0:50', 'ino': 2, 'mnt_id': 400}, 'threads': [], "
+                   "'maps': []}",
                    NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
 #undef OWN_TABLE
 #undef CHILD_FD
 }
+
+#define KREFS "/snapshots/0/processes/1/refs"
+#define HOST_DIR "{'target': '/home/u/src', 'type': 'dir', 'dev': '8:1', 'ino': 4000, 'mnt_id': 20}"
+
+/* Every reference a sandbox process holds but its descriptors: working directory, root, program,
+ * each thread's own, mapped files; read by the host (inspect_refs.c). */
+static void test_descriptors_references(void **state) {
+        static const breakage fails[] = {
+                /* a working directory or root on a host mount (runc's CVE-2024-21626; an nsenter'd process) */
+                B1(KREFS "/cwd", HOST_DIR,
+                   "the working directory of pid 1002 (python3), /home/u/src (dev 8:1, inode 4000), is on mount 20, "
+                   "which is not one of the sandbox's"),
+                B1(KREFS "/root", "{'target': '/', 'type': 'dir', 'dev': '8:1', 'ino': 2, 'mnt_id': 20}",
+                   "the root of pid 1002 (python3), / (dev 8:1, inode 2), is on mount 20"),
+                B1(KREFS "/exe", "{'target': '/opt/x', 'type': 'reg', 'dev': '8:1', 'ino': 9, 'mnt_id': 20}",
+                   "the program of pid 1002 (python3), /opt/x (dev 8:1, inode 9), is on mount 20"),
+                /* a thread with a working directory of its own (unshare(CLONE_FS)) */
+                B1(KREFS "/threads",
+                   "[{'tid': 1010, 'cwd': " HOST_DIR ", 'root': {'target': '/', 'type': 'dir', "
+                   "'dev': '0:40', 'ino': 1, 'mnt_id': 300}}]",
+                   "the working directory of thread 1010 of pid 1002 (python3), /home/u/src"),
+                /* missing and unreadable facts never pass */
+                B1(KREFS, NULL, "the host did not read what pid 1002 (python3) holds besides its descriptors"),
+                B2(KREFS "/cwd", NULL, KREFS "/cwd_error", "'Permission denied'",
+                   "the host could not read the working directory of pid 1002 (python3): Permission denied"),
+                B1(KREFS "/threads/-", "{'tid': 1011, 'cwd_error': 'Permission denied'}",
+                   "the host could not read the working directory of thread 1011 of pid 1002"),
+                B2(KREFS "/maps", NULL, "/snapshots/0/processes/1/errors/-", "{'what': 'maps', 'error': 'EACCES'}",
+                   "the host could not read the memory mappings of pid 1002 (python3)"),
+                /* mappings: a host file the sandbox does not reach, shared and writable or not */
+                B1(KREFS "/maps/-",
+                   "{'path': '/etc/shadow', 'dev': '8:1', 'ino': 77, 'shared': true, 'writable': true, 'reach': "
+                   "'none'}",
+                   "pid 1002 (python3) holds a shared, writable mapping of /etc/shadow (dev 8:1, inode 77), a file the "
+                   "sandbox does not reach at that path (nothing is there)"),
+                B1(KREFS "/maps/-",
+                   "{'path': '/usr/lib/x.so', 'dev': '8:1', 'ino': 78, 'shared': false, 'writable': false, 'reach': "
+                   "'other'}",
+                   "a mapping of /usr/lib/x.so (dev 8:1, inode 78), a file the sandbox does not reach at that path "
+                   "(another file is there)"),
+                B1(KREFS "/maps/-",
+                   "{'path': '/usr/lib/y', 'dev': '8:1', 'ino': 79, 'shared': true, 'writable': true, 'reach': "
+                   "'same', 'mnt_id': 301}",
+                   "a shared, writable mapping of /usr/lib/y, on the read-only mount at /usr: writes to it go back"),
+                B1(KREFS "/maps/-",
+                   "{'path': '/srv/gone', 'dev': '8:1', 'ino': 80, 'shared': true, 'writable': true, 'deleted': true}",
+                   "a shared, writable mapping of a deleted file /srv/gone (dev 8:1) the host cannot place"),
+                B1(KREFS "/maps/-",
+                   "{'path': '/usr/lib/z', 'dev': '8:1', 'ino': 81, 'shared': false, 'writable': false, "
+                   "'reach_error': 'Permission denied'}",
+                   "a mapping of /usr/lib/z: the host could not place it (Permission denied)"),
+                /* the same before the kernel ran, in bwrap's init */
+                B1("/pre_exec/processes/0/refs/cwd", HOST_DIR,
+                   "the working directory of pid 1001 (bwrap), /home/u/src (dev 8:1, inode 4000), is on mount 20"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* shared and writable on a writable mount of the sandbox's own; deleted, on its tmpfs */
+                B1(KREFS "/maps/-",
+                   "{'path': '/tmp/shm', 'dev': '0:44', 'ino': 5, 'shared': true, 'writable': true, 'reach': 'same', "
+                   "'mnt_id': 309}",
+                   "and all 31 other references"),
+                B1(KREFS "/maps/-",
+                   "{'path': '/tmp/x', 'dev': '0:44', 'ino': 6, 'shared': true, 'writable': true, 'deleted': true}",
+                   NULL),
+                /* a zombie holds no references of its own */
+                B4(KREFS "/cwd", NULL, KREFS "/cwd_error", "'No such file or directory'", KREFS "/maps", NULL,
+                   "/snapshots/0/processes/1/state", "'Z'", NULL),
+                /* bwrap's init: its program and the launcher's own libraries, from the host, are its image */
+                B4("/pre_exec/processes/0/refs/maps/-",
+                   "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'shared': false, 'writable': false, "
+                   "'reach': 'none'}",
+                   "/pre_exec/launcher/map_files", "['8:1:4242', '8:1:4243']", "/pre_exec/processes/0/exe", BWRAP_EXE,
+                   "/pre_exec/processes/0/refs/exe",
+                   "{'target': '/usr/bin/bwrap', 'type': 'reg', 'dev': '8:1', 'ino': 4242, 'mnt_id': 20}", NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+}
+#undef KREFS
+#undef HOST_DIR
 
 #define KNET "/snapshots/0/kbound_net_sockets/0"
 
@@ -326,13 +411,10 @@ static void test_descriptors_unreadable_tables(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_descriptors_files),
-                cmocka_unit_test(test_descriptors_devices),
-                cmocka_unit_test(test_descriptors_pre_exec),
-                cmocka_unit_test(test_descriptors_other_mount_namespace),
-                cmocka_unit_test(test_descriptors_channels),
-                cmocka_unit_test(test_descriptors_anonymous),
-                cmocka_unit_test(test_descriptors_unreadable_tables),
+                cmocka_unit_test(test_descriptors_files),      cmocka_unit_test(test_descriptors_devices),
+                cmocka_unit_test(test_descriptors_pre_exec),   cmocka_unit_test(test_descriptors_other_mount_namespace),
+                cmocka_unit_test(test_descriptors_references), cmocka_unit_test(test_descriptors_channels),
+                cmocka_unit_test(test_descriptors_anonymous),  cmocka_unit_test(test_descriptors_unreadable_tables),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,6 +225,12 @@ static void test_write_outside_every_table(void **state) {
                    "a writable mount at /mnt/hostleak"),
                 /* and a problem of the kernel's table in the first look only */
                 B1("/snapshots/0/mounts/1/writable", "true", "a writable mount at /usr (ext4 /dev/sda1, root /usr)"),
+                /* a mount still tied to a peer group receives what is mounted outside, read-only or not;
+                 * in the last look only (the final look, after a change of the table) as much */
+                B1("/snapshots/0/mounts/1/master", "12",
+                   "the sandbox's mount at /usr is a slave of peer group 12: mounts made under it outside the sandbox "
+                   "appear in the sandbox"),
+                B1("/snapshots/1/mounts/9/shared", "40", "the sandbox's mount at /tmp is a member of peer group 40"),
                 /* a table the host could not read */
                 B1("/snapshots/1/errors/-", "{'what': 'a mount table', 'error': 'Permission denied'}",
                    "the host could not read every mount table of the sandbox (a mount table: Permission denied)"),

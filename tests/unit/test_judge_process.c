@@ -68,6 +68,24 @@ static void test_session_processes(void **state) {
         EXPECT_FAILS(kb_judge_session, not_own);
 }
 
+/* That the sandbox dies with kbound is shown by effect, on a twin whose bwrap kbound kills. */
+static void test_session_lifetime(void **state) {
+        static const breakage fails[] = {
+                B2("/expect/lifetime/survived", "true", "/expect/lifetime/init_gone_ms", NULL,
+                   "a sandbox started as this one was outlived its bwrap: its init still ran 2000 ms after kbound "
+                   "killed bwrap's outer process (kbound then stopped it)"),
+                B1("/expect/lifetime/pid2_gone_ms", NULL, "its PID 2 still ran 2000 ms after"),
+                B1("/expect/lifetime", NULL, "the host did not try whether the sandbox dies with kbound"),
+                B1("/expect/lifetime/error", "'bwrap exited before reporting the sandbox'",
+                   "the host could not try whether the sandbox dies with kbound: bwrap exited before reporting"),
+        };
+        EXPECT_FAILS(kb_judge_session, fails);
+        static const breakage passes[] = {
+                B1("/expect/lifetime/init_gone_ms", "1999", "a sandbox started as this one died with its bwrap"),
+        };
+        EXPECT_PASSES(kb_judge_session, passes);
+}
+
 static void test_session_launcher(void **state) {
         static const breakage fails[] = {
                 B1("/snapshots/1/launcher", NULL, "the host did not find the process that runs bwrap"),
@@ -212,6 +230,7 @@ int main(void) {
                 cmocka_unit_test(test_privileges_in_second_look),
                 cmocka_unit_test(test_session_processes),
                 cmocka_unit_test(test_session_launcher),
+                cmocka_unit_test(test_session_lifetime),
                 cmocka_unit_test(test_session_bwrap_grammar),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

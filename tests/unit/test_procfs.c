@@ -135,8 +135,12 @@ static void test_mountinfo(void **state) {
         assert_false(json_object_get_boolean(field(mount_at(m, 0), "writable")));
         assert_true(json_object_get_boolean(field(mount_at(m, 2), "writable")));
         assert_string_equal(json_object_get_string(field(mount_at(m, 3), "dev")), "0:21");
-        /* escapes decoded; optional fields skipped */
+        /* escapes decoded; of the optional fields, the propagation ties kept */
         assert_string_equal(json_object_get_string(field(mount_at(m, 4), "root")), "/tmp/kb x/ws");
+        assert_int_equal(json_object_get_int(field(mount_at(m, 4), "shared")), 5);
+        assert_int_equal(json_object_get_int(field(mount_at(m, 4), "master")), 1);
+        assert_false(json_object_object_get_ex(mount_at(m, 1), "master", NULL));
+        assert_false(json_object_object_get_ex(mount_at(m, 1), "shared", NULL));
         assert_string_equal(json_object_get_string(field(mount_at(m, 4), "mountpoint")), "/work\\space");
         assert_string_equal(json_object_get_string(field(mount_at(m, 4), "fstype")), "ext4");
         /* a superblock mounted read-only is not writable whatever the mount says */
@@ -146,8 +150,12 @@ static void test_mountinfo(void **state) {
         assert_false(json_object_get_boolean(field(mount_at(m, 1), "nodev")));
         json_object_put(m);
 
-        const char *bad[] = {"1 2 0:1 / /\n", "1 2 x / / rw - tmpfs t rw\n", "1 2 0:1 / / rw shared:1\n",
-                             "a 2 0:1 / / rw - tmpfs t rw\n", "1 2 0:1 / / rw -\n"};
+        const char *bad[] = {"1 2 0:1 / /\n",
+                             "1 2 x / / rw - tmpfs t rw\n",
+                             "1 2 0:1 / / rw shared:1\n",
+                             "1 2 0:1 / / rw master:x - tmpfs t rw\n",
+                             "a 2 0:1 / / rw - tmpfs t rw\n",
+                             "1 2 0:1 / / rw -\n"};
         for (size_t i = 0; i < KB_ELEMENTSOF(bad); i++) {
                 m = NULL;
                 if (kb_procfs_mountinfo_parse(bad[i], &m) != -EPROTO)

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Every reference a sandbox process holds, every moment, every claim by effect (issue 22's cases),
+# against real bubblewrap builds with one bug each (tests/fixtures/get-bwrap) and against host tools
+# entering the running sandbox (tests/fixtures/enter-sandbox, inject-mount): each fails the check
+# that covers it, exit 1, naming the pid and the object; as root and as an ordinary user.
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 R apt-get dpkg-deb flock runuser pgrep
+
+get_bwrap() {
+  "$fixtures/get-bwrap" "$1" ||
+    { echo "FATAL: cannot get bubblewrap $1 (tests/fixtures/get-bwrap; scripts/setup installs what it needs)" >&2; exit 1; }
+}
+not() { ! "$@"; }
+user=$(test_user)
+chmod 1777 "$KBOUND_RUNTIME_DIR"
+mkdir -m 1777 "$scratch/reports"
+# runs: "root" (kernels run as kbound-sandbox) and the ordinary user, when the tests run as root
+runs=(self)
+[ "$(id -u)" -eq 0 ] && runs+=("$user")
+as() { # as RUN COMMAND...
+  if [ "$1" = self ]; then
+    shift
+    "$@"
+  else
+    local who=$1
+    shift
+    runuser -u "$who" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
+      KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$@"
+  fi
+}
+sandbox_user_of() { # the user a run's kernels run as
+  if [ "$1" != self ]; then echo "$1"; elif [ "$(id -u)" -eq 0 ]; then echo kbound-sandbox; else id -un; fi
+}
+detail_of() { # detail_of REPORT KERNEL CHECK
+  json_get "$1" "[c['detail'] + ' | ' + ' | '.join(c['evidence'].get('problems', [])) for k in d['kernels'] if k['name'] == '$2' for c in k['checks'] if c['id'] == '$3'][0]"
+}
+
+# Twins (kbound-syscall-probe --pause, kb_sandbox_lifetime) whose bwrap init lost its parent: a
+# twin kbound did not stop. Other tests' checks have twins of their own for a moment, each with
+# its bwrap still there.
+orphaned_twins() {
+  local p init
+  for p in $(pgrep -f "kbound-tools/syscall-probe --pause" || true); do
+    init=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
+    [ -n "$init" ] && [ "$(awk '/^PPid:/ {print $2}' "/proc/$init/status" 2>/dev/null)" = 1 ] && echo "$p"
+  done
+}
+
+# A bwrap that leaves init and the kernel with its own host working directory (runc's CVE-2024-21626
+# shape): IRkernel starts and fails boundary.descriptors; ipykernel dies at start-up, and the report
+# names what the host saw before it ran.
+leakcwd=$(get_bwrap 0.12.0+bug-leakcwd)
+nodwp=$(get_bwrap 0.12.0+bug-nodiewithparent)
+for run in "${runs[@]}"; do
+  set +e
+  (cd "$scratch" && as "$run" "$KBOUND" check --bwrap "$leakcwd" --json "$scratch/reports/leakcwd-$run.json") \
+    >"$scratch/out" 2>"$scratch/err"
+  rc=$?
+  set -e
+  r=$scratch/reports/leakcwd-$run.json
+  ok "$run, leakcwd: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+  ok "$run, leakcwd: ir fails boundary.descriptors" [ "$(check_status "$r" ir boundary.descriptors)" = fail ]
+  ok "$run, leakcwd: naming the working directory, the pid and the mount" \
+    grep -qE "the working directory of pid [0-9]+ \((bwrap|R)\), $scratch \(dev [0-9:]+, inode [0-9]+\), is on mount [0-9]+, which is not one of the sandbox's" \
+    <<<"$(detail_of "$r" ir boundary.descriptors)"
+  ok "$run, leakcwd: python3's start-up failure names what the host saw first" \
+    grep -qF "before the kernel ran, the host saw the working directory of pid" <<<"$(detail_of "$r" python3 sandbox.backend)"
+
+  # A bwrap that ignores --die-with-parent: the twin sandbox outlives its bwrap.
+  set +e
+  as "$run" "$KBOUND" check --kernel python3 --bwrap "$nodwp" --json "$scratch/reports/nodwp-$run.json" \
+    >"$scratch/out" 2>"$scratch/err"
+  rc=$?
+  set -e
+  r=$scratch/reports/nodwp-$run.json
+  ok "$run, nodiewithparent: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+  ok "$run, nodiewithparent: sandbox.session fails by effect" \
+    grep -qF "outlived its bwrap" <<<"$(detail_of "$r" python3 sandbox.session)"
+  ok "$run, nodiewithparent: and says kbound stopped it" \
+    [ "$(json_get "$r" "[c['evidence']['lifetime']['stopped_by_kbound'] for k in d['kernels'] for c in k['checks'] if c['id'] == 'sandbox.session'][0]")" = True ]
+  ok "$run, nodiewithparent: no twin left running (none orphaned)" [ -z "$(orphaned_twins)" ]
+  assert_no_leftovers "after the buggy bwraps ($run)"
+done
+
+# A host tool enters the running sandbox the way nsenter or docker exec do and leaves a process
+# there holding a host working directory, the host's root, or a shared writable mapping of a host
+# file the sandbox cannot reach (its descriptor closed).
+# own_kernel PID: the ipykernel among PID's descendants, once it runs (else nothing).
+own_kernel() {
+  local p
+  for p in $(descendants_of "$1"); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q ipykernel_launcher; then
+      echo "$p"
+      return
+    fi
+  done
+}
+# enter_during LABEL RUN MODE [PATH]: runs check (python3) as RUN and, once its kernel runs, enters.
+enter_during() {
+  local label=$1 run=$2 mode=$3 path=${4:-} kbound_pid pid2="" i
+  local who
+  who=$(sandbox_user_of "$run")
+  as "$run" "$KBOUND" check --kernel python3 --json "$scratch/reports/$label.json" >"$scratch/$label.out" \
+    2>"$scratch/$label.err" &
+  kbound_pid=$!
+  # This test's own kernel (never another test's): among this kbound's descendants.
+  for ((i = 0; i < 400; i++)); do
+    [ -z "$pid2" ] || break
+    sleep 0.02
+    pid2=$(own_kernel "$kbound_pid")
+  done
+  if [ -z "$pid2" ]; then
+    fail "$label: this test's kernel never appeared"
+    wait "$kbound_pid" || true
+    return
+  fi
+  runuser -u "$who" -- "$fixtures/enter-sandbox" "$pid2" "$mode" $path >"$scratch/$label.enter" 2>&1 &
+  set +e
+  wait "$kbound_pid"
+  rc=$?
+  set -e
+  ok "$label: the host tool entered ($(head -c 200 "$scratch/$label.enter"))" grep -q '^entered [0-9]' "$scratch/$label.enter"
+  ok "$label: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+}
+for run in "${runs[@]}"; do
+  who=$(sandbox_user_of "$run")
+  hostdir=$scratch/host-dir-$run
+  install -d -m 700 -o "$who" "$hostdir"
+  secret=$scratch/host-file-$run
+  install -m 600 -o "$who" /dev/null "$secret"
+  printf 'kbound host file\n' >"$secret"
+
+  enter_during "enter-cwd-$run" "$run" cwd "$hostdir"
+  r=$scratch/reports/enter-cwd-$run.json
+  ok "enter-cwd-$run: boundary.descriptors names the process and its host working directory" \
+    grep -qE "the working directory of pid [0-9]+ \(python3\), $hostdir \(dev [0-9:]+, inode [0-9]+\), is on mount [0-9]+, which is not one of the sandbox's" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+
+  enter_during "enter-root-$run" "$run" root
+  r=$scratch/reports/enter-root-$run.json
+  ok "enter-root-$run: boundary.descriptors names the process whose root is the host's" \
+    grep -qE "the root of pid [0-9]+ \(python3\), / \(dev [0-9:]+, inode [0-9]+\), is on mount [0-9]+, which is not one of the sandbox's" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+
+  enter_during "enter-map-$run" "$run" map "$secret"
+  r=$scratch/reports/enter-map-$run.json
+  ok "enter-map-$run: boundary.descriptors names the shared, writable mapping of the host file" \
+    grep -qE "pid [0-9]+ \(python3\) holds a shared, writable mapping of $secret \(dev [0-9:]+, inode [0-9]+\), a file the sandbox does not reach at that path" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+  ok "enter-map-$run: the host file is as it was" [ "$(cat "$secret")" = "kbound host file" ]
+  assert_no_leftovers "after the processes that entered ($run)"
+done
+
+# A host folder bind-mounted writable into the running sandbox while the interrupt cells run, and
+# removed a second later: kbound sees the kernel's mount table change and looks again, and the
+# mount fails boundary.write_outside (root: it enters the sandbox's mount namespace from outside).
+if [ "$(id -u)" -eq 0 ]; then
+  src=$scratch/injected
+  install -d -m 755 "$src"
+  "$KBOUND" check --kernel python3 --json "$scratch/reports/inject.json" >"$scratch/inject.out" 2>"$scratch/inject.err" &
+  kbound_pid=$!
+  pid2=""
+  for ((i = 0; i < 400; i++)); do
+    [ -z "$pid2" ] || break
+    sleep 0.02
+    pid2=$(own_kernel "$kbound_pid")
+  done
+  # while the long cells run: the interrupt checks' progress file is there
+  for ((i = 0; i < 500; i++)); do
+    compgen -G "$KBOUND_RUNTIME_DIR/kbound-*/teams/*/workspace/.kbound-progress-control-*" >/dev/null && break
+    sleep 0.01
+  done
+  "$fixtures/inject-mount" "$pid2" "$src" /usr/local/share 1 >"$scratch/inject.log" 2>&1 || true
+  set +e
+  wait "$kbound_pid"
+  rc=$?
+  set -e
+  r=$scratch/reports/inject.json
+  ok "inject: the mount was made and removed ($(tr '\n' ' ' <"$scratch/inject.log"))" grep -q removed "$scratch/inject.log"
+  ok "inject: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+  ok "inject: boundary.write_outside names the writable host mount" \
+    grep -qF "a writable mount at /usr/local/share" <<<"$(detail_of "$r" python3 boundary.write_outside)"
+  ok "inject: a look was taken because the mount table changed" \
+    [ "$(json_get "$r" "'mounts changed' in [l['label'] for l in d['kernels'][0]['inspection']['looks']]")" = True ]
+  assert_no_leftovers "after the injected mount"
+fi
+finish
