@@ -81,7 +81,7 @@ def ms(t):
     return int(round(t * 1000))
 
 
-def bwrap_argv(bwrap, team, workspace, runtime, fds, kernel_argv):
+def bwrap_argv(bwrap, team, workspace, runtime, probe, fds, kernel_argv):
     """The argv kbound's kb_sandbox_plan builds for the host system (no rootfs, no extra binds);
     fds: the seccomp program, the probe program, the block channel and the info pipe."""
     hostname = ("kbound-" + team)[:64].replace("_", "-").replace(".", "-")
@@ -112,7 +112,7 @@ def bwrap_argv(bwrap, team, workspace, runtime, fds, kernel_argv):
             a += ["--ro-bind", "/dev/null", p]
     a += ["--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var", "--tmpfs", "/var/tmp",
           "--bind", workspace, WORKSPACE, "--bind", runtime, RUNTIME,
-          "--ro-bind-fd", str(fds["probe"]), TOOLS_PROBE, "--remount-ro", "/",
+          "--ro-bind", probe, TOOLS_PROBE, "--remount-ro", "/",
           "--chdir", WORKSPACE, "--block-fd", str(fds["block"]), "--info-fd", str(fds["info"]), "--"]
     return a + kernel_argv
 
@@ -345,11 +345,16 @@ class Run:
         r, w = os.pipe()
         log = open(os.path.join(host, "kernel.log"), "ab")
         t0 = now()
-        # As kbound: its seccomp filter (built per kernel), its probe program, a block channel.
-        fds = {"seccomp": self.opts.seccomp.build(), "probe": os.open(self.opts.syscall_probe, os.O_RDONLY),
-               "info": w}
+        # As kbound: its seccomp filter (built per kernel), a copy of its probe program in the run's
+        # tools/<team>/ (kb_kernel_start), a block channel.
+        tools = os.path.join(self.base, "tools", self.team)
+        os.makedirs(tools, mode=0o700)
+        probe = os.path.join(tools, "syscall-probe")
+        shutil.copyfile(self.opts.syscall_probe, probe)
+        os.chmod(probe, 0o555)
+        fds = {"seccomp": self.opts.seccomp.build(), "info": w}
         fds["block"], block_w = os.pipe()
-        self.proc = subprocess.Popen(bwrap_argv(self.opts.bwrap, self.team, self.workspace, runtime, fds, argv),
+        self.proc = subprocess.Popen(bwrap_argv(self.opts.bwrap, self.team, self.workspace, runtime, probe, fds, argv),
                                      env=sandbox_env(spec.env), stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=log, pass_fds=tuple(fds.values()))
         for fd in fds.values():

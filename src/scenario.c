@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,16 @@ const char *const *kb_scenario_checks(void) {
         return check_ids;
 }
 
+/* The twin sandbox of kb_sandbox_lifetime, tried in a thread of its own (lifetime_start). */
+typedef struct lifetime_job {
+        const kb_sandbox *sb;
+        char log[PATH_MAX];
+        json_object *ev;
+        int r;
+        pthread_t thread;
+        bool started;
+} lifetime_job;
+
 typedef struct ctx {
         const kb_check_env *env;
         const kb_kernelspec *spec;
@@ -68,16 +79,18 @@ typedef struct ctx {
         char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
         kb_harness h;                  /* the kernel, its report object and checks; cancelled, wedged */
         char nonce[33];
-        json_object *host;      /* kb_inspect_host: kbound's own namespaces, the host's /proc */
-        json_object *snapshots; /* kb_inspect_snapshot of the sandbox, in the order taken */
-        json_object *pre_exec;  /* kb_inspect_pre_exec: the look before the kernel's program ran */
-        int64_t pre_exec_ms;    /* what it cost (part of the start-up) */
-        int64_t inspect_ms;     /* what the host's looks cost, in total */
-        json_object *expect;    /* what kbound arranged and saw outside the cell (judge.h) */
-        json_object *probe;     /* the probe cell's result, or NULL */
-        char probe_error[512];  /* why there is none */
-        int mountinfo_fd;       /* the kernel's mountinfo, polled for changes between the looks */
-        int mount_looks;        /* looks taken because it changed */
+        json_object *host;               /* kb_inspect_host: kbound's own namespaces, the host's /proc */
+        json_object *snapshots;          /* kb_inspect_snapshot of the sandbox, in the order taken */
+        json_object *pre_exec;           /* kb_inspect_pre_exec: the look before the kernel's program ran */
+        int64_t pre_exec_ms;             /* what it cost (part of the start-up) */
+        int64_t inspect_ms;              /* what the host's looks cost, in total */
+        json_object *expect;             /* what kbound arranged and saw outside the cell (judge.h) */
+        json_object *probe;              /* the probe cell's result, or NULL */
+        char probe_error[512];           /* why there is none */
+        struct pending_stop *pending[2]; /* interrupt checks waiting for the host to see the cell stop */
+        struct lifetime_job lifetime;    /* the twin sandbox tried beside the interrupt cells */
+        int mountinfo_fd;                /* the kernel's mountinfo, polled for changes between the looks */
+        int mount_looks;                 /* looks taken because it changed */
 } ctx;
 
 static void add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
@@ -797,33 +810,51 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
         return 1;
 }
 
-/* After a reply that says the cell stopped: the count at once and PROGRESS_WINDOW_MS later, into ev
- * as "progress". NULL if the host saw the cell stop, else why not (in buf). */
-static const char *progress_stopped(ctx *x, const char *name, json_object *ev, long *ret_count, char *buf,
-                                    size_t size) {
-        long at_reply = progress_read(x, name);
-        *ret_count = at_reply;
-        struct timespec window = {.tv_nsec = PROGRESS_WINDOW_MS * 1000000L};
-        while (nanosleep(&window, &window) < 0 && errno == EINTR)
-                ;
-        long after = progress_read(x, name);
+/* A reply that said the cell stopped, while the host waits to see the cell's count stay put: the
+ * check is decided by settle_stop once PROGRESS_WINDOW_MS have passed since the reply, the next
+ * step's work done meanwhile (the control path's window runs during the pidfd path's cell, the
+ * pidfd path's during persistence and the last look), so the proof costs almost no wall time. */
+typedef struct pending_stop {
+        char id[32];
+        char progress[64]; /* the progress file's name in the workspace */
+        long at_reply;     /* the count the host read at the reply */
+        int64_t reply_at, t0;
+        json_object *ev; /* owned */
+        char pass[512];  /* the pass detail, should the count stay */
+} pending_stop;
+
+/* Decides the pending check (if any): its count read again, no sooner than PROGRESS_WINDOW_MS
+ * after the reply; pass if unchanged, else fail naming both counts. */
+static void settle_stop(ctx *x, interrupt_path path) {
+        pending_stop *ps = x->pending[path];
+        if (!ps)
+                return;
+        x->pending[path] = NULL;
+        int64_t wait = ps->reply_at + PROGRESS_WINDOW_MS - kb_now_ms();
+        if (wait > 0) {
+                struct timespec window = {.tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000L};
+                while (nanosleep(&window, &window) < 0 && errno == EINTR)
+                        ;
+        }
+        long after = progress_read(x, ps->progress);
+        int64_t waited = kb_now_ms() - ps->reply_at;
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "at_reply", at_reply >= 0 ? json_object_new_int64(at_reply) : NULL);
+        json_object_object_add(o, "at_reply", json_object_new_int64(ps->at_reply));
         json_object_object_add(o, "after", after >= 0 ? json_object_new_int64(after) : NULL);
-        json_object_object_add(o, "window_ms", json_object_new_int(PROGRESS_WINDOW_MS));
-        json_object_object_add(ev, "progress", o);
-        if (at_reply < 0 || after < 0) {
-                snprintf(buf, size, "the host could not read the cell's progress file (%s)",
-                         strerror((int) -(at_reply < 0 ? at_reply : after)));
-                return buf;
-        }
-        if (after != at_reply) {
-                snprintf(buf, size,
-                         "the host saw the cell go on: its progress went from %ld to %ld in the %d ms after the reply",
-                         at_reply, after, PROGRESS_WINDOW_MS);
-                return buf;
-        }
-        return NULL;
+        json_object_object_add(o, "window_ms", json_object_new_int64(waited));
+        json_object_object_add(ps->ev, "progress", o);
+        if (after < 0)
+                add_check(x, ps->id, "fail", ps->t0, ps->ev,
+                          "the cell's reply said it stopped, but the host could not read its progress file again (%s)",
+                          strerror((int) -after));
+        else if (after != ps->at_reply)
+                add_check(x, ps->id, "fail", ps->t0, ps->ev,
+                          "the cell's reply said it stopped, but the host saw the cell go on: its progress went from "
+                          "%ld to %ld in the %lld ms after the reply",
+                          ps->at_reply, after, (long long) waited);
+        else
+                add_check(x, ps->id, "pass", ps->t0, ps->ev, "%s", ps->pass);
+        free(ps);
 }
 
 /* Sends the interrupt through one path. *ret_reply gets the interrupt_reply status for control. */
@@ -972,28 +1003,37 @@ static void check_interrupt(ctx *x, interrupt_path path) {
                 }
         }
         if (stopped) {
-                /* The reply is the kernel's word: the host must see the cell's progress stop too. */
-                char hole[256];
-                long count = -1;
-                const char *going = started == 1 ? progress_stopped(x, progress, ev, &count, hole, sizeof hole) : NULL;
-                if (started != 1 || going) {
-                        add_check(x, id, "fail", t0, ev, "execute_reply status '%s' after %lld ms, but %s", ex->status,
-                                  (long long) (ex->reply_ms - sent),
-                                  going ? going
-                                        : "the host never saw the long cell's progress (its language pack must write "
-                                          "the progress file: docs/probes-cells.md), so it cannot see the cell stop");
+                /* The reply is the kernel's word: the host must see the cell's progress stop too
+                 * (settle_stop decides, a little later). */
+                long count = started == 1 ? progress_read(x, progress) : -1;
+                pending_stop *ps = started == 1 && count >= 0 ? calloc(1, sizeof *ps) : NULL;
+                if (!ps) {
+                        add_check(x, id, "fail", t0, ev, "execute_reply status '%s' after %lld ms, but %s%s",
+                                  ex->status, (long long) (ex->reply_ms - sent),
+                                  started != 1 ? "the host never saw the long cell's progress (its language pack "
+                                                 "must write the progress file: docs/probes-cells.md), so it cannot "
+                                                 "see the cell stop"
+                                               : "the host could not read the cell's progress file at the reply: ",
+                                  started != 1 ? "" : strerror((int) (count < 0 ? -count : ENOMEM)));
                         kb_execution_destroy(c, &ex);
                         return;
                 }
                 json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
                 if (ex->ename)
                         json_object_object_add(ev, "ename", json_object_new_string(ex->ename));
-                add_check(x, id, "pass", t0, ev,
-                          "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms, and the host "
-                          "saw its progress stay at %ld",
-                          path == PATH_CONTROL ? "interrupt_request on control" : "SIGINT through the pinned pidfd",
-                          ex->status, ex->ename ? " " : "", ex->ename ? ex->ename : "",
-                          (long long) (ex->reply_ms - sent), count);
+                snprintf(ps->id, sizeof ps->id, "%s", id);
+                snprintf(ps->progress, sizeof ps->progress, "%s", progress);
+                ps->at_reply = count;
+                ps->reply_at = kb_now_ms();
+                ps->t0 = t0;
+                ps->ev = ev;
+                snprintf(ps->pass, sizeof ps->pass,
+                         "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms, and the host "
+                         "saw its progress stay at %ld",
+                         path == PATH_CONTROL ? "interrupt_request on control" : "SIGINT through the pinned pidfd",
+                         ex->status, ex->ename ? " " : "", ex->ename ? ex->ename : "",
+                         (long long) (ex->reply_ms - sent), count);
+                x->pending[path] = ps;
                 kb_execution_destroy(c, &ex);
                 return;
         }
@@ -1160,15 +1200,37 @@ static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
         return true;
 }
 
-/* The twin's evidence (kb_sandbox_lifetime) for sandbox.session, as expect "lifetime". */
-static void prove_lifetime(ctx *x) {
-        char log[PATH_MAX];
-        snprintf(log, sizeof log, "%s/lifetime.log", kb_kernel_host_dir(x->h.kernel));
-        json_object *ev = NULL;
-        int r = kb_sandbox_lifetime(kb_kernel_sandbox(x->h.kernel), log, &ev);
-        if (r < 0) {
+/* The twin sandbox of kb_sandbox_lifetime, tried in a thread of its own while the interrupt cells
+ * run (it mostly waits on bwrap, so it costs the run no wall time); its evidence becomes expect
+ * "lifetime" for sandbox.session. */
+static void *lifetime_thread(void *arg) {
+        lifetime_job *j = arg;
+        j->r = kb_sandbox_lifetime(j->sb, j->log, &j->ev);
+        return NULL;
+}
+
+static void lifetime_start(ctx *x) {
+        lifetime_job *j = &x->lifetime;
+        j->sb = kb_kernel_sandbox(x->h.kernel);
+        snprintf(j->log, sizeof j->log, "%s/lifetime.log", kb_kernel_host_dir(x->h.kernel));
+        j->started = pthread_create(&j->thread, NULL, lifetime_thread, j) == 0;
+}
+
+static void lifetime_end(ctx *x) {
+        lifetime_job *j = &x->lifetime;
+        if (!j->sb)
+                lifetime_start(x); /* never started: now, here */
+        if (j->started)
+                (void) pthread_join(j->thread, NULL);
+        else if (j->sb)
+                lifetime_thread(j); /* no thread could be made: in this one */
+        j->started = false;
+        json_object *ev = j->ev;
+        j->ev = NULL;
+        if (j->r < 0 || !ev) {
+                json_object_put(ev);
                 ev = json_object_new_object();
-                json_object_object_add(ev, "error", json_object_new_string(strerror(-r)));
+                json_object_object_add(ev, "error", json_object_new_string(strerror(j->r < 0 ? -j->r : ENOMEM)));
         }
         expect_set(x, "lifetime", ev);
 }
@@ -1361,9 +1423,11 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 untested_without_pack(&x, "interrupt.pidfd", "interrupting a running cell");
                 untested_without_pack(&x, "persistence.namespace", "reading a variable back");
         } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
+                lifetime_start(&x);
                 check_interrupt(&x, PATH_CONTROL);
                 if (!x.h.cancelled)
                         check_interrupt(&x, PATH_PIDFD);
+                settle_stop(&x, PATH_CONTROL);
                 if (!x.h.cancelled)
                         check_persistence(&x);
         }
@@ -1371,11 +1435,14 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
          * every host-judged check below covers every moment from before exec to here. */
         if (!x.h.cancelled && kb_kernel_alive(x.h.kernel))
                 host_look(&x, "final");
+        /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
+        settle_stop(&x, PATH_CONTROL);
+        settle_stop(&x, PATH_PIDFD);
         if (!x.h.cancelled)
                 check_shutdown(&x);
         /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
-        if (!x.h.cancelled)
-                prove_lifetime(&x);
+        if (!x.h.cancelled || x.lifetime.started)
+                lifetime_end(&x);
         judged(&x, "sandbox.backend", kb_judge_backend, x.inspect_ms);
         add_judged(&x, "sandbox.privileges", kb_judge_privileges(x.snapshots), x.inspect_ms);
         judged(&x, "sandbox.session", kb_judge_session, x.inspect_ms);

@@ -69,6 +69,49 @@ static void test_path_next(void **state) {
         assert_int_equal(kb_path_next(&cursor, "prog", &c), 0);
 }
 
+/* What kbound hands into a sandbox by path is a copy of its own: exact bytes, the mode asked for
+ * whatever the umask, never over an existing file or through a link, never past the ceiling, and
+ * nothing left behind on failure. */
+static void test_copy_file(void **state) {
+        (void) state;
+        char dir[] = "/tmp/kbound-test-copy-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char src[64], dst[64], link[64], big[64];
+        snprintf(src, sizeof src, "%s/src", dir);
+        snprintf(dst, sizeof dst, "%s/dst", dir);
+        snprintf(link, sizeof link, "%s/link", dir);
+        snprintf(big, sizeof big, "%s/big", dir);
+        int fd = open(src, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        static char payload[200000];
+        for (size_t i = 0; i < sizeof payload; i++)
+                payload[i] = (char) (i * 7);
+        assert_int_equal(kb_write_all(fd, payload, sizeof payload), 0);
+        close(fd);
+        mode_t old = umask(077);
+        assert_int_equal(kb_copy_file(src, dst, 0555, 1 << 20), 0);
+        umask(old);
+        struct stat st;
+        assert_int_equal(stat(dst, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0555);
+        char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(kb_read_file(AT_FDCWD, dst, 0, 1 << 20, &text, &len), 0);
+        assert_int_equal(len, sizeof payload);
+        assert_memory_equal(text, payload, sizeof payload);
+        free(text);
+        /* never over an existing file, never through a planted link */
+        assert_int_equal(kb_copy_file(src, dst, 0555, 1 << 20), -EEXIST);
+        assert_int_equal(symlink(src, link), 0);
+        assert_int_equal(kb_copy_file(src, link, 0555, 1 << 20), -EEXIST);
+        /* over the ceiling: refused, nothing left; not a regular file: refused */
+        assert_int_equal(kb_copy_file(src, big, 0555, 1000), -EFBIG);
+        assert_int_equal(access(big, F_OK), -1);
+        assert_int_equal(kb_copy_file(dir, big, 0555, 1 << 20), -EINVAL);
+        assert_int_equal(kb_copy_file("/nonexistent/kbound", big, 0555, 1 << 20), -ENOENT);
+        assert_int_equal(kb_remove_tree(dir), 0);
+}
+
 static void test_files(void **state) {
         char dir[] = "/tmp/kbound-test-common-XXXXXX";
         assert_non_null(mkdtemp(dir));
@@ -144,7 +187,7 @@ int main(void) {
                 cmocka_unit_test(test_hex_encode),   cmocka_unit_test(test_random_hex),
                 cmocka_unit_test(test_iso_time_now), cmocka_unit_test(test_env_get),
                 cmocka_unit_test(test_path_next),    cmocka_unit_test(test_files),
-                cmocka_unit_test(test_fd_passing),
+                cmocka_unit_test(test_fd_passing),   cmocka_unit_test(test_copy_file),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
