@@ -24,6 +24,10 @@ static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) 
  * of it, or, unprivileged, a short-lived fork of kbound is in it): counted only if a second read,
  * at least NS_CONFIRM_MS later, finds it still there. */
 #define NS_CONFIRM_MS 20
+/* A fork of kbound's own program (a look's sock_diag helper, the launch's mount helper) lives a
+ * few milliseconds, longer on a loaded machine or in a sanitizer build: it is read again until
+ * it is gone, for up to this long, before it counts as a holder. */
+#define NS_HELPER_CONFIRM_MS 1000
 #define NS_CANDIDATES_MAX 256
 typedef struct ns_candidate {
         size_t proc;      /* index into the look's process list */
@@ -31,6 +35,7 @@ typedef struct ns_candidate {
         int fd;           /* the descriptor; -1: the thread is in the namespace */
         const char *type; /* namespaces[] name, or kb_inspect_nsfs_target's */
         uint64_t ino;
+        bool helper; /* a fork of kbound's program in the namespace (a look's or a launch's helper) */
 } ns_candidate;
 
 typedef struct ns_fd_walk {
@@ -370,8 +375,12 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                             same_exe(t->proc_root, e->ppid, &self_exe))
                                 helper = true;
                         if (helper && w->n_candidates < NS_CANDIDATES_MAX) {
-                                w->candidates[w->n_candidates++] = (ns_candidate){
-                                        .proc = i, .tid = e->pid, .fd = -1, .type = ns_names[k], .ino = e->ns[k]};
+                                w->candidates[w->n_candidates++] = (ns_candidate){.proc = i,
+                                                                                  .tid = e->pid,
+                                                                                  .fd = -1,
+                                                                                  .type = ns_names[k],
+                                                                                  .ino = e->ns[k],
+                                                                                  .helper = true};
                                 continue;
                         }
                         if (c->found++ < NS_HOLDERS_MAX &&
@@ -402,6 +411,9 @@ static int confirm_candidates(const kb_inspect_target *t, const proc_entry *proc
         for (size_t i = 0; i < w->n_candidates; i++) {
                 const ns_candidate *cand = &w->candidates[i];
                 const proc_entry *e = &procs[cand->proc];
+                for (int64_t until = kb_now_ms() + NS_HELPER_CONFIRM_MS;
+                     cand->helper && candidate_still(t->proc_root, e, cand) && kb_now_ms() < until;)
+                        (void) poll(NULL, 0, 5);
                 if (!candidate_still(t->proc_root, e, cand)) {
                         c->transient++;
                         continue;

@@ -86,6 +86,24 @@ test_user() {
   echo "$user"
 }
 
+# user_kbound: prints the kbound to run as test_user: as root, this build installed into the
+# test's scratch folder (once per test), which that user can reach where the build tree may not be
+# (a clone under root's 0700 home); otherwise $KBOUND itself.
+user_kbound() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "$KBOUND"
+    return
+  fi
+  local prefix=$scratch/user-prefix
+  if [ ! -x "$prefix/bin/kbound" ]; then
+    cmake --install "${KBOUND_BUILD_DIR:?KBOUND_BUILD_DIR must point at the build tree (ctest sets it)}" \
+      --prefix "$prefix" >/dev/null ||
+      { echo "FATAL: cannot install this build into $prefix for the test user (cmake --install)" >&2; exit 1; }
+    chmod -R a+rX "$prefix"
+  fi
+  echo "$prefix/bin/kbound"
+}
+
 # as_sandbox_user COMMAND...: runs COMMAND as the user kbound's sandboxes run as (the sandbox user
 # when the tests run as root, else the invoking user), e.g. a helper outside a sandbox that a
 # --bwrap stand-in, running as that user too, reaches into.

@@ -64,7 +64,7 @@ done
 for version in 0.4.1 0.12.0; do
   b=$(get_bwrap "$version")
   set +e
-  as_user "$KBOUND" check --kernel python3 --bwrap "$b" --json "$scratch/reports/u-$version.json" \
+  as_user "$(user_kbound)" check --kernel python3 --bwrap "$b" --json "$scratch/reports/u-$version.json" \
     >"$scratch/check.out" 2>"$scratch/check.err"
   rc=$?
   set -e

@@ -28,6 +28,9 @@ as() { # as RUN COMMAND...
       KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$@"
   fi
 }
+kbound_for() { # the kbound a run runs
+  if [ "$1" = self ]; then echo "$KBOUND"; else user_kbound; fi
+}
 sandbox_user_of() { # the user a run's kernels run as
   if [ "$1" != self ]; then echo "$1"; elif [ "$(id -u)" -eq 0 ]; then echo kbound-sandbox; else id -un; fi
 }
@@ -53,7 +56,7 @@ leakcwd=$(get_bwrap 0.12.0+bug-leakcwd)
 nodwp=$(get_bwrap 0.12.0+bug-nodiewithparent)
 for run in "${runs[@]}"; do
   set +e
-  (cd "$scratch" && as "$run" "$KBOUND" check --bwrap "$leakcwd" --json "$scratch/reports/leakcwd-$run.json") \
+  (cd "$scratch" && as "$run" "$(kbound_for "$run")" check --bwrap "$leakcwd" --json "$scratch/reports/leakcwd-$run.json") \
     >"$scratch/out" 2>"$scratch/err"
   rc=$?
   set -e
@@ -68,7 +71,7 @@ for run in "${runs[@]}"; do
 
   # A bwrap that ignores --die-with-parent: the twin sandbox outlives its bwrap.
   set +e
-  as "$run" "$KBOUND" check --kernel python3 --bwrap "$nodwp" --json "$scratch/reports/nodwp-$run.json" \
+  as "$run" "$(kbound_for "$run")" check --kernel python3 --bwrap "$nodwp" --json "$scratch/reports/nodwp-$run.json" \
     >"$scratch/out" 2>"$scratch/err"
   rc=$?
   set -e
@@ -100,7 +103,7 @@ enter_during() {
   local label=$1 run=$2 mode=$3 path=${4:-} kbound_pid pid2="" i
   local who
   who=$(sandbox_user_of "$run")
-  as "$run" "$KBOUND" check --kernel python3 --json "$scratch/reports/$label.json" >"$scratch/$label.out" \
+  as "$run" "$(kbound_for "$run")" check --kernel python3 --json "$scratch/reports/$label.json" >"$scratch/$label.out" \
     2>"$scratch/$label.err" &
   kbound_pid=$!
   # This test's own kernel (never another test's): among this kbound's descendants.

@@ -99,7 +99,7 @@ chmod 1777 "$KBOUND_RUNTIME_DIR"
 user=$(test_user)
 set +e
 out=$(runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
-  KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" run --image "$oci_tar" --kernel python3 --keep \
+  KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --image "$oci_tar" --kernel python3 --keep \
   'import os; print(open("/etc/kbound-image-marker").read().strip(), os.getpid())' 2>"$scratch/u.err")
 rc=$?
 set -e

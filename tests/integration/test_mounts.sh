@@ -18,7 +18,7 @@ expect_leak() {
   local label=$1 id=$2 pattern=$3 kernel=$4
   shift 4
   set +e
-  ${KBOUND_AS:-} "$KBOUND" check --quiet --kernel "$kernel" --json "$reports/$label.json" "$@" \
+  ${KBOUND_AS:-} "${KBOUND_AS_BIN:-$KBOUND}" check --quiet --kernel "$kernel" --json "$reports/$label.json" "$@" \
     >"$scratch/$label.out" 2>"$scratch/$label.err"
   local rc=$?
   set -e
@@ -99,6 +99,7 @@ if [ "$(id -u)" -eq 0 ]; then
   user=$(test_user)
   chmod 1777 "$KBOUND_RUNTIME_DIR"
   KBOUND_AS="runuser -u $user -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 KBOUND_RUNTIME_DIR=$KBOUND_RUNTIME_DIR"
+  KBOUND_AS_BIN=$(user_kbound)
 else
   user=$(id -un)
   KBOUND_AS=""
@@ -108,7 +109,7 @@ chown "$user" "$scratch/export"
 expect_leak hardlink boundary.credentials \
   "credentials has 2 names (hard links) and the sandbox's mount at" python3 \
   --bwrap "$(leaky_bwrap hardlink "$scratch/export")"
-KBOUND_AS=""
+KBOUND_AS="" KBOUND_AS_BIN=""
 rm -rf "$scratch/export"
 assert_no_leftovers "after the mount leaks"
 finish

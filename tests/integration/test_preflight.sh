@@ -108,8 +108,8 @@ if [ "$(id -u)" -eq 0 ]; then
   as_user() { runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$@"; }
   preflight "kbound-test: the same fix named" 3 "add --ro-bind $venv" \
-    as_user "$KBOUND" run --prefix "$venv" --kernel venvpy 'x'
-  out=$(as_user "$KBOUND" run --prefix "$venv" --kernel venvpy --ro-bind "$venv" 'import sys, os; print(sys.prefix, os.getpid())' 2>"$scratch/p.err")
+    as_user "$(user_kbound)" run --prefix "$venv" --kernel venvpy 'x'
+  out=$(as_user "$(user_kbound)" run --prefix "$venv" --kernel venvpy --ro-bind "$venv" 'import sys, os; print(sys.prefix, os.getpid())' 2>"$scratch/p.err")
   ok "kbound-test: with it the venv's kernel runs (got '$out')" [ "$out" = "$venv 2" ]
   chmod 755 "$KBOUND_RUNTIME_DIR"
 fi

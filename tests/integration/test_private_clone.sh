@@ -64,7 +64,7 @@ if [ "$(id -u)" -eq 0 ]; then
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$@"; }
 fi
 check_from "$user, the probe of a build tree in a 0700 folder" \
-  as_user env KBOUND_SYSCALL_PROBE="$uhome/build/kbound-syscall-probe" "$KBOUND" check
+  as_user env KBOUND_SYSCALL_PROBE="$uhome/build/kbound-syscall-probe" "$(user_kbound)" check
 check_from "$user, a prefix installed in a 0700 folder" as_user "$uhome/prefix/bin/kbound" check
 assert_no_leftovers "after $user's runs from a 0700 folder"
 finish

@@ -42,7 +42,7 @@ ok "root: the host's later mount never appeared in the sandbox, nor let a write 
 ok "root: the test's host made the mount meanwhile" grep -qx "the host had the mount" "$scratch/root.err"
 
 out=$(in_shared_host runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
-  KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" run --kernel python3 "$cell" 2>"$scratch/user.err")
+  KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --kernel python3 "$cell" 2>"$scratch/user.err")
 ok "$user: the host's later mount never appeared in the sandbox, nor let a write through (got '$out')" \
   [ "$out" = "mounts 0 wrote False" ]
 ok "$user: the test's host made the mount meanwhile" grep -qx "the host had the mount" "$scratch/user.err"

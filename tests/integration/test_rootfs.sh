@@ -176,14 +176,14 @@ if [ "$(id -u)" -eq 0 ]; then
   echo "as kbound-test: run --rootfs"
   chmod 1777 "$KBOUND_RUNTIME_DIR"
   out=$(runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
-    KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" run --rootfs "$image" --kernel python3 \
+    KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --rootfs "$image" --kernel python3 \
     'import os; print(os.getpid(), open("/etc/kbound-image-marker").read().strip())')
   ok "unprivileged: PID 2 and the image's marker (got '$out')" [ "$out" = "2 $marker" ]
   chmod 755 "$scratch"
   mkdir -m 1777 "$scratch/ureports"
   set +e
   runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
-    KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$KBOUND" check --rootfs "$image" --kernel python3 \
+    KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" check --rootfs "$image" --kernel python3 \
     --json "$scratch/ureports/u.json" >"$scratch/out" 2>"$scratch/err"
   rc=$?
   set -e
