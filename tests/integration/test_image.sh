@@ -97,9 +97,12 @@ assert_no_leftovers "after kernelspecs --image"
 echo "as an unprivileged user: run --image OCI-ARCHIVE --keep"
 chmod 1777 "$KBOUND_RUNTIME_DIR"
 user=$(test_user)
+# The user's own copy of the image: the build folder (a clone under root's home) may be out of reach.
+user_tar=$scratch/user-image-oci.tar
+install -m 644 "$oci_tar" "$user_tar"
 set +e
 out=$(runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
-  KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --image "$oci_tar" --kernel python3 --keep \
+  KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --image "$user_tar" --kernel python3 --keep \
   'import os; print(open("/etc/kbound-image-marker").read().strip(), os.getpid())' 2>"$scratch/u.err")
 rc=$?
 set -e
