@@ -468,6 +468,20 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
         snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) getpid());
         if (stat(table, &tst) == 0)
                 seen[n_seen++] = (uint64_t) tst.st_ino;
+        /* The sandbox's own network namespaces are not the host's, whoever else is in one for a
+         * moment (another run's look makes its sock_diag socket there through a helper that joins
+         * it): listed as the host's, a connection the kernel accepted after its descriptors were
+         * read would look like a host socket reachable in the sandbox. */
+        for (size_t i = 0; i < s->n_procs; i++) {
+                snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) s->procs[i].pid);
+                if (!s->procs[i].member || stat(table, &tst) < 0)
+                        continue;
+                bool known = false;
+                for (size_t j = 0; j < n_seen && !known; j++)
+                        known = seen[j] == (uint64_t) tst.st_ino;
+                if (!known)
+                        seen[n_seen++] = (uint64_t) tst.st_ino;
+        }
         if (s->list) {
                 listed++;
                 if (namespace_sockets(&x, s->list, s->n, 0, -1) < 0)

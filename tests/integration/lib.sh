@@ -86,6 +86,16 @@ test_user() {
   echo "$user"
 }
 
+# get_bwrap VERSION: a real bubblewrap of that version (tests/fixtures/get-bwrap: Debian's archive,
+# cached), or the test ends saying why.
+get_bwrap() {
+  "$fixtures/get-bwrap" "$1" ||
+    { echo "FATAL: cannot get bubblewrap $1 (tests/fixtures/get-bwrap; scripts/setup installs what it needs)" >&2; exit 1; }
+}
+
+# not COMMAND...: an assertion that COMMAND fails (ok NAME not grep -q ...).
+not() { ! "$@"; }
+
 # user_kbound: prints the kbound to run as test_user: as root, this build installed into the
 # test's scratch folder (once per test), which that user can reach where the build tree may not be
 # (a clone under root's 0700 home); otherwise $KBOUND itself.

@@ -6,12 +6,6 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R apt-get dpkg-deb flock runuser
 
-get_bwrap() {
-  "$fixtures/get-bwrap" "$1" ||
-    { echo "FATAL: cannot get bubblewrap $1 (tests/fixtures/get-bwrap; scripts/setup installs what it needs)" >&2; exit 1; }
-}
-
-not() { ! "$@"; }
 user=$(test_user)
 chmod 1777 "$KBOUND_RUNTIME_DIR"
 mkdir -m 1777 "$scratch/reports"

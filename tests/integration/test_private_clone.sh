@@ -26,7 +26,6 @@ check_from() {
     [ -z "$(grep -E '^(FAIL|UNTESTED|NOT_CLAIMED)' "$scratch/out")" ]
   ok "$label: no bind failed" not grep -q "Can't find source path" "$scratch/out" "$scratch/err"
 }
-not() { ! "$@"; }
 
 if [ "$(id -u)" -eq 0 ]; then
   # Root's clone: the build tree's probe and an installed prefix, both in a root-owned 0700 folder.
