@@ -163,12 +163,10 @@ if [ "$(id -u)" -eq 0 ]; then
     sleep 0.02
     pid2=$(own_kernel "$kbound_pid")
   done
-  # while the long cells run: the interrupt checks' progress file is there
-  for ((i = 0; i < 500; i++)); do
-    compgen -G "$KBOUND_RUNTIME_DIR/kbound-*/teams/*/workspace/.kbound-progress-control-*" >/dev/null && break
-    sleep 0.01
-  done
-  "$fixtures/inject-mount" "$pid2" "$src" /usr/local/share 1 >"$scratch/inject.log" 2>&1 || true
+  # ready beforehand, it mounts as soon as the first long cell runs (its progress file is there),
+  # so that the kernel's messages after it make kbound look again
+  "$fixtures/inject-mount" "$pid2" "$src" /usr/local/share 1 \
+    "$KBOUND_RUNTIME_DIR/kbound-*/teams/*/workspace/.kbound-progress-control-*" >"$scratch/inject.log" 2>&1 || true
   set +e
   wait "$kbound_pid"
   rc=$?
