@@ -219,7 +219,9 @@ ok "verdict fail" [ "$(json_get "$scratch/u.json" "d['verdict']")" = fail ]
 ok "the summary says why" grep -q "^FAIL: python3 execute.stdout (untested, not accepted without --allow-untested)" "$scratch/out"
 for id in kernel_info.reply kernel_info.protocol_version kernel_info.language_info heartbeat comm_info comm.unknown_target \
   interrupt.idle shutdown; do
-  ok "$id still tested: pass" [ "$(item_field "$scratch/u.json" python3 "$id" status)" = pass ]
+  status=$(item_field "$scratch/u.json" python3 "$id" status)
+  ok "$id still tested: pass" [ "$status" = pass ]
+  [ "$status" = pass ] || echo "    | $id: $(item_field "$scratch/u.json" python3 "$id" detail)" >&2
 done
 for id in debug.initialize subshells; do
   ok "$id still tested: unsupported" [ "$(item_field "$scratch/u.json" python3 "$id" status)" = unsupported ]
