@@ -288,8 +288,10 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                                         why_buf);
         }
         json_object *threads = kb_json_get(refs, "threads");
-        if (!threads && judge_fact_error(p, "threads", buf, sizeof buf))
-                verdict_problem(v, "the host could not read the threads of pid %" PRId64 " (%s): %s", pid, name, buf);
+        const char *threads_unread = judge_fact_error(p, "threads", buf, sizeof buf);
+        if ((!threads || threads_unread) && strcmp(state, "Z") != 0)
+                verdict_problem(v, "the host could not read the threads of pid %" PRId64 " (%s): %s", pid, name,
+                                threads_unread ? threads_unread : "not read");
         for (size_t t = 0; t < arr_len(threads); t++) {
                 json_object *th = at(threads, t);
                 for (size_t i = 0; i < 2; i++) {

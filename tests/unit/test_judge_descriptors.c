@@ -239,6 +239,8 @@ static void test_descriptors_references(void **state) {
                    "the host could not read the working directory of thread 1011 of pid 1002"),
                 B2(KREFS "/maps", NULL, "/snapshots/0/processes/1/errors/-", "{'what': 'maps', 'error': 'EACCES'}",
                    "the host could not read the memory mappings of pid 1002 (python3)"),
+                B1(KREFS "/threads", NULL, "the host could not read the threads of pid 1002 (python3): not read"),
+                B1(KREFS "/maps", NULL, "the host could not read the memory mappings of pid 1002 (python3): not read"),
                 /* mappings: a host file the sandbox does not reach, shared and writable or not */
                 B1(KREFS "/maps/-",
                    "{'path': '/etc/shadow', 'dev': '8:1', 'ino': 77, 'shared': true, 'writable': true, 'reach': "
@@ -278,6 +280,7 @@ static void test_descriptors_references(void **state) {
                 /* a zombie holds no references of its own */
                 B4(KREFS "/cwd", NULL, KREFS "/cwd_error", "'No such file or directory'", KREFS "/maps", NULL,
                    "/snapshots/0/processes/1/state", "'Z'", NULL),
+                B2(KREFS "/threads", NULL, "/snapshots/0/processes/1/state", "'Z'", NULL),
                 /* bwrap's init: its program and the launcher's own libraries, from the host, are its image */
                 B4("/pre_exec/processes/0/refs/maps/-",
                    "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'shared': false, 'writable': false, "
