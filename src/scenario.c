@@ -215,7 +215,7 @@ static int run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_
         _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
         char marker[64];
         scenario_result_marker(x, marker, sizeof marker);
-        json_object_object_add(params ? params : own_params, "scenario_result_marker", json_object_new_string(marker));
+        json_object_object_add(params ? params : own_params, "result_marker", json_object_new_string(marker));
         int r = kb_langpack_render(x->lp, cell, params ? params : own_params, &code);
         if (r < 0) {
                 snprintf(why, why_size, "cannot render cell '%s' from %s: %s", cell, kb_langpack_dir(x->lp),

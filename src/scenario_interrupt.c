@@ -222,7 +222,7 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         json_object_object_add(params, "progress", json_object_new_string(progress_inside));
         char marker_result[64];
         scenario_result_marker(x, marker_result, sizeof marker_result);
-        json_object_object_add(params, "scenario_result_marker", json_object_new_string(marker_result));
+        json_object_object_add(params, "result_marker", json_object_new_string(marker_result));
         _cleanup_free_ char *code = NULL;
         int r = kb_langpack_render(x->lp, "long", params, &code);
         json_object_put(params);
