@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 #include "inspect-internal.h"
 #include "jsonget.h"
 
@@ -374,6 +375,10 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                         if (!helper && have_self && same_exe(t->proc_root, e->pid, &self_exe) &&
                             same_exe(t->proc_root, e->ppid, &self_exe))
                                 helper = true;
+                        /* This kbound's own fork (a look or a launch of another of its kernels, in
+                         * another thread): its own code, never a holder. */
+                        if (helper && e->ppid == getpid())
+                                continue;
                         if (helper && w->n_candidates < NS_CANDIDATES_MAX) {
                                 w->candidates[w->n_candidates++] = (ns_candidate){.proc = i,
                                                                                   .tid = e->pid,
