@@ -63,6 +63,7 @@ struct kb_client {
         kb_replay_history *seen_signatures; /* NULL without a key: nothing is signed */
         kb_replay_history *seen_msg_ids;
         uint64_t n_received, n_dropped;
+        uint64_t n_unfinished; /* unfinished messages ZeroMQ joined to a sender's next (wire.c) */
 
         /* A ring of the msg_ids we sent: a message whose parent is none of them answers nothing
          * of ours (a kernel replying with a wrong parent), and counts as foreign. */
@@ -308,6 +309,10 @@ void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_d
                 *ret_received = c ? c->n_received : 0;
         if (ret_dropped)
                 *ret_dropped = c ? c->n_dropped : 0;
+}
+
+uint64_t kb_client_unfinished(const kb_client *c) {
+        return c ? c->n_unfinished : 0;
 }
 
 /* Builds, signs and sends one request; *ret_msg_id (may be NULL) gets a copy of its msg_id. */
@@ -564,6 +569,8 @@ static int receive_one(kb_client *c, kb_channel channel, size_t *bytes) {
                 return r;
         }
         *bytes += msg->wire_size;
+        if (msg->unfinished_frames)
+                c->n_unfinished++;
         r = dispatch(c, channel, msg);
         return r < 0 ? r : 1;
 }

@@ -133,6 +133,8 @@ void kb_harness_record_messages(kb_harness *h) {
         json_object *messages = json_object_new_object();
         json_object_object_add(messages, "received", json_object_new_int64((int64_t) received));
         json_object_object_add(messages, "dropped", json_object_new_int64((int64_t) dropped));
+        json_object_object_add(messages, "unfinished",
+                               json_object_new_int64((int64_t) kb_client_unfinished(kb_kernel_client(h->kernel))));
         json_object_object_add(h->k, "messages", messages);
 }
 

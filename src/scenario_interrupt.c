@@ -72,29 +72,7 @@ static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ign
         return 0;
 }
 
-/* The long cell prints a tick line every 50 ms while it runs: TICKS_KEPT_RUNNING ticks after an
- * interrupt (about half a second of the cell's own progress, longer under load) say it kept
- * running. */
-#define TICKS_KEPT_RUNNING 10
-typedef struct ticks_watch {
-        ctx *x;
-        const char *tick;
-        size_t from; /* stdout_len when the interrupt was sent */
-        int needed, seen;
-} ticks_watch;
-
-static int ticks_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
-        ticks_watch *tw = userdata;
-        scenario_look_if_mounts_changed(tw->x);
-        tw->seen = 0;
-        if (!ex->stdout_text || ex->stdout_len <= tw->from)
-                return 0;
-        for (const char *p = ex->stdout_text + tw->from; (p = strstr(p, tw->tick)); p += strlen(tw->tick))
-                tw->seen++;
-        return tw->seen >= tw->needed;
-}
-
-/* The long cell writes its tick count to a progress file in the workspace (renamed into place) and
+/* The long cell writes its step count to a progress file in the workspace (renamed into place) and
  * the host reads it there itself: the kernel's execute_reply is its word that the cell stopped,
  * the count not moving is the host's. A cell that ended shows the same count PROGRESS_WINDOW_MS
  * after its reply (it writes every 50 ms while it runs); the first count must appear within
@@ -135,6 +113,55 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
                         return r;
         }
         return 1;
+}
+
+/* After an interrupt, the host watches the cell's count: KEPT_RUNNING_STEPS more steps (about half
+ * a second of the cell's own progress, longer under load) say it kept running, and end the wait
+ * early. The cell prints nothing meanwhile: a kernel that sends frame by frame (IRkernel from R)
+ * and takes SIGINT between two frames would leave a message unfinished. The count can only
+ * shorten a wait that ends in "kept running": no pass rests on it. */
+#define KEPT_RUNNING_STEPS 10
+#define WATCH_SLICE_MS 25
+typedef struct progress_watch {
+        const char *name; /* the progress file, or NULL: no count seen to watch */
+        long from, last;  /* the count when the interrupt was sent, and the latest read */
+} progress_watch;
+
+static void watch_start(ctx *x, progress_watch *w, const char *name, bool started) {
+        long n = started ? progress_read(x, name) : -1;
+        *w = (progress_watch){.name = n >= 0 ? name : NULL, .from = n, .last = n};
+}
+
+static long watch_steps(const progress_watch *w) {
+        return w->name ? w->last - w->from : 0;
+}
+
+/* Waits up to wait_ms for the cell to end, reading its count between slices. Returns what
+ * kb_client_execute_wait said (0: it ended; -ETIMEDOUT: not within wait_ms; -errno), or 1 if the
+ * count moved KEPT_RUNNING_STEPS steps first. */
+static int watch_wait(ctx *x, kb_execution *ex, progress_watch *w, int wait_ms) {
+        kb_client *c = kb_kernel_client(x->h.kernel);
+        int64_t until = kb_now_ms() + (wait_ms > 0 ? wait_ms : 0);
+        for (;;) {
+                scenario_look_if_mounts_changed(x);
+                int64_t left = until - kb_now_ms();
+                int r = kb_client_execute_wait(
+                        c, ex,
+                        kb_harness_deadline_in(&x->h,
+                                               (int) (left < WATCH_SLICE_MS ? (left > 0 ? left : 0) : WATCH_SLICE_MS)),
+                        NULL, NULL);
+                if (r != -ETIMEDOUT)
+                        return r;
+                if (w->name) {
+                        long n = progress_read(x, w->name);
+                        if (n >= 0)
+                                w->last = n;
+                        if (watch_steps(w) >= KEPT_RUNNING_STEPS)
+                                return 1;
+                }
+                if (kb_now_ms() >= until)
+                        return -ETIMEDOUT;
+        }
 }
 
 /* A reply that said the cell stopped, while the host waits to see the cell's count stay put: the
@@ -212,9 +239,6 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         json_object *params = json_object_new_object();
         json_object_object_add(params, "marker", json_object_new_string(marker));
         json_object_object_add(params, "seconds", json_object_new_int(x->env->long_cell_seconds));
-        char tick[64];
-        snprintf(tick, sizeof(tick), "kbound-tick-%.8s", x->nonce);
-        json_object_object_add(params, "tick", json_object_new_string(tick));
         char progress[64], progress_inside[96];
         snprintf(progress, sizeof progress, ".kbound-progress-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd",
                  x->nonce);
@@ -273,31 +297,29 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         int ss = path == PATH_PIDFD ? sigint_state(x, "before", ev, &ignored, NULL) : 0;
         if (ss < 0)
                 json_object_object_add(ev, "sigint_error", json_object_new_string(strerror(-ss)));
-        /* Sent, then watched until the cell ends, or it has printed TICKS_KEPT_RUNNING ticks since
+        /* Sent, then watched until the cell ends, or its count has moved KEPT_RUNNING_STEPS since
          * (it kept running: the kernel had that much time to act and did not), or the timeout.
-         * The interrupt_reply on control is taken whenever it came. The ticks can only shorten a
-         * wait that ends in "kept running": no pass rests on them. */
+         * The interrupt_reply on control is taken whenever it came. */
+        progress_watch tw;
+        watch_start(x, &tw, progress, started == 1);
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL, *interrupt_id = NULL;
         int sr = path == PATH_PIDFD
                          ? kb_kernel_signal(x->h.kernel, SIGINT)
                          : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
-        ticks_watch tw = {.x = x, .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
         int wait_ms = x->env->interrupt_timeout_ms;
         r = -ETIMEDOUT; /* nothing sent: the cell runs on */
         if (sr >= 0 && path == PATH_PIDFD)
-                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, wait_ms), ticks_seen, &tw);
+                r = watch_wait(x, ex, &tw, wait_ms);
         else if (sr >= 0) {
                 /* The reply is what says the request was taken: a kernel that has not answered
                  * within CONTROL_REPLY_TIMEOUT_MS gets a short grace, one that answered the rest of
                  * the timeout. An execute_reply at any time in between counts. */
-                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ticks_seen,
-                                           &tw);
+                r = watch_wait(x, ex, &tw, CONTROL_REPLY_TIMEOUT_MS);
                 kb_msg *reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
                 if (r == -ETIMEDOUT) {
                         wait_ms = reply ? wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
-                        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, wait_ms > 0 ? wait_ms : 0),
-                                                   ticks_seen, &tw);
+                        r = watch_wait(x, ex, &tw, wait_ms);
                 }
                 if (!reply)
                         reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
@@ -311,9 +333,9 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         }
         if (sr < 0)
                 json_object_object_add(ev, "send_error", json_object_new_string(strerror(-sr)));
-        json_object_object_add(ev, "ticks_after_interrupt", json_object_new_int(tw.seen));
+        json_object_object_add(ev, "steps_after_interrupt", json_object_new_int64(watch_steps(&tw)));
         if (r == 1)
-                r = -ETIMEDOUT; /* the ticks said it kept running */
+                r = -ETIMEDOUT; /* the count said it kept running */
         bool stopped = r == 0 && cell_stopped(x, ex);
         if (r == 0)
                 json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
@@ -392,23 +414,23 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
                 snprintf(why, sizeof(why), "the interrupt could not be sent (%s)", strerror(-sr));
         else if (path == PATH_CONTROL && !reply_status)
                 snprintf(why, sizeof(why),
-                         "no interrupt_reply and the cell kept running (%d ticks over %lld ms after "
+                         "no interrupt_reply and the cell kept running (%ld steps over %lld ms after "
                          "the request)",
-                         tw.seen, (long long) ran);
+                         watch_steps(&tw), (long long) ran);
         else if (path == PATH_CONTROL)
-                snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running (%d ticks over %lld ms)",
-                         reply_status, tw.seen, (long long) ran);
-        else if (tw.seen >= tw.needed)
-                snprintf(why, sizeof(why), "the cell kept running after the interrupt (%d ticks over %lld ms)", tw.seen,
-                         (long long) ran);
+                snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running (%ld steps over %lld ms)",
+                         reply_status, watch_steps(&tw), (long long) ran);
+        else if (watch_steps(&tw) >= KEPT_RUNNING_STEPS)
+                snprintf(why, sizeof(why), "the cell kept running after the interrupt (%ld steps over %lld ms)",
+                         watch_steps(&tw), (long long) ran);
         else
                 snprintf(why, sizeof(why), "the cell kept running %d ms after the interrupt (%s)", wait_ms,
                          kb_harness_wait_error(&x->h, r));
         if (r != 0) {
                 (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
-                ticks_watch again = {.x = x, .tick = tick, .from = ex->stdout_len, .needed = TICKS_KEPT_RUNNING};
-                int u = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, x->env->interrupt_timeout_ms),
-                                               ticks_seen, &again);
+                progress_watch again;
+                watch_start(x, &again, progress, started == 1);
+                int u = watch_wait(x, ex, &again, x->env->interrupt_timeout_ms);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
                 if (u == -ESRCH && path == PATH_CONTROL) {
                         /* The SIGINT meant to free the cell killed the kernel: that is the pidfd

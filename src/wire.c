@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -420,12 +421,40 @@ static int copy_blobs(const kb_frame *frames, size_t n, kb_blob **ret, size_t *r
         return 0;
 }
 
+static bool is_delimiter(const kb_frame *f) {
+        return f->size == KB_DELIMITER_LEN && memcmp(f->data, KB_WIRE_DELIMITER, KB_DELIMITER_LEN) == 0;
+}
+
+/* The delimiter at or after frames[from], or n_frames. */
+static size_t next_delimiter(const kb_frame *frames, size_t n_frames, size_t from) {
+        while (from < n_frames && !is_delimiter(&frames[from]))
+                from++;
+        return from;
+}
+
+/* A sender that stops between the frames of a message (IRkernel sends frame by frame from R, and
+ * R takes SIGINT between two of them: docs/kernels.md) leaves it unfinished, and ZeroMQ joins it
+ * to that sender's next message. The joined message fails its signature at the first delimiter;
+ * a later delimiter whose signature verifies starts the whole message, which only the key's
+ * holder could have signed. Returns that delimiter's index (its routing identities are lost with
+ * the unfinished part), or -EBADMSG. */
+static ssize_t joined_message(const kb_frame *frames, size_t n_frames, size_t delim, const kb_hmac *hmac) {
+        if (!hmac->keyed)
+                return -EBADMSG;
+        for (size_t d = next_delimiter(frames, n_frames, delim + 1); d < n_frames;
+             d = next_delimiter(frames, n_frames, d + 1))
+                if (n_frames - d - 1 >= 1 + KB_JSON_PARTS &&
+                    verify_signature(hmac, &frames[d + 1], &frames[d + 2]) == 0)
+                        return (ssize_t) d;
+        return -EBADMSG;
+}
+
 int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac, const kb_wire_limits *limits,
                    kb_msg **ret) {
         _cleanup_(kb_msg_destroyp) kb_msg *msg = NULL;
         _cleanup_(tokener_freep) struct json_tokener *tok = NULL;
         kb_wire_limits defaults;
-        size_t delim;
+        size_t delim, first_identity = 0;
         int r;
 
         if ((!frames && n_frames > 0) || !hmac || !ret)
@@ -442,22 +471,25 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac,
                 return r;
 
         /* The first delimiter ends the routing identities, as in jupyter_client. */
-        for (delim = 0; delim < n_frames; delim++)
-                if (frames[delim].size == KB_DELIMITER_LEN &&
-                    memcmp(frames[delim].data, KB_WIRE_DELIMITER, KB_DELIMITER_LEN) == 0)
-                        break;
+        delim = next_delimiter(frames, n_frames, 0);
         if (delim == n_frames)
                 return -EPROTO;
         /* After the delimiter: signature and four JSON parts, then any buffers. */
         if (n_frames - delim - 1 < 1 + KB_JSON_PARTS)
                 return -EPROTO;
+        r = verify_signature(hmac, &frames[delim + 1], &frames[delim + 2]);
+        if (r == -EBADMSG) {
+                ssize_t d = joined_message(frames, n_frames, delim, hmac);
+                if (d < 0)
+                        return r;
+                first_identity = delim = (size_t) d;
+                r = 0;
+        }
+        if (r < 0)
+                return r;
         const kb_frame *signature = &frames[delim + 1];
         const kb_frame *parts = &frames[delim + 2];
         size_t first_buffer = delim + 2 + KB_JSON_PARTS;
-
-        r = verify_signature(hmac, signature, parts);
-        if (r < 0)
-                return r;
 
         msg = calloc(1, sizeof(*msg));
         tok = tokener_new(limits->max_json_depth);
@@ -472,7 +504,8 @@ int kb_wire_decode(const kb_frame *frames, size_t n_frames, const kb_hmac *hmac,
         if (!header_id_ok(msg->header, "msg_id") || !header_id_ok(msg->header, "msg_type"))
                 return -EPROTO;
 
-        r = copy_blobs(frames, delim, &msg->identities, &msg->n_identities);
+        msg->unfinished_frames = first_identity;
+        r = copy_blobs(frames + first_identity, delim - first_identity, &msg->identities, &msg->n_identities);
         if (r < 0)
                 return r;
         r = copy_blobs(frames + first_buffer, n_frames - first_buffer, &msg->buffers, &msg->n_buffers);

@@ -164,3 +164,6 @@ KB_EXPORT void kb_client_error_detail(const kb_client *c, int fallback, char *bu
 /* Counters for reports: messages dropped because nobody waited for them, messages received.
  * Accepts NULL (both 0). */
 KB_EXPORT void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped);
+/* Messages the kernel left unfinished (it stopped between their frames) that ZeroMQ joined to its
+ * next one: the unfinished part was dropped, the next message kept (kb_wire_decode). */
+KB_EXPORT uint64_t kb_client_unfinished(const kb_client *c);

@@ -65,6 +65,9 @@ typedef struct kb_msg {
         const char *msg_type;
         const char *parent_msg_id;
         size_t wire_size; /* bytes of all its frames as received (0 for a message built here) */
+        /* Frames of an unfinished message that ZeroMQ joined in front of this one, dropped: its
+         * sender stopped between frames (kb_wire_decode). 0 for a whole message. */
+        size_t unfinished_frames;
         /* The signature as received and verified (lowercase hex), "" when the connection has no
          * key or for a message built here: what a replay of this message would carry again. */
         char signature[KB_HMAC_HEX_LEN + 1];

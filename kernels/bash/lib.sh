@@ -76,7 +76,6 @@ _kb_long() {
     count=$((count + 1))
     # the count, renamed into place, for the host to read (it sees the cell stop itself)
     [ -n "${KB_progress:-}" ] && printf '%s\n' "$count" >"$KB_progress.new" && mv -f "$KB_progress.new" "$KB_progress"
-    [ -n "$KB_tick" ] && printf '%s\n' "$KB_tick"
   done
   printf 'kbound: long cell ran to completion\n'
   _kb_result '{"completed":true}'

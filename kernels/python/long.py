@@ -1,6 +1,6 @@
 # kbound long cell: announces itself with a marker, then sleeps in short interruptible steps,
-# printing a tick after each and writing its count to the progress file, which the host reads
-# itself to see the cell stop (the kernel's reply is only its word).
+# writing their count to the progress file, which the host reads itself to see the cell stop (the
+# kernel's reply is only its word). It prints nothing while it runs.
 # KeyboardInterrupt is deliberately not caught: the kernel must turn it into an error reply.
 {{KBOUND_PRELUDE}}
 def _kbound_cell_fn():
@@ -9,7 +9,6 @@ def _kbound_cell_fn():
     sys.stdout.write(str(params["marker"]) + "\n")
     sys.stdout.flush()  # kbound waits for the marker before interrupting
     deadline = time.monotonic() + float(params["seconds"])
-    tick = str(params.get("tick") or "")
     progress, count = str(params.get("progress") or ""), 0
     while time.monotonic() < deadline:
         time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
@@ -18,9 +17,6 @@ def _kbound_cell_fn():
             with open(progress + ".new", "w") as f:
                 f.write(str(count))
             os.replace(progress + ".new", progress)
-        if tick:  # progress: kbound sees at once that an interrupt left the cell running
-            sys.stdout.write(tick + "\n")
-            sys.stdout.flush()
     sys.stdout.write("kbound: long cell ran to completion\n")
     sys.stdout.flush()
     _kbound_publish({"completed": True}, params.get("result_marker"))

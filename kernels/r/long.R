@@ -1,6 +1,7 @@
 # kbound long cell: announces itself with a marker, then sleeps in short interruptible steps,
-# printing a tick after each and writing its count to the progress file, which the host reads
-# itself to see the cell stop (the kernel's reply is only its word).
+# writing their count to the progress file, which the host reads itself to see the cell stop (the
+# kernel's reply is only its word). It prints nothing while it runs: IRkernel sends each message
+# frame by frame from R, and a SIGINT between two frames leaves the message unfinished.
 # IRkernel (via evaluate) holds stdout until the top-level expression ends unless flush(stdout()) is
 # called, so the marker is flushed explicitly: kbound waits for it before interrupting.
 # The interrupt condition is deliberately not caught: IRkernel must turn it into an "abort" reply.
@@ -9,7 +10,6 @@ invisible(local({
   cat(as.character(params$marker), "\n", sep = "")
   flush(stdout())
   deadline <- proc.time()[["elapsed"]] + as.numeric(params$seconds)
-  tick <- if (is.null(params$tick)) "" else as.character(params$tick)
   progress <- if (is.null(params$progress)) "" else as.character(params$progress)
   count <- 0
   while ((left <- deadline - proc.time()[["elapsed"]]) > 0) {
@@ -18,10 +18,6 @@ invisible(local({
     if (nzchar(progress)) { # renamed into place: the host never reads half a number
       writeLines(as.character(count), paste0(progress, ".new"))
       file.rename(paste0(progress, ".new"), progress)
-    }
-    if (nzchar(tick)) { # progress: kbound sees at once that an interrupt left the cell running
-      cat(tick, "\n", sep = "")
-      flush(stdout())
     }
   }
   cat("kbound: long cell ran to completion\n")

@@ -427,6 +427,71 @@ static void test_roundtrip_new_serialize_decode(void **state) {
         zmsg_destroy(&z);
 }
 
+/* A sender stopped between the frames of one message (IRkernel sends frame by frame from R, and
+ * SIGINT lands between two): ZeroMQ joins the unfinished frames to its next message. That next
+ * message is still whole and signed, and is kept; the unfinished part is dropped and counted. */
+static void test_decode_unfinished_joined_to_next(void **state) {
+        kb_msg *first = NULL, *second = NULL;
+        assert_int_equal(kb_msg_new("stream", "s", "u", NULL, &first), 0);
+        assert_int_equal(kb_msg_new("status", "s", "u", NULL, &second), 0);
+        zmsg_t *a = NULL, *b = NULL;
+        assert_int_equal(kb_wire_serialize(first, test_key, &a), 0);
+        assert_int_equal(kb_wire_serialize(second, test_key, &b), 0);
+        kb_frame frames[16];
+        size_t n = 0;
+        frames[n++] = str_frame("topic-1");
+        for (zframe_t *f = zmsg_first(a); f && n < 5; f = zmsg_next(a)) /* delimiter, sig, header, parent */
+                frames[n++] = (kb_frame){zframe_data(f), zframe_size(f)};
+        size_t unfinished = n;
+        frames[n++] = str_frame("topic-2");
+        for (zframe_t *f = zmsg_first(b); f; f = zmsg_next(b))
+                frames[n++] = (kb_frame){zframe_data(f), zframe_size(f)};
+
+        kb_msg *back = NULL;
+        assert_int_equal(kb_wire_decode(frames, n, test_key, NULL, &back), 0);
+        assert_string_equal(back->msg_id, second->msg_id);
+        assert_string_equal(back->msg_type, "status");
+        assert_int_equal(back->unfinished_frames, unfinished + 1);
+        assert_int_equal(back->n_identities, 0);
+        kb_msg_destroy(&back);
+
+        /* Stopped right after its delimiter: the signature frame is the next message's topic. */
+        kb_frame short_frames[16];
+        size_t m = 0;
+        short_frames[m++] = frames[0];
+        short_frames[m++] = frames[1];
+        for (size_t i = unfinished; i < n; i++)
+                short_frames[m++] = frames[i];
+        assert_int_equal(kb_wire_decode(short_frames, m, test_key, NULL, &back), 0);
+        assert_string_equal(back->msg_id, second->msg_id);
+        assert_int_equal(back->unfinished_frames, 3);
+        kb_msg_destroy(&back);
+
+        /* Only a signed message is kept: one content bit flipped in the whole one, and nothing is. */
+        char bad[256];
+        size_t last = n - 1;
+        assert_true(frames[last].size < sizeof bad);
+        memcpy(bad, frames[last].data, frames[last].size);
+        bad[0] ^= 0x01;
+        frames[last] = (kb_frame){bad, frames[last].size};
+        assert_int_equal(kb_wire_decode(frames, n, test_key, NULL, &back), -EBADMSG);
+        assert_null(back);
+        /* A whole message says so. */
+        zmsg_t *z = NULL;
+        assert_int_equal(kb_wire_serialize(second, test_key, &z), 0);
+        size_t k = 0;
+        for (zframe_t *f = zmsg_first(z); f; f = zmsg_next(z))
+                frames[k++] = (kb_frame){zframe_data(f), zframe_size(f)};
+        assert_int_equal(kb_wire_decode(frames, k, test_key, NULL, &back), 0);
+        assert_int_equal(back->unfinished_frames, 0);
+        kb_msg_destroy(&back);
+        zmsg_destroy(&z);
+        zmsg_destroy(&a);
+        zmsg_destroy(&b);
+        kb_msg_destroy(&first);
+        kb_msg_destroy(&second);
+}
+
 static bool matches(const char *pattern, const char *s) {
         regex_t re;
         assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
@@ -897,6 +962,7 @@ int main(void) {
                 cmocka_unit_test(test_limits_default),
                 cmocka_unit_test(test_sign_known_answer),
                 cmocka_unit_test(test_decode_known_answer),
+                cmocka_unit_test(test_decode_unfinished_joined_to_next),
                 cmocka_unit_test(test_sign_depends_on_every_part_and_key),
                 cmocka_unit_test(test_sign_rfc4231),
                 cmocka_unit_test(test_sign_keys_and_threads),
