@@ -50,7 +50,10 @@ typedef struct ns_fd_walk {
         json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
         json_object *netns_sockets;   /* every "socket:[N]" of the sandbox's network namespaces (keys) */
         json_object *channels;        /* those a process outside holds too */
+        size_t *retry;                /* indexes of processes whose tables were not all read */
+        size_t n_retry;
 } ns_fd_walk;
+#define NS_RETRY_MAX 64
 
 /* ns_candidate.type of a socket of the sandbox's network namespace held outside. */
 static const char candidate_socket[] = "socket";
@@ -219,6 +222,7 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
 /* What the walk of the processes outside counts ("ns_outside"). */
 typedef struct holder_counts {
         int64_t read, unreadable, found, own_helpers, fd_read, fd_unreadable, transient;
+        int64_t reread; /* of fd_read: read in full only on a second try (reread_unreadable) */
 } holder_counts;
 
 /* kbound's own namespaces and the user namespaces above its own, into own: every host process
@@ -326,6 +330,65 @@ static int netns_socket_targets(json_object *snap, json_object *netns_sockets) {
         return 0;
 }
 
+/* The descriptor tables of w->entry: its main thread's (ns_fd_seen), and its other threads'
+ * (other_threads). *ret_unreadable: some were not read. -ENOMEM only. */
+static int read_tables(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
+        const proc_entry *e = w->entry;
+        if (e->state != 'Z') {
+                int r = kb_inspect_fd_targets(t->proc_root, e->pid, ns_fd_seen, w);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        *ret_unreadable = true;
+        }
+        /* threads 0: the count could not be parsed, so the threads are read too */
+        if ((e->threads != 1 || e->state == 'Z') && other_threads(t, w, ret_unreadable) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The processes outside whose namespaces were read but not all of whose descriptors were, read
+ * again for up to NS_HELPER_CONFIRM_MS in all: a process of the same user is unreadable for a
+ * moment while it changes its credentials (another bwrap setting up its sandbox is not dumpable
+ * until its program runs), or it exited between the two reads. One read in full then counts as
+ * read, one gone as transient; one still unreadable stays so (it may hold anything). -ENOMEM
+ * only; *last_seen moves to now if the reads found candidates. */
+static int reread_unreadable(const kb_inspect_target *t, const proc_entry *procs, ns_fd_walk *w, holder_counts *c,
+                             int64_t *last_seen) {
+        size_t candidates_from = w->n_candidates;
+        int64_t until = kb_now_ms() + NS_HELPER_CONFIRM_MS;
+        for (size_t k = 0; k < w->n_retry; k++) {
+                const proc_entry *e = &procs[w->retry[k]];
+                w->proc = w->retry[k];
+                w->entry = e;
+                w->tid = e->pid;
+                for (;;) {
+                        char path[PATH_MAX];
+                        snprintf(path, sizeof path, "%s/%d", t->proc_root, (int) e->pid);
+                        if (access(path, F_OK) < 0 && errno == ENOENT) {
+                                c->transient++;
+                                break;
+                        }
+                        bool unreadable = false;
+                        if (read_tables(t, w, &unreadable) < 0)
+                                return -ENOMEM;
+                        if (!unreadable) {
+                                c->fd_read++;
+                                c->reread++;
+                                break;
+                        }
+                        if (kb_now_ms() >= until) {
+                                c->fd_unreadable++;
+                                break;
+                        }
+                        (void) poll(NULL, 0, 10);
+                }
+        }
+        if (w->n_candidates > candidates_from)
+                *last_seen = kb_now_ms(); /* confirmed NS_CONFIRM_MS later, as the walk's */
+        return 0;
+}
+
 /* Walks every process outside the sandbox but kbound's own: its descriptor tables and threads
  * (ns_fd_seen, other_threads), and the namespaces of its main thread. A holder seen for sure goes
  * to holders at once; what a look also does for a moment becomes a candidate of w, and
@@ -352,19 +415,14 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                 w->entry = e;
                 w->tid = e->pid;
                 bool table_unreadable = false;
-                if (e->state != 'Z') {
-                        int r = kb_inspect_fd_targets(t->proc_root, e->pid, ns_fd_seen, w);
-                        if (r == -ENOMEM)
-                                return r;
-                        table_unreadable = r < 0;
-                }
-                /* threads 0: the count could not be parsed, so the threads are read too */
-                if ((e->threads != 1 || e->state == 'Z') && other_threads(t, w, &table_unreadable) < 0)
+                if (read_tables(t, w, &table_unreadable) < 0)
                         return -ENOMEM;
-                if (table_unreadable)
-                        c->fd_unreadable++;
-                else
+                if (!table_unreadable)
                         c->fd_read++;
+                else if (w->n_retry < NS_RETRY_MAX)
+                        w->retry[w->n_retry++] = i;
+                else
+                        c->fd_unreadable++;
                 /* The main thread in one of the sandbox's namespaces: a holder, unless it is a fork of
                  * kbound's program (its parent runs it too: only kbound starts one, a look's helper
                  * when kbound is not root), which is confirmed like a look's moments. */
@@ -447,7 +505,8 @@ static json_object *outside_counts(const holder_counts *c) {
             kb_inspect_add(outside, "transient", json_object_new_int64(c->transient)) < 0 ||
             kb_inspect_add(outside, "holders", json_object_new_int64(c->found)) < 0 ||
             kb_inspect_add(outside, "fd_tables_read", json_object_new_int64(c->fd_read)) < 0 ||
-            kb_inspect_add(outside, "fd_tables_unreadable", json_object_new_int64(c->fd_unreadable)) < 0) {
+            kb_inspect_add(outside, "fd_tables_unreadable", json_object_new_int64(c->fd_unreadable)) < 0 ||
+            kb_inspect_add(outside, "fd_tables_read_again", json_object_new_int64(c->reread)) < 0) {
                 json_object_put(outside);
                 return NULL;
         }
@@ -470,7 +529,8 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
         _cleanup_json_ json_object *wanted = json_object_new_object(), *netns_sockets = NULL;
         json_object *channels = json_object_new_array();
         _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
-        if (!wanted || !candidates || kb_inspect_add(snap, "outside_channels", channels) < 0 ||
+        _cleanup_free_ size_t *retry = calloc(NS_RETRY_MAX, sizeof *retry);
+        if (!wanted || !candidates || !retry || kb_inspect_add(snap, "outside_channels", channels) < 0 ||
             channels_wanted(processes, wanted) < 0)
                 return -ENOMEM;
         netns_sockets = json_object_new_object();
@@ -480,10 +540,12 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
                            .candidates = candidates,
                            .channels_wanted = wanted,
                            .netns_sockets = netns_sockets,
-                           .channels = channels};
+                           .channels = channels,
+                           .retry = retry};
         holder_counts counts = {0};
         int64_t last_seen = 0;
         if (walk_outside(t, procs, n, &walk, holders, &counts, &last_seen) < 0 ||
+            reread_unreadable(t, procs, &walk, &counts, &last_seen) < 0 ||
             confirm_candidates(t, procs, &walk, last_seen, holders, &counts) < 0)
                 return -ENOMEM;
         if (kb_inspect_add(snap, "ns_outside", outside_counts(&counts)) < 0 ||
