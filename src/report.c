@@ -883,6 +883,10 @@ int kb_report_human(json_object *run, FILE *out) {
 int kb_report_json(json_object *run, FILE *out) {
         if (!out)
                 return -EINVAL;
+        /* json-c writes a string's bytes as they are: one a kernel sent raw (its log) would make
+         * the report no UTF-8 JSON, which a strict reader refuses, verdict and all. */
+        if (kb_sanitize_json_utf8(run) < 0)
+                return -ENOMEM;
         const char *text =
                 json_object_to_json_string_ext(run, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!text)

@@ -81,7 +81,9 @@ static void vmessage(const char *fmt, va_list ap) {
         }
         flockfile(stderr);
         fputs("kbound: ", stderr);
-        cli_put_sanitized(stderr, text ? text : "(a message could not be redacted and is not shown)");
+        /* One line whatever it quotes: a newline in it is shown, not obeyed. */
+        const char *line = text ? text : "(a message could not be redacted and is not shown)";
+        kb_sanitize_put(stderr, line, strlen(line), SIZE_MAX, KB_SANITIZE_MESSAGE);
         fputc('\n', stderr);
         funlockfile(stderr);
         free(text);

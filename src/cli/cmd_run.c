@@ -7,10 +7,21 @@
 #include <kbound/kernel.h>
 #include "cli.h"
 
-/* Writes len bytes of kernel output as they are, but each NUL byte as U+2400 (␀): whoever reads
- * the output as C strings (a terminal log, a grep) would stop at a NUL, and a kernel could hide
- * the rest from the auditor behind one. */
-static void put_output(FILE *out, const char *s, size_t len) {
+/* What run's own options say (--sandbox, --raw). */
+typedef struct run_flags {
+        bool sandbox, raw;
+} run_flags;
+
+/* Writes len bytes of kernel output. By default nothing a terminal would act on goes through
+ * (kb_sanitize_put's terminal mode: escape sequences, controls but newline and tab, bidi
+ * overrides), whether or not out is a terminal: a log shown later in one obeys them as well. With
+ * --raw the bytes go as sent, but each NUL as U+2400 (␀): whoever reads the output as C strings
+ * would stop at a NUL, and a kernel could hide the rest behind one. */
+static void put_output(FILE *out, const char *s, size_t len, bool raw) {
+        if (!raw) {
+                cli_put_sanitized_len(out, s, len);
+                return;
+        }
         const char *end = s + len;
         while (s < end) {
                 const char *nul = memchr(s, '\0', (size_t) (end - s));
@@ -22,7 +33,7 @@ static void put_output(FILE *out, const char *s, size_t len) {
         }
 }
 
-static void print_outputs(const kb_execution *ex) {
+static void print_outputs(const kb_execution *ex, bool raw) {
         size_t n = json_object_array_length(ex->outputs);
         for (size_t i = 0; i < n; i++) {
                 json_object *out = json_object_array_get_idx(ex->outputs, i);
@@ -31,25 +42,33 @@ static void print_outputs(const kb_execution *ex) {
                         continue;
                 if (json_object_object_get_ex(data, "text/plain", &text) &&
                     json_object_is_type(text, json_type_string)) {
-                        put_output(stdout, json_object_get_string(text), (size_t) json_object_get_string_len(text));
+                        put_output(stdout, json_object_get_string(text), (size_t) json_object_get_string_len(text),
+                                   raw);
                         fputc('\n', stdout);
                 } else {
                         /* Name what could not be shown as text rather than hide it. */
                         json_object_object_foreach(data, mime, value) {
                                 (void) value;
-                                printf("[%s output]\n", mime);
+                                fputc('[', stdout);
+                                cli_put_sanitized(stdout, mime);
+                                fputs(" output]\n", stdout);
                         }
                 }
         }
 }
 
-/* --sandbox on|off into userdata (a bool). */
-static int take_sandbox(void *userdata, int c, const char *arg) {
+/* --sandbox on|off and --raw into userdata (run_flags). */
+static int take_flag(void *userdata, int c, const char *arg) {
+        run_flags *f = userdata;
+        if (c == 'r') {
+                f->raw = true;
+                return 0;
+        }
         if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
                 cli_error("run: --sandbox takes on or off, not '%s'", arg);
                 return KB_EXIT_USAGE;
         }
-        *(bool *) userdata = strcmp(arg, "on") == 0;
+        f->sandbox = strcmp(arg, "on") == 0;
         return 0;
 }
 
@@ -59,6 +78,7 @@ static const cli_command run_command = {
                 (const char *const[]){
                         "kernel",
                         "sandbox",
+                        "raw",
                         "timeout",
                         "team",
                         "bwrap",
@@ -79,11 +99,15 @@ static const cli_command run_command = {
         .own =
                 (const struct option[]){
                         {"sandbox", required_argument, NULL, 's'},
+                        {"raw", no_argument, NULL, 'r'},
                         {0},
                 },
         .own_help =
                 (const cli_help[]){
                         {"sandbox", "--sandbox on|off", "off is for protocol debugging only (default on)"},
+                        {"raw", "--raw",
+                         "print the cell's output as the kernel sent it, terminal controls and\n"
+                         "all (by default they are dropped)"},
                         {0},
                 },
         .intro = "Usage: kbound run --kernel NAME|PATH [OPTIONS] CODE\n\n"
@@ -91,12 +115,12 @@ static const cli_command run_command = {
                  "stdout, stderr and results, and exits 0 if the cell succeeded, 1 if it raised.\n",
         .team = "run",
         .operand = "CODE",
-        .take = take_sandbox,
+        .take = take_flag,
 };
 
 /* Runs code as one cell of s's kernel and prints what it produced; returns the exit code. The
  * execution is left in *ret_ex for the caller to destroy. */
-static int run_cell(cli_single *s, const char *code, kb_execution **ret_ex) {
+static int run_cell(cli_single *s, const char *code, bool raw, kb_execution **ret_ex) {
         int exit_code;
         kb_execute_options eo = {.store_history = true, .stop_on_error = true};
         kb_execution *ex = NULL;
@@ -131,11 +155,11 @@ static int run_cell(cli_single *s, const char *code, kb_execution **ret_ex) {
                 return KB_EXIT_FAIL;
         }
         if (ex->stdout_text)
-                put_output(stdout, ex->stdout_text, ex->stdout_len);
-        print_outputs(ex);
+                put_output(stdout, ex->stdout_text, ex->stdout_len, raw);
+        print_outputs(ex, raw);
         fflush(stdout);
         if (ex->stderr_text)
-                put_output(stderr, ex->stderr_text, ex->stderr_len);
+                put_output(stderr, ex->stderr_text, ex->stderr_len, raw);
         if (ex->outputs_truncated) {
                 cli_error("kernel '%s': the cell's rich output went past kbound's %d MiB limit and the rest was "
                           "dropped (execute_reply status '%s')",
@@ -163,18 +187,18 @@ static int run_cell(cli_single *s, const char *code, kb_execution **ret_ex) {
 
 int cmd_run(int argc, char **argv) {
         cli_opts o;
-        bool sandbox = true;
+        run_flags flags = {.sandbox = true};
         const char *code = NULL;
-        int r = cli_opts_parse_one(&o, &run_command, argc, argv, &sandbox, &code);
+        int r = cli_opts_parse_one(&o, &run_command, argc, argv, &flags, &code);
         if (r != CLI_GO_ON)
                 return r;
         cli_single s;
         kb_execution *ex = NULL;
-        int exit_code = cli_single_prepare(&s, "run", &o, sandbox);
+        int exit_code = cli_single_prepare(&s, "run", &o, flags.sandbox);
         if (!exit_code)
                 exit_code = cli_single_start(&s, cli_signals_install());
         if (!exit_code)
-                exit_code = run_cell(&s, code, &ex);
+                exit_code = run_cell(&s, code, flags.raw, &ex);
         if (s.kernel)
                 kb_execution_destroy(kb_kernel_client(s.kernel), &ex);
         return cli_single_end(&s, exit_code);

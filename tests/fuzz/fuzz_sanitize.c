@@ -1,6 +1,7 @@
-/* fuzz_sanitize.c: libFuzzer target for kb_sanitize_put: hostile text in every mode, and what
- * must never come out of it. */
+/* fuzz_sanitize.c: libFuzzer target for kb_sanitize_put (hostile text in every mode, and what
+ * must never come out of it) and kb_sanitize_json_utf8 (a report quoting raw bytes). */
 #include "kbound/sanitize.h"
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,10 +9,14 @@
 #include <string.h>
 
 /* Input layout (tests/fuzz/seeds/sanitize holds examples):
- *   byte 0   bits 0-1: the mode (KB_SANITIZE_TERMINAL, _LINE, _XML_TEXT, _XML_ATTR);
- *            bit 2: a byte ceiling follows in byte 1 (0..255), else no ceiling
+ *   byte 0   bits 0-2: the mode (KB_SANITIZE_TERMINAL, _LINE, _XML_TEXT, _XML_ATTR, _MESSAGE),
+ *            or 5..7: the text as a string and a key of a JSON report, through
+ *            kb_sanitize_json_utf8;
+ *            bit 3: a byte ceiling follows in byte 1 (0..255), else no ceiling
  *   then the text, NUL bytes and all. */
-#define FLAG_MAX 0x04
+#define MODE_BITS 0x07
+#define MODE_JSON 5
+#define FLAG_MAX 0x08
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -56,6 +61,21 @@ static bool is_c0_or_c1(uint32_t cp) {
         return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
 }
 
+/* Bidi formatting characters and the line and paragraph separators, listed apart from
+ * sanitize.c's test: none may reach a terminal or a report line. */
+static bool is_format(uint32_t cp) {
+        static const uint32_t list[] = {0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D,
+                                        0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x2028, 0x2029};
+        for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+                if (cp == list[i])
+                        return true;
+        return false;
+}
+
+static bool is_terminal_mode(kb_sanitize_mode mode) {
+        return mode == KB_SANITIZE_TERMINAL || mode == KB_SANITIZE_MESSAGE;
+}
+
 /* Whether the input is text every mode must pass through unchanged: well-formed UTF-8 without
  * any control character (the terminal keeps newline and tab too) and, for XML, no character it
  * escapes or strips. */
@@ -65,9 +85,12 @@ static bool plain(const unsigned char *s, size_t len, kb_sanitize_mode mode) {
                 size_t n = well_formed(s + pos, len - pos, &cp);
                 if (n == 0)
                         return false;
-                bool keep = !is_c0_or_c1(cp) || (mode == KB_SANITIZE_TERMINAL && (cp == '\n' || cp == '\t'));
-                if (!keep)
+                bool keep = !is_c0_or_c1(cp) || (mode == KB_SANITIZE_TERMINAL && (cp == '\n' || cp == '\t')) ||
+                            (mode == KB_SANITIZE_MESSAGE && cp == '\t');
+                if (!keep || ((is_terminal_mode(mode) || mode == KB_SANITIZE_LINE) && is_format(cp)))
                         return false;
+                if (mode == KB_SANITIZE_MESSAGE && cp == '\\')
+                        return false; /* "\\n" in the text could not be told from a shown newline */
                 if ((mode == KB_SANITIZE_XML_TEXT || mode == KB_SANITIZE_XML_ATTR) &&
                     (strchr("&<>\"'", (int) cp) || cp == 0xFFFE || cp == 0xFFFF))
                         return false;
@@ -93,11 +116,16 @@ static void check_output(const unsigned char *out, size_t out_len, kb_sanitize_m
                 case KB_SANITIZE_TERMINAL:
                         /* Nothing a terminal acts on: no ESC, no C0 but newline and tab, no DEL,
                          * no C1 (as UTF-8 or as a raw byte: a raw byte is ill-formed, above). */
-                        if (is_c0_or_c1(cp) && cp != '\n' && cp != '\t')
+                        if ((is_c0_or_c1(cp) && cp != '\n' && cp != '\t') || is_format(cp))
                                 fail("a control character", mode, pos);
                         break;
+                case KB_SANITIZE_MESSAGE:
+                        /* As on a terminal, and no line break: the message stays one line. */
+                        if ((is_c0_or_c1(cp) && cp != '\t') || is_format(cp))
+                                fail("a control character or line break in a message", mode, pos);
+                        break;
                 case KB_SANITIZE_LINE:
-                        if (is_c0_or_c1(cp))
+                        if (is_c0_or_c1(cp) || is_format(cp))
                                 fail("a control character or line break", mode, pos);
                         break;
                 case KB_SANITIZE_XML_TEXT:
@@ -123,10 +151,73 @@ static void check_output(const unsigned char *out, size_t out_len, kb_sanitize_m
         }
 }
 
+/* The text as a value and as a key of an object in an array: after kb_sanitize_json_utf8, every
+ * string is well-formed UTF-8, the whole serializes to text json-c parses back strictly, and
+ * well-formed text came through unchanged. */
+static void check_json(const unsigned char *text, size_t len) {
+        if (len > INT32_MAX)
+                return;
+        char key[256];
+        size_t klen = len < sizeof key - 1 ? len : sizeof key - 1;
+        memcpy(key, text, klen);
+        key[klen] = '\0'; /* a key is a C string: up to the first NUL */
+        json_object *root = json_object_new_array(), *o = json_object_new_object();
+        json_object *v = json_object_new_string_len((const char *) text, (int) len);
+        if (!root || !o || !v || json_object_array_add(root, o) < 0 || json_object_object_add(o, "value", v) < 0 ||
+            json_object_object_add(o, key, json_object_new_int(1)) < 0)
+                abort();
+        int changed = kb_sanitize_json_utf8(root);
+        if (changed < 0)
+                abort();
+        bool valid = true;
+        for (size_t pos = 0; pos < len;) {
+                uint32_t cp;
+                size_t n = well_formed(text + pos, len - pos, &cp);
+                if (n == 0) {
+                        valid = false;
+                        break;
+                }
+                pos += n;
+        }
+        if (valid && changed != 0)
+                fail("well-formed text changed", MODE_JSON, 0);
+        if (!valid && changed == 0)
+                fail("ill-formed text left as it was", MODE_JSON, 0);
+        json_object *value = json_object_object_get(o, "value");
+        if (valid && ((size_t) json_object_get_string_len(value) != len ||
+                      memcmp(json_object_get_string(value), text, len) != 0))
+                fail("well-formed value changed", MODE_JSON, 0);
+        const char *out = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+        if (!out)
+                abort();
+        size_t out_len = strlen(out);
+        for (size_t pos = 0; pos < out_len;) {
+                uint32_t cp;
+                size_t n = well_formed((const unsigned char *) out + pos, out_len - pos, &cp);
+                if (n == 0)
+                        fail("a report that is not UTF-8", MODE_JSON, pos);
+                pos += n;
+        }
+        struct json_tokener *tok = json_tokener_new();
+        if (!tok)
+                abort();
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        json_object *back = json_tokener_parse_ex(tok, out, (int) out_len);
+        if (!back)
+                fail("a report a strict parser refuses", MODE_JSON, 0);
+        json_object_put(back);
+        json_tokener_free(tok);
+        json_object_put(root);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size < 1)
                 return 0;
-        kb_sanitize_mode mode = (kb_sanitize_mode) (data[0] & 3);
+        if ((data[0] & MODE_BITS) >= MODE_JSON) {
+                check_json(data + 1, size - 1);
+                return 0;
+        }
+        kb_sanitize_mode mode = (kb_sanitize_mode) (data[0] & MODE_BITS);
         size_t max = SIZE_MAX, skip = 1;
         if (data[0] & FLAG_MAX) {
                 if (size < 2)
@@ -149,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_output((const unsigned char *) out, out_len, mode);
         /* Bounded: at most 6 bytes for each byte of text read ("&quot;"), 3 for a NUL on a terminal,
          * 1 on a report line; no more text read than the ceiling; "..." when cut. */
-        size_t factor = mode == KB_SANITIZE_LINE ? 1 : mode == KB_SANITIZE_TERMINAL ? 3 : 6;
+        size_t factor = mode == KB_SANITIZE_LINE ? 1 : is_terminal_mode(mode) ? 3 : 6;
         size_t read = len < max ? len : max;
         if (out_len > factor * read + 3)
                 fail("output out of bounds", mode, out_len);

@@ -4,8 +4,8 @@
 import os
 import sys
 
-TERMINAL, LINE, XML_TEXT, XML_ATTR = 0, 1, 2, 3
-FLAG_MAX = 0x04
+TERMINAL, LINE, XML_TEXT, XML_ATTR, MESSAGE, JSON = 0, 1, 2, 3, 4, 5
+FLAG_MAX = 0x08
 INSERT = 0xFE  # fuzz_redact: INSERT b [start len] copies (part of) secret b & 3
 
 KEY = b"3f9c1a7be2d64c0598a1f0e7c3b24d6a9e8f7061"  # 40 bytes: the longest secret the fuzzer takes
@@ -30,6 +30,9 @@ SANITIZE = {
     "xml_attr": sanitize(XML_ATTR, b"l1\nl2\tx\r&#10; \"q\" 'a'"),
     "invalid_utf8": sanitize(TERMINAL, b"\xc0\xaf\xe0\x80\xaf\xf4\x90\x80\x80\xf8\x88\x80\x80\x80\xc3"),
     "xml_cut": sanitize(XML_ATTR, b"&&&&<<<<>>>>", 5),
+    "message_forged_lines": sanitize(MESSAGE, b"the cell raised x\nPASS forged\r\x1b[2K\tPASS \\n"),
+    "terminal_bidi": sanitize(TERMINAL, "a\u202eevil\u2066x\u2069\u2028b\u200f".encode()),
+    "json_log_bytes": sanitize(JSON, b"Traceback\xff\xfe \xc3\x28 caf\xc3\xa9 \xed\xa0\x80\x00tail"),
 }
 
 

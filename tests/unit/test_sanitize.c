@@ -107,6 +107,48 @@ static void test_invalid_utf8(void **state) {
         }
 }
 
+/* A message line: what a terminal acts on is gone as on a terminal, and a newline or carriage
+ * return it quotes is shown as "\\n" or "\\r": it cannot start a line of its own. */
+static void test_message(void **state) {
+        expect("raised x\nPASS forged\rPASS \x1b]0;PWNED\x07\x1b[2Jend\ttab", KB_SANITIZE_MESSAGE,
+               "raised x\\nPASS forged\\rPASS end\ttab");
+        expect_len("nul\0x", 5, SIZE_MAX, KB_SANITIZE_MESSAGE, "nul\xe2\x90\x80x");
+}
+
+/* Bidi overrides and isolates and the line separators reorder or break what is shown: dropped on
+ * a terminal and in a message, '?' on a report line. */
+static void test_format_characters(void **state) {
+        static const char bidi[] = "a\u202eevil\u2066x\u2069\u2028b\u200f\u061cc";
+        expect(bidi, KB_SANITIZE_TERMINAL, "aevilxbc");
+        expect(bidi, KB_SANITIZE_MESSAGE, "aevilxbc");
+        expect(bidi, KB_SANITIZE_LINE, "a?evil?x??b??c");
+        assert_true(kb_sanitize_is_format(0x202E));
+        assert_false(kb_sanitize_is_format(0x202F)); /* a narrow no-break space: text */
+}
+
+/* A report tree quoting raw bytes: every string and key becomes UTF-8, each bad byte U+FFFD, and
+ * the well-formed ones are left as they were. */
+static void test_json_utf8(void **state) {
+        json_object *root = json_object_new_object(), *list = json_object_new_array();
+        json_object_object_add(root, "log", json_object_new_string_len("a\xff\xc3(b\0c", 7));
+        json_object_object_add(root, "fine", json_object_new_string("caf\xc3\xa9"));
+        json_object_array_add(list, json_object_new_string("\xed\xa0\x80"));
+        json_object_object_add(root, "list", list);
+        json_object_object_add(root, "k\xfe", json_object_new_int(7));
+        assert_int_equal(kb_sanitize_json_utf8(root), 3);
+        json_object *v = json_object_object_get(root, "log");
+        assert_int_equal(json_object_get_string_len(v), 11);
+        assert_memory_equal(json_object_get_string(v), "a\xef\xbf\xbd\xef\xbf\xbd(b\0c", 11);
+        assert_string_equal(json_object_get_string(json_object_object_get(root, "fine")), "caf\xc3\xa9");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(list, 0)),
+                            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+        assert_int_equal(json_object_get_int(json_object_object_get(root, "k\xef\xbf\xbd")), 7);
+        assert_null(json_object_object_get(root, "k\xfe"));
+        assert_true(kb_utf8_valid(json_object_to_json_string(root), strlen(json_object_to_json_string(root))));
+        assert_int_equal(kb_sanitize_json_utf8(root), 0);
+        json_object_put(root);
+}
+
 static void test_max(void **state) {
         expect_len("abcdef", 6, 6, KB_SANITIZE_LINE, "abcdef");
         expect_len("abcdef", 6, 3, KB_SANITIZE_LINE, "abc...");
@@ -131,6 +173,9 @@ int main(void) {
                 cmocka_unit_test(test_xml),
                 cmocka_unit_test(test_invalid_utf8),
                 cmocka_unit_test(test_max),
+                cmocka_unit_test(test_message),
+                cmocka_unit_test(test_format_characters),
+                cmocka_unit_test(test_json_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
