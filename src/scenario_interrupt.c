@@ -122,6 +122,7 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
  * shorten a wait that ends in "kept running": no pass rests on it. */
 #define KEPT_RUNNING_STEPS 10
 #define WATCH_SLICE_MS 25
+#define IDLE_WAIT_MS 2000 /* the client's own grace for an idle after the reply */
 typedef struct progress_watch {
         const char *name; /* the progress file, or NULL: no count seen to watch */
         long from, last;  /* the count when the interrupt was sent, and the latest read */
@@ -150,8 +151,13 @@ static int watch_wait(ctx *x, kb_execution *ex, progress_watch *w, int wait_ms) 
                         kb_harness_deadline_in(&x->h,
                                                (int) (left < WATCH_SLICE_MS ? (left > 0 ? left : 0) : WATCH_SLICE_MS)),
                         NULL, NULL);
-                if (r != -ETIMEDOUT)
-                        return r;
+                if (r == 0 && !ex->saw_idle)
+                        /* A slice can end between the reply and the idle status: IRkernel aborts
+                         * what is queued on shell after an interrupted cell, before its idle, so
+                         * the next request must wait for that idle (up to the client's grace). */
+                        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, IDLE_WAIT_MS), NULL, NULL);
+                if (r != -ETIMEDOUT || ex->got_reply)
+                        return r == -ETIMEDOUT ? 0 : r;
                 if (w->name) {
                         long n = progress_read(x, w->name);
                         if (n >= 0)
