@@ -151,7 +151,7 @@ static void check_output(const unsigned char *out, size_t out_len, kb_sanitize_m
         }
 }
 
-/* The text as a value and as a key of an object in an array: after kb_sanitize_json_utf8, every
+/* The text as a value and as a key of two objects in an array: after kb_sanitize_json_utf8, every
  * string is well-formed UTF-8, the whole serializes to text json-c parses back strictly, and
  * well-formed text came through unchanged. */
 static void check_json(const unsigned char *text, size_t len) {
@@ -161,10 +161,12 @@ static void check_json(const unsigned char *text, size_t len) {
         size_t klen = len < sizeof key - 1 ? len : sizeof key - 1;
         memcpy(key, text, klen);
         key[klen] = '\0'; /* a key is a C string: up to the first NUL */
-        json_object *root = json_object_new_array(), *o = json_object_new_object();
+        /* The key in an object of its own: text that is "value" must not replace the value. */
+        json_object *root = json_object_new_array(), *o = json_object_new_object(), *keyed = json_object_new_object();
         json_object *v = json_object_new_string_len((const char *) text, (int) len);
-        if (!root || !o || !v || json_object_array_add(root, o) < 0 || json_object_object_add(o, "value", v) < 0 ||
-            json_object_object_add(o, key, json_object_new_int(1)) < 0)
+        if (!root || !o || !keyed || !v || json_object_array_add(root, o) < 0 ||
+            json_object_array_add(root, keyed) < 0 || json_object_object_add(o, "value", v) < 0 ||
+            json_object_object_add(keyed, key, json_object_new_int(1)) < 0)
                 abort();
         int changed = kb_sanitize_json_utf8(root);
         if (changed < 0)
