@@ -63,6 +63,7 @@ kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harnes
                 .host_env = env->host_env,
                 .user = env->user,
                 .hardening = env->hardening,
+                .syscall_probe = env->syscall_probe,
                 .on_msg = env->on_msg,
                 .on_msg_userdata = env->on_msg_userdata,
                 .cancel_fd = env->cancel_fd,

@@ -354,3 +354,12 @@ int kb_inspect_connection_facts(sockets *s, json_object *snap);
  * abstract names in kbound's namespace, which a sandbox sharing it reaches). */
 int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
                             json_object *reach);
+
+/* Into proc: "limits" {"nproc", "as"} (soft values of /proc/<pid>/limits; -1 unlimited, -2
+ * unread) and "cgroups" {"memory", "pids", "unified": path as /proc/<pid>/cgroup shows it}.
+ * -ESRCH, -ENOMEM; other errors noted. */
+int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+/* Into snap: "resources" {"cgroups": {"controller:path": {"dir", "memory_max", "memory_peak",
+ * "oom_kill", "pids_max", "pids_peak"}}, "rss_bytes", "tasks" (of every sandbox process),
+ * "used": {"/tmp", "/dev/shm": bytes, -errno}}. -ENOMEM only. */
+int kb_inspect_resource_totals(const kb_inspect_target *t, json_object *processes, json_object *snap);

@@ -73,6 +73,8 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         if (r >= 0 && kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
                 r = -ENOMEM;
 
+        if (r >= 0)
+                r = kb_inspect_resource_totals(t, processes, snap);
         /* Which of those filesystems a namespace outside the sandbox holds too. */
         if (r >= 0)
                 r = kb_inspect_outside_mounts(t, procs, n, tables, n_tables, snap);

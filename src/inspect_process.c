@@ -169,6 +169,9 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         r = kb_inspect_ref_facts(t, pid, errors, proc);
         if (r < 0)
                 return r;
+        r = kb_inspect_resource_facts(t, pid, errors, proc);
+        if (r < 0)
+                return r;
         json_object *fds = NULL;
         r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
         if (r < 0)

@@ -335,6 +335,15 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         }
         if ((r = kb_sandbox_user_pass_through(o->user, k->team_dir)) < 0)
                 goto fail;
+        /* Fail closed: the tasks and memory limits kept inside the sandbox are set by that program. */
+        if (o->sandbox && !o->syscall_probe && o->hardening &&
+            (o->hardening->limits.max[KB_LIMIT_TASKS] || o->hardening->limits.max[KB_LIMIT_MEMORY])) {
+                r = -ENOENT;
+                if (asprintf(&diagnosis, "cannot enforce --tasks-max and --memory-max without kbound-syscall-probe "
+                                         "(set KBOUND_SYSCALL_PROBE, or give both as none)") < 0)
+                        diagnosis = NULL;
+                goto fail;
+        }
         if (o->sandbox && o->syscall_probe && (r = copy_probe(k, o, &diagnosis)) < 0)
                 goto fail;
         k->workspace = path_join(k->team_dir, "workspace");

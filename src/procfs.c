@@ -85,7 +85,8 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
         } caps[] = {{"CapInh", "cap_inh"}, {"CapPrm", "cap_prm"}, {"CapEff", "cap_eff"}, {"CapBnd", "cap_bnd"},
                     {"CapAmb", "cap_amb"}, {"SigPnd", "sig_pnd"}, {"ShdPnd", "shd_pnd"}, {"SigBlk", "sig_blk"},
                     {"SigIgn", "sig_ign"}, {"SigCgt", "sig_cgt"}},
-          ints[] = {{"NoNewPrivs", "no_new_privs"}, {"Seccomp", "seccomp"}, {"Seccomp_filters", "seccomp_filters"}};
+          ints[] = {{"NoNewPrivs", "no_new_privs"}, {"Seccomp", "seccomp"}, {"Seccomp_filters", "seccomp_filters"},
+                    {"Threads", "threads"},         {"VmRSS", "vm_rss_kb"}, {"VmHWM", "vm_hwm_kb"}};
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o || !text)
                 return o ? -EPROTO : -ENOMEM;

@@ -102,6 +102,8 @@ typedef struct kb_spawn_options {
         bool new_session;            /* setsid() (no controlling terminal) instead of setpgid */
         const char *chdir_to;        /* working directory (after the user switch); NULL: kept */
         int *ret_failed_stage;       /* if not NULL: KB_SPAWN_STAGE_* of a failure in the child */
+        const int *join_fds;         /* cgroup.procs files the child writes "0" to first (joins) */
+        size_t n_join;
 } kb_spawn_options;
 
 /* Forks and execs path with argv/envp and nothing else inherited: the fds o names, every other fd
@@ -128,3 +130,20 @@ int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbo
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
 char *kb_sandbox_diagnose(const char *what, const char *log_tail);
+
+/* The cgroups of one sandbox (sandbox_cgroup.c): at most one folder per hierarchy. */
+#define KB_CGROUP_DIRS_MAX 2
+typedef struct kb_cgroup {
+        char *dirs[KB_CGROUP_DIRS_MAX];
+        size_t n;
+        int version; /* 2, 1, or 0: none */
+} kb_cgroup;
+
+/* Makes cgroups for the memory and tasks limits of l (none asked: nothing, 0): v2 where kbound's
+ * own cgroup enables memory and pids for its children, else v1's memory and pids hierarchies.
+ * Returns 0, or -errno when kbound may not make them (unprivileged: -EACCES), with nothing left. */
+int kb_cgroup_create(kb_cgroup *cg, const kb_limits *l, const char *team);
+/* Opens each folder's cgroup.procs for writing into fds (at most max); returns how many, -errno. */
+int kb_cgroup_open_procs(const kb_cgroup *cg, int *fds, size_t max);
+/* Removes the folders (waiting up to a second for the last process to leave each). */
+void kb_cgroup_destroy(kb_cgroup *cg);

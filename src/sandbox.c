@@ -318,6 +318,35 @@ bool kb_sandbox_rootfs_visible(const char *path) {
         return false;
 }
 
+/* --tmpfs path, with --size first when the limit is asked and the bwrap has it. */
+static int plan_tmpfs(kb_strv *v, const kb_sandbox_hardening *h, const char *path) {
+        uint64_t size = h ? h->limits.max[KB_LIMIT_TMP] : 0;
+        if (size && h->tmpfs_size) {
+                char bytes[32];
+                snprintf(bytes, sizeof bytes, "%llu", (unsigned long long) size);
+                int r = strv_push3(v, "--size", bytes, NULL);
+                if (r < 0)
+                        return r;
+        }
+        return strv_push3(v, "--tmpfs", path, NULL);
+}
+
+/* The probe program as the sandbox's PID 2: it sets RLIMIT_NPROC (tasks, counted in the
+ * sandbox's user namespace alone) and RLIMIT_AS (memory, per process) and execs the kernel's argv.
+ * Nothing when no limit is asked. */
+static int plan_rlimits(kb_strv *v, const kb_limits *l) {
+        uint64_t tasks = l->max[KB_LIMIT_TASKS], memory = l->max[KB_LIMIT_MEMORY];
+        if (!tasks && !memory)
+                return 0;
+        char nproc[32], as[32];
+        snprintf(nproc, sizeof nproc, "%llu", (unsigned long long) tasks);
+        snprintf(as, sizeof as, "%llu", (unsigned long long) memory);
+        int r = strv_push3(v, KB_SANDBOX_PROBE_PROGRAM, KB_SANDBOX_LIMITS_ARG, nproc);
+        if (r >= 0)
+                r = strv_push3(v, as, "--", NULL);
+        return r;
+}
+
 int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, int info_fd, char ***ret_argv) {
         if (!policy || !ret_argv || !kernel_argv || !kernel_argv[0] || info_fd < 0 ||
             info_fd == KB_SANDBOX_SECCOMP_FD || info_fd == KB_SANDBOX_BLOCK_FD)
@@ -362,13 +391,20 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = plan_proc(&v);
         if (r >= 0)
                 r = strv_push3(&v, "--dev", "/dev", NULL);
+        /* Every folder the sandbox can write in memory has a size (--tmp-size): /tmp and /dev/shm,
+         * each its own tmpfs; /dev itself read-only (bwrap's is a tmpfs of no size, its nodes bind
+         * mounts, which stay usable); /var/tmp is /tmp, for tools that insist on it. */
         if (r >= 0)
-                r = strv_push3(&v, "--tmpfs", "/tmp", NULL);
-        /* /var is not the host's: an empty one with a writable /var/tmp for tools that insist. */
+                r = plan_tmpfs(&v, policy->hardening, "/tmp");
+        if (r >= 0)
+                r = plan_tmpfs(&v, policy->hardening, "/dev/shm");
+        if (r >= 0)
+                r = strv_push3(&v, "--remount-ro", "/dev", NULL);
+        /* /var is not the host's: an empty one. */
         if (r >= 0)
                 r = strv_push3(&v, "--dir", "/var", NULL);
         if (r >= 0)
-                r = strv_push3(&v, "--tmpfs", "/var/tmp", NULL);
+                r = strv_push3(&v, "--symlink", "../tmp", "/var/tmp");
         for (char *const *p = policy->ro_paths; r >= 0 && p && *p; p++)
                 r = strv_push3(&v, "--ro-bind", *p, *p);
         /* The team's directories last, so no read-only path can shadow them. */
@@ -390,6 +426,10 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = strv_push_fd(&v, "--info-fd", info_fd, NULL);
         if (r >= 0)
                 r = kb_strv_push(&v, "--");
+        /* The limits kept in the sandbox's user namespace are set there, by kbound's own program
+         * as PID 2, which then becomes the kernel (exec: the same pid). */
+        if (r >= 0 && policy->syscall_probe && policy->hardening)
+                r = plan_rlimits(&v, &policy->hardening->limits);
         for (char *const *p = kernel_argv; r >= 0 && *p; p++)
                 r = kb_strv_push(&v, *p);
         if (r < 0) {

@@ -57,6 +57,8 @@ struct kb_sandbox {
         json_object *launch_facts;      /* kb_sandbox_launch_facts */
         int mounts_private;             /* kb_sandbox_make_mounts_private's result (1: not tried yet) */
         kb_sandbox_policy_copy *policy; /* what it was launched with, for its twin (kb_sandbox_lifetime) */
+        kb_cgroup cgroup;               /* the sandbox's own cgroups, when kbound could make them */
+        int cgroup_error;               /* why not (-errno), 0 if made or not needed */
 };
 
 int kb_sandbox_pidfd_open(pid_t pid) {
@@ -305,6 +307,10 @@ static _Noreturn void child_exec(const char *path, char *const *argv, char *cons
                 (void) setsid();
         else
                 (void) setpgid(0, 0);
+        /* Into the sandbox's cgroups before anything of bwrap runs: all it starts is counted. */
+        for (size_t i = 0; o && i < o->n_join; i++)
+                if (write(o->join_fds[i], "0", 1) != 1)
+                        child_fail(err_fd, KB_SPAWN_STAGE_SETUP, errno);
 
         child_move_fd(src[0], 0);
         child_move_fd(src[1], 1);
@@ -821,6 +827,7 @@ static void sandbox_free(kb_sandbox *sb) {
         kb_json_putp(&sb->launch_facts);
         kb_strv_free(sb->env);
         kb_sandbox_policy_copy_free(sb->policy);
+        kb_cgroup_destroy(&sb->cgroup);
         free(sb);
 }
 
@@ -972,6 +979,19 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
                 return r == -EINVAL ? -EINVAL : -ENOTSUP;
         }
+        /* The sandbox's own cgroups, where kbound may make them; else the limits kept inside the
+         * sandbox stand alone (kb_sandbox_plan), which sandbox.resources reports as such. */
+        int join_fds[KB_CGROUP_DIRS_MAX];
+        int n_join = 0;
+        if (policy->hardening) {
+                sb->cgroup_error = kb_cgroup_create(&sb->cgroup, &policy->hardening->limits, policy->team);
+                n_join = sb->cgroup_error < 0 ? 0 : kb_cgroup_open_procs(&sb->cgroup, join_fds, KB_CGROUP_DIRS_MAX);
+                if (n_join < 0) {
+                        sb->cgroup_error = n_join;
+                        n_join = 0;
+                        kb_cgroup_destroy(&sb->cgroup);
+                }
+        }
         /* The block channel last. (The syscall probe is bound by path: kb_sandbox_plan.) */
         int fds[3] = {info_pipe[1], seccomp_r, block_r};
         int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD}, stage = 0;
@@ -985,7 +1005,9 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .user = policy->user,
                                .new_session_keyring = true,
                                .die_with_parent = true,
-                               .ret_failed_stage = &stage};
+                               .ret_failed_stage = &stage,
+                               .join_fds = join_fds,
+                               .n_join = (size_t) n_join};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
         r = launch_facts(policy, argv, fds, targets, 2, logfd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
@@ -998,6 +1020,8 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return r;
         }
         r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
+        for (int i = 0; i < n_join; i++)
+                close(join_fds[i]);
         close(info_pipe[1]);
         kb_closep(&block_r);
         kb_closep(&seccomp_r);
@@ -1094,6 +1118,21 @@ json_object *kb_sandbox_info(const kb_sandbox *sb) {
 
 json_object *kb_sandbox_launch_facts(const kb_sandbox *sb) {
         return sb ? sb->launch_facts : NULL;
+}
+
+json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
+        json_object *o = json_object_new_object(), *dirs = json_object_new_array();
+        if (!o || !dirs || json_object_object_add(o, "dirs", dirs) < 0) {
+                json_object_put(o);
+                json_object_put(dirs);
+                return NULL;
+        }
+        json_object_object_add(o, "version", json_object_new_int(sb ? sb->cgroup.version : 0));
+        for (size_t i = 0; sb && i < sb->cgroup.n; i++)
+                json_object_array_add(dirs, json_object_new_string(sb->cgroup.dirs[i]));
+        if (sb && sb->cgroup_error)
+                json_object_object_add(o, "error", json_object_new_string(strerror(-sb->cgroup_error)));
+        return o;
 }
 
 int kb_sandbox_init_pidfd(const kb_sandbox *sb) {

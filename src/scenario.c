@@ -36,12 +36,25 @@
 
 /* Every check a kernel gets, in the order they run (docs/probes.md). */
 static const char *const check_ids[] = {
-        "sandbox.backend",        "sandbox.privileges",     "sandbox.session",
-        "sandbox.attack_surface", "identity.pid2",          "identity.pidfd",
-        "boundary.descriptors",   "boundary.write_outside", "boundary.workspace_writable",
-        "boundary.network",       "boundary.sockets",       "boundary.credentials",
-        "boundary.cross_team",    "interrupt.control",      "interrupt.pidfd",
-        "persistence.namespace",  "lifecycle.shutdown",     NULL,
+        "sandbox.backend",
+        "sandbox.privileges",
+        "sandbox.session",
+        "sandbox.attack_surface",
+        "sandbox.resources",
+        "identity.pid2",
+        "identity.pidfd",
+        "boundary.descriptors",
+        "boundary.write_outside",
+        "boundary.workspace_writable",
+        "boundary.network",
+        "boundary.sockets",
+        "boundary.credentials",
+        "boundary.cross_team",
+        "interrupt.control",
+        "interrupt.pidfd",
+        "persistence.namespace",
+        "lifecycle.shutdown",
+        NULL,
 };
 
 const char *const *kb_scenario_checks(void) {
@@ -299,6 +312,15 @@ static void expect_basics(ctx *x) {
         if (kb_sandbox_launch_facts(sb) && json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL) == 0)
                 json_object_object_add(launch, "env", kb_inspect_env_digests(kb_sandbox_planned_env(sb)));
         scenario_expect_set(x, "launch", launch);
+        scenario_expect_set(x, "cgroup", kb_sandbox_cgroup_facts(sb));
+        json_object *limits = json_object_new_object();
+        const kb_sandbox_hardening *hard = x->env->harness.hardening;
+        for (size_t i = 0; limits && i < KB_LIMIT_MAX_ID; i++)
+                json_object_object_add(limits, kb_limit_get((kb_limit_id) i)->id,
+                                       json_object_new_int64(hard ? (int64_t) hard->limits.max[i] : 0));
+        if (limits && hard)
+                json_object_object_add(limits, "tmpfs_size", json_object_new_boolean(hard->tmpfs_size));
+        scenario_expect_set(x, "limits", limits);
         scenario_expect_set(x, "secrets_guarded", json_object_new_int((int) kb_secrets_count(x->env->secrets)));
         scenario_expect_set(x, "keyring",
                             json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
@@ -877,6 +899,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 surface_host_only(&x);
         else
                 judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
+        judged(&x, "sandbox.resources", kb_judge_resources, x.inspect_ms);
         judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
         if (!x.h.cancelled) {
                 judged(&x, "boundary.descriptors", kb_judge_descriptors, x.inspect_ms);

@@ -31,6 +31,7 @@ typedef enum kb_bwrap_option {
         KB_BWRAP_CHDIR,
         KB_BWRAP_BLOCK_FD,
         KB_BWRAP_INFO_FD,
+        KB_BWRAP_SIZE,
         KB_BWRAP_OPTION_MAX
 } kb_bwrap_option;
 

@@ -21,7 +21,8 @@ typedef struct kb_harness_env {
         char *const *ro_paths;                 /* extra read-only binds, NULL-terminated; may be NULL */
         char *const *host_env;                 /* kbound's own environment (for the sandbox allowlist) */
         const kb_sandbox_user *user;           /* who the kernels run as (never root) */
-        const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces */
+        const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces, limits */
+        const char *syscall_probe;             /* kbound-syscall-probe on the host; NULL: none */
         int cancel_fd;                         /* readable → stop everything (signal) */
         int64_t deadline_ms;                   /* the whole run's deadline */
         bool keep;                             /* keep the team folders */

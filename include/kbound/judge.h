@@ -63,6 +63,13 @@ KB_EXPORT json_object *kb_judge_privileges(json_object *snapshots);
  * bwrap's own option grammar) with --die-with-parent. */
 KB_EXPORT json_object *kb_judge_session(const kb_judge_input *in);
 
+/* sandbox.resources: every limit asked (expect "limits": memory, tasks, tmp; 0 none) is in force
+ * for every process of every look, as the host reads it: a memory and a pids cgroup on the
+ * process's path whose limit is at most the one asked, else its RLIMIT_AS and RLIMIT_NPROC; every
+ * writable tmpfs of the kernel's mount table sized at most "tmp". A memory cgroup that killed at
+ * its limit fails too. The evidence has the peaks ("used"). */
+KB_EXPORT json_object *kb_judge_resources(const kb_judge_input *in);
+
 /* identity.pid2: kbound is connected to every endpoint it was given, and the other end of each of
  * kbound's connections to the kernel (its peer socket, found by inode with sock_diag, in every
  * look) is held by the pinned PID 2 and no other process; and the identity cell agrees (pid 2,

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
+#include "kbound/limits.h"
 #include "kbound/seccomp.h"
 
 /* The descriptor number of the seccomp program in bwrap's argv (kb_sandbox_plan, kb_sandbox_launch). */
@@ -15,6 +16,9 @@
 #define KB_SANDBOX_BLOCK_FD 6
 /* Where the syscall probe program (kbound-syscall-probe) appears inside the sandbox, read-only. */
 #define KB_SANDBOX_PROBE_PROGRAM "/run/kbound-tools/syscall-probe"
+/* KB_SANDBOX_PROBE_PROGRAM --exec-limited NPROC AS -- ARGV...: sets RLIMIT_NPROC and RLIMIT_AS
+ * (0: left as they are) and execs ARGV (kb_sandbox_plan puts it before the kernel's argv). */
+#define KB_SANDBOX_LIMITS_ARG "--exec-limited"
 
 /* Where the team's directories appear inside the sandbox. Host paths never reach the kernel. */
 #define KB_SANDBOX_WORKSPACE "/workspace"
@@ -70,6 +74,10 @@ KB_EXPORT bool kb_team_name_valid(const char *team);
 typedef struct kb_sandbox_hardening {
         kb_seccomp_policy seccomp; /* the filter every sandbox process runs under */
         bool disable_userns;       /* pass --disable-userns (when the bwrap has it: kb_bwrap_has) */
+        /* What the sandbox may consume (limits.h; zero: nothing asked, as in a zero-initialised
+         * value, which callers fill with kb_limits_default). */
+        kb_limits limits;
+        bool tmpfs_size; /* the bwrap has --size: /tmp and /dev/shm get limits.max[KB_LIMIT_TMP] */
 } kb_sandbox_hardening;
 
 typedef struct kb_sandbox kb_sandbox;
@@ -176,6 +184,9 @@ KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
  * "proc" {"dev", "ino"} (the host's /proc, of which bwrap keeps an O_PATH descriptor), "block_fd".
  */
 KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
+/* The sandbox's own cgroups: {"version": 2|1|0, "dirs": [host folders], "error": why kbound could
+ * not make them (absent when it did, or none was needed)}. A new object, or NULL. */
+KB_EXPORT json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb);
 /* The sandbox cannot outlive kbound, shown by effect: a twin of sb (the same policy, so the same
  * bwrap and command line, running kbound's syscall probe paused, or sleep without one) is started,
  * its bwrap's outer process (kbound's child, what --die-with-parent ties the sandbox to) is killed,

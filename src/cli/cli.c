@@ -537,6 +537,17 @@ int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, co
                 return KB_EXIT_USAGE;
         }
         h.disable_userns = kb_bwrap_has(bwrap, KB_BWRAP_DISABLE_USERNS);
+        kb_limits_default(&h.limits);
+        for (size_t i = 0; i < KB_LIMIT_MAX_ID; i++) {
+                const kb_limit_info *info = kb_limit_get((kb_limit_id) i);
+                if (o->limits[i] && kb_limit_parse((kb_limit_id) i, o->limits[i], &h.limits.max[i]) < 0) {
+                        cli_error("%s: %s takes %s, or none, not '%s'", cmd, info->option,
+                                  info->bytes ? "a size with K, M or G after it (e.g. 512M)" : "a count (e.g. 512)",
+                                  o->limits[i]);
+                        return KB_EXIT_USAGE;
+                }
+        }
+        h.tmpfs_size = kb_bwrap_has(bwrap, KB_BWRAP_SIZE);
         *ret = h;
         return 0;
 }

@@ -265,6 +265,7 @@ typedef struct cli_hardening_opts {
         const char *sockets;
         char *allow[CLI_ALLOW_SYSCALL_MAX + 1];
         size_t n_allow;
+        const char *limits[KB_LIMIT_MAX_ID]; /* --memory-max, --tasks-max, --tmp-size as given */
 } cli_hardening_opts;
 int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *arg);
 int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const kb_bwrap *bwrap,
@@ -320,6 +321,9 @@ enum {
         CLI_OPT_IMAGE,
         CLI_OPT_IMAGE_MAX_SIZE,
         CLI_OPT_PREFIX,
+        CLI_OPT_MEMORY_MAX,
+        CLI_OPT_TASKS_MAX,
+        CLI_OPT_TMP_SIZE,
 };
 #define CLI_OPTS_MAX 32
 #define CLI_KERNELS_MAX KB_RUN_KERNELS_MAX
@@ -431,6 +435,7 @@ typedef struct cli_single {
         kb_client_msg_fn on_msg;
         void *on_msg_userdata;
         char *bwrap, *bwrap_version, *base;
+        char *syscall_probe; /* kbound's program in the sandbox (limits, attack surface); may be NULL */
         kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
         kb_kernel *kernel;
@@ -453,6 +458,7 @@ typedef struct cli_setup {
         size_t n_kernels;
         char **image_kernels; /* the names found in the image, when none were given */
         char *bwrap, *bwrap_version, *kernels_dir, *base;
+        char *syscall_probe; /* kbound's program in the sandbox (limits); may be NULL */
         kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
 } cli_setup;

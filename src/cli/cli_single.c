@@ -33,6 +33,8 @@ int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox
                 return r;
         if (sandbox && cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info))
                 return KB_EXIT_ENFORCE;
+        if (sandbox)
+                cli_resolve_syscall_probe(&s->syscall_probe);
         if ((r = cli_hardening(cmd, &o->hardening, s->allow_network, sandbox ? &s->bwrap_info : NULL, &s->hardening)))
                 return r;
         if (!s->base && cli_make_base_dir(&s->user, &s->base))
@@ -42,6 +44,7 @@ int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox
 
 int cli_single_start(cli_single *s, int cancel_fd) {
         kb_kernel_options ko = cli_kernel_options(&s->root, s->spec, s->opts->team, s->base, s->bwrap, &s->hardening);
+        ko.syscall_probe = s->syscall_probe;
         ko.on_msg = s->on_msg;
         ko.on_msg_userdata = s->on_msg_userdata;
         ko.cancel_fd = cancel_fd;
@@ -64,6 +67,7 @@ int cli_single_end(cli_single *s, int exit_code) {
         free(s->base);
         free(s->bwrap);
         free(s->bwrap_version);
+        free(s->syscall_probe);
         kb_kernelspec_destroy(&s->spec);
         return exit_code;
 }

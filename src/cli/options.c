@@ -27,6 +27,9 @@ static const struct option shared_options[] = {
         {"image", required_argument, NULL, CLI_OPT_IMAGE},
         {"image-max-size", required_argument, NULL, CLI_OPT_IMAGE_MAX_SIZE},
         {"prefix", required_argument, NULL, CLI_OPT_PREFIX},
+        {"memory-max", required_argument, NULL, CLI_OPT_MEMORY_MAX},
+        {"tasks-max", required_argument, NULL, CLI_OPT_TASKS_MAX},
+        {"tmp-size", required_argument, NULL, CLI_OPT_TMP_SIZE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
 };
@@ -112,6 +115,12 @@ static const shared_help shared_helps[] = {
          "the connection key and canaries are redacted)"},
         {"transcript", NULL, "--transcript FILE", "write every message sent and received as JSON lines (0600)"},
         {"quiet", NULL, "--quiet", "no progress on stderr"},
+        {"memory-max", NULL, "--memory-max SIZE",
+         "the most memory one sandbox may use (default 2G; none: no limit,\n"
+         "reported as not claimed; docs/limits.md)"},
+        {"tasks-max", NULL, "--tasks-max N", "the most processes and threads one sandbox may run (default 512)"},
+        {"tmp-size", NULL, "--tmp-size SIZE",
+         "the size of the sandbox's /tmp and of its /dev/shm, each (default 512M)"},
 };
 
 static const struct option *find_option(const struct option *list, const char *name) {
@@ -201,6 +210,15 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return cli_opt_size(o->cmd, "--image-max-size", arg, &o->image_max);
         case CLI_OPT_PREFIX:
                 return cli_opt_prefix(o->cmd, o->prefixes, &o->n_prefixes, arg);
+        case CLI_OPT_MEMORY_MAX:
+                o->hardening.limits[KB_LIMIT_MEMORY] = arg;
+                return 0;
+        case CLI_OPT_TASKS_MAX:
+                o->hardening.limits[KB_LIMIT_TASKS] = arg;
+                return 0;
+        case CLI_OPT_TMP_SIZE:
+                o->hardening.limits[KB_LIMIT_TMP] = arg;
+                return 0;
         case 'q':
                 cli_set_quiet(true);
                 return 0;
