@@ -39,8 +39,8 @@ static const kb_bwrap_option_info options[KB_BWRAP_OPTION_MAX] = {
         [KB_BWRAP_BLOCK_FD] = {"--block-fd", "the host's look before the kernel's program runs", NULL},
         [KB_BWRAP_INFO_FD] = {"--info-fd", "the sandbox's pid namespace and init, to pin the kernel", NULL},
         [KB_BWRAP_SIZE] = {"--size", "a size for the sandbox's /tmp and /dev/shm (--tmp-size)",
-                           "none: each in-memory folder may grow to half the host's RAM, so sandbox.resources "
-                           "fails unless --tmp-size none is given"},
+                           "each in-memory folder (/tmp, /dev/shm) may grow to half the host's RAM: "
+                           "sandbox.resources fails unless --tmp-size none is given"},
 };
 
 const kb_bwrap_option_info *kb_bwrap_option_get(kb_bwrap_option option) {
@@ -92,6 +92,8 @@ bool kb_bwrap_has(const kb_bwrap *b, kb_bwrap_option option) {
 
 /* Appends "sep text" (sep only after the first) to buf, cutting at size. */
 static void append(char *buf, size_t size, size_t count, const char *sep, const char *a, const char *b) {
+        if (!buf || !size)
+                return; /* counting only */
         size_t used = strlen(buf);
         if (used < size)
                 snprintf(buf + used, size - used, "%s%s%s", count ? sep : "", a, b ? b : "");

@@ -181,8 +181,8 @@ static json_object *cgroup_facts(json_object *mounts, const char *controller, co
         bool v2 = strcmp(controller, "unified") == 0, mem = strcmp(controller, "memory") == 0;
         if (v2 || mem) {
                 (void) kb_inspect_add(o, "memory_max",
-                                      json_object_new_int64(effective_max(mounts, controller, path,
-                                                                          v2 ? "memory.max" : "memory.limit_in_bytes")));
+                                      json_object_new_int64(effective_max(
+                                              mounts, controller, path, v2 ? "memory.max" : "memory.limit_in_bytes")));
                 (void) kb_inspect_add(
                         o, "memory_peak",
                         json_object_new_int64(cgroup_value(leaf, v2 ? "memory.peak" : "memory.max_usage_in_bytes")));
@@ -238,8 +238,8 @@ int kb_inspect_resource_totals(const kb_inspect_target *t, json_object *processe
                         snprintf(key, sizeof key, "%s:%s", controller, json_object_get_string(path));
                         if (json_object_object_get(cgroups, key))
                                 continue;
-                        if (kb_inspect_add(cgroups, key, cgroup_facts(mounts, controller, json_object_get_string(path))) <
-                            0)
+                        if (kb_inspect_add(cgroups, key,
+                                           cgroup_facts(mounts, controller, json_object_get_string(path))) < 0)
                                 return -ENOMEM;
                 }
         }

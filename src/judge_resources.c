@@ -9,8 +9,10 @@
 #include "procfs.h"
 
 /* The smallest value of key among the cgroups of process p that this look read, for the
- * controllers given (a v1 hierarchy and v2's "unified"); -1 if none has one. */
-static int64_t cgroup_limit(json_object *snap, json_object *p, const char *v1, const char *key) {
+ * controllers given (a v1 hierarchy and v2's "unified"), counting only the cgroups kbound made
+ * for this sandbox (own: their folders): an enclosing one (a container's, a login's) is shared
+ * with whatever else runs there, so neither its limit nor its peak is the sandbox's. -1 if none. */
+static int64_t cgroup_limit(json_object *snap, json_object *own, json_object *p, const char *v1, const char *key) {
         json_object *cgs = kb_json_get(kb_json_get(snap, "resources"), "cgroups"), *mine = kb_json_get(p, "cgroups");
         const char *controllers[] = {v1, "unified"};
         int64_t best = -1;
@@ -20,7 +22,10 @@ static int64_t cgroup_limit(json_object *snap, json_object *p, const char *v1, c
                         continue;
                 char name[4096];
                 snprintf(name, sizeof name, "%s:%s", controllers[i], path);
-                int64_t v = int_or(kb_json_get(cgs, name), key, -1);
+                json_object *facts = kb_json_get(cgs, name);
+                if (!str_in(own, kb_json_str(facts, "dir")))
+                        continue;
+                int64_t v = int_or(facts, key, -1);
                 if (v >= 0 && (best < 0 || v < best))
                         best = v;
         }
@@ -57,11 +62,13 @@ static void judge_one(verdict *v, tally *t, json_object *p, const char *what, in
                 char want[32];
                 kb_limit_format(strcmp(what, "memory") == 0 ? KB_LIMIT_MEMORY : KB_LIMIT_TASKS, (uint64_t) max, want,
                                 sizeof want);
-                verdict_problem(v,
-                                "pid %" PRId64 " (%s) runs with no %s limit of at most %s in force (cgroup: %s; %s: %s)",
-                                int_or(p, "pid", -1), str_or(p, "name", "?"), what, want,
-                                cg == -1 ? "none" : "above it", rl_name,
-                                rl == -1 ? "unlimited" : rl == -2 ? "unread" : "above it");
+                verdict_problem(
+                        v, "pid %" PRId64 " (%s) runs with no %s limit of at most %s in force (cgroup: %s; %s: %s)",
+                        int_or(p, "pid", -1), str_or(p, "name", "?"), what, want, cg == -1 ? "none" : "above it",
+                        rl_name,
+                        rl == -1   ? "unlimited"
+                        : rl == -2 ? "unread"
+                                   : "above it");
         }
 }
 
@@ -78,6 +85,7 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 verdict_problem(&v, "kbound did not record which limits it asked");
         int64_t mem = int_or(limits, "memory", 0), tasks = int_or(limits, "tasks", 0), tmp = int_or(limits, "tmp", 0);
         tally tm = {0}, tt = {0};
+        json_object *own = kb_json_get(kb_json_get(in->expect, "cgroup"), "dirs");
         int64_t rss_peak = 0, tasks_peak = 0, used_peak = 0, mem_peak = -1, pids_peak = -1, oom = 0;
         size_t seen = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -92,14 +100,19 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                                 continue;
                         }
                         if (mem)
-                                judge_one(&v, &tm, p, "memory", mem, cgroup_limit(snap, p, "memory", "memory_max"),
+                                judge_one(&v, &tm, p, "memory", mem, cgroup_limit(snap, own, p, "memory", "memory_max"),
                                           int_or(l, "as", -2), "address space");
-                        if (tasks)
-                                judge_one(&v, &tt, p, "tasks", tasks, cgroup_limit(snap, p, "pids", "pids_max"),
+                        /* bwrap's init (PID 1) forks PID 2 once and then only reaps: every process that
+                         * can fork on the kernel's behalf descends from PID 2 and has its RLIMIT_NPROC,
+                         * which counts init too (one user namespace). Set on init, it would count the
+                         * user's processes on the whole host. */
+                        bool init = judge_inner_pid(p) == 1;
+                        if (tasks && !(init && cgroup_limit(snap, own, p, "pids", "pids_max") < 0))
+                                judge_one(&v, &tt, p, "tasks", tasks, cgroup_limit(snap, own, p, "pids", "pids_max"),
                                           int_or(l, "nproc", -2), "RLIMIT_NPROC");
-                        int64_t mp = cgroup_limit(snap, p, "memory", "memory_peak"),
-                                pp = cgroup_limit(snap, p, "pids", "pids_peak"),
-                                ok = cgroup_limit(snap, p, "memory", "oom_kill");
+                        int64_t mp = cgroup_limit(snap, own, p, "memory", "memory_peak"),
+                                pp = cgroup_limit(snap, own, p, "pids", "pids_peak"),
+                                ok = cgroup_limit(snap, own, p, "memory", "oom_kill");
                         mem_peak = mp > mem_peak ? mp : mem_peak;
                         pids_peak = pp > pids_peak ? pp : pids_peak;
                         oom = ok > oom ? ok : oom;
@@ -127,8 +140,8 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 kb_limit_format(KB_LIMIT_TMP, (uint64_t) tmp, want, sizeof want);
                 if (size < 0 || size > tmp)
                         verdict_problem(&v, "the sandbox's %s is a writable tmpfs %s (the limit is %s each%s)",
-                                        str_or(m, "mountpoint", "?"), size < 0 ? "of no size of its own" : "larger than asked",
-                                        want,
+                                        str_or(m, "mountpoint", "?"),
+                                        size < 0 ? "of no size of its own" : "larger than asked", want,
                                         kb_json_true(limits, "tmpfs_size") ? "" : "; this bwrap has no --size");
         }
         if (tmp && !mounts)
@@ -136,7 +149,8 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         if (oom > 0)
                 verdict_problem(&v, "the sandbox's memory cgroup killed %" PRId64 " process(es) at its limit", oom);
         json_object *figures = json_object_new_object();
-        json_object_object_add(figures, "memory_peak_bytes", json_object_new_int64(mem_peak >= 0 ? mem_peak : rss_peak));
+        json_object_object_add(figures, "memory_peak_bytes",
+                               json_object_new_int64(mem_peak >= 0 ? mem_peak : rss_peak));
         json_object_object_add(figures, "memory_peak_from",
                                json_object_new_string(mem_peak >= 0 ? "cgroup" : "the largest RSS sum of a look"));
         json_object_object_add(figures, "tasks_peak", json_object_new_int64(pids_peak >= 0 ? pids_peak : tasks_peak));

@@ -32,7 +32,7 @@ int kb_limit_parse(kb_limit_id id, const char *arg, uint64_t *ret) {
         unsigned long long v = strtoull(arg, &end, 10);
         uint64_t mult = 1;
         if (end && *end && table[id].bytes) {
-                mult = strcmp(end, "K") == 0 ? UINT64_C(1) << 10
+                mult = strcmp(end, "K") == 0   ? UINT64_C(1) << 10
                        : strcmp(end, "M") == 0 ? UINT64_C(1) << 20
                        : strcmp(end, "G") == 0 ? UINT64_C(1) << 30
                                                : 0;

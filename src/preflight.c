@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PREFLIGHT_ITEMS 8
+#define PREFLIGHT_ITEMS 9
 /* The longest team name (64) and kernel socket name the runtime layout produces. */
 #define SUN_PATH_USABLE 107 /* sizeof(sun_path) - 1: the path needs its NUL */
 #define PREFLIGHT_TIMEOUT_MS 10000
@@ -258,6 +258,37 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
                            : "");
 }
 
+/* How each limit is enforced here (limits.h): a trial cgroup of the defaults, made and removed. */
+static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
+        kb_limits l;
+        kb_limits_default(&l);
+        kb_cgroup cg;
+        int r = kb_cgroup_create(&cg, &l, "doctor");
+        int version = cg.version;
+        kb_cgroup_destroy(&cg);
+        bool sized = have_bwrap && kb_bwrap_has(info, KB_BWRAP_SIZE);
+        *ret_ok = sized;
+        char m[32], t[32], z[32];
+        kb_limit_format(KB_LIMIT_MEMORY, l.max[KB_LIMIT_MEMORY], m, sizeof m);
+        kb_limit_format(KB_LIMIT_TASKS, l.max[KB_LIMIT_TASKS], t, sizeof t);
+        kb_limit_format(KB_LIMIT_TMP, l.max[KB_LIMIT_TMP], z, sizeof z);
+        char cgroups[320];
+        if (r == 0)
+                snprintf(cgroups, sizeof cgroups,
+                         "memory (%s, swap included) and tasks (%s) for each whole sandbox by "
+                         "a cgroup v%d of its own",
+                         m, t, version);
+        else
+                snprintf(cgroups, sizeof cgroups,
+                         "no cgroup can be made here (%s): memory (%s) per process by "
+                         "RLIMIT_AS, tasks (%s) by RLIMIT_NPROC in the sandbox's user namespace",
+                         strerror(-r), m, t);
+        return fmt("%s; /tmp and /dev/shm (%s each) %s", cgroups, z,
+                   sized ? "by tmpfs size (bwrap --size)"
+                         : "cannot be sized: this bwrap has no --size (check fails sandbox.resources unless "
+                           "--tmp-size none)");
+}
+
 int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
                          const char *syscall_probe, kb_preflight_item ***ret) {
         if (!ret)
@@ -310,6 +341,11 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                                : fmt("the seccomp filter cannot be built here (%s): %s", strerror(-b),
                                      b == -ENOSYS ? "libseccomp is too old for the filter's calls"
                                                   : "a kernel with seccomp (Linux 4.14+) is needed"));
+        }
+        if (r >= 0) {
+                bool limits_ok = false;
+                char *detail = check_limits(&info, have_bwrap && !setuid, &limits_ok);
+                r = item_add(items, &n, "limits", limits_ok, false, detail);
         }
         bool userns_ok = false;
         if (r >= 0) {

@@ -6,6 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* How long after its shutdown_reply a kernel has to exit, in lifecycle.shutdown and conformance's
+ * shutdown alike. ipykernel takes 0.3-0.7 s on two busy cores, but twice more than 5 s in CI runs
+ * on a machine running the sanitizer suite three tests at a time beside valgrind: a bound for a
+ * kernel that never exits, not a measure of speed (scripts/bench measures that). */
+#define KB_SHUTDOWN_EXIT_MS 15000
+
 /* The verdict on interrupt_request sent on control while a cell ran (or while idle), when the
  * kernel ignored it: no interrupt_reply, or the cell ran on. The kernelspec's interrupt_mode says
  * how a client is to interrupt the kernel (the messaging spec's kernelspec section): "message"

@@ -103,6 +103,7 @@ typedef struct kb_spawn_options {
         const char *chdir_to;        /* working directory (after the user switch); NULL: kept */
         int *ret_failed_stage;       /* if not NULL: KB_SPAWN_STAGE_* of a failure in the child */
         const int *join_fds;         /* cgroup.procs files the child writes "0" to first (joins) */
+        uint64_t rlimit_as;          /* RLIMIT_AS (soft and hard) before exec; 0: left as it is */
         size_t n_join;
 } kb_spawn_options;
 

@@ -107,8 +107,8 @@ static char *make_child(const char *parent, const char *team) {
         if (d)
                 closedir(d);
         char *dir = NULL;
-        if (asprintf(&dir, "%s/kbound-%d-%u-%s", parent, (int) getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED),
-                     team ? team : "sandbox") < 0)
+        if (asprintf(&dir, "%s/kbound-%d-%u-%s", parent, (int) getpid(),
+                     __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), team ? team : "sandbox") < 0)
                 return NULL;
         if (mkdir(dir, 0755) < 0) {
                 free(dir);

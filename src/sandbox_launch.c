@@ -311,6 +311,12 @@ static _Noreturn void child_exec(const char *path, char *const *argv, char *cons
         for (size_t i = 0; o && i < o->n_join; i++)
                 if (write(o->join_fds[i], "0", 1) != 1)
                         child_fail(err_fd, KB_SPAWN_STAGE_SETUP, errno);
+        /* bwrap and its init bounded too (the kernel gets it again from PID 2's own setting). */
+        if (o && o->rlimit_as) {
+                struct rlimit rl = {(rlim_t) o->rlimit_as, (rlim_t) o->rlimit_as};
+                if (setrlimit(RLIMIT_AS, &rl) < 0)
+                        child_fail(err_fd, KB_SPAWN_STAGE_SETUP, errno);
+        }
 
         child_move_fd(src[0], 0);
         child_move_fd(src[1], 1);
@@ -1007,7 +1013,8 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .die_with_parent = true,
                                .ret_failed_stage = &stage,
                                .join_fds = join_fds,
-                               .n_join = (size_t) n_join};
+                               .n_join = (size_t) n_join,
+                               .rlimit_as = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_MEMORY] : 0};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
         r = launch_facts(policy, argv, fds, targets, 2, logfd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))

@@ -1,5 +1,6 @@
 /* scenario_end.c: the end of one kernel's run: the variable read back over the same connections,
  * shutdown through control, and the twin sandbox that shows the sandbox cannot outlive kbound. */
+#include "rules.h"
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -11,7 +12,7 @@
 #include "jsonget.h"
 
 #define SHUTDOWN_REPLY_MS 2000
-#define SHUTDOWN_EXIT_MS 5000
+#define SHUTDOWN_EXIT_MS KB_SHUTDOWN_EXIT_MS
 
 void scenario_check_persistence(ctx *x) {
         int64_t t0 = kb_now_ms();

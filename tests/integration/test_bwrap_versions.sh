@@ -40,8 +40,23 @@ for entry in 0.4.1:0.4.1:yes 0.4.1-3+deb11u1:0.4.1:yes 0.8.0:0.8.0:no 0.12.0:0.1
   ok "$version: doctor's trial sandbox is check's and started" \
     grep -qF "[ OK ] sandbox: the sandbox kbound's check starts" "$scratch/doctor.out"
 
+  # A bwrap without --size cannot size /tmp: sandbox.resources fails, naming it, until the limit is
+  # given up (--tmp-size none, then reported as not claimed).
+  sized=()
+  if [ "$stand_in" = yes ]; then
+    ok "$version: doctor says /tmp cannot be sized" grep -qF "no --size: each in-memory folder (/tmp, /dev/shm)" "$scratch/doctor.out"
+    set +e
+    "$KBOUND" check --kernel python3 --bwrap "$b" >"$scratch/check.out" 2>"$scratch/check.err"
+    rc=$?
+    set -e
+    ok "$version: by default check fails (rc=$rc)" [ "$rc" -eq 1 ]
+    ok "$version:   ... sandbox.resources, naming the unsized /tmp and the missing --size" \
+      grep -qE "^FAIL +python3 +sandbox.resources +the sandbox's /(tmp|dev/shm) is a writable tmpfs of no size of its own .*this bwrap has no --size" "$scratch/check.out"
+    sized=(--tmp-size none)
+  fi
+
   set +e
-  "$KBOUND" check --kernel python3 --kernel ir --bwrap "$b" --json "$scratch/reports/$version.json" \
+  "$KBOUND" check --kernel python3 --kernel ir --bwrap "$b" "${sized[@]}" --json "$scratch/reports/$version.json" \
     >"$scratch/check.out" 2>"$scratch/check.err"
   rc=$?
   set -e
@@ -54,11 +69,13 @@ for entry in 0.4.1:0.4.1:yes 0.4.1-3+deb11u1:0.4.1:yes 0.8.0:0.8.0:no 0.12.0:0.1
   assert_no_leftovers "after bubblewrap $version"
 done
 
-# Unprivileged, through user namespaces, with the oldest and the newest.
+# Unprivileged, through user namespaces, with the oldest (no --size) and the newest.
 for version in 0.4.1 0.12.0; do
   b=$(get_bwrap "$version")
+  sized=()
+  [ "$version" = 0.4.1 ] && sized=(--tmp-size none)
   set +e
-  as_user "$(user_kbound)" check --kernel python3 --bwrap "$b" --json "$scratch/reports/u-$version.json" \
+  as_user "$(user_kbound)" check --kernel python3 --bwrap "$b" "${sized[@]}" --json "$scratch/reports/u-$version.json" \
     >"$scratch/check.out" 2>"$scratch/check.err"
   rc=$?
   set -e
