@@ -95,6 +95,12 @@ chmod 666 "$hostfile"
 leak_with fd boundary.descriptors "fd 7 of pid" "$hostfile"
 ok "LEAK=fd: the target is named" grep -qF "$hostfile" <<<"$(detail "$scratch/fd.json" boundary.descriptors)"
 
+echo "no size for /tmp and /dev/shm, no limits set inside the sandbox"
+leak_with unlimited sandbox.resources "is a writable tmpfs of no size of its own"
+problems=$(json_get "$scratch/unlimited.json" \
+  "' '.join(next(c for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')['evidence']['problems'])")
+ok "LEAK=unlimited: /tmp and /dev/shm both named" bash -c 'grep -q "/tmp is" <<<"$1" && grep -q "/dev/shm is" <<<"$1"' _ "$problems"
+
 echo "capabilities kept inside the sandbox"
 leak_with caps sandbox.privileges "holds capabilities"
 
