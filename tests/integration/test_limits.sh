@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# A hostile cell cannot take the host's memory, tasks or RAM through /tmp (docs/limits.md): each
+# is stopped at the sandbox's limit, set small by option so the test stays small (a 3 GiB
+# balloon against 256 MiB, 200 processes against 64, 200 MiB into a 32 MiB /tmp and /dev/shm),
+# with a clear error in the cell, kbound ending well within its deadline and nothing left behind;
+# check reports each limit in force and the peaks. As root (the sandbox's own cgroups, and the
+# limits inside) and as an ordinary user (the limits inside only).
+source "$(dirname "$0")/lib.sh"
+require bwrap /usr/bin/python3 runuser
+
+user=$(test_user)
+chmod 1777 "$KBOUND_RUNTIME_DIR"
+mkdir -m 1777 "$scratch/out"
+as_user() { "$@"; }
+if [ "$(id -u)" -eq 0 ]; then
+  as_user() { runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
+    KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$@"; }
+fi
+
+balloon='b = bytearray(3 << 30)
+print("kbound-balloon survived")'
+bomb='import subprocess
+ps = []
+try:
+    for i in range(200):
+        ps.append(subprocess.Popen(["sleep", "30"]))
+except OSError as e:
+    print("kbound-bomb stopped at", len(ps), type(e).__name__)
+for p in ps:
+    p.kill()
+    p.wait()'
+fill='import os
+for d in ("/tmp", "/dev/shm"):
+    n = 0
+    try:
+        with open(d + "/fill", "wb") as f:
+            for i in range(200):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+                n += 1
+    except OSError as e:
+        print("kbound-fill", d, "stopped at", n, "MiB:", e.strerror)
+    os.unlink(d + "/fill")'
+
+# cell LABEL RUNNER... -- LIMITS... -- CODE: `kbound run` of CODE under LIMITS, by RUNNER.
+cell() {
+  local label=$1 runner=() limits=() start
+  shift
+  while [ "$1" != "--" ]; do runner+=("$1"); shift; done
+  shift
+  while [ "$1" != "--" ]; do limits+=("$1"); shift; done
+  shift
+  start=$(date +%s)
+  set +e
+  "${runner[@]}" run --kernel python3 --timeout 60 "${limits[@]}" "$1" >"$scratch/out/$label.out" 2>"$scratch/out/$label.err"
+  rc=$?
+  set -e
+  took=$(($(date +%s) - start))
+}
+
+for who in root "$user"; do
+  if [ "$who" = root ]; then
+    [ "$(id -u)" -eq 0 ] || continue
+    runner=("$KBOUND")
+  else
+    runner=(as_user "$(user_kbound)")
+  fi
+  echo "as $who: a 3 GiB balloon against --memory-max 256M"
+  cell "$who-balloon" "${runner[@]}" -- --memory-max 256M -- "$balloon"
+  ok "$who: the cell failed (rc=$rc), within 60 s (${took} s)" [ "$rc" -eq 1 -a "$took" -lt 60 ]
+  ok "$who:   ... with MemoryError, named" grep -q "the cell raised MemoryError" "$scratch/out/$who-balloon.err"
+  ok "$who:   ... and it never got its memory" not grep -q "kbound-balloon survived" "$scratch/out/$who-balloon.out"
+
+  echo "as $who: 200 processes against --tasks-max 64"
+  cell "$who-bomb" "${runner[@]}" -- --tasks-max 64 -- "$bomb"
+  n=$(sed -n 's/^kbound-bomb stopped at \([0-9]*\) .*/\1/p' "$scratch/out/$who-bomb.out")
+  ok "$who: the cell ran to its end (rc=$rc)" [ "$rc" -eq 0 ]
+  ok "$who:   ... stopped before 64 processes (at ${n:-none})" [ "${n:-0}" -gt 0 -a "${n:-0}" -lt 64 ]
+  ok "$who:   ... by a refused fork" grep -qE "kbound-bomb stopped at [0-9]+ (BlockingIOError|OSError)" \
+    "$scratch/out/$who-bomb.out"
+
+  echo "as $who: 200 MiB into /tmp and /dev/shm against --tmp-size 32M"
+  cell "$who-fill" "${runner[@]}" -- --tmp-size 32M -- "$fill"
+  ok "$who: the cell ran to its end (rc=$rc)" [ "$rc" -eq 0 ]
+  for d in /tmp /dev/shm; do
+    m=$(sed -n "s|^kbound-fill $d stopped at \([0-9]*\) MiB: No space left on device|\1|p" "$scratch/out/$who-fill.out")
+    ok "$who:   ... $d full at ${m:-?} MiB (no space left), not past 32" [ -n "$m" -a "${m:-99}" -le 32 ]
+  done
+
+  echo "as $who: check reports the limits asked, in force, and the peaks"
+  set +e
+  "${runner[@]}" check --kernel python3 --memory-max 768M --tasks-max 128 --tmp-size 64M \
+    --json "$scratch/out/$who-check.json" >"$scratch/out/$who-check.txt" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] || tail -30 "$scratch/out/$who-check.txt"
+  ok "$who: check passes (rc=$rc)" [ "$rc" -eq 0 ]
+  res() { json_get "$scratch/out/$who-check.json" "next(c for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')$1"; }
+  ok "$who: sandbox.resources pass" [ "$(res "['status']")" = pass ]
+  ok "$who:   ... the limits asked are the report's" \
+    [ "$(res "['evidence']['limits']['memory']")/$(res "['evidence']['limits']['tasks']")" = "$((768 << 20))/128" ]
+  ok "$who:   ... a memory peak above zero and below the limit" \
+    /usr/bin/python3 -c 'import sys; v = int(sys.argv[1]); sys.exit(0 if 0 < v < (768 << 20) else 1)' \
+    "$(res "['evidence']['used']['memory_peak_bytes']")"
+  if [ "$who" = root ]; then
+    ok "$who:   ... by the sandbox's own cgroups" grep -q "for the whole sandbox (its memory cgroup" <<<"$(res "['detail']")"
+  else
+    ok "$who:   ... by the limits inside the sandbox (no cgroup: not delegated here)" \
+      grep -q "per process (RLIMIT_AS)" <<<"$(res "['detail']")"
+  fi
+done
+
+echo "a limit that is not a size or a count"
+set +e
+"$KBOUND" run --kernel python3 --tasks-max lots 'print(1)' >"$scratch/out/bad.out" 2>"$scratch/out/bad.err"
+rc=$?
+set -e
+ok "usage error (rc=$rc)" [ "$rc" -eq 2 ]
+ok "  ... naming the option and what it takes" grep -q "run: --tasks-max takes a count (e.g. 512), or none, not 'lots'" \
+  "$scratch/out/bad.err"
+assert_no_leftovers "after the limits runs"
+finish
