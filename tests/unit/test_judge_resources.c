@@ -40,8 +40,8 @@ static json_object *run_of(void) {
 }
 
 static json_object *judge(json_object *run) {
-        kb_judge_input in = {.host = member(run, "host"), .snapshots = member(run, "snapshots"),
-                             .expect = member(run, "expect")};
+        kb_judge_input in = {
+                .host = member(run, "host"), .snapshots = member(run, "snapshots"), .expect = member(run, "expect")};
         return kb_judge_resources(&in);
 }
 
@@ -55,9 +55,10 @@ static void expect_result(const breakage *b, const char *status) {
 }
 
 static void test_pass_by_cgroups(void **state) {
-        static const breakage b = B1("/expect/limits/tmpfs_size", "true",
-                                     "memory at most 2.0 GiB for the whole sandbox (its memory cgroup, swap included) "
-                                     "(peak 76.3 MiB), tasks at most 512 for the whole sandbox (its pids cgroup) (peak 11)");
+        static const breakage b =
+                B1("/expect/limits/tmpfs_size", "true",
+                   "memory at most 2.0 GiB for the whole sandbox (its memory cgroup, swap included) "
+                   "(peak 76.3 MiB), tasks at most 512 for the whole sandbox (its pids cgroup) (peak 11)");
         expect_result(&b, "pass");
 }
 
@@ -103,7 +104,8 @@ static void test_passes(void **state) {
                 B2("/expect/cgroup/dirs", "['" OWN_MEM "']", "/snapshots/0/processes/0/limits/nproc", "-1",
                    "tasks at most 512 in the sandbox's user namespace (RLIMIT_NPROC)"),
                 /* given up: reported as not claimed */
-                B2("/expect/limits/tmp", "0", "/snapshots/0/mounts/1/super", "['rw']", "NOT claimed (none asked): /tmp size"),
+                B2("/expect/limits/tmp", "0", "/snapshots/0/mounts/1/super", "['rw']",
+                   "NOT claimed (none asked): /tmp size"),
         };
         for (size_t i = 0; i < KB_ELEMENTSOF(passes); i++)
                 expect_result(&passes[i], "pass");
