@@ -10,11 +10,11 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "inspect-internal.h"
+#include "cgroupfs.h"
 #include "procfs.h"
 
 #define LIMITS_MAX 8192
 #define CGROUP_MAX 8192
-#define CGFILE_MAX 256
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
 /* One line of /proc/<pid>/limits ("Max processes   512   512   processes"): the soft value, -1 for
@@ -117,36 +117,6 @@ static char *cgroup_dir(json_object *mounts, const char *controller, const char 
         return NULL;
 }
 
-/* A cgroup file's first number (-1 for "max" or an unlimited v1 value), or -2 unreadable. */
-static int64_t cgroup_value(const char *dir, const char *file) {
-        char path[PATH_MAX], buf[CGFILE_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, file);
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -2;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n <= 0)
-                return -2;
-        buf[n] = '\0';
-        if (strncmp(buf, "max", 3) == 0)
-                return -1;
-        const char *v = buf;
-        if (strncmp(file, "memory.events", 13) == 0 || strcmp(file, "memory.oom_control") == 0) {
-                v = strstr(buf, "oom_kill ");
-                if (!v)
-                        return -2;
-                v += 9;
-        }
-        char *end;
-        errno = 0;
-        unsigned long long x = strtoull(v, &end, 10);
-        if (errno || end == v)
-                return -2;
-        /* cgroup v1 writes "no limit" as the largest page-aligned 63-bit value */
-        return x >= (UINT64_C(1) << 62) ? -1 : (int64_t) x;
-}
-
 /* The smallest limit in file (v1: "memory.limit_in_bytes" or "pids.max"; v2: "memory.max" or
  * "pids.max") on the way from cgroup path up to its hierarchy's root: the one in force, hierarchy
  * being hierarchical. -1: none; -2: nothing readable. */
@@ -157,7 +127,7 @@ static int64_t effective_max(json_object *mounts, const char *controller, const 
                 _cleanup_free_ char *dir = cgroup_dir(mounts, controller, p);
                 if (!dir)
                         break;
-                int64_t v = cgroup_value(dir, file);
+                int64_t v = kb_cgroupfs_value(dir, file);
                 if (v >= 0 && (best < 0 || v < best))
                         best = v;
                 else if (v == -1 && best == -2)
@@ -183,17 +153,17 @@ static json_object *cgroup_facts(json_object *mounts, const char *controller, co
                 (void) kb_inspect_add(o, "memory_max",
                                       json_object_new_int64(effective_max(
                                               mounts, controller, path, v2 ? "memory.max" : "memory.limit_in_bytes")));
-                (void) kb_inspect_add(
-                        o, "memory_peak",
-                        json_object_new_int64(cgroup_value(leaf, v2 ? "memory.peak" : "memory.max_usage_in_bytes")));
+                (void) kb_inspect_add(o, "memory_peak",
+                                      json_object_new_int64(kb_cgroupfs_value(leaf, v2 ? "memory.peak"
+                                                                                       : "memory.max_usage_in_bytes")));
                 (void) kb_inspect_add(
                         o, "oom_kill",
-                        json_object_new_int64(cgroup_value(leaf, v2 ? "memory.events" : "memory.oom_control")));
+                        json_object_new_int64(kb_cgroupfs_value(leaf, v2 ? "memory.events" : "memory.oom_control")));
         }
         if (v2 || !mem) {
                 (void) kb_inspect_add(o, "pids_max",
                                       json_object_new_int64(effective_max(mounts, controller, path, "pids.max")));
-                (void) kb_inspect_add(o, "pids_peak", json_object_new_int64(cgroup_value(leaf, "pids.peak")));
+                (void) kb_inspect_add(o, "pids_peak", json_object_new_int64(kb_cgroupfs_value(leaf, "pids.peak")));
         }
         return o;
 }

@@ -234,12 +234,14 @@ static char *diagnose(kb_kernel *k, const char *what, int r) {
         return d;
 }
 
+static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start);
+
 /* Why readiness failed: death (with the exit status), silence, or the message that failed
  * verification, named by channel and reason rather than by a bare errno. */
 static char *diagnose_not_ready(kb_kernel *k, int r) {
         char *d = NULL;
         if (r == -ESRCH) {
-                _cleanup_free_ char *death = kb_kernel_death_diagnosis(k, 600, kb_now_ms() + 1000);
+                _cleanup_free_ char *death = death_diagnosis(k, 600, kb_now_ms() + 1000, true);
                 if (asprintf(&d, "kernel exited during start-up: %s", death ? death : "") < 0)
                         return NULL;
                 return d;
@@ -619,7 +621,9 @@ static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
         }
 }
 
-char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms) {
+/* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
+ * cause worth naming. */
+static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, log_bytes);
         char how[96] = "the kernel process died";
         int status = 0;
@@ -638,10 +642,33 @@ char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline
                 } else
                         snprintf(how, sizeof(how), "the kernel exited with status %d", code);
         }
+        /* A SIGKILL the kernel did not ask for: the memory cgroup's counter says whether it was
+         * the limit (a process of the sandbox killed at --memory-max), which nothing else shows. */
+        int64_t oom = k->sandbox ? kb_sandbox_oom_kills(k->sandbox) : -2;
+        uint64_t as = k->sandbox && at_start ? kb_sandbox_rlimit_as(k->sandbox) : 0;
+        char why[256] = "";
+        if (oom > 0)
+                snprintf(why, sizeof why,
+                         ", after the sandbox's memory cgroup killed %lld process(es) at its limit (--memory-max)",
+                         (long long) oom);
+        else if (as) {
+                /* No cgroup here: the limit is address space, which a kernel reserves well beyond
+                 * what it uses (a malloc arena per thread), so a small one can refuse a start. */
+                char limit[32];
+                kb_limit_format(KB_LIMIT_MEMORY, as, limit, sizeof limit);
+                snprintf(why, sizeof why,
+                         " (its memory limit here is each process's address space, RLIMIT_AS %s: a kernel "
+                         "reserving more cannot start; raise --memory-max if so)",
+                         limit);
+        }
         char *d = NULL;
-        if (asprintf(&d, "%s%s%s", how, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
+        if (asprintf(&d, "%s%s%s%s", how, why, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
                 return NULL;
         return d;
+}
+
+char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms) {
+        return death_diagnosis(k, log_bytes, deadline_ms, false);
 }
 
 static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {

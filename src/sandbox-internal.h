@@ -146,5 +146,8 @@ typedef struct kb_cgroup {
 int kb_cgroup_create(kb_cgroup *cg, const kb_limits *l, const char *team);
 /* Opens each folder's cgroup.procs for writing into fds (at most max); returns how many, -errno. */
 int kb_cgroup_open_procs(const kb_cgroup *cg, int *fds, size_t max);
+/* How many processes the sandbox's memory cgroup killed at its limit; -2 when none could be read
+ * (no memory cgroup). */
+int64_t kb_cgroup_oom_kills(const kb_cgroup *cg);
 /* Removes the folders (waiting up to a second for the last process to leave each). */
 void kb_cgroup_destroy(kb_cgroup *cg);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cgroupfs.h"
 #include "procfs.h"
 #include "sandbox-internal.h"
 
@@ -180,6 +181,45 @@ static int try_v1(kb_cgroup *cg, const kb_limits *l, const char *team) {
         }
         cg->version = 1;
         return 0;
+}
+
+int64_t kb_cgroupfs_value(const char *dir, const char *file) {
+        char path[PATH_MAX], buf[KB_CGROUPFS_FILE_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -2;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return -2;
+        buf[n] = '\0';
+        if (strncmp(buf, "max", 3) == 0)
+                return -1;
+        const char *v = buf;
+        if (strncmp(file, "memory.events", 13) == 0 || strcmp(file, "memory.oom_control") == 0) {
+                v = strstr(buf, "oom_kill ");
+                if (!v)
+                        return -2;
+                v += 9;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (errno || end == v)
+                return -2;
+        /* cgroup v1 writes "no limit" as the largest page-aligned 63-bit value */
+        return x >= (UINT64_C(1) << 62) ? -1 : (int64_t) x;
+}
+
+int64_t kb_cgroup_oom_kills(const kb_cgroup *cg) {
+        int64_t total = -2;
+        for (size_t i = 0; cg && i < cg->n; i++) {
+                int64_t n = kb_cgroupfs_value(cg->dirs[i], cg->version == 2 ? "memory.events" : "memory.oom_control");
+                if (n >= 0)
+                        total = (total < 0 ? 0 : total) + n;
+        }
+        return total;
 }
 
 void kb_cgroup_destroy(kb_cgroup *cg) {

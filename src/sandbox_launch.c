@@ -59,6 +59,7 @@ struct kb_sandbox {
         kb_sandbox_policy_copy *policy; /* what it was launched with, for its twin (kb_sandbox_lifetime) */
         kb_cgroup cgroup;               /* the sandbox's own cgroups, when kbound could make them */
         int cgroup_error;               /* why not (-errno), 0 if made or not needed */
+        uint64_t rlimit_as;             /* the memory limit kept per process instead (0: none) */
 };
 
 int kb_sandbox_pidfd_open(pid_t pid) {
@@ -998,6 +999,29 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                         kb_cgroup_destroy(&sb->cgroup);
                 }
         }
+        /* A memory cgroup of its own bounds the whole sandbox, so RLIMIT_AS does not bound each
+         * process as well: address space is not memory (ipykernel reserves 750 MiB of it for 70 of
+         * resident memory, a malloc arena per thread), and it would refuse a kernel that fits. */
+        uint64_t rlimit_as = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_MEMORY] : 0;
+        if (n_join > 0 && rlimit_as) {
+                kb_sandbox_hardening in_cgroup = *policy->hardening;
+                in_cgroup.limits.max[KB_LIMIT_MEMORY] = 0;
+                kb_sandbox_policy replanned = *policy;
+                replanned.hardening = &in_cgroup;
+                char **again = NULL;
+                r = kb_sandbox_plan(&replanned, kernel_argv, KB_SANDBOX_INFO_FD, &again);
+                if (r < 0) {
+                        for (int i = 0; i < n_join; i++)
+                                close(join_fds[i]);
+                        close(info_pipe[1]);
+                        sandbox_free(sb);
+                        return r;
+                }
+                kb_strv_freep(&argv);
+                argv = again;
+                rlimit_as = 0;
+        }
+        sb->rlimit_as = rlimit_as;
         /* The block channel last. (The syscall probe is bound by path: kb_sandbox_plan.) */
         int fds[3] = {info_pipe[1], seccomp_r, block_r};
         int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD}, stage = 0;
@@ -1014,7 +1038,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .ret_failed_stage = &stage,
                                .join_fds = join_fds,
                                .n_join = (size_t) n_join,
-                               .rlimit_as = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_MEMORY] : 0};
+                               .rlimit_as = rlimit_as};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
         r = launch_facts(policy, argv, fds, targets, 2, logfd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
@@ -1140,6 +1164,14 @@ json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         if (sb && sb->cgroup_error)
                 json_object_object_add(o, "error", json_object_new_string(strerror(-sb->cgroup_error)));
         return o;
+}
+
+uint64_t kb_sandbox_rlimit_as(const kb_sandbox *sb) {
+        return sb ? sb->rlimit_as : 0;
+}
+
+int64_t kb_sandbox_oom_kills(const kb_sandbox *sb) {
+        return sb ? kb_cgroup_oom_kills(&sb->cgroup) : -2;
 }
 
 int kb_sandbox_init_pidfd(const kb_sandbox *sb) {

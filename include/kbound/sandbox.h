@@ -187,6 +187,11 @@ KB_EXPORT json_object *kb_sandbox_launch_facts(const kb_sandbox *sb);
 /* The sandbox's own cgroups: {"version": 2|1|0, "dirs": [host folders], "error": why kbound could
  * not make them (absent when it did, or none was needed)}. A new object, or NULL. */
 KB_EXPORT json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb);
+/* How many of the sandbox's processes its memory cgroup killed at the limit so far; -2 without a
+ * memory cgroup (or when its counter could not be read). */
+KB_EXPORT int64_t kb_sandbox_oom_kills(const kb_sandbox *sb);
+/* The memory limit as each process's RLIMIT_AS, where no memory cgroup holds it (0: not so). */
+KB_EXPORT uint64_t kb_sandbox_rlimit_as(const kb_sandbox *sb);
 /* The sandbox cannot outlive kbound, shown by effect: a twin of sb (the same policy, so the same
  * bwrap and command line, running kbound's syscall probe paused, or sleep without one) is started,
  * its bwrap's outer process (kbound's child, what --die-with-parent ties the sandbox to) is killed,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A hostile cell cannot take the host's memory, tasks or RAM through /tmp (docs/limits.md): each
 # is stopped at the sandbox's limit, set small by option so the test stays small (a 3 GiB
-# balloon against 256 MiB, 200 processes against 64, 200 MiB into a 32 MiB /tmp and /dev/shm),
+# balloon against 1 GiB, 200 processes against 64, 200 MiB into a 32 MiB /tmp and /dev/shm),
 # with a clear error in the cell, kbound ending well within its deadline and nothing left behind;
 # check reports each limit in force and the peaks. As root (the sandbox's own cgroups, and the
 # limits inside) and as an ordinary user (the limits inside only).
@@ -65,10 +65,24 @@ for who in root "$user"; do
   else
     runner=(as_user "$(user_kbound)")
   fi
-  echo "as $who: a 3 GiB balloon against --memory-max 256M"
-  cell "$who-balloon" "${runner[@]}" -- --memory-max 256M -- "$balloon"
+  echo "as $who: a 3 GiB balloon against --memory-max 1G"
+  cell "$who-balloon" "${runner[@]}" -- --memory-max 1G -- "$balloon"
   ok "$who: the cell failed (rc=$rc), within 60 s (${took} s)" [ "$rc" -eq 1 -a "$took" -lt 60 ]
-  ok "$who:   ... with MemoryError, named" grep -q "the cell raised MemoryError" "$scratch/out/$who-balloon.err"
+  if [ "$who" = root ]; then
+    # the sandbox's own memory cgroup: its OOM killer ends the kernel, and kbound says it was the limit
+    ok "$who:   ... the kernel killed at the limit, named" \
+      grep -q "died while running the cell: .*after the sandbox's memory cgroup killed [1-9][0-9]* process(es) at its limit (--memory-max)" \
+      "$scratch/out/$who-balloon.err"
+  else
+    # RLIMIT_AS: the allocation itself is refused
+    ok "$who:   ... with MemoryError, named" grep -q "the cell raised MemoryError" "$scratch/out/$who-balloon.err"
+    echo "as $who: a limit below what the kernel reserves refuses its start, saying why"
+    cell "$who-small" "${runner[@]}" -- --memory-max 64M -- 'print(1)'
+    ok "$who: the sandbox could not be used (rc=$rc)" [ "$rc" -eq 3 ]
+    ok "$who:   ... naming the per-process address-space limit and the option" \
+      grep -q "kernel exited during start-up: .*RLIMIT_AS 64.0 MiB: a kernel reserving more cannot start; raise --memory-max" \
+      "$scratch/out/$who-small.err"
+  fi
   ok "$who:   ... and it never got its memory" not grep -q "kbound-balloon survived" "$scratch/out/$who-balloon.out"
 
   echo "as $who: 200 processes against --tasks-max 64"

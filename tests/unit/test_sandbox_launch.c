@@ -680,11 +680,21 @@ static void test_bwrap_version(void **state) {
         assert_int_equal(kb_sandbox_bwrap_version(fake, &version), -EIO);
 }
 
+/* the preflight item of that name (the list grows; tests name items, never count them) */
+static kb_preflight_item *item(kb_preflight_item **items, const char *name) {
+        for (size_t i = 0; items[i]; i++)
+                if (strcmp(items[i]->name, name) == 0)
+                        return items[i];
+        fail_msg("no preflight item %s", name);
+        return NULL;
+}
+
 static void test_preflight(void **state) {
         fixture *f = *state;
         kb_preflight_item **items = NULL;
         assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", NULL, NULL, &items), 0);
-        const char *names[] = {"sandbox-user", "bwrap", "seccomp", "sandbox", "apparmor", "pidfd", "ipc-path"};
+        const char *names[] = {"sandbox-user", "bwrap",    "seccomp", "limits",
+                               "sandbox",      "apparmor", "pidfd",   "ipc-path"};
         size_t n = 0;
         for (; items[n]; n++) {
                 assert_string_equal(items[n]->name, names[n]);
@@ -702,24 +712,23 @@ static void test_preflight(void **state) {
         longbase[0] = '/';
         longbase[sizeof longbase - 1] = '\0';
         assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, NULL, NULL, &items), 0);
-        assert_false(items[1]->ok);
-        assert_true(items[1]->required);
-        assert_false(items[3]->ok);
-        assert_false(items[6]->ok);
-        assert_non_null(strstr(items[6]->detail, "107"));
+        assert_false(item(items, "bwrap")->ok);
+        assert_true(item(items, "bwrap")->required);
+        assert_false(item(items, "sandbox")->ok);
+        assert_false(item(items, "ipc-path")->ok);
+        assert_non_null(strstr(item(items, "ipc-path")->detail, "107"));
         kb_preflight_free(items);
 
         /* a sandbox user that is root, or that does not exist, fails its item (and the sandbox is
          * then not even tried) */
         assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "root", NULL, &items), 0);
-        assert_string_equal(items[0]->name, "sandbox-user");
-        assert_false(items[0]->ok);
-        assert_true(items[0]->required);
-        assert_false(items[3]->ok);
+        assert_false(item(items, "sandbox-user")->ok);
+        assert_true(item(items, "sandbox-user")->required);
+        assert_false(item(items, "sandbox")->ok);
         kb_preflight_free(items);
         assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", NULL, &items), 0);
-        assert_false(items[0]->ok);
-        assert_non_null(strstr(items[0]->detail, "kbound-no-such-user"));
+        assert_false(item(items, "sandbox-user")->ok);
+        assert_non_null(strstr(item(items, "sandbox-user")->detail, "kbound-no-such-user"));
         kb_preflight_free(items);
 
         /* A bwrap whose --help lacks an option kbound needs is refused by name, and the sandbox is
@@ -740,14 +749,14 @@ static void test_preflight(void **state) {
                  f->bwrap);
         write_file(refusing, script, 0755);
         assert_int_equal(kb_sandbox_preflight(hiding, "/tmp/kbound-XXXXXX", NULL, NULL, &items), 0);
-        assert_false(items[1]->ok);
-        assert_non_null(strstr(items[1]->detail, "lacks --block-fd"));
-        assert_false(items[3]->ok);
+        assert_false(item(items, "bwrap")->ok);
+        assert_non_null(strstr(item(items, "bwrap")->detail, "lacks --block-fd"));
+        assert_false(item(items, "sandbox")->ok);
         kb_preflight_free(items);
         assert_int_equal(kb_sandbox_preflight(refusing, "/tmp/kbound-XXXXXX", NULL, NULL, &items), 0);
-        assert_true(items[1]->ok);
-        assert_false(items[3]->ok);
-        assert_non_null(strstr(items[3]->detail, "Unknown option --block-fd"));
+        assert_true(item(items, "bwrap")->ok);
+        assert_false(item(items, "sandbox")->ok);
+        assert_non_null(strstr(item(items, "sandbox")->detail, "Unknown option --block-fd"));
         kb_preflight_free(items);
 }
 
