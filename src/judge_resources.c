@@ -148,6 +148,20 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 verdict_problem(&v, "the host could not read the kernel's mount table");
         if (oom > 0)
                 verdict_problem(&v, "the sandbox's memory cgroup killed %" PRId64 " process(es) at its limit", oom);
+        /* The kernel's log: a pipe to kbound's keeper, and no more on disk than asked (the host's
+         * stat of the files when judged). A log bwrap writes itself has no bound at all. */
+        int64_t log_max = int_or(limits, "log", 0);
+        json_object *klog = kb_json_get(in->expect, "kernel_log");
+        int64_t log_kept = int_or(klog, "kept", -1), log_written = int_or(klog, "written", -1),
+                log_dropped = int_or(klog, "dropped", 0);
+        char lm[32];
+        kb_limit_format(KB_LIMIT_LOG, (uint64_t) log_max, lm, sizeof lm);
+        if (log_max && !kb_json_str(klog, "pipe"))
+                verdict_problem(
+                        &v, "the kernel's log is a file the sandbox writes itself: nothing bounds it (asked %s)", lm);
+        else if (log_max && (log_kept < 0 || log_kept > log_max))
+                verdict_problem(&v, "%" PRId64 " bytes of the kernel's log are on disk, more than the %s asked",
+                                log_kept, lm);
         json_object *figures = json_object_new_object();
         json_object_object_add(figures, "memory_peak_bytes",
                                json_object_new_int64(mem_peak >= 0 ? mem_peak : rss_peak));
@@ -156,6 +170,9 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         json_object_object_add(figures, "tasks_peak", json_object_new_int64(pids_peak >= 0 ? pids_peak : tasks_peak));
         json_object_object_add(figures, "tmp_used_peak_bytes", json_object_new_int64(used_peak));
         json_object_object_add(figures, "oom_kills", json_object_new_int64(oom));
+        json_object_object_add(figures, "log_written_bytes", json_object_new_int64(log_written));
+        json_object_object_add(figures, "log_dropped_bytes", json_object_new_int64(log_dropped));
+        json_object_object_add(figures, "log_kept_bytes", json_object_new_int64(log_kept));
         verdict_evidence(&v, "used", figures);
         verdict_evidence(&v, "limits", json_object_get(limits));
         verdict_evidence(&v, "cgroup", json_object_get(kb_json_get(in->expect, "cgroup")));
@@ -166,21 +183,38 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         kb_limit_format(KB_LIMIT_TMP, (uint64_t) tmp, z, sizeof z);
         kb_limit_format(KB_LIMIT_MEMORY, (uint64_t) (mem_peak >= 0 ? mem_peak : rss_peak), mp, sizeof mp);
         const char *cg_error = kb_json_str(kb_json_get(in->expect, "cgroup"), "error");
-        if (!mem || !tasks || !tmp)
-                snprintf(unclaimed, sizeof unclaimed, "; NOT claimed (none asked): %s%s%s", !mem ? "memory " : "",
-                         !tasks ? "tasks " : "", !tmp ? "/tmp size" : "");
+        const char *given_up[4];
+        size_t n_given_up = 0;
+        if (!mem)
+                given_up[n_given_up++] = "memory";
+        if (!tasks)
+                given_up[n_given_up++] = "tasks";
+        if (!tmp)
+                given_up[n_given_up++] = "/tmp size";
+        if (!log_max)
+                given_up[n_given_up++] = "log size";
+        for (size_t i = 0; i < n_given_up; i++) {
+                size_t len = strlen(unclaimed);
+                snprintf(unclaimed + len, sizeof unclaimed - len, "%s%s",
+                         i ? ", " : "; NOT claimed (none asked): ", given_up[i]);
+        }
+        char log_words[160] = "";
+        if (log_max)
+                snprintf(log_words, sizeof log_words,
+                         ", the kernel's log at most %s on disk (%" PRId64 " bytes written, %" PRId64 " rotated away)",
+                         lm, log_written, log_dropped);
         char why_rlimits[160] = "";
         if ((tm.rlimit || tt.rlimit) && cg_error)
                 snprintf(why_rlimits, sizeof why_rlimits, "; no cgroup of its own could be made (%s)", cg_error);
         snprintf(detail, sizeof detail,
                  "read by the host at every look (%zu process readings): memory at most %s %s (peak %s), tasks at most "
                  "%s %s (peak %" PRId64 "), each of its %zu writable in-memory folders at most %s (tmpfs size; "
-                 "%" PRId64 " bytes used at most)%s%s",
+                 "%" PRId64 " bytes used at most)%s%s%s",
                  seen, m,
                  mechanism(&tm, "for the whole sandbox (its memory cgroup, swap included)", "per process (RLIMIT_AS)"),
                  mp, t,
                  mechanism(&tt, "for the whole sandbox (its pids cgroup)",
                            "in the sandbox's user namespace (RLIMIT_NPROC)"),
-                 pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, why_rlimits, unclaimed);
+                 pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, log_words, why_rlimits, unclaimed);
         return verdict_end(&v, "sandbox.resources", detail);
 }

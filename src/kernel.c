@@ -560,14 +560,31 @@ char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
         char *buf = calloc(1, max_bytes + 1);
         if (!buf || !k->log_path)
                 return buf;
+        if (k->sandbox)
+                kb_sandbox_log_settle(k->sandbox, kb_now_ms() + 500);
         _cleanup_close_ int fd = open(k->log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return buf;
         off_t size = lseek(fd, 0, SEEK_END);
         off_t start = size > (off_t) max_bytes ? size - (off_t) max_bytes : 0;
-        ssize_t n = pread(fd, buf, max_bytes, start);
-        if (n < 0)
-                n = 0;
+        ssize_t n = 0, got;
+        /* A log just rotated (its keeper: sandbox_log.c) has the rest of its tail in .1. */
+        if (size >= 0 && size < (off_t) max_bytes) {
+                char older[PATH_MAX];
+                _cleanup_close_ int ofd = snprintf(older, sizeof older, "%s.1", k->log_path) >= (int) sizeof older
+                                                  ? -1
+                                                  : open(older, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                off_t osize = ofd >= 0 ? lseek(ofd, 0, SEEK_END) : -1;
+                size_t want = max_bytes - (size_t) size;
+                if (osize > 0) {
+                        off_t ostart = osize > (off_t) want ? osize - (off_t) want : 0;
+                        got = pread(ofd, buf, want, ostart);
+                        n = got > 0 ? got : 0;
+                        start = ostart; /* a cut word at the start is skipped as below */
+                }
+        }
+        got = pread(fd, buf + n, max_bytes - (size_t) n, size > (off_t) max_bytes ? size - (off_t) max_bytes : 0);
+        n += got > 0 ? got : 0;
         buf[n] = '\0';
         /* A tail cut in the middle of a word could end in the first bytes of the key, too few to
          * be recognised as a fragment: start at the first whole word. */

@@ -9,6 +9,7 @@ static const kb_limit_info table[KB_LIMIT_MAX_ID] = {
         [KB_LIMIT_MEMORY] = {"memory", "--memory-max", true, UINT64_C(2) << 30, "memory"},
         [KB_LIMIT_TASKS] = {"tasks", "--tasks-max", false, 512, "processes and threads"},
         [KB_LIMIT_TMP] = {"tmp", "--tmp-size", true, UINT64_C(512) << 20, "/tmp"},
+        [KB_LIMIT_LOG] = {"log", "--log-max", true, UINT64_C(16) << 20, "the kernel's log"},
 };
 
 const kb_limit_info *kb_limit_get(kb_limit_id id) {

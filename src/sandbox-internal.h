@@ -132,6 +132,19 @@ int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbo
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
 char *kb_sandbox_diagnose(const char *what, const char *log_tail);
 
+/* The kernel's log, bounded (sandbox_log.c): a pipe whose write end is bwrap's stdout and stderr,
+ * drained by a thread of kbound into log_path (log_fd, appended to), at most max bytes kept on
+ * disk: log_path and log_path.1, the older half dropped when the newer fills. */
+typedef struct kb_log_keeper kb_log_keeper;
+/* Starts the keeper; *ret_write_fd is the pipe's write end (CLOEXEC) for bwrap. Returns 0, -errno. */
+int kb_log_keeper_start(const char *log_path, int log_fd, uint64_t max, kb_log_keeper **ret, int *ret_write_fd);
+/* Returns once what the sandbox wrote so far is on disk (or at deadline_ms): before a log is read. */
+void kb_log_keeper_settle(const kb_log_keeper *k, int64_t deadline_ms);
+/* Drains until every writer is gone or deadline_ms, then ends the thread and frees it. */
+void kb_log_keeper_stop(kb_log_keeper **k, int64_t deadline_ms);
+/* {"pipe": "pipe:[N]", "max", "written", "dropped", "kept" (bytes on disk now, by stat)}, or NULL. */
+json_object *kb_log_keeper_facts(const kb_log_keeper *k);
+
 /* The cgroups of one sandbox (sandbox_cgroup.c): at most one folder per hierarchy. */
 #define KB_CGROUP_DIRS_MAX 2
 typedef struct kb_cgroup {

@@ -60,6 +60,7 @@ struct kb_sandbox {
         kb_cgroup cgroup;               /* the sandbox's own cgroups, when kbound could make them */
         int cgroup_error;               /* why not (-errno), 0 if made or not needed */
         uint64_t rlimit_as;             /* the memory limit kept per process instead (0: none) */
+        kb_log_keeper *log;             /* the kernel's log, bounded (NULL: none asked; a file) */
 };
 
 int kb_sandbox_pidfd_open(pid_t pid) {
@@ -835,6 +836,9 @@ static void sandbox_free(kb_sandbox *sb) {
         kb_strv_free(sb->env);
         kb_sandbox_policy_copy_free(sb->policy);
         kb_cgroup_destroy(&sb->cgroup);
+        /* Started: its writers are gone by now, so what they left is drained; never started: nothing
+         * to wait for. */
+        kb_log_keeper_stop(&sb->log, sb->bwrap_pid > 0 ? kb_now_ms() + 1000 : kb_now_ms());
         free(sb);
 }
 
@@ -1022,13 +1026,28 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 rlimit_as = 0;
         }
         sb->rlimit_as = rlimit_as;
+        /* bwrap's stdout and stderr: the log's pipe when its size is bounded, else the file. */
+        _cleanup_close_ int log_w = -1;
+        uint64_t log_max = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_LOG] : 0;
+        if (log_max) {
+                r = kb_log_keeper_start(log_path, logfd, log_max, &sb->log, &log_w);
+                if (r < 0) {
+                        for (int i = 0; i < n_join; i++)
+                                close(join_fds[i]);
+                        close(info_pipe[1]);
+                        sandbox_free(sb);
+                        set_diagnosis(ret_diagnosis, "cannot start the kernel log's keeper", NULL, 0);
+                        return r;
+                }
+        }
+        int out_fd = log_w >= 0 ? log_w : logfd;
         /* The block channel last. (The syscall probe is bound by path: kb_sandbox_plan.) */
         int fds[3] = {info_pipe[1], seccomp_r, block_r};
         int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD}, stage = 0;
         size_t n_fds = 3;
         kb_spawn_options so = {.stdin_fd = -1,
-                               .stdout_fd = logfd,
-                               .stderr_fd = logfd,
+                               .stdout_fd = out_fd,
+                               .stderr_fd = out_fd,
                                .extra_fds = fds,
                                .extra_targets = targets,
                                .n_extra = n_fds,
@@ -1040,7 +1059,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .n_join = (size_t) n_join,
                                .rlimit_as = rlimit_as};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
-        r = launch_facts(policy, argv, fds, targets, 2, logfd, block_r, &sb->launch_facts);
+        r = launch_facts(policy, argv, fds, targets, 2, out_fd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
                 r = -ENOMEM;
         if (r >= 0)
@@ -1054,6 +1073,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         for (int i = 0; i < n_join; i++)
                 close(join_fds[i]);
         close(info_pipe[1]);
+        kb_closep(&log_w); /* bwrap's alone now: the keeper ends when the sandbox's writers do */
         kb_closep(&block_r);
         kb_closep(&seccomp_r);
         if (r < 0) {
@@ -1168,6 +1188,15 @@ json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
 
 uint64_t kb_sandbox_rlimit_as(const kb_sandbox *sb) {
         return sb ? sb->rlimit_as : 0;
+}
+
+void kb_sandbox_log_settle(const kb_sandbox *sb, int64_t deadline_ms) {
+        if (sb)
+                kb_log_keeper_settle(sb->log, deadline_ms);
+}
+
+json_object *kb_sandbox_log_facts(const kb_sandbox *sb) {
+        return sb ? kb_log_keeper_facts(sb->log) : NULL;
 }
 
 int64_t kb_sandbox_oom_kills(const kb_sandbox *sb) {
@@ -1288,6 +1317,9 @@ int kb_sandbox_stop(kb_sandbox *sb, int64_t deadline_ms, int *ret_status) {
                 (void) waitid((idtype_t) P_PIDFD, (id_t) sb->init_pidfd, &si, WEXITED | WNOHANG);
         } else if (sb->kernel_pidfd >= 0 && !wait_pidfd(sb->kernel_pidfd, deadline_ms))
                 return -ETIMEDOUT;
+        /* Every writer of the log is gone: what they wrote is on disk before anyone reads it. */
+        kb_log_keeper_settle(sb->log,
+                             deadline_ms >= 0 && deadline_ms < kb_now_ms() + 1000 ? deadline_ms : kb_now_ms() + 1000);
         if (ret_status)
                 *ret_status = sb->status;
         return 0;

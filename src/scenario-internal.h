@@ -60,6 +60,7 @@ typedef struct ctx {
 typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 
 /* A check of the run, its detail formatted (scenario.c). */
+void scenario_expect_log(ctx *x);
 void scenario_add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* The marker a stdout-transport cell prints before its result, and a cell's result by either

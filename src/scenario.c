@@ -296,12 +296,20 @@ void scenario_expect_set(ctx *x, const char *key, json_object *value) {
         json_object_object_add(x->expect, key, value);
 }
 
+/* The kernel's log: its keeper's facts (the pipe bwrap writes to, what was written, dropped and
+ * kept), or the file bwrap writes itself when its size is not bounded. Set again before the check
+ * that reports its figures. */
+void scenario_expect_log(ctx *x) {
+        json_object *log = kb_sandbox_log_facts(kb_kernel_sandbox(x->h.kernel));
+        scenario_expect_set(x, "kernel_log", log ? log : file_id(kb_kernel_log_path(x->h.kernel)));
+}
+
 /* The run's facts every judgement needs, set once the kernel is up. */
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         scenario_expect_set(x, "allow_network", json_object_new_boolean(x->env->allow_network));
         scenario_expect_set(x, "kernel_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
-        scenario_expect_set(x, "kernel_log", file_id(kb_kernel_log_path(x->h.kernel)));
+        scenario_expect_log(x);
         scenario_expect_set(x, "bwrap", json_object_new_string(x->env->harness.bwrap));
         scenario_expect_set(x, "bwrap_version",
                             json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
@@ -899,6 +907,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 surface_host_only(&x);
         else
                 judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
+        scenario_expect_log(&x);
         judged(&x, "sandbox.resources", kb_judge_resources, x.inspect_ms);
         judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
         if (!x.h.cancelled) {

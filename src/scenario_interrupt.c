@@ -115,12 +115,13 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
         return 1;
 }
 
-/* After an interrupt, the host watches the cell's count: KEPT_RUNNING_STEPS more steps (about half
- * a second of the cell's own progress, longer under load) say it kept running, and end the wait
- * early. The cell prints nothing meanwhile: a kernel that sends frame by frame (IRkernel from R)
- * and takes SIGINT between two frames would leave a message unfinished. The count can only
- * shorten a wait that ends in "kept running": no pass rests on it. */
-#define KEPT_RUNNING_STEPS 10
+/* After an interrupt, the host watches the cell's count: KEPT_RUNNING_STEPS more steps (about two
+ * seconds of the cell's own progress, longer under load) say it kept running, and end the wait
+ * early. Half a second was too short for a kernel that runs its cells in a child (metakernel's
+ * bash relays SIGINT through a pty) on a loaded machine: it stopped the cell, later. The cell prints nothing meanwhile:
+ * a kernel that sends frame by frame (IRkernel from R) and takes SIGINT between two frames would leave a message
+ * unfinished. The count can only shorten a wait that ends in "kept running": no pass rests on it. */
+#define KEPT_RUNNING_STEPS 40
 #define WATCH_SLICE_MS 25
 #define IDLE_WAIT_MS 2000 /* the client's own grace for an idle after the reply */
 typedef struct progress_watch {

@@ -192,6 +192,12 @@ KB_EXPORT json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb);
 KB_EXPORT int64_t kb_sandbox_oom_kills(const kb_sandbox *sb);
 /* The memory limit as each process's RLIMIT_AS, where no memory cgroup holds it (0: not so). */
 KB_EXPORT uint64_t kb_sandbox_rlimit_as(const kb_sandbox *sb);
+/* The kernel's log as its keeper holds it: {"pipe": "pipe:[N]" (bwrap's stdout and stderr),
+ * "max", "written", "dropped", "kept" (bytes on disk now)}; NULL when the log is not bounded (it
+ * is then a file bwrap writes itself). A new object. */
+KB_EXPORT json_object *kb_sandbox_log_facts(const kb_sandbox *sb);
+/* Returns once what the sandbox wrote to its log so far is on disk, or at deadline_ms. */
+KB_EXPORT void kb_sandbox_log_settle(const kb_sandbox *sb, int64_t deadline_ms);
 /* The sandbox cannot outlive kbound, shown by effect: a twin of sb (the same policy, so the same
  * bwrap and command line, running kbound's syscall probe paused, or sleep without one) is started,
  * its bwrap's outer process (kbound's child, what --die-with-parent ties the sandbox to) is killed,

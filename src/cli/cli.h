@@ -265,7 +265,7 @@ typedef struct cli_hardening_opts {
         const char *sockets;
         char *allow[CLI_ALLOW_SYSCALL_MAX + 1];
         size_t n_allow;
-        const char *limits[KB_LIMIT_MAX_ID]; /* --memory-max, --tasks-max, --tmp-size as given */
+        const char *limits[KB_LIMIT_MAX_ID]; /* --memory-max, --tasks-max, --tmp-size, --log-max as given */
 } cli_hardening_opts;
 int cli_opt_allow_syscall(const char *cmd, cli_hardening_opts *o, const char *arg);
 int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, const kb_bwrap *bwrap,
@@ -324,6 +324,7 @@ enum {
         CLI_OPT_MEMORY_MAX,
         CLI_OPT_TASKS_MAX,
         CLI_OPT_TMP_SIZE,
+        CLI_OPT_LOG_MAX,
 };
 #define CLI_OPTS_MAX 32
 #define CLI_KERNELS_MAX KB_RUN_KERNELS_MAX

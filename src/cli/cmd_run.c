@@ -92,6 +92,7 @@ static const cli_command run_command = {
                         "memory-max",
                         "tasks-max",
                         "tmp-size",
+                        "log-max",
                         "prefix",
                         "rootfs",
                         "keep",

@@ -30,6 +30,7 @@ static const struct option shared_options[] = {
         {"memory-max", required_argument, NULL, CLI_OPT_MEMORY_MAX},
         {"tasks-max", required_argument, NULL, CLI_OPT_TASKS_MAX},
         {"tmp-size", required_argument, NULL, CLI_OPT_TMP_SIZE},
+        {"log-max", required_argument, NULL, CLI_OPT_LOG_MAX},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
 };
@@ -121,6 +122,9 @@ static const shared_help shared_helps[] = {
         {"tasks-max", NULL, "--tasks-max N", "the most processes and threads one sandbox may run (default 512)"},
         {"tmp-size", NULL, "--tmp-size SIZE",
          "the size of the sandbox's /tmp and of its /dev/shm, each (default 512M)"},
+        {"log-max", NULL, "--log-max SIZE",
+         "the most of the kernel's log kept on disk, the oldest part\n"
+         "rotated away (default 16M)"},
 };
 
 static const struct option *find_option(const struct option *list, const char *name) {
@@ -218,6 +222,9 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_TMP_SIZE:
                 o->hardening.limits[KB_LIMIT_TMP] = arg;
+                return 0;
+        case CLI_OPT_LOG_MAX:
+                o->hardening.limits[KB_LIMIT_LOG] = arg;
                 return 0;
         case 'q':
                 cli_set_quiet(true);

@@ -4,10 +4,9 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3 R
 
-ids="sandbox.backend sandbox.privileges sandbox.session sandbox.attack_surface identity.pid2 identity.pidfd boundary.descriptors
-boundary.write_outside boundary.workspace_writable boundary.network boundary.sockets boundary.credentials
-boundary.cross_team interrupt.control interrupt.pidfd persistence.namespace lifecycle.shutdown"
+ids=$(documented_check_ids)
 n_ids=$(wc -w <<<"$ids")
+[ "$n_ids" -gt 0 ] || fail "no check ids in docs/report-format.md"
 
 secret="kbound-daemon-secret-$RANDOM$RANDOM$RANDOM"
 set +e

@@ -6,6 +6,7 @@
 # check reports each limit in force and the peaks. As root (the sandbox's own cgroups, and the
 # limits inside) and as an ordinary user (the limits inside only).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/hostile_lib.sh"
 require bwrap /usr/bin/python3 runuser
 
 user=$(test_user)
@@ -100,6 +101,29 @@ for who in root "$user"; do
     m=$(sed -n "s|^kbound-fill $d stopped at \([0-9]*\) MiB: No space left on device|\1|p" "$scratch/out/$who-fill.out")
     ok "$who:   ... $d full at ${m:-?} MiB (no space left), not past 32" [ -n "$m" -a "${m:-99}" -le 32 ]
   done
+
+  echo "as $who: a kernel that writes 256 MiB to its log against --log-max 4M"
+  flood_spec=$(scratch="$scratch/out/$who" hostile_spec flood good --log-flood $((256 << 20)))
+  chmod -R a+rX "$scratch/out/$who"
+  set +e
+  "${runner[@]}" check --kernel "$flood_spec" "${bind[@]}" --log-max 4M --keep \
+    --json "$scratch/out/$who-flood.json" >"$scratch/out/$who-flood.txt" 2>&1
+  rc=$?
+  set -e
+  kept_dir=$(sed -n 's/^kbound: kept the team folders under \(.*\)$/\1/p' "$scratch/out/$who-flood.txt" | tail -1)
+  ok "$who: check ran to its verdict (rc=$rc), the team folders kept" [ "$rc" -le 1 -a -n "$kept_dir" ]
+  logs=$(find "${kept_dir:-/nonexistent}" -name 'kernel.log*' -printf '%s\n' 2>/dev/null)
+  on_disk=$(awk '{s += $1} END {print s + 0}' <<<"$logs")
+  ok "$who:   ... at most 4 MiB of its log on disk ($on_disk bytes in $(wc -l <<<"$logs") files)" \
+    [ "$on_disk" -gt 0 -a "$on_disk" -le $((4 << 20)) ]
+  ok "$who:   ... its newest line kept" grep -q "the flood's last line" "${kept_dir:-/nonexistent}"/teams/*/host/kernel.log
+  flood() { json_get "$scratch/out/$who-flood.json" "next(c for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')$1"; }
+  ok "$who:   ... sandbox.resources pass" [ "$(flood "['status']")" = pass ]
+  ok "$who:   ... the report says 256 MiB written, what was dropped, and at most 4 MiB kept" \
+    /usr/bin/python3 -c 'import sys; w, d, k = map(int, sys.argv[1:]); sys.exit(0 if w >= 256 << 20 and d > 0 and w == d + k and k <= 4 << 20 else 1)' \
+    "$(flood "['evidence']['used']['log_written_bytes']")" "$(flood "['evidence']['used']['log_dropped_bytes']")" \
+    "$(flood "['evidence']['used']['log_kept_bytes']")"
+  rm -rf "${kept_dir:?}"
 
   echo "as $who: check reports the limits asked, in force, and the peaks"
   set +e

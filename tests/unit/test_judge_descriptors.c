@@ -353,8 +353,27 @@ static void test_descriptors_channels(void **state) {
                 B1("/snapshots/1/errors/-",
                    "{'what': 'the launch side\\u0027s descriptors', 'error': 'Permission denied'}",
                    "the host could not read the launch side's descriptors: Permission denied"),
+                /* the kernel's log pipe (its keeper reads it, bwrap's outer process holds it as its
+                 * stdout): held for reading in the sandbox, or by another process outside, it is a
+                 * channel like any other */
+                B3("/expect/kernel_log/pipe", "'pipe:[7300]'", "/snapshots/1/launcher/outside_inodes/-",
+                   "'pipe:[7300]'", "/snapshots/1/processes/2/fds/1/flags", "0",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side of the sandbox"),
+                B3("/expect/kernel_log/pipe", "'pipe:[7300]'", "/snapshots/1/launcher/outside_inodes/-",
+                   "'pipe:[7300]'", "/snapshots/1/outside_channels/-",
+                   "{'target': 'pipe:[7300]', 'pid': 4242, 'name': 'tee', 'fd': 9}",
+                   "fd 1 of pid 1003 (python3): pipe:[7300] is shared with pid 4242 (tee, its fd 9)"),
+                /* another pipe than the log's is not let through by the log's */
+                B2("/expect/kernel_log/pipe", "'pipe:[7301]'", "/snapshots/1/launcher/outside_inodes/-",
+                   "'pipe:[7300]'", "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* the log pipe, written, shared with the launch side only */
+                B2("/expect/kernel_log/pipe", "'pipe:[7300]'", "/snapshots/1/launcher/outside_inodes/-",
+                   "'pipe:[7300]'", NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
 }
 
 #undef KNET

@@ -26,8 +26,11 @@ static const char look[] =
         "  {'mountpoint': '/dev/shm', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=524288k']},"
         "  {'mountpoint': '/workspace', 'fstype': 'ext4', 'writable': true, 'super': ['rw']}]}";
 
-static const char expect[] = "{'limits': {'memory': 2147483648, 'tasks': 512, 'tmp': 536870912, 'tmpfs_size': true},"
-                             " 'cgroup': {'version': 1, 'dirs': ['" OWN_MEM "', '" OWN_PIDS "']}}";
+static const char expect[] =
+        "{'limits': {'memory': 2147483648, 'tasks': 512, 'tmp': 536870912, 'log': 16777216, 'tmpfs_size': true},"
+        " 'cgroup': {'version': 1, 'dirs': ['" OWN_MEM "', '" OWN_PIDS "']},"
+        " 'kernel_log': {'pipe': 'pipe:[77]', 'max': 16777216, 'written': 20971520, 'dropped': 12582912,"
+        "  'kept': 8388608}}";
 
 static json_object *run_of(void) {
         json_object *run = json_object_new_object();
@@ -88,6 +91,13 @@ static void test_fails(void **state) {
                    "the sandbox's memory cgroup killed 2 process(es) at its limit"),
                 B1("/expect/limits", NULL, "kbound did not record which limits it asked"),
                 B1("/snapshots/0/mounts", NULL, "the host could not read the kernel's mount table"),
+                /* the log: a file the sandbox writes itself, or more of it on disk than asked */
+                B1("/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
+                   "the kernel's log is a file the sandbox writes itself: nothing bounds it (asked 16.0 MiB)"),
+                B1("/expect/kernel_log", NULL, "the kernel's log is a file the sandbox writes itself"),
+                B1("/expect/kernel_log/kept", "16777217",
+                   "16777217 bytes of the kernel's log are on disk, more than the 16.0 MiB asked"),
+                B1("/expect/kernel_log/kept", NULL, "-1 bytes of the kernel's log are on disk"),
         };
         for (size_t i = 0; i < KB_ELEMENTSOF(fails); i++)
                 expect_result(&fails[i], "fail");
@@ -106,6 +116,13 @@ static void test_passes(void **state) {
                 /* given up: reported as not claimed */
                 B2("/expect/limits/tmp", "0", "/snapshots/0/mounts/1/super", "['rw']",
                    "NOT claimed (none asked): /tmp size"),
+                /* the log's figures, and the log given up (its file then unbounded, said so) */
+                B1("/expect/limits/tmpfs_size", "true",
+                   "the kernel's log at most 16.0 MiB on disk (20971520 bytes written, 12582912 rotated away)"),
+                B2("/expect/limits/log", "0", "/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
+                   "NOT claimed (none asked): log size"),
+                B3("/expect/limits/log", "0", "/expect/limits/memory", "0", "/expect/limits/tasks", "0",
+                   "NOT claimed (none asked): memory, tasks, log size"),
         };
         for (size_t i = 0; i < KB_ELEMENTSOF(passes); i++)
                 expect_result(&passes[i], "pass");
