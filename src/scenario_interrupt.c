@@ -115,23 +115,31 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
         return 1;
 }
 
-/* After an interrupt, the host watches the cell's count: KEPT_RUNNING_STEPS more steps (about two
- * seconds of the cell's own progress, longer under load) say it kept running, and end the wait
- * early. Half a second was too short for a kernel that runs its cells in a child (metakernel's
- * bash relays SIGINT through a pty) on a loaded machine: it stopped the cell, later. The cell prints nothing meanwhile:
+/* After an interrupt, the host watches the cell's count: so many more steps say it kept running,
+ * and end the wait early. After interrupt_request, KEPT_RUNNING_STEPS (about half a second of the
+ * cell's own progress, longer under load): a kernel that ignores the request (IRkernel) is not
+ * waited for longer. After SIGINT, KEPT_RUNNING_STEPS_SIGNAL (about two seconds): real kernels stop
+ * at once, but one that runs its cells in a child (metakernel's bash relays SIGINT through a pty)
+ * took longer than half a second on a loaded machine, and that SIGINT is also what frees a cell
+ * the control path left running. The cell prints nothing meanwhile:
  * a kernel that sends frame by frame (IRkernel from R) and takes SIGINT between two frames would leave a message
  * unfinished. The count can only shorten a wait that ends in "kept running": no pass rests on it. */
-#define KEPT_RUNNING_STEPS 40
+#define KEPT_RUNNING_STEPS 10
+#define KEPT_RUNNING_STEPS_SIGNAL 40
 #define WATCH_SLICE_MS 25
 #define IDLE_WAIT_MS 2000 /* the client's own grace for an idle after the reply */
 typedef struct progress_watch {
         const char *name; /* the progress file, or NULL: no count seen to watch */
         long from, last;  /* the count when the interrupt was sent, and the latest read */
+        long limit;       /* steps that say it kept running */
 } progress_watch;
 
-static void watch_start(ctx *x, progress_watch *w, const char *name, bool started) {
+static void watch_start(ctx *x, progress_watch *w, const char *name, bool started, interrupt_path path) {
         long n = started ? progress_read(x, name) : -1;
-        *w = (progress_watch){.name = n >= 0 ? name : NULL, .from = n, .last = n};
+        *w = (progress_watch){.name = n >= 0 ? name : NULL,
+                              .from = n,
+                              .last = n,
+                              .limit = path == PATH_PIDFD ? KEPT_RUNNING_STEPS_SIGNAL : KEPT_RUNNING_STEPS};
 }
 
 static long watch_steps(const progress_watch *w) {
@@ -140,7 +148,7 @@ static long watch_steps(const progress_watch *w) {
 
 /* Waits up to wait_ms for the cell to end, reading its count between slices. Returns what
  * kb_client_execute_wait said (0: it ended; -ETIMEDOUT: not within wait_ms; -errno), or 1 if the
- * count moved KEPT_RUNNING_STEPS steps first. */
+ * count moved its limit of steps first. */
 static int watch_wait(ctx *x, kb_execution *ex, progress_watch *w, int wait_ms) {
         kb_client *c = kb_kernel_client(x->h.kernel);
         int64_t until = kb_now_ms() + (wait_ms > 0 ? wait_ms : 0);
@@ -163,7 +171,7 @@ static int watch_wait(ctx *x, kb_execution *ex, progress_watch *w, int wait_ms) 
                         long n = progress_read(x, w->name);
                         if (n >= 0)
                                 w->last = n;
-                        if (watch_steps(w) >= KEPT_RUNNING_STEPS)
+                        if (watch_steps(w) >= w->limit)
                                 return 1;
                 }
                 if (kb_now_ms() >= until)
@@ -304,11 +312,11 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         int ss = path == PATH_PIDFD ? sigint_state(x, "before", ev, &ignored, NULL) : 0;
         if (ss < 0)
                 json_object_object_add(ev, "sigint_error", json_object_new_string(strerror(-ss)));
-        /* Sent, then watched until the cell ends, or its count has moved KEPT_RUNNING_STEPS since
+        /* Sent, then watched until the cell ends, or its count has moved its limit of steps since
          * (it kept running: the kernel had that much time to act and did not), or the timeout.
          * The interrupt_reply on control is taken whenever it came. */
         progress_watch tw;
-        watch_start(x, &tw, progress, started == 1);
+        watch_start(x, &tw, progress, started == 1, path);
         int64_t sent = kb_now_ms();
         _cleanup_free_ char *reply_status = NULL, *interrupt_id = NULL;
         int sr = path == PATH_PIDFD
@@ -427,7 +435,7 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         else if (path == PATH_CONTROL)
                 snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running (%ld steps over %lld ms)",
                          reply_status, watch_steps(&tw), (long long) ran);
-        else if (watch_steps(&tw) >= KEPT_RUNNING_STEPS)
+        else if (watch_steps(&tw) >= tw.limit)
                 snprintf(why, sizeof(why), "the cell kept running after the interrupt (%ld steps over %lld ms)",
                          watch_steps(&tw), (long long) ran);
         else
@@ -436,7 +444,7 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         if (r != 0) {
                 (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
                 progress_watch again;
-                watch_start(x, &again, progress, started == 1);
+                watch_start(x, &again, progress, started == 1, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL);
                 int u = watch_wait(x, ex, &again, x->env->interrupt_timeout_ms);
                 json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
                 if (u == -ESRCH && path == PATH_CONTROL) {
