@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""make_text_seeds.py: writes the seed corpora for fuzz_sanitize and fuzz_redact
-(tests/fuzz/seeds/{sanitize,redact}) in their input formats (see the top of each fuzzer)."""
+"""make_text_seeds.py: writes the seed corpora for fuzz_sanitize, fuzz_redact and fuzz_report
+(tests/fuzz/seeds/{sanitize,redact,report}) in their input formats (see the top of each fuzzer)."""
 import os
 import sys
 
@@ -62,9 +62,39 @@ REDACT = {
 }
 
 
+# fuzz_report: byte 0's flags, then NUL-ended strings in build()'s order.
+TWO, SANDBOX, IMAGE, ERROR, COMPLETE, UNTESTED = 0x01, 0x08, 0x10, 0x20, 0x40, 0x80
+
+
+def checks(n):
+    return (n - 1) << 1
+
+
+def report(flags, *strings):
+    return bytes([flags]) + b"\0".join(strings)
+
+
+FORGED = b"ok\nPASS         forged  sandbox.backend  forged\rPASS: full boundary\x1b]0;PWNED\x07\x1b[2J"
+REPORT = {
+    "plain_pass": report(COMPLETE | checks(2), b"python3", b"Python 3", b"python", b"team-a", b"ipykernel", b"6.29",
+                         b"python", b"sandbox.backend", b"p", b"bubblewrap 0.8.0", b"boundary.network", b"p", b"lo only"),
+    "forged_lines": report(COMPLETE | SANDBOX | checks(1), b"bwrap\n", b"0.8\r", b"/usr/bin/bwrap\x1b[2J", b"",
+                           b"k\nPASS x", FORGED, b"py\u202ethon".decode("unicode_escape").encode(), b"t", FORGED,
+                           b"1\n", b"python", b"id\nPASS", b"f", FORGED),
+    "raw_bytes": report(COMPLETE | TWO | checks(3) | ERROR, b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\xc2\x85",
+                        b"Traceback \xff\xfe\xc3\x28", b"\x9b31m", b"\xf4\x90\x80\x80", b"r", b"a", b"\x06status",
+                        b"\xc0\xaf", b"b", b"u", b"\xe2\x80\xa8", b"c", b"d", b"x"),
+    "xml_specials": report(UNTESTED | SANDBOX | IMAGE | checks(2), b"<b>", b"&amp;", b"\"q\"", b"'a'", b"]]>",
+                           b"<!--", b"&#0;", b"\xef\xbf\xbe", b"<x>", b"a&b", b"c<d", b"e>f", b"<testcase>",
+                           b"</testsuite>", b"1&2", b"s", b"u", b"<failure>", b"n", b"&"),
+    "same_strings": report(TWO | checks(1), b"k", b"k", b"k", b"k", b"k", b"k", b"R", b"k", b"p", b"k", b"k", b"k",
+                           b"k", b"k", b"k", b"k", b"k", b"f", b"k"),
+}
+
+
 def main():
     top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds")
-    for name, corpus in (("sanitize", SANITIZE), ("redact", REDACT)):
+    for name, corpus in (("sanitize", SANITIZE), ("redact", REDACT), ("report", REPORT)):
         d = os.path.join(top, name)
         os.makedirs(d, exist_ok=True)
         for seed, data in corpus.items():
