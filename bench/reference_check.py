@@ -55,9 +55,16 @@ CONTROL_REPLY_TIMEOUT = 2.0
 CONTROL_GRACE = 0.1  # src/scenario.c CONTROL_GRACE_MS: the cell is watched during the reply wait
 INTERRUPT_TIMEOUT = 10.0
 HOLD_MAX = 0.2  # src/scenario.c HOLD_MAX_MS: a random hold after the marker before interrupting
-TICKS_KEPT_RUNNING = 10  # src/scenario.c: this many ticks after an interrupt say the cell kept running
+# src/scenario_interrupt.c: the long cell's progress file, read by the host: this many more steps
+# after interrupt_request (after SIGINT) say it kept running; a stop reply needs the count unchanged
+# PROGRESS_WINDOW later; the first count must appear within PROGRESS_START of the marker.
+STEPS_KEPT_RUNNING = 10
+STEPS_KEPT_RUNNING_SIGNAL = 40
+PROGRESS_WINDOW = 0.15
+PROGRESS_START = 2.0
 IDLE_GRACE = 2.0
 STOP_GRACE = 1.0
+SHUTDOWN_EXIT = 15.0  # src/rules.h KB_SHUTDOWN_EXIT_MS: lifecycle.shutdown waits for the kernel's exit
 LONG_CELL_SECONDS = 60
 MIME = "application/vnd.kbound.probe+json"
 WORKSPACE = "/workspace"
@@ -110,11 +117,17 @@ def bwrap_argv(bwrap, team, workspace, runtime, probe, fds, kernel_argv):
             a += ["--tmpfs", p, "--remount-ro", p]
         elif os.path.lexists(p):
             a += ["--ro-bind", "/dev/null", p]
-    a += ["--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var", "--tmpfs", "/var/tmp",
+    # src/limits.c's defaults: /tmp and /dev/shm sized, /dev read-only, /var/tmp a link to /tmp
+    tmp = str(512 << 20)
+    a += ["--dev", "/dev", "--size", tmp, "--tmpfs", "/tmp", "--size", tmp, "--tmpfs", "/dev/shm",
+          "--remount-ro", "/dev", "--dir", "/var", "--symlink", "../tmp", "/var/tmp",
           "--bind", workspace, WORKSPACE, "--bind", runtime, RUNTIME,
           "--ro-bind", probe, TOOLS_PROBE, "--remount-ro", "/",
           "--chdir", WORKSPACE, "--block-fd", str(fds["block"]), "--info-fd", str(fds["info"]), "--"]
-    return a + kernel_argv
+    # kbound's PID 2 sets RLIMIT_NPROC (512) and, where no memory cgroup holds the sandbox (not
+    # root), RLIMIT_AS (2 GiB), then execs the kernel (kb_sandbox_plan's plan_rlimits)
+    limits = [TOOLS_PROBE, "--exec-limited", "512", "0" if os.geteuid() == 0 else str(2 << 30), "--"]
+    return a + limits + kernel_argv
 
 
 def sandbox_env(spec_env):
@@ -244,6 +257,7 @@ class Run:
         self.pidfd = None
         self.kc = None
         self.poller = None
+        self.pending = {}  # path: (progress file, count at the reply, reply time)
 
     def check(self, cid, ok, detail=""):
         self.result["checks"][cid] = {"status": ok, "detail": detail}
@@ -456,38 +470,65 @@ class Run:
             self.interrupt(path, nonce)
         t0 = now()
         got = self.cell("get_var", {})
+        for earlier in list(self.pending):
+            self.settle(earlier)
         self.phase("get_var", t0)
         self.check("persistence.namespace", bool(got) and got.get("value") == nonce and got.get("pid") == 2
                    and nspid(self.kernel_pid)[-1:] == [2])
 
+    def progress(self, name):
+        """The long cell's count in the workspace, or -1 (none yet, or not a count)."""
+        try:
+            with open(os.path.join(self.workspace, name)) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return -1
+
+    def settle(self, path):
+        """Decides a stop reply once PROGRESS_WINDOW has passed: the count must not have moved."""
+        pending = self.pending.pop(path, None)
+        if not pending:
+            return
+        name, at_reply, reply_t = pending
+        wait = reply_t + PROGRESS_WINDOW - now()
+        if wait > 0:
+            time.sleep(wait)
+        self.check("interrupt." + path, self.progress(name) == at_reply)
+
     def interrupt(self, path, nonce):
         t0 = now()
         marker = "kbound-marker-%s-%s" % (path, nonce[:8])
-        tick = "kbound-tick-" + nonce[:8]
+        name = ".kbound-progress-%s-%s" % (path, nonce[:8])
         code = render(self.opts.kernels_dir, self.lang, "long",
-                      {"marker": marker, "seconds": LONG_CELL_SECONDS, "tick": tick})
+                      {"marker": marker, "seconds": LONG_CELL_SECONDS, "progress": WORKSPACE + "/" + name})
         st, seen = self.execute(code, now() + MARKER_TIMEOUT, marker=marker)
         self.result["phases_ms"]["marker_" + path] = ms(now() - t0)
+        for earlier in list(self.pending):
+            self.settle(earlier)  # its window ran during this cell's start
         if not seen:
             self.check("interrupt." + path, False, "no marker")
             return
+        start_by = now() + PROGRESS_START
+        while self.progress(name) < 1 and now() < start_by and st["reply"] is None:
+            self.next_iopub(st, min(start_by, now() + 0.01))
         if self.wait_done(st, now() + random.uniform(0, HOLD_MAX)):
             self.check("interrupt." + path, False, "ended on its own")
             return
-        sent, base = now(), len(st["stdout"])
+        sent = now()
 
-        def watch(deadline):
-            """Until the cell ends, it ticks TICKS_KEPT_RUNNING times, or deadline: True if it ended."""
-            while now() < deadline and st["stdout"].count(tick, base) < TICKS_KEPT_RUNNING:
+        def watch(deadline, limit):
+            """Until the cell ends, its count moves limit steps, or deadline: True if it ended."""
+            base = self.progress(name)
+            while now() < deadline and (base < 0 or self.progress(name) - base < limit):
                 if st["reply"] is not None and (st["idle"] or now() > st["reply_t"] + IDLE_GRACE):
                     return True
-                self.next_iopub(st, deadline)
+                self.next_iopub(st, min(deadline, now() + 0.025))
             return st["reply"] is not None
 
         if path == "control":
             msg = self.kc.session.msg("interrupt_request", {})
             self.kc.control_channel.send(msg)
-            done = watch(now() + CONTROL_REPLY_TIMEOUT)
+            done = watch(now() + CONTROL_REPLY_TIMEOUT, STEPS_KEPT_RUNNING)
             replied = False
             while True:
                 try:
@@ -495,23 +536,26 @@ class Run:
                 except Exception:
                     break
                 replied = replied or r["parent_header"].get("msg_id") == msg["header"]["msg_id"]
-            if not done and st["stdout"].count(tick, base) < TICKS_KEPT_RUNNING:
-                done = watch(now() + (INTERRUPT_TIMEOUT - CONTROL_REPLY_TIMEOUT if replied else CONTROL_GRACE))
+            if not done and now() < sent + CONTROL_REPLY_TIMEOUT:
+                pass  # the count said it kept running: no further wait
+            elif not done:
+                done = watch(now() + (INTERRUPT_TIMEOUT - CONTROL_REPLY_TIMEOUT if replied else CONTROL_GRACE),
+                             STEPS_KEPT_RUNNING)
         else:
             signal.pidfd_send_signal(self.pidfd, signal.SIGINT)
-            done = watch(now() + INTERRUPT_TIMEOUT)
+            done = watch(now() + INTERRUPT_TIMEOUT, STEPS_KEPT_RUNNING_SIGNAL)
         stopped = done and st["reply"].get("status") != "ok"
         if stopped:
             self.result["latency_%s_ms" % path] = ms(st["reply_t"] - sent)
-            self.check("interrupt." + path, True)
+            # decided later, as kbound does: the window overlaps the next step's work
+            self.pending[path] = (name, self.progress(name), st["reply_t"])
         else:
             # Unblock through the other path, as kbound does, so the kernel can still be checked.
             if path == "control":
                 signal.pidfd_send_signal(self.pidfd, signal.SIGINT)
             else:
                 self.kc.control_channel.send(self.kc.session.msg("interrupt_request", {}))
-            base = len(st["stdout"])
-            watch(now() + INTERRUPT_TIMEOUT)
+            watch(now() + INTERRUPT_TIMEOUT, STEPS_KEPT_RUNNING_SIGNAL if path == "control" else STEPS_KEPT_RUNNING)
             self.check("interrupt." + path, "unsupported" if path == "control" else False)
         self.phase("interrupt_" + path, t0)
 
@@ -521,13 +565,13 @@ class Run:
                 alive = True
                 msg = self.kc.session.msg("shutdown_request", {"restart": False})
                 self.kc.control_channel.send(msg)
-                deadline = now() + STOP_GRACE
                 try:
                     self.kc.get_control_msg(timeout=STOP_GRACE)
                 except Exception:
                     pass
-                # kbound waits for the kernel's own exit only with --keep: the reply is the goodbye.
-                while now() < deadline and alive and self.opts.keep:
+                # lifecycle.shutdown: the reply, then the kernel process gone (its pidfd), as kbound
+                deadline = now() + SHUTDOWN_EXIT
+                while now() < deadline and alive:
                     alive = self.proc.poll() is None and not _pidfd_exited(self.pidfd)
                     if alive:
                         time.sleep(0.01)
@@ -612,8 +656,8 @@ def main():
     ap.add_argument("--kernel", action="append")
     ap.add_argument("--kernels-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels"))
     ap.add_argument("--bwrap", default=shutil.which("bwrap") or "/usr/bin/bwrap")
-    ap.add_argument("--keep", action="store_true", help="wait for each kernel's own exit after shutdown_reply, "
-                    "as kbound check --keep does (the folders are removed all the same)")
+    ap.add_argument("--keep", action="store_true", help="accepted for old command lines: each kernel's own exit "
+                    "after shutdown_reply is always waited for now, as kbound's lifecycle.shutdown does")
     ap.add_argument("--interrupt-order", default="control,pidfd", choices=["control,pidfd", "pidfd,control"],
                     help="which interrupt path goes first (kbound: control first); for investigations")
     ap.add_argument("--libkbound", default=os.path.join(TOP, "build", "libkbound.so"),
