@@ -32,8 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct input {
         const uint8_t *p, *end;
-        bool twin;       /* every string as its token */
-        uint8_t first;   /* the first byte of the last string read, as it was (0: empty) */
+        bool twin;     /* every string as its token */
+        uint8_t first; /* the first byte of the last string read, as it was (0: empty) */
         const char *seen[TOKENS_MAX];
         size_t seen_len[TOKENS_MAX], n_seen;
 } input;
@@ -93,8 +93,7 @@ static void put(input *in, json_object *o, const char *key) {
 }
 
 static json_object *build(const uint8_t *data, size_t size, bool twin) {
-        static const char *const statuses[] = {"pass",        "fail",     "unsupported",
-                                               "not_claimed", "untested", "deviation"};
+        static const char *const statuses[] = {"pass", "fail", "unsupported", "not_claimed", "untested", "deviation"};
         input in = {.p = data + 1, .end = data + size, .twin = twin};
         uint8_t flags = data[0];
         json_object *run = json_object_new_object(), *kernels = json_object_new_array();
@@ -223,7 +222,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct json_tokener *tok = json_tokener_new();
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         json_object *back = json_tokener_parse_ex(tok, json, (int) jl);
-        if (!back || json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(back, json_type_object))
+        if (!back || json_tokener_get_error(tok) != json_tokener_success ||
+            !json_object_is_type(back, json_type_object))
                 fail("not a JSON object json-c parses back strictly", "json", 0);
         json_object_put(back);
         json_tokener_free(tok);

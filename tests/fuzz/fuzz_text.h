@@ -57,4 +57,3 @@ static inline bool is_format(uint32_t cp) {
                         return true;
         return false;
 }
-
