@@ -20,6 +20,21 @@ static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) 
         return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
 }
 
+/* Whether pid is a fork of another kbound: named so, and running the very program its parent
+ * runs (a look's helper of a second kbound on the host, an installed or another build: two CI
+ * jobs on one machine). Such a helper is confirmed like one of this kbound's own; one that stays
+ * is a holder all the same. */
+static bool other_kbound_fork(const char *proc_root, const proc_entry *e) {
+        if (strcmp(e->comm, "kbound") != 0 || e->ppid <= 1)
+                return false;
+        char path[PATH_MAX];
+        struct stat mine;
+        snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) e->pid);
+        if (stat(path, &mine) < 0)
+                return false;
+        return same_exe(proc_root, e->ppid, &mine);
+}
+
 /* Something outside seen holding one of the sandbox's namespaces in a way a kbound look also does
  * for a moment (a look enters every network namespace of the host: its thread holds a descriptor
  * of it, or, unprivileged, a short-lived fork of kbound is in it): counted only if a second read,
@@ -157,6 +172,7 @@ static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int
         json_object *h = json_object_new_object();
         if (!h || kb_inspect_add(h, "pid", json_object_new_int(e->pid)) < 0 ||
             kb_inspect_add(h, "name", json_object_new_string(e->comm)) < 0 ||
+            kb_inspect_add(h, "ppid", json_object_new_int(e->ppid)) < 0 ||
             kb_inspect_add(h, "ns", json_object_new_string(type)) < 0 ||
             kb_inspect_add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 ||
             (fd >= 0 && kb_inspect_add(h, "fd", json_object_new_int(fd)) < 0) ||
@@ -425,13 +441,15 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                         c->fd_unreadable++;
                 /* The main thread in one of the sandbox's namespaces: a holder, unless it is a fork of
                  * kbound's program (its parent runs it too: only kbound starts one, a look's helper
-                 * when kbound is not root), which is confirmed like a look's moments. */
+                 * when kbound is not root) or of another kbound's (other_kbound_fork), which is
+                 * confirmed like a look's moments: it counts if it stays. */
                 bool helper = false;
                 for (size_t k = 0; k < NS_TYPES; k++) {
                         if (!e->ns[k] || !kb_inspect_ns_set_has(w->sandbox, e->ns[k]))
                                 continue;
-                        if (!helper && have_self && same_exe(t->proc_root, e->pid, &self_exe) &&
-                            same_exe(t->proc_root, e->ppid, &self_exe))
+                        if (!helper && ((have_self && same_exe(t->proc_root, e->pid, &self_exe) &&
+                                         same_exe(t->proc_root, e->ppid, &self_exe)) ||
+                                        other_kbound_fork(t->proc_root, e)))
                                 helper = true;
                         /* This kbound's own fork (a look or a launch of another of its kernels, in
                          * another thread): its own code, never a holder. */

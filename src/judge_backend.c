@@ -106,20 +106,24 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
         }
         for (size_t i = 0; i < arr_len(holders); i++) {
                 json_object *h = at(holders, i);
-                char thread[48] = "";
+                char thread[48] = "", name[64];
+                if (kb_json_get(h, "ppid"))
+                        snprintf(name, sizeof name, "%s, child of pid %" PRId64, str_or(h, "name", "?"),
+                                 int_or(h, "ppid", -1));
+                else
+                        snprintf(name, sizeof name, "%s", str_or(h, "name", "?"));
                 if (kb_json_get(h, "thread"))
                         snprintf(thread, sizeof thread, "thread %" PRId64 " of ", int_or(h, "thread", -1));
                 if (kb_json_get(h, "fd"))
-                        verdict_problem(v,
-                                        "%spid %" PRId64
-                                        " (%s), outside the sandbox, holds the sandbox's %s namespace open "
-                                        "(fd %" PRId64 "), so it can join it (%s)",
-                                        thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"),
-                                        int_or(h, "fd", -1), label);
+                        verdict_problem(
+                                v,
+                                "%spid %" PRId64 " (%s), outside the sandbox, holds the sandbox's %s namespace open "
+                                "(fd %" PRId64 "), so it can join it (%s)",
+                                thread, int_or(h, "pid", -1), name, str_or(h, "ns", "?"), int_or(h, "fd", -1), label);
                 else
                         verdict_problem(
                                 v, "%spid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
-                                thread, int_or(h, "pid", -1), str_or(h, "name", "?"), str_or(h, "ns", "?"), label);
+                                thread, int_or(h, "pid", -1), name, str_or(h, "ns", "?"), label);
         }
         if (!kb_json_get(outside, "fd_tables_read"))
                 verdict_problem(v, "the host did not read the descriptors of the processes outside the sandbox (%s)",

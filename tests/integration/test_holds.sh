@@ -87,6 +87,9 @@ done
 own_kernel() {
   local p
   for p in $(descendants_of "$1"); do
+    # the kernel itself, once exec'd: bwrap and kbound's limit setter (PID 2 before its exec)
+    # carry the same command line while bwrap is still setting the sandbox up
+    case $(readlink "/proc/$p/exe" 2>/dev/null) in */python3*) ;; *) continue ;; esac
     if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q ipykernel_launcher; then
       echo "$p"
       return
@@ -146,6 +149,14 @@ for run in "${runs[@]}"; do
     grep -qE "pid [0-9]+ \(python3\) holds a shared, writable mapping of $secret \(dev [0-9:]+, inode [0-9]+\), a file the sandbox does not reach at that path" \
     <<<"$(detail_of "$r" python3 boundary.descriptors)"
   ok "enter-map-$run: the host file is as it was" [ "$(cat "$secret")" = "kbound host file" ]
+
+  # A fork named kbound, running its parent's program, as a second kbound's look helper would be:
+  # one that leaves within a second is that; one that stays is a holder all the same.
+  enter_during "enter-as-kbound-$run" "$run" as-kbound
+  r=$scratch/reports/enter-as-kbound-$run.json
+  ok "enter-as-kbound-$run: sandbox.backend names the fork that stayed, and its parent" \
+    grep -qE "pid [0-9]+ \(kbound, child of pid [0-9]+\), outside the sandbox, is in the sandbox's (net|mnt|user) namespace" \
+    <<<"$(detail_of "$r" python3 sandbox.backend)"
   assert_no_leftovers "after the processes that entered ($run)"
 done
 

@@ -221,7 +221,8 @@ for _ in $(seq 50); do
 done
 leak_with sharednet sandbox.backend "is in the sandbox's net namespace" "$helper"
 got=$(detail "$scratch/sharednet.json" sandbox.backend)
-ok "LEAK=sharednet: the helper (sleep) is named as outside the sandbox" grep -qF "pid $helper (sleep), outside the sandbox" <<<"$got"
+ok "LEAK=sharednet: the helper (sleep) is named, with its parent, as outside the sandbox" \
+  grep -qE "pid $helper \(sleep, child of pid [0-9]+\), outside the sandbox" <<<"$got"
 ok "LEAK=sharednet: the sandbox's user namespace is not a child of kbound's" grep -qF "is not a child of kbound's" <<<"$got"
 ok "LEAK=sharednet: the network namespace was made elsewhere" grep -qF "a namespace made elsewhere" <<<"$got"
 kill "$helper" 2>/dev/null || true

@@ -122,6 +122,10 @@ static void test_backend_namespace_owners(void **state) {
                    "the host could not tell which user namespace owns the sandbox (pre-exec)"),
                 B1("/snapshots/1/ns_holders/-", "{'pid': 777, 'name': 'relay', 'ns': 'net', 'inode': 4026532300}",
                    "pid 777 (relay), outside the sandbox, is in the sandbox's net namespace (child alive)"),
+                /* with its parent, when the look read it */
+                B1("/snapshots/1/ns_holders/-",
+                   "{'pid': 777, 'name': 'relay', 'ppid': 700, 'ns': 'net', 'inode': 4026532300}",
+                   "pid 777 (relay, child of pid 700), outside the sandbox, is in the sandbox's net namespace"),
                 B1("/pre_exec/ns_holders/-", "{'pid': 778, 'name': 'sleep', 'ns': 'user', 'inode': 4026532200}",
                    "pid 778 (sleep), outside the sandbox, is in the sandbox's user namespace (pre-exec)"),
                 B1("/snapshots/0/ns_outside/holders", "70",
