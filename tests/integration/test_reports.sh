@@ -47,6 +47,8 @@ reader=$!
 run_check fifo --json "$fifo"
 wait "$reader"
 ok "fifo: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || json_get "$scratch/fifo.got" \
+  "[(c['id'], c['status'], c['detail']) for k in d['kernels'] for c in k['checks'] if c['status'] != 'pass']" >&2 || true
 ok "fifo: the reader got the whole JSON report" is_json_report "$scratch/fifo.got"
 ok "fifo: still a FIFO" [ -p "$fifo" ]
 start=$(date +%s)
