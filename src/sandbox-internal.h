@@ -132,6 +132,11 @@ int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbo
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
 char *kb_sandbox_diagnose(const char *what, const char *log_tail);
 
+/* sandbox_pid.c's readers, shared with sandbox_launch.c: a small file under /proc into buf
+ * (NUL-terminated; -ESRCH when the process is gone), and a decimal pid (false for anything else). */
+int kb_sandbox_read_small(const char *path, char *buf, size_t size);
+bool kb_sandbox_parse_pid(const char *s, char **end, pid_t *ret);
+
 /* The kernel's log, bounded (sandbox_log.c): a pipe whose write end is bwrap's stdout and stderr,
  * drained by a thread of kbound into log_path (log_fd, appended to), at most max bytes kept on
  * disk: log_path and log_path.1, the older half dropped when the newer fills. */
