@@ -1413,6 +1413,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                                 .log = env->harness.log,
                                 .log_userdata = env->harness.log_userdata,
                                 .deadline_ms = env->harness.deadline_ms,
+                                .started_ms = kb_now_ms(),
                         },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
@@ -1447,7 +1448,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                          kb_langpack_dir(x.lp));
         }
 
-        kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        kb_harness_phase(&x.h, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = kb_harness_kernel_options(&x.h, &env->harness, team, 60000);
         /* Every message passes conformance's hook (messages.shape, comms, stdin), which hands it
          * on to the caller's. */

@@ -26,6 +26,7 @@ typedef struct kb_harness {
         kb_log_fn log;                /* progress, may be NULL */
         void *log_userdata;
         int64_t deadline_ms; /* the whole run's deadline (< 0: none) */
+        int64_t started_ms;  /* when this kernel's run began: phases say how long so far (0: not said) */
         bool diagnose_death; /* a dead kernel's wait error says how it died (exit status,
                               * log tail) rather than only that it died */
         bool cancelled;      /* a wait was cancelled (signal): stop */
@@ -37,8 +38,13 @@ typedef struct kb_harness {
  * secret set; a line that cannot be redacted is not sent. */
 void kb_harness_log(const kb_harness *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A phase of the run begun, through kb_harness_log as "kernel 'NAME': [1.2 s] ...": what is
+ * happening and how long this kernel's run has taken so far. */
+void kb_harness_phase(const kb_harness *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Appends a check {id, status, detail, duration_ms (since t0; 0 if t0 is 0), evidence (ev taken;
- * NULL → {})} to h->checks, and logs it (a failure as a warning). */
+ * NULL → {})} to h->checks, and logs it at KB_LOG_DEBUG (results are the report's: progress shows
+ * them only when asked for, so a CI log does not carry every result twice). */
 void kb_harness_add_check(kb_harness *h, const char *id, const char *status, int64_t t0, json_object *ev,
                           const char *detail);
 

@@ -1,27 +1,23 @@
-/* report.c: the verdict of a check run and its renderings: human text, pretty JSON and JUnit XML. */
-#include <fcntl.h>
+/* report.c: the verdict of a check run (its summary sentence, the claims) and the run object as
+ * JSON; the other renderings are report_human.c, report_junit.c and report_markdown.c. */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <json-c/json.h>
 #include "kbound/report.h"
 #include "kbound/sanitize.h"
 #include "rules.h"
 #include "jsonget.h"
+#include "report-internal.h"
 
 /* The run object is ours, but its strings carry kernel names, error texts and check details that
- * may quote what a kernel printed. Every rendering bounds them so one runaway detail cannot turn
- * a summary line or a CI report into megabytes. */
+ * may quote what a kernel printed. The summary bounds them so one runaway detail cannot turn it
+ * into megabytes. */
 #define SUMMARY_MAX_ITEMS 16
 #define SUMMARY_MAX_TEXT 200
-#define HUMAN_MAX_DETAIL 400
-#define HUMAN_MAX_NAME_WIDTH 24
-#define HUMAN_MAX_ID_WIDTH 32
-#define JUNIT_MAX_MESSAGE 1000
-#define JUNIT_MAX_BODY (64u << 10)
 #define MAX_GROUPS 16
 
 #define NETWORK_CHECK "boundary.network"
@@ -40,84 +36,17 @@ static const struct {
 /* Summary order differs from table order on purpose: it reads as the probes run. */
 static const size_t boundary_summary_order[] = {5, 0, 2, 1, 6, 3, 4};
 
-typedef enum check_status {
-        STATUS_ABSENT = 0, /* ordered by badness: combining duplicates keeps the worst */
-        STATUS_PASS,
-        STATUS_UNSUPPORTED,
-        STATUS_NOT_CLAIMED,
-        STATUS_DEVIATION, /* conformance: a known deviation of the implementation, observed */
-        STATUS_UNTESTED,  /* conformance: no snippet for the language, with the reason */
-        STATUS_FAIL,
-        STATUS_INVALID,
-} check_status;
+/* ---- what the renderings share (report-internal.h) ---- */
 
-typedef enum outcome {
-        OUTCOME_PASS,
-        OUTCOME_SKIP,
-        OUTCOME_FAIL,
-} outcome;
-
-/* ---- tolerant accessors: the object may be partial or hold wrong types; nothing here crashes ---- */
-
-static const char *or_unknown(const char *s) {
-        return s ? s : "?";
-}
-
-static json_object *member_array(json_object *obj, const char *key) {
-        json_object *value = kb_json_get(obj, key);
-        if (!value || !json_object_is_type(value, json_type_array))
-                return NULL;
-        return value;
-}
-
-static size_t array_len(json_object *array) {
-        return array ? json_object_array_length(array) : 0;
-}
-
-/* A non-negative millisecond count, or -1 when absent, negative or not a number. */
-static int64_t member_ms(json_object *obj, const char *key) {
-        json_object *value = kb_json_get(obj, key);
-        if (!value)
-                return -1;
-        if (json_object_is_type(value, json_type_int)) {
-                int64_t ms = json_object_get_int64(value);
-                return ms >= 0 ? ms : -1;
-        }
-        if (json_object_is_type(value, json_type_double)) {
-                double ms = json_object_get_double(value);
-                if (!(ms >= 0.0) || ms > (double) INT64_MAX / 2)
-                        return -1;
-                return (int64_t) ms;
-        }
-        return -1;
-}
-
-static json_object *run_kernels(json_object *run) {
-        return member_array(run, "kernels");
-}
-
-static const char *kernel_name(json_object *kernel) {
-        return or_unknown(kb_json_str(kernel, "name"));
-}
-
-static bool kernel_has_error(json_object *kernel) {
-        return kb_json_get(kernel, "error") != NULL;
-}
-
-/* The error as text; a non-string error still marks the kernel as broken. */
-static const char *kernel_error_text(json_object *kernel) {
-        return or_unknown(kb_json_str(kernel, "error"));
-}
-
-/* The kernel's warning, if any (the rule conformance's kernel_info.language_info shares, rules.c):
+/* The rule conformance's kernel_info.language_info shares (rules.c): the kernel's warning, if any,
  * its kernelspec's language against what kernel_info said. False when there is none. */
-static bool kernel_warning(json_object *kernel, char *buf, size_t size) {
+bool report_kernel_warning(json_object *kernel, char *buf, size_t size) {
         return kb_rules_language_mismatch(kb_json_str(kb_json_get(kernel, "kernel_info"), "language"),
                                           kb_json_str(kernel, "language"), buf, size);
 }
 
 /* Fail closed: when the object cannot show the override was off, network isolation is not claimed. */
-static bool run_override(json_object *run) {
+bool report_run_override(json_object *run) {
         json_object *value = kb_json_get(kb_json_get(run, "claims"), "raw_network_override");
         if (!value || !json_object_is_type(value, json_type_boolean))
                 return true;
@@ -135,9 +64,10 @@ static const struct {
         {"not_claimed", STATUS_NOT_CLAIMED},
         {"deviation", STATUS_DEVIATION},
         {"untested", STATUS_UNTESTED},
+        {"not_run", STATUS_NOT_RUN},
 };
 
-static check_status check_status_of(json_object *check) {
+check_status report_status_of(json_object *check) {
         const char *status = kb_json_str(check, "status");
         for (size_t i = 0; status && i < sizeof check_statuses / sizeof check_statuses[0]; i++)
                 if (strcmp(status, check_statuses[i].name) == 0)
@@ -158,11 +88,7 @@ static outcome explained(const char *detail, const char *unexplained, const char
         return OUTCOME_FAIL;
 }
 
-/* Whether a check of run keeps the run green. Only pass and *explained* unsupported/not_claimed/
- * deviation do (DESIGN.md: a silent skip must never look like a pass); an explained untested item
- * does only when the run allows untested items, since an item nobody tested proves nothing.
- * ret_why, for failures other than a plain "fail", says what was wrong with the check itself. */
-static outcome check_outcome(json_object *run, json_object *check, const char **ret_why) {
+outcome report_outcome(json_object *run, json_object *check, const char **ret_why) {
         const char *why = NULL;
         outcome result = OUTCOME_FAIL;
         const char *detail = kb_json_str(check, "detail");
@@ -170,11 +96,12 @@ static outcome check_outcome(json_object *run, json_object *check, const char **
         if (!kb_json_str(check, "id"))
                 why = "check without an id";
         else
-                switch (check_status_of(check)) {
+                switch (report_status_of(check)) {
                 case STATUS_PASS:
                         result = OUTCOME_PASS;
                         break;
                 case STATUS_FAIL:
+                case STATUS_NOT_RUN: /* a check nobody ran proves nothing: never green */
                         break;
                 case STATUS_UNSUPPORTED:
                         result = explained(detail, "unsupported without a reason", &why);
@@ -202,6 +129,37 @@ static outcome check_outcome(json_object *run, json_object *check, const char **
         return result;
 }
 
+/* ---- text sanitizing (sanitize.c): every string of a run may quote a kernel ---- */
+
+void report_put_clean(FILE *out, const char *text, size_t max, kb_sanitize_mode mode) {
+        kb_sanitize_put(out, text, strlen(text), max, mode);
+}
+
+int report_flush(FILE *out) {
+        if (fflush(out) != 0 || ferror(out))
+                return -EIO;
+        return 0;
+}
+
+const char *report_status_label(check_status s) {
+        switch (s) {
+        case STATUS_PASS:
+                return "PASS";
+        case STATUS_UNSUPPORTED:
+                return "UNSUPPORTED";
+        case STATUS_NOT_CLAIMED:
+                return "NOT CLAIMED";
+        case STATUS_DEVIATION:
+                return "DEVIATION";
+        case STATUS_UNTESTED:
+                return "UNTESTED";
+        case STATUS_NOT_RUN:
+                return "NOT RUN";
+        default:
+                return "FAIL"; /* anything unrecognized counts as a failure in the verdict too */
+        }
+}
+
 /* The combined status of every check of kernel named id (the worst wins), ABSENT if none. */
 static check_status kernel_id_status(json_object *kernel, const char *id) {
         json_object *checks = member_array(kernel, "checks");
@@ -211,7 +169,7 @@ static check_status kernel_id_status(json_object *kernel, const char *id) {
                 const char *check_id = kb_json_str(check, "id");
                 if (!check_id || strcmp(check_id, id) != 0)
                         continue;
-                check_status s = check_status_of(check);
+                check_status s = report_status_of(check);
                 if (s > worst)
                         worst = s;
         }
@@ -232,6 +190,8 @@ static const char *status_words(check_status s) {
                 return "known deviation";
         case STATUS_UNTESTED:
                 return "untested";
+        case STATUS_NOT_RUN:
+                return "not run";
         case STATUS_FAIL:
                 return "failed";
         default:
@@ -253,7 +213,7 @@ static bool kernel_passes(json_object *run, json_object *kernel) {
         if (!json_object_is_type(kernel, json_type_object) || kernel_has_error(kernel) || array_len(checks) == 0)
                 return false;
         for (size_t i = 0; i < array_len(checks); i++)
-                if (check_outcome(run, json_object_array_get_idx(checks, i), NULL) == OUTCOME_FAIL)
+                if (report_outcome(run, json_object_array_get_idx(checks, i), NULL) == OUTCOME_FAIL)
                         return false;
         return true;
 }
@@ -272,7 +232,7 @@ static bool run_passes(json_object *run) {
 /* Network isolation is claimed only when it was really tested (pass or fail) for every kernel. */
 static bool network_claimed(json_object *run) {
         json_object *kernels = run_kernels(run);
-        if (run_override(run) || array_len(kernels) == 0)
+        if (report_run_override(run) || array_len(kernels) == 0)
                 return false;
         for (size_t i = 0; i < array_len(kernels); i++) {
                 check_status s = kernel_id_status(json_object_array_get_idx(kernels, i), NETWORK_CHECK);
@@ -346,6 +306,37 @@ static void put_kernel_names(FILE *out, json_object *run) {
         list_end(&l);
 }
 
+/* "; KERNEL ID, KERNEL ID failed" (or "not run", for not_run): the failing checks of one kind, the
+ * separator only when first is false. Returns whether it named any. */
+static bool write_failing(FILE *out, json_object *run, bool not_run, bool first) {
+        json_object *kernels = run_kernels(run);
+        item_list l = {.out = out};
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                json_object *checks = member_array(kernel, "checks");
+                for (size_t j = 0; j < array_len(checks); j++) {
+                        json_object *check = json_object_array_get_idx(checks, j);
+                        const char *why = NULL;
+                        if (report_outcome(run, check, &why) != OUTCOME_FAIL ||
+                            (report_status_of(check) == STATUS_NOT_RUN) != not_run)
+                                continue;
+                        if (l.shown == 0 && l.omitted == 0)
+                                fputs(first ? "" : "; ", out);
+                        if (!list_next(&l))
+                                continue;
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputc(' ', out);
+                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
+                        if (why)
+                                fprintf(out, " (%s)", why);
+                }
+        }
+        list_end(&l);
+        if (l.shown > 0)
+                fputs(not_run ? " not run" : " failed", out);
+        return l.shown > 0;
+}
+
 /* The fail sentence: every reason, in the order a reader needs them. */
 static void write_fail_summary(FILE *out, json_object *run) {
         json_object *kernels = run_kernels(run);
@@ -386,30 +377,11 @@ static void write_fail_summary(FILE *out, json_object *run) {
                 }
         }
 
-        item_list failed = {.out = out};
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                json_object *kernel = json_object_array_get_idx(kernels, i);
-                json_object *checks = member_array(kernel, "checks");
-                for (size_t j = 0; j < array_len(checks); j++) {
-                        json_object *check = json_object_array_get_idx(checks, j);
-                        const char *why = NULL;
-                        if (check_outcome(run, check, &why) != OUTCOME_FAIL)
-                                continue;
-                        if (failed.shown == 0 && failed.omitted == 0)
-                                fputs(first ? "" : "; ", out);
-                        if (!list_next(&failed))
-                                continue;
-                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
-                        fputc(' ', out);
-                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
-                        if (why)
-                                fprintf(out, " (%s)", why);
-                }
-        }
-        list_end(&failed);
-        if (failed.shown > 0)
-                fputs(" failed", out);
-        else if (first)
+        /* Checks that failed, then those the run never got to: a cut-short run is not a broken
+         * boundary, and the sentence must not say it is. */
+        bool any = write_failing(out, run, false, first);
+        any |= write_failing(out, run, true, first && !any);
+        if (!any && first)
                 fputs("the run did not pass", out); /* unreachable by construction; never an empty sentence */
         fputs(".", out);
 }
@@ -431,7 +403,7 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
                         const char *id = kb_json_str(check, "id");
                         if (!id || is_boundary_check(id))
                                 continue;
-                        outcome o = check_outcome(run, check, NULL);
+                        outcome o = report_outcome(run, check, NULL);
                         if (o == OUTCOME_SKIP)
                                 where_supported = true;
                         if (o != OUTCOME_PASS)
@@ -480,7 +452,7 @@ static void write_check_list(FILE *out, json_object *run, const char *head, chec
                         fputc(' ', out);
                         put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
                         if (with_status)
-                                fprintf(out, " (%s)", status_words(check_status_of(check)));
+                                fprintf(out, " (%s)", status_words(report_status_of(check)));
                 }
         }
         list_end(&l);
@@ -490,7 +462,7 @@ static void write_check_list(FILE *out, json_object *run, const char *head, chec
 static bool skipped_outside_boundary(json_object *run, json_object *check, check_status status) {
         (void) status;
         const char *id = kb_json_str(check, "id");
-        return id && !is_boundary_check(id) && check_outcome(run, check, NULL) == OUTCOME_SKIP;
+        return id && !is_boundary_check(id) && report_outcome(run, check, NULL) == OUTCOME_SKIP;
 }
 
 /* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
@@ -538,7 +510,7 @@ static void write_partial_boundaries(FILE *out, json_object *run) {
 
 /* Why network isolation is not claimed: the override, or what each kernel's network check said. */
 static void write_network_reason(FILE *out, json_object *run) {
-        if (run_override(run)) {
+        if (report_run_override(run)) {
                 fputs("raw-network override", out);
                 return;
         }
@@ -598,7 +570,7 @@ static bool run_is_conformance(json_object *run) {
 
 /* A check of that status that does not fail the run. */
 static bool of_status(json_object *run, json_object *check, check_status status) {
-        return check_status_of(check) == status && check_outcome(run, check, NULL) != OUTCOME_FAIL;
+        return report_status_of(check) == status && report_outcome(run, check, NULL) != OUTCOME_FAIL;
 }
 
 /* "; known deviations: ir interrupt.control, ..." for every check of status s. */
@@ -613,7 +585,7 @@ static void write_conformance_pass(FILE *out, json_object *run) {
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *checks = member_array(json_object_array_get_idx(kernels, i), "checks");
                 for (size_t j = 0; j < array_len(checks); j++)
-                        passed += check_outcome(run, json_object_array_get_idx(checks, j), NULL) == OUTCOME_PASS;
+                        passed += report_outcome(run, json_object_array_get_idx(checks, j), NULL) == OUTCOME_PASS;
         }
         fputs("PASS: protocol conformance of ", out);
         put_kernel_names(out, run);
@@ -695,7 +667,7 @@ int kb_report_finish(json_object *run) {
                         r = -ENOMEM;
                         continue;
                 }
-                if (kernel_warning(kernel, warning, sizeof(warning))) {
+                if (report_kernel_warning(kernel, warning, sizeof(warning))) {
                         json_object *w = json_object_new_string(warning);
                         if (!w || json_object_array_add(warnings, w) < 0) {
                                 json_object_put(w);
@@ -722,162 +694,6 @@ int kb_report_finish(json_object *run) {
         return pass ? 0 : 1;
 }
 
-/* ---- text sanitizing (sanitize.c): every string of a run may quote a kernel ---- */
-
-static void put_clean(FILE *out, const char *text, size_t max, kb_sanitize_mode mode) {
-        kb_sanitize_put(out, text, strlen(text), max, mode);
-}
-
-static int finish_output(FILE *out) {
-        if (fflush(out) != 0 || ferror(out))
-                return -EIO;
-        return 0;
-}
-
-/* ---- human ---- */
-
-static const char *status_label(check_status s) {
-        switch (s) {
-        case STATUS_PASS:
-                return "PASS";
-        case STATUS_UNSUPPORTED:
-                return "UNSUPPORTED";
-        case STATUS_NOT_CLAIMED:
-                return "NOT CLAIMED";
-        case STATUS_DEVIATION:
-                return "DEVIATION";
-        case STATUS_UNTESTED:
-                return "UNTESTED";
-        default:
-                return "FAIL"; /* anything unrecognized counts as a failure in the verdict too */
-        }
-}
-
-static void put_padded(FILE *out, const char *s, size_t width) {
-        put_clean(out, s, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        for (size_t len = strlen(s); len < width; len++)
-                fputc(' ', out);
-}
-
-static void human_kernel_header(FILE *out, json_object *kernel) {
-        json_object *info = kb_json_get(kernel, "kernel_info");
-        int64_t startup = member_ms(kernel, "startup_ms");
-
-        fputs("kernel ", out);
-        put_clean(out, kernel_name(kernel), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        fputs(": language ", out);
-        put_clean(out, or_unknown(kb_json_str(kernel, "language")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        fputs(", team ", out);
-        put_clean(out, or_unknown(kb_json_str(kernel, "team")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        if (startup >= 0)
-                fprintf(out, ", startup %" PRId64 " ms", startup);
-        else
-                fputs(", startup ? ms", out);
-        fputs(", implementation ", out);
-        put_clean(out, or_unknown(kb_json_str(info, "implementation")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        fputc(' ', out);
-        put_clean(out, or_unknown(kb_json_str(info, "implementation_version")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        fputc('\n', out);
-        if (kernel_has_error(kernel)) {
-                fputs("  error: ", out);
-                put_clean(out, kernel_error_text(kernel), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                fputc('\n', out);
-        }
-        char warning[256];
-        if (kernel_warning(kernel, warning, sizeof(warning))) {
-                fputs("  warning: ", out);
-                put_clean(out, warning, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                fputc('\n', out);
-        }
-}
-
-int kb_report_human(json_object *run, FILE *out) {
-        json_object *kernels = run_kernels(run);
-        size_t name_width = 1, id_width = 1;
-
-        if (!out)
-                return -EINVAL;
-
-        /* Columns line up across kernels; a freak long name only widens its own line. */
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                json_object *kernel = json_object_array_get_idx(kernels, i);
-                json_object *checks = member_array(kernel, "checks");
-                size_t len = strlen(kernel_name(kernel));
-                if (len > name_width && len <= HUMAN_MAX_NAME_WIDTH)
-                        name_width = len;
-                for (size_t j = 0; j < array_len(checks); j++) {
-                        len = strlen(or_unknown(kb_json_str(json_object_array_get_idx(checks, j), "id")));
-                        if (len > id_width && len <= HUMAN_MAX_ID_WIDTH)
-                                id_width = len;
-                }
-        }
-
-        json_object *sandbox = kb_json_get(run, "sandbox");
-        if (sandbox) {
-                fputs("sandbox: ", out);
-                put_clean(out, or_unknown(kb_json_str(sandbox, "backend")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                fputc(' ', out);
-                put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap_version")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                fputs(" (", out);
-                put_clean(out, or_unknown(kb_json_str(sandbox, "bwrap")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                fputs(")\n", out);
-                /* Which root the kernels ran on: an image's, or the host's own system paths. */
-                const char *rootfs = kb_json_str(sandbox, "rootfs");
-                json_object *image = kb_json_get(sandbox, "image");
-                fputs("root:    ", out);
-                if (rootfs && image) {
-                        /* An image given with --image: named as the user has it, by tag and digest. */
-                        const char *tag = kb_json_str(image, "tag");
-                        fputs("image ", out);
-                        put_clean(out, or_unknown(kb_json_str(image, "path")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                        if (tag) {
-                                fputs(" tag ", out);
-                                put_clean(out, tag, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                        }
-                        fputs(" (", out);
-                        put_clean(out, or_unknown(kb_json_str(image, "format")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                        fputs(", manifest ", out);
-                        put_clean(out, or_unknown(kb_json_str(image, "manifest_digest")), HUMAN_MAX_DETAIL,
-                                  KB_SANITIZE_LINE);
-                        fputs("), unpacked to ", out);
-                        put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                        fputs(" (read-only; kernelspecs found inside it; removed when kbound ends)\n", out);
-                } else if (rootfs) {
-                        fputs("image ", out);
-                        put_clean(out, rootfs, HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                        fputs(" (read-only; kernelspecs found inside it)\n", out);
-                } else {
-                        fputs("the host's system paths (read-only)\n", out);
-                }
-        }
-
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                json_object *kernel = json_object_array_get_idx(kernels, i);
-                json_object *checks = member_array(kernel, "checks");
-                human_kernel_header(out, kernel);
-                for (size_t j = 0; j < array_len(checks); j++) {
-                        json_object *check = json_object_array_get_idx(checks, j);
-                        fprintf(out, "%-11s  ", status_label(check_status_of(check)));
-                        put_padded(out, kernel_name(kernel), name_width);
-                        fputs("  ", out);
-                        put_padded(out, or_unknown(kb_json_str(check, "id")), id_width);
-                        fputs("  ", out);
-                        put_clean(out, or_unknown(kb_json_str(check, "detail")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-                        fputc('\n', out);
-                }
-        }
-
-        const char *summary = kb_json_str(kb_json_get(run, "claims"), "summary");
-        if (summary) {
-                put_clean(out, summary, HUMAN_MAX_DETAIL * 8, KB_SANITIZE_LINE);
-        } else {
-                fputs("verdict: ", out);
-                put_clean(out, or_unknown(kb_json_str(run, "verdict")), HUMAN_MAX_DETAIL, KB_SANITIZE_LINE);
-        }
-        fputc('\n', out);
-        return finish_output(out);
-}
-
 /* ---- JSON ---- */
 
 int kb_report_json(json_object *run, FILE *out) {
@@ -893,459 +709,7 @@ int kb_report_json(json_object *run, FILE *out) {
                 return -ENOMEM;
         if (fputs(text, out) < 0 || fputc('\n', out) == EOF)
                 return -EIO;
-        return finish_output(out);
-}
-
-/* ---- JUnit ---- */
-
-/* Seconds with three decimals from integer milliseconds: no floating point, so no locale can
- * turn the decimal point into a comma. */
-static void put_seconds(FILE *out, int64_t ms) {
-        if (ms < 0)
-                ms = 0;
-        fprintf(out, "%" PRId64 ".%03" PRId64, ms / 1000, ms % 1000);
-}
-
-typedef struct junit_counts {
-        size_t tests, failures, skipped;
-        int64_t ms;
-} junit_counts;
-
-/* Counts what junit_kernel will emit, so the suite's attributes match its test cases. */
-static junit_counts count_kernel(json_object *run, json_object *kernel) {
-        junit_counts c = {0};
-        json_object *checks = member_array(kernel, "checks");
-        if (kernel_has_error(kernel) || array_len(checks) == 0) {
-                c.tests++;
-                c.failures++;
-                c.ms += member_ms(kernel, "startup_ms") > 0 ? member_ms(kernel, "startup_ms") : 0;
-        }
-        for (size_t j = 0; j < array_len(checks); j++) {
-                json_object *check = json_object_array_get_idx(checks, j);
-                int64_t ms = member_ms(check, "duration_ms");
-                c.tests++;
-                c.ms += ms > 0 ? ms : 0;
-                switch (check_outcome(run, check, NULL)) {
-                case OUTCOME_FAIL:
-                        c.failures++;
-                        break;
-                case OUTCOME_SKIP:
-                        c.skipped++;
-                        break;
-                default:
-                        break;
-                }
-        }
-        return c;
-}
-
-static bool run_level_failure(json_object *run) {
-        return !kb_json_true(run, "complete") || array_len(run_kernels(run)) == 0;
-}
-
-static void junit_properties(FILE *out, json_object *run) {
-        json_object *claims = kb_json_get(run, "claims");
-        json_object *full = kb_json_get(claims, "full_boundary");
-
-        fputs("    <properties>\n", out);
-        fputs("      <property name=\"verdict\" value=\"", out);
-        put_clean(out, or_unknown(kb_json_str(run, "verdict")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fputs("\"/>\n      <property name=\"summary\" value=\"", out);
-        put_clean(out, or_unknown(kb_json_str(claims, "summary")), JUNIT_MAX_BODY, KB_SANITIZE_XML_ATTR);
-        fprintf(out, "\"/>\n      <property name=\"raw_network_override\" value=\"%s\"/>\n",
-                run_override(run) ? "true" : "false");
-        fputs("      <property name=\"network\" value=\"", out);
-        put_clean(out, or_unknown(kb_json_str(claims, "network")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fprintf(out, "\"/>\n      <property name=\"full_boundary\" value=\"%s\"/>\n",
-                full && json_object_is_type(full, json_type_boolean) && json_object_get_boolean(full) ? "true"
-                                                                                                      : "false");
-        const char *rootfs = kb_json_str(kb_json_get(run, "sandbox"), "rootfs");
-        fputs("      <property name=\"rootfs\" value=\"", out);
-        put_clean(out, rootfs ? rootfs : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fputs("\"/>\n", out);
-        json_object *image = kb_json_get(kb_json_get(run, "sandbox"), "image");
-        if (image) {
-                static const char *const fields[] = {"path", "tag", "manifest_digest"};
-                for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
-                        const char *v = kb_json_str(image, fields[i]);
-                        fprintf(out, "      <property name=\"image_%s\" value=\"", fields[i]);
-                        put_clean(out, v ? v : "", JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-                        fputs("\"/>\n", out);
-                }
-        }
-        fputs("    </properties>\n", out);
-}
-
-static void junit_suite_open(FILE *out, json_object *run, const char *name, const junit_counts *c) {
-        fputs("  <testsuite name=\"kbound.", out);
-        put_clean(out, name, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"", c->tests, c->failures,
-                c->skipped);
-        put_seconds(out, c->ms);
-        fputs("\">\n", out);
-        junit_properties(out, run);
-}
-
-static void junit_case_open(FILE *out, const char *suite, const char *id, int64_t ms) {
-        fputs("    <testcase classname=\"kbound.", out);
-        put_clean(out, suite, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fputs("\" name=\"", out);
-        put_clean(out, id, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fputs("\" time=\"", out);
-        put_seconds(out, ms);
-        fputs("\">\n", out);
-}
-
-static void junit_failure(FILE *out, const char *type, const char *message, const char *body) {
-        fputs("      <failure message=\"", out);
-        put_clean(out, message, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fputs("\" type=\"", out);
-        put_clean(out, type, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-        fputs("\">", out);
-        put_clean(out, body, JUNIT_MAX_BODY, KB_SANITIZE_XML_TEXT);
-        fputs("</failure>\n", out);
-}
-
-static void junit_check(FILE *out, json_object *run, const char *kernel, json_object *check) {
-        const char *id = or_unknown(kb_json_str(check, "id"));
-        const char *detail = or_unknown(kb_json_str(check, "detail"));
-        const char *why = NULL;
-        outcome o = check_outcome(run, check, &why);
-
-        junit_case_open(out, kernel, id, member_ms(check, "duration_ms"));
-        if (o == OUTCOME_SKIP) {
-                fputs("      <skipped message=\"", out);
-                put_clean(out, or_unknown(kb_json_str(check, "status")), JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-                fputs(": ", out);
-                put_clean(out, detail, JUNIT_MAX_MESSAGE, KB_SANITIZE_XML_ATTR);
-                fputs("\"/>\n", out);
-        } else if (o == OUTCOME_FAIL) {
-                _cleanup_free_ char *message = NULL;
-                _cleanup_free_ char *body = NULL;
-                json_object *evidence = kb_json_get(check, "evidence");
-                const char *evidence_text =
-                        evidence ? json_object_to_json_string_ext(evidence, JSON_C_TO_STRING_PRETTY |
-                                                                                    JSON_C_TO_STRING_NOSLASHESCAPE)
-                                 : NULL;
-                if (why && asprintf(&message, "%s: %s", why, detail) < 0)
-                        message = NULL;
-                if (asprintf(&body, "%s%s%s", message ? message : detail, evidence_text ? "\n" : "",
-                             evidence_text ? evidence_text : "") < 0)
-                        body = NULL;
-                junit_failure(out, id, message ? message : detail, body ? body : detail);
-        }
-        fputs("    </testcase>\n", out);
-}
-
-/* A kernel that could not be checked, or ran nothing, is a failing test case of its own: CI must
- * never count it as green by its absence. */
-static void junit_kernel(FILE *out, json_object *run, json_object *kernel) {
-        const char *name = kernel_name(kernel);
-        json_object *checks = member_array(kernel, "checks");
-        junit_counts c = count_kernel(run, kernel);
-
-        junit_suite_open(out, run, name, &c);
-        if (kernel_has_error(kernel) || array_len(checks) == 0) {
-                const char *message = kernel_has_error(kernel) ? kernel_error_text(kernel) : "no checks were run";
-                junit_case_open(out, name, "kernel.start", member_ms(kernel, "startup_ms"));
-                junit_failure(out, "kernel.start", message, message);
-                fputs("    </testcase>\n", out);
-        }
-        for (size_t j = 0; j < array_len(checks); j++)
-                junit_check(out, run, name, json_object_array_get_idx(checks, j));
-        fputs("  </testsuite>\n", out);
-}
-
-/* The run itself failing (cut short, or nothing to check) gets a suite "kbound.run", or a CI
- * dashboard would show an incomplete run as fewer, all-green tests. */
-static void junit_run_suite(FILE *out, json_object *run) {
-        junit_counts c = {.tests = 1, .failures = 1};
-        const char *message;
-        if (!kb_json_true(run, "complete"))
-                message = kb_json_str(run, "incomplete_reason") ? kb_json_str(run, "incomplete_reason")
-                                                                : "the run did not complete";
-        else
-                message = "no kernel was checked";
-        junit_suite_open(out, run, "run", &c);
-        junit_case_open(out, "run", "run.complete", 0);
-        junit_failure(out, "run.complete", message, message);
-        fputs("    </testcase>\n  </testsuite>\n", out);
-}
-
-int kb_report_junit(json_object *run, FILE *out) {
-        json_object *kernels = run_kernels(run);
-        junit_counts total = {0};
-
-        if (!out)
-                return -EINVAL;
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                junit_counts c = count_kernel(run, json_object_array_get_idx(kernels, i));
-                total.tests += c.tests;
-                total.failures += c.failures;
-                total.skipped += c.skipped;
-                total.ms += c.ms;
-        }
-        if (run_level_failure(run)) {
-                total.tests++;
-                total.failures++;
-        }
-        if (member_ms(run, "duration_ms") >= 0)
-                total.ms = member_ms(run, "duration_ms");
-
-        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-        fprintf(out, "<testsuites name=\"kbound\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"",
-                total.tests, total.failures, total.skipped);
-        put_seconds(out, total.ms);
-        fputs("\">\n", out);
-        if (run_level_failure(run))
-                junit_run_suite(out, run);
-        for (size_t i = 0; i < array_len(kernels); i++)
-                junit_kernel(out, run, json_object_array_get_idx(kernels, i));
-        fputs("</testsuites>\n", out);
-        return finish_output(out);
-}
-
-/* ---- atomic file write ---- */
-
-/* Best effort: the rename is already visible; this only makes it survive a crash. */
-/* The folder part of path ("." for a bare name), malloc'd; NULL if out of memory. */
-static char *dir_of(const char *path) {
-        char *copy = strdup(path);
-        if (!copy)
-                return NULL;
-        char *slash = strrchr(copy, '/');
-        if (!slash) {
-                free(copy);
-                return strdup(".");
-        }
-        if (slash == copy)
-                slash[1] = '\0';
-        else
-                *slash = '\0';
-        return copy;
-}
-
-static void fsync_parent_dir(const char *path) {
-        _cleanup_free_ char *dir = dir_of(path);
-        if (!dir)
-                return;
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0)
-                (void) fsync(fd);
-}
-
-/* Whether we may create and rename entries in path's folder. */
-static int dir_writable(const char *path) {
-        _cleanup_free_ char *dir = dir_of(path);
-        if (!dir)
-                return -ENOMEM;
-        struct stat st;
-        if (stat(dir, &st) < 0)
-                return -errno;
-        if (!S_ISDIR(st.st_mode))
-                return -ENOTDIR;
-        if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
-                return -errno;
-        return 0;
-}
-
-/* kb_report_check_path, and for KB_REPORT_REPLACE the path to replace: the file a symlink leads
- * to (the link stays a link), or path itself when nothing is there yet (malloc'd). */
-static int classify(const char *path, kb_report_target *ret_target, char **ret_real) {
-        struct stat st;
-        if (!path || !path[0])
-                return -EINVAL;
-        if (stat(path, &st) < 0) {
-                if (errno != ENOENT)
-                        return -errno;
-                /* Nothing there, or a symlink to nothing: only the first is a new path (renaming
-                 * over a dangling link would replace the link, not create what it names). */
-                if (lstat(path, &st) == 0)
-                        return -ENOENT;
-                int r = dir_writable(path);
-                if (r < 0)
-                        return r;
-                if (ret_real && !(*ret_real = strdup(path)))
-                        return -ENOMEM;
-                *ret_target = KB_REPORT_REPLACE;
-                return 0;
-        }
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
-                /* Never replaced: renaming over /dev/null would destroy it for the whole machine. */
-                if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0)
-                        return -errno;
-                *ret_target = KB_REPORT_STREAM;
-                return 0;
-        }
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL; /* a block device or a socket: no place for a report */
-        _cleanup_free_ char *real = realpath(path, NULL);
-        if (!real)
-                return -errno;
-        /* A read-only report is refused as a shell redirection would refuse it, though a rename
-         * could replace it. */
-        if (faccessat(AT_FDCWD, real, W_OK, AT_EACCESS) < 0)
-                return -errno;
-        int r = dir_writable(real);
-        if (r < 0)
-                return r;
-        if (ret_real)
-                *ret_real = TAKE_PTR(real);
-        *ret_target = KB_REPORT_REPLACE;
-        return 0;
-}
-
-int kb_report_check_path(const char *path, kb_report_target *ret_target) {
-        kb_report_target target;
-        int r = classify(path, &target, NULL);
-        if (r < 0)
-                return r;
-        if (ret_target)
-                *ret_target = target;
-        return 0;
-}
-
-/* A rendering held in memory with a ceiling: the render callbacks write through stdio, and a
- * stream that refuses past KB_REPORT_MAX_BYTES keeps a runaway run object from becoming a
- * runaway allocation. */
-typedef struct membuf {
-        char *data;
-        size_t len, cap;
-        bool too_big;
-} membuf;
-
-static ssize_t membuf_write(void *cookie, const char *data, size_t n) {
-        membuf *m = cookie;
-        if (n > KB_REPORT_MAX_BYTES - m->len) {
-                m->too_big = true;
-                errno = EFBIG;
-                return -1;
-        }
-        if (m->len + n > m->cap) {
-                size_t cap = m->cap ? m->cap : 64 * 1024;
-                while (cap < m->len + n)
-                        cap *= 2;
-                char *grown = realloc(m->data, cap);
-                if (!grown) {
-                        errno = ENOMEM;
-                        return -1;
-                }
-                m->data = grown;
-                m->cap = cap;
-        }
-        memcpy(m->data + m->len, data, n);
-        m->len += n;
-        return (ssize_t) n;
-}
-
-static void membuf_clear(membuf *m) {
-        free(m->data);
-        *m = (membuf){0};
-}
-
-/* Renders run into *m. Returns 0, render's error, -EFBIG past the ceiling, or -ENOMEM. */
-static int render_to_memory(json_object *run, int (*render)(json_object *, FILE *), membuf *m) {
-        FILE *f = fopencookie(m, "w", (cookie_io_functions_t){.write = membuf_write});
-        if (!f)
-                return -ENOMEM;
-        int r = render(run, f);
-        if (fclose(f) != 0 && r >= 0)
-                r = -EIO;
-        if (m->too_big)
-                return -EFBIG;
-        return r < 0 ? r : 0;
-}
-
-int kb_report_write_fd(json_object *run, int fd, int (*render)(json_object *, FILE *)) {
-        if (fd < 0 || !render)
-                return -EINVAL;
-        _cleanup_(membuf_clear) membuf m = {0};
-        int r = render_to_memory(run, render, &m);
-        if (r < 0)
-                return r;
-        return kb_write_all(fd, m.data, m.len);
-}
-
-/* Written in place: a character device or a FIFO (a reader must be there: O_NONBLOCK makes
- * opening a FIFO without one fail with -ENXIO instead of waiting forever). Returns 1 if path turned
- * out to be a regular file by now (replace it instead), 0, or -errno. */
-static int write_stream(const char *path, const membuf *m) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (S_ISREG(st.st_mode))
-                return 1; /* swapped since it was checked: opened without O_TRUNC, never written */
-        if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
-                return -EINVAL;
-        /* Blocking writes from here: a slow reader is waited for, not taken for a full pipe. */
-        int flags = fcntl(fd, F_GETFL);
-        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
-                return -errno;
-        int r = kb_write_all(fd, m->data, m->len);
-        if (r < 0)
-                return r;
-        int closing = TAKE_FD(fd);
-        return close(closing) < 0 ? -errno : 0;
-}
-
-/* Written beside real and renamed over it: a CI job never reads half a report, and a failed run
- * never leaves a stale-but-valid one. */
-static int write_replace(const char *real, const membuf *m) {
-        char tmp[PATH_MAX];
-        int r = snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", real);
-        if (r < 0 || (size_t) r >= sizeof(tmp))
-                return -ENAMETOOLONG;
-        int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        /* mkstemp makes 0600; a report holds no secrets and CI collectors often run as another user. */
-        r = fchmod(fd, 0644) < 0 ? -errno : 0;
-        if (r >= 0)
-                r = kb_write_all(fd, m->data, m->len);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno; /* a full disk may only say so here */
-        if (close(fd) < 0 && r >= 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, real) < 0)
-                r = -errno;
-        if (r < 0) {
-                unlink(tmp);
-                return r;
-        }
-        fsync_parent_dir(real);
-        return 0;
-}
-
-int kb_report_write_file(json_object *run, const char *path, int (*render)(json_object *, FILE *)) {
-        if (!path || !path[0] || !render)
-                return -EINVAL;
-        /* Rendered first, so nothing is opened, created or replaced for a report that cannot be
-         * made. */
-        _cleanup_(membuf_clear) membuf m = {0};
-        int r = render_to_memory(run, render, &m);
-        if (r < 0)
-                return r;
-        kb_report_target target;
-        _cleanup_free_ char *real = NULL;
-        r = classify(path, &target, &real);
-        if (r < 0)
-                return r;
-        if (target == KB_REPORT_STREAM) {
-                r = write_stream(path, &m);
-                if (r <= 0)
-                        return r;
-                r = classify(path, &target, &real);
-                if (r < 0)
-                        return r;
-                if (target != KB_REPORT_REPLACE)
-                        return -EAGAIN; /* it keeps changing under us */
-        }
-        return write_replace(real, &m);
+        return report_flush(out);
 }
 
 json_object *kb_report_kernel_new(const kb_kernelspec *spec, const char *team) {

@@ -83,8 +83,8 @@ static void add_judged(ctx *x, const char *id, json_object *check, int64_t durat
         json_object_object_get_ex(check, "status", &status);
         json_object_object_get_ex(check, "detail", &detail);
         json_object_array_add(x->h.checks, check);
-        kb_harness_log(&x->h, strcmp(json_object_get_string(status), "fail") == 0 ? KB_LOG_WARN : KB_LOG_INFO,
-                       "%s %s: %s", id, json_object_get_string(status), json_object_get_string(detail));
+        kb_harness_log(&x->h, KB_LOG_DEBUG, "%s %s: %s", id, json_object_get_string(status),
+                       json_object_get_string(detail));
 }
 
 /* One look at the whole sandbox from the host (inspect.h), kept for the judge. A look that could
@@ -722,7 +722,7 @@ static bool has_check(const ctx *x, const char *id) {
 static void fill_missing(ctx *x) {
         for (const char *const *id = check_ids; *id; id++)
                 if (!has_check(x, *id))
-                        scenario_add_check(x, *id, "fail", kb_now_ms(), NULL, "not run: %s",
+                        scenario_add_check(x, *id, "not_run", kb_now_ms(), NULL, "not run: %s",
                                            x->h.cancelled ? "the run was cancelled first"
                                            : x->h.wedged
                                                    ? "a long cell could not be stopped, so the kernel cannot answer"
@@ -769,6 +769,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                                 .log = env->harness.log,
                                 .log_userdata = env->harness.log_userdata,
                                 .deadline_ms = env->harness.deadline_ms,
+                                .started_ms = kb_now_ms(),
                                 .diagnose_death = true,
                         },
         };
@@ -815,7 +816,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
-        kb_harness_log(&x.h, KB_LOG_INFO, "starting in bubblewrap as team %s", team);
+        kb_harness_phase(&x.h, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = kb_harness_kernel_options(&x.h, &env->harness, team, CELL_TIMEOUT_MS);
         ko.allow_network = env->allow_network;
         ko.syscall_probe = env->syscall_probe;
@@ -847,6 +848,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
 
         /* The host looks first (after readiness), then the cells run; one more look happens while
          * the probe cell's child is alive. Everything is judged once the evidence is in. */
+        kb_harness_phase(&x.h, "up (kernel_info answered, iopub flowing); the host looks, then the probe cells run");
         x.snapshots = json_object_new_array();
         x.expect = json_object_new_object();
         {
@@ -881,12 +883,17 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 untested_without_pack(&x, "persistence.namespace", "reading a variable back");
         } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
                 scenario_lifetime_start(&x);
+                kb_harness_phase(&x.h, "interrupting a running cell through the control channel");
                 scenario_check_interrupt(&x, PATH_CONTROL);
-                if (!x.h.cancelled)
+                if (!x.h.cancelled) {
+                        kb_harness_phase(&x.h, "interrupting a running cell with SIGINT through the pinned pidfd");
                         scenario_check_interrupt(&x, PATH_PIDFD);
+                }
                 scenario_settle_stop(&x, PATH_CONTROL);
-                if (!x.h.cancelled)
+                if (!x.h.cancelled) {
+                        kb_harness_phase(&x.h, "reading the variable back after both interrupts");
                         scenario_check_persistence(&x);
+                }
         }
         /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
          * every host-judged check below covers every moment from before exec to here. */
@@ -895,8 +902,10 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
         scenario_settle_stop(&x, PATH_CONTROL);
         scenario_settle_stop(&x, PATH_PIDFD);
-        if (!x.h.cancelled)
+        if (!x.h.cancelled) {
+                kb_harness_phase(&x.h, "shutting down through the control channel");
                 scenario_check_shutdown(&x);
+        }
         /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
         if (!x.h.cancelled || x.lifetime.started)
                 scenario_lifetime_end(&x);
@@ -926,6 +935,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
         fill_missing(&x);
+        kb_harness_phase(&x.h, "judged %zu checks from %zu host looks", json_object_array_length(x.h.checks),
+                         x.snapshots ? json_object_array_length(x.snapshots) : (size_t) 0);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
          * incomplete too (teardown that runs past the deadline does not count). */
         if (x.h.cancelled || kb_harness_deadline_passed(&x.h))

@@ -1,6 +1,8 @@
 /* report.h: render a check run (a json-c object, see docs/report-format.md) for people and for CI. */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
@@ -38,17 +40,49 @@ KB_EXPORT json_object *kb_report_kernel_info(json_object *info);
  * secrets: only what is in the run object, which holds none. Returns 0, -EINVAL (out NULL) or -EIO. */
 KB_EXPORT int kb_report_human(json_object *run, FILE *out);
 
+/* How kb_report_human_styled fits the table to where it goes. The zero value is kb_report_human's
+ * plain text: no colour, one result per line whatever its length (what a pipe or a log wants). */
+typedef struct kb_report_style {
+        size_t width;         /* a terminal's columns: no line is wider (0: no limit) */
+        bool color;           /* the statuses and the verdict's head in ANSI colour (kbound's own
+                               * sequences only: the text they surround is cleaned as always) */
+        bool whole;           /* with width: every detail whole, wrapped; else only failing ones
+                               * are, and the others are cut to their line */
+        const char *cut_hint; /* with width: a line printed after the verdict when a detail was cut
+                               * (where to read it whole), or NULL */
+} kb_report_style;
+
+/* kb_report_human, fitted as style says (NULL: as kb_report_human). With a width, details wrap
+ * with a hanging indent under their column, or go on lines of their own when the columns leave
+ * them too little room; widths are counted so that a line is never wider than style->width (a
+ * character from U+1100 on counts as two columns). Returns 0, -EINVAL (out NULL) or -EIO. */
+KB_EXPORT int kb_report_human_styled(json_object *run, FILE *out, const kb_report_style *style);
+
 /* The run object as pretty JSON with a trailing newline. Returns 0, -EINVAL, -ENOMEM or -EIO. */
 KB_EXPORT int kb_report_json(json_object *run, FILE *out);
 
 /* JUnit XML: one <testsuite> per kernel, one <testcase> per check (classname kbound.<kernel>,
- * name = check id); fail → <failure>, unsupported/not_claimed → <skipped> with the reason.
+ * name = check id); fail → <failure>, not_run → <error>, unsupported/not_claimed → <skipped> with
+ * the reason; the attributes junit-10.xsd allows (no skipped count on <testsuites>).
  * A kernel with "error" (or no checks) gets a failing test case "kernel.start"; an incomplete run or
  * one without kernels gets a suite "kbound.run" with a failing "run.complete", so CI never sees a
  * failed run as green. Each suite carries <properties> (verdict, summary, raw_network_override,
  * network, full_boundary). Everything XML-escaped; characters XML 1.0 forbids are stripped.
  * Returns 0, -EINVAL (out NULL) or -EIO. */
 KB_EXPORT int kb_report_junit(json_object *run, FILE *out);
+
+/* Markdown for a CI page (GitHub's job summary, $GITHUB_STEP_SUMMARY): a heading with the
+ * verdict, the summary sentence, a table of every kernel's checks (kernel, check, status, detail),
+ * then each failing check's evidence folded in a <details> block as fenced JSON (at most 64). Every
+ * string is cleaned to one line and escaped (HTML's specials as entities, ASCII punctuation
+ * backslash-escaped), so nothing a kernel said becomes markup, a link or an image; the evidence's
+ * fence is longer than any backtick run in it. Returns 0, -EINVAL (out NULL) or -EIO. */
+KB_EXPORT int kb_report_markdown(json_object *run, FILE *out);
+
+/* GitHub Actions workflow commands, one "::error title=kbound KERNEL CHECK::detail" line per
+ * failing check (and per kernel that could not be checked, and for an incomplete run), the data
+ * cleaned to one line and escaped as the runner unescapes it (%, and in the title : and ,). */
+KB_EXPORT int kb_report_github_annotations(json_object *run, FILE *out);
 
 /* Ceiling on one rendered report: a run object is small, and a runaway one must not become a
  * runaway allocation. */

@@ -462,6 +462,170 @@ static void test_human_one_line_per_check(void **state) {
         assert_contains(summary, "FAIL: ");
 }
 
+static void assert_junit_well_formed(const char *xml, const char *expected_message);
+
+/* The columns a line takes on a terminal, counted as a terminal does for this test's text (ASCII,
+ * and the two-column characters it plants), escape sequences not counted. */
+static size_t line_columns(const char *line, size_t len) {
+        size_t cols = 0;
+        for (size_t i = 0; i < len;) {
+                unsigned char c = (unsigned char) line[i];
+                if (c == 0x1b) {
+                        while (i < len && line[i] != 'm')
+                                i++;
+                        i++;
+                        continue;
+                }
+                size_t n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+                cols += n >= 3 ? 2 : 1;
+                i += n;
+        }
+        return cols;
+}
+
+static char *render_styled(json_object *run, const kb_report_style *st) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        assert_non_null(out);
+        assert_int_equal(kb_report_human_styled(run, out, st), 0);
+        assert_int_equal(fclose(out), 0);
+        return text;
+}
+
+/* Fitted to a terminal: no line wider than it at any width, a failing detail whole (wrapped), a
+ * pass cut with the hint after the verdict, colour only when asked and only around kbound's words. */
+static void test_human_fits_the_terminal(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        char long_fail[700], long_pass[700];
+        snprintf(long_fail, sizeof long_fail, "%s", "the cell reached the canary at 127.0.0.1:4242 ");
+        while (strlen(long_fail) < 330)
+                strcat(long_fail, "and again through another path ");
+        strcat(long_fail, "END-OF-FAIL");
+        snprintf(long_pass, sizeof long_pass, "%s", "every descriptor is the sandbox's own ");
+        while (strlen(long_pass) < 300)
+                strcat(long_pass, "and more descriptors ");
+        strcat(long_pass, "END-OF-PASS");
+        set_check(run, 0, "boundary.network", "fail", long_fail);
+        set_check(run, 0, "boundary.descriptors", "pass", long_pass);
+        set_check(run, 1, "interrupt.control", "unsupported",
+                  "IRkernel ignores interrupt_request 漢字漢字漢字漢字漢字");
+        kb_report_finish(run);
+
+        static const size_t widths[] = {20, 40, 60, 80, 132};
+        for (size_t w = 0; w < KB_ELEMENTSOF(widths); w++) {
+                kb_report_style st = {.width = widths[w], .cut_hint = "(cut: --verbose shows it whole)"};
+                _cleanup_free_ char *text = render_styled(run, &st);
+                for (const char *line = text; *line;) {
+                        const char *end = strchr(line, '\n');
+                        assert_non_null(end);
+                        if (line_columns(line, (size_t) (end - line)) > widths[w])
+                                fail_msg("a line wider than %zu: %.*s", widths[w], (int) (end - line), line);
+                        line = end + 1;
+                }
+                /* The failing detail is whole (its last word is there, split over lines); the pass
+                 * is cut, and the hint says so. */
+                assert_contains(text, "END-OF-FAIL");
+                assert_null(strstr(text, "END-OF-PASS"));
+                assert_contains(text, "(cut:");
+                assert_null(strchr(text, '\x1b'));
+                /* Every result once: one row per check. */
+                assert_int_equal(count_of(text, "PASS  "), 2 * N_CHECKS - 2);
+
+                st.whole = true;
+                _cleanup_free_ char *whole = render_styled(run, &st);
+                assert_contains(whole, "END-OF-PASS");
+                assert_null(strstr(whole, "(cut: --verbose"));
+        }
+
+        /* Colour: kbound's own SGR around the status and the verdict's head, nowhere else. */
+        kb_report_style colour = {.width = 80, .color = true};
+        _cleanup_free_ char *coloured = render_styled(run, &colour);
+        assert_contains(coloured, "\x1b[32mPASS\x1b[0m         python3  sandbox.backend");
+        assert_contains(coloured, "\x1b[1;31mFAIL\x1b[0m         python3  boundary.network");
+        assert_contains(coloured, "\x1b[33mUNSUPPORTED\x1b[0m  ir");
+        assert_contains(coloured, "\x1b[1;31mFAIL:\x1b[0m python3 boundary.network failed.");
+        assert_int_equal(count_of(coloured, "\x1b["), 2 * (2 * N_CHECKS + 1));
+
+        /* Piped (width 0): exactly kb_report_human's lines, one per result, whatever their length. */
+        kb_report_style piped = {0};
+        _cleanup_free_ char *plain = render_styled(run, &piped);
+        _cleanup_free_ char *human = render(kb_report_human, run);
+        assert_string_equal(plain, human);
+        assert_contains(plain, "END-OF-PASS\n");
+}
+
+/* A check the run never got to is NOT RUN, named apart from failures in the summary, an <error>
+ * in JUnit; it never passes. */
+static void test_not_run_is_not_a_failure_nor_a_pass(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 0, "interrupt.pidfd", "fail", "no reply within 10 s");
+        set_check(run, 0, "persistence.namespace", "not_run", "not run: the run was cancelled first");
+        set_check(run, 0, "lifecycle.shutdown", "not_run", "not run: the run was cancelled first");
+        json_object_object_add(run, "complete", json_object_new_boolean(false));
+        json_object_object_add(run, "incomplete_reason", json_object_new_string("interrupted by signal 2"));
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_string_equal(claim_str(run, "summary"),
+                            "FAIL: incomplete run (interrupted by signal 2); python3 interrupt.pidfd failed; python3 "
+                            "persistence.namespace, python3 lifecycle.shutdown not run.");
+        _cleanup_free_ char *text = render(kb_report_human, run);
+        assert_contains(text,
+                        "NOT RUN      python3  persistence.namespace        not run: the run was cancelled first\n");
+        _cleanup_free_ char *xml = render(kb_report_junit, run);
+        assert_int_equal(count_of(xml, "<error "), 2);
+        assert_int_equal(count_of(xml, "<failure "), 2); /* interrupt.pidfd and run.complete */
+        assert_contains(xml, "tests=\"17\" failures=\"1\" errors=\"2\" skipped=\"0\"");
+        assert_junit_well_formed(xml, "no reply within 10 s");
+
+        /* Alone, a not_run check still fails a complete run. */
+        _cleanup_json_ json_object *one = new_run();
+        set_check(one, 1, "lifecycle.shutdown", "not_run", "not run: an earlier step failed");
+        assert_int_equal(kb_report_finish(one), 1);
+        assert_string_equal(claim_str(one, "summary"), "FAIL: ir lifecycle.shutdown not run.");
+}
+
+/* The job summary and the annotations: kernel text never becomes markup or a workflow command. */
+static void test_markdown_and_annotations(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        set_check(run, 0, "boundary.network", "fail", "x | y <img src=a> [l](http://h/) **b** `c` \n::warning::z 100%");
+        json_object *checks = kernel_checks(run, 0);
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                json_object *c = json_object_array_get_idx(checks, i), *id = NULL;
+                json_object_object_get_ex(c, "id", &id);
+                if (strcmp(json_object_get_string(id), "boundary.network") == 0) {
+                        json_object *ev = json_object_new_object();
+                        json_object_object_add(ev, "quote", json_object_new_string("````` fence"));
+                        json_object_object_add(c, "evidence", ev);
+                }
+        }
+        kb_report_finish(run);
+        _cleanup_free_ char *md = render(kb_report_markdown, run);
+        assert_contains(md, "## ❌ kbound check: FAIL\n");
+        assert_int_equal(count_of(md, "\n| python3 | "), N_CHECKS);
+        assert_int_equal(count_of(md, "\n| ir | "), N_CHECKS);
+        assert_contains(
+                md,
+                "| python3 | boundary\\.network | ❌ FAIL | x \\| y &lt;img src\\=a&gt; \\[l\\]\\(http\\:\\/\\/h\\/\\) "
+                "\\*\\*b\\*\\* \\`c\\`  \\:\\:warning\\:\\:z 100\\% |\n");
+        assert_null(strstr(md, "<img"));
+        assert_null(strstr(md, "](http"));
+        /* The evidence is fenced by more backticks than it holds. */
+        assert_contains(md, "<details><summary>python3 boundary\\.network: ");
+        assert_contains(md, "``````json\n");
+
+        _cleanup_free_ char *notes = render(kb_report_github_annotations, run);
+        assert_string_equal(notes, "::error title=kbound python3 boundary.network::x | y <img src=a> [l](http://h/) "
+                                   "**b** `c`  ::warning::z 100%25\n");
+
+        _cleanup_json_ json_object *green = new_run();
+        kb_report_finish(green);
+        _cleanup_free_ char *quiet = render(kb_report_github_annotations, green);
+        assert_string_equal(quiet, "");
+        _cleanup_free_ char *green_md = render(kb_report_markdown, green);
+        assert_contains(green_md, "## ✅ kbound check: PASS\n");
+        assert_null(strstr(green_md, "What failed"));
+}
+
 /* ---- JSON ---- */
 
 static void test_json_is_pretty_and_round_trips(void **state) {
@@ -486,10 +650,12 @@ static const char junit_checker[] =
         "d = m.parse(sys.argv[1]); root = d.documentElement\n"
         "assert root.tagName == 'testsuites' and root.getAttribute('name') == 'kbound'\n"
         "def n(e, t): return len(e.getElementsByTagName(t))\n"
+        "assert not root.hasAttribute('skipped')  # junit-10.xsd refuses it there\n"
         "for e in [root] + root.getElementsByTagName('testsuite'):\n"
         "    assert int(e.getAttribute('tests')) == n(e, 'testcase'), e.getAttribute('name')\n"
         "    assert int(e.getAttribute('failures')) == n(e, 'failure'), e.getAttribute('name')\n"
-        "    assert int(e.getAttribute('skipped')) == n(e, 'skipped'), e.getAttribute('name')\n"
+        "    assert int(e.getAttribute('errors')) == n(e, 'error'), e.getAttribute('name')\n"
+        "    if e is not root: assert int(e.getAttribute('skipped')) == n(e, 'skipped'), e.getAttribute('name')\n"
         "print(sys.argv[2] in [c.getAttribute('message') for c in d.getElementsByTagName('failure')], end='')\n";
 
 /* Runs junit_checker on xml; also confirms the parser read expected_message back unescaped. */
@@ -569,7 +735,7 @@ static void test_junit_structure_and_escaping(void **state) {
         json_object_object_del(sandbox, "image");
 
         static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kbound\" "
-                                   "tests=\"34\" failures=\"1\" errors=\"0\" skipped=\"2\" time=\"8.123\">\n";
+                                   "tests=\"34\" failures=\"1\" errors=\"0\" time=\"8.123\">\n";
         assert_memory_equal(xml, head, strlen(head));
         assert_int_equal(count_of(xml, "<testsuite "), 2);
         assert_int_equal(count_of(xml, "<testcase "), 2 * N_CHECKS);
@@ -819,6 +985,9 @@ int main(void) {
                 cmocka_unit_test(test_finish_is_idempotent),
                 cmocka_unit_test(test_partial_objects_never_crash),
                 cmocka_unit_test(test_human_one_line_per_check),
+                cmocka_unit_test(test_human_fits_the_terminal),
+                cmocka_unit_test(test_not_run_is_not_a_failure_nor_a_pass),
+                cmocka_unit_test(test_markdown_and_annotations),
                 cmocka_unit_test(test_json_is_pretty_and_round_trips),
                 cmocka_unit_test(test_junit_structure_and_escaping),
                 cmocka_unit_test(test_junit_kernel_error_and_incomplete),
