@@ -21,9 +21,10 @@
 #include <kbound/report.h>
 #include <kbound/sandbox.h>
 #include <kbound/sanitize.h>
+#include <kbound/textwidth.h>
 #include "cli.h"
 
-static bool quiet;
+static bool quiet, verbose;
 static int signal_pipe[2] = {-1, -1};
 static volatile sig_atomic_t signal_received;
 /* Secrets every message is redacted with; registered before any worker thread starts and not
@@ -33,6 +34,14 @@ static size_t n_redact_sets;
 
 void cli_set_quiet(bool q) {
         quiet = q;
+}
+
+void cli_set_verbose(bool v) {
+        verbose = v;
+}
+
+bool cli_verbose(void) {
+        return verbose;
 }
 
 int cli_redact_register(const kb_secrets *s) {
@@ -67,8 +76,11 @@ void cli_put_sanitized(FILE *out, const char *s) {
 /* One message line on stderr. Messages quote kernel-controlled text (log tails, kernel_info,
  * error values), so the line is redacted with every registered set and written without anything
  * a terminal would act on. Nothing of a line that cannot be redacted is shown. */
-static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
-static void vmessage(const char *fmt, va_list ap) {
+/* The last error said, redacted, for the report of a run refused before any kernel started. */
+static char last_error[512];
+
+static void vmessage(bool error, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void vmessage(bool error, const char *fmt, va_list ap) {
         char *text = NULL;
         if (vasprintf(&text, fmt, ap) < 0) {
                 fputs("kbound: (out of memory)\n", stderr);
@@ -79,12 +91,36 @@ static void vmessage(const char *fmt, va_list ap) {
                 free(text);
                 text = r;
         }
-        flockfile(stderr);
-        fputs("kbound: ", stderr);
         /* One line whatever it quotes: a newline in it is shown, not obeyed. */
         const char *line = text ? text : "(a message could not be redacted and is not shown)";
-        kb_sanitize_put(stderr, line, strlen(line), SIZE_MAX, KB_SANITIZE_MESSAGE);
-        fputc('\n', stderr);
+        char *shown = NULL;
+        size_t shown_size = 0;
+        FILE *m = open_memstream(&shown, &shown_size);
+        if (m) {
+                fputs("kbound: ", m);
+                kb_sanitize_put(m, line, strlen(line), SIZE_MAX, KB_SANITIZE_MESSAGE);
+                if (fclose(m) != 0) {
+                        free(shown);
+                        shown = NULL;
+                }
+        }
+        flockfile(stderr);
+        size_t width = cli_terminal_width(STDERR_FILENO);
+        if (!shown) {
+                fputs("kbound: (out of memory)\n", stderr);
+        } else if (width && kb_text_columns(shown, strlen(shown)) > width) {
+                /* On a terminal, within its width: continuation lines under the text. */
+                for (char *p = shown; *p; p++)
+                        if (*p == '\t')
+                                *p = ' ';
+                kb_text_wrap(stderr, shown, width, 8, width);
+        } else {
+                fputs(shown, stderr);
+                fputc('\n', stderr);
+        }
+        free(shown);
+        if (error)
+                snprintf(last_error, sizeof last_error, "%s", line);
         funlockfile(stderr);
         free(text);
 }
@@ -92,8 +128,12 @@ static void vmessage(const char *fmt, va_list ap) {
 void cli_error(const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        vmessage(fmt, ap);
+        vmessage(true, fmt, ap);
         va_end(ap);
+}
+
+const char *cli_last_error(void) {
+        return last_error;
 }
 
 void cli_progress(const char *fmt, ...) {
@@ -101,7 +141,7 @@ void cli_progress(const char *fmt, ...) {
                 return;
         va_list ap;
         va_start(ap, fmt);
-        vmessage(fmt, ap);
+        vmessage(false, fmt, ap);
         va_end(ap);
 }
 

@@ -11,6 +11,7 @@
 #include <kbound/secrets.h>
 #include <kbound/image.h>
 #include <kbound/kernel.h>
+#include <kbound/report.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include <kbound/transcript.h>
@@ -35,7 +36,33 @@ int cmd_console(int argc, char **argv);
  * and sanitized (cli_put_sanitized), since they quote kernel-controlled text. Thread-safe. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --color=auto|always|never. */
+typedef enum cli_color {
+        CLI_COLOR_AUTO = 0,
+        CLI_COLOR_ALWAYS,
+        CLI_COLOR_NEVER,
+} cli_color;
+
+/* How the human report fits out (cli_style.c): on a terminal, its width (TIOCGWINSZ, else
+ * $COLUMNS, else 80) and, with color auto, colour unless NO_COLOR is set to anything or TERM is
+ * unset or "dumb"; piped, no width (one result per line), colour only with always. verbose: every
+ * detail whole. */
+kb_report_style cli_report_style(FILE *out, cli_color color, bool verbose);
+
+/* fd's width in columns when it is a terminal (as cli_report_style finds it), else 0. */
+size_t cli_terminal_width(int fd);
+
+/* For a CI job (cli_ci.c): with $GITHUB_STEP_SUMMARY set, the markdown summary appended to that
+ * file; with $GITHUB_ACTIONS "true", an ::error annotation per failing check on out. A summary that
+ * cannot be written is said on stderr; the verdict and exit code stay what they are. */
+void cli_ci_output(json_object *run, FILE *out);
+
 void cli_set_quiet(bool quiet);
+/* Whether progress also carries each result as it is judged (KB_LOG_DEBUG lines; --verbose). */
+void cli_set_verbose(bool verbose);
+bool cli_verbose(void);
+/* The last cli_error line, redacted ("" if none). */
+const char *cli_last_error(void);
 
 /* Secret sets (borrowed; they must outlive their use) that every message and every report is
  * redacted with: the canaries and daemon secrets of a check run. Register before starting worker
@@ -325,6 +352,8 @@ enum {
         CLI_OPT_TASKS_MAX,
         CLI_OPT_TMP_SIZE,
         CLI_OPT_LOG_MAX,
+        CLI_OPT_COLOR,
+        CLI_OPT_VERBOSE,
 };
 #define CLI_OPTS_MAX 32
 #define CLI_KERNELS_MAX KB_RUN_KERNELS_MAX
@@ -352,6 +381,8 @@ typedef struct cli_opts {
         uint64_t image_max;                 /* --image-max-size (0: the default) */
         char *prefixes[CLI_PREFIX_MAX + 1]; /* --prefix, NULL-terminated */
         size_t n_prefixes;
+        cli_color color;                          /* --color */
+        bool verbose;                             /* --verbose */
         struct option longopts[CLI_OPTS_MAX + 1]; /* what getopt_long is given */
 } cli_opts;
 
@@ -462,6 +493,9 @@ typedef struct cli_setup {
         char *syscall_probe; /* kbound's program in the sandbox (limits); may be NULL */
         kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
+        bool reports_ok; /* the report paths were checked: a refusal can still be reported */
+        cli_color color; /* --color, for the human report */
+        bool verbose;    /* --verbose: every detail whole */
 } cli_setup;
 
 /* Before anything is created: no operand after the options, the report paths
@@ -492,5 +526,12 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
  * to standard output), then every report file. Stores the run in *ret_run (the caller's to put)
  * and the command's exit code in *exit_code; prints why and returns -1 when no report could be
  * made. */
+/* A run refused after its options were read (a kernel not found, a sandbox that cannot be enforced,
+ * --require-full-boundary under the network override): when the report paths were checked, every
+ * report asked for is still written, an incomplete run with no kernel whose incomplete_reason is
+ * the refusal (cli_last_error) and whose exit_code is exit_code, so a CI job's artifact step
+ * always has the verdict. kind: KB_RUN_CHECK or KB_RUN_CONFORMANCE. */
+void cli_setup_refused(cli_setup *s, int kind, int exit_code);
+
 int cli_setup_output(cli_setup *s, kb_run *run, const kb_run_facts *facts, bool redact, json_object **ret_run,
                      int *exit_code);

@@ -15,6 +15,8 @@ int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool netwo
                                 {.option = "--junit", .path = o->junit_path, .render = kb_report_junit},
                         },
                 .root = {.root_fd = -1, .ro_paths = o->ro_paths, .prefixes = o->prefixes, .sandbox = true},
+                .color = o->color,
+                .verbose = o->verbose,
         };
         s->root.user = &s->user;
         if (optind < argc) {
@@ -24,6 +26,7 @@ int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool netwo
         /* Every output path is checked before anything is started or created. */
         if (cli_reports_check(s->cmd, s->reports, KB_ELEMENTSOF(s->reports), o->transcript, &s->summary_to_stderr))
                 return KB_EXIT_USAGE;
+        s->reports_ok = true;
         /* Without a network claim (conformance) the raw-network override is accepted and has no
          * effect: the kernels run without a network either way. */
         bool allow_network = o->allow_network;
@@ -82,6 +85,9 @@ void cli_setup_end(cli_setup *s, bool keep) {
 }
 
 void cli_log_progress(void *userdata, int level, const char *message) {
+        (void) userdata;
+        if (level >= KB_LOG_DEBUG && !cli_verbose())
+                return; /* a result: the report's table has it */
         cli_progress("%s", message);
 }
 
@@ -101,6 +107,48 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
                 .keep = o->keep,
                 .log = cli_log_progress,
         };
+}
+
+void cli_setup_refused(cli_setup *s, int kind, int exit_code) {
+        if (!s->reports_ok || (!s->reports[0].path && !s->reports[1].path))
+                return;
+        char started_at[32];
+        if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
+                started_at[0] = '\0';
+        json_object *run = json_object_new_object(), *claims = json_object_new_object();
+        if (!run || !claims) {
+                json_object_put(run);
+                json_object_put(claims);
+                cli_error("out of memory: no report written");
+                return;
+        }
+        if (kind == KB_RUN_CONFORMANCE)
+                json_object_object_add(run, "kind", json_object_new_string("conformance"));
+        json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
+        json_object_object_add(run, "started_at", json_object_new_string(started_at));
+        json_object_object_add(run, "duration_ms", json_object_new_int64(0));
+        json_object_object_add(run, "complete", json_object_new_boolean(false));
+        json_object_object_add(run, "refused", json_object_new_boolean(true));
+        const char *why = cli_last_error();
+        char reason[600];
+        snprintf(reason, sizeof reason, "refused before any kernel started: %s",
+                 *why ? why : "see kbound's standard error");
+        json_object_object_add(run, "incomplete_reason", json_object_new_string(reason));
+        json_object_object_add(claims, "raw_network_override", json_object_new_boolean(s->allow_network));
+        json_object_object_add(run, "claims", claims);
+        json_object_object_add(run, "sandbox", kb_run_sandbox_new(s->bwrap, s->bwrap_version));
+        json_object_object_add(run, "kernels", json_object_new_array());
+        (void) kb_report_finish(run);
+        json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
+        /* The reason quotes what was refused: redacted like every other message. */
+        json_object *clean = cli_redact_json(run);
+        json_object_put(run);
+        if (!clean) {
+                cli_error("out of memory while redacting the report: no report written");
+                return;
+        }
+        (void) cli_reports_write(s->reports, KB_ELEMENTSOF(s->reports), clean);
+        json_object_put(clean);
 }
 
 int cli_setup_output(cli_setup *s, kb_run *kernels_run, const kb_run_facts *facts, bool redact, json_object **ret_run,
@@ -125,7 +173,10 @@ int cli_setup_output(cli_setup *s, kb_run *kernels_run, const kb_run_facts *fact
         }
         *ret_run = run;
         /* With a report on standard output, people read the summary on standard error. */
-        kb_report_human(run, s->summary_to_stderr ? stderr : stdout);
+        FILE *human = s->summary_to_stderr ? stderr : stdout;
+        kb_report_style style = cli_report_style(human, s->color, s->verbose);
+        kb_report_human_styled(run, human, &style);
+        cli_ci_output(run, human);
         fflush(stdout);
         if (cli_reports_write(s->reports, KB_ELEMENTSOF(s->reports), run))
                 *exit_code = *exit_code ? *exit_code : KB_EXIT_FAIL;

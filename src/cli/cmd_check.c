@@ -67,6 +67,8 @@ static const cli_command check_command = {
                         "keep",
                         "transcript",
                         "quiet",
+                        "color",
+                        "verbose",
                         "help",
                         NULL,
                 },
@@ -111,6 +113,7 @@ int cmd_check(int argc, char **argv) {
         if (allow_network && require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
                           "(--require-full-boundary): network isolation could not be claimed");
+                cli_setup_refused(&setup, KB_RUN_CHECK, KB_EXIT_FAIL);
                 return KB_EXIT_FAIL;
         }
         int64_t deadline = kb_now_ms() + o.timeout_ms;
@@ -238,6 +241,8 @@ int cmd_check(int argc, char **argv) {
                                 &exit_code); /* says why when there is no report */
 
 out:
+        if (!run && exit_code)
+                cli_setup_refused(&setup, KB_RUN_CHECK, exit_code);
         /* The base folder goes before the redaction sets are let go: its messages are redacted
          * like every other. */
         cli_setup_end(&setup, o.keep);

@@ -20,11 +20,13 @@ static const cli_command conformance_command = {
         .name = "conformance",
         .accepts =
                 (const char *const[]){
-                        "kernel",         "team",           "json",          "junit",       "bwrap",
-                        "sandbox-user",   "sockets",        "allow-syscall", "kernels-dir", "ro-bind",
-                        "image",          "image-max-size", "memory-max",    "tasks-max",   "tmp-size",
-                        "log-max",        "prefix",         "rootfs",        "timeout",     "transcript",
-                        "allow-untested", "keep",           "quiet",         "help",        NULL,
+                        "kernel",         "team",         "json",     "junit",
+                        "bwrap",          "sandbox-user", "sockets",  "allow-syscall",
+                        "kernels-dir",    "ro-bind",      "image",    "image-max-size",
+                        "memory-max",     "tasks-max",    "tmp-size", "log-max",
+                        "prefix",         "rootfs",       "timeout",  "transcript",
+                        "allow-untested", "keep",         "quiet",    "color",
+                        "verbose",        "help",         NULL,
                 },
         .own =
                 (const struct option[]){
@@ -120,6 +122,8 @@ int cmd_conformance(int argc, char **argv) {
                                 &exit_code); /* says why when there is no report */
 
 out:
+        if (!run && exit_code)
+                cli_setup_refused(&setup, KB_RUN_CONFORMANCE, exit_code);
         kb_run_destroy(&kernels_run);
         kb_transcript_close(&transcript);
         cli_setup_end(&setup, o.keep);

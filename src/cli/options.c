@@ -31,6 +31,8 @@ static const struct option shared_options[] = {
         {"tasks-max", required_argument, NULL, CLI_OPT_TASKS_MAX},
         {"tmp-size", required_argument, NULL, CLI_OPT_TMP_SIZE},
         {"log-max", required_argument, NULL, CLI_OPT_LOG_MAX},
+        {"color", required_argument, NULL, CLI_OPT_COLOR},
+        {"verbose", no_argument, NULL, CLI_OPT_VERBOSE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
 };
@@ -116,6 +118,12 @@ static const shared_help shared_helps[] = {
          "the connection key and canaries are redacted)"},
         {"transcript", NULL, "--transcript FILE", "write every message sent and received as JSON lines (0600)"},
         {"quiet", NULL, "--quiet", "no progress on stderr"},
+        {"color", NULL, "--color WHEN",
+         "colour the results: auto (on a terminal, unless NO_COLOR is set;\n"
+         "the default), always or never"},
+        {"verbose", NULL, "--verbose",
+         "every detail whole in the table (on a terminal passes are cut to\n"
+         "one line), and each result on stderr as it is judged"},
         {"memory-max", NULL, "--memory-max SIZE",
          "the most memory one sandbox may use (default 2G; none: no limit,\n"
          "reported as not claimed; docs/limits.md)"},
@@ -225,6 +233,22 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_LOG_MAX:
                 o->hardening.limits[KB_LIMIT_LOG] = arg;
+                return 0;
+        case CLI_OPT_COLOR:
+                if (strcmp(arg, "auto") == 0)
+                        o->color = CLI_COLOR_AUTO;
+                else if (strcmp(arg, "always") == 0)
+                        o->color = CLI_COLOR_ALWAYS;
+                else if (strcmp(arg, "never") == 0)
+                        o->color = CLI_COLOR_NEVER;
+                else {
+                        cli_error("%s: --color takes auto, always or never, not '%s'", o->cmd, arg);
+                        return KB_EXIT_USAGE;
+                }
+                return 0;
+        case CLI_OPT_VERBOSE:
+                o->verbose = true;
+                cli_set_verbose(true);
                 return 0;
         case 'q':
                 cli_set_quiet(true);

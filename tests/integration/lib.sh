@@ -6,6 +6,9 @@ set -euo pipefail
 
 tests_run=0
 tests_failed=0
+# Under a CI runner, kbound would write its job summary and annotations for every run the tests
+# make: only the tests that are about them ask for them.
+unset GITHUB_STEP_SUMMARY GITHUB_ACTIONS
 
 # A private runtime dir per test file, so leftovers can be attributed to this test.
 KBOUND_RUNTIME_DIR=$(mktemp -d /tmp/kbt-XXXXXX)
@@ -207,7 +210,25 @@ if got != want:
 PY
 }
 
+# Every JUnit file the test made (any *.xml under its scratch folder with a <testsuites> root) is
+# held to the rules of Jenkins' junit-10.xsd (tests/fixtures/schemas), whatever the test was about.
+junit_valid() {
+  local out rc=0
+  out=$(xmllint --noout --schema "$KBOUND_SOURCE_DIR/tests/fixtures/schemas/junit-10.xsd" "$1" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || echo "$out" | head -5 >&2
+  return "$rc"
+}
+validate_junit_files() {
+  local f
+  while IFS= read -r -d '' f; do
+    head -c 4096 "$f" 2>/dev/null | grep -q '<testsuites' || continue
+    ok "the JUnit file ${f#"$scratch"/} validates against junit-10.xsd" junit_valid "$f"
+  done < <(find "$scratch" -path "$fixtures" -prune -o -type f -name '*.xml' -print0 2>/dev/null)
+}
+
 finish() {
+  require xmllint
+  validate_junit_files
   echo "$tests_run checks, $tests_failed failed"
   [ "$tests_failed" -eq 0 ]
 }

@@ -64,7 +64,7 @@ sys.stdout.flush()
 raise ValueError(forged)'
 
 echo "kbound run on a real terminal: the cell's controls are not shown"
-on_pty "$scratch/pty" "$KBOUND" run --kernel python3 "$cell"
+COLUMNS=1000 on_pty "$scratch/pty" "$KBOUND" run --kernel python3 "$cell"
 ok "the cell raised: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
 ok "the output is there, in order" grep -aq "before hostile" "$scratch/pty"
 ok "no terminal control, carriage return or bidi override reached the terminal" shows_no_controls "$scratch/pty"
@@ -82,7 +82,7 @@ ok "--raw: kbound's own message line is there and shows no control" \
 echo "kernel_info full of forged lines: check's and conformance's progress lines stay one line each"
 spec=$(hostile_spec forged forged-text)
 set +e
-"$KBOUND" check --kernel "$spec" "${bind[@]}" --timeout 120 --json "$scratch/forged.json" \
+"$KBOUND" check --verbose --kernel "$spec" "${bind[@]}" --timeout 120 --json "$scratch/forged.json" \
   >"$scratch/forged.out" 2>"$scratch/forged.err"
 rc=$?
 set -e
@@ -93,7 +93,7 @@ ok "check: no stdout line a kernel started" \
   not grep -aqE '^PASS: full boundary held$|^PASS +forged +sandbox.backend +forged' "$scratch/forged.out"
 ok "check: stdout shows no terminal control" shows_no_controls "$scratch/forged.out"
 set +e
-"$KBOUND" conformance --kernel "$spec" "${bind[@]}" --timeout 15 --json "$scratch/forged-c.json" \
+"$KBOUND" conformance --verbose --kernel "$spec" "${bind[@]}" --timeout 15 --json "$scratch/forged-c.json" \
   >"$scratch/forged-c.out" 2>"$scratch/forged-c.err"
 rc=$?
 set -e

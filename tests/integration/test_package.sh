@@ -113,7 +113,8 @@ set -e
 ok "packaged kbound check --kernel python3 passes (rc=$rc)" [ "$rc" -eq 0 ]
 ok "  its attack surface was tried by the packaged probe program" \
   [ "$(check_status "$scratch/check.json" python3 sandbox.attack_surface)" = pass ]
-[ "$rc" -eq 0 ] || tail -20 "$scratch/check.err"
+# A failure says which checks, and how the run went.
+[ "$rc" -eq 0 ] || { grep -v '^PASS ' "$scratch/check.out" | head -30; tail -20 "$scratch/check.err"; }
 assert_no_leftovers "packaged check"
 
 finish
