@@ -108,6 +108,9 @@ static void check_json(const unsigned char *text, size_t len) {
                 return;
         char key[256];
         size_t klen = len < sizeof key - 1 ? len : sizeof key - 1;
+        /* Cut on a character boundary, or well-formed text would make an ill-formed key. */
+        while (klen < len && klen > 0 && (text[klen] & 0xC0) == 0x80)
+                klen--;
         memcpy(key, text, klen);
         key[klen] = '\0'; /* a key is a C string: up to the first NUL */
         /* The key in an object of its own: text that is "value" must not replace the value. */
