@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -236,6 +237,26 @@ static bool over_limit(const tool_run *t) {
 }
 
 /* The last line(s) of path, at most IMAGE_LOG_TAIL bytes, newlines as spaces; malloc'd. */
+/* The message of a logrus line (skopeo's and umoci's: time="..." level=fatal msg="..."), the last
+ * one in text, unescaped; NULL when there is none. */
+static char *logfmt_message(const char *text) {
+        const char *at = NULL;
+        for (const char *p = strstr(text, "msg=\""); p; p = strstr(p + 1, "msg=\""))
+                at = p + 5;
+        if (!at)
+                return NULL;
+        char *out = malloc(strlen(at) + 1), *o = out;
+        if (!out)
+                return NULL;
+        for (const char *p = at; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1])
+                        p++;
+                *o++ = *p;
+        }
+        *o = '\0';
+        return out;
+}
+
 static char *log_tail(const char *path) {
         char buf[IMAGE_LOG_TAIL + 1];
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -252,7 +273,48 @@ static char *log_tail(const char *path) {
         for (ssize_t i = 0; i < n; i++)
                 if (buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')
                         buf[i] = ' ';
-        return strdup(buf);
+        /* The tools' own words, without their log's time and level. */
+        char *message = logfmt_message(buf);
+        return message ? message : strdup(buf);
+}
+
+/* What a regular file given as --image is, from its tar headers (docker save, podman save and OCI
+ * archives are all tar files): 1 when an entry is manifest.json or oci-layout (an image skopeo can
+ * read, or fail on for a reason of its own), 2 for a compressed file (skopeo reads those itself),
+ * 0 when it is no tar at all or a tar without either entry (not an image: a usage error), -errno. */
+static int archive_kind(const char *path) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        unsigned char h[512];
+        static const unsigned char gzip[] = {0x1f, 0x8b}, zstd[] = {0x28, 0xb5, 0x2f, 0xfd},
+                                   xz[] = {0xfd, '7', 'z', 'X', 'Z'}, bzip2[] = {'B', 'Z', 'h'};
+        off_t at = 0;
+        for (int entries = 0; entries < 100000; entries++) {
+                ssize_t n = pread(fd, h, sizeof h, at);
+                if (n < 0)
+                        return -errno;
+                if (entries == 0 && ((n >= 2 && !memcmp(h, gzip, 2)) || (n >= 4 && !memcmp(h, zstd, 4)) ||
+                                     (n >= 5 && !memcmp(h, xz, 5)) || (n >= 3 && !memcmp(h, bzip2, 3))))
+                        return 2;
+                if (n < (ssize_t) sizeof h || h[0] == '\0' || memcmp(h + 257, "ustar", 5) != 0)
+                        return 0; /* the end, or no (POSIX) tar header */
+                char name[101];
+                memcpy(name, h, 100);
+                name[100] = '\0';
+                const char *base = strncmp(name, "./", 2) == 0 ? name + 2 : name;
+                if (strcmp(base, "manifest.json") == 0 || strcmp(base, "oci-layout") == 0)
+                        return 1;
+                char size_text[13];
+                memcpy(size_text, h + 124, 12);
+                size_text[12] = '\0';
+                char *end;
+                unsigned long long size = strtoull(size_text, &end, 8);
+                if (end == size_text)
+                        return 0;
+                at += 512 + (off_t) ((size + 511) / 512 * 512);
+        }
+        return 0;
 }
 
 /* Runs argv[0] (absolute) with the tools' environment, stdin /dev/null, stdout to out_path (or the
@@ -608,6 +670,14 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
                 char *argv[] = {skopeo, "--insecure-policy", "copy", "--quiet", src, dest, NULL};
                 r = run_tool(&t, argv, NULL, ret_diagnosis);
                 copied = r == 0;
+        } else if (S_ISREG(st.st_mode) && (r = archive_kind(img->path)) == 0) {
+                r = -EINVAL;
+                diagnose(ret_diagnosis, "not an image: a docker save or podman save archive or an OCI archive is a tar "
+                                        "file with a manifest.json or an oci-layout entry, and this file has neither");
+                goto fail;
+        } else if (S_ISREG(st.st_mode) && r < 0) {
+                diagnose(ret_diagnosis, "cannot read it: %s", strerror(-r));
+                goto fail;
         } else if (S_ISREG(st.st_mode)) {
                 char *errors[KB_ELEMENTSOF(archive_formats)] = {NULL};
                 for (size_t i = 0; i < KB_ELEMENTSOF(archive_formats) && !copied; i++) {

@@ -88,7 +88,7 @@ ok "xpython: sandbox.backend fails with the kernel's own last words ($detail)" \
 assert_no_leftovers "after check --image DOCKER-ARCHIVE"
 
 echo "kernelspecs --image OCI-ARCHIVE"
-out=$("$KBOUND" kernelspecs --image "$oci_tar" --json 2>"$scratch/ks.err")
+out=$("$KBOUND" kernelspecs --image "$oci_tar" --json-list 2>"$scratch/ks.err")
 ok "lists the image's kernels, the user's folder first" [ "$(/usr/bin/python3 -c 'import json,sys; print(" ".join(k["name"]+":"+k["resource_dir"] for k in json.load(sys.stdin)))' <<<"$out")" = \
   "python3:/usr/share/jupyter/kernels/python3 userpy:/root/.local/share/jupyter/kernels/userpy xpython:/usr/share/jupyter/kernels/xpython xpython-raw:/usr/share/jupyter/kernels/xpython-raw" ]
 ok "  ... and says which image it unpacked" grep -qF "image $oci_tar tag kbound-test: manifest $digest" "$scratch/ks.err"
@@ -153,8 +153,16 @@ expect_rc "a folder that is no OCI layout" 2 "for an unpacked root filesystem us
 expect_rc "--image and --rootfs together" 2 "--rootfs and --image exclude each other" \
   "$KBOUND" conformance --image "$layout" --rootfs "$scratch/notimage"
 echo "not an archive" >"$scratch/bogus.tar"
-expect_rc "a file neither skopeo transport reads" 3 "neither a docker archive nor an OCI archive" \
+expect_rc "a file that is no tar archive" 2 "not an image: a docker save or podman save archive" \
   "$KBOUND" check --image "$scratch/bogus.tar"
+tar cf "$scratch/plain.tar" -C "$scratch" bogus.tar
+expect_rc "a tar without manifest.json or oci-layout" 2 "and this file has neither" \
+  "$KBOUND" kernelspecs --image "$scratch/plain.tar"
+mkdir -p "$scratch/broken" && echo '[{"Config": 5}]' >"$scratch/broken/manifest.json"
+tar cf "$scratch/broken.tar" -C "$scratch/broken" manifest.json
+expect_rc "an archive that looks like an image but neither skopeo transport reads" 3 \
+  "neither a docker archive nor an OCI archive" "$KBOUND" check --image "$scratch/broken.tar"
+ok "  ... in skopeo's words, not its log lines" bash -c "! grep -q 'level=fatal' '$scratch/x.err'"
 expect_rc "an image over --image-max-size" 3 "the 10485760-byte limit" \
   "$KBOUND" run --image "$layout" --image-max-size 10M --kernel python3 x
 expect_rc "a bad --image-max-size" 2 "--image-max-size takes a size in bytes" \
