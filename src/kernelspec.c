@@ -362,6 +362,14 @@ int kb_kernelspec_parse(const char *json, size_t len, const char *name, const ch
         r = parse_env(root, &spec->env);
         if (r < 0)
                 goto fail;
+        json_object *metadata = NULL;
+        if (json_object_object_get_ex(root, "metadata", &metadata) && json_object_is_type(metadata, json_type_object)) {
+                spec->metadata_json = strdup(json_object_to_json_string_ext(metadata, JSON_C_TO_STRING_PLAIN));
+                if (!spec->metadata_json) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
 
         *ret = spec;
         return 0;
@@ -966,6 +974,7 @@ void kb_kernelspec_destroy(kb_kernelspec **specp) {
         free(spec->language);
         free(spec->interrupt_mode);
         kb_strv_free(spec->env);
+        free(spec->metadata_json);
         free(spec);
         *specp = NULL;
 }

@@ -14,6 +14,8 @@ typedef struct kb_kernelspec {
         char *language;       /* as written, e.g. "python", "R" */
         char *interrupt_mode; /* "signal" (the default) or "message" */
         char **env;           /* NULL-terminated "NAME=value" strings from kernel.json "env" */
+        char *metadata_json;  /* kernel.json "metadata" as compact JSON text (NULL: none, or not an
+                               * object); kept for listing, never interpreted */
 } kb_kernelspec;
 
 /* The "kernels" directories in Jupyter's search order for the environment envp (NULL-terminated

@@ -29,7 +29,7 @@ venvpy_of() {
   args=("$@")
   env -u JUPYTER_PATH -u JUPYTER_DATA_DIR -u XDG_DATA_HOME -u VIRTUAL_ENV -u CONDA_PREFIX HOME="$scratch/home" \
     "${envs[@]}" "$KBOUND" kernelspecs --json "${args[@]}" |
-    /usr/bin/python3 -c 'import json,sys; print(" ".join(k["resource_dir"] for k in json.load(sys.stdin) if k["name"] == "venvpy"))'
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["kernelspecs"].get("venvpy", {}).get("resource_dir", ""))'
 }
 user_spec=$scratch/home/.local/share/jupyter/kernels/venvpy
 venv_spec=$venv/share/jupyter/kernels/venvpy
@@ -60,7 +60,11 @@ preflight "a venv's kernel outside the sandbox" 3 "it is on the host ($venv/bin/
   env VIRTUAL_ENV="$venv" "$KBOUND" run --kernel venvpy 'x'
 preflight "  ... in check too, before any canary or report" 3 "add --ro-bind $venv" \
   "$KBOUND" check --prefix "$venv" --kernel venvpy --json "$scratch/pre.json"
-ok "  ... no report was written" [ ! -e "$scratch/pre.json" ]
+ok "  ... its report says the run was refused, naming the fix, and checked no kernel" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3 and r["kernels"] == [], r
+assert "add --ro-bind" in r["incomplete_reason"], r["incomplete_reason"]' "$scratch/pre.json"
 out=$("$KBOUND" run --prefix "$venv" --kernel venvpy --ro-bind "$venv" 'import sys; print(sys.prefix)' 2>"$scratch/p.err")
 ok "with that --ro-bind the venv's kernel runs, as the venv (got '$out')" [ "$out" = "$venv" ]
 
