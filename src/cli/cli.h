@@ -399,6 +399,10 @@ int cli_opts_init(cli_opts *o, const char *cmd, const char *const *accepts, cons
  * first operand). */
 int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts);
 
+/* The name among names[0..n) nearest to word[0..len) (at most two edits: a typo), or NULL: the
+ * "did you mean" of a mistyped option or command. */
+const char *cli_suggest(const char *word, size_t len, const char *const *names, size_t n);
+
 /* One of a command's own options in its --help: the long option, as written ("--sandbox on|off"),
  * and what it does (further lines after '\n'). */
 typedef struct cli_help {

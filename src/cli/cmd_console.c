@@ -521,10 +521,13 @@ static const cli_command console_command = {
         .name = "console",
         .accepts =
                 (const char *const[]){
-                        "kernel",       "team",           "rootfs",        "timeout",           "bwrap",
-                        "sandbox-user", "sockets",        "allow-syscall", "allow-raw-network", "ro-bind",
-                        "image",        "image-max-size", "memory-max",    "tasks-max",         "tmp-size",
-                        "log-max",      "prefix",         "keep",          "transcript",        "help",
+                        "kernel",     "team",          "rootfs",
+                        "timeout",    "bwrap",         "sandbox-user",
+                        "sockets",    "allow-syscall", "allow-raw-network",
+                        "ro-bind",    "image",         "image-max-size",
+                        "memory-max", "tasks-max",     "tmp-size",
+                        "log-max",    "prefix",        "keep",
+                        "transcript", "quiet",         "help",
                         NULL,
                 },
         .intro = "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"

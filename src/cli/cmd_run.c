@@ -97,6 +97,7 @@ static const cli_command run_command = {
                         "rootfs",
                         "keep",
                         "transcript",
+                        "quiet",
                         "help",
                         NULL,
                 },
@@ -121,6 +122,35 @@ static const cli_command run_command = {
         .operand = "CODE",
         .take = take_flag,
 };
+
+/* The traceback of a cell that raised, on stderr as a frontend shows it (jupyter console prints
+ * each error message's traceback lines): from iopub's error messages, else the reply's. Kernel
+ * text, so cleaned of terminal controls unless raw (ipykernel colours it with escape codes). */
+static void print_traceback(const kb_execution *ex, bool raw) {
+        json_object *errors = ex->errors;
+        json_object *from_reply = json_object_new_array();
+        if (from_reply && (!errors || json_object_array_length(errors) == 0) && ex->reply) {
+                json_object_array_add(from_reply, json_object_get(ex->reply));
+                errors = from_reply;
+        }
+        for (size_t i = 0; errors && i < json_object_array_length(errors); i++) {
+                json_object *tb = NULL;
+                json_object *err = json_object_array_get_idx(errors, i);
+                if (!json_object_is_type(err, json_type_object) || !json_object_object_get_ex(err, "traceback", &tb) ||
+                    !json_object_is_type(tb, json_type_array))
+                        continue;
+                for (size_t j = 0; j < json_object_array_length(tb); j++) {
+                        json_object *line = json_object_array_get_idx(tb, j);
+                        if (!json_object_is_type(line, json_type_string))
+                                continue;
+                        size_t len = (size_t) json_object_get_string_len(line);
+                        put_output(stderr, json_object_get_string(line), len, raw);
+                        if (len == 0 || json_object_get_string(line)[len - 1] != '\n')
+                                fputc('\n', stderr);
+                }
+        }
+        json_object_put(from_reply);
+}
 
 /* Runs code as one cell of s's kernel and prints what it produced; returns the exit code. The
  * execution is left in *ret_ex for the caller to destroy. */
@@ -179,6 +209,8 @@ static int run_cell(cli_single *s, const char *code, bool raw, kb_execution **re
         } else if (strcmp(ex->status, "ok") == 0) {
                 exit_code = KB_EXIT_PASS;
         } else {
+                if (strcmp(ex->status, "error") == 0)
+                        print_traceback(ex, raw);
                 if (strcmp(ex->status, "error") == 0)
                         cli_error("kernel '%s': the cell raised %s: %s", s->spec->name,
                                   ex->ename ? ex->ename : "an error", ex->evalue ? ex->evalue : "");

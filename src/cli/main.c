@@ -34,7 +34,15 @@ int main(int argc, char **argv) {
                 usage(stderr);
                 return KB_EXIT_USAGE;
         }
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        /* `kbound help COMMAND` is `kbound COMMAND --help`, as git and cargo have it. */
+        char *help_argv[] = {argv[0], argc > 2 ? argv[2] : NULL, "--help", NULL};
+        if (strcmp(argv[1], "help") == 0 && argc == 3) {
+                argv = help_argv;
+                argc = 3;
+        } else if (strcmp(argv[1], "help") == 0 && argc > 3) {
+                cli_error("help: one command at a time (kbound help COMMAND)");
+                return KB_EXIT_USAGE;
+        } else if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
                 usage(stdout);
                 return 0;
         }
@@ -62,6 +70,13 @@ int main(int argc, char **argv) {
                                 r = KB_EXIT_FAIL;
                         return r;
                 }
-        cli_error("unknown command '%s' (try kbound --help)", argv[1]);
+        const char *names[sizeof(commands) / sizeof(commands[0])];
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                names[i] = commands[i].name;
+        const char *guess = cli_suggest(argv[1], strlen(argv[1]), names, sizeof(commands) / sizeof(commands[0]));
+        if (guess)
+                cli_error("unknown command '%s'; did you mean %s? (kbound --help lists the commands)", argv[1], guess);
+        else
+                cli_error("unknown command '%s' (kbound --help lists the commands)", argv[1]);
         return KB_EXIT_USAGE;
 }

@@ -273,9 +273,92 @@ static bool is_shared(const cli_opts *o, int c) {
         return false;
 }
 
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b, at most CLI_SUGGEST_MAX + 1. */
+#define CLI_SUGGEST_MAX 2
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) {
+        enum { N = 48 };
+        if (la >= N || lb >= N)
+                return CLI_SUGGEST_MAX + 1;
+        size_t d[N][N];
+        for (size_t i = 0; i <= la; i++)
+                d[i][0] = i;
+        for (size_t j = 0; j <= lb; j++)
+                d[0][j] = j;
+        for (size_t i = 1; i <= la; i++)
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+                        if (d[i - 1][j] + 1 < best)
+                                best = d[i - 1][j] + 1;
+                        if (d[i][j - 1] + 1 < best)
+                                best = d[i][j - 1] + 1;
+                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                            d[i - 2][j - 2] + 1 < best)
+                                best = d[i - 2][j - 2] + 1;
+                        d[i][j] = best;
+                }
+        return d[la][lb];
+}
+
+const char *cli_suggest(const char *word, size_t len, const char *const *names, size_t n) {
+        const char *best = NULL;
+        size_t best_d = CLI_SUGGEST_MAX + 1;
+        for (size_t i = 0; i < n; i++) {
+                size_t d = edit_distance(word, len, names[i], strlen(names[i]));
+                /* A unique prefix getopt_long would have taken is not what brought us here. */
+                if (d < best_d) {
+                        best_d = d;
+                        best = names[i];
+                }
+        }
+        return best;
+}
+
+/* What getopt_long refused, said once and short (not the whole --help): the option, why, and the
+ * one this command has that it most likely meant. */
+static void refused_option(const cli_opts *o, int c, char **argv) {
+        const char *arg = argv[optind - 1];
+        if (c == ':') {
+                cli_error("%s: %s needs a value (`kbound %s --help` lists the options)", o->cmd, arg, o->cmd);
+                return;
+        }
+        if (optopt && strncmp(arg, "--", 2) != 0) {
+                cli_error("%s: unknown option '-%c' (`kbound %s --help` lists the options)", o->cmd, optopt, o->cmd);
+                return;
+        }
+        const char *name = arg + (strncmp(arg, "--", 2) == 0 ? 2 : 0);
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t) (eq - name) : strlen(name);
+        const char *names[CLI_OPTS_MAX];
+        size_t n = 0;
+        for (size_t i = 0; o->longopts[i].name && n < CLI_OPTS_MAX; i++)
+                names[n++] = o->longopts[i].name;
+        /* An option of this command that takes no value but was given one, or an ambiguous prefix. */
+        for (size_t i = 0; i < n; i++)
+                if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0) {
+                        cli_error("%s: --%s takes no value (`kbound %s --help` lists the options)", o->cmd, names[i],
+                                  o->cmd);
+                        return;
+                }
+        const char *guess = cli_suggest(name, len, names, n);
+        if (guess)
+                cli_error("%s: unknown option '--%.*s'; did you mean --%s? (`kbound %s --help` lists the options)",
+                          o->cmd, (int) len, name, guess, o->cmd);
+        else
+                cli_error("%s: unknown option '--%.*s' (`kbound %s --help` lists the options)", o->cmd, (int) len, name,
+                          o->cmd);
+}
+
 int cli_opts_next(cli_opts *o, int argc, char **argv, const char *shortopts) {
+        /* Errors are said here, once, with a suggestion; a leading ':' makes a missing value ':'. */
+        char opts[32];
+        snprintf(opts, sizeof opts, ":%s", shortopts);
+        opterr = 0;
         int c;
-        while ((c = getopt_long(argc, argv, shortopts, o->longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, opts, o->longopts, NULL)) != -1) {
+                if (c == '?' || c == ':') {
+                        refused_option(o, c, argv);
+                        return '?';
+                }
                 if (!is_shared(o, c))
                         return c;
                 if (take(o, c, optarg))
@@ -372,7 +455,9 @@ static int parse(cli_opts *o, const cli_command *cmd, const char *shortopts, int
                         cli_command_usage(o, cmd, stdout);
                         return KB_EXIT_PASS;
                 }
-                if (c == '?' || !cmd->take || !is_own(cmd, c)) {
+                if (c == '?')
+                        return KB_EXIT_USAGE; /* said by cli_opts_next */
+                if (!cmd->take || !is_own(cmd, c)) {
                         cli_command_usage(o, cmd, stderr);
                         return KB_EXIT_USAGE;
                 }
@@ -398,7 +483,7 @@ int cli_opts_parse_one(cli_opts *o, const cli_command *cmd, int argc, char **arg
                 return KB_EXIT_USAGE;
         o->team = cmd->team;
         o->timeout_ms = 60000;
-        int r = parse(o, cmd, "k:h", argc, argv, userdata);
+        int r = parse(o, cmd, "k:qh", argc, argv, userdata);
         if (r != CLI_GO_ON)
                 return r;
         int operands = cmd->operand ? 1 : 0;

@@ -140,7 +140,11 @@ for cmd in check conformance; do
   ok "  ... and says nothing of the image was checked" \
     grep -qF "image $scratch/brokenimage: not every kernelspec of the image can be checked, so none was" "$scratch/berr"
   ok "  ... no PASS anywhere" bash -c "! grep -q '^PASS' '$scratch/bout'"
-  ok "  ... no report that could be read as one" [ ! -e "$scratch/broken-$cmd.json" ]
+  ok "  ... and a report that cannot be read as one: refused, failing, no kernel" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3 and r["kernels"] == [], r
+assert "not every kernelspec of the image can be checked" in r["incomplete_reason"], r["incomplete_reason"]' "$scratch/broken-$cmd.json"
 done
 rm -rf "$scratch/brokenimage"
 # More kernelspecs than kbound checks at once: an explicit usage error, never a silent drop.
