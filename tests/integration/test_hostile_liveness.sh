@@ -62,7 +62,8 @@ timed missingplain "$KBOUND" run --sandbox off --kernel "$scratch/kernels/missin
 expect missingplain 1 10 "cannot start: kernel program '/usr/bin/no-such-kernel-program' not found"
 timed missingcheck "$KBOUND" check --quiet --kernel "$scratch/kernels/missing" --timeout 30 --json "$scratch/missingcheck.json"
 expect missingcheck 3 15 "kernel 'missing': its program '/usr/bin/no-such-kernel-program' does not exist"
-ok "missingcheck: nothing was started, so no report" [ ! -e "$scratch/missingcheck.json" ]
+ok "missingcheck: nothing was started: its report says refused, no kernel, exit 3" \
+  [ "$(json_get "$scratch/missingcheck.json" "str(d['refused']) + ' ' + str(len(d['kernels'])) + ' ' + str(d['exit_code'])")" = "True 0 3" ]
 
 echo "a connection file the kernel cannot use"
 # kbound writes the connection file itself; what a kernelspec can get wrong is where it tells the
