@@ -51,7 +51,17 @@ void kb_harness_add_check(kb_harness *h, const char *id, const char *status, int
         json_object_object_add(c, "status", json_object_new_string(status));
         json_object_object_add(c, "detail", json_object_new_string(detail));
         json_object_object_add(c, "duration_ms", json_object_new_int64(t0 ? kb_now_ms() - t0 : 0));
-        json_object_object_add(c, "evidence", ev ? ev : json_object_new_object());
+        if (!ev)
+                ev = json_object_new_object();
+        /* Every check lists the problems it found, as the judge's do: none for a pass, else the
+         * detail, so a reader finds them in one place whichever part of kbound made the check. */
+        if (ev && !json_object_object_get_ex(ev, "problems", NULL)) {
+                json_object *problems = json_object_new_array();
+                if (problems && strcmp(status, "pass") != 0)
+                        json_object_array_add(problems, json_object_new_string(detail));
+                json_object_object_add(ev, "problems", problems);
+        }
+        json_object_object_add(c, "evidence", ev);
         json_object_array_add(h->checks, c);
         kb_harness_log(h, KB_LOG_DEBUG, "%s %s: %s", id, status, detail);
 }

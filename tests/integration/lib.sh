@@ -226,9 +226,63 @@ validate_junit_files() {
   done < <(find "$scratch" -path "$fixtures" -prune -o -type f -name '*.xml' -print0 2>/dev/null)
 }
 
+# Every JSON report the test made (any *.json under its scratch folder holding a run object) is
+# validated against schemas/kbound-report.schema.json with python3-jsonschema; a file that looks
+# like a report but does not parse fails too.
+validate_json_reports() {
+  local out rc=0 line
+  out=$(/usr/bin/python3 - "$scratch" "$fixtures" "$KBOUND_SOURCE_DIR/schemas/kbound-report.schema.json" <<'EOF'
+import json, os, sys
+import jsonschema
+scratch, fixtures, schema_path = sys.argv[1:]
+validator = jsonschema.Draft7Validator(json.load(open(schema_path)))
+for root, dirs, files in os.walk(scratch):
+    if root.startswith(fixtures):
+        dirs[:] = []
+        continue
+    for name in sorted(files):
+        path = os.path.join(root, name)
+        rel = os.path.relpath(path, scratch)
+        if not name.endswith(".json") or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as f:
+                if b'"kbound_version"' not in f.read(4096):
+                    continue
+                f.seek(0)
+                report = json.loads(f.read().decode("utf-8"))
+        except (OSError, ValueError) as e:
+            print(f"BAD {rel}: not a JSON report: {e}")
+            continue
+        if not isinstance(report, dict) or "kernels" not in report:
+            continue
+        errors = list(validator.iter_errors(report))
+        if errors:
+            print(f"BAD {rel}: " + "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:5]))
+        else:
+            print(f"OK {rel}")
+EOF
+  ) || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fail "the JSON reports could not be validated (python3-jsonschema: run scripts/setup)"
+    return
+  fi
+  while IFS= read -r line; do
+    case "$line" in
+      "OK "*) ok "the JSON report ${line#OK } validates against kbound-report.schema.json" true ;;
+      "BAD "*)
+        echo "    ${line#BAD }" >&2
+        line=${line#BAD }
+        ok "the JSON report ${line%%: *} validates against kbound-report.schema.json" false
+        ;;
+    esac
+  done <<<"$out"
+}
+
 finish() {
   require xmllint
   validate_junit_files
+  validate_json_reports
   echo "$tests_run checks, $tests_failed failed"
   [ "$tests_failed" -eq 0 ]
 }

@@ -57,7 +57,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-mul
 ok "everything is under /usr" bash -c "! grep -v '^/usr' '$scratch/contents'"
 for f in /usr/bin/kbound /usr/lib/$multiarch/libkbound.so "/usr/lib/$multiarch/libkbound.so.0" \
   "/usr/lib/$multiarch/libkbound.so.$version" "/usr/lib/$multiarch/pkgconfig/kbound.pc" \
-  /usr/libexec/kbound/kbound-syscall-probe /usr/share/man/man1/kbound.1; do
+  /usr/libexec/kbound/kbound-syscall-probe /usr/share/man/man1/kbound.1 /usr/share/kbound/kbound-report.schema.json; do
   ok "contains $f" grep -qx "$f" "$scratch/contents"
 done
 for h in "$KBOUND_SOURCE_DIR"/include/kbound/*.h; do
