@@ -246,8 +246,18 @@ static char *diagnose_not_ready(kb_kernel *k, int r) {
                         return NULL;
                 return d;
         }
-        if (r == -ETIMEDOUT || r == -ECANCELED)
-                return diagnose(k, r == -ETIMEDOUT ? "kernel did not answer kernel_info in time" : "cancelled", r);
+        if (r == -ETIMEDOUT) {
+                /* A start-up timeout is its own finding: what the log holds by then (debugpy's
+                 * frozen-modules warning, say) is context, not a cause anyone found. */
+                _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
+                if (asprintf(&d, "kernel did not answer kernel_info in time (a start-up timeout)%s%s",
+                             tail && *tail ? "; its log so far, for context: " : "; its log is empty",
+                             tail && *tail ? tail : "") < 0)
+                        return NULL;
+                return d;
+        }
+        if (r == -ECANCELED)
+                return diagnose(k, "cancelled", r);
         kb_channel ch;
         char detail[192];
         kb_client_last_error(k->client, &ch, NULL);
