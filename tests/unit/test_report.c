@@ -483,13 +483,17 @@ static size_t line_columns(const char *line, size_t len) {
         return cols;
 }
 
+/* As render(): the stream's buffer pointer on the heap (gcc 12 -O2 takes a stack one, which the
+ * stream keeps, for a dangling pointer). */
 static char *render_styled(json_object *run, const kb_report_style *st) {
-        char *text = NULL;
-        size_t size = 0;
-        FILE *out = open_memstream(&text, &size);
+        memout *m = calloc(1, sizeof(*m));
+        assert_non_null(m);
+        FILE *out = open_memstream(&m->text, &m->size);
         assert_non_null(out);
         assert_int_equal(kb_report_human_styled(run, out, st), 0);
         assert_int_equal(fclose(out), 0);
+        char *text = m->text;
+        free(m);
         return text;
 }
 
