@@ -52,6 +52,55 @@ kb_report_style cli_report_style(FILE *out, cli_color color, bool verbose);
 /* fd's width in columns when it is a terminal (as cli_report_style finds it), else 0. */
 size_t cli_terminal_width(int fd);
 
+/* The console's input (cli_input.c): libedit on a terminal, the raw reader otherwise. */
+#define CLI_INPUT_LINE_MAX (1024 * 1024) /* one input line; a cell may hold many */
+enum {
+        CLI_INPUT_LINE = 1,
+        CLI_INPUT_EOF = 0,
+        CLI_INPUT_SIGNAL = -1,
+        CLI_INPUT_KERNEL_DIED = -2,
+        CLI_INPUT_ERROR = -3,
+        CLI_INPUT_TOO_LONG = -4,
+};
+/* Line input straight from fd 0 (no stdio buffering), so a wait can also watch the kernel's pidfd
+ * and the signal pipe. */
+typedef struct cli_line_reader {
+        char *buf;
+        size_t len, cap;
+        bool eof;
+        bool discarding; /* inside a line over CLI_INPUT_LINE_MAX: dropping bytes up to its newline */
+        int error;       /* the errno of CLI_INPUT_ERROR */
+} cli_line_reader;
+typedef struct cli_input {
+        bool edit;          /* stdin and stdout are a terminal: libedit edits the line */
+        char *history_path; /* where the history is kept (NULL: none) */
+        cli_line_reader lr; /* the raw reader: a pipe or file, and secrets */
+        char *got;          /* libedit's line handler's result */
+        bool got_line;
+        bool remember; /* the line being read goes into the history */
+} cli_input;
+typedef enum cli_input_kind {
+        CLI_INPUT_CODE,   /* a line of a cell: edited, kept in the history */
+        CLI_INPUT_ANSWER, /* an answer to input() in a cell: edited, never kept */
+        CLI_INPUT_SECRET, /* an answer to a password prompt: echo off, never kept */
+} cli_input_kind;
+/* Sets in up for the process's stdin; with history, the terminal's history is read from and kept
+ * in $XDG_STATE_HOME/kbound/console_history (default ~/.local/state), mode 0600. */
+void cli_input_open(cli_input *in, bool history);
+/* Shows prompt (clean text) and reads one line. Returns CLI_INPUT_LINE with *ret_line (malloc'd,
+ * no newline, NUL-terminated) and *ret_len (the line may hold NUL bytes from a pipe),
+ * CLI_INPUT_EOF, CLI_INPUT_SIGNAL (*ret_sig set; the line so far is dropped),
+ * CLI_INPUT_KERNEL_DIED, CLI_INPUT_TOO_LONG (dropped up to its newline: input goes on) or
+ * CLI_INPUT_ERROR (in->lr.error says why). */
+int cli_input_read(cli_input *in, const char *prompt, cli_input_kind kind, int pidfd, int signal_fd, char **ret_line,
+                   size_t *ret_len, int *ret_sig);
+/* Forgets input read ahead (after Ctrl-C). */
+void cli_input_discard(cli_input *in);
+/* Writes the history back; frees in. */
+void cli_input_close(cli_input *in);
+/* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
+int cli_drain_signals(int signal_fd);
+
 /* For a CI job (cli_ci.c): with $GITHUB_STEP_SUMMARY set, the markdown summary appended to that
  * file; with $GITHUB_ACTIONS "true", an ::error annotation per failing check on out. A summary that
  * cannot be written is said on stderr; the verdict and exit code stay what they are. */

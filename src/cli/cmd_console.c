@@ -5,16 +5,18 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <kbound/kernel.h>
+#include <kbound/sanitize.h>
 #include "cli.h"
 
-#define LINE_MAX_BYTES (1024 * 1024) /* one input line; a cell may hold many */
 #define CELL_MAX_BYTES (16 * 1024 * 1024)
 #define IS_COMPLETE_TIMEOUT_MS 3000
 #define STOP_GRACE_MS 3000
+#define INPUT_POLL_MS 100
 
 /* Writes a JSON string's whole value (by its length: it may hold NUL bytes), sanitized. */
 static void put_json_string(FILE *out, json_object *str) {
@@ -105,121 +107,6 @@ static int on_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
         return 0;
 }
 
-/* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
-static int drain_signals(int signal_fd) {
-        unsigned char c;
-        int sig = 0;
-        while (read(signal_fd, &c, 1) == 1)
-                sig = c;
-        return sig;
-}
-
-/* Line input straight from fd 0 (no stdio buffering), so the prompt can also watch the kernel's
- * pidfd and the signal pipe while it waits. */
-typedef struct line_reader {
-        char *buf;
-        size_t len, cap;
-        bool eof;
-        bool discarding; /* inside a line over LINE_MAX_BYTES: dropping bytes up to its newline */
-        int error;       /* the errno of READ_ERROR */
-} line_reader;
-
-enum {
-        READ_LINE = 1,
-        READ_EOF = 0,
-        READ_SIGNAL = -1,
-        READ_KERNEL_DIED = -2,
-        READ_ERROR = -3,
-        READ_TOO_LONG = -4,
-};
-
-/* Returns READ_LINE with *ret_line (malloc'd, no newline, NUL-terminated) and *ret_len (its length:
- * the line itself may hold NUL bytes), or READ_EOF, READ_SIGNAL (*ret_sig set), READ_KERNEL_DIED,
- * READ_TOO_LONG (a line over LINE_MAX_BYTES was read and dropped up to its newline: input goes on),
- * READ_ERROR (lr->error says why). *ret_line gets nothing but with READ_LINE. */
-static int read_line(line_reader *lr, int pidfd, int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
-        for (;;) {
-                char *nl = lr->len ? memchr(lr->buf, '\n', lr->len) : NULL;
-                if (lr->discarding) {
-                        /* Drop the rest of the over-long line, up to and with its newline. */
-                        size_t used = nl ? (size_t) (nl - lr->buf) + 1 : lr->len;
-                        memmove(lr->buf, lr->buf + used, lr->len - used);
-                        lr->len -= used;
-                        if (nl || lr->eof) {
-                                lr->discarding = false;
-                                return READ_TOO_LONG;
-                        }
-                } else if (nl || (lr->eof && lr->len)) {
-                        size_t n = nl ? (size_t) (nl - lr->buf) : lr->len;
-                        if (n > LINE_MAX_BYTES) {
-                                lr->discarding = true;
-                                continue;
-                        }
-                        char *line = malloc(n + 1);
-                        if (!line) {
-                                lr->error = ENOMEM;
-                                return READ_ERROR;
-                        }
-                        memcpy(line, lr->buf, n);
-                        line[n] = '\0';
-                        size_t used = nl ? n + 1 : n;
-                        memmove(lr->buf, lr->buf + used, lr->len - used);
-                        lr->len -= used;
-                        *ret_line = line;
-                        *ret_len = n;
-                        return READ_LINE;
-                } else if (lr->len > LINE_MAX_BYTES) {
-                        /* No newline yet and already too long: no need to hold the rest. */
-                        lr->discarding = true;
-                        continue;
-                }
-                if (lr->eof)
-                        return READ_EOF;
-                struct pollfd p[3] = {
-                        {.fd = STDIN_FILENO, .events = POLLIN},
-                        {.fd = pidfd, .events = POLLIN},
-                        {.fd = signal_fd, .events = POLLIN},
-                };
-                if (poll(p, 3, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        lr->error = errno;
-                        return READ_ERROR;
-                }
-                if (p[2].revents & POLLIN) {
-                        *ret_sig = drain_signals(signal_fd);
-                        if (*ret_sig)
-                                return READ_SIGNAL;
-                }
-                if (p[1].revents & POLLIN)
-                        return READ_KERNEL_DIED;
-                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-                        continue;
-                /* The buffer holds no newline here, so at most LINE_MAX_BYTES of one line: it
-                 * never grows past twice that. */
-                if (lr->cap - lr->len < 4096) {
-                        size_t cap = lr->cap ? lr->cap * 2 : 8192;
-                        char *b = realloc(lr->buf, cap);
-                        if (!b) {
-                                lr->error = ENOMEM;
-                                return READ_ERROR;
-                        }
-                        lr->buf = b;
-                        lr->cap = cap;
-                }
-                ssize_t n = read(STDIN_FILENO, lr->buf + lr->len, lr->cap - lr->len);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n < 0) {
-                        lr->error = errno;
-                        return READ_ERROR;
-                }
-                if (n == 0)
-                        lr->eof = true;
-                lr->len += (size_t) n;
-        }
-}
-
 typedef struct console {
         const kb_kernelspec *spec;
         const char *rootfs;
@@ -227,7 +114,27 @@ typedef struct console {
         int signal_fd;
         bool is_complete_works; /* cleared when the kernel does not answer is_complete_request */
         int64_t next_count;     /* the execution count of the next cell, for the prompt */
+        cli_input input;
+        kb_client_msg_fn on_msg; /* the transcript's hook, called after the console's */
+        void *on_msg_userdata;
+        json_object *input_request; /* an input_request not answered yet (its content), or NULL */
+        const char *cell_id;        /* the running cell's msg_id: the request's parent */
 } console;
+
+/* Every message kbound sends or receives: an input_request for the running cell is kept for
+ * run_cell to answer; the transcript's hook sees everything as before. */
+static void on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
+        console *con = userdata;
+        json_object *type = NULL, *parent = NULL;
+        if (channel == KB_CHANNEL_STDIN && strcmp(direction, "in") == 0 && con->cell_id && !con->input_request &&
+            json_object_object_get_ex(msg->header, "msg_type", &type) &&
+            strcmp(json_object_get_string(type), "input_request") == 0 && msg->parent_header &&
+            json_object_object_get_ex(msg->parent_header, "msg_id", &parent) &&
+            strcmp(json_object_get_string(parent), con->cell_id) == 0)
+                con->input_request = json_object_get(msg->content);
+        if (con->on_msg)
+                con->on_msg(con->on_msg_userdata, channel, direction, msg);
+}
 
 /* "complete", "incomplete" (with *ret_indent), "invalid" or "unknown"; a kernel that does not
  * answer in time is asked no more (one line = one cell from then on). NULL if a signal came
@@ -298,24 +205,84 @@ static void explain_death(console *con) {
                   tail ? tail : "");
 }
 
+/* Answers the kept input_request (input() in the cell) with a line read at its prompt, as
+ * jupyter console does: a password prompt with echo off. Ctrl-C there interrupts the cell (SIGINT
+ * through the pidfd) instead. Returns 0, or -1 when the console must end (the error said). */
+static int answer_input(console *con) {
+        json_object *req = con->input_request, *prompt = NULL, *password = NULL;
+        con->input_request = NULL;
+        json_object_object_get_ex(req, "prompt", &prompt);
+        json_object_object_get_ex(req, "password", &password);
+        bool secret = password && json_object_get_boolean(password);
+        /* The prompt is the kernel's text: shown cleaned, on one line. */
+        char *shown = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&shown, &size);
+        if (m) {
+                const char *text =
+                        prompt && json_object_is_type(prompt, json_type_string) ? json_object_get_string(prompt) : "";
+                kb_sanitize_put(m, text, strlen(text), 400, KB_SANITIZE_MESSAGE);
+                if (fclose(m) != 0) {
+                        free(shown);
+                        shown = NULL;
+                }
+        }
+        json_object_put(req);
+        fflush(stdout);
+        char *line = NULL;
+        size_t len = 0;
+        int sig = 0;
+        int r = cli_input_read(&con->input, shown ? shown : "", secret ? CLI_INPUT_SECRET : CLI_INPUT_ANSWER,
+                               kb_kernel_pidfd(con->kernel), con->signal_fd, &line, &len, &sig);
+        free(shown);
+        if (r == CLI_INPUT_SIGNAL && sig == SIGINT) {
+                fputs("^C\n", stdout);
+                (void) kb_kernel_signal(con->kernel, SIGINT);
+                return 0;
+        }
+        if (r == CLI_INPUT_KERNEL_DIED || r == CLI_INPUT_SIGNAL || r == CLI_INPUT_ERROR)
+                return r == CLI_INPUT_KERNEL_DIED ? 0 : -1; /* the wait then sees the death */
+        json_object *reply = json_object_new_object();
+        json_object_object_add(
+                reply, "value",
+                json_object_new_string_len(r == CLI_INPUT_LINE ? line : "", r == CLI_INPUT_LINE ? (int) len : 0));
+        free(line);
+        _cleanup_free_ char *id = NULL;
+        int s = kb_client_request_send(kb_kernel_client(con->kernel), KB_CHANNEL_STDIN, "input_reply", reply, &id);
+        if (s < 0) {
+                cli_error("kernel '%s': cannot answer input(): %s", con->spec->name, strerror(-s));
+                return -1;
+        }
+        return 0;
+}
+
 /* Runs one cell to its end, forwarding Ctrl-C to the kernel as SIGINT through the pidfd.
  * Returns 0, or a KB_EXIT_* code that ends the console. */
 static int run_cell(console *con, const char *code) {
         kb_client *client = kb_kernel_client(con->kernel);
-        kb_execute_options eo = {.store_history = true, .stop_on_error = false};
+        kb_execute_options eo = {.store_history = true, .stop_on_error = false, .allow_stdin = true};
         kb_execution *ex = NULL;
         int r = kb_client_execute_start(client, code, &eo, &ex);
         if (r < 0) {
                 cli_error("kernel '%s': cannot send the cell: %s", con->spec->name, strerror(-r));
                 return KB_EXIT_FAIL;
         }
+        con->cell_id = ex->msg_id;
         int exit_code = 0;
         for (;;) {
-                r = kb_client_execute_wait(client, ex, -1, on_iopub, con);
+                /* In slices, so that an input_request the hook kept is answered while the cell waits. */
+                r = kb_client_execute_wait(client, ex, kb_now_ms() + INPUT_POLL_MS, on_iopub, con);
                 if (r >= 0)
                         break;
+                if (r == -ETIMEDOUT) {
+                        if (con->input_request && answer_input(con) < 0) {
+                                exit_code = KB_EXIT_FAIL;
+                                break;
+                        }
+                        continue;
+                }
                 if (r == -ECANCELED) {
-                        int sig = drain_signals(con->signal_fd);
+                        int sig = cli_drain_signals(con->signal_fd);
                         if (sig == SIGINT || sig == 0) {
                                 int s = kb_kernel_signal(con->kernel, SIGINT);
                                 if (s < 0 && s != -ESRCH)
@@ -344,6 +311,9 @@ static int run_cell(console *con, const char *code) {
                 if (ex->execution_count >= 0)
                         con->next_count = ex->execution_count + 1;
         }
+        con->cell_id = NULL;
+        json_object_put(con->input_request);
+        con->input_request = NULL;
         kb_execution_destroy(client, &ex);
         fflush(stdout);
         return exit_code;
@@ -390,30 +360,29 @@ static void print_banner(console *con, const char *team, bool allow_network) {
 
 /* The prompt loop. Returns the console's exit code. */
 static int console_loop(console *con) {
-        line_reader lr = {0};
         _cleanup_free_ char *cell = NULL;
         size_t cell_len = 0;
         char indent[64] = "";
         int exit_code = KB_EXIT_PASS;
         con->next_count = 1;
         for (;;) {
+                char prompt[96];
                 if (cell_len == 0)
-                        printf("In [%lld]: ", (long long) con->next_count);
+                        snprintf(prompt, sizeof prompt, "In [%lld]: ", (long long) con->next_count);
                 else
-                        printf("...: %s", indent);
-                fflush(stdout);
+                        snprintf(prompt, sizeof prompt, "...: %s", indent);
                 char *line = NULL;
                 size_t add = 0;
                 int sig = 0;
-                int r = read_line(&lr, kb_kernel_pidfd(con->kernel), con->signal_fd, &line, &add, &sig);
-                if (r == READ_SIGNAL) {
+                int r = cli_input_read(&con->input, prompt, CLI_INPUT_CODE, kb_kernel_pidfd(con->kernel),
+                                       con->signal_fd, &line, &add, &sig);
+                if (r == CLI_INPUT_SIGNAL) {
                         if (sig == SIGINT) {
                                 /* Ctrl-C at the prompt: forget the input so far. */
                                 fputs("^C\n", stdout);
                                 cell_len = 0;
                                 indent[0] = '\0';
-                                lr.len = 0;
-                                lr.discarding = false;
+                                cli_input_discard(&con->input);
                                 continue;
                         }
                         fputc('\n', stdout);
@@ -421,30 +390,30 @@ static int console_loop(console *con) {
                         exit_code = KB_EXIT_FAIL;
                         break;
                 }
-                if (r == READ_KERNEL_DIED) {
+                if (r == CLI_INPUT_KERNEL_DIED) {
                         fputc('\n', stdout);
                         explain_death(con);
                         exit_code = KB_EXIT_FAIL;
                         break;
                 }
-                if (r == READ_ERROR) {
+                if (r == CLI_INPUT_ERROR) {
                         fputc('\n', stdout);
-                        cli_error("console: cannot read the input: %s", strerror(lr.error));
+                        cli_error("console: cannot read the input: %s", strerror(con->input.lr.error));
                         exit_code = KB_EXIT_FAIL;
                         break;
                 }
-                if (r == READ_TOO_LONG) {
+                if (r == CLI_INPUT_TOO_LONG) {
                         /* Running what fits would run code nobody typed whole: drop it, and the
                          * cell it belonged to, and go on. */
                         fputc('\n', stdout);
                         cli_error("console: input line over %d bytes: dropped, with the cell so far; "
                                   "nothing was sent to the kernel",
-                                  LINE_MAX_BYTES);
+                                  CLI_INPUT_LINE_MAX);
                         cell_len = 0;
                         indent[0] = '\0';
                         continue;
                 }
-                if (r == READ_EOF) {
+                if (r == CLI_INPUT_EOF) {
                         fputc('\n', stdout);
                         if (cell_len > 0) /* an unfinished cell at the end of input still runs */
                                 exit_code = run_cell(con, cell);
@@ -494,7 +463,7 @@ static int console_loop(console *con) {
                 const char *status = is_complete(con, cell, indent, sizeof(indent));
                 cell[cell_len - 1] = '\n';
                 if (!status) {
-                        sig = drain_signals(con->signal_fd);
+                        sig = cli_drain_signals(con->signal_fd);
                         if (sig == SIGINT || sig == 0) {
                                 fputs("^C\n", stdout);
                                 cell_len = 0;
@@ -513,7 +482,6 @@ static int console_loop(console *con) {
                 if (exit_code)
                         break;
         }
-        free(lr.buf);
         return exit_code;
 }
 
@@ -558,16 +526,24 @@ int cmd_console(int argc, char **argv) {
                         exit_code = KB_EXIT_ENFORCE;
                 }
         }
-        if (!exit_code)
+        if (!exit_code) {
+                /* The console's hook first (input_request), then the transcript's. */
+                con.on_msg = s.on_msg;
+                con.on_msg_userdata = s.on_msg_userdata;
+                s.on_msg = on_msg;
+                s.on_msg_userdata = &con;
                 exit_code = cli_single_start(&s, con.signal_fd);
+        }
         if (!exit_code) {
                 con.kernel = s.kernel;
                 print_banner(&con, o.team, s.allow_network);
+                cli_input_open(&con.input, true);
                 exit_code = console_loop(&con);
+                cli_input_close(&con.input);
                 if (kb_kernel_alive(con.kernel)) {
                         int status = 0;
                         /* shutdown_request first (a clean exit), then the sandbox is stopped. */
-                        drain_signals(con.signal_fd);
+                        cli_drain_signals(con.signal_fd);
                         kb_kernel_stop(con.kernel, STOP_GRACE_MS, kb_now_ms() + STOP_GRACE_MS + 5000, &status);
                 }
         }

@@ -24,6 +24,11 @@ CELLS = {
         "long": "import time; print('long-start', flush=True); time.sleep(60); print('long-end')",
         "interrupted": r"KeyboardInterrupt",
         "pid": "import os; print('pid', os.getpid())",
+        # Line editing: typed without its first letter, which Ctrl-A (start of line) then adds.
+        "edit_tail": "rint(6*7)", "edit_head": "p", "edit_shows": r"(^|: )42\r?$",
+        "input": "answer = input('name? ')", "input_prompt": r"\nname\? ", "show_input": "print(answer * 2)",
+        "secret": "import getpass; pw = getpass.getpass('secret? ')", "secret_prompt": r"\nsecret\? ",
+        "show_secret": "print('length', len(pw))",
     },
     "r": {
         "two": "1+1", "set": "kept <- 'kbound-kept-41'", "get": "cat(kept, '\\n')",
@@ -31,6 +36,10 @@ CELLS = {
         # IRkernel answers SIGINT with an "abort" reply and prints nothing of its own.
         "interrupted": r"execute_reply status 'abort'",
         "pid": "cat('pid', Sys.getpid(), '\\n')",
+        "edit_tail": "at(6*7, '\\n')", "edit_head": "c", "edit_shows": r"(^|: )42 ?\r?$",
+        "input": "answer <- readline('name? ')", "input_prompt": r"\nname\? ",
+        "show_input": "cat(answer, answer, '\\n', sep='')",
+        "secret": None,
     },
 }[lang]
 
@@ -128,6 +137,37 @@ result(not re.search(rb"(^|: )long-end", transcript, re.M), "the long cell did n
 send(CELLS["get"] + "\n")
 expect(r"kbound-kept-41 ?\r?$", 20, "the same variable answers after the interrupt")
 
+# Line editing (libedit): Ctrl-A moves to the start of the line; without an editor the byte \x01
+# would be part of the code and the cell would fail.
+send(CELLS["edit_tail"])
+time.sleep(0.3)
+send("\x01" + CELLS["edit_head"] + "\r")
+expect(CELLS["edit_shows"], 20, "Ctrl-A edits the line (libedit)")
+# History: the up arrow brings the last line back.
+expect(r"In \[\d+\]: ", 10, "a prompt after the edited cell")
+send("\x1b[A")
+time.sleep(0.3)
+send("\r")
+expect(CELLS["edit_shows"], 20, "the up arrow recalls the last line from the history")
+# input() in the cell: the kernel's input_request, answered through the stdin channel.
+send(CELLS["input"] + "\r")
+expect(CELLS["input_prompt"], 20, "input() shows the kernel's prompt")
+send("kbound-typed\r")
+send(CELLS["show_input"] + "\r")
+expect(r"kbound-typedkbound-typed", 20, "input() got what was typed")
+if CELLS["secret"]:
+    send(CELLS["secret"] + "\r")
+    expect(CELLS["secret_prompt"], 20, "a password prompt is shown")
+    before = len(transcript)
+    send("hunter2-secret\r")
+    send(CELLS["show_secret"] + "\r")
+    expect(r"length 14", 20, "the password reached the cell")
+    result(b"hunter2-secret" not in transcript[before:], "the password was not echoed")
+
+# Ctrl-D once the prompt is up (libedit edits the line): typed ahead while a cell still ran, the
+# terminal driver would take it as its own end of file before the editor saw it.
+expect(r"In \[\d+\]: ", 20, "a prompt before Ctrl-D")
+time.sleep(0.3)
 send("\x04")
 status = None
 deadline = time.monotonic() + 30

@@ -1,0 +1,371 @@
+/* cli_input.c: the console's input: a line typed at a terminal with line editing and history
+ * (libedit, BSD-licensed; not GNU readline), or read straight from a pipe or file; either way the
+ * wait also watches the kernel's pidfd and the signal pipe, so a dying kernel or Ctrl-C is seen at
+ * once. A secret (a kernel's password prompt) is read with echo off and kept out of the history. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+#include <editline/readline.h>
+#include <kbound/sanitize.h>
+#include "cli.h"
+
+#define HISTORY_MAX 1000
+#define CTRL_D 0x04
+
+/* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
+int cli_drain_signals(int signal_fd) {
+        unsigned char c;
+        int sig = 0;
+        while (read(signal_fd, &c, 1) == 1)
+                sig = c;
+        return sig;
+}
+
+/* Returns CLI_INPUT_LINE with *ret_line (malloc'd, no newline, NUL-terminated) and *ret_len (its length:
+ * the line itself may hold NUL bytes), or CLI_INPUT_EOF, CLI_INPUT_SIGNAL (*ret_sig set), CLI_INPUT_KERNEL_DIED,
+ * CLI_INPUT_TOO_LONG (a line over CLI_INPUT_LINE_MAX was read and dropped up to its newline: input goes on),
+ * CLI_INPUT_ERROR (lr->error says why). *ret_line gets nothing but with CLI_INPUT_LINE. */
+static int read_line(cli_line_reader *lr, int pidfd, int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
+        for (;;) {
+                char *nl = lr->len ? memchr(lr->buf, '\n', lr->len) : NULL;
+                if (lr->discarding) {
+                        /* Drop the rest of the over-long line, up to and with its newline. */
+                        size_t used = nl ? (size_t) (nl - lr->buf) + 1 : lr->len;
+                        memmove(lr->buf, lr->buf + used, lr->len - used);
+                        lr->len -= used;
+                        if (nl || lr->eof) {
+                                lr->discarding = false;
+                                return CLI_INPUT_TOO_LONG;
+                        }
+                } else if (nl || (lr->eof && lr->len)) {
+                        size_t n = nl ? (size_t) (nl - lr->buf) : lr->len;
+                        if (n > CLI_INPUT_LINE_MAX) {
+                                lr->discarding = true;
+                                continue;
+                        }
+                        char *line = malloc(n + 1);
+                        if (!line) {
+                                lr->error = ENOMEM;
+                                return CLI_INPUT_ERROR;
+                        }
+                        memcpy(line, lr->buf, n);
+                        line[n] = '\0';
+                        size_t used = nl ? n + 1 : n;
+                        memmove(lr->buf, lr->buf + used, lr->len - used);
+                        lr->len -= used;
+                        *ret_line = line;
+                        *ret_len = n;
+                        return CLI_INPUT_LINE;
+                } else if (lr->len > CLI_INPUT_LINE_MAX) {
+                        /* No newline yet and already too long: no need to hold the rest. */
+                        lr->discarding = true;
+                        continue;
+                }
+                if (lr->eof)
+                        return CLI_INPUT_EOF;
+                struct pollfd p[3] = {
+                        {.fd = STDIN_FILENO, .events = POLLIN},
+                        {.fd = pidfd, .events = POLLIN},
+                        {.fd = signal_fd, .events = POLLIN},
+                };
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        lr->error = errno;
+                        return CLI_INPUT_ERROR;
+                }
+                if (p[2].revents & POLLIN) {
+                        *ret_sig = cli_drain_signals(signal_fd);
+                        if (*ret_sig)
+                                return CLI_INPUT_SIGNAL;
+                }
+                if (p[1].revents & POLLIN)
+                        return CLI_INPUT_KERNEL_DIED;
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                /* The buffer holds no newline here, so at most CLI_INPUT_LINE_MAX of one line: it
+                 * never grows past twice that. */
+                if (lr->cap - lr->len < 4096) {
+                        size_t cap = lr->cap ? lr->cap * 2 : 8192;
+                        char *b = realloc(lr->buf, cap);
+                        if (!b) {
+                                lr->error = ENOMEM;
+                                return CLI_INPUT_ERROR;
+                        }
+                        lr->buf = b;
+                        lr->cap = cap;
+                }
+                ssize_t n = read(STDIN_FILENO, lr->buf + lr->len, lr->cap - lr->len);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n < 0) {
+                        lr->error = errno;
+                        return CLI_INPUT_ERROR;
+                }
+                if (n == 0)
+                        lr->eof = true;
+                lr->len += (size_t) n;
+        }
+}
+
+/* ---- the terminal: libedit's callback interface, driven from our own poll ---- */
+
+/* libedit's line handler has no userdata: the one reader waiting (a console has one terminal). */
+static cli_input *waiting;
+static int last_byte = -1; /* the last byte libedit read */
+static size_t bytes_read;  /* how many it read for the line being edited */
+
+/* libedit reads through this, so that the reader knows what was typed: Ctrl-D on an empty line is
+ * an end of input that libedit's callback interface would otherwise swallow. */
+static int getc_recorded(FILE *stream) {
+        (void) stream;
+        unsigned char c;
+        for (;;) {
+                ssize_t n = read(STDIN_FILENO, &c, 1);
+                if (n == 1) {
+                        bytes_read++;
+                        return last_byte = c;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                return last_byte = EOF;
+        }
+}
+
+static void on_line(char *line) {
+        waiting->got = line;
+        waiting->got_line = true;
+        rl_callback_handler_remove();
+}
+
+static int read_edited(cli_input *in, const char *prompt, int pidfd, int signal_fd, char **ret_line, size_t *ret_len,
+                       int *ret_sig) {
+        waiting = in;
+        in->got = NULL;
+        in->got_line = false;
+        bytes_read = 0;
+        rl_callback_handler_install(prompt, on_line);
+        for (;;) {
+                struct pollfd p[3] = {
+                        {.fd = STDIN_FILENO, .events = POLLIN},
+                        {.fd = pidfd, .events = POLLIN},
+                        {.fd = signal_fd, .events = POLLIN},
+                };
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        in->lr.error = errno;
+                        rl_callback_handler_remove();
+                        return CLI_INPUT_ERROR;
+                }
+                if (p[2].revents & POLLIN) {
+                        *ret_sig = cli_drain_signals(signal_fd);
+                        if (*ret_sig) {
+                                /* The line typed so far is dropped, as a shell does on Ctrl-C. */
+                                rl_replace_line("", 0);
+                                rl_callback_handler_remove();
+                                return CLI_INPUT_SIGNAL;
+                        }
+                }
+                if (p[1].revents & POLLIN) {
+                        rl_callback_handler_remove();
+                        return CLI_INPUT_KERNEL_DIED;
+                }
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                last_byte = -1;
+                rl_callback_read_char();
+                if (!in->got_line && (last_byte == EOF || (last_byte == CTRL_D && (bytes_read == 1 || rl_end == 0)))) {
+                        rl_callback_handler_remove();
+                        return CLI_INPUT_EOF;
+                }
+                if (!in->got_line)
+                        continue;
+                if (!in->got)
+                        return CLI_INPUT_EOF;
+                size_t n = strlen(in->got);
+                if (n > CLI_INPUT_LINE_MAX) {
+                        free(in->got);
+                        return CLI_INPUT_TOO_LONG;
+                }
+                /* Remembered unless blank or the same as the last one. */
+                if (in->remember && strspn(in->got, " \t") < n) {
+                        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+                        if (!last || !last->line || strcmp(last->line, in->got) != 0)
+                                add_history(in->got);
+                }
+                *ret_line = in->got;
+                *ret_len = n;
+                return CLI_INPUT_LINE;
+        }
+}
+
+/* $XDG_STATE_HOME/kbound/console_history, else ~/.local/state/kbound/console_history, its
+ * folders made (0700) if missing; NULL when there is no home to put it in. */
+static char *history_file(void) {
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char *dir = NULL, *path = NULL;
+        if (state && state[0] == '/') {
+                (void) mkdir(state, 0700);
+                if (asprintf(&dir, "%s/kbound", state) < 0)
+                        return NULL;
+        } else if (home && home[0] == '/') {
+                char *local = NULL, *st = NULL;
+                if (asprintf(&local, "%s/.local", home) < 0)
+                        return NULL;
+                if (asprintf(&st, "%s/state", local) < 0) {
+                        free(local);
+                        return NULL;
+                }
+                (void) mkdir(local, 0700);
+                (void) mkdir(st, 0700);
+                free(local);
+                if (asprintf(&dir, "%s/kbound", st) < 0) {
+                        free(st);
+                        return NULL;
+                }
+                free(st);
+        } else {
+                return NULL;
+        }
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                free(dir);
+                return NULL;
+        }
+        if (asprintf(&path, "%s/console_history", dir) < 0)
+                path = NULL;
+        free(dir);
+        return path;
+}
+
+void cli_input_open(cli_input *in, bool history) {
+        *in = (cli_input){.edit = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)};
+        if (!in->edit)
+                return;
+        /* kbound's own handlers take the signals (the self-pipe): libedit must not install its own. */
+        rl_catch_signals = 0;
+        rl_getc_function = getc_recorded;
+        rl_readline_name = "kbound";
+        using_history();
+        stifle_history(HISTORY_MAX);
+        in->history_path = history ? history_file() : NULL;
+        if (in->history_path)
+                (void) read_history(in->history_path);
+}
+
+/* One line read a byte at a time (nothing read ahead, so libedit still gets what follows), the
+ * wait watching pidfd and the signal pipe as read_line's does. */
+static int read_bytes(cli_input *in, int pidfd, int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
+        size_t len = 0, cap = 256;
+        char *line = malloc(cap);
+        if (!line) {
+                in->lr.error = ENOMEM;
+                return CLI_INPUT_ERROR;
+        }
+        for (;;) {
+                struct pollfd p[3] = {
+                        {.fd = STDIN_FILENO, .events = POLLIN},
+                        {.fd = pidfd, .events = POLLIN},
+                        {.fd = signal_fd, .events = POLLIN},
+                };
+                if (poll(p, 3, -1) < 0 && errno != EINTR) {
+                        in->lr.error = errno;
+                        free(line);
+                        return CLI_INPUT_ERROR;
+                }
+                if ((p[2].revents & POLLIN) && (*ret_sig = cli_drain_signals(signal_fd))) {
+                        free(line);
+                        return CLI_INPUT_SIGNAL;
+                }
+                if (p[1].revents & POLLIN) {
+                        free(line);
+                        return CLI_INPUT_KERNEL_DIED;
+                }
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                char c;
+                ssize_t n = read(STDIN_FILENO, &c, 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0 || c == '\n' || c == '\r') {
+                        if (n <= 0 && len == 0) {
+                                free(line);
+                                return n < 0 ? (in->lr.error = errno, CLI_INPUT_ERROR) : CLI_INPUT_EOF;
+                        }
+                        line[len] = '\0';
+                        *ret_line = line;
+                        *ret_len = len;
+                        return CLI_INPUT_LINE;
+                }
+                if (len + 2 > cap) {
+                        if (cap > CLI_INPUT_LINE_MAX) {
+                                free(line);
+                                return CLI_INPUT_TOO_LONG;
+                        }
+                        char *grown = realloc(line, cap * 2);
+                        if (!grown) {
+                                free(line);
+                                in->lr.error = ENOMEM;
+                                return CLI_INPUT_ERROR;
+                        }
+                        line = grown;
+                        cap *= 2;
+                }
+                line[len++] = c;
+        }
+}
+
+/* A secret line with the terminal's echo off (and back on, whatever happens). */
+static int read_secret(cli_input *in, const char *prompt, int pidfd, int signal_fd, char **ret_line, size_t *ret_len,
+                       int *ret_sig) {
+        struct termios saved, quiet;
+        bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
+        fputs(prompt, stdout);
+        fflush(stdout);
+        if (tty) {
+                quiet = saved;
+                quiet.c_lflag &= ~(tcflag_t) ECHO;
+                (void) tcsetattr(STDIN_FILENO, TCSANOW, &quiet); /* typed-ahead input kept */
+        }
+        int r = in->edit ? read_bytes(in, pidfd, signal_fd, ret_line, ret_len, ret_sig)
+                         : read_line(&in->lr, pidfd, signal_fd, ret_line, ret_len, ret_sig);
+        if (tty) {
+                (void) tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+                fputc('\n', stdout);
+        }
+        return r;
+}
+
+int cli_input_read(cli_input *in, const char *prompt, cli_input_kind kind, int pidfd, int signal_fd, char **ret_line,
+                   size_t *ret_len, int *ret_sig) {
+        if (kind == CLI_INPUT_SECRET)
+                return read_secret(in, prompt, pidfd, signal_fd, ret_line, ret_len, ret_sig);
+        in->remember = kind == CLI_INPUT_CODE;
+        if (in->edit)
+                return read_edited(in, prompt, pidfd, signal_fd, ret_line, ret_len, ret_sig);
+        fputs(prompt, stdout);
+        fflush(stdout);
+        return read_line(&in->lr, pidfd, signal_fd, ret_line, ret_len, ret_sig);
+}
+
+void cli_input_discard(cli_input *in) {
+        in->lr.len = 0;
+        in->lr.discarding = false;
+}
+
+void cli_input_close(cli_input *in) {
+        if (in->edit && in->history_path) {
+                if (write_history(in->history_path) == 0)
+                        (void) chmod(in->history_path, 0600);
+        }
+        free(in->history_path);
+        free(in->lr.buf);
+        *in = (cli_input){0};
+}
