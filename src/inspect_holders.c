@@ -1,5 +1,6 @@
 /* inspect_holders.c: the sandbox's namespaces, pipes and sockets as held from outside it. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/kcmp.h>
@@ -23,16 +24,35 @@ static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) 
 /* Whether pid is a fork of another kbound: named so, and running the very program its parent
  * runs (a look's helper of a second kbound on the host, an installed or another build: two CI
  * jobs on one machine). Such a helper is confirmed like one of this kbound's own; one that stays
- * is a holder all the same. */
+ * is a holder all the same. When kbound is not root, another user's kbound (root's, whose look
+ * enters every sandbox) cannot have its program read: the helper and its parent are then known
+ * by their names, both "kbound", which only shortens what the confirmation forgives to the same
+ * moments it forgives this kbound's own helpers. */
 static bool other_kbound_fork(const char *proc_root, const proc_entry *e) {
         if (strcmp(e->comm, "kbound") != 0 || e->ppid <= 1)
                 return false;
         char path[PATH_MAX];
-        struct stat mine;
+        struct stat mine, theirs;
         snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) e->pid);
-        if (stat(path, &mine) < 0)
+        bool child_read = stat(path, &mine) == 0;
+        int child_errno = errno;
+        snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) e->ppid);
+        bool parent_read = stat(path, &theirs) == 0;
+        int parent_errno = errno;
+        if (child_read && parent_read)
+                return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+        if ((!child_read && child_errno != EACCES && child_errno != EPERM) ||
+            (!parent_read && parent_errno != EACCES && parent_errno != EPERM))
+                return false; /* gone, or not readable for a reason other than being another user's */
+        snprintf(path, sizeof path, "%s/%d/comm", proc_root, (int) e->ppid);
+        char comm[32] = "";
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
+        if (n <= 0)
                 return false;
-        return same_exe(proc_root, e->ppid, &mine);
+        comm[n] = '\0';
+        comm[strcspn(comm, "\n")] = '\0';
+        return strcmp(comm, "kbound") == 0;
 }
 
 /* Something outside seen holding one of the sandbox's namespaces in a way a kbound look also does
