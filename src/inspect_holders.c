@@ -85,6 +85,8 @@ typedef struct ns_fd_walk {
         json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
         json_object *netns_sockets;   /* every "socket:[N]" of the sandbox's network namespaces (keys) */
         json_object *channels;        /* those a process outside holds too */
+        bool entry_helper;            /* entry is a fork of kbound's program or another kbound's:
+                                       * what it holds is confirmed like a look's helper's */
         size_t *retry;                /* indexes of processes whose tables were not all read */
         size_t n_retry;
 } ns_fd_walk;
@@ -136,8 +138,8 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
                 w->dropped++;
                 return 0;
         }
-        w->candidates[w->n_candidates++] =
-                (ns_candidate){.proc = w->proc, .tid = w->tid, .fd = fd, .type = type, .ino = ino};
+        w->candidates[w->n_candidates++] = (ns_candidate){
+                .proc = w->proc, .tid = w->tid, .fd = fd, .type = type, .ino = ino, .helper = w->entry_helper};
         return 0;
 }
 
@@ -236,8 +238,12 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
                                 w->dropped++;
                                 continue;
                         }
-                        w->candidates[w->n_candidates++] = (ns_candidate){
-                                .proc = w->proc, .tid = (pid_t) tid, .fd = -1, .type = ns_names[k], .ino = ns[k]};
+                        w->candidates[w->n_candidates++] = (ns_candidate){.proc = w->proc,
+                                                                          .tid = (pid_t) tid,
+                                                                          .fd = -1,
+                                                                          .type = ns_names[k],
+                                                                          .ino = ns[k],
+                                                                          .helper = w->entry_helper};
                 }
                 if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
                         continue; /* the main thread's table, walked already */
@@ -383,6 +389,19 @@ static int read_tables(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unre
         return 0;
 }
 
+/* Whether e is a fork of kbound's program (its parent runs it too: only kbound starts one, a look's
+ * helper) or of another kbound's (other_kbound_fork): what it holds, its descriptors and threads
+ * as much as its main thread, is confirmed like a look's moments and counts if it stays. */
+static bool kbound_fork(const kb_inspect_target *t, const proc_entry *e) {
+        struct stat self_exe;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
+        if (stat(path, &self_exe) == 0 && same_exe(t->proc_root, e->pid, &self_exe) &&
+            same_exe(t->proc_root, e->ppid, &self_exe))
+                return true;
+        return other_kbound_fork(t->proc_root, e);
+}
+
 /* The processes outside whose namespaces were read but not all of whose descriptors were, read
  * again for up to NS_HELPER_CONFIRM_MS in all: a process of the same user is unreadable for a
  * moment while it changes its credentials (another bwrap setting up its sandbox is not dumpable
@@ -397,6 +416,7 @@ static int reread_unreadable(const kb_inspect_target *t, const proc_entry *procs
                 const proc_entry *e = &procs[w->retry[k]];
                 w->proc = w->retry[k];
                 w->entry = e;
+                w->entry_helper = kbound_fork(t, e);
                 w->tid = e->pid;
                 for (;;) {
                         char path[PATH_MAX];
@@ -432,10 +452,6 @@ static int reread_unreadable(const kb_inspect_target *t, const proc_entry *procs
 static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, size_t n, ns_fd_walk *w,
                         json_object *holders, holder_counts *c, int64_t *ret_last_seen) {
         const char *const *ns_names = kb_inspect_namespaces();
-        struct stat self_exe;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
-        bool have_self = stat(path, &self_exe) == 0;
         int64_t last_seen = 0;
         for (size_t i = 0; i < n; i++) {
                 const proc_entry *e = &procs[i];
@@ -449,6 +465,9 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                 size_t candidates_from = w->n_candidates;
                 w->proc = i;
                 w->entry = e;
+                /* Only a process named kbound can be one: the others cost no exe reads. */
+                bool helper = strcmp(e->comm, "kbound") == 0 && kbound_fork(t, e);
+                w->entry_helper = helper;
                 w->tid = e->pid;
                 bool table_unreadable = false;
                 if (read_tables(t, w, &table_unreadable) < 0)
@@ -463,14 +482,9 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                  * kbound's program (its parent runs it too: only kbound starts one, a look's helper
                  * when kbound is not root) or of another kbound's (other_kbound_fork), which is
                  * confirmed like a look's moments: it counts if it stays. */
-                bool helper = false;
                 for (size_t k = 0; k < NS_TYPES; k++) {
                         if (!e->ns[k] || !kb_inspect_ns_set_has(w->sandbox, e->ns[k]))
                                 continue;
-                        if (!helper && ((have_self && same_exe(t->proc_root, e->pid, &self_exe) &&
-                                         same_exe(t->proc_root, e->ppid, &self_exe)) ||
-                                        other_kbound_fork(t->proc_root, e)))
-                                helper = true;
                         /* This kbound's own fork (a look or a launch of another of its kernels, in
                          * another thread): its own code, never a holder. */
                         if (helper && e->ppid == getpid())
