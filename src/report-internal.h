@@ -105,5 +105,8 @@ bool report_kernel_warning(json_object *kernel, char *buf, size_t size);
 /* Writes text through sanitize.c (every string of a run may quote a kernel), at most max bytes. */
 void report_put_clean(FILE *out, const char *text, size_t max, kb_sanitize_mode mode);
 
+/* text as one clean line (KB_SANITIZE_LINE, at most max bytes), malloc'd; NULL if out of memory. */
+char *report_clean_line(const char *text, size_t max);
+
 /* Flushes out: 0, or -EIO if anything written to it failed. */
 int report_flush(FILE *out);

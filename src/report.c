@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "kbound/report.h"
@@ -133,6 +134,20 @@ outcome report_outcome(json_object *run, json_object *check, const char **ret_wh
 
 void report_put_clean(FILE *out, const char *text, size_t max, kb_sanitize_mode mode) {
         kb_sanitize_put(out, text, strlen(text), max, mode);
+}
+
+char *report_clean_line(const char *text, size_t max) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&buf, &size);
+        if (!m)
+                return NULL;
+        report_put_clean(m, text ? text : "?", max, KB_SANITIZE_LINE);
+        if (fclose(m) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
 }
 
 int report_flush(FILE *out) {

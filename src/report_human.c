@@ -21,21 +21,6 @@
 #define DETAIL_MIN_COLS 24 /* narrower than this beside the columns, a detail gets lines of its own */
 #define DETAIL_INDENT 4    /* ... indented so much */
 
-/* text made one clean line (KB_SANITIZE_LINE), at most max bytes of it; NULL if out of memory. */
-static char *clean_line(const char *text, size_t max) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *m = open_memstream(&buf, &size);
-        if (!m)
-                return NULL;
-        report_put_clean(m, text, max, KB_SANITIZE_LINE);
-        if (fclose(m) != 0) {
-                free(buf);
-                return NULL;
-        }
-        return buf;
-}
-
 static void put_spaces(FILE *out, size_t n) {
         while (n-- > 0)
                 fputc(' ', out);
@@ -64,7 +49,7 @@ static size_t put_fitted(FILE *out, const char *s, size_t cols, bool *ret_cut) {
 /* One line of text (untrusted: cleaned here) as a block: piped, whole (up to max bytes); on a
  * terminal, wrapped to its width with continuation lines indented by indent. */
 static void put_line(FILE *out, const char *text, size_t max, size_t indent, const kb_report_style *st) {
-        _cleanup_free_ char *clean = clean_line(text, max);
+        _cleanup_free_ char *clean = report_clean_line(text, max);
         if (!clean)
                 return;
         if (st->width == 0 || kb_text_columns(clean, strlen(clean)) <= st->width) {
@@ -200,7 +185,7 @@ static columns table_columns(json_object *kernels) {
 
 /* A column's cell: piped, the whole (clean) text padded; on a terminal, fitted to the column. */
 static void put_cell(FILE *out, const char *text, size_t width, const kb_report_style *st) {
-        _cleanup_free_ char *clean = clean_line(text, HUMAN_MAX_DETAIL);
+        _cleanup_free_ char *clean = report_clean_line(text, HUMAN_MAX_DETAIL);
         if (!clean)
                 return;
         size_t used = st->width ? put_fitted(out, clean, width, NULL)
@@ -223,7 +208,7 @@ static void put_row(FILE *out, json_object *run, json_object *kernel, json_objec
                 size_t room = st->width > STATUS_WIDTH + 2 ? st->width - STATUS_WIDTH - 2 : 1;
                 _cleanup_free_ char *ids = NULL;
                 if (asprintf(&ids, "%s %s", kernel_name(kernel), or_unknown(kb_json_str(check, "id"))) >= 0) {
-                        _cleanup_free_ char *clean = clean_line(ids, HUMAN_MAX_DETAIL);
+                        _cleanup_free_ char *clean = report_clean_line(ids, HUMAN_MAX_DETAIL);
                         if (clean)
                                 put_fitted(out, clean, room, NULL); /* a column fitted: no detail lost */
                 }
@@ -236,7 +221,7 @@ static void put_row(FILE *out, json_object *run, json_object *kernel, json_objec
                 put_cell(out, or_unknown(kb_json_str(check, "id")), c.id, st);
                 fputs("  ", out);
         }
-        _cleanup_free_ char *detail = clean_line(or_unknown(kb_json_str(check, "detail")), HUMAN_MAX_DETAIL);
+        _cleanup_free_ char *detail = report_clean_line(or_unknown(kb_json_str(check, "detail")), HUMAN_MAX_DETAIL);
         if (!detail) {
                 fputc('\n', out);
                 return;
@@ -261,7 +246,7 @@ static void put_summary(FILE *out, json_object *run, const kb_report_style *st) 
                         return;
                 summary = fallback;
         }
-        _cleanup_free_ char *clean = clean_line(summary, HUMAN_MAX_SUMMARY);
+        _cleanup_free_ char *clean = report_clean_line(summary, HUMAN_MAX_SUMMARY);
         if (!clean)
                 return;
         const char *verdict = kb_json_str(run, "verdict");

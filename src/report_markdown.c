@@ -18,26 +18,11 @@
 #define MD_MAX_FAILURES 64
 #define ANNOTATION_MAX 1000
 
-/* text as one clean line (KB_SANITIZE_LINE, at most max bytes), malloc'd; NULL if out of memory. */
-static char *clean(const char *text, size_t max) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *m = open_memstream(&buf, &size);
-        if (!m)
-                return NULL;
-        report_put_clean(m, text ? text : "?", max, KB_SANITIZE_LINE);
-        if (fclose(m) != 0) {
-                free(buf);
-                return NULL;
-        }
-        return buf;
-}
-
 /* Markdown text, in a table cell or a paragraph: HTML's specials as entities, and every other
  * ASCII punctuation mark backslash-escaped (CommonMark lets any be), so no emphasis, link, image,
  * code span, cell break or raw HTML can start in it. */
 static void put_md(FILE *out, const char *text, size_t max) {
-        _cleanup_free_ char *s = clean(text, max);
+        _cleanup_free_ char *s = report_clean_line(text, max);
         if (!s)
                 return;
         for (const char *p = s; *p; p++) {
@@ -188,7 +173,7 @@ int kb_report_markdown(json_object *run, FILE *out) {
 /* A workflow command's data: '%', CR and LF escaped as the runner unescapes them; in a property
  * also ':' and ','. Cleaned first, so no control character is left to escape. */
 static void put_command_text(FILE *out, const char *text, bool property) {
-        _cleanup_free_ char *s = clean(text, ANNOTATION_MAX);
+        _cleanup_free_ char *s = report_clean_line(text, ANNOTATION_MAX);
         if (!s)
                 return;
         for (const char *p = s; *p; p++) {
