@@ -61,6 +61,12 @@ typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 
 /* A check of the run, its detail formatted (scenario.c). */
 void scenario_expect_log(ctx *x);
+/* The checks every kernel gets (scenario_checks.c): how many; x's checks put in their order; each
+ * one no step reported added as not_run, with why (never run is never a pass). */
+size_t scenario_n_checks(void);
+void scenario_sort_checks(ctx *x);
+void scenario_fill_missing(ctx *x);
+
 void scenario_add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* The marker a stdout-transport cell prints before its result, and a cell's result by either

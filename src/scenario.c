@@ -34,33 +34,6 @@
 /* lifecycle.shutdown: the reply on control, then the kernel process gone. */
 #define HOST_MOUNTINFO_MAX (4 * 1024 * 1024)
 
-/* Every check a kernel gets, in the order they run (docs/probes.md). */
-static const char *const check_ids[] = {
-        "sandbox.backend",
-        "sandbox.privileges",
-        "sandbox.session",
-        "sandbox.attack_surface",
-        "sandbox.resources",
-        "identity.pid2",
-        "identity.pidfd",
-        "boundary.descriptors",
-        "boundary.write_outside",
-        "boundary.workspace_writable",
-        "boundary.network",
-        "boundary.sockets",
-        "boundary.credentials",
-        "boundary.cross_team",
-        "interrupt.control",
-        "interrupt.pidfd",
-        "persistence.namespace",
-        "lifecycle.shutdown",
-        NULL,
-};
-
-const char *const *kb_scenario_checks(void) {
-        return check_ids;
-}
-
 void scenario_add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
                         const char *fmt, ...) {
         char detail[1024];
@@ -689,47 +662,6 @@ static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
         return true;
 }
 
-/* Where id stands in check_ids (past the end for an id not there). */
-static size_t check_rank(json_object *check) {
-        const char *id = kb_json_str(check, "id");
-        size_t i = 0;
-        for (; check_ids[i]; i++)
-                if (id && strcmp(id, check_ids[i]) == 0)
-                        break;
-        return i;
-}
-
-static int cmp_checks(const void *a, const void *b) {
-        size_t ra = check_rank(*(json_object *const *) a), rb = check_rank(*(json_object *const *) b);
-        return ra < rb ? -1 : ra > rb;
-}
-
-/* The checks in check_ids' order, whatever order they were judged in. */
-static void sort_checks(ctx *x) {
-        json_object_array_sort(x->h.checks, cmp_checks);
-}
-
-static bool has_check(const ctx *x, const char *id) {
-        for (size_t i = 0; i < json_object_array_length(x->h.checks); i++) {
-                json_object *c = json_object_array_get_idx(x->h.checks, i), *v = NULL;
-                if (json_object_object_get_ex(c, "id", &v) && strcmp(json_object_get_string(v), id) == 0)
-                        return true;
-        }
-        return false;
-}
-
-/* Adds every check of the list that no step reported, as failed: never run is never a pass. */
-static void fill_missing(ctx *x) {
-        for (const char *const *id = check_ids; *id; id++)
-                if (!has_check(x, *id))
-                        scenario_add_check(x, *id, "not_run", kb_now_ms(), NULL, "not run: %s",
-                                           x->h.cancelled ? "the run was cancelled first"
-                                           : x->h.wedged
-                                                   ? "a long cell could not be stopped, so the kernel cannot answer"
-                                                   : "an earlier step failed (see persistence.namespace and the checks "
-                                                     "before it)");
-}
-
 static int set_nonce(ctx *x) {
         char why[512];
         json_object *params = json_object_new_object(), *result = NULL;
@@ -937,9 +869,9 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 judged(&x, "boundary.cross_team", kb_judge_cross_team, probe_ms);
         }
         /* Judged last, so that every look counts; reported in the list's order. */
-        sort_checks(&x);
+        scenario_sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
-        fill_missing(&x);
+        scenario_fill_missing(&x);
         kb_harness_phase(&x.h, "judged %zu checks from %zu host looks", json_object_array_length(x.h.checks),
                          x.snapshots ? json_object_array_length(x.snapshots) : (size_t) 0);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
@@ -1002,7 +934,7 @@ done:
         x.h.checks = NULL;
         json_object_object_get_ex(x.h.k, "checks", &x.h.checks);
         if (kb_harness_deadline_passed(&x.h) && outcome == KB_CHECK_DONE &&
-            json_object_array_length(x.h.checks) < KB_ELEMENTSOF(check_ids) - 1)
+            json_object_array_length(x.h.checks) < scenario_n_checks())
                 outcome = KB_CHECK_CANCELLED;
         *ret = x.h.k;
         if (ret_outcome)
