@@ -38,9 +38,12 @@ static const kb_bwrap_option_info options[KB_BWRAP_OPTION_MAX] = {
         [KB_BWRAP_CHDIR] = {"--chdir", "the kernel starts in its workspace", NULL},
         [KB_BWRAP_BLOCK_FD] = {"--block-fd", "the host's look before the kernel's program runs", NULL},
         [KB_BWRAP_INFO_FD] = {"--info-fd", "the sandbox's pid namespace and init, to pin the kernel", NULL},
-        [KB_BWRAP_SIZE] = {"--size", "a size for the sandbox's /tmp and /dev/shm (--tmp-size)",
-                           "each in-memory folder (/tmp, /dev/shm) may grow to half the host's RAM: "
-                           "sandbox.resources fails unless --tmp-size none is given"},
+        [KB_BWRAP_SIZE] = {"--size",
+                           "a size for the sandbox's /tmp and /dev/shm (--tmp-size) and its /workspace "
+                           "(--workspace-max)",
+                           "each in-memory folder (/tmp, /dev/shm) may grow to half the host's RAM and /workspace "
+                           "is the host's disk: sandbox.resources fails unless --tmp-size none and "
+                           "--workspace-max none are given"},
 };
 
 const kb_bwrap_option_info *kb_bwrap_option_get(kb_bwrap_option option) {

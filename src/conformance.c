@@ -1464,9 +1464,9 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                 /* The run's own deadline ending start-up makes the run incomplete (exit 1), not a
                  * kernel that cannot be tested (docs/faults.md). */
                 bool deadline = kb_harness_deadline_passed(&x.h);
-                outcome = r == -ECANCELED || deadline ? KB_CHECK_CANCELLED
-                          : r == -EPERM               ? KB_CHECK_DONE
-                                                      : KB_CHECK_NOT_ENFORCED;
+                outcome = r == -ECANCELED || deadline  ? KB_CHECK_CANCELLED
+                          : r == -EPERM || r == -EXDEV ? KB_CHECK_DONE
+                                                       : KB_CHECK_NOT_ENFORCED;
                 fill_missing(&x, "the kernel could not be started");
                 goto done;
         }

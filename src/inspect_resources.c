@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+#include "kbound/sandbox.h"
 #include "inspect-internal.h"
 #include "cgroupfs.h"
 #include "procfs.h"
@@ -168,7 +170,8 @@ static json_object *cgroup_facts(json_object *mounts, const char *controller, co
         return o;
 }
 
-/* Bytes used of the filesystem at path inside the kernel's root, or -errno. */
+/* Bytes used of the in-memory filesystem at path inside the kernel's root, or -errno
+ * (-EMEDIUMTYPE: not a tmpfs, whose use would be a whole host filesystem's). */
 static int64_t used_in_root(const kb_inspect_target *t, const char *path) {
         char full[PATH_MAX];
         snprintf(full, sizeof full, "%s/%d/root%s", t->proc_root, (int) t->kernel_pid, path);
@@ -181,6 +184,8 @@ static int64_t used_in_root(const kb_inspect_target *t, const char *path) {
         close(fd);
         if (r < 0)
                 return -e;
+        if (sf.f_type != TMPFS_MAGIC)
+                return -EMEDIUMTYPE;
         return (int64_t) ((sf.f_blocks - sf.f_bfree) * (uint64_t) sf.f_bsize);
 }
 
@@ -217,7 +222,7 @@ int kb_inspect_resource_totals(const kb_inspect_target *t, json_object *processe
             kb_inspect_add(res, "tasks", json_object_new_int64(tasks)) < 0)
                 return -ENOMEM;
         if (t->kernel_pid > 0) {
-                static const char *const dirs[] = {"/tmp", "/dev/shm"};
+                static const char *const dirs[] = {"/tmp", "/dev/shm", KB_SANDBOX_WORKSPACE};
                 json_object *used = json_object_new_object();
                 if (kb_inspect_add(res, "used", used) < 0)
                         return -ENOMEM;

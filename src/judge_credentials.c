@@ -156,7 +156,7 @@ static void host_path_of(const char *host_prefix, const char *fs_prefix, const c
 }
 
 /* Mounts of every mount table of every look that show another team's folders: anything under the
- * run's teams/ folder but the team's own two binds, anything of another kbound run's base folder
+ * run's teams/ folder but the team's own binds, anything of another kbound run's base folder
  * (a kbound-XXXXXX sibling of base_dir), or a folder holding either where no other mount covers
  * it. Found from each mount's filesystem and root, against where the host's own table places
  * those folders: no canary needs to lie there. Each problem once, into found. */
@@ -310,7 +310,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                 pass, sizeof pass,
                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
                 "(host)%s; "
-                "no mount of the sandbox shows a team folder but the kernel's own two, nor another kbound run's folder",
+                "no mount of the sandbox shows a team folder but the kernel's own, nor another kbound run's folder",
                 canaries, in->cells_absent ? "" : " nor visible to the cell");
         return verdict_end(&v, "boundary.cross_team", pass);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "judge-internal.h"
 #include "kbound/limits.h"
+#include "kbound/sandbox.h"
 #include "procfs.h"
 
 /* The smallest value of key among the cgroups of process p that this look read, for the
@@ -83,10 +84,11 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         json_object *limits = kb_json_get(in->expect, "limits");
         if (!limits)
                 verdict_problem(&v, "kbound did not record which limits it asked");
-        int64_t mem = int_or(limits, "memory", 0), tasks = int_or(limits, "tasks", 0), tmp = int_or(limits, "tmp", 0);
+        int64_t mem = int_or(limits, "memory", 0), tasks = int_or(limits, "tasks", 0), tmp = int_or(limits, "tmp", 0),
+                ws = int_or(limits, "workspace", 0);
         tally tm = {0}, tt = {0};
         json_object *own = kb_json_get(kb_json_get(in->expect, "cgroup"), "dirs");
-        int64_t rss_peak = 0, tasks_peak = 0, used_peak = 0, mem_peak = -1, pids_peak = -1, oom = 0;
+        int64_t rss_peak = 0, tasks_peak = 0, used_peak = 0, ws_peak = 0, mem_peak = -1, pids_peak = -1, oom = 0;
         size_t seen = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *res = kb_json_get(snap, "resources");
@@ -121,18 +123,30 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 rss_peak = rss > rss_peak ? rss : rss_peak;
                 tasks_peak = tk > tasks_peak ? tk : tasks_peak;
                 json_object *used = kb_json_get(res, "used");
-                int64_t u = int_or(used, "/tmp", 0) + int_or(used, "/dev/shm", 0);
+                int64_t ut = int_or(used, "/tmp", 0), us = int_or(used, "/dev/shm", 0);
+                int64_t u = (ut > 0 ? ut : 0) + (us > 0 ? us : 0);
                 used_peak = u > used_peak ? u : used_peak;
+                int64_t w = int_or(used, KB_SANDBOX_WORKSPACE, 0);
+                ws_peak = w > ws_peak ? w : ws_peak;
         }
         if (seen == 0 && (mem || tasks))
                 verdict_problem(&v, "no look read any sandbox process's limits");
         /* Every writable in-memory filesystem of the kernel's mount table has a size of at most the
-         * limit (bwrap's own are /tmp and /dev/shm; any other one a bwrap makes counts too). */
+         * limit (bwrap's own are /tmp and /dev/shm; any other one a bwrap makes counts too), but the
+         * workspace, which has a limit of its own and must be such a tmpfs when one is asked. */
         size_t tmpfs_n = 0;
         json_object *mounts = kb_json_get(judge_last_look(in), "mounts");
-        for (size_t i = 0; tmp && i < arr_len(mounts); i++) {
+        bool ws_bounded = false;
+        for (size_t i = 0; (tmp || ws) && i < arr_len(mounts); i++) {
                 json_object *m = at(mounts, i);
                 if (strcmp(str_or(m, "fstype", ""), "tmpfs") != 0 || !kb_json_true(m, "writable"))
+                        continue;
+                if (judge_same_path(str_or(m, "mountpoint", ""), KB_SANDBOX_WORKSPACE)) {
+                        int64_t size = tmpfs_size(kb_json_get(m, "super"));
+                        ws_bounded |= ws && size > 0 && size <= ws;
+                        continue;
+                }
+                if (!tmp)
                         continue;
                 tmpfs_n++;
                 int64_t size = tmpfs_size(kb_json_get(m, "super"));
@@ -144,8 +158,15 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                                         size < 0 ? "of no size of its own" : "larger than asked", want,
                                         kb_json_true(limits, "tmpfs_size") ? "" : "; this bwrap has no --size");
         }
-        if (tmp && !mounts)
+        if ((tmp || ws) && !mounts)
                 verdict_problem(&v, "the host could not read the kernel's mount table");
+        char wz[32];
+        kb_limit_format(KB_LIMIT_WORKSPACE, (uint64_t) ws, wz, sizeof wz);
+        if (ws && mounts && !ws_bounded)
+                verdict_problem(&v,
+                                "the sandbox's %s is not a tmpfs of at most %s: nothing bounds what it writes there%s",
+                                KB_SANDBOX_WORKSPACE, wz,
+                                kb_json_true(limits, "tmpfs_size") ? "" : " (this bwrap has no --size)");
         if (oom > 0)
                 verdict_problem(&v, "the sandbox's memory cgroup killed %" PRId64 " process(es) at its limit", oom);
         /* The kernel's log: a pipe to kbound's keeper, and no more on disk than asked (the host's
@@ -169,6 +190,7 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                                json_object_new_string(mem_peak >= 0 ? "cgroup" : "the largest RSS sum of a look"));
         json_object_object_add(figures, "tasks_peak", json_object_new_int64(pids_peak >= 0 ? pids_peak : tasks_peak));
         json_object_object_add(figures, "tmp_used_peak_bytes", json_object_new_int64(used_peak));
+        json_object_object_add(figures, "workspace_used_peak_bytes", json_object_new_int64(ws_peak));
         json_object_object_add(figures, "oom_kills", json_object_new_int64(oom));
         json_object_object_add(figures, "log_written_bytes", json_object_new_int64(log_written));
         json_object_object_add(figures, "log_dropped_bytes", json_object_new_int64(log_dropped));
@@ -183,7 +205,7 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         kb_limit_format(KB_LIMIT_TMP, (uint64_t) tmp, z, sizeof z);
         kb_limit_format(KB_LIMIT_MEMORY, (uint64_t) (mem_peak >= 0 ? mem_peak : rss_peak), mp, sizeof mp);
         const char *cg_error = kb_json_str(kb_json_get(in->expect, "cgroup"), "error");
-        const char *given_up[4];
+        const char *given_up[5];
         size_t n_given_up = 0;
         if (!mem)
                 given_up[n_given_up++] = "memory";
@@ -191,6 +213,8 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 given_up[n_given_up++] = "tasks";
         if (!tmp)
                 given_up[n_given_up++] = "/tmp size";
+        if (!ws)
+                given_up[n_given_up++] = "workspace size";
         if (!log_max)
                 given_up[n_given_up++] = "log size";
         for (size_t i = 0; i < n_given_up; i++) {
@@ -198,6 +222,11 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 snprintf(unclaimed + len, sizeof unclaimed - len, "%s%s",
                          i ? ", " : "; NOT claimed (none asked): ", given_up[i]);
         }
+        char ws_words[160] = "";
+        if (ws)
+                snprintf(ws_words, sizeof ws_words,
+                         ", %s at most %s (a tmpfs of its own; %" PRId64 " bytes used at most)", KB_SANDBOX_WORKSPACE,
+                         wz, ws_peak);
         char log_words[160] = "";
         if (log_max)
                 snprintf(log_words, sizeof log_words,
@@ -209,12 +238,13 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         snprintf(detail, sizeof detail,
                  "read by the host at every look (%zu process readings): memory at most %s %s (peak %s), tasks at most "
                  "%s %s (peak %" PRId64 "), each of its %zu writable in-memory folders at most %s (tmpfs size; "
-                 "%" PRId64 " bytes used at most)%s%s%s",
+                 "%" PRId64 " bytes used at most)%s%s%s%s",
                  seen, m,
                  mechanism(&tm, "for the whole sandbox (its memory cgroup, swap included)", "per process (RLIMIT_AS)"),
                  mp, t,
                  mechanism(&tt, "for the whole sandbox (its pids cgroup)",
                            "in the sandbox's user namespace (RLIMIT_NPROC)"),
-                 pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, log_words, why_rlimits, unclaimed);
+                 pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, ws_words, log_words, why_rlimits,
+                 unclaimed);
         return verdict_end(&v, "sandbox.resources", detail);
 }

@@ -40,6 +40,7 @@ struct kb_kernel {
         kb_secrets *key_secret; /* the connection key, so on_msg never sees it */
         bool stopped;
         int wait_status;
+        int workspace_fd; /* unsandboxed kernels: the host folder, opened on first use */
 };
 
 static char *path_join(const char *a, const char *b) {
@@ -319,6 +320,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         if (!k)
                 return -ENOMEM;
         k->child_pidfd = -1;
+        k->workspace_fd = -1;
 
         /* The promise every caller relies on: no kernel runs as the host's root. */
         if (!switches(o->user) && geteuid() == 0) {
@@ -751,13 +753,54 @@ int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, int *ret_sta
         return 0;
 }
 
+/* A kept team folder gets what the kernel left in a workspace of its own (a tmpfs, gone with the
+ * descriptor), and host/workspace-copy.txt says what was copied and what was not. The kernel has
+ * stopped: nothing writes there any more. */
+static void save_workspace(kb_kernel *k) {
+        int fd = kb_sandbox_workspace_fd(k->sandbox);
+        if (fd < 0 || !k->workspace || !k->host_dir)
+                return;
+        struct stat in, host;
+        if (fstat(fd, &in) < 0 || stat(k->workspace, &host) < 0 ||
+            (in.st_dev == host.st_dev && in.st_ino == host.st_ino))
+                return; /* the team's host folder itself was bound: nothing to copy */
+        kb_workspace_copied c;
+        int r = kb_sandbox_workspace_copy_out(fd, k->workspace, 0, kb_now_ms() + 30000, &c);
+        _cleanup_free_ char *note = path_join(k->host_dir, "workspace-copy.txt");
+        FILE *f = note ? fopen(note, "wxe") : NULL;
+        if (!f)
+                return;
+        if (r < 0)
+                fprintf(f, "the sandbox's /workspace could not be copied here: %s\n", strerror(-r));
+        else
+                fprintf(f,
+                        "copied from the sandbox's /workspace (a tmpfs of its own) to ../workspace: %llu files, %llu "
+                        "folders, %llu bytes; %llu entries left out (links, FIFOs, sockets, devices, unreadable)%s\n",
+                        (unsigned long long) c.files, (unsigned long long) c.dirs, (unsigned long long) c.bytes,
+                        (unsigned long long) c.skipped, c.truncated ? "; cut short (entries or time)" : "");
+        fclose(f);
+}
+
+int kb_kernel_workspace_fd(kb_kernel *k) {
+        if (!k)
+                return -1;
+        if (k->sandbox)
+                return kb_sandbox_workspace_fd(k->sandbox);
+        if (k->workspace_fd < 0 && k->workspace)
+                k->workspace_fd = open(k->workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return k->workspace_fd;
+}
+
 void kb_kernel_destroy(kb_kernel **kp, bool keep) {
         if (!kp || !*kp)
                 return;
         kb_kernel *k = *kp;
         kb_client_destroy(&k->client);
         kb_kernel_stop(k, 0, kb_now_ms() + 5000, NULL);
+        if (keep && k->team_dir)
+                save_workspace(k);
         kb_sandbox_destroy(&k->sandbox);
+        kb_closep(&k->workspace_fd);
         if (k->child > 0) {
                 kill(-k->child, SIGKILL);
                 kill(k->child, SIGKILL);

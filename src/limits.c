@@ -9,6 +9,7 @@ static const kb_limit_info table[KB_LIMIT_MAX_ID] = {
         [KB_LIMIT_MEMORY] = {"memory", "--memory-max", true, UINT64_C(2) << 30, "memory"},
         [KB_LIMIT_TASKS] = {"tasks", "--tasks-max", false, 512, "processes and threads"},
         [KB_LIMIT_TMP] = {"tmp", "--tmp-size", true, UINT64_C(512) << 20, "/tmp"},
+        [KB_LIMIT_WORKSPACE] = {"workspace", "--workspace-max", true, UINT64_C(1) << 30, "/workspace"},
         [KB_LIMIT_LOG] = {"log", "--log-max", true, UINT64_C(16) << 20, "the kernel's log"},
 };
 

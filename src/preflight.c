@@ -268,10 +268,11 @@ static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
         kb_cgroup_destroy(&cg);
         bool sized = have_bwrap && kb_bwrap_has(info, KB_BWRAP_SIZE);
         *ret_ok = sized;
-        char m[32], t[32], z[32], lg[32];
+        char m[32], t[32], z[32], w[32], lg[32];
         kb_limit_format(KB_LIMIT_MEMORY, l.max[KB_LIMIT_MEMORY], m, sizeof m);
         kb_limit_format(KB_LIMIT_TASKS, l.max[KB_LIMIT_TASKS], t, sizeof t);
         kb_limit_format(KB_LIMIT_TMP, l.max[KB_LIMIT_TMP], z, sizeof z);
+        kb_limit_format(KB_LIMIT_WORKSPACE, l.max[KB_LIMIT_WORKSPACE], w, sizeof w);
         kb_limit_format(KB_LIMIT_LOG, l.max[KB_LIMIT_LOG], lg, sizeof lg);
         char cgroups[320];
         if (r == 0)
@@ -284,11 +285,12 @@ static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
                          "no cgroup can be made here (%s): memory (%s) per process by "
                          "RLIMIT_AS, tasks (%s) by RLIMIT_NPROC in the sandbox's user namespace",
                          strerror(-r), m, t);
-        return fmt("%s; /tmp and /dev/shm (%s each) %s; the kernel's log (%s on disk) by a pipe kbound drains", cgroups,
-                   z,
-                   sized ? "by tmpfs size (bwrap --size)"
+        return fmt("%s; /tmp and /dev/shm (%s each) and /workspace (%s) %s; the kernel's log (%s on disk) by a pipe "
+                   "kbound drains",
+                   cgroups, z, w,
+                   sized ? "by tmpfs size (bwrap --size), in memory"
                          : "cannot be sized: this bwrap has no --size (check fails sandbox.resources unless "
-                           "--tmp-size none)",
+                           "--tmp-size none and --workspace-max none)",
                    lg);
 }
 

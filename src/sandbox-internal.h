@@ -25,6 +25,12 @@
  * Returns 0, -ESRCH, -ETIMEDOUT or -errno. */
 int kb_sandbox_make_mounts_private(pid_t init_pid);
 
+/* Opens the sandbox's /workspace through bwrap's init (init_pid, pinned by init_pidfd) and checks
+ * it is what the policy asked: a tmpfs (sandbox.resources judges its size), or the policy's host
+ * folder (sandbox_workspace.c). Returns 0 with an owned O_RDONLY directory *ret_fd, -EPERM (it is
+ * something else), -ESRCH, -errno. */
+int kb_sandbox_workspace_open(pid_t init_pid, int init_pidfd, const kb_sandbox_policy *policy, int *ret_fd);
+
 /* An owned deep copy of a policy (sandbox_lifetime.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */
 typedef struct kb_sandbox_policy_copy kb_sandbox_policy_copy;

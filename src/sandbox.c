@@ -103,6 +103,10 @@ static bool path_ok(const char *p) {
         return p && p[0] == '/' && strlen(p) < PATH_MAX;
 }
 
+bool kb_sandbox_workspace_sized(const kb_sandbox_hardening *h) {
+        return h && h->limits.max[KB_LIMIT_WORKSPACE] && h->tmpfs_size;
+}
+
 bool kb_team_name_valid(const char *team) {
         if (!team)
                 return false;
@@ -319,8 +323,8 @@ bool kb_sandbox_rootfs_visible(const char *path) {
 }
 
 /* --tmpfs path, with --size first when the limit is asked and the bwrap has it. */
-static int plan_tmpfs(kb_strv *v, const kb_sandbox_hardening *h, const char *path) {
-        uint64_t size = h ? h->limits.max[KB_LIMIT_TMP] : 0;
+static int plan_tmpfs(kb_strv *v, const kb_sandbox_hardening *h, kb_limit_id limit, const char *path) {
+        uint64_t size = h ? h->limits.max[limit] : 0;
         if (size && h->tmpfs_size) {
                 char bytes[32];
                 snprintf(bytes, sizeof bytes, "%llu", (unsigned long long) size);
@@ -395,9 +399,9 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
          * each its own tmpfs; /dev itself read-only (bwrap's is a tmpfs of no size, its nodes bind
          * mounts, which stay usable); /var/tmp is /tmp, for tools that insist on it. */
         if (r >= 0)
-                r = plan_tmpfs(&v, policy->hardening, "/tmp");
+                r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_TMP, "/tmp");
         if (r >= 0)
-                r = plan_tmpfs(&v, policy->hardening, "/dev/shm");
+                r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_TMP, "/dev/shm");
         if (r >= 0)
                 r = strv_push3(&v, "--remount-ro", "/dev", NULL);
         /* /var is not the host's: an empty one. */
@@ -408,7 +412,12 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         for (char *const *p = policy->ro_paths; r >= 0 && p && *p; p++)
                 r = strv_push3(&v, "--ro-bind", *p, *p);
         /* The team's directories last, so no read-only path can shadow them. */
-        if (r >= 0)
+        /* With a size asked, /workspace is a tmpfs of that size (the host reaches it through a
+         * descriptor, kb_sandbox_workspace_fd); the team's host folder, which nothing bounds,
+         * only with --workspace-max none. */
+        if (r >= 0 && kb_sandbox_workspace_sized(policy->hardening))
+                r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_WORKSPACE, KB_SANDBOX_WORKSPACE);
+        else if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->workspace, KB_SANDBOX_WORKSPACE);
         if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);

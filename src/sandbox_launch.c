@@ -40,6 +40,7 @@ struct kb_sandbox {
         int status;
         pid_t init_pid; /* bwrap's init: PID 1 of the sandbox, "child-pid" of the info JSON */
         int init_pidfd;
+        int workspace_fd; /* the sandbox's /workspace, opened through init (kb_sandbox_workspace_fd) */
         pid_t kernel_pid; /* PID 2 of the sandbox, in our namespace */
         int kernel_pidfd;
         uint64_t pidns_ino;
@@ -348,6 +349,7 @@ static void kill_children_of_bwrap(const kb_sandbox *sb) {
 static void sandbox_free(kb_sandbox *sb) {
         kb_closep(&sb->bwrap_pidfd);
         kb_closep(&sb->init_pidfd);
+        kb_closep(&sb->workspace_fd);
         kb_closep(&sb->kernel_pidfd);
         kb_closep(&sb->block_w);
         kb_closep(&sb->seccomp_w);
@@ -483,7 +485,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 close(info_pipe[1]);
                 return -ENOMEM;
         }
-        sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = -1;
+        sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = sb->workspace_fd = -1;
         sb->block_w = sb->seccomp_w = sb->seccomp_program = -1;
         sb->mounts_private = 1;
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
@@ -634,6 +636,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb->init_pid = (pid_t) child_pid;
         sb->pidns_ino = (uint64_t) pidns;
         r = pin_init(sb);
+        int workspace_r = -ESRCH;
         if (r == 0) {
                 /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The
                  * host looks now, then lets it go on. A failed release (bwrap gone) shows below as
@@ -643,11 +646,30 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                  * sandbox stops receiving the host's mount events (kbound's own step; its result
                  * is a launch fact, and every look judges the propagation fields). */
                 sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid);
+                /* The host's own way into the workspace, before anything of the kernel runs (judged
+                 * once the kernel is pinned: a kernel that never appeared says more). */
+                workspace_r = kb_sandbox_workspace_open(sb->init_pid, sb->init_pidfd, policy, &sb->workspace_fd);
                 if (policy->before_exec)
                         policy->before_exec(policy->before_exec_userdata, sb);
                 release(sb);
                 r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
                                         &sb->kernel_pidfd);
+        }
+        if (r == 0 && workspace_r < 0) {
+                char what[256];
+                snprintf(what, sizeof what,
+                         workspace_r == -EPERM ? "the sandbox's %s is not %s"
+                                               : "the host cannot open the sandbox's %s (%s)",
+                         KB_SANDBOX_WORKSPACE,
+                         workspace_r == -EPERM ? (kb_sandbox_workspace_sized(policy->hardening)
+                                                          ? "the tmpfs kbound asked bwrap to make there "
+                                                            "(--workspace-max)"
+                                                          : "the team's folder kbound asked bwrap to bind there")
+                                               : strerror(-workspace_r));
+                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+                set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+                r = workspace_r == -EPERM ? -EXDEV : -ECHILD;
+                goto fail;
         }
         if (r < 0) {
                 const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
@@ -666,6 +688,10 @@ fail:
 
 int kb_sandbox_pidfd(const kb_sandbox *sb) {
         return sb ? sb->kernel_pidfd : -1;
+}
+
+int kb_sandbox_workspace_fd(const kb_sandbox *sb) {
+        return sb ? sb->workspace_fd : -1;
 }
 
 pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb) {

@@ -484,7 +484,7 @@ static void check_pidfd(ctx *x) {
 
 typedef struct child_watch {
         char marker[64];
-        char go_host[PATH_MAX]; /* the go file, as the host sees it */
+        char go_host[PATH_MAX]; /* the go file, as the host sees it (in the team's runtime folder) */
         bool seen;
 } child_watch;
 
@@ -503,7 +503,9 @@ static int child_marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg
 static void child_alive(ctx *x, void *userdata) {
         child_watch *w = userdata;
         host_look(x, "child alive");
-        /* O_EXCL|O_NOFOLLOW in the team's workspace: never through something the kernel planted. */
+        /* O_EXCL|O_NOFOLLOW in the team's runtime folder: never through something the kernel planted.
+         * (Not the workspace: a tmpfs of the sandbox's user namespace, where the host's root can
+         * read but not create, its uid having no mapping there.) */
         int fd = open(w->go_host, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0)
                 close(fd);
@@ -549,10 +551,10 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
 /* The host reads the cell's nonce back from the workspace (a regular file only: the kernel owns the
  * folder and could leave a FIFO there). */
 static void read_back_workspace(ctx *x, const char *file_name) {
-        _cleanup_free_ char *path = NULL, *content = NULL;
+        _cleanup_free_ char *content = NULL;
         bool ok = false;
-        if (asprintf(&path, "%s/%s", kb_kernel_workspace(x->h.kernel), file_name) >= 0 &&
-            kb_read_file(AT_FDCWD, path, O_NOFOLLOW, 4096, &content, NULL) == 0) {
+        int ws = kb_kernel_workspace_fd(x->h.kernel);
+        if (ws >= 0 && kb_read_file(ws, file_name, O_NOFOLLOW, 4096, &content, NULL) == 0) {
                 content[strcspn(content, "\r\n")] = '\0';
                 ok = strcmp(content, x->nonce) == 0;
         }
@@ -568,7 +570,7 @@ static void run_probe(ctx *x) {
         snprintf(watch.marker, sizeof watch.marker, "kbound-child-%.12s", x->nonce);
         char go_name[64];
         snprintf(go_name, sizeof go_name, ".kbound-go-%.16s", x->nonce);
-        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_workspace(x->h.kernel), go_name);
+        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), go_name);
 
         json_object *params = json_object_new_object();
         json_object_object_add(params, "workspace", json_object_new_string(KB_SANDBOX_WORKSPACE));
@@ -594,7 +596,7 @@ static void run_probe(ctx *x) {
                 json_object_object_add(params, "keyring_canary", json_object_new_string(x->env->keyring_canary_name));
         json_object_object_add(params, "child_marker", json_object_new_string(watch.marker));
         char go_inside[128];
-        snprintf(go_inside, sizeof go_inside, "%s/%s", KB_SANDBOX_WORKSPACE, go_name);
+        snprintf(go_inside, sizeof go_inside, "%s/%s", KB_SANDBOX_RUNTIME, go_name);
         json_object_object_add(params, "child_go", json_object_new_string(go_inside));
         /* The child waits this long for the host's look: ample for a marker on iopub and a look of
          * tens of ms on a loaded machine; a kernel that loses the marker costs no more. */
@@ -768,6 +770,11 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                         scenario_add_check(&x, "sandbox.backend", "not_run", 0, NULL, "not run: %s", why);
                 else
                         scenario_add_check(&x, "sandbox.backend", "fail", 0, NULL, "%s", why);
+                if (r == -EXDEV) {
+                        /* bwrap built something else at /workspace than it was asked: leaky. */
+                        outcome = KB_CHECK_DONE;
+                        goto done;
+                }
                 if (r == -EPERM) {
                         /* The sandbox given is leaky: that is a failed check, not a machine that
                          * cannot enforce. */

@@ -84,10 +84,11 @@ static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ign
 /* The count in the progress file name of the workspace: >= 0, -ENOENT (none yet), -EPROTO (not a
  * count), -errno. Never through a link the kernel planted (O_NOFOLLOW, a regular file only). */
 static long progress_read(const ctx *x, const char *name) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", kb_kernel_workspace(x->h.kernel), name);
+        int ws = kb_kernel_workspace_fd(x->h.kernel);
+        if (ws < 0)
+                return -EBADF;
         _cleanup_free_ char *text = NULL;
-        int r = kb_read_file(AT_FDCWD, path, O_NOFOLLOW, PROGRESS_MAX, &text, NULL);
+        int r = kb_read_file(ws, name, O_NOFOLLOW, PROGRESS_MAX, &text, NULL);
         if (r < 0)
                 return r;
         char *end;

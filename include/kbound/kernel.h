@@ -55,11 +55,11 @@ typedef struct kb_kernel kb_kernel;
  * until the kernel answers kernel_info with iopub flowing; then removes the connection file (the
  * kernel has read it: the key stays in memory only, and a cell cannot read it back from disk).
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
- * (or, without options->user, when kbound is root: a kernel never runs as root)
- * (a leaky sandbox), the other errors of kb_sandbox_launch, kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel
- * exited; its log tail is in the diagnosis), -EEXIST, -EINVAL (not a valid team name: nothing is created), -ENOMEM. On
- * failure everything started is stopped, the team folder removed, and *ret_diagnosis (may be NULL) gets a malloc'd
- * one-line explanation. */
+ * (or, without options->user, when kbound is root: a kernel never runs as root) and -EXDEV when
+ * its /workspace is not what was asked (both a leaky sandbox), the other errors of kb_sandbox_launch,
+ * kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited; its log tail is in the diagnosis), -EEXIST, -EINVAL (not
+ * a valid team name: nothing is created), -ENOMEM. On failure everything started is stopped, the team folder removed,
+ * and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
 
 KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
@@ -69,6 +69,11 @@ KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k); /* kernel_info_reply 
                                                             * connection key redacted */
 KB_EXPORT const char *kb_kernel_team_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_workspace(const kb_kernel *k); /* host path */
+/* A directory descriptor (borrowed) of the workspace as the kernel sees it: the sandbox's own
+ * /workspace (a tmpfs with --workspace-max, which the host path above then does not show until it
+ * is copied there by kb_kernel_destroy with keep), or the host folder. -1 if it cannot be opened.
+ * Every host read and write of the workspace goes through it. */
+KB_EXPORT int kb_kernel_workspace_fd(kb_kernel *k);
 KB_EXPORT const char *kb_kernel_runtime_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k); /* host-only: log, canaries */
 KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);

@@ -8,13 +8,15 @@
 #include <stdint.h>
 
 typedef enum kb_limit_id {
-        KB_LIMIT_MEMORY, /* bytes: a cgroup's memory (and swap) of the whole sandbox, else each
-                          * process's address space (RLIMIT_AS) */
-        KB_LIMIT_TASKS,  /* processes and threads: a cgroup's pids.max, else RLIMIT_NPROC set
-                          * inside the sandbox's user namespace (counted there alone) */
-        KB_LIMIT_TMP,    /* bytes: the size of the sandbox's /tmp tmpfs (bwrap --size) */
-        KB_LIMIT_LOG,    /* bytes: what is kept of the kernel's log on disk (a pipe kbound drains,
-                          * the older half rotated away) */
+        KB_LIMIT_MEMORY,    /* bytes: a cgroup's memory (and swap) of the whole sandbox, else each
+                             * process's address space (RLIMIT_AS) */
+        KB_LIMIT_TASKS,     /* processes and threads: a cgroup's pids.max, else RLIMIT_NPROC set
+                             * inside the sandbox's user namespace (counted there alone) */
+        KB_LIMIT_TMP,       /* bytes: the size of the sandbox's /tmp tmpfs (bwrap --size) */
+        KB_LIMIT_WORKSPACE, /* bytes: the size of /workspace, a tmpfs of its own (bwrap --size) in
+                             * place of the team's host folder, copied out with --keep */
+        KB_LIMIT_LOG,       /* bytes: what is kept of the kernel's log on disk (a pipe kbound drains,
+                             * the older half rotated away) */
         KB_LIMIT_MAX_ID,
 } kb_limit_id;
 

@@ -80,11 +80,16 @@ typedef struct kb_sandbox_hardening {
         bool tmpfs_size; /* the bwrap has --size: /tmp and /dev/shm get limits.max[KB_LIMIT_TMP] */
 } kb_sandbox_hardening;
 
+/* Whether /workspace is a tmpfs of limits.max[KB_LIMIT_WORKSPACE] (a size asked, and the bwrap has
+ * --size) rather than the team's host folder bound read-write. */
+KB_EXPORT bool kb_sandbox_workspace_sized(const kb_sandbox_hardening *h);
+
 typedef struct kb_sandbox kb_sandbox;
 
 typedef struct kb_sandbox_policy {
         const char *team;                      /* names the team (kb_team_name_valid); the hostname and reports */
-        const char *workspace;                 /* host directory, bound read-write at KB_SANDBOX_WORKSPACE */
+        const char *workspace;                 /* host directory, bound read-write at KB_SANDBOX_WORKSPACE
+                                                * unless that is a tmpfs (kb_sandbox_workspace_sized) */
         const char *runtime_dir;               /* host directory (connection file, ipc sockets), read-write at
                                                 * KB_SANDBOX_RUNTIME */
         const char *rootfs;                    /* NULL: the host's system paths read-only; else an image's root */
@@ -160,14 +165,34 @@ KB_EXPORT bool kb_sandbox_rootfs_visible(const char *path);
  * Errors: -ENOENT bwrap missing, -EACCES not executable, -ENOTSUP set-uid, -ECHILD bwrap exited before reporting
  * (its log says why: e.g. user namespaces refused) or the user switch or keyring set-up was
  * refused before it could start (the diagnosis says which), -ETIMEDOUT, -ESRCH the kernel was gone or
- * never appeared, -EPERM identity did not match. On failure everything started is killed and
- * reaped, and if ret_diagnosis is not NULL it gets a malloc'd one-line explanation.
- * Call from the thread that will own the sandbox: --die-with-parent ties it to that thread. */
+ * never appeared, -EPERM identity did not match, -EXDEV the sandbox's /workspace is not what was
+ * asked (kb_sandbox_workspace_sized). On failure everything started is killed and reaped, and if ret_diagnosis is not
+ * NULL it gets a malloc'd one-line explanation. Call from the thread that will own the sandbox: --die-with-parent ties
+ * it to that thread. */
 KB_EXPORT int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
                                 int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis);
 
 /* The pinned pidfd of the kernel (PID 2 in the sandbox). Readable (POLLIN) once it has exited. */
 KB_EXPORT int kb_sandbox_pidfd(const kb_sandbox *sb);
+/* A directory descriptor (borrowed, O_RDONLY) of the sandbox's /workspace, opened by the host
+ * through bwrap's init before the kernel started: the tmpfs bwrap made there, or the team's host
+ * folder bound there. It stays usable after the sandbox is gone (the tmpfs lives while it is open).
+ * -1 if it could not be opened (kb_sandbox_launch then failed). */
+KB_EXPORT int kb_sandbox_workspace_fd(const kb_sandbox *sb);
+
+/* What kb_sandbox_workspace_copy_out copied of a workspace, and what it left. */
+typedef struct kb_workspace_copied {
+        uint64_t files, dirs, bytes;
+        uint64_t skipped; /* links, FIFOs, sockets, devices, and what could not be read or made */
+        bool truncated;   /* it stopped at max_bytes, its entry count or its deadline */
+} kb_workspace_copied;
+
+/* Copies the regular files and folders below from_fd (a workspace descriptor) into to_dir, which
+ * must exist: nothing there is replaced, no link is followed or made, no mode but the owner's
+ * read, write and execute is kept. At most max_bytes (0: no bound), 100,000 entries, 64 levels,
+ * until deadline_ms. Returns 0 (*ret says what was copied and left) or -errno. */
+KB_EXPORT int kb_sandbox_workspace_copy_out(int from_fd, const char *to_dir, uint64_t max_bytes, int64_t deadline_ms,
+                                            kb_workspace_copied *ret);
 /* The kernel's pid in kbound's pid namespace, and bwrap's. */
 KB_EXPORT pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb);
 KB_EXPORT pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb);

@@ -193,7 +193,7 @@ def _kbound_cell_fn():
     # -- credentials: a child process dumps what any code in the sandbox could read. It first says
     # it is alive and waits (params["child_wait_s"]) until the host has looked at the sandbox with it running:
     # the cell prints params["child_marker"] and the child's pid, the host inspects, then creates
-    # params["child_go"] in the workspace.
+    # params["child_go"] (in the team's runtime folder).
     child_code = r'''
 import json, os, sys, time
 print("ready %d" % os.getpid(), flush=True)

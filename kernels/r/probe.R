@@ -216,7 +216,7 @@ invisible(local({
   # -- credentials: a child process dumps what any code in the sandbox could read. It first says
   # it is alive (its pid in a file) and waits (params$child_wait_s) until the host has looked at the sandbox
   # with it running: the cell prints params$child_marker and the child's pid, the host inspects,
-  # then creates params$child_go in the workspace.
+  # then creates params$child_go (in the team's runtime folder).
   # The child runs base R only (--default-packages=NULL: no methods, utils or jsonlite to load,
   # which took about 0.3 s of the probe): it copies the bytes it can read into files in a folder of
   # its own (its environment; /proc/<pid>/environ and cmdline of up to 256 processes, NULs and all)

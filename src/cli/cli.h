@@ -401,6 +401,7 @@ enum {
         CLI_OPT_TASKS_MAX,
         CLI_OPT_TMP_SIZE,
         CLI_OPT_LOG_MAX,
+        CLI_OPT_WORKSPACE_MAX,
         CLI_OPT_COLOR,
         CLI_OPT_VERBOSE,
 };

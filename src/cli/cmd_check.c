@@ -60,6 +60,7 @@ static const cli_command check_command = {
                         "memory-max",
                         "tasks-max",
                         "tmp-size",
+                        "workspace-max",
                         "log-max",
                         "prefix",
                         "rootfs",

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <kbound/kernel.h>
@@ -342,8 +344,15 @@ static void print_banner(console *con, const char *team, bool allow_network) {
         cli_put_sanitized(stdout, language_version ? language_version : "");
         fputc('\n', stdout);
         printf("  team:       %s\n", team);
-        printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel),
-               KB_SANDBOX_WORKSPACE);
+        struct statfs ws;
+        if (fstatfs(kb_kernel_workspace_fd(con->kernel), &ws) == 0 && ws.f_type == TMPFS_MAGIC)
+                printf("  workspace:  %s in the sandbox, in memory (a tmpfs of %.1f MiB); copied to %s on the host "
+                       "at the end with --keep, else gone with the sandbox\n",
+                       KB_SANDBOX_WORKSPACE, (double) ws.f_blocks * (double) ws.f_bsize / (1024.0 * 1024.0),
+                       kb_kernel_workspace(con->kernel));
+        else
+                printf("  workspace:  %s on the host, %s in the sandbox\n", kb_kernel_workspace(con->kernel),
+                       KB_SANDBOX_WORKSPACE);
         printf("  process:    host pid %d, PID 2 in the sandbox's pid namespace, pinned by a pidfd (%s)\n",
                (int) kb_sandbox_kernel_pid(sb), verified == 0 ? "identity verified" : "IDENTITY NOT VERIFIED");
         if (allow_network)
@@ -489,13 +498,28 @@ static const cli_command console_command = {
         .name = "console",
         .accepts =
                 (const char *const[]){
-                        "kernel",     "team",          "rootfs",
-                        "timeout",    "bwrap",         "sandbox-user",
-                        "sockets",    "allow-syscall", "allow-raw-network",
-                        "ro-bind",    "image",         "image-max-size",
-                        "memory-max", "tasks-max",     "tmp-size",
-                        "log-max",    "prefix",        "keep",
-                        "transcript", "quiet",         "help",
+                        "kernel",
+                        "team",
+                        "rootfs",
+                        "timeout",
+                        "bwrap",
+                        "sandbox-user",
+                        "sockets",
+                        "allow-syscall",
+                        "allow-raw-network",
+                        "ro-bind",
+                        "image",
+                        "image-max-size",
+                        "memory-max",
+                        "tasks-max",
+                        "tmp-size",
+                        "workspace-max",
+                        "log-max",
+                        "prefix",
+                        "keep",
+                        "transcript",
+                        "quiet",
+                        "help",
                         NULL,
                 },
         .intro = "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"

@@ -92,6 +92,7 @@ static const cli_command run_command = {
                         "memory-max",
                         "tasks-max",
                         "tmp-size",
+                        "workspace-max",
                         "log-max",
                         "prefix",
                         "rootfs",

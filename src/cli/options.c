@@ -31,6 +31,7 @@ static const struct option shared_options[] = {
         {"tasks-max", required_argument, NULL, CLI_OPT_TASKS_MAX},
         {"tmp-size", required_argument, NULL, CLI_OPT_TMP_SIZE},
         {"log-max", required_argument, NULL, CLI_OPT_LOG_MAX},
+        {"workspace-max", required_argument, NULL, CLI_OPT_WORKSPACE_MAX},
         {"color", required_argument, NULL, CLI_OPT_COLOR},
         {"verbose", no_argument, NULL, CLI_OPT_VERBOSE},
         {"quiet", no_argument, NULL, 'q'},
@@ -133,6 +134,9 @@ static const shared_help shared_helps[] = {
         {"log-max", NULL, "--log-max SIZE",
          "the most of the kernel's log kept on disk, the oldest part\n"
          "rotated away (default 16M)"},
+        {"workspace-max", NULL, "--workspace-max SIZE",
+         "the size of the sandbox's /workspace, in memory (default 1G; none:\n"
+         "the team's host folder, unbounded, reported as not claimed)"},
 };
 
 static const struct option *find_option(const struct option *list, const char *name) {
@@ -233,6 +237,9 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_LOG_MAX:
                 o->hardening.limits[KB_LIMIT_LOG] = arg;
+                return 0;
+        case CLI_OPT_WORKSPACE_MAX:
+                o->hardening.limits[KB_LIMIT_WORKSPACE] = arg;
                 return 0;
         case CLI_OPT_COLOR:
                 if (strcmp(arg, "auto") == 0)

@@ -40,19 +40,23 @@ for entry in 0.4.1:0.4.1:yes 0.4.1-3+deb11u1:0.4.1:yes 0.8.0:0.8.0:no 0.12.0:0.1
   ok "$version: doctor's trial sandbox is check's and started" \
     grep -qF "[ OK ] sandbox: the sandbox kbound's check starts" "$scratch/doctor.out"
 
-  # A bwrap without --size cannot size /tmp: sandbox.resources fails, naming it, until the limit is
-  # given up (--tmp-size none, then reported as not claimed).
+  # A bwrap without --size cannot size /tmp or make /workspace a sized tmpfs: sandbox.resources
+  # fails, naming both, until the limits are given up (--tmp-size none --workspace-max none, then
+  # reported as not claimed).
   sized=()
   if [ "$stand_in" = yes ]; then
     ok "$version: doctor says /tmp cannot be sized" grep -qF "no --size: each in-memory folder (/tmp, /dev/shm)" "$scratch/doctor.out"
     set +e
-    "$KBOUND" check --kernel python3 --bwrap "$b" >"$scratch/check.out" 2>"$scratch/check.err"
+    "$KBOUND" check --kernel python3 --bwrap "$b" --json "$scratch/default.json" >"$scratch/check.out" 2>"$scratch/check.err"
     rc=$?
     set -e
     ok "$version: by default check fails (rc=$rc)" [ "$rc" -eq 1 ]
     ok "$version:   ... sandbox.resources, naming the unsized /tmp and the missing --size" \
       grep -qE "^FAIL +python3 +sandbox.resources +the sandbox's /(tmp|dev/shm) is a writable tmpfs of no size of its own .*this bwrap has no --size" "$scratch/check.out"
-    sized=(--tmp-size none)
+    ok "$version:   ... and the workspace on the host's disk" \
+      grep -qF "the sandbox's /workspace is not a tmpfs of at most 1.0 GiB: nothing bounds what it writes there (this bwrap has no --size)" \
+      <<<"$(json_get "$scratch/default.json" "' | '.join(next(c for c in d['kernels'][0]['checks'] if c['id'] == 'sandbox.resources')['evidence']['problems'])")"
+    sized=(--tmp-size none --workspace-max none)
   fi
 
   set +e
@@ -73,7 +77,7 @@ done
 for version in 0.4.1 0.12.0; do
   b=$(get_bwrap "$version")
   sized=()
-  [ "$version" = 0.4.1 ] && sized=(--tmp-size none)
+  [ "$version" = 0.4.1 ] && sized=(--tmp-size none --workspace-max none)
   set +e
   as_user "$(user_kbound)" check --kernel python3 --bwrap "$b" "${sized[@]}" --json "$scratch/reports/u-$version.json" \
     >"$scratch/check.out" 2>"$scratch/check.err"

@@ -100,6 +100,12 @@ leak_with unlimited sandbox.resources "is a writable tmpfs of no size of its own
 problems=$(json_get "$scratch/unlimited.json" \
   "' '.join(next(c for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')['evidence']['problems'])")
 ok "LEAK=unlimited: /tmp and /dev/shm both named" bash -c 'grep -q "/tmp is" <<<"$1" && grep -q "/dev/shm is" <<<"$1"' _ "$problems"
+ok "LEAK=unlimited: the workspace of no size is named" grep -qF "/workspace is not a tmpfs of at most 1.0 GiB" <<<"$problems"
+
+echo "the workspace a folder of the host's disk, not kbound's sized tmpfs"
+mkdir -p "$scratch/hostws"
+chmod 777 "$scratch/hostws"
+leak_with hostws sandbox.backend "/workspace is not the tmpfs kbound asked bwrap to make there" "$scratch/hostws"
 
 echo "capabilities kept inside the sandbox"
 leak_with caps sandbox.privileges "holds capabilities"

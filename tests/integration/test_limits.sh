@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A hostile cell cannot take the host's memory, tasks or RAM through /tmp (docs/limits.md): each
-# is stopped at the sandbox's limit, set small by option so the test stays small (a 3 GiB
-# balloon against 1 GiB, 200 processes against 64, 200 MiB into a 32 MiB /tmp and /dev/shm),
+# A hostile cell cannot take the host's memory, tasks, RAM through /tmp or disk through the
+# workspace (docs/limits.md): each is stopped at the sandbox's limit, set small by option so the
+# test stays small (a 3 GiB balloon against 1 GiB, 200 processes against 64, 200 MiB into a 32 MiB
+# /tmp, /dev/shm and /workspace),
 # with a clear error in the cell, kbound ending well within its deadline and nothing left behind;
 # check reports each limit in force and the peaks. As root (the sandbox's own cgroups, and the
 # limits inside) and as an ordinary user (the limits inside only).
@@ -31,7 +32,7 @@ for p in ps:
     p.kill()
     p.wait()'
 fill='import os
-for d in ("/tmp", "/dev/shm"):
+for d in ("/tmp", "/dev/shm", "/workspace"):
     n = 0
     try:
         with open(d + "/fill", "wb") as f:
@@ -94,10 +95,10 @@ for who in root "$user"; do
   ok "$who:   ... by a refused fork" grep -qE "kbound-bomb stopped at [0-9]+ (BlockingIOError|OSError)" \
     "$scratch/out/$who-bomb.out"
 
-  echo "as $who: 200 MiB into /tmp and /dev/shm against --tmp-size 32M"
-  cell "$who-fill" "${runner[@]}" -- --tmp-size 32M -- "$fill"
+  echo "as $who: 200 MiB into /tmp, /dev/shm and /workspace against --tmp-size 32M --workspace-max 32M"
+  cell "$who-fill" "${runner[@]}" -- --tmp-size 32M --workspace-max 32M -- "$fill"
   ok "$who: the cell ran to its end (rc=$rc)" [ "$rc" -eq 0 ]
-  for d in /tmp /dev/shm; do
+  for d in /tmp /dev/shm /workspace; do
     m=$(sed -n "s|^kbound-fill $d stopped at \([0-9]*\) MiB: No space left on device|\1|p" "$scratch/out/$who-fill.out")
     ok "$who:   ... $d full at ${m:-?} MiB (no space left), not past 32" [ -n "$m" -a "${m:-99}" -le 32 ]
   done
@@ -125,9 +126,26 @@ for who in root "$user"; do
     "$(flood "['evidence']['used']['log_kept_bytes']")"
   rm -rf "${kept_dir:?}"
 
+  echo "as $who: a kept workspace is copied out: files and folders, never a link or a FIFO"
+  keep_cell='import os
+os.makedirs("/workspace/out/deep")
+open("/workspace/out/deep/result.txt", "w").write("kbound-kept-result")
+os.symlink("/etc/shadow", "/workspace/out/shadow")
+os.mkfifo("/workspace/out/fifo")
+print("kbound-keep written")'
+  cell "$who-keep" "${runner[@]}" -- --keep -- "$keep_cell"
+  kept_dir=$(sed -n 's/^kbound: kept the team folders under \(.*\)$/\1/p' "$scratch/out/$who-keep.err" | tail -1)
+  ok "$who: the cell ran (rc=$rc), the team folders kept" [ "$rc" -eq 0 -a -n "$kept_dir" ]
+  ws_host=$(echo "${kept_dir:-/nonexistent}"/teams/*/workspace)
+  ok "$who:   ... its file on the host" grep -qx "kbound-kept-result" "$ws_host/out/deep/result.txt"
+  ok "$who:   ... no link and no FIFO made there" [ ! -L "$ws_host/out/shadow" -a ! -e "$ws_host/out/shadow" -a ! -e "$ws_host/out/fifo" ]
+  ok "$who:   ... and the copy says what it left out" \
+    grep -q "entries left out (links, FIFOs" "${kept_dir:-/nonexistent}"/teams/*/host/workspace-copy.txt
+  rm -rf "${kept_dir:?}"
+
   echo "as $who: check reports the limits asked, in force, and the peaks"
   set +e
-  "${runner[@]}" check --kernel python3 --memory-max 768M --tasks-max 128 --tmp-size 64M \
+  "${runner[@]}" check --kernel python3 --memory-max 768M --tasks-max 128 --tmp-size 64M --workspace-max 96M \
     --json "$scratch/out/$who-check.json" >"$scratch/out/$who-check.txt" 2>&1
   rc=$?
   set -e
@@ -136,7 +154,9 @@ for who in root "$user"; do
   res() { json_get "$scratch/out/$who-check.json" "next(c for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')$1"; }
   ok "$who: sandbox.resources pass" [ "$(res "['status']")" = pass ]
   ok "$who:   ... the limits asked are the report's" \
-    [ "$(res "['evidence']['limits']['memory']")/$(res "['evidence']['limits']['tasks']")" = "$((768 << 20))/128" ]
+    [ "$(res "['evidence']['limits']['memory']")/$(res "['evidence']['limits']['tasks']")/$(res "['evidence']['limits']['workspace']")" = "$((768 << 20))/128/$((96 << 20))" ]
+  ok "$who:   ... the workspace a tmpfs of its own, its use reported" \
+    grep -q "/workspace at most 96.0 MiB (a tmpfs of its own; [1-9][0-9]* bytes used at most)" <<<"$(res "['detail']")"
   ok "$who:   ... a memory peak above zero and below the limit" \
     /usr/bin/python3 -c 'import sys; v = int(sys.argv[1]); sys.exit(0 if 0 < v < (768 << 20) else 1)' \
     "$(res "['evidence']['used']['memory_peak_bytes']")"

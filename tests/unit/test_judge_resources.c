@@ -8,7 +8,7 @@
 #define MIB (1024 * 1024)
 
 /* Two processes (bwrap's init, the kernel) in the sandbox's own cgroups, rlimits set in the kernel
- * only for tasks, both for memory; /tmp and /dev/shm sized 512 MiB. */
+ * only for tasks, both for memory; /tmp and /dev/shm sized 512 MiB, /workspace 1 GiB. */
 static const char look[] =
         "{'label': 'ready', 'errors': [],"
         " 'processes': ["
@@ -16,7 +16,7 @@ static const char look[] =
         "   'cgroups': {'memory': '/kbound-1-0-team', 'pids': '/kbound-1-1-team'}},"
         "  {'pid': 1002, 'name': 'python3', 'nspid': [1002, 2], 'limits': {'nproc': 512, 'as': 2147483648},"
         "   'cgroups': {'memory': '/kbound-1-0-team', 'pids': '/kbound-1-1-team'}}],"
-        " 'resources': {'rss_bytes': 73400320, 'tasks': 9, 'used': {'/tmp': 8192, '/dev/shm': 0},"
+        " 'resources': {'rss_bytes': 73400320, 'tasks': 9, 'used': {'/tmp': 8192, '/dev/shm': 0, '/workspace': 45056},"
         "  'cgroups': {'memory:/kbound-1-0-team': {'dir': '" OWN_MEM "', 'memory_max': 2147483648,"
         "                 'memory_peak': 80000000, 'oom_kill': 0},"
         "              'pids:/kbound-1-1-team': {'dir': '" OWN_PIDS "', 'pids_max': 512, 'pids_peak': 11}}},"
@@ -24,10 +24,12 @@ static const char look[] =
         "  {'mountpoint': '/', 'fstype': 'tmpfs', 'writable': false, 'super': ['ro']},"
         "  {'mountpoint': '/tmp', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=524288k']},"
         "  {'mountpoint': '/dev/shm', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=524288k']},"
-        "  {'mountpoint': '/workspace', 'fstype': 'ext4', 'writable': true, 'super': ['rw']}]}";
+        "  {'mountpoint': '/workspace', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=1048576k']},"
+        "  {'mountpoint': '/run/kbound', 'fstype': 'ext4', 'writable': true, 'super': ['rw']}]}";
 
 static const char expect[] =
-        "{'limits': {'memory': 2147483648, 'tasks': 512, 'tmp': 536870912, 'log': 16777216, 'tmpfs_size': true},"
+        "{'limits': {'memory': 2147483648, 'tasks': 512, 'tmp': 536870912, 'workspace': 1073741824, 'log': 16777216,"
+        "  'tmpfs_size': true},"
         " 'cgroup': {'version': 1, 'dirs': ['" OWN_MEM "', '" OWN_PIDS "']},"
         " 'kernel_log': {'pipe': 'pipe:[77]', 'max': 16777216, 'written': 20971520, 'dropped': 12582912,"
         "  'kept': 8388608}}";
@@ -91,6 +93,16 @@ static void test_fails(void **state) {
                    "the sandbox's memory cgroup killed 2 process(es) at its limit"),
                 B1("/expect/limits", NULL, "kbound did not record which limits it asked"),
                 B1("/snapshots/0/mounts", NULL, "the host could not read the kernel's mount table"),
+                /* the workspace: the host's disk, a tmpfs of no size or larger than asked (its own
+                 * limit, not /tmp's: 1 GiB passes), or a bwrap without --size */
+                B1("/snapshots/0/mounts/3",
+                   "{'mountpoint': '/workspace', 'fstype': 'ext4', 'writable': true, 'super': ['rw']}",
+                   "the sandbox's /workspace is not a tmpfs of at most 1.0 GiB: nothing bounds what it writes there"),
+                B1("/snapshots/0/mounts/3/super", "['rw']", "the sandbox's /workspace is not a tmpfs of at most"),
+                B1("/snapshots/0/mounts/3/super", "['rw', 'size=2097152k']",
+                   "the sandbox's /workspace is not a tmpfs of at most 1.0 GiB"),
+                B2("/snapshots/0/mounts/3/fstype", "'ext4'", "/expect/limits/tmpfs_size", "false",
+                   "nothing bounds what it writes there (this bwrap has no --size)"),
                 /* the log: a file the sandbox writes itself, or more of it on disk than asked */
                 B1("/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
                    "the kernel's log is a file the sandbox writes itself: nothing bounds it (asked 16.0 MiB)"),
@@ -119,6 +131,11 @@ static void test_passes(void **state) {
                 /* the log's figures, and the log given up (its file then unbounded, said so) */
                 B1("/expect/limits/tmpfs_size", "true",
                    "the kernel's log at most 16.0 MiB on disk (20971520 bytes written, 12582912 rotated away)"),
+                B1("/expect/limits/tmpfs_size", "true",
+                   "/workspace at most 1.0 GiB (a tmpfs of its own; 45056 bytes used at most)"),
+                /* the workspace given up: the team's host folder, not claimed */
+                B2("/expect/limits/workspace", "0", "/snapshots/0/mounts/3/fstype", "'ext4'",
+                   "NOT claimed (none asked): workspace size"),
                 B2("/expect/limits/log", "0", "/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
                    "NOT claimed (none asked): log size"),
                 B3("/expect/limits/log", "0", "/expect/limits/memory", "0", "/expect/limits/tasks", "0",

@@ -221,6 +221,39 @@ static void test_plan_merged_usr_links(void **state) {
         kb_strv_free(argv);
 }
 
+/* With a workspace size and a bwrap that has --size, /workspace is a tmpfs of that size, after the
+ * read-only paths; without either it is the team's host folder, as before. */
+static void test_plan_workspace(void **state) {
+        kb_sandbox_hardening h = {0};
+        kb_limits_default(&h.limits);
+        h.tmpfs_size = true;
+        kb_sandbox_policy p = base_policy();
+        p.hardening = &h;
+        char *ro[] = {"/opt/data", NULL};
+        p.ro_paths = ro;
+        char **argv = NULL;
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        long at = find_args(argv, "--tmpfs", "/workspace", NULL);
+        assert_true(at > 2);
+        assert_string_equal(argv[at - 2], "--size");
+        assert_string_equal(argv[at - 1], "1073741824");
+        assert_true(at > find_args(argv, "--ro-bind", "/opt/data", "/opt/data"));
+        assert_int_equal(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace"), -1);
+        assert_true(find_args(argv, "--chdir", "/workspace", NULL) > at);
+        kb_strv_free(argv);
+        const bool sized[] = {false, true};
+        const uint64_t size[] = {1 << 20, 0};
+        for (size_t i = 0; i < KB_ELEMENTSOF(sized); i++) {
+                h.tmpfs_size = sized[i];
+                h.limits.max[KB_LIMIT_WORKSPACE] = size[i];
+                assert_false(kb_sandbox_workspace_sized(&h));
+                assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+                assert_int_equal(find_args(argv, "--tmpfs", "/workspace", NULL), -1);
+                assert_true(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace") > 0);
+                kb_strv_free(argv);
+        }
+}
+
 static void test_plan_share_net(void **state) {
         kb_sandbox_policy p = base_policy();
         p.allow_network = true;
@@ -660,6 +693,7 @@ int main(void) {
                 cmocka_unit_test(test_env_filter_and_override),
                 cmocka_unit_test(test_plan_required_flags),
                 cmocka_unit_test(test_plan_merged_usr_links),
+                cmocka_unit_test(test_plan_workspace),
                 cmocka_unit_test(test_plan_share_net),
                 cmocka_unit_test(test_plan_rootfs),
                 cmocka_unit_test(test_plan_rejects),
