@@ -306,11 +306,10 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         verdict_evidence(&v, "canaries_found", json_object_get(found));
         verdict_evidence(&v, "base_dir", json_object_get(kb_json_get(in->expect, "base_dir")));
         char pass[512];
-        snprintf(
-                pass, sizeof pass,
-                "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
-                "(host)%s; "
-                "no mount of the sandbox shows a team folder but the kernel's own, nor another kbound run's folder",
-                canaries, in->cells_absent ? "" : " nor visible to the cell");
+        snprintf(pass, sizeof pass,
+                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
+                 "(host)%s; "
+                 "no mount of the sandbox shows a team folder but the kernel's own, nor another kbound run's folder",
+                 canaries, in->cells_absent ? "" : " nor visible to the cell");
         return verdict_end(&v, "boundary.cross_team", pass);
 }
