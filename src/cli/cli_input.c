@@ -327,13 +327,14 @@ static int read_secret(cli_input *in, const char *prompt, int pidfd, int signal_
                        int *ret_sig) {
         struct termios saved, quiet;
         bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
-        fputs(prompt, stdout);
-        fflush(stdout);
+        /* Echo off before the prompt shows: what is typed as soon as it does is never echoed. */
         if (tty) {
                 quiet = saved;
                 quiet.c_lflag &= ~(tcflag_t) ECHO;
                 (void) tcsetattr(STDIN_FILENO, TCSANOW, &quiet); /* typed-ahead input kept */
         }
+        fputs(prompt, stdout);
+        fflush(stdout);
         int r = in->edit ? read_bytes(in, pidfd, signal_fd, ret_line, ret_len, ret_sig)
                          : read_line(&in->lr, pidfd, signal_fd, ret_line, ret_len, ret_sig);
         if (tty) {
