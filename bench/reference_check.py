@@ -59,7 +59,7 @@ HOLD_MAX = 0.2  # src/scenario.c HOLD_MAX_MS: a random hold after the marker bef
 # after interrupt_request (after SIGINT) say it kept running; a stop reply needs the count unchanged
 # PROGRESS_WINDOW later; the first count must appear within PROGRESS_START of the marker.
 STEPS_KEPT_RUNNING = 10
-STEPS_KEPT_RUNNING_SIGNAL = 40
+STEPS_KEPT_RUNNING_SIGNAL = 100
 PROGRESS_WINDOW = 0.15
 PROGRESS_START = 2.0
 IDLE_GRACE = 2.0

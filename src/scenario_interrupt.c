@@ -119,14 +119,15 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
 /* After an interrupt, the host watches the cell's count: so many more steps say it kept running,
  * and end the wait early. After interrupt_request, KEPT_RUNNING_STEPS (about half a second of the
  * cell's own progress, longer under load): a kernel that ignores the request (IRkernel) is not
- * waited for longer. After SIGINT, KEPT_RUNNING_STEPS_SIGNAL (about two seconds): real kernels stop
- * at once, but one that runs its cells in a child (metakernel's bash relays SIGINT through a pty)
- * took longer than half a second on a loaded machine, and that SIGINT is also what frees a cell
- * the control path left running. The cell prints nothing meanwhile:
+ * waited for longer. After SIGINT, KEPT_RUNNING_STEPS_SIGNAL (about five seconds): real kernels stop
+ * at once, but one that runs its cells in a child (metakernel's bash relays SIGINT through a pty,
+ * from a Python thread) took longer than half a second on a loaded machine, and more than two
+ * beside the suite's image builds; that SIGINT is also what frees a cell the control path left
+ * running. Only a kernel that ignores SIGINT waits that long, and then fails. The cell prints nothing meanwhile:
  * a kernel that sends frame by frame (IRkernel from R) and takes SIGINT between two frames would leave a message
  * unfinished. The count can only shorten a wait that ends in "kept running": no pass rests on it. */
 #define KEPT_RUNNING_STEPS 10
-#define KEPT_RUNNING_STEPS_SIGNAL 40
+#define KEPT_RUNNING_STEPS_SIGNAL 100
 #define WATCH_SLICE_MS 25
 #define IDLE_WAIT_MS 2000 /* the client's own grace for an idle after the reply */
 typedef struct progress_watch {
