@@ -84,7 +84,7 @@ int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object
         json_object *cg = json_object_new_object();
         if (kb_inspect_add(proc, "cgroups", cg) < 0)
                 return -ENOMEM;
-        static const char *const controllers[] = {"memory", "pids", "unified"};
+        static const char *const controllers[] = {"memory", "pids", "cpu", "unified"};
         for (size_t i = 0; i < KB_ELEMENTSOF(controllers); i++) {
                 _cleanup_free_ char *path = cgroup_path(cgroups, controllers[i]);
                 if (path && kb_inspect_add(cg, controllers[i], json_object_new_string(path)) < 0)
@@ -144,13 +144,73 @@ static int64_t effective_max(json_object *mounts, const char *controller, const 
         return best;
 }
 
+/* The CPU bandwidth limit of one cgroup folder, in thousandths of a CPU: v2 cpu.max ("QUOTA PERIOD",
+ * QUOTA "max" for none), v1 cpu.cfs_quota_us over cpu.cfs_period_us (-1 for none). -1: none; -2:
+ * unreadable. */
+static int64_t cpu_milli(const char *dir, bool v2) {
+        int64_t quota, period;
+        if (v2) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "%s/cpu.max", dir);
+                _cleanup_free_ char *text = NULL;
+                if (kb_read_file(AT_FDCWD, path, O_NOFOLLOW, KB_CGROUPFS_FILE_MAX, &text, NULL) < 0)
+                        return -2;
+                if (strncmp(text, "max", 3) == 0)
+                        return -1;
+                long long q, pd;
+                if (sscanf(text, "%lld %lld", &q, &pd) != 2)
+                        return -2;
+                quota = q;
+                period = pd;
+        } else {
+                quota = kb_cgroupfs_value(dir, "cpu.cfs_quota_us");
+                period = kb_cgroupfs_value(dir, "cpu.cfs_period_us");
+                if (quota == -2 || period <= 0)
+                        return -2;
+        }
+        if (quota < 0)
+                return -1;
+        return period > 0 ? quota * 1000 / period : -2;
+}
+
+/* The smallest CPU limit on the way from cgroup path up to its hierarchy's root, as
+ * effective_max: -1 none, -2 nothing readable. */
+static int64_t effective_cpu(json_object *mounts, const char *controller, const char *path) {
+        int64_t best = -2;
+        _cleanup_free_ char *p = strdup(path);
+        for (char *slash; p;) {
+                _cleanup_free_ char *dir = cgroup_dir(mounts, controller, p);
+                if (!dir)
+                        break;
+                int64_t v = cpu_milli(dir, strcmp(controller, "unified") == 0);
+                if (v >= 0 && (best < 0 || v < best))
+                        best = v;
+                else if (v == -1 && best == -2)
+                        best = -1;
+                if (strcmp(p, "/") == 0 || !(slash = strrchr(p, '/')))
+                        break;
+                if (slash == p)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+        return best;
+}
+
 /* {"dir", the limits in force and the peaks and OOM kills kbound can read} for one cgroup. */
 static json_object *cgroup_facts(json_object *mounts, const char *controller, const char *path) {
         json_object *o = json_object_new_object();
         _cleanup_free_ char *leaf = cgroup_dir(mounts, controller, path);
         if (!o || !leaf || kb_inspect_add(o, "dir", json_object_new_string(leaf)) < 0)
                 return o;
-        bool v2 = strcmp(controller, "unified") == 0, mem = strcmp(controller, "memory") == 0;
+        bool v2 = strcmp(controller, "unified") == 0, mem = strcmp(controller, "memory") == 0,
+             cpu = strcmp(controller, "cpu") == 0;
+        if (v2 || cpu) {
+                (void) kb_inspect_add(o, "cpu_max_milli",
+                                      json_object_new_int64(effective_cpu(mounts, controller, path)));
+                if (cpu)
+                        return o;
+        }
         if (v2 || mem) {
                 (void) kb_inspect_add(o, "memory_max",
                                       json_object_new_int64(effective_max(

@@ -53,16 +53,20 @@ typedef struct tally {
 
 /* One limit for one process: by its cgroups (cg, the smallest in force on its path), else by its
  * rlimit (rl, soft value, -1 unlimited): in force if one is at most max. */
-static void judge_one(verdict *v, tally *t, json_object *p, const char *what, int64_t max, int64_t cg, int64_t rl,
+static void judge_one(verdict *v, tally *t, json_object *p, kb_limit_id id, int64_t max, int64_t cg, int64_t rl,
                       const char *rl_name) {
-        if (cg >= 0 && cg <= max)
+        const char *what = kb_limit_get(id)->id;
+        /* CPU: a cgroup's limit is read in thousandths of a CPU */
+        int64_t cg_max = id == KB_LIMIT_CPU ? max * 1000 : max;
+        if (cg >= 0 && cg <= cg_max)
                 t->cgroup++;
         else if (rl >= 0 && rl <= max)
                 t->rlimit++;
         else {
-                char want[32];
-                kb_limit_format(strcmp(what, "memory") == 0 ? KB_LIMIT_MEMORY : KB_LIMIT_TASKS, (uint64_t) max, want,
-                                sizeof want);
+                char want[40];
+                kb_limit_format(id, (uint64_t) max, want, sizeof want);
+                if (id == KB_LIMIT_CPU)
+                        strncat(want, " CPU(s)", sizeof want - strlen(want) - 1);
                 verdict_problem(
                         v, "pid %" PRId64 " (%s) runs with no %s limit of at most %s in force (cgroup: %s; %s: %s)",
                         int_or(p, "pid", -1), str_or(p, "name", "?"), what, want, cg == -1 ? "none" : "above it",
@@ -85,8 +89,8 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         if (!limits)
                 verdict_problem(&v, "kbound did not record which limits it asked");
         int64_t mem = int_or(limits, "memory", 0), tasks = int_or(limits, "tasks", 0), tmp = int_or(limits, "tmp", 0),
-                ws = int_or(limits, "workspace", 0);
-        tally tm = {0}, tt = {0};
+                ws = int_or(limits, "workspace", 0), cpu = int_or(limits, "cpu", 0);
+        tally tm = {0}, tt = {0}, tc = {0};
         json_object *own = kb_json_get(kb_json_get(in->expect, "cgroup"), "dirs");
         int64_t rss_peak = 0, tasks_peak = 0, used_peak = 0, ws_peak = 0, mem_peak = -1, pids_peak = -1, oom = 0;
         size_t seen = 0;
@@ -102,16 +106,22 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                                 continue;
                         }
                         if (mem)
-                                judge_one(&v, &tm, p, "memory", mem, cgroup_limit(snap, own, p, "memory", "memory_max"),
-                                          int_or(l, "as", -2), "address space");
+                                judge_one(&v, &tm, p, KB_LIMIT_MEMORY, mem,
+                                          cgroup_limit(snap, own, p, "memory", "memory_max"), int_or(l, "as", -2),
+                                          "address space");
                         /* bwrap's init (PID 1) forks PID 2 once and then only reaps: every process that
                          * can fork on the kernel's behalf descends from PID 2 and has its RLIMIT_NPROC,
                          * which counts init too (one user namespace). Set on init, it would count the
                          * user's processes on the whole host. */
                         bool init = judge_inner_pid(p) == 1;
                         if (tasks && !(init && cgroup_limit(snap, own, p, "pids", "pids_max") < 0))
-                                judge_one(&v, &tt, p, "tasks", tasks, cgroup_limit(snap, own, p, "pids", "pids_max"),
-                                          int_or(l, "nproc", -2), "RLIMIT_NPROC");
+                                judge_one(&v, &tt, p, KB_LIMIT_TASKS, tasks,
+                                          cgroup_limit(snap, own, p, "pids", "pids_max"), int_or(l, "nproc", -2),
+                                          "RLIMIT_NPROC");
+                        /* CPU: only a cgroup bounds it (no rlimit does: RLIMIT_CPU ends a process) */
+                        if (cpu)
+                                judge_one(&v, &tc, p, KB_LIMIT_CPU, cpu,
+                                          cgroup_limit(snap, own, p, "cpu", "cpu_max_milli"), -1, "rlimit");
                         int64_t mp = cgroup_limit(snap, own, p, "memory", "memory_peak"),
                                 pp = cgroup_limit(snap, own, p, "pids", "pids_peak"),
                                 ok = cgroup_limit(snap, own, p, "memory", "oom_kill");
@@ -129,16 +139,23 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 int64_t w = int_or(used, KB_SANDBOX_WORKSPACE, 0);
                 ws_peak = w > ws_peak ? w : ws_peak;
         }
-        if (seen == 0 && (mem || tasks))
+        if (seen == 0 && (mem || tasks || cpu))
                 verdict_problem(&v, "no look read any sandbox process's limits");
         /* Every writable in-memory filesystem of the kernel's mount table has a size of at most the
          * limit (bwrap's own are /tmp and /dev/shm; any other one a bwrap makes counts too), but the
          * workspace, which has a limit of its own and must be such a tmpfs when one is asked. */
         size_t tmpfs_n = 0;
         json_object *mounts = kb_json_get(judge_last_look(in), "mounts");
-        bool ws_bounded = false;
-        for (size_t i = 0; (tmp || ws) && i < arr_len(mounts); i++) {
+        bool ws_bounded = false, run_host = false;
+        for (size_t i = 0; i < arr_len(mounts); i++) {
                 json_object *m = at(mounts, i);
+                /* The kernel's socket folder: a tmpfs of its own (judged below with the others), or
+                 * the team's host folder, which nothing bounds (a bwrap with no --size). */
+                if (judge_same_path(str_or(m, "mountpoint", ""), KB_SANDBOX_RUNTIME) &&
+                    strcmp(str_or(m, "fstype", ""), "tmpfs") != 0 && kb_json_true(m, "writable"))
+                        run_host = true;
+                if (!tmp && !ws)
+                        continue;
                 if (strcmp(str_or(m, "fstype", ""), "tmpfs") != 0 || !kb_json_true(m, "writable"))
                         continue;
                 if (judge_same_path(str_or(m, "mountpoint", ""), KB_SANDBOX_WORKSPACE)) {
@@ -158,6 +175,12 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                                         size < 0 ? "of no size of its own" : "larger than asked", want,
                                         kb_json_true(limits, "tmpfs_size") ? "" : "; this bwrap has no --size");
         }
+        if (tmp && run_host)
+                verdict_problem(&v,
+                                "the sandbox's %s (the kernel's sockets) is the team's folder on the host's disk: "
+                                "nothing bounds what it writes there%s",
+                                KB_SANDBOX_RUNTIME,
+                                kb_json_true(limits, "tmpfs_size") ? "" : " (this bwrap has no --size)");
         if ((tmp || ws) && !mounts)
                 verdict_problem(&v, "the host could not read the kernel's mount table");
         char wz[32];
@@ -205,7 +228,7 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         kb_limit_format(KB_LIMIT_TMP, (uint64_t) tmp, z, sizeof z);
         kb_limit_format(KB_LIMIT_MEMORY, (uint64_t) (mem_peak >= 0 ? mem_peak : rss_peak), mp, sizeof mp);
         const char *cg_error = kb_json_str(kb_json_get(in->expect, "cgroup"), "error");
-        const char *given_up[5];
+        const char *given_up[7];
         size_t n_given_up = 0;
         if (!mem)
                 given_up[n_given_up++] = "memory";
@@ -213,15 +236,23 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 given_up[n_given_up++] = "tasks";
         if (!tmp)
                 given_up[n_given_up++] = "/tmp size";
+        if (!tmp && run_host)
+                given_up[n_given_up++] = "the socket folder's size (host disk)";
         if (!ws)
                 given_up[n_given_up++] = "workspace size";
         if (!log_max)
                 given_up[n_given_up++] = "log size";
+        if (!cpu)
+                given_up[n_given_up++] = "processor time (--cpu-max)";
         for (size_t i = 0; i < n_given_up; i++) {
                 size_t len = strlen(unclaimed);
                 snprintf(unclaimed + len, sizeof unclaimed - len, "%s%s",
                          i ? ", " : "; NOT claimed (none asked): ", given_up[i]);
         }
+        char cpu_words[96] = "";
+        if (cpu)
+                snprintf(cpu_words, sizeof cpu_words,
+                         ", processor time at most %" PRId64 " CPU(s) for the whole sandbox (its cpu cgroup)", cpu);
         char ws_words[160] = "";
         if (ws)
                 snprintf(ws_words, sizeof ws_words,
@@ -235,16 +266,20 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         char why_rlimits[160] = "";
         if ((tm.rlimit || tt.rlimit) && cg_error)
                 snprintf(why_rlimits, sizeof why_rlimits, "; no cgroup of its own could be made (%s)", cg_error);
-        snprintf(detail, sizeof detail,
-                 "read by the host at every look (%zu process readings): memory at most %s %s (peak %s), tasks at most "
-                 "%s %s (peak %" PRId64 "), each of its %zu writable in-memory folders at most %s (tmpfs size; "
-                 "%" PRId64 " bytes used at most)%s%s%s%s",
-                 seen, m,
-                 mechanism(&tm, "for the whole sandbox (its memory cgroup, swap included)", "per process (RLIMIT_AS)"),
-                 mp, t,
-                 mechanism(&tt, "for the whole sandbox (its pids cgroup)",
-                           "in the sandbox's user namespace (RLIMIT_NPROC)"),
-                 pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, ws_words, log_words, why_rlimits,
-                 unclaimed);
+        /* Past DETAIL_MAX the words are cut, and end in "..." (the evidence keeps every figure). */
+        if (snprintf(detail, sizeof detail,
+                     "read by the host at every look (%zu process readings): memory at most %s %s (peak %s), tasks at "
+                     "most "
+                     "%s %s (peak %" PRId64 "), each of its %zu writable in-memory folders at most %s (tmpfs size; "
+                     "%" PRId64 " bytes used at most)%s%s%s%s%s",
+                     seen, m,
+                     mechanism(&tm, "for the whole sandbox (its memory cgroup, swap included)",
+                               "per process (RLIMIT_AS)"),
+                     mp, t,
+                     mechanism(&tt, "for the whole sandbox (its pids cgroup)",
+                               "in the sandbox's user namespace (RLIMIT_NPROC)"),
+                     pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, ws_words, cpu_words, log_words,
+                     why_rlimits, unclaimed) >= (int) sizeof detail)
+                memcpy(detail + sizeof detail - 4, "...", 4);
         return verdict_end(&v, "sandbox.resources", detail);
 }

@@ -27,6 +27,8 @@
 
 struct kb_kernel {
         char *team_dir, *workspace, *runtime_dir, *host_dir, *log_path;
+        char *socket_dir;             /* where the host reaches the kernel's sockets: runtime_dir, or the sandbox's
+                                       * own tmpfs through its descriptor (/proc/self/fd/N) */
         char *tools_dir, *probe_copy; /* base_dir/tools/<team>/ and its copy of kbound-syscall-probe */
         kb_connection *connection;
         kb_sandbox *sandbox; /* sandboxed kernels */
@@ -384,7 +386,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 goto fail;
         }
         /* Inside the sandbox the runtime folder is KB_SANDBOX_RUNTIME: the kernel sees that path in
-         * its connection file and creates its sockets there; host paths never reach it. */
+         * its connection file and creates its sockets there (a tmpfs of their own, the file copied
+         * in by bwrap, when kb_sandbox_runtime_in_memory); host paths never reach it. */
         if (o->sandbox) {
                 ip_inside = strdup(KB_SANDBOX_RUNTIME "/" SOCKET_PREFIX);
                 conn_inside = strdup(KB_SANDBOX_RUNTIME "/" CONNECTION_FILE);
@@ -423,6 +426,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                         .team = o->team,
                         .workspace = k->workspace,
                         .runtime_dir = k->runtime_dir,
+                        .connection_file = conn_path,
                         .rootfs = o->rootfs,
                         .allow_network = o->allow_network,
                         .ro_paths = o->ro_paths,
@@ -458,6 +462,21 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 }
         }
 
+        /* The sockets, as the host reaches them: in the sandbox's own tmpfs, through the descriptor
+         * the host opened before the kernel ran. bwrap copied the connection file there before the
+         * kernel's program ran: the host's copy goes now. */
+        bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);
+        if (in_memory) {
+                (void) unlink(conn_path);
+                if (asprintf(&k->socket_dir, "/proc/self/fd/%d", kb_sandbox_runtime_fd(k->sandbox)) < 0) {
+                        k->socket_dir = NULL;
+                        goto oom;
+                }
+                free(socket_prefix);
+                socket_prefix = path_join(k->socket_dir, SOCKET_PREFIX);
+                if (!socket_prefix)
+                        goto oom;
+        }
         kb_client_options copts = {
                 .death_fd = kb_kernel_pidfd(k),
                 .cancel_fd = o->cancel_fd,
@@ -481,7 +500,10 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         /* A kernel that answers has read its connection file: the key need not stay on disk,
          * where a kbound killed by SIGKILL would leave it (docs/faults.md). The client and this
          * object keep it in memory. */
-        (void) unlink(conn_path);
+        if (in_memory)
+                (void) unlinkat(kb_sandbox_runtime_fd(k->sandbox), CONNECTION_FILE, 0);
+        else
+                (void) unlink(conn_path);
         /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
         if (redact_json_in_place(k, &k->info) < 0)
                 goto oom;
@@ -524,6 +546,9 @@ const char *kb_kernel_workspace(const kb_kernel *k) {
 }
 const char *kb_kernel_runtime_dir(const kb_kernel *k) {
         return k->runtime_dir;
+}
+const char *kb_kernel_socket_dir(const kb_kernel *k) {
+        return k->socket_dir ? k->socket_dir : k->runtime_dir;
 }
 const char *kb_kernel_host_dir(const kb_kernel *k) {
         return k->host_dir;
@@ -818,6 +843,7 @@ void kb_kernel_destroy(kb_kernel **kp, bool keep) {
         free(k->team_dir);
         free(k->workspace);
         free(k->runtime_dir);
+        free(k->socket_dir);
         free(k->host_dir);
         free(k->probe_copy);
         free(k->log_path);

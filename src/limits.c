@@ -11,6 +11,7 @@ static const kb_limit_info table[KB_LIMIT_MAX_ID] = {
         [KB_LIMIT_TMP] = {"tmp", "--tmp-size", true, UINT64_C(512) << 20, "/tmp"},
         [KB_LIMIT_WORKSPACE] = {"workspace", "--workspace-max", true, UINT64_C(1) << 30, "/workspace"},
         [KB_LIMIT_LOG] = {"log", "--log-max", true, UINT64_C(16) << 20, "the kernel's log"},
+        [KB_LIMIT_CPU] = {"cpu", "--cpu-max", false, 0, "processor time"},
 };
 
 const kb_limit_info *kb_limit_get(kb_limit_id id) {

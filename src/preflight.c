@@ -266,6 +266,13 @@ static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
         int r = kb_cgroup_create(&cg, &l, "doctor");
         int version = cg.version;
         kb_cgroup_destroy(&cg);
+        /* --cpu-max has no default: a trial of its own, so it says nothing of the others */
+        kb_limits only_cpu = {0};
+        only_cpu.max[KB_LIMIT_CPU] = 1;
+        kb_cgroup cpu_cg;
+        int cpu_r = kb_cgroup_create(&cpu_cg, &only_cpu, "doctor");
+        int cpu_version = cpu_cg.version;
+        kb_cgroup_destroy(&cpu_cg);
         bool sized = have_bwrap && kb_bwrap_has(info, KB_BWRAP_SIZE);
         *ret_ok = sized;
         char m[32], t[32], z[32], w[32], lg[32];
@@ -285,13 +292,22 @@ static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
                          "no cgroup can be made here (%s): memory (%s) per process by "
                          "RLIMIT_AS, tasks (%s) by RLIMIT_NPROC in the sandbox's user namespace",
                          strerror(-r), m, t);
+        char cpu[160];
+        if (cpu_r == 0)
+                snprintf(cpu, sizeof cpu, "processor time (--cpu-max, none by default) by a cgroup v%d of its own",
+                         cpu_version);
+        else
+                snprintf(cpu, sizeof cpu,
+                         "processor time cannot be bounded here (%s: no cpu cgroup; check fails sandbox.resources "
+                         "if --cpu-max is given)",
+                         strerror(-cpu_r));
         return fmt("%s; /tmp and /dev/shm (%s each) and /workspace (%s) %s; the kernel's log (%s on disk) by a pipe "
-                   "kbound drains",
+                   "kbound drains; %s",
                    cgroups, z, w,
                    sized ? "by tmpfs size (bwrap --size), in memory"
                          : "cannot be sized: this bwrap has no --size (check fails sandbox.resources unless "
                            "--tmp-size none and --workspace-max none)",
-                   lg);
+                   lg, cpu);
 }
 
 int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,

@@ -25,11 +25,12 @@
  * Returns 0, -ESRCH, -ETIMEDOUT or -errno. */
 int kb_sandbox_make_mounts_private(pid_t init_pid);
 
-/* Opens the sandbox's /workspace through bwrap's init (init_pid, pinned by init_pidfd) and checks
- * it is what the policy asked: a tmpfs (sandbox.resources judges its size), or the policy's host
- * folder (sandbox_workspace.c). Returns 0 with an owned O_RDONLY directory *ret_fd, -EPERM (it is
- * something else), -ESRCH, -errno. */
-int kb_sandbox_workspace_open(pid_t init_pid, int init_pidfd, const kb_sandbox_policy *policy, int *ret_fd);
+/* Opens the sandbox's folder inside (KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME) through bwrap's init
+ * (init_pid, pinned by init_pidfd) and checks it is what was asked: a tmpfs (sandbox.resources
+ * judges its size), or else the host folder host_dir itself (sandbox_workspace.c). Returns 0 with
+ * an owned O_RDONLY directory *ret_fd, -EPERM (it is something else), -ESRCH, -errno. */
+int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
+                           int *ret_fd);
 
 /* An owned deep copy of a policy (sandbox_lifetime.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */
@@ -157,7 +158,10 @@ void kb_log_keeper_stop(kb_log_keeper **k, int64_t deadline_ms);
 json_object *kb_log_keeper_facts(const kb_log_keeper *k);
 
 /* The cgroups of one sandbox (sandbox_cgroup.c): at most one folder per hierarchy. */
-#define KB_CGROUP_DIRS_MAX 2
+#define KB_CGROUP_DIRS_MAX 3
+/* The period of a cgroup's CPU bandwidth limit (v2 cpu.max, v1 cpu.cfs_period_us): the default. */
+#define KB_CGROUP_CPU_PERIOD_US UINT64_C(100000)
+
 typedef struct kb_cgroup {
         char *dirs[KB_CGROUP_DIRS_MAX];
         size_t n;

@@ -103,6 +103,14 @@ static bool path_ok(const char *p) {
         return p && p[0] == '/' && strlen(p) < PATH_MAX;
 }
 
+bool kb_sandbox_runtime_in_memory(const kb_sandbox_hardening *h) {
+        return h && h->tmpfs_size;
+}
+
+const char *kb_sandbox_handoff_inside(const kb_sandbox_hardening *h) {
+        return kb_sandbox_runtime_in_memory(h) ? KB_SANDBOX_HANDOFF : KB_SANDBOX_RUNTIME;
+}
+
 bool kb_sandbox_workspace_sized(const kb_sandbox_hardening *h) {
         return h && h->limits.max[KB_LIMIT_WORKSPACE] && h->tmpfs_size;
 }
@@ -419,7 +427,23 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_WORKSPACE, KB_SANDBOX_WORKSPACE);
         else if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->workspace, KB_SANDBOX_WORKSPACE);
-        if (r >= 0)
+        /* The kernel's sockets: a small tmpfs of their own, beside the team's runtime folder bound
+         * read-only (the connection file); the folder itself read-write only with no --size. */
+        if (r >= 0 && kb_sandbox_runtime_in_memory(policy->hardening)) {
+                char bytes[32];
+                snprintf(bytes, sizeof bytes, "%llu", (unsigned long long) KB_SANDBOX_RUNTIME_SIZE);
+                r = strv_push3(&v, "--size", bytes, NULL);
+                if (r >= 0)
+                        r = strv_push3(&v, "--tmpfs", KB_SANDBOX_RUNTIME, NULL);
+                if (r >= 0)
+                        r = strv_push3(&v, "--ro-bind", policy->runtime_dir, KB_SANDBOX_HANDOFF);
+                const char *name = policy->connection_file ? strrchr(policy->connection_file, '/') : NULL;
+                char dest[PATH_MAX];
+                if (r >= 0 && name && name[1]) {
+                        snprintf(dest, sizeof dest, "%s%s", KB_SANDBOX_RUNTIME, name);
+                        r = strv_push_fd(&v, "--file", KB_SANDBOX_CONNECTION_FD, dest);
+                }
+        } else if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);
         if (r >= 0 && policy->syscall_probe)
                 r = strv_push3(&v, "--ro-bind", policy->syscall_probe, KB_SANDBOX_PROBE_PROGRAM);

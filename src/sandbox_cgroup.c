@@ -1,7 +1,7 @@
 /* sandbox_cgroup.c: a cgroup of its own for each sandbox, where kbound may make one (root, or a
  * delegated subtree): memory (swap included) and tasks bounded for the whole sandbox at once,
  * with peaks and OOM kills to report. cgroup v2 where its controllers are enabled below kbound's
- * own cgroup, else the v1 memory and pids hierarchies. Where none can be made, the limits kept
+ * own cgroup, else the v1 memory and pids hierarchies (and cpu, for --cpu-max). Where none can be made, the limits kept
  * inside the sandbox (RLIMIT_NPROC, RLIMIT_AS: kb_sandbox_plan) are all there is. */
 #include <dirent.h>
 #include <errno.h>
@@ -135,7 +135,8 @@ static int try_v2(kb_cgroup *cg, const kb_limits *l, const char *team) {
                 return -errno;
         bool mem = !l->max[KB_LIMIT_MEMORY] || has_file(dir, "memory.max");
         bool pids = !l->max[KB_LIMIT_TASKS] || has_file(dir, "pids.max");
-        int r = mem && pids ? 0 : -ENOTSUP;
+        bool cpu = !l->max[KB_LIMIT_CPU] || has_file(dir, "cpu.max");
+        int r = mem && pids && cpu ? 0 : -ENOTSUP;
         if (r == 0 && l->max[KB_LIMIT_MEMORY]) {
                 r = write_number(dir, "memory.max", l->max[KB_LIMIT_MEMORY]);
                 if (r == 0 && has_file(dir, "memory.swap.max"))
@@ -143,6 +144,13 @@ static int try_v2(kb_cgroup *cg, const kb_limits *l, const char *team) {
         }
         if (r == 0 && l->max[KB_LIMIT_TASKS])
                 r = write_number(dir, "pids.max", l->max[KB_LIMIT_TASKS]);
+        if (r == 0 && l->max[KB_LIMIT_CPU]) {
+                char value[64];
+                snprintf(value, sizeof value, "%llu %llu",
+                         (unsigned long long) (l->max[KB_LIMIT_CPU] * KB_CGROUP_CPU_PERIOD_US),
+                         (unsigned long long) KB_CGROUP_CPU_PERIOD_US);
+                r = write_value(dir, "cpu.max", value);
+        }
         if (r < 0) {
                 (void) rmdir(dir);
                 free(dir);
@@ -159,7 +167,7 @@ static int try_v1(kb_cgroup *cg, const kb_limits *l, const char *team) {
         static const struct {
                 kb_limit_id id;
                 const char *controller;
-        } wanted[] = {{KB_LIMIT_MEMORY, "memory"}, {KB_LIMIT_TASKS, "pids"}};
+        } wanted[] = {{KB_LIMIT_MEMORY, "memory"}, {KB_LIMIT_TASKS, "pids"}, {KB_LIMIT_CPU, "cpu"}};
         for (size_t i = 0; i < KB_ELEMENTSOF(wanted); i++) {
                 uint64_t max = l->max[wanted[i].id];
                 if (!max)
@@ -173,6 +181,10 @@ static int try_v1(kb_cgroup *cg, const kb_limits *l, const char *team) {
                         r = write_number(dir, "memory.limit_in_bytes", max);
                         if (r == 0 && has_file(dir, "memory.memsw.limit_in_bytes"))
                                 r = write_number(dir, "memory.memsw.limit_in_bytes", max);
+                } else if (wanted[i].id == KB_LIMIT_CPU) {
+                        r = write_number(dir, "cpu.cfs_period_us", KB_CGROUP_CPU_PERIOD_US);
+                        if (r == 0)
+                                r = write_number(dir, "cpu.cfs_quota_us", max * KB_CGROUP_CPU_PERIOD_US);
                 } else
                         r = write_number(dir, "pids.max", max);
                 cg->dirs[cg->n++] = dir;
@@ -235,7 +247,7 @@ void kb_cgroup_destroy(kb_cgroup *cg) {
 
 int kb_cgroup_create(kb_cgroup *cg, const kb_limits *l, const char *team) {
         *cg = (kb_cgroup){0};
-        if (!l || (!l->max[KB_LIMIT_MEMORY] && !l->max[KB_LIMIT_TASKS]))
+        if (!l || (!l->max[KB_LIMIT_MEMORY] && !l->max[KB_LIMIT_TASKS] && !l->max[KB_LIMIT_CPU]))
                 return 0;
         int r = try_v2(cg, l, team);
         if (r < 0) {

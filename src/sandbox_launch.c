@@ -41,6 +41,7 @@ struct kb_sandbox {
         pid_t init_pid; /* bwrap's init: PID 1 of the sandbox, "child-pid" of the info JSON */
         int init_pidfd;
         int workspace_fd; /* the sandbox's /workspace, opened through init (kb_sandbox_workspace_fd) */
+        int runtime_fd;   /* and its socket folder (kb_sandbox_runtime_fd) */
         pid_t kernel_pid; /* PID 2 of the sandbox, in our namespace */
         int kernel_pidfd;
         uint64_t pidns_ino;
@@ -350,6 +351,7 @@ static void sandbox_free(kb_sandbox *sb) {
         kb_closep(&sb->bwrap_pidfd);
         kb_closep(&sb->init_pidfd);
         kb_closep(&sb->workspace_fd);
+        kb_closep(&sb->runtime_fd);
         kb_closep(&sb->kernel_pidfd);
         kb_closep(&sb->block_w);
         kb_closep(&sb->seccomp_w);
@@ -397,8 +399,9 @@ static int plan_fd(json_object *fds, int target, const char *what, int src, cons
 /* kb_sandbox_launch_facts for what is about to be launched. */
 static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, const int *fds, const int *targets,
                         size_t n_fds, int logfd, int block_r, json_object **ret) {
-        /* fds: the info pipe, the seccomp channel (n_fds of them). */
-        static const char *const what[] = {"the info pipe", "the seccomp channel"};
+        /* fds: the info pipe, the seccomp channel, the block channel (said below) and the connection
+         * file when there is one (n_fds of them). */
+        static const char *const what[] = {"the info pipe", "the seccomp channel", NULL, "the connection file"};
         _cleanup_json_ json_object *f = json_object_new_object();
         json_object *a = json_object_new_array(), *planned = json_object_new_array();
         if (!f || json_object_object_add(f, "argv", a) < 0 || json_object_object_add(f, "fds", planned) < 0)
@@ -424,7 +427,8 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         if (r >= 0)
                 r = plan_fd(planned, 2, "the kernel's log", logfd, NULL);
         for (size_t i = 0; r >= 0 && i < n_fds && i < KB_ELEMENTSOF(what); i++)
-                r = plan_fd(planned, targets[i], what[i], fds[i], NULL);
+                if (what[i])
+                        r = plan_fd(planned, targets[i], what[i], fds[i], NULL);
         if (r >= 0)
                 r = plan_fd(planned, KB_SANDBOX_BLOCK_FD, "the block channel", block_r, NULL);
         if (r < 0)
@@ -485,7 +489,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 close(info_pipe[1]);
                 return -ENOMEM;
         }
-        sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = sb->workspace_fd = -1;
+        sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = sb->workspace_fd = sb->runtime_fd = -1;
         sb->block_w = sb->seccomp_w = sb->seccomp_program = -1;
         sb->mounts_private = 1;
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
@@ -524,6 +528,20 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                         sb->cgroup_error = n_join;
                         n_join = 0;
                         kb_cgroup_destroy(&sb->cgroup);
+                }
+                /* Processor time has no limit inside the sandbox to fall back on: asked and not
+                 * enforceable here, nothing is started (fail closed). */
+                if (policy->hardening->limits.max[KB_LIMIT_CPU] && n_join == 0) {
+                        int e = sb->cgroup_error < 0 ? sb->cgroup_error : -ENOTSUP;
+                        char what[200];
+                        snprintf(what, sizeof what,
+                                 "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made here (%s; "
+                                 "root, or a delegated cgroup, can make one)",
+                                 strerror(-e));
+                        close(info_pipe[1]);
+                        sandbox_free(sb);
+                        set_diagnosis(ret_diagnosis, what, NULL, 0);
+                        return -ECHILD;
                 }
         }
         /* A memory cgroup of its own bounds the whole sandbox, so RLIMIT_AS does not bound each
@@ -565,9 +583,24 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         }
         int out_fd = log_w >= 0 ? log_w : logfd;
         /* The block channel last. (The syscall probe is bound by path: kb_sandbox_plan.) */
-        int fds[3] = {info_pipe[1], seccomp_r, block_r};
-        int targets[3] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD}, stage = 0;
+        int fds[4] = {info_pipe[1], seccomp_r, block_r, -1};
+        int targets[4] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD, KB_SANDBOX_CONNECTION_FD},
+            stage = 0;
         size_t n_fds = 3;
+        /* The connection file, for bwrap's --file (kb_sandbox_plan): read by bwrap's init into the
+         * sandbox's socket tmpfs, then closed there. */
+        _cleanup_close_ int conn_fd = -1;
+        if (policy->connection_file && kb_sandbox_runtime_in_memory(policy->hardening)) {
+                conn_fd = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (conn_fd < 0) {
+                        r = -errno;
+                        close(info_pipe[1]);
+                        set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
+                        sandbox_free(sb);
+                        return r;
+                }
+                fds[n_fds++] = conn_fd;
+        }
         kb_spawn_options so = {.stdin_fd = -1,
                                .stdout_fd = out_fd,
                                .stderr_fd = out_fd,
@@ -582,7 +615,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                                .n_join = (size_t) n_join,
                                .rlimit_as = rlimit_as};
         /* What is launched, kept for the judge: the running bwrap must be exactly this. */
-        r = launch_facts(policy, argv, fds, targets, 2, out_fd, block_r, &sb->launch_facts);
+        r = launch_facts(policy, argv, fds, targets, n_fds, out_fd, block_r, &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
                 r = -ENOMEM;
         if (r >= 0)
@@ -599,6 +632,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         kb_closep(&log_w); /* bwrap's alone now: the keeper ends when the sandbox's writers do */
         kb_closep(&block_r);
         kb_closep(&seccomp_r);
+        kb_closep(&conn_fd);
         if (r < 0) {
                 set_diagnosis(ret_diagnosis,
                               stage == KB_SPAWN_STAGE_USER ? "cannot switch to the sandbox user before starting bwrap"
@@ -636,7 +670,9 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb->init_pid = (pid_t) child_pid;
         sb->pidns_ino = (uint64_t) pidns;
         r = pin_init(sb);
-        int workspace_r = -ESRCH;
+        int folder_r = -ESRCH;
+        const char *folder = KB_SANDBOX_WORKSPACE;
+        bool folder_tmpfs = kb_sandbox_workspace_sized(policy->hardening);
         if (r == 0) {
                 /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The
                  * host looks now, then lets it go on. A failed release (bwrap gone) shows below as
@@ -648,27 +684,32 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid);
                 /* The host's own way into the workspace, before anything of the kernel runs (judged
                  * once the kernel is pinned: a kernel that never appeared says more). */
-                workspace_r = kb_sandbox_workspace_open(sb->init_pid, sb->init_pidfd, policy, &sb->workspace_fd);
+                folder_r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, folder, folder_tmpfs, policy->workspace,
+                                                  &sb->workspace_fd);
+                if (folder_r == 0) {
+                        folder = KB_SANDBOX_RUNTIME;
+                        folder_tmpfs = kb_sandbox_runtime_in_memory(policy->hardening);
+                        folder_r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, folder, folder_tmpfs,
+                                                          policy->runtime_dir, &sb->runtime_fd);
+                }
                 if (policy->before_exec)
                         policy->before_exec(policy->before_exec_userdata, sb);
                 release(sb);
                 r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
                                         &sb->kernel_pidfd);
         }
-        if (r == 0 && workspace_r < 0) {
+        if (r == 0 && folder_r < 0) {
                 char what[256];
                 snprintf(what, sizeof what,
-                         workspace_r == -EPERM ? "the sandbox's %s is not %s"
-                                               : "the host cannot open the sandbox's %s (%s)",
-                         KB_SANDBOX_WORKSPACE,
-                         workspace_r == -EPERM ? (kb_sandbox_workspace_sized(policy->hardening)
-                                                          ? "the tmpfs kbound asked bwrap to make there "
-                                                            "(--workspace-max)"
-                                                          : "the team's folder kbound asked bwrap to bind there")
-                                               : strerror(-workspace_r));
+                         folder_r == -EPERM ? "the sandbox's %s is not %s"
+                                            : "the host cannot open the sandbox's %s (%s)",
+                         folder,
+                         folder_r == -EPERM ? (folder_tmpfs ? "the tmpfs kbound asked bwrap to make there"
+                                                            : "the team's folder kbound asked bwrap to bind there")
+                                            : strerror(-folder_r));
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
                 set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-                r = workspace_r == -EPERM ? -EXDEV : -ECHILD;
+                r = folder_r == -EPERM ? -EXDEV : -ECHILD;
                 goto fail;
         }
         if (r < 0) {
@@ -692,6 +733,10 @@ int kb_sandbox_pidfd(const kb_sandbox *sb) {
 
 int kb_sandbox_workspace_fd(const kb_sandbox *sb) {
         return sb ? sb->workspace_fd : -1;
+}
+
+int kb_sandbox_runtime_fd(const kb_sandbox *sb) {
+        return sb ? sb->runtime_fd : -1;
 }
 
 pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb) {

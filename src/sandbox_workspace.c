@@ -1,7 +1,8 @@
-/* sandbox_workspace.c: the sandbox's /workspace as the host reaches it. With a size asked it is a
- * tmpfs bwrap makes (--size --tmpfs), bounded whatever the kernel writes; the host holds a
- * descriptor of it, opened through bwrap's init before the kernel exists, and copies it out to the
- * team's host folder when that is kept (docs/limits.md). */
+/* sandbox_workspace.c: the sandbox's writable team folders as the host reaches them. With a size
+ * asked, /workspace is a tmpfs bwrap makes (--size --tmpfs), bounded whatever the kernel writes, and
+ * so is the kernel's socket folder; the host holds a descriptor of each, opened through bwrap's
+ * init before the kernel exists, and copies the workspace out to the team's host folder when that
+ * is kept (docs/limits.md). */
 #include "kbound/sandbox.h"
 #include "sandbox-internal.h"
 #include <dirent.h>
@@ -20,16 +21,17 @@
 #define COPY_ENTRIES_MAX 100000
 #define COPY_CHUNK 65536
 
-int kb_sandbox_workspace_open(pid_t init_pid, int init_pidfd, const kb_sandbox_policy *policy, int *ret_fd) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/root%s", (int) init_pid, KB_SANDBOX_WORKSPACE);
+int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
+                           int *ret_fd) {
+        char path[128];
+        snprintf(path, sizeof path, "/proc/%d/root%s", (int) init_pid, inside);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         /* The pid was still bwrap's init when the folder was opened (not a recycled one). */
         if (kb_sandbox_pidfd_alive(init_pidfd) <= 0)
                 return -ESRCH;
-        if (kb_sandbox_workspace_sized(policy->hardening)) {
+        if (tmpfs) {
                 struct statfs sf;
                 if (fstatfs(fd, &sf) < 0)
                         return -errno;
@@ -38,7 +40,7 @@ int kb_sandbox_workspace_open(pid_t init_pid, int init_pidfd, const kb_sandbox_p
                         return -EPERM;
         } else {
                 struct stat in, host;
-                if (fstat(fd, &in) < 0 || !policy->workspace || stat(policy->workspace, &host) < 0)
+                if (fstat(fd, &in) < 0 || !host_dir || stat(host_dir, &host) < 0)
                         return -errno;
                 if (in.st_dev != host.st_dev || in.st_ino != host.st_ino)
                         return -EPERM;

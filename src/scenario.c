@@ -86,7 +86,7 @@ static void host_look(ctx *x, const char *label) {
                 .endpoints = endpoints,
                 .canaries = x->env->canaries,
                 .n_canaries = x->env->n_canaries,
-                .own_runtime = kb_kernel_runtime_dir(x->h.kernel),
+                .own_runtime = kb_kernel_socket_dir(x->h.kernel),
                 .host = x->host,
         };
         json_object *snap = NULL;
@@ -581,6 +581,7 @@ static void run_probe(ctx *x) {
         json_object *skip = json_object_new_array();
         json_object_array_add(skip, json_object_new_string(KB_SANDBOX_WORKSPACE));
         json_object_array_add(skip, json_object_new_string(KB_SANDBOX_RUNTIME));
+        json_object_array_add(skip, json_object_new_string(KB_SANDBOX_HANDOFF));
         json_object_object_add(params, "skip_mounts", skip);
         json_object_object_add(params, "credential_paths", json_object_get(x->env->credential_paths));
         json_object_object_add(params, "sibling_paths", json_object_get(x->env->sibling_paths));
@@ -596,7 +597,7 @@ static void run_probe(ctx *x) {
                 json_object_object_add(params, "keyring_canary", json_object_new_string(x->env->keyring_canary_name));
         json_object_object_add(params, "child_marker", json_object_new_string(watch.marker));
         char go_inside[128];
-        snprintf(go_inside, sizeof go_inside, "%s/%s", KB_SANDBOX_RUNTIME, go_name);
+        snprintf(go_inside, sizeof go_inside, "%s/%s", kb_sandbox_handoff_inside(x->env->harness.hardening), go_name);
         json_object_object_add(params, "child_go", json_object_new_string(go_inside));
         /* The child waits this long for the host's look: ample for a marker on iopub and a look of
          * tens of ms on a loaded machine; a kernel that loses the marker costs no more. */

@@ -40,8 +40,8 @@ typedef struct kb_inspect_target {
                                        * (NULL-terminated; may be NULL) */
         const kb_inspect_canary *canaries;
         size_t n_canaries;
-        const char *own_runtime; /* host path of the team's runtime folder: listening sockets
-                                  * under it are the kernel's own */
+        const char *own_runtime; /* where the host reaches the kernel's socket folder (kb_kernel_socket_dir): listening
+                                  * sockets under it are the kernel's own */
         json_object *host;       /* kb_inspect_host facts (kbound's mount table); borrowed */
 } kb_inspect_target;
 

@@ -75,6 +75,10 @@ KB_EXPORT const char *kb_kernel_workspace(const kb_kernel *k); /* host path */
  * Every host read and write of the workspace goes through it. */
 KB_EXPORT int kb_kernel_workspace_fd(kb_kernel *k);
 KB_EXPORT const char *kb_kernel_runtime_dir(const kb_kernel *k);
+/* Where the host reaches the kernel's ipc sockets: the runtime folder above, or, when they are in a
+ * tmpfs of the sandbox's own (kb_sandbox_runtime_in_memory), a path through the descriptor kbound
+ * holds of it ("/proc/self/fd/N"), valid in kbound's own process only. */
+KB_EXPORT const char *kb_kernel_socket_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k); /* host-only: log, canaries */
 KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);
 KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k); /* launch → first kernel_info reply */

@@ -17,6 +17,8 @@ typedef enum kb_limit_id {
                              * place of the team's host folder, copied out with --keep */
         KB_LIMIT_LOG,       /* bytes: what is kept of the kernel's log on disk (a pipe kbound drains,
                              * the older half rotated away) */
+        KB_LIMIT_CPU,       /* CPUs: the processor time the whole sandbox may take per period, in CPUs'
+                             * worth (a cgroup's cpu.max or cfs quota; none by default) */
         KB_LIMIT_MAX_ID,
 } kb_limit_id;
 

@@ -14,6 +14,9 @@
 /* bwrap's --block-fd: its init waits on this pipe (kbound holds the write end) before it starts the
  * kernel's program, so the host can look at the sandbox before anything of the kernel runs. */
 #define KB_SANDBOX_BLOCK_FD 6
+/* bwrap's --file: the connection file's content, which bwrap copies into the sandbox's socket
+ * tmpfs (kb_sandbox_runtime_in_memory), kbound holding the only other copy. */
+#define KB_SANDBOX_CONNECTION_FD 5
 /* Where the syscall probe program (kbound-syscall-probe) appears inside the sandbox, read-only. */
 #define KB_SANDBOX_PROBE_PROGRAM "/run/kbound-tools/syscall-probe"
 /* KB_SANDBOX_PROBE_PROGRAM --exec-limited NPROC AS -- ARGV...: sets RLIMIT_NPROC and RLIMIT_AS
@@ -25,6 +28,13 @@
 /* The kernel's PATH unless its kernelspec sets one (kb_sandbox_env), and what execvp searches then. */
 #define KB_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define KB_SANDBOX_RUNTIME "/run/kbound"
+/* Where the team's runtime folder on the host (what the host hands the kernel while it runs: the
+ * probe's go files) is bound read-only when the kernel's sockets and connection file are in a tmpfs
+ * of their own at KB_SANDBOX_RUNTIME (kb_sandbox_runtime_in_memory); else that folder is bound
+ * read-write at KB_SANDBOX_RUNTIME and holds everything. */
+#define KB_SANDBOX_HANDOFF "/run/kbound-host"
+/* The size of that tmpfs: the kernel's ipc sockets take no space. */
+#define KB_SANDBOX_RUNTIME_SIZE (UINT64_C(1) << 20)
 
 /* Who the sandbox runs as on the host. The kernel never runs as the host's root: a kernel whose host
  * uid is 0 could rewrite host sysctls (core_pattern: code run as root on the next crash) and reach
@@ -83,6 +93,13 @@ typedef struct kb_sandbox_hardening {
 /* Whether /workspace is a tmpfs of limits.max[KB_LIMIT_WORKSPACE] (a size asked, and the bwrap has
  * --size) rather than the team's host folder bound read-write. */
 KB_EXPORT bool kb_sandbox_workspace_sized(const kb_sandbox_hardening *h);
+/* Whether the kernel's sockets are in a tmpfs of KB_SANDBOX_RUNTIME_SIZE at KB_SANDBOX_RUNTIME (the
+ * bwrap has --size), the team's runtime folder on the host then bound read-only at
+ * KB_SANDBOX_HANDOFF: nothing of the host's disk is writable by the sandbox. */
+KB_EXPORT bool kb_sandbox_runtime_in_memory(const kb_sandbox_hardening *h);
+/* Where the kernel finds what the host hands it while it runs: KB_SANDBOX_HANDOFF or
+ * KB_SANDBOX_RUNTIME. */
+KB_EXPORT const char *kb_sandbox_handoff_inside(const kb_sandbox_hardening *h);
 
 typedef struct kb_sandbox kb_sandbox;
 
@@ -90,8 +107,12 @@ typedef struct kb_sandbox_policy {
         const char *team;                      /* names the team (kb_team_name_valid); the hostname and reports */
         const char *workspace;                 /* host directory, bound read-write at KB_SANDBOX_WORKSPACE
                                                 * unless that is a tmpfs (kb_sandbox_workspace_sized) */
-        const char *runtime_dir;               /* host directory (connection file, ipc sockets), read-write at
-                                                * KB_SANDBOX_RUNTIME */
+        const char *runtime_dir;               /* host directory (connection file, and the ipc sockets unless
+                                                * kb_sandbox_runtime_in_memory: then read-only at
+                                                * KB_SANDBOX_HANDOFF), read-write at KB_SANDBOX_RUNTIME */
+        const char *connection_file;           /* host path of the connection file, copied by bwrap (--file)
+                                                * to KB_SANDBOX_RUNTIME under its own name when that is a
+                                                * tmpfs; NULL: none (it is in runtime_dir) */
         const char *rootfs;                    /* NULL: the host's system paths read-only; else an image's root */
         bool allow_network;                    /* raw-network override: share the host's network namespace */
         char *const *ro_paths;                 /* extra host paths bound read-only at the same place (NULL-term.) */
@@ -179,6 +200,11 @@ KB_EXPORT int kb_sandbox_pidfd(const kb_sandbox *sb);
  * folder bound there. It stays usable after the sandbox is gone (the tmpfs lives while it is open).
  * -1 if it could not be opened (kb_sandbox_launch then failed). */
 KB_EXPORT int kb_sandbox_workspace_fd(const kb_sandbox *sb);
+
+/* A directory descriptor (borrowed) of the sandbox's KB_SANDBOX_RUNTIME, where the kernel binds its
+ * sockets, opened as kb_sandbox_workspace_fd is: a tmpfs (kb_sandbox_runtime_in_memory), or the
+ * team's runtime folder. */
+KB_EXPORT int kb_sandbox_runtime_fd(const kb_sandbox *sb);
 
 /* What kb_sandbox_workspace_copy_out copied of a workspace, and what it left. */
 typedef struct kb_workspace_copied {

@@ -402,6 +402,7 @@ enum {
         CLI_OPT_TMP_SIZE,
         CLI_OPT_LOG_MAX,
         CLI_OPT_WORKSPACE_MAX,
+        CLI_OPT_CPU_MAX,
         CLI_OPT_COLOR,
         CLI_OPT_VERBOSE,
 };

@@ -61,6 +61,7 @@ static const cli_command check_command = {
                         "tasks-max",
                         "tmp-size",
                         "workspace-max",
+                        "cpu-max",
                         "log-max",
                         "prefix",
                         "rootfs",

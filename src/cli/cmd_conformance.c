@@ -20,13 +20,12 @@ static const cli_command conformance_command = {
         .name = "conformance",
         .accepts =
                 (const char *const[]){
-                        "kernel",      "team",           "json",     "junit",
-                        "bwrap",       "sandbox-user",   "sockets",  "allow-syscall",
-                        "kernels-dir", "ro-bind",        "image",    "image-max-size",
-                        "memory-max",  "tasks-max",      "tmp-size", "workspace-max",
-                        "log-max",     "prefix",         "rootfs",   "timeout",
-                        "transcript",  "allow-untested", "keep",     "quiet",
-                        "color",       "verbose",        "help",     NULL,
+                        "kernel",        "team",           "json",           "junit",       "bwrap",
+                        "sandbox-user",  "sockets",        "allow-syscall",  "kernels-dir", "ro-bind",
+                        "image",         "image-max-size", "memory-max",     "tasks-max",   "tmp-size",
+                        "workspace-max", "cpu-max",        "log-max",        "prefix",      "rootfs",
+                        "timeout",       "transcript",     "allow-untested", "keep",        "quiet",
+                        "color",         "verbose",        "help",           NULL,
                 },
         .own =
                 (const struct option[]){

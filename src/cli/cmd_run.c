@@ -93,6 +93,7 @@ static const cli_command run_command = {
                         "tasks-max",
                         "tmp-size",
                         "workspace-max",
+                        "cpu-max",
                         "log-max",
                         "prefix",
                         "rootfs",

@@ -32,6 +32,7 @@ static const struct option shared_options[] = {
         {"tmp-size", required_argument, NULL, CLI_OPT_TMP_SIZE},
         {"log-max", required_argument, NULL, CLI_OPT_LOG_MAX},
         {"workspace-max", required_argument, NULL, CLI_OPT_WORKSPACE_MAX},
+        {"cpu-max", required_argument, NULL, CLI_OPT_CPU_MAX},
         {"color", required_argument, NULL, CLI_OPT_COLOR},
         {"verbose", no_argument, NULL, CLI_OPT_VERBOSE},
         {"quiet", no_argument, NULL, 'q'},
@@ -137,6 +138,9 @@ static const shared_help shared_helps[] = {
         {"workspace-max", NULL, "--workspace-max SIZE",
          "the size of the sandbox's /workspace, in memory (default 1G; none:\n"
          "the team's host folder, unbounded, reported as not claimed)"},
+        {"cpu-max", NULL, "--cpu-max N",
+         "the most processor time one sandbox may take: N CPUs' worth (a cgroup\n"
+         "of its own; default none, reported as not claimed)"},
 };
 
 static const struct option *find_option(const struct option *list, const char *name) {
@@ -240,6 +244,9 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_WORKSPACE_MAX:
                 o->hardening.limits[KB_LIMIT_WORKSPACE] = arg;
+                return 0;
+        case CLI_OPT_CPU_MAX:
+                o->hardening.limits[KB_LIMIT_CPU] = arg;
                 return 0;
         case CLI_OPT_COLOR:
                 if (strcmp(arg, "auto") == 0)

@@ -174,10 +174,11 @@ if [ "$(id -u)" -eq 0 ]; then
     sleep 0.02
     pid2=$(own_kernel "$kbound_pid")
   done
-  # ready beforehand, it mounts as soon as the first long cell runs (its progress file is there),
+  # ready beforehand, it mounts as soon as the first long cell runs (its progress file is in the
+  # sandbox's workspace, a tmpfs the host sees through the kernel's root),
   # so that the kernel's messages after it make kbound look again
   "$fixtures/inject-mount" "$pid2" "$src" /usr/local/share 1 \
-    "$KBOUND_RUNTIME_DIR/kbound-*/teams/*/workspace/.kbound-progress-control-*" >"$scratch/inject.log" 2>&1 || true
+    "/proc/$pid2/root/workspace/.kbound-progress-control-*" >"$scratch/inject.log" 2>&1 || true
   set +e
   wait "$kbound_pid"
   rc=$?

@@ -105,7 +105,7 @@ ok "LEAK=unlimited: the workspace of no size is named" grep -qF "/workspace is n
 echo "the workspace a folder of the host's disk, not kbound's sized tmpfs"
 mkdir -p "$scratch/hostws"
 chmod 777 "$scratch/hostws"
-leak_with hostws sandbox.backend "/workspace is not the tmpfs kbound asked bwrap to make there" "$scratch/hostws"
+leak_with hostws sandbox.backend "the sandbox's /workspace is not the tmpfs kbound asked bwrap to make there" "$scratch/hostws"
 
 echo "capabilities kept inside the sandbox"
 leak_with caps sandbox.privileges "holds capabilities"

@@ -32,7 +32,7 @@ for p in ps:
     p.kill()
     p.wait()'
 fill='import os
-for d in ("/tmp", "/dev/shm", "/workspace"):
+for d in ("/tmp", "/dev/shm", "/workspace", "/run/kbound"):
     n = 0
     try:
         with open(d + "/fill", "wb") as f:
@@ -43,6 +43,26 @@ for d in ("/tmp", "/dev/shm", "/workspace"):
     except OSError as e:
         print("kbound-fill", d, "stopped at", n, "MiB:", e.strerror)
     os.unlink(d + "/fill")'
+
+# Four processes that each spin for 2 s: 8 CPU seconds unbounded on four cores, at most about 2
+# (with the period's slack) under one CPU's worth; the CPU time their parent counts is printed.
+spin='import os, time
+def spin():
+    end = time.time() + 2
+    while time.time() < end:
+        pass
+t0, c0 = time.time(), os.times()
+pids = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        spin()
+        os._exit(0)
+    pids.append(pid)
+for pid in pids:
+    os.waitpid(pid, 0)
+c1 = os.times()
+print("kbound-spin cpu %.2f wall %.2f" % (c1.children_user + c1.children_system - c0.children_user - c0.children_system, time.time() - t0))'
 
 # cell LABEL RUNNER... -- LIMITS... -- CODE: `kbound run` of CODE under LIMITS, by RUNNER.
 cell() {
@@ -102,6 +122,8 @@ for who in root "$user"; do
     m=$(sed -n "s|^kbound-fill $d stopped at \([0-9]*\) MiB: No space left on device|\1|p" "$scratch/out/$who-fill.out")
     ok "$who:   ... $d full at ${m:-?} MiB (no space left), not past 32" [ -n "$m" -a "${m:-99}" -le 32 ]
   done
+  m=$(sed -n "s|^kbound-fill /run/kbound stopped at \([0-9]*\) MiB: No space left on device|\1|p" "$scratch/out/$who-fill.out")
+  ok "$who:   ... the kernel's socket folder full at ${m:-?} MiB, not past its 1 MiB" [ -n "$m" -a "${m:-99}" -le 1 ]
 
   echo "as $who: a kernel that writes 256 MiB to its log against --log-max 4M"
   flood_spec=$(scratch="$scratch/out/$who" hostile_spec flood good --log-flood $((256 << 20)))
@@ -125,6 +147,24 @@ for who in root "$user"; do
     "$(flood "['evidence']['used']['log_written_bytes']")" "$(flood "['evidence']['used']['log_dropped_bytes']")" \
     "$(flood "['evidence']['used']['log_kept_bytes']")"
   rm -rf "${kept_dir:?}"
+
+  if [ "$who" = root ]; then
+    # the sandbox's own cpu cgroup: the spinners together get one CPU's worth, however many cores
+    echo "as $who: four spinning processes against --cpu-max 1"
+    cell "$who-spin" "${runner[@]}" -- --cpu-max 1 -- "$spin"
+    read -r cpu wall < <(sed -n 's/^kbound-spin cpu \([0-9.]*\) wall \([0-9.]*\)$/\1 \2/p' "$scratch/out/$who-spin.out")
+    ok "$who: the cell ran to its end (rc=$rc)" [ "$rc" -eq 0 -a -n "${cpu:-}" ]
+    ok "$who:   ... at most one CPU's worth: ${cpu:-?} CPU seconds in ${wall:-?} s" \
+      /usr/bin/python3 -c 'import sys; c, w = map(float, sys.argv[1:]); sys.exit(0 if c <= w * 1.25 + 0.2 else 1)' "${cpu:-99}" "${wall:-0}"
+  else
+    # no cgroup of its own unprivileged: nothing bounds processor time, so nothing starts
+    echo "as $who: --cpu-max where no cpu cgroup can be made"
+    cell "$who-spin" "${runner[@]}" -- --cpu-max 1 -- "$spin"
+    ok "$who: the sandbox could not be used (rc=$rc)" [ "$rc" -eq 3 ]
+    ok "$who:   ... naming the option and why" grep -q "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made here" \
+      "$scratch/out/$who-spin.err"
+    ok "$who:   ... and nothing of the cell ran" not grep -q "kbound-spin" "$scratch/out/$who-spin.out"
+  fi
 
   echo "as $who: a kept workspace is copied out: files and folders, never a link or a FIFO"
   keep_cell='import os
@@ -162,6 +202,13 @@ print("kbound-keep written")'
     "$(res "['evidence']['used']['memory_peak_bytes']")"
   if [ "$who" = root ]; then
     ok "$who:   ... by the sandbox's own cgroups" grep -q "for the whole sandbox (its memory cgroup" <<<"$(res "['detail']")"
+    set +e
+    "${runner[@]}" check --kernel python3 --cpu-max 1 --json "$scratch/out/$who-cpu.json" >"$scratch/out/$who-cpu.txt" 2>&1
+    rc=$?
+    set -e
+    ok "$who: check --cpu-max 1 passes (rc=$rc)" [ "$rc" -eq 0 ]
+    ok "$who:   ... processor time reported in force" grep -q "processor time at most 1 CPU(s) for the whole sandbox (its cpu cgroup)" \
+      <<<"$(json_get "$scratch/out/$who-cpu.json" "next(c['detail'] for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')")"
   else
     ok "$who:   ... by the limits inside the sandbox (no cgroup: not delegated here)" \
       grep -q "per process (RLIMIT_AS)" <<<"$(res "['detail']")"

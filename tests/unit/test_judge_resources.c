@@ -5,10 +5,12 @@
 
 #define OWN_MEM "/sys/fs/cgroup/memory/kbound-1-0-team"
 #define OWN_PIDS "/sys/fs/cgroup/pids/kbound-1-1-team"
+#define OWN_CPU "/sys/fs/cgroup/cpu/kbound-1-2-team"
 #define MIB (1024 * 1024)
 
 /* Two processes (bwrap's init, the kernel) in the sandbox's own cgroups, rlimits set in the kernel
- * only for tasks, both for memory; /tmp and /dev/shm sized 512 MiB, /workspace 1 GiB. */
+ * only for tasks, both for memory; /tmp and /dev/shm sized 512 MiB, /workspace 1 GiB, the socket
+ * folder 1 MiB, the team's host folder read-only beside it. */
 static const char look[] =
         "{'label': 'ready', 'errors': [],"
         " 'processes': ["
@@ -25,12 +27,20 @@ static const char look[] =
         "  {'mountpoint': '/tmp', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=524288k']},"
         "  {'mountpoint': '/dev/shm', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=524288k']},"
         "  {'mountpoint': '/workspace', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=1048576k']},"
-        "  {'mountpoint': '/run/kbound', 'fstype': 'ext4', 'writable': true, 'super': ['rw']}]}";
+        "  {'mountpoint': '/run/kbound', 'fstype': 'tmpfs', 'writable': true, 'super': ['rw', 'size=1024k']},"
+        "  {'mountpoint': '/run/kbound-host', 'fstype': 'ext4', 'writable': false, 'super': ['rw']}]}";
+
+/* The look's cgroups with the sandbox's cpu cgroup too, its limit in thousandths of a CPU (a new
+ * key with a slash is set whole: json-c's pointer does not unescape a last segment it adds). */
+#define CGROUPS_WITH_CPU(milli)                                                                                        \
+        "{'memory:/kbound-1-0-team': {'dir': '" OWN_MEM "', 'memory_max': 2147483648, 'memory_peak': 80000000,"        \
+        " 'oom_kill': 0}, 'pids:/kbound-1-1-team': {'dir': '" OWN_PIDS "', 'pids_max': 512, 'pids_peak': 11},"         \
+        " 'cpu:/kbound-1-2-team': {'dir': '" OWN_CPU "', 'cpu_max_milli': " milli "}}"
 
 static const char expect[] =
         "{'limits': {'memory': 2147483648, 'tasks': 512, 'tmp': 536870912, 'workspace': 1073741824, 'log': 16777216,"
         "  'tmpfs_size': true},"
-        " 'cgroup': {'version': 1, 'dirs': ['" OWN_MEM "', '" OWN_PIDS "']},"
+        " 'cgroup': {'version': 1, 'dirs': ['" OWN_MEM "', '" OWN_PIDS "', '" OWN_CPU "']},"
         " 'kernel_log': {'pipe': 'pipe:[77]', 'max': 16777216, 'written': 20971520, 'dropped': 12582912,"
         "  'kept': 8388608}}";
 
@@ -93,6 +103,14 @@ static void test_fails(void **state) {
                    "the sandbox's memory cgroup killed 2 process(es) at its limit"),
                 B1("/expect/limits", NULL, "kbound did not record which limits it asked"),
                 B1("/snapshots/0/mounts", NULL, "the host could not read the kernel's mount table"),
+                /* processor time asked: no cgroup of the sandbox's own, one above the limit, or one
+                 * kbound did not make (not in /expect/cgroup/dirs) */
+                B1("/expect/limits/cpu", "1",
+                   "pid 1001 (bwrap) runs with no cpu limit of at most 1 CPU(s) in force (cgroup: none"),
+                B4("/expect/limits/cpu", "1", "/snapshots/0/processes/0/cgroups/cpu", "'/kbound-1-2-team'",
+                   "/snapshots/0/processes/1/cgroups/cpu", "'/kbound-1-2-team'", "/snapshots/0/resources/cgroups",
+                   CGROUPS_WITH_CPU("2000"),
+                   "pid 1001 (bwrap) runs with no cpu limit of at most 1 CPU(s) in force (cgroup: above it"),
                 /* the workspace: the host's disk, a tmpfs of no size or larger than asked (its own
                  * limit, not /tmp's: 1 GiB passes), or a bwrap without --size */
                 B1("/snapshots/0/mounts/3",
@@ -102,6 +120,10 @@ static void test_fails(void **state) {
                 B1("/snapshots/0/mounts/3/super", "['rw', 'size=2097152k']",
                    "the sandbox's /workspace is not a tmpfs of at most 1.0 GiB"),
                 B2("/snapshots/0/mounts/3/fstype", "'ext4'", "/expect/limits/tmpfs_size", "false",
+                   "nothing bounds what it writes there (this bwrap has no --size)"),
+                /* the socket folder: the team's host folder, read-write */
+                B2("/snapshots/0/mounts/4/fstype", "'ext4'", "/expect/limits/tmpfs_size", "false",
+                   "the sandbox's /run/kbound (the kernel's sockets) is the team's folder on the host's disk: "
                    "nothing bounds what it writes there (this bwrap has no --size)"),
                 /* the log: a file the sandbox writes itself, or more of it on disk than asked */
                 B1("/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
@@ -128,6 +150,16 @@ static void test_passes(void **state) {
                 /* given up: reported as not claimed */
                 B2("/expect/limits/tmp", "0", "/snapshots/0/mounts/1/super", "['rw']",
                    "NOT claimed (none asked): /tmp size"),
+                B2("/expect/limits/tmp", "0", "/snapshots/0/mounts/4/fstype", "'ext4'",
+                   "NOT claimed (none asked): /tmp size, the socket folder's size (host disk)"),
+                /* processor time: none asked by default, and said so; asked, the sandbox's own cpu
+                 * cgroup (v1 here) bounds every process */
+                B1("/expect/limits/tmpfs_size", "true", "processor time (--cpu-max)"),
+                B4("/expect/limits/cpu", "2", "/snapshots/0/processes/0/cgroups/cpu", "'/kbound-1-2-team'",
+                   "/snapshots/0/processes/1/cgroups/cpu", "'/kbound-1-2-team'", "/snapshots/0/resources/cgroups",
+                   CGROUPS_WITH_CPU("1500"), "processor time at most 2 CPU(s) for the whole sandbox (its cpu cgroup)"),
+                /* the socket folder's tmpfs is one of the in-memory folders */
+                B1("/expect/limits/tmpfs_size", "true", "each of its 3 writable in-memory folders at most 512.0 MiB"),
                 /* the log's figures, and the log given up (its file then unbounded, said so) */
                 B1("/expect/limits/tmpfs_size", "true",
                    "the kernel's log at most 16.0 MiB on disk (20971520 bytes written, 12582912 rotated away)"),

@@ -240,6 +240,21 @@ static void test_plan_workspace(void **state) {
         assert_true(at > find_args(argv, "--ro-bind", "/opt/data", "/opt/data"));
         assert_int_equal(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace"), -1);
         assert_true(find_args(argv, "--chdir", "/workspace", NULL) > at);
+        /* the sockets in a tmpfs of 1 MiB, the connection file copied in there, the team's runtime
+         * folder read-only beside it: nothing of the host's disk writable */
+        long run = find_args(argv, "--tmpfs", "/run/kbound", NULL);
+        assert_true(run > 2);
+        assert_string_equal(argv[run - 2], "--size");
+        assert_string_equal(argv[run - 1], "1048576");
+        assert_true(find_args(argv, "--ro-bind", "/srv/teams/a/run", "/run/kbound-host") > run);
+        assert_int_equal(find_args(argv, "--bind", "/srv/teams/a/run", "/run/kbound"), -1);
+        assert_int_equal(find_args(argv, "--file", "5", "/run/kbound/kernel.json"), -1); /* none given */
+        kb_strv_free(argv);
+        p.connection_file = "/srv/teams/a/run/kernel.json";
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        assert_true(find_args(argv, "--file", "5", "/run/kbound/kernel.json") > run);
+        for (size_t i = 0; argv[i]; i++) /* no host folder bound writable */
+                assert_true(strcmp(argv[i], "--bind") != 0);
         kb_strv_free(argv);
         const bool sized[] = {false, true};
         const uint64_t size[] = {1 << 20, 0};
@@ -250,6 +265,8 @@ static void test_plan_workspace(void **state) {
                 assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
                 assert_int_equal(find_args(argv, "--tmpfs", "/workspace", NULL), -1);
                 assert_true(find_args(argv, "--bind", "/srv/teams/a/ws", "/workspace") > 0);
+                /* no --size: the runtime folder read-write, as the one place of the sockets */
+                assert_true(sized[i] || find_args(argv, "--bind", "/srv/teams/a/run", "/run/kbound") > 0);
                 kb_strv_free(argv);
         }
 }
