@@ -1,5 +1,6 @@
 /* conformance-internal.h: what the conformance items share: the run's state and the helpers that
- * record an item (conformance.c), for the items split into conformance_features.c. */
+ * record an item and make its requests (conformance_record.c), for the items of conformance.c and
+ * conformance_features.c. */
 #pragma once
 
 #include "rules.h"
@@ -89,6 +90,11 @@ void cx_problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *
 void cx_verdict(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f, const char *fmt, ...)
         __attribute__((format(printf, 6, 7)));
 
+/* An interrupt_request the kernel ignored (every problem in f is no_reply or not_stopped) on a
+ * kernel whose kernelspec does not make interrupt_request the way to interrupt it: "unsupported"
+ * by the rule check shares (rules.c), recorded, and true. Otherwise false and nothing recorded. */
+bool cx_ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f);
+
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
 bool cx_can_run(cx *x, const char *id);
 /* The language pack's snippet object for name, or NULL (and the item recorded untested). When
@@ -142,3 +148,8 @@ void cx_check_comm_close(cx *x);
 void cx_check_comm_unknown_target(cx *x);
 void cx_check_debug(cx *x);
 void cx_check_subshells(cx *x);
+/* conformance_interrupt.c: interrupt.idle; interrupt.control (by_signal false) or interrupt.signal;
+ * shutdown. */
+void cx_check_interrupt_idle(cx *x);
+void cx_check_interrupt_busy(cx *x, bool by_signal);
+void cx_check_shutdown(cx *x);

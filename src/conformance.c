@@ -2,6 +2,7 @@
  * each a check with evidence; snippets and known deviations are language-pack data. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,487 +15,6 @@
 #include "conformance-internal.h"
 #include "msgspec.h"
 #include "rules.h"
-
-static const char *const items[] = {
-        "kernel_info.reply",
-        "kernel_info.protocol_version",
-        "kernel_info.implementation",
-        "kernel_info.language_info",
-        "kernel_info.banner",
-        "heartbeat",
-        "execute.stdout",
-        "execute.ordering",
-        "execute.stderr",
-        "execute.result",
-        "execute.display_data",
-        "execute.update_display_data",
-        "execute.clear_output",
-        "execute.pager",
-        "execute.error",
-        "execute.count",
-        "execute.silent",
-        "stdin.input",
-        "stdin.not_allowed",
-        "is_complete.complete",
-        "is_complete.incomplete",
-        "is_complete.invalid",
-        "complete",
-        "inspect",
-        "history.tail",
-        "history.output",
-        "history.range",
-        "history.search",
-        "comm_info",
-        "comm.open",
-        "comm.msg",
-        "comm_info.target",
-        "comm.close",
-        "comm.unknown_target",
-        "debug.initialize",
-        "subshells",
-        "interrupt.idle",
-        "interrupt.control",
-        "interrupt.signal",
-        "shutdown",
-        "messages.shape",
-        NULL,
-};
-
-const char *const *kb_conformance_items(void) {
-        return items;
-}
-
-/* ---- small JSON helpers (the kernel's replies are untrusted: jsonget.h checks every type) ---- */
-
-json_object *cx_jstring_or_null(const char *s) {
-        return s ? json_object_new_string(s) : NULL;
-}
-
-/* ---- items ---- */
-
-static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
-                       va_list ap) __attribute__((format(printf, 6, 0)));
-static void add_item_v(cx *x, const char *id, const char *status, int64_t t0, json_object *ev, const char *fmt,
-                       va_list ap) {
-        char detail[1024];
-        vsnprintf(detail, sizeof(detail), fmt, ap);
-        kb_harness_add_check(&x->h, id, status, t0, ev, detail);
-}
-
-void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        add_item_v(x, id, "pass", t0, ev, fmt, ap);
-        va_end(ap);
-}
-
-void cx_untested(cx *x, const char *id, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        add_item_v(x, id, "untested", 0, NULL, fmt, ap);
-        va_end(ap);
-}
-
-void cx_unsupported(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        add_item_v(x, id, "unsupported", t0, ev, fmt, ap);
-        va_end(ap);
-}
-
-void cx_found(findings *f, const char *code, const char *fmt, ...) {
-        /* A problem already named (the same code from a second request) is said once. */
-        for (size_t i = 0; i < f->n; i++)
-                if (strcmp(f->codes[i], code) == 0)
-                        return;
-        size_t used = strlen(f->detail);
-        if (f->n < MAX_PROBLEMS)
-                f->codes[f->n++] = code;
-        else
-                f->overflow = true; /* a problem without its code: never a known deviation */
-        if (used > 0 && used + 2 < sizeof(f->detail)) {
-                memcpy(f->detail + used, "; ", 3);
-                used += 2;
-        }
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(f->detail + used, sizeof(f->detail) - used, fmt, ap);
-        va_end(ap);
-}
-
-/* Whether the pack lists code as a known deviation dev ({"observed": "code" or ["code", ...]}). */
-static bool listed(json_object *dev, const char *code) {
-        json_object *o = kb_json_get(dev, "observed");
-        if (o && json_object_is_type(o, json_type_string))
-                return strcmp(json_object_get_string(o), code) == 0;
-        for (size_t i = 0; o && json_object_is_type(o, json_type_array) && i < json_object_array_length(o); i++) {
-                json_object *e = json_object_array_get_idx(o, i);
-                if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), code) == 0)
-                        return true;
-        }
-        return false;
-}
-
-/* Records item id with the problems in f (at least one). The item is a "deviation" (named, with
- * the pack's note) only when the pack lists every observed code as a known deviation of this
- * implementation for this item; otherwise it is a "fail" naming every problem. A deviation that
- * is listed but not observed changes nothing. evidence.observed is the first code,
- * evidence.problems all of them. */
-void cx_judge(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
-        if (!ev)
-                ev = json_object_new_object();
-        json_object *dev = kb_json_get(x->deviations, id);
-        const char *note = kb_json_str(dev, "note");
-        json_object *codes = json_object_new_array();
-        char names[256] = "";
-        bool covered = note != NULL && !f->overflow, any_known = false;
-        for (size_t i = 0; i < f->n; i++) {
-                bool known = note && listed(dev, f->codes[i]);
-                covered &= known;
-                any_known |= known;
-                json_object_array_add(codes, json_object_new_string(f->codes[i]));
-                size_t used = strlen(names);
-                snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", f->codes[i]);
-        }
-        json_object_object_add(ev, "observed", json_object_new_string(f->n ? f->codes[0] : "unknown"));
-        json_object_object_add(ev, "problems", codes);
-        char text[2048]; /* detail (1024) + names (256) + implementation (128) + the words */
-        if (covered && f->n > 0) {
-                json_object_object_add(ev, "deviation", json_object_new_string(note));
-                snprintf(text, sizeof(text), "known deviation of %s (%s): %s; observed: %s", x->implementation, names,
-                         note, f->detail);
-                kb_harness_add_check(&x->h, id, "deviation", t0, ev, text);
-        } else if (any_known) {
-                snprintf(text, sizeof(text),
-                         "%s [problems: %s; only part of this is the known deviation of %s, "
-                         "so it fails]",
-                         f->detail, names, x->implementation);
-                kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
-        } else if (f->n > 1) {
-                snprintf(text, sizeof(text), "%s [problems: %s]", f->detail, names);
-                kb_harness_add_check(&x->h, id, "fail", t0, ev, text);
-        } else
-                kb_harness_add_check(&x->h, id, "fail", t0, ev, f->detail);
-}
-
-/* A single problem with item id, judged as cx_judge() does. */
-void cx_problem(cx *x, const char *id, int64_t t0, json_object *ev, const char *observed, const char *fmt, ...) {
-        findings f = {.n = 0};
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(f.detail, sizeof(f.detail), fmt, ap);
-        va_end(ap);
-        f.codes[f.n++] = observed;
-        cx_judge(x, id, t0, ev, &f);
-}
-
-void cx_verdict(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f, const char *fmt, ...) {
-        if (f->n > 0) {
-                cx_judge(x, id, t0, ev, f);
-                return;
-        }
-        va_list ap;
-        va_start(ap, fmt);
-        add_item_v(x, id, "pass", t0, ev, fmt, ap);
-        va_end(ap);
-}
-
-/* An interrupt_request the kernel ignored (every problem in f is no_reply or not_stopped) on a
- * kernel whose kernelspec does not make interrupt_request the way to interrupt it: "unsupported"
- * by the rule check shares (rules.c), recorded, and true. Otherwise false and nothing recorded. */
-static bool ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f) {
-        for (size_t i = 0; i < f->n; i++)
-                if (strcmp(f->codes[i], "no_reply") != 0 && strcmp(f->codes[i], "not_stopped") != 0)
-                        return false;
-        char rule[256];
-        if (f->n == 0 ||
-            strcmp(kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule, sizeof(rule)), "unsupported") != 0)
-                return false;
-        json_object *codes = json_object_new_array();
-        for (size_t i = 0; i < f->n; i++)
-                json_object_array_add(codes, json_object_new_string(f->codes[i]));
-        json_object_object_add(ev, "problems", codes);
-        char text[sizeof(f->detail) + sizeof(rule) + 2];
-        snprintf(text, sizeof(text), "%s; %s", f->detail, rule);
-        kb_harness_add_check(&x->h, id, "unsupported", t0, ev, text);
-        return true;
-}
-
-/* False (and the item recorded as failed) when an earlier step left nothing to test with. */
-bool cx_can_run(cx *x, const char *id) {
-        if (x->h.cancelled)
-                cx_problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
-        else if (x->h.dead)
-                cx_problem(x, id, 0, NULL, "kernel_dead", "not run: the kernel process died earlier");
-        else if (x->h.wedged)
-                cx_problem(x, id, 0, NULL, "kernel_wedged", "not run: an earlier cell could not be stopped");
-        else
-                return true;
-        return false;
-}
-
-/* The language pack's snippet object for name, or NULL (and the item recorded untested). */
-json_object *cx_snippet(cx *x, const char *id, const char *name, bool optional) {
-        json_object *s = kb_json_get(x->snippets, name);
-        const char *why = kb_json_str(s, "unsupported");
-        if (optional && why && *why) {
-                cx_unsupported(x, id, 0, NULL,
-                               "the language pack %s says this kernel's language has no way to use "
-                               "it: %s",
-                               kb_langpack_dir(x->lp), why);
-                return NULL;
-        }
-        if (s && json_object_is_type(s, json_type_object))
-                return s;
-        if (!x->snippets)
-                cx_untested(x, id, "%s", x->no_snippets);
-        else
-                cx_untested(x, id, "the language pack %s has no conformance snippet '%s'", kb_langpack_dir(x->lp),
-                            name);
-        return NULL;
-}
-
-int cx_item_ms(const cx *x) {
-        return x->env->item_timeout_ms > 0 ? x->env->item_timeout_ms : ITEM_TIMEOUT_MS;
-}
-
-/* ---- requests ---- */
-
-/* A request on shell (content taken) and its reply's content (new reference) in *ret. */
-int cx_request(cx *x, const char *msg_type, json_object *content, json_object **ret) {
-        kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_SHELL, msg_type, content,
-                                  kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
-        if (r < 0)
-                return r;
-        *ret = json_object_get(reply->content);
-        kb_msg_destroy(&reply);
-        return 0;
-}
-
-int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret) {
-        kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, msg_type, content,
-                                  kb_harness_deadline_in(&x->h, ms), &reply);
-        if (r < 0)
-                return r;
-        *ret = json_object_get(reply->content);
-        kb_msg_destroy(&reply);
-        return 0;
-}
-
-static int record_iopub(void *userdata, kb_execution *ex, const kb_msg *msg) {
-        json_object *seq = userdata;
-        if (json_object_array_length(seq) >= SEQ_MAX)
-                return 0; /* the order of what was kept still shows; the last message is then not idle */
-        json_object *e = json_object_new_object();
-        if (!e)
-                return 0;
-        json_object_object_add(e, "msg_type", json_object_new_string(msg->msg_type));
-        json_object_object_add(e, "content", json_object_get(msg->content));
-        json_object_array_add(seq, e);
-        return 0;
-}
-
-/* Runs code to completion, recording its iopub messages in order in *ret_seq. Returns the wait's
- * result; on success *ret_ex is the execution (caller destroys). */
-int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex, json_object **ret_seq) {
-        kb_client *c = kb_kernel_client(x->h.kernel);
-        kb_execute_options eo = {.silent = silent, .store_history = store_history, .stop_on_error = false};
-        kb_execution *ex = NULL;
-        json_object *seq = json_object_new_array();
-        if (!seq)
-                return -ENOMEM;
-        int r = kb_client_execute_start(c, code, &eo, &ex);
-        if (r >= 0)
-                r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, cx_item_ms(x)), record_iopub, seq);
-        if (r >= 0 && !ex->got_reply)
-                r = -ETIMEDOUT;
-        if (r < 0) {
-                kb_execution_destroy(c, &ex);
-                json_object_put(seq);
-                return r;
-        }
-        *ret_ex = ex;
-        *ret_seq = seq;
-        return 0;
-}
-
-size_t cx_seq_count(json_object *seq, const char *msg_type) {
-        size_t n = 0;
-        for (size_t i = 0; i < json_object_array_length(seq); i++)
-                if (strcmp(kb_json_str(json_object_array_get_idx(seq, i), "msg_type"), msg_type) == 0)
-                        n++;
-        return n;
-}
-
-/* The first message of msg_type in seq (its content), or NULL. */
-json_object *cx_seq_find(json_object *seq, const char *msg_type) {
-        for (size_t i = 0; i < json_object_array_length(seq); i++) {
-                json_object *e = json_object_array_get_idx(seq, i);
-                if (strcmp(kb_json_str(e, "msg_type"), msg_type) == 0)
-                        return kb_json_get(e, "content");
-        }
-        return NULL;
-}
-
-json_object *cx_seq_types(json_object *seq) {
-        json_object *types = json_object_new_array();
-        for (size_t i = 0; types && i < json_object_array_length(seq); i++) {
-                json_object *e = json_object_array_get_idx(seq, i);
-                const char *t = kb_json_str(e, "msg_type");
-                const char *state = kb_json_str(kb_json_get(e, "content"), "execution_state");
-                char buf[96];
-                snprintf(buf, sizeof(buf), "%s%s%s", t, state ? ":" : "", state ? state : "");
-                json_object_array_add(types, json_object_new_string(buf));
-        }
-        return types;
-}
-
-/* ---- what the hook sees: every message (messages.shape), watched iopub, stdin ---- */
-
-#define SHAPE_TYPES_MAX 64 /* message types counted by name; the rest under "(other)" */
-
-static void shape_problem(void *userdata, const char *code, const char *detail) {
-        cx *x = userdata;
-        json_object *p = kb_json_get(x->shape_problems, code);
-        if (!p) {
-                /* The codes are bounded (the header's fields and the spec's types: msgspec.c),
-                 * but a ceiling costs nothing; past it, the overflow is itself a problem. */
-                const char *key = json_object_object_length(x->shape_problems) < SHAPE_CODES_MAX ? code : "overflow";
-                p = kb_json_get(x->shape_problems, key);
-                if (!p) {
-                        p = json_object_new_object();
-                        if (!p)
-                                return;
-                        json_object_object_add(p, "count", json_object_new_int64(0));
-                        json_object_object_add(
-                                p, "detail",
-                                json_object_new_string(strcmp(key, "overflow") == 0
-                                                               ? "more distinct problems than kbound keeps"
-                                                               : detail));
-                        json_object_object_add(x->shape_problems, key, p);
-                }
-        }
-        json_object *n = kb_json_get(p, "count");
-        if (n)
-                json_object_set_int64(n, json_object_get_int64(n) + 1);
-}
-
-static bool watched_parent(const cx *x, const char *parent) {
-        for (size_t i = 0; i < x->n_watch && i < WATCH_MAX; i++)
-                if (strcmp(x->watch_ids[i], parent) == 0)
-                        return true;
-        return false;
-}
-
-static void keep(json_object *list, const kb_msg *msg) {
-        if (!list || json_object_array_length(list) >= SEQ_MAX)
-                return;
-        json_object *e = json_object_new_object();
-        if (!e)
-                return;
-        json_object_object_add(e, "parent", json_object_new_string(msg->parent_msg_id));
-        json_object_object_add(e, "msg_type", json_object_new_string(msg->msg_type));
-        json_object_object_add(e, "content", json_object_get(msg->content));
-        json_object_array_add(list, e);
-}
-
-void cx_on_msg(void *userdata, kb_channel channel, const char *direction, const kb_msg *msg) {
-        cx *x = userdata;
-        /* msg is NULL when it could not be redacted: nothing to look at, the transcript counts it. */
-        if (msg && strcmp(direction, "in") == 0 && x->shape_types && x->shape_problems) {
-                x->shape_checked++;
-                char type[65];
-                snprintf(type, sizeof(type), "%s", msg->msg_type);
-                if (!kb_msgspec_known(msg->msg_type))
-                        x->shape_unknown++;
-                if (!kb_json_get(x->shape_types, type) && json_object_object_length(x->shape_types) >= SHAPE_TYPES_MAX)
-                        snprintf(type, sizeof(type), "(other)");
-                json_object *n = kb_json_get(x->shape_types, type);
-                if (n)
-                        json_object_set_int64(n, json_object_get_int64(n) + 1);
-                else
-                        json_object_object_add(x->shape_types, type, json_object_new_int64(1));
-                kb_msgspec_check(msg->msg_type, msg->header, msg->content, shape_problem, x);
-                if (channel == KB_CHANNEL_IOPUB && watched_parent(x, msg->parent_msg_id))
-                        keep(x->watched, msg);
-                else if (channel == KB_CHANNEL_STDIN)
-                        keep(x->stdin_msgs, msg);
-        }
-        if (x->env->harness.on_msg)
-                x->env->harness.on_msg(x->env->harness.on_msg_userdata, channel, direction, msg);
-}
-
-int cx_send_watched(cx *x, const char *msg_type, json_object *content, char ret_id[64]) {
-        _cleanup_free_ char *id = NULL;
-        int r = kb_client_request_send(kb_kernel_client(x->h.kernel), KB_CHANNEL_SHELL, msg_type, content, &id);
-        if (r < 0)
-                return r;
-        /* A ring: the oldest watched request is forgotten first. */
-        snprintf(x->watch_ids[x->n_watch % WATCH_MAX], sizeof(x->watch_ids[0]), "%s", id);
-        x->n_watch++;
-        snprintf(ret_id, 64, "%s", id);
-        return 0;
-}
-
-json_object *cx_watched(cx *x, const char *parent) {
-        json_object *list = json_object_new_array();
-        for (size_t i = 0; list && i < json_object_array_length(x->watched); i++) {
-                json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0)
-                        json_object_array_add(list, json_object_get(e));
-        }
-        return list;
-}
-
-static bool idle_seen(cx *x, const char *parent) {
-        for (size_t i = 0; i < json_object_array_length(x->watched); i++) {
-                json_object *e = json_object_array_get_idx(x->watched, i);
-                if (strcmp(kb_json_str(e, "parent") ?: "", parent) == 0 &&
-                    strcmp(kb_json_str(e, "msg_type") ?: "", "status") == 0 &&
-                    strcmp(kb_json_str(kb_json_get(e, "content"), "execution_state") ?: "", "idle") == 0)
-                        return true;
-        }
-        return false;
-}
-
-int cx_wait_idle(cx *x, const char *parent, int64_t deadline_ms) {
-        while (!idle_seen(x, parent)) {
-                if (kb_ms_left(deadline_ms) == 0)
-                        return -ETIMEDOUT;
-                int r = kb_client_poll(kb_kernel_client(x->h.kernel), deadline_ms);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* Every message the run received, against the messaging spec as data (msgspec.c). */
-void cx_check_shape(cx *x) {
-        const char *id = "messages.shape";
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "messages", json_object_new_int64((int64_t) x->shape_checked));
-        json_object_object_add(ev, "unknown_types", json_object_new_int64((int64_t) x->shape_unknown));
-        json_object_object_add(ev, "types", json_object_get(x->shape_types));
-        json_object_object_add(ev, "shape_problems", json_object_get(x->shape_problems));
-        findings f = {.n = 0};
-        if (x->shape_problems) {
-                json_object_object_foreach(x->shape_problems, code, p) {
-                        int64_t count = json_object_get_int64(kb_json_get(p, "count"));
-                        cx_found(&f, code, "%s%s", kb_json_str(p, "detail") ?: code,
-                                 count > 1 ? " (and again in other messages)" : "");
-                }
-        }
-        if (x->shape_checked == 0)
-                cx_found(&f, "no_messages", "no message was received to check");
-        cx_verdict(x, id, 0, ev, &f,
-                   "%llu message(s) of %d type(s) received in this run: every header and every "
-                   "content the messaging spec describes has its required fields with the right types (%llu of "
-                   "types the spec does not describe: header only)",
-                   (unsigned long long) x->shape_checked, json_object_object_length(x->shape_types),
-                   (unsigned long long) x->shape_unknown);
-}
 
 /* ---- kernel_info ---- */
 
@@ -602,34 +122,6 @@ static void check_heartbeat(cx *x) {
 }
 
 /* ---- execute ---- */
-
-/* The start every item running one snippet shares: the item can run, the language pack has its
- * snippet `name` with a "code" string, and the code ran (stored in history, not silent) to a
- * complete execute_reply; *ret_t0 is when it started. Otherwise the item is recorded (untested,
- * or failed) and < 0 returned. */
-int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
-                     kb_execution **ret_ex, json_object **ret_seq) {
-        if (!cx_can_run(x, id))
-                return -ECANCELED;
-        json_object *s = cx_snippet(x, id, name, optional);
-        if (!s)
-                return -ENOENT;
-        const char *code = kb_json_str(s, "code");
-        int64_t t0 = kb_now_ms();
-        if (!code) {
-                cx_untested(x, id, "the language pack's snippet for %s has no \"code\" string", id);
-                return -EINVAL;
-        }
-        int r = cx_execute(x, code, false, true, ret_ex, ret_seq);
-        if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
-                           kb_harness_wait_error(&x->h, r));
-                return r;
-        }
-        *ret_s = s;
-        *ret_t0 = t0;
-        return 0;
-}
 
 static void check_stream(cx *x, const char *id, const char *name) {
         json_object *s = NULL, *seq = NULL;
@@ -796,15 +288,6 @@ static void check_display(cx *x) {
                 cx_pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
         json_object_put(seq);
         kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
-}
-
-bool cx_string_array(json_object *a) {
-        if (!a || !json_object_is_type(a, json_type_array))
-                return false;
-        for (size_t i = 0; i < json_object_array_length(a); i++)
-                if (!json_object_is_type(json_object_array_get_idx(a, i), json_type_string))
-                        return false;
-        return true;
 }
 
 static void check_error(cx *x) {
@@ -1025,15 +508,6 @@ static void check_is_complete(cx *x, const char *expect) {
                 cx_pass(x, id, t0, wrapped, "%zu sample(s) answered '%s'", json_object_array_length(ev), expect);
 }
 
-/* Cursor positions count unicode code points. */
-int cx_code_points(const char *s) {
-        int n = 0;
-        for (; *s; s++)
-                if (((unsigned char) *s & 0xC0) != 0x80)
-                        n++;
-        return n;
-}
-
 /* Whether two lists of strings hold the same set (duplicates aside). */
 static bool same_set(json_object *a, json_object *b) {
         for (int pass_no = 0; pass_no < 2; pass_no++) {
@@ -1180,225 +654,105 @@ static void check_comm_info(cx *x) {
         json_object_put(reply);
 }
 
-/* ---- interrupts ---- */
+/* ---- the sequence: every item, in the order they run, a row per step ---- */
 
-static void check_interrupt_idle(cx *x) {
-        const char *id = "interrupt.idle";
-        if (!cx_can_run(x, id))
-                return;
-        int64_t t0 = kb_now_ms();
-        _cleanup_free_ char *status = NULL;
-        int r = kb_client_interrupt(kb_kernel_client(x->h.kernel),
-                                    kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), &status);
-        json_object *after = NULL;
-        /* Whatever the kernel did with it, it must still answer. */
-        int a = r == 0 || r == -ETIMEDOUT ? cx_request(x, "kernel_info_request", NULL, &after) : r;
-        json_object_put(after);
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "interrupt_reply", r == 0 ? json_object_new_string(status) : NULL);
-        json_object_object_add(ev, "answers_afterwards", json_object_new_boolean(a == 0));
-        findings f = {.n = 0};
-        if (r < 0 && r != -ETIMEDOUT)
-                cx_found(&f, "wait", "interrupt_request: %s", kb_harness_wait_error(&x->h, r));
-        else {
-                if (r == -ETIMEDOUT)
-                        cx_found(&f, "no_reply", "no interrupt_reply on control within %d ms",
-                                 CONTROL_REPLY_TIMEOUT_MS);
-                else if (*status && strcmp(status, "ok") != 0)
-                        cx_found(&f, "status", "interrupt_reply status '%s'", status);
-                if (a < 0)
-                        cx_found(&f, "dead_after", "after interrupt_request while idle, kernel_info_request: %s",
-                                 kb_harness_wait_error(&x->h, a));
-        }
-        if (f.n > 0) {
-                if (!ignored_control_interrupt(x, id, t0, ev, &f))
-                        cx_judge(x, id, t0, ev, &f);
-        } else
-                cx_pass(x, id, t0, ev,
-                        "interrupt_reply on control while idle (status %s); the kernel answers afterwards",
-                        *status ? status : "absent");
+/* One step of the run: the items it records (in order) and what runs it. */
+typedef struct item_step {
+        const char *ids[6]; /* NULL-terminated */
+        void (*run)(cx *x);
+} item_step;
+
+static void check_stdout(cx *x) {
+        check_stream(x, "execute.stdout", "stdout");
+}
+static void check_stderr(cx *x) {
+        check_stream(x, "execute.stderr", "stderr");
+}
+static void check_complete_code(cx *x) {
+        check_is_complete(x, "complete");
+}
+static void check_incomplete_code(cx *x) {
+        check_is_complete(x, "incomplete");
+}
+static void check_invalid_code(cx *x) {
+        check_is_complete(x, "invalid");
+}
+static void check_interrupt_control(cx *x) {
+        cx_check_interrupt_busy(x, false);
+}
+static void check_interrupt_signal(cx *x) {
+        cx_check_interrupt_busy(x, true);
 }
 
-static bool cell_completed(const kb_execution *ex) {
-        json_object *result = NULL;
-        if (kb_probe_result(ex, &result) < 0)
-                return false;
-        json_object *done = kb_json_get(result, "completed");
-        bool completed = done && json_object_is_type(done, json_type_boolean) && json_object_get_boolean(done);
-        json_object_put(result);
-        return completed;
+static const item_step steps[] = {
+        {{"kernel_info.reply", "kernel_info.protocol_version", "kernel_info.implementation",
+          "kernel_info.language_info", "kernel_info.banner"},
+         check_kernel_info},
+        {{"heartbeat"}, check_heartbeat},
+        {{"execute.stdout"}, check_stdout},
+        {{"execute.ordering"}, check_ordering},
+        {{"execute.stderr"}, check_stderr},
+        {{"execute.result"}, check_result},
+        {{"execute.display_data"}, check_display},
+        {{"execute.update_display_data"}, cx_check_update_display},
+        {{"execute.clear_output"}, cx_check_clear_output},
+        {{"execute.pager"}, cx_check_pager},
+        {{"execute.error"}, check_error},
+        {{"execute.count"}, check_counts},
+        {{"execute.silent"}, check_silent},
+        {{"stdin.input"}, cx_check_stdin},
+        {{"stdin.not_allowed"}, cx_check_stdin_not_allowed},
+        {{"is_complete.complete"}, check_complete_code},
+        {{"is_complete.incomplete"}, check_incomplete_code},
+        {{"is_complete.invalid"}, check_invalid_code},
+        {{"complete"}, check_complete},
+        {{"inspect"}, check_inspect},
+        {{"history.tail"}, cx_check_history_tail},
+        {{"history.output"}, cx_check_history_output},
+        {{"history.range"}, cx_check_history_range},
+        {{"history.search"}, cx_check_history_search},
+        {{"comm_info"}, check_comm_info},
+        {{"comm.open"}, cx_check_comm_open},
+        {{"comm.msg"}, cx_check_comm_msg},
+        {{"comm_info.target"}, cx_check_comm_info_target},
+        {{"comm.close"}, cx_check_comm_close},
+        {{"comm.unknown_target"}, cx_check_comm_unknown_target},
+        {{"debug.initialize"}, cx_check_debug},
+        {{"subshells"}, cx_check_subshells},
+        {{"interrupt.idle"}, cx_check_interrupt_idle},
+        {{"interrupt.control"}, check_interrupt_control},
+        {{"interrupt.signal"}, check_interrupt_signal},
+        {{"shutdown"}, cx_check_shutdown},
+        {{"messages.shape"}, cx_check_shape},
+};
+
+/* Every item's id, in order, from the table (made once). */
+#define ITEMS_MAX 64
+static const char *items[ITEMS_MAX + 1];
+static pthread_once_t items_once = PTHREAD_ONCE_INIT;
+
+static void items_flatten(void) {
+        size_t n = 0;
+        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++)
+                for (size_t k = 0; k < KB_ELEMENTSOF(steps[i].ids) && steps[i].ids[k] && n < ITEMS_MAX; k++)
+                        items[n++] = steps[i].ids[k];
+        items[n] = NULL;
 }
 
-/* Starts the language pack's long cell and waits for its marker. Returns 0 and *ret_ex, or records
- * the item and returns < 0. */
-static int start_long(cx *x, const char *id, int64_t t0, kb_execution **ret_ex) {
-        if (!x->lp) {
-                cx_untested(x, id, "%s", x->no_snippets);
-                return -ENOENT;
-        }
-        char marker[64], nonce[17];
-        if (kb_random_hex(nonce, 8) < 0)
-                return -EIO;
-        snprintf(marker, sizeof(marker), "kbound-conformance-%s", nonce);
-        json_object *params = json_object_new_object();
-        json_object_object_add(params, "marker", json_object_new_string(marker));
-        json_object_object_add(params, "seconds",
-                               json_object_new_int(x->env->long_cell_seconds > 0 ? x->env->long_cell_seconds : 60));
-        _cleanup_free_ char *code = NULL;
-        int r = kb_langpack_render(x->lp, "long", params, &code);
-        json_object_put(params);
-        if (r < 0) {
-                cx_untested(x, id, "the language pack %s has no usable \"long\" cell (%s)", kb_langpack_dir(x->lp),
-                            strerror(-r));
-                return r;
-        }
-        kb_execution *ex = NULL;
-        r = kb_harness_long_start(&x->h, code, marker, &ex);
-        if (r != 1) {
-                cx_problem(x, id, t0, NULL, "no_marker", "the long cell never printed its start marker (%s)",
-                           r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
-                return r < 0 ? r : -EPROTO;
-        }
-        *ret_ex = ex;
-        return 0;
+const char *const *kb_conformance_items(void) {
+        (void) pthread_once(&items_once, items_flatten);
+        return items;
 }
-
-/* Waits for an interrupted cell's reply; 0 when it came. */
-static int wait_stopped(cx *x, kb_execution *ex, int ms) {
-        int r = kb_client_execute_wait(kb_kernel_client(x->h.kernel), ex, kb_harness_deadline_in(&x->h, ms), NULL,
-                                       NULL);
-        return r == 0 && ex->got_reply ? 0 : r == 0 ? -ETIMEDOUT : r;
-}
-
-/* A cell that the interrupt did not stop is stopped through the other path, so the remaining
- * items can run; if nothing stops it, the kernel is wedged. */
-static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
-        if (by_signal)
-                (void) kb_kernel_signal(x->h.kernel, SIGINT);
-        else
-                (void) kb_client_interrupt(kb_kernel_client(x->h.kernel),
-                                           kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), NULL);
-        int u = wait_stopped(x, ex, cx_item_ms(x));
-        json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
-        if (u == -ESRCH || u == -ECANCELED)
-                (void) kb_harness_wait_error(&x->h, u);
-        else if (u != 0)
-                x->h.wedged = true;
-}
-
-static void check_interrupt_busy(cx *x, bool by_signal) {
-        const char *id = by_signal ? "interrupt.signal" : "interrupt.control";
-        if (!cx_can_run(x, id))
-                return;
-        int64_t t0 = kb_now_ms();
-        kb_execution *ex = NULL;
-        if (start_long(x, id, t0, &ex) < 0)
-                return;
-        kb_client *c = kb_kernel_client(x->h.kernel);
-        json_object *ev = json_object_new_object();
-        int64_t sent = kb_now_ms();
-        _cleanup_free_ char *reply_status = NULL;
-        int sr = by_signal ? kb_kernel_signal(x->h.kernel, SIGINT)
-                           : kb_client_interrupt(c, kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS),
-                                                 &reply_status);
-        if (!by_signal)
-                json_object_object_add(ev, "interrupt_reply", sr == 0 ? json_object_new_string(reply_status) : NULL);
-        int wait_ms = !by_signal && sr == -ETIMEDOUT ? CONTROL_GRACE_MS : cx_item_ms(x);
-        int r = sr == 0 || sr == -ETIMEDOUT ? wait_stopped(x, ex, wait_ms) : sr;
-        bool stopped = r == 0 && !cell_completed(ex);
-        if (r == 0) {
-                json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-                json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
-                json_object_object_add(ev, "iopub_error",
-                                       json_object_new_boolean(json_object_array_length(ex->errors) > 0));
-        }
-        /* Every problem is named on its own, so a known deviation (IRkernel: no reply on control,
-         * the cell runs on) never hides another (the cell could not be stopped at all). */
-        findings f = {.n = 0};
-        if (r == -ESRCH || r == -ECANCELED) {
-                cx_found(&f, "wait", "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, r));
-        } else {
-                if (!by_signal && sr == -ETIMEDOUT)
-                        cx_found(&f, "no_reply", "no interrupt_reply within %d ms", CONTROL_REPLY_TIMEOUT_MS);
-                if (!stopped) {
-                        if (r != 0)
-                                unblock(x, ex, !by_signal, ev);
-                        if (r == 0)
-                                cx_found(&f, "not_stopped", "the cell ran to completion");
-                        else
-                                cx_found(&f, "not_stopped", "the cell kept running %d ms after the interrupt", wait_ms);
-                        if (x->h.wedged)
-                                cx_found(&f, "unstoppable", "the other path did not stop it either");
-                } else if (strcmp(ex->status, "error") != 0) {
-                        cx_found(&f, strcmp(ex->status, "abort") == 0 ? "abort_status" : "status",
-                                 "the interrupted cell's execute_reply status is '%s', expected 'error'", ex->status);
-                } else if (json_object_array_length(ex->errors) == 0) {
-                        /* Only asked of an 'error' reply: an aborted cell has no error to publish. */
-                        cx_found(&f, "no_iopub_error", "execute_reply status 'error' but no iopub error message");
-                }
-        }
-        if (f.n > 0) {
-                if (by_signal || !ignored_control_interrupt(x, id, t0, ev, &f))
-                        cx_judge(x, id, t0, ev, &f);
-        } else {
-                cx_pass(x, id, t0, ev, "%s stopped the running cell: status 'error'%s%s after %lld ms",
-                        by_signal ? "SIGINT through the pinned pidfd" : "interrupt_request on control",
-                        ex->ename ? ", " : "", ex->ename ? ex->ename : "", (long long) (ex->reply_ms - sent));
-        }
-        kb_execution_destroy(c, &ex);
-}
-
-/* ---- shutdown ---- */
-
-static void check_shutdown(cx *x) {
-        const char *id = "shutdown";
-        if (!cx_can_run(x, id))
-                return;
-        int64_t t0 = kb_now_ms();
-        json_object *content = json_object_new_object();
-        json_object_object_add(content, "restart", json_object_new_boolean(0));
-        kb_msg *reply = NULL;
-        int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
-                                  kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
-        if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
-                           kb_harness_wait_error(&x->h, r));
-                return;
-        }
-        json_object *restart = kb_json_get(reply->content, "restart");
-        const char *status = kb_msg_content_string(reply, "status");
-        struct pollfd p = {.fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN};
-        int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
-        json_object *ev = json_object_new_object();
-        json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
-        json_object_object_add(ev, "status", cx_jstring_or_null(status));
-        json_object_object_add(ev, "exited", json_object_new_boolean(exited));
-        findings f = {.n = 0};
-        if (!restart || !json_object_is_type(restart, json_type_boolean) || json_object_get_boolean(restart))
-                cx_found(&f, "restart", "shutdown_reply does not echo restart: false");
-        if (status && strcmp(status, "ok") != 0)
-                cx_found(&f, "status", "shutdown_reply status '%s'", status);
-        if (!exited)
-                cx_found(&f, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
-                         SHUTDOWN_EXIT_MS);
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev, "shutdown_reply echoes restart: false (status %s) and the process exited",
-                        status ? status : "absent");
-        kb_msg_destroy(&reply);
-}
-
-/* ---- the sequence ---- */
 
 /* Every item not run yet gets a failing check naming why, so no report is missing one. */
 static void fill_missing(cx *x, const char *why) {
-        for (size_t i = 0; items[i]; i++) {
+        const char *const *ids = kb_conformance_items();
+        for (size_t i = 0; ids[i]; i++) {
                 bool have = false;
                 for (size_t j = 0; j < json_object_array_length(x->h.checks) && !have; j++)
-                        have = strcmp(kb_json_str(json_object_array_get_idx(x->h.checks, j), "id"), items[i]) == 0;
+                        have = strcmp(kb_json_str(json_object_array_get_idx(x->h.checks, j), "id"), ids[i]) == 0;
                 if (!have)
-                        cx_problem(x, items[i], 0, NULL, "not_run", "not run: %s", why);
+                        cx_problem(x, ids[i], 0, NULL, "not_run", "not run: %s", why);
         }
 }
 
@@ -1475,43 +829,8 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
         x.deviations = kb_json_get(devs, x.implementation);
 
-        check_kernel_info(&x);
-        check_heartbeat(&x);
-        check_stream(&x, "execute.stdout", "stdout");
-        check_ordering(&x);
-        check_stream(&x, "execute.stderr", "stderr");
-        check_result(&x);
-        check_display(&x);
-        cx_check_update_display(&x);
-        cx_check_clear_output(&x);
-        cx_check_pager(&x);
-        check_error(&x);
-        check_counts(&x);
-        check_silent(&x);
-        cx_check_stdin(&x);
-        cx_check_stdin_not_allowed(&x);
-        check_is_complete(&x, "complete");
-        check_is_complete(&x, "incomplete");
-        check_is_complete(&x, "invalid");
-        check_complete(&x);
-        check_inspect(&x);
-        cx_check_history_tail(&x);
-        cx_check_history_output(&x);
-        cx_check_history_range(&x);
-        cx_check_history_search(&x);
-        check_comm_info(&x);
-        cx_check_comm_open(&x);
-        cx_check_comm_msg(&x);
-        cx_check_comm_info_target(&x);
-        cx_check_comm_close(&x);
-        cx_check_comm_unknown_target(&x);
-        cx_check_debug(&x);
-        cx_check_subshells(&x);
-        check_interrupt_idle(&x);
-        check_interrupt_busy(&x, false);
-        check_interrupt_busy(&x, true);
-        check_shutdown(&x);
-        cx_check_shape(&x);
+        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++)
+                steps[i].run(&x);
         if (x.h.cancelled)
                 outcome = KB_CHECK_CANCELLED;
         /* Items cut short by the run's deadline failed as timeouts; the run must also say it is
