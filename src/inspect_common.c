@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "inspect-internal.h"
+#include "procfs.h"
 
 int kb_inspect_add(json_object *o, const char *key, json_object *v) {
         if (!v || json_object_object_add(o, key, v) < 0) {
@@ -35,9 +36,8 @@ oom:
 }
 
 json_object *kb_inspect_dev_string(dev_t dev) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%u:%u", major(dev), minor(dev));
-        return json_object_new_string(buf);
+        char buf[KB_PROCFS_DEV_MAX];
+        return json_object_new_string(kb_procfs_dev(major(dev), minor(dev), buf));
 }
 
 static const char *type_name(mode_t mode) {

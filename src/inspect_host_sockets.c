@@ -123,10 +123,10 @@ static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size
  * and returns 1; returns 0 when it is not found, -ENOMEM. */
 static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t rep) {
         const kb_inspect_target *t = x->s->t;
-        char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[32];
+        char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[KB_PROCFS_DEV_MAX];
         memcpy(name, u->name, u->name_len);
         name[u->name_len] = '\0';
-        snprintf(file_dev, sizeof file_dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), file_dev);
         pid_t tries[8];
         size_t n_tries = 0;
         if (name[0] == '/') {
@@ -253,10 +253,10 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                         continue;
                 }
                 if (u->has_file) {
-                        char dev[32];
+                        char dev[KB_PROCFS_DEV_MAX];
                         bool seen = false;
                         file_key(u, key, sizeof key);
-                        snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+                        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), dev);
                         if (file_resolved(x, key))
                                 continue; /* placed through another socket bound to that file */
                         seen = json_object_object_get_ex(x->files, key, NULL);
@@ -312,10 +312,10 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
  * bound relative to a folder since bound into the sandbox): a bounded set of places, each
  * confirmed by the file's device and inode. Returns 1 and appends u's reach entry, 0, -ENOMEM. */
 static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
-        char name[KB_SOCKDIAG_NAME_MAX + 1], dev[32];
+        char name[KB_SOCKDIAG_NAME_MAX + 1], dev[KB_PROCFS_DEV_MAX];
         memcpy(name, u->name, u->name_len);
         name[u->name_len] = '\0';
-        snprintf(dev, sizeof dev, "%u:%u", major(u->file_dev), minor(u->file_dev));
+        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), dev);
         for (size_t k = 0; k < x->n_tables; k++)
                 for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts &&
                                    i < json_object_array_length(x->tables[k].mounts);

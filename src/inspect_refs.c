@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "inspect-internal.h"
+#include "procfs.h"
 #include "jsonget.h"
 
 #define THREADS_MAX 1024   /* threads read per process */
@@ -39,8 +40,8 @@ static json_object *link_facts(const char *link, int *ret_err) {
                 *ret_err = ENOSYS; /* this Linux does not say which mount a file is on */
                 return NULL;
         }
-        char dev[32];
-        snprintf(dev, sizeof dev, "%u:%u", sx.stx_dev_major, sx.stx_dev_minor);
+        char dev[KB_PROCFS_DEV_MAX];
+        kb_procfs_dev(sx.stx_dev_major, sx.stx_dev_minor, dev);
         json_object *o = json_object_new_object();
         if (!o || kb_inspect_add(o, "target", json_object_new_string(target)) < 0 ||
             kb_inspect_add(o, "type", json_object_new_string(S_ISDIR(sx.stx_mode) ? "dir" : "reg")) < 0 ||
@@ -151,7 +152,7 @@ static int map_reach(int root_fd, const char *path, unsigned major, unsigned min
 
 /* One maps line's file mapping, or 0 when it maps no file (anonymous, [heap], [vdso]...). */
 static int map_line(char *line, int root_fd, json_object *seen, json_object *maps, size_t *n) {
-        char range[64], perms[8], offset[32], dev[32];
+        char range[64], perms[8], offset[32], dev[KB_PROCFS_DEV_MAX];
         unsigned long long ino;
         unsigned major, minor;
         int used = 0;
@@ -159,7 +160,7 @@ static int map_line(char *line, int root_fd, json_object *seen, json_object *map
         if (sscanf(line, "%63s %7s %31s %x:%x %llu %n", range, perms, offset, &major, &minor, &ino, &used) < 6 ||
             ino == 0)
                 return 0;
-        snprintf(dev, sizeof dev, "%u:%u", major, minor); /* as every other fact names a device */
+        kb_procfs_dev(major, minor, dev); /* as every other fact names a device */
         char *path = line + used;
         if (path[0] != '/')
                 return 0;

@@ -668,3 +668,8 @@ bool kb_procfs_fs_path(json_object *m, const char *path, char *out, size_t size)
                 return false;
         return join_rest(root, path + (strcmp(mp, "/") == 0 ? 0 : strlen(mp)), out, size);
 }
+
+const char *kb_procfs_dev(unsigned major, unsigned minor, char *buf) {
+        snprintf(buf, KB_PROCFS_DEV_MAX, "%u:%u", major, minor);
+        return buf;
+}

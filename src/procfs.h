@@ -107,3 +107,8 @@ int kb_procfs_fdinfo_parse(const char *text, kb_procfs_fdinfo *ret);
  * filesystem of path (a path under m's mount point), false if path is not under it. */
 bool kb_procfs_path_in_mount(json_object *m, const char *fs_path, char *out, size_t size);
 bool kb_procfs_fs_path(json_object *m, const char *path, char *out, size_t size);
+
+/* A device as /proc's tables and every fact of kbound's name it: "major:minor", in decimal. buf
+ * holds at least KB_PROCFS_DEV_MAX bytes; returns buf. */
+#define KB_PROCFS_DEV_MAX 24
+const char *kb_procfs_dev(unsigned major, unsigned minor, char *buf);

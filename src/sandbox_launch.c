@@ -1,6 +1,7 @@
 /* sandbox_launch.c: start bwrap, pin the kernel (PID 2) by a verified pidfd, signal and stop it. */
 #include "kbound/sandbox.h"
 #include "sandbox-internal.h"
+#include "procfs.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -369,8 +370,8 @@ static void sandbox_free(kb_sandbox *sb) {
 
 /* {"dev": "maj:min", "ino": n} of st, with "path" when given. NULL if out of memory. */
 static json_object *file_facts(const struct stat *st, const char *path) {
-        char dev[32];
-        snprintf(dev, sizeof dev, "%u:%u", major(st->st_dev), minor(st->st_dev));
+        char dev[KB_PROCFS_DEV_MAX];
+        kb_procfs_dev(major(st->st_dev), minor(st->st_dev), dev);
         json_object *o = json_object_new_object();
         if (!o || (path && json_object_object_add(o, "path", json_object_new_string(path)) < 0) ||
             json_object_object_add(o, "dev", json_object_new_string(dev)) < 0 ||

@@ -258,8 +258,8 @@ static json_object *file_id(const char *path) {
         if (!path || lstat(path, &st) < 0)
                 return NULL;
         json_object *o = json_object_new_object();
-        char dev[32];
-        snprintf(dev, sizeof dev, "%u:%u", major(st.st_dev), minor(st.st_dev));
+        char dev[KB_PROCFS_DEV_MAX];
+        kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
         json_object_object_add(o, "dev", json_object_new_string(dev));
         json_object_object_add(o, "ino", json_object_new_int64((int64_t) st.st_ino));
         return o;
