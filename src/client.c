@@ -178,12 +178,12 @@ int kb_client_new(const kb_connection *conn, const char *ip_override, const kb_c
                 c->on_msg_userdata = options->on_msg_userdata;
         }
         c->username = strdup(options && options->username ? options->username : "kbound");
-        zuuid_t *uuid = zuuid_new();
-        c->session = uuid ? strdup(zuuid_str_canonical(uuid)) : NULL;
-        zuuid_destroy(&uuid);
+        char session[KB_WIRE_UUID_LEN + 1];
+        int ur = kb_wire_uuid(session);
+        c->session = ur == 0 ? strdup(session) : NULL;
         if (!c->username || !c->session) {
                 kb_client_destroy(&c);
-                return -ENOMEM;
+                return ur < 0 ? ur : -ENOMEM;
         }
         const char *key = conn->key ? conn->key : "";
         int hr = kb_hmac_new(key, strlen(key), &c->hmac);

@@ -129,8 +129,7 @@ static void msg_refresh_ids(kb_msg *msg) {
         msg->parent_msg_id = s ? s : "";
 }
 
-/* A random (version 4, RFC 4122) UUID in canonical lowercase form, from OpenSSL's RAND_bytes. */
-static int new_uuid(char out[37]) {
+int kb_wire_uuid(char out[KB_WIRE_UUID_LEN + 1]) {
         static const size_t groups[] = {4, 2, 2, 2, 6}; /* bytes per dash-separated group */
         unsigned char b[16];
         if (RAND_bytes(b, sizeof(b)) != 1)
@@ -146,6 +145,7 @@ static int new_uuid(char out[37]) {
                 in += groups[g];
                 p += 2 * groups[g];
         }
+        *p = '\0';
         return 0;
 }
 
@@ -182,7 +182,7 @@ int kb_msg_new(const char *msg_type, const char *session, const char *username, 
         if (!msg->header || !msg->parent_header || !msg->metadata || !msg->content)
                 return -ENOMEM;
 
-        r = new_uuid(msg_id);
+        r = kb_wire_uuid(msg_id);
         if (r < 0)
                 return r;
         r = object_add_string(msg->header, "msg_id", msg_id);

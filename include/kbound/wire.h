@@ -128,5 +128,10 @@ KB_EXPORT int kb_wire_send(void *sock, const kb_msg *msg, const kb_hmac *hmac);
  * stays in step. Returns what kb_wire_decode returns, or -EAGAIN if nothing was there. */
 KB_EXPORT int kb_wire_recv(void *sock, const kb_hmac *hmac, const kb_wire_limits *limits, kb_msg **ret);
 
+/* A random (version 4, RFC 4122) UUID in canonical lowercase form, from OpenSSL's RAND_bytes: every
+ * msg_id and the client's session id. Returns 0, or -EIO when no random bytes could be had. */
+#define KB_WIRE_UUID_LEN 36
+KB_EXPORT int kb_wire_uuid(char out[KB_WIRE_UUID_LEN + 1]);
+
 /* A short human name for a kb_wire_decode error ("bad signature", "over frame size limit", ...). */
 KB_EXPORT const char *kb_wire_strerror(int err);

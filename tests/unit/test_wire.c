@@ -957,9 +957,28 @@ static void test_socket_round_trip(void **state) {
         zsock_destroy(&server);
 }
 
+/* One generator for every msg_id and the client's session: canonical version-4 UUIDs, never the
+ * same twice. */
+static void test_uuid(void **state) {
+        (void) state;
+        regex_t re;
+        assert_int_equal(regcomp(&re, "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                                 REG_EXTENDED | REG_NOSUB),
+                         0);
+        char a[KB_WIRE_UUID_LEN + 1], b[KB_WIRE_UUID_LEN + 1];
+        assert_int_equal(kb_wire_uuid(a), 0);
+        assert_int_equal(kb_wire_uuid(b), 0);
+        assert_int_equal(strlen(a), KB_WIRE_UUID_LEN);
+        assert_int_equal(regexec(&re, a, 0, NULL, 0), 0);
+        assert_int_equal(regexec(&re, b, 0, NULL, 0), 0);
+        assert_string_not_equal(a, b);
+        regfree(&re);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_limits_default),
+                cmocka_unit_test(test_uuid),
                 cmocka_unit_test(test_sign_known_answer),
                 cmocka_unit_test(test_decode_known_answer),
                 cmocka_unit_test(test_decode_unfinished_joined_to_next),
