@@ -1,4 +1,4 @@
-/* sandbox-internal.h: sandbox helpers shared by sandbox.c, sandbox_launch.c, preflight.c and their tests. */
+/* sandbox-internal.h: sandbox helpers shared by sandbox.c, sandbox_launch.c, machine_checks.c and their tests. */
 #pragma once
 
 #include "kbound/sandbox.h"

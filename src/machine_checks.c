@@ -1,4 +1,5 @@
-/* preflight.c: can this machine enforce the sandbox? One item per prerequisite, each with a fix. */
+/* machine_checks.c: can this machine enforce the sandbox? doctor's items (kb_sandbox_preflight), one per
+ * prerequisite, each with a fix. (The preflight of a kernel's own program and paths is view.c.) */
 #include "kbound/sandbox.h"
 #include "kbound/bwrap.h"
 #include "sandbox-internal.h"
