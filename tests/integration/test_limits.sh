@@ -203,11 +203,14 @@ print("kbound-keep written")'
   if [ "$who" = root ]; then
     ok "$who:   ... by the sandbox's own cgroups" grep -q "for the whole sandbox (its memory cgroup" <<<"$(res "['detail']")"
     set +e
-    "${runner[@]}" check --kernel python3 --cpu-max 1 --json "$scratch/out/$who-cpu.json" >"$scratch/out/$who-cpu.txt" 2>&1
+    # two CPUs' worth (this machine's all): in force and read back, without slowing the checks'
+    # timed cells beside the suite's other tests (the spinners above show it bounds)
+    "${runner[@]}" check --kernel python3 --cpu-max 2 --json "$scratch/out/$who-cpu.json" >"$scratch/out/$who-cpu.txt" 2>&1
     rc=$?
     set -e
-    ok "$who: check --cpu-max 1 passes (rc=$rc)" [ "$rc" -eq 0 ]
-    ok "$who:   ... processor time reported in force" grep -q "processor time at most 1 CPU(s) for the whole sandbox (its cpu cgroup)" \
+    [ "$rc" -eq 0 ] || grep -vE "^PASS " "$scratch/out/$who-cpu.txt" | tail -20
+    ok "$who: check --cpu-max 2 passes (rc=$rc)" [ "$rc" -eq 0 ]
+    ok "$who:   ... processor time reported in force" grep -q "processor time at most 2 CPU(s) for the whole sandbox (its cpu cgroup)" \
       <<<"$(json_get "$scratch/out/$who-cpu.json" "next(c['detail'] for c in d['kernels'][0]['checks'] if c['id']=='sandbox.resources')")"
   else
     ok "$who:   ... by the limits inside the sandbox (no cgroup: not delegated here)" \
