@@ -279,10 +279,40 @@ EOF
   done <<<"$out"
 }
 
+# After a failed assertion: what each JSON report in scratch did not pass, so that a failure on a
+# loaded CI machine says which check (many reports here fail on purpose: read them by name).
+explain_reports() {
+  /usr/bin/python3 - "$scratch" <<'EOF2' || true
+import json, os, sys
+for root, _, files in os.walk(sys.argv[1]):
+    for name in sorted(files):
+        path = os.path.join(root, name)
+        if not name.endswith(".json"):
+            continue
+        try:
+            report = json.load(open(path))
+            kernels = report["kernels"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for k in kernels:
+            for c in k.get("checks", []):
+                if c.get("status") not in ("pass", "unsupported"):
+                    detail = " ".join(str(c.get("detail", "")).split())
+                    print("  [%s] %s %s %s: %s" % (os.path.relpath(path, sys.argv[1]), k.get("name"), c.get("id"),
+                                                  c.get("status"), detail[:300]))
+            if k.get("error"):
+                print("  [%s] %s error: %s" % (os.path.relpath(path, sys.argv[1]), k.get("name"), str(k["error"])[:300]))
+EOF2
+}
+
 finish() {
   require xmllint
   validate_junit_files
   validate_json_reports
+  if [ "$tests_failed" -ne 0 ]; then
+    echo "what the reports of this test did not pass (some on purpose):"
+    explain_reports
+  fi
   echo "$tests_run checks, $tests_failed failed"
   [ "$tests_failed" -eq 0 ]
 }
