@@ -69,6 +69,10 @@ _kb_now_ms() { local u; read -r u _ </proc/uptime; u=${u/./}; printf '%s' "$((10
 
 _kb_long() {
   local end count=0
+  # SIGINT ends the cell whenever it lands: without a trap, bash that is reaping a child which
+  # exited on its own just before the signal carries on with the loop (it treats SIGINT as the
+  # child's), and under load that window was hit (a kernel's SIGINT then looked ignored).
+  trap 'exit 130' INT
   printf '%s\n' "$KB_marker"
   end=$(($(_kb_now_ms) + ${KB_seconds:-60} * 1000))
   while [ "$(_kb_now_ms)" -lt "$end" ]; do
