@@ -61,7 +61,7 @@ typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 
 /* A check of the run, its detail formatted (scenario.c). */
 void scenario_expect_log(ctx *x);
-/* The checks every kernel gets (scenario_checks.c): how many; x's checks put in their order; each
+/* The checks each kernel is given (scenario_checks.c): how many; x's checks put in their order; each
  * one no step reported added as not_run, with why (never run is never a pass). */
 size_t scenario_n_checks(void);
 void scenario_sort_checks(ctx *x);
