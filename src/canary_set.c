@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kbound/canary.h"
+#include "kbound/check.h"
 
 /* The most legitimate strings (environment entries, argv, handed paths) weighed against the
  * daemon secrets; past it the rest are not looked at (a host value is then guarded, not skipped). */
@@ -203,7 +204,7 @@ int kb_canary_set_plant(const kb_canary_set_options *o, kb_canary_set **ret, kb_
             add_path(s->sibling_paths, s->sibling_workspace) < 0 || add_path(s->sibling_paths, s->sibling_file) < 0 ||
             add_escape_dirs(s, o) < 0)
                 goto fail;
-        static const char credentials[] = "boundary.credentials", cross_team[] = "boundary.cross_team";
+        const char *credentials = kb_check_id(KB_CHECK_CREDENTIALS), *cross_team = kb_check_id(KB_CHECK_CROSS_TEAM);
         s->canaries[0] = (kb_inspect_canary){"credential file", s->credential_file, credentials};
         s->canaries[1] = (kb_inspect_canary){"another team's workspace", s->sibling_workspace, cross_team};
         s->canaries[2] = (kb_inspect_canary){"another team's canary", s->sibling_file, cross_team};

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
+#include "kbound/check.h"
 #include "kbound/inspect.h"
 #include "sockdiag.h"
 

@@ -207,7 +207,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                 snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
                         json_object *exposed = NULL,
                                     *e = kb_inspect_reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
-                                                                "boundary.sockets", x->reach, &exposed);
+                                                                kb_check_id(KB_CHECK_SOCKETS), x->reach, &exposed);
                         json_object *facts = kb_inspect_socket_facts(u);
                         if (!e || !facts || kb_inspect_add(e, "socket", facts) < 0)
                                 return -ENOMEM;
@@ -341,7 +341,7 @@ static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
                                 snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
                                 json_object *exposed = NULL, *e = kb_inspect_reach_entry(
                                                                      socket_kind(u, kind, sizeof kind), shown, "socket",
-                                                                     "boundary.sockets", x->reach, &exposed);
+                                                                     kb_check_id(KB_CHECK_SOCKETS), x->reach, &exposed);
                                 json_object *where = json_object_new_object(), *facts = kb_inspect_socket_facts(u);
                                 if (!e || !where || kb_inspect_add(where, "at", json_object_new_string(at)) < 0 ||
                                     kb_inspect_add(where, "confirmed", json_object_new_boolean(true)) < 0 ||
@@ -435,7 +435,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         return -ENOMEM;
                 by_path++;
                 if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path,
-                                         "socket", "boundary.sockets", x->reach) < 0)
+                                         "socket", kb_check_id(KB_CHECK_SOCKETS), x->reach) < 0)
                         return -ENOMEM;
         }
         if (kb_inspect_add(o, "placed_by_path", json_object_new_int64((int64_t) by_path)) < 0 ||

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "kbound/check.h"
 #include "kbound/judge.h"
 #include "jsonget.h"
 

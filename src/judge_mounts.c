@@ -452,7 +452,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                          "; the cell tried %zu places (%zu writes stayed private), nothing appeared in %" PRId64
                          " host folders; %zu host settings refused",
                          n, private_writes, int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
-        return verdict_end(&v, "boundary.write_outside", pass);
+        return verdict_end(&v, kb_check_id(KB_CHECK_WRITE_OUTSIDE), pass);
 }
 
 json_object *kb_judge_workspace(const kb_judge_input *in) {
@@ -472,7 +472,7 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         verdict_evidence(&v, "cell", json_object_get(ws));
         verdict_evidence(&v, "host_read_back",
                          json_object_new_boolean(kb_json_true(in->expect, "workspace_read_back")));
-        return verdict_end(&v, "boundary.workspace_writable",
+        return verdict_end(&v, kb_check_id(KB_CHECK_WORKSPACE_WRITABLE),
                            "the cell wrote a nonce to /workspace; the host read the same nonce back");
 }
 

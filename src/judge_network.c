@@ -26,7 +26,7 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 if (v.oom)
                         return NULL;
                 return kb_judge_check(
-                        "boundary.network", "not_claimed", v.ev,
+                        kb_check_id(KB_CHECK_NETWORK), "not_claimed", v.ev,
                         "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
                         (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
         }
@@ -133,5 +133,5 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                          "the kernel's own network namespace holds only lo and no route (read by the host); %zu canary "
                          "connection attempt%s failed and the host's canaries saw none",
                          tested, tested == 1 ? "" : "s");
-        return verdict_end(&v, "boundary.network", pass);
+        return verdict_end(&v, kb_check_id(KB_CHECK_NETWORK), pass);
 }

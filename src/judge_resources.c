@@ -281,5 +281,5 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                      pids_peak >= 0 ? pids_peak : tasks_peak, tmpfs_n, z, used_peak, ws_words, cpu_words, log_words,
                      why_rlimits, unclaimed) >= (int) sizeof detail)
                 memcpy(detail + sizeof detail - 4, "...", 4);
-        return verdict_end(&v, "sandbox.resources", detail);
+        return verdict_end(&v, kb_check_id(KB_CHECK_RESOURCES), detail);
 }

@@ -12,6 +12,7 @@
 #include "kbound/sanitize.h"
 #include "rules.h"
 #include "jsonget.h"
+#include "kbound/check.h"
 #include "report-internal.h"
 
 /* The run object is ours, but its strings carry kernel names, error texts and check details that
@@ -21,21 +22,14 @@
 #define SUMMARY_MAX_TEXT 200
 #define MAX_GROUPS 16
 
-#define NETWORK_CHECK "boundary.network"
+/* The network check: the summary's sentence says what became of it on its own (check.h). */
+#define NETWORK_CHECK kb_check_id(KB_CHECK_NETWORK)
 
-/* The checks that together make "the full boundary", with the words the summary uses. */
-static const struct {
-        const char *id;
-        const char *words;
-} boundary_checks[] = {
-        {"boundary.write_outside", "write outside"},  {NETWORK_CHECK, "network"},
-        {"boundary.workspace_writable", "workspace"}, {"boundary.credentials", "credentials"},
-        {"boundary.cross_team", "cross-team"},        {"boundary.descriptors", "descriptors"},
-        {"boundary.sockets", "host sockets"},
-};
-
-/* Summary order differs from table order on purpose: it reads as the probes run. */
-static const size_t boundary_summary_order[] = {5, 0, 2, 1, 6, 3, 4};
+/* Each check of the full boundary, in the table's order (check.c), which is also the summary's: it
+ * reads as the probes run. `continue` goes to the next; there is no `break`. */
+#define FOREACH_BOUNDARY(b)                                                                                            \
+        for (kb_check b##_c = 0; b##_c < _KB_CHECK_MAX; b##_c++)                                                       \
+                for (const kb_check_info *b = kb_check_get(b##_c); b && b->phase == KB_CHECK_PHASE_BOUNDARY; b = NULL)
 
 /* ---- what the renderings share (report-internal.h) ---- */
 
@@ -214,13 +208,6 @@ static const char *status_words(check_status s) {
         }
 }
 
-static bool is_boundary_check(const char *id) {
-        for (size_t i = 0; i < KB_ELEMENTSOF(boundary_checks); i++)
-                if (strcmp(boundary_checks[i].id, id) == 0)
-                        return true;
-        return false;
-}
-
 /* ---- the verdict ---- */
 
 static bool kernel_passes(json_object *run, json_object *kernel) {
@@ -268,9 +255,9 @@ static bool all_kernels_pass_check(json_object *run, const char *id) {
 }
 
 static bool full_boundary_held(json_object *run) {
-        for (size_t i = 0; i < KB_ELEMENTSOF(boundary_checks); i++)
-                if (!all_kernels_pass_check(run, boundary_checks[i].id))
-                        return false;
+        FOREACH_BOUNDARY(b)
+        if (!all_kernels_pass_check(run, b->id))
+                return false;
         return true;
 }
 
@@ -416,7 +403,7 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
                         const char *id = kb_json_str(check, "id");
-                        if (!id || is_boundary_check(id))
+                        if (!id || kb_check_is_boundary(id))
                                 continue;
                         outcome o = report_outcome(run, check, NULL);
                         if (o == OUTCOME_SKIP)
@@ -477,7 +464,7 @@ static void write_check_list(FILE *out, json_object *run, const char *head, chec
 static bool skipped_outside_boundary(json_object *run, json_object *check, check_status status) {
         (void) status;
         const char *id = kb_json_str(check, "id");
-        return id && !is_boundary_check(id) && report_outcome(run, check, NULL) == OUTCOME_SKIP;
+        return id && !kb_check_is_boundary(id) && report_outcome(run, check, NULL) == OUTCOME_SKIP;
 }
 
 /* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
@@ -492,23 +479,21 @@ static void write_partial_boundaries(FILE *out, json_object *run) {
         item_list held = {.out = out};
         item_list missing = {.out = out};
 
-        for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++) {
-                size_t i = boundary_summary_order[b];
-                if (strcmp(boundary_checks[i].id, NETWORK_CHECK) == 0 ||
-                    !all_kernels_pass_check(run, boundary_checks[i].id))
+        FOREACH_BOUNDARY(b) {
+                if (strcmp(b->id, NETWORK_CHECK) == 0 || !all_kernels_pass_check(run, b->id))
                         continue;
                 if (held.shown == 0)
                         fputs("; other boundaries held: ", out);
                 if (list_next(&held))
-                        fputs(boundary_checks[i].words, out);
+                        fputs(b->summary, out);
         }
         if (held.shown == 0)
                 fputs("; no other boundary held for every kernel", out);
 
         for (size_t k = 0; k < array_len(kernels); k++) {
                 json_object *kernel = json_object_array_get_idx(kernels, k);
-                for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++) {
-                        const char *id = boundary_checks[boundary_summary_order[b]].id;
+                FOREACH_BOUNDARY(b) {
+                        const char *id = b->id;
                         check_status s = kernel_id_status(kernel, id);
                         if (strcmp(id, NETWORK_CHECK) == 0 || s == STATUS_PASS)
                                 continue;
@@ -531,7 +516,7 @@ static void write_network_reason(FILE *out, json_object *run) {
         }
         json_object *kernels = run_kernels(run);
         item_list l = {.out = out};
-        fputs(NETWORK_CHECK " ", out);
+        fprintf(out, "%s ", NETWORK_CHECK);
         for (size_t i = 0; i < array_len(kernels); i++) {
                 json_object *kernel = json_object_array_get_idx(kernels, i);
                 check_status s = kernel_id_status(kernel, NETWORK_CHECK);
@@ -550,8 +535,11 @@ static void write_pass_summary(FILE *out, json_object *run, bool claimed, bool f
                 fputs("PASS: full boundary held for ", out);
                 put_kernel_names(out, run);
                 fputs(" (", out);
-                for (size_t b = 0; b < KB_ELEMENTSOF(boundary_summary_order); b++)
-                        fprintf(out, "%s%s", b ? ", " : "", boundary_checks[boundary_summary_order[b]].words);
+                const char *sep = "";
+                FOREACH_BOUNDARY(b) {
+                        fprintf(out, "%s%s", sep, b->summary);
+                        sep = ", ";
+                }
                 fputs(")", out);
         } else if (!claimed) {
                 fputs("PASS WITHOUT NETWORK CLAIM: network isolation was NOT claimed (", out);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "kbound/check.h"
 #include "kbound/langpack.h"
 #include "kbound/sandbox.h"
 #include "kbound/scenario.h"

@@ -395,25 +395,30 @@ static void surface_cell(ctx *x) {
         scenario_expect_set(x, "surface", result);
 }
 
-/* sandbox.privileges reads only the looks. */
-static json_object *judge_privileges(const kb_judge_input *in) {
-        return kb_judge_privileges(in->snapshots);
+/* What every judge reads: the evidence, once it is all in. */
+static kb_judge_input judge_input(const ctx *x) {
+        return (kb_judge_input){.host = x->host,
+                                .snapshots = x->snapshots,
+                                .probe = x->probe,
+                                .probe_error = x->probe_error[0] ? x->probe_error : NULL,
+                                .expect = x->expect,
+                                .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
+                                .pre_exec = x->pre_exec};
 }
 
-/* Adds a check the judge made, in the scenario's order of checks. */
-static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_input *), int64_t duration_ms) {
-        kb_judge_input in = {.host = x->host,
-                             .snapshots = x->snapshots,
-                             .probe = x->probe,
-                             .probe_error = x->probe_error[0] ? x->probe_error : NULL,
-                             .expect = x->expect,
-                             .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
-                             .pre_exec = x->pre_exec};
-        json_object *check = judge(&in), *status = NULL, *detail = NULL;
+static bool check_passed(json_object *check) {
+        json_object *status = NULL;
+        return check && json_object_object_get_ex(check, "status", &status) &&
+               strcmp(json_object_get_string(status), "pass") == 0;
+}
+
+/* Adds the check its judge made (check.c), in the scenario's order of checks. */
+static void judged(ctx *x, kb_check c, int64_t duration_ms) {
+        const kb_check_info *info = kb_check_get(c);
+        kb_judge_input in = judge_input(x);
+        json_object *check = info->judge(&in), *detail = NULL;
         /* Without a pack a pass rests on the host's evidence alone: say so in its words. */
-        if (check && x->no_pack && json_object_object_get_ex(check, "status", &status) &&
-            strcmp(json_object_get_string(status), "pass") == 0 &&
-            json_object_object_get_ex(check, "detail", &detail)) {
+        if (x->no_pack && check_passed(check) && json_object_object_get_ex(check, "detail", &detail)) {
                 char *text = NULL;
                 if (asprintf(&text, "%s (the host's evidence only: no cell ran, no probe set for language '%s')",
                              json_object_get_string(detail), x->spec->language ? x->spec->language : "?") >= 0) {
@@ -421,37 +426,57 @@ static void judged(ctx *x, const char *id, json_object *(*judge)(const kb_judge_
                         free(text);
                 }
         }
-        add_judged(x, id, check, duration_ms);
-}
-
-/* sandbox.attack_surface for a kernel without a pack: the host's part (seccomp mode and filter
- * count of every process) can fail it; the tries need a cell, so a host part that holds leaves the
- * check untested. */
-static void untested_without_pack(ctx *x, const char *id, const char *what);
-static void surface_host_only(ctx *x) {
-        kb_judge_input in = {.host = x->host,
-                             .snapshots = x->snapshots,
-                             .expect = x->expect,
-                             .cells_absent = "no probe set for the kernel's language"};
-        json_object *check = kb_judge_attack_surface(&in), *status = NULL;
-        if (check && json_object_object_get_ex(check, "status", &status) &&
-            strcmp(json_object_get_string(status), "pass") == 0) {
-                json_object_put(check);
-                untested_without_pack(x, "sandbox.attack_surface",
-                                      "trying the refused calls (the host saw every process under kbound's filter)");
-                return;
-        }
-        add_judged(x, "sandbox.attack_surface", check, 0);
+        add_judged(x, info->id, check, duration_ms);
 }
 
 /* A check that needs a cell, for a kernel without a pack: untested, saying which folder to add. */
-static void untested_without_pack(ctx *x, const char *id, const char *what) {
+static void untested_without_pack(ctx *x, kb_check c) {
         scenario_add_check(
-                x, id, "untested", kb_now_ms(), NULL,
+                x, kb_check_id(c), "untested", kb_now_ms(), NULL,
                 "%s needs a cell, and there is no probe set for language '%s': add kernels/%s/ with kbound.json and "
                 "the cells (docs/probes-cells.md)",
-                what, x->spec->language ? x->spec->language : "?",
+                kb_check_get(c)->without_cell, x->spec->language ? x->spec->language : "?",
                 x->spec->language ? x->spec->language : "<language>");
+}
+
+/* A check that needs a cell but whose host part can fail it (sandbox.attack_surface: the seccomp
+ * mode and filter count of every process), for a kernel without a pack: a host part that holds
+ * leaves it untested. */
+static void host_part_only(ctx *x, kb_check c, int64_t duration_ms) {
+        kb_judge_input in = judge_input(x);
+        json_object *check = kb_check_get(c)->judge(&in);
+        if (check_passed(check)) {
+                json_object_put(check);
+                untested_without_pack(x, c);
+                return;
+        }
+        add_judged(x, kb_check_id(c), check, duration_ms);
+}
+
+/* Every check a judge makes (check.c), once all the evidence is in: the full boundary's only for a
+ * run not cancelled; without a pack, the ones that need a cell on the host's part alone, or not. */
+static void judge_checks(ctx *x, const int64_t time_ms[static _KB_CHECK_TIME_MAX]) {
+        /* The kernel's log figures, read again now that it has stopped writing. */
+        scenario_expect_log(x);
+        for (kb_check c = 0; c < _KB_CHECK_MAX; c++) {
+                const kb_check_info *info = kb_check_get(c);
+                if (!info->judge || (info->phase == KB_CHECK_PHASE_BOUNDARY && x->h.cancelled))
+                        continue;
+                if (x->no_pack && info->needs == KB_CHECK_NEEDS_CELL && info->host_part)
+                        host_part_only(x, c, time_ms[info->time]);
+                else if (x->no_pack && info->needs == KB_CHECK_NEEDS_CELL)
+                        untested_without_pack(x, c);
+                else
+                        judged(x, c, time_ms[info->time]);
+        }
+}
+
+/* The checks a step runs that need a cell (the interrupts, persistence), for a kernel without a
+ * pack: untested. */
+static void steps_untested(ctx *x) {
+        for (kb_check c = 0; c < _KB_CHECK_MAX; c++)
+                if (!kb_check_get(c)->judge && kb_check_get(c)->needs == KB_CHECK_NEEDS_CELL)
+                        untested_without_pack(x, c);
 }
 
 /* ---- identity ---- */
@@ -476,11 +501,11 @@ static void check_pidfd(ctx *x) {
         json_object_object_add(ev, "pidfd", json_object_new_int(kb_sandbox_pidfd(sb)));
         json_object_object_add(ev, "kernel_host_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
         if (r == 0)
-                scenario_add_check(x, "identity.pidfd", "pass", t0, ev,
+                scenario_add_check(x, kb_check_id(KB_CHECK_PIDFD), "pass", t0, ev,
                                    "pidfd pinned to host pid %d: alive, PID 2 of the sandbox's pid namespace",
                                    (int) kb_sandbox_kernel_pid(sb));
         else
-                scenario_add_check(x, "identity.pidfd", "fail", t0, ev, "the pinned pidfd %s",
+                scenario_add_check(x, kb_check_id(KB_CHECK_PIDFD), "fail", t0, ev, "the pinned pidfd %s",
                                    r == -ESRCH ? "refers to a process that has exited"
                                                : "no longer refers to PID 2 of the sandbox");
 }
@@ -664,9 +689,9 @@ static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
                 return false;
         const char *why = diagnosis ? diagnosis : strerror(-r);
         set_error(x, "cannot start in the sandbox: before the kernel ran, the host saw %s; %s", reason, why);
-        scenario_add_check(x, "sandbox.backend", "fail", 0, NULL, "before the kernel ran, the host saw %s; %s", reason,
-                           why);
-        scenario_add_check(x, "boundary.descriptors", "fail", 0, NULL, "before the kernel ran, %s", reason);
+        scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
+                           "before the kernel ran, the host saw %s; %s", reason, why);
+        scenario_add_check(x, kb_check_id(KB_CHECK_DESCRIPTORS), "fail", 0, NULL, "before the kernel ran, %s", reason);
         return true;
 }
 
@@ -678,7 +703,7 @@ static int set_nonce(ctx *x) {
         json_object_put(params);
         json_object_put(result);
         if (r < 0)
-                scenario_add_check(x, "persistence.namespace", "fail", kb_now_ms(), NULL,
+                scenario_add_check(x, kb_check_id(KB_CHECK_PERSISTENCE), "fail", kb_now_ms(), NULL,
                                    "could not set the variable: %s", why);
         return r;
 }
@@ -740,7 +765,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                           "kbound.json and the cells (see docs/probes.md)",
                           spec->language ? spec->language : "?", env->harness.kernels_dir,
                           r == -ENOENT ? "none matches" : strerror(-r));
-                scenario_add_check(&x, "sandbox.backend", "fail", 0, NULL,
+                scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
                                    "not started: no probe set for this language");
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
@@ -751,7 +776,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                           "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
                           "\"mime\" or \"stdout\")",
                           kb_langpack_dir(x.lp));
-                scenario_add_check(&x, "sandbox.backend", "fail", 0, NULL, "not started: the probe set is malformed");
+                scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
+                                   "not started: the probe set is malformed");
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
         }
@@ -773,9 +799,9 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 /* A kernel that never became ready says nothing of the sandbox: the kernel's error
                  * fails the run, and the backend's check is not run rather than blamed. */
                 if (r == -ETIMEDOUT)
-                        scenario_add_check(&x, "sandbox.backend", "not_run", 0, NULL, "not run: %s", why);
+                        scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "not_run", 0, NULL, "not run: %s", why);
                 else
-                        scenario_add_check(&x, "sandbox.backend", "fail", 0, NULL, "%s", why);
+                        scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL, "%s", why);
                 if (r == -EXDEV) {
                         /* bwrap built something else at /workspace than it was asked: leaky. */
                         outcome = KB_CHECK_DONE;
@@ -784,7 +810,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 if (r == -EPERM) {
                         /* The sandbox given is leaky: that is a failed check, not a machine that
                          * cannot enforce. */
-                        scenario_add_check(&x, "identity.pid2", "fail", 0, NULL,
+                        scenario_add_check(&x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
                                            "the kernel is not PID 2 of a private pid namespace: %s", why);
                         outcome = KB_CHECK_DONE;
                         goto done;
@@ -828,9 +854,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         }
         check_pidfd(&x);
         if (x.no_pack) {
-                untested_without_pack(&x, "interrupt.control", "interrupting a running cell");
-                untested_without_pack(&x, "interrupt.pidfd", "interrupting a running cell");
-                untested_without_pack(&x, "persistence.namespace", "reading a variable back");
+                steps_untested(&x);
         } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
                 scenario_lifetime_start(&x);
                 kb_harness_phase(&x.h, "interrupting a running cell through the control channel");
@@ -859,28 +883,11 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
         if (!x.h.cancelled || x.lifetime.started)
                 scenario_lifetime_end(&x);
-        judged(&x, "sandbox.backend", kb_judge_backend, x.inspect_ms);
-        judged(&x, "sandbox.privileges", judge_privileges, x.inspect_ms);
-        judged(&x, "sandbox.session", kb_judge_session, x.inspect_ms);
-        if (x.no_pack)
-                surface_host_only(&x);
-        else
-                judged(&x, "sandbox.attack_surface", kb_judge_attack_surface, surface_ms);
-        scenario_expect_log(&x);
-        judged(&x, "sandbox.resources", kb_judge_resources, x.inspect_ms);
-        judged(&x, "identity.pid2", kb_judge_identity, identity_ms);
-        if (!x.h.cancelled) {
-                judged(&x, "boundary.descriptors", kb_judge_descriptors, x.inspect_ms);
-                judged(&x, "boundary.write_outside", kb_judge_write_outside, probe_ms);
-                if (x.no_pack)
-                        untested_without_pack(&x, "boundary.workspace_writable", "writing to the workspace");
-                else
-                        judged(&x, "boundary.workspace_writable", kb_judge_workspace, probe_ms);
-                judged(&x, "boundary.network", kb_judge_network, probe_ms);
-                judged(&x, "boundary.sockets", kb_judge_sockets, x.inspect_ms);
-                judged(&x, "boundary.credentials", kb_judge_credentials, probe_ms);
-                judged(&x, "boundary.cross_team", kb_judge_cross_team, probe_ms);
-        }
+        int64_t time_ms[_KB_CHECK_TIME_MAX] = {[KB_CHECK_TIME_LOOKS] = x.inspect_ms,
+                                               [KB_CHECK_TIME_IDENTITY] = identity_ms,
+                                               [KB_CHECK_TIME_PROBE] = probe_ms,
+                                               [KB_CHECK_TIME_SURFACE] = surface_ms};
+        judge_checks(&x, time_ms);
         /* Judged last, so that every look counts; reported in the list's order. */
         scenario_sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */

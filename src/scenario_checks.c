@@ -1,49 +1,19 @@
-/* scenario_checks.c: the checks every kernel gets, in the order they run (docs/probes.md), and the
- * report's list kept whole: in that order, with each check no step reported added as not run. */
+/* scenario_checks.c: the report's list of checks kept whole: in the table's order (check.c), with
+ * each check no step reported added as not run. */
+#include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "jsonget.h"
 #include "scenario-internal.h"
 
-/* Every check a kernel gets, in the order they run (docs/probes.md). */
-static const char *const check_ids[] = {
-        "sandbox.backend",
-        "sandbox.privileges",
-        "sandbox.session",
-        "sandbox.attack_surface",
-        "sandbox.resources",
-        "identity.pid2",
-        "identity.pidfd",
-        "boundary.descriptors",
-        "boundary.write_outside",
-        "boundary.workspace_writable",
-        "boundary.network",
-        "boundary.sockets",
-        "boundary.credentials",
-        "boundary.cross_team",
-        "interrupt.control",
-        "interrupt.pidfd",
-        "persistence.namespace",
-        "lifecycle.shutdown",
-        NULL,
-};
-
-const char *const *kb_scenario_checks(void) {
-        return check_ids;
-}
-
 size_t scenario_n_checks(void) {
-        return KB_ELEMENTSOF(check_ids) - 1;
+        return _KB_CHECK_MAX;
 }
 
-/* Where id stands in check_ids (past the end for an id not there). */
+/* Where the check stands in the table (check.c; past the end for an id not there). */
 static size_t check_rank(json_object *check) {
-        const char *id = kb_json_str(check, "id");
-        size_t i = 0;
-        for (; check_ids[i]; i++)
-                if (id && strcmp(id, check_ids[i]) == 0)
-                        break;
-        return i;
+        kb_check c = kb_check_from_id(kb_json_str(check, "id"));
+        return c < 0 ? (size_t) _KB_CHECK_MAX : (size_t) c;
 }
 
 static int cmp_checks(const void *a, const void *b) {
@@ -65,12 +35,13 @@ static bool has_check(const ctx *x, const char *id) {
 }
 
 void scenario_fill_missing(ctx *x) {
-        for (const char *const *id = check_ids; *id; id++)
-                if (!has_check(x, *id))
-                        scenario_add_check(x, *id, "not_run", kb_now_ms(), NULL, "not run: %s",
-                                           x->h.cancelled ? "the run was cancelled first"
-                                           : x->h.wedged
-                                                   ? "a long cell could not be stopped, so the kernel cannot answer"
-                                                   : "an earlier step failed (see persistence.namespace and the checks "
-                                                     "before it)");
+        char earlier[128];
+        snprintf(earlier, sizeof(earlier), "an earlier step failed (see %s and the checks before it)",
+                 kb_check_id(KB_CHECK_PERSISTENCE));
+        const char *why = x->h.cancelled ? "the run was cancelled first"
+                          : x->h.wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
+                                         : earlier;
+        for (kb_check c = 0; c < _KB_CHECK_MAX; c++)
+                if (!has_check(x, kb_check_id(c)))
+                        scenario_add_check(x, kb_check_id(c), "not_run", kb_now_ms(), NULL, "not run: %s", why);
 }

@@ -15,17 +15,18 @@
 #define SHUTDOWN_EXIT_MS KB_SHUTDOWN_EXIT_MS
 
 void scenario_check_persistence(ctx *x) {
+        const char *id = kb_check_id(KB_CHECK_PERSISTENCE);
         int64_t t0 = kb_now_ms();
         char why[512];
         json_object *result = NULL;
         if (x->h.wedged) {
-                scenario_add_check(x, "persistence.namespace", "fail", t0, NULL,
+                scenario_add_check(x, id, "fail", t0, NULL,
                                    "not tested: a long cell could not be stopped, so the kernel cannot answer");
                 return;
         }
         int r = scenario_run_cell(x, "get_var", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why));
         if (r < 0) {
-                scenario_add_check(x, "persistence.namespace", "fail", t0, NULL, "%s", why);
+                scenario_add_check(x, id, "fail", t0, NULL, "%s", why);
                 return;
         }
         const char *value = kb_json_str(result, "value");
@@ -37,17 +38,15 @@ void scenario_check_persistence(ctx *x) {
         json_object_object_add(ev, "nonce_intact", json_object_new_boolean(value && strcmp(value, x->nonce) == 0));
         json_object_object_add(ev, "pidfd_same_process", json_object_new_boolean(v == 0));
         if (!value || strcmp(value, x->nonce) != 0)
-                scenario_add_check(x, "persistence.namespace", "fail", t0, ev,
-                                   "the variable set before the interrupts %s", value ? "changed" : "is gone");
+                scenario_add_check(x, id, "fail", t0, ev, "the variable set before the interrupts %s",
+                                   value ? "changed" : "is gone");
         else if (pid != 2)
-                scenario_add_check(x, "persistence.namespace", "fail", t0, ev,
-                                   "the answering kernel is pid %lld, not 2", (long long) pid);
+                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not 2", (long long) pid);
         else if (v != 0)
-                scenario_add_check(x, "persistence.namespace", "fail", t0, ev,
-                                   "the pinned pidfd no longer refers to the same live PID 2");
+                scenario_add_check(x, id, "fail", t0, ev, "the pinned pidfd no longer refers to the same live PID 2");
         else
                 scenario_add_check(
-                        x, "persistence.namespace", "pass", t0, ev,
+                        x, id, "pass", t0, ev,
                         "after both interrupts the pinned PID 2 is the same live process and the nonce set before "
                         "reads back over kbound's connections to it (the kernel says pid 2)");
         json_object_put(result);
@@ -56,9 +55,10 @@ void scenario_check_persistence(ctx *x) {
 /* lifecycle.shutdown: shutdown_request on control is answered, and the kernel process (the pinned
  * PID 2, seen through its pidfd) is gone within SHUTDOWN_EXIT_MS of the reply. */
 void scenario_check_shutdown(ctx *x) {
+        const char *id = kb_check_id(KB_CHECK_SHUTDOWN);
         int64_t t0 = kb_now_ms();
         if (x->h.wedged) {
-                scenario_add_check(x, "lifecycle.shutdown", "fail", t0, NULL,
+                scenario_add_check(x, id, "fail", t0, NULL,
                                    "not tested: a long cell could not be stopped, so the kernel cannot answer");
                 return;
         }
@@ -67,15 +67,13 @@ void scenario_check_shutdown(ctx *x) {
         int64_t replied = kb_now_ms();
         x->shut_down = true;
         if (r == -ESRCH) {
-                scenario_add_check(x, "lifecycle.shutdown", "fail", t0, ev,
-                                   "the kernel died before it answered shutdown_request: %s",
+                scenario_add_check(x, id, "fail", t0, ev, "the kernel died before it answered shutdown_request: %s",
                                    kb_harness_wait_error(&x->h, r));
                 return;
         }
         if (r < 0) {
-                scenario_add_check(x, "lifecycle.shutdown", "fail", t0, ev,
-                                   "no shutdown_reply on control within %d ms (%s)", SHUTDOWN_REPLY_MS,
-                                   r == -ETIMEDOUT ? "timed out" : kb_harness_wait_error(&x->h, r));
+                scenario_add_check(x, id, "fail", t0, ev, "no shutdown_reply on control within %d ms (%s)",
+                                   SHUTDOWN_REPLY_MS, r == -ETIMEDOUT ? "timed out" : kb_harness_wait_error(&x->h, r));
                 return;
         }
         json_object_object_add(ev, "reply_ms", json_object_new_int64(replied - t0));
@@ -87,7 +85,7 @@ void scenario_check_shutdown(ctx *x) {
         while (n < 0 && errno == EINTR);
         if (n <= 0) {
                 scenario_add_check(
-                        x, "lifecycle.shutdown", "fail", t0, ev,
+                        x, id, "fail", t0, ev,
                         "shutdown_reply came after %lld ms, but the kernel process was still running %d ms later",
                         (long long) (replied - t0), SHUTDOWN_EXIT_MS);
                 return;
@@ -95,7 +93,7 @@ void scenario_check_shutdown(ctx *x) {
         int64_t gone = kb_now_ms();
         json_object_object_add(ev, "exit_ms", json_object_new_int64(gone - replied));
         scenario_add_check(
-                x, "lifecycle.shutdown", "pass", t0, ev,
+                x, id, "pass", t0, ev,
                 "shutdown_request on control answered in %lld ms; the kernel process (pinned pidfd) exited %lld ms "
                 "later",
                 (long long) (replied - t0), (long long) (gone - replied));

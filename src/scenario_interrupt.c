@@ -239,7 +239,7 @@ static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
 }
 
 void scenario_check_interrupt(ctx *x, interrupt_path path) {
-        const char *id = path == PATH_CONTROL ? "interrupt.control" : "interrupt.pidfd";
+        const char *id = kb_check_id(path == PATH_CONTROL ? KB_CHECK_INTERRUPT_CONTROL : KB_CHECK_INTERRUPT_PIDFD);
         int64_t t0 = kb_now_ms();
         char marker[64], why[512];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd", x->nonce);

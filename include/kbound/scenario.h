@@ -34,10 +34,7 @@ typedef struct kb_check_env {
         int interrupt_timeout_ms; /* how long an interrupt path gets to stop the cell */
 } kb_check_env;
 
-/* The id of every check kb_scenario_run reports, in order; NULL-terminated. */
-KB_EXPORT const char *const *kb_scenario_checks(void);
-
-/* Checks one kernel: launches it in the sandbox as team, runs every check, stops it and removes
+/* Checks one kernel: launches it in the sandbox as team, runs every check of the table (check.h), stops it and removes
  * its folders (unless env->harness.keep). Always returns a kernel object in *ret (see the report format):
  * a kernel that could not be started or checked has "error" set and a failing check, so no
  * report can read as a pass for it. *ret_outcome says how it ended. Returns 0 or -ENOMEM. */

@@ -1,0 +1,109 @@
+/* check.c: the table of checks (check.h), in the order they run and are reported. The claims are
+ * docs/probes.md's "Per check" column; a docs test holds the docs to these ids. */
+#include "kbound/check.h"
+#include <string.h>
+
+/* sandbox.privileges reads only the looks. */
+static json_object *judge_privileges(const kb_judge_input *in) {
+        return kb_judge_privileges(in->snapshots);
+}
+
+static const kb_check_info checks[_KB_CHECK_MAX] = {
+        [KB_CHECK_BACKEND] = {"sandbox.backend",
+                              "the kernel runs in namespaces of its own, made by the bwrap kbound built",
+                              KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, kb_judge_backend, KB_CHECK_TIME_LOOKS},
+        [KB_CHECK_PRIVILEGES] = {"sandbox.privileges", "no sandbox process is host root or holds capabilities",
+                                 KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, judge_privileges, KB_CHECK_TIME_LOOKS},
+        [KB_CHECK_SESSION] = {"sandbox.session", "no terminal reaches the sandbox, and it cannot outlive kbound",
+                              KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, kb_judge_session, KB_CHECK_TIME_LOOKS},
+        [KB_CHECK_ATTACK_SURFACE] = {"sandbox.attack_surface",
+                                     "the kernel cannot ask Linux for what the sandboxes users trust refuse",
+                                     KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_CELL, kb_judge_attack_surface,
+                                     KB_CHECK_TIME_SURFACE, .host_part = true,
+                                     .without_cell = "trying the refused calls (the host saw every process under "
+                                                     "kbound's filter)"},
+        [KB_CHECK_RESOURCES] = {"sandbox.resources",
+                                "the sandbox cannot take the host's memory, tasks, CPU, RAM through its in-memory "
+                                "folders, or disk through its log",
+                                KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, kb_judge_resources, KB_CHECK_TIME_LOOKS},
+        [KB_CHECK_PID2] = {"identity.pid2", "PID 2 holds the kernel end of every connection kbound talks over",
+                           KB_CHECK_PHASE_IDENTITY, KB_CHECK_NEEDS_HOST, kb_judge_identity, KB_CHECK_TIME_IDENTITY},
+        [KB_CHECK_PIDFD] = {"identity.pidfd", "kbound's pidfd refers to exactly that live process",
+                            KB_CHECK_PHASE_IDENTITY, KB_CHECK_NEEDS_HOST},
+        [KB_CHECK_DESCRIPTORS] = {"boundary.descriptors",
+                                  "every reference a sandbox process holds refers to something inside the sandbox",
+                                  KB_CHECK_PHASE_BOUNDARY, KB_CHECK_NEEDS_HOST, kb_judge_descriptors,
+                                  KB_CHECK_TIME_LOOKS, .summary = "descriptors"},
+        [KB_CHECK_WRITE_OUTSIDE] = {"boundary.write_outside",
+                                    "no write from a cell reaches anything the host sees outside the workspace, and "
+                                    "no host-global setting is writable",
+                                    KB_CHECK_PHASE_BOUNDARY, KB_CHECK_NEEDS_HOST, kb_judge_write_outside,
+                                    KB_CHECK_TIME_PROBE, .summary = "write outside"},
+        [KB_CHECK_WORKSPACE_WRITABLE] = {"boundary.workspace_writable", "the workspace is writable",
+                                         KB_CHECK_PHASE_BOUNDARY, KB_CHECK_NEEDS_CELL, kb_judge_workspace,
+                                         KB_CHECK_TIME_PROBE, .without_cell = "writing to the workspace",
+                                         .summary = "workspace"},
+        [KB_CHECK_NETWORK] = {"boundary.network", "no network beyond the sandbox's own lo", KB_CHECK_PHASE_BOUNDARY,
+                              KB_CHECK_NEEDS_HOST, kb_judge_network, KB_CHECK_TIME_PROBE, .summary = "network"},
+        [KB_CHECK_SOCKETS] = {"boundary.sockets", "no host daemon's unix socket is reachable", KB_CHECK_PHASE_BOUNDARY,
+                              KB_CHECK_NEEDS_HOST, kb_judge_sockets, KB_CHECK_TIME_LOOKS, .summary = "host sockets"},
+        [KB_CHECK_CREDENTIALS] = {"boundary.credentials",
+                                  "no daemon secret reaches anything the kernel spawns, and no canary or key of "
+                                  "kbound's is reachable",
+                                  KB_CHECK_PHASE_BOUNDARY, KB_CHECK_NEEDS_HOST, kb_judge_credentials,
+                                  KB_CHECK_TIME_PROBE, .summary = "credentials"},
+        [KB_CHECK_CROSS_TEAM] = {"boundary.cross_team", "another team's files are neither visible nor readable",
+                                 KB_CHECK_PHASE_BOUNDARY, KB_CHECK_NEEDS_HOST, kb_judge_cross_team, KB_CHECK_TIME_PROBE,
+                                 .summary = "cross-team"},
+        [KB_CHECK_INTERRUPT_CONTROL] = {"interrupt.control", "interrupt_request stops a running cell",
+                                        KB_CHECK_PHASE_INTERRUPT, KB_CHECK_NEEDS_CELL,
+                                        .without_cell = "interrupting a running cell"},
+        [KB_CHECK_INTERRUPT_PIDFD] = {"interrupt.pidfd", "SIGINT through the pinned pidfd stops a running cell",
+                                      KB_CHECK_PHASE_INTERRUPT, KB_CHECK_NEEDS_CELL,
+                                      .without_cell = "interrupting a running cell"},
+        [KB_CHECK_PERSISTENCE] = {"persistence.namespace", "the same kernel namespace answers afterwards",
+                                  KB_CHECK_PHASE_PERSISTENCE, KB_CHECK_NEEDS_CELL,
+                                  .without_cell = "reading a variable back"},
+        [KB_CHECK_SHUTDOWN] = {"lifecycle.shutdown", "the kernel shuts down when asked", KB_CHECK_PHASE_LIFECYCLE,
+                               KB_CHECK_NEEDS_HOST},
+};
+
+static const char *const phase_names[_KB_CHECK_PHASE_MAX] = {
+        [KB_CHECK_PHASE_SANDBOX] = "sandbox",         [KB_CHECK_PHASE_IDENTITY] = "identity",
+        [KB_CHECK_PHASE_BOUNDARY] = "boundary",       [KB_CHECK_PHASE_INTERRUPT] = "interrupt",
+        [KB_CHECK_PHASE_PERSISTENCE] = "persistence", [KB_CHECK_PHASE_LIFECYCLE] = "lifecycle",
+};
+
+static const char *const needs_names[_KB_CHECK_NEEDS_MAX] = {
+        [KB_CHECK_NEEDS_HOST] = "host",
+        [KB_CHECK_NEEDS_CELL] = "cell",
+};
+
+const kb_check_info *kb_check_get(kb_check c) {
+        return c >= 0 && c < _KB_CHECK_MAX ? &checks[c] : NULL;
+}
+
+const char *kb_check_id(kb_check c) {
+        const kb_check_info *i = kb_check_get(c);
+        return i ? i->id : NULL;
+}
+
+kb_check kb_check_from_id(const char *id) {
+        for (kb_check c = 0; id && c < _KB_CHECK_MAX; c++)
+                if (strcmp(checks[c].id, id) == 0)
+                        return c;
+        return _KB_CHECK_INVALID;
+}
+
+const char *kb_check_phase_name(kb_check_phase p) {
+        return p >= 0 && p < _KB_CHECK_PHASE_MAX ? phase_names[p] : NULL;
+}
+
+const char *kb_check_needs_name(kb_check_needs n) {
+        return n >= 0 && n < _KB_CHECK_NEEDS_MAX ? needs_names[n] : NULL;
+}
+
+bool kb_check_is_boundary(const char *id) {
+        const kb_check_info *i = kb_check_get(kb_check_from_id(id));
+        return i && i->phase == KB_CHECK_PHASE_BOUNDARY;
+}
