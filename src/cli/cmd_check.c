@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <kbound/canary_set.h>
+#include <kbound/check.h>
 #include <kbound/kernel.h>
 #include <kbound/report.h>
 #include <kbound/run.h>
@@ -34,9 +35,30 @@ static void reexec_with_canary(char **argv) {
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 
-static int take_require_full(void *userdata, int c, const char *arg) {
-        *(bool *) userdata = true; /* --require-full-boundary, its only option */
+/* check's own options. */
+typedef struct check_flags {
+        bool require_full; /* --require-full-boundary */
+        bool list_checks;  /* --list-checks */
+} check_flags;
+
+static int take_flag(void *userdata, int c, const char *arg) {
+        check_flags *f = userdata;
+        if (c == 'L')
+                f->list_checks = true;
+        else
+                f->require_full = true;
         return 0;
+}
+
+/* --list-checks: the table of checks (check.h), one line each, tab-separated: id, phase, what it
+ * needs (the host's looks alone, or a cell of the language's pack), what a pass claims. */
+static int list_checks(void) {
+        for (kb_check c = 0; c < _KB_CHECK_MAX; c++) {
+                const kb_check_info *i = kb_check_get(c);
+                printf("%s\t%s\t%s\t%s\n", i->id, kb_check_phase_name(i->phase), kb_check_needs_name(i->needs),
+                       i->claim);
+        }
+        return fflush(stdout) == 0 && !ferror(stdout) ? KB_EXIT_PASS : KB_EXIT_FAIL;
 }
 
 static const cli_command check_command = {
@@ -49,6 +71,7 @@ static const cli_command check_command = {
                         "junit",
                         "allow-raw-network",
                         "require-full-boundary",
+                        "list-checks",
                         "bwrap",
                         "sandbox-user",
                         "sockets",
@@ -77,12 +100,16 @@ static const cli_command check_command = {
         .own =
                 (const struct option[]){
                         {"require-full-boundary", no_argument, NULL, 'F'},
+                        {"list-checks", no_argument, NULL, 'L'},
                         {0},
                 },
         .own_help =
                 (const cli_help[]){
                         {"require-full-boundary", "--require-full-boundary",
                          "fail if the raw-network override is set (for full-boundary CI jobs)"},
+                        {"list-checks", "--list-checks",
+                         "print the checks every kernel gets and exit: id, phase, what it needs\n"
+                         "(host: the host's looks; cell: a cell of the language's probe set), claim"},
                         {0},
                 },
         .intro = "Usage: kbound check [OPTIONS]\n\n"
@@ -94,8 +121,58 @@ static const cli_command check_command = {
                     "3 the sandbox cannot be enforced or a kernel cannot be found or loaded (also any of an\n"
                     "image's kernelspecs; see `kbound doctor`).\n",
         .team = "kbound",
-        .take = take_require_full,
+        .take = take_flag,
 };
+
+/* The canaries and secret sets (canary_set.h): a credential file, another team's folder with a
+ * canary, a canary in the user's home and in kbound's session keyring, and (by re-exec) one in our
+ * own environment. Says what failed. */
+static int plant_canaries(cli_setup *setup, const cli_opts *o, kb_canary_set **ret) {
+        kb_canary_set_options plant = {
+                .base_dir = setup->base,
+                .team = o->team,
+                .user = &setup->user,
+                .specs = (const kb_kernelspec *const *) setup->specs,
+                .n_specs = setup->n_kernels,
+                .host_env = environ,
+                .log = cli_log_progress,
+        };
+        kb_canary_set_step step = KB_CANARY_SET_MEMORY;
+        int r = kb_canary_set_plant(&plant, ret, &step);
+        if (r >= 0)
+                return 0;
+        if (step == KB_CANARY_SET_FILES)
+                cli_error("cannot create the canaries under %s: %s", setup->base, strerror(-r));
+        else if (step == KB_CANARY_SET_KEYRING)
+                cli_error("cannot plant the keyring canary: %s", strerror(-r));
+        else if (step == KB_CANARY_SET_SECRETS)
+                cli_error("cannot collect the daemon secrets: %s", strerror(-r));
+        else
+                cli_error("out of memory");
+        return r;
+}
+
+/* The report's "sandbox": who the kernels ran as, the keyring canary, the root, the secrets. */
+static json_object *sandbox_facts(const cli_setup *setup, const cli_opts *o, const kb_canary_set *canaries) {
+        json_object *sandbox = kb_run_sandbox_new(setup->bwrap, setup->bwrap_version);
+        if (!sandbox)
+                return NULL;
+        json_object *user = json_object_new_object();
+        json_object_object_add(user, "name", json_object_new_string(setup->user.name));
+        json_object_object_add(user, "uid", json_object_new_int64((int64_t) setup->user.uid));
+        json_object_object_add(user, "gid", json_object_new_int64((int64_t) setup->user.gid));
+        json_object_object_add(user, "switched_from_root", json_object_new_boolean(setup->user.switch_user));
+        json_object_object_add(sandbox, "user", user);
+        int keyring = canaries->keyring_canary;
+        json_object_object_add(sandbox, "keyring_canary",
+                               json_object_new_string(keyring == 0 ? "planted" : strerror(-keyring)));
+        cli_root_report(&setup->root, sandbox);
+        json_object_object_add(sandbox, "base_dir", o->keep ? json_object_new_string(setup->base) : NULL);
+        json_object_object_add(sandbox, "secrets_guarded",
+                               json_object_new_int((int) kb_secrets_count(canaries->secrets)));
+        json_object_object_add(sandbox, "env_values_skipped", json_object_new_int((int) canaries->env_values_skipped));
+        return sandbox;
+}
 
 int cmd_check(int argc, char **argv) {
         /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
@@ -103,16 +180,19 @@ int cmd_check(int argc, char **argv) {
         reexec_with_canary(full_argv);
 
         cli_opts o;
-        bool require_full = false, transcript_failed = false;
-        int r = cli_opts_parse_many(&o, &check_command, argc, argv, &require_full);
+        check_flags flags = {0};
+        bool transcript_failed = false;
+        int r = cli_opts_parse_many(&o, &check_command, argc, argv, &flags);
         if (r != CLI_GO_ON)
                 return r;
+        if (flags.list_checks)
+                return list_checks();
         cli_setup setup;
         r = cli_setup_begin(&setup, &o, argc, argv, true);
         if (r)
                 return r;
         bool allow_network = setup.allow_network;
-        if (allow_network && require_full) {
+        if (allow_network && flags.require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
                           "(--require-full-boundary): network isolation could not be claimed");
                 cli_setup_refused(&setup, KB_RUN_CHECK, KB_EXIT_FAIL);
@@ -130,34 +210,11 @@ int cmd_check(int argc, char **argv) {
         if (exit_code)
                 goto out;
         exit_code = KB_EXIT_ENFORCE;
-        const char *base = setup.base;
         size_t n_kernels = setup.n_kernels;
         cli_resolve_syscall_probe(&syscall_probe);
 
-        /* The canaries and secret sets (canary_set.h): a credential file, another team's folder
-         * with a canary, a canary in the user's home and in kbound's session keyring, and (by
-         * re-exec) one in our own environment. */
-        kb_canary_set_options plant = {
-                .base_dir = base,
-                .team = o.team,
-                .user = &setup.user,
-                .specs = (const kb_kernelspec *const *) setup.specs,
-                .n_specs = n_kernels,
-                .host_env = environ,
-                .log = cli_log_progress,
-        };
-        kb_canary_set_step step = KB_CANARY_SET_MEMORY;
-        if ((r = kb_canary_set_plant(&plant, &canaries, &step)) < 0) {
-                if (step == KB_CANARY_SET_FILES)
-                        cli_error("cannot create the canaries under %s: %s", base, strerror(-r));
-                else if (step == KB_CANARY_SET_KEYRING)
-                        cli_error("cannot plant the keyring canary: %s", strerror(-r));
-                else if (step == KB_CANARY_SET_SECRETS)
-                        cli_error("cannot collect the daemon secrets: %s", strerror(-r));
-                else
-                        cli_error("out of memory");
+        if (plant_canaries(&setup, &o, &canaries) < 0)
                 goto out;
-        }
         kb_secrets *secrets = canaries->secrets, *sibling = canaries->sibling_secrets;
         /* Messages and reports quote what kernels said: a leaked canary must not reach them. */
         if (cli_redact_register(secrets) < 0 || cli_redact_register(sibling) < 0) {
@@ -210,24 +267,7 @@ int cmd_check(int argc, char **argv) {
         /* The report. */
         if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
                 started_at[0] = '\0'; /* no clock: the report says "" */
-        json_object *sandbox = kb_run_sandbox_new(setup.bwrap, setup.bwrap_version);
-        if (sandbox) {
-                json_object *user = json_object_new_object();
-                json_object_object_add(user, "name", json_object_new_string(setup.user.name));
-                json_object_object_add(user, "uid", json_object_new_int64((int64_t) setup.user.uid));
-                json_object_object_add(user, "gid", json_object_new_int64((int64_t) setup.user.gid));
-                json_object_object_add(user, "switched_from_root", json_object_new_boolean(setup.user.switch_user));
-                json_object_object_add(sandbox, "user", user);
-                int keyring = canaries->keyring_canary;
-                json_object_object_add(sandbox, "keyring_canary",
-                                       json_object_new_string(keyring == 0 ? "planted" : strerror(-keyring)));
-                cli_root_report(&setup.root, sandbox);
-                json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(base) : NULL);
-                json_object_object_add(sandbox, "secrets_guarded",
-                                       json_object_new_int((int) kb_secrets_count(secrets)));
-                json_object_object_add(sandbox, "env_values_skipped",
-                                       json_object_new_int((int) canaries->env_values_skipped));
-        }
+        json_object *sandbox = sandbox_facts(&setup, &o, canaries);
         cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
         kb_run_facts facts = {
                 .kind = KB_RUN_CHECK,
