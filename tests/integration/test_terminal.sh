@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 require python3 xmllint
 
-ids=$(documented_check_ids)
+ids=$(listed_check_ids)
 n_ids=$(echo "$ids" | wc -w)
 
 # on_terminal OUT COLS ENV... -- ARGV...: ARGV on a pty of COLS columns (stdout and stderr both),
