@@ -721,6 +721,197 @@ static void set_error(ctx *x, const char *fmt, ...) {
         kb_harness_log(&x->h, KB_LOG_ERROR, "%s", buf);
 }
 
+/* The language's probe set (probes are data). A language without one still gets every check the
+ * host carries alone; the checks that need a cell are untested, naming the folder to add. A probe
+ * set that cannot be read or is malformed fails the run: < 0. */
+static int find_pack(ctx *x) {
+        const kb_check_env *env = x->env;
+        const char *language = x->spec->language;
+        int r = kb_langpack_find(env->harness.kernels_dir, language ? language : "", &x->lp);
+        if (r == -ENOENT) {
+                x->no_pack = true;
+                kb_harness_log(&x->h, KB_LOG_WARN,
+                               "no probe set for language '%s' in %s: the checks that need a cell are untested",
+                               language ? language : "?", env->harness.kernels_dir);
+        } else if (r < 0) {
+                set_error(x,
+                          "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
+                          "kbound.json and the cells (see docs/probes.md)",
+                          language ? language : "?", env->harness.kernels_dir,
+                          r == -ENOENT ? "none matches" : strerror(-r));
+                scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
+                                   "not started: no probe set for this language");
+                return r;
+        }
+
+        if (x->lp && kb_langpack_transport(x->lp, &x->transport) < 0) {
+                set_error(x,
+                          "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
+                          "\"mime\" or \"stdout\")",
+                          kb_langpack_dir(x->lp));
+                scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
+                                   "not started: the probe set is malformed");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Starts the kernel in its sandbox as team, until it answers. On failure (< 0) the checks it
+ * decides are added and *outcome says how the run ended. */
+static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
+        const kb_check_env *env = x->env;
+        _cleanup_free_ char *diagnosis = NULL;
+        kb_harness_phase(&x->h, "starting in bubblewrap as team %s", team);
+        kb_kernel_options ko = kb_harness_kernel_options(&x->h, &env->harness, team, CELL_TIMEOUT_MS);
+        ko.allow_network = env->allow_network;
+        ko.syscall_probe = env->syscall_probe;
+        ko.before_exec = pre_exec_look;
+        ko.before_exec_userdata = x;
+        int r = kb_harness_start(&x->h, &ko, &diagnosis);
+        if (r >= 0)
+                return 0;
+        if (start_failed_by_sandbox(x, r, diagnosis)) {
+                *outcome = KB_CHECK_DONE;
+                return r;
+        }
+        const char *why = diagnosis ? diagnosis : strerror(-r);
+        set_error(x, "cannot start in the sandbox: %s", why);
+        /* A kernel that never became ready says nothing of the sandbox: the kernel's error fails the
+         * run, and the backend's check is not run rather than blamed. */
+        if (r == -ETIMEDOUT)
+                scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "not_run", 0, NULL, "not run: %s", why);
+        else
+                scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL, "%s", why);
+        if (r == -EXDEV) {
+                /* bwrap built something else at /workspace than it was asked: leaky. */
+                *outcome = KB_CHECK_DONE;
+                return r;
+        }
+        if (r == -EPERM) {
+                /* The sandbox given is leaky: that is a failed check, not a machine that cannot
+                 * enforce. */
+                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
+                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
+                *outcome = KB_CHECK_DONE;
+                return r;
+        }
+        /* A kernel that cannot be started and pinned inside the sandbox cannot have any boundary
+         * claimed for it: fail closed, with the diagnosis. */
+        *outcome = r == -ECANCELED || kb_harness_deadline_passed(&x->h) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
+        return r;
+}
+
+/* The host looks first (after readiness), then the cells run; one more look happens while the
+ * probe cell's child is alive. What each part took goes to time_ms, for the checks judged on it. */
+static void gather_evidence(ctx *x, int64_t time_ms[static _KB_CHECK_TIME_MAX]) {
+        kb_harness_phase(&x->h, "up (kernel_info answered, iopub flowing); the host looks, then the probe cells run");
+        x->snapshots = json_object_new_array();
+        x->expect = json_object_new_object();
+        int64_t t0 = kb_now_ms();
+        if (kb_inspect_host("/proc", &x->host) < 0)
+                x->host = NULL; /* every host-judged check fails for the lack of it */
+        x->inspect_ms += kb_now_ms() - t0;
+        host_look(x, "ready");
+        watch_mounts(x);
+        expect_basics(x);
+        t0 = kb_now_ms();
+        if (!x->no_pack)
+                identity_cell(x);
+        time_ms[KB_CHECK_TIME_IDENTITY] = kb_now_ms() - t0;
+        if (!x->h.cancelled && !x->no_pack) {
+                t0 = kb_now_ms();
+                run_probe(x);
+                time_ms[KB_CHECK_TIME_PROBE] = kb_now_ms() - t0;
+        }
+        expect_seccomp(x);
+        if (!x->h.cancelled && !x->no_pack) {
+                t0 = kb_now_ms();
+                surface_cell(x);
+                time_ms[KB_CHECK_TIME_SURFACE] = kb_now_ms() - t0;
+        }
+}
+
+/* The checks the run's steps make as they happen: the pidfd's identity, both interrupts, the
+ * variable read back, the last look, the shutdown and the twin sandbox's lifetime. */
+static void run_steps(ctx *x) {
+        check_pidfd(x);
+        if (x->no_pack) {
+                steps_untested(x);
+        } else if (!x->h.cancelled && set_nonce(x) >= 0) {
+                scenario_lifetime_start(x);
+                kb_harness_phase(&x->h, "interrupting a running cell through the control channel");
+                scenario_check_interrupt(x, PATH_CONTROL);
+                if (!x->h.cancelled) {
+                        kb_harness_phase(&x->h, "interrupting a running cell with SIGINT through the pinned pidfd");
+                        scenario_check_interrupt(x, PATH_PIDFD);
+                }
+                scenario_settle_stop(x, PATH_CONTROL);
+                if (!x->h.cancelled) {
+                        kb_harness_phase(&x->h, "reading the variable back after both interrupts");
+                        scenario_check_persistence(x);
+                }
+        }
+        /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
+         * every host-judged check covers every moment from before exec to here. */
+        if (!x->h.cancelled && kb_kernel_alive(x->h.kernel))
+                host_look(x, "final");
+        /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
+        scenario_settle_stop(x, PATH_CONTROL);
+        scenario_settle_stop(x, PATH_PIDFD);
+        if (!x->h.cancelled) {
+                kb_harness_phase(&x->h, "shutting down through the control channel");
+                scenario_check_shutdown(x);
+        }
+        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
+        if (!x->h.cancelled || x->lifetime.started)
+                scenario_lifetime_end(x);
+}
+
+/* The kernel stopped, and its messages recorded. */
+static void stop_kernel(ctx *x) {
+        if (!x->h.kernel)
+                return;
+        int status = 0;
+        int grace = x->h.cancelled || x->h.wedged ? 0 : STOP_GRACE_MS;
+        /* The shutdown_reply is the kernel's goodbye. What it does after it (ipykernel: 0.3-0.7 s of
+         * IO loops, history database, interpreter teardown) is only worth waiting for when the team
+         * folder is kept for inspection; otherwise the folder is removed and the whole pid namespace
+         * killed right after anyway. */
+        if (x->shut_down)
+                grace = 0; /* lifecycle.shutdown asked, and waited, already */
+        if (grace && !x->env->harness.keep && kb_kernel_client(x->h.kernel)) {
+                (void) kb_client_shutdown(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, grace));
+                grace = 0;
+        }
+        kb_kernel_stop(x->h.kernel, grace, kb_now_ms() + 5000, &status);
+        kb_harness_record_messages(&x->h);
+}
+
+/* The report's "inspection": each look's label, process count, vanished processes and errors, and
+ * what the looks cost. */
+static void record_inspection(ctx *x) {
+        if (!x->snapshots)
+                return;
+        json_object *insp = json_object_new_object();
+        json_object *looks = json_object_new_array();
+        size_t first = x->pre_exec ? 0 : 1;
+        for (size_t i = first; i < json_object_array_length(x->snapshots) + 1; i++) {
+                json_object *snap = i == 0 ? x->pre_exec : json_object_array_get_idx(x->snapshots, i - 1);
+                json_object *l = json_object_new_object();
+                json_object_object_add(l, "label", json_object_get(kb_json_get(snap, "label")));
+                json_object *procs = kb_json_get(snap, "processes");
+                json_object_object_add(l, "processes",
+                                       json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
+                json_object_object_add(l, "vanished", json_object_get(kb_json_get(snap, "vanished")));
+                json_object_object_add(l, "errors", json_object_get(kb_json_get(snap, "errors")));
+                json_object_array_add(looks, l);
+        }
+        json_object_object_add(insp, "looks", looks);
+        json_object_object_add(insp, "cost_ms", json_object_new_int64(x->inspect_ms));
+        json_object_object_add(insp, "pre_exec_ms", json_object_new_int64(x->pre_exec_ms));
+        json_object_object_add(x->h.k, "inspection", insp);
+}
+
 int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const char *team, json_object **ret,
                     kb_check_outcome *ret_outcome) {
         ctx x = {
@@ -739,7 +930,6 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                         },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
-        _cleanup_free_ char *diagnosis = NULL;
         x.h.k = kb_report_kernel_new(spec, team);
         if (!x.h.k)
                 return -ENOMEM;
@@ -751,142 +941,18 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
-        /* Probes are data. A language without a pack still gets every check the host carries alone;
-         * the checks that need a cell are untested, naming the folder to add. */
-        r = kb_langpack_find(env->harness.kernels_dir, spec->language ? spec->language : "", &x.lp);
-        if (r == -ENOENT) {
-                x.no_pack = true;
-                kb_harness_log(&x.h, KB_LOG_WARN,
-                               "no probe set for language '%s' in %s: the checks that need a cell are untested",
-                               spec->language ? spec->language : "?", env->harness.kernels_dir);
-        } else if (r < 0) {
-                set_error(&x,
-                          "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
-                          "kbound.json and the cells (see docs/probes.md)",
-                          spec->language ? spec->language : "?", env->harness.kernels_dir,
-                          r == -ENOENT ? "none matches" : strerror(-r));
-                scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
-                                   "not started: no probe set for this language");
+        if (find_pack(&x) < 0) {
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
         }
 
-        if (x.lp && kb_langpack_transport(x.lp, &x.transport) < 0) {
-                set_error(&x,
-                          "the probe set in %s names an unknown result transport (kbound.json \"transport\": "
-                          "\"mime\" or \"stdout\")",
-                          kb_langpack_dir(x.lp));
-                scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
-                                   "not started: the probe set is malformed");
-                outcome = KB_CHECK_NOT_ENFORCED;
+        if (start_kernel(&x, team, &outcome) < 0)
                 goto done;
-        }
 
-        kb_harness_phase(&x.h, "starting in bubblewrap as team %s", team);
-        kb_kernel_options ko = kb_harness_kernel_options(&x.h, &env->harness, team, CELL_TIMEOUT_MS);
-        ko.allow_network = env->allow_network;
-        ko.syscall_probe = env->syscall_probe;
-        ko.before_exec = pre_exec_look;
-        ko.before_exec_userdata = &x;
-        r = kb_harness_start(&x.h, &ko, &diagnosis);
-        if (r < 0 && start_failed_by_sandbox(&x, r, diagnosis)) {
-                outcome = KB_CHECK_DONE;
-                goto done;
-        }
-        if (r < 0) {
-                const char *why = diagnosis ? diagnosis : strerror(-r);
-                set_error(&x, "cannot start in the sandbox: %s", why);
-                /* A kernel that never became ready says nothing of the sandbox: the kernel's error
-                 * fails the run, and the backend's check is not run rather than blamed. */
-                if (r == -ETIMEDOUT)
-                        scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "not_run", 0, NULL, "not run: %s", why);
-                else
-                        scenario_add_check(&x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL, "%s", why);
-                if (r == -EXDEV) {
-                        /* bwrap built something else at /workspace than it was asked: leaky. */
-                        outcome = KB_CHECK_DONE;
-                        goto done;
-                }
-                if (r == -EPERM) {
-                        /* The sandbox given is leaky: that is a failed check, not a machine that
-                         * cannot enforce. */
-                        scenario_add_check(&x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
-                                           "the kernel is not PID 2 of a private pid namespace: %s", why);
-                        outcome = KB_CHECK_DONE;
-                        goto done;
-                }
-                /* A kernel that cannot be started and pinned inside the sandbox cannot have any
-                 * boundary claimed for it: fail closed, with the diagnosis. */
-                outcome = r == -ECANCELED || kb_harness_deadline_passed(&x.h) ? KB_CHECK_CANCELLED
-                                                                              : KB_CHECK_NOT_ENFORCED;
-                goto done;
-        }
-
-        /* The host looks first (after readiness), then the cells run; one more look happens while
-         * the probe cell's child is alive. Everything is judged once the evidence is in. */
-        kb_harness_phase(&x.h, "up (kernel_info answered, iopub flowing); the host looks, then the probe cells run");
-        x.snapshots = json_object_new_array();
-        x.expect = json_object_new_object();
-        {
-                int64_t t0 = kb_now_ms();
-                if (kb_inspect_host("/proc", &x.host) < 0)
-                        x.host = NULL; /* every host-judged check fails for the lack of it */
-                x.inspect_ms += kb_now_ms() - t0;
-        }
-        host_look(&x, "ready");
-        watch_mounts(&x);
-        expect_basics(&x);
-        int64_t t_identity = kb_now_ms();
-        if (!x.no_pack)
-                identity_cell(&x);
-        int64_t identity_ms = kb_now_ms() - t_identity, probe_ms = 0;
-        if (!x.h.cancelled && !x.no_pack) {
-                int64_t t_probe = kb_now_ms();
-                run_probe(&x);
-                probe_ms = kb_now_ms() - t_probe;
-        }
-        int64_t surface_ms = 0;
-        expect_seccomp(&x);
-        if (!x.h.cancelled && !x.no_pack) {
-                int64_t t_surface = kb_now_ms();
-                surface_cell(&x);
-                surface_ms = kb_now_ms() - t_surface;
-        }
-        check_pidfd(&x);
-        if (x.no_pack) {
-                steps_untested(&x);
-        } else if (!x.h.cancelled && set_nonce(&x) >= 0) {
-                scenario_lifetime_start(&x);
-                kb_harness_phase(&x.h, "interrupting a running cell through the control channel");
-                scenario_check_interrupt(&x, PATH_CONTROL);
-                if (!x.h.cancelled) {
-                        kb_harness_phase(&x.h, "interrupting a running cell with SIGINT through the pinned pidfd");
-                        scenario_check_interrupt(&x, PATH_PIDFD);
-                }
-                scenario_settle_stop(&x, PATH_CONTROL);
-                if (!x.h.cancelled) {
-                        kb_harness_phase(&x.h, "reading the variable back after both interrupts");
-                        scenario_check_persistence(&x);
-                }
-        }
-        /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
-         * every host-judged check below covers every moment from before exec to here. */
-        if (!x.h.cancelled && kb_kernel_alive(x.h.kernel))
-                host_look(&x, "final");
-        /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
-        scenario_settle_stop(&x, PATH_CONTROL);
-        scenario_settle_stop(&x, PATH_PIDFD);
-        if (!x.h.cancelled) {
-                kb_harness_phase(&x.h, "shutting down through the control channel");
-                scenario_check_shutdown(&x);
-        }
-        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
-        if (!x.h.cancelled || x.lifetime.started)
-                scenario_lifetime_end(&x);
-        int64_t time_ms[_KB_CHECK_TIME_MAX] = {[KB_CHECK_TIME_LOOKS] = x.inspect_ms,
-                                               [KB_CHECK_TIME_IDENTITY] = identity_ms,
-                                               [KB_CHECK_TIME_PROBE] = probe_ms,
-                                               [KB_CHECK_TIME_SURFACE] = surface_ms};
+        int64_t time_ms[_KB_CHECK_TIME_MAX] = {0};
+        gather_evidence(&x, time_ms);
+        run_steps(&x);
+        time_ms[KB_CHECK_TIME_LOOKS] = x.inspect_ms;
         judge_checks(&x, time_ms);
         /* Judged last, so that every look counts; reported in the list's order. */
         scenario_sort_checks(&x);
@@ -900,43 +966,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 outcome = KB_CHECK_CANCELLED;
 
 done:
-        if (x.h.kernel) {
-                int status = 0;
-                int grace = x.h.cancelled || x.h.wedged ? 0 : STOP_GRACE_MS;
-                /* The shutdown_reply is the kernel's goodbye. What it does after it (ipykernel:
-                 * 0.3-0.7 s of IO loops, history database, interpreter teardown) is only worth
-                 * waiting for when the team folder is kept for inspection; otherwise the folder
-                 * is removed and the whole pid namespace killed right after anyway. */
-                if (x.shut_down)
-                        grace = 0; /* lifecycle.shutdown asked, and waited, already */
-                if (grace && !env->harness.keep && kb_kernel_client(x.h.kernel)) {
-                        (void) kb_client_shutdown(kb_kernel_client(x.h.kernel), kb_harness_deadline_in(&x.h, grace));
-                        grace = 0;
-                }
-                kb_kernel_stop(x.h.kernel, grace, kb_now_ms() + 5000, &status);
-                kb_harness_record_messages(&x.h);
-        }
-        if (x.snapshots) {
-                json_object *insp = json_object_new_object();
-                json_object *looks = json_object_new_array();
-                size_t first = x.pre_exec ? 0 : 1;
-                for (size_t i = first; i < json_object_array_length(x.snapshots) + 1; i++) {
-                        json_object *snap = i == 0 ? x.pre_exec : json_object_array_get_idx(x.snapshots, i - 1);
-                        json_object *l = json_object_new_object();
-                        json_object_object_add(l, "label", json_object_get(kb_json_get(snap, "label")));
-                        json_object *procs = kb_json_get(snap, "processes");
-                        json_object_object_add(
-                                l, "processes",
-                                json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
-                        json_object_object_add(l, "vanished", json_object_get(kb_json_get(snap, "vanished")));
-                        json_object_object_add(l, "errors", json_object_get(kb_json_get(snap, "errors")));
-                        json_object_array_add(looks, l);
-                }
-                json_object_object_add(insp, "looks", looks);
-                json_object_object_add(insp, "cost_ms", json_object_new_int64(x.inspect_ms));
-                json_object_object_add(insp, "pre_exec_ms", json_object_new_int64(x.pre_exec_ms));
-                json_object_object_add(x.h.k, "inspection", insp);
-        }
+        stop_kernel(&x);
+        record_inspection(&x);
         kb_closep(&x.mountinfo_fd);
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
