@@ -1,0 +1,762 @@
+/* test_inspect_snapshot.c: kb_inspect_snapshot on a fake /proc (its proc_root) in a scratch folder:
+ * which processes are the sandbox's, their credentials, namespaces (kbound's own or not), what
+ * their descriptors are, the secrets in their environments and command lines, who outside holds
+ * their namespaces and pipes, the launcher, the mount tables, the resources, and what cannot be read.
+ * The fake's namespaces are files whose inode is the namespace's (as an nsfs file's is), linked
+ * as "net:[N]" is; kbound's own are the test's real ones. What the snapshot takes from outside
+ * proc_root (sock_diag's list of this network's unix sockets, the files the fake links name) is
+ * real and made by the test: a socket pair, files in the scratch folder, "/" as the kernel's root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "inspect-internal.h"
+#include "jsonget.h"
+#include "kbound/inspect.h"
+#include "kbound/secrets.h"
+#include "procfs.h"
+#include "tmp_tree.h"
+#include "valgrind_skip.h"
+
+/* Fake pids, above any pid_max, so none is a real process. */
+#define LAUNCHER 90000001 /* kbound's child, bwrap's launcher */
+#define INIT 90000002     /* bwrap's init, the sandbox's PID 1 */
+#define KERNEL 90000003   /* the pinned kernel, init's child */
+#define STRAY 90000004    /* in the sandbox's pid namespace, no descendant of init */
+#define OUTSIDER 90000005 /* outside, in the sandbox's network namespace, holding one of its pipes */
+#define BROKEN 90000006   /* outside, its namespace links unreadable */
+#define GONE 90000007     /* init's child that ends while it is read: a stat, no status */
+#define KERNEL_THREAD 90000103
+
+#define CANARY "kb-canary-3f9e1d7a"
+#define SHARED_PIPE "pipe:[777002]"   /* the kernel's and OUTSIDER's */
+#define LAUNCHER_PIPE "pipe:[777001]" /* the kernel's and the launcher's */
+
+typedef struct fake {
+        tree *dir;
+        char proc[PATH_MAX]; /* dir/proc: the target's proc_root */
+        pid_t self;
+        int pair[2];          /* a real socket pair: pair[0] kbound's, pair[1] the kernel's */
+        uint64_t pair_ino[2]; /* their inodes */
+        kb_secrets *secrets;
+        kb_inspect_canary canaries[2];
+        char canary_paths[2][PATH_MAX];
+        kb_inspect_target t;
+        json_object *snap; /* the test's snapshot, put at teardown */
+} fake;
+
+/* dir/proc/<pid>/<name> holding len bytes (len 0: strlen(text)). */
+static void proc_file(fake *f, pid_t pid, const char *name, const char *text, size_t len) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name);
+        tmp_tree_write(f->dir->root, rel, text, len ? len : strlen(text));
+}
+
+static void proc_link(fake *f, pid_t pid, const char *name, const char *target) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name);
+        tmp_tree_link(f->dir->root, rel, target);
+}
+
+static uint64_t inode_of(const char *path) {
+        struct stat st;
+        if (stat(path, &st) < 0)
+                fail_msg("stat %s: %s", path, strerror(errno));
+        return (uint64_t) st.st_ino;
+}
+
+/* The inode of the fake namespace object (dir/nsobj/<object>), made when first asked for. */
+static uint64_t fake_ns_ino(fake *f, const char *object) {
+        char rel[128], path[PATH_MAX];
+        snprintf(rel, sizeof rel, "nsobj/%s", object);
+        tmp_tree_path(f->dir->root, rel, path);
+        if (access(path, F_OK) < 0)
+                tmp_tree_write(f->dir->root, rel, "", 0);
+        return inode_of(path);
+}
+
+static uint64_t own_ns_ino(const char *type) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/ns/%s", type);
+        return inode_of(path);
+}
+
+/* pid's ns/<type> as /proc has it, a link "<type>:[N]": here to a file beside it that is the
+ * fake namespace object (a hard link of it: its inode is N) or, object NULL, a link to the
+ * test's own namespace of that type (N its inode). */
+static void fake_ns(fake *f, pid_t pid, const char *type, const char *object) {
+        uint64_t ino = object ? fake_ns_ino(f, object) : own_ns_ino(type);
+        char name[96], text[64], path[PATH_MAX];
+        snprintf(text, sizeof text, "%s:[%llu]", type, (unsigned long long) ino);
+        snprintf(name, sizeof name, "ns/%s", type);
+        proc_link(f, pid, name, text);
+        snprintf(name, sizeof name, "ns/%s", text);
+        if (!object) {
+                char own[64];
+                snprintf(own, sizeof own, "/proc/self/ns/%s", type);
+                proc_link(f, pid, name, own);
+                return;
+        }
+        char rel[128], obj[PATH_MAX];
+        snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name);
+        tmp_tree_path(f->dir->root, rel, path);
+        snprintf(obj, sizeof obj, "%s/nsobj/%s", f->dir->root, object);
+        if (link(obj, path) < 0)
+                fail_msg("link %s: %s", path, strerror(errno));
+}
+
+/* All seven of pid's namespaces: objects[i] for kb_inspect_namespaces()[i] (NULL: kbound's own). */
+static void fake_namespaces(fake *f, pid_t pid, const char *const objects[NS_TYPES]) {
+        const char *const *types = kb_inspect_namespaces();
+        for (size_t i = 0; i < NS_TYPES; i++)
+                fake_ns(f, pid, types[i], objects[i]);
+}
+
+/* One fake process's stat and status. */
+typedef struct fake_proc {
+        pid_t pid, ppid, session;
+        const char *comm;
+        unsigned uid;
+        const char *cap_eff;
+        int no_new_privs, seccomp;
+        pid_t nspid; /* its pid in the sandbox's namespace, 0 for none */
+        long rss_kb, threads;
+} fake_proc;
+
+static void fake_process(fake *f, const fake_proc *p) {
+        char text[2048], nspid[32] = "";
+        snprintf(text, sizeof text, "%d (%s) S %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 0\n", (int) p->pid,
+                 p->comm, (int) p->ppid, (int) p->session, (int) p->session);
+        proc_file(f, p->pid, "stat", text, 0);
+        if (p->nspid)
+                snprintf(nspid, sizeof nspid, "\t%d", (int) p->nspid);
+        snprintf(text, sizeof text,
+                 "Name:\t%s\nState:\tS (sleeping)\nPPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
+                 "Groups:\t\nNSpid:\t%d%s\nThreads:\t%ld\nVmRSS:\t%ld kB\nCapInh:\t0000000000000000\n"
+                 "CapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n"
+                 "NoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\n",
+                 p->comm, (int) p->ppid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, (int) p->pid,
+                 nspid, p->threads, p->rss_kb, p->cap_eff, p->cap_eff, p->no_new_privs, p->seccomp, p->seccomp);
+        proc_file(f, p->pid, "status", text, 0);
+}
+
+/* What every sandbox process has besides stat and status: environ (NULL: a folder, which cannot
+ * be read as a file), cmdline, maps (none), uid_map, gid_map, limits, cgroup, an empty fd table, a
+ * task folder with the main thread. */
+static void fake_member_files(fake *f, pid_t pid, const char *environ, size_t environ_len, const char *cmdline,
+                              size_t cmdline_len) {
+        char task[64];
+        snprintf(task, sizeof task, "proc/%d/environ", (int) pid);
+        if (environ)
+                proc_file(f, pid, "environ", environ, environ_len);
+        else
+                tmp_tree_mkdir(f->dir->root, task);
+        proc_file(f, pid, "cmdline", cmdline, cmdline_len);
+        proc_file(f, pid, "maps", "", 0);
+        proc_file(f, pid, "uid_map", "         0       1000          1\n", 0);
+        proc_file(f, pid, "gid_map", "         0       1000          1\n", 0);
+        proc_file(f, pid, "limits",
+                  "Limit                     Soft Limit           Hard Limit           Units     \n"
+                  "Max processes             512                  512                  processes \n"
+                  "Max address space         unlimited            unlimited            bytes     \n",
+                  0);
+        proc_file(f, pid, "cgroup", "0::/kbound/team-a\n", 0);
+        snprintf(task, sizeof task, "proc/%d/fd", (int) pid);
+        tmp_tree_mkdir(f->dir->root, task);
+        snprintf(task, sizeof task, "proc/%d/task/%d", (int) pid, (int) pid);
+        tmp_tree_mkdir(f->dir->root, task);
+}
+
+/* The mount of "/" as mountinfo shows it: "<id> <parent> <maj:min>". */
+static void root_mount(char *buf, size_t size, long long *ret_id) {
+        struct statx sx;
+        assert_int_equal(statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &sx), 0);
+        assert_true(sx.stx_mask & STATX_MNT_ID);
+        *ret_id = (long long) sx.stx_mnt_id;
+        snprintf(buf, size, "%lld 1 %u:%u", *ret_id, sx.stx_dev_major, sx.stx_dev_minor);
+}
+
+static int setup(void **state) {
+        fake *f = calloc(1, sizeof *f);
+        void *dir = NULL;
+        if (!f || tmp_tree_setup(&dir, "kb-fakeproc") < 0) {
+                free(f);
+                return -1;
+        }
+        f->dir = dir;
+        f->self = getpid();
+        snprintf(f->proc, sizeof f->proc, "%s/proc", f->dir->root);
+        const char *root = f->dir->root;
+        char path[PATH_MAX], text[4096];
+
+        /* Every fake process's stat and status: pid, parent, session, name, uid, CapEff, NoNewPrivs,
+         * Seccomp, its pid in the sandbox (NSpid; 0: none), VmRSS in kB, Threads. */
+        const fake_proc procs[] = {
+                {f->self, 1, f->self, "kbound", 0, "000001ffffffffff", 0, 0, 0, 9999, 1},
+                {LAUNCHER, f->self, f->self, "bwrap", 1000, "0000000000000000", 0, 0, 0, 100, 1},
+                {INIT, LAUNCHER, INIT, "bwrap", 1000, "0000000000000000", 1, 0, 1, 512, 1},
+                {KERNEL, INIT, INIT, "python3", 1000, "0000000000000000", 1, 2, 2, 2048, 4},
+                {STRAY, 1, STRAY, "sleep", 0, "00000000a80425fb", 0, 0, 7, 256, 1},
+                {OUTSIDER, 1, OUTSIDER, "sshd", 0, "000001ffffffffff", 0, 0, 0, 1, 1},
+                {BROKEN, 1, BROKEN, "cron", 0, "0", 0, 0, 0, 1, 1},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(procs); i++)
+                fake_process(f, &procs[i]);
+
+        /* Real things the fake's links point at. */
+        tmp_tree_write(root, "work/notes.txt", "notes\n", 6);
+        tmp_tree_write(root, "work/lib.so", "ELF", 3);
+        tmp_tree_write(root, "bin/bwrap", "#!", 2);
+        tmp_tree_write(root, "bin/python3", "#!", 2);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->pair), 0);
+        for (int i = 0; i < 2; i++) {
+                struct stat st;
+                assert_int_equal(fstat(f->pair[i], &st), 0);
+                f->pair_ino[i] = (uint64_t) st.st_ino;
+        }
+
+        /* kbound itself: its own namespaces, one of the pair, and its mount table (a cgroup2 mount
+         * in the scratch folder, where the sandbox's cgroup's limits lie). */
+        const char *const own[NS_TYPES] = {NULL};
+        fake_namespaces(f, f->self, own);
+        snprintf(text, sizeof text, "%d", (int) f->self);
+        tmp_tree_link(root, "proc/self", text);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) f->pair_ino[0]);
+        proc_link(f, f->self, "fd/3", text);
+        char root_line[128];
+        long long root_id;
+        root_mount(root_line, sizeof root_line, &root_id);
+        snprintf(text, sizeof text,
+                 "%s / / rw,relatime - ext4 /dev/root rw\n7 %lld 0:31 / %s/cg rw - cgroup2 cgroup2 rw\n", root_line,
+                 root_id, root);
+        proc_file(f, f->self, "mountinfo", text, 0);
+        tmp_tree_write(root, "cg/kbound/memory.max", "524288\n", 7);
+        tmp_tree_write(root, "cg/kbound/team-a/memory.max", "1048576\n", 8);
+        tmp_tree_write(root, "cg/kbound/team-a/pids.max", "64\n", 3);
+
+        /* The launcher: kbound's child running bwrap, with one of the kernel's pipes. */
+        fake_namespaces(f, LAUNCHER, own);
+        static const char argv[] = "bwrap\0--unshare-all\0--\0python3";
+        proc_file(f, LAUNCHER, "cmdline", argv, sizeof argv);
+        static const char env[] = "PATH=/usr/bin\0LANG=C.UTF-8";
+        proc_file(f, LAUNCHER, "environ", env, sizeof env);
+        snprintf(path, sizeof path, "%s/bin/bwrap", root);
+        proc_link(f, LAUNCHER, "exe", path);
+        proc_file(f, LAUNCHER, "maps",
+                  "00400000-00452000 r-xp 00000000 fe:01 173521 /usr/bin/bwrap\n"
+                  "00652000-00653000 r--p 00052000 fe:01 173521 /usr/bin/bwrap\n"
+                  "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n",
+                  0);
+        proc_link(f, LAUNCHER, "fd/5", LAUNCHER_PIPE);
+
+        /* The sandbox: init, the kernel, a stray process of its pid namespace, one that ends. */
+        const char *const sandbox[NS_TYPES] = {"sbx-user", "sbx-mnt", "sbx-pid", "sbx-net", "sbx-ipc", NULL, NULL};
+        const char *const stray[NS_TYPES] = {"sbx-user", "stray-mnt", "sbx-pid", "sbx-net", "sbx-ipc", NULL, NULL};
+        fake_namespaces(f, INIT, sandbox);
+        fake_member_files(f, INIT, NULL, 0, "bwrap", 0);
+        proc_file(f, INIT, "syscall", "0 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f00\n", 0);
+
+        fake_namespaces(f, KERNEL, sandbox);
+        static const char kernel_env[] = "HOME=/home/sandbox\0TOKEN=" CANARY "\0LANG=C";
+        static const char kernel_cmd[] = "python3\0-m\0ipykernel_launcher\0-f\0/run/kbound/kernel.json";
+        fake_member_files(f, KERNEL, kernel_env, sizeof kernel_env, kernel_cmd, sizeof kernel_cmd);
+        proc_link(f, KERNEL, "fd/0", "/dev/null");
+        proc_file(f, KERNEL, "fdinfo/0", "pos:\t0\nflags:\t0100002\nmnt_id:\t25\nino:\t4\n", 0);
+        proc_link(f, KERNEL, "fd/1", LAUNCHER_PIPE);
+        proc_link(f, KERNEL, "fd/2", SHARED_PIPE);
+        snprintf(path, sizeof path, "%s/work/notes.txt", root);
+        proc_link(f, KERNEL, "fd/3", path);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) f->pair_ino[1]);
+        proc_link(f, KERNEL, "fd/4", text);
+        snprintf(path, sizeof path, "%s/work", root);
+        proc_link(f, KERNEL, "cwd", path);
+        proc_link(f, KERNEL, "root", "/");
+        snprintf(path, sizeof path, "%s/bin/python3", root);
+        proc_link(f, KERNEL, "exe", path);
+        /* a thread of its own working directory (unshare(CLONE_FS)) */
+        snprintf(text, sizeof text, "task/%d/cwd", KERNEL_THREAD);
+        proc_link(f, KERNEL, text, "/");
+        snprintf(text, sizeof text, "task/%d/root", KERNEL_THREAD);
+        proc_link(f, KERNEL, text, "/");
+        /* its mount table: "/" as it is, a mount whose id is not the one there, one missing */
+        snprintf(text, sizeof text,
+                 "%s / / ro,nosuid - ext4 /dev/root rw\n"
+                 "900001 %lld 0:4242 / / rw,nosuid,nodev - tmpfs tmpfs rw\n"
+                 "900002 %lld 0:4243 / /kb-no-such-folder rw - tmpfs tmpfs rw\n",
+                 root_line, root_id, root_id);
+        proc_file(f, KERNEL, "mountinfo", text, 0);
+        proc_file(f, KERNEL, "net/unix",
+                  "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                  "0000000000000000: 00000002 00000000 00010000 0001 01 555001 /run/kbound/shell\n",
+                  0);
+        proc_file(f, KERNEL, "net/dev",
+                  "Inter-|   Receive                                                |  Transmit\n"
+                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
+                  "fifo colls carrier compressed\n"
+                  "    lo:       0       0    0    0    0     0          0         0        0       0    0    0    "
+                  "0     0       0          0\n",
+                  0);
+        proc_file(f, KERNEL, "net/route",
+                  "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
+
+        static const char stray_cmd[] = "sleep\0" CANARY;
+        fake_namespaces(f, STRAY, stray);
+        fake_member_files(f, STRAY, "", 0, stray_cmd, sizeof stray_cmd);
+        proc_link(f, STRAY, "root", "/");
+        proc_file(f, STRAY, "mountinfo", "900100 1 0:4244 / / rw - tmpfs tmpfs rw\n", 0);
+
+        snprintf(text, sizeof text, "%d (python3) Z %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0\n", GONE, KERNEL, INIT,
+                 INIT);
+        proc_file(f, GONE, "stat", text, 0);
+
+        /* Outside: a process in the sandbox's network namespace holding one of its pipes, with a
+         * bind mount of that namespace and the kernel's tmpfs in its mount table; and one whose
+         * namespace links and mount table cannot be read. */
+        const char *const outsider[NS_TYPES] = {NULL, "outsider-mnt", NULL, "sbx-net", NULL, NULL, NULL};
+        fake_namespaces(f, OUTSIDER, outsider);
+        proc_link(f, OUTSIDER, "fd/9", SHARED_PIPE);
+        snprintf(text, sizeof text,
+                 "800001 1 0:4242 / / rw - tmpfs tmpfs rw\n"
+                 "800002 800001 0:4 net:[%llu] /run/netns/sbx rw - nsfs nsfs rw\n",
+                 (unsigned long long) fake_ns_ino(f, "sbx-net"));
+        proc_file(f, OUTSIDER, "mountinfo", text, 0);
+        proc_link(f, BROKEN, "ns/user", "not a namespace");
+        snprintf(path, sizeof path, "proc/%d/mountinfo", BROKEN);
+        tmp_tree_mkdir(root, path);
+
+        /* What the snapshot looks for. */
+        assert_int_equal(kb_secrets_new(&f->secrets), 0);
+        assert_int_equal(kb_secrets_add_token(f->secrets, "canary:env", CANARY), 0);
+        snprintf(f->canary_paths[0], PATH_MAX, "%s/no-such-canary", root);
+        snprintf(f->canary_paths[1], PATH_MAX, "%s/work/notes.txt", root);
+        f->canaries[0] = (kb_inspect_canary){"credential file", f->canary_paths[0], "boundary.credentials"};
+        f->canaries[1] = (kb_inspect_canary){"team canary", f->canary_paths[1], "boundary.cross_team"};
+        f->t = (kb_inspect_target){.proc_root = f->proc,
+                                   .init_pid = INIT,
+                                   .kernel_pid = KERNEL,
+                                   .launcher_pid = LAUNCHER,
+                                   .pidns_ino = fake_ns_ino(f, "sbx-pid"),
+                                   .secrets = (const kb_secrets *const *) &f->secrets,
+                                   .n_secrets = 1,
+                                   .canaries = f->canaries,
+                                   .n_canaries = 2};
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fake *f = *state;
+        close(f->pair[0]);
+        close(f->pair[1]);
+        kb_secrets_destroy(&f->secrets);
+        json_object_put(f->snap);
+        void *dir = f->dir;
+        tree_teardown(&dir);
+        free(f);
+        return 0;
+}
+
+/* ---- reading the snapshot ---- */
+
+/* A snapshot of f's tree, which kb_inspect_snapshot must answer with want. */
+static json_object *snapshot(fake *f, int want) {
+        json_object_put(f->snap);
+        f->snap = NULL;
+        assert_int_equal(kb_inspect_snapshot(&f->t, "ready", &f->snap), want);
+        assert_non_null(f->snap);
+        return f->snap;
+}
+
+static json_object *member(json_object *o, const char *key) {
+        json_object *v = kb_json_get(o, key);
+        if (!v)
+                fail_msg("no \"%s\" in %s", key, json_object_to_json_string(o));
+        return v;
+}
+
+static int64_t int_at(json_object *o, const char *key) {
+        return json_object_get_int64(member(o, key));
+}
+
+/* The element of array a whose integer key is value, or NULL. */
+static json_object *find_by(json_object *a, const char *key, int64_t value) {
+        for (size_t i = 0; a && i < json_object_array_length(a); i++)
+                if (kb_inspect_int_of(json_object_array_get_idx(a, i), key) == value)
+                        return json_object_array_get_idx(a, i);
+        return NULL;
+}
+
+static json_object *process(json_object *snap, pid_t pid) {
+        json_object *p = find_by(member(snap, "processes"), "pid", pid);
+        if (!p)
+                fail_msg("process %d is not among %s", (int) pid,
+                         json_object_to_json_string(member(snap, "processes")));
+        return p;
+}
+
+/* Whether errors holds {"what": what, "error": error}. */
+static bool has_error(json_object *errors, const char *what, const char *error) {
+        for (size_t i = 0; i < json_object_array_length(errors); i++) {
+                json_object *e = json_object_array_get_idx(errors, i);
+                if (strcmp(kb_json_str(e, "what"), what) == 0 && strcmp(kb_json_str(e, "error"), error) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* o[key] names path, and is the very file there (its inode). */
+static void assert_names_file(json_object *o, const char *key, const char *path) {
+        assert_string_equal(kb_json_str(o, key), path);
+        assert_int_equal(int_at(o, "ino"), inode_of(path));
+}
+
+static bool has_string(json_object *a, const char *s) {
+        for (size_t i = 0; a && i < json_object_array_length(a); i++)
+                if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), s) == 0)
+                        return true;
+        return false;
+}
+
+static bool has_int(json_object *a, int64_t v) {
+        for (size_t i = 0; a && i < json_object_array_length(a); i++)
+                if (json_object_get_int64(json_object_array_get_idx(a, i)) == v)
+                        return true;
+        return false;
+}
+
+#define assert_error(errors, what, error)                                                                              \
+        do {                                                                                                           \
+                if (!has_error(errors, what, error))                                                                   \
+                        fail_msg("no {%s: %s} in %s", what, error, json_object_to_json_string(errors));                \
+        } while (0)
+
+/* ---- the tests ---- */
+
+/* init, its descendants and the stray of its pid namespace are the sandbox's, nobody else; each
+ * with what its status and stat say; the one that ended is counted, not listed. */
+static void test_processes(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        assert_string_equal(json_object_get_string(member(snap, "label")), "ready");
+        json_object *procs = member(snap, "processes");
+        assert_int_equal(json_object_array_length(procs), 3);
+        json_object *kernel = process(snap, KERNEL), *stray = process(snap, STRAY);
+        (void) process(snap, INIT);
+        assert_null(find_by(procs, "pid", LAUNCHER));
+        assert_null(find_by(procs, "pid", OUTSIDER));
+        assert_null(find_by(procs, "pid", f->self));
+        assert_int_equal(int_at(snap, "vanished"), 1);
+
+        assert_string_equal(kb_json_str(kernel, "name"), "python3");
+        assert_int_equal(int_at(kernel, "ppid"), INIT);
+        assert_int_equal(int_at(kernel, "session"), INIT);
+        assert_int_equal(json_object_get_int64(json_object_array_get_idx(member(kernel, "uid"), 1)), 1000);
+        assert_string_equal(kb_json_str(kernel, "cap_eff"), "0000000000000000");
+        assert_int_equal(int_at(kernel, "no_new_privs"), 1);
+        assert_int_equal(int_at(kernel, "seccomp"), 2);
+        json_object *nspid = member(kernel, "nspid");
+        assert_int_equal(json_object_array_length(nspid), 2);
+        assert_int_equal(json_object_get_int64(json_object_array_get_idx(nspid, 1)), 2);
+        assert_string_equal(kb_json_str(kernel, "uid_map"), "0 1000 1");
+        assert_string_equal(kb_json_str(kernel, "cmdline"), "python3 -m ipykernel_launcher -f /run/kbound/kernel.json");
+        assert_string_equal(kb_json_str(stray, "cap_eff"), "00000000a80425fb");
+        assert_int_equal(json_object_get_int64(json_object_array_get_idx(member(stray, "uid"), 0)), 0);
+}
+
+/* The canary is found by name in the kernel's environment and the stray's command line, nowhere
+ * else; an environment that cannot be read is an error of that process, not an absence. */
+static void test_secrets_and_errors(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *kernel = process(snap, KERNEL), *stray = process(snap, STRAY), *init = process(snap, INIT);
+        assert_true(has_string(member(kernel, "environ_secrets"), "canary:env"));
+        assert_int_equal(json_object_array_length(member(kernel, "cmdline_secrets")), 0);
+        assert_true(has_string(member(stray, "cmdline_secrets"), "canary:env"));
+        assert_int_equal(json_object_array_length(member(stray, "environ_secrets")), 0);
+        assert_null(kb_json_get(init, "environ_secrets"));
+        assert_error(member(init, "errors"), "environ", "Invalid argument");
+        assert_int_equal(json_object_array_length(member(init, "cmdline_secrets")), 0);
+}
+
+/* Namespaces: the kernel's user, mnt, pid, net and ipc are the sandbox's own, its uts and cgroup
+ * are kbound's; the sandbox's are listed, kbound's are not; the outsider in its network namespace
+ * is a holder, the one whose links cannot be read is counted as unreadable. */
+static void test_namespaces(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *ns = member(process(snap, KERNEL), "ns");
+        uint64_t sbx_net = fake_ns_ino(f, "sbx-net");
+        assert_int_equal(int_at(ns, "net"), sbx_net);
+        assert_true((uint64_t) int_at(ns, "net") != own_ns_ino("net"));
+        assert_int_equal(int_at(ns, "user"), fake_ns_ino(f, "sbx-user"));
+        assert_int_equal(int_at(ns, "uts"), own_ns_ino("uts"));
+        assert_int_equal(int_at(ns, "cgroup"), own_ns_ino("cgroup"));
+        assert_int_equal(int_at(member(process(snap, STRAY), "ns"), "mnt"), fake_ns_ino(f, "stray-mnt"));
+
+        json_object *listed = member(snap, "sandbox_namespaces");
+        assert_true(has_int(listed, (int64_t) sbx_net));
+        assert_true(has_int(listed, (int64_t) fake_ns_ino(f, "stray-mnt")));
+        assert_false(has_int(listed, (int64_t) own_ns_ino("uts")));
+        assert_false(has_int(listed, (int64_t) own_ns_ino("net")));
+
+        /* A fake namespace answers no NS_GET_USERNS: recorded, not guessed; kbound's own answers. */
+        assert_error(member(process(snap, KERNEL), "errors"), "ns_owners/net", "Inappropriate ioctl for device");
+        assert_non_null(member(member(process(snap, KERNEL), "ns_owners"), "uts"));
+
+        json_object *holders = member(snap, "ns_holders");
+        assert_int_equal(json_object_array_length(holders), 1);
+        json_object *h = json_object_array_get_idx(holders, 0);
+        assert_int_equal(int_at(h, "pid"), OUTSIDER);
+        assert_string_equal(kb_json_str(h, "name"), "sshd");
+        assert_string_equal(kb_json_str(h, "ns"), "net");
+        assert_int_equal(int_at(h, "inode"), sbx_net);
+        json_object *outside = member(snap, "ns_outside");
+        assert_int_equal(int_at(outside, "read"), 2); /* the launcher and the outsider; kbound is not read */
+        assert_int_equal(int_at(outside, "unreadable"), 1);
+        assert_int_equal(int_at(outside, "holders"), 1);
+}
+
+/* Descriptors: each is what its link names (a device, a pipe, a file, a socket), with its fdinfo
+ * where there is one; a pipe the outsider holds too is a channel out, the launcher's is its own;
+ * the kernel's end of kbound's socket pair is one of kbound's network's sockets, its peer kbound's. */
+static void test_descriptors(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *fds = member(process(snap, KERNEL), "fds");
+        assert_int_equal(json_object_array_length(fds), 5);
+        json_object *null = find_by(fds, "fd", 0), *pipe = find_by(fds, "fd", 2), *file = find_by(fds, "fd", 3);
+        assert_string_equal(kb_json_str(null, "target"), "/dev/null");
+        assert_string_equal(kb_json_str(null, "type"), "chr");
+        assert_string_equal(kb_json_str(null, "rdev"), "1:3");
+        assert_int_equal(int_at(null, "flags"), 0100002);
+        assert_int_equal(int_at(null, "mnt_id"), 25);
+        assert_string_equal(kb_json_str(pipe, "target"), SHARED_PIPE);
+        assert_non_null(kb_json_get(pipe, "stat_error"));
+        assert_string_equal(kb_json_str(pipe, "fdinfo_error"), "unreadable");
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/work/notes.txt", f->dir->root);
+        assert_string_equal(kb_json_str(file, "type"), "reg");
+        assert_int_equal(int_at(file, "ino"), inode_of(path));
+
+        json_object *channels = member(snap, "outside_channels");
+        assert_int_equal(json_object_array_length(channels), 1);
+        json_object *c = json_object_array_get_idx(channels, 0);
+        assert_string_equal(kb_json_str(c, "target"), SHARED_PIPE);
+        assert_int_equal(int_at(c, "pid"), OUTSIDER);
+        assert_int_equal(int_at(c, "fd"), 9);
+
+        json_object *inodes = member(member(snap, "launcher"), "outside_inodes");
+        char own_socket[40];
+        snprintf(own_socket, sizeof own_socket, "socket:[%llu]", (unsigned long long) f->pair_ino[0]);
+        assert_true(has_string(inodes, LAUNCHER_PIPE));
+        assert_true(has_string(inodes, own_socket));
+        assert_false(has_string(inodes, SHARED_PIPE));
+
+        assert_true(has_int(member(snap, "kbound_sockets"), (int64_t) f->pair_ino[0]));
+        json_object *held = find_by(member(snap, "kbound_net_sockets"), "inode", (int64_t) f->pair_ino[1]);
+        if (!held)
+                fail_msg("the kernel's socket is not in %s",
+                         json_object_to_json_string(member(snap, "kbound_net_sockets")));
+        assert_int_equal(int_at(held, "peer"), f->pair_ino[0]);
+        json_object *peer = json_object_array_get_idx(member(held, "peer_held_by"), 0);
+        assert_int_equal(int_at(peer, "pid"), f->self);
+        assert_string_equal(kb_json_str(peer, "side"), "kbound");
+}
+
+/* The launcher is init's parent: its command line, its environment as digests, its program and
+ * the files it maps, each once. */
+static void test_launcher(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *l = member(snap, "launcher");
+        assert_int_equal(int_at(l, "pid"), LAUNCHER);
+        assert_int_equal(int_at(l, "ppid"), f->self);
+        assert_int_equal(int_at(l, "spawned"), LAUNCHER);
+        json_object *argv = member(l, "argv");
+        assert_int_equal(json_object_array_length(argv), 4);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(argv, 1)), "--unshare-all");
+        char *const env[] = {"PATH=/usr/bin", "LANG=C.UTF-8", NULL};
+        json_object *want = kb_inspect_env_digests(env);
+        assert_true(json_object_equal(member(l, "environ"), want));
+        json_object_put(want);
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/bin/bwrap", f->dir->root);
+        assert_names_file(member(l, "exe"), "path", path);
+        json_object *maps = member(l, "map_files");
+        assert_int_equal(json_object_array_length(maps), 1);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(maps, 0)), "254:1:173521");
+}
+
+/* Resources: the rlimits and cgroup each process shows, the limit in force up the cgroup's path in
+ * kbound's cgroup2 mount, and the memory and tasks of the whole sandbox. */
+static void test_resources(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *kernel = process(snap, KERNEL);
+        assert_int_equal(int_at(member(kernel, "limits"), "nproc"), 512);
+        assert_int_equal(int_at(member(kernel, "limits"), "as"), -1);
+        assert_string_equal(kb_json_str(member(kernel, "cgroups"), "unified"), "/kbound/team-a");
+        json_object *res = member(snap, "resources");
+        assert_int_equal(int_at(res, "rss_bytes"), (2048 + 512 + 256) * 1024);
+        assert_int_equal(int_at(res, "tasks"), 4 + 1 + 1);
+        json_object *cg = member(member(res, "cgroups"), "unified:/kbound/team-a");
+        assert_int_equal(int_at(cg, "memory_max"), 524288);
+        assert_int_equal(int_at(cg, "pids_max"), 64);
+}
+
+/* Mount tables: the kernel's, each mount point proven to be that mount's root or why not; the
+ * stray's namespace's table by its inode; which of their filesystems a namespace outside holds, and
+ * the outsider's bind mount of the sandbox's network namespace. The kernel's own thread with its
+ * own working directory, and the files it maps, placed in its view. */
+static void test_mounts(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_mounts");
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *mounts = member(snap, "mounts");
+        assert_int_equal(json_object_array_length(mounts), 3);
+        json_object *root = json_object_array_get_idx(mounts, 0);
+        struct stat st;
+        assert_int_equal(stat("/", &st), 0);
+        if (!kb_json_get(root, "target"))
+                fail_msg("\"/\" not proven: %s", json_object_to_json_string(root));
+        assert_int_equal(int_at(member(root, "target"), "ino"), st.st_ino);
+        assert_non_null(strstr(kb_json_str(json_object_array_get_idx(mounts, 1), "target_error"),
+                               "a different mount is there"));
+        assert_non_null(
+                strstr(kb_json_str(json_object_array_get_idx(mounts, 2), "target_error"), "No such file or directory"));
+        char key[32];
+        snprintf(key, sizeof key, "%llu", (unsigned long long) fake_ns_ino(f, "stray-mnt"));
+        json_object *stray_table = member(member(snap, "mount_tables"), key);
+        assert_string_equal(kb_json_str(json_object_array_get_idx(stray_table, 0), "dev"), "0:4244");
+
+        json_object *outside = member(snap, "outside_mounts");
+        json_object *devices = member(outside, "devices");
+        char root_dev[32];
+        snprintf(root_dev, sizeof root_dev, "%s", kb_json_str(root, "dev"));
+        assert_int_equal(int_at(devices, root_dev), f->self);
+        assert_int_equal(int_at(devices, "0:4242"), OUTSIDER);
+        assert_null(kb_json_get(devices, "0:4243"));
+        assert_null(kb_json_get(devices, "0:4244"));
+        assert_int_equal(int_at(outside, "namespaces"), 2);
+        assert_int_equal(int_at(outside, "unreadable"), 1);
+        json_object *ns_mounts = member(snap, "ns_mounts");
+        assert_int_equal(json_object_array_length(ns_mounts), 1);
+        assert_int_equal(int_at(json_object_array_get_idx(ns_mounts, 0), "pid"), OUTSIDER);
+        assert_string_equal(kb_json_str(json_object_array_get_idx(ns_mounts, 0), "mountpoint"), "/run/netns/sbx");
+
+        json_object *refs = member(process(snap, KERNEL), "refs");
+        char work[PATH_MAX];
+        snprintf(work, sizeof work, "%s/work", f->dir->root);
+        assert_names_file(member(refs, "cwd"), "target", work);
+        json_object *threads = member(refs, "threads");
+        assert_int_equal(json_object_array_length(threads), 1);
+        assert_int_equal(int_at(json_object_array_get_idx(threads, 0), "tid"), KERNEL_THREAD);
+}
+
+/* The maps the kernel holds, each placed in its view: the very file, another file at its path,
+ * nothing there, or a deleted one (not looked up). */
+static void test_maps(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_maps");
+        fake *f = *state;
+        char lib[PATH_MAX], text[4 * PATH_MAX];
+        struct stat st;
+        snprintf(lib, sizeof lib, "%s/work/lib.so", f->dir->root);
+        assert_int_equal(stat(lib, &st), 0);
+        unsigned maj = major(st.st_dev), min = minor(st.st_dev);
+        snprintf(text, sizeof text,
+                 "7f0000000000-7f0000001000 r-xp 00000000 %02x:%02x %llu %s\n"
+                 "7f0000001000-7f0000002000 r--p 00001000 %02x:%02x %llu %s\n"
+                 "7f0000002000-7f0000003000 rw-s 00000000 %02x:%02x %llu %s\n"
+                 "7f0000003000-7f0000004000 r-xp 00000000 08:01 4242 /kb-no-such-folder/lib.so\n"
+                 "7f0000004000-7f0000005000 r-xp 00000000 08:01 4343 %s/work/old.so (deleted)\n",
+                 maj, min, (unsigned long long) st.st_ino, lib, maj, min, (unsigned long long) st.st_ino, lib, maj, min,
+                 (unsigned long long) st.st_ino + 1, lib, f->dir->root);
+        proc_file(f, KERNEL, "maps", text, 0);
+        json_object *snap = snapshot(f, 0);
+        json_object *maps = member(member(process(snap, KERNEL), "refs"), "maps");
+        assert_int_equal(json_object_array_length(maps), 4); /* r-xp and r--p are one kind */
+        json_object *same = json_object_array_get_idx(maps, 0), *other = json_object_array_get_idx(maps, 1),
+                    *none = json_object_array_get_idx(maps, 2), *gone = json_object_array_get_idx(maps, 3);
+        assert_string_equal(kb_json_str(same, "reach"), "same");
+        assert_string_equal(kb_json_str(other, "reach"), "other");
+        assert_true(json_object_get_boolean(member(other, "shared")));
+        assert_true(json_object_get_boolean(member(other, "writable")));
+        assert_string_equal(kb_json_str(none, "reach"), "none");
+        assert_true(json_object_get_boolean(member(gone, "deleted")));
+        assert_null(kb_json_get(gone, "reach"));
+}
+
+/* Canaries: one missing on the host is an error of its entry; one there with no host mount table
+ * to place it in is said so, never taken as unexposed. */
+static void test_reach(void **state) {
+        fake *f = *state;
+        json_object *snap = snapshot(f, 0);
+        json_object *reach = member(snap, "reach");
+        json_object *missing = NULL, *unplaced = NULL;
+        for (size_t i = 0; i < json_object_array_length(reach); i++) {
+                json_object *e = json_object_array_get_idx(reach, i);
+                const char *name = kb_json_str(e, "name");
+                if (strcmp(kb_json_str(e, "kind"), "canary") != 0)
+                        continue;
+                if (strcmp(name, "credential file") == 0)
+                        missing = e;
+                else if (strcmp(name, "team canary") == 0)
+                        unplaced = e;
+        }
+        assert_non_null(missing);
+        assert_non_null(unplaced);
+        assert_string_equal(kb_json_str(missing, "claim"), "boundary.credentials");
+        assert_string_equal(kb_json_str(missing, "error"), "No such file or directory");
+        assert_string_equal(kb_json_str(unplaced, "error"), "no host mount holds it");
+        assert_int_equal(json_object_array_length(member(unplaced, "exposed")), 0);
+}
+
+/* A kernel that is not among the sandbox's processes: -ESRCH, and the snapshot still comes back
+ * with the error in it. */
+static void test_kernel_missing(void **state) {
+        fake *f = *state;
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/%d", f->proc, KERNEL);
+        tmp_tree_remove(path);
+        json_object *snap = snapshot(f, -ESRCH);
+        assert_error(member(snap, "errors"), "the pinned kernel among the sandbox's processes", "No such process");
+        assert_null(find_by(member(snap, "processes"), "pid", KERNEL));
+        (void) process(snap, INIT);
+        json_object *none = NULL;
+        assert_int_equal(kb_inspect_snapshot(NULL, "ready", &none), -EINVAL);
+        assert_null(none);
+}
+
+/* Each test on a fake tree of its own (two of them change it). */
+#define ON_FAKE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                /* what the fake tree alone decides */
+                ON_FAKE(test_processes),
+                ON_FAKE(test_secrets_and_errors),
+                ON_FAKE(test_namespaces),
+                ON_FAKE(test_launcher),
+                ON_FAKE(test_resources),
+                /* with sock_diag's list of this network's sockets */
+                ON_FAKE(test_descriptors),
+                /* looked up through "/" with openat2 */
+                ON_FAKE(test_mounts),
+                ON_FAKE(test_maps),
+                /* the canaries, and a kernel that is not there */
+                ON_FAKE(test_reach),
+                ON_FAKE(test_kernel_missing),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
