@@ -60,7 +60,7 @@ typedef struct ctx {
 
 typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 
-/* A check of the run, its detail formatted (scenario.c). */
+/* The kernel's log facts set again for the judge (scenario.c). */
 void scenario_expect_log(ctx *x);
 /* The checks each kernel is given (scenario_checks.c): how many; x's checks put in their order; each
  * one no step reported added as not_run, with why (never run is never a pass). */
@@ -68,26 +68,44 @@ size_t scenario_n_checks(void);
 void scenario_sort_checks(ctx *x);
 void scenario_fill_missing(ctx *x);
 
+/* ---- what every step does with the kernel (scenario_cell.c) ---- */
+
+/* A check of the run, its detail formatted. */
 void scenario_add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* One look at the whole sandbox from the host, kept for the judge; again when the kernel's mount
+ * table changed since the last (polled between a cell's messages, once scenario_watch_mounts opened
+ * it); and the look while bwrap's init waits, before anything of the kernel runs
+ * (kb_kernel_options.before_exec, userdata x). */
+void scenario_host_look(ctx *x, const char *label);
+void scenario_watch_mounts(ctx *x);
+void scenario_look_if_mounts_changed(ctx *x);
+void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb);
 /* The marker a stdout-transport cell prints before its result, and a cell's result by either
- * transport (scenario.c). */
+ * transport. */
 void scenario_result_marker(const ctx *x, char *buf, size_t size);
 int scenario_cell_result(const ctx *x, const kb_execution *ex, json_object **ret);
-/* A look again when the kernel's mount table changed since the last (scenario.c). */
-void scenario_look_if_mounts_changed(ctx *x);
+/* Something to do while a cell runs, once: when fn says so (it sees every iopub message of the
+ * cell), then is called and the wait goes on. */
+typedef struct cell_hook {
+        kb_iopub_fn fn;
+        void *userdata;
+        void (*then)(ctx *x, void *userdata);
+} cell_hook;
+/* Runs one probe cell (with a hook, or none) and returns its result; on failure why says what went
+ * wrong. */
+int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
+                             json_object **ret, char *why, size_t why_size);
+int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
+                      size_t why_size);
+/* Sets expect[key] (owned). */
+void scenario_expect_set(ctx *x, const char *key, json_object *value);
 
 /* interrupt.control or interrupt.pidfd: a long cell interrupted through path and seen, by the host,
  * to stop (scenario_interrupt.c). A reply that says the cell stopped leaves the check pending until
  * scenario_settle_stop, which decides it once the host's watch of the cell's progress is over. */
 void scenario_check_interrupt(ctx *x, interrupt_path path);
 void scenario_settle_stop(ctx *x, interrupt_path path);
-
-/* Runs one probe cell and returns its result (scenario.c); on failure why says what went wrong. */
-int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
-                      size_t why_size);
-/* Sets expect[key] (owned; scenario.c). */
-void scenario_expect_set(ctx *x, const char *key, json_object *value);
 
 /* The end of the run (scenario_end.c): persistence.namespace, lifecycle.shutdown, and the twin
  * sandbox of sandbox.session's lifetime proof, started beside the interrupt cells and joined
