@@ -3,17 +3,13 @@
 #include "kbound/check.h"
 #include <string.h>
 
-/* sandbox.privileges reads only the looks. */
-static json_object *judge_privileges(const kb_judge_input *in) {
-        return kb_judge_privileges(in->snapshots);
-}
-
 static const kb_check_info checks[_KB_CHECK_MAX] = {
         [KB_CHECK_BACKEND] = {"sandbox.backend",
                               "the kernel runs in namespaces of its own, made by the bwrap kbound built",
                               KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, kb_judge_backend, KB_CHECK_TIME_LOOKS},
         [KB_CHECK_PRIVILEGES] = {"sandbox.privileges", "no sandbox process is host root or holds capabilities",
-                                 KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, judge_privileges, KB_CHECK_TIME_LOOKS},
+                                 KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, kb_judge_privileges_of,
+                                 KB_CHECK_TIME_LOOKS},
         [KB_CHECK_SESSION] = {"sandbox.session", "no terminal reaches the sandbox, and it cannot outlive kbound",
                               KB_CHECK_PHASE_SANDBOX, KB_CHECK_NEEDS_HOST, kb_judge_session, KB_CHECK_TIME_LOOKS},
         [KB_CHECK_ATTACK_SURFACE] = {"sandbox.attack_surface",

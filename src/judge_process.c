@@ -116,6 +116,10 @@ json_object *kb_judge_privileges(json_object *snapshots) {
         return verdict_end(&v, kb_check_id(KB_CHECK_PRIVILEGES), pass);
 }
 
+json_object *kb_judge_privileges_of(const kb_judge_input *in) {
+        return kb_judge_privileges(in ? in->snapshots : NULL);
+}
+
 /* ---- sandbox.session ---- */
 
 /* Reads bwrap's argv (argv[0] first): sets *die_with_parent / *new_session; returns NULL or why the

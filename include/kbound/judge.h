@@ -56,6 +56,8 @@ KB_EXPORT json_object *kb_judge_backend(const kb_judge_input *in);
  * and seccomp mode are reported. Fails on a process whose status could not be read, a look without
  * the kernel, or no look at all. */
 KB_EXPORT json_object *kb_judge_privileges(json_object *snapshots);
+/* The same, from a judge input (the check table's form; it reads only in->snapshots). */
+KB_EXPORT json_object *kb_judge_privileges_of(const kb_judge_input *in);
 
 /* sandbox.session: no process has a controlling terminal; the kernel's session is led by a process
  * of the sandbox, not kbound's; and the sandbox cannot outlive kbound: the bwrap that runs it is
