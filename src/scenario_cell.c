@@ -135,7 +135,6 @@ void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb) {
         x->inspect_ms += x->pre_exec_ms;
 }
 
-
 /* The marker a stdout-transport cell prints before its result: fresh per run. */
 void scenario_result_marker(const ctx *x, char *buf, size_t size) {
         snprintf(buf, size, "KBOUND-RESULT-%.16s", x->nonce);
@@ -156,7 +155,7 @@ int scenario_cell_result(const ctx *x, const kb_execution *ex, json_object **ret
 
 /* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */
 int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
-                           json_object **ret, char *why, size_t why_size) {
+                             json_object **ret, char *why, size_t why_size) {
         _cleanup_free_ char *code = NULL;
         _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
         char marker[64];
