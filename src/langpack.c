@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -20,7 +21,27 @@ struct kb_langpack {
         json_object *manifest;
 };
 
-/* 1 if manifest names language (or an alias of it), 0 if not, -EPROTO if malformed. */
+void kb_langpack_folder_name(const char *language, char buf[static KB_LANGPACK_FOLDER_MAX]) {
+        const char *name = language ? language : "";
+        const char *slash = strrchr(name, '/');
+        if (slash)
+                name = slash + 1;
+        if (strncasecmp(name, "x-", 2) == 0)
+                name += 2;
+        size_t n = 0;
+        bool only_dots = true;
+        for (; *name && n < KB_LANGPACK_FOLDER_MAX - 1; name++) {
+                char c = *name >= 'A' && *name <= 'Z' ? (char) (*name - 'A' + 'a') : *name;
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '_' || c == '.' || c == '-'))
+                        c = '-';
+                only_dots = only_dots && c == '.';
+                buf[n++] = c;
+        }
+        buf[only_dots ? 0 : n] = '\0';
+}
+
+/* 1 if manifest names language (or an alias of it), or its language has language's folder name;
+ * 0 if not, -EPROTO if malformed. */
 static int manifest_matches(json_object *m, const char *language) {
         json_object *lang = NULL, *aliases = NULL, *cells = NULL;
         if (!json_object_is_type(m, json_type_object) || !json_object_object_get_ex(m, "language", &lang) ||
@@ -36,7 +57,10 @@ static int manifest_matches(json_object *m, const char *language) {
                             strcasecmp(json_object_get_string(a), language) == 0)
                                 return 1;
                 }
-        return 0;
+        char want[KB_LANGPACK_FOLDER_MAX], have[KB_LANGPACK_FOLDER_MAX];
+        kb_langpack_folder_name(language, want);
+        kb_langpack_folder_name(json_object_get_string(lang), have);
+        return want[0] && strcmp(want, have) == 0;
 }
 
 int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack **ret) {

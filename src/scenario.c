@@ -227,12 +227,18 @@ static void judged(ctx *x, kb_check c, int64_t duration_ms) {
 
 /* A check that needs a cell, for a kernel without a pack: untested, saying which folder to add. */
 static void untested_without_pack(ctx *x, kb_check c) {
-        scenario_add_check(
-                x, kb_check_id(c), "untested", kb_now_ms(), NULL,
-                "%s needs a cell, and there is no probe set for language '%s': add kernels/%s/ with kbound.json and "
-                "the cells (docs/probes-cells.md)",
-                kb_check_get(c)->without_cell, x->spec->language ? x->spec->language : "?",
-                x->spec->language ? x->spec->language : "<language>");
+        const char *language = x->spec->language ? x->spec->language : "";
+        char folder[KB_LANGPACK_FOLDER_MAX];
+        kb_langpack_folder_name(language, folder);
+        /* The folder to add is one path component; a language whose name is not one (a MIME type)
+         * is named in the pack's kbound.json. */
+        bool named = folder[0] && strcmp(folder, language) != 0;
+        scenario_add_check(x, kb_check_id(c), "untested", kb_now_ms(), NULL,
+                           "%s needs a cell, and there is no probe set for language '%s': add kernels/%s/ with "
+                           "kbound.json%s%s%s and the cells (docs/probes-cells.md)",
+                           kb_check_get(c)->without_cell, x->spec->language ? language : "?",
+                           folder[0] ? folder : "<language>", named ? " (\"aliases\": [\"" : "", named ? language : "",
+                           named ? "\"])" : "");
 }
 
 /* A check that needs a cell but whose host part can fail it (sandbox.attack_surface: the seccomp

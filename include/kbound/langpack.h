@@ -24,9 +24,17 @@
 
 typedef struct kb_langpack kb_langpack;
 
+/* The folder name a language's name stands for, safe as one path component: the part after its
+ * last '/' (a kernelspec may name a MIME type: "text/x-macaulay2"), without an "x-" prefix, lower
+ * case, each byte but [a-z0-9+_.-] a '-'; "" when nothing is left or only dots. At most
+ * KB_LANGPACK_FOLDER_MAX - 1 bytes (longer names are cut). */
+#define KB_LANGPACK_FOLDER_MAX 64
+KB_EXPORT void kb_langpack_folder_name(const char *language, char buf[static KB_LANGPACK_FOLDER_MAX]);
+
 /* Finds the language pack for language under kernels_dir: the folder whose kbound.json names
- * language (or an alias) case-insensitively. Returns 0, -ENOENT (no pack: the caller says which
- * folder to add), -EPROTO (a manifest is malformed), -errno. */
+ * language (or an alias) case-insensitively, or whose language has the same folder name
+ * (kb_langpack_folder_name: a pack "macaulay2" serves "text/x-macaulay2"). Returns 0, -ENOENT (no
+ * pack: the caller says which folder to add), -EPROTO (a manifest is malformed), -errno. */
 KB_EXPORT int kb_langpack_find(const char *kernels_dir, const char *language, kb_langpack **ret);
 KB_EXPORT const char *kb_langpack_language(const kb_langpack *lp);
 KB_EXPORT const char *kb_langpack_dir(const kb_langpack *lp);

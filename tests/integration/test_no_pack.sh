@@ -36,4 +36,29 @@ for id in $cell_ids; do
 done
 ok "no pack: every check of the list is reported" same_checks_as_listed "$scratch/r.json"
 assert_no_leftovers "after the kernel without a pack"
+
+# A language named as a MIME type (Debian's Macaulay2 kernel says "text/x-macaulay2") is not a
+# folder name: kbound names the one folder to add, and the alias that makes it the pack's.
+mime="$scratch/kernels/mime"
+mkdir -p "$mime"
+sed 's|"language": "cobol"|"language": "text/x-cobol"|' "$dir/kernel.json" >"$mime/kernel.json"
+set +e
+"$KBOUND" check --kernel "$mime" --json "$scratch/m.json" >"$scratch/m.out" 2>"$scratch/m.err"
+rc=$?
+set -e
+ok "MIME-type language: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
+mdetail=$(json_get "$scratch/m.json" "next(c['detail'] for c in d['kernels'][0]['checks'] if c['id']=='interrupt.pidfd')")
+ok "MIME-type language: one folder to add, and the alias naming the language" \
+  grep -qF 'add kernels/cobol/ with kbound.json ("aliases": ["text/x-cobol"])' <<<"$mdetail"
+# A pack made as the detail says is found: the folder name stands for the MIME type.
+mkdir -p "$scratch/packs"
+cp -r "$KBOUND_SOURCE_DIR/kernels/python" "$scratch/packs/cobol"
+sed -i 's|"language": "python"|"language": "cobol"|; s|"aliases": \["python3"\]|"aliases": []|' "$scratch/packs/cobol/kbound.json"
+set +e
+"$KBOUND" check --kernel "$mime" --kernels-dir "$scratch/packs" --json "$scratch/p.json" >"$scratch/p.out" 2>"$scratch/p.err"
+rc=$?
+set -e
+ok "MIME-type language with the folder's pack: every check judged, exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { cat "$scratch/p.out"; tail -5 "$scratch/p.err"; }
+assert_no_leftovers "after the kernels named by MIME type"
 finish

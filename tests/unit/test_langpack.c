@@ -102,6 +102,50 @@ static void test_find_by_name_and_alias(void **state) {
         kb_langpack_destroy(NULL);
 }
 
+/* A language's name becomes one safe path component, whatever the kernelspec says. */
+static void test_folder_name(void **state) {
+        (void) state;
+        static const struct {
+                const char *language, *folder;
+        } cases[] = {
+                {"python", "python"},
+                {"Octave", "octave"},
+                {"text/x-macaulay2", "macaulay2"},
+                {"C++", "c++"},
+                {"x-sh", "sh"},
+                {"my lang;rm -rf", "my-lang-rm--rf"},
+                {"../..", ""},
+                {"..", ""},
+                {"a/../b", "b"},
+                {"", ""},
+                {NULL, ""},
+                {"text/", ""},
+                {"\xc3\xa9t\xc3\xa9", "--t--"},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                char buf[KB_LANGPACK_FOLDER_MAX];
+                kb_langpack_folder_name(cases[i].language, buf);
+                assert_string_equal(buf, cases[i].folder);
+        }
+        char lang[200], buf[KB_LANGPACK_FOLDER_MAX];
+        memset(lang, 'a', sizeof lang - 1);
+        lang[sizeof lang - 1] = '\0';
+        kb_langpack_folder_name(lang, buf);
+        assert_int_equal(strlen(buf), KB_LANGPACK_FOLDER_MAX - 1);
+}
+
+/* A kernelspec whose language is a MIME type finds the pack of the same folder name. */
+static void test_find_by_folder_name(void **state) {
+        packs *p = *state;
+        kb_langpack *lp = find(p, "text/x-testlang");
+        assert_string_equal(kb_langpack_language(lp), "TestLang");
+        kb_langpack_destroy(&lp);
+        assert_int_equal(kb_langpack_find(p->root, "text/x-cobol", &lp), -ENOENT);
+        assert_int_equal(kb_langpack_find(p->root, "..", &lp), -ENOENT);
+        assert_int_equal(kb_langpack_find(p->root, "", &lp), -ENOENT);
+        assert_null(lp);
+}
+
 /* Decodes base64 text (OpenSSL's decoder, the inverse of what render uses) into a NUL-terminated
  * string without its padding bytes. */
 static char *unbase64(const char *b64, size_t len) {
@@ -190,6 +234,8 @@ static void test_render_refusals(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_find_by_name_and_alias),
+                cmocka_unit_test(test_folder_name),
+                cmocka_unit_test(test_find_by_folder_name),
                 cmocka_unit_test(test_render_substitutes_every_placeholder),
                 cmocka_unit_test(test_render_without_placeholder),
                 cmocka_unit_test(test_render_refusals),
