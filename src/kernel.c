@@ -95,14 +95,9 @@ static int launch_plain(kb_kernel *k, char *const *argv, char *const *env, const
         _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (log_fd < 0)
                 return -errno;
-        kb_spawn_options so = {.stdin_fd = -1,
-                               .stdout_fd = log_fd,
-                               .stderr_fd = log_fd,
-                               .user = user,
-                               .new_session_keyring = true,
-                               .die_with_parent = true,
-                               .new_session = true,
-                               .chdir_to = k->workspace};
+        kb_spawn_options so = kb_spawn_options_kernel(log_fd, user);
+        so.new_session = true;
+        so.chdir_to = k->workspace;
         pid_t pid;
         int r = kb_sandbox_spawn(program, argv, env, &so, &pid);
         if (r < 0)

@@ -687,19 +687,14 @@ static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
 static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char **ret_diagnosis) {
         static char *const empty_env[] = {NULL};
         int stage = 0;
-        kb_spawn_options so = {.stdin_fd = -1,
-                               .stdout_fd = launch_out_fd(l),
-                               .stderr_fd = launch_out_fd(l),
-                               .extra_fds = l->fds,
-                               .extra_targets = bwrap_fd_targets,
-                               .n_extra = l->n_fds,
-                               .user = policy->user,
-                               .new_session_keyring = true,
-                               .die_with_parent = true,
-                               .ret_failed_stage = &stage,
-                               .join_fds = l->join_fds,
-                               .n_join = (size_t) l->n_join,
-                               .rlimit_as = sb->rlimit_as};
+        kb_spawn_options so = kb_spawn_options_kernel(launch_out_fd(l), policy->user);
+        so.extra_fds = l->fds;
+        so.extra_targets = bwrap_fd_targets;
+        so.n_extra = l->n_fds;
+        so.ret_failed_stage = &stage;
+        so.join_fds = l->join_fds;
+        so.n_join = (size_t) l->n_join;
+        so.rlimit_as = sb->rlimit_as;
         int r = kb_sandbox_spawn(policy->bwrap, l->argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
         launch_close_join_fds(l);
         kb_closep(&l->info_w);
