@@ -449,10 +449,16 @@ static int channel_pair(int *ret_host, int *ret_sandbox) {
         return 0;
 }
 
-/* The descriptor numbers bwrap is handed its descriptors at, in launch.fds' order: the info pipe,
- * the seccomp channel, the block channel (last of the three) and the connection file. */
-static const int bwrap_fd_targets[4] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD,
-                                        KB_SANDBOX_CONNECTION_FD};
+/* The descriptors bwrap is handed besides its stdio (launch.handed), in this order: the info pipe,
+ * the seccomp channel, the block channel (the last of the three) and the connection file when
+ * there is one; and the numbers bwrap gets them at. */
+enum { HANDED_INFO, HANDED_SECCOMP, HANDED_BLOCK, HANDED_CONNECTION, HANDED_MAX };
+static const int bwrap_fd_targets[HANDED_MAX] = {
+        [HANDED_INFO] = KB_SANDBOX_INFO_FD,
+        [HANDED_SECCOMP] = KB_SANDBOX_SECCOMP_FD,
+        [HANDED_BLOCK] = KB_SANDBOX_BLOCK_FD,
+        [HANDED_CONNECTION] = KB_SANDBOX_CONNECTION_FD,
+};
 
 /* One launch until bwrap runs: its argv and the descriptors it is handed, kbound's copies closed
  * once bwrap has its own (launch_spawn) or the launch is given up (launch_done). */
@@ -460,22 +466,32 @@ typedef struct launch {
         char **argv;                      /* bwrap's (kb_sandbox_plan) */
         int logfd;                        /* the kernel's log file, opened for appending */
         off_t log_offset;                 /* its size before this launch: where bwrap's words begin */
-        int info_r, info_w;               /* the --info-fd pipe */
-        int block_r, seccomp_r;           /* bwrap's ends of the block and seccomp channels */
+        int info_r;                       /* the --info-fd pipe's read end */
+        int handed[HANDED_MAX];           /* what bwrap gets at bwrap_fd_targets; -1: not open */
+        size_t n_handed;                  /* 3, or 4 with the connection file */
         int join_fds[KB_CGROUP_DIRS_MAX]; /* the sandbox's cgroup.procs files, joined by the child */
         int n_join;
-        int log_w;   /* the log keeper's pipe; -1: bwrap writes to logfd itself */
-        int conn_fd; /* the connection file for bwrap's --file, or -1 */
-        int fds[4];  /* what bwrap gets at bwrap_fd_targets */
-        size_t n_fds;
+        int log_w; /* the log keeper's pipe; -1: bwrap writes to logfd itself */
 } launch;
 
-static void launch_done(launch *l) {
-        kb_closep(&l->conn_fd);
+/* Closes kbound's copies of what bwrap is handed, its stdio's too: once bwrap has its own, or the
+ * launch is given up. */
+static void launch_close_handed(launch *l) {
+        for (size_t i = 0; i < HANDED_MAX; i++)
+                kb_closep(&l->handed[i]);
         kb_closep(&l->log_w);
-        kb_closep(&l->seccomp_r);
-        kb_closep(&l->block_r);
-        kb_closep(&l->info_w);
+}
+
+/* A launch with nothing open yet. */
+static launch launch_empty(void) {
+        launch l = {.logfd = -1, .info_r = -1, .log_w = -1};
+        for (size_t i = 0; i < HANDED_MAX; i++)
+                l.handed[i] = -1;
+        return l;
+}
+
+static void launch_done(launch *l) {
+        launch_close_handed(l);
         kb_closep(&l->info_r);
         kb_closep(&l->logfd);
         kb_strv_freep(&l->argv);
@@ -528,7 +544,7 @@ static int launch_open(launch *l, const char *log_path) {
         if (pipe2(info_pipe, O_CLOEXEC) < 0)
                 return -errno;
         l->info_r = info_pipe[0];
-        l->info_w = info_pipe[1];
+        l->handed[HANDED_INFO] = info_pipe[1];
         return 0;
 }
 
@@ -607,33 +623,28 @@ static int launch_log_keeper(launch *l, kb_sandbox *sb, const kb_sandbox_policy 
         return r;
 }
 
-/* The descriptors bwrap gets (l->fds): the connection file, for bwrap's --file (kb_sandbox_plan),
- * read by bwrap's init into the sandbox's socket tmpfs, then closed there, after the three
- * channels. (The syscall probe is bound by path: kb_sandbox_plan.) Returns 0 or -errno with a
- * diagnosis. */
+/* The last of what bwrap is handed: the connection file, for bwrap's --file (kb_sandbox_plan),
+ * read by bwrap's init into the sandbox's socket tmpfs, then closed there. (The syscall probe is
+ * bound by path: kb_sandbox_plan.) Returns 0 or -errno with a diagnosis. */
 static int launch_fds(launch *l, const kb_sandbox_policy *policy, char **ret_diagnosis) {
-        l->fds[0] = l->info_w;
-        l->fds[1] = l->seccomp_r;
-        l->fds[2] = l->block_r;
-        l->fds[3] = -1;
-        l->n_fds = 3;
+        l->n_handed = HANDED_CONNECTION;
         if (!policy->connection_file || !kb_sandbox_runtime_in_memory(policy->hardening))
                 return 0;
-        l->conn_fd = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (l->conn_fd < 0) {
+        l->handed[HANDED_CONNECTION] = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (l->handed[HANDED_CONNECTION] < 0) {
                 int r = -errno;
                 set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
                 return r;
         }
-        l->fds[l->n_fds++] = l->conn_fd;
+        l->n_handed = HANDED_MAX;
         return 0;
 }
 
 /* What is launched, kept for the judge (the running bwrap must be exactly this), with the
  * environment and the policy it is launched with. Returns 0 or -errno. */
 static int launch_record(const launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy) {
-        int r = launch_facts(policy, l->argv, l->fds, bwrap_fd_targets, l->n_fds, launch_out_fd(l), l->block_r,
-                             &sb->launch_facts);
+        int r = launch_facts(policy, l->argv, l->handed, bwrap_fd_targets, l->n_handed, launch_out_fd(l),
+                             l->handed[HANDED_BLOCK], &sb->launch_facts);
         if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
                 r = -ENOMEM;
         if (r >= 0)
@@ -652,9 +663,9 @@ static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
          * before anything of the kernel runs: bwrap's init has no parent-death signal yet while it
          * waits, so nothing else would stop it. Socket pairs, not pipes: a send to a bwrap that is
          * gone fails with EPIPE instead of raising SIGPIPE in a library caller. */
-        int r = channel_pair(&sb->block_w, &l->block_r);
+        int r = channel_pair(&sb->block_w, &l->handed[HANDED_BLOCK]);
         if (r >= 0)
-                r = channel_pair(&sb->seccomp_w, &l->seccomp_r);
+                r = channel_pair(&sb->seccomp_w, &l->handed[HANDED_SECCOMP]);
         if (r < 0)
                 return r;
         /* The seccomp program: built for this launch, sent at release. */
@@ -688,20 +699,17 @@ static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *poli
         static char *const empty_env[] = {NULL};
         int stage = 0;
         kb_spawn_options so = kb_spawn_options_kernel(launch_out_fd(l), policy->user);
-        so.extra_fds = l->fds;
+        so.extra_fds = l->handed;
         so.extra_targets = bwrap_fd_targets;
-        so.n_extra = l->n_fds;
+        so.n_extra = l->n_handed;
         so.ret_failed_stage = &stage;
         so.join_fds = l->join_fds;
         so.n_join = (size_t) l->n_join;
         so.rlimit_as = sb->rlimit_as;
         int r = kb_sandbox_spawn(policy->bwrap, l->argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
         launch_close_join_fds(l);
-        kb_closep(&l->info_w);
-        kb_closep(&l->log_w); /* bwrap's alone now: the keeper ends when the sandbox's writers do */
-        kb_closep(&l->block_r);
-        kb_closep(&l->seccomp_r);
-        kb_closep(&l->conn_fd);
+        /* The log's pipe is bwrap's alone now: the keeper ends when the sandbox's writers do. */
+        launch_close_handed(l);
         if (r < 0) {
                 set_diagnosis(ret_diagnosis,
                               stage == KB_SPAWN_STAGE_USER ? "cannot switch to the sandbox user before starting bwrap"
@@ -828,8 +836,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         int r = launch_user_named(policy, ret_diagnosis);
         if (r < 0)
                 return r;
-        _cleanup_(launch_done) launch l = {
-                .logfd = -1, .info_r = -1, .info_w = -1, .block_r = -1, .seccomp_r = -1, .log_w = -1, .conn_fd = -1};
+        _cleanup_(launch_done) launch l = launch_empty();
         r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &l.argv);
         if (r < 0)
                 return r;
@@ -841,12 +848,12 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return r;
         kb_sandbox *sb = sandbox_new();
         if (!sb) {
-                kb_closep(&l.info_w);
+                kb_closep(&l.handed[HANDED_INFO]);
                 return -ENOMEM;
         }
         r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_diagnosis);
         if (r < 0) {
-                kb_closep(&l.info_w);
+                kb_closep(&l.handed[HANDED_INFO]);
                 sandbox_free(sb);
                 return r;
         }
