@@ -500,6 +500,7 @@ static void launch_done(launch *l) {
 static void launch_close_join_fds(launch *l) {
         for (int i = 0; i < l->n_join; i++)
                 close(l->join_fds[i]);
+        l->n_join = 0;
 }
 
 /* Where bwrap's stdout and stderr go: the log's pipe when its size is bounded, else the file. */
@@ -654,7 +655,8 @@ static int launch_record(const launch *l, kb_sandbox *sb, const kb_sandbox_polic
 
 /* Everything bwrap is handed, made before it runs: the channels, the seccomp program, the cgroups,
  * the memory limit, the log's keeper, the descriptors, and the facts of them. Returns 0 or -errno
- * (a diagnosis where there is one); what it made is freed with sb and l. */
+ * (a diagnosis where there is one); what it made is the caller's to close (the cgroups' files
+ * too, launch_close_join_fds) and free with sb and l. */
 static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char *const *kernel_argv,
                           const char *log_path, char **ret_diagnosis) {
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
@@ -675,19 +677,15 @@ static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
                 return r == -EINVAL ? -EINVAL : -ENOTSUP;
         }
         r = launch_cgroups(l, sb, policy, ret_diagnosis);
-        if (r < 0)
-                return r;
-        r = launch_memory_limit(l, sb, policy, kernel_argv);
+        if (r >= 0)
+                r = launch_memory_limit(l, sb, policy, kernel_argv);
         if (r >= 0)
                 r = launch_log_keeper(l, sb, policy, log_path, ret_diagnosis);
-        if (r < 0) {
-                launch_close_join_fds(l);
-                return r;
-        }
-        r = launch_fds(l, policy, ret_diagnosis);
-        if (r < 0)
-                return r;
-        return launch_record(l, sb, policy);
+        if (r >= 0)
+                r = launch_fds(l, policy, ret_diagnosis);
+        if (r >= 0)
+                r = launch_record(l, sb, policy);
+        return r;
 }
 
 /* Starts bwrap as the sandbox user, with the kernel's environment exactly: bwrap's own
@@ -853,6 +851,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         }
         r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_diagnosis);
         if (r < 0) {
+                launch_close_join_fds(&l);
                 kb_closep(&l.handed[HANDED_INFO]);
                 sandbox_free(sb);
                 return r;
