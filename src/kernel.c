@@ -95,14 +95,9 @@ static int launch_plain(kb_kernel *k, char *const *argv, char *const *env, const
         _cleanup_close_ int log_fd = open(k->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (log_fd < 0)
                 return -errno;
-        kb_spawn_options so = {.stdin_fd = -1,
-                               .stdout_fd = log_fd,
-                               .stderr_fd = log_fd,
-                               .user = user,
-                               .new_session_keyring = true,
-                               .die_with_parent = true,
-                               .new_session = true,
-                               .chdir_to = k->workspace};
+        kb_spawn_options so = kb_spawn_options_kernel(log_fd, user);
+        so.new_session = true;
+        so.chdir_to = k->workspace;
         pid_t pid;
         int r = kb_sandbox_spawn(program, argv, env, &so, &pid);
         if (r < 0)
@@ -307,175 +302,221 @@ static int copy_probe(kb_kernel *k, const kb_kernel_options *o, char **ret_diagn
         return r;
 }
 
-int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diagnosis) {
-        kb_kernel *k = calloc(1, sizeof(*k));
-        char **env = NULL, **argv = NULL;
-        _cleanup_free_ char *teams = NULL, *conn_path = NULL, *socket_prefix = NULL, *conn_inside = NULL;
-        _cleanup_free_ char *ip_inside = NULL;
-        char *diagnosis = NULL;
-        int r;
-        /* The team names a folder under base_dir: "a/b" or ".." would name another one. */
-        if (!kb_team_name_valid(o->team)) {
-                free(k);
-                return -EINVAL;
-        }
-        if (!k)
-                return -ENOMEM;
-        k->child_pidfd = -1;
-        k->workspace_fd = -1;
+/* What one start holds until the kernel answers: its connection file's paths and the kernel's
+ * argv and environment. */
+typedef struct start_state {
+        char *conn_path;     /* the connection file on the host: run/kernel.json */
+        char *conn_inside;   /* and where a sandboxed kernel reads it (NULL: unsandboxed) */
+        char *socket_prefix; /* the kernel's sockets, as the host reaches them */
+        char **argv, **env;
+} start_state;
 
-        /* The promise every caller relies on: no kernel runs as the host's root. */
-        if (!switches(o->user) && geteuid() == 0) {
-                r = -EPERM;
-                diagnosis = strdup("kbound is root and no unprivileged sandbox user was given: a kernel never runs "
-                                   "as root");
-                goto fail;
-        }
-        teams = path_join(o->base_dir, "teams");
+static void start_done(start_state *s) {
+        free(s->conn_path);
+        free(s->conn_inside);
+        free(s->socket_prefix);
+        kb_strv_free(s->argv);
+        kb_strv_free(s->env);
+}
+
+/* The team's folder, base_dir/teams/<team>, made afresh (teams/ is every team's) and searchable
+ * by the sandbox user. Returns 0 or -errno, with a diagnosis when the team's folder cannot be
+ * made. */
+static int make_team_dir(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
+        _cleanup_free_ char *teams = path_join(o->base_dir, "teams");
         if (!teams)
-                goto oom;
-        if ((r = mkdir_pass_through(o->user, teams, true)) < 0)
-                goto fail;
+                return -ENOMEM;
+        int r = mkdir_pass_through(o->user, teams, true);
+        if (r < 0)
+                return r;
         k->team_dir = path_join(teams, o->team);
         if (!k->team_dir)
-                goto oom;
+                return -ENOMEM;
         r = mkdir_private(k->team_dir);
         if (r < 0) {
                 free(k->team_dir);
                 k->team_dir = NULL; /* not ours: never remove it */
-                if ((r == -EEXIST ? asprintf(&diagnosis, "the team folder %s/%s already exists", teams, o->team)
-                                  : asprintf(&diagnosis, "cannot create the team folder %s/%s: %s", teams, o->team,
+                if ((r == -EEXIST ? asprintf(ret_diagnosis, "the team folder %s/%s already exists", teams, o->team)
+                                  : asprintf(ret_diagnosis, "cannot create the team folder %s/%s: %s", teams, o->team,
                                              strerror(-r))) < 0)
-                        diagnosis = NULL;
-                goto fail;
+                        *ret_diagnosis = NULL;
+                return r;
         }
-        if ((r = kb_sandbox_user_pass_through(o->user, k->team_dir)) < 0)
-                goto fail;
-        /* Fail closed: the tasks and memory limits kept inside the sandbox are set by that program. */
+        return kb_sandbox_user_pass_through(o->user, k->team_dir);
+}
+
+/* The team's copy of kbound-syscall-probe (copy_probe) for a sandbox. Fail closed: the tasks and
+ * memory limits kept inside the sandbox are set by that program. Returns 0, -ENOENT (limits asked
+ * and no probe) or -errno, with a diagnosis. */
+static int probe_ready(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
         if (o->sandbox && !o->syscall_probe && o->hardening &&
             (o->hardening->limits.max[KB_LIMIT_TASKS] || o->hardening->limits.max[KB_LIMIT_MEMORY])) {
-                r = -ENOENT;
-                if (asprintf(&diagnosis, "cannot enforce --tasks-max and --memory-max without kbound-syscall-probe "
-                                         "(set KBOUND_SYSCALL_PROBE, or give both as none)") < 0)
-                        diagnosis = NULL;
-                goto fail;
+                if (asprintf(ret_diagnosis, "cannot enforce --tasks-max and --memory-max without kbound-syscall-probe "
+                                            "(set KBOUND_SYSCALL_PROBE, or give both as none)") < 0)
+                        *ret_diagnosis = NULL;
+                return -ENOENT;
         }
-        if (o->sandbox && o->syscall_probe && (r = copy_probe(k, o, &diagnosis)) < 0)
-                goto fail;
+        if (o->sandbox && o->syscall_probe)
+                return copy_probe(k, o, ret_diagnosis);
+        return 0;
+}
+
+/* The team's workspace (the sandbox user's), run/ and host/ (kbound's; run/ is handed over with
+ * the connection file), and the kernel's log path in host/. Returns 0 or -errno. */
+static int make_team_folders(kb_kernel *k, const kb_kernel_options *o) {
         k->workspace = path_join(k->team_dir, "workspace");
         k->runtime_dir = path_join(k->team_dir, "run");
         k->host_dir = path_join(k->team_dir, "host");
         if (!k->workspace || !k->runtime_dir || !k->host_dir)
-                goto oom;
+                return -ENOMEM;
         k->log_path = path_join(k->host_dir, LOG_FILE);
         if (!k->log_path)
-                goto oom;
-        if ((r = mkdir_private(k->workspace)) < 0 || (r = kb_sandbox_user_give(o->user, k->workspace)) < 0 ||
-            (r = mkdir_private(k->runtime_dir)) < 0 || (r = mkdir_private(k->host_dir)) < 0)
-                goto fail;
+                return -ENOMEM;
+        int r = mkdir_private(k->workspace);
+        if (r >= 0)
+                r = kb_sandbox_user_give(o->user, k->workspace);
+        if (r >= 0)
+                r = mkdir_private(k->runtime_dir);
+        if (r >= 0)
+                r = mkdir_private(k->host_dir);
+        return r;
+}
 
-        socket_prefix = path_join(k->runtime_dir, SOCKET_PREFIX);
-        conn_path = path_join(k->runtime_dir, CONNECTION_FILE);
-        if (!socket_prefix || !conn_path)
-                goto oom;
-        r = kb_connection_new_ipc(socket_prefix, &k->connection);
+/* The kernel's connection (ipc, its sockets under run/) and its file in run/, handed to the
+ * sandbox user with the folder; its key a secret of this object's from then on. Returns 0 or
+ * -errno, with a diagnosis for all but running out of memory. */
+static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_state *s, char **ret_diagnosis) {
+        _cleanup_free_ char *ip_inside = NULL;
+        s->socket_prefix = path_join(k->runtime_dir, SOCKET_PREFIX);
+        s->conn_path = path_join(k->runtime_dir, CONNECTION_FILE);
+        if (!s->socket_prefix || !s->conn_path)
+                return -ENOMEM;
+        int r = kb_connection_new_ipc(s->socket_prefix, &k->connection);
         if (r < 0) {
-                diagnosis = strdup(r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
-                                                        "use a shorter --runtime-dir"
-                                                      : "cannot make a connection");
-                goto fail;
+                *ret_diagnosis = strdup(r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
+                                                             "use a shorter --runtime-dir"
+                                                           : "cannot make a connection");
+                return r;
         }
         /* Inside the sandbox the runtime folder is KB_SANDBOX_RUNTIME: the kernel sees that path in
          * its connection file and creates its sockets there (a tmpfs of their own, the file copied
          * in by bwrap, when kb_sandbox_runtime_in_memory); host paths never reach it. */
         if (o->sandbox) {
                 ip_inside = strdup(KB_SANDBOX_RUNTIME "/" SOCKET_PREFIX);
-                conn_inside = strdup(KB_SANDBOX_RUNTIME "/" CONNECTION_FILE);
-                if (!ip_inside || !conn_inside)
-                        goto oom;
+                s->conn_inside = strdup(KB_SANDBOX_RUNTIME "/" CONNECTION_FILE);
+                if (!ip_inside || !s->conn_inside)
+                        return -ENOMEM;
         }
-        r = kb_connection_write(k->connection, ip_inside, conn_path);
+        r = kb_connection_write(k->connection, ip_inside, s->conn_path);
         if (r < 0) {
-                if (asprintf(&diagnosis, "cannot write the connection file %s: %s", conn_path, strerror(-r)) < 0)
-                        diagnosis = NULL;
-                goto fail;
+                if (asprintf(ret_diagnosis, "cannot write the connection file %s: %s", s->conn_path, strerror(-r)) < 0)
+                        *ret_diagnosis = NULL;
+                return r;
         }
         /* Written while run/ was still ours alone (kb_connection_write insists), then handed over
          * with the folder: the kernel reads the file and creates its sockets there. */
-        if ((r = kb_sandbox_user_give(o->user, conn_path)) < 0 ||
-            (r = kb_sandbox_user_give(o->user, k->runtime_dir)) < 0) {
-                diagnosis = strdup("cannot hand the runtime folder to the sandbox user");
-                goto fail;
+        r = kb_sandbox_user_give(o->user, s->conn_path);
+        if (r >= 0)
+                r = kb_sandbox_user_give(o->user, k->runtime_dir);
+        if (r < 0) {
+                *ret_diagnosis = strdup("cannot hand the runtime folder to the sandbox user");
+                return r;
         }
         /* From here on the kernel can read its key: everything kernel-controlled this object hands
          * out (diagnoses, log tails, kernel_info, transcript messages) is redacted with it. */
         if (k->connection->key && *k->connection->key &&
             (kb_secrets_new(&k->key_secret) < 0 ||
              kb_secrets_add_token(k->key_secret, "connection-key", k->connection->key) < 0))
-                goto oom;
-        r = kb_kernelspec_argv(o->spec, conn_inside ? conn_inside : conn_path, &argv);
-        if (r < 0)
-                goto fail;
-        r = kb_sandbox_env(o->host_env, o->spec->env, &env);
-        if (r < 0)
-                goto fail;
+                return -ENOMEM;
+        return 0;
+}
 
-        int64_t launched = kb_now_ms();
-        if (o->sandbox) {
-                kb_sandbox_policy policy = {
-                        .team = o->team,
-                        .workspace = k->workspace,
-                        .runtime_dir = k->runtime_dir,
-                        .connection_file = conn_path,
-                        .rootfs = o->rootfs,
-                        .allow_network = o->allow_network,
-                        .ro_paths = o->ro_paths,
-                        .env = env,
-                        .bwrap = o->bwrap,
-                        .user = o->user,
-                        .hardening = o->hardening,
-                        .syscall_probe = k->probe_copy,
-                        .before_exec = o->before_exec,
-                        .before_exec_userdata = o->before_exec_userdata,
-                };
-                r = kb_sandbox_launch(&policy, argv, k->log_path, o->deadline_ms, &k->sandbox, &diagnosis);
-                /* Its diagnosis can quote the kernel's log. */
-                if (diagnosis && redact_in_place(k, &diagnosis, NULL) < 0 && r >= 0)
-                        goto oom;
-                /* bwrap ran, but what it built is not the sandbox asked for (no pid namespace in
-                 * its report, or PID 2 not what it should be): a leaky sandbox, not a missing one. */
-                if (r == -EPROTO || r == -EPERM)
-                        r = -EPERM;
-                if (r < 0)
-                        goto fail;
-        } else {
-                if (!env_unsandboxed(env, k->workspace))
-                        goto oom;
-                r = launch_plain(k, argv, env, o->user);
-                if (r < 0) {
-                        _cleanup_free_ char *what = NULL;
-                        if (asprintf(&what, "kernel program '%s' %s", argv[0],
-                                     r == -ENOENT ? "not found" : "cannot be started") < 0)
-                                goto oom;
-                        diagnosis = diagnose(k, what, r);
-                        goto fail;
-                }
+/* Everything a kernel needs before it is launched: never as root, the team's folders, the
+ * syscall probe's copy, the connection file, the kernel's argv and environment. Returns 0 or
+ * -errno (with a diagnosis where there is one). */
+static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *s, char **ret_diagnosis) {
+        /* The promise every caller relies on: no kernel runs as the host's root. */
+        if (!switches(o->user) && geteuid() == 0) {
+                *ret_diagnosis = strdup("kbound is root and no unprivileged sandbox user was given: a kernel never "
+                                        "runs as root");
+                return -EPERM;
         }
+        int r = make_team_dir(k, o, ret_diagnosis);
+        if (r >= 0)
+                r = probe_ready(k, o, ret_diagnosis);
+        if (r >= 0)
+                r = make_team_folders(k, o);
+        if (r >= 0)
+                r = write_connection(k, o, s, ret_diagnosis);
+        if (r >= 0)
+                r = kb_kernelspec_argv(o->spec, s->conn_inside ? s->conn_inside : s->conn_path, &s->argv);
+        if (r >= 0)
+                r = kb_sandbox_env(o->host_env, o->spec->env, &s->env);
+        return r;
+}
 
-        /* The sockets, as the host reaches them: in the sandbox's own tmpfs, through the descriptor
-         * the host opened before the kernel ran. bwrap copied the connection file there before the
-         * kernel's program ran: the host's copy goes now. */
-        bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);
+/* The kernel launched in its sandbox (kb_sandbox_launch), its diagnosis redacted: it can quote the
+ * kernel's log. Returns 0, -EPERM (bwrap ran, but what it built is not the sandbox asked for: no
+ * pid namespace in its report, or PID 2 not what it should be; a leaky sandbox, not a missing
+ * one), or -errno. */
+static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const start_state *s, char **ret_diagnosis) {
+        kb_sandbox_policy policy = {
+                .team = o->team,
+                .workspace = k->workspace,
+                .runtime_dir = k->runtime_dir,
+                .connection_file = s->conn_path,
+                .rootfs = o->rootfs,
+                .allow_network = o->allow_network,
+                .ro_paths = o->ro_paths,
+                .env = s->env,
+                .bwrap = o->bwrap,
+                .user = o->user,
+                .hardening = o->hardening,
+                .syscall_probe = k->probe_copy,
+                .before_exec = o->before_exec,
+                .before_exec_userdata = o->before_exec_userdata,
+        };
+        int r = kb_sandbox_launch(&policy, s->argv, k->log_path, o->deadline_ms, &k->sandbox, ret_diagnosis);
+        if (*ret_diagnosis && redact_in_place(k, ret_diagnosis, NULL) < 0 && r >= 0)
+                return -ENOMEM;
+        if (r == -EPROTO || r == -EPERM)
+                r = -EPERM;
+        return r;
+}
+
+/* The kernel launched unsandboxed (launch_plain), its environment's sandbox paths made the team's
+ * host folders. Returns 0 or -errno, with a diagnosis naming the program. */
+static int launch_unsandboxed(kb_kernel *k, const kb_kernel_options *o, const start_state *s, char **ret_diagnosis) {
+        if (!env_unsandboxed(s->env, k->workspace))
+                return -ENOMEM;
+        int r = launch_plain(k, s->argv, s->env, o->user);
+        if (r < 0) {
+                _cleanup_free_ char *what = NULL;
+                if (asprintf(&what, "kernel program '%s' %s", s->argv[0],
+                             r == -ENOENT ? "not found" : "cannot be started") < 0)
+                        return -ENOMEM;
+                *ret_diagnosis = diagnose(k, what, r);
+                return r;
+        }
+        return 0;
+}
+
+/* The client on the kernel's sockets, and the kernel ready (kb_client_wait_ready). in_memory: the
+ * sockets are in the sandbox's own tmpfs, reached through the descriptor the host opened before
+ * the kernel ran; bwrap copied the connection file there before the kernel's program ran, so the
+ * host's copy goes now. Returns 0 or -errno, with a diagnosis for all but running out of memory. */
+static int start_client(kb_kernel *k, const kb_kernel_options *o, start_state *s, bool in_memory,
+                        char **ret_diagnosis) {
         if (in_memory) {
-                (void) unlink(conn_path);
+                (void) unlink(s->conn_path);
                 if (asprintf(&k->socket_dir, "/proc/self/fd/%d", kb_sandbox_runtime_fd(k->sandbox)) < 0) {
                         k->socket_dir = NULL;
-                        goto oom;
+                        return -ENOMEM;
                 }
-                free(socket_prefix);
-                socket_prefix = path_join(k->socket_dir, SOCKET_PREFIX);
-                if (!socket_prefix)
-                        goto oom;
+                free(s->socket_prefix);
+                s->socket_prefix = path_join(k->socket_dir, SOCKET_PREFIX);
+                if (!s->socket_prefix)
+                        return -ENOMEM;
         }
         kb_client_options copts = {
                 .death_fd = kb_kernel_pidfd(k),
@@ -487,37 +528,61 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
                 copts.on_msg = kernel_on_msg;
                 copts.on_msg_userdata = k;
         }
-        r = kb_client_new(k->connection, o->sandbox ? socket_prefix : NULL, &copts, &k->client);
+        int r = kb_client_new(k->connection, o->sandbox ? s->socket_prefix : NULL, &copts, &k->client);
         if (r < 0) {
-                diagnosis = strdup("cannot connect the client sockets");
-                goto fail;
+                *ret_diagnosis = strdup("cannot connect the client sockets");
+                return r;
         }
         r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
         if (r < 0) {
-                diagnosis = diagnose_not_ready(k, r);
-                goto fail;
+                *ret_diagnosis = diagnose_not_ready(k, r);
+                return r;
         }
+        return 0;
+}
+
+int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diagnosis) {
+        kb_kernel *k = calloc(1, sizeof(*k));
+        _cleanup_(start_done) start_state s = {0};
+        char *diagnosis = NULL;
+        /* The team names a folder under base_dir: "a/b" or ".." would name another one. */
+        if (!kb_team_name_valid(o->team)) {
+                free(k);
+                return -EINVAL;
+        }
+        if (!k)
+                return -ENOMEM;
+        k->child_pidfd = -1;
+        k->workspace_fd = -1;
+
+        int r = start_prepare(k, o, &s, &diagnosis);
+        if (r < 0)
+                goto fail;
+        int64_t launched = kb_now_ms();
+        r = o->sandbox ? launch_sandboxed(k, o, &s, &diagnosis) : launch_unsandboxed(k, o, &s, &diagnosis);
+        if (r < 0)
+                goto fail;
+        bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);
+        r = start_client(k, o, &s, in_memory, &diagnosis);
+        if (r < 0)
+                goto fail;
         /* A kernel that answers has read its connection file: the key need not stay on disk,
          * where a kbound killed by SIGKILL would leave it (docs/faults.md). The client and this
          * object keep it in memory. */
         if (in_memory)
                 (void) unlinkat(kb_sandbox_runtime_fd(k->sandbox), CONNECTION_FILE, 0);
         else
-                (void) unlink(conn_path);
+                (void) unlink(s.conn_path);
         /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
-        if (redact_json_in_place(k, &k->info) < 0)
-                goto oom;
+        if (redact_json_in_place(k, &k->info) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
         k->startup_ms = kb_now_ms() - launched;
-        kb_strv_free(argv);
-        kb_strv_free(env);
         *ret = k;
         return 0;
 
-oom:
-        r = -ENOMEM;
 fail:
-        kb_strv_free(argv);
-        kb_strv_free(env);
         kb_kernel_destroy(&k, false);
         if (ret_diagnosis)
                 *ret_diagnosis = diagnosis;

@@ -114,6 +114,18 @@ typedef struct kb_spawn_options {
         size_t n_join;
 } kb_spawn_options;
 
+/* How a kernel's launcher is started, bwrap or (unsandboxed) the kernel itself: stdin on
+ * /dev/null, stdout and stderr on log_fd, dropped to user, in a fresh session keyring, dying with
+ * the thread that started it. The caller adds what its launch needs. */
+static inline kb_spawn_options kb_spawn_options_kernel(int log_fd, const kb_sandbox_user *user) {
+        return (kb_spawn_options){.stdin_fd = -1,
+                                  .stdout_fd = log_fd,
+                                  .stderr_fd = log_fd,
+                                  .user = user,
+                                  .new_session_keyring = true,
+                                  .die_with_parent = true};
+}
+
 /* Forks and execs path with argv/envp and nothing else inherited: the fds o names, every other fd
  * closed, signal dispositions and mask reset, its own process group (or session); then, as o asks, the user
  * switched, a fresh session keyring joined and the parent-death signal set. o NULL: stdio on

@@ -449,209 +449,282 @@ static int channel_pair(int *ret_host, int *ret_sandbox) {
         return 0;
 }
 
-int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
-                      int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis) {
-        static char *const empty_env[] = {NULL};
-        if (ret_diagnosis)
-                *ret_diagnosis = NULL;
-        if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
-                return -EINVAL;
-        /* Never the host's root in the sandbox (see kb_sandbox_user): a root caller must say whom
-         * to run as. */
+/* The descriptors bwrap is handed besides its stdio (launch.handed), in this order: the info pipe,
+ * the seccomp channel, the block channel (the last of the three) and the connection file when
+ * there is one; and the numbers bwrap gets them at. */
+enum { HANDED_INFO, HANDED_SECCOMP, HANDED_BLOCK, HANDED_CONNECTION, HANDED_MAX };
+static const int bwrap_fd_targets[HANDED_MAX] = {
+        [HANDED_INFO] = KB_SANDBOX_INFO_FD,
+        [HANDED_SECCOMP] = KB_SANDBOX_SECCOMP_FD,
+        [HANDED_BLOCK] = KB_SANDBOX_BLOCK_FD,
+        [HANDED_CONNECTION] = KB_SANDBOX_CONNECTION_FD,
+};
+
+/* One launch until bwrap runs: its argv and the descriptors it is handed, kbound's copies closed
+ * once bwrap has its own (launch_spawn) or the launch is given up (launch_done). */
+typedef struct launch {
+        char **argv;                      /* bwrap's (kb_sandbox_plan) */
+        int logfd;                        /* the kernel's log file, opened for appending */
+        off_t log_offset;                 /* its size before this launch: where bwrap's words begin */
+        int info_r;                       /* the --info-fd pipe's read end */
+        int handed[HANDED_MAX];           /* what bwrap gets at bwrap_fd_targets; -1: not open */
+        size_t n_handed;                  /* 3, or 4 with the connection file */
+        int join_fds[KB_CGROUP_DIRS_MAX]; /* the sandbox's cgroup.procs files, joined by the child */
+        int n_join;
+        int log_w; /* the log keeper's pipe; -1: bwrap writes to logfd itself */
+} launch;
+
+/* Closes kbound's copies of what bwrap is handed, its stdio's too: once bwrap has its own, or the
+ * launch is given up. */
+static void launch_close_handed(launch *l) {
+        for (size_t i = 0; i < HANDED_MAX; i++)
+                kb_closep(&l->handed[i]);
+        kb_closep(&l->log_w);
+}
+
+/* A launch with nothing open yet. */
+static launch launch_empty(void) {
+        launch l = {.logfd = -1, .info_r = -1, .log_w = -1};
+        for (size_t i = 0; i < HANDED_MAX; i++)
+                l.handed[i] = -1;
+        return l;
+}
+
+static void launch_done(launch *l) {
+        launch_close_handed(l);
+        kb_closep(&l->info_r);
+        kb_closep(&l->logfd);
+        kb_strv_freep(&l->argv);
+}
+
+static void launch_close_join_fds(launch *l) {
+        for (int i = 0; i < l->n_join; i++)
+                close(l->join_fds[i]);
+        l->n_join = 0;
+}
+
+/* Where bwrap's stdout and stderr go: the log's pipe when its size is bounded, else the file. */
+static int launch_out_fd(const launch *l) {
+        return l->log_w >= 0 ? l->log_w : l->logfd;
+}
+
+/* Never the host's root in the sandbox (see kb_sandbox_user): a root caller must say whom to run
+ * as. Returns 0, or -EINVAL with a diagnosis. */
+static int launch_user_named(const kb_sandbox_policy *policy, char **ret_diagnosis) {
         if (geteuid() == 0 && !(policy->user && policy->user->switch_user)) {
                 set_diagnosis(ret_diagnosis, "kbound is root and no unprivileged sandbox user was given", NULL, 0);
                 return -EINVAL;
         }
-        _cleanup_strv_ char **argv = NULL;
-        int r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &argv);
-        if (r < 0)
-                return r;
-        if (access(policy->bwrap, X_OK) < 0) {
-                r = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
+        return 0;
+}
+
+/* bwrap must be there, executable, and not set-uid (KB_SANDBOX_SETUID_WHY). Returns 0, -ENOENT,
+ * -EACCES or -ENOTSUP, with a diagnosis. */
+static int bwrap_usable(const char *bwrap, char **ret_diagnosis) {
+        if (access(bwrap, X_OK) < 0) {
+                int r = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
                 set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable", NULL, 0);
                 return r;
         }
-        if (kb_sandbox_bwrap_setuid(policy->bwrap) > 0) {
+        if (kb_sandbox_bwrap_setuid(bwrap) > 0) {
                 set_diagnosis(ret_diagnosis, KB_SANDBOX_SETUID_WHY, NULL, 0);
                 return -ENOTSUP;
         }
-        _cleanup_close_ int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
-        if (logfd < 0)
+        return 0;
+}
+
+/* The kernel's log, opened for appending (with its size now), and the --info-fd pipe. Returns 0
+ * or -errno. */
+static int launch_open(launch *l, const char *log_path) {
+        l->logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+        if (l->logfd < 0)
                 return -errno;
         struct stat lst;
-        off_t log_offset = fstat(logfd, &lst) == 0 ? lst.st_size : 0;
+        l->log_offset = fstat(l->logfd, &lst) == 0 ? lst.st_size : 0;
         int info_pipe[2];
         if (pipe2(info_pipe, O_CLOEXEC) < 0)
                 return -errno;
-        _cleanup_close_ int info_r = info_pipe[0];
+        l->info_r = info_pipe[0];
+        l->handed[HANDED_INFO] = info_pipe[1];
+        return 0;
+}
 
+/* A sandbox not launched yet: every descriptor -1, its mounts not tried yet. NULL: out of memory. */
+static kb_sandbox *sandbox_new(void) {
         kb_sandbox *sb = calloc(1, sizeof *sb);
-        if (!sb) {
-                close(info_pipe[1]);
-                return -ENOMEM;
-        }
+        if (!sb)
+                return NULL;
         sb->bwrap_pidfd = sb->init_pidfd = sb->kernel_pidfd = sb->workspace_fd = sb->runtime_fd = -1;
         sb->block_w = sb->seccomp_w = sb->seccomp_program = -1;
         sb->mounts_private = 1;
+        return sb;
+}
+
+/* The sandbox's own cgroups, where kbound may make them; else the limits kept inside the sandbox
+ * stand alone (kb_sandbox_plan), which sandbox.resources reports as such. Returns 0 with their
+ * cgroup.procs files in l->join_fds (none: sb->cgroup_error says why), or -ECHILD with a diagnosis. */
+static int launch_cgroups(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char **ret_diagnosis) {
+        if (!policy->hardening)
+                return 0;
+        sb->cgroup_error = kb_cgroup_create(&sb->cgroup, &policy->hardening->limits, policy->team);
+        l->n_join = sb->cgroup_error < 0 ? 0 : kb_cgroup_open_procs(&sb->cgroup, l->join_fds, KB_CGROUP_DIRS_MAX);
+        if (l->n_join < 0) {
+                sb->cgroup_error = l->n_join;
+                l->n_join = 0;
+                kb_cgroup_destroy(&sb->cgroup);
+        }
+        /* Processor time has no limit inside the sandbox to fall back on: asked and not
+         * enforceable here, nothing is started (fail closed). */
+        if (policy->hardening->limits.max[KB_LIMIT_CPU] && l->n_join == 0) {
+                int e = sb->cgroup_error < 0 ? sb->cgroup_error : -ENOTSUP;
+                char what[200];
+                snprintf(what, sizeof what,
+                         "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made here (%s; "
+                         "root, or a delegated cgroup, can make one)",
+                         strerror(-e));
+                set_diagnosis(ret_diagnosis, what, NULL, 0);
+                return -ECHILD;
+        }
+        return 0;
+}
+
+/* A memory cgroup of its own bounds the whole sandbox, so RLIMIT_AS does not bound each process as
+ * well: address space is not memory (ipykernel reserves 750 MiB of it for 70 of resident memory, a
+ * malloc arena per thread), and it would refuse a kernel that fits. Sets sb->rlimit_as, with
+ * l->argv planned again without the limit inside when the cgroup holds it. Returns 0 or -errno. */
+static int launch_memory_limit(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char *const *kernel_argv) {
+        uint64_t rlimit_as = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_MEMORY] : 0;
+        if (l->n_join > 0 && rlimit_as) {
+                kb_sandbox_hardening in_cgroup = *policy->hardening;
+                in_cgroup.limits.max[KB_LIMIT_MEMORY] = 0;
+                kb_sandbox_policy replanned = *policy;
+                replanned.hardening = &in_cgroup;
+                char **again = NULL;
+                int r = kb_sandbox_plan(&replanned, kernel_argv, KB_SANDBOX_INFO_FD, &again);
+                if (r < 0)
+                        return r;
+                kb_strv_freep(&l->argv);
+                l->argv = again;
+                rlimit_as = 0;
+        }
+        sb->rlimit_as = rlimit_as;
+        return 0;
+}
+
+/* The log's keeper, when its size is bounded (l->log_w its pipe). Returns 0 or -errno with a
+ * diagnosis. */
+static int launch_log_keeper(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, const char *log_path,
+                             char **ret_diagnosis) {
+        uint64_t log_max = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_LOG] : 0;
+        if (!log_max)
+                return 0;
+        int r = kb_log_keeper_start(log_path, l->logfd, log_max, &sb->log, &l->log_w);
+        if (r < 0)
+                set_diagnosis(ret_diagnosis, "cannot start the kernel log's keeper", NULL, 0);
+        return r;
+}
+
+/* The last of what bwrap is handed: the connection file, for bwrap's --file (kb_sandbox_plan),
+ * read by bwrap's init into the sandbox's socket tmpfs, then closed there. (The syscall probe is
+ * bound by path: kb_sandbox_plan.) Returns 0 or -errno with a diagnosis. */
+static int launch_fds(launch *l, const kb_sandbox_policy *policy, char **ret_diagnosis) {
+        l->n_handed = HANDED_CONNECTION;
+        if (!policy->connection_file || !kb_sandbox_runtime_in_memory(policy->hardening))
+                return 0;
+        l->handed[HANDED_CONNECTION] = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (l->handed[HANDED_CONNECTION] < 0) {
+                int r = -errno;
+                set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
+                return r;
+        }
+        l->n_handed = HANDED_MAX;
+        return 0;
+}
+
+/* What is launched, kept for the judge (the running bwrap must be exactly this), with the
+ * environment and the policy it is launched with. Returns 0 or -errno. */
+static int launch_record(const launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy) {
+        int r = launch_facts(policy, l->argv, l->handed, bwrap_fd_targets, l->n_handed, launch_out_fd(l),
+                             l->handed[HANDED_BLOCK], &sb->launch_facts);
+        if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
+                r = -ENOMEM;
+        if (r >= 0)
+                r = kb_sandbox_policy_copy_new(policy, &sb->policy);
+        return r;
+}
+
+/* Everything bwrap is handed, made before it runs: the channels, the seccomp program, the cgroups,
+ * the memory limit, the log's keeper, the descriptors, and the facts of them. Returns 0 or -errno
+ * (a diagnosis where there is one); what it made is the caller's to close (the cgroups' files
+ * too, launch_close_join_fds) and free with sb and l. */
+static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char *const *kernel_argv,
+                          const char *log_path, char **ret_diagnosis) {
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
          * end of file; kbound sends both only once the host has looked. Should kbound die first,
          * both channels close empty, and an empty program makes bwrap give up (prctl refuses it)
          * before anything of the kernel runs: bwrap's init has no parent-death signal yet while it
          * waits, so nothing else would stop it. Socket pairs, not pipes: a send to a bwrap that is
          * gone fails with EPIPE instead of raising SIGPIPE in a library caller. */
-        _cleanup_close_ int block_r = -1, seccomp_r = -1;
-        r = channel_pair(&sb->block_w, &block_r);
+        int r = channel_pair(&sb->block_w, &l->handed[HANDED_BLOCK]);
         if (r >= 0)
-                r = channel_pair(&sb->seccomp_w, &seccomp_r);
-        if (r < 0) {
-                close(info_pipe[1]);
-                sandbox_free(sb);
+                r = channel_pair(&sb->seccomp_w, &l->handed[HANDED_SECCOMP]);
+        if (r < 0)
                 return r;
-        }
-        /* bwrap's environment is the kernel's, exactly: bwrap's own /proc/<pid>/environ is what
-         * the sandbox's /proc/1/environ shows, so kbound's environment must never be its. */
         /* The seccomp program: built for this launch, sent at release. */
         r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &sb->seccomp_program);
         if (r < 0) {
-                close(info_pipe[1]);
-                sandbox_free(sb);
                 set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
                 return r == -EINVAL ? -EINVAL : -ENOTSUP;
         }
-        /* The sandbox's own cgroups, where kbound may make them; else the limits kept inside the
-         * sandbox stand alone (kb_sandbox_plan), which sandbox.resources reports as such. */
-        int join_fds[KB_CGROUP_DIRS_MAX];
-        int n_join = 0;
-        if (policy->hardening) {
-                sb->cgroup_error = kb_cgroup_create(&sb->cgroup, &policy->hardening->limits, policy->team);
-                n_join = sb->cgroup_error < 0 ? 0 : kb_cgroup_open_procs(&sb->cgroup, join_fds, KB_CGROUP_DIRS_MAX);
-                if (n_join < 0) {
-                        sb->cgroup_error = n_join;
-                        n_join = 0;
-                        kb_cgroup_destroy(&sb->cgroup);
-                }
-                /* Processor time has no limit inside the sandbox to fall back on: asked and not
-                 * enforceable here, nothing is started (fail closed). */
-                if (policy->hardening->limits.max[KB_LIMIT_CPU] && n_join == 0) {
-                        int e = sb->cgroup_error < 0 ? sb->cgroup_error : -ENOTSUP;
-                        char what[200];
-                        snprintf(what, sizeof what,
-                                 "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made here (%s; "
-                                 "root, or a delegated cgroup, can make one)",
-                                 strerror(-e));
-                        close(info_pipe[1]);
-                        sandbox_free(sb);
-                        set_diagnosis(ret_diagnosis, what, NULL, 0);
-                        return -ECHILD;
-                }
-        }
-        /* A memory cgroup of its own bounds the whole sandbox, so RLIMIT_AS does not bound each
-         * process as well: address space is not memory (ipykernel reserves 750 MiB of it for 70 of
-         * resident memory, a malloc arena per thread), and it would refuse a kernel that fits. */
-        uint64_t rlimit_as = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_MEMORY] : 0;
-        if (n_join > 0 && rlimit_as) {
-                kb_sandbox_hardening in_cgroup = *policy->hardening;
-                in_cgroup.limits.max[KB_LIMIT_MEMORY] = 0;
-                kb_sandbox_policy replanned = *policy;
-                replanned.hardening = &in_cgroup;
-                char **again = NULL;
-                r = kb_sandbox_plan(&replanned, kernel_argv, KB_SANDBOX_INFO_FD, &again);
-                if (r < 0) {
-                        for (int i = 0; i < n_join; i++)
-                                close(join_fds[i]);
-                        close(info_pipe[1]);
-                        sandbox_free(sb);
-                        return r;
-                }
-                kb_strv_freep(&argv);
-                argv = again;
-                rlimit_as = 0;
-        }
-        sb->rlimit_as = rlimit_as;
-        /* bwrap's stdout and stderr: the log's pipe when its size is bounded, else the file. */
-        _cleanup_close_ int log_w = -1;
-        uint64_t log_max = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_LOG] : 0;
-        if (log_max) {
-                r = kb_log_keeper_start(log_path, logfd, log_max, &sb->log, &log_w);
-                if (r < 0) {
-                        for (int i = 0; i < n_join; i++)
-                                close(join_fds[i]);
-                        close(info_pipe[1]);
-                        sandbox_free(sb);
-                        set_diagnosis(ret_diagnosis, "cannot start the kernel log's keeper", NULL, 0);
-                        return r;
-                }
-        }
-        int out_fd = log_w >= 0 ? log_w : logfd;
-        /* The block channel last. (The syscall probe is bound by path: kb_sandbox_plan.) */
-        int fds[4] = {info_pipe[1], seccomp_r, block_r, -1};
-        int targets[4] = {KB_SANDBOX_INFO_FD, KB_SANDBOX_SECCOMP_FD, KB_SANDBOX_BLOCK_FD, KB_SANDBOX_CONNECTION_FD},
-            stage = 0;
-        size_t n_fds = 3;
-        /* The connection file, for bwrap's --file (kb_sandbox_plan): read by bwrap's init into the
-         * sandbox's socket tmpfs, then closed there. */
-        _cleanup_close_ int conn_fd = -1;
-        if (policy->connection_file && kb_sandbox_runtime_in_memory(policy->hardening)) {
-                conn_fd = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-                if (conn_fd < 0) {
-                        r = -errno;
-                        close(info_pipe[1]);
-                        set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
-                        sandbox_free(sb);
-                        return r;
-                }
-                fds[n_fds++] = conn_fd;
-        }
-        kb_spawn_options so = {.stdin_fd = -1,
-                               .stdout_fd = out_fd,
-                               .stderr_fd = out_fd,
-                               .extra_fds = fds,
-                               .extra_targets = targets,
-                               .n_extra = n_fds,
-                               .user = policy->user,
-                               .new_session_keyring = true,
-                               .die_with_parent = true,
-                               .ret_failed_stage = &stage,
-                               .join_fds = join_fds,
-                               .n_join = (size_t) n_join,
-                               .rlimit_as = rlimit_as};
-        /* What is launched, kept for the judge: the running bwrap must be exactly this. */
-        r = launch_facts(policy, argv, fds, targets, n_fds, out_fd, block_r, &sb->launch_facts);
-        if (r >= 0 && policy->env && !(sb->env = kb_strv_copy(policy->env)))
-                r = -ENOMEM;
+        r = launch_cgroups(l, sb, policy, ret_diagnosis);
         if (r >= 0)
-                r = kb_sandbox_policy_copy_new(policy, &sb->policy);
-        if (r < 0) {
-                close(info_pipe[1]);
-                sandbox_free(sb);
-                return r;
-        }
-        r = kb_sandbox_spawn(policy->bwrap, argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
-        for (int i = 0; i < n_join; i++)
-                close(join_fds[i]);
-        close(info_pipe[1]);
-        kb_closep(&log_w); /* bwrap's alone now: the keeper ends when the sandbox's writers do */
-        kb_closep(&block_r);
-        kb_closep(&seccomp_r);
-        kb_closep(&conn_fd);
+                r = launch_memory_limit(l, sb, policy, kernel_argv);
+        if (r >= 0)
+                r = launch_log_keeper(l, sb, policy, log_path, ret_diagnosis);
+        if (r >= 0)
+                r = launch_fds(l, policy, ret_diagnosis);
+        if (r >= 0)
+                r = launch_record(l, sb, policy);
+        return r;
+}
+
+/* Starts bwrap as the sandbox user, with the kernel's environment exactly: bwrap's own
+ * /proc/<pid>/environ is what the sandbox's /proc/1/environ shows, so kbound's environment must
+ * never be its. Then closes kbound's copies of what bwrap was handed. Returns 0, -ECHILD when the
+ * user switch or the keyring was refused (set-up refused before bwrap ran: this machine cannot
+ * enforce the sandbox), or kb_sandbox_spawn's -errno, with a diagnosis. */
+static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char **ret_diagnosis) {
+        static char *const empty_env[] = {NULL};
+        int stage = 0;
+        kb_spawn_options so = kb_spawn_options_kernel(launch_out_fd(l), policy->user);
+        so.extra_fds = l->handed;
+        so.extra_targets = bwrap_fd_targets;
+        so.n_extra = l->n_handed;
+        so.ret_failed_stage = &stage;
+        so.join_fds = l->join_fds;
+        so.n_join = (size_t) l->n_join;
+        so.rlimit_as = sb->rlimit_as;
+        int r = kb_sandbox_spawn(policy->bwrap, l->argv, policy->env ? policy->env : empty_env, &so, &sb->bwrap_pid);
+        launch_close_join_fds(l);
+        /* The log's pipe is bwrap's alone now: the keeper ends when the sandbox's writers do. */
+        launch_close_handed(l);
         if (r < 0) {
                 set_diagnosis(ret_diagnosis,
                               stage == KB_SPAWN_STAGE_USER ? "cannot switch to the sandbox user before starting bwrap"
                               : stage == KB_SPAWN_STAGE_KEYRING ? "cannot give the sandbox a fresh session keyring"
                                                                 : "bwrap could not be executed",
                               NULL, 0);
-                sandbox_free(sb);
-                /* Set-up refused before bwrap ran: this machine cannot enforce the sandbox. */
                 return stage == KB_SPAWN_STAGE_USER || stage == KB_SPAWN_STAGE_KEYRING ? -ECHILD : r;
         }
-        sb->bwrap_pidfd = kb_sandbox_pidfd_open(sb->bwrap_pid);
-        if (sb->bwrap_pidfd < 0) {
-                r = sb->bwrap_pidfd;
-                set_diagnosis(ret_diagnosis, "pidfd_open is not available", NULL, 0);
-                goto fail;
-        }
+        return 0;
+}
 
-        r = read_info(info_r, sb->bwrap_pidfd, deadline_ms, &sb->info);
+/* bwrap's --info-fd report: its init's pid and the sandbox's pid namespace, into sb. Returns 0,
+ * or -ECHILD, -ETIMEDOUT, -EPROTO or -errno with a diagnosis (bwrap stopped first when its report
+ * never came whole). */
+static int sandbox_read_report(kb_sandbox *sb, int info_r, const char *log_path, off_t log_offset, int64_t deadline_ms,
+                               char **ret_diagnosis) {
+        int r = read_info(info_r, sb->bwrap_pidfd, deadline_ms, &sb->info);
         if (r < 0) {
                 const char *what = r == -ECHILD      ? "bwrap exited before reporting the sandbox"
                                    : r == -ETIMEDOUT ? "bwrap did not report the sandbox in time"
@@ -659,73 +732,142 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 /* Reap first so the log holds everything bwrap wrote. */
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
                 set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-                goto fail;
+                return r;
         }
         int64_t child_pid, pidns;
         if (info_int(sb->info, "child-pid", &child_pid) < 0 || child_pid > INT_MAX ||
             info_int(sb->info, "pid-namespace", &pidns) < 0) {
-                r = -EPROTO;
                 set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL, 0);
-                goto fail;
+                return -EPROTO;
         }
         sb->init_pid = (pid_t) child_pid;
         sb->pidns_ino = (uint64_t) pidns;
+        return 0;
+}
+
+/* The sandbox's folder the host last tried to open through bwrap's init (sandbox_go). */
+typedef struct folder_try {
+        const char *inside; /* KB_SANDBOX_WORKSPACE, then KB_SANDBOX_RUNTIME */
+        bool tmpfs;         /* what kbound asked bwrap for there: a tmpfs, else the team's folder bound */
+        int r;              /* kb_sandbox_folder_open's result; -ESRCH: not tried (init not pinned) */
+} folder_try;
+
+/* bwrap's init waits on the block channel: nothing of the kernel exists yet. The host looks now,
+ * then lets it go on, and pins the kernel as PID 2. A failed release (bwrap gone) shows as a
+ * kernel that never appeared. Returns kb_sandbox_pin_pid2's result; f says how the folders went. */
+static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f) {
+        wait_init_blocked(sb, deadline_ms);
+        /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
+         * receiving the host's mount events (kbound's own step; its result is a launch fact, and
+         * every look judges the propagation fields). */
+        sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid);
+        /* The host's own way into the workspace, before anything of the kernel runs (judged once
+         * the kernel is pinned: a kernel that never appeared says more). */
+        f->r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, f->inside, f->tmpfs, policy->workspace,
+                                      &sb->workspace_fd);
+        if (f->r == 0) {
+                f->inside = KB_SANDBOX_RUNTIME;
+                f->tmpfs = kb_sandbox_runtime_in_memory(policy->hardening);
+                f->r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, f->inside, f->tmpfs, policy->runtime_dir,
+                                              &sb->runtime_fd);
+        }
+        if (policy->before_exec)
+                policy->before_exec(policy->before_exec_userdata, sb);
+        release(sb);
+        return kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
+                                   &sb->kernel_pidfd);
+}
+
+/* A folder the host could not open as asked (f->r < 0): the sandbox stopped and diagnosed.
+ * Returns -EXDEV (it is something else) or -ECHILD. */
+static int folder_refused(kb_sandbox *sb, const folder_try *f, const char *log_path, off_t log_offset,
+                          char **ret_diagnosis) {
+        char what[256];
+        snprintf(what, sizeof what,
+                 f->r == -EPERM ? "the sandbox's %s is not %s" : "the host cannot open the sandbox's %s (%s)",
+                 f->inside,
+                 f->r == -EPERM ? (f->tmpfs ? "the tmpfs kbound asked bwrap to make there"
+                                            : "the team's folder kbound asked bwrap to bind there")
+                                : strerror(-f->r));
+        (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+        set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+        return f->r == -EPERM ? -EXDEV : -ECHILD;
+}
+
+/* bwrap is running: pinned by a pidfd, its report read, its init pinned, the host's look while
+ * init waits, the kernel let go and pinned as PID 2. Returns 0, or -errno with a diagnosis (the
+ * caller destroys sb). */
+static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int info_r, const char *log_path,
+                         off_t log_offset, int64_t deadline_ms, char **ret_diagnosis) {
+        sb->bwrap_pidfd = kb_sandbox_pidfd_open(sb->bwrap_pid);
+        if (sb->bwrap_pidfd < 0) {
+                set_diagnosis(ret_diagnosis, "pidfd_open is not available", NULL, 0);
+                return sb->bwrap_pidfd;
+        }
+        int r = sandbox_read_report(sb, info_r, log_path, log_offset, deadline_ms, ret_diagnosis);
+        if (r < 0)
+                return r;
         r = pin_init(sb);
-        int folder_r = -ESRCH;
-        const char *folder = KB_SANDBOX_WORKSPACE;
-        bool folder_tmpfs = kb_sandbox_workspace_sized(policy->hardening);
-        if (r == 0) {
-                /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The
-                 * host looks now, then lets it go on. A failed release (bwrap gone) shows below as
-                 * a kernel that never appeared. */
-                wait_init_blocked(sb, deadline_ms);
-                /* Before anything of the kernel runs, and before the host's first look: the
-                 * sandbox stops receiving the host's mount events (kbound's own step; its result
-                 * is a launch fact, and every look judges the propagation fields). */
-                sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid);
-                /* The host's own way into the workspace, before anything of the kernel runs (judged
-                 * once the kernel is pinned: a kernel that never appeared says more). */
-                folder_r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, folder, folder_tmpfs, policy->workspace,
-                                                  &sb->workspace_fd);
-                if (folder_r == 0) {
-                        folder = KB_SANDBOX_RUNTIME;
-                        folder_tmpfs = kb_sandbox_runtime_in_memory(policy->hardening);
-                        folder_r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, folder, folder_tmpfs,
-                                                          policy->runtime_dir, &sb->runtime_fd);
-                }
-                if (policy->before_exec)
-                        policy->before_exec(policy->before_exec_userdata, sb);
-                release(sb);
-                r = kb_sandbox_pin_pid2("/proc", sb->init_pid, sb->pidns_ino, deadline_ms, &sb->kernel_pid,
-                                        &sb->kernel_pidfd);
-        }
-        if (r == 0 && folder_r < 0) {
-                char what[256];
-                snprintf(what, sizeof what,
-                         folder_r == -EPERM ? "the sandbox's %s is not %s"
-                                            : "the host cannot open the sandbox's %s (%s)",
-                         folder,
-                         folder_r == -EPERM ? (folder_tmpfs ? "the tmpfs kbound asked bwrap to make there"
-                                                            : "the team's folder kbound asked bwrap to bind there")
-                                            : strerror(-folder_r));
-                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-                set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-                r = folder_r == -EPERM ? -EXDEV : -ECHILD;
-                goto fail;
-        }
+        folder_try f = {
+                .inside = KB_SANDBOX_WORKSPACE, .tmpfs = kb_sandbox_workspace_sized(policy->hardening), .r = -ESRCH};
+        if (r == 0)
+                r = sandbox_go(sb, policy, deadline_ms, &f);
+        if (r == 0 && f.r < 0)
+                return folder_refused(sb, &f, log_path, log_offset, ret_diagnosis);
         if (r < 0) {
                 const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
                                    : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
                                                  : "the kernel (PID 2 of the sandbox) exited or never appeared";
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
                 set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-                goto fail;
+                return r;
+        }
+        return 0;
+}
+
+int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
+                      int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis) {
+        if (ret_diagnosis)
+                *ret_diagnosis = NULL;
+        if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
+                return -EINVAL;
+        int r = launch_user_named(policy, ret_diagnosis);
+        if (r < 0)
+                return r;
+        _cleanup_(launch_done) launch l = launch_empty();
+        r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &l.argv);
+        if (r < 0)
+                return r;
+        r = bwrap_usable(policy->bwrap, ret_diagnosis);
+        if (r < 0)
+                return r;
+        r = launch_open(&l, log_path);
+        if (r < 0)
+                return r;
+        kb_sandbox *sb = sandbox_new();
+        if (!sb) {
+                kb_closep(&l.handed[HANDED_INFO]);
+                return -ENOMEM;
+        }
+        r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_diagnosis);
+        if (r < 0) {
+                launch_close_join_fds(&l);
+                kb_closep(&l.handed[HANDED_INFO]);
+                sandbox_free(sb);
+                return r;
+        }
+        r = launch_spawn(&l, sb, policy, ret_diagnosis);
+        if (r < 0) {
+                sandbox_free(sb);
+                return r;
+        }
+        r = sandbox_start(sb, policy, l.info_r, log_path, l.log_offset, deadline_ms, ret_diagnosis);
+        if (r < 0) {
+                kb_sandbox_destroy(&sb);
+                return r;
         }
         *ret = sb;
         return 0;
-fail:
-        kb_sandbox_destroy(&sb);
-        return r;
 }
 
 int kb_sandbox_pidfd(const kb_sandbox *sb) {
