@@ -5,7 +5,9 @@
 #include "sandbox-internal.h"
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define PROBE_TIMEOUT_MS 5000
@@ -143,4 +145,37 @@ int kb_bwrap_describe(const kb_bwrap *b, const char *path, char **ret) {
                 return -ENOMEM;
         }
         return n_missing == 0;
+}
+
+int kb_sandbox_bwrap_setuid(const char *path) {
+        struct stat st;
+        if (!path || stat(path, &st) < 0)
+                return path ? -errno : -EINVAL;
+        return (st.st_mode & S_ISUID) ? 1 : 0;
+}
+
+int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version) {
+        if (!bwrap || !ret_version)
+                return -EINVAL;
+        char *argv[] = {(char *) bwrap, (char *) "--version", NULL};
+        int status;
+        _cleanup_free_ char *out = NULL;
+        int r = kb_sandbox_run_capture(argv, NULL, NULL, -1, 0, 4096, kb_now_ms() + 5000, &status, &out);
+        if (r == -ENOENT || r == -ENOTDIR)
+                return -ENOENT;
+        if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -EIO;
+        /* "bubblewrap 0.8.0\n": the last word of the first line. */
+        char *nl = strchr(out, '\n');
+        if (nl)
+                *nl = '\0';
+        char *sp = strrchr(out, ' ');
+        const char *ver = sp ? sp + 1 : out;
+        if (!*ver || strlen(ver) > 64)
+                return -EIO;
+        char *copy = strdup(ver);
+        if (!copy)
+                return -ENOMEM;
+        *ret_version = copy;
+        return 0;
 }

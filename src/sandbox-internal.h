@@ -32,7 +32,7 @@ int kb_sandbox_make_mounts_private(pid_t init_pid);
 int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
                            int *ret_fd);
 
-/* An owned deep copy of a policy (sandbox_lifetime.c), so a twin of a sandbox can be started long
+/* An owned deep copy of a policy (sandbox_policy_copy.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */
 typedef struct kb_sandbox_policy_copy kb_sandbox_policy_copy;
 int kb_sandbox_policy_copy_new(const kb_sandbox_policy *policy, kb_sandbox_policy_copy **ret);
@@ -42,10 +42,13 @@ void kb_sandbox_policy_copy_free(kb_sandbox_policy_copy *c);
 /* kb_sandbox_lifetime's work, for a policy (sandbox_lifetime.c). */
 int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_path, json_object **ret);
 
+/* The policy sb was launched with (its copy), or NULL. */
+const kb_sandbox_policy *kb_sandbox_launched_policy(const kb_sandbox *sb);
+
 /* The pidfd of bwrap's init (PID 1 of the sandbox), or -1. */
 int kb_sandbox_init_pidfd(const kb_sandbox *sb);
 
-/* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno. */
+/* 1 if the file path names (after symlinks) has its set-user-ID bit, 0 if not, -errno (bwrap.c). */
 int kb_sandbox_bwrap_setuid(const char *path);
 
 /* Ceiling on the --info-fd JSON we accept from bwrap (it is a few hundred bytes). */
@@ -150,6 +153,9 @@ int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbo
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
 char *kb_sandbox_diagnose(const char *what, const char *log_tail);
+/* *ret_diagnosis (if ret_diagnosis) replaced by kb_sandbox_diagnose of what and, with log_path, the
+ * end of what bwrap wrote to it since offset (sandbox_diagnose.c). */
+void kb_sandbox_set_diagnosis(char **ret_diagnosis, const char *what, const char *log_path, off_t offset);
 
 /* sandbox_pid.c's readers, shared with sandbox_launch.c: a small file under /proc into buf
  * (NUL-terminated; -ESRCH when the process is gone), and a decimal pid (false for anything else). */

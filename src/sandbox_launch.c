@@ -32,7 +32,6 @@
 #define STOP_GRACE_MS 1000
 /* How long bwrap's init may take to build the sandbox and block on --block-fd (it takes a few ms). */
 #define BLOCK_WAIT_MS 2000
-#define LOG_TAIL_MAX 4096
 
 struct kb_sandbox {
         pid_t bwrap_pid;
@@ -65,89 +64,6 @@ struct kb_sandbox {
 static void sleep_ms(int ms) {
         struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
-}
-
-static bool contains(const char *hay, const char *needle) {
-        return hay && strstr(hay, needle) != NULL;
-}
-
-char *kb_sandbox_diagnose(const char *what, const char *log_tail) {
-        /* The line that says why: the last line bwrap wrote itself, else the last non-empty one. */
-        const char *best = NULL, *last = NULL;
-        size_t best_len = 0, last_len = 0;
-        for (const char *p = log_tail ? log_tail : ""; *p;) {
-                const char *e = strchr(p, '\n');
-                size_t len = e ? (size_t) (e - p) : strlen(p);
-                if (len > 0) {
-                        last = p;
-                        last_len = len;
-                        if (strncmp(p, "bwrap:", 6) == 0) {
-                                best = p;
-                                best_len = len;
-                        }
-                }
-                p += len + (e ? 1 : 0);
-        }
-        if (!best) {
-                best = last;
-                best_len = last_len;
-        }
-        char line[512] = "";
-        if (best) {
-                size_t n = best_len < sizeof line - 1 ? best_len : sizeof line - 1;
-                for (size_t i = 0; i < n; i++) /* hostile bytes never reach a terminal */
-                        line[i] = (best[i] >= 0x20 && best[i] < 0x7f) ? best[i] : '?';
-                /* A cut line ends at a whole word: a cut through the kernel's key would leave a
-                 * piece too short for the caller's redaction to recognise. */
-                if (n < best_len)
-                        while (n > 0 && line[n - 1] != ' ')
-                                n--;
-                line[n] = '\0';
-        }
-        const char *hint = "";
-        if (contains(line, "uid map") || contains(line, "gid map") || contains(line, "setting up uid") ||
-            contains(line, "No permissions to create new namespace") ||
-            (contains(line, "namespace") &&
-             (contains(line, "Operation not permitted") || contains(line, "Permission denied"))))
-                hint = " (user namespaces are refused: check sysctl user.max_user_namespaces and "
-                       "kernel.unprivileged_userns_clone; on Ubuntu 24.04+ load the distribution's "
-                       "bwrap-userns-restrict AppArmor profile; `kbound doctor` checks all of this)";
-        char *out = NULL;
-        if (asprintf(&out, "%s%s%s%s", what, *line ? ": " : "", line, hint) < 0)
-                return NULL;
-        return out;
-}
-
-/* The end of what bwrap wrote to the log since offset (at most LOG_TAIL_MAX bytes). */
-static char *log_tail(const char *log_path, off_t offset) {
-        _cleanup_close_ int fd = open(log_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return NULL;
-        off_t start = st.st_size - LOG_TAIL_MAX > offset ? st.st_size - LOG_TAIL_MAX : offset;
-        if (start > st.st_size)
-                start = st.st_size;
-        size_t len = (size_t) (st.st_size - start);
-        char *buf = malloc(len + 1);
-        if (!buf)
-                return NULL;
-        ssize_t n = pread(fd, buf, len, start);
-        buf[n > 0 ? (size_t) n : 0] = '\0';
-        /* Cut in the middle of a line: drop that partial line (it could begin inside the key). */
-        if (start > offset && n > 0) {
-                char *nl = memchr(buf, '\n', (size_t) n);
-                size_t skip = nl ? (size_t) (nl - buf) + 1 : (size_t) n;
-                memmove(buf, buf + skip, (size_t) n - skip + 1);
-        }
-        return buf;
-}
-
-static void set_diagnosis(char **ret_diagnosis, const char *what, const char *log_path, off_t offset) {
-        if (!ret_diagnosis)
-                return;
-        _cleanup_free_ char *tail = log_path ? log_tail(log_path, offset) : NULL;
-        free(*ret_diagnosis);
-        *ret_diagnosis = kb_sandbox_diagnose(what, tail);
 }
 
 /* Reads and parses bwrap's --info-fd JSON. -ECHILD if bwrap ended without writing it. */
@@ -239,13 +155,6 @@ static int pin_init(kb_sandbox *sb) {
                                : -EPERM;
         sb->init_pidfd = TAKE_FD(pidfd);
         return 0;
-}
-
-int kb_sandbox_bwrap_setuid(const char *path) {
-        struct stat st;
-        if (!path || stat(path, &st) < 0)
-                return path ? -errno : -EINVAL;
-        return (st.st_mode & S_ISUID) ? 1 : 0;
 }
 
 int kb_sandbox_waits_on(const char *proc_root, pid_t pid, int *ret_fd) {
@@ -512,7 +421,8 @@ static int launch_out_fd(const launch *l) {
  * as. Returns 0, or -EINVAL with a diagnosis. */
 static int launch_user_named(const kb_sandbox_policy *policy, char **ret_diagnosis) {
         if (geteuid() == 0 && !(policy->user && policy->user->switch_user)) {
-                set_diagnosis(ret_diagnosis, "kbound is root and no unprivileged sandbox user was given", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, "kbound is root and no unprivileged sandbox user was given",
+                                         NULL, 0);
                 return -EINVAL;
         }
         return 0;
@@ -523,11 +433,12 @@ static int launch_user_named(const kb_sandbox_policy *policy, char **ret_diagnos
 static int bwrap_usable(const char *bwrap, char **ret_diagnosis) {
         if (access(bwrap, X_OK) < 0) {
                 int r = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
-                set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable",
+                                         NULL, 0);
                 return r;
         }
         if (kb_sandbox_bwrap_setuid(bwrap) > 0) {
-                set_diagnosis(ret_diagnosis, KB_SANDBOX_SETUID_WHY, NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, KB_SANDBOX_SETUID_WHY, NULL, 0);
                 return -ENOTSUP;
         }
         return 0;
@@ -582,7 +493,7 @@ static int launch_cgroups(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
                          "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made here (%s; "
                          "root, or a delegated cgroup, can make one)",
                          strerror(-e));
-                set_diagnosis(ret_diagnosis, what, NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, what, NULL, 0);
                 return -ECHILD;
         }
         return 0;
@@ -620,7 +531,7 @@ static int launch_log_keeper(launch *l, kb_sandbox *sb, const kb_sandbox_policy 
                 return 0;
         int r = kb_log_keeper_start(log_path, l->logfd, log_max, &sb->log, &l->log_w);
         if (r < 0)
-                set_diagnosis(ret_diagnosis, "cannot start the kernel log's keeper", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, "cannot start the kernel log's keeper", NULL, 0);
         return r;
 }
 
@@ -634,7 +545,7 @@ static int launch_fds(launch *l, const kb_sandbox_policy *policy, char **ret_dia
         l->handed[HANDED_CONNECTION] = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (l->handed[HANDED_CONNECTION] < 0) {
                 int r = -errno;
-                set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
                 return r;
         }
         l->n_handed = HANDED_MAX;
@@ -673,7 +584,7 @@ static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
         /* The seccomp program: built for this launch, sent at release. */
         r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &sb->seccomp_program);
         if (r < 0) {
-                set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
                 return r == -EINVAL ? -EINVAL : -ENOTSUP;
         }
         r = launch_cgroups(l, sb, policy, ret_diagnosis);
@@ -709,11 +620,12 @@ static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *poli
         /* The log's pipe is bwrap's alone now: the keeper ends when the sandbox's writers do. */
         launch_close_handed(l);
         if (r < 0) {
-                set_diagnosis(ret_diagnosis,
-                              stage == KB_SPAWN_STAGE_USER ? "cannot switch to the sandbox user before starting bwrap"
-                              : stage == KB_SPAWN_STAGE_KEYRING ? "cannot give the sandbox a fresh session keyring"
-                                                                : "bwrap could not be executed",
-                              NULL, 0);
+                kb_sandbox_set_diagnosis(
+                        ret_diagnosis,
+                        stage == KB_SPAWN_STAGE_USER      ? "cannot switch to the sandbox user before starting bwrap"
+                        : stage == KB_SPAWN_STAGE_KEYRING ? "cannot give the sandbox a fresh session keyring"
+                                                          : "bwrap could not be executed",
+                        NULL, 0);
                 return stage == KB_SPAWN_STAGE_USER || stage == KB_SPAWN_STAGE_KEYRING ? -ECHILD : r;
         }
         return 0;
@@ -731,13 +643,14 @@ static int sandbox_read_report(kb_sandbox *sb, int info_r, const char *log_path,
                                                      : "bwrap's --info-fd output is malformed";
                 /* Reap first so the log holds everything bwrap wrote. */
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-                set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+                kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
                 return r;
         }
         int64_t child_pid, pidns;
         if (info_int(sb->info, "child-pid", &child_pid) < 0 || child_pid > INT_MAX ||
             info_int(sb->info, "pid-namespace", &pidns) < 0) {
-                set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL,
+                                         0);
                 return -EPROTO;
         }
         sb->init_pid = (pid_t) child_pid;
@@ -790,7 +703,7 @@ static int folder_refused(kb_sandbox *sb, const folder_try *f, const char *log_p
                                             : "the team's folder kbound asked bwrap to bind there")
                                 : strerror(-f->r));
         (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-        set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+        kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
         return f->r == -EPERM ? -EXDEV : -ECHILD;
 }
 
@@ -801,7 +714,7 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
                          off_t log_offset, int64_t deadline_ms, char **ret_diagnosis) {
         sb->bwrap_pidfd = kb_sandbox_pidfd_open(sb->bwrap_pid);
         if (sb->bwrap_pidfd < 0) {
-                set_diagnosis(ret_diagnosis, "pidfd_open is not available", NULL, 0);
+                kb_sandbox_set_diagnosis(ret_diagnosis, "pidfd_open is not available", NULL, 0);
                 return sb->bwrap_pidfd;
         }
         int r = sandbox_read_report(sb, info_r, log_path, log_offset, deadline_ms, ret_diagnosis);
@@ -819,7 +732,7 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
                                    : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
                                                  : "the kernel (PID 2 of the sandbox) exited or never appeared";
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-                set_diagnosis(ret_diagnosis, what, log_path, log_offset);
+                kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
                 return r;
         }
         return 0;
@@ -938,14 +851,12 @@ int64_t kb_sandbox_oom_kills(const kb_sandbox *sb) {
         return sb ? kb_cgroup_oom_kills(&sb->cgroup) : -2;
 }
 
-int kb_sandbox_init_pidfd(const kb_sandbox *sb) {
-        return sb ? sb->init_pidfd : -1;
+const kb_sandbox_policy *kb_sandbox_launched_policy(const kb_sandbox *sb) {
+        return sb ? kb_sandbox_policy_copy_get(sb->policy) : NULL;
 }
 
-int kb_sandbox_lifetime(const kb_sandbox *sb, const char *log_path, json_object **ret_evidence) {
-        if (!sb || !sb->policy || !log_path || !ret_evidence)
-                return -EINVAL;
-        return kb_sandbox_prove_lifetime(kb_sandbox_policy_copy_get(sb->policy), log_path, ret_evidence);
+int kb_sandbox_init_pidfd(const kb_sandbox *sb) {
+        return sb ? sb->init_pidfd : -1;
 }
 
 int kb_sandbox_mounts_private(const kb_sandbox *sb) {
@@ -1079,30 +990,4 @@ void kb_sandbox_destroy(kb_sandbox **sbp) {
                 (void) kb_sandbox_stop(sb, -1, NULL);
         sandbox_free(sb);
         *sbp = NULL;
-}
-
-int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version) {
-        if (!bwrap || !ret_version)
-                return -EINVAL;
-        char *argv[] = {(char *) bwrap, (char *) "--version", NULL};
-        int status;
-        _cleanup_free_ char *out = NULL;
-        int r = kb_sandbox_run_capture(argv, NULL, NULL, -1, 0, 4096, kb_now_ms() + 5000, &status, &out);
-        if (r == -ENOENT || r == -ENOTDIR)
-                return -ENOENT;
-        if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return -EIO;
-        /* "bubblewrap 0.8.0\n": the last word of the first line. */
-        char *nl = strchr(out, '\n');
-        if (nl)
-                *nl = '\0';
-        char *sp = strrchr(out, ' ');
-        const char *ver = sp ? sp + 1 : out;
-        if (!*ver || strlen(ver) > 64)
-                return -EIO;
-        char *copy = strdup(ver);
-        if (!copy)
-                return -ENOMEM;
-        *ret_version = copy;
-        return 0;
 }
