@@ -12,9 +12,8 @@
 json_object *kb_judge_credentials(const kb_judge_input *in) {
         static const char *const subprobes[] = {"credentials", NULL};
         verdict v;
-        verdict_init(&v);
+        verdict_begin(&v, in);
         char buf[DETAIL_MAX];
-        judge_look_problems(&v, in);
         /* The host's read of every environment and command line, in every look. */
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -256,9 +255,8 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
 json_object *kb_judge_cross_team(const kb_judge_input *in) {
         static const char *const subprobes[] = {"cross_team", NULL};
         verdict v;
-        verdict_init(&v);
+        verdict_begin(&v, in);
         char buf[DETAIL_MAX];
-        judge_look_problems(&v, in);
         size_t canaries = judge_reach_problems(&v, in, "canary", "boundary.cross_team", NULL);
         if (canaries == 0)
                 verdict_problem(&v, "the host was given no other team's canary to look for");

@@ -468,8 +468,7 @@ char *kb_judge_pre_exec_reason(json_object *pre_exec) {
 
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
-        verdict_init(&v);
-        judge_look_problems(&v, in);
+        verdict_begin(&v, in);
         char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
         size_t n_fds = 0, n_refs = 0;
         /* First what the kernel started with, then what the looks after saw. */
