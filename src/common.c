@@ -82,6 +82,15 @@ int kb_open_regular(int dirfd, const char *path, int flags, mode_t mode, struct 
         return TAKE_FD(fd);
 }
 
+/* read(2), again when a signal interrupted it: the bytes read (0 at the end) or -errno. */
+static ssize_t read_retry(int fd, void *buf, size_t len) {
+        ssize_t n;
+        do
+                n = read(fd, buf, len);
+        while (n < 0 && errno == EINTR);
+        return n < 0 ? -errno : n;
+}
+
 int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char **ret, size_t *ret_len) {
         /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever (a
          * kernelspec folder is untrusted); for the regular files accepted below it changes nothing. */
@@ -118,11 +127,9 @@ int kb_read_file(int dirfd, const char *path, int open_flags, size_t max, char *
                         cap = grown;
                 }
                 /* Up to max + 1 bytes in all, and a byte kept for the NUL (cap <= max + 2). */
-                ssize_t n = read(fd, buf + len, cap - 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
+                ssize_t n = read_retry(fd, buf + len, cap - 1 - len);
                 if (n < 0) {
-                        r = -errno;
+                        r = (int) n;
                         break;
                 }
                 if (n == 0)
@@ -191,11 +198,9 @@ int kb_copy_file(const char *src, const char *path, mode_t mode, size_t max) {
         size_t total = 0;
         int r = 0;
         for (;;) {
-                ssize_t n = read(in, buf, sizeof buf);
-                if (n < 0 && errno == EINTR)
-                        continue;
+                ssize_t n = read_retry(in, buf, sizeof buf);
                 if (n < 0) {
-                        r = -errno;
+                        r = (int) n;
                         break;
                 }
                 if (n == 0)

@@ -110,9 +110,13 @@ int cx_request(cx *x, const char *msg_type, json_object *content, json_object **
 int cx_control_request(cx *x, const char *msg_type, json_object *content, int ms, json_object **ret);
 /* Runs code to completion, its iopub messages in order in *ret_seq ({msg_type, content}). */
 int cx_execute(cx *x, const char *code, bool silent, bool store_history, kb_execution **ret_ex, json_object **ret_seq);
-/* The start every snippet item shares (cx_can_run, the snippet, its "code", run to completion). */
-int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
-                     kb_execution **ret_ex, json_object **ret_seq);
+/* What an item running one snippet judges once it ran: s the pack's snippet, t0 when its code was
+ * sent, ex its execution, seq its iopub messages in order ({msg_type, content}); all borrowed, and
+ * freed when judge returns. */
+typedef void cx_snippet_judge(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq);
+/* Item id on the pack's snippet name: the start every such item shares (cx_can_run, the snippet,
+ * its "code", run to completion; the item recorded when one fails), then judge, then the run freed. */
+void cx_snippet_item(cx *x, const char *id, const char *name, bool optional, cx_snippet_judge *judge);
 size_t cx_seq_count(json_object *seq, const char *msg_type);
 json_object *cx_seq_find(json_object *seq, const char *msg_type);
 json_object *cx_seq_types(json_object *seq);

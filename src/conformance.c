@@ -95,11 +95,8 @@ static void check_kernel_info(cx *x) {
         bool mismatch = kb_rules_language_mismatch(name, lang, warning, sizeof(warning));
         if (mismatch)
                 json_object_object_add(ev, "warning", json_object_new_string(warning));
-        if (f.n > 0)
-                cx_judge(x, "kernel_info.language_info", 0, ev, &f);
-        else
-                cx_pass(x, "kernel_info.language_info", 0, ev, "%s %s (%s, %s)%s%s", name, kb_json_str(li, "version"),
-                        ext, kb_json_str(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
+        cx_verdict(x, "kernel_info.language_info", 0, ev, &f, "%s %s (%s, %s)%s%s", name, kb_json_str(li, "version"),
+                   ext, kb_json_str(li, "mimetype"), mismatch ? "; warning: " : "", mismatch ? warning : "");
 
         json_object *banner = kb_json_get(info, "banner");
         if (banner && json_object_is_type(banner, json_type_string))
@@ -123,12 +120,9 @@ static void check_heartbeat(cx *x) {
 
 /* ---- execute ---- */
 
-static void check_stream(cx *x, const char *id, const char *name) {
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, name, false, &s, &t0, &ex, &seq) < 0)
-                return;
+/* execute.stdout and execute.stderr, on the snippets of those names. */
+static void judge_stream(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
+        const char *name = strcmp(id, "execute.stdout") == 0 ? "stdout" : "stderr";
         const char *want = kb_json_str(s, "text");
         const char *got = strcmp(name, "stdout") == 0 ? ex->stdout_text : ex->stderr_text;
         json_object *ev = json_object_new_object();
@@ -140,17 +134,12 @@ static void check_stream(cx *x, const char *id, const char *name) {
         if (!want || !got || !strstr(got, want))
                 cx_found(&f, "missing_output", "no %s stream containing '%s' on iopub", name,
                          want ? want : "(snippet lacks \"text\")");
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev, "'%s' arrived as a %s stream", want, name);
+        cx_verdict(x, id, t0, ev, &f, "'%s' arrived as a %s stream", want, name);
         if (strcmp(name, "stdout") == 0) {
                 x->stdout_seq = json_object_get(seq);
                 x->stdout_count = ex->execution_count;
                 x->stdout_ran = true;
         }
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 /* busy → execute_input (the code, the reply's execution_count) → outputs → idle, from the stdout
@@ -205,13 +194,7 @@ static void check_ordering(cx *x) {
                         (long long) input_count, n - 3);
 }
 
-static void check_result(cx *x) {
-        const char *id = "execute.result";
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, "execute_result", false, &s, &t0, &ex, &seq) < 0)
-                return;
+static void judge_result(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
         const char *want = kb_json_str(s, "text_plain");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
@@ -226,7 +209,7 @@ static void check_result(cx *x) {
         if (!want) {
                 cx_untested(x, id, "the execute_result snippet has no \"text_plain\"");
                 json_object_put(ev);
-                goto out;
+                return;
         }
         if (strcmp(ex->status, "ok") != 0)
                 cx_found(&f, "status", "execute_reply status '%s', expected 'ok'", ex->status);
@@ -242,23 +225,10 @@ static void check_result(cx *x) {
                         cx_found(&f, "count", "execute_result execution_count %lld differs from the reply's %lld",
                                  (long long) count, (long long) ex->execution_count);
         }
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev, "execute_result text/plain '%s', execution_count %lld", plain,
-                        (long long) count);
-out:
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
+        cx_verdict(x, id, t0, ev, &f, "execute_result text/plain '%s', execution_count %lld", plain, (long long) count);
 }
 
-static void check_display(cx *x) {
-        const char *id = "execute.display_data";
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, "display_data", false, &s, &t0, &ex, &seq) < 0)
-                return;
+static void judge_display(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
         const char *mime = kb_json_str(s, "mime");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
@@ -286,17 +256,9 @@ static void check_display(cx *x) {
                 cx_judge(x, id, t0, ev, &f);
         else
                 cx_pass(x, id, t0, ev, "display_data carrying %s with a metadata object", mime);
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
-static void check_error(cx *x) {
-        const char *id = "execute.error";
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, "error", false, &s, &t0, &ex, &seq) < 0)
-                return;
+static void judge_error(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
         const char *want = kb_json_str(s, "evalue");
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "iopub", cx_seq_types(seq));
@@ -320,13 +282,8 @@ static void check_error(cx *x) {
         if (err && outputs != 1)
                 cx_found(&f, "extra_output", "%zu iopub outputs for a cell that only raises, expected the error alone",
                          outputs);
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
-                        ex->ename);
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
+        cx_verdict(x, id, t0, ev, &f, "status 'error', ename %s, evalue and traceback in the reply and on iopub",
+                   ex->ename);
 }
 
 /* Runs the quiet snippet; *ret_count gets the reply's execution_count. */
@@ -387,13 +344,10 @@ static void check_counts(cx *x) {
                          (long long) b, (long long) a);
         if (!have_input || input_count != c)
                 cx_found(&f, "input_count", "execute_input's execution_count is not the reply's %lld", (long long) c);
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev,
-                        "execution_count %lld → %lld: +1 with store_history; a request without it "
-                        "replies with the current %lld and does not count",
-                        (long long) a, (long long) c, (long long) b);
+        cx_verdict(x, id, t0, ev, &f,
+                   "execution_count %lld → %lld: +1 with store_history; a request without it "
+                   "replies with the current %lld and does not count",
+                   (long long) a, (long long) c, (long long) b);
 }
 
 static void check_silent(cx *x) {
@@ -449,12 +403,9 @@ static void check_silent(cx *x) {
                          (long long) before, (long long) after);
         if (inputs > 0)
                 cx_found(&f, "execute_input_when_silent", "a silent request broadcast execute_input");
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev,
-                        "a silent request (code that prints) published no execute_input and no output, "
-                        "and did not count");
+        cx_verdict(x, id, t0, ev, &f,
+                   "a silent request (code that prints) published no execute_input and no output, "
+                   "and did not count");
 }
 
 /* ---- is_complete, complete, inspect, history, comm_info ---- */
@@ -663,10 +614,19 @@ typedef struct item_step {
 } item_step;
 
 static void check_stdout(cx *x) {
-        check_stream(x, "execute.stdout", "stdout");
+        cx_snippet_item(x, "execute.stdout", "stdout", false, judge_stream);
 }
 static void check_stderr(cx *x) {
-        check_stream(x, "execute.stderr", "stderr");
+        cx_snippet_item(x, "execute.stderr", "stderr", false, judge_stream);
+}
+static void check_result(cx *x) {
+        cx_snippet_item(x, "execute.result", "execute_result", false, judge_result);
+}
+static void check_display(cx *x) {
+        cx_snippet_item(x, "execute.display_data", "display_data", false, judge_display);
+}
+static void check_error(cx *x) {
+        cx_snippet_item(x, "execute.error", "error", false, judge_error);
 }
 static void check_complete_code(cx *x) {
         check_is_complete(x, "complete");

@@ -15,13 +15,9 @@
 /* ---- outputs ---- */
 
 /* display_data whose transient.display_id is D, then update_display_data for D (protocol 5.1). */
-void cx_check_update_display(cx *x) {
-        const char *id = "execute.update_display_data";
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, "update_display_data", true, &s, &t0, &ex, &seq) < 0)
-                return;
+static void judge_update_display(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex,
+                                 json_object *seq) {
+        (void) s;
         const char *display_id = NULL, *update_id = NULL;
         bool display = false, update = false, update_first = false;
         for (size_t i = 0; i < json_object_array_length(seq); i++) {
@@ -61,17 +57,14 @@ void cx_check_update_display(cx *x) {
                 cx_found(&f, "order", "update_display_data came before the display_data it updates");
         cx_verdict(x, id, t0, ev, &f, "display_data named '%s' (transient.display_id), then update_display_data for it",
                    display_id ?: "");
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
-void cx_check_clear_output(cx *x) {
-        const char *id = "execute.clear_output";
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, "clear_output", true, &s, &t0, &ex, &seq) < 0)
-                return;
+void cx_check_update_display(cx *x) {
+        cx_snippet_item(x, "execute.update_display_data", "update_display_data", true, judge_update_display);
+}
+
+static void judge_clear_output(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
+        (void) s;
         json_object *clear = cx_seq_find(seq, "clear_output");
         json_object *wait = kb_json_get(clear, "wait");
         json_object *ev = json_object_new_object();
@@ -85,19 +78,16 @@ void cx_check_clear_output(cx *x) {
                 cx_found(&f, "wait", "clear_output's wait is not a boolean");
         cx_verdict(x, id, t0, ev, &f, "clear_output (wait: %s) on iopub",
                    wait && json_object_get_boolean(wait) ? "true" : "false");
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
+}
+
+void cx_check_clear_output(cx *x) {
+        cx_snippet_item(x, "execute.clear_output", "clear_output", true, judge_clear_output);
 }
 
 /* A page payload (deprecated, still in the spec): exactly one payload, source "page", its data a
  * MIME bundle that "must include text/plain" (jupyter_kernel_test's test_pager asks the same). */
-void cx_check_pager(cx *x) {
-        const char *id = "execute.pager";
-        json_object *s = NULL, *seq = NULL;
-        kb_execution *ex = NULL;
-        int64_t t0 = 0;
-        if (cx_start_snippet(x, id, "pager", true, &s, &t0, &ex, &seq) < 0)
-                return;
+static void judge_pager(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
+        (void) s;
         json_object *payload = kb_json_get(ex->reply, "payload");
         json_object *page = NULL, *sources = json_object_new_array(), *mimes = json_object_new_array();
         size_t n = payload && json_object_is_type(payload, json_type_array) ? json_object_array_length(payload) : 0;
@@ -133,8 +123,10 @@ void cx_check_pager(cx *x) {
                    "execute_reply carries one page payload with text/plain (%zu bytes) among %zu "
                    "MIME type(s)",
                    plain ? strlen(plain) : 0, json_object_array_length(mimes));
-        json_object_put(seq);
-        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
+}
+
+void cx_check_pager(cx *x) {
+        cx_snippet_item(x, "execute.pager", "pager", true, judge_pager);
 }
 
 /* ---- stdin ---- */

@@ -210,10 +210,7 @@ void cx_check_shutdown(cx *x) {
         if (!exited)
                 cx_found(&f, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
                          SHUTDOWN_EXIT_MS);
-        if (f.n > 0)
-                cx_judge(x, id, t0, ev, &f);
-        else
-                cx_pass(x, id, t0, ev, "shutdown_reply echoes restart: false (status %s) and the process exited",
-                        status ? status : "absent");
+        cx_verdict(x, id, t0, ev, &f, "shutdown_reply echoes restart: false (status %s) and the process exited",
+                   status ? status : "absent");
         kb_msg_destroy(&reply);
 }

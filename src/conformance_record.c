@@ -454,8 +454,8 @@ void cx_check_shape(cx *x) {
  * snippet `name` with a "code" string, and the code ran (stored in history, not silent) to a
  * complete execute_reply; *ret_t0 is when it started. Otherwise the item is recorded (untested,
  * or failed) and < 0 returned. */
-int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
-                     kb_execution **ret_ex, json_object **ret_seq) {
+static int start_snippet(cx *x, const char *id, const char *name, bool optional, json_object **ret_s, int64_t *ret_t0,
+                         kb_execution **ret_ex, json_object **ret_seq) {
         if (!cx_can_run(x, id))
                 return -ECANCELED;
         json_object *s = cx_snippet(x, id, name, optional);
@@ -476,6 +476,17 @@ int cx_start_snippet(cx *x, const char *id, const char *name, bool optional, jso
         *ret_s = s;
         *ret_t0 = t0;
         return 0;
+}
+
+void cx_snippet_item(cx *x, const char *id, const char *name, bool optional, cx_snippet_judge *judge) {
+        json_object *s = NULL, *seq = NULL;
+        kb_execution *ex = NULL;
+        int64_t t0 = 0;
+        if (start_snippet(x, id, name, optional, &s, &t0, &ex, &seq) < 0)
+                return;
+        judge(x, id, s, t0, ex, seq);
+        json_object_put(seq);
+        kb_execution_destroy(kb_kernel_client(x->h.kernel), &ex);
 }
 
 bool cx_string_array(json_object *a) {

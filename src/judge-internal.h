@@ -71,6 +71,7 @@ void judge_add_unique(json_object *strings, const char *text);
 json_object *judge_last_look(const kb_judge_input *in);
 json_object *judge_look_labelled(const kb_judge_input *in, const char *label);
 void judge_look_problems(verdict *v, const kb_judge_input *in);
+void verdict_begin(verdict *v, const kb_judge_input *in);
 const char *judge_cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size);
 void judge_no_probe(verdict *v, const kb_judge_input *in);
 int judge_bwrap_arity(const char *opt);

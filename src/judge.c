@@ -139,6 +139,13 @@ void judge_look_problems(verdict *v, const kb_judge_input *in) {
         }
 }
 
+/* The start of a check judged from the host's looks: a new verdict (verdict_init) with the
+ * looks' own problems in it (judge_look_problems). */
+void verdict_begin(verdict *v, const kb_judge_input *in) {
+        verdict_init(v);
+        judge_look_problems(v, in);
+}
+
 /* ---- the cell ---- */
 
 /* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */

@@ -77,8 +77,7 @@ static size_t judge_tries(verdict *v, json_object *tries, const char *side, json
 
 json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         verdict v;
-        verdict_init(&v);
-        judge_look_problems(&v, in);
+        verdict_begin(&v, in);
         int64_t own = 0, want;
         if (!kb_json_int(in->host, "seccomp_filters", &own))
                 own = 0; /* a kernel that does not count filters: kbound has none it could know of */

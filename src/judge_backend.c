@@ -176,6 +176,15 @@ static bool env_has_name(json_object *digests, const char *name) {
         return false;
 }
 
+/* "the host could not read the running bwrap's WHAT", and what the last look's error about fact
+ * says when it kept one. */
+static void launcher_unread(verdict *v, const kb_judge_input *in, const char *what, const char *fact) {
+        char buf[512];
+        const char *error = judge_fact_error(judge_last_look(in), fact, buf, sizeof buf);
+        verdict_problem(v, "the host could not read the running bwrap's %s%s%s", what, error ? ": " : "",
+                        error ? error : "");
+}
+
 /* The running bwrap is the one kbound built: the program kbound executed, its command line and
  * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
 static void launch_problems(verdict *v, const kb_judge_input *in) {
@@ -201,12 +210,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         json_object *planned = kb_json_get(plan, "argv"), *running = kb_json_get(launcher, "argv");
         size_t np = arr_len(planned), nr = arr_len(running);
         if (nr == 0)
-                verdict_problem(
-                        v, "the host could not read the running bwrap's command line%s%s",
-                        judge_fact_error(judge_last_look(in), "the launcher's command line", buf, sizeof buf) ? ": "
-                                                                                                              : "",
-                        judge_fact_error(judge_last_look(in), "the launcher's command line", buf, sizeof buf) ? buf
-                                                                                                              : "");
+                launcher_unread(v, in, "command line", "the launcher's command line");
         else if (judge_fact_error(judge_last_look(in), "the launcher's command line (too many arguments)", buf,
                                   sizeof buf))
                 verdict_problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
@@ -250,12 +254,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         if (!env_plan)
                 verdict_problem(v, "kbound kept no record of the environment it started bwrap with");
         else if (!env_run)
-                verdict_problem(
-                        v, "the host could not read the running bwrap's environment%s%s",
-                        judge_fact_error(judge_last_look(in), "the launcher's environment", buf, sizeof buf) ? ": "
-                                                                                                             : "",
-                        judge_fact_error(judge_last_look(in), "the launcher's environment", buf, sizeof buf) ? buf
-                                                                                                             : "");
+                launcher_unread(v, in, "environment", "the launcher's environment");
         else
                 for (size_t i = 0; i < (ep > er ? ep : er); i++) {
                         const char *a = i < er ? json_object_get_string(at(env_run, i)) : NULL;

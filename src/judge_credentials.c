@@ -1,6 +1,7 @@
 /* judge_credentials.c: boundary.credentials and boundary.cross_team, secrets and other teams' files. */
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "kbound/inspect.h"
@@ -12,9 +13,8 @@
 json_object *kb_judge_credentials(const kb_judge_input *in) {
         static const char *const subprobes[] = {"credentials", NULL};
         verdict v;
-        verdict_init(&v);
+        verdict_begin(&v, in);
         char buf[DETAIL_MAX];
-        judge_look_problems(&v, in);
         /* The host's read of every environment and command line, in every look. */
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
@@ -130,6 +130,15 @@ static bool reached_through(json_object *mounts, const char *path, json_object *
         return !top || top == m;
 }
 
+/* Whether mount m of table, whose root is root, shows the whole host folder fs_folder (a path in
+ * m's filesystem) in the sandbox: the folder lies in m and a lookup of where it shows (where, size
+ * bytes) ends on m. */
+static bool shows_folder(json_object *table, json_object *m, const char *root, const char *fs_folder, char *where,
+                         size_t size) {
+        return kb_procfs_path_under(fs_folder, root) && kb_procfs_path_in_mount(m, fs_folder, where, size) &&
+               reached_through(table, where, m);
+}
+
 /* Whether name is a base folder's name as kbound's CLI makes it (mkdtemp of "kbound-XXXXXX"). */
 static bool base_folder_name(const char *name, size_t len) {
         static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -155,6 +164,25 @@ static void host_path_of(const char *host_prefix, const char *fs_prefix, const c
         snprintf(out, size, "%s%s", strcmp(host_prefix, "/") == 0 && *rest ? "" : host_prefix, rest);
 }
 
+/* The problem fmt says, formatted, added to found unless it is there already. */
+static void __attribute__((format(printf, 2, 3))) found_add(json_object *found, const char *fmt, ...) {
+        char text[3 * PATH_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        judge_add_unique(found, text);
+}
+
+/* "the sandbox's mount at mp shows PATH" and why, added to found: PATH the host path of root (a
+ * path in a filesystem whose fs_prefix lies at host_prefix on the host). */
+static void found_shown(json_object *found, const char *mp, const char *host_prefix, const char *fs_prefix,
+                        const char *root, const char *why) {
+        char shown[PATH_MAX];
+        host_path_of(host_prefix, fs_prefix, root, shown, sizeof shown);
+        found_add(found, "the sandbox's mount at %s shows %s%s", mp, shown, why);
+}
+
 /* Mounts of every mount table of every look that show another team's folders: anything under the
  * run's teams/ folder but the team's own binds, anything of another kbound run's base folder
  * (a kbound-XXXXXX sibling of base_dir), or a folder holding either where no other mount covers
@@ -163,7 +191,7 @@ static void host_path_of(const char *host_prefix, const char *fs_prefix, const c
 static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         const char *base = kb_json_str(in->expect, "base_dir");
         json_object *host_mounts = kb_json_get(in->host, "mounts"), *binds = kb_json_get(in->expect, "team_binds");
-        char teams[PATH_MAX], parent[PATH_MAX], fs_teams[PATH_MAX], fs_parent[PATH_MAX], text[3 * PATH_MAX];
+        char teams[PATH_MAX], parent[PATH_MAX], fs_teams[PATH_MAX], fs_parent[PATH_MAX];
         const char *dev_teams = NULL, *dev_parent = NULL, *slash = base ? strrchr(base, '/') : NULL;
         if (!base || base[0] != '/' || !slash || !slash[1]) {
                 judge_add_unique(found, "kbound did not say where the run's team folders are");
@@ -174,9 +202,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         snprintf(parent, sizeof parent, "%.*s", slash == base ? 1 : (int) (slash - base), base);
         if (!place_of(host_mounts, teams, &dev_teams, fs_teams, sizeof fs_teams) ||
             !place_of(host_mounts, parent, &dev_parent, fs_parent, sizeof fs_parent)) {
-                snprintf(text, sizeof text, "the host could not place the run's team folders (%s) on its filesystems",
-                         teams);
-                judge_add_unique(found, text);
+                found_add(found, "the host could not place the run's team folders (%s) on its filesystems", teams);
                 return;
         }
         /* The team's own binds, on their filesystems. */
@@ -196,7 +222,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                 json_object *m = at(tables[t], i);
                                 const char *dev = kb_json_str(m, "dev"), *root = kb_json_str(m, "root"),
                                            *mp = str_or(m, "mountpoint", "?");
-                                char shown[PATH_MAX], where[PATH_MAX];
+                                char where[PATH_MAX];
                                 json_object *top = kb_procfs_mount_of(tables[t], mp);
                                 if (!dev || !root || (top && top != m))
                                         continue; /* hidden under a later mount */
@@ -207,21 +233,16 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                                        kb_procfs_path_under(root, fs_own[b]);
                                         if (mine)
                                                 continue;
-                                        host_path_of(teams, fs_teams, root, shown, sizeof shown);
-                                        snprintf(text, sizeof text,
-                                                 "the sandbox's mount at %s shows %s: a team folder that is not "
-                                                 "the kernel's own workspace or runtime folder",
-                                                 mp, shown);
-                                        judge_add_unique(found, text);
+                                        found_shown(found, mp, teams, fs_teams, root,
+                                                    ": a team folder that is not the kernel's own workspace or "
+                                                    "runtime folder");
                                         continue;
                                 }
-                                if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(fs_teams, root) &&
-                                    kb_procfs_path_in_mount(m, fs_teams, where, sizeof where) &&
-                                    reached_through(tables[t], where, m)) {
-                                        snprintf(text, sizeof text,
-                                                 "the sandbox's mount at %s shows every team's folders (%s) at %s", mp,
-                                                 teams, where);
-                                        judge_add_unique(found, text);
+                                if (strcmp(dev, dev_teams) == 0 &&
+                                    shows_folder(tables[t], m, root, fs_teams, where, sizeof where)) {
+                                        found_add(found,
+                                                  "the sandbox's mount at %s shows every team's folders (%s) at %s", mp,
+                                                  teams, where);
                                 }
                                 if (strcmp(dev, dev_parent) != 0)
                                         continue;
@@ -233,20 +254,13 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                                         if (!base_folder_name(rest, len) ||
                                             (len == strlen(own) && strncmp(rest, own, len) == 0))
                                                 continue;
-                                        host_path_of(parent, fs_parent, root, shown, sizeof shown);
-                                        snprintf(text, sizeof text,
-                                                 "the sandbox's mount at %s shows %s, in another kbound run's "
-                                                 "folder",
-                                                 mp, shown);
-                                        judge_add_unique(found, text);
-                                } else if (kb_procfs_path_under(fs_parent, root) &&
-                                           kb_procfs_path_in_mount(m, fs_parent, where, sizeof where) &&
-                                           reached_through(tables[t], where, m)) {
-                                        snprintf(text, sizeof text,
-                                                 "the sandbox's mount at %s shows %s (where every kbound run keeps "
-                                                 "its team folders) at %s",
-                                                 mp, parent, where);
-                                        judge_add_unique(found, text);
+                                        found_shown(found, mp, parent, fs_parent, root,
+                                                    ", in another kbound run's folder");
+                                } else if (shows_folder(tables[t], m, root, fs_parent, where, sizeof where)) {
+                                        found_add(found,
+                                                  "the sandbox's mount at %s shows %s (where every kbound run keeps "
+                                                  "its team folders) at %s",
+                                                  mp, parent, where);
                                 }
                         }
                 }
@@ -256,9 +270,8 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
 json_object *kb_judge_cross_team(const kb_judge_input *in) {
         static const char *const subprobes[] = {"cross_team", NULL};
         verdict v;
-        verdict_init(&v);
+        verdict_begin(&v, in);
         char buf[DETAIL_MAX];
-        judge_look_problems(&v, in);
         size_t canaries = judge_reach_problems(&v, in, "canary", kb_check_id(KB_CHECK_CROSS_TEAM), NULL);
         if (canaries == 0)
                 verdict_problem(&v, "the host was given no other team's canary to look for");

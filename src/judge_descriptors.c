@@ -265,6 +265,18 @@ static const char *map_problem(const kb_judge_input *in, json_object *snap, json
         return NULL;
 }
 
+/* The list key of p's refs (its threads, its maps), after a problem when the host could not read
+ * it (words: what it is) from a process that is not a zombie. */
+static json_object *refs_read(verdict *v, json_object *p, json_object *refs, const char *key, const char *words) {
+        char buf[DETAIL_MAX];
+        json_object *list = kb_json_get(refs, key);
+        const char *unread = judge_fact_error(p, key, buf, sizeof buf);
+        if ((!list || unread) && strcmp(str_or(p, "state", "?"), "Z") != 0)
+                verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", words,
+                                int_or(p, "pid", -1), str_or(p, "name", "?"), unread ? unread : "not read");
+        return list;
+}
+
 /* Every reference of process p but its descriptors (inspect_refs.c), judged: its working directory,
  * root and program, each thread's own, and its mapped files. Unread ones never pass; a zombie holds
  * none of its own. Returns how many were judged. */
@@ -272,7 +284,7 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
         json_object *refs = kb_json_get(p, "refs");
         int64_t pid = int_or(p, "pid", -1);
         const char *name = str_or(p, "name", "?"), *state = str_or(p, "state", "?");
-        char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
+        char why_buf[DETAIL_MAX];
         if (!refs) {
                 verdict_problem(v, "the host did not read what pid %" PRId64 " (%s) holds besides its descriptors", pid,
                                 name);
@@ -293,11 +305,7 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                         verdict_problem(v, "the %s of pid %" PRId64 " (%s), %s", ref_words(links[i]), pid, name,
                                         why_buf);
         }
-        json_object *threads = kb_json_get(refs, "threads");
-        const char *threads_unread = judge_fact_error(p, "threads", buf, sizeof buf);
-        if ((!threads || threads_unread) && strcmp(state, "Z") != 0)
-                verdict_problem(v, "the host could not read the threads of pid %" PRId64 " (%s): %s", pid, name,
-                                threads_unread ? threads_unread : "not read");
+        json_object *threads = refs_read(v, p, refs, "threads", "threads");
         for (size_t t = 0; t < arr_len(threads); t++) {
                 json_object *th = at(threads, t);
                 for (size_t i = 0; i < 2; i++) {
@@ -316,11 +324,7 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                                                 ref_words(links[i]), int_or(th, "tid", -1), pid, name, why_buf);
                 }
         }
-        json_object *maps = kb_json_get(refs, "maps");
-        const char *unread = judge_fact_error(p, "maps", buf, sizeof buf);
-        if ((!maps || unread) && strcmp(state, "Z") != 0)
-                verdict_problem(v, "the host could not read the memory mappings of pid %" PRId64 " (%s): %s", pid, name,
-                                unread ? unread : "not read");
+        json_object *maps = refs_read(v, p, refs, "maps", "memory mappings");
         for (size_t i = 0; i < arr_len(maps); i++) {
                 n++;
                 if (map_problem(in, snap, p, at(maps, i), why_buf, sizeof why_buf))
@@ -468,8 +472,7 @@ char *kb_judge_pre_exec_reason(json_object *pre_exec) {
 
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
-        verdict_init(&v);
-        judge_look_problems(&v, in);
+        verdict_begin(&v, in);
         char buf[DETAIL_MAX], why_buf[DETAIL_MAX];
         size_t n_fds = 0, n_refs = 0;
         /* First what the kernel started with, then what the looks after saw. */

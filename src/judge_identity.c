@@ -27,8 +27,7 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
 
 json_object *kb_judge_identity(const kb_judge_input *in) {
         verdict v;
-        verdict_init(&v);
-        judge_look_problems(&v, in);
+        verdict_begin(&v, in);
         /* The cell's word first: a kernel that broke its own cell is named for it before anything
          * the host could not see because of it (a look that never came). */
         json_object *cell = kb_json_get(in->expect, "identity");

@@ -482,6 +482,15 @@ static DIR *open_dir(int root_fd, const char *path) {
         return d;
 }
 
+/* The name of d's next entry but "." and "..", or NULL at its end (a folder that cannot be read
+ * further ends there: unreadable directories count as empty, as in Jupyter). */
+static const char *next_entry(DIR *d) {
+        struct dirent *de = readdir(d);
+        while (de && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0))
+                de = readdir(d);
+        return de ? de->d_name : NULL;
+}
+
 /* True if kernels_dir/entry is a folder holding a regular kernel.json (jupyter_client's
  * _is_kernel_dir); dir_fd is kernels_dir opened on the host, used when root_fd < 0. */
 static bool is_kernel_dir(int root_fd, const char *kernels_dir, int dir_fd, const char *entry) {
@@ -509,21 +518,16 @@ static int find_in_dir(int root_fd, const char *kernels_dir, const char *lower_n
 
         if (!d)
                 return 0;
-        for (;;) {
-                struct dirent *de = readdir(d);
-                if (!de)
-                        break;
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (strcasecmp(de->d_name, lower_name) != 0)
+        for (const char *entry = next_entry(d); entry; entry = next_entry(d)) {
+                if (strcasecmp(entry, lower_name) != 0)
                         continue;
                 if (best && strcmp(best, lower_name) == 0)
                         continue;
-                if (best && strcmp(de->d_name, lower_name) != 0 && strcmp(de->d_name, best) >= 0)
+                if (best && strcmp(entry, lower_name) != 0 && strcmp(entry, best) >= 0)
                         continue;
-                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), de->d_name))
+                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), entry))
                         continue;
-                char *copy = strdup(de->d_name);
+                char *copy = strdup(entry);
                 if (!copy) {
                         closedir(d);
                         return -ENOMEM;
@@ -772,15 +776,10 @@ static int collect_names(int root_fd, const char *kernels_dir, kb_strv *names) {
 
         if (!d)
                 return 0;
-        for (;;) {
-                struct dirent *de = readdir(d);
-                if (!de)
-                        break;
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        for (const char *entry = next_entry(d); entry; entry = next_entry(d)) {
+                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), entry))
                         continue;
-                if (!is_kernel_dir(root_fd, kernels_dir, dirfd(d), de->d_name))
-                        continue;
-                char *lower = strdup(de->d_name);
+                char *lower = strdup(entry);
                 if (!lower) {
                         r = -ENOMEM;
                         break;

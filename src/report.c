@@ -308,9 +308,13 @@ static void put_kernel_names(FILE *out, json_object *run) {
         list_end(&l);
 }
 
-/* "; KERNEL ID, KERNEL ID failed" (or "not run", for not_run): the failing checks of one kind, the
- * separator only when first is false. Returns whether it named any. */
-static bool write_failing(FILE *out, json_object *run, bool not_run, bool first) {
+/* Which checks a summary list names: filter(run, check, status, &note) says whether check is one,
+ * and may set note (NULL before the call) to what is said of it in parentheses. */
+typedef bool check_filter(json_object *run, json_object *check, check_status status, const char **ret_note);
+
+/* head, then "KERNEL ID" (and " (note)") for every check of every kernel that filter keeps,
+ * through an item_list; nothing at all when it keeps none. Returns whether it named any. */
+static bool write_check_list(FILE *out, json_object *run, const char *head, check_filter *filter, check_status status) {
         json_object *kernels = run_kernels(run);
         item_list l = {.out = out};
         for (size_t i = 0; i < array_len(kernels); i++) {
@@ -318,25 +322,38 @@ static bool write_failing(FILE *out, json_object *run, bool not_run, bool first)
                 json_object *checks = member_array(kernel, "checks");
                 for (size_t j = 0; j < array_len(checks); j++) {
                         json_object *check = json_object_array_get_idx(checks, j);
-                        const char *why = NULL;
-                        if (report_outcome(run, check, &why) != OUTCOME_FAIL ||
-                            (report_status_of(check) == STATUS_NOT_RUN) != not_run)
+                        const char *note = NULL;
+                        if (!filter(run, check, status, &note))
                                 continue;
                         if (l.shown == 0 && l.omitted == 0)
-                                fputs(first ? "" : "; ", out);
+                                fputs(head, out);
                         if (!list_next(&l))
                                 continue;
                         put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
                         fputc(' ', out);
                         put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
-                        if (why)
-                                fprintf(out, " (%s)", why);
+                        if (note)
+                                fprintf(out, " (%s)", note);
                 }
         }
         list_end(&l);
-        if (l.shown > 0)
-                fputs(not_run ? " not run" : " failed", out);
         return l.shown > 0;
+}
+
+/* A failing check: with status STATUS_NOT_RUN one the run never got to, else any other; the note
+ * is why it fails, when report_outcome says more than its status. */
+static bool failing(json_object *run, json_object *check, check_status status, const char **ret_note) {
+        return report_outcome(run, check, ret_note) == OUTCOME_FAIL &&
+               (report_status_of(check) == STATUS_NOT_RUN) == (status == STATUS_NOT_RUN);
+}
+
+/* "; KERNEL ID, KERNEL ID failed" (or "not run", for not_run): the failing checks of one kind, the
+ * separator only when first is false. Returns whether it named any. */
+static bool write_failing(FILE *out, json_object *run, bool not_run, bool first) {
+        bool any = write_check_list(out, run, first ? "" : "; ", failing, not_run ? STATUS_NOT_RUN : STATUS_FAIL);
+        if (any)
+                fputs(not_run ? " not run" : " failed", out);
+        return any;
 }
 
 /* The fail sentence: every reason, in the order a reader needs them. */
@@ -430,46 +447,19 @@ static void write_pass_groups(FILE *out, json_object *run, bool *ret_any, bool *
         *ret_where_supported = where_supported;
 }
 
-/* Which checks a summary list names: filter(run, check, status) says whether check is one. */
-typedef bool check_filter(json_object *run, json_object *check, check_status status);
-
-/* head, then "KERNEL ID" (and " (status)" when with_status) for every check of every kernel that
- * filter keeps, through an item_list; nothing at all when it keeps none. */
-static void write_check_list(FILE *out, json_object *run, const char *head, check_filter *filter, check_status status,
-                             bool with_status) {
-        json_object *kernels = run_kernels(run);
-        item_list l = {.out = out};
-        for (size_t i = 0; i < array_len(kernels); i++) {
-                json_object *kernel = json_object_array_get_idx(kernels, i);
-                json_object *checks = member_array(kernel, "checks");
-                for (size_t j = 0; j < array_len(checks); j++) {
-                        json_object *check = json_object_array_get_idx(checks, j);
-                        if (!filter(run, check, status))
-                                continue;
-                        if (l.shown == 0 && l.omitted == 0)
-                                fputs(head, out);
-                        if (!list_next(&l))
-                                continue;
-                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
-                        fputc(' ', out);
-                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
-                        if (with_status)
-                                fprintf(out, " (%s)", status_words(report_status_of(check)));
-                }
-        }
-        list_end(&l);
-}
-
-/* An explained skip outside the boundary (status unused). */
-static bool skipped_outside_boundary(json_object *run, json_object *check, check_status status) {
+/* An explained skip outside the boundary (status unused), noted with its status. */
+static bool skipped_outside_boundary(json_object *run, json_object *check, check_status status, const char **ret_note) {
         (void) status;
         const char *id = kb_json_str(check, "id");
-        return id && !kb_check_is_boundary(id) && report_outcome(run, check, NULL) == OUTCOME_SKIP;
+        if (!id || kb_check_is_boundary(id) || report_outcome(run, check, NULL) != OUTCOME_SKIP)
+                return false;
+        *ret_note = status_words(report_status_of(check));
+        return true;
 }
 
 /* "; not tested: ir interrupt.control (unsupported)" for every explained skip outside the boundary. */
 static void write_not_tested(FILE *out, json_object *run) {
-        write_check_list(out, run, "; not tested: ", skipped_outside_boundary, STATUS_ABSENT, true);
+        (void) write_check_list(out, run, "; not tested: ", skipped_outside_boundary, STATUS_ABSENT);
 }
 
 /* For a pass that is not a full-boundary pass: which boundaries held everywhere, which did not
@@ -571,14 +561,15 @@ static bool run_is_conformance(json_object *run) {
         return kind && strcmp(kind, "conformance") == 0;
 }
 
-/* A check of that status that does not fail the run. */
-static bool of_status(json_object *run, json_object *check, check_status status) {
+/* A check of that status that does not fail the run (no note). */
+static bool of_status(json_object *run, json_object *check, check_status status, const char **ret_note) {
+        (void) ret_note;
         return report_status_of(check) == status && report_outcome(run, check, NULL) != OUTCOME_FAIL;
 }
 
 /* "; known deviations: ir interrupt.control, ..." for every check of status s. */
 static void write_status_list(FILE *out, json_object *run, check_status s, const char *head) {
-        write_check_list(out, run, head, of_status, s, false);
+        (void) write_check_list(out, run, head, of_status, s);
 }
 
 /* A conformance run claims no boundary: its sentence says how the protocol items went. */

@@ -28,6 +28,35 @@ int cli_drain_signals(int signal_fd) {
         return sig;
 }
 
+/* Waits until standard input can be read (or is at its end), the kernel's pidfd says it died, or
+ * a signal came through the self-pipe: every read of the console waits here. Returns 1 when
+ * input is there (nothing read yet), CLI_INPUT_SIGNAL (*ret_sig set), CLI_INPUT_KERNEL_DIED, or
+ * CLI_INPUT_ERROR (*ret_error: poll's errno). */
+static int wait_input(int pidfd, int signal_fd, int *ret_sig, int *ret_error) {
+        for (;;) {
+                struct pollfd p[3] = {
+                        {.fd = STDIN_FILENO, .events = POLLIN},
+                        {.fd = pidfd, .events = POLLIN},
+                        {.fd = signal_fd, .events = POLLIN},
+                };
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        *ret_error = errno;
+                        return CLI_INPUT_ERROR;
+                }
+                if (p[2].revents & POLLIN) {
+                        *ret_sig = cli_drain_signals(signal_fd);
+                        if (*ret_sig)
+                                return CLI_INPUT_SIGNAL;
+                }
+                if (p[1].revents & POLLIN)
+                        return CLI_INPUT_KERNEL_DIED;
+                if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+                        return 1;
+        }
+}
+
 /* Returns CLI_INPUT_LINE with *ret_line (malloc'd, no newline, NUL-terminated) and *ret_len (its length:
  * the line itself may hold NUL bytes), or CLI_INPUT_EOF, CLI_INPUT_SIGNAL (*ret_sig set), CLI_INPUT_KERNEL_DIED,
  * CLI_INPUT_TOO_LONG (a line over CLI_INPUT_LINE_MAX was read and dropped up to its newline: input goes on),
@@ -70,26 +99,9 @@ static int read_line(cli_line_reader *lr, int pidfd, int signal_fd, char **ret_l
                 }
                 if (lr->eof)
                         return CLI_INPUT_EOF;
-                struct pollfd p[3] = {
-                        {.fd = STDIN_FILENO, .events = POLLIN},
-                        {.fd = pidfd, .events = POLLIN},
-                        {.fd = signal_fd, .events = POLLIN},
-                };
-                if (poll(p, 3, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        lr->error = errno;
-                        return CLI_INPUT_ERROR;
-                }
-                if (p[2].revents & POLLIN) {
-                        *ret_sig = cli_drain_signals(signal_fd);
-                        if (*ret_sig)
-                                return CLI_INPUT_SIGNAL;
-                }
-                if (p[1].revents & POLLIN)
-                        return CLI_INPUT_KERNEL_DIED;
-                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-                        continue;
+                int w = wait_input(pidfd, signal_fd, ret_sig, &lr->error);
+                if (w < 0)
+                        return w;
                 /* The buffer holds no newline here, so at most CLI_INPUT_LINE_MAX of one line: it
                  * never grows past twice that. */
                 if (lr->cap - lr->len < 4096) {
@@ -153,33 +165,13 @@ static int read_edited(cli_input *in, const char *prompt, int pidfd, int signal_
         bytes_read = 0;
         rl_callback_handler_install(prompt, on_line);
         for (;;) {
-                struct pollfd p[3] = {
-                        {.fd = STDIN_FILENO, .events = POLLIN},
-                        {.fd = pidfd, .events = POLLIN},
-                        {.fd = signal_fd, .events = POLLIN},
-                };
-                if (poll(p, 3, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        in->lr.error = errno;
+                int w = wait_input(pidfd, signal_fd, ret_sig, &in->lr.error);
+                if (w == CLI_INPUT_SIGNAL)
+                        rl_replace_line("", 0); /* the line typed so far is dropped, as a shell does on Ctrl-C */
+                if (w < 0) {
                         rl_callback_handler_remove();
-                        return CLI_INPUT_ERROR;
+                        return w;
                 }
-                if (p[2].revents & POLLIN) {
-                        *ret_sig = cli_drain_signals(signal_fd);
-                        if (*ret_sig) {
-                                /* The line typed so far is dropped, as a shell does on Ctrl-C. */
-                                rl_replace_line("", 0);
-                                rl_callback_handler_remove();
-                                return CLI_INPUT_SIGNAL;
-                        }
-                }
-                if (p[1].revents & POLLIN) {
-                        rl_callback_handler_remove();
-                        return CLI_INPUT_KERNEL_DIED;
-                }
-                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-                        continue;
                 last_byte = -1;
                 rl_callback_read_char();
                 if (!in->got_line && (last_byte == EOF || (last_byte == CTRL_D && (bytes_read == 1 || rl_end == 0)))) {
@@ -260,8 +252,8 @@ void cli_input_open(cli_input *in, bool history) {
                 (void) read_history(in->history_path);
 }
 
-/* One line read a byte at a time (nothing read ahead, so libedit still gets what follows), the
- * wait watching pidfd and the signal pipe as read_line's does. */
+/* One line read a byte at a time (nothing read ahead, so libedit still gets what follows), each
+ * byte waited for by wait_input. */
 static int read_bytes(cli_input *in, int pidfd, int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
         size_t len = 0, cap = 256;
         char *line = malloc(cap);
@@ -270,26 +262,11 @@ static int read_bytes(cli_input *in, int pidfd, int signal_fd, char **ret_line, 
                 return CLI_INPUT_ERROR;
         }
         for (;;) {
-                struct pollfd p[3] = {
-                        {.fd = STDIN_FILENO, .events = POLLIN},
-                        {.fd = pidfd, .events = POLLIN},
-                        {.fd = signal_fd, .events = POLLIN},
-                };
-                if (poll(p, 3, -1) < 0 && errno != EINTR) {
-                        in->lr.error = errno;
+                int w = wait_input(pidfd, signal_fd, ret_sig, &in->lr.error);
+                if (w < 0) {
                         free(line);
-                        return CLI_INPUT_ERROR;
+                        return w;
                 }
-                if ((p[2].revents & POLLIN) && (*ret_sig = cli_drain_signals(signal_fd))) {
-                        free(line);
-                        return CLI_INPUT_SIGNAL;
-                }
-                if (p[1].revents & POLLIN) {
-                        free(line);
-                        return CLI_INPUT_KERNEL_DIED;
-                }
-                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-                        continue;
                 char c;
                 ssize_t n = read(STDIN_FILENO, &c, 1);
                 if (n < 0 && errno == EINTR)
