@@ -577,24 +577,37 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
         return 0;
 }
 
-int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagnosis) {
-        _cleanup_free_ char *skopeo = NULL, *umoci = NULL, *tar = NULL, *path_env = NULL, *home_env = NULL,
-                            *tmp_env = NULL, *src = NULL, *dest = NULL, *layout = NULL, *tmp = NULL, *rootfs = NULL,
-                            *tool_out = NULL;
-        kb_image *img = NULL;
-        tool_run t = {0};
-        struct stat st;
-        int r;
+/* One unpack's tools, paths and tool runs (all below the work folder but the tools). */
+typedef struct unpack_job {
+        const kb_image_options *o;
+        kb_image *img;                          /* what is being made */
+        struct stat st;                         /* what is at the image's path */
+        char *skopeo, *umoci;                   /* the tools */
+        char *layout, *tmp, *rootfs, *tool_out; /* below the work folder */
+        char *path_env, *home_env, *tmp_env;    /* the tools' environment */
+        char *dest;                             /* skopeo's destination: the private layout */
+        tool_run t;
+} unpack_job;
 
-        if (ret_diagnosis)
-                *ret_diagnosis = NULL;
-        if (!o || !o->image || !o->work_dir || o->work_dir[0] != '/' || !ret)
-                return -EINVAL;
-        img = calloc(1, sizeof(*img));
-        if (!img)
-                return -ENOMEM;
-        img->max_bytes = o->max_bytes ? o->max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT;
-        r = split_image_arg(o->image, &img->path, &img->tag);
+static void unpack_job_done(unpack_job *j) {
+        free(j->skopeo);
+        free(j->umoci);
+        free(j->layout);
+        free(j->tmp);
+        free(j->rootfs);
+        free(j->tool_out);
+        free(j->path_env);
+        free(j->home_env);
+        free(j->tmp_env);
+        free(j->dest);
+}
+
+/* The image argument split into img->path and img->tag, and what is at that path (j->st).
+ * Returns 0, or -errno (*ret_diagnosis says why when the argument is at fault). */
+static int image_locate(unpack_job *j, char **ret_diagnosis) {
+        const kb_image_options *o = j->o;
+        kb_image *img = j->img;
+        int r = split_image_arg(o->image, &img->path, &img->tag);
         if (r < 0) {
                 diagnose(ret_diagnosis,
                          r == -ENOENT   ? "no such file or folder"
@@ -602,165 +615,196 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
                                           "rename or link it) or its tag is not printable text"
                                         : "cannot resolve its path: %s",
                          strerror(-r));
-                goto fail;
+                return r;
         }
-        if (stat(img->path, &st) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        if ((r = find_tool(o->envp, "skopeo", "KBOUND_SKOPEO", &skopeo)) < 0 ||
-            (r = find_tool(o->envp, "umoci", "KBOUND_UMOCI", &umoci)) < 0) {
-                r = r == -ENOENT ? -ENOPKG : r;
+        if (stat(img->path, &j->st) < 0)
+                return -errno;
+        return 0;
+}
+
+/* skopeo and umoci, in the caller's PATH or where KBOUND_SKOPEO and KBOUND_UMOCI say. Returns 0,
+ * -ENOPKG (one is missing: *ret_diagnosis says how to install it), -ENOMEM. */
+static int tools_find(unpack_job *j, char **ret_diagnosis) {
+        const kb_image_options *o = j->o;
+        int r = find_tool(o->envp, "skopeo", "KBOUND_SKOPEO", &j->skopeo);
+        if (r >= 0)
+                r = find_tool(o->envp, "umoci", "KBOUND_UMOCI", &j->umoci);
+        if (r < 0) {
                 diagnose(ret_diagnosis,
                          "%s not found (PATH, or %s): install it (Debian/Ubuntu: apt-get install "
                          "skopeo umoci)",
-                         skopeo ? "umoci" : "skopeo", skopeo ? "KBOUND_UMOCI" : "KBOUND_SKOPEO");
-                goto fail;
+                         j->skopeo ? "umoci" : "skopeo", j->skopeo ? "KBOUND_UMOCI" : "KBOUND_SKOPEO");
+                return r == -ENOENT ? -ENOPKG : r;
         }
-        if (!(img->work_dir = strdup(o->work_dir)) || asprintf(&layout, "%s/layout", o->work_dir) < 0 ||
-            asprintf(&tmp, "%s/tmp", o->work_dir) < 0 || asprintf(&rootfs, "%s/rootfs", o->work_dir) < 0 ||
-            asprintf(&tool_out, "%s/tool.out", o->work_dir) < 0 ||
-            asprintf(&path_env, "PATH=%s",
-                     kb_env_get(o->envp, "PATH") ? kb_env_get(o->envp, "PATH") : "/usr/bin:/bin") < 0 ||
-            asprintf(&home_env, "HOME=%s", tmp) < 0 || asprintf(&tmp_env, "TMPDIR=%s", tmp) < 0 ||
-            asprintf(&dest, "oci:%s:" IMAGE_REF, layout) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        if (mkdir(tmp, 0700) < 0) {
-                r = -errno;
-                diagnose(ret_diagnosis, "cannot make %s: %s", tmp, strerror(errno));
-                goto fail;
+        return 0;
+}
+
+/* The paths below the work folder named, its tmp made and the tools' run set up. Returns 0, or
+ * -errno (*ret_diagnosis names the folder it could not make). */
+static int job_plan(unpack_job *j, char **ret_diagnosis) {
+        const kb_image_options *o = j->o;
+        kb_image *img = j->img;
+        const char *path = kb_env_get(o->envp, "PATH");
+        if (!(img->work_dir = strdup(o->work_dir)) || asprintf(&j->layout, "%s/layout", o->work_dir) < 0 ||
+            asprintf(&j->tmp, "%s/tmp", o->work_dir) < 0 || asprintf(&j->rootfs, "%s/rootfs", o->work_dir) < 0 ||
+            asprintf(&j->tool_out, "%s/tool.out", o->work_dir) < 0 ||
+            asprintf(&j->path_env, "PATH=%s", path ? path : "/usr/bin:/bin") < 0 ||
+            asprintf(&j->home_env, "HOME=%s", j->tmp) < 0 || asprintf(&j->tmp_env, "TMPDIR=%s", j->tmp) < 0 ||
+            asprintf(&j->dest, "oci:%s:" IMAGE_REF, j->layout) < 0)
+                return -ENOMEM;
+        if (mkdir(j->tmp, 0700) < 0) {
+                int r = -errno;
+                diagnose(ret_diagnosis, "cannot make %s: %s", j->tmp, strerror(-r));
+                return r;
         }
         /* The tools get a private home and temporary folder (skopeo may stage blobs there: it is
          * inside the watched folder), and none of kbound's environment. */
-        t = (tool_run){
+        j->t = (tool_run){
                 .work_dir = o->work_dir,
-                .env = {path_env, home_env, tmp_env, NULL},
+                .env = {j->path_env, j->home_env, j->tmp_env, NULL},
                 .cancel_fd = o->cancel_fd,
                 .deadline_ms = o->deadline_ms,
                 .max_bytes = img->max_bytes,
         };
-        snprintf(t.log_path, sizeof(t.log_path), "%s/tool.log", o->work_dir);
-        if ((r = avail_bytes(o->work_dir, &t.avail_at_start)) < 0)
-                goto fail;
+        snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir);
+        return avail_bytes(o->work_dir, &j->t.avail_at_start);
+}
 
-        /* Which format: a folder is an OCI layout; a file a docker archive or an OCI archive,
-         * whichever skopeo reads (each says at once when it is the other). */
+/* skopeo's copy of an OCI layout (a folder with an oci-layout file). Returns as run_tool, or
+ * -EINVAL (not a layout), -ENOMEM. */
+static int copy_layout(kb_image *img, const unpack_job *j, char **ret_diagnosis) {
+        char probe[PATH_MAX];
+        struct stat pst;
+        snprintf(probe, sizeof(probe), "%s/oci-layout", img->path);
+        if (stat(probe, &pst) < 0) {
+                diagnose(ret_diagnosis, "a folder without an oci-layout file is not an OCI image layout (for "
+                                        "an unpacked root filesystem use --rootfs)");
+                return -EINVAL;
+        }
+        img->format = "oci-layout";
+        _cleanup_free_ char *src = NULL;
+        if (asprintf(&src, "oci:%s%s%s", img->path, img->tag ? ":" : "", img->tag ? img->tag : "") < 0)
+                return -ENOMEM;
+        /* --insecure-policy: the signature policy governs pulls from registries; a local
+         * layout or archive carries no signature, and every blob is still checked against
+         * its digest. */
+        char *argv[] = {j->skopeo, "--insecure-policy", "copy", "--quiet", src, j->dest, NULL};
+        return run_tool(&j->t, argv, NULL, ret_diagnosis);
+}
+
+/* skopeo's copy of an archive (a regular file): a docker archive or an OCI archive, whichever
+ * skopeo reads (each says at once when it is the other). Returns as run_tool (-EIO: neither read
+ * it, *ret_diagnosis quoting both), or -EINVAL (no image archive at all), -errno. */
+static int copy_archive(kb_image *img, const unpack_job *j, char **ret_diagnosis) {
         static const char *const archive_formats[] = {"docker-archive", "oci-archive"};
-        bool copied = false;
-        if (S_ISDIR(st.st_mode)) {
-                char probe[PATH_MAX];
-                struct stat pst;
-                snprintf(probe, sizeof(probe), "%s/oci-layout", img->path);
-                if (stat(probe, &pst) < 0) {
-                        r = -EINVAL;
-                        diagnose(ret_diagnosis, "a folder without an oci-layout file is not an OCI image layout (for "
-                                                "an unpacked root filesystem use --rootfs)");
-                        goto fail;
-                }
-                img->format = "oci-layout";
-                if (asprintf(&src, "oci:%s%s%s", img->path, img->tag ? ":" : "", img->tag ? img->tag : "") < 0) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                /* --insecure-policy: the signature policy governs pulls from registries; a local
-                 * layout or archive carries no signature, and every blob is still checked against
-                 * its digest. */
-                char *argv[] = {skopeo, "--insecure-policy", "copy", "--quiet", src, dest, NULL};
-                r = run_tool(&t, argv, NULL, ret_diagnosis);
-                copied = r == 0;
-        } else if (S_ISREG(st.st_mode) && (r = archive_kind(img->path)) == 0) {
-                r = -EINVAL;
+        int r = archive_kind(img->path);
+        if (r == 0) {
                 diagnose(ret_diagnosis, "not an image: a docker save or podman save archive or an OCI archive is a tar "
                                         "file with a manifest.json or an oci-layout entry, and this file has neither");
-                goto fail;
-        } else if (S_ISREG(st.st_mode) && r < 0) {
+                return -EINVAL;
+        }
+        if (r < 0) {
                 diagnose(ret_diagnosis, "cannot read it: %s", strerror(-r));
-                goto fail;
-        } else if (S_ISREG(st.st_mode)) {
-                char *errors[KB_ELEMENTSOF(archive_formats)] = {NULL};
-                for (size_t i = 0; i < KB_ELEMENTSOF(archive_formats) && !copied; i++) {
-                        free(src);
-                        src = NULL;
-                        if (asprintf(&src, "%s:%s%s%s", archive_formats[i], img->path, img->tag ? ":" : "",
-                                     img->tag ? img->tag : "") < 0) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        char *argv[] = {skopeo, "--insecure-policy", "copy", "--quiet", src, dest, NULL};
-                        r = run_tool(&t, argv, NULL, &errors[i]);
-                        copied = r == 0;
-                        if (copied)
-                                img->format = archive_formats[i];
-                        if (r != 0 && r != -EIO)
-                                break;
+                return r;
+        }
+        char *errors[KB_ELEMENTSOF(archive_formats)] = {NULL};
+        bool copied = false;
+        for (size_t i = 0; i < KB_ELEMENTSOF(archive_formats) && !copied; i++) {
+                _cleanup_free_ char *src = NULL;
+                if (asprintf(&src, "%s:%s%s%s", archive_formats[i], img->path, img->tag ? ":" : "",
+                             img->tag ? img->tag : "") < 0) {
+                        r = -ENOMEM;
+                        break;
                 }
-                if (!copied && r == -EIO)
-                        diagnose(ret_diagnosis,
-                                 "neither a docker archive nor an OCI archive that skopeo can read: "
-                                 "as a docker archive, %s; as an OCI archive, %s",
-                                 errors[0] ? errors[0] : "?", errors[1] ? errors[1] : "?");
-                for (size_t i = 0; i < KB_ELEMENTSOF(errors); i++)
-                        free(errors[i]);
-        } else {
-                r = -EINVAL;
+                char *argv[] = {j->skopeo, "--insecure-policy", "copy", "--quiet", src, j->dest, NULL};
+                r = run_tool(&j->t, argv, NULL, &errors[i]);
+                copied = r == 0;
+                if (copied)
+                        img->format = archive_formats[i];
+                if (r != 0 && r != -EIO)
+                        break;
+        }
+        if (!copied && r == -EIO)
+                diagnose(ret_diagnosis,
+                         "neither a docker archive nor an OCI archive that skopeo can read: "
+                         "as a docker archive, %s; as an OCI archive, %s",
+                         errors[0] ? errors[0] : "?", errors[1] ? errors[1] : "?");
+        for (size_t i = 0; i < KB_ELEMENTSOF(errors); i++)
+                free(errors[i]);
+        return r;
+}
+
+/* The image copied by skopeo into the private layout: a folder is an OCI layout; a file an
+ * archive. Sets img->format. Returns 0, or -errno (*ret_diagnosis says why where it can). */
+static int image_copy(unpack_job *j, char **ret_diagnosis) {
+        kb_image *img = j->img;
+        int r;
+        if (S_ISDIR(j->st.st_mode))
+                r = copy_layout(img, j, ret_diagnosis);
+        else if (S_ISREG(j->st.st_mode))
+                r = copy_archive(img, j, ret_diagnosis);
+        else {
                 diagnose(ret_diagnosis, "neither a folder nor a regular file");
-                goto fail;
+                return -EINVAL;
         }
-        if (!copied) {
-                if (r == -EFBIG)
-                        diagnose(ret_diagnosis, "copying it took more than the %llu-byte limit",
-                                 (unsigned long long) img->max_bytes);
-                goto fail;
-        }
-        r = read_copy(img, layout, ret_diagnosis);
+        if (r == -EFBIG)
+                diagnose(ret_diagnosis, "copying it took more than the %llu-byte limit",
+                         (unsigned long long) img->max_bytes);
+        return r;
+}
+
+/* The copy's index, manifest and config read (read_copy), then umoci's unpack of it into the
+ * rootfs, within the limit; the copy removed once it has served. Returns 0, or -errno
+ * (*ret_diagnosis says why where it can). */
+static int image_unpack_copy(unpack_job *j, char **ret_diagnosis) {
+        kb_image *img = j->img;
+        int r = read_copy(img, j->layout, ret_diagnosis);
         if (r < 0) {
                 diagnose(ret_diagnosis, "skopeo's copy of it has a malformed index, manifest or config");
-                goto fail;
+                return r;
         }
-        char *unpack_argv[] = {umoci, "raw", "unpack", "--rootless", "--image", dest + 4, rootfs, NULL};
-        r = run_tool(&t, unpack_argv, NULL, ret_diagnosis);
+        char *unpack_argv[] = {j->umoci, "raw", "unpack", "--rootless", "--image", j->dest + 4, j->rootfs, NULL};
+        r = run_tool(&j->t, unpack_argv, NULL, ret_diagnosis);
         if (r == -EFBIG)
                 diagnose(ret_diagnosis, "unpacking it took more than the %llu-byte limit",
                          (unsigned long long) img->max_bytes);
         if (r < 0)
-                goto fail;
+                return r;
         /* The copy has served: only the unpacked root stays for the run. */
-        remove_image_tree(layout);
-        img->unpacked_bytes = walk_path(rootfs, false);
+        remove_image_tree(j->layout);
+        img->unpacked_bytes = walk_path(j->rootfs, false);
         if (img->unpacked_bytes > img->max_bytes) {
-                r = -EFBIG;
                 diagnose(ret_diagnosis, "unpacked it takes %llu bytes, over the %llu-byte limit",
                          (unsigned long long) img->unpacked_bytes, (unsigned long long) img->max_bytes);
-                goto fail;
+                return -EFBIG;
         }
+        return 0;
+}
 
-        /* The name the image carries, when the user gave none: its index's only ref.name, or the
-         * archive's manifest (read with tar; it holds no layer kbound would look into). */
-        if (!img->tag && strcmp(img->format, "oci-layout") == 0) {
+/* The name the image carries, when the user gave none: its index's only ref.name, or the
+ * archive's manifest (read with tar; it holds no layer kbound would look into). Best effort. */
+static void image_name_read(const unpack_job *j) {
+        kb_image *img = j->img;
+        _cleanup_free_ char *tar = NULL;
+        if (img->tag)
+                return;
+        if (strcmp(img->format, "oci-layout") == 0) {
                 char index_path[PATH_MAX];
                 _cleanup_json_ json_object *index = NULL;
                 snprintf(index_path, sizeof(index_path), "%s/index.json", img->path);
                 if (read_json(index_path, &index) == 0)
                         img->tag = only_ref_name(index);
-        } else if (!img->tag && find_tool(o->envp, "tar", "KBOUND_TAR", &tar) == 0) {
+        } else if (find_tool(j->o->envp, "tar", "KBOUND_TAR", &tar) == 0) {
                 bool docker = strcmp(img->format, "docker-archive") == 0;
                 char *argv[] = {tar, "-xOf", img->path, docker ? "manifest.json" : "index.json", NULL};
                 _cleanup_json_ json_object *meta = NULL;
-                if (run_tool(&t, argv, tool_out, NULL) == 0 && read_json(tool_out, &meta) == 0)
+                if (run_tool(&j->t, argv, j->tool_out, NULL) == 0 && read_json(j->tool_out, &meta) == 0)
                         img->tag = docker ? docker_repo_tag(meta) : only_ref_name(meta);
         }
-        unlink(tool_out);
-        unlink(t.log_path);
-        kb_remove_tree(tmp);
-        if (!(img->rootfs = strdup(rootfs))) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        *ret = img;
-        return 0;
-fail:
+}
+
+/* The words for a failure no step said more about, and all that was written removed. Returns r. */
+static int unpack_failed(kb_image **imgp, int r, char **ret_diagnosis) {
         if (r == -ECANCELED)
                 diagnose(ret_diagnosis, "interrupted");
         else if (r == -ETIMEDOUT)
@@ -769,6 +813,35 @@ fail:
                 diagnose(ret_diagnosis, "out of memory");
         else
                 diagnose(ret_diagnosis, "%s", strerror(-r));
-        kb_image_destroy(&img);
+        kb_image_destroy(imgp);
         return r;
+}
+
+int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagnosis) {
+        /* The steps, in their order: each returns 0 or -errno, having said why where it can. */
+        static int (*const steps[])(unpack_job *, char **) = {
+                image_locate, tools_find, job_plan, image_copy, image_unpack_copy,
+        };
+        _cleanup_(unpack_job_done) unpack_job j = {.o = o};
+
+        if (ret_diagnosis)
+                *ret_diagnosis = NULL;
+        if (!o || !o->image || !o->work_dir || o->work_dir[0] != '/' || !ret)
+                return -EINVAL;
+        j.img = calloc(1, sizeof(*j.img));
+        if (!j.img)
+                return -ENOMEM;
+        j.img->max_bytes = o->max_bytes ? o->max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT;
+        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
+                int r = steps[i](&j, ret_diagnosis);
+                if (r < 0)
+                        return unpack_failed(&j.img, r, ret_diagnosis);
+        }
+        image_name_read(&j);
+        unlink(j.tool_out);
+        unlink(j.t.log_path);
+        kb_remove_tree(j.tmp);
+        j.img->rootfs = TAKE_PTR(j.rootfs);
+        *ret = TAKE_PTR(j.img);
+        return 0;
 }

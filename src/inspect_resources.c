@@ -96,52 +96,11 @@ int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object
 /* The folder of cgroup path (as /proc/<pid>/cgroup shows it to kbound) in the hierarchy that
  * mounts controller ("unified": cgroup2), from kbound's own mount table. NULL if not mounted. */
 static char *cgroup_dir(json_object *mounts, const char *controller, const char *path) {
-        for (size_t i = 0, n = json_object_array_length(mounts); i < n; i++) {
-                json_object *m = json_object_array_get_idx(mounts, i), *super = NULL;
-                const char *fstype = json_object_get_string(json_object_object_get(m, "fstype"));
-                const char *root = json_object_get_string(json_object_object_get(m, "root"));
-                const char *mp = json_object_get_string(json_object_object_get(m, "mountpoint"));
-                if (!fstype || !root || !mp)
-                        continue;
-                bool match = false;
-                if (strcmp(controller, "unified") == 0)
-                        match = strcmp(fstype, "cgroup2") == 0;
-                else if (strcmp(fstype, "cgroup") == 0 && json_object_object_get_ex(m, "super", &super))
-                        for (size_t k = 0, ns = json_object_array_length(super); k < ns; k++)
-                                match |= strcmp(json_object_get_string(json_object_array_get_idx(super, k)),
-                                                controller) == 0;
-                if (!match || !kb_procfs_path_under(path, root))
-                        continue;
-                const char *rest = path + (strcmp(root, "/") == 0 ? 0 : strlen(root));
-                char *dir = NULL;
-                return asprintf(&dir, "%s%s", mp, rest) < 0 ? NULL : dir;
-        }
-        return NULL;
-}
-
-/* The smallest limit in file (v1: "memory.limit_in_bytes" or "pids.max"; v2: "memory.max" or
- * "pids.max") on the way from cgroup path up to its hierarchy's root: the one in force, hierarchy
- * being hierarchical. -1: none; -2: nothing readable. */
-static int64_t effective_max(json_object *mounts, const char *controller, const char *path, const char *file) {
-        int64_t best = -2;
-        _cleanup_free_ char *p = strdup(path);
-        for (char *slash; p;) {
-                _cleanup_free_ char *dir = cgroup_dir(mounts, controller, p);
-                if (!dir)
-                        break;
-                int64_t v = kb_cgroupfs_value(dir, file);
-                if (v >= 0 && (best < 0 || v < best))
-                        best = v;
-                else if (v == -1 && best == -2)
-                        best = -1;
-                if (strcmp(p, "/") == 0 || !(slash = strrchr(p, '/')))
-                        break;
-                if (slash == p)
-                        slash[1] = '\0';
-                else
-                        *slash = '\0';
-        }
-        return best;
+        const char *mp, *rest;
+        if (kb_cgroupfs_mount(mounts, strcmp(controller, "unified") == 0 ? "" : controller, path, &mp, &rest) < 0)
+                return NULL;
+        char *dir = NULL;
+        return asprintf(&dir, "%s%s", mp, rest) < 0 ? NULL : dir;
 }
 
 /* The CPU bandwidth limit of one cgroup folder, in thousandths of a CPU: v2 cpu.max ("QUOTA PERIOD",
@@ -173,16 +132,18 @@ static int64_t cpu_milli(const char *dir, bool v2) {
         return period > 0 ? quota * 1000 / period : -2;
 }
 
-/* The smallest CPU limit on the way from cgroup path up to its hierarchy's root, as
- * effective_max: -1 none, -2 nothing readable. */
-static int64_t effective_cpu(json_object *mounts, const char *controller, const char *path) {
+/* The smallest limit on the way from cgroup path up to its hierarchy's root: the one in force,
+ * hierarchy being hierarchical. file: the limit's (v1: "memory.limit_in_bytes" or "pids.max"; v2:
+ * "memory.max" or "pids.max"), or NULL for the CPU bandwidth limit (cpu_milli). -1: none; -2:
+ * nothing readable. */
+static int64_t effective_limit(json_object *mounts, const char *controller, const char *path, const char *file) {
         int64_t best = -2;
         _cleanup_free_ char *p = strdup(path);
         for (char *slash; p;) {
                 _cleanup_free_ char *dir = cgroup_dir(mounts, controller, p);
                 if (!dir)
                         break;
-                int64_t v = cpu_milli(dir, strcmp(controller, "unified") == 0);
+                int64_t v = file ? kb_cgroupfs_value(dir, file) : cpu_milli(dir, strcmp(controller, "unified") == 0);
                 if (v >= 0 && (best < 0 || v < best))
                         best = v;
                 else if (v == -1 && best == -2)
@@ -207,13 +168,13 @@ static json_object *cgroup_facts(json_object *mounts, const char *controller, co
              cpu = strcmp(controller, "cpu") == 0;
         if (v2 || cpu) {
                 (void) kb_inspect_add(o, "cpu_max_milli",
-                                      json_object_new_int64(effective_cpu(mounts, controller, path)));
+                                      json_object_new_int64(effective_limit(mounts, controller, path, NULL)));
                 if (cpu)
                         return o;
         }
         if (v2 || mem) {
                 (void) kb_inspect_add(o, "memory_max",
-                                      json_object_new_int64(effective_max(
+                                      json_object_new_int64(effective_limit(
                                               mounts, controller, path, v2 ? "memory.max" : "memory.limit_in_bytes")));
                 (void) kb_inspect_add(o, "memory_peak",
                                       json_object_new_int64(kb_cgroupfs_value(leaf, v2 ? "memory.peak"
@@ -224,7 +185,7 @@ static json_object *cgroup_facts(json_object *mounts, const char *controller, co
         }
         if (v2 || !mem) {
                 (void) kb_inspect_add(o, "pids_max",
-                                      json_object_new_int64(effective_max(mounts, controller, path, "pids.max")));
+                                      json_object_new_int64(effective_limit(mounts, controller, path, "pids.max")));
                 (void) kb_inspect_add(o, "pids_peak", json_object_new_int64(kb_cgroupfs_value(leaf, "pids.peak")));
         }
         return o;

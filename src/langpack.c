@@ -293,19 +293,31 @@ static int substitute_params(char **text, json_object *params) {
         return r;
 }
 
+/* The pack file that the manifest's value v names (a plain name in the pack's folder; no link
+ * followed), read whole into *ret; *dfd is the pack's folder, opened on first use (-1 before).
+ * Returns 0, -ENOENT (v is no string), -EPROTO (a name that would leave the folder or hide in it),
+ * or as kb_read_file. */
+static int pack_file_read(const kb_langpack *lp, int *dfd, json_object *v, char **ret) {
+        if (!json_object_is_type(v, json_type_string))
+                return -ENOENT;
+        const char *name = json_object_get_string(v);
+        if (strchr(name, '/') || name[0] == '.')
+                return -EPROTO;
+        if (*dfd < 0) {
+                *dfd = open(lp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (*dfd < 0)
+                        return -errno;
+        }
+        return kb_read_file(*dfd, name, O_NOFOLLOW, KB_LANGPACK_CELL_MAX, ret, NULL);
+}
+
 int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *params, char **ret_code) {
         json_object *cells = NULL, *file = NULL;
         json_object_object_get_ex(lp->manifest, "cells", &cells);
-        if (!json_object_object_get_ex(cells, cell, &file) || !json_object_is_type(file, json_type_string))
-                return -ENOENT;
-        const char *name = json_object_get_string(file);
-        if (strchr(name, '/') || name[0] == '.')
-                return -EPROTO;
-        _cleanup_close_ int dfd = open(lp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return -errno;
+        json_object_object_get_ex(cells, cell, &file);
+        _cleanup_close_ int dfd = -1;
         _cleanup_free_ char *tmpl = NULL;
-        int r = kb_read_file(dfd, name, O_NOFOLLOW, KB_LANGPACK_CELL_MAX, &tmpl, NULL);
+        int r = pack_file_read(lp, &dfd, file, &tmpl);
         if (r < 0)
                 return r;
 
@@ -315,14 +327,9 @@ int kb_langpack_render(const kb_langpack *lp, const char *cell, json_object *par
              packed = strstr(tmpl, KB_PROBE_PRELUDE_GZ_B64_TOKEN);
         if (raw || encoded || packed) {
                 json_object *prelude = NULL;
-                if (!json_object_object_get_ex(lp->manifest, "prelude", &prelude) ||
-                    !json_object_is_type(prelude, json_type_string))
-                        return -ENOENT;
-                const char *pname = json_object_get_string(prelude);
-                if (strchr(pname, '/') || pname[0] == '.')
-                        return -EPROTO;
+                json_object_object_get_ex(lp->manifest, "prelude", &prelude);
                 _cleanup_free_ char *ptext = NULL, *pb64 = NULL;
-                r = kb_read_file(dfd, pname, O_NOFOLLOW, KB_LANGPACK_CELL_MAX, &ptext, NULL);
+                r = pack_file_read(lp, &dfd, prelude, &ptext);
                 if (r >= 0)
                         r = substitute_params(&ptext, params);
                 if (r >= 0 && encoded)

@@ -45,13 +45,8 @@ static char *own_path(const char *controller) {
         return NULL;
 }
 
-/* The host folder of kbound's own cgroup in the hierarchy of controller ("" for v2). */
-static char *own_dir(const char *controller) {
-        _cleanup_free_ char *path = own_path(controller), *text = NULL;
-        _cleanup_json_ json_object *mounts = NULL;
-        if (!path || kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, MOUNTINFO_MAX, &text, NULL) < 0 ||
-            kb_procfs_mountinfo_parse(text, &mounts) < 0)
-                return NULL;
+int kb_cgroupfs_mount(json_object *mounts, const char *controller, const char *path, const char **ret_mountpoint,
+                      const char **ret_rest) {
         for (size_t i = 0, n = json_object_array_length(mounts); i < n; i++) {
                 json_object *m = json_object_array_get_idx(mounts, i), *super = NULL;
                 const char *fstype = json_object_get_string(json_object_object_get(m, "fstype"));
@@ -66,11 +61,23 @@ static char *own_dir(const char *controller) {
                                                 controller) == 0;
                 if (!match || !kb_procfs_path_under(path, root))
                         continue;
-                char *dir = NULL;
-                const char *rest = path + (strcmp(root, "/") == 0 ? 0 : strlen(root));
-                return asprintf(&dir, "%s%s", mp, strcmp(rest, "/") == 0 ? "" : rest) < 0 ? NULL : dir;
+                *ret_mountpoint = mp;
+                *ret_rest = path + (strcmp(root, "/") == 0 ? 0 : strlen(root));
+                return 0;
         }
-        return NULL;
+        return -ENOENT;
+}
+
+/* The host folder of kbound's own cgroup in the hierarchy of controller ("" for v2). */
+static char *own_dir(const char *controller) {
+        _cleanup_free_ char *path = own_path(controller), *text = NULL;
+        _cleanup_json_ json_object *mounts = NULL;
+        const char *mp, *rest;
+        if (!path || kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, MOUNTINFO_MAX, &text, NULL) < 0 ||
+            kb_procfs_mountinfo_parse(text, &mounts) < 0 || kb_cgroupfs_mount(mounts, controller, path, &mp, &rest) < 0)
+                return NULL;
+        char *dir = NULL;
+        return asprintf(&dir, "%s%s", mp, strcmp(rest, "/") == 0 ? "" : rest) < 0 ? NULL : dir;
 }
 
 static int write_value(const char *dir, const char *file, const char *value) {

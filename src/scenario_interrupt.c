@@ -238,240 +238,320 @@ static int send_interrupt(ctx *x, interrupt_path path, char **ret_reply) {
                                    kb_harness_deadline_in(&x->h, CONTROL_REPLY_TIMEOUT_MS), ret_reply);
 }
 
-void scenario_check_interrupt(ctx *x, interrupt_path path) {
-        const char *id = kb_check_id(path == PATH_CONTROL ? KB_CHECK_INTERRUPT_CONTROL : KB_CHECK_INTERRUPT_PIDFD);
-        int64_t t0 = kb_now_ms();
-        char marker[64], why[512];
-        snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd", x->nonce);
-        if (x->h.wedged && path == PATH_PIDFD && x->died_on_sigint) {
-                scenario_add_check(x, id, "fail", t0, NULL,
+/* What one interrupt check carries from one step to the next. */
+typedef struct interrupt_run {
+        interrupt_path path;
+        const char *id;
+        int64_t t0;
+        kb_client *client;
+        char progress[64];  /* the long cell's progress file, in the workspace */
+        kb_execution *ex;   /* the long cell, once it runs */
+        json_object *ev;    /* the evidence, until a check or the pending stop takes it */
+        int started;        /* progress_started: 1 (the host saw the count) or -EAGAIN (it did not) */
+        int sigint_before;  /* sigint_state before the signal (the pidfd path; 0 on control) */
+        bool ignored;       /* the kernel process ignored SIGINT before it was sent */
+        int64_t sent;       /* when the interrupt was sent */
+        int send_r;         /* what sending it returned */
+        int r;              /* how the watch ended: 0 (the cell ended), -ETIMEDOUT (it ran on), -errno */
+        bool stopped;       /* the cell ended, and not by running to its end */
+        int wait_ms;        /* the watch's last wait */
+        char *reply_status; /* the interrupt_reply's status (control), or NULL: none came */
+        progress_watch watch;
+} interrupt_run;
+
+static void interrupt_run_done(interrupt_run *ir) {
+        kb_execution_destroy(ir->client, &ir->ex);
+        json_object_put(ir->ev);
+        free(ir->reply_status);
+}
+
+/* An earlier long cell could not be stopped (x->h.wedged): the check fails without a cell. Returns
+ * true once it has recorded the check. */
+static bool interrupt_wedged(ctx *x, const interrupt_run *ir) {
+        if (x->h.wedged && ir->path == PATH_PIDFD && x->died_on_sigint) {
+                scenario_add_check(x, ir->id, "fail", ir->t0, NULL,
                                    "the kernel died on SIGINT (sent to free the control path's cell): %s",
                                    x->died_on_sigint);
-                return;
+                return true;
         }
         if (x->h.wedged) {
-                scenario_add_check(x, id, "fail", t0, NULL,
-                                   path == PATH_PIDFD
+                scenario_add_check(x, ir->id, "fail", ir->t0, NULL,
+                                   ir->path == PATH_PIDFD
                                            ? "SIGINT through the pinned pidfd, sent to free the control path's running "
                                              "cell, did not stop it either"
                                            : "not tested: an earlier long cell could not be stopped");
-                return;
+                return true;
         }
+        return false;
+}
+
+/* Renders the long cell (its start marker, length, progress file and result marker) and starts it,
+ * until its marker. Returns 1 with the cell in ir->ex; else the check is recorded as failed and it
+ * returns 0 (the cell finished first) or -errno. */
+static int long_cell_start(ctx *x, interrupt_run *ir) {
+        const char *word = ir->path == PATH_CONTROL ? "control" : "pidfd";
+        char marker[64], progress_inside[96], marker_result[64];
+        snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", word, x->nonce);
         json_object *params = json_object_new_object();
         json_object_object_add(params, "marker", json_object_new_string(marker));
         json_object_object_add(params, "seconds", json_object_new_int(x->env->long_cell_seconds));
-        char progress[64], progress_inside[96];
-        snprintf(progress, sizeof progress, ".kbound-progress-%s-%.8s", path == PATH_CONTROL ? "control" : "pidfd",
-                 x->nonce);
-        snprintf(progress_inside, sizeof progress_inside, "%s/%s", KB_SANDBOX_WORKSPACE, progress);
+        snprintf(ir->progress, sizeof ir->progress, ".kbound-progress-%s-%.8s", word, x->nonce);
+        snprintf(progress_inside, sizeof progress_inside, "%s/%s", KB_SANDBOX_WORKSPACE, ir->progress);
         json_object_object_add(params, "progress", json_object_new_string(progress_inside));
-        char marker_result[64];
         scenario_result_marker(x, marker_result, sizeof marker_result);
         json_object_object_add(params, "result_marker", json_object_new_string(marker_result));
         _cleanup_free_ char *code = NULL;
         int r = kb_langpack_render(x->lp, "long", params, &code);
         json_object_put(params);
         if (r < 0) {
-                scenario_add_check(x, id, "fail", t0, NULL, "cannot render the long cell: %s", strerror(-r));
-                return;
+                scenario_add_check(x, ir->id, "fail", ir->t0, NULL, "cannot render the long cell: %s", strerror(-r));
+                return r;
         }
-        kb_client *c = kb_kernel_client(x->h.kernel);
-        kb_execution *ex = NULL;
-        r = kb_harness_long_start(&x->h, code, marker, &ex);
+        ir->client = kb_kernel_client(x->h.kernel);
+        r = kb_harness_long_start(&x->h, code, marker, &ir->ex);
         if (r != 1) {
                 /* The kernel drops SIGINT outside a running cell, so without the marker there is
                  * nothing honest to interrupt. */
-                scenario_add_check(x, id, "fail", t0, NULL, "the long cell never printed its start marker (%s)",
+                scenario_add_check(x, ir->id, "fail", ir->t0, NULL, "the long cell never printed its start marker (%s)",
                                    r == 0 ? "it finished first" : kb_harness_wait_error(&x->h, r));
-                return;
+                return r;
         }
+        return 1;
+}
 
-        json_object *ev = json_object_new_object();
+/* The cell ended (r == 0) or its wait failed (r < 0) before any interrupt was sent: the check
+ * fails. Returns r. */
+static int ended_before_interrupt(ctx *x, interrupt_run *ir, int r) {
+        if (r == 0)
+                json_object_object_add(ir->ev, "execute_reply_status", json_object_new_string(ir->ex->status));
+        scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev), "%s",
+                           r == 0 ? "the long cell ended on its own before any interrupt was sent"
+                                  : kb_harness_wait_error(&x->h, r));
+        return r;
+}
+
+/* Before the interrupt: the random hold, the host's sight of the cell's first count and, on the
+ * pidfd path, SIGINT's state in the kernel process, into ir->ev (made here). Returns 1 to go on;
+ * else the check is recorded as failed and it returns 0 (the cell ended on its own) or -errno. */
+static int interrupt_prepare(ctx *x, interrupt_run *ir) {
+        ir->ev = json_object_new_object();
         /* The hold: a cell that ends before anything was sent was not stopped by it. */
         int hold = (int) arc4random_uniform(HOLD_MAX_MS + 1);
-        json_object_object_add(ev, "hold_ms", json_object_new_int(hold));
-        r = kb_client_execute_wait(c, ex, kb_harness_deadline_in(&x->h, hold), NULL, NULL);
-        if (r != -ETIMEDOUT) {
-                if (r == 0)
-                        json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-                scenario_add_check(x, id, "fail", t0, ev, "%s",
-                                   r == 0 ? "the long cell ended on its own before any interrupt was sent"
-                                          : kb_harness_wait_error(&x->h, r));
-                kb_execution_destroy(c, &ex);
-                return;
-        }
+        json_object_object_add(ir->ev, "hold_ms", json_object_new_int(hold));
+        int r = kb_client_execute_wait(ir->client, ir->ex, kb_harness_deadline_in(&x->h, hold), NULL, NULL);
+        if (r != -ETIMEDOUT)
+                return ended_before_interrupt(x, ir, r);
         /* The host must see the cell go before it can see it stop. */
-        int started = progress_started(x, ex, progress);
-        if (started != 1 && started != -EAGAIN) {
-                if (started == 0)
-                        json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-                scenario_add_check(x, id, "fail", t0, ev, "%s",
-                                   started == 0 ? "the long cell ended on its own before any interrupt was sent"
-                                                : kb_harness_wait_error(&x->h, started));
-                kb_execution_destroy(c, &ex);
-                return;
-        }
-        json_object_object_add(ev, "progress_seen", json_object_new_boolean(started == 1));
+        ir->started = progress_started(x, ir->ex, ir->progress);
+        if (ir->started != 1 && ir->started != -EAGAIN)
+                return ended_before_interrupt(x, ir, ir->started);
+        json_object_object_add(ir->ev, "progress_seen", json_object_new_boolean(ir->started == 1));
         /* SIGINT can stop the cell only if the kernel process neither ignores it nor leaves it
          * pending: read before sending and after the reply (the host's proof, not the kernel's). */
-        bool ignored = false, pending = false;
-        int ss = path == PATH_PIDFD ? sigint_state(x, "before", ev, &ignored, NULL) : 0;
-        if (ss < 0)
-                json_object_object_add(ev, "sigint_error", json_object_new_string(strerror(-ss)));
-        /* Sent, then watched until the cell ends, or its count has moved its limit of steps since
-         * (it kept running: the kernel had that much time to act and did not), or the timeout.
-         * The interrupt_reply on control is taken whenever it came. */
-        progress_watch tw;
-        watch_start(x, &tw, progress, started == 1, path);
-        int64_t sent = kb_now_ms();
-        _cleanup_free_ char *reply_status = NULL, *interrupt_id = NULL;
-        int sr = path == PATH_PIDFD
-                         ? kb_kernel_signal(x->h.kernel, SIGINT)
-                         : kb_client_request_send(c, KB_CHANNEL_CONTROL, "interrupt_request", NULL, &interrupt_id);
-        int wait_ms = x->env->interrupt_timeout_ms;
-        r = -ETIMEDOUT; /* nothing sent: the cell runs on */
-        if (sr >= 0 && path == PATH_PIDFD)
-                r = watch_wait(x, ex, &tw, wait_ms);
-        else if (sr >= 0) {
-                /* The reply is what says the request was taken: a kernel that has not answered
-                 * within CONTROL_REPLY_TIMEOUT_MS gets a short grace, one that answered the rest of
-                 * the timeout. An execute_reply at any time in between counts. */
-                r = watch_wait(x, ex, &tw, CONTROL_REPLY_TIMEOUT_MS);
-                kb_msg *reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
-                if (r == -ETIMEDOUT) {
-                        wait_ms = reply ? wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
-                        r = watch_wait(x, ex, &tw, wait_ms);
-                }
-                if (!reply)
-                        reply = kb_client_reply_take(c, KB_CHANNEL_CONTROL, interrupt_id);
-                if (reply) {
-                        const char *st = kb_msg_content_string(reply, "status");
-                        reply_status = strdup(st ? st : "");
-                        kb_msg_destroy(&reply);
-                }
-                json_object_object_add(ev, "interrupt_reply",
-                                       reply_status ? json_object_new_string(reply_status) : NULL);
+        ir->sigint_before = ir->path == PATH_PIDFD ? sigint_state(x, "before", ir->ev, &ir->ignored, NULL) : 0;
+        if (ir->sigint_before < 0)
+                json_object_object_add(ir->ev, "sigint_error", json_object_new_string(strerror(-ir->sigint_before)));
+        return 1;
+}
+
+/* The control path's watch after interrupt_request interrupt_id: the reply is what says the request
+ * was taken, so a kernel that has not answered within CONTROL_REPLY_TIMEOUT_MS gets a short grace,
+ * one that answered the rest of the timeout. An execute_reply at any time in between counts. The
+ * reply's status into ir->reply_status and ir->ev. */
+static void control_watch(ctx *x, interrupt_run *ir, const char *interrupt_id) {
+        ir->r = watch_wait(x, ir->ex, &ir->watch, CONTROL_REPLY_TIMEOUT_MS);
+        kb_msg *reply = kb_client_reply_take(ir->client, KB_CHANNEL_CONTROL, interrupt_id);
+        if (ir->r == -ETIMEDOUT) {
+                ir->wait_ms = reply ? ir->wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
+                ir->r = watch_wait(x, ir->ex, &ir->watch, ir->wait_ms);
         }
-        if (sr < 0)
-                json_object_object_add(ev, "send_error", json_object_new_string(strerror(-sr)));
-        json_object_object_add(ev, "steps_after_interrupt", json_object_new_int64(watch_steps(&tw)));
-        if (r == 1)
-                r = -ETIMEDOUT; /* the count said it kept running */
-        bool stopped = r == 0 && cell_stopped(x, ex);
-        if (r == 0)
-                json_object_object_add(ev, "execute_reply_status", json_object_new_string(ex->status));
-        if (stopped && path == PATH_PIDFD) {
-                int sa = ss < 0 ? ss : sigint_state(x, "after", ev, NULL, &pending);
-                const char *hole = sa < 0    ? "the host could not read the kernel's signal state"
-                                   : ignored ? "the kernel process ignores SIGINT (SigIgn), so the signal cannot "
-                                               "have stopped it"
-                                   : pending ? "SIGINT is still pending in the kernel process (never delivered), so "
-                                               "the signal did not stop it"
-                                             : NULL;
+        if (!reply)
+                reply = kb_client_reply_take(ir->client, KB_CHANNEL_CONTROL, interrupt_id);
+        if (reply) {
+                const char *st = kb_msg_content_string(reply, "status");
+                ir->reply_status = strdup(st ? st : "");
+                kb_msg_destroy(&reply);
+        }
+        json_object_object_add(ir->ev, "interrupt_reply",
+                               ir->reply_status ? json_object_new_string(ir->reply_status) : NULL);
+}
+
+/* Sends the interrupt through ir->path, then watches until the cell ends, or its count has moved
+ * its limit of steps since (it kept running: the kernel had that much time to act and did not), or
+ * the timeout; the interrupt_reply on control is taken whenever it came. How it went into ir (the
+ * watch, ir->r, ir->stopped) and ir->ev. */
+static void interrupt_send_and_watch(ctx *x, interrupt_run *ir) {
+        watch_start(x, &ir->watch, ir->progress, ir->started == 1, ir->path);
+        ir->sent = kb_now_ms();
+        _cleanup_free_ char *interrupt_id = NULL;
+        ir->send_r = ir->path == PATH_PIDFD ? kb_kernel_signal(x->h.kernel, SIGINT)
+                                            : kb_client_request_send(ir->client, KB_CHANNEL_CONTROL,
+                                                                     "interrupt_request", NULL, &interrupt_id);
+        ir->wait_ms = x->env->interrupt_timeout_ms;
+        ir->r = -ETIMEDOUT; /* nothing sent: the cell runs on */
+        if (ir->send_r >= 0 && ir->path == PATH_PIDFD)
+                ir->r = watch_wait(x, ir->ex, &ir->watch, ir->wait_ms);
+        else if (ir->send_r >= 0)
+                control_watch(x, ir, interrupt_id);
+        if (ir->send_r < 0)
+                json_object_object_add(ir->ev, "send_error", json_object_new_string(strerror(-ir->send_r)));
+        json_object_object_add(ir->ev, "steps_after_interrupt", json_object_new_int64(watch_steps(&ir->watch)));
+        if (ir->r == 1)
+                ir->r = -ETIMEDOUT; /* the count said it kept running */
+        ir->stopped = ir->r == 0 && cell_stopped(x, ir->ex);
+        if (ir->r == 0)
+                json_object_object_add(ir->ev, "execute_reply_status", json_object_new_string(ir->ex->status));
+}
+
+/* The reply said the cell stopped, and it is the kernel's word: the host must see the cell's
+ * progress stop too. Leaves the check pending in x for scenario_settle_stop (which decides it, a
+ * little later), or fails it when the host cannot watch the count. */
+static void stop_pending(ctx *x, interrupt_run *ir) {
+        const kb_execution *ex = ir->ex;
+        long count = ir->started == 1 ? progress_read(x, ir->progress) : -1;
+        pending_stop *ps = ir->started == 1 && count >= 0 ? calloc(1, sizeof *ps) : NULL;
+        if (!ps) {
+                scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev),
+                                   "execute_reply status '%s' after %lld ms, but %s%s", ex->status,
+                                   (long long) (ex->reply_ms - ir->sent),
+                                   ir->started != 1
+                                           ? "the host never saw the long cell's progress (its language pack "
+                                             "must write the progress file: docs/probes-cells.md), so it cannot "
+                                             "see the cell stop"
+                                           : "the host could not read the cell's progress file at the reply: ",
+                                   ir->started != 1 ? "" : strerror((int) (count < 0 ? -count : ENOMEM)));
+                return;
+        }
+        json_object_object_add(ir->ev, "latency_ms", json_object_new_int64(ex->reply_ms - ir->sent));
+        if (ex->ename)
+                json_object_object_add(ir->ev, "ename", json_object_new_string(ex->ename));
+        snprintf(ps->id, sizeof ps->id, "%s", ir->id);
+        snprintf(ps->progress, sizeof ps->progress, "%s", ir->progress);
+        ps->at_reply = count;
+        ps->reply_at = kb_now_ms();
+        ps->t0 = ir->t0;
+        ps->ev = TAKE_PTR(ir->ev);
+        snprintf(ps->pass, sizeof ps->pass,
+                 "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms, and the host "
+                 "saw its progress stay at %ld",
+                 ir->path == PATH_CONTROL ? "interrupt_request on control" : "SIGINT through the pinned pidfd",
+                 ex->status, ex->ename ? " " : "", ex->ename ? ex->ename : "", (long long) (ex->reply_ms - ir->sent),
+                 count);
+        x->pending[ir->path] = ps;
+}
+
+/* The cell ended, not run to its end. On the pidfd path the signal must be able to have stopped
+ * it: the kernel process neither ignored SIGINT before nor left it pending after, else the check
+ * fails. Then the host's watch of its progress (stop_pending). */
+static void interrupt_stopped(ctx *x, interrupt_run *ir) {
+        if (ir->path == PATH_PIDFD) {
+                bool pending = false;
+                int sa = ir->sigint_before < 0 ? ir->sigint_before : sigint_state(x, "after", ir->ev, NULL, &pending);
+                const char *hole = sa < 0        ? "the host could not read the kernel's signal state"
+                                   : ir->ignored ? "the kernel process ignores SIGINT (SigIgn), so the signal cannot "
+                                                   "have stopped it"
+                                   : pending     ? "SIGINT is still pending in the kernel process (never delivered), "
+                                                   "so the signal did not stop it"
+                                                 : NULL;
                 if (hole) {
-                        scenario_add_check(x, id, "fail", t0, ev,
-                                           "the cell ended (execute_reply status '%s'), but %s%s%s", ex->status, hole,
-                                           sa < 0 ? ": " : "", sa < 0 ? strerror(-sa) : "");
-                        kb_execution_destroy(c, &ex);
+                        scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev),
+                                           "the cell ended (execute_reply status '%s'), but %s%s%s", ir->ex->status,
+                                           hole, sa < 0 ? ": " : "", sa < 0 ? strerror(-sa) : "");
                         return;
                 }
         }
-        if (stopped) {
-                /* The reply is the kernel's word: the host must see the cell's progress stop too
-                 * (settle_stop decides, a little later). */
-                long count = started == 1 ? progress_read(x, progress) : -1;
-                pending_stop *ps = started == 1 && count >= 0 ? calloc(1, sizeof *ps) : NULL;
-                if (!ps) {
-                        scenario_add_check(
-                                x, id, "fail", t0, ev, "execute_reply status '%s' after %lld ms, but %s%s", ex->status,
-                                (long long) (ex->reply_ms - sent),
-                                started != 1 ? "the host never saw the long cell's progress (its language pack "
-                                               "must write the progress file: docs/probes-cells.md), so it cannot "
-                                               "see the cell stop"
-                                             : "the host could not read the cell's progress file at the reply: ",
-                                started != 1 ? "" : strerror((int) (count < 0 ? -count : ENOMEM)));
-                        kb_execution_destroy(c, &ex);
-                        return;
-                }
-                json_object_object_add(ev, "latency_ms", json_object_new_int64(ex->reply_ms - sent));
-                if (ex->ename)
-                        json_object_object_add(ev, "ename", json_object_new_string(ex->ename));
-                snprintf(ps->id, sizeof ps->id, "%s", id);
-                snprintf(ps->progress, sizeof ps->progress, "%s", progress);
-                ps->at_reply = count;
-                ps->reply_at = kb_now_ms();
-                ps->t0 = t0;
-                ps->ev = ev;
-                snprintf(ps->pass, sizeof ps->pass,
-                         "%s stopped the running cell: execute_reply status '%s'%s%s after %lld ms, and the host "
-                         "saw its progress stay at %ld",
-                         path == PATH_CONTROL ? "interrupt_request on control" : "SIGINT through the pinned pidfd",
-                         ex->status, ex->ename ? " " : "", ex->ename ? ex->ename : "",
-                         (long long) (ex->reply_ms - sent), count);
-                x->pending[path] = ps;
-                kb_execution_destroy(c, &ex);
-                return;
-        }
-        if (r == -ESRCH) {
-                /* The interrupt killed it: a kernel must survive its own interrupts. */
-                scenario_add_check(x, id, "fail", t0, ev, "the kernel died on %s: %s",
-                                   path == PATH_CONTROL ? "interrupt_request" : "SIGINT",
-                                   kb_harness_wait_error(&x->h, r));
-                kb_execution_destroy(c, &ex);
-                return;
-        }
-        if (r == -ECANCELED) {
-                scenario_add_check(x, id, "fail", t0, ev, "while waiting for the interrupted cell: %s",
-                                   kb_harness_wait_error(&x->h, r));
-                kb_execution_destroy(c, &ex);
-                return;
-        }
-        /* Not stopped: say why, then unblock the cell through the other path so the kernel can
-         * still be checked. */
-        int64_t ran = kb_now_ms() - sent;
-        if (r == 0)
-                snprintf(why, sizeof(why), "the cell ran to completion (status %s)", ex->status);
-        else if (sr < 0)
-                snprintf(why, sizeof(why), "the interrupt could not be sent (%s)", strerror(-sr));
-        else if (path == PATH_CONTROL && !reply_status)
-                snprintf(why, sizeof(why),
+        stop_pending(x, ir);
+}
+
+/* Why the cell, which did not stop, is said not to have (why: a detail's words). */
+static void not_stopped_why(ctx *x, const interrupt_run *ir, char *why, size_t size) {
+        int64_t ran = kb_now_ms() - ir->sent;
+        long steps = watch_steps(&ir->watch);
+        if (ir->r == 0)
+                snprintf(why, size, "the cell ran to completion (status %s)", ir->ex->status);
+        else if (ir->send_r < 0)
+                snprintf(why, size, "the interrupt could not be sent (%s)", strerror(-ir->send_r));
+        else if (ir->path == PATH_CONTROL && !ir->reply_status)
+                snprintf(why, size,
                          "no interrupt_reply and the cell kept running (%ld steps over %lld ms after "
                          "the request)",
-                         watch_steps(&tw), (long long) ran);
-        else if (path == PATH_CONTROL)
-                snprintf(why, sizeof(why), "interrupt_reply '%s' but the cell kept running (%ld steps over %lld ms)",
-                         reply_status, watch_steps(&tw), (long long) ran);
-        else if (watch_steps(&tw) >= tw.limit)
-                snprintf(why, sizeof(why), "the cell kept running after the interrupt (%ld steps over %lld ms)",
-                         watch_steps(&tw), (long long) ran);
+                         steps, (long long) ran);
+        else if (ir->path == PATH_CONTROL)
+                snprintf(why, size, "interrupt_reply '%s' but the cell kept running (%ld steps over %lld ms)",
+                         ir->reply_status, steps, (long long) ran);
+        else if (steps >= ir->watch.limit)
+                snprintf(why, size, "the cell kept running after the interrupt (%ld steps over %lld ms)", steps,
+                         (long long) ran);
         else
-                snprintf(why, sizeof(why), "the cell kept running %d ms after the interrupt (%s)", wait_ms,
-                         kb_harness_wait_error(&x->h, r));
-        if (r != 0) {
-                (void) send_interrupt(x, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL, NULL);
-                progress_watch again;
-                watch_start(x, &again, progress, started == 1, path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL);
-                int u = watch_wait(x, ex, &again, x->env->interrupt_timeout_ms);
-                json_object_object_add(ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
-                if (u == -ESRCH && path == PATH_CONTROL) {
-                        /* The SIGINT meant to free the cell killed the kernel: that is the pidfd
-                         * path's verdict, said as such. */
-                        free(x->died_on_sigint);
-                        x->died_on_sigint = strdup(kb_harness_wait_error(&x->h, u));
-                }
-                if (u != 0)
-                        x->h.wedged = true;
+                snprintf(why, size, "the cell kept running %d ms after the interrupt (%s)", ir->wait_ms,
+                         kb_harness_wait_error(&x->h, ir->r));
+}
+
+/* The cell kept running: it is interrupted through the other path, so the kernel can still be
+ * checked. x->h.wedged if that did not stop it either. */
+static void unblock_by_other_path(ctx *x, interrupt_run *ir) {
+        interrupt_path other = ir->path == PATH_CONTROL ? PATH_PIDFD : PATH_CONTROL;
+        (void) send_interrupt(x, other, NULL);
+        progress_watch again;
+        watch_start(x, &again, ir->progress, ir->started == 1, other);
+        int u = watch_wait(x, ir->ex, &again, x->env->interrupt_timeout_ms);
+        json_object_object_add(ir->ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
+        if (u == -ESRCH && ir->path == PATH_CONTROL) {
+                /* The SIGINT meant to free the cell killed the kernel: that is the pidfd
+                 * path's verdict, said as such. */
+                free(x->died_on_sigint);
+                x->died_on_sigint = strdup(kb_harness_wait_error(&x->h, u));
         }
+        if (u != 0)
+                x->h.wedged = true;
+}
+
+/* The cell did not stop: the check fails (or, for an ignored interrupt_request, is unsupported by
+ * the rule conformance shares), saying why. */
+static void interrupt_not_stopped(ctx *x, interrupt_run *ir) {
+        if (ir->r == -ESRCH) {
+                /* The interrupt killed it: a kernel must survive its own interrupts. */
+                scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev), "the kernel died on %s: %s",
+                                   ir->path == PATH_CONTROL ? "interrupt_request" : "SIGINT",
+                                   kb_harness_wait_error(&x->h, ir->r));
+                return;
+        }
+        if (ir->r == -ECANCELED) {
+                scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev),
+                                   "while waiting for the interrupted cell: %s", kb_harness_wait_error(&x->h, ir->r));
+                return;
+        }
+        /* Not stopped: say why, then unblock the cell through the other path. */
+        char why[512];
+        not_stopped_why(x, ir, why, sizeof why);
+        if (ir->r != 0)
+                unblock_by_other_path(x, ir);
         /* The same rule as conformance's interrupt.control (rules.c). */
         char rule[256];
-        const char *verdict = path == PATH_CONTROL
+        const char *verdict = ir->path == PATH_CONTROL
                                       ? kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule, sizeof(rule))
                                       : "fail";
         if (strcmp(verdict, "unsupported") == 0)
-                scenario_add_check(x, id, "unsupported", t0, ev, "%s; %s%s", why, rule,
+                scenario_add_check(x, ir->id, "unsupported", ir->t0, TAKE_PTR(ir->ev), "%s; %s%s", why, rule,
                                    x->h.wedged ? "; neither path stopped the cell" : "");
         else
-                scenario_add_check(x, id, "fail", t0, ev, "%s%s%s", why, x->h.wedged ? "; " : "",
+                scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev), "%s%s%s", why, x->h.wedged ? "; " : "",
                                    x->h.wedged ? "and the other path did not stop it either" : "");
-        kb_execution_destroy(c, &ex);
+}
+
+void scenario_check_interrupt(ctx *x, interrupt_path path) {
+        _cleanup_(interrupt_run_done) interrupt_run ir = {
+                .path = path,
+                .id = kb_check_id(path == PATH_CONTROL ? KB_CHECK_INTERRUPT_CONTROL : KB_CHECK_INTERRUPT_PIDFD),
+                .t0 = kb_now_ms(),
+        };
+        if (interrupt_wedged(x, &ir))
+                return;
+        if (long_cell_start(x, &ir) != 1 || interrupt_prepare(x, &ir) != 1)
+                return;
+        interrupt_send_and_watch(x, &ir);
+        if (ir.stopped)
+                interrupt_stopped(x, &ir);
+        else
+                interrupt_not_stopped(x, &ir);
 }
