@@ -154,12 +154,12 @@ static void fake_process(fake *f, const fake_proc *p) {
 /* What every sandbox process has besides stat and status: environ (NULL: a folder, which cannot
  * be read as a file), cmdline, maps (none), uid_map, gid_map, limits, cgroup, an empty fd table, a
  * task folder with the main thread. */
-static void fake_member_files(fake *f, pid_t pid, const char *environ, size_t environ_len, const char *cmdline,
+static void fake_member_files(fake *f, pid_t pid, const char *env_text, size_t env_len, const char *cmdline,
                               size_t cmdline_len) {
         char task[64];
         snprintf(task, sizeof task, "proc/%d/environ", (int) pid);
-        if (environ)
-                proc_file(f, pid, "environ", environ, environ_len);
+        if (env_text)
+                proc_file(f, pid, "environ", env_text, env_len);
         else
                 tmp_tree_mkdir(f->dir->root, task);
         proc_file(f, pid, "cmdline", cmdline, cmdline_len);
