@@ -249,50 +249,35 @@ int probe_write_outside(probe_ctx *c, json_object **ret, char *why, size_t n) {
 
 /* ---- host-global kernel settings: opened for writing to see whether it is allowed, never written ---- */
 
-int probe_sysctl(probe_ctx *c, json_object **ret, char *why, size_t n) {
-        json_object *paths = NULL, *out = json_object_new_array();
-        int r = out ? probe_param_list(c, "sysctl_paths", true, &paths, why, n) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && paths && i < json_object_array_length(paths); i++) {
-                const char *p = json_object_get_string(json_object_array_get_idx(paths, i));
-                /* O_NONBLOCK: a FIFO named there refuses (ENXIO) instead of holding the probe */
-                int fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-                int e = fd < 0 ? errno : 0;
-                if (fd >= 0)
-                        close(fd); /* nothing written */
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "path", probe_str(p));
-                json_object_object_add(o, "opened", json_object_new_boolean(fd >= 0));
-                json_object_object_add(o, "error", fd < 0 ? probe_errno(e) : NULL);
-                json_object_array_add(out, o);
-        }
-        if (r < 0) {
-                json_object_put(out);
-                return r;
-        }
-        *ret = out;
+static int sysctl_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
+        const char *p = json_object_get_string(item);
+        /* O_NONBLOCK: a FIFO named there refuses (ENXIO) instead of holding the probe */
+        int fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        int e = fd < 0 ? errno : 0;
+        if (fd >= 0)
+                close(fd); /* nothing written */
+        json_object_array_add(out, probe_object("path", probe_str(p), "opened", json_object_new_boolean(fd >= 0),
+                                                "error", fd < 0 ? probe_errno(e) : NULL, NULL));
         return 0;
+}
+
+int probe_sysctl(probe_ctx *c, json_object **ret, char *why, size_t n) {
+        return probe_each(c, "sysctl_paths", true, sysctl_one, ret, why, n);
 }
 
 /* ---- the host's credential files and another team's files ---- */
 
-int probe_credential_files(probe_ctx *c, json_object **ret, char *why, size_t n) {
-        json_object *paths = NULL, *out = json_object_new_array();
-        int r = out ? probe_param_list(c, "credential_paths", true, &paths, why, n) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && paths && i < json_object_array_length(paths); i++) {
-                const char *p = json_object_get_string(json_object_array_get_idx(paths, i));
-                struct stat st;
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "path", probe_str(p));
-                json_object_object_add(o, "exists", json_object_new_boolean(stat(p, &st) == 0));
-                json_object_object_add(o, "content", probe_read_text(p));
-                json_object_array_add(out, o);
-        }
-        if (r < 0) {
-                json_object_put(out);
-                return r;
-        }
-        *ret = out;
+static int credential_files_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
+        const char *p = json_object_get_string(item);
+        struct stat st;
+        json_object_array_add(out,
+                              probe_object("path", probe_str(p), "exists", json_object_new_boolean(stat(p, &st) == 0),
+                                           "content", probe_read_text(p), NULL));
         return 0;
+}
+
+int probe_credential_files(probe_ctx *c, json_object **ret, char *why, size_t n) {
+        return probe_each(c, "credential_paths", true, credential_files_one, ret, why, n);
 }
 
 static int name_order(const void *a, const void *b) {
@@ -344,27 +329,19 @@ static json_object *listing(const char *path) {
         return j;
 }
 
-int probe_cross_team(probe_ctx *c, json_object **ret, char *why, size_t n) {
-        json_object *paths = NULL, *out = json_object_new_array();
-        int r = out ? probe_param_list(c, "sibling_paths", true, &paths, why, n) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && paths && i < json_object_array_length(paths); i++) {
-                const char *p = json_object_get_string(json_object_array_get_idx(paths, i));
-                struct stat st;
-                bool exists = stat(p, &st) == 0;
-                json_object *content = exists && S_ISDIR(st.st_mode) ? listing(p) : probe_read_text(p);
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "path", probe_str(p));
-                json_object_object_add(o, "exists", json_object_new_boolean(exists));
-                json_object_object_add(o, "readable", json_object_new_boolean(content != NULL));
-                json_object_object_add(o, "content", content);
-                json_object_array_add(out, o);
-        }
-        if (r < 0) {
-                json_object_put(out);
-                return r;
-        }
-        *ret = out;
+static int cross_team_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
+        const char *p = json_object_get_string(item);
+        struct stat st;
+        bool exists = stat(p, &st) == 0;
+        json_object *content = exists && S_ISDIR(st.st_mode) ? listing(p) : probe_read_text(p);
+        json_object_array_add(out,
+                              probe_object("path", probe_str(p), "exists", json_object_new_boolean(exists), "readable",
+                                           json_object_new_boolean(content != NULL), "content", content, NULL));
         return 0;
+}
+
+int probe_cross_team(probe_ctx *c, json_object **ret, char *why, size_t n) {
+        return probe_each(c, "sibling_paths", true, cross_team_one, ret, why, n);
 }
 
 /* ---- process: the privileges the kernel runs with, from its /proc/<pid>/status ---- */

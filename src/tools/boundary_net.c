@@ -14,14 +14,26 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int probe_interfaces(probe_ctx *c, json_object **ret, char *why, size_t n) {
-        json_object *lines = probe_read_lines("/proc/net/dev", 2), *out = json_object_new_array();
+/* A /proc table's lines from skip on (probe_read_lines) and a new array for what is made of them;
+ * 0, or -errno and nothing to free. */
+static int read_table(const char *path, size_t skip, json_object **ret_lines, json_object **ret_out) {
+        json_object *lines = probe_read_lines(path, skip), *out = json_object_new_array();
         if (!lines || !out) {
                 int e = lines ? ENOMEM : errno;
                 json_object_put(lines);
                 json_object_put(out);
                 return -e;
         }
+        *ret_lines = lines;
+        *ret_out = out;
+        return 0;
+}
+
+int probe_interfaces(probe_ctx *c, json_object **ret, char *why, size_t n) {
+        json_object *lines = NULL, *out = NULL;
+        int r = read_table("/proc/net/dev", 2, &lines, &out);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < json_object_array_length(lines); i++) {
                 const char *line = json_object_get_string(json_object_array_get_idx(lines, i));
                 const char *colon = strchr(line, ':');
@@ -97,64 +109,45 @@ static long port_of(json_object *v) {
         return errno || end == s || *end || p < 0 || p > 65535 ? -1 : p;
 }
 
+static int tcp_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
+        long port = port_of(item);
+        if (port < 0) {
+                snprintf(why, n, "invalid port: %.40s", json_object_to_json_string(item));
+                return -EINVAL;
+        }
+        /* 127.0.0.1 and nothing else: the canary listens there, and no other host is contacted. */
+        struct sockaddr_in a = {
+                .sin_family = AF_INET, .sin_port = htons((uint16_t) port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int e = attempt_connect(AF_INET, (const struct sockaddr *) &a, sizeof a, timeout_ms(c));
+        json_object_array_add(out, probe_object("port", json_object_new_int((int) port), "connected",
+                                                json_object_new_boolean(e == 0), "error",
+                                                e < 0 ? probe_errno(-e) : NULL, NULL));
+        return 0;
+}
+
 int probe_tcp(probe_ctx *c, json_object **ret, char *why, size_t n) {
-        json_object *ports = NULL, *out = json_object_new_array();
-        int r = out ? probe_param_list(c, "tcp_ports", false, &ports, why, n) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && ports && i < json_object_array_length(ports); i++) {
-                long port = port_of(json_object_array_get_idx(ports, i));
-                if (port < 0) {
-                        snprintf(why, n, "invalid port: %.40s",
-                                 json_object_to_json_string(json_object_array_get_idx(ports, i)));
-                        r = -EINVAL;
-                        break;
-                }
-                /* 127.0.0.1 and nothing else: the canary listens there, and no other host is contacted. */
-                struct sockaddr_in a = {.sin_family = AF_INET,
-                                        .sin_port = htons((uint16_t) port),
-                                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-                int e = attempt_connect(AF_INET, (const struct sockaddr *) &a, sizeof a, timeout_ms(c));
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "port", json_object_new_int((int) port));
-                json_object_object_add(o, "connected", json_object_new_boolean(e == 0));
-                json_object_object_add(o, "error", e < 0 ? probe_errno(-e) : NULL);
-                json_object_array_add(out, o);
+        return probe_each(c, "tcp_ports", false, tcp_one, ret, why, n);
+}
+
+static int abstract_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
+        const char *name = json_object_get_string(item);
+        size_t len = strlen(name);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        int e = -ENAMETOOLONG;
+        if (len + 1 <= sizeof a.sun_path) {
+                /* "\0" + name, of exactly that length: the abstract name, no trailing NULs */
+                memcpy(a.sun_path + 1, name, len);
+                e = attempt_connect(AF_UNIX, (const struct sockaddr *) &a,
+                                    (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + len), timeout_ms(c));
         }
-        if (r < 0) {
-                json_object_put(out);
-                return r;
-        }
-        *ret = out;
+        json_object_array_add(out, probe_object("name", probe_str(name), "tested", json_object_new_boolean(1),
+                                                "connected", json_object_new_boolean(e == 0), "error",
+                                                e < 0 ? probe_errno(-e) : NULL, NULL));
         return 0;
 }
 
 int probe_abstract(probe_ctx *c, json_object **ret, char *why, size_t n) {
-        json_object *names = NULL, *out = json_object_new_array();
-        int r = out ? probe_param_list(c, "abstract_sockets", true, &names, why, n) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && names && i < json_object_array_length(names); i++) {
-                const char *name = json_object_get_string(json_object_array_get_idx(names, i));
-                size_t len = strlen(name);
-                struct sockaddr_un a = {.sun_family = AF_UNIX};
-                int e = -ENAMETOOLONG;
-                if (len + 1 <= sizeof a.sun_path) {
-                        /* "\0" + name, of exactly that length: the abstract name, no trailing NULs */
-                        memcpy(a.sun_path + 1, name, len);
-                        e = attempt_connect(AF_UNIX, (const struct sockaddr *) &a,
-                                            (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + len),
-                                            timeout_ms(c));
-                }
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "name", probe_str(name));
-                json_object_object_add(o, "tested", json_object_new_boolean(1));
-                json_object_object_add(o, "connected", json_object_new_boolean(e == 0));
-                json_object_object_add(o, "error", e < 0 ? probe_errno(-e) : NULL);
-                json_object_array_add(out, o);
-        }
-        if (r < 0) {
-                json_object_put(out);
-                return r;
-        }
-        *ret = out;
-        return 0;
+        return probe_each(c, "abstract_sockets", true, abstract_one, ret, why, n);
 }
 
 /* The requested names that /proc/net/unix lists as "@name" (its eighth field on, joined by a
@@ -164,13 +157,9 @@ int probe_unix_visible(probe_ctx *c, json_object **ret, char *why, size_t n) {
         int r = probe_param_list(c, "abstract_sockets", true, &names, why, n);
         if (r < 0)
                 return r;
-        json_object *lines = probe_read_lines("/proc/net/unix", 1), *out = json_object_new_array();
-        if (!lines || !out) {
-                int e = lines ? ENOMEM : errno;
-                json_object_put(lines);
-                json_object_put(out);
-                return -e;
-        }
+        json_object *lines = NULL, *out = NULL;
+        if ((r = read_table("/proc/net/unix", 1, &lines, &out)) < 0)
+                return r;
         for (size_t k = 0; names && k < json_object_array_length(names); k++) {
                 const char *name = json_object_get_string(json_object_array_get_idx(names, k));
                 bool seen = false;

@@ -9,6 +9,7 @@
 #include "boundary_probe.h"
 #include "syscall_surface.h"
 #include "tool_io.h"
+#include "utf8.h"
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -27,28 +28,10 @@
 
 /* ---- text ---- */
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0 when it is not one. */
+/* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 when it is not one. */
 static size_t utf8_length(const unsigned char *s, size_t n) {
-        size_t len;
-        uint32_t cp, min;
-        if (s[0] < 0x80)
-                return 1;
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                len = 2, cp = s[0] & 0x1f, min = 0x80;
-        else if ((s[0] & 0xf0) == 0xe0)
-                len = 3, cp = s[0] & 0x0f, min = 0x800;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                len = 4, cp = s[0] & 0x07, min = 0x10000;
-        else
-                return 0;
-        if (n < len)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = cp << 6 | (s[i] & 0x3f);
-        }
-        return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : len;
+        uint32_t cp;
+        return kb_utf8_decode(s, n, &cp);
 }
 
 json_object *probe_text(const char *s, size_t n) {
@@ -88,14 +71,19 @@ json_object *probe_errno(int e) {
         return json_object_new_string(kb_tool_errno_name(e, buf, sizeof buf));
 }
 
-json_object *probe_read_text(const char *path) {
+/* kb_tool_read_file, with errno set when it fails. */
+static char *read_capped(const char *path, size_t cap, size_t *ret_len) {
         char *buf = NULL;
+        int r = kb_tool_read_file(path, cap, &buf, ret_len);
+        errno = r < 0 ? -r : 0;
+        return r < 0 ? NULL : buf;
+}
+
+json_object *probe_read_text(const char *path) {
         size_t len = 0;
-        int r = kb_tool_read_file(path, PROBE_FILE_CAP, &buf, &len);
-        if (r < 0) {
-                errno = -r;
+        char *buf = read_capped(path, PROBE_FILE_CAP, &len);
+        if (!buf)
                 return NULL;
-        }
         json_object *j = probe_text(buf, len);
         free(buf);
         if (!j)
@@ -104,13 +92,10 @@ json_object *probe_read_text(const char *path) {
 }
 
 json_object *probe_read_lines(const char *path, size_t skip) {
-        char *buf = NULL;
         size_t len = 0;
-        int r = kb_tool_read_file(path, PROBE_TABLE_CAP, &buf, &len);
-        if (r < 0) {
-                errno = -r;
+        char *buf = read_capped(path, PROBE_TABLE_CAP, &len);
+        if (!buf)
                 return NULL;
-        }
         json_object *lines = json_object_new_array();
         size_t index = 0;
         for (size_t start = 0; lines && start < len;) {
@@ -261,6 +246,20 @@ int probe_param_list(const probe_ctx *c, const char *key, bool strings, json_obj
         return 0;
 }
 
+int probe_each(probe_ctx *c, const char *key, bool strings, probe_item_fn item, json_object **ret, char *why,
+               size_t n) {
+        json_object *list = NULL, *out = json_object_new_array();
+        int r = out ? probe_param_list(c, key, strings, &list, why, n) : -ENOMEM;
+        for (size_t i = 0; r >= 0 && list && i < json_object_array_length(list); i++)
+                r = item(c, json_object_array_get_idx(list, i), out, why, n);
+        if (r < 0) {
+                json_object_put(out);
+                return r;
+        }
+        *ret = out;
+        return 0;
+}
+
 double probe_param_number(const probe_ctx *c, const char *key, double dflt) {
         json_object *v = NULL;
         if (!json_object_object_get_ex(c->params, key, &v) || !v)
@@ -332,38 +331,41 @@ static json_object *empty_list(const probe_ctx *c) {
         return json_object_new_array();
 }
 
-/* Builds a fallback object from pairs of a key and a value (NULL: JSON null), ending with NULL. */
-static json_object *fallback(const char *key, ...) __attribute__((sentinel));
-static json_object *fallback(const char *key, ...) {
+json_object *probe_object(const char *key, ...) {
         json_object *o = json_object_new_object();
         va_list ap;
         va_start(ap, key);
-        for (; o && key; key = va_arg(ap, const char *))
-                json_object_object_add(o, key, va_arg(ap, json_object *));
+        for (; key; key = va_arg(ap, const char *)) {
+                json_object *v = va_arg(ap, json_object *);
+                if (o)
+                        json_object_object_add(o, key, v);
+                else
+                        json_object_put(v);
+        }
         va_end(ap);
         return o;
 }
 
 static json_object *workspace_fallback(const probe_ctx *c) {
-        return fallback("path", probe_str(probe_param_str(c, "workspace")), "written", json_object_new_boolean(0),
-                        "error", json_object_new_string("probe failed"), NULL);
+        return probe_object("path", probe_str(probe_param_str(c, "workspace")), "written", json_object_new_boolean(0),
+                            "error", json_object_new_string("probe failed"), NULL);
 }
 
 static json_object *subprocess_fallback(const probe_ctx *c) {
-        return fallback("spawned", json_object_new_boolean(0), "error", json_object_new_string("probe failed"),
-                        "environ", json_object_new_string(""), "proc", json_object_new_array(), NULL);
+        return probe_object("spawned", json_object_new_boolean(0), "error", json_object_new_string("probe failed"),
+                            "environ", json_object_new_string(""), "proc", json_object_new_array(), NULL);
 }
 
 static json_object *keys_fallback(const probe_ctx *c) {
-        return fallback("tested", json_object_new_boolean(0), "found", json_object_new_boolean(0), "error",
-                        json_object_new_string("probe failed"), NULL);
+        return probe_object("tested", json_object_new_boolean(0), "found", json_object_new_boolean(0), "error",
+                            json_object_new_string("probe failed"), NULL);
 }
 
 static json_object *process_fallback(const probe_ctx *c) {
-        return fallback("no_new_privs", NULL, "seccomp", NULL, "cap_eff", json_object_new_string(""), "cap_prm",
-                        json_object_new_string(""), "cap_bnd", json_object_new_string(""), "uid",
-                        json_object_new_int64(getuid()), "gid", json_object_new_int64(getgid()), "visible_processes",
-                        json_object_new_int(0), NULL);
+        return probe_object("no_new_privs", NULL, "seccomp", NULL, "cap_eff", json_object_new_string(""), "cap_prm",
+                            json_object_new_string(""), "cap_bnd", json_object_new_string(""), "uid",
+                            json_object_new_int64(getuid()), "gid", json_object_new_int64(getgid()),
+                            "visible_processes", json_object_new_int(0), NULL);
 }
 
 /* The sub-probes in the order they run (the mounts first: the write test reads them), each with
@@ -475,13 +477,9 @@ int main(int argc, char **argv) {
         int opt;
         while ((opt = getopt_long(argc, argv, "+hV", options, NULL)) != -1) {
                 char *end = NULL;
+                if (kb_tool_help_version(opt, "kbound-probe", usage, argv[0]) == 0)
+                        return 0;
                 switch (opt) {
-                case 'h':
-                        usage(stdout, argv[0]);
-                        return 0;
-                case 'V':
-                        printf("kbound-probe %s\n", KBOUND_VERSION);
-                        return 0;
                 case 'k':
                         errno = 0;
                         long pid = strtol(optarg, &end, 10);

@@ -39,6 +39,9 @@ typedef int (*probe_fn)(probe_ctx *c, json_object **ret, char *why, size_t why_s
 json_object *probe_text(const char *s, size_t n);
 /* probe_text of a C string; JSON null for NULL. */
 json_object *probe_str(const char *s);
+/* An object from pairs of a key and its value (NULL: JSON null), ended by NULL; NULL when memory
+ * runs out. The values are taken (put) in any case. */
+json_object *probe_object(const char *key, ...) __attribute__((sentinel));
 /* The errno's name as a JSON string ("EROFS"). */
 json_object *probe_errno(int e);
 /* The first PROBE_FILE_CAP bytes of path as text, or NULL (errno set): unreadable, a directory. */
@@ -62,6 +65,12 @@ const char *probe_param_str(const probe_ctx *c, const char *key);
  * -EINVAL and why when it is something else or holds an item that is not a string (strings
  * false: any items). */
 int probe_param_list(const probe_ctx *c, const char *key, bool strings, json_object **ret, char *why, size_t n);
+/* One item of a list parameter: appends its part to out; 0, or -errno (and why) to fail the
+ * sub-probe. */
+typedef int (*probe_item_fn)(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n);
+/* A sub-probe over a list parameter (probe_param_list's rules): *ret the array of the parts
+ * item made, one item after another; 0, or the first failure. */
+int probe_each(probe_ctx *c, const char *key, bool strings, probe_item_fn item, json_object **ret, char *why, size_t n);
 /* A number parameter (an integer, a fraction or a string of one, as Python's float() reads it):
  * its value, or dflt when it is missing, null, 0 or unreadable. */
 double probe_param_number(const probe_ctx *c, const char *key, double dflt);

@@ -6,6 +6,7 @@
  * filter from /proc itself. Linked statically, so it runs in any image's rootfs; it needs only libc,
  * and its table is generated at build time from the library's (syscall_probe_table.h). */
 #include "syscall_surface.h"
+#include "tool_io.h"
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -82,13 +83,9 @@ int main(int argc, char **argv) {
         };
         int c;
         while ((c = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
+                if (kb_tool_help_version(c, "kbound-syscall-probe", usage, argv[0]) == 0)
+                        return 0;
                 switch (c) {
-                case 'h':
-                        usage(stdout, argv[0]);
-                        return 0;
-                case 'V':
-                        printf("kbound-syscall-probe %s\n", KBOUND_VERSION);
-                        return 0;
                 case 'P':
                         for (;;)
                                 pause();

@@ -55,3 +55,14 @@ int kb_tool_read_file(const char *path, size_t cap, char **ret, size_t *ret_len)
                 *ret_len = len;
         return 0;
 }
+
+int kb_tool_help_version(int option, const char *program, void (*usage)(FILE *f, const char *argv0),
+                         const char *argv0) {
+        if (option == 'h')
+                usage(stdout, argv0);
+        else if (option == 'V')
+                printf("%s %s\n", program, KBOUND_VERSION);
+        else
+                return -1;
+        return 0;
+}

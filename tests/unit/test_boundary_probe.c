@@ -19,6 +19,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "tmp_tree.h"
+#include "child_output.h"
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
@@ -200,16 +201,11 @@ static char *run(fixture *f, char **args, int want_status, pid_t *ret_pid, long 
                         kill(pid, SIGKILL);
                         fail_msg("kbound-probe did not finish within %d s", RUN_SECONDS);
                 }
-                ssize_t got = read(out[0], buf + len, OUTPUT_MAX - len);
-                if (got < 0 && errno == EINTR)
-                        continue;
-                assert_true(got >= 0);
+                size_t got = child_output_read(out[0], buf, len, OUTPUT_MAX, KBOUND_PROBE);
                 if (got == 0)
                         break;
-                len += (size_t) got;
+                len += got;
                 buf[len] = '\0';
-                if (len == OUTPUT_MAX)
-                        fail_msg("kbound-probe: more than %d bytes of output", OUTPUT_MAX);
                 /* the marker line, once whole: the host's look would come now; then the go file */
                 if (f && marker_pid < 0 && strchr(buf, '\n') && sscanf(buf, "kbound-child-T %ld\n", &marker_pid) == 1) {
                         int fd = open(f->go, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
