@@ -89,6 +89,7 @@ kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harnes
                 .user = env->user,
                 .hardening = env->hardening,
                 .syscall_probe = env->syscall_probe,
+                .boundary_probe = env->boundary_probe,
                 .on_msg = env->on_msg,
                 .on_msg_userdata = env->on_msg_userdata,
                 .cancel_fd = env->cancel_fd,

@@ -19,10 +19,11 @@
 #define SOCKET_PREFIX "kernel"
 #define LOG_FILE "kernel.log"
 /* The folder of the teams' copies of kbound's own programs (one folder a team), and the syscall
- * probe's name in it. */
+ * probe's and the boundary probe's names in it. */
 #define TOOLS_DIR "tools"
 #define PROBE_COPY "syscall-probe"
-/* kbound-syscall-probe is a static program of about 1 MiB; anything far larger is not it. */
+#define BOUNDARY_COPY "probe"
+/* kbound's static programs are about 1 MiB each; anything far larger is not one of them. */
 #define PROBE_COPY_MAX (64u << 20)
 
 struct kb_kernel {
@@ -30,6 +31,7 @@ struct kb_kernel {
         char *socket_dir;             /* where the host reaches the kernel's sockets: runtime_dir, or the sandbox's
                                        * own tmpfs through its descriptor (/proc/self/fd/N) */
         char *tools_dir, *probe_copy; /* base_dir/tools/<team>/ and its copy of kbound-syscall-probe */
+        char *boundary_copy;          /* and of kbound-probe */
         kb_connection *connection;
         kb_sandbox *sandbox; /* sandboxed kernels */
         pid_t child;         /* unsandboxed kernels: our direct child (its own process group) */
@@ -275,17 +277,20 @@ static int mkdir_pass_through(const kb_sandbox_user *user, const char *folder, b
         return kb_sandbox_user_pass_through(user, folder);
 }
 
-/* The team's read-only copy of kbound's syscall probe, in base_dir/tools/<team>/: bwrap runs as
+/* The team's read-only copies of kbound's programs, in base_dir/tools/<team>/: bwrap runs as
  * the sandbox user and binds it by path, and that user may not reach the original (a build tree
  * under root's 0700 home); nor can every bwrap bind a descriptor (--ro-bind-fd is bwrap 0.10+ and
  * a Debian 12 backport, which still fails when the user cannot reach the file's folder). The
  * folders are kbound's, searchable by the sandbox user's group alone, and outside teams/: the
  * copy is no team's folder, and no team can write it. Returns 0 or -errno with a diagnosis. */
-static int copy_probe(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
+static int copy_probes(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
         _cleanup_free_ char *tools = path_join(o->base_dir, TOOLS_DIR);
         k->tools_dir = tools ? path_join(tools, o->team) : NULL;
-        k->probe_copy = k->tools_dir ? path_join(k->tools_dir, PROBE_COPY) : NULL;
-        if (!k->probe_copy)
+        if (k->tools_dir && o->syscall_probe)
+                k->probe_copy = path_join(k->tools_dir, PROBE_COPY);
+        if (k->tools_dir && o->boundary_probe)
+                k->boundary_copy = path_join(k->tools_dir, BOUNDARY_COPY);
+        if (!k->tools_dir || (o->syscall_probe && !k->probe_copy) || (o->boundary_probe && !k->boundary_copy))
                 return -ENOMEM;
         int r = mkdir_pass_through(o->user, tools, true);
         if (r >= 0)
@@ -294,10 +299,15 @@ static int copy_probe(kb_kernel *k, const kb_kernel_options *o, char **ret_diagn
                 free(k->tools_dir);
                 k->tools_dir = NULL; /* not ours: never remove it */
         }
-        if (r >= 0)
+        const char *program = o->syscall_probe;
+        if (r >= 0 && o->syscall_probe)
                 r = kb_copy_file(o->syscall_probe, k->probe_copy, 0555, PROBE_COPY_MAX);
-        if (r < 0 && asprintf(ret_diagnosis, "cannot copy kbound's syscall probe %s into %s/%s: %s", o->syscall_probe,
-                              tools, o->team, strerror(-r)) < 0)
+        if (r >= 0 && o->boundary_probe) {
+                program = o->boundary_probe;
+                r = kb_copy_file(o->boundary_probe, k->boundary_copy, 0555, PROBE_COPY_MAX);
+        }
+        if (r < 0 && asprintf(ret_diagnosis, "cannot copy kbound's probe %s into %s/%s: %s",
+                              program ? program : "programs", tools, o->team, strerror(-r)) < 0)
                 *ret_diagnosis = NULL;
         return r;
 }
@@ -345,8 +355,8 @@ static int make_team_dir(kb_kernel *k, const kb_kernel_options *o, char **ret_di
         return kb_sandbox_user_pass_through(o->user, k->team_dir);
 }
 
-/* The team's copy of kbound-syscall-probe (copy_probe) for a sandbox. Fail closed: the tasks and
- * memory limits kept inside the sandbox are set by that program. Returns 0, -ENOENT (limits asked
+/* The team's copies of kbound-syscall-probe and kbound-probe (copy_probes) for a sandbox. Fail
+ * closed: the tasks and memory limits kept inside the sandbox are set by the syscall probe. Returns 0, -ENOENT (limits asked
  * and no probe) or -errno, with a diagnosis. */
 static int probe_ready(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
         if (o->sandbox && !o->syscall_probe && o->hardening &&
@@ -356,8 +366,8 @@ static int probe_ready(kb_kernel *k, const kb_kernel_options *o, char **ret_diag
                         *ret_diagnosis = NULL;
                 return -ENOENT;
         }
-        if (o->sandbox && o->syscall_probe)
-                return copy_probe(k, o, ret_diagnosis);
+        if (o->sandbox && (o->syscall_probe || o->boundary_probe))
+                return copy_probes(k, o, ret_diagnosis);
         return 0;
 }
 
@@ -911,6 +921,7 @@ void kb_kernel_destroy(kb_kernel **kp, bool keep) {
         free(k->socket_dir);
         free(k->host_dir);
         free(k->probe_copy);
+        free(k->boundary_copy);
         free(k->log_path);
         free(k);
         *kp = NULL;

@@ -364,7 +364,9 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
             info_fd == KB_SANDBOX_SECCOMP_FD || info_fd == KB_SANDBOX_BLOCK_FD)
                 return -EINVAL;
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
-            (policy->rootfs && !path_ok(policy->rootfs)) || (policy->syscall_probe && !path_ok(policy->syscall_probe)))
+            (policy->rootfs && !path_ok(policy->rootfs)) ||
+            (policy->syscall_probe && !path_ok(policy->syscall_probe)) ||
+            (policy->boundary_probe && !path_ok(policy->boundary_probe)))
                 return -EINVAL;
         for (char *const *p = policy->ro_paths; p && *p; p++)
                 if (!path_ok(*p))
@@ -447,6 +449,8 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
                 r = strv_push3(&v, "--bind", policy->runtime_dir, KB_SANDBOX_RUNTIME);
         if (r >= 0 && policy->syscall_probe)
                 r = strv_push3(&v, "--ro-bind", policy->syscall_probe, KB_SANDBOX_PROBE_PROGRAM);
+        if (r >= 0 && policy->boundary_probe)
+                r = strv_push3(&v, "--ro-bind", policy->boundary_probe, KB_SANDBOX_BOUNDARY_PROGRAM);
         /* The root tmpfs read-only: a write outside the team's directories fails inside, visibly. */
         if (r >= 0)
                 r = strv_push3(&v, "--remount-ro", "/", NULL);

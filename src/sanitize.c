@@ -4,6 +4,7 @@
  * neighbours into another (a lone 0xC2 before a dropped control and a following 0x85 would
  * otherwise make U+0085, a C1 control). */
 #include "kbound/sanitize.h"
+#include "utf8.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -13,39 +14,6 @@
 
 #define ESC 0x1b
 #define BEL 0x07
-
-/* Decodes one UTF-8 character at s (len > 0 bytes available). Returns its length and the code
- * point, or 0 for an invalid sequence (overlong, surrogate, past U+10FFFF, truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp) {
-        uint32_t cp;
-        size_t n;
-        if (s[0] < 0x80) {
-                *ret_cp = s[0];
-                return 1;
-        }
-        if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-                n = 2;
-                cp = s[0] & 0x1F;
-        } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-                n = 3;
-                cp = s[0] & 0x0F;
-        } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-                n = 4;
-                cp = s[0] & 0x07;
-        } else
-                return 0;
-        if (len < n)
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xC0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3F);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-                return 0;
-        *ret_cp = cp;
-        return n;
-}
 
 /* The length of the escape sequence starting with the ESC at s[0] (len bytes available), as a
  * terminal would read it: CSI is parameter and intermediate bytes then one final byte; OSC, DCS,
@@ -129,7 +97,7 @@ void kb_sanitize_put(FILE *out, const char *text, size_t len, size_t max, kb_san
                         continue;
                 }
                 uint32_t cp = 0;
-                size_t n = utf8_decode(s + pos, len - pos, &cp);
+                size_t n = kb_utf8_decode(s + pos, len - pos, &cp);
                 if ((n ? n : 1) > max - pos)
                         break;
                 if (n == 0) {
@@ -170,7 +138,7 @@ bool kb_utf8_valid(const char *text, size_t len) {
         const unsigned char *s = (const unsigned char *) text;
         uint32_t cp;
         for (size_t pos = 0, n; pos < len; pos += n)
-                if ((n = utf8_decode(s + pos, len - pos, &cp)) == 0)
+                if ((n = kb_utf8_decode(s + pos, len - pos, &cp)) == 0)
                         return false;
         return true;
 }
@@ -184,7 +152,7 @@ static char *utf8_repaired(const char *text, size_t len, size_t *ret_len) {
         size_t o = 0;
         for (size_t pos = 0; pos < len;) {
                 uint32_t cp;
-                size_t n = utf8_decode(s + pos, len - pos, &cp);
+                size_t n = kb_utf8_decode(s + pos, len - pos, &cp);
                 if (n == 0) {
                         memcpy(out + o, "\xef\xbf\xbd", 3);
                         o += 3;

@@ -23,6 +23,7 @@ typedef struct kb_harness_env {
         const kb_sandbox_user *user;           /* who the kernels run as (never root) */
         const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces, limits */
         const char *syscall_probe;             /* kbound-syscall-probe on the host; NULL: none */
+        const char *boundary_probe;            /* kbound-probe on the host; NULL: none */
         int cancel_fd;                         /* readable → stop everything (signal) */
         int64_t deadline_ms;                   /* the whole run's deadline */
         bool keep;                             /* keep the team folders */

@@ -24,6 +24,7 @@ typedef struct kb_kernel_options {
         const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
                                                 * the strictest defaults */
         const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
+        const char *boundary_probe;            /* host path of kbound-probe to show inside; may be NULL */
         kb_client_msg_fn on_msg;               /* transcript hook, may be NULL; it never sees the connection
                                                 * key: a message echoing it (or a fragment, see
                                                 * kb_secrets_add_token) arrives with it redacted, and one that

@@ -19,6 +19,8 @@
 #define KB_SANDBOX_CONNECTION_FD 5
 /* Where the syscall probe program (kbound-syscall-probe) appears inside the sandbox, read-only. */
 #define KB_SANDBOX_PROBE_PROGRAM "/run/kbound-tools/syscall-probe"
+/* Where the boundary probe program (kbound-probe, docs/probes-cells.md) appears, read-only, beside it. */
+#define KB_SANDBOX_BOUNDARY_PROGRAM "/run/kbound-tools/probe"
 /* KB_SANDBOX_PROBE_PROGRAM --exec-limited NPROC AS -- ARGV...: sets RLIMIT_NPROC and RLIMIT_AS
  * (0: left as they are) and execs ARGV (kb_sandbox_plan puts it before the kernel's argv). */
 #define KB_SANDBOX_LIMITS_ARG "--exec-limited"
@@ -125,6 +127,8 @@ typedef struct kb_sandbox_policy {
                                                 * KB_SANDBOX_PROBE_PROGRAM, bound by path (--ro-bind: every
                                                 * bwrap has it), so the sandbox user must reach it: the
                                                 * team's copy (kb_kernel_start); NULL: none */
+        const char *boundary_probe;            /* host path of kbound-probe, shown read-only at
+                                                * KB_SANDBOX_BOUNDARY_PROGRAM the same way; NULL: none */
         /* Called once bwrap has built the sandbox and its init (pinned) waits on kbound's
          * --block-fd pipe, before anything of the kernel runs: the host's look before exec
          * (kb_inspect_pre_exec). The sandbox goes on when it returns. NULL: at once. */
@@ -160,7 +164,8 @@ KB_EXPORT const char *const *kb_sandbox_proc_masked(void);
  * KB_SANDBOX_BLOCK_FD (and the launcher's pipe there), read-only system paths,
  * --proc /proc with kb_sandbox_proc_readonly bound read-only and kb_sandbox_proc_masked covered,
  * --dev /dev, --tmpfs /tmp, the two team directories, the syscall probe (--ro-bind
- * syscall_probe KB_SANDBOX_PROBE_PROGRAM) when the policy has one, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1
+ * syscall_probe KB_SANDBOX_PROBE_PROGRAM) and the boundary probe (--ro-bind boundary_probe
+ * KB_SANDBOX_BOUNDARY_PROGRAM) when the policy has them, --chdir KB_SANDBOX_WORKSPACE. Never --as-pid-1
  * (the kernel must be PID 2).
  * Returns 0 and a NULL-terminated vector, -EINVAL for a policy missing a directory or a relative
  * path, -ENOMEM. */

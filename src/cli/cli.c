@@ -828,8 +828,9 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
         return KB_EXIT_USAGE;
 }
 
-int cli_resolve_syscall_probe(char **ret) {
-        const char *env = getenv("KBOUND_SYSCALL_PROBE");
+/* One of kbound's programs: $env_name, else installed beside kbound, else in the build tree. */
+static int resolve_program(const char *name, const char *env_name, char **ret) {
+        const char *env = getenv(env_name);
         char self[PATH_MAX], installed[PATH_MAX + 64] = "", beside[PATH_MAX + 64] = "";
         const char *tries[3] = {env && *env ? env : NULL, NULL, NULL};
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -839,8 +840,8 @@ int cli_resolve_syscall_probe(char **ret) {
                 if (slash)
                         *slash = '\0';
                 /* Installed: <prefix>/bin/kbound and <prefix>/libexec/kbound/; built: side by side. */
-                snprintf(installed, sizeof(installed), "%s/../libexec/kbound/kbound-syscall-probe", self);
-                snprintf(beside, sizeof(beside), "%s/kbound-syscall-probe", self);
+                snprintf(installed, sizeof(installed), "%s/../libexec/kbound/%s", self, name);
+                snprintf(beside, sizeof(beside), "%s/%s", self, name);
                 tries[1] = installed;
                 tries[2] = beside;
         }
@@ -853,9 +854,17 @@ int cli_resolve_syscall_probe(char **ret) {
                         return 0;
         }
         if (env && *env)
-                cli_error("KBOUND_SYSCALL_PROBE=%s is not a file", env);
+                cli_error("%s=%s is not a file", env_name, env);
         *ret = NULL;
         return 0;
+}
+
+int cli_resolve_syscall_probe(char **ret) {
+        return resolve_program("kbound-syscall-probe", "KBOUND_SYSCALL_PROBE", ret);
+}
+
+int cli_resolve_boundary_probe(char **ret) {
+        return resolve_program("kbound-probe", "KBOUND_PROBE", ret);
 }
 
 void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed) {

@@ -278,6 +278,9 @@ int cli_opt_team(const char *cmd, const char *arg, size_t max, const char **ret)
  * next to it. *ret is a malloc'd realpath, or NULL when none is found (the check then fails, saying
  * so). Returns 0. */
 int cli_resolve_syscall_probe(char **ret);
+/* kbound-probe, the boundary probe program the cells spawn: $KBOUND_PROBE, else found as
+ * cli_resolve_syscall_probe finds its program. *ret as there. Returns 0. */
+int cli_resolve_boundary_probe(char **ret);
 
 /* Parses seconds written as decimal digits with an optional fraction ("30", "2.5", "0.001"): no
  * sign, blanks, exponent, hex, "inf" or "nan". Returns milliseconds (digits past the third
@@ -522,7 +525,8 @@ typedef struct cli_single {
         kb_client_msg_fn on_msg;
         void *on_msg_userdata;
         char *bwrap, *bwrap_version, *base;
-        char *syscall_probe; /* kbound's program in the sandbox (limits, attack surface); may be NULL */
+        char *syscall_probe;  /* kbound's program in the sandbox (limits, attack surface); may be NULL */
+        char *boundary_probe; /* kbound-probe, bound beside it; may be NULL */
         kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
         kb_kernel *kernel;
@@ -545,7 +549,8 @@ typedef struct cli_setup {
         size_t n_kernels;
         char **image_kernels; /* the names found in the image, when none were given */
         char *bwrap, *bwrap_version, *kernels_dir, *base;
-        char *syscall_probe; /* kbound's program in the sandbox (limits); may be NULL */
+        char *syscall_probe;  /* kbound's program in the sandbox (limits); may be NULL */
+        char *boundary_probe; /* kbound-probe, bound beside it; may be NULL */
         kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
         bool reports_ok; /* the report paths were checked: a refusal can still be reported */

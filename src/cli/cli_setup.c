@@ -54,6 +54,7 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o) {
         if ((r = cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info)))
                 return r;
         cli_resolve_syscall_probe(&s->syscall_probe);
+        cli_resolve_boundary_probe(&s->boundary_probe);
         if ((r = cli_hardening(s->cmd, &o->hardening, s->allow_network, &s->bwrap_info, &s->hardening)))
                 return r;
         if ((r = cli_resolve_kernels_dir(o->kernels_dir, &s->kernels_dir)))
@@ -80,6 +81,7 @@ void cli_setup_end(cli_setup *s, bool keep) {
         free(s->bwrap);
         free(s->bwrap_version);
         free(s->syscall_probe);
+        free(s->boundary_probe);
         s->base = s->kernels_dir = s->bwrap = s->bwrap_version = NULL;
         s->n_kernels = 0;
 }
@@ -102,6 +104,7 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
                 .user = &s->user,
                 .hardening = &s->hardening,
                 .syscall_probe = s->syscall_probe,
+                .boundary_probe = s->boundary_probe,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = deadline_ms,
                 .keep = o->keep,

@@ -33,8 +33,10 @@ int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox
                 return r;
         if (sandbox && cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info))
                 return KB_EXIT_ENFORCE;
-        if (sandbox)
+        if (sandbox) {
                 cli_resolve_syscall_probe(&s->syscall_probe);
+                cli_resolve_boundary_probe(&s->boundary_probe);
+        }
         if ((r = cli_hardening(cmd, &o->hardening, s->allow_network, sandbox ? &s->bwrap_info : NULL, &s->hardening)))
                 return r;
         if (!s->base && cli_make_base_dir(&s->user, &s->base))
@@ -45,6 +47,7 @@ int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox
 int cli_single_start(cli_single *s, int cancel_fd) {
         kb_kernel_options ko = cli_kernel_options(&s->root, s->spec, s->opts->team, s->base, s->bwrap, &s->hardening);
         ko.syscall_probe = s->syscall_probe;
+        ko.boundary_probe = s->boundary_probe;
         ko.on_msg = s->on_msg;
         ko.on_msg_userdata = s->on_msg_userdata;
         ko.cancel_fd = cancel_fd;
@@ -68,6 +71,7 @@ int cli_single_end(cli_single *s, int exit_code) {
         free(s->bwrap);
         free(s->bwrap_version);
         free(s->syscall_probe);
+        free(s->boundary_probe);
         kb_kernelspec_destroy(&s->spec);
         return exit_code;
 }

@@ -93,7 +93,8 @@ contents_of "$deb" >"$scratch/contents"
 contents_of "$lib_deb" >"$scratch/lib-contents"
 contents_of "$dev_deb" >"$scratch/dev-contents"
 ok "everything is under /usr" bash -c "! cat '$scratch/contents' '$scratch/lib-contents' '$scratch/dev-contents' | grep -v '^/usr'"
-for f in /usr/bin/kbound /usr/libexec/kbound/kbound-syscall-probe /usr/share/man/man1/kbound.1.gz \
+for f in /usr/bin/kbound /usr/libexec/kbound/kbound-syscall-probe /usr/libexec/kbound/kbound-probe \
+  /usr/share/man/man1/kbound.1.gz \
   /usr/share/kbound/kbound-report.schema.json /usr/share/doc/kbound/copyright /usr/share/doc/kbound/changelog.gz; do
   ok "kbound contains $f" grep -qx "$f" "$scratch/contents"
 done

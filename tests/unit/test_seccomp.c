@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include "child_output.h"
 
 #include "kbound/seccomp.h"
 #include "syscall_tries.h"
@@ -710,17 +711,8 @@ static json_object *run_probe(probe_filter filter, int prog_fd) {
         char *buf = malloc(PROBE_OUTPUT_MAX);
         assert_non_null(buf);
         size_t len = 0;
-        for (;;) {
-                ssize_t n = read(p[0], buf + len, PROBE_OUTPUT_MAX - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                assert_true(n >= 0);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len == PROBE_OUTPUT_MAX)
-                        fail_msg("%s: more than %d bytes of output", KBOUND_SYSCALL_PROBE, PROBE_OUTPUT_MAX);
-        }
+        for (size_t n; (n = child_output_read(p[0], buf, len, PROBE_OUTPUT_MAX, KBOUND_SYSCALL_PROBE));)
+                len += n;
         close(p[0]);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -345,6 +345,7 @@ static void test_plans_parse(void **state) {
         policies[1].allow_network = true;
         policies[1].hardening = &hard;
         policies[1].syscall_probe = "/usr/bin/env";
+        policies[1].boundary_probe = "/usr/bin/true";
         policies[2] = host_policy(t, NULL);
         policies[2].rootfs = at(t, "/img");
         policies[3] = policies[2];
@@ -359,16 +360,20 @@ static void test_plans_parse(void **state) {
         kb_view *v = NULL;
         assert_int_equal(kb_view_new(&bad, &v), -EINVAL);
         assert_null(v);
-        /* The probe program is bound by path (every bwrap can): there, as the host file it binds. */
+        /* The probe programs are bound by path (every bwrap can): there, as the host files they bind. */
         assert_int_equal(kb_view_new(&policies[1], &v), 0);
-        int fd = -1;
-        assert_int_equal(kb_view_resolve(v, KB_SANDBOX_PROBE_PROGRAM, NULL, &fd, NULL), 0);
-        assert_true(fd >= 0);
-        struct stat shown, bound;
-        assert_int_equal(fstat(fd, &shown), 0);
-        assert_int_equal(stat("/usr/bin/env", &bound), 0);
-        assert_true(shown.st_dev == bound.st_dev && shown.st_ino == bound.st_ino);
-        close(fd);
+        static const char *const programs[][2] = {{KB_SANDBOX_PROBE_PROGRAM, "/usr/bin/env"},
+                                                  {KB_SANDBOX_BOUNDARY_PROGRAM, "/usr/bin/true"}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(programs); i++) {
+                int fd = -1;
+                assert_int_equal(kb_view_resolve(v, programs[i][0], NULL, &fd, NULL), 0);
+                assert_true(fd >= 0);
+                struct stat shown, bound;
+                assert_int_equal(fstat(fd, &shown), 0);
+                assert_int_equal(stat(programs[i][1], &bound), 0);
+                assert_true(shown.st_dev == bound.st_dev && shown.st_ino == bound.st_ino);
+                close(fd);
+        }
         kb_view_destroy(&v);
 }
 

@@ -1,0 +1,529 @@
+/* boundary_probe.c: kbound-probe, the boundary probe every language's cell spawns. Inside the
+ * sandbox it tries every way out a spawned child can try (writes outside the workspace, host
+ * settings, the host's loopback canaries, credentials, another team's files) and prints the result
+ * object the probe cell publishes (docs/probes-cells.md), which the host's judges read as they read
+ * a cell's: the program reports, it never decides. Each sub-probe catches its own failure (the
+ * result's "errors"), so one failure never hides the others. Its attack-surface cell runs the
+ * syscall table as kbound-syscall-probe does (syscall_surface.c). Linked statically (libc and
+ * json-c), so it runs in any image's rootfs. */
+#include "boundary_probe.h"
+#include "syscall_surface.h"
+#include "tool_io.h"
+#include "utf8.h"
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <resolv.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* The parameters are a few KiB; anything far larger is not them. */
+#define PARAMS_MAX (1u << 20)
+#define PARAMS_DEPTH 16
+
+/* ---- text ---- */
+
+/* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 when it is not one. */
+static size_t utf8_length(const unsigned char *s, size_t n) {
+        uint32_t cp;
+        return kb_utf8_decode(s, n, &cp);
+}
+
+json_object *probe_text(const char *s, size_t n) {
+        const unsigned char *u = (const unsigned char *) s;
+        size_t i = 0;
+        while (i < n && utf8_length(u + i, n - i))
+                i += utf8_length(u + i, n - i);
+        if (i == n)
+                return json_object_new_string_len(s, (int) n);
+        char *out = malloc(3 * n); /* every byte a U+FFFD at worst */
+        if (!out)
+                return NULL;
+        size_t len = 0;
+        for (i = 0; i < n;) {
+                size_t k = utf8_length(u + i, n - i);
+                if (k) {
+                        memcpy(out + len, s + i, k);
+                        len += k;
+                        i += k;
+                } else {
+                        memcpy(out + len, "\xef\xbf\xbd", 3);
+                        len += 3;
+                        i++;
+                }
+        }
+        json_object *j = json_object_new_string_len(out, (int) len);
+        free(out);
+        return j;
+}
+
+json_object *probe_str(const char *s) {
+        return s ? probe_text(s, strlen(s)) : NULL;
+}
+
+json_object *probe_errno(int e) {
+        char buf[KB_TOOL_ERRNO_NAME_MAX];
+        return json_object_new_string(kb_tool_errno_name(e, buf, sizeof buf));
+}
+
+/* kb_tool_read_file, with errno set when it fails. */
+static char *read_capped(const char *path, size_t cap, size_t *ret_len) {
+        char *buf = NULL;
+        int r = kb_tool_read_file(path, cap, &buf, ret_len);
+        errno = r < 0 ? -r : 0;
+        return r < 0 ? NULL : buf;
+}
+
+json_object *probe_read_text(const char *path) {
+        size_t len = 0;
+        char *buf = read_capped(path, PROBE_FILE_CAP, &len);
+        if (!buf)
+                return NULL;
+        json_object *j = probe_text(buf, len);
+        free(buf);
+        if (!j)
+                errno = ENOMEM;
+        return j;
+}
+
+json_object *probe_read_lines(const char *path, size_t skip) {
+        size_t len = 0;
+        char *buf = read_capped(path, PROBE_TABLE_CAP, &len);
+        if (!buf)
+                return NULL;
+        json_object *lines = json_object_new_array();
+        size_t index = 0;
+        for (size_t start = 0; lines && start < len;) {
+                const char *nl = memchr(buf + start, '\n', len - start);
+                size_t end = nl ? (size_t) (nl - buf) : len, stop = end;
+                while (stop > start && strchr(" \t\r\v\f", buf[stop - 1]) && buf[stop - 1])
+                        stop--;
+                if (stop > start && index++ >= skip)
+                        json_object_array_add(lines, probe_text(buf + start, stop - start));
+                start = end + 1;
+        }
+        free(buf);
+        if (!lines)
+                errno = ENOMEM;
+        return lines;
+}
+
+/* ---- paths, as Python's posixpath has them ---- */
+
+bool probe_under(const char *path, const char *root) {
+        size_t n = strlen(root);
+        while (n > 1 && root[n - 1] == '/')
+                n--;
+        if (n == 1 && root[0] == '/')
+                return true;
+        return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+char *probe_normpath(const char *path) {
+        if (!*path)
+                return strdup(".");
+        /* POSIX lets exactly two leading slashes mean something else: Python keeps them. */
+        size_t lead = path[0] != '/' ? 0 : path[1] == '/' && path[2] != '/' ? 2 : 1;
+        size_t cap = strlen(path) + 2, len = lead, depth = 0;
+        char *out = malloc(cap);
+        if (!out)
+                return NULL;
+        memset(out, '/', lead);
+        for (const char *p = path; *p;) {
+                while (*p == '/')
+                        p++;
+                size_t k = strcspn(p, "/");
+                if (k == 0 || (k == 1 && p[0] == '.')) {
+                        p += k;
+                        continue;
+                }
+                if (k == 2 && p[0] == '.' && p[1] == '.' && (depth > 0 || lead)) {
+                        if (depth > 0) {
+                                while (len > lead && out[len - 1] != '/')
+                                        len--;
+                                if (len > lead)
+                                        len--;
+                                depth--;
+                        }
+                        p += k;
+                        continue;
+                }
+                if (len > lead)
+                        out[len++] = '/';
+                memcpy(out + len, p, k);
+                len += k;
+                /* a leading ".." of a relative path stays, and is never taken back */
+                if (!(k == 2 && p[0] == '.' && p[1] == '.'))
+                        depth++;
+                p += k;
+        }
+        if (len == 0)
+                out[len++] = '.';
+        out[len] = '\0';
+        return out;
+}
+
+char *probe_join(const char *a, const char *b) {
+        char *out = NULL;
+        if (b[0] == '/')
+                return strdup(b);
+        size_t n = strlen(a);
+        if (asprintf(&out, "%s%s%s", a, n == 0 || a[n - 1] == '/' ? "" : "/", b) < 0)
+                return NULL;
+        return out;
+}
+
+/* ---- /proc ---- */
+
+static int pid_order(const void *a, const void *b) {
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+        return (x > y) - (x < y);
+}
+
+int probe_proc_pids(pid_t **ret, size_t *ret_n) {
+        DIR *d = opendir("/proc");
+        if (!d)
+                return -errno;
+        pid_t *pids = NULL;
+        size_t n = 0, cap = 0;
+        int r = 0;
+        for (struct dirent *e; r == 0 && (e = readdir(d));) {
+                char *end = NULL;
+                long pid = strtol(e->d_name, &end, 10);
+                if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || pid <= 0 || pid > INT32_MAX)
+                        continue;
+                if (n == cap) {
+                        pid_t *grown = realloc(pids, (cap = cap ? cap * 2 : 256) * sizeof *pids);
+                        if (!grown) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        pids = grown;
+                }
+                pids[n++] = (pid_t) pid;
+        }
+        closedir(d);
+        if (r < 0) {
+                free(pids);
+                return r;
+        }
+        if (n)
+                qsort(pids, n, sizeof *pids, pid_order);
+        *ret = pids;
+        *ret_n = n;
+        return 0;
+}
+
+/* ---- parameters ---- */
+
+const char *probe_param_str(const probe_ctx *c, const char *key) {
+        json_object *v = NULL;
+        if (!json_object_object_get_ex(c->params, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+int probe_param_list(const probe_ctx *c, const char *key, bool strings, json_object **ret, char *why, size_t n) {
+        json_object *v = NULL;
+        *ret = NULL;
+        if (!json_object_object_get_ex(c->params, key, &v) || !v)
+                return 0;
+        if (!json_object_is_type(v, json_type_array)) {
+                snprintf(why, n, "parameter %s is not a list", key);
+                return -EINVAL;
+        }
+        for (size_t i = 0; strings && i < json_object_array_length(v); i++)
+                if (!json_object_is_type(json_object_array_get_idx(v, i), json_type_string)) {
+                        snprintf(why, n, "parameter %s: item %zu is not a string", key, i);
+                        return -EINVAL;
+                }
+        *ret = v;
+        return 0;
+}
+
+int probe_each(probe_ctx *c, const char *key, bool strings, probe_item_fn item, json_object **ret, char *why,
+               size_t n) {
+        json_object *list = NULL, *out = json_object_new_array();
+        int r = out ? probe_param_list(c, key, strings, &list, why, n) : -ENOMEM;
+        for (size_t i = 0; r >= 0 && list && i < json_object_array_length(list); i++)
+                r = item(c, json_object_array_get_idx(list, i), out, why, n);
+        if (r < 0) {
+                json_object_put(out);
+                return r;
+        }
+        *ret = out;
+        return 0;
+}
+
+double probe_param_number(const probe_ctx *c, const char *key, double dflt) {
+        json_object *v = NULL;
+        if (!json_object_object_get_ex(c->params, key, &v) || !v)
+                return dflt;
+        double d = dflt;
+        if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                d = json_object_get_double(v);
+        else if (json_object_is_type(v, json_type_string)) {
+                char *end = NULL;
+                d = strtod(json_object_get_string(v), &end);
+                if (end == json_object_get_string(v))
+                        d = dflt;
+        }
+        return d == 0 || !isfinite(d) ? dflt : d;
+}
+
+/* The parameters from arg: the standard base64 of the JSON object, or "-": its text on stdin. */
+static int read_params(const char *arg, json_object **ret, char *why, size_t n) {
+        char *text = NULL;
+        size_t len = 0;
+        if (strcmp(arg, "-") == 0) {
+                text = malloc(PARAMS_MAX + 1);
+                while (text && len < PARAMS_MAX) {
+                        ssize_t got = read(STDIN_FILENO, text + len, PARAMS_MAX - len);
+                        if (got < 0 && errno == EINTR)
+                                continue;
+                        if (got <= 0)
+                                break;
+                        len += (size_t) got;
+                }
+        } else if (strlen(arg) / 4 * 3 + 3 <= PARAMS_MAX) {
+                text = malloc(strlen(arg) / 4 * 3 + 3);
+                int got = text ? b64_pton(arg, (unsigned char *) text, strlen(arg) / 4 * 3 + 3) : 0;
+                if (text && got < 0) {
+                        snprintf(why, n, "the parameters are not base64");
+                        free(text);
+                        return -EINVAL;
+                }
+                len = got > 0 ? (size_t) got : 0;
+        }
+        if (!text) {
+                snprintf(why, n, "the parameters are too long or memory ran out");
+                return -ENOMEM;
+        }
+        json_tokener *tok = json_tokener_new_ex(PARAMS_DEPTH);
+        json_object *params = NULL;
+        if (tok) {
+                json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+                params = json_tokener_parse_ex(tok, text, (int) len);
+                if (params && tok->char_offset != (int) len) {
+                        json_object_put(params); /* something after the object */
+                        params = NULL;
+                }
+                json_tokener_free(tok);
+        }
+        free(text);
+        if (!params || !json_object_is_type(params, json_type_object)) {
+                json_object_put(params);
+                snprintf(why, n, "the parameters are not one JSON object");
+                return -EINVAL;
+        }
+        *ret = params;
+        return 0;
+}
+
+/* ---- the boundary cell ---- */
+
+static json_object *empty_list(const probe_ctx *c) {
+        return json_object_new_array();
+}
+
+json_object *probe_object(const char *key, ...) {
+        json_object *o = json_object_new_object();
+        va_list ap;
+        va_start(ap, key);
+        for (; key; key = va_arg(ap, const char *)) {
+                json_object *v = va_arg(ap, json_object *);
+                if (o)
+                        json_object_object_add(o, key, v);
+                else
+                        json_object_put(v);
+        }
+        va_end(ap);
+        return o;
+}
+
+static json_object *workspace_fallback(const probe_ctx *c) {
+        return probe_object("path", probe_str(probe_param_str(c, "workspace")), "written", json_object_new_boolean(0),
+                            "error", json_object_new_string("probe failed"), NULL);
+}
+
+static json_object *subprocess_fallback(const probe_ctx *c) {
+        return probe_object("spawned", json_object_new_boolean(0), "error", json_object_new_string("probe failed"),
+                            "environ", json_object_new_string(""), "proc", json_object_new_array(), NULL);
+}
+
+static json_object *keys_fallback(const probe_ctx *c) {
+        return probe_object("tested", json_object_new_boolean(0), "found", json_object_new_boolean(0), "error",
+                            json_object_new_string("probe failed"), NULL);
+}
+
+static json_object *process_fallback(const probe_ctx *c) {
+        return probe_object("no_new_privs", NULL, "seccomp", NULL, "cap_eff", json_object_new_string(""), "cap_prm",
+                            json_object_new_string(""), "cap_bnd", json_object_new_string(""), "uid",
+                            json_object_new_int64(getuid()), "gid", json_object_new_int64(getgid()),
+                            "visible_processes", json_object_new_int(0), NULL);
+}
+
+/* The sub-probes in the order they run (the mounts first: the write test reads them), each with
+ * its name in "errors", where its part goes in the result, and what stands there if it fails. */
+static const struct step {
+        const char *name;
+        const char *parent; /* the result's member holding it, or NULL: the top level */
+        const char *key;
+        probe_fn run;
+        json_object *(*fallback)(const probe_ctx *c);
+} steps[] = {
+        {"mounts", NULL, "mounts", probe_mounts, empty_list},
+        {"workspace", NULL, "workspace", probe_workspace, workspace_fallback},
+        {"write_outside", NULL, "write_outside", probe_write_outside, empty_list},
+        {"sysctl", NULL, "sysctl", probe_sysctl, empty_list},
+        {"network.interfaces", "network", "interfaces", probe_interfaces, empty_list},
+        {"network.routes_v4", "network", "routes_v4", probe_routes_v4, empty_list},
+        {"network.routes_v6", "network", "routes_v6", probe_routes_v6, empty_list},
+        {"network.tcp", "network", "tcp", probe_tcp, empty_list},
+        {"network.abstract", "network", "abstract", probe_abstract, empty_list},
+        {"network.unix_visible", "network", "unix_visible", probe_unix_visible, empty_list},
+        {"credentials.subprocess", "credentials", "subprocess", probe_subprocess, subprocess_fallback},
+        {"credentials.files", "credentials", "files", probe_credential_files, empty_list},
+        {"credentials.keys", "credentials", "keys", probe_keys, keys_fallback},
+        {"cross_team", NULL, "cross_team", probe_cross_team, empty_list},
+        {"process", NULL, "process", probe_process, process_fallback},
+};
+
+/* The result's members in probe.py's order, filled in as the steps run (json-c keeps a member's
+ * place when its value is replaced). */
+static json_object *result_skeleton(const probe_ctx *c) {
+        static const char *const top[] = {"workspace",  "write_outside", "sysctl",  "network", "credentials",
+                                          "cross_team", "mounts",        "process", "errors"};
+        json_object *result = json_object_new_object();
+        if (!result)
+                return NULL;
+        json_object_object_add(result, "pid", json_object_new_int64(c->kernel_pid));
+        for (size_t i = 0; i < ELEMENTSOF(top); i++)
+                json_object_object_add(result, top[i], NULL);
+        json_object_object_add(result, "network", json_object_new_object());
+        json_object_object_add(result, "credentials", json_object_new_object());
+        json_object_object_add(result, "errors", json_object_new_array());
+        return result;
+}
+
+static json_object *run_boundary(probe_ctx *c) {
+        json_object *result = result_skeleton(c), *errors = NULL;
+        if (!result || !json_object_object_get_ex(result, "errors", &errors) || !errors) {
+                json_object_put(result);
+                return NULL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+                const struct step *s = &steps[i];
+                char why[512] = "";
+                json_object *part = NULL, *holder = result;
+                int r = s->run(c, &part, why, sizeof why);
+                if (r < 0) {
+                        json_object_put(part);
+                        json_object *e = json_object_new_object();
+                        json_object_object_add(e, "probe", json_object_new_string(s->name));
+                        json_object_object_add(e, "error", why[0] ? probe_str(why) : probe_errno(-r));
+                        json_object_array_add(errors, e);
+                        part = s->fallback(c);
+                }
+                if (s->parent && !json_object_object_get_ex(result, s->parent, &holder))
+                        holder = NULL;
+                if (holder)
+                        json_object_object_add(holder, s->key, part);
+                else
+                        json_object_put(part);
+        }
+        return result;
+}
+
+/* ---- the command ---- */
+
+static void usage(FILE *f, const char *argv0) {
+        fprintf(f,
+                "usage: %s [--kernel-pid PID] boundary PARAMS\n"
+                "       %s [--kernel-pid PID] attack-surface [PARAMS]\n"
+                "Runs one probe cell's attempts inside kbound's sandbox and prints the cell's result\n"
+                "object as one line of JSON (docs/probes-cells.md, \"kbound-probe\"). PARAMS is the\n"
+                "standard base64 of the cell's parameters (a JSON object), or - to read the JSON\n"
+                "text on stdin. The boundary cell first prints `CHILD_MARKER PID` when the\n"
+                "parameters name a child_marker, then waits for child_go. Exit 0 when the result was\n"
+                "written, 1 when it could not be, 2 for bad usage or parameters.\n"
+                "  --kernel-pid PID  the kernel process the cell runs in (default: the parent)\n"
+                "  -h, --help        this text\n"
+                "  -V, --version     the version\n",
+                argv0, argv0);
+}
+
+static int write_line(const char *text) {
+        if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+                fprintf(stderr, "kbound-probe: writing the result: %s\n", strerror(errno));
+                return 1;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                {"help", no_argument, NULL, 'h'},
+                {"version", no_argument, NULL, 'V'},
+                {"kernel-pid", required_argument, NULL, 'k'},
+                {0},
+        };
+        probe_ctx c = {.kernel_pid = getppid()};
+        int opt;
+        while ((opt = getopt_long(argc, argv, "+hV", options, NULL)) != -1) {
+                char *end = NULL;
+                if (kb_tool_help_version(opt, "kbound-probe", usage, argv[0]) == 0)
+                        return 0;
+                switch (opt) {
+                case 'k':
+                        errno = 0;
+                        long pid = strtol(optarg, &end, 10);
+                        if (errno || end == optarg || *end || pid <= 0 || pid > INT32_MAX) {
+                                fprintf(stderr, "kbound-probe: --kernel-pid %s is not a pid\n", optarg);
+                                return 2;
+                        }
+                        c.kernel_pid = (pid_t) pid;
+                        break;
+                default:
+                        usage(stderr, argv[0]);
+                        return 2;
+                }
+        }
+        const char *cell = optind < argc ? argv[optind] : NULL;
+        const char *params = optind + 1 < argc ? argv[optind + 1] : NULL;
+        bool boundary = cell && strcmp(cell, "boundary") == 0;
+        if (!cell || (!boundary && strcmp(cell, "attack-surface") != 0) || (boundary && !params) || optind + 2 < argc) {
+                usage(stderr, argv[0]);
+                return 2;
+        }
+        char why[256];
+        if (params && read_params(params, &c.params, why, sizeof why) < 0) {
+                fprintf(stderr, "kbound-probe: %s\n", why);
+                return 2;
+        }
+        if (!boundary) {
+                /* The cell's result around the table's tries: the one object, on one line. */
+                json_object_put(c.params);
+                printf("{\"pid\": %ld, \"child\": ", (long) c.kernel_pid);
+                fflush(stdout); /* before the tries fork */
+                kb_surface_write(stdout, true);
+                return write_line(", \"errors\": []}");
+        }
+        json_object *result = run_boundary(&c);
+        int r = result ? write_line(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN |
+                                                                                   JSON_C_TO_STRING_NOSLASHESCAPE))
+                       : (fprintf(stderr, "kbound-probe: out of memory\n"), 1);
+        json_object_put(result);
+        for (size_t i = 0; i < c.n_mounts; i++) {
+                free(c.mounts[i].point);
+                free(c.mounts[i].fstype);
+        }
+        free(c.mounts);
+        json_object_put(c.params);
+        return r;
+}
