@@ -2,17 +2,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/nsfs.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include "inspect-internal.h"
 #include "jsonget.h"
 #include "procfs.h"
@@ -32,63 +29,37 @@ static void *diag_thread(void *arg) {
         return NULL;
 }
 
-/* A sock_diag socket made in the network namespace of pid: by a short-lived thread that joins it
- * (a network namespace is per thread; root may), else by a short-lived child that joins the user
- * namespace owning it first (an unprivileged kbound may, for its own user's sandboxes). The socket
- * answers for that namespace wherever it is used, so kbound itself never changes namespace.
- * Returns the descriptor, -ESRCH when the process is gone, or -errno (-EPERM, -EACCES: kbound may
- * not enter it). */
+/* Whether the namespace ns is owned by kbound's own user namespace. */
+static bool owned_by_own_userns(int ns) {
+        _cleanup_close_ int userns = ioctl(ns, NS_GET_USERNS);
+        struct stat theirs, mine;
+        return userns >= 0 && fstat(userns, &theirs) == 0 && stat("/proc/self/ns/user", &mine) == 0 &&
+               theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino;
+}
+
+/* A sock_diag socket made in the network namespace of pid, by a short-lived thread that joins it
+ * (a network namespace is per thread; root may): the socket answers for that namespace wherever it
+ * is used, so kbound itself never changes namespace. Only a namespace of kbound's own user
+ * namespace is joined: one of a user namespace below it is a sandbox's or a rootless container's,
+ * and a process of the host in one is what another run's check looks for (sandbox.backend), so
+ * kbound never enters one; its sockets are read as text (namespace_by_text). Returns the
+ * descriptor, -ESRCH when the process is gone, or -errno (-EPERM: kbound does not enter it). */
 static int diag_fd_in(const char *proc_root, pid_t pid) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/ns/net", proc_root, (int) pid);
         _cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
         if (netns < 0)
                 return errno == ENOENT ? -ESRCH : -errno;
+        if (!owned_by_own_userns(netns))
+                return -EPERM;
         netns_thread nt = {.netns = netns, .fd = -1};
         pthread_t thread;
         int tr = pthread_create(&thread, NULL, diag_thread, &nt);
-        if (tr == 0 && pthread_join(thread, NULL) == 0 && nt.fd >= 0)
-                return nt.fd;
-        if (tr != 0 && tr != EAGAIN)
+        if (tr != 0)
                 return -tr;
-        _cleanup_close_ int userns = ioctl(netns, NS_GET_USERNS);
-        _cleanup_close_ int mine = -1, theirs = -1;
-        int sv[2];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-                return -errno;
-        mine = sv[0];
-        theirs = sv[1];
-        pid_t child = fork();
-        if (child < 0)
-                return -errno;
-        if (child == 0) {
-                /* System calls only from here on: the parent may have other threads. */
-                int err = 0, fd = -1;
-                if (setns(netns, CLONE_NEWNET) < 0) {
-                        err = errno;
-                        if (userns >= 0 && setns(userns, CLONE_NEWUSER) == 0 && setns(netns, CLONE_NEWNET) == 0)
-                                err = 0;
-                }
-                if (!err && (fd = kb_sockdiag_open()) < 0)
-                        err = -fd;
-                _exit(kb_fd_send(theirs, &err, sizeof err, err ? -1 : fd) < 0 ? 1 : 0);
-        }
-        kb_closep(&theirs);
-        int err = 0, fd = -1;
-        struct pollfd pfd = {.fd = mine, .events = POLLIN};
-        int pr;
-        do
-                pr = poll(&pfd, 1, 5000);
-        while (pr < 0 && errno == EINTR);
-        if (pr > 0 && kb_fd_recv(mine, &err, sizeof err, &fd) < 0)
-                err = err ? err : EIO;
-        if (pr == 0)
-                kill(child, SIGKILL);
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                ;
-        if (fd >= 0)
-                return fd;
-        return err > 0 ? -err : pr == 0 ? -ETIMEDOUT : -EIO;
+        if (pthread_join(thread, NULL) != 0)
+                return -EIO;
+        return nt.fd >= 0 ? nt.fd : -(nt.err ? nt.err : EIO);
 }
 
 /* A socket the host has not placed yet, and whether anyone was found holding it. */
@@ -469,8 +440,7 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
         if (stat(table, &tst) == 0)
                 seen[n_seen++] = (uint64_t) tst.st_ino;
         /* The sandbox's own network namespaces are not the host's, whoever else is in one for a
-         * moment (another run's look makes its sock_diag socket there through a helper that joins
-         * it): listed as the host's, a connection the kernel accepted after its descriptors were
+         * moment: listed as the host's, a connection the kernel accepted after its descriptors were
          * read would look like a host socket reachable in the sandbox. */
         for (size_t i = 0; i < s->n_procs; i++) {
                 snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) s->procs[i].pid);
