@@ -356,8 +356,8 @@ static int make_team_dir(kb_kernel *k, const kb_kernel_options *o, char **ret_di
 }
 
 /* The team's copies of kbound-syscall-probe and kbound-probe (copy_probes) for a sandbox. Fail
- * closed: the tasks and memory limits kept inside the sandbox are set by the syscall probe. Returns 0, -ENOENT (limits asked
- * and no probe) or -errno, with a diagnosis. */
+ * closed: the tasks and memory limits kept inside the sandbox are set by the syscall probe. Returns 0, -ENOENT (limits
+ * asked and no probe) or -errno, with a diagnosis. */
 static int probe_ready(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
         if (o->sandbox && !o->syscall_probe && o->hardening &&
             (o->hardening->limits.max[KB_LIMIT_TASKS] || o->hardening->limits.max[KB_LIMIT_MEMORY])) {
@@ -483,6 +483,7 @@ static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const star
                 .user = o->user,
                 .hardening = o->hardening,
                 .syscall_probe = k->probe_copy,
+                .boundary_probe = k->boundary_copy,
                 .before_exec = o->before_exec,
                 .before_exec_userdata = o->before_exec_userdata,
         };

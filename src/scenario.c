@@ -148,13 +148,12 @@ static void expect_seccomp(ctx *x) {
         scenario_expect_set(x, "seccomp", seccomp);
 }
 
-/* The attack-surface cell: its spawned program (and, in languages that can, the kernel itself)
- * tries every refused call and family. */
+/* The attack-surface cell: the program it spawns (kbound-probe attack-surface; and, in a pack
+ * that can, the kernel itself) tries every refused call and family. */
 static void surface_cell(ctx *x) {
         char why[512];
         json_object *params = json_object_new_object(), *result = NULL;
-        json_object_object_add(params, "program",
-                               json_object_new_string(x->env->syscall_probe ? KB_SANDBOX_PROBE_PROGRAM : ""));
+        json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
          * its number on this ABI (-1: none here) and each refused family. */
         const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
@@ -178,9 +177,10 @@ static void surface_cell(ctx *x) {
         }
         json_object_object_add(params, "calls", calls);
         json_object_object_add(params, "families", families);
-        int r = x->env->syscall_probe
+        int r = x->env->harness.boundary_probe
                         ? scenario_run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
-                        : (snprintf(why, sizeof why, "kbound's syscall probe program was not found"), -ENOENT);
+                        : (snprintf(why, sizeof why, "kbound-probe, the program the cell runs, was not found"),
+                           -ENOENT);
         json_object_put(params);
         if (r < 0) {
                 json_object *e = json_object_new_object();
@@ -395,6 +395,12 @@ static void read_back_workspace(ctx *x, const char *file_name) {
 
 static void run_probe(ctx *x) {
         kb_canary_net *canary = NULL;
+        if (!x->env->harness.boundary_probe) {
+                snprintf(x->probe_error, sizeof x->probe_error,
+                         "kbound-probe, the program the probe cell runs, was not found (install kbound, or set "
+                         "KBOUND_PROBE)");
+                return;
+        }
         char escape_name[64], file_name[64];
         snprintf(escape_name, sizeof(escape_name), "kbound-escape-%.16s", x->nonce);
         snprintf(file_name, sizeof(file_name), "kbound-probe-%.16s.txt", x->nonce);
@@ -405,6 +411,7 @@ static void run_probe(ctx *x) {
         snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), go_name);
 
         json_object *params = json_object_new_object();
+        json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
         json_object_object_add(params, "workspace", json_object_new_string(KB_SANDBOX_WORKSPACE));
         json_object_object_add(params, "nonce", json_object_new_string(x->nonce));
         json_object_object_add(params, "workspace_file", json_object_new_string(file_name));

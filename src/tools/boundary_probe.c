@@ -447,7 +447,8 @@ static void usage(FILE *f, const char *argv0) {
                 "usage: %s [--kernel-pid PID] boundary PARAMS\n"
                 "       %s [--kernel-pid PID] attack-surface [PARAMS]\n"
                 "Runs one probe cell's attempts inside kbound's sandbox and prints the cell's result\n"
-                "object as one line of JSON (docs/probes-cells.md, \"kbound-probe\"). PARAMS is the\n"
+                "object as one line: `RESULT_MARKER BASE64` when the parameters name a result_marker,\n"
+                "else the JSON itself (docs/probes-cells.md, \"kbound-probe\"). PARAMS is the\n"
                 "standard base64 of the cell's parameters (a JSON object), or - to read the JSON\n"
                 "text on stdin. The boundary cell first prints `CHILD_MARKER PID` when the\n"
                 "parameters name a child_marker, then waits for child_go. Exit 0 when the result was\n"
@@ -464,6 +465,55 @@ static int write_line(const char *text) {
                 return 1;
         }
         return 0;
+}
+
+/* The parameters' result_marker when it can start a line of its own: one word of printable ASCII. */
+static const char *result_marker(json_object *params) {
+        json_object *m = NULL;
+        if (!json_object_object_get_ex(params, "result_marker", &m) || !json_object_is_type(m, json_type_string))
+                return NULL;
+        const char *s = json_object_get_string(m);
+        if (!*s || strlen(s) > 128)
+                return NULL;
+        for (const char *p = s; *p; p++)
+                if (*p <= ' ' || *p > '~')
+                        return NULL;
+        return s;
+}
+
+/* The result as its last line: `MARKER BASE64` (the stdout transport, docs/probes-cells.md) when
+ * the parameters carry a result_marker, so that a cell need only relay what the program prints;
+ * else the JSON text itself. */
+static int write_result(const char *json, const char *marker) {
+        if (!marker)
+                return write_line(json);
+        size_t n = strlen(json), size = (n + 2) / 3 * 4 + 1;
+        char *b64 = malloc(size);
+        int r = b64 && b64_ntop((const unsigned char *) json, n, b64, size) >= 0 ? 0 : -1;
+        if (r == 0)
+                r = printf("%s ", marker) < 0 ? 1 : write_line(b64);
+        else
+                fprintf(stderr, "kbound-probe: out of memory\n");
+        free(b64);
+        return r == 0 ? 0 : 1;
+}
+
+/* The attack-surface cell's result: the table's tries (kb_surface_write) inside the one object. */
+static int run_surface(const probe_ctx *c) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) {
+                fprintf(stderr, "kbound-probe: out of memory\n");
+                return 1;
+        }
+        fprintf(f, "{\"pid\": %ld, \"child\": ", (long) c->kernel_pid);
+        fflush(f); /* before the tries fork */
+        kb_surface_write(f, true);
+        fputs(", \"errors\": []}", f);
+        int r = fclose(f) == 0 && text ? write_result(text, result_marker(c->params)) : 1;
+        free(text);
+        return r;
 }
 
 int main(int argc, char **argv) {
@@ -507,16 +557,14 @@ int main(int argc, char **argv) {
                 return 2;
         }
         if (!boundary) {
-                /* The cell's result around the table's tries: the one object, on one line. */
+                int r = run_surface(&c);
                 json_object_put(c.params);
-                printf("{\"pid\": %ld, \"child\": ", (long) c.kernel_pid);
-                fflush(stdout); /* before the tries fork */
-                kb_surface_write(stdout, true);
-                return write_line(", \"errors\": []}");
+                return r;
         }
         json_object *result = run_boundary(&c);
-        int r = result ? write_line(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN |
-                                                                                   JSON_C_TO_STRING_NOSLASHESCAPE))
+        int r = result ? write_result(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN |
+                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE),
+                                      result_marker(c.params))
                        : (fprintf(stderr, "kbound-probe: out of memory\n"), 1);
         json_object_put(result);
         for (size_t i = 0; i < c.n_mounts; i++) {
