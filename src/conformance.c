@@ -749,12 +749,13 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
 
         /* Snippets are data: a language without them still gets every language-independent item. */
         const char *lang = spec->language ? spec->language : "";
-        int r = kb_langpack_find(env->harness.kernels_dir, lang, &x.lp);
+        char where[2 * PATH_MAX + 16];
+        int r = kb_harness_find_pack(&env->harness, lang, &x.lp, where, sizeof where);
         if (r < 0)
                 snprintf(x.no_snippets, sizeof(x.no_snippets),
-                         "no language pack for '%s' in %s (%s): add kernels/<language>/kbound.json with a "
+                         "no language pack for '%s' in %.300s (%s): add kernels/<language>/kbound.json with a "
                          "\"conformance\" member to test this item",
-                         lang, env->harness.kernels_dir, r == -ENOENT ? "none matches" : strerror(-r));
+                         lang, where, r == -ENOENT ? "none matches" : strerror(-r));
         else if (!(x.snippets = kb_langpack_get(x.lp, "conformance")) ||
                  !json_object_is_type(x.snippets, json_type_object)) {
                 x.snippets = NULL;

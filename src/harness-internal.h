@@ -11,6 +11,7 @@
 #include "kbound/client.h"
 #include "kbound/harness.h"
 #include "kbound/kernel.h"
+#include "kbound/langpack.h"
 #include "kbound/secrets.h"
 
 /* How long the long cell has to print its start marker. */
@@ -60,6 +61,12 @@ bool kb_harness_deadline_passed(const kb_harness *h);
  * unshared; what only one caller sets (the network override, the syscall probe, before_exec, a
  * hook of its own in front of env's) it adds to the copy. One place, so check and conformance
  * start their kernels in the same sandbox. */
+/* The language pack for language: the user's folder first (user_kernels_dir), then kbound's
+ * (kb_langpack_find's returns, from the first folder that does not answer -ENOENT). where gets the
+ * folders searched, for messages. */
+int kb_harness_find_pack(const kb_harness_env *env, const char *language, kb_langpack **ret, char *where,
+                         size_t where_size);
+
 kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harness_env *env, const char *team,
                                             int64_t startup_ms);
 

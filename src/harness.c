@@ -75,6 +75,16 @@ bool kb_harness_deadline_passed(const kb_harness *h) {
         return h->deadline_ms >= 0 && kb_ms_left(h->deadline_ms) == 0;
 }
 
+int kb_harness_find_pack(const kb_harness_env *env, const char *language, kb_langpack **ret, char *where,
+                         size_t where_size) {
+        if (env->user_kernels_dir)
+                snprintf(where, where_size, "%s, then %s", env->user_kernels_dir, env->kernels_dir);
+        else
+                snprintf(where, where_size, "%s", env->kernels_dir);
+        int r = env->user_kernels_dir ? kb_langpack_find(env->user_kernels_dir, language, ret) : -ENOENT;
+        return r == -ENOENT ? kb_langpack_find(env->kernels_dir, language, ret) : r;
+}
+
 kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harness_env *env, const char *team,
                                             int64_t startup_ms) {
         return (kb_kernel_options){

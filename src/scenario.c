@@ -536,18 +536,18 @@ static void set_error(ctx *x, const char *fmt, ...) {
 static int find_pack(ctx *x) {
         const kb_check_env *env = x->env;
         const char *language = x->spec->language;
-        int r = kb_langpack_find(env->harness.kernels_dir, language ? language : "", &x->lp);
+        char where[2 * PATH_MAX + 16];
+        int r = kb_harness_find_pack(&env->harness, language ? language : "", &x->lp, where, sizeof where);
         if (r == -ENOENT) {
                 x->no_pack = true;
                 kb_harness_log(&x->h, KB_LOG_WARN,
                                "no probe set for language '%s' in %s: the checks that need a cell are untested",
-                               language ? language : "?", env->harness.kernels_dir);
+                               language ? language : "?", where);
         } else if (r < 0) {
                 set_error(x,
                           "no probe set for language '%s' in %s (%s): add a folder kernels/<language>/ with "
                           "kbound.json and the cells (see docs/probes.md)",
-                          language ? language : "?", env->harness.kernels_dir,
-                          r == -ENOENT ? "none matches" : strerror(-r));
+                          language ? language : "?", where, r == -ENOENT ? "none matches" : strerror(-r));
                 scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
                                    "not started: no probe set for this language");
                 return r;

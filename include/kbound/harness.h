@@ -14,7 +14,8 @@
  * (scenario.h) and kb_conformance_env (conformance.h) share, one home for both. Read-only while
  * kernels run concurrently. */
 typedef struct kb_harness_env {
-        const char *kernels_dir;               /* language packs */
+        const char *kernels_dir;               /* language packs (kbound's) */
+        const char *user_kernels_dir;          /* --kernels-dir: a user's packs, searched first; NULL: none */
         const char *base_dir;                  /* this run's private folder (teams/ lives here) */
         const char *bwrap;                     /* absolute path */
         const char *rootfs;                    /* an unpacked image's root; NULL: the host's */

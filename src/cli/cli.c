@@ -758,10 +758,23 @@ int cli_transcript_close(kb_transcript **t, const char *path) {
         return 0;
 }
 
-int cli_resolve_kernels_dir(const char *opt, char **ret) {
+int cli_resolve_user_kernels_dir(const char *opt, char **ret) {
+        struct stat st;
+        *ret = NULL;
+        if (!opt)
+                return 0;
+        errno = 0;
+        if (stat(opt, &st) < 0 || !S_ISDIR(st.st_mode) || !(*ret = realpath(opt, NULL))) {
+                cli_error("--kernels-dir %s: %s", opt, errno ? strerror(errno) : "not a folder");
+                return KB_EXIT_ENFORCE;
+        }
+        return 0;
+}
+
+int cli_resolve_kernels_dir(const char *user, char **ret) {
         const char *env = getenv("KBOUND_KERNELS_DIR");
         char self[PATH_MAX], candidate[PATH_MAX + 64];
-        const char *tries[4] = {opt, env && *env ? env : NULL, NULL, NULL};
+        const char *tries[4] = {NULL, env && *env ? env : NULL, NULL, NULL};
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         char installed[PATH_MAX + 64] = "";
         if (n > 0) {
@@ -791,6 +804,8 @@ int cli_resolve_kernels_dir(const char *opt, char **ret) {
                         return KB_EXIT_ENFORCE;
                 }
         }
+        if (user) /* the user's packs alone */
+                return (*ret = strdup(user)) ? 0 : KB_EXIT_ENFORCE;
         cli_error("cannot find the probe cells (kernels/ folder); pass --kernels-dir DIR");
         return KB_EXIT_ENFORCE;
 }

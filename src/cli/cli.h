@@ -264,7 +264,12 @@ int cli_sandbox_env(bool *allow_raw_network);
 /* The language packs folder: --kernels-dir, else $KBOUND_KERNELS_DIR, else the installed
  * share/kbound/kernels, else the source tree's kernels/ (build tree). 0 and a realpath, or prints
  * why and returns KB_EXIT_ENFORCE. */
-int cli_resolve_kernels_dir(const char *opt, char **ret);
+/* --kernels-dir DIR, a user's language packs searched before kbound's: its real path, or NULL when
+ * not given; an error when it is no folder. */
+int cli_resolve_user_kernels_dir(const char *opt, char **ret);
+/* kbound's language packs: $KBOUND_KERNELS_DIR, the installed share/kbound/kernels, the source
+ * tree's; failing those, the user's folder alone (user, when not NULL). */
+int cli_resolve_kernels_dir(const char *user, char **ret);
 
 /* --team NAME, the one validation every command uses: 1-max characters of [A-Za-z0-9_.-], not
  * starting with '.' (kb_team_name_valid's rule; check and conformance take a prefix, to which
@@ -548,7 +553,7 @@ typedef struct cli_setup {
         kb_kernelspec *specs[CLI_KERNELS_MAX];
         size_t n_kernels;
         char **image_kernels; /* the names found in the image, when none were given */
-        char *bwrap, *bwrap_version, *kernels_dir, *base;
+        char *bwrap, *bwrap_version, *kernels_dir, *user_kernels_dir, *base;
         char *syscall_probe;  /* kbound's program in the sandbox (limits); may be NULL */
         char *boundary_probe; /* kbound-probe, bound beside it; may be NULL */
         kb_bwrap bwrap_info;

@@ -57,7 +57,8 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o) {
         cli_resolve_boundary_probe(&s->boundary_probe);
         if ((r = cli_hardening(s->cmd, &o->hardening, s->allow_network, &s->bwrap_info, &s->hardening)))
                 return r;
-        if ((r = cli_resolve_kernels_dir(o->kernels_dir, &s->kernels_dir)))
+        if ((r = cli_resolve_user_kernels_dir(o->kernels_dir, &s->user_kernels_dir)) ||
+            (r = cli_resolve_kernels_dir(s->user_kernels_dir, &s->kernels_dir)))
                 return r;
         if (!s->base && (r = cli_make_base_dir(&s->user, &s->base)))
                 return r;
@@ -78,11 +79,12 @@ void cli_setup_end(cli_setup *s, bool keep) {
         s->image_kernels = NULL;
         free(s->base);
         free(s->kernels_dir);
+        free(s->user_kernels_dir);
         free(s->bwrap);
         free(s->bwrap_version);
         free(s->syscall_probe);
         free(s->boundary_probe);
-        s->base = s->kernels_dir = s->bwrap = s->bwrap_version = NULL;
+        s->base = s->kernels_dir = s->user_kernels_dir = s->bwrap = s->bwrap_version = NULL;
         s->n_kernels = 0;
 }
 
@@ -96,6 +98,9 @@ void cli_log_progress(void *userdata, int level, const char *message) {
 kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t deadline_ms) {
         return (kb_harness_env){
                 .kernels_dir = s->kernels_dir,
+                .user_kernels_dir = s->user_kernels_dir && strcmp(s->user_kernels_dir, s->kernels_dir) != 0
+                                            ? s->user_kernels_dir
+                                            : NULL,
                 .base_dir = s->base,
                 .bwrap = s->bwrap,
                 .rootfs = s->root.rootfs,

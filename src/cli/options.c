@@ -85,8 +85,8 @@ static const shared_help shared_helps[] = {
          "leave one call of the seccomp filter allowed (repeatable;\n"
          "reported as not claimed; docs/seccomp.md)"},
         {"kernels-dir", (const char *const[]){"check", NULL}, "--kernels-dir DIR",
-         "probe cells (default: the installed kernels/ folder)"},
-        {"kernels-dir", NULL, "--kernels-dir DIR", "language packs (default: the installed kernels/ folder)"},
+         "your language packs, searched before kbound's kernels/ folder"},
+        {"kernels-dir", NULL, "--kernels-dir DIR", "your language packs, searched before kbound's kernels/ folder"},
         {"ro-bind", (const char *const[]){"run", "console", NULL}, "--ro-bind PATH",
          "also bind PATH read-only into the sandbox (repeatable)"},
         {"ro-bind", NULL, "--ro-bind PATH", "also bind PATH read-only into every sandbox (repeatable)"},

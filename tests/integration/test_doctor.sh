@@ -52,7 +52,7 @@ expect_exit 3 "check with a set-uid bwrap" "set-uid root, which kbound does not 
 
 # No pack is not an unenforceable sandbox: the host's checks run, the cell-driven ones are untested.
 expect_exit 1 "check with no probe set for the language" "add kernels/python/ with kbound.json" -- \
-  "$KBOUND" check --kernel python3 --kernels-dir "$scratch"
+  env KBOUND_KERNELS_DIR="$scratch" "$KBOUND" check --kernel python3
 expect_exit 2 "check with a bad option" "unknown option .--bogus." -- "$KBOUND" check --bogus
 expect_exit 2 "OPENAI4S_KERNEL_SANDBOX=off is refused" "enforce" -- env OPENAI4S_KERNEL_SANDBOX=off "$KBOUND" check
 assert_no_leftovers "after refused runs"

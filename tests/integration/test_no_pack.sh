@@ -60,5 +60,22 @@ rc=$?
 set -e
 ok "MIME-type language with the folder's pack: every check judged, exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || { cat "$scratch/p.out"; tail -5 "$scratch/p.err"; }
+# --kernels-dir adds a user's packs before kbound's, never instead of them: python3 still gets
+# kbound's python pack in the same run, and the user's pack is the one the cobol kernel used.
+set +e
+"$KBOUND" check --kernel "$dir" --kernel python3 --kernels-dir "$scratch/packs" --json "$scratch/b.json" \
+  >"$scratch/b.out" 2>"$scratch/b.err"
+rc=$?
+set -e
+ok "a user's pack beside kbound's: both kernels pass, exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { cat "$scratch/b.out"; tail -5 "$scratch/b.err"; }
+ok "a user's pack beside kbound's: no check untested" \
+  [ "$(json_get "$scratch/b.json" "sum(c['status'] == 'untested' for k in d['kernels'] for c in k['checks'])")" = 0 ]
+set +e
+"$KBOUND" check --kernel python3 --kernels-dir "$scratch/none" >/dev/null 2>"$scratch/none.err"
+rc=$?
+set -e
+ok "a --kernels-dir that is no folder is refused before any kernel starts (rc=$rc)" [ "$rc" -eq 3 ]
+ok "  ... naming the folder and why" grep -qF -- "--kernels-dir $scratch/none: No such file or directory" "$scratch/none.err"
 assert_no_leftovers "after the kernels named by MIME type"
 finish
