@@ -77,5 +77,31 @@ rc=$?
 set -e
 ok "a --kernels-dir that is no folder is refused before any kernel starts (rc=$rc)" [ "$rc" -eq 3 ]
 ok "  ... naming the folder and why" grep -qF -- "--kernels-dir $scratch/none: No such file or directory" "$scratch/none.err"
+# The worked example of docs/probes-cells.md ("Writing a pack"), as the page gives it: a new user's
+# pack for a language kbound does not ship must judge every check.
+/usr/bin/python3 - "$KBOUND_SOURCE_DIR/docs/probes-cells.md" "$scratch/doc-packs/snake" "$scratch/kernels/snake" <<'PY'
+import json, os, re, sys
+page = open(sys.argv[1]).read()
+blocks = re.findall(r"```(?:json|python)\n(.*?)```", page[page.index("## Writing a pack"):], re.S)
+names = ["kbound.json", "identity.py", "set_var.py", "get_var.py", "long.py", "probe.py"]
+assert len(blocks) == len(names), "the worked example has %d code blocks, not %d" % (len(blocks), len(names))
+os.makedirs(sys.argv[2]); os.makedirs(sys.argv[3])
+for body, name in zip(blocks, names):
+    open(os.path.join(sys.argv[2], name), "w").write(body)
+open(os.path.join(sys.argv[2], "attack_surface.py"), "w").write(blocks[5].replace('"boundary"', '"attack-surface"'))
+json.dump({"argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+           "display_name": "snake", "language": "snake", "interrupt_mode": "signal"},
+          open(os.path.join(sys.argv[3], "kernel.json"), "w"))
+PY
+set +e
+"$KBOUND" check --kernel "$scratch/kernels/snake" --kernels-dir "$scratch/doc-packs" --json "$scratch/s.json" \
+  >"$scratch/s.out" 2>"$scratch/s.err"
+rc=$?
+set -e
+ok "the worked example of docs/probes-cells.md: exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { cat "$scratch/s.out"; tail -5 "$scratch/s.err"; }
+ok "the worked example: every check of the list judged, none untested" same_checks_as_listed "$scratch/s.json"
+ok "  ... and all pass" \
+  [ "$(json_get "$scratch/s.json" "sorted({c['status'] for c in d['kernels'][0]['checks']})")" = "['pass']" ]
 assert_no_leftovers "after the kernels named by MIME type"
 finish
