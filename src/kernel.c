@@ -504,8 +504,10 @@ static int launch_unsandboxed(kb_kernel *k, const kb_kernel_options *o, const st
         if (r < 0) {
                 _cleanup_free_ char *what = NULL;
                 if (asprintf(&what, "kernel program '%s' %s", s->argv[0],
-                             r == -ENOENT ? "not found" : "cannot be started") < 0)
+                             r == -ENOENT ? "not found" : "cannot be started") < 0) {
+                        what = NULL; /* asprintf leaves it undefined on failure */
                         return -ENOMEM;
+                }
                 *ret_diagnosis = diagnose(k, what, r);
                 return r;
         }
