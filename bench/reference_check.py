@@ -71,6 +71,9 @@ WORKSPACE = "/workspace"
 RUNTIME = "/run/kbound"
 
 TOOLS_PROBE = "/run/kbound-tools/syscall-probe"  # KB_SANDBOX_PROBE_PROGRAM
+TOOLS_BOUNDARY = "/run/kbound-tools/probe"  # KB_SANDBOX_BOUNDARY_PROGRAM (kbound-probe)
+# The stdout transport's result line prefix (src/scenario_cell.c scenario_result_marker).
+RESULT_MARKER = "KBOUND-RESULT-" + secrets.token_hex(8)
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 HOST_ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "R", "ssl/certs",
@@ -88,7 +91,7 @@ def ms(t):
     return int(round(t * 1000))
 
 
-def bwrap_argv(bwrap, team, workspace, runtime, probe, fds, kernel_argv):
+def bwrap_argv(bwrap, team, workspace, runtime, probe, boundary, fds, kernel_argv):
     """The argv kbound's kb_sandbox_plan builds for the host system (no rootfs, no extra binds);
     fds: the seccomp program, the probe program, the block channel and the info pipe."""
     hostname = ("kbound-" + team)[:64].replace("_", "-").replace(".", "-")
@@ -122,7 +125,7 @@ def bwrap_argv(bwrap, team, workspace, runtime, probe, fds, kernel_argv):
     a += ["--dev", "/dev", "--size", tmp, "--tmpfs", "/tmp", "--size", tmp, "--tmpfs", "/dev/shm",
           "--remount-ro", "/dev", "--dir", "/var", "--symlink", "../tmp", "/var/tmp",
           "--bind", workspace, WORKSPACE, "--bind", runtime, RUNTIME,
-          "--ro-bind", probe, TOOLS_PROBE, "--remount-ro", "/",
+          "--ro-bind", probe, TOOLS_PROBE, "--ro-bind", boundary, TOOLS_BOUNDARY, "--remount-ro", "/",
           "--chdir", WORKSPACE, "--block-fd", str(fds["block"]), "--info-fd", str(fds["info"]), "--"]
     # kbound's PID 2 sets RLIMIT_NPROC (512) and, where no memory cgroup holds the sandbox (not
     # root), RLIMIT_AS (2 GiB), then execs the kernel (kb_sandbox_plan's plan_rlimits)
@@ -243,6 +246,7 @@ def render(kernels_dir, lang, cell, params):
     if "{{KBOUND_PRELUDE}}" in code:  # the pack's shared helpers, as kb_langpack_render pastes them
         with open(os.path.join(d[0], d[1]["prelude"])) as f:
             code = code.replace("{{KBOUND_PRELUDE}}", f.read())
+    params = dict(params, result_marker=RESULT_MARKER)  # as kbound: every cell gets one
     b64 = base64.b64encode(json.dumps(params, separators=(",", ":")).encode()).decode()
     return code.replace("{{KBOUND_PARAMS_B64}}", b64)
 
@@ -327,6 +331,9 @@ class Run:
 
     def result_of(self, st):
         found = [o[MIME] for o in st["outputs"] if MIME in o]
+        for line in st["stdout"].splitlines():  # the stdout transport: `MARKER BASE64`
+            if line.startswith(RESULT_MARKER + " "):
+                found.append(json.loads(base64.b64decode(line.split(" ", 1)[1].strip())))
         if len(found) != 1:
             return None
         v = found[0]
@@ -363,12 +370,14 @@ class Run:
         # tools/<team>/ (kb_kernel_start), a block channel.
         tools = os.path.join(self.base, "tools", self.team)
         os.makedirs(tools, mode=0o700)
-        probe = os.path.join(tools, "syscall-probe")
+        probe, boundary = os.path.join(tools, "syscall-probe"), os.path.join(tools, "probe")
         shutil.copyfile(self.opts.syscall_probe, probe)
+        shutil.copyfile(self.opts.boundary_probe, boundary)
         os.chmod(probe, 0o555)
+        os.chmod(boundary, 0o555)
         fds = {"seccomp": self.opts.seccomp.build(), "info": w}
         fds["block"], block_w = os.pipe()
-        self.proc = subprocess.Popen(bwrap_argv(self.opts.bwrap, self.team, self.workspace, runtime, probe, fds, argv),
+        self.proc = subprocess.Popen(bwrap_argv(self.opts.bwrap, self.team, self.workspace, runtime, probe, boundary, fds, argv),
                                      env=sandbox_env(spec.env), stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=log, pass_fds=tuple(fds.values()))
         for fd in fds.values():
@@ -412,7 +421,7 @@ class Run:
         can = Canaries()
         escape_name = "kbound-escape-" + nonce[:16]
         ws_file = "kbound-probe-%s.txt" % nonce[:16]
-        params = {"workspace": WORKSPACE, "nonce": nonce, "workspace_file": ws_file,
+        params = {"program": TOOLS_BOUNDARY, "workspace": WORKSPACE, "nonce": nonce, "workspace_file": ws_file,
                   "escape_name": escape_name, "escape_dirs": self.shared["escape_dirs"],
                   "skip_mounts": [WORKSPACE, RUNTIME], "credential_paths": self.shared["cred_paths"],
                   "sibling_paths": self.shared["sibling_paths"], "timeout_ms": 1000}
@@ -643,7 +652,7 @@ class Seccomp:
             nr = self.lib.kb_seccomp_entry_syscall_nr(e)
             calls.append({"name": name, "nr": nr if nr >= 0 else -1, "value": e.contents.value,
                           "errno": errno_name(e.contents.errnum)})
-        return {"program": TOOLS_PROBE, "calls": calls, "families": families}
+        return {"program": TOOLS_BOUNDARY, "calls": calls, "families": families}
 
 
 def errno_name(num):
@@ -664,9 +673,12 @@ def main():
                     help="kbound's library: its seccomp filter and table (default build/libkbound.so)")
     ap.add_argument("--syscall-probe", default=os.path.join(TOP, "build", "kbound-syscall-probe"),
                     help="kbound's syscall probe program (default build/kbound-syscall-probe)")
+    ap.add_argument("--boundary-probe", default=os.path.join(TOP, "build", "kbound-probe"),
+                    help="kbound's boundary probe program, which the probe cells run (default build/kbound-probe)")
     opts = ap.parse_args()
     opts.kernels_dir = os.path.abspath(opts.kernels_dir)
-    for path, what in ((opts.libkbound, "--libkbound"), (opts.syscall_probe, "--syscall-probe")):
+    for path, what in ((opts.libkbound, "--libkbound"), (opts.syscall_probe, "--syscall-probe"),
+                       (opts.boundary_probe, "--boundary-probe")):
         if not os.path.exists(path):
             sys.exit("reference_check: %s %s does not exist: build kbound first (cmake --build build)" % (what, path))
     opts.seccomp = Seccomp(opts.libkbound)

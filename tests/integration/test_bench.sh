@@ -21,7 +21,8 @@ echo "reference harness (jupyter_client, same bwrap argv and cells)"
 set +e
 libkbound_python "$KBOUND_SOURCE_DIR/bench/reference_check.py" --kernel python3 \
   --kernels-dir "$KBOUND_SOURCE_DIR/kernels" --libkbound "$KBOUND_BUILD_DIR/libkbound.so" \
-  --syscall-probe "$KBOUND_BUILD_DIR/kbound-syscall-probe" >"$scratch/ref.json" 2>"$scratch/ref.err"
+  --syscall-probe "$KBOUND_BUILD_DIR/kbound-syscall-probe" --boundary-probe "$KBOUND_BUILD_DIR/kbound-probe" \
+  >"$scratch/ref.json" 2>"$scratch/ref.err"
 rc=$?
 set -e
 ok "the reference passes python3 (exit 0)" [ "$rc" -eq 0 ]
