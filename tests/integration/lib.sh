@@ -32,8 +32,10 @@ cleanup_test() {
   # shellcheck disable=SC2086 # one pid a word
   # (stderr closed first: bash would report each killed job; the test's own output is complete)
   [ -z "$pids" ] || { exec 2>/dev/null; kill -KILL $pids || true; }
-  rm -rf "$KBOUND_RUNTIME_DIR" "$scratch"
+  rm -rf "$KBOUND_RUNTIME_DIR" "$scratch" "${cleanup_paths[@]}"
 }
+# Folders a test makes outside $scratch (mktemp'd; see test_lying.sh), removed with it.
+cleanup_paths=()
 trap cleanup_test EXIT
 # When the tests run as root, kernels (and any --bwrap stand-in) run as the unprivileged sandbox
 # user, who may not reach the checkout (a clone under /root, say): fixture programs run from a

@@ -5,7 +5,12 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3
 
-liars="$fixtures/lying-kernel"
+# The liars are bound at their own path, outside /tmp: a sandbox with the host's /tmp bound over its
+# own (LEAK=write below) would hide them there, and the kernel would start honest, without its lie.
+liars=$(mktemp -d /dev/shm/kbound-liars-XXXXXX)
+cleanup_paths+=("$liars")
+cp -R "$fixtures/lying-kernel/." "$liars"
+chmod -R a+rX "$liars"
 token="kbound-lie-token-$RANDOM$RANDOM$RANDOM"
 
 # lying_spec NAME LIE [forwarder]: a python3 kernelspec that loads $liars/LIE at start-up; with
@@ -56,8 +61,10 @@ ok "pid3: the evidence names the real holder, PID 3 in the sandbox" \
 echo "the kernel refuses the probe's escape writes while the host's /tmp is bound writable"
 spec=$(lying_spec liar lie_noescape.py)
 expect_fail noescape boundary.write_outside "is backed by the host" "$spec" --bwrap "$(leaky_bwrap write)"
-ok "noescape: the cell's own writes all failed (the lie worked on the cell)" \
-  [ "$(json_get "$scratch/noescape.json" "[c['evidence']['sandbox_private_writes'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")" -ge 0 ]
+ok "noescape: the cell says all its writes failed (the lie worked on the cell)" \
+  [ "$(json_get "$scratch/noescape.json" "[c['evidence']['sandbox_private_writes'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")" -eq 0 ]
+ok "noescape: so the failure is the host's finding, not the cell's" bash -c '! grep -qF "the cell created a file" <<<"$1"' _ \
+  "$(json_get "$scratch/noescape.json" "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")"
 
 echo "the kernel's subprocess dumps a clean environment while a daemon secret is in the kernel's"
 spec=$(lying_spec liar lie_dump.py)
@@ -106,5 +113,7 @@ rc=$?
 set -e
 ok "lie_noescape in the real sandbox: boundary.write_outside passes (rc=$rc)" \
   [ "$(check_status "$scratch/honest.json" liar boundary.write_outside)" = "pass" ]
+ok "lie_noescape in the real sandbox: the lie was told (no private write reported)" \
+  [ "$(json_get "$scratch/honest.json" "[c['evidence']['sandbox_private_writes'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")" -eq 0 ]
 assert_no_leftovers "after the lying kernels"
 finish
