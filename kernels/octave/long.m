@@ -1,0 +1,1 @@
+eval(char(matlab.net.base64decode("{{KBOUND_PRELUDE_B64}}"))); unwind_protect kb_long(); unwind_protect_cleanup clear kb_params kb_result kb_identity kb_set_var kb_get_var kb_long kb_run_probe; end_unwind_protect
