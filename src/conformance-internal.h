@@ -53,6 +53,9 @@ struct cx {
         /* The comm comm.open opened, for comm.msg, comm_info.target and comm.close. */
         char comm_id[40];
         bool comm_opened;
+        /* The ids of the item step running (its row of steps[], conformance.c): the one place an
+         * item's id is spelled. */
+        const char *const *step_ids;
 };
 
 typedef struct cx cx;
@@ -97,6 +100,10 @@ bool cx_ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
 bool cx_can_run(cx *x, const char *id);
+/* The id of the running step's (first) item. */
+static inline const char *cx_item_id(const cx *x) {
+        return x->step_ids[0];
+}
 /* The language pack's snippet object for name, or NULL (and the item recorded untested). When
  * optional, a snippet {"unsupported": "why"} records the item unsupported with the pack's reason
  * (a feature of the protocol this kernel's language has no way to use) and returns NULL. */

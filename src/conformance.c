@@ -107,14 +107,15 @@ static void check_kernel_info(cx *x) {
 }
 
 static void check_heartbeat(cx *x) {
-        if (!cx_can_run(x, "heartbeat"))
+        const char *id = cx_item_id(x);
+        if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
         int r = kb_client_heartbeat(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, HEARTBEAT_TIMEOUT_MS));
         if (r == 1)
-                cx_pass(x, "heartbeat", t0, NULL, "an idle kernel echoed a heartbeat ping");
+                cx_pass(x, id, t0, NULL, "an idle kernel echoed a heartbeat ping");
         else
-                cx_problem(x, "heartbeat", t0, NULL, "no_echo", "no heartbeat echo within %d ms while idle%s",
+                cx_problem(x, id, t0, NULL, "no_echo", "no heartbeat echo within %d ms while idle%s",
                            HEARTBEAT_TIMEOUT_MS, r < 0 ? " (socket error)" : "");
 }
 
@@ -145,7 +146,7 @@ static void judge_stream(cx *x, const char *id, json_object *s, int64_t t0, kb_e
 /* busy → execute_input (the code, the reply's execution_count) → outputs → idle, from the stdout
  * run (whose messages all carried its msg_id as parent: only those are collected). */
 static void check_ordering(cx *x) {
-        const char *id = "execute.ordering";
+        const char *id = cx_item_id(x);
         json_object *s = kb_json_get(x->snippets, "stdout");
         if (!x->stdout_ran) {
                 if (!s)
@@ -304,7 +305,7 @@ static int quiet(cx *x, const char *code, bool silent, bool store, int64_t *ret_
 }
 
 static void check_counts(cx *x) {
-        const char *id = "execute.count";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         json_object *s = cx_snippet(x, id, "quiet", false);
@@ -351,7 +352,7 @@ static void check_counts(cx *x) {
 }
 
 static void check_silent(cx *x) {
-        const char *id = "execute.silent";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         json_object *s = cx_snippet(x, id, "stdout", false);
@@ -574,7 +575,7 @@ static void check_inspect(cx *x) {
 }
 
 static void check_comm_info(cx *x) {
-        const char *id = "comm_info";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
@@ -614,19 +615,19 @@ typedef struct item_step {
 } item_step;
 
 static void check_stdout(cx *x) {
-        cx_snippet_item(x, "execute.stdout", "stdout", false, judge_stream);
+        cx_snippet_item(x, cx_item_id(x), "stdout", false, judge_stream);
 }
 static void check_stderr(cx *x) {
-        cx_snippet_item(x, "execute.stderr", "stderr", false, judge_stream);
+        cx_snippet_item(x, cx_item_id(x), "stderr", false, judge_stream);
 }
 static void check_result(cx *x) {
-        cx_snippet_item(x, "execute.result", "execute_result", false, judge_result);
+        cx_snippet_item(x, cx_item_id(x), "execute_result", false, judge_result);
 }
 static void check_display(cx *x) {
-        cx_snippet_item(x, "execute.display_data", "display_data", false, judge_display);
+        cx_snippet_item(x, cx_item_id(x), "display_data", false, judge_display);
 }
 static void check_error(cx *x) {
-        cx_snippet_item(x, "execute.error", "error", false, judge_error);
+        cx_snippet_item(x, cx_item_id(x), "error", false, judge_error);
 }
 static void check_complete_code(cx *x) {
         check_is_complete(x, "complete");
@@ -790,8 +791,10 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
         x.deviations = kb_json_get(devs, x.implementation);
 
-        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++)
+        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
+                x.step_ids = steps[i].ids;
                 steps[i].run(&x);
+        }
         if (x.h.cancelled)
                 outcome = KB_CHECK_CANCELLED;
         /* Items cut short by the run's deadline failed as timeouts; the run must also say it is

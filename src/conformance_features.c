@@ -60,7 +60,7 @@ static void judge_update_display(cx *x, const char *id, json_object *s, int64_t 
 }
 
 void cx_check_update_display(cx *x) {
-        cx_snippet_item(x, "execute.update_display_data", "update_display_data", true, judge_update_display);
+        cx_snippet_item(x, cx_item_id(x), "update_display_data", true, judge_update_display);
 }
 
 static void judge_clear_output(cx *x, const char *id, json_object *s, int64_t t0, kb_execution *ex, json_object *seq) {
@@ -81,7 +81,7 @@ static void judge_clear_output(cx *x, const char *id, json_object *s, int64_t t0
 }
 
 void cx_check_clear_output(cx *x) {
-        cx_snippet_item(x, "execute.clear_output", "clear_output", true, judge_clear_output);
+        cx_snippet_item(x, cx_item_id(x), "clear_output", true, judge_clear_output);
 }
 
 /* A page payload (deprecated, still in the spec): exactly one payload, source "page", its data a
@@ -126,7 +126,7 @@ static void judge_pager(cx *x, const char *id, json_object *s, int64_t t0, kb_ex
 }
 
 void cx_check_pager(cx *x) {
-        cx_snippet_item(x, "execute.pager", "pager", true, judge_pager);
+        cx_snippet_item(x, cx_item_id(x), "pager", true, judge_pager);
 }
 
 /* ---- stdin ---- */
@@ -205,7 +205,7 @@ static json_object *input_snippet(cx *x, const char *id, const char **ret_code, 
  * false) on stdin with the execute_request as parent, and the value kbound answers with
  * input_reply reaches the cell. */
 void cx_check_stdin(cx *x) {
-        const char *id = "stdin.input";
+        const char *id = cx_item_id(x);
         const char *code = NULL, *prompt = NULL;
         if (!cx_can_run(x, id) || !input_snippet(x, id, &code, &prompt))
                 return;
@@ -257,7 +257,7 @@ void cx_check_stdin(cx *x) {
 
 /* "If allow_stdin is False, the kernel must not send stdin_request." */
 void cx_check_stdin_not_allowed(cx *x) {
-        const char *id = "stdin.not_allowed";
+        const char *id = cx_item_id(x);
         const char *code = NULL, *prompt = NULL;
         if (!cx_can_run(x, id) || !input_snippet(x, id, &code, &prompt))
                 return;
@@ -430,18 +430,18 @@ static void history_tail(cx *x, const char *id, bool with_output) {
 }
 
 void cx_check_history_tail(cx *x) {
-        history_tail(x, "history.tail", false);
+        history_tail(x, cx_item_id(x), false);
 }
 
 void cx_check_history_output(cx *x) {
-        history_tail(x, "history.output", true);
+        history_tail(x, cx_item_id(x), true);
 }
 
 /* The cell history.tail found, asked for by range: exactly that one entry. Without it (an empty
  * or broken tail), session 0 (IPython's current session; the spec gives 0 no meaning) from line 1
  * on, which must hold the cell. */
 void cx_check_history_range(cx *x) {
-        const char *id = "history.range";
+        const char *id = cx_item_id(x);
         const char *code = history_cell(x, id);
         if (!code)
                 return;
@@ -489,7 +489,7 @@ static void glob_for(const char *code, char *buf, size_t size) {
 /* search: every entry matches the pattern (a glob, * and ?), the stdout cell is among them;
  * with unique no input twice; with n at most n entries. */
 void cx_check_history_search(cx *x) {
-        const char *id = "history.search";
+        const char *id = cx_item_id(x);
         const char *code = history_cell(x, id);
         if (!code)
                 return;
@@ -634,7 +634,7 @@ static json_object *comm_content(const char *comm_id, const char *target, const 
 /* comm_open to the pack's target runs its handler (which answers with a comm_msg echoing the
  * open's data), with busy and idle around it. */
 void cx_check_comm_open(cx *x) {
-        const char *id = "comm.open";
+        const char *id = cx_item_id(x);
         const char *code = NULL, *target = NULL;
         if (!cx_can_run(x, id) || !(target = comm_target(x, id, &code)))
                 return;
@@ -694,7 +694,7 @@ static const char *open_comm_target(cx *x, const char *id) {
 
 /* A comm_msg to the open comm reaches its handler, which echoes it. */
 void cx_check_comm_msg(cx *x) {
-        const char *id = "comm.msg";
+        const char *id = cx_item_id(x);
         if (!open_comm_target(x, id))
                 return;
         int64_t t0 = kb_now_ms();
@@ -758,7 +758,7 @@ static bool listed_as(json_object *comms, const char *comm_id, const char *targe
 /* comm_info_request with target_name lists the open comm (with that target_name) and only comms of
  * that target; with another target_name it does not list it. */
 void cx_check_comm_info_target(cx *x) {
-        const char *id = "comm_info.target";
+        const char *id = cx_item_id(x);
         const char *target = open_comm_target(x, id);
         if (!target)
                 return;
@@ -800,7 +800,7 @@ void cx_check_comm_info_target(cx *x) {
 
 /* comm_close reaches the kernel and the comm is gone from comm_info. */
 void cx_check_comm_close(cx *x) {
-        const char *id = "comm.close";
+        const char *id = cx_item_id(x);
         if (!open_comm_target(x, id))
                 return;
         int64_t t0 = kb_now_ms();
@@ -825,7 +825,7 @@ void cx_check_comm_close(cx *x) {
 /* "If the target_name key is not found on the receiving side, then it should immediately reply
  * with a comm_close message." Needs no language pack. */
 void cx_check_comm_unknown_target(cx *x) {
-        const char *id = "comm.unknown_target";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
@@ -860,7 +860,7 @@ static bool info_true(cx *x, const char *key) {
  * is unsupported; one that claims it must answer. After a successful initialize, "disconnect"
  * leaves the debugger as it was. */
 void cx_check_debug(cx *x) {
-        const char *id = "debug.initialize";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         bool claimed = info_true(x, "debugger");
@@ -941,7 +941,7 @@ static bool in_string_array(json_object *a, const char *s) {
  * "kernel subshells" in supported_features; otherwise unsupported (nothing is sent: a kernel that
  * does not know the messages need not answer them). */
 void cx_check_subshells(cx *x) {
-        const char *id = "subshells";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         json_object *features = kb_json_get(kb_kernel_info(x->h.kernel), "supported_features");

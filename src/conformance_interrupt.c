@@ -12,7 +12,7 @@
 /* ---- interrupts ---- */
 
 void cx_check_interrupt_idle(cx *x) {
-        const char *id = "interrupt.idle";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
@@ -116,7 +116,7 @@ static void unblock(cx *x, kb_execution *ex, bool by_signal, json_object *ev) {
 }
 
 void cx_check_interrupt_busy(cx *x, bool by_signal) {
-        const char *id = by_signal ? "interrupt.signal" : "interrupt.control";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();
@@ -180,7 +180,7 @@ void cx_check_interrupt_busy(cx *x, bool by_signal) {
 /* ---- shutdown ---- */
 
 void cx_check_shutdown(cx *x) {
-        const char *id = "shutdown";
+        const char *id = cx_item_id(x);
         if (!cx_can_run(x, id))
                 return;
         int64_t t0 = kb_now_ms();

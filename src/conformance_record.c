@@ -426,7 +426,7 @@ int cx_wait_idle(cx *x, const char *parent, int64_t deadline_ms) {
 
 /* Every message the run received, against the messaging spec as data (msgspec.c). */
 void cx_check_shape(cx *x) {
-        const char *id = "messages.shape";
+        const char *id = cx_item_id(x);
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "messages", json_object_new_int64((int64_t) x->shape_checked));
         json_object_object_add(ev, "unknown_types", json_object_new_int64((int64_t) x->shape_unknown));
