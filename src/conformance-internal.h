@@ -75,6 +75,8 @@ typedef struct findings {
  * member or one of another type is NULL / false. */
 json_object *cx_jstring_or_null(const char *s);
 bool cx_string_array(json_object *a);
+/* a is an array of strings (cx_string_array) and one of them is s. */
+bool cx_in_string_array(json_object *a, const char *s);
 int cx_code_points(const char *s);
 
 void cx_pass(cx *x, const char *id, int64_t t0, json_object *ev, const char *fmt, ...)
@@ -97,6 +99,10 @@ void cx_verdict(cx *x, const char *id, int64_t t0, json_object *ev, const findin
  * kernel whose kernelspec does not make interrupt_request the way to interrupt it: "unsupported"
  * by the rule check shares (rules.c), recorded, and true. Otherwise false and nothing recorded. */
 bool cx_ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object *ev, const findings *f);
+
+/* A request (what: "history_request", "no complete execute_reply") that got no answer, r the
+ * wait's error: the item recorded failed, "no_reply" when the deadline passed, else "wait". */
+void cx_request_failed(cx *x, const char *id, int64_t t0, json_object *ev, int r, const char *what);
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
 bool cx_can_run(cx *x, const char *id);

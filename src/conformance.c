@@ -436,8 +436,7 @@ static void check_is_complete(cx *x, const char *expect) {
                 int r = cx_request(x, "is_complete_request", content, &reply);
                 if (r < 0) {
                         json_object_put(ev);
-                        cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "is_complete_request: %s",
-                                   kb_harness_wait_error(&x->h, r));
+                        cx_request_failed(x, id, t0, NULL, r, "is_complete_request");
                         return;
                 }
                 const char *status = kb_json_str(reply, "status");
@@ -495,14 +494,11 @@ static void check_complete(cx *x) {
         json_object_object_add(content, "cursor_pos", json_object_new_int(pos));
         int r = cx_request(x, "complete_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "complete_request: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "complete_request");
                 return;
         }
         json_object *matches = kb_json_get(reply, "matches");
-        bool in_matches = false;
-        for (size_t i = 0; cx_string_array(matches) && i < json_object_array_length(matches); i++)
-                in_matches |= strcmp(json_object_get_string(json_object_array_get_idx(matches, i)), match) == 0;
+        bool in_matches = cx_in_string_array(matches, match);
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "matches", matches ? json_object_get(matches) : NULL);
         bool cursors = kb_json_int(reply, "cursor_start", &start) && kb_json_int(reply, "cursor_end", &end);
@@ -551,8 +547,7 @@ static void check_inspect(cx *x) {
         json_object_object_add(content, "detail_level", json_object_new_int(0));
         int r = cx_request(x, "inspect_request", content, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "inspect_request: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "inspect_request");
                 return;
         }
         json_object *is_found = kb_json_get(reply, "found"), *data = kb_json_get(reply, "data");
@@ -582,8 +577,7 @@ static void check_comm_info(cx *x) {
         json_object *reply = NULL;
         int r = cx_request(x, "comm_info_request", json_object_new_object(), &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "comm_info_request");
                 return;
         }
         json_object *comms = kb_json_get(reply, "comms");

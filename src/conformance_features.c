@@ -404,8 +404,7 @@ static void history_tail(cx *x, const char *id, bool with_output) {
         findings f = {.n = 0};
         int r = ask_history(x, content, with_output, code, &h, &f, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "history_request");
                 return;
         }
         if (h.n > 0 && h.bad == 0 && !h.has_cell)
@@ -456,8 +455,7 @@ void cx_check_history_range(cx *x) {
         findings f = {.n = 0};
         int r = ask_history(x, content, false, code, &h, &f, &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "history_request");
                 return;
         }
         json_object *ev = json_object_new_object();
@@ -770,8 +768,7 @@ void cx_check_comm_info_target(cx *x) {
         json_object *other = reply ? comm_info(x, "kbound.no-such-target", &f, &other_comms, &r) : NULL;
         if (r < 0) {
                 json_object_put(reply);
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "comm_info_request: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "comm_info_request");
                 return;
         }
         if (comms && !listed_as(comms, x->comm_id, target))
@@ -930,13 +927,6 @@ void cx_check_debug(cx *x) {
         json_object_put(reply);
 }
 
-static bool in_string_array(json_object *a, const char *s) {
-        for (size_t i = 0; cx_string_array(a) && i < json_object_array_length(a); i++)
-                if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), s) == 0)
-                        return true;
-        return false;
-}
-
 /* Kernel subshells (JEP 91): create, list, delete on control, when kernel_info_reply lists
  * "kernel subshells" in supported_features; otherwise unsupported (nothing is sent: a kernel that
  * does not know the messages need not answer them). */
@@ -945,7 +935,7 @@ void cx_check_subshells(cx *x) {
         if (!cx_can_run(x, id))
                 return;
         json_object *features = kb_json_get(kb_kernel_info(x->h.kernel), "supported_features");
-        if (!in_string_array(features, "kernel subshells")) {
+        if (!cx_in_string_array(features, "kernel subshells")) {
                 cx_unsupported(x, id, 0, NULL,
                                "optional (JEP 91): kernel_info_reply lists no \"kernel subshells\" in "
                                "supported_features");
@@ -960,7 +950,7 @@ void cx_check_subshells(cx *x) {
                 cx_found(&f, "create", "create_subshell_reply has no status 'ok' with a subshell_id");
         if (r >= 0 && subshell) {
                 r = cx_control_request(x, "list_subshell_request", NULL, cx_item_ms(x), &listed);
-                if (r >= 0 && !in_string_array(kb_json_get(listed, "subshell_id"), subshell))
+                if (r >= 0 && !cx_in_string_array(kb_json_get(listed, "subshell_id"), subshell))
                         cx_found(&f, "list", "list_subshell_reply does not list the subshell just created");
                 json_object *del = json_object_new_object();
                 json_object_object_add(del, "subshell_id", json_object_new_string(subshell));
@@ -972,7 +962,7 @@ void cx_check_subshells(cx *x) {
                         cx_found(&f, "delete", "delete_subshell_reply status is not 'ok'");
                 if (r >= 0)
                         r = cx_control_request(x, "list_subshell_request", NULL, cx_item_ms(x), &after);
-                if (r >= 0 && in_string_array(kb_json_get(after, "subshell_id"), subshell))
+                if (r >= 0 && cx_in_string_array(kb_json_get(after, "subshell_id"), subshell))
                         cx_found(&f, "still_listed", "list_subshell_reply still lists the deleted subshell");
         }
         if (r < 0)

@@ -190,8 +190,7 @@ void cx_check_shutdown(cx *x) {
         int r = kb_client_request(kb_kernel_client(x->h.kernel), KB_CHANNEL_CONTROL, "shutdown_request", content,
                                   kb_harness_deadline_in(&x->h, cx_item_ms(x)), &reply);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "shutdown_request on control: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "shutdown_request on control");
                 return;
         }
         json_object *restart = kb_json_get(reply->content, "restart");

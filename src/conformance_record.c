@@ -175,6 +175,11 @@ bool cx_ignored_control_interrupt(cx *x, const char *id, int64_t t0, json_object
 }
 
 /* False (and the item recorded as failed) when an earlier step left nothing to test with. */
+void cx_request_failed(cx *x, const char *id, int64_t t0, json_object *ev, int r, const char *what) {
+        cx_problem(x, id, t0, ev, r == -ETIMEDOUT ? "no_reply" : "wait", "%s: %s", what,
+                   kb_harness_wait_error(&x->h, r));
+}
+
 bool cx_can_run(cx *x, const char *id) {
         if (x->h.cancelled)
                 cx_problem(x, id, 0, NULL, "cancelled", "not run: the run was cancelled");
@@ -469,8 +474,7 @@ static int start_snippet(cx *x, const char *id, const char *name, bool optional,
         }
         int r = cx_execute(x, code, false, true, ret_ex, ret_seq);
         if (r < 0) {
-                cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "no complete execute_reply: %s",
-                           kb_harness_wait_error(&x->h, r));
+                cx_request_failed(x, id, t0, NULL, r, "no complete execute_reply");
                 return r;
         }
         *ret_s = s;
@@ -496,6 +500,13 @@ bool cx_string_array(json_object *a) {
                 if (!json_object_is_type(json_object_array_get_idx(a, i), json_type_string))
                         return false;
         return true;
+}
+
+bool cx_in_string_array(json_object *a, const char *s) {
+        for (size_t i = 0; cx_string_array(a) && i < json_object_array_length(a); i++)
+                if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), s) == 0)
+                        return true;
+        return false;
 }
 
 /* Cursor positions count unicode code points. */

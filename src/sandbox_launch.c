@@ -783,41 +783,29 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         return 0;
 }
 
-int kb_sandbox_pidfd(const kb_sandbox *sb) {
-        return sb ? sb->kernel_pidfd : -1;
-}
+/* The accessors of sandbox.h: each reads one field, or answers its "none" for NULL (-1 for a
+ * descriptor or a pid, 0 for a count or an inode, NULL for an object, or what the header names). */
+#define SANDBOX_ACCESSOR(type, name, expr, none)                                                                       \
+        type kb_sandbox_##name(const kb_sandbox *sb) {                                                                 \
+                return sb ? (expr) : (none);                                                                           \
+        }
 
-int kb_sandbox_workspace_fd(const kb_sandbox *sb) {
-        return sb ? sb->workspace_fd : -1;
-}
-
-int kb_sandbox_runtime_fd(const kb_sandbox *sb) {
-        return sb ? sb->runtime_fd : -1;
-}
-
-pid_t kb_sandbox_kernel_pid(const kb_sandbox *sb) {
-        return sb ? sb->kernel_pid : -1;
-}
-
-pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb) {
-        return sb ? sb->bwrap_pid : -1;
-}
-
-pid_t kb_sandbox_init_pid(const kb_sandbox *sb) {
-        return sb ? sb->init_pid : -1;
-}
-
-uint64_t kb_sandbox_pidns(const kb_sandbox *sb) {
-        return sb ? sb->pidns_ino : 0;
-}
-
-json_object *kb_sandbox_info(const kb_sandbox *sb) {
-        return sb ? sb->info : NULL;
-}
-
-json_object *kb_sandbox_launch_facts(const kb_sandbox *sb) {
-        return sb ? sb->launch_facts : NULL;
-}
+SANDBOX_ACCESSOR(int, pidfd, sb->kernel_pidfd, -1)
+SANDBOX_ACCESSOR(int, workspace_fd, sb->workspace_fd, -1)
+SANDBOX_ACCESSOR(int, runtime_fd, sb->runtime_fd, -1)
+SANDBOX_ACCESSOR(pid_t, kernel_pid, sb->kernel_pid, -1)
+SANDBOX_ACCESSOR(pid_t, bwrap_pid, sb->bwrap_pid, -1)
+SANDBOX_ACCESSOR(pid_t, init_pid, sb->init_pid, -1)
+SANDBOX_ACCESSOR(uint64_t, pidns, sb->pidns_ino, 0)
+SANDBOX_ACCESSOR(json_object *, info, sb->info, NULL)
+SANDBOX_ACCESSOR(json_object *, launch_facts, sb->launch_facts, NULL)
+SANDBOX_ACCESSOR(uint64_t, rlimit_as, sb->rlimit_as, 0)
+SANDBOX_ACCESSOR(json_object *, log_facts, kb_log_keeper_facts(sb->log), NULL)
+SANDBOX_ACCESSOR(int64_t, oom_kills, kb_cgroup_oom_kills(&sb->cgroup), -2)
+SANDBOX_ACCESSOR(const kb_sandbox_policy *, launched_policy, kb_sandbox_policy_copy_get(sb->policy), NULL)
+SANDBOX_ACCESSOR(int, init_pidfd, sb->init_pidfd, -1)
+SANDBOX_ACCESSOR(int, mounts_private, sb->mounts_private, -EINVAL)
+SANDBOX_ACCESSOR(char *const *, planned_env, sb->env, NULL)
 
 json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         json_object *o = json_object_new_object(), *dirs = json_object_new_array();
@@ -834,37 +822,9 @@ json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         return o;
 }
 
-uint64_t kb_sandbox_rlimit_as(const kb_sandbox *sb) {
-        return sb ? sb->rlimit_as : 0;
-}
-
 void kb_sandbox_log_settle(const kb_sandbox *sb, int64_t deadline_ms) {
         if (sb)
                 kb_log_keeper_settle(sb->log, deadline_ms);
-}
-
-json_object *kb_sandbox_log_facts(const kb_sandbox *sb) {
-        return sb ? kb_log_keeper_facts(sb->log) : NULL;
-}
-
-int64_t kb_sandbox_oom_kills(const kb_sandbox *sb) {
-        return sb ? kb_cgroup_oom_kills(&sb->cgroup) : -2;
-}
-
-const kb_sandbox_policy *kb_sandbox_launched_policy(const kb_sandbox *sb) {
-        return sb ? kb_sandbox_policy_copy_get(sb->policy) : NULL;
-}
-
-int kb_sandbox_init_pidfd(const kb_sandbox *sb) {
-        return sb ? sb->init_pidfd : -1;
-}
-
-int kb_sandbox_mounts_private(const kb_sandbox *sb) {
-        return sb ? sb->mounts_private : -EINVAL;
-}
-
-char *const *kb_sandbox_planned_env(const kb_sandbox *sb) {
-        return sb ? sb->env : NULL;
 }
 
 int kb_sandbox_signal(kb_sandbox *sb, int sig) {

@@ -882,13 +882,6 @@ int cli_resolve_boundary_probe(char **ret) {
         return resolve_program("kbound-probe", "KBOUND_PROBE", ret);
 }
 
-void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed) {
-        if (r == -ENOMEM)
-                cli_error("out of memory");
-        else if (r < 0)
-                cli_error("cannot start a thread for kernel '%s'", specs[failed]->name);
-}
-
 kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *spec, const char *team,
                                      const char *base, const char *bwrap, const kb_sandbox_hardening *hardening) {
         return (kb_kernel_options){

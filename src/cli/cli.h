@@ -377,10 +377,6 @@ kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *
  * else KB_EXIT_ENFORCE. timeout_ms is the --timeout the deadline came from. Returns 0 and *ret. */
 int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long timeout_ms, kb_kernel **ret);
 
-/* Says why kb_run_kernels (r, its return) left kernels unstarted: kernel specs[failed] had no
- * thread, or there was no memory for its transcript writer. Nothing when r >= 0. */
-void cli_run_started(int r, kb_kernelspec *const *specs, size_t failed);
-
 /* The options the commands share (options.c: one table, one getopt_long loop, one wording for
  * --help). A command names the long options it takes, in the order its --help lists them
  * (cli_opts_usage prints them so; getopt_long's messages follow that order too), from the shared
@@ -476,6 +472,13 @@ typedef struct cli_help {
  * NULL). Returns 0, or -EINVAL without printing anything when an option has no line (a
  * programming error). */
 int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue);
+
+/* The options every command that starts a sandbox accepts, as runs of cli_command.accepts in
+ * --help order: who runs the sandbox, and then what it binds and how far it is bounded. */
+#define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall"
+#define CLI_ACCEPTS_LIMITS                                                                                             \
+        "ro-bind", "image", "image-max-size", "memory-max", "tasks-max", "tmp-size", "workspace-max", "cpu-max",       \
+                "log-max", "prefix"
 
 /* What a command that starts kernels is on its command line: its options (cli_opts_init's accepts
  * and own), its --help (cli_opts_usage's intro, own lines and epilogue), its default team, and what
@@ -600,3 +603,13 @@ void cli_setup_refused(cli_setup *s, int kind, int exit_code);
 
 int cli_setup_output(cli_setup *s, kb_run *run, const kb_run_facts *facts, bool redact, json_object **ret_run,
                      int *exit_code);
+
+/* The kernels' run of check (check_env) or conformance (conformance_env; exactly one is given):
+ * kb_run_new over s's kernelspecs as o's team, every kernel run, and then the transcript closed
+ * (cli_transcript_close). Says why kernels were left unstarted (kernel N had no thread, or no
+ * memory for its transcript writer) and sets *transcript_failed when the transcript lost a line.
+ * Returns 0 and *ret_run (what ran, even when some kernels did not start), or KB_EXIT_FAIL
+ * (out of memory; said) with nothing made. */
+int cli_run_kernels(const cli_setup *s, const cli_opts *o, const kb_check_env *check_env,
+                    const kb_conformance_env *conformance_env, kb_transcript **transcript, kb_run **ret_run,
+                    bool *transcript_failed);

@@ -190,3 +190,23 @@ int cli_setup_output(cli_setup *s, kb_run *kernels_run, const kb_run_facts *fact
                 *exit_code = *exit_code ? *exit_code : KB_EXIT_FAIL;
         return 0;
 }
+
+int cli_run_kernels(const cli_setup *s, const cli_opts *o, const kb_check_env *check_env,
+                    const kb_conformance_env *conformance_env, kb_transcript **transcript, kb_run **ret_run,
+                    bool *transcript_failed) {
+        kb_run *run = NULL;
+        if (kb_run_new(o->team, s->specs, s->n_kernels, *transcript, &run) < 0) {
+                cli_error("out of memory");
+                return KB_EXIT_FAIL;
+        }
+        size_t failed = 0;
+        int r = check_env ? kb_run_check(run, check_env, &failed) : kb_run_conformance(run, conformance_env, &failed);
+        if (r == -ENOMEM)
+                cli_error("out of memory");
+        else if (r < 0)
+                cli_error("cannot start a thread for kernel '%s'", s->specs[failed]->name);
+        if (cli_transcript_close(transcript, o->transcript))
+                *transcript_failed = true;
+        *ret_run = run;
+        return 0;
+}

@@ -72,21 +72,9 @@ static const cli_command check_command = {
                         "allow-raw-network",
                         "require-full-boundary",
                         "list-checks",
-                        "bwrap",
-                        "sandbox-user",
-                        "sockets",
-                        "allow-syscall",
+                        CLI_ACCEPTS_SANDBOX,
                         "kernels-dir",
-                        "ro-bind",
-                        "image",
-                        "image-max-size",
-                        "memory-max",
-                        "tasks-max",
-                        "tmp-size",
-                        "workspace-max",
-                        "cpu-max",
-                        "log-max",
-                        "prefix",
+                        CLI_ACCEPTS_LIMITS,
                         "rootfs",
                         "timeout",
                         "keep",
@@ -253,16 +241,9 @@ int cmd_check(int argc, char **argv) {
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
         };
-        if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
-                cli_error("out of memory");
-                exit_code = KB_EXIT_FAIL;
+        exit_code = cli_run_kernels(&setup, &o, &env, NULL, &transcript, &kernels_run, &transcript_failed);
+        if (exit_code)
                 goto out;
-        }
-        size_t failed = 0;
-        r = kb_run_check(kernels_run, &env, &failed);
-        cli_run_started(r, setup.specs, failed);
-        if (cli_transcript_close(&transcript, o.transcript))
-                transcript_failed = true;
 
         /* The report. */
         if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)

@@ -20,12 +20,23 @@ static const cli_command conformance_command = {
         .name = "conformance",
         .accepts =
                 (const char *const[]){
-                        "kernel",        "team",           "json",           "junit",       "bwrap",
-                        "sandbox-user",  "sockets",        "allow-syscall",  "kernels-dir", "ro-bind",
-                        "image",         "image-max-size", "memory-max",     "tasks-max",   "tmp-size",
-                        "workspace-max", "cpu-max",        "log-max",        "prefix",      "rootfs",
-                        "timeout",       "transcript",     "allow-untested", "keep",        "quiet",
-                        "color",         "verbose",        "help",           NULL,
+                        "kernel",
+                        "team",
+                        "json",
+                        "junit",
+                        CLI_ACCEPTS_SANDBOX,
+                        "kernels-dir",
+                        CLI_ACCEPTS_LIMITS,
+                        "rootfs",
+                        "timeout",
+                        "transcript",
+                        "allow-untested",
+                        "keep",
+                        "quiet",
+                        "color",
+                        "verbose",
+                        "help",
+                        NULL,
                 },
         .own =
                 (const struct option[]){
@@ -88,16 +99,9 @@ int cmd_conformance(int argc, char **argv) {
                      setup.bwrap_version);
 
         kb_conformance_env env = {.harness = cli_harness_env(&setup, &o, started + o.timeout_ms)};
-        if (kb_run_new(o.team, setup.specs, n_kernels, transcript, &kernels_run) < 0) {
-                cli_error("out of memory");
-                exit_code = KB_EXIT_FAIL;
+        exit_code = cli_run_kernels(&setup, &o, NULL, &env, &transcript, &kernels_run, &transcript_failed);
+        if (exit_code)
                 goto out;
-        }
-        size_t failed = 0;
-        r = kb_run_conformance(kernels_run, &env, &failed);
-        cli_run_started(r, setup.specs, failed);
-        if (cli_transcript_close(&transcript, o.transcript))
-                transcript_failed = true;
 
         /* The report: the same run object as check's, marked as a conformance run. Conformance
          * claims no boundary: the network stays unshared, but nothing about it is tested. */

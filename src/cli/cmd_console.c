@@ -498,14 +498,18 @@ static const cli_command console_command = {
         .name = "console",
         .accepts =
                 (const char *const[]){
-                        "kernel",        "team",          "rootfs",
-                        "timeout",       "bwrap",         "sandbox-user",
-                        "sockets",       "allow-syscall", "allow-raw-network",
-                        "ro-bind",       "image",         "image-max-size",
-                        "memory-max",    "tasks-max",     "tmp-size",
-                        "workspace-max", "cpu-max",       "log-max",
-                        "prefix",        "keep",          "transcript",
-                        "quiet",         "help",          NULL,
+                        "kernel",
+                        "team",
+                        "rootfs",
+                        "timeout",
+                        CLI_ACCEPTS_SANDBOX,
+                        "allow-raw-network",
+                        CLI_ACCEPTS_LIMITS,
+                        "keep",
+                        "transcript",
+                        "quiet",
+                        "help",
+                        NULL,
                 },
         .intro = "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
                  "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
