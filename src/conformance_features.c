@@ -322,18 +322,23 @@ typedef struct history_read {
         int64_t session, line; /* that entry's */
 } history_read;
 
-/* Sends a history_request (content taken) and reads the reply into *h, adding the problems every
- * history item shares (status, shape, empty) to f. Returns 0 and the reply (new reference), or the
- * request's error (nothing added). */
-static int ask_history(cx *x, json_object *content, bool with_output, const char *code, history_read *h, findings *f,
-                       json_object **ret_reply) {
+/* Item id (started at t0) sends a history_request (content taken) and reads the reply into *h,
+ * adding the problems every history item shares (status, shape, empty) to f. Returns 0 and the
+ * reply (new reference), or the request's error with the item recorded as failed ("history_request
+ * (pass)" when pass names one of several requests) and nothing added to f. */
+static int ask_history(cx *x, const char *id, int64_t t0, const char *pass, json_object *content, bool with_output,
+                       const char *code, history_read *h, findings *f, json_object **ret_reply) {
         const char *kind = kb_json_str(content, "hist_access_type") ?: "?";
         char what[32];
         snprintf(what, sizeof(what), "%s", kind);
         json_object *reply = NULL;
         int r = cx_request(x, "history_request", content, &reply);
-        if (r < 0)
+        if (r < 0) {
+                char request[64];
+                snprintf(request, sizeof request, pass ? "history_request (%s)" : "history_request", pass);
+                cx_request_failed(x, id, t0, NULL, r, request);
                 return r;
+        }
         *h = (history_read){.history = kb_json_get(reply, "history")};
         const char *status = kb_json_str(reply, "status");
         if (!status || strcmp(status, "ok") != 0)
@@ -402,11 +407,8 @@ static void history_tail(cx *x, const char *id, bool with_output) {
         json_object_object_add(content, "n", json_object_new_int(HISTORY_TAIL));
         history_read h;
         findings f = {.n = 0};
-        int r = ask_history(x, content, with_output, code, &h, &f, &reply);
-        if (r < 0) {
-                cx_request_failed(x, id, t0, NULL, r, "history_request");
+        if (ask_history(x, id, t0, NULL, content, with_output, code, &h, &f, &reply) < 0)
                 return;
-        }
         if (h.n > 0 && h.bad == 0 && !h.has_cell)
                 cx_found(&f, "missing_entry", "the stdout cell (stored in history) is not in the last %zu entries",
                          h.n);
@@ -453,11 +455,8 @@ void cx_check_history_range(cx *x) {
         json_object_object_add(content, "stop", json_object_new_int64(stop));
         history_read h;
         findings f = {.n = 0};
-        int r = ask_history(x, content, false, code, &h, &f, &reply);
-        if (r < 0) {
-                cx_request_failed(x, id, t0, NULL, r, "history_request");
+        if (ask_history(x, id, t0, NULL, content, false, code, &h, &f, &reply) < 0)
                 return;
-        }
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "session", json_object_new_int64(session));
         json_object_object_add(ev, "start", json_object_new_int64(start));
@@ -508,11 +507,8 @@ void cx_check_history_search(cx *x) {
                         json_object_object_add(content, "n", json_object_new_int(1));
                 history_read h;
                 size_t before = f.n;
-                int r = ask_history(x, content, false, code, &h, &f, &reply);
-                if (r < 0) {
+                if (ask_history(x, id, t0, names[pass_no], content, false, code, &h, &f, &reply) < 0) {
                         json_object_put(ev);
-                        cx_problem(x, id, t0, NULL, r == -ETIMEDOUT ? "no_reply" : "wait", "history_request (%s): %s",
-                                   names[pass_no], kb_harness_wait_error(&x->h, r));
                         return;
                 }
                 json_object_object_add(ev, names[pass_no], json_object_new_int64((int64_t) h.n));
@@ -852,6 +848,21 @@ static bool info_true(cx *x, const char *key) {
         return v && json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
+/* A debug_request's content: the Debug Adapter Protocol request {type, seq, command, arguments}
+ * (arguments taken), or NULL when out of memory. */
+static json_object *dap_request(int seq, const char *command, json_object *arguments) {
+        json_object *content = json_object_new_object();
+        if (!content) {
+                json_object_put(arguments);
+                return NULL;
+        }
+        json_object_object_add(content, "type", json_object_new_string("request"));
+        json_object_object_add(content, "seq", json_object_new_int(seq));
+        json_object_object_add(content, "command", json_object_new_string(command));
+        json_object_object_add(content, "arguments", arguments);
+        return content;
+}
+
 /* debug_request "initialize" (the Debug Adapter Protocol over control, protocol 5.2). Optional: a
  * kernel that does not claim a debugger (kernel_info_reply "debugger": true) and does not answer
  * is unsupported; one that claims it must answer. After a successful initialize, "disconnect"
@@ -862,17 +873,14 @@ void cx_check_debug(cx *x) {
                 return;
         bool claimed = info_true(x, "debugger");
         int64_t t0 = kb_now_ms();
-        json_object *content = json_object_new_object(), *args = json_object_new_object(), *reply = NULL;
+        json_object *args = json_object_new_object(), *reply = NULL;
         json_object_object_add(args, "clientID", json_object_new_string("kbound"));
         json_object_object_add(args, "adapterID", json_object_new_string(x->spec->language ?: ""));
         json_object_object_add(args, "pathFormat", json_object_new_string("path"));
         json_object_object_add(args, "linesStartAt1", json_object_new_boolean(1));
         json_object_object_add(args, "columnsStartAt1", json_object_new_boolean(1));
-        json_object_object_add(content, "type", json_object_new_string("request"));
-        json_object_object_add(content, "seq", json_object_new_int(1));
-        json_object_object_add(content, "command", json_object_new_string("initialize"));
-        json_object_object_add(content, "arguments", args);
-        int r = cx_control_request(x, "debug_request", content, CONTROL_REPLY_TIMEOUT_MS, &reply);
+        int r = cx_control_request(x, "debug_request", dap_request(1, "initialize", args), CONTROL_REPLY_TIMEOUT_MS,
+                                   &reply);
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "claimed_in_kernel_info", json_object_new_boolean(claimed));
         if (r == -ETIMEDOUT && !claimed) {
@@ -894,14 +902,11 @@ void cx_check_debug(cx *x) {
         json_object_object_add(ev, "message", cx_jstring_or_null(message));
         if (ok) {
                 /* Leave the debugger as it was found; its answer does not change the verdict. */
-                json_object *bye = json_object_new_object(), *bye_args = json_object_new_object(), *bye_reply = NULL;
+                json_object *bye_args = json_object_new_object(), *bye_reply = NULL;
                 json_object_object_add(bye_args, "restart", json_object_new_boolean(0));
                 json_object_object_add(bye_args, "terminateDebuggee", json_object_new_boolean(1));
-                json_object_object_add(bye, "type", json_object_new_string("request"));
-                json_object_object_add(bye, "seq", json_object_new_int(2));
-                json_object_object_add(bye, "command", json_object_new_string("disconnect"));
-                json_object_object_add(bye, "arguments", bye_args);
-                int d = cx_control_request(x, "debug_request", bye, CONTROL_REPLY_TIMEOUT_MS, &bye_reply);
+                int d = cx_control_request(x, "debug_request", dap_request(2, "disconnect", bye_args),
+                                           CONTROL_REPLY_TIMEOUT_MS, &bye_reply);
                 json_object_object_add(ev, "disconnected", json_object_new_boolean(d == 0));
                 json_object_put(bye_reply);
         }

@@ -473,12 +473,17 @@ typedef struct cli_help {
  * programming error). */
 int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue);
 
+/* The head of a report command's options (check, conformance): which kernels, as which team, and
+ * the reports it writes. */
+#define CLI_ACCEPTS_REPORTED "kernel", "team", "json", "junit"
 /* The options every command that starts a sandbox accepts, as runs of cli_command.accepts in
  * --help order: who runs the sandbox, and then what it binds and how far it is bounded. */
 #define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall"
 #define CLI_ACCEPTS_LIMITS                                                                                             \
         "ro-bind", "image", "image-max-size", "memory-max", "tasks-max", "tmp-size", "workspace-max", "cpu-max",       \
                 "log-max", "prefix"
+/* And how a command that writes a report speaks: its progress, colours, detail, and --help. */
+#define CLI_ACCEPTS_OUTPUT "quiet", "color", "verbose", "help"
 
 /* What a command that starts kernels is on its command line: its options (cli_opts_init's accepts
  * and own), its --help (cli_opts_usage's intro, own lines and epilogue), its default team, and what

@@ -65,10 +65,7 @@ static const cli_command check_command = {
         .name = "check",
         .accepts =
                 (const char *const[]){
-                        "kernel",
-                        "team",
-                        "json",
-                        "junit",
+                        CLI_ACCEPTS_REPORTED,
                         "allow-raw-network",
                         "require-full-boundary",
                         "list-checks",
@@ -79,10 +76,7 @@ static const cli_command check_command = {
                         "timeout",
                         "keep",
                         "transcript",
-                        "quiet",
-                        "color",
-                        "verbose",
-                        "help",
+                        CLI_ACCEPTS_OUTPUT,
                         NULL,
                 },
         .own =

@@ -20,10 +20,7 @@ static const cli_command conformance_command = {
         .name = "conformance",
         .accepts =
                 (const char *const[]){
-                        "kernel",
-                        "team",
-                        "json",
-                        "junit",
+                        CLI_ACCEPTS_REPORTED,
                         CLI_ACCEPTS_SANDBOX,
                         "kernels-dir",
                         CLI_ACCEPTS_LIMITS,
@@ -32,10 +29,7 @@ static const cli_command conformance_command = {
                         "transcript",
                         "allow-untested",
                         "keep",
-                        "quiet",
-                        "color",
-                        "verbose",
-                        "help",
+                        CLI_ACCEPTS_OUTPUT,
                         NULL,
                 },
         .own =
