@@ -566,9 +566,12 @@ typedef struct cli_setup {
         char *boundary_probe; /* kbound-probe, bound beside it; may be NULL */
         kb_bwrap bwrap_info;
         kb_sandbox_hardening hardening;
-        bool reports_ok; /* the report paths were checked: a refusal can still be reported */
-        cli_color color; /* --color, for the human report */
-        bool verbose;    /* --verbose: every detail whole */
+        bool reports_ok;               /* the report paths were checked: a refusal can still be reported */
+        cli_color color;               /* --color, for the human report */
+        bool verbose;                  /* --verbose: every detail whole */
+        int64_t started_ms;            /* kb_now_ms() at cli_setup_begin: when the run started */
+        char started_at[32];           /* and as the report's "YYYY-MM-DDTHH:MM:SSZ" ("" without a clock) */
+        cli_seconds_text timeout_text; /* --timeout as written, for the report (cli_run_facts) */
 } cli_setup;
 
 /* Before anything is created: no operand after the options, the report paths
@@ -608,6 +611,12 @@ void cli_setup_refused(cli_setup *s, int kind, int exit_code);
 
 int cli_setup_output(cli_setup *s, kb_run *run, const kb_run_facts *facts, bool redact, json_object **ret_run,
                      int *exit_code);
+
+/* The facts of a run of kind that check's and conformance's reports share: when it started
+ * (cli_setup_begin), the signal that cut it short, --timeout as written, whether the transcript
+ * lost a line, and sandbox (kb_run_report takes it). The command adds its own claims. */
+kb_run_facts cli_run_facts(cli_setup *s, const cli_opts *o, kb_run_kind kind, bool transcript_failed,
+                           json_object *sandbox);
 
 /* The kernels' run of check (check_env) or conformance (conformance_env; exactly one is given):
  * kb_run_new over s's kernelspecs as o's team, every kernel run, and then the transcript closed

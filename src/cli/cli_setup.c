@@ -19,6 +19,9 @@ int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool netwo
                 .verbose = o->verbose,
         };
         s->root.user = &s->user;
+        s->started_ms = kb_now_ms();
+        if (kb_iso_time_now(0, s->started_at, sizeof(s->started_at)) < 0)
+                s->started_at[0] = '\0'; /* no clock: the report says "" */
         if (optind < argc) {
                 cli_error("%s: unexpected argument '%s'", s->cmd, argv[optind]);
                 return KB_EXIT_USAGE;
@@ -120,9 +123,6 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
 void cli_setup_refused(cli_setup *s, int kind, int exit_code) {
         if (!s->reports_ok || (!s->reports[0].path && !s->reports[1].path))
                 return;
-        char started_at[32];
-        if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
-                started_at[0] = '\0';
         json_object *run = json_object_new_object(), *claims = json_object_new_object();
         if (!run || !claims) {
                 json_object_put(run);
@@ -133,7 +133,7 @@ void cli_setup_refused(cli_setup *s, int kind, int exit_code) {
         if (kind == KB_RUN_CONFORMANCE)
                 json_object_object_add(run, "kind", json_object_new_string("conformance"));
         json_object_object_add(run, "kbound_version", json_object_new_string(KBOUND_VERSION));
-        json_object_object_add(run, "started_at", json_object_new_string(started_at));
+        json_object_object_add(run, "started_at", json_object_new_string(s->started_at));
         json_object_object_add(run, "duration_ms", json_object_new_int64(0));
         json_object_object_add(run, "complete", json_object_new_boolean(false));
         json_object_object_add(run, "refused", json_object_new_boolean(true));
@@ -209,4 +209,18 @@ int cli_run_kernels(const cli_setup *s, const cli_opts *o, const kb_check_env *c
                 *transcript_failed = true;
         *ret_run = run;
         return 0;
+}
+
+kb_run_facts cli_run_facts(cli_setup *s, const cli_opts *o, kb_run_kind kind, bool transcript_failed,
+                           json_object *sandbox) {
+        s->timeout_text = cli_seconds(o->timeout_ms);
+        return (kb_run_facts){
+                .kind = kind,
+                .started_at = s->started_at,
+                .started_ms = s->started_ms,
+                .signal = cli_signal_received(),
+                .timeout = s->timeout_text.s,
+                .transcript_failed = transcript_failed,
+                .sandbox = sandbox,
+        };
 }

@@ -181,12 +181,10 @@ int cmd_check(int argc, char **argv) {
                 return KB_EXIT_FAIL;
         }
         int64_t deadline = kb_now_ms() + o.timeout_ms;
-        int64_t started = kb_now_ms();
         kb_canary_set *canaries = NULL;
         kb_transcript *transcript = NULL;
         json_object *run = NULL;
         kb_run *kernels_run = NULL;
-        char started_at[32];
         _cleanup_free_ char *syscall_probe = NULL;
         int exit_code = cli_setup_kernels(&setup, &o);
         if (exit_code)
@@ -240,20 +238,9 @@ int cmd_check(int argc, char **argv) {
                 goto out;
 
         /* The report. */
-        if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
-                started_at[0] = '\0'; /* no clock: the report says "" */
         json_object *sandbox = sandbox_facts(&setup, &o, canaries);
-        cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
-        kb_run_facts facts = {
-                .kind = KB_RUN_CHECK,
-                .started_at = started_at,
-                .started_ms = started,
-                .signal = cli_signal_received(),
-                .timeout = timeout_text.s,
-                .raw_network_override = allow_network,
-                .transcript_failed = transcript_failed,
-                .sandbox = sandbox,
-        };
+        kb_run_facts facts = cli_run_facts(&setup, &o, KB_RUN_CHECK, transcript_failed, sandbox);
+        facts.raw_network_override = allow_network;
         (void) cli_setup_output(&setup, kernels_run, &facts, true, &run,
                                 &exit_code); /* says why when there is no report */
 

@@ -72,13 +72,9 @@ int cmd_conformance(int argc, char **argv) {
         r = cli_setup_begin(&setup, &o, argc, argv, false);
         if (r)
                 return r;
-        int64_t started = kb_now_ms();
         kb_transcript *transcript = NULL;
         json_object *run = NULL;
         kb_run *kernels_run = NULL;
-        char started_at[32];
-        if (kb_iso_time_now(0, started_at, sizeof(started_at)) < 0)
-                started_at[0] = '\0'; /* no clock: the report says "" */
         bool transcript_failed = false;
         int exit_code = cli_setup_kernels(&setup, &o);
         if (exit_code)
@@ -92,7 +88,7 @@ int cmd_conformance(int argc, char **argv) {
         cli_progress("testing protocol conformance of %zu kernel(s) with %s %s", n_kernels, setup.bwrap,
                      setup.bwrap_version);
 
-        kb_conformance_env env = {.harness = cli_harness_env(&setup, &o, started + o.timeout_ms)};
+        kb_conformance_env env = {.harness = cli_harness_env(&setup, &o, setup.started_ms + o.timeout_ms)};
         exit_code = cli_run_kernels(&setup, &o, NULL, &env, &transcript, &kernels_run, &transcript_failed);
         if (exit_code)
                 goto out;
@@ -104,17 +100,8 @@ int cmd_conformance(int argc, char **argv) {
                 json_object_object_add(sandbox, "base_dir", o.keep ? json_object_new_string(setup.base) : NULL);
                 cli_root_report(&setup.root, sandbox);
         }
-        cli_seconds_text timeout_text = cli_seconds(o.timeout_ms);
-        kb_run_facts facts = {
-                .kind = KB_RUN_CONFORMANCE,
-                .started_at = started_at,
-                .started_ms = started,
-                .signal = cli_signal_received(),
-                .timeout = timeout_text.s,
-                .allow_untested = allow_untested,
-                .transcript_failed = transcript_failed,
-                .sandbox = sandbox,
-        };
+        kb_run_facts facts = cli_run_facts(&setup, &o, KB_RUN_CONFORMANCE, transcript_failed, sandbox);
+        facts.allow_untested = allow_untested;
         (void) cli_setup_output(&setup, kernels_run, &facts, false, &run,
                                 &exit_code); /* says why when there is no report */
 

@@ -10,14 +10,26 @@ n_ids=$(wc -w <<<"$ids")
 
 secret="kbound-daemon-secret-$RANDOM$RANDOM$RANDOM"
 set +e
+t_before=$(date -u +%s)
 KBOUND_TEST_DAEMON_TOKEN="$secret" "$KBOUND" check --json "$scratch/r.json" --junit "$scratch/r.xml" \
   >"$scratch/out" 2>"$scratch/err"
 rc=$?
+t_after=$(date -u +%s)
 set -e
 cat "$scratch/out"
 ok "check exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
 [ "$rc" -eq 0 ] || tail -30 "$scratch/err"
 ok "verdict pass" [ "$(json_get "$scratch/r.json" "d['verdict']")" = "pass" ]
+# started_at is when the run began, not when its report was written: it and duration_ms together
+# end no later than kbound did (a second's slack for the timestamp's whole seconds).
+ok "started_at is the run's start (ran $t_before..$t_after)" /usr/bin/python3 - "$scratch/r.json" "$t_before" "$t_after" <<'PY'
+import calendar, json, sys, time
+d = json.load(open(sys.argv[1]))
+before, after = int(sys.argv[2]), int(sys.argv[3])
+started = calendar.timegm(time.strptime(d["started_at"], "%Y-%m-%dT%H:%M:%SZ"))
+assert before - 1 <= started <= after, (before, started, after)
+assert started + d["duration_ms"] / 1000 <= after + 1, (started, d["duration_ms"], after)
+PY
 ok "both kernels reported" [ "$(json_get "$scratch/r.json" "sorted(k['name'] for k in d['kernels'])")" = "['ir', 'python3']" ]
 for k in python3 ir; do
   for id in $ids; do
