@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include "kbound/check.h"
 #include "kbound/conformance.h"
 #include "kbound/report.h"
 #include "kbound/kernel.h"
@@ -602,11 +603,24 @@ static void check_comm_info(cx *x) {
 
 /* ---- the sequence: every item, in the order they run, a row per step ---- */
 
-/* One step of the run: the items it records (in order) and what runs it. */
+/* One step of the run: the items it records (in order) and what runs it. A step that is one of
+ * kbound check's checks tried the conformance way (interrupt.control) has no ids of its own: its
+ * one item takes the check's id from the check table (check.h), so the two never drift apart. */
 typedef struct item_step {
         const char *ids[6]; /* NULL-terminated */
         void (*run)(cx *x);
+        bool is_check; /* the item is check's, named by the table */
+        kb_check check;
 } item_step;
+
+/* The ids step records: its own, or the check table's name of its check in storage. */
+static const char *const *step_ids(const item_step *step, const char *storage[2]) {
+        if (!step->is_check)
+                return step->ids;
+        storage[0] = kb_check_id(step->check);
+        storage[1] = NULL;
+        return storage;
+}
 
 static void check_stdout(cx *x) {
         cx_snippet_item(x, cx_item_id(x), "stdout", false, judge_stream);
@@ -640,45 +654,45 @@ static void check_interrupt_signal(cx *x) {
 }
 
 static const item_step steps[] = {
-        {{"kernel_info.reply", "kernel_info.protocol_version", "kernel_info.implementation",
-          "kernel_info.language_info", "kernel_info.banner"},
-         check_kernel_info},
-        {{"heartbeat"}, check_heartbeat},
-        {{"execute.stdout"}, check_stdout},
-        {{"execute.ordering"}, check_ordering},
-        {{"execute.stderr"}, check_stderr},
-        {{"execute.result"}, check_result},
-        {{"execute.display_data"}, check_display},
-        {{"execute.update_display_data"}, cx_check_update_display},
-        {{"execute.clear_output"}, cx_check_clear_output},
-        {{"execute.pager"}, cx_check_pager},
-        {{"execute.error"}, check_error},
-        {{"execute.count"}, check_counts},
-        {{"execute.silent"}, check_silent},
-        {{"stdin.input"}, cx_check_stdin},
-        {{"stdin.not_allowed"}, cx_check_stdin_not_allowed},
-        {{"is_complete.complete"}, check_complete_code},
-        {{"is_complete.incomplete"}, check_incomplete_code},
-        {{"is_complete.invalid"}, check_invalid_code},
-        {{"complete"}, check_complete},
-        {{"inspect"}, check_inspect},
-        {{"history.tail"}, cx_check_history_tail},
-        {{"history.output"}, cx_check_history_output},
-        {{"history.range"}, cx_check_history_range},
-        {{"history.search"}, cx_check_history_search},
-        {{"comm_info"}, check_comm_info},
-        {{"comm.open"}, cx_check_comm_open},
-        {{"comm.msg"}, cx_check_comm_msg},
-        {{"comm_info.target"}, cx_check_comm_info_target},
-        {{"comm.close"}, cx_check_comm_close},
-        {{"comm.unknown_target"}, cx_check_comm_unknown_target},
-        {{"debug.initialize"}, cx_check_debug},
-        {{"subshells"}, cx_check_subshells},
-        {{"interrupt.idle"}, cx_check_interrupt_idle},
-        {{"interrupt.control"}, check_interrupt_control},
-        {{"interrupt.signal"}, check_interrupt_signal},
-        {{"shutdown"}, cx_check_shutdown},
-        {{"messages.shape"}, cx_check_shape},
+        {.ids = {"kernel_info.reply", "kernel_info.protocol_version", "kernel_info.implementation",
+                 "kernel_info.language_info", "kernel_info.banner"},
+         .run = check_kernel_info},
+        {.ids = {"heartbeat"}, .run = check_heartbeat},
+        {.ids = {"execute.stdout"}, .run = check_stdout},
+        {.ids = {"execute.ordering"}, .run = check_ordering},
+        {.ids = {"execute.stderr"}, .run = check_stderr},
+        {.ids = {"execute.result"}, .run = check_result},
+        {.ids = {"execute.display_data"}, .run = check_display},
+        {.ids = {"execute.update_display_data"}, .run = cx_check_update_display},
+        {.ids = {"execute.clear_output"}, .run = cx_check_clear_output},
+        {.ids = {"execute.pager"}, .run = cx_check_pager},
+        {.ids = {"execute.error"}, .run = check_error},
+        {.ids = {"execute.count"}, .run = check_counts},
+        {.ids = {"execute.silent"}, .run = check_silent},
+        {.ids = {"stdin.input"}, .run = cx_check_stdin},
+        {.ids = {"stdin.not_allowed"}, .run = cx_check_stdin_not_allowed},
+        {.ids = {"is_complete.complete"}, .run = check_complete_code},
+        {.ids = {"is_complete.incomplete"}, .run = check_incomplete_code},
+        {.ids = {"is_complete.invalid"}, .run = check_invalid_code},
+        {.ids = {"complete"}, .run = check_complete},
+        {.ids = {"inspect"}, .run = check_inspect},
+        {.ids = {"history.tail"}, .run = cx_check_history_tail},
+        {.ids = {"history.output"}, .run = cx_check_history_output},
+        {.ids = {"history.range"}, .run = cx_check_history_range},
+        {.ids = {"history.search"}, .run = cx_check_history_search},
+        {.ids = {"comm_info"}, .run = check_comm_info},
+        {.ids = {"comm.open"}, .run = cx_check_comm_open},
+        {.ids = {"comm.msg"}, .run = cx_check_comm_msg},
+        {.ids = {"comm_info.target"}, .run = cx_check_comm_info_target},
+        {.ids = {"comm.close"}, .run = cx_check_comm_close},
+        {.ids = {"comm.unknown_target"}, .run = cx_check_comm_unknown_target},
+        {.ids = {"debug.initialize"}, .run = cx_check_debug},
+        {.ids = {"subshells"}, .run = cx_check_subshells},
+        {.ids = {"interrupt.idle"}, .run = cx_check_interrupt_idle},
+        {.run = check_interrupt_control, .is_check = true, .check = KB_CHECK_INTERRUPT_CONTROL},
+        {.ids = {"interrupt.signal"}, .run = check_interrupt_signal},
+        {.ids = {"shutdown"}, .run = cx_check_shutdown},
+        {.ids = {"messages.shape"}, .run = cx_check_shape},
 };
 
 /* Every item's id, in order, from the table (made once). */
@@ -688,9 +702,11 @@ static pthread_once_t items_once = PTHREAD_ONCE_INIT;
 
 static void items_flatten(void) {
         size_t n = 0;
-        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++)
-                for (size_t k = 0; k < KB_ELEMENTSOF(steps[i].ids) && steps[i].ids[k] && n < ITEMS_MAX; k++)
-                        items[n++] = steps[i].ids[k];
+        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
+                const char *storage[2], *const *ids = step_ids(&steps[i], storage);
+                for (size_t k = 0; k < KB_ELEMENTSOF(steps[i].ids) && ids[k] && n < ITEMS_MAX; k++)
+                        items[n++] = ids[k];
+        }
         items[n] = NULL;
 }
 
@@ -786,7 +802,8 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         x.deviations = kb_json_get(devs, x.implementation);
 
         for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
-                x.step_ids = steps[i].ids;
+                const char *storage[2];
+                x.step_ids = step_ids(&steps[i], storage);
                 steps[i].run(&x);
         }
         if (x.h.cancelled)

@@ -63,7 +63,12 @@ typedef struct verdict {
 void verdict_init(verdict *v);
 void verdict_problem(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void verdict_evidence(verdict *v, const char *key, json_object *value);
-json_object *verdict_end(verdict *v, const char *id, const char *pass_detail);
+json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
+json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* The check table's id of c. The judges name their check by its enum through judge.c alone: the
+ * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
+const char *judge_check_id(kb_check c);
 
 const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size);
 int64_t judge_inner_pid(json_object *p);
@@ -90,5 +95,5 @@ const char *judge_not_own(json_object *m, const kb_judge_mount_facts *f, char *b
 json_object *judge_mounts_of(json_object *snap, json_object *p);
 kb_judge_mount_facts judge_mount_facts(const kb_judge_input *in, json_object *snap);
 size_t judge_look_tables(json_object *snap, json_object **out, size_t max);
-size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
+size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *kind, kb_check claim,
                             json_object *report);

@@ -83,8 +83,14 @@ void verdict_evidence(verdict *v, const char *key, json_object *value) {
         }
 }
 
-/* Ends the verdict: fail with the first problem (and how many more), else pass with pass_detail. */
-json_object *verdict_end(verdict *v, const char *id, const char *pass_detail) {
+const char *judge_check_id(kb_check c) {
+        return kb_check_id(c);
+}
+
+/* Ends the verdict of check c: fail with the first problem (and how many more), else pass with
+ * pass_detail. */
+json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail) {
+        const char *id = kb_check_id(c);
         if (v->oom) {
                 json_object_put(v->ev);
                 return NULL;
@@ -95,6 +101,21 @@ json_object *verdict_end(verdict *v, const char *id, const char *pass_detail) {
         if (v->n == 1)
                 return kb_judge_check(id, "fail", v->ev, "%s", first);
         return kb_judge_check(id, "fail", v->ev, "%s (and %zu more, see evidence)", first, v->n - 1);
+}
+
+/* Ends the verdict of check c with status (not_claimed, unsupported) and the detail fmt says,
+ * whatever problems it holds; NULL when out of memory. */
+json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...) {
+        if (v->oom) {
+                json_object_put(v->ev);
+                return NULL;
+        }
+        char detail[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+        return kb_judge_check(kb_check_id(c), status, v->ev, "%s", detail);
 }
 
 /* ---- snapshots ---- */

@@ -156,5 +156,5 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                  "calls and socket families tried from a spawned program%s, each refused as the filter says%s%s",
                  want, want == 1 ? "" : "s", child, inside ? " and the kernel itself" : "",
                  *left ? "; NOT claimed: " : "", left);
-        return verdict_end(&v, kb_check_id(KB_CHECK_ATTACK_SURFACE), pass);
+        return verdict_end(&v, KB_CHECK_ATTACK_SURFACE, pass);
 }

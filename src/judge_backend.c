@@ -399,5 +399,5 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  str_or(in->expect, "bwrap_version", "?"), str_or(in->expect, "bwrap", "?"), names, n_proc,
                  n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "", outside_read,
                  unread);
-        return verdict_end(&v, kb_check_id(KB_CHECK_BACKEND), pass);
+        return verdict_end(&v, KB_CHECK_BACKEND, pass);
 }

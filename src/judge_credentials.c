@@ -43,7 +43,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                         }
                 }
         }
-        judge_reach_problems(&v, in, "canary", kb_check_id(KB_CHECK_CREDENTIALS), NULL);
+        judge_reach_problems(&v, in, "canary", KB_CHECK_CREDENTIALS, NULL);
         /* The child the cell spawned, seen alive by the host. */
         json_object *sub = kb_json_get(kb_json_get(in->probe, "credentials"), "subprocess");
         int64_t child = int_or(sub, "pid", -1);
@@ -119,7 +119,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                         memcpy(semi, more, strlen(more));
                 }
         }
-        return verdict_end(&v, kb_check_id(KB_CHECK_CREDENTIALS), pass);
+        return verdict_end(&v, KB_CHECK_CREDENTIALS, pass);
 }
 
 /* ---- cross_team ---- */
@@ -272,7 +272,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         verdict v;
         verdict_begin(&v, in);
         char buf[DETAIL_MAX];
-        size_t canaries = judge_reach_problems(&v, in, "canary", kb_check_id(KB_CHECK_CROSS_TEAM), NULL);
+        size_t canaries = judge_reach_problems(&v, in, "canary", KB_CHECK_CROSS_TEAM, NULL);
         if (canaries == 0)
                 verdict_problem(&v, "the host was given no other team's canary to look for");
         json_object *folders = json_object_new_array();
@@ -324,5 +324,5 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                  "(host)%s; "
                  "no mount of the sandbox shows a team folder but the kernel's own, nor another kbound run's folder",
                  canaries, in->cells_absent ? "" : " nor visible to the cell");
-        return verdict_end(&v, kb_check_id(KB_CHECK_CROSS_TEAM), pass);
+        return verdict_end(&v, KB_CHECK_CROSS_TEAM, pass);
 }

@@ -521,5 +521,5 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                  "descriptors "
                  "kbound handed it and bwrap's own (%zu)",
                  n_fds, n_refs, n_pre);
-        return verdict_end(&v, kb_check_id(KB_CHECK_DESCRIPTORS), pass);
+        return verdict_end(&v, KB_CHECK_DESCRIPTORS, pass);
 }

@@ -125,5 +125,5 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                  "held by "
                  "the pinned PID 2 (host pid %" PRId64 ") alone%s",
                  n_conn, kernel_pid, in->cells_absent ? "" : "; the kernel reports pid 2");
-        return verdict_end(&v, kb_check_id(KB_CHECK_PID2), pass);
+        return verdict_end(&v, KB_CHECK_PID2, pass);
 }

@@ -452,7 +452,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                          "; the cell tried %zu places (%zu writes stayed private), nothing appeared in %" PRId64
                          " host folders; %zu host settings refused",
                          n, private_writes, int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
-        return verdict_end(&v, kb_check_id(KB_CHECK_WRITE_OUTSIDE), pass);
+        return verdict_end(&v, KB_CHECK_WRITE_OUTSIDE, pass);
 }
 
 json_object *kb_judge_workspace(const kb_judge_input *in) {
@@ -472,7 +472,7 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         verdict_evidence(&v, "cell", json_object_get(ws));
         verdict_evidence(&v, "host_read_back",
                          json_object_new_boolean(kb_json_true(in->expect, "workspace_read_back")));
-        return verdict_end(&v, kb_check_id(KB_CHECK_WORKSPACE_WRITABLE),
+        return verdict_end(&v, KB_CHECK_WORKSPACE_WRITABLE,
                            "the cell wrote a nonce to /workspace; the host read the same nonce back");
 }
 
@@ -528,8 +528,9 @@ static void problem_once(verdict *v, json_object *said, const char *fmt, ...) {
  * disproved: only "no such file there" clears an exposure the table shows), and for every one with
  * more than one name (hard link) on a filesystem a sandbox mount shows: its other names are
  * nowhere the host can enumerate, so any of them may lie under that mount. */
-size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *kind, const char *claim,
+size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *kind, kb_check claim_check,
                             json_object *report) {
+        const char *claim = judge_check_id(claim_check);
         size_t checked = 0;
         json_object *said = json_object_new_array(); /* every look is read; each problem is said once */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {

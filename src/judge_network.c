@@ -23,10 +23,8 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         verdict_evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
         verdict_evidence(&v, "cell", json_object_get(cell));
         if (kb_json_true(in->expect, "allow_network")) {
-                if (v.oom)
-                        return NULL;
-                return kb_judge_check(
-                        kb_check_id(KB_CHECK_NETWORK), "not_claimed", v.ev,
+                return verdict_end_as(
+                        &v, KB_CHECK_NETWORK, "not_claimed",
                         "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
                         (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
         }
@@ -133,5 +131,5 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                          "the kernel's own network namespace holds only lo and no route (read by the host); %zu canary "
                          "connection attempt%s failed and the host's canaries saw none",
                          tested, tested == 1 ? "" : "s");
-        return verdict_end(&v, kb_check_id(KB_CHECK_NETWORK), pass);
+        return verdict_end(&v, KB_CHECK_NETWORK, pass);
 }

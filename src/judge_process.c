@@ -113,7 +113,7 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                  ", no root group, no capabilities, no_new_privs set; uid map %s; seccomp mode %" PRId64,
                  n_proc, n_proc == 1 ? "" : "es", arr_len(snapshots), arr_len(snapshots) == 1 ? "" : "s",
                  same_uid ? "" : "(several) ", uid, gid, uid_map ? uid_map : "?", seccomp);
-        return verdict_end(&v, kb_check_id(KB_CHECK_PRIVILEGES), pass);
+        return verdict_end(&v, KB_CHECK_PRIVILEGES, pass);
 }
 
 json_object *kb_judge_privileges_of(const kb_judge_input *in) {
@@ -273,7 +273,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         verdict_evidence(&v, "launcher_pid", json_object_new_int64(lpid));
         verdict_evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
         verdict_evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
-        return verdict_end(&v, kb_check_id(KB_CHECK_SESSION),
+        return verdict_end(&v, KB_CHECK_SESSION,
                            own_ptys
                                    ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
                                      "devpts; the kernel's session is the sandbox's own; the running bwrap is kbound's "

@@ -347,5 +347,5 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         verdict_evidence(&v, "cgroup", json_object_get(kb_json_get(in->expect, "cgroup")));
         char detail[DETAIL_MAX];
         resources_detail(in, &a, &u, detail, sizeof detail);
-        return verdict_end(&v, kb_check_id(KB_CHECK_RESOURCES), detail);
+        return verdict_end(&v, KB_CHECK_RESOURCES, detail);
 }

@@ -10,7 +10,7 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         judge_look_problems(&v, in);
         char buf[DETAIL_MAX];
         json_object *exposed = json_object_new_array();
-        size_t n = judge_reach_problems(&v, in, "socket", kb_check_id(KB_CHECK_SOCKETS), exposed);
+        size_t n = judge_reach_problems(&v, in, "socket", KB_CHECK_SOCKETS, exposed);
         verdict_evidence(&v, "exposed", exposed);
         json_object *snap = at(in->snapshots, 0), *not_entered = kb_json_get(snap, "socket_namespaces_not_entered");
         json_object *counts = kb_json_get(snap, "host_sockets");
@@ -97,5 +97,5 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                  "placed by "
                  "its file's device and inode)%s",
                  checked, namespaces, namespaces == 1 ? "" : "s", n, extra);
-        return verdict_end(&v, kb_check_id(KB_CHECK_SOCKETS), pass);
+        return verdict_end(&v, KB_CHECK_SOCKETS, pass);
 }

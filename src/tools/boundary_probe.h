@@ -32,7 +32,7 @@ typedef struct probe_ctx {
  * part of the result gets the fallback, so one failure never hides the others. */
 typedef int (*probe_fn)(probe_ctx *c, json_object **ret, char *why, size_t why_size);
 
-/* ---- helpers (boundary_probe.c) ---- */
+/* ---- helpers (boundary_util.c) ---- */
 
 /* A JSON string of n bytes of text, each invalid UTF-8 byte replaced with U+FFFD (as Python's
  * decode("utf-8", "replace") does); NUL bytes are kept. */
