@@ -30,8 +30,9 @@
  * (carrying the kernel's status) before it is killed too. */
 #define PIN_RETRY_MS 5
 #define STOP_GRACE_MS 1000
-/* How long bwrap's init may take to build the sandbox and block on --block-fd (it takes a few ms). */
-#define BLOCK_WAIT_MS 2000
+/* How long bwrap's init may take to build the sandbox and block on --block-fd when the launch has
+ * no deadline (it takes a few ms; seconds on a loaded machine). */
+#define BLOCK_WAIT_MS 30000
 
 struct kb_sandbox {
         pid_t bwrap_pid;
@@ -184,21 +185,24 @@ static bool init_has_child(pid_t init_pid) {
         return kb_sandbox_read_small(path, buf, sizeof buf) == 0 && buf[0] != '\0';
 }
 
-/* Waits (polling every millisecond, at most BLOCK_WAIT_MS and until deadline_ms) until bwrap's
- * init is blocked reading its --block-fd: until then it is still setting the sandbox up and holds
- * descriptors of its own work (bind sources, the old root), and the info JSON arrives before that
- * starts. Gives up early when init is gone or already has a child (it did not wait); the look
- * then shows what it saw, and the judge fails the sandbox for not waiting. */
-static void wait_init_blocked(const kb_sandbox *sb, int64_t deadline_ms) {
-        int64_t until = kb_now_ms() + BLOCK_WAIT_MS;
-        if (deadline_ms >= 0 && deadline_ms < until)
-                until = deadline_ms;
-        for (;;) {
+/* Waits (polling, until deadline_ms; BLOCK_WAIT_MS without one) until bwrap's init is blocked
+ * reading its --block-fd: until then it is still setting the sandbox up (its mounts, /workspace
+ * among them, are not there yet) and holds descriptors of its own work (bind sources, the old
+ * root), and the info JSON arrives before that starts. Setting up takes a few ms, but on a loaded
+ * machine it has taken seconds, so the wait is the launch's whole deadline, not a guess. Returns 0
+ * when init waits there, and also when the host cannot tell or init will not wait (init gone, its
+ * syscall unreadable, or it already has a child: the look then shows what it saw, and the judge
+ * fails the sandbox for not waiting); -ETIMEDOUT when init was still setting up at the deadline. */
+static int wait_init_blocked(const kb_sandbox *sb, int64_t deadline_ms) {
+        int64_t until = deadline_ms >= 0 ? deadline_ms : kb_now_ms() + BLOCK_WAIT_MS;
+        for (int tries = 0;; tries++) {
                 int fd = -1;
                 if (kb_sandbox_waits_on("/proc", sb->init_pid, &fd) < 0 || fd == KB_SANDBOX_BLOCK_FD ||
-                    !kb_sandbox_pidfd_alive(sb->init_pidfd) || init_has_child(sb->init_pid) || kb_now_ms() >= until)
-                        return;
-                sleep_ms(1);
+                    !kb_sandbox_pidfd_alive(sb->init_pidfd) || init_has_child(sb->init_pid))
+                        return 0;
+                if (kb_now_ms() >= until)
+                        return -ETIMEDOUT;
+                sleep_ms(tries < 200 ? 1 : 10);
         }
 }
 
@@ -669,7 +673,9 @@ typedef struct folder_try {
  * then lets it go on, and pins the kernel as PID 2. A failed release (bwrap gone) shows as a
  * kernel that never appeared. Returns kb_sandbox_pin_pid2's result; f says how the folders went. */
 static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f) {
-        wait_init_blocked(sb, deadline_ms);
+        int r = wait_init_blocked(sb, deadline_ms);
+        if (r < 0)
+                return r;
         /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
@@ -728,9 +734,12 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         if (r == 0 && f.r < 0)
                 return folder_refused(sb, &f, log_path, log_offset, ret_diagnosis);
         if (r < 0) {
-                const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
-                                   : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
-                                                 : "the kernel (PID 2 of the sandbox) exited or never appeared";
+                const char *what =
+                        r == -ENOTSUP     ? KB_SANDBOX_SETUID_WHY
+                        : r == -EPERM     ? "the sandbox's PID 2 did not match the sandbox's identity"
+                        : r == -ETIMEDOUT ? "bwrap's init was still setting the sandbox up at the deadline (it never "
+                                            "waited on --block-fd)"
+                                          : "the kernel (PID 2 of the sandbox) exited or never appeared";
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
                 kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
                 return r;
