@@ -734,12 +734,12 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         if (r == 0 && f.r < 0)
                 return folder_refused(sb, &f, log_path, log_offset, ret_diagnosis);
         if (r < 0) {
-                const char *what =
-                        r == -ENOTSUP     ? KB_SANDBOX_SETUID_WHY
-                        : r == -EPERM     ? "the sandbox's PID 2 did not match the sandbox's identity"
-                        : r == -ETIMEDOUT ? "bwrap's init was still setting the sandbox up at the deadline (it never "
-                                            "waited on --block-fd)"
-                                          : "the kernel (PID 2 of the sandbox) exited or never appeared";
+                const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
+                                   : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
+                                   : r == -ETIMEDOUT
+                                           ? "bwrap's init was still setting the sandbox up at the deadline (it never "
+                                             "waited on --block-fd)"
+                                           : "the kernel (PID 2 of the sandbox) exited or never appeared";
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
                 kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
                 return r;
