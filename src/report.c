@@ -255,9 +255,10 @@ static bool all_kernels_pass_check(json_object *run, const char *id) {
 }
 
 static bool full_boundary_held(json_object *run) {
-        FOREACH_BOUNDARY(b)
-        if (!all_kernels_pass_check(run, b->id))
-                return false;
+        FOREACH_BOUNDARY(b) {
+                if (!all_kernels_pass_check(run, b->id))
+                        return false;
+        }
         return true;
 }
 
