@@ -121,7 +121,8 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "wire_bench: cannot prepare the message\n");
                         return 1;
                 }
-                bytes = strlen(json_object_to_json_string_ext(m->content, JSON_C_TO_STRING_PLAIN));
+                bytes = strlen(json_object_to_json_string_ext(m->content,
+                                                              JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
                 kb_msg_destroy(&m);
         }
         double t0 = now_s();
@@ -158,7 +159,8 @@ int main(int argc, char **argv) {
                                 continue;
                         }
                         if (done == 0 && i == 0)
-                                bytes = strlen(json_object_to_json_string_ext(m->content, JSON_C_TO_STRING_PLAIN));
+                                bytes = strlen(json_object_to_json_string_ext(
+                                        m->content, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
                         kb_msg_destroy(&m);
                 }
                 done += batch;
