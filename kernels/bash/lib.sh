@@ -15,11 +15,7 @@ _kb_js() {
   # only text with bytes outside printable ASCII pays for the filters (forks are what bash is slow at)
   [[ $s == *[![:print:]$'\t\n']* ]] &&
     s=$(printf '%s' "$1" | iconv -c -f UTF-8 -t UTF-8 2>/dev/null | tr -d '\001-\010\013\014\016-\037\177')
-  s=${s//\\/\\\\}
-  s=${s//\"/\\\"}
-  s=${s//$'\t'/\\t}
-  s=${s//$'\n'/\\n}
-  s=${s//$'\r'/\\r}
+  s=${s//\\/\\\\} s=${s//\"/\\\"} s=${s//$'\t'/\\t} s=${s//$'\n'/\\n} s=${s//$'\r'/\\r}
   printf '"%s"' "$s"
 }
 _kb_ji() { case $1 in '' | *[!0-9-]* | -) printf null ;; *) printf '%s' "$1" ;; esac; }
@@ -75,5 +71,3 @@ _kb_run_probe() {
   local rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { printf 'kbound: kbound-probe %s exited with status %d\n' "$1" "$rc" >&2; return 1; }
 }
-_kb_probe() { _kb_run_probe boundary; }
-_kb_attack_surface() { _kb_run_probe attack-surface; }

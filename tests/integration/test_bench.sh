@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3
 : "${KBOUND_BUILD_DIR:?KBOUND_BUILD_DIR must point at the build tree (ctest sets it)}"
-cell="$KBOUND_SOURCE_DIR/kernels/python/long.py"
+cell="$KBOUND_SOURCE_DIR/kernels/python/lib.py" # the bulk of every python cell
 
 echo "wire throughput pair"
 "$KBOUND_BUILD_DIR/wire_bench" 300 "$cell" >"$scratch/wire.json"
