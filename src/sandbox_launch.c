@@ -186,19 +186,22 @@ static bool init_has_child(pid_t init_pid) {
 }
 
 /* Waits (polling, until deadline_ms; BLOCK_WAIT_MS without one) until bwrap's init is blocked
- * reading its --block-fd: until then it is still setting the sandbox up (its mounts, /workspace
- * among them, are not there yet) and holds descriptors of its own work (bind sources, the old
- * root), and the info JSON arrives before that starts. Setting up takes a few ms, but on a loaded
- * machine it has taken seconds, so the wait is the launch's whole deadline, not a guess. Returns 0
- * when init waits there, and also when the host cannot tell or init will not wait (init gone, its
- * syscall unreadable, or it already has a child: the look then shows what it saw, and the judge
- * fails the sandbox for not waiting); -ETIMEDOUT when init was still setting up at the deadline. */
+ * reading one of kbound's channels: its --block-fd, or its --seccomp one, which bwrap reads right
+ * after the block (a bwrap that dropped --block-fd waits there instead, and the judge fails it for
+ * that). Until then it is still setting the sandbox up (its mounts, /workspace among them, are not
+ * there yet) and holds descriptors of its own work (bind sources, the old root), and the info JSON
+ * arrives before that starts. Setting up takes a few ms, but on a loaded machine it has taken
+ * seconds, so the wait is the launch's whole deadline, not a guess. Returns 0 when init waits
+ * there, and also when the host cannot tell or init will not wait (init gone, its syscall
+ * unreadable, or it already has a child: the look then shows what it saw); -ETIMEDOUT when init
+ * was still setting up at the deadline. */
 static int wait_init_blocked(const kb_sandbox *sb, int64_t deadline_ms) {
         int64_t until = deadline_ms >= 0 ? deadline_ms : kb_now_ms() + BLOCK_WAIT_MS;
         for (int tries = 0;; tries++) {
                 int fd = -1;
                 if (kb_sandbox_waits_on("/proc", sb->init_pid, &fd) < 0 || fd == KB_SANDBOX_BLOCK_FD ||
-                    !kb_sandbox_pidfd_alive(sb->init_pidfd) || init_has_child(sb->init_pid))
+                    fd == KB_SANDBOX_SECCOMP_FD || !kb_sandbox_pidfd_alive(sb->init_pidfd) ||
+                    init_has_child(sb->init_pid))
                         return 0;
                 if (kb_now_ms() >= until)
                         return -ETIMEDOUT;
