@@ -27,6 +27,7 @@ Needs /usr/bin/python3's jupyter_client (python3-jupyter-client) and pyzmq, and 
 import argparse
 import base64
 import ctypes
+import gzip
 import json
 import os
 import random
@@ -243,11 +244,14 @@ def render(kernels_dir, lang, cell, params):
         raise RuntimeError("no probe set for language " + lang)
     with open(os.path.join(d[0], d[1]["cells"][cell])) as f:
         code = f.read()
-    if "{{KBOUND_PRELUDE}}" in code:  # the pack's shared helpers, as kb_langpack_render pastes them
-        with open(os.path.join(d[0], d[1]["prelude"])) as f:
-            code = code.replace("{{KBOUND_PRELUDE}}", f.read())
     params = dict(params, result_marker=RESULT_MARKER)  # as kbound: every cell gets one
     b64 = base64.b64encode(json.dumps(params, separators=(",", ":")).encode()).decode()
+    if "{{KBOUND_PRELUDE" in code:  # the pack's shared helpers, rendered, as kb_langpack_render pastes them
+        with open(os.path.join(d[0], d[1]["prelude"])) as f:
+            prelude = f.read().replace("{{KBOUND_PARAMS_B64}}", b64)
+        code = code.replace("{{KBOUND_PRELUDE_GZ_B64}}", base64.b64encode(gzip.compress(prelude.encode())).decode())
+        code = code.replace("{{KBOUND_PRELUDE_B64}}", base64.b64encode(prelude.encode()).decode())
+        code = code.replace("{{KBOUND_PRELUDE}}", prelude)
     return code.replace("{{KBOUND_PARAMS_B64}}", b64)
 
 

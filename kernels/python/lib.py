@@ -1,8 +1,9 @@
-# kbound python pack: every cell is this function, pasted in with its parameters ({{KBOUND_PRELUDE}}),
-# and one call of it, which deletes it again: only kbound_nonce stays in the user namespace. A result
-# goes as the probe MIME bundle where IPython displays (ipykernel), else as the marked stdout line
-# (raw interpreters, xeus-python without IPython). KeyboardInterrupt is not caught: the kernel must
-# make it an error reply. docs/probes-cells.md.
+# kbound python pack: every cell is this function (the pack's prelude, rendered with the cell's
+# parameters and sent gzipped), exec'd and called once, and it deletes itself: only kbound_nonce
+# stays in the user namespace. Exec'd code has no source lines, so an interrupted cell's traceback
+# is quick to format (IPython reads every frame's source). A result goes as the probe MIME bundle
+# where IPython displays (ipykernel), else as the marked stdout line (raw interpreters, xeus-python
+# without IPython). KeyboardInterrupt is not caught: the kernel must make it an error reply.
 def _kbound(cell):
     import base64, json, os, socket, subprocess, time
     p = json.loads(base64.b64decode("{{KBOUND_PARAMS_B64}}").decode("utf-8"))
