@@ -94,6 +94,14 @@ echo "a kernel that dies on SIGINT: the interrupt check names the death and the 
 spec=$(lying_spec liar die_on_sigint.py)
 expect_fail dies interrupt.control "the kernel died on interrupt_request: the kernel exited with status 130 (killed by signal 2 SIGINT)" "$spec"
 
+echo "a kernel holding a zombie child: its shutdown_reply comes, the kernel does not go, and the host names the child"
+spec=$(lying_spec liar zombie_child.py)
+expect_fail zombie lifecycle.shutdown "but the kernel process was still running" "$spec"
+ok "zombie: the detail names the child the host saw, a zombie" \
+  grep -qE "its child processes, as the host read them then: [0-9]+ [^ ]+ \(Z\)" <<<"$(json_get "$scratch/zombie.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")"
+ok "zombie: the evidence lists it" \
+  [ "$(json_get "$scratch/zombie.json" "[[x['state'] for x in c['evidence']['children']] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "['Z']" ]
+
 echo "the kernel hides a host file's descriptor (handed in as fd 7) in a socket's queue before the host looks"
 hostfile="$scratch/stash-target"
 echo "host data" >"$hostfile"
