@@ -98,7 +98,7 @@ echo "a kernel holding a zombie child: its shutdown_reply comes, the kernel does
 spec=$(lying_spec liar zombie_child.py)
 expect_fail zombie lifecycle.shutdown "but the kernel process was still running" "$spec"
 ok "zombie: the detail names the child the host saw, a zombie" \
-  grep -qE "its child processes, as the host read them then: [0-9]+ [^ ]+ \(Z\)" <<<"$(json_get "$scratch/zombie.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")"
+  grep -qE "its child processes, as the host read them then: host pid [0-9]+ [^ ]+ \(Z\)" <<<"$(json_get "$scratch/zombie.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")"
 ok "zombie: the evidence lists it" \
   [ "$(json_get "$scratch/zombie.json" "[[x['state'] for x in c['evidence']['children']] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "['Z']" ]
 
