@@ -801,8 +801,8 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         json_object *devs = x.lp ? kb_langpack_get(x.lp, "deviations") : NULL;
         x.deviations = kb_json_get(devs, x.implementation);
 
+        const char *storage[2]; /* a check's step's ids: x.step_ids may point here all run long */
         for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
-                const char *storage[2];
                 x.step_ids = step_ids(&steps[i], storage);
                 steps[i].run(&x);
         }

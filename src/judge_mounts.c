@@ -538,12 +538,12 @@ size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *ki
                 for (size_t i = 0; i < arr_len(reach); i++) {
                         json_object *e = at(reach, i);
                         const char *k = kb_json_str(e, "kind"), *c = kb_json_str(e, "claim");
-                        if (!k || strcmp(k, kind) != 0 || (claim && (!c || strcmp(c, claim) != 0)))
+                        if (!k || strcmp(k, kind) != 0 || !c || strcmp(c, claim) != 0)
                                 continue;
                         if (s == 0)
                                 checked++;
                         const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
-                        if (kb_json_str(e, "error") && claim)
+                        if (kb_json_str(e, "error"))
                                 problem_once(v, said, "the host could not place the %s (%s): %s", name, path,
                                              kb_json_str(e, "error"));
                         json_object *exposed = kb_json_get(e, "exposed");
