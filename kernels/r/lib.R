@@ -7,8 +7,8 @@ publish <- function(...) IRdisplay::publish_mimebundle(list(`application/vnd.kbo
 say <- function(line) { cat(line, "\n", sep = ""); flush(stdout()) } # IRkernel holds what is not flushed
 kb_identity <- function() {
   status <- tryCatch(readLines("/proc/self/status", warn = FALSE), error = function(e) character(0))
-  int <- function(key) as.integer(unlist(strsplit(trimws(sub("^[^:]*:", "", grep(paste0("^", key, ":"), status,
-                                                                                      value = TRUE)[1])), "[[:space:]]+")))
+  field <- function(key) grep(paste0("^", key, ":"), status, value = TRUE)[1] # NA when absent
+  int <- function(key) as.integer(strsplit(trimws(sub("^[^:]*:", "", field(key))), "[[:space:]]+")[[1]])
   first <- function(key) if (length(v <- int(key)) && !is.na(v[1])) v[1] else NA # logical NA is null; NA_integer_ "NA"
   publish(pid = as.integer(Sys.getpid()), ppid = first("PPid"), nspid = as.list(na.omit(int("NSpid"))),
           uid = first("Uid"), hostname = Sys.info()[["nodename"]])
