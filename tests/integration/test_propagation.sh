@@ -25,10 +25,20 @@ except OSError:
 print("mounts", seen, "wrote", wrote)'
 
 # in_shared_host RUNNER...: runs RUNNER kbound run CELL in a new mount namespace whose / is shared,
-# mounting a writable tmpfs over /usr/local/share there 1.5 s into the cell.
+# mounting a writable tmpfs over /usr/local/share there once the kernel runs: as soon as a python
+# process descended from this shell runs ipykernel (the kernel itself, not bwrap, whose argv names it), so after the sandbox
+# started however long its start took (a fixed 1.5 s came before it under the suite's load).
 in_shared_host() {
   unshare -m --propagation shared -- bash -c '
-    (sleep 1.5; mount -t tmpfs -o size=1m kbt-propagation /usr/local/share) &
+    top=$$
+    mine() { local q=$1; while [ "$q" -gt 1 ]; do [ "$q" = "$top" ] && return 0; q=$(awk "{print \$4}" "/proc/$q/stat" 2>/dev/null || echo 1); done; return 1; }
+    (for _ in $(seq 600); do
+       for p in $(pgrep -f "^/usr/bin/python3 -m ipykernel_launcher"); do
+         mine "$p" && { echo "the mount came while the kernel ran" >&2; break 2; }
+       done
+       sleep 0.05
+     done
+     mount -t tmpfs -o size=1m kbt-propagation /usr/local/share) &
     "$@"
     status=$?
     wait
@@ -40,12 +50,14 @@ out=$(in_shared_host "$KBOUND" run --kernel python3 "$cell" 2>"$scratch/root.err
 ok "root: the host's later mount never appeared in the sandbox, nor let a write through (got '$out')" \
   [ "$out" = "mounts 0 wrote False" ]
 ok "root: the test's host made the mount meanwhile" grep -qx "the host had the mount" "$scratch/root.err"
+ok "root: ... while the kernel ran" grep -qx "the mount came while the kernel ran" "$scratch/root.err"
 
 out=$(in_shared_host runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
   KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --kernel python3 "$cell" 2>"$scratch/user.err")
 ok "$user: the host's later mount never appeared in the sandbox, nor let a write through (got '$out')" \
   [ "$out" = "mounts 0 wrote False" ]
 ok "$user: the test's host made the mount meanwhile" grep -qx "the host had the mount" "$scratch/user.err"
+ok "$user: ... while the kernel ran" grep -qx "the mount came while the kernel ran" "$scratch/user.err"
 
 # The same with the whole check: it passes, and the mount made during it reached nothing.
 set +e
@@ -55,5 +67,6 @@ set -e
 [ "$rc" -eq 0 ] || { cat "$scratch/check.out"; tail -20 "$scratch/check.err"; }
 ok "root: check passes on a host whose / is shared, with a mount made during it (rc=$rc)" [ "$rc" -eq 0 ]
 ok "root: the test's host made the mount during the check" grep -qx "the host had the mount" "$scratch/check.err"
+ok "root: ... while the kernel ran" grep -qx "the mount came while the kernel ran" "$scratch/check.err"
 assert_no_leftovers "after the shared hosts"
 finish
