@@ -2,7 +2,6 @@
  * on an idle kernel, a running cell interrupted through control and through SIGINT (the pinned
  * pidfd), and shutdown_request, the kernel's exit seen by the host. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -195,9 +194,9 @@ void cx_check_shutdown(cx *x) {
         }
         json_object *restart = kb_json_get(reply->content, "restart");
         const char *status = kb_msg_content_string(reply, "status");
-        struct pollfd p = {.fd = kb_kernel_pidfd(x->h.kernel), .events = POLLIN};
-        int exited = poll(&p, 1, SHUTDOWN_EXIT_MS) > 0;
         json_object *ev = json_object_new_object();
+        kb_harness_exit e;
+        int exited = kb_harness_wait_exit(&x->h, kb_now_ms(), ev, &e) > 0;
         json_object_object_add(ev, "restart", restart ? json_object_get(restart) : NULL);
         json_object_object_add(ev, "status", cx_jstring_or_null(status));
         json_object_object_add(ev, "exited", json_object_new_boolean(exited));
@@ -207,8 +206,10 @@ void cx_check_shutdown(cx *x) {
         if (status && strcmp(status, "ok") != 0)
                 cx_found(&f, "status", "shutdown_reply status '%s'", status);
         if (!exited)
-                cx_found(&f, "no_exit", "the kernel process did not exit within %d ms of its shutdown_reply",
-                         SHUTDOWN_EXIT_MS);
+                cx_found(&f, "no_exit",
+                         "the kernel process did not exit within %d ms of its shutdown_reply (its child processes "
+                         "%d ms after it: %s)",
+                         SHUTDOWN_EXIT_MS, KB_SHUTDOWN_PROMPT_MS, e.held);
         cx_verdict(x, id, t0, ev, &f, "shutdown_reply echoes restart: false (status %s) and the process exited",
                    status ? status : "absent");
         kb_msg_destroy(&reply);
