@@ -2,7 +2,7 @@
 """bench/reference_check.py: the kbound check scenario written the way a jupyter_client user would.
 
 The baseline scripts/bench compares kbound against. It runs the same scenario as `kbound check`
-(src/scenario.c), on the same kernels, with the same bwrap argv (mirrored from src/sandbox.c),
+(src/run/scenario.c), on the same kernels, with the same bwrap argv (mirrored from src/sandbox/sandbox.c),
 the same minimal environment, the same probe cells (kernels/<lang>/) and the same waits, each
 kernel on its own thread:
 
@@ -49,14 +49,14 @@ from jupyter_client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 from jupyter_client.kernelspec import KernelSpecManager
 
-# The waits kbound uses (src/scenario.c, src/client.c): the same scenario, the same budgets.
+# The waits kbound uses (src/run/scenario.c, src/protocol/client.c): the same scenario, the same budgets.
 CELL_TIMEOUT = 60.0
 MARKER_TIMEOUT = 30.0
 CONTROL_REPLY_TIMEOUT = 2.0
-CONTROL_GRACE = 0.1  # src/scenario.c CONTROL_GRACE_MS: the cell is watched during the reply wait
+CONTROL_GRACE = 0.1  # src/run/scenario.c CONTROL_GRACE_MS: the cell is watched during the reply wait
 INTERRUPT_TIMEOUT = 10.0
-HOLD_MAX = 0.2  # src/scenario.c HOLD_MAX_MS: a random hold after the marker before interrupting
-# src/scenario_interrupt.c: the long cell's progress file, read by the host: this many more steps
+HOLD_MAX = 0.2  # src/run/scenario.c HOLD_MAX_MS: a random hold after the marker before interrupting
+# src/run/scenario_interrupt.c: the long cell's progress file, read by the host: this many more steps
 # after interrupt_request (after SIGINT) say it kept running; a stop reply needs the count unchanged
 # PROGRESS_WINDOW later; the first count must appear within PROGRESS_START of the marker.
 STEPS_KEPT_RUNNING = 10
@@ -65,7 +65,7 @@ PROGRESS_WINDOW = 0.15
 PROGRESS_START = 2.0
 IDLE_GRACE = 2.0
 STOP_GRACE = 1.0
-SHUTDOWN_EXIT = 15.0  # src/rules.h KB_SHUTDOWN_EXIT_MS: lifecycle.shutdown waits for the kernel's exit
+SHUTDOWN_EXIT = 15.0  # src/verdict/rules.h KB_SHUTDOWN_EXIT_MS: lifecycle.shutdown waits for the kernel's exit
 LONG_CELL_SECONDS = 60
 MIME = "application/vnd.kbound.probe+json"
 WORKSPACE = "/workspace"
@@ -73,7 +73,7 @@ RUNTIME = "/run/kbound"
 
 TOOLS_PROBE = "/run/kbound-tools/syscall-probe"  # KB_SANDBOX_PROBE_PROGRAM
 TOOLS_BOUNDARY = "/run/kbound-tools/probe"  # KB_SANDBOX_BOUNDARY_PROGRAM (kbound-probe)
-# The stdout transport's result line prefix (src/scenario_cell.c scenario_result_marker).
+# The stdout transport's result line prefix (src/run/scenario_cell.c scenario_result_marker).
 RESULT_MARKER = "KBOUND-RESULT-" + secrets.token_hex(8)
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -121,7 +121,7 @@ def bwrap_argv(bwrap, team, workspace, runtime, probe, boundary, fds, kernel_arg
             a += ["--tmpfs", p, "--remount-ro", p]
         elif os.path.lexists(p):
             a += ["--ro-bind", "/dev/null", p]
-    # src/limits.c's defaults: /tmp and /dev/shm sized, /dev read-only, /var/tmp a link to /tmp
+    # src/sandbox/limits.c's defaults: /tmp and /dev/shm sized, /dev read-only, /var/tmp a link to /tmp
     tmp = str(512 << 20)
     a += ["--dev", "/dev", "--size", tmp, "--tmpfs", "/tmp", "--size", tmp, "--tmpfs", "/dev/shm",
           "--remount-ro", "/dev", "--dir", "/var", "--symlink", "../tmp", "/var/tmp",
@@ -643,7 +643,7 @@ class Seccomp:
         return fd.value
 
     def surface_params(self):
-        """The attack_surface cell's parameters, as src/scenario.c's surface_cell makes them."""
+        """The attack_surface cell's parameters, as src/run/scenario.c's surface_cell makes them."""
         calls, families = [], []
         for i in range(self.lib.kb_seccomp_entry_count()):
             e = self.lib.kb_seccomp_entry_at(i)

@@ -1,4 +1,4 @@
-/* check.h: the checks every kernel gets, as one table (src/check.c): each check's id, what a pass
+/* check.h: the checks every kernel gets, as one table (src/verdict/check.c): each check's id, what a pass
  * claims, its phase and place in the run, what it needs (the host's looks alone, or a cell of the
  * language's pack), who judges it and the words the report's summary uses. Everything that names
  * a check (the scenario that runs them, the judges, the report, `kbound check --list-checks`, the

@@ -82,6 +82,10 @@ KB_EXPORT int kb_iso_time_now(unsigned frac_digits, char *buf, size_t size);
  * on an environment that is not the process's own. NULL if absent. Borrowed from envp. */
 KB_EXPORT const char *kb_env_get(char *const *envp, const char *name);
 
+/* The kernel's PATH in a sandbox unless its kernelspec sets one (kb_sandbox_env), and what an
+ * execvp-style search there walks then (kernelspec in an image, view in the sandbox's view). */
+#define KB_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 /* The next candidate of an execvp-style search: *cursor starts at a PATH value ("a:b:c"); each
  * call skips empty and relative entries (execvp in a sandbox must not search its working folder)
  * and gives "<entry>/<program>" in *ret_candidate (malloc'd). Returns 1 and a candidate, 0 when

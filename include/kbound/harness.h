@@ -1,7 +1,7 @@
 /* harness.h: the kernel under test, as `check` (scenario.h) and `conformance` (conformance.h)
  * share it: the sandbox and run its kernels share, and how the run of one kernel ended. The
  * harness itself (starting the kernel with its language pack, recording checks, the long cell,
- * wait errors) is internal (src/harness-internal.h). */
+ * wait errors) is internal (src/run/harness-internal.h). */
 #pragma once
 
 #include <stdbool.h>

@@ -40,9 +40,11 @@ typedef struct kb_inspect_target {
                                        * (NULL-terminated; may be NULL) */
         const kb_inspect_canary *canaries;
         size_t n_canaries;
-        const char *own_runtime; /* where the host reaches the kernel's socket folder (kb_kernel_socket_dir): listening
-                                  * sockets under it are the kernel's own */
-        json_object *host;       /* kb_inspect_host facts (kbound's mount table); borrowed */
+        const char *socket_claim; /* the check a host socket within reach belongs to, named by the caller as each
+                                   * canary's claim is (reported; NULL: none) */
+        const char *own_runtime;  /* where the host reaches the kernel's socket folder (kb_kernel_socket_dir): listening
+                                   * sockets under it are the kernel's own */
+        json_object *host;        /* kb_inspect_host facts (kbound's mount table); borrowed */
 } kb_inspect_target;
 
 /* Facts about kbound itself and the host that every sandbox is compared with: "pid", "session",
@@ -79,7 +81,7 @@ KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
  * - "net": per network namespace among the processes (by inode): "unix", "socket_inodes",
  *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode (a namespace that is
  *   kbound's own has its "unix" from sock_diag);
- * - unix sockets of kbound's network namespace, from sock_diag (src/sockdiag.h), never from a name:
+ * - unix sockets of kbound's network namespace, from sock_diag (src/base/sockdiag.h), never from a name:
  *   "kbound_sockets" (inodes of kbound's own), "kbound_net_sockets" (those a sandbox process holds:
  *   {"inode", "type", "state", "path", "peer", "peer_held_by": [{"pid", "name", "side"}]}, side
  *   "kbound", "sandbox", "launch" or "host"); "endpoints" ({"path", "file" or "error"}: the socket

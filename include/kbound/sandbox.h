@@ -27,8 +27,6 @@
 
 /* Where the team's directories appear inside the sandbox. Host paths never reach the kernel. */
 #define KB_SANDBOX_WORKSPACE "/workspace"
-/* The kernel's PATH unless its kernelspec sets one (kb_sandbox_env), and what execvp searches then. */
-#define KB_SANDBOX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define KB_SANDBOX_RUNTIME "/run/kbound"
 /* Where the team's runtime folder on the host (what the host hands the kernel while it runs: the
  * probe's go files) is bound read-only when the kernel's sockets and connection file are in a tmpfs

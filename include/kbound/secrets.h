@@ -25,12 +25,14 @@ KB_EXPORT int kb_secrets_add(kb_secrets *s, const char *name, const char *value)
  * cut by a log tail). Scanning (kb_secrets_scan) still looks for the whole value. A token shorter
  * than KB_SECRET_FRAGMENT_MIN is matched whole. Returns as kb_secrets_add. */
 KB_EXPORT int kb_secrets_add_token(kb_secrets *s, const char *name, const char *value);
-/* Adds every variable of host_env that kb_sandbox_env_allowed() refuses, as a daemon secret named
+/* Adds every variable of host_env that passes (a filter the caller gives: kb_sandbox_env_allowed,
+ * the variables the sandbox is given) does not let through, as a daemon secret named
  * "env:NAME", unless its value is not distinctive: shorter than 8 bytes, a number, an existing
  * absolute path, or a substring of one of legit (strings the sandbox sees by design: its own
  * environment and argv). A value of 32 or more hex digits is added as a token. *ret_skipped (may be NULL) counts the
  * ones skipped. */
-KB_EXPORT int kb_secrets_add_env(kb_secrets *s, char *const *host_env, char *const *legit, size_t *ret_skipped);
+KB_EXPORT int kb_secrets_add_env(kb_secrets *s, char *const *host_env, bool (*passes)(const char *name),
+                                 char *const *legit, size_t *ret_skipped);
 KB_EXPORT size_t kb_secrets_count(const kb_secrets *s);
 /* Searches every string (keys and values) in data for every secret; returns a new array of the
  * names found (empty if none), or NULL if out of memory. */

@@ -3,7 +3,7 @@
  * parameters. They call nothing of the sub-probes or of main, which all call them. */
 #include "boundary_probe.h"
 #include "tool_io.h"
-#include "utf8.h"
+#include "base/utf8.h"
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>

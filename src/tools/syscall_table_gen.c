@@ -1,5 +1,5 @@
 /* syscall_table_gen.c: writes, at build time, the seccomp table that kbound-syscall-probe compiles
- * in: every entry of src/seccomp.c's table, read through the library, with the call's number on the
+ * in: every entry of src/sandbox/seccomp.c's table, read through the library, with the call's number on the
  * native ABI from libseccomp, which is where the filter gets it. The probe runs without the library
  * and without libseccomp; generating its table from theirs is what keeps the two from drifting.
  * Usage: kbound-syscall-table-gen OUTPUT.h */
@@ -39,8 +39,8 @@ static int write_table(FILE *f, const char *arch) {
         if (getpid_nr < 0)
                 return -ENOSYS;
         fprintf(f,
-                "/* Generated at build time by kbound-syscall-table-gen from src/seccomp.c's table and\n"
-                " * libseccomp's syscall numbers for the native ABI. Do not edit: edit src/seccomp.c. */\n"
+                "/* Generated at build time by kbound-syscall-table-gen from src/sandbox/seccomp.c's table and\n"
+                " * libseccomp's syscall numbers for the native ABI. Do not edit: edit src/sandbox/seccomp.c. */\n"
                 "#pragma once\n\n"
                 "#define KB_PROBE_TABLE_ARCH \"%s\"\n"
                 "/* for a compile-time check that the probe is built for the ABI the numbers are for */\n"

@@ -23,7 +23,7 @@ expected() {
     ir/execute.result | ir/execute.count | ir/execute.silent | ir/stdin.not_allowed | ir/history.* | ir/comm_info | \
       ir/comm_info.target | ir/comm.close | ir/interrupt.signal | ir/messages.shape) echo deviation ;;
     # IRkernel ignores interrupt_request; its kernelspec declares signals (no interrupt_mode), so
-    # the rule check shares makes that unsupported, not a failure nor a deviation (src/rules.c).
+    # the rule check shares makes that unsupported, not a failure nor a deviation (src/verdict/rules.c).
     ir/interrupt.idle | ir/interrupt.control) echo unsupported ;;
     # Optional features: neither kernel claims a debugger in kernel_info (ipykernel's needs a
     # loopback TCP port, which the default seccomp policy refuses) nor subshells; IRkernel has no

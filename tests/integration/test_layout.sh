@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The source keeps the shape docs/architecture.md draws (issue 23): one home per concern, so no
-# file of src/ grows past 1,000 lines (an inspect_* or judge_* file past 800), no function past
-# 150, no two parts of the library call each other, and every check id is spelled in one file.
+# The source keeps the shape docs/architecture.md draws (issues 23, 34): one folder per layer, each
+# including only its own and lower layers, one home per concern, so no file of src/ grows past
+# 1,000 lines (an inspect_* or judge_* file past 800), no function past 150, no two parts of the
+# library call each other, and every check id is spelled in one file.
 source "$(dirname "$0")/lib.sh"
 require nm
 
@@ -46,6 +47,49 @@ PY
 )
 ok "libkbound_static.a has members that call one another" [ "$(grep -c ' T ' "$scratch/nm")" -gt 100 ]
 ok "no two files of the library call each other${cycles:+: $cycles}" [ -z "$cycles" ]
+
+# Layers: src/ holds one folder per layer of docs/architecture.md (CMakeLists.txt's KBOUND_LAYERS,
+# lowest first), the command line and the in-sandbox tools; a file includes only headers of its own
+# layer or a lower one (a public header include/kbound/X.h belongs to the layer whose folder holds
+# X.c), the command line only public headers, and the tools no internal header but base's.
+entries=$(find "$src" -mindepth 1 -maxdepth 1 | wc -l)
+ok "src/ holds at most 12 entries (holds $entries: $(ls "$src" | tr '\n' ' '))" [ "$entries" -le 12 ]
+layers=$(sed -n 's/^set(KBOUND_LAYERS \(.*\))$/\1/p' "$KBOUND_SOURCE_DIR/CMakeLists.txt")
+[ -n "$layers" ] || fail "CMakeLists.txt declares no KBOUND_LAYERS"
+ok "nothing but layers, cli and tools directly in src/ (layers: $layers)" \
+  [ -z "$(find "$src" -mindepth 1 -maxdepth 1 | sed "s|$src/||" | grep -vxF -f <(tr ' ' '\n' <<<"$layers cli tools"))" ]
+upward=$(/usr/bin/python3 - "$src" "$KBOUND_SOURCE_DIR/include/kbound" $layers <<'PY'
+import os, re, sys
+src, public, order = sys.argv[1], sys.argv[2], sys.argv[3:]
+rank = {layer: i for i, layer in enumerate(order)}
+module = {}
+for layer in order:
+    for f in os.listdir(os.path.join(src, layer)):
+        if f.endswith(".c"):
+            module[f[:-2]] = layer
+found = []
+def layer_of(header, own):
+    if header.startswith("kbound/"):
+        return module.get(header[7:-2], "?")
+    return header.split("/")[0] if "/" in header else own
+for own in order + ["cli", "tools"]:
+    for f in sorted(os.listdir(os.path.join(src, own))):
+        if not f.endswith((".c", ".h")):
+            continue
+        for header in re.findall(r'#include "([^"]+)"', open(os.path.join(src, own, f)).read()):
+            to = layer_of(header, own)
+            if to == "?":
+                found.append(f"{own}/{f}: {header} (a public header of no module)")
+            elif own == "cli" and not header.startswith("kbound/") and "/" in header:
+                found.append(f"cli/{f}: {header} (the command line uses public headers only)")
+            elif own == "tools" and "/" in header and not header.startswith("kbound/") and to != "base":
+                found.append(f"tools/{f}: {header} (the tools use no internal header but base's)")
+            elif own in rank and rank.get(to, -1) > rank[own]:
+                found.append(f"{own}/{f}: {header} ({to} is above {own})")
+print("; ".join(found))
+PY
+)
+ok "every file includes its own layer's headers or a lower one's${upward:+: $upward}" [ -z "$upward" ]
 
 # Check ids: spelled, as a C string, in one file of src/ (the check table).
 ids=$(listed_check_ids)

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include "kbound/common.h"
 #include "kbound/seccomp.h"
-#include "jsonget.h"
+#include "base/jsonget.h"
 
 #define OUTPUT_MAX (8 << 20)
 #define RUN_SECONDS 30

@@ -13,8 +13,8 @@
 #include "kbound/common.h"
 #include "kbound/langpack.h"
 #include "kbound/secrets.h"
-#include "harness-internal.h"
-#include "scenario-internal.h"
+#include "run/harness-internal.h"
+#include "run/scenario-internal.h"
 #include "tmp_tree.h"
 
 #define SECRET "kbound-harness-secret-4f1c9a"

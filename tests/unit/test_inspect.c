@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "inspect-internal.h"
+#include "evidence/inspect-internal.h"
 #include "kbound/inspect.h"
 #include "valgrind_skip.h"
 

@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "inspect-internal.h"
-#include "jsonget.h"
+#include "evidence/inspect-internal.h"
+#include "base/jsonget.h"
 #include "kbound/inspect.h"
 #include "kbound/secrets.h"
-#include "procfs.h"
+#include "base/procfs.h"
 #include "tmp_tree.h"
 #include "valgrind_skip.h"
 

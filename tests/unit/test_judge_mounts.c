@@ -1,6 +1,6 @@
 /* test_judge_mounts.c: kb_judge_mount_problems, boundary.write_outside and boundary.workspace_writable. */
 #include "judge_fixture.h"
-#include "procfs.h"
+#include "base/procfs.h"
 
 /* ---- kb_judge_mount_problems, on the good run's last look ---- */
 

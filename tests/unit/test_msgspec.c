@@ -1,4 +1,4 @@
-/* test_msgspec.c: the messaging spec as data (src/msgspec.c): each kind of problem, the status
+/* test_msgspec.c: the messaging spec as data (src/protocol/msgspec.c): each kind of problem, the status
  * rules of replies, and the shapes ipykernel 6.17 and IRkernel 1.3.2 were measured sending. */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "msgspec.h"
+#include "protocol/msgspec.h"
 
 typedef struct seen {
         char codes[512];

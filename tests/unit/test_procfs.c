@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kbound/common.h"
-#include "procfs.h"
+#include "base/procfs.h"
 
 static const char status_text[] = "Name:\tpython3\n"
                                   "Umask:\t0022\n"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kbound/sandbox.h"
 #include "kbound/secrets.h"
 
 #define KEY "3f9c1a7be2d64c0598a1f0e7c3b24d6a9e8f7061b5c4d3e2f1a0b9c8d7e6f5a4"
@@ -124,7 +125,7 @@ static void test_short_token_and_env_tokens(void **state) {
         expect(s, "x abcdef0123 y abcdef012", "x [redacted:short] y abcdef012");
         /* A long hex environment value is treated as a token. */
         char *env[] = {"KBOUND_TEST_TOKEN=" CANARY, NULL};
-        assert_int_equal(kb_secrets_add_env(s, env, NULL, NULL), 0);
+        assert_int_equal(kb_secrets_add_env(s, env, kb_sandbox_env_allowed, NULL, NULL), 0);
         expect(s,
                "half "
                "0d1e2f3a4b5c6d7e8f90",

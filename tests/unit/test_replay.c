@@ -1,4 +1,4 @@
-/* test_replay.c: the bounded replay history (src/replay.c) without sockets. */
+/* test_replay.c: the bounded replay history (src/protocol/replay.c) without sockets. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "replay-internal.h"
+#include "protocol/replay-internal.h"
 
 static void test_repeat_refused(void **state) {
         kb_replay_history *h = NULL;

@@ -1,4 +1,4 @@
-/* test_rules.c: the judgements check and conformance share (src/rules.c), and how the report shows
+/* test_rules.c: the judgements check and conformance share (src/verdict/rules.c), and how the report shows
  * the language warning for either command. */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "kbound/report.h"
-#include "rules.h"
+#include "verdict/rules.h"
 
 /* Only interrupt_mode "message" makes an ignored interrupt_request a failure; "signal" (and no
  * mode at all, the spec's default) makes it unsupported, with the reason naming the mode. */

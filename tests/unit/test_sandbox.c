@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "kbound/sandbox.h"
-#include "sandbox-internal.h"
+#include "sandbox/sandbox-internal.h"
 #include "tmp_tree.h"
 #include <fcntl.h>
 #include <limits.h>

@@ -11,8 +11,8 @@
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
 #include "kbound/sandbox.h"
-#include "procfs.h"
-#include "sandbox-internal.h"
+#include "base/procfs.h"
+#include "sandbox/sandbox-internal.h"
 #include "tmp_tree.h"
 #include <fcntl.h>
 #include <limits.h>

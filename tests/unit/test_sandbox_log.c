@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "sandbox-internal.h"
+#include "sandbox/sandbox-internal.h"
 
 typedef struct fixture {
         char dir[64];

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "kbound/common.h"
-#include "sockdiag.h"
+#include "base/sockdiag.h"
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>

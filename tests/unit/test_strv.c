@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include <string.h>
-#include "strv.h"
+#include "base/strv.h"
 
 static void test_push_take(void **state) {
         kb_strv v = {0};

@@ -1,0 +1,365 @@
+/* inspect-internal.h: what inspect.c and the inspect_*.c files (one concern each) share; not exported. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+#include "kbound/inspect.h"
+#include "base/sockdiag.h"
+
+#define ENVIRON_MAX (1024 * 1024)
+#define CMDLINE_MAX (256 * 1024)
+#define NS_HOLDERS_MAX 64 /* processes outside the sandbox in its namespaces, kept (all counted) */
+
+/* The indices of kb_inspect_namespaces()'s names. */
+enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS_TYPES };
+
+/* One host process of a look's walk (kb_inspect_look_at_processes), classified. */
+typedef struct proc_entry {
+        pid_t pid, ppid;
+        bool member; /* of the sandbox */
+        bool launch; /* kbound or one of its descendants outside the sandbox */
+        char state;  /* /proc/<pid>/stat's: 'Z' for a zombie (main thread) */
+        long threads;
+        int ns_read; /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
+                      * user's process) */
+        uint64_t ns[NS_TYPES];
+        char comm[17];
+} proc_entry;
+
+/* A few namespace inodes (the sandbox's, kbound's), looked up linearly: there are tens. */
+#define NS_SET_MAX 1024
+typedef struct ns_set {
+        uint64_t ino[NS_SET_MAX];
+        size_t n;
+} ns_set;
+
+/* One mount table of the sandbox: the kernel's, or that of another mount namespace among its
+ * processes, with the root of a process of that namespace that its paths are looked up from. */
+typedef struct sandbox_table {
+        pid_t pid;
+        json_object *mounts; /* borrowed from the snapshot */
+        int root_fd;         /* -1 when it could not be opened */
+} sandbox_table;
+
+/* A look's unix sockets: kbound's network namespace as sock_diag lists it, and who holds what. */
+typedef struct sockets {
+        const kb_inspect_target *t;
+        const proc_entry *procs;
+        size_t n_procs;
+        json_object *processes; /* the look's sandbox processes (borrowed) */
+        kb_sockdiag_unix *list; /* kbound's network namespace; NULL when it could not be listed */
+        size_t n;
+        json_object *members; /* "socket:[N]" → [pid]: held by sandbox processes */
+        json_object *own;     /* "socket:[N]" → [pid]: held by kbound itself */
+        json_object *launch;  /* the same for kbound's other descendants, read when first needed */
+        json_object *others;  /* the same for every other process, read when first needed */
+} sockets;
+
+/* ---- JSON and /proc helpers (inspect_common.c) ---- */
+
+/* Adds v to the object o as key. v may be NULL (out of memory); on failure v is put. Returns 0,
+ * -ENOMEM. */
+int kb_inspect_add(json_object *o, const char *key, json_object *v);
+
+/* Appends v to the array a, as kb_inspect_add adds. Returns 0, -ENOMEM. */
+int kb_inspect_push(json_object *a, json_object *v);
+
+/* Appends {"what": what, "error": strerror} to errors. */
+int kb_inspect_note_error(json_object *errors, const char *what, int err);
+
+/* "maj:min" of dev; NULL if out of memory. */
+json_object *kb_inspect_dev_string(dev_t dev);
+
+/* {type, dev, ino, rdev} of a stat. */
+json_object *kb_inspect_stat_facts(const struct stat *st);
+
+/* Reads <proc_root>/<pid>/<name> (max bytes). -ESRCH when the process is gone. */
+int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, size_t max, char **ret, size_t *ret_len);
+
+/* Whether <proc_root>/<pid> is there. */
+bool kb_inspect_process_exists(const char *proc_root, pid_t pid);
+
+/* The integer member key of o, or -1 when it is absent or not an integer. */
+int64_t kb_inspect_int_of(json_object *o, const char *key);
+
+/* ---- namespaces (inspect_namespace.c) ---- */
+
+/* Inode of <proc_root>/<pid>/ns/<name>; -ESRCH when the process is gone, -ENOENT when this kernel
+ * has no such namespace type. */
+int kb_inspect_ns_inode(const char *proc_root, pid_t pid, const char *name, uint64_t *ret);
+
+/* "ns": {name: inode} of pid; a type this kernel lacks is left out. */
+int kb_inspect_ns_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
+
+/* Every namespace inode of pid (kb_inspect_namespaces() order; 0 for a type this kernel lacks)
+ * through one open of its ns folder. The links are read, not followed: "net:[4026531840]" names the
+ * inode, and a readlink costs a third of a stat through the link (this runs for every host process
+ * in every look). Returns 0, -ESRCH (gone), -EACCES or -EPERM (another user's process: reading a
+ * namespace link needs ptrace rights over it), -EPROTO, -errno. */
+int kb_inspect_ns_inodes_all(const char *proc_root, pid_t pid, uint64_t ret[NS_TYPES]);
+
+/* Appends to chain the user namespaces above the namespace open at fd, nearest first: its owner
+ * (for a user namespace, its parent), that one's parent, and so on as far as kbound's own user
+ * namespace lets it see (the kernel answers EPERM above it, and for the first user namespace).
+ * Returns 0, -ELOOP, -ENOMEM, -errno. */
+int kb_inspect_owner_chain(int fd, bool is_user, json_object *chain);
+
+/* "ns_owners": {name: [owner, owner's parent, ...]} of pid: who owns each of its namespaces, as
+ * user namespace inodes (kb_inspect_owner_chain); for "user", the chain starts at its parent. A
+ * namespace that cannot be opened or asked is noted in errors as "ns_owners/<name>". -ESRCH when
+ * pid is gone. */
+int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
+
+/* Whether ino is in set. */
+bool kb_inspect_ns_set_has(const ns_set *set, uint64_t ino);
+
+/* Adds ino unless it is 0, already there, or in except. -E2BIG when full. */
+int kb_inspect_ns_set_add(ns_set *set, uint64_t ino, const ns_set *except);
+
+/* The namespace type of an nsfs link target ("net:[4026532008]": a descriptor opened from
+ * /proc/<pid>/ns/ or from a bind mount of one; a bind mount's root in mountinfo reads the same)
+ * and its inode into *ret_ino; NULL for any other target ("pipe:[N]", "socket:[N]", a path). */
+const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino);
+
+/* ---- what a process holds (inspect_fd.c) ---- */
+
+/* Every open descriptor of pid: what it refers to, without opening it (stat follows the magic
+ * link to the object; opening a terminal or a FIFO could have side effects). */
+int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
+
+/* "exe": {"path", "dev", "ino"} of the program pid runs (stat through /proc/<pid>/exe, the file
+ * the kernel holds, whatever its path now names), or "exe_error". -ENOMEM only. */
+/* proc["refs"]: what pid holds but its descriptors (inspect_refs.c): "cwd", "root", "exe" (each
+ * {"target", "type", "dev", "ino", "mnt_id"}, or "<name>_error"), "threads" [{"tid", "cwd",
+ * "root"}] (the threads whose own differ), "maps" [{"path", "dev", "ino", "shared", "writable",
+ * "deleted", "reach" ("same" with "mnt_id", "other", "none") or "reach_error"}] (each mapped file
+ * once per kind of mapping, placed in the view of t's kernel). An unreadable thread list or maps
+ * goes to errors. Returns 0 or -ENOMEM. */
+int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+/* The files pid maps, each once, as "maj:min:ino" (the launcher's: what bwrap's init was started
+ * with). Returns 0 and a new array, -ESRCH, -ENOMEM, -errno. */
+int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
+/* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
+ * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
+int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
+int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *proc);
+
+/* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the
+ * table dir (/proc/<pid>/fd or a thread's; one that cannot be read is passed over), until visit
+ * returns < 0. Returns 0 (also when the process is gone), -errno when the table cannot be read, or
+ * visit's error. */
+int kb_inspect_fd_targets_at(const char *dir, int (*visit)(int fd, const char *target, void *userdata), void *userdata);
+
+/* kb_inspect_fd_targets_at for the table /proc/<pid>/fd (the main thread's). */
+int kb_inspect_fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
+                          void *userdata);
+
+/* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
+int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *inodes);
+
+/* ---- the process walk (inspect_process.c) ---- */
+
+/* What every look starts with: snap gets "label", "taken_ms", "processes" (each sandbox process
+ * inspected), "errors", "vanished", "ns_holders" and "ns_outside"; the host's processes, listed
+ * and classified, are returned for the rest of the look (*ret_procs, malloc'd). *ret_kernel_seen:
+ * t->kernel_pid was among the sandbox's processes. -ENOMEM only. */
+int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
+                                 proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen);
+
+/* ---- the launcher and bwrap's init (inspect_launcher.c) ---- */
+
+/* The process running bwrap outside the sandbox (init's parent), what it was started with, and the
+ * channels the launch side (kbound, the launcher and its helpers) holds. */
+int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
+                              json_object **ret);
+
+/* "init": {"pid", "syscall" (the start of /proc/<pid>/syscall: the call it is in and its first
+ * argument), "reads_fd" (the descriptor it is blocked reading, -1 when it is not in read(2))} of
+ * bwrap's init; what cannot be read is noted in errors. -ENOMEM only. */
+int kb_inspect_init_facts(const kb_inspect_target *t, json_object *snap, json_object *errors);
+
+/* ---- the sandbox's namespaces held from outside (inspect_holders.c) ---- */
+
+/* "ns_holders" [push_holder's], "sandbox_namespaces" [inode], "outside_channels" [{"target",
+ * "pid", "name", "fd", "thread"}] (the sandbox's pipes and sockets that a process outside but the
+ * launch side holds too) and "ns_outside" {"read", "unreadable", "holders", "kbound_helpers",
+ * "transient", "fd_tables_read", "fd_tables_unreadable"}:
+ * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
+ * namespaces (any of their threads), or hold one open through a descriptor (any of their tables).
+ * The sandbox's namespaces are those of its processes and the user namespaces above them, less
+ * kbound's own and those above kbound's user namespace, which every host process shares. A process
+ * outside whose namespaces kbound cannot read (another user's, when kbound is not root) is counted
+ * as unreadable, not judged; one whose namespaces were read but not its descriptors is counted in
+ * fd_tables_unreadable, which the judge fails. kbound's own process is not read (its looks open
+ * the sandbox's namespaces themselves). What a look also does for a moment (a thread in one, a
+ * descriptor of one, a fork of kbound's program in one) is a holder only if still there at least
+ * NS_CONFIRM_MS later ("transient" counts those gone by then). -ENOMEM only. */
+int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                               json_object *snap, json_object *errors);
+
+/* ---- mount tables (inspect_mount.c) ---- */
+
+/* A sandbox's processes can rename and swap what lies on a path between the host's read of a
+ * mount table and its look at a mount point, so every lookup refuses symbolic links anywhere on
+ * the path and proves, with statx, which mount it ended on. */
+
+/* Opens the root of the mount whose id (mountinfo's first field) is mnt_id at its mount point path,
+ * resolved from root_fd as the sandbox would (RESOLVE_IN_ROOT) with no symbolic link followed on
+ * the way (a link swapped in is refused, never followed), and proves with statx that what it found
+ * is that mount's root (STATX_MNT_ID, STATX_ATTR_MOUNT_ROOT). Returns 0 with *ret_fd (an O_PATH
+ * descriptor, the caller closes it) and *ret_st; else -errno with a message in why: -ELOOP (a
+ * symbolic link on the path), -EXDEV (another mount is there), -ENOTDIR... from the lookup, -ENOSYS
+ * (this Linux does not tell a file's mount). */
+int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, int *ret_fd, struct stat *ret_st,
+                               char *why, size_t size);
+
+/* Looks up inner (a path inside the mount, from its root; "" is the root) beneath mount_fd (from
+ * kb_inspect_open_mount_root) without following a symbolic link or crossing into another mount,
+ * and stats what it names. writable says whether the sandbox can write to that filesystem (through
+ * this mount or any other: a rename moves what every mount of it shows): a file missing then may
+ * have been moved away for the moment of the look, so only where it cannot is -ENOENT returned as
+ * such (a proof of absence); otherwise it is -EAGAIN. Returns 0 with *ret_st, or -errno with a
+ * message in why. */
+int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, char *why,
+                             size_t size);
+
+/* What path is inside the namespace whose root is root_fd (links followed as there, never out of
+ * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */
+int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st);
+
+/* Every mount table among processes into snap ("mounts": the kernel's, "mount_tables": any other
+ * namespace's by inode), each with its targets looked up through the root of a process of that
+ * namespace, into tables (the kernel's first; roots left open for the caller, who closes them with
+ * kb_inspect_tables_close); and the network tables of every network namespace ("net",
+ * "kernel_net": kb_inspect_net_namespace). What cannot be read is noted in the snapshot's errors.
+ * Returns 0 or -ENOMEM. */
+int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap,
+                               sandbox_table *tables, size_t *ret_n, json_object **ret_kernel_net, sockets *socks,
+                               uint64_t own_netns);
+
+/* The devices ("maj:min") the mounts of tables are on, as keys of devs. */
+void kb_inspect_table_devices(const sandbox_table *tables, size_t n_tables, json_object *devs);
+
+/* Closes the roots of tables (kb_inspect_snapshot_tables) and frees the array. */
+void kb_inspect_tables_close(sandbox_table *tables, size_t n_tables);
+
+/* "outside_mounts": which devices of the sandbox's mount tables (those of tables) a mount
+ * namespace outside the sandbox also holds: {"devices": {dev: a pid whose namespace holds it},
+ * "namespaces": outside namespaces read, "unreadable": outside processes whose table could not be
+ * read}. A filesystem an outside namespace holds is not the sandbox's own, whatever its type.
+ * Every process of the walk that is not the sandbox's counts (kbound and the launcher too); each
+ * namespace is read once, known by its ns inode or, where kbound may not read that, by its table's
+ * first mount. A process that has exited meanwhile (or is a zombie) has no namespace to read.
+ * Also "ns_mounts" [{"pid", "ns", "inode", "mountpoint"}]: a bind mount of one of the sandbox's
+ * namespaces (snap's "sandbox_namespaces") in a mount namespace outside, which keeps it alive and
+ * lets whoever can open it join it, as `ip netns add` does. */
+int kb_inspect_outside_mounts(const kb_inspect_target *t, const proc_entry *procs, size_t n,
+                              const sandbox_table *tables, size_t n_tables, json_object *snap);
+
+/* ---- network tables (inspect_net.c) ---- */
+
+/* The network tables of netns, the network namespace of pid (a sandbox process), into snap's "net"
+ * by its inode unless there already, and snap's "kernel_net" (*ret_kernel_net: those tables)
+ * when pid is the kernel; kbound's own namespace (own_netns: the raw-network override) has its
+ * unix table from socks's sock_diag list. What cannot be read is noted in snap's errors.
+ * Returns 0 (also when pid has gone), -ENOMEM. */
+int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns,
+                             const sockets *socks, uint64_t own_netns, json_object **ret_kernel_net);
+
+/* ---- what of the host the mounts expose (inspect_reach.c) ---- */
+
+/* A new entry of the look's "reach" {name, path, kind, claim, exposed: []}, appended to out.
+ * Returns it (borrowed; *ret_exposed: its "exposed" array), NULL if out of memory. */
+json_object *kb_inspect_reach_entry(const char *name, const char *path, const char *kind, const char *claim,
+                                    json_object *out, json_object **ret_exposed);
+
+/* Where the sandbox's mounts expose the host object at path (a path of the mount namespace whose
+ * table is table; host_st: what is there), into e's "exposed": in every mount table of the
+ * sandbox, every mount of the same filesystem whose root holds it and that is not covered at that
+ * place, confirmed by a look through that table's root (reach_confirm). The entry also carries the
+ * host mount's device and, for anything but a directory, its link count: another name of it may
+ * lie anywhere on that filesystem. */
+int kb_inspect_expose(const kb_inspect_target *t, json_object *table, const char *path, const struct stat *host_st,
+                      const sandbox_table *tables, size_t n_tables, json_object *e, json_object *exposed);
+
+/* Where the sandbox's mounts expose the host object at path (kb_inspect_reach_entry,
+ * kb_inspect_expose). */
+int kb_inspect_reach_one(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables, const char *name,
+                         const char *path, const char *kind, const char *claim, json_object *out);
+
+/* Where the sandbox's mounts expose each of t's canaries (kb_inspect_reach_one), into reach.
+ * -ENOMEM only. */
+int kb_inspect_canary_reach(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables,
+                            json_object *reach);
+
+/* ---- kbound's unix sockets (inspect_sockets.c) ---- */
+
+/* "socket:[inode]" into buf: how a descriptor's link names the socket. */
+void kb_inspect_socket_key(char *buf, size_t size, uint32_t inode);
+
+/* Who holds the socket inode: [{"pid", "name", "side"}], side "kbound", "sandbox", "launch"
+ * (kbound's other descendants, bwrap's launcher among them) or "host", the first of these that
+ * does; the launch side's descriptors are read only when neither kbound nor the sandbox holds it,
+ * the rest of the host's only when the launch side does not either. Returns a new array, NULL if
+ * out of memory. */
+json_object *kb_inspect_holders_of(sockets *s, uint32_t inode);
+
+/* "stream", "dgram", "seqpacket" or "other". */
+const char *kb_inspect_socket_type_name(uint8_t type);
+
+/* "listening", "connected", "unconnected", "connecting" or "other". */
+const char *kb_inspect_socket_state_name(uint8_t state);
+
+/* {"inode", "type", "state", "path", "peer"} of u. */
+json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u);
+
+/* kbound's network namespace as /proc/net/unix would show it ({"inode", "listening", "path"}), for
+ * a sandbox that shares it (the raw-network override): sock_diag's list, which no name can
+ * break. */
+json_object *kb_inspect_unix_table_of(const sockets *s);
+
+/* Reads kbound's network namespace (sock_diag) and who holds what: the sandbox's processes (from
+ * the look's descriptor tables) and kbound itself. A list that cannot be had is recorded in errors
+ * ("kbound's unix sockets"): the checks that need it fail. */
+int kb_inspect_sockets_init(sockets *s, json_object *errors);
+
+/* Frees what s holds (not s itself). */
+void kb_inspect_sockets_done(sockets *s);
+
+/* "kbound_sockets": the inodes of kbound's own unix sockets; "kbound_net_sockets": every socket of
+ * kbound's network namespace a sandbox process holds (kb_inspect_socket_facts, and who holds its
+ * peer: "peer_held_by", kb_inspect_holders_of). A unix socket lives in the network namespace of the
+ * side that connected, so the kernel's end of each of kbound's connections is here, and so is any
+ * socket of the host's network handed into the sandbox. */
+int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap);
+
+/* "endpoints": the kernel's endpoints kbound must be connected to (sandbox paths; "file": the
+ * socket file in the team's runtime folder, or "error"); "connections": every connection of
+ * kbound's own to a socket file in the team's runtime folder ({"endpoint", "kbound_socket", "peer",
+ * "holders": kb_inspect_holders_of the peer}). The peer of each is the kernel's end, found by
+ * inode, not by a name: whatever listens at a path, this is the socket kbound talks over. */
+int kb_inspect_connection_facts(sockets *s, json_object *snap);
+
+/* ---- the host's unix sockets (inspect_host_sockets.c) ---- */
+
+/* Every bound pathname unix socket of the host (any type, any state), from kbound's network
+ * namespace and every other one the /proc walk finds (one process each; the sandbox's own is
+ * skipped): where the sandbox's mounts expose its file (place_socket). Adds "socket_namespaces"
+ * (how many were listed), "socket_namespaces_not_entered" ([{pid, error, table_error,
+ * placed_by_path, unplaced}]), "socket_namespaces_skipped" (past SOCKET_NAMESPACES_MAX),
+ * "host_sockets" {checked, elsewhere, vanished, not_claimed} and "abstract_sockets" (bound to
+ * abstract names in kbound's namespace, which a sandbox sharing it reaches). */
+int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
+                            json_object *reach);
+
+/* Into proc: "limits" {"nproc", "as"} (soft values of /proc/<pid>/limits; -1 unlimited, -2
+ * unread) and "cgroups" {"memory", "pids", "unified": path as /proc/<pid>/cgroup shows it}.
+ * -ESRCH, -ENOMEM; other errors noted. */
+int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+/* Into snap: "resources" {"cgroups": {"controller:path": {"dir", "memory_max", "memory_peak",
+ * "oom_kill", "pids_max", "pids_peak"}}, "rss_bytes", "tasks" (of every sandbox process),
+ * "used": {"/tmp", "/dev/shm": bytes, -errno}}. -ENOMEM only. */
+int kb_inspect_resource_totals(const kb_inspect_target *t, json_object *processes, json_object *snap);

@@ -1,0 +1,85 @@
+/* inspect_common.c: what every inspect file builds facts with: JSON members, errors, /proc reads. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "evidence/inspect-internal.h"
+#include "base/procfs.h"
+
+int kb_inspect_add(json_object *o, const char *key, json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_inspect_push(json_object *a, json_object *v) {
+        if (!v || json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_inspect_note_error(json_object *errors, const char *what, int err) {
+        json_object *e = json_object_new_object();
+        if (!e || kb_inspect_add(e, "what", json_object_new_string(what)) < 0 ||
+            kb_inspect_add(e, "error", json_object_new_string(strerror(err > 0 ? err : -err))) < 0)
+                goto oom;
+        return kb_inspect_push(errors, e);
+oom:
+        json_object_put(e);
+        return -ENOMEM;
+}
+
+json_object *kb_inspect_dev_string(dev_t dev) {
+        char buf[KB_PROCFS_DEV_MAX];
+        return json_object_new_string(kb_procfs_dev(major(dev), minor(dev), buf));
+}
+
+static const char *type_name(mode_t mode) {
+        return S_ISREG(mode)    ? "reg"
+               : S_ISDIR(mode)  ? "dir"
+               : S_ISCHR(mode)  ? "chr"
+               : S_ISBLK(mode)  ? "blk"
+               : S_ISFIFO(mode) ? "fifo"
+               : S_ISSOCK(mode) ? "sock"
+               : S_ISLNK(mode)  ? "lnk"
+                                : "unknown";
+}
+
+json_object *kb_inspect_stat_facts(const struct stat *st) {
+        json_object *o = json_object_new_object();
+        if (!o || kb_inspect_add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
+            kb_inspect_add(o, "dev", kb_inspect_dev_string(st->st_dev)) < 0 ||
+            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
+            ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
+             kb_inspect_add(o, "rdev", kb_inspect_dev_string(st->st_rdev)) < 0)) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, size_t max, char **ret, size_t *ret_len) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%d/%s", proc_root, (int) pid, name) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        int r = kb_read_file(AT_FDCWD, path, 0, max, ret, ret_len);
+        return r == -ENOENT ? -ESRCH : r;
+}
+
+bool kb_inspect_process_exists(const char *proc_root, pid_t pid) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d", proc_root, (int) pid);
+        return access(path, F_OK) == 0;
+}
+
+int64_t kb_inspect_int_of(json_object *o, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
+                                                                                              : -1;
+}

@@ -1,0 +1,607 @@
+/* inspect_holders.c: the sandbox's namespaces, pipes and sockets as held from outside it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/kcmp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "evidence/inspect-internal.h"
+#include "base/jsonget.h"
+
+/* Whether pid runs the program whose inode self is (stat through /proc/<pid>/exe). */
+static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) {
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) pid);
+        return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
+}
+
+/* Whether pid is a fork of another kbound: named so, and running the very program its parent
+ * runs (a look's helper of a second kbound on the host, an installed or another build: two CI
+ * jobs on one machine). Such a helper is confirmed like one of this kbound's own; one that stays
+ * is a holder all the same. When kbound is not root, another user's kbound (root's, whose look
+ * enters every sandbox) cannot have its program read: the helper and its parent are then known
+ * by their names, both "kbound", which only shortens what the confirmation forgives to the same
+ * moments it forgives this kbound's own helpers. */
+static bool other_kbound_fork(const char *proc_root, const proc_entry *e) {
+        if (strcmp(e->comm, "kbound") != 0 || e->ppid <= 1)
+                return false;
+        char path[PATH_MAX];
+        struct stat mine, theirs;
+        snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) e->pid);
+        bool child_read = stat(path, &mine) == 0;
+        int child_errno = errno;
+        snprintf(path, sizeof path, "%s/%d/exe", proc_root, (int) e->ppid);
+        bool parent_read = stat(path, &theirs) == 0;
+        int parent_errno = errno;
+        if (child_read && parent_read)
+                return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+        if ((!child_read && child_errno != EACCES && child_errno != EPERM) ||
+            (!parent_read && parent_errno != EACCES && parent_errno != EPERM))
+                return false; /* gone, or not readable for a reason other than being another user's */
+        snprintf(path, sizeof path, "%s/%d/comm", proc_root, (int) e->ppid);
+        char comm[32] = "";
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
+        if (n <= 0)
+                return false;
+        comm[n] = '\0';
+        comm[strcspn(comm, "\n")] = '\0';
+        return strcmp(comm, "kbound") == 0;
+}
+
+/* Something outside seen holding one of the sandbox's namespaces in a way a kbound look also does
+ * for a moment (a look enters every network namespace of the host: its thread holds a descriptor
+ * of it, or, unprivileged, a short-lived fork of kbound is in it): counted only if a second read,
+ * at least NS_CONFIRM_MS later, finds it still there. */
+#define NS_CONFIRM_MS 20
+/* A fork of kbound's own program (a look's sock_diag helper, the launch's mount helper) lives a
+ * few milliseconds, longer on a loaded machine or in a sanitizer build: it is read again until
+ * it is gone, for up to this long, before it counts as a holder. */
+#define NS_HELPER_CONFIRM_MS 1000
+#define NS_CANDIDATES_MAX 256
+typedef struct ns_candidate {
+        size_t proc;      /* index into the look's process list */
+        pid_t tid;        /* the thread whose link or table it is (the process's own pid: the main one) */
+        int fd;           /* the descriptor; -1: the thread is in the namespace */
+        const char *type; /* namespaces[] name, or kb_inspect_nsfs_target's */
+        uint64_t ino;
+        bool helper; /* a fork of kbound's program in the namespace (a look's or a launch's helper) */
+} ns_candidate;
+
+typedef struct ns_fd_walk {
+        const ns_set *sandbox;
+        size_t proc;
+        const proc_entry *entry;
+        pid_t tid;
+        ns_candidate *candidates;
+        size_t n_candidates;
+        int64_t dropped;              /* candidates past NS_CANDIDATES_MAX: judged as holders at once */
+        json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
+        json_object *netns_sockets;   /* every "socket:[N]" of the sandbox's network namespaces (keys) */
+        json_object *channels;        /* those a process outside holds too */
+        bool entry_helper;            /* entry is a fork of kbound's program or another kbound's:
+                                       * what it holds is confirmed like a look's helper's */
+        size_t *retry;                /* indexes of processes whose tables were not all read */
+        size_t n_retry;
+} ns_fd_walk;
+#define NS_RETRY_MAX 64
+
+/* ns_candidate.type of a socket of the sandbox's network namespace held outside. */
+static const char candidate_socket[] = "socket";
+
+/* An "outside_channels" entry: target, held as fd by process e (thread tid when not its main one);
+ * netns: a socket of the sandbox's network that no sandbox process holds. */
+static int push_outside_channel(json_object *channels, const proc_entry *e, pid_t tid, int fd, const char *target,
+                                bool netns) {
+        json_object *c = json_object_new_object();
+        if (!c || kb_inspect_add(c, "target", json_object_new_string(target)) < 0 ||
+            kb_inspect_add(c, "pid", json_object_new_int(e->pid)) < 0 ||
+            kb_inspect_add(c, "name", json_object_new_string(e->comm)) < 0 ||
+            kb_inspect_add(c, "fd", json_object_new_int(fd)) < 0 ||
+            (tid != e->pid && kb_inspect_add(c, "thread", json_object_new_int(tid)) < 0) ||
+            (netns && kb_inspect_add(c, "netns", json_object_new_boolean(true)) < 0)) {
+                json_object_put(c);
+                return -ENOMEM;
+        }
+        return kb_inspect_push(channels, c);
+}
+
+/* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
+ * namespace alive and lets whoever has it join it (setns), whether or not the process is in it (a
+ * candidate, confirmed later); a pipe or socket a sandbox process holds too is a channel between
+ * them (the launch side's are the launcher facts' "outside_inodes", judged with what kbound handed
+ * bwrap; no look ever holds one). */
+static int ns_fd_seen(int fd, const char *target, void *userdata) {
+        ns_fd_walk *w = userdata;
+        if (!w->entry->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
+                if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
+                        return 0;
+                return push_outside_channel(w->channels, w->entry, w->tid, fd, target, false);
+        }
+        uint64_t ino = 0;
+        const char *type = kb_inspect_nsfs_target(target, &ino);
+        if (json_object_object_get_ex(w->netns_sockets, target, NULL)) {
+                /* A socket of the sandbox's network namespace in a process outside (made there by a
+                 * process that entered it, then left): a way in. A look's sock_diag socket is
+                 * one for a moment: confirmed later. */
+                type = candidate_socket;
+                ino = strtoull(target + 8, NULL, 10);
+        } else if (!type || !kb_inspect_ns_set_has(w->sandbox, ino))
+                return 0;
+        if (w->n_candidates == NS_CANDIDATES_MAX) {
+                w->dropped++;
+                return 0;
+        }
+        w->candidates[w->n_candidates++] = (ns_candidate){
+                .proc = w->proc, .tid = w->tid, .fd = fd, .type = type, .ino = ino, .helper = w->entry_helper};
+        return 0;
+}
+
+/* The namespace inodes of one thread (/proc/<pid>/task/<tid>/ns); a type this kernel lacks is 0.
+ * Returns 0 (also for a thread gone meanwhile), or -errno when its links cannot be read. */
+static int task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t ret[NS_TYPES]) {
+        const char *const *ns_names = kb_inspect_namespaces();
+        char path[PATH_MAX];
+        memset(ret, 0, NS_TYPES * sizeof *ret);
+        snprintf(path, sizeof path, "%s/%d/task/%d/ns", proc_root, (int) pid, (int) tid);
+        _cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        for (size_t i = 0; i < NS_TYPES; i++) {
+                char link[64];
+                ssize_t len = readlinkat(dfd, ns_names[i], link, sizeof link - 1);
+                if (len <= 0)
+                        continue;
+                link[len] = '\0';
+                uint64_t ino;
+                if (kb_inspect_nsfs_target(link, &ino))
+                        ret[i] = ino;
+        }
+        return 0;
+}
+
+/* Whether a candidate still holds what it held: the same descriptor with the same target, or the
+ * thread still in the namespace. */
+static bool candidate_still(const char *proc_root, const proc_entry *e, const ns_candidate *c) {
+        char path[PATH_MAX], link[128];
+        if (c->fd >= 0)
+                snprintf(path, sizeof path, "%s/%d/task/%d/fd/%d", proc_root, (int) e->pid, (int) c->tid, c->fd);
+        else
+                snprintf(path, sizeof path, "%s/%d/task/%d/ns/%s", proc_root, (int) e->pid, (int) c->tid, c->type);
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len <= 0)
+                return false;
+        link[len] = '\0';
+        if (c->type == candidate_socket) {
+                char want[40];
+                snprintf(want, sizeof want, "socket:[%llu]", (unsigned long long) c->ino);
+                return strcmp(link, want) == 0;
+        }
+        uint64_t ino;
+        const char *type = kb_inspect_nsfs_target(link, &ino);
+        return type && strcmp(type, c->type) == 0 && ino == c->ino;
+}
+
+/* A holder entry: {"pid", "name", "ns", "inode"}, "fd" when held by a descriptor, "thread" when it
+ * is a thread's (other than the main one). */
+static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int fd, const char *type, uint64_t ino) {
+        json_object *h = json_object_new_object();
+        if (!h || kb_inspect_add(h, "pid", json_object_new_int(e->pid)) < 0 ||
+            kb_inspect_add(h, "name", json_object_new_string(e->comm)) < 0 ||
+            kb_inspect_add(h, "ppid", json_object_new_int(e->ppid)) < 0 ||
+            kb_inspect_add(h, "ns", json_object_new_string(type)) < 0 ||
+            kb_inspect_add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 ||
+            (fd >= 0 && kb_inspect_add(h, "fd", json_object_new_int(fd)) < 0) ||
+            (tid != e->pid && kb_inspect_add(h, "thread", json_object_new_int(tid)) < 0)) {
+                json_object_put(h);
+                return -ENOMEM;
+        }
+        return kb_inspect_push(holders, h);
+}
+
+/* The other threads of a process outside: each one's namespaces (a thread may setns on its own:
+ * /proc/<pid>/ns shows the main thread's only) as candidates, and each descriptor table it does not
+ * share with the main thread (unshare(CLONE_FILES); kcmp tells) walked like the main one. Also
+ * for a zombie main thread, whose links and table are gone while other threads live on. Returns 0,
+ * -ENOMEM, or -errno when a table could not be read (counted by the caller). */
+static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
+        const char *const *ns_names = kb_inspect_namespaces();
+        const proc_entry *e = w->entry;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%d/task", t->proc_root, (int) e->pid);
+        DIR *d = opendir(dir);
+        if (!d) {
+                if (errno != ENOENT) /* not gone meanwhile: unread */
+                        *ret_unreadable = true;
+                return 0;
+        }
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+                if (*end || tid <= 0 || tid == e->pid)
+                        continue;
+                uint64_t ns[NS_TYPES];
+                if (task_ns_inodes(t->proc_root, e->pid, (pid_t) tid, ns) < 0)
+                        *ret_unreadable = true;
+                for (size_t k = 0; k < NS_TYPES; k++) {
+                        if (!ns[k] || !kb_inspect_ns_set_has(w->sandbox, ns[k]))
+                                continue;
+                        if (w->n_candidates == NS_CANDIDATES_MAX) {
+                                w->dropped++;
+                                continue;
+                        }
+                        w->candidates[w->n_candidates++] = (ns_candidate){.proc = w->proc,
+                                                                          .tid = (pid_t) tid,
+                                                                          .fd = -1,
+                                                                          .type = ns_names[k],
+                                                                          .ino = ns[k],
+                                                                          .helper = w->entry_helper};
+                }
+                if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
+                        continue; /* the main thread's table, walked already */
+                char fds[PATH_MAX + 32];
+                snprintf(fds, sizeof fds, "%s/%ld/fd", dir, tid);
+                w->tid = (pid_t) tid;
+                r = kb_inspect_fd_targets_at(fds, ns_fd_seen, w);
+                w->tid = e->pid;
+                if (r < 0 && r != -ENOMEM) {
+                        *ret_unreadable = true;
+                        r = 0;
+                }
+        }
+        closedir(d);
+        return r;
+}
+
+/* What the walk of the processes outside counts ("ns_outside"). */
+typedef struct holder_counts {
+        int64_t read, unreadable, found, own_helpers, fd_read, fd_unreadable, transient;
+        int64_t reread; /* of fd_read: read in full only on a second try (reread_unreadable) */
+} holder_counts;
+
+/* kbound's own namespaces and the user namespaces above its own, into own: every host process
+ * shares those above kbound's user namespace. Returns 0, -ENOMEM, or -errno when they cannot be
+ * read. */
+static int own_namespaces(const kb_inspect_target *t, ns_set *own) {
+        _cleanup_json_ json_object *own_chain = json_object_new_array();
+        if (!own_chain)
+                return -ENOMEM;
+        uint64_t mine[NS_TYPES];
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/ns/user", t->proc_root, (int) getpid());
+        _cleanup_close_ int user_fd = open(path, O_RDONLY | O_CLOEXEC);
+        int r = kb_inspect_ns_inodes_all(t->proc_root, getpid(), mine);
+        if (r >= 0)
+                r = user_fd < 0 ? -errno : kb_inspect_owner_chain(user_fd, true, own_chain);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < NS_TYPES; i++)
+                (void) kb_inspect_ns_set_add(own, mine[i], NULL);
+        for (size_t i = 0; i < json_object_array_length(own_chain); i++)
+                (void) kb_inspect_ns_set_add(
+                        own, (uint64_t) json_object_get_int64(json_object_array_get_idx(own_chain, i)), NULL);
+        return 0;
+}
+
+/* The sandbox's namespaces into sandbox and snap's "sandbox_namespaces": those of its processes and
+ * the user namespaces above them, less own. Too many is noted in errors. -ENOMEM only. */
+static int sandbox_namespaces(json_object *processes, const ns_set *own, ns_set *sandbox, json_object *snap,
+                              json_object *errors) {
+        int r = 0;
+        for (size_t p = 0; r >= 0 && p < json_object_array_length(processes); p++) {
+                json_object *proc = json_object_array_get_idx(processes, p), *ns = NULL, *owners = NULL;
+                json_object_object_get_ex(proc, "ns", &ns);
+                json_object_object_get_ex(proc, "ns_owners", &owners);
+                if (ns) {
+                        json_object_object_foreach(ns, name, ino) {
+                                (void) name;
+                                r = r < 0 ? r
+                                          : kb_inspect_ns_set_add(sandbox, (uint64_t) json_object_get_int64(ino), own);
+                        }
+                }
+                if (owners) {
+                        json_object_object_foreach(owners, oname, chain) {
+                                (void) oname;
+                                for (size_t c = 0; r >= 0 && c < json_object_array_length(chain); c++)
+                                        r = kb_inspect_ns_set_add(
+                                                sandbox,
+                                                (uint64_t) json_object_get_int64(json_object_array_get_idx(chain, c)),
+                                                own);
+                        }
+                }
+        }
+        if (r < 0 && kb_inspect_note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
+                return -ENOMEM;
+        json_object *listed = json_object_new_array();
+        if (kb_inspect_add(snap, "sandbox_namespaces", listed) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < sandbox->n; i++)
+                if (kb_inspect_push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The "pipe:[N]" and "socket:[N]" targets of the sandbox processes' descriptors, as keys of wanted.
+ * -ENOMEM only. */
+static int channels_wanted(json_object *processes, json_object *wanted) {
+        for (size_t p = 0; p < json_object_array_length(processes); p++) {
+                json_object *fds = kb_json_get(json_object_array_get_idx(processes, p), "fds");
+                for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
+                        const char *target = kb_json_str(json_object_array_get_idx(fds, i), "target");
+                        if (target && (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0) &&
+                            json_object_object_add(wanted, target, NULL) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+/* Every socket of the sandbox's network namespaces, when this look read their tables (snap's
+ * "net"), as "socket:[N]" keys of netns_sockets. -ENOMEM only. */
+static int netns_socket_targets(json_object *snap, json_object *netns_sockets) {
+        json_object *nets = kb_json_get(snap, "net");
+        if (nets) {
+                json_object_object_foreach(nets, netns, table) {
+                        (void) netns;
+                        json_object *unix_list = kb_json_get(table, "unix"),
+                                    *inodes = kb_json_get(table, "socket_inodes");
+                        char key[40];
+                        for (size_t i = 0; unix_list && i < json_object_array_length(unix_list); i++) {
+                                snprintf(key, sizeof key, "socket:[%lld]",
+                                         (long long) kb_inspect_int_of(json_object_array_get_idx(unix_list, i),
+                                                                       "inode"));
+                                if (json_object_object_add(netns_sockets, key, NULL) < 0)
+                                        return -ENOMEM;
+                        }
+                        for (size_t i = 0; inodes && i < json_object_array_length(inodes); i++) {
+                                snprintf(key, sizeof key, "socket:[%lld]",
+                                         (long long) json_object_get_int64(json_object_array_get_idx(inodes, i)));
+                                if (json_object_object_add(netns_sockets, key, NULL) < 0)
+                                        return -ENOMEM;
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The descriptor tables of w->entry: its main thread's (ns_fd_seen), and its other threads'
+ * (other_threads). *ret_unreadable: some were not read. -ENOMEM only. */
+static int read_tables(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
+        const proc_entry *e = w->entry;
+        if (e->state != 'Z') {
+                int r = kb_inspect_fd_targets(t->proc_root, e->pid, ns_fd_seen, w);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        *ret_unreadable = true;
+        }
+        /* threads 0: the count could not be parsed, so the threads are read too */
+        if ((e->threads != 1 || e->state == 'Z') && other_threads(t, w, ret_unreadable) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Whether e is a fork of kbound's program (its parent runs it too: only kbound starts one, a look's
+ * helper) or of another kbound's (other_kbound_fork): what it holds, its descriptors and threads
+ * as much as its main thread, is confirmed like a look's moments and counts if it stays. */
+static bool kbound_fork(const kb_inspect_target *t, const proc_entry *e) {
+        struct stat self_exe;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/exe", t->proc_root, (int) getpid());
+        if (stat(path, &self_exe) == 0 && same_exe(t->proc_root, e->pid, &self_exe) &&
+            same_exe(t->proc_root, e->ppid, &self_exe))
+                return true;
+        return other_kbound_fork(t->proc_root, e);
+}
+
+/* The processes outside whose namespaces were read but not all of whose descriptors were, read
+ * again for up to NS_HELPER_CONFIRM_MS in all: a process of the same user is unreadable for a
+ * moment while it changes its credentials (another bwrap setting up its sandbox is not dumpable
+ * until its program runs), or it exited between the two reads. One read in full then counts as
+ * read, one gone as transient; one still unreadable stays so (it may hold anything). -ENOMEM
+ * only; *last_seen moves to now if the reads found candidates. */
+static int reread_unreadable(const kb_inspect_target *t, const proc_entry *procs, ns_fd_walk *w, holder_counts *c,
+                             int64_t *last_seen) {
+        size_t candidates_from = w->n_candidates;
+        int64_t until = kb_now_ms() + NS_HELPER_CONFIRM_MS;
+        for (size_t k = 0; k < w->n_retry; k++) {
+                const proc_entry *e = &procs[w->retry[k]];
+                w->proc = w->retry[k];
+                w->entry = e;
+                w->entry_helper = kbound_fork(t, e);
+                w->tid = e->pid;
+                for (;;) {
+                        char path[PATH_MAX];
+                        snprintf(path, sizeof path, "%s/%d", t->proc_root, (int) e->pid);
+                        if (access(path, F_OK) < 0 && errno == ENOENT) {
+                                c->transient++;
+                                break;
+                        }
+                        bool unreadable = false;
+                        if (read_tables(t, w, &unreadable) < 0)
+                                return -ENOMEM;
+                        if (!unreadable) {
+                                c->fd_read++;
+                                c->reread++;
+                                break;
+                        }
+                        if (kb_now_ms() >= until) {
+                                c->fd_unreadable++;
+                                break;
+                        }
+                        (void) poll(NULL, 0, 10);
+                }
+        }
+        if (w->n_candidates > candidates_from)
+                *last_seen = kb_now_ms(); /* confirmed NS_CONFIRM_MS later, as the walk's */
+        return 0;
+}
+
+/* Walks every process outside the sandbox but kbound's own: its descriptor tables and threads
+ * (ns_fd_seen, other_threads), and the namespaces of its main thread. A holder seen for sure goes
+ * to holders at once; what a look also does for a moment becomes a candidate of w, and
+ * *ret_last_seen the time the last one was seen. -ENOMEM only. */
+static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, size_t n, ns_fd_walk *w,
+                        json_object *holders, holder_counts *c, int64_t *ret_last_seen) {
+        const char *const *ns_names = kb_inspect_namespaces();
+        int64_t last_seen = 0;
+        for (size_t i = 0; i < n; i++) {
+                const proc_entry *e = &procs[i];
+                if (e->member || e->ns_read == 0 || e->pid == getpid())
+                        continue;
+                if (e->ns_read < 0) {
+                        c->unreadable++;
+                        continue;
+                }
+                c->read++;
+                size_t candidates_from = w->n_candidates;
+                w->proc = i;
+                w->entry = e;
+                /* Only a process named kbound can be one: the others cost no exe reads. */
+                bool helper = strcmp(e->comm, "kbound") == 0 && kbound_fork(t, e);
+                w->entry_helper = helper;
+                w->tid = e->pid;
+                bool table_unreadable = false;
+                if (read_tables(t, w, &table_unreadable) < 0)
+                        return -ENOMEM;
+                if (!table_unreadable)
+                        c->fd_read++;
+                else if (w->n_retry < NS_RETRY_MAX)
+                        w->retry[w->n_retry++] = i;
+                else
+                        c->fd_unreadable++;
+                /* The main thread in one of the sandbox's namespaces: a holder, unless it is a fork of
+                 * kbound's program (its parent runs it too: only kbound starts one, a look's helper
+                 * when kbound is not root) or of another kbound's (other_kbound_fork), which is
+                 * confirmed like a look's moments: it counts if it stays. */
+                for (size_t k = 0; k < NS_TYPES; k++) {
+                        if (!e->ns[k] || !kb_inspect_ns_set_has(w->sandbox, e->ns[k]))
+                                continue;
+                        /* This kbound's own fork (a look or a launch of another of its kernels, in
+                         * another thread): its own code, never a holder. */
+                        if (helper && e->ppid == getpid())
+                                continue;
+                        if (helper && w->n_candidates < NS_CANDIDATES_MAX) {
+                                w->candidates[w->n_candidates++] = (ns_candidate){.proc = i,
+                                                                                  .tid = e->pid,
+                                                                                  .fd = -1,
+                                                                                  .type = ns_names[k],
+                                                                                  .ino = e->ns[k],
+                                                                                  .helper = true};
+                                continue;
+                        }
+                        if (c->found++ < NS_HOLDERS_MAX &&
+                            push_holder(holders, e, e->pid, -1, ns_names[k], e->ns[k]) < 0)
+                                return -ENOMEM;
+                }
+                if (helper)
+                        c->own_helpers++;
+                if (w->n_candidates > candidates_from)
+                        last_seen = kb_now_ms();
+        }
+        *ret_last_seen = last_seen;
+        return 0;
+}
+
+/* The candidates of w read again, at least NS_CONFIRM_MS after the last was seen: one still there
+ * is a holder (into holders) or, for a socket of the sandbox's network, an outside channel (into
+ * w->channels); one gone is counted as transient. -ENOMEM only. */
+static int confirm_candidates(const kb_inspect_target *t, const proc_entry *procs, const ns_fd_walk *w,
+                              int64_t last_seen, json_object *holders, holder_counts *c) {
+        /* Candidates past the table's room are holders at once: no pass rests on their number. */
+        c->found += w->dropped;
+        if (w->n_candidates > 0) {
+                int64_t wait = last_seen + NS_CONFIRM_MS - kb_now_ms();
+                if (wait > 0)
+                        (void) poll(NULL, 0, (int) wait);
+        }
+        for (size_t i = 0; i < w->n_candidates; i++) {
+                const ns_candidate *cand = &w->candidates[i];
+                const proc_entry *e = &procs[cand->proc];
+                for (int64_t until = kb_now_ms() + NS_HELPER_CONFIRM_MS;
+                     cand->helper && candidate_still(t->proc_root, e, cand) && kb_now_ms() < until;)
+                        (void) poll(NULL, 0, 5);
+                if (!candidate_still(t->proc_root, e, cand)) {
+                        c->transient++;
+                        continue;
+                }
+                if (cand->type == candidate_socket) {
+                        /* never dropped (the candidates are bounded): boundary.network sees each one */
+                        char target[40];
+                        snprintf(target, sizeof target, "socket:[%llu]", (unsigned long long) cand->ino);
+                        if (push_outside_channel(w->channels, e, cand->tid, cand->fd, target, true) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (c->found++ < NS_HOLDERS_MAX &&
+                    push_holder(holders, e, cand->tid, cand->fd, cand->type, cand->ino) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The "ns_outside" object of the counts c; NULL if out of memory. */
+static json_object *outside_counts(const holder_counts *c) {
+        json_object *outside = json_object_new_object();
+        if (!outside || kb_inspect_add(outside, "read", json_object_new_int64(c->read)) < 0 ||
+            kb_inspect_add(outside, "unreadable", json_object_new_int64(c->unreadable)) < 0 ||
+            kb_inspect_add(outside, "kbound_helpers", json_object_new_int64(c->own_helpers)) < 0 ||
+            kb_inspect_add(outside, "transient", json_object_new_int64(c->transient)) < 0 ||
+            kb_inspect_add(outside, "holders", json_object_new_int64(c->found)) < 0 ||
+            kb_inspect_add(outside, "fd_tables_read", json_object_new_int64(c->fd_read)) < 0 ||
+            kb_inspect_add(outside, "fd_tables_unreadable", json_object_new_int64(c->fd_unreadable)) < 0 ||
+            kb_inspect_add(outside, "fd_tables_read_again", json_object_new_int64(c->reread)) < 0) {
+                json_object_put(outside);
+                return NULL;
+        }
+        return outside;
+}
+
+int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                               json_object *snap, json_object *errors) {
+        _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
+        _cleanup_json_ json_object *holders = json_object_new_array();
+        if (!own || !sandbox || !holders)
+                return -ENOMEM;
+        int r = own_namespaces(t, own);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note_error(errors, "kbound's own namespaces", r);
+        if (sandbox_namespaces(processes, own, sandbox, snap, errors) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_object *wanted = json_object_new_object(), *netns_sockets = NULL;
+        json_object *channels = json_object_new_array();
+        _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
+        _cleanup_free_ size_t *retry = calloc(NS_RETRY_MAX, sizeof *retry);
+        if (!wanted || !candidates || !retry || kb_inspect_add(snap, "outside_channels", channels) < 0 ||
+            channels_wanted(processes, wanted) < 0)
+                return -ENOMEM;
+        netns_sockets = json_object_new_object();
+        if (!netns_sockets || netns_socket_targets(snap, netns_sockets) < 0)
+                return -ENOMEM;
+        ns_fd_walk walk = {.sandbox = sandbox,
+                           .candidates = candidates,
+                           .channels_wanted = wanted,
+                           .netns_sockets = netns_sockets,
+                           .channels = channels,
+                           .retry = retry};
+        holder_counts counts = {0};
+        int64_t last_seen = 0;
+        if (walk_outside(t, procs, n, &walk, holders, &counts, &last_seen) < 0 ||
+            reread_unreadable(t, procs, &walk, &counts, &last_seen) < 0 ||
+            confirm_candidates(t, procs, &walk, last_seen, holders, &counts) < 0)
+                return -ENOMEM;
+        if (kb_inspect_add(snap, "ns_outside", outside_counts(&counts)) < 0 ||
+            kb_inspect_add(snap, "ns_holders", TAKE_PTR(holders)) < 0)
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,517 @@
+/* inspect_host_sockets.c: where the sandbox's mounts reach the host's bound unix sockets (all netns). */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/nsfs.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "evidence/inspect-internal.h"
+#include "base/jsonget.h"
+#include "base/procfs.h"
+
+#define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
+
+typedef struct netns_thread {
+        int netns, fd, err;
+} netns_thread;
+
+static void *diag_thread(void *arg) {
+        netns_thread *nt = arg;
+        if (setns(nt->netns, CLONE_NEWNET) < 0)
+                nt->err = errno;
+        else if ((nt->fd = kb_sockdiag_open()) < 0)
+                nt->err = -nt->fd;
+        return NULL;
+}
+
+/* Whether the namespace ns is owned by kbound's own user namespace. */
+static bool owned_by_own_userns(int ns) {
+        _cleanup_close_ int userns = ioctl(ns, NS_GET_USERNS);
+        struct stat theirs, mine;
+        return userns >= 0 && fstat(userns, &theirs) == 0 && stat("/proc/self/ns/user", &mine) == 0 &&
+               theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino;
+}
+
+/* A sock_diag socket made in the network namespace of pid, by a short-lived thread that joins it
+ * (a network namespace is per thread; root may): the socket answers for that namespace wherever it
+ * is used, so kbound itself never changes namespace. Only a namespace of kbound's own user
+ * namespace is joined: one of a user namespace below it is a sandbox's or a rootless container's,
+ * and a process of the host in one is what another run's check looks for (sandbox.backend), so
+ * kbound never enters one; its sockets are read as text (namespace_by_text). Returns the
+ * descriptor, -ESRCH when the process is gone, or -errno (-EPERM: kbound does not enter it). */
+static int diag_fd_in(const char *proc_root, pid_t pid) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/ns/net", proc_root, (int) pid);
+        _cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
+        if (netns < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        if (!owned_by_own_userns(netns))
+                return -EPERM;
+        netns_thread nt = {.netns = netns, .fd = -1};
+        pthread_t thread;
+        int tr = pthread_create(&thread, NULL, diag_thread, &nt);
+        if (tr != 0)
+                return -tr;
+        if (pthread_join(thread, NULL) != 0)
+                return -EIO;
+        return nt.fd >= 0 ? nt.fd : -(nt.err ? nt.err : EIO);
+}
+
+/* A socket the host has not placed yet, and whether anyone was found holding it. */
+/* The reach of a look's host sockets, and the counts boundary.sockets reports. */
+typedef struct host_sockets_ctx {
+        sockets *s;
+        const sandbox_table *tables; /* every mount table of the sandbox, the kernel's first */
+        size_t n_tables;
+        json_object *devs;         /* devices the sandbox's mounts are on ("maj:min" → null) */
+        json_object *files;        /* socket files looked at ("maj:min:ino" → placed or out of reach) */
+        json_object *reach;        /* the look's "reach" */
+        json_object *not_claimed;  /* sockets the host could not place */
+        kb_sockdiag_unix *pending; /* not placed yet (malloc'd) */
+        size_t n_pending, cap_pending;
+        size_t checked, elsewhere, vanished, abstract;
+} host_sockets_ctx;
+
+static void host_sockets_done(host_sockets_ctx *x) {
+        free(x->pending);
+}
+
+static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size) {
+        snprintf(buf, size, "%s unix %s socket", kb_inspect_socket_state_name(u->state),
+                 kb_inspect_socket_type_name(u->type));
+        return buf;
+}
+
+/* Finds the file of u, a pathname socket of a host network namespace (rep: one of that namespace's
+ * processes, 0 for kbound's own), by its name: in kbound's mount namespace, in rep's, in each
+ * holder's (a relative name from the holder's working folder), each try confirmed by the file's
+ * device and inode. When found, appends u's reach entry (kb_inspect_reach_entry, kb_inspect_expose)
+ * and returns 1; returns 0 when it is not found, -ENOMEM. */
+static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t rep) {
+        const kb_inspect_target *t = x->s->t;
+        char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[KB_PROCFS_DEV_MAX];
+        memcpy(name, u->name, u->name_len);
+        name[u->name_len] = '\0';
+        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), file_dev);
+        pid_t tries[8];
+        size_t n_tries = 0;
+        if (name[0] == '/') {
+                tries[n_tries++] = 0;
+                if (rep > 0)
+                        tries[n_tries++] = rep;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                if (pass == 1) {
+                        /* Not where its name says: ask who holds it. */
+                        json_object *holders = kb_inspect_holders_of(x->s, u->inode);
+                        if (!holders)
+                                return -ENOMEM;
+                        n_tries = 0;
+                        for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries);
+                             i++) {
+                                json_object *h = json_object_array_get_idx(holders, i);
+                                const char *side = kb_json_str(h, "side");
+                                if (side && strcmp(side, "sandbox") != 0)
+                                        tries[n_tries++] = (pid_t) kb_inspect_int_of(h, "pid");
+                        }
+                        json_object_put(holders);
+                }
+                for (size_t i = 0; i < n_tries; i++) {
+                        pid_t pid = tries[i];
+                        char path[PATH_MAX];
+                        struct stat st;
+                        _cleanup_json_ json_object *table = NULL;
+                        if (name[0] == '/')
+                                snprintf(path, sizeof path, "%s", name);
+                        else {
+                                /* Relative to the working folder it was bound in, if the holder
+                                 * is still there: the file's inode says whether it is. */
+                                char cwd[PATH_MAX + 32];
+                                snprintf(cwd, sizeof cwd, "%s/%d/cwd", t->proc_root, (int) pid);
+                                ssize_t len = readlink(cwd, path, sizeof path - 1);
+                                if (len <= 0 || path[0] != '/')
+                                        continue;
+                                path[len] = '\0';
+                                size_t used = (size_t) len;
+                                if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "", name) >=
+                                    (int) (sizeof path - used))
+                                        continue;
+                        }
+                        if (pid == 0) {
+                                json_object *host_mounts = NULL;
+                                json_object_object_get_ex(t->host, "mounts", &host_mounts);
+                                table = json_object_get(host_mounts);
+                                if (lstat(path, &st) < 0)
+                                        continue;
+                        } else {
+                                char root[PATH_MAX];
+                                _cleanup_free_ char *mi = NULL;
+                                snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
+                                _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (root_fd < 0 || kb_inspect_stat_in_root(root_fd, path, &st) < 0)
+                                        continue;
+                                int r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX,
+                                                             &mi, NULL);
+                                if (r >= 0)
+                                        r = kb_procfs_mountinfo_parse(mi, &table);
+                                if (r == -ENOMEM)
+                                        return r;
+                                if (r < 0)
+                                        continue;
+                        }
+                        /* sock_diag names the superblock's device, stat the file's (which differ on
+                         * btrfs): either identifies it, with the inode. */
+                        json_object *hm = kb_procfs_mount_of(table, path);
+                        const char *hdev = kb_json_str(hm, "dev");
+                        if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+                            (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
+                                continue;
+                        char kind[64], shown[PATH_MAX + 64];
+                        if (pid == 0)
+                                snprintf(shown, sizeof shown, "%s", path);
+                        else
+                                snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
+                        json_object *exposed = NULL,
+                                    *e = kb_inspect_reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                t->socket_claim, x->reach, &exposed);
+                        json_object *facts = kb_inspect_socket_facts(u);
+                        if (!e || !facts || kb_inspect_add(e, "socket", facts) < 0)
+                                return -ENOMEM;
+                        return kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM
+                                                                                                              : 1;
+                }
+        }
+        return 0;
+}
+
+/* Whether the file key names ("maj:min:ino") was placed, or is out of the sandbox's reach. */
+static bool file_resolved(host_sockets_ctx *x, const char *key) {
+        json_object *v = NULL;
+        return json_object_object_get_ex(x->files, key, &v) && json_object_get_boolean(v);
+}
+
+static void file_key(const kb_sockdiag_unix *u, char *buf, size_t size) {
+        snprintf(buf, size, "%u:%u:%u", major(u->file_dev), minor(u->file_dev), u->file_ino);
+}
+
+/* The bound pathname sockets of one network namespace's list (rep: one of its processes, 0 for
+ * kbound's own; diag: a sock_diag socket of it, -1 for kbound's), except the sandbox's own: each
+ * socket file on a device one of the kernel's mounts is on is placed (place_socket) through any
+ * socket bound to it (a connection not yet accepted carries its listener's file, and is placed
+ * with it). One still unplaced and still there when the namespace is listed again is kept in
+ * x->pending for kb_inspect_host_sockets to judge once every namespace was read. */
+static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, size_t n, pid_t rep, int diag) {
+        size_t first = x->n_pending;
+        for (size_t i = 0; i < n; i++) {
+                const kb_sockdiag_unix *u = &list[i];
+                char key[64];
+                int r = 0;
+                kb_inspect_socket_key(key, sizeof key, u->inode);
+                if (json_object_object_get_ex(x->s->members, key, NULL))
+                        continue; /* the sandbox's own */
+                char peer_key[32];
+                kb_inspect_socket_key(peer_key, sizeof peer_key, u->peer);
+                if (u->peer && json_object_object_get_ex(x->s->own, peer_key, NULL))
+                        continue; /* the far end of one of kbound's own connections (identity.pid2 judges whose) */
+                if (!kb_sockdiag_is_path(u)) {
+                        if (u->name_len > 0 && rep == 0 && !json_object_object_get_ex(x->s->own, key, NULL))
+                                x->abstract++; /* the host's, kbound's own canary not counted */
+                        continue;
+                }
+                if (u->has_file) {
+                        char dev[KB_PROCFS_DEV_MAX];
+                        bool seen = false;
+                        file_key(u, key, sizeof key);
+                        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), dev);
+                        if (file_resolved(x, key))
+                                continue; /* placed through another socket bound to that file */
+                        seen = json_object_object_get_ex(x->files, key, NULL);
+                        if (!seen) {
+                                x->checked++;
+                                bool elsewhere = !json_object_object_get_ex(x->devs, dev, NULL);
+                                x->elsewhere += elsewhere; /* no mount of the sandbox is on its filesystem */
+                                if (kb_inspect_add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
+                                        return -ENOMEM;
+                                if (elsewhere)
+                                        continue;
+                        }
+                        r = place_socket(x, u, rep);
+                        if (r < 0)
+                                return r;
+                        if (r == 1 && kb_inspect_add(x->files, key, json_object_new_boolean(true)) < 0)
+                                return -ENOMEM;
+                        if (r == 1 || seen)
+                                continue; /* one socket of an unplaced file is enough to judge */
+                } else
+                        x->checked++;
+                if (x->n_pending == x->cap_pending) {
+                        size_t cap = x->cap_pending ? 2 * x->cap_pending : 16;
+                        kb_sockdiag_unix *np = realloc(x->pending, cap * sizeof *np);
+                        if (!np)
+                                return -ENOMEM;
+                        x->pending = np;
+                        x->cap_pending = cap;
+                }
+                x->pending[x->n_pending++] = *u;
+        }
+        if (x->n_pending == first)
+                return 0;
+        /* A socket closed since the list was taken is no longer anyone's to reach. */
+        kb_sockdiag_unix *again = NULL;
+        size_t n_again = 0, kept = first;
+        int r = kb_sockdiag_unix_list(diag, &again, &n_again);
+        if (r == -ENOMEM)
+                return r;
+        for (size_t i = first; i < x->n_pending; i++) {
+                if (r == 0 && !kb_sockdiag_find(again, n_again, x->pending[i].inode))
+                        x->vanished++;
+                else
+                        x->pending[kept++] = x->pending[i];
+        }
+        x->n_pending = kept;
+        free(again);
+        return 0;
+}
+
+/* Whether the file of u, a socket the host could not find by its name, is in the sandbox all the
+ * same, at a place its name ends with under one of the sandbox's mounts of its filesystem (a name
+ * bound relative to a folder since bound into the sandbox): a bounded set of places, each
+ * confirmed by the file's device and inode. Returns 1 and appends u's reach entry, 0, -ENOMEM. */
+static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
+        char name[KB_SOCKDIAG_NAME_MAX + 1], dev[KB_PROCFS_DEV_MAX];
+        memcpy(name, u->name, u->name_len);
+        name[u->name_len] = '\0';
+        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), dev);
+        for (size_t k = 0; k < x->n_tables; k++)
+                for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts &&
+                                   i < json_object_array_length(x->tables[k].mounts);
+                     i++) {
+                        json_object *m = json_object_array_get_idx(x->tables[k].mounts, i), *target = NULL;
+                        const char *mdev = kb_json_str(m, "dev"), *mp = kb_json_str(m, "mountpoint");
+                        json_object_object_get_ex(m, "target", &target);
+                        const char *type = kb_json_str(target, "type");
+                        if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
+                                continue;
+                        for (const char *suffix = name; suffix;
+                             suffix = strchr(suffix, '/') ? strchr(suffix, '/') + 1 : NULL) {
+                                char at[PATH_MAX];
+                                struct stat st;
+                                if (!*suffix ||
+                                    snprintf(at, sizeof at, "%s/%s", strcmp(mp, "/") == 0 ? "" : mp, suffix) >=
+                                            (int) sizeof at ||
+                                    kb_inspect_stat_in_root(x->tables[k].root_fd, at, &st) < 0 ||
+                                    !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+                                    st.st_dev != u->file_dev)
+                                        continue;
+                                char kind[64], shown[PATH_MAX + 64];
+                                snprintf(shown, sizeof shown, "%s (not found by that name on the host)", name);
+                                json_object *exposed = NULL, *e = kb_inspect_reach_entry(
+                                                                     socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                     x->s->t->socket_claim, x->reach, &exposed);
+                                json_object *where = json_object_new_object(), *facts = kb_inspect_socket_facts(u);
+                                if (!e || !where || kb_inspect_add(where, "at", json_object_new_string(at)) < 0 ||
+                                    kb_inspect_add(where, "confirmed", json_object_new_boolean(true)) < 0 ||
+                                    kb_inspect_push(exposed, where) < 0 || kb_inspect_add(e, "socket", facts) < 0)
+                                        return -ENOMEM;
+                                return 1;
+                        }
+                }
+        return 0;
+}
+
+/* The sockets of x->pending whose files no socket of any namespace placed. One found in the
+ * sandbox all the same (find_in_sandbox) fails the check; the others, on a filesystem the sandbox
+ * mounts but whose files the host cannot find (removed while bound, moved, bound by a relative
+ * name in a folder their holder has left, or another user's that an unprivileged kbound may not
+ * look into), are reported as not claimed ("not_claimed"), with who holds them. */
+static int unplaced_sockets(host_sockets_ctx *x) {
+        for (size_t i = 0; i < x->n_pending; i++) {
+                const kb_sockdiag_unix *u = &x->pending[i];
+                char key[64], why[200];
+                file_key(u, key, sizeof key);
+                if (u->has_file && file_resolved(x, key))
+                        continue;
+                int r = u->has_file ? find_in_sandbox(x, u) : 0;
+                if (r != 0) {
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (u->has_file)
+                        snprintf(why, sizeof why, "its file (device %u:%u, inode %u) was not found by its name",
+                                 major(u->file_dev), minor(u->file_dev), u->file_ino);
+                else
+                        snprintf(why, sizeof why, "the kernel did not say which file it is bound to");
+                json_object *o = kb_inspect_socket_facts(u);
+                if (!o || kb_inspect_push(x->not_claimed, o) < 0 ||
+                    kb_inspect_add(o, "why", json_object_new_string(why)) < 0 ||
+                    (u->has_uid && kb_inspect_add(o, "uid", json_object_new_int64(u->uid)) < 0) ||
+                    kb_inspect_add(o, "held_by", kb_inspect_holders_of(x->s, u->inode)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A network namespace kbound could not enter, read from /proc/<pid>/net/unix instead: text whose
+ * names their owners choose, so only a path found on the host as a socket is placed
+ * (kb_inspect_reach_one); the rest is reported as not placed, and a table that cannot be read or
+ * parsed as such, never skipped (the lines of it that have the table's shape are still looked
+ * for). */
+static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
+        const kb_inspect_target *t = x->s->t;
+        json_object *o = json_object_new_object();
+        if (!o || kb_inspect_push(not_entered, o) < 0 || kb_inspect_add(o, "pid", json_object_new_int(pid)) < 0 ||
+            kb_inspect_add(o, "error", json_object_new_string(strerror(-enter_error))) < 0)
+                return -ENOMEM;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *list = NULL;
+        int r = kb_inspect_read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
+        if (r >= 0)
+                r = kb_procfs_unix_parse(text, &list);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* Recorded; the lines that have the table's shape are still looked for. */
+                size_t skipped = 0;
+                if (kb_inspect_add(o, "table_error", json_object_new_string(strerror(-r))) < 0)
+                        return -ENOMEM;
+                r = text ? kb_procfs_unix_parse_lenient(text, &list, &skipped) : -ENODATA;
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return 0;
+        }
+        size_t by_path = 0, unplaced = 0;
+        for (size_t k = 0; k < json_object_array_length(list); k++) {
+                json_object *u = json_object_array_get_idx(list, k);
+                const char *path = kb_json_str(u, "path");
+                char key[64];
+                struct stat st;
+                snprintf(key, sizeof key, "socket:[%lld]", (long long) kb_inspect_int_of(u, "inode"));
+                if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
+                        continue;
+                if (path[0] != '/' || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+                        unplaced++;
+                        continue;
+                }
+                snprintf(key, sizeof key, "%u:%u:%u", major(st.st_dev), minor(st.st_dev), (uint32_t) st.st_ino);
+                if (json_object_object_get_ex(x->files, key, NULL))
+                        continue;
+                if (kb_inspect_add(x->files, key, json_object_new_boolean(true)) < 0)
+                        return -ENOMEM;
+                by_path++;
+                if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path,
+                                         "socket", t->socket_claim, x->reach) < 0)
+                        return -ENOMEM;
+        }
+        if (kb_inspect_add(o, "placed_by_path", json_object_new_int64((int64_t) by_path)) < 0 ||
+            kb_inspect_add(o, "unplaced", json_object_new_int64((int64_t) unplaced)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
+                            json_object *reach) {
+        const kb_inspect_target *t = s->t;
+        _cleanup_json_ json_object *devs = json_object_new_object(), *files = json_object_new_object(),
+                                   *not_entered = json_object_new_array(), *not_claimed = json_object_new_array();
+        _cleanup_free_ uint64_t *seen = calloc(s->n_procs + 1, sizeof(uint64_t));
+        if (!devs || !files || !not_entered || !not_claimed || !seen)
+                return -ENOMEM;
+        kb_inspect_table_devices(tables, n_tables, devs);
+        _cleanup_(host_sockets_done) host_sockets_ctx x = {.s = s,
+                                                           .tables = tables,
+                                                           .n_tables = n_tables,
+                                                           .devs = devs,
+                                                           .files = files,
+                                                           .reach = reach,
+                                                           .not_claimed = not_claimed};
+        size_t listed = 0, skipped = 0, n_seen = 0;
+        char table[PATH_MAX];
+        struct stat tst;
+        /* Network namespaces are keyed by their unix table's inode, which differs per namespace
+         * and, unlike ns/net, can be read for another user's process. */
+        snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) getpid());
+        if (stat(table, &tst) == 0)
+                seen[n_seen++] = (uint64_t) tst.st_ino;
+        /* The sandbox's own network namespaces are not the host's, whoever else is in one for a
+         * moment: listed as the host's, a connection the kernel accepted after its descriptors were
+         * read would look like a host socket reachable in the sandbox. */
+        for (size_t i = 0; i < s->n_procs; i++) {
+                snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) s->procs[i].pid);
+                if (!s->procs[i].member || stat(table, &tst) < 0)
+                        continue;
+                bool known = false;
+                for (size_t j = 0; j < n_seen && !known; j++)
+                        known = seen[j] == (uint64_t) tst.st_ino;
+                if (!known)
+                        seen[n_seen++] = (uint64_t) tst.st_ino;
+        }
+        if (s->list) {
+                listed++;
+                if (namespace_sockets(&x, s->list, s->n, 0, -1) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < s->n_procs; i++) {
+                pid_t pid = s->procs[i].pid;
+                snprintf(table, sizeof table, "%s/%d/net/unix", t->proc_root, (int) pid);
+                if (s->procs[i].member || stat(table, &tst) < 0)
+                        continue;
+                bool known = false;
+                for (size_t j = 0; j < n_seen && !known; j++)
+                        known = seen[j] == (uint64_t) tst.st_ino;
+                if (known)
+                        continue;
+                seen[n_seen++] = (uint64_t) tst.st_ino;
+                if (listed + json_object_array_length(not_entered) >= SOCKET_NAMESPACES_MAX) {
+                        skipped++;
+                        continue;
+                }
+                int fd = diag_fd_in(t->proc_root, pid);
+                if (fd == -ESRCH) {
+                        n_seen--; /* gone: another of its processes may stand for it */
+                        continue;
+                }
+                if (fd == -ENOMEM)
+                        return fd;
+                kb_sockdiag_unix *list = NULL;
+                size_t n = 0;
+                int r = fd >= 0 ? kb_sockdiag_unix_list(fd, &list, &n) : fd;
+                if (r == -ENOMEM) {
+                        close(fd);
+                        return r;
+                }
+                if (r >= 0) {
+                        listed++;
+                        r = namespace_sockets(&x, list, n, pid, fd);
+                        free(list);
+                        close(fd);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (fd >= 0)
+                        close(fd);
+                if (namespace_by_text(&x, pid, r, not_entered) < 0)
+                        return -ENOMEM;
+        }
+        if (unplaced_sockets(&x) < 0)
+                return -ENOMEM;
+        json_object *counts = json_object_new_object();
+        if (kb_inspect_add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
+            kb_inspect_add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||
+            kb_inspect_add(snap, "socket_namespaces_skipped", json_object_new_int64((int64_t) skipped)) < 0 ||
+            kb_inspect_add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 ||
+            kb_inspect_add(snap, "host_sockets", counts) < 0 ||
+            kb_inspect_add(counts, "checked", json_object_new_int64((int64_t) x.checked)) < 0 ||
+            kb_inspect_add(counts, "elsewhere", json_object_new_int64((int64_t) x.elsewhere)) < 0 ||
+            kb_inspect_add(counts, "vanished", json_object_new_int64((int64_t) x.vanished)) < 0 ||
+            kb_inspect_add(counts, "not_claimed", TAKE_PTR(not_claimed)) < 0)
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,95 @@
+/* inspect_net.c: the network tables (sockets, interfaces, routes) of each network namespace. */
+#include <stdio.h>
+#include "evidence/inspect-internal.h"
+#include "base/procfs.h"
+
+/* The socket tables with an inode column: a socket of the namespace is in one of these or unix. */
+static const char *const net_tables[] = {"tcp",  "tcp6", "udp",   "udp6",    "udplite", "udplite6", "raw",
+                                         "raw6", "icmp", "icmp6", "netlink", "packet",  NULL};
+
+/* The network tables of the namespace pid is in; its unix table is diag_unix (taken) when given,
+ * else /proc/<pid>/net/unix. */
+static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_unix, json_object *errors,
+                     json_object **ret) {
+        _cleanup_json_ json_object *net = json_object_new_object(), *inodes = json_object_new_array();
+        if (!net || !inodes) {
+                json_object_put(diag_unix);
+                return -ENOMEM;
+        }
+        int r = 0;
+        _cleanup_free_ char *unix_text = NULL;
+        json_object *unix_list = diag_unix;
+        if (!unix_list) {
+                r = kb_inspect_read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &unix_text, NULL);
+                if (r >= 0)
+                        r = kb_procfs_unix_parse(unix_text, &unix_list);
+        }
+        if (r == -ENOMEM ||
+            (r < 0 ? kb_inspect_note_error(errors, "net/unix", r) : kb_inspect_add(net, "unix", unix_list)) < 0)
+                return -ENOMEM;
+        for (const char *const *table = net_tables; *table; table++) {
+                char name[32];
+                _cleanup_free_ char *text = NULL;
+                snprintf(name, sizeof name, "net/%s", *table);
+                r = kb_inspect_read_proc(t->proc_root, pid, name, KB_PROCFS_NET_MAX, &text, NULL);
+                if (r == -ESRCH && kb_inspect_process_exists(t->proc_root, pid))
+                        continue; /* a table this kernel does not have (no IPv6, no udplite...) */
+                if (r >= 0)
+                        r = kb_procfs_net_inodes(text, inodes);
+                if (r == -ENOMEM || (r < 0 && kb_inspect_note_error(errors, name, r) < 0))
+                        return -ENOMEM;
+        }
+        if (kb_inspect_add(net, "socket_inodes", TAKE_PTR(inodes)) < 0)
+                return -ENOMEM;
+        static const struct {
+                const char *file, *key;
+                int kind; /* 0 dev, 1 route, 2 ipv6_route */
+        } lists[] = {{"net/dev", "interfaces", 0}, {"net/route", "routes_v4", 1}, {"net/ipv6_route", "routes_v6", 2}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(lists); i++) {
+                _cleanup_free_ char *text = NULL;
+                json_object *v = NULL;
+                r = kb_inspect_read_proc(t->proc_root, pid, lists[i].file, KB_PROCFS_NET_MAX, &text, NULL);
+                if (r == -ESRCH && i == 2 && kb_inspect_process_exists(t->proc_root, pid)) {
+                        /* no IPv6 in this kernel: no IPv6 routes */
+                        if (kb_inspect_add(net, lists[i].key, json_object_new_array()) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (r >= 0)
+                        r = lists[i].kind == 0 ? kb_procfs_net_dev_parse(text, &v)
+                                               : kb_procfs_routes_parse(text, lists[i].kind == 2, &v);
+                if (r == -ENOMEM || (r < 0 ? kb_inspect_note_error(errors, lists[i].file, r)
+                                           : kb_inspect_add(net, lists[i].key, v)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(net);
+        return 0;
+}
+
+int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns,
+                             const sockets *socks, uint64_t own_netns, json_object **ret_kernel_net) {
+        json_object *errors = NULL, *net = NULL;
+        json_object_object_get_ex(snap, "errors", &errors);
+        json_object_object_get_ex(snap, "net", &net);
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long) netns);
+        if (!json_object_object_get_ex(net, key, NULL)) {
+                json_object *facts = NULL;
+                /* kbound's own namespace (the raw-network override) is listed
+                 * from sock_diag, which no socket's name can break. */
+                json_object *diag_unix = NULL;
+                if ((uint64_t) netns == own_netns && socks->list && !(diag_unix = kb_inspect_unix_table_of(socks)))
+                        return -ENOMEM;
+                int r = net_facts(t, pid, diag_unix, errors, &facts);
+                if (r == -ESRCH)
+                        return 0;
+                if (r < 0 || kb_inspect_add(net, key, facts) < 0)
+                        return -ENOMEM;
+        }
+        if (pid == t->kernel_pid) {
+                json_object_object_get_ex(net, key, ret_kernel_net);
+                if (kb_inspect_add(snap, "kernel_net", json_object_new_string(key)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}

@@ -1,0 +1,395 @@
+/* inspect_process.c: the walk of the host's processes, which are the sandbox's, and each of those. */
+#include <dirent.h>
+#include <limits.h>
+#include <string.h>
+#include "evidence/inspect-internal.h"
+#include "base/procfs.h"
+
+#define PROCS_MAX 65536 /* host processes looked at in one walk */
+#define SANDBOX_PROCS_MAX 4096
+#define MAP_MAX 4096
+#define CMDLINE_SHOWN 256
+
+/* The first lines of a uid_map/gid_map, squeezed ("999 999 1"; several joined by "; "). */
+static json_object *map_text(const char *text) {
+        char out[256];
+        size_t n = 0;
+        bool space = true;
+        for (const char *p = text; *p && n + 3 < sizeof out; p++) {
+                char c = *p == '\n' ? ';' : *p;
+                if (c == ' ' || c == '\t') {
+                        if (!space)
+                                out[n++] = ' ';
+                        space = true;
+                        continue;
+                }
+                if (c == ';') {
+                        while (n > 0 && out[n - 1] == ' ')
+                                n--;
+                        if (p[1]) {
+                                out[n++] = ';';
+                                out[n++] = ' ';
+                        }
+                        space = true;
+                        continue;
+                }
+                out[n++] = c;
+                space = false;
+        }
+        while (n > 0 && out[n - 1] == ' ')
+                n--;
+        return json_object_new_string_len(out, (int) n);
+}
+
+/* Names of the secrets of t found in buf[0..len) (NULs count as separators). */
+static int secrets_in(const kb_inspect_target *t, char *buf, size_t len, json_object **ret) {
+        for (size_t i = 0; i < len; i++)
+                if (buf[i] == '\0')
+                        buf[i] = '\n';
+        _cleanup_json_ json_object *s = json_object_new_string_len(buf, (int) len), *names = json_object_new_array();
+        if (!s || !names)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_secrets; i++) {
+                if (!t->secrets || !t->secrets[i])
+                        continue;
+                json_object *found = kb_secrets_scan(t->secrets[i], s);
+                if (!found)
+                        return -ENOMEM;
+                for (size_t j = 0; j < json_object_array_length(found); j++)
+                        if (kb_inspect_push(names, json_object_get(json_object_array_get_idx(found, j))) < 0) {
+                                json_object_put(found);
+                                return -ENOMEM;
+                        }
+                json_object_put(found);
+        }
+        *ret = TAKE_PTR(names);
+        return 0;
+}
+
+/* environ and cmdline of pid: secret names found in each, and the start of the command line. */
+static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
+        static const struct {
+                const char *file, *key;
+                size_t max;
+        } texts[] = {{"environ", "environ_secrets", ENVIRON_MAX}, {"cmdline", "cmdline_secrets", CMDLINE_MAX}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(texts); i++) {
+                _cleanup_free_ char *buf = NULL;
+                size_t len = 0;
+                int r = kb_inspect_read_proc(t->proc_root, pid, texts[i].file, texts[i].max, &buf, &len);
+                if (r == -ESRCH)
+                        return r;
+                if (r < 0) {
+                        if (kb_inspect_note_error(errors, texts[i].file, r) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (i == 1) {
+                        size_t shown = len < CMDLINE_SHOWN ? len : CMDLINE_SHOWN;
+                        char line[CMDLINE_SHOWN + 1];
+                        for (size_t j = 0; j < shown; j++)
+                                line[j] = buf[j] == '\0' ? ' ' : buf[j];
+                        while (shown > 0 && line[shown - 1] == ' ')
+                                shown--;
+                        if (kb_inspect_add(proc, "cmdline", json_object_new_string_len(line, (int) shown)) < 0)
+                                return -ENOMEM;
+                }
+                json_object *names = NULL;
+                if (secrets_in(t, buf, len, &names) < 0 || kb_inspect_add(proc, texts[i].key, names) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Everything about one sandbox process. -ESRCH if it ended meanwhile. */
+static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
+        _cleanup_json_ json_object *errors = json_object_new_array();
+        _cleanup_free_ char *status_text = NULL, *stat_text = NULL;
+        json_object *p = NULL;
+        if (!errors)
+                return -ENOMEM;
+        int r = kb_inspect_read_proc(t->proc_root, pid, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL);
+        if (r == -ESRCH)
+                return r;
+        if (r >= 0)
+                r = kb_procfs_status_parse(status_text, &p);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* Unreadable status: the process is still listed, with only the error. */
+                p = json_object_new_object();
+                if (!p || kb_inspect_note_error(errors, "status", r) < 0) {
+                        json_object_put(p);
+                        return -ENOMEM;
+                }
+        }
+        _cleanup_json_ json_object *proc = p;
+        if (kb_inspect_add(proc, "pid", json_object_new_int(pid)) < 0)
+                return -ENOMEM;
+        kb_procfs_stat st;
+        r = kb_inspect_read_proc(t->proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
+        if (r == -ESRCH)
+                return r;
+        if (r >= 0)
+                r = kb_procfs_stat_parse(stat_text, &st);
+        if (r >= 0) {
+                if (kb_inspect_add(proc, "session", json_object_new_int(st.session)) < 0 ||
+                    kb_inspect_add(proc, "pgrp", json_object_new_int(st.pgrp)) < 0 ||
+                    kb_inspect_add(proc, "tty_nr", json_object_new_int(st.tty_nr)) < 0)
+                        return -ENOMEM;
+        } else if (kb_inspect_note_error(errors, "stat", r) < 0)
+                return -ENOMEM;
+        json_object *ns = NULL;
+        r = kb_inspect_ns_object(t->proc_root, pid, errors, &ns);
+        if (r < 0)
+                return r;
+        if (kb_inspect_add(proc, "ns", ns) < 0)
+                return -ENOMEM;
+        json_object *owners = NULL;
+        r = kb_inspect_ns_owners_object(t->proc_root, pid, errors, &owners);
+        if (r < 0)
+                return r;
+        if (kb_inspect_add(proc, "ns_owners", owners) < 0)
+                return -ENOMEM;
+        r = kb_inspect_exe_facts(t->proc_root, pid, proc);
+        if (r < 0)
+                return r;
+        static const char *const maps[] = {"uid_map", "gid_map"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
+                _cleanup_free_ char *text = NULL;
+                r = kb_inspect_read_proc(t->proc_root, pid, maps[i], MAP_MAX, &text, NULL);
+                if (r == -ESRCH)
+                        return r;
+                if (r >= 0 ? kb_inspect_add(proc, maps[i], map_text(text)) < 0
+                           : kb_inspect_note_error(errors, maps[i], r) < 0)
+                        return -ENOMEM;
+        }
+        r = scan_texts(t, pid, proc, errors);
+        if (r < 0)
+                return r;
+        r = kb_inspect_ref_facts(t, pid, errors, proc);
+        if (r < 0)
+                return r;
+        r = kb_inspect_resource_facts(t, pid, errors, proc);
+        if (r < 0)
+                return r;
+        json_object *fds = NULL;
+        r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
+        if (r < 0)
+                return r;
+        if (kb_inspect_add(proc, "fds", fds) < 0 || kb_inspect_add(proc, "errors", TAKE_PTR(errors)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(proc);
+        return 0;
+}
+
+/* Every process of proc_root with its parent; *ret is malloc'd. */
+static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n) {
+        DIR *d = opendir(proc_root);
+        if (!d)
+                return -errno;
+        size_t n = 0, cap = 256;
+        proc_entry *v = malloc(cap * sizeof *v);
+        int r = v ? 0 : -ENOMEM;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                if (*end || pid <= 0 || pid > INT_MAX)
+                        continue;
+                _cleanup_free_ char *text = NULL;
+                kb_procfs_stat st;
+                if (kb_inspect_read_proc(proc_root, (pid_t) pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) < 0 ||
+                    kb_procfs_stat_parse(text, &st) < 0)
+                        continue; /* gone meanwhile */
+                if (n == cap) {
+                        if (cap >= PROCS_MAX) {
+                                r = -E2BIG;
+                                break;
+                        }
+                        proc_entry *nv = realloc(v, 2 * cap * sizeof *v);
+                        if (!nv) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        v = nv;
+                        cap *= 2;
+                }
+                v[n] = (proc_entry){.pid = (pid_t) pid, .ppid = st.ppid, .state = st.state, .threads = st.threads};
+                memcpy(v[n].comm, st.comm, sizeof v[n].comm);
+                n++;
+        }
+        closedir(d);
+        if (r < 0) {
+                free(v);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* Orders entries by pid, so a pid is found by binary search. */
+static int by_pid(const void *a, const void *b) {
+        pid_t x = ((const proc_entry *) a)->pid, y = ((const proc_entry *) b)->pid;
+        return (x > y) - (x < y);
+}
+
+#define NO_ENTRY SIZE_MAX
+
+/* Index of pid in procs (sorted by pid), or NO_ENTRY. */
+static size_t entry_of(const proc_entry *procs, size_t n, pid_t pid) {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (procs[mid].pid == pid)
+                        return mid;
+                if (procs[mid].pid < pid)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NO_ENTRY;
+}
+
+/* Who is whose child, as index lists: the children of entry i are child[first[i] .. first[i + 1]). */
+typedef struct proc_tree {
+        size_t *first, *child, *queue;
+} proc_tree;
+
+static void proc_tree_free(proc_tree *tree) {
+        free(tree->first);
+        free(tree->child);
+        free(tree->queue);
+}
+
+/* Built in two passes over procs (sorted by pid): count each parent's children, then place them. */
+static int proc_tree_build(const proc_entry *procs, size_t n, proc_tree *tree) {
+        tree->first = calloc(n + 1, sizeof(size_t));
+        tree->child = malloc((n ? n : 1) * sizeof(size_t));
+        tree->queue = malloc((n ? n : 1) * sizeof(size_t));
+        _cleanup_free_ size_t *parent = malloc((n ? n : 1) * sizeof(size_t)), *next = NULL;
+        if (!tree->first || !tree->child || !tree->queue || !parent)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                parent[i] = procs[i].ppid > 0 && procs[i].ppid != procs[i].pid ? entry_of(procs, n, procs[i].ppid)
+                                                                               : NO_ENTRY;
+                if (parent[i] != NO_ENTRY)
+                        tree->first[parent[i] + 1]++;
+        }
+        for (size_t i = 0; i < n; i++)
+                tree->first[i + 1] += tree->first[i];
+        next = malloc((n ? n : 1) * sizeof(size_t));
+        if (!next)
+                return -ENOMEM;
+        memcpy(next, tree->first, n * sizeof(size_t));
+        for (size_t i = 0; i < n; i++)
+                if (parent[i] != NO_ENTRY)
+                        tree->child[next[parent[i]]++] = i;
+        return 0;
+}
+
+enum { MARK_MEMBER, MARK_LAUNCH };
+
+static bool *mark_of(proc_entry *e, int mark) {
+        return mark == MARK_MEMBER ? &e->member : &e->launch;
+}
+
+/* Gives every descendant of an entry that has the mark the mark too, never entering a sandbox
+ * member when marking the launch side. Each entry is queued at most once: linear in n. */
+static void mark_descendants(proc_entry *procs, size_t n, const proc_tree *tree, int mark) {
+        size_t head = 0, tail = 0;
+        for (size_t i = 0; i < n; i++)
+                if (*mark_of(&procs[i], mark))
+                        tree->queue[tail++] = i;
+        while (head < tail) {
+                size_t i = tree->queue[head++];
+                for (size_t c = tree->first[i]; c < tree->first[i + 1]; c++) {
+                        proc_entry *e = &procs[tree->child[c]];
+                        if (*mark_of(e, mark) || (mark == MARK_LAUNCH && e->member))
+                                continue;
+                        *mark_of(e, mark) = true;
+                        tree->queue[tail++] = tree->child[c];
+                }
+        }
+}
+
+/* The sandbox: init_pid, its descendants, whatever else is in its pid namespace and their
+ * descendants; and the launch side: kbound and its descendants outside the sandbox. procs is
+ * sorted by pid here, and the parent links indexed once, so the cost is linear in the number of
+ * host processes (plus the sort). Returns 0 or -ENOMEM. */
+static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
+        pid_t self = getpid();
+        qsort(procs, n, sizeof *procs, by_pid);
+        proc_tree tree = {0};
+        int r = proc_tree_build(procs, n, &tree);
+        if (r < 0) {
+                proc_tree_free(&tree);
+                return r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                procs[i].member = procs[i].pid == t->init_pid;
+                procs[i].launch = procs[i].pid == self;
+        }
+        mark_descendants(procs, n, &tree, MARK_MEMBER);
+        /* A process of the sandbox's pid namespace that is not a descendant (reparented past init,
+         * or started into it from outside) is still the sandbox's, and so are its children. Every
+         * namespace of the others is read here once: kb_inspect_ns_holder_facts compares them. */
+        for (size_t i = 0; i < n; i++) {
+                if (procs[i].member)
+                        continue;
+                int nr = kb_inspect_ns_inodes_all(t->proc_root, procs[i].pid, procs[i].ns);
+                procs[i].ns_read = nr == 0 ? 1 : nr == -ESRCH ? 0 : -1;
+                if (nr == 0 && procs[i].ns[NS_PID] == t->pidns_ino)
+                        procs[i].member = true;
+        }
+        mark_descendants(procs, n, &tree, MARK_MEMBER);
+        mark_descendants(procs, n, &tree, MARK_LAUNCH);
+        proc_tree_free(&tree);
+        return 0;
+}
+
+int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
+                                 proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen) {
+        json_object *processes = json_object_new_array(), *errors = json_object_new_array();
+        if (kb_inspect_add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
+            kb_inspect_add(snap, "taken_ms", json_object_new_int64(kb_now_ms())) < 0 ||
+            kb_inspect_add(snap, "processes", processes) < 0 || kb_inspect_add(snap, "errors", errors) < 0)
+                return -ENOMEM;
+        _cleanup_free_ proc_entry *procs = NULL;
+        size_t n = 0;
+        int r = list_processes(t->proc_root, &procs, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && kb_inspect_note_error(errors, "the process list", r) < 0)
+                return -ENOMEM;
+        if (classify(t, procs, n) < 0)
+                return -ENOMEM;
+        int vanished = 0;
+        bool kernel_seen = false;
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!procs[i].member)
+                        continue;
+                if (kept == SANDBOX_PROCS_MAX) {
+                        if (kb_inspect_note_error(errors, "more sandbox processes than kbound inspects", E2BIG) < 0)
+                                return -ENOMEM;
+                        break;
+                }
+                json_object *p = NULL;
+                r = inspect_process(t, procs[i].pid, &p);
+                if (r == -ESRCH) {
+                        vanished++;
+                        continue;
+                }
+                if (r < 0 || kb_inspect_push(processes, p) < 0)
+                        return -ENOMEM;
+                kept++;
+                kernel_seen |= procs[i].pid == t->kernel_pid;
+        }
+        if (kb_inspect_add(snap, "vanished", json_object_new_int(vanished)) < 0)
+                return -ENOMEM;
+        *ret_procs = TAKE_PTR(procs);
+        *ret_n = n;
+        *ret_kernel_seen = kernel_seen;
+        return 0;
+}

@@ -1,0 +1,276 @@
+/* inspect_refs.c: every reference a process holds but its descriptors: its working directory, root
+ * and program, each thread's own working directory and root, and its file mappings. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "evidence/inspect-internal.h"
+#include "base/procfs.h"
+#include "base/jsonget.h"
+
+#define THREADS_MAX 1024   /* threads read per process */
+#define MAPS_MAX (8 << 20) /* /proc/<pid>/maps read per process */
+#define MAPPINGS_MAX 4096  /* distinct mapped files kept per process */
+#define REF_PATH_MAX 1024
+
+static int64_t num(json_object *o, const char *key) {
+        int64_t v = -1;
+        return kb_json_int(o, key, &v) ? v : -1;
+}
+
+/* {"target", "type", "dev", "ino", "mnt_id"} of what the magic link at link refers to: statx
+ * follows it to the very dentry and mount the process holds, whatever its path text says. NULL
+ * with *ret_err when it cannot be read. */
+static json_object *link_facts(const char *link, int *ret_err) {
+        char target[REF_PATH_MAX];
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        struct statx sx;
+        if (n < 0 || statx(AT_FDCWD, link, 0, STATX_INO | STATX_TYPE | STATX_MNT_ID, &sx) < 0) {
+                *ret_err = errno;
+                return NULL;
+        }
+        target[n] = '\0';
+        if (!(sx.stx_mask & STATX_MNT_ID)) {
+                *ret_err = ENOSYS; /* this Linux does not say which mount a file is on */
+                return NULL;
+        }
+        char dev[KB_PROCFS_DEV_MAX];
+        kb_procfs_dev(sx.stx_dev_major, sx.stx_dev_minor, dev);
+        json_object *o = json_object_new_object();
+        if (!o || kb_inspect_add(o, "target", json_object_new_string(target)) < 0 ||
+            kb_inspect_add(o, "type", json_object_new_string(S_ISDIR(sx.stx_mode) ? "dir" : "reg")) < 0 ||
+            kb_inspect_add(o, "dev", json_object_new_string(dev)) < 0 ||
+            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) sx.stx_ino)) < 0 ||
+            kb_inspect_add(o, "mnt_id", json_object_new_int64((int64_t) sx.stx_mnt_id)) < 0) {
+                json_object_put(o);
+                *ret_err = ENOMEM;
+                return NULL;
+        }
+        return o;
+}
+
+/* Adds the link name of dir (/proc/<pid> or /proc/<pid>/task/<tid>) into o, or "<name>_error"
+ * when it cannot be read (the judge never passes that, but for a zombie, which holds none).
+ * -ENOMEM only. */
+static int add_link(const char *dir, const char *name, json_object *o) {
+        char link[PATH_MAX + 64], key[32];
+        snprintf(link, sizeof link, "%s/%s", dir, name);
+        int err = 0;
+        json_object *f = link_facts(link, &err);
+        if (!f && err == ENOMEM)
+                return -ENOMEM;
+        snprintf(key, sizeof key, "%s_error", name);
+        return f ? kb_inspect_add(o, name, f) : kb_inspect_add(o, key, json_object_new_string(strerror(err)));
+}
+
+static bool same_ref(json_object *a, json_object *b) {
+        const char *da = kb_json_str(a, "dev"), *db = kb_json_str(b, "dev");
+        return a && b && da && db && strcmp(da, db) == 0 && num(a, "ino") == num(b, "ino") &&
+               num(a, "mnt_id") == num(b, "mnt_id");
+}
+
+/* The threads whose working directory or root is not the process's (a thread made with
+ * unshare(CLONE_FS) has its own), each {"tid", "cwd", "root"}; an unreadable one is kept too. */
+static int thread_refs(const char *pid_dir, json_object *main, json_object *refs, json_object *errors) {
+        char dir[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s/task", pid_dir);
+        DIR *d = opendir(dir);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : kb_inspect_note_error(errors, "threads", -errno);
+        _cleanup_json_ json_object *threads = json_object_new_array();
+        int r = threads ? 0 : -ENOMEM;
+        size_t n = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+                if (*end || tid <= 0 || strcmp(de->d_name, strrchr(pid_dir, '/') + 1) == 0)
+                        continue;
+                if (++n > THREADS_MAX) {
+                        r = kb_inspect_note_error(errors, "threads", E2BIG);
+                        break;
+                }
+                char tdir[PATH_MAX + 48];
+                snprintf(tdir, sizeof tdir, "%s/%ld", dir, tid);
+                _cleanup_json_ json_object *t = json_object_new_object();
+                if (!t || kb_inspect_add(t, "tid", json_object_new_int64(tid)) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                int lr = add_link(tdir, "cwd", t);
+                if (lr >= 0)
+                        lr = add_link(tdir, "root", t);
+                if (lr < 0) {
+                        r = lr;
+                        break;
+                }
+                if (access(tdir, F_OK) < 0)
+                        continue; /* ended meanwhile */
+                json_object *tc = kb_json_get(t, "cwd"), *tr = kb_json_get(t, "root");
+                if (tc && tr && same_ref(tc, kb_json_get(main, "cwd")) && same_ref(tr, kb_json_get(main, "root")))
+                        continue; /* shares the process's */
+                r = kb_inspect_push(threads, TAKE_PTR(t));
+        }
+        closedir(d);
+        if (r < 0)
+                return r;
+        return kb_inspect_add(refs, "threads", TAKE_PTR(threads));
+}
+
+/* Where the mapped file at path (as the host reads it in maps: the path in the process's own mount
+ * namespace) is in the sandbox's view, looked up in root_fd (the kernel's root) without leaving
+ * it or following a magic link: "reach" "same" with its "mnt_id" when that path is the very file
+ * (dev, ino), "other" when another file is there, "none" when nothing is. */
+static int map_reach(int root_fd, const char *path, unsigned major, unsigned minor, int64_t ino, json_object *m) {
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        long fd = root_fd >= 0 ? syscall(SYS_openat2, root_fd, path, &how, sizeof how) : -1;
+        if (fd < 0) {
+                int e = root_fd >= 0 ? errno : EBADF;
+                return e == ENOENT || e == ENOTDIR
+                               ? kb_inspect_add(m, "reach", json_object_new_string("none"))
+                               : kb_inspect_add(m, "reach_error", json_object_new_string(strerror(e)));
+        }
+        struct statx sx;
+        int r = statx((int) fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &sx);
+        int e = errno;
+        close((int) fd);
+        if (r < 0 || !(sx.stx_mask & STATX_MNT_ID))
+                return kb_inspect_add(m, "reach_error", json_object_new_string(r < 0 ? strerror(e) : strerror(ENOSYS)));
+        if (sx.stx_dev_major != major || sx.stx_dev_minor != minor || (int64_t) sx.stx_ino != ino)
+                return kb_inspect_add(m, "reach", json_object_new_string("other"));
+        if (kb_inspect_add(m, "reach", json_object_new_string("same")) < 0)
+                return -ENOMEM;
+        return kb_inspect_add(m, "mnt_id", json_object_new_int64((int64_t) sx.stx_mnt_id));
+}
+
+/* One maps line's file mapping, or 0 when it maps no file (anonymous, [heap], [vdso]...). */
+static int map_line(char *line, int root_fd, json_object *seen, json_object *maps, size_t *n) {
+        char range[64], perms[8], offset[32], dev[KB_PROCFS_DEV_MAX];
+        unsigned long long ino;
+        unsigned major, minor;
+        int used = 0;
+        /* "start-end perms offset maj:min inode path", the device in hex */
+        if (sscanf(line, "%63s %7s %31s %x:%x %llu %n", range, perms, offset, &major, &minor, &ino, &used) < 6 ||
+            ino == 0)
+                return 0;
+        kb_procfs_dev(major, minor, dev); /* as every other fact names a device */
+        char *path = line + used;
+        if (path[0] != '/')
+                return 0;
+        bool deleted = false;
+        size_t len = strlen(path);
+        static const char suffix[] = " (deleted)";
+        if (len > sizeof suffix - 1 && strcmp(path + len - (sizeof suffix - 1), suffix) == 0) {
+                path[len - (sizeof suffix - 1)] = '\0';
+                deleted = true;
+        }
+        bool shared = perms[3] == 's', writable = perms[1] == 'w';
+        /* One entry per file and kind of mapping: a library is mapped four times over. */
+        char key[96];
+        snprintf(key, sizeof key, "%s:%llu:%c%c", dev, ino, shared ? 's' : 'p', writable ? 'w' : '-');
+        if (json_object_object_get_ex(seen, key, NULL))
+                return 0;
+        if (json_object_object_add(seen, key, NULL) < 0)
+                return -ENOMEM;
+        if (++*n > MAPPINGS_MAX)
+                return -E2BIG;
+        _cleanup_json_ json_object *m = json_object_new_object();
+        if (!m || kb_inspect_add(m, "path", json_object_new_string(path)) < 0 ||
+            kb_inspect_add(m, "dev", json_object_new_string(dev)) < 0 ||
+            kb_inspect_add(m, "ino", json_object_new_int64((int64_t) ino)) < 0 ||
+            kb_inspect_add(m, "shared", json_object_new_boolean(shared)) < 0 ||
+            kb_inspect_add(m, "writable", json_object_new_boolean(writable)) < 0 ||
+            (deleted && kb_inspect_add(m, "deleted", json_object_new_boolean(true)) < 0))
+                return -ENOMEM;
+        if (!deleted && map_reach(root_fd, path, major, minor, (int64_t) ino, m) < 0)
+                return -ENOMEM;
+        return kb_inspect_push(maps, TAKE_PTR(m));
+}
+
+/* The process's file mappings ("maps"), each placed in the sandbox's view (map_reach). */
+static int map_refs(const kb_inspect_target *t, pid_t pid, json_object *refs, json_object *errors) {
+        _cleanup_free_ char *text = NULL;
+        int r = kb_inspect_read_proc(t->proc_root, pid, "maps", MAPS_MAX, &text, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note_error(errors, "maps", r == -ESRCH ? -ENOENT : r);
+        /* The sandbox's view: the kernel's root, or init's before the kernel exists. */
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%s/%d/root", t->proc_root,
+                 (int) (t->kernel_pid > 0 ? t->kernel_pid : t->init_pid));
+        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_json_ json_object *seen = json_object_new_object(), *maps = json_object_new_array();
+        if (!seen || !maps)
+                return -ENOMEM;
+        size_t n = 0;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                r = map_line(line, root_fd, seen, maps, &n);
+                if (r == -E2BIG)
+                        return kb_inspect_note_error(errors, "maps", E2BIG) < 0 ||
+                                               kb_inspect_add(refs, "maps", TAKE_PTR(maps)) < 0
+                                       ? -ENOMEM
+                                       : 0;
+                if (r < 0)
+                        return r;
+        }
+        return kb_inspect_add(refs, "maps", TAKE_PTR(maps));
+}
+
+int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret) {
+        _cleanup_free_ char *text = NULL;
+        int r = kb_inspect_read_proc(proc_root, pid, "maps", MAPS_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        _cleanup_json_ json_object *seen = json_object_new_object(), *files = json_object_new_array();
+        if (!seen || !files)
+                return -ENOMEM;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                unsigned major, minor;
+                unsigned long long ino;
+                char key[64];
+                if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &ino) != 3 || ino == 0)
+                        continue;
+                snprintf(key, sizeof key, "%u:%u:%llu", major, minor, ino);
+                if (json_object_object_get_ex(seen, key, NULL))
+                        continue;
+                if (json_object_object_add(seen, key, NULL) < 0 ||
+                    kb_inspect_push(files, json_object_new_string(key)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(files);
+        return 0;
+}
+
+int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%d", t->proc_root, (int) pid);
+        json_object *refs = json_object_new_object();
+        if (!refs || kb_inspect_add(proc, "refs", refs) < 0)
+                return -ENOMEM;
+        static const char *const links[] = {"cwd", "root", "exe"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
+                int r = add_link(dir, links[i], refs);
+                if (r < 0)
+                        return r;
+        }
+        int r = thread_refs(dir, refs, refs, errors);
+        if (r == -ESRCH)
+                return kb_inspect_note_error(errors, "threads", ENOENT);
+        if (r < 0)
+                return r;
+        return map_refs(t, pid, refs, errors);
+}

@@ -1,0 +1,373 @@
+/* inspect_sockets.c: the unix sockets of kbound's network (sock_diag): who holds which, by inode. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include "kbound/sandbox.h"
+#include "evidence/inspect-internal.h"
+#include "base/jsonget.h"
+#include "base/procfs.h"
+
+void kb_inspect_socket_key(char *buf, size_t size, uint32_t inode) {
+        snprintf(buf, size, "socket:[%u]", inode);
+}
+
+/* Appends pid to map[key] (an array). */
+static int map_add(json_object *map, const char *key, pid_t pid) {
+        json_object *pids = NULL;
+        if (!json_object_object_get_ex(map, key, &pids)) {
+                pids = json_object_new_array();
+                if (kb_inspect_add(map, key, pids) < 0)
+                        return -ENOMEM;
+        }
+        return kb_inspect_push(pids, json_object_new_int(pid));
+}
+
+typedef struct socket_owner {
+        json_object *map;
+        pid_t pid;
+} socket_owner;
+
+static int add_socket(int fd, const char *target, void *userdata) {
+        (void) fd;
+        const socket_owner *o = userdata;
+        return strncmp(target, "socket:[", 8) == 0 ? map_add(o->map, target, o->pid) : 0;
+}
+
+/* The sockets in pid's descriptor table, into map ("socket:[N]" → [pid]). 0 when the process is
+ * gone, -errno when its table cannot be read. */
+static int fd_sockets(const char *proc_root, pid_t pid, json_object *map) {
+        socket_owner o = {.map = map, .pid = pid};
+        return kb_inspect_fd_targets(proc_root, pid, add_socket, &o);
+}
+
+/* The short name of a process ("?" when it cannot be read). */
+static void process_name(const char *proc_root, pid_t pid, char *buf, size_t size) {
+        _cleanup_free_ char *text = NULL;
+        kb_procfs_stat st;
+        if (kb_inspect_read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) == 0 &&
+            kb_procfs_stat_parse(text, &st) == 0)
+                snprintf(buf, size, "%s", st.comm);
+        else
+                snprintf(buf, size, "?");
+}
+
+/* Who holds which socket among the processes outside the sandbox other than kbound, read once:
+ * kbound's other descendants (the launch side: other sandboxes of this run, a launcher's helpers)
+ * into s->launch; the rest of the host, listed afresh (a process started since the look's walk
+ * may hold a socket sock_diag listed since), into s->others. A table kbound may not read (another
+ * user's, when kbound is not root) is left out: such a holder is then "no process the host
+ * found". */
+static int holders_scan(sockets *s, bool launch_side) {
+        json_object **map = launch_side ? &s->launch : &s->others;
+        if (*map)
+                return 0;
+        if (!(*map = json_object_new_object()))
+                return -ENOMEM;
+        if (launch_side) {
+                for (size_t i = 0; i < s->n_procs; i++) {
+                        if (!s->procs[i].launch || s->procs[i].member || s->procs[i].pid == getpid())
+                                continue;
+                        if (fd_sockets(s->t->proc_root, s->procs[i].pid, *map) == -ENOMEM)
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        /* Looked at already: kbound, the sandbox, the launch side. */
+        _cleanup_json_ json_object *skip = json_object_new_object();
+        if (!skip)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_procs; i++)
+                if (s->procs[i].member || s->procs[i].launch) {
+                        char key[16];
+                        snprintf(key, sizeof key, "%d", (int) s->procs[i].pid);
+                        if (kb_inspect_add(skip, key, json_object_new_boolean(true)) < 0)
+                                return -ENOMEM;
+                }
+        DIR *d = opendir(s->t->proc_root);
+        if (!d)
+                return errno == ENOMEM ? -ENOMEM : 0;
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                if (*end || pid <= 0 || pid > INT_MAX || pid == getpid() ||
+                    json_object_object_get_ex(skip, de->d_name, NULL))
+                        continue;
+                r = fd_sockets(s->t->proc_root, (pid_t) pid, *map);
+                if (r != -ENOMEM)
+                        r = 0; /* gone, or another user's that kbound may not read */
+        }
+        closedir(d);
+        return r;
+}
+
+json_object *kb_inspect_holders_of(sockets *s, uint32_t inode) {
+        char key[32];
+        kb_inspect_socket_key(key, sizeof key, inode);
+        json_object *out = json_object_new_array(), *pids = NULL;
+        if (!out)
+                return NULL;
+        static const char *const sides[] = {"kbound", "sandbox", "launch", "host"};
+        bool found = false;
+        for (int pass = 0; pass < 4 && !found; pass++) {
+                if (pass >= 2 && holders_scan(s, pass == 2) < 0)
+                        goto oom;
+                json_object *map = pass == 0 ? s->own : pass == 1 ? s->members : pass == 2 ? s->launch : s->others;
+                if (!map || !json_object_object_get_ex(map, key, &pids))
+                        continue;
+                for (size_t i = 0; i < json_object_array_length(pids); i++) {
+                        pid_t pid = (pid_t) json_object_get_int(json_object_array_get_idx(pids, i));
+                        char name[64] = "kbound";
+                        if (pass == 1) {
+                                for (size_t p = 0; p < json_object_array_length(s->processes); p++) {
+                                        json_object *proc = json_object_array_get_idx(s->processes, p);
+                                        if (kb_inspect_int_of(proc, "pid") == pid && kb_json_str(proc, "name"))
+                                                snprintf(name, sizeof name, "%s", kb_json_str(proc, "name"));
+                                }
+                        } else if (pass >= 2)
+                                process_name(s->t->proc_root, pid, name, sizeof name);
+                        json_object *h = json_object_new_object();
+                        if (!h || kb_inspect_add(h, "pid", json_object_new_int(pid)) < 0 ||
+                            kb_inspect_add(h, "name", json_object_new_string(name)) < 0 ||
+                            kb_inspect_add(h, "side", json_object_new_string(sides[pass])) < 0) {
+                                json_object_put(h);
+                                goto oom;
+                        }
+                        if (kb_inspect_push(out, h) < 0) /* push put h */
+                                goto oom;
+                        found = true;
+                }
+        }
+        return out;
+oom:
+        json_object_put(out);
+        return NULL;
+}
+
+const char *kb_inspect_socket_type_name(uint8_t type) {
+        return type == SOCK_STREAM      ? "stream"
+               : type == SOCK_DGRAM     ? "dgram"
+               : type == SOCK_SEQPACKET ? "seqpacket"
+                                        : "other";
+}
+
+const char *kb_inspect_socket_state_name(uint8_t state) {
+        /* The TCP state numbers, as unix sockets use them. */
+        return state == 10  ? "listening"
+               : state == 1 ? "connected"
+               : state == 7 ? "unconnected"
+               : state == 2 ? "connecting"
+                            : "other";
+}
+
+/* A socket's name as /proc/net/unix shows it: a path, or "@" and an abstract name's bytes with
+ * each NUL shown as "@". NULL when it is not bound. */
+static json_object *socket_name(const kb_sockdiag_unix *u) {
+        char buf[KB_SOCKDIAG_NAME_MAX + 1];
+        if (u->name_len == 0)
+                return NULL;
+        memcpy(buf, u->name, u->name_len);
+        for (size_t i = 0; i < u->name_len; i++)
+                if (buf[i] == '\0')
+                        buf[i] = '@';
+        return json_object_new_string_len(buf, u->name_len);
+}
+
+json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u) {
+        json_object *o = json_object_new_object(), *name = socket_name(u);
+        if (!o || kb_inspect_add(o, "inode", json_object_new_int64(u->inode)) < 0 ||
+            kb_inspect_add(o, "type", json_object_new_string(kb_inspect_socket_type_name(u->type))) < 0 ||
+            kb_inspect_add(o, "state", json_object_new_string(kb_inspect_socket_state_name(u->state))) < 0 ||
+            (name && kb_inspect_add(o, "path", TAKE_PTR(name)) < 0) ||
+            kb_inspect_add(o, "peer", json_object_new_int64(u->peer)) < 0) {
+                json_object_put(name);
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+json_object *kb_inspect_unix_table_of(const sockets *s) {
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; a && i < s->n; i++) {
+                json_object *o = json_object_new_object(), *name = socket_name(&s->list[i]);
+                if (!o || kb_inspect_add(o, "inode", json_object_new_int64(s->list[i].inode)) < 0 ||
+                    kb_inspect_add(o, "listening", json_object_new_boolean(s->list[i].state == 10)) < 0 ||
+                    (name && kb_inspect_add(o, "path", TAKE_PTR(name)) < 0) || kb_inspect_push(a, TAKE_PTR(o)) < 0) {
+                        json_object_put(name);
+                        json_object_put(o);
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+int kb_inspect_sockets_init(sockets *s, json_object *errors) {
+        s->members = json_object_new_object();
+        s->own = json_object_new_object();
+        if (!s->members || !s->own)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
+                json_object *p = json_object_array_get_idx(s->processes, i), *fds = NULL;
+                json_object_object_get_ex(p, "fds", &fds);
+                for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
+                        const char *target = kb_json_str(json_object_array_get_idx(fds, f), "target");
+                        if (target && strncmp(target, "socket:[", 8) == 0 &&
+                            map_add(s->members, target, (pid_t) kb_inspect_int_of(p, "pid")) < 0)
+                                return -ENOMEM;
+                }
+        }
+        /* The list first, kbound's own descriptors after it: every socket of kbound's that the list
+         * shows was open before its descriptors are read, so each is found among them (kbound
+         * closes no connection to the kernel while its thread looks). Read the other way round, a
+         * connection libzmq's I/O thread made in between (a channel's connect retried after the
+         * kernel bound its socket) was listed with a peer in no one's descriptors, and the kernel's
+         * end of it, carrying the sandbox's own socket file, was judged a host socket reachable in
+         * the sandbox (boundary.sockets failed about one run in 25). */
+        int r = kb_sockdiag_unix_list(-1, &s->list, &s->n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note_error(errors, "kbound's unix sockets", r);
+        r = fd_sockets(s->t->proc_root, getpid(), s->own);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note_error(errors, "kbound's unix sockets", r);
+        return 0;
+}
+
+/* A socket none of the look's sandbox processes held when their descriptors were read: the kernel
+ * may have accepted it since (sock_diag lists after the descriptor tables are read), or may still
+ * have it in its listener's queue. The sandbox processes' tables are read again, every 10 ms for at
+ * most 200 ms, until one holds it; what is found is added to s->members. Returns 1 if held now. */
+static int resolve_unheld(sockets *s, uint32_t inode) {
+        char key[32];
+        kb_inspect_socket_key(key, sizeof key, inode);
+        for (int attempt = 0; attempt < 20; attempt++) {
+                if (json_object_object_get_ex(s->members, key, NULL))
+                        return 1;
+                if (attempt > 0)
+                        poll(NULL, 0, 10);
+                for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
+                        pid_t pid = (pid_t) kb_inspect_int_of(json_object_array_get_idx(s->processes, i), "pid");
+                        _cleanup_json_ json_object *now = json_object_new_object();
+                        if (!now)
+                                return -ENOMEM;
+                        if (fd_sockets(s->t->proc_root, pid, now) < 0)
+                                continue;
+                        json_object *pids = NULL;
+                        if (json_object_object_get_ex(now, key, &pids) && map_add(s->members, key, pid) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return json_object_object_get_ex(s->members, key, NULL) ? 1 : 0;
+}
+
+void kb_inspect_sockets_done(sockets *s) {
+        free(s->list);
+        json_object_put(s->members);
+        json_object_put(s->own);
+        json_object_put(s->launch);
+        json_object_put(s->others);
+}
+
+int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap) {
+        if (!s->list)
+                return 0;
+        _cleanup_json_ json_object *mine = json_object_new_array(), *held = json_object_new_array();
+        if (!mine || !held)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n; i++) {
+                const kb_sockdiag_unix *u = &s->list[i];
+                char key[32];
+                kb_inspect_socket_key(key, sizeof key, u->inode);
+                if (json_object_object_get_ex(s->own, key, NULL) &&
+                    kb_inspect_push(mine, json_object_new_int64(u->inode)) < 0)
+                        return -ENOMEM;
+                if (!json_object_object_get_ex(s->members, key, NULL))
+                        continue;
+                json_object *o = kb_inspect_socket_facts(u);
+                if (!o || kb_inspect_push(held, o) < 0)
+                        return -ENOMEM;
+                if (u->peer && kb_inspect_add(o, "peer_held_by", kb_inspect_holders_of(s, u->peer)) < 0)
+                        return -ENOMEM;
+        }
+        if (kb_inspect_add(snap, "kbound_sockets", TAKE_PTR(mine)) < 0 ||
+            kb_inspect_add(snap, "kbound_net_sockets", TAKE_PTR(held)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int kb_inspect_connection_facts(sockets *s, json_object *snap) {
+        const kb_inspect_target *t = s->t;
+        _cleanup_json_ json_object *endpoints = json_object_new_array(), *conns = json_object_new_array();
+        if (!endpoints || !conns)
+                return -ENOMEM;
+        const char *prefix = KB_SANDBOX_RUNTIME "/";
+        for (const char *const *ep = t->endpoints; ep && *ep; ep++) {
+                json_object *e = json_object_new_object();
+                if (!e || kb_inspect_push(endpoints, e) < 0 ||
+                    kb_inspect_add(e, "path", json_object_new_string(*ep)) < 0)
+                        return -ENOMEM;
+                char host[PATH_MAX];
+                struct stat st;
+                if (!t->own_runtime || strncmp(*ep, prefix, strlen(prefix)) != 0 ||
+                    snprintf(host, sizeof host, "%s/%s", t->own_runtime, *ep + strlen(prefix)) >= (int) sizeof host) {
+                        if (kb_inspect_add(e, "error", json_object_new_string("not in the team's runtime folder")) < 0)
+                                return -ENOMEM;
+                } else if (lstat(host, &st) < 0) {
+                        if (kb_inspect_add(e, "error", json_object_new_string(strerror(errno))) < 0)
+                                return -ENOMEM;
+                } else if (!S_ISSOCK(st.st_mode)) {
+                        if (kb_inspect_add(e, "error", json_object_new_string("not a socket")) < 0)
+                                return -ENOMEM;
+                } else if (kb_inspect_add(e, "file", kb_inspect_stat_facts(&st)) < 0)
+                        return -ENOMEM;
+        }
+        DIR *d = t->own_runtime && s->list ? opendir(t->own_runtime) : NULL;
+        int r = 0;
+        struct dirent *de;
+        while (d && r >= 0 && (de = readdir(d))) {
+                struct stat st;
+                if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISSOCK(st.st_mode))
+                        continue;
+                for (size_t i = 0; r >= 0 && i < s->n; i++) {
+                        const kb_sockdiag_unix *u = &s->list[i], *peer = NULL;
+                        char key[32], endpoint[PATH_MAX];
+                        kb_inspect_socket_key(key, sizeof key, u->inode);
+                        if (!u->peer || !json_object_object_get_ex(s->own, key, NULL))
+                                continue;
+                        peer = kb_sockdiag_find(s->list, s->n, u->peer);
+                        if (!peer || !peer->has_file || peer->file_dev != st.st_dev ||
+                            peer->file_ino != (uint32_t) st.st_ino)
+                                continue;
+                        snprintf(endpoint, sizeof endpoint, "%s%s", prefix, de->d_name);
+                        if (resolve_unheld(s, u->peer) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        json_object *c = json_object_new_object();
+                        if (!c || kb_inspect_push(conns, c) < 0 ||
+                            kb_inspect_add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
+                            kb_inspect_add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
+                            kb_inspect_add(c, "peer", json_object_new_int64(u->peer)) < 0 ||
+                            kb_inspect_add(c, "holders", kb_inspect_holders_of(s, u->peer)) < 0)
+                                r = -ENOMEM;
+                }
+        }
+        if (d)
+                closedir(d);
+        if (r < 0 || kb_inspect_add(snap, "endpoints", TAKE_PTR(endpoints)) < 0 ||
+            kb_inspect_add(snap, "connections", TAKE_PTR(conns)) < 0)
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,215 @@
+/* scenario_cell.c: what every step of one kernel's run does with the kernel: a check recorded, a
+ * look at the whole sandbox from the host (and again whenever its mount table changes while a cell
+ * runs), the look before exec, a probe cell run and its result read back, an expectation set for
+ * the judge. The steps (scenario.c, scenario_interrupt.c, scenario_end.c) call here; nothing here
+ * calls them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "kbound/inspect.h"
+#include "kbound/kernel.h"
+#include "kbound/langpack.h"
+#include "kbound/sandbox.h"
+#include "run/harness-internal.h"
+#include "run/scenario-internal.h"
+
+void scenario_add_check(ctx *x, const char *id, const char *status, int64_t started_ms, json_object *evidence,
+                        const char *fmt, ...) {
+        char detail[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof(detail), fmt, ap);
+        va_end(ap);
+        kb_harness_add_check(&x->h, id, status, started_ms, evidence, detail);
+}
+
+/* One look at the whole sandbox from the host (inspect.h), kept for the judge. A look that could
+ * not even be recorded leaves nothing, and the checks that need one fail for the lack of it. */
+void scenario_host_look(ctx *x, const char *label) {
+        kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
+        if (!sb)
+                return;
+        int64_t t0 = kb_now_ms();
+        const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
+        char shell[256], control[256];
+        const char *endpoints[3] = {NULL, NULL, NULL};
+        size_t n_ep = 0;
+        if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_SHELL, shell, sizeof shell) == 0)
+                endpoints[n_ep++] = shell;
+        if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
+                endpoints[n_ep++] = control;
+        kb_inspect_target t = {
+                .proc_root = "/proc",
+                .init_pid = kb_sandbox_init_pid(sb),
+                .kernel_pid = kb_sandbox_kernel_pid(sb),
+                .launcher_pid = kb_sandbox_bwrap_pid(sb),
+                .pidns_ino = kb_sandbox_pidns(sb),
+                .secrets = sets,
+                .n_secrets = KB_ELEMENTSOF(sets),
+                .endpoints = endpoints,
+                .canaries = x->env->canaries,
+                .n_canaries = x->env->n_canaries,
+                .socket_claim = kb_check_id(KB_CHECK_SOCKETS),
+                .own_runtime = kb_kernel_socket_dir(x->h.kernel),
+                .host = x->host,
+        };
+        json_object *snap = NULL;
+        if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
+                json_object_array_add(x->snapshots, snap);
+        x->inspect_ms += kb_now_ms() - t0;
+}
+
+/* Reads what is left of the mountinfo fd, so that poll reports only a later change. */
+static void mountinfo_drain(int fd) {
+        char buf[8192];
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return;
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+}
+
+/* A mount table can change between two looks (a mount made inside, or one that reached the sandbox
+ * anyhow): /proc/<pid>/mountinfo polls POLLPRI when it did, and the host then looks again, so that
+ * the judges see every mount table the sandbox had, not only those of the fixed looks. Called
+ * between the kernel's messages; at most MOUNT_LOOKS_MAX extra looks. */
+#define MOUNT_LOOKS_MAX 8
+void scenario_look_if_mounts_changed(ctx *x) {
+        if (x->mountinfo_fd < 0 || x->mount_looks >= MOUNT_LOOKS_MAX || !kb_kernel_alive(x->h.kernel))
+                return;
+        struct pollfd p = {.fd = x->mountinfo_fd, .events = POLLPRI};
+        if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLPRI | POLLERR)))
+                return;
+        mountinfo_drain(x->mountinfo_fd);
+        x->mount_looks++;
+        scenario_host_look(x, "mounts changed");
+}
+
+/* Opens the kernel's mountinfo for scenario_look_if_mounts_changed (-1 when it cannot: the fixed looks
+ * remain). */
+void scenario_watch_mounts(ctx *x) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/mountinfo", (int) kb_sandbox_kernel_pid(kb_kernel_sandbox(x->h.kernel)));
+        x->mountinfo_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (x->mountinfo_fd >= 0)
+                mountinfo_drain(x->mountinfo_fd);
+}
+
+/* kb_client_execute_wait's message hook around another (or none): the mounts are watched too. */
+typedef struct watched_hook {
+        ctx *x;
+        int (*fn)(void *userdata, kb_execution *ex, const kb_msg *msg);
+        void *userdata;
+} watched_hook;
+
+static int watched_msg(void *userdata, kb_execution *ex, const kb_msg *msg) {
+        watched_hook *w = userdata;
+        scenario_look_if_mounts_changed(w->x);
+        return w->fn ? w->fn(w->userdata, ex, msg) : 0;
+}
+
+/* The host's look while bwrap's init waits on kbound's --block-fd pipe, before anything of the
+ * kernel runs (kb_kernel_options.before_exec): every descriptor then must be one kbound handed
+ * in, and nothing the kernel does later can hide one (boundary.descriptors). */
+void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb) {
+        ctx *x = userdata;
+        int64_t t0 = kb_now_ms();
+        const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
+        kb_inspect_target t = {
+                .proc_root = "/proc",
+                .init_pid = kb_sandbox_init_pid(sb),
+                .kernel_pid = 0, /* not started yet */
+                .launcher_pid = kb_sandbox_bwrap_pid(sb),
+                .pidns_ino = kb_sandbox_pidns(sb),
+                .secrets = sets,
+                .n_secrets = KB_ELEMENTSOF(sets),
+        };
+        json_object *look = NULL;
+        if (kb_inspect_pre_exec(&t, &look) == 0) {
+                json_object_put(x->pre_exec);
+                x->pre_exec = look;
+        }
+        x->pre_exec_ms = kb_now_ms() - t0;
+        x->inspect_ms += x->pre_exec_ms;
+}
+
+/* The marker a stdout-transport cell prints before its result: fresh per run. */
+void scenario_result_marker(const ctx *x, char *buf, size_t size) {
+        snprintf(buf, size, "KBOUND-RESULT-%.16s", x->nonce);
+}
+
+/* A cell's result: by the pack's transport first, then by the other one (a Python cell falls back
+ * to the marked stdout line when the kernel has no IPython display, as a raw xeus-python). Both
+ * carry the cell's word alike: neither can pass a check. */
+int scenario_cell_result(const ctx *x, const kb_execution *ex, json_object **ret) {
+        char marker[64];
+        scenario_result_marker(x, marker, sizeof marker);
+        bool text_first = x->transport == KB_RESULT_STDOUT;
+        int r = text_first ? kb_probe_result_text(ex, marker, ret) : kb_probe_result(ex, ret);
+        if (r == -ENOMSG)
+                r = text_first ? kb_probe_result(ex, ret) : kb_probe_result_text(ex, marker, ret);
+        return r;
+}
+
+/* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */
+int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
+                             json_object **ret, char *why, size_t why_size) {
+        _cleanup_free_ char *code = NULL;
+        _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
+        char marker[64];
+        scenario_result_marker(x, marker, sizeof marker);
+        json_object_object_add(params ? params : own_params, "result_marker", json_object_new_string(marker));
+        int r = kb_langpack_render(x->lp, cell, params ? params : own_params, &code);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot render cell '%s' from %s: %s", cell, kb_langpack_dir(x->lp),
+                         strerror(-r));
+                return r;
+        }
+        kb_client *c = kb_kernel_client(x->h.kernel);
+        kb_execution *ex = NULL;
+        kb_execute_options eo = {.store_history = false, .stop_on_error = false};
+        int64_t deadline = kb_harness_deadline_in(&x->h, timeout_ms);
+        r = kb_client_execute_start(c, code, &eo, &ex);
+        watched_hook w = {.x = x, .fn = hook ? hook->fn : NULL, .userdata = hook ? hook->userdata : NULL};
+        if (r >= 0)
+                r = kb_client_execute_wait(c, ex, deadline, watched_msg, &w);
+        if (r == 1) {
+                hook->then(x, hook->userdata);
+                w.fn = NULL;
+                r = kb_client_execute_wait(c, ex, deadline, watched_msg, &w);
+        }
+        if (r == -ETIMEDOUT && ex) {
+                char what[256];
+                kb_execution_explain_timeout(c, ex, what, sizeof(what));
+                snprintf(why, why_size, "cell '%s': timed out: %s", cell, what);
+        } else if (r < 0) {
+                snprintf(why, why_size, "cell '%s': %s", cell, kb_harness_wait_error(&x->h, r));
+        } else if (strcmp(ex->status, "ok") != 0) {
+                snprintf(why, why_size, "cell '%s' ended with status %s%s%s%s%s", cell, ex->status,
+                         ex->ename ? ": " : "", ex->ename ? ex->ename : "", ex->evalue ? ": " : "",
+                         ex->evalue ? ex->evalue : "");
+                r = -EPROTO;
+        } else {
+                r = scenario_cell_result(x, ex, ret);
+                if (r < 0)
+                        snprintf(why, why_size, "cell '%s' %s", cell,
+                                 r == -ENOMSG
+                                         ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
+                                                                             : "published no " KB_PROBE_MIME " result")
+                                         : "published a malformed or duplicate probe result");
+        }
+        kb_execution_destroy(c, &ex);
+        return r;
+}
+
+int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
+                      size_t why_size) {
+        return scenario_run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, why, why_size);
+}
+
+void scenario_expect_set(ctx *x, const char *key, json_object *value) {
+        json_object_object_add(x->expect, key, value);
+}

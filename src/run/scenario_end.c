@@ -1,0 +1,141 @@
+/* scenario_end.c: the end of one kernel's run: the variable read back over the same connections,
+ * shutdown through control, and the twin sandbox that shows the sandbox cannot outlive kbound. */
+#include "verdict/rules.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kbound/kernel.h"
+#include "run/scenario-internal.h"
+#include "base/jsonget.h"
+
+#define SHUTDOWN_REPLY_MS 2000
+#define SHUTDOWN_EXIT_MS KB_SHUTDOWN_EXIT_MS
+
+void scenario_check_persistence(ctx *x) {
+        const char *id = kb_check_id(KB_CHECK_PERSISTENCE);
+        int64_t t0 = kb_now_ms();
+        char why[512];
+        json_object *result = NULL;
+        if (x->h.wedged) {
+                scenario_add_check(x, id, "fail", t0, NULL,
+                                   "not tested: a long cell could not be stopped, so the kernel cannot answer");
+                return;
+        }
+        int r = scenario_run_cell(x, "get_var", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why));
+        if (r < 0) {
+                scenario_add_check(x, id, "fail", t0, NULL, "%s", why);
+                return;
+        }
+        const char *value = kb_json_str(result, "value");
+        int64_t pid = -1;
+        kb_json_int(result, "pid", &pid);
+        int v = kb_sandbox_verify(kb_kernel_sandbox(x->h.kernel));
+        json_object *ev = json_object_new_object();
+        json_object_object_add(ev, "pid", json_object_new_int64(pid));
+        json_object_object_add(ev, "nonce_intact", json_object_new_boolean(value && strcmp(value, x->nonce) == 0));
+        json_object_object_add(ev, "pidfd_same_process", json_object_new_boolean(v == 0));
+        if (!value || strcmp(value, x->nonce) != 0)
+                scenario_add_check(x, id, "fail", t0, ev, "the variable set before the interrupts %s",
+                                   value ? "changed" : "is gone");
+        else if (pid != 2)
+                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not 2", (long long) pid);
+        else if (v != 0)
+                scenario_add_check(x, id, "fail", t0, ev, "the pinned pidfd no longer refers to the same live PID 2");
+        else
+                scenario_add_check(
+                        x, id, "pass", t0, ev,
+                        "after both interrupts the pinned PID 2 is the same live process and the nonce set before "
+                        "reads back over kbound's connections to it (the kernel says pid 2)");
+        json_object_put(result);
+}
+
+/* lifecycle.shutdown: shutdown_request on control is answered, and the kernel process (the pinned
+ * PID 2, seen through its pidfd) goes on its own: within KB_SHUTDOWN_EXIT_MS of the reply, said
+ * late past KB_SHUTDOWN_PROMPT_MS, with what held it then (kb_harness_wait_exit, rules.h). */
+void scenario_check_shutdown(ctx *x) {
+        const char *id = kb_check_id(KB_CHECK_SHUTDOWN);
+        int64_t t0 = kb_now_ms();
+        if (x->h.wedged) {
+                scenario_add_check(x, id, "fail", t0, NULL,
+                                   "not tested: a long cell could not be stopped, so the kernel cannot answer");
+                return;
+        }
+        json_object *ev = json_object_new_object();
+        int r = kb_client_shutdown(kb_kernel_client(x->h.kernel), kb_harness_deadline_in(&x->h, SHUTDOWN_REPLY_MS));
+        int64_t replied = kb_now_ms();
+        x->shut_down = true;
+        if (r == -ESRCH) {
+                scenario_add_check(x, id, "fail", t0, ev, "the kernel died before it answered shutdown_request: %s",
+                                   kb_harness_wait_error(&x->h, r));
+                return;
+        }
+        if (r < 0) {
+                scenario_add_check(x, id, "fail", t0, ev, "no shutdown_reply on control within %d ms (%s)",
+                                   SHUTDOWN_REPLY_MS, r == -ETIMEDOUT ? "timed out" : kb_harness_wait_error(&x->h, r));
+                return;
+        }
+        json_object_object_add(ev, "reply_ms", json_object_new_int64(replied - t0));
+        kb_harness_exit e;
+        r = kb_harness_wait_exit(&x->h, replied, ev, &e);
+        if (r < 0) {
+                scenario_add_check(x, id, "fail", t0, ev, "the host could not wait for the kernel's exit: %s",
+                                   strerror(-r));
+                return;
+        }
+        if (r == 0) {
+                scenario_add_check(
+                        x, id, "fail", t0, ev,
+                        "shutdown_reply came after %lld ms, but the kernel process was still running %lld ms "
+                        "later (its child processes, as the host read them %d ms after the reply: %s)",
+                        (long long) (replied - t0), (long long) (kb_now_ms() - replied), KB_SHUTDOWN_PROMPT_MS, e.held);
+                return;
+        }
+        if (e.late)
+                scenario_add_check(x, id, "pass", t0, ev,
+                                   "shutdown_request on control answered in %lld ms; the kernel process (pinned pidfd) "
+                                   "exited on its own %lld ms later, late: still running %d ms after the reply (its "
+                                   "child processes then: %s)",
+                                   (long long) (replied - t0), (long long) e.exit_ms, KB_SHUTDOWN_PROMPT_MS, e.held);
+        else
+                scenario_add_check(x, id, "pass", t0, ev,
+                                   "shutdown_request on control answered in %lld ms; the kernel process (pinned pidfd) "
+                                   "exited %lld ms later",
+                                   (long long) (replied - t0), (long long) e.exit_ms);
+}
+
+/* The twin sandbox of kb_sandbox_lifetime, tried in a thread of its own while the interrupt cells
+ * run (it mostly waits on bwrap, so it costs the run no wall time); its evidence becomes expect
+ * "lifetime" for sandbox.session. */
+static void *lifetime_thread(void *arg) {
+        lifetime_job *j = arg;
+        j->r = kb_sandbox_lifetime(j->sb, j->log, &j->ev);
+        return NULL;
+}
+
+void scenario_lifetime_start(ctx *x) {
+        lifetime_job *j = &x->lifetime;
+        j->sb = kb_kernel_sandbox(x->h.kernel);
+        snprintf(j->log, sizeof j->log, "%s/lifetime.log", kb_kernel_host_dir(x->h.kernel));
+        j->started = pthread_create(&j->thread, NULL, lifetime_thread, j) == 0;
+}
+
+void scenario_lifetime_end(ctx *x) {
+        lifetime_job *j = &x->lifetime;
+        if (!j->sb)
+                scenario_lifetime_start(x); /* never started: now, here */
+        if (j->started)
+                (void) pthread_join(j->thread, NULL);
+        else if (j->sb)
+                lifetime_thread(j); /* no thread could be made: in this one */
+        j->started = false;
+        json_object *ev = j->ev;
+        j->ev = NULL;
+        if (j->r < 0 || !ev) {
+                json_object_put(ev);
+                ev = json_object_new_object();
+                json_object_object_add(ev, "error", json_object_new_string(strerror(j->r < 0 ? -j->r : ENOMEM)));
+        }
+        scenario_expect_set(x, "lifetime", ev);
+}

@@ -1,0 +1,846 @@
+/* image.c: an OCI image layout, OCI archive or docker archive unpacked into a private rootfs by
+ * skopeo (copy, digests checked) and umoci (unpack), with its disk use bounded. */
+#include "kbound/image.h"
+#include "base/jsonget.h"
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Ceilings on the image's metadata (untrusted): far above any real index, manifest or config. */
+#define IMAGE_JSON_MAX_BYTES (4 * 1024 * 1024)
+#define IMAGE_JSON_MAX_DEPTH 32
+#define IMAGE_MAX_LAYERS 1024
+#define IMAGE_MAX_ENV 4096
+#define IMAGE_TAG_MAX 255
+/* How often the free space is read while a tool runs. */
+#define IMAGE_WATCH_MS 200
+/* The name kbound gives the image in its private layout. */
+#define IMAGE_REF "kbound"
+/* What a tool's diagnosis quotes of its log. */
+#define IMAGE_LOG_TAIL 400
+
+struct kb_image {
+        char *path;
+        char *tag;
+        const char *format;
+        char *manifest_digest;
+        char *config_digest;
+        char *user;
+        char **env;
+        char *work_dir;
+        char *rootfs;
+        uint64_t unpacked_bytes;
+        uint64_t max_bytes;
+};
+
+static void strv_free(char **v) {
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+}
+
+/* The deepest folder nesting walked (each level holds two descriptors); deeper is left alone. */
+#define IMAGE_WALK_MAX_DEPTH 128
+
+/* Walks the tree below the folder open as dir_fd without following a link or leaving its
+ * filesystem (dev): adds every entry's blocks to *bytes, and with open_up makes every folder the
+ * caller owns searchable and writable for it (an image may hold folders without write or read
+ * permission, which only root could empty). Best effort: what cannot be read is skipped. */
+static void walk_tree(int dir_fd, dev_t dev, int depth, bool open_up, uint64_t *bytes) {
+        int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                struct stat st;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                *bytes += (uint64_t) st.st_blocks * 512;
+                if (!S_ISDIR(st.st_mode) || st.st_dev != dev || depth >= IMAGE_WALK_MAX_DEPTH)
+                        continue;
+                if (open_up && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700)
+                        (void) fchmodat(dir_fd, de->d_name, (st.st_mode & 07777) | 0700, 0);
+                int sub = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) {
+                        walk_tree(sub, dev, depth + 1, open_up, bytes);
+                        close(sub);
+                }
+        }
+        closedir(d);
+}
+
+/* walk_tree from path; returns the bytes it saw (an upper bound: hard links count each time). */
+static uint64_t walk_path(const char *path, bool open_up) {
+        uint64_t bytes = 0;
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && open_up && errno == EACCES && chmod(path, 0700) == 0)
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0)
+                walk_tree(fd, st.st_dev, 0, open_up, &bytes);
+        return bytes;
+}
+
+/* kb_remove_tree after opening up what the image locked. */
+static void remove_image_tree(const char *path) {
+        (void) walk_path(path, true);
+        kb_remove_tree(path);
+}
+
+void kb_image_destroy(kb_image **imgp) {
+        if (!imgp || !*imgp)
+                return;
+        kb_image *img = *imgp;
+        if (img->work_dir) {
+                /* Everything kbound wrote for the image, never the work folder itself (the
+                 * caller's). */
+                static const char *const parts[] = {"rootfs", "layout", "tmp", "tool.log", "tool.out"};
+                for (size_t i = 0; i < KB_ELEMENTSOF(parts); i++) {
+                        char path[PATH_MAX];
+                        if (snprintf(path, sizeof(path), "%s/%s", img->work_dir, parts[i]) < (int) sizeof(path))
+                                remove_image_tree(path);
+                }
+        }
+        free(img->path);
+        free(img->tag);
+        free(img->manifest_digest);
+        free(img->config_digest);
+        free(img->user);
+        strv_free(img->env);
+        free(img->work_dir);
+        free(img->rootfs);
+        free(img);
+        *imgp = NULL;
+}
+
+const char *kb_image_rootfs(const kb_image *img) {
+        return img->rootfs;
+}
+const char *kb_image_path(const kb_image *img) {
+        return img->path;
+}
+const char *kb_image_tag(const kb_image *img) {
+        return img->tag;
+}
+const char *kb_image_format(const kb_image *img) {
+        return img->format;
+}
+const char *kb_image_manifest_digest(const kb_image *img) {
+        return img->manifest_digest;
+}
+const char *kb_image_config_digest(const kb_image *img) {
+        return img->config_digest;
+}
+const char *kb_image_user(const kb_image *img) {
+        return img->user ? img->user : "";
+}
+char *const *kb_image_env(const kb_image *img) {
+        return img->env;
+}
+uint64_t kb_image_unpacked_bytes(const kb_image *img) {
+        return img->unpacked_bytes;
+}
+uint64_t kb_image_max_bytes(const kb_image *img) {
+        return img->max_bytes;
+}
+
+json_object *kb_image_json(const kb_image *img) {
+        json_object *o = json_object_new_object();
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "path", json_object_new_string(img->path));
+        json_object_object_add(o, "tag", img->tag ? json_object_new_string(img->tag) : NULL);
+        json_object_object_add(o, "format", json_object_new_string(img->format));
+        json_object_object_add(o, "manifest_digest", json_object_new_string(img->manifest_digest));
+        json_object_object_add(o, "config_digest", json_object_new_string(img->config_digest));
+        json_object_object_add(o, "user", json_object_new_string(kb_image_user(img)));
+        json_object_object_add(o, "unpacked_bytes", json_object_new_int64((int64_t) img->unpacked_bytes));
+        json_object_object_add(o, "max_bytes", json_object_new_int64((int64_t) img->max_bytes));
+        return o;
+}
+
+/* override (an absolute path, if set in envp) or name in PATH of envp. Returns 0, -ENOENT. */
+static int find_tool(char *const *envp, const char *name, const char *override, char **ret) {
+        const char *explicit_path = kb_env_get(envp, override);
+        if (explicit_path && *explicit_path) {
+                if (explicit_path[0] != '/' || access(explicit_path, X_OK) < 0)
+                        return -ENOENT;
+                *ret = strdup(explicit_path);
+                return *ret ? 0 : -ENOMEM;
+        }
+        const char *path = kb_env_get(envp, "PATH");
+        for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin";;) {
+                const char *colon = strchrnul(p, ':');
+                size_t len = (size_t) (colon - p);
+                if (len > 0 && p[0] == '/') {
+                        char *candidate = NULL;
+                        struct stat st;
+                        if (asprintf(&candidate, "%.*s/%s", (int) len, p, name) < 0)
+                                return -ENOMEM;
+                        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+                                *ret = candidate;
+                                return 0;
+                        }
+                        free(candidate);
+                }
+                if (!*colon)
+                        break;
+                p = colon + 1;
+        }
+        return -ENOENT;
+}
+
+/* What every tool run shares: the folder, the tools' environment, the limits. */
+typedef struct tool_run {
+        const char *work_dir;
+        char *env[4];
+        char log_path[PATH_MAX];
+        int cancel_fd;
+        int64_t deadline_ms;
+        uint64_t max_bytes;
+        uint64_t avail_at_start; /* free bytes when kbound started writing */
+} tool_run;
+
+static int avail_bytes(const char *dir, uint64_t *ret) {
+        struct statvfs sv;
+        if (statvfs(dir, &sv) < 0)
+                return -errno;
+        *ret = (uint64_t) sv.f_bavail * (uint64_t) sv.f_frsize;
+        return 0;
+}
+
+/* True when the filesystem has lost more than max_bytes since kbound started, or is nearly full.
+ * Conservative: whatever else writes to the same filesystem counts too. */
+static bool over_limit(const tool_run *t) {
+        uint64_t now = 0;
+        if (avail_bytes(t->work_dir, &now) < 0)
+                return false;
+        return now < KB_IMAGE_RESERVE_BYTES || (t->avail_at_start > now && t->avail_at_start - now > t->max_bytes);
+}
+
+/* The last line(s) of path, at most IMAGE_LOG_TAIL bytes, newlines as spaces; malloc'd. */
+/* The message of a logrus line (skopeo's and umoci's: time="..." level=fatal msg="..."), the last
+ * one in text, unescaped; NULL when there is none. */
+static char *logfmt_message(const char *text) {
+        const char *at = NULL;
+        for (const char *p = strstr(text, "msg=\""); p; p = strstr(p + 1, "msg=\""))
+                at = p + 5;
+        if (!at)
+                return NULL;
+        char *out = malloc(strlen(at) + 1), *o = out;
+        if (!out)
+                return NULL;
+        for (const char *p = at; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1])
+                        p++;
+                *o++ = *p;
+        }
+        *o = '\0';
+        return out;
+}
+
+static char *log_tail(const char *path) {
+        char buf[IMAGE_LOG_TAIL + 1];
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return strdup("");
+        off_t end = lseek(fd, 0, SEEK_END);
+        off_t from = end > IMAGE_LOG_TAIL ? end - IMAGE_LOG_TAIL : 0;
+        ssize_t n = pread(fd, buf, IMAGE_LOG_TAIL, from);
+        if (n < 0)
+                n = 0;
+        buf[n] = '\0';
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+                buf[--n] = '\0';
+        for (ssize_t i = 0; i < n; i++)
+                if (buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')
+                        buf[i] = ' ';
+        /* The tools' own words, without their log's time and level. */
+        char *message = logfmt_message(buf);
+        return message ? message : strdup(buf);
+}
+
+/* What a regular file given as --image is, from its tar headers (docker save, podman save and OCI
+ * archives are all tar files): 1 when an entry is manifest.json or oci-layout (an image skopeo can
+ * read, or fail on for a reason of its own), 2 for a compressed file (skopeo reads those itself),
+ * 0 when it is no tar at all or a tar without either entry (not an image: a usage error), -errno. */
+static int archive_kind(const char *path) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        unsigned char h[512];
+        static const unsigned char gzip[] = {0x1f, 0x8b}, zstd[] = {0x28, 0xb5, 0x2f, 0xfd},
+                                   xz[] = {0xfd, '7', 'z', 'X', 'Z'}, bzip2[] = {'B', 'Z', 'h'};
+        off_t at = 0;
+        for (int entries = 0; entries < 100000; entries++) {
+                ssize_t n = pread(fd, h, sizeof h, at);
+                if (n < 0)
+                        return -errno;
+                if (entries == 0 && ((n >= 2 && !memcmp(h, gzip, 2)) || (n >= 4 && !memcmp(h, zstd, 4)) ||
+                                     (n >= 5 && !memcmp(h, xz, 5)) || (n >= 3 && !memcmp(h, bzip2, 3))))
+                        return 2;
+                if (n < (ssize_t) sizeof h || h[0] == '\0' || memcmp(h + 257, "ustar", 5) != 0)
+                        return 0; /* the end, or no (POSIX) tar header */
+                char name[101];
+                memcpy(name, h, 100);
+                name[100] = '\0';
+                const char *base = strncmp(name, "./", 2) == 0 ? name + 2 : name;
+                if (strcmp(base, "manifest.json") == 0 || strcmp(base, "oci-layout") == 0)
+                        return 1;
+                char size_text[13];
+                memcpy(size_text, h + 124, 12);
+                size_text[12] = '\0';
+                char *end;
+                unsigned long long size = strtoull(size_text, &end, 8);
+                if (end == size_text)
+                        return 0;
+                at += 512 + (off_t) ((size + 511) / 512 * 512);
+        }
+        return 0;
+}
+
+/* Runs argv[0] (absolute) with the tools' environment, stdin /dev/null, stdout to out_path (or the
+ * log), stderr to the log. Returns 0 when it exits 0; -EIO (it failed: *ret_diagnosis quotes the
+ * log), -EFBIG, -ECANCELED, -ETIMEDOUT (it was killed), -errno. */
+static int run_tool(const tool_run *t, char *const *argv, const char *out_path, char **ret_diagnosis) {
+        _cleanup_close_ int log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        _cleanup_close_ int out_fd = -1, null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int pidfd = -1;
+        if (log_fd < 0 || null_fd < 0)
+                return -errno;
+        if (out_path && (out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+                return -errno;
+        pid_t parent = getpid();
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                /* Only async-signal-safe calls from here on. Its own group, so a kill reaches
+                 * whatever it starts; dies with kbound. */
+                setpgid(0, 0);
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent)
+                        _exit(127);
+                if (dup2(null_fd, 0) < 0 || dup2(out_fd >= 0 ? out_fd : log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+                        _exit(127);
+                execve(argv[0], argv, t->env);
+                _exit(127);
+        }
+        setpgid(pid, pid);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        int r = 0;
+        for (;;) {
+                struct pollfd fds[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = t->cancel_fd, .events = POLLIN}};
+                int wait_ms = IMAGE_WATCH_MS;
+                if (t->deadline_ms >= 0) {
+                        int left = kb_ms_left(t->deadline_ms);
+                        if (left == 0) {
+                                r = -ETIMEDOUT;
+                                break;
+                        }
+                        if (left < wait_ms)
+                                wait_ms = left;
+                }
+                int n = poll(fds, t->cancel_fd > 0 ? 2 : 1, pidfd >= 0 ? wait_ms : 10);
+                if (n < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                if (t->cancel_fd > 0 && (fds[1].revents & POLLIN)) {
+                        r = -ECANCELED;
+                        break;
+                }
+                int status;
+                pid_t w = (pidfd < 0 || (fds[0].revents & POLLIN)) ? waitpid(pid, &status, WNOHANG) : 0;
+                if (w == pid) {
+                        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                                r = -EIO;
+                                if (ret_diagnosis) {
+                                        _cleanup_free_ char *tail = log_tail(t->log_path);
+                                        const char *base = strrchr(argv[0], '/');
+                                        if (asprintf(ret_diagnosis, "%s failed (%s %d): %s", base ? base + 1 : argv[0],
+                                                     WIFEXITED(status) ? "exit status" : "signal",
+                                                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                                                     tail && *tail ? tail : "it said nothing") < 0)
+                                                *ret_diagnosis = NULL;
+                                }
+                        }
+                        return r;
+                }
+                if (over_limit(t)) {
+                        r = -EFBIG;
+                        break;
+                }
+        }
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        return r;
+}
+
+static int read_json(const char *path, json_object **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r = kb_read_file(AT_FDCWD, path, O_NOFOLLOW, IMAGE_JSON_MAX_BYTES, &buf, &len);
+        if (r < 0)
+                return r;
+        return kb_json_parse_strict(buf, len, IMAGE_JSON_MAX_DEPTH, ret);
+}
+
+/* "sha256:" and 64 lowercase hex digits: a digest that is safe to make a blob path of (an
+ * untrusted index could otherwise name "../../x"). */
+static bool digest_valid(const char *d) {
+        if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
+                return false;
+        for (const char *p = d + 7; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
+}
+
+static int read_blob(const char *layout, const char *digest, json_object **ret) {
+        char path[PATH_MAX];
+        if (!digest_valid(digest))
+                return -EPROTO;
+        if (snprintf(path, sizeof(path), "%s/blobs/sha256/%s", layout, digest + 7) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
+        return read_json(path, ret);
+}
+
+/* The tag (ref.name) of the only manifest of an index; NULL when there is none or several. */
+static char *only_ref_name(json_object *index) {
+        json_object *manifests, *annotations;
+        if (!json_object_object_get_ex(index, "manifests", &manifests) ||
+            !json_object_is_type(manifests, json_type_array) || json_object_array_length(manifests) != 1)
+                return NULL;
+        json_object *m = json_object_array_get_idx(manifests, 0);
+        if (!json_object_object_get_ex(m, "annotations", &annotations))
+                return NULL;
+        const char *name = kb_json_str(annotations, "org.opencontainers.image.ref.name");
+        return name && *name && strlen(name) <= IMAGE_TAG_MAX ? strdup(name) : NULL;
+}
+
+/* The first RepoTags entry of a docker archive's manifest.json (one image only). */
+static char *docker_repo_tag(json_object *manifest) {
+        json_object *tags;
+        if (!json_object_is_type(manifest, json_type_array) || json_object_array_length(manifest) != 1 ||
+            !json_object_object_get_ex(json_object_array_get_idx(manifest, 0), "RepoTags", &tags) ||
+            !json_object_is_type(tags, json_type_array) || json_object_array_length(tags) < 1)
+                return NULL;
+        json_object *t = json_object_array_get_idx(tags, 0);
+        const char *s = json_object_is_type(t, json_type_string) ? json_object_get_string(t) : NULL;
+        return s && *s && strlen(s) <= IMAGE_TAG_MAX ? strdup(s) : NULL;
+}
+
+/* A tag may name a reference in an index or an archive: printable, no blanks, bounded. */
+static bool tag_valid(const char *tag) {
+        size_t len = strlen(tag);
+        if (len == 0 || len > IMAGE_TAG_MAX)
+                return false;
+        for (const char *p = tag; *p; p++)
+                if ((unsigned char) *p <= ' ' || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+/* Splits "PATH[:TAG]": PATH as given if it exists, else at the last ':' if what is before exists.
+ * A path that itself holds ':' is refused (skopeo's transports split there). */
+static int split_image_arg(const char *arg, char **ret_path, char **ret_tag) {
+        struct stat st;
+        _cleanup_free_ char *path = NULL, *tag = NULL;
+        if (stat(arg, &st) == 0) {
+                path = strdup(arg);
+        } else {
+                const char *colon = strrchr(arg, ':');
+                if (!colon)
+                        return -ENOENT;
+                path = strndup(arg, (size_t) (colon - arg));
+                tag = strdup(colon + 1);
+                if (!path || !tag)
+                        return -ENOMEM;
+                if (stat(path, &st) < 0)
+                        return -ENOENT;
+                if (!tag_valid(tag))
+                        return -EINVAL;
+        }
+        if (!path)
+                return -ENOMEM;
+        char *abs = realpath(path, NULL);
+        if (!abs)
+                return -errno;
+        if (strchr(abs, ':')) {
+                free(abs);
+                return -EINVAL;
+        }
+        *ret_path = abs;
+        *ret_tag = TAKE_PTR(tag);
+        return 0;
+}
+
+/* Sets *ret_diagnosis (if asked) from fmt, for the failures kbound itself finds. */
+__attribute__((format(printf, 2, 3))) static void diagnose(char **ret_diagnosis, const char *fmt, ...) {
+        if (!ret_diagnosis || *ret_diagnosis)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(ret_diagnosis, fmt, ap) < 0)
+                *ret_diagnosis = NULL;
+        va_end(ap);
+}
+
+/* Reads the private layout's index (the one manifest named IMAGE_REF), the manifest (layers'
+ * sizes against the limit) and the config (user, env) into img. */
+static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
+        char path[PATH_MAX];
+        _cleanup_json_ json_object *index = NULL, *manifest = NULL, *config = NULL;
+        json_object *manifests, *layers, *cfg, *inner, *env;
+        int r;
+
+        if (snprintf(path, sizeof(path), "%s/index.json", layout) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
+        if ((r = read_json(path, &index)) < 0)
+                return r == -ENOMEM ? r : -EPROTO;
+        if (!json_object_object_get_ex(index, "manifests", &manifests) ||
+            !json_object_is_type(manifests, json_type_array) || json_object_array_length(manifests) != 1)
+                return -EPROTO;
+        const char *digest = kb_json_str(json_object_array_get_idx(manifests, 0), "digest");
+        if (!digest_valid(digest))
+                return -EPROTO;
+        if (!(img->manifest_digest = strdup(digest)))
+                return -ENOMEM;
+        if ((r = read_blob(layout, digest, &manifest)) < 0)
+                return r == -ENOMEM ? r : -EPROTO;
+        if (!json_object_object_get_ex(manifest, "layers", &layers) || !json_object_is_type(layers, json_type_array) ||
+            json_object_array_length(layers) > IMAGE_MAX_LAYERS)
+                return -EPROTO;
+        uint64_t total = 0;
+        for (size_t i = 0; i < json_object_array_length(layers); i++) {
+                json_object *size;
+                if (!json_object_object_get_ex(json_object_array_get_idx(layers, i), "size", &size) ||
+                    !json_object_is_type(size, json_type_int) || json_object_get_int64(size) < 0)
+                        return -EPROTO;
+                total += (uint64_t) json_object_get_int64(size);
+        }
+        if (total > img->max_bytes) {
+                diagnose(ret_diagnosis, "its layers alone take %llu bytes, over the %llu-byte limit",
+                         (unsigned long long) total, (unsigned long long) img->max_bytes);
+                return -EFBIG;
+        }
+        if (!json_object_object_get_ex(manifest, "config", &cfg) || !digest_valid(kb_json_str(cfg, "digest")))
+                return -EPROTO;
+        if (!(img->config_digest = strdup(kb_json_str(cfg, "digest"))))
+                return -ENOMEM;
+        if ((r = read_blob(layout, img->config_digest, &config)) < 0)
+                return r == -ENOMEM ? r : -EPROTO;
+        const char *user = NULL;
+        size_t n_env = 0;
+        env = NULL;
+        if (json_object_object_get_ex(config, "config", &inner) && json_object_is_type(inner, json_type_object)) {
+                user = kb_json_str(inner, "User");
+                if (json_object_object_get_ex(inner, "Env", &env) && !json_object_is_type(env, json_type_array))
+                        env = NULL;
+        }
+        if (!(img->user = strdup(user ? user : "")))
+                return -ENOMEM;
+        n_env = env ? json_object_array_length(env) : 0;
+        if (n_env > IMAGE_MAX_ENV)
+                return -EPROTO;
+        img->env = calloc(n_env + 1, sizeof(char *));
+        if (!img->env)
+                return -ENOMEM;
+        for (size_t i = 0, k = 0; i < n_env; i++) {
+                json_object *e = json_object_array_get_idx(env, i);
+                if (!json_object_is_type(e, json_type_string) || !strchr(json_object_get_string(e), '='))
+                        continue;
+                if (!(img->env[k++] = strdup(json_object_get_string(e))))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* One unpack's tools, paths and tool runs (all below the work folder but the tools). */
+typedef struct unpack_job {
+        const kb_image_options *o;
+        kb_image *img;                          /* what is being made */
+        struct stat st;                         /* what is at the image's path */
+        char *skopeo, *umoci;                   /* the tools */
+        char *layout, *tmp, *rootfs, *tool_out; /* below the work folder */
+        char *path_env, *home_env, *tmp_env;    /* the tools' environment */
+        char *dest;                             /* skopeo's destination: the private layout */
+        tool_run t;
+} unpack_job;
+
+static void unpack_job_done(unpack_job *j) {
+        free(j->skopeo);
+        free(j->umoci);
+        free(j->layout);
+        free(j->tmp);
+        free(j->rootfs);
+        free(j->tool_out);
+        free(j->path_env);
+        free(j->home_env);
+        free(j->tmp_env);
+        free(j->dest);
+}
+
+/* The image argument split into img->path and img->tag, and what is at that path (j->st).
+ * Returns 0, or -errno (*ret_diagnosis says why when the argument is at fault). */
+static int image_locate(unpack_job *j, char **ret_diagnosis) {
+        const kb_image_options *o = j->o;
+        kb_image *img = j->img;
+        int r = split_image_arg(o->image, &img->path, &img->tag);
+        if (r < 0) {
+                diagnose(ret_diagnosis,
+                         r == -ENOENT   ? "no such file or folder"
+                         : r == -EINVAL ? "its path holds ':' (skopeo splits image names there: "
+                                          "rename or link it) or its tag is not printable text"
+                                        : "cannot resolve its path: %s",
+                         strerror(-r));
+                return r;
+        }
+        if (stat(img->path, &j->st) < 0)
+                return -errno;
+        return 0;
+}
+
+/* skopeo and umoci, in the caller's PATH or where KBOUND_SKOPEO and KBOUND_UMOCI say. Returns 0,
+ * -ENOPKG (one is missing: *ret_diagnosis says how to install it), -ENOMEM. */
+static int tools_find(unpack_job *j, char **ret_diagnosis) {
+        const kb_image_options *o = j->o;
+        int r = find_tool(o->envp, "skopeo", "KBOUND_SKOPEO", &j->skopeo);
+        if (r >= 0)
+                r = find_tool(o->envp, "umoci", "KBOUND_UMOCI", &j->umoci);
+        if (r < 0) {
+                diagnose(ret_diagnosis,
+                         "%s not found (PATH, or %s): install it (Debian/Ubuntu: apt-get install "
+                         "skopeo umoci)",
+                         j->skopeo ? "umoci" : "skopeo", j->skopeo ? "KBOUND_UMOCI" : "KBOUND_SKOPEO");
+                return r == -ENOENT ? -ENOPKG : r;
+        }
+        return 0;
+}
+
+/* The paths below the work folder named, its tmp made and the tools' run set up. Returns 0, or
+ * -errno (*ret_diagnosis names the folder it could not make). */
+static int job_plan(unpack_job *j, char **ret_diagnosis) {
+        const kb_image_options *o = j->o;
+        kb_image *img = j->img;
+        const char *path = kb_env_get(o->envp, "PATH");
+        if (!(img->work_dir = strdup(o->work_dir)) || asprintf(&j->layout, "%s/layout", o->work_dir) < 0 ||
+            asprintf(&j->tmp, "%s/tmp", o->work_dir) < 0 || asprintf(&j->rootfs, "%s/rootfs", o->work_dir) < 0 ||
+            asprintf(&j->tool_out, "%s/tool.out", o->work_dir) < 0 ||
+            asprintf(&j->path_env, "PATH=%s", path ? path : "/usr/bin:/bin") < 0 ||
+            asprintf(&j->home_env, "HOME=%s", j->tmp) < 0 || asprintf(&j->tmp_env, "TMPDIR=%s", j->tmp) < 0 ||
+            asprintf(&j->dest, "oci:%s:" IMAGE_REF, j->layout) < 0)
+                return -ENOMEM;
+        if (mkdir(j->tmp, 0700) < 0) {
+                int r = -errno;
+                diagnose(ret_diagnosis, "cannot make %s: %s", j->tmp, strerror(-r));
+                return r;
+        }
+        /* The tools get a private home and temporary folder (skopeo may stage blobs there: it is
+         * inside the watched folder), and none of kbound's environment. */
+        j->t = (tool_run){
+                .work_dir = o->work_dir,
+                .env = {j->path_env, j->home_env, j->tmp_env, NULL},
+                .cancel_fd = o->cancel_fd,
+                .deadline_ms = o->deadline_ms,
+                .max_bytes = img->max_bytes,
+        };
+        snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir);
+        return avail_bytes(o->work_dir, &j->t.avail_at_start);
+}
+
+/* skopeo's copy of an OCI layout (a folder with an oci-layout file). Returns as run_tool, or
+ * -EINVAL (not a layout), -ENOMEM. */
+static int copy_layout(kb_image *img, const unpack_job *j, char **ret_diagnosis) {
+        char probe[PATH_MAX];
+        struct stat pst;
+        snprintf(probe, sizeof(probe), "%s/oci-layout", img->path);
+        if (stat(probe, &pst) < 0) {
+                diagnose(ret_diagnosis, "a folder without an oci-layout file is not an OCI image layout (for "
+                                        "an unpacked root filesystem use --rootfs)");
+                return -EINVAL;
+        }
+        img->format = "oci-layout";
+        _cleanup_free_ char *src = NULL;
+        if (asprintf(&src, "oci:%s%s%s", img->path, img->tag ? ":" : "", img->tag ? img->tag : "") < 0)
+                return -ENOMEM;
+        /* --insecure-policy: the signature policy governs pulls from registries; a local
+         * layout or archive carries no signature, and every blob is still checked against
+         * its digest. */
+        char *argv[] = {j->skopeo, "--insecure-policy", "copy", "--quiet", src, j->dest, NULL};
+        return run_tool(&j->t, argv, NULL, ret_diagnosis);
+}
+
+/* skopeo's copy of an archive (a regular file): a docker archive or an OCI archive, whichever
+ * skopeo reads (each says at once when it is the other). Returns as run_tool (-EIO: neither read
+ * it, *ret_diagnosis quoting both), or -EINVAL (no image archive at all), -errno. */
+static int copy_archive(kb_image *img, const unpack_job *j, char **ret_diagnosis) {
+        static const char *const archive_formats[] = {"docker-archive", "oci-archive"};
+        int r = archive_kind(img->path);
+        if (r == 0) {
+                diagnose(ret_diagnosis, "not an image: a docker save or podman save archive or an OCI archive is a tar "
+                                        "file with a manifest.json or an oci-layout entry, and this file has neither");
+                return -EINVAL;
+        }
+        if (r < 0) {
+                diagnose(ret_diagnosis, "cannot read it: %s", strerror(-r));
+                return r;
+        }
+        char *errors[KB_ELEMENTSOF(archive_formats)] = {NULL};
+        bool copied = false;
+        for (size_t i = 0; i < KB_ELEMENTSOF(archive_formats) && !copied; i++) {
+                _cleanup_free_ char *src = NULL;
+                if (asprintf(&src, "%s:%s%s%s", archive_formats[i], img->path, img->tag ? ":" : "",
+                             img->tag ? img->tag : "") < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                char *argv[] = {j->skopeo, "--insecure-policy", "copy", "--quiet", src, j->dest, NULL};
+                r = run_tool(&j->t, argv, NULL, &errors[i]);
+                copied = r == 0;
+                if (copied)
+                        img->format = archive_formats[i];
+                if (r != 0 && r != -EIO)
+                        break;
+        }
+        if (!copied && r == -EIO)
+                diagnose(ret_diagnosis,
+                         "neither a docker archive nor an OCI archive that skopeo can read: "
+                         "as a docker archive, %s; as an OCI archive, %s",
+                         errors[0] ? errors[0] : "?", errors[1] ? errors[1] : "?");
+        for (size_t i = 0; i < KB_ELEMENTSOF(errors); i++)
+                free(errors[i]);
+        return r;
+}
+
+/* The image copied by skopeo into the private layout: a folder is an OCI layout; a file an
+ * archive. Sets img->format. Returns 0, or -errno (*ret_diagnosis says why where it can). */
+static int image_copy(unpack_job *j, char **ret_diagnosis) {
+        kb_image *img = j->img;
+        int r;
+        if (S_ISDIR(j->st.st_mode))
+                r = copy_layout(img, j, ret_diagnosis);
+        else if (S_ISREG(j->st.st_mode))
+                r = copy_archive(img, j, ret_diagnosis);
+        else {
+                diagnose(ret_diagnosis, "neither a folder nor a regular file");
+                return -EINVAL;
+        }
+        if (r == -EFBIG)
+                diagnose(ret_diagnosis, "copying it took more than the %llu-byte limit",
+                         (unsigned long long) img->max_bytes);
+        return r;
+}
+
+/* The copy's index, manifest and config read (read_copy), then umoci's unpack of it into the
+ * rootfs, within the limit; the copy removed once it has served. Returns 0, or -errno
+ * (*ret_diagnosis says why where it can). */
+static int image_unpack_copy(unpack_job *j, char **ret_diagnosis) {
+        kb_image *img = j->img;
+        int r = read_copy(img, j->layout, ret_diagnosis);
+        if (r < 0) {
+                diagnose(ret_diagnosis, "skopeo's copy of it has a malformed index, manifest or config");
+                return r;
+        }
+        char *unpack_argv[] = {j->umoci, "raw", "unpack", "--rootless", "--image", j->dest + 4, j->rootfs, NULL};
+        r = run_tool(&j->t, unpack_argv, NULL, ret_diagnosis);
+        if (r == -EFBIG)
+                diagnose(ret_diagnosis, "unpacking it took more than the %llu-byte limit",
+                         (unsigned long long) img->max_bytes);
+        if (r < 0)
+                return r;
+        /* The copy has served: only the unpacked root stays for the run. */
+        remove_image_tree(j->layout);
+        img->unpacked_bytes = walk_path(j->rootfs, false);
+        if (img->unpacked_bytes > img->max_bytes) {
+                diagnose(ret_diagnosis, "unpacked it takes %llu bytes, over the %llu-byte limit",
+                         (unsigned long long) img->unpacked_bytes, (unsigned long long) img->max_bytes);
+                return -EFBIG;
+        }
+        return 0;
+}
+
+/* The name the image carries, when the user gave none: its index's only ref.name, or the
+ * archive's manifest (read with tar; it holds no layer kbound would look into). Best effort. */
+static void image_name_read(const unpack_job *j) {
+        kb_image *img = j->img;
+        _cleanup_free_ char *tar = NULL;
+        if (img->tag)
+                return;
+        if (strcmp(img->format, "oci-layout") == 0) {
+                char index_path[PATH_MAX];
+                _cleanup_json_ json_object *index = NULL;
+                snprintf(index_path, sizeof(index_path), "%s/index.json", img->path);
+                if (read_json(index_path, &index) == 0)
+                        img->tag = only_ref_name(index);
+        } else if (find_tool(j->o->envp, "tar", "KBOUND_TAR", &tar) == 0) {
+                bool docker = strcmp(img->format, "docker-archive") == 0;
+                char *argv[] = {tar, "-xOf", img->path, docker ? "manifest.json" : "index.json", NULL};
+                _cleanup_json_ json_object *meta = NULL;
+                if (run_tool(&j->t, argv, j->tool_out, NULL) == 0 && read_json(j->tool_out, &meta) == 0)
+                        img->tag = docker ? docker_repo_tag(meta) : only_ref_name(meta);
+        }
+}
+
+/* The words for a failure no step said more about, and all that was written removed. Returns r. */
+static int unpack_failed(kb_image **imgp, int r, char **ret_diagnosis) {
+        if (r == -ECANCELED)
+                diagnose(ret_diagnosis, "interrupted");
+        else if (r == -ETIMEDOUT)
+                diagnose(ret_diagnosis, "the deadline passed while it was being unpacked");
+        else if (r == -ENOMEM)
+                diagnose(ret_diagnosis, "out of memory");
+        else
+                diagnose(ret_diagnosis, "%s", strerror(-r));
+        kb_image_destroy(imgp);
+        return r;
+}
+
+int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagnosis) {
+        /* The steps, in their order: each returns 0 or -errno, having said why where it can. */
+        static int (*const steps[])(unpack_job *, char **) = {
+                image_locate, tools_find, job_plan, image_copy, image_unpack_copy,
+        };
+        _cleanup_(unpack_job_done) unpack_job j = {.o = o};
+
+        if (ret_diagnosis)
+                *ret_diagnosis = NULL;
+        if (!o || !o->image || !o->work_dir || o->work_dir[0] != '/' || !ret)
+                return -EINVAL;
+        j.img = calloc(1, sizeof(*j.img));
+        if (!j.img)
+                return -ENOMEM;
+        j.img->max_bytes = o->max_bytes ? o->max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT;
+        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
+                int r = steps[i](&j, ret_diagnosis);
+                if (r < 0)
+                        return unpack_failed(&j.img, r, ret_diagnosis);
+        }
+        image_name_read(&j);
+        unlink(j.tool_out);
+        unlink(j.t.log_path);
+        kb_remove_tree(j.tmp);
+        j.img->rootfs = TAKE_PTR(j.rootfs);
+        *ret = TAKE_PTR(j.img);
+        return 0;
+}

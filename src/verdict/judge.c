@@ -1,0 +1,256 @@
+/* judge.c: the verdict builder every check shares (judge-internal.h) and kb_judge_check (judge.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "verdict/judge-internal.h"
+
+#define PROBLEMS_MAX 64 /* kept in the evidence; the count says how many there were */
+
+json_object *kb_judge_check(const char *id, const char *status, json_object *evidence, const char *fmt, ...) {
+        char detail[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+        json_object *c = json_object_new_object();
+        if (!c || json_object_object_add(c, "id", json_object_new_string(id)) < 0 ||
+            json_object_object_add(c, "status", json_object_new_string(status)) < 0 ||
+            json_object_object_add(c, "detail", json_object_new_string(detail)) < 0 ||
+            json_object_object_add(c, "evidence", evidence ? evidence : json_object_new_object()) < 0) {
+                if (!c)
+                        json_object_put(evidence);
+                json_object_put(c);
+                return NULL;
+        }
+        return c;
+}
+
+/* ---- facts ---- */
+
+/* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
+const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size) {
+        json_object *errors = kb_json_get(o, "errors");
+        for (size_t i = 0; i < arr_len(errors); i++) {
+                json_object *e = at(errors, i);
+                const char *w = kb_json_str(e, "what");
+                if (!what || (w && strcmp(w, what) == 0)) {
+                        snprintf(buf, size, "%s: %s", w ? w : "?", str_or(e, "error", "?"));
+                        return buf;
+                }
+        }
+        return NULL;
+}
+
+/* The last NSpid of a process: its pid inside its own namespace. */
+int64_t judge_inner_pid(json_object *p) {
+        json_object *nspid = kb_json_get(p, "nspid");
+        size_t n = arr_len(nspid);
+        json_object *v = n ? at(nspid, n - 1) : NULL;
+        return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+/* Appends text to strings unless it is there already (every look is judged; a mount that stays the
+ * same is one problem). */
+void judge_add_unique(json_object *strings, const char *text) {
+        if (strings && !str_in(strings, text))
+                json_object_array_add(strings, json_object_new_string(text));
+}
+
+/* ---- a verdict under construction: every problem is kept, the first one is the detail ---- */
+
+void verdict_init(verdict *v) {
+        v->ev = json_object_new_object();
+        v->problems = json_object_new_array();
+        v->n = 0;
+        v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
+}
+
+void verdict_problem(verdict *v, const char *fmt, ...) {
+        char text[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        if (v->n++ < PROBLEMS_MAX && !v->oom && json_object_array_add(v->problems, json_object_new_string(text)) < 0)
+                v->oom = true;
+}
+
+/* Adds a member to the evidence (value taken). */
+void verdict_evidence(verdict *v, const char *key, json_object *value) {
+        if (v->oom || !v->ev || json_object_object_add(v->ev, key, value) < 0) {
+                json_object_put(value);
+                v->oom = true;
+        }
+}
+
+const char *judge_check_id(kb_check c) {
+        return kb_check_id(c);
+}
+
+/* Ends the verdict of check c: fail with the first problem (and how many more), else pass with
+ * pass_detail. */
+json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail) {
+        const char *id = kb_check_id(c);
+        if (v->oom) {
+                json_object_put(v->ev);
+                return NULL;
+        }
+        if (v->n == 0)
+                return kb_judge_check(id, "pass", v->ev, "%s", pass_detail);
+        const char *first = json_object_get_string(at(v->problems, 0));
+        if (v->n == 1)
+                return kb_judge_check(id, "fail", v->ev, "%s", first);
+        return kb_judge_check(id, "fail", v->ev, "%s (and %zu more, see evidence)", first, v->n - 1);
+}
+
+/* Ends the verdict of check c with status (not_claimed, unsupported) and the detail fmt says,
+ * whatever problems it holds; NULL when out of memory. */
+json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...) {
+        if (v->oom) {
+                json_object_put(v->ev);
+                return NULL;
+        }
+        char detail[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+        return kb_judge_check(kb_check_id(c), status, v->ev, "%s", detail);
+}
+
+/* ---- snapshots ---- */
+
+json_object *judge_last_look(const kb_judge_input *in) {
+        size_t n = arr_len(in->snapshots);
+        return n ? at(in->snapshots, n - 1) : NULL;
+}
+
+json_object *judge_look_labelled(const kb_judge_input *in, const char *label) {
+        for (size_t i = 0; i < arr_len(in->snapshots); i++) {
+                const char *l = kb_json_str(at(in->snapshots, i), "label");
+                if (l && strcmp(l, label) == 0)
+                        return at(in->snapshots, i);
+        }
+        return NULL;
+}
+
+/* Problems every host-judged check shares: no look, a look that missed the kernel or could not
+ * list processes. */
+void judge_look_problems(verdict *v, const kb_judge_input *in) {
+        char buf[512];
+        if (arr_len(in->snapshots) == 0) {
+                verdict_problem(v, "the host took no look at the sandbox");
+                return;
+        }
+        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s);
+                if (judge_fact_error(snap, "the pinned kernel among the sandbox's processes", buf, sizeof buf))
+                        verdict_problem(v, "the host did not find the pinned kernel among the sandbox's processes (%s)",
+                                        str_or(snap, "label", "?"));
+                if (judge_fact_error(snap, "the process list", buf, sizeof buf))
+                        verdict_problem(v, "the host could not list processes (%s)", buf);
+                if (judge_fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
+                        verdict_problem(v, "the host did not inspect every process of the sandbox (%s)",
+                                        str_or(snap, "label", "?"));
+                if (judge_fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
+                        verdict_problem(v, "the host did not inspect every mount namespace of the sandbox (%s)",
+                                        str_or(snap, "label", "?"));
+                if (arr_len(kb_json_get(snap, "processes")) == 0)
+                        verdict_problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
+        }
+}
+
+/* The start of a check judged from the host's looks: a new verdict (verdict_init) with the
+ * looks' own problems in it (judge_look_problems). */
+void verdict_begin(verdict *v, const kb_judge_input *in) {
+        verdict_init(v);
+        judge_look_problems(v, in);
+}
+
+/* ---- the cell ---- */
+
+/* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
+const char *judge_cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size) {
+        json_object *errors = kb_json_get(probe, "errors");
+        for (size_t i = 0; i < arr_len(errors); i++) {
+                const char *name = kb_json_str(at(errors, i), "probe");
+                for (const char *const *p = prefixes; name && *p; p++)
+                        if (strncmp(name, *p, strlen(*p)) == 0) {
+                                snprintf(buf, size, "the cell's %s sub-probe failed: %s", name,
+                                         str_or(at(errors, i), "error", "?"));
+                                return buf;
+                        }
+        }
+        return NULL;
+}
+
+void judge_no_probe(verdict *v, const kb_judge_input *in) {
+        if (!in->probe && !in->cells_absent)
+                verdict_problem(v, "the probe cell gave no result: %s", in->probe_error ? in->probe_error : "unknown");
+}
+
+/* ---- bwrap's command line ---- */
+
+/* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
+ * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+int judge_bwrap_arity(const char *opt) {
+        static const char *const zero[] = {"--help",
+                                           "--version",
+                                           "--unshare-all",
+                                           "--share-net",
+                                           "--unshare-user",
+                                           "--unshare-user-try",
+                                           "--unshare-ipc",
+                                           "--unshare-pid",
+                                           "--unshare-net",
+                                           "--unshare-uts",
+                                           "--unshare-cgroup",
+                                           "--unshare-cgroup-try",
+                                           "--disable-userns",
+                                           "--assert-userns-disabled",
+                                           "--clearenv",
+                                           "--new-session",
+                                           "--die-with-parent",
+                                           "--as-pid-1",
+                                           NULL};
+        static const char *const one[] = {"--args",
+                                          "--userns",
+                                          "--userns2",
+                                          "--pidns",
+                                          "--uid",
+                                          "--gid",
+                                          "--hostname",
+                                          "--chdir",
+                                          "--unsetenv",
+                                          "--lock-file",
+                                          "--sync-fd",
+                                          "--remount-ro",
+                                          "--exec-label",
+                                          "--file-label",
+                                          "--proc",
+                                          "--dev",
+                                          "--tmpfs",
+                                          "--mqueue",
+                                          "--dir",
+                                          "--seccomp",
+                                          "--add-seccomp-fd",
+                                          "--block-fd",
+                                          "--userns-block-fd",
+                                          "--info-fd",
+                                          "--json-status-fd",
+                                          "--cap-add",
+                                          "--cap-drop",
+                                          "--perms",
+                                          "--size",
+                                          NULL};
+        static const char *const two[] = {
+                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
+                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
+                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
+        const char *const *lists[] = {zero, one, two};
+        for (int n = 0; n < 3; n++)
+                for (const char *const *o = lists[n]; *o; o++)
+                        if (strcmp(*o, opt) == 0)
+                                return n;
+        return -1;
+}
