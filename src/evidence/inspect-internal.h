@@ -12,6 +12,10 @@
 #define ENVIRON_MAX (1024 * 1024)
 #define CMDLINE_MAX (256 * 1024)
 #define NS_HOLDERS_MAX 64 /* processes outside the sandbox in its namespaces, kept (all counted) */
+/* How long a look reads again what is unreadable or there only for a moment because a process of
+ * kbound's own is in the middle of something (a bwrap setting up another sandbox is not dumpable
+ * until its program runs; a fork of kbound's lives a few milliseconds), before it counts. */
+#define KB_INSPECT_REREAD_MS 1000
 
 /* The indices of kb_inspect_namespaces()'s names. */
 enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS_TYPES };

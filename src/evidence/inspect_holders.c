@@ -63,7 +63,7 @@ static bool other_kbound_fork(const char *proc_root, const proc_entry *e) {
 /* A fork of kbound's own program (a look's sock_diag helper, the launch's mount helper) lives a
  * few milliseconds, longer on a loaded machine or in a sanitizer build: it is read again until
  * it is gone, for up to this long, before it counts as a holder. */
-#define NS_HELPER_CONFIRM_MS 1000
+#define NS_HELPER_CONFIRM_MS KB_INSPECT_REREAD_MS
 #define NS_CANDIDATES_MAX 256
 typedef struct ns_candidate {
         size_t proc;      /* index into the look's process list */

@@ -1,6 +1,7 @@
 /* inspect_launcher.c: the process running bwrap (program, argv, environment) and bwrap's init. */
 #include <limits.h>
 #include <openssl/evp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -60,6 +61,37 @@ static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_ob
         return kb_inspect_exe_facts(t->proc_root, launcher, l);
 }
 
+/* The pipes and sockets the launch side holds (kbound's other descendants: the launcher, the
+ * sandboxes of the run's other kernels), into inodes. A process of kbound's own user is unreadable
+ * for a moment while it changes its credentials: another bwrap setting up its sandbox is not
+ * dumpable from its unshare until its program runs, longer on a loaded machine. Such a table is
+ * read again, every 10 ms, until it is readable or its process is gone, for up to
+ * KB_INSPECT_REREAD_MS; one still unreadable then is an error of the look (it may hold anything).
+ * Read once, a look that met another kernel's set-up failed boundary.descriptors, unprivileged and
+ * under load. -ENOMEM only. */
+static int launch_side_channels(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *inodes,
+                                json_object *errors) {
+        int64_t until = kb_now_ms() + KB_INSPECT_REREAD_MS;
+        for (size_t i = 0; i < n; i++) {
+                if (!procs[i].launch)
+                        continue;
+                int r;
+                for (;;) {
+                        r = kb_inspect_channel_inodes(t->proc_root, procs[i].pid, inodes);
+                        if ((r != -EACCES && r != -EPERM) || kb_now_ms() >= until)
+                                break;
+                        (void) poll(NULL, 0, 10);
+                }
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -ENOENT || r == -ESRCH)
+                        continue; /* gone: it holds nothing */
+                if (r < 0 && kb_inspect_note_error(errors, "the launch side's descriptors", r) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
                               json_object **ret) {
         _cleanup_json_ json_object *l = json_object_new_object(), *argv = json_object_new_array(),
@@ -105,16 +137,8 @@ int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *proc
         if (r == -ENOMEM || (r < 0 && kb_inspect_note_error(errors, "the launcher's mappings", r) < 0) ||
             (r >= 0 && kb_inspect_add(l, "map_files", map_files) < 0))
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                if (!procs[i].launch)
-                        continue;
-                r = kb_inspect_channel_inodes(t->proc_root, procs[i].pid, inodes);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0 && kb_inspect_note_error(errors, "the launch side's descriptors", r) < 0)
-                        return -ENOMEM;
-        }
-        if (kb_inspect_add(l, "outside_inodes", TAKE_PTR(inodes)) < 0)
+        if (launch_side_channels(t, procs, n, inodes, errors) < 0 ||
+            kb_inspect_add(l, "outside_inodes", TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
