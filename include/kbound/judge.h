@@ -44,7 +44,17 @@ typedef struct kb_judge_input {
          * asked of a cell. A cell that should have run and did not is probe_error, never this. */
         const char *cells_absent;
         json_object *pre_exec; /* kb_inspect_pre_exec: the look before the kernel's program ran */
+        /* What of host, snapshots, pre_exec, expect and probe breaks its declaration in facts.def
+         * (kb_judge_malformed), worked out once by the caller; NULL: each judge works it out. */
+        json_object *malformed;
 } kb_judge_input;
+
+/* Every place the evidence of in breaks its declaration (src/base/facts.def: a required fact
+ * missing, a fact of the wrong kind, a key of the host's that nothing declares; a cell's result
+ * may say more than is declared), as strings naming where ("look 'ready': processes[3].uid:
+ * required, absent"), at most 8 per object; an empty array when it is all as declared. Every
+ * host-judged check fails while there is one. NULL if out of memory. */
+KB_EXPORT json_object *kb_judge_malformed(const kb_judge_input *in);
 
 /* sandbox.backend: every process of every look lives in namespaces (user, mnt, pid, net, ipc, uts,
  * cgroup: those kbound itself has) other than kbound's; the network one is shared only under the

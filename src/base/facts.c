@@ -6,10 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#define KB_FACT_SOURCE_HOST false
+#define KB_FACT_SOURCE_CELL true
+
 static const struct {
         const char *name, *what;
+        bool cell; /* what a cell said: held to its declaration leniently */
 } objects[_KB_FACT_OBJECT_MAX] = {
-#define KB_FACT_OBJECT(name, what) [KB_FACT_OBJECT_##name] = {#name, what},
+#define KB_FACT_OBJECT(name, source, what) [KB_FACT_OBJECT_##name] = {#name, what, KB_FACT_SOURCE_##source},
 #define KB_FACT(object, name, key, kind, of, presence, what)
 #define KB_FACT_WHAT(name, text)
 #include "base/facts.def"
@@ -20,7 +24,7 @@ static const struct {
 
 /* Where each object's rows begin (its rows follow its KB_FACT_OBJECT line). */
 static const kb_fact_id first_row[_KB_FACT_OBJECT_MAX] = {
-#define KB_FACT_OBJECT(name, what) [KB_FACT_OBJECT_##name] = KB_FACT_ID_BEGIN_##name,
+#define KB_FACT_OBJECT(name, source, what) [KB_FACT_OBJECT_##name] = KB_FACT_ID_BEGIN_##name,
 #define KB_FACT(object, name, key, kind, of, presence, what)
 #define KB_FACT_WHAT(name, text)
 #include "base/facts.def"
@@ -30,10 +34,10 @@ static const kb_fact_id first_row[_KB_FACT_OBJECT_MAX] = {
 };
 
 static const kb_fact_info rows[_KB_FACT_ID_MAX] = {
-#define KB_FACT_OBJECT(name, what)
+#define KB_FACT_OBJECT(name, source, what)
 #define KB_FACT(object, name, key, kind, of, presence, what)                                                           \
-        [KB_FACT_ID_##object##_##name] = {KB_FACT_OBJECT_##object, key, KB_FACT_##kind, KB_FACT_OBJECT_##of,          \
-                                          KB_FACT_##presence, what},
+        [KB_FACT_ID_##object##_##                                                                                      \
+                name] = {KB_FACT_OBJECT_##object, key, KB_FACT_##kind, KB_FACT_OBJECT_##of, KB_FACT_##presence, what},
 #define KB_FACT_WHAT(name, text)
 #include "base/facts.def"
 #undef KB_FACT_OBJECT
@@ -42,7 +46,7 @@ static const kb_fact_info rows[_KB_FACT_ID_MAX] = {
 };
 
 static const char *const what_texts[_KB_FACT_WHAT_MAX] = {
-#define KB_FACT_OBJECT(name, what)
+#define KB_FACT_OBJECT(name, source, what)
 #define KB_FACT(object, name, key, kind, of, presence, what)
 #define KB_FACT_WHAT(name, text) [KB_FACT_WHAT_ID_##name] = text,
 #include "base/facts.def"
@@ -75,6 +79,10 @@ void kb_fact_rows_of(kb_fact_object object, kb_fact_id *ret_first, kb_fact_id *r
 
 const char *kb_fact_object_name(kb_fact_object object) {
         return (unsigned) object < _KB_FACT_OBJECT_MAX ? objects[object].name : "?";
+}
+
+bool kb_fact_object_from_cell(kb_fact_object object) {
+        return (unsigned) object < _KB_FACT_OBJECT_MAX && objects[object].cell;
 }
 
 const char *kb_fact_object_what(kb_fact_object object) {
@@ -362,7 +370,7 @@ static void walk(checker *c, json_object *o, kb_fact_object type, int depth) {
                         one_fact(c, row, v, depth);
                 c->path[len] = '\0';
         }
-        if (!c->strict)
+        if (!c->strict || objects[type].cell)
                 return;
         /* And nothing facts.def does not declare. */
         json_object_object_foreach(o, key, value) {

@@ -28,16 +28,16 @@ typedef enum kb_fact_kind {
 
 /* What a fact's absence means. */
 typedef enum kb_fact_presence {
-        KB_FACT_REQUIRED, /* always there: an object without it is malformed, and what rests on it fails */
-        KB_FACT_UNKNOWN,  /* absent: not known (not read, or not applicable); never taken as harmless */
-        KB_FACT_NONE,     /* absent: none (an empty list, zero, false) */
-        KB_FACT_TRUE,     /* a bool whose absence reads as true (the fail-closed side: "survived") */
+        KB_FACT_REQUIRED,      /* always there: an object without it is malformed, and what rests on it fails */
+        KB_FACT_UNKNOWN,       /* absent: not known (not read, or not applicable); never taken as harmless */
+        KB_FACT_NONE,          /* absent: none (an empty list, zero, false) */
+        KB_FACT_TRUE,          /* a bool whose absence reads as true (the fail-closed side: "survived") */
         KB_FACT_REQUIRED_TRUE, /* required, and a bool that reads as true should it be absent ("writable") */
 } kb_fact_presence;
 
 /* The object types, and the pseudo-types an array's or a map's elements may have. */
 typedef enum kb_fact_object {
-#define KB_FACT_OBJECT(name, what) KB_FACT_OBJECT_##name,
+#define KB_FACT_OBJECT(name, source, what) KB_FACT_OBJECT_##name,
 #define KB_FACT(object, name, key, kind, of, presence, what)
 #define KB_FACT_WHAT(name, text)
 #include "base/facts.def"
@@ -51,7 +51,8 @@ typedef enum kb_fact_object {
  * facts are the ids from KB_FACT_ID_BEGIN_<object> (which takes no number of its own) up to the
  * next object's. */
 typedef enum kb_fact_id {
-#define KB_FACT_OBJECT(name, what) KB_FACT_ID_BEGIN_##name, _KB_FACT_ID_BEGIN_##name##_ = KB_FACT_ID_BEGIN_##name - 1,
+#define KB_FACT_OBJECT(name, source, what)                                                                             \
+        KB_FACT_ID_BEGIN_##name, _KB_FACT_ID_BEGIN_##name##_ = KB_FACT_ID_BEGIN_##name - 1,
 #define KB_FACT(object, name, key, kind, of, presence, what) KB_FACT_ID_##object##_##name,
 #define KB_FACT_WHAT(name, text)
 #include "base/facts.def"
@@ -91,7 +92,7 @@ typedef struct kb_fact_map {
 #define KB_FACT_TYPE_OBJ kb_fact_obj
 #define KB_FACT_TYPE_ARR kb_fact_arr
 #define KB_FACT_TYPE_MAP kb_fact_map
-#define KB_FACT_OBJECT(name, what)
+#define KB_FACT_OBJECT(name, source, what)
 #define KB_FACT(object, name, key, kind, of, presence, what)                                                           \
         static const KB_FACT_TYPE_##kind FACT_##object##_##name = {KB_FACT_ID_##object##_##name};
 #define KB_FACT_WHAT(name, text)
@@ -117,7 +118,7 @@ typedef struct kb_fact_what {
         int id;
 } kb_fact_what;
 enum {
-#define KB_FACT_OBJECT(name, what)
+#define KB_FACT_OBJECT(name, source, what)
 #define KB_FACT(object, name, key, kind, of, presence, what)
 #define KB_FACT_WHAT(name, text) KB_FACT_WHAT_ID_##name,
 #include "base/facts.def"
@@ -126,7 +127,7 @@ enum {
 #undef KB_FACT_WHAT
         _KB_FACT_WHAT_MAX,
 };
-#define KB_FACT_OBJECT(name, what)
+#define KB_FACT_OBJECT(name, source, what)
 #define KB_FACT(object, name, key, kind, of, presence, what)
 #define KB_FACT_WHAT(name, text) static const kb_fact_what WHAT_##name = {KB_FACT_WHAT_ID_##name};
 #include "base/facts.def"
@@ -146,6 +147,8 @@ void kb_fact_rows_of(kb_fact_object object, kb_fact_id *ret_first, kb_fact_id *r
 /* An object type's name as facts.def spells it ("PROCESS"), and what it is. */
 const char *kb_fact_object_name(kb_fact_object object);
 const char *kb_fact_object_what(kb_fact_object object);
+/* Whether object is what a cell said (facts.def's CELL), not what kbound made. */
+bool kb_fact_object_from_cell(kb_fact_object object);
 
 /* ---- reading: o is an object of the fact's type (NULL reads as an object without facts) ---- */
 
@@ -190,8 +193,8 @@ int kb_fact_set_any(json_object *o, kb_fact_any f, json_object *v);
 
 /* Holds o, an object of type, to facts.def, recursively: every required fact there, every fact
  * that is there of its declared JSON type (null only where its absence is allowed), every element
- * of an array or map of the element type, and no key that facts.def does not declare (strict; a
- * cell's result, whose producer is untrusted, may carry more: strict false). Appends a string per
+ * of an array or map of the element type, and, strict, no key that facts.def does not declare
+ * (never asked of a CELL object: a pack may say more than is declared). Appends a string per
  * problem, naming where ("processes[3].uid: required, absent"), to problems, at most max in all
  * (the count goes on). Returns the number of problems found, -ENOMEM, or -EINVAL (problems NULL). */
 int kb_fact_validate(json_object *o, kb_fact_object type, bool strict, json_object *problems, size_t max);

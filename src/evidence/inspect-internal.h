@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 #include "kbound/inspect.h"
+#include "base/facts.h"
 #include "base/sockdiag.h"
 
 #define ENVIRON_MAX (1024 * 1024)
@@ -70,6 +71,10 @@ int kb_inspect_add(json_object *o, const char *key, json_object *v);
 
 /* Appends v to the array a, as kb_inspect_add adds. Returns 0, -ENOMEM. */
 int kb_inspect_push(json_object *a, json_object *v);
+
+/* Appends an ERROR {what: what's words ("/suffix" when suffix is not NULL), error: strerror} to
+ * errors. Returns 0, -ENOMEM. */
+int kb_inspect_note(json_object *errors, kb_fact_what what, const char *suffix, int err);
 
 /* Appends {"what": what, "error": strerror} to errors. */
 int kb_inspect_note_error(json_object *errors, const char *what, int err);

@@ -24,6 +24,17 @@ int kb_inspect_push(json_object *a, json_object *v) {
         return 0;
 }
 
+int kb_inspect_note(json_object *errors, kb_fact_what what, const char *suffix, int err) {
+        char words[256];
+        json_object *e = json_object_new_object();
+        if (!e || kb_fact_set_str(e, FACT_ERROR_WHAT, kb_fact_what_words(what, suffix, words, sizeof words)) < 0 ||
+            kb_fact_set_str(e, FACT_ERROR_ERROR, strerror(err > 0 ? err : -err)) < 0) {
+                json_object_put(e);
+                return -ENOMEM;
+        }
+        return kb_inspect_push(errors, e);
+}
+
 int kb_inspect_note_error(json_object *errors, const char *what, int err) {
         json_object *e = json_object_new_object();
         if (!e || kb_inspect_add(e, "what", json_object_new_string(what)) < 0 ||

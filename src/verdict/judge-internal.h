@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include "kbound/check.h"
 #include "kbound/judge.h"
+#include "base/facts.h"
 #include "base/jsonget.h"
 
 #define DETAIL_MAX 1024
@@ -57,6 +58,8 @@ typedef struct verdict {
         json_object *problems; /* strings, also in ev */
         size_t n;              /* problems found (more than are kept) */
         bool oom;
+        const kb_judge_input *in; /* the evidence judged from the host's looks (judge_look_problems), held to
+                                   * facts.def at the verdict's end */
 } verdict;
 
 /* Each function's contract is at its definition. judge.c: */
@@ -71,6 +74,8 @@ json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const ch
 const char *judge_check_id(kb_check c);
 
 const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size);
+const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size);
+const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size);
 int64_t judge_inner_pid(json_object *p);
 void judge_add_unique(json_object *strings, const char *text);
 json_object *judge_last_look(const kb_judge_input *in);

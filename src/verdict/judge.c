@@ -27,6 +27,32 @@ json_object *kb_judge_check(const char *id, const char *status, json_object *evi
 
 /* ---- facts ---- */
 
+/* The first of errors (an ERROR array) about what (its words, "/suffix" when suffix is given), as
+ * "what: error" in buf, or NULL. */
+static const char *error_about(json_object *errors, kb_fact_what what, const char *suffix, char *buf, size_t size) {
+        char words[256];
+        kb_fact_what_words(what, suffix, words, sizeof words);
+        for (size_t i = 0; i < arr_len(errors); i++) {
+                json_object *e = at(errors, i);
+                const char *w = kb_fact_str_of(e, FACT_ERROR_WHAT);
+                if (w && strcmp(w, words) == 0) {
+                        snprintf(buf, size, "%s: %s", w, kb_fact_str_or(e, FACT_ERROR_ERROR, "?"));
+                        return buf;
+                }
+        }
+        return NULL;
+}
+
+/* The look's error about what, as "what: error" in buf, or NULL. */
+const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size) {
+        return error_about(kb_fact_arr_of(look, FACT_LOOK_ERRORS), what, NULL, buf, size);
+}
+
+/* The process's error about what (and suffix, when it takes one), as "what: error", or NULL. */
+const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size) {
+        return error_about(kb_fact_arr_of(p, FACT_PROCESS_ERRORS), what, suffix, buf, size);
+}
+
 /* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
 const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size) {
         json_object *errors = kb_json_get(o, "errors");
@@ -62,6 +88,7 @@ void verdict_init(verdict *v) {
         v->ev = json_object_new_object();
         v->problems = json_object_new_array();
         v->n = 0;
+        v->in = NULL;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
@@ -89,8 +116,29 @@ const char *judge_check_id(kb_check c) {
 
 /* Ends the verdict of check c: fail with the first problem (and how many more), else pass with
  * pass_detail. */
+/* The evidence's breaks of facts.def (kb_judge_malformed, or the input's own copy), added last,
+ * so a judge's own problem stays the detail and a judge that found none still fails. */
+static void malformed_problems(verdict *v) {
+        if (!v->in || v->oom)
+                return;
+        json_object *own = v->in->malformed ? NULL : kb_judge_malformed(v->in),
+                    *malformed = v->in->malformed ? v->in->malformed : own;
+        if (!malformed) {
+                v->oom = true;
+                return;
+        }
+        if (arr_len(malformed)) {
+                verdict_problem(v, "the host's evidence is not what facts.def declares: %s%s",
+                                json_object_get_string(at(malformed, 0)),
+                                arr_len(malformed) > 1 ? " (and more: the evidence's malformed)" : "");
+                verdict_evidence(v, "malformed", json_object_get(malformed));
+        }
+        json_object_put(own);
+}
+
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail) {
         const char *id = kb_check_id(c);
+        malformed_problems(v);
         if (v->oom) {
                 json_object_put(v->ev);
                 return NULL;
@@ -127,7 +175,7 @@ json_object *judge_last_look(const kb_judge_input *in) {
 
 json_object *judge_look_labelled(const kb_judge_input *in, const char *label) {
         for (size_t i = 0; i < arr_len(in->snapshots); i++) {
-                const char *l = kb_json_str(at(in->snapshots, i), "label");
+                const char *l = kb_fact_str_of(at(in->snapshots, i), FACT_LOOK_LABEL);
                 if (l && strcmp(l, label) == 0)
                         return at(in->snapshots, i);
         }
@@ -135,29 +183,69 @@ json_object *judge_look_labelled(const kb_judge_input *in, const char *label) {
 }
 
 /* Problems every host-judged check shares: no look, a look that missed the kernel or could not
- * list processes. */
+ * list processes; and, at the verdict's end (verdict_end), evidence that breaks its declaration in
+ * facts.def (kb_judge_malformed): a fact a judge rests on that is missing or of the wrong kind is a
+ * failed check, never a default. */
 void judge_look_problems(verdict *v, const kb_judge_input *in) {
         char buf[512];
+        v->in = in;
         if (arr_len(in->snapshots) == 0) {
                 verdict_problem(v, "the host took no look at the sandbox");
                 return;
         }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s);
-                if (judge_fact_error(snap, "the pinned kernel among the sandbox's processes", buf, sizeof buf))
+                const char *label = kb_fact_str_or(snap, FACT_LOOK_LABEL, "?");
+                if (judge_look_error(snap, WHAT_KERNEL_MISSING, buf, sizeof buf))
                         verdict_problem(v, "the host did not find the pinned kernel among the sandbox's processes (%s)",
-                                        str_or(snap, "label", "?"));
-                if (judge_fact_error(snap, "the process list", buf, sizeof buf))
+                                        label);
+                if (judge_look_error(snap, WHAT_PROCESS_LIST, buf, sizeof buf))
                         verdict_problem(v, "the host could not list processes (%s)", buf);
-                if (judge_fact_error(snap, "more sandbox processes than kbound inspects", buf, sizeof buf))
-                        verdict_problem(v, "the host did not inspect every process of the sandbox (%s)",
-                                        str_or(snap, "label", "?"));
-                if (judge_fact_error(snap, "more mount namespaces than kbound inspects", buf, sizeof buf))
-                        verdict_problem(v, "the host did not inspect every mount namespace of the sandbox (%s)",
-                                        str_or(snap, "label", "?"));
-                if (arr_len(kb_json_get(snap, "processes")) == 0)
-                        verdict_problem(v, "the host found no process in the sandbox (%s)", str_or(snap, "label", "?"));
+                if (judge_look_error(snap, WHAT_TOO_MANY_PROCESSES, buf, sizeof buf))
+                        verdict_problem(v, "the host did not inspect every process of the sandbox (%s)", label);
+                if (judge_look_error(snap, WHAT_TOO_MANY_MOUNT_TABLES, buf, sizeof buf))
+                        verdict_problem(v, "the host did not inspect every mount namespace of the sandbox (%s)", label);
+                if (arr_len(kb_fact_arr_of(snap, FACT_LOOK_PROCESSES)) == 0)
+                        verdict_problem(v, "the host found no process in the sandbox (%s)", label);
         }
+}
+
+/* Each of what, held to type, its problems appended to all prefixed with where ("look 'ready'").
+ * false if out of memory. */
+static bool malformed_of(json_object *all, json_object *o, kb_fact_object type, const char *where) {
+        if (!o)
+                return true;
+        json_object *problems = json_object_new_array();
+        int n = problems ? kb_fact_validate(o, type, true, problems, 8) : -ENOMEM;
+        for (size_t i = 0; n > 0 && i < arr_len(problems); i++) {
+                char line[1200];
+                snprintf(line, sizeof line, "%s: %s", where, json_object_get_string(at(problems, i)));
+                if (json_object_array_add(all, json_object_new_string(line)) < 0)
+                        n = -ENOMEM;
+        }
+        json_object_put(problems);
+        return n >= 0;
+}
+
+json_object *kb_judge_malformed(const kb_judge_input *in) {
+        json_object *all = json_object_new_array();
+        if (!all || !in)
+                return all;
+        char where[128];
+        bool ok = malformed_of(all, in->host, KB_FACT_OBJECT_HOST, "the host's own facts") &&
+                  malformed_of(all, in->pre_exec, KB_FACT_OBJECT_LOOK, "the look before exec") &&
+                  malformed_of(all, in->expect, KB_FACT_OBJECT_EXPECT, "what kbound arranged (expect)") &&
+                  malformed_of(all, in->probe, KB_FACT_OBJECT_PROBE, "the probe cell's result");
+        for (size_t s = 0; ok && s < arr_len(in->snapshots); s++) {
+                json_object *snap = at(in->snapshots, s);
+                snprintf(where, sizeof where, "look '%s'", kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"));
+                ok = malformed_of(all, snap, KB_FACT_OBJECT_LOOK, where);
+        }
+        if (!ok) {
+                json_object_put(all);
+                return NULL;
+        }
+        return all;
 }
 
 /* The start of a check judged from the host's looks: a new verdict (verdict_init) with the
