@@ -201,6 +201,13 @@ int kb_fact_set_map(json_object *o, kb_fact_map f, json_object *v) {
         return set(o, f.id, v);
 }
 
+int kb_fact_set_none(json_object *o, kb_fact_id id) {
+        if (id < 0 || id >= _KB_FACT_ID_MAX || rows[id].presence == KB_FACT_REQUIRED ||
+            rows[id].presence == KB_FACT_REQUIRED_TRUE)
+                return -EINVAL;
+        return o && json_object_object_add(o, rows[id].key, NULL) == 0 ? 0 : -ENOMEM;
+}
+
 int kb_fact_set_any(json_object *o, kb_fact_any f, json_object *v) {
         return set(o, f.id, v);
 }

@@ -188,6 +188,10 @@ int kb_fact_set_obj(json_object *o, kb_fact_obj f, json_object *v);
 int kb_fact_set_arr(json_object *o, kb_fact_arr f, json_object *v);
 int kb_fact_set_map(json_object *o, kb_fact_map f, json_object *v);
 int kb_fact_set_any(json_object *o, kb_fact_any f, json_object *v);
+/* Writes JSON null for a fact whose absence is allowed (what a reader then reads as absent: "not
+ * by the bound"); -EINVAL for a required fact. */
+#define kb_fact_set_null(o, fact) kb_fact_set_none((o), (fact).id)
+int kb_fact_set_none(json_object *o, kb_fact_id id);
 
 /* ---- validating ---- */
 

@@ -3,6 +3,8 @@
  * the lifetime twin). */
 #pragma once
 
+#include "base/facts.h"
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -99,7 +101,13 @@ int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int6
 int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
                       size_t why_size);
 /* Sets expect[key] (owned). */
-void scenario_expect_set(ctx *x, const char *key, json_object *value);
+/* kbound's expectations for the judges, one fact of EXPECT (facts.def) at a time (values taken). */
+void scenario_expect_int(ctx *x, kb_fact_int f, int64_t v);
+void scenario_expect_str(ctx *x, kb_fact_str f, const char *v);
+void scenario_expect_bool(ctx *x, kb_fact_bool f, bool v);
+void scenario_expect_obj(ctx *x, kb_fact_obj f, json_object *v);
+void scenario_expect_arr(ctx *x, kb_fact_arr f, json_object *v);
+void scenario_expect_drop(ctx *x, kb_fact_id id);
 
 /* interrupt.control or interrupt.pidfd: a long cell interrupted through path and seen, by the host,
  * to stop (scenario_interrupt.c). A reply that says the cell stopped leaves the check pending until

@@ -52,16 +52,19 @@ static void add_judged(ctx *x, const char *id, json_object *check, int64_t durat
 
 /* ---- what the host arranged and saw outside the cell, for the judge ---- */
 
-/* {"dev": "maj:min", "ino": n} of path (no symlink followed), or NULL. */
-static json_object *file_id(const char *path) {
+/* The dev and ino (FILE_ID's, TEAM_BIND's: dev_fact, ino_fact) of path, no symlink followed, into a
+ * new object; NULL when path is not there or out of memory. */
+static json_object *file_id(const char *path, kb_fact_str dev_fact, kb_fact_int ino_fact) {
         struct stat st;
         if (!path || lstat(path, &st) < 0)
                 return NULL;
         json_object *o = json_object_new_object();
         char dev[KB_PROCFS_DEV_MAX];
         kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
-        json_object_object_add(o, "dev", json_object_new_string(dev));
-        json_object_object_add(o, "ino", json_object_new_int64((int64_t) st.st_ino));
+        if (!o || kb_fact_set_str(o, dev_fact, dev) < 0 || kb_fact_set_int(o, ino_fact, (int64_t) st.st_ino) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
         return o;
 }
 
@@ -70,55 +73,82 @@ static json_object *file_id(const char *path) {
  * that reports its figures. */
 void scenario_expect_log(ctx *x) {
         json_object *log = kb_sandbox_log_facts(kb_kernel_sandbox(x->h.kernel));
-        scenario_expect_set(x, "kernel_log", log ? log : file_id(kb_kernel_log_path(x->h.kernel)));
+        if (log) {
+                scenario_expect_obj(x, FACT_EXPECT_KERNEL_LOG, log);
+                scenario_expect_drop(x, FACT_EXPECT_KERNEL_LOG_FILE.id);
+        } else {
+                scenario_expect_obj(x, FACT_EXPECT_KERNEL_LOG_FILE,
+                                    file_id(kb_kernel_log_path(x->h.kernel), FACT_FILE_ID_DEV, FACT_FILE_ID_INO));
+                scenario_expect_drop(x, FACT_EXPECT_KERNEL_LOG.id);
+        }
+}
+
+/* The limits asked (LIMITS in facts.def: every limit of limits.h's table, 0 when not asked), or NULL
+ * when out of memory (then not known). */
+static json_object *limits_asked(const kb_sandbox_hardening *hard) {
+        static const kb_fact_int facts[KB_LIMIT_MAX_ID] = {
+                [KB_LIMIT_MEMORY] = FACT_LIMITS_MEMORY, [KB_LIMIT_TASKS] = FACT_LIMITS_TASKS,
+                [KB_LIMIT_TMP] = FACT_LIMITS_TMP,       [KB_LIMIT_WORKSPACE] = FACT_LIMITS_WORKSPACE,
+                [KB_LIMIT_LOG] = FACT_LIMITS_LOG,       [KB_LIMIT_CPU] = FACT_LIMITS_CPU,
+        };
+        json_object *limits = json_object_new_object();
+        bool ok = limits != NULL;
+        /* A limit limits.h gained without its fact here is a record kbound cannot make: not known. */
+        for (size_t i = 0; ok && i < KB_LIMIT_MAX_ID; i++)
+                ok = kb_fact_row(facts[i].id)->object == KB_FACT_OBJECT_LIMITS &&
+                     kb_fact_set_int(limits, facts[i], hard ? (int64_t) hard->limits.max[i] : 0) == 0;
+        if (ok && hard)
+                ok = kb_fact_set_bool(limits, FACT_LIMITS_TMPFS_SIZE, hard->tmpfs_size) == 0;
+        if (!ok) {
+                json_object_put(limits);
+                return NULL;
+        }
+        return limits;
 }
 
 /* The run's facts every judgement needs, set once the kernel is up. */
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
-        scenario_expect_set(x, "allow_network", json_object_new_boolean(x->env->allow_network));
-        scenario_expect_set(x, "kernel_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
+        scenario_expect_bool(x, FACT_EXPECT_ALLOW_NETWORK, x->env->allow_network);
+        scenario_expect_int(x, FACT_EXPECT_KERNEL_PID, kb_sandbox_kernel_pid(sb));
         scenario_expect_log(x);
-        scenario_expect_set(x, "bwrap", json_object_new_string(x->env->harness.bwrap));
-        scenario_expect_set(x, "bwrap_version",
-                            json_object_new_string(x->env->bwrap_version ? x->env->bwrap_version : "?"));
-        scenario_expect_set(x, "pidns", json_object_new_int64((int64_t) kb_sandbox_pidns(sb)));
+        scenario_expect_str(x, FACT_EXPECT_BWRAP, x->env->harness.bwrap);
+        scenario_expect_str(x, FACT_EXPECT_BWRAP_VERSION, x->env->bwrap_version ? x->env->bwrap_version : "?");
+        scenario_expect_int(x, FACT_EXPECT_PIDNS, (int64_t) kb_sandbox_pidns(sb));
         /* What kbound launched: the running bwrap must be exactly this (sandbox.backend), and hold
          * nothing else before the kernel runs (boundary.descriptors). */
         json_object *launch = NULL;
-        if (kb_sandbox_launch_facts(sb) && json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL) == 0)
-                json_object_object_add(launch, "env", kb_inspect_env_digests(kb_sandbox_planned_env(sb)));
-        scenario_expect_set(x, "launch", launch);
-        scenario_expect_set(x, "cgroup", kb_sandbox_cgroup_facts(sb));
-        json_object *limits = json_object_new_object();
-        const kb_sandbox_hardening *hard = x->env->harness.hardening;
-        for (size_t i = 0; limits && i < KB_LIMIT_MAX_ID; i++)
-                json_object_object_add(limits, kb_limit_get((kb_limit_id) i)->id,
-                                       json_object_new_int64(hard ? (int64_t) hard->limits.max[i] : 0));
-        if (limits && hard)
-                json_object_object_add(limits, "tmpfs_size", json_object_new_boolean(hard->tmpfs_size));
-        scenario_expect_set(x, "limits", limits);
-        scenario_expect_set(x, "secrets_guarded", json_object_new_int((int) kb_secrets_count(x->env->secrets)));
-        scenario_expect_set(x, "keyring",
-                            json_object_new_string(x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
-                                                                               : strerror(-x->env->keyring_canary)));
+        if (kb_sandbox_launch_facts(sb) && json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL) == 0 &&
+            kb_fact_set_arr(launch, FACT_LAUNCH_ENV, kb_inspect_env_digests(kb_sandbox_planned_env(sb))) < 0) {
+                json_object_put(launch); /* no record, rather than one without the environment */
+                launch = NULL;
+        }
+        scenario_expect_obj(x, FACT_EXPECT_LAUNCH, launch);
+        scenario_expect_obj(x, FACT_EXPECT_CGROUP, kb_sandbox_cgroup_facts(sb));
+        scenario_expect_obj(x, FACT_EXPECT_LIMITS, limits_asked(x->env->harness.hardening));
+        scenario_expect_int(x, FACT_EXPECT_SECRETS_GUARDED, (int64_t) kb_secrets_count(x->env->secrets));
+        scenario_expect_str(x, FACT_EXPECT_KEYRING,
+                            x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
+                                                        : strerror(-x->env->keyring_canary));
         json_object *binds = json_object_new_array();
         const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->h.kernel)},
                                  {"runtime", kb_kernel_runtime_dir(x->h.kernel)}};
         for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
-                json_object *id = file_id(dirs[i][1]);
+                json_object *id = file_id(dirs[i][1], FACT_TEAM_BIND_DEV, FACT_TEAM_BIND_INO);
                 if (!id)
                         continue; /* unknown: the bind then counts as foreign, never as the team's */
-                json_object_object_add(id, "name", json_object_new_string(dirs[i][0]));
                 _cleanup_free_ char *real = realpath(dirs[i][1], NULL);
-                json_object_object_add(id, "path", real ? json_object_new_string(real) : NULL);
-                json_object_array_add(binds, id);
+                if (kb_fact_set_str(id, FACT_TEAM_BIND_NAME, dirs[i][0]) < 0 ||
+                    (real ? kb_fact_set_str(id, FACT_TEAM_BIND_PATH, real)
+                          : kb_fact_set_null(id, FACT_TEAM_BIND_PATH)) < 0 ||
+                    json_object_array_add(binds, id) < 0)
+                        json_object_put(id);
         }
-        scenario_expect_set(x, "team_binds", binds);
+        scenario_expect_arr(x, FACT_EXPECT_TEAM_BINDS, binds);
         /* Where every team's folders are (teams/), and every kbound run's (its parent): as the
          * mount tables name folders, with no link or doubled slash (none found fails closed). */
         _cleanup_free_ char *base = x->env->harness.base_dir ? realpath(x->env->harness.base_dir, NULL) : NULL;
-        scenario_expect_set(x, "base_dir", base ? json_object_new_string(base) : NULL);
+        scenario_expect_str(x, FACT_EXPECT_BASE_DIR, base);
 }
 
 /* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */
@@ -141,11 +171,14 @@ static void expect_seccomp(ctx *x) {
                     !kb_seccomp_blocks(policy, e))
                         json_object_array_add(not_claimed, json_object_new_string(e->name));
         }
-        json_object_object_add(seccomp, "blocked", blocked);
-        json_object_object_add(seccomp, "not_claimed", not_claimed);
-        json_object_object_add(seccomp, "sockets",
-                               json_object_new_string(kb_seccomp_sockets_to_string(policy ? policy->sockets : 0)));
-        scenario_expect_set(x, "seccomp", seccomp);
+        if (kb_fact_set_map(seccomp, FACT_SECCOMP_BLOCKED, blocked) < 0 ||
+            kb_fact_set_arr(seccomp, FACT_SECCOMP_NOT_CLAIMED, not_claimed) < 0 ||
+            kb_fact_set_str(seccomp, FACT_SECCOMP_SOCKETS, kb_seccomp_sockets_to_string(policy ? policy->sockets : 0)) <
+                    0) {
+                json_object_put(seccomp); /* not known, never a partial list of what is refused */
+                seccomp = NULL;
+        }
+        scenario_expect_obj(x, FACT_EXPECT_SECCOMP, seccomp);
 }
 
 /* The attack-surface cell: the program it spawns (kbound-probe attack-surface; and, in a pack
@@ -183,12 +216,10 @@ static void surface_cell(ctx *x) {
                            -ENOENT);
         json_object_put(params);
         if (r < 0) {
-                json_object *e = json_object_new_object();
-                json_object_object_add(e, "error", json_object_new_string(why));
-                scenario_expect_set(x, "surface", e);
+                scenario_expect_str(x, FACT_EXPECT_SURFACE_ERROR, why);
                 return;
         }
-        scenario_expect_set(x, "surface", result);
+        scenario_expect_obj(x, FACT_EXPECT_SURFACE, result);
 }
 
 /* What every judge reads: the evidence, once it is all in. */
@@ -287,12 +318,10 @@ static void identity_cell(ctx *x) {
         char why[512];
         json_object *result = NULL;
         if (scenario_run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why)) < 0) {
-                json_object *e = json_object_new_object();
-                json_object_object_add(e, "error", json_object_new_string(why));
-                scenario_expect_set(x, "identity", e);
+                scenario_expect_str(x, FACT_EXPECT_IDENTITY_ERROR, why);
                 return;
         }
-        scenario_expect_set(x, "identity", result);
+        scenario_expect_obj(x, FACT_EXPECT_IDENTITY, result);
 }
 
 static void check_pidfd(ctx *x) {
@@ -346,13 +375,14 @@ static void child_alive(ctx *x, void *userdata) {
 /* Looks for the cell's escape file where the host can see it; removes what it finds. */
 static void confirm_escapes(ctx *x, json_object *result, const char *escape_name) {
         json_object *seen = json_object_new_array();
-        json_object *attempts = kb_json_get(result, "write_outside");
+        json_object *attempts = kb_fact_arr_of(result, FACT_PROBE_WRITE_OUTSIDE);
         size_t n = attempts && json_object_is_type(attempts, json_type_array) ? json_object_array_length(attempts) : 0;
         json_object *dirs = x->env->escape_dirs;
         size_t n_dirs = dirs ? json_object_array_length(dirs) : 0;
         for (size_t i = 0; i < n_dirs + n; i++) {
                 const char *dir = i < n_dirs ? json_object_get_string(json_object_array_get_idx(dirs, i))
-                                             : kb_json_str(json_object_array_get_idx(attempts, i - n_dirs), "path");
+                                             : kb_fact_str_of(json_object_array_get_idx(attempts, i - n_dirs),
+                                                              FACT_PROBE_WRITE_PATH);
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 /* The path is the cell's word: nothing with ".." is joined to a host path. */
@@ -365,7 +395,7 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
         }
         /* With an image as root, the host path of an in-sandbox /usr/x is <rootfs>/usr/x. */
         for (size_t i = 0; x->env->harness.rootfs && i < n; i++) {
-                const char *dir = kb_json_str(json_object_array_get_idx(attempts, i), "path");
+                const char *dir = kb_fact_str_of(json_object_array_get_idx(attempts, i), FACT_PROBE_WRITE_PATH);
                 _cleanup_free_ char *p = NULL;
                 struct stat st;
                 if (dir && dir[0] == '/' && !strstr(dir, "..") &&
@@ -376,8 +406,8 @@ static void confirm_escapes(ctx *x, json_object *result, const char *escape_name
                         unlink(p);
                 }
         }
-        scenario_expect_set(x, "escapes_seen", seen);
-        scenario_expect_set(x, "escape_dirs", json_object_new_int((int) n_dirs));
+        scenario_expect_arr(x, FACT_EXPECT_ESCAPES_SEEN, seen);
+        scenario_expect_int(x, FACT_EXPECT_ESCAPE_DIRS, (int64_t) n_dirs);
 }
 
 /* The host reads the cell's nonce back from the workspace (a regular file only: the kernel owns the
@@ -390,7 +420,7 @@ static void read_back_workspace(ctx *x, const char *file_name) {
                 content[strcspn(content, "\r\n")] = '\0';
                 ok = strcmp(content, x->nonce) == 0;
         }
-        scenario_expect_set(x, "workspace_read_back", json_object_new_boolean(ok));
+        scenario_expect_bool(x, FACT_EXPECT_WORKSPACE_READ_BACK, ok);
 }
 
 static void run_probe(ctx *x) {
@@ -450,7 +480,7 @@ static void run_probe(ctx *x) {
                 json_object_put(params);
                 return;
         }
-        scenario_expect_set(x, "abstract_canaries", json_object_get(kb_json_get(params, "abstract_sockets")));
+        scenario_expect_arr(x, FACT_EXPECT_ABSTRACT_CANARIES, json_object_get(kb_json_get(params, "abstract_sockets")));
         cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
         r = scenario_run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error,
                                      sizeof x->probe_error);
@@ -463,9 +493,12 @@ static void run_probe(ctx *x) {
         unsigned tcp_hits = 0, unix_hits = 0;
         kb_canary_net_count(canary, &tcp_hits, &unix_hits);
         json_object *conn = json_object_new_object();
-        json_object_object_add(conn, "tcp", json_object_new_int((int) tcp_hits));
-        json_object_object_add(conn, "unix", json_object_new_int((int) unix_hits));
-        scenario_expect_set(x, "canary_connections", conn);
+        if (!conn || kb_fact_set_int(conn, FACT_CANARY_COUNTS_TCP, tcp_hits) < 0 ||
+            kb_fact_set_int(conn, FACT_CANARY_COUNTS_UNIX, unix_hits) < 0) {
+                json_object_put(conn); /* not counted, never counted as none */
+                conn = NULL;
+        }
+        scenario_expect_obj(x, FACT_EXPECT_CANARY_CONNECTIONS, conn);
         kb_canary_net_destroy(&canary);
         unlink(watch.go_host);
         confirm_escapes(x, x->probe, escape_name);
@@ -479,9 +512,10 @@ static void run_probe(ctx *x) {
                         json_object_array_add(found, json_object_new_string("(the search ran out of memory)"));
                 if (!sibling && (sibling = json_object_new_array()))
                         json_object_array_add(sibling, json_object_new_string("(the search ran out of memory)"));
-                scenario_expect_set(x, "secrets_in_probe", found);
-                scenario_expect_set(x, "sibling_in_probe", sibling);
-                json_object_object_add(x->h.k, "process", json_object_get(kb_json_get(x->probe, "process")));
+                scenario_expect_arr(x, FACT_EXPECT_SECRETS_IN_PROBE, found);
+                scenario_expect_arr(x, FACT_EXPECT_SIBLING_IN_PROBE, sibling);
+                json_object_object_add(x->h.k, "process",
+                                       json_object_get(kb_fact_obj_of(x->probe, FACT_PROBE_PROCESS)));
         }
 }
 
@@ -707,12 +741,12 @@ static void record_inspection(ctx *x) {
         for (size_t i = first; i < json_object_array_length(x->snapshots) + 1; i++) {
                 json_object *snap = i == 0 ? x->pre_exec : json_object_array_get_idx(x->snapshots, i - 1);
                 json_object *l = json_object_new_object();
-                json_object_object_add(l, "label", json_object_get(kb_json_get(snap, "label")));
-                json_object *procs = kb_json_get(snap, "processes");
+                json_object_object_add(l, "label", json_object_get(kb_fact_get(snap, FACT_LOOK_LABEL)));
+                json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
                 json_object_object_add(l, "processes",
                                        json_object_new_int((int) (procs ? json_object_array_length(procs) : 0)));
-                json_object_object_add(l, "vanished", json_object_get(kb_json_get(snap, "vanished")));
-                json_object_object_add(l, "errors", json_object_get(kb_json_get(snap, "errors")));
+                json_object_object_add(l, "vanished", json_object_get(kb_fact_get(snap, FACT_LOOK_VANISHED)));
+                json_object_object_add(l, "errors", json_object_get(kb_fact_get(snap, FACT_LOOK_ERRORS)));
                 json_object_array_add(looks, l);
         }
         json_object_object_add(insp, "looks", looks);

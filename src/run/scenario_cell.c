@@ -210,6 +210,32 @@ int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t tim
         return scenario_run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, why, why_size);
 }
 
-void scenario_expect_set(ctx *x, const char *key, json_object *value) {
-        json_object_object_add(x->expect, key, value);
+/* Each sets one fact of kbound's expectations (EXPECT in facts.def), replacing what was there; a
+ * value that could not be made (NULL) leaves the fact null, which every judge reads as not known. */
+static void expect_put(ctx *x, kb_fact_id id, json_object *value) {
+        json_object_object_add(x->expect, kb_fact_row(id)->key, value);
+}
+
+void scenario_expect_int(ctx *x, kb_fact_int f, int64_t v) {
+        expect_put(x, f.id, json_object_new_int64(v));
+}
+
+void scenario_expect_str(ctx *x, kb_fact_str f, const char *v) {
+        expect_put(x, f.id, v ? json_object_new_string(v) : NULL);
+}
+
+void scenario_expect_bool(ctx *x, kb_fact_bool f, bool v) {
+        expect_put(x, f.id, json_object_new_boolean(v));
+}
+
+void scenario_expect_obj(ctx *x, kb_fact_obj f, json_object *v) {
+        expect_put(x, f.id, v);
+}
+
+void scenario_expect_arr(ctx *x, kb_fact_arr f, json_object *v) {
+        expect_put(x, f.id, v);
+}
+
+void scenario_expect_drop(ctx *x, kb_fact_id id) {
+        json_object_object_del(x->expect, kb_fact_row(id)->key);
 }

@@ -28,9 +28,8 @@ void scenario_check_persistence(ctx *x) {
                 scenario_add_check(x, id, "fail", t0, NULL, "%s", why);
                 return;
         }
-        const char *value = kb_json_str(result, "value");
-        int64_t pid = -1;
-        kb_json_int(result, "pid", &pid);
+        const char *value = kb_fact_str_of(result, FACT_VAR_CELL_VALUE);
+        int64_t pid = kb_fact_int_or(result, FACT_VAR_CELL_PID, -1);
         int v = kb_sandbox_verify(kb_kernel_sandbox(x->h.kernel));
         json_object *ev = json_object_new_object();
         json_object_object_add(ev, "pid", json_object_new_int64(pid));
@@ -135,7 +134,10 @@ void scenario_lifetime_end(ctx *x) {
         if (j->r < 0 || !ev) {
                 json_object_put(ev);
                 ev = json_object_new_object();
-                json_object_object_add(ev, "error", json_object_new_string(strerror(j->r < 0 ? -j->r : ENOMEM)));
+                if (kb_fact_set_str(ev, FACT_LIFETIME_ERROR, strerror(j->r < 0 ? -j->r : ENOMEM)) < 0) {
+                        json_object_put(ev);
+                        ev = NULL; /* not known: sandbox.session fails for the lack */
+                }
         }
-        scenario_expect_set(x, "lifetime", ev);
+        scenario_expect_obj(x, FACT_EXPECT_LIFETIME, ev);
 }

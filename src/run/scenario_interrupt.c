@@ -21,7 +21,7 @@ static bool cell_completed(const ctx *x, const kb_execution *ex) {
         json_object *result = NULL;
         if (scenario_cell_result(x, ex, &result) < 0)
                 return false;
-        bool done = kb_json_true(result, "completed");
+        bool done = kb_fact_bool_of(result, FACT_LONG_CELL_COMPLETED);
         json_object_put(result);
         return done;
 }
@@ -50,12 +50,13 @@ static int sigint_state(ctx *x, const char *when, json_object *ev, bool *ret_ign
         if (r < 0)
                 return r;
         bool bit[5];
-        static const char *const fields[] = {"sig_ign", "sig_cgt", "sig_blk", "sig_pnd", "shd_pnd"};
+        const kb_fact_str fields[] = {FACT_PROCESS_SIG_IGN, FACT_PROCESS_SIG_CGT, FACT_PROCESS_SIG_BLK,
+                                      FACT_PROCESS_SIG_PND, FACT_PROCESS_SHD_PND};
         for (size_t i = 0; i < KB_ELEMENTSOF(fields); i++) {
-                json_object *v = NULL;
-                if (!json_object_object_get_ex(st, fields[i], &v))
+                const char *v = kb_fact_str_of(st, fields[i]);
+                if (!v)
                         return -EPROTO;
-                unsigned long long mask = strtoull(json_object_get_string(v), NULL, 16);
+                unsigned long long mask = strtoull(v, NULL, 16);
                 bit[i] = mask & (1ULL << (SIGINT - 1));
         }
         json_object *o = json_object_new_object();

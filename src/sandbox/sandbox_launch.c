@@ -1,6 +1,7 @@
 /* sandbox_launch.c: start bwrap, pin the kernel (PID 2) by a verified pidfd, signal and stop it. */
 #include "kbound/sandbox.h"
 #include "sandbox/sandbox-internal.h"
+#include "base/facts.h"
 #include "base/procfs.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -284,29 +285,33 @@ static void sandbox_free(kb_sandbox *sb) {
         free(sb);
 }
 
-/* {"dev": "maj:min", "ino": n} of st, with "path" when given. NULL if out of memory. */
+/* The FILE_ID of st (facts.def), with its path when given. NULL if out of memory. */
 static json_object *file_facts(const struct stat *st, const char *path) {
         char dev[KB_PROCFS_DEV_MAX];
         kb_procfs_dev(major(st->st_dev), minor(st->st_dev), dev);
         json_object *o = json_object_new_object();
-        if (!o || (path && json_object_object_add(o, "path", json_object_new_string(path)) < 0) ||
-            json_object_object_add(o, "dev", json_object_new_string(dev)) < 0 ||
-            json_object_object_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0) {
+        if (!o || (path && kb_fact_set_str(o, FACT_FILE_ID_PATH, path) < 0) ||
+            kb_fact_set_str(o, FACT_FILE_ID_DEV, dev) < 0 ||
+            kb_fact_set_int(o, FACT_FILE_ID_INO, (int64_t) st->st_ino) < 0) {
                 json_object_put(o);
                 return NULL;
         }
         return o;
 }
 
-/* Appends {"fd", "what", "dev", "ino"} of the object open at src (or at path, when src < 0) that
- * bwrap gets as target to fds. -errno. */
+/* Appends the LAUNCH_FD (facts.def) of the object open at src (or at path, when src < 0) that bwrap
+ * gets as target to fds. -errno. */
 static int plan_fd(json_object *fds, int target, const char *what, int src, const char *path) {
         struct stat st;
         if (src >= 0 ? fstat(src, &st) < 0 : stat(path, &st) < 0)
                 return -errno;
-        json_object *o = file_facts(&st, NULL);
-        if (!o || json_object_object_add(o, "fd", json_object_new_int(target)) < 0 ||
-            json_object_object_add(o, "what", json_object_new_string(what)) < 0 || json_object_array_add(fds, o) < 0) {
+        char dev[KB_PROCFS_DEV_MAX];
+        kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
+        json_object *o = json_object_new_object();
+        if (!o || kb_fact_set_str(o, FACT_LAUNCH_FD_DEV, dev) < 0 ||
+            kb_fact_set_int(o, FACT_LAUNCH_FD_INO, (int64_t) st.st_ino) < 0 ||
+            kb_fact_set_int(o, FACT_LAUNCH_FD_FD, target) < 0 || kb_fact_set_str(o, FACT_LAUNCH_FD_WHAT, what) < 0 ||
+            json_object_array_add(fds, o) < 0) {
                 json_object_put(o);
                 return -ENOMEM;
         }
@@ -321,7 +326,7 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         static const char *const what[] = {"the info pipe", "the seccomp channel", NULL, "the connection file"};
         _cleanup_json_ json_object *f = json_object_new_object();
         json_object *a = json_object_new_array(), *planned = json_object_new_array();
-        if (!f || json_object_object_add(f, "argv", a) < 0 || json_object_object_add(f, "fds", planned) < 0)
+        if (!f || kb_fact_set_arr(f, FACT_LAUNCH_ARGV, a) < 0 || kb_fact_set_arr(f, FACT_LAUNCH_FDS, planned) < 0)
                 return -ENOMEM;
         for (char *const *p = argv; *p; p++)
                 if (json_object_array_add(a, json_object_new_string(*p)) < 0)
@@ -330,13 +335,13 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         if (stat(policy->bwrap, &st) < 0)
                 return -errno;
         json_object *program = file_facts(&st, policy->bwrap);
-        if (!program || json_object_object_add(f, "program", program) < 0)
+        if (kb_fact_set_obj(f, FACT_LAUNCH_PROGRAM, program) < 0)
                 return -ENOMEM;
         if (stat("/proc", &st) < 0)
                 return -errno;
         json_object *proc = file_facts(&st, NULL);
-        if (!proc || json_object_object_add(f, "proc", proc) < 0 ||
-            json_object_object_add(f, "block_fd", json_object_new_int(KB_SANDBOX_BLOCK_FD)) < 0)
+        if (kb_fact_set_obj(f, FACT_LAUNCH_PROC, proc) < 0 ||
+            kb_fact_set_int(f, FACT_LAUNCH_BLOCK_FD, KB_SANDBOX_BLOCK_FD) < 0)
                 return -ENOMEM;
         int r = plan_fd(planned, 0, "stdin (/dev/null)", -1, "/dev/null");
         if (r >= 0)
@@ -821,16 +826,15 @@ SANDBOX_ACCESSOR(char *const *, planned_env, sb->env, NULL)
 
 json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         json_object *o = json_object_new_object(), *dirs = json_object_new_array();
-        if (!o || !dirs || json_object_object_add(o, "dirs", dirs) < 0) {
+        if (!o || kb_fact_set_arr(o, FACT_CGROUP_SETUP_DIRS, dirs) < 0 ||
+            kb_fact_set_int(o, FACT_CGROUP_SETUP_VERSION, sb ? sb->cgroup.version : 0) < 0) {
                 json_object_put(o);
-                json_object_put(dirs);
                 return NULL;
         }
-        json_object_object_add(o, "version", json_object_new_int(sb ? sb->cgroup.version : 0));
         for (size_t i = 0; sb && i < sb->cgroup.n; i++)
                 json_object_array_add(dirs, json_object_new_string(sb->cgroup.dirs[i]));
         if (sb && sb->cgroup_error)
-                json_object_object_add(o, "error", json_object_new_string(strerror(-sb->cgroup_error)));
+                (void) kb_fact_set_str(o, FACT_CGROUP_SETUP_ERROR, strerror(-sb->cgroup_error));
         return o;
 }
 

@@ -1,5 +1,6 @@
 /* sandbox_lifetime.c: the sandbox cannot outlive kbound, shown by effect on a twin of it. */
 #include "sandbox/sandbox-internal.h"
+#include "base/facts.h"
 #include "base/strv.h"
 #include <errno.h>
 #include <poll.h>
@@ -36,7 +37,8 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
         int r = kb_sandbox_launch(policy, policy->syscall_probe ? with_probe : without, log_path,
                                   kb_now_ms() + TWIN_START_MS, &twin, &diagnosis);
         if (r < 0) {
-                json_object_object_add(o, "error", json_object_new_string(diagnosis ? diagnosis : strerror(-r)));
+                if (kb_fact_set_str(o, FACT_LIFETIME_ERROR, diagnosis ? diagnosis : strerror(-r)) < 0)
+                        return -ENOMEM;
                 *ret = TAKE_PTR(o);
                 return 0;
         }
@@ -47,14 +49,20 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
         int64_t init_ms = kr == 0 ? gone_within(kb_sandbox_init_pidfd(twin), killed, LIFETIME_BOUND_MS) : -1;
         int64_t pid2_ms = kr == 0 ? gone_within(kb_sandbox_pidfd(twin), killed, LIFETIME_BOUND_MS) : -1;
         bool survived = init_ms < 0 || pid2_ms < 0;
-        json_object_object_add(o, "bound_ms", json_object_new_int(LIFETIME_BOUND_MS));
-        json_object_object_add(o, "init_gone_ms", init_ms >= 0 ? json_object_new_int64(init_ms) : NULL);
-        json_object_object_add(o, "pid2_gone_ms", pid2_ms >= 0 ? json_object_new_int64(pid2_ms) : NULL);
-        json_object_object_add(o, "survived", json_object_new_boolean(survived));
-        if (kr < 0)
-                json_object_object_add(o, "error", json_object_new_string(strerror(errno)));
-        /* A twin that outlived its bwrap is stopped here, through its pidfds, and said so. */
-        json_object_object_add(o, "stopped_by_kbound", json_object_new_boolean(survived));
+        int kill_errno = errno;
+        /* Written whole or not at all: a lifetime record without its facts would read as unknown. */
+        if (kb_fact_set_int(o, FACT_LIFETIME_BOUND_MS, LIFETIME_BOUND_MS) < 0 ||
+            (init_ms >= 0 ? kb_fact_set_int(o, FACT_LIFETIME_INIT_GONE_MS, init_ms)
+                          : kb_fact_set_null(o, FACT_LIFETIME_INIT_GONE_MS)) < 0 ||
+            (pid2_ms >= 0 ? kb_fact_set_int(o, FACT_LIFETIME_PID2_GONE_MS, pid2_ms)
+                          : kb_fact_set_null(o, FACT_LIFETIME_PID2_GONE_MS)) < 0 ||
+            kb_fact_set_bool(o, FACT_LIFETIME_SURVIVED, survived) < 0 ||
+            (kr < 0 && kb_fact_set_str(o, FACT_LIFETIME_ERROR, strerror(kill_errno)) < 0) ||
+            /* A twin that outlived its bwrap is stopped here, through its pidfds, and said so. */
+            kb_fact_set_bool(o, FACT_LIFETIME_STOPPED_BY_KBOUND, survived) < 0) {
+                kb_sandbox_destroy(&twin);
+                return -ENOMEM;
+        }
         kb_sandbox_destroy(&twin);
         *ret = TAKE_PTR(o);
         return 0;

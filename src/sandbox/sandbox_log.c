@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/facts.h"
 #include "sandbox/sandbox-internal.h"
 
 #define CHUNK (64 * 1024)
@@ -217,11 +218,11 @@ json_object *kb_log_keeper_facts(const kb_log_keeper *k) {
                         (stat(k->path_old, &b) == 0 ? (uint64_t) b.st_size : 0);
         char pipe[48];
         snprintf(pipe, sizeof pipe, "pipe:[%llu]", (unsigned long long) k->ino);
-        if (!o || json_object_object_add(o, "pipe", json_object_new_string(pipe)) < 0 ||
-            json_object_object_add(o, "max", json_object_new_int64((int64_t) (k->half * 2))) < 0 ||
-            json_object_object_add(o, "written", json_object_new_int64((int64_t) k->written)) < 0 ||
-            json_object_object_add(o, "dropped", json_object_new_int64((int64_t) k->dropped)) < 0 ||
-            json_object_object_add(o, "kept", json_object_new_int64((int64_t) kept)) < 0) {
+        if (!o || kb_fact_set_str(o, FACT_LOG_KEEPER_PIPE, pipe) < 0 ||
+            kb_fact_set_int(o, FACT_LOG_KEEPER_MAX, (int64_t) (k->half * 2)) < 0 ||
+            kb_fact_set_int(o, FACT_LOG_KEEPER_WRITTEN, (int64_t) k->written) < 0 ||
+            kb_fact_set_int(o, FACT_LOG_KEEPER_DROPPED, (int64_t) k->dropped) < 0 ||
+            kb_fact_set_int(o, FACT_LOG_KEEPER_KEPT, (int64_t) kept) < 0) {
                 json_object_put(o);
                 return NULL;
         }

@@ -17,7 +17,7 @@
 /* The objects a judge is handed at the top (judge.h's kb_judge_input), and the pseudo-objects. */
 static bool is_root(kb_fact_object o) {
         return o == KB_FACT_OBJECT_HOST || o == KB_FACT_OBJECT_LOOK || o == KB_FACT_OBJECT_EXPECT ||
-               o == KB_FACT_OBJECT_PROBE;
+               o == KB_FACT_OBJECT_PROBE || o == KB_FACT_OBJECT_VAR_CELL || o == KB_FACT_OBJECT_LONG_CELL;
 }
 
 static bool is_pseudo(kb_fact_object o) {
@@ -239,9 +239,9 @@ static void test_whats(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_rows_grouped),    cmocka_unit_test(test_rows_consistent),
-                cmocka_unit_test(test_objects_held),    cmocka_unit_test(test_accessors),
-                cmocka_unit_test(test_validate),        cmocka_unit_test(test_validate_lists),
+                cmocka_unit_test(test_rows_grouped), cmocka_unit_test(test_rows_consistent),
+                cmocka_unit_test(test_objects_held), cmocka_unit_test(test_accessors),
+                cmocka_unit_test(test_validate),     cmocka_unit_test(test_validate_lists),
                 cmocka_unit_test(test_whats),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
