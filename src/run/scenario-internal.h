@@ -49,6 +49,7 @@ typedef struct ctx {
         json_object *host;               /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots;          /* kb_inspect_snapshot of the sandbox, in the order taken */
         json_object *pre_exec;           /* kb_inspect_pre_exec: the look before the kernel's program ran */
+        json_object *malformed;          /* kb_judge_malformed of the evidence, once it is all in */
         int64_t pre_exec_ms;             /* what it cost (part of the start-up) */
         int64_t inspect_ms;              /* what the host's looks cost, in total */
         json_object *expect;             /* what kbound arranged and saw outside the cell (judge.h) */

@@ -230,7 +230,8 @@ static kb_judge_input judge_input(const ctx *x) {
                                 .probe_error = x->probe_error[0] ? x->probe_error : NULL,
                                 .expect = x->expect,
                                 .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
-                                .pre_exec = x->pre_exec};
+                                .pre_exec = x->pre_exec,
+                                .malformed = x->malformed};
 }
 
 static bool check_passed(json_object *check) {
@@ -291,6 +292,10 @@ static void host_part_only(ctx *x, kb_check c, int64_t duration_ms) {
 static void judge_checks(ctx *x, const int64_t time_ms[static _KB_CHECK_TIME_MAX]) {
         /* The kernel's log figures, read again now that it has stopped writing. */
         scenario_expect_log(x);
+        /* The evidence held to facts.def once for every judge (NULL when out of memory: then each
+         * judge holds it itself, and fails if it cannot). */
+        kb_judge_input in = judge_input(x);
+        x->malformed = kb_judge_malformed(&in);
         for (kb_check c = 0; c < _KB_CHECK_MAX; c++) {
                 const kb_check_info *info = kb_check_get(c);
                 if (!info->judge || (info->phase == KB_CHECK_PHASE_BOUNDARY && x->h.cancelled))
@@ -814,6 +819,7 @@ done:
         kb_closep(&x.mountinfo_fd);
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
+        json_object_put(x.malformed);
         json_object_put(x.host);
         json_object_put(x.expect);
         json_object_put(x.probe);
