@@ -20,10 +20,10 @@
         "namespace owned by root, a root helper between bwrap and the sandbox, processes kbound cannot read); use "    \
         "a bubblewrap that is not set-uid (Debian's and Ubuntu's are not; docs/ci.md)"
 
-/* Makes every mount of the sandbox whose init is init_pid private, so that no mount event of the
- * host's propagates in (sandbox_propagation.c). Call while init waits on the block channel.
- * Returns 0, -ESRCH, -ETIMEDOUT or -errno. */
-int kb_sandbox_make_mounts_private(pid_t init_pid);
+/* Makes every mount of the sandbox whose init is init_pid (pinned by init_pidfd) private, so that
+ * no mount event of the host's propagates in (sandbox_propagation.c). Call while init waits on
+ * the block channel. Returns 0, -ESRCH (init gone), -ETIMEDOUT or -errno. */
+int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd);
 
 /* Opens the sandbox's folder inside (KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME) through bwrap's init
  * (init_pid, pinned by init_pidfd) and checks it is what was asked: a tmpfs (sandbox.resources

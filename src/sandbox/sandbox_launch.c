@@ -687,7 +687,7 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
         /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
-        sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid);
+        sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
         /* The host's own way into the workspace, before anything of the kernel runs (judged once
          * the kernel is pinned: a kernel that never appeared says more). */
         f->r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, f->inside, f->tmpfs, policy->workspace,

@@ -24,12 +24,17 @@
  * private. From then on nothing the host mounts reaches the sandbox; boundary.write_outside
  * judges the propagation fields of every look, so this is enforcement, not a claim.
  * Returns 0, -ESRCH (init gone), -ETIMEDOUT, or the -errno of the step refused. */
-int kb_sandbox_make_mounts_private(pid_t init_pid) {
+int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) init_pid);
         _cleanup_close_ int mntns = open(path, O_RDONLY | O_CLOEXEC);
         if (mntns < 0)
                 return errno == ENOENT ? -ESRCH : -errno;
+        /* The namespace was opened by pid: init still alive after the open (its pidfd not readable)
+         * means the pid was still init's then, not a number a stranger was given after init was
+         * reaped, whose namespace (as root, the host's own) the child below would make private. */
+        if (!kb_sandbox_pidfd_alive(init_pidfd))
+                return -ESRCH;
         /* The user namespace that owns the mount namespace, which is not init's own: an
          * unprivileged bwrap builds the mounts in a first user namespace and then moves its
          * processes into a second one, nested in it, that maps only the sandbox's uid. */
