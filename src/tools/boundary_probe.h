@@ -40,11 +40,6 @@ typedef int (*probe_fn)(probe_ctx *c, json_object **ret, char *why, size_t why_s
 json_object *probe_text(const char *s, size_t n);
 /* probe_text of a C string; JSON null for NULL. */
 json_object *probe_str(const char *s);
-/* An object from pairs of a key and its value (NULL: JSON null), ended by NULL; NULL when memory
- * runs out. The values are taken (put) in any case. */
-json_object *probe_object(const char *key, ...) __attribute__((sentinel));
-/* The errno's name as a JSON string ("EROFS"). */
-json_object *probe_errno(int e);
 
 /* The result's facts are written only through facts.def's names (base/facts.h), the names the
  * judges read them by. Each writer returns 0 or -ENOMEM (o NULL: out of memory). */

@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +64,6 @@ json_object *probe_text(const char *s, size_t n) {
 
 json_object *probe_str(const char *s) {
         return s ? probe_text(s, strlen(s)) : NULL;
-}
-
-json_object *probe_errno(int e) {
-        char buf[KB_TOOL_ERRNO_NAME_MAX];
-        return json_object_new_string(kb_tool_errno_name(e, buf, sizeof buf));
 }
 
 int probe_set_text(json_object *o, kb_fact_str f, const char *s, size_t n) {
@@ -288,19 +282,4 @@ double probe_param_number(const probe_ctx *c, const char *key, double dflt) {
                         d = dflt;
         }
         return d == 0 || !isfinite(d) ? dflt : d;
-}
-
-json_object *probe_object(const char *key, ...) {
-        json_object *o = json_object_new_object();
-        va_list ap;
-        va_start(ap, key);
-        for (; key; key = va_arg(ap, const char *)) {
-                json_object *v = va_arg(ap, json_object *);
-                if (o)
-                        json_object_object_add(o, key, v);
-                else
-                        json_object_put(v);
-        }
-        va_end(ap);
-        return o;
 }
