@@ -142,6 +142,25 @@ const char *kb_fact_what_words(kb_fact_what w, const char *suffix, char *buf, si
 
 /* The row of id; NULL for an id out of range. */
 const kb_fact_info *kb_fact_row(kb_fact_id id);
+/* The key of id as facts.def spells it ("pid"); NULL for an id out of range. Header-only, with no
+ * table to link, so that a program that links nothing but libc (kbound-syscall-probe, which prints
+ * its JSON by hand) spells its keys through facts.def too. kb_fact_key_of takes a typed name. */
+static inline const char *kb_fact_key(kb_fact_id id) {
+        switch (id) {
+#define KB_FACT_OBJECT(name, source, what)
+#define KB_FACT(object, name, key, kind, of, presence, what)                                                           \
+        case KB_FACT_ID_##object##_##name:                                                                             \
+                return key;
+#define KB_FACT_WHAT(name, text)
+#include "base/facts.def"
+#undef KB_FACT_OBJECT
+#undef KB_FACT
+#undef KB_FACT_WHAT
+        default:
+                return NULL;
+        }
+}
+#define kb_fact_key_of(fact) kb_fact_key((fact).id)
 /* The rows of object: ids [*ret_first, *ret_end). */
 void kb_fact_rows_of(kb_fact_object object, kb_fact_id *ret_first, kb_fact_id *ret_end);
 /* An object type's name as facts.def spells it ("PROCESS"), and what it is. */

@@ -30,14 +30,14 @@ static bool exists(const char *path) {
 }
 
 /* This program's environment as KEY=value lines (entries without "=" left out, as Python's
- * os.environ leaves them). */
-static json_object *own_environment(void) {
+ * os.environ leaves them), as the subprocess's environ. */
+static int set_own_environment(json_object *o) {
         size_t len = 0;
         for (char **e = environ; e && *e; e++)
                 len += strlen(*e) + 1;
         char *text = malloc(len + 1);
         if (!text)
-                return NULL;
+                return -ENOMEM;
         len = 0;
         for (char **e = environ; e && *e; e++) {
                 if (!strchr(*e, '='))
@@ -47,24 +47,35 @@ static json_object *own_environment(void) {
                 memcpy(text + len, *e, strlen(*e));
                 len += strlen(*e);
         }
-        json_object *j = probe_text(text, len);
+        int r = probe_set_text(o, FACT_PROBE_SUBPROCESS_ENVIRON, text, len);
         free(text);
-        return j;
+        return r;
 }
 
-/* The first PROBE_FILE_CAP bytes of /proc/<pid>/<file>, NULs turned into "\n", or NULL. */
-static json_object *proc_text(pid_t pid, const char *file) {
-        char path[64], *buf = NULL;
-        size_t len = 0;
+/* The first PROBE_FILE_CAP bytes of /proc/<pid>/<file>, NULs turned into "\n" (malloc'd, its length
+ * in *ret_len), or NULL. */
+static char *proc_text(pid_t pid, const char *file, size_t *ret_len) {
+        char path[64];
         snprintf(path, sizeof path, "/proc/%ld/%s", (long) pid, file);
-        if (kb_tool_read_file(path, PROBE_FILE_CAP, &buf, &len) < 0)
-                return NULL;
-        for (size_t i = 0; i < len; i++)
+        char *buf = probe_read_file(path, ret_len);
+        for (size_t i = 0; buf && i < *ret_len; i++)
                 if (buf[i] == '\0')
                         buf[i] = '\n';
-        json_object *j = probe_text(buf, len);
-        free(buf);
-        return j;
+        return buf;
+}
+
+/* One process's entry of the dump, appended to out: an unreadable one of environ (env NULL) and
+ * cmdline (cmd NULL) is "". 0 or -ENOMEM. */
+static int dump_one(json_object *out, pid_t pid, const char *env, size_t env_len, const char *cmd, size_t cmd_len) {
+        json_object *o = json_object_new_object();
+        if (kb_fact_set_int(o, FACT_PROBE_PROC_DUMP_PID, pid) < 0 ||
+            probe_set_text(o, FACT_PROBE_PROC_DUMP_ENVIRON, env ? env : "", env_len) < 0 ||
+            probe_set_text(o, FACT_PROBE_PROC_DUMP_CMDLINE, cmd ? cmd : "", cmd_len) < 0 ||
+            json_object_array_add(out, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 /* Up to PROBE_PROCS_MAX processes, in pid order, whose environ or cmdline this program may read
@@ -76,19 +87,22 @@ static int proc_dump(json_object **ret) {
         if (r < 0)
                 return r;
         json_object *out = json_object_new_array();
-        for (size_t i = 0; out && i < n && json_object_array_length(out) < PROBE_PROCS_MAX; i++) {
-                json_object *e = proc_text(pids[i], "environ"), *c = proc_text(pids[i], "cmdline");
-                if (!e && !c)
-                        continue;
-                json_object *o = json_object_new_object();
-                json_object_object_add(o, "pid", json_object_new_int64(pids[i]));
-                json_object_object_add(o, "environ", e ? e : json_object_new_string(""));
-                json_object_object_add(o, "cmdline", c ? c : json_object_new_string(""));
-                json_object_array_add(out, o);
+        r = out ? 0 : -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n && json_object_array_length(out) < PROBE_PROCS_MAX; i++) {
+                size_t env_len = 0, cmd_len = 0;
+                char *env = proc_text(pids[i], "environ", &env_len), *cmd = proc_text(pids[i], "cmdline", &cmd_len);
+                if (env || cmd)
+                        r = dump_one(out, pids[i], env, env_len, cmd, cmd_len);
+                free(env);
+                free(cmd);
         }
         free(pids);
+        if (r < 0) {
+                json_object_put(out);
+                return r;
+        }
         *ret = out;
-        return out ? 0 : -ENOMEM;
+        return 0;
 }
 
 int probe_subprocess(probe_ctx *c, json_object **ret, char *why, size_t n) {
@@ -110,14 +124,38 @@ int probe_subprocess(probe_ctx *c, json_object **ret, char *why, size_t n) {
         if (r < 0)
                 return r;
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "spawned", json_object_new_boolean(1));
-        json_object_object_add(o, "pid", json_object_new_int64(self));
-        json_object_object_add(o, "error", NULL);
-        json_object_object_add(o, "environ", own_environment());
-        json_object_object_add(o, "proc", procs);
-        json_object_object_add(o, "go", json_object_new_boolean(went));
+        /* the dump gets a reference of its own, so that it is put once however far this gets */
+        bool ok = kb_fact_set_bool(o, FACT_PROBE_SUBPROCESS_SPAWNED, true) == 0 &&
+                  kb_fact_set_int(o, FACT_PROBE_SUBPROCESS_PID, self) == 0 &&
+                  kb_fact_set_null(o, FACT_PROBE_SUBPROCESS_ERROR) == 0 && set_own_environment(o) == 0 &&
+                  kb_fact_set_arr(o, FACT_PROBE_SUBPROCESS_PROC, json_object_get(procs)) == 0 &&
+                  kb_fact_set_bool(o, FACT_PROBE_SUBPROCESS_GO, went) == 0;
+        json_object_put(procs);
+        if (!ok) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
         *ret = o;
-        return o ? 0 : -ENOMEM;
+        return 0;
+}
+
+/* Looks for the canary key name (NULL or "": none to look for) and reads it, writing what it
+ * finds over the keys' facts already in o. 0 or -ENOMEM. */
+static int look_for_key(json_object *o, const char *name) {
+        if (!name || !name[0])
+                return kb_fact_set_str(o, FACT_PROBE_KEYS_ERROR, "no keyring canary to look for");
+        long serial = syscall(SYS_request_key, "user", name, NULL, 0L);
+        if (serial < 0)
+                return probe_set_errno(o, FACT_PROBE_KEYS_ERROR, errno); /* ENOKEY: not possessed */
+        char payload[KEY_PAYLOAD_MAX];
+        long got = syscall(SYS_keyctl, KEYCTL_READ, serial, payload, (long) sizeof payload);
+        int e = got < 0 ? errno : 0;
+        if (kb_fact_set_bool(o, FACT_PROBE_KEYS_FOUND, true) < 0)
+                return -ENOMEM;
+        if (e)
+                return probe_set_errno(o, FACT_PROBE_KEYS_ERROR, e);
+        return probe_set_text(o, FACT_PROBE_KEYS_PAYLOAD, payload,
+                              (size_t) got < sizeof payload ? (size_t) got : sizeof payload);
 }
 
 /* kbound holds a canary key in its own session keyring: this process must not find it by name
@@ -126,30 +164,13 @@ int probe_subprocess(probe_ctx *c, json_object **ret, char *why, size_t n) {
 int probe_keys(probe_ctx *c, json_object **ret, char *why, size_t n) {
         const char *name = probe_param_str(c, "keyring_canary");
         json_object *o = json_object_new_object();
-        if (!o)
+        /* Each fact in its place first; what the look finds replaces it there. */
+        if (kb_fact_set_bool(o, FACT_PROBE_KEYS_TESTED, name && name[0]) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_KEYS_FOUND, false) < 0 || kb_fact_set_null(o, FACT_PROBE_KEYS_PAYLOAD) < 0 ||
+            kb_fact_set_null(o, FACT_PROBE_KEYS_ERROR) < 0 || look_for_key(o, name) < 0) {
+                json_object_put(o);
                 return -ENOMEM;
-        json_object_object_add(o, "tested", json_object_new_boolean(name && name[0]));
-        json_object_object_add(o, "found", json_object_new_boolean(0));
-        json_object_object_add(o, "payload", NULL);
-        json_object_object_add(o, "error", NULL);
+        }
         *ret = o;
-        if (!name || !name[0]) {
-                json_object_object_add(o, "error", json_object_new_string("no keyring canary to look for"));
-                return 0;
-        }
-        long serial = syscall(SYS_request_key, "user", name, NULL, 0L);
-        if (serial < 0) {
-                json_object_object_add(o, "error", probe_errno(errno)); /* ENOKEY: not possessed */
-                return 0;
-        }
-        json_object_object_add(o, "found", json_object_new_boolean(1));
-        char payload[KEY_PAYLOAD_MAX];
-        long got = syscall(SYS_keyctl, KEYCTL_READ, serial, payload, (long) sizeof payload);
-        if (got < 0)
-                json_object_object_add(o, "error", probe_errno(errno));
-        else
-                json_object_object_add(
-                        o, "payload",
-                        probe_text(payload, (size_t) got < sizeof payload ? (size_t) got : sizeof payload));
         return 0;
 }

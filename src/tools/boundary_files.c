@@ -145,12 +145,16 @@ int probe_workspace(probe_ctx *c, json_object **ret, char *why, size_t n) {
         bool created;
         r = create_with(path, O_WRONLY | O_CREAT | O_TRUNC, 0666, v[2], &created);
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "path", probe_str(path));
-        json_object_object_add(o, "written", json_object_new_boolean(r == 0));
-        json_object_object_add(o, "error", r < 0 ? probe_errno(-r) : NULL);
+        bool written = probe_set_str(o, FACT_PROBE_WORKSPACE_PATH, path) == 0 &&
+                       kb_fact_set_bool(o, FACT_PROBE_WORKSPACE_WRITTEN, r == 0) == 0 &&
+                       probe_set_errno(o, FACT_PROBE_WORKSPACE_ERROR, -r) == 0;
         free(path);
+        if (!written) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
         *ret = o;
-        return o ? 0 : -ENOMEM;
+        return 0;
 }
 
 /* ---- write_outside: every writable-looking mount point and the usual scratch places ---- */
@@ -231,12 +235,14 @@ int probe_write_outside(probe_ctx *c, json_object **ret, char *why, size_t n) {
                 int w = create_with(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600, v[2], &created);
                 free(target);
                 json_object *o = json_object_new_object();
-                json_object_object_add(o, "path", probe_str(d));
-                json_object_object_add(o, "fstype", m ? probe_str(m->fstype) : NULL);
-                json_object_object_add(o, "mount_point", m ? probe_str(m->point) : NULL);
-                json_object_object_add(o, "created", json_object_new_boolean(created));
-                json_object_object_add(o, "error", w < 0 ? probe_errno(-w) : NULL);
-                json_object_array_add(out, o);
+                if (probe_set_str(o, FACT_PROBE_WRITE_PATH, d) < 0 ||
+                    probe_set_str(o, FACT_PROBE_WRITE_FSTYPE, m ? m->fstype : NULL) < 0 ||
+                    probe_set_str(o, FACT_PROBE_WRITE_MOUNT_POINT, m ? m->point : NULL) < 0 ||
+                    kb_fact_set_bool(o, FACT_PROBE_WRITE_CREATED, created) < 0 ||
+                    probe_set_errno(o, FACT_PROBE_WRITE_ERROR, -w) < 0 || json_object_array_add(out, o) < 0) {
+                        json_object_put(o);
+                        r = -ENOMEM;
+                }
         }
         json_object_put(dirs);
         if (r < 0) {
@@ -256,8 +262,13 @@ static int sysctl_one(probe_ctx *c, json_object *item, json_object *out, char *w
         int e = fd < 0 ? errno : 0;
         if (fd >= 0)
                 close(fd); /* nothing written */
-        json_object_array_add(out, probe_object("path", probe_str(p), "opened", json_object_new_boolean(fd >= 0),
-                                                "error", fd < 0 ? probe_errno(e) : NULL, NULL));
+        json_object *o = json_object_new_object();
+        if (probe_set_str(o, FACT_PROBE_SYSCTL_PATH, p) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_SYSCTL_OPENED, fd >= 0) < 0 ||
+            probe_set_errno(o, FACT_PROBE_SYSCTL_ERROR, e) < 0 || json_object_array_add(out, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
         return 0;
 }
 
@@ -270,10 +281,18 @@ int probe_sysctl(probe_ctx *c, json_object **ret, char *why, size_t n) {
 static int credential_files_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
         const char *p = json_object_get_string(item);
         struct stat st;
-        json_object_array_add(out,
-                              probe_object("path", probe_str(p), "exists", json_object_new_boolean(stat(p, &st) == 0),
-                                           "content", probe_read_text(p), NULL));
-        return 0;
+        size_t len;
+        char *content = probe_read_file(p, &len);
+        json_object *o = json_object_new_object();
+        int r = 0;
+        if (probe_set_str(o, FACT_PROBE_CRED_FILE_PATH, p) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_CRED_FILE_EXISTS, stat(p, &st) == 0) < 0 ||
+            probe_set_text(o, FACT_PROBE_CRED_FILE_CONTENT, content, len) < 0 || json_object_array_add(out, o) < 0) {
+                json_object_put(o);
+                r = -ENOMEM;
+        }
+        free(content);
+        return r;
 }
 
 int probe_credential_files(probe_ctx *c, json_object **ret, char *why, size_t n) {
@@ -284,8 +303,9 @@ static int name_order(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* A folder's entry names, sorted in byte order and joined with "\n", or NULL (errno set). */
-static json_object *listing(const char *path) {
+/* A folder's entry names, sorted in byte order and joined with "\n" (malloc'd, its length in
+ * *ret_len), or NULL (errno set). */
+static char *listing(const char *path, size_t *ret_len) {
         DIR *d = opendir(path);
         if (!d)
                 return NULL;
@@ -323,21 +343,28 @@ static json_object *listing(const char *path) {
                 free(names[i]);
         }
         free(names);
-        json_object *j = text ? probe_text(text, len) : NULL;
-        free(text);
-        errno = j ? 0 : e ? e : ENOMEM;
-        return j;
+        *ret_len = len;
+        errno = text ? 0 : e ? e : ENOMEM;
+        return text;
 }
 
 static int cross_team_one(probe_ctx *c, json_object *item, json_object *out, char *why, size_t n) {
         const char *p = json_object_get_string(item);
         struct stat st;
         bool exists = stat(p, &st) == 0;
-        json_object *content = exists && S_ISDIR(st.st_mode) ? listing(p) : probe_read_text(p);
-        json_object_array_add(out,
-                              probe_object("path", probe_str(p), "exists", json_object_new_boolean(exists), "readable",
-                                           json_object_new_boolean(content != NULL), "content", content, NULL));
-        return 0;
+        size_t len = 0;
+        char *content = exists && S_ISDIR(st.st_mode) ? listing(p, &len) : probe_read_file(p, &len);
+        json_object *o = json_object_new_object();
+        int r = 0;
+        if (probe_set_str(o, FACT_PROBE_CROSS_TEAM_PATH, p) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_CROSS_TEAM_EXISTS, exists) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_CROSS_TEAM_READABLE, content != NULL) < 0 ||
+            probe_set_text(o, FACT_PROBE_CROSS_TEAM_CONTENT, content, len) < 0 || json_object_array_add(out, o) < 0) {
+                json_object_put(o);
+                r = -ENOMEM;
+        }
+        free(content);
+        return r;
 }
 
 int probe_cross_team(probe_ctx *c, json_object **ret, char *why, size_t n) {
@@ -357,26 +384,28 @@ static const char *status_value(json_object *lines, const char *key) {
         return NULL;
 }
 
-/* A decimal field (its first number for Uid and Gid: the real id) as JSON, or dflt when absent;
- * -EINVAL when it is there but no number. */
-static int status_number(json_object *lines, const char *key, json_object *dflt, json_object **ret, char *why,
-                         size_t n) {
-        const char *v = status_value(lines, key);
-        *ret = dflt;
+/* A decimal field of the status lines (its first number for Uid and Gid: the real id) as the
+ * integer fact f of o; when the field is absent, *dflt, or JSON null for dflt NULL. -EINVAL (and
+ * why) when it is there but no number, -ENOMEM. */
+static int set_status_number(json_object *o, kb_fact_int f, json_object *lines, const char *field, const int64_t *dflt,
+                             char *why, size_t n) {
+        const char *v = status_value(lines, field);
         if (!v)
-                return 0;
+                return dflt ? kb_fact_set_int(o, f, *dflt) : kb_fact_set_null(o, f);
         char *end = NULL;
         errno = 0;
         long long x = strtoll(v, &end, 10);
         if (errno || end == v || (*end && !strchr(" \t", *end))) {
-                snprintf(why, n, "the kernel's %s is not a number: %.40s", key, v);
-                json_object_put(dflt);
-                *ret = NULL;
+                snprintf(why, n, "the kernel's %s is not a number: %.40s", field, v);
                 return -EINVAL;
         }
-        json_object_put(dflt);
-        *ret = json_object_new_int64(x);
-        return 0;
+        return kb_fact_set_int(o, f, x);
+}
+
+/* A capability field of the status lines, as it is ("" when absent), as the string fact f of o. */
+static int set_status_caps(json_object *o, kb_fact_str f, json_object *lines, const char *field) {
+        const char *v = status_value(lines, field);
+        return probe_set_str(o, f, v ? v : "");
 }
 
 int probe_process(probe_ctx *c, json_object **ret, char *why, size_t n) {
@@ -389,32 +418,29 @@ int probe_process(probe_ctx *c, json_object **ret, char *why, size_t n) {
         size_t n_pids = 0;
         int r = probe_proc_pids(&pids, &n_pids);
         free(pids);
-        json_object *o = json_object_new_object(), *v = NULL;
-        static const struct {
-                const char *key, *field;
-                bool id; /* absent: this program's own id, as probe.py falls back to the kernel's */
-        } numbers[] = {{"no_new_privs", "NoNewPrivs", false},
-                       {"seccomp", "Seccomp", false},
-                       {"uid", "Uid", true},
-                       {"gid", "Gid", true}};
-        for (size_t i = 0; r >= 0 && i < sizeof numbers / sizeof numbers[0]; i++) {
-                json_object *dflt = !numbers[i].id ? NULL : json_object_new_int64(i == 2 ? getuid() : getgid());
-                r = status_number(lines, numbers[i].field, dflt, &v, why, n);
-                json_object_object_add(o, numbers[i].key, v);
-                if (i == 1) {
-                        static const char *const caps[][2] = {
-                                {"cap_eff", "CapEff"}, {"cap_prm", "CapPrm"}, {"cap_bnd", "CapBnd"}};
-                        for (size_t k = 0; k < 3; k++) {
-                                const char *cap = status_value(lines, caps[k][1]);
-                                json_object_object_add(o, caps[k][0], probe_str(cap ? cap : ""));
-                        }
-                }
-        }
-        json_object_object_add(o, "visible_processes", json_object_new_int64((int64_t) n_pids));
+        /* Absent, the ids are this program's own, as probe.py falls back to the kernel's. */
+        int64_t uid = getuid(), gid = getgid();
+        json_object *o = json_object_new_object();
+        if (r >= 0)
+                r = set_status_number(o, FACT_PROBE_PROCESS_NO_NEW_PRIVS, lines, "NoNewPrivs", NULL, why, n);
+        if (r >= 0)
+                r = set_status_number(o, FACT_PROBE_PROCESS_SECCOMP, lines, "Seccomp", NULL, why, n);
+        if (r >= 0)
+                r = set_status_caps(o, FACT_PROBE_PROCESS_CAP_EFF, lines, "CapEff");
+        if (r >= 0)
+                r = set_status_caps(o, FACT_PROBE_PROCESS_CAP_PRM, lines, "CapPrm");
+        if (r >= 0)
+                r = set_status_caps(o, FACT_PROBE_PROCESS_CAP_BND, lines, "CapBnd");
+        if (r >= 0)
+                r = set_status_number(o, FACT_PROBE_PROCESS_UID, lines, "Uid", &uid, why, n);
+        if (r >= 0)
+                r = set_status_number(o, FACT_PROBE_PROCESS_GID, lines, "Gid", &gid, why, n);
+        if (r >= 0)
+                r = kb_fact_set_int(o, FACT_PROBE_PROCESS_VISIBLE_PROCESSES, (int64_t) n_pids);
         json_object_put(lines);
-        if (r < 0 || !o) {
+        if (r < 0) {
                 json_object_put(o);
-                return r < 0 ? r : -ENOMEM;
+                return r;
         }
         *ret = o;
         return 0;

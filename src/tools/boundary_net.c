@@ -119,9 +119,13 @@ static int tcp_one(probe_ctx *c, json_object *item, json_object *out, char *why,
         struct sockaddr_in a = {
                 .sin_family = AF_INET, .sin_port = htons((uint16_t) port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         int e = attempt_connect(AF_INET, (const struct sockaddr *) &a, sizeof a, timeout_ms(c));
-        json_object_array_add(out, probe_object("port", json_object_new_int((int) port), "connected",
-                                                json_object_new_boolean(e == 0), "error",
-                                                e < 0 ? probe_errno(-e) : NULL, NULL));
+        json_object *o = json_object_new_object();
+        if (kb_fact_set_int(o, FACT_PROBE_TCP_PORT, port) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_TCP_CONNECTED, e == 0) < 0 ||
+            probe_set_errno(o, FACT_PROBE_TCP_ERROR, -e) < 0 || json_object_array_add(out, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
         return 0;
 }
 
@@ -140,9 +144,14 @@ static int abstract_one(probe_ctx *c, json_object *item, json_object *out, char 
                 e = attempt_connect(AF_UNIX, (const struct sockaddr *) &a,
                                     (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + len), timeout_ms(c));
         }
-        json_object_array_add(out, probe_object("name", probe_str(name), "tested", json_object_new_boolean(1),
-                                                "connected", json_object_new_boolean(e == 0), "error",
-                                                e < 0 ? probe_errno(-e) : NULL, NULL));
+        json_object *o = json_object_new_object();
+        if (probe_set_str(o, FACT_PROBE_ABSTRACT_NAME, name) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_ABSTRACT_TESTED, true) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_ABSTRACT_CONNECTED, e == 0) < 0 ||
+            probe_set_errno(o, FACT_PROBE_ABSTRACT_ERROR, -e) < 0 || json_object_array_add(out, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
         return 0;
 }
 

@@ -73,102 +73,174 @@ static int read_params(const char *arg, json_object **ret, char *why, size_t n) 
 
 /* ---- the boundary cell ---- */
 
+/* What a failed sub-probe's object says (probe.py's fallbacks). */
+#define PROBE_FAILED "probe failed"
+
 static json_object *empty_list(const probe_ctx *c) {
         return json_object_new_array();
 }
 
+/* Each fallback: its object, or NULL when memory runs out. */
 static json_object *workspace_fallback(const probe_ctx *c) {
-        return probe_object("path", probe_str(probe_param_str(c, "workspace")), "written", json_object_new_boolean(0),
-                            "error", json_object_new_string("probe failed"), NULL);
+        json_object *o = json_object_new_object();
+        if (probe_set_str(o, FACT_PROBE_WORKSPACE_PATH, probe_param_str(c, "workspace")) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_WORKSPACE_WRITTEN, false) < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_WORKSPACE_ERROR, PROBE_FAILED) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
 }
 
 static json_object *subprocess_fallback(const probe_ctx *c) {
-        return probe_object("spawned", json_object_new_boolean(0), "error", json_object_new_string("probe failed"),
-                            "environ", json_object_new_string(""), "proc", json_object_new_array(), NULL);
+        json_object *o = json_object_new_object();
+        if (kb_fact_set_bool(o, FACT_PROBE_SUBPROCESS_SPAWNED, false) < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_SUBPROCESS_ERROR, PROBE_FAILED) < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_SUBPROCESS_ENVIRON, "") < 0 ||
+            kb_fact_set_arr(o, FACT_PROBE_SUBPROCESS_PROC, json_object_new_array()) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
 }
 
 static json_object *keys_fallback(const probe_ctx *c) {
-        return probe_object("tested", json_object_new_boolean(0), "found", json_object_new_boolean(0), "error",
-                            json_object_new_string("probe failed"), NULL);
+        json_object *o = json_object_new_object();
+        if (kb_fact_set_bool(o, FACT_PROBE_KEYS_TESTED, false) < 0 ||
+            kb_fact_set_bool(o, FACT_PROBE_KEYS_FOUND, false) < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_KEYS_ERROR, PROBE_FAILED) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
 }
 
 static json_object *process_fallback(const probe_ctx *c) {
-        return probe_object("no_new_privs", NULL, "seccomp", NULL, "cap_eff", json_object_new_string(""), "cap_prm",
-                            json_object_new_string(""), "cap_bnd", json_object_new_string(""), "uid",
-                            json_object_new_int64(getuid()), "gid", json_object_new_int64(getgid()),
-                            "visible_processes", json_object_new_int(0), NULL);
+        json_object *o = json_object_new_object();
+        if (kb_fact_set_null(o, FACT_PROBE_PROCESS_NO_NEW_PRIVS) < 0 ||
+            kb_fact_set_null(o, FACT_PROBE_PROCESS_SECCOMP) < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_PROCESS_CAP_EFF, "") < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_PROCESS_CAP_PRM, "") < 0 ||
+            kb_fact_set_str(o, FACT_PROBE_PROCESS_CAP_BND, "") < 0 ||
+            kb_fact_set_int(o, FACT_PROBE_PROCESS_UID, getuid()) < 0 ||
+            kb_fact_set_int(o, FACT_PROBE_PROCESS_GID, getgid()) < 0 ||
+            kb_fact_set_int(o, FACT_PROBE_PROCESS_VISIBLE_PROCESSES, 0) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
 }
 
-/* The sub-probes in the order they run (the mounts first: the write test reads them), each with
- * its name in "errors", where its part goes in the result, and what stands there if it fails. */
-static const struct step {
-        const char *name;
-        const char *parent; /* the result's member holding it, or NULL: the top level */
-        const char *key;
+/* A sub-probe, where its part goes in the result (an object or array fact of the result, or of its
+ * network or credentials object), and what stands there if it fails. */
+typedef struct step {
+        kb_fact_id part;
         probe_fn run;
         json_object *(*fallback)(const probe_ctx *c);
-} steps[] = {
-        {"mounts", NULL, "mounts", probe_mounts, empty_list},
-        {"workspace", NULL, "workspace", probe_workspace, workspace_fallback},
-        {"write_outside", NULL, "write_outside", probe_write_outside, empty_list},
-        {"sysctl", NULL, "sysctl", probe_sysctl, empty_list},
-        {"network.interfaces", "network", "interfaces", probe_interfaces, empty_list},
-        {"network.routes_v4", "network", "routes_v4", probe_routes_v4, empty_list},
-        {"network.routes_v6", "network", "routes_v6", probe_routes_v6, empty_list},
-        {"network.tcp", "network", "tcp", probe_tcp, empty_list},
-        {"network.abstract", "network", "abstract", probe_abstract, empty_list},
-        {"network.unix_visible", "network", "unix_visible", probe_unix_visible, empty_list},
-        {"credentials.subprocess", "credentials", "subprocess", probe_subprocess, subprocess_fallback},
-        {"credentials.files", "credentials", "files", probe_credential_files, empty_list},
-        {"credentials.keys", "credentials", "keys", probe_keys, keys_fallback},
-        {"cross_team", NULL, "cross_team", probe_cross_team, empty_list},
-        {"process", NULL, "process", probe_process, process_fallback},
-};
+} step;
 
-/* The result's members in probe.py's order, filled in as the steps run (json-c keeps a member's
- * place when its value is replaced). */
-static json_object *result_skeleton(const probe_ctx *c) {
-        static const char *const top[] = {"workspace",  "write_outside", "sysctl",  "network", "credentials",
-                                          "cross_team", "mounts",        "process", "errors"};
-        json_object *result = json_object_new_object();
-        if (!result)
-                return NULL;
-        json_object_object_add(result, "pid", json_object_new_int64(c->kernel_pid));
-        for (size_t i = 0; i < ELEMENTSOF(top); i++)
-                json_object_object_add(result, top[i], NULL);
-        json_object_object_add(result, "network", json_object_new_object());
-        json_object_object_add(result, "credentials", json_object_new_object());
-        json_object_object_add(result, "errors", json_object_new_array());
-        return result;
+/* The result's fact that holds an object of type (its network, its credentials); -1 for none. */
+static kb_fact_id holder_of(kb_fact_object type) {
+        kb_fact_id first, end;
+        kb_fact_rows_of(KB_FACT_OBJECT_PROBE, &first, &end);
+        for (kb_fact_id id = first; id < end; id++)
+                if (kb_fact_row(id)->kind == KB_FACT_OBJ && kb_fact_row(id)->of == type)
+                        return id;
+        return -1;
 }
 
-static json_object *run_boundary(probe_ctx *c) {
-        json_object *result = result_skeleton(c), *errors = NULL;
-        if (!result || !json_object_object_get_ex(result, "errors", &errors) || !errors) {
+/* Sets part, taken, as the object or array fact id of holder; 0, -ENOMEM, or -EINVAL for a fact of
+ * another kind. */
+static int set_part(json_object *holder, kb_fact_id id, json_object *part) {
+        switch (kb_fact_row(id)->kind) {
+        case KB_FACT_OBJ:
+                return kb_fact_set_obj(holder, (kb_fact_obj){id}, part);
+        case KB_FACT_ARR:
+                return kb_fact_set_arr(holder, (kb_fact_arr){id}, part);
+        default:
+                json_object_put(part);
+                return -EINVAL;
+        }
+}
+
+/* Runs s and puts its part, or its fallback and its failure in errors, in place. A step's name in
+ * errors is the key path of its part ("mounts", "network.tcp"). 0, or -ENOMEM (or -EINVAL: a step
+ * of the table that names no place) when even that could not be written. */
+static int run_step(probe_ctx *c, const step *s, json_object *result, json_object *errors) {
+        kb_fact_object type = kb_fact_row(s->part)->object;
+        kb_fact_id holder_id = type == KB_FACT_OBJECT_PROBE ? -1 : holder_of(type);
+        json_object *holder = type == KB_FACT_OBJECT_PROBE ? result : kb_fact_member(result, holder_id);
+        if (!holder)
+                return -EINVAL;
+        char name[128], why[512] = "";
+        snprintf(name, sizeof name, "%s%s%s", holder_id >= 0 ? kb_fact_key(holder_id) : "", holder_id >= 0 ? "." : "",
+                 kb_fact_key(s->part));
+        json_object *part = NULL;
+        int r = s->run(c, &part, why, sizeof why);
+        if (r < 0) {
+                json_object_put(part);
+                part = s->fallback(c);
+                json_object *e = json_object_new_object();
+                if (kb_fact_set_str(e, FACT_CELL_ERROR_PROBE, name) < 0 ||
+                    (why[0] ? probe_set_str(e, FACT_CELL_ERROR_ERROR, why)
+                            : probe_set_errno(e, FACT_CELL_ERROR_ERROR, -r)) < 0 ||
+                    json_object_array_add(errors, e) < 0) {
+                        json_object_put(e);
+                        json_object_put(part);
+                        return -ENOMEM;
+                }
+        }
+        return set_part(holder, s->part, part);
+}
+
+/* The result's members in probe.py's order, each filled in as its step runs (json-c keeps a
+ * member's place when its value is replaced); NULL when memory runs out. */
+static json_object *result_skeleton(const probe_ctx *c) {
+        json_object *result = json_object_new_object();
+        if (kb_fact_set_int(result, FACT_PROBE_PID, c->kernel_pid) < 0 ||
+            kb_fact_set_null(result, FACT_PROBE_WORKSPACE) < 0 ||
+            kb_fact_set_null(result, FACT_PROBE_WRITE_OUTSIDE) < 0 || kb_fact_set_null(result, FACT_PROBE_SYSCTL) < 0 ||
+            kb_fact_set_obj(result, FACT_PROBE_NETWORK, json_object_new_object()) < 0 ||
+            kb_fact_set_obj(result, FACT_PROBE_CREDENTIALS, json_object_new_object()) < 0 ||
+            kb_fact_set_null(result, FACT_PROBE_CROSS_TEAM) < 0 || kb_fact_set_null(result, FACT_PROBE_MOUNTS) < 0 ||
+            kb_fact_set_null(result, FACT_PROBE_PROCESS) < 0 ||
+            kb_fact_set_arr(result, FACT_PROBE_ERRORS, json_object_new_array()) < 0) {
                 json_object_put(result);
                 return NULL;
         }
-        for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
-                const struct step *s = &steps[i];
-                char why[512] = "";
-                json_object *part = NULL, *holder = result;
-                int r = s->run(c, &part, why, sizeof why);
-                if (r < 0) {
-                        json_object_put(part);
-                        json_object *e = json_object_new_object();
-                        json_object_object_add(e, "probe", json_object_new_string(s->name));
-                        json_object_object_add(e, "error", why[0] ? probe_str(why) : probe_errno(-r));
-                        json_object_array_add(errors, e);
-                        part = s->fallback(c);
-                }
-                if (s->parent && !json_object_object_get_ex(result, s->parent, &holder))
-                        holder = NULL;
-                if (holder)
-                        json_object_object_add(holder, s->key, part);
-                else
-                        json_object_put(part);
-        }
         return result;
+}
+
+/* The boundary cell's result in *ret; 0, -ENOMEM, or -EINVAL for a step that names no place. */
+static int run_boundary(probe_ctx *c, json_object **ret) {
+        /* The sub-probes in the order they run: the mounts first, as the write test reads them. */
+        const step steps[] = {
+                {FACT_PROBE_MOUNTS.id, probe_mounts, empty_list},
+                {FACT_PROBE_WORKSPACE.id, probe_workspace, workspace_fallback},
+                {FACT_PROBE_WRITE_OUTSIDE.id, probe_write_outside, empty_list},
+                {FACT_PROBE_SYSCTL.id, probe_sysctl, empty_list},
+                {FACT_PROBE_NETWORK_INTERFACES.id, probe_interfaces, empty_list},
+                {FACT_PROBE_NETWORK_ROUTES_V4.id, probe_routes_v4, empty_list},
+                {FACT_PROBE_NETWORK_ROUTES_V6.id, probe_routes_v6, empty_list},
+                {FACT_PROBE_NETWORK_TCP.id, probe_tcp, empty_list},
+                {FACT_PROBE_NETWORK_ABSTRACT.id, probe_abstract, empty_list},
+                {FACT_PROBE_NETWORK_UNIX_VISIBLE.id, probe_unix_visible, empty_list},
+                {FACT_PROBE_CREDENTIALS_SUBPROCESS.id, probe_subprocess, subprocess_fallback},
+                {FACT_PROBE_CREDENTIALS_FILES.id, probe_credential_files, empty_list},
+                {FACT_PROBE_CREDENTIALS_KEYS.id, probe_keys, keys_fallback},
+                {FACT_PROBE_CROSS_TEAM.id, probe_cross_team, empty_list},
+                {FACT_PROBE_PROCESS.id, probe_process, process_fallback},
+        };
+        json_object *result = result_skeleton(c), *errors = kb_fact_arr_of(result, FACT_PROBE_ERRORS);
+        int r = errors ? 0 : -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(steps); i++)
+                r = run_step(c, &steps[i], result, errors);
+        if (r < 0) {
+                json_object_put(result);
+                return r;
+        }
+        *ret = result;
+        return 0;
 }
 
 /* ---- the command ---- */
@@ -238,10 +310,12 @@ static int run_surface(const probe_ctx *c) {
                 fprintf(stderr, "kbound-probe: out of memory\n");
                 return 1;
         }
-        fprintf(f, "{\"pid\": %ld, \"child\": ", (long) c->kernel_pid);
+        /* SURFACE of facts.def, printed as the tries are (kb_surface_write writes as it goes) */
+        fprintf(f, "{\"%s\": %ld, \"%s\": ", kb_fact_key_of(FACT_SURFACE_PID), (long) c->kernel_pid,
+                kb_fact_key_of(FACT_SURFACE_CHILD));
         fflush(f); /* before the tries fork */
         kb_surface_write(f, true);
-        fputs(", \"errors\": []}", f);
+        fprintf(f, ", \"%s\": []}", kb_fact_key_of(FACT_SURFACE_ERRORS));
         int r = fclose(f) == 0 && text ? write_result(text, result_marker(c->params)) : 1;
         free(text);
         return r;
@@ -292,11 +366,15 @@ int main(int argc, char **argv) {
                 json_object_put(c.params);
                 return r;
         }
-        json_object *result = run_boundary(&c);
-        int r = result ? write_result(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN |
-                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE),
-                                      result_marker(c.params))
-                       : (fprintf(stderr, "kbound-probe: out of memory\n"), 1);
+        json_object *result = NULL;
+        int r = run_boundary(&c, &result);
+        if (r < 0) {
+                fprintf(stderr, "kbound-probe: %s\n", r == -ENOMEM ? "out of memory" : strerror(-r));
+                r = 1;
+        } else
+                r = write_result(
+                        json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                        result_marker(c.params));
         json_object_put(result);
         for (size_t i = 0; i < c.n_mounts; i++) {
                 free(c.mounts[i].point);

@@ -2,6 +2,7 @@
  * sub-probes' signature and the helpers every sub-probe uses (docs/probes-cells.md, "kbound-probe"). */
 #pragma once
 
+#include "base/facts.h"
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,8 +29,8 @@ typedef struct probe_ctx {
 } probe_ctx;
 
 /* A sub-probe: sets *ret to its part of the result and returns 0, or returns -errno and may say
- * why in why (else the errno's name is the error). A failed sub-probe is listed in "errors" and its
- * part of the result gets the fallback, so one failure never hides the others. */
+ * why in why (else the errno's name is the error). A failed sub-probe is listed in the result's
+ * errors and its part of the result gets the fallback, so one failure never hides the others. */
 typedef int (*probe_fn)(probe_ctx *c, json_object **ret, char *why, size_t why_size);
 
 /* ---- helpers (boundary_util.c) ---- */
@@ -39,13 +40,19 @@ typedef int (*probe_fn)(probe_ctx *c, json_object **ret, char *why, size_t why_s
 json_object *probe_text(const char *s, size_t n);
 /* probe_text of a C string; JSON null for NULL. */
 json_object *probe_str(const char *s);
-/* An object from pairs of a key and its value (NULL: JSON null), ended by NULL; NULL when memory
- * runs out. The values are taken (put) in any case. */
-json_object *probe_object(const char *key, ...) __attribute__((sentinel));
-/* The errno's name as a JSON string ("EROFS"). */
-json_object *probe_errno(int e);
-/* The first PROBE_FILE_CAP bytes of path as text, or NULL (errno set): unreadable, a directory. */
-json_object *probe_read_text(const char *path);
+
+/* The result's facts are written only through facts.def's names (base/facts.h), the names the
+ * judges read them by. Each writer returns 0 or -ENOMEM (o NULL: out of memory). */
+/* n bytes of text (probe_text's rules) as the string fact f of o; JSON null for s NULL. */
+int probe_set_text(json_object *o, kb_fact_str f, const char *s, size_t n);
+/* A C string as the string fact f of o (probe_text's rules); JSON null for NULL. */
+int probe_set_str(json_object *o, kb_fact_str f, const char *s);
+/* The errno's name ("EROFS") as the string fact f of o; JSON null for 0 (no error). */
+int probe_set_errno(json_object *o, kb_fact_str f, int e);
+
+/* The first PROBE_FILE_CAP bytes of path, malloc'd, their length in *ret_len; NULL (errno set)
+ * when it is unreadable or a directory. */
+char *probe_read_file(const char *path, size_t *ret_len);
 /* The lines of a /proc table (at most PROBE_TABLE_CAP bytes), each without its trailing white
  * space, blank ones left out, from line skip on; NULL with errno set when it cannot be read. */
 json_object *probe_read_lines(const char *path, size_t skip);

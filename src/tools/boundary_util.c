@@ -1,13 +1,13 @@
-/* boundary_util.c: the helpers every part of kbound-probe uses (boundary_probe.h): text as JSON,
- * files and /proc tables read within caps, paths as Python's posixpath has them, the run's
- * parameters. They call nothing of the sub-probes or of main, which all call them. */
+/* boundary_util.c: the helpers every part of kbound-probe uses (boundary_probe.h): text as JSON
+ * and as the result's facts (through facts.def's names), files and /proc tables read within caps,
+ * paths as Python's posixpath has them, the run's parameters. They call nothing of the sub-probes
+ * or of main, which all call them. */
 #include "boundary_probe.h"
 #include "tool_io.h"
 #include "base/utf8.h"
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +21,17 @@ static size_t utf8_length(const unsigned char *s, size_t n) {
         return kb_utf8_decode(s, n, &cp);
 }
 
-json_object *probe_text(const char *s, size_t n) {
+/* s (n bytes) as valid UTF-8, its length in *ret_len: s itself when it is, else a copy in *ret_copy
+ * (malloc'd) with each invalid byte replaced with U+FFFD. NULL when memory runs out. */
+static const char *valid_text(const char *s, size_t n, char **ret_copy, size_t *ret_len) {
         const unsigned char *u = (const unsigned char *) s;
         size_t i = 0;
+        *ret_copy = NULL;
+        *ret_len = n;
         while (i < n && utf8_length(u + i, n - i))
                 i += utf8_length(u + i, n - i);
         if (i == n)
-                return json_object_new_string_len(s, (int) n);
+                return s;
         char *out = malloc(3 * n); /* every byte a U+FFFD at worst */
         if (!out)
                 return NULL;
@@ -44,8 +48,17 @@ json_object *probe_text(const char *s, size_t n) {
                         i++;
                 }
         }
-        json_object *j = json_object_new_string_len(out, (int) len);
-        free(out);
+        *ret_copy = out;
+        *ret_len = len;
+        return out;
+}
+
+json_object *probe_text(const char *s, size_t n) {
+        char *copy;
+        size_t len;
+        const char *text = valid_text(s, n, &copy, &len);
+        json_object *j = text ? json_object_new_string_len(text, (int) len) : NULL;
+        free(copy);
         return j;
 }
 
@@ -53,9 +66,24 @@ json_object *probe_str(const char *s) {
         return s ? probe_text(s, strlen(s)) : NULL;
 }
 
-json_object *probe_errno(int e) {
+int probe_set_text(json_object *o, kb_fact_str f, const char *s, size_t n) {
+        if (!s)
+                return kb_fact_set_null(o, f);
+        char *copy;
+        size_t len;
+        const char *text = valid_text(s, n, &copy, &len);
+        int r = text ? kb_fact_set_strn(o, f, text, len) : -ENOMEM;
+        free(copy);
+        return r;
+}
+
+int probe_set_str(json_object *o, kb_fact_str f, const char *s) {
+        return probe_set_text(o, f, s, s ? strlen(s) : 0);
+}
+
+int probe_set_errno(json_object *o, kb_fact_str f, int e) {
         char buf[KB_TOOL_ERRNO_NAME_MAX];
-        return json_object_new_string(kb_tool_errno_name(e, buf, sizeof buf));
+        return e ? kb_fact_set_str(o, f, kb_tool_errno_name(e, buf, sizeof buf)) : kb_fact_set_null(o, f);
 }
 
 /* kb_tool_read_file, with errno set when it fails. */
@@ -66,16 +94,9 @@ static char *read_capped(const char *path, size_t cap, size_t *ret_len) {
         return r < 0 ? NULL : buf;
 }
 
-json_object *probe_read_text(const char *path) {
-        size_t len = 0;
-        char *buf = read_capped(path, PROBE_FILE_CAP, &len);
-        if (!buf)
-                return NULL;
-        json_object *j = probe_text(buf, len);
-        free(buf);
-        if (!j)
-                errno = ENOMEM;
-        return j;
+char *probe_read_file(const char *path, size_t *ret_len) {
+        *ret_len = 0;
+        return read_capped(path, PROBE_FILE_CAP, ret_len);
 }
 
 json_object *probe_read_lines(const char *path, size_t skip) {
@@ -261,19 +282,4 @@ double probe_param_number(const probe_ctx *c, const char *key, double dflt) {
                         d = dflt;
         }
         return d == 0 || !isfinite(d) ? dflt : d;
-}
-
-json_object *probe_object(const char *key, ...) {
-        json_object *o = json_object_new_object();
-        va_list ap;
-        va_start(ap, key);
-        for (; key; key = va_arg(ap, const char *)) {
-                json_object *v = va_arg(ap, json_object *);
-                if (o)
-                        json_object_object_add(o, key, v);
-                else
-                        json_object_put(v);
-        }
-        va_end(ap);
-        return o;
 }

@@ -3,11 +3,14 @@
  * each in a forked process of its own, and what each returned is written as one JSON object
  * (docs/seccomp.md). It knows the table, never the policy: the host compares the answers with
  * what the filter it built gives. kbound-syscall-probe prints that object; kbound-probe's
- * attack-surface cell puts it in its result as "child". */
+ * attack-surface cell puts it in its result as "child". Its keys are facts.def's (SURFACE_TRIES,
+ * TRY, SOCKETPAIR), which the judge reads through the same names; the JSON is printed by hand, the
+ * keys through kb_fact_key, since kbound-syscall-probe links nothing but libc. */
 #include "syscall_probe_table.h"
 #include "syscall_surface.h"
 #include "syscall_tries.h"
 #include "tool_io.h"
+#include "base/facts.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -256,20 +259,39 @@ static void put_long_or_null(FILE *f, long v) {
                 fprintf(f, "%ld", v);
 }
 
-/* "errno": ..., "ret": ..., "tested": ..., "why": ... of one outcome. */
-static void put_outcome(FILE *f, const outcome *o) {
+/* `"key": ` of a fact of the tries' objects (facts.def's SURFACE_TRIES, TRY and SOCKETPAIR), after
+ * ", " unless it is its object's first. */
+static void put_key(FILE *f, bool first, const char *key) {
+        if (!first)
+                fputs(", ", f);
+        put_string(f, key);
+        fputs(": ", f);
+}
+
+/* The facts an outcome is written as: a TRY's, or its SOCKETPAIR's. */
+typedef struct outcome_facts {
+        kb_fact_str errno_name;
+        kb_fact_int ret;
+        kb_fact_bool tested;
+        kb_fact_str why;
+} outcome_facts;
+
+/* "errno": ..., "ret": ..., "tested": ..., "why": ... of one outcome, after ", " unless first. */
+static void put_outcome(FILE *f, bool first, const outcome *o, outcome_facts facts) {
         char buf[KB_TOOL_ERRNO_NAME_MAX];
-        fputs("\"errno\": ", f);
+        put_key(f, first, kb_fact_key_of(facts.errno_name));
         if (o->tested && o->result < 0)
                 put_string(f, kb_tool_errno_name((int) -o->result, buf, sizeof buf));
         else
                 fputs("null", f);
-        fputs(", \"ret\": ", f);
+        put_key(f, false, kb_fact_key_of(facts.ret));
         if (o->tested)
                 fprintf(f, "%ld", o->result < 0 ? -1L : o->result);
         else
                 fputs("null", f);
-        fprintf(f, ", \"tested\": %s, \"why\": ", o->tested ? "true" : "false");
+        put_key(f, false, kb_fact_key_of(facts.tested));
+        fputs(o->tested ? "true" : "false", f);
+        put_key(f, false, kb_fact_key_of(facts.why));
         if (o->tested)
                 fputs("null", f);
         else
@@ -288,13 +310,17 @@ void kb_surface_write(FILE *out, bool one_line) {
         bool try_families = families_gate(&st, family_why, sizeof family_why);
 
         const char *sep = one_line ? "" : "\n  ";
-        fprintf(out, "{\"version\": 1, \"arch\": ");
+        fputc('{', out);
+        put_key(out, true, kb_fact_key_of(FACT_SURFACE_TRIES_VERSION));
+        fputs("1", out);
+        put_key(out, false, kb_fact_key_of(FACT_SURFACE_TRIES_ARCH));
         put_string(out, KB_PROBE_TABLE_ARCH);
-        fputs(", \"seccomp\": ", out);
+        put_key(out, false, kb_fact_key_of(FACT_SURFACE_TRIES_SECCOMP));
         put_long_or_null(out, st.seccomp);
-        fputs(", \"filters\": ", out);
+        put_key(out, false, kb_fact_key_of(FACT_SURFACE_TRIES_FILTERS));
         put_long_or_null(out, st.filters);
-        fputs(", \"results\": [", out);
+        put_key(out, false, kb_fact_key_of(FACT_SURFACE_TRIES_RESULTS));
+        fputc('[', out);
         for (size_t i = 0; i < ELEMENTSOF(entries); i++) {
                 const probe_entry *e = &entries[i];
                 outcome call, pair;
@@ -321,13 +347,17 @@ void kb_surface_write(FILE *out, bool one_line) {
                         else
                                 untested(&call, "not tried: no harmless try for this entry");
                 }
-                fprintf(out, "%s%s{\"name\": ", i ? "," : "", sep);
+                fprintf(out, "%s%s{", i ? "," : "", sep);
+                put_key(out, true, kb_fact_key_of(FACT_TRY_NAME));
                 put_string(out, e->name);
-                fputs(", ", out);
-                put_outcome(out, &call);
+                put_outcome(out, false, &call,
+                            (outcome_facts){FACT_TRY_ERRNO, FACT_TRY_RET, FACT_TRY_TESTED, FACT_TRY_WHY});
                 if (e->family) {
-                        fputs(", \"socketpair\": {", out);
-                        put_outcome(out, &pair);
+                        put_key(out, false, kb_fact_key_of(FACT_TRY_SOCKETPAIR));
+                        fputc('{', out);
+                        put_outcome(out, true, &pair,
+                                    (outcome_facts){FACT_SOCKETPAIR_ERRNO, FACT_SOCKETPAIR_RET, FACT_SOCKETPAIR_TESTED,
+                                                    FACT_SOCKETPAIR_WHY});
                         fputc('}', out);
                 }
                 fputc('}', out);

@@ -6,7 +6,8 @@
 #include <stdio.h>
 
 /* Tries every entry of kbound's seccomp table, each in a forked process of its own (socket
- * families only under a filter that visibly refuses them), and writes one JSON object to out:
+ * families only under a filter that visibly refuses them), and writes one JSON object to out
+ * (facts.def's SURFACE_TRIES, its results TRY):
  * {"version": 1, "arch", "seccomp", "filters", "results": [{"name", "errno", "ret", "tested", "why"
  * [, "socketpair": {...}]}]}. one_line: no newline inside it. The caller must be single-threaded
  * (it forks); it checks out for write errors. Resets SIGCHLD to its default, so the tries'

@@ -13,7 +13,8 @@
  *   credentials.keys.{tested,found,payload,error}; cross_team[].{path,exists,readable,content};
  *   mounts; process.{no_new_privs,seccomp,cap_eff,cap_prm,cap_bnd,uid,gid,visible_processes};
  *   errors[].{probe,error}.
- * And the attack-surface cell: {pid, child: the table's tries, errors}. */
+ * And the attack-surface cell: {pid, child: the table's tries, errors}. Both results are held to
+ * facts.def's declaration of them too (PROBE, SURFACE), through which the program writes them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -31,6 +32,7 @@
 #include <sys/wait.h>
 #include "kbound/common.h"
 #include "kbound/seccomp.h"
+#include "base/facts.h"
 #include "base/jsonget.h"
 
 #define OUTPUT_MAX (8 << 20)
@@ -241,6 +243,17 @@ static json_object *result_of(const char *out) {
         return r;
 }
 
+/* r holds to facts.def's declaration of the cell's object type: every fact of the kind the judges
+ * read it as. */
+static void assert_conforms(json_object *r, kb_fact_object type) {
+        json_object *problems = json_object_new_array();
+        int n = kb_fact_validate(r, type, true, problems, 8);
+        if (n != 0)
+                fail_msg("%d problems against facts.def's %s: %s", n, kb_fact_object_name(type),
+                         json_object_to_json_string(problems));
+        json_object_put(problems);
+}
+
 /* An integer member, or -1. */
 static int64_t num(json_object *o, const char *key) {
         int64_t v = -1;
@@ -286,6 +299,7 @@ static void test_boundary(void **state) {
         const char *root = f->t.root;
         char want[PATH_MAX];
 
+        assert_conforms(r, KB_FACT_OBJECT_PROBE);
         assert_int_equal(num(r, "pid"), getpid());
         assert_int_equal(json_object_array_length(kb_json_get(r, "errors")), 0);
 
@@ -405,6 +419,7 @@ static void test_bad_parameter(void **state) {
         pid_t pid;
         char *out = run(NULL, args, 0, &pid, NULL);
         json_object *r = result_of(out);
+        assert_conforms(r, KB_FACT_OBJECT_PROBE);
         json_object *errors = kb_json_get(r, "errors");
         assert_int_equal(json_object_array_length(errors), 2);
         assert_string_equal(kb_json_str(at(errors, 0), "probe"), "write_outside");
@@ -444,6 +459,7 @@ static void test_attack_surface(void **state) {
         pid_t pid;
         char *out = run(NULL, args, 0, &pid, NULL);
         json_object *r = result_of(out);
+        assert_conforms(r, KB_FACT_OBJECT_SURFACE);
         assert_int_equal(num(r, "pid"), 7);
         assert_int_equal(json_object_array_length(kb_json_get(r, "errors")), 0);
         json_object *child = kb_json_get(r, "child");

@@ -1,7 +1,8 @@
 /* test_facts.c: the evidence's schema (src/base/facts.def) and what facts.h makes of it: the
  * table's own rules (each object's rows together, one key once per object, kinds and element
  * types that fit, no object declared that nothing holds), the accessors' reading of an absent fact
- * as its row says, the writers, and the validator naming where an object breaks its declaration. */
+ * as its row says, the writers, the validator naming where an object breaks its declaration, and
+ * the header-only keys agreeing with the table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -237,12 +238,22 @@ static void test_whats(void **state) {
         assert_string_equal(kb_fact_what_text((kb_fact_what){_KB_FACT_WHAT_MAX}), "?");
 }
 
+/* The header-only key of every fact (kb_fact_key, for the programs that link no table) is its row's. */
+static void test_keys(void **state) {
+        (void) state;
+        for (kb_fact_id id = 0; id < _KB_FACT_ID_MAX; id++)
+                assert_string_equal(kb_fact_key(id), kb_fact_row(id)->key);
+        assert_null(kb_fact_key(-1));
+        assert_null(kb_fact_key(_KB_FACT_ID_MAX));
+        assert_string_equal(kb_fact_key_of(FACT_TRY_SOCKETPAIR), "socketpair");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_rows_grouped), cmocka_unit_test(test_rows_consistent),
                 cmocka_unit_test(test_objects_held), cmocka_unit_test(test_accessors),
                 cmocka_unit_test(test_validate),     cmocka_unit_test(test_validate_lists),
-                cmocka_unit_test(test_whats),
+                cmocka_unit_test(test_whats),        cmocka_unit_test(test_keys),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
