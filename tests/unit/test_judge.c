@@ -17,6 +17,22 @@ static void test_good_run_passes_every_check(void **state) {
         json_object_put(run);
 }
 
+/* The good run is evidence as inspection writes it: it breaks nothing facts.def declares, so every
+ * failure a test breaks into it is the judge's own, not the fixture's. */
+static void test_good_run_is_well_formed(void **state) {
+        json_object *run = good_run();
+        kb_judge_input in = input_of(run);
+        json_object *malformed = kb_judge_malformed(&in);
+        assert_non_null(malformed);
+        for (size_t i = 0; i < json_object_array_length(malformed); i++)
+                print_message("malformed: %s\n", json_object_get_string(json_object_array_get_idx(malformed, i)));
+        if (json_object_array_length(malformed) != 0)
+                fail_msg("the good run breaks facts.def (%zu places, each printed above)",
+                         json_object_array_length(malformed));
+        json_object_put(malformed);
+        json_object_put(run);
+}
+
 /* What the passes say they rest on. */
 static void test_good_run_details(void **state) {
         static const struct {
@@ -103,6 +119,7 @@ static void test_check_object(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_check_object),
+                cmocka_unit_test(test_good_run_is_well_formed),
                 cmocka_unit_test(test_good_run_passes_every_check),
                 cmocka_unit_test(test_good_run_details),
                 cmocka_unit_test(test_missing_looks_fail_every_check),
