@@ -129,7 +129,7 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                                 surface_error ? surface_error : "none");
         char buf[DETAIL_MAX];
         static const char *const subprobes[] = {"child", "in_process", NULL};
-        if (judge_cell_error(surface, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(surface, FACT_SURFACE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
         size_t child = surface && !surface_error
                                ? judge_tries(&v, kb_json_get(surface, "child"), "spawned program", blocked, table, true)

@@ -68,7 +68,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                                 child);
         /* The cell's word: fails only. */
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
         json_object *found = kb_json_get(in->expect, "secrets_in_probe");
         for (size_t i = 0; i < arr_len(found); i++)
@@ -283,7 +283,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                 verdict_problem(&v, "%s", json_object_get_string(at(folders, i)));
         json_object_put(folders);
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
         json_object *found = kb_json_get(in->expect, "sibling_in_probe");
         if (arr_len(found) > 0)

@@ -408,7 +408,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         verdict_evidence(&v, "outside_processes_unreadable", json_object_new_int64(int_or(outside, "unreadable", -1)));
 
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
         json_object *attempts = kb_json_get(in->probe, "write_outside"), *sysctl = kb_json_get(in->probe, "sysctl");
         size_t n = arr_len(attempts), private_writes = 0;
@@ -462,7 +462,7 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         char buf[DETAIL_MAX];
         judge_no_probe(&v, in);
         json_object *ws = kb_json_get(in->probe, "workspace");
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
         if (in->probe && !kb_json_true(ws, "written"))
                 verdict_problem(&v, "the cell could not write to its workspace (%s)",

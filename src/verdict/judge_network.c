@@ -102,7 +102,7 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 verdict_problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections",
                                 tcp_hits, unix_hits);
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
         size_t tested = 0;
         static const char *const conn_keys[] = {"tcp", "abstract"};
