@@ -9,7 +9,6 @@
 #include "kbound/check.h"
 #include "kbound/judge.h"
 #include "base/facts.h"
-#include "base/jsonget.h"
 
 #define DETAIL_MAX 1024
 
@@ -27,18 +26,6 @@ static inline size_t arr_len(json_object *a) {
 
 static inline json_object *at(json_object *a, size_t i) {
         return i < arr_len(a) ? json_object_array_get_idx(a, i) : NULL;
-}
-
-/* The string-key readers every judge is leaving for the typed ones above (gone once none reads by a
- * string). */
-static inline const char *str_or(json_object *o, const char *key, const char *dflt) {
-        const char *s = kb_json_str(o, key);
-        return s ? s : dflt;
-}
-
-static inline int64_t int_or(json_object *o, const char *key, int64_t dflt) {
-        int64_t v;
-        return kb_json_int(o, key, &v) ? v : dflt;
 }
 
 static inline bool str_in(json_object *strings, const char *s) {
@@ -140,7 +127,6 @@ json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const ch
  * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
 const char *judge_check_id(kb_check c);
 
-const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size);
 const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size);
 const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size);
 int64_t judge_inner_pid(json_object *p);

@@ -53,20 +53,6 @@ const char *judge_process_error(json_object *p, kb_fact_what what, const char *s
         return error_about(kb_fact_arr_of(p, FACT_PROCESS_ERRORS), what, suffix, buf, size);
 }
 
-/* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
-const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size) {
-        json_object *errors = kb_json_get(o, "errors");
-        for (size_t i = 0; i < arr_len(errors); i++) {
-                json_object *e = at(errors, i);
-                const char *w = kb_json_str(e, "what");
-                if (!what || (w && strcmp(w, what) == 0)) {
-                        snprintf(buf, size, "%s: %s", w ? w : "?", str_or(e, "error", "?"));
-                        return buf;
-                }
-        }
-        return NULL;
-}
-
 /* The last NSpid of a process: its pid inside its own namespace; -1 when not read. */
 int64_t judge_inner_pid(json_object *p) {
         json_object *nspid = kb_fact_arr_of(p, FACT_PROCESS_NSPID);
