@@ -239,9 +239,9 @@ static void test_whats(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_rows_grouped),    cmocka_unit_test(test_rows_consistent),
-                cmocka_unit_test(test_objects_held),    cmocka_unit_test(test_accessors),
-                cmocka_unit_test(test_validate),        cmocka_unit_test(test_validate_lists),
+                cmocka_unit_test(test_rows_grouped), cmocka_unit_test(test_rows_consistent),
+                cmocka_unit_test(test_objects_held), cmocka_unit_test(test_accessors),
+                cmocka_unit_test(test_validate),     cmocka_unit_test(test_validate_lists),
                 cmocka_unit_test(test_whats),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
