@@ -16,23 +16,13 @@ KB_EXPORT json_object *kb_judge_check(const char *id, const char *status, json_o
         __attribute__((format(printf, 4, 5)));
 
 /* Everything a verdict may rest on. All borrowed; any may be NULL (then whatever needed it fails).
- * expect holds what kbound arranged and saw outside the cell (scenario.c builds it):
- *   "allow_network" (bool), "kernel_pid" (host pid of the pinned kernel),
- *   "kernel_log" {"dev", "ino"} (the log file kbound opened as the kernel's stdout and stderr),
- *   "team_binds" [{"name", "dev", "ino", "path"}] (the team's own read-write folders; path on the
- *   host), "base_dir" (the run's base folder on the host: teams/ holds every team's folders, and
- *   its parent every kbound run's base folder),
- *   "abstract_canaries" [names], "canary_connections" {"tcp", "unix"} (counted by the host),
- *   "escapes_seen" [host paths where the cell's escape file appeared], "escape_dirs" (how many
- *   host folders were looked in), "workspace_read_back" (bool: the host read the nonce back),
- *   "secrets_in_probe", "sibling_in_probe" [secret names found in the probe result],
- *   "secrets_guarded" (count), "keyring" (string), "identity" (the identity cell's result, or
- *   {"error"}), "bwrap", "bwrap_version", "pidns" (the sandbox's pid namespace kbound pinned),
- *   "launch" (kb_sandbox_launch_facts: what kbound launched, plus "env", kb_inspect_env_digests
- *   of the environment it passed),
- *   "seccomp" {"blocked": {entry name: errno name} (what the filter refuses, and how),
- *              "not_claimed": [entry names left allowed by --allow-syscall], "sockets": mode},
- *   "surface" (the attack_surface cell's result, or {"error"}). */
+ * Each object is declared, fact by fact, in src/base/facts.def (host: HOST, snapshots and
+ * pre_exec: LOOK, probe: PROBE, expect: EXPECT), with what a missing fact means; the judges read
+ * nothing else. expect holds what kbound arranged and saw outside the cells (scenario.c builds
+ * it): the override, the pinned kernel's host pid, the kernel's log (its keeper's pipe, or without
+ * a keeper the file kbound opened), the team's folders, the canaries, what the launch and the
+ * filter were, the limits asked, the lifetime twin, and the identity and attack-surface cells'
+ * results (or, when a cell gave none, why). */
 typedef struct kb_judge_input {
         json_object *host;       /* kb_inspect_host */
         json_object *snapshots;  /* kb_inspect_snapshot array, in the order taken */

@@ -9,16 +9,16 @@
 #include "kbound/check.h"
 #include "kbound/judge.h"
 #include "base/facts.h"
-#include "base/jsonget.h"
 
 #define DETAIL_MAX 1024
 
-/* ---- tolerant accessors: facts are ours, but a missing field must read as "unknown" ---- */
-
-static inline const char *str_or(json_object *o, const char *key, const char *dflt) {
-        const char *s = kb_json_str(o, key);
-        return s ? s : dflt;
-}
+/* ---- reading facts ----
+ *
+ * Every fact is read through facts.h's typed names (FACT_<OBJECT>_<NAME>), so its key and what its
+ * absence means come from its row of src/base/facts.def; a required fact that is missing also
+ * makes every host-judged check fail (kb_judge_malformed), whatever a judge reads in its place.
+ * What remains below is JSON plumbing: arrays, and maps, whose keys are data (a namespace's name,
+ * an inode, a device, a path), never a fact's key. */
 
 static inline size_t arr_len(json_object *a) {
         return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
@@ -26,11 +26,6 @@ static inline size_t arr_len(json_object *a) {
 
 static inline json_object *at(json_object *a, size_t i) {
         return i < arr_len(a) ? json_object_array_get_idx(a, i) : NULL;
-}
-
-static inline int64_t int_or(json_object *o, const char *key, int64_t dflt) {
-        int64_t v;
-        return kb_json_int(o, key, &v) ? v : dflt;
 }
 
 static inline bool str_in(json_object *strings, const char *s) {
@@ -49,6 +44,65 @@ static inline bool int_in(json_object *ints, int64_t x) {
                         return true;
         }
         return false;
+}
+
+/* The value at key of a map fact (kb_fact_map_of: its keys are data), or NULL (absent, JSON null,
+ * or map not an object). Borrowed. */
+static inline json_object *judge_map_at(json_object *map, const char *key) {
+        json_object *v = NULL;
+        if (!key || !map || !json_object_is_type(map, json_type_object) || !json_object_object_get_ex(map, key, &v))
+                return NULL;
+        return v;
+}
+
+/* true and the integer at key of a map fact in *ret; false (*ret untouched) when it is not there
+ * as an integer. */
+static inline bool judge_map_int(json_object *map, const char *key, int64_t *ret) {
+        json_object *v = judge_map_at(map, key);
+        if (!v || !json_object_is_type(v, json_type_int))
+                return false;
+        *ret = json_object_get_int64(v);
+        return true;
+}
+
+/* The inode of namespace name ("net": the kernel's own name for it, a key of the map) in ns (a
+ * HOST's or a PROCESS's "ns"), or -1 when it was not read. */
+static inline int64_t judge_ns_inode(json_object *ns, const char *name) {
+        int64_t v;
+        return judge_map_int(ns, name, &v) ? v : -1;
+}
+
+/* A process's pid and name as a message shows them ("?" and -1: not read). */
+static inline int64_t judge_pid_of(json_object *p) {
+        return kb_fact_int_or(p, FACT_PROCESS_PID, -1);
+}
+
+static inline const char *judge_name_of(json_object *p) {
+        return kb_fact_str_or(p, FACT_PROCESS_NAME, "?");
+}
+
+/* Whether process p's pid is there and is pid: a process whose pid was not read is no process. */
+static inline bool judge_is_pid(json_object *p, int64_t pid) {
+        int64_t mine;
+        return kb_fact_int_of(p, FACT_PROCESS_PID, &mine) && mine == pid;
+}
+
+/* A file by its identity, whatever object holds it (a FILE_ID, a descriptor, a mapping, a
+ * reference, a descriptor kbound handed bwrap): read from that object's own facts, known only when
+ * both its device and its inode are there. */
+typedef struct judge_file {
+        const char *dev;
+        int64_t ino;
+        bool known;
+} judge_file;
+
+static inline judge_file judge_file_of(const char *dev, bool ino_known, int64_t ino) {
+        return (judge_file){.dev = dev, .ino = ino, .known = dev && ino_known};
+}
+
+/* Whether a and b are the same file; two files of unknown identity are never the same. */
+static inline bool judge_same_file(judge_file a, judge_file b) {
+        return a.known && b.known && strcmp(a.dev, b.dev) == 0 && a.ino == b.ino;
 }
 
 /* ---- a verdict under construction: every problem is kept, the first one is the detail ---- */
@@ -73,16 +127,17 @@ json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const ch
  * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
 const char *judge_check_id(kb_check c);
 
-const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size);
 const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size);
 const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size);
 int64_t judge_inner_pid(json_object *p);
+int64_t judge_kernel_pid(verdict *v, const kb_judge_input *in);
+judge_file judge_file_id(json_object *file);
 void judge_add_unique(json_object *strings, const char *text);
 json_object *judge_last_look(const kb_judge_input *in);
 json_object *judge_look_labelled(const kb_judge_input *in, const char *label);
 void judge_look_problems(verdict *v, const kb_judge_input *in);
 void verdict_begin(verdict *v, const kb_judge_input *in);
-const char *judge_cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size);
+const char *judge_cell_error(json_object *errors, const char *const *prefixes, char *buf, size_t size);
 void judge_no_probe(verdict *v, const kb_judge_input *in);
 int judge_bwrap_arity(const char *opt);
 

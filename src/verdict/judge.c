@@ -53,26 +53,29 @@ const char *judge_process_error(json_object *p, kb_fact_what what, const char *s
         return error_about(kb_fact_arr_of(p, FACT_PROCESS_ERRORS), what, suffix, buf, size);
 }
 
-/* The first error facts carry about what (NULL: any), as "what: error", or NULL. */
-const char *judge_fact_error(json_object *o, const char *what, char *buf, size_t size) {
-        json_object *errors = kb_json_get(o, "errors");
-        for (size_t i = 0; i < arr_len(errors); i++) {
-                json_object *e = at(errors, i);
-                const char *w = kb_json_str(e, "what");
-                if (!what || (w && strcmp(w, what) == 0)) {
-                        snprintf(buf, size, "%s: %s", w ? w : "?", str_or(e, "error", "?"));
-                        return buf;
-                }
-        }
-        return NULL;
-}
-
-/* The last NSpid of a process: its pid inside its own namespace. */
+/* The last NSpid of a process: its pid inside its own namespace; -1 when not read. */
 int64_t judge_inner_pid(json_object *p) {
-        json_object *nspid = kb_json_get(p, "nspid");
+        json_object *nspid = kb_fact_arr_of(p, FACT_PROCESS_NSPID);
         size_t n = arr_len(nspid);
         json_object *v = n ? at(nspid, n - 1) : NULL;
         return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+/* The pinned kernel's host pid (expect "kernel_pid", which facts.def requires), or -1 after a
+ * problem saying kbound did not record it: a kernel kbound cannot name is never matched. */
+int64_t judge_kernel_pid(verdict *v, const kb_judge_input *in) {
+        int64_t pid;
+        if (kb_fact_int_of(in->expect, FACT_EXPECT_KERNEL_PID, &pid) && pid > 0)
+                return pid;
+        verdict_problem(v, "kbound did not record the pinned kernel's host pid");
+        return -1;
+}
+
+/* A FILE_ID's identity (a program, kbound's /proc, the kernel's log file). */
+judge_file judge_file_id(json_object *file) {
+        int64_t ino = -1;
+        bool ino_known = kb_fact_int_of(file, FACT_FILE_ID_INO, &ino);
+        return judge_file_of(kb_fact_str_of(file, FACT_FILE_ID_DEV), ino_known, ino);
 }
 
 /* Appends text to strings unless it is there already (every look is judged; a mount that stays the
@@ -257,15 +260,15 @@ void verdict_begin(verdict *v, const kb_judge_input *in) {
 
 /* ---- the cell ---- */
 
-/* The first error the cell reported for a sub-probe whose name starts with one of prefixes. */
-const char *judge_cell_error(json_object *probe, const char *const *prefixes, char *buf, size_t size) {
-        json_object *errors = kb_json_get(probe, "errors");
+/* The first of errors (a cell's CELL_ERROR array) for a sub-probe whose name starts with one of
+ * prefixes, as "the cell's NAME sub-probe failed: ERROR" in buf, or NULL. */
+const char *judge_cell_error(json_object *errors, const char *const *prefixes, char *buf, size_t size) {
         for (size_t i = 0; i < arr_len(errors); i++) {
-                const char *name = kb_json_str(at(errors, i), "probe");
+                const char *name = kb_fact_str_of(at(errors, i), FACT_CELL_ERROR_PROBE);
                 for (const char *const *p = prefixes; name && *p; p++)
                         if (strncmp(name, *p, strlen(*p)) == 0) {
                                 snprintf(buf, size, "the cell's %s sub-probe failed: %s", name,
-                                         str_or(at(errors, i), "error", "?"));
+                                         kb_fact_str_or(at(errors, i), FACT_CELL_ERROR_ERROR, "?"));
                                 return buf;
                         }
         }

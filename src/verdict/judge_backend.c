@@ -10,8 +10,9 @@
  * kbound pinned): [the user namespace bwrap made for the sandbox, its parent, ...], or NULL. */
 static json_object *sandbox_owner_chain(json_object *procs, int64_t pidns) {
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *chain = kb_json_get(kb_json_get(p, "ns_owners"), "pid");
-                if (int_or(kb_json_get(p, "ns"), "pid", -1) == pidns && arr_len(chain) > 0)
+                json_object *p = at(procs, i), *chain = judge_map_at(kb_fact_map_of(p, FACT_PROCESS_NS_OWNERS), "pid");
+                if (pidns > 0 && judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "pid") == pidns &&
+                    arr_len(chain) > 0)
                         return chain;
         }
         return NULL;
@@ -24,10 +25,10 @@ static json_object *sandbox_owner_chain(json_object *procs, int64_t pidns) {
  * or -1. */
 static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_object *look, json_object *host_ns,
                                   bool allow_network) {
-        const char *label = str_or(look, "label", "?");
-        json_object *procs = kb_json_get(look, "processes");
-        int64_t kbound_user = int_or(host_ns, "user", -1), kbound_net = int_or(host_ns, "net", -1);
-        json_object *chain = sandbox_owner_chain(procs, int_or(in->expect, "pidns", -2));
+        const char *label = kb_fact_str_or(look, FACT_LOOK_LABEL, "?");
+        json_object *procs = kb_fact_arr_of(look, FACT_LOOK_PROCESSES);
+        int64_t kbound_user = judge_ns_inode(host_ns, "user"), kbound_net = judge_ns_inode(host_ns, "net");
+        json_object *chain = sandbox_owner_chain(procs, kb_fact_int_or(in->expect, FACT_EXPECT_PIDNS, -1));
         char buf[512];
         if (!chain) {
                 verdict_problem(
@@ -51,23 +52,22 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                                 owner, kbound_user, p, label);
         }
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *ns = kb_json_get(p, "ns"), *owners = kb_json_get(p, "ns_owners");
-                int64_t pid = int_or(p, "pid", -1);
-                const char *pname = str_or(p, "name", "?");
+                json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS),
+                            *owners = kb_fact_map_of(p, FACT_PROCESS_NS_OWNERS);
+                int64_t pid = judge_pid_of(p);
+                const char *pname = judge_name_of(p);
                 json_object_object_foreach(host_ns, name, unused) {
                         (void) unused;
-                        char what[64];
-                        snprintf(what, sizeof what, "ns_owners/%s", name);
-                        json_object *above = kb_json_get(owners, name);
-                        int64_t mine = int_or(ns, name, -1);
+                        json_object *above = judge_map_at(owners, name);
+                        int64_t mine = judge_ns_inode(ns, name);
                         if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
                                 continue; /* the override shares kbound's own: judged above */
-                        if (!above || judge_fact_error(p, what, buf, sizeof buf)) {
-                                verdict_problem(
-                                        v,
-                                        "the host could not read who owns the %s namespace of pid %" PRId64 " (%s)%s%s",
-                                        name, pid, pname, judge_fact_error(p, what, buf, sizeof buf) ? ": " : "",
-                                        judge_fact_error(p, what, buf, sizeof buf) ? buf : "");
+                        const char *error = judge_process_error(p, WHAT_NS_OWNERS, name, buf, sizeof buf);
+                        if (!above || error) {
+                                verdict_problem(v,
+                                                "the host could not read who owns the %s namespace of pid %" PRId64
+                                                " (%s)%s%s",
+                                                name, pid, pname, error ? ": " : "", error ? error : "");
                                 continue;
                         }
                         bool inside = int_in(above, owner) || (strcmp(name, "user") == 0 && mine == owner);
@@ -94,11 +94,12 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
 /* Processes outside the sandbox in one of its namespaces or holding one open, and bind mounts of
  * them outside, in one look (the look before exec reads no mount tables). */
 static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
-        const char *label = str_or(look, "label", "?");
+        const char *label = kb_fact_str_or(look, FACT_LOOK_LABEL, "?");
         char buf[512];
-        json_object *outside = kb_json_get(look, "ns_outside"), *holders = kb_json_get(look, "ns_holders");
-        if (!outside || judge_fact_error(look, "kbound's own namespaces", buf, sizeof buf) ||
-            judge_fact_error(look, "the sandbox's namespaces (too many)", buf, sizeof buf)) {
+        json_object *outside = kb_fact_obj_of(look, FACT_LOOK_NS_OUTSIDE),
+                    *holders = kb_fact_arr_of(look, FACT_LOOK_NS_HOLDERS);
+        if (!outside || judge_look_error(look, WHAT_OWN_NAMESPACES, buf, sizeof buf) ||
+            judge_look_error(look, WHAT_TOO_MANY_NAMESPACES, buf, sizeof buf)) {
                 verdict_problem(
                         v, "the host did not check which processes outside the sandbox are in its namespaces (%s)%s%s",
                         label, outside ? ": " : "", outside ? buf : "");
@@ -107,38 +108,46 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
         for (size_t i = 0; i < arr_len(holders); i++) {
                 json_object *h = at(holders, i);
                 char thread[48] = "", name[64];
-                if (kb_json_get(h, "ppid"))
-                        snprintf(name, sizeof name, "%s, child of pid %" PRId64, str_or(h, "name", "?"),
-                                 int_or(h, "ppid", -1));
+                const char *hname = kb_fact_str_or(h, FACT_NS_HOLDER_NAME, "?"),
+                           *ns = kb_fact_str_or(h, FACT_NS_HOLDER_NS, "?");
+                int64_t ppid, tid, fd, pid = kb_fact_int_or(h, FACT_NS_HOLDER_PID, -1);
+                if (kb_fact_int_of(h, FACT_NS_HOLDER_PPID, &ppid))
+                        snprintf(name, sizeof name, "%s, child of pid %" PRId64, hname, ppid);
                 else
-                        snprintf(name, sizeof name, "%s", str_or(h, "name", "?"));
-                if (kb_json_get(h, "thread"))
-                        snprintf(thread, sizeof thread, "thread %" PRId64 " of ", int_or(h, "thread", -1));
-                if (kb_json_get(h, "fd"))
-                        verdict_problem(
-                                v,
-                                "%spid %" PRId64 " (%s), outside the sandbox, holds the sandbox's %s namespace open "
-                                "(fd %" PRId64 "), so it can join it (%s)",
-                                thread, int_or(h, "pid", -1), name, str_or(h, "ns", "?"), int_or(h, "fd", -1), label);
+                        snprintf(name, sizeof name, "%s", hname);
+                if (kb_fact_int_of(h, FACT_NS_HOLDER_THREAD, &tid))
+                        snprintf(thread, sizeof thread, "thread %" PRId64 " of ", tid);
+                if (kb_fact_int_of(h, FACT_NS_HOLDER_FD, &fd))
+                        verdict_problem(v,
+                                        "%spid %" PRId64
+                                        " (%s), outside the sandbox, holds the sandbox's %s namespace open "
+                                        "(fd %" PRId64 "), so it can join it (%s)",
+                                        thread, pid, name, ns, fd, label);
                 else
                         verdict_problem(
                                 v, "%spid %" PRId64 " (%s), outside the sandbox, is in the sandbox's %s namespace (%s)",
-                                thread, int_or(h, "pid", -1), name, str_or(h, "ns", "?"), label);
+                                thread, pid, name, ns, label);
         }
-        if (!kb_json_get(outside, "fd_tables_read"))
+        /* Each count is required: one not there is a walk the host cannot vouch for. */
+        int64_t fds_read, fds_unreadable, found;
+        if (!kb_fact_int_of(outside, FACT_NS_OUTSIDE_FD_TABLES_READ, &fds_read) ||
+            !kb_fact_int_of(outside, FACT_NS_OUTSIDE_FD_TABLES_UNREADABLE, &fds_unreadable))
                 verdict_problem(v, "the host did not read the descriptors of the processes outside the sandbox (%s)",
                                 label);
-        else if (int_or(outside, "fd_tables_unreadable", 0) > 0)
+        else if (fds_unreadable > 0)
                 verdict_problem(v,
                                 "the host read the namespaces of %" PRId64
                                 " processes outside the sandbox but not all their "
                                 "descriptors, so it cannot say none holds the sandbox's namespaces (%s)",
-                                int_or(outside, "fd_tables_unreadable", 0), label);
-        if (int_or(outside, "holders", 0) > (int64_t) arr_len(holders))
+                                fds_unreadable, label);
+        if (!kb_fact_int_of(outside, FACT_NS_OUTSIDE_HOLDERS, &found))
+                verdict_problem(v, "the host did not count the processes outside the sandbox in its namespaces (%s)",
+                                label);
+        else if (found > (int64_t) arr_len(holders))
                 verdict_problem(
                         v, "%" PRId64 " processes outside the sandbox are in its namespaces or hold them open (%s)",
-                        int_or(outside, "holders", 0), label);
-        json_object *mounts = kb_json_get(look, "ns_mounts");
+                        found, label);
+        json_object *mounts = kb_fact_arr_of(look, FACT_LOOK_NS_MOUNTS);
         if (!mounts && !pre_exec)
                 verdict_problem(
                         v, "the host did not check the mount namespaces outside the sandbox for its namespaces (%s)",
@@ -149,7 +158,8 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
                         v,
                         "the sandbox's %s namespace is bind-mounted at %s in the mount namespace of pid %" PRId64
                         ", outside the sandbox, so whoever can open it can join it (%s)",
-                        str_or(m, "ns", "?"), str_or(m, "mountpoint", "?"), int_or(m, "pid", -1), label);
+                        kb_fact_str_or(m, FACT_NS_MOUNT_NS, "?"), kb_fact_str_or(m, FACT_NS_MOUNT_MOUNTPOINT, "?"),
+                        kb_fact_int_or(m, FACT_NS_MOUNT_PID, -1), label);
         }
 }
 
@@ -176,11 +186,11 @@ static bool env_has_name(json_object *digests, const char *name) {
         return false;
 }
 
-/* "the host could not read the running bwrap's WHAT", and what the last look's error about fact
- * says when it kept one. */
-static void launcher_unread(verdict *v, const kb_judge_input *in, const char *what, const char *fact) {
+/* "the host could not read the running bwrap's WHAT", and what the last look's error about it
+ * (unread) says when it kept one. */
+static void launcher_unread(verdict *v, const kb_judge_input *in, const char *what, kb_fact_what unread) {
         char buf[512];
-        const char *error = judge_fact_error(judge_last_look(in), fact, buf, sizeof buf);
+        const char *error = judge_look_error(judge_last_look(in), unread, buf, sizeof buf);
         verdict_problem(v, "the host could not read the running bwrap's %s%s%s", what, error ? ": " : "",
                         error ? error : "");
 }
@@ -188,7 +198,8 @@ static void launcher_unread(verdict *v, const kb_judge_input *in, const char *wh
 /* The running bwrap is the one kbound built: the program kbound executed, its command line and
  * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
 static void launch_problems(verdict *v, const kb_judge_input *in) {
-        json_object *plan = kb_json_get(in->expect, "launch"), *launcher = kb_json_get(judge_last_look(in), "launcher");
+        json_object *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH),
+                    *launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
         char buf[512];
         if (!plan) {
                 verdict_problem(v, "kbound kept no record of the bwrap it launched");
@@ -198,21 +209,21 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                 verdict_problem(v, "the host did not find the process that runs bwrap");
                 return;
         }
-        json_object *exe = kb_json_get(launcher, "exe"), *program = kb_json_get(plan, "program");
+        json_object *exe = kb_fact_obj_of(launcher, FACT_LAUNCHER_EXE),
+                    *program = kb_fact_obj_of(plan, FACT_LAUNCH_PROGRAM);
+        const char *exe_path = kb_fact_str_of(exe, FACT_FILE_ID_PATH);
         if (!exe)
                 verdict_problem(v, "the host could not read which program the running bwrap is (%s)",
-                                str_or(launcher, "exe_error", "?"));
-        else if (!kb_json_str(exe, "dev") || !kb_json_str(program, "dev") ||
-                 strcmp(kb_json_str(exe, "dev"), kb_json_str(program, "dev")) != 0 ||
-                 int_or(exe, "ino", -1) != int_or(program, "ino", -2))
+                                kb_fact_str_or(launcher, FACT_LAUNCHER_EXE_ERROR, "?"));
+        else if (!judge_same_file(judge_file_id(exe), judge_file_id(program)))
                 verdict_problem(v, "the running bwrap (%s) is not the program kbound started (%s)",
-                                str_or(exe, "path", "?"), str_or(program, "path", "?"));
-        json_object *planned = kb_json_get(plan, "argv"), *running = kb_json_get(launcher, "argv");
+                                exe_path ? exe_path : "?", kb_fact_str_or(program, FACT_FILE_ID_PATH, "?"));
+        json_object *planned = kb_fact_arr_of(plan, FACT_LAUNCH_ARGV),
+                    *running = kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV);
         size_t np = arr_len(planned), nr = arr_len(running);
         if (nr == 0)
-                launcher_unread(v, in, "command line", "the launcher's command line");
-        else if (judge_fact_error(judge_last_look(in), "the launcher's command line (too many arguments)", buf,
-                                  sizeof buf))
+                launcher_unread(v, in, "command line", WHAT_LAUNCHER_CMDLINE);
+        else if (judge_look_error(judge_last_look(in), WHAT_LAUNCHER_ARGV_MAX, buf, sizeof buf))
                 verdict_problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
         else
                 for (size_t i = 0; i < (np > nr ? np : nr); i++) {
@@ -222,9 +233,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                                 continue;
                         /* argv[0] may be shown when it names the program the host saw running */
                         const char *shown =
-                                i == 0 && a && kb_json_str(exe, "path") && strcmp(a, kb_json_str(exe, "path")) == 0
-                                        ? a
-                                        : shown_arg(planned, a);
+                                i == 0 && a && exe_path && strcmp(a, exe_path) == 0 ? a : shown_arg(planned, a);
                         if (a && b)
                                 verdict_problem(
                                         v,
@@ -248,13 +257,14 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                                         i, b);
                         break;
                 }
-        json_object *env_plan = kb_json_get(plan, "env"), *env_run = kb_json_get(launcher, "environ");
+        json_object *env_plan = kb_fact_arr_of(plan, FACT_LAUNCH_ENV),
+                    *env_run = kb_fact_arr_of(launcher, FACT_LAUNCHER_ENVIRON);
         size_t ep = arr_len(env_plan), er = arr_len(env_run);
         char name[300], other[300];
         if (!env_plan)
                 verdict_problem(v, "kbound kept no record of the environment it started bwrap with");
         else if (!env_run)
-                launcher_unread(v, in, "environment", "the launcher's environment");
+                launcher_unread(v, in, "environment", WHAT_LAUNCHER_ENVIRON);
         else
                 for (size_t i = 0; i < (ep > er ? ep : er); i++) {
                         const char *a = i < er ? json_object_get_string(at(env_run, i)) : NULL;
@@ -291,7 +301,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                 }
         json_object *compared = json_object_new_object();
         if (compared) {
-                json_object_object_add(compared, "program", json_object_get(kb_json_get(program, "path")));
+                json_object_object_add(compared, "program", json_object_get(kb_fact_get(program, FACT_FILE_ID_PATH)));
                 json_object_object_add(compared, "arguments", json_object_new_int64((int64_t) np));
                 json_object_object_add(compared, "environment", json_object_new_int64((int64_t) ep));
         }
@@ -301,31 +311,31 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
 json_object *kb_judge_backend(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
-        json_object *host_ns = kb_json_get(in->host, "ns");
-        bool allow_network = kb_json_true(in->expect, "allow_network");
+        json_object *host_ns = kb_fact_map_of(in->host, FACT_HOST_NS);
+        bool allow_network = kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK);
         char names[128] = "";
-        if (!json_object_is_type(host_ns, json_type_object) || json_object_object_length(host_ns) == 0) {
+        if (!host_ns || json_object_object_length(host_ns) == 0) {
                 verdict_problem(&v, "the host could not read its own namespaces");
                 host_ns = NULL; /* json_object_object_foreach cannot walk a non-object */
         }
         judge_look_problems(&v, in);
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i), *ns = kb_json_get(p, "ns");
+                        json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS);
                         n_proc++;
                         if (!host_ns)
                                 continue;
                         json_object_object_foreach(host_ns, name, ino) {
                                 int64_t mine = json_object_get_int64(ino), theirs;
-                                if (!kb_json_int(ns, name, &theirs))
+                                if (!judge_map_int(ns, name, &theirs))
                                         verdict_problem(
                                                 &v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
-                                                name, int_or(p, "pid", -1), str_or(p, "name", "?"));
+                                                name, judge_pid_of(p), judge_name_of(p));
                                 else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
                                         verdict_problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace",
-                                                        int_or(p, "pid", -1), str_or(p, "name", "?"), name);
+                                                        judge_pid_of(p), judge_name_of(p), name);
                         }
                 }
         }
@@ -351,11 +361,14 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 if (sandbox_user < 0)
                         sandbox_user = owner;
                 holder_problems(&v, look, s == 0);
-                outside_read = int_or(kb_json_get(look, "ns_outside"), "read", 0);
-                outside_unreadable = int_or(kb_json_get(look, "ns_outside"), "unreadable", 0);
-                fds_read = int_or(kb_json_get(look, "ns_outside"), "fd_tables_read", 0);
-                fds_unreadable = int_or(kb_json_get(look, "ns_outside"), "fd_tables_unreadable", 0);
-                transient_holds += int_or(kb_json_get(look, "ns_outside"), "transient", 0);
+                /* The evidence's counts, as the last look read them (-1: not read, which
+                 * holder_problems failed). */
+                json_object *outside = kb_fact_obj_of(look, FACT_LOOK_NS_OUTSIDE);
+                outside_read = kb_fact_int_or(outside, FACT_NS_OUTSIDE_READ, -1);
+                outside_unreadable = kb_fact_int_or(outside, FACT_NS_OUTSIDE_UNREADABLE, -1);
+                fds_read = kb_fact_int_or(outside, FACT_NS_OUTSIDE_FD_TABLES_READ, -1);
+                fds_unreadable = kb_fact_int_or(outside, FACT_NS_OUTSIDE_FD_TABLES_UNREADABLE, -1);
+                transient_holds += kb_fact_int_or(outside, FACT_NS_OUTSIDE_TRANSIENT, 0);
         }
         launch_problems(&v, in);
         verdict_evidence(&v, "kbound_ns", json_object_get(host_ns));
@@ -370,7 +383,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  * (a kbound look's moment, this run's or another's), over all looks: not holders
                  * (inspect.c, ns_holder_facts) */
                 json_object_object_add(outside, "transient_seen", json_object_new_int64(transient_holds));
-                if (outside_unreadable > 0 && int_or(in->host, "uid", -1) != 0)
+                if (outside_unreadable > 0 && kb_fact_int_or(in->host, FACT_HOST_UID, -1) != 0)
                         json_object_object_add(
                                 outside, "note",
                                 json_object_new_string("kbound is not root: the namespaces of other users' processes "
@@ -378,15 +391,16 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         }
         verdict_evidence(&v, "processes_outside", outside);
         json_object *kernel = NULL;
-        json_object *procs = kb_json_get(at(in->snapshots, 0), "processes");
+        json_object *procs = kb_fact_arr_of(at(in->snapshots, 0), FACT_LOOK_PROCESSES);
+        int64_t kernel_pid = judge_kernel_pid(&v, in);
         for (size_t i = 0; i < arr_len(procs); i++)
-                if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
+                if (judge_is_pid(at(procs, i), kernel_pid))
                         kernel = at(procs, i);
-        verdict_evidence(&v, "kernel_ns", json_object_get(kb_json_get(kernel, "ns")));
-        verdict_evidence(&v, "bwrap", json_object_get(kb_json_get(in->expect, "bwrap")));
-        verdict_evidence(&v, "bwrap_version", json_object_get(kb_json_get(in->expect, "bwrap_version")));
+        verdict_evidence(&v, "kernel_ns", json_object_get(kb_fact_get(kernel, FACT_PROCESS_NS)));
+        verdict_evidence(&v, "bwrap", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP)));
+        verdict_evidence(&v, "bwrap_version", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP_VERSION)));
         char pass[1024], unread[160] = "";
-        bool root = int_or(in->host, "uid", -1) == 0;
+        bool root = kb_fact_int_or(in->host, FACT_HOST_UID, -1) == 0;
         if (outside_unreadable > 0)
                 snprintf(unread, sizeof unread, "; %" PRId64 " %s could not be read%s, not judged", outside_unreadable,
                          root ? "more" : "of other users", root ? "" : " (kbound is not root)");
@@ -396,8 +410,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
                  "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one, "
                  "holds one open or bind-mounts one (%" PRId64 " processes outside read%s)",
-                 str_or(in->expect, "bwrap_version", "?"), str_or(in->expect, "bwrap", "?"), names, n_proc,
-                 n_proc == 1 ? "" : "es", allow_network ? "; network shared (raw-network override)" : "", outside_read,
-                 unread);
+                 kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP_VERSION, "?"),
+                 kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP, "?"), names, n_proc, n_proc == 1 ? "" : "es",
+                 allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
         return verdict_end(&v, KB_CHECK_BACKEND, pass);
 }

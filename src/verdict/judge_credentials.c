@@ -18,42 +18,47 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         /* The host's read of every environment and command line, in every look. */
         size_t n_proc = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
-                        int64_t pid = int_or(p, "pid", -1);
+                        int64_t pid = judge_pid_of(p);
                         n_proc++;
-                        static const struct {
-                                const char *key, *file, *words;
-                        } texts[] = {{"environ_secrets", "environ", "environment"},
-                                     {"cmdline_secrets", "cmdline", "command line"}};
+                        const struct {
+                                kb_fact_arr found;
+                                kb_fact_what unread;
+                                const char *words;
+                        } texts[] = {{FACT_PROCESS_ENVIRON_SECRETS, WHAT_ENVIRON, "environment"},
+                                     {FACT_PROCESS_CMDLINE_SECRETS, WHAT_CMDLINE, "command line"}};
                         for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
-                                json_object *names = kb_json_get(p, texts[t].key);
+                                json_object *names = kb_fact_arr_of(p, texts[t].found);
+                                const char *error = judge_process_error(p, texts[t].unread, NULL, buf, sizeof buf);
                                 if (!names)
                                         verdict_problem(&v,
                                                         "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
-                                                        texts[t].words, pid, str_or(p, "name", "?"),
-                                                        judge_fact_error(p, texts[t].file, buf, sizeof buf) ? ": " : "",
-                                                        judge_fact_error(p, texts[t].file, buf, sizeof buf) ? buf : "");
+                                                        texts[t].words, pid, judge_name_of(p), error ? ": " : "",
+                                                        error ? error : "");
                                 for (size_t k = 0; k < arr_len(names); k++)
                                         verdict_problem(&v,
                                                         "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
                                                         json_object_get_string(at(names, k)), texts[t].words, pid,
-                                                        str_or(p, "name", "?"));
+                                                        judge_name_of(p));
                         }
                 }
         }
         judge_reach_problems(&v, in, "canary", KB_CHECK_CREDENTIALS, NULL);
         /* The child the cell spawned, seen alive by the host. */
-        json_object *sub = kb_json_get(kb_json_get(in->probe, "credentials"), "subprocess");
-        int64_t child = int_or(sub, "pid", -1);
-        json_object *alive = judge_look_labelled(in, "child alive");
+        json_object *creds = kb_fact_obj_of(in->probe, FACT_PROBE_CREDENTIALS),
+                    *sub = kb_fact_obj_of(creds, FACT_PROBE_CREDENTIALS_SUBPROCESS);
+        int64_t child = kb_fact_int_or(sub, FACT_PROBE_SUBPROCESS_PID, -1), kernel_pid = judge_kernel_pid(&v, in);
+        json_object *alive = judge_look_labelled(in, "child alive"),
+                    *alive_procs = kb_fact_arr_of(alive, FACT_LOOK_PROCESSES);
         bool child_seen = false;
-        for (size_t i = 0; i < arr_len(kb_json_get(alive, "processes")); i++) {
-                json_object *p = at(kb_json_get(alive, "processes"), i);
-                /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned. */
-                child_seen |= child > 1 && judge_inner_pid(p) == child &&
-                              int_or(p, "pid", -1) != int_or(in->expect, "kernel_pid", -2);
+        for (size_t i = 0; i < arr_len(alive_procs); i++) {
+                json_object *p = at(alive_procs, i);
+                /* PID 1 is bwrap's init and PID 2's host pid the kernel's: neither is a child it spawned
+                 * (and one of unknown pid may be the kernel). */
+                child_seen |= child > 1 && judge_inner_pid(p) == child && kb_fact_has(p, FACT_PROCESS_PID) &&
+                              kernel_pid > 0 && !judge_is_pid(p, kernel_pid);
         }
         if (in->cells_absent)
                 ; /* no cell spawned anything: the host's looks at what is there carry the check */
@@ -68,48 +73,50 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                                 child);
         /* The cell's word: fails only. */
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
-        json_object *found = kb_json_get(in->expect, "secrets_in_probe");
+        json_object *found = kb_fact_arr_of(in->expect, FACT_EXPECT_SECRETS_IN_PROBE);
         for (size_t i = 0; i < arr_len(found); i++)
                 verdict_problem(&v, "%s reached the sandbox (found in what the cell saw; value never shown)",
                                 json_object_get_string(at(found, i)));
-        size_t n_read = arr_len(kb_json_get(sub, "proc"));
+        size_t n_read = arr_len(kb_fact_arr_of(sub, FACT_PROBE_SUBPROCESS_PROC));
+        const char *sub_error = kb_fact_str_of(sub, FACT_PROBE_SUBPROCESS_ERROR);
+        bool spawned = kb_fact_bool_of(sub, FACT_PROBE_SUBPROCESS_SPAWNED);
         if (in->probe) {
-                if (!kb_json_true(sub, "spawned"))
+                if (!spawned)
                         verdict_problem(&v, "the cell could not spawn a subprocess (%s)",
-                                        str_or(sub, "error", "no reason given"));
-                else if (kb_json_str(sub, "error"))
-                        verdict_problem(&v, "the cell's subprocess failed: %s", kb_json_str(sub, "error"));
+                                        sub_error ? sub_error : "no reason given");
+                else if (sub_error)
+                        verdict_problem(&v, "the cell's subprocess failed: %s", sub_error);
                 else if (n_read == 0)
                         verdict_problem(&v, "the cell's subprocess read no process's environment");
-                if (kb_json_true(sub, "spawned") && !kb_json_true(sub, "go"))
+                if (spawned && !kb_fact_bool_of(sub, FACT_PROBE_SUBPROCESS_GO))
                         verdict_problem(&v, "the cell's subprocess did not wait for the host's look");
         }
-        json_object *files = kb_json_get(kb_json_get(in->probe, "credentials"), "files");
+        json_object *files = kb_fact_arr_of(creds, FACT_PROBE_CREDENTIALS_FILES);
         for (size_t i = 0; i < arr_len(files); i++)
-                if (kb_json_true(at(files, i), "exists"))
+                if (kb_fact_bool_of(at(files, i), FACT_PROBE_CRED_FILE_EXISTS))
                         verdict_problem(&v, "the cell sees the host credential file %s",
-                                        str_or(at(files, i), "path", "?"));
-        json_object *keys = kb_json_get(kb_json_get(in->probe, "credentials"), "keys");
-        if (kb_json_true(keys, "found"))
+                                        kb_fact_str_or(at(files, i), FACT_PROBE_CRED_FILE_PATH, "?"));
+        json_object *keys = kb_fact_obj_of(creds, FACT_PROBE_CREDENTIALS_KEYS);
+        if (kb_fact_bool_of(keys, FACT_PROBE_KEYS_FOUND))
                 verdict_problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
-        verdict_evidence(&v, "secrets_checked", json_object_get(kb_json_get(in->expect, "secrets_guarded")));
+        verdict_evidence(&v, "secrets_checked", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_SECRETS_GUARDED)));
         verdict_evidence(&v, "found", json_object_get(found));
         verdict_evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
         verdict_evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
         verdict_evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
-        verdict_evidence(&v, "keyring_canary", json_object_get(kb_json_get(in->expect, "keyring")));
+        verdict_evidence(&v, "keyring_canary", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_KEYRING)));
         verdict_evidence(&v, "keys", json_object_get(keys));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
                  "process%s read by the host%s; no credential canary reachable through the mounts; kbound's keyring "
                  "canary %s",
-                 int_or(in->expect, "secrets_guarded", 0), n_proc, n_proc == 1 ? "" : "es",
+                 kb_fact_int_or(in->expect, FACT_EXPECT_SECRETS_GUARDED, -1), n_proc, n_proc == 1 ? "" : "es",
                  in->cells_absent ? "" : " (a spawned child included)",
-                 kb_json_true(keys, "tested") ? "not found by the cell"
-                                              : "beyond the sandbox's fresh, empty session keyring");
+                 kb_fact_bool_of(keys, FACT_PROBE_KEYS_TESTED) ? "not found by the cell"
+                                                               : "beyond the sandbox's fresh, empty session keyring");
         if (!in->cells_absent) {
                 char more[96];
                 snprintf(more, sizeof more, ", nor in what the cell's subprocess read from %zu", n_read);
@@ -154,7 +161,7 @@ static bool base_folder_name(const char *name, size_t len) {
  * filesystem (fs, size bytes). False if no host mount holds it. */
 static bool place_of(json_object *host_mounts, const char *path, const char **ret_dev, char *fs, size_t size) {
         json_object *hm = kb_procfs_mount_of(host_mounts, path);
-        *ret_dev = kb_json_str(hm, "dev");
+        *ret_dev = kb_fact_str_of(hm, FACT_MOUNT_DEV);
         return hm && *ret_dev && kb_procfs_fs_path(hm, path, fs, size);
 }
 
@@ -189,8 +196,9 @@ static void found_shown(json_object *found, const char *mp, const char *host_pre
  * it. Found from each mount's filesystem and root, against where the host's own table places
  * those folders: no canary needs to lie there. Each problem once, into found. */
 static void team_folder_problems(const kb_judge_input *in, json_object *found) {
-        const char *base = kb_json_str(in->expect, "base_dir");
-        json_object *host_mounts = kb_json_get(in->host, "mounts"), *binds = kb_json_get(in->expect, "team_binds");
+        const char *base = kb_fact_str_of(in->expect, FACT_EXPECT_BASE_DIR);
+        json_object *host_mounts = kb_fact_arr_of(in->host, FACT_HOST_MOUNTS),
+                    *binds = kb_fact_arr_of(in->expect, FACT_EXPECT_TEAM_BINDS);
         char teams[PATH_MAX], parent[PATH_MAX], fs_teams[PATH_MAX], fs_parent[PATH_MAX];
         const char *dev_teams = NULL, *dev_parent = NULL, *slash = base ? strrchr(base, '/') : NULL;
         if (!base || base[0] != '/' || !slash || !slash[1]) {
@@ -210,7 +218,7 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
         char fs_own[4][PATH_MAX];
         size_t n_own = 0;
         for (size_t i = 0; i < arr_len(binds) && n_own < 4; i++) {
-                const char *path = kb_json_str(at(binds, i), "path");
+                const char *path = kb_fact_str_of(at(binds, i), FACT_TEAM_BIND_PATH);
                 if (path && place_of(host_mounts, path, &dev_own[n_own], fs_own[n_own], sizeof fs_own[n_own]))
                         n_own++;
         }
@@ -220,12 +228,19 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                 for (size_t t = 0; t < n_tables; t++) {
                         for (size_t i = 0; i < arr_len(tables[t]); i++) {
                                 json_object *m = at(tables[t], i);
-                                const char *dev = kb_json_str(m, "dev"), *root = kb_json_str(m, "root"),
-                                           *mp = str_or(m, "mountpoint", "?");
+                                const char *dev = kb_fact_str_of(m, FACT_MOUNT_DEV),
+                                           *root = kb_fact_str_of(m, FACT_MOUNT_ROOT),
+                                           *mp = kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "?");
                                 char where[PATH_MAX];
                                 json_object *top = kb_procfs_mount_of(tables[t], mp);
-                                if (!dev || !root || (top && top != m))
+                                if (top && top != m)
                                         continue; /* hidden under a later mount */
+                                if (!dev || !root) {
+                                        /* Not placed is never "shows nothing": facts.def requires both. */
+                                        found_add(found, "the host could not tell what the sandbox's mount at %s shows",
+                                                  mp);
+                                        continue;
+                                }
                                 if (strcmp(dev, dev_teams) == 0 && kb_procfs_path_under(root, fs_teams)) {
                                         bool mine = false;
                                         for (size_t b = 0; b < n_own && !mine; b++)
@@ -283,12 +298,12 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                 verdict_problem(&v, "%s", json_object_get_string(at(folders, i)));
         json_object_put(folders);
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
-        json_object *found = kb_json_get(in->expect, "sibling_in_probe");
+        json_object *found = kb_fact_arr_of(in->expect, FACT_EXPECT_SIBLING_IN_PROBE);
         if (arr_len(found) > 0)
                 verdict_problem(&v, "another team's canary was readable in the sandbox");
-        json_object *cross = kb_json_get(in->probe, "cross_team");
+        json_object *cross = kb_fact_arr_of(in->probe, FACT_PROBE_CROSS_TEAM);
         size_t n = arr_len(cross);
         if (in->probe && n == 0)
                 verdict_problem(&v, "the cell reported no cross-team attempts");
@@ -299,14 +314,16 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                         verdict_problem(&v, "the cell's cross-team entry %zu is not an object", i);
                         continue; /* json_object_object_foreach cannot walk it */
                 }
-                if (kb_json_true(e, "exists") || kb_json_true(e, "readable"))
-                        verdict_problem(&v, "another team's path %s is visible in the sandbox", str_or(e, "path", "?"));
+                if (kb_fact_bool_of(e, FACT_PROBE_CROSS_TEAM_EXISTS) ||
+                    kb_fact_bool_of(e, FACT_PROBE_CROSS_TEAM_READABLE))
+                        verdict_problem(&v, "another team's path %s is visible in the sandbox",
+                                        kb_fact_str_or(e, FACT_PROBE_CROSS_TEAM_PATH, "?"));
                 /* What the cell saw of each path, without what it read. */
                 json_object *copy = json_object_new_object();
                 if (!copy || !cell)
                         continue;
                 json_object_object_foreach(e, key, value) {
-                        if (strcmp(key, "content") == 0)
+                        if (strcmp(key, kb_fact_row(FACT_PROBE_CROSS_TEAM_CONTENT.id)->key) == 0)
                                 json_object_object_add(
                                         copy, "content_read",
                                         json_object_new_boolean(value && !json_object_is_type(value, json_type_null)));
@@ -317,7 +334,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         }
         verdict_evidence(&v, "cell", cell);
         verdict_evidence(&v, "canaries_found", json_object_get(found));
-        verdict_evidence(&v, "base_dir", json_object_get(kb_json_get(in->expect, "base_dir")));
+        verdict_evidence(&v, "base_dir", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "

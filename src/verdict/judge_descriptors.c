@@ -21,24 +21,56 @@ static int64_t bracket_inode(const char *target) {
         return *end == ']' ? v : -1;
 }
 
+/* The mount of mounts whose id is id, or NULL (a mount whose id was not read is none). */
 static json_object *mount_by_id(json_object *mounts, int64_t id) {
-        for (size_t i = 0; i < arr_len(mounts); i++)
-                if (int_or(at(mounts, i), "id", -2) == id)
+        for (size_t i = 0; i < arr_len(mounts); i++) {
+                int64_t mine;
+                if (kb_fact_int_of(at(mounts, i), FACT_MOUNT_ID, &mine) && mine == id)
                         return at(mounts, i);
+        }
         return NULL;
+}
+
+/* A file's identity, read from its own object's facts. */
+static judge_file ref_file(json_object *ref) {
+        int64_t ino = -1;
+        bool known = kb_fact_int_of(ref, FACT_REF_LINK_INO, &ino);
+        return judge_file_of(kb_fact_str_of(ref, FACT_REF_LINK_DEV), known, ino);
+}
+
+static judge_file map_file(json_object *m) {
+        int64_t ino = -1;
+        bool known = kb_fact_int_of(m, FACT_MAPPING_INO, &ino);
+        return judge_file_of(kb_fact_str_of(m, FACT_MAPPING_DEV), known, ino);
+}
+
+/* Unknown when stat failed. */
+static judge_file fd_file(json_object *fd) {
+        int64_t ino = -1;
+        bool known = kb_fact_int_of(fd, FACT_FD_INO, &ino);
+        return judge_file_of(kb_fact_str_of(fd, FACT_FD_DEV), known, ino);
+}
+
+static judge_file launch_fd_file(json_object *planned) {
+        int64_t ino = -1;
+        bool known = kb_fact_int_of(planned, FACT_LAUNCH_FD_INO, &ino);
+        return judge_file_of(kb_fact_str_of(planned, FACT_LAUNCH_FD_DEV), known, ino);
 }
 
 /* True if inode is a socket of the network namespace p is in. */
 static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode) {
+        int64_t netns = judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "net");
         char key[32];
-        snprintf(key, sizeof key, "%lld", (long long) int_or(kb_json_get(p, "ns"), "net", -1));
-        json_object *net = kb_json_get(kb_json_get(snap, "net"), key);
-        if (int_in(kb_json_get(net, "socket_inodes"), inode))
+        snprintf(key, sizeof key, "%lld", (long long) netns);
+        json_object *net = netns > 0 ? judge_map_at(kb_fact_map_of(snap, FACT_LOOK_NET), key) : NULL;
+        if (int_in(kb_fact_arr_of(net, FACT_NET_SOCKET_INODES), inode))
                 return true;
-        json_object *unix_list = kb_json_get(net, "unix");
-        for (size_t i = 0; i < arr_len(unix_list); i++)
-                if (int_or(at(unix_list, i), "inode", -1) == inode)
+        json_object *unix_list = kb_fact_arr_of(net, FACT_NET_UNIX);
+        for (size_t i = 0; i < arr_len(unix_list); i++) {
+                int64_t mine;
+                if (kb_fact_int_of(at(unix_list, i), FACT_UNIX_ENTRY_INODE, &mine) && mine == inode)
                         return true;
+        }
         return false;
 }
 
@@ -47,9 +79,11 @@ static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode
  * kernel's end of each of kbound's connections is one; any other, whatever name it carries, joins
  * the host's network: its peer must be one of kbound's own sockets, found by inode. */
 static const char *host_net_socket_problem(json_object *snap, json_object *k, char *buf, size_t size) {
-        int64_t inode = int_or(k, "inode", -1), peer = int_or(k, "peer", 0);
-        const char *state = str_or(k, "state", "?"), *type = str_or(k, "type", "?"), *path = kb_json_str(k, "path");
-        if (peer > 0 && int_in(kb_json_get(snap, "kbound_sockets"), peer))
+        /* A peer not read is none: no socket of kbound's. */
+        int64_t inode = kb_fact_int_or(k, FACT_SOCKET_INODE, -1), peer = kb_fact_int_or(k, FACT_SOCKET_PEER, 0);
+        const char *state = kb_fact_str_or(k, FACT_SOCKET_STATE, "?"), *type = kb_fact_str_or(k, FACT_SOCKET_TYPE, "?"),
+                   *path = kb_fact_str_of(k, FACT_SOCKET_PATH);
+        if (peer > 0 && int_in(kb_fact_arr_of(snap, FACT_LOOK_KBOUND_SOCKETS), peer))
                 return NULL;
         char named[300] = "";
         if (path)
@@ -62,7 +96,7 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
                          inode, state, type, named);
                 return buf;
         }
-        json_object *holders = kb_json_get(k, "peer_held_by");
+        json_object *holders = kb_fact_arr_of(k, FACT_SOCKET_PEER_HELD_BY);
         char who[256] = "no process the host found";
         if (arr_len(holders) > 0)
                 judge_holder_words(snap, at(holders, 0), who, sizeof who);
@@ -76,39 +110,48 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
 /* Why fd (of process p in snap) refers to something outside the sandbox, or NULL. */
 static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *fd, char *buf,
                               size_t size) {
-        const char *target = kb_json_str(fd, "target"), *type = kb_json_str(fd, "type"), *dev = kb_json_str(fd, "dev");
-        int64_t mnt_id = int_or(fd, "mnt_id", -1);
-        json_object *outside = kb_json_get(kb_json_get(judge_last_look(in), "launcher"), "outside_inodes");
+        const char *target = kb_fact_str_of(fd, FACT_FD_TARGET), *type = kb_fact_str_of(fd, FACT_FD_TYPE),
+                   *dev = kb_fact_str_of(fd, FACT_FD_DEV), *rdev = kb_fact_str_of(fd, FACT_FD_RDEV);
+        /* Flags and mount not read (fdinfo): not write-only, on no mount. */
+        int64_t mnt_id = kb_fact_int_or(fd, FACT_FD_MNT_ID, -1), flags = kb_fact_int_or(fd, FACT_FD_FLAGS, -1);
+        json_object *outside =
+                kb_fact_arr_of(kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER), FACT_LAUNCHER_OUTSIDE_INODES);
         if (!target)
                 return "the host could not read what it refers to";
         if (starts(target, "pipe:[") || starts(target, "socket:[")) {
                 /* The kernel's log pipe, written: its reader is kbound's keeper, which only writes
                  * it to a bounded file, and bwrap's outer process holds it as its own stdout. Any
                  * other process outside that holds it is still a channel (below). */
-                const char *log_pipe = kb_json_str(kb_json_get(in->expect, "kernel_log"), "pipe");
-                int64_t flags = int_or(fd, "flags", -1);
+                const char *log_pipe =
+                        kb_fact_str_of(kb_fact_obj_of(in->expect, FACT_EXPECT_KERNEL_LOG), FACT_LOG_KEEPER_PIPE);
                 bool log_written = log_pipe && strcmp(target, log_pipe) == 0 && flags >= 0 && (flags & 03) == 01;
                 if (!log_written && str_in(outside, target)) {
                         snprintf(buf, size, "%s is shared with kbound's side of the sandbox (a channel out)", target);
                         return buf;
                 }
-                json_object *shared = kb_json_get(snap, "outside_channels");
-                for (size_t i = 0; i < arr_len(shared); i++)
-                        if (strcmp(str_or(at(shared, i), "target", ""), target) == 0) {
-                                snprintf(buf, size,
-                                         "%s is shared with pid %" PRId64 " (%s, its fd %" PRId64
-                                         "), a process outside the sandbox (a channel out)",
-                                         target, int_or(at(shared, i), "pid", -1), str_or(at(shared, i), "name", "?"),
-                                         int_or(at(shared, i), "fd", -1));
-                                return buf;
-                        }
+                json_object *shared = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
+                for (size_t i = 0; i < arr_len(shared); i++) {
+                        json_object *c = at(shared, i);
+                        const char *held = kb_fact_str_of(c, FACT_OUTSIDE_CHANNEL_TARGET);
+                        if (!held || strcmp(held, target) != 0)
+                                continue;
+                        snprintf(buf, size,
+                                 "%s is shared with pid %" PRId64 " (%s, its fd %" PRId64
+                                 "), a process outside the sandbox (a channel out)",
+                                 target, kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_PID, -1),
+                                 kb_fact_str_or(c, FACT_OUTSIDE_CHANNEL_NAME, "?"),
+                                 kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_FD, -1));
+                        return buf;
+                }
                 int64_t inode = bracket_inode(target);
                 if (!starts(target, "socket:[") || socket_of_namespace(snap, p, inode))
                         return NULL;
-                json_object *host_net = kb_json_get(snap, "kbound_net_sockets");
-                for (size_t i = 0; i < arr_len(host_net); i++)
-                        if (int_or(at(host_net, i), "inode", -1) == inode)
+                json_object *host_net = kb_fact_arr_of(snap, FACT_LOOK_KBOUND_NET_SOCKETS);
+                for (size_t i = 0; i < arr_len(host_net); i++) {
+                        int64_t mine;
+                        if (kb_fact_int_of(at(host_net, i), FACT_SOCKET_INODE, &mine) && mine == inode)
                                 return host_net_socket_problem(snap, at(host_net, i), buf, size);
+                }
                 snprintf(buf, size, "%s is not a socket of the sandbox's network namespace", target);
                 return buf;
         }
@@ -120,11 +163,11 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                                 return NULL;
                 if (strcmp(target, "anon_inode:[pidfd]") == 0) {
                         int64_t pid;
-                        if (!kb_json_int(fd, "pid", &pid))
+                        if (!kb_fact_int_of(fd, FACT_FD_PID, &pid))
                                 return "a pidfd the host could not place (its fdinfo was not read)";
-                        json_object *procs = kb_json_get(snap, "processes");
+                        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
                         for (size_t i = 0; i < arr_len(procs); i++)
-                                if (int_or(at(procs, i), "pid", -2) == pid)
+                                if (judge_is_pid(at(procs, i), pid))
                                         return NULL;
                         if (pid == -1)
                                 return NULL; /* a pidfd of a process that has exited */
@@ -136,8 +179,8 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
                 return buf;
         }
-        if (starts(target, "/memfd:") && dev && kb_json_str(in->host, "memfd_dev") &&
-            strcmp(dev, kb_json_str(in->host, "memfd_dev")) == 0)
+        const char *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
+        if (starts(target, "/memfd:") && dev && memfd && strcmp(dev, memfd) == 0)
                 return NULL; /* anonymous memory */
         if (target[0] != '/') {
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
@@ -147,9 +190,9 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         if (through && type && (strcmp(type, "chr") == 0 || strcmp(type, "blk") == 0)) {
                 /* A device opened through one of the process's own mounts: only one of kbound's own
                  * /dev nodes (the node bound there itself) or a pty of the sandbox's own devpts. */
-                json_object *node_target = kb_json_get(through, "target");
-                const char *rdev = kb_json_str(fd, "rdev"), *node = kb_json_str(node_target, "rdev"),
-                           *ntype = kb_json_str(node_target, "type");
+                json_object *node_target = kb_fact_obj_of(through, FACT_MOUNT_TARGET);
+                const char *node = kb_fact_str_of(node_target, FACT_STAT_RDEV),
+                           *ntype = kb_fact_str_of(node_target, FACT_STAT_TYPE);
                 kb_judge_mount_facts f = judge_mount_facts(in, snap);
                 char why[256];
                 if (judge_harmless_char(rdev, false) && strcmp(type, "chr") == 0)
@@ -162,58 +205,47 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 snprintf(buf, size,
                          "%s is a device (%s %s) opened through the mount at %s (mount id %" PRId64 "), which is "
                          "not one of kbound's own /dev nodes",
-                         target, type, rdev ? rdev : "?", str_or(through, "mountpoint", "?"), mnt_id);
+                         target, type, rdev ? rdev : "?", kb_fact_str_or(through, FACT_MOUNT_MOUNTPOINT, "?"), mnt_id);
                 return buf;
         }
         if (through)
                 return NULL; /* opened through one of the process's own mounts */
-        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_json_str(fd, "rdev"), false))
+        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(rdev, false))
                 return NULL;
-        json_object *log = kb_json_get(in->expect, "kernel_log");
-        int64_t flags = int_or(fd, "flags", -1);
-        if (type && strcmp(type, "reg") == 0 && dev && kb_json_str(log, "dev") &&
-            strcmp(dev, kb_json_str(log, "dev")) == 0 && int_or(fd, "ino", -1) == int_or(log, "ino", -2) &&
-            flags >= 0 && (flags & 03) == 01 && (flags & 02000))
-                return NULL; /* the kernel's log: write-only, append-only */
+        judge_file log = judge_file_id(kb_fact_obj_of(in->expect, FACT_EXPECT_KERNEL_LOG_FILE));
+        if (type && strcmp(type, "reg") == 0 && judge_same_file(fd_file(fd), log) && flags >= 0 && (flags & 03) == 01 &&
+            (flags & 02000))
+                return NULL; /* the kernel's log file (no keeper): write-only, append-only */
         snprintf(buf, size, "%s is on a host mount (mount id %" PRId64 ") outside the sandbox", target, mnt_id);
         return buf;
 }
 
-/* What each of a process's working directory, root and program is called in problems. */
-static const char *ref_words(const char *name) {
-        return strcmp(name, "cwd") == 0 ? "working directory" : strcmp(name, "root") == 0 ? "root" : "program";
-}
-
-static bool same_file(json_object *a, json_object *b) {
-        const char *da = kb_json_str(a, "dev"), *db = kb_json_str(b, "dev");
-        return da && db && strcmp(da, db) == 0 && int_or(a, "ino", -1) == int_or(b, "ino", -2);
-}
-
 /* bwrap's init is a fork of the bwrap kbound launched, mapped on the host before it entered the
- * sandbox: its program and the files the launcher maps too (its libraries), privately, are its own
- * image, not a reach into the host. True for such a reference of p. */
-static bool launcher_image(const kb_judge_input *in, json_object *snap, json_object *p, json_object *ref) {
-        json_object *launcher = kb_json_get(snap, "launcher");
+ * sandbox: its program and the files the launcher maps too (its libraries) are its own image, not a
+ * reach into the host. True for such a file f of p (its program, or a file it maps privately). */
+static bool launcher_image(const kb_judge_input *in, json_object *snap, json_object *p, judge_file f) {
+        json_object *launcher = kb_fact_obj_of(snap, FACT_LOOK_LAUNCHER);
         if (!launcher)
-                launcher = kb_json_get(judge_last_look(in), "launcher");
-        if (judge_inner_pid(p) != 1 || !same_file(kb_json_get(p, "exe"), kb_json_get(launcher, "exe")))
-                return false;
-        if (kb_json_true(ref, "shared") && kb_json_true(ref, "writable"))
+                launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
+        judge_file bwrap = judge_file_id(kb_fact_obj_of(launcher, FACT_LAUNCHER_EXE));
+        if (judge_inner_pid(p) != 1 || !f.known ||
+            !judge_same_file(judge_file_id(kb_fact_obj_of(p, FACT_PROCESS_EXE)), bwrap))
                 return false;
         char key[64];
-        snprintf(key, sizeof key, "%s:%" PRId64, str_or(ref, "dev", "?"), int_or(ref, "ino", -1));
-        return same_file(ref, kb_json_get(launcher, "exe")) || str_in(kb_json_get(launcher, "map_files"), key);
+        snprintf(key, sizeof key, "%s:%" PRId64, f.dev, f.ino);
+        return judge_same_file(f, bwrap) || str_in(kb_fact_arr_of(launcher, FACT_LAUNCHER_MAP_FILES), key);
 }
 
 /* Why the working directory, root or program ref (of process p in snap) is outside the sandbox, or
  * NULL: it must lie on one of the mounts of the process's own table, like a descriptor. */
 static const char *link_problem(json_object *snap, json_object *p, json_object *ref, char *buf, size_t size) {
-        int64_t mnt_id = int_or(ref, "mnt_id", -1);
+        int64_t mnt_id = kb_fact_int_or(ref, FACT_REF_LINK_MNT_ID, -1);
         if (mnt_id >= 0 && mount_by_id(judge_mounts_of(snap, p), mnt_id))
                 return NULL;
         snprintf(buf, size,
                  "%s (dev %s, inode %" PRId64 "), is on mount %" PRId64 ", which is not one of the sandbox's",
-                 str_or(ref, "target", "?"), str_or(ref, "dev", "?"), int_or(ref, "ino", -1), mnt_id);
+                 kb_fact_str_or(ref, FACT_REF_LINK_TARGET, "?"), kb_fact_str_or(ref, FACT_REF_LINK_DEV, "?"),
+                 kb_fact_int_or(ref, FACT_REF_LINK_INO, -1), mnt_id);
         return buf;
 }
 
@@ -224,56 +256,68 @@ static const char *link_problem(json_object *snap, json_object *p, json_object *
 static const char *map_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *m, char *buf,
                                size_t size) {
         json_object *mounts = judge_mounts_of(snap, p);
-        if (launcher_image(in, snap, p, m))
+        /* Shared and writable unless proven not (facts.def: REQUIRED_TRUE): writes go back to the file. */
+        bool shared_rw = kb_fact_bool_of(m, FACT_MAPPING_SHARED) && kb_fact_bool_of(m, FACT_MAPPING_WRITABLE);
+        if (!shared_rw && launcher_image(in, snap, p, map_file(m)))
                 return NULL;
-        const char *path = str_or(m, "path", "?"), *dev = kb_json_str(m, "dev"), *reach = kb_json_str(m, "reach");
-        bool shared_rw = kb_json_true(m, "shared") && kb_json_true(m, "writable");
+        const char *path = kb_fact_str_or(m, FACT_MAPPING_PATH, "?"), *dev = kb_fact_str_of(m, FACT_MAPPING_DEV),
+                   *reach = kb_fact_str_of(m, FACT_MAPPING_REACH);
         const char *kind = shared_rw ? "a shared, writable mapping of" : "a mapping of";
-        if (kb_json_true(m, "deleted")) {
-                const char *memfd = kb_json_str(in->host, "memfd_dev");
+        if (kb_fact_bool_of(m, FACT_MAPPING_DELETED)) {
+                const char *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
                 if (dev && memfd && strcmp(dev, memfd) == 0)
                         return NULL;
-                for (size_t i = 0; dev && i < arr_len(mounts); i++)
-                        if (strcmp(str_or(at(mounts, i), "dev", ""), dev) == 0 &&
-                            judge_mount_is(at(mounts, i), "tmpfs"))
+                for (size_t i = 0; dev && i < arr_len(mounts); i++) {
+                        const char *mdev = kb_fact_str_of(at(mounts, i), FACT_MOUNT_DEV);
+                        if (mdev && strcmp(mdev, dev) == 0 && judge_mount_is(at(mounts, i), "tmpfs"))
                                 return NULL;
+                }
                 snprintf(buf, size, "%s a deleted file %s (dev %s) the host cannot place on the sandbox's filesystems",
                          kind, path, dev ? dev : "?");
                 return buf;
         }
         if (!reach) {
                 snprintf(buf, size, "%s %s: the host could not place it (%s)", kind, path,
-                         str_or(m, "reach_error", "not looked up"));
+                         kb_fact_str_or(m, FACT_MAPPING_REACH_ERROR, "not looked up"));
                 return buf;
         }
-        json_object *through = strcmp(reach, "same") == 0 ? mount_by_id(mounts, int_or(m, "mnt_id", -1)) : NULL;
+        int64_t mnt_id;
+        json_object *through = strcmp(reach, "same") == 0 && kb_fact_int_of(m, FACT_MAPPING_MNT_ID, &mnt_id)
+                                       ? mount_by_id(mounts, mnt_id)
+                                       : NULL;
         if (!through) {
                 snprintf(buf, size,
                          "%s %s (dev %s, inode %" PRId64 "), a file the sandbox does not reach at that path (%s): "
                          "a host file, open to the sandbox through /proc/%" PRId64 "/mem",
-                         kind, path, dev ? dev : "?", int_or(m, "ino", -1),
-                         strcmp(reach, "other") == 0 ? "another file is there" : "nothing is there",
-                         int_or(p, "pid", -1));
+                         kind, path, dev ? dev : "?", kb_fact_int_or(m, FACT_MAPPING_INO, -1),
+                         strcmp(reach, "other") == 0 ? "another file is there" : "nothing is there", judge_pid_of(p));
                 return buf;
         }
         if (shared_rw && !judge_mount_writable(through)) {
                 snprintf(buf, size,
                          "%s %s, on the read-only mount at %s: writes to it go back to the file, past the mount", kind,
-                         path, str_or(through, "mountpoint", "?"));
+                         path, kb_fact_str_or(through, FACT_MOUNT_MOUNTPOINT, "?"));
                 return buf;
         }
         return NULL;
 }
 
-/* The list key of p's refs (its threads, its maps), after a problem when the host could not read
- * it (words: what it is) from a process that is not a zombie. */
-static json_object *refs_read(verdict *v, json_object *p, json_object *refs, const char *key, const char *words) {
+/* Whether p is a zombie (its state read as one): it holds nothing of its own. */
+static bool zombie(json_object *p) {
+        const char *state = kb_fact_str_of(p, FACT_PROCESS_STATE);
+        return state && strcmp(state, "Z") == 0;
+}
+
+/* The list of p's refs (its threads, its maps), after a problem when the host could not read it
+ * (what: the error it notes then; words: what it is) from a process that is not a zombie. */
+static json_object *refs_read(verdict *v, json_object *p, json_object *refs, kb_fact_arr list_fact, kb_fact_what what,
+                              const char *words) {
         char buf[DETAIL_MAX];
-        json_object *list = kb_json_get(refs, key);
-        const char *unread = judge_fact_error(p, key, buf, sizeof buf);
-        if ((!list || unread) && strcmp(str_or(p, "state", "?"), "Z") != 0)
-                verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", words,
-                                int_or(p, "pid", -1), str_or(p, "name", "?"), unread ? unread : "not read");
+        json_object *list = kb_fact_arr_of(refs, list_fact);
+        const char *unread = judge_process_error(p, what, NULL, buf, sizeof buf);
+        if ((!list || unread) && !zombie(p))
+                verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", words, judge_pid_of(p),
+                                judge_name_of(p), unread ? unread : "not read");
         return list;
 }
 
@@ -281,9 +325,9 @@ static json_object *refs_read(verdict *v, json_object *p, json_object *refs, con
  * root and program, each thread's own, and its mapped files. Unread ones never pass; a zombie holds
  * none of its own. Returns how many were judged. */
 static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *snap, json_object *p) {
-        json_object *refs = kb_json_get(p, "refs");
-        int64_t pid = int_or(p, "pid", -1);
-        const char *name = str_or(p, "name", "?"), *state = str_or(p, "state", "?");
+        json_object *refs = kb_fact_obj_of(p, FACT_PROCESS_REFS);
+        int64_t pid = judge_pid_of(p);
+        const char *name = judge_name_of(p);
         char why_buf[DETAIL_MAX];
         if (!refs) {
                 verdict_problem(v, "the host did not read what pid %" PRId64 " (%s) holds besides its descriptors", pid,
@@ -291,40 +335,46 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                 return 0;
         }
         size_t n = 0;
-        static const char *const links[] = {"cwd", "root", "exe"};
+        /* Each reference, by the facts of its own object: a process's (REFS) and a thread's
+         * (THREAD_REF, no program of its own). */
+        const struct {
+                kb_fact_obj link;
+                kb_fact_str error;
+                const char *words;
+        } links[] = {{FACT_REFS_CWD, FACT_REFS_CWD_ERROR, "working directory"},
+                     {FACT_REFS_ROOT, FACT_REFS_ROOT_ERROR, "root"},
+                     {FACT_REFS_EXE, FACT_REFS_EXE_ERROR, "program"}},
+          thread_links[] = {{FACT_THREAD_REF_CWD, FACT_THREAD_REF_CWD_ERROR, "working directory"},
+                            {FACT_THREAD_REF_ROOT, FACT_THREAD_REF_ROOT_ERROR, "root"}};
         for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
-                char key[32];
-                snprintf(key, sizeof key, "%s_error", links[i]);
-                json_object *ref = kb_json_get(refs, links[i]);
+                json_object *ref = kb_fact_obj_of(refs, links[i].link);
                 n++;
-                if (!ref && strcmp(state, "Z") != 0)
-                        verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s",
-                                        ref_words(links[i]), pid, name, str_or(refs, key, "not read"));
-                else if (ref && !(i == 2 && launcher_image(in, snap, p, ref)) &&
+                if (!ref && !zombie(p))
+                        verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", links[i].words,
+                                        pid, name, kb_fact_str_or(refs, links[i].error, "not read"));
+                else if (ref && !(links[i].link.id == FACT_REFS_EXE.id && launcher_image(in, snap, p, ref_file(ref))) &&
                          link_problem(snap, p, ref, why_buf, sizeof why_buf))
-                        verdict_problem(v, "the %s of pid %" PRId64 " (%s), %s", ref_words(links[i]), pid, name,
-                                        why_buf);
+                        verdict_problem(v, "the %s of pid %" PRId64 " (%s), %s", links[i].words, pid, name, why_buf);
         }
-        json_object *threads = refs_read(v, p, refs, "threads", "threads");
+        json_object *threads = refs_read(v, p, refs, FACT_REFS_THREADS, WHAT_THREADS, "threads");
         for (size_t t = 0; t < arr_len(threads); t++) {
                 json_object *th = at(threads, t);
-                for (size_t i = 0; i < 2; i++) {
-                        char key[32];
-                        snprintf(key, sizeof key, "%s_error", links[i]);
-                        json_object *ref = kb_json_get(th, links[i]);
+                int64_t tid = kb_fact_int_or(th, FACT_THREAD_REF_TID, -1);
+                for (size_t i = 0; i < KB_ELEMENTSOF(thread_links); i++) {
+                        json_object *ref = kb_fact_obj_of(th, thread_links[i].link);
                         n++;
                         if (!ref)
                                 verdict_problem(v,
                                                 "the host could not read the %s of thread %" PRId64 " of pid %" PRId64
                                                 " (%s): %s",
-                                                ref_words(links[i]), int_or(th, "tid", -1), pid, name,
-                                                str_or(th, key, "not read"));
+                                                thread_links[i].words, tid, pid, name,
+                                                kb_fact_str_or(th, thread_links[i].error, "not read"));
                         else if (link_problem(snap, p, ref, why_buf, sizeof why_buf))
                                 verdict_problem(v, "the %s of thread %" PRId64 " of pid %" PRId64 " (%s), %s",
-                                                ref_words(links[i]), int_or(th, "tid", -1), pid, name, why_buf);
+                                                thread_links[i].words, tid, pid, name, why_buf);
                 }
         }
-        json_object *maps = refs_read(v, p, refs, "maps", "memory mappings");
+        json_object *maps = refs_read(v, p, refs, FACT_REFS_MAPS, WHAT_MAPS, "memory mappings");
         for (size_t i = 0; i < arr_len(maps); i++) {
                 n++;
                 if (map_problem(in, snap, p, at(maps, i), why_buf, sizeof why_buf))
@@ -358,7 +408,7 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
  * inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how many descriptors were
  * judged. */
 static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *ret_refs) {
-        json_object *pe = in->pre_exec, *plan = kb_json_get(in->expect, "launch");
+        json_object *pe = in->pre_exec, *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH);
         char buf[DETAIL_MAX];
         if (!plan) {
                 verdict_problem(v, "kbound kept no record of the descriptors it handed bwrap");
@@ -368,10 +418,15 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                 verdict_problem(v, "the host took no look at the sandbox before the kernel's program ran");
                 return 0;
         }
-        int64_t block_fd = int_or(plan, "block_fd", -1);
-        if (judge_fact_error(pe, "the process list", buf, sizeof buf))
+        int64_t block_fd = -1;
+        if (!kb_fact_int_of(plan, FACT_LAUNCH_BLOCK_FD, &block_fd) || block_fd < 0) {
+                verdict_problem(v, "kbound kept no record of the block channel it handed bwrap");
+                block_fd = -1; /* matches no descriptor and no read */
+        }
+        json_object *launcher = kb_fact_obj_of(pe, FACT_LOOK_LAUNCHER);
+        if (judge_look_error(pe, WHAT_PROCESS_LIST, buf, sizeof buf))
                 verdict_problem(v, "the host could not list processes before the kernel ran (%s)", buf);
-        const char *value = bwrap_option_value(kb_json_get(kb_json_get(pe, "launcher"), "argv"), "--block-fd");
+        const char *value = bwrap_option_value(kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV), "--block-fd");
         char want[32];
         snprintf(want, sizeof want, "%" PRId64, block_fd);
         if (!value || strcmp(value, want) != 0)
@@ -380,42 +435,47 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                                 ": nothing made the sandbox wait for "
                                 "the host's look before the kernel ran",
                                 block_fd);
-        json_object *init = kb_json_get(pe, "init");
+        json_object *init = kb_fact_obj_of(pe, FACT_LOOK_INIT);
+        const char *init_error = judge_look_error(pe, WHAT_INIT_SYSCALL, buf, sizeof buf);
+        int64_t reads_fd;
         if (!init)
                 verdict_problem(v, "the host could not see whether bwrap's init waited before the kernel ran%s%s",
-                                judge_fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? ": " : "",
-                                judge_fact_error(pe, "bwrap's init's system call", buf, sizeof buf) ? buf : "");
-        else if (int_or(init, "reads_fd", -1) != block_fd)
+                                init_error ? ": " : "", init_error ? init_error : "");
+        else if (!kb_fact_int_of(init, FACT_INIT_READS_FD, &reads_fd) || reads_fd != block_fd || block_fd < 0)
                 verdict_problem(v,
                                 "bwrap's init was not waiting on kbound's block channel (fd %" PRId64
                                 ") when the host looked (it was in: %s): "
                                 "the kernel's program may already have run",
-                                block_fd, str_or(init, "syscall", "?"));
-        json_object *procs = kb_json_get(pe, "processes"), *planned = kb_json_get(plan, "fds");
+                                block_fd, kb_fact_str_or(init, FACT_INIT_SYSCALL, "?"));
+        json_object *procs = kb_fact_arr_of(pe, FACT_LOOK_PROCESSES), *planned = kb_fact_arr_of(plan, FACT_LAUNCH_FDS);
+        judge_file proc = judge_file_id(kb_fact_obj_of(plan, FACT_LAUNCH_PROC));
         if (arr_len(procs) == 0)
                 verdict_problem(v, "the host found no process in the sandbox before the kernel ran");
         size_t n = 0;
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
-                int64_t pid = int_or(p, "pid", -1), inner = judge_inner_pid(p);
+                json_object *p = at(procs, i), *fds = kb_fact_arr_of(p, FACT_PROCESS_FDS);
+                int64_t pid = judge_pid_of(p), inner = judge_inner_pid(p);
                 if (inner != 1) {
                         verdict_problem(v,
                                         "the sandbox did not wait for kbound: pid %" PRId64 " (%s, PID %" PRId64
                                         " in the sandbox) ran "
                                         "before kbound let the kernel start",
-                                        pid, str_or(p, "name", "?"), inner);
+                                        pid, judge_name_of(p), inner);
                         continue;
                 }
                 /* PID 1 is a fork of the bwrap outside: the same program, unless it has exec'd another. */
-                json_object *bwrap_exe = kb_json_get(kb_json_get(pe, "launcher"), "exe");
-                if (!same_file(kb_json_get(p, "exe"), bwrap_exe))
-                        verdict_problem(v,
-                                        "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
-                                        ") was already %s, not the bwrap "
-                                        "outside (%s)",
-                                        pid, str_or(kb_json_get(p, "exe"), "path", str_or(p, "exe_error", "?")),
-                                        str_or(bwrap_exe, "path", "unknown"));
-                const char *unread = judge_fact_error(p, "fd", buf, sizeof buf);
+                json_object *bwrap_exe = kb_fact_obj_of(launcher, FACT_LAUNCHER_EXE),
+                            *exe = kb_fact_obj_of(p, FACT_PROCESS_EXE);
+                if (!judge_same_file(judge_file_id(exe), judge_file_id(bwrap_exe)))
+                        verdict_problem(
+                                v,
+                                "before the kernel ran, the sandbox's PID 1 (pid %" PRId64
+                                ") was already %s, not the bwrap "
+                                "outside (%s)",
+                                pid,
+                                kb_fact_str_or(exe, FACT_FILE_ID_PATH, kb_fact_str_or(p, FACT_PROCESS_EXE_ERROR, "?")),
+                                kb_fact_str_or(bwrap_exe, FACT_FILE_ID_PATH, "unknown"));
+                const char *unread = judge_process_error(p, WHAT_FD, NULL, buf, sizeof buf);
                 if (!fds || unread)
                         verdict_problem(v,
                                         "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
@@ -424,19 +484,20 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                 size_t proc_fds = 0, eventfds = 0;
                 for (size_t f = 0; f < arr_len(fds); f++) {
                         json_object *fd = at(fds, f), *match = NULL;
-                        int64_t num = int_or(fd, "fd", -1);
-                        const char *target = str_or(fd, "target", "?");
+                        int64_t num = kb_fact_int_or(fd, FACT_FD_FD, -1), planned_num;
+                        const char *target = kb_fact_str_or(fd, FACT_FD_TARGET, "?");
                         n++;
                         for (size_t k = 0; k < arr_len(planned) && !match; k++)
-                                if (int_or(at(planned, k), "fd", -2) == num && same_file(at(planned, k), fd))
+                                if (kb_fact_int_of(at(planned, k), FACT_LAUNCH_FD_FD, &planned_num) &&
+                                    planned_num == num && judge_same_file(launch_fd_file(at(planned, k)), fd_file(fd)))
                                         match = at(planned, k);
                         if (match) {
-                                block_held |= num == block_fd;
+                                block_held |= block_fd >= 0 && num == block_fd;
                                 continue;
                         }
                         /* bwrap's own: O_PATH (010000000) of the host's /proc root, and its eventfd */
-                        if ((int_or(fd, "flags", 0) & 010000000) && same_file(fd, kb_json_get(plan, "proc")) &&
-                            proc_fds++ == 0)
+                        int64_t flags = kb_fact_int_or(fd, FACT_FD_FLAGS, -1); /* -1: not read, not O_PATH */
+                        if (flags >= 0 && (flags & 010000000) && judge_same_file(fd_file(fd), proc) && proc_fds++ == 0)
                                 continue;
                         if (strcmp(target, "anon_inode:[eventfd]") == 0 && eventfds++ == 0)
                                 continue;
@@ -459,7 +520,7 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
 
 char *kb_judge_pre_exec_reason(json_object *pre_exec) {
         kb_judge_input in = {.pre_exec = pre_exec};
-        json_object *procs = kb_json_get(pre_exec, "processes");
+        json_object *procs = kb_fact_arr_of(pre_exec, FACT_LOOK_PROCESSES);
         verdict v;
         verdict_init(&v);
         for (size_t i = 0; i < arr_len(procs); i++)
@@ -477,23 +538,26 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         size_t n_fds = 0, n_refs = 0;
         /* First what the kernel started with, then what the looks after saw. */
         size_t n_pre = pre_exec_problems(&v, in, &n_refs);
-        if (judge_fact_error(judge_last_look(in), "the launch side's descriptors", buf, sizeof buf))
+        json_object *last = judge_last_look(in);
+        if (judge_look_error(last, WHAT_LAUNCH_SIDE_FDS, buf, sizeof buf))
                 verdict_problem(&v, "the host could not read %s", buf);
+        else if (last && !kb_fact_arr_of(kb_fact_obj_of(last, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_OUTSIDE_INODES))
+                verdict_problem(&v, "the host did not read which pipes and sockets the launch side holds");
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                if (judge_fact_error(at(in->snapshots, s), "kbound's unix sockets", buf, sizeof buf))
+                if (judge_look_error(at(in->snapshots, s), WHAT_KBOUND_SOCKETS, buf, sizeof buf))
                         verdict_problem(&v, "the host could not list %s", buf);
-                if (!kb_json_get(at(in->snapshots, s), "outside_channels"))
+                if (!kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_OUTSIDE_CHANNELS))
                         verdict_problem(&v,
                                         "the host did not check which processes outside the sandbox hold its pipes and "
                                         "sockets (%s)",
-                                        str_or(at(in->snapshots, s), "label", "?"));
+                                        kb_fact_str_or(at(in->snapshots, s), FACT_LOOK_LABEL, "?"));
         }
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *snap = at(in->snapshots, s), *procs = kb_json_get(snap, "processes");
+                json_object *snap = at(in->snapshots, s), *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i), *fds = kb_json_get(p, "fds");
-                        int64_t pid = int_or(p, "pid", -1);
-                        const char *unread = judge_fact_error(p, "fd", buf, sizeof buf);
+                        json_object *p = at(procs, i), *fds = kb_fact_arr_of(p, FACT_PROCESS_FDS);
+                        int64_t pid = judge_pid_of(p);
+                        const char *unread = judge_process_error(p, WHAT_FD, NULL, buf, sizeof buf);
                         if (!fds || unread)
                                 verdict_problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)",
                                                 pid, unread ? unread : "no table");
@@ -503,7 +567,7 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                                 const char *why = fd_problem(in, snap, p, fd, why_buf, sizeof why_buf);
                                 if (why)
                                         verdict_problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s",
-                                                        int_or(fd, "fd", -1), pid, str_or(p, "name", "?"), why);
+                                                        kb_fact_int_or(fd, FACT_FD_FD, -1), pid, judge_name_of(p), why);
                         }
                         n_refs += ref_problems(&v, in, snap, p);
                 }

@@ -9,11 +9,11 @@
 /* "pid H (PID n in the sandbox), name" or "host pid H (name), outside the sandbox" for a holder
  * ({"pid", "name", "side"}) of snap. */
 const char *judge_holder_words(json_object *snap, json_object *h, char *buf, size_t size) {
-        int64_t pid = int_or(h, "pid", -1), inner = -1;
-        const char *side = str_or(h, "side", "?"), *name = str_or(h, "name", "?");
-        json_object *procs = kb_json_get(snap, "processes");
+        int64_t pid = kb_fact_int_or(h, FACT_HOLDER_PID, -1), inner = -1;
+        const char *side = kb_fact_str_or(h, FACT_HOLDER_SIDE, "?"), *name = kb_fact_str_or(h, FACT_HOLDER_NAME, "?");
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
         for (size_t p = 0; p < arr_len(procs); p++)
-                if (int_or(at(procs, p), "pid", -2) == pid)
+                if (kb_fact_has(h, FACT_HOLDER_PID) && judge_is_pid(at(procs, p), pid))
                         inner = judge_inner_pid(at(procs, p));
         if (strcmp(side, "sandbox") == 0)
                 snprintf(buf, size, "pid %" PRId64 " (PID %" PRId64 " in the sandbox), %s", pid, inner, name);
@@ -25,15 +25,24 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
         return buf;
 }
 
+/* Whether holder h is the pinned kernel (kernel_pid, -1: not known, none is): that pid, of the
+ * sandbox's side. */
+static bool holder_is_kernel(json_object *h, int64_t kernel_pid) {
+        int64_t pid;
+        const char *side = kb_fact_str_of(h, FACT_HOLDER_SIDE);
+        return kernel_pid > 0 && kb_fact_int_of(h, FACT_HOLDER_PID, &pid) && pid == kernel_pid && side &&
+               strcmp(side, "sandbox") == 0;
+}
+
 json_object *kb_judge_identity(const kb_judge_input *in) {
         verdict v;
         verdict_begin(&v, in);
         /* The cell's word first: a kernel that broke its own cell is named for it before anything
          * the host could not see because of it (a look that never came). */
-        json_object *cell = kb_json_get(in->expect, "identity");
-        const char *cell_error = kb_json_str(cell, "error");
-        int64_t cell_pid = int_or(cell, "pid", -1);
-        json_object *nspid = kb_json_get(cell, "nspid");
+        json_object *cell = kb_fact_obj_of(in->expect, FACT_EXPECT_IDENTITY);
+        const char *cell_error = kb_fact_str_of(in->expect, FACT_EXPECT_IDENTITY_ERROR);
+        int64_t cell_pid = kb_fact_int_or(cell, FACT_IDENTITY_PID, -1);
+        json_object *nspid = kb_fact_arr_of(cell, FACT_IDENTITY_NSPID);
         json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
         int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
         if (in->cells_absent)
@@ -43,8 +52,8 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         else if (cell_pid != 2 || cell_inner != 2)
                 verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2",
                                 cell_pid, cell_inner);
-        int64_t kernel_pid = int_or(in->expect, "kernel_pid", -1);
-        json_object *endpoints = kb_json_get(at(in->snapshots, 0), "endpoints");
+        int64_t kernel_pid = judge_kernel_pid(&v, in);
+        json_object *endpoints = kb_fact_arr_of(at(in->snapshots, 0), FACT_LOOK_ENDPOINTS);
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();
         char who[256];
         if (!judged || !connections)
@@ -53,15 +62,18 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                 verdict_problem(&v, "the host was given no kernel endpoint to look for");
         for (size_t i = 0; i < arr_len(endpoints); i++) {
                 json_object *e = at(endpoints, i);
-                const char *path = str_or(e, "path", "?");
+                const char *path = kb_fact_str_or(e, FACT_ENDPOINT_PATH, "?"),
+                           *error = kb_fact_str_of(e, FACT_ENDPOINT_ERROR);
                 size_t found = 0;
-                if (kb_json_str(e, "error"))
+                if (error)
                         verdict_problem(&v, "the host could not find the socket file of the kernel's endpoint %s: %s",
-                                        path, kb_json_str(e, "error"));
+                                        path, error);
                 for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                        json_object *conns = kb_json_get(at(in->snapshots, s), "connections");
-                        for (size_t c = 0; c < arr_len(conns); c++)
-                                found += strcmp(str_or(at(conns, c), "endpoint", ""), path) == 0;
+                        json_object *conns = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_CONNECTIONS);
+                        for (size_t c = 0; c < arr_len(conns); c++) {
+                                const char *to = kb_fact_str_of(at(conns, c), FACT_CONNECTION_ENDPOINT);
+                                found += to && strcmp(to, path) == 0;
+                        }
                 }
                 if (found == 0)
                         verdict_problem(&v, "the host found no connection of kbound's to the kernel's endpoint %s",
@@ -70,11 +82,12 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         /* Every connection kbound talks over, in every look: its other end, found by inode, must be
          * held by the pinned PID 2 and no other process. */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *snap = at(in->snapshots, s), *conns = kb_json_get(snap, "connections");
+                json_object *snap = at(in->snapshots, s), *conns = kb_fact_arr_of(snap, FACT_LOOK_CONNECTIONS);
                 for (size_t c = 0; c < arr_len(conns); c++) {
-                        json_object *conn = at(conns, c), *holders = kb_json_get(conn, "holders");
-                        const char *ep = str_or(conn, "endpoint", "?");
-                        int64_t mine = int_or(conn, "kbound_socket", -1), peer = int_or(conn, "peer", -1);
+                        json_object *conn = at(conns, c), *holders = kb_fact_arr_of(conn, FACT_CONNECTION_HOLDERS);
+                        const char *ep = kb_fact_str_or(conn, FACT_CONNECTION_ENDPOINT, "?");
+                        int64_t mine = kb_fact_int_or(conn, FACT_CONNECTION_KBOUND_SOCKET, -1),
+                                peer = kb_fact_int_or(conn, FACT_CONNECTION_PEER, -1);
                         char key[512];
                         /* Judged once per look that saw it held differently. */
                         snprintf(key, sizeof key, "%" PRId64 "-%" PRId64 " %s", mine, peer,
@@ -86,8 +99,7 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                                 json_object_array_add(connections, json_object_get(conn));
                         bool kernel = false;
                         for (size_t h = 0; h < arr_len(holders); h++)
-                                kernel |= int_or(at(holders, h), "pid", -2) == kernel_pid &&
-                                          strcmp(str_or(at(holders, h), "side", ""), "sandbox") == 0;
+                                kernel |= holder_is_kernel(at(holders, h), kernel_pid);
                         if (arr_len(holders) == 0)
                                 verdict_problem(
                                         &v,
@@ -103,9 +115,7 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                                         ep, judge_holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid);
                         for (size_t h = 0; h < arr_len(holders); h++) {
                                 json_object *holder = at(holders, h);
-                                if ((int_or(holder, "pid", -2) == kernel_pid &&
-                                     strcmp(str_or(holder, "side", ""), "sandbox") == 0) ||
-                                    (!kernel && h == 0))
+                                if (holder_is_kernel(holder, kernel_pid) || (!kernel && h == 0))
                                         continue;
                                 verdict_problem(
                                         &v, "kbound's connection to %s is held by %s, not only by the pinned kernel",

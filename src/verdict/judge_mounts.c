@@ -10,25 +10,26 @@
 
 /* ---- mounts ---- */
 
-static bool mount_writable(json_object *m) {
-        json_object *w = kb_json_get(m, "writable");
-        /* Unknown writability is writable: a mount is proven read-only or it is not. */
-        return !w || !json_object_is_type(w, json_type_boolean) || json_object_get_boolean(w);
+/* Unknown writability is writable (facts.def: REQUIRED_TRUE): a mount is proven read-only or it is
+ * not. Every judge reads it here. */
+bool judge_mount_writable(json_object *m) {
+        return kb_fact_bool_of(m, FACT_MOUNT_WRITABLE);
 }
 
-bool judge_mount_writable(json_object *m) {
-        return mount_writable(m);
+/* What a message shows of a mount ("?": not read). */
+static const char *mount_point(json_object *m) {
+        return kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "?");
 }
 
 bool judge_mount_is(json_object *m, const char *fstype) {
-        const char *t = kb_json_str(m, "fstype");
+        const char *t = kb_fact_str_of(m, FACT_MOUNT_FSTYPE);
         return t && strcmp(t, fstype) == 0;
 }
 
 /* True if dev ("maj:min") is mounted anywhere in host_mounts. */
 bool judge_host_has_dev(json_object *host_mounts, const char *dev) {
         for (size_t i = 0; dev && i < arr_len(host_mounts); i++) {
-                const char *d = kb_json_str(at(host_mounts, i), "dev");
+                const char *d = kb_fact_str_of(at(host_mounts, i), FACT_MOUNT_DEV);
                 if (d && strcmp(d, dev) == 0)
                         return true;
         }
@@ -45,16 +46,18 @@ bool judge_harmless_char(const char *rdev, bool tty_too) {
         return tty_too && rdev && strcmp(rdev, "5:0") == 0;
 }
 
-/* The team bind (by name) a mount's target is, or NULL. */
+/* The team bind (by name) a mount's target is, or NULL: the same file, each read by its own facts
+ * (a target not proven, or a bind without its identity, is none). */
 static const char *team_bind_of(json_object *m, json_object *team_binds) {
-        json_object *target = kb_json_get(m, "target");
-        const char *dev = kb_json_str(target, "dev");
-        int64_t ino = int_or(target, "ino", -1);
-        for (size_t i = 0; dev && i < arr_len(team_binds); i++) {
+        json_object *target = kb_fact_obj_of(m, FACT_MOUNT_TARGET);
+        int64_t ino = -1;
+        bool ino_known = kb_fact_int_of(target, FACT_STAT_INO, &ino);
+        judge_file root = judge_file_of(kb_fact_str_of(target, FACT_STAT_DEV), ino_known, ino);
+        for (size_t i = 0; root.known && i < arr_len(team_binds); i++) {
                 json_object *b = at(team_binds, i);
-                const char *bdev = kb_json_str(b, "dev");
-                if (bdev && strcmp(bdev, dev) == 0 && int_or(b, "ino", -2) == ino)
-                        return str_or(b, "name", "team folder");
+                ino_known = kb_fact_int_of(b, FACT_TEAM_BIND_INO, &ino);
+                if (judge_same_file(root, judge_file_of(kb_fact_str_of(b, FACT_TEAM_BIND_DEV), ino_known, ino)))
+                        return kb_fact_str_or(b, FACT_TEAM_BIND_NAME, "team folder");
         }
         return NULL;
 }
@@ -115,24 +118,25 @@ static const char *planned_fresh(json_object *argv, const char *mountpoint) {
  * the host could not read every outside process's table and the running bwrap was not told to
  * make that filesystem there. */
 const char *judge_not_own(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
-        const char *dev = kb_json_str(m, "dev");
-        json_object *devices = kb_json_get(f->outside, "devices");
-        int64_t holder, unreadable = int_or(f->outside, "unreadable", -1);
+        const char *dev = kb_fact_str_of(m, FACT_MOUNT_DEV);
+        json_object *devices = kb_fact_map_of(f->outside, FACT_OUTSIDE_MOUNTS_DEVICES);
+        int64_t holder, unreadable = kb_fact_int_or(f->outside, FACT_OUTSIDE_MOUNTS_UNREADABLE, -1);
         if (!dev)
                 return "its device is unknown";
         if (judge_host_has_dev(f->host_mounts, dev)) {
                 snprintf(buf, size, "kbound's own mount namespace holds its device %s", dev);
                 return buf;
         }
-        if (kb_json_int(devices, dev, &holder)) {
+        if (judge_map_int(devices, dev, &holder)) {
                 snprintf(buf, size,
                          "the mount namespace of pid %" PRId64 ", outside the sandbox, holds its device %s too", holder,
                          dev);
                 return buf;
         }
-        if (!json_object_is_type(devices, json_type_object) || unreadable < 0)
+        if (!devices || unreadable < 0)
                 return "the host did not read the mount namespaces outside the sandbox";
-        const char *fresh = unreadable > 0 ? planned_fresh(f->bwrap_argv, kb_json_str(m, "mountpoint")) : NULL;
+        const char *fresh =
+                unreadable > 0 ? planned_fresh(f->bwrap_argv, kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT)) : NULL;
         if (unreadable > 0 && !(fresh && judge_mount_is(m, fresh))) {
                 snprintf(buf, size,
                          "the host could not read the mount tables of %" PRId64 " process%s outside the sandbox, and "
@@ -149,20 +153,20 @@ const char *judge_not_own(json_object *m, const kb_judge_mount_facts *f, char *b
  * other mount that allows devices can show a device node of the host (a read-only mount too: a
  * device is written through its node, not its folder). */
 static const char *device_mount(json_object *m, const kb_judge_mount_facts *f, char *buf, size_t size) {
-        if (kb_json_true(m, "nodev"))
+        if (kb_fact_bool_of(m, FACT_MOUNT_NODEV))
                 return NULL;
-        json_object *target = kb_json_get(m, "target");
-        const char *type = kb_json_str(target, "type");
+        json_object *target = kb_fact_obj_of(m, FACT_MOUNT_TARGET);
+        const char *type = kb_fact_str_of(target, FACT_STAT_TYPE);
         char why[256];
-        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_json_str(target, "rdev"), true))
+        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_fact_str_of(target, FACT_STAT_RDEV), true))
                 return NULL;
         if (judge_mount_is(m, "devpts") && !judge_not_own(m, f, why, sizeof why))
                 return NULL;
         snprintf(buf, size,
                  "a mount at %s (%s %s, root %s) lets device nodes be opened (no nodev) and is not one of "
                  "kbound's own /dev nodes",
-                 str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
-                 str_or(m, "root", "?"));
+                 mount_point(m), kb_fact_str_or(m, FACT_MOUNT_FSTYPE, "?"), kb_fact_str_or(m, FACT_MOUNT_SOURCE, "?"),
+                 kb_fact_str_or(m, FACT_MOUNT_ROOT, "?"));
         return buf;
 }
 
@@ -186,7 +190,8 @@ static int push_problem(json_object *problems, const char *fmt, ...) {
 
 static int proc_problems(json_object *mounts, json_object *m, json_object *entries, json_object *problems) {
         int found = 0, r;
-        const char *root = str_or(m, "root", "/"), *mp = str_or(m, "mountpoint", "?");
+        /* A root not read is the whole of proc: every entry under it counts as exposed. */
+        const char *root = kb_fact_str_or(m, FACT_MOUNT_ROOT, "/"), *mp = mount_point(m);
         for (size_t i = 0; i < arr_len(entries); i++) {
                 const char *e = json_object_get_string(at(entries, i));
                 char entry[256], where[4096];
@@ -203,7 +208,7 @@ static int proc_problems(json_object *mounts, json_object *m, json_object *entri
                 if (!kb_procfs_path_in_mount(m, entry, where, sizeof where))
                         continue;
                 json_object *cover = kb_procfs_mount_of(mounts, where);
-                if (cover && (!judge_mount_is(cover, "proc") || !mount_writable(cover)))
+                if (cover && (!judge_mount_is(cover, "proc") || !judge_mount_writable(cover)))
                         continue;
                 r = push_problem(problems,
                                  "%s (the host's /proc%s) is writable in the sandbox: no read-only mount covers it",
@@ -223,7 +228,7 @@ static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, 
         bool private_type = false;
         for (size_t t = 0; t < KB_ELEMENTSOF(private_types); t++)
                 private_type |= judge_mount_is(m, private_types[t]);
-        const char *dev = kb_json_str(m, "dev"), *shared = NULL;
+        const char *dev = kb_fact_str_of(m, FACT_MOUNT_DEV), *shared = NULL;
         char why[256];
         if (private_type) {
                 shared = judge_not_own(m, f, why, sizeof why);
@@ -234,22 +239,22 @@ static const char *foreign_mount(json_object *m, const kb_judge_mount_facts *f, 
         }
         if (team_bind_of(m, f->team_binds))
                 return NULL;
-        json_object *target = kb_json_get(m, "target");
-        const char *type = kb_json_str(target, "type");
-        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_json_str(target, "rdev"), true))
+        json_object *target = kb_fact_obj_of(m, FACT_MOUNT_TARGET);
+        const char *type = kb_fact_str_of(target, FACT_STAT_TYPE),
+                   *target_error = kb_fact_str_of(m, FACT_MOUNT_TARGET_ERROR);
+        const char *fstype = kb_fact_str_or(m, FACT_MOUNT_FSTYPE, "?"),
+                   *source = kb_fact_str_or(m, FACT_MOUNT_SOURCE, "?"), *root = kb_fact_str_or(m, FACT_MOUNT_ROOT, "?");
+        if (type && strcmp(type, "chr") == 0 && judge_harmless_char(kb_fact_str_of(target, FACT_STAT_RDEV), true))
                 return NULL;
         if (shared)
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is not the sandbox's own: %s",
-                         str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
-                         str_or(m, "root", "?"), shared);
-        else if (!target && kb_json_str(m, "target_error"))
+                         mount_point(m), fstype, source, root, shared);
+        else if (!target && target_error)
                 snprintf(buf, size, "a writable mount at %s (%s %s, root %s) could not be examined by the host (%s)",
-                         str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
-                         str_or(m, "root", "?"), kb_json_str(m, "target_error"));
+                         mount_point(m), fstype, source, root, target_error);
         else
-                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is backed by the host",
-                         str_or(m, "mountpoint", "?"), str_or(m, "fstype", "?"), str_or(m, "source", "?"),
-                         str_or(m, "root", "?"));
+                snprintf(buf, size, "a writable mount at %s (%s %s, root %s) is backed by the host", mount_point(m),
+                         fstype, source, root);
         return buf;
 }
 
@@ -261,10 +266,11 @@ int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *fac
         int found = 0, r;
         char buf[DETAIL_MAX];
         for (size_t i = 0; i < arr_len(mounts); i++) {
-                json_object *m = at(mounts, i), *top = kb_procfs_mount_of(mounts, str_or(m, "mountpoint", ""));
+                json_object *m = at(mounts, i),
+                            *top = kb_procfs_mount_of(mounts, kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, ""));
                 if (top && top != m)
                         continue; /* hidden under a later mount (a table without a root hides nothing) */
-                if (mount_writable(m) && judge_mount_is(m, "proc")) {
+                if (judge_mount_writable(m) && judge_mount_is(m, "proc")) {
                         r = proc_problems(mounts, m, facts->proc_entries, problems);
                         if (r < 0)
                                 return r;
@@ -272,19 +278,21 @@ int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *fac
                 }
                 /* kbound makes every mount of the sandbox private before the kernel runs: one still
                  * tied to a peer group receives mounts made outside (a writable one under /usr). */
-                int64_t master = int_or(m, "master", -1), shared = int_or(m, "shared", -1);
-                if (master >= 0 || shared >= 0) {
+                /* Absent: in no peer group (facts.def: NONE, read as 0; a group's id is never 0). */
+                int64_t master = kb_fact_int_or(m, FACT_MOUNT_MASTER, 0),
+                        shared = kb_fact_int_or(m, FACT_MOUNT_SHARED, 0);
+                if (master != 0 || shared != 0) {
                         if ((r = push_problem(problems,
                                               "the sandbox's mount at %s is %s peer group %" PRId64
                                               ": mounts made %s appear in the sandbox",
-                                              str_or(m, "mountpoint", "?"), master >= 0 ? "a slave of" : "a member of",
-                                              master >= 0 ? master : shared,
-                                              master >= 0 ? "under it outside the sandbox"
+                                              mount_point(m), master != 0 ? "a slave of" : "a member of",
+                                              master != 0 ? master : shared,
+                                              master != 0 ? "under it outside the sandbox"
                                                           : "in the group's other mounts")) < 0)
                                 return r;
                         found++;
                 }
-                const char *why = mount_writable(m) ? foreign_mount(m, facts, buf, sizeof buf) : NULL;
+                const char *why = judge_mount_writable(m) ? foreign_mount(m, facts, buf, sizeof buf) : NULL;
                 if (!why)
                         why = device_mount(m, facts, buf, sizeof buf);
                 if (!why)
@@ -301,42 +309,67 @@ int kb_judge_mount_problems(json_object *mounts, const kb_judge_mount_facts *fac
 static bool lands_privately(json_object *mounts, const kb_judge_mount_facts *f, const char *path) {
         json_object *m = kb_procfs_mount_of(mounts, path);
         char buf[DETAIL_MAX];
-        return m && mount_writable(m) && !foreign_mount(m, f, buf, sizeof buf);
+        return m && judge_mount_writable(m) && !foreign_mount(m, f, buf, sizeof buf);
 }
 
 /* The mount table a process sees. */
 json_object *judge_mounts_of(json_object *snap, json_object *p) {
-        json_object *kernel_mounts = kb_json_get(snap, "mounts");
+        json_object *kernel_mounts = kb_fact_arr_of(snap, FACT_LOOK_MOUNTS);
         const char *key = NULL;
         char buf[32];
-        int64_t mnt = int_or(kb_json_get(p, "ns"), "mnt", -1);
+        int64_t mnt = judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "mnt");
         if (mnt > 0) {
                 snprintf(buf, sizeof buf, "%lld", (long long) mnt);
                 key = buf;
         }
-        json_object *other = key ? kb_json_get(kb_json_get(snap, "mount_tables"), key) : NULL;
+        json_object *other = key ? judge_map_at(kb_fact_map_of(snap, FACT_LOOK_MOUNT_TABLES), key) : NULL;
         return other ? other : kernel_mounts;
 }
 
 /* What a look's mount tables are judged against. */
 kb_judge_mount_facts judge_mount_facts(const kb_judge_input *in, json_object *snap) {
-        return (kb_judge_mount_facts){.host_mounts = kb_json_get(in->host, "mounts"),
-                                      .proc_entries = kb_json_get(in->host, "proc_entries"),
-                                      .team_binds = kb_json_get(in->expect, "team_binds"),
-                                      .outside = kb_json_get(snap, "outside_mounts"),
-                                      .bwrap_argv = kb_json_get(kb_json_get(judge_last_look(in), "launcher"), "argv")};
+        json_object *launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
+        return (kb_judge_mount_facts){.host_mounts = kb_fact_arr_of(in->host, FACT_HOST_MOUNTS),
+                                      .proc_entries = kb_fact_arr_of(in->host, FACT_HOST_PROC_ENTRIES),
+                                      .team_binds = kb_fact_arr_of(in->expect, FACT_EXPECT_TEAM_BINDS),
+                                      .outside = kb_fact_obj_of(snap, FACT_LOOK_OUTSIDE_MOUNTS),
+                                      .bwrap_argv = kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV)};
 }
 
 /* The first process of snap in the mount namespace key (an inode, as "mount_tables" keys them). */
 static json_object *table_owner(json_object *snap, const char *key) {
-        json_object *procs = kb_json_get(snap, "processes");
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
         for (size_t i = 0; i < arr_len(procs); i++) {
                 char ino[32];
-                snprintf(ino, sizeof ino, "%" PRId64, int_or(kb_json_get(at(procs, i), "ns"), "mnt", -1));
+                snprintf(ino, sizeof ino, "%" PRId64,
+                         judge_ns_inode(kb_fact_map_of(at(procs, i), FACT_PROCESS_NS), "mnt"));
                 if (strcmp(ino, key) == 0)
                         return at(procs, i);
         }
         return NULL;
+}
+
+/* The problems of one mount table, into out, each once; one of another mount namespace than the
+ * kernel's (other) is said as in that of owner, its first process. 0 or -ENOMEM. */
+static int table_problems(json_object *out, json_object *table, const kb_judge_mount_facts *f, bool other,
+                          json_object *owner) {
+        char buf[DETAIL_MAX];
+        json_object *found = json_object_new_array();
+        if (!found || kb_judge_mount_problems(table, f, found) < 0) {
+                json_object_put(found);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < arr_len(found); i++) {
+                const char *text = json_object_get_string(at(found, i));
+                if (other) {
+                        snprintf(buf, sizeof buf, "in the mount namespace of pid %" PRId64 " (%s): %s",
+                                 judge_pid_of(owner), judge_name_of(owner), text);
+                        text = buf;
+                }
+                judge_add_unique(out, text);
+        }
+        json_object_put(found);
+        return 0;
 }
 
 /* The problems of every mount table of every look (the kernel's and those of any other mount
@@ -346,36 +379,26 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
         int tables = 0;
         char buf[DETAIL_MAX];
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *snap = at(in->snapshots, s), *found = json_object_new_array();
+                json_object *snap = at(in->snapshots, s);
                 kb_judge_mount_facts f = judge_mount_facts(in, snap);
                 tables = 1;
-                if (!found || kb_judge_mount_problems(kb_json_get(snap, "mounts"), &f, found) < 0) {
-                        json_object_put(found);
+                if (table_problems(out, kb_fact_arr_of(snap, FACT_LOOK_MOUNTS), &f, false, NULL) < 0)
                         return -ENOMEM;
-                }
-                for (size_t i = 0; i < arr_len(found); i++)
-                        judge_add_unique(out, json_object_get_string(at(found, i)));
-                json_object_put(found);
-                json_object *others = kb_json_get(snap, "mount_tables");
-                if (!json_object_is_type(others, json_type_object))
-                        continue;
-                json_object_object_foreach(others, key, table) {
-                        json_object *owner = table_owner(snap, key);
-                        tables++;
-                        found = json_object_new_array();
-                        if (!found || kb_judge_mount_problems(table, &f, found) < 0) {
-                                json_object_put(found);
-                                return -ENOMEM;
+                /* The other mount namespaces' tables: not read is never none. */
+                json_object *others = kb_fact_map_of(snap, FACT_LOOK_MOUNT_TABLES);
+                if (!others) {
+                        snprintf(buf, sizeof buf,
+                                 "the host did not read the mount tables of the sandbox's other mount namespaces (%s)",
+                                 kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"));
+                        judge_add_unique(out, buf);
+                } else {
+                        json_object_object_foreach(others, key, table) {
+                                tables++;
+                                if (table_problems(out, table, &f, true, table_owner(snap, key)) < 0)
+                                        return -ENOMEM;
                         }
-                        for (size_t i = 0; i < arr_len(found); i++) {
-                                snprintf(buf, sizeof buf, "in the mount namespace of pid %" PRId64 " (%s): %s",
-                                         int_or(owner, "pid", -1), str_or(owner, "name", "?"),
-                                         json_object_get_string(at(found, i)));
-                                judge_add_unique(out, buf);
-                        }
-                        json_object_put(found);
                 }
-                if (judge_fact_error(snap, "a mount table", buf, sizeof buf)) {
+                if (judge_look_error(snap, WHAT_MOUNT_TABLE, buf, sizeof buf)) {
                         char text[DETAIL_MAX + 64];
                         snprintf(text, sizeof text, "the host could not read every mount table of the sandbox (%s)",
                                  buf);
@@ -389,8 +412,13 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
         static const char *const subprobes[] = {"mounts", "write_outside", "sysctl", NULL};
         verdict v;
         verdict_init(&v);
-        json_object *host_mounts = kb_json_get(in->host, "mounts"), *last = judge_last_look(in);
-        json_object *mounts = kb_json_get(last, "mounts"), *outside = kb_json_get(last, "outside_mounts");
+        json_object *host_mounts = kb_fact_arr_of(in->host, FACT_HOST_MOUNTS), *last = judge_last_look(in);
+        json_object *mounts = kb_fact_arr_of(last, FACT_LOOK_MOUNTS),
+                    *outside = kb_fact_obj_of(last, FACT_LOOK_OUTSIDE_MOUNTS);
+        /* Counts of the outside read as they are, -1 when not read (then the writable mounts that
+         * rest on them fail: judge_not_own). */
+        int64_t outside_namespaces = kb_fact_int_or(outside, FACT_OUTSIDE_MOUNTS_NAMESPACES, -1),
+                outside_unreadable = kb_fact_int_or(outside, FACT_OUTSIDE_MOUNTS_UNREADABLE, -1);
         json_object *host_problems = json_object_new_array();
         kb_judge_mount_facts facts = judge_mount_facts(in, last);
         char buf[DETAIL_MAX];
@@ -404,13 +432,14 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 verdict_problem(&v, "%s", json_object_get_string(at(host_problems, i)));
         verdict_evidence(&v, "host_mount_problems", host_problems);
         verdict_evidence(&v, "mount_tables", json_object_new_int(tables));
-        verdict_evidence(&v, "outside_mount_namespaces", json_object_new_int64(int_or(outside, "namespaces", -1)));
-        verdict_evidence(&v, "outside_processes_unreadable", json_object_new_int64(int_or(outside, "unreadable", -1)));
+        verdict_evidence(&v, "outside_mount_namespaces", json_object_new_int64(outside_namespaces));
+        verdict_evidence(&v, "outside_processes_unreadable", json_object_new_int64(outside_unreadable));
 
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
-        json_object *attempts = kb_json_get(in->probe, "write_outside"), *sysctl = kb_json_get(in->probe, "sysctl");
+        json_object *attempts = kb_fact_arr_of(in->probe, FACT_PROBE_WRITE_OUTSIDE),
+                    *sysctl = kb_fact_arr_of(in->probe, FACT_PROBE_SYSCTL);
         size_t n = arr_len(attempts), private_writes = 0;
         if (in->probe && n == 0)
                 verdict_problem(&v, "the cell reported no write attempts");
@@ -418,8 +447,8 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 verdict_problem(&v, "the cell reported no attempt on host settings");
         for (size_t i = 0; i < n; i++) {
                 json_object *a = at(attempts, i);
-                const char *path = kb_json_str(a, "path");
-                if (!kb_json_true(a, "created"))
+                const char *path = kb_fact_str_of(a, FACT_PROBE_WRITE_PATH);
+                if (!kb_fact_bool_of(a, FACT_PROBE_WRITE_CREATED))
                         continue;
                 /* Judged on the host's own table: where would a file at that path land? */
                 if (path && lands_privately(mounts, &facts, path))
@@ -431,13 +460,13 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                                 "own",
                                 path ? path : "?");
         }
-        json_object *seen = kb_json_get(in->expect, "escapes_seen");
+        json_object *seen = kb_fact_arr_of(in->expect, FACT_EXPECT_ESCAPES_SEEN);
         for (size_t i = 0; i < arr_len(seen); i++)
                 verdict_problem(&v, "the host sees the cell's file at %s", json_object_get_string(at(seen, i)));
         for (size_t i = 0; i < arr_len(sysctl); i++)
-                if (kb_json_true(at(sysctl, i), "opened"))
+                if (kb_fact_bool_of(at(sysctl, i), FACT_PROBE_SYSCTL_OPENED))
                         verdict_problem(&v, "the cell opened the host setting %s for writing",
-                                        str_or(at(sysctl, i), "path", "?"));
+                                        kb_fact_str_or(at(sysctl, i), FACT_PROBE_SYSCTL_PATH, "?"));
         verdict_evidence(&v, "attempts", json_object_new_int64((int64_t) n));
         verdict_evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
         verdict_evidence(&v, "sysctl", json_object_get(sysctl));
@@ -446,12 +475,12 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                  "every writable mount of the sandbox's %d mount table%s (read by the host) is the sandbox's own (no "
                  "mount namespace outside it holds it; %" PRId64 " read) or the team's; none but kbound's /dev nodes "
                  "lets device nodes open; /proc's host-global entries read-only",
-                 tables, tables == 1 ? "" : "s", int_or(outside, "namespaces", 0));
+                 tables, tables == 1 ? "" : "s", outside_namespaces);
         if (!in->cells_absent)
                 snprintf(pass + strlen(pass), sizeof pass - strlen(pass),
                          "; the cell tried %zu places (%zu writes stayed private), nothing appeared in %" PRId64
                          " host folders; %zu host settings refused",
-                         n, private_writes, int_or(in->expect, "escape_dirs", 0), arr_len(sysctl));
+                         n, private_writes, kb_fact_int_or(in->expect, FACT_EXPECT_ESCAPE_DIRS, 0), arr_len(sysctl));
         return verdict_end(&v, KB_CHECK_WRITE_OUTSIDE, pass);
 }
 
@@ -461,17 +490,17 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         verdict_init(&v);
         char buf[DETAIL_MAX];
         judge_no_probe(&v, in);
-        json_object *ws = kb_json_get(in->probe, "workspace");
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        json_object *ws = kb_fact_obj_of(in->probe, FACT_PROBE_WORKSPACE);
+        bool read_back = kb_fact_bool_of(in->expect, FACT_EXPECT_WORKSPACE_READ_BACK);
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
-        if (in->probe && !kb_json_true(ws, "written"))
+        if (in->probe && !kb_fact_bool_of(ws, FACT_PROBE_WORKSPACE_WRITTEN))
                 verdict_problem(&v, "the cell could not write to its workspace (%s)",
-                                str_or(ws, "error", "no reason given"));
-        if (!kb_json_true(in->expect, "workspace_read_back"))
+                                kb_fact_str_or(ws, FACT_PROBE_WORKSPACE_ERROR, "no reason given"));
+        if (!read_back)
                 verdict_problem(&v, "the host did not find the cell's nonce in the workspace");
         verdict_evidence(&v, "cell", json_object_get(ws));
-        verdict_evidence(&v, "host_read_back",
-                         json_object_new_boolean(kb_json_true(in->expect, "workspace_read_back")));
+        verdict_evidence(&v, "host_read_back", json_object_new_boolean(read_back));
         return verdict_end(&v, KB_CHECK_WORKSPACE_WRITABLE,
                            "the cell wrote a nonce to /workspace; the host read the same nonce back");
 }
@@ -482,9 +511,9 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
  * namespace among the sandbox's processes (at most max in all). Returns how many. */
 size_t judge_look_tables(json_object *snap, json_object **out, size_t max) {
         size_t n = 0;
-        out[n++] = kb_json_get(snap, "mounts");
-        json_object *others = kb_json_get(snap, "mount_tables");
-        if (json_object_is_type(others, json_type_object)) {
+        out[n++] = kb_fact_arr_of(snap, FACT_LOOK_MOUNTS);
+        json_object *others = kb_fact_map_of(snap, FACT_LOOK_MOUNT_TABLES);
+        if (others) {
                 json_object_object_foreach(others, key, table) {
                         (void) key;
                         if (n < max)
@@ -501,8 +530,8 @@ static json_object *mount_on_dev(json_object *snap, const char *dev) {
         for (size_t t = 0; dev && t < n; t++)
                 for (size_t i = 0; i < arr_len(tables[t]); i++) {
                         json_object *m = at(tables[t], i);
-                        const char *d = kb_json_str(m, "dev");
-                        json_object *top = kb_procfs_mount_of(tables[t], str_or(m, "mountpoint", ""));
+                        const char *d = kb_fact_str_of(m, FACT_MOUNT_DEV);
+                        json_object *top = kb_procfs_mount_of(tables[t], kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, ""));
                         if (d && strcmp(d, dev) == 0 && (!top || top == m))
                                 return m;
                 }
@@ -524,66 +553,79 @@ static void problem_once(verdict *v, json_object *said, const char *fmt, ...) {
         verdict_problem(v, "%s", text);
 }
 
+/* The problems of reach entry e (of look s) the mounts expose, each once (said), and e into report
+ * (the first look's, once) when there is one. */
+static void reach_entry_problems(verdict *v, json_object *snap, size_t s, json_object *e, json_object *said,
+                                 json_object *report) {
+        const char *name = kb_fact_str_or(e, FACT_REACH_NAME, "?"), *path = kb_fact_str_or(e, FACT_REACH_PATH, "?");
+        const char *error = kb_fact_str_of(e, FACT_REACH_ERROR), *dev = kb_fact_str_of(e, FACT_REACH_DEV);
+        if (error)
+                problem_once(v, said, "the host could not place the %s (%s): %s", name, path, error);
+        json_object *exposed = kb_fact_arr_of(e, FACT_REACH_EXPOSED);
+        bool listed = false;
+        /* Absent where the object is a folder, which has one name (and where it was not placed,
+         * which error says). */
+        int64_t links = kb_fact_int_or(e, FACT_REACH_LINKS, 1);
+        json_object *on_dev = links > 1 ? mount_on_dev(snap, dev) : NULL;
+        if (on_dev) {
+                problem_once(v, said,
+                             "the %s %s has %" PRId64 " names (hard links) and the sandbox's mount at %s is on "
+                             "its filesystem (%s): another of its names could be inside the sandbox",
+                             name, path, links, mount_point(on_dev), dev ? dev : "?");
+                if (report && s == 0)
+                        json_object_array_add(report, json_object_get(e));
+                listed = true;
+        }
+        for (size_t x = 0; x < arr_len(exposed); x++) {
+                json_object *where = at(exposed, x);
+                const char *err = kb_fact_str_of(where, FACT_EXPOSURE_ERROR),
+                           *place = kb_fact_str_or(where, FACT_EXPOSURE_AT, "?");
+                char table[64] = "";
+                int64_t pid;
+                if (kb_fact_int_of(where, FACT_EXPOSURE_PID, &pid))
+                        snprintf(table, sizeof table, " (in the mount namespace of pid %" PRId64 ")", pid);
+                if (kb_fact_bool_of(where, FACT_EXPOSURE_CONFIRMED))
+                        problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name, path, place,
+                                     table);
+                else if (!err || strcmp(err, "No such file or directory") != 0)
+                        problem_once(v, said,
+                                     "the %s %s is exposed at %s%s by the sandbox's mounts (the host could not "
+                                     "confirm: %s)",
+                                     name, path, place, table, err ? err : "?");
+                else
+                        continue; /* disproved: not exposed */
+                if (report && s == 0 && !listed)
+                        json_object_array_add(report, json_object_get(e));
+                listed = true;
+        }
+}
+
 /* Fails for every reach entry of kind/claim that the mounts expose (confirmed by the host, or not
  * disproved: only "no such file there" clears an exposure the table shows), and for every one with
  * more than one name (hard link) on a filesystem a sandbox mount shows: its other names are
- * nowhere the host can enumerate, so any of them may lie under that mount. */
+ * nowhere the host can enumerate, so any of them may lie under that mount. An entry that names no
+ * kind or no check could be anyone's: it fails every check that reads the reach. */
 size_t judge_reach_problems(verdict *v, const kb_judge_input *in, const char *kind, kb_check claim_check,
                             json_object *report) {
         const char *claim = judge_check_id(claim_check);
         size_t checked = 0;
         json_object *said = json_object_new_array(); /* every look is read; each problem is said once */
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *reach = kb_json_get(at(in->snapshots, s), "reach");
+                json_object *reach = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_REACH);
                 for (size_t i = 0; i < arr_len(reach); i++) {
                         json_object *e = at(reach, i);
-                        const char *k = kb_json_str(e, "kind"), *c = kb_json_str(e, "claim");
-                        if (!k || strcmp(k, kind) != 0 || !c || strcmp(c, claim) != 0)
+                        const char *k = kb_fact_str_of(e, FACT_REACH_KIND), *c = kb_fact_str_of(e, FACT_REACH_CLAIM);
+                        if (!k || !c) {
+                                problem_once(v, said, "the host's look at the %s (%s) names no %s it belongs to",
+                                             kb_fact_str_or(e, FACT_REACH_NAME, "?"),
+                                             kb_fact_str_or(e, FACT_REACH_PATH, "?"), !k ? "kind" : "check");
+                                continue;
+                        }
+                        if (strcmp(k, kind) != 0 || strcmp(c, claim) != 0)
                                 continue;
                         if (s == 0)
                                 checked++;
-                        const char *name = str_or(e, "name", "?"), *path = str_or(e, "path", "?");
-                        if (kb_json_str(e, "error"))
-                                problem_once(v, said, "the host could not place the %s (%s): %s", name, path,
-                                             kb_json_str(e, "error"));
-                        json_object *exposed = kb_json_get(e, "exposed");
-                        bool listed = false;
-                        int64_t links = int_or(e, "links", 1);
-                        json_object *on_dev =
-                                links > 1 ? mount_on_dev(at(in->snapshots, s), kb_json_str(e, "dev")) : NULL;
-                        if (on_dev) {
-                                problem_once(v, said,
-                                             "the %s %s has %" PRId64
-                                             " names (hard links) and the sandbox's mount at %s is on "
-                                             "its filesystem (%s): another of its names could be inside the sandbox",
-                                             name, path, links, str_or(on_dev, "mountpoint", "?"),
-                                             str_or(e, "dev", "?"));
-                                if (report && s == 0)
-                                        json_object_array_add(report, json_object_get(e));
-                                listed = true;
-                        }
-                        for (size_t x = 0; x < arr_len(exposed); x++) {
-                                json_object *where = at(exposed, x);
-                                const char *err = kb_json_str(where, "error");
-                                char table[64] = "";
-                                if (kb_json_get(where, "pid"))
-                                        snprintf(table, sizeof table, " (in the mount namespace of pid %" PRId64 ")",
-                                                 int_or(where, "pid", -1));
-                                if (kb_json_true(where, "confirmed"))
-                                        problem_once(v, said, "the %s %s is reachable in the sandbox at %s%s", name,
-                                                     path, str_or(where, "at", "?"), table);
-                                else if (!err || strcmp(err, "No such file or directory") != 0)
-                                        problem_once(v, said,
-                                                     "the %s %s is exposed at %s%s by the sandbox's mounts (the host "
-                                                     "could not "
-                                                     "confirm: %s)",
-                                                     name, path, str_or(where, "at", "?"), table, err ? err : "?");
-                                else
-                                        continue; /* disproved: not exposed */
-                                if (report && s == 0 && !listed)
-                                        json_object_array_add(report, json_object_get(e));
-                                listed = true;
-                        }
+                        reach_entry_problems(v, at(in->snapshots, s), s, e, said, report);
                 }
         }
         json_object_put(said);

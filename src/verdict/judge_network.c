@@ -7,8 +7,7 @@
 /* ---- network ---- */
 
 static json_object *kernel_net(json_object *snap) {
-        const char *key = kb_json_str(snap, "kernel_net");
-        return key ? kb_json_get(kb_json_get(snap, "net"), key) : NULL;
+        return judge_map_at(kb_fact_map_of(snap, FACT_LOOK_NET), kb_fact_str_of(snap, FACT_LOOK_KERNEL_NET));
 }
 
 json_object *kb_judge_network(const kb_judge_input *in) {
@@ -16,51 +15,53 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         char buf[DETAIL_MAX];
-        json_object *conn = kb_json_get(in->expect, "canary_connections");
-        int64_t tcp_hits = int_or(conn, "tcp", -1), unix_hits = int_or(conn, "unix", -1);
-        json_object *cell = kb_json_get(in->probe, "network");
+        /* -1: not counted. */
+        json_object *conn = kb_fact_obj_of(in->expect, FACT_EXPECT_CANARY_CONNECTIONS);
+        int64_t tcp_hits = kb_fact_int_or(conn, FACT_CANARY_COUNTS_TCP, -1),
+                unix_hits = kb_fact_int_or(conn, FACT_CANARY_COUNTS_UNIX, -1);
+        json_object *cell = kb_fact_obj_of(in->probe, FACT_PROBE_NETWORK);
         verdict_evidence(&v, "host_tcp_connections", json_object_new_int64(tcp_hits));
         verdict_evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
         verdict_evidence(&v, "cell", json_object_get(cell));
-        if (kb_json_true(in->expect, "allow_network")) {
+        if (kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK)) {
                 return verdict_end_as(
                         &v, KB_CHECK_NETWORK, "not_claimed",
                         "raw-network override: network isolation NOT claimed (canary connections seen: %" PRId64 ")",
                         (tcp_hits > 0 ? tcp_hits : 0) + (unix_hits > 0 ? unix_hits : 0));
         }
         judge_look_problems(&v, in);
-        json_object *host_ns = kb_json_get(in->host, "ns");
-        int64_t host_net = int_or(host_ns, "net", -1);
+        int64_t host_net = judge_ns_inode(kb_fact_map_of(in->host, FACT_HOST_NS), "net");
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *snap = at(in->snapshots, s), *net = kernel_net(snap);
+                const char *label = kb_fact_str_or(snap, FACT_LOOK_LABEL, "?");
                 if (!net) {
-                        verdict_problem(&v, "the host could not read the kernel's network tables (%s)",
-                                        str_or(snap, "label", "?"));
+                        verdict_problem(&v, "the host could not read the kernel's network tables (%s)", label);
                         continue;
                 }
-                json_object *ifs = kb_json_get(net, "interfaces");
+                json_object *ifs = kb_fact_arr_of(net, FACT_NET_INTERFACES);
                 if (!ifs)
                         verdict_problem(&v, "the host could not read the sandbox's interfaces");
                 for (size_t i = 0; i < arr_len(ifs); i++)
                         if (strcmp(json_object_get_string(at(ifs, i)), "lo") != 0)
                                 verdict_problem(&v, "the sandbox has a network interface '%s' besides lo",
                                                 json_object_get_string(at(ifs, i)));
-                static const char *const route_keys[] = {"routes_v4", "routes_v6"};
-                for (size_t k = 0; k < KB_ELEMENTSOF(route_keys); k++) {
-                        json_object *routes = kb_json_get(net, route_keys[k]);
+                const kb_fact_arr route_tables[] = {FACT_NET_ROUTES_V4, FACT_NET_ROUTES_V6};
+                for (size_t k = 0; k < KB_ELEMENTSOF(route_tables); k++) {
+                        json_object *routes = kb_fact_arr_of(net, route_tables[k]);
                         if (!routes)
-                                verdict_problem(&v, "the host could not read the sandbox's %s", route_keys[k]);
+                                verdict_problem(&v, "the host could not read the sandbox's %s",
+                                                kb_fact_row(route_tables[k].id)->key);
                         for (size_t i = 0; i < arr_len(routes); i++)
                                 if (strcmp(json_object_get_string(at(routes, i)), "lo") != 0)
                                         verdict_problem(&v, "the sandbox has a route through '%s'",
                                                         json_object_get_string(at(routes, i)));
                 }
-                json_object *unix_list = kb_json_get(net, "unix"),
-                            *names = kb_json_get(in->expect, "abstract_canaries");
+                json_object *unix_list = kb_fact_arr_of(net, FACT_NET_UNIX),
+                            *names = kb_fact_arr_of(in->expect, FACT_EXPECT_ABSTRACT_CANARIES);
                 if (!unix_list)
                         verdict_problem(&v, "the host could not read the sandbox's unix sockets");
                 for (size_t i = 0; i < arr_len(unix_list); i++) {
-                        const char *path = kb_json_str(at(unix_list, i), "path");
+                        const char *path = kb_fact_str_of(at(unix_list, i), FACT_UNIX_ENTRY_PATH);
                         if (path && path[0] == '@' && str_in(names, path + 1))
                                 verdict_problem(
                                         &v,
@@ -69,27 +70,28 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 }
                 /* A socket of the sandbox's network held outside: made there by a process that entered
                  * the namespace and left, a listener the kernel can reach and a way out. */
-                json_object *channels = kb_json_get(snap, "outside_channels");
+                json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
                 if (!channels)
-                        verdict_problem(&v, "the host did not look for the sandbox's sockets outside it (%s)",
-                                        str_or(snap, "label", "?"));
+                        verdict_problem(&v, "the host did not look for the sandbox's sockets outside it (%s)", label);
                 for (size_t i = 0; i < arr_len(channels); i++) {
                         json_object *c = at(channels, i);
-                        if (!kb_json_true(c, "netns"))
+                        if (!kb_fact_bool_of(c, FACT_OUTSIDE_CHANNEL_NETNS))
                                 continue;
                         verdict_problem(&v,
                                         "%s, a socket of the sandbox's network namespace, is held by pid %" PRId64
                                         " (%s, its fd %" PRId64 "), outside the sandbox (%s)",
-                                        str_or(c, "target", "?"), int_or(c, "pid", -1), str_or(c, "name", "?"),
-                                        int_or(c, "fd", -1), str_or(snap, "label", "?"));
+                                        kb_fact_str_or(c, FACT_OUTSIDE_CHANNEL_TARGET, "?"),
+                                        kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_PID, -1),
+                                        kb_fact_str_or(c, FACT_OUTSIDE_CHANNEL_NAME, "?"),
+                                        kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_FD, -1), label);
                 }
         }
-        int64_t kernel_netns = -1;
-        json_object *kproc = NULL, *procs = kb_json_get(at(in->snapshots, 0), "processes");
+        int64_t kernel_pid = judge_kernel_pid(&v, in);
+        json_object *kproc = NULL, *procs = kb_fact_arr_of(at(in->snapshots, 0), FACT_LOOK_PROCESSES);
         for (size_t i = 0; i < arr_len(procs); i++)
-                if (int_or(at(procs, i), "pid", -1) == int_or(in->expect, "kernel_pid", -2))
+                if (judge_is_pid(at(procs, i), kernel_pid))
                         kproc = at(procs, i);
-        kernel_netns = int_or(kb_json_get(kproc, "ns"), "net", -1);
+        int64_t kernel_netns = judge_ns_inode(kb_fact_map_of(kproc, FACT_PROCESS_NS), "net");
         if (host_net < 0 || kernel_netns < 0)
                 verdict_problem(&v, "the host could not compare the kernel's network namespace with its own");
         else if (kernel_netns == host_net)
@@ -102,25 +104,28 @@ json_object *kb_judge_network(const kb_judge_input *in) {
                 verdict_problem(&v, "the host's canaries saw %" PRId64 " TCP and %" PRId64 " unix connections",
                                 tcp_hits, unix_hits);
         judge_no_probe(&v, in);
-        if (judge_cell_error(in->probe, subprobes, buf, sizeof buf))
+        if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))
                 verdict_problem(&v, "%s", buf);
+        /* Each try by its own object's facts: a TCP try is always one; an abstract one counts unless it
+         * says it was not tried (facts.def: absent reads as tried). */
         size_t tested = 0;
-        static const char *const conn_keys[] = {"tcp", "abstract"};
-        for (size_t k = 0; k < KB_ELEMENTSOF(conn_keys); k++) {
-                json_object *arr = kb_json_get(cell, conn_keys[k]);
-                for (size_t i = 0; i < arr_len(arr); i++) {
-                        json_object *a = at(arr, i);
-                        if (k == 1 && kb_json_get(a, "tested") && !kb_json_true(a, "tested"))
-                                continue;
-                        tested++;
-                        if (kb_json_true(a, "connected"))
-                                verdict_problem(&v, "the cell connected to the host's %s canary",
-                                                k == 0 ? "loopback TCP" : "abstract unix socket");
-                }
+        json_object *tcp = kb_fact_arr_of(cell, FACT_PROBE_NETWORK_TCP),
+                    *abstract = kb_fact_arr_of(cell, FACT_PROBE_NETWORK_ABSTRACT);
+        for (size_t i = 0; i < arr_len(tcp); i++) {
+                tested++;
+                if (kb_fact_bool_of(at(tcp, i), FACT_PROBE_TCP_CONNECTED))
+                        verdict_problem(&v, "the cell connected to the host's loopback TCP canary");
+        }
+        for (size_t i = 0; i < arr_len(abstract); i++) {
+                if (!kb_fact_bool_of(at(abstract, i), FACT_PROBE_ABSTRACT_TESTED))
+                        continue;
+                tested++;
+                if (kb_fact_bool_of(at(abstract, i), FACT_PROBE_ABSTRACT_CONNECTED))
+                        verdict_problem(&v, "the cell connected to the host's abstract unix socket canary");
         }
         if (in->probe && tested == 0)
                 verdict_problem(&v, "the cell tested no canary connection");
-        if (arr_len(kb_json_get(cell, "unix_visible")) > 0)
+        if (arr_len(kb_fact_arr_of(cell, FACT_PROBE_NETWORK_UNIX_VISIBLE)) > 0)
                 verdict_problem(&v, "the cell sees the host's abstract canary socket in /proc/net/unix");
         char pass[256];
         if (in->cells_absent)

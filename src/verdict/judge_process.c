@@ -34,16 +34,29 @@ static int64_t first_id(json_object *ids) {
         return x && json_object_is_type(x, json_type_int) ? json_object_get_int64(x) : -1;
 }
 
+/* What of p the evidence shows, each fact under its own key. */
 static json_object *privilege_summary(json_object *p) {
-        static const char *const keys[] = {
-                "pid",     "nspid",   "name",    "uid",     "gid",     "groups",          "cap_eff",
-                "cap_prm", "cap_amb", "cap_bnd", "cap_inh", "seccomp", "seccomp_filters", "no_new_privs",
-                "uid_map", "gid_map"};
+        static const kb_fact_id facts[] = {KB_FACT_ID_PROCESS_PID,
+                                           KB_FACT_ID_PROCESS_NSPID,
+                                           KB_FACT_ID_PROCESS_NAME,
+                                           KB_FACT_ID_PROCESS_UID,
+                                           KB_FACT_ID_PROCESS_GID,
+                                           KB_FACT_ID_PROCESS_GROUPS,
+                                           KB_FACT_ID_PROCESS_CAP_EFF,
+                                           KB_FACT_ID_PROCESS_CAP_PRM,
+                                           KB_FACT_ID_PROCESS_CAP_AMB,
+                                           KB_FACT_ID_PROCESS_CAP_BND,
+                                           KB_FACT_ID_PROCESS_CAP_INH,
+                                           KB_FACT_ID_PROCESS_SECCOMP,
+                                           KB_FACT_ID_PROCESS_SECCOMP_FILTERS,
+                                           KB_FACT_ID_PROCESS_NO_NEW_PRIVS,
+                                           KB_FACT_ID_PROCESS_UID_MAP,
+                                           KB_FACT_ID_PROCESS_GID_MAP};
         json_object *s = json_object_new_object();
-        for (size_t i = 0; s && i < KB_ELEMENTSOF(keys); i++) {
-                json_object *x = kb_json_get(p, keys[i]);
+        for (size_t i = 0; s && i < KB_ELEMENTSOF(facts); i++) {
+                json_object *x = kb_fact_member(p, facts[i]);
                 if (x)
-                        json_object_object_add(s, keys[i], json_object_get(x));
+                        json_object_object_add(s, kb_fact_row(facts[i])->key, json_object_get(x));
         }
         return s;
 }
@@ -57,11 +70,11 @@ json_object *kb_judge_privileges(json_object *snapshots) {
         judge_look_problems(&v, &in);
         size_t n_proc = 0;
         int64_t uid = -1, gid = -1, seccomp = -1;
-        bool same_uid = true;
+        bool same_uid = true, seccomp_unknown = false;
         const char *uid_map = NULL;
         char buf[512];
         for (size_t s = 0; s < arr_len(snapshots); s++) {
-                json_object *snap = at(snapshots, s), *procs = kb_json_get(snap, "processes");
+                json_object *snap = at(snapshots, s), *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
                 json_object *list = json_object_new_array(), *entry = json_object_new_object();
                 if (!list || !entry || !seen) {
                         json_object_put(list);
@@ -69,42 +82,46 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                         v.oom = true;
                         break;
                 }
-                json_object_object_add(entry, "label", json_object_get(kb_json_get(snap, "label")));
+                json_object_object_add(entry, "label", json_object_get(kb_fact_get(snap, FACT_LOOK_LABEL)));
                 json_object_object_add(entry, "processes", list);
                 json_object_array_add(seen, entry);
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
                         json_object_array_add(list, privilege_summary(p));
                         n_proc++;
-                        int64_t pid = int_or(p, "pid", -1), nnp = 0;
-                        const char *name = str_or(p, "name", "?");
-                        if (judge_fact_error(p, "status", buf, sizeof buf))
+                        int64_t pid = judge_pid_of(p), nnp = 0;
+                        const char *name = judge_name_of(p), *eff = kb_fact_str_of(p, FACT_PROCESS_CAP_EFF),
+                                   *prm = kb_fact_str_of(p, FACT_PROCESS_CAP_PRM),
+                                   *amb = kb_fact_str_of(p, FACT_PROCESS_CAP_AMB);
+                        if (judge_process_error(p, WHAT_STATUS, NULL, buf, sizeof buf))
                                 verdict_problem(&v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
-                        else if (ids_have_root(kb_json_get(p, "uid"), true))
+                        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_UID), true))
                                 verdict_problem(&v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
-                        else if (ids_have_root(kb_json_get(p, "gid"), true))
+                        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GID), true))
                                 verdict_problem(&v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
-                        else if (ids_have_root(kb_json_get(p, "groups"), false))
+                        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GROUPS), false))
                                 verdict_problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
-                        else if (!caps_empty(kb_json_str(p, "cap_eff")) || !caps_empty(kb_json_str(p, "cap_prm")) ||
-                                 !caps_empty(kb_json_str(p, "cap_amb")))
+                        else if (!caps_empty(eff) || !caps_empty(prm) || !caps_empty(amb))
                                 verdict_problem(&v,
                                                 "pid %" PRId64
                                                 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
-                                                pid, name, str_or(p, "cap_eff", "?"), str_or(p, "cap_prm", "?"),
-                                                str_or(p, "cap_amb", "?"));
-                        else if (!kb_json_int(p, "no_new_privs", &nnp) || nnp != 1)
+                                                pid, name, eff ? eff : "?", prm ? prm : "?", amb ? amb : "?");
+                        else if (!kb_fact_int_of(p, FACT_PROCESS_NO_NEW_PRIVS, &nnp) || nnp != 1)
                                 verdict_problem(&v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid,
-                                                name, kb_json_get(p, "no_new_privs") ? "0" : "unknown");
-                        int64_t u = first_id(kb_json_get(p, "uid")), sc;
+                                                name, kb_fact_has(p, FACT_PROCESS_NO_NEW_PRIVS) ? "0" : "unknown");
+                        int64_t u = first_id(kb_fact_arr_of(p, FACT_PROCESS_UID)), sc;
                         if (uid >= 0 && u != uid)
                                 same_uid = false;
                         uid = u;
-                        gid = first_id(kb_json_get(p, "gid"));
-                        if (kb_json_int(p, "seccomp", &sc) && (seccomp < 0 || sc < seccomp))
+                        gid = first_id(kb_fact_arr_of(p, FACT_PROCESS_GID));
+                        /* The mode the evidence shows is the weakest read; one not read makes it unknown
+                         * (-1): sandbox.attack_surface fails that process. */
+                        if (!kb_fact_int_of(p, FACT_PROCESS_SECCOMP, &sc))
+                                seccomp_unknown = true;
+                        else if (seccomp < 0 || sc < seccomp)
                                 seccomp = sc;
                         if (!uid_map)
-                                uid_map = kb_json_str(p, "uid_map");
+                                uid_map = kb_fact_str_of(p, FACT_PROCESS_UID_MAP);
                 }
         }
         char pass[512];
@@ -112,7 +129,7 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                  "%zu process%s in %zu host look%s: host uid %s%" PRId64 ", gid %" PRId64
                  ", no root group, no capabilities, no_new_privs set; uid map %s; seccomp mode %" PRId64,
                  n_proc, n_proc == 1 ? "" : "es", arr_len(snapshots), arr_len(snapshots) == 1 ? "" : "s",
-                 same_uid ? "" : "(several) ", uid, gid, uid_map ? uid_map : "?", seccomp);
+                 same_uid ? "" : "(several) ", uid, gid, uid_map ? uid_map : "?", seccomp_unknown ? -1 : seccomp);
         return verdict_end(&v, KB_CHECK_PRIVILEGES, pass);
 }
 
@@ -159,19 +176,22 @@ static const char *bwrap_flags(json_object *argv, bool *die_with_parent, bool *n
  * the host does not mount (bwrap's --dev makes a new instance). A shell kernel (bash_kernel,
  * metakernel) runs its shell on such a pty; the host's terminals are other instances. */
 static bool own_pty(json_object *snap, json_object *host_mounts, const char *rdev) {
-        json_object *procs = kb_json_get(snap, "processes");
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *fds = kb_json_get(p, "fds"), *mounts = judge_mounts_of(snap, p);
+                json_object *p = at(procs, i), *fds = kb_fact_arr_of(p, FACT_PROCESS_FDS),
+                            *mounts = judge_mounts_of(snap, p);
                 for (size_t f = 0; f < arr_len(fds); f++) {
                         json_object *fd = at(fds, f);
-                        const char *r = kb_json_str(fd, "rdev"), *type = kb_json_str(fd, "type");
-                        if (!r || !type || strcmp(r, rdev) != 0 || strcmp(type, "chr") != 0)
+                        const char *r = kb_fact_str_of(fd, FACT_FD_RDEV), *type = kb_fact_str_of(fd, FACT_FD_TYPE);
+                        int64_t mnt_id, id;
+                        if (!r || !type || strcmp(r, rdev) != 0 || strcmp(type, "chr") != 0 ||
+                            !kb_fact_int_of(fd, FACT_FD_MNT_ID, &mnt_id))
                                 continue;
-                        int64_t mnt_id = int_or(fd, "mnt_id", -1);
                         for (size_t m = 0; m < arr_len(mounts); m++) {
                                 json_object *mt = at(mounts, m);
-                                if (int_or(mt, "id", -2) == mnt_id && judge_mount_is(mt, "devpts") &&
-                                    !judge_host_has_dev(host_mounts, kb_json_str(mt, "dev")))
+                                const char *dev = kb_fact_str_of(mt, FACT_MOUNT_DEV);
+                                if (kb_fact_int_of(mt, FACT_MOUNT_ID, &id) && id == mnt_id &&
+                                    judge_mount_is(mt, "devpts") && dev && !judge_host_has_dev(host_mounts, dev))
                                         return true;
                         }
                 }
@@ -183,16 +203,17 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
         judge_look_problems(&v, in);
-        int64_t kbound_session = int_or(in->host, "session", -1), kernel_pid = int_or(in->expect, "kernel_pid", -1);
+        int64_t kbound_session = kb_fact_int_or(in->host, FACT_HOST_SESSION, -1), kernel_pid = judge_kernel_pid(&v, in);
         if (kbound_session < 0)
                 verdict_problem(&v, "the host could not read kbound's own session");
         size_t kernel_looks = 0, own_ptys = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = kb_json_get(at(in->snapshots, s), "processes");
+                json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
-                        int64_t pid = int_or(p, "pid", -1), tty, session;
-                        if (!kb_json_int(p, "tty_nr", &tty) || !kb_json_int(p, "session", &session)) {
+                        int64_t pid = judge_pid_of(p), tty, session;
+                        if (!kb_fact_int_of(p, FACT_PROCESS_TTY_NR, &tty) ||
+                            !kb_fact_int_of(p, FACT_PROCESS_SESSION, &session)) {
                                 verdict_problem(&v, "the host could not read pid %" PRId64 "'s session and terminal",
                                                 pid);
                                 continue;
@@ -200,20 +221,20 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                         char rdev[48];
                         snprintf(rdev, sizeof rdev, "%" PRId64 ":%" PRId64, (tty >> 8) & 0xfff,
                                  (tty & 0xff) | ((tty >> 12) & 0xfff00));
-                        if (tty != 0 && own_pty(at(in->snapshots, s), kb_json_get(in->host, "mounts"), rdev))
+                        if (tty != 0 && own_pty(at(in->snapshots, s), kb_fact_arr_of(in->host, FACT_HOST_MOUNTS), rdev))
                                 own_ptys++;
                         else if (tty != 0)
                                 verdict_problem(&v,
                                                 "pid %" PRId64
                                                 " (%s) has a controlling terminal (device %s) that is not a pty "
                                                 "of the sandbox's own",
-                                                pid, str_or(p, "name", "?"), rdev);
-                        if (pid != kernel_pid)
+                                                pid, judge_name_of(p), rdev);
+                        if (!judge_is_pid(p, kernel_pid))
                                 continue;
                         kernel_looks++;
                         bool leader_inside = false;
                         for (size_t j = 0; j < arr_len(procs); j++)
-                                leader_inside |= int_or(at(procs, j), "pid", -1) == session;
+                                leader_inside |= judge_is_pid(at(procs, j), session);
                         if (session == kbound_session)
                                 verdict_problem(&v, "the kernel is in kbound's own session (%" PRId64 ")", session);
                         else if (!leader_inside)
@@ -227,19 +248,23 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")",
                                 kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
-        json_object *launcher = kb_json_get(judge_last_look(in), "launcher");
-        int64_t lpid = int_or(launcher, "pid", -1), spawned = int_or(launcher, "spawned", -2);
+        json_object *launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
+        /* -1: not known (by the look, or as facts.def requires): never the process kbound started. */
+        int64_t lpid = kb_fact_int_or(launcher, FACT_LAUNCHER_PID, -1),
+                spawned = kb_fact_int_or(launcher, FACT_LAUNCHER_SPAWNED, -1),
+                ppid = kb_fact_int_or(launcher, FACT_LAUNCHER_PPID, -1),
+                kbound = kb_fact_int_or(launcher, FACT_LAUNCHER_KBOUND, -1);
         bool dwp = false, ns = false;
         char why[256];
-        const char *unreadable = bwrap_flags(kb_json_get(launcher, "argv"), &dwp, &ns, why, sizeof why);
+        const char *unreadable = bwrap_flags(kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV), &dwp, &ns, why, sizeof why);
         if (!launcher)
                 verdict_problem(&v, "the host did not find the process that runs bwrap");
-        else if (lpid != spawned)
+        else if (lpid < 0 || spawned < 0 || lpid != spawned)
                 verdict_problem(&v,
                                 "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
                                 "): nothing ties its life to kbound",
                                 lpid, spawned);
-        else if (int_or(launcher, "ppid", -1) != int_or(launcher, "kbound", -2))
+        else if (ppid < 0 || kbound < 0 || ppid != kbound)
                 verdict_problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
         else if (unreadable)
                 verdict_problem(&v, "cannot tell what the running bwrap was started with: %s", unreadable);
@@ -247,14 +272,16 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 verdict_problem(
                         &v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
         /* ...and by effect: a twin of the sandbox, its bwrap killed, must die with it. */
-        json_object *life = kb_json_get(in->expect, "lifetime");
-        int64_t init_ms = int_or(life, "init_gone_ms", -1), pid2_ms = int_or(life, "pid2_gone_ms", -1);
+        json_object *life = kb_fact_obj_of(in->expect, FACT_EXPECT_LIFETIME);
+        /* Not gone by the bound (null) or not known: -1, still there. */
+        int64_t init_ms = kb_fact_int_or(life, FACT_LIFETIME_INIT_GONE_MS, -1),
+                pid2_ms = kb_fact_int_or(life, FACT_LIFETIME_PID2_GONE_MS, -1);
+        const char *life_error = kb_fact_str_of(life, FACT_LIFETIME_ERROR);
         if (!life)
                 verdict_problem(&v, "the host did not try whether the sandbox dies with kbound");
-        else if (kb_json_str(life, "error"))
-                verdict_problem(&v, "the host could not try whether the sandbox dies with kbound: %s",
-                                kb_json_str(life, "error"));
-        else if (kb_json_true(life, "survived") || init_ms < 0 || pid2_ms < 0)
+        else if (life_error)
+                verdict_problem(&v, "the host could not try whether the sandbox dies with kbound: %s", life_error);
+        else if (kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0)
                 verdict_problem(&v,
                                 "a sandbox started as this one was outlived its bwrap: %s still ran %" PRId64
                                 " ms after kbound killed bwrap's outer process (kbound then stopped it): the sandbox "
@@ -262,7 +289,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 init_ms < 0 && pid2_ms < 0 ? "its init and PID 2"
                                 : init_ms < 0              ? "its init"
                                                            : "its PID 2",
-                                int_or(life, "bound_ms", -1));
+                                kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
         verdict_evidence(&v, "lifetime", json_object_get(life));
         json_object *flags = json_object_new_object();
         if (flags) {

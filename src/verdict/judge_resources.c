@@ -9,24 +9,26 @@
 #include "kbound/sandbox.h"
 #include "base/procfs.h"
 
-/* The smallest value of key among the cgroups of process p that this look read, for the
- * controllers given (a v1 hierarchy and v2's "unified"), counting only the cgroups kbound made
+/* The smallest value of fact among the cgroups of process p that this look read, for the
+ * controllers given (its v1 hierarchy's, and v2's "unified"), counting only the cgroups kbound made
  * for this sandbox (own: their folders): an enclosing one (a container's, a login's) is shared
- * with whatever else runs there, so neither its limit nor its peak is the sandbox's. -1 if none. */
-static int64_t cgroup_limit(json_object *snap, json_object *own, json_object *p, const char *v1, const char *key) {
-        json_object *cgs = kb_json_get(kb_json_get(snap, "resources"), "cgroups"), *mine = kb_json_get(p, "cgroups");
-        const char *controllers[] = {v1, "unified"};
+ * with whatever else runs there, so neither its limit nor its peak is the sandbox's. -1 if none.
+ * The look keys each cgroup "controller:path", the controller as p's cgroups name it. */
+static int64_t cgroup_limit(json_object *snap, json_object *own, json_object *p, kb_fact_str v1, kb_fact_int fact) {
+        json_object *cgs = kb_fact_map_of(kb_fact_obj_of(snap, FACT_LOOK_RESOURCES), FACT_RESOURCES_CGROUPS),
+                    *mine = kb_fact_obj_of(p, FACT_PROCESS_CGROUPS);
+        const kb_fact_str controllers[] = {v1, FACT_PROC_CGROUPS_UNIFIED};
         int64_t best = -1;
         for (size_t i = 0; i < KB_ELEMENTSOF(controllers); i++) {
-                const char *path = kb_json_str(mine, controllers[i]);
+                const char *path = kb_fact_str_of(mine, controllers[i]);
                 if (!path)
                         continue;
                 char name[4096];
-                snprintf(name, sizeof name, "%s:%s", controllers[i], path);
-                json_object *facts = kb_json_get(cgs, name);
-                if (!str_in(own, kb_json_str(facts, "dir")))
+                snprintf(name, sizeof name, "%s:%s", kb_fact_row(controllers[i].id)->key, path);
+                json_object *facts = judge_map_at(cgs, name);
+                if (!str_in(own, kb_fact_str_of(facts, FACT_CGROUP_DIR)))
                         continue;
-                int64_t v = int_or(facts, key, -1);
+                int64_t v = kb_fact_int_or(facts, fact, -1);
                 if (v >= 0 && (best < 0 || v < best))
                         best = v;
         }
@@ -69,8 +71,7 @@ static void judge_one(verdict *v, tally *t, json_object *p, kb_limit_id id, int6
                         strncat(want, " CPU(s)", sizeof want - strlen(want) - 1);
                 verdict_problem(
                         v, "pid %" PRId64 " (%s) runs with no %s limit of at most %s in force (cgroup: %s; %s: %s)",
-                        int_or(p, "pid", -1), str_or(p, "name", "?"), what, want, cg == -1 ? "none" : "above it",
-                        rl_name,
+                        judge_pid_of(p), judge_name_of(p), what, want, cg == -1 ? "none" : "above it", rl_name,
                         rl == -1   ? "unlimited"
                         : rl == -2 ? "unread"
                                    : "above it");
@@ -102,49 +103,56 @@ typedef struct resource_use {
 } resource_use;
 
 static asked asked_read(verdict *v, const kb_judge_input *in) {
-        json_object *limits = kb_json_get(in->expect, "limits");
-        if (!limits)
+        asked a = {.limits = kb_fact_obj_of(in->expect, FACT_EXPECT_LIMITS)};
+        const struct {
+                kb_fact_int fact;
+                int64_t *value;
+        } each[] = {{FACT_LIMITS_MEMORY, &a.mem},   {FACT_LIMITS_TASKS, &a.tasks}, {FACT_LIMITS_TMP, &a.tmp},
+                    {FACT_LIMITS_WORKSPACE, &a.ws}, {FACT_LIMITS_CPU, &a.cpu},     {FACT_LIMITS_LOG, &a.log}};
+        if (!a.limits) {
                 verdict_problem(v, "kbound did not record which limits it asked");
-        return (asked){
-                .limits = limits,
-                .mem = int_or(limits, "memory", 0),
-                .tasks = int_or(limits, "tasks", 0),
-                .tmp = int_or(limits, "tmp", 0),
-                .ws = int_or(limits, "workspace", 0),
-                .cpu = int_or(limits, "cpu", 0),
-                .log = int_or(limits, "log", 0),
-        };
+                return a;
+        }
+        /* Each is required (0: not asked): one not recorded is not "not asked". */
+        for (size_t i = 0; i < KB_ELEMENTSOF(each); i++)
+                if (!kb_fact_int_of(a.limits, each[i].fact, each[i].value))
+                        verdict_problem(v, "kbound did not record whether it asked a %s limit",
+                                        kb_fact_row(each[i].fact.id)->key);
+        return a;
 }
 
 /* One process p of the look snap: each limit asked in force for it (judge_one), and the peaks its
  * cgroups (own: the sandbox's, as cgroup_limit) read. */
 static void judge_process_limits(verdict *v, const asked *a, resource_use *u, json_object *snap, json_object *own,
                                  json_object *p) {
-        json_object *l = kb_json_get(p, "limits");
+        json_object *l = kb_fact_obj_of(p, FACT_PROCESS_LIMITS);
         u->seen++;
         if (!l) {
-                verdict_problem(v, "the host could not read the limits of pid %" PRId64 " (%s)", int_or(p, "pid", -1),
-                                str_or(p, "name", "?"));
+                verdict_problem(v, "the host could not read the limits of pid %" PRId64 " (%s)", judge_pid_of(p),
+                                judge_name_of(p));
                 return;
         }
+        /* A limit not read is -2, as one the kernel did not say. */
         if (a->mem)
-                judge_one(v, &u->tm, p, KB_LIMIT_MEMORY, a->mem, cgroup_limit(snap, own, p, "memory", "memory_max"),
-                          int_or(l, "as", -2), "address space");
+                judge_one(v, &u->tm, p, KB_LIMIT_MEMORY, a->mem,
+                          cgroup_limit(snap, own, p, FACT_PROC_CGROUPS_MEMORY, FACT_CGROUP_MEMORY_MAX),
+                          kb_fact_int_or(l, FACT_PROC_LIMITS_AS, -2), "address space");
         /* bwrap's init (PID 1) forks PID 2 once and then only reaps: every process that
          * can fork on the kernel's behalf descends from PID 2 and has its RLIMIT_NPROC,
          * which counts init too (one user namespace). Set on init, it would count the
          * user's processes on the whole host. */
         bool init = judge_inner_pid(p) == 1;
-        if (a->tasks && !(init && cgroup_limit(snap, own, p, "pids", "pids_max") < 0))
-                judge_one(v, &u->tt, p, KB_LIMIT_TASKS, a->tasks, cgroup_limit(snap, own, p, "pids", "pids_max"),
-                          int_or(l, "nproc", -2), "RLIMIT_NPROC");
+        int64_t pids_max = cgroup_limit(snap, own, p, FACT_PROC_CGROUPS_PIDS, FACT_CGROUP_PIDS_MAX);
+        if (a->tasks && !(init && pids_max < 0))
+                judge_one(v, &u->tt, p, KB_LIMIT_TASKS, a->tasks, pids_max,
+                          kb_fact_int_or(l, FACT_PROC_LIMITS_NPROC, -2), "RLIMIT_NPROC");
         /* CPU: only a cgroup bounds it (no rlimit does: RLIMIT_CPU ends a process) */
         if (a->cpu)
-                judge_one(v, &u->tc, p, KB_LIMIT_CPU, a->cpu, cgroup_limit(snap, own, p, "cpu", "cpu_max_milli"), -1,
-                          "rlimit");
-        int64_t mp = cgroup_limit(snap, own, p, "memory", "memory_peak"),
-                pp = cgroup_limit(snap, own, p, "pids", "pids_peak"),
-                ok = cgroup_limit(snap, own, p, "memory", "oom_kill");
+                judge_one(v, &u->tc, p, KB_LIMIT_CPU, a->cpu,
+                          cgroup_limit(snap, own, p, FACT_PROC_CGROUPS_CPU, FACT_CGROUP_CPU_MAX_MILLI), -1, "rlimit");
+        int64_t mp = cgroup_limit(snap, own, p, FACT_PROC_CGROUPS_MEMORY, FACT_CGROUP_MEMORY_PEAK),
+                pp = cgroup_limit(snap, own, p, FACT_PROC_CGROUPS_PIDS, FACT_CGROUP_PIDS_PEAK),
+                ok = cgroup_limit(snap, own, p, FACT_PROC_CGROUPS_MEMORY, FACT_CGROUP_OOM_KILL);
         u->mem_peak = mp > u->mem_peak ? mp : u->mem_peak;
         u->pids_peak = pp > u->pids_peak ? pp : u->pids_peak;
         u->oom = ok > u->oom ? ok : u->oom;
@@ -152,25 +160,29 @@ static void judge_process_limits(verdict *v, const asked *a, resource_use *u, js
 
 /* The sums one look read of the sandbox's use (res: its "resources"), the largest kept. */
 static void use_of_look(resource_use *u, json_object *res) {
-        int64_t rss = int_or(res, "rss_bytes", 0), tk = int_or(res, "tasks", 0);
+        int64_t rss = kb_fact_int_or(res, FACT_RESOURCES_RSS_BYTES, 0),
+                tk = kb_fact_int_or(res, FACT_RESOURCES_TASKS, 0);
         u->rss_peak = rss > u->rss_peak ? rss : u->rss_peak;
         u->tasks_peak = tk > u->tasks_peak ? tk : u->tasks_peak;
-        json_object *used = kb_json_get(res, "used");
-        int64_t ut = int_or(used, "/tmp", 0), us = int_or(used, "/dev/shm", 0);
+        /* Bytes used by folder (its path, data), -errno when not read: counted as none. */
+        json_object *used = kb_fact_map_of(res, FACT_RESOURCES_USED);
+        int64_t ut = 0, us = 0, w = 0;
+        judge_map_int(used, "/tmp", &ut);
+        judge_map_int(used, "/dev/shm", &us);
+        judge_map_int(used, KB_SANDBOX_WORKSPACE, &w);
         int64_t sum = (ut > 0 ? ut : 0) + (us > 0 ? us : 0);
         u->used_peak = sum > u->used_peak ? sum : u->used_peak;
-        int64_t w = int_or(used, KB_SANDBOX_WORKSPACE, 0);
         u->ws_peak = w > u->ws_peak ? w : u->ws_peak;
 }
 
 /* Every process of every look, and what each look read of the sandbox's use. */
 static void judge_looks(verdict *v, const kb_judge_input *in, const asked *a, resource_use *u) {
-        json_object *own = kb_json_get(kb_json_get(in->expect, "cgroup"), "dirs");
+        json_object *own = kb_fact_arr_of(kb_fact_obj_of(in->expect, FACT_EXPECT_CGROUP), FACT_CGROUP_SETUP_DIRS);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *snap = at(in->snapshots, s), *procs = kb_json_get(snap, "processes");
+                json_object *snap = at(in->snapshots, s), *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++)
                         judge_process_limits(v, a, u, snap, own, at(procs, i));
-                use_of_look(u, kb_json_get(snap, "resources"));
+                use_of_look(u, kb_fact_obj_of(snap, FACT_LOOK_RESOURCES));
         }
         if (u->seen == 0 && (a->mem || a->tasks || a->cpu))
                 verdict_problem(v, "no look read any sandbox process's limits");
@@ -180,35 +192,38 @@ static void judge_looks(verdict *v, const kb_judge_input *in, const asked *a, re
  * limit (bwrap's own are /tmp and /dev/shm; any other one a bwrap makes counts too), but the
  * workspace, which has a limit of its own and must be such a tmpfs when one is asked. */
 static void judge_tmpfs(verdict *v, const kb_judge_input *in, const asked *a, resource_use *u) {
-        const char *no_size = kb_json_true(a->limits, "tmpfs_size") ? "" : " (this bwrap has no --size)";
-        u->mounts = kb_json_get(judge_last_look(in), "mounts");
+        bool sized = kb_fact_bool_of(a->limits, FACT_LIMITS_TMPFS_SIZE);
+        const char *no_size = sized ? "" : " (this bwrap has no --size)";
+        u->mounts = kb_fact_arr_of(judge_last_look(in), FACT_LOOK_MOUNTS);
         for (size_t i = 0; i < arr_len(u->mounts); i++) {
                 json_object *m = at(u->mounts, i);
+                const char *mp = kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "");
+                /* Unknown writability is writable (judge_mount_writable), as in every check. */
+                bool tmpfs = judge_mount_is(m, "tmpfs"), writable = judge_mount_writable(m);
                 /* The kernel's socket folder: a tmpfs of its own (judged below with the others), or
                  * the team's host folder, which nothing bounds (a bwrap with no --size). */
-                if (judge_same_path(str_or(m, "mountpoint", ""), KB_SANDBOX_RUNTIME) &&
-                    strcmp(str_or(m, "fstype", ""), "tmpfs") != 0 && kb_json_true(m, "writable"))
+                if (judge_same_path(mp, KB_SANDBOX_RUNTIME) && !tmpfs && writable)
                         u->run_host = true;
                 if (!a->tmp && !a->ws)
                         continue;
-                if (strcmp(str_or(m, "fstype", ""), "tmpfs") != 0 || !kb_json_true(m, "writable"))
+                if (!tmpfs || !writable)
                         continue;
-                if (judge_same_path(str_or(m, "mountpoint", ""), KB_SANDBOX_WORKSPACE)) {
-                        int64_t size = tmpfs_size(kb_json_get(m, "super"));
+                if (judge_same_path(mp, KB_SANDBOX_WORKSPACE)) {
+                        int64_t size = tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
                         u->ws_bounded |= a->ws && size > 0 && size <= a->ws;
                         continue;
                 }
                 if (!a->tmp)
                         continue;
                 u->tmpfs_n++;
-                int64_t size = tmpfs_size(kb_json_get(m, "super"));
+                int64_t size = tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
                 char want[32];
                 kb_limit_format(KB_LIMIT_TMP, (uint64_t) a->tmp, want, sizeof want);
                 if (size < 0 || size > a->tmp)
                         verdict_problem(v, "the sandbox's %s is a writable tmpfs %s (the limit is %s each%s)",
-                                        str_or(m, "mountpoint", "?"),
+                                        kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "?"),
                                         size < 0 ? "of no size of its own" : "larger than asked", want,
-                                        kb_json_true(a->limits, "tmpfs_size") ? "" : "; this bwrap has no --size");
+                                        sized ? "" : "; this bwrap has no --size");
         }
         if (a->tmp && u->run_host)
                 verdict_problem(v,
@@ -228,13 +243,15 @@ static void judge_tmpfs(verdict *v, const kb_judge_input *in, const asked *a, re
 /* The kernel's log: a pipe to kbound's keeper, and no more on disk than asked (the host's stat of
  * the files when judged). A log bwrap writes itself has no bound at all. */
 static void judge_log(verdict *v, const kb_judge_input *in, const asked *a, resource_use *u) {
-        json_object *klog = kb_json_get(in->expect, "kernel_log");
-        u->log_kept = int_or(klog, "kept", -1);
-        u->log_written = int_or(klog, "written", -1);
-        u->log_dropped = int_or(klog, "dropped", 0);
+        /* The keeper's (expect "kernel_log"); a log without one (expect "kernel_log_file") has no
+         * figures. -1: not known. */
+        json_object *klog = kb_fact_obj_of(in->expect, FACT_EXPECT_KERNEL_LOG);
+        u->log_kept = kb_fact_int_or(klog, FACT_LOG_KEEPER_KEPT, -1);
+        u->log_written = kb_fact_int_or(klog, FACT_LOG_KEEPER_WRITTEN, -1);
+        u->log_dropped = kb_fact_int_or(klog, FACT_LOG_KEEPER_DROPPED, -1);
         char lm[32];
         kb_limit_format(KB_LIMIT_LOG, (uint64_t) a->log, lm, sizeof lm);
-        if (a->log && !kb_json_str(klog, "pipe"))
+        if (a->log && !kb_fact_str_of(klog, FACT_LOG_KEEPER_PIPE))
                 verdict_problem(v, "the kernel's log is a file the sandbox writes itself: nothing bounds it (asked %s)",
                                 lm);
         else if (a->log && (u->log_kept < 0 || u->log_kept > a->log))
@@ -295,7 +312,7 @@ static void resources_detail(const kb_judge_input *in, const asked *a, const res
         kb_limit_format(KB_LIMIT_MEMORY, (uint64_t) (u->mem_peak >= 0 ? u->mem_peak : u->rss_peak), mp, sizeof mp);
         kb_limit_format(KB_LIMIT_WORKSPACE, (uint64_t) a->ws, wz, sizeof wz);
         kb_limit_format(KB_LIMIT_LOG, (uint64_t) a->log, lm, sizeof lm);
-        const char *cg_error = kb_json_str(kb_json_get(in->expect, "cgroup"), "error");
+        const char *cg_error = kb_fact_str_of(kb_fact_obj_of(in->expect, FACT_EXPECT_CGROUP), FACT_CGROUP_SETUP_ERROR);
         unclaimed_words(a, u, unclaimed, sizeof unclaimed);
         char cpu_words[96] = "";
         if (a->cpu)
@@ -344,7 +361,7 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
         judge_log(&v, in, &a, &u);
         verdict_evidence(&v, "used", use_figures(&u));
         verdict_evidence(&v, "limits", json_object_get(a.limits));
-        verdict_evidence(&v, "cgroup", json_object_get(kb_json_get(in->expect, "cgroup")));
+        verdict_evidence(&v, "cgroup", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_CGROUP)));
         char detail[DETAIL_MAX];
         resources_detail(in, &a, &u, detail, sizeof detail);
         return verdict_end(&v, KB_CHECK_RESOURCES, detail);

@@ -12,29 +12,35 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         json_object *exposed = json_object_new_array();
         size_t n = judge_reach_problems(&v, in, "socket", KB_CHECK_SOCKETS, exposed);
         verdict_evidence(&v, "exposed", exposed);
-        json_object *snap = at(in->snapshots, 0), *not_entered = kb_json_get(snap, "socket_namespaces_not_entered");
-        json_object *counts = kb_json_get(snap, "host_sockets");
-        int64_t namespaces = int_or(snap, "socket_namespaces", 0),
-                skipped = int_or(snap, "socket_namespaces_skipped", 0);
-        int64_t checked = int_or(counts, "checked", 0), abstract = int_or(snap, "abstract_sockets", 0);
+        json_object *snap = at(in->snapshots, 0),
+                    *not_entered = kb_fact_arr_of(snap, FACT_LOOK_SOCKET_NAMESPACES_NOT_ENTERED);
+        json_object *counts = kb_fact_obj_of(snap, FACT_LOOK_HOST_SOCKETS);
+        /* The first look's counts, as the evidence and the detail show them (-1: not read, which
+         * fails below). */
+        int64_t namespaces = kb_fact_int_or(snap, FACT_LOOK_SOCKET_NAMESPACES, -1),
+                skipped = kb_fact_int_or(snap, FACT_LOOK_SOCKET_NAMESPACES_SKIPPED, -1);
+        int64_t checked = kb_fact_int_or(counts, FACT_HOST_SOCKETS_CHECKED, -1),
+                abstract = kb_fact_int_or(snap, FACT_LOOK_ABSTRACT_SOCKETS, -1);
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *look = at(in->snapshots, s);
-                if (judge_fact_error(look, "kbound's unix sockets", buf, sizeof buf))
+                const char *label = kb_fact_str_or(look, FACT_LOOK_LABEL, "?");
+                int64_t look_skipped;
+                if (judge_look_error(look, WHAT_KBOUND_SOCKETS, buf, sizeof buf))
                         verdict_problem(&v, "the host could not list %s", buf);
-                if (arr_len(kb_json_get(look, "mounts")) == 0)
-                        verdict_problem(&v, "the host could not read the sandbox's mount table (%s)",
-                                        str_or(look, "label", "?"));
-                if (!kb_json_get(look, "host_sockets") || !kb_json_get(look, "socket_namespaces_not_entered"))
-                        verdict_problem(&v, "the host did not list the host's unix sockets (%s)",
-                                        str_or(look, "label", "?"));
-                if (int_or(look, "socket_namespaces_skipped", 0) > 0)
+                if (arr_len(kb_fact_arr_of(look, FACT_LOOK_MOUNTS)) == 0)
+                        verdict_problem(&v, "the host could not read the sandbox's mount table (%s)", label);
+                if (!kb_fact_obj_of(look, FACT_LOOK_HOST_SOCKETS) ||
+                    !kb_fact_arr_of(look, FACT_LOOK_SOCKET_NAMESPACES_NOT_ENTERED) ||
+                    !kb_fact_int_of(look, FACT_LOOK_SOCKET_NAMESPACES_SKIPPED, &look_skipped))
+                        verdict_problem(&v, "the host did not list the host's unix sockets (%s)", label);
+                else if (look_skipped > 0)
                         verdict_problem(&v,
                                         "the host did not list the sockets of %" PRId64
                                         " network namespaces (more than kbound "
                                         "reads in one look)",
-                                        int_or(look, "socket_namespaces_skipped", 0));
+                                        look_skipped);
         }
-        if (namespaces == 0)
+        if (namespaces <= 0)
                 verdict_problem(&v, "the host read no network namespace's socket table");
         /* Namespaces kbound could not enter: only paths found on the host were placed; the rest is
          * not claimed, and the namespace is named. */
@@ -42,24 +48,29 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         size_t unplaced = 0;
         for (size_t i = 0; i < arr_len(not_entered); i++) {
                 json_object *ne = at(not_entered, i);
-                unplaced += (size_t) int_or(ne, "unplaced", 0);
+                const char *table_error = kb_fact_str_of(ne, FACT_NOT_ENTERED_TABLE_ERROR);
+                /* Only the wording of what is not claimed (absent: its table not even read as text). */
+                int64_t n_unplaced = kb_fact_int_or(ne, FACT_NOT_ENTERED_UNPLACED, 0);
+                unplaced += n_unplaced > 0 ? (size_t) n_unplaced : 0;
                 if (i < 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left),
                                  "%snetwork namespace of pid %" PRId64 " (%s%s%s)", i ? ", " : "",
-                                 int_or(ne, "pid", -1), str_or(ne, "error", "?"),
-                                 kb_json_str(ne, "table_error") ? "; its table: " : "", str_or(ne, "table_error", ""));
+                                 kb_fact_int_or(ne, FACT_NOT_ENTERED_PID, -1),
+                                 kb_fact_str_or(ne, FACT_NOT_ENTERED_ERROR, "?"), table_error ? "; its table: " : "",
+                                 table_error ? table_error : "");
                 else if (i == 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)",
                                  arr_len(not_entered) - 3);
         }
-        bool raw = kb_json_true(in->expect, "allow_network");
+        bool raw = kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK);
         verdict_evidence(&v, "sockets_checked", json_object_new_int64(checked));
-        verdict_evidence(&v, "on_other_filesystems", json_object_new_int64(int_or(counts, "elsewhere", 0)));
+        verdict_evidence(&v, "on_other_filesystems",
+                         json_object_new_int64(kb_fact_int_or(counts, FACT_HOST_SOCKETS_ELSEWHERE, -1)));
         verdict_evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
         verdict_evidence(&v, "namespaces_not_entered", json_object_get(not_entered));
         verdict_evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
         verdict_evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
-        verdict_evidence(&v, "not_placed", json_object_get(kb_json_get(counts, "not_claimed")));
+        verdict_evidence(&v, "not_placed", json_object_get(kb_fact_get(counts, FACT_HOST_SOCKETS_NOT_CLAIMED)));
         /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
         char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
         if (raw)
@@ -75,20 +86,23 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                          "paths their tables show%s: %s",
                          arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
                          unplaced ? " (some not found on the host)" : "", left);
-        json_object *unplaced_sockets = kb_json_get(counts, "not_claimed"), *first = at(unplaced_sockets, 0);
+        json_object *unplaced_sockets = kb_fact_arr_of(counts, FACT_HOST_SOCKETS_NOT_CLAIMED),
+                    *first = at(unplaced_sockets, 0);
         if (arr_len(unplaced_sockets) > 0) {
-                json_object *holder = at(kb_json_get(first, "held_by"), 0);
+                json_object *holder = at(kb_fact_arr_of(first, FACT_SOCKET_HELD_BY), 0);
                 char held[128] = "held by no process the host found";
                 if (holder)
-                        snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)", int_or(holder, "pid", -1),
-                                 str_or(holder, "name", "?"));
+                        snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)",
+                                 kb_fact_int_or(holder, FACT_HOLDER_PID, -1),
+                                 kb_fact_str_or(holder, FACT_HOLDER_NAME, "?"));
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
                          "; NOT claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not "
                          "find "
                          "by their names (removed or moved since bound, a relative name, another user's): first %s, "
                          "socket:[%" PRId64 "], %s",
                          arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s",
-                         str_or(first, "path", "?"), int_or(first, "inode", -1), held);
+                         kb_fact_str_or(first, FACT_SOCKET_PATH, "?"), kb_fact_int_or(first, FACT_SOCKET_INODE, -1),
+                         held);
         }
         snprintf(pass, sizeof pass,
                  "none of the host's %" PRId64 " bound pathname unix sockets (any type; %" PRId64

@@ -129,6 +129,11 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'fd': " #n ", 'target': '" LOG_PATH "', 'type': 'reg', 'dev': '8:1', 'ino': 777, 'flags': 33793, "           \
         "'mnt_id': 20}"
 
+/* The kernel's log as kbound's keeper holds it (expect "kernel_log"): a pipe the kernel writes,
+ * kept up to a bound. The good run has no keeper: its log is the file kbound opened
+ * (expect "kernel_log_file"). */
+#define LOG_KEEPER(pipe) "{'pipe': '" pipe "', 'max': 16777216, 'written': 4096, 'dropped': 0, 'kept': 4096}"
+
 #define INIT_PROC PROC(1001, 1, "bwrap", 1000, 1000, "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) "]")
 
 /* The kernel: its listeners (7001, 7002) and an unbound socket (7003) in the sandbox's unix table,
@@ -188,39 +193,54 @@ static inline kb_judge_input input_of(json_object *run) {
 #define SANDBOX_MOUNTS                                                                                                 \
         "[{'id': 300, 'nodev': true, 'parent': 299, 'dev': '0:40', 'root': '/', 'mountpoint': '/', 'fstype': "         \
         "'tmpfs', "                                                                                                    \
-        "'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': 1}}, "                  \
+        "'source': 'tmpfs', 'writable': false, 'options': ['ro', 'nosuid'], 'super': [], 'target': {'type': 'dir', "   \
+        "'dev': '0:40', 'ino': 1}}, "                                                                                  \
         "{'id': 301, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/usr', 'mountpoint': '/usr', 'fstype': "     \
         "'ext4', "                                                                                                     \
-        "'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 131073}}, "          \
+        "'source': '/dev/sda1', 'writable': false, 'options': ['ro', 'nosuid'], 'super': [], 'target': {'type': "      \
+        "'dir', 'dev': '8:1', 'ino': 131073}}, "                                                                       \
         "{'id': 302, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/', 'mountpoint': '/proc', 'fstype': "      \
         "'proc', "                                                                                                     \
-        "'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 1}}, "                    \
+        "'source': 'proc', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], 'target': {'type': 'dir', "     \
+        "'dev': '0:41', 'ino': 1}}, "                                                                                  \
         "{'id': 303, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sys', 'mountpoint': '/proc/sys', "         \
         "'fstype': 'proc', "                                                                                           \
-        "'source': 'proc', 'writable': false, 'target': {'type': 'dir', 'dev': '0:41', 'ino': 4026531855}}, "          \
+        "'source': 'proc', 'writable': false, 'options': ['ro', 'nosuid'], 'super': [], 'target': {'type': 'dir', "    \
+        "'dev': '0:41', 'ino': 4026531855}}, "                                                                         \
         "{'id': 304, 'nodev': true, 'parent': 302, 'dev': '0:41', 'root': '/sysrq-trigger', 'mountpoint': "            \
         "'/proc/sysrq-trigger', "                                                                                      \
-        "'fstype': 'proc', 'source': 'proc', 'writable': false, 'target': {'type': 'reg', 'dev': '0:41', "             \
+        "'fstype': 'proc', 'source': 'proc', 'writable': false, 'options': ['ro', 'nosuid'], 'super': [], 'target': "  \
+        "{'type': 'reg', 'dev': '0:41', "                                                                              \
         "'ino': 4026532080}}, "                                                                                        \
         "{'id': 305, 'nodev': true, 'parent': 300, 'dev': '0:42', 'root': '/', 'mountpoint': '/dev', 'fstype': "       \
         "'tmpfs', "                                                                                                    \
-        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:42', 'ino': 1}}, "                   \
-        "{'id': 306, 'parent': 305, 'dev': '0:5', 'root': '/null', 'mountpoint': '/dev/null', 'fstype': 'devtmpfs', "  \
-        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3'}}, "      \
-        "{'id': 307, 'parent': 305, 'dev': '0:5', 'root': '/tty', 'mountpoint': '/dev/tty', 'fstype': 'devtmpfs', "    \
-        "'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', 'ino': 12, 'rdev': '5:0'}}, "     \
-        "{'id': 308, 'parent': 305, 'dev': '0:43', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "        \
-        "'source': 'devpts', 'writable': true, 'target': {'type': 'dir', 'dev': '0:43', 'ino': 1}}, "                  \
+        "'source': 'tmpfs', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], 'target': {'type': 'dir', "    \
+        "'dev': '0:42', 'ino': 1}}, "                                                                                  \
+        "{'id': 306, 'nodev': false, 'parent': 305, 'dev': '0:5', 'root': '/null', 'mountpoint': '/dev/null', "        \
+        "'fstype': 'devtmpfs', "                                                                                       \
+        "'source': 'udev', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], 'target': {'type': 'chr', "     \
+        "'dev': '0:5', 'ino': 5, 'rdev': '1:3'}}, "                                                                    \
+        "{'id': 307, 'nodev': false, 'parent': 305, 'dev': '0:5', 'root': '/tty', 'mountpoint': '/dev/tty', "          \
+        "'fstype': 'devtmpfs', "                                                                                       \
+        "'source': 'udev', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], 'target': {'type': 'chr', "     \
+        "'dev': '0:5', 'ino': 12, 'rdev': '5:0'}}, "                                                                   \
+        "{'id': 308, 'nodev': false, 'parent': 305, 'dev': '0:43', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': "  \
+        "'devpts', "                                                                                                   \
+        "'source': 'devpts', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], 'target': {'type': 'dir', "   \
+        "'dev': '0:43', 'ino': 1}}, "                                                                                  \
         "{'id': 309, 'nodev': true, 'parent': 300, 'dev': '0:44', 'root': '/', 'mountpoint': '/tmp', 'fstype': "       \
         "'tmpfs', "                                                                                                    \
-        "'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '0:44', 'ino': 1}}, "                   \
+        "'source': 'tmpfs', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], 'target': {'type': 'dir', "    \
+        "'dev': '0:44', 'ino': 1}}, "                                                                                  \
         "{'id': 310, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A                                     \
         "/runtime', 'mountpoint': '/run/kbound', "                                                                     \
-        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], "        \
+        "'target': {'type': 'dir', 'dev': '8:1', "                                                                     \
         "'ino': 5001}}, "                                                                                              \
         "{'id': 311, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A                                     \
         "/workspace', 'mountpoint': '/workspace', "                                                                    \
-        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], 'super': [], "        \
+        "'target': {'type': 'dir', 'dev': '8:1', "                                                                     \
         "'ino': 5000}}]"
 
 /* The bwrap kbound launched (its program, command line and environment), as kb_sandbox_launch_facts
@@ -238,7 +258,8 @@ static inline kb_judge_input input_of(json_object *run) {
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE                                                                                                     \
         "'ns_holders': [], 'outside_channels': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0, "        \
-        "'fd_tables_read': 120, 'fd_tables_unreadable': 0}"
+        "'fd_tables_read': 120, 'fd_tables_unreadable': 0, 'kbound_helpers': 0, 'transient': 0, "                      \
+        "'fd_tables_read_again': 0}"
 
 /* The look before the kernel's program ran: bwrap's init alone, blocked reading kbound's block channel (fd
  * 6), holding what kbound handed it (stdin, the log, the seccomp channel at 4, the block channel) and
@@ -306,18 +327,23 @@ static inline kb_judge_input input_of(json_object *run) {
 #define HOST                                                                                                           \
         "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "    \
         "'memfd_dev': '0:1', 'mounts': ["                                                                              \
-        "{'id': 20, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "                     \
-        "'source': '/dev/sda1', 'writable': true}, "                                                                   \
-        "{'id': 21, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': 'devtmpfs', "             \
-        "'source': 'udev', 'writable': true}, "                                                                        \
-        "{'id': 22, 'parent': 21, 'dev': '0:24', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': 'devpts', "          \
-        "'source': 'devpts', 'writable': true}, "                                                                      \
-        "{'id': 23, 'parent': 21, 'dev': '0:25', 'root': '/', 'mountpoint': '/dev/shm', 'fstype': 'tmpfs', "           \
-        "'source': 'tmpfs', 'writable': true}, "                                                                       \
-        "{'id': 24, 'parent': 20, 'dev': '0:22', 'root': '/', 'mountpoint': '/proc', 'fstype': 'proc', "               \
-        "'source': 'proc', 'writable': true}, "                                                                        \
-        "{'id': 25, 'parent': 20, 'dev': '0:26', 'root': '/', 'mountpoint': '/run', 'fstype': 'tmpfs', "               \
-        "'source': 'tmpfs', 'writable': true}]}"
+        "{'id': 20, 'nodev': false, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "     \
+        "'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                         \
+        "{'id': 21, 'nodev': false, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': "         \
+        "'devtmpfs', "                                                                                                 \
+        "'source': 'udev', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                              \
+        "{'id': 22, 'nodev': false, 'parent': 21, 'dev': '0:24', 'root': '/', 'mountpoint': '/dev/pts', 'fstype': "    \
+        "'devpts', "                                                                                                   \
+        "'source': 'devpts', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                            \
+        "{'id': 23, 'nodev': true, 'parent': 21, 'dev': '0:25', 'root': '/', 'mountpoint': '/dev/shm', 'fstype': "     \
+        "'tmpfs', "                                                                                                    \
+        "'source': 'tmpfs', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                             \
+        "{'id': 24, 'nodev': true, 'parent': 20, 'dev': '0:22', 'root': '/', 'mountpoint': '/proc', 'fstype': "        \
+        "'proc', "                                                                                                     \
+        "'source': 'proc', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                              \
+        "{'id': 25, 'nodev': true, 'parent': 20, 'dev': '0:26', 'root': '/', 'mountpoint': '/run', 'fstype': "         \
+        "'tmpfs', "                                                                                                    \
+        "'source': 'tmpfs', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}]}"
 
 #define CANARY_NAME "kbound-canary-5f3a"
 
@@ -369,7 +395,7 @@ static inline kb_judge_input input_of(json_object *run) {
 #define LIFETIME                                                                                                       \
         "{'bound_ms': 2000, 'init_gone_ms': 3, 'pid2_gone_ms': 3, 'survived': false, 'stopped_by_kbound': false}"
 #define EXPECT                                                                                                         \
-        "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log': {'dev': '8:1', 'ino': 777}, "                      \
+        "{'allow_network': false, 'kernel_pid': 1002, 'kernel_log_file': {'dev': '8:1', 'ino': 777}, "                 \
         "'team_binds': [{'name': 'workspace', 'dev': '8:1', 'ino': 5000, 'path': '" TEAM_A "/workspace'}, "            \
         "{'name': 'runtime', 'dev': '8:1', 'ino': 5001, 'path': '" TEAM_A "/runtime'}], 'base_dir': '" BASE "', "      \
         "'abstract_canaries': ['" CANARY_NAME "'], 'canary_connections': {'tcp': 0, 'unix': 0}, "                      \
@@ -377,6 +403,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'sibling_in_probe': [], 'secrets_guarded': 5, 'keyring': 'planted in the session keyring', "                  \
         "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "       \
         "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                  \
+        "'limits': {'memory': 0, 'tasks': 0, 'tmp': 0, 'workspace': 0, 'log': 0, 'cpu': 0}, "                          \
         "'seccomp': " SECCOMP ", 'surface': " SURFACE ", 'lifetime': " LIFETIME "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The

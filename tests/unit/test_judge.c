@@ -17,6 +17,114 @@ static void test_good_run_passes_every_check(void **state) {
         json_object_put(run);
 }
 
+/* The good run is evidence as inspection writes it: it breaks nothing facts.def declares, so every
+ * failure a test breaks into it is the judge's own, not the fixture's. */
+static void test_good_run_is_well_formed(void **state) {
+        json_object *run = good_run();
+        kb_judge_input in = input_of(run);
+        json_object *malformed = kb_judge_malformed(&in);
+        assert_non_null(malformed);
+        for (size_t i = 0; i < json_object_array_length(malformed); i++)
+                print_message("malformed: %s\n", json_object_get_string(json_object_array_get_idx(malformed, i)));
+        if (json_object_array_length(malformed) != 0)
+                fail_msg("the good run breaks facts.def (%zu places, each printed above)",
+                         json_object_array_length(malformed));
+        json_object_put(malformed);
+        json_object_put(run);
+}
+
+/* A required fact missing, or a key facts.def does not declare in what the host made, fails every
+ * check judged from the host's looks, naming where ("malformed" in the evidence); a check that
+ * reads the fact names its own problem too, first. */
+static void test_malformed_fails_every_check(void **state) {
+        static const struct {
+                breakage b;
+                const char *where; /* what the malformed problem names */
+        } cases[] = {
+                {B1("/snapshots/0/processes/1/pid", NULL, NULL), "look 'ready': processes[1].pid: required, absent"},
+                {B1("/snapshots/1/mounts/1/writable", NULL, NULL),
+                 "look 'child alive': mounts[1].writable: required, absent"},
+                {B1("/expect/kernel_pid", NULL, NULL), "what kbound arranged (expect): kernel_pid: required, absent"},
+                {B1("/pre_exec/launcher/outside_inodes", NULL, NULL),
+                 "the look before exec: launcher.outside_inodes: required, absent"},
+                {B1("/snapshots/1/mounts/1/writeable", "true", NULL),
+                 "look 'child alive': mounts[1].writeable: not a declared fact of MOUNT"},
+                {B1("/host/mounts/0/writeable", "false", NULL),
+                 "the host's own facts: mounts[0].writeable: not a declared fact of MOUNT"},
+                {B1("/expect/limits/memory", "'2G'", NULL),
+                 "what kbound arranged (expect): limits.memory: string, not an integer"},
+        };
+        for (size_t c = 0; c < KB_ELEMENTSOF(cases); c++)
+                for (size_t j = 0; j < KB_ELEMENTSOF(judges); j++) {
+                        if (!judges[j].host_looks)
+                                continue;
+                        json_object *run = good_run();
+                        apply(run, &cases[c].b);
+                        json_object *check = judge_run(judges[j].judge, run);
+                        char what[256];
+                        snprintf(what, sizeof what, "%s, %s", judges[j].id, cases[c].b.edits[0].pointer);
+                        assert_status_naming(check, "fail", "the host's evidence is not what facts.def declares", what);
+                        json_object *malformed = member(member(check, "evidence"), "malformed");
+                        bool named = false;
+                        for (size_t i = 0; malformed && i < json_object_array_length(malformed); i++)
+                                named |= strcmp(json_object_get_string(json_object_array_get_idx(malformed, i)),
+                                                cases[c].where) == 0;
+                        if (!named)
+                                fail_msg("%s: the evidence's malformed does not name '%s': %s", what, cases[c].where,
+                                         text_of(check));
+                        json_object_put(check);
+                        json_object_put(run);
+                }
+}
+
+/* Where a judge reads the missing fact it says so itself, and that stays the detail: the malformed
+ * problem comes last. */
+static void test_malformed_after_own_problem(void **state) {
+        static const struct {
+                breakage b;
+                judge_fn judge;
+        } cases[] = {
+                /* unknown writability is writable */
+                {B1("/snapshots/1/mounts/1/writable", NULL,
+                    "a writable mount at /usr (ext4 /dev/sda1, root /usr) is backed by the host"),
+                 kb_judge_write_outside},
+                /* a kernel kbound did not record is never matched by a default */
+                {B1("/expect/kernel_pid", NULL, "kbound did not record the pinned kernel's host pid"),
+                 kb_judge_session},
+                {B1("/expect/kernel_pid", NULL, "kbound did not record the pinned kernel's host pid"),
+                 kb_judge_identity},
+                {B1("/expect/kernel_pid", NULL, "kbound did not record the pinned kernel's host pid"),
+                 kb_judge_network},
+                {B1("/expect/kernel_pid", NULL, "kbound did not record the pinned kernel's host pid"),
+                 kb_judge_credentials},
+                {B1("/expect/kernel_pid", NULL, "kbound did not record the pinned kernel's host pid"),
+                 kb_judge_backend},
+                /* a process whose pid was not read is never the kernel */
+                {B2("/snapshots/0/processes/1/pid", NULL, "/snapshots/1/processes/1/pid", NULL,
+                    "the kernel's session was not checked: no look shows the kernel (host pid 1002)"),
+                 kb_judge_session},
+                /* the launch side's channels not read are not "none" */
+                {B1("/snapshots/1/launcher/outside_inodes", NULL,
+                    "the host did not read which pipes and sockets the launch side holds"),
+                 kb_judge_descriptors},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                json_object *run = good_run();
+                apply(run, &cases[i].b);
+                json_object *check = judge_run(cases[i].judge, run);
+                assert_status_naming(check, "fail", cases[i].b.words, cases[i].b.edits[0].pointer);
+                if (strncmp(detail_of(check), cases[i].b.words, strlen(cases[i].b.words)) != 0)
+                        fail_msg("case %zu: the detail is not the judge's own problem: %s", i, detail_of(check));
+                json_object *problems = member(member(check, "evidence"), "problems");
+                size_t n = json_object_array_length(problems);
+                assert_true(n >= 2);
+                assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(problems, n - 1)),
+                                       "the host's evidence is not what facts.def declares"));
+                json_object_put(check);
+                json_object_put(run);
+        }
+}
+
 /* What the passes say they rest on. */
 static void test_good_run_details(void **state) {
         static const struct {
@@ -103,8 +211,11 @@ static void test_check_object(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_check_object),
+                cmocka_unit_test(test_good_run_is_well_formed),
                 cmocka_unit_test(test_good_run_passes_every_check),
                 cmocka_unit_test(test_good_run_details),
+                cmocka_unit_test(test_malformed_fails_every_check),
+                cmocka_unit_test(test_malformed_after_own_problem),
                 cmocka_unit_test(test_missing_looks_fail_every_check),
                 cmocka_unit_test(test_missing_probe_fails_every_check),
         };

@@ -16,6 +16,11 @@ static void test_backend(void **state) {
                 /* the override shares the network, nothing else */
                 B2("/expect/allow_network", "true", "/snapshots/0/processes/1/ns/ipc", "4026531839",
                    "pid 1002 (python3) shares kbound's ipc namespace"),
+                /* only a JSON true is the override, and anything else is evidence facts.def does not
+                 * declare: it fails (it passed as no override before facts.def) */
+                B2("/expect/allow_network", "'true'", "/snapshots/0/processes/1/ns/net", "4026531840",
+                   "pid 1002 (python3) shares kbound's net namespace"),
+                B1("/expect/allow_network", "'true'", "allow_network: string, not a bool"),
         };
         EXPECT_FAILS(kb_judge_backend, fails);
         static const breakage passes[] = {
@@ -23,8 +28,6 @@ static void test_backend(void **state) {
                    "/snapshots/1/processes/1/ns/net", "4026531840",
                    "user, mnt, pid, ipc, uts, cgroup namespaces differ from kbound's for all 5 processes the host saw; "
                    "network shared (raw-network override)"),
-                /* only a JSON true is the override */
-                B1("/expect/allow_network", "'true'", "net, ipc"),
         };
         EXPECT_PASSES(kb_judge_backend, passes);
 }
@@ -147,6 +150,11 @@ static void test_backend_namespace_owners(void **state) {
                    "the host read the namespaces of 2 processes outside the sandbox but not all their descriptors"),
                 B1("/snapshots/0/ns_outside/fd_tables_read", NULL,
                    "the host did not read the descriptors of the processes outside the sandbox (ready)"),
+                /* each count is required: one not read is never 0 */
+                B1("/snapshots/1/ns_outside/fd_tables_unreadable", NULL,
+                   "the host did not read the descriptors of the processes outside the sandbox (child alive)"),
+                B1("/pre_exec/ns_outside/holders", NULL,
+                   "the host did not count the processes outside the sandbox in its namespaces (pre-exec)"),
                 B1("/pre_exec/ns_holders/-", "{'pid': 780, 'name': 'sh', 'ns': 'user', 'inode': 4026532200, 'fd': 3}",
                    "pid 780 (sh), outside the sandbox, holds the sandbox's user namespace open (fd 3)"),
                 B1("/snapshots/0/ns_mounts/-",

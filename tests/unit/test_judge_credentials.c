@@ -129,7 +129,8 @@ static void test_cross_team_evidence(void **state) {
 static void test_cross_team_folders(void **state) {
 #define MOUNT_OF(id, root, mp)                                                                                         \
         "{'id': " #id ", 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '" root "', 'mountpoint': '" mp "', "     \
-        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'target': {'type': 'dir', 'dev': '8:1', "         \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'options': ['ro'], 'super': [], 'target': "       \
+        "{'type': 'dir', 'dev': '8:1', "                                                                               \
         "'ino': " #id "}}"
 #define NEW_MOUNT "/snapshots/1/mounts/-"
         static const breakage fails[] = {
@@ -161,6 +162,12 @@ static void test_cross_team_folders(void **state) {
                 B1("/host/mounts", "[]", "the host could not place the run's team folders (" BASE "/teams) on its"),
                 /* the team's binds unknown: its own folders are another team's */
                 B1("/expect/team_binds", "[]", "shows " TEAM_A "/workspace: a team folder that is not"),
+                /* a mount whose root was not read could show anything */
+                B1("/snapshots/1/mounts/11/root", NULL,
+                   "the host could not tell what the sandbox's mount at /workspace shows"),
+                /* a look at a canary that names no check could be this check's */
+                B1("/snapshots/0/reach/1/claim", NULL,
+                   "the host's look at the sibling team canary (" TEAM_B_CANARY ") names no check it belongs to"),
         };
         EXPECT_FAILS(kb_judge_cross_team, fails);
         static const breakage passes[] = {
@@ -178,7 +185,7 @@ static void test_cross_team_folders(void **state) {
                 /* the whole filesystem, with /tmp covered by a tmpfs of the sandbox's own */
                 B2(NEW_MOUNT, MOUNT_OF(330, "/", "/host"), NEW_MOUNT,
                    "{'id': 331, 'parent': 330, 'nodev': true, 'dev': '0:71', 'root': '/', 'mountpoint': '/host/tmp', "
-                   "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false}",
+                   "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'options': ['ro'], 'super': []}",
                    NULL),
         };
         EXPECT_PASSES(kb_judge_cross_team, passes);

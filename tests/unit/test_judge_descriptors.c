@@ -41,7 +41,12 @@ static void test_descriptors_files(void **state) {
                 B1(KFDS "/1/dev", "'8:2'", "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
                 B1(KFDS "/1/type", "'fifo'",
                    "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount (mount id 20)"),
-                B1("/expect/kernel_log", NULL, "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                B1("/expect/kernel_log_file", NULL, "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                /* a log file known by half its identity is not known */
+                B1("/expect/kernel_log_file/ino", NULL, "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
+                /* a keeper's log is a pipe: a file is no log of it */
+                B2("/expect/kernel_log_file", NULL, "/expect/kernel_log", LOG_KEEPER("pipe:[7300]"),
+                   "fd 1 of pid 1002 (python3): " LOG_PATH " is on a host mount"),
                 /* anonymous memory only on the device kbound learned for it */
                 B1(KFDS "/10/dev", "'0:25'",
                    "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is on a host mount (mount id 16)"),
@@ -75,7 +80,8 @@ static void test_descriptors_files(void **state) {
 static void test_descriptors_devices(void **state) {
 #define RODEV_MOUNT                                                                                                    \
         "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "          \
-        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
+        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'options': ['ro'], 'super': [], 'target': {'type': "  \
+        "'dir', 'dev': '0:60', 'ino': 1}}"
         static const breakage fails[] = {
                 B2("/snapshots/0/mounts/-", RODEV_MOUNT, KFD_NEW,
                    "{'fd': 20, 'target': '/mnt/rodev/kmsg', 'type': 'chr', 'dev': '0:60', 'ino': 3, 'rdev': '1:11', "
@@ -142,6 +148,12 @@ static void test_descriptors_pre_exec(void **state) {
                 B1(PRE_FDS "/5/dev", "'0:40'", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc"),
                 B1(PRE_FDS "/4", NULL, "did not hold kbound's block channel as fd 6"),
                 B1(PRE_FDS "/4/ino", "8101", "did not hold kbound's block channel as fd 6"),
+                /* fdinfo not read: not O_PATH, so not bwrap's own /proc descriptor */
+                B1(PRE_FDS "/5/flags", NULL,
+                   "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
+                /* a block channel kbound did not record is none: nothing it was waiting on is kbound's */
+                B1("/expect/launch/block_fd", NULL, "kbound kept no record of the block channel it handed bwrap"),
+                B1("/expect/launch/block_fd", NULL, "bwrap's init was not waiting on kbound's block channel (fd -1)"),
                 B1("/pre_exec/processes/0/errors/-", "{'what': 'fd', 'error': 'Permission denied'}",
                    "the host could not read the descriptors of PID 1 before the kernel ran (fd: Permission denied)"),
                 /* the sandbox did not wait */
@@ -183,9 +195,10 @@ static void test_descriptors_pre_exec(void **state) {
 /* A process in a mount namespace of its own is judged by its own table. */
 static void test_descriptors_other_mount_namespace(void **state) {
 #define OWN_TABLE                                                                                                      \
-        "{'4026532299': [{'id': 400, 'parent': 399, 'dev': '0:50', 'root': '/', 'mountpoint': '/', 'fstype': "         \
+        "{'4026532299': [{'id': 400, 'parent': 399, 'nodev': true, 'dev': '0:50', 'root': '/', 'mountpoint': '/', "    \
+        "'fstype': "                                                                                                   \
         "'tmpfs', "                                                                                                    \
-        "'source': 'tmpfs', 'writable': true}]}"
+        "'source': 'tmpfs', 'writable': true, 'options': ['rw'], 'super': []}]}"
 #define CHILD_FD "/snapshots/1/processes/2/fds/-"
         static const breakage fails[] = {
                 /* the kernel's mount 311 is not in the child's table */
@@ -263,6 +276,17 @@ static void test_descriptors_references(void **state) {
                    "{'path': '/usr/lib/z', 'dev': '8:1', 'ino': 81, 'shared': false, 'writable': false, "
                    "'reach_error': 'Permission denied'}",
                    "a mapping of /usr/lib/z: the host could not place it (Permission denied)"),
+                /* bwrap's init's image is mapped privately: a shared, writable mapping of it, or one
+                 * that does not say it is not (facts.def: REQUIRED_TRUE), writes to the host's file */
+                B3("/pre_exec/processes/0/refs/maps/-",
+                   "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'shared': true, 'writable': true, "
+                   "'reach': 'none'}",
+                   "/pre_exec/launcher/map_files", "['8:1:4242', '8:1:4243']", "/pre_exec/processes/0/exe", BWRAP_EXE,
+                   "pid 1001 (bwrap) holds a shared, writable mapping of /opt/bwrap/lib.so"),
+                B3("/pre_exec/processes/0/refs/maps/-",
+                   "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'reach': 'none'}",
+                   "/pre_exec/launcher/map_files", "['8:1:4242', '8:1:4243']", "/pre_exec/processes/0/exe", BWRAP_EXE,
+                   "pid 1001 (bwrap) holds a shared, writable mapping of /opt/bwrap/lib.so"),
                 /* the same before the kernel ran, in bwrap's init */
                 B1("/pre_exec/processes/0/refs/cwd", HOST_DIR,
                    "the working directory of pid 1001 (bwrap), /home/u/src (dev 8:1, inode 4000), is on mount 20"),
@@ -356,21 +380,21 @@ static void test_descriptors_channels(void **state) {
                 /* the kernel's log pipe (its keeper reads it, bwrap's outer process holds it as its
                  * stdout): held for reading in the sandbox, or by another process outside, it is a
                  * channel like any other */
-                B3("/expect/kernel_log/pipe", "'pipe:[7300]'", "/snapshots/1/launcher/outside_inodes/-",
+                B3("/expect/kernel_log", LOG_KEEPER("pipe:[7300]"), "/snapshots/1/launcher/outside_inodes/-",
                    "'pipe:[7300]'", "/snapshots/1/processes/2/fds/1/flags", "0",
                    "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side of the sandbox"),
-                B3("/expect/kernel_log/pipe", "'pipe:[7300]'", "/snapshots/1/launcher/outside_inodes/-",
+                B3("/expect/kernel_log", LOG_KEEPER("pipe:[7300]"), "/snapshots/1/launcher/outside_inodes/-",
                    "'pipe:[7300]'", "/snapshots/1/outside_channels/-",
                    "{'target': 'pipe:[7300]', 'pid': 4242, 'name': 'tee', 'fd': 9}",
                    "fd 1 of pid 1003 (python3): pipe:[7300] is shared with pid 4242 (tee, its fd 9)"),
                 /* another pipe than the log's is not let through by the log's */
-                B2("/expect/kernel_log/pipe", "'pipe:[7301]'", "/snapshots/1/launcher/outside_inodes/-",
+                B2("/expect/kernel_log", LOG_KEEPER("pipe:[7301]"), "/snapshots/1/launcher/outside_inodes/-",
                    "'pipe:[7300]'", "fd 1 of pid 1003 (python3): pipe:[7300] is shared with kbound's side"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
                 /* the log pipe, written, shared with the launch side only */
-                B2("/expect/kernel_log/pipe", "'pipe:[7300]'", "/snapshots/1/launcher/outside_inodes/-",
+                B2("/expect/kernel_log", LOG_KEEPER("pipe:[7300]"), "/snapshots/1/launcher/outside_inodes/-",
                    "'pipe:[7300]'", NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);

@@ -40,8 +40,11 @@ static void test_identity(void **state) {
                 B1("/snapshots/1/connections/-",
                    "{'endpoint': '" SHELL "', 'kbound_socket': 9103, 'peer': 7103, 'holders': " HOST_HOLDER "}",
                    "is answered by host pid 6001 (python3), outside the sandbox"),
-                B1("/expect/identity", "{'error': 'no execute_reply within 10 s'}",
+                B2("/expect/identity", NULL, "/expect/identity_error", "'no execute_reply within 10 s'",
                    "the identity cell gave no answer: no execute_reply within 10 s"),
+                /* an error said where the result goes is a result without a pid */
+                B1("/expect/identity", "{'error': 'no execute_reply within 10 s'}",
+                   "the kernel reports pid -1 (NSpid ends in -1), expected 2"),
                 B1("/expect/identity", NULL, "the identity cell gave no answer: no result"),
                 B2("/expect/identity/pid", "3", "/expect/identity/nspid", "[3]",
                    "the kernel reports pid 3 (NSpid ends in 3), expected 2"),
@@ -49,6 +52,9 @@ static void test_identity(void **state) {
                 B1("/expect/identity/nspid", "[]", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
                 B1("/expect/identity/nspid", "['2']", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
                 B1("/expect/kernel_pid", "1001", "not by the pinned PID 2"),
+                /* a kernel kbound did not record is no process's: nothing answers as it */
+                B1("/expect/kernel_pid", NULL, "kbound did not record the pinned kernel's host pid"),
+                B1("/expect/kernel_pid", NULL, "not by the pinned PID 2 (host pid -1)"),
         };
         EXPECT_FAILS(kb_judge_identity, fails);
         static const breakage passes[] = {

@@ -33,7 +33,8 @@ static int mount_problems_of(json_object *run, json_object **ret_problems) {
 #define TMPFS_AT(id, parent, dev, mp)                                                                                  \
         "{'id': " #id ", 'parent': " #parent ", 'nodev': true, 'dev': '" dev "', 'root': '/', 'mountpoint': '" mp      \
         "', "                                                                                                          \
-        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': true, 'target': {'type': 'dir', 'dev': '" dev "', "         \
+        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': true, 'options': ['rw'], 'super': [], 'target': {'type': "  \
+        "'dir', 'dev': '" dev "', "                                                                                    \
         "'ino': 1}}"
 
 static void test_mount_problems(void **state) {
@@ -61,7 +62,8 @@ static void test_mount_problems(void **state) {
                 {B1(M "/-",
                     "{'id': 322, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '" TEAM_A
                     "/workspace', 'mountpoint': '/mnt', "
-                    "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': "
+                    "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'options': ['rw'], 'super': [], "
+                    "'target': {'type': 'dir', 'dev': "
                     "'8:1', "
                     "'ino': 5000}}",
                     NULL),
@@ -76,7 +78,8 @@ static void test_mount_problems(void **state) {
                  1},
                 {B1(M "/-",
                     "{'id': 326, 'parent': 305, 'dev': '0:5', 'root': '/zero', 'mountpoint': '/dev/zero', "
-                    "'fstype': 'devtmpfs', 'source': 'udev', 'writable': true, 'target': {'type': 'chr', 'dev': '0:5', "
+                    "'fstype': 'devtmpfs', 'source': 'udev', 'writable': true, 'options': ['rw'], 'super': [], "
+                    "'target': {'type': 'chr', 'dev': '0:5', "
                     "'ino': 8, 'rdev': '1:5'}}",
                     NULL),
                  0},
@@ -99,17 +102,19 @@ static void test_mount_problems(void **state) {
                 {B1(M "/-",
                     "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', "
                     "'fstype': 'ext4', "
-                    "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
+                    "'source': '/dev/sda1', 'writable': true, 'options': ['rw'], 'super': [], 'target': {'type': "
+                    "'dir', 'dev': '8:1', 'ino': 2}}",
                     "a writable mount at /tmp (ext4 /dev/sda1, root /home/u) is backed by the host"),
                  1},
                 {B2(M "/-",
                     "{'id': 323, 'nodev': true, 'parent': 300, 'dev': '8:1', 'root': '/home/u', 'mountpoint': '/tmp', "
                     "'fstype': 'ext4', "
-                    "'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', 'ino': 2}}",
+                    "'source': '/dev/sda1', 'writable': true, 'options': ['rw'], 'super': [], 'target': {'type': "
+                    "'dir', 'dev': '8:1', 'ino': 2}}",
                     M "/-",
                     "{'id': 324, 'nodev': true, 'parent': 323, 'dev': '0:46', 'root': '/', 'mountpoint': '/tmp', "
                     "'fstype': 'tmpfs', "
-                    "'source': 'tmpfs', 'writable': false}",
+                    "'source': 'tmpfs', 'writable': false, 'options': ['ro'], 'super': []}",
                     NULL),
                  0},
                 /* /proc: host-global entries covered read-only; no writable proc rooted inside one */
@@ -125,7 +130,8 @@ static void test_mount_problems(void **state) {
                 {B1(M "/-",
                     "{'id': 325, 'nodev': true, 'parent': 300, 'dev': '0:41', 'root': '/sys/kernel', 'mountpoint': "
                     "'/mnt/k', "
-                    "'fstype': 'proc', 'source': 'proc', 'writable': true, 'target': {'type': 'dir', 'dev': '0:41', "
+                    "'fstype': 'proc', 'source': 'proc', 'writable': true, 'options': ['rw'], 'super': [], 'target': "
+                    "{'type': 'dir', 'dev': '0:41', "
                     "'ino': 4026531900}}",
                     "a writable proc mount at /mnt/k exposes /proc/sys (its root /sys/kernel)"),
                  1},
@@ -208,10 +214,12 @@ static void test_write_outside(void **state) {
  * bwrap's mount namespace keeps a writable host bind that the kernel's own namespace covers. */
 #define LEAK_TABLE                                                                                                     \
         "{'4026532299': [{'id': 400, 'parent': 399, 'nodev': true, 'dev': '0:40', 'root': '/', 'mountpoint': '/', "    \
-        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'target': {'type': 'dir', 'dev': '0:40', 'ino': "    \
+        "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'options': ['ro'], 'super': [], 'target': {'type': " \
+        "'dir', 'dev': '0:40', 'ino': "                                                                                \
         "1}}, "                                                                                                        \
         "{'id': 401, 'parent': 400, 'nodev': true, 'dev': '8:1', 'root': '/tmp/leak', 'mountpoint': '/mnt/hostleak', " \
-        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'target': {'type': 'dir', 'dev': '8:1', "          \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'options': ['rw'], 'super': [], 'target': "        \
+        "{'type': 'dir', 'dev': '8:1', "                                                                               \
         "'ino': 4242}}]}"
 
 static void test_write_outside_every_table(void **state) {
@@ -234,6 +242,9 @@ static void test_write_outside_every_table(void **state) {
                 /* a table the host could not read */
                 B1("/snapshots/1/errors/-", "{'what': 'a mount table', 'error': 'Permission denied'}",
                    "the host could not read every mount table of the sandbox (a mount table: Permission denied)"),
+                /* the other namespaces' tables not read are not none */
+                B1("/snapshots/1/mount_tables", NULL,
+                   "the host did not read the mount tables of the sandbox's other mount namespaces (child alive)"),
         };
         EXPECT_FAILS(kb_judge_write_outside, fails);
         /* too many namespaces to inspect: every host-judged check fails */
@@ -306,7 +317,8 @@ static void test_write_outside_private_filesystems(void **state) {
 static void test_write_outside_devices(void **state) {
 #define RODEV                                                                                                          \
         "{'id': 330, 'parent': 300, 'nodev': false, 'dev': '0:60', 'root': '/', 'mountpoint': '/mnt/rodev', "          \
-        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'target': {'type': 'dir', 'dev': '0:60', 'ino': 1}}"
+        "'fstype': 'tmpfs', 'source': 'none', 'writable': false, 'options': ['ro'], 'super': [], 'target': {'type': "  \
+        "'dir', 'dev': '0:60', 'ino': 1}}"
         static const breakage fails[] = {
                 B1(M "/-", RODEV,
                    "a mount at /mnt/rodev (tmpfs none, root /) lets device nodes be opened (no nodev) and is not one "
@@ -333,13 +345,14 @@ static void test_write_outside_devices(void **state) {
                 /* a device-allowing mount hidden under a later one is not reached */
                 B2(M "/-", RODEV, M "/-",
                    "{'id': 331, 'parent': 330, 'nodev': true, 'dev': '0:61', 'root': '/', 'mountpoint': '/mnt/rodev', "
-                   "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false}",
+                   "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'options': ['ro'], 'super': []}",
                    NULL),
                 /* a /dev/null-like node bound anywhere */
                 B1(M "/-",
                    "{'id': 332, 'parent': 300, 'nodev': false, 'dev': '0:5', 'root': '/zero', 'mountpoint': "
                    "'/mnt/zero', "
-                   "'fstype': 'devtmpfs', 'source': 'udev', 'writable': false, 'target': {'type': 'chr', 'dev': '0:5', "
+                   "'fstype': 'devtmpfs', 'source': 'udev', 'writable': false, 'options': ['ro'], 'super': [], "
+                   "'target': {'type': 'chr', 'dev': '0:5', "
                    "'ino': 8, 'rdev': '1:5'}}",
                    NULL),
         };

@@ -64,6 +64,9 @@ static void test_network_cell(void **state) {
                 B1("/probe/network", NULL, "the cell tested no canary connection"),
                 B2("/probe/network/tcp", "[]", "/probe/network/abstract/0/tested", "false",
                    "the cell tested no canary connection"),
+                /* ... and one that does not say so and connected is a connection */
+                B2("/probe/network/abstract/0/tested", NULL, "/probe/network/abstract/0/connected", "true",
+                   "the cell connected to the host's abstract unix socket canary"),
                 B1("/probe/errors/-", "{'probe': 'network.tcp', 'error': 'OSError: [Errno 24]'}",
                    "the cell's network.tcp sub-probe failed: OSError: [Errno 24]"),
                 B1("/probe/network/unix_visible", "['" CANARY_NAME "']",
@@ -75,6 +78,8 @@ static void test_network_cell(void **state) {
                 B1("/probe/network/abstract/0/tested", "false", "1 canary connection attempt failed"),
                 B1("/probe/network/abstract/-", "{'name': 'x', 'tested': true, 'connected': false}",
                    "3 canary connection attempts failed"),
+                /* an abstract attempt that does not say it was not made was made (facts.def: TRUE) */
+                B1("/probe/network/abstract/0/tested", NULL, "2 canary connection attempts failed"),
         };
         EXPECT_PASSES(kb_judge_network, passes);
 }

@@ -76,6 +76,8 @@ static void test_session_lifetime(void **state) {
                    "killed bwrap's outer process (kbound then stopped it)"),
                 B1("/expect/lifetime/pid2_gone_ms", NULL, "its PID 2 still ran 2000 ms after"),
                 B1("/expect/lifetime", NULL, "the host did not try whether the sandbox dies with kbound"),
+                /* survival not said is survival (facts.def: TRUE) */
+                B1("/expect/lifetime/survived", NULL, "a sandbox started as this one was outlived its bwrap"),
                 B1("/expect/lifetime/error", "'bwrap exited before reporting the sandbox'",
                    "the host could not try whether the sandbox dies with kbound: bwrap exited before reporting"),
         };
@@ -94,6 +96,9 @@ static void test_session_launcher(void **state) {
                    "the sandbox's bwrap (pid 999) is not the process kbound started (pid 1000)"),
                 B1("/snapshots/1/launcher/ppid", "1", "the sandbox's bwrap (pid 1000) is not kbound's child"),
                 B1("/snapshots/1/launcher/kbound", NULL, "the sandbox's bwrap (pid 1000) is not kbound's child"),
+                /* two pids not read are not the same pid */
+                B2("/snapshots/1/launcher/pid", NULL, "/snapshots/1/launcher/spawned", NULL,
+                   "the sandbox's bwrap (pid -1) is not the process kbound started (pid -1)"),
         };
         EXPECT_FAILS(kb_judge_session, fails);
 }
@@ -132,16 +137,22 @@ static void test_session_bwrap_grammar(void **state) {
 
 /* ---- sandbox.privileges, on small looks ---- */
 
-/* A process as inspect.c reports it; fields replaced by the caller's JSON text. */
+/* A process as inspect.c reports it, with what facts.def requires of it and nothing that
+ * sandbox.privileges does not read; fields replaced by the caller's JSON text. */
 #define GOOD_PROC                                                                                                      \
         "\"pid\": 100, \"nspid\": [100, 2], \"name\": \"python3\", \"ppid\": 99, \"uid\": [999, 999, 999, 999], "      \
         "\"gid\": [995, 995, 995, 995], \"groups\": [], \"cap_eff\": \"0000000000000000\", "                           \
         "\"cap_prm\": \"0000000000000000\", \"cap_amb\": \"0000000000000000\", \"cap_bnd\": "                          \
-        "\"0000000000000000\", \"no_new_privs\": 1, \"seccomp\": 0, \"uid_map\": \"999 999 1\", \"errors\": []"
+        "\"0000000000000000\", \"no_new_privs\": 1, \"seccomp\": 0, \"uid_map\": \"999 999 1\", \"ns\": {}, "          \
+        "\"ns_owners\": {}, \"refs\": {}, \"fds\": [], \"errors\": []"
 
+/* A look of the two, whole as facts.def declares a look (a launcher the privileges do not read). */
 static json_object *snapshots_with(const char *proc_json) {
         char text[4096];
-        snprintf(text, sizeof text, "[{\"label\": \"ready\", \"errors\": [], \"processes\": [{" GOOD_PROC "}, {%s}]}]",
+        snprintf(text, sizeof text,
+                 "[{\"label\": \"ready\", \"taken_ms\": 1, \"vanished\": 0, \"errors\": [], \"launcher\": "
+                 "{\"pid\": 90, \"ppid\": 80, \"spawned\": 90, \"kbound\": 80, \"argv\": [], \"outside_inodes\": []}, "
+                 "\"processes\": [{" GOOD_PROC "}, {%s}]}]",
                  proc_json);
         return parse(text);
 }

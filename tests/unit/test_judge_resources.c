@@ -39,7 +39,7 @@ static const char look[] =
 
 static const char expect[] =
         "{'limits': {'memory': 2147483648, 'tasks': 512, 'tmp': 536870912, 'workspace': 1073741824, 'log': 16777216,"
-        "  'tmpfs_size': true},"
+        "  'cpu': 0, 'tmpfs_size': true},"
         " 'cgroup': {'version': 1, 'dirs': ['" OWN_MEM "', '" OWN_PIDS "', '" OWN_CPU "']},"
         " 'kernel_log': {'pipe': 'pipe:[77]', 'max': 16777216, 'written': 20971520, 'dropped': 12582912,"
         "  'kept': 8388608}}";
@@ -54,10 +54,17 @@ static json_object *run_of(void) {
         return run;
 }
 
+/* The small looks hold only what sandbox.resources reads: whether the evidence is whole, as
+ * facts.def declares it, is test_judge's (kb_judge_malformed), so it is given as nothing broken. */
 static json_object *judge(json_object *run) {
-        kb_judge_input in = {
-                .host = member(run, "host"), .snapshots = member(run, "snapshots"), .expect = member(run, "expect")};
-        return kb_judge_resources(&in);
+        json_object *whole = json_object_new_array();
+        kb_judge_input in = {.host = member(run, "host"),
+                             .snapshots = member(run, "snapshots"),
+                             .expect = member(run, "expect"),
+                             .malformed = whole};
+        json_object *check = kb_judge_resources(&in);
+        json_object_put(whole);
+        return check;
 }
 
 static void expect_result(const breakage *b, const char *status) {
@@ -126,12 +133,21 @@ static void test_fails(void **state) {
                    "the sandbox's /run/kbound (the kernel's sockets) is the team's folder on the host's disk: "
                    "nothing bounds what it writes there (this bwrap has no --size)"),
                 /* the log: a file the sandbox writes itself, or more of it on disk than asked */
-                B1("/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
+                B2("/expect/kernel_log", NULL, "/expect/kernel_log_file", "{'dev': '8:1', 'ino': 12}",
                    "the kernel's log is a file the sandbox writes itself: nothing bounds it (asked 16.0 MiB)"),
                 B1("/expect/kernel_log", NULL, "the kernel's log is a file the sandbox writes itself"),
                 B1("/expect/kernel_log/kept", "16777217",
                    "16777217 bytes of the kernel's log are on disk, more than the 16.0 MiB asked"),
                 B1("/expect/kernel_log/kept", NULL, "-1 bytes of the kernel's log are on disk"),
+                /* a limit not recorded is not "not asked" */
+                B1("/expect/limits/tmp", NULL, "kbound did not record whether it asked a tmp limit"),
+                B1("/expect/limits/cpu", "'1'", "kbound did not record whether it asked a cpu limit"),
+                /* writability not known is writable: the tmpfs is held to the limit, the host folder
+                 * counts as written */
+                B2("/snapshots/0/mounts/2/writable", NULL, "/snapshots/0/mounts/2/super", "['rw']",
+                   "the sandbox's /dev/shm is a writable tmpfs of no size of its own"),
+                B2("/snapshots/0/mounts/4/fstype", "'ext4'", "/snapshots/0/mounts/4/writable", NULL,
+                   "the sandbox's /run/kbound (the kernel's sockets) is the team's folder on the host's disk"),
         };
         for (size_t i = 0; i < KB_ELEMENTSOF(fails); i++)
                 expect_result(&fails[i], "fail");
@@ -168,8 +184,8 @@ static void test_passes(void **state) {
                 /* the workspace given up: the team's host folder, not claimed */
                 B2("/expect/limits/workspace", "0", "/snapshots/0/mounts/3/fstype", "'ext4'",
                    "NOT claimed (none asked): workspace size"),
-                B2("/expect/limits/log", "0", "/expect/kernel_log", "{'dev': '8:1', 'ino': 12}",
-                   "NOT claimed (none asked): log size"),
+                B3("/expect/limits/log", "0", "/expect/kernel_log", NULL, "/expect/kernel_log_file",
+                   "{'dev': '8:1', 'ino': 12}", "NOT claimed (none asked): log size"),
                 B3("/expect/limits/log", "0", "/expect/limits/memory", "0", "/expect/limits/tasks", "0",
                    "NOT claimed (none asked): memory, tasks, log size"),
         };

@@ -41,6 +41,12 @@ static void test_sockets(void **state) {
                 B1("/snapshots/1/errors/-", "{'what': 'kbound\\u0027s unix sockets', 'error': 'Permission denied'}",
                    "the host could not list kbound's unix sockets: Permission denied"),
                 B1("/snapshots/0/mounts", "[]", "the host could not read the sandbox's mount table (ready)"),
+                /* a look at a host object that names no check could be this one's: never skipped */
+                B1("/snapshots/1/reach/2/claim", NULL,
+                   "the host's look at the listening unix stream socket (" HOST_SOCKET
+                   ") names no check it belongs to"),
+                B1("/snapshots/1/reach/0/kind", NULL,
+                   "the host's look at the credential file (" CREDENTIAL_CANARY ") names no kind it belongs to"),
         };
         EXPECT_FAILS(kb_judge_sockets, fails);
         static const breakage passes[] = {
@@ -72,7 +78,7 @@ static void test_sockets(void **state) {
                    "[{'pid': 1, 'error': 'Operation not permitted'}, {'pid': 2, 'error': 'Operation not permitted'}, "
                    "{'pid': 3, 'error': 'Operation not permitted'}, {'pid': 4, 'error': 'Operation not permitted'}]",
                    "/snapshots/0/host_sockets/not_claimed",
-                   "[{'inode': 5005, 'path': "
+                   "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'peer': 0, 'held_by': [], 'path': "
                    "'/a/very/long/path/of/a/socket/file/that/was/removed/while/bound/x.sock'}]",
                    "is reachable through the sandbox's mounts (1 on filesystems the sandbox mounts, each placed by its "
                    "file's device and inode); NOT claimed: the 3 abstract unix sockets"),
