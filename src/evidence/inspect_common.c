@@ -16,6 +16,14 @@ int kb_inspect_add(json_object *o, const char *key, json_object *v) {
         return 0;
 }
 
+int kb_inspect_map_add(json_object *map, const char *key, json_object *v) {
+        if (!v || json_object_object_add(map, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 int kb_inspect_push(json_object *a, json_object *v) {
         if (!v || json_object_array_add(a, v) < 0) {
                 json_object_put(v);
@@ -51,7 +59,7 @@ json_object *kb_inspect_dev_string(dev_t dev) {
         return json_object_new_string(kb_procfs_dev(major(dev), minor(dev), buf));
 }
 
-static const char *type_name(mode_t mode) {
+const char *kb_inspect_file_type(mode_t mode) {
         return S_ISREG(mode)    ? "reg"
                : S_ISDIR(mode)  ? "dir"
                : S_ISCHR(mode)  ? "chr"
@@ -63,12 +71,13 @@ static const char *type_name(mode_t mode) {
 }
 
 json_object *kb_inspect_stat_facts(const struct stat *st) {
+        char dev[KB_PROCFS_DEV_MAX], rdev[KB_PROCFS_DEV_MAX];
         json_object *o = json_object_new_object();
-        if (!o || kb_inspect_add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
-            kb_inspect_add(o, "dev", kb_inspect_dev_string(st->st_dev)) < 0 ||
-            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
+        if (!o || kb_fact_set_str(o, FACT_STAT_TYPE, kb_inspect_file_type(st->st_mode)) < 0 ||
+            kb_fact_set_str(o, FACT_STAT_DEV, kb_procfs_dev(major(st->st_dev), minor(st->st_dev), dev)) < 0 ||
+            kb_fact_set_int(o, FACT_STAT_INO, (int64_t) st->st_ino) < 0 ||
             ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
-             kb_inspect_add(o, "rdev", kb_inspect_dev_string(st->st_rdev)) < 0)) {
+             kb_fact_set_str(o, FACT_STAT_RDEV, kb_procfs_dev(major(st->st_rdev), minor(st->st_rdev), rdev)) < 0)) {
                 json_object_put(o);
                 return NULL;
         }

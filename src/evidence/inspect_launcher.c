@@ -58,7 +58,7 @@ static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_ob
         }
         if (kb_inspect_add(l, "environ", TAKE_PTR(digests)) < 0)
                 return -ENOMEM;
-        return kb_inspect_exe_facts(t->proc_root, launcher, l);
+        return kb_inspect_exe_facts(t->proc_root, launcher, l, FACT_LAUNCHER_EXE, FACT_LAUNCHER_EXE_ERROR);
 }
 
 /* The pipes and sockets the launch side holds (kbound's other descendants: the launcher, the
