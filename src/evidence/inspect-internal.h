@@ -65,10 +65,6 @@ typedef struct sockets {
 
 /* ---- JSON and /proc helpers (inspect_common.c) ---- */
 
-/* Adds v to the object o as key. v may be NULL (out of memory); on failure v is put. Returns 0,
- * -ENOMEM. */
-int kb_inspect_add(json_object *o, const char *key, json_object *v);
-
 /* Adds v under key to map, an object whose keys are data (facts.def's MAP kind: a namespace's
  * name, a device, a cgroup), or to a set of kbound's own; never a fact, which goes through
  * kb_fact_set_*. v may be NULL (out of memory); on failure v is put. Returns 0, -ENOMEM. */
@@ -82,12 +78,6 @@ int kb_inspect_push(json_object *a, json_object *v);
  * errors. Returns 0, -ENOMEM. */
 int kb_inspect_note(json_object *errors, kb_fact_what what, const char *suffix, int err);
 
-/* Appends {"what": what, "error": strerror} to errors. */
-int kb_inspect_note_error(json_object *errors, const char *what, int err);
-
-/* "maj:min" of dev; NULL if out of memory. */
-json_object *kb_inspect_dev_string(dev_t dev);
-
 /* A STAT object (type, dev, ino, rdev) of a stat; NULL if out of memory. */
 json_object *kb_inspect_stat_facts(const struct stat *st);
 
@@ -99,9 +89,6 @@ int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, siz
 
 /* Whether <proc_root>/<pid> is there. */
 bool kb_inspect_process_exists(const char *proc_root, pid_t pid);
-
-/* The integer member key of o, or -1 when it is absent or not an integer. */
-int64_t kb_inspect_int_of(json_object *o, const char *key);
 
 /* ---- namespaces (inspect_namespace.c) ---- */
 

@@ -8,14 +8,6 @@
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 
-int kb_inspect_add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 int kb_inspect_map_add(json_object *map, const char *key, json_object *v) {
         if (!v || json_object_object_add(map, key, v) < 0) {
                 json_object_put(v);
@@ -41,22 +33,6 @@ int kb_inspect_note(json_object *errors, kb_fact_what what, const char *suffix, 
                 return -ENOMEM;
         }
         return kb_inspect_push(errors, e);
-}
-
-int kb_inspect_note_error(json_object *errors, const char *what, int err) {
-        json_object *e = json_object_new_object();
-        if (!e || kb_inspect_add(e, "what", json_object_new_string(what)) < 0 ||
-            kb_inspect_add(e, "error", json_object_new_string(strerror(err > 0 ? err : -err))) < 0)
-                goto oom;
-        return kb_inspect_push(errors, e);
-oom:
-        json_object_put(e);
-        return -ENOMEM;
-}
-
-json_object *kb_inspect_dev_string(dev_t dev) {
-        char buf[KB_PROCFS_DEV_MAX];
-        return json_object_new_string(kb_procfs_dev(major(dev), minor(dev), buf));
 }
 
 const char *kb_inspect_file_type(mode_t mode) {
@@ -96,10 +72,4 @@ bool kb_inspect_process_exists(const char *proc_root, pid_t pid) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d", proc_root, (int) pid);
         return access(path, F_OK) == 0;
-}
-
-int64_t kb_inspect_int_of(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
-                                                                                              : -1;
 }

@@ -391,9 +391,11 @@ static int64_t int_at(json_object *o, const char *key) {
 
 /* The element of array a whose integer key is value, or NULL. */
 static json_object *find_by(json_object *a, const char *key, int64_t value) {
-        for (size_t i = 0; a && i < json_object_array_length(a); i++)
-                if (kb_inspect_int_of(json_object_array_get_idx(a, i), key) == value)
+        for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+                int64_t v;
+                if (kb_json_int(json_object_array_get_idx(a, i), key, &v) && v == value)
                         return json_object_array_get_idx(a, i);
+        }
         return NULL;
 }
 
