@@ -18,14 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
 #include "base/facts.h"
 #include "kbound/inspect.h"
 #include "kbound/secrets.h"
 #include "base/procfs.h"
+#include "kbound/sandbox.h"
 #include "tmp_tree.h"
 #include "valgrind_skip.h"
 
@@ -54,6 +57,7 @@ typedef struct fake {
         char canary_paths[2][PATH_MAX];
         kb_inspect_target t;
         json_object *snap; /* the test's snapshot, put at teardown */
+        json_object *pre;  /* the test's pre-exec look, put at teardown */
 } fake;
 
 /* dir/proc/<pid>/<name> holding len bytes (len 0: strlen(text)). */
@@ -143,11 +147,14 @@ static void fake_process(fake *f, const fake_proc *p) {
                 snprintf(nspid, sizeof nspid, "\t%d", (int) p->nspid);
         snprintf(text, sizeof text,
                  "Name:\t%s\nState:\tS (sleeping)\nPPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
-                 "Groups:\t\nNSpid:\t%d%s\nThreads:\t%ld\nVmRSS:\t%ld kB\nCapInh:\t0000000000000000\n"
+                 "Groups:\t\nNSpid:\t%d%s\nNSsid:\t%d\nThreads:\t%ld\nVmHWM:\t%ld kB\nVmRSS:\t%ld kB\n"
+                 "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
+                 "SigIgn:\t0000000001001000\nSigCgt:\t0000000180000000\nCapInh:\t0000000000000000\n"
                  "CapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n"
                  "NoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\n",
                  p->comm, (int) p->ppid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, (int) p->pid,
-                 nspid, p->threads, p->rss_kb, p->cap_eff, p->cap_eff, p->no_new_privs, p->seccomp, p->seccomp);
+                 nspid, (int) p->session, p->threads, p->rss_kb, p->rss_kb, p->cap_eff, p->cap_eff, p->no_new_privs,
+                 p->seccomp, p->seccomp);
         proc_file(f, p->pid, "status", text, 0);
 }
 
@@ -176,6 +183,24 @@ static void fake_member_files(fake *f, pid_t pid, const char *env_text, size_t e
         tmp_tree_mkdir(f->dir->root, task);
         snprintf(task, sizeof task, "proc/%d/task/%d", (int) pid, (int) pid);
         tmp_tree_mkdir(f->dir->root, task);
+}
+
+/* The network tables of the sandbox's network namespace, as each of its processes shows them: a
+ * listener of the kernel's, lo and no route (no IPv6: no ipv6_route). */
+static void fake_sandbox_net(fake *f, pid_t pid) {
+        proc_file(f, pid, "net/unix",
+                  "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                  "0000000000000000: 00000002 00000000 00010000 0001 01 555001 /run/kbound/shell\n",
+                  0);
+        proc_file(f, pid, "net/dev",
+                  "Inter-|   Receive                                                |  Transmit\n"
+                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
+                  "fifo colls carrier compressed\n"
+                  "    lo:       0       0    0    0    0     0          0         0        0       0    0    0    "
+                  "0     0       0          0\n",
+                  0);
+        proc_file(f, pid, "net/route",
+                  "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
 }
 
 /* The mount of "/" as mountinfo shows it: "<id> <parent> <maj:min>". */
@@ -265,7 +290,10 @@ static int setup(void **state) {
         const char *const stray[NS_TYPES] = {"sbx-user", "stray-mnt", "sbx-pid", "sbx-net", "sbx-ipc", NULL, NULL};
         fake_namespaces(f, INIT, sandbox);
         fake_member_files(f, INIT, NULL, 0, "bwrap", 0);
-        proc_file(f, INIT, "syscall", "0 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f00\n", 0);
+        snprintf(text, sizeof text, "%s / / ro,nosuid - ext4 /dev/root rw\n", root_line);
+        proc_file(f, INIT, "mountinfo", text, 0);
+        snprintf(text, sizeof text, "%d 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f00\n", (int) SYS_read); /* read(5, ...) */
+        proc_file(f, INIT, "syscall", text, 0);
 
         fake_namespaces(f, KERNEL, sandbox);
         static const char kernel_env[] = "HOME=/home/sandbox\0TOKEN=" CANARY "\0LANG=C";
@@ -279,6 +307,8 @@ static int setup(void **state) {
         proc_link(f, KERNEL, "fd/3", path);
         snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) f->pair_ino[1]);
         proc_link(f, KERNEL, "fd/4", text);
+        proc_link(f, KERNEL, "fd/5", "anon_inode:[pidfd]");
+        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\n", 0);
         snprintf(path, sizeof path, "%s/work", root);
         proc_link(f, KERNEL, "cwd", path);
         proc_link(f, KERNEL, "root", "/");
@@ -296,25 +326,16 @@ static int setup(void **state) {
                  "900002 %lld 0:4243 / /kb-no-such-folder rw - tmpfs tmpfs rw\n",
                  root_line, root_id, root_id);
         proc_file(f, KERNEL, "mountinfo", text, 0);
-        proc_file(f, KERNEL, "net/unix",
-                  "Num       RefCount Protocol Flags    Type St Inode Path\n"
-                  "0000000000000000: 00000002 00000000 00010000 0001 01 555001 /run/kbound/shell\n",
-                  0);
-        proc_file(f, KERNEL, "net/dev",
-                  "Inter-|   Receive                                                |  Transmit\n"
-                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
-                  "fifo colls carrier compressed\n"
-                  "    lo:       0       0    0    0    0     0          0         0        0       0    0    0    "
-                  "0     0       0          0\n",
-                  0);
-        proc_file(f, KERNEL, "net/route",
-                  "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
+        for (size_t i = 0; i < KB_ELEMENTSOF(procs); i++)
+                if (procs[i].pid == INIT || procs[i].pid == KERNEL || procs[i].pid == STRAY)
+                        fake_sandbox_net(f, procs[i].pid);
 
         static const char stray_cmd[] = "sleep\0" CANARY;
         fake_namespaces(f, STRAY, stray);
         fake_member_files(f, STRAY, "", 0, stray_cmd, sizeof stray_cmd);
         proc_link(f, STRAY, "root", "/");
-        proc_file(f, STRAY, "mountinfo", "900100 1 0:4244 / / rw - tmpfs tmpfs rw\n", 0);
+        proc_file(f, STRAY, "mountinfo", "900100 1 0:4244 / / rw shared:3 master:2 propagate_from:1 - tmpfs tmpfs rw\n",
+                  0);
 
         snprintf(text, sizeof text, "%d (python3) Z %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0\n", GONE, KERNEL, INIT,
                  INIT);
@@ -350,7 +371,8 @@ static int setup(void **state) {
                                    .secrets = (const kb_secrets *const *) &f->secrets,
                                    .n_secrets = 1,
                                    .canaries = f->canaries,
-                                   .n_canaries = 2};
+                                   .n_canaries = 2,
+                                   .socket_claim = "boundary.sockets"};
         *state = f;
         return 0;
 }
@@ -361,6 +383,7 @@ static int teardown(void **state) {
         close(f->pair[1]);
         kb_secrets_destroy(&f->secrets);
         json_object_put(f->snap);
+        json_object_put(f->pre);
         void *dir = f->dir;
         tree_teardown(&dir);
         free(f);
@@ -369,13 +392,42 @@ static int teardown(void **state) {
 
 /* ---- reading the snapshot ---- */
 
-/* A snapshot of f's tree, which kb_inspect_snapshot must answer with want. */
+/* o holds to facts.def's declaration of type, strictly: every required fact there, every fact of its
+ * declared JSON type, and no key facts.def does not declare (a producer that spells a fact its own
+ * way fails here). The problems are printed when it does not. */
+static void assert_declared(json_object *o, kb_fact_object type, const char *what) {
+        json_object *problems = json_object_new_array();
+        int n = kb_fact_validate(o, type, true, problems, 64);
+        if (n != 0) {
+                for (size_t i = 0; i < json_object_array_length(problems); i++)
+                        fprintf(stderr, "%s breaks facts.def's %s: %s\n", what, kb_fact_object_name(type),
+                                json_object_get_string(json_object_array_get_idx(problems, i)));
+                json_object_put(problems);
+                fail_msg("%s: %d problem(s) against facts.def's %s", what, n, kb_fact_object_name(type));
+        }
+        json_object_put(problems);
+}
+
+/* A snapshot of f's tree, which kb_inspect_snapshot must answer with want, held to facts.def. */
 static json_object *snapshot(fake *f, int want) {
         json_object_put(f->snap);
         f->snap = NULL;
         assert_int_equal(kb_inspect_snapshot(&f->t, "ready", &f->snap), want);
         assert_non_null(f->snap);
+        assert_declared(f->snap, KB_FACT_OBJECT_LOOK, "the snapshot");
         return f->snap;
+}
+
+/* The look before exec of f's tree (there is no kernel yet), held to facts.def. */
+static json_object *pre_exec(fake *f) {
+        kb_inspect_target t = f->t;
+        t.kernel_pid = 0;
+        json_object_put(f->pre);
+        f->pre = NULL;
+        assert_int_equal(kb_inspect_pre_exec(&t, &f->pre), 0);
+        assert_non_null(f->pre);
+        assert_declared(f->pre, KB_FACT_OBJECT_LOOK, "the pre-exec look");
+        return f->pre;
 }
 
 /* The facts are read by facts.def's names, as the judges read them: the test spells no key. */
@@ -559,7 +611,7 @@ static void test_descriptors(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
         json_object *fds = member(process(snap, KERNEL), FACT_PROCESS_FDS);
-        assert_int_equal(json_object_array_length(fds), 5);
+        assert_int_equal(json_object_array_length(fds), 6);
         json_object *null = find_by(fds, FACT_FD_FD, 0), *pipe = find_by(fds, FACT_FD_FD, 2),
                     *file = find_by(fds, FACT_FD_FD, 3);
         assert_string_equal(str_at(null, FACT_FD_TARGET), "/dev/null");
@@ -574,6 +626,9 @@ static void test_descriptors(void **state) {
         snprintf(path, sizeof path, "%s/work/notes.txt", f->dir->root);
         assert_string_equal(str_at(file, FACT_FD_TYPE), "reg");
         assert_int_equal(int_at(file, FACT_FD_INO), inode_of(path));
+        json_object *pidfd = find_by(fds, FACT_FD_FD, 5); /* fdinfo names the process a pidfd refers to */
+        assert_int_equal(int_at(pidfd, FACT_FD_PID), 2);
+        assert_true(kb_fact_has(pidfd, FACT_FD_STAT_ERROR));
 
         json_object *channels = member(snap, FACT_LOOK_OUTSIDE_CHANNELS);
         assert_int_equal(json_object_array_length(channels), 1);
@@ -772,6 +827,251 @@ static void test_kernel_missing(void **state) {
         assert_null(none);
 }
 
+/* The look before exec: the same walk of the processes, bwrap's init's system call (blocked reading
+ * kbound's --block-fd) and mount table, who outside holds what, and the launcher; no kernel yet, so
+ * no mount-root proofs, network tables, reach or resources. */
+static void test_pre_exec(void **state) {
+        fake *f = *state;
+        json_object *pre = pre_exec(f);
+        assert_string_equal(str_at(pre, FACT_LOOK_LABEL), "pre-exec");
+        (void) process(pre, INIT);
+        json_object *init = member(pre, FACT_LOOK_INIT);
+        assert_int_equal(int_at(init, FACT_INIT_PID), INIT);
+        assert_int_equal(int_at(init, FACT_INIT_READS_FD), 5);
+        json_object *mounts = member(pre, FACT_LOOK_MOUNTS);
+        assert_int_equal(json_object_array_length(mounts), 1);
+        assert_false(kb_fact_has(json_object_array_get_idx(mounts, 0), FACT_MOUNT_TARGET));
+        assert_int_equal(int_at(member(pre, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_PID), LAUNCHER);
+        assert_non_null(member(pre, FACT_LOOK_NS_OUTSIDE));
+        assert_false(kb_fact_has(pre, FACT_LOOK_NET));
+        assert_false(kb_fact_has(pre, FACT_LOOK_REACH));
+        assert_false(kb_fact_has(pre, FACT_LOOK_RESOURCES));
+}
+
+/* kbound's own facts, from the real /proc, hold to facts.def's HOST. */
+static void test_host(void **state) {
+        (void) state;
+        json_object *host = NULL;
+        assert_int_equal(kb_inspect_host("/proc", &host), 0);
+        assert_declared(host, KB_FACT_OBJECT_HOST, "kb_inspect_host");
+        assert_int_equal(int_at(host, FACT_HOST_PID), getpid());
+        assert_int_equal(int_at(host, FACT_HOST_UID), getuid());
+        assert_int_equal(json_object_get_int64(entry(member(host, FACT_HOST_NS), "net")), own_ns_ino("net"));
+        assert_true(json_object_array_length(member(host, FACT_HOST_MOUNTS)) > 0);
+        json_object_put(host);
+}
+
+/* ---- every fact declared is produced ---- */
+
+static bool is_pseudo(kb_fact_object o) {
+        return o == KB_FACT_OBJECT_NONE || o == KB_FACT_OBJECT_INTS || o == KB_FACT_OBJECT_STRS ||
+               o == KB_FACT_OBJECT_BOOLS || o == KB_FACT_OBJECT_ANYS || o == KB_FACT_OBJECT_INT_LISTS ||
+               o == KB_FACT_OBJECT_MOUNT_LISTS;
+}
+
+static void mark(json_object *o, kb_fact_object type, bool seen[]);
+
+/* An element of an array or map fact of element type of. */
+static void mark_element(json_object *e, kb_fact_object of, bool seen[]) {
+        if (of == KB_FACT_OBJECT_MOUNT_LISTS) {
+                for (size_t i = 0; json_object_is_type(e, json_type_array) && i < json_object_array_length(e); i++)
+                        mark(json_object_array_get_idx(e, i), KB_FACT_OBJECT_MOUNT, seen);
+        } else if (!is_pseudo(of) && json_object_is_type(e, json_type_object))
+                mark(e, of, seen);
+}
+
+/* Every fact o (an object of type) holds, and those of the objects it holds, into seen. */
+static void mark(json_object *o, kb_fact_object type, bool seen[]) {
+        kb_fact_id first, end;
+        kb_fact_rows_of(type, &first, &end);
+        for (kb_fact_id id = first; id < end; id++) {
+                json_object *v = kb_fact_member(o, id);
+                const kb_fact_info *row = kb_fact_row(id);
+                if (!v)
+                        continue;
+                seen[id] = true;
+                if (row->kind == KB_FACT_OBJ)
+                        mark_element(v, row->of, seen);
+                else if (row->kind == KB_FACT_ARR)
+                        for (size_t i = 0; json_object_is_type(v, json_type_array) && i < json_object_array_length(v);
+                             i++)
+                                mark_element(json_object_array_get_idx(v, i), row->of, seen);
+                else if (row->kind == KB_FACT_MAP && json_object_is_type(v, json_type_object)) {
+                        json_object_object_foreach(v, key, value) {
+                                (void) key;
+                                mark_element(value, row->of, seen);
+                        }
+                }
+        }
+}
+
+/* The object types a look holds, at any depth. */
+static void reachable_from(kb_fact_object type, bool reachable[]) {
+        if (reachable[type])
+                return;
+        reachable[type] = true;
+        kb_fact_id first, end;
+        kb_fact_rows_of(type, &first, &end);
+        for (kb_fact_id id = first; id < end; id++) {
+                const kb_fact_info *row = kb_fact_row(id);
+                kb_fact_object of = row->of == KB_FACT_OBJECT_MOUNT_LISTS ? KB_FACT_OBJECT_MOUNT : row->of;
+                if ((row->kind == KB_FACT_OBJ || row->kind == KB_FACT_ARR || row->kind == KB_FACT_MAP) &&
+                    !is_pseudo(of))
+                        reachable_from(of, reachable);
+        }
+}
+
+/* The facts a look may hold that no look of the fake makes: each only on an error path the fake does
+ * not walk, or on another kind of machine. Anything else declared (and so read by some judge) that no
+ * look produces is a fact produced by nobody, spelled one way by a reader and another by inspection,
+ * or not at all. One listed here that a look of the fake does produce is listed wrongly, unless the
+ * machine running the test can produce it (by_machine). */
+static const struct {
+        const char *fact;
+        bool by_machine;
+} made_elsewhere[] = {
+        /* cgroup v1 controllers: the fake is a cgroup v2 host */
+        {"PROC_CGROUPS.memory", false},
+        {"PROC_CGROUPS.pids", false},
+        {"PROC_CGROUPS.cpu", false},
+        /* the launcher's program unreadable */
+        {"LAUNCHER.exe_error", false},
+        /* a holder by a descriptor or by one of its threads, a channel held by a thread or a socket of
+         * the sandbox's network held outside: the fake's outsider is in the namespace by its main
+         * thread and holds a pipe */
+        {"NS_HOLDER.fd", false},
+        {"NS_HOLDER.thread", false},
+        {"OUTSIDE_CHANNEL.thread", false},
+        {"OUTSIDE_CHANNEL.netns", false},
+        /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
+        {"STAT.rdev", false},
+        /* a socket of the host's that the host could not place: what the machine running the test has */
+        {"SOCKET.why", true},
+        {"SOCKET.uid", true},
+        {"SOCKET.held_by", true},
+};
+
+/* Whether row is in made_elsewhere (*ret_by_machine: as a fact the machine may produce). */
+static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.%s", kb_fact_object_name(row->object), row->key);
+        for (size_t i = 0; i < KB_ELEMENTSOF(made_elsewhere); i++)
+                if (strcmp(made_elsewhere[i].fact, name) == 0) {
+                        *ret_by_machine = made_elsewhere[i].by_machine;
+                        return true;
+                }
+        return false;
+}
+
+#define OTHER_NET 90000008       /* outside, in a network namespace kbound does not enter */
+#define KERNEL_THREAD_2 90000104 /* a thread of the kernel's whose links cannot be read */
+
+/* What the fake adds for the coverage: a host mount table (kb_inspect_host of the fake), the
+ * kernel's endpoints, one of them connected to kbound (the kernel holding the accepted end), a
+ * namespace kbound does not enter whose unix table is read as text, a thread whose links cannot be
+ * read, and the kernel's maps. socks[3] is closed by the caller. */
+static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
+        char path[PATH_MAX], text[2 * PATH_MAX], root_line[128], root_dev[32];
+        long long root_id;
+        fake_maps(f);
+        /* the scratch folder's work folder bound at /kb-work in the kernel's table and the stray's: a
+         * canary in it is exposed there (not confirmed: there is no /kb-work to look through) */
+        root_mount(root_line, sizeof root_line, &root_id);
+        assert_int_equal(sscanf(root_line, "%*d %*d %31s", root_dev), 1);
+        snprintf(text, sizeof text,
+                 "%s / / ro,nosuid - ext4 /dev/root rw\n"
+                 "900001 %lld 0:4242 / / rw,nosuid,nodev - tmpfs tmpfs rw\n"
+                 "900002 %lld 0:4243 / /kb-no-such-folder rw - tmpfs tmpfs rw\n"
+                 "900003 900001 %s %s/work /kb-work rw - ext4 /dev/root rw\n",
+                 root_line, root_id, root_id, root_dev, f->dir->root);
+        proc_file(f, KERNEL, "mountinfo", text, 0);
+        snprintf(text, sizeof text,
+                 "900100 1 0:4244 / / rw shared:3 master:2 propagate_from:1 - tmpfs tmpfs rw\n"
+                 "900101 900100 %s %s/work /kb-work rw - ext4 /dev/root rw\n",
+                 root_dev, f->dir->root);
+        proc_file(f, STRAY, "mountinfo", text, 0);
+        snprintf(path, sizeof path, "proc/%d/task/%d", KERNEL, KERNEL_THREAD_2);
+        tmp_tree_mkdir(f->dir->root, path);
+        assert_int_equal(kb_inspect_host(f->proc, ret_host), 0);
+        f->t.host = *ret_host;
+
+        static char runtime[PATH_MAX];
+        static const char *const endpoints[] = {KB_SANDBOX_RUNTIME "/shell", KB_SANDBOX_RUNTIME "/control", NULL};
+        snprintf(runtime, sizeof runtime, "%s/runtime", f->dir->root);
+        tmp_tree_mkdir(f->dir->root, "runtime");
+        f->t.own_runtime = runtime;
+        f->t.endpoints = endpoints;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        size_t len = strlen(runtime);
+        if (len + sizeof "/shell" > sizeof sa.sun_path)
+                fail_msg("the scratch folder's path is too long for a socket: %s", runtime);
+        memcpy(sa.sun_path, runtime, len);
+        memcpy(sa.sun_path + len, "/shell", sizeof "/shell");
+        socks[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        socks[1] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(bind(socks[0], (struct sockaddr *) &sa, sizeof sa), 0);
+        assert_int_equal(listen(socks[0], 1), 0);
+        assert_int_equal(connect(socks[1], (struct sockaddr *) &sa, sizeof sa), 0);
+        socks[2] = accept4(socks[0], NULL, NULL, SOCK_CLOEXEC);
+        assert_true(socks[2] >= 0);
+        struct stat st;
+        assert_int_equal(fstat(socks[1], &st), 0);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
+        proc_link(f, f->self, "fd/6", text);
+        assert_int_equal(fstat(socks[2], &st), 0);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
+        proc_link(f, KERNEL, "fd/6", text);
+
+        const fake_proc other = {OTHER_NET, 1, OTHER_NET, "netns-holder", 0, "0", 0, 0, 0, 1, 1};
+        const char *const other_ns[NS_TYPES] = {NULL, NULL, NULL, "other-net", NULL, NULL, NULL};
+        fake_process(f, &other);
+        fake_namespaces(f, OTHER_NET, other_ns);
+        /* a name holding a newline: the table is refused, its lines of the table's shape still read */
+        snprintf(text, sizeof text,
+                 "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 666001 %s\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 666002 /kb-no-such-folder/sock\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 666003 @forged\nname\n",
+                 sa.sun_path);
+        proc_file(f, OTHER_NET, "net/unix", text, 0);
+}
+
+/* Every fact a look may hold (a fact of LOOK or of an object a look holds, at any depth) is produced
+ * by a look of the fake, the snapshot or the one before exec, or is one of made_elsewhere: a fact
+ * declared and read but produced by nobody (SURFACE's in_process was one) is named here. */
+static void test_every_fact_produced(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_every_fact_produced");
+        fake *f = *state;
+        int socks[3] = {-1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        bool seen[_KB_FACT_ID_MAX] = {false}, reachable[_KB_FACT_OBJECT_MAX] = {false};
+        mark(snapshot(f, 0), KB_FACT_OBJECT_LOOK, seen);
+        mark(pre_exec(f), KB_FACT_OBJECT_LOOK, seen);
+        for (int i = 0; i < 3; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+        reachable_from(KB_FACT_OBJECT_LOOK, reachable);
+        char missing[4096] = "", stale[1024] = "";
+        size_t n = 0, n_stale = 0;
+        for (kb_fact_id id = 0; id < _KB_FACT_ID_MAX; id++) {
+                const kb_fact_info *row = kb_fact_row(id);
+                bool by_machine = false, listed = made_elsewhere_has(row, &by_machine);
+                char *out = !seen[id] && !listed ? missing : seen[id] && listed && !by_machine ? stale : NULL;
+                size_t size = out == missing ? sizeof missing : sizeof stale, *count = out == missing ? &n : &n_stale;
+                if (!reachable[row->object] || !out)
+                        continue;
+                size_t used = strlen(out);
+                snprintf(out + used, size - used, "%s%s.%s", (*count)++ ? ", " : "", kb_fact_object_name(row->object),
+                         row->key);
+        }
+        if (n > 0)
+                fail_msg("%zu fact(s) a look may hold, produced by no look of the fake: %s", n, missing);
+        if (n_stale > 0)
+                fail_msg("made_elsewhere lists %zu fact(s) the fake's looks do produce: %s", n_stale, stale);
+}
+
 /* Each test on a fake tree of its own (two of them change it). */
 #define ON_FAKE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 
@@ -791,6 +1091,10 @@ int main(void) {
                 /* the canaries, and a kernel that is not there */
                 ON_FAKE(test_reach),
                 ON_FAKE(test_kernel_missing),
+                /* the look before exec, kbound's own facts, and every fact a look may hold */
+                ON_FAKE(test_pre_exec),
+                cmocka_unit_test(test_host),
+                ON_FAKE(test_every_fact_produced),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
