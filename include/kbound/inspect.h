@@ -41,7 +41,7 @@ typedef struct kb_inspect_target {
         const kb_inspect_canary *canaries;
         size_t n_canaries;
         const char *socket_claim; /* the check a host socket within reach belongs to, named by the caller as each
-                                   * canary's claim is (reported; NULL: none) */
+                                   * canary's claim is (reported; facts.def requires a reach entry's claim) */
         const char *own_runtime;  /* where the host reaches the kernel's socket folder (kb_kernel_socket_dir): listening
                                    * sockets under it are the kernel's own */
         json_object *host;        /* kb_inspect_host facts (kbound's mount table); borrowed */

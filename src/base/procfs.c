@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kbound/common.h"
+#include "base/facts.h"
 
 #define FIELD_MAX 4096 /* one mountinfo path or option list */
 
@@ -57,14 +58,6 @@ static int id_list(const char *v, size_t want, json_object **ret) {
         return 0;
 }
 
-static int add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 /* A hex capability set: 1-16 hex digits. */
 static bool hex_word(const char *v) {
         size_t n = strspn(v, "0123456789abcdefABCDEF");
@@ -72,21 +65,35 @@ static bool hex_word(const char *v) {
 }
 
 int kb_procfs_status_parse(const char *text, json_object **ret) {
-        static const struct {
-                const char *key, *name;
+        /* Automatic, not static: a fact's typed name is a const object, which clang takes in no static
+         * initializer. */
+        const struct {
+                const char *key;
+                kb_fact_arr fact;
                 size_t count; /* 0: any number */
                 bool required;
         } lists[] = {
-                {"Uid", "uid", 4, true},     {"Gid", "gid", 4, true},      {"Groups", "groups", 0, false},
-                {"NSpid", "nspid", 0, true}, {"NSsid", "nssid", 0, false},
+                {"Uid", FACT_PROCESS_UID, 4, true},        {"Gid", FACT_PROCESS_GID, 4, true},
+                {"Groups", FACT_PROCESS_GROUPS, 0, false}, {"NSpid", FACT_PROCESS_NSPID, 0, true},
+                {"NSsid", FACT_PROCESS_NSSID, 0, false},
         };
-        static const struct {
-                const char *key, *name;
-        } caps[] = {{"CapInh", "cap_inh"}, {"CapPrm", "cap_prm"}, {"CapEff", "cap_eff"}, {"CapBnd", "cap_bnd"},
-                    {"CapAmb", "cap_amb"}, {"SigPnd", "sig_pnd"}, {"ShdPnd", "shd_pnd"}, {"SigBlk", "sig_blk"},
-                    {"SigIgn", "sig_ign"}, {"SigCgt", "sig_cgt"}},
-          ints[] = {{"NoNewPrivs", "no_new_privs"}, {"Seccomp", "seccomp"}, {"Seccomp_filters", "seccomp_filters"},
-                    {"Threads", "threads"},         {"VmRSS", "vm_rss_kb"}, {"VmHWM", "vm_hwm_kb"}};
+        const struct {
+                const char *key;
+                kb_fact_str fact;
+        } caps[] = {{"CapInh", FACT_PROCESS_CAP_INH}, {"CapPrm", FACT_PROCESS_CAP_PRM},
+                    {"CapEff", FACT_PROCESS_CAP_EFF}, {"CapBnd", FACT_PROCESS_CAP_BND},
+                    {"CapAmb", FACT_PROCESS_CAP_AMB}, {"SigPnd", FACT_PROCESS_SIG_PND},
+                    {"ShdPnd", FACT_PROCESS_SHD_PND}, {"SigBlk", FACT_PROCESS_SIG_BLK},
+                    {"SigIgn", FACT_PROCESS_SIG_IGN}, {"SigCgt", FACT_PROCESS_SIG_CGT}};
+        const struct {
+                const char *key;
+                kb_fact_int fact;
+        } ints[] = {{"NoNewPrivs", FACT_PROCESS_NO_NEW_PRIVS},
+                    {"Seccomp", FACT_PROCESS_SECCOMP},
+                    {"Seccomp_filters", FACT_PROCESS_SECCOMP_FILTERS},
+                    {"Threads", FACT_PROCESS_THREADS},
+                    {"VmRSS", FACT_PROCESS_VM_RSS_KB},
+                    {"VmHWM", FACT_PROCESS_VM_HWM_KB}};
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o || !text)
                 return o ? -EPROTO : -ENOMEM;
@@ -98,36 +105,34 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
                 long long x;
                 if ((v = status_value(line, "Name"))) {
                         size_t len = nl ? (size_t) (nl - v) : strlen(v);
-                        r = add(o, "name", json_object_new_string_len(v, (int) (len > 64 ? 64 : len)));
+                        r = kb_fact_set_strn(o, FACT_PROCESS_NAME, v, len > 64 ? 64 : len);
                 } else if ((v = status_value(line, "State"))) {
-                        r = add(o, "state", json_object_new_string_len(v, *v && *v != '\n' ? 1 : 0));
+                        r = kb_fact_set_strn(o, FACT_PROCESS_STATE, v, *v && *v != '\n' ? 1 : 0);
                 } else if ((v = status_value(line, "PPid"))) {
                         if (!take_int(&v, 0, INT_MAX, &x))
                                 return -EPROTO;
                         have_ppid = true;
-                        r = add(o, "ppid", json_object_new_int64(x));
+                        r = kb_fact_set_int(o, FACT_PROCESS_PPID, x);
                 } else {
                         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(lists); i++)
                                 if ((v = status_value(line, lists[i].key))) {
                                         json_object *a = NULL;
                                         r = id_list(v, lists[i].count, &a);
                                         if (r >= 0)
-                                                r = add(o, lists[i].name, a);
+                                                r = kb_fact_set_arr(o, lists[i].fact, a);
                                         have_list[i] = r >= 0;
                                 }
                         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(caps); i++)
                                 if ((v = status_value(line, caps[i].key))) {
                                         if (!hex_word(v))
                                                 return -EPROTO;
-                                        r = add(o, caps[i].name,
-                                                json_object_new_string_len(v,
-                                                                           (int) strspn(v, "0123456789abcdefABCDEF")));
+                                        r = kb_fact_set_strn(o, caps[i].fact, v, strspn(v, "0123456789abcdefABCDEF"));
                                 }
                         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(ints); i++)
                                 if ((v = status_value(line, ints[i].key))) {
                                         if (!take_int(&v, 0, INT_MAX, &x))
                                                 return -EPROTO;
-                                        r = add(o, ints[i].name, json_object_new_int64(x));
+                                        r = kb_fact_set_int(o, ints[i].fact, x);
                                 }
                 }
                 line = nl ? nl + 1 : line + strlen(line);
@@ -139,8 +144,8 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
         for (size_t i = 0; i < KB_ELEMENTSOF(lists); i++)
                 if (lists[i].required && !have_list[i])
                         return -EPROTO;
-        json_object *nspid = NULL;
-        if (!json_object_object_get_ex(o, "nspid", &nspid) || json_object_array_length(nspid) == 0)
+        json_object *nspid = kb_fact_arr_of(o, FACT_PROCESS_NSPID);
+        if (!nspid || json_object_array_length(nspid) == 0)
                 return -EPROTO;
         *ret = TAKE_PTR(o);
         return 0;
@@ -276,26 +281,24 @@ static int mount_line(const char *line, json_object **ret) {
                 return r;
         if (*p && *p != '\n' && (r = take_field(&p, &super)) < 0)
                 return r;
-        _cleanup_json_ json_object *o = json_object_new_object();
-        json_object *options = split_options(opts), *super_options = split_options(super ? super : "");
-        bool writable = options && super_options && !has_option(options, "ro") && !has_option(super_options, "ro");
-        bool nodev = options && has_option(options, "nodev");
-        if (!o || add(o, "id", json_object_new_int64(id)) < 0 || add(o, "parent", json_object_new_int64(parent)) < 0 ||
-            add(o, "dev", json_object_new_string(dev)) < 0 || add(o, "root", json_object_new_string(root)) < 0 ||
-            add(o, "mountpoint", json_object_new_string(mp)) < 0 || add(o, "options", options) < 0 ||
-            add(o, "fstype", json_object_new_string(fstype)) < 0 ||
-            add(o, "source", json_object_new_string(source)) < 0 || add(o, "super", super_options) < 0 ||
-            add(o, "writable", json_object_new_boolean(writable)) < 0 ||
-            add(o, "nodev", json_object_new_boolean(nodev)) < 0 ||
-            (peers[0] >= 0 && add(o, "shared", json_object_new_int64(peers[0])) < 0) ||
-            (peers[1] >= 0 && add(o, "master", json_object_new_int64(peers[1])) < 0) ||
-            (peers[2] >= 0 && add(o, "propagate_from", json_object_new_int64(peers[2])) < 0)) {
-                if (!o) {
-                        json_object_put(options);
-                        json_object_put(super_options);
-                }
+        _cleanup_json_ json_object *o = json_object_new_object(), *options = split_options(opts),
+                                   *super_options = split_options(super ? super : "");
+        if (!o || !options || !super_options)
                 return -ENOMEM;
-        }
+        bool writable = !has_option(options, "ro") && !has_option(super_options, "ro");
+        bool nodev = has_option(options, "nodev");
+        if (kb_fact_set_int(o, FACT_MOUNT_ID, id) < 0 || kb_fact_set_int(o, FACT_MOUNT_PARENT, parent) < 0 ||
+            kb_fact_set_str(o, FACT_MOUNT_DEV, dev) < 0 || kb_fact_set_str(o, FACT_MOUNT_ROOT, root) < 0 ||
+            kb_fact_set_str(o, FACT_MOUNT_MOUNTPOINT, mp) < 0 ||
+            kb_fact_set_arr(o, FACT_MOUNT_OPTIONS, TAKE_PTR(options)) < 0 ||
+            kb_fact_set_str(o, FACT_MOUNT_FSTYPE, fstype) < 0 || kb_fact_set_str(o, FACT_MOUNT_SOURCE, source) < 0 ||
+            kb_fact_set_arr(o, FACT_MOUNT_SUPER, TAKE_PTR(super_options)) < 0 ||
+            kb_fact_set_bool(o, FACT_MOUNT_WRITABLE, writable) < 0 ||
+            kb_fact_set_bool(o, FACT_MOUNT_NODEV, nodev) < 0 ||
+            (peers[0] >= 0 && kb_fact_set_int(o, FACT_MOUNT_SHARED, peers[0]) < 0) ||
+            (peers[1] >= 0 && kb_fact_set_int(o, FACT_MOUNT_MASTER, peers[1]) < 0) ||
+            (peers[2] >= 0 && kb_fact_set_int(o, FACT_MOUNT_PROPAGATE_FROM, peers[2]) < 0))
+                return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -338,28 +341,19 @@ bool kb_procfs_path_under(const char *path, const char *prefix) {
         return strncmp(path, prefix, len) == 0 && (path[len] == '\0' || path[len] == '/');
 }
 
-static int64_t mount_int(json_object *m, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(m, key, &v) ? json_object_get_int64(v) : -1;
-}
-
-static const char *mount_str(json_object *m, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(m, key, &v) ? json_object_get_string(v) : "";
-}
-
 json_object *kb_procfs_mount_of(json_object *mounts, const char *path) {
         size_t n = mounts ? json_object_array_length(mounts) : 0;
         json_object *cur = NULL;
         /* The root: the last "/" mount whose parent is not in the table. */
         for (size_t i = 0; i < n; i++) {
                 json_object *m = json_object_array_get_idx(mounts, i);
-                if (strcmp(mount_str(m, "mountpoint"), "/") != 0)
+                if (strcmp(kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, ""), "/") != 0)
                         continue;
-                int64_t parent = mount_int(m, "parent");
+                int64_t parent = kb_fact_int_or(m, FACT_MOUNT_PARENT, -1);
                 bool parent_known = false;
                 for (size_t j = 0; j < n && !parent_known; j++)
-                        parent_known = j != i && mount_int(json_object_array_get_idx(mounts, j), "id") == parent;
+                        parent_known = j != i && kb_fact_int_or(json_object_array_get_idx(mounts, j), FACT_MOUNT_ID,
+                                                                -1) == parent;
                 if (!parent_known)
                         cur = m;
         }
@@ -369,13 +363,13 @@ json_object *kb_procfs_mount_of(json_object *mounts, const char *path) {
         for (size_t depth = 0; cur && depth < n; depth++) {
                 json_object *next = NULL, *stacked = NULL;
                 size_t best = 0;
-                int64_t id = mount_int(cur, "id");
-                const char *cur_mp = mount_str(cur, "mountpoint");
+                int64_t id = kb_fact_int_or(cur, FACT_MOUNT_ID, -1);
+                const char *cur_mp = kb_fact_str_or(cur, FACT_MOUNT_MOUNTPOINT, "");
                 for (size_t i = 0; i < n; i++) {
                         json_object *m = json_object_array_get_idx(mounts, i);
-                        if (m == cur || mount_int(m, "parent") != id)
+                        if (m == cur || kb_fact_int_or(m, FACT_MOUNT_PARENT, -1) != id)
                                 continue;
-                        const char *mp = mount_str(m, "mountpoint");
+                        const char *mp = kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "");
                         size_t len = strlen(mp);
                         if (strcmp(mp, cur_mp) == 0)
                                 stacked = m;
@@ -462,9 +456,9 @@ static int unix_line(void *ud, const char *line, size_t len, size_t index) {
                 rest_len--;
         }
         json_object *o = json_object_new_object();
-        if (!o || json_object_object_add(o, "inode", json_object_new_int64(inode)) < 0 ||
-            json_object_object_add(o, "listening", json_object_new_boolean((flags & 0x10000) != 0)) < 0 ||
-            (rest_len > 0 && json_object_object_add(o, "path", json_object_new_string_len(rest, (int) rest_len)) < 0) ||
+        if (!o || kb_fact_set_int(o, FACT_UNIX_ENTRY_INODE, inode) < 0 ||
+            kb_fact_set_bool(o, FACT_UNIX_ENTRY_LISTENING, (flags & 0x10000) != 0) < 0 ||
+            (rest_len > 0 && kb_fact_set_strn(o, FACT_UNIX_ENTRY_PATH, rest, rest_len) < 0) ||
             json_object_array_add(a, o) < 0) {
                 json_object_put(o);
                 return -ENOMEM;
@@ -656,14 +650,14 @@ static bool join_rest(const char *prefix, const char *rest, char *out, size_t si
 }
 
 bool kb_procfs_path_in_mount(json_object *m, const char *fs_path, char *out, size_t size) {
-        const char *root = mount_str(m, "root"), *mp = mount_str(m, "mountpoint");
+        const char *root = kb_fact_str_or(m, FACT_MOUNT_ROOT, ""), *mp = kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "");
         if (!*root || !*mp || !kb_procfs_path_under(fs_path, root))
                 return false;
         return join_rest(mp, fs_path + (strcmp(root, "/") == 0 ? 0 : strlen(root)), out, size);
 }
 
 bool kb_procfs_fs_path(json_object *m, const char *path, char *out, size_t size) {
-        const char *root = mount_str(m, "root"), *mp = mount_str(m, "mountpoint");
+        const char *root = kb_fact_str_or(m, FACT_MOUNT_ROOT, ""), *mp = kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "");
         if (!*root || !*mp || !kb_procfs_path_under(path, mp))
                 return false;
         return join_rest(root, path + (strcmp(mp, "/") == 0 ? 0 : strlen(mp)), out, size);

@@ -16,12 +16,11 @@
 #define KB_PROCFS_MOUNTS_MAX 20000
 #define KB_PROCFS_IDS_MAX 64 /* NSpid levels, supplementary groups kept */
 
-/* /proc/<pid>/status as a JSON object: "name" (string), "state" (one letter), "ppid", "uid" and
- * "gid" (arrays of the four ids: real, effective, saved, filesystem), "groups" (array, at most
- * KB_PROCFS_IDS_MAX), "nspid" and "nssid" (arrays, outermost first), "cap_inh", "cap_prm",
- * "cap_eff", "cap_bnd", "cap_amb", "sig_pnd", "shd_pnd", "sig_blk", "sig_ign", "sig_cgt" (hex
- * strings as the kernel prints them; signal n is bit n-1), "no_new_privs",
- * "seccomp", "seccomp_filters" (integers; absent when the kernel does not print them).
+/* /proc/<pid>/status as a PROCESS object holding its status facts (facts.def: name, state, ppid,
+ * uid and gid (the four ids: real, effective, saved, filesystem), groups (at most KB_PROCFS_IDS_MAX),
+ * nspid and nssid (outermost first), the capability and signal sets (hex strings as the kernel
+ * prints them; signal n is bit n-1), no_new_privs, seccomp, seccomp_filters, threads, vm_rss_kb,
+ * vm_hwm_kb; each absent when the kernel does not print its line).
  * Returns 0 and a new object, -EPROTO when PPid, Uid, Gid or NSpid is missing or malformed,
  * -ENOMEM. */
 int kb_procfs_status_parse(const char *text, json_object **ret);
@@ -40,11 +39,11 @@ typedef struct kb_procfs_stat {
  * fields after it start at the last ')'). Returns 0, -EPROTO. */
 int kb_procfs_stat_parse(const char *text, kb_procfs_stat *ret);
 
-/* /proc/<pid>/mountinfo as a JSON array, one object per line in order (later lines are mounted on
- * top of earlier ones): "id", "parent" (integers), "dev" ("major:minor"), "root", "mountpoint"
- * (with the kernel's \ooo escapes decoded), "options" (per-mount, array of strings), "fstype",
- * "source", "super" (superblock options, array), "writable" (per-mount and superblock both rw),
- * "nodev" (the mount refuses device nodes: its per-mount options have nodev).
+/* /proc/<pid>/mountinfo as a JSON array of MOUNT objects (facts.def), one per line in order (later
+ * lines are mounted on top of earlier ones): id, parent, dev ("major:minor"), root, mountpoint (with
+ * the kernel's \ooo escapes decoded), options (per-mount), fstype, source, super (superblock
+ * options), writable (per-mount and superblock both rw), nodev (its per-mount options have nodev),
+ * and shared, master, propagate_from where the line has those propagation ties.
  * Returns 0 and a new array, -EPROTO for a malformed line, -E2BIG past KB_PROCFS_MOUNTS_MAX lines,
  * -ENOMEM. */
 int kb_procfs_mountinfo_parse(const char *text, json_object **ret);
@@ -63,8 +62,9 @@ json_object *kb_procfs_mount_of(json_object *mounts, const char *path);
 #define KB_PROCFS_NET_MAX (16 * 1024 * 1024)
 #define KB_PROCFS_NET_LINES_MAX 200000
 
-/* /proc/<pid>/net/unix as a JSON array of {"inode", "listening" (SO_ACCEPTCON), "path" (a
- * pathname socket's path, or "@name" for an abstract one; absent when unbound)}. The path is the
+/* /proc/<pid>/net/unix as a JSON array of UNIX_ENTRY objects (facts.def: inode, listening
+ * (SO_ACCEPTCON), path (a pathname socket's path, or "@name" for an abstract one; absent when
+ * unbound)). The path is the
  * rest of the line: a namespace's own sockets are named by whoever bound them, so a line that does
  * not have the table's shape (or an empty one: a name ending in a newline) is refused, never
  * guessed at. A name holding a newline followed by a whole forged line cannot be told from two

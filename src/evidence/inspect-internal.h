@@ -65,25 +65,24 @@ typedef struct sockets {
 
 /* ---- JSON and /proc helpers (inspect_common.c) ---- */
 
-/* Adds v to the object o as key. v may be NULL (out of memory); on failure v is put. Returns 0,
- * -ENOMEM. */
-int kb_inspect_add(json_object *o, const char *key, json_object *v);
+/* Adds v under key to map, an object whose keys are data (facts.def's MAP kind: a namespace's
+ * name, a device, a cgroup), or to a set of kbound's own; never a fact, which goes through
+ * kb_fact_set_*. v may be NULL (out of memory); on failure v is put. Returns 0, -ENOMEM. */
+int kb_inspect_map_add(json_object *map, const char *key, json_object *v);
 
-/* Appends v to the array a, as kb_inspect_add adds. Returns 0, -ENOMEM. */
+/* Appends v to the array a; v may be NULL (out of memory); on failure v is put. Returns 0,
+ * -ENOMEM. */
 int kb_inspect_push(json_object *a, json_object *v);
 
 /* Appends an ERROR {what: what's words ("/suffix" when suffix is not NULL), error: strerror} to
  * errors. Returns 0, -ENOMEM. */
 int kb_inspect_note(json_object *errors, kb_fact_what what, const char *suffix, int err);
 
-/* Appends {"what": what, "error": strerror} to errors. */
-int kb_inspect_note_error(json_object *errors, const char *what, int err);
-
-/* "maj:min" of dev; NULL if out of memory. */
-json_object *kb_inspect_dev_string(dev_t dev);
-
-/* {type, dev, ino, rdev} of a stat. */
+/* A STAT object (type, dev, ino, rdev) of a stat; NULL if out of memory. */
 json_object *kb_inspect_stat_facts(const struct stat *st);
+
+/* "reg", "dir", "chr", "blk", "fifo", "sock", "lnk" or "unknown": a STAT's or an FD's type. */
+const char *kb_inspect_file_type(mode_t mode);
 
 /* Reads <proc_root>/<pid>/<name> (max bytes). -ESRCH when the process is gone. */
 int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, size_t max, char **ret, size_t *ret_len);
@@ -91,16 +90,14 @@ int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, siz
 /* Whether <proc_root>/<pid> is there. */
 bool kb_inspect_process_exists(const char *proc_root, pid_t pid);
 
-/* The integer member key of o, or -1 when it is absent or not an integer. */
-int64_t kb_inspect_int_of(json_object *o, const char *key);
-
 /* ---- namespaces (inspect_namespace.c) ---- */
 
 /* Inode of <proc_root>/<pid>/ns/<name>; -ESRCH when the process is gone, -ENOENT when this kernel
  * has no such namespace type. */
 int kb_inspect_ns_inode(const char *proc_root, pid_t pid, const char *name, uint64_t *ret);
 
-/* "ns": {name: inode} of pid; a type this kernel lacks is left out. */
+/* A process's ns map {name: inode} of pid; a type this kernel lacks is left out, one that cannot
+ * be read is noted in errors as "ns/<name>". */
 int kb_inspect_ns_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
 
 /* Every namespace inode of pid (kb_inspect_namespaces() order; 0 for a type this kernel lacks)
@@ -122,6 +119,9 @@ int kb_inspect_owner_chain(int fd, bool is_user, json_object *chain);
  * pid is gone. */
 int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
 
+/* The inode of proc's (a PROCESS's) namespace of type (NS_USER...), -1 when its ns does not have it. */
+int64_t kb_inspect_process_ns(json_object *proc, size_t type);
+
 /* Whether ino is in set. */
 bool kb_inspect_ns_set_has(const ns_set *set, uint64_t ino);
 
@@ -139,14 +139,11 @@ const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino);
  * link to the object; opening a terminal or a FIFO could have side effects). */
 int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
 
-/* "exe": {"path", "dev", "ino"} of the program pid runs (stat through /proc/<pid>/exe, the file
- * the kernel holds, whatever its path now names), or "exe_error". -ENOMEM only. */
-/* proc["refs"]: what pid holds but its descriptors (inspect_refs.c): "cwd", "root", "exe" (each
- * {"target", "type", "dev", "ino", "mnt_id"}, or "<name>_error"), "threads" [{"tid", "cwd",
- * "root"}] (the threads whose own differ), "maps" [{"path", "dev", "ino", "shared", "writable",
- * "deleted", "reach" ("same" with "mnt_id", "other", "none") or "reach_error"}] (each mapped file
- * once per kind of mapping, placed in the view of t's kernel). An unreadable thread list or maps
- * goes to errors. Returns 0 or -ENOMEM. */
+/* A process's refs (REFS): what pid holds but its descriptors (inspect_refs.c): its cwd, root and
+ * exe (REF_LINKs, or why not), the threads whose own working directory or root differ (THREAD_REFs),
+ * and its file mappings (MAPPINGs, each mapped file once per kind of mapping, placed in the view of
+ * t's kernel: reach "same" with mnt_id, "other", "none", or reach_error). An unreadable thread list
+ * or maps goes to errors. Returns 0 or -ENOMEM. */
 int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
 /* The files pid maps, each once, as "maj:min:ino" (the launcher's: what bwrap's init was started
  * with). Returns 0 and a new array, -ESRCH, -ENOMEM, -errno. */
@@ -154,7 +151,11 @@ int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
 /* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
  * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
 int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
-int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *proc);
+/* The program pid runs, a FILE_ID (stat through /proc/<pid>/exe: the file the kernel holds, whatever
+ * its path now names), into o as exe_fact, or why not as error_fact (a process's or the launcher's
+ * exe and exe_error). -ENOMEM only. */
+int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *o, kb_fact_obj exe_fact,
+                         kb_fact_str error_fact);
 
 /* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the
  * table dir (/proc/<pid>/fd or a thread's; one that cannot be read is passed over), until visit

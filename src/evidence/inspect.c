@@ -1,7 +1,6 @@
 /* inspect.c: the host's two looks at a sandbox (pre-exec, snapshot) as the list of their steps. */
 #include "kbound/inspect.h"
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
 
 int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         if (!t || !t->proc_root || !ret)
@@ -13,14 +12,14 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         json_object *errors = NULL, *launcher = NULL;
         if (!snap || kb_inspect_look_at_processes(t, "pre-exec", snap, &procs, &n, &kernel_seen) < 0)
                 return -ENOMEM;
-        json_object_object_get_ex(snap, "errors", &errors);
-        json_object *processes = kb_json_get(snap, "processes");
+        errors = kb_fact_arr_of(snap, FACT_LOOK_ERRORS);
+        json_object *processes = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
         /* The init's call first: it shows whether it was still waiting while everything was read. */
         /* init's mount table, which every reference of the sandbox's processes is placed in. */
         if (kb_inspect_init_facts(t, snap, errors) < 0 || kb_inspect_pre_exec_mounts(t, snap, errors) < 0 ||
             kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
             kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
-            kb_inspect_add(snap, "launcher", launcher) < 0)
+            kb_fact_set_obj(snap, FACT_LOOK_LAUNCHER, launcher) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(snap);
         return 0;
@@ -29,11 +28,12 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
 int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret) {
         if (!t || !t->proc_root || !ret)
                 return -EINVAL;
-        _cleanup_json_ json_object *snap = json_object_new_object();
-        json_object *net = json_object_new_object(), *mount_tables = json_object_new_object(),
-                    *reach = json_object_new_array();
-        if (!snap || kb_inspect_add(snap, "net", net) < 0 || kb_inspect_add(snap, "mount_tables", mount_tables) < 0 ||
-            kb_inspect_add(snap, "reach", reach) < 0)
+        _cleanup_json_ json_object *snap = json_object_new_object(), *net = json_object_new_object(),
+                                   *mount_tables = json_object_new_object(), *reach_list = json_object_new_array();
+        json_object *reach = reach_list; /* the look's, once added */
+        if (!snap || !net || !mount_tables || !reach_list || kb_fact_set_map(snap, FACT_LOOK_NET, TAKE_PTR(net)) < 0 ||
+            kb_fact_set_map(snap, FACT_LOOK_MOUNT_TABLES, TAKE_PTR(mount_tables)) < 0 ||
+            kb_fact_set_arr(snap, FACT_LOOK_REACH, TAKE_PTR(reach_list)) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
         size_t n = 0;
@@ -41,8 +41,8 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         json_object *processes = NULL, *errors = NULL;
         if (kb_inspect_look_at_processes(t, label, snap, &procs, &n, &kernel_seen) < 0)
                 return -ENOMEM;
-        json_object_object_get_ex(snap, "processes", &processes);
-        json_object_object_get_ex(snap, "errors", &errors);
+        processes = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        errors = kb_fact_arr_of(snap, FACT_LOOK_ERRORS);
         int r;
         json_object *kernel_net = NULL;
         /* kbound's network namespace's unix sockets (sock_diag), and who holds which. */
@@ -65,7 +65,7 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         if (r >= 0 &&
             (kb_inspect_kbound_side_sockets(&socks, snap) < 0 || kb_inspect_connection_facts(&socks, snap) < 0 ||
              kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
-             kb_inspect_add(snap, "launcher", launcher) < 0))
+             kb_fact_set_obj(snap, FACT_LOOK_LAUNCHER, launcher) < 0))
                 r = -ENOMEM;
 
         /* Who outside is in the sandbox's namespaces, or holds them, its pipes or its network's
@@ -90,7 +90,7 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
 
         r = 0;
         if (!kernel_seen) {
-                if (kb_inspect_note_error(errors, "the pinned kernel among the sandbox's processes", ESRCH) < 0)
+                if (kb_inspect_note(errors, WHAT_KERNEL_MISSING, NULL, ESRCH) < 0)
                         return -ENOMEM;
                 r = -ESRCH;
         }

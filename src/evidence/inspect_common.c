@@ -8,8 +8,8 @@
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 
-int kb_inspect_add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
+int kb_inspect_map_add(json_object *map, const char *key, json_object *v) {
+        if (!v || json_object_object_add(map, key, v) < 0) {
                 json_object_put(v);
                 return -ENOMEM;
         }
@@ -35,23 +35,7 @@ int kb_inspect_note(json_object *errors, kb_fact_what what, const char *suffix, 
         return kb_inspect_push(errors, e);
 }
 
-int kb_inspect_note_error(json_object *errors, const char *what, int err) {
-        json_object *e = json_object_new_object();
-        if (!e || kb_inspect_add(e, "what", json_object_new_string(what)) < 0 ||
-            kb_inspect_add(e, "error", json_object_new_string(strerror(err > 0 ? err : -err))) < 0)
-                goto oom;
-        return kb_inspect_push(errors, e);
-oom:
-        json_object_put(e);
-        return -ENOMEM;
-}
-
-json_object *kb_inspect_dev_string(dev_t dev) {
-        char buf[KB_PROCFS_DEV_MAX];
-        return json_object_new_string(kb_procfs_dev(major(dev), minor(dev), buf));
-}
-
-static const char *type_name(mode_t mode) {
+const char *kb_inspect_file_type(mode_t mode) {
         return S_ISREG(mode)    ? "reg"
                : S_ISDIR(mode)  ? "dir"
                : S_ISCHR(mode)  ? "chr"
@@ -63,12 +47,13 @@ static const char *type_name(mode_t mode) {
 }
 
 json_object *kb_inspect_stat_facts(const struct stat *st) {
+        char dev[KB_PROCFS_DEV_MAX], rdev[KB_PROCFS_DEV_MAX];
         json_object *o = json_object_new_object();
-        if (!o || kb_inspect_add(o, "type", json_object_new_string(type_name(st->st_mode))) < 0 ||
-            kb_inspect_add(o, "dev", kb_inspect_dev_string(st->st_dev)) < 0 ||
-            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) st->st_ino)) < 0 ||
+        if (!o || kb_fact_set_str(o, FACT_STAT_TYPE, kb_inspect_file_type(st->st_mode)) < 0 ||
+            kb_fact_set_str(o, FACT_STAT_DEV, kb_procfs_dev(major(st->st_dev), minor(st->st_dev), dev)) < 0 ||
+            kb_fact_set_int(o, FACT_STAT_INO, (int64_t) st->st_ino) < 0 ||
             ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
-             kb_inspect_add(o, "rdev", kb_inspect_dev_string(st->st_rdev)) < 0)) {
+             kb_fact_set_str(o, FACT_STAT_RDEV, kb_procfs_dev(major(st->st_rdev), minor(st->st_rdev), rdev)) < 0)) {
                 json_object_put(o);
                 return NULL;
         }
@@ -87,10 +72,4 @@ bool kb_inspect_process_exists(const char *proc_root, pid_t pid) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d", proc_root, (int) pid);
         return access(path, F_OK) == 0;
-}
-
-int64_t kb_inspect_int_of(json_object *o, const char *key) {
-        json_object *v = NULL;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
-                                                                                              : -1;
 }

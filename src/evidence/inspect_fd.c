@@ -5,11 +5,28 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 
 #define FDS_MAX 4096 /* descriptors kept per process */
 #define TARGET_MAX 512
+
+/* What the descriptor link at link is, as stat says through it, into the FD o: its type, dev, ino
+ * and rdev, or why not (stat_error). -ENOMEM only. */
+static int stat_facts(const char *link, json_object *o) {
+        struct stat st;
+        char dev[KB_PROCFS_DEV_MAX];
+        if (stat(link, &st) < 0)
+                return kb_fact_set_str(o, FACT_FD_STAT_ERROR, strerror(errno));
+        if (kb_fact_set_str(o, FACT_FD_TYPE, kb_inspect_file_type(st.st_mode)) < 0 ||
+            kb_fact_set_str(o, FACT_FD_DEV, kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev)) < 0 ||
+            kb_fact_set_int(o, FACT_FD_INO, (int64_t) st.st_ino) < 0)
+                return -ENOMEM;
+        if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+                return 0;
+        return kb_fact_set_str(o, FACT_FD_RDEV, kb_procfs_dev(major(st.st_rdev), minor(st.st_rdev), dev));
+}
 
 int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
         char dir[PATH_MAX];
@@ -20,7 +37,7 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                 if (e == ENOENT)
                         return -ESRCH;
                 *ret = json_object_new_array();
-                return *ret ? kb_inspect_note_error(errors, "fd", -e) : -ENOMEM;
+                return *ret ? kb_inspect_note(errors, WHAT_FD, NULL, -e) : -ENOMEM;
         }
         _cleanup_json_ json_object *fds = json_object_new_array();
         int r = fds ? 0 : -ENOMEM;
@@ -32,7 +49,7 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                 if (*end || fd < 0 || de->d_name[0] == '\0')
                         continue;
                 if (++n > FDS_MAX) {
-                        r = kb_inspect_note_error(errors, "fd", E2BIG); /* more than kbound inspects: unjudged */
+                        r = kb_inspect_note(errors, WHAT_FD, NULL, E2BIG); /* more than kbound inspects: unjudged */
                         break;
                 }
                 char link[PATH_MAX + 32], target[TARGET_MAX], info_path[PATH_MAX];
@@ -42,24 +59,8 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                         continue; /* closed meanwhile */
                 target[tl] = '\0';
                 json_object *o = json_object_new_object();
-                if (!o || kb_inspect_add(o, "fd", json_object_new_int((int) fd)) < 0 ||
-                    kb_inspect_add(o, "target", json_object_new_string(target)) < 0) {
-                        json_object_put(o);
-                        r = -ENOMEM;
-                        break;
-                }
-                struct stat st;
-                if (stat(link, &st) == 0) {
-                        json_object *sf = kb_inspect_stat_facts(&st);
-                        if (!sf) {
-                                json_object_put(o);
-                                r = -ENOMEM;
-                                break;
-                        }
-                        json_object_object_foreach(sf, key, value)
-                                json_object_object_add(o, key, json_object_get(value));
-                        json_object_put(sf);
-                } else if (kb_inspect_add(o, "stat_error", json_object_new_string(strerror(errno))) < 0) {
+                if (!o || kb_fact_set_int(o, FACT_FD_FD, fd) < 0 || kb_fact_set_str(o, FACT_FD_TARGET, target) < 0 ||
+                    stat_facts(link, o) < 0) {
                         json_object_put(o);
                         r = -ENOMEM;
                         break;
@@ -69,14 +70,14 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                 kb_procfs_fdinfo fi;
                 if (kb_read_file(AT_FDCWD, info_path, 0, 64 * 1024, &info, NULL) == 0 &&
                     kb_procfs_fdinfo_parse(info, &fi) == 0) {
-                        if (kb_inspect_add(o, "flags", json_object_new_int64((int64_t) fi.flags)) < 0 ||
-                            kb_inspect_add(o, "mnt_id", json_object_new_int64(fi.mnt_id)) < 0 ||
-                            (fi.pid != LLONG_MIN && kb_inspect_add(o, "pid", json_object_new_int64(fi.pid)) < 0)) {
+                        if (kb_fact_set_int(o, FACT_FD_FLAGS, (int64_t) fi.flags) < 0 ||
+                            kb_fact_set_int(o, FACT_FD_MNT_ID, fi.mnt_id) < 0 ||
+                            (fi.pid != LLONG_MIN && kb_fact_set_int(o, FACT_FD_PID, fi.pid) < 0)) {
                                 json_object_put(o);
                                 r = -ENOMEM;
                                 break;
                         }
-                } else if (kb_inspect_add(o, "fdinfo_error", json_object_new_string("unreadable")) < 0) {
+                } else if (kb_fact_set_str(o, FACT_FD_FDINFO_ERROR, "unreadable") < 0) {
                         json_object_put(o);
                         r = -ENOMEM;
                         break;
@@ -90,22 +91,23 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
         return 0;
 }
 
-int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *proc) {
-        char link[PATH_MAX], target[TARGET_MAX];
+int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *o, kb_fact_obj exe_fact,
+                         kb_fact_str error_fact) {
+        char link[PATH_MAX], target[TARGET_MAX], dev[KB_PROCFS_DEV_MAX];
         struct stat st;
         snprintf(link, sizeof link, "%s/%d/exe", proc_root, (int) pid);
         ssize_t tl = readlink(link, target, sizeof target - 1);
         if (tl < 0 || stat(link, &st) < 0)
-                return kb_inspect_add(proc, "exe_error", json_object_new_string(strerror(errno)));
+                return kb_fact_set_str(o, error_fact, strerror(errno));
         target[tl] = '\0';
         json_object *exe = json_object_new_object();
-        if (!exe || kb_inspect_add(exe, "path", json_object_new_string(target)) < 0 ||
-            kb_inspect_add(exe, "dev", kb_inspect_dev_string(st.st_dev)) < 0 ||
-            kb_inspect_add(exe, "ino", json_object_new_int64((int64_t) st.st_ino)) < 0) {
+        if (!exe || kb_fact_set_str(exe, FACT_FILE_ID_PATH, target) < 0 ||
+            kb_fact_set_str(exe, FACT_FILE_ID_DEV, kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev)) < 0 ||
+            kb_fact_set_int(exe, FACT_FILE_ID_INO, (int64_t) st.st_ino) < 0) {
                 json_object_put(exe);
                 return -ENOMEM;
         }
-        return kb_inspect_add(proc, "exe", exe);
+        return kb_fact_set_obj(o, exe_fact, exe);
 }
 
 int kb_inspect_fd_targets_at(const char *dir, int (*visit)(int fd, const char *target, void *userdata),

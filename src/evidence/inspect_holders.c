@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
 
 /* Whether pid runs the program whose inode self is (stat through /proc/<pid>/exe). */
 static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) {
@@ -95,17 +94,17 @@ typedef struct ns_fd_walk {
 /* ns_candidate.type of a socket of the sandbox's network namespace held outside. */
 static const char candidate_socket[] = "socket";
 
-/* An "outside_channels" entry: target, held as fd by process e (thread tid when not its main one);
- * netns: a socket of the sandbox's network that no sandbox process holds. */
+/* An OUTSIDE_CHANNEL of the look's outside_channels: target, held as fd by process e (thread tid
+ * when not its main one); netns: a socket of the sandbox's network that no sandbox process holds. */
 static int push_outside_channel(json_object *channels, const proc_entry *e, pid_t tid, int fd, const char *target,
                                 bool netns) {
         json_object *c = json_object_new_object();
-        if (!c || kb_inspect_add(c, "target", json_object_new_string(target)) < 0 ||
-            kb_inspect_add(c, "pid", json_object_new_int(e->pid)) < 0 ||
-            kb_inspect_add(c, "name", json_object_new_string(e->comm)) < 0 ||
-            kb_inspect_add(c, "fd", json_object_new_int(fd)) < 0 ||
-            (tid != e->pid && kb_inspect_add(c, "thread", json_object_new_int(tid)) < 0) ||
-            (netns && kb_inspect_add(c, "netns", json_object_new_boolean(true)) < 0)) {
+        if (!c || kb_fact_set_str(c, FACT_OUTSIDE_CHANNEL_TARGET, target) < 0 ||
+            kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_PID, e->pid) < 0 ||
+            kb_fact_set_str(c, FACT_OUTSIDE_CHANNEL_NAME, e->comm) < 0 ||
+            kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_FD, fd) < 0 ||
+            (tid != e->pid && kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_THREAD, tid) < 0) ||
+            (netns && kb_fact_set_bool(c, FACT_OUTSIDE_CHANNEL_NETNS, true) < 0)) {
                 json_object_put(c);
                 return -ENOMEM;
         }
@@ -188,17 +187,16 @@ static bool candidate_still(const char *proc_root, const proc_entry *e, const ns
         return type && strcmp(type, c->type) == 0 && ino == c->ino;
 }
 
-/* A holder entry: {"pid", "name", "ns", "inode"}, "fd" when held by a descriptor, "thread" when it
- * is a thread's (other than the main one). */
+/* An NS_HOLDER: pid, name, ppid, ns, inode; fd when held by a descriptor, thread when it is a
+ * thread's (other than the main one). */
 static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int fd, const char *type, uint64_t ino) {
         json_object *h = json_object_new_object();
-        if (!h || kb_inspect_add(h, "pid", json_object_new_int(e->pid)) < 0 ||
-            kb_inspect_add(h, "name", json_object_new_string(e->comm)) < 0 ||
-            kb_inspect_add(h, "ppid", json_object_new_int(e->ppid)) < 0 ||
-            kb_inspect_add(h, "ns", json_object_new_string(type)) < 0 ||
-            kb_inspect_add(h, "inode", json_object_new_int64((int64_t) ino)) < 0 ||
-            (fd >= 0 && kb_inspect_add(h, "fd", json_object_new_int(fd)) < 0) ||
-            (tid != e->pid && kb_inspect_add(h, "thread", json_object_new_int(tid)) < 0)) {
+        if (!h || kb_fact_set_int(h, FACT_NS_HOLDER_PID, e->pid) < 0 ||
+            kb_fact_set_str(h, FACT_NS_HOLDER_NAME, e->comm) < 0 ||
+            kb_fact_set_int(h, FACT_NS_HOLDER_PPID, e->ppid) < 0 || kb_fact_set_str(h, FACT_NS_HOLDER_NS, type) < 0 ||
+            kb_fact_set_int(h, FACT_NS_HOLDER_INODE, (int64_t) ino) < 0 ||
+            (fd >= 0 && kb_fact_set_int(h, FACT_NS_HOLDER_FD, fd) < 0) ||
+            (tid != e->pid && kb_fact_set_int(h, FACT_NS_HOLDER_THREAD, tid) < 0)) {
                 json_object_put(h);
                 return -ENOMEM;
         }
@@ -261,7 +259,7 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
         return r;
 }
 
-/* What the walk of the processes outside counts ("ns_outside"). */
+/* What the walk of the processes outside counts (the look's NS_OUTSIDE). */
 typedef struct holder_counts {
         int64_t read, unreadable, found, own_helpers, fd_read, fd_unreadable, transient;
         int64_t reread; /* of fd_read: read in full only on a second try (reread_unreadable) */
@@ -291,15 +289,15 @@ static int own_namespaces(const kb_inspect_target *t, ns_set *own) {
         return 0;
 }
 
-/* The sandbox's namespaces into sandbox and snap's "sandbox_namespaces": those of its processes and
+/* The sandbox's namespaces into sandbox and snap's sandbox_namespaces: those of its processes and
  * the user namespaces above them, less own. Too many is noted in errors. -ENOMEM only. */
 static int sandbox_namespaces(json_object *processes, const ns_set *own, ns_set *sandbox, json_object *snap,
                               json_object *errors) {
         int r = 0;
         for (size_t p = 0; r >= 0 && p < json_object_array_length(processes); p++) {
-                json_object *proc = json_object_array_get_idx(processes, p), *ns = NULL, *owners = NULL;
-                json_object_object_get_ex(proc, "ns", &ns);
-                json_object_object_get_ex(proc, "ns_owners", &owners);
+                json_object *proc = json_object_array_get_idx(processes, p),
+                            *ns = kb_fact_map_of(proc, FACT_PROCESS_NS),
+                            *owners = kb_fact_map_of(proc, FACT_PROCESS_NS_OWNERS);
                 if (ns) {
                         json_object_object_foreach(ns, name, ino) {
                                 (void) name;
@@ -318,10 +316,10 @@ static int sandbox_namespaces(json_object *processes, const ns_set *own, ns_set 
                         }
                 }
         }
-        if (r < 0 && kb_inspect_note_error(errors, "the sandbox's namespaces (too many)", r) < 0)
+        if (r < 0 && kb_inspect_note(errors, WHAT_TOO_MANY_NAMESPACES, NULL, r) < 0)
                 return -ENOMEM;
         json_object *listed = json_object_new_array();
-        if (kb_inspect_add(snap, "sandbox_namespaces", listed) < 0)
+        if (kb_fact_set_arr(snap, FACT_LOOK_SANDBOX_NAMESPACES, listed) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < sandbox->n; i++)
                 if (kb_inspect_push(listed, json_object_new_int64((int64_t) sandbox->ino[i])) < 0)
@@ -333,9 +331,9 @@ static int sandbox_namespaces(json_object *processes, const ns_set *own, ns_set 
  * -ENOMEM only. */
 static int channels_wanted(json_object *processes, json_object *wanted) {
         for (size_t p = 0; p < json_object_array_length(processes); p++) {
-                json_object *fds = kb_json_get(json_object_array_get_idx(processes, p), "fds");
+                json_object *fds = kb_fact_arr_of(json_object_array_get_idx(processes, p), FACT_PROCESS_FDS);
                 for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
-                        const char *target = kb_json_str(json_object_array_get_idx(fds, i), "target");
+                        const char *target = kb_fact_str_of(json_object_array_get_idx(fds, i), FACT_FD_TARGET);
                         if (target && (strncmp(target, "pipe:[", 6) == 0 || strncmp(target, "socket:[", 8) == 0) &&
                             json_object_object_add(wanted, target, NULL) < 0)
                                 return -ENOMEM;
@@ -345,19 +343,19 @@ static int channels_wanted(json_object *processes, json_object *wanted) {
 }
 
 /* Every socket of the sandbox's network namespaces, when this look read their tables (snap's
- * "net"), as "socket:[N]" keys of netns_sockets. -ENOMEM only. */
+ * net), as "socket:[N]" keys of netns_sockets. -ENOMEM only. */
 static int netns_socket_targets(json_object *snap, json_object *netns_sockets) {
-        json_object *nets = kb_json_get(snap, "net");
+        json_object *nets = kb_fact_map_of(snap, FACT_LOOK_NET);
         if (nets) {
                 json_object_object_foreach(nets, netns, table) {
                         (void) netns;
-                        json_object *unix_list = kb_json_get(table, "unix"),
-                                    *inodes = kb_json_get(table, "socket_inodes");
+                        json_object *unix_list = kb_fact_arr_of(table, FACT_NET_UNIX),
+                                    *inodes = kb_fact_arr_of(table, FACT_NET_SOCKET_INODES);
                         char key[40];
                         for (size_t i = 0; unix_list && i < json_object_array_length(unix_list); i++) {
                                 snprintf(key, sizeof key, "socket:[%lld]",
-                                         (long long) kb_inspect_int_of(json_object_array_get_idx(unix_list, i),
-                                                                       "inode"));
+                                         (long long) kb_fact_int_or(json_object_array_get_idx(unix_list, i),
+                                                                    FACT_UNIX_ENTRY_INODE, -1));
                                 if (json_object_object_add(netns_sockets, key, NULL) < 0)
                                         return -ENOMEM;
                         }
@@ -548,17 +546,17 @@ static int confirm_candidates(const kb_inspect_target *t, const proc_entry *proc
         return 0;
 }
 
-/* The "ns_outside" object of the counts c; NULL if out of memory. */
+/* The NS_OUTSIDE of the counts c; NULL if out of memory. */
 static json_object *outside_counts(const holder_counts *c) {
         json_object *outside = json_object_new_object();
-        if (!outside || kb_inspect_add(outside, "read", json_object_new_int64(c->read)) < 0 ||
-            kb_inspect_add(outside, "unreadable", json_object_new_int64(c->unreadable)) < 0 ||
-            kb_inspect_add(outside, "kbound_helpers", json_object_new_int64(c->own_helpers)) < 0 ||
-            kb_inspect_add(outside, "transient", json_object_new_int64(c->transient)) < 0 ||
-            kb_inspect_add(outside, "holders", json_object_new_int64(c->found)) < 0 ||
-            kb_inspect_add(outside, "fd_tables_read", json_object_new_int64(c->fd_read)) < 0 ||
-            kb_inspect_add(outside, "fd_tables_unreadable", json_object_new_int64(c->fd_unreadable)) < 0 ||
-            kb_inspect_add(outside, "fd_tables_read_again", json_object_new_int64(c->reread)) < 0) {
+        if (!outside || kb_fact_set_int(outside, FACT_NS_OUTSIDE_READ, c->read) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_UNREADABLE, c->unreadable) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_KBOUND_HELPERS, c->own_helpers) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_TRANSIENT, c->transient) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_HOLDERS, c->found) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_FD_TABLES_READ, c->fd_read) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_FD_TABLES_UNREADABLE, c->fd_unreadable) < 0 ||
+            kb_fact_set_int(outside, FACT_NS_OUTSIDE_FD_TABLES_READ_AGAIN, c->reread) < 0) {
                 json_object_put(outside);
                 return NULL;
         }
@@ -575,14 +573,14 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "kbound's own namespaces", r);
+                return kb_inspect_note(errors, WHAT_OWN_NAMESPACES, NULL, r);
         if (sandbox_namespaces(processes, own, sandbox, snap, errors) < 0)
                 return -ENOMEM;
         _cleanup_json_ json_object *wanted = json_object_new_object(), *netns_sockets = NULL;
         json_object *channels = json_object_new_array();
         _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
         _cleanup_free_ size_t *retry = calloc(NS_RETRY_MAX, sizeof *retry);
-        if (!wanted || !candidates || !retry || kb_inspect_add(snap, "outside_channels", channels) < 0 ||
+        if (!wanted || !candidates || !retry || kb_fact_set_arr(snap, FACT_LOOK_OUTSIDE_CHANNELS, channels) < 0 ||
             channels_wanted(processes, wanted) < 0)
                 return -ENOMEM;
         netns_sockets = json_object_new_object();
@@ -600,8 +598,8 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
             reread_unreadable(t, procs, &walk, &counts, &last_seen) < 0 ||
             confirm_candidates(t, procs, &walk, last_seen, holders, &counts) < 0)
                 return -ENOMEM;
-        if (kb_inspect_add(snap, "ns_outside", outside_counts(&counts)) < 0 ||
-            kb_inspect_add(snap, "ns_holders", TAKE_PTR(holders)) < 0)
+        if (kb_fact_set_obj(snap, FACT_LOOK_NS_OUTSIDE, outside_counts(&counts)) < 0 ||
+            kb_fact_set_arr(snap, FACT_LOOK_NS_HOLDERS, TAKE_PTR(holders)) < 0)
                 return -ENOMEM;
         return 0;
 }

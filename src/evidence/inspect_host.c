@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "kbound/sandbox.h"
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
@@ -29,45 +30,50 @@ int kb_inspect_host(const char *proc_root, json_object **ret) {
                 json_object_put(ns);
                 return -EACCES; /* kbound's own namespaces unreadable: nothing can be compared */
         }
-        if (kb_inspect_add(h, "ns", ns) < 0)
+        if (kb_fact_set_map(h, FACT_HOST_NS, ns) < 0)
                 return -ENOMEM;
         r = kb_inspect_read_proc(proc_root, self, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
         if (r >= 0)
                 r = kb_procfs_mountinfo_parse(mi, &mounts);
         if (r < 0)
                 return r == -ESRCH ? -ENOENT : r;
-        if (kb_inspect_add(h, "mounts", mounts) < 0)
+        if (kb_fact_set_arr(h, FACT_HOST_MOUNTS, mounts) < 0)
                 return -ENOMEM;
         json_object *entries = json_object_new_array();
         for (const char *const *e = kb_sandbox_proc_readonly(); entries && *e; e++) {
                 char path[PATH_MAX];
                 struct stat sst;
                 snprintf(path, sizeof path, "%s/%s", proc_root, *e);
-                if (lstat(path, &sst) == 0 && kb_inspect_push(entries, json_object_new_string(*e)) < 0)
+                if (lstat(path, &sst) == 0 && kb_inspect_push(entries, json_object_new_string(*e)) < 0) {
+                        json_object_put(entries);
                         entries = NULL;
+                }
         }
         /* kbound's own seccomp filters (a container may give it some): every sandbox process has
          * these plus the one kbound hands bwrap. */
         _cleanup_free_ char *status_text = NULL;
-        json_object *status = NULL, *filters = NULL;
+        _cleanup_json_ json_object *status = NULL;
+        int64_t filters = 0;
         if (kb_inspect_read_proc(proc_root, self, "status", KB_PROCFS_STATUS_MAX, &status_text, NULL) >= 0 &&
             kb_procfs_status_parse(status_text, &status) >= 0 &&
-            json_object_object_get_ex(status, "seccomp_filters", &filters) &&
-            kb_inspect_add(h, "seccomp_filters", json_object_get(filters)) < 0) {
-                json_object_put(status);
+            kb_fact_int_of(status, FACT_PROCESS_SECCOMP_FILTERS, &filters) &&
+            kb_fact_set_int(h, FACT_HOST_SECCOMP_FILTERS, filters) < 0) {
+                json_object_put(entries);
                 return -ENOMEM;
         }
-        json_object_put(status);
-        if (kb_inspect_add(h, "pid", json_object_new_int(self)) < 0 ||
-            kb_inspect_add(h, "session", json_object_new_int(st.session)) < 0 ||
-            kb_inspect_add(h, "uid", json_object_new_int64((int64_t) getuid())) < 0 ||
-            kb_inspect_add(h, "proc_entries", entries) < 0)
+        if (kb_fact_set_int(h, FACT_HOST_PID, self) < 0 || kb_fact_set_int(h, FACT_HOST_SESSION, st.session) < 0 ||
+            kb_fact_set_int(h, FACT_HOST_UID, (int64_t) getuid()) < 0) {
+                json_object_put(entries);
+                return -ENOMEM;
+        }
+        if (kb_fact_set_arr(h, FACT_HOST_PROC_ENTRIES, entries) < 0)
                 return -ENOMEM;
         /* Anonymous memory files live on an internal mount no table lists: learn its device. */
         _cleanup_close_ int memfd = memfd_create("kbound-probe", MFD_CLOEXEC);
         struct stat mst;
+        char dev[KB_PROCFS_DEV_MAX];
         if (memfd >= 0 && fstat(memfd, &mst) == 0 &&
-            kb_inspect_add(h, "memfd_dev", kb_inspect_dev_string(mst.st_dev)) < 0)
+            kb_fact_set_str(h, FACT_HOST_MEMFD_DEV, kb_procfs_dev(major(mst.st_dev), minor(mst.st_dev), dev)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(h);
         return 0;

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
 #include "base/procfs.h"
 
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
@@ -115,9 +114,9 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         for (size_t i = 0; i < json_object_array_length(holders) && n_tries < KB_ELEMENTSOF(tries);
                              i++) {
                                 json_object *h = json_object_array_get_idx(holders, i);
-                                const char *side = kb_json_str(h, "side");
+                                const char *side = kb_fact_str_of(h, FACT_HOLDER_SIDE);
                                 if (side && strcmp(side, "sandbox") != 0)
-                                        tries[n_tries++] = (pid_t) kb_inspect_int_of(h, "pid");
+                                        tries[n_tries++] = (pid_t) kb_fact_int_or(h, FACT_HOLDER_PID, -1);
                         }
                         json_object_put(holders);
                 }
@@ -143,9 +142,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                         continue;
                         }
                         if (pid == 0) {
-                                json_object *host_mounts = NULL;
-                                json_object_object_get_ex(t->host, "mounts", &host_mounts);
-                                table = json_object_get(host_mounts);
+                                table = json_object_get(kb_fact_arr_of(t->host, FACT_HOST_MOUNTS));
                                 if (lstat(path, &st) < 0)
                                         continue;
                         } else {
@@ -167,7 +164,7 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         /* sock_diag names the superblock's device, stat the file's (which differ on
                          * btrfs): either identifies it, with the inode. */
                         json_object *hm = kb_procfs_mount_of(table, path);
-                        const char *hdev = kb_json_str(hm, "dev");
+                        const char *hdev = kb_fact_str_of(hm, FACT_MOUNT_DEV);
                         if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
                             (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
                                 continue;
@@ -180,7 +177,11 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                     *e = kb_inspect_reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
                                                                 t->socket_claim, x->reach, &exposed);
                         json_object *facts = kb_inspect_socket_facts(u);
-                        if (!e || !facts || kb_inspect_add(e, "socket", facts) < 0)
+                        if (!e) {
+                                json_object_put(facts);
+                                return -ENOMEM;
+                        }
+                        if (kb_fact_set_obj(e, FACT_REACH_SOCKET, facts) < 0)
                                 return -ENOMEM;
                         return kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM
                                                                                                               : 1;
@@ -235,7 +236,7 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                                 x->checked++;
                                 bool elsewhere = !json_object_object_get_ex(x->devs, dev, NULL);
                                 x->elsewhere += elsewhere; /* no mount of the sandbox is on its filesystem */
-                                if (kb_inspect_add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
+                                if (kb_inspect_map_add(x->files, key, json_object_new_boolean(elsewhere)) < 0)
                                         return -ENOMEM;
                                 if (elsewhere)
                                         continue;
@@ -243,7 +244,7 @@ static int namespace_sockets(host_sockets_ctx *x, const kb_sockdiag_unix *list, 
                         r = place_socket(x, u, rep);
                         if (r < 0)
                                 return r;
-                        if (r == 1 && kb_inspect_add(x->files, key, json_object_new_boolean(true)) < 0)
+                        if (r == 1 && kb_inspect_map_add(x->files, key, json_object_new_boolean(true)) < 0)
                                 return -ENOMEM;
                         if (r == 1 || seen)
                                 continue; /* one socket of an unplaced file is enough to judge */
@@ -291,10 +292,10 @@ static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
                 for (size_t i = 0; x->tables[k].root_fd >= 0 && x->tables[k].mounts &&
                                    i < json_object_array_length(x->tables[k].mounts);
                      i++) {
-                        json_object *m = json_object_array_get_idx(x->tables[k].mounts, i), *target = NULL;
-                        const char *mdev = kb_json_str(m, "dev"), *mp = kb_json_str(m, "mountpoint");
-                        json_object_object_get_ex(m, "target", &target);
-                        const char *type = kb_json_str(target, "type");
+                        json_object *m = json_object_array_get_idx(x->tables[k].mounts, i);
+                        const char *mdev = kb_fact_str_of(m, FACT_MOUNT_DEV),
+                                   *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT),
+                                   *type = kb_fact_str_of(kb_fact_obj_of(m, FACT_MOUNT_TARGET), FACT_STAT_TYPE);
                         if (!mdev || !mp || strcmp(mdev, dev) != 0 || !type || strcmp(type, "dir") != 0)
                                 continue;
                         for (const char *suffix = name; suffix;
@@ -314,9 +315,10 @@ static int find_in_sandbox(host_sockets_ctx *x, const kb_sockdiag_unix *u) {
                                                                      socket_kind(u, kind, sizeof kind), shown, "socket",
                                                                      x->s->t->socket_claim, x->reach, &exposed);
                                 json_object *where = json_object_new_object(), *facts = kb_inspect_socket_facts(u);
-                                if (!e || !where || kb_inspect_add(where, "at", json_object_new_string(at)) < 0 ||
-                                    kb_inspect_add(where, "confirmed", json_object_new_boolean(true)) < 0 ||
-                                    kb_inspect_push(exposed, where) < 0 || kb_inspect_add(e, "socket", facts) < 0)
+                                if (!e || !where || kb_fact_set_str(where, FACT_EXPOSURE_AT, at) < 0 ||
+                                    kb_fact_set_bool(where, FACT_EXPOSURE_CONFIRMED, true) < 0 ||
+                                    kb_inspect_push(exposed, where) < 0 ||
+                                    kb_fact_set_obj(e, FACT_REACH_SOCKET, facts) < 0)
                                         return -ENOMEM;
                                 return 1;
                         }
@@ -348,10 +350,9 @@ static int unplaced_sockets(host_sockets_ctx *x) {
                 else
                         snprintf(why, sizeof why, "the kernel did not say which file it is bound to");
                 json_object *o = kb_inspect_socket_facts(u);
-                if (!o || kb_inspect_push(x->not_claimed, o) < 0 ||
-                    kb_inspect_add(o, "why", json_object_new_string(why)) < 0 ||
-                    (u->has_uid && kb_inspect_add(o, "uid", json_object_new_int64(u->uid)) < 0) ||
-                    kb_inspect_add(o, "held_by", kb_inspect_holders_of(x->s, u->inode)) < 0)
+                if (!o || kb_inspect_push(x->not_claimed, o) < 0 || kb_fact_set_str(o, FACT_SOCKET_WHY, why) < 0 ||
+                    (u->has_uid && kb_fact_set_int(o, FACT_SOCKET_UID, u->uid) < 0) ||
+                    kb_fact_set_arr(o, FACT_SOCKET_HELD_BY, kb_inspect_holders_of(x->s, u->inode)) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -365,8 +366,8 @@ static int unplaced_sockets(host_sockets_ctx *x) {
 static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
         const kb_inspect_target *t = x->s->t;
         json_object *o = json_object_new_object();
-        if (!o || kb_inspect_push(not_entered, o) < 0 || kb_inspect_add(o, "pid", json_object_new_int(pid)) < 0 ||
-            kb_inspect_add(o, "error", json_object_new_string(strerror(-enter_error))) < 0)
+        if (!o || kb_inspect_push(not_entered, o) < 0 || kb_fact_set_int(o, FACT_NOT_ENTERED_PID, pid) < 0 ||
+            kb_fact_set_str(o, FACT_NOT_ENTERED_ERROR, strerror(-enter_error)) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *text = NULL;
         _cleanup_json_ json_object *list = NULL;
@@ -378,7 +379,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
         if (r < 0) {
                 /* Recorded; the lines that have the table's shape are still looked for. */
                 size_t skipped = 0;
-                if (kb_inspect_add(o, "table_error", json_object_new_string(strerror(-r))) < 0)
+                if (kb_fact_set_str(o, FACT_NOT_ENTERED_TABLE_ERROR, strerror(-r)) < 0)
                         return -ENOMEM;
                 r = text ? kb_procfs_unix_parse_lenient(text, &list, &skipped) : -ENODATA;
                 if (r == -ENOMEM)
@@ -389,10 +390,10 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
         size_t by_path = 0, unplaced = 0;
         for (size_t k = 0; k < json_object_array_length(list); k++) {
                 json_object *u = json_object_array_get_idx(list, k);
-                const char *path = kb_json_str(u, "path");
+                const char *path = kb_fact_str_of(u, FACT_UNIX_ENTRY_PATH);
                 char key[64];
                 struct stat st;
-                snprintf(key, sizeof key, "socket:[%lld]", (long long) kb_inspect_int_of(u, "inode"));
+                snprintf(key, sizeof key, "socket:[%lld]", (long long) kb_fact_int_or(u, FACT_UNIX_ENTRY_INODE, -1));
                 if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
                         continue;
                 if (path[0] != '/' || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
@@ -402,15 +403,15 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 snprintf(key, sizeof key, "%u:%u:%u", major(st.st_dev), minor(st.st_dev), (uint32_t) st.st_ino);
                 if (json_object_object_get_ex(x->files, key, NULL))
                         continue;
-                if (kb_inspect_add(x->files, key, json_object_new_boolean(true)) < 0)
+                if (kb_inspect_map_add(x->files, key, json_object_new_boolean(true)) < 0)
                         return -ENOMEM;
                 by_path++;
                 if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path,
                                          "socket", t->socket_claim, x->reach) < 0)
                         return -ENOMEM;
         }
-        if (kb_inspect_add(o, "placed_by_path", json_object_new_int64((int64_t) by_path)) < 0 ||
-            kb_inspect_add(o, "unplaced", json_object_new_int64((int64_t) unplaced)) < 0)
+        if (kb_fact_set_int(o, FACT_NOT_ENTERED_PLACED_BY_PATH, (int64_t) by_path) < 0 ||
+            kb_fact_set_int(o, FACT_NOT_ENTERED_UNPLACED, (int64_t) unplaced) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -503,15 +504,19 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
         if (unplaced_sockets(&x) < 0)
                 return -ENOMEM;
         json_object *counts = json_object_new_object();
-        if (kb_inspect_add(snap, "socket_namespaces", json_object_new_int64((int64_t) listed)) < 0 ||
-            kb_inspect_add(snap, "socket_namespaces_not_entered", TAKE_PTR(not_entered)) < 0 ||
-            kb_inspect_add(snap, "socket_namespaces_skipped", json_object_new_int64((int64_t) skipped)) < 0 ||
-            kb_inspect_add(snap, "abstract_sockets", json_object_new_int64((int64_t) x.abstract)) < 0 ||
-            kb_inspect_add(snap, "host_sockets", counts) < 0 ||
-            kb_inspect_add(counts, "checked", json_object_new_int64((int64_t) x.checked)) < 0 ||
-            kb_inspect_add(counts, "elsewhere", json_object_new_int64((int64_t) x.elsewhere)) < 0 ||
-            kb_inspect_add(counts, "vanished", json_object_new_int64((int64_t) x.vanished)) < 0 ||
-            kb_inspect_add(counts, "not_claimed", TAKE_PTR(not_claimed)) < 0)
+        if (!counts || kb_fact_set_int(counts, FACT_HOST_SOCKETS_CHECKED, (int64_t) x.checked) < 0 ||
+            kb_fact_set_int(counts, FACT_HOST_SOCKETS_ELSEWHERE, (int64_t) x.elsewhere) < 0 ||
+            kb_fact_set_int(counts, FACT_HOST_SOCKETS_VANISHED, (int64_t) x.vanished) < 0 ||
+            kb_fact_set_arr(counts, FACT_HOST_SOCKETS_NOT_CLAIMED, TAKE_PTR(not_claimed)) < 0) {
+                json_object_put(counts);
                 return -ENOMEM;
-        return 0;
+        }
+        if (kb_fact_set_int(snap, FACT_LOOK_SOCKET_NAMESPACES, (int64_t) listed) < 0 ||
+            kb_fact_set_arr(snap, FACT_LOOK_SOCKET_NAMESPACES_NOT_ENTERED, TAKE_PTR(not_entered)) < 0 ||
+            kb_fact_set_int(snap, FACT_LOOK_SOCKET_NAMESPACES_SKIPPED, (int64_t) skipped) < 0 ||
+            kb_fact_set_int(snap, FACT_LOOK_ABSTRACT_SOCKETS, (int64_t) x.abstract) < 0) {
+                json_object_put(counts);
+                return -ENOMEM;
+        }
+        return kb_fact_set_obj(snap, FACT_LOOK_HOST_SOCKETS, counts);
 }

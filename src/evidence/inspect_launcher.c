@@ -38,15 +38,15 @@ json_object *kb_inspect_env_digests(char *const *env) {
         return TAKE_PTR(out);
 }
 
-/* The launcher's environment as env_digest entries, in order ("environ"), and the program it runs
- * ("exe"); what cannot be read is noted in errors. -ENOMEM only. */
+/* The launcher's environment as env_digest entries, in order (its environ), and the program it runs
+ * (its exe); what cannot be read is noted in errors. -ENOMEM only. */
 static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_object *l, json_object *errors) {
         _cleanup_free_ char *env = NULL;
         size_t len = 0;
         int r = launcher > 0 ? kb_inspect_read_proc(t->proc_root, launcher, "environ", ENVIRON_MAX, &env, &len)
                              : -ESRCH;
         if (r < 0)
-                return kb_inspect_note_error(errors, "the launcher's environment", r);
+                return kb_inspect_note(errors, WHAT_LAUNCHER_ENVIRON, NULL, r);
         _cleanup_json_ json_object *digests = json_object_new_array();
         if (!digests)
                 return -ENOMEM;
@@ -56,9 +56,9 @@ static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_ob
                         return -ENOMEM;
                 i += elen + 1;
         }
-        if (kb_inspect_add(l, "environ", TAKE_PTR(digests)) < 0)
+        if (kb_fact_set_arr(l, FACT_LAUNCHER_ENVIRON, TAKE_PTR(digests)) < 0)
                 return -ENOMEM;
-        return kb_inspect_exe_facts(t->proc_root, launcher, l);
+        return kb_inspect_exe_facts(t->proc_root, launcher, l, FACT_LAUNCHER_EXE, FACT_LAUNCHER_EXE_ERROR);
 }
 
 /* The pipes and sockets the launch side holds (kbound's other descendants: the launcher, the
@@ -86,7 +86,7 @@ static int launch_side_channels(const kb_inspect_target *t, const proc_entry *pr
                         return r;
                 if (r == -ENOENT || r == -ESRCH)
                         continue; /* gone: it holds nothing */
-                if (r < 0 && kb_inspect_note_error(errors, "the launch side's descriptors", r) < 0)
+                if (r < 0 && kb_inspect_note(errors, WHAT_LAUNCH_SIDE_FDS, NULL, r) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -105,17 +105,17 @@ int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *proc
         for (size_t i = 0; i < n; i++)
                 if (procs[i].pid == launcher)
                         launcher_parent = procs[i].ppid;
-        if (kb_inspect_add(l, "pid", json_object_new_int(launcher)) < 0 ||
-            kb_inspect_add(l, "ppid", json_object_new_int(launcher_parent)) < 0 ||
-            kb_inspect_add(l, "spawned", json_object_new_int(t->launcher_pid)) < 0 ||
-            kb_inspect_add(l, "kbound", json_object_new_int(getpid())) < 0)
+        if (kb_fact_set_int(l, FACT_LAUNCHER_PID, launcher) < 0 ||
+            kb_fact_set_int(l, FACT_LAUNCHER_PPID, launcher_parent) < 0 ||
+            kb_fact_set_int(l, FACT_LAUNCHER_SPAWNED, t->launcher_pid) < 0 ||
+            kb_fact_set_int(l, FACT_LAUNCHER_KBOUND, getpid()) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *cmd = NULL;
         size_t len = 0;
         int r = launcher > 0 ? kb_inspect_read_proc(t->proc_root, launcher, "cmdline", CMDLINE_MAX, &cmd, &len)
                              : -ESRCH;
         if (r < 0) {
-                if (kb_inspect_note_error(errors, "the launcher's command line", r) < 0)
+                if (kb_inspect_note(errors, WHAT_LAUNCHER_CMDLINE, NULL, r) < 0)
                         return -ENOMEM;
         } else {
                 size_t count = 0;
@@ -125,20 +125,19 @@ int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *proc
                                 return -ENOMEM;
                         i += alen + 1;
                 }
-                if (count == ARGV_MAX &&
-                    kb_inspect_note_error(errors, "the launcher's command line (too many arguments)", E2BIG) < 0)
+                if (count == ARGV_MAX && kb_inspect_note(errors, WHAT_LAUNCHER_ARGV_MAX, NULL, E2BIG) < 0)
                         return -ENOMEM;
         }
-        if (kb_inspect_add(l, "argv", TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
+        if (kb_fact_set_arr(l, FACT_LAUNCHER_ARGV, TAKE_PTR(argv)) < 0 || launcher_identity(t, launcher, l, errors) < 0)
                 return -ENOMEM;
         /* What bwrap's init is a fork of: the files it mapped before entering the sandbox. */
         json_object *map_files = NULL;
         r = launcher > 0 ? kb_inspect_map_files(t->proc_root, launcher, &map_files) : -ESRCH;
-        if (r == -ENOMEM || (r < 0 && kb_inspect_note_error(errors, "the launcher's mappings", r) < 0) ||
-            (r >= 0 && kb_inspect_add(l, "map_files", map_files) < 0))
+        if (r == -ENOMEM || (r < 0 && kb_inspect_note(errors, WHAT_LAUNCHER_MAPS, NULL, r) < 0) ||
+            (r >= 0 && kb_fact_set_arr(l, FACT_LAUNCHER_MAP_FILES, map_files) < 0))
                 return -ENOMEM;
         if (launch_side_channels(t, procs, n, inodes, errors) < 0 ||
-            kb_inspect_add(l, "outside_inodes", TAKE_PTR(inodes)) < 0)
+            kb_fact_set_arr(l, FACT_LAUNCHER_OUTSIDE_INODES, TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
@@ -148,7 +147,7 @@ int kb_inspect_init_facts(const kb_inspect_target *t, json_object *snap, json_ob
         _cleanup_free_ char *text = NULL;
         int r = kb_inspect_read_proc(t->proc_root, t->init_pid, "syscall", 4096, &text, NULL);
         if (r < 0)
-                return kb_inspect_note_error(errors, "bwrap's init's system call", r);
+                return kb_inspect_note(errors, WHAT_INIT_SYSCALL, NULL, r);
         size_t cut = strcspn(text, "\n");
         const char *second = strchr(text, ' ');
         if (second && (size_t) (second - text) < cut) {
@@ -165,11 +164,11 @@ int kb_inspect_init_facts(const kb_inspect_target *t, json_object *snap, json_ob
                 fd = v <= INT_MAX ? (int64_t) v : -1;
         }
         json_object *init = json_object_new_object();
-        if (!init || kb_inspect_add(init, "pid", json_object_new_int(t->init_pid)) < 0 ||
-            kb_inspect_add(init, "syscall", json_object_new_string_len(text, (int) cut)) < 0 ||
-            kb_inspect_add(init, "reads_fd", json_object_new_int64(fd)) < 0) {
+        if (!init || kb_fact_set_int(init, FACT_INIT_PID, t->init_pid) < 0 ||
+            kb_fact_set_strn(init, FACT_INIT_SYSCALL, text, cut) < 0 ||
+            kb_fact_set_int(init, FACT_INIT_READS_FD, fd) < 0) {
                 json_object_put(init);
                 return -ENOMEM;
         }
-        return kb_inspect_add(snap, "init", init);
+        return kb_fact_set_obj(snap, FACT_LOOK_INIT, init);
 }

@@ -8,7 +8,6 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
 #include "base/procfs.h"
 
 static void statx_to_stat(const struct statx *sx, struct stat *st) {
@@ -113,12 +112,12 @@ int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, js
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "bwrap's init's mount table", r);
-        return kb_inspect_add(snap, "mounts", mounts);
+                return kb_inspect_note(errors, WHAT_INIT_MOUNTS, NULL, r);
+        return kb_fact_set_arr(snap, FACT_LOOK_MOUNTS, mounts);
 }
 
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
- * up through root_fd (pid's root) without following a link ("target"), or why not ("target_error").
+ * up through root_fd (pid's root) without following a link (its target), or why not (target_error).
  * Returns 0 and a new array, -ENOMEM, or -errno when the table cannot be read. */
 static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_object **ret) {
         _cleanup_free_ char *mi = NULL;
@@ -130,19 +129,19 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
                 return r;
         for (size_t i = 0; i < json_object_array_length(mounts); i++) {
                 json_object *m = json_object_array_get_idx(mounts, i);
-                const char *mp = kb_json_str(m, "mountpoint");
+                const char *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT);
                 char why[128] = "";
                 struct stat st;
                 int fd = -1, e = root_fd < 0 ? -EBADF : mp ? 0 : -EPROTO;
                 if (e < 0)
                         snprintf(why, sizeof why, "%s", strerror(-e));
                 else
-                        e = kb_inspect_open_mount_root(root_fd, mp, kb_inspect_int_of(m, "id"), &fd, &st, why,
+                        e = kb_inspect_open_mount_root(root_fd, mp, kb_fact_int_or(m, FACT_MOUNT_ID, -1), &fd, &st, why,
                                                        sizeof why);
                 if (fd >= 0)
                         close(fd);
-                if (e == 0 ? kb_inspect_add(m, "target", kb_inspect_stat_facts(&st)) < 0
-                           : kb_inspect_add(m, "target_error", json_object_new_string(why)) < 0)
+                if (e == 0 ? kb_fact_set_obj(m, FACT_MOUNT_TARGET, kb_inspect_stat_facts(&st)) < 0
+                           : kb_fact_set_str(m, FACT_MOUNT_TARGET_ERROR, why) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(mounts);
@@ -152,36 +151,33 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
 int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap,
                                sandbox_table *tables, size_t *ret_n, json_object **ret_kernel_net, sockets *socks,
                                uint64_t own_netns) {
-        json_object *errors = NULL, *mount_tables = NULL, *mounts = NULL;
-        json_object_object_get_ex(snap, "errors", &errors);
-        json_object_object_get_ex(snap, "mount_tables", &mount_tables);
+        json_object *errors = kb_fact_arr_of(snap, FACT_LOOK_ERRORS),
+                    *mount_tables = kb_fact_map_of(snap, FACT_LOOK_MOUNT_TABLES), *mounts = NULL;
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) t->kernel_pid);
         int root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         tables[0] = (sandbox_table){t->kernel_pid, NULL, root_fd};
         *ret_n = 1;
-        if (root_fd < 0 && kb_inspect_note_error(errors, "the kernel's root", -errno) < 0)
+        if (root_fd < 0 && kb_inspect_note(errors, WHAT_KERNEL_ROOT, NULL, -errno) < 0)
                 return -ENOMEM;
         int r = table_facts(t, t->kernel_pid, root_fd, &mounts);
-        if (r == -ENOMEM || (r < 0 ? kb_inspect_note_error(errors, "the kernel's mountinfo", r)
-                                   : kb_inspect_add(snap, "mounts", mounts)) < 0)
+        if (r == -ENOMEM || (r < 0 ? kb_inspect_note(errors, WHAT_KERNEL_MOUNTINFO, NULL, r)
+                                   : kb_fact_set_arr(snap, FACT_LOOK_MOUNTS, mounts)) < 0)
                 return -ENOMEM;
         tables[0].mounts = mounts;
         uint64_t kernel_mnt = 0;
         bool over = false;
         (void) kb_inspect_ns_inode(t->proc_root, t->kernel_pid, "mnt", &kernel_mnt);
         for (size_t i = 0; i < json_object_array_length(processes); i++) {
-                json_object *p = json_object_array_get_idx(processes, i), *ns = NULL;
-                json_object_object_get_ex(p, "ns", &ns);
-                pid_t pid = (pid_t) kb_inspect_int_of(p, "pid");
-                int64_t mnt = kb_inspect_int_of(ns, "mnt"), netns = kb_inspect_int_of(ns, "net");
+                json_object *p = json_object_array_get_idx(processes, i);
+                pid_t pid = (pid_t) kb_fact_int_or(p, FACT_PROCESS_PID, -1);
+                int64_t mnt = kb_inspect_process_ns(p, NS_MNT), netns = kb_inspect_process_ns(p, NS_NET);
                 char key[32];
                 if (mnt > 0 && (uint64_t) mnt != kernel_mnt) {
                         snprintf(key, sizeof key, "%lld", (long long) mnt);
                         if (!json_object_object_get_ex(mount_tables, key, NULL) &&
                             *ret_n == KB_INSPECT_MOUNT_TABLES_MAX) {
-                                if (!over && kb_inspect_note_error(errors, "more mount namespaces than kbound inspects",
-                                                                   E2BIG) < 0)
+                                if (!over && kb_inspect_note(errors, WHAT_TOO_MANY_MOUNT_TABLES, NULL, E2BIG) < 0)
                                         return -ENOMEM;
                                 over = true;
                         } else if (!json_object_object_get_ex(mount_tables, key, NULL)) {
@@ -193,10 +189,10 @@ int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processe
                                         close(fd);
                                 if (r == -ENOMEM)
                                         return r;
-                                if (r < 0 && r != -ESRCH && kb_inspect_note_error(errors, "a mount table", r) < 0)
+                                if (r < 0 && r != -ESRCH && kb_inspect_note(errors, WHAT_MOUNT_TABLE, NULL, r) < 0)
                                         return -ENOMEM;
                                 if (r == 0) {
-                                        if (kb_inspect_add(mount_tables, key, m) < 0) {
+                                        if (kb_inspect_map_add(mount_tables, key, m) < 0) {
                                                 if (fd >= 0)
                                                         close(fd);
                                                 return -ENOMEM;
@@ -214,7 +210,8 @@ int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processe
 void kb_inspect_table_devices(const sandbox_table *tables, size_t n_tables, json_object *devs) {
         for (size_t k = 0; k < n_tables; k++)
                 for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
-                        const char *dev = kb_json_str(json_object_array_get_idx(tables[k].mounts, i), "dev");
+                        const char *dev =
+                                kb_fact_str_of(json_object_array_get_idx(tables[k].mounts, i), FACT_MOUNT_DEV);
                         if (dev)
                                 json_object_object_add(devs, dev, NULL);
                 }
@@ -256,7 +253,7 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
         _cleanup_free_ ns_set *sandbox = calloc(1, sizeof *sandbox);
         if (!o || !devices || !seen || !ns_mounts || !sandbox)
                 return -ENOMEM;
-        json_object *listed = kb_json_get(snap, "sandbox_namespaces");
+        json_object *listed = kb_fact_arr_of(snap, FACT_LOOK_SANDBOX_NAMESPACES);
         for (size_t i = 0; i < (listed ? json_object_array_length(listed) : 0); i++)
                 (void) kb_inspect_ns_set_add(
                         sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(listed, i)), NULL);
@@ -299,17 +296,18 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 if (json_object_array_length(mounts) > 0) {
                         /* the same namespace, met again through a process whose ns/mnt is unreadable */
                         snprintf(key, sizeof key, "mount:%lld",
-                                 (long long) kb_inspect_int_of(json_object_array_get_idx(mounts, 0), "id"));
+                                 (long long) kb_fact_int_or(json_object_array_get_idx(mounts, 0), FACT_MOUNT_ID, -1));
                         json_object_object_add(seen, key, NULL);
                 }
                 for (size_t k = 0; k < json_object_array_length(mounts); k++) {
                         json_object *m = json_object_array_get_idx(mounts, k);
-                        const char *dev = kb_json_str(m, "dev"), *fstype = kb_json_str(m, "fstype"),
-                                   *root = kb_json_str(m, "root"), *type = NULL;
+                        const char *dev = kb_fact_str_of(m, FACT_MOUNT_DEV),
+                                   *fstype = kb_fact_str_of(m, FACT_MOUNT_FSTYPE),
+                                   *root = kb_fact_str_of(m, FACT_MOUNT_ROOT), *type = NULL;
                         uint64_t ns_ino = 0;
                         if (dev && json_object_object_get_ex(wanted, dev, NULL) &&
                             !json_object_object_get_ex(devices, dev, NULL) &&
-                            kb_inspect_add(devices, dev, json_object_new_int(pid)) < 0) {
+                            kb_inspect_map_add(devices, dev, json_object_new_int(pid)) < 0) {
                                 json_object_put(mounts);
                                 return -ENOMEM;
                         }
@@ -317,11 +315,11 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                             (type = kb_inspect_nsfs_target(root, &ns_ino)) && kb_inspect_ns_set_has(sandbox, ns_ino) &&
                             json_object_array_length(ns_mounts) < NS_HOLDERS_MAX) {
                                 json_object *e = json_object_new_object();
-                                if (!e || kb_inspect_add(e, "pid", json_object_new_int(pid)) < 0 ||
-                                    kb_inspect_add(e, "ns", json_object_new_string(type)) < 0 ||
-                                    kb_inspect_add(e, "inode", json_object_new_int64((int64_t) ns_ino)) < 0 ||
-                                    kb_inspect_add(e, "mountpoint", json_object_get(kb_json_get(m, "mountpoint"))) <
-                                            0) {
+                                if (!e || kb_fact_set_int(e, FACT_NS_MOUNT_PID, pid) < 0 ||
+                                    kb_fact_set_str(e, FACT_NS_MOUNT_NS, type) < 0 ||
+                                    kb_fact_set_int(e, FACT_NS_MOUNT_INODE, (int64_t) ns_ino) < 0 ||
+                                    kb_fact_set_str(e, FACT_NS_MOUNT_MOUNTPOINT,
+                                                    kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT)) < 0) {
                                         json_object_put(e);
                                         json_object_put(mounts);
                                         return -ENOMEM;
@@ -334,12 +332,12 @@ static int outside_mounts(const kb_inspect_target *t, const proc_entry *procs, s
                 }
                 json_object_put(mounts);
         }
-        if (kb_inspect_add(o, "devices", TAKE_PTR(devices)) < 0 ||
-            kb_inspect_add(o, "namespaces", json_object_new_int(n_namespaces)) < 0 ||
-            kb_inspect_add(o, "unreadable", json_object_new_int(unreadable)) < 0 ||
-            kb_inspect_add(snap, "ns_mounts", TAKE_PTR(ns_mounts)) < 0)
+        if (kb_fact_set_map(o, FACT_OUTSIDE_MOUNTS_DEVICES, TAKE_PTR(devices)) < 0 ||
+            kb_fact_set_int(o, FACT_OUTSIDE_MOUNTS_NAMESPACES, n_namespaces) < 0 ||
+            kb_fact_set_int(o, FACT_OUTSIDE_MOUNTS_UNREADABLE, unreadable) < 0 ||
+            kb_fact_set_arr(snap, FACT_LOOK_NS_MOUNTS, TAKE_PTR(ns_mounts)) < 0)
                 return -ENOMEM;
-        return kb_inspect_add(snap, "outside_mounts", TAKE_PTR(o));
+        return kb_fact_set_obj(snap, FACT_LOOK_OUTSIDE_MOUNTS, TAKE_PTR(o));
 }
 
 int kb_inspect_outside_mounts(const kb_inspect_target *t, const proc_entry *procs, size_t n,

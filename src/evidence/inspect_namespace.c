@@ -45,13 +45,11 @@ int kb_inspect_ns_object(const char *proc_root, pid_t pid, json_object *errors, 
                 if (r == -ENOENT)
                         continue;
                 if (r < 0) {
-                        char what[64];
-                        snprintf(what, sizeof what, "ns/%s", *n);
-                        if (kb_inspect_note_error(errors, what, r) < 0)
+                        if (kb_inspect_note(errors, WHAT_NS, *n, r) < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                if (kb_inspect_add(ns, *n, json_object_new_int64((int64_t) ino)) < 0)
+                if (kb_inspect_map_add(ns, *n, json_object_new_int64((int64_t) ino)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(ns);
@@ -117,9 +115,8 @@ int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *e
         if (!owners)
                 return -ENOMEM;
         for (size_t i = 0; i < NS_TYPES; i++) {
-                char path[PATH_MAX], what[64];
+                char path[PATH_MAX];
                 snprintf(path, sizeof path, "%s/%d/ns/%s", proc_root, (int) pid, namespaces[i]);
-                snprintf(what, sizeof what, "ns_owners/%s", namespaces[i]);
                 _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
                 int open_error = fd < 0 ? errno : 0;
                 if (open_error == ENOENT) {
@@ -135,15 +132,20 @@ int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *e
                 }
                 if (r < 0) {
                         json_object_put(chain);
-                        if (kb_inspect_note_error(errors, what, r) < 0)
+                        if (kb_inspect_note(errors, WHAT_NS_OWNERS, namespaces[i], r) < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                if (kb_inspect_add(owners, namespaces[i], chain) < 0)
+                if (kb_inspect_map_add(owners, namespaces[i], chain) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(owners);
         return 0;
+}
+
+int64_t kb_inspect_process_ns(json_object *proc, size_t type) {
+        json_object *ino = json_object_object_get(kb_fact_map_of(proc, FACT_PROCESS_NS), namespaces[type]);
+        return json_object_is_type(ino, json_type_int) ? json_object_get_int64(ino) : -1;
 }
 
 bool kb_inspect_ns_set_has(const ns_set *set, uint64_t ino) {

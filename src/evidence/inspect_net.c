@@ -25,7 +25,7 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
                         r = kb_procfs_unix_parse(unix_text, &unix_list);
         }
         if (r == -ENOMEM ||
-            (r < 0 ? kb_inspect_note_error(errors, "net/unix", r) : kb_inspect_add(net, "unix", unix_list)) < 0)
+            (r < 0 ? kb_inspect_note(errors, WHAT_NET, "unix", r) : kb_fact_set_arr(net, FACT_NET_UNIX, unix_list)) < 0)
                 return -ENOMEM;
         for (const char *const *table = net_tables; *table; table++) {
                 char name[32];
@@ -36,30 +36,35 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
                         continue; /* a table this kernel does not have (no IPv6, no udplite...) */
                 if (r >= 0)
                         r = kb_procfs_net_inodes(text, inodes);
-                if (r == -ENOMEM || (r < 0 && kb_inspect_note_error(errors, name, r) < 0))
+                if (r == -ENOMEM || (r < 0 && kb_inspect_note(errors, WHAT_NET, *table, r) < 0))
                         return -ENOMEM;
         }
-        if (kb_inspect_add(net, "socket_inodes", TAKE_PTR(inodes)) < 0)
+        if (kb_fact_set_arr(net, FACT_NET_SOCKET_INODES, TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
-        static const struct {
-                const char *file, *key;
+        const struct {
+                const char *table; /* net/<table> */
+                kb_fact_arr fact;
                 int kind; /* 0 dev, 1 route, 2 ipv6_route */
-        } lists[] = {{"net/dev", "interfaces", 0}, {"net/route", "routes_v4", 1}, {"net/ipv6_route", "routes_v6", 2}};
+        } lists[] = {{"dev", FACT_NET_INTERFACES, 0},
+                     {"route", FACT_NET_ROUTES_V4, 1},
+                     {"ipv6_route", FACT_NET_ROUTES_V6, 2}};
         for (size_t i = 0; i < KB_ELEMENTSOF(lists); i++) {
+                char name[32];
                 _cleanup_free_ char *text = NULL;
                 json_object *v = NULL;
-                r = kb_inspect_read_proc(t->proc_root, pid, lists[i].file, KB_PROCFS_NET_MAX, &text, NULL);
+                snprintf(name, sizeof name, "net/%s", lists[i].table);
+                r = kb_inspect_read_proc(t->proc_root, pid, name, KB_PROCFS_NET_MAX, &text, NULL);
                 if (r == -ESRCH && i == 2 && kb_inspect_process_exists(t->proc_root, pid)) {
                         /* no IPv6 in this kernel: no IPv6 routes */
-                        if (kb_inspect_add(net, lists[i].key, json_object_new_array()) < 0)
+                        if (kb_fact_set_arr(net, lists[i].fact, json_object_new_array()) < 0)
                                 return -ENOMEM;
                         continue;
                 }
                 if (r >= 0)
                         r = lists[i].kind == 0 ? kb_procfs_net_dev_parse(text, &v)
                                                : kb_procfs_routes_parse(text, lists[i].kind == 2, &v);
-                if (r == -ENOMEM || (r < 0 ? kb_inspect_note_error(errors, lists[i].file, r)
-                                           : kb_inspect_add(net, lists[i].key, v)) < 0)
+                if (r == -ENOMEM || (r < 0 ? kb_inspect_note(errors, WHAT_NET, lists[i].table, r)
+                                           : kb_fact_set_arr(net, lists[i].fact, v)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(net);
@@ -68,9 +73,7 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
 
 int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns,
                              const sockets *socks, uint64_t own_netns, json_object **ret_kernel_net) {
-        json_object *errors = NULL, *net = NULL;
-        json_object_object_get_ex(snap, "errors", &errors);
-        json_object_object_get_ex(snap, "net", &net);
+        json_object *errors = kb_fact_arr_of(snap, FACT_LOOK_ERRORS), *net = kb_fact_map_of(snap, FACT_LOOK_NET);
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long) netns);
         if (!json_object_object_get_ex(net, key, NULL)) {
@@ -83,12 +86,12 @@ int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_
                 int r = net_facts(t, pid, diag_unix, errors, &facts);
                 if (r == -ESRCH)
                         return 0;
-                if (r < 0 || kb_inspect_add(net, key, facts) < 0)
+                if (r < 0 || kb_inspect_map_add(net, key, facts) < 0)
                         return -ENOMEM;
         }
         if (pid == t->kernel_pid) {
                 json_object_object_get_ex(net, key, ret_kernel_net);
-                if (kb_inspect_add(snap, "kernel_net", json_object_new_string(key)) < 0)
+                if (kb_fact_set_str(snap, FACT_LOOK_KERNEL_NET, key) < 0)
                         return -ENOMEM;
         }
         return 0;

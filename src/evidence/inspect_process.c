@@ -9,13 +9,14 @@
 #define SANDBOX_PROCS_MAX 4096
 #define MAP_MAX 4096
 #define CMDLINE_SHOWN 256
+#define MAP_SHOWN 256 /* bytes of a uid_map or gid_map kept, squeezed */
 
-/* The first lines of a uid_map/gid_map, squeezed ("999 999 1"; several joined by "; "). */
-static json_object *map_text(const char *text) {
-        char out[256];
+/* The first lines of a uid_map/gid_map, squeezed ("999 999 1"; several joined by "; "), into out
+ * (MAP_SHOWN bytes); returns out. */
+static const char *map_text(const char *text, char out[static MAP_SHOWN]) {
         size_t n = 0;
         bool space = true;
-        for (const char *p = text; *p && n + 3 < sizeof out; p++) {
+        for (const char *p = text; *p && n + 3 < MAP_SHOWN; p++) {
                 char c = *p == '\n' ? ';' : *p;
                 if (c == ' ' || c == '\t') {
                         if (!space)
@@ -38,7 +39,8 @@ static json_object *map_text(const char *text) {
         }
         while (n > 0 && out[n - 1] == ' ')
                 n--;
-        return json_object_new_string_len(out, (int) n);
+        out[n] = '\0';
+        return out;
 }
 
 /* Names of the secrets of t found in buf[0..len) (NULs count as separators). */
@@ -68,10 +70,13 @@ static int secrets_in(const kb_inspect_target *t, char *buf, size_t len, json_ob
 
 /* environ and cmdline of pid: secret names found in each, and the start of the command line. */
 static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
-        static const struct {
-                const char *file, *key;
+        const struct {
+                const char *file;
+                kb_fact_what what;
+                kb_fact_arr secrets;
                 size_t max;
-        } texts[] = {{"environ", "environ_secrets", ENVIRON_MAX}, {"cmdline", "cmdline_secrets", CMDLINE_MAX}};
+        } texts[] = {{"environ", WHAT_ENVIRON, FACT_PROCESS_ENVIRON_SECRETS, ENVIRON_MAX},
+                     {"cmdline", WHAT_CMDLINE, FACT_PROCESS_CMDLINE_SECRETS, CMDLINE_MAX}};
         for (size_t i = 0; i < KB_ELEMENTSOF(texts); i++) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len = 0;
@@ -79,7 +84,7 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
                 if (r == -ESRCH)
                         return r;
                 if (r < 0) {
-                        if (kb_inspect_note_error(errors, texts[i].file, r) < 0)
+                        if (kb_inspect_note(errors, texts[i].what, NULL, r) < 0)
                                 return -ENOMEM;
                         continue;
                 }
@@ -90,11 +95,31 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
                                 line[j] = buf[j] == '\0' ? ' ' : buf[j];
                         while (shown > 0 && line[shown - 1] == ' ')
                                 shown--;
-                        if (kb_inspect_add(proc, "cmdline", json_object_new_string_len(line, (int) shown)) < 0)
+                        if (kb_fact_set_strn(proc, FACT_PROCESS_CMDLINE, line, shown) < 0)
                                 return -ENOMEM;
                 }
                 json_object *names = NULL;
-                if (secrets_in(t, buf, len, &names) < 0 || kb_inspect_add(proc, texts[i].key, names) < 0)
+                if (secrets_in(t, buf, len, &names) < 0 || kb_fact_set_arr(proc, texts[i].secrets, names) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* uid_map and gid_map of pid, squeezed (map_text). */
+static int id_maps(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
+        const struct {
+                const char *file;
+                kb_fact_what what;
+                kb_fact_str fact;
+        } maps[] = {{"uid_map", WHAT_UID_MAP, FACT_PROCESS_UID_MAP}, {"gid_map", WHAT_GID_MAP, FACT_PROCESS_GID_MAP}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
+                _cleanup_free_ char *text = NULL;
+                int r = kb_inspect_read_proc(t->proc_root, pid, maps[i].file, MAP_MAX, &text, NULL);
+                if (r == -ESRCH)
+                        return r;
+                char squeezed[MAP_SHOWN];
+                if (r >= 0 ? kb_fact_set_str(proc, maps[i].fact, map_text(text, squeezed)) < 0
+                           : kb_inspect_note(errors, maps[i].what, NULL, r) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -117,13 +142,13 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         if (r < 0) {
                 /* Unreadable status: the process is still listed, with only the error. */
                 p = json_object_new_object();
-                if (!p || kb_inspect_note_error(errors, "status", r) < 0) {
+                if (!p || kb_inspect_note(errors, WHAT_STATUS, NULL, r) < 0) {
                         json_object_put(p);
                         return -ENOMEM;
                 }
         }
         _cleanup_json_ json_object *proc = p;
-        if (kb_inspect_add(proc, "pid", json_object_new_int(pid)) < 0)
+        if (kb_fact_set_int(proc, FACT_PROCESS_PID, pid) < 0)
                 return -ENOMEM;
         kb_procfs_stat st;
         r = kb_inspect_read_proc(t->proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &stat_text, NULL);
@@ -132,38 +157,29 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         if (r >= 0)
                 r = kb_procfs_stat_parse(stat_text, &st);
         if (r >= 0) {
-                if (kb_inspect_add(proc, "session", json_object_new_int(st.session)) < 0 ||
-                    kb_inspect_add(proc, "pgrp", json_object_new_int(st.pgrp)) < 0 ||
-                    kb_inspect_add(proc, "tty_nr", json_object_new_int(st.tty_nr)) < 0)
+                if (kb_fact_set_int(proc, FACT_PROCESS_SESSION, st.session) < 0 ||
+                    kb_fact_set_int(proc, FACT_PROCESS_PGRP, st.pgrp) < 0 ||
+                    kb_fact_set_int(proc, FACT_PROCESS_TTY_NR, st.tty_nr) < 0)
                         return -ENOMEM;
-        } else if (kb_inspect_note_error(errors, "stat", r) < 0)
+        } else if (kb_inspect_note(errors, WHAT_STAT, NULL, r) < 0)
                 return -ENOMEM;
         json_object *ns = NULL;
         r = kb_inspect_ns_object(t->proc_root, pid, errors, &ns);
         if (r < 0)
                 return r;
-        if (kb_inspect_add(proc, "ns", ns) < 0)
+        if (kb_fact_set_map(proc, FACT_PROCESS_NS, ns) < 0)
                 return -ENOMEM;
         json_object *owners = NULL;
         r = kb_inspect_ns_owners_object(t->proc_root, pid, errors, &owners);
         if (r < 0)
                 return r;
-        if (kb_inspect_add(proc, "ns_owners", owners) < 0)
+        if (kb_fact_set_map(proc, FACT_PROCESS_NS_OWNERS, owners) < 0)
                 return -ENOMEM;
-        r = kb_inspect_exe_facts(t->proc_root, pid, proc);
-        if (r < 0)
-                return r;
-        static const char *const maps[] = {"uid_map", "gid_map"};
-        for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
-                _cleanup_free_ char *text = NULL;
-                r = kb_inspect_read_proc(t->proc_root, pid, maps[i], MAP_MAX, &text, NULL);
-                if (r == -ESRCH)
-                        return r;
-                if (r >= 0 ? kb_inspect_add(proc, maps[i], map_text(text)) < 0
-                           : kb_inspect_note_error(errors, maps[i], r) < 0)
-                        return -ENOMEM;
-        }
-        r = scan_texts(t, pid, proc, errors);
+        r = kb_inspect_exe_facts(t->proc_root, pid, proc, FACT_PROCESS_EXE, FACT_PROCESS_EXE_ERROR);
+        if (r >= 0)
+                r = id_maps(t, pid, proc, errors);
+        if (r >= 0)
+                r = scan_texts(t, pid, proc, errors);
         if (r < 0)
                 return r;
         r = kb_inspect_ref_facts(t, pid, errors, proc);
@@ -176,7 +192,8 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
         if (r < 0)
                 return r;
-        if (kb_inspect_add(proc, "fds", fds) < 0 || kb_inspect_add(proc, "errors", TAKE_PTR(errors)) < 0)
+        if (kb_fact_set_arr(proc, FACT_PROCESS_FDS, fds) < 0 ||
+            kb_fact_set_arr(proc, FACT_PROCESS_ERRORS, TAKE_PTR(errors)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(proc);
         return 0;
@@ -351,16 +368,24 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
 int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
                                  proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen) {
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
-        if (kb_inspect_add(snap, "label", json_object_new_string(label ? label : "")) < 0 ||
-            kb_inspect_add(snap, "taken_ms", json_object_new_int64(kb_now_ms())) < 0 ||
-            kb_inspect_add(snap, "processes", processes) < 0 || kb_inspect_add(snap, "errors", errors) < 0)
+        if (kb_fact_set_str(snap, FACT_LOOK_LABEL, label ? label : "") < 0 ||
+            kb_fact_set_int(snap, FACT_LOOK_TAKEN_MS, kb_now_ms()) < 0) {
+                json_object_put(processes);
+                json_object_put(errors);
+                return -ENOMEM;
+        }
+        if (kb_fact_set_arr(snap, FACT_LOOK_PROCESSES, processes) < 0) {
+                json_object_put(errors);
+                return -ENOMEM;
+        }
+        if (kb_fact_set_arr(snap, FACT_LOOK_ERRORS, errors) < 0)
                 return -ENOMEM;
         _cleanup_free_ proc_entry *procs = NULL;
         size_t n = 0;
         int r = list_processes(t->proc_root, &procs, &n);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 && kb_inspect_note_error(errors, "the process list", r) < 0)
+        if (r < 0 && kb_inspect_note(errors, WHAT_PROCESS_LIST, NULL, r) < 0)
                 return -ENOMEM;
         if (classify(t, procs, n) < 0)
                 return -ENOMEM;
@@ -371,7 +396,7 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                 if (!procs[i].member)
                         continue;
                 if (kept == SANDBOX_PROCS_MAX) {
-                        if (kb_inspect_note_error(errors, "more sandbox processes than kbound inspects", E2BIG) < 0)
+                        if (kb_inspect_note(errors, WHAT_TOO_MANY_PROCESSES, NULL, E2BIG) < 0)
                                 return -ENOMEM;
                         break;
                 }
@@ -386,7 +411,7 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                 kept++;
                 kernel_seen |= procs[i].pid == t->kernel_pid;
         }
-        if (kb_inspect_add(snap, "vanished", json_object_new_int(vanished)) < 0)
+        if (kb_fact_set_int(snap, FACT_LOOK_VANISHED, vanished) < 0)
                 return -ENOMEM;
         *ret_procs = TAKE_PTR(procs);
         *ret_n = n;

@@ -4,14 +4,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
 #include "base/procfs.h"
 
 /* Whether the object a reach entry names is at at, through mount m of table tb: the mount's own
  * root is found first (kb_inspect_open_mount_root), then the object beneath it, with no link
  * followed; fs_writable says whether the sandbox can write to that filesystem through any mount
- * (then an absence proves nothing). Adds {"at", "confirmed", "error", "pid" (for a table other
- * than the kernel's)}. */
+ * (then an absence proves nothing). Appends an EXPOSURE (at, confirmed, error, pid for a table
+ * other than the kernel's) to exposed. */
 static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, json_object *m, const char *at,
                          const char *rel, const struct stat *host_st, bool fs_writable, json_object *exposed) {
         char why[256] = "", inner_why[200];
@@ -19,11 +18,12 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
         if (r < 0)
                 snprintf(why, sizeof why, "the host could not open that mount table's root");
-        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_json_str(m, "mountpoint"), kb_inspect_int_of(m, "id"),
-                                                 &mount_fd, &st, inner_why, sizeof inner_why)) < 0)
+        else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT),
+                                                 kb_fact_int_or(m, FACT_MOUNT_ID, -1), &mount_fd, &st, inner_why,
+                                                 sizeof inner_why)) < 0)
                 snprintf(why, sizeof why, "its mount point: %s", inner_why); /* never "no such file" alone */
         else {
-                const char *root = kb_json_str(m, "root");
+                const char *root = kb_fact_str_of(m, FACT_MOUNT_ROOT);
                 const char *inner = root && strcmp(root, "/") != 0 ? rel + strlen(root) : rel;
                 r = kb_inspect_stat_in_mount(mount_fd, inner, fs_writable, &st, why, sizeof why);
                 close(mount_fd);
@@ -32,10 +32,10 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
         if (r == 0 && !confirmed)
                 snprintf(why, sizeof why, "a different object is there");
         json_object *x = json_object_new_object();
-        if (!x || kb_inspect_add(x, "at", json_object_new_string(at)) < 0 ||
-            kb_inspect_add(x, "confirmed", json_object_new_boolean(confirmed)) < 0 ||
-            (!confirmed && kb_inspect_add(x, "error", json_object_new_string(why)) < 0) ||
-            (tb->pid != t->kernel_pid && kb_inspect_add(x, "pid", json_object_new_int(tb->pid)) < 0)) {
+        if (!x || kb_fact_set_str(x, FACT_EXPOSURE_AT, at) < 0 ||
+            kb_fact_set_bool(x, FACT_EXPOSURE_CONFIRMED, confirmed) < 0 ||
+            (!confirmed && kb_fact_set_str(x, FACT_EXPOSURE_ERROR, why) < 0) ||
+            (tb->pid != t->kernel_pid && kb_fact_set_int(x, FACT_EXPOSURE_PID, tb->pid) < 0)) {
                 json_object_put(x);
                 return -ENOMEM;
         }
@@ -44,20 +44,18 @@ static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, js
 
 json_object *kb_inspect_reach_entry(const char *name, const char *path, const char *kind, const char *claim,
                                     json_object *out, json_object **ret_exposed) {
-        json_object *e = json_object_new_object(), *exposed = json_object_new_array();
-        if (!e || !exposed || kb_inspect_add(e, "name", json_object_new_string(name)) < 0 ||
-            kb_inspect_add(e, "path", json_object_new_string(path)) < 0 ||
-            kb_inspect_add(e, "kind", json_object_new_string(kind)) < 0 ||
-            (claim && kb_inspect_add(e, "claim", json_object_new_string(claim)) < 0)) {
-                json_object_put(e);
-                json_object_put(exposed);
+        _cleanup_json_ json_object *e = json_object_new_object(), *exposed_list = json_object_new_array();
+        json_object *exposed = exposed_list; /* e's, once added */
+        if (!e || !exposed_list || kb_fact_set_str(e, FACT_REACH_NAME, name) < 0 ||
+            kb_fact_set_str(e, FACT_REACH_PATH, path) < 0 || kb_fact_set_str(e, FACT_REACH_KIND, kind) < 0 ||
+            (claim && kb_fact_set_str(e, FACT_REACH_CLAIM, claim) < 0) ||
+            kb_fact_set_arr(e, FACT_REACH_EXPOSED, TAKE_PTR(exposed_list)) < 0)
                 return NULL;
-        }
-        json_object_object_add(e, "exposed", exposed);
-        if (kb_inspect_push(out, e) < 0)
+        json_object *entry = TAKE_PTR(e);
+        if (kb_inspect_push(out, entry) < 0)
                 return NULL;
         *ret_exposed = exposed;
-        return e;
+        return entry;
 }
 
 int kb_inspect_expose(const kb_inspect_target *t, json_object *table, const char *path, const struct stat *host_st,
@@ -65,28 +63,26 @@ int kb_inspect_expose(const kb_inspect_target *t, json_object *table, const char
         json_object *hm = kb_procfs_mount_of(table, path);
         char rel[PATH_MAX];
         if (!hm || n_tables == 0 || !tables[0].mounts || !kb_procfs_fs_path(hm, path, rel, sizeof rel))
-                return kb_inspect_add(e, "error", json_object_new_string("no host mount holds it"));
-        const char *dev = kb_json_str(hm, "dev");
-        if ((dev && kb_inspect_add(e, "dev", json_object_new_string(dev)) < 0) ||
-            (!S_ISDIR(host_st->st_mode) &&
-             kb_inspect_add(e, "links", json_object_new_int64((int64_t) host_st->st_nlink)) < 0))
+                return kb_fact_set_str(e, FACT_REACH_ERROR, "no host mount holds it");
+        const char *dev = kb_fact_str_of(hm, FACT_MOUNT_DEV);
+        if ((dev && kb_fact_set_str(e, FACT_REACH_DEV, dev) < 0) ||
+            (!S_ISDIR(host_st->st_mode) && kb_fact_set_int(e, FACT_REACH_LINKS, (int64_t) host_st->st_nlink) < 0))
                 return -ENOMEM;
         /* A rename through any writable mount of that filesystem moves what every other mount of it
          * shows (dentries are the filesystem's), so an absence is proof only if none is writable. */
         bool fs_writable = false;
         for (size_t k = 0; k < n_tables; k++)
                 for (size_t i = 0; tables[k].mounts && i < json_object_array_length(tables[k].mounts); i++) {
-                        json_object *m = json_object_array_get_idx(tables[k].mounts, i), *w = NULL;
-                        const char *mdev = kb_json_str(m, "dev");
-                        if (mdev && dev && strcmp(mdev, dev) == 0 &&
-                            (!json_object_object_get_ex(m, "writable", &w) || json_object_get_boolean(w)))
+                        json_object *m = json_object_array_get_idx(tables[k].mounts, i);
+                        const char *mdev = kb_fact_str_of(m, FACT_MOUNT_DEV);
+                        if (mdev && dev && strcmp(mdev, dev) == 0 && kb_fact_bool_of(m, FACT_MOUNT_WRITABLE))
                                 fs_writable = true;
                 }
         for (size_t k = 0; k < n_tables; k++) {
                 json_object *mounts = tables[k].mounts;
                 for (size_t i = 0; mounts && i < json_object_array_length(mounts); i++) {
                         json_object *m = json_object_array_get_idx(mounts, i);
-                        const char *mdev = kb_json_str(m, "dev");
+                        const char *mdev = kb_fact_str_of(m, FACT_MOUNT_DEV);
                         char at[PATH_MAX];
                         if (!mdev || !dev || strcmp(mdev, dev) != 0 || !kb_procfs_path_in_mount(m, rel, at, sizeof at))
                                 continue;
@@ -105,10 +101,9 @@ int kb_inspect_reach_one(const kb_inspect_target *t, const sandbox_table *tables
         if (!e)
                 return -ENOMEM;
         struct stat host_st;
-        json_object *host_mounts = NULL;
-        json_object_object_get_ex(t->host, "mounts", &host_mounts);
+        json_object *host_mounts = kb_fact_arr_of(t->host, FACT_HOST_MOUNTS);
         if (lstat(path, &host_st) < 0)
-                return kb_inspect_add(e, "error", json_object_new_string(strerror(errno)));
+                return kb_fact_set_str(e, FACT_REACH_ERROR, strerror(errno));
         return kb_inspect_expose(t, host_mounts, path, &host_st, tables, n_tables, e, exposed);
 }
 

@@ -12,19 +12,13 @@
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
-#include "base/jsonget.h"
 
 #define THREADS_MAX 1024   /* threads read per process */
 #define MAPS_MAX (8 << 20) /* /proc/<pid>/maps read per process */
 #define MAPPINGS_MAX 4096  /* distinct mapped files kept per process */
 #define REF_PATH_MAX 1024
 
-static int64_t num(json_object *o, const char *key) {
-        int64_t v = -1;
-        return kb_json_int(o, key, &v) ? v : -1;
-}
-
-/* {"target", "type", "dev", "ino", "mnt_id"} of what the magic link at link refers to: statx
+/* A REF_LINK (target, type, dev, ino, mnt_id) of what the magic link at link refers to: statx
  * follows it to the very dentry and mount the process holds, whatever its path text says. NULL
  * with *ret_err when it cannot be read. */
 static json_object *link_facts(const char *link, int *ret_err) {
@@ -43,11 +37,11 @@ static json_object *link_facts(const char *link, int *ret_err) {
         char dev[KB_PROCFS_DEV_MAX];
         kb_procfs_dev(sx.stx_dev_major, sx.stx_dev_minor, dev);
         json_object *o = json_object_new_object();
-        if (!o || kb_inspect_add(o, "target", json_object_new_string(target)) < 0 ||
-            kb_inspect_add(o, "type", json_object_new_string(S_ISDIR(sx.stx_mode) ? "dir" : "reg")) < 0 ||
-            kb_inspect_add(o, "dev", json_object_new_string(dev)) < 0 ||
-            kb_inspect_add(o, "ino", json_object_new_int64((int64_t) sx.stx_ino)) < 0 ||
-            kb_inspect_add(o, "mnt_id", json_object_new_int64((int64_t) sx.stx_mnt_id)) < 0) {
+        if (!o || kb_fact_set_str(o, FACT_REF_LINK_TARGET, target) < 0 ||
+            kb_fact_set_str(o, FACT_REF_LINK_TYPE, S_ISDIR(sx.stx_mode) ? "dir" : "reg") < 0 ||
+            kb_fact_set_str(o, FACT_REF_LINK_DEV, dev) < 0 ||
+            kb_fact_set_int(o, FACT_REF_LINK_INO, (int64_t) sx.stx_ino) < 0 ||
+            kb_fact_set_int(o, FACT_REF_LINK_MNT_ID, (int64_t) sx.stx_mnt_id) < 0) {
                 json_object_put(o);
                 *ret_err = ENOMEM;
                 return NULL;
@@ -55,34 +49,35 @@ static json_object *link_facts(const char *link, int *ret_err) {
         return o;
 }
 
-/* Adds the link name of dir (/proc/<pid> or /proc/<pid>/task/<tid>) into o, or "<name>_error"
- * when it cannot be read (the judge never passes that, but for a zombie, which holds none).
+/* Adds the link name of dir (/proc/<pid> or /proc/<pid>/task/<tid>) into o as the fact link, or
+ * why not as the fact error (the judge never passes that, but for a zombie, which holds none).
  * -ENOMEM only. */
-static int add_link(const char *dir, const char *name, json_object *o) {
-        char link[PATH_MAX + 64], key[32];
-        snprintf(link, sizeof link, "%s/%s", dir, name);
+static int add_link(const char *dir, const char *name, json_object *o, kb_fact_obj link, kb_fact_str error) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
         int err = 0;
-        json_object *f = link_facts(link, &err);
+        json_object *f = link_facts(path, &err);
         if (!f && err == ENOMEM)
                 return -ENOMEM;
-        snprintf(key, sizeof key, "%s_error", name);
-        return f ? kb_inspect_add(o, name, f) : kb_inspect_add(o, key, json_object_new_string(strerror(err)));
+        return f ? kb_fact_set_obj(o, link, f) : kb_fact_set_str(o, error, strerror(err));
 }
 
+/* Whether two REF_LINKs name the same directory on the same mount. */
 static bool same_ref(json_object *a, json_object *b) {
-        const char *da = kb_json_str(a, "dev"), *db = kb_json_str(b, "dev");
-        return a && b && da && db && strcmp(da, db) == 0 && num(a, "ino") == num(b, "ino") &&
-               num(a, "mnt_id") == num(b, "mnt_id");
+        const char *da = kb_fact_str_of(a, FACT_REF_LINK_DEV), *db = kb_fact_str_of(b, FACT_REF_LINK_DEV);
+        return a && b && da && db && strcmp(da, db) == 0 &&
+               kb_fact_int_or(a, FACT_REF_LINK_INO, -1) == kb_fact_int_or(b, FACT_REF_LINK_INO, -1) &&
+               kb_fact_int_or(a, FACT_REF_LINK_MNT_ID, -1) == kb_fact_int_or(b, FACT_REF_LINK_MNT_ID, -1);
 }
 
 /* The threads whose working directory or root is not the process's (a thread made with
- * unshare(CLONE_FS) has its own), each {"tid", "cwd", "root"}; an unreadable one is kept too. */
-static int thread_refs(const char *pid_dir, json_object *main, json_object *refs, json_object *errors) {
+ * unshare(CLONE_FS) has its own), each a THREAD_REF; an unreadable one is kept too. */
+static int thread_refs(const char *pid_dir, json_object *refs, json_object *errors) {
         char dir[PATH_MAX + 8];
         snprintf(dir, sizeof dir, "%s/task", pid_dir);
         DIR *d = opendir(dir);
         if (!d)
-                return errno == ENOENT ? -ESRCH : kb_inspect_note_error(errors, "threads", -errno);
+                return errno == ENOENT ? -ESRCH : kb_inspect_note(errors, WHAT_THREADS, NULL, -errno);
         _cleanup_json_ json_object *threads = json_object_new_array();
         int r = threads ? 0 : -ENOMEM;
         size_t n = 0;
@@ -93,34 +88,35 @@ static int thread_refs(const char *pid_dir, json_object *main, json_object *refs
                 if (*end || tid <= 0 || strcmp(de->d_name, strrchr(pid_dir, '/') + 1) == 0)
                         continue;
                 if (++n > THREADS_MAX) {
-                        r = kb_inspect_note_error(errors, "threads", E2BIG);
+                        r = kb_inspect_note(errors, WHAT_THREADS, NULL, E2BIG);
                         break;
                 }
                 char tdir[PATH_MAX + 48];
                 snprintf(tdir, sizeof tdir, "%s/%ld", dir, tid);
                 _cleanup_json_ json_object *t = json_object_new_object();
-                if (!t || kb_inspect_add(t, "tid", json_object_new_int64(tid)) < 0) {
+                if (!t || kb_fact_set_int(t, FACT_THREAD_REF_TID, tid) < 0) {
                         r = -ENOMEM;
                         break;
                 }
-                int lr = add_link(tdir, "cwd", t);
+                int lr = add_link(tdir, "cwd", t, FACT_THREAD_REF_CWD, FACT_THREAD_REF_CWD_ERROR);
                 if (lr >= 0)
-                        lr = add_link(tdir, "root", t);
+                        lr = add_link(tdir, "root", t, FACT_THREAD_REF_ROOT, FACT_THREAD_REF_ROOT_ERROR);
                 if (lr < 0) {
                         r = lr;
                         break;
                 }
                 if (access(tdir, F_OK) < 0)
                         continue; /* ended meanwhile */
-                json_object *tc = kb_json_get(t, "cwd"), *tr = kb_json_get(t, "root");
-                if (tc && tr && same_ref(tc, kb_json_get(main, "cwd")) && same_ref(tr, kb_json_get(main, "root")))
+                json_object *tc = kb_fact_obj_of(t, FACT_THREAD_REF_CWD), *tr = kb_fact_obj_of(t, FACT_THREAD_REF_ROOT);
+                if (tc && tr && same_ref(tc, kb_fact_obj_of(refs, FACT_REFS_CWD)) &&
+                    same_ref(tr, kb_fact_obj_of(refs, FACT_REFS_ROOT)))
                         continue; /* shares the process's */
                 r = kb_inspect_push(threads, TAKE_PTR(t));
         }
         closedir(d);
         if (r < 0)
                 return r;
-        return kb_inspect_add(refs, "threads", TAKE_PTR(threads));
+        return kb_fact_set_arr(refs, FACT_REFS_THREADS, TAKE_PTR(threads));
 }
 
 /* Where the mapped file at path (as the host reads it in maps: the path in the process's own mount
@@ -133,21 +129,20 @@ static int map_reach(int root_fd, const char *path, unsigned major, unsigned min
         long fd = root_fd >= 0 ? syscall(SYS_openat2, root_fd, path, &how, sizeof how) : -1;
         if (fd < 0) {
                 int e = root_fd >= 0 ? errno : EBADF;
-                return e == ENOENT || e == ENOTDIR
-                               ? kb_inspect_add(m, "reach", json_object_new_string("none"))
-                               : kb_inspect_add(m, "reach_error", json_object_new_string(strerror(e)));
+                return e == ENOENT || e == ENOTDIR ? kb_fact_set_str(m, FACT_MAPPING_REACH, "none")
+                                                   : kb_fact_set_str(m, FACT_MAPPING_REACH_ERROR, strerror(e));
         }
         struct statx sx;
         int r = statx((int) fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &sx);
         int e = errno;
         close((int) fd);
         if (r < 0 || !(sx.stx_mask & STATX_MNT_ID))
-                return kb_inspect_add(m, "reach_error", json_object_new_string(r < 0 ? strerror(e) : strerror(ENOSYS)));
+                return kb_fact_set_str(m, FACT_MAPPING_REACH_ERROR, r < 0 ? strerror(e) : strerror(ENOSYS));
         if (sx.stx_dev_major != major || sx.stx_dev_minor != minor || (int64_t) sx.stx_ino != ino)
-                return kb_inspect_add(m, "reach", json_object_new_string("other"));
-        if (kb_inspect_add(m, "reach", json_object_new_string("same")) < 0)
+                return kb_fact_set_str(m, FACT_MAPPING_REACH, "other");
+        if (kb_fact_set_str(m, FACT_MAPPING_REACH, "same") < 0)
                 return -ENOMEM;
-        return kb_inspect_add(m, "mnt_id", json_object_new_int64((int64_t) sx.stx_mnt_id));
+        return kb_fact_set_int(m, FACT_MAPPING_MNT_ID, (int64_t) sx.stx_mnt_id);
 }
 
 /* One maps line's file mapping, or 0 when it maps no file (anonymous, [heap], [vdso]...). */
@@ -182,26 +177,25 @@ static int map_line(char *line, int root_fd, json_object *seen, json_object *map
         if (++*n > MAPPINGS_MAX)
                 return -E2BIG;
         _cleanup_json_ json_object *m = json_object_new_object();
-        if (!m || kb_inspect_add(m, "path", json_object_new_string(path)) < 0 ||
-            kb_inspect_add(m, "dev", json_object_new_string(dev)) < 0 ||
-            kb_inspect_add(m, "ino", json_object_new_int64((int64_t) ino)) < 0 ||
-            kb_inspect_add(m, "shared", json_object_new_boolean(shared)) < 0 ||
-            kb_inspect_add(m, "writable", json_object_new_boolean(writable)) < 0 ||
-            (deleted && kb_inspect_add(m, "deleted", json_object_new_boolean(true)) < 0))
+        if (!m || kb_fact_set_str(m, FACT_MAPPING_PATH, path) < 0 || kb_fact_set_str(m, FACT_MAPPING_DEV, dev) < 0 ||
+            kb_fact_set_int(m, FACT_MAPPING_INO, (int64_t) ino) < 0 ||
+            kb_fact_set_bool(m, FACT_MAPPING_SHARED, shared) < 0 ||
+            kb_fact_set_bool(m, FACT_MAPPING_WRITABLE, writable) < 0 ||
+            (deleted && kb_fact_set_bool(m, FACT_MAPPING_DELETED, true) < 0))
                 return -ENOMEM;
         if (!deleted && map_reach(root_fd, path, major, minor, (int64_t) ino, m) < 0)
                 return -ENOMEM;
         return kb_inspect_push(maps, TAKE_PTR(m));
 }
 
-/* The process's file mappings ("maps"), each placed in the sandbox's view (map_reach). */
+/* The process's file mappings (its REFS's maps), each placed in the sandbox's view (map_reach). */
 static int map_refs(const kb_inspect_target *t, pid_t pid, json_object *refs, json_object *errors) {
         _cleanup_free_ char *text = NULL;
         int r = kb_inspect_read_proc(t->proc_root, pid, "maps", MAPS_MAX, &text, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "maps", r == -ESRCH ? -ENOENT : r);
+                return kb_inspect_note(errors, WHAT_MAPS, NULL, r == -ESRCH ? -ENOENT : r);
         /* The sandbox's view: the kernel's root, or init's before the kernel exists. */
         char root[PATH_MAX];
         snprintf(root, sizeof root, "%s/%d/root", t->proc_root,
@@ -217,14 +211,14 @@ static int map_refs(const kb_inspect_target *t, pid_t pid, json_object *refs, js
                         *next++ = '\0';
                 r = map_line(line, root_fd, seen, maps, &n);
                 if (r == -E2BIG)
-                        return kb_inspect_note_error(errors, "maps", E2BIG) < 0 ||
-                                               kb_inspect_add(refs, "maps", TAKE_PTR(maps)) < 0
+                        return kb_inspect_note(errors, WHAT_MAPS, NULL, E2BIG) < 0 ||
+                                               kb_fact_set_arr(refs, FACT_REFS_MAPS, TAKE_PTR(maps)) < 0
                                        ? -ENOMEM
                                        : 0;
                 if (r < 0)
                         return r;
         }
-        return kb_inspect_add(refs, "maps", TAKE_PTR(maps));
+        return kb_fact_set_arr(refs, FACT_REFS_MAPS, TAKE_PTR(maps));
 }
 
 int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret) {
@@ -259,17 +253,23 @@ int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *err
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d", t->proc_root, (int) pid);
         json_object *refs = json_object_new_object();
-        if (!refs || kb_inspect_add(proc, "refs", refs) < 0)
+        if (!refs || kb_fact_set_obj(proc, FACT_PROCESS_REFS, refs) < 0)
                 return -ENOMEM;
-        static const char *const links[] = {"cwd", "root", "exe"};
+        const struct {
+                const char *name;
+                kb_fact_obj link;
+                kb_fact_str error;
+        } links[] = {{"cwd", FACT_REFS_CWD, FACT_REFS_CWD_ERROR},
+                     {"root", FACT_REFS_ROOT, FACT_REFS_ROOT_ERROR},
+                     {"exe", FACT_REFS_EXE, FACT_REFS_EXE_ERROR}};
         for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
-                int r = add_link(dir, links[i], refs);
+                int r = add_link(dir, links[i].name, refs, links[i].link, links[i].error);
                 if (r < 0)
                         return r;
         }
-        int r = thread_refs(dir, refs, refs, errors);
+        int r = thread_refs(dir, refs, errors);
         if (r == -ESRCH)
-                return kb_inspect_note_error(errors, "threads", ENOENT);
+                return kb_inspect_note(errors, WHAT_THREADS, NULL, ENOENT);
         if (r < 0)
                 return r;
         return map_refs(t, pid, refs, errors);

@@ -64,30 +64,46 @@ static char *cgroup_path(const char *text, const char *controller) {
         return NULL;
 }
 
+/* A process's cgroup facts (PROC_CGROUPS), each named for its controller: v1 names the controllers
+ * a line's hierarchy has, v2's line is "unified". */
+typedef struct cgroup_controller {
+        const char *name;
+        kb_fact_str fact;
+} cgroup_controller;
+#define CONTROLLERS 4
+
+static cgroup_controller controller_at(size_t i) {
+        const cgroup_controller all[CONTROLLERS] = {{"memory", FACT_PROC_CGROUPS_MEMORY},
+                                                    {"pids", FACT_PROC_CGROUPS_PIDS},
+                                                    {"cpu", FACT_PROC_CGROUPS_CPU},
+                                                    {"unified", FACT_PROC_CGROUPS_UNIFIED}};
+        return all[i];
+}
+
 int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc) {
         _cleanup_free_ char *limits = NULL, *cgroups = NULL;
         int r = kb_inspect_read_proc(t->proc_root, pid, "limits", LIMITS_MAX, &limits, NULL);
         if (r == -ESRCH || r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "limits", r);
+                return kb_inspect_note(errors, WHAT_LIMITS, NULL, r);
         json_object *l = json_object_new_object();
-        if (kb_inspect_add(proc, "limits", l) < 0 ||
-            kb_inspect_add(l, "nproc", json_object_new_int64(limit_soft(limits, "Max processes"))) < 0 ||
-            kb_inspect_add(l, "as", json_object_new_int64(limit_soft(limits, "Max address space"))) < 0)
+        if (kb_fact_set_obj(proc, FACT_PROCESS_LIMITS, l) < 0 ||
+            kb_fact_set_int(l, FACT_PROC_LIMITS_NPROC, limit_soft(limits, "Max processes")) < 0 ||
+            kb_fact_set_int(l, FACT_PROC_LIMITS_AS, limit_soft(limits, "Max address space")) < 0)
                 return -ENOMEM;
         r = kb_inspect_read_proc(t->proc_root, pid, "cgroup", CGROUP_MAX, &cgroups, NULL);
         if (r == -ESRCH || r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "cgroup", r);
+                return kb_inspect_note(errors, WHAT_CGROUP, NULL, r);
         json_object *cg = json_object_new_object();
-        if (kb_inspect_add(proc, "cgroups", cg) < 0)
+        if (kb_fact_set_obj(proc, FACT_PROCESS_CGROUPS, cg) < 0)
                 return -ENOMEM;
-        static const char *const controllers[] = {"memory", "pids", "cpu", "unified"};
-        for (size_t i = 0; i < KB_ELEMENTSOF(controllers); i++) {
-                _cleanup_free_ char *path = cgroup_path(cgroups, controllers[i]);
-                if (path && kb_inspect_add(cg, controllers[i], json_object_new_string(path)) < 0)
+        for (size_t i = 0; i < CONTROLLERS; i++) {
+                cgroup_controller c = controller_at(i);
+                _cleanup_free_ char *path = cgroup_path(cgroups, c.name);
+                if (path && kb_fact_set_str(cg, c.fact, path) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -158,35 +174,32 @@ static int64_t effective_limit(json_object *mounts, const char *controller, cons
         return best;
 }
 
-/* {"dir", the limits in force and the peaks and OOM kills kbound can read} for one cgroup. */
+/* A CGROUP (dir, the limits in force and the peaks and OOM kills kbound can read) for one cgroup;
+ * NULL if out of memory. A fact that cannot be had for want of memory is left out. */
 static json_object *cgroup_facts(json_object *mounts, const char *controller, const char *path) {
         json_object *o = json_object_new_object();
         _cleanup_free_ char *leaf = cgroup_dir(mounts, controller, path);
-        if (!o || !leaf || kb_inspect_add(o, "dir", json_object_new_string(leaf)) < 0)
+        if (!o || !leaf || kb_fact_set_str(o, FACT_CGROUP_DIR, leaf) < 0)
                 return o;
         bool v2 = strcmp(controller, "unified") == 0, mem = strcmp(controller, "memory") == 0,
              cpu = strcmp(controller, "cpu") == 0;
         if (v2 || cpu) {
-                (void) kb_inspect_add(o, "cpu_max_milli",
-                                      json_object_new_int64(effective_limit(mounts, controller, path, NULL)));
+                (void) kb_fact_set_int(o, FACT_CGROUP_CPU_MAX_MILLI, effective_limit(mounts, controller, path, NULL));
                 if (cpu)
                         return o;
         }
         if (v2 || mem) {
-                (void) kb_inspect_add(o, "memory_max",
-                                      json_object_new_int64(effective_limit(
-                                              mounts, controller, path, v2 ? "memory.max" : "memory.limit_in_bytes")));
-                (void) kb_inspect_add(o, "memory_peak",
-                                      json_object_new_int64(kb_cgroupfs_value(leaf, v2 ? "memory.peak"
-                                                                                       : "memory.max_usage_in_bytes")));
-                (void) kb_inspect_add(
-                        o, "oom_kill",
-                        json_object_new_int64(kb_cgroupfs_value(leaf, v2 ? "memory.events" : "memory.oom_control")));
+                (void) kb_fact_set_int(
+                        o, FACT_CGROUP_MEMORY_MAX,
+                        effective_limit(mounts, controller, path, v2 ? "memory.max" : "memory.limit_in_bytes"));
+                (void) kb_fact_set_int(o, FACT_CGROUP_MEMORY_PEAK,
+                                       kb_cgroupfs_value(leaf, v2 ? "memory.peak" : "memory.max_usage_in_bytes"));
+                (void) kb_fact_set_int(o, FACT_CGROUP_OOM_KILL,
+                                       kb_cgroupfs_value(leaf, v2 ? "memory.events" : "memory.oom_control"));
         }
         if (v2 || !mem) {
-                (void) kb_inspect_add(o, "pids_max",
-                                      json_object_new_int64(effective_limit(mounts, controller, path, "pids.max")));
-                (void) kb_inspect_add(o, "pids_peak", json_object_new_int64(kb_cgroupfs_value(leaf, "pids.peak")));
+                (void) kb_fact_set_int(o, FACT_CGROUP_PIDS_MAX, effective_limit(mounts, controller, path, "pids.max"));
+                (void) kb_fact_set_int(o, FACT_CGROUP_PIDS_PEAK, kb_cgroupfs_value(leaf, "pids.peak"));
         }
         return o;
 }
@@ -212,7 +225,11 @@ static int64_t used_in_root(const kb_inspect_target *t, const char *path) {
 
 int kb_inspect_resource_totals(const kb_inspect_target *t, json_object *processes, json_object *snap) {
         json_object *res = json_object_new_object(), *cgroups = json_object_new_object();
-        if (kb_inspect_add(snap, "resources", res) < 0 || kb_inspect_add(res, "cgroups", cgroups) < 0)
+        if (kb_fact_set_obj(snap, FACT_LOOK_RESOURCES, res) < 0) {
+                json_object_put(cgroups);
+                return -ENOMEM;
+        }
+        if (kb_fact_set_map(res, FACT_RESOURCES_CGROUPS, cgroups) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *text = NULL;
         _cleanup_json_ json_object *mounts = NULL;
@@ -223,32 +240,35 @@ int kb_inspect_resource_totals(const kb_inspect_target *t, json_object *processe
                 mounts = json_object_new_array();
         int64_t rss_kb = 0, tasks = 0;
         for (size_t i = 0, n = json_object_array_length(processes); i < n; i++) {
-                json_object *p = json_object_array_get_idx(processes, i), *cg = NULL;
-                int64_t rss = kb_inspect_int_of(p, "vm_rss_kb"), th = kb_inspect_int_of(p, "threads");
+                json_object *p = json_object_array_get_idx(processes, i);
+                int64_t rss = kb_fact_int_or(p, FACT_PROCESS_VM_RSS_KB, -1),
+                        th = kb_fact_int_or(p, FACT_PROCESS_THREADS, -1);
                 rss_kb += rss > 0 ? rss : 0;
                 tasks += th > 0 ? th : 1;
-                if (!json_object_object_get_ex(p, "cgroups", &cg))
-                        continue;
-                json_object_object_foreach(cg, controller, path) {
+                json_object *cg = kb_fact_obj_of(p, FACT_PROCESS_CGROUPS);
+                for (size_t k = 0; cg && k < CONTROLLERS; k++) {
+                        cgroup_controller c = controller_at(k);
+                        const char *path = kb_fact_str_of(cg, c.fact);
                         char key[PATH_MAX + 16];
-                        snprintf(key, sizeof key, "%s:%s", controller, json_object_get_string(path));
+                        if (!path)
+                                continue;
+                        snprintf(key, sizeof key, "%s:%s", c.name, path);
                         if (json_object_object_get(cgroups, key))
                                 continue;
-                        if (kb_inspect_add(cgroups, key,
-                                           cgroup_facts(mounts, controller, json_object_get_string(path))) < 0)
+                        if (kb_inspect_map_add(cgroups, key, cgroup_facts(mounts, c.name, path)) < 0)
                                 return -ENOMEM;
                 }
         }
-        if (kb_inspect_add(res, "rss_bytes", json_object_new_int64(rss_kb * 1024)) < 0 ||
-            kb_inspect_add(res, "tasks", json_object_new_int64(tasks)) < 0)
+        if (kb_fact_set_int(res, FACT_RESOURCES_RSS_BYTES, rss_kb * 1024) < 0 ||
+            kb_fact_set_int(res, FACT_RESOURCES_TASKS, tasks) < 0)
                 return -ENOMEM;
         if (t->kernel_pid > 0) {
                 static const char *const dirs[] = {"/tmp", "/dev/shm", KB_SANDBOX_WORKSPACE};
                 json_object *used = json_object_new_object();
-                if (kb_inspect_add(res, "used", used) < 0)
+                if (kb_fact_set_map(res, FACT_RESOURCES_USED, used) < 0)
                         return -ENOMEM;
                 for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++)
-                        if (kb_inspect_add(used, dirs[i], json_object_new_int64(used_in_root(t, dirs[i]))) < 0)
+                        if (kb_inspect_map_add(used, dirs[i], json_object_new_int64(used_in_root(t, dirs[i]))) < 0)
                                 return -ENOMEM;
         }
         return 0;

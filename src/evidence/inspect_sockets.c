@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include "kbound/sandbox.h"
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
 #include "base/procfs.h"
 
 void kb_inspect_socket_key(char *buf, size_t size, uint32_t inode) {
@@ -21,7 +20,7 @@ static int map_add(json_object *map, const char *key, pid_t pid) {
         json_object *pids = NULL;
         if (!json_object_object_get_ex(map, key, &pids)) {
                 pids = json_object_new_array();
-                if (kb_inspect_add(map, key, pids) < 0)
+                if (kb_inspect_map_add(map, key, pids) < 0)
                         return -ENOMEM;
         }
         return kb_inspect_push(pids, json_object_new_int(pid));
@@ -85,7 +84,7 @@ static int holders_scan(sockets *s, bool launch_side) {
                 if (s->procs[i].member || s->procs[i].launch) {
                         char key[16];
                         snprintf(key, sizeof key, "%d", (int) s->procs[i].pid);
-                        if (kb_inspect_add(skip, key, json_object_new_boolean(true)) < 0)
+                        if (kb_inspect_map_add(skip, key, json_object_new_boolean(true)) < 0)
                                 return -ENOMEM;
                 }
         DIR *d = opendir(s->t->proc_root);
@@ -127,15 +126,16 @@ json_object *kb_inspect_holders_of(sockets *s, uint32_t inode) {
                         if (pass == 1) {
                                 for (size_t p = 0; p < json_object_array_length(s->processes); p++) {
                                         json_object *proc = json_object_array_get_idx(s->processes, p);
-                                        if (kb_inspect_int_of(proc, "pid") == pid && kb_json_str(proc, "name"))
-                                                snprintf(name, sizeof name, "%s", kb_json_str(proc, "name"));
+                                        const char *pname = kb_fact_str_of(proc, FACT_PROCESS_NAME);
+                                        if (kb_fact_int_or(proc, FACT_PROCESS_PID, -1) == pid && pname)
+                                                snprintf(name, sizeof name, "%s", pname);
                                 }
                         } else if (pass >= 2)
                                 process_name(s->t->proc_root, pid, name, sizeof name);
                         json_object *h = json_object_new_object();
-                        if (!h || kb_inspect_add(h, "pid", json_object_new_int(pid)) < 0 ||
-                            kb_inspect_add(h, "name", json_object_new_string(name)) < 0 ||
-                            kb_inspect_add(h, "side", json_object_new_string(sides[pass])) < 0) {
+                        if (!h || kb_fact_set_int(h, FACT_HOLDER_PID, pid) < 0 ||
+                            kb_fact_set_str(h, FACT_HOLDER_NAME, name) < 0 ||
+                            kb_fact_set_str(h, FACT_HOLDER_SIDE, sides[pass]) < 0) {
                                 json_object_put(h);
                                 goto oom;
                         }
@@ -166,27 +166,26 @@ const char *kb_inspect_socket_state_name(uint8_t state) {
                             : "other";
 }
 
-/* A socket's name as /proc/net/unix shows it: a path, or "@" and an abstract name's bytes with
- * each NUL shown as "@". NULL when it is not bound. */
-static json_object *socket_name(const kb_sockdiag_unix *u) {
-        char buf[KB_SOCKDIAG_NAME_MAX + 1];
-        if (u->name_len == 0)
-                return NULL;
+/* A socket's name as /proc/net/unix shows it, into buf (KB_SOCKDIAG_NAME_MAX bytes): a path, or
+ * "@" and an abstract name's bytes with each NUL shown as "@". Returns its length, 0 when it is not
+ * bound. */
+static size_t socket_name(const kb_sockdiag_unix *u, char buf[static KB_SOCKDIAG_NAME_MAX]) {
         memcpy(buf, u->name, u->name_len);
         for (size_t i = 0; i < u->name_len; i++)
                 if (buf[i] == '\0')
                         buf[i] = '@';
-        return json_object_new_string_len(buf, u->name_len);
+        return u->name_len;
 }
 
 json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u) {
-        json_object *o = json_object_new_object(), *name = socket_name(u);
-        if (!o || kb_inspect_add(o, "inode", json_object_new_int64(u->inode)) < 0 ||
-            kb_inspect_add(o, "type", json_object_new_string(kb_inspect_socket_type_name(u->type))) < 0 ||
-            kb_inspect_add(o, "state", json_object_new_string(kb_inspect_socket_state_name(u->state))) < 0 ||
-            (name && kb_inspect_add(o, "path", TAKE_PTR(name)) < 0) ||
-            kb_inspect_add(o, "peer", json_object_new_int64(u->peer)) < 0) {
-                json_object_put(name);
+        char name[KB_SOCKDIAG_NAME_MAX];
+        size_t name_len = socket_name(u, name);
+        json_object *o = json_object_new_object();
+        if (!o || kb_fact_set_int(o, FACT_SOCKET_INODE, u->inode) < 0 ||
+            kb_fact_set_str(o, FACT_SOCKET_TYPE, kb_inspect_socket_type_name(u->type)) < 0 ||
+            kb_fact_set_str(o, FACT_SOCKET_STATE, kb_inspect_socket_state_name(u->state)) < 0 ||
+            (name_len > 0 && kb_fact_set_strn(o, FACT_SOCKET_PATH, name, name_len) < 0) ||
+            kb_fact_set_int(o, FACT_SOCKET_PEER, u->peer) < 0) {
                 json_object_put(o);
                 return NULL;
         }
@@ -196,11 +195,13 @@ json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u) {
 json_object *kb_inspect_unix_table_of(const sockets *s) {
         json_object *a = json_object_new_array();
         for (size_t i = 0; a && i < s->n; i++) {
-                json_object *o = json_object_new_object(), *name = socket_name(&s->list[i]);
-                if (!o || kb_inspect_add(o, "inode", json_object_new_int64(s->list[i].inode)) < 0 ||
-                    kb_inspect_add(o, "listening", json_object_new_boolean(s->list[i].state == 10)) < 0 ||
-                    (name && kb_inspect_add(o, "path", TAKE_PTR(name)) < 0) || kb_inspect_push(a, TAKE_PTR(o)) < 0) {
-                        json_object_put(name);
+                char name[KB_SOCKDIAG_NAME_MAX];
+                size_t name_len = socket_name(&s->list[i], name);
+                json_object *o = json_object_new_object();
+                if (!o || kb_fact_set_int(o, FACT_UNIX_ENTRY_INODE, s->list[i].inode) < 0 ||
+                    kb_fact_set_bool(o, FACT_UNIX_ENTRY_LISTENING, s->list[i].state == 10) < 0 ||
+                    (name_len > 0 && kb_fact_set_strn(o, FACT_UNIX_ENTRY_PATH, name, name_len) < 0) ||
+                    kb_inspect_push(a, TAKE_PTR(o)) < 0) {
                         json_object_put(o);
                         json_object_put(a);
                         return NULL;
@@ -215,12 +216,11 @@ int kb_inspect_sockets_init(sockets *s, json_object *errors) {
         if (!s->members || !s->own)
                 return -ENOMEM;
         for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
-                json_object *p = json_object_array_get_idx(s->processes, i), *fds = NULL;
-                json_object_object_get_ex(p, "fds", &fds);
+                json_object *p = json_object_array_get_idx(s->processes, i), *fds = kb_fact_arr_of(p, FACT_PROCESS_FDS);
                 for (size_t f = 0; fds && f < json_object_array_length(fds); f++) {
-                        const char *target = kb_json_str(json_object_array_get_idx(fds, f), "target");
+                        const char *target = kb_fact_str_of(json_object_array_get_idx(fds, f), FACT_FD_TARGET);
                         if (target && strncmp(target, "socket:[", 8) == 0 &&
-                            map_add(s->members, target, (pid_t) kb_inspect_int_of(p, "pid")) < 0)
+                            map_add(s->members, target, (pid_t) kb_fact_int_or(p, FACT_PROCESS_PID, -1)) < 0)
                                 return -ENOMEM;
                 }
         }
@@ -235,12 +235,12 @@ int kb_inspect_sockets_init(sockets *s, json_object *errors) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "kbound's unix sockets", r);
+                return kb_inspect_note(errors, WHAT_KBOUND_SOCKETS, NULL, r);
         r = fd_sockets(s->t->proc_root, getpid(), s->own);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return kb_inspect_note_error(errors, "kbound's unix sockets", r);
+                return kb_inspect_note(errors, WHAT_KBOUND_SOCKETS, NULL, r);
         return 0;
 }
 
@@ -257,7 +257,8 @@ static int resolve_unheld(sockets *s, uint32_t inode) {
                 if (attempt > 0)
                         poll(NULL, 0, 10);
                 for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
-                        pid_t pid = (pid_t) kb_inspect_int_of(json_object_array_get_idx(s->processes, i), "pid");
+                        pid_t pid = (pid_t) kb_fact_int_or(json_object_array_get_idx(s->processes, i), FACT_PROCESS_PID,
+                                                           -1);
                         _cleanup_json_ json_object *now = json_object_new_object();
                         if (!now)
                                 return -ENOMEM;
@@ -297,11 +298,11 @@ int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap) {
                 json_object *o = kb_inspect_socket_facts(u);
                 if (!o || kb_inspect_push(held, o) < 0)
                         return -ENOMEM;
-                if (u->peer && kb_inspect_add(o, "peer_held_by", kb_inspect_holders_of(s, u->peer)) < 0)
+                if (u->peer && kb_fact_set_arr(o, FACT_SOCKET_PEER_HELD_BY, kb_inspect_holders_of(s, u->peer)) < 0)
                         return -ENOMEM;
         }
-        if (kb_inspect_add(snap, "kbound_sockets", TAKE_PTR(mine)) < 0 ||
-            kb_inspect_add(snap, "kbound_net_sockets", TAKE_PTR(held)) < 0)
+        if (kb_fact_set_arr(snap, FACT_LOOK_KBOUND_SOCKETS, TAKE_PTR(mine)) < 0 ||
+            kb_fact_set_arr(snap, FACT_LOOK_KBOUND_NET_SOCKETS, TAKE_PTR(held)) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -314,22 +315,21 @@ int kb_inspect_connection_facts(sockets *s, json_object *snap) {
         const char *prefix = KB_SANDBOX_RUNTIME "/";
         for (const char *const *ep = t->endpoints; ep && *ep; ep++) {
                 json_object *e = json_object_new_object();
-                if (!e || kb_inspect_push(endpoints, e) < 0 ||
-                    kb_inspect_add(e, "path", json_object_new_string(*ep)) < 0)
+                if (!e || kb_inspect_push(endpoints, e) < 0 || kb_fact_set_str(e, FACT_ENDPOINT_PATH, *ep) < 0)
                         return -ENOMEM;
                 char host[PATH_MAX];
                 struct stat st;
                 if (!t->own_runtime || strncmp(*ep, prefix, strlen(prefix)) != 0 ||
                     snprintf(host, sizeof host, "%s/%s", t->own_runtime, *ep + strlen(prefix)) >= (int) sizeof host) {
-                        if (kb_inspect_add(e, "error", json_object_new_string("not in the team's runtime folder")) < 0)
+                        if (kb_fact_set_str(e, FACT_ENDPOINT_ERROR, "not in the team's runtime folder") < 0)
                                 return -ENOMEM;
                 } else if (lstat(host, &st) < 0) {
-                        if (kb_inspect_add(e, "error", json_object_new_string(strerror(errno))) < 0)
+                        if (kb_fact_set_str(e, FACT_ENDPOINT_ERROR, strerror(errno)) < 0)
                                 return -ENOMEM;
                 } else if (!S_ISSOCK(st.st_mode)) {
-                        if (kb_inspect_add(e, "error", json_object_new_string("not a socket")) < 0)
+                        if (kb_fact_set_str(e, FACT_ENDPOINT_ERROR, "not a socket") < 0)
                                 return -ENOMEM;
-                } else if (kb_inspect_add(e, "file", kb_inspect_stat_facts(&st)) < 0)
+                } else if (kb_fact_set_obj(e, FACT_ENDPOINT_FILE, kb_inspect_stat_facts(&st)) < 0)
                         return -ENOMEM;
         }
         DIR *d = t->own_runtime && s->list ? opendir(t->own_runtime) : NULL;
@@ -357,17 +357,17 @@ int kb_inspect_connection_facts(sockets *s, json_object *snap) {
                         }
                         json_object *c = json_object_new_object();
                         if (!c || kb_inspect_push(conns, c) < 0 ||
-                            kb_inspect_add(c, "endpoint", json_object_new_string(endpoint)) < 0 ||
-                            kb_inspect_add(c, "kbound_socket", json_object_new_int64(u->inode)) < 0 ||
-                            kb_inspect_add(c, "peer", json_object_new_int64(u->peer)) < 0 ||
-                            kb_inspect_add(c, "holders", kb_inspect_holders_of(s, u->peer)) < 0)
+                            kb_fact_set_str(c, FACT_CONNECTION_ENDPOINT, endpoint) < 0 ||
+                            kb_fact_set_int(c, FACT_CONNECTION_KBOUND_SOCKET, u->inode) < 0 ||
+                            kb_fact_set_int(c, FACT_CONNECTION_PEER, u->peer) < 0 ||
+                            kb_fact_set_arr(c, FACT_CONNECTION_HOLDERS, kb_inspect_holders_of(s, u->peer)) < 0)
                                 r = -ENOMEM;
                 }
         }
         if (d)
                 closedir(d);
-        if (r < 0 || kb_inspect_add(snap, "endpoints", TAKE_PTR(endpoints)) < 0 ||
-            kb_inspect_add(snap, "connections", TAKE_PTR(conns)) < 0)
+        if (r < 0 || kb_fact_set_arr(snap, FACT_LOOK_ENDPOINTS, TAKE_PTR(endpoints)) < 0 ||
+            kb_fact_set_arr(snap, FACT_LOOK_CONNECTIONS, TAKE_PTR(conns)) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -18,14 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
-#include "base/jsonget.h"
+#include "base/facts.h"
 #include "kbound/inspect.h"
 #include "kbound/secrets.h"
 #include "base/procfs.h"
+#include "kbound/sandbox.h"
 #include "tmp_tree.h"
 #include "valgrind_skip.h"
 
@@ -54,6 +57,7 @@ typedef struct fake {
         char canary_paths[2][PATH_MAX];
         kb_inspect_target t;
         json_object *snap; /* the test's snapshot, put at teardown */
+        json_object *pre;  /* the test's pre-exec look, put at teardown */
 } fake;
 
 /* dir/proc/<pid>/<name> holding len bytes (len 0: strlen(text)). */
@@ -143,11 +147,14 @@ static void fake_process(fake *f, const fake_proc *p) {
                 snprintf(nspid, sizeof nspid, "\t%d", (int) p->nspid);
         snprintf(text, sizeof text,
                  "Name:\t%s\nState:\tS (sleeping)\nPPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
-                 "Groups:\t\nNSpid:\t%d%s\nThreads:\t%ld\nVmRSS:\t%ld kB\nCapInh:\t0000000000000000\n"
+                 "Groups:\t\nNSpid:\t%d%s\nNSsid:\t%d\nThreads:\t%ld\nVmHWM:\t%ld kB\nVmRSS:\t%ld kB\n"
+                 "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
+                 "SigIgn:\t0000000001001000\nSigCgt:\t0000000180000000\nCapInh:\t0000000000000000\n"
                  "CapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n"
                  "NoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\n",
                  p->comm, (int) p->ppid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, (int) p->pid,
-                 nspid, p->threads, p->rss_kb, p->cap_eff, p->cap_eff, p->no_new_privs, p->seccomp, p->seccomp);
+                 nspid, (int) p->session, p->threads, p->rss_kb, p->rss_kb, p->cap_eff, p->cap_eff, p->no_new_privs,
+                 p->seccomp, p->seccomp);
         proc_file(f, p->pid, "status", text, 0);
 }
 
@@ -176,6 +183,24 @@ static void fake_member_files(fake *f, pid_t pid, const char *env_text, size_t e
         tmp_tree_mkdir(f->dir->root, task);
         snprintf(task, sizeof task, "proc/%d/task/%d", (int) pid, (int) pid);
         tmp_tree_mkdir(f->dir->root, task);
+}
+
+/* The network tables of the sandbox's network namespace, as each of its processes shows them: a
+ * listener of the kernel's, lo and no route (no IPv6: no ipv6_route). */
+static void fake_sandbox_net(fake *f, pid_t pid) {
+        proc_file(f, pid, "net/unix",
+                  "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                  "0000000000000000: 00000002 00000000 00010000 0001 01 555001 /run/kbound/shell\n",
+                  0);
+        proc_file(f, pid, "net/dev",
+                  "Inter-|   Receive                                                |  Transmit\n"
+                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
+                  "fifo colls carrier compressed\n"
+                  "    lo:       0       0    0    0    0     0          0         0        0       0    0    0    "
+                  "0     0       0          0\n",
+                  0);
+        proc_file(f, pid, "net/route",
+                  "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
 }
 
 /* The mount of "/" as mountinfo shows it: "<id> <parent> <maj:min>". */
@@ -265,7 +290,10 @@ static int setup(void **state) {
         const char *const stray[NS_TYPES] = {"sbx-user", "stray-mnt", "sbx-pid", "sbx-net", "sbx-ipc", NULL, NULL};
         fake_namespaces(f, INIT, sandbox);
         fake_member_files(f, INIT, NULL, 0, "bwrap", 0);
-        proc_file(f, INIT, "syscall", "0 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f00\n", 0);
+        snprintf(text, sizeof text, "%s / / ro,nosuid - ext4 /dev/root rw\n", root_line);
+        proc_file(f, INIT, "mountinfo", text, 0);
+        snprintf(text, sizeof text, "%d 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f00\n", (int) SYS_read); /* read(5, ...) */
+        proc_file(f, INIT, "syscall", text, 0);
 
         fake_namespaces(f, KERNEL, sandbox);
         static const char kernel_env[] = "HOME=/home/sandbox\0TOKEN=" CANARY "\0LANG=C";
@@ -279,6 +307,8 @@ static int setup(void **state) {
         proc_link(f, KERNEL, "fd/3", path);
         snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) f->pair_ino[1]);
         proc_link(f, KERNEL, "fd/4", text);
+        proc_link(f, KERNEL, "fd/5", "anon_inode:[pidfd]");
+        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\n", 0);
         snprintf(path, sizeof path, "%s/work", root);
         proc_link(f, KERNEL, "cwd", path);
         proc_link(f, KERNEL, "root", "/");
@@ -296,25 +326,16 @@ static int setup(void **state) {
                  "900002 %lld 0:4243 / /kb-no-such-folder rw - tmpfs tmpfs rw\n",
                  root_line, root_id, root_id);
         proc_file(f, KERNEL, "mountinfo", text, 0);
-        proc_file(f, KERNEL, "net/unix",
-                  "Num       RefCount Protocol Flags    Type St Inode Path\n"
-                  "0000000000000000: 00000002 00000000 00010000 0001 01 555001 /run/kbound/shell\n",
-                  0);
-        proc_file(f, KERNEL, "net/dev",
-                  "Inter-|   Receive                                                |  Transmit\n"
-                  " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
-                  "fifo colls carrier compressed\n"
-                  "    lo:       0       0    0    0    0     0          0         0        0       0    0    0    "
-                  "0     0       0          0\n",
-                  0);
-        proc_file(f, KERNEL, "net/route",
-                  "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
+        for (size_t i = 0; i < KB_ELEMENTSOF(procs); i++)
+                if (procs[i].pid == INIT || procs[i].pid == KERNEL || procs[i].pid == STRAY)
+                        fake_sandbox_net(f, procs[i].pid);
 
         static const char stray_cmd[] = "sleep\0" CANARY;
         fake_namespaces(f, STRAY, stray);
         fake_member_files(f, STRAY, "", 0, stray_cmd, sizeof stray_cmd);
         proc_link(f, STRAY, "root", "/");
-        proc_file(f, STRAY, "mountinfo", "900100 1 0:4244 / / rw - tmpfs tmpfs rw\n", 0);
+        proc_file(f, STRAY, "mountinfo", "900100 1 0:4244 / / rw shared:3 master:2 propagate_from:1 - tmpfs tmpfs rw\n",
+                  0);
 
         snprintf(text, sizeof text, "%d (python3) Z %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0\n", GONE, KERNEL, INIT,
                  INIT);
@@ -350,7 +371,8 @@ static int setup(void **state) {
                                    .secrets = (const kb_secrets *const *) &f->secrets,
                                    .n_secrets = 1,
                                    .canaries = f->canaries,
-                                   .n_canaries = 2};
+                                   .n_canaries = 2,
+                                   .socket_claim = "boundary.sockets"};
         *state = f;
         return 0;
 }
@@ -361,6 +383,7 @@ static int teardown(void **state) {
         close(f->pair[1]);
         kb_secrets_destroy(&f->secrets);
         json_object_put(f->snap);
+        json_object_put(f->pre);
         void *dir = f->dir;
         tree_teardown(&dir);
         free(f);
@@ -369,57 +392,107 @@ static int teardown(void **state) {
 
 /* ---- reading the snapshot ---- */
 
-/* A snapshot of f's tree, which kb_inspect_snapshot must answer with want. */
+/* o holds to facts.def's declaration of type, strictly: every required fact there, every fact of its
+ * declared JSON type, and no key facts.def does not declare (a producer that spells a fact its own
+ * way fails here). The problems are printed when it does not. */
+static void assert_declared(json_object *o, kb_fact_object type, const char *what) {
+        json_object *problems = json_object_new_array();
+        int n = kb_fact_validate(o, type, true, problems, 64);
+        if (n != 0) {
+                for (size_t i = 0; i < json_object_array_length(problems); i++)
+                        fprintf(stderr, "%s breaks facts.def's %s: %s\n", what, kb_fact_object_name(type),
+                                json_object_get_string(json_object_array_get_idx(problems, i)));
+                json_object_put(problems);
+                fail_msg("%s: %d problem(s) against facts.def's %s", what, n, kb_fact_object_name(type));
+        }
+        json_object_put(problems);
+}
+
+/* A snapshot of f's tree, which kb_inspect_snapshot must answer with want, held to facts.def. */
 static json_object *snapshot(fake *f, int want) {
         json_object_put(f->snap);
         f->snap = NULL;
         assert_int_equal(kb_inspect_snapshot(&f->t, "ready", &f->snap), want);
         assert_non_null(f->snap);
+        assert_declared(f->snap, KB_FACT_OBJECT_LOOK, "the snapshot");
         return f->snap;
 }
 
-static json_object *member(json_object *o, const char *key) {
-        json_object *v = kb_json_get(o, key);
+/* The look before exec of f's tree (there is no kernel yet), held to facts.def. */
+static json_object *pre_exec(fake *f) {
+        kb_inspect_target t = f->t;
+        t.kernel_pid = 0;
+        json_object_put(f->pre);
+        f->pre = NULL;
+        assert_int_equal(kb_inspect_pre_exec(&t, &f->pre), 0);
+        assert_non_null(f->pre);
+        assert_declared(f->pre, KB_FACT_OBJECT_LOOK, "the pre-exec look");
+        return f->pre;
+}
+
+/* The facts are read by facts.def's names, as the judges read them: the test spells no key. */
+
+/* The fact of o, which must be there. */
+#define member(o, fact) member_of((o), (fact).id)
+static json_object *member_of(json_object *o, kb_fact_id id) {
+        json_object *v = kb_fact_member(o, id);
         if (!v)
-                fail_msg("no \"%s\" in %s", key, json_object_to_json_string(o));
+                fail_msg("no %s.%s in %s", kb_fact_object_name(kb_fact_row(id)->object), kb_fact_row(id)->key,
+                         json_object_to_json_string(o));
         return v;
 }
 
-static int64_t int_at(json_object *o, const char *key) {
-        return json_object_get_int64(member(o, key));
+#define int_at(o, fact) json_object_get_int64(member((o), (fact)))
+#define str_at(o, fact) json_object_get_string(member((o), (fact)))
+#define bool_at(o, fact) json_object_get_boolean(member((o), (fact)))
+
+/* The entry key of map, a fact whose keys are data (a namespace's name, a device), which must be
+ * there. */
+static json_object *entry(json_object *map, const char *key) {
+        json_object *v = json_object_object_get(map, key);
+        if (!v)
+                fail_msg("no \"%s\" in %s", key, json_object_to_json_string(map));
+        return v;
 }
 
-/* The element of array a whose integer key is value, or NULL. */
-static json_object *find_by(json_object *a, const char *key, int64_t value) {
-        for (size_t i = 0; a && i < json_object_array_length(a); i++)
-                if (kb_inspect_int_of(json_object_array_get_idx(a, i), key) == value)
+/* The element of array a whose integer fact is value, or NULL. */
+#define find_by(a, fact, value) find_by_id((a), (fact).id, (value))
+static json_object *find_by_id(json_object *a, kb_fact_id id, int64_t value) {
+        for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+                json_object *v = kb_fact_member(json_object_array_get_idx(a, i), id);
+                if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) == value)
                         return json_object_array_get_idx(a, i);
+        }
         return NULL;
 }
 
 static json_object *process(json_object *snap, pid_t pid) {
-        json_object *p = find_by(member(snap, "processes"), "pid", pid);
+        json_object *p = find_by(member(snap, FACT_LOOK_PROCESSES), FACT_PROCESS_PID, pid);
         if (!p)
                 fail_msg("process %d is not among %s", (int) pid,
-                         json_object_to_json_string(member(snap, "processes")));
+                         json_object_to_json_string(member(snap, FACT_LOOK_PROCESSES)));
         return p;
 }
 
-/* Whether errors holds {"what": what, "error": error}. */
-static bool has_error(json_object *errors, const char *what, const char *error) {
+/* Whether errors holds an ERROR of kind what (with suffix) saying error. */
+static bool has_error(json_object *errors, kb_fact_what what, const char *suffix, const char *error) {
+        char words[256];
+        kb_fact_what_words(what, suffix, words, sizeof words);
         for (size_t i = 0; i < json_object_array_length(errors); i++) {
                 json_object *e = json_object_array_get_idx(errors, i);
-                if (strcmp(kb_json_str(e, "what"), what) == 0 && strcmp(kb_json_str(e, "error"), error) == 0)
+                if (strcmp(kb_fact_str_or(e, FACT_ERROR_WHAT, ""), words) == 0 &&
+                    strcmp(kb_fact_str_or(e, FACT_ERROR_ERROR, ""), error) == 0)
                         return true;
         }
         return false;
 }
 
-/* o[key] names path, and is the very file there (its inode). */
-static void assert_names_file(json_object *o, const char *key, const char *path) {
-        assert_string_equal(kb_json_str(o, key), path);
-        assert_int_equal(int_at(o, "ino"), inode_of(path));
-}
+/* o's path fact names path, and o's inode fact is the very file there. */
+#define assert_names_file(o, path_fact, ino_fact, path)                                                                \
+        do {                                                                                                           \
+                assert_string_equal(str_at((o), (path_fact)), (path));                                                 \
+                assert_int_equal(int_at((o), (ino_fact)), inode_of(path));                                             \
+        } while (0)
 
 static bool has_string(json_object *a, const char *s) {
         for (size_t i = 0; a && i < json_object_array_length(a); i++)
@@ -435,10 +508,12 @@ static bool has_int(json_object *a, int64_t v) {
         return false;
 }
 
-#define assert_error(errors, what, error)                                                                              \
+#define assert_error(errors, what, suffix, error)                                                                      \
         do {                                                                                                           \
-                if (!has_error(errors, what, error))                                                                   \
-                        fail_msg("no {%s: %s} in %s", what, error, json_object_to_json_string(errors));                \
+                if (!has_error((errors), (what), (suffix), (error)))                                                   \
+                        fail_msg("no {%s%s%s: %s} in %s", kb_fact_what_text(what), (suffix) ? "/" : "",                \
+                                 (suffix) ? (const char *) (suffix) : "", (error),                                     \
+                                 json_object_to_json_string(errors));                                                  \
         } while (0)
 
 /* ---- the tests ---- */
@@ -448,30 +523,31 @@ static bool has_int(json_object *a, int64_t v) {
 static void test_processes(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
-        assert_string_equal(json_object_get_string(member(snap, "label")), "ready");
-        json_object *procs = member(snap, "processes");
+        assert_string_equal(str_at(snap, FACT_LOOK_LABEL), "ready");
+        json_object *procs = member(snap, FACT_LOOK_PROCESSES);
         assert_int_equal(json_object_array_length(procs), 3);
         json_object *kernel = process(snap, KERNEL), *stray = process(snap, STRAY);
         (void) process(snap, INIT);
-        assert_null(find_by(procs, "pid", LAUNCHER));
-        assert_null(find_by(procs, "pid", OUTSIDER));
-        assert_null(find_by(procs, "pid", f->self));
-        assert_int_equal(int_at(snap, "vanished"), 1);
+        assert_null(find_by(procs, FACT_PROCESS_PID, LAUNCHER));
+        assert_null(find_by(procs, FACT_PROCESS_PID, OUTSIDER));
+        assert_null(find_by(procs, FACT_PROCESS_PID, f->self));
+        assert_int_equal(int_at(snap, FACT_LOOK_VANISHED), 1);
 
-        assert_string_equal(kb_json_str(kernel, "name"), "python3");
-        assert_int_equal(int_at(kernel, "ppid"), INIT);
-        assert_int_equal(int_at(kernel, "session"), INIT);
-        assert_int_equal(json_object_get_int64(json_object_array_get_idx(member(kernel, "uid"), 1)), 1000);
-        assert_string_equal(kb_json_str(kernel, "cap_eff"), "0000000000000000");
-        assert_int_equal(int_at(kernel, "no_new_privs"), 1);
-        assert_int_equal(int_at(kernel, "seccomp"), 2);
-        json_object *nspid = member(kernel, "nspid");
+        assert_string_equal(str_at(kernel, FACT_PROCESS_NAME), "python3");
+        assert_int_equal(int_at(kernel, FACT_PROCESS_PPID), INIT);
+        assert_int_equal(int_at(kernel, FACT_PROCESS_SESSION), INIT);
+        assert_int_equal(json_object_get_int64(json_object_array_get_idx(member(kernel, FACT_PROCESS_UID), 1)), 1000);
+        assert_string_equal(str_at(kernel, FACT_PROCESS_CAP_EFF), "0000000000000000");
+        assert_int_equal(int_at(kernel, FACT_PROCESS_NO_NEW_PRIVS), 1);
+        assert_int_equal(int_at(kernel, FACT_PROCESS_SECCOMP), 2);
+        json_object *nspid = member(kernel, FACT_PROCESS_NSPID);
         assert_int_equal(json_object_array_length(nspid), 2);
         assert_int_equal(json_object_get_int64(json_object_array_get_idx(nspid, 1)), 2);
-        assert_string_equal(kb_json_str(kernel, "uid_map"), "0 1000 1");
-        assert_string_equal(kb_json_str(kernel, "cmdline"), "python3 -m ipykernel_launcher -f /run/kbound/kernel.json");
-        assert_string_equal(kb_json_str(stray, "cap_eff"), "00000000a80425fb");
-        assert_int_equal(json_object_get_int64(json_object_array_get_idx(member(stray, "uid"), 0)), 0);
+        assert_string_equal(str_at(kernel, FACT_PROCESS_UID_MAP), "0 1000 1");
+        assert_string_equal(str_at(kernel, FACT_PROCESS_CMDLINE),
+                            "python3 -m ipykernel_launcher -f /run/kbound/kernel.json");
+        assert_string_equal(str_at(stray, FACT_PROCESS_CAP_EFF), "00000000a80425fb");
+        assert_int_equal(json_object_get_int64(json_object_array_get_idx(member(stray, FACT_PROCESS_UID), 0)), 0);
 }
 
 /* The canary is found by name in the kernel's environment and the stray's command line, nowhere
@@ -480,13 +556,13 @@ static void test_secrets_and_errors(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
         json_object *kernel = process(snap, KERNEL), *stray = process(snap, STRAY), *init = process(snap, INIT);
-        assert_true(has_string(member(kernel, "environ_secrets"), "canary:env"));
-        assert_int_equal(json_object_array_length(member(kernel, "cmdline_secrets")), 0);
-        assert_true(has_string(member(stray, "cmdline_secrets"), "canary:env"));
-        assert_int_equal(json_object_array_length(member(stray, "environ_secrets")), 0);
-        assert_null(kb_json_get(init, "environ_secrets"));
-        assert_error(member(init, "errors"), "environ", "Invalid argument");
-        assert_int_equal(json_object_array_length(member(init, "cmdline_secrets")), 0);
+        assert_true(has_string(member(kernel, FACT_PROCESS_ENVIRON_SECRETS), "canary:env"));
+        assert_int_equal(json_object_array_length(member(kernel, FACT_PROCESS_CMDLINE_SECRETS)), 0);
+        assert_true(has_string(member(stray, FACT_PROCESS_CMDLINE_SECRETS), "canary:env"));
+        assert_int_equal(json_object_array_length(member(stray, FACT_PROCESS_ENVIRON_SECRETS)), 0);
+        assert_false(kb_fact_has(init, FACT_PROCESS_ENVIRON_SECRETS));
+        assert_error(member(init, FACT_PROCESS_ERRORS), WHAT_ENVIRON, NULL, "Invalid argument");
+        assert_int_equal(json_object_array_length(member(init, FACT_PROCESS_CMDLINE_SECRETS)), 0);
 }
 
 /* Namespaces: the kernel's user, mnt, pid, net and ipc are the sandbox's own, its uts and cgroup
@@ -495,36 +571,37 @@ static void test_secrets_and_errors(void **state) {
 static void test_namespaces(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
-        json_object *ns = member(process(snap, KERNEL), "ns");
+        json_object *ns = member(process(snap, KERNEL), FACT_PROCESS_NS);
         uint64_t sbx_net = fake_ns_ino(f, "sbx-net");
-        assert_int_equal(int_at(ns, "net"), sbx_net);
-        assert_true((uint64_t) int_at(ns, "net") != own_ns_ino("net"));
-        assert_int_equal(int_at(ns, "user"), fake_ns_ino(f, "sbx-user"));
-        assert_int_equal(int_at(ns, "uts"), own_ns_ino("uts"));
-        assert_int_equal(int_at(ns, "cgroup"), own_ns_ino("cgroup"));
-        assert_int_equal(int_at(member(process(snap, STRAY), "ns"), "mnt"), fake_ns_ino(f, "stray-mnt"));
+        assert_int_equal(json_object_get_int64(entry(ns, "net")), sbx_net);
+        assert_true((uint64_t) json_object_get_int64(entry(ns, "net")) != own_ns_ino("net"));
+        assert_int_equal(json_object_get_int64(entry(ns, "user")), fake_ns_ino(f, "sbx-user"));
+        assert_int_equal(json_object_get_int64(entry(ns, "uts")), own_ns_ino("uts"));
+        assert_int_equal(json_object_get_int64(entry(ns, "cgroup")), own_ns_ino("cgroup"));
+        assert_int_equal(kb_inspect_process_ns(process(snap, STRAY), NS_MNT), fake_ns_ino(f, "stray-mnt"));
 
-        json_object *listed = member(snap, "sandbox_namespaces");
+        json_object *listed = member(snap, FACT_LOOK_SANDBOX_NAMESPACES);
         assert_true(has_int(listed, (int64_t) sbx_net));
         assert_true(has_int(listed, (int64_t) fake_ns_ino(f, "stray-mnt")));
         assert_false(has_int(listed, (int64_t) own_ns_ino("uts")));
         assert_false(has_int(listed, (int64_t) own_ns_ino("net")));
 
         /* A fake namespace answers no NS_GET_USERNS: recorded, not guessed; kbound's own answers. */
-        assert_error(member(process(snap, KERNEL), "errors"), "ns_owners/net", "Inappropriate ioctl for device");
-        assert_non_null(member(member(process(snap, KERNEL), "ns_owners"), "uts"));
+        assert_error(member(process(snap, KERNEL), FACT_PROCESS_ERRORS), WHAT_NS_OWNERS, "net",
+                     "Inappropriate ioctl for device");
+        assert_non_null(entry(member(process(snap, KERNEL), FACT_PROCESS_NS_OWNERS), "uts"));
 
-        json_object *holders = member(snap, "ns_holders");
+        json_object *holders = member(snap, FACT_LOOK_NS_HOLDERS);
         assert_int_equal(json_object_array_length(holders), 1);
         json_object *h = json_object_array_get_idx(holders, 0);
-        assert_int_equal(int_at(h, "pid"), OUTSIDER);
-        assert_string_equal(kb_json_str(h, "name"), "sshd");
-        assert_string_equal(kb_json_str(h, "ns"), "net");
-        assert_int_equal(int_at(h, "inode"), sbx_net);
-        json_object *outside = member(snap, "ns_outside");
-        assert_int_equal(int_at(outside, "read"), 2); /* the launcher and the outsider; kbound is not read */
-        assert_int_equal(int_at(outside, "unreadable"), 1);
-        assert_int_equal(int_at(outside, "holders"), 1);
+        assert_int_equal(int_at(h, FACT_NS_HOLDER_PID), OUTSIDER);
+        assert_string_equal(str_at(h, FACT_NS_HOLDER_NAME), "sshd");
+        assert_string_equal(str_at(h, FACT_NS_HOLDER_NS), "net");
+        assert_int_equal(int_at(h, FACT_NS_HOLDER_INODE), sbx_net);
+        json_object *outside = member(snap, FACT_LOOK_NS_OUTSIDE);
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_READ), 2); /* the launcher and the outsider; not kbound */
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_UNREADABLE), 1);
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_HOLDERS), 1);
 }
 
 /* Descriptors: each is what its link names (a device, a pipe, a file, a socket), with its fdinfo
@@ -533,45 +610,50 @@ static void test_namespaces(void **state) {
 static void test_descriptors(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
-        json_object *fds = member(process(snap, KERNEL), "fds");
-        assert_int_equal(json_object_array_length(fds), 5);
-        json_object *null = find_by(fds, "fd", 0), *pipe = find_by(fds, "fd", 2), *file = find_by(fds, "fd", 3);
-        assert_string_equal(kb_json_str(null, "target"), "/dev/null");
-        assert_string_equal(kb_json_str(null, "type"), "chr");
-        assert_string_equal(kb_json_str(null, "rdev"), "1:3");
-        assert_int_equal(int_at(null, "flags"), 0100002);
-        assert_int_equal(int_at(null, "mnt_id"), 25);
-        assert_string_equal(kb_json_str(pipe, "target"), SHARED_PIPE);
-        assert_non_null(kb_json_get(pipe, "stat_error"));
-        assert_string_equal(kb_json_str(pipe, "fdinfo_error"), "unreadable");
+        json_object *fds = member(process(snap, KERNEL), FACT_PROCESS_FDS);
+        assert_int_equal(json_object_array_length(fds), 6);
+        json_object *null = find_by(fds, FACT_FD_FD, 0), *pipe = find_by(fds, FACT_FD_FD, 2),
+                    *file = find_by(fds, FACT_FD_FD, 3);
+        assert_string_equal(str_at(null, FACT_FD_TARGET), "/dev/null");
+        assert_string_equal(str_at(null, FACT_FD_TYPE), "chr");
+        assert_string_equal(str_at(null, FACT_FD_RDEV), "1:3");
+        assert_int_equal(int_at(null, FACT_FD_FLAGS), 0100002);
+        assert_int_equal(int_at(null, FACT_FD_MNT_ID), 25);
+        assert_string_equal(str_at(pipe, FACT_FD_TARGET), SHARED_PIPE);
+        assert_true(kb_fact_has(pipe, FACT_FD_STAT_ERROR));
+        assert_string_equal(str_at(pipe, FACT_FD_FDINFO_ERROR), "unreadable");
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/work/notes.txt", f->dir->root);
-        assert_string_equal(kb_json_str(file, "type"), "reg");
-        assert_int_equal(int_at(file, "ino"), inode_of(path));
+        assert_string_equal(str_at(file, FACT_FD_TYPE), "reg");
+        assert_int_equal(int_at(file, FACT_FD_INO), inode_of(path));
+        json_object *pidfd = find_by(fds, FACT_FD_FD, 5); /* fdinfo names the process a pidfd refers to */
+        assert_int_equal(int_at(pidfd, FACT_FD_PID), 2);
+        assert_true(kb_fact_has(pidfd, FACT_FD_STAT_ERROR));
 
-        json_object *channels = member(snap, "outside_channels");
+        json_object *channels = member(snap, FACT_LOOK_OUTSIDE_CHANNELS);
         assert_int_equal(json_object_array_length(channels), 1);
         json_object *c = json_object_array_get_idx(channels, 0);
-        assert_string_equal(kb_json_str(c, "target"), SHARED_PIPE);
-        assert_int_equal(int_at(c, "pid"), OUTSIDER);
-        assert_int_equal(int_at(c, "fd"), 9);
+        assert_string_equal(str_at(c, FACT_OUTSIDE_CHANNEL_TARGET), SHARED_PIPE);
+        assert_int_equal(int_at(c, FACT_OUTSIDE_CHANNEL_PID), OUTSIDER);
+        assert_int_equal(int_at(c, FACT_OUTSIDE_CHANNEL_FD), 9);
 
-        json_object *inodes = member(member(snap, "launcher"), "outside_inodes");
+        json_object *inodes = member(member(snap, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_OUTSIDE_INODES);
         char own_socket[40];
         snprintf(own_socket, sizeof own_socket, "socket:[%llu]", (unsigned long long) f->pair_ino[0]);
         assert_true(has_string(inodes, LAUNCHER_PIPE));
         assert_true(has_string(inodes, own_socket));
         assert_false(has_string(inodes, SHARED_PIPE));
 
-        assert_true(has_int(member(snap, "kbound_sockets"), (int64_t) f->pair_ino[0]));
-        json_object *held = find_by(member(snap, "kbound_net_sockets"), "inode", (int64_t) f->pair_ino[1]);
+        assert_true(has_int(member(snap, FACT_LOOK_KBOUND_SOCKETS), (int64_t) f->pair_ino[0]));
+        json_object *held =
+                find_by(member(snap, FACT_LOOK_KBOUND_NET_SOCKETS), FACT_SOCKET_INODE, (int64_t) f->pair_ino[1]);
         if (!held)
                 fail_msg("the kernel's socket is not in %s",
-                         json_object_to_json_string(member(snap, "kbound_net_sockets")));
-        assert_int_equal(int_at(held, "peer"), f->pair_ino[0]);
-        json_object *peer = json_object_array_get_idx(member(held, "peer_held_by"), 0);
-        assert_int_equal(int_at(peer, "pid"), f->self);
-        assert_string_equal(kb_json_str(peer, "side"), "kbound");
+                         json_object_to_json_string(member(snap, FACT_LOOK_KBOUND_NET_SOCKETS)));
+        assert_int_equal(int_at(held, FACT_SOCKET_PEER), f->pair_ino[0]);
+        json_object *peer = json_object_array_get_idx(member(held, FACT_SOCKET_PEER_HELD_BY), 0);
+        assert_int_equal(int_at(peer, FACT_HOLDER_PID), f->self);
+        assert_string_equal(str_at(peer, FACT_HOLDER_SIDE), "kbound");
 }
 
 /* The launcher is init's parent: its command line, its environment as digests, its program and
@@ -579,21 +661,21 @@ static void test_descriptors(void **state) {
 static void test_launcher(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
-        json_object *l = member(snap, "launcher");
-        assert_int_equal(int_at(l, "pid"), LAUNCHER);
-        assert_int_equal(int_at(l, "ppid"), f->self);
-        assert_int_equal(int_at(l, "spawned"), LAUNCHER);
-        json_object *argv = member(l, "argv");
+        json_object *l = member(snap, FACT_LOOK_LAUNCHER);
+        assert_int_equal(int_at(l, FACT_LAUNCHER_PID), LAUNCHER);
+        assert_int_equal(int_at(l, FACT_LAUNCHER_PPID), f->self);
+        assert_int_equal(int_at(l, FACT_LAUNCHER_SPAWNED), LAUNCHER);
+        json_object *argv = member(l, FACT_LAUNCHER_ARGV);
         assert_int_equal(json_object_array_length(argv), 4);
         assert_string_equal(json_object_get_string(json_object_array_get_idx(argv, 1)), "--unshare-all");
         char *const env[] = {"PATH=/usr/bin", "LANG=C.UTF-8", NULL};
         json_object *want = kb_inspect_env_digests(env);
-        assert_true(json_object_equal(member(l, "environ"), want));
+        assert_true(json_object_equal(member(l, FACT_LAUNCHER_ENVIRON), want));
         json_object_put(want);
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/bin/bwrap", f->dir->root);
-        assert_names_file(member(l, "exe"), "path", path);
-        json_object *maps = member(l, "map_files");
+        assert_names_file(member(l, FACT_LAUNCHER_EXE), FACT_FILE_ID_PATH, FACT_FILE_ID_INO, path);
+        json_object *maps = member(l, FACT_LAUNCHER_MAP_FILES);
         assert_int_equal(json_object_array_length(maps), 1);
         assert_string_equal(json_object_get_string(json_object_array_get_idx(maps, 0)), "254:1:173521");
 }
@@ -604,15 +686,15 @@ static void test_resources(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
         json_object *kernel = process(snap, KERNEL);
-        assert_int_equal(int_at(member(kernel, "limits"), "nproc"), 512);
-        assert_int_equal(int_at(member(kernel, "limits"), "as"), -1);
-        assert_string_equal(kb_json_str(member(kernel, "cgroups"), "unified"), "/kbound/team-a");
-        json_object *res = member(snap, "resources");
-        assert_int_equal(int_at(res, "rss_bytes"), (2048 + 512 + 256) * 1024);
-        assert_int_equal(int_at(res, "tasks"), 4 + 1 + 1);
-        json_object *cg = member(member(res, "cgroups"), "unified:/kbound/team-a");
-        assert_int_equal(int_at(cg, "memory_max"), 524288);
-        assert_int_equal(int_at(cg, "pids_max"), 64);
+        assert_int_equal(int_at(member(kernel, FACT_PROCESS_LIMITS), FACT_PROC_LIMITS_NPROC), 512);
+        assert_int_equal(int_at(member(kernel, FACT_PROCESS_LIMITS), FACT_PROC_LIMITS_AS), -1);
+        assert_string_equal(str_at(member(kernel, FACT_PROCESS_CGROUPS), FACT_PROC_CGROUPS_UNIFIED), "/kbound/team-a");
+        json_object *res = member(snap, FACT_LOOK_RESOURCES);
+        assert_int_equal(int_at(res, FACT_RESOURCES_RSS_BYTES), (2048 + 512 + 256) * 1024);
+        assert_int_equal(int_at(res, FACT_RESOURCES_TASKS), 4 + 1 + 1);
+        json_object *cg = entry(member(res, FACT_RESOURCES_CGROUPS), "unified:/kbound/team-a");
+        assert_int_equal(int_at(cg, FACT_CGROUP_MEMORY_MAX), 524288);
+        assert_int_equal(int_at(cg, FACT_CGROUP_PIDS_MAX), 64);
 }
 
 /* Mount tables: the kernel's, each mount point proven to be that mount's root or why not; the
@@ -623,52 +705,51 @@ static void test_mounts(void **state) {
         KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_mounts");
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
-        json_object *mounts = member(snap, "mounts");
+        json_object *mounts = member(snap, FACT_LOOK_MOUNTS);
         assert_int_equal(json_object_array_length(mounts), 3);
         json_object *root = json_object_array_get_idx(mounts, 0);
         struct stat st;
         assert_int_equal(stat("/", &st), 0);
-        if (!kb_json_get(root, "target"))
+        if (!kb_fact_has(root, FACT_MOUNT_TARGET))
                 fail_msg("\"/\" not proven: %s", json_object_to_json_string(root));
-        assert_int_equal(int_at(member(root, "target"), "ino"), st.st_ino);
-        assert_non_null(strstr(kb_json_str(json_object_array_get_idx(mounts, 1), "target_error"),
+        assert_int_equal(int_at(member(root, FACT_MOUNT_TARGET), FACT_STAT_INO), st.st_ino);
+        assert_non_null(strstr(str_at(json_object_array_get_idx(mounts, 1), FACT_MOUNT_TARGET_ERROR),
                                "a different mount is there"));
-        assert_non_null(
-                strstr(kb_json_str(json_object_array_get_idx(mounts, 2), "target_error"), "No such file or directory"));
+        assert_non_null(strstr(str_at(json_object_array_get_idx(mounts, 2), FACT_MOUNT_TARGET_ERROR),
+                               "No such file or directory"));
         char key[32];
         snprintf(key, sizeof key, "%llu", (unsigned long long) fake_ns_ino(f, "stray-mnt"));
-        json_object *stray_table = member(member(snap, "mount_tables"), key);
-        assert_string_equal(kb_json_str(json_object_array_get_idx(stray_table, 0), "dev"), "0:4244");
+        json_object *stray_table = entry(member(snap, FACT_LOOK_MOUNT_TABLES), key);
+        assert_string_equal(str_at(json_object_array_get_idx(stray_table, 0), FACT_MOUNT_DEV), "0:4244");
 
-        json_object *outside = member(snap, "outside_mounts");
-        json_object *devices = member(outside, "devices");
+        json_object *outside = member(snap, FACT_LOOK_OUTSIDE_MOUNTS);
+        json_object *devices = member(outside, FACT_OUTSIDE_MOUNTS_DEVICES);
         char root_dev[32];
-        snprintf(root_dev, sizeof root_dev, "%s", kb_json_str(root, "dev"));
-        assert_int_equal(int_at(devices, root_dev), f->self);
-        assert_int_equal(int_at(devices, "0:4242"), OUTSIDER);
-        assert_null(kb_json_get(devices, "0:4243"));
-        assert_null(kb_json_get(devices, "0:4244"));
-        assert_int_equal(int_at(outside, "namespaces"), 2);
-        assert_int_equal(int_at(outside, "unreadable"), 1);
-        json_object *ns_mounts = member(snap, "ns_mounts");
+        snprintf(root_dev, sizeof root_dev, "%s", str_at(root, FACT_MOUNT_DEV));
+        assert_int_equal(json_object_get_int64(entry(devices, root_dev)), f->self);
+        assert_int_equal(json_object_get_int64(entry(devices, "0:4242")), OUTSIDER);
+        assert_null(json_object_object_get(devices, "0:4243"));
+        assert_null(json_object_object_get(devices, "0:4244"));
+        assert_int_equal(int_at(outside, FACT_OUTSIDE_MOUNTS_NAMESPACES), 2);
+        assert_int_equal(int_at(outside, FACT_OUTSIDE_MOUNTS_UNREADABLE), 1);
+        json_object *ns_mounts = member(snap, FACT_LOOK_NS_MOUNTS);
         assert_int_equal(json_object_array_length(ns_mounts), 1);
-        assert_int_equal(int_at(json_object_array_get_idx(ns_mounts, 0), "pid"), OUTSIDER);
-        assert_string_equal(kb_json_str(json_object_array_get_idx(ns_mounts, 0), "mountpoint"), "/run/netns/sbx");
+        assert_int_equal(int_at(json_object_array_get_idx(ns_mounts, 0), FACT_NS_MOUNT_PID), OUTSIDER);
+        assert_string_equal(str_at(json_object_array_get_idx(ns_mounts, 0), FACT_NS_MOUNT_MOUNTPOINT),
+                            "/run/netns/sbx");
 
-        json_object *refs = member(process(snap, KERNEL), "refs");
+        json_object *refs = member(process(snap, KERNEL), FACT_PROCESS_REFS);
         char work[PATH_MAX];
         snprintf(work, sizeof work, "%s/work", f->dir->root);
-        assert_names_file(member(refs, "cwd"), "target", work);
-        json_object *threads = member(refs, "threads");
+        assert_names_file(member(refs, FACT_REFS_CWD), FACT_REF_LINK_TARGET, FACT_REF_LINK_INO, work);
+        json_object *threads = member(refs, FACT_REFS_THREADS);
         assert_int_equal(json_object_array_length(threads), 1);
-        assert_int_equal(int_at(json_object_array_get_idx(threads, 0), "tid"), KERNEL_THREAD);
+        assert_int_equal(int_at(json_object_array_get_idx(threads, 0), FACT_THREAD_REF_TID), KERNEL_THREAD);
 }
 
-/* The maps the kernel holds, each placed in its view: the very file, another file at its path,
- * nothing there, or a deleted one (not looked up). */
-static void test_maps(void **state) {
-        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_maps");
-        fake *f = *state;
+/* The kernel's maps: the library mapped three times over, one of its pages shared and writable,
+ * a library missing in its view, and a deleted file. */
+static void fake_maps(fake *f) {
         char lib[PATH_MAX], text[4 * PATH_MAX];
         struct stat st;
         snprintf(lib, sizeof lib, "%s/work/lib.so", f->dir->root);
@@ -683,18 +764,26 @@ static void test_maps(void **state) {
                  maj, min, (unsigned long long) st.st_ino, lib, maj, min, (unsigned long long) st.st_ino, lib, maj, min,
                  (unsigned long long) st.st_ino + 1, lib, f->dir->root);
         proc_file(f, KERNEL, "maps", text, 0);
+}
+
+/* The maps the kernel holds, each placed in its view: the very file, another file at its path,
+ * nothing there, or a deleted one (not looked up). */
+static void test_maps(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_maps");
+        fake *f = *state;
+        fake_maps(f);
         json_object *snap = snapshot(f, 0);
-        json_object *maps = member(member(process(snap, KERNEL), "refs"), "maps");
+        json_object *maps = member(member(process(snap, KERNEL), FACT_PROCESS_REFS), FACT_REFS_MAPS);
         assert_int_equal(json_object_array_length(maps), 4); /* r-xp and r--p are one kind */
         json_object *same = json_object_array_get_idx(maps, 0), *other = json_object_array_get_idx(maps, 1),
                     *none = json_object_array_get_idx(maps, 2), *gone = json_object_array_get_idx(maps, 3);
-        assert_string_equal(kb_json_str(same, "reach"), "same");
-        assert_string_equal(kb_json_str(other, "reach"), "other");
-        assert_true(json_object_get_boolean(member(other, "shared")));
-        assert_true(json_object_get_boolean(member(other, "writable")));
-        assert_string_equal(kb_json_str(none, "reach"), "none");
-        assert_true(json_object_get_boolean(member(gone, "deleted")));
-        assert_null(kb_json_get(gone, "reach"));
+        assert_string_equal(str_at(same, FACT_MAPPING_REACH), "same");
+        assert_string_equal(str_at(other, FACT_MAPPING_REACH), "other");
+        assert_true(bool_at(other, FACT_MAPPING_SHARED));
+        assert_true(bool_at(other, FACT_MAPPING_WRITABLE));
+        assert_string_equal(str_at(none, FACT_MAPPING_REACH), "none");
+        assert_true(bool_at(gone, FACT_MAPPING_DELETED));
+        assert_false(kb_fact_has(gone, FACT_MAPPING_REACH));
 }
 
 /* Canaries: one missing on the host is an error of its entry; one there with no host mount table
@@ -702,12 +791,12 @@ static void test_maps(void **state) {
 static void test_reach(void **state) {
         fake *f = *state;
         json_object *snap = snapshot(f, 0);
-        json_object *reach = member(snap, "reach");
+        json_object *reach = member(snap, FACT_LOOK_REACH);
         json_object *missing = NULL, *unplaced = NULL;
         for (size_t i = 0; i < json_object_array_length(reach); i++) {
                 json_object *e = json_object_array_get_idx(reach, i);
-                const char *name = kb_json_str(e, "name");
-                if (strcmp(kb_json_str(e, "kind"), "canary") != 0)
+                const char *name = str_at(e, FACT_REACH_NAME);
+                if (strcmp(str_at(e, FACT_REACH_KIND), "canary") != 0)
                         continue;
                 if (strcmp(name, "credential file") == 0)
                         missing = e;
@@ -716,10 +805,10 @@ static void test_reach(void **state) {
         }
         assert_non_null(missing);
         assert_non_null(unplaced);
-        assert_string_equal(kb_json_str(missing, "claim"), "boundary.credentials");
-        assert_string_equal(kb_json_str(missing, "error"), "No such file or directory");
-        assert_string_equal(kb_json_str(unplaced, "error"), "no host mount holds it");
-        assert_int_equal(json_object_array_length(member(unplaced, "exposed")), 0);
+        assert_string_equal(str_at(missing, FACT_REACH_CLAIM), "boundary.credentials");
+        assert_string_equal(str_at(missing, FACT_REACH_ERROR), "No such file or directory");
+        assert_string_equal(str_at(unplaced, FACT_REACH_ERROR), "no host mount holds it");
+        assert_int_equal(json_object_array_length(member(unplaced, FACT_REACH_EXPOSED)), 0);
 }
 
 /* A kernel that is not among the sandbox's processes: -ESRCH, and the snapshot still comes back
@@ -730,12 +819,257 @@ static void test_kernel_missing(void **state) {
         snprintf(path, sizeof path, "%s/%d", f->proc, KERNEL);
         tmp_tree_remove(path);
         json_object *snap = snapshot(f, -ESRCH);
-        assert_error(member(snap, "errors"), "the pinned kernel among the sandbox's processes", "No such process");
-        assert_null(find_by(member(snap, "processes"), "pid", KERNEL));
+        assert_error(member(snap, FACT_LOOK_ERRORS), WHAT_KERNEL_MISSING, NULL, "No such process");
+        assert_null(find_by(member(snap, FACT_LOOK_PROCESSES), FACT_PROCESS_PID, KERNEL));
         (void) process(snap, INIT);
         json_object *none = NULL;
         assert_int_equal(kb_inspect_snapshot(NULL, "ready", &none), -EINVAL);
         assert_null(none);
+}
+
+/* The look before exec: the same walk of the processes, bwrap's init's system call (blocked reading
+ * kbound's --block-fd) and mount table, who outside holds what, and the launcher; no kernel yet, so
+ * no mount-root proofs, network tables, reach or resources. */
+static void test_pre_exec(void **state) {
+        fake *f = *state;
+        json_object *pre = pre_exec(f);
+        assert_string_equal(str_at(pre, FACT_LOOK_LABEL), "pre-exec");
+        (void) process(pre, INIT);
+        json_object *init = member(pre, FACT_LOOK_INIT);
+        assert_int_equal(int_at(init, FACT_INIT_PID), INIT);
+        assert_int_equal(int_at(init, FACT_INIT_READS_FD), 5);
+        json_object *mounts = member(pre, FACT_LOOK_MOUNTS);
+        assert_int_equal(json_object_array_length(mounts), 1);
+        assert_false(kb_fact_has(json_object_array_get_idx(mounts, 0), FACT_MOUNT_TARGET));
+        assert_int_equal(int_at(member(pre, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_PID), LAUNCHER);
+        assert_non_null(member(pre, FACT_LOOK_NS_OUTSIDE));
+        assert_false(kb_fact_has(pre, FACT_LOOK_NET));
+        assert_false(kb_fact_has(pre, FACT_LOOK_REACH));
+        assert_false(kb_fact_has(pre, FACT_LOOK_RESOURCES));
+}
+
+/* kbound's own facts, from the real /proc, hold to facts.def's HOST. */
+static void test_host(void **state) {
+        (void) state;
+        json_object *host = NULL;
+        assert_int_equal(kb_inspect_host("/proc", &host), 0);
+        assert_declared(host, KB_FACT_OBJECT_HOST, "kb_inspect_host");
+        assert_int_equal(int_at(host, FACT_HOST_PID), getpid());
+        assert_int_equal(int_at(host, FACT_HOST_UID), getuid());
+        assert_int_equal(json_object_get_int64(entry(member(host, FACT_HOST_NS), "net")), own_ns_ino("net"));
+        assert_true(json_object_array_length(member(host, FACT_HOST_MOUNTS)) > 0);
+        json_object_put(host);
+}
+
+/* ---- every fact declared is produced ---- */
+
+static bool is_pseudo(kb_fact_object o) {
+        return o == KB_FACT_OBJECT_NONE || o == KB_FACT_OBJECT_INTS || o == KB_FACT_OBJECT_STRS ||
+               o == KB_FACT_OBJECT_BOOLS || o == KB_FACT_OBJECT_ANYS || o == KB_FACT_OBJECT_INT_LISTS ||
+               o == KB_FACT_OBJECT_MOUNT_LISTS;
+}
+
+static void mark(json_object *o, kb_fact_object type, bool seen[]);
+
+/* An element of an array or map fact of element type of. */
+static void mark_element(json_object *e, kb_fact_object of, bool seen[]) {
+        if (of == KB_FACT_OBJECT_MOUNT_LISTS) {
+                for (size_t i = 0; json_object_is_type(e, json_type_array) && i < json_object_array_length(e); i++)
+                        mark(json_object_array_get_idx(e, i), KB_FACT_OBJECT_MOUNT, seen);
+        } else if (!is_pseudo(of) && json_object_is_type(e, json_type_object))
+                mark(e, of, seen);
+}
+
+/* Every fact o (an object of type) holds, and those of the objects it holds, into seen. */
+static void mark(json_object *o, kb_fact_object type, bool seen[]) {
+        kb_fact_id first, end;
+        kb_fact_rows_of(type, &first, &end);
+        for (kb_fact_id id = first; id < end; id++) {
+                json_object *v = kb_fact_member(o, id);
+                const kb_fact_info *row = kb_fact_row(id);
+                if (!v)
+                        continue;
+                seen[id] = true;
+                if (row->kind == KB_FACT_OBJ)
+                        mark_element(v, row->of, seen);
+                else if (row->kind == KB_FACT_ARR)
+                        for (size_t i = 0; json_object_is_type(v, json_type_array) && i < json_object_array_length(v);
+                             i++)
+                                mark_element(json_object_array_get_idx(v, i), row->of, seen);
+                else if (row->kind == KB_FACT_MAP && json_object_is_type(v, json_type_object)) {
+                        json_object_object_foreach(v, key, value) {
+                                (void) key;
+                                mark_element(value, row->of, seen);
+                        }
+                }
+        }
+}
+
+/* The object types a look holds, at any depth. */
+static void reachable_from(kb_fact_object type, bool reachable[]) {
+        if (reachable[type])
+                return;
+        reachable[type] = true;
+        kb_fact_id first, end;
+        kb_fact_rows_of(type, &first, &end);
+        for (kb_fact_id id = first; id < end; id++) {
+                const kb_fact_info *row = kb_fact_row(id);
+                kb_fact_object of = row->of == KB_FACT_OBJECT_MOUNT_LISTS ? KB_FACT_OBJECT_MOUNT : row->of;
+                if ((row->kind == KB_FACT_OBJ || row->kind == KB_FACT_ARR || row->kind == KB_FACT_MAP) &&
+                    !is_pseudo(of))
+                        reachable_from(of, reachable);
+        }
+}
+
+/* The facts a look may hold that no look of the fake makes: each only on an error path the fake does
+ * not walk, or on another kind of machine. Anything else declared (and so read by some judge) that no
+ * look produces is a fact produced by nobody, spelled one way by a reader and another by inspection,
+ * or not at all. One listed here that a look of the fake does produce is listed wrongly, unless the
+ * machine running the test can produce it (by_machine). */
+static const struct {
+        const char *fact;
+        bool by_machine;
+} made_elsewhere[] = {
+        /* cgroup v1 controllers: the fake is a cgroup v2 host */
+        {"PROC_CGROUPS.memory", false},
+        {"PROC_CGROUPS.pids", false},
+        {"PROC_CGROUPS.cpu", false},
+        /* the launcher's program unreadable */
+        {"LAUNCHER.exe_error", false},
+        /* a holder by a descriptor or by one of its threads, a channel held by a thread or a socket of
+         * the sandbox's network held outside: the fake's outsider is in the namespace by its main
+         * thread and holds a pipe */
+        {"NS_HOLDER.fd", false},
+        {"NS_HOLDER.thread", false},
+        {"OUTSIDE_CHANNEL.thread", false},
+        {"OUTSIDE_CHANNEL.netns", false},
+        /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
+        {"STAT.rdev", false},
+        /* a socket of the host's that the host could not place: what the machine running the test has */
+        {"SOCKET.why", true},
+        {"SOCKET.uid", true},
+        {"SOCKET.held_by", true},
+};
+
+/* Whether row is in made_elsewhere (*ret_by_machine: as a fact the machine may produce). */
+static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.%s", kb_fact_object_name(row->object), row->key);
+        for (size_t i = 0; i < KB_ELEMENTSOF(made_elsewhere); i++)
+                if (strcmp(made_elsewhere[i].fact, name) == 0) {
+                        *ret_by_machine = made_elsewhere[i].by_machine;
+                        return true;
+                }
+        return false;
+}
+
+#define OTHER_NET 90000008       /* outside, in a network namespace kbound does not enter */
+#define KERNEL_THREAD_2 90000104 /* a thread of the kernel's whose links cannot be read */
+
+/* What the fake adds for the coverage: a host mount table (kb_inspect_host of the fake), the
+ * kernel's endpoints, one of them connected to kbound (the kernel holding the accepted end), a
+ * namespace kbound does not enter whose unix table is read as text, a thread whose links cannot be
+ * read, and the kernel's maps. socks[3] is closed by the caller. */
+static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
+        char path[PATH_MAX], text[2 * PATH_MAX], root_line[128], root_dev[32];
+        long long root_id;
+        fake_maps(f);
+        /* the scratch folder's work folder bound at /kb-work in the kernel's table and the stray's: a
+         * canary in it is exposed there (not confirmed: there is no /kb-work to look through) */
+        root_mount(root_line, sizeof root_line, &root_id);
+        assert_int_equal(sscanf(root_line, "%*d %*d %31s", root_dev), 1);
+        snprintf(text, sizeof text,
+                 "%s / / ro,nosuid - ext4 /dev/root rw\n"
+                 "900001 %lld 0:4242 / / rw,nosuid,nodev - tmpfs tmpfs rw\n"
+                 "900002 %lld 0:4243 / /kb-no-such-folder rw - tmpfs tmpfs rw\n"
+                 "900003 900001 %s %s/work /kb-work rw - ext4 /dev/root rw\n",
+                 root_line, root_id, root_id, root_dev, f->dir->root);
+        proc_file(f, KERNEL, "mountinfo", text, 0);
+        snprintf(text, sizeof text,
+                 "900100 1 0:4244 / / rw shared:3 master:2 propagate_from:1 - tmpfs tmpfs rw\n"
+                 "900101 900100 %s %s/work /kb-work rw - ext4 /dev/root rw\n",
+                 root_dev, f->dir->root);
+        proc_file(f, STRAY, "mountinfo", text, 0);
+        snprintf(path, sizeof path, "proc/%d/task/%d", KERNEL, KERNEL_THREAD_2);
+        tmp_tree_mkdir(f->dir->root, path);
+        assert_int_equal(kb_inspect_host(f->proc, ret_host), 0);
+        f->t.host = *ret_host;
+
+        static char runtime[PATH_MAX];
+        static const char *const endpoints[] = {KB_SANDBOX_RUNTIME "/shell", KB_SANDBOX_RUNTIME "/control", NULL};
+        snprintf(runtime, sizeof runtime, "%s/runtime", f->dir->root);
+        tmp_tree_mkdir(f->dir->root, "runtime");
+        f->t.own_runtime = runtime;
+        f->t.endpoints = endpoints;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        size_t len = strlen(runtime);
+        if (len + sizeof "/shell" > sizeof sa.sun_path)
+                fail_msg("the scratch folder's path is too long for a socket: %s", runtime);
+        memcpy(sa.sun_path, runtime, len);
+        memcpy(sa.sun_path + len, "/shell", sizeof "/shell");
+        socks[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        socks[1] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(bind(socks[0], (struct sockaddr *) &sa, sizeof sa), 0);
+        assert_int_equal(listen(socks[0], 1), 0);
+        assert_int_equal(connect(socks[1], (struct sockaddr *) &sa, sizeof sa), 0);
+        socks[2] = accept4(socks[0], NULL, NULL, SOCK_CLOEXEC);
+        assert_true(socks[2] >= 0);
+        struct stat st;
+        assert_int_equal(fstat(socks[1], &st), 0);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
+        proc_link(f, f->self, "fd/6", text);
+        assert_int_equal(fstat(socks[2], &st), 0);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
+        proc_link(f, KERNEL, "fd/6", text);
+
+        const fake_proc other = {OTHER_NET, 1, OTHER_NET, "netns-holder", 0, "0", 0, 0, 0, 1, 1};
+        const char *const other_ns[NS_TYPES] = {NULL, NULL, NULL, "other-net", NULL, NULL, NULL};
+        fake_process(f, &other);
+        fake_namespaces(f, OTHER_NET, other_ns);
+        /* a name holding a newline: the table is refused, its lines of the table's shape still read */
+        snprintf(text, sizeof text,
+                 "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 666001 %s\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 666002 /kb-no-such-folder/sock\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 666003 @forged\nname\n",
+                 sa.sun_path);
+        proc_file(f, OTHER_NET, "net/unix", text, 0);
+}
+
+/* Every fact a look may hold (a fact of LOOK or of an object a look holds, at any depth) is produced
+ * by a look of the fake, the snapshot or the one before exec, or is one of made_elsewhere: a fact
+ * declared and read but produced by nobody (SURFACE's in_process was one) is named here. */
+static void test_every_fact_produced(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_every_fact_produced");
+        fake *f = *state;
+        int socks[3] = {-1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        bool seen[_KB_FACT_ID_MAX] = {false}, reachable[_KB_FACT_OBJECT_MAX] = {false};
+        mark(snapshot(f, 0), KB_FACT_OBJECT_LOOK, seen);
+        mark(pre_exec(f), KB_FACT_OBJECT_LOOK, seen);
+        for (int i = 0; i < 3; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+        reachable_from(KB_FACT_OBJECT_LOOK, reachable);
+        char missing[4096] = "", stale[1024] = "";
+        size_t n = 0, n_stale = 0;
+        for (kb_fact_id id = 0; id < _KB_FACT_ID_MAX; id++) {
+                const kb_fact_info *row = kb_fact_row(id);
+                bool by_machine = false, listed = made_elsewhere_has(row, &by_machine);
+                char *out = !seen[id] && !listed ? missing : seen[id] && listed && !by_machine ? stale : NULL;
+                size_t size = out == missing ? sizeof missing : sizeof stale, *count = out == missing ? &n : &n_stale;
+                if (!reachable[row->object] || !out)
+                        continue;
+                size_t used = strlen(out);
+                snprintf(out + used, size - used, "%s%s.%s", (*count)++ ? ", " : "", kb_fact_object_name(row->object),
+                         row->key);
+        }
+        if (n > 0)
+                fail_msg("%zu fact(s) a look may hold, produced by no look of the fake: %s", n, missing);
+        if (n_stale > 0)
+                fail_msg("made_elsewhere lists %zu fact(s) the fake's looks do produce: %s", n_stale, stale);
 }
 
 /* Each test on a fake tree of its own (two of them change it). */
@@ -757,6 +1091,10 @@ int main(void) {
                 /* the canaries, and a kernel that is not there */
                 ON_FAKE(test_reach),
                 ON_FAKE(test_kernel_missing),
+                /* the look before exec, kbound's own facts, and every fact a look may hold */
+                ON_FAKE(test_pre_exec),
+                cmocka_unit_test(test_host),
+                ON_FAKE(test_every_fact_produced),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_procfs.c: the /proc parsers on real and hostile text (a process names itself; a kernel
- * mounts what it likes), and the mount lookup that follows the tree rather than the longest path. */
+ * mounts what it likes), each read back through facts.def's names and held to its declaration, and
+ * the mount lookup that follows the tree rather than the longest path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kbound/common.h"
+#include "base/facts.h"
 #include "base/procfs.h"
 
 static const char status_text[] = "Name:\tpython3\n"
@@ -36,34 +38,62 @@ static const char status_text[] = "Name:\tpython3\n"
                                   "Seccomp:\t2\n"
                                   "Seccomp_filters:\t1\n";
 
-static json_object *field(json_object *o, const char *key) {
-        json_object *v = NULL;
-        assert_true(json_object_object_get_ex(o, key, &v));
+/* The fact of o, which must be there. */
+#define field(o, fact) field_of((o), (fact).id)
+static json_object *field_of(json_object *o, kb_fact_id id) {
+        json_object *v = kb_fact_member(o, id);
+        if (!v)
+                fail_msg("no %s in %s", kb_fact_row(id)->key, json_object_to_json_string(o));
         return v;
+}
+
+/* o holds to type's declaration (strictly: no key facts.def does not declare), but for the
+ * required facts in absent, which a parser leaves to its caller (a process's pid, namespaces...). */
+static void assert_declared(json_object *o, kb_fact_object type, const char *absent) {
+        json_object *problems = json_object_new_array();
+        assert_true(kb_fact_validate(o, type, true, problems, 32) >= 0);
+        for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                const char *p = json_object_get_string(json_object_array_get_idx(problems, i));
+                char key[64];
+                if (sscanf(p, "%63[^:]: required, absent", key) == 1 && absent && strstr(absent, key))
+                        continue;
+                fail_msg("%s breaks facts.def's %s: %s", json_object_to_json_string(o), kb_fact_object_name(type), p);
+        }
+        json_object_put(problems);
+}
+
+/* What a process's status leaves to the rest of its look. */
+#define NOT_STATUS " pid ns ns_owners refs fds errors "
+
+static void assert_mounts_declared(json_object *mounts) {
+        for (size_t i = 0; i < json_object_array_length(mounts); i++)
+                assert_declared(json_object_array_get_idx(mounts, i), KB_FACT_OBJECT_MOUNT, NULL);
 }
 
 static void test_status(void **state) {
         json_object *o = NULL;
         assert_int_equal(kb_procfs_status_parse(status_text, &o), 0);
-        assert_string_equal(json_object_get_string(field(o, "name")), "python3");
-        assert_string_equal(json_object_get_string(field(o, "state")), "S");
-        assert_int_equal(json_object_get_int(field(o, "ppid")), 1);
-        assert_int_equal(json_object_array_length(field(o, "uid")), 4);
-        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, "uid"), 2)), 999);
-        assert_int_equal(json_object_array_length(field(o, "groups")), 0);
-        assert_int_equal(json_object_array_length(field(o, "nspid")), 2);
-        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, "nspid"), 1)), 2);
-        assert_string_equal(json_object_get_string(field(o, "cap_bnd")), "000001ffffffffff");
-        assert_int_equal(json_object_get_int(field(o, "no_new_privs")), 1);
-        assert_int_equal(json_object_get_int(field(o, "seccomp")), 2);
-        assert_int_equal(json_object_get_int(field(o, "seccomp_filters")), 1);
+        assert_declared(o, KB_FACT_OBJECT_PROCESS, NOT_STATUS);
+        assert_string_equal(json_object_get_string(field(o, FACT_PROCESS_NAME)), "python3");
+        assert_string_equal(json_object_get_string(field(o, FACT_PROCESS_STATE)), "S");
+        assert_int_equal(json_object_get_int(field(o, FACT_PROCESS_PPID)), 1);
+        assert_int_equal(json_object_array_length(field(o, FACT_PROCESS_UID)), 4);
+        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, FACT_PROCESS_UID), 2)), 999);
+        assert_int_equal(json_object_array_length(field(o, FACT_PROCESS_GROUPS)), 0);
+        assert_int_equal(json_object_array_length(field(o, FACT_PROCESS_NSPID)), 2);
+        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, FACT_PROCESS_NSPID), 1)), 2);
+        assert_string_equal(json_object_get_string(field(o, FACT_PROCESS_CAP_BND)), "000001ffffffffff");
+        assert_int_equal(json_object_get_int(field(o, FACT_PROCESS_NO_NEW_PRIVS)), 1);
+        assert_int_equal(json_object_get_int(field(o, FACT_PROCESS_SECCOMP)), 2);
+        assert_int_equal(json_object_get_int(field(o, FACT_PROCESS_SECCOMP_FILTERS)), 1);
         json_object_put(o);
 
         /* this very process parses too */
         char *self = NULL;
         assert_int_equal(kb_read_file(AT_FDCWD, "/proc/self/status", 0, KB_PROCFS_STATUS_MAX, &self, NULL), 0);
         assert_int_equal(kb_procfs_status_parse(self, &o), 0);
-        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, "uid"), 0)), (int) getuid());
+        assert_declared(o, KB_FACT_OBJECT_PROCESS, NOT_STATUS);
+        assert_int_equal(json_object_get_int(json_object_array_get_idx(field(o, FACT_PROCESS_UID), 0)), (int) getuid());
         json_object_put(o);
         free(self);
 }
@@ -115,13 +145,13 @@ static void test_stat(void **state) {
                         fail_msg("case %zu accepted", i);
 }
 
-static const char mountinfo[] =
-        "65 42 0:40 /newroot / ro,nosuid - tmpfs tmpfs rw\n"
-        "66 65 254:0 /usr /usr ro,nosuid - ext4 /dev/vda rw,discard\n"
-        "97 65 0:41 / /proc rw,nosuid,nodev,noexec - proc proc rw\n"
-        "98 97 0:21 /sys /proc/sys ro,nosuid - proc proc rw\n"
-        "110 65 254:0 /tmp/kb\\040x/ws /work\\134space rw,nosuid shared:5 master:1 - ext4 /dev/vda rw\n"
-        "111 65 0:44 / /ro-super rw - tmpfs tmpfs ro\n";
+static const char mountinfo[] = "65 42 0:40 /newroot / ro,nosuid - tmpfs tmpfs rw\n"
+                                "66 65 254:0 /usr /usr ro,nosuid - ext4 /dev/vda rw,discard\n"
+                                "97 65 0:41 / /proc rw,nosuid,nodev,noexec - proc proc rw\n"
+                                "98 97 0:21 /sys /proc/sys ro,nosuid - proc proc rw\n"
+                                "110 65 254:0 /tmp/kb\\040x/ws /work\\134space rw,nosuid shared:5 master:1 "
+                                "propagate_from:3 - ext4 /dev/vda rw\n"
+                                "111 65 0:44 / /ro-super rw - tmpfs tmpfs ro\n";
 
 static json_object *mount_at(json_object *mounts, size_t i) {
         return json_object_array_get_idx(mounts, i);
@@ -131,23 +161,25 @@ static void test_mountinfo(void **state) {
         json_object *m = NULL;
         assert_int_equal(kb_procfs_mountinfo_parse(mountinfo, &m), 0);
         assert_int_equal(json_object_array_length(m), 6);
-        assert_string_equal(json_object_get_string(field(mount_at(m, 0), "root")), "/newroot");
-        assert_false(json_object_get_boolean(field(mount_at(m, 0), "writable")));
-        assert_true(json_object_get_boolean(field(mount_at(m, 2), "writable")));
-        assert_string_equal(json_object_get_string(field(mount_at(m, 3), "dev")), "0:21");
+        assert_mounts_declared(m);
+        assert_string_equal(json_object_get_string(field(mount_at(m, 0), FACT_MOUNT_ROOT)), "/newroot");
+        assert_false(json_object_get_boolean(field(mount_at(m, 0), FACT_MOUNT_WRITABLE)));
+        assert_true(json_object_get_boolean(field(mount_at(m, 2), FACT_MOUNT_WRITABLE)));
+        assert_string_equal(json_object_get_string(field(mount_at(m, 3), FACT_MOUNT_DEV)), "0:21");
         /* escapes decoded; of the optional fields, the propagation ties kept */
-        assert_string_equal(json_object_get_string(field(mount_at(m, 4), "root")), "/tmp/kb x/ws");
-        assert_int_equal(json_object_get_int(field(mount_at(m, 4), "shared")), 5);
-        assert_int_equal(json_object_get_int(field(mount_at(m, 4), "master")), 1);
-        assert_false(json_object_object_get_ex(mount_at(m, 1), "master", NULL));
-        assert_false(json_object_object_get_ex(mount_at(m, 1), "shared", NULL));
-        assert_string_equal(json_object_get_string(field(mount_at(m, 4), "mountpoint")), "/work\\space");
-        assert_string_equal(json_object_get_string(field(mount_at(m, 4), "fstype")), "ext4");
+        assert_string_equal(json_object_get_string(field(mount_at(m, 4), FACT_MOUNT_ROOT)), "/tmp/kb x/ws");
+        assert_int_equal(json_object_get_int(field(mount_at(m, 4), FACT_MOUNT_SHARED)), 5);
+        assert_int_equal(json_object_get_int(field(mount_at(m, 4), FACT_MOUNT_MASTER)), 1);
+        assert_int_equal(json_object_get_int(field(mount_at(m, 4), FACT_MOUNT_PROPAGATE_FROM)), 3);
+        assert_false(kb_fact_has(mount_at(m, 1), FACT_MOUNT_MASTER));
+        assert_false(kb_fact_has(mount_at(m, 1), FACT_MOUNT_SHARED));
+        assert_string_equal(json_object_get_string(field(mount_at(m, 4), FACT_MOUNT_MOUNTPOINT)), "/work\\space");
+        assert_string_equal(json_object_get_string(field(mount_at(m, 4), FACT_MOUNT_FSTYPE)), "ext4");
         /* a superblock mounted read-only is not writable whatever the mount says */
-        assert_false(json_object_get_boolean(field(mount_at(m, 5), "writable")));
+        assert_false(json_object_get_boolean(field(mount_at(m, 5), FACT_MOUNT_WRITABLE)));
         /* device nodes: refused only by a per-mount nodev */
-        assert_true(json_object_get_boolean(field(mount_at(m, 2), "nodev")));
-        assert_false(json_object_get_boolean(field(mount_at(m, 1), "nodev")));
+        assert_true(json_object_get_boolean(field(mount_at(m, 2), FACT_MOUNT_NODEV)));
+        assert_false(json_object_get_boolean(field(mount_at(m, 1), FACT_MOUNT_NODEV)));
         json_object_put(m);
 
         const char *bad[] = {"1 2 0:1 / /\n",
@@ -167,6 +199,7 @@ static void test_mountinfo(void **state) {
         assert_int_equal(kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, KB_PROCFS_MOUNTINFO_MAX, &self, NULL), 0);
         assert_int_equal(kb_procfs_mountinfo_parse(self, &m), 0);
         assert_true(json_object_array_length(m) > 0);
+        assert_mounts_declared(m);
         json_object_put(m);
         free(self);
 }
@@ -191,11 +224,12 @@ static void test_mount_of(void **state) {
                            "6 5 0:6 /sys /proc/sys ro - proc proc rw\n";
         json_object *m = NULL;
         assert_int_equal(kb_procfs_mountinfo_parse(text, &m), 0);
-        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/data/x/f"), "dev")), "0:4");
-        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/data"), "dev")), "0:4");
-        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/proc/sys/kernel"), "dev")), "0:6");
-        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/proc/self"), "dev")), "0:5");
-        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/etc"), "dev")), "0:1");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/data/x/f"), FACT_MOUNT_DEV)), "0:4");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/data"), FACT_MOUNT_DEV)), "0:4");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/proc/sys/kernel"), FACT_MOUNT_DEV)),
+                            "0:6");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/proc/self"), FACT_MOUNT_DEV)), "0:5");
+        assert_string_equal(json_object_get_string(field(kb_procfs_mount_of(m, "/etc"), FACT_MOUNT_DEV)), "0:1");
         json_object_put(m);
         /* no root: nothing */
         assert_int_equal(kb_procfs_mountinfo_parse("7 6 0:1 / /x rw - tmpfs t rw\n7 6 0:1 / /y rw - tmpfs t rw\n", &m),
@@ -221,9 +255,12 @@ static void test_unix_table(void **state) {
                                               &a),
                          0);
         assert_int_equal(json_object_array_length(a), 3);
-        assert_string_equal(json_object_get_string(field(json_object_array_get_idx(a, 0), "path")), "/run/a.sock");
-        assert_true(json_object_get_boolean(field(json_object_array_get_idx(a, 0), "listening")));
-        assert_false(json_object_object_get_ex(json_object_array_get_idx(a, 1), "path", NULL));
+        for (size_t i = 0; i < 3; i++)
+                assert_declared(json_object_array_get_idx(a, i), KB_FACT_OBJECT_UNIX_ENTRY, NULL);
+        assert_string_equal(json_object_get_string(field(json_object_array_get_idx(a, 0), FACT_UNIX_ENTRY_PATH)),
+                            "/run/a.sock");
+        assert_true(json_object_get_boolean(field(json_object_array_get_idx(a, 0), FACT_UNIX_ENTRY_LISTENING)));
+        assert_false(kb_fact_has(json_object_array_get_idx(a, 1), FACT_UNIX_ENTRY_PATH));
         json_object_put(a);
         static const char *const refused[] = {
                 /* "@blind\nme": the rest of the name is a line without the table's shape */
@@ -244,7 +281,8 @@ static void test_unix_table(void **state) {
         assert_int_equal(kb_procfs_unix_parse_lenient(refused[0], &a, &skipped), 0);
         assert_int_equal(json_object_array_length(a), 1);
         assert_int_equal(skipped, 1);
-        assert_string_equal(json_object_get_string(field(json_object_array_get_idx(a, 0), "path")), "@blind");
+        assert_string_equal(json_object_get_string(field(json_object_array_get_idx(a, 0), FACT_UNIX_ENTRY_PATH)),
+                            "@blind");
         json_object_put(a);
 #undef UNIX_HEAD
 #undef UNIX_LINE
