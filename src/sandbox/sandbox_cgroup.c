@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/facts.h"
 #include "sandbox/cgroupfs.h"
 #include "base/procfs.h"
 #include "sandbox/sandbox-internal.h"
@@ -48,14 +49,13 @@ static char *own_path(const char *controller) {
 int kb_cgroupfs_mount(json_object *mounts, const char *controller, const char *path, const char **ret_mountpoint,
                       const char **ret_rest) {
         for (size_t i = 0, n = json_object_array_length(mounts); i < n; i++) {
-                json_object *m = json_object_array_get_idx(mounts, i), *super = NULL;
-                const char *fstype = json_object_get_string(json_object_object_get(m, "fstype"));
-                const char *root = json_object_get_string(json_object_object_get(m, "root"));
-                const char *mp = json_object_get_string(json_object_object_get(m, "mountpoint"));
+                json_object *m = json_object_array_get_idx(mounts, i), *super = kb_fact_arr_of(m, FACT_MOUNT_SUPER);
+                const char *fstype = kb_fact_str_of(m, FACT_MOUNT_FSTYPE), *root = kb_fact_str_of(m, FACT_MOUNT_ROOT),
+                           *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT);
                 if (!fstype || !root || !mp)
                         continue;
                 bool match = !*controller && strcmp(fstype, "cgroup2") == 0;
-                if (*controller && strcmp(fstype, "cgroup") == 0 && json_object_object_get_ex(m, "super", &super))
+                if (*controller && strcmp(fstype, "cgroup") == 0 && super)
                         for (size_t k = 0, ns = json_object_array_length(super); k < ns; k++)
                                 match |= strcmp(json_object_get_string(json_object_array_get_idx(super, k)),
                                                 controller) == 0;

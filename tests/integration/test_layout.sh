@@ -91,6 +91,20 @@ PY
 )
 ok "every file includes its own layer's headers or a lower one's${upward:+: $upward}" [ -z "$upward" ]
 
+# Fact keys: spelled in src/base/facts.def alone (issue 34). The layers that make and judge the
+# evidence read a fact only through facts.h's typed accessors (no JSON member looked up by a string
+# literal in src/verdict, src/evidence or the /proc parsers), and the pure producers write one only
+# through its writers (no member added by a literal in src/evidence, the parsers, or the cells'
+# programs in src/tools, which read their parameters by name but write every result key by fact).
+literal_reads=$(grep -rnE '(kb_json_(get|str|int|true)|json_object_object_get_ex|json_object_object_get)\([^,()]+, *"' \
+  "$src/verdict" "$src/evidence" "$src/base/procfs.c" | sed "s|$src/||" | cut -d: -f1,2 | tr '\n' ' ' || true)
+ok "no judge or producer reads a fact by a string literal${literal_reads:+: $literal_reads}" [ -z "$literal_reads" ]
+literal_writes=$(grep -rnE '(json_object_object_add|kb_inspect_map_add)\([^,()]+, *"' \
+  "$src/evidence" "$src/base/procfs.c" "$src/tools" | sed "s|$src/||" | cut -d: -f1,2 | tr '\n' ' ' || true)
+ok "no producer writes a fact by a string literal${literal_writes:+: $literal_writes}" [ -z "$literal_writes" ]
+ok "the judges and producers include facts.h" \
+  [ "$(grep -lF '"base/facts.h"' "$src/verdict/judge-internal.h" "$src/evidence/inspect-internal.h" | wc -l)" -eq 2 ]
+
 # Check ids: spelled, as a C string, in one file of src/ (the check table).
 ids=$(listed_check_ids)
 [ -n "$ids" ] || fail "kbound check --list-checks listed no checks"
