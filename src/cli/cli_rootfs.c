@@ -494,7 +494,7 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
 void cli_root_close(cli_root *root) {
         if (!root)
                 return;
-        kb_closep(&root->root_fd);
+        cli_closep(&root->root_fd);
         free(root->rootfs);
         root->rootfs = NULL;
         if (root->image) {

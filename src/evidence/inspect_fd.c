@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 #define FDS_MAX 4096 /* descriptors kept per process */

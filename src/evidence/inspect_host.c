@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/jsonget.h"
 #include "base/procfs.h"
 

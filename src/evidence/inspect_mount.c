@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/jsonget.h"
 #include "base/procfs.h"
 

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 #include "base/jsonget.h"
 

@@ -1,5 +1,6 @@
 /* client.c: a Jupyter client over the five channels, correlating everything by parent msg_id. */
 #include "kbound/client.h"
+#include "base/cleanup.h"
 #include "protocol/replay-internal.h"
 #include "base/jsonget.h"
 #include <errno.h>

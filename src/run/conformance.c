@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kbound/check.h"
+#include "base/cleanup.h"
 #include "kbound/conformance.h"
 #include "kbound/report.h"
 #include "kbound/kernel.h"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "kbound/report.h"
+#include "base/cleanup.h"
 #include "run/harness-internal.h"
 
 void kb_harness_log(const kb_harness *h, int level, const char *fmt, ...) {

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "kbound/connection.h"
+#include "base/cleanup.h"
 #include "kbound/kernel.h"
 #include "kbound/secrets.h"
 #include "base/jsonget.h"

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "kbound/canary.h"
+#include "base/cleanup.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
 #include "kbound/kernel.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kbound/inspect.h"
+#include "base/cleanup.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"
 #include "kbound/sandbox.h"

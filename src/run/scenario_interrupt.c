@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "kbound/kernel.h"
+#include "base/cleanup.h"
 #include "kbound/langpack.h"
 #include "run/scenario-internal.h"
 #include "base/jsonget.h"

@@ -1,6 +1,7 @@
 /* image.c: an OCI image layout, OCI archive or docker archive unpacked into a private rootfs by
  * skopeo (copy, digests checked) and umoci (unpack), with its disk use bounded. */
 #include "kbound/image.h"
+#include "base/cleanup.h"
 #include "base/jsonget.h"
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /* machine_checks.c: can this machine enforce the sandbox? doctor's items (kb_sandbox_preflight), one per
  * prerequisite, each with a fix. (The preflight of a kernel's own program and paths is view.c.) */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "kbound/bwrap.h"
 #include "sandbox/sandbox-internal.h"
 #include <fcntl.h>

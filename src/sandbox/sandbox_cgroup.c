@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sandbox/cgroupfs.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 #include "sandbox/sandbox-internal.h"
 

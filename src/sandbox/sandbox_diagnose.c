@@ -2,6 +2,7 @@
  * (read from the end of the log, never a partial line that could begin inside the key), made safe
  * for a terminal, with a hint for the well-known causes. */
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

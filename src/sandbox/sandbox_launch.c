@@ -1,5 +1,6 @@
 /* sandbox_launch.c: start bwrap, pin the kernel (PID 2) by a verified pidfd, signal and stop it. */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
 #include "base/procfs.h"
 #include <dirent.h>

@@ -1,5 +1,6 @@
 /* sandbox_lifetime.c: the sandbox cannot outlive kbound, shown by effect on a twin of it. */
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 #include "base/strv.h"
 #include <errno.h>
 #include <poll.h>

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 
 #define CHUNK (64 * 1024)
 #define SETTLE_STEP_MS 2

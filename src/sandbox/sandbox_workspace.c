@@ -4,6 +4,7 @@
  * init before the kernel exists, and copies the workspace out to the team's host folder when that
  * is kept (docs/limits.md). */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
 #include <dirent.h>
 #include <errno.h>

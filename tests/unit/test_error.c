@@ -8,7 +8,7 @@
 
 #include <string.h>
 #include "kbound/error.h"
-#include "kbound/common.h"
+#include "base/cleanup.h"
 
 static int fails_with_context(const char *path, kb_error **ret_error) {
         return kb_error_make(ret_error, ENOENT, "cannot open %s", path);
@@ -16,7 +16,7 @@ static int fails_with_context(const char *path, kb_error **ret_error) {
 
 static void test_make_returns_what_it_holds(void **state) {
         (void) state;
-        _cleanup_(kb_error_free) kb_error *e = NULL;
+        _cleanup_error_ kb_error *e = NULL;
         assert_int_equal(fails_with_context("/no/such", &e), -ENOENT);
         assert_non_null(e);
         assert_int_equal(e->err, ENOENT);
@@ -28,7 +28,7 @@ static void test_make_returns_what_it_holds(void **state) {
 
 static void test_sign_and_zero_still_fail(void **state) {
         (void) state;
-        _cleanup_(kb_error_free) kb_error *neg = NULL, *zero = NULL;
+        _cleanup_error_ kb_error *neg = NULL, *zero = NULL;
         assert_int_equal(kb_error_make(&neg, -EPERM, "refused"), -EPERM);
         assert_int_equal(neg->err, EPERM);
         assert_int_equal(kb_error_make(&zero, 0, "lost"), -EIO);
@@ -37,7 +37,7 @@ static void test_sign_and_zero_still_fail(void **state) {
 
 static void test_first_error_kept(void **state) {
         (void) state;
-        _cleanup_(kb_error_free) kb_error *e = NULL;
+        _cleanup_error_ kb_error *e = NULL;
         assert_int_equal(kb_error_make(&e, EXDEV, "a different mount is there"), -EXDEV);
         /* a caller's fallback words never replace the callee's, but it still returns its own errno */
         assert_int_equal(kb_error_make(&e, EIO, "something failed"), -EIO);
@@ -47,7 +47,7 @@ static void test_first_error_kept(void **state) {
 
 static void test_prefix(void **state) {
         (void) state;
-        _cleanup_(kb_error_free) kb_error *e = NULL;
+        _cleanup_error_ kb_error *e = NULL;
         kb_error_prefix(&e, "ignored"); /* nothing to prefix */
         assert_null(e);
         kb_error_prefix(NULL, "ignored");
