@@ -461,12 +461,11 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = -1,
         };
-        char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         int64_t started = kb_now_ms();
-        int r = kb_image_unpack(&o, &root->image, &diagnosis);
+        int r = kb_image_unpack(&o, &root->image, &error);
         if (r < 0) {
-                cli_error("--image %s: %s", image_opt, diagnosis ? diagnosis : strerror(-r));
-                free(diagnosis);
+                cli_error("--image %s: %s", image_opt, kb_error_text(error, r));
                 rmdir(work);
                 return r == -ENOENT || r == -EINVAL ? KB_EXIT_USAGE : r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
         }
