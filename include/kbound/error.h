@@ -7,8 +7,9 @@
 /* Functions return int, >= 0 on success and -errno on failure, everywhere. Where the caller needs
  * more than the errno to say what went wrong (which folder could not be made, which line of
  * bwrap's log says why, what a tool printed before it failed, which mount point was swapped), the
- * function also takes `kb_error **ret_error` (may be NULL: the caller wants the errno only), and
- * on failure, and only then, *ret_error gets an error whose err is the errno it returned. Why a
+ * function also takes `kb_error **ret_error` (may be NULL: the caller wants the errno only; else
+ * the address of a NULL pointer), and on failure, and only then, *ret_error gets an error whose
+ * err is the errno it returned. Why a
  * struct rather than a message buffer or a malloc'd string beside the return: the message comes
  * with the errno it explains, one shape crosses every layer and the public API (kb_kernel_start,
  * kb_sandbox_launch, kb_image_unpack hand theirs to the command line), and one destructor frees

@@ -108,8 +108,8 @@ kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harnes
         };
 }
 
-int kb_harness_start(kb_harness *h, const kb_kernel_options *o, char **ret_diagnosis) {
-        int r = kb_kernel_start(o, &h->kernel, ret_diagnosis);
+int kb_harness_start(kb_harness *h, const kb_kernel_options *o, kb_error **ret_error) {
+        int r = kb_kernel_start(o, &h->kernel, ret_error);
         if (r < 0)
                 return r;
         json_object_object_add(h->k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(h->kernel)));

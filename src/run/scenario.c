@@ -489,15 +489,15 @@ static void run_probe(ctx *x) {
 /* True if the report already has a check with this id. */
 static void set_error(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A kernel that died at start-up (r, diagnosis) after the look before exec saw what bwrap's init
+/* A kernel that died at start-up (r, error) after the look before exec saw what bwrap's init
  * holds outside the sandbox: that is often why it died, and a finding about the sandbox in any
  * case, not a machine that cannot enforce. Fails sandbox.backend (the reason first, then the
- * diagnosis) and boundary.descriptors; true if so. */
-static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
+ * error's words) and boundary.descriptors; true if so. */
+static bool start_failed_by_sandbox(ctx *x, int r, const kb_error *error) {
         _cleanup_free_ char *reason = x->pre_exec ? kb_judge_pre_exec_reason(x->pre_exec) : NULL;
         if (!reason)
                 return false;
-        const char *why = diagnosis ? diagnosis : strerror(-r);
+        const char *why = kb_error_text(error, r);
         set_error(x, "cannot start in the sandbox: before the kernel ran, the host saw %s; %s", reason, why);
         scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
                            "before the kernel ran, the host saw %s; %s", reason, why);
@@ -570,21 +570,21 @@ static int find_pack(ctx *x) {
  * decides are added and *outcome says how the run ended. */
 static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         const kb_check_env *env = x->env;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         kb_harness_phase(&x->h, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = kb_harness_kernel_options(&x->h, &env->harness, team, CELL_TIMEOUT_MS);
         ko.allow_network = env->allow_network;
         ko.syscall_probe = env->syscall_probe;
         ko.before_exec = scenario_pre_exec_look;
         ko.before_exec_userdata = x;
-        int r = kb_harness_start(&x->h, &ko, &diagnosis);
+        int r = kb_harness_start(&x->h, &ko, &error);
         if (r >= 0)
                 return 0;
-        if (start_failed_by_sandbox(x, r, diagnosis)) {
+        if (start_failed_by_sandbox(x, r, error)) {
                 *outcome = KB_CHECK_DONE;
                 return r;
         }
-        const char *why = diagnosis ? diagnosis : strerror(-r);
+        const char *why = kb_error_text(error, r);
         set_error(x, "cannot start in the sandbox: %s", why);
         /* A kernel that never became ready says nothing of the sandbox: the kernel's error fails the
          * run, and the backend's check is not run rather than blamed. */
@@ -606,7 +606,7 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
                 return r;
         }
         /* A kernel that cannot be started and pinned inside the sandbox cannot have any boundary
-         * claimed for it: fail closed, with the diagnosis. */
+         * claimed for it: fail closed, with the error. */
         *outcome = r == -ECANCELED || kb_harness_deadline_passed(&x->h) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
         return r;
 }

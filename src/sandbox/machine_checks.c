@@ -117,9 +117,9 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
         };
         char *argv[] = {"sleep", "60", NULL};
         kb_sandbox *sb = NULL;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         if (r >= 0)
-                r = kb_sandbox_launch(&policy, argv, log, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &sb, &diagnosis);
+                r = kb_sandbox_launch(&policy, argv, log, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &sb, &error);
         if (r >= 0)
                 r = kb_sandbox_verify(sb);
         kb_sandbox_destroy(&sb);
@@ -133,7 +133,7 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
                              "namespaces, kbound's seccomp filter%s, PID 2 pinned by pidfd) started as %s",
                              syscall_probe ? ", its syscall probe bound" : "", user ? user->name : "kbound's user")
                        : fmt("the sandbox kbound's check starts failed to start as %s: %s",
-                             user ? user->name : "kbound's user", diagnosis ? diagnosis : strerror(-r));
+                             user ? user->name : "kbound's user", kb_error_text(error, r));
         return *ret_detail ? 0 : -ENOMEM;
 }
 

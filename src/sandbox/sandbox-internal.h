@@ -153,9 +153,11 @@ int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbo
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
 char *kb_sandbox_diagnose(const char *what, const char *log_tail);
-/* *ret_diagnosis (if ret_diagnosis) replaced by kb_sandbox_diagnose of what and, with log_path, the
- * end of what bwrap wrote to it since offset (sandbox_diagnose.c). */
-void kb_sandbox_set_diagnosis(char **ret_diagnosis, const char *what, const char *log_path, off_t offset);
+/* A launch's failure as an error (sandbox_diagnose.c): *ret_error (if ret_error) gets err with
+ * kb_sandbox_diagnose's line for what fmt formats and, with log_path, the end of what bwrap wrote
+ * to it since log_offset. Returns -err (kb_error_make). */
+int kb_sandbox_error(kb_error **ret_error, int err, const char *log_path, off_t log_offset, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
 
 /* sandbox_pid.c's readers, shared with sandbox_launch.c: a small file under /proc into buf
  * (NUL-terminated; -ESRCH when the process is gone), and a decimal pid (false for anything else). */

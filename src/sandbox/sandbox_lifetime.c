@@ -30,14 +30,14 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
         char *with_probe[] = {KB_SANDBOX_PROBE_PROGRAM, "--pause", NULL};
         char *without[] = {"sleep", "3600", NULL};
         kb_sandbox *twin = NULL;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
         int r = kb_sandbox_launch(policy, policy->syscall_probe ? with_probe : without, log_path,
-                                  kb_now_ms() + TWIN_START_MS, &twin, &diagnosis);
+                                  kb_now_ms() + TWIN_START_MS, &twin, &error);
         if (r < 0) {
-                json_object_object_add(o, "error", json_object_new_string(diagnosis ? diagnosis : strerror(-r)));
+                json_object_object_add(o, "error", json_object_new_string(kb_error_text(error, r)));
                 *ret = TAKE_PTR(o);
                 return 0;
         }
