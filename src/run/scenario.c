@@ -152,7 +152,7 @@ static void expect_seccomp(ctx *x) {
 /* The attack-surface cell: the program it spawns (kbound-probe attack-surface; and, in a pack
  * that can, the kernel itself) tries every refused call and family. */
 static void surface_cell(ctx *x) {
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
         json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
@@ -179,13 +179,12 @@ static void surface_cell(ctx *x) {
         json_object_object_add(params, "calls", calls);
         json_object_object_add(params, "families", families);
         int r = x->env->harness.boundary_probe
-                        ? scenario_run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
-                        : (snprintf(why, sizeof why, "kbound-probe, the program the cell runs, was not found"),
-                           -ENOENT);
+                        ? scenario_run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, &error)
+                        : kb_error_make(&error, ENOENT, "kbound-probe, the program the cell runs, was not found");
         json_object_put(params);
         if (r < 0) {
                 json_object *e = json_object_new_object();
-                json_object_object_add(e, "error", json_object_new_string(why));
+                json_object_object_add(e, "error", json_object_new_string(kb_error_text(error, r)));
                 scenario_expect_set(x, "surface", e);
                 return;
         }
@@ -197,7 +196,7 @@ static kb_judge_input judge_input(const ctx *x) {
         return (kb_judge_input){.host = x->host,
                                 .snapshots = x->snapshots,
                                 .probe = x->probe,
-                                .probe_error = x->probe_error[0] ? x->probe_error : NULL,
+                                .probe_error = x->probe_error ? kb_error_text(x->probe_error, 0) : NULL,
                                 .expect = x->expect,
                                 .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
                                 .pre_exec = x->pre_exec};
@@ -285,11 +284,12 @@ static void steps_untested(ctx *x) {
 /* ---- identity ---- */
 
 static void identity_cell(ctx *x) {
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *result = NULL;
-        if (scenario_run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why)) < 0) {
+        int r = scenario_run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, &error);
+        if (r < 0) {
                 json_object *e = json_object_new_object();
-                json_object_object_add(e, "error", json_object_new_string(why));
+                json_object_object_add(e, "error", json_object_new_string(kb_error_text(error, r)));
                 scenario_expect_set(x, "identity", e);
                 return;
         }
@@ -397,9 +397,9 @@ static void read_back_workspace(ctx *x, const char *file_name) {
 static void run_probe(ctx *x) {
         kb_canary_net *canary = NULL;
         if (!x->env->harness.boundary_probe) {
-                snprintf(x->probe_error, sizeof x->probe_error,
-                         "kbound-probe, the program the probe cell runs, was not found (install kbound, or set "
-                         "KBOUND_PROBE)");
+                kb_error_make(&x->probe_error, ENOENT,
+                              "kbound-probe, the program the probe cell runs, was not found (install kbound, or set "
+                              "KBOUND_PROBE)");
                 return;
         }
         char escape_name[64], file_name[64];
@@ -446,20 +446,16 @@ static void run_probe(ctx *x) {
         if (r >= 0)
                 r = kb_canary_net_params(canary, params);
         if (r < 0) {
-                snprintf(x->probe_error, sizeof x->probe_error, "cannot open the host's loopback canaries: %s",
-                         strerror(-r));
+                kb_error_make(&x->probe_error, r, "cannot open the host's loopback canaries: %s", strerror(-r));
                 json_object_put(params);
                 return;
         }
         scenario_expect_set(x, "abstract_canaries", json_object_get(kb_json_get(params, "abstract_sockets")));
         cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
-        r = scenario_run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error,
-                                     sizeof x->probe_error);
+        r = scenario_run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, &x->probe_error);
         json_object_put(params);
         if (r < 0)
                 x->probe = NULL;
-        else
-                x->probe_error[0] = '\0';
         /* What the host sees now: the canaries' counts, escape files, the workspace nonce. */
         unsigned tcp_hits = 0, unix_hits = 0;
         kb_canary_net_count(canary, &tcp_hits, &unix_hits);
@@ -506,15 +502,15 @@ static bool start_failed_by_sandbox(ctx *x, int r, const kb_error *error) {
 }
 
 static int set_nonce(ctx *x) {
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
         json_object_object_add(params, "value", json_object_new_string(x->nonce));
-        int r = scenario_run_cell(x, "set_var", params, CELL_TIMEOUT_MS, &result, why, sizeof(why));
+        int r = scenario_run_cell(x, "set_var", params, CELL_TIMEOUT_MS, &result, &error);
         json_object_put(params);
         json_object_put(result);
         if (r < 0)
                 scenario_add_check(x, kb_check_id(KB_CHECK_PERSISTENCE), "fail", kb_now_ms(), NULL,
-                                   "could not set the variable: %s", why);
+                                   "could not set the variable: %s", kb_error_text(error, r));
         return r;
 }
 
@@ -790,6 +786,7 @@ done:
         kb_kernel_destroy(&x.h.kernel, env->harness.keep);
         kb_langpack_destroy(&x.lp);
         free(x.died_on_sigint);
+        kb_error_free(&x.probe_error);
         if (!x.h.k)
                 return -ENOMEM;
         x.h.checks = NULL;
