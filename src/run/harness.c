@@ -137,7 +137,9 @@ const char *kb_harness_wait_error(kb_harness *h, int r) {
                 return "cancelled";
         default: {
                 static __thread char buf[256];
-                kb_client_explain_error(kb_kernel_client(h->kernel), buf, sizeof(buf));
+                _cleanup_error_ kb_error *error = NULL;
+                kb_client_error(kb_kernel_client(h->kernel), r, &error);
+                snprintf(buf, sizeof(buf), "%s", kb_error_text(error, r));
                 return buf;
         }
         }
