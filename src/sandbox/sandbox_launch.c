@@ -378,7 +378,7 @@ static const int bwrap_fd_targets[HANDED_MAX] = {
 };
 
 /* One launch until bwrap runs: its argv and the descriptors it is handed, kbound's copies closed
- * once bwrap has its own (launch_spawn) or the launch is given up (launch_done). */
+ * once bwrap has its own (launch_spawn) or when the launch ends either way (launch_done). */
 typedef struct launch {
         char **argv;                      /* bwrap's (kb_sandbox_plan) */
         int logfd;                        /* the kernel's log file, opened for appending */
@@ -407,17 +407,19 @@ static launch launch_empty(void) {
         return l;
 }
 
-static void launch_done(launch *l) {
-        launch_close_handed(l);
-        kb_closep(&l->info_r);
-        kb_closep(&l->logfd);
-        kb_strv_freep(&l->argv);
-}
-
 static void launch_close_join_fds(launch *l) {
         for (int i = 0; i < l->n_join; i++)
                 close(l->join_fds[i]);
         l->n_join = 0;
+}
+
+/* Everything of l still open closed, its argv freed: the launch's cleanup, on every path. */
+static void launch_done(launch *l) {
+        launch_close_join_fds(l);
+        launch_close_handed(l);
+        kb_closep(&l->info_r);
+        kb_closep(&l->logfd);
+        kb_strv_freep(&l->argv);
 }
 
 /* Where bwrap's stdout and stderr go: the log's pipe when its size is bounded, else the file. */
@@ -562,8 +564,8 @@ static int launch_record(const launch *l, kb_sandbox *sb, const kb_sandbox_polic
 
 /* Everything bwrap is handed, made before it runs: the channels, the seccomp program, the cgroups,
  * the memory limit, the log's keeper, the descriptors, and the facts of them. Returns 0 or -errno
- * (with an error where there are words for it); what it made is the caller's to close (the
- * cgroups' files too, launch_close_join_fds) and free with sb and l. */
+ * (with an error where there are words for it); what it made is closed and freed with l and sb
+ * (launch_done, kb_sandbox_destroy). */
 static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char *const *kernel_argv,
                           const char *log_path, kb_error **ret_error) {
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
@@ -734,7 +736,12 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         int r = launch_user_named(policy, ret_error);
         if (r < 0)
                 return r;
+        /* One idiom for everything a launch holds, whichever step fails: kbound's copies of what
+         * bwrap is handed close with l (launch_done), and the sandbox, from its first field to a
+         * running bwrap, is stopped and freed with sb (kb_sandbox_destroy; first, while the log's
+         * keeper can still drain); success takes it. */
         _cleanup_(launch_done) launch l = launch_empty();
+        _cleanup_(kb_sandbox_destroy) kb_sandbox *sb = NULL;
         r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &l.argv);
         if (r < 0)
                 return r;
@@ -744,29 +751,19 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         r = launch_open(&l, log_path);
         if (r < 0)
                 return r;
-        kb_sandbox *sb = sandbox_new();
-        if (!sb) {
-                kb_closep(&l.handed[HANDED_INFO]);
+        sb = sandbox_new();
+        if (!sb)
                 return -ENOMEM;
-        }
         r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_error);
-        if (r < 0) {
-                launch_close_join_fds(&l);
-                kb_closep(&l.handed[HANDED_INFO]);
-                sandbox_free(sb);
+        if (r < 0)
                 return r;
-        }
         r = launch_spawn(&l, sb, policy, ret_error);
-        if (r < 0) {
-                sandbox_free(sb);
+        if (r < 0)
                 return r;
-        }
         r = sandbox_start(sb, policy, l.info_r, log_path, l.log_offset, deadline_ms, ret_error);
-        if (r < 0) {
-                kb_sandbox_destroy(&sb);
+        if (r < 0)
                 return r;
-        }
-        *ret = sb;
+        *ret = TAKE_PTR(sb);
         return 0;
 }
 
