@@ -28,7 +28,8 @@ int kb_sandbox_make_mounts_private(pid_t init_pid);
 /* Opens the sandbox's folder inside (KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME) through bwrap's init
  * (init_pid, pinned by init_pidfd) and checks it is what was asked: a tmpfs (sandbox.resources
  * judges its size), or else the host folder host_dir itself (sandbox_workspace.c). Returns 0 with
- * an owned O_RDONLY directory *ret_fd, -EPERM (it is something else), -ESRCH, -errno. */
+ * an owned O_RDONLY directory *ret_fd, -EPERM (it is something else), -ESRCH, -EINVAL (no inside,
+ * or no host_dir to prove a bound folder against), -ENAMETOOLONG, -errno. */
 int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
                            int *ret_fd);
 
