@@ -37,7 +37,8 @@ typedef struct kb_image kb_image;
  * (or under KB_IMAGE_RESERVE_BYTES left) the tool is killed. Tools run in their own process group,
  * die with the calling thread, and see only PATH, HOME and TMPDIR (inside work_dir).
  * Errors: -ENOENT (no such image path), -EINVAL (not an image
- * layout folder or archive, a path with ':' and no such file, a bad tag), -EFBIG (over max_bytes),
+ * layout folder or archive, a path with ':' and no such file, a bad tag), -ENAMETOOLONG (the image's or
+ * work_dir's path leaves no room for the names kbound adds), -EFBIG (over max_bytes),
  * -ENOPKG (skopeo or umoci is not installed), -EIO (a tool failed: the error quotes its last words),
  * -EPROTO (the copy's index, manifest or config is malformed), -ECANCELED, -ETIMEDOUT, -ENOMEM. On failure
  * whatever was written below work_dir is removed and *ret_error (if ret_error) gets the error, one line. */

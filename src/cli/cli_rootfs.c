@@ -467,7 +467,9 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
         if (r < 0) {
                 cli_error("--image %s: %s", image_opt, kb_error_text(error, r));
                 rmdir(work);
-                return r == -ENOENT || r == -EINVAL ? KB_EXIT_USAGE : r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
+                return r == -ENOENT || r == -EINVAL || r == -ENAMETOOLONG ? KB_EXIT_USAGE
+                       : r == -ECANCELED                                  ? KB_EXIT_FAIL
+                                                                          : KB_EXIT_ENFORCE;
         }
         const char *tag = kb_image_tag(root->image);
         cli_progress("image %s%s%s: manifest %s, unpacked to %s (%" PRIu64 " MiB) in %" PRId64 " ms",

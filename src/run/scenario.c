@@ -409,7 +409,13 @@ static void run_probe(ctx *x) {
         snprintf(watch.marker, sizeof watch.marker, "kbound-child-%.12s", x->nonce);
         char go_name[64];
         snprintf(go_name, sizeof go_name, ".kbound-go-%.16s", x->nonce);
-        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), go_name);
+        /* The host creates the go file there and removes it after: a cut path would be another file. */
+        if (snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), go_name) >=
+            (int) sizeof watch.go_host) {
+                kb_error_make(&x->probe_error, ENAMETOOLONG, "the team's runtime folder's path is too long: %s",
+                              kb_kernel_runtime_dir(x->h.kernel));
+                return;
+        }
 
         json_object *params = json_object_new_object();
         json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));

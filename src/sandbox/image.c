@@ -650,7 +650,9 @@ static int job_plan(unpack_job *j, kb_error **ret_error) {
                 .deadline_ms = o->deadline_ms,
                 .max_bytes = img->max_bytes,
         };
-        snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir);
+        /* A cut path would be another file, created and emptied for each tool's words. */
+        if (snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir) >= (int) sizeof(j->t.log_path))
+                return kb_error_make(ret_error, ENAMETOOLONG, "the work folder's path is too long: %s", o->work_dir);
         return avail_bytes(o->work_dir, &j->t.avail_at_start);
 }
 
@@ -659,7 +661,9 @@ static int job_plan(unpack_job *j, kb_error **ret_error) {
 static int copy_layout(kb_image *img, const unpack_job *j, kb_error **ret_error) {
         char probe[PATH_MAX];
         struct stat pst;
-        snprintf(probe, sizeof(probe), "%s/oci-layout", img->path);
+        /* Cut, it would name another file, whose presence would decide what the folder is. */
+        if (snprintf(probe, sizeof(probe), "%s/oci-layout", img->path) >= (int) sizeof(probe))
+                return kb_error_make(ret_error, ENAMETOOLONG, "its path is too long");
         if (stat(probe, &pst) < 0)
                 return kb_error_make(ret_error, EINVAL,
                                      "a folder without an oci-layout file is not an OCI image layout (for an "
@@ -766,8 +770,8 @@ static void image_name_read(const unpack_job *j) {
         if (strcmp(img->format, "oci-layout") == 0) {
                 char index_path[PATH_MAX];
                 _cleanup_json_ json_object *index = NULL;
-                snprintf(index_path, sizeof(index_path), "%s/index.json", img->path);
-                if (read_json(index_path, &index) == 0)
+                if (snprintf(index_path, sizeof(index_path), "%s/index.json", img->path) < (int) sizeof(index_path) &&
+                    read_json(index_path, &index) == 0)
                         img->tag = only_ref_name(index);
         } else if (find_tool(j->o->envp, "tar", "KBOUND_TAR", &tar) == 0) {
                 bool docker = strcmp(img->format, "docker-archive") == 0;

@@ -260,6 +260,17 @@ static void test_failures(void **state) {
         assert_int_equal(kb_image_unpack(&o, &img, &error), -EINVAL);
         kb_error_free(&error);
 
+        /* A folder whose path leaves no room for "/oci-layout": refused as too long, never judged
+         * by the file a cut path names (planted here, it made the folder a layout for skopeo). */
+        char deep[PATH_MAX], planted[PATH_MAX];
+        tmp_tree_deep(t->root, PATH_MAX - 11, deep);
+        snprintf(planted, sizeof(planted), "%s/oci-layou", deep);
+        write_file(planted, "{}");
+        o.image = deep;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -ENAMETOOLONG);
+        assert_non_null(strstr(error->msg, "too long"));
+        kb_error_free(&error);
+
         /* Over the limit: refused from the manifest's sizes, before anything is unpacked. */
         o.image = t->layout;
         o.max_bytes = 1024;
