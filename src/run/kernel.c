@@ -421,7 +421,7 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
         if (r < 0)
                 return kb_error_make(ret_error, r, "cannot hand the runtime folder to the sandbox user");
         /* From here on the kernel can read its key: everything kernel-controlled this object hands
-         * out (diagnoses, log tails, kernel_info, transcript messages) is redacted with it. */
+         * out (errors, log tails, kernel_info, transcript messages) is redacted with it. */
         if (k->connection->key && *k->connection->key &&
             (kb_secrets_new(&k->key_secret) < 0 ||
              kb_secrets_add_token(k->key_secret, "connection-key", k->connection->key) < 0))

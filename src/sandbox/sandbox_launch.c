@@ -685,7 +685,7 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
                                    &sb->kernel_pidfd);
 }
 
-/* A folder the host could not open as asked (f->r < 0): the sandbox stopped and diagnosed.
+/* A folder the host could not open as asked (f->r < 0): the sandbox stopped, and the error made.
  * Returns -EXDEV (it is something else) or -ECHILD. */
 static int folder_refused(kb_sandbox *sb, const folder_try *f, const char *log_path, off_t log_offset,
                           kb_error **ret_error) {
