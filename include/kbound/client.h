@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include "kbound/common.h"
 #include "kbound/connection.h"
+#include "kbound/error.h"
 #include "kbound/wire.h"
 
 typedef struct kb_client kb_client;
@@ -98,7 +99,8 @@ KB_EXPORT int kb_client_execute_start(kb_client *c, const char *code, const kb_e
  * -ETIMEDOUT, -ESRCH (kernel exited, seen on the death fd), -ECONNRESET (libzmq dropped a
  * channel's connection, e.g. for a frame over twice the frame limit: a message was lost), or a
  * kb_wire_recv error: a message that fails verification ends the wait (see kb_client_last_error,
- * which also names the channel of a -ECONNRESET). Every wait below ends the same ways. */
+ * which also names the channel of a -ECONNRESET, and kb_client_error for its words). Every wait
+ * below ends the same ways. */
 KB_EXPORT int kb_client_execute_wait(kb_client *c, kb_execution *ex, int64_t deadline_ms, kb_iopub_fn fn,
                                      void *userdata);
 
@@ -147,18 +149,27 @@ KB_EXPORT int kb_client_shutdown(kb_client *c, int64_t deadline_ms);
  * later ping can work), negative on error. Only a hint: busy kernels (IRkernel) may not answer. */
 KB_EXPORT int kb_client_heartbeat(kb_client *c, int64_t deadline_ms);
 
-/* What the last failed receive was: the channel and an errno-style code: a kb_wire_recv error,
- * -ECONNRESET (a dropped connection), -EEXIST (a replayed message: its signature was already seen
- * on this connection; the last 65536 signatures and msg_ids are remembered) or -ENOTUNIQ
- * (a msg_id already seen on this connection). Every wait ends with that error. */
+/* The kernel's offence that ended the call which just failed on c, as the client recorded it: the
+ * channel, and an errno-style code: a kb_wire_recv error, -ECONNRESET (a dropped connection),
+ * -EEXIST (a replayed message: its signature was already seen on this connection; the last 65536
+ * signatures and msg_ids are remembered) or -ENOTUNIQ (a msg_id already seen on this connection).
+ * The call returns that code. Every send and every wait starts with none recorded, so a failure
+ * that was no offence of the kernel's (its death, the deadline, a send that failed) leaves
+ * *ret_error 0. A record on the object, beside the call's -errno, because it is a fact about the
+ * peer (which channel, which message type) that callers compose into their own sentences
+ * (kb_kernel_start: "kernel sent a bad message on iopub during start-up"); the failure itself
+ * reaches callers as the call's -errno, and its words as an error through kb_client_error. */
 KB_EXPORT void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_error);
 
-/* The last failed receive in words, for diagnoses: "bad message on iopub: bad signature", "lost
- * messages on iopub: connection dropped (...)", "bad message on iopub: replayed message (msg_type
- * 'stream'): its signature was already seen on this connection (refused)". buf is always
- * NUL-terminated. kb_client_error_detail: only the part after the channel (fallback is the error
- * described when the client recorded none). */
-KB_EXPORT void kb_client_explain_error(const kb_client *c, char *buf, size_t size);
+/* The failure r of the call that just ended on c, as an error: the kernel's offence named by its
+ * channel ("bad message on iopub: bad signature", "lost messages on iopub: connection dropped
+ * (...)", "bad message on iopub: replayed message (msg_type 'stream'): its signature was already
+ * seen on this connection (refused)"), any other failure in the wire's words ("crypto or socket
+ * failure") or the errno's. Returns r (-EIO for an r that is not negative). */
+KB_EXPORT int kb_client_error(const kb_client *c, int r, kb_error **ret_error);
+
+/* The recorded offence's words without its channel, for callers composing their own sentence
+ * (fallback is the error described when the client recorded none). buf is always NUL-terminated. */
 KB_EXPORT void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t size);
 
 /* Counters for reports: messages dropped because nobody waited for them, messages received.

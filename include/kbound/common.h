@@ -1,4 +1,4 @@
-/* common.h: export macro, cleanup attributes and small helpers shared by every kbound module. */
+/* common.h: export macro and small helpers shared by every kbound module. */
 #pragma once
 
 #include <errno.h>
@@ -99,39 +99,9 @@ KB_EXPORT void kb_strv_free(char **v);
 typedef void (*kb_log_fn)(void *userdata, int level, const char *message);
 enum { KB_LOG_ERROR = 3, KB_LOG_WARN = 4, KB_LOG_INFO = 6, KB_LOG_DEBUG = 7 };
 
-static inline void kb_freep(void *p) {
-        free(*(void **) p);
-}
-/* Closes *fd if open and sets it to -1, so a second call (or a cleanup after an explicit close)
- * can never close a number another thread has been handed since. */
-static inline void kb_closep(int *fd) {
-        if (*fd >= 0) {
-                int saved = errno;
-                close(*fd);
-                errno = saved;
-                *fd = -1;
-        }
-}
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(kb_freep)
-#define _cleanup_close_ _cleanup_(kb_closep)
-
-/* Ownership transfer: return the value and reset the variable so its cleanup does nothing. */
-#define TAKE_PTR(p)                                                                                                    \
-        ({                                                                                                             \
-                __typeof__(p) _tp = (p);                                                                               \
-                (p) = NULL;                                                                                            \
-                _tp;                                                                                                   \
-        })
-#define TAKE_FD(fd)                                                                                                    \
-        ({                                                                                                             \
-                int _tf = (fd);                                                                                        \
-                (fd) = -1;                                                                                             \
-                _tf;                                                                                                   \
-        })
-
-/* Typed destructors that accept NULL, for _cleanup_ on library types (json-c, czmq). */
+/* Drops the reference *p holds (if any) and sets it to NULL: a destructor in the form
+ * __attribute__((cleanup)) takes. The library's own cleanup macros are internal
+ * (src/base/cleanup.h); a program using the library defines its own if it wants them. */
 KB_EXPORT void kb_json_putp(struct json_object **p);
-#define _cleanup_json_ _cleanup_(kb_json_putp)
 
 #define KB_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kbound/common.h"
+#include "kbound/error.h"
 #include <json-c/json.h>
 #include <stdint.h>
 
@@ -36,12 +37,12 @@ typedef struct kb_image kb_image;
  * (or under KB_IMAGE_RESERVE_BYTES left) the tool is killed. Tools run in their own process group,
  * die with the calling thread, and see only PATH, HOME and TMPDIR (inside work_dir).
  * Errors: -ENOENT (no such image path), -EINVAL (not an image
- * layout folder or archive, a path with ':' and no such file, a bad tag), -EFBIG (over max_bytes),
- * -ENOPKG (skopeo or umoci is not installed), -EIO (a tool failed: the diagnosis quotes its last words),
+ * layout folder or archive, a path with ':' and no such file, a bad tag), -ENAMETOOLONG (the image's or
+ * work_dir's path leaves no room for the names kbound adds), -EFBIG (over max_bytes),
+ * -ENOPKG (skopeo or umoci is not installed), -EIO (a tool failed: the error quotes its last words),
  * -EPROTO (the copy's index, manifest or config is malformed), -ECANCELED, -ETIMEDOUT, -ENOMEM. On failure
- * whatever was written below work_dir is removed and *ret_diagnosis (may be NULL) gets a malloc'd one-line
- * explanation. */
-KB_EXPORT int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagnosis);
+ * whatever was written below work_dir is removed and *ret_error (if ret_error) gets the error, one line. */
+KB_EXPORT int kb_image_unpack(const kb_image_options *o, kb_image **ret, kb_error **ret_error);
 
 /* The unpacked root filesystem (absolute; a folder with the image's /usr). */
 KB_EXPORT const char *kb_image_rootfs(const kb_image *img);

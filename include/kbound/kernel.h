@@ -58,10 +58,11 @@ typedef struct kb_kernel kb_kernel;
  * Errors: -EPERM when bwrap ran but did not isolate the kernel as PID 2 of a new pid namespace
  * (or, without options->user, when kbound is root: a kernel never runs as root) and -EXDEV when
  * its /workspace is not what was asked (both a leaky sandbox), the other errors of kb_sandbox_launch,
- * kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited; its log tail is in the diagnosis), -EEXIST, -EINVAL (not
+ * kb_client_wait_ready (-ETIMEDOUT, -ESRCH: the kernel exited; its log tail is in the error), -EEXIST, -EINVAL (not
  * a valid team name: nothing is created), -ENOMEM. On failure everything started is stopped, the team folder removed,
- * and *ret_diagnosis (may be NULL) gets a malloc'd one-line explanation. */
-KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, char **ret_diagnosis);
+ * and *ret_error (if ret_error) gets the error, one line, redacted with the connection's key (it can quote the
+ * kernel's log); running out of memory has no words but its errno. */
+KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, kb_error **ret_error);
 
 KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
 KB_EXPORT kb_sandbox *kb_kernel_sandbox(const kb_kernel *k); /* NULL when not sandboxed */
@@ -89,7 +90,7 @@ KB_EXPORT int kb_kernel_socket_path(const kb_kernel *k, kb_channel ch, char *buf
 
 /* Redaction with this kernel's connection key, for whatever the caller shows of the kernel's own
  * text (cell output, replies): every copy or fragment of the key (kb_secrets_add_token) becomes
- * "[redacted:connection-key]". Every diagnosis, log tail and kernel_info this object hands out is
+ * "[redacted:connection-key]". Every error, diagnosis, log tail and kernel_info this object hands out is
  * already redacted. A hostile kernel can still encode its key (base64, reversed) past any
  * redaction; the key is per kernel and useless once it is stopped.
  * kb_kernel_redact_text: a malloc'd copy (NULL if text is NULL or out of memory).

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
+#include "kbound/error.h"
 #include "kbound/limits.h"
 #include "kbound/seccomp.h"
 
@@ -188,13 +189,14 @@ KB_EXPORT bool kb_sandbox_rootfs_visible(const char *path);
  * keyring, and dies with the calling thread.
  * Errors: -ENOENT bwrap missing, -EACCES not executable, -ENOTSUP set-uid, -ECHILD bwrap exited before reporting
  * (its log says why: e.g. user namespaces refused) or the user switch or keyring set-up was
- * refused before it could start (the diagnosis says which), -ETIMEDOUT, -ESRCH the kernel was gone or
+ * refused before it could start (the error says which), -ETIMEDOUT, -ESRCH the kernel was gone or
  * never appeared, -EPERM identity did not match, -EXDEV the sandbox's /workspace is not what was
- * asked (kb_sandbox_workspace_sized). On failure everything started is killed and reaped, and if ret_diagnosis is not
- * NULL it gets a malloc'd one-line explanation. Call from the thread that will own the sandbox: --die-with-parent ties
- * it to that thread. */
+ * asked (kb_sandbox_workspace_sized). On failure everything started is killed and reaped, and *ret_error (if
+ * ret_error) gets the error, its message one line (the line of bwrap's log that says why, when there is one);
+ * a few failures have no words but their errno (out of memory, a descriptor that could not be made). Call from the
+ * thread that will own the sandbox: --die-with-parent ties it to that thread. */
 KB_EXPORT int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
-                                int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis);
+                                int64_t deadline_ms, kb_sandbox **ret, kb_error **ret_error);
 
 /* The pinned pidfd of the kernel (PID 2 in the sandbox). Readable (POLLIN) once it has exited. */
 KB_EXPORT int kb_sandbox_pidfd(const kb_sandbox *sb);

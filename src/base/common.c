@@ -14,6 +14,7 @@
 #include <time.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
+#include "base/cleanup.h"
 
 int64_t kb_now_ms(void) {
         struct timespec ts;

@@ -1,5 +1,6 @@
 /* procfs.c: parsers for /proc/<pid>/{status,stat,mountinfo}: kernel-controlled text in, facts out. */
 #include "base/procfs.h"
+#include "base/cleanup.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

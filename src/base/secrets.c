@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <openssl/crypto.h>
 #include "kbound/secrets.h"
+#include "base/cleanup.h"
 
 #define SECRETS_MAX 4096
 #define SECRET_MIN_LEN 8

@@ -1,5 +1,6 @@
 /* sockdiag.c: the unix sockets of a network namespace from NETLINK_SOCK_DIAG (sockdiag.h). */
 #include "base/sockdiag.h"
+#include "base/cleanup.h"
 #include "kbound/common.h"
 #include <errno.h>
 #include <linux/netlink.h>

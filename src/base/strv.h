@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "kbound/common.h"
+#include "base/cleanup.h"
 
 /* Starts as (kb_strv){0}, or with .max set. items is always NULL-terminated once non-NULL. */
 typedef struct kb_strv {

@@ -1,5 +1,6 @@
 /* canary.c: canaries planted where real secrets live, and loopback canary listeners (canary.h). */
 #include "kbound/canary.h"
+#include "base/cleanup.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/keyctl.h>

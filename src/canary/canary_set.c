@@ -1,5 +1,6 @@
 /* canary_set.c: the canaries and secret sets of one check run (canary_set.h). */
 #include "kbound/canary_set.h"
+#include "base/cleanup.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -455,8 +455,8 @@ kb_kernel_options cli_kernel_options(const cli_root *root, const kb_kernelspec *
 }
 
 int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long timeout_ms, kb_kernel **ret) {
-        char *diagnosis = NULL;
-        int r = kb_kernel_start(ko, ret, &diagnosis);
+        _cleanup_error_ kb_error *error = NULL;
+        int r = kb_kernel_start(ko, ret, &error);
         if (r >= 0)
                 return 0;
         /* --timeout bounds start-up too: a kernel not ready by then never became ready (3). */
@@ -466,7 +466,6 @@ int cli_kernel_start(const kb_kernel_options *ko, const cli_root *root, long tim
         const char *rootfs = root->rootfs;
         cli_error("kernel '%s'%s%s: cannot start%s%s: %s", ko->spec->name, rootfs ? " in image " : "",
                   rootfs ? (root->image ? kb_image_path(root->image) : rootfs) : "",
-                  ko->sandbox ? " in the sandbox" : "", within, diagnosis ? diagnosis : strerror(-r));
-        free(diagnosis);
+                  ko->sandbox ? " in the sandbox" : "", within, kb_error_text(error, r));
         return r == -ECANCELED ? KB_EXIT_FAIL : ko->sandbox ? KB_EXIT_ENFORCE : KB_EXIT_FAIL;
 }

@@ -15,6 +15,7 @@
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include <kbound/transcript.h>
+#include "cli_cleanup.h"
 
 enum {
         KB_EXIT_PASS = KB_RUN_EXIT_PASS,            /* every claim tested and held */

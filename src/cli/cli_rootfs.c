@@ -461,14 +461,15 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = -1,
         };
-        char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         int64_t started = kb_now_ms();
-        int r = kb_image_unpack(&o, &root->image, &diagnosis);
+        int r = kb_image_unpack(&o, &root->image, &error);
         if (r < 0) {
-                cli_error("--image %s: %s", image_opt, diagnosis ? diagnosis : strerror(-r));
-                free(diagnosis);
+                cli_error("--image %s: %s", image_opt, kb_error_text(error, r));
                 rmdir(work);
-                return r == -ENOENT || r == -EINVAL ? KB_EXIT_USAGE : r == -ECANCELED ? KB_EXIT_FAIL : KB_EXIT_ENFORCE;
+                return r == -ENOENT || r == -EINVAL || r == -ENAMETOOLONG ? KB_EXIT_USAGE
+                       : r == -ECANCELED                                  ? KB_EXIT_FAIL
+                                                                          : KB_EXIT_ENFORCE;
         }
         const char *tag = kb_image_tag(root->image);
         cli_progress("image %s%s%s: manifest %s, unpacked to %s (%" PRIu64 " MiB) in %" PRId64 " ms",
@@ -494,7 +495,7 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
 void cli_root_close(cli_root *root) {
         if (!root)
                 return;
-        kb_closep(&root->root_fd);
+        cli_closep(&root->root_fd);
         free(root->rootfs);
         root->rootfs = NULL;
         if (root->image) {

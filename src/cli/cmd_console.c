@@ -300,9 +300,9 @@ static int run_cell(console *con, const char *code) {
                         explain_death(con);
                         exit_code = KB_EXIT_FAIL;
                 } else {
-                        char why[256];
-                        kb_client_explain_error(client, why, sizeof(why));
-                        cli_error("kernel '%s': %s", con->spec->name, why);
+                        _cleanup_error_ kb_error *error = NULL;
+                        kb_client_error(client, r, &error);
+                        cli_error("kernel '%s': %s", con->spec->name, kb_error_text(error, r));
                         exit_code = KB_EXIT_FAIL;
                 }
                 break;

@@ -167,9 +167,9 @@ static int run_cell(cli_single *s, const char *code, bool raw, kb_execution **re
                 } else if (r == -ECANCELED) {
                         cli_error("kernel '%s': cancelled by signal %d", s->spec->name, cli_signal_received());
                 } else {
-                        char why[256];
-                        kb_client_explain_error(kb_kernel_client(s->kernel), why, sizeof(why));
-                        cli_error("kernel '%s': %s", s->spec->name, why);
+                        _cleanup_error_ kb_error *error = NULL;
+                        kb_client_error(kb_kernel_client(s->kernel), r, &error);
+                        cli_error("kernel '%s': %s", s->spec->name, kb_error_text(error, r));
                 }
                 return KB_EXIT_FAIL;
         }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
+#include "kbound/error.h"
 #include "kbound/inspect.h"
 #include "base/facts.h"
 #include "base/sockdiag.h"
@@ -220,21 +221,20 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
  * resolved from root_fd as the sandbox would (RESOLVE_IN_ROOT) with no symbolic link followed on
  * the way (a link swapped in is refused, never followed), and proves with statx that what it found
  * is that mount's root (STATX_MNT_ID, STATX_ATTR_MOUNT_ROOT). Returns 0 with *ret_fd (an O_PATH
- * descriptor, the caller closes it) and *ret_st; else -errno with a message in why: -ELOOP (a
- * symbolic link on the path), -EXDEV (another mount is there), -ENOTDIR... from the lookup, -ENOSYS
- * (this Linux does not tell a file's mount). */
+ * descriptor, the caller closes it) and *ret_st; else -errno with an error saying what is there:
+ * -ELOOP (a symbolic link on the path), -EXDEV (another mount is there), -ENOTDIR... from the
+ * lookup, -ENOSYS (this Linux does not tell a file's mount). */
 int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, int *ret_fd, struct stat *ret_st,
-                               char *why, size_t size);
+                               kb_error **ret_error);
 
 /* Looks up inner (a path inside the mount, from its root; "" is the root) beneath mount_fd (from
  * kb_inspect_open_mount_root) without following a symbolic link or crossing into another mount,
  * and stats what it names. writable says whether the sandbox can write to that filesystem (through
  * this mount or any other: a rename moves what every mount of it shows): a file missing then may
  * have been moved away for the moment of the look, so only where it cannot is -ENOENT returned as
- * such (a proof of absence); otherwise it is -EAGAIN. Returns 0 with *ret_st, or -errno with a
- * message in why. */
-int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, char *why,
-                             size_t size);
+ * such (a proof of absence); otherwise it is -EAGAIN. Returns 0 with *ret_st, or -errno with an
+ * error. */
+int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, kb_error **ret_error);
 
 /* What path is inside the namespace whose root is root_fd (links followed as there, never out of
  * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */

@@ -1,5 +1,6 @@
 /* inspect.c: the host's two looks at a sandbox (pre-exec, snapshot) as the list of their steps. */
 #include "kbound/inspect.h"
+#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 
 int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 #define FDS_MAX 4096 /* descriptors kept per process */

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 
 /* Whether pid runs the program whose inode self is (stat through /proc/<pid>/exe). */
 static bool same_exe(const char *proc_root, pid_t pid, const struct stat *self) {

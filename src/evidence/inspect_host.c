@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */

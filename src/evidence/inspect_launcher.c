@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 
 #define ARGV_MAX 4096
 

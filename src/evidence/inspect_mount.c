@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 static void statx_to_stat(const struct statx *sx, struct stat *st) {
@@ -31,34 +32,29 @@ static const char *lookup_error(int err) {
 }
 
 int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, int *ret_fd, struct stat *ret_st,
-                               char *why, size_t size) {
+                               kb_error **ret_error) {
         /* RESOLVE_NO_SYMLINKS: a mount point path as mountinfo prints it holds no link, so a link
          * on it now is one the sandbox swapped in after the table was read. */
         long fd = open_how_at(root_fd, path, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
         if (fd < 0) {
                 int e = errno;
-                snprintf(why, size, "%s", lookup_error(e));
-                return -e;
+                return kb_error_make(ret_error, e, "%s", lookup_error(e));
         }
         struct statx sx;
         if (statx((int) fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0) {
                 int e = errno;
                 close((int) fd);
-                snprintf(why, size, "%s", strerror(e));
-                return -e;
+                return kb_error_make(ret_error, e, "%s", strerror(e));
         }
         int r = 0;
-        if (!(sx.stx_mask & STATX_MNT_ID) || !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) {
-                snprintf(why, size, "this Linux does not tell which mount a file is on (statx)");
-                r = -ENOSYS;
-        } else if ((int64_t) sx.stx_mnt_id != mnt_id) {
-                snprintf(why, size, "a different mount is there (mount id %llu, not %lld)",
-                         (unsigned long long) sx.stx_mnt_id, (long long) mnt_id);
-                r = -EXDEV;
-        } else if (!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
-                snprintf(why, size, "the path leads inside mount %lld, not to its root", (long long) mnt_id);
-                r = -EXDEV;
-        }
+        if (!(sx.stx_mask & STATX_MNT_ID) || !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                r = kb_error_make(ret_error, ENOSYS, "this Linux does not tell which mount a file is on (statx)");
+        else if ((int64_t) sx.stx_mnt_id != mnt_id)
+                r = kb_error_make(ret_error, EXDEV, "a different mount is there (mount id %llu, not %lld)",
+                                  (unsigned long long) sx.stx_mnt_id, (long long) mnt_id);
+        else if (!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                r = kb_error_make(ret_error, EXDEV, "the path leads inside mount %lld, not to its root",
+                                  (long long) mnt_id);
         if (r < 0) {
                 close((int) fd);
                 return r;
@@ -68,28 +64,25 @@ int kb_inspect_open_mount_root(int root_fd, const char *path, int64_t mnt_id, in
         return 0;
 }
 
-int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, char *why,
-                             size_t size) {
+int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st,
+                             kb_error **ret_error) {
         while (*inner == '/')
                 inner++;
         long fd = open_how_at(mount_fd, *inner ? inner : ".", RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
         if (fd < 0) {
                 int e = errno;
-                if (e == ENOENT && writable) {
+                if (e == ENOENT && writable)
                         /* The sandbox can rename within a mount it writes to: absent now is no proof. */
-                        snprintf(why, size,
-                                 "not there at the host's look, but the sandbox can write to that filesystem "
-                                 "(it can be moved away and back)");
-                        return -EAGAIN;
-                }
-                snprintf(why, size, "%s", lookup_error(e));
-                return -e;
+                        return kb_error_make(ret_error, EAGAIN,
+                                             "not there at the host's look, but the sandbox can write to that "
+                                             "filesystem (it can be moved away and back)");
+                return kb_error_make(ret_error, e, "%s", lookup_error(e));
         }
         int r = fstat((int) fd, ret_st) < 0 ? -errno : 0;
-        if (r < 0)
-                snprintf(why, size, "%s", strerror(-r));
         close((int) fd);
-        return r;
+        if (r < 0)
+                return kb_error_make(ret_error, r, "%s", strerror(-r));
+        return 0;
 }
 
 int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
@@ -130,18 +123,16 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
         for (size_t i = 0; i < json_object_array_length(mounts); i++) {
                 json_object *m = json_object_array_get_idx(mounts, i);
                 const char *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT);
-                char why[128] = "";
+                _cleanup_error_ kb_error *error = NULL;
                 struct stat st;
                 int fd = -1, e = root_fd < 0 ? -EBADF : mp ? 0 : -EPROTO;
-                if (e < 0)
-                        snprintf(why, sizeof why, "%s", strerror(-e));
-                else
-                        e = kb_inspect_open_mount_root(root_fd, mp, kb_fact_int_or(m, FACT_MOUNT_ID, -1), &fd, &st, why,
-                                                       sizeof why);
+                if (e == 0)
+                        e = kb_inspect_open_mount_root(root_fd, mp, kb_fact_int_or(m, FACT_MOUNT_ID, -1), &fd, &st,
+                                                       &error);
                 if (fd >= 0)
                         close(fd);
                 if (e == 0 ? kb_fact_set_obj(m, FACT_MOUNT_TARGET, kb_inspect_stat_facts(&st)) < 0
-                           : kb_fact_set_str(m, FACT_MOUNT_TARGET_ERROR, why) < 0)
+                           : kb_fact_set_str(m, FACT_MOUNT_TARGET_ERROR, kb_error_text(error, e)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(mounts);

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 
 /* The kernel allows 32 nested user namespaces: a longer chain of parents is not one. */
 #define USERNS_DEPTH_MAX 40

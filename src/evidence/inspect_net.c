@@ -1,6 +1,7 @@
 /* inspect_net.c: the network tables (sockets, interfaces, routes) of each network namespace. */
 #include <stdio.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 /* The socket tables with an inode column: a socket of the namespace is in one of these or unix. */

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <string.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 #define PROCS_MAX 65536 /* host processes looked at in one walk */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "evidence/inspect-internal.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 
 /* Whether the object a reach entry names is at at, through mount m of table tb: the mount's own
@@ -13,24 +14,23 @@
  * other than the kernel's) to exposed. */
 static int reach_confirm(const kb_inspect_target *t, const sandbox_table *tb, json_object *m, const char *at,
                          const char *rel, const struct stat *host_st, bool fs_writable, json_object *exposed) {
-        char why[256] = "", inner_why[200];
+        _cleanup_error_ kb_error *error = NULL;
         struct stat st;
-        int mount_fd = -1, r = tb->root_fd < 0 ? -EBADF : 0;
-        if (r < 0)
-                snprintf(why, sizeof why, "the host could not open that mount table's root");
+        int mount_fd = -1, r;
+        if (tb->root_fd < 0)
+                r = kb_error_make(&error, EBADF, "the host could not open that mount table's root");
         else if ((r = kb_inspect_open_mount_root(tb->root_fd, kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT),
-                                                 kb_fact_int_or(m, FACT_MOUNT_ID, -1), &mount_fd, &st, inner_why,
-                                                 sizeof inner_why)) < 0)
-                snprintf(why, sizeof why, "its mount point: %s", inner_why); /* never "no such file" alone */
+                                                 kb_fact_int_or(m, FACT_MOUNT_ID, -1), &mount_fd, &st, &error)) < 0)
+                kb_error_prefix(&error, "its mount point"); /* never "no such file" alone */
         else {
                 const char *root = kb_fact_str_of(m, FACT_MOUNT_ROOT);
                 const char *inner = root && strcmp(root, "/") != 0 ? rel + strlen(root) : rel;
-                r = kb_inspect_stat_in_mount(mount_fd, inner, fs_writable, &st, why, sizeof why);
+                r = kb_inspect_stat_in_mount(mount_fd, inner, fs_writable, &st, &error);
                 close(mount_fd);
         }
         bool confirmed = r == 0 && st.st_dev == host_st->st_dev && st.st_ino == host_st->st_ino;
-        if (r == 0 && !confirmed)
-                snprintf(why, sizeof why, "a different object is there");
+        /* Found, and something else: a finding, not a failed look. */
+        const char *why = r == 0 ? "a different object is there" : kb_error_text(error, r);
         json_object *x = json_object_new_object();
         if (!x || kb_fact_set_str(x, FACT_EXPOSURE_AT, at) < 0 ||
             kb_fact_set_bool(x, FACT_EXPOSURE_CONFIRMED, confirmed) < 0 ||

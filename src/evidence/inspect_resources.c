@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 #include "sandbox/cgroupfs.h"
 #include "base/procfs.h"

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 

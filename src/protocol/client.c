@@ -1,5 +1,6 @@
 /* client.c: a Jupyter client over the five channels, correlating everything by parent msg_id. */
 #include "kbound/client.h"
+#include "base/cleanup.h"
 #include "protocol/replay-internal.h"
 #include "base/jsonget.h"
 #include <errno.h>
@@ -281,6 +282,20 @@ void kb_client_last_error(const kb_client *c, kb_channel *ret_channel, int *ret_
                 *ret_error = c->last_error;
 }
 
+/* Every send and wait starts with no offence recorded, so the record describes the call that just
+ * failed, never an older one. */
+static void record_clear(kb_client *c) {
+        c->last_error = 0;
+        c->last_error_channel = KB_CHANNEL_SHELL;
+        c->last_error_msg_type[0] = '\0';
+}
+
+/* r in words: the wire's (its refusals, its send), else the errno's own. */
+static const char *failure_words(int r) {
+        const char *words = kb_wire_strerror(r);
+        return strcmp(words, "unknown error") != 0 ? words : strerror(r < 0 ? -r : r);
+}
+
 void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t size) {
         int err = c->last_error ? c->last_error : fallback;
         if (err == -EEXIST)
@@ -297,11 +312,15 @@ void kb_client_error_detail(const kb_client *c, int fallback, char *buf, size_t 
                 snprintf(buf, size, "%s", kb_wire_strerror(err));
 }
 
-void kb_client_explain_error(const kb_client *c, char *buf, size_t size) {
+int kb_client_error(const kb_client *c, int r, kb_error **ret_error) {
+        if (r >= 0)
+                r = -EIO; /* asked about a call that did not fail: still an error, never a success */
+        if (!c || c->last_error != r)
+                return kb_error_make(ret_error, r, "%s", failure_words(r));
         char detail[160];
-        kb_client_error_detail(c, 0, detail, sizeof(detail));
-        snprintf(buf, size, "%s on %s: %s", c->last_error == -ECONNRESET ? "lost messages" : "bad message",
-                 kb_channel_name(c->last_error_channel), detail);
+        kb_client_error_detail(c, r, detail, sizeof(detail));
+        return kb_error_make(ret_error, r, "%s on %s: %s", r == -ECONNRESET ? "lost messages" : "bad message",
+                             kb_channel_name(c->last_error_channel), detail);
 }
 
 void kb_client_stats(const kb_client *c, uint64_t *ret_received, uint64_t *ret_dropped) {
@@ -318,6 +337,7 @@ uint64_t kb_client_unfinished(const kb_client *c) {
 /* Builds, signs and sends one request; *ret_msg_id (may be NULL) gets a copy of its msg_id. */
 static int send_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
                         char **ret_msg_id) {
+        record_clear(c);
         kb_msg *msg = NULL;
         int r = kb_msg_new(msg_type, c->session, c->username, content, &msg);
         if (r < 0)
@@ -609,6 +629,7 @@ static int drain_ready(kb_client *c, const zmq_pollitem_t *items, const kb_chann
  * a noticeable time, and a kernel can queue hundreds of them. */
 static int pump(kb_client *c, int64_t deadline_ms) {
         static const kb_channel order[] = {KB_CHANNEL_IOPUB, KB_CHANNEL_SHELL, KB_CHANNEL_CONTROL, KB_CHANNEL_STDIN};
+        record_clear(c);
         zmq_pollitem_t items[2 * KB_ELEMENTSOF(order) + 2];
         size_t n = 0;
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)

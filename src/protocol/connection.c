@@ -1,5 +1,6 @@
 /* connection.c: Jupyter connection files: random keys, held tcp ports, ipc paths, safe write, parse. */
 #include "kbound/connection.h"
+#include "base/cleanup.h"
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <json-c/json.h>

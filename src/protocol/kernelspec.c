@@ -1,5 +1,6 @@
 /* kernelspec.c: Jupyter kernelspec discovery, case-insensitive lookup, kernel.json parsing, argv. */
 #include "kbound/kernelspec.h"
+#include "base/cleanup.h"
 #include "base/strv.h"
 #include <ctype.h>
 #include <dirent.h>

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "kbound/transcript.h"
+#include "base/cleanup.h"
 
 struct kb_transcript {
         pthread_mutex_t lock;

@@ -4,6 +4,7 @@
  * What is kbound's own is the order of the checks on what arrives (limits, delimiter, signature
  * shape, HMAC in constant time, and only then JSON) and the ceilings. */
 #include "kbound/wire.h"
+#include "base/cleanup.h"
 #include "base/jsonget.h"
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>

@@ -92,9 +92,11 @@ const char *report_status_label(check_status s);
 /* Whether a check of run keeps the run green. Only pass and *explained* unsupported/not_claimed/
  * deviation do (DESIGN.md: a silent skip must never look like a pass); an explained untested item
  * does only when the run allows untested items, since an item nobody tested proves nothing; a
- * check that was not run never does. ret_why (may be NULL), for failures other than a plain
- * "fail", says what was wrong with the check itself. */
-outcome report_outcome(json_object *run, json_object *check, const char **ret_why);
+ * check that was not run never does. *ret_reason (ret_reason may be NULL), for failures other
+ * than a plain "fail", says what was wrong with the check itself (a static string; NULL
+ * otherwise). That reason is not an error: report_outcome cannot fail, and the reason is part of
+ * its answer, a finding about the check that the reports print beside it. */
+outcome report_outcome(json_object *run, json_object *check, const char **ret_reason);
 
 /* Fail closed: when the object cannot show the override was off, network isolation is not claimed. */
 bool report_run_override(json_object *run);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "kbound/report.h"
+#include "base/cleanup.h"
 #include "kbound/sanitize.h"
 #include "verdict/rules.h"
 #include "base/jsonget.h"
@@ -75,21 +76,21 @@ static bool run_allows_untested(json_object *run) {
         return kb_json_true(run, "allow_untested");
 }
 
-/* A skip when detail explains it; else a failure, with *ret_why set to unexplained. */
-static outcome explained(const char *detail, const char *unexplained, const char **ret_why) {
+/* A skip when detail explains it; else a failure, with *ret_reason set to unexplained. */
+static outcome explained(const char *detail, const char *unexplained, const char **ret_reason) {
         if (detail && detail[0])
                 return OUTCOME_SKIP;
-        *ret_why = unexplained;
+        *ret_reason = unexplained;
         return OUTCOME_FAIL;
 }
 
-outcome report_outcome(json_object *run, json_object *check, const char **ret_why) {
-        const char *why = NULL;
+outcome report_outcome(json_object *run, json_object *check, const char **ret_reason) {
+        const char *reason = NULL;
         outcome result = OUTCOME_FAIL;
         const char *detail = kb_json_str(check, "detail");
 
         if (!kb_json_str(check, "id"))
-                why = "check without an id";
+                reason = "check without an id";
         else
                 switch (report_status_of(check)) {
                 case STATUS_PASS:
@@ -99,28 +100,28 @@ outcome report_outcome(json_object *run, json_object *check, const char **ret_wh
                 case STATUS_NOT_RUN: /* a check nobody ran proves nothing: never green */
                         break;
                 case STATUS_UNSUPPORTED:
-                        result = explained(detail, "unsupported without a reason", &why);
+                        result = explained(detail, "unsupported without a reason", &reason);
                         break;
                 case STATUS_NOT_CLAIMED:
-                        result = explained(detail, "not claimed without a reason", &why);
+                        result = explained(detail, "not claimed without a reason", &reason);
                         break;
                 case STATUS_DEVIATION:
-                        result = explained(detail, "deviation without a name", &why);
+                        result = explained(detail, "deviation without a name", &reason);
                         break;
                 case STATUS_UNTESTED:
                         if (!detail || !detail[0])
-                                why = "untested without a reason";
+                                reason = "untested without a reason";
                         else if (!run_allows_untested(run))
-                                why = "untested, not accepted without --allow-untested";
+                                reason = "untested, not accepted without --allow-untested";
                         else
                                 result = OUTCOME_SKIP;
                         break;
                 default:
-                        why = "no valid status";
+                        reason = "no valid status";
                         break;
                 }
-        if (ret_why)
-                *ret_why = why;
+        if (ret_reason)
+                *ret_reason = reason;
         return result;
 }
 

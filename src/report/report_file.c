@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "kbound/report.h"
+#include "base/cleanup.h"
 
 /* Best effort: the rename is already visible; this only makes it survive a crash. */
 /* The folder part of path ("." for a bare name), malloc'd; NULL if out of memory. */

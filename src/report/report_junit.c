@@ -7,6 +7,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "kbound/report.h"
+#include "base/cleanup.h"
 #include "kbound/sanitize.h"
 #include "report/report-internal.h"
 

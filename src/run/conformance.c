@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kbound/check.h"
+#include "base/cleanup.h"
 #include "kbound/conformance.h"
 #include "kbound/report.h"
 #include "kbound/kernel.h"
@@ -742,7 +743,7 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
                         },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         x.h.k = kb_report_kernel_new(spec, team);
         x.shape_types = json_object_new_object();
         x.shape_problems = json_object_new_object();
@@ -780,9 +781,9 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
          * on to the caller's. */
         ko.on_msg = cx_on_msg;
         ko.on_msg_userdata = &x;
-        r = kb_harness_start(&x.h, &ko, &diagnosis);
+        r = kb_harness_start(&x.h, &ko, &error);
         if (r < 0) {
-                const char *why = diagnosis ? diagnosis : strerror(-r);
+                const char *why = kb_error_text(error, r);
                 char buf[1024];
                 snprintf(buf, sizeof(buf), "cannot start in the sandbox: %s", why);
                 json_object_object_add(x.h.k, "error", json_object_new_string(buf));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "run/conformance-internal.h"
+#include "base/cleanup.h"
 
 #define HISTORY_SCAN_MAX 1000 /* entries searched for duplicates */
 

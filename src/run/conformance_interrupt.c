@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "kbound/kernel.h"
+#include "base/cleanup.h"
 #include "run/conformance-internal.h"
 
 /* ---- interrupts ---- */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kbound/conformance.h"
+#include "base/cleanup.h"
 #include "kbound/report.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"

@@ -71,8 +71,8 @@ kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harnes
                                             int64_t startup_ms);
 
 /* Starts the kernel (kb_kernel_start with o) into h->kernel and records "startup_ms" and
- * "kernel_info" in h->k. Returns as kb_kernel_start (*ret_diagnosis as it says). */
-int kb_harness_start(kb_harness *h, const kb_kernel_options *o, char **ret_diagnosis);
+ * "kernel_info" in h->k. Returns as kb_kernel_start (*ret_error as it says). */
+int kb_harness_start(kb_harness *h, const kb_kernel_options *o, kb_error **ret_error);
 
 /* Words for a failed wait (r < 0), for a check's detail; marks h cancelled (-ECANCELED) or dead
  * (-ESRCH). The words stay valid until the next call on this thread. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "kbound/report.h"
+#include "base/cleanup.h"
 #include "run/harness-internal.h"
 
 void kb_harness_log(const kb_harness *h, int level, const char *fmt, ...) {
@@ -107,8 +108,8 @@ kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harnes
         };
 }
 
-int kb_harness_start(kb_harness *h, const kb_kernel_options *o, char **ret_diagnosis) {
-        int r = kb_kernel_start(o, &h->kernel, ret_diagnosis);
+int kb_harness_start(kb_harness *h, const kb_kernel_options *o, kb_error **ret_error) {
+        int r = kb_kernel_start(o, &h->kernel, ret_error);
         if (r < 0)
                 return r;
         json_object_object_add(h->k, "startup_ms", json_object_new_int64(kb_kernel_startup_ms(h->kernel)));
@@ -136,7 +137,9 @@ const char *kb_harness_wait_error(kb_harness *h, int r) {
                 return "cancelled";
         default: {
                 static __thread char buf[256];
-                kb_client_explain_error(kb_kernel_client(h->kernel), buf, sizeof(buf));
+                _cleanup_error_ kb_error *error = NULL;
+                kb_client_error(kb_kernel_client(h->kernel), r, &error);
+                snprintf(buf, sizeof(buf), "%s", kb_error_text(error, r));
                 return buf;
         }
         }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kbound/kernel.h"
+#include "base/cleanup.h"
 #include "kbound/sandbox.h"
 #include "run/harness-internal.h"
 #include "base/procfs.h"

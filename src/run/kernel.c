@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "kbound/connection.h"
+#include "base/cleanup.h"
 #include "kbound/kernel.h"
 #include "kbound/secrets.h"
 #include "base/jsonget.h"
@@ -226,47 +227,43 @@ int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
         return r;
 }
 
-static char *diagnose(kb_kernel *k, const char *what, int r) {
+/* r as an error: what, the errno's words and the end of the kernel's log. Returns r. */
+static int start_error(kb_kernel *k, int r, const char *what, kb_error **ret_error) {
+        if (!ret_error)
+                return r;
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-        char *d = NULL;
-        if (asprintf(&d, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
-                return NULL;
-        return d;
+        return kb_error_make(ret_error, r, "%s: %s%s%s", what, strerror(-r), tail && *tail ? "; kernel log: " : "",
+                             tail ? tail : "");
 }
 
 static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start);
 
-/* Why readiness failed: death (with the exit status), silence, or the message that failed
- * verification, named by channel and reason rather than by a bare errno. */
-static char *diagnose_not_ready(kb_kernel *k, int r) {
-        char *d = NULL;
+/* Why readiness failed (r), as an error: death (with the exit status), silence, or the message
+ * that failed verification, named by channel and reason rather than by a bare errno. Returns r. */
+static int not_ready_error(kb_kernel *k, int r, kb_error **ret_error) {
+        if (!ret_error)
+                return r;
         if (r == -ESRCH) {
                 _cleanup_free_ char *death = death_diagnosis(k, 600, kb_now_ms() + 1000, true);
-                if (asprintf(&d, "kernel exited during start-up: %s", death ? death : "") < 0)
-                        return NULL;
-                return d;
+                return kb_error_make(ret_error, r, "kernel exited during start-up: %s", death ? death : "");
         }
         if (r == -ETIMEDOUT) {
                 /* A start-up timeout is its own finding: what the log holds by then (debugpy's
                  * frozen-modules warning, say) is context, not a cause anyone found. */
                 _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-                if (asprintf(&d, "kernel did not answer kernel_info in time (a start-up timeout)%s%s",
-                             tail && *tail ? "; its log so far, for context: " : "; its log is empty",
-                             tail && *tail ? tail : "") < 0)
-                        return NULL;
-                return d;
+                return kb_error_make(ret_error, r, "kernel did not answer kernel_info in time (a start-up timeout)%s%s",
+                                     tail && *tail ? "; its log so far, for context: " : "; its log is empty",
+                                     tail && *tail ? tail : "");
         }
         if (r == -ECANCELED)
-                return diagnose(k, "cancelled", r);
+                return start_error(k, r, "cancelled", ret_error);
         kb_channel ch;
         char detail[192];
         kb_client_last_error(k->client, &ch, NULL);
         kb_client_error_detail(k->client, r, detail, sizeof(detail));
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-        if (asprintf(&d, "kernel sent a bad message on %s during start-up: %s%s%s", kb_channel_name(ch), detail,
-                     tail && *tail ? "; kernel log: " : "", tail ? tail : "") < 0)
-                return NULL;
-        return d;
+        return kb_error_make(ret_error, r, "kernel sent a bad message on %s during start-up: %s%s%s",
+                             kb_channel_name(ch), detail, tail && *tail ? "; kernel log: " : "", tail ? tail : "");
 }
 
 /* Makes folder (0700, searchable by the sandbox user's group when kbound switches to it); an
@@ -282,8 +279,8 @@ static int mkdir_pass_through(const kb_sandbox_user *user, const char *folder, b
  * under root's 0700 home); nor can every bwrap bind a descriptor (--ro-bind-fd is bwrap 0.10+ and
  * a Debian 12 backport, which still fails when the user cannot reach the file's folder). The
  * folders are kbound's, searchable by the sandbox user's group alone, and outside teams/: the
- * copy is no team's folder, and no team can write it. Returns 0 or -errno with a diagnosis. */
-static int copy_probes(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
+ * copy is no team's folder, and no team can write it. Returns 0 or -errno with an error. */
+static int copy_probes(kb_kernel *k, const kb_kernel_options *o, kb_error **ret_error) {
         _cleanup_free_ char *tools = path_join(o->base_dir, TOOLS_DIR);
         k->tools_dir = tools ? path_join(tools, o->team) : NULL;
         if (k->tools_dir && o->syscall_probe)
@@ -306,10 +303,10 @@ static int copy_probes(kb_kernel *k, const kb_kernel_options *o, char **ret_diag
                 program = o->boundary_probe;
                 r = kb_copy_file(o->boundary_probe, k->boundary_copy, 0555, PROBE_COPY_MAX);
         }
-        if (r < 0 && asprintf(ret_diagnosis, "cannot copy kbound's probe %s into %s/%s: %s",
-                              program ? program : "programs", tools, o->team, strerror(-r)) < 0)
-                *ret_diagnosis = NULL;
-        return r;
+        if (r < 0)
+                return kb_error_make(ret_error, r, "cannot copy kbound's probe %s into %s/%s: %s",
+                                     program ? program : "programs", tools, o->team, strerror(-r));
+        return 0;
 }
 
 /* What one start holds until the kernel answers: its connection file's paths and the kernel's
@@ -330,9 +327,8 @@ static void start_done(start_state *s) {
 }
 
 /* The team's folder, base_dir/teams/<team>, made afresh (teams/ is every team's) and searchable
- * by the sandbox user. Returns 0 or -errno, with a diagnosis when the team's folder cannot be
- * made. */
-static int make_team_dir(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
+ * by the sandbox user. Returns 0 or -errno, with an error when the team's folder cannot be made. */
+static int make_team_dir(kb_kernel *k, const kb_kernel_options *o, kb_error **ret_error) {
         _cleanup_free_ char *teams = path_join(o->base_dir, "teams");
         if (!teams)
                 return -ENOMEM;
@@ -346,28 +342,25 @@ static int make_team_dir(kb_kernel *k, const kb_kernel_options *o, char **ret_di
         if (r < 0) {
                 free(k->team_dir);
                 k->team_dir = NULL; /* not ours: never remove it */
-                if ((r == -EEXIST ? asprintf(ret_diagnosis, "the team folder %s/%s already exists", teams, o->team)
-                                  : asprintf(ret_diagnosis, "cannot create the team folder %s/%s: %s", teams, o->team,
-                                             strerror(-r))) < 0)
-                        *ret_diagnosis = NULL;
-                return r;
+                if (r == -EEXIST)
+                        return kb_error_make(ret_error, r, "the team folder %s/%s already exists", teams, o->team);
+                return kb_error_make(ret_error, r, "cannot create the team folder %s/%s: %s", teams, o->team,
+                                     strerror(-r));
         }
         return kb_sandbox_user_pass_through(o->user, k->team_dir);
 }
 
 /* The team's copies of kbound-syscall-probe and kbound-probe (copy_probes) for a sandbox. Fail
  * closed: the tasks and memory limits kept inside the sandbox are set by the syscall probe. Returns 0, -ENOENT (limits
- * asked and no probe) or -errno, with a diagnosis. */
-static int probe_ready(kb_kernel *k, const kb_kernel_options *o, char **ret_diagnosis) {
+ * asked and no probe) or -errno, with an error. */
+static int probe_ready(kb_kernel *k, const kb_kernel_options *o, kb_error **ret_error) {
         if (o->sandbox && !o->syscall_probe && o->hardening &&
-            (o->hardening->limits.max[KB_LIMIT_TASKS] || o->hardening->limits.max[KB_LIMIT_MEMORY])) {
-                if (asprintf(ret_diagnosis, "cannot enforce --tasks-max and --memory-max without kbound-syscall-probe "
-                                            "(set KBOUND_SYSCALL_PROBE, or give both as none)") < 0)
-                        *ret_diagnosis = NULL;
-                return -ENOENT;
-        }
+            (o->hardening->limits.max[KB_LIMIT_TASKS] || o->hardening->limits.max[KB_LIMIT_MEMORY]))
+                return kb_error_make(ret_error, ENOENT,
+                                     "cannot enforce --tasks-max and --memory-max without kbound-syscall-probe "
+                                     "(set KBOUND_SYSCALL_PROBE, or give both as none)");
         if (o->sandbox && (o->syscall_probe || o->boundary_probe))
-                return copy_probes(k, o, ret_diagnosis);
+                return copy_probes(k, o, ret_error);
         return 0;
 }
 
@@ -394,20 +387,19 @@ static int make_team_folders(kb_kernel *k, const kb_kernel_options *o) {
 
 /* The kernel's connection (ipc, its sockets under run/) and its file in run/, handed to the
  * sandbox user with the folder; its key a secret of this object's from then on. Returns 0 or
- * -errno, with a diagnosis for all but running out of memory. */
-static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_state *s, char **ret_diagnosis) {
+ * -errno, with an error for all but running out of memory. */
+static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_state *s, kb_error **ret_error) {
         _cleanup_free_ char *ip_inside = NULL;
         s->socket_prefix = path_join(k->runtime_dir, SOCKET_PREFIX);
         s->conn_path = path_join(k->runtime_dir, CONNECTION_FILE);
         if (!s->socket_prefix || !s->conn_path)
                 return -ENOMEM;
         int r = kb_connection_new_ipc(s->socket_prefix, &k->connection);
-        if (r < 0) {
-                *ret_diagnosis = strdup(r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
-                                                             "use a shorter --runtime-dir"
-                                                           : "cannot make a connection");
-                return r;
-        }
+        if (r < 0)
+                return kb_error_make(ret_error, r, "%s",
+                                     r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
+                                                          "use a shorter --runtime-dir"
+                                                        : "cannot make a connection");
         /* Inside the sandbox the runtime folder is KB_SANDBOX_RUNTIME: the kernel sees that path in
          * its connection file and creates its sockets there (a tmpfs of their own, the file copied
          * in by bwrap, when kb_sandbox_runtime_in_memory); host paths never reach it. */
@@ -418,22 +410,18 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
                         return -ENOMEM;
         }
         r = kb_connection_write(k->connection, ip_inside, s->conn_path);
-        if (r < 0) {
-                if (asprintf(ret_diagnosis, "cannot write the connection file %s: %s", s->conn_path, strerror(-r)) < 0)
-                        *ret_diagnosis = NULL;
-                return r;
-        }
+        if (r < 0)
+                return kb_error_make(ret_error, r, "cannot write the connection file %s: %s", s->conn_path,
+                                     strerror(-r));
         /* Written while run/ was still ours alone (kb_connection_write insists), then handed over
          * with the folder: the kernel reads the file and creates its sockets there. */
         r = kb_sandbox_user_give(o->user, s->conn_path);
         if (r >= 0)
                 r = kb_sandbox_user_give(o->user, k->runtime_dir);
-        if (r < 0) {
-                *ret_diagnosis = strdup("cannot hand the runtime folder to the sandbox user");
-                return r;
-        }
+        if (r < 0)
+                return kb_error_make(ret_error, r, "cannot hand the runtime folder to the sandbox user");
         /* From here on the kernel can read its key: everything kernel-controlled this object hands
-         * out (diagnoses, log tails, kernel_info, transcript messages) is redacted with it. */
+         * out (errors, log tails, kernel_info, transcript messages) is redacted with it. */
         if (k->connection->key && *k->connection->key &&
             (kb_secrets_new(&k->key_secret) < 0 ||
              kb_secrets_add_token(k->key_secret, "connection-key", k->connection->key) < 0))
@@ -443,21 +431,20 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
 
 /* Everything a kernel needs before it is launched: never as root, the team's folders, the
  * syscall probe's copy, the connection file, the kernel's argv and environment. Returns 0 or
- * -errno (with a diagnosis where there is one). */
-static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *s, char **ret_diagnosis) {
+ * -errno (with an error where there are words for it). */
+static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *s, kb_error **ret_error) {
         /* The promise every caller relies on: no kernel runs as the host's root. */
-        if (!switches(o->user) && geteuid() == 0) {
-                *ret_diagnosis = strdup("kbound is root and no unprivileged sandbox user was given: a kernel never "
-                                        "runs as root");
-                return -EPERM;
-        }
-        int r = make_team_dir(k, o, ret_diagnosis);
+        if (!switches(o->user) && geteuid() == 0)
+                return kb_error_make(ret_error, EPERM,
+                                     "kbound is root and no unprivileged sandbox user was given: a kernel never "
+                                     "runs as root");
+        int r = make_team_dir(k, o, ret_error);
         if (r >= 0)
-                r = probe_ready(k, o, ret_diagnosis);
+                r = probe_ready(k, o, ret_error);
         if (r >= 0)
                 r = make_team_folders(k, o);
         if (r >= 0)
-                r = write_connection(k, o, s, ret_diagnosis);
+                r = write_connection(k, o, s, ret_error);
         if (r >= 0)
                 r = kb_kernelspec_argv(o->spec, s->conn_inside ? s->conn_inside : s->conn_path, &s->argv);
         if (r >= 0)
@@ -465,11 +452,11 @@ static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *
         return r;
 }
 
-/* The kernel launched in its sandbox (kb_sandbox_launch), its diagnosis redacted: it can quote the
- * kernel's log. Returns 0, -EPERM (bwrap ran, but what it built is not the sandbox asked for: no
- * pid namespace in its report, or PID 2 not what it should be; a leaky sandbox, not a missing
- * one), or -errno. */
-static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const start_state *s, char **ret_diagnosis) {
+/* The kernel launched in its sandbox (kb_sandbox_launch), its error's words redacted: they can
+ * quote the kernel's log. Returns 0, -EPERM (bwrap ran, but what it built is not the sandbox asked
+ * for: no pid namespace in its report, or PID 2 not what it should be; a leaky sandbox, not a
+ * missing one), or -errno. */
+static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const start_state *s, kb_error **ret_error) {
         kb_sandbox_policy policy = {
                 .team = o->team,
                 .workspace = k->workspace,
@@ -487,17 +474,23 @@ static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const star
                 .before_exec = o->before_exec,
                 .before_exec_userdata = o->before_exec_userdata,
         };
-        int r = kb_sandbox_launch(&policy, s->argv, k->log_path, o->deadline_ms, &k->sandbox, ret_diagnosis);
-        if (*ret_diagnosis && redact_in_place(k, ret_diagnosis, NULL) < 0 && r >= 0)
-                return -ENOMEM;
-        if (r == -EPROTO || r == -EPERM)
+        int r = kb_sandbox_launch(&policy, s->argv, k->log_path, o->deadline_ms, &k->sandbox, ret_error);
+        if (r >= 0)
+                return r;
+        /* Without memory for the redacted words the error keeps none (its errno's), never the key. */
+        if (ret_error && *ret_error)
+                (void) redact_in_place(k, &(*ret_error)->msg, NULL);
+        if (r == -EPROTO || r == -EPERM) {
                 r = -EPERM;
+                if (ret_error && *ret_error)
+                        (*ret_error)->err = EPERM;
+        }
         return r;
 }
 
 /* The kernel launched unsandboxed (launch_plain), its environment's sandbox paths made the team's
- * host folders. Returns 0 or -errno, with a diagnosis naming the program. */
-static int launch_unsandboxed(kb_kernel *k, const kb_kernel_options *o, const start_state *s, char **ret_diagnosis) {
+ * host folders. Returns 0 or -errno, with an error naming the program. */
+static int launch_unsandboxed(kb_kernel *k, const kb_kernel_options *o, const start_state *s, kb_error **ret_error) {
         if (!env_unsandboxed(s->env, k->workspace))
                 return -ENOMEM;
         int r = launch_plain(k, s->argv, s->env, o->user);
@@ -508,8 +501,7 @@ static int launch_unsandboxed(kb_kernel *k, const kb_kernel_options *o, const st
                         what = NULL; /* asprintf leaves it undefined on failure */
                         return -ENOMEM;
                 }
-                *ret_diagnosis = diagnose(k, what, r);
-                return r;
+                return start_error(k, r, what, ret_error);
         }
         return 0;
 }
@@ -517,9 +509,9 @@ static int launch_unsandboxed(kb_kernel *k, const kb_kernel_options *o, const st
 /* The client on the kernel's sockets, and the kernel ready (kb_client_wait_ready). in_memory: the
  * sockets are in the sandbox's own tmpfs, reached through the descriptor the host opened before
  * the kernel ran; bwrap copied the connection file there before the kernel's program ran, so the
- * host's copy goes now. Returns 0 or -errno, with a diagnosis for all but running out of memory. */
+ * host's copy goes now. Returns 0 or -errno, with an error for all but running out of memory. */
 static int start_client(kb_kernel *k, const kb_kernel_options *o, start_state *s, bool in_memory,
-                        char **ret_diagnosis) {
+                        kb_error **ret_error) {
         if (in_memory) {
                 (void) unlink(s->conn_path);
                 if (asprintf(&k->socket_dir, "/proc/self/fd/%d", kb_sandbox_runtime_fd(k->sandbox)) < 0) {
@@ -542,22 +534,17 @@ static int start_client(kb_kernel *k, const kb_kernel_options *o, start_state *s
                 copts.on_msg_userdata = k;
         }
         int r = kb_client_new(k->connection, o->sandbox ? s->socket_prefix : NULL, &copts, &k->client);
-        if (r < 0) {
-                *ret_diagnosis = strdup("cannot connect the client sockets");
-                return r;
-        }
+        if (r < 0)
+                return kb_error_make(ret_error, r, "cannot connect the client sockets");
         r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
-        if (r < 0) {
-                *ret_diagnosis = diagnose_not_ready(k, r);
-                return r;
-        }
+        if (r < 0)
+                return not_ready_error(k, r, ret_error);
         return 0;
 }
 
-int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diagnosis) {
+int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_error) {
         kb_kernel *k = calloc(1, sizeof(*k));
         _cleanup_(start_done) start_state s = {0};
-        char *diagnosis = NULL;
         /* The team names a folder under base_dir: "a/b" or ".." would name another one. */
         if (!kb_team_name_valid(o->team)) {
                 free(k);
@@ -568,15 +555,15 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
         k->child_pidfd = -1;
         k->workspace_fd = -1;
 
-        int r = start_prepare(k, o, &s, &diagnosis);
+        int r = start_prepare(k, o, &s, ret_error);
         if (r < 0)
                 goto fail;
         int64_t launched = kb_now_ms();
-        r = o->sandbox ? launch_sandboxed(k, o, &s, &diagnosis) : launch_unsandboxed(k, o, &s, &diagnosis);
+        r = o->sandbox ? launch_sandboxed(k, o, &s, ret_error) : launch_unsandboxed(k, o, &s, ret_error);
         if (r < 0)
                 goto fail;
         bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);
-        r = start_client(k, o, &s, in_memory, &diagnosis);
+        r = start_client(k, o, &s, in_memory, ret_error);
         if (r < 0)
                 goto fail;
         /* A kernel that answers has read its connection file: the key need not stay on disk,
@@ -597,10 +584,6 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, char **ret_diag
 
 fail:
         kb_kernel_destroy(&k, false);
-        if (ret_diagnosis)
-                *ret_diagnosis = diagnosis;
-        else
-                free(diagnosis);
         return r;
 }
 

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 #include "kbound/langpack.h"
+#include "base/cleanup.h"
 
 #define MANIFEST_MAX (64 * 1024)
 #define MANIFEST_DEPTH_MAX 8

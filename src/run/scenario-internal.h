@@ -54,7 +54,7 @@ typedef struct ctx {
         int64_t inspect_ms;              /* what the host's looks cost, in total */
         json_object *expect;             /* what kbound arranged and saw outside the cell (judge.h) */
         json_object *probe;              /* the probe cell's result, or NULL */
-        char probe_error[512];           /* why there is none */
+        kb_error *probe_error;           /* why there is none */
         struct pending_stop *pending[2]; /* interrupt checks waiting for the host to see the cell stop */
         struct lifetime_job lifetime;    /* the twin sandbox tried beside the interrupt cells */
         int mountinfo_fd;                /* the kernel's mountinfo, polled for changes between the looks */
@@ -95,12 +95,13 @@ typedef struct cell_hook {
         void *userdata;
         void (*then)(ctx *x, void *userdata);
 } cell_hook;
-/* Runs one probe cell (with a hook, or none) and returns its result; on failure why says what went
- * wrong. */
+/* Runs one probe cell (with a hook, or none) and returns its result. Returns 0, or -errno with an
+ * error saying what went wrong (the cell's name first, and the kernel's own words when it raised):
+ * -EPROTO (it ended with another status than ok), -ENOMSG (no result), the wait's errors. */
 int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
-                             json_object **ret, char *why, size_t why_size);
-int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
-                      size_t why_size);
+                             json_object **ret, kb_error **ret_error);
+int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
+                      kb_error **ret_error);
 /* Sets expect[key] (owned). */
 /* kbound's expectations for the judges, one fact of EXPECT (facts.def) at a time (values taken). */
 void scenario_expect_int(ctx *x, kb_fact_int f, int64_t v);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "kbound/canary.h"
+#include "base/cleanup.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
 #include "kbound/kernel.h"
@@ -184,7 +185,7 @@ static void expect_seccomp(ctx *x) {
 /* The attack-surface cell: the program it spawns (kbound-probe attack-surface; and, in a pack
  * that can, the kernel itself) tries every refused call and family. */
 static void surface_cell(ctx *x) {
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
         json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
@@ -211,12 +212,11 @@ static void surface_cell(ctx *x) {
         json_object_object_add(params, "calls", calls);
         json_object_object_add(params, "families", families);
         int r = x->env->harness.boundary_probe
-                        ? scenario_run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, why, sizeof(why))
-                        : (snprintf(why, sizeof why, "kbound-probe, the program the cell runs, was not found"),
-                           -ENOENT);
+                        ? scenario_run_cell(x, "attack_surface", params, CELL_TIMEOUT_MS, &result, &error)
+                        : kb_error_make(&error, ENOENT, "kbound-probe, the program the cell runs, was not found");
         json_object_put(params);
         if (r < 0) {
-                scenario_expect_str(x, FACT_EXPECT_SURFACE_ERROR, why);
+                scenario_expect_str(x, FACT_EXPECT_SURFACE_ERROR, kb_error_text(error, r));
                 return;
         }
         scenario_expect_obj(x, FACT_EXPECT_SURFACE, result);
@@ -227,7 +227,7 @@ static kb_judge_input judge_input(const ctx *x) {
         return (kb_judge_input){.host = x->host,
                                 .snapshots = x->snapshots,
                                 .probe = x->probe,
-                                .probe_error = x->probe_error[0] ? x->probe_error : NULL,
+                                .probe_error = x->probe_error ? kb_error_text(x->probe_error, 0) : NULL,
                                 .expect = x->expect,
                                 .cells_absent = x->no_pack ? "no probe set for the kernel's language" : NULL,
                                 .pre_exec = x->pre_exec,
@@ -320,10 +320,11 @@ static void steps_untested(ctx *x) {
 /* ---- identity ---- */
 
 static void identity_cell(ctx *x) {
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *result = NULL;
-        if (scenario_run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why)) < 0) {
-                scenario_expect_str(x, FACT_EXPECT_IDENTITY_ERROR, why);
+        int r = scenario_run_cell(x, "identity", NULL, CELL_TIMEOUT_MS, &result, &error);
+        if (r < 0) {
+                scenario_expect_str(x, FACT_EXPECT_IDENTITY_ERROR, kb_error_text(error, r));
                 return;
         }
         scenario_expect_obj(x, FACT_EXPECT_IDENTITY, result);
@@ -431,9 +432,9 @@ static void read_back_workspace(ctx *x, const char *file_name) {
 static void run_probe(ctx *x) {
         kb_canary_net *canary = NULL;
         if (!x->env->harness.boundary_probe) {
-                snprintf(x->probe_error, sizeof x->probe_error,
-                         "kbound-probe, the program the probe cell runs, was not found (install kbound, or set "
-                         "KBOUND_PROBE)");
+                kb_error_make(&x->probe_error, ENOENT,
+                              "kbound-probe, the program the probe cell runs, was not found (install kbound, or set "
+                              "KBOUND_PROBE)");
                 return;
         }
         char escape_name[64], file_name[64];
@@ -443,7 +444,13 @@ static void run_probe(ctx *x) {
         snprintf(watch.marker, sizeof watch.marker, "kbound-child-%.12s", x->nonce);
         char go_name[64];
         snprintf(go_name, sizeof go_name, ".kbound-go-%.16s", x->nonce);
-        snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), go_name);
+        /* The host creates the go file there and removes it after: a cut path would be another file. */
+        if (snprintf(watch.go_host, sizeof watch.go_host, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), go_name) >=
+            (int) sizeof watch.go_host) {
+                kb_error_make(&x->probe_error, ENAMETOOLONG, "the team's runtime folder's path is too long: %s",
+                              kb_kernel_runtime_dir(x->h.kernel));
+                return;
+        }
 
         json_object *params = json_object_new_object();
         json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
@@ -480,20 +487,16 @@ static void run_probe(ctx *x) {
         if (r >= 0)
                 r = kb_canary_net_params(canary, params);
         if (r < 0) {
-                snprintf(x->probe_error, sizeof x->probe_error, "cannot open the host's loopback canaries: %s",
-                         strerror(-r));
+                kb_error_make(&x->probe_error, r, "cannot open the host's loopback canaries: %s", strerror(-r));
                 json_object_put(params);
                 return;
         }
         scenario_expect_arr(x, FACT_EXPECT_ABSTRACT_CANARIES, json_object_get(kb_json_get(params, "abstract_sockets")));
         cell_hook hook = {.fn = child_marker_seen, .userdata = &watch, .then = child_alive};
-        r = scenario_run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, x->probe_error,
-                                     sizeof x->probe_error);
+        r = scenario_run_cell_hooked(x, "probe", params, CELL_TIMEOUT_MS, &hook, &x->probe, &x->probe_error);
         json_object_put(params);
         if (r < 0)
                 x->probe = NULL;
-        else
-                x->probe_error[0] = '\0';
         /* What the host sees now: the canaries' counts, escape files, the workspace nonce. */
         unsigned tcp_hits = 0, unix_hits = 0;
         kb_canary_net_count(canary, &tcp_hits, &unix_hits);
@@ -527,15 +530,15 @@ static void run_probe(ctx *x) {
 /* True if the report already has a check with this id. */
 static void set_error(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A kernel that died at start-up (r, diagnosis) after the look before exec saw what bwrap's init
+/* A kernel that died at start-up (r, error) after the look before exec saw what bwrap's init
  * holds outside the sandbox: that is often why it died, and a finding about the sandbox in any
  * case, not a machine that cannot enforce. Fails sandbox.backend (the reason first, then the
- * diagnosis) and boundary.descriptors; true if so. */
-static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
+ * error's words) and boundary.descriptors; true if so. */
+static bool start_failed_by_sandbox(ctx *x, int r, const kb_error *error) {
         _cleanup_free_ char *reason = x->pre_exec ? kb_judge_pre_exec_reason(x->pre_exec) : NULL;
         if (!reason)
                 return false;
-        const char *why = diagnosis ? diagnosis : strerror(-r);
+        const char *why = kb_error_text(error, r);
         set_error(x, "cannot start in the sandbox: before the kernel ran, the host saw %s; %s", reason, why);
         scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
                            "before the kernel ran, the host saw %s; %s", reason, why);
@@ -544,15 +547,15 @@ static bool start_failed_by_sandbox(ctx *x, int r, const char *diagnosis) {
 }
 
 static int set_nonce(ctx *x) {
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
         json_object_object_add(params, "value", json_object_new_string(x->nonce));
-        int r = scenario_run_cell(x, "set_var", params, CELL_TIMEOUT_MS, &result, why, sizeof(why));
+        int r = scenario_run_cell(x, "set_var", params, CELL_TIMEOUT_MS, &result, &error);
         json_object_put(params);
         json_object_put(result);
         if (r < 0)
                 scenario_add_check(x, kb_check_id(KB_CHECK_PERSISTENCE), "fail", kb_now_ms(), NULL,
-                                   "could not set the variable: %s", why);
+                                   "could not set the variable: %s", kb_error_text(error, r));
         return r;
 }
 
@@ -608,21 +611,21 @@ static int find_pack(ctx *x) {
  * decides are added and *outcome says how the run ended. */
 static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         const kb_check_env *env = x->env;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         kb_harness_phase(&x->h, "starting in bubblewrap as team %s", team);
         kb_kernel_options ko = kb_harness_kernel_options(&x->h, &env->harness, team, CELL_TIMEOUT_MS);
         ko.allow_network = env->allow_network;
         ko.syscall_probe = env->syscall_probe;
         ko.before_exec = scenario_pre_exec_look;
         ko.before_exec_userdata = x;
-        int r = kb_harness_start(&x->h, &ko, &diagnosis);
+        int r = kb_harness_start(&x->h, &ko, &error);
         if (r >= 0)
                 return 0;
-        if (start_failed_by_sandbox(x, r, diagnosis)) {
+        if (start_failed_by_sandbox(x, r, error)) {
                 *outcome = KB_CHECK_DONE;
                 return r;
         }
-        const char *why = diagnosis ? diagnosis : strerror(-r);
+        const char *why = kb_error_text(error, r);
         set_error(x, "cannot start in the sandbox: %s", why);
         /* A kernel that never became ready says nothing of the sandbox: the kernel's error fails the
          * run, and the backend's check is not run rather than blamed. */
@@ -644,7 +647,7 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
                 return r;
         }
         /* A kernel that cannot be started and pinned inside the sandbox cannot have any boundary
-         * claimed for it: fail closed, with the diagnosis. */
+         * claimed for it: fail closed, with the error. */
         *outcome = r == -ECANCELED || kb_harness_deadline_passed(&x->h) ? KB_CHECK_CANCELLED : KB_CHECK_NOT_ENFORCED;
         return r;
 }
@@ -829,6 +832,7 @@ done:
         kb_kernel_destroy(&x.h.kernel, env->harness.keep);
         kb_langpack_destroy(&x.lp);
         free(x.died_on_sigint);
+        kb_error_free(&x.probe_error);
         if (!x.h.k)
                 return -ENOMEM;
         x.h.checks = NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kbound/inspect.h"
+#include "base/cleanup.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"
 #include "kbound/sandbox.h"
@@ -154,20 +155,36 @@ int scenario_cell_result(const ctx *x, const kb_execution *ex, json_object **ret
         return r;
 }
 
-/* Runs one probe cell and returns its result object. On failure *ret_why says what went wrong. */
+/* A cell's error quotes the kernel (its exception's name and value): bounded, as every text of the
+ * kernel's is, at what one report line of it has always held. */
+#define CELL_ERROR_MAX 511
+
+/* r as the cell's error: what fmt formats, cut at CELL_ERROR_MAX bytes. Returns r. */
+__attribute__((format(printf, 3, 4))) static int cell_error(kb_error **ret_error, int r, const char *fmt, ...) {
+        if (!ret_error)
+                return r;
+        _cleanup_free_ char *what = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(&what, fmt, ap) < 0)
+                what = NULL; /* vasprintf leaves it undefined on failure */
+        va_end(ap);
+        if (what && strlen(what) > CELL_ERROR_MAX)
+                what[CELL_ERROR_MAX] = '\0';
+        return kb_error_make(ret_error, r, "%s", what ? what : strerror(-r));
+}
+
 int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, const cell_hook *hook,
-                             json_object **ret, char *why, size_t why_size) {
+                             json_object **ret, kb_error **ret_error) {
         _cleanup_free_ char *code = NULL;
         _cleanup_json_ json_object *own_params = params ? NULL : json_object_new_object();
         char marker[64];
         scenario_result_marker(x, marker, sizeof marker);
         json_object_object_add(params ? params : own_params, "result_marker", json_object_new_string(marker));
         int r = kb_langpack_render(x->lp, cell, params ? params : own_params, &code);
-        if (r < 0) {
-                snprintf(why, why_size, "cannot render cell '%s' from %s: %s", cell, kb_langpack_dir(x->lp),
-                         strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return cell_error(ret_error, r, "cannot render cell '%s' from %s: %s", cell, kb_langpack_dir(x->lp),
+                                  strerror(-r));
         kb_client *c = kb_kernel_client(x->h.kernel);
         kb_execution *ex = NULL;
         kb_execute_options eo = {.store_history = false, .stop_on_error = false};
@@ -184,30 +201,29 @@ int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int6
         if (r == -ETIMEDOUT && ex) {
                 char what[256];
                 kb_execution_explain_timeout(c, ex, what, sizeof(what));
-                snprintf(why, why_size, "cell '%s': timed out: %s", cell, what);
+                r = cell_error(ret_error, r, "cell '%s': timed out: %s", cell, what);
         } else if (r < 0) {
-                snprintf(why, why_size, "cell '%s': %s", cell, kb_harness_wait_error(&x->h, r));
+                r = cell_error(ret_error, r, "cell '%s': %s", cell, kb_harness_wait_error(&x->h, r));
         } else if (strcmp(ex->status, "ok") != 0) {
-                snprintf(why, why_size, "cell '%s' ended with status %s%s%s%s%s", cell, ex->status,
-                         ex->ename ? ": " : "", ex->ename ? ex->ename : "", ex->evalue ? ": " : "",
-                         ex->evalue ? ex->evalue : "");
-                r = -EPROTO;
+                r = cell_error(ret_error, -EPROTO, "cell '%s' ended with status %s%s%s%s%s", cell, ex->status,
+                               ex->ename ? ": " : "", ex->ename ? ex->ename : "", ex->evalue ? ": " : "",
+                               ex->evalue ? ex->evalue : "");
         } else {
                 r = scenario_cell_result(x, ex, ret);
                 if (r < 0)
-                        snprintf(why, why_size, "cell '%s' %s", cell,
-                                 r == -ENOMSG
-                                         ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
-                                                                             : "published no " KB_PROBE_MIME " result")
-                                         : "published a malformed or duplicate probe result");
+                        r = cell_error(ret_error, r, "cell '%s' %s", cell,
+                                       r == -ENOMSG ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"
+                                                                                        : "published no " KB_PROBE_MIME
+                                                                                          " result")
+                                                    : "published a malformed or duplicate probe result");
         }
         kb_execution_destroy(c, &ex);
         return r;
 }
 
-int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret, char *why,
-                      size_t why_size) {
-        return scenario_run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, why, why_size);
+int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
+                      kb_error **ret_error) {
+        return scenario_run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, ret_error);
 }
 
 /* Each sets one fact of kbound's expectations (EXPECT in facts.def), replacing what was there; a

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "kbound/kernel.h"
 #include "run/scenario-internal.h"
+#include "base/cleanup.h"
 #include "base/jsonget.h"
 
 #define SHUTDOWN_REPLY_MS 2000
@@ -16,16 +17,16 @@
 void scenario_check_persistence(ctx *x) {
         const char *id = kb_check_id(KB_CHECK_PERSISTENCE);
         int64_t t0 = kb_now_ms();
-        char why[512];
+        _cleanup_error_ kb_error *error = NULL;
         json_object *result = NULL;
         if (x->h.wedged) {
                 scenario_add_check(x, id, "fail", t0, NULL,
                                    "not tested: a long cell could not be stopped, so the kernel cannot answer");
                 return;
         }
-        int r = scenario_run_cell(x, "get_var", NULL, CELL_TIMEOUT_MS, &result, why, sizeof(why));
+        int r = scenario_run_cell(x, "get_var", NULL, CELL_TIMEOUT_MS, &result, &error);
         if (r < 0) {
-                scenario_add_check(x, id, "fail", t0, NULL, "%s", why);
+                scenario_add_check(x, id, "fail", t0, NULL, "%s", kb_error_text(error, r));
                 return;
         }
         const char *value = kb_fact_str_of(result, FACT_VAR_CELL_VALUE);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "kbound/kernel.h"
+#include "base/cleanup.h"
 #include "kbound/langpack.h"
 #include "run/scenario-internal.h"
 #include "base/jsonget.h"
@@ -464,27 +465,28 @@ static void interrupt_stopped(ctx *x, interrupt_run *ir) {
         stop_pending(x, ir);
 }
 
-/* Why the cell, which did not stop, is said not to have (why: a detail's words). */
-static void not_stopped_why(ctx *x, const interrupt_run *ir, char *why, size_t size) {
+/* Why the cell, which did not stop, is said not to have: the words of the check's detail. Not an
+ * error (nothing here fails): a finding about the kernel, which the check reports as such. */
+static void not_stopped_detail(ctx *x, const interrupt_run *ir, char *detail, size_t size) {
         int64_t ran = kb_now_ms() - ir->sent;
         long steps = watch_steps(&ir->watch);
         if (ir->r == 0)
-                snprintf(why, size, "the cell ran to completion (status %s)", ir->ex->status);
+                snprintf(detail, size, "the cell ran to completion (status %s)", ir->ex->status);
         else if (ir->send_r < 0)
-                snprintf(why, size, "the interrupt could not be sent (%s)", strerror(-ir->send_r));
+                snprintf(detail, size, "the interrupt could not be sent (%s)", strerror(-ir->send_r));
         else if (ir->path == PATH_CONTROL && !ir->reply_status)
-                snprintf(why, size,
+                snprintf(detail, size,
                          "no interrupt_reply and the cell kept running (%ld steps over %lld ms after "
                          "the request)",
                          steps, (long long) ran);
         else if (ir->path == PATH_CONTROL)
-                snprintf(why, size, "interrupt_reply '%s' but the cell kept running (%ld steps over %lld ms)",
+                snprintf(detail, size, "interrupt_reply '%s' but the cell kept running (%ld steps over %lld ms)",
                          ir->reply_status, steps, (long long) ran);
         else if (steps >= ir->watch.limit)
-                snprintf(why, size, "the cell kept running after the interrupt (%ld steps over %lld ms)", steps,
+                snprintf(detail, size, "the cell kept running after the interrupt (%ld steps over %lld ms)", steps,
                          (long long) ran);
         else
-                snprintf(why, size, "the cell kept running %d ms after the interrupt (%s)", ir->wait_ms,
+                snprintf(detail, size, "the cell kept running %d ms after the interrupt (%s)", ir->wait_ms,
                          kb_harness_wait_error(&x->h, ir->r));
 }
 
@@ -523,8 +525,8 @@ static void interrupt_not_stopped(ctx *x, interrupt_run *ir) {
                 return;
         }
         /* Not stopped: say why, then unblock the cell through the other path. */
-        char why[512];
-        not_stopped_why(x, ir, why, sizeof why);
+        char detail[512];
+        not_stopped_detail(x, ir, detail, sizeof detail);
         if (ir->r != 0)
                 unblock_by_other_path(x, ir);
         /* The same rule as conformance's interrupt.control (rules.c). */
@@ -533,10 +535,11 @@ static void interrupt_not_stopped(ctx *x, interrupt_run *ir) {
                                       ? kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, rule, sizeof(rule))
                                       : "fail";
         if (strcmp(verdict, "unsupported") == 0)
-                scenario_add_check(x, ir->id, "unsupported", ir->t0, TAKE_PTR(ir->ev), "%s; %s%s", why, rule,
+                scenario_add_check(x, ir->id, "unsupported", ir->t0, TAKE_PTR(ir->ev), "%s; %s%s", detail, rule,
                                    x->h.wedged ? "; neither path stopped the cell" : "");
         else
-                scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev), "%s%s%s", why, x->h.wedged ? "; " : "",
+                scenario_add_check(x, ir->id, "fail", ir->t0, TAKE_PTR(ir->ev), "%s%s%s", detail,
+                                   x->h.wedged ? "; " : "",
                                    x->h.wedged ? "and the other path did not stop it either" : "");
 }
 

@@ -1,6 +1,7 @@
 /* bwrap.c: what the bubblewrap at hand can do (bwrap.h): its --help read against one table of the
  * options kbound's sandbox uses. */
 #include "kbound/bwrap.h"
+#include "base/cleanup.h"
 #include "kbound/sandbox.h"
 #include "sandbox/sandbox-internal.h"
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* image.c: an OCI image layout, OCI archive or docker archive unpacked into a private rootfs by
  * skopeo (copy, digests checked) and umoci (unpack), with its disk use bounded. */
 #include "kbound/image.h"
+#include "base/cleanup.h"
 #include "base/jsonget.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@
 #define IMAGE_WATCH_MS 200
 /* The name kbound gives the image in its private layout. */
 #define IMAGE_REF "kbound"
-/* What a tool's diagnosis quotes of its log. */
+/* What a tool's error quotes of its log. */
 #define IMAGE_LOG_TAIL 400
 
 struct kb_image {
@@ -316,10 +317,23 @@ static int archive_kind(const char *path) {
         return 0;
 }
 
+/* A tool that ended with status (not a success) as an error quoting the end of its log. Returns
+ * -EIO. */
+static int tool_failed(const tool_run *t, const char *program, int status, kb_error **ret_error) {
+        if (!ret_error)
+                return -EIO;
+        _cleanup_free_ char *tail = log_tail(t->log_path);
+        const char *base = strrchr(program, '/');
+        return kb_error_make(ret_error, EIO, "%s failed (%s %d): %s", base ? base + 1 : program,
+                             WIFEXITED(status) ? "exit status" : "signal",
+                             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                             tail && *tail ? tail : "it said nothing");
+}
+
 /* Runs argv[0] (absolute) with the tools' environment, stdin /dev/null, stdout to out_path (or the
- * log), stderr to the log. Returns 0 when it exits 0; -EIO (it failed: *ret_diagnosis quotes the
+ * log), stderr to the log. Returns 0 when it exits 0; -EIO (it failed: *ret_error quotes the
  * log), -EFBIG, -ECANCELED, -ETIMEDOUT (it was killed), -errno. */
-static int run_tool(const tool_run *t, char *const *argv, const char *out_path, char **ret_diagnosis) {
+static int run_tool(const tool_run *t, char *const *argv, const char *out_path, kb_error **ret_error) {
         _cleanup_close_ int log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         _cleanup_close_ int out_fd = -1, null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         _cleanup_close_ int pidfd = -1;
@@ -369,21 +383,10 @@ static int run_tool(const tool_run *t, char *const *argv, const char *out_path, 
                 }
                 int status;
                 pid_t w = (pidfd < 0 || (fds[0].revents & POLLIN)) ? waitpid(pid, &status, WNOHANG) : 0;
-                if (w == pid) {
-                        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                                r = -EIO;
-                                if (ret_diagnosis) {
-                                        _cleanup_free_ char *tail = log_tail(t->log_path);
-                                        const char *base = strrchr(argv[0], '/');
-                                        if (asprintf(ret_diagnosis, "%s failed (%s %d): %s", base ? base + 1 : argv[0],
-                                                     WIFEXITED(status) ? "exit status" : "signal",
-                                                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                                                     tail && *tail ? tail : "it said nothing") < 0)
-                                                *ret_diagnosis = NULL;
-                                }
-                        }
-                        return r;
-                }
+                if (w == pid)
+                        return WIFEXITED(status) && WEXITSTATUS(status) == 0
+                                       ? 0
+                                       : tool_failed(t, argv[0], status, ret_error);
                 if (over_limit(t)) {
                         r = -EFBIG;
                         break;
@@ -495,20 +498,9 @@ static int split_image_arg(const char *arg, char **ret_path, char **ret_tag) {
         return 0;
 }
 
-/* Sets *ret_diagnosis (if asked) from fmt, for the failures kbound itself finds. */
-__attribute__((format(printf, 2, 3))) static void diagnose(char **ret_diagnosis, const char *fmt, ...) {
-        if (!ret_diagnosis || *ret_diagnosis)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        if (vasprintf(ret_diagnosis, fmt, ap) < 0)
-                *ret_diagnosis = NULL;
-        va_end(ap);
-}
-
 /* Reads the private layout's index (the one manifest named IMAGE_REF), the manifest (layers'
  * sizes against the limit) and the config (user, env) into img. */
-static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
+static int read_copy(kb_image *img, const char *layout, kb_error **ret_error) {
         char path[PATH_MAX];
         _cleanup_json_ json_object *index = NULL, *manifest = NULL, *config = NULL;
         json_object *manifests, *layers, *cfg, *inner, *env;
@@ -539,11 +531,9 @@ static int read_copy(kb_image *img, const char *layout, char **ret_diagnosis) {
                         return -EPROTO;
                 total += (uint64_t) json_object_get_int64(size);
         }
-        if (total > img->max_bytes) {
-                diagnose(ret_diagnosis, "its layers alone take %llu bytes, over the %llu-byte limit",
-                         (unsigned long long) total, (unsigned long long) img->max_bytes);
-                return -EFBIG;
-        }
+        if (total > img->max_bytes)
+                return kb_error_make(ret_error, EFBIG, "its layers alone take %llu bytes, over the %llu-byte limit",
+                                     (unsigned long long) total, (unsigned long long) img->max_bytes);
         if (!json_object_object_get_ex(manifest, "config", &cfg) || !digest_valid(kb_json_str(cfg, "digest")))
                 return -EPROTO;
         if (!(img->config_digest = strdup(kb_json_str(cfg, "digest"))))
@@ -602,45 +592,41 @@ static void unpack_job_done(unpack_job *j) {
 }
 
 /* The image argument split into img->path and img->tag, and what is at that path (j->st).
- * Returns 0, or -errno (*ret_diagnosis says why when the argument is at fault). */
-static int image_locate(unpack_job *j, char **ret_diagnosis) {
+ * Returns 0, or -errno (with an error when the argument is at fault). */
+static int image_locate(unpack_job *j, kb_error **ret_error) {
         const kb_image_options *o = j->o;
         kb_image *img = j->img;
         int r = split_image_arg(o->image, &img->path, &img->tag);
-        if (r < 0) {
-                diagnose(ret_diagnosis,
-                         r == -ENOENT   ? "no such file or folder"
-                         : r == -EINVAL ? "its path holds ':' (skopeo splits image names there: "
-                                          "rename or link it) or its tag is not printable text"
-                                        : "cannot resolve its path: %s",
-                         strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return kb_error_make(ret_error, r,
+                                     r == -ENOENT   ? "no such file or folder"
+                                     : r == -EINVAL ? "its path holds ':' (skopeo splits image names there: "
+                                                      "rename or link it) or its tag is not printable text"
+                                                    : "cannot resolve its path: %s",
+                                     strerror(-r));
         if (stat(img->path, &j->st) < 0)
                 return -errno;
         return 0;
 }
 
 /* skopeo and umoci, in the caller's PATH or where KBOUND_SKOPEO and KBOUND_UMOCI say. Returns 0,
- * -ENOPKG (one is missing: *ret_diagnosis says how to install it), -ENOMEM. */
-static int tools_find(unpack_job *j, char **ret_diagnosis) {
+ * -ENOPKG (one is missing: the error says how to install it), -ENOMEM. */
+static int tools_find(unpack_job *j, kb_error **ret_error) {
         const kb_image_options *o = j->o;
         int r = find_tool(o->envp, "skopeo", "KBOUND_SKOPEO", &j->skopeo);
         if (r >= 0)
                 r = find_tool(o->envp, "umoci", "KBOUND_UMOCI", &j->umoci);
-        if (r < 0) {
-                diagnose(ret_diagnosis,
-                         "%s not found (PATH, or %s): install it (Debian/Ubuntu: apt-get install "
-                         "skopeo umoci)",
-                         j->skopeo ? "umoci" : "skopeo", j->skopeo ? "KBOUND_UMOCI" : "KBOUND_SKOPEO");
-                return r == -ENOENT ? -ENOPKG : r;
-        }
+        if (r < 0)
+                return kb_error_make(ret_error, r == -ENOENT ? ENOPKG : -r,
+                                     "%s not found (PATH, or %s): install it (Debian/Ubuntu: apt-get install "
+                                     "skopeo umoci)",
+                                     j->skopeo ? "umoci" : "skopeo", j->skopeo ? "KBOUND_UMOCI" : "KBOUND_SKOPEO");
         return 0;
 }
 
 /* The paths below the work folder named, its tmp made and the tools' run set up. Returns 0, or
- * -errno (*ret_diagnosis names the folder it could not make). */
-static int job_plan(unpack_job *j, char **ret_diagnosis) {
+ * -errno (the error names the folder it could not make). */
+static int job_plan(unpack_job *j, kb_error **ret_error) {
         const kb_image_options *o = j->o;
         kb_image *img = j->img;
         const char *path = kb_env_get(o->envp, "PATH");
@@ -652,9 +638,8 @@ static int job_plan(unpack_job *j, char **ret_diagnosis) {
             asprintf(&j->dest, "oci:%s:" IMAGE_REF, j->layout) < 0)
                 return -ENOMEM;
         if (mkdir(j->tmp, 0700) < 0) {
-                int r = -errno;
-                diagnose(ret_diagnosis, "cannot make %s: %s", j->tmp, strerror(-r));
-                return r;
+                int e = errno;
+                return kb_error_make(ret_error, e, "cannot make %s: %s", j->tmp, strerror(e));
         }
         /* The tools get a private home and temporary folder (skopeo may stage blobs there: it is
          * inside the watched folder), and none of kbound's environment. */
@@ -665,21 +650,24 @@ static int job_plan(unpack_job *j, char **ret_diagnosis) {
                 .deadline_ms = o->deadline_ms,
                 .max_bytes = img->max_bytes,
         };
-        snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir);
+        /* A cut path would be another file, created and emptied for each tool's words. */
+        if (snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir) >= (int) sizeof(j->t.log_path))
+                return kb_error_make(ret_error, ENAMETOOLONG, "the work folder's path is too long: %s", o->work_dir);
         return avail_bytes(o->work_dir, &j->t.avail_at_start);
 }
 
 /* skopeo's copy of an OCI layout (a folder with an oci-layout file). Returns as run_tool, or
  * -EINVAL (not a layout), -ENOMEM. */
-static int copy_layout(kb_image *img, const unpack_job *j, char **ret_diagnosis) {
+static int copy_layout(kb_image *img, const unpack_job *j, kb_error **ret_error) {
         char probe[PATH_MAX];
         struct stat pst;
-        snprintf(probe, sizeof(probe), "%s/oci-layout", img->path);
-        if (stat(probe, &pst) < 0) {
-                diagnose(ret_diagnosis, "a folder without an oci-layout file is not an OCI image layout (for "
-                                        "an unpacked root filesystem use --rootfs)");
-                return -EINVAL;
-        }
+        /* Cut, it would name another file, whose presence would decide what the folder is. */
+        if (snprintf(probe, sizeof(probe), "%s/oci-layout", img->path) >= (int) sizeof(probe))
+                return kb_error_make(ret_error, ENAMETOOLONG, "its path is too long");
+        if (stat(probe, &pst) < 0)
+                return kb_error_make(ret_error, EINVAL,
+                                     "a folder without an oci-layout file is not an OCI image layout (for an "
+                                     "unpacked root filesystem use --rootfs)");
         img->format = "oci-layout";
         _cleanup_free_ char *src = NULL;
         if (asprintf(&src, "oci:%s%s%s", img->path, img->tag ? ":" : "", img->tag ? img->tag : "") < 0)
@@ -688,25 +676,22 @@ static int copy_layout(kb_image *img, const unpack_job *j, char **ret_diagnosis)
          * layout or archive carries no signature, and every blob is still checked against
          * its digest. */
         char *argv[] = {j->skopeo, "--insecure-policy", "copy", "--quiet", src, j->dest, NULL};
-        return run_tool(&j->t, argv, NULL, ret_diagnosis);
+        return run_tool(&j->t, argv, NULL, ret_error);
 }
 
 /* skopeo's copy of an archive (a regular file): a docker archive or an OCI archive, whichever
  * skopeo reads (each says at once when it is the other). Returns as run_tool (-EIO: neither read
- * it, *ret_diagnosis quoting both), or -EINVAL (no image archive at all), -errno. */
-static int copy_archive(kb_image *img, const unpack_job *j, char **ret_diagnosis) {
+ * it, the error quoting both), or -EINVAL (no image archive at all), -errno. */
+static int copy_archive(kb_image *img, const unpack_job *j, kb_error **ret_error) {
         static const char *const archive_formats[] = {"docker-archive", "oci-archive"};
         int r = archive_kind(img->path);
-        if (r == 0) {
-                diagnose(ret_diagnosis, "not an image: a docker save or podman save archive or an OCI archive is a tar "
-                                        "file with a manifest.json or an oci-layout entry, and this file has neither");
-                return -EINVAL;
-        }
-        if (r < 0) {
-                diagnose(ret_diagnosis, "cannot read it: %s", strerror(-r));
-                return r;
-        }
-        char *errors[KB_ELEMENTSOF(archive_formats)] = {NULL};
+        if (r == 0)
+                return kb_error_make(ret_error, EINVAL,
+                                     "not an image: a docker save or podman save archive or an OCI archive is a tar "
+                                     "file with a manifest.json or an oci-layout entry, and this file has neither");
+        if (r < 0)
+                return kb_error_make(ret_error, r, "cannot read it: %s", strerror(-r));
+        kb_error *errors[KB_ELEMENTSOF(archive_formats)] = {NULL};
         bool copied = false;
         for (size_t i = 0; i < KB_ELEMENTSOF(archive_formats) && !copied; i++) {
                 _cleanup_free_ char *src = NULL;
@@ -724,59 +709,54 @@ static int copy_archive(kb_image *img, const unpack_job *j, char **ret_diagnosis
                         break;
         }
         if (!copied && r == -EIO)
-                diagnose(ret_diagnosis,
-                         "neither a docker archive nor an OCI archive that skopeo can read: "
-                         "as a docker archive, %s; as an OCI archive, %s",
-                         errors[0] ? errors[0] : "?", errors[1] ? errors[1] : "?");
+                kb_error_make(ret_error, EIO,
+                              "neither a docker archive nor an OCI archive that skopeo can read: "
+                              "as a docker archive, %s; as an OCI archive, %s",
+                              errors[0] && errors[0]->msg ? errors[0]->msg : "?",
+                              errors[1] && errors[1]->msg ? errors[1]->msg : "?");
         for (size_t i = 0; i < KB_ELEMENTSOF(errors); i++)
-                free(errors[i]);
+                kb_error_free(&errors[i]);
         return r;
 }
 
 /* The image copied by skopeo into the private layout: a folder is an OCI layout; a file an
- * archive. Sets img->format. Returns 0, or -errno (*ret_diagnosis says why where it can). */
-static int image_copy(unpack_job *j, char **ret_diagnosis) {
+ * archive. Sets img->format. Returns 0, or -errno (with an error where there are words for it). */
+static int image_copy(unpack_job *j, kb_error **ret_error) {
         kb_image *img = j->img;
         int r;
         if (S_ISDIR(j->st.st_mode))
-                r = copy_layout(img, j, ret_diagnosis);
+                r = copy_layout(img, j, ret_error);
         else if (S_ISREG(j->st.st_mode))
-                r = copy_archive(img, j, ret_diagnosis);
-        else {
-                diagnose(ret_diagnosis, "neither a folder nor a regular file");
-                return -EINVAL;
-        }
+                r = copy_archive(img, j, ret_error);
+        else
+                return kb_error_make(ret_error, EINVAL, "neither a folder nor a regular file");
         if (r == -EFBIG)
-                diagnose(ret_diagnosis, "copying it took more than the %llu-byte limit",
-                         (unsigned long long) img->max_bytes);
+                return kb_error_make(ret_error, EFBIG, "copying it took more than the %llu-byte limit",
+                                     (unsigned long long) img->max_bytes);
         return r;
 }
 
 /* The copy's index, manifest and config read (read_copy), then umoci's unpack of it into the
- * rootfs, within the limit; the copy removed once it has served. Returns 0, or -errno
- * (*ret_diagnosis says why where it can). */
-static int image_unpack_copy(unpack_job *j, char **ret_diagnosis) {
+ * rootfs, within the limit; the copy removed once it has served. Returns 0, or -errno (with an
+ * error where there are words for it). */
+static int image_unpack_copy(unpack_job *j, kb_error **ret_error) {
         kb_image *img = j->img;
-        int r = read_copy(img, j->layout, ret_diagnosis);
-        if (r < 0) {
-                diagnose(ret_diagnosis, "skopeo's copy of it has a malformed index, manifest or config");
-                return r;
-        }
+        int r = read_copy(img, j->layout, ret_error);
+        if (r < 0) /* read_copy's own words, if it had any, are kept */
+                return kb_error_make(ret_error, r, "skopeo's copy of it has a malformed index, manifest or config");
         char *unpack_argv[] = {j->umoci, "raw", "unpack", "--rootless", "--image", j->dest + 4, j->rootfs, NULL};
-        r = run_tool(&j->t, unpack_argv, NULL, ret_diagnosis);
+        r = run_tool(&j->t, unpack_argv, NULL, ret_error);
         if (r == -EFBIG)
-                diagnose(ret_diagnosis, "unpacking it took more than the %llu-byte limit",
-                         (unsigned long long) img->max_bytes);
+                return kb_error_make(ret_error, EFBIG, "unpacking it took more than the %llu-byte limit",
+                                     (unsigned long long) img->max_bytes);
         if (r < 0)
                 return r;
         /* The copy has served: only the unpacked root stays for the run. */
         remove_image_tree(j->layout);
         img->unpacked_bytes = walk_path(j->rootfs, false);
-        if (img->unpacked_bytes > img->max_bytes) {
-                diagnose(ret_diagnosis, "unpacked it takes %llu bytes, over the %llu-byte limit",
-                         (unsigned long long) img->unpacked_bytes, (unsigned long long) img->max_bytes);
-                return -EFBIG;
-        }
+        if (img->unpacked_bytes > img->max_bytes)
+                return kb_error_make(ret_error, EFBIG, "unpacked it takes %llu bytes, over the %llu-byte limit",
+                                     (unsigned long long) img->unpacked_bytes, (unsigned long long) img->max_bytes);
         return 0;
 }
 
@@ -790,8 +770,8 @@ static void image_name_read(const unpack_job *j) {
         if (strcmp(img->format, "oci-layout") == 0) {
                 char index_path[PATH_MAX];
                 _cleanup_json_ json_object *index = NULL;
-                snprintf(index_path, sizeof(index_path), "%s/index.json", img->path);
-                if (read_json(index_path, &index) == 0)
+                if (snprintf(index_path, sizeof(index_path), "%s/index.json", img->path) < (int) sizeof(index_path) &&
+                    read_json(index_path, &index) == 0)
                         img->tag = only_ref_name(index);
         } else if (find_tool(j->o->envp, "tar", "KBOUND_TAR", &tar) == 0) {
                 bool docker = strcmp(img->format, "docker-archive") == 0;
@@ -802,29 +782,24 @@ static void image_name_read(const unpack_job *j) {
         }
 }
 
-/* The words for a failure no step said more about, and all that was written removed. Returns r. */
-static int unpack_failed(kb_image **imgp, int r, char **ret_diagnosis) {
-        if (r == -ECANCELED)
-                diagnose(ret_diagnosis, "interrupted");
-        else if (r == -ETIMEDOUT)
-                diagnose(ret_diagnosis, "the deadline passed while it was being unpacked");
-        else if (r == -ENOMEM)
-                diagnose(ret_diagnosis, "out of memory");
-        else
-                diagnose(ret_diagnosis, "%s", strerror(-r));
+/* The words for a failure no step said more about (a step's own are kept), and all that was
+ * written removed. Returns r. */
+static int unpack_failed(kb_image **imgp, int r, kb_error **ret_error) {
         kb_image_destroy(imgp);
-        return r;
+        return kb_error_make(ret_error, r, "%s",
+                             r == -ECANCELED   ? "interrupted"
+                             : r == -ETIMEDOUT ? "the deadline passed while it was being unpacked"
+                             : r == -ENOMEM    ? "out of memory"
+                                               : strerror(-r));
 }
 
-int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagnosis) {
+int kb_image_unpack(const kb_image_options *o, kb_image **ret, kb_error **ret_error) {
         /* The steps, in their order: each returns 0 or -errno, having said why where it can. */
-        static int (*const steps[])(unpack_job *, char **) = {
+        static int (*const steps[])(unpack_job *, kb_error **) = {
                 image_locate, tools_find, job_plan, image_copy, image_unpack_copy,
         };
         _cleanup_(unpack_job_done) unpack_job j = {.o = o};
 
-        if (ret_diagnosis)
-                *ret_diagnosis = NULL;
         if (!o || !o->image || !o->work_dir || o->work_dir[0] != '/' || !ret)
                 return -EINVAL;
         j.img = calloc(1, sizeof(*j.img));
@@ -832,9 +807,9 @@ int kb_image_unpack(const kb_image_options *o, kb_image **ret, char **ret_diagno
                 return -ENOMEM;
         j.img->max_bytes = o->max_bytes ? o->max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT;
         for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
-                int r = steps[i](&j, ret_diagnosis);
+                int r = steps[i](&j, ret_error);
                 if (r < 0)
-                        return unpack_failed(&j.img, r, ret_diagnosis);
+                        return unpack_failed(&j.img, r, ret_error);
         }
         image_name_read(&j);
         unlink(j.tool_out);

@@ -1,6 +1,7 @@
 /* machine_checks.c: can this machine enforce the sandbox? doctor's items (kb_sandbox_preflight), one per
  * prerequisite, each with a fix. (The preflight of a kernel's own program and paths is view.c.) */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "kbound/bwrap.h"
 #include "sandbox/sandbox-internal.h"
 #include <fcntl.h>
@@ -116,9 +117,9 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
         };
         char *argv[] = {"sleep", "60", NULL};
         kb_sandbox *sb = NULL;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         if (r >= 0)
-                r = kb_sandbox_launch(&policy, argv, log, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &sb, &diagnosis);
+                r = kb_sandbox_launch(&policy, argv, log, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &sb, &error);
         if (r >= 0)
                 r = kb_sandbox_verify(sb);
         kb_sandbox_destroy(&sb);
@@ -132,7 +133,7 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
                              "namespaces, kbound's seccomp filter%s, PID 2 pinned by pidfd) started as %s",
                              syscall_probe ? ", its syscall probe bound" : "", user ? user->name : "kbound's user")
                        : fmt("the sandbox kbound's check starts failed to start as %s: %s",
-                             user ? user->name : "kbound's user", diagnosis ? diagnosis : strerror(-r));
+                             user ? user->name : "kbound's user", kb_error_text(error, r));
         return *ret_detail ? 0 : -ENOMEM;
 }
 

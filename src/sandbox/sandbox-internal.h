@@ -28,7 +28,8 @@ int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd);
 /* Opens the sandbox's folder inside (KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME) through bwrap's init
  * (init_pid, pinned by init_pidfd) and checks it is what was asked: a tmpfs (sandbox.resources
  * judges its size), or else the host folder host_dir itself (sandbox_workspace.c). Returns 0 with
- * an owned O_RDONLY directory *ret_fd, -EPERM (it is something else), -ESRCH, -errno. */
+ * an owned O_RDONLY directory *ret_fd, -EPERM (it is something else), -ESRCH, -EINVAL (no inside,
+ * or no host_dir to prove a bound folder against), -ENAMETOOLONG, -errno. */
 int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
                            int *ret_fd);
 
@@ -153,9 +154,11 @@ int kb_sandbox_run_capture(char *const *argv, char *const *envp, const kb_sandbo
 /* A one-line explanation of a bwrap failure from the tail of its log (text), with a hint for the
  * well-known causes (user namespaces refused). Returns a malloc'd string or NULL (ENOMEM). */
 char *kb_sandbox_diagnose(const char *what, const char *log_tail);
-/* *ret_diagnosis (if ret_diagnosis) replaced by kb_sandbox_diagnose of what and, with log_path, the
- * end of what bwrap wrote to it since offset (sandbox_diagnose.c). */
-void kb_sandbox_set_diagnosis(char **ret_diagnosis, const char *what, const char *log_path, off_t offset);
+/* A launch's failure as an error (sandbox_diagnose.c): *ret_error (if ret_error) gets err with
+ * kb_sandbox_diagnose's line for what fmt formats and, with log_path, the end of what bwrap wrote
+ * to it since log_offset. Returns -err (kb_error_make). */
+int kb_sandbox_error(kb_error **ret_error, int err, const char *log_path, off_t log_offset, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
 
 /* sandbox_pid.c's readers, shared with sandbox_launch.c: a small file under /proc into buf
  * (NUL-terminated; -ESRCH when the process is gone), and a decimal pid (false for anything else). */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "base/facts.h"
 #include "sandbox/cgroupfs.h"
+#include "base/cleanup.h"
 #include "base/procfs.h"
 #include "sandbox/sandbox-internal.h"
 
@@ -80,9 +81,16 @@ static char *own_dir(const char *controller) {
         return asprintf(&dir, "%s%s", mp, strcmp(rest, "/") == 0 ? "" : rest) < 0 ? NULL : dir;
 }
 
+/* dir/file into path (PATH_MAX bytes). A cut path names another file, which kbound would then
+ * write a limit to or read a fact from: refused instead. Returns 0 or -ENAMETOOLONG. */
+static int cgroup_path(char path[static PATH_MAX], const char *dir, const char *file) {
+        return snprintf(path, PATH_MAX, "%s/%s", dir, file) >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
 static int write_value(const char *dir, const char *file, const char *value) {
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (cgroup_path(path, dir, file) < 0)
+                return -ENAMETOOLONG;
         int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
@@ -108,8 +116,8 @@ static char *make_child(const char *parent, const char *team) {
                 int pid;
                 if (sscanf(de->d_name, "kbound-%d-", &pid) == 1 && pid > 0 && kill(pid, 0) < 0 && errno == ESRCH) {
                         char stale[PATH_MAX];
-                        snprintf(stale, sizeof stale, "%s/%s", parent, de->d_name);
-                        (void) rmdir(stale);
+                        if (cgroup_path(stale, parent, de->d_name) == 0)
+                                (void) rmdir(stale);
                 }
         }
         if (d)
@@ -127,8 +135,7 @@ static char *make_child(const char *parent, const char *team) {
 
 static bool has_file(const char *dir, const char *file) {
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, file);
-        return access(path, F_OK) == 0;
+        return cgroup_path(path, dir, file) == 0 && access(path, F_OK) == 0;
 }
 
 /* cgroup v2: one folder with memory.max, memory.swap.max 0 and pids.max, where kbound's own
@@ -204,7 +211,8 @@ static int try_v1(kb_cgroup *cg, const kb_limits *l, const char *team) {
 
 int64_t kb_cgroupfs_value(const char *dir, const char *file) {
         char path[PATH_MAX], buf[KB_CGROUPFS_FILE_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (cgroup_path(path, dir, file) < 0)
+                return -2;
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -2;
@@ -270,13 +278,15 @@ int kb_cgroup_open_procs(const kb_cgroup *cg, int *fds, size_t max) {
         size_t n = 0;
         for (size_t i = 0; i < cg->n && n < max; i++) {
                 char path[PATH_MAX];
-                snprintf(path, sizeof path, "%s/cgroup.procs", cg->dirs[i]);
-                int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0) {
-                        int e = errno;
+                int fd = -1, r = cgroup_path(path, cg->dirs[i], "cgroup.procs");
+                if (r == 0) {
+                        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+                        r = fd < 0 ? -errno : 0;
+                }
+                if (r < 0) {
                         for (size_t k = 0; k < n; k++)
                                 close(fds[k]);
-                        return -e;
+                        return r;
                 }
                 fds[n++] = fd;
         }

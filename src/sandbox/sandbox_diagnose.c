@@ -2,7 +2,9 @@
  * (read from the end of the log, never a partial line that could begin inside the key), made safe
  * for a terminal, with a hint for the well-known causes. */
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,10 +90,18 @@ static char *log_tail(const char *log_path, off_t offset) {
         return buf;
 }
 
-void kb_sandbox_set_diagnosis(char **ret_diagnosis, const char *what, const char *log_path, off_t offset) {
-        if (!ret_diagnosis)
-                return;
-        _cleanup_free_ char *tail = log_path ? log_tail(log_path, offset) : NULL;
-        free(*ret_diagnosis);
-        *ret_diagnosis = kb_sandbox_diagnose(what, tail);
+int kb_sandbox_error(kb_error **ret_error, int err, const char *log_path, off_t log_offset, const char *fmt, ...) {
+        if (!ret_error) /* the errno alone, made negative as kb_error_make makes it */
+                return kb_error_make(NULL, err, "%s", fmt);
+        _cleanup_free_ char *what = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(&what, fmt, ap) < 0)
+                what = NULL; /* vasprintf leaves it undefined on failure */
+        va_end(ap);
+        _cleanup_free_ char *tail = log_path ? log_tail(log_path, log_offset) : NULL;
+        _cleanup_free_ char *line = what ? kb_sandbox_diagnose(what, tail) : NULL;
+        if (!line) /* no memory for the words: the errno's own, or none */
+                return kb_error_make(ret_error, err, "%s", strerror(err < 0 ? -err : err));
+        return kb_error_make(ret_error, err, "%s", line);
 }

@@ -1,5 +1,6 @@
 /* sandbox_launch.c: start bwrap, pin the kernel (PID 2) by a verified pidfd, signal and stop it. */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
 #include "base/facts.h"
 #include "base/procfs.h"
@@ -382,7 +383,7 @@ static const int bwrap_fd_targets[HANDED_MAX] = {
 };
 
 /* One launch until bwrap runs: its argv and the descriptors it is handed, kbound's copies closed
- * once bwrap has its own (launch_spawn) or the launch is given up (launch_done). */
+ * once bwrap has its own (launch_spawn) or when the launch ends either way (launch_done). */
 typedef struct launch {
         char **argv;                      /* bwrap's (kb_sandbox_plan) */
         int logfd;                        /* the kernel's log file, opened for appending */
@@ -411,17 +412,19 @@ static launch launch_empty(void) {
         return l;
 }
 
-static void launch_done(launch *l) {
-        launch_close_handed(l);
-        kb_closep(&l->info_r);
-        kb_closep(&l->logfd);
-        kb_strv_freep(&l->argv);
-}
-
 static void launch_close_join_fds(launch *l) {
         for (int i = 0; i < l->n_join; i++)
                 close(l->join_fds[i]);
         l->n_join = 0;
+}
+
+/* Everything of l still open closed, its argv freed: the launch's cleanup, on every path. */
+static void launch_done(launch *l) {
+        launch_close_join_fds(l);
+        launch_close_handed(l);
+        kb_closep(&l->info_r);
+        kb_closep(&l->logfd);
+        kb_strv_freep(&l->argv);
 }
 
 /* Where bwrap's stdout and stderr go: the log's pipe when its size is bounded, else the file. */
@@ -430,29 +433,23 @@ static int launch_out_fd(const launch *l) {
 }
 
 /* Never the host's root in the sandbox (see kb_sandbox_user): a root caller must say whom to run
- * as. Returns 0, or -EINVAL with a diagnosis. */
-static int launch_user_named(const kb_sandbox_policy *policy, char **ret_diagnosis) {
-        if (geteuid() == 0 && !(policy->user && policy->user->switch_user)) {
-                kb_sandbox_set_diagnosis(ret_diagnosis, "kbound is root and no unprivileged sandbox user was given",
-                                         NULL, 0);
-                return -EINVAL;
-        }
+ * as. Returns 0, or -EINVAL with an error. */
+static int launch_user_named(const kb_sandbox_policy *policy, kb_error **ret_error) {
+        if (geteuid() == 0 && !(policy->user && policy->user->switch_user))
+                return kb_sandbox_error(ret_error, EINVAL, NULL, 0,
+                                        "kbound is root and no unprivileged sandbox user was given");
         return 0;
 }
 
 /* bwrap must be there, executable, and not set-uid (KB_SANDBOX_SETUID_WHY). Returns 0, -ENOENT,
- * -EACCES or -ENOTSUP, with a diagnosis. */
-static int bwrap_usable(const char *bwrap, char **ret_diagnosis) {
-        if (access(bwrap, X_OK) < 0) {
-                int r = errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
-                kb_sandbox_set_diagnosis(ret_diagnosis, r == -ENOENT ? "bwrap not found" : "bwrap is not executable",
-                                         NULL, 0);
-                return r;
-        }
-        if (kb_sandbox_bwrap_setuid(bwrap) > 0) {
-                kb_sandbox_set_diagnosis(ret_diagnosis, KB_SANDBOX_SETUID_WHY, NULL, 0);
-                return -ENOTSUP;
-        }
+ * -EACCES or -ENOTSUP, with an error. */
+static int bwrap_usable(const char *bwrap, kb_error **ret_error) {
+        if (access(bwrap, X_OK) < 0)
+                return errno == ENOENT || errno == ENOTDIR
+                               ? kb_sandbox_error(ret_error, ENOENT, NULL, 0, "bwrap not found")
+                               : kb_sandbox_error(ret_error, EACCES, NULL, 0, "bwrap is not executable");
+        if (kb_sandbox_bwrap_setuid(bwrap) > 0)
+                return kb_sandbox_error(ret_error, ENOTSUP, NULL, 0, "%s", KB_SANDBOX_SETUID_WHY);
         return 0;
 }
 
@@ -485,8 +482,8 @@ static kb_sandbox *sandbox_new(void) {
 
 /* The sandbox's own cgroups, where kbound may make them; else the limits kept inside the sandbox
  * stand alone (kb_sandbox_plan), which sandbox.resources reports as such. Returns 0 with their
- * cgroup.procs files in l->join_fds (none: sb->cgroup_error says why), or -ECHILD with a diagnosis. */
-static int launch_cgroups(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char **ret_diagnosis) {
+ * cgroup.procs files in l->join_fds (none: sb->cgroup_error says why), or -ECHILD with an error. */
+static int launch_cgroups(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, kb_error **ret_error) {
         if (!policy->hardening)
                 return 0;
         sb->cgroup_error = kb_cgroup_create(&sb->cgroup, &policy->hardening->limits, policy->team);
@@ -500,13 +497,10 @@ static int launch_cgroups(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
          * enforceable here, nothing is started (fail closed). */
         if (policy->hardening->limits.max[KB_LIMIT_CPU] && l->n_join == 0) {
                 int e = sb->cgroup_error < 0 ? sb->cgroup_error : -ENOTSUP;
-                char what[200];
-                snprintf(what, sizeof what,
-                         "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made here (%s; "
-                         "root, or a delegated cgroup, can make one)",
-                         strerror(-e));
-                kb_sandbox_set_diagnosis(ret_diagnosis, what, NULL, 0);
-                return -ECHILD;
+                return kb_sandbox_error(ret_error, ECHILD, NULL, 0,
+                                        "cannot enforce --cpu-max: no cpu cgroup of the sandbox's own could be made "
+                                        "here (%s; root, or a delegated cgroup, can make one)",
+                                        strerror(-e));
         }
         return 0;
 }
@@ -534,32 +528,29 @@ static int launch_memory_limit(launch *l, kb_sandbox *sb, const kb_sandbox_polic
         return 0;
 }
 
-/* The log's keeper, when its size is bounded (l->log_w its pipe). Returns 0 or -errno with a
- * diagnosis. */
+/* The log's keeper, when its size is bounded (l->log_w its pipe). Returns 0 or -errno with an
+ * error. */
 static int launch_log_keeper(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, const char *log_path,
-                             char **ret_diagnosis) {
+                             kb_error **ret_error) {
         uint64_t log_max = policy->hardening ? policy->hardening->limits.max[KB_LIMIT_LOG] : 0;
         if (!log_max)
                 return 0;
         int r = kb_log_keeper_start(log_path, l->logfd, log_max, &sb->log, &l->log_w);
         if (r < 0)
-                kb_sandbox_set_diagnosis(ret_diagnosis, "cannot start the kernel log's keeper", NULL, 0);
-        return r;
+                return kb_sandbox_error(ret_error, r, NULL, 0, "cannot start the kernel log's keeper");
+        return 0;
 }
 
 /* The last of what bwrap is handed: the connection file, for bwrap's --file (kb_sandbox_plan),
  * read by bwrap's init into the sandbox's socket tmpfs, then closed there. (The syscall probe is
- * bound by path: kb_sandbox_plan.) Returns 0 or -errno with a diagnosis. */
-static int launch_fds(launch *l, const kb_sandbox_policy *policy, char **ret_diagnosis) {
+ * bound by path: kb_sandbox_plan.) Returns 0 or -errno with an error. */
+static int launch_fds(launch *l, const kb_sandbox_policy *policy, kb_error **ret_error) {
         l->n_handed = HANDED_CONNECTION;
         if (!policy->connection_file || !kb_sandbox_runtime_in_memory(policy->hardening))
                 return 0;
         l->handed[HANDED_CONNECTION] = open(policy->connection_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (l->handed[HANDED_CONNECTION] < 0) {
-                int r = -errno;
-                kb_sandbox_set_diagnosis(ret_diagnosis, "cannot open the connection file to hand it in", NULL, 0);
-                return r;
-        }
+        if (l->handed[HANDED_CONNECTION] < 0)
+                return kb_sandbox_error(ret_error, errno, NULL, 0, "cannot open the connection file to hand it in");
         l->n_handed = HANDED_MAX;
         return 0;
 }
@@ -578,10 +569,10 @@ static int launch_record(const launch *l, kb_sandbox *sb, const kb_sandbox_polic
 
 /* Everything bwrap is handed, made before it runs: the channels, the seccomp program, the cgroups,
  * the memory limit, the log's keeper, the descriptors, and the facts of them. Returns 0 or -errno
- * (a diagnosis where there is one); what it made is the caller's to close (the cgroups' files
- * too, launch_close_join_fds) and free with sb and l. */
+ * (with an error where there are words for it); what it made is closed and freed with l and sb
+ * (launch_done, kb_sandbox_destroy). */
 static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char *const *kernel_argv,
-                          const char *log_path, char **ret_diagnosis) {
+                          const char *log_path, kb_error **ret_error) {
         /* bwrap's init waits on --block-fd, then reads the seccomp program from --seccomp until
          * end of file; kbound sends both only once the host has looked. Should kbound die first,
          * both channels close empty, and an empty program makes bwrap give up (prctl refuses it)
@@ -595,17 +586,16 @@ static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
                 return r;
         /* The seccomp program: built for this launch, sent at release. */
         r = kb_seccomp_build(policy->hardening ? &policy->hardening->seccomp : NULL, &sb->seccomp_program);
-        if (r < 0) {
-                kb_sandbox_set_diagnosis(ret_diagnosis, "cannot build the seccomp filter", NULL, 0);
-                return r == -EINVAL ? -EINVAL : -ENOTSUP;
-        }
-        r = launch_cgroups(l, sb, policy, ret_diagnosis);
+        if (r < 0)
+                return kb_sandbox_error(ret_error, r == -EINVAL ? EINVAL : ENOTSUP, NULL, 0,
+                                        "cannot build the seccomp filter");
+        r = launch_cgroups(l, sb, policy, ret_error);
         if (r >= 0)
                 r = launch_memory_limit(l, sb, policy, kernel_argv);
         if (r >= 0)
-                r = launch_log_keeper(l, sb, policy, log_path, ret_diagnosis);
+                r = launch_log_keeper(l, sb, policy, log_path, ret_error);
         if (r >= 0)
-                r = launch_fds(l, policy, ret_diagnosis);
+                r = launch_fds(l, policy, ret_error);
         if (r >= 0)
                 r = launch_record(l, sb, policy);
         return r;
@@ -615,8 +605,8 @@ static int launch_prepare(launch *l, kb_sandbox *sb, const kb_sandbox_policy *po
  * /proc/<pid>/environ is what the sandbox's /proc/1/environ shows, so kbound's environment must
  * never be its. Then closes kbound's copies of what bwrap was handed. Returns 0, -ECHILD when the
  * user switch or the keyring was refused (set-up refused before bwrap ran: this machine cannot
- * enforce the sandbox), or kb_sandbox_spawn's -errno, with a diagnosis. */
-static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, char **ret_diagnosis) {
+ * enforce the sandbox), or kb_sandbox_spawn's -errno, with an error. */
+static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *policy, kb_error **ret_error) {
         static char *const empty_env[] = {NULL};
         int stage = 0;
         kb_spawn_options so = kb_spawn_options_kernel(launch_out_fd(l), policy->user);
@@ -631,23 +621,21 @@ static int launch_spawn(launch *l, kb_sandbox *sb, const kb_sandbox_policy *poli
         launch_close_join_fds(l);
         /* The log's pipe is bwrap's alone now: the keeper ends when the sandbox's writers do. */
         launch_close_handed(l);
-        if (r < 0) {
-                kb_sandbox_set_diagnosis(
-                        ret_diagnosis,
+        if (r < 0)
+                return kb_sandbox_error(
+                        ret_error, stage == KB_SPAWN_STAGE_USER || stage == KB_SPAWN_STAGE_KEYRING ? ECHILD : -r, NULL,
+                        0, "%s",
                         stage == KB_SPAWN_STAGE_USER      ? "cannot switch to the sandbox user before starting bwrap"
                         : stage == KB_SPAWN_STAGE_KEYRING ? "cannot give the sandbox a fresh session keyring"
-                                                          : "bwrap could not be executed",
-                        NULL, 0);
-                return stage == KB_SPAWN_STAGE_USER || stage == KB_SPAWN_STAGE_KEYRING ? -ECHILD : r;
-        }
+                                                          : "bwrap could not be executed");
         return 0;
 }
 
 /* bwrap's --info-fd report: its init's pid and the sandbox's pid namespace, into sb. Returns 0,
- * or -ECHILD, -ETIMEDOUT, -EPROTO or -errno with a diagnosis (bwrap stopped first when its report
+ * or -ECHILD, -ETIMEDOUT, -EPROTO or -errno with an error (bwrap stopped first when its report
  * never came whole). */
 static int sandbox_read_report(kb_sandbox *sb, int info_r, const char *log_path, off_t log_offset, int64_t deadline_ms,
-                               char **ret_diagnosis) {
+                               kb_error **ret_error) {
         int r = read_info(info_r, sb->bwrap_pidfd, deadline_ms, &sb->info);
         if (r < 0) {
                 const char *what = r == -ECHILD      ? "bwrap exited before reporting the sandbox"
@@ -655,16 +643,13 @@ static int sandbox_read_report(kb_sandbox *sb, int info_r, const char *log_path,
                                                      : "bwrap's --info-fd output is malformed";
                 /* Reap first so the log holds everything bwrap wrote. */
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-                kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-                return r;
+                return kb_sandbox_error(ret_error, r, log_path, log_offset, "%s", what);
         }
         int64_t child_pid, pidns;
         if (info_int(sb->info, "child-pid", &child_pid) < 0 || child_pid > INT_MAX ||
-            info_int(sb->info, "pid-namespace", &pidns) < 0) {
-                kb_sandbox_set_diagnosis(ret_diagnosis, "bwrap's --info-fd JSON lacks child-pid or pid-namespace", NULL,
-                                         0);
-                return -EPROTO;
-        }
+            info_int(sb->info, "pid-namespace", &pidns) < 0)
+                return kb_sandbox_error(ret_error, EPROTO, NULL, 0,
+                                        "bwrap's --info-fd JSON lacks child-pid or pid-namespace");
         sb->init_pid = (pid_t) child_pid;
         sb->pidns_ino = (uint64_t) pidns;
         return 0;
@@ -705,33 +690,28 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
                                    &sb->kernel_pidfd);
 }
 
-/* A folder the host could not open as asked (f->r < 0): the sandbox stopped and diagnosed.
+/* A folder the host could not open as asked (f->r < 0): the sandbox stopped, and the error made.
  * Returns -EXDEV (it is something else) or -ECHILD. */
 static int folder_refused(kb_sandbox *sb, const folder_try *f, const char *log_path, off_t log_offset,
-                          char **ret_diagnosis) {
-        char what[256];
-        snprintf(what, sizeof what,
-                 f->r == -EPERM ? "the sandbox's %s is not %s" : "the host cannot open the sandbox's %s (%s)",
-                 f->inside,
-                 f->r == -EPERM ? (f->tmpfs ? "the tmpfs kbound asked bwrap to make there"
-                                            : "the team's folder kbound asked bwrap to bind there")
-                                : strerror(-f->r));
+                          kb_error **ret_error) {
         (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-        kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-        return f->r == -EPERM ? -EXDEV : -ECHILD;
+        if (f->r == -EPERM)
+                return kb_sandbox_error(ret_error, EXDEV, log_path, log_offset, "the sandbox's %s is not %s", f->inside,
+                                        f->tmpfs ? "the tmpfs kbound asked bwrap to make there"
+                                                 : "the team's folder kbound asked bwrap to bind there");
+        return kb_sandbox_error(ret_error, ECHILD, log_path, log_offset, "the host cannot open the sandbox's %s (%s)",
+                                f->inside, strerror(-f->r));
 }
 
 /* bwrap is running: pinned by a pidfd, its report read, its init pinned, the host's look while
- * init waits, the kernel let go and pinned as PID 2. Returns 0, or -errno with a diagnosis (the
+ * init waits, the kernel let go and pinned as PID 2. Returns 0, or -errno with an error (the
  * caller destroys sb). */
 static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int info_r, const char *log_path,
-                         off_t log_offset, int64_t deadline_ms, char **ret_diagnosis) {
+                         off_t log_offset, int64_t deadline_ms, kb_error **ret_error) {
         sb->bwrap_pidfd = kb_sandbox_pidfd_open(sb->bwrap_pid);
-        if (sb->bwrap_pidfd < 0) {
-                kb_sandbox_set_diagnosis(ret_diagnosis, "pidfd_open is not available", NULL, 0);
-                return sb->bwrap_pidfd;
-        }
-        int r = sandbox_read_report(sb, info_r, log_path, log_offset, deadline_ms, ret_diagnosis);
+        if (sb->bwrap_pidfd < 0)
+                return kb_sandbox_error(ret_error, sb->bwrap_pidfd, NULL, 0, "pidfd_open is not available");
+        int r = sandbox_read_report(sb, info_r, log_path, log_offset, deadline_ms, ret_error);
         if (r < 0)
                 return r;
         r = pin_init(sb);
@@ -740,7 +720,7 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         if (r == 0)
                 r = sandbox_go(sb, policy, deadline_ms, &f);
         if (r == 0 && f.r < 0)
-                return folder_refused(sb, &f, log_path, log_offset, ret_diagnosis);
+                return folder_refused(sb, &f, log_path, log_offset, ret_error);
         if (r < 0) {
                 const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
                                    : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
@@ -749,54 +729,46 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
                                              "waited on --block-fd)"
                                            : "the kernel (PID 2 of the sandbox) exited or never appeared";
                 (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
-                kb_sandbox_set_diagnosis(ret_diagnosis, what, log_path, log_offset);
-                return r;
+                return kb_sandbox_error(ret_error, r, log_path, log_offset, "%s", what);
         }
         return 0;
 }
 
 int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
-                      int64_t deadline_ms, kb_sandbox **ret, char **ret_diagnosis) {
-        if (ret_diagnosis)
-                *ret_diagnosis = NULL;
+                      int64_t deadline_ms, kb_sandbox **ret, kb_error **ret_error) {
         if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
                 return -EINVAL;
-        int r = launch_user_named(policy, ret_diagnosis);
+        int r = launch_user_named(policy, ret_error);
         if (r < 0)
                 return r;
+        /* One idiom for everything a launch holds, whichever step fails: kbound's copies of what
+         * bwrap is handed close with l (launch_done), and the sandbox, from its first field to a
+         * running bwrap, is stopped and freed with sb (kb_sandbox_destroy; first, while the log's
+         * keeper can still drain); success takes it. */
         _cleanup_(launch_done) launch l = launch_empty();
+        _cleanup_(kb_sandbox_destroy) kb_sandbox *sb = NULL;
         r = kb_sandbox_plan(policy, kernel_argv, KB_SANDBOX_INFO_FD, &l.argv);
         if (r < 0)
                 return r;
-        r = bwrap_usable(policy->bwrap, ret_diagnosis);
+        r = bwrap_usable(policy->bwrap, ret_error);
         if (r < 0)
                 return r;
         r = launch_open(&l, log_path);
         if (r < 0)
                 return r;
-        kb_sandbox *sb = sandbox_new();
-        if (!sb) {
-                kb_closep(&l.handed[HANDED_INFO]);
+        sb = sandbox_new();
+        if (!sb)
                 return -ENOMEM;
-        }
-        r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_diagnosis);
-        if (r < 0) {
-                launch_close_join_fds(&l);
-                kb_closep(&l.handed[HANDED_INFO]);
-                sandbox_free(sb);
+        r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_error);
+        if (r < 0)
                 return r;
-        }
-        r = launch_spawn(&l, sb, policy, ret_diagnosis);
-        if (r < 0) {
-                sandbox_free(sb);
+        r = launch_spawn(&l, sb, policy, ret_error);
+        if (r < 0)
                 return r;
-        }
-        r = sandbox_start(sb, policy, l.info_r, log_path, l.log_offset, deadline_ms, ret_diagnosis);
-        if (r < 0) {
-                kb_sandbox_destroy(&sb);
+        r = sandbox_start(sb, policy, l.info_r, log_path, l.log_offset, deadline_ms, ret_error);
+        if (r < 0)
                 return r;
-        }
-        *ret = sb;
+        *ret = TAKE_PTR(sb);
         return 0;
 }
 

@@ -1,5 +1,6 @@
 /* sandbox_lifetime.c: the sandbox cannot outlive kbound, shown by effect on a twin of it. */
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 #include "base/facts.h"
 #include "base/strv.h"
 #include <errno.h>
@@ -30,14 +31,14 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
         char *with_probe[] = {KB_SANDBOX_PROBE_PROGRAM, "--pause", NULL};
         char *without[] = {"sleep", "3600", NULL};
         kb_sandbox *twin = NULL;
-        _cleanup_free_ char *diagnosis = NULL;
+        _cleanup_error_ kb_error *error = NULL;
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
         int r = kb_sandbox_launch(policy, policy->syscall_probe ? with_probe : without, log_path,
-                                  kb_now_ms() + TWIN_START_MS, &twin, &diagnosis);
+                                  kb_now_ms() + TWIN_START_MS, &twin, &error);
         if (r < 0) {
-                if (kb_fact_set_str(o, FACT_LIFETIME_ERROR, diagnosis ? diagnosis : strerror(-r)) < 0)
+                if (kb_fact_set_str(o, FACT_LIFETIME_ERROR, kb_error_text(error, r)) < 0)
                         return -ENOMEM;
                 *ret = TAKE_PTR(o);
                 return 0;

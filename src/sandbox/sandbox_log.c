@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "base/facts.h"
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 
 #define CHUNK (64 * 1024)
 #define SETTLE_STEP_MS 2

@@ -1,6 +1,7 @@
 /* sandbox_pid.c: the sandbox's processes as the host's /proc shows them: pidfds, a process's
  * status and pid namespace, and PID 2 found, verified and pinned by a pidfd. */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
 #include <dirent.h>
 #include <fcntl.h>

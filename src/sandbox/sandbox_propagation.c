@@ -1,5 +1,6 @@
 /* sandbox_propagation.c: the sandbox's mounts receive no mount events of the host's. */
 #include "sandbox/sandbox-internal.h"
+#include "base/cleanup.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>

@@ -2,6 +2,7 @@
  * switched, a fresh session keyring, the sandbox's cgroups joined, RLIMIT_AS, the parent-death
  * signal (kb_sandbox_spawn); waiting for such a child, and running one to capture its output. */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
 #include <fcntl.h>
 #include <grp.h>

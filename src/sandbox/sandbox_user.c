@@ -1,5 +1,6 @@
 /* sandbox_user.c: who the sandbox runs as on the host (never root), and what that user can reach. */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>

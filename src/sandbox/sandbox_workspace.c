@@ -4,6 +4,7 @@
  * init before the kernel exists, and copies the workspace out to the team's host folder when that
  * is kept (docs/limits.md). */
 #include "kbound/sandbox.h"
+#include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
 #include <dirent.h>
 #include <errno.h>
@@ -23,8 +24,13 @@
 
 int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
                            int *ret_fd) {
+        /* The host folder is what a bound one is proven against: without it nothing can be. */
+        if (!inside || (!tmpfs && !host_dir))
+                return -EINVAL;
         char path[128];
-        snprintf(path, sizeof path, "/proc/%d/root%s", (int) init_pid, inside);
+        /* A cut path would name another folder of the sandbox's, and open it as this one. */
+        if (snprintf(path, sizeof path, "/proc/%d/root%s", (int) init_pid, inside) >= (int) sizeof path)
+                return -ENAMETOOLONG;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -40,7 +46,7 @@ int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, b
                         return -EPERM;
         } else {
                 struct stat in, host;
-                if (fstat(fd, &in) < 0 || !host_dir || stat(host_dir, &host) < 0)
+                if (fstat(fd, &in) < 0 || stat(host_dir, &host) < 0)
                         return -errno;
                 if (in.st_dev != host.st_dev || in.st_ino != host.st_ino)
                         return -EPERM;

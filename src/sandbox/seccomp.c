@@ -1,6 +1,7 @@
 /* seccomp.c: the sandbox's seccomp blocklist as data, and its compilation with libseccomp into the
  * raw BPF program that `bwrap --seccomp FD` loads. */
 #include "kbound/seccomp.h"
+#include "base/cleanup.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>

@@ -1,6 +1,7 @@
 /* view.c: the sandbox's view of files (the mounts of kb_sandbox_plan's argv) and the pre-launch
  * check that a kernel's program, interpreter and resource folder resolve in it. */
 #include "kbound/view.h"
+#include "base/cleanup.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>

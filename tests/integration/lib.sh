@@ -179,6 +179,21 @@ json_get() {
   /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# json_read VAR FILE EXPR: json_get's value into VAR, as one assertion that EXPR could be evaluated
+# (a key path that is not there, or a check that is not in the report, fails it). For an assertion
+# that a value lacks something (`! grep`): over `$(json_get ...)` directly, a broken key path
+# leaves nothing to grep, and the assertion passed.
+json_read() {
+  local -n json_read_into=$1
+  tests_run=$((tests_run + 1))
+  if json_read_into=$(json_get "$2" "$3"); then
+    echo "  ok: $1 read from ${2##*/}"
+  else
+    json_read_into=""
+    fail "cannot read $3 from $2"
+  fi
+}
+
 # check_status FILE KERNEL CHECK_ID: the status of one check in a JSON report.
 check_status() {
   json_get "$1" "next((c['status'] for k in d['kernels'] if k['name']=='$2' for c in k['checks'] if c['id']=='$3'), 'missing')"

@@ -63,8 +63,11 @@ spec=$(lying_spec liar lie_noescape.py)
 expect_fail noescape boundary.write_outside "is backed by the host" "$spec" --bwrap "$(leaky_bwrap write)"
 ok "noescape: the cell says all its writes failed (the lie worked on the cell)" \
   [ "$(json_get "$scratch/noescape.json" "[c['evidence']['sandbox_private_writes'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")" -eq 0 ]
+json_read problems "$scratch/noescape.json" \
+  "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]"
+ok "noescape: the host's finding is among the problems" grep -qF "is backed by the host" <<<"$problems"
 ok "noescape: so the failure is the host's finding, not the cell's" bash -c '! grep -qF "the cell created a file" <<<"$1"' _ \
-  "$(json_get "$scratch/noescape.json" "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.write_outside'][0]")"
+  "$problems"
 
 echo "the kernel's subprocess dumps a clean environment while a daemon secret is in the kernel's"
 spec=$(lying_spec liar lie_dump.py)
@@ -123,7 +126,9 @@ spec=$(lying_spec liar lie_stash.py)
 expect_fail stash boundary.descriptors "before the kernel ran, fd 7 of the sandbox's PID 1" "$spec" \
   --bwrap "$(leaky_bwrap fd "$hostfile")"
 ok "stash: the kernel did write through it (the stash worked)" grep -q "written by the kernel" "$hostfile"
-problems=$(json_get "$scratch/stash.json" "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.descriptors'][0]")
+json_read problems "$scratch/stash.json" \
+  "[c['evidence']['problems'] for k in d['kernels'] for c in k['checks'] if c['id']=='boundary.descriptors'][0]"
+ok "stash: the look before exec saw it" grep -qF "fd 7 of the sandbox's PID 1" <<<"$problems"
 ok "stash: no look after exec saw fd 7 (only the look before exec can)" bash -c '! grep -qF "fd 7 of pid" <<<"$1"' _ "$problems"
 
 echo "the same liars in kbound's real sandbox: the lies alone fail nothing they should not"

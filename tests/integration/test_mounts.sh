@@ -42,7 +42,8 @@ printf '{"argv": ["%s", "/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{
 chmod -R a+rX "$scratch/kernels"
 expect_leak nested boundary.write_outside "a writable mount at /mnt/hostleak (" "$spec" --ro-bind "$fixtures" \
   --bwrap "$(leaky_bwrap nested)" --allow-syscall unshare --allow-syscall mount
-got=$(detail "$reports/nested.json" boundary.write_outside)
+json_read got "$reports/nested.json" \
+  "[' | '.join([c['detail']] + c['evidence']['problems']) for c in d['kernels'][0]['checks'] if c['id']=='boundary.write_outside'][0]"
 ok "nested: named in the mount namespace it is kept in" grep -qE "in the mount namespace of pid [0-9]+ \(bwrap\): a writable mount at /mnt/hostleak \(.*\) is backed by the host" <<<"$got"
 ok "nested: the kernel's own table shows no leak (the cover worked)" \
   bash -c '! grep -qF "| a writable mount at /mnt/hostleak" <<<"$1"' _ "$got"

@@ -137,8 +137,8 @@ pinned() {
   ok "pinned by $mode: exits 1 (rc=$rc)" [ "$rc" -eq 1 ]
   ok "pinned by $mode: $id fails" [ "$(check_status "$scratch/$mode.json" python3 "$id")" = "fail" ]
   local got
-  got=$(json_get "$scratch/$mode.json" \
-    "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$id')")
+  json_read got "$scratch/$mode.json" \
+    "next(' | '.join([c['detail']] + c['evidence'].get('problems', [])) for k in d['kernels'] for c in k['checks'] if c['id']=='$id')"
   ok "pinned by $mode: $id names '$pattern'" grep -qF -- "$pattern" <<<"$got"
   grep -qF -- "$pattern" <<<"$got" || echo "    got: $got"
   # Nothing else is wrong with the sandbox: the pin is the only problem named.

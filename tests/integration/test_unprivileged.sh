@@ -39,8 +39,9 @@ set -e
 cat "$scratch/out"
 [ "$rc" -eq 0 ] || tail -20 "$scratch/err"
 ok "check passes unprivileged (rc=$rc)" [ "$rc" -eq 0 ]
-ok "the report says it ran unprivileged" [ "$(json_get "$scratch/reports/u.json" "d['sandbox']['uid']")" != "0" ]
 uid=$(id -u "$user")
+ok "the test user $user is not root ($uid)" [ "$uid" -ne 0 ]
+ok "the report says it ran unprivileged, as $user" [ "$(json_get "$scratch/reports/u.json" "d['sandbox']['uid']")" = "$uid" ]
 ok "the kernels ran as $user ($uid), not root" [ "$(json_get "$scratch/reports/u.json" "sorted(set(k['process']['uid'] for k in d['kernels']))")" = "[$uid]" ]
 ok "the installed probe cells were used" [ "$(json_get "$scratch/reports/u.json" "d['verdict']")" = "pass" ]
 ok "the host saw every sandbox process run as $user ($uid)" \

@@ -370,9 +370,20 @@ static void expect_refused(answer a, int want_error, const char *want_words) {
         kb_client_last_error(fk->client, &channel, &error);
         assert_int_equal(channel, KB_CHANNEL_SHELL);
         assert_int_equal(error, want_error);
-        char words[256];
-        kb_client_explain_error(fk->client, words, sizeof(words));
-        assert_string_equal(words, want_words);
+        kb_error *words = NULL;
+        assert_int_equal(kb_client_error(fk->client, r, &words), want_error);
+        assert_non_null(words);
+        assert_int_equal(words->err, -want_error);
+        assert_string_equal(words->msg, want_words);
+        kb_error_free(&words);
+        /* The record is the failed call's: the next call starts without it, and a failure that is
+         * no offence of the kernel's is said as itself, never as the refusal before it. */
+        assert_int_equal(kb_client_execute(fk->client, "2", NULL, kb_now_ms(), &ex), -ETIMEDOUT);
+        kb_client_last_error(fk->client, &channel, &error);
+        assert_int_equal(error, 0);
+        assert_int_equal(kb_client_error(fk->client, -EIO, &words), -EIO);
+        assert_string_equal(words->msg, "crypto or socket failure");
+        kb_error_free(&words);
         fake_kernel_stop(&fk);
 }
 

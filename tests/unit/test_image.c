@@ -138,9 +138,9 @@ static void test_unpack_layout(void **state) {
         image_tree *t = *state;
         kb_image_options o = {.image = t->layout, .work_dir = t->work, .envp = environ, .deadline_ms = -1};
         kb_image *img = NULL;
-        char *why = NULL;
-        assert_int_equal(kb_image_unpack(&o, &img, &why), 0);
-        assert_null(why);
+        kb_error *error = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), 0);
+        assert_null(error);
         char path[512], digest[80];
         struct stat st;
         snprintf(path, sizeof(path), "%s/usr/bin/hello", kb_image_rootfs(img));
@@ -212,66 +212,71 @@ static void test_unpack_archives(void **state) {
         assert_string_equal(kb_image_tag(img), "tiny");
         kb_image_destroy(&img);
         snprintf(with_tag, sizeof(with_tag), "%s:no-such-tag", t->layout);
-        char *why = NULL;
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -EIO);
-        assert_non_null(strstr(why, "skopeo failed"));
-        free(why);
+        kb_error *error = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -EIO);
+        assert_non_null(strstr(error->msg, "skopeo failed"));
+        kb_error_free(&error);
 }
 
 static void test_failures(void **state) {
         image_tree *t = *state;
         kb_image *img = NULL;
-        char *why = NULL;
+        kb_error *error = NULL;
         char bogus[256], plain[256], colon[256];
 
         /* No tools: how to install them. */
         char *no_path[] = {"PATH=/nonexistent", NULL};
         kb_image_options o = {.image = t->layout, .work_dir = t->work, .envp = no_path, .deadline_ms = -1};
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -ENOPKG);
-        assert_non_null(strstr(why, "apt-get install skopeo umoci"));
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -ENOPKG);
+        assert_int_equal(error->err, ENOPKG);
+        assert_non_null(strstr(error->msg, "apt-get install skopeo umoci"));
+        kb_error_free(&error);
         char *bad_override[] = {"PATH=/usr/bin:/bin", "KBOUND_UMOCI=/nonexistent/umoci", NULL};
         o.envp = bad_override;
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -ENOPKG);
-        assert_non_null(strstr(why, "umoci not found"));
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -ENOPKG);
+        assert_non_null(strstr(error->msg, "umoci not found"));
+        kb_error_free(&error);
         o.envp = environ;
 
         /* Not there; a folder that is no layout; a file no tool reads; a path with ':'. */
         o.image = "/nonexistent/image";
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -ENOENT);
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -ENOENT);
+        kb_error_free(&error);
         snprintf(plain, sizeof(plain), "%s/src", t->root);
         o.image = plain;
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -EINVAL);
-        assert_non_null(strstr(why, "--rootfs"));
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -EINVAL);
+        assert_non_null(strstr(error->msg, "--rootfs"));
+        kb_error_free(&error);
         snprintf(bogus, sizeof(bogus), "%s/bogus.tar", t->root);
         write_file(bogus, "not a tar at all");
         o.image = bogus;
         /* No tar at all: not an image, said by kbound before any tool runs (a usage error). */
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -EINVAL);
-        assert_non_null(strstr(why, "not an image: "));
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -EINVAL);
+        assert_non_null(strstr(error->msg, "not an image: "));
+        kb_error_free(&error);
         snprintf(colon, sizeof(colon), "%s/a:b", t->root);
         mkdir(colon, 0700);
         o.image = colon;
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -EINVAL);
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -EINVAL);
+        kb_error_free(&error);
+
+        /* A folder whose path leaves no room for "/oci-layout": refused as too long, never judged
+         * by the file a cut path names (planted here, it made the folder a layout for skopeo). */
+        char deep[PATH_MAX], planted[PATH_MAX];
+        tmp_tree_deep(t->root, PATH_MAX - 11, deep);
+        snprintf(planted, sizeof(planted), "%s/oci-layou", deep);
+        write_file(planted, "{}");
+        o.image = deep;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -ENAMETOOLONG);
+        assert_non_null(strstr(error->msg, "too long"));
+        kb_error_free(&error);
 
         /* Over the limit: refused from the manifest's sizes, before anything is unpacked. */
         o.image = t->layout;
         o.max_bytes = 1024;
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -EFBIG);
-        assert_non_null(strstr(why, "limit"));
-        free(why);
-        why = NULL;
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -EFBIG);
+        assert_non_null(strstr(error->msg, "limit"));
+        kb_error_free(&error);
         o.max_bytes = 0;
 
         /* A cancel descriptor already readable stops the first tool. */
@@ -279,8 +284,8 @@ static void test_failures(void **state) {
         assert_int_equal(pipe(pipefd), 0);
         assert_int_equal(write(pipefd[1], "x", 1), 1);
         o.cancel_fd = pipefd[0];
-        assert_int_equal(kb_image_unpack(&o, &img, &why), -ECANCELED);
-        free(why);
+        assert_int_equal(kb_image_unpack(&o, &img, &error), -ECANCELED);
+        kb_error_free(&error);
         close(pipefd[0]);
         close(pipefd[1]);
 

@@ -101,6 +101,34 @@ static int teardown(void **state) {
         return 0;
 }
 
+/* The two lookups with their error's words in why, holding each to the carrier's contract: an
+ * error only on failure, and one whose errno is the one returned. */
+static void words_of(int r, kb_error **error, char *why, size_t size) {
+        if (r == 0) {
+                assert_null(*error);
+                return;
+        }
+        assert_non_null(*error);
+        assert_int_equal((*error)->err, -r);
+        snprintf(why, size, "%s", kb_error_text(*error, r));
+        kb_error_free(error);
+}
+
+static int open_mount_root(int root, const char *path, int64_t id, int *ret_fd, struct stat *ret_st, char *why,
+                           size_t size) {
+        kb_error *error = NULL;
+        int r = kb_inspect_open_mount_root(root, path, id, ret_fd, ret_st, &error);
+        words_of(r, &error, why, size);
+        return r;
+}
+
+static int stat_in_mount(int mount_fd, const char *inner, bool writable, struct stat *ret_st, char *why, size_t size) {
+        kb_error *error = NULL;
+        int r = kb_inspect_stat_in_mount(mount_fd, inner, writable, ret_st, &error);
+        words_of(r, &error, why, size);
+        return r;
+}
+
 static void test_mount_root_found(void **state) {
         KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect", "test_mount_root_found");
         (void) state;
@@ -108,7 +136,7 @@ static void test_mount_root_found(void **state) {
         struct stat st, want;
         char why[256] = "";
         assert_int_equal(stat(mp, &want), 0);
-        int r = kb_inspect_open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why);
+        int r = open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why);
         if (r != 0)
                 fail_msg("%s: %s", mp, why);
         assert_int_equal(st.st_dev, want.st_dev);
@@ -116,7 +144,7 @@ static void test_mount_root_found(void **state) {
         close(fd);
         /* the path as the sandbox names it, from its own root */
         int dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        assert_int_equal(kb_inspect_open_mount_root(dir_fd, "/a/m", mnt_id, &fd, &st, why, sizeof why), 0);
+        assert_int_equal(open_mount_root(dir_fd, "/a/m", mnt_id, &fd, &st, why, sizeof why), 0);
         close(fd);
         close(dir_fd);
 }
@@ -128,11 +156,11 @@ static void test_mount_root_refused(void **state) {
         struct stat st;
         char why[256] = "", path[512];
         /* another mount's id */
-        assert_int_equal(kb_inspect_open_mount_root(root_fd, mp, mnt_id + 100000, &fd, &st, why, sizeof why), -EXDEV);
+        assert_int_equal(open_mount_root(root_fd, mp, mnt_id + 100000, &fd, &st, why, sizeof why), -EXDEV);
         assert_non_null(strstr(why, "a different mount is there"));
         /* a folder inside the mount is not its root */
         path_of(path, sizeof path, "a/m/sub");
-        assert_int_equal(kb_inspect_open_mount_root(root_fd, path, mnt_id, &fd, &st, why, sizeof why), -EXDEV);
+        assert_int_equal(open_mount_root(root_fd, path, mnt_id, &fd, &st, why, sizeof why), -EXDEV);
         assert_non_null(strstr(why, "not to its root"));
         /* the mount point's folder swapped for a link to it: refused, never followed */
         char a[512], moved[512];
@@ -140,19 +168,19 @@ static void test_mount_root_refused(void **state) {
         path_of(moved, sizeof moved, "moved");
         assert_int_equal(rename(a, moved), 0);
         assert_int_equal(symlink("moved", a), 0);
-        assert_int_equal(kb_inspect_open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), -ELOOP);
+        assert_int_equal(open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), -ELOOP);
         assert_string_equal(why, "a symbolic link is on the path");
         /* a plain folder where the mount point was: another mount (the one holding dir) */
         assert_int_equal(unlink(a), 0);
         assert_int_equal(mkdir(a, 0755), 0);
         assert_int_equal(mkdir(mp, 0755), 0);
-        assert_int_equal(kb_inspect_open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), -EXDEV);
+        assert_int_equal(open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), -EXDEV);
         assert_non_null(strstr(why, "a different mount is there"));
         assert_int_equal(rmdir(mp), 0);
         assert_int_equal(rmdir(a), 0);
         assert_int_equal(rename(moved, a), 0);
         /* and back where the table says: found */
-        assert_int_equal(kb_inspect_open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), 0);
+        assert_int_equal(open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), 0);
         close(fd);
 }
 
@@ -162,25 +190,25 @@ static void test_stat_in_mount(void **state) {
         int fd = -1;
         struct stat st, want;
         char why[256] = "", path[512];
-        assert_int_equal(kb_inspect_open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), 0);
+        assert_int_equal(open_mount_root(root_fd, mp, mnt_id, &fd, &st, why, sizeof why), 0);
         path_of(path, sizeof path, "a/m/f");
         assert_int_equal(stat(path, &want), 0);
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "/f", false, &st, why, sizeof why), 0);
+        assert_int_equal(stat_in_mount(fd, "/f", false, &st, why, sizeof why), 0);
         assert_int_equal(st.st_ino, want.st_ino);
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "", false, &st, why, sizeof why), 0); /* the root itself */
+        assert_int_equal(stat_in_mount(fd, "", false, &st, why, sizeof why), 0); /* the root itself */
         /* missing: a proof only where the sandbox cannot write */
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "nope", false, &st, why, sizeof why), -ENOENT);
+        assert_int_equal(stat_in_mount(fd, "nope", false, &st, why, sizeof why), -ENOENT);
         assert_string_equal(why, "No such file or directory");
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "nope", true, &st, why, sizeof why), -EAGAIN);
+        assert_int_equal(stat_in_mount(fd, "nope", true, &st, why, sizeof why), -EAGAIN);
         assert_non_null(strstr(why, "the sandbox can write to that filesystem"));
         /* no link followed, no leaving the mount, no crossing into another */
         path_of(path, sizeof path, "a/m/link");
         assert_int_equal(symlink("sub", path), 0);
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "link/x", false, &st, why, sizeof why), -ELOOP);
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "../m/f", false, &st, why, sizeof why), -EXDEV);
+        assert_int_equal(stat_in_mount(fd, "link/x", false, &st, why, sizeof why), -ELOOP);
+        assert_int_equal(stat_in_mount(fd, "../m/f", false, &st, why, sizeof why), -EXDEV);
         path_of(path, sizeof path, "a/m/sub");
         assert_int_equal(mount("tmpfs", path, "tmpfs", 0, "size=64k"), 0);
-        assert_int_equal(kb_inspect_stat_in_mount(fd, "sub", false, &st, why, sizeof why), -EXDEV);
+        assert_int_equal(stat_in_mount(fd, "sub", false, &st, why, sizeof why), -EXDEV);
         assert_int_equal(umount2(path, MNT_DETACH), 0);
         path_of(path, sizeof path, "a/m/link");
         unlink(path);

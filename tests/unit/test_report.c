@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "kbound/report.h"
+#include "base/cleanup.h"
 
 extern char **environ;
 

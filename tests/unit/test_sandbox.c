@@ -9,6 +9,7 @@
 
 #include "kbound/sandbox.h"
 #include "sandbox/sandbox-internal.h"
+#include "sandbox/cgroupfs.h"
 #include "tmp_tree.h"
 #include <fcntl.h>
 #include <limits.h>
@@ -684,6 +685,29 @@ static void test_proc_status_parse(void **state) {
         assert_true(st.nspid_depth >= 1);
 }
 
+/* ---------- cgroup files ---------- */
+
+/* A fact read from a cgroup file is read from that file: a path too long for PATH_MAX is refused
+ * (the value unreadable), never cut to the name of another file beside it. */
+static int cgroup_tree_setup(void **state) {
+        return tmp_tree_setup(state, "kbound-cg");
+}
+
+static void test_cgroupfs_value_path_not_cut(void **state) {
+        tree *t = *state;
+        char dir[PATH_MAX], file[PATH_MAX + 16];
+        tmp_tree_deep(t->root, PATH_MAX - 11, dir); /* "<dir>/pids.current" needs 4098 bytes */
+        /* what a cut path would read: "<dir>/pids.curr", 4095 bytes, planted with another value */
+        snprintf(file, sizeof file, "%s/pids.curr", dir);
+        assert_int_equal(strlen(file), PATH_MAX - 1);
+        int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "7\n", 2), 2);
+        close(fd);
+        assert_int_equal(kb_cgroupfs_value(dir, "pids.curr"), 7); /* the control: it fits */
+        assert_int_equal(kb_cgroupfs_value(dir, "pids.current"), -2);
+}
+
 /* ---------- diagnosis ---------- */
 
 static void test_diagnose(void **state) {
@@ -723,6 +747,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_pin_recycled_pid, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_pin_init_gone, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_proc_status_parse, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_cgroupfs_value_path_not_cut, cgroup_tree_setup, tree_teardown),
                 cmocka_unit_test(test_diagnose),
         };
         /* valgrind 3.19 does not implement pidfd_open (syscall 434): scripts/test runs this binary

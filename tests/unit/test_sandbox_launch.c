@@ -146,11 +146,11 @@ static void test_launch_pid2_signal_stop(void **state) {
         fixture *f = *state;
         char *argv[] = {"/bin/sh", "-c", "echo $$ > /run/kbound/pid; sleep 30", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        kb_error *error = NULL;
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &error);
         if (r < 0)
-                fail_msg("launch failed: %d %s", r, diag ? diag : "");
-        assert_null(diag);
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
+        assert_null(error);
         pid_t kernel = kb_sandbox_kernel_pid(sb);
         pid_t bwrap = kb_sandbox_bwrap_pid(sb);
         assert_true(kernel > 0 && bwrap > 0 && kernel != bwrap);
@@ -201,10 +201,10 @@ static void test_stop_leaves_nothing(void **state) {
         fixture *f = *state;
         char *argv[] = {"/bin/sh", "-c", "sleep 60 & sleep 60", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        kb_error *error = NULL;
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &error);
         if (r < 0)
-                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         pid_t kernel = kb_sandbox_kernel_pid(sb);
         pid_t bwrap = kb_sandbox_bwrap_pid(sb);
         json_object *child;
@@ -230,10 +230,10 @@ static void test_environ_isolated(void **state) {
                         "/workspace/env; env > /workspace/kenv; sleep 30",
                         NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        kb_error *error = NULL;
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &error);
         if (r < 0)
-                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         char path[256];
         snprintf(path, sizeof path, "%s/env", f->workspace);
         size_t len = 0;
@@ -270,21 +270,22 @@ static void test_missing_bwrap(void **state) {
         p.bwrap = "/nonexistent/bwrap";
         char *argv[] = {"/bin/true", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &diag), -ENOENT);
+        kb_error *error = NULL;
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &error), -ENOENT);
         assert_null(sb);
-        assert_non_null(diag);
-        free(diag);
+        assert_non_null(error);
+        assert_int_equal(error->err, ENOENT); /* the errno the launch returned */
+        assert_string_equal(error->msg, "bwrap not found");
+        kb_error_free(&error);
         /* not executable */
         char fake[256];
         snprintf(fake, sizeof fake, "%s/noexec-bwrap", f->base);
         write_file(fake, "#!/bin/sh\nexit 0\n", 0644);
         p.bwrap = fake;
-        diag = NULL;
-        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &diag);
+        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &error);
         /* root may execute anything with an x bit; with none, execve says EACCES even to root */
         assert_int_equal(r, -EACCES);
-        free(diag);
+        kb_error_free(&error);
 }
 
 static void test_bwrap_dies(void **state) {
@@ -296,15 +297,16 @@ static void test_bwrap_dies(void **state) {
         p.bwrap = fake;
         char *argv[] = {"/bin/true", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
+        kb_error *error = NULL;
         int64_t start = kb_now_ms();
-        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, start + 5000, &sb, &diag), -ECHILD);
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, start + 5000, &sb, &error), -ECHILD);
         assert_true(kb_now_ms() - start < 4000);
         assert_null(sb);
-        assert_non_null(diag);
-        assert_non_null(strstr(diag, "bwrap: setting up uid map: Permission denied"));
-        assert_non_null(strstr(diag, "user namespaces"));
-        free(diag);
+        assert_non_null(error);
+        assert_int_equal(error->err, ECHILD);
+        assert_non_null(strstr(error->msg, "bwrap: setting up uid map: Permission denied"));
+        assert_non_null(strstr(error->msg, "user namespaces"));
+        kb_error_free(&error);
         /* the log kept bwrap's words, and it is private */
         struct stat st;
         assert_int_equal(stat(f->log, &st), 0);
@@ -326,9 +328,9 @@ static void test_kernel_never_appears(void **state) {
         p.bwrap = fake;
         char *argv[] = {"/bin/true", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
+        kb_error *error = NULL;
         int64_t start = kb_now_ms();
-        int r = kb_sandbox_launch(&p, argv, f->log, start + 1500, &sb, &diag);
+        int r = kb_sandbox_launch(&p, argv, f->log, start + 1500, &sb, &error);
         int64_t elapsed = kb_now_ms() - start;
         assert_true(r == -ESRCH || r == -ETIMEDOUT);
         assert_true(elapsed >= 1400);
@@ -338,8 +340,8 @@ static void test_kernel_never_appears(void **state) {
         if (elapsed >= 1500 + 2000 + 1000 + 1000 + 4500)
                 fail_msg("the launch returned %lld ms after it began, for a deadline of 1500 ms", (long long) elapsed);
         assert_null(sb);
-        assert_non_null(diag);
-        free(diag);
+        assert_non_null(error);
+        kb_error_free(&error);
         char *init_text = slurp(marker, NULL);
         assert_non_null(init_text);
         pid_t init = (pid_t) strtol(init_text, NULL, 10);
@@ -392,10 +394,10 @@ static void test_before_exec(void **state) {
         p.before_exec = seen_before_exec;
         p.before_exec_userdata = &seen;
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        kb_error *error = NULL;
+        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 10000, &sb, &error);
         if (r < 0)
-                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         assert_int_equal(seen.calls, 1);
         assert_int_equal(seen.reads_fd, KB_SANDBOX_BLOCK_FD);
         assert_false(seen.child);
@@ -487,12 +489,12 @@ static void test_setuid_bwrap_refused(void **state) {
         p.bwrap = copy;
         char *argv[] = {"/bin/true", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &diag), -ENOTSUP);
+        kb_error *error = NULL;
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 2000, &sb, &error), -ENOTSUP);
         assert_null(sb);
-        assert_non_null(diag);
-        assert_non_null(strstr(diag, "set-uid"));
-        free(diag);
+        assert_non_null(error);
+        assert_non_null(strstr(error->msg, "set-uid"));
+        kb_error_free(&error);
 }
 
 /* A bwrap whose report kbound cannot read leaves a child blocked on the --block-fd pipe, which
@@ -510,10 +512,11 @@ static void test_failed_launch_kills_blocked_child(void **state) {
         p.bwrap = fake;
         char *argv[] = {"/bin/true", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
-        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 5000, &sb, &diag), -EPROTO);
+        kb_error *error = NULL;
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 5000, &sb, &error), -EPROTO);
         assert_null(sb);
-        free(diag);
+        assert_int_equal(error->err, EPROTO);
+        kb_error_free(&error);
         char *text = wait_file(marker, 1000, NULL);
         assert_non_null(text);
         pid_t child = (pid_t) strtol(text, NULL, 10);
@@ -532,16 +535,15 @@ static void test_never_root(void **state) {
         assert_int_equal(kb_sandbox_user_resolve("kbound-no-such-user", &u), -ENOENT);
         char *argv[] = {"/bin/sh", "-c", "sleep 30", NULL};
         kb_sandbox *sb = NULL;
-        char *diag = NULL;
+        kb_error *error = NULL;
         if (geteuid() == 0) {
                 kb_sandbox_policy p = f->policy;
                 p.user = NULL;
-                assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 5000, &sb, &diag), -EINVAL);
+                assert_int_equal(kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 5000, &sb, &error), -EINVAL);
                 assert_null(sb);
-                assert_non_null(diag);
-                assert_non_null(strstr(diag, "root"));
-                free(diag);
-                diag = NULL;
+                assert_non_null(error);
+                assert_non_null(strstr(error->msg, "root"));
+                kb_error_free(&error);
                 assert_true(f->user.switch_user);
                 assert_true(f->user.uid != 0 && f->user.gid != 0);
         } else {
@@ -550,9 +552,9 @@ static void test_never_root(void **state) {
                 assert_false(f->user.switch_user);
                 assert_int_equal(f->user.uid, getuid());
         }
-        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &diag);
+        int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &error);
         if (r < 0)
-                fail_msg("launch failed: %d %s", r, diag ? diag : "");
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         const kb_secrets *none[] = {NULL};
         kb_inspect_target t = {.proc_root = "/proc",
                                .init_pid = kb_sandbox_init_pid(sb),

@@ -1,6 +1,7 @@
 /* test_sandbox_workspace.c: what kb_sandbox_workspace_copy_out takes out of a workspace a kernel
  * filled: folders and regular files, the owner's mode bits only; never a link (followed or made),
- * a FIFO or a socket; nothing on the host replaced; no more bytes than the bound. */
+ * a FIFO or a socket; nothing on the host replaced; no more bytes than the bound. And what
+ * kb_sandbox_folder_open refuses to call a sandbox's folder. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,11 +9,13 @@
 #include <cmocka.h>
 #include "kbound/common.h"
 #include "kbound/sandbox.h"
+#include "sandbox/sandbox-internal.h"
 #include "tmp_tree.h"
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -124,6 +127,36 @@ static void test_folders_and_the_byte_bound(void **state) {
         close(fd);
 }
 
+/* kbound's own process stands in for bwrap's init: its root is the host's, so a folder inside is
+ * a folder of the tree. */
+static void test_folder_open_refuses(void **state) {
+        tree *t = *state;
+        int pidfd = (int) syscall(SYS_pidfd_open, getpid(), 0);
+        assert_true(pidfd >= 0);
+        int fd = -1;
+        /* the control: a folder bound from the host is its host folder */
+        assert_int_equal(kb_sandbox_folder_open(getpid(), pidfd, t->root, false, t->root, &fd), 0);
+        close(fd);
+        /* no host folder to prove a bound folder against: refused, never a success with no
+         * descriptor (the errno left over from whatever failed before was returned) */
+        errno = 0;
+        fd = -1;
+        assert_int_equal(kb_sandbox_folder_open(getpid(), pidfd, t->root, false, NULL, &fd), -EINVAL);
+        assert_int_equal(fd, -1);
+        /* a path too long for its buffer: cut, it names another folder, which is there and is the
+         * host folder given; refused, not opened as the one asked */
+        char inside[256], full[512], cut_host[512];
+        snprintf(inside, sizeof inside, "%s/%0150d", t->root, 0);
+        int prefix = snprintf(full, sizeof full, "/proc/%d/root", (int) getpid());
+        snprintf(full + prefix, sizeof full - (size_t) prefix, "%s", inside);
+        full[127] = '\0'; /* what a 128-byte buffer kept */
+        snprintf(cut_host, sizeof cut_host, "%s", full + prefix);
+        assert_int_equal(mkdir(cut_host, 0700), 0);
+        assert_int_equal(kb_sandbox_folder_open(getpid(), pidfd, inside, false, cut_host, &fd), -ENAMETOOLONG);
+        assert_int_equal(rmdir(cut_host), 0);
+        close(pidfd);
+}
+
 static int setup(void **state) {
         return tmp_tree_setup(state, "kbound-ws");
 }
@@ -132,6 +165,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_copies_files_and_folders_only, setup, tree_teardown),
                 cmocka_unit_test_setup_teardown(test_folders_and_the_byte_bound, setup, tree_teardown),
+                cmocka_unit_test_setup_teardown(test_folder_open_refuses, setup, tree_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include "base/strv.h"
+#include "base/cleanup.h"
 
 static void test_push_take(void **state) {
         kb_strv v = {0};

@@ -89,3 +89,23 @@ static inline void tmp_tree_mkdir(const char *root, const char *rel) {
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
                 fail_msg("mkdir %s: %s", path, strerror(errno));
 }
+
+/* A folder under root whose path is exactly len bytes long (len < PATH_MAX), into path (PATH_MAX
+ * bytes): folders of at most 200 bytes each, the last one sized to fit. For what a path near
+ * PATH_MAX does to a buffer that holds it and a name more. */
+static inline void tmp_tree_deep(const char *root, size_t len, char *path) {
+        snprintf(path, PATH_MAX, "%s", root);
+        while (strlen(path) < len) {
+                size_t n = len - strlen(path) - 1;
+                if (n > 200)
+                        n = n - 200 < 2 ? n - 2 : 200; /* never leave a one-byte remainder: "/" alone */
+                size_t at = strlen(path);
+                path[at] = '/';
+                memset(path + at + 1, 'd', n);
+                path[at + 1 + n] = '\0';
+                if (mkdir(path, 0700) < 0)
+                        fail_msg("mkdir %s: %s", path, strerror(errno));
+        }
+        if (strlen(path) != len)
+                fail_msg("a folder of %zu bytes instead of %zu", strlen(path), len);
+}
