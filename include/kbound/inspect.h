@@ -47,82 +47,44 @@ typedef struct kb_inspect_target {
         json_object *host;        /* kb_inspect_host facts (kbound's mount table); borrowed */
 } kb_inspect_target;
 
-/* Facts about kbound itself and the host that every sandbox is compared with: "pid", "session",
- * "uid" (kbound's), "ns" (namespace name → inode, kb_inspect_namespaces), "proc_entries" (the
- * kb_sandbox_proc_readonly names that exist in the host's /proc), "memfd_dev" (the device of
- * anonymous memory files, learned from one kbound makes), "mounts" (kbound's own mount table),
- * "seccomp_filters" (how many seccomp filters kbound itself runs under; absent if the kernel does
- * not say).
+/* Facts about kbound itself and the host that every sandbox is compared with (a HOST of
+ * src/base/facts.def): kbound's pid, session, uid, namespaces, mount table and seccomp filters, the
+ * host-global /proc entries that exist here, and the device of anonymous memory files (learned
+ * from one kbound makes).
  * Returns 0 and a new object, -errno when kbound's own /proc cannot be read (nothing can be
  * compared then). */
 KB_EXPORT int kb_inspect_host(const char *proc_root, json_object **ret);
 
-/* One look at the whole sandbox, in one walk of proc_root:
- * - "processes": every process that descends from init_pid or lives in the sandbox's pid
- *   namespace, each with its status (procfs.h fields), "session", "pgrp", "tty_nr", "ns",
- *   "uid_map", "gid_map", "cmdline" (start of it), "environ_secrets"/"cmdline_secrets" (names of
- *   secrets found), "fds" ([{fd, target, type, dev, ino, rdev, flags, mnt_id, pid}]), "ns_owners"
- *   ({name: [owner, owner's parent, ...]}: the user namespaces above each namespace, nearest first,
- *   read with NS_GET_USERNS and NS_GET_PARENT; for "user" the chain starts at its parent), "exe"
- *   ({path, dev, ino} of the program it runs) or "exe_error";
- * - "ns_holders": [{pid, name, ns, inode}] the processes outside the sandbox that are in one of its
- *   namespaces (those of its processes and the user namespaces above them, less kbound's own and
- *   those above kbound's user namespace); "ns_outside": {"read", "unreadable", "holders"}, how many
- *   processes outside were read and how many could not be (another user's, as an unprivileged
- *   kbound);
- * - "mounts": the kernel's mount table, each mount with "target" (what its mount point is, stat'd
- *   through the kernel's root, with no symbolic link followed and statx proving it is that mount's
- *   root: {type, dev, ino, rdev}) or "target_error"; "mount_tables": the tables of other mount
- *   namespaces among the processes, by namespace inode, each looked at through the root of a
- *   process of that namespace; "outside_mounts": {"devices": {dev: pid}, "namespaces", "unreadable"},
- *   which devices of those tables a mount namespace of a process outside the sandbox also holds
- *   (kbound's and the launcher's included), how many outside namespaces were read and how many
- *   outside processes could not be;
- * - "net": per network namespace among the processes (by inode): "unix", "socket_inodes",
- *   "interfaces", "routes"; "kernel_net": the kernel's namespace inode (a namespace that is
- *   kbound's own has its "unix" from sock_diag);
- * - unix sockets of kbound's network namespace, from sock_diag (src/base/sockdiag.h), never from a name:
- *   "kbound_sockets" (inodes of kbound's own), "kbound_net_sockets" (those a sandbox process holds:
- *   {"inode", "type", "state", "path", "peer", "peer_held_by": [{"pid", "name", "side"}]}, side
- *   "kbound", "sandbox", "launch" or "host"); "endpoints" ({"path", "file" or "error"}: the socket
- *   files of the kernel's endpoints in the team's runtime folder) and "connections" (each of
- *   kbound's own sockets connected to a socket file there: {"endpoint", "kbound_socket", "peer",
- *   "holders"}: who holds the other end, found by its inode);
- * - "launcher": the process that runs bwrap outside the sandbox (init's parent): "pid", "ppid",
- *   "argv", "environ" (kb_inspect_env_digests form), "exe" (as for processes), "spawned" (what
- *   kbound spawned), "kbound"; "outside_inodes": pipe and socket inodes held by kbound and its
- *   other descendants outside the sandbox;
- * - "reach": for each canary and each bound pathname unix socket of the host, any type and state
- *   (kbound's network namespace and every other one the walk finds, read with sock_diag through a
- *   short-lived thread or child that enters it), where the mounts of every mount table of the
- *   sandbox expose it: {"name", "path", "kind" ("canary" or "socket"), "claim", "dev" (its host
- *   filesystem), "links" (its link count; not for a directory), "exposed": [{"at", "confirmed",
- *   "error", "pid" (a process of the namespace, for a table not the kernel's)}], "error", "socket"}.
- *   A confirmation opens the mount's own root (statx-proven) and looks beneath it without following
- *   a link; "No such file or directory" disproves an exposure only on a filesystem no mount of the
- *   sandbox can write. A socket's file is found by its name and confirmed by its device and inode;
- *   one on a filesystem the sandbox mounts that cannot be found is listed in
- *   "host_sockets"/"not_claimed" ({"inode", "type", "state", "path", "peer", "why", "uid",
- *   "held_by"}). "socket_namespaces" (listed), "socket_namespaces_not_entered" ([{"pid", "error",
- *   "table_error", "placed_by_path", "unplaced"}]: read from /proc/<pid>/net/unix instead),
- *   "socket_namespaces_skipped" (past the ceiling), "host_sockets" {"checked", "elsewhere",
- *   "vanished", "not_claimed"} and "abstract_sockets" (abstract names in kbound's namespace) say how
- *   far that went.
- * A process that ends while it is read is left out and counted ("vanished"); anything else that
- * cannot be read is recorded in that process's (or the snapshot's) "errors" array as {"what",
- * "error"}, never skipped silently: the judge fails the checks that needed it. label names the
- * moment ("ready", "child alive").
+/* One look at the whole sandbox, in one walk of proc_root: a LOOK of src/base/facts.def, where each
+ * fact, its type and what its absence means are declared (this comment says how they are found,
+ * not their keys). Every process that descends from init_pid or lives in the sandbox's pid
+ * namespace, with its status, session, namespaces and the user namespaces that own them (read with
+ * NS_GET_USERNS and NS_GET_PARENT), descriptors, every other reference it and each of its threads
+ * holds, and the names of the secrets in its environment and command line; the processes outside
+ * that are in one of its namespaces, and the pipes and sockets of the sandbox they hold; every mount
+ * table of the sandbox, each mount point stat'd through that namespace's root with no link followed
+ * and proven by statx to be the root of the mount the table names, and which of its filesystems a
+ * mount namespace outside holds; every network namespace's tables; the unix sockets of kbound's
+ * network namespace from sock_diag (src/base/sockdiag.h), never from a name, and who holds the
+ * other end of each of kbound's connections to the kernel; the process that runs bwrap outside;
+ * and, for each canary and each bound pathname unix socket of the host (every network namespace,
+ * read with sock_diag through a short-lived thread that enters it, or as text where kbound does
+ * not enter), where the sandbox's mounts expose it: a confirmation opens the mount's own root and
+ * looks beneath it without following a link, and "No such file or directory" disproves an
+ * exposure only on a filesystem no mount of the sandbox can write. A process that ends while it is
+ * read is left out and counted; anything else that cannot be read is recorded in the look's or the
+ * process's errors (by its declared kind, KB_FACT_WHAT), never skipped silently: the judge fails
+ * the checks that needed it. label names the moment ("ready", "child alive").
  * Returns 0 and a new object, -ENOMEM; -ESRCH when the pinned kernel itself is not among the
  * processes found (the snapshot then still comes back, with the error recorded). */
 KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret);
 
 /* The look before the kernel's program runs, while bwrap's init waits on kbound's --block-fd pipe
  * (kb_sandbox_policy.before_exec): t->kernel_pid is 0 (there is none yet). The same walk of /proc
- * as a snapshot, with "label" "pre-exec", "processes", "errors", "vanished", "ns_holders",
- * "ns_outside" and "launcher" as kb_inspect_snapshot has them (no mounts, network tables or
- * reach), and "init": {"pid", "syscall" (the call bwrap's init is in and its first argument, from
- * /proc/<pid>/syscall), "reads_fd" (the descriptor it is blocked reading, or -1)}, read after the
- * processes. Returns 0 and a new object, -ENOMEM. */
+ * as a snapshot, labelled "pre-exec", with the processes, the holders outside, the launcher and
+ * init's mount table, but no network tables or reach; and what bwrap's init was doing (the call
+ * it is in, from /proc/<pid>/syscall, and the descriptor it is blocked reading), read after the
+ * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
 
 /* Closes every namespace descriptor (nsfs: "net:[N]" and the like) numbered 3 or above that this
