@@ -26,6 +26,21 @@ static bool take_int(const char **p, long long min, long long max, long long *re
         return true;
 }
 
+/* Parses a decimal field at *p as an unsigned 64-bit value (a negative one, which no layout field
+ * is, as its two's complement), moving *p past it and the blanks after it. */
+static bool take_uint(const char **p, unsigned long long *ret) {
+        char *end;
+        errno = 0;
+        unsigned long long v = **p == '-' ? (unsigned long long) strtoll(*p, &end, 10) : strtoull(*p, &end, 10);
+        if (errno || end == *p)
+                return false;
+        *p = end;
+        while (**p == ' ' || **p == '\t')
+                (*p)++;
+        *ret = v;
+        return true;
+}
+
 /* The rest of a status line after "Key:", blanks skipped. */
 static const char *status_value(const char *line, const char *key) {
         size_t len = strlen(key);
@@ -190,6 +205,20 @@ int kb_procfs_stat_parse(const char *text, kb_procfs_stat *ret) {
                 more = take_int(&p, LLONG_MIN, LLONG_MAX, &skip);
         if (more && take_int(&p, 0, INT_MAX, &threads))
                 st.threads = (long) threads;
+        else
+                more = false;
+        /* Field 21 itrealvalue, 22 starttime; 23-25 vsize rss rsslim; 26-28 startcode endcode
+         * startstack; 29-44 (16 fields); 45-51 start_data end_data start_brk arg_start arg_end
+         * env_start env_end. Addresses are unsigned 64-bit values. */
+        unsigned long long v[31] = {0};
+        size_t got = 0;
+        while (more && got < KB_ELEMENTSOF(v) && take_uint(&p, &v[got]))
+                got++;
+        if (got >= 2)
+                st.starttime = v[1];
+        static const int at[KB_PROCFS_LAYOUT_FIELDS] = {5, 6, 7, 24, 25, 26, 27, 28, 29, 30};
+        for (size_t i = 0; i < KB_PROCFS_LAYOUT_FIELDS; i++)
+                st.layout[i] = (size_t) at[i] < got ? v[at[i]] : 0;
         *ret = st;
         return 0;
 }

@@ -26,6 +26,11 @@
 int kb_procfs_status_parse(const char *text, json_object **ret);
 
 /* The fields of /proc/<pid>/stat kbound uses. */
+/* The fields of a process's memory layout /proc/<pid>/stat gives, in kb_procfs_stat.layout, in
+ * stat's order: start_code, end_code, start_stack, start_data, end_data, start_brk, arg_start,
+ * arg_end, env_start, env_end (facts.def's IMAGE names them). */
+#define KB_PROCFS_LAYOUT_FIELDS 10
+
 typedef struct kb_procfs_stat {
         pid_t pid;
         char comm[17]; /* up to 16 bytes of the process name */
@@ -33,6 +38,13 @@ typedef struct kb_procfs_stat {
         pid_t ppid, pgrp, session;
         int tty_nr;   /* 0: no controlling terminal */
         long threads; /* num_threads; 0 when the line stops before it */
+        /* Where the process image lies (stat fields 22 and 26-28, 45-51): when it started, and the
+         * bounds of its code, data, heap start, stack start, arguments and environment. An execve
+         * keeps the pid and the start time but lays the new image out afresh (at other addresses,
+         * with address randomization). All 0 when the line stops before them, or when the reader may
+         * not see another process's memory layout (the kernel then shows 0). */
+        unsigned long long starttime;
+        unsigned long long layout[KB_PROCFS_LAYOUT_FIELDS];
 } kb_procfs_stat;
 
 /* Parses /proc/<pid>/stat (the name in parentheses may itself hold spaces and parentheses: the

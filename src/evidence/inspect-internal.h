@@ -9,6 +9,7 @@
 #include "kbound/error.h"
 #include "kbound/inspect.h"
 #include "base/facts.h"
+#include "base/procfs.h"
 #include "base/sockdiag.h"
 
 #define ENVIRON_MAX (1024 * 1024)
@@ -152,6 +153,10 @@ int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
 /* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
  * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
 int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
+/* The IMAGE (facts.def) of process pid from its parsed stat st, with its personality when the host
+ * may read it (inspect_image.c). NULL if out of memory. */
+json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_procfs_stat *st);
+
 /* The program pid runs, a FILE_ID (stat through /proc/<pid>/exe: the file the kernel holds, whatever
  * its path now names), into o as exe_fact, or why not as error_fact (a process's or the launcher's
  * exe and exe_error). -ENOMEM only. */

@@ -1,5 +1,7 @@
 /* inspect_host.c: kbound's own facts that every sandbox is compared with (kb_inspect_host). */
+#include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -75,6 +77,15 @@ int kb_inspect_host(const char *proc_root, json_object **ret) {
         char dev[KB_PROCFS_DEV_MAX];
         if (memfd >= 0 && fstat(memfd, &mst) == 0 &&
             kb_fact_set_str(h, FACT_HOST_MEMFD_DEV, kb_procfs_dev(major(mst.st_dev), minor(mst.st_dev), dev)) < 0)
+                return -ENOMEM;
+        /* Whether processes' layouts are randomized here at all (0: no, and a new image of the same
+         * program lies where the old one did). */
+        _cleanup_free_ char *aslr = NULL;
+        char *end;
+        long v = kb_read_file(AT_FDCWD, "/proc/sys/kernel/randomize_va_space", 0, 64, &aslr, NULL) == 0
+                         ? strtol(aslr, &end, 10)
+                         : -1;
+        if (v >= 0 && end != aslr && kb_fact_set_int(h, FACT_HOST_RANDOMIZE_VA_SPACE, v) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(h);
         return 0;

@@ -160,7 +160,8 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         if (r >= 0) {
                 if (kb_fact_set_int(proc, FACT_PROCESS_SESSION, st.session) < 0 ||
                     kb_fact_set_int(proc, FACT_PROCESS_PGRP, st.pgrp) < 0 ||
-                    kb_fact_set_int(proc, FACT_PROCESS_TTY_NR, st.tty_nr) < 0)
+                    kb_fact_set_int(proc, FACT_PROCESS_TTY_NR, st.tty_nr) < 0 ||
+                    kb_fact_set_obj(proc, FACT_PROCESS_IMAGE, kb_inspect_image_of(t->proc_root, pid, &st)) < 0)
                         return -ENOMEM;
         } else if (kb_inspect_note(errors, WHAT_STAT, NULL, r) < 0)
                 return -ENOMEM;

@@ -103,6 +103,10 @@ int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int6
 int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
                       kb_error **ret_error);
 /* Sets expect[key] (owned). */
+/* Whether the pinned kernel is still in the process image the first look saw
+ * (kb_rules_image_change against a fresh kb_inspect_image): NULL when proven, else words in buf. */
+const char *scenario_image_change(ctx *x, char *buf, size_t size);
+
 /* kbound's expectations for the judges, one fact of EXPECT (facts.def) at a time (values taken). */
 void scenario_expect_int(ctx *x, kb_fact_int f, int64_t v);
 void scenario_expect_str(ctx *x, kb_fact_str f, const char *v);

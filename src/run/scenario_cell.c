@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "kbound/inspect.h"
 #include "base/cleanup.h"
+#include "verdict/rules.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"
 #include "kbound/sandbox.h"
@@ -224,6 +225,24 @@ int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int6
 int scenario_run_cell(ctx *x, const char *cell, json_object *params, int64_t timeout_ms, json_object **ret,
                       kb_error **ret_error) {
         return scenario_run_cell_hooked(x, cell, params, timeout_ms, NULL, ret, ret_error);
+}
+
+const char *scenario_image_change(ctx *x, char *buf, size_t size) {
+        pid_t kernel = kb_sandbox_kernel_pid(kb_kernel_sandbox(x->h.kernel));
+        json_object *first = NULL,
+                    *procs = kb_fact_arr_of(json_object_array_get_idx(x->snapshots, 0), FACT_LOOK_PROCESSES);
+        for (size_t i = 0; procs && !first && i < json_object_array_length(procs); i++) {
+                json_object *p = json_object_array_get_idx(procs, i);
+                if (kb_fact_int_or(p, FACT_PROCESS_PID, -1) == kernel)
+                        first = kb_fact_obj_of(p, FACT_PROCESS_IMAGE);
+        }
+        _cleanup_json_ json_object *now = NULL;
+        int r = kb_inspect_image("/proc", kernel, &now);
+        if (r < 0) {
+                snprintf(buf, size, "the host could not read where its image lies now (%s)", strerror(-r));
+                return buf;
+        }
+        return kb_rules_image_change(x->host, first, now, buf, size);
 }
 
 /* Each sets one fact of kbound's expectations (EXPECT in facts.def), replacing what was there; a

@@ -227,8 +227,20 @@ void scenario_settle_stop(ctx *x, interrupt_path path) {
                         "the cell's reply said it stopped, but the host saw the cell go on: its progress went from "
                         "%ld to %ld in the %lld ms after the reply",
                         ps->at_reply, after, (long long) waited);
-        else
-                scenario_add_check(x, ps->id, "pass", ps->t0, ps->ev, "%s", ps->pass);
+        else {
+                /* The count stayed; the kernel that stopped is the one the first look saw only if it is
+                 * still in that process image (a kernel that execs keeps its pid). */
+                char words[400];
+                const char *image_change = scenario_image_change(x, words, sizeof words);
+                json_object_object_add(ps->ev, "same_image", json_object_new_boolean(!image_change));
+                if (image_change)
+                        scenario_add_check(x, ps->id, "fail", ps->t0, ps->ev,
+                                           "the cell's progress stayed at %ld after its reply, but the kernel is not "
+                                           "proven the one the first look saw: %s",
+                                           after, image_change);
+                else
+                        scenario_add_check(x, ps->id, "pass", ps->t0, ps->ev, "%s", ps->pass);
+        }
         free(ps);
 }
 

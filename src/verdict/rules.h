@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <json-c/json.h>
 
 /* How long after its shutdown_reply a kernel is watched for its exit, in lifecycle.shutdown and
  * conformance's shutdown alike: a bound for a kernel that never exits, not a measure of speed
@@ -35,3 +36,14 @@ const char *kb_rules_ignored_control_interrupt(const char *interrupt_mode, char 
  * NUL-terminated) names both; an absent or empty name on either side is no difference (nothing
  * to compare). */
 bool kb_rules_language_mismatch(const char *info_name, const char *spec_language, char *warning, size_t size);
+
+/* Whether after (an IMAGE of facts.def, kb_inspect_image) shows the same process image as before,
+ * an earlier look's: "the same kernel" in persistence.namespace and the interrupt checks is the
+ * same image, not only the same pid, so a kernel that replaced itself with execve (keeping its pid
+ * and start time, restoring its variables) is not taken for the one first seen. An execve lays the
+ * new image out afresh, so any difference in the layout is one; and the sameness is a proof only
+ * where layouts are randomized: when host (kb_inspect_host's facts) says randomize_va_space is 0,
+ * or the process's personality says ADDR_NO_RANDOMIZE (or cannot be read), or its layout cannot be
+ * read (all 0), the same layout proves nothing. Returns NULL when the same image is proven, else
+ * words (in buf, at most size bytes) for a detail: what changed, or why it cannot be told. */
+const char *kb_rules_image_change(json_object *host, json_object *before, json_object *after, char *buf, size_t size);

@@ -118,6 +118,16 @@ expect_fail stuck lifecycle.shutdown "but the kernel process was still running" 
 ok "stuck: the evidence lists the kernel's threads as the host read them, one waiting in the kernel (wchan)" \
   [ "$(json_get "$scratch/stuck.json" "[(len(c['evidence']['still_running']['threads']) >= 2, any(t.get('wchan') for t in c['evidence']['still_running']['threads']), c['evidence']['exit_ms']) for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "(True, True, None)" ]
 
+echo "a kernel that replaces its process image (execve) on the request after its second interrupt, restores its variables and answers it from the new image, still PID 2"
+spec=$(lying_spec liar reexec.py)
+expect_fail reexec persistence.namespace "replaced its process image (execve) since the first look" "$spec"
+ok "reexec: the interrupt that leaned on the same kernel fails too" \
+  [ "$(check_status "$scratch/reexec.json" liar interrupt.pidfd)" = "fail" ]
+ok "reexec: the evidence says the image is not the same" \
+  [ "$(json_get "$scratch/reexec.json" "[c['evidence']['same_image'] for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.pidfd'][0]")" = "False" ]
+ok "reexec: the detail names what moved, from where to where" \
+  grep -qE "moved from 0x[0-9a-f]+ to 0x[0-9a-f]+" <<<"$(json_get "$scratch/reexec.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='persistence.namespace'][0]")"
+
 echo "the kernel hides a host file's descriptor (handed in as fd 7) in a socket's queue before the host looks"
 hostfile="$scratch/stash-target"
 echo "host data" >"$hostfile"

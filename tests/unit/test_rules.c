@@ -7,9 +7,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "kbound/report.h"
+#include <unistd.h>
+#include "kbound/inspect.h"
 #include "verdict/rules.h"
 
 /* Only interrupt_mode "message" makes an ignored interrupt_request a failure; "signal" (and no
@@ -88,11 +91,92 @@ static void test_report_warning(void **state) {
         json_object_put(run);
 }
 
+/* An IMAGE (facts.def) as JSON text, with its stack at stack and the given personality (-1: none). */
+static json_object *image(long long starttime, long long stack, long long personality) {
+        char text[1024];
+        int n = snprintf(text, sizeof text,
+                         "{\"starttime\": %lld, \"start_code\": 4194304, \"end_code\": 6000000, \"start_stack\": %lld, "
+                         "\"start_data\": 7000000, \"end_data\": 7100000, \"start_brk\": 9000000, \"arg_start\": %lld, "
+                         "\"arg_end\": %lld, \"env_start\": %lld, \"env_end\": %lld",
+                         starttime, stack, stack + 100, stack + 200, stack + 200, stack + 900);
+        if (personality >= 0)
+                snprintf(text + n, sizeof text - (size_t) n, ", \"personality\": %lld}", personality);
+        else
+                snprintf(text + n, sizeof text - (size_t) n, "}");
+        json_object *o = json_tokener_parse(text);
+        assert_non_null(o);
+        return o;
+}
+
+/* "The same kernel" is the same process image: any layout change is an execve, and a sameness
+ * proves it only where layouts are randomized and readable. */
+static void test_image_change(void **state) {
+        (void) state;
+        char buf[400];
+        json_object *host = json_tokener_parse("{\"randomize_va_space\": 2}");
+        json_object *first = image(100, 0x7ffd0000, 0), *same = image(100, 0x7ffd0000, 0);
+        assert_null(kb_rules_image_change(host, first, same, buf, sizeof buf));
+        /* an execve: the same start time, the stack elsewhere */
+        json_object *moved = image(100, 0x7ffe1000, 0);
+        assert_non_null(kb_rules_image_change(host, first, moved, buf, sizeof buf));
+        assert_non_null(strstr(buf, "replaced its process image (execve)"));
+        assert_non_null(strstr(buf, "its stack moved from 0x7ffd0000 to 0x7ffe1000"));
+        /* another process */
+        json_object *other = image(101, 0x7ffd0000, 0);
+        assert_non_null(kb_rules_image_change(host, first, other, buf, sizeof buf));
+        assert_non_null(strstr(buf, "start time"));
+        /* nothing to compare with, or a layout the host may not see */
+        assert_non_null(kb_rules_image_change(host, NULL, same, buf, sizeof buf));
+        json_object *zero = image(100, 0, 0);
+        json_object_object_add(zero, "start_code", json_object_new_int(0));
+        json_object_object_add(zero, "end_code", json_object_new_int(0));
+        json_object_object_add(zero, "start_data", json_object_new_int(0));
+        json_object_object_add(zero, "end_data", json_object_new_int(0));
+        json_object_object_add(zero, "start_brk", json_object_new_int(0));
+        json_object_object_add(zero, "arg_start", json_object_new_int(0));
+        json_object_object_add(zero, "arg_end", json_object_new_int(0));
+        json_object_object_add(zero, "env_start", json_object_new_int(0));
+        json_object_object_add(zero, "env_end", json_object_new_int(0));
+        json_object *zero2 = json_object_get(zero);
+        assert_non_null(kb_rules_image_change(host, zero, zero2, buf, sizeof buf));
+        assert_non_null(strstr(buf, "may not see where its image lies"));
+        /* layouts that are not randomized prove nothing by being the same */
+        json_object *norand = json_tokener_parse("{\"randomize_va_space\": 0}");
+        assert_non_null(kb_rules_image_change(norand, first, same, buf, sizeof buf));
+        assert_non_null(strstr(buf, "randomize_va_space is 0"));
+        json_object *fixed = image(100, 0x7ffd0000, 0x0040000), *fixed2 = image(100, 0x7ffd0000, 0x0040000);
+        assert_non_null(kb_rules_image_change(host, fixed, fixed2, buf, sizeof buf));
+        assert_non_null(strstr(buf, "ADDR_NO_RANDOMIZE"));
+        json_object *unread = image(100, 0x7ffd0000, -1);
+        assert_non_null(kb_rules_image_change(host, first, unread, buf, sizeof buf));
+        assert_non_null(strstr(buf, "personality"));
+        json_object *objs[] = {host, first, same, moved, other, zero, zero2, norand, fixed, fixed2, unread};
+        for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+                json_object_put(objs[i]);
+}
+
+/* The host reads its own process's image: a layout it may see, and its personality. */
+static void test_image_of_self(void **state) {
+        (void) state;
+        json_object *a = NULL, *b = NULL, *host = json_tokener_parse("{}");
+        char buf[400];
+        assert_int_equal(kb_inspect_image("/proc", getpid(), &a), 0);
+        assert_int_equal(kb_inspect_image("/proc", getpid(), &b), 0);
+        if (kb_rules_image_change(host, a, b, buf, sizeof buf))
+                fail_msg("this process, read twice: %s", buf);
+        assert_int_equal(kb_inspect_image("/proc", 99999999, &host), -ESRCH);
+        json_object_put(a);
+        json_object_put(b);
+        json_object_put(host);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_ignored_control_interrupt),
                 cmocka_unit_test(test_language_mismatch),
                 cmocka_unit_test(test_report_warning),
+                cmocka_unit_test(test_image_change),
+                cmocka_unit_test(test_image_of_self),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
