@@ -73,7 +73,8 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                     kb_procfs_fdinfo_parse(info, &fi) == 0) {
                         if (kb_fact_set_int(o, FACT_FD_FLAGS, (int64_t) fi.flags) < 0 ||
                             kb_fact_set_int(o, FACT_FD_MNT_ID, fi.mnt_id) < 0 ||
-                            (fi.pid != LLONG_MIN && kb_fact_set_int(o, FACT_FD_PID, fi.pid) < 0)) {
+                            (fi.pid != LLONG_MIN && kb_fact_set_int(o, FACT_FD_PID, fi.pid) < 0) ||
+                            kb_procfs_fdinfo_reach(info, o) < 0) {
                                 json_object_put(o);
                                 r = -ENOMEM;
                                 break;
