@@ -9,6 +9,7 @@
 #include "kbound/check.h"
 #include "kbound/judge.h"
 #include "base/facts.h"
+#include "verdict/evidence.h"
 
 #define DETAIL_MAX 1024
 
@@ -129,6 +130,8 @@ typedef struct verdict {
 void verdict_init(verdict *v);
 void verdict_problem(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void verdict_evidence(verdict *v, const char *key, json_object *value);
+/* Adds the quote of a fact evidence.def declares (value taken; NULL: the fact was absent). */
+void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value);
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

@@ -248,7 +248,8 @@ static const char *map_problem(const kb_judge_input *in, json_object *snap, json
         json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
         for (size_t i = 0; i < arr_len(channels); i++) {
                 json_object *ch = at(channels, i);
-                const char *cdev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV), *mdev = kb_fact_str_of(m, FACT_MAPPING_DEV);
+                const char *cdev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV),
+                           *mdev = kb_fact_str_of(m, FACT_MAPPING_DEV);
                 int64_t cino, mino;
                 if (!kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_MAPPED) || !cdev || !mdev || strcmp(cdev, mdev) != 0 ||
                     !kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_INO, &cino) ||
