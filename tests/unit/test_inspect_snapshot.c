@@ -299,6 +299,8 @@ static int setup(void **state) {
         static const char kernel_env[] = "HOME=/home/sandbox\0TOKEN=" CANARY "\0LANG=C";
         static const char kernel_cmd[] = "python3\0-m\0ipykernel_launcher\0-f\0/run/kbound/kernel.json";
         fake_member_files(f, KERNEL, kernel_env, sizeof kernel_env, kernel_cmd, sizeof kernel_cmd);
+        /* its personality (readable by a tracer: where the host may read it, the look keeps it) */
+        proc_file(f, KERNEL, "personality", "00000000\n", 0);
         proc_link(f, KERNEL, "fd/0", "/dev/null");
         proc_file(f, KERNEL, "fdinfo/0", "pos:\t0\nflags:\t0100002\nmnt_id:\t25\nino:\t4\n", 0);
         proc_link(f, KERNEL, "fd/1", LAUNCHER_PIPE);
