@@ -144,6 +144,9 @@ int judge_bwrap_arity(const char *opt);
 /* judge_identity.c: */
 const char *judge_holder_words(json_object *snap, json_object *h, char *buf, size_t size);
 
+/* judge_plan.c: */
+int judge_plan_problems(const kb_judge_input *in, json_object *all, json_object *widening);
+
 /* judge_mounts.c: */
 bool judge_mount_is(json_object *m, const char *fstype);
 /* Whether mount m is writable; unknown writability is writable. */
