@@ -82,7 +82,8 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
 /* The look before the kernel's program runs, while bwrap's init waits on kbound's --block-fd pipe
  * (kb_sandbox_policy.before_exec): t->kernel_pid is 0 (there is none yet). The same walk of /proc
  * as a snapshot, labelled "pre-exec", with the processes, the holders outside, the launcher and
- * init's mount table, but no network tables or reach; and what bwrap's init was doing (the call
+ * init's mount table (each mount point proven through init's root, which is the sandbox's: bwrap
+ * has built the tree and pivoted), but no network tables or reach; and what bwrap's init was doing (the call
  * it is in, from /proc/<pid>/syscall, and the descriptor it is blocked reading), read after the
  * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
