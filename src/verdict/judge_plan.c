@@ -232,10 +232,25 @@ static void say(const table_ctx *c, bool widens, const char *fmt, ...) {
                 judge_add_unique(c->widening, text);
 }
 
+/* Whether plan entry j's mount point lies below an earlier planned bind's: in a host folder, whose
+ * links the plan does not follow (sandbox_mounts.c), so bwrap may have mounted it elsewhere. */
+static bool below_a_bind(json_object *plan, size_t j) {
+        const char *mp = kb_fact_str_of(at(plan, j), FACT_PLANNED_MOUNT_MOUNTPOINT);
+        for (size_t k = 0; mp && k < j; k++) {
+                json_object *b = at(plan, k);
+                const char *b_mp = kb_fact_str_of(b, FACT_PLANNED_MOUNT_MOUNTPOINT);
+                if (strcmp(kb_fact_str_or(b, FACT_PLANNED_MOUNT_KIND, ""), "bind") == 0 && b_mp &&
+                    kb_procfs_path_under(mp, b_mp) && !same_path(mp, b_mp))
+                        return true;
+        }
+        return false;
+}
+
 /* The plan entry mount m of table is matched to (first a free one planned at its mount point that
- * fits; else a free bind or submount whose own mount point the table has no mount at, which shows
- * what m shows: a destination the plan reaches through a host folder's link lands elsewhere), or
- * -1 with *ret_first the first free one planned at its mount point (-1: none). */
+ * fits; else a free bind or submount planned below a bound host folder whose own mount point the
+ * table has no mount at, which shows what m shows: a destination the plan reaches through a link
+ * of that folder lands elsewhere), or -1 with *ret_first the first free one planned at its mount
+ * point (-1: none). A mount of the root's own tree is where the plan says or it is not planned. */
 static ssize_t match_one(const table_ctx *c, json_object *table, json_object *m, json_object **matched,
                          ssize_t *ret_first) {
         const char *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT);
@@ -254,7 +269,8 @@ static ssize_t match_one(const table_ctx *c, json_object *table, json_object *m,
         for (size_t j = 0; j < arr_len(c->plan); j++) {
                 json_object *p = at(c->plan, j);
                 const char *kind = kb_fact_str_or(p, FACT_PLANNED_MOUNT_KIND, "");
-                if (matched[j] || (strcmp(kind, "bind") != 0 && strcmp(kind, "submount") != 0))
+                if (matched[j] || (strcmp(kind, "bind") != 0 && strcmp(kind, "submount") != 0) ||
+                    !below_a_bind(c->plan, j))
                         continue;
                 bool taken = false;
                 for (size_t k = 0; k < arr_len(table) && !taken; k++)

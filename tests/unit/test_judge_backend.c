@@ -197,6 +197,10 @@ static void test_backend_namespace_owners(void **state) {
 static void test_backend_mounts(void **state) {
 #define M "/snapshots/1/mounts"
 #define PLANNED "/expect/launch/mounts"
+#define IN_USR_LIB64                                                                                                   \
+        "{'id': 322, 'parent': 301, 'nodev': true, 'dev': '8:1', 'root': '/opt/kbound', 'mountpoint': "                \
+        "'/usr/lib64/kbound', 'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'options': ['ro', "          \
+        "'nosuid'], 'super': [], 'target': {'type': 'dir', 'dev': '8:1', 'ino': 7001}}"
 #define ETC                                                                                                            \
         "{'id': 320, 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '/etc', 'mountpoint': '/mnt/etc', "           \
         "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'options': ['ro', 'nosuid'], 'super': [], "       \
@@ -249,6 +253,13 @@ static void test_backend_mounts(void **state) {
                    "the mount at /proc/sys (proc proc, root /sys, read-only) is not the one kbound planned there "
                    "(--proc /proc: bwrap's read-only cover): not /sys of the sandbox's own proc (device 0:22, root "
                    "/sys)"),
+                /* a mount of the root's own tree is where the plan says, or it is not planned */
+                B1(M "/11/mountpoint", "'/mnt/ws'",
+                   "a mount at /mnt/ws (ext4 /dev/sda1, root " TEAM_A "/workspace, writable) that kbound did not "
+                   "plan"),
+                B1(M "/11/mountpoint", "'/mnt/ws'",
+                   "kbound planned a mount at /workspace (--bind " TEAM_A "/workspace /workspace) and the table has "
+                   "none"),
                 /* a planned mount that is not there */
                 B1(M "/9", NULL, "kbound planned a mount at /tmp (--tmpfs /tmp) and the table has none"),
                 B1("/pre_exec/mounts/8", NULL,
@@ -271,14 +282,19 @@ static void test_backend_mounts(void **state) {
                    "/snapshots/0/mounts/9/super", "['size=1024k']", "/pre_exec/mounts/9/super", "['size=1024k']", NULL),
                 B4(PLANNED "/11/size", "1048000", M "/9/super", "['size=1024k']", "/snapshots/0/mounts/9/super",
                    "['size=1024k']", "/pre_exec/mounts/9/super", "['size=1024k']", NULL),
-                /* a destination the plan reaches through a link of a host folder lands elsewhere: the
-                 * same object, where the plan's mount point has no mount */
-                B1(PLANNED "/12/mountpoint", "'/run/kbound-by-link'", NULL),
+                /* a destination the plan reaches through a link of a bound host folder lands
+                 * elsewhere: the same object, where the plan's mount point has no mount */
+                B4(PLANNED "/-",
+                   PLANNED_BIND("/usr/lib/kbound", "--ro-bind /opt/kbound /usr/lib/kbound", "/opt/kbound", "8:1", 7001,
+                                true, true),
+                   M "/-", IN_USR_LIB64, "/snapshots/0/mounts/-", IN_USR_LIB64, "/pre_exec/mounts/-", IN_USR_LIB64,
+                   NULL),
         };
         EXPECT_PASSES(kb_judge_backend, passes);
 #undef M
 #undef PLANNED
 #undef ETC
+#undef IN_USR_LIB64
 }
 
 int main(void) {
