@@ -47,6 +47,12 @@ typedef struct kb_bwrap_option_info {
 /* The row of option (never NULL for a valid one). */
 KB_EXPORT const kb_bwrap_option_info *kb_bwrap_option_get(kb_bwrap_option option);
 
+/* How many arguments bwrap's option opt takes (0, 1 or 2; bwrap 0.8's --help, with --ro-bind-fd
+ * and --bind-fd of 0.10), or -1 when opt is none of bwrap's. Every reader of a bwrap command line
+ * (the plan's view and mounts, the judges' reading of the running one) walks it with this grammar,
+ * never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+KB_EXPORT int kb_bwrap_arity(const char *opt);
+
 /* A bubblewrap as probed: its version ("0.8.0", as --version prints it) and the options its --help
  * lists. Versions say little (Debian 12's 0.8.0 carries 0.10's --ro-bind-fd), so kbound goes by
  * the options. */

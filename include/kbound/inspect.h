@@ -82,10 +82,17 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
 /* The look before the kernel's program runs, while bwrap's init waits on kbound's --block-fd pipe
  * (kb_sandbox_policy.before_exec): t->kernel_pid is 0 (there is none yet). The same walk of /proc
  * as a snapshot, labelled "pre-exec", with the processes, the holders outside, the launcher and
- * init's mount table, but no network tables or reach; and what bwrap's init was doing (the call
+ * init's mount table (each mount point proven through init's root, which is the sandbox's: bwrap
+ * has built the tree and pivoted), but no network tables or reach; and what bwrap's init was doing (the call
  * it is in, from /proc/<pid>/syscall, and the descriptor it is blocked reading), read after the
  * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
+
+/* Where the process image of pid lies (an IMAGE of facts.def: its start time and the layout
+ * fields of /proc/<pid>/stat an execve lays out afresh, and its personality where the host may read
+ * it), so that an exec between two looks shows (kb_rules_image_change). Returns 0 and a new
+ * object, -ESRCH when pid is gone, -ENOMEM, or -errno when its stat cannot be read. */
+KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **ret);
 
 /* Closes every namespace descriptor (nsfs: "net:[N]" and the like) numbered 3 or above that this
  * process holds, which it can only have inherited: a look does not count a process running

@@ -53,6 +53,70 @@ const kb_bwrap_option_info *kb_bwrap_option_get(kb_bwrap_option option) {
         return option < KB_BWRAP_OPTION_MAX ? &options[option] : NULL;
 }
 
+int kb_bwrap_arity(const char *opt) {
+        if (!opt)
+                return -1;
+        static const char *const zero[] = {"--help",
+                                           "--version",
+                                           "--unshare-all",
+                                           "--share-net",
+                                           "--unshare-user",
+                                           "--unshare-user-try",
+                                           "--unshare-ipc",
+                                           "--unshare-pid",
+                                           "--unshare-net",
+                                           "--unshare-uts",
+                                           "--unshare-cgroup",
+                                           "--unshare-cgroup-try",
+                                           "--disable-userns",
+                                           "--assert-userns-disabled",
+                                           "--clearenv",
+                                           "--new-session",
+                                           "--die-with-parent",
+                                           "--as-pid-1",
+                                           NULL};
+        static const char *const one[] = {"--args",
+                                          "--userns",
+                                          "--userns2",
+                                          "--pidns",
+                                          "--uid",
+                                          "--gid",
+                                          "--hostname",
+                                          "--chdir",
+                                          "--unsetenv",
+                                          "--lock-file",
+                                          "--sync-fd",
+                                          "--remount-ro",
+                                          "--exec-label",
+                                          "--file-label",
+                                          "--proc",
+                                          "--dev",
+                                          "--tmpfs",
+                                          "--mqueue",
+                                          "--dir",
+                                          "--seccomp",
+                                          "--add-seccomp-fd",
+                                          "--block-fd",
+                                          "--userns-block-fd",
+                                          "--info-fd",
+                                          "--json-status-fd",
+                                          "--cap-add",
+                                          "--cap-drop",
+                                          "--perms",
+                                          "--size",
+                                          NULL};
+        static const char *const two[] = {
+                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
+                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
+                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
+        const char *const *lists[] = {zero, one, two};
+        for (int n = 0; n < 3; n++)
+                for (const char *const *o = lists[n]; *o; o++)
+                        if (strcmp(*o, opt) == 0)
+                                return n;
+        return -1;
+}
+
 /* Whether the line (up to its end) starts, after blanks, with exactly name as a word. */
 static bool line_lists(const char *line, const char *name) {
         line += strspn(line, " \t");

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "base/strv.h"
+#include <json-c/json.h>
 
 /* The fd number bwrap's --info-fd uses inside the launched child. Fixed so the plan can name it
  * before the pipe exists; the launcher moves the pipe's write end onto it after fork. */
@@ -32,6 +33,19 @@ int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd);
  * or no host_dir to prove a bound folder against), -ENAMETOOLONG, -errno. */
 int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
                            int *ret_fd);
+
+/* The mounts the bwrap command line argv (argv[0] the program; the very one bwrap is started with)
+ * makes, in bwrap's order, as PLANNED_MOUNT facts (src/base/facts.def), and those bwrap makes for
+ * them: its own root tmpfs; --dev's tmpfs, the host nodes it binds (null, zero, full, random,
+ * urandom, tty) and its devpts; --proc's read-only covers of its own sys, sysrq-trigger, irq and bus
+ * (optional: bwrap makes them only where it may write); and, below each bind, every mount of
+ * host_mounts (kbound's own table, the one bwrap starts in; may be NULL) under the source's real
+ * path, which the recursive bind takes along. A bind's source is stat'd here, links followed as
+ * bwrap follows them, so call it as bwrap is about to be started. Destinations are taken through
+ * the links the plan makes (--symlink). Returns 0 and a new array, -EPROTO (an argv bwrap would
+ * refuse or the plan cannot read: an unknown option, a missing operand, --args, --remount-ro of no
+ * planned mount), -ELOOP, -ENAMETOOLONG, -E2BIG, -ENOMEM (sandbox_mounts.c). */
+int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_object **ret);
 
 /* An owned deep copy of a policy (sandbox_policy_copy.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */

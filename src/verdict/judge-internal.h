@@ -161,6 +161,9 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
 const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf,
                                  size_t size);
 
+/* judge_plan.c: */
+int judge_plan_problems(const kb_judge_input *in, json_object *all, json_object *widening);
+
 /* judge_mounts.c: */
 bool judge_mount_is(json_object *m, const char *fstype);
 /* Whether mount m is writable; unknown writability is writable. */

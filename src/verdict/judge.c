@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "kbound/bwrap.h"
 #include "verdict/judge-internal.h"
 
 #define PROBLEMS_MAX 64 /* kept in the evidence; the count says how many there were */
@@ -292,66 +293,7 @@ void judge_no_probe(verdict *v, const kb_judge_input *in) {
 
 /* ---- bwrap's command line ---- */
 
-/* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
- * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+/* bwrap's grammar is the sandbox layer's (kb_bwrap_arity): one table reads every command line. */
 int judge_bwrap_arity(const char *opt) {
-        static const char *const zero[] = {"--help",
-                                           "--version",
-                                           "--unshare-all",
-                                           "--share-net",
-                                           "--unshare-user",
-                                           "--unshare-user-try",
-                                           "--unshare-ipc",
-                                           "--unshare-pid",
-                                           "--unshare-net",
-                                           "--unshare-uts",
-                                           "--unshare-cgroup",
-                                           "--unshare-cgroup-try",
-                                           "--disable-userns",
-                                           "--assert-userns-disabled",
-                                           "--clearenv",
-                                           "--new-session",
-                                           "--die-with-parent",
-                                           "--as-pid-1",
-                                           NULL};
-        static const char *const one[] = {"--args",
-                                          "--userns",
-                                          "--userns2",
-                                          "--pidns",
-                                          "--uid",
-                                          "--gid",
-                                          "--hostname",
-                                          "--chdir",
-                                          "--unsetenv",
-                                          "--lock-file",
-                                          "--sync-fd",
-                                          "--remount-ro",
-                                          "--exec-label",
-                                          "--file-label",
-                                          "--proc",
-                                          "--dev",
-                                          "--tmpfs",
-                                          "--mqueue",
-                                          "--dir",
-                                          "--seccomp",
-                                          "--add-seccomp-fd",
-                                          "--block-fd",
-                                          "--userns-block-fd",
-                                          "--info-fd",
-                                          "--json-status-fd",
-                                          "--cap-add",
-                                          "--cap-drop",
-                                          "--perms",
-                                          "--size",
-                                          NULL};
-        static const char *const two[] = {
-                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
-                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
-                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
-        const char *const *lists[] = {zero, one, two};
-        for (int n = 0; n < 3; n++)
-                for (const char *const *o = lists[n]; *o; o++)
-                        if (strcmp(*o, opt) == 0)
-                                return n;
-        return -1;
+        return kb_bwrap_arity(opt);
 }

@@ -1,4 +1,5 @@
 /* judge_backend.c: sandbox.backend, the namespaces the sandbox runs in and the bwrap that made them. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -371,6 +372,17 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 transient_holds += kb_fact_int_or(outside, FACT_NS_OUTSIDE_TRANSIENT, 0);
         }
         launch_problems(&v, in);
+        /* bwrap built the mounts kbound planned, and nothing more, in every table of every look */
+        json_object *mount_problems = json_object_new_array();
+        int mount_tables = mount_problems ? judge_plan_problems(in, mount_problems, NULL) : -ENOMEM;
+        if (mount_tables < 0)
+                v.oom = true;
+        for (size_t i = 0; i < arr_len(mount_problems); i++)
+                verdict_problem(&v, "%s", json_object_get_string(at(mount_problems, i)));
+        json_object_put(mount_problems);
+        size_t planned = arr_len(kb_fact_arr_of(kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH), FACT_LAUNCH_MOUNTS));
+        verdict_evidence(&v, "mounts_planned", json_object_new_int64((int64_t) planned));
+        verdict_evidence(&v, "mount_tables_matched", json_object_new_int(mount_tables));
         verdict_evidence_fact(&v, EVIDENCE_BACKEND_KBOUND_NS, json_object_get(host_ns));
         verdict_evidence(&v, "sandbox_userns", json_object_new_int64(sandbox_user));
         json_object *outside = json_object_new_object();
@@ -400,7 +412,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         verdict_evidence_fact(&v, EVIDENCE_BACKEND_BWRAP, json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP)));
         verdict_evidence_fact(&v, EVIDENCE_BACKEND_BWRAP_VERSION,
                               json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP_VERSION)));
-        char pass[1024], unread[160] = "";
+        char pass[1280], unread[160] = "";
         bool root = kb_fact_int_or(in->host, FACT_HOST_UID, -1) == 0;
         if (outside_unreadable > 0)
                 snprintf(unread, sizeof unread, "; %" PRId64 " %s could not be read%s, not judged", outside_unreadable,
@@ -410,9 +422,12 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  "running "
                  "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
                  "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one, "
-                 "holds one open or bind-mounts one (%" PRId64 " processes outside read%s)",
+                 "holds one open or bind-mounts one (%" PRId64 " processes outside read%s); every mount of the %d "
+                 "mount tables of every look is one of the %zu kbound planned, matched by what it shows, where, and "
+                 "its read-only, nodev and nosuid options",
                  kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP_VERSION, "?"),
                  kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP, "?"), names, n_proc, n_proc == 1 ? "" : "es",
-                 allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
+                 allow_network ? "; network shared (raw-network override)" : "", outside_read, unread, mount_tables,
+                 planned);
         return verdict_end(&v, KB_CHECK_BACKEND, pass);
 }

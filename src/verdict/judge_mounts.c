@@ -428,6 +428,10 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 verdict_problem(&v, "the host could not read its own mounts");
         else if (host_problems && (tables = every_table_problems(in, host_problems)) < 0)
                 v.oom = true;
+        /* a mount bwrap was not asked for, or not so, that lets the sandbox write or open devices
+         * where the plan did not: whatever lies under it (sandbox.backend names every difference) */
+        if (host_problems && judge_plan_problems(in, NULL, host_problems) < 0)
+                v.oom = true;
         for (size_t i = 0; i < arr_len(host_problems); i++)
                 verdict_problem(&v, "%s", json_object_get_string(at(host_problems, i)));
         verdict_evidence(&v, "host_mount_problems", host_problems);

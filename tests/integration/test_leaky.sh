@@ -187,6 +187,8 @@ set +e
 rc=$?
 set -e
 ok "kbound's own sandbox under a terminal passes (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || json_get "$scratch/tty-ok.json" \
+  "'\\n'.join('    ' + c['id'] + ': ' + c['detail'] for k in d['kernels'] for c in k['checks'] if c['status'] != 'pass')" || true
 ok "  ... sandbox.session passes" [ "$(check_status "$scratch/tty-ok.json" python3 sandbox.session)" = "pass" ]
 ok "  ... boundary.descriptors passes with an odd abstract name on the host" \
   [ "$(check_status "$scratch/tty-ok.json" python3 boundary.descriptors)" = "pass" ]

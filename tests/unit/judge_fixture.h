@@ -287,9 +287,44 @@ static inline kb_judge_input input_of(json_object *run) {
                 1001, 1, "bwrap", 1000, 1000,                                                                          \
                 PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                                    \
                               "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER_PRE_EXEC "}"
-/* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"). */
+/* The mounts kbound planned (kb_sandbox_planned_mounts), one for each of SANDBOX_MOUNTS in its order:
+ * bwrap's root, /usr bound from the host, a fresh /proc with bwrap's optional covers of its own
+ * entries, --dev's tmpfs, two of its host nodes and its devpts, /tmp, the team's runtime folder and
+ * workspace. */
+#define COVER(entry)                                                                                                   \
+        "{'mountpoint': '/proc/" entry "', 'kind': 'cover', 'asked': '--proc /proc: bwrap\\u0027s read-only cover', "  \
+        "'fstype': 'proc', 'root': '/" entry "', 'read_only': true, 'nodev': true, 'optional': true}"
+#define PLANNED_BIND(mp, asked, path, dev, ino, ro, nodev)                                                             \
+        "{'mountpoint': '" mp "', 'kind': 'bind', 'asked': '" asked "', 'source': {'path': '" path "', 'dev': '" dev   \
+        "', 'ino': " #ino "}, 'read_only': " #ro ", 'nodev': " #nodev "}"
+#define PLANNED_FRESH(mp, asked, fstype, ro, nodev)                                                                    \
+        "{'mountpoint': '" mp "', 'kind': 'fresh', 'asked': '" asked "', 'fstype': '" fstype "', 'read_only': " #ro    \
+        ", 'nodev': " #nodev "}"
+#define PLANNED_ROOT PLANNED_FRESH("/", "bwrap\\u0027s own root (a tmpfs)", "tmpfs", true, true)
+#define PLANNED_USR PLANNED_BIND("/usr", "--ro-bind /usr /usr", "/usr", "8:1", 131073, true, true)
+#define PLANNED_PROC                                                                                                   \
+        PLANNED_FRESH("/proc", "--proc /proc", "proc", false, true)                                                    \
+        ", " COVER("sys") ", " COVER("sysrq-trigger") ", " COVER("irq") ", " COVER("bus")
+#define PLANNED_NULL                                                                                                   \
+        PLANNED_BIND("/dev/null", "--dev /dev: the host\\u0027s /dev/null", "/dev/null", "0:5", 5, false, false)
+#define PLANNED_TTY                                                                                                    \
+        PLANNED_BIND("/dev/tty", "--dev /dev: the host\\u0027s /dev/tty", "/dev/tty", "0:5", 12, false, false)
+#define PLANNED_PTS PLANNED_FRESH("/dev/pts", "--dev /dev: its own devpts", "devpts", false, false)
+#define PLANNED_DEV                                                                                                    \
+        PLANNED_FRESH("/dev", "--dev /dev", "tmpfs", false, true) ", " PLANNED_NULL ", " PLANNED_TTY ", " PLANNED_PTS
+#define PLANNED_TEAM                                                                                                   \
+        PLANNED_BIND("/run/kbound", "--bind " TEAM_A "/runtime /run/kbound", TEAM_A "/runtime", "8:1", 5001, false,    \
+                     true)                                                                                             \
+        ", " PLANNED_BIND("/workspace", "--bind " TEAM_A "/workspace /workspace", TEAM_A "/workspace", "8:1", 5000,    \
+                          false, true)
+#define PLANNED_MOUNTS                                                                                                 \
+        "[" PLANNED_ROOT ", " PLANNED_USR ", " PLANNED_PROC ", " PLANNED_DEV                                           \
+        ", " PLANNED_FRESH("/tmp", "--tmpfs /tmp", "tmpfs", false, true) ", " PLANNED_TEAM "]"
+
+/* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"), and the mounts it
+ * planned. */
 #define LAUNCH                                                                                                         \
-        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", "                                    \
+        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", 'mounts': " PLANNED_MOUNTS ", "      \
         "'fds': [{'fd': 0, 'what': 'stdin (/dev/null)', 'dev': '0:5', 'ino': 5}, "                                     \
         "{'fd': 1, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                      \
         "{'fd': 2, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                      \

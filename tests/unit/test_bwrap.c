@@ -100,6 +100,23 @@ static char *help_without(const char *help, const char *const *gone) {
         return out;
 }
 
+/* One grammar for every reader of a bwrap command line: each option's operands, -1 for a word that
+ * is no option (an operand, a stand-in's invention). */
+static void test_arity(void **state) {
+        (void) state;
+        assert_int_equal(kb_bwrap_arity("--unshare-all"), 0);
+        assert_int_equal(kb_bwrap_arity("--tmpfs"), 1);
+        assert_int_equal(kb_bwrap_arity("--size"), 1);
+        assert_int_equal(kb_bwrap_arity("--remount-ro"), 1);
+        assert_int_equal(kb_bwrap_arity("--ro-bind-try"), 2);
+        assert_int_equal(kb_bwrap_arity("--setenv"), 2);
+        assert_int_equal(kb_bwrap_arity("--ro-bind-fd"), 2);
+        assert_int_equal(kb_bwrap_arity("--bind-data"), 2);
+        assert_int_equal(kb_bwrap_arity("/usr"), -1);
+        assert_int_equal(kb_bwrap_arity("--tmpfs-everything"), -1);
+        assert_int_equal(kb_bwrap_arity(NULL), -1);
+}
+
 static void test_missing_named(void **state) {
         (void) state;
         /* 0.4.1's text without --block-fd and --info-fd: both named, and the account refuses */
@@ -130,6 +147,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_041),
                 cmocka_unit_test(test_words_not_substrings),
                 cmocka_unit_test(test_missing_named),
+                cmocka_unit_test(test_arity),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

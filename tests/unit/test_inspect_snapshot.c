@@ -300,6 +300,8 @@ static int setup(void **state) {
         static const char kernel_env[] = "HOME=/home/sandbox\0TOKEN=" CANARY "\0LANG=C";
         static const char kernel_cmd[] = "python3\0-m\0ipykernel_launcher\0-f\0/run/kbound/kernel.json";
         fake_member_files(f, KERNEL, kernel_env, sizeof kernel_env, kernel_cmd, sizeof kernel_cmd);
+        /* its personality (readable by a tracer: where the host may read it, the look keeps it) */
+        proc_file(f, KERNEL, "personality", "00000000\n", 0);
         proc_link(f, KERNEL, "fd/0", "/dev/null");
         proc_file(f, KERNEL, "fdinfo/0", "pos:\t0\nflags:\t0100002\nmnt_id:\t25\nino:\t4\n", 0);
         proc_link(f, KERNEL, "fd/1", LAUNCHER_PIPE);
@@ -833,8 +835,9 @@ static void test_kernel_missing(void **state) {
 }
 
 /* The look before exec: the same walk of the processes, bwrap's init's system call (blocked reading
- * kbound's --block-fd) and mount table, who outside holds what, and the launcher; no kernel yet, so
- * no mount-root proofs, network tables, reach or resources. */
+ * kbound's --block-fd) and mount table, each mount point proven through init's root as the kernel's
+ * are later (the fake's init shows no root: each mount says why it is not proven), who outside holds
+ * what, and the launcher; no kernel yet, so no network tables, reach or resources. */
 static void test_pre_exec(void **state) {
         fake *f = *state;
         json_object *pre = pre_exec(f);
@@ -846,6 +849,8 @@ static void test_pre_exec(void **state) {
         json_object *mounts = member(pre, FACT_LOOK_MOUNTS);
         assert_int_equal(json_object_array_length(mounts), 1);
         assert_false(kb_fact_has(json_object_array_get_idx(mounts, 0), FACT_MOUNT_TARGET));
+        assert_string_equal(str_at(json_object_array_get_idx(mounts, 0), FACT_MOUNT_TARGET_ERROR),
+                            "the host could not open the process's root");
         assert_int_equal(int_at(member(pre, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_PID), LAUNCHER);
         assert_non_null(member(pre, FACT_LOOK_NS_OUTSIDE));
         assert_false(kb_fact_has(pre, FACT_LOOK_NET));
