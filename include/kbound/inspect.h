@@ -87,6 +87,12 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
  * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
 
+/* Where the process image of pid lies (an IMAGE of facts.def: its start time and the layout
+ * fields of /proc/<pid>/stat an execve lays out afresh, and its personality where the host may read
+ * it), so that an exec between two looks shows (kb_rules_image_change). Returns 0 and a new
+ * object, -ESRCH when pid is gone, -ENOMEM, or -errno when its stat cannot be read. */
+KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **ret);
+
 /* Closes every namespace descriptor (nsfs: "net:[N]" and the like) numbered 3 or above that this
  * process holds, which it can only have inherited: a look does not count a process running
  * kbound's program as holding a sandbox's namespace (another run's look enters them all), so no
