@@ -37,6 +37,41 @@ static void test_attack_surface(void **state) {
                 B1("/expect/seccomp/blocked", "['ptrace']", "kbound has no list of what its filter refuses"),
                 B1("/expect/surface/child", "'lies'", "the spawned program gave no result"),
                 B1("/expect/surface/child/results", "{'ptrace': 'EPERM'}", "the spawned program did not try ptrace"),
+                /* a family by another way in: socketpair(2), i386's socketcall(2) */
+                B1("/expect/surface/child/results/3/socketpair", "{'errno': null, 'ret': 0, 'tested': true}",
+                   "the sandbox lets socket:AF_PACKET through socketpair through (the spawned program's"),
+                B1("/expect/surface/child/compat/0/results/3/socketcall",
+                   "{'errno': 'EINVAL', 'ret': -1, 'tested': true}",
+                   "socket:AF_PACKET through socketcall(SOCKET) answers EINVAL in the spawned program on i386 (int "
+                   "0x80), not the filter's EAFNOSUPPORT"),
+                /* every ABI the kernel accepts: each refused call refused there too */
+                B1("/expect/surface/child/compat/0/results/0/errno", NULL,
+                   "the sandbox lets ptrace through on i386 (int 0x80) (the spawned program's call succeeded; the "
+                   "filter refuses it with EPERM)"),
+                B1("/expect/surface/child/compat/0/results/4/errno", "'ENOSYS'",
+                   "vm86 answers ENOSYS in the spawned program on i386 (int 0x80), not the filter's EPERM"),
+                B2("/expect/surface/child/compat/0/results/1/tested", "false",
+                   "/expect/surface/child/compat/0/results/1/signal", "31",
+                   "add_key on i386 (int 0x80) kills the spawned program's process (SIGSYS), where kbound's filter "
+                   "answers EPERM"),
+                /* ... and killed natively too: kbound's filter never kills a refused call */
+                B2("/expect/surface/child/results/0/tested", "false", "/expect/surface/child/results/0/signal", "31",
+                   "ptrace kills the spawned program's process (SIGSYS), where kbound's filter answers EPERM"),
+                B1("/expect/surface/child/compat/0/results/1", NULL,
+                   "the spawned program did not try add_key on i386 (int 0x80)"),
+                B1("/expect/surface/child/compat/0/results", NULL,
+                   "the spawned program did not try ptrace on i386 (int 0x80)"),
+                B1("/expect/surface/child/compat", NULL,
+                   "the spawned program made no tries on i386 (int 0x80), which this kernel accepts (getpid through "
+                   "int 0x80 answered 5002)"),
+                B2("/expect/surface/child/compat/0/accepted", "false", "/expect/surface/child/compat/0/why",
+                   "'getpid through int 0x80 killed the process that made it with SIGSYS'",
+                   "the spawned program found i386 closed (getpid through int 0x80 killed the process that made it "
+                   "with SIGSYS), where the host's getpid through it answered"),
+                /* the host finds x32 running: the program must have tried it */
+                B1("/host/abis/x32/accepted", "true", "the spawned program found x32 closed"),
+                B1("/host/abis", "{}", "the host did not find which system-call ABIs the kernel accepts"),
+                B1("/host/abis", NULL, "the host did not find which system-call ABIs the kernel accepts"),
         };
         EXPECT_PASSES(kb_judge_attack_surface, passes);
         EXPECT_FAILS(kb_judge_attack_surface, fails);
@@ -65,7 +100,10 @@ static void test_attack_surface_evidence(void **state) {
         json_object *check = judge_run(kb_judge_attack_surface, run);
         assert_status_naming(check, "pass",
                              "3 refused calls and socket families tried from a spawned program and the "
-                             "kernel itself, each refused as the filter says; NOT claimed: add_key",
+                             "kernel itself, each refused as the filter says; ABIs: x86_64; i386 (int 0x80): 4 "
+                             "tried; x32 not accepted by this kernel (getpid through syscall with "
+                             "__X32_SYSCALL_BIT answered ENOSYS: this kernel does not run the ABI); NOT claimed: "
+                             "add_key",
                              "sandbox.attack_surface");
         json_object *calls = member(member(check, "evidence"), "calls");
         assert_string_equal(str_member(member(calls, "ptrace"), "spawned program"), "EPERM");
@@ -73,6 +111,9 @@ static void test_attack_surface_evidence(void **state) {
         assert_string_equal(str_member(member(calls, "vm86"), "spawned program"), "untested");
         assert_null(member(member(calls, "vm86"), "kernel process"));
         assert_string_equal(str_member(member(calls, "add_key"), "expected"), "not_claimed");
+        /* i386 has vm86, and kbound's filter refuses it there */
+        assert_string_equal(str_member(member(calls, "vm86"), "spawned program on i386"), "EPERM");
+        assert_string_equal(str_member(member(calls, "ptrace"), "spawned program on i386"), "EPERM");
         json_object_put(check);
         json_object_put(run);
 }
