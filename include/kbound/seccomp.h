@@ -107,6 +107,11 @@ KB_EXPORT const char *kb_seccomp_sockets_to_string(kb_seccomp_sockets sockets);
  * running kernel on its first use and caches the answer in its own globals). */
 KB_EXPORT int kb_seccomp_build(const kb_seccomp_policy *policy, int *ret_fd);
 
+/* The whole program in fd (made by kb_seccomp_build; read with pread, so its offset stays) in a new
+ * buffer: *ret (free it) of *ret_len bytes, a whole number of instructions. Returns 0, -EBADMSG
+ * (not a program: empty, or not whole instructions), -ENOMEM, -EIO (read short), -errno. */
+KB_EXPORT int kb_seccomp_program_read(int fd, void **ret, size_t *ret_len);
+
 /* The number of BPF instructions in a program fd made by kb_seccomp_build (its size / 8; an fstat,
  * no read). Returns 0, -EBADMSG if the size is not a whole number of instructions, or -errno. */
 KB_EXPORT int kb_seccomp_instructions(int fd, size_t *ret_count);

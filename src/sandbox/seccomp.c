@@ -490,6 +490,29 @@ int kb_seccomp_instructions(int fd, size_t *ret_count) {
         return 0;
 }
 
+int kb_seccomp_program_read(int fd, void **ret, size_t *ret_len) {
+        if (fd < 0 || !ret || !ret_len)
+                return -EINVAL;
+        size_t count;
+        int r = kb_seccomp_instructions(fd, &count);
+        if (r < 0)
+                return r;
+        if (count == 0)
+                return -EBADMSG;
+        size_t len = count * sizeof(struct sock_filter);
+        _cleanup_free_ void *buf = malloc(len);
+        if (!buf)
+                return -ENOMEM;
+        ssize_t got = pread(fd, buf, len, 0);
+        if (got < 0)
+                return -errno;
+        if ((size_t) got != len)
+                return -EIO;
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
 int kb_seccomp_build(const kb_seccomp_policy *policy, int *ret_fd) {
         static const kb_seccomp_policy default_policy = {0};
         if (!ret_fd)

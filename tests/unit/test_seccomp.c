@@ -13,7 +13,9 @@
 #include "child_output.h"
 
 #include "kbound/seccomp.h"
+#include "kbound/seccomp_compare.h"
 #include "syscall_tries.h"
+#include <linux/audit.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -1005,6 +1007,91 @@ static void test_filter_probe_program_unfiltered(void **state) {
         json_object_put(doc);
 }
 
+/* ---------- the program as data: run as the kernel runs it (seccomp_compare.c) ---------- */
+
+/* kbound's program for policy, read back: *ret_prog (free its insns). */
+static void program_of(const kb_seccomp_policy *policy, kb_seccomp_prog *ret_prog) {
+        int fd = build(policy);
+        void *insns = NULL;
+        size_t len = 0;
+        assert_int_equal(kb_seccomp_program_read(fd, &insns, &len), 0);
+        close(fd);
+        *ret_prog = (kb_seccomp_prog){.insns = insns, .len = len / sizeof(struct sock_filter)};
+}
+
+/* The program libseccomp made, run by kb_seccomp_run, answers each entry of the table on each ABI
+ * as the filter refuses it (what the tries show the kernel doing), getpid with allow, and a call
+ * from an architecture it has no rules for with a kill; comparing it with itself finds nothing, and
+ * with a program that leaves keyctl allowed, keyctl on every ABI and nothing else. */
+static void test_filter_program_run(void **state) {
+        kb_seccomp_prog prog, loose;
+        program_of(NULL, &prog);
+        for (kb_sysabi abi = 0; abi < KB_SYSABI_MAX_; abi++) {
+                if (!kb_seccomp_abi_filtered(abi))
+                        continue;
+#if defined(__x86_64__)
+                uint32_t arch = abi == KB_SYSABI_COMPAT32 ? AUDIT_ARCH_I386 : AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+                uint32_t arch = abi == KB_SYSABI_COMPAT32 ? AUDIT_ARCH_ARM : AUDIT_ARCH_AARCH64;
+#else
+                uint32_t arch = 0;
+                continue;
+#endif
+                uint32_t answer;
+                struct seccomp_data d = {.nr = kb_seccomp_syscall_nr_on("getpid", abi), .arch = arch};
+                assert_int_equal(kb_seccomp_run(&prog, 1, &d, &answer), 0);
+                assert_int_equal(answer, SECCOMP_RET_ALLOW);
+                for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
+                        const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
+                        int nr = kb_seccomp_entry_syscall_nr_on(e, abi);
+                        if (nr < 0 || e->match == KB_SECCOMP_MATCH_PERSONALITY)
+                                continue;
+                        d = (struct seccomp_data){.nr = nr, .arch = arch};
+                        if (e->match != KB_SECCOMP_MATCH_CALL)
+                                d.args[e->match == KB_SECCOMP_MATCH_FAMILY ? 0 : e->arg] = e->value;
+                        assert_int_equal(kb_seccomp_run(&prog, 1, &d, &answer), 0);
+                        uint32_t want = kb_seccomp_blocks(NULL, e) ? SECCOMP_RET_ERRNO | (uint32_t) e->errnum
+                                                                   : SECCOMP_RET_ALLOW;
+                        if (answer != want)
+                                fail_msg("%s on %s: the program answers 0x%08x, not 0x%08x", e->name,
+                                         kb_sysabi_name(abi), answer, want);
+                }
+        }
+        uint32_t answer;
+        struct seccomp_data foreign = {.nr = 1, .arch = AUDIT_ARCH_S390X};
+        assert_int_equal(kb_seccomp_run(&prog, 1, &foreign, &answer), 0);
+        assert_int_equal(answer & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_KILL_PROCESS);
+
+        kb_seccomp_difference diffs[8];
+        size_t n = 99;
+        assert_int_equal(kb_seccomp_compare(&prog, &prog, 1, diffs, 8, &n), 0);
+        assert_int_equal(n, 0);
+        char *allow[] = {"keyctl", NULL};
+        const kb_seccomp_policy keyctl_allowed = {.allow = allow};
+        program_of(&keyctl_allowed, &loose);
+        assert_int_equal(kb_seccomp_compare(&prog, &loose, 1, diffs, 8, &n), 0);
+        size_t abis = 0;
+        for (kb_sysabi abi = 0; abi < KB_SYSABI_MAX_; abi++)
+                abis += kb_seccomp_abi_filtered(abi) && kb_seccomp_syscall_nr_on("keyctl", abi) >= 0;
+        assert_int_equal(n, abis);
+        for (size_t i = 0; i < n; i++) {
+                char a[48], b[48];
+                assert_string_equal(diffs[i].call, "keyctl");
+                assert_string_equal(kb_seccomp_action_text(diffs[i].built, a, sizeof a), "errno EPERM");
+                assert_string_equal(kb_seccomp_action_text(diffs[i].in_force, b, sizeof b), "allow");
+        }
+        /* stacked on kbound's, a program that allows keyctl changes nothing: the strictest wins */
+        const kb_seccomp_prog stack[2] = {prog, loose};
+        assert_int_equal(kb_seccomp_compare(&prog, stack, 2, diffs, 8, &n), 0);
+        assert_int_equal(n, 0);
+        /* a program the kernel would not run */
+        const struct sock_filter off_end[1] = {BPF_JUMP(BPF_JMP | BPF_JA, 5, 0, 0)};
+        const kb_seccomp_prog bad = {.insns = off_end, .len = 1};
+        assert_int_equal(kb_seccomp_run(&bad, 1, &foreign, &answer), -EINVAL);
+        free((void *) prog.insns);
+        free((void *) loose.insns);
+}
+
 /* ---------- compat ABIs ---------- */
 
 /* A family's inert try through an ABI (kb_tries_family_inert). */
@@ -1255,6 +1342,7 @@ int main(void) {
                 cmocka_unit_test(test_filter_ordinary_calls),
                 cmocka_unit_test(test_filter_probe_program),
                 cmocka_unit_test(test_filter_probe_program_unfiltered),
+                cmocka_unit_test(test_filter_program_run),
                 cmocka_unit_test(test_filter_compat_tries),
                 cmocka_unit_test(test_filter_x86_32),
                 cmocka_unit_test(test_filter_x32),
