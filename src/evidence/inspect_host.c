@@ -114,9 +114,9 @@ int kb_inspect_host(const char *proc_root, json_object **ret) {
                          : -1;
         if (v >= 0 && end != aslr && kb_fact_set_int(h, FACT_HOST_RANDOMIZE_VA_SPACE, v) < 0)
                 return -ENOMEM;
-        /* Which system-call ABIs the kernel runs: the tries of sandbox.attack_surface must cover
-         * each (docs/seccomp.md). */
-        if (abi_facts(h) < 0)
+        /* Which system-call ABIs the kernel runs, and whether the host can read a filter in force:
+         * the two proofs of sandbox.attack_surface (docs/seccomp.md). */
+        if (abi_facts(h) < 0 || kb_inspect_filter_access(h) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(h);
         return 0;

@@ -1,5 +1,6 @@
 /* judge_attack_surface.c: sandbox.attack_surface, kbound's seccomp filter in force and refusing, on
- * every system-call ABI the kernel accepts. */
+ * every system-call ABI the kernel accepts; as root, the filter in force read by the host and held
+ * to the program kbound built, instruction for instruction. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -191,8 +192,71 @@ static void judge_abis(verdict *v, const kb_judge_input *in, json_object *child,
         }
 }
 
-/* Every process's seccomp mode and filter count. */
-static void judge_processes(verdict *v, const kb_judge_input *in, int64_t want) {
+/* One FILTER_DIFF as words: "on i386, keyctl (nr 288) is allow, where kbound's program answers errno
+ * EPERM". */
+static void diff_words(json_object *d, char *out, size_t n) {
+        const char *abi = kb_fact_str_of(d, FACT_FILTER_DIFF_ABI), *call = kb_fact_str_of(d, FACT_FILTER_DIFF_CALL),
+                   *built = kb_fact_str_of(d, FACT_FILTER_DIFF_BUILT),
+                   *in_force = kb_fact_str_of(d, FACT_FILTER_DIFF_IN_FORCE);
+        snprintf(out, n, "on %s, %s (nr %" PRId64 ") answers %s, where kbound's program answers %s", abi ? abi : "?",
+                 call ? call : "?", kb_fact_int_or(d, FACT_FILTER_DIFF_NR, -1), in_force ? in_force : "?",
+                 built ? built : "?");
+}
+
+/* One process's filters as the host read them (as root): kbound's program must be one of them,
+ * instruction for instruction (more filters only refuse more). Returns 1 when it was, 0 for a zombie
+ * that was not read (it makes no calls), -1 after a problem. */
+static int judge_filter_read(verdict *v, json_object *p) {
+        int64_t pid = judge_pid_of(p);
+        const char *state = kb_fact_str_of(p, FACT_PROCESS_STATE);
+        json_object *f = kb_fact_obj_of(p, FACT_PROCESS_FILTER);
+        if (!f && state && state[0] == 'Z')
+                return 0; /* a zombie whose threads are all gone makes no calls */
+        if (!f) {
+                verdict_problem(v, "pid %" PRId64 " (%s): the host did not read the seccomp filters in force", pid,
+                                judge_name_of(p));
+                return -1;
+        }
+        const char *error = kb_fact_str_of(f, FACT_FILTER_ERROR);
+        if (error) {
+                verdict_problem(v, "pid %" PRId64 " (%s): the host could not read the seccomp filters in force: %s",
+                                pid, judge_name_of(p), error);
+                return -1;
+        }
+        if (kb_fact_get(f, FACT_FILTER_KBOUND))
+                return 1;
+        json_object *lengths = kb_fact_arr_of(f, FACT_FILTER_LENGTHS),
+                    *diffs = kb_fact_arr_of(f, FACT_FILTER_DIFFERENCES);
+        char first[96] = "", what[DETAIL_MAX / 2] = "";
+        int64_t at_insn;
+        if (kb_fact_int_of(f, FACT_FILTER_FIRST_DIFFERENCE, &at_insn))
+                snprintf(first, sizeof first, "; the first differs from it at instruction %" PRId64, at_insn);
+        for (size_t i = 0; i < arr_len(diffs) && i < 3; i++) {
+                char one[256];
+                diff_words(at(diffs, i), one, sizeof one);
+                abi_note(what, sizeof what, "%s", one);
+        }
+        int64_t more =
+                kb_fact_int_or(f, FACT_FILTER_DIFFERENCES_MORE, 0) + (arr_len(diffs) > 3 ? arr_len(diffs) - 3 : 0);
+        if (more > 0)
+                abi_note(what, sizeof what, "%" PRId64 " more", more);
+        verdict_problem(v,
+                        "pid %" PRId64 " (%s) runs under %zu seccomp filter%s, none of them the program kbound built "
+                        "(%" PRId64 " instructions)%s: %s",
+                        pid, judge_name_of(p), arr_len(lengths), arr_len(lengths) == 1 ? "" : "s",
+                        kb_fact_int_or(f, FACT_FILTER_BUILT, -1), first,
+                        *what ? what
+                              : "no call of kbound's table answers otherwise on any ABI, yet the program differs");
+        return -1;
+}
+
+#define NAMED_MAX 64 /* processes whose filters a failure names once, whatever the number of looks */
+
+/* Every process's seccomp mode and filter count, and, where the host can read them, the filters
+ * themselves. Returns how many processes' filters were read and found to hold kbound's program. */
+static size_t judge_processes(verdict *v, const kb_judge_input *in, int64_t want, bool read) {
+        size_t proven = 0, n_named = 0;
+        int64_t named[NAMED_MAX];
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++) {
@@ -213,8 +277,19 @@ static void judge_processes(verdict *v, const kb_judge_input *in, int64_t want) 
                                         " (its own and the sandbox's): the filter kbound built is not in force",
                                         pid, judge_name_of(p),
                                         count_read ? json_object_get_string(count_read) : "an unknown number of", want);
+                        bool again = false;
+                        for (size_t k = 0; k < n_named; k++)
+                                again |= named[k] == pid;
+                        if (!read || again)
+                                continue;
+                        int read_one = judge_filter_read(v, p);
+                        if (read_one > 0)
+                                proven++;
+                        else if (read_one < 0 && n_named < NAMED_MAX)
+                                named[n_named++] = pid; /* one look's account of it is enough */
                 }
         }
+        return proven;
 }
 
 /* The table of every blocked call's expected answer, and the not-claimed ones. */
@@ -244,7 +319,8 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         if (!kb_fact_int_of(in->host, FACT_HOST_SECCOMP_FILTERS, &own))
                 own = 0; /* a kernel that does not count filters: kbound has none it could know of */
         want = own + 1;
-        judge_processes(&v, in, want);
+        bool read = kb_fact_bool_of(in->host, FACT_HOST_FILTER_READ);
+        size_t proven = judge_processes(&v, in, want, read);
 
         json_object *seccomp = kb_fact_obj_of(in->expect, FACT_EXPECT_SECCOMP),
                     *blocked = kb_fact_map_of(seccomp, FACT_SECCOMP_BLOCKED);
@@ -279,15 +355,28 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
         verdict_evidence(&v, "filters_expected", json_object_new_int64(want));
         verdict_evidence(&v, "sockets", json_object_get(kb_fact_get(seccomp, FACT_SECCOMP_SOCKETS)));
         verdict_evidence(&v, "not_claimed", json_object_get(not_claimed));
-        char pass[DETAIL_MAX], left[256] = "";
+        verdict_evidence(&v, "filter_read", json_object_new_boolean(read));
+        char pass[DETAIL_MAX], left[256] = "", proof[320];
         for (size_t i = 0; i < arr_len(not_claimed) && strlen(left) < sizeof left - 40; i++)
                 snprintf(left + strlen(left), sizeof left - strlen(left), "%s%s", i ? ", " : "",
                          json_object_get_string(at(not_claimed, i)));
+        if (read)
+                snprintf(proof, sizeof proof,
+                         "the host read the filters in force of every sandbox process at every look (%zu reads): each "
+                         "holds kbound's program, instruction for instruction",
+                         proven);
+        else {
+                const char *why = kb_fact_str_of(in->host, FACT_HOST_FILTER_READ_WHY);
+                snprintf(proof, sizeof proof,
+                         "the host could not read the filters in force (%s): the proof is the tries on every ABI the "
+                         "kernel accepts",
+                         why ? why : "no reason recorded");
+        }
         snprintf(pass, sizeof pass,
                  "every sandbox process runs under kbound's seccomp filter (mode 2, %" PRId64 " filter%s); %zu refused "
                  "calls and socket families tried from a spawned program%s, each refused as the filter says; ABIs: "
-                 "%s%s%s",
-                 want, want == 1 ? "" : "s", tried_child, tried_inside ? " and the kernel itself" : "", abis,
+                 "%s; %s%s%s",
+                 want, want == 1 ? "" : "s", tried_child, tried_inside ? " and the kernel itself" : "", abis, proof,
                  *left ? "; NOT claimed: " : "", left);
         return verdict_end(&v, KB_CHECK_ATTACK_SURFACE, pass);
 }

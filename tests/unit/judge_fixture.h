@@ -332,7 +332,8 @@ static inline kb_judge_input input_of(json_object *run) {
         "syscall with __X32_SYSCALL_BIT answered ENOSYS: this kernel does not run the ABI'}}"
 #define HOST                                                                                                           \
         "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "    \
-        "'memfd_dev': '0:1', 'abis': " ABIS ", 'mounts': ["                                                            \
+        "'memfd_dev': '0:1', 'abis': " ABIS ", 'filter_read': false, 'filter_read_why': 'the kernel refuses the "      \
+        "read (PTRACE_SECCOMP_GET_FILTER needs CAP_SYS_ADMIN and a reader under no seccomp filter)', 'mounts': ["      \
         "{'id': 20, 'nodev': false, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "     \
         "'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                         \
         "{'id': 21, 'nodev': false, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': "         \
