@@ -105,6 +105,13 @@ KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **r
  * how many it closed, or -errno when /proc/self/fd cannot be read. */
 KB_EXPORT int kb_inspect_drop_inherited_namespaces(void);
 
+/* Where the image of process pid lies now (an IMAGE of src/base/facts.def: its start time and the
+ * bounds of its code, data, heap, stack, arguments and environment from /proc/<pid>/stat, and its
+ * personality where the host may read it), for comparing with a look's (kb_judge_image_change): an
+ * execve keeps the pid but not the layout. Returns 0 and a new object, -ESRCH (gone), -errno,
+ * -ENOMEM. */
+KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **ret);
+
 /* An environment (NULL-terminated "NAME=value" strings) as facts: one "NAME=sha256:<hex>" string
  * per entry, in order; the name in clear, the value only inside the digest of the whole entry, so
  * two environments can be compared and a difference named without a value in any fact. The

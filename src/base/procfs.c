@@ -107,6 +107,7 @@ int kb_procfs_status_parse(const char *text, json_object **ret) {
         } ints[] = {{"NoNewPrivs", FACT_PROCESS_NO_NEW_PRIVS},
                     {"Seccomp", FACT_PROCESS_SECCOMP},
                     {"Seccomp_filters", FACT_PROCESS_SECCOMP_FILTERS},
+                    {"TracerPid", FACT_PROCESS_TRACER_PID},
                     {"Threads", FACT_PROCESS_THREADS},
                     {"VmRSS", FACT_PROCESS_VM_RSS_KB},
                     {"VmHWM", FACT_PROCESS_VM_HWM_KB}};
@@ -637,6 +638,85 @@ int kb_procfs_routes_parse(const char *text, bool v6, json_object **ret) {
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(a);
+        return 0;
+}
+
+/* The value after " key:" in line (a key of fdinfo's space-separated "key:value" fields), parsed
+ * as a hexadecimal number; false when absent or malformed. */
+static bool hex_field(const char *line, const char *nl, const char *key, unsigned long long *ret) {
+        char want[32];
+        snprintf(want, sizeof want, "%s:", key);
+        size_t len = strlen(want);
+        for (const char *p = line; p && (!nl || p < nl); p = strchr(p + 1, ' ')) {
+                const char *f = *p == ' ' ? p + 1 : p;
+                while (*f == ' ' || *f == '\t')
+                        f++;
+                if (strncmp(f, want, len) != 0)
+                        continue;
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(f + len, &end, 16);
+                if (errno || end == f + len)
+                        return false;
+                *ret = v;
+                return true;
+        }
+        return false;
+}
+
+/* A kernel dev_t (as fdinfo prints a superblock's s_dev: major << 20 | minor) as "major:minor". */
+static const char *kernel_dev(unsigned long long dev, char *buf) {
+        return kb_procfs_dev((unsigned) (dev >> 20), (unsigned) (dev & 0xfffff), buf);
+}
+
+/* One WATCH of kind into watches: its device, inode, the epoll descriptor, the mount. */
+static int push_watch(json_object *watches, const char *kind, const char *line, const char *nl) {
+        unsigned long long dev, ino, tfd, mnt;
+        char buf[KB_PROCFS_DEV_MAX];
+        json_object *w = json_object_new_object();
+        if (!w || kb_fact_set_str(w, FACT_WATCH_KIND, kind) < 0 ||
+            (hex_field(line, nl, "sdev", &dev) && kb_fact_set_str(w, FACT_WATCH_DEV, kernel_dev(dev, buf)) < 0) ||
+            (hex_field(line, nl, "ino", &ino) && kb_fact_set_int(w, FACT_WATCH_INO, (int64_t) ino) < 0) ||
+            (strcmp(kind, "epoll") == 0 && sscanf(line, "tfd: %llu", &tfd) == 1 &&
+             kb_fact_set_int(w, FACT_WATCH_FD, (int64_t) tfd) < 0) ||
+            (sscanf(line, "fanotify mnt_id:%llx", &mnt) == 1 && kb_fact_set_int(w, FACT_WATCH_MNT_ID, (int64_t) mnt) < 0) ||
+            json_object_array_add(watches, w) < 0) {
+                json_object_put(w);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_procfs_fdinfo_reach(const char *text, json_object *fd) {
+        json_object *watches = NULL, *nspid = NULL;
+        for (const char *line = text ? text : ""; *line;) {
+                const char *nl = strchr(line, '\n'), *v;
+                const char *kind = strncmp(line, "tfd:", 4) == 0                   ? "epoll"
+                                   : strncmp(line, "inotify wd:", 11) == 0          ? "inotify"
+                                   : strncmp(line, "fanotify ino:", 13) == 0        ? "fanotify-inode"
+                                   : strncmp(line, "fanotify mnt_id:", 16) == 0     ? "fanotify-mount"
+                                   : strncmp(line, "fanotify sdev:", 14) == 0       ? "fanotify-filesystem"
+                                                                                    : NULL;
+                long long x;
+                if (kind) {
+                        if (!watches && (!(watches = json_object_new_array()) ||
+                                         kb_fact_set_arr(fd, FACT_FD_WATCHES, watches) < 0))
+                                return -ENOMEM;
+                        if (push_watch(watches, kind, line, nl) < 0)
+                                return -ENOMEM;
+                } else if ((v = status_value(line, "NSpid"))) {
+                        if (!nspid &&
+                            (!(nspid = json_object_new_array()) || kb_fact_set_arr(fd, FACT_FD_NSPID, nspid) < 0))
+                                return -ENOMEM;
+                        while (*v && *v != '\n' && take_int(&v, -1, INT_MAX, &x))
+                                if (json_object_array_add(nspid, json_object_new_int64(x)) < 0)
+                                        return -ENOMEM;
+                } else if ((v = status_value(line, "UserFiles"))) {
+                        if (take_int(&v, 0, INT_MAX, &x) && kb_fact_set_int(fd, FACT_FD_REGISTERED_FILES, x) < 0)
+                                return -ENOMEM;
+                }
+                line = nl ? nl + 1 : line + strlen(line);
+        }
         return 0;
 }
 

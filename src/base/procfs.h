@@ -113,6 +113,15 @@ typedef struct kb_procfs_fdinfo {
 } kb_procfs_fdinfo;
 int kb_procfs_fdinfo_parse(const char *text, kb_procfs_fdinfo *ret);
 
+/* What else /proc/<pid>/fdinfo/<fd> says of what the descriptor reaches, into fd (an FD of
+ * facts.def): a pidfd's NSpid; every file an epoll instance watches ("tfd:" lines: the watched
+ * file's device and inode, the descriptor it was added by), every inode an inotify instance
+ * watches, and every inode, mount or filesystem a fanotify instance marks (WATCHES); and how many
+ * files an io_uring instance has registered (REGISTERED_FILES). Devices come in the kernel's own
+ * encoding (hex) and are written as "major:minor". A line of another shape is left alone (the
+ * kernel says more than this reads). Returns 0, -ENOMEM. */
+int kb_procfs_fdinfo_reach(const char *text, json_object *fd);
+
 /* Paths between a mount's view and its filesystem's (m: one mount of a kb_procfs_mountinfo_parse
  * array). kb_procfs_path_in_mount: where fs_path (a path inside the filesystem, from its root)
  * appears under m, false if it is not below m's root. kb_procfs_fs_path: the path inside the

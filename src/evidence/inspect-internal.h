@@ -178,6 +178,24 @@ json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_proc
 int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *o, kb_fact_obj exe_fact,
                          kb_fact_str error_fact);
 
+/* The sandbox's anonymous objects (anonymous inodes, memory files: their descriptors) and the
+ * memory files it maps shared, gathered from a look's processes, to be found again outside it by the
+ * object (inspect_shared.c). */
+typedef struct shared_set shared_set;
+int kb_inspect_shared_new(json_object *processes, const char *memfd_dev, shared_set **ret);
+void kb_inspect_shared_free(shared_set **s);
+/* Whether more were held than kbound traces (an error of the look). */
+bool kb_inspect_shared_truncated(const shared_set *s);
+/* Whether a descriptor with this target may be one of s's (an anonymous target the sandbox holds). */
+bool kb_inspect_shared_wants(const shared_set *s, const char *target);
+/* Appends an OUTSIDE_CHANNEL to channels for every sandbox descriptor that descriptor fd of thread
+ * tid of e (outside the sandbox) is the same open file as (kcmp). -ENOMEM only. */
+int kb_inspect_shared_match(const shared_set *s, const proc_entry *e, pid_t tid, int fd, const char *target,
+                            json_object *channels);
+/* Appends an OUTSIDE_CHANNEL (mapped) to channels for every memory file of s that e maps (its
+ * /proc/<pid>/maps, by device and inode). -ENOMEM only. */
+int kb_inspect_shared_maps(const shared_set *s, const char *proc_root, const proc_entry *e, json_object *channels);
+
 /* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the
  * table dir (/proc/<pid>/fd or a thread's; one that cannot be read is passed over), until visit
  * returns < 0. Returns 0 (also when the process is gone), -errno when the table cannot be read, or
@@ -204,8 +222,8 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
 
 /* The process running bwrap outside the sandbox (init's parent), what it was started with, and the
  * channels the launch side (kbound, the launcher and its helpers) holds. */
-int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
-                              json_object **ret);
+int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                              json_object *errors, json_object **ret);
 
 /* "init": {"pid", "syscall" (the start of /proc/<pid>/syscall: the call it is in and its first
  * argument), "reads_fd" (the descriptor it is blocked reading, -1 when it is not in read(2))} of

@@ -19,7 +19,7 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         /* init's mount table, which every reference of the sandbox's processes is placed in. */
         if (kb_inspect_init_facts(t, snap, errors) < 0 || kb_inspect_pre_exec_mounts(t, snap, errors) < 0 ||
             kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
-            kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
+            kb_inspect_launcher_facts(t, procs, n, processes, errors, &launcher) < 0 ||
             kb_fact_set_obj(snap, FACT_LOOK_LAUNCHER, launcher) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(snap);
@@ -65,7 +65,7 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         json_object *launcher = NULL;
         if (r >= 0 &&
             (kb_inspect_kbound_side_sockets(&socks, snap) < 0 || kb_inspect_connection_facts(&socks, snap) < 0 ||
-             kb_inspect_launcher_facts(t, procs, n, errors, &launcher) < 0 ||
+             kb_inspect_launcher_facts(t, procs, n, processes, errors, &launcher) < 0 ||
              kb_fact_set_obj(snap, FACT_LOOK_LAUNCHER, launcher) < 0))
                 r = -ENOMEM;
 

@@ -85,6 +85,7 @@ typedef struct ns_fd_walk {
         json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
         json_object *netns_sockets;   /* every "socket:[N]" of the sandbox's network namespaces (keys) */
         json_object *channels;        /* those a process outside holds too */
+        const shared_set *shared;     /* the sandbox's anonymous objects and shared memory files */
         bool entry_helper;            /* entry is a fork of kbound's program or another kbound's:
                                        * what it holds is confirmed like a look's helper's */
         size_t *retry;                /* indexes of processes whose tables were not all read */
@@ -119,6 +120,12 @@ static int push_outside_channel(json_object *channels, const proc_entry *e, pid_
  * bwrap; no look ever holds one). */
 static int ns_fd_seen(int fd, const char *target, void *userdata) {
         ns_fd_walk *w = userdata;
+        if (!w->entry->launch && kb_inspect_shared_wants(w->shared, target))
+                /* An anonymous object's target names a kind, not an object: the same open file is
+                 * told by kcmp, against every sandbox descriptor of that kind. */
+                return json_object_array_length(w->channels) >= NS_HOLDERS_MAX
+                               ? 0
+                               : kb_inspect_shared_match(w->shared, w->entry, w->tid, fd, target, w->channels);
         if (!w->entry->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
                 if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
                         return 0;
@@ -469,7 +476,8 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                 w->entry_helper = helper;
                 w->tid = e->pid;
                 bool table_unreadable = false;
-                if (read_tables(t, w, &table_unreadable) < 0)
+                if (read_tables(t, w, &table_unreadable) < 0 ||
+                    (!e->launch && kb_inspect_shared_maps(w->shared, t->proc_root, e, w->channels) < 0))
                         return -ENOMEM;
                 if (!table_unreadable)
                         c->fd_read++;
@@ -587,11 +595,16 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
         netns_sockets = json_object_new_object();
         if (!netns_sockets || netns_socket_targets(snap, netns_sockets) < 0)
                 return -ENOMEM;
+        _cleanup_(kb_inspect_shared_free) shared_set *shared = NULL;
+        if (kb_inspect_shared_new(processes, kb_fact_str_of(t->host, FACT_HOST_MEMFD_DEV), &shared) < 0 ||
+            (kb_inspect_shared_truncated(shared) && kb_inspect_note(errors, WHAT_TOO_MANY_SHARED, NULL, E2BIG) < 0))
+                return -ENOMEM;
         ns_fd_walk walk = {.sandbox = sandbox,
                            .candidates = candidates,
                            .channels_wanted = wanted,
                            .netns_sockets = netns_sockets,
                            .channels = channels,
+                           .shared = shared,
                            .retry = retry};
         holder_counts counts = {0};
         int64_t last_seen = 0;

@@ -70,6 +70,38 @@ static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_ob
  * KB_INSPECT_REREAD_MS; one still unreadable then is an error of the look (it may hold anything).
  * Read once, a look that met another kernel's set-up failed boundary.descriptors, unprivileged and
  * under load. -ENOMEM only. */
+typedef struct shared_walk {
+        const shared_set *shared;
+        const proc_entry *entry;
+        json_object *found;
+} shared_walk;
+
+static int shared_seen(int fd, const char *target, void *userdata) {
+        shared_walk *w = userdata;
+        return kb_inspect_shared_wants(w->shared, target)
+                       ? kb_inspect_shared_match(w->shared, w->entry, w->entry->pid, fd, target, w->found)
+                       : 0;
+}
+
+/* The anonymous objects and memory files of the sandbox that kbound or a process of the launch
+ * side holds too (the same open file, kcmp), into found: bwrap's own status channel to its init
+ * is one, anything else a channel out. A table that cannot be read is the launch side's
+ * descriptors' error, said once. -ENOMEM only. */
+static int launch_side_shared(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                              json_object *found) {
+        _cleanup_(kb_inspect_shared_free) shared_set *shared = NULL;
+        if (kb_inspect_shared_new(processes, kb_fact_str_of(t->host, FACT_HOST_MEMFD_DEV), &shared) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (!procs[i].launch)
+                        continue;
+                shared_walk w = {.shared = shared, .entry = &procs[i], .found = found};
+                if (kb_inspect_fd_targets(t->proc_root, procs[i].pid, shared_seen, &w) == -ENOMEM)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int launch_side_channels(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *inodes,
                                 json_object *errors) {
         int64_t until = kb_now_ms() + KB_INSPECT_REREAD_MS;
@@ -93,11 +125,11 @@ static int launch_side_channels(const kb_inspect_target *t, const proc_entry *pr
         return 0;
 }
 
-int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *errors,
-                              json_object **ret) {
+int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                              json_object *errors, json_object **ret) {
         _cleanup_json_ json_object *l = json_object_new_object(), *argv = json_object_new_array(),
-                                   *inodes = json_object_new_array();
-        if (!l || !argv || !inodes)
+                                   *inodes = json_object_new_array(), *shared = json_object_new_array();
+        if (!l || !argv || !inodes || !shared)
                 return -ENOMEM;
         pid_t launcher = -1, launcher_parent = -1;
         for (size_t i = 0; i < n; i++)
@@ -138,6 +170,8 @@ int kb_inspect_launcher_facts(const kb_inspect_target *t, const proc_entry *proc
             (r >= 0 && kb_fact_set_arr(l, FACT_LAUNCHER_MAP_FILES, map_files) < 0))
                 return -ENOMEM;
         if (launch_side_channels(t, procs, n, inodes, errors) < 0 ||
+            launch_side_shared(t, procs, n, processes, shared) < 0 ||
+            kb_fact_set_arr(l, FACT_LAUNCHER_SHARED_FILES, TAKE_PTR(shared)) < 0 ||
             kb_fact_set_arr(l, FACT_LAUNCHER_OUTSIDE_INODES, TAKE_PTR(inodes)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);

@@ -9,6 +9,7 @@
 #include "kbound/check.h"
 #include "kbound/judge.h"
 #include "base/facts.h"
+#include "verdict/evidence.h"
 
 #define DETAIL_MAX 1024
 
@@ -87,6 +88,15 @@ static inline bool judge_is_pid(json_object *p, int64_t pid) {
         return kb_fact_int_of(p, FACT_PROCESS_PID, &mine) && mine == pid;
 }
 
+/* The process of look snap whose pid is pid, or NULL. */
+static inline json_object *judge_find_pid(json_object *snap, int64_t pid) {
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; procs && i < json_object_array_length(procs); i++)
+                if (judge_is_pid(json_object_array_get_idx(procs, i), pid))
+                        return json_object_array_get_idx(procs, i);
+        return NULL;
+}
+
 /* A file by its identity, whatever object holds it (a FILE_ID, a descriptor, a mapping, a
  * reference, a descriptor kbound handed bwrap): read from that object's own facts, known only when
  * both its device and its inode are there. */
@@ -120,6 +130,8 @@ typedef struct verdict {
 void verdict_init(verdict *v);
 void verdict_problem(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void verdict_evidence(verdict *v, const char *key, json_object *value);
+/* Adds the quote of a fact evidence.def declares (value taken; NULL: the fact was absent). */
+void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value);
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
@@ -143,6 +155,11 @@ int judge_bwrap_arity(const char *opt);
 
 /* judge_identity.c: */
 const char *judge_holder_words(json_object *snap, json_object *h, char *buf, size_t size);
+
+/* judge_objects.c: why fd (of p in snap), an anonymous inode or memory file, reaches outside the
+ * sandbox, or NULL once every other holder the host found is the sandbox's own. */
+const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf,
+                                 size_t size);
 
 /* judge_mounts.c: */
 bool judge_mount_is(json_object *m, const char *fstype);

@@ -113,6 +113,16 @@ void verdict_evidence(verdict *v, const char *key, json_object *value) {
         }
 }
 
+void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value) {
+        const kb_evidence_info *row = kb_evidence_row(e.id);
+        if (!row) {
+                json_object_put(value);
+                v->oom = true; /* no such row: the check fails rather than quote under no name */
+                return;
+        }
+        verdict_evidence(v, row->key, value);
+}
+
 const char *judge_check_id(kb_check c) {
         return kb_check_id(c);
 }

@@ -353,9 +353,11 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
 
         verdict_evidence(&v, "calls", table);
         verdict_evidence(&v, "filters_expected", json_object_new_int64(want));
-        verdict_evidence(&v, "sockets", json_object_get(kb_fact_get(seccomp, FACT_SECCOMP_SOCKETS)));
-        verdict_evidence(&v, "not_claimed", json_object_get(not_claimed));
-        verdict_evidence(&v, "filter_read", json_object_new_boolean(read));
+        verdict_evidence_fact(&v, EVIDENCE_ATTACK_SURFACE_SOCKETS,
+                              json_object_get(kb_fact_get(seccomp, FACT_SECCOMP_SOCKETS)));
+        verdict_evidence_fact(&v, EVIDENCE_ATTACK_SURFACE_NOT_CLAIMED, json_object_get(not_claimed));
+        verdict_evidence_fact(&v, EVIDENCE_ATTACK_SURFACE_FILTER_READ,
+                              json_object_get(kb_fact_get(in->host, FACT_HOST_FILTER_READ)));
         char pass[DETAIL_MAX], left[256] = "", proof[320];
         for (size_t i = 0; i < arr_len(not_claimed) && strlen(left) < sizeof left - 40; i++)
                 snprintf(left + strlen(left), sizeof left - strlen(left), "%s%s", i ? ", " : "",

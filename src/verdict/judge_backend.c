@@ -371,7 +371,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 transient_holds += kb_fact_int_or(outside, FACT_NS_OUTSIDE_TRANSIENT, 0);
         }
         launch_problems(&v, in);
-        verdict_evidence(&v, "kbound_ns", json_object_get(host_ns));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_KBOUND_NS, json_object_get(host_ns));
         verdict_evidence(&v, "sandbox_userns", json_object_new_int64(sandbox_user));
         json_object *outside = json_object_new_object();
         if (outside) {
@@ -396,9 +396,10 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         for (size_t i = 0; i < arr_len(procs); i++)
                 if (judge_is_pid(at(procs, i), kernel_pid))
                         kernel = at(procs, i);
-        verdict_evidence(&v, "kernel_ns", json_object_get(kb_fact_get(kernel, FACT_PROCESS_NS)));
-        verdict_evidence(&v, "bwrap", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP)));
-        verdict_evidence(&v, "bwrap_version", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP_VERSION)));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_KERNEL_NS, json_object_get(kb_fact_get(kernel, FACT_PROCESS_NS)));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_BWRAP, json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP)));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_BWRAP_VERSION,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP_VERSION)));
         char pass[1024], unread[160] = "";
         bool root = kb_fact_int_or(in->host, FACT_HOST_UID, -1) == 0;
         if (outside_unreadable > 0)

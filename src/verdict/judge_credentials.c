@@ -101,13 +101,15 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         json_object *keys = kb_fact_obj_of(creds, FACT_PROBE_CREDENTIALS_KEYS);
         if (kb_fact_bool_of(keys, FACT_PROBE_KEYS_FOUND))
                 verdict_problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
-        verdict_evidence(&v, "secrets_checked", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_SECRETS_GUARDED)));
-        verdict_evidence(&v, "found", json_object_get(found));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_SECRETS_CHECKED,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_SECRETS_GUARDED)));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_FOUND, json_object_get(found));
         verdict_evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
         verdict_evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
         verdict_evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
-        verdict_evidence(&v, "keyring_canary", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_KEYRING)));
-        verdict_evidence(&v, "keys", json_object_get(keys));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_KEYRING_CANARY,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_KEYRING)));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_KEYS, json_object_get(keys));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
@@ -333,8 +335,9 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                 json_object_array_add(cell, copy);
         }
         verdict_evidence(&v, "cell", cell);
-        verdict_evidence(&v, "canaries_found", json_object_get(found));
-        verdict_evidence(&v, "base_dir", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
+        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_CANARIES_FOUND, json_object_get(found));
+        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_BASE_DIR,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
         char pass[512];
         snprintf(pass, sizeof pass,
                  "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "

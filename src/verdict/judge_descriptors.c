@@ -83,8 +83,17 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
         int64_t inode = kb_fact_int_or(k, FACT_SOCKET_INODE, -1), peer = kb_fact_int_or(k, FACT_SOCKET_PEER, 0);
         const char *state = kb_fact_str_or(k, FACT_SOCKET_STATE, "?"), *type = kb_fact_str_or(k, FACT_SOCKET_TYPE, "?"),
                    *path = kb_fact_str_of(k, FACT_SOCKET_PATH);
-        if (peer > 0 && int_in(kb_fact_arr_of(snap, FACT_LOOK_KBOUND_SOCKETS), peer))
-                return NULL;
+        /* The kernel's end of one of kbound's connections to its endpoints, and nothing else: a
+         * socket whose peer is another of kbound's sockets (the block or seccomp channel, a
+         * keeper's) is a channel to kbound all the same. */
+        json_object *connections = kb_fact_arr_of(snap, FACT_LOOK_CONNECTIONS);
+        for (size_t i = 0; peer > 0 && i < arr_len(connections); i++) {
+                int64_t mine, theirs;
+                if (kb_fact_int_of(at(connections, i), FACT_CONNECTION_KBOUND_SOCKET, &mine) && mine == peer &&
+                    kb_fact_int_of(at(connections, i), FACT_CONNECTION_PEER, &theirs) && theirs == inode &&
+                    int_in(kb_fact_arr_of(snap, FACT_LOOK_KBOUND_SOCKETS), peer))
+                        return NULL;
+        }
         char named[300] = "";
         if (path)
                 snprintf(named, sizeof named, ", named %s", path);
@@ -111,7 +120,7 @@ static const char *host_net_socket_problem(json_object *snap, json_object *k, ch
 static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *fd, char *buf,
                               size_t size) {
         const char *target = kb_fact_str_of(fd, FACT_FD_TARGET), *type = kb_fact_str_of(fd, FACT_FD_TYPE),
-                   *dev = kb_fact_str_of(fd, FACT_FD_DEV), *rdev = kb_fact_str_of(fd, FACT_FD_RDEV);
+                   *rdev = kb_fact_str_of(fd, FACT_FD_RDEV);
         /* Flags and mount not read (fdinfo): not write-only, on no mount. */
         int64_t mnt_id = kb_fact_int_or(fd, FACT_FD_MNT_ID, -1), flags = kb_fact_int_or(fd, FACT_FD_FLAGS, -1);
         json_object *outside =
@@ -155,33 +164,11 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                 snprintf(buf, size, "%s is not a socket of the sandbox's network namespace", target);
                 return buf;
         }
-        if (starts(target, "anon_inode:")) {
-                static const char *const ok[] = {"anon_inode:[eventfd]", "anon_inode:[eventpoll]",
-                                                 "anon_inode:[timerfd]", "anon_inode:[signalfd]", "anon_inode:inotify"};
-                for (size_t i = 0; i < KB_ELEMENTSOF(ok); i++)
-                        if (strcmp(target, ok[i]) == 0)
-                                return NULL;
-                if (strcmp(target, "anon_inode:[pidfd]") == 0) {
-                        int64_t pid;
-                        if (!kb_fact_int_of(fd, FACT_FD_PID, &pid))
-                                return "a pidfd the host could not place (its fdinfo was not read)";
-                        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
-                        for (size_t i = 0; i < arr_len(procs); i++)
-                                if (judge_is_pid(at(procs, i), pid))
-                                        return NULL;
-                        if (pid == -1)
-                                return NULL; /* a pidfd of a process that has exited */
-                        if (pid == 0)        /* visible in no pid namespace kbound sees: not the sandbox's */
-                                return "a pidfd of a process outside kbound's pid namespace";
-                        snprintf(buf, size, "a pidfd of pid %" PRId64 ", a process outside the sandbox", pid);
-                        return buf;
-                }
-                snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
-                return buf;
-        }
-        const char *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
-        if (starts(target, "/memfd:") && dev && memfd && strcmp(dev, memfd) == 0)
-                return NULL; /* anonymous memory */
+        /* An object no path names: passed only once its other holders are found and are the
+         * sandbox's own (judge_objects.c). */
+        const char *dev = kb_fact_str_of(fd, FACT_FD_DEV), *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
+        if (starts(target, "anon_inode:") || (starts(target, "/memfd:") && dev && memfd && strcmp(dev, memfd) == 0))
+                return judge_object_problem(snap, p, fd, buf, size);
         if (target[0] != '/') {
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
                 return buf;
@@ -256,6 +243,25 @@ static const char *link_problem(json_object *snap, json_object *p, json_object *
 static const char *map_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *m, char *buf,
                                size_t size) {
         json_object *mounts = judge_mounts_of(snap, p);
+        /* A memory file a process outside maps too (the host found it by device and inode in its
+         * maps): shared memory with the host, whatever the file is. */
+        json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
+        for (size_t i = 0; i < arr_len(channels); i++) {
+                json_object *ch = at(channels, i);
+                const char *cdev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV),
+                           *mdev = kb_fact_str_of(m, FACT_MAPPING_DEV);
+                int64_t cino, mino;
+                if (!kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_MAPPED) || !cdev || !mdev || strcmp(cdev, mdev) != 0 ||
+                    !kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_INO, &cino) ||
+                    !kb_fact_int_of(m, FACT_MAPPING_INO, &mino) || cino != mino)
+                        continue;
+                snprintf(buf, size,
+                         "a shared mapping of %s, which pid %" PRId64 " (%s), a process outside the sandbox, maps too "
+                         "(shared memory out)",
+                         kb_fact_str_or(m, FACT_MAPPING_PATH, "?"), kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
+                         kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"));
+                return buf;
+        }
         /* Shared and writable unless proven not (facts.def: REQUIRED_TRUE): writes go back to the file. */
         bool shared_rw = kb_fact_bool_of(m, FACT_MAPPING_SHARED) && kb_fact_bool_of(m, FACT_MAPPING_WRITABLE);
         if (!shared_rw && launcher_image(in, snap, p, map_file(m)))
@@ -334,7 +340,18 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                                 name);
                 return 0;
         }
-        size_t n = 0;
+        size_t n = 1;
+        /* Its tracer: a process attached with ptrace reads and writes its memory and registers, so
+         * one outside the sandbox is a way in; unread is not none. */
+        int64_t tracer;
+        if (!kb_fact_int_of(p, FACT_PROCESS_TRACER_PID, &tracer))
+                verdict_problem(v, "the host could not read whether pid %" PRId64 " (%s) is traced (TracerPid)", pid,
+                                name);
+        else if (tracer != 0 && !judge_find_pid(snap, tracer))
+                verdict_problem(v,
+                                "pid %" PRId64 " (%s) is traced by pid %" PRId64
+                                ", a process outside the sandbox (ptrace reaches its memory and registers)",
+                                pid, name, tracer);
         /* Each reference, by the facts of its own object: a process's (REFS) and a thread's
          * (THREAD_REF, no program of its own). */
         const struct {
@@ -403,10 +420,10 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
 
 /* The look before the kernel's program ran: bwrap's init alone in the sandbox, blocked reading
  * kbound's block channel, still the program the bwrap outside runs, holding only what kbound
- * handed it (each descriptor by number and object) and bwrap 0.8's own two: an O_PATH descriptor of the host's /proc
- * (opened before the namespaces were made) and the eventfd that carries PID 2's exit status to bwrap. Anything else was
- * inherited from elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how many descriptors were
- * judged. */
+ * handed it (each descriptor by number and object) and bwrap 0.8's own: an O_PATH descriptor of the host's /proc
+ * (opened before the namespaces were made) and anonymous objects the host traced to the sandbox alone (the eventfd
+ * that carries PID 2's exit status to the bwrap outside, judge_objects.c). Anything else was inherited from
+ * elsewhere, and everything PID 1 holds then, the kernel inherits. Returns how many descriptors were judged. */
 static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *ret_refs) {
         json_object *pe = in->pre_exec, *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH);
         char buf[DETAIL_MAX];
@@ -481,7 +498,7 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                                         "the host could not read the descriptors of PID 1 before the kernel ran (%s)",
                                         unread ? unread : "no table");
                 bool block_held = false;
-                size_t proc_fds = 0, eventfds = 0;
+                size_t proc_fds = 0;
                 for (size_t f = 0; f < arr_len(fds); f++) {
                         json_object *fd = at(fds, f), *match = NULL;
                         int64_t num = kb_fact_int_or(fd, FACT_FD_FD, -1), planned_num;
@@ -499,7 +516,10 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                         int64_t flags = kb_fact_int_or(fd, FACT_FD_FLAGS, -1); /* -1: not read, not O_PATH */
                         if (flags >= 0 && (flags & 010000000) && judge_same_file(fd_file(fd), proc) && proc_fds++ == 0)
                                 continue;
-                        if (strcmp(target, "anon_inode:[eventfd]") == 0 && eventfds++ == 0)
+                        /* bwrap's own eventfd, its status channel to the bwrap outside, or any
+                         * other anonymous object the host traced to the sandbox's own holders */
+                        char why[256];
+                        if (starts(target, "anon_inode:") && !judge_object_problem(pe, p, fd, why, sizeof why))
                                 continue;
                         verdict_problem(v,
                                         "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64
@@ -579,8 +599,8 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
                  "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices, "
-                 "and all %zu other references (working directories, roots and programs of every process and thread, "
-                 "mapped files) to the sandbox's own mounts; "
+                 "and all %zu other references (tracers, working directories, roots and programs of every process and "
+                 "thread, mapped files) to the sandbox's own processes and mounts; "
                  "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the "
                  "descriptors "
                  "kbound handed it and bwrap's own (%zu)",

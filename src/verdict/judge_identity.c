@@ -125,9 +125,9 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         }
         json_object_put(judged);
         size_t n_conn = arr_len(connections);
-        verdict_evidence(&v, "endpoints", json_object_get(endpoints));
+        verdict_evidence_fact(&v, EVIDENCE_PID2_ENDPOINTS, json_object_get(endpoints));
         verdict_evidence(&v, "connections", connections);
-        verdict_evidence(&v, "cell", json_object_get(cell));
+        verdict_evidence_fact(&v, EVIDENCE_PID2_CELL, json_object_get(cell));
         verdict_evidence(&v, "kernel_host_pid", json_object_new_int64(kernel_pid));
         char pass[512];
         snprintf(pass, sizeof pass,

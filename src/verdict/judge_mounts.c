@@ -469,7 +469,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                                         kb_fact_str_or(at(sysctl, i), FACT_PROBE_SYSCTL_PATH, "?"));
         verdict_evidence(&v, "attempts", json_object_new_int64((int64_t) n));
         verdict_evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
-        verdict_evidence(&v, "sysctl", json_object_get(sysctl));
+        verdict_evidence_fact(&v, EVIDENCE_WRITE_OUTSIDE_SYSCTL, json_object_get(sysctl));
         char pass[768];
         snprintf(pass, sizeof pass,
                  "every writable mount of the sandbox's %d mount table%s (read by the host) is the sandbox's own (no "
@@ -499,7 +499,7 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
                                 kb_fact_str_or(ws, FACT_PROBE_WORKSPACE_ERROR, "no reason given"));
         if (!read_back)
                 verdict_problem(&v, "the host did not find the cell's nonce in the workspace");
-        verdict_evidence(&v, "cell", json_object_get(ws));
+        verdict_evidence_fact(&v, EVIDENCE_WORKSPACE_WRITABLE_CELL, json_object_get(ws));
         verdict_evidence(&v, "host_read_back", json_object_new_boolean(read_back));
         return verdict_end(&v, KB_CHECK_WORKSPACE_WRITABLE,
                            "the cell wrote a nonce to /workspace; the host read the same nonce back");

@@ -290,7 +290,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 : init_ms < 0              ? "its init"
                                                            : "its PID 2",
                                 kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
-        verdict_evidence(&v, "lifetime", json_object_get(life));
+        verdict_evidence_fact(&v, EVIDENCE_SESSION_LIFETIME, json_object_get(life));
         json_object *flags = json_object_new_object();
         if (flags) {
                 json_object_object_add(flags, "die_with_parent", json_object_new_boolean(dwp));

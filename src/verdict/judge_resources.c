@@ -360,8 +360,9 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 verdict_problem(&v, "the sandbox's memory cgroup killed %" PRId64 " process(es) at its limit", u.oom);
         judge_log(&v, in, &a, &u);
         verdict_evidence(&v, "used", use_figures(&u));
-        verdict_evidence(&v, "limits", json_object_get(a.limits));
-        verdict_evidence(&v, "cgroup", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_CGROUP)));
+        verdict_evidence_fact(&v, EVIDENCE_RESOURCES_LIMITS, json_object_get(a.limits));
+        verdict_evidence_fact(&v, EVIDENCE_RESOURCES_CGROUP,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_CGROUP)));
         char detail[DETAIL_MAX];
         resources_detail(in, &a, &u, detail, sizeof detail);
         return verdict_end(&v, KB_CHECK_RESOURCES, detail);

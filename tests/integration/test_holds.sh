@@ -150,6 +150,27 @@ for run in "${runs[@]}"; do
     <<<"$(detail_of "$r" python3 boundary.descriptors)"
   ok "enter-map-$run: the host file is as it was" [ "$(cat "$secret")" = "kbound host file" ]
 
+  # Objects no path names, their other ends kept by a process that never entered (issue 35): each
+  # is traced to that holder, by the object (kcmp, a mapping's device and inode, fdinfo), not let
+  # through by its kind.
+  objdir=$scratch/watched-$run
+  install -d -m 700 -o "$who" "$objdir"
+  enter_during "enter-objects-$run" "$run" objects "$objdir"
+  r=$scratch/reports/enter-objects-$run.json
+  holder=$(awk '/^entered/ {print $2}' "$scratch/enter-objects-$run.enter")
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-objects-$run: an eventfd held outside is a channel out" \
+    grep -qE "anon_inode:\[eventfd\] is the very open file pid [0-9]+ \(python3, its fd [0-9]+\) holds, a process outside the sandbox" <<<"$d"
+  ok "enter-objects-$run: a pidfd of the process outside" grep -qE "anon_inode:\[pidfd\] is the very open file pid [0-9]+|a pidfd of pid [0-9]+, a process outside" <<<"$d"
+  ok "enter-objects-$run: an epoll watching a pipe no sandbox process holds" \
+    grep -qE "anon_inode:\[eventpoll\] watches a file no process of the sandbox holds \(device [0-9:]+, inode [0-9]+" <<<"$d"
+  ok "enter-objects-$run: an inotify watch on a host folder" \
+    grep -qE "anon_inode:inotify has a inotify mark on device [0-9:]+, inode $(stat -c %i "$objdir"), a file the host cannot place" <<<"$d"
+  ok "enter-objects-$run: memory mapped by the process outside too" \
+    grep -qE "pid $holder \(python3\) holds a shared mapping of /memfd:kbound-shm, which pid [0-9]+ \(python3\), a process outside the sandbox, maps too" <<<"$d"
+  ok "enter-objects-$run: its tracer outside" \
+    grep -qE "pid $holder \(python3\) is traced by pid [0-9]+, a process outside the sandbox" <<<"$d"
+
   # A fork named kbound, running its parent's program, as a second kbound's look helper would be:
   # one that leaves within a second is that; one that stays is a holder all the same.
   enter_during "enter-as-kbound-$run" "$run" as-kbound

@@ -114,7 +114,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                         \
         "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "                \
         "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "              \
-        "'seccomp_filters': 1, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "     \
+        "'seccomp_filters': 1, 'tracer_pid': 0, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "     \
         "'ns_owners': " SANDBOX_OWNERS ", "                                                                            \
         "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "           \
         "'cmdline_secrets': [], 'fds': " fds ", 'refs': " REFS ", 'errors': []}"
@@ -254,7 +254,13 @@ static inline kb_judge_input input_of(json_object *run) {
 #define BWRAP_ENV "['PATH=sha256:3df5', 'HOME=sha256:fc83', 'TMPDIR=sha256:65c1', 'LANG=sha256:63e4']"
 #define LAUNCHER                                                                                                       \
         "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
-        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]']}"
+        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]'], 'shared_files': []}"
+/* Before exec, the bwrap outside (the launcher, 1000) shares one eventfd with its init: its status
+ * channel, the same open file as init's fd 8 (kcmp). */
+#define LAUNCHER_PRE_EXEC                                                                                              \
+        "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
+        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]'], 'shared_files': [{'target': "    \
+        "'anon_inode:[eventfd]', 'pid': 1000, 'name': 'bwrap', 'fd': 5, 'sandbox_pid': 1001, 'sandbox_fd': 8}]}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE                                                                                                     \
         "'ns_holders': [], 'outside_channels': [], 'ns_outside': {'read': 120, 'unreadable': 0, 'holders': 0, "        \
@@ -280,7 +286,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'processes': [" PROC(                                                                                         \
                 1001, 1, "bwrap", 1000, 1000,                                                                          \
                 PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                                    \
-                              "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER "}"
+                              "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER_PRE_EXEC "}"
 /* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"). */
 #define LAUNCH                                                                                                         \
         "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", "                                    \

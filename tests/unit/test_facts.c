@@ -219,7 +219,7 @@ static void test_validate_lists(void **state) {
         char got[2048];
         assert_int_equal(validate("{\"label\": \"ready\", \"taken_ms\": 1, \"processes\": [], \"errors\": [], "
                                   "\"vanished\": 0, \"launcher\": {\"pid\": 1, \"ppid\": 1, \"spawned\": 1, "
-                                  "\"kbound\": 1, \"argv\": [], \"outside_inodes\": []}, "
+                                  "\"kbound\": 1, \"argv\": [], \"outside_inodes\": [], \"shared_files\": []}, "
                                   "\"mount_tables\": {\"4026\": [{\"id\": 1}], \"4027\": {}}}",
                                   KB_FACT_OBJECT_LOOK, true, got, sizeof got),
                          11);

@@ -151,7 +151,7 @@ static void fake_process(fake *f, const fake_proc *p) {
                  "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
                  "SigIgn:\t0000000001001000\nSigCgt:\t0000000180000000\nCapInh:\t0000000000000000\n"
                  "CapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n"
-                 "NoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\n",
+                 "NoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\nTracerPid:\t0\n",
                  p->comm, (int) p->ppid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, (int) p->pid,
                  nspid, (int) p->session, p->threads, p->rss_kb, p->rss_kb, p->cap_eff, p->cap_eff, p->no_new_privs,
                  p->seccomp, p->seccomp);
@@ -179,6 +179,7 @@ static void fake_member_files(fake *f, pid_t pid, const char *env_text, size_t e
                   "Max address space         unlimited            unlimited            bytes     \n",
                   0);
         proc_file(f, pid, "cgroup", "0::/kbound/team-a\n", 0);
+        proc_file(f, pid, "personality", "00000000\n", 0);
         snprintf(task, sizeof task, "proc/%d/fd", (int) pid);
         tmp_tree_mkdir(f->dir->root, task);
         snprintf(task, sizeof task, "proc/%d/task/%d", (int) pid, (int) pid);
@@ -749,7 +750,7 @@ static void test_mounts(void **state) {
 
 /* The kernel's maps: the library mapped three times over, one of its pages shared and writable,
  * a library missing in its view, and a deleted file. */
-static void fake_maps(fake *f) {
+static void fake_maps_with(fake *f, const char *extra) {
         char lib[PATH_MAX], text[4 * PATH_MAX];
         struct stat st;
         snprintf(lib, sizeof lib, "%s/work/lib.so", f->dir->root);
@@ -760,10 +761,14 @@ static void fake_maps(fake *f) {
                  "7f0000001000-7f0000002000 r--p 00001000 %02x:%02x %llu %s\n"
                  "7f0000002000-7f0000003000 rw-s 00000000 %02x:%02x %llu %s\n"
                  "7f0000003000-7f0000004000 r-xp 00000000 08:01 4242 /kb-no-such-folder/lib.so\n"
-                 "7f0000004000-7f0000005000 r-xp 00000000 08:01 4343 %s/work/old.so (deleted)\n",
+                 "7f0000004000-7f0000005000 r-xp 00000000 08:01 4343 %s/work/old.so (deleted)\n%s",
                  maj, min, (unsigned long long) st.st_ino, lib, maj, min, (unsigned long long) st.st_ino, lib, maj, min,
-                 (unsigned long long) st.st_ino + 1, lib, f->dir->root);
+                 (unsigned long long) st.st_ino + 1, lib, f->dir->root, extra);
         proc_file(f, KERNEL, "maps", text, 0);
+}
+
+static void fake_maps(fake *f) {
+        fake_maps_with(f, "");
 }
 
 /* The maps the kernel holds, each placed in its view: the very file, another file at its path,
@@ -943,6 +948,10 @@ static const struct {
         {"NS_HOLDER.thread", false},
         {"OUTSIDE_CHANNEL.thread", false},
         {"OUTSIDE_CHANNEL.netns", false},
+        /* the same open file in the sandbox and outside: kcmp compares live processes' descriptors,
+         * the fake's are links in a folder */
+        {"OUTSIDE_CHANNEL.sandbox_pid", false},
+        {"OUTSIDE_CHANNEL.sandbox_fd", false},
         /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
         {"STAT.rdev", false},
         /* the seccomp filters in force, read by ptrace from real processes where the host may
@@ -989,7 +998,34 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
         char path[PATH_MAX], text[2 * PATH_MAX], root_line[128], root_dev[32];
         long long root_id;
-        fake_maps(f);
+        /* shared memory the kernel maps and the outsider maps too (the same device and inode) */
+#define SHM_MAP "7f0000006000-7f0000007000 rw-s 00000000 00:01 4545 /memfd:shm (deleted)\n"
+        fake_maps_with(f, SHM_MAP);
+        proc_file(f, OUTSIDER, "maps", SHM_MAP, 0);
+#undef SHM_MAP
+        /* what the kernel's anonymous objects reach, by their fdinfo: an epoll's watched file, an
+         * inotify and a fanotify mark, an io_uring's registered files, a pidfd's NSpid */
+        proc_link(f, KERNEL, "fd/7", "anon_inode:[eventpoll]");
+        proc_file(f, KERNEL, "fdinfo/7",
+                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\n"
+                  "tfd:        4 events:       19 data:                4  pos:0 ino:2a03 sdev:8\n",
+                  0);
+        proc_link(f, KERNEL, "fd/8", "anon_inode:inotify");
+        proc_file(f, KERNEL, "fdinfo/8",
+                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\n"
+                  "inotify wd:1 ino:2 sdev:800001 mask:fce ignored_mask:0 fhandle-bytes:8 fhandle-type:1 "
+                  "f_handle:0200000000000000\n",
+                  0);
+        proc_link(f, KERNEL, "fd/9", "anon_inode:[fanotify]");
+        proc_file(f, KERNEL, "fdinfo/9",
+                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\n"
+                  "fanotify flags:0 event-flags:0\nfanotify mnt_id:19 mflags:0 mask:3b ignored_mask:0\n",
+                  0);
+        proc_link(f, KERNEL, "fd/10", "anon_inode:[io_uring]");
+        proc_file(f, KERNEL, "fdinfo/10",
+                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n", 0);
+        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n",
+                  0);
         /* the scratch folder's work folder bound at /kb-work in the kernel's table and the stray's: a
          * canary in it is exposed there (not confirmed: there is no /kb-work to look through) */
         root_mount(root_line, sizeof root_line, &root_id);
@@ -1088,6 +1124,52 @@ static void test_every_fact_produced(void **state) {
                 fail_msg("made_elsewhere lists %zu fact(s) the fake's looks do produce: %s", n_stale, stale);
 }
 
+/* What the kernel's anonymous objects reach, as their fdinfo says (the kernel's s_dev encoding,
+ * hex inodes), the tracer it has (none), and the memory file the outsider maps too, found by its
+ * device and inode. */
+static void test_object_reach(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_object_reach");
+        fake *f = *state;
+        int socks[3] = {-1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        json_object *snap = snapshot(f, 0), *kernel = process(snap, KERNEL);
+        json_object *fds = member(kernel, FACT_PROCESS_FDS);
+        assert_int_equal(int_at(kernel, FACT_PROCESS_TRACER_PID), 0);
+        json_object *w = json_object_array_get_idx(member(find_by(fds, FACT_FD_FD, 7), FACT_FD_WATCHES), 0);
+        assert_string_equal(str_at(w, FACT_WATCH_KIND), "epoll");
+        assert_string_equal(str_at(w, FACT_WATCH_DEV), "0:8");
+        assert_int_equal(int_at(w, FACT_WATCH_INO), 0x2a03);
+        assert_int_equal(int_at(w, FACT_WATCH_FD), 4);
+        w = json_object_array_get_idx(member(find_by(fds, FACT_FD_FD, 8), FACT_FD_WATCHES), 0);
+        assert_string_equal(str_at(w, FACT_WATCH_KIND), "inotify");
+        assert_string_equal(str_at(w, FACT_WATCH_DEV), "8:1");
+        assert_int_equal(int_at(w, FACT_WATCH_INO), 2);
+        json_object *marks = member(find_by(fds, FACT_FD_FD, 9), FACT_FD_WATCHES);
+        assert_int_equal(json_object_array_length(marks), 1); /* "fanotify flags:" is the group, no mark */
+        w = json_object_array_get_idx(marks, 0);
+        assert_string_equal(str_at(w, FACT_WATCH_KIND), "fanotify-mount");
+        assert_int_equal(int_at(w, FACT_WATCH_MNT_ID), 0x19);
+        assert_int_equal(int_at(find_by(fds, FACT_FD_FD, 10), FACT_FD_REGISTERED_FILES), 0);
+        json_object *nspid = member(find_by(fds, FACT_FD_FD, 5), FACT_FD_NSPID);
+        assert_int_equal(json_object_array_length(nspid), 1);
+        assert_int_equal(json_object_get_int64(json_object_array_get_idx(nspid, 0)), 2);
+        json_object *channels = member(snap, FACT_LOOK_OUTSIDE_CHANNELS), *mapped = NULL;
+        for (size_t i = 0; i < json_object_array_length(channels); i++)
+                if (kb_fact_bool_of(json_object_array_get_idx(channels, i), FACT_OUTSIDE_CHANNEL_MAPPED))
+                        mapped = json_object_array_get_idx(channels, i);
+        if (!mapped)
+                fail_msg("the outsider's mapping of the kernel's memory file is not a channel: %s",
+                         json_object_to_json_string(channels));
+        assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_PID), OUTSIDER);
+        assert_string_equal(str_at(mapped, FACT_OUTSIDE_CHANNEL_DEV), "0:1");
+        assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_INO), 4545);
+        for (int i = 0; i < 3; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+}
+
 /* Each test on a fake tree of its own (two of them change it). */
 #define ON_FAKE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 
@@ -1111,6 +1193,7 @@ int main(void) {
                 ON_FAKE(test_pre_exec),
                 cmocka_unit_test(test_host),
                 ON_FAKE(test_every_fact_produced),
+                ON_FAKE(test_object_reach),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

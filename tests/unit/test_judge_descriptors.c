@@ -141,8 +141,22 @@ static void test_descriptors_pre_exec(void **state) {
                    "fd 4 of the sandbox's PID 1 (pid 1001) was socket:[8102], which kbound did not"),
                 B1(PRE_FDS "/0/ino", "6", "fd 0 of the sandbox's PID 1 (pid 1001) was /dev/null, which kbound did not"),
                 /* bwrap's own: one O_PATH descriptor of the host's /proc and one eventfd, no more */
-                B1(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
+                /* a second eventfd shared with the bwrap outside: not its status channel, and then
+                 * neither is told apart from it */
+                B2(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
+                   "/pre_exec/launcher/shared_files/-",
+                   "{'target': 'anon_inode:[eventfd]', 'pid': 1000, 'name': 'bwrap', 'fd': 6, 'sandbox_pid': 1001, "
+                   "'sandbox_fd': 9}",
                    "fd 9 of the sandbox's PID 1 (pid 1001) was anon_inode:[eventfd]"),
+                /* bwrap's eventfd shared with kbound, not the bwrap it spawned */
+                B1("/pre_exec/launcher/shared_files/0/pid", "5000",
+                   "fd 8 of the sandbox's PID 1 (pid 1001) was anon_inode:[eventfd]"),
+                /* an anonymous object a process outside holds too */
+                B2(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[timerfd]', 'flags': 2, 'mnt_id': 17}",
+                   "/pre_exec/outside_channels/-",
+                   "{'target': 'anon_inode:[timerfd]', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1001, "
+                   "'sandbox_fd': 9}",
+                   "fd 9 of the sandbox's PID 1 (pid 1001) was anon_inode:[timerfd]"),
                 B1(PRE_FDS "/5/flags", "0",
                    "fd 7 of the sandbox's PID 1 (pid 1001) was /proc, which kbound did not hand in"),
                 B1(PRE_FDS "/5/dev", "'0:40'", "fd 7 of the sandbox's PID 1 (pid 1001) was /proc"),
@@ -187,6 +201,9 @@ static void test_descriptors_pre_exec(void **state) {
                    "{'fd': 5, 'target': '/build/kbound-syscall-probe', 'type': 'reg', 'dev': '8:1', 'ino': 999, "
                    "'flags': 2097152}",
                    "holding only the descriptors kbound handed it and bwrap's own (9)"),
+                /* an eventfd only the sandbox holds reaches nothing */
+                B1(PRE_FDS "/-", "{'fd': 9, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 17}",
+                   "bwrap's own (8)"),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
 #undef PRE_FDS
@@ -287,6 +304,12 @@ static void test_descriptors_references(void **state) {
                    "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'reach': 'none'}",
                    "/pre_exec/launcher/map_files", "['8:1:4242', '8:1:4243']", "/pre_exec/processes/0/exe", BWRAP_EXE,
                    "pid 1001 (bwrap) holds a shared, writable mapping of /opt/bwrap/lib.so"),
+                /* a tracer outside the sandbox, or none known */
+                B1("/snapshots/1/processes/2/tracer_pid", "5000",
+                   "pid 1003 (python3) is traced by pid 5000, a process outside the sandbox"),
+                B1("/snapshots/0/processes/1/tracer_pid", NULL,
+                   "the host could not read whether pid 1002 (python3) is traced (TracerPid)"),
+                B1("/pre_exec/processes/0/tracer_pid", "1000", "pid 1001 (bwrap) is traced by pid 1000"),
                 /* the same before the kernel ran, in bwrap's init */
                 B1("/pre_exec/processes/0/refs/cwd", HOST_DIR,
                    "the working directory of pid 1001 (bwrap), /home/u/src (dev 8:1, inode 4000), is on mount 20"),
@@ -297,7 +320,9 @@ static void test_descriptors_references(void **state) {
                 B1(KREFS "/maps/-",
                    "{'path': '/tmp/shm', 'dev': '0:44', 'ino': 5, 'shared': true, 'writable': true, 'reach': 'same', "
                    "'mnt_id': 309}",
-                   "and all 31 other references"),
+                   "and all 37 other references"),
+                /* traced by a process of the sandbox's own */
+                B1("/snapshots/1/processes/2/tracer_pid", "1002", NULL),
                 B1(KREFS "/maps/-",
                    "{'path': '/tmp/x', 'dev': '0:44', 'ino': 6, 'shared': true, 'writable': true, 'deleted': true}",
                    NULL),
@@ -363,6 +388,10 @@ static void test_descriptors_channels(void **state) {
                 B1("/snapshots/0/kbound_sockets", "[9102]",
                    "socket:[7101] is a unix stream socket of kbound's network"),
                 B1("/snapshots/0/kbound_sockets", NULL, "socket:[7101] is a unix stream socket of kbound's network"),
+                /* kbound's socket, but not the one of a connection to this socket: another channel
+                 * of kbound's (the control connection's, the block channel's) */
+                B1(KNET "/peer", "9102", "whose peer socket:[9102] is held by"),
+                B1("/snapshots/0/connections", "[]", "whose peer socket:[9101] is held by"),
                 /* a listener, or an unconnected datagram socket, of the host's network */
                 B3(KNET "/peer", "0", KNET "/state", "'listening'", KNET "/peer_held_by", NULL,
                    "fd 5 of pid 1002 (python3): socket:[7101] (a listening stream unix socket of kbound's network "
@@ -402,41 +431,106 @@ static void test_descriptors_channels(void **state) {
 
 #undef KNET
 
+/* An object no path names passes once the host found its other holders and every one is the
+ * sandbox's own; no kind passes by its name. */
+#define OUT_CH(target, fd) "{'target': '" target "', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1002, 'sandbox_fd': " #fd "}"
+#define EPOLL_WATCH(dev, ino) "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'watches': [{'kind': 'epoll', 'dev': '" dev "', 'ino': " #ino ", 'fd': 5}]}"
+#define MARK(target, kind, where) "{'fd': 30, 'target': '" target "', 'watches': [{'kind': '" kind "', " where "}]}"
 static void test_descriptors_anonymous(void **state) {
         static const breakage fails[] = {
-                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]'}",
-                   "fd 30 of pid 1002 (python3): anon_inode:[io_uring] is a kind of descriptor kbound does not let "
-                   "through"),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[userfaultfd]'}",
-                   "fd 30 of pid 1002 (python3): anon_inode:[userfaultfd] is a kind"),
+                   "fd 30 of pid 1002 (python3): anon_inode:[userfaultfd] is an object the host cannot trace"),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:bpf-map'}",
-                   "fd 30 of pid 1002 (python3): anon_inode:bpf-map"),
-                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[fanotify]'}", "anon_inode:[fanotify] is a kind"),
-                /* a pidfd of kbound itself */
+                   "fd 30 of pid 1002 (python3): anon_inode:bpf-map is an object the host cannot trace"),
+                /* io_uring: registered files its fdinfo names by path only */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]', 'registered_files': 2}",
+                   "anon_inode:[io_uring] has 2 registered files"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]'}",
+                   "anon_inode:[io_uring] is an object the host cannot trace"),
+                /* what it reaches unread */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'fdinfo_error': 'EACCES'}",
+                   "anon_inode:[eventpoll]: the host could not read what it reaches"),
+                /* the same open file a process outside holds (the look's kcmp), or kbound's side */
+                B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 8),
+                   "fd 8 of pid 1002 (python3): anon_inode:[eventfd] is the very open file pid 6001 (helper, its fd "
+                   "3) holds, a process outside the sandbox"),
+                B1("/snapshots/0/outside_channels/-", OUT_CH("/memfd:ipc-shm (deleted)", 10),
+                   "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is the very open file pid 6001"),
+                B1("/snapshots/1/launcher/shared_files/-", OUT_CH("anon_inode:[eventpoll]", 7),
+                   "anon_inode:[eventpoll] is the very open file pid 6001 (helper, its fd 3) holds, on kbound's side"),
+                /* the kernel (PID 2) is not bwrap's init: an eventfd it shares with the bwrap outside is no status channel */
+                B1("/snapshots/0/launcher/shared_files/-",
+                   "{'target': 'anon_inode:[eventfd]', 'pid': 1000, 'name': 'bwrap', 'fd': 5, 'sandbox_pid': 1002, "
+                   "'sandbox_fd': 8}",
+                   "anon_inode:[eventfd] is the very open file pid 1000 (bwrap, its fd 5) holds"),
+                /* an epoll watching a file no sandbox process holds */
+                B1(KFD_NEW, EPOLL_WATCH("0:8", 4001),
+                   "anon_inode:[eventpoll] watches a file no process of the sandbox holds (device 0:8, inode 4001"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'watches': [{'kind': 'epoll', 'fd': 5}]}",
+                   "watches a file no process of the sandbox holds (device ?"),
+                /* inotify and fanotify marks on what the sandbox does not show: another filesystem,
+                 * or a file of a filesystem bound only in part (/usr and the workspace are 8:1) */
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:99', 'ino': 12"),
+                   "anon_inode:inotify has a inotify mark on device 0:99, inode 12, a file the host cannot place"),
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 12345"),
+                   "anon_inode:inotify has a inotify mark on device 8:1, inode 12345"),
+                B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 20"),
+                   "anon_inode:[fanotify] has a fanotify mark on mount 20, not one of the process's own"),
+                B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-inode", "'ino': 12"),
+                   "anon_inode:[fanotify] has a fanotify-inode mark on device ?"),
+                B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '8:1'"),
+                   "has a fanotify mark on the filesystem 8:1, which the process's mounts do not hold whole"),
+                /* pidfds of processes outside, or not the look's */
                 B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 5000}",
                    "fd 30 of pid 1002 (python3): a pidfd of pid 5000, a process outside the sandbox"),
-                /* the child is not in the first look: a pidfd of it then is not of a sandbox process */
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}",
                    "a pidfd of pid 1003, a process outside"),
-                /* fdinfo unreadable: whose pidfd it is is unknown */
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'fdinfo_error': 'unreadable'}",
-                   "fd 30 of pid 1002 (python3): a pidfd the host could not place"),
-                /* Pid 0: a process in no pid namespace kbound sees, so not one of the sandbox's */
+                   "fd 30 of pid 1002 (python3): anon_inode:[pidfd]: the host could not read what it reaches"),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 0}",
                    "fd 30 of pid 1002 (python3): a pidfd of a process outside kbound's pid namespace"),
+                /* the pid now is another process than the look's (NSpid disagrees), or NSpid unread */
+                B1("/snapshots/1/processes/1/fds/-",
+                   "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003, 'nspid': [1003, 9]}",
+                   "a pidfd of pid 1003, whose pid in its own namespace is not its sandbox pid"),
+                B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}",
+                   "a pidfd of pid 1003, whose pid in its own namespace"),
+                /* a shared mapping of a memory file a process outside maps too */
+                B2("/snapshots/0/processes/1/refs/maps/-",
+                   "{'path': '/memfd:ipc-shm (deleted)', 'dev': '0:1', 'ino': 3, 'shared': true, 'writable': true, "
+                   "'reach': 'same', 'mnt_id': 16}",
+                   "/snapshots/0/outside_channels/-",
+                   "{'target': '/memfd:ipc-shm (deleted)', 'pid': 6001, 'name': 'helper', 'fd': -1, 'mapped': true, "
+                   "'dev': '0:1', 'ino': 3}",
+                   "a shared mapping of /memfd:ipc-shm (deleted), which pid 6001 (helper), a process outside the "
+                   "sandbox, maps too"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[timerfd]'}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[signalfd]'}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:inotify'}", NULL),
-                B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}", NULL),
-                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1001}", NULL),
-                /* Pid -1: the process has exited */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]', 'registered_files': 0}", NULL),
+                /* watches on what the sandbox holds and shows */
+                B1(KFD_NEW, EPOLL_WATCH("0:8", 7101), NULL),
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5000"), NULL), /* its cwd */
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5010"), NULL), /* a file it holds */
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:40', 'ino': 77"), NULL), /* its own tmpfs */
+                B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '0:40'"), NULL),
+                B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 311"), NULL),
+                /* a channel out of another object is not this one's */
+                B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 99), NULL),
+                /* pidfds of the sandbox's own processes, or of one that exited */
+                B1("/snapshots/1/processes/1/fds/-",
+                   "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003, 'nspid': [1003, 7]}", NULL),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1001, 'nspid': [1001, 1]}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': -1}", NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
 }
+#undef OUT_CH
+#undef EPOLL_WATCH
+#undef MARK
 
 static void test_descriptors_unreadable_tables(void **state) {
         static const breakage fails[] = {

@@ -373,6 +373,9 @@ static void seen_before_exec(void *userdata, const kb_sandbox *sb) {
         seen->marker = access(seen->marker_path, F_OK) == 0;
         const kb_secrets *none[] = {NULL};
         kb_inspect_target t = {.proc_root = "/proc",
+                               .socket_claim =
+                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
+                                                              within reach is recorded, not malformed */
                                .init_pid = kb_sandbox_init_pid(sb),
                                .kernel_pid = 0,
                                .launcher_pid = kb_sandbox_bwrap_pid(sb),
@@ -557,6 +560,9 @@ static void test_never_root(void **state) {
                 fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         const kb_secrets *none[] = {NULL};
         kb_inspect_target t = {.proc_root = "/proc",
+                               .socket_claim =
+                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
+                                                              within reach is recorded, not malformed */
                                .init_pid = kb_sandbox_init_pid(sb),
                                .kernel_pid = kb_sandbox_kernel_pid(sb),
                                .pidns_ino = kb_sandbox_pidns(sb),

@@ -23,3 +23,6 @@ static inline void kb_test_skip_under_valgrind(const char *variable, const char 
 
 #define KB_TEST_SKIP_WITHOUT_OPENAT2(file, test)                                                                       \
         kb_test_skip_under_valgrind("KBOUND_TEST_SKIP_OPENAT2", file, test, "openat2")
+
+#define KB_TEST_SKIP_WITHOUT_PIDFD(file, test)                                                                         \
+        kb_test_skip_under_valgrind("KBOUND_TEST_SKIP_PIDFD", file, test, "pidfd_open")

@@ -1,0 +1,235 @@
+/* judge_objects.c: the objects a sandbox process holds that no path names (anonymous inodes, memory
+ * files), for boundary.descriptors: each passes only once the host has found its other ends and
+ * every one is the sandbox's own; no kind is let through by its name. */
+#include <inttypes.h>
+#include <stdio.h>
+#include "verdict/judge-internal.h"
+
+static bool starts(const char *s, const char *prefix) {
+        return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Whether ch (an OUTSIDE_CHANNEL) is the same open file as fd of p. */
+static bool same_descriptor(json_object *ch, json_object *p, json_object *fd) {
+        int64_t spid, sfd;
+        return kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, &spid) &&
+               kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, &sfd) && judge_is_pid(p, spid) &&
+               sfd == kb_fact_int_or(fd, FACT_FD_FD, -2);
+}
+
+/* Whether ch is bwrap's own status channel: the one eventfd its init (PID 1) reports PID 2's exit
+ * through to the bwrap outside, which kbound spawned. A second such object shared with that
+ * process is not bwrap's, and then neither is told apart: none is let through. */
+static bool status_channel_like(json_object *launcher, json_object *ch) {
+        int64_t holder, spawned;
+        const char *target = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_TARGET);
+        return target && strcmp(target, "anon_inode:[eventfd]") == 0 &&
+               kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_PID, &holder) &&
+               kb_fact_int_of(launcher, FACT_LAUNCHER_SPAWNED, &spawned) && holder == spawned;
+}
+
+static bool bwrap_status_channel(json_object *launcher, json_object *p, json_object *ch) {
+        if (judge_inner_pid(p) != 1 || !status_channel_like(launcher, ch))
+                return false;
+        json_object *shared = kb_fact_arr_of(launcher, FACT_LAUNCHER_SHARED_FILES);
+        int64_t fd = kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, -1);
+        for (size_t i = 0; i < arr_len(shared); i++) {
+                json_object *other = at(shared, i);
+                if (status_channel_like(launcher, other) &&
+                    (kb_fact_int_or(other, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, -1) != fd ||
+                     kb_fact_int_or(other, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, -1) !=
+                             kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, -1)))
+                        return false;
+        }
+        return true;
+}
+
+/* Why the same open file as fd is held outside the sandbox (the look's outside channels, or the
+ * launch side's, kcmp), or NULL. */
+static const char *held_outside(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size) {
+        json_object *launcher = kb_fact_obj_of(snap, FACT_LOOK_LAUNCHER);
+        json_object *lists[] = {kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS),
+                                kb_fact_arr_of(launcher, FACT_LAUNCHER_SHARED_FILES)};
+        for (size_t l = 0; l < KB_ELEMENTSOF(lists); l++)
+                for (size_t i = 0; i < arr_len(lists[l]); i++) {
+                        json_object *ch = at(lists[l], i);
+                        if (!same_descriptor(ch, p, fd) || (l == 1 && bwrap_status_channel(launcher, p, ch)))
+                                continue;
+                        snprintf(buf, size,
+                                 "%s is the very open file pid %" PRId64 " (%s, its fd %" PRId64 ") holds, %s (a "
+                                 "channel out)",
+                                 kb_fact_str_or(fd, FACT_FD_TARGET, "?"),
+                                 kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
+                                 kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"),
+                                 kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_FD, -1),
+                                 l == 0 ? "a process outside the sandbox" : "on kbound's side of it");
+                        return buf;
+                }
+        return NULL;
+}
+
+static bool same(json_object *o, kb_fact_str dev_fact, kb_fact_int ino_fact, const char *dev, int64_t ino) {
+        const char *d = kb_fact_str_of(o, dev_fact);
+        int64_t n;
+        return d && strcmp(d, dev) == 0 && kb_fact_int_of(o, ino_fact, &n) && n == ino;
+}
+
+/* Whether a process of the look holds a descriptor of the file dev:ino. */
+static bool held_in_sandbox(json_object *snap, const char *dev, int64_t ino) {
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *fds = kb_fact_arr_of(at(procs, i), FACT_PROCESS_FDS);
+                for (size_t f = 0; f < arr_len(fds); f++)
+                        if (same(at(fds, f), FACT_FD_DEV, FACT_FD_INO, dev, ino))
+                                return true;
+        }
+        return false;
+}
+
+/* Whether the file dev:ino is one the sandbox shows: on a mount of p's own table that holds its
+ * whole filesystem (its root is the filesystem's), the root of one of p's mounts, or a file a
+ * process of the look holds (a descriptor, a working directory, a root, a program, a mapping).
+ * An inode of a filesystem bound in part is not placed by its device alone. */
+static bool in_view(json_object *snap, json_object *p, const char *dev, int64_t ino) {
+        if (!dev || ino < 0)
+                return false;
+        json_object *mounts = judge_mounts_of(snap, p);
+        for (size_t i = 0; i < arr_len(mounts); i++) {
+                json_object *m = at(mounts, i);
+                const char *d = kb_fact_str_of(m, FACT_MOUNT_DEV), *root = kb_fact_str_of(m, FACT_MOUNT_ROOT);
+                if ((d && strcmp(d, dev) == 0 && root && strcmp(root, "/") == 0) ||
+                    same(kb_fact_obj_of(m, FACT_MOUNT_TARGET), FACT_STAT_DEV, FACT_STAT_INO, dev, ino))
+                        return true;
+        }
+        if (held_in_sandbox(snap, dev, ino))
+                return true;
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *refs = kb_fact_obj_of(at(procs, i), FACT_PROCESS_REFS);
+                kb_fact_obj links[] = {FACT_REFS_CWD, FACT_REFS_ROOT, FACT_REFS_EXE};
+                for (size_t l = 0; l < KB_ELEMENTSOF(links); l++)
+                        if (same(kb_fact_obj_of(refs, links[l]), FACT_REF_LINK_DEV, FACT_REF_LINK_INO, dev, ino))
+                                return true;
+                json_object *maps = kb_fact_arr_of(refs, FACT_REFS_MAPS);
+                for (size_t m = 0; m < arr_len(maps); m++)
+                        if (same(at(maps, m), FACT_MAPPING_DEV, FACT_MAPPING_INO, dev, ino))
+                                return true;
+        }
+        return false;
+}
+
+/* Whether p's mount table holds the mount mnt_id, or a mount of the whole filesystem dev. */
+static bool own_mount(json_object *snap, json_object *p, int64_t mnt_id, const char *dev) {
+        json_object *mounts = judge_mounts_of(snap, p);
+        for (size_t i = 0; i < arr_len(mounts); i++) {
+                json_object *m = at(mounts, i);
+                const char *d = kb_fact_str_of(m, FACT_MOUNT_DEV), *root = kb_fact_str_of(m, FACT_MOUNT_ROOT);
+                int64_t id;
+                if (mnt_id >= 0 ? kb_fact_int_of(m, FACT_MOUNT_ID, &id) && id == mnt_id
+                                : d && dev && strcmp(d, dev) == 0 && root && strcmp(root, "/") == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Why what an epoll, inotify or fanotify instance watches is not the sandbox's, or NULL: an epoll
+ * only files a sandbox process holds; an inotify or fanotify inode mark only a file the sandbox
+ * shows (in_view); a fanotify mount mark only one of the process's mounts, a filesystem mark only
+ * a filesystem it holds whole. */
+static const char *watch_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size) {
+        json_object *watches = kb_fact_arr_of(fd, FACT_FD_WATCHES);
+        const char *target = kb_fact_str_or(fd, FACT_FD_TARGET, "?");
+        for (size_t i = 0; i < arr_len(watches); i++) {
+                json_object *w = at(watches, i);
+                const char *dev = kb_fact_str_of(w, FACT_WATCH_DEV), *kind = kb_fact_str_or(w, FACT_WATCH_KIND, "?");
+                int64_t ino = kb_fact_int_or(w, FACT_WATCH_INO, -1), mnt_id = kb_fact_int_or(w, FACT_WATCH_MNT_ID, -1);
+                if (strcmp(kind, "epoll") == 0) {
+                        if (dev && ino >= 0 && held_in_sandbox(snap, dev, ino))
+                                continue;
+                        snprintf(buf, size,
+                                 "%s watches a file no process of the sandbox holds (device %s, inode %" PRId64
+                                 ", added as fd %" PRId64 ")",
+                                 target, dev ? dev : "?", ino, kb_fact_int_or(w, FACT_WATCH_FD, -1));
+                        return buf;
+                }
+                if (strcmp(kind, "fanotify-mount") == 0        ? mnt_id >= 0 && own_mount(snap, p, mnt_id, NULL)
+                    : strcmp(kind, "fanotify-filesystem") == 0 ? own_mount(snap, p, -1, dev)
+                    : strcmp(kind, "inotify") == 0 || strcmp(kind, "fanotify-inode") == 0 ? in_view(snap, p, dev, ino)
+                                                                                          : false)
+                        continue;
+                if (strcmp(kind, "fanotify-mount") == 0)
+                        snprintf(buf, size, "%s has a fanotify mark on mount %" PRId64 ", not one of the process's own",
+                                 target, mnt_id);
+                else if (strcmp(kind, "fanotify-filesystem") == 0)
+                        snprintf(buf, size,
+                                 "%s has a fanotify mark on the filesystem %s, which the process's mounts do not hold "
+                                 "whole",
+                                 target, dev ? dev : "?");
+                else
+                        snprintf(buf, size,
+                                 "%s has a %s mark on device %s, inode %" PRId64
+                                 ", a file the host cannot place in the sandbox's view",
+                                 target, kind, dev ? dev : "?", ino);
+                return buf;
+        }
+        return NULL;
+}
+
+/* Why a pidfd's process is not one of the sandbox's, or NULL: the pid fdinfo names must be a
+ * process of the look, with the same pid in its own namespace (NSpid's last). */
+static const char *pidfd_problem(json_object *snap, json_object *fd, char *buf, size_t size) {
+        int64_t pid;
+        if (!kb_fact_int_of(fd, FACT_FD_PID, &pid))
+                return "a pidfd the host could not place (its fdinfo was not read)";
+        if (pid == -1)
+                return NULL; /* a process that has exited: it reaches nothing */
+        if (pid == 0)
+                return "a pidfd of a process outside kbound's pid namespace";
+        json_object *proc = judge_find_pid(snap, pid), *nspid = kb_fact_arr_of(fd, FACT_FD_NSPID);
+        if (proc) {
+                json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
+                if (last && json_object_get_int64(last) == judge_inner_pid(proc))
+                        return NULL;
+                snprintf(buf, size, "a pidfd of pid %" PRId64 ", whose pid in its own namespace is not its sandbox pid",
+                         pid);
+                return buf;
+        }
+        snprintf(buf, size, "a pidfd of pid %" PRId64 ", a process outside the sandbox", pid);
+        return buf;
+}
+
+const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size) {
+        const char *target = kb_fact_str_of(fd, FACT_FD_TARGET);
+        const char *outside = held_outside(snap, p, fd, buf, size);
+        if (outside)
+                return outside;
+        if (starts(target, "/memfd:"))
+                return NULL; /* anonymous memory held by no one else (above); its mappings are judged
+                              * with the process's references */
+        bool fdinfo = !kb_fact_has(fd, FACT_FD_FDINFO_ERROR);
+        if (strcmp(target, "anon_inode:[eventfd]") == 0 || strcmp(target, "anon_inode:[timerfd]") == 0 ||
+            strcmp(target, "anon_inode:[signalfd]") == 0)
+                return NULL; /* held by the sandbox alone (above), and reaching nothing else */
+        if (!fdinfo) {
+                snprintf(buf, size, "%s: the host could not read what it reaches (its fdinfo: %s)", target,
+                         kb_fact_str_or(fd, FACT_FD_FDINFO_ERROR, "?"));
+                return buf;
+        }
+        if (strcmp(target, "anon_inode:[eventpoll]") == 0 || strcmp(target, "anon_inode:inotify") == 0 ||
+            strcmp(target, "anon_inode:[fanotify]") == 0)
+                return watch_problem(snap, p, fd, buf, size);
+        if (strcmp(target, "anon_inode:[pidfd]") == 0)
+                return pidfd_problem(snap, fd, buf, size);
+        int64_t registered;
+        if (strcmp(target, "anon_inode:[io_uring]") == 0 && kb_fact_int_of(fd, FACT_FD_REGISTERED_FILES, &registered)) {
+                if (registered == 0)
+                        return NULL;
+                snprintf(buf, size,
+                         "%s has %" PRId64 " registered files, which its fdinfo names by path only: the host cannot "
+                         "trace them to their objects",
+                         target, registered);
+                return buf;
+        }
+        snprintf(buf, size, "%s is an object the host cannot trace to its other end", target);
+        return buf;
+}
