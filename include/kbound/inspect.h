@@ -45,6 +45,11 @@ typedef struct kb_inspect_target {
         const char *own_runtime;  /* where the host reaches the kernel's socket folder (kb_kernel_socket_dir): listening
                                    * sockets under it are the kernel's own */
         json_object *host;        /* kb_inspect_host facts (kbound's mount table); borrowed */
+        /* The seccomp program kbound built for this launch (struct sock_filter[], as bwrap was
+         * handed it), borrowed: each process's filters in force are read and held to it where the
+         * host can read them (HOST's filter_read). NULL: not read (the look before the filter). */
+        const void *seccomp_program;
+        size_t seccomp_program_len; /* bytes */
 } kb_inspect_target;
 
 /* Facts about kbound itself and the host that every sandbox is compared with (a HOST of

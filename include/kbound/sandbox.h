@@ -231,6 +231,9 @@ KB_EXPORT pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb);
  * inode, both as pinned at launch. */
 KB_EXPORT pid_t kb_sandbox_init_pid(const kb_sandbox *sb);
 KB_EXPORT uint64_t kb_sandbox_pidns(const kb_sandbox *sb);
+/* The seccomp program kbound built for this launch and handed bwrap: the sealed memfd of
+ * kb_seccomp_build, kept for the sandbox's life (read it with kb_seccomp_program_read); -1 for none. */
+KB_EXPORT int kb_sandbox_seccomp_program(const kb_sandbox *sb);
 /* The --info-fd JSON (borrowed): child-pid and the namespace inodes. */
 KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
 /* What kbound launched, as facts for the judge (borrowed): "program" {"path", "dev", "ino"} (the

@@ -153,6 +153,21 @@ int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
 /* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
  * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
 int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
+/* ---- the seccomp filters in force (inspect_filter.c) ---- */
+
+/* The FILTER (facts.def) of process pid into proc: the seccomp filters in force in its main thread
+ * (a live one of a zombie leader's), read with PTRACE_SECCOMP_GET_FILTER while the thread is
+ * stopped for a moment (seized, interrupted, read, detached, a signal that arrived meanwhile handed
+ * back), compared with t->seccomp_program instruction for instruction and, when none is it, call by
+ * call on every ABI (kbound/seccomp_compare.h). Nothing is read without that program or when the
+ * host cannot read filters (HOST's filter_read, in t->host); a read that fails is the FILTER's
+ * error. Returns 0, -ESRCH (gone), -ENOMEM. */
+int kb_inspect_filter_facts(const kb_inspect_target *t, pid_t pid, json_object *proc);
+
+/* HOST's filter_read and filter_read_why: the same read, of a child of kbound's own that loaded a
+ * one-instruction filter. -ENOMEM only. */
+int kb_inspect_filter_access(json_object *host);
+
 /* The IMAGE (facts.def) of process pid from its parsed stat st, with its personality when the host
  * may read it (inspect_image.c). NULL if out of memory. */
 json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_procfs_stat *st);

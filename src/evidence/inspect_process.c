@@ -190,6 +190,9 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         r = kb_inspect_resource_facts(t, pid, errors, proc);
         if (r < 0)
                 return r;
+        r = kb_inspect_filter_facts(t, pid, proc);
+        if (r < 0)
+                return r;
         json_object *fds = NULL;
         r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
         if (r < 0)

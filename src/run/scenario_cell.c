@@ -44,6 +44,12 @@ void scenario_host_look(ctx *x, const char *label) {
                 endpoints[n_ep++] = shell;
         if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
                 endpoints[n_ep++] = control;
+        /* The program kbound handed bwrap, which each process's filters in force are held to where
+         * the host can read them; without it they are not read, and a root run's check fails. */
+        _cleanup_free_ void *program = NULL;
+        size_t program_len = 0;
+        if (kb_seccomp_program_read(kb_sandbox_seccomp_program(sb), &program, &program_len) < 0)
+                program_len = 0;
         kb_inspect_target t = {
                 .proc_root = "/proc",
                 .init_pid = kb_sandbox_init_pid(sb),
@@ -58,6 +64,8 @@ void scenario_host_look(ctx *x, const char *label) {
                 .socket_claim = kb_check_id(KB_CHECK_SOCKETS),
                 .own_runtime = kb_kernel_socket_dir(x->h.kernel),
                 .host = x->host,
+                .seccomp_program = program,
+                .seccomp_program_len = program_len,
         };
         json_object *snap = NULL;
         if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)

@@ -230,13 +230,10 @@ static int send_all(int fd, const void *buf, size_t len) {
  * channel, then one byte on the block channel. Failures are not reported here: a bwrap that is
  * gone shows as a kernel that never appeared, and one that got a cut program refuses it. */
 static void release(kb_sandbox *sb) {
-        struct stat st;
-        if (sb->seccomp_program >= 0 && fstat(sb->seccomp_program, &st) == 0 && st.st_size > 0) {
-                _cleanup_free_ char *program = malloc((size_t) st.st_size);
-                ssize_t got = program ? pread(sb->seccomp_program, program, (size_t) st.st_size, 0) : -1;
-                if (got == st.st_size)
-                        (void) send_all(sb->seccomp_w, program, (size_t) got);
-        }
+        _cleanup_free_ void *program = NULL;
+        size_t len = 0;
+        if (kb_seccomp_program_read(sb->seccomp_program, &program, &len) == 0)
+                (void) send_all(sb->seccomp_w, program, len);
         kb_closep(&sb->seccomp_w);
         (void) send_all(sb->block_w, "g", 1);
         kb_closep(&sb->block_w);
@@ -811,6 +808,7 @@ SANDBOX_ACCESSOR(json_object *, log_facts, kb_log_keeper_facts(sb->log), NULL)
 SANDBOX_ACCESSOR(int64_t, oom_kills, kb_cgroup_oom_kills(&sb->cgroup), -2)
 SANDBOX_ACCESSOR(const kb_sandbox_policy *, launched_policy, kb_sandbox_policy_copy_get(sb->policy), NULL)
 SANDBOX_ACCESSOR(int, init_pidfd, sb->init_pidfd, -1)
+SANDBOX_ACCESSOR(int, seccomp_program, sb->seccomp_program, -1)
 SANDBOX_ACCESSOR(int, mounts_private, sb->mounts_private, -EINVAL)
 SANDBOX_ACCESSOR(char *const *, planned_env, sb->env, NULL)
 

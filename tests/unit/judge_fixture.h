@@ -365,9 +365,16 @@ static inline kb_judge_input input_of(json_object *run) {
         "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "                \
         "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}}"
 
+/* The system-call ABIs as the host found them: x86_64 and i386 run, x32 not. */
+#define ABIS                                                                                                           \
+        "{'x86_64': {'native': true, 'how': 'syscall', 'accepted': true, 'answer': 'getpid through syscall "           \
+        "answered 5001'}, 'i386': {'how': 'int 0x80', 'accepted': true, 'answer': 'getpid through int 0x80 answered "  \
+        "5002'}, 'x32': {'how': 'syscall with __X32_SYSCALL_BIT', 'accepted': false, 'answer': 'getpid through "       \
+        "syscall with __X32_SYSCALL_BIT answered ENOSYS: this kernel does not run the ABI'}}"
 #define HOST                                                                                                           \
         "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "    \
-        "'memfd_dev': '0:1', 'mounts': ["                                                                              \
+        "'memfd_dev': '0:1', 'abis': " ABIS ", 'filter_read': false, 'filter_read_why': 'the kernel refuses the "      \
+        "read (PTRACE_SECCOMP_GET_FILTER needs CAP_SYS_ADMIN and a reader under no seccomp filter)', 'mounts': ["      \
         "{'id': 20, 'nodev': false, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "     \
         "'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                         \
         "{'id': 21, 'nodev': false, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': "         \
@@ -415,21 +422,25 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'blocked': {'ptrace': 'EPERM', 'add_key': 'EPERM', 'clone:CLONE_NEWUSER': 'EPERM', "                         \
         "'socket:AF_PACKET': 'EAFNOSUPPORT', 'vm86': 'EPERM'}, 'not_claimed': [], 'sockets': 'default'}"
 #define TRY(name, errno_) "{'name': '" name "', 'errno': " errno_ ", 'ret': -1, 'tested': true, 'why': ''}"
-#define SURFACE                                                                                                                  \
-        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': [" TRY("ptrace", "'EPERM'") ", " TRY( \
-                "add_key",                                                                                                       \
-                "'EPERM'") ", " TRY("clone:CLONE_NEWUSER",                                                                       \
-                                    "'EPERM'") ", " TRY("socket:AF_PACKET",                                                      \
-                                                        "'EAFNOSUPPORT'") ", "                                                   \
-                                                                          "{'name': 'vm86', 'errno': null, 'ret': "              \
-                                                                          "null, 'tested': false, 'why': 'no such "              \
-                                                                          "call on x86_64'}]}, "                                 \
-                                                                          "'in_process': {'results': [" TRY(                     \
-                                                                                  "ptrace",                                      \
-                                                                                  "'EPERM'") ", " TRY("socket:AF_"               \
-                                                                                                      "PACKET",                  \
-                                                                                                      "'EAFNOSUPPORT"            \
-                                                                                                      "'") "]}}"
+#define TRIES                                                                                                          \
+        "[" TRY("ptrace", "'EPERM'") ", " TRY("add_key", "'EPERM'") ", " TRY(                                          \
+                "clone:CLONE_NEWUSER", "'EPERM'") ", " TRY("socket:AF_PACKET",                                         \
+                                                           "'EAFNOSUPPORT'") ", {'name': 'vm86', 'errno': null, "      \
+                                                                             "'ret': null, 'tested': false, "          \
+                                                                             "'why': 'no such call on x86_64'}]"
+/* The same tries through i386, where vm86 exists and is refused; x32 not run by the kernel. */
+#define TRIES_I386                                                                                                     \
+        "[" TRY("ptrace", "'EPERM'") ", " TRY("add_key", "'EPERM'") ", " TRY(                                          \
+                "clone:CLONE_NEWUSER", "'EPERM'") ", " TRY("socket:AF_PACKET",                                         \
+                                                           "'EAFNOSUPPORT'") ", " TRY("vm86", "'EPERM'") "]"
+#define COMPAT                                                                                                         \
+        "[{'abi': 'i386', 'accepted': true, 'why': 'getpid through int 0x80 answered 7', 'results': " TRIES_I386       \
+        "}, {'abi': 'x32', 'accepted': false, 'why': 'getpid through syscall with __X32_SYSCALL_BIT answered "         \
+        "ENOSYS'}]"
+#define SURFACE                                                                                                        \
+        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': " TRIES                     \
+        ", 'compat': " COMPAT                                                                                          \
+        "}, 'in_process': {'results': [" TRY("ptrace", "'EPERM'") ", " TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") "]}}"
 
 /* What kbound arranged and saw outside the cell. */
 /* The twin sandbox, its bwrap killed, gone within 3 ms (kb_sandbox_lifetime). */

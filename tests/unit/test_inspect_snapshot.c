@@ -959,6 +959,22 @@ static const struct {
         {"OUTSIDE_CHANNEL.sandbox_fd", false},
         /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
         {"STAT.rdev", false},
+        /* the seccomp filters in force, read by ptrace from real processes where the host may
+         * (root): test_inspect_filter reads them, every fact of them */
+        {"PROCESS.filter", false},
+        {"FILTER.tid", false},
+        {"FILTER.error", false},
+        {"FILTER.built", false},
+        {"FILTER.lengths", false},
+        {"FILTER.kbound", false},
+        {"FILTER.first_difference", false},
+        {"FILTER.differences", false},
+        {"FILTER.differences_more", false},
+        {"FILTER_DIFF.abi", false},
+        {"FILTER_DIFF.call", false},
+        {"FILTER_DIFF.nr", false},
+        {"FILTER_DIFF.built", false},
+        {"FILTER_DIFF.in_force", false},
         /* a socket of the host's that the host could not place: what the machine running the test has */
         {"SOCKET.why", true},
         {"SOCKET.uid", true},
