@@ -87,6 +87,11 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
  * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
 
+/* Where pid's process image lies now (an IMAGE of facts.def: the start time, /proc/<pid>/stat's
+ * layout fields, the personality when readable), to compare with a look's (an execve lays the new
+ * image out afresh). Returns 0 and a new object, -ENOMEM, or -errno when stat cannot be read. */
+KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **ret);
+
 /* Closes every namespace descriptor (nsfs: "net:[N]" and the like) numbered 3 or above that this
  * process holds, which it can only have inherited: a look does not count a process running
  * kbound's program as holding a sandbox's namespace (another run's look enters them all), so no
