@@ -82,9 +82,11 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
 /* The look before the kernel's program runs, while bwrap's init waits on kbound's --block-fd pipe
  * (kb_sandbox_policy.before_exec): t->kernel_pid is 0 (there is none yet). The same walk of /proc
  * as a snapshot, labelled "pre-exec", with the processes, the holders outside, the launcher and
- * init's mount table, but no network tables or reach; and what bwrap's init was doing (the call
- * it is in, from /proc/<pid>/syscall, and the descriptor it is blocked reading), read after the
- * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
+ * init's mount table (each mount point proven its mount's root through init's root, which is the
+ * sandbox's by then, as a snapshot's), but no network tables, reach or mounts outside; and what
+ * bwrap's init was doing (the call it is in, from /proc/<pid>/syscall, and the descriptor it is
+ * blocked reading), read after the processes. A LOOK of facts.def. Returns 0 and a new object,
+ * -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
 
 /* Where pid's process image lies now (an IMAGE of facts.def: the start time, /proc/<pid>/stat's
