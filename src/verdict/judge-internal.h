@@ -123,6 +123,7 @@ void verdict_evidence(verdict *v, const char *key, json_object *value);
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked_at);
 /* The check table's id of c. The judges name their check by its enum through judge.c alone: the
  * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
 const char *judge_check_id(kb_check c);

@@ -169,6 +169,32 @@ json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const ch
         return kb_judge_check(kb_check_id(c), status, v->ev, "%s", detail);
 }
 
+/* Ends the verdict of check c for a kernel that did not start, judged on the look before exec
+ * alone (judge.h, the kb_judge_*_before_start): fail with the first problem, said as seen before
+ * the kernel ran; else not_run, saying what the look showed nothing wrong with (looked_at): a pass
+ * needs the looks at the running kernel. The evidence says it was judged so (before_start). It is
+ * not held to facts.def: kbound's expectations then lack what only a started kernel gives (its
+ * pid), and nothing judged here can pass; NULL when out of memory. */
+json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked_at) {
+        static const char seen[] = "before the kernel ran";
+        verdict_evidence(v, "before_start", json_object_new_boolean(true));
+        if (v->oom) {
+                json_object_put(v->ev);
+                return NULL;
+        }
+        const char *id = kb_check_id(c);
+        if (v->n == 0)
+                return kb_judge_check(id, "not_run", v->ev,
+                                      "not run: the kernel did not start (%s says why); before it ran, the host's look "
+                                      "found nothing wrong with %s",
+                                      kb_check_id(KB_CHECK_BACKEND), looked_at);
+        const char *first = json_object_get_string(at(v->problems, 0));
+        const char *prefix = strncmp(first, seen, strlen(seen)) == 0 ? "" : "before the kernel ran, ";
+        if (v->n == 1)
+                return kb_judge_check(id, "fail", v->ev, "%s%s", prefix, first);
+        return kb_judge_check(id, "fail", v->ev, "%s%s (and %zu more, see evidence)", prefix, first, v->n - 1);
+}
+
 /* ---- snapshots ---- */
 
 json_object *judge_last_look(const kb_judge_input *in) {
