@@ -76,6 +76,12 @@ void scenario_expect_sandbox(ctx *x, const kb_sandbox *sb) {
         scenario_expect_obj(x, FACT_EXPECT_CGROUP, kb_sandbox_cgroup_facts(sb));
         scenario_expect_obj(x, FACT_EXPECT_LIMITS, limits_asked(x->env->harness.hardening));
         scenario_expect_int(x, FACT_EXPECT_SECRETS_GUARDED, (int64_t) kb_secrets_count(x->env->secrets));
+        /* What was planted for the checks' claims, and what could not be (each kernel its own copy:
+         * the kernels' threads share the run's). */
+        json_object *canaries = NULL;
+        if (x->env->canaries_planted && json_object_deep_copy(x->env->canaries_planted, &canaries, NULL) < 0)
+                canaries = NULL; /* not known: every check fails for the lack (facts.def requires it) */
+        scenario_expect_arr(x, FACT_EXPECT_CANARIES, canaries);
         scenario_expect_str(x, FACT_EXPECT_KEYRING,
                             x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
                                                         : strerror(-x->env->keyring_canary));

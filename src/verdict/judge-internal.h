@@ -140,6 +140,7 @@ void judge_look_problems(verdict *v, const kb_judge_input *in);
 void verdict_begin(verdict *v, const kb_judge_input *in);
 const char *judge_cell_error(json_object *errors, const char *const *prefixes, char *buf, size_t size);
 void judge_no_probe(verdict *v, const kb_judge_input *in);
+void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *buf, size_t size);
 int judge_bwrap_arity(const char *opt);
 
 /* judge_identity.c: */

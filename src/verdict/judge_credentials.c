@@ -112,7 +112,7 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         verdict_evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
         verdict_evidence(&v, "keyring_canary", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_KEYRING)));
         verdict_evidence(&v, "keys", json_object_get(keys));
-        char pass[512];
+        char pass[DETAIL_MAX];
         snprintf(pass, sizeof pass,
                  "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
                  "process%s read by the host%s; no credential canary reachable through the mounts; kbound's keyring "
@@ -130,7 +130,12 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                         memcpy(semi, more, strlen(more));
                 }
         }
-        return verdict_end(&v, KB_CHECK_CREDENTIALS, pass);
+        /* A canary that could not be planted (a home kbound cannot write to) narrows the claim: said
+         * first. */
+        char untested[DETAIL_MAX], said[2 * DETAIL_MAX];
+        judge_not_tested(&v, in, KB_CHECK_CREDENTIALS, untested, sizeof untested);
+        snprintf(said, sizeof said, "%s%s", untested, pass);
+        return verdict_end(&v, KB_CHECK_CREDENTIALS, said);
 }
 
 /* ---- cross_team ---- */
@@ -340,12 +345,13 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         verdict_evidence(&v, "cell", cell);
         verdict_evidence(&v, "canaries_found", json_object_get(found));
         verdict_evidence(&v, "base_dir", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
-        char pass[512];
+        char pass[2 * DETAIL_MAX], untested[DETAIL_MAX];
+        judge_not_tested(&v, in, KB_CHECK_CROSS_TEAM, untested, sizeof untested);
         snprintf(pass, sizeof pass,
-                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
+                 "%sanother team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
                  "(host)%s; "
                  "no mount of the sandbox shows a team folder but the kernel's own, nor another kbound run's folder",
-                 canaries, in->cells_absent ? "" : " nor visible to the cell");
+                 untested, canaries, in->cells_absent ? "" : " nor visible to the cell");
         return verdict_end(&v, KB_CHECK_CROSS_TEAM, pass);
 }
 
