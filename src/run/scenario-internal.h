@@ -80,13 +80,16 @@ void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb);
 /* A kernel whose start failed (why: the error's words) after the look before exec: every check the table can judge on
  * that look alone is judged (kb_check_info.judge_before_start). When one found something wrong with the sandbox, the
  * kernel's report gets every check (sandbox.backend failed, naming the first finding and why, the
- * judged ones failed or not run, the rest not run) and its error, and it returns true: a finding
- * about the sandbox, not a machine that cannot enforce. Otherwise nothing is added: false. */
+ * judged ones failed or not run, the rest not run; one the start already reported stays as it
+ * is), in the table's order, and its error, and it returns true: a finding about the sandbox,
+ * not a machine that cannot enforce. Otherwise nothing is added: false. */
 bool scenario_judge_before_start(ctx *x, const char *why);
 /* The checks each kernel is given (scenario_checks.c): how many; x's checks put in their order; each
  * one no step reported added as not_run, with why (never run is never a pass). */
 size_t scenario_n_checks(void);
 void scenario_sort_checks(ctx *x);
+/* Whether x's report already has a check of that id. */
+bool scenario_has_check(const ctx *x, const char *id);
 void scenario_fill_missing(ctx *x);
 
 /* ---- what every step does with the kernel (scenario_cell.c) ---- */

@@ -528,6 +528,11 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         if (r >= 0)
                 return 0;
         const char *why = kb_error_text(error, r);
+        /* The sandbox given is leaky: that is a failed check, not a machine that cannot enforce,
+         * whatever else the look before exec shows. */
+        if (r == -EPERM)
+                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
+                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
         /* What the look before exec shows wrong with the sandbox is often why the kernel died, and a
          * finding about the sandbox in any case, not a machine that cannot enforce. */
         if (scenario_judge_before_start(x, why)) {
@@ -547,10 +552,7 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
                 return r;
         }
         if (r == -EPERM) {
-                /* The sandbox given is leaky: that is a failed check, not a machine that cannot
-                 * enforce. */
-                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
-                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
+                scenario_sort_checks(x); /* identity.pid2, failed above, after sandbox.backend */
                 *outcome = KB_CHECK_DONE;
                 return r;
         }

@@ -224,7 +224,9 @@ bool scenario_judge_before_start(ctx *x, const char *why) {
         json_object_object_add(x->h.k, "error", json_object_new_string(line));
         kb_harness_log(&x->h, KB_LOG_ERROR, "%s", line);
         for (kb_check c = 0; c < _KB_CHECK_MAX; c++) {
-                if (kb_check_get(c)->judge_before_start)
+                if (scenario_has_check(x, kb_check_id(c)))
+                        json_object_put(checks[c]); /* the start decided it already */
+                else if (kb_check_get(c)->judge_before_start)
                         add(x, c, checks[c]);
                 else
                         scenario_add_check(x, kb_check_id(c), "not_run", 0, NULL,
@@ -232,5 +234,6 @@ bool scenario_judge_before_start(ctx *x, const char *why) {
                                            "it running",
                                            kb_check_id(KB_CHECK_BACKEND));
         }
+        scenario_sort_checks(x);
         return true;
 }
