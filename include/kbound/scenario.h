@@ -26,6 +26,8 @@ typedef struct kb_check_env {
         json_object *escape_dirs;          /* host folders a write must not reach (array of strings) */
         json_object *credential_paths;     /* host credential files holding canaries */
         json_object *sibling_paths;        /* another team's folder and canary file */
+        json_object *canaries_planted;     /* every canary file a check's claim rests on, planted or
+                                            * not and why (kb_canary_set.planted; read-only) */
         const kb_inspect_canary *canaries; /* host objects no sandbox may reach (credential file,
                                             * a canary in the user's home, another team's folder and
                                             * canary), each naming the check it belongs to */

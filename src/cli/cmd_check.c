@@ -228,6 +228,7 @@ int cmd_check(int argc, char **argv) {
                 .escape_dirs = canaries->escape_dirs,
                 .credential_paths = canaries->credential_paths,
                 .sibling_paths = canaries->sibling_paths,
+                .canaries_planted = canaries->planted,
                 .canaries = canaries->canaries,
                 .n_canaries = canaries->n_canaries,
                 .long_cell_seconds = 60,

@@ -150,8 +150,10 @@ int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *err
 /* The files pid maps, each once, as "maj:min:ino" (the launcher's: what bwrap's init was started
  * with). Returns 0 and a new array, -ESRCH, -ENOMEM, -errno. */
 int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
-/* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
- * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
+/* The pre-exec look's "mounts": init's mount table, each mount point proven through init's root
+ * (already the sandbox's) to be its mount's root, as a later look's (target, target_error), so a
+ * kernel that dies at start-up still has its mounts judged. An unreadable table goes to errors.
+ * -ENOMEM only. */
 int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
 /* ---- the seccomp filters in force (inspect_filter.c) ---- */
 

@@ -1,6 +1,6 @@
 /* scenario-internal.h: what the files of one kernel's check sequence share: scenario.c (the
  * sequence), scenario_interrupt.c (the interrupt checks), scenario_end.c (persistence, shutdown,
- * the lifetime twin). */
+ * the lifetime twin), scenario_start.c (a kernel that did not start). */
 #pragma once
 
 #include "base/facts.h"
@@ -65,10 +65,31 @@ typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 
 /* The kernel's log facts set again for the judge (scenario.c). */
 void scenario_expect_log(ctx *x);
+/* ---- the kernel's start (scenario_start.c) ---- */
+
+/* The dev and ino (FILE_ID's, TEAM_BIND's: dev_fact, ino_fact) of path, no symlink followed, into a
+ * new object; NULL when path is not there or out of memory. */
+json_object *scenario_file_id(const char *path, kb_fact_str dev_fact, kb_fact_int ino_fact);
+/* What kbound arranged for the sandbox sb and knows before the kernel's program runs, into
+ * x->expect (made when there is none): the override, bwrap, the pid namespace, the launch, the
+ * cgroups, the limits, the secrets and canaries, the team's binds and the base folder. */
+void scenario_expect_sandbox(ctx *x, const kb_sandbox *sb);
+/* The host's look while bwrap's init waits on kbound's --block-fd pipe, before anything of the
+ * kernel runs (kb_kernel_options.before_exec, userdata x), and what it is judged against. */
+void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb);
+/* A kernel whose start failed (why: the error's words) after the look before exec: every check the table can judge on
+ * that look alone is judged (kb_check_info.judge_before_start). When one found something wrong with the sandbox, the
+ * kernel's report gets every check (sandbox.backend failed, naming the first finding and why, the
+ * judged ones failed or not run, the rest not run; one the start already reported stays as it
+ * is), in the table's order, and its error, and it returns true: a finding about the sandbox,
+ * not a machine that cannot enforce. Otherwise nothing is added: false. */
+bool scenario_judge_before_start(ctx *x, const char *why);
 /* The checks each kernel is given (scenario_checks.c): how many; x's checks put in their order; each
  * one no step reported added as not_run, with why (never run is never a pass). */
 size_t scenario_n_checks(void);
 void scenario_sort_checks(ctx *x);
+/* Whether x's report already has a check of that id. */
+bool scenario_has_check(const ctx *x, const char *id);
 void scenario_fill_missing(ctx *x);
 
 /* ---- what every step does with the kernel (scenario_cell.c) ---- */
@@ -78,12 +99,10 @@ void scenario_add_check(ctx *x, const char *id, const char *status, int64_t star
                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* One look at the whole sandbox from the host, kept for the judge; again when the kernel's mount
  * table changed since the last (polled between a cell's messages, once scenario_watch_mounts opened
- * it); and the look while bwrap's init waits, before anything of the kernel runs
- * (kb_kernel_options.before_exec, userdata x). */
+ * it). */
 void scenario_host_look(ctx *x, const char *label);
 void scenario_watch_mounts(ctx *x);
 void scenario_look_if_mounts_changed(ctx *x);
-void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb);
 /* The marker a stdout-transport cell prints before its result, and a cell's result by either
  * transport. */
 void scenario_result_marker(const ctx *x, char *buf, size_t size);

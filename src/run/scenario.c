@@ -53,22 +53,6 @@ static void add_judged(ctx *x, const char *id, json_object *check, int64_t durat
 
 /* ---- what the host arranged and saw outside the cell, for the judge ---- */
 
-/* The dev and ino (FILE_ID's, TEAM_BIND's: dev_fact, ino_fact) of path, no symlink followed, into a
- * new object; NULL when path is not there or out of memory. */
-static json_object *file_id(const char *path, kb_fact_str dev_fact, kb_fact_int ino_fact) {
-        struct stat st;
-        if (!path || lstat(path, &st) < 0)
-                return NULL;
-        json_object *o = json_object_new_object();
-        char dev[KB_PROCFS_DEV_MAX];
-        kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
-        if (!o || kb_fact_set_str(o, dev_fact, dev) < 0 || kb_fact_set_int(o, ino_fact, (int64_t) st.st_ino) < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
-}
-
 /* The kernel's log: its keeper's facts (the pipe bwrap writes to, what was written, dropped and
  * kept), or the file bwrap writes itself when its size is not bounded. Set again before the check
  * that reports its figures. */
@@ -78,78 +62,19 @@ void scenario_expect_log(ctx *x) {
                 scenario_expect_obj(x, FACT_EXPECT_KERNEL_LOG, log);
                 scenario_expect_drop(x, FACT_EXPECT_KERNEL_LOG_FILE.id);
         } else {
-                scenario_expect_obj(x, FACT_EXPECT_KERNEL_LOG_FILE,
-                                    file_id(kb_kernel_log_path(x->h.kernel), FACT_FILE_ID_DEV, FACT_FILE_ID_INO));
+                scenario_expect_obj(
+                        x, FACT_EXPECT_KERNEL_LOG_FILE,
+                        scenario_file_id(kb_kernel_log_path(x->h.kernel), FACT_FILE_ID_DEV, FACT_FILE_ID_INO));
                 scenario_expect_drop(x, FACT_EXPECT_KERNEL_LOG.id);
         }
-}
-
-/* The limits asked (LIMITS in facts.def: every limit of limits.h's table, 0 when not asked), or NULL
- * when out of memory (then not known). */
-static json_object *limits_asked(const kb_sandbox_hardening *hard) {
-        static const kb_fact_int facts[KB_LIMIT_MAX_ID] = {
-                [KB_LIMIT_MEMORY] = FACT_LIMITS_MEMORY, [KB_LIMIT_TASKS] = FACT_LIMITS_TASKS,
-                [KB_LIMIT_TMP] = FACT_LIMITS_TMP,       [KB_LIMIT_WORKSPACE] = FACT_LIMITS_WORKSPACE,
-                [KB_LIMIT_LOG] = FACT_LIMITS_LOG,       [KB_LIMIT_CPU] = FACT_LIMITS_CPU,
-        };
-        json_object *limits = json_object_new_object();
-        bool ok = limits != NULL;
-        /* A limit limits.h gained without its fact here is a record kbound cannot make: not known. */
-        for (size_t i = 0; ok && i < KB_LIMIT_MAX_ID; i++)
-                ok = kb_fact_row(facts[i].id)->object == KB_FACT_OBJECT_LIMITS &&
-                     kb_fact_set_int(limits, facts[i], hard ? (int64_t) hard->limits.max[i] : 0) == 0;
-        if (ok && hard)
-                ok = kb_fact_set_bool(limits, FACT_LIMITS_TMPFS_SIZE, hard->tmpfs_size) == 0;
-        if (!ok) {
-                json_object_put(limits);
-                return NULL;
-        }
-        return limits;
 }
 
 /* The run's facts every judgement needs, set once the kernel is up. */
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
-        scenario_expect_bool(x, FACT_EXPECT_ALLOW_NETWORK, x->env->allow_network);
+        scenario_expect_sandbox(x, sb);
         scenario_expect_int(x, FACT_EXPECT_KERNEL_PID, kb_sandbox_kernel_pid(sb));
         scenario_expect_log(x);
-        scenario_expect_str(x, FACT_EXPECT_BWRAP, x->env->harness.bwrap);
-        scenario_expect_str(x, FACT_EXPECT_BWRAP_VERSION, x->env->bwrap_version ? x->env->bwrap_version : "?");
-        scenario_expect_int(x, FACT_EXPECT_PIDNS, (int64_t) kb_sandbox_pidns(sb));
-        /* What kbound launched: the running bwrap must be exactly this (sandbox.backend), and hold
-         * nothing else before the kernel runs (boundary.descriptors). */
-        json_object *launch = NULL;
-        if (kb_sandbox_launch_facts(sb) && json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL) == 0 &&
-            kb_fact_set_arr(launch, FACT_LAUNCH_ENV, kb_inspect_env_digests(kb_sandbox_planned_env(sb))) < 0) {
-                json_object_put(launch); /* no record, rather than one without the environment */
-                launch = NULL;
-        }
-        scenario_expect_obj(x, FACT_EXPECT_LAUNCH, launch);
-        scenario_expect_obj(x, FACT_EXPECT_CGROUP, kb_sandbox_cgroup_facts(sb));
-        scenario_expect_obj(x, FACT_EXPECT_LIMITS, limits_asked(x->env->harness.hardening));
-        scenario_expect_int(x, FACT_EXPECT_SECRETS_GUARDED, (int64_t) kb_secrets_count(x->env->secrets));
-        scenario_expect_str(x, FACT_EXPECT_KEYRING,
-                            x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
-                                                        : strerror(-x->env->keyring_canary));
-        json_object *binds = json_object_new_array();
-        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->h.kernel)},
-                                 {"runtime", kb_kernel_runtime_dir(x->h.kernel)}};
-        for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
-                json_object *id = file_id(dirs[i][1], FACT_TEAM_BIND_DEV, FACT_TEAM_BIND_INO);
-                if (!id)
-                        continue; /* unknown: the bind then counts as foreign, never as the team's */
-                _cleanup_free_ char *real = realpath(dirs[i][1], NULL);
-                if (kb_fact_set_str(id, FACT_TEAM_BIND_NAME, dirs[i][0]) < 0 ||
-                    (real ? kb_fact_set_str(id, FACT_TEAM_BIND_PATH, real)
-                          : kb_fact_set_null(id, FACT_TEAM_BIND_PATH)) < 0 ||
-                    json_object_array_add(binds, id) < 0)
-                        json_object_put(id);
-        }
-        scenario_expect_arr(x, FACT_EXPECT_TEAM_BINDS, binds);
-        /* Where every team's folders are (teams/), and every kbound run's (its parent): as the
-         * mount tables name folders, with no link or doubled slash (none found fails closed). */
-        _cleanup_free_ char *base = x->env->harness.base_dir ? realpath(x->env->harness.base_dir, NULL) : NULL;
-        scenario_expect_str(x, FACT_EXPECT_BASE_DIR, base);
 }
 
 /* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */
@@ -527,25 +452,6 @@ static void run_probe(ctx *x) {
         }
 }
 
-/* True if the report already has a check with this id. */
-static void set_error(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* A kernel that died at start-up (r, error) after the look before exec saw what bwrap's init
- * holds outside the sandbox: that is often why it died, and a finding about the sandbox in any
- * case, not a machine that cannot enforce. Fails sandbox.backend (the reason first, then the
- * error's words) and boundary.descriptors; true if so. */
-static bool start_failed_by_sandbox(ctx *x, int r, const kb_error *error) {
-        _cleanup_free_ char *reason = x->pre_exec ? kb_judge_pre_exec_reason(x->pre_exec) : NULL;
-        if (!reason)
-                return false;
-        const char *why = kb_error_text(error, r);
-        set_error(x, "cannot start in the sandbox: before the kernel ran, the host saw %s; %s", reason, why);
-        scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
-                           "before the kernel ran, the host saw %s; %s", reason, why);
-        scenario_add_check(x, kb_check_id(KB_CHECK_DESCRIPTORS), "fail", 0, NULL, "before the kernel ran, %s", reason);
-        return true;
-}
-
 static int set_nonce(ctx *x) {
         _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
@@ -621,11 +527,18 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         int r = kb_harness_start(&x->h, &ko, &error);
         if (r >= 0)
                 return 0;
-        if (start_failed_by_sandbox(x, r, error)) {
-                *outcome = KB_CHECK_DONE;
+        const char *why = kb_error_text(error, r);
+        /* The sandbox given is leaky: that is a failed check, not a machine that cannot enforce,
+         * whatever else the look before exec shows. */
+        if (r == -EPERM)
+                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
+                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
+        /* What the look before exec shows wrong with the sandbox is often why the kernel died, and a
+         * finding about the sandbox in any case, not a machine that cannot enforce. */
+        if (scenario_judge_before_start(x, why)) {
+                *outcome = x->h.cancelled || kb_harness_deadline_passed(&x->h) ? KB_CHECK_CANCELLED : KB_CHECK_DONE;
                 return r;
         }
-        const char *why = kb_error_text(error, r);
         set_error(x, "cannot start in the sandbox: %s", why);
         /* A kernel that never became ready says nothing of the sandbox: the kernel's error fails the
          * run, and the backend's check is not run rather than blamed. */
@@ -639,10 +552,7 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
                 return r;
         }
         if (r == -EPERM) {
-                /* The sandbox given is leaky: that is a failed check, not a machine that cannot
-                 * enforce. */
-                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
-                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
+                scenario_sort_checks(x); /* identity.pid2, failed above, after sandbox.backend */
                 *outcome = KB_CHECK_DONE;
                 return r;
         }
@@ -657,7 +567,8 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
 static void gather_evidence(ctx *x, int64_t time_ms[static _KB_CHECK_TIME_MAX]) {
         kb_harness_phase(&x->h, "up (kernel_info answered, iopub flowing); the host looks, then the probe cells run");
         x->snapshots = json_object_new_array();
-        x->expect = json_object_new_object();
+        if (!x->expect)
+                x->expect = json_object_new_object(); /* made at the look before exec, normally */
         int64_t t0 = kb_now_ms();
         if (kb_inspect_host("/proc", &x->host) < 0)
                 x->host = NULL; /* every host-judged check fails for the lack of it */

@@ -121,31 +121,6 @@ static int watched_msg(void *userdata, kb_execution *ex, const kb_msg *msg) {
         return w->fn ? w->fn(w->userdata, ex, msg) : 0;
 }
 
-/* The host's look while bwrap's init waits on kbound's --block-fd pipe, before anything of the
- * kernel runs (kb_kernel_options.before_exec): every descriptor then must be one kbound handed
- * in, and nothing the kernel does later can hide one (boundary.descriptors). */
-void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb) {
-        ctx *x = userdata;
-        int64_t t0 = kb_now_ms();
-        const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
-        kb_inspect_target t = {
-                .proc_root = "/proc",
-                .init_pid = kb_sandbox_init_pid(sb),
-                .kernel_pid = 0, /* not started yet */
-                .launcher_pid = kb_sandbox_bwrap_pid(sb),
-                .pidns_ino = kb_sandbox_pidns(sb),
-                .secrets = sets,
-                .n_secrets = KB_ELEMENTSOF(sets),
-        };
-        json_object *look = NULL;
-        if (kb_inspect_pre_exec(&t, &look) == 0) {
-                json_object_put(x->pre_exec);
-                x->pre_exec = look;
-        }
-        x->pre_exec_ms = kb_now_ms() - t0;
-        x->inspect_ms += x->pre_exec_ms;
-}
-
 /* The marker a stdout-transport cell prints before its result: fresh per run. */
 void scenario_result_marker(const ctx *x, char *buf, size_t size) {
         snprintf(buf, size, "KBOUND-RESULT-%.16s", x->nonce);

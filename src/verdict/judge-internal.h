@@ -135,6 +135,7 @@ void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value);
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked_at);
 /* The check table's id of c. The judges name their check by its enum through judge.c alone: the
  * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
 const char *judge_check_id(kb_check c);
@@ -151,6 +152,7 @@ void judge_look_problems(verdict *v, const kb_judge_input *in);
 void verdict_begin(verdict *v, const kb_judge_input *in);
 const char *judge_cell_error(json_object *errors, const char *const *prefixes, char *buf, size_t size);
 void judge_no_probe(verdict *v, const kb_judge_input *in);
+void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *buf, size_t size);
 int judge_bwrap_arity(const char *opt);
 
 /* judge_identity.c: */

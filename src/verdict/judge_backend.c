@@ -187,20 +187,21 @@ static bool env_has_name(json_object *digests, const char *name) {
         return false;
 }
 
-/* "the host could not read the running bwrap's WHAT", and what the last look's error about it
- * (unread) says when it kept one. */
-static void launcher_unread(verdict *v, const kb_judge_input *in, const char *what, kb_fact_what unread) {
+/* "the host could not read the running bwrap's WHAT", and what look's error about it (unread) says
+ * when it kept one. */
+static void launcher_unread(verdict *v, json_object *look, const char *what, kb_fact_what unread) {
         char buf[512];
-        const char *error = judge_look_error(judge_last_look(in), unread, buf, sizeof buf);
+        const char *error = judge_look_error(look, unread, buf, sizeof buf);
         verdict_problem(v, "the host could not read the running bwrap's %s%s%s", what, error ? ": " : "",
                         error ? error : "");
 }
 
 /* The running bwrap is the one kbound built: the program kbound executed, its command line and
- * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
-static void launch_problems(verdict *v, const kb_judge_input *in) {
+ * its environment exactly as planned (read from the host in look: /proc/<launcher>/{exe,cmdline,
+ * environ}). */
+static void launch_problems(verdict *v, const kb_judge_input *in, json_object *look) {
         json_object *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH),
-                    *launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
+                    *launcher = kb_fact_obj_of(look, FACT_LOOK_LAUNCHER);
         char buf[512];
         if (!plan) {
                 verdict_problem(v, "kbound kept no record of the bwrap it launched");
@@ -223,8 +224,8 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                     *running = kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV);
         size_t np = arr_len(planned), nr = arr_len(running);
         if (nr == 0)
-                launcher_unread(v, in, "command line", WHAT_LAUNCHER_CMDLINE);
-        else if (judge_look_error(judge_last_look(in), WHAT_LAUNCHER_ARGV_MAX, buf, sizeof buf))
+                launcher_unread(v, look, "command line", WHAT_LAUNCHER_CMDLINE);
+        else if (judge_look_error(look, WHAT_LAUNCHER_ARGV_MAX, buf, sizeof buf))
                 verdict_problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
         else
                 for (size_t i = 0; i < (np > nr ? np : nr); i++) {
@@ -265,7 +266,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         if (!env_plan)
                 verdict_problem(v, "kbound kept no record of the environment it started bwrap with");
         else if (!env_run)
-                launcher_unread(v, in, "environment", WHAT_LAUNCHER_ENVIRON);
+                launcher_unread(v, look, "environment", WHAT_LAUNCHER_ENVIRON);
         else
                 for (size_t i = 0; i < (ep > er ? ep : er); i++) {
                         const char *a = i < er ? json_object_get_string(at(env_run, i)) : NULL;
@@ -309,6 +310,26 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         verdict_evidence(v, "launch_compared", compared);
 }
 
+/* The processes of look in a namespace of kbound's own (host_ns: kbound's; the network one is
+ * shared under the raw-network override) or whose namespace was not read. Returns how many
+ * processes the look holds. */
+static size_t shared_ns_problems(verdict *v, json_object *look, json_object *host_ns, bool allow_network) {
+        json_object *procs = kb_fact_arr_of(look, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; host_ns && i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS);
+                json_object_object_foreach(host_ns, name, ino) {
+                        int64_t mine = json_object_get_int64(ino), theirs;
+                        if (!judge_map_int(ns, name, &theirs))
+                                verdict_problem(v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
+                                                name, judge_pid_of(p), judge_name_of(p));
+                        else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
+                                verdict_problem(v, "pid %" PRId64 " (%s) shares kbound's %s namespace", judge_pid_of(p),
+                                                judge_name_of(p), name);
+                }
+        }
+        return arr_len(procs);
+}
+
 json_object *kb_judge_backend(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
@@ -321,25 +342,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         }
         judge_look_problems(&v, in);
         size_t n_proc = 0;
-        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
-                for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS);
-                        n_proc++;
-                        if (!host_ns)
-                                continue;
-                        json_object_object_foreach(host_ns, name, ino) {
-                                int64_t mine = json_object_get_int64(ino), theirs;
-                                if (!judge_map_int(ns, name, &theirs))
-                                        verdict_problem(
-                                                &v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
-                                                name, judge_pid_of(p), judge_name_of(p));
-                                else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
-                                        verdict_problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace",
-                                                        judge_pid_of(p), judge_name_of(p), name);
-                        }
-                }
-        }
+        for (size_t s = 0; s < arr_len(in->snapshots); s++)
+                n_proc += shared_ns_problems(&v, at(in->snapshots, s), host_ns, allow_network);
         if (host_ns) {
                 json_object_object_foreach(host_ns, name, unused) {
                         (void) unused;
@@ -371,7 +375,7 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 fds_unreadable = kb_fact_int_or(outside, FACT_NS_OUTSIDE_FD_TABLES_UNREADABLE, -1);
                 transient_holds += kb_fact_int_or(outside, FACT_NS_OUTSIDE_TRANSIENT, 0);
         }
-        launch_problems(&v, in);
+        launch_problems(&v, in, judge_last_look(in));
         /* bwrap built the mounts kbound planned, and nothing more, in every table of every look */
         json_object *mount_problems = json_object_new_array();
         int mount_tables = mount_problems ? judge_plan_problems(in, mount_problems, NULL) : -ENOMEM;
@@ -430,4 +434,25 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  allow_network ? "; network shared (raw-network override)" : "", outside_read, unread, mount_tables,
                  planned);
         return verdict_end(&v, KB_CHECK_BACKEND, pass);
+}
+
+json_object *kb_judge_backend_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *host_ns = kb_fact_map_of(in->host, FACT_HOST_NS), *pe = in->pre_exec;
+        bool allow_network = kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK);
+        if (!host_ns || json_object_object_length(host_ns) == 0) {
+                verdict_problem(&v, "the host could not read its own namespaces");
+                host_ns = NULL;
+        }
+        /* The same rules as every look's, on bwrap's init, whose namespaces the kernel was to get. */
+        (void) shared_ns_problems(&v, pe, host_ns, allow_network);
+        if (host_ns) {
+                (void) ownership_problems(&v, in, pe, host_ns, allow_network);
+                holder_problems(&v, pe, true);
+        }
+        launch_problems(&v, in, pe);
+        return verdict_end_before_start(&v, KB_CHECK_BACKEND,
+                                        "the namespaces of bwrap's init, who owns them and who outside holds them, or "
+                                        "the bwrap that runs it");
 }

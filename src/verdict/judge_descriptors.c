@@ -538,19 +538,6 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
         return n;
 }
 
-char *kb_judge_pre_exec_reason(json_object *pre_exec) {
-        kb_judge_input in = {.pre_exec = pre_exec};
-        json_object *procs = kb_fact_arr_of(pre_exec, FACT_LOOK_PROCESSES);
-        verdict v;
-        verdict_init(&v);
-        for (size_t i = 0; i < arr_len(procs); i++)
-                (void) ref_problems(&v, &in, pre_exec, at(procs, i));
-        const char *first = v.n && !v.oom ? json_object_get_string(at(v.problems, 0)) : NULL;
-        char *reason = first ? strdup(first) : NULL;
-        json_object_put(v.ev);
-        return reason;
-}
-
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
         verdict_begin(&v, in);
@@ -606,4 +593,15 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                  "kbound handed it and bwrap's own (%zu)",
                  n_fds, n_refs, n_pre);
         return verdict_end(&v, KB_CHECK_DESCRIPTORS, pass);
+}
+
+json_object *kb_judge_descriptors_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        size_t n_refs = 0, n_pre = pre_exec_problems(&v, in, &n_refs);
+        verdict_evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
+        verdict_evidence(&v, "references_checked", json_object_new_int64((int64_t) n_refs));
+        return verdict_end_before_start(&v, KB_CHECK_DESCRIPTORS,
+                                        "what bwrap's init held (its descriptors, working directory, root, program "
+                                        "and mapped files), all of which the kernel inherits");
 }

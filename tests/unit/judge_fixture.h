@@ -442,6 +442,17 @@ static inline kb_judge_input input_of(json_object *run) {
         ", 'compat': " COMPAT                                                                                          \
         "}, 'in_process': {'results': [" TRY("ptrace", "'EPERM'") ", " TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") "]}}"
 
+/* Every canary file the run planted for the checks' claims (kb_canary_set.planted): all of them. */
+#define CANARIES_PLANTED                                                                                               \
+        "[{'name': 'credential file', 'check': 'boundary.credentials', 'planted': true, 'path': '" BASE                \
+        "/host-secrets/credentials'}, "                                                                                \
+        "{'name': 'credential canary in the user\\u0027s home', 'check': 'boundary.credentials', 'planted': true, "    \
+        "'path': '/home/u/.kbound-canary-Ab12Cd'}, "                                                                   \
+        "{'name': 'another team\\u0027s workspace', 'check': 'boundary.cross_team', 'planted': true, 'path': '" BASE   \
+        "/teams/team-b/workspace'}, "                                                                                  \
+        "{'name': 'another team\\u0027s canary', 'check': 'boundary.cross_team', 'planted': true, 'path': "            \
+        "'" TEAM_B_CANARY "'}]"
+
 /* What kbound arranged and saw outside the cell. */
 /* The twin sandbox, its bwrap killed, gone within 3 ms (kb_sandbox_lifetime). */
 #define LIFETIME                                                                                                       \
@@ -456,7 +467,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "       \
         "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                  \
         "'limits': {'memory': 0, 'tasks': 0, 'tmp': 0, 'workspace': 0, 'log': 0, 'cpu': 0}, "                          \
-        "'seccomp': " SECCOMP ", 'surface': " SURFACE ", 'lifetime': " LIFETIME "}"
+        "'seccomp': " SECCOMP ", 'surface': " SURFACE ", 'lifetime': " LIFETIME ", 'canaries': " CANARIES_PLANTED "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
  * second look is the first one again with the cell's child (host pid 1003, PID 7 inside) alive. */
