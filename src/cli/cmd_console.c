@@ -428,8 +428,15 @@ static int run_cell(console *con, const char *code) {
                 break;
         }
         if (exit_code == 0) {
-                if (ex->status && strcmp(ex->status, "ok") != 0 && strcmp(ex->status, "error") != 0)
-                        fprintf(stderr, "[execute_reply status '%s']\n", ex->status);
+                if (ex->status && strcmp(ex->status, "ok") != 0 && strcmp(ex->status, "error") != 0) {
+                        /* The kernel's word: redacted, and on its one line with nothing a
+                         * terminal acts on. */
+                        _cleanup_free_ char *status = kb_kernel_redact_text(con->kernel, ex->status);
+                        fputs("[execute_reply status '", stderr);
+                        if (status)
+                                kb_sanitize_put(stderr, status, strlen(status), 200, KB_SANITIZE_MESSAGE);
+                        fputs("']\n", stderr);
+                }
                 if (ex->execution_count >= 0)
                         con->next_count = ex->execution_count + 1;
                 fflush(stdout);
