@@ -53,7 +53,7 @@ kb_report_style cli_report_style(FILE *out, cli_color color, bool verbose);
 /* fd's width in columns when it is a terminal (as cli_report_style finds it), else 0. */
 size_t cli_terminal_width(int fd);
 
-/* The console's input (cli_input.c): libedit on a terminal, the raw reader otherwise. */
+/* The console's input (cli_input.c): libedit on a terminal (cli_edit.c), the raw reader otherwise. */
 #define CLI_INPUT_LINE_MAX (1024 * 1024) /* one input line; a cell may hold many */
 enum {
         CLI_INPUT_LINE = 1,
@@ -72,35 +72,110 @@ typedef struct cli_line_reader {
         bool discarding; /* inside a line over CLI_INPUT_LINE_MAX: dropping bytes up to its newline */
         int error;       /* the errno of CLI_INPUT_ERROR */
 } cli_line_reader;
+typedef enum cli_input_kind {
+        CLI_INPUT_CODE,   /* code: edited, Tab completes by the kernel, whole cells kept in the history */
+        CLI_INPUT_ANSWER, /* an answer to input() in a cell: edited, never kept */
+        CLI_INPUT_SECRET, /* an answer to a password prompt: echo off, never kept */
+} cli_input_kind;
+/* What Tab puts in the line: bytes [start, end) of the text replaced by one of matches (clean
+ * UTF-8 text, no controls), or by their longest common beginning when there are several. */
+typedef struct cli_completion {
+        char **matches;
+        size_t n;
+        size_t start, end;
+} cli_completion;
+void cli_completion_clear(cli_completion *c);
+/* Asked for the completions of text (the whole line being edited) at byte cursor. Returns 0 with
+ * *ret filled (n may be 0), -1 when there is nothing to offer, or 1 when it wrote a line of its
+ * own below the prompt (the editor then draws the prompt again). */
+typedef int (*cli_complete_fn)(void *userdata, const char *text, size_t cursor, cli_completion *ret);
+struct editline;
+struct history;
 typedef struct cli_input {
         bool edit;          /* stdin and stdout are a terminal: libedit edits the line */
         char *history_path; /* where the history is kept (NULL: none) */
         cli_line_reader lr; /* the raw reader: a pipe or file, and secrets */
-        char *got;          /* libedit's line handler's result */
-        bool got_line;
-        bool remember; /* the line being read goes into the history */
+        struct editline *el;
+        struct history *hist;
+        cli_complete_fn complete;
+        void *complete_userdata;
+        /* The read in progress, for libedit's callbacks (cli_edit.c). */
+        cli_input_kind kind;
+        const char *prompt;
+        int pidfd, signal_fd;
+        int stopped;  /* a wait inside libedit ended it: CLI_INPUT_SIGNAL, _KERNEL_DIED or _ERROR */
+        int sig;      /* the signal of CLI_INPUT_SIGNAL */
+        bool eof;     /* the terminal's input ended inside libedit */
+        int last_key; /* the first byte of the last key libedit read, -1 if none */
+        bool drain;   /* the next key is taken only if the terminal holds it already, never waited for */
+        bool idle;    /* in drain: there was none */
 } cli_input;
-typedef enum cli_input_kind {
-        CLI_INPUT_CODE,   /* a line of a cell: edited, kept in the history */
-        CLI_INPUT_ANSWER, /* an answer to input() in a cell: edited, never kept */
-        CLI_INPUT_SECRET, /* an answer to a password prompt: echo off, never kept */
-} cli_input_kind;
 /* Sets in up for the process's stdin; with history, the terminal's history is read from and kept
  * in $XDG_STATE_HOME/kbound/console_history (default ~/.local/state), mode 0600. */
 void cli_input_open(cli_input *in, bool history);
-/* Shows prompt (clean text) and reads one line. Returns CLI_INPUT_LINE with *ret_line (malloc'd,
- * no newline, NUL-terminated) and *ret_len (the line may hold NUL bytes from a pipe),
- * CLI_INPUT_EOF, CLI_INPUT_SIGNAL (*ret_sig set; the line so far is dropped),
- * CLI_INPUT_KERNEL_DIED, CLI_INPUT_TOO_LONG (dropped up to its newline: input goes on) or
- * CLI_INPUT_ERROR (in->lr.error says why). */
-int cli_input_read(cli_input *in, const char *prompt, cli_input_kind kind, int pidfd, int signal_fd, char **ret_line,
-                   size_t *ret_len, int *ret_sig);
+/* Tab in a CODE line asks fn (none: Tab inserts itself). */
+void cli_input_set_completion(cli_input *in, cli_complete_fn fn, void *userdata);
+/* Shows prompt (clean text) and reads one line; on a terminal the line starts as initial (clean
+ * text, may be NULL), which the typist may edit like the rest. Returns CLI_INPUT_LINE with
+ * *ret_line (malloc'd, no final newline, NUL-terminated; a cell recalled from the history holds
+ * newlines) and *ret_len (the line may hold NUL bytes from a pipe), CLI_INPUT_EOF,
+ * CLI_INPUT_SIGNAL (*ret_sig set; the line so far is dropped), CLI_INPUT_KERNEL_DIED,
+ * CLI_INPUT_TOO_LONG (dropped up to its newline: input goes on) or CLI_INPUT_ERROR (in->lr.error
+ * says why). */
+int cli_input_read(cli_input *in, const char *prompt, const char *initial, cli_input_kind kind, int pidfd,
+                   int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig);
+/* Puts a cell (all its lines, as run) into the terminal's history as one entry, without its
+ * trailing blanks; nothing without a terminal, for an empty cell, or one the same as the last. */
+void cli_input_remember(cli_input *in, const char *cell, size_t len);
 /* Forgets input read ahead (after Ctrl-C). */
 void cli_input_discard(cli_input *in);
 /* Writes the history back; frees in. */
 void cli_input_close(cli_input *in);
 /* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
 int cli_drain_signals(int signal_fd);
+/* Waits until standard input can be read (or is at its end), the kernel's pidfd says it died, or
+ * a signal came through the self-pipe. Returns 1 when input is there (nothing read yet),
+ * CLI_INPUT_SIGNAL (*ret_sig set), CLI_INPUT_KERNEL_DIED, or CLI_INPUT_ERROR (*ret_error: poll's
+ * errno). pidfd may be -1 (not watched). */
+int cli_input_wait(int pidfd, int signal_fd, int *ret_sig, int *ret_error);
+
+/* The terminal's line editor (cli_edit.c), for cli_input on a terminal. cli_edit_open returns 0,
+ * or -1 when libedit cannot be set up (the raw reader is used then). cli_edit_read reads as
+ * cli_input_read. */
+int cli_edit_open(cli_input *in);
+int cli_edit_read(cli_input *in, const char *prompt, const char *initial, char **ret_line, size_t *ret_len,
+                  int *ret_sig);
+void cli_edit_remember(cli_input *in, const char *cell, size_t len);
+void cli_edit_close(cli_input *in);
+
+/* Shows text (clean: sanitized by the caller) a screen at a time when it is longer than the
+ * terminal (cli_pager.c): Space the next screen, Enter or Down the next line, q, Esc or Ctrl-C
+ * ends it. Not a terminal: the whole text. Returns 0, or the signal (other than SIGINT) that came
+ * through signal_fd while it waited for a key. */
+int cli_page(const char *text, size_t len, int signal_fd);
+
+/* Unicode code points (what Jupyter's cursor positions count) and UTF-8 bytes (cli_assist.c):
+ * how many code points s[0..len) holds; the byte offset of code point n of s[0..len) (len when n
+ * is past the end). */
+size_t cli_utf8_chars(const char *s, size_t len);
+size_t cli_utf8_offset(const char *s, size_t len, size_t n);
+/* Whether line is a request for help on a name, as IPython's `name?` (detail 0) and `name??`
+ * (detail 1): a name (letters, digits, '_', '.', '%', and non-ASCII letters), then one or two
+ * '?', blanks around. Sets the name's bytes [*ret_start, *ret_end) and *ret_detail. */
+bool cli_help_request(const char *line, size_t len, size_t *ret_start, size_t *ret_end, int *ret_detail);
+/* complete_request for code at byte cursor: the kernel's matches (redacted; a match that is not
+ * clean text is dropped) and the bytes they replace. Returns 0, -EPROTO (a reply without the
+ * positions, or with positions outside code), or kb_client_request's errors (-ETIMEDOUT,
+ * -ECANCELED, -ESRCH, ...). */
+int cli_assist_complete(kb_kernel *k, const char *code, size_t cursor, int64_t deadline_ms, cli_completion *ret);
+/* inspect_request for code at byte cursor with detail_level detail: the reply's text/plain,
+ * redacted and sanitized for the terminal (malloc'd; *ret_text NULL when the kernel found
+ * nothing). Returns 0, -ENOMEM, or kb_client_request's errors. */
+int cli_assist_inspect(kb_kernel *k, const char *code, size_t cursor, int detail, int64_t deadline_ms, char **ret_text,
+                       size_t *ret_len);
+/* The text/plain of a mime bundle (an inspect reply's data, a page payload's), redacted and
+ * sanitized for the terminal (malloc'd); NULL when it has none or out of memory. */
+char *cli_assist_bundle_text(kb_kernel *k, json_object *bundle, size_t *ret_len);
 
 /* For a CI job (cli_ci.c): with $GITHUB_STEP_SUMMARY set, the markdown summary appended to that
  * file; with $GITHUB_ACTIONS "true", an ::error annotation per failing check on out. A summary that
