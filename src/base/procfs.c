@@ -372,6 +372,20 @@ bool kb_procfs_path_under(const char *path, const char *prefix) {
         return strncmp(path, prefix, len) == 0 && (path[len] == '\0' || path[len] == '/');
 }
 
+int64_t kb_procfs_tmpfs_size(json_object *super) {
+        size_t n = super && json_object_is_type(super, json_type_array) ? json_object_array_length(super) : 0;
+        for (size_t i = 0; i < n; i++) {
+                const char *o = json_object_get_string(json_object_array_get_idx(super, i));
+                if (!o || strncmp(o, "size=", 5) != 0)
+                        continue;
+                char *end;
+                long long v = strtoll(o + 5, &end, 10);
+                int64_t mult = *end == 'k' ? 1024 : *end == 'm' ? 1024 * 1024 : *end == 'g' ? 1024 * 1024 * 1024 : 1;
+                return v > 0 ? (int64_t) v * mult : -1;
+        }
+        return -1;
+}
+
 json_object *kb_procfs_mount_of(json_object *mounts, const char *path) {
         size_t n = mounts ? json_object_array_length(mounts) : 0;
         json_object *cur = NULL;

@@ -60,6 +60,10 @@ int kb_procfs_stat_parse(const char *text, kb_procfs_stat *ret);
  * -ENOMEM. */
 int kb_procfs_mountinfo_parse(const char *text, json_object **ret);
 
+/* A tmpfs's size from its superblock options (a kb_procfs_mountinfo_parse mount's "super", strings
+ * such as "size=524288k"), in bytes; -1 if it has none (bwrap's default: half the host's RAM). */
+int64_t kb_procfs_tmpfs_size(json_object *super);
+
 /* True if path equals prefix or lies below it, component-wise ("/a" holds "/a/b", not "/ab"). */
 bool kb_procfs_path_under(const char *path, const char *prefix);
 

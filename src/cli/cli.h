@@ -344,7 +344,8 @@ int cli_stdout_close(void);
  * CLI_ALLOW_SYSCALL_MAX); cli_hardening checks them and builds the hardening: an unknown mode or
  * name is a usage error; under the raw-network override the sockets default to "inet" (and "unix"
  * or "default" with the network shared is a usage error: the network could not be used);
- * --disable-userns when bwrap (NULL: no sandbox) has it. Prints what is wrong, naming cmd. */
+ * nested user namespaces refused and the in-memory folders sized as bwrap (NULL: no sandbox) can
+ * (kb_bwrap_hardening: its own options, or kbound's stand-ins). Prints what is wrong, naming cmd. */
 #define CLI_ALLOW_SYSCALL_MAX 32
 typedef struct cli_hardening_opts {
         const char *sockets;
