@@ -145,6 +145,13 @@ typedef struct kb_sandbox_policy {
                                                 * team's copy (kb_kernel_start); NULL: none */
         const char *boundary_probe;            /* host path of kbound-probe, shown read-only at
                                                 * KB_SANDBOX_BOUNDARY_PROGRAM the same way; NULL: none */
+        /* A kernel that speaks only TCP (docs/transports.md): kbound's relay (syscall_probe's --relay,
+         * so syscall_probe is required) listens at "<relay_prefix>-<port>" inside, where kbound
+         * connects as to an ipc kernel, for each of relay_ports ("P1,P2,..."), and carries each
+         * connection to 127.0.0.1:<port> on the sandbox's own loopback; it runs as PID 2's child and
+         * dies with it. NULL: none. */
+        const char *relay_prefix;
+        const char *relay_ports;
         /* Called once bwrap has built the sandbox and its init (pinned) waits on kbound's
          * --block-fd pipe, before anything of the kernel runs: the host's look before exec
          * (kb_inspect_pre_exec). The sandbox goes on when it returns. NULL: at once. */

@@ -599,6 +599,50 @@ int kb_procfs_net_inodes(const char *text, json_object *inodes) {
         return s.added;
 }
 
+/* "0100007F:1F91" (an IPv4 address as the kernel's u32 in hex, then the port) as "127.0.0.1:8081". */
+static bool tcp_address(const char *f, size_t len, char *out, size_t size) {
+        long long ip, port;
+        if (len != 13 || f[8] != ':' || !field_int(f, 8, 16, &ip) || !field_int(f + 9, 4, 16, &port))
+                return false;
+        /* the u32 is printed in the host's byte order; its first byte in memory is the first octet */
+        uint32_t raw = (uint32_t) ip;
+        const unsigned char *b = (const unsigned char *) &raw;
+        snprintf(out, size, "%u.%u.%u.%u:%lld", b[0], b[1], b[2], b[3], port);
+        return true;
+}
+
+static int tcp_line(void *ud, const char *line, size_t len, size_t index) {
+        const char *f[16];
+        size_t fl[16];
+        size_t n = fields(line, len, f, fl, 16);
+        if (index == 0)
+                return n > 0 && fl[0] == 2 && strncmp(f[0], "sl", 2) == 0 ? 0 : -EPROTO;
+        char local[32], remote[32];
+        long long state, inode;
+        if (n < 10 || !tcp_address(f[1], fl[1], local, sizeof local) || !tcp_address(f[2], fl[2], remote, sizeof remote) ||
+            !field_int(f[3], fl[3], 16, &state) || !field_int(f[9], fl[9], 10, &inode))
+                return -EPROTO;
+        json_object *e = json_object_new_object();
+        if (!e || kb_fact_set_int(e, FACT_TCP_ENTRY_INODE, inode) < 0 || kb_fact_set_str(e, FACT_TCP_ENTRY_LOCAL, local) < 0 ||
+            kb_fact_set_str(e, FACT_TCP_ENTRY_REMOTE, remote) < 0 || kb_fact_set_int(e, FACT_TCP_ENTRY_STATE, state) < 0 ||
+            json_object_array_add(ud, e) < 0) {
+                json_object_put(e);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_procfs_tcp_parse(const char *text, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
+        int r = each_line(text, tcp_line, a);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
 static int dev_line(void *ud, const char *line, size_t len, size_t index) {
         if (index < 2)
                 return 0; /* two header lines */

@@ -74,6 +74,10 @@ bool kb_procfs_path_under(const char *path, const char *prefix);
  * Borrowed, or NULL when the table has no root. */
 json_object *kb_procfs_mount_of(json_object *mounts, const char *path);
 
+/* Parses /proc/<pid>/net/tcp into an array of TCP_ENTRY (facts.def): each socket's local and remote
+ * address ("127.0.0.1:9001"), state and inode. Returns 0 and a new array, -EPROTO, -ENOMEM. */
+int kb_procfs_tcp_parse(const char *text, json_object **ret);
+
 /* Ceilings on the network tables read from /proc/<pid>/net (a shared host namespace can be big). */
 #define KB_PROCFS_NET_MAX (16 * 1024 * 1024)
 #define KB_PROCFS_NET_LINES_MAX 200000

@@ -384,7 +384,8 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
             (policy->rootfs && !path_ok(policy->rootfs)) ||
             (policy->syscall_probe && !path_ok(policy->syscall_probe)) ||
-            (policy->boundary_probe && !path_ok(policy->boundary_probe)))
+            (policy->boundary_probe && !path_ok(policy->boundary_probe)) ||
+            (policy->relay_prefix && (!policy->syscall_probe || !policy->relay_ports || !*policy->relay_ports)))
                 return -EINVAL;
         for (char *const *p = policy->ro_paths; p && *p; p++)
                 if (!path_ok(*p))
@@ -481,6 +482,12 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
          * as PID 2, which then becomes the kernel (exec: the same pid). */
         if (r >= 0 && policy->syscall_probe && policy->hardening)
                 r = plan_rlimits(&v, &policy->hardening->limits);
+        /* A kernel that speaks only TCP: kbound's relay, started by PID 2 (which then becomes the
+         * kernel) as its child. */
+        if (r >= 0 && policy->relay_prefix)
+                r = strv_push3(&v, KB_SANDBOX_PROBE_PROGRAM, "--relay", policy->relay_prefix);
+        if (r >= 0 && policy->relay_prefix)
+                r = strv_push3(&v, policy->relay_ports, "--", NULL);
         for (char *const *p = kernel_argv; r >= 0 && *p; p++)
                 r = kb_strv_push(&v, *p);
         if (r < 0) {
