@@ -24,6 +24,8 @@ typedef struct kb_kernel_options {
         const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
                                                 * the strictest defaults */
         const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
+        bool tcp; /* the kernel speaks TCP, through kbound's relay (which is syscall_probe), whatever its
+                   * kernelspec says (kb_kernelspec.tcp_only: the same); sandboxed kernels only */
         const char *boundary_probe;            /* host path of kbound-probe to show inside; may be NULL */
         kb_client_msg_fn on_msg;               /* transcript hook, may be NULL; it never sees the connection
                                                 * key: a message echoing it (or a fragment, see

@@ -15,6 +15,7 @@
 #include "kbound/secrets.h"
 #include "base/jsonget.h"
 #include "sandbox/sandbox-internal.h"
+#include "run/kernel-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
 #define SOCKET_PREFIX "kernel"
@@ -470,12 +471,12 @@ static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *
         k->hardened = o->hardening != NULL;
         if (o->hardening)
                 k->hardening = *o->hardening;
-        k->tcp = o->sandbox && o->spec->tcp_only;
+        k->tcp = o->sandbox && (o->spec->tcp_only || o->tcp);
         if (k->tcp && !o->syscall_probe)
                 return kb_error_make(ret_error, ENOENT,
-                                     "kernel %s speaks only TCP (its kernelspec's metadata kbound.transport), and "
-                                     "kbound's relay for it is kbound-syscall-probe, which was not found",
-                                     o->spec->name);
+                                     "kernel %s speaks TCP (%s), and kbound's relay for it is kbound-syscall-probe, "
+                                     "which was not found",
+                                     o->spec->name, o->tcp ? "--transport tcp" : "its kernelspec's metadata");
         if (k->tcp) {
                 k->hardened = true;
                 k->hardening.seccomp.sockets = KB_SECCOMP_SOCKETS_INET;
@@ -796,6 +797,24 @@ static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
         }
 }
 
+/* A kernel that died before making any of its ipc sockets may bind TCP whatever its connection
+ * file says (IJavascript does): the way to say so. */
+#define TCP_HINT                                                                                                       \
+        " (it made none of its ipc sockets: a kernel that speaks only TCP says so in its kernelspec's metadata, "      \
+        "{\"kbound\": {\"transport\": \"tcp\"}}; docs/transports.md)"
+
+static bool no_socket_made(const kb_kernel *k) {
+        int dir = k->sandbox ? kb_sandbox_runtime_fd(k->sandbox) : -1;
+        char name[32];
+        struct stat st;
+        for (int port = 1; dir >= 0 && port <= 5; port++) {
+                snprintf(name, sizeof name, SOCKET_PREFIX "-%d", port);
+                if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return false;
+        }
+        return dir >= 0;
+}
+
 /* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
  * cause worth naming. */
 static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
@@ -836,8 +855,14 @@ static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms
                          "reserving more cannot start; raise --memory-max if so)",
                          limit);
         }
+        /* The line that says why, which a stack trace's frames push out of the tail. */
+        _cleanup_free_ char *error = kb_kernel_log_error_line_of(k->log_path, 16384);
+        if (error && redact_in_place(k, &error, NULL) < 0)
+                return NULL;
         char *d = NULL;
-        if (asprintf(&d, "%s%s%s%s", how, why, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
+        if (asprintf(&d, "%s%s%s%s%s%s%s", how, why, error ? "; its log's error line: " : "", error ? error : "",
+                     at_start && !k->tcp && no_socket_made(k) ? TCP_HINT : "",
+                     tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
                 return NULL;
         return d;
 }
