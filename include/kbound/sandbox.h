@@ -328,9 +328,7 @@ typedef struct kb_preflight_item {
         char *name; /* "sandbox-user", "bwrap", "seccomp", "limits", "sandbox", "apparmor", "pidfd", "ipc-path" */
         bool ok;
         bool required;
-        char *detail;      /* what was found, and how to fix it when not ok */
-        const char *check; /* the check id `check` would fail when this item is not ok (static); NULL: check
-                            * would not start at all (exit 3) */
+        char *detail; /* what was found, and how to fix it when not ok */
 } kb_preflight_item;
 
 /* Checks whether this machine can enforce the sandbox `check` starts with limits (NULL: the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include <kbound/check.h>
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
@@ -17,7 +18,12 @@ static const char *status_of(bool ok, bool required) {
 static void say(json_object *items, bool as_json, const char *name, bool ok, bool required, const char *detail,
                 const char *check) {
         if (!as_json) {
-                printf("[%s] %s: %s\n", ok ? " OK " : required ? "FAIL" : "WARN", name, detail ? detail : "");
+                /* what check would do without it: fail that check, or not start (exit 3) */
+                char what[128] = "";
+                if (!ok && required)
+                        snprintf(what, sizeof what, " (so check %s%s)", check ? "would fail " : "cannot start: exit 3",
+                                 check ? check : "");
+                printf("[%s] %s: %s%s\n", ok ? " OK " : required ? "FAIL" : "WARN", name, detail ? detail : "", what);
                 return;
         }
         json_object *it = json_object_new_object();
@@ -28,6 +34,12 @@ static void say(json_object *items, bool as_json, const char *name, bool ok, boo
         /* what check would do without it: fail that check, or not start (exit 3) */
         json_object_object_add(it, "check", ok ? NULL : json_object_new_string(check ? check : "exit 3"));
         json_object_array_add(items, it);
+}
+
+/* The check `check` would fail for an item that is not ok (the limits: sandbox.resources); NULL for
+ * the others, without which check does not start at all (exit 3). */
+static const char *check_of(const char *item) {
+        return strcmp(item, "limits") == 0 ? kb_check_id(KB_CHECK_RESOURCES) : NULL;
 }
 
 static json_object *strv_json(char **v) {
@@ -179,7 +191,7 @@ int cmd_doctor(int argc, char **argv) {
                 } else {
                         for (kb_preflight_item **it = list; *it; it++) {
                                 say(items, as_json, (*it)->name, (*it)->ok, (*it)->required, (*it)->detail,
-                                    (*it)->check);
+                                    check_of((*it)->name));
                                 if (!(*it)->ok && (*it)->required)
                                         ok = false;
                         }

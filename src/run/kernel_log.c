@@ -56,8 +56,10 @@ char *kb_kernel_log_error_line_of(const char *path, size_t scan_bytes) {
         const char *line = kb_kernel_log_error_line(buf, &len);
         if (!line)
                 return NULL;
-        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+        size_t lead = strspn(line, " \t");
+        line += lead;
+        len -= lead < len ? lead : len;
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
                 len--;
-        line += strspn(line, " \t");
         return strndup(line, len > ERROR_LINE_MAX ? ERROR_LINE_MAX : len);
 }

@@ -453,8 +453,6 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 bool limits_ok = false;
                 char *detail = check_limits(&info, &asked, &sizes, &limits_ok);
                 r = item_add(items, &n, "limits", limits_ok, true, detail);
-                if (r >= 0)
-                        items[n - 1]->check = "sandbox.resources";
         }
         if (r >= 0)
                 r = item_add(items, &n, "sandbox", userns_ok, true, TAKE_PTR(sandbox_detail));

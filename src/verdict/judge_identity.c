@@ -248,14 +248,18 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                         int64_t mine = kb_fact_int_or(conn, FACT_CONNECTION_KBOUND_SOCKET, -1),
                                 peer = kb_fact_int_or(conn, FACT_CONNECTION_PEER, -1);
                         char key[512];
-                        /* Judged once per look that saw it held differently. */
+                        /* Judged once per look that saw it held differently; through a relay, in every
+                         * look (what the relay holds may change while the holders do not). */
                         snprintf(key, sizeof key, "%" PRId64 "-%" PRId64 " %s", mine, peer,
                                  holders ? json_object_to_json_string_ext(holders, JSON_C_TO_STRING_PLAIN) : "none");
-                        if (!judged || json_object_object_get_ex(judged, key, NULL))
+                        bool seen = !judged || json_object_object_get_ex(judged, key, NULL);
+                        if (seen && !kb_fact_obj_of(in->expect, FACT_EXPECT_RELAY))
                                 continue;
-                        json_object_object_add(judged, key, NULL);
-                        if (connections)
-                                json_object_array_add(connections, json_object_get(conn));
+                        if (!seen) {
+                                json_object_object_add(judged, key, NULL);
+                                if (connections)
+                                        json_object_array_add(connections, json_object_get(conn));
+                        }
                         bool kernel = false, relayed = false;
                         char relay_why[400] = "";
                         for (size_t h = 0; h < arr_len(holders); h++) {
@@ -265,7 +269,7 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                                 else if (holder_is_relay(in, snap, holder, kernel_pid, relay_why, sizeof relay_why))
                                         kernel = relayed = true;
                         }
-                        n_relayed += relayed;
+                        n_relayed += relayed && !seen;
                         if (arr_len(holders) == 0)
                                 verdict_problem(
                                         &v,

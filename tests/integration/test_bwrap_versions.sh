@@ -84,7 +84,7 @@ ok "control: the host's own test user may make a user namespace" as_user unshare
 
 # Unprivileged, through user namespaces, with no option but the bwrap: the ones kbound stands in
 # for, and the newest.
-for version in 0.4.1+source 0.6.1 0.12.0; do
+for version in 0.4.1+source 0.6.1 0.8.0 0.12.0; do
   b=$(get_bwrap "$version")
   set +e
   as_user "$(user_kbound)" check --kernel python3 --kernel ir --bwrap "$b" --json "$scratch/reports/u-$version.json" \

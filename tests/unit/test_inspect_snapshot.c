@@ -202,6 +202,12 @@ static void fake_sandbox_net(fake *f, pid_t pid) {
                   0);
         proc_file(f, pid, "net/route",
                   "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
+        /* a kernel that speaks only TCP listening on its loopback (NET.tcp) */
+        proc_file(f, pid, "net/tcp",
+                  "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                  "   0: 0100007F:2329 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 555101 1 "
+                  "0000000000000000 100 0 0 10 0\n",
+                  0);
 }
 
 /* The mount of "/" as mountinfo shows it: "<id> <parent> <maj:min>". */

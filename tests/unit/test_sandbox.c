@@ -298,6 +298,32 @@ static void test_plan_workspace(void **state) {
         kb_strv_free(argv);
 }
 
+/* A kernel that speaks only TCP: the relay (the syscall probe's --relay) starts it, right before its
+ * argv; it needs the syscall probe. */
+static void test_plan_relay(void **state) {
+        (void) state;
+        kb_sandbox_policy p = base_policy();
+        p.syscall_probe = "/srv/tools/a/syscall-probe";
+        p.relay_prefix = "/run/kbound/kernel";
+        p.relay_ports = "9001,9002,9003,9004,9005";
+        char **argv = NULL;
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        long dash = find_args(argv, "--", NULL, NULL);
+        assert_true(dash > 0);
+        assert_string_equal(argv[dash + 1], KB_SANDBOX_PROBE_PROGRAM);
+        assert_string_equal(argv[dash + 2], "--relay");
+        assert_string_equal(argv[dash + 3], "/run/kbound/kernel");
+        assert_string_equal(argv[dash + 4], "9001,9002,9003,9004,9005");
+        assert_string_equal(argv[dash + 5], "--");
+        assert_string_equal(argv[dash + 6], kernel_argv[0]);
+        kb_strv_free(argv);
+        p.syscall_probe = NULL; /* no relay without its program */
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
+        p.syscall_probe = "/srv/tools/a/syscall-probe";
+        p.relay_ports = "";
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
+}
+
 static void test_plan_share_net(void **state) {
         kb_sandbox_policy p = base_policy();
         p.allow_network = true;
@@ -761,6 +787,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_required_flags),
                 cmocka_unit_test(test_plan_merged_usr_links),
                 cmocka_unit_test(test_plan_workspace),
+                cmocka_unit_test(test_plan_relay),
                 cmocka_unit_test(test_plan_share_net),
                 cmocka_unit_test(test_plan_rootfs),
                 cmocka_unit_test(test_plan_rejects),
