@@ -26,12 +26,12 @@ typedef struct kb_kernel_options {
         const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
         bool tcp; /* the kernel speaks TCP, through kbound's relay (which is syscall_probe), whatever its
                    * kernelspec says (kb_kernelspec.tcp_only: the same); sandboxed kernels only */
-        const char *boundary_probe;            /* host path of kbound-probe to show inside; may be NULL */
-        kb_client_msg_fn on_msg;               /* transcript hook, may be NULL; it never sees the connection
-                                                * key: a message echoing it (or a fragment, see
-                                                * kb_secrets_add_token) arrives with it redacted, and one that
-                                                * cannot be redacted (out of memory) arrives as msg NULL, to be
-                                                * counted as lost */
+        const char *boundary_probe; /* host path of kbound-probe to show inside; may be NULL */
+        kb_client_msg_fn on_msg;    /* transcript hook, may be NULL; it never sees the connection
+                                     * key: a message echoing it (or a fragment, see
+                                     * kb_secrets_add_token) arrives with it redacted, and one that
+                                     * cannot be redacted (out of memory) arrives as msg NULL, to be
+                                     * counted as lost */
         void *on_msg_userdata;
         int cancel_fd;       /* readable → every wait ends with -ECANCELED; <= 0: none */
         int64_t deadline_ms; /* launch + readiness */

@@ -619,13 +619,15 @@ static int tcp_line(void *ud, const char *line, size_t len, size_t index) {
                 return n > 0 && fl[0] == 2 && strncmp(f[0], "sl", 2) == 0 ? 0 : -EPROTO;
         char local[32], remote[32];
         long long state, inode;
-        if (n < 10 || !tcp_address(f[1], fl[1], local, sizeof local) || !tcp_address(f[2], fl[2], remote, sizeof remote) ||
-            !field_int(f[3], fl[3], 16, &state) || !field_int(f[9], fl[9], 10, &inode))
+        if (n < 10 || !tcp_address(f[1], fl[1], local, sizeof local) ||
+            !tcp_address(f[2], fl[2], remote, sizeof remote) || !field_int(f[3], fl[3], 16, &state) ||
+            !field_int(f[9], fl[9], 10, &inode))
                 return -EPROTO;
         json_object *e = json_object_new_object();
-        if (!e || kb_fact_set_int(e, FACT_TCP_ENTRY_INODE, inode) < 0 || kb_fact_set_str(e, FACT_TCP_ENTRY_LOCAL, local) < 0 ||
-            kb_fact_set_str(e, FACT_TCP_ENTRY_REMOTE, remote) < 0 || kb_fact_set_int(e, FACT_TCP_ENTRY_STATE, state) < 0 ||
-            json_object_array_add(ud, e) < 0) {
+        if (!e || kb_fact_set_int(e, FACT_TCP_ENTRY_INODE, inode) < 0 ||
+            kb_fact_set_str(e, FACT_TCP_ENTRY_LOCAL, local) < 0 ||
+            kb_fact_set_str(e, FACT_TCP_ENTRY_REMOTE, remote) < 0 ||
+            kb_fact_set_int(e, FACT_TCP_ENTRY_STATE, state) < 0 || json_object_array_add(ud, e) < 0) {
                 json_object_put(e);
                 return -ENOMEM;
         }
@@ -737,7 +739,8 @@ static int push_watch(json_object *watches, const char *kind, const char *line, 
             (hex_field(line, nl, "ino", &ino) && kb_fact_set_int(w, FACT_WATCH_INO, (int64_t) ino) < 0) ||
             (strcmp(kind, "epoll") == 0 && sscanf(line, "tfd: %llu", &tfd) == 1 &&
              kb_fact_set_int(w, FACT_WATCH_FD, (int64_t) tfd) < 0) ||
-            (sscanf(line, "fanotify mnt_id:%llx", &mnt) == 1 && kb_fact_set_int(w, FACT_WATCH_MNT_ID, (int64_t) mnt) < 0) ||
+            (sscanf(line, "fanotify mnt_id:%llx", &mnt) == 1 &&
+             kb_fact_set_int(w, FACT_WATCH_MNT_ID, (int64_t) mnt) < 0) ||
             json_object_array_add(watches, w) < 0) {
                 json_object_put(w);
                 return -ENOMEM;
@@ -749,16 +752,16 @@ int kb_procfs_fdinfo_reach(const char *text, json_object *fd) {
         json_object *watches = NULL, *nspid = NULL;
         for (const char *line = text ? text : ""; *line;) {
                 const char *nl = strchr(line, '\n'), *v;
-                const char *kind = strncmp(line, "tfd:", 4) == 0                   ? "epoll"
-                                   : strncmp(line, "inotify wd:", 11) == 0          ? "inotify"
-                                   : strncmp(line, "fanotify ino:", 13) == 0        ? "fanotify-inode"
-                                   : strncmp(line, "fanotify mnt_id:", 16) == 0     ? "fanotify-mount"
-                                   : strncmp(line, "fanotify sdev:", 14) == 0       ? "fanotify-filesystem"
-                                                                                    : NULL;
+                const char *kind = strncmp(line, "tfd:", 4) == 0                ? "epoll"
+                                   : strncmp(line, "inotify wd:", 11) == 0      ? "inotify"
+                                   : strncmp(line, "fanotify ino:", 13) == 0    ? "fanotify-inode"
+                                   : strncmp(line, "fanotify mnt_id:", 16) == 0 ? "fanotify-mount"
+                                   : strncmp(line, "fanotify sdev:", 14) == 0   ? "fanotify-filesystem"
+                                                                                : NULL;
                 long long x;
                 if (kind) {
-                        if (!watches && (!(watches = json_object_new_array()) ||
-                                         kb_fact_set_arr(fd, FACT_FD_WATCHES, watches) < 0))
+                        if (!watches &&
+                            (!(watches = json_object_new_array()) || kb_fact_set_arr(fd, FACT_FD_WATCHES, watches) < 0))
                                 return -ENOMEM;
                         if (push_watch(watches, kind, line, nl) < 0)
                                 return -ENOMEM;

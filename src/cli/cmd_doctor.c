@@ -118,8 +118,8 @@ int cmd_doctor(int argc, char **argv) {
                 {"json", no_argument, NULL, 'j'},
                 {},
         };
-        static const char *const accepts[] = {"bwrap",    "sandbox-user", "memory-max", "tasks-max", "tmp-size",
-                                              "log-max",  "workspace-max", "cpu-max",   "json",      "help",
+        static const char *const accepts[] = {"bwrap",   "sandbox-user",  "memory-max", "tasks-max", "tmp-size",
+                                              "log-max", "workspace-max", "cpu-max",    "json",      "help",
                                               NULL};
         cli_opts o;
         if (cli_opts_init(&o, "doctor", accepts, own) < 0)
@@ -164,7 +164,8 @@ int cmd_doctor(int argc, char **argv) {
         char *bwrap = NULL;
         if (kb_sandbox_find_bwrap(o.bwrap, environ, &bwrap) < 0) {
                 char detail[512];
-                snprintf(detail, sizeof detail, "%s not found; install it (apt-get install bubblewrap) or pass --bwrap PATH",
+                snprintf(detail, sizeof detail,
+                         "%s not found; install it (apt-get install bubblewrap) or pass --bwrap PATH",
                          o.bwrap ? o.bwrap : "bubblewrap (bwrap)");
                 say(items, as_json, "bwrap", false, true, detail, NULL);
                 ok = false;
@@ -209,7 +210,8 @@ int cmd_doctor(int argc, char **argv) {
         kernelspecs(out, as_json);
         stale_folders(out, as_json, base);
         if (as_json) {
-                printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+                printf("%s\n",
+                       json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(out);
         } else
                 printf("%s\n", ok ? "doctor: this machine can enforce the sandbox"

@@ -861,8 +861,8 @@ static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms
                 return NULL;
         char *d = NULL;
         if (asprintf(&d, "%s%s%s%s%s%s%s", how, why, error ? "; its log's error line: " : "", error ? error : "",
-                     at_start && !k->tcp && no_socket_made(k) ? TCP_HINT : "",
-                     tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
+                     at_start && !k->tcp && no_socket_made(k) ? TCP_HINT : "", tail && *tail ? "; its log ends: " : "",
+                     tail ? tail : "") < 0)
                 return NULL;
         return d;
 }

@@ -87,8 +87,8 @@ static int trial_folders(const char *runtime_base, const kb_sandbox_user *user, 
 /* What the trial sandbox showed of the sizes check asks for: every in-memory folder kbound sizes
  * read from the trial kernel's mount table (as sandbox.resources reads it at every look). */
 typedef struct trial_sizes {
-        bool tried;   /* the trial started and its mount table was read */
-        bool ok;      /* each folder a tmpfs of its own of at most its size */
+        bool tried;    /* the trial started and its mount table was read */
+        bool ok;       /* each folder a tmpfs of its own of at most its size */
         char bad[256]; /* the first that was not, with what it was */
 } trial_sizes;
 
@@ -108,7 +108,8 @@ static void read_trial_sizes(pid_t kernel_pid, const kb_sandbox_hardening *h, tr
                 if (!want)
                         continue;
                 json_object *m = kb_procfs_mount_of(mounts, *p);
-                const char *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT), *fstype = kb_fact_str_of(m, FACT_MOUNT_FSTYPE);
+                const char *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT),
+                           *fstype = kb_fact_str_of(m, FACT_MOUNT_FSTYPE);
                 int64_t size = kb_procfs_tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
                 if (!mp || strcmp(mp, *p) != 0 || !fstype || strcmp(fstype, "tmpfs") != 0)
                         snprintf(ret->bad, sizeof ret->bad, "%s is not a tmpfs of its own", *p);
@@ -176,13 +177,12 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
                          hardening.host_sizes && hardening.host_userns ? " and " : "",
                          hardening.host_userns ? "--disable-userns" : "");
         *ret_ok = r >= 0;
-        *ret_detail =
-                r >= 0 ? fmt("the sandbox kbound's check starts (user, pid, net, ipc, uts, cgroup and mount "
-                             "namespaces, kbound's seccomp filter%s%s, PID 2 pinned by pidfd) started as %s",
-                             syscall_probe ? ", its syscall probe bound" : "", stand_ins,
-                             user ? user->name : "kbound's user")
-                       : fmt("the sandbox kbound's check starts failed to start as %s: %s",
-                             user ? user->name : "kbound's user", kb_error_text(error, r));
+        *ret_detail = r >= 0 ? fmt("the sandbox kbound's check starts (user, pid, net, ipc, uts, cgroup and mount "
+                                   "namespaces, kbound's seccomp filter%s%s, PID 2 pinned by pidfd) started as %s",
+                                   syscall_probe ? ", its syscall probe bound" : "", stand_ins,
+                                   user ? user->name : "kbound's user")
+                             : fmt("the sandbox kbound's check starts failed to start as %s: %s",
+                                   user ? user->name : "kbound's user", kb_error_text(error, r));
         return *ret_detail ? 0 : -ENOMEM;
 }
 
@@ -351,8 +351,8 @@ static char *check_limits(const kb_bwrap *info, const kb_limits *l, const trial_
                 snprintf(cpu, sizeof cpu, "processor time (--cpu-max, none by default) by a cgroup v%d of its own",
                          cpu_version);
         else
-                snprintf(cpu, sizeof cpu,
-                         "processor time cannot be bounded here (%s: no cpu cgroup%s)", strerror(-cpu_r),
+                snprintf(cpu, sizeof cpu, "processor time cannot be bounded here (%s: no cpu cgroup%s)",
+                         strerror(-cpu_r),
                          l->max[KB_LIMIT_CPU] ? "; check cannot start with --cpu-max: run as root or in a delegated "
                                                 "cgroup, or drop --cpu-max"
                                               : "; check refuses --cpu-max here");
@@ -366,8 +366,8 @@ static char *check_limits(const kb_bwrap *info, const kb_limits *l, const trial_
                          "by %s, as the trial sandbox's mount table shows",
                          z, w, by_kbound ? "kbound's stand-in for --size (this bwrap has none)" : "bwrap's --size");
         else
-                snprintf(folders, sizeof folders,
-                         "check will fail sandbox.resources: %s%s; fix: %s", sizes->bad[0] ? sizes->bad : "not tried",
+                snprintf(folders, sizeof folders, "check will fail sandbox.resources: %s%s; fix: %s",
+                         sizes->bad[0] ? sizes->bad : "not tried",
                          sizes->tried ? " in the trial sandbox" : " (the trial sandbox did not start)",
                          sizes->tried ? "use a bubblewrap with --size (0.8.0+), or give up the sizes with --tmp-size "
                                         "none --workspace-max none (reported as not claimed)"

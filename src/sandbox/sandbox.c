@@ -406,7 +406,8 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         if (r >= 0)
                 r = strv_push3(&v, "--die-with-parent", "--new-session", NULL);
         /* A user namespace always (--disable-userns needs it stated), nested ones refused (by
-         * --disable-userns, or by kbound's stand-in for a bwrap without it), and the seccomp filter the launcher hands over at KB_SANDBOX_SECCOMP_FD (docs/seccomp.md). */
+         * --disable-userns, or by kbound's stand-in for a bwrap without it), and the seccomp filter the launcher hands
+         * over at KB_SANDBOX_SECCOMP_FD (docs/seccomp.md). */
         if (r >= 0)
                 r = kb_strv_push(&v, "--unshare-user");
         if (r >= 0 && policy->hardening && policy->hardening->disable_userns && !policy->hardening->host_userns)

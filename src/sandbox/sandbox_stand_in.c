@@ -203,7 +203,8 @@ static int result_error(const child_result *res, const setup *s, kb_error **ret_
         const char *path = res->index >= 0 && (size_t) res->index < s->n ? s->paths[res->index] : "?";
         switch (res->step) {
         case STEP_JOIN_USERNS:
-                return kb_error_make(ret_error, res->err, "cannot join the user namespace the sandbox's mounts belong to: %s",
+                return kb_error_make(ret_error, res->err,
+                                     "cannot join the user namespace the sandbox's mounts belong to: %s",
                                      strerror(res->err));
         case STEP_SYSCTL:
                 return kb_error_make(ret_error, res->err,
@@ -214,8 +215,8 @@ static int result_error(const child_result *res, const setup *s, kb_error **ret_
                 return kb_error_make(ret_error, res->err, "cannot join the sandbox's mount namespace: %s",
                                      strerror(res->err));
         case STEP_NOT_MOUNT:
-                return kb_error_make(ret_error, EXDEV, "the sandbox's %s is not a mount of its own (bwrap made no tmpfs there)",
-                                     path);
+                return kb_error_make(ret_error, EXDEV,
+                                     "the sandbox's %s is not a mount of its own (bwrap made no tmpfs there)", path);
         case STEP_NOT_TMPFS:
                 return kb_error_make(ret_error, EXDEV, "the sandbox's %s is not a tmpfs (%s)", path,
                                      strerror(res->err));
@@ -224,16 +225,18 @@ static int result_error(const child_result *res, const setup *s, kb_error **ret_
                                      "cannot give the sandbox's %s its size (kbound's stand-in for --size): %s", path,
                                      strerror(res->err));
         case STEP_USER:
-                return kb_error_make(ret_error, res->err, "cannot become the sandbox's user to try a nested user namespace: %s",
+                return kb_error_make(ret_error, res->err,
+                                     "cannot become the sandbox's user to try a nested user namespace: %s",
                                      strerror(res->err));
         case STEP_JOIN_SANDBOX_USERNS:
                 return kb_error_make(ret_error, res->err, "cannot join the sandbox's user namespace: %s",
                                      strerror(res->err));
         case STEP_NESTED:
                 return res->err == EEXIST
-                               ? kb_error_make(ret_error, EPERM,
-                                               "a nested user namespace was made in the sandbox after kbound's stand-in "
-                                               "for --disable-userns")
+                               ? kb_error_make(
+                                         ret_error, EPERM,
+                                         "a nested user namespace was made in the sandbox after kbound's stand-in "
+                                         "for --disable-userns")
                                : kb_error_make(ret_error, res->err,
                                                "a nested user namespace was refused with %s, not by the sandbox's "
                                                "max_user_namespaces (ENOSPC)",
@@ -278,13 +281,13 @@ int kb_sandbox_stand_in(pid_t init_pid, int init_pidfd, const kb_sandbox_hardeni
                                      strerror(errno));
         /* Never the host's own: a stand-in there would limit or remount kbound's own world. */
         if (same_ns(userns, "/proc/self/ns/user") || same_ns(mntns, "/proc/self/ns/mnt"))
-                return kb_error_make(ret_error, EPERM,
-                                     "the sandbox's mounts belong to kbound's own namespaces: no stand-in is made there");
+                return kb_error_make(
+                        ret_error, EPERM,
+                        "the sandbox's mounts belong to kbound's own namespaces: no stand-in is made there");
         uint64_t owner_ino = 0, parent_ino = 0;
         /* The limit holds the sandbox only from the namespace above its own (bwrap's second). */
-        if (s.userns_limit &&
-            (parent < 0 || inode_of(parent, &parent_ino) < 0 || inode_of(userns, &owner_ino) < 0 ||
-             parent_ino != owner_ino))
+        if (s.userns_limit && (parent < 0 || inode_of(parent, &parent_ino) < 0 || inode_of(userns, &owner_ino) < 0 ||
+                               parent_ino != owner_ino))
                 return kb_error_make(ret_error, EPERM,
                                      "the sandbox's processes are not in a user namespace nested in the one its mounts "
                                      "belong to: user.max_user_namespaces there cannot hold them");

@@ -93,7 +93,8 @@ static bool tcp_start(pair *p) {
         p->tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (p->tcp_fd < 0)
                 return false;
-        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t) p->port),
+        struct sockaddr_in to = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t) p->port),
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         p->connecting = true;
         if (connect(p->tcp_fd, (struct sockaddr *) &to, sizeof to) < 0 && errno != EINPROGRESS) {

@@ -93,8 +93,9 @@ static const char *relay_socket_problem(json_object *snap, json_object *net, jso
                         continue;
                 /* its listener at "<prefix>-<port>", one of the kernel's ipc names */
                 char *end;
-                if (path && kb_fact_bool_of(e, FACT_UNIX_ENTRY_LISTENING) && prefix_len && strncmp(path, prefix, prefix_len) == 0 &&
-                    path[prefix_len] == '-' && int_in(ports, strtol(path + prefix_len + 1, &end, 10)) && *end == '\0')
+                if (path && kb_fact_bool_of(e, FACT_UNIX_ENTRY_LISTENING) && prefix_len &&
+                    strncmp(path, prefix, prefix_len) == 0 && path[prefix_len] == '-' &&
+                    int_in(ports, strtol(path + prefix_len + 1, &end, 10)) && *end == '\0')
                         return NULL;
         }
         json_object *tcp = kb_fact_arr_of(net, FACT_NET_TCP);
@@ -107,7 +108,8 @@ static const char *relay_socket_problem(json_object *snap, json_object *net, jso
                            *remote = kb_fact_str_of(e, FACT_TCP_ENTRY_REMOTE);
                 int64_t port = loopback_port(remote);
                 if (loopback_port(local) < 0 || !int_in(ports, port)) {
-                        snprintf(buf, size, "it holds a TCP socket from %s to %s, which is not one of the kernel's ports",
+                        snprintf(buf, size,
+                                 "it holds a TCP socket from %s to %s, which is not one of the kernel's ports",
                                  local ? local : "?", remote ? remote : "?");
                         return buf;
                 }
@@ -116,24 +118,30 @@ static const char *relay_socket_problem(json_object *snap, json_object *net, jso
                 for (size_t o = 0; o < arr_len(tcp); o++) {
                         json_object *other = at(tcp, o);
                         const char *ol = kb_fact_str_of(other, FACT_TCP_ENTRY_LOCAL),
-                                   *or = kb_fact_str_of(other, FACT_TCP_ENTRY_REMOTE);
+                                   * or = kb_fact_str_of(other, FACT_TCP_ENTRY_REMOTE);
                         int64_t theirs;
-                        if (!ol || !or || strcmp(ol, remote) != 0 || strcmp(or, local) != 0 ||
+                        if (!ol || ! or || strcmp(ol, remote) != 0 || strcmp(or, local) != 0 ||
                             !kb_fact_int_of(other, FACT_TCP_ENTRY_INODE, &theirs))
                                 continue;
                         bool only_kernel;
                         size_t holders = socket_holders(snap, theirs, kernel_pid, &only_kernel);
                         if (holders > 0 && only_kernel)
                                 return NULL;
-                        snprintf(buf, size, "its connection to the kernel's port %" PRId64 " is answered by socket:[%" PRId64 "], held by %s",
-                                 port, theirs, holders ? "a process other than the pinned PID 2" : "no process the host found");
+                        snprintf(buf, size,
+                                 "its connection to the kernel's port %" PRId64 " is answered by socket:[%" PRId64
+                                 "], held by %s",
+                                 port, theirs,
+                                 holders ? "a process other than the pinned PID 2" : "no process the host found");
                         return buf;
                 }
-                snprintf(buf, size, "its connection to the kernel's port %" PRId64 " has no other end in the sandbox's TCP table", port);
+                snprintf(buf, size,
+                         "its connection to the kernel's port %" PRId64 " has no other end in the sandbox's TCP table",
+                         port);
                 return buf;
         }
         snprintf(buf, size,
-                 "it holds socket:[%" PRId64 "], which is neither the other end of one of kbound's connections, nor its "
+                 "it holds socket:[%" PRId64
+                 "], which is neither the other end of one of kbound's connections, nor its "
                  "listener at one of the kernel's endpoints, nor a TCP connection of its own to the kernel's ports",
                  inode);
         return buf;
@@ -277,17 +285,19 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
                                         "answered by socket:[%" PRId64 "], which no process the host found holds",
                                         ep, mine, peer);
                         else if (!kernel)
-                                verdict_problem(&v,
-                                                "PID 2 is not the kernel: kbound's connection to %s is answered by %s, not "
-                                                "by the pinned PID 2 (host pid %" PRId64 ")%s%s%s",
-                                                ep, judge_holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid,
-                                                relay_why[0] ? " nor by kbound's relay to it (" : "", relay_why,
-                                                relay_why[0] ? ")" : "");
+                                verdict_problem(
+                                        &v,
+                                        "PID 2 is not the kernel: kbound's connection to %s is answered by %s, not "
+                                        "by the pinned PID 2 (host pid %" PRId64 ")%s%s%s",
+                                        ep, judge_holder_words(snap, at(holders, 0), who, sizeof who), kernel_pid,
+                                        relay_why[0] ? " nor by kbound's relay to it (" : "", relay_why,
+                                        relay_why[0] ? ")" : "");
                         for (size_t h = 0; h < arr_len(holders); h++) {
                                 json_object *holder = at(holders, h);
                                 char why[400];
                                 if (holder_is_kernel(holder, kernel_pid) ||
-                                    holder_is_relay(in, snap, holder, kernel_pid, why, sizeof why) || (!kernel && h == 0))
+                                    holder_is_relay(in, snap, holder, kernel_pid, why, sizeof why) ||
+                                    (!kernel && h == 0))
                                         continue;
                                 verdict_problem(
                                         &v, "kbound's connection to %s is held by %s, not only by the pinned kernel",

@@ -1012,10 +1012,9 @@ static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
                   "fanotify flags:0 event-flags:0\nfanotify mnt_id:19 mflags:0 mask:3b ignored_mask:0\n",
                   0);
         proc_link(f, KERNEL, "fd/10", "anon_inode:[io_uring]");
-        proc_file(f, KERNEL, "fdinfo/10",
-                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n", 0);
-        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n",
+        proc_file(f, KERNEL, "fdinfo/10", "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n",
                   0);
+        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n", 0);
         /* the scratch folder's work folder bound at /kb-work in the kernel's table and the stray's: a
          * canary in it is exposed there (not confirmed: there is no /kb-work to look through) */
         root_mount(root_line, sizeof root_line, &root_id);

@@ -11,11 +11,16 @@
 #define RELAY_PROC                                                                                                     \
         PROC(1004, 3, "kbound-relay", 1002, 1002,                                                                      \
              "[" FD_HOST_NULL ", " FD_LOG(1) ", " FD_LOG(2) ", "                                                       \
-             "{'fd': 3, 'target': 'socket:[7501]', 'type': 'sock', 'dev': '0:8', 'ino': 7501, 'flags': 2}, "          \
-             "{'fd': 4, 'target': 'socket:[7101]', 'type': 'sock', 'dev': '0:8', 'ino': 7101, 'flags': 2}, "          \
-             "{'fd': 5, 'target': 'socket:[7601]', 'type': 'sock', 'dev': '0:8', 'ino': 7601, 'flags': 2}, "          \
-             "{'fd': 6, 'target': 'socket:[7102]', 'type': 'sock', 'dev': '0:8', 'ino': 7102, 'flags': 2}, "          \
-             "{'fd': 7, 'target': 'socket:[7603]', 'type': 'sock', 'dev': '0:8', 'ino': 7603, 'flags': 2}]")
+                                                            "{'fd': 3, 'target': 'socket:[7501]', 'type': 'sock', "    \
+                                                            "'dev': '0:8', 'ino': 7501, 'flags': 2}, "                 \
+                                                            "{'fd': 4, 'target': 'socket:[7101]', 'type': 'sock', "    \
+                                                            "'dev': '0:8', 'ino': 7101, 'flags': 2}, "                 \
+                                                            "{'fd': 5, 'target': 'socket:[7601]', 'type': 'sock', "    \
+                                                            "'dev': '0:8', 'ino': 7601, 'flags': 2}, "                 \
+                                                            "{'fd': 6, 'target': 'socket:[7102]', 'type': 'sock', "    \
+                                                            "'dev': '0:8', 'ino': 7102, 'flags': 2}, "                 \
+                                                            "{'fd': 7, 'target': 'socket:[7603]', 'type': 'sock', "    \
+                                                            "'dev': '0:8', 'ino': 7603, 'flags': 2}]")
 #define RELAY_TCP                                                                                                      \
         "[{'inode': 7600, 'local': '127.0.0.1:9001', 'remote': '0.0.0.0:0', 'state': 10}, "                            \
         "{'inode': 7601, 'local': '127.0.0.1:40000', 'remote': '127.0.0.1:9001', 'state': 1}, "                        \
@@ -41,8 +46,10 @@ static json_object *relayed_run(void) {
                 set(run, p, "{'path': '/run/kbound-tools/syscall-probe', 'dev': '8:1', 'ino': 999}");
                 /* the kernel holds the other ends of the relay's TCP connections */
                 snprintf(p, sizeof p, "/snapshots/%d/processes/1/fds/-", s);
-                set(run, p, "{'fd': 40, 'target': 'socket:[7602]', 'type': 'sock', 'dev': '0:8', 'ino': 7602, 'flags': 2}");
-                set(run, p, "{'fd': 41, 'target': 'socket:[7604]', 'type': 'sock', 'dev': '0:8', 'ino': 7604, 'flags': 2}");
+                set(run, p,
+                    "{'fd': 40, 'target': 'socket:[7602]', 'type': 'sock', 'dev': '0:8', 'ino': 7602, 'flags': 2}");
+                set(run, p,
+                    "{'fd': 41, 'target': 'socket:[7604]', 'type': 'sock', 'dev': '0:8', 'ino': 7604, 'flags': 2}");
                 snprintf(p, sizeof p, "/snapshots/%d/net/4026532300/tcp", s);
                 set(run, p, RELAY_TCP);
                 snprintf(p, sizeof p, "/snapshots/%d/net/4026532300/unix/-", s);
@@ -92,8 +99,8 @@ static const breakage relay_breaks[] = {
            "{'fd': 8, 'target': 'socket:[7700]', 'type': 'sock', 'dev': '0:8', 'ino': 7700, 'flags': 2}",
            "it holds socket:[7700], which is neither the other end of one of kbound's connections"),
         /* a listener at a name that is not the kernel's */
-        B2("/snapshots/0/net/4026532300/unix/3/path", "'/run/kbound/other-9001'", "/snapshots/1/net/4026532300/unix/3/path",
-           "'/run/kbound/other-9001'", "it holds socket:[7501]"),
+        B2("/snapshots/0/net/4026532300/unix/3/path", "'/run/kbound/other-9001'",
+           "/snapshots/1/net/4026532300/unix/3/path", "'/run/kbound/other-9001'", "it holds socket:[7501]"),
         /* a connection whose other end is in no table */
         B2("/snapshots/0/net/4026532300/tcp/2/local", "'127.0.0.1:9002'", "/snapshots/1/net/4026532300/tcp/2/local",
            "'127.0.0.1:9002'", "has no other end in the sandbox's TCP table"),

@@ -323,8 +323,7 @@ int main(void) {
                 cmocka_unit_test(test_status),     cmocka_unit_test(test_status_refuses),
                 cmocka_unit_test(test_stat),       cmocka_unit_test(test_mountinfo),
                 cmocka_unit_test(test_path_under), cmocka_unit_test(test_mount_of),
-                cmocka_unit_test(test_unix_table),
-                cmocka_unit_test(test_tcp_table),
+                cmocka_unit_test(test_unix_table), cmocka_unit_test(test_tcp_table),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

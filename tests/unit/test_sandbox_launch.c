@@ -732,7 +732,8 @@ static void test_preflight(void **state) {
         assert_true(item(items, "sandbox-user")->required);
         assert_false(item(items, "sandbox")->ok);
         kb_preflight_free(items);
-        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", NULL, NULL, &items), 0);
+        assert_int_equal(
+                kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", NULL, NULL, &items), 0);
         assert_false(item(items, "sandbox-user")->ok);
         assert_non_null(strstr(item(items, "sandbox-user")->detail, "kbound-no-such-user"));
         kb_preflight_free(items);
