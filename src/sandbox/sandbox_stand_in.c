@@ -64,6 +64,7 @@ typedef struct setup {
         bool userns_limit;
         size_t n;
         const char *paths[SIZED_MAX];
+        char parents[SIZED_MAX][64]; /* "<path>/..", made before fork */
         char options[SIZED_MAX][40];
 } setup;
 
@@ -73,10 +74,8 @@ static child_result fail_at(int step, int index, int err) {
 
 /* A mount point is the root of its own mount: its device differs from its parent's (every folder
  * sized here is a tmpfs of its own over bwrap's root tmpfs, which has another device). */
-static bool mount_root(const char *path) {
-        char parent[PATH_MAX];
+static bool mount_root(const char *path, const char *parent) {
         struct stat st, pst;
-        snprintf(parent, sizeof parent, "%s/..", path);
         return stat(path, &st) == 0 && stat(parent, &pst) == 0 && st.st_dev != pst.st_dev;
 }
 
@@ -103,7 +102,7 @@ static child_result do_setup(const setup *s) {
         for (size_t i = 0; i < s->n; i++) {
                 struct statfs sf;
                 struct statvfs sv;
-                if (!mount_root(s->paths[i]))
+                if (!mount_root(s->paths[i], s->parents[i]))
                         return fail_at(STEP_NOT_MOUNT, (int) i, ENOENT);
                 if (statfs(s->paths[i], &sf) < 0 || statvfs(s->paths[i], &sv) < 0)
                         return fail_at(STEP_NOT_TMPFS, (int) i, errno);
@@ -257,6 +256,7 @@ int kb_sandbox_stand_in(pid_t init_pid, int init_pidfd, const kb_sandbox_hardeni
                 if (!size || s.n == SIZED_MAX)
                         continue;
                 s.paths[s.n] = *p;
+                snprintf(s.parents[s.n], sizeof s.parents[s.n], "%s/..", *p);
                 snprintf(s.options[s.n], sizeof s.options[s.n], "size=%llu", (unsigned long long) size);
                 s.n++;
         }
