@@ -137,11 +137,18 @@ static bool pair_step(pair *p, short unix_ev, short tcp_ev) {
                 return false;
         if (!flush(p->tcp_fd, p->to_tcp, &p->to_tcp_len) || !flush(p->unix_fd, p->to_unix, &p->to_unix_len))
                 return false;
-        /* An end that closed is passed on once what it sent has gone. */
-        if (p->unix_eof && p->to_tcp_len == 0)
+        /* An end that closed is passed on once what it sent has gone; one that hung up whole (it
+         * reads no more either) ends the pair, or poll would report it again at once. */
+        if (p->unix_eof && p->to_tcp_len == 0) {
                 (void) shutdown(p->tcp_fd, SHUT_WR);
-        if (p->tcp_eof && p->to_unix_len == 0)
+                if (unix_ev & (POLLHUP | POLLERR))
+                        return false;
+        }
+        if (p->tcp_eof && p->to_unix_len == 0) {
                 (void) shutdown(p->unix_fd, SHUT_WR);
+                if (tcp_ev & (POLLHUP | POLLERR))
+                        return false;
+        }
         return !(p->unix_eof && p->tcp_eof && p->to_tcp_len == 0 && p->to_unix_len == 0);
 }
 
