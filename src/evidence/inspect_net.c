@@ -1,5 +1,6 @@
 /* inspect_net.c: the network tables (sockets, interfaces, routes) of each network namespace. */
 #include <stdio.h>
+#include <string.h>
 #include "evidence/inspect-internal.h"
 #include "base/cleanup.h"
 #include "base/procfs.h"
@@ -37,6 +38,14 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
                         continue; /* a table this kernel does not have (no IPv6, no udplite...) */
                 if (r >= 0)
                         r = kb_procfs_net_inodes(text, inodes);
+                /* The IPv4 TCP sockets whole (addresses, state): which of kbound's relay's connections
+                 * ends at which socket of the kernel's (judge_identity). */
+                json_object *tcp = NULL;
+                if (r >= 0 && strcmp(*table, "tcp") == 0) {
+                        r = kb_procfs_tcp_parse(text, &tcp);
+                        if (r >= 0 && kb_fact_set_arr(net, FACT_NET_TCP, tcp) < 0)
+                                return -ENOMEM;
+                }
                 if (r == -ENOMEM || (r < 0 && kb_inspect_note(errors, WHAT_NET, *table, r) < 0))
                         return -ENOMEM;
         }

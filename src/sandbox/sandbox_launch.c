@@ -680,7 +680,8 @@ typedef struct folder_try {
 /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The host looks now,
  * then lets it go on, and pins the kernel as PID 2. A failed release (bwrap gone) shows as a
  * kernel that never appeared. Returns kb_sandbox_pin_pid2's result; f says how the folders went. */
-static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f) {
+static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f,
+                      bool *ret_worded, kb_error **ret_error) {
         int r = wait_init_blocked(sb, deadline_ms);
         if (r < 0)
                 return r;
@@ -688,6 +689,13 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
         sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
+        /* What this bwrap's missing options would have done (its sizes, no nested user namespaces):
+         * a stand-in that cannot be made fails the launch, as the option would have. */
+        r = kb_sandbox_stand_in(sb->init_pid, sb->init_pidfd, policy->hardening, policy->user, ret_error);
+        if (r < 0) {
+                *ret_worded = true;
+                return r;
+        }
         /* The host's own way into the workspace, before anything of the kernel runs (judged once
          * the kernel is pinned: a kernel that never appeared says more). */
         f->r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, f->inside, f->tmpfs, policy->workspace,
@@ -732,10 +740,15 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         r = pin_init(sb);
         folder_try f = {
                 .inside = KB_SANDBOX_WORKSPACE, .tmpfs = kb_sandbox_workspace_sized(policy->hardening), .r = -ESRCH};
+        bool worded = false;
         if (r == 0)
-                r = sandbox_go(sb, policy, deadline_ms, &f);
+                r = sandbox_go(sb, policy, deadline_ms, &f, &worded, ret_error);
         if (r == 0 && f.r < 0)
                 return folder_refused(sb, &f, log_path, log_offset, ret_error);
+        if (r < 0 && worded) {
+                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+                return r;
+        }
         if (r < 0) {
                 const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
                                    : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"

@@ -202,6 +202,12 @@ static void fake_sandbox_net(fake *f, pid_t pid) {
                   0);
         proc_file(f, pid, "net/route",
                   "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
+        /* a kernel that speaks only TCP listening on its loopback (NET.tcp) */
+        proc_file(f, pid, "net/tcp",
+                  "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                  "   0: 0100007F:2329 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 555101 1 "
+                  "0000000000000000 100 0 0 10 0\n",
+                  0);
 }
 
 /* The mount of "/" as mountinfo shows it: "<id> <parent> <maj:min>". */
@@ -1033,10 +1039,9 @@ static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
                   "fanotify flags:0 event-flags:0\nfanotify mnt_id:19 mflags:0 mask:3b ignored_mask:0\n",
                   0);
         proc_link(f, KERNEL, "fd/10", "anon_inode:[io_uring]");
-        proc_file(f, KERNEL, "fdinfo/10",
-                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n", 0);
-        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n",
+        proc_file(f, KERNEL, "fdinfo/10", "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n",
                   0);
+        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n", 0);
         /* the scratch folder's work folder bound at /kb-work in the kernel's table and the stray's: a
          * canary in it is exposed there (not confirmed: there is no /kb-work to look through) */
         root_mount(root_line, sizeof root_line, &root_id);
