@@ -125,6 +125,10 @@ int kb_inspect_owner_chain(int fd, bool is_user, json_object *chain);
  * pid is gone. */
 int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
 
+/* Whether the pid namespace of pid is a descendant of the pid namespace whose inode is ancestor
+ * (NS_GET_PARENT, walked up as far as kbound sees). False when it cannot be read. */
+bool kb_inspect_pidns_below(const char *proc_root, pid_t pid, uint64_t ancestor);
+
 /* The inode of proc's (a PROCESS's) namespace of type (NS_USER...), -1 when its ns does not have it. */
 int64_t kb_inspect_process_ns(json_object *proc, size_t type);
 
