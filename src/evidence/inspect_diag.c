@@ -1,6 +1,5 @@
 /* inspect_diag.c: a sock_diag socket made in another network namespace, which kbound itself never joins. */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -9,10 +8,6 @@
 #include <unistd.h>
 #include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
-
-/* How long a helper may take to hand its socket back: it makes one socket; this only bounds a
- * helper stopped by someone else. */
-#define DIAG_HELPER_TIMEOUT_MS 5000
 
 typedef struct netns_thread {
         int netns, fd, err;
@@ -41,55 +36,55 @@ static int by_thread(int netns) {
         return nt.fd >= 0 ? nt.fd : -(nt.err ? nt.err : EIO);
 }
 
-/* A fork of kbound that joins userns (the user namespace owning netns, which kbound's own user
- * owns: every capability in it is the owner's), then netns, makes the socket there and hands it
- * back over a socket pair, then exits. A user namespace is joined only by a process of one thread
- * that shares no filesystem state: kbound has threads, its fork has one. The fork is reaped before
- * this returns, so no look ever finds it in the namespace (inspect_holders.c: a fork of this kbound
- * is its own code in any case, never a holder, and one of another kbound's counts if it stays).
- * Returns the descriptor or -errno (the step the kernel refused). */
-static int by_fork(int netns, int userns) {
+/* A helper process of kbound that joins userns (the user namespace owning netns, which kbound's
+ * own user owns: every capability in it is the owner's), then netns, makes the socket there and
+ * hands it back over a socket pair, then exits. A user namespace is joined only by a process of
+ * one thread that shares no filesystem state, so the helper is a process of its own: a vfork, which
+ * shares kbound's memory while the calling thread waits (as posix_spawn does), so nothing is copied
+ * whatever kbound's size, every signal blocked meanwhile so no handler runs on the shared stack;
+ * the helper makes system calls only. It is reaped before this returns, so no look ever finds it in
+ * the namespace (inspect_holders.c: a fork of this kbound is its own code in any case, never a
+ * holder, and one of another kbound's counts if it stays). Returns the descriptor or -errno (the
+ * step the kernel refused). */
+static int by_helper(int netns, int userns) {
         int pair[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
                 return -errno;
-        pid_t child = fork();
-        if (child < 0) {
-                int r = -errno;
+        sigset_t all, old;
+        sigfillset(&all);
+        int r = pthread_sigmask(SIG_SETMASK, &all, &old);
+        if (r != 0) {
                 close(pair[0]);
                 close(pair[1]);
-                return r;
+                return -r;
         }
+        pid_t child = vfork();
         if (child == 0) {
-                /* System calls only from here on: the parent has other threads. */
                 int err = 0, fd = -1;
-                close(pair[0]);
                 if (setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0)
                         err = errno;
                 else if ((fd = kb_sockdiag_open()) < 0)
                         err = -fd;
                 _exit(kb_fd_send(pair[1], &err, sizeof err, err ? -1 : fd) < 0 ? 1 : 0);
         }
+        int fork_errno = errno;
+        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
         close(pair[1]);
         int err = EIO, fd = -1;
-        struct pollfd p = {.fd = pair[0], .events = POLLIN};
-        int pr;
-        do
-                pr = poll(&p, 1, DIAG_HELPER_TIMEOUT_MS);
-        while (pr < 0 && errno == EINTR);
-        if (pr > 0) {
-                int r = kb_fd_recv(pair[0], &err, sizeof err, &fd);
+        if (child < 0)
+                err = fork_errno;
+        else {
+                /* The helper has exited (vfork waits for it): what it sent is queued, or nothing. */
+                r = kb_fd_recv(pair[0], &err, sizeof err, &fd);
                 if (r < 0)
                         err = -r;
                 else if (!err && fd < 0)
                         err = EIO;
-        } else {
-                (void) kill(child, SIGKILL);
-                err = pr == 0 ? ETIMEDOUT : errno;
+                /* ECHILD: reaped already (SIGCHLD ignored by the program kbound runs in). */
+                while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                        ;
         }
         close(pair[0]);
-        /* ECHILD: reaped already (SIGCHLD ignored by the program kbound runs in); gone all the same. */
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                ;
         if (err) {
                 if (fd >= 0)
                         close(fd);
@@ -102,5 +97,5 @@ int kb_inspect_diag_socket(int netns, int userns) {
         int fd = by_thread(netns);
         if (fd >= 0 || userns < 0 || (fd != -EPERM && fd != -EACCES))
                 return fd;
-        return by_fork(netns, userns);
+        return by_helper(netns, userns);
 }
