@@ -368,6 +368,10 @@ json_object *kb_inspect_unix_table(const kb_sockdiag_unix *list, size_t n);
  * read); what is found is added to s->members. Returns 1 if held now, 0, -ENOMEM. */
 int kb_inspect_resolve_unheld(sockets *s, uint32_t inode);
 
+/* Reads kbound's own descriptors again into s->own: a socket libzmq's I/O thread made since they
+ * were read (a channel's connect retried) is kbound's all the same. -ENOMEM only. */
+int kb_inspect_own_reread(sockets *s);
+
 /* Whether a sandbox process that held the socket inode when the look read its descriptors (s->members) still
  * does, read once more. Returns 1, 0, -ENOMEM. */
 int kb_inspect_still_held(sockets *s, uint32_t inode);

@@ -51,6 +51,7 @@ struct peer_trace {
         held *held; /* sorted by inode */
         size_t n_held;
         bool ready;       /* held is built */
+        bool own_reread;  /* kbound's descriptors were read again for an end no one held */
         bool userns_read; /* allowed is read */
         ns_set allowed;   /* the user namespaces of the sandbox's own tree */
         netns_list netns[SANDBOX_NETNS_MAX];
@@ -272,6 +273,16 @@ static json_object *end_facts(sockets *s, const end *e, bool peer) {
                     kb_inspect_resolve_unheld(s, e->inode) < 0)
                         goto oom;
                 holders = kb_inspect_holders_of(s, e->inode);
+                /* No one: kbound's own descriptors once more, read before its sockets were listed
+                 * (a connection libzmq made since, waiting in the kernel's listener). */
+                if (holders && json_object_array_length(holders) == 0 && !s->peers->own_reread) {
+                        s->peers->own_reread = true;
+                        json_object_put(holders);
+                        holders = NULL;
+                        if (kb_inspect_own_reread(s) < 0)
+                                goto oom;
+                        holders = kb_inspect_holders_of(s, e->inode);
+                }
         }
         if (kb_fact_set_arr(o, FACT_SOCKET_END_HELD_BY, holders) < 0)
                 goto oom;
@@ -329,6 +340,21 @@ oom:
         return NULL;
 }
 
+/* Whether an end of a socket found was found nowhere. */
+static bool end_missing(const peer_trace *pt) {
+        for (size_t i = 0; i < pt->n_held; i++) {
+                const held *h = &pt->held[i];
+                if (h->found == FOUND_NONE)
+                        continue;
+                if (h->peer.inode && h->peer.found == FOUND_NONE)
+                        return true;
+                for (size_t k = 0; k < KB_SOCKDIAG_PENDING_MAX; k++)
+                        if (h->pending[k].inode && h->pending[k].found == FOUND_NONE)
+                                return true;
+        }
+        return false;
+}
+
 int kb_inspect_peers_facts(sockets *s, json_object *snap) {
         peer_trace *pt;
         if (trace_of(s, &pt) < 0)
@@ -339,6 +365,19 @@ int kb_inspect_peers_facts(sockets *s, json_object *snap) {
                         return -ENOMEM;
         if (kb_inspect_peers_offer(s, s->list, s->n, FOUND_KBOUND, 0) < 0)
                 return -ENOMEM;
+        /* An end found nowhere may be a socket kbound made after its network was listed (libzmq's
+         * I/O thread retrying a channel's connect, the connection waiting in the kernel's
+         * listener): kbound's network listed once more. */
+        if (end_missing(pt)) {
+                kb_sockdiag_unix *again = NULL;
+                size_t n = 0;
+                int r = kb_sockdiag_unix_list(-1, &again, &n);
+                if (r == -ENOMEM || (r == 0 && kb_inspect_peers_offer(s, again, n, FOUND_KBOUND, 0) < 0)) {
+                        free(again);
+                        return -ENOMEM;
+                }
+                free(again);
+        }
         json_object *all = json_object_new_array();
         if (kb_fact_set_arr(snap, FACT_LOOK_SANDBOX_SOCKETS, all) < 0)
                 return -ENOMEM;

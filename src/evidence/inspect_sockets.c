@@ -273,6 +273,11 @@ int kb_inspect_resolve_unheld(sockets *s, uint32_t inode) {
         return json_object_object_get_ex(s->members, key, NULL) ? 1 : 0;
 }
 
+int kb_inspect_own_reread(sockets *s) {
+        int r = fd_sockets(s->t->proc_root, getpid(), s->own);
+        return r == -ENOMEM ? r : 0;
+}
+
 int kb_inspect_still_held(sockets *s, uint32_t inode) {
         char key[32];
         json_object *pids = NULL;

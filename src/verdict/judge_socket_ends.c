@@ -110,8 +110,8 @@ static const char *held_outside(json_object *snap, const char *target, char *buf
 
 /* Why e (a SOCKET_END; what: "its peer", ...) is not the sandbox's own, or NULL: it must be a
  * socket of the sandbox's network namespace held by sandbox processes and by no process outside.
- * kbound_ok: one of kbound's own sockets is not a way out either (a connection kbound makes to the
- * kernel, waiting to be accepted). */
+ * kbound_ok: one of kbound's own sockets (of its network, held by kbound itself) is not a way out
+ * either (a connection kbound makes to the kernel, waiting to be accepted). */
 static const char *end_problem(json_object *snap, json_object *e, const char *what, bool kbound_ok, char *buf,
                                size_t size) {
         int64_t inode = kb_fact_int_or(e, FACT_SOCKET_END_INODE, -1);
@@ -125,8 +125,7 @@ static const char *end_problem(json_object *snap, json_object *e, const char *wh
                          what);
                 return buf;
         }
-        if (kbound_ok && is(found, "kbound") && is(side, "kbound") &&
-            int_in(kb_fact_arr_of(snap, FACT_LOOK_KBOUND_SOCKETS), inode))
+        if (kbound_ok && is(found, "kbound") && is(side, "kbound"))
                 return NULL;
         if (is(found, "sandbox")) {
                 if (held_outside(snap, target, who, sizeof who)) {

@@ -508,11 +508,10 @@ static void test_descriptors_socket_ends(void **state) {
                    "fd 3 of pid 1002 (python3): socket:[7001] (a listening unix stream socket of the sandbox's network "
                    "namespace): the connecting socket of a connection waiting in its queue (socket:[7700]), a socket "
                    "of the network namespace of host pid 4300, is held by host pid 4302 (client)"),
-                /* from a socket of kbound's that is not one of its own */
-                B2(SOCKS "/0", LISTENER("[" END(9101, "kbound", KBOUND_HOLDS) "]", 1), "/snapshots/0/kbound_sockets",
-                   "[9102]",
-                   "the connecting socket of a connection waiting in its queue (socket:[9101]), a socket of kbound's "
-                   "network namespace, is held by kbound itself"),
+                /* from a socket of kbound's network that kbound does not hold */
+                B1(SOCKS "/0", LISTENER("[" END(9103, "kbound", HOST_HOLDER) "]", 1),
+                   "the connecting socket of a connection waiting in its queue (socket:[9103]), a socket of kbound's "
+                   "network namespace, is held by host pid 6001 (python3)"),
                 B1(SOCKS "/0", LISTENER("[" END(0, "none", "[]") "]", 1),
                    "the connecting socket of a connection waiting in its queue has closed: what it sent may still "
                    "wait, from a sender the host cannot name"),
