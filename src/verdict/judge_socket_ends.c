@@ -10,6 +10,11 @@ static bool is(const char *s, const char *want) {
         return s && strcmp(s, want) == 0;
 }
 
+/* "a" or "an", for a socket's state as a message says it ("an unconnected"). */
+static const char *article(const char *state) {
+        return state && strchr("aeiou", state[0]) && state[0] ? "an" : "a";
+}
+
 /* True if inode is a socket of the network namespace p is in, as its tables (text or sock_diag) list it. */
 static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode) {
         int64_t netns = judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "net");
@@ -158,8 +163,8 @@ static const char *own_socket_problem(json_object *snap, json_object *s, char *b
         int64_t inode = kb_fact_int_or(s, FACT_SANDBOX_SOCKET_INODE, -1),
                 peer = kb_fact_int_or(sock, FACT_SOCKET_PEER, 0), rqueue;
         char head[200], why[DETAIL_MAX / 2];
-        snprintf(head, sizeof head, "socket:[%" PRId64 "] (a %s unix %s socket of the sandbox's network namespace)",
-                 inode, state, type);
+        snprintf(head, sizeof head, "socket:[%" PRId64 "] (%s %s unix %s socket of the sandbox's network namespace)",
+                 inode, article(state), state, type);
         if (peer > 0) {
                 e = kb_fact_obj_of(s, FACT_SANDBOX_SOCKET_PEER);
                 if (!e) {
@@ -271,9 +276,10 @@ const char *judge_socket_problem(json_object *snap, json_object *p, const char *
         if (e && end_problem(snap, e, "its peer", false, why, sizeof why))
                 snprintf(peer, sizeof peer, "; %s", why);
         snprintf(buf, size,
-                 "%s is not a socket of the sandbox's network namespace but a %s unix %s socket of %s: made outside "
+                 "%s is not a socket of the sandbox's network namespace but %s %s unix %s socket of %s: made outside "
                  "and handed in (a channel out)%s",
-                 target, kb_fact_str_or(sock, FACT_SOCKET_STATE, "?"), kb_fact_str_or(sock, FACT_SOCKET_TYPE, "?"),
+                 target, article(kb_fact_str_of(sock, FACT_SOCKET_STATE)), kb_fact_str_or(sock, FACT_SOCKET_STATE, "?"),
+                 kb_fact_str_or(sock, FACT_SOCKET_TYPE, "?"),
                  where_found(s, FACT_SANDBOX_SOCKET_FOUND, FACT_SANDBOX_SOCKET_NETNS_PID, where, sizeof where), peer);
         return buf;
 }

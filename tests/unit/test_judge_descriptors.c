@@ -493,7 +493,7 @@ static void test_descriptors_socket_ends(void **state) {
                    "its peer (socket:[7500]), a socket of no network namespace the host read, is held by no process"),
                 /* a peer sock_diag named but the host did not trace */
                 B1(SOCKS "/2/socket/peer", "7500",
-                   "socket:[7003] (a unconnected unix stream socket of the sandbox's network namespace): the host did "
+                   "socket:[7003] (an unconnected unix stream socket of the sandbox's network namespace): the host did "
                    "not trace its peer socket:[7500]"),
                 /* its connection waits in a listener of the host's (connected out, not accepted yet) */
                 B1(SOCKS "/2",
@@ -520,13 +520,14 @@ static void test_descriptors_socket_ends(void **state) {
                    "wait in its queue, more than the host traced (0)"),
                 /* a socket of the host's connected to it: it may have queued messages there */
                 B1(SOCKS "/2", OWN("unconnected", "dgram", 0, ", 'connected_from': [" HOST_END(7800, HOST_HOLDER) "]"),
-                   "socket:[7003] (a unconnected unix dgram socket of the sandbox's network namespace): another socket "
+                   "socket:[7003] (an unconnected unix dgram socket of the sandbox's network namespace): another "
+                   "socket "
                    "connected to it (socket:[7800]), a socket of the network namespace of host pid 4300, is held by "
                    "host pid 6001 (python3), outside the sandbox (started by kbound's launcher), not by a sandbox "
                    "process (it may have queued messages, descriptors too)"),
                 /* a datagram socket bound to a name: any sender, unseen; connected or not */
                 B2(SOCKS "/2/socket/type", "'dgram'", SOCKS "/2/socket/path", "'/workspace/d.sock'",
-                   "fd 12 of pid 1002 (python3): socket:[7003] (a unconnected unix dgram socket of the sandbox's "
+                   "fd 12 of pid 1002 (python3): socket:[7003] (an unconnected unix dgram socket of the sandbox's "
                    "network namespace) is bound to /workspace/d.sock: any process that reaches that name may queue "
                    "messages in it, descriptors too, and a message of no bytes shows in no queue length"),
                 B4(SOCKS "/2/socket/type", "'dgram'", SOCKS "/2/socket/path", "'@kbound-abstract'",
@@ -539,7 +540,7 @@ static void test_descriptors_socket_ends(void **state) {
                 B1(SOCKS "/2", OWN("unconnected", "dgram", 1, ""),
                    "1 bytes wait in its queue from a sender that is gone"),
                 B1(SOCKS "/2/socket/rqueue", NULL,
-                   "socket:[7003] (a unconnected unix stream socket of the sandbox's network namespace): the host "
+                   "socket:[7003] (an unconnected unix stream socket of the sandbox's network namespace): the host "
                    "could "
                    "not read what waits in its queue"),
                 /* made outside and handed in: a socket of another network namespace, its peer's holder named */
