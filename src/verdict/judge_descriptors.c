@@ -532,10 +532,11 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict_evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
         verdict_evidence(&v, "references_checked", json_object_new_int64((int64_t) n_refs));
         verdict_evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
-        char pass[512];
+        char pass[640];
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
-                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices, "
+                 "mounts, sockets (each traced to its other ends), pipes or anonymous objects, the kernel's write-only "
+                 "log, or /dev/null-like devices, "
                  "and all %zu other references (tracers, working directories, roots and programs of every process and "
                  "thread, mapped files) to the sandbox's own processes and mounts; "
                  "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the "
