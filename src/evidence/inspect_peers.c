@@ -98,7 +98,8 @@ static int trace_of(sockets *s, peer_trace **ret) {
                         if (inode > 0 && inode <= UINT32_MAX)
                                 pt->held[pt->n_held++] = (held){.inode = (uint32_t) inode};
                 }
-                qsort(pt->held, pt->n_held, sizeof *pt->held, by_held_inode);
+                if (pt->n_held > 1)
+                        qsort(pt->held, pt->n_held, sizeof *pt->held, by_held_inode);
                 pt->ready = true;
         }
         *ret = pt;
