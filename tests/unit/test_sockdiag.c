@@ -13,6 +13,7 @@
 #include "kbound/common.h"
 #include "base/sockdiag.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -268,10 +269,45 @@ static void test_other_namespace(void **state) {
         close(here);
 }
 
+/* A message of no bytes carrying a descriptor shows in no queue length, of a datagram socket or a
+ * seqpacket one: why boundary.descriptors holds a datagram socket bound to a name as taking messages
+ * from senders it cannot know, whatever its queue says (judge_socket_ends.c). Bytes do show. */
+static void test_empty_message_unseen(void **state) {
+        (void) state;
+        int dgram[2], seq[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dgram), 0);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, seq), 0);
+        int fd = open("/", O_PATH | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(kb_fd_send(dgram[0], "", 0, fd), 0);
+        assert_int_equal(kb_fd_send(seq[0], "", 0, fd), 0);
+        kb_sockdiag_unix *list = NULL;
+        size_t n = 0;
+        assert_int_equal(kb_sockdiag_unix_list(-1, &list, &n), 0);
+        assert_true(find(list, n, dgram[1])->has_rqueue);
+        assert_int_equal(find(list, n, dgram[1])->rqueue, 0);
+        assert_int_equal(find(list, n, seq[1])->rqueue, 0);
+        free(list);
+        assert_int_equal(kb_fd_send(seq[0], "ab", 2, -1), 0);
+        assert_int_equal(kb_sockdiag_unix_list(-1, &list, &n), 0);
+        assert_int_equal(find(list, n, seq[1])->rqueue, 2);
+        free(list);
+        /* the descriptor was there all along */
+        char byte;
+        int got = -1;
+        assert_int_equal(kb_fd_recv(dgram[1], &byte, 0, &got), 0);
+        assert_true(got >= 0);
+        close(got);
+        int fds[] = {dgram[0], dgram[1], seq[0], seq[1], fd};
+        for (size_t i = 0; i < KB_ELEMENTSOF(fds); i++)
+                close(fds[i]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_kind),
                 cmocka_unit_test(test_other_namespace),
+                cmocka_unit_test(test_empty_message_unseen),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
