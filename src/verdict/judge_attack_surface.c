@@ -374,11 +374,12 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                          "kernel accepts",
                          why ? why : "no reason recorded");
         }
+        /* What is not claimed first: a table line cut to the terminal still shows it. */
         snprintf(pass, sizeof pass,
-                 "every sandbox process runs under kbound's seccomp filter (mode 2, %" PRId64 " filter%s); %zu refused "
-                 "calls and socket families tried from a spawned program%s, each refused as the filter says; ABIs: "
-                 "%s; %s%s%s",
-                 want, want == 1 ? "" : "s", tried_child, tried_inside ? " and the kernel itself" : "", abis, proof,
-                 *left ? "; NOT claimed: " : "", left);
+                 "%s%s%severy sandbox process runs under kbound's seccomp filter (mode 2, %" PRId64 " filter%s); %zu "
+                 "refused calls and socket families tried from a spawned program%s, each refused as the filter says; "
+                 "ABIs: %s; %s",
+                 *left ? "NOT claimed: " : "", left, *left ? "; " : "", want, want == 1 ? "" : "s", tried_child,
+                 tried_inside ? " and the kernel itself" : "", abis, proof);
         return verdict_end(&v, KB_CHECK_ATTACK_SURFACE, pass);
 }

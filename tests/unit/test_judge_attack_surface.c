@@ -182,13 +182,14 @@ static void test_attack_surface_evidence(void **state) {
         drop(run, "/expect/seccomp/blocked/add_key");
         json_object *check = judge_run(kb_judge_attack_surface, run);
         assert_status_naming(check, "pass",
-                             "3 refused calls and socket families tried from a spawned program and the "
+                             "NOT claimed: add_key; every sandbox process runs under kbound's seccomp filter (mode "
+                             "2, 1 filter); 3 refused calls and socket families tried from a spawned program and the "
                              "kernel itself, each refused as the filter says; ABIs: x86_64; i386 (int 0x80): 4 "
                              "tried; x32 not accepted by this kernel (getpid through syscall with "
                              "__X32_SYSCALL_BIT answered ENOSYS: this kernel does not run the ABI); the host could "
                              "not read the filters in force (the kernel refuses the read (PTRACE_SECCOMP_GET_FILTER "
                              "needs CAP_SYS_ADMIN and a reader under no seccomp filter)): the proof is the tries on "
-                             "every ABI the kernel accepts; NOT claimed: add_key",
+                             "every ABI the kernel accepts",
                              "sandbox.attack_surface");
         json_object *calls = member(member(check, "evidence"), "calls");
         assert_string_equal(str_member(member(calls, "ptrace"), "spawned program"), "EPERM");
