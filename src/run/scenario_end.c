@@ -54,10 +54,11 @@ void scenario_check_persistence(ctx *x) {
         else if (!value || strcmp(value, x->nonce) != 0)
                 scenario_add_check(x, id, "fail", t0, ev, "the variable set before the interrupts %s",
                                    value ? "changed" : "is gone");
-        else if (pid != 2)
-                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not 2", (long long) pid);
+        else if (pid != x->inside.kernel_pid)
+                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not %lld", (long long) pid,
+                                   (long long) x->inside.kernel_pid);
         else if (v != 0)
-                scenario_add_check(x, id, "fail", t0, ev, "the pinned pidfd no longer refers to the same live PID 2");
+                scenario_add_check(x, id, "fail", t0, ev, "the pinned pidfd no longer refers to the same live kernel");
         else
                 scenario_add_check(
                         x, id, "pass", t0, ev,

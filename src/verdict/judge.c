@@ -124,6 +124,22 @@ void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value) {
         verdict_evidence(v, row->key, value);
 }
 
+bool judge_audited(const kb_judge_input *in) {
+        return kb_fact_obj_of(in->expect, FACT_EXPECT_AUDIT) != NULL;
+}
+
+void verdict_not_applicable(verdict *v, const char *what) {
+        json_object *list = NULL;
+        if (!v->ev || v->oom)
+                return;
+        if (!json_object_object_get_ex(v->ev, "not_applicable", &list)) {
+                list = json_object_new_array();
+                verdict_evidence(v, "not_applicable", list);
+        }
+        if (list && json_object_array_add(list, json_object_new_string(what)) < 0)
+                v->oom = true;
+}
+
 const char *judge_check_id(kb_check c) {
         return kb_check_id(c);
 }
