@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <kbound/audit.h>
+#include <kbound/limits.h>
 #include "cli.h"
 
 enum { OPT_EXPECT = 'E', OPT_AS_ROOT = 'R' };
@@ -83,7 +84,13 @@ int cli_audit_begin(cli_audit *a, cli_setup *s, const cli_opts *o) {
                 a->env.expect_path = a->expect_path;
                 a->env.workspace = kb_audit_expect_workspace(a->env.expect);
         }
-        (void) s;
+        /* Held to check's own limits by default: the deployment's memory, tasks, /tmp and processor
+         * bounds are read by the host (sandbox.resources). The workspace's size and the log's are
+         * kbound's own set-up (a tmpfs at /workspace, the log it drains), not the deployment's: not
+         * claimed. */
+        kb_limits_default(&s->hardening.limits);
+        s->hardening.limits.max[KB_LIMIT_WORKSPACE] = 0;
+        s->hardening.limits.max[KB_LIMIT_LOG] = 0;
         return 0;
 }
 

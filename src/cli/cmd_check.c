@@ -176,6 +176,7 @@ int cli_check_run(int argc, char **argv, const cli_command *command, void *flags
         if (r)
                 return r;
         setup.audit = audit != NULL;
+        setup.root.sandbox = !audit; /* its kernelspecs run where their own wrappers put them */
         if (audit && (r = cli_audit_begin(audit, &setup, &o)))
                 return r;
         bool allow_network = setup.allow_network;

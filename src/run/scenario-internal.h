@@ -145,6 +145,9 @@ void scenario_expect_drop(ctx *x, kb_fact_id id);
 
 /* x->inside for kbound's own sandbox, or for the audited one once its kernel is pinned. */
 void scenario_inside_default(ctx *x);
+/* o made an audit's (scenario_audit_launch): no sandbox, hardening or pre-exec look of kbound's, the
+ * team's folders handed to whoever the launcher runs as. */
+void scenario_audit_options(ctx *x, kb_kernel_options *o);
 /* The kernel_options' launch for an audit (kb_kernel_options.launch; userdata x). */
 int scenario_audit_launch(void *userdata, const kb_kernel *k, char *const *argv, char *const *env, kb_sandbox **ret,
                           kb_error **ret_error);

@@ -529,13 +529,8 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         ko.syscall_probe = env->syscall_probe;
         ko.before_exec = scenario_pre_exec_look;
         ko.before_exec_userdata = x;
-        if (env->audit) {
-                /* Started as it is: kbound's bwrap, limits and filter are not there (scenario_audit.c). */
-                ko.sandbox = false;
-                ko.hardening = NULL;
-                ko.launch = scenario_audit_launch;
-                ko.launch_userdata = x;
-        }
+        if (env->audit)
+                scenario_audit_options(x, &ko); /* started as it is: no bwrap, limits or filter of kbound's */
         int r = kb_harness_start(&x->h, &ko, &error);
         if (r >= 0 && env->audit)
                 r = scenario_audit_adopt(x);

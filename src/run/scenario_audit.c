@@ -47,6 +47,15 @@ static const kb_sandbox_user *audit_user(const ctx *x) {
         return x->env->audit->as_root ? &root : x->env->harness.user;
 }
 
+void scenario_audit_options(ctx *x, kb_kernel_options *o) {
+        o->sandbox = false;
+        o->hardening = NULL;
+        o->before_exec = NULL;
+        o->user = audit_user(x);
+        o->launch = scenario_audit_launch;
+        o->launch_userdata = x;
+}
+
 /* env with HOME set to the team's workspace folder on the host (the sandbox's /workspace is
  * kbound's own). A new vector, NULL when out of memory. */
 static char **audit_env(char *const *env, const char *workspace) {
@@ -208,13 +217,10 @@ void scenario_audit_lifetime(ctx *x) {
         const char *slash = own ? strrchr(own, '/') : NULL;
         snprintf(team, sizeof team, "%.58s-twin", slash ? slash + 1 : "audit");
         kb_kernel_options ko = kb_harness_kernel_options(&twin_h, &x->env->harness, team, CELL_TIMEOUT_MS);
-        ko.sandbox = false;
-        ko.hardening = NULL;
+        scenario_audit_options(x, &ko);
         ko.on_msg = NULL;
-        ko.launch = scenario_audit_launch;
         /* The twin's launch records its own facts: x's are kept aside and put back. */
         json_object *audit = TAKE_PTR(x->audit);
-        ko.launch_userdata = x;
         _cleanup_error_ kb_error *error = NULL;
         json_object *ev = json_object_new_object();
         kb_kernel *twin = NULL;

@@ -319,6 +319,15 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 verdict_problem(&v, "the host did not try whether the sandbox dies with kbound");
         else if (life_error)
                 verdict_problem(&v, "the host could not try whether the sandbox dies with kbound: %s", life_error);
+        else if ((kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0) && judge_audited(in))
+                verdict_problem(&v,
+                                "a kernel started as this one outlived its launcher: %s still ran %" PRId64
+                                " ms after kbound killed the process it started (the kernelspec's program; kbound "
+                                "then stopped it): the kernel can outlive whatever runs it",
+                                init_ms < 0 && pid2_ms < 0 ? "the kernel and the init of its pid namespace"
+                                : init_ms < 0              ? "the init of its pid namespace"
+                                                           : "the kernel",
+                                kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
         else if (kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0)
                 verdict_problem(&v,
                                 "a sandbox started as this one was outlived its bwrap: %s still ran %" PRId64
