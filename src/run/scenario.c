@@ -73,6 +73,8 @@ void scenario_expect_log(ctx *x) {
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         scenario_expect_sandbox(x, sb);
+        if (x->env->audit)
+                scenario_audit_binds(x, kb_fact_arr_of(x->expect, FACT_EXPECT_TEAM_BINDS));
         scenario_expect_int(x, FACT_EXPECT_KERNEL_PID, kb_sandbox_kernel_pid(sb));
         scenario_expect_log(x);
 }

@@ -269,7 +269,7 @@ void scenario_audit_end(ctx *x) {
 }
 
 void scenario_audit_binds(ctx *x, json_object *binds) {
-        json_object *writable = kb_audit_expect_writable(x->env->audit->expect);
+        json_object *writable = binds ? kb_audit_expect_writable(x->env->audit->expect) : NULL;
         for (size_t i = 0; writable && i < json_object_array_length(writable); i++) {
                 const char *folder = json_object_get_string(json_object_array_get_idx(writable, i));
                 json_object *id = scenario_file_id(folder, FACT_TEAM_BIND_DEV, FACT_TEAM_BIND_INO);

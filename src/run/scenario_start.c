@@ -104,8 +104,6 @@ void scenario_expect_sandbox(ctx *x, const kb_sandbox *sb) {
                     json_object_array_add(binds, id) < 0)
                         json_object_put(id);
         }
-        if (audited)
-                scenario_audit_binds(x, binds);
         scenario_expect_arr(x, FACT_EXPECT_TEAM_BINDS, binds);
         /* Where every team's folders are (teams/), and every kbound run's (its parent): as the
          * mount tables name folders, with no link or doubled slash (none found fails closed). */

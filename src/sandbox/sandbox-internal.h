@@ -236,3 +236,5 @@ void kb_sandbox_audit_pin(kb_sandbox *sb, const kb_sandbox_audit_pinned *p);
 /* That the pinned kernel is still the process it was: alive, with the same start time, before and
  * after the read. Returns 0, -ESRCH (exited), -EPERM (another process). */
 int kb_sandbox_audit_verify(pid_t pid, int pidfd, uint64_t start);
+/* Field 22 of /proc/<pid>/stat: when pid started. Returns 0, -ESRCH, -EPROTO, -errno. */
+int kb_sandbox_start_time(pid_t pid, uint64_t *ret);

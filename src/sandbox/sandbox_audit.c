@@ -81,33 +81,6 @@ int kb_sandbox_audit_launch(const kb_sandbox_audit_policy *policy, char *const *
         return 0;
 }
 
-/* Field 22 of /proc/<pid>/stat: when the process started. Returns 0, -ESRCH, -EPROTO, -errno. */
-static int start_time(pid_t pid, uint64_t *ret) {
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        int r = kb_sandbox_read_small(path, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        kb_procfs_stat st;
-        if (kb_procfs_stat_parse(buf, &st) < 0 || st.starttime == 0)
-                return -EPROTO;
-        *ret = st.starttime;
-        return 0;
-}
-
-int kb_sandbox_audit_verify(pid_t pid, int pidfd, uint64_t start) {
-        if (!kb_sandbox_pidfd_alive(pidfd))
-                return -ESRCH;
-        uint64_t now = 0;
-        int r = start_time(pid, &now);
-        /* Only after the read does "still alive" prove it was about the process the pidfd holds. */
-        if (!kb_sandbox_pidfd_alive(pidfd))
-                return -ESRCH;
-        if (r < 0)
-                return r == -ESRCH ? -ESRCH : -EPERM;
-        return now == start ? 0 : -EPERM;
-}
-
 /* PID 1 of the pid namespace pidns (a process whose ns/pid is it and whose NSpid ends in 1),
  * pinned. Returns 0, -ESRCH (none found), -errno. */
 static int find_init(uint64_t pidns, pid_t *ret_pid, int *ret_pidfd) {
@@ -167,7 +140,7 @@ int kb_sandbox_audit_adopt(kb_sandbox *sb, pid_t kernel_pid, const char *workspa
                 return kb_error_make(ret_error, -kernel_pidfd, "cannot pin the kernel (pid %d): %s", (int) kernel_pid,
                                      strerror(-kernel_pidfd));
         uint64_t kernel_ns = 0, own_ns = 0;
-        int r = start_time(kernel_pid, &p.kernel_start);
+        int r = kb_sandbox_start_time(kernel_pid, &p.kernel_start);
         if (r >= 0)
                 r = kb_sandbox_proc_pidns("/proc", kernel_pid, &kernel_ns);
         if (r >= 0)

@@ -122,6 +122,7 @@ typedef struct verdict {
         json_object *problems; /* strings, also in ev */
         size_t n;              /* problems found (more than are kept) */
         bool oom;
+        json_object *not_applicable; /* in ev: what of kbound's own launch an audit does not claim */
         const kb_judge_input *in; /* the evidence judged from the host's looks (judge_look_problems), held to
                                    * facts.def at the verdict's end */
 } verdict;

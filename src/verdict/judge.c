@@ -129,14 +129,13 @@ bool judge_audited(const kb_judge_input *in) {
 }
 
 void verdict_not_applicable(verdict *v, const char *what) {
-        json_object *list = NULL;
         if (!v->ev || v->oom)
                 return;
-        if (!json_object_object_get_ex(v->ev, "not_applicable", &list)) {
-                list = json_object_new_array();
-                verdict_evidence(v, "not_applicable", list);
+        if (!v->not_applicable) {
+                v->not_applicable = json_object_new_array();
+                verdict_evidence(v, "not_applicable", v->not_applicable); /* v->ev owns it */
         }
-        if (list && json_object_array_add(list, json_object_new_string(what)) < 0)
+        if (!v->oom && json_object_array_add(v->not_applicable, json_object_new_string(what)) < 0)
                 v->oom = true;
 }
 
