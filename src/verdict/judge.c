@@ -93,6 +93,7 @@ void verdict_init(verdict *v) {
         v->problems = json_object_new_array();
         v->n = 0;
         v->in = NULL;
+        v->not_applicable = NULL;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
