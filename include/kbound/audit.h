@@ -13,12 +13,12 @@
 
 /* What an audit run shares (kb_check_env.audit). Read-only while it runs. */
 typedef struct kb_audit_env {
-        bool as_root;          /* the launcher runs as root: asked for (--as-root), never the default */
-        bool tcp;              /* the connection file's transport: tcp on the host's loopback, else ipc in the
-                                * team's runtime folder, which the launcher must show the kernel at the same
-                                * path */
-        const char *workspace; /* the kernel's workspace as it sees it (the expect file's); NULL: its working
-                                * folder */
+        bool as_root;            /* the launcher runs as root: asked for (--as-root), never the default */
+        bool tcp;                /* the connection file's transport: tcp on the host's loopback, else ipc in the
+                                  * team's runtime folder, which the launcher must show the kernel at the same
+                                  * path */
+        const char *workspace;   /* the kernel's workspace as it sees it (the expect file's); NULL: its working
+                                  * folder */
         const char *expect_path; /* the expect file, for reports; NULL: kbound's own claims */
         json_object *expect;     /* kb_audit_expect_read's; NULL: kbound's own claims */
 } kb_audit_env;

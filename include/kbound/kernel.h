@@ -42,8 +42,8 @@ typedef struct kb_kernel_options {
         /* A launcher other than kbound's own (`kbound audit`): called, with sandbox false, in place of the
          * launch, with the kernel's argv (the kernelspec's as it is, host paths) and environment; *ret gets
          * the sandbox it started (kb_sandbox_audit_launch). Returns 0 or -errno with *ret_error. NULL: none. */
-        int (*launch)(void *userdata, const struct kb_kernel *k, char *const *argv, char *const *env,
-                      kb_sandbox **ret, kb_error **ret_error);
+        int (*launch)(void *userdata, const struct kb_kernel *k, char *const *argv, char *const *env, kb_sandbox **ret,
+                      kb_error **ret_error);
         void *launch_userdata;
 } kb_kernel_options;
 

@@ -219,10 +219,9 @@ int cli_check_run(int argc, char **argv, const cli_command *command, void *flags
         }
         cli_progress(audit ? "auditing %zu kernel(s) as their kernelspecs start them (%s %s: not used); %zu secrets"
                            : "checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
-                     "values skipped as not distinctive)",
+                             "values skipped as not distinctive)",
                      n_kernels, setup.bwrap ? setup.bwrap : "bwrap", setup.bwrap_version ? setup.bwrap_version : "-",
-                     kb_secrets_count(secrets),
-                     canaries->env_values_skipped);
+                     kb_secrets_count(secrets), canaries->env_values_skipped);
 
         kb_check_env env = {
                 .harness = cli_harness_env(&setup, &o, deadline),

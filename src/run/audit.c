@@ -23,7 +23,6 @@ static bool known(const char *key) {
         return false;
 }
 
-
 static int check_allow(const char *path, json_object *allow, kb_error **ret_error) {
         if (!json_object_is_type(allow, json_type_object))
                 return kb_error_make(ret_error, EINVAL, "%s: \"allow\" must be an object of check ids and reasons",
@@ -73,8 +72,8 @@ int kb_audit_expect_read(const char *path, json_object **ret, kb_error **ret_err
         json_object *version = kb_json_get(e, "kbound_expect");
         if (!version || !json_object_is_type(version, json_type_int) ||
             json_object_get_int64(version) != KB_AUDIT_EXPECT_VERSION)
-                return kb_error_make(ret_error, EINVAL, "%s: \"kbound_expect\" must be %d (this kbound's format)",
-                                     path, KB_AUDIT_EXPECT_VERSION);
+                return kb_error_make(ret_error, EINVAL, "%s: \"kbound_expect\" must be %d (this kbound's format)", path,
+                                     KB_AUDIT_EXPECT_VERSION);
         json_object_object_foreach(e, key, value) {
                 if (!known(key))
                         return kb_error_make(ret_error, EINVAL, "%s: unknown key \"%s\" (docs/audit.md)", path, key);
@@ -86,8 +85,8 @@ int kb_audit_expect_read(const char *path, json_object **ret, kb_error **ret_err
         v = kb_json_get(e, "workspace");
         if (v && (!json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/' ||
                   json_object_get_string_len(v) >= 4096))
-                return kb_error_make(ret_error, EINVAL, "%s: \"workspace\" must be an absolute path as the kernel sees it",
-                                     path);
+                return kb_error_make(ret_error, EINVAL,
+                                     "%s: \"workspace\" must be an absolute path as the kernel sees it", path);
         if ((v = kb_json_get(e, "writable")) && (r = check_writable(path, v, ret_error)) < 0)
                 return r;
         if ((v = kb_json_get(e, "allow")) && (r = check_allow(path, v, ret_error)) < 0)

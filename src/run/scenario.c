@@ -523,8 +523,9 @@ static int find_pack(ctx *x) {
 static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         const kb_check_env *env = x->env;
         _cleanup_error_ kb_error *error = NULL;
-        kb_harness_phase(&x->h, env->audit ? "starting as the kernelspec says (audit) as team %s"
-                                           : "starting in bubblewrap as team %s",
+        kb_harness_phase(&x->h,
+                         env->audit ? "starting as the kernelspec says (audit) as team %s"
+                                    : "starting in bubblewrap as team %s",
                          team);
         kb_kernel_options ko = kb_harness_kernel_options(&x->h, &env->harness, team, CELL_TIMEOUT_MS);
         ko.allow_network = env->allow_network;

@@ -176,8 +176,7 @@ int scenario_audit_adopt(ctx *x) {
                 snprintf(x->inside.workspace, sizeof x->inside.workspace, "/");
         /* The team's runtime folder is where the launcher shows the kernel its sockets, at the same
          * path: the probe program and the go files are there. */
-        snprintf(x->inside.program, sizeof x->inside.program, "%s/%s", kb_kernel_runtime_dir(x->h.kernel),
-                 AUDIT_PROBE);
+        snprintf(x->inside.program, sizeof x->inside.program, "%s/%s", kb_kernel_runtime_dir(x->h.kernel), AUDIT_PROBE);
         snprintf(x->inside.handoff, sizeof x->inside.handoff, "%s", kb_kernel_runtime_dir(x->h.kernel));
         if (kb_fact_set_int(x->audit, FACT_AUDIT_KERNEL_PID, kernel) < 0 ||
             kb_fact_set_int(x->audit, FACT_AUDIT_KERNEL_NSPID, x->inside.kernel_pid) < 0 ||
@@ -210,8 +209,8 @@ static int64_t gone_within(int pidfd, int64_t t0, int64_t bound_ms) {
 }
 
 void scenario_audit_lifetime(ctx *x) {
-        kb_harness twin_h = {.spec = x->spec, .log = x->h.log, .log_userdata = x->h.log_userdata,
-                             .deadline_ms = x->h.deadline_ms};
+        kb_harness twin_h = {
+                .spec = x->spec, .log = x->h.log, .log_userdata = x->h.log_userdata, .deadline_ms = x->h.deadline_ms};
         char team[KB_TEAM_NAME_MAX + 1];
         const char *own = kb_kernel_team_dir(x->h.kernel);
         const char *slash = own ? strrchr(own, '/') : NULL;

@@ -39,14 +39,15 @@ int kb_sandbox_audit_launch(const kb_sandbox_audit_policy *policy, char *const *
                 return -EINVAL;
         _cleanup_free_ char *program = audit_program(argv[0], policy->env);
         if (!program)
-                return kb_error_make(ret_error, ENOENT, "the kernelspec's program '%s' was not found or is not executable",
-                                     argv[0]);
+                return kb_error_make(ret_error, ENOENT,
+                                     "the kernelspec's program '%s' was not found or is not executable", argv[0]);
         _cleanup_close_ int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (log_fd < 0)
-                return kb_error_make(ret_error, errno, "cannot open the kernel's log %s: %s", log_path, strerror(errno));
+                return kb_error_make(ret_error, errno, "cannot open the kernel's log %s: %s", log_path,
+                                     strerror(errno));
         /* uid 0 is root's own run (`--as-root`): nothing to drop to. */
-        const kb_sandbox_user *user = policy->user && policy->user->switch_user && policy->user->uid != 0 ? policy->user
-                                                                                                        : NULL;
+        const kb_sandbox_user *user =
+                policy->user && policy->user->switch_user && policy->user->uid != 0 ? policy->user : NULL;
         kb_spawn_options so = kb_spawn_options_kernel(log_fd, user);
         so.new_session = true;
         so.chdir_to = policy->chdir_to;
@@ -94,9 +95,9 @@ static int find_init(uint64_t pidns, pid_t *ret_pid, int *ret_pidfd) {
                 pid_t pid;
                 uint64_t ino;
                 kb_proc_status st;
-                if (!kb_sandbox_parse_pid(de->d_name, &end, &pid) || *end || kb_sandbox_proc_pidns("/proc", pid, &ino) < 0 ||
-                    ino != pidns || kb_sandbox_proc_status("/proc", pid, &st) < 0 || st.nspid_depth < 2 ||
-                    st.nspid_last != 1)
+                if (!kb_sandbox_parse_pid(de->d_name, &end, &pid) || *end ||
+                    kb_sandbox_proc_pidns("/proc", pid, &ino) < 0 || ino != pidns ||
+                    kb_sandbox_proc_status("/proc", pid, &st) < 0 || st.nspid_depth < 2 || st.nspid_last != 1)
                         continue;
                 int pidfd = kb_sandbox_pidfd_open(pid);
                 /* Read again once pinned: the pidfd is this process, not a pid reused since. */
@@ -134,7 +135,8 @@ static int open_workspace(pid_t pid, const char *workspace_inside) {
 int kb_sandbox_audit_adopt(kb_sandbox *sb, pid_t kernel_pid, const char *workspace_inside, kb_error **ret_error) {
         if (!kb_sandbox_audited(sb) || kernel_pid <= 0 || (workspace_inside && workspace_inside[0] != '/'))
                 return -EINVAL;
-        kb_sandbox_audit_pinned p = {.kernel_pid = kernel_pid, .kernel_pidfd = -1, .init_pidfd = -1, .workspace_fd = -1};
+        kb_sandbox_audit_pinned p = {
+                .kernel_pid = kernel_pid, .kernel_pidfd = -1, .init_pidfd = -1, .workspace_fd = -1};
         _cleanup_close_ int kernel_pidfd = kb_sandbox_pidfd_open(kernel_pid);
         if (kernel_pidfd < 0)
                 return kb_error_make(ret_error, -kernel_pidfd, "cannot pin the kernel (pid %d): %s", (int) kernel_pid,
@@ -148,8 +150,8 @@ int kb_sandbox_audit_adopt(kb_sandbox *sb, pid_t kernel_pid, const char *workspa
         if (r >= 0 && !kb_sandbox_pidfd_alive(kernel_pidfd))
                 r = -ESRCH;
         if (r < 0)
-                return kb_error_make(ret_error, -r, "cannot read the kernel (pid %d) from the host: %s", (int) kernel_pid,
-                                     strerror(-r));
+                return kb_error_make(ret_error, -r, "cannot read the kernel (pid %d) from the host: %s",
+                                     (int) kernel_pid, strerror(-r));
         _cleanup_close_ int init_pidfd = -1;
         if (kernel_ns != own_ns) {
                 /* A pid namespace of its own: its PID 1 and everything in it are the sandbox. */

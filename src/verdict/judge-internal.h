@@ -123,8 +123,8 @@ typedef struct verdict {
         size_t n;              /* problems found (more than are kept) */
         bool oom;
         json_object *not_applicable; /* in ev: what of kbound's own launch an audit does not claim */
-        const kb_judge_input *in; /* the evidence judged from the host's looks (judge_look_problems), held to
-                                   * facts.def at the verdict's end */
+        const kb_judge_input *in;    /* the evidence judged from the host's looks (judge_look_problems), held to
+                                      * facts.def at the verdict's end */
 } verdict;
 
 /* Each function's contract is at its definition. judge.c: */
@@ -166,8 +166,7 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
 
 /* judge_objects.c: why fd (of p in snap), an anonymous inode or memory file, reaches outside the
  * sandbox, or NULL once every other holder the host found is the sandbox's own. */
-const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf,
-                                 size_t size);
+const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size);
 
 /* judge_plan.c: */
 int judge_plan_problems(const kb_judge_input *in, json_object *all, json_object *widening);

@@ -448,13 +448,14 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  allow_network ? "; network shared (raw-network override)" : "", outside_read, unread, mount_tables,
                  planned);
         if (audited)
-                snprintf(pass, sizeof pass,
-                         "a sandbox kbound did not build (kbound audit); %s namespaces differ from kbound's for all "
-                         "%zu process%s the host saw%s; every namespace is owned by the sandbox's own user namespace (a "
-                         "child of kbound's) and no process outside the sandbox is in one, holds one open or "
-                         "bind-mounts one (%" PRId64 " processes outside read%s)",
-                         names, n_proc, n_proc == 1 ? "" : "es",
-                         allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
+                snprintf(
+                        pass, sizeof pass,
+                        "a sandbox kbound did not build (kbound audit); %s namespaces differ from kbound's for all "
+                        "%zu process%s the host saw%s; every namespace is owned by the sandbox's own user namespace (a "
+                        "child of kbound's) and no process outside the sandbox is in one, holds one open or "
+                        "bind-mounts one (%" PRId64 " processes outside read%s)",
+                        names, n_proc, n_proc == 1 ? "" : "es",
+                        allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
         return verdict_end(&v, KB_CHECK_BACKEND, pass);
 }
 
