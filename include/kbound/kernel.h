@@ -26,12 +26,14 @@ typedef struct kb_kernel_options {
         const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
                                                 * the strictest defaults */
         const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
-        const char *boundary_probe;            /* host path of kbound-probe to show inside; may be NULL */
-        kb_client_msg_fn on_msg;               /* transcript hook, may be NULL; it never sees the connection
-                                                * key: a message echoing it (or a fragment, see
-                                                * kb_secrets_add_token) arrives with it redacted, and one that
-                                                * cannot be redacted (out of memory) arrives as msg NULL, to be
-                                                * counted as lost */
+        bool tcp; /* the kernel speaks TCP, through kbound's relay (which is syscall_probe), whatever its
+                   * kernelspec says (kb_kernelspec.tcp_only: the same); sandboxed kernels only */
+        const char *boundary_probe; /* host path of kbound-probe to show inside; may be NULL */
+        kb_client_msg_fn on_msg;    /* transcript hook, may be NULL; it never sees the connection
+                                     * key: a message echoing it (or a fragment, see
+                                     * kb_secrets_add_token) arrives with it redacted, and one that
+                                     * cannot be redacted (out of memory) arrives as msg NULL, to be
+                                     * counted as lost */
         void *on_msg_userdata;
         int cancel_fd;       /* readable → every wait ends with -ECANCELED; <= 0: none */
         int64_t deadline_ms; /* launch + readiness */
@@ -73,6 +75,18 @@ typedef struct kb_kernel kb_kernel;
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, kb_error **ret_error);
 
 KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
+/* What the kernel's sandbox runs under: the caller's hardening, with IP sockets for a kernel that
+ * speaks only TCP (borrowed; NULL: the strictest defaults). */
+KB_EXPORT const kb_sandbox_hardening *kb_kernel_hardening(const kb_kernel *k);
+/* A kernel that speaks only TCP: its ports on the sandbox's loopback, "P1,...", which kbound's relay
+ * reaches (docs/transports.md); NULL for an ipc kernel. */
+KB_EXPORT const char *kb_kernel_relay_ports(const kb_kernel *k);
+/* Where the relay listens inside ("<prefix>-<port>", the ipc names kbound connects to); NULL for an
+ * ipc kernel. */
+KB_EXPORT const char *kb_kernel_relay_prefix(const kb_kernel *k);
+/* And the relay's program on the host (the team's copy of kbound-syscall-probe, bound read-only
+ * at KB_SANDBOX_PROBE_PROGRAM); NULL for an ipc kernel. */
+KB_EXPORT const char *kb_kernel_relay_program(const kb_kernel *k);
 KB_EXPORT kb_sandbox *kb_kernel_sandbox(const kb_kernel *k); /* NULL when not sandboxed */
 KB_EXPORT int kb_kernel_pidfd(const kb_kernel *k);
 KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k); /* kernel_info_reply content, borrowed,

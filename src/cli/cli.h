@@ -420,7 +420,8 @@ int cli_stdout_close(void);
  * CLI_ALLOW_SYSCALL_MAX); cli_hardening checks them and builds the hardening: an unknown mode or
  * name is a usage error; under the raw-network override the sockets default to "inet" (and "unix"
  * or "default" with the network shared is a usage error: the network could not be used);
- * --disable-userns when bwrap (NULL: no sandbox) has it. Prints what is wrong, naming cmd. */
+ * nested user namespaces refused and the in-memory folders sized as bwrap (NULL: no sandbox) can
+ * (kb_bwrap_hardening: its own options, or kbound's stand-ins). Prints what is wrong, naming cmd. */
 #define CLI_ALLOW_SYSCALL_MAX 32
 typedef struct cli_hardening_opts {
         const char *sockets;
@@ -469,6 +470,7 @@ enum {
         CLI_OPT_SANDBOX_USER,
         CLI_OPT_SOCKETS,
         CLI_OPT_ALLOW_SYSCALL,
+        CLI_OPT_TRANSPORT,
         CLI_OPT_KERNELS_DIR,
         CLI_OPT_RO_BIND,
         CLI_OPT_TIMEOUT,
@@ -503,6 +505,7 @@ typedef struct cli_opts {
         bool allow_network;                  /* --allow-raw-network */
         const char *bwrap, *sandbox_user;    /* --bwrap, --sandbox-user */
         cli_hardening_opts hardening;        /* --sockets, --allow-syscall */
+        bool tcp;                            /* --transport tcp: every kernel speaks TCP through the relay */
         const char *kernels_dir;             /* --kernels-dir */
         char *ro_paths[CLI_RO_BIND_MAX + 1]; /* --ro-bind, NULL-terminated */
         size_t n_ro;
@@ -555,7 +558,7 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
 #define CLI_ACCEPTS_REPORTED "kernel", "team", "json", "junit"
 /* The options every command that starts a sandbox accepts, as runs of cli_command.accepts in
  * --help order: who runs the sandbox, and then what it binds and how far it is bounded. */
-#define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall"
+#define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall", "transport"
 #define CLI_ACCEPTS_LIMITS                                                                                             \
         "ro-bind", "image", "image-max-size", "memory-max", "tasks-max", "tmp-size", "workspace-max", "cpu-max",       \
                 "log-max", "prefix"

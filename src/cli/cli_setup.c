@@ -112,6 +112,7 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
                 .host_env = environ,
                 .user = &s->user,
                 .hardening = &s->hardening,
+                .tcp = o->tcp,
                 .syscall_probe = s->syscall_probe,
                 .boundary_probe = s->boundary_probe,
                 .cancel_fd = cli_signals_install(),

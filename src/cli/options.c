@@ -18,6 +18,7 @@ static const struct option shared_options[] = {
         {"sandbox-user", required_argument, NULL, CLI_OPT_SANDBOX_USER},
         {"sockets", required_argument, NULL, CLI_OPT_SOCKETS},
         {"allow-syscall", required_argument, NULL, CLI_OPT_ALLOW_SYSCALL},
+        {"transport", required_argument, NULL, CLI_OPT_TRANSPORT},
         {"kernels-dir", required_argument, NULL, CLI_OPT_KERNELS_DIR},
         {"ro-bind", required_argument, NULL, CLI_OPT_RO_BIND},
         {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},
@@ -85,6 +86,10 @@ static const shared_help shared_helps[] = {
         {"allow-syscall", NULL, "--allow-syscall NAME",
          "leave one call of the seccomp filter allowed (repeatable;\n"
          "reported as not claimed; docs/seccomp.md)"},
+        {"transport", NULL, "--transport MODE",
+         "how kbound reaches the kernels: auto (ipc, or TCP through kbound's\n"
+         "relay where a kernelspec's metadata says so; the default) or tcp\n"
+         "(every kernel binds TCP on its own loopback; docs/transports.md)"},
         {"kernels-dir", (const char *const[]){"check", NULL}, "--kernels-dir DIR",
          "your language packs, searched before kbound's kernels/ folder"},
         {"kernels-dir", NULL, "--kernels-dir DIR", "your language packs, searched before kbound's kernels/ folder"},
@@ -208,6 +213,13 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_ALLOW_SYSCALL:
                 return cli_opt_allow_syscall(o->cmd, &o->hardening, arg);
+        case CLI_OPT_TRANSPORT:
+                if (strcmp(arg, "tcp") != 0 && strcmp(arg, "auto") != 0) {
+                        cli_error("%s: --transport takes auto or tcp, not '%s'", o->cmd, arg);
+                        return KB_EXIT_USAGE;
+                }
+                o->tcp = strcmp(arg, "tcp") == 0;
+                return 0;
         case CLI_OPT_KERNELS_DIR:
                 o->kernels_dir = arg;
                 return 0;

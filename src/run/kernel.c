@@ -15,6 +15,7 @@
 #include "kbound/secrets.h"
 #include "base/jsonget.h"
 #include "sandbox/sandbox-internal.h"
+#include "run/kernel-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
 #define SOCKET_PREFIX "kernel"
@@ -46,7 +47,18 @@ struct kb_kernel {
         bool stopped;
         int wait_status;
         int workspace_fd; /* unsandboxed kernels: the host folder, opened on first use */
+        /* A kernel that speaks only TCP (kb_kernelspec.tcp_only, sandboxed): its ports on the
+         * sandbox's own loopback, "P1,...", reached through kbound's relay; "" otherwise. */
+        bool tcp;
+        char relay_ports[64];
+        kb_sandbox_hardening hardening; /* what it runs under (the caller's, with IP sockets for TCP) */
+        bool hardened;                  /* the caller gave one */
 };
+
+/* The ports a TCP-only kernel binds on the sandbox's own loopback, one per channel: the sandbox
+ * has its own network namespace, so fixed ports meet nothing; unprivileged ones, as the kernel
+ * holds no capability. */
+#define RELAY_PORT_BASE 9001
 
 static char *path_join(const char *a, const char *b) {
         char *p = NULL;
@@ -400,6 +412,22 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
                                      r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
                                                           "use a shorter --runtime-dir"
                                                         : "cannot make a connection");
+        /* A kernel that speaks only TCP reads a tcp connection file on the sandbox's loopback, with
+         * the key and ports kbound's own (ipc) side has: the relay listens where kbound connects
+         * and carries each connection to the port of the same number. */
+        kb_connection file = *k->connection;
+        const char *ip_file = NULL;
+        if (k->tcp) {
+                size_t used = 0;
+                for (size_t i = 0; i < _KB_CHANNEL_MAX; i++) {
+                        k->connection->ports[i] = RELAY_PORT_BASE + (int) i;
+                        used += (size_t) snprintf(k->relay_ports + used, sizeof k->relay_ports - used, "%s%d",
+                                                  i ? "," : "", k->connection->ports[i]);
+                }
+                file = *k->connection;
+                file.transport = KB_TRANSPORT_TCP;
+                ip_file = "127.0.0.1";
+        }
         /* Inside the sandbox the runtime folder is KB_SANDBOX_RUNTIME: the kernel sees that path in
          * its connection file and creates its sockets there (a tmpfs of their own, the file copied
          * in by bwrap, when kb_sandbox_runtime_in_memory); host paths never reach it. */
@@ -409,7 +437,7 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
                 if (!ip_inside || !s->conn_inside)
                         return -ENOMEM;
         }
-        r = kb_connection_write(k->connection, ip_inside, s->conn_path);
+        r = kb_connection_write(&file, ip_file ? ip_file : ip_inside, s->conn_path);
         if (r < 0)
                 return kb_error_make(ret_error, r, "cannot write the connection file %s: %s", s->conn_path,
                                      strerror(-r));
@@ -438,6 +466,21 @@ static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *
                 return kb_error_make(ret_error, EPERM,
                                      "kbound is root and no unprivileged sandbox user was given: a kernel never "
                                      "runs as root");
+        /* A kernel that speaks only TCP needs IP sockets (on its own loopback: boundary.network
+         * still holds it to that) and kbound's relay, which is kbound-syscall-probe. */
+        k->hardened = o->hardening != NULL;
+        if (o->hardening)
+                k->hardening = *o->hardening;
+        k->tcp = o->sandbox && (o->spec->tcp_only || o->tcp);
+        if (k->tcp && !o->syscall_probe)
+                return kb_error_make(ret_error, ENOENT,
+                                     "kernel %s speaks TCP (%s), and kbound's relay for it is kbound-syscall-probe, "
+                                     "which was not found",
+                                     o->spec->name, o->tcp ? "--transport tcp" : "its kernelspec's metadata");
+        if (k->tcp) {
+                k->hardened = true;
+                k->hardening.seccomp.sockets = KB_SECCOMP_SOCKETS_INET;
+        }
         int r = make_team_dir(k, o, ret_error);
         if (r >= 0)
                 r = probe_ready(k, o, ret_error);
@@ -468,9 +511,11 @@ static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const star
                 .env = s->env,
                 .bwrap = o->bwrap,
                 .user = o->user,
-                .hardening = o->hardening,
+                .hardening = k->hardened ? &k->hardening : NULL,
                 .syscall_probe = k->probe_copy,
                 .boundary_probe = k->boundary_copy,
+                .relay_prefix = kb_kernel_relay_prefix(k),
+                .relay_ports = k->relay_ports,
                 .before_exec = o->before_exec,
                 .before_exec_userdata = o->before_exec_userdata,
         };
@@ -559,9 +604,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
         if (r < 0)
                 goto fail;
         int64_t launched = kb_now_ms();
-        r = o->launch    ? o->launch(o->launch_userdata, k, s.argv, s.env, &k->sandbox, ret_error)
-            : o->sandbox ? launch_sandboxed(k, o, &s, ret_error)
-                         : launch_unsandboxed(k, o, &s, ret_error);
+        r = o->launch ? o->launch(o->launch_userdata, k, s.argv, s.env, &k->sandbox, ret_error)
+                      : (o->sandbox ? launch_sandboxed : launch_unsandboxed)(k, o, &s, ret_error);
         if (r < 0)
                 goto fail;
         bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);
@@ -587,6 +631,22 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
 fail:
         kb_kernel_destroy(&k, false);
         return r;
+}
+
+const kb_sandbox_hardening *kb_kernel_hardening(const kb_kernel *k) {
+        return k->hardened ? &k->hardening : NULL;
+}
+
+const char *kb_kernel_relay_ports(const kb_kernel *k) {
+        return k->tcp ? k->relay_ports : NULL;
+}
+
+const char *kb_kernel_relay_prefix(const kb_kernel *k) {
+        return k->tcp ? KB_SANDBOX_RUNTIME "/" SOCKET_PREFIX : NULL;
+}
+
+const char *kb_kernel_relay_program(const kb_kernel *k) {
+        return k->tcp ? k->probe_copy : NULL;
 }
 
 kb_client *kb_kernel_client(const kb_kernel *k) {
@@ -738,6 +798,24 @@ static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
         }
 }
 
+/* A kernel that died before making any of its ipc sockets may bind TCP whatever its connection
+ * file says (IJavascript does): the way to say so. */
+#define TCP_HINT                                                                                                       \
+        " (it made none of its ipc sockets: a kernel that speaks only TCP says so in its kernelspec's metadata, "      \
+        "{\"kbound\": {\"transport\": \"tcp\"}}; docs/transports.md)"
+
+static bool no_socket_made(const kb_kernel *k) {
+        int dir = k->sandbox ? kb_sandbox_runtime_fd(k->sandbox) : -1;
+        char name[32];
+        struct stat st;
+        for (int port = 1; dir >= 0 && port <= 5; port++) {
+                snprintf(name, sizeof name, SOCKET_PREFIX "-%d", port);
+                if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return false;
+        }
+        return dir >= 0;
+}
+
 /* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
  * cause worth naming. */
 static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
@@ -778,8 +856,14 @@ static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms
                          "reserving more cannot start; raise --memory-max if so)",
                          limit);
         }
+        /* The line that says why, which a stack trace's frames push out of the tail. */
+        _cleanup_free_ char *error = kb_kernel_log_error_line_of(k->log_path, 16384);
+        if (error && redact_in_place(k, &error, NULL) < 0)
+                return NULL;
         char *d = NULL;
-        if (asprintf(&d, "%s%s%s%s", how, why, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
+        if (asprintf(&d, "%s%s%s%s%s%s%s", how, why, error ? "; its log's error line: " : "", error ? error : "",
+                     at_start && !k->tcp && no_socket_made(k) ? TCP_HINT : "", tail && *tail ? "; its log ends: " : "",
+                     tail ? tail : "") < 0)
                 return NULL;
         return d;
 }

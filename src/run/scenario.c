@@ -69,6 +69,33 @@ void scenario_expect_log(ctx *x) {
         }
 }
 
+/* A kernel that speaks only TCP: kbound's relay (RELAY in facts.def), whose program and ports
+ * identity.pid2 follows kbound's connections through; NULL for an ipc kernel (or out of memory:
+ * then every connection answered by the relay fails, as by any process but PID 2). */
+static json_object *relay_expected(kb_kernel *k) {
+        const char *ports = kb_kernel_relay_ports(k);
+        if (!ports)
+                return NULL;
+        json_object *relay = json_object_new_object();
+        bool ok = relay &&
+                  kb_fact_set_obj(relay, FACT_RELAY_PROGRAM,
+                                  scenario_file_id(kb_kernel_relay_program(k), FACT_FILE_ID_DEV, FACT_FILE_ID_INO)) == 0 &&
+                  kb_fact_set_arr(relay, FACT_RELAY_PORTS, json_object_new_array()) == 0 &&
+                  kb_fact_set_str(relay, FACT_RELAY_PREFIX, kb_kernel_relay_prefix(k)) == 0;
+        json_object *list = ok ? kb_fact_arr_of(relay, FACT_RELAY_PORTS) : NULL;
+        for (const char *p = ports; ok && *p;) {
+                char *end;
+                long port = strtol(p, &end, 10);
+                ok = end != p && json_object_array_add(list, json_object_new_int64(port)) == 0;
+                p = *end == ',' ? end + 1 : end;
+        }
+        if (!ok) {
+                json_object_put(relay);
+                return NULL;
+        }
+        return relay;
+}
+
 /* The run's facts every judgement needs, set once the kernel is up. */
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
@@ -76,12 +103,20 @@ static void expect_basics(ctx *x) {
         if (x->env->audit)
                 scenario_audit_binds(x, kb_fact_arr_of(x->expect, FACT_EXPECT_TEAM_BINDS));
         scenario_expect_int(x, FACT_EXPECT_KERNEL_PID, kb_sandbox_kernel_pid(sb));
+        scenario_expect_obj(x, FACT_EXPECT_RELAY, relay_expected(x->h.kernel));
         scenario_expect_log(x);
+}
+
+/* The filter the kernel's sandbox runs under (the run's, with IP sockets for a kernel that speaks
+ * only TCP: kb_kernel_hardening), or NULL for the strictest. */
+static const kb_seccomp_policy *kernel_seccomp(ctx *x) {
+        const kb_sandbox_hardening *h = x->h.kernel ? kb_kernel_hardening(x->h.kernel) : x->env->harness.hardening;
+        return h ? &h->seccomp : NULL;
 }
 
 /* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */
 static void expect_seccomp(ctx *x) {
-        const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
+        const kb_seccomp_policy *policy = kernel_seccomp(x);
         json_object *seccomp = json_object_new_object(), *blocked = json_object_new_object();
         json_object *not_claimed = json_object_new_array();
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
@@ -117,7 +152,7 @@ static void surface_cell(ctx *x) {
         json_object_object_add(params, "program", json_object_new_string(x->inside.program));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
          * its number on this ABI (-1: none here) and each refused family. */
-        const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
+        const kb_seccomp_policy *policy = kernel_seccomp(x);
         json_object *calls = json_object_new_array(), *families = json_object_new_array();
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
                 const kb_seccomp_entry *e = kb_seccomp_entry_at(i);

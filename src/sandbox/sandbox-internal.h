@@ -26,6 +26,18 @@
  * the block channel. Returns 0, -ESRCH (init gone), -ETIMEDOUT or -errno. */
 int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd);
 
+/* The in-memory folders kb_sandbox_plan may make, NULL-terminated (their sizes:
+ * kb_sandbox_sized_size). */
+const char *const *kb_sandbox_sized_paths(void);
+
+/* kbound's stand-ins for what the bwrap lacks (h->host_sizes: --size; h->host_userns:
+ * --disable-userns), made from the host while bwrap's init (init_pid, pinned by init_pidfd) waits
+ * on the block channel: each sized folder remounted with its size, the sandbox's
+ * user.max_user_namespaces set and a nested user namespace then refused to user (the sandbox's)
+ * (sandbox_stand_in.c). Nothing to do: 0. Returns 0 or -errno with an error naming the step. */
+int kb_sandbox_stand_in(pid_t init_pid, int init_pidfd, const kb_sandbox_hardening *h, const kb_sandbox_user *user,
+                        kb_error **ret_error);
+
 /* Opens the sandbox's folder inside (KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME) through bwrap's init
  * (init_pid, pinned by init_pidfd) and checks it is what was asked: a tmpfs (sandbox.resources
  * judges its size), or else the host folder host_dir itself (sandbox_workspace.c). Returns 0 with

@@ -682,7 +682,8 @@ typedef struct folder_try {
 /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The host looks now,
  * then lets it go on, and pins the kernel as PID 2. A failed release (bwrap gone) shows as a
  * kernel that never appeared. Returns kb_sandbox_pin_pid2's result; f says how the folders went. */
-static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f) {
+static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f,
+                      bool *ret_worded, kb_error **ret_error) {
         int r = wait_init_blocked(sb, deadline_ms);
         if (r < 0)
                 return r;
@@ -690,6 +691,13 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
         sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
+        /* What this bwrap's missing options would have done (its sizes, no nested user namespaces):
+         * a stand-in that cannot be made fails the launch, as the option would have. */
+        r = kb_sandbox_stand_in(sb->init_pid, sb->init_pidfd, policy->hardening, policy->user, ret_error);
+        if (r < 0) {
+                *ret_worded = true;
+                return r;
+        }
         /* The host's own way into the workspace, before anything of the kernel runs (judged once
          * the kernel is pinned: a kernel that never appeared says more). */
         f->r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, f->inside, f->tmpfs, policy->workspace,
@@ -734,10 +742,15 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         r = pin_init(sb);
         folder_try f = {
                 .inside = KB_SANDBOX_WORKSPACE, .tmpfs = kb_sandbox_workspace_sized(policy->hardening), .r = -ESRCH};
+        bool worded = false;
         if (r == 0)
-                r = sandbox_go(sb, policy, deadline_ms, &f);
+                r = sandbox_go(sb, policy, deadline_ms, &f, &worded, ret_error);
         if (r == 0 && f.r < 0)
                 return folder_refused(sb, &f, log_path, log_offset, ret_error);
+        if (r < 0 && worded) {
+                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+                return r;
+        }
         if (r < 0) {
                 const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
                                    : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
@@ -796,7 +809,6 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return sb ? (expr) : (none);                                                                           \
         }
 
-/* An audited sandbox's kernel is known only once it answers: until then its launcher stands in. */
 SANDBOX_ACCESSOR(int, pidfd, sb->audited && sb->kernel_pidfd < 0 ? sb->bwrap_pidfd : sb->kernel_pidfd, -1)
 SANDBOX_ACCESSOR(int, workspace_fd, sb->workspace_fd, -1)
 SANDBOX_ACCESSOR(int, runtime_fd, sb->runtime_fd, -1)
@@ -814,6 +826,7 @@ SANDBOX_ACCESSOR(int, init_pidfd, sb->init_pidfd, -1)
 SANDBOX_ACCESSOR(int, seccomp_program, sb->seccomp_program, -1)
 SANDBOX_ACCESSOR(int, mounts_private, sb->mounts_private, -EINVAL)
 SANDBOX_ACCESSOR(char *const *, planned_env, sb->env, NULL)
+SANDBOX_ACCESSOR(bool, audited, sb->audited, false)
 
 json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         json_object *o = json_object_new_object(), *dirs = json_object_new_array();
@@ -981,8 +994,4 @@ void kb_sandbox_audit_pin(kb_sandbox *sb, const kb_sandbox_audit_pinned *p) {
         sb->init_pidfd = p->init_pidfd;
         sb->pidns_ino = p->pidns_ino;
         sb->workspace_fd = p->workspace_fd;
-}
-
-bool kb_sandbox_audited(const kb_sandbox *sb) {
-        return sb && sb->audited;
 }

@@ -168,6 +168,15 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
  * sandbox, or NULL once every other holder the host found is the sandbox's own. */
 const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size);
 
+/* judge_socket_ends.c: why a socket (target "socket:[inode]") that process p of look snap holds
+ * reaches outside the sandbox, or NULL once each of its other ends the host traced is the
+ * sandbox's own (or it is the kernel's end of one of kbound's connections). */
+const char *judge_socket_problem(json_object *snap, json_object *p, const char *target, int64_t inode, char *buf,
+                                 size_t size);
+/* The look's own problems with that tracing: a network namespace of the sandbox's whose sockets
+ * it could not list with sock_diag, or no tracing at all. */
+void judge_socket_look_problems(verdict *v, json_object *snap);
+
 /* judge_plan.c: */
 int judge_plan_problems(const kb_judge_input *in, json_object *all, json_object *widening);
 

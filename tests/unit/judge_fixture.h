@@ -114,7 +114,8 @@ static inline kb_judge_input input_of(json_object *run) {
         "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                         \
         "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "                \
         "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "              \
-        "'seccomp_filters': 1, 'tracer_pid': 0, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "     \
+        "'seccomp_filters': 1, 'tracer_pid': 0, 'session': " #session ", 'pgrp': " #session                            \
+        ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "                                                                        \
         "'ns_owners': " SANDBOX_OWNERS ", "                                                                            \
         "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "           \
         "'cmdline_secrets': [], 'fds': " fds ", 'refs': " REFS ", 'errors': []}"
@@ -259,7 +260,7 @@ static inline kb_judge_input input_of(json_object *run) {
  * channel, the same open file as init's fd 8 (kcmp). */
 #define LAUNCHER_PRE_EXEC                                                                                              \
         "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
-        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]'], 'shared_files': [{'target': "    \
+        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]'], 'shared_files': [{'target': "     \
         "'anon_inode:[eventfd]', 'pid': 1000, 'name': 'bwrap', 'fd': 5, 'sandbox_pid': 1001, 'sandbox_fd': 8}]}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE                                                                                                     \
@@ -334,6 +335,21 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'fd': 6, 'what': 'the block channel', 'dev': '0:8', 'ino': 8100}], "                                         \
         "'proc': {'dev': '0:22', 'ino': 1}, 'block_fd': 6}"
 
+/* The kernel's sockets traced to their other ends (sock_diag): its listeners and its unbound socket
+ * in the sandbox's network namespace, nothing waiting in them; its end of kbound's shell connection
+ * in kbound's, kbound's socket its peer; the netlink socket in no unix list. */
+#define SANDBOX_SOCKETS                                                                                                \
+        "[{'inode': 7001, 'found': 'sandbox', 'socket': {'inode': 7001, 'type': 'stream', 'state': 'listening', "      \
+        "'path': '" SHELL "', 'peer': 0, 'rqueue': 0}}, "                                                              \
+        "{'inode': 7002, 'found': 'sandbox', 'socket': {'inode': 7002, 'type': 'stream', 'state': 'listening', "       \
+        "'path': '" CONTROL "', 'peer': 0, 'rqueue': 0}}, "                                                            \
+        "{'inode': 7003, 'found': 'sandbox', 'socket': {'inode': 7003, 'type': 'stream', 'state': 'unconnected', "     \
+        "'peer': 0, 'rqueue': 0}}, "                                                                                   \
+        "{'inode': 7101, 'found': 'kbound', 'socket': {'inode': 7101, 'type': 'stream', 'state': 'connected', "        \
+        "'path': '" SHELL "', 'peer': 9101, 'rqueue': 0}, 'peer': {'inode': 9101, 'found': 'kbound', "                 \
+        "'held_by': [{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]}}, "                                           \
+        "{'inode': 7400, 'found': 'none'}]"
+
 /* One look at the sandbox, before the cell's child exists. */
 #define READY_LOOK                                                                                                     \
         "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                           \
@@ -363,7 +379,8 @@ static inline kb_judge_input input_of(json_object *run) {
         "'claim': 'boundary.sockets', 'exposed': [], 'socket': {'inode': 4001, 'type': 'stream', "                     \
         "'state': 'listening', 'path': '" HOST_SOCKET "', 'peer': 0}}], "                                              \
         "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "                \
-        "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}}"
+        "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}, "    \
+        "'sandbox_sockets': " SANDBOX_SOCKETS "}"
 
 /* The system-call ABIs as the host found them: x86_64 and i386 run, x32 not. */
 #define ABIS                                                                                                           \
