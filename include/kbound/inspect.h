@@ -118,3 +118,13 @@ KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **r
  * two environments can be compared and a difference named without a value in any fact. The
  * launcher's "environ" is in this form. Returns a new array, NULL if out of memory. */
 KB_EXPORT json_object *kb_inspect_env_digests(char *const *env);
+
+/* The kernel of a sandbox kbound did not build (`kbound audit`): the one process that holds the
+ * other end of every one of kbound's connections to a socket file of socket_dir (the folder of the
+ * kernel's ipc sockets, as the host reaches it), found as identity.pid2 finds it: each other end by
+ * sock_diag, its holder in every descriptor table of proc_root that kbound may read. Returns 0 with
+ * *ret_pid, -ENOENT (no such connection), -ESRCH (an end held by no readable process, or by two),
+ * -EPERM (ends held by different processes), -ENOMEM, -errno; why (why_size bytes) says which.
+ * *ret_connections gets how many connections were traced (on -ENOENT too). */
+KB_EXPORT int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_t *ret_pid,
+                                       size_t *ret_connections, char *why, size_t why_size);

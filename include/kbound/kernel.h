@@ -9,6 +9,8 @@
 #include "kbound/kernelspec.h"
 #include "kbound/sandbox.h"
 
+struct kb_kernel;
+
 typedef struct kb_kernel_options {
         const kb_kernelspec *spec;
         const char *base_dir; /* host directory (0700) that holds teams/<team>/ */
@@ -39,6 +41,12 @@ typedef struct kb_kernel_options {
          * (kb_sandbox_policy.before_exec); may be NULL. */
         void (*before_exec)(void *userdata, const kb_sandbox *sb);
         void *before_exec_userdata;
+        /* A launcher other than kbound's own (`kbound audit`): called, with sandbox false, in place of the
+         * launch, with the kernel's argv (the kernelspec's as it is, host paths) and environment; *ret gets
+         * the sandbox it started (kb_sandbox_audit_launch). Returns 0 or -errno with *ret_error. NULL: none. */
+        int (*launch)(void *userdata, const struct kb_kernel *k, char *const *argv, char *const *env, kb_sandbox **ret,
+                      kb_error **ret_error);
+        void *launch_userdata;
 } kb_kernel_options;
 
 typedef struct kb_kernel kb_kernel;

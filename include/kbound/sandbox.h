@@ -350,3 +350,37 @@ typedef struct kb_preflight_item {
 KB_EXPORT int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
                                    const char *syscall_probe, const kb_limits *limits, kb_preflight_item ***ret);
 KB_EXPORT void kb_preflight_free(kb_preflight_item **items);
+
+/* ---- a sandbox kbound did not build (`kbound audit`, docs/audit.md) ----
+ *
+ * The kernelspec's own argv (its wrapper: bwrap, firejail, crun, ...) started as it is: kbound adds
+ * no namespace, mount, filter or limit. What a check needs of a launch (the kernel pinned by a
+ * pidfd, the init of its pid namespace, the launcher) is found afterwards, from the host: the
+ * kernel is the process that holds the kernel end of kbound's connections (kb_inspect_holders). */
+typedef struct kb_sandbox_audit_policy {
+        char *const *env;            /* the launcher's whole environment (kb_sandbox_env's) */
+        const kb_sandbox_user *user; /* switch_user with a uid other than 0: the launcher drops to it;
+                                      * NULL, or uid 0: it runs as kbound (root only when asked) */
+        const char *chdir_to;        /* its working folder (a host path); NULL: kept */
+} kb_sandbox_audit_policy;
+
+/* Starts argv (argv[0] searched in the PATH of policy->env) as policy says: stdin /dev/null, stdout
+ * and stderr appended to log_path, a session of its own, a fresh session keyring, dying with the
+ * calling thread. Returns 0 and a sandbox whose kernel is not known yet (kb_sandbox_pidfd is the
+ * launcher's until kb_sandbox_audit_adopt), -ENOENT (no such program), -errno of the start, with
+ * *ret_error (if ret_error) saying which program. */
+KB_EXPORT int kb_sandbox_audit_launch(const kb_sandbox_audit_policy *policy, char *const *argv, const char *log_path,
+                                      kb_sandbox **ret, kb_error **ret_error);
+
+/* Pins kernel_pid (found by the caller as the holder of the kernel end of kbound's connections) as
+ * sb's kernel: its pidfd, its start time, the PID 1 of its pid namespace when that is not kbound's
+ * (else the kernel itself stands as init, and kb_sandbox_pidns is 0), and a descriptor of its
+ * working folder, workspace_inside (an absolute path as the kernel sees it, resolved in its root
+ * with no escape) or, when NULL, its current working directory (kb_sandbox_workspace_fd).
+ * Returns 0, -ESRCH (gone), -EPERM (the host may not read it), -ENOENT (no such workspace), -errno,
+ * with *ret_error saying which. */
+KB_EXPORT int kb_sandbox_audit_adopt(kb_sandbox *sb, pid_t kernel_pid, const char *workspace_inside,
+                                     kb_error **ret_error);
+
+/* Whether sb is a sandbox kbound did not build (kb_sandbox_audit_launch). */
+KB_EXPORT bool kb_sandbox_audited(const kb_sandbox *sb);

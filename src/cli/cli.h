@@ -30,6 +30,7 @@ int cmd_kernelspecs(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 
@@ -651,6 +652,7 @@ typedef struct cli_setup {
         int64_t started_ms;            /* kb_now_ms() at cli_setup_begin: when the run started */
         char started_at[32];           /* and as the report's "YYYY-MM-DDTHH:MM:SSZ" ("" without a clock) */
         cli_seconds_text timeout_text; /* --timeout as written, for the report (cli_run_facts) */
+        bool audit;                    /* `kbound audit`: the kernelspecs start as they are (no bwrap of kbound's) */
 } cli_setup;
 
 /* Before anything is created: no operand after the options, the report paths
@@ -706,3 +708,21 @@ kb_run_facts cli_run_facts(cli_setup *s, const cli_opts *o, kb_run_kind kind, bo
 int cli_run_kernels(const cli_setup *s, const cli_opts *o, const kb_check_env *check_env,
                     const kb_conformance_env *conformance_env, kb_transcript **transcript, kb_run **ret_run,
                     bool *transcript_failed);
+
+/* ---- `kbound audit` (cmd_audit.c): check's run on kernelspecs started as they are ---- */
+
+typedef struct cli_audit {
+        kb_audit_env env;
+        const char *expect_path; /* --expect */
+        bool as_root;            /* --as-root */
+} cli_audit;
+
+/* check's whole run (cmd_check.c) for command; audit NULL: check, with flags_userdata its own flags;
+ * else an audit, audit its userdata. Returns the exit code. */
+int cli_check_run(int argc, char **argv, const cli_command *command, void *flags_userdata, cli_audit *audit);
+/* After cli_setup_begin: the expect file read, who the launcher runs as. Prints why and returns a
+ * KB_EXIT_* code, or 0. */
+int cli_audit_begin(cli_audit *a, cli_setup *s, const cli_opts *o);
+/* The report's "sandbox" for an audit: no bwrap of kbound's, who the launchers ran as, the expect
+ * file. */
+void cli_audit_report(const cli_audit *a, json_object *sandbox);

@@ -11,6 +11,7 @@ static const struct {
         const char *summary;
 } commands[] = {
         {"check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict"},
+        {"audit", cmd_audit, "audit a kernel sandbox kbound did not build (the kernelspec's own wrapper)"},
         {"conformance", cmd_conformance, "test a kernel's Jupyter protocol conformance inside the sandbox"},
         {"run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced"},
         {"console", cmd_console, "an interactive prompt to a sandboxed kernel, for audits by hand"},

@@ -61,6 +61,7 @@ static const shared_help shared_helps[] = {
         {"team", (const char *const[]){"check", NULL}, "--team NAME", "prefix of the team names (default kbound)"},
         {"team", (const char *const[]){"conformance", NULL}, "--team NAME",
          "prefix of the team names (default kbound-conf)"},
+        {"team", (const char *const[]){"audit", NULL}, "--team NAME", "prefix of the team names (default audit)"},
         {"team", (const char *const[]){"run", NULL}, "--team NAME", "team name for the sandbox folders (default run)"},
         {"team", (const char *const[]){"console", NULL}, "--team NAME",
          "team name for the sandbox folders (default console)"},

@@ -604,7 +604,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
         if (r < 0)
                 goto fail;
         int64_t launched = kb_now_ms();
-        r = o->sandbox ? launch_sandboxed(k, o, &s, ret_error) : launch_unsandboxed(k, o, &s, ret_error);
+        r = o->launch ? o->launch(o->launch_userdata, k, s.argv, s.env, &k->sandbox, ret_error)
+                      : (o->sandbox ? launch_sandboxed : launch_unsandboxed)(k, o, &s, ret_error);
         if (r < 0)
                 goto fail;
         bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);

@@ -59,6 +59,13 @@ typedef struct ctx {
         struct lifetime_job lifetime;    /* the twin sandbox tried beside the interrupt cells */
         int mountinfo_fd;                /* the kernel's mountinfo, polled for changes between the looks */
         int mount_looks;                 /* looks taken because it changed */
+        /* Where the kernel finds what kbound hands it: kbound's sandbox's paths, or an audited one's
+         * (scenario_audit.c), and the kernel's pid as it sees itself (2 in kbound's sandbox). */
+        struct scenario_inside {
+                char workspace[PATH_MAX], program[PATH_MAX], handoff[PATH_MAX];
+                int64_t kernel_pid;
+        } inside;
+        json_object *audit; /* an audited sandbox's facts (kb_check_env.audit), NULL for check's */
 } ctx;
 
 typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
@@ -133,6 +140,28 @@ void scenario_expect_bool(ctx *x, kb_fact_bool f, bool v);
 void scenario_expect_obj(ctx *x, kb_fact_obj f, json_object *v);
 void scenario_expect_arr(ctx *x, kb_fact_arr f, json_object *v);
 void scenario_expect_drop(ctx *x, kb_fact_id id);
+
+/* ---- a sandbox kbound did not build (scenario_audit.c) ---- */
+
+/* x->inside for kbound's own sandbox, or for the audited one once its kernel is pinned. */
+void scenario_inside_default(ctx *x);
+/* o made an audit's (scenario_audit_launch): no sandbox, hardening or pre-exec look of kbound's, the
+ * team's folders handed to whoever the launcher runs as. */
+void scenario_audit_options(ctx *x, kb_kernel_options *o);
+/* The kernel_options' launch for an audit (kb_kernel_options.launch; userdata x). */
+int scenario_audit_launch(void *userdata, const kb_kernel *k, char *const *argv, char *const *env, kb_sandbox **ret,
+                          kb_error **ret_error);
+/* After readiness: the audited kernel found (the holder of the kernel end of kbound's connections)
+ * and pinned, x->inside and x->audit set. Returns 0, or < 0 with identity.pid2 failed saying why. */
+int scenario_audit_adopt(ctx *x);
+/* The audited sandbox's lifetime: a twin started as the kernelspec says, its launcher killed, its
+ * kernel and init watched (expect "lifetime"). */
+void scenario_audit_lifetime(ctx *x);
+/* The folders the expect file says the deployment lets the kernel write, appended to binds (TEAM_BIND
+ * facts, named "expected"): held as the team's own. */
+void scenario_audit_binds(ctx *x, json_object *binds);
+/* Every check held to its expectation (kb_audit_hold), and the report's "audit". */
+void scenario_audit_end(ctx *x);
 
 /* interrupt.control or interrupt.pidfd: a long cell interrupted through path and seen, by the host,
  * to stop (scenario_interrupt.c). A reply that says the cell stopped leaves the check pending until

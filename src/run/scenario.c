@@ -100,6 +100,8 @@ static json_object *relay_expected(kb_kernel *k) {
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
         scenario_expect_sandbox(x, sb);
+        if (x->env->audit)
+                scenario_audit_binds(x, kb_fact_arr_of(x->expect, FACT_EXPECT_TEAM_BINDS));
         scenario_expect_int(x, FACT_EXPECT_KERNEL_PID, kb_sandbox_kernel_pid(sb));
         scenario_expect_obj(x, FACT_EXPECT_RELAY, relay_expected(x->h.kernel));
         scenario_expect_log(x);
@@ -147,7 +149,7 @@ static void expect_seccomp(ctx *x) {
 static void surface_cell(ctx *x) {
         _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
-        json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
+        json_object_object_add(params, "program", json_object_new_string(x->inside.program));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
          * its number on this ABI (-1: none here) and each refused family. */
         const kb_seccomp_policy *policy = kernel_seccomp(x);
@@ -299,7 +301,10 @@ static void check_pidfd(ctx *x) {
         json_object_object_add(ev, "kernel_host_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
         if (r == 0)
                 scenario_add_check(x, kb_check_id(KB_CHECK_PIDFD), "pass", t0, ev,
-                                   "pidfd pinned to host pid %d: alive, PID 2 of the sandbox's pid namespace",
+                                   x->env->audit ? "pidfd pinned to host pid %d: alive, the process (by its start "
+                                                   "time) found holding the kernel end of kbound's connections"
+                                                 : "pidfd pinned to host pid %d: alive, PID 2 of the sandbox's pid "
+                                                   "namespace",
                                    (int) kb_sandbox_kernel_pid(sb));
         else
                 scenario_add_check(x, kb_check_id(KB_CHECK_PIDFD), "fail", t0, ev, "the pinned pidfd %s",
@@ -413,14 +418,14 @@ static void run_probe(ctx *x) {
         }
 
         json_object *params = json_object_new_object();
-        json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
-        json_object_object_add(params, "workspace", json_object_new_string(KB_SANDBOX_WORKSPACE));
+        json_object_object_add(params, "program", json_object_new_string(x->inside.program));
+        json_object_object_add(params, "workspace", json_object_new_string(x->inside.workspace));
         json_object_object_add(params, "nonce", json_object_new_string(x->nonce));
         json_object_object_add(params, "workspace_file", json_object_new_string(file_name));
         json_object_object_add(params, "escape_name", json_object_new_string(escape_name));
         json_object_object_add(params, "escape_dirs", json_object_get(x->env->escape_dirs));
         json_object *skip = json_object_new_array();
-        json_object_array_add(skip, json_object_new_string(KB_SANDBOX_WORKSPACE));
+        json_object_array_add(skip, json_object_new_string(x->inside.workspace));
         json_object_array_add(skip, json_object_new_string(KB_SANDBOX_RUNTIME));
         json_object_array_add(skip, json_object_new_string(KB_SANDBOX_HANDOFF));
         json_object_object_add(params, "skip_mounts", skip);
@@ -437,8 +442,8 @@ static void run_probe(ctx *x) {
         if (x->env->keyring_canary_name)
                 json_object_object_add(params, "keyring_canary", json_object_new_string(x->env->keyring_canary_name));
         json_object_object_add(params, "child_marker", json_object_new_string(watch.marker));
-        char go_inside[128];
-        snprintf(go_inside, sizeof go_inside, "%s/%s", kb_sandbox_handoff_inside(x->env->harness.hardening), go_name);
+        char go_inside[PATH_MAX + 64];
+        snprintf(go_inside, sizeof go_inside, "%s/%s", x->inside.handoff, go_name);
         json_object_object_add(params, "child_go", json_object_new_string(go_inside));
         /* The child waits this long for the host's look: ample for a marker on iopub and a look of
          * tens of ms on a loaded machine; a kernel that loses the marker costs no more. */
@@ -553,15 +558,26 @@ static int find_pack(ctx *x) {
 static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         const kb_check_env *env = x->env;
         _cleanup_error_ kb_error *error = NULL;
-        kb_harness_phase(&x->h, "starting in bubblewrap as team %s", team);
+        kb_harness_phase(&x->h,
+                         env->audit ? "starting as the kernelspec says (audit) as team %s"
+                                    : "starting in bubblewrap as team %s",
+                         team);
         kb_kernel_options ko = kb_harness_kernel_options(&x->h, &env->harness, team, CELL_TIMEOUT_MS);
         ko.allow_network = env->allow_network;
         ko.syscall_probe = env->syscall_probe;
         ko.before_exec = scenario_pre_exec_look;
         ko.before_exec_userdata = x;
+        if (env->audit)
+                scenario_audit_options(x, &ko); /* started as it is: no bwrap, limits or filter of kbound's */
         int r = kb_harness_start(&x->h, &ko, &error);
+        if (r >= 0 && env->audit)
+                r = scenario_audit_adopt(x);
         if (r >= 0)
                 return 0;
+        if (env->audit && x->h.kernel) {
+                *outcome = KB_CHECK_DONE; /* not identified: identity.pid2 says why */
+                return r;
+        }
         const char *why = kb_error_text(error, r);
         /* The sandbox given is leaky: that is a failed check, not a machine that cannot enforce,
          * whatever else the look before exec shows. */
@@ -635,7 +651,8 @@ static void run_steps(ctx *x) {
         if (x->no_pack) {
                 steps_untested(x);
         } else if (!x->h.cancelled && set_nonce(x) >= 0) {
-                scenario_lifetime_start(x);
+                if (!x->env->audit)
+                        scenario_lifetime_start(x);
                 kb_harness_phase(&x->h, "interrupting a running cell through the control channel");
                 scenario_check_interrupt(x, PATH_CONTROL);
                 if (!x->h.cancelled) {
@@ -659,8 +676,11 @@ static void run_steps(ctx *x) {
                 kb_harness_phase(&x->h, "shutting down through the control channel");
                 scenario_check_shutdown(x);
         }
-        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
-        if (!x->h.cancelled || x->lifetime.started)
+        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime); an audited
+         * one's twin is the kernelspec started again, its launcher killed. */
+        if (x->env->audit && !x->h.cancelled)
+                scenario_audit_lifetime(x);
+        else if (!x->h.cancelled || x->lifetime.started)
                 scenario_lifetime_end(x);
 }
 
@@ -727,6 +747,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                         },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
+        scenario_inside_default(&x);
         x.h.k = kb_report_kernel_new(spec, team);
         if (!x.h.k)
                 return -ENOMEM;
@@ -755,6 +776,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         scenario_sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
         scenario_fill_missing(&x);
+        if (env->audit)
+                scenario_audit_end(&x);
         kb_harness_phase(&x.h, "judged %zu checks from %zu host looks", json_object_array_length(x.h.checks),
                          x.snapshots ? json_object_array_length(x.snapshots) : (size_t) 0);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
@@ -772,6 +795,7 @@ done:
         json_object_put(x.host);
         json_object_put(x.expect);
         json_object_put(x.probe);
+        json_object_put(x.audit);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.h.checks is looked up again). */
         kb_harness_redact(&x.h, &x.h.k);

@@ -304,13 +304,13 @@ static bool interrupt_wedged(ctx *x, const interrupt_run *ir) {
  * returns 0 (the cell finished first) or -errno. */
 static int long_cell_start(ctx *x, interrupt_run *ir) {
         const char *word = ir->path == PATH_CONTROL ? "control" : "pidfd";
-        char marker[64], progress_inside[96], marker_result[64];
+        char marker[64], progress_inside[PATH_MAX + 64], marker_result[64];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", word, x->nonce);
         json_object *params = json_object_new_object();
         json_object_object_add(params, "marker", json_object_new_string(marker));
         json_object_object_add(params, "seconds", json_object_new_int(x->env->long_cell_seconds));
         snprintf(ir->progress, sizeof ir->progress, ".kbound-progress-%s-%.8s", word, x->nonce);
-        snprintf(progress_inside, sizeof progress_inside, "%s/%s", KB_SANDBOX_WORKSPACE, ir->progress);
+        snprintf(progress_inside, sizeof progress_inside, "%s/%s", x->inside.workspace, ir->progress);
         json_object_object_add(params, "progress", json_object_new_string(progress_inside));
         scenario_result_marker(x, marker_result, sizeof marker_result);
         json_object_object_add(params, "result_marker", json_object_new_string(marker_result));

@@ -88,8 +88,14 @@ void scenario_expect_sandbox(ctx *x, const kb_sandbox *sb) {
         /* The team's own read-write folders, as the sandbox was launched with them. */
         const kb_sandbox_policy *policy = kb_sandbox_launched_policy(sb);
         json_object *binds = json_object_new_array();
-        const char *dirs[][2] = {{"workspace", policy ? policy->workspace : NULL},
-                                 {"runtime", policy ? policy->runtime_dir : NULL}};
+        /* An audited sandbox's launcher was handed the team's folders by path (scenario_audit.c). */
+        bool audited = kb_sandbox_audited(sb) && x->h.kernel;
+        const char *dirs[][2] = {{"workspace", policy    ? policy->workspace
+                                               : audited ? kb_kernel_workspace(x->h.kernel)
+                                                         : NULL},
+                                 {"runtime", policy    ? policy->runtime_dir
+                                             : audited ? kb_kernel_runtime_dir(x->h.kernel)
+                                                       : NULL}};
         for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
                 json_object *id = scenario_file_id(dirs[i][1], FACT_TEAM_BIND_DEV, FACT_TEAM_BIND_INO);
                 if (!id)

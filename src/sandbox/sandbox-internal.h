@@ -226,3 +226,27 @@ int kb_cgroup_open_procs(const kb_cgroup *cg, int *fds, size_t max);
 int64_t kb_cgroup_oom_kills(const kb_cgroup *cg);
 /* Removes the folders (waiting up to a second for the last process to leave each). */
 void kb_cgroup_destroy(kb_cgroup *cg);
+
+/* ---- a sandbox kbound did not build (sandbox_audit.c; the struct is sandbox_launch.c's) ---- */
+
+/* A sandbox whose launcher (the kernelspec's own wrapper, kbound's child launcher, pinned by
+ * launcher_pidfd, taken) kbound started with env (taken) and did not build: no bwrap, no info, no
+ * plan. Its kernel is not known until kb_sandbox_audit_pin. NULL: out of memory (nothing taken). */
+kb_sandbox *kb_sandbox_audit_new(pid_t launcher, int launcher_pidfd, char **env);
+/* The kernel found (descriptors taken): its pid, pidfd and start time; the init of its own pid
+ * namespace (or the kernel itself, pidns_ino 0, when it shares kbound's); its working folder. */
+typedef struct kb_sandbox_audit_pinned {
+        pid_t kernel_pid;
+        int kernel_pidfd;
+        uint64_t kernel_start;
+        pid_t init_pid;
+        int init_pidfd;
+        uint64_t pidns_ino;
+        int workspace_fd;
+} kb_sandbox_audit_pinned;
+void kb_sandbox_audit_pin(kb_sandbox *sb, const kb_sandbox_audit_pinned *p);
+/* That the pinned kernel is still the process it was: alive, with the same start time, before and
+ * after the read. Returns 0, -ESRCH (exited), -EPERM (another process). */
+int kb_sandbox_audit_verify(pid_t pid, int pidfd, uint64_t start);
+/* Field 22 of /proc/<pid>/stat: when pid started. Returns 0, -ESRCH, -EPROTO, -errno. */
+int kb_sandbox_start_time(pid_t pid, uint64_t *ret);

@@ -62,6 +62,8 @@ struct kb_sandbox {
         int cgroup_error;               /* why not (-errno), 0 if made or not needed */
         uint64_t rlimit_as;             /* the memory limit kept per process instead (0: none) */
         kb_log_keeper *log;             /* the kernel's log, bounded (NULL: none asked; a file) */
+        bool audited;                   /* a sandbox kbound did not build (sandbox_audit.c) */
+        uint64_t kernel_start;          /* audited: the kernel's start time, as pinned */
 };
 
 static void sleep_ms(int ms) {
@@ -807,7 +809,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return sb ? (expr) : (none);                                                                           \
         }
 
-SANDBOX_ACCESSOR(int, pidfd, sb->kernel_pidfd, -1)
+SANDBOX_ACCESSOR(int, pidfd, sb->audited && sb->kernel_pidfd < 0 ? sb->bwrap_pidfd : sb->kernel_pidfd, -1)
 SANDBOX_ACCESSOR(int, workspace_fd, sb->workspace_fd, -1)
 SANDBOX_ACCESSOR(int, runtime_fd, sb->runtime_fd, -1)
 SANDBOX_ACCESSOR(pid_t, kernel_pid, sb->kernel_pid, -1)
@@ -824,6 +826,7 @@ SANDBOX_ACCESSOR(int, init_pidfd, sb->init_pidfd, -1)
 SANDBOX_ACCESSOR(int, seccomp_program, sb->seccomp_program, -1)
 SANDBOX_ACCESSOR(int, mounts_private, sb->mounts_private, -EINVAL)
 SANDBOX_ACCESSOR(char *const *, planned_env, sb->env, NULL)
+SANDBOX_ACCESSOR(bool, audited, sb->audited, false)
 
 json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         json_object *o = json_object_new_object(), *dirs = json_object_new_array();
@@ -860,6 +863,8 @@ int kb_sandbox_alive(const kb_sandbox *sb) {
 int kb_sandbox_verify(const kb_sandbox *sb) {
         if (!sb || sb->kernel_pidfd < 0)
                 return -EINVAL;
+        if (sb->audited)
+                return kb_sandbox_audit_verify(sb->kernel_pid, sb->kernel_pidfd, sb->kernel_start);
         return kb_sandbox_verify_identity("/proc", sb->kernel_pid, sb->kernel_pidfd, sb->init_pid, sb->pidns_ino);
 }
 
@@ -967,4 +972,26 @@ void kb_sandbox_destroy(kb_sandbox **sbp) {
                 (void) kb_sandbox_stop(sb, -1, NULL);
         sandbox_free(sb);
         *sbp = NULL;
+}
+
+/* sandbox_audit.c's sandbox: what its launch and its pin set (sandbox-internal.h). */
+kb_sandbox *kb_sandbox_audit_new(pid_t launcher, int launcher_pidfd, char **env) {
+        kb_sandbox *sb = sandbox_new();
+        if (!sb)
+                return NULL;
+        sb->audited = true;
+        sb->bwrap_pid = launcher;
+        sb->bwrap_pidfd = launcher_pidfd;
+        sb->env = env;
+        return sb;
+}
+
+void kb_sandbox_audit_pin(kb_sandbox *sb, const kb_sandbox_audit_pinned *p) {
+        sb->kernel_pid = p->kernel_pid;
+        sb->kernel_pidfd = p->kernel_pidfd;
+        sb->kernel_start = p->kernel_start;
+        sb->init_pid = p->init_pid;
+        sb->init_pidfd = p->init_pidfd;
+        sb->pidns_ino = p->pidns_ino;
+        sb->workspace_fd = p->workspace_fd;
 }

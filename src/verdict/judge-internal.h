@@ -122,8 +122,9 @@ typedef struct verdict {
         json_object *problems; /* strings, also in ev */
         size_t n;              /* problems found (more than are kept) */
         bool oom;
-        const kb_judge_input *in; /* the evidence judged from the host's looks (judge_look_problems), held to
-                                   * facts.def at the verdict's end */
+        json_object *not_applicable; /* in ev: what of kbound's own launch an audit does not claim */
+        const kb_judge_input *in;    /* the evidence judged from the host's looks (judge_look_problems), held to
+                                      * facts.def at the verdict's end */
 } verdict;
 
 /* Each function's contract is at its definition. judge.c: */
@@ -139,6 +140,11 @@ json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked
 /* The check table's id of c. The judges name their check by its enum through judge.c alone: the
  * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
 const char *judge_check_id(kb_check c);
+/* Whether in is about a sandbox kbound did not build (`kbound audit`: expect "audit"), where what
+ * only kbound's own launch has (its bwrap's argv and plan, the look before exec) is not claimed;
+ * verdict_not_applicable names such a part in the check's evidence ("not_applicable"). */
+bool judge_audited(const kb_judge_input *in);
+void verdict_not_applicable(verdict *v, const char *what);
 
 const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size);
 const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size);

@@ -93,6 +93,7 @@ void verdict_init(verdict *v) {
         v->problems = json_object_new_array();
         v->n = 0;
         v->in = NULL;
+        v->not_applicable = NULL;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
@@ -122,6 +123,21 @@ void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value) {
                 return;
         }
         verdict_evidence(v, row->key, value);
+}
+
+bool judge_audited(const kb_judge_input *in) {
+        return kb_fact_obj_of(in->expect, FACT_EXPECT_AUDIT) != NULL;
+}
+
+void verdict_not_applicable(verdict *v, const char *what) {
+        if (!v->ev || v->oom)
+                return;
+        if (!v->not_applicable) {
+                v->not_applicable = json_object_new_array();
+                verdict_evidence(v, "not_applicable", v->not_applicable); /* v->ev owns it */
+        }
+        if (!v->oom && json_object_array_add(v->not_applicable, json_object_new_string(what)) < 0)
+                v->oom = true;
 }
 
 const char *judge_check_id(kb_check c) {

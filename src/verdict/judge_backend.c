@@ -358,6 +358,11 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 transient_holds = 0;
         for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
                 json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
+                if (!look && s == 0 && judge_audited(in)) {
+                        verdict_not_applicable(&v, "the look before the kernel's program ran: the deployment's "
+                                                   "launcher does not wait for kbound's");
+                        continue;
+                }
                 if (!look) {
                         verdict_problem(&v, "the host took no look at the sandbox before the kernel's program ran");
                         continue;
@@ -375,10 +380,19 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 fds_unreadable = kb_fact_int_or(outside, FACT_NS_OUTSIDE_FD_TABLES_UNREADABLE, -1);
                 transient_holds += kb_fact_int_or(outside, FACT_NS_OUTSIDE_TRANSIENT, 0);
         }
-        launch_problems(&v, in, judge_last_look(in));
+        /* An audited sandbox's launcher and mounts are the deployment's: no plan of kbound's to hold
+         * them to (its argv is in the kernel's "audit"; its mounts are judged by write_outside). */
+        bool audited = judge_audited(in);
+        if (audited) {
+                verdict_not_applicable(&v, "the running launcher is the deployment's: its program, command line "
+                                           "and environment are reported, not held to a launch of kbound's");
+                verdict_not_applicable(&v, "the mounts are the deployment's: no plan of kbound's to match them "
+                                           "to (boundary.write_outside judges what they let the kernel write)");
+        } else
+                launch_problems(&v, in, judge_last_look(in));
         /* bwrap built the mounts kbound planned, and nothing more, in every table of every look */
         json_object *mount_problems = json_object_new_array();
-        int mount_tables = mount_problems ? judge_plan_problems(in, mount_problems, NULL) : -ENOMEM;
+        int mount_tables = audited ? 0 : mount_problems ? judge_plan_problems(in, mount_problems, NULL) : -ENOMEM;
         if (mount_tables < 0)
                 v.oom = true;
         for (size_t i = 0; i < arr_len(mount_problems); i++)
@@ -433,6 +447,15 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP, "?"), names, n_proc, n_proc == 1 ? "" : "es",
                  allow_network ? "; network shared (raw-network override)" : "", outside_read, unread, mount_tables,
                  planned);
+        if (audited)
+                snprintf(
+                        pass, sizeof pass,
+                        "a sandbox kbound did not build (kbound audit); %s namespaces differ from kbound's for all "
+                        "%zu process%s the host saw%s; every namespace is owned by the sandbox's own user namespace (a "
+                        "child of kbound's) and no process outside the sandbox is in one, holds one open or "
+                        "bind-mounts one (%" PRId64 " processes outside read%s)",
+                        names, n_proc, n_proc == 1 ? "" : "es",
+                        allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
         return verdict_end(&v, KB_CHECK_BACKEND, pass);
 }
 

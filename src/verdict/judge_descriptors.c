@@ -362,6 +362,11 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
 static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *ret_refs) {
         json_object *pe = in->pre_exec, *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH);
         char buf[DETAIL_MAX];
+        if (!plan && judge_audited(in)) {
+                verdict_not_applicable(v, "the look before the kernel's program ran, holding what kbound handed "
+                                          "bwrap: the deployment's launcher does not wait for kbound's");
+                return 0;
+        }
         if (!plan) {
                 verdict_problem(v, "kbound kept no record of the descriptors it handed bwrap");
                 return 0;

@@ -211,13 +211,16 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         json_object *nspid = kb_fact_arr_of(cell, FACT_IDENTITY_NSPID);
         json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
         int64_t cell_inner = last && json_object_is_type(last, json_type_int) ? json_object_get_int64(last) : -1;
+        /* PID 2 in kbound's sandbox; an audited kernel's own pid as the host found it (-1: not known). */
+        json_object *audit = kb_fact_obj_of(in->expect, FACT_EXPECT_AUDIT);
+        int64_t expected = audit ? kb_fact_int_or(audit, FACT_AUDIT_KERNEL_NSPID, -1) : 2;
         if (in->cells_absent)
                 ; /* the host's evidence alone */
         else if (!cell || cell_error)
                 verdict_problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
-        else if (cell_pid != 2 || cell_inner != 2)
-                verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2",
-                                cell_pid, cell_inner);
+        else if (cell_pid != expected || cell_inner != expected)
+                verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected %" PRId64,
+                                cell_pid, cell_inner, expected);
         int64_t kernel_pid = judge_kernel_pid(&v, in);
         json_object *endpoints = kb_fact_arr_of(at(in->snapshots, 0), FACT_LOOK_ENDPOINTS);
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();
@@ -321,7 +324,10 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         snprintf(pass, sizeof pass,
                  "the other end of each of kbound's %zu connections to the kernel (found by inode, not by path) is "
                  "held by "
-                 "the pinned PID 2 (host pid %" PRId64 ") alone%s%s",
-                 n_conn, kernel_pid, through, in->cells_absent ? "" : "; the kernel reports pid 2");
+                 "the pinned %s (host pid %" PRId64 ") alone%s%s",
+                 n_conn, audit ? "kernel" : "PID 2", kernel_pid, through,
+                 in->cells_absent ? ""
+                 : audit          ? "; the kernel reports the pid the host found it has in its pid namespace"
+                                  : "; the kernel reports pid 2");
         return verdict_end(&v, KB_CHECK_PID2, pass);
 }

@@ -543,7 +543,10 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
         verdict_evidence_fact(&v, EVIDENCE_WORKSPACE_WRITABLE_CELL, json_object_get(ws));
         verdict_evidence(&v, "host_read_back", json_object_new_boolean(read_back));
         return verdict_end(&v, KB_CHECK_WORKSPACE_WRITABLE,
-                           "the cell wrote a nonce to /workspace; the host read the same nonce back");
+                           judge_audited(in) ? "the cell wrote a nonce to the kernel's workspace; the host read the "
+                                               "same nonce back through the kernel's root"
+                                             : "the cell wrote a nonce to /workspace; the host read the same nonce "
+                                               "back");
 }
 
 /* ---- reachability (sockets, canaries) ---- */

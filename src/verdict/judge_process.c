@@ -303,7 +303,12 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
         bool dwp = false, ns = false;
-        int64_t lpid = launcher_problems(&v, kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER), &dwp, &ns);
+        int64_t lpid = -1;
+        if (judge_audited(in))
+                verdict_not_applicable(&v, "the running bwrap's own flags (--die-with-parent): the launcher is the "
+                                           "deployment's, so its lifetime is shown by effect alone");
+        else
+                lpid = launcher_problems(&v, kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER), &dwp, &ns);
         /* ...and by effect: a twin of the sandbox, its bwrap killed, must die with it. */
         json_object *life = kb_fact_obj_of(in->expect, FACT_EXPECT_LIFETIME);
         /* Not gone by the bound (null) or not known: -1, still there. */
@@ -314,6 +319,15 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 verdict_problem(&v, "the host did not try whether the sandbox dies with kbound");
         else if (life_error)
                 verdict_problem(&v, "the host could not try whether the sandbox dies with kbound: %s", life_error);
+        else if ((kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0) && judge_audited(in))
+                verdict_problem(&v,
+                                "a kernel started as this one outlived its launcher: %s still ran %" PRId64
+                                " ms after kbound killed the process it started (the kernelspec's program; kbound "
+                                "then stopped it): the kernel can outlive whatever runs it",
+                                init_ms < 0 && pid2_ms < 0 ? "the kernel and the init of its pid namespace"
+                                : init_ms < 0              ? "the init of its pid namespace"
+                                                           : "the kernel",
+                                kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
         else if (kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0)
                 verdict_problem(&v,
                                 "a sandbox started as this one was outlived its bwrap: %s still ran %" PRId64
@@ -333,6 +347,11 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         verdict_evidence(&v, "launcher_pid", json_object_new_int64(lpid));
         verdict_evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
         verdict_evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
+        if (judge_audited(in))
+                return verdict_end(&v, KB_CHECK_SESSION,
+                                   "no sandbox process has a controlling terminal (but a pty of the sandbox's own); "
+                                   "the kernel's session is the sandbox's own; and a kernel started as this one "
+                                   "died with its launcher when kbound killed it");
         return verdict_end(&v, KB_CHECK_SESSION,
                            own_ptys
                                    ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
