@@ -197,15 +197,23 @@ static void read_allowed(peer_trace *pt, const sockets *s) {
 }
 
 /* Whether the namespace open at fd is owned by a user namespace of the sandbox's own tree (its
- * owner, or one above the owner, in pt->allowed): 0 when it is, -EPERM when it is not (kbound does
- * not enter it), -errno when its owners cannot be read. */
-static int sandbox_owned(const peer_trace *pt, int fd) {
+ * owner, or one above the owner, in pt->allowed) or by kbound's own: 0 when it is, -EPERM when it
+ * is not (kbound does not enter it), -errno when its owners cannot be read. */
+static int sandbox_owned(const peer_trace *pt, const sockets *s, int fd) {
         _cleanup_json_ json_object *chain = json_object_new_array();
         if (!chain)
                 return -ENOMEM;
         int r = kb_inspect_owner_chain(fd, false, chain);
         if (r < 0)
                 return r;
+        /* One of kbound's own user namespace (a sandbox kbound did not build, made by root:
+         * kbound audit): root joins it from a thread, as it lists every such namespace's
+         * sockets for boundary.sockets (inspect_host_sockets.c); it is no other run's sandbox,
+         * whose namespaces a user namespace of its own owns. */
+        json_object *own = json_object_object_get(kb_fact_map_of(s->t->host, FACT_HOST_NS), "user");
+        if (json_object_array_length(chain) > 0 && json_object_is_type(own, json_type_int) &&
+            json_object_get_int64(json_object_array_get_idx(chain, 0)) == json_object_get_int64(own))
+                return 0;
         for (size_t i = 0; i < json_object_array_length(chain); i++)
                 if (kb_inspect_ns_set_has(&pt->allowed,
                                           (uint64_t) json_object_get_int64(json_object_array_get_idx(chain, i))))
@@ -232,7 +240,7 @@ int kb_inspect_peers_namespace(sockets *s, pid_t pid, int64_t netns, json_object
             kb_inspect_ns_inode(s->t->proc_root, pid, "pid", &pidns) < 0 || pidns != s->t->pidns_ino)
                 return 0;
         _cleanup_close_ int userns = -1;
-        int r = sandbox_owned(pt, fd); /* -EPERM: not the sandbox's own, kbound does not enter it */
+        int r = sandbox_owned(pt, s, fd); /* -EPERM: not the sandbox's own, kbound does not enter it */
         if (r >= 0 && pt->n_netns == SANDBOX_NETNS_MAX)
                 r = -E2BIG;
         if (r >= 0) {

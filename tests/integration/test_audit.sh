@@ -85,6 +85,10 @@ audit firejail-nonet
 r=$scratch/firejail-nonet.json
 ok "firejail --net=none: boundary.network passes" [ "$(check_status "$r" boundary.network)" = pass ]
 ok "firejail --net=none: sandbox.privileges fails as the default profile's does" [ "$(check_status "$r" sandbox.privileges)" = fail ]
+# its network namespace is the host user namespace's: the host lists its sockets all the same
+ok "firejail --net=none: the host lists the sandbox's own sockets" \
+  not grep -q "the unix sockets of the sandbox's network namespace" \
+  <<<"$(json_get "$r" "[' | '.join(c['evidence'].get('problems', [])) for c in d['kernels'][0]['checks'] if c['id'] == 'boundary.descriptors'][0]")"
 
 # -- an expect file: what it allows is not claimed, never passed; the rest as kbound's
 cat >"$scratch/expect.json" <<'EOF'
