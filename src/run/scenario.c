@@ -696,6 +696,7 @@ static void run_steps(ctx *x) {
                         kb_harness_phase(&x->h, "interrupting a running cell with SIGINT through the pinned pidfd");
                         scenario_check_interrupt(x, PATH_PIDFD);
                 }
+                scenario_control_late(x, false);
                 scenario_settle_stop(x, PATH_CONTROL);
                 if (!x->h.cancelled) {
                         kb_harness_phase(&x->h, "reading the variable back after both interrupts");
@@ -709,6 +710,7 @@ static void run_steps(ctx *x) {
         /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
         scenario_settle_stop(x, PATH_CONTROL);
         scenario_settle_stop(x, PATH_PIDFD);
+        scenario_control_late(x, true);
         if (!x->h.cancelled) {
                 kb_harness_phase(&x->h, "shutting down through the control channel");
                 scenario_check_shutdown(x);
@@ -819,6 +821,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
 done:
         stop_kernel(&x);
         record_inspection(&x);
+        scenario_control_late(&x, true);
         kb_closep(&x.mountinfo_fd);
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
