@@ -4,6 +4,7 @@
 #pragma once
 
 #include "base/facts.h"
+#include "base/jsonpool.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -61,6 +62,9 @@ typedef struct ctx {
         char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
         kb_harness h;                  /* the kernel, its report object and checks; cancelled, wedged */
         char nonce[33];
+        /* The evidence kept until the judges read it (the looks, the cells' results): each part
+         * held once however often it repeats (jsonpool.h), so none of it may change once in. */
+        kb_json_pool *pool;
         json_object *host;               /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots;          /* kb_inspect_snapshot of the sandbox, in the order taken */
         json_object *pre_exec;           /* kb_inspect_pre_exec: the look before the kernel's program ran */

@@ -661,6 +661,7 @@ static void gather_evidence(ctx *x, int64_t time_ms[static _KB_CHECK_TIME_MAX]) 
         int64_t t0 = kb_now_ms();
         if (kb_inspect_host("/proc", &x->host) < 0)
                 x->host = NULL; /* every host-judged check fails for the lack of it */
+        kb_json_pool_intern(x->pool, &x->host);
         x->inspect_ms += kb_now_ms() - t0;
         scenario_host_look(x, "ready");
         scenario_watch_mounts(x);
@@ -794,6 +795,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
+        /* Without a pool the evidence is kept whole: it costs memory, not a verdict. */
+        (void) kb_json_pool_new(&x.pool);
         if (find_pack(&x) < 0) {
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
@@ -829,6 +832,7 @@ done:
         json_object_put(x.host);
         json_object_put(x.expect);
         json_object_put(x.probe);
+        kb_json_pool_free(&x.pool);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.h.checks is looked up again). */
         kb_harness_redact(&x.h, &x.h.k);
