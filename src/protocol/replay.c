@@ -80,8 +80,7 @@ int kb_replay_history_new(size_t capacity, kb_replay_history **ret) {
                 h->capacity *= 2;
         h->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
         h->md_ctx = EVP_MD_CTX_new();
-        if (!h->sha256 || !h->md_ctx ||
-            getrandom(&h->multiplier, sizeof(h->multiplier), 0) != sizeof(h->multiplier) ||
+        if (!h->sha256 || !h->md_ctx || getrandom(&h->multiplier, sizeof(h->multiplier), 0) != sizeof(h->multiplier) ||
             resize(h, h->capacity < SLOTS_MIN ? h->capacity : SLOTS_MIN) < 0) {
                 kb_replay_history_destroy(&h);
                 return -ENOMEM;

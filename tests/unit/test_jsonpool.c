@@ -37,12 +37,13 @@ static size_t intern_same(kb_json_pool *p, json_object **v) {
 static void test_looks_share(void **state) {
         kb_json_pool *p = NULL;
         assert_int_equal(kb_json_pool_new(&p), 0);
-        _cleanup_json_ json_object *first = parse(
-                "{\"label\": \"ready\", \"mounts\": [{\"dev\": \"0:1\", \"path\": \"/\"}, {\"dev\": \"0:1\", \"path\": \"/tmp\"}],"
-                " \"processes\": [{\"pid\": 2, \"fds\": [0, 1, 2]}]}");
-        _cleanup_json_ json_object *second = parse(
-                "{\"label\": \"final\", \"mounts\": [{\"dev\": \"0:1\", \"path\": \"/\"}, {\"dev\": \"0:1\", \"path\": \"/tmp\"}],"
-                " \"processes\": [{\"pid\": 3, \"fds\": [0, 1, 2, 9]}, {\"pid\": 2, \"fds\": [0, 1, 2]}]}");
+        _cleanup_json_ json_object *first = parse("{\"label\": \"ready\", \"mounts\": [{\"dev\": \"0:1\", \"path\": "
+                                                  "\"/\"}, {\"dev\": \"0:1\", \"path\": \"/tmp\"}],"
+                                                  " \"processes\": [{\"pid\": 2, \"fds\": [0, 1, 2]}]}");
+        _cleanup_json_ json_object *second =
+                parse("{\"label\": \"final\", \"mounts\": [{\"dev\": \"0:1\", \"path\": \"/\"}, {\"dev\": \"0:1\", "
+                      "\"path\": \"/tmp\"}],"
+                      " \"processes\": [{\"pid\": 3, \"fds\": [0, 1, 2, 9]}, {\"pid\": 2, \"fds\": [0, 1, 2]}]}");
         intern_same(p, &first);
         /* Within one value: the same device string twice is one object. */
         json_object *m = at(first, "mounts");
@@ -84,8 +85,10 @@ static void test_whole_value_replaced(void **state) {
 static void test_unequal_apart(void **state) {
         kb_json_pool *p = NULL;
         assert_int_equal(kb_json_pool_new(&p), 0);
-        _cleanup_json_ json_object *a = parse("{\"x\": 1, \"y\": \"1\", \"z\": 1.5, \"t\": true, \"o\": {\"k\": 1, \"l\": 2}}");
-        _cleanup_json_ json_object *b = parse("{\"x\": \"1\", \"y\": 1, \"z\": 2.5, \"t\": 1, \"o\": {\"l\": 2, \"k\": 1}}");
+        _cleanup_json_ json_object *a =
+                parse("{\"x\": 1, \"y\": \"1\", \"z\": 1.5, \"t\": true, \"o\": {\"k\": 1, \"l\": 2}}");
+        _cleanup_json_ json_object *b =
+                parse("{\"x\": \"1\", \"y\": 1, \"z\": 2.5, \"t\": 1, \"o\": {\"l\": 2, \"k\": 1}}");
         intern_same(p, &a);
         intern_same(p, &b);
         const char *keys[] = {"x", "y", "z", "t", "o"};
