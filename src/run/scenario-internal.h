@@ -140,8 +140,9 @@ void scenario_expect_drop(ctx *x, kb_fact_id id);
  * scenario_settle_stop, which decides it once the host's watch of the cell's progress is over. */
 void scenario_check_interrupt(ctx *x, interrupt_path path);
 void scenario_settle_stop(ctx *x, interrupt_path path);
-/* Takes interrupt.control's interrupt_reply if it came after its check was decided, into that
- * check's evidence ("interrupt_reply_late"); with done, stops listening for it. */
+/* Takes interrupt.control's interrupt_reply if it came after its check was decided and the client
+ * has read it since (it reads the kernel's messages while it waits for anything), into that check's
+ * evidence ("interrupt_reply_late"); with done, stops listening for it. */
 void scenario_control_late(ctx *x, bool done);
 
 /* The end of the run (scenario_end.c): persistence.namespace, lifecycle.shutdown, and the twin

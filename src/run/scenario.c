@@ -703,6 +703,7 @@ static void run_steps(ctx *x) {
                         kb_harness_phase(&x->h, "reading the variable back after both interrupts");
                         scenario_check_persistence(x);
                 }
+                scenario_control_late(x, false);
         }
         /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
          * every host-judged check covers every moment from before exec to here. */
@@ -711,11 +712,13 @@ static void run_steps(ctx *x) {
         /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
         scenario_settle_stop(x, PATH_CONTROL);
         scenario_settle_stop(x, PATH_PIDFD);
-        scenario_control_late(x, true);
         if (!x->h.cancelled) {
                 kb_harness_phase(&x->h, "shutting down through the control channel");
                 scenario_check_shutdown(x);
         }
+        /* A late interrupt_reply is taken where the client has just read the kernel's messages
+         * (each step's wait, the shutdown's last): listening takes no wait of its own. */
+        scenario_control_late(x, true);
         /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
         if (!x->h.cancelled || x->lifetime.started)
                 scenario_lifetime_end(x);

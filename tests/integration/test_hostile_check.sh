@@ -99,5 +99,14 @@ ok "late_sig: the detail says the reply came after SIGINT (got: $(detail late_si
 ok "late_sig: the evidence holds the late reply, after the watch" \
   [ "$(control_ev late_sig "(e['interrupt_reply'], e['interrupt_reply_late']['status'], e['interrupt_reply_late']['after_ms'] >= e['watched_ms'])")" = "(None, 'ok', True)" ]
 
+echo "the same reply 1 s after SIGINT, after the check was decided: still recorded, taken while the host reads on"
+HOSTILE_INTERRUPT_MODE=signal check_mode later_sig interrupt-reply-after-sigint 120 --late-ms 1000
+expect later_sig 0 45 - out
+ok "later_sig: interrupt.control unsupported, its detail without the reply (got: $(detail later_sig interrupt.control))" \
+  bash -c '[ "$1" = unsupported ] && ! grep -qF "its interrupt_reply came later" <<<"$2"' _ \
+  "$(status later_sig interrupt.control)" "$(detail later_sig interrupt.control)"
+ok "later_sig: the evidence holds the late reply" \
+  [ "$(control_ev later_sig "(e['interrupt_reply'], e.get('interrupt_reply_late', {}).get('status'), e.get('interrupt_reply_late', {}).get('after_ms', 0) >= e['watched_ms'] + 1000)")" = "(None, 'ok', True)" ]
+
 assert_no_leftovers "after check against hostile kernels"
 finish
