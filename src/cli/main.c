@@ -1,4 +1,5 @@
 /* main.c: the kbound command: dispatch to a subcommand. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <openssl/crypto.h>
@@ -55,6 +56,11 @@ int main(int argc, char **argv) {
          * initialises; kbound never prints them. How OpenSSL starts is the process's choice, so
          * it is made here and not in the library. */
         OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, NULL);
+        /* One malloc arena for all threads. kbound's threads (one per kernel, libzmq's) mostly wait,
+         * so an arena each buys no speed, while each kernel's arena kept its own high-water mark of
+         * the host's looks after the kernel was done (with two kernels, 1.2 to 1.9 MiB more at the
+         * peak; docs/performance.md). The process's choice, so it is made here. */
+        (void) mallopt(M_ARENA_MAX, 1);
         /* A look does not count a kbound process as holding a sandbox's namespace (another run's
          * look enters them all), so none may keep one handed down to it. */
         (void) kb_inspect_drop_inherited_namespaces();

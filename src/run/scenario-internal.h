@@ -4,6 +4,7 @@
 #pragma once
 
 #include "base/facts.h"
+#include "base/jsonpool.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -17,6 +18,13 @@
 
 #define CELL_TIMEOUT_MS 60000
 #define CONTROL_REPLY_TIMEOUT_MS 2000
+/* How long a kernel whose interrupt_mode makes interrupt_request optional (signal, the default) is
+ * watched for an answer to it before the host, having seen the cell keep running past that,
+ * goes on to SIGINT (still listening on control): the longest a kernel that honours the request
+ * took to answer it or stop the cell, measured under load, with margin (docs/performance.md).
+ * A kernel that declares interrupt_mode message is watched as before: its control path is
+ * required, and a failure needs the fuller proof. */
+#define CONTROL_WINDOW_MS 250
 /* After no interrupt_reply: only for an execute_reply already in flight. The cell is watched
  * during the whole reply wait (its reply is recorded as it arrives), so a longer grace would only
  * add idle time for kernels that ignore the request (IRkernel: it cost 1 s of every check). */
@@ -25,6 +33,14 @@
  * that ends then ended on its own, and a kernel cannot time a fake stop to an interrupt it cannot
  * predict. */
 #define HOLD_MAX_MS 200
+
+/* interrupt.control's request when its check was decided before any interrupt_reply: listened for
+ * until the shutdown (scenario_control_late). */
+typedef struct late_reply {
+        char *interrupt_id;
+        int64_t sent;    /* when the request was sent */
+        json_object *ev; /* the check's evidence (a reference), where a late reply is recorded */
+} late_reply;
 
 /* The twin sandbox of kb_sandbox_lifetime, tried in a thread of its own (lifetime_start). */
 typedef struct lifetime_job {
@@ -46,6 +62,9 @@ typedef struct ctx {
         char *died_on_sigint;          /* how the kernel died on the SIGINT that was to unblock a cell */
         kb_harness h;                  /* the kernel, its report object and checks; cancelled, wedged */
         char nonce[33];
+        /* The evidence kept until the judges read it (the looks, the cells' results): each part
+         * held once however often it repeats (jsonpool.h), so none of it may change once in. */
+        kb_json_pool *pool;
         json_object *host;               /* kb_inspect_host: kbound's own namespaces, the host's /proc */
         json_object *snapshots;          /* kb_inspect_snapshot of the sandbox, in the order taken */
         json_object *pre_exec;           /* kb_inspect_pre_exec: the look before the kernel's program ran */
@@ -56,6 +75,7 @@ typedef struct ctx {
         json_object *probe;              /* the probe cell's result, or NULL */
         kb_error *probe_error;           /* why there is none */
         struct pending_stop *pending[2]; /* interrupt checks waiting for the host to see the cell stop */
+        late_reply control_late;         /* interrupt.control's request, still unanswered */
         struct lifetime_job lifetime;    /* the twin sandbox tried beside the interrupt cells */
         int mountinfo_fd;                /* the kernel's mountinfo, polled for changes between the looks */
         int mount_looks;                 /* looks taken because it changed */
@@ -168,6 +188,10 @@ void scenario_audit_end(ctx *x);
  * scenario_settle_stop, which decides it once the host's watch of the cell's progress is over. */
 void scenario_check_interrupt(ctx *x, interrupt_path path);
 void scenario_settle_stop(ctx *x, interrupt_path path);
+/* Takes interrupt.control's interrupt_reply if it came after its check was decided and the client
+ * has read it since (it reads the kernel's messages while it waits for anything), into that check's
+ * evidence ("interrupt_reply_late"); with done, stops listening for it. */
+void scenario_control_late(ctx *x, bool done);
 
 /* The end of the run (scenario_end.c): persistence.namespace, lifecycle.shutdown, and the twin
  * sandbox of sandbox.session's lifetime proof, started beside the interrupt cells and joined

@@ -623,6 +623,7 @@ static void gather_evidence(ctx *x, int64_t time_ms[static _KB_CHECK_TIME_MAX]) 
         int64_t t0 = kb_now_ms();
         if (kb_inspect_host("/proc", &x->host) < 0)
                 x->host = NULL; /* every host-judged check fails for the lack of it */
+        kb_json_pool_intern(x->pool, &x->host);
         x->inspect_ms += kb_now_ms() - t0;
         scenario_host_look(x, "ready");
         scenario_watch_mounts(x);
@@ -659,11 +660,13 @@ static void run_steps(ctx *x) {
                         kb_harness_phase(&x->h, "interrupting a running cell with SIGINT through the pinned pidfd");
                         scenario_check_interrupt(x, PATH_PIDFD);
                 }
+                scenario_control_late(x, false);
                 scenario_settle_stop(x, PATH_CONTROL);
                 if (!x->h.cancelled) {
                         kb_harness_phase(&x->h, "reading the variable back after both interrupts");
                         scenario_check_persistence(x);
                 }
+                scenario_control_late(x, false);
         }
         /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
          * every host-judged check covers every moment from before exec to here. */
@@ -676,6 +679,9 @@ static void run_steps(ctx *x) {
                 kb_harness_phase(&x->h, "shutting down through the control channel");
                 scenario_check_shutdown(x);
         }
+        /* A late interrupt_reply is taken where the client has just read the kernel's messages
+         * (each step's wait, the shutdown's last): listening takes no wait of its own. */
+        scenario_control_late(x, true);
         /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime); an audited
          * one's twin is the kernelspec started again, its launcher killed. */
         if (x->env->audit && !x->h.cancelled)
@@ -759,6 +765,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
+        /* Without a pool the evidence is kept whole: it costs memory, not a verdict. */
+        (void) kb_json_pool_new(&x.pool);
         if (find_pack(&x) < 0) {
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
@@ -788,6 +796,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
 done:
         stop_kernel(&x);
         record_inspection(&x);
+        scenario_control_late(&x, true);
         kb_closep(&x.mountinfo_fd);
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
@@ -796,6 +805,7 @@ done:
         json_object_put(x.expect);
         json_object_put(x.probe);
         json_object_put(x.audit);
+        kb_json_pool_free(&x.pool);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.h.checks is looked up again). */
         kb_harness_redact(&x.h, &x.h.k);

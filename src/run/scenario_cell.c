@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "kbound/inspect.h"
 #include "base/cleanup.h"
+#include "base/jsonpool.h"
 #include "verdict/rules.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"
@@ -68,8 +69,10 @@ void scenario_host_look(ctx *x, const char *label) {
                 .seccomp_program_len = program_len,
         };
         json_object *snap = NULL;
-        if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
+        if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap) {
+                kb_json_pool_intern(x->pool, &snap);
                 json_object_array_add(x->snapshots, snap);
+        }
         x->inspect_ms += kb_now_ms() - t0;
 }
 
@@ -194,6 +197,8 @@ int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int6
                                ex->evalue ? ex->evalue : "");
         } else {
                 r = scenario_cell_result(x, ex, ret);
+                if (r >= 0)
+                        kb_json_pool_intern(x->pool, ret);
                 if (r < 0)
                         r = cell_error(ret_error, r, "cell '%s' %s", cell,
                                        r == -ENOMSG ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"

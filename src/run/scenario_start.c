@@ -10,6 +10,7 @@
 #include "base/jsonget.h"
 #include "kbound/inspect.h"
 #include "kbound/judge.h"
+#include "base/jsonpool.h"
 #include "run/scenario-internal.h"
 #include "sandbox/sandbox-internal.h"
 
@@ -132,6 +133,7 @@ void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb) {
         };
         json_object *look = NULL;
         if (kb_inspect_pre_exec(&t, &look) == 0) {
+                kb_json_pool_intern(x->pool, &look);
                 json_object_put(x->pre_exec);
                 x->pre_exec = look;
         }
