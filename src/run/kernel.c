@@ -18,7 +18,6 @@
 #include "run/kernel-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
-#define SOCKET_PREFIX "kernel"
 #define LOG_FILE "kernel.log"
 /* The folder of the teams' copies of kbound's own programs (one folder a team), and the syscall
  * probe's and the boundary probe's names in it. */
@@ -27,33 +26,6 @@
 #define BOUNDARY_COPY "probe"
 /* kbound's static programs are about 1 MiB each; anything far larger is not one of them. */
 #define PROBE_COPY_MAX (64u << 20)
-
-struct kb_kernel {
-        char *team_dir, *workspace, *runtime_dir, *host_dir, *log_path;
-        char *socket_dir;             /* where the host reaches the kernel's sockets: runtime_dir, or the sandbox's
-                                       * own tmpfs through its descriptor (/proc/self/fd/N) */
-        char *tools_dir, *probe_copy; /* base_dir/tools/<team>/ and its copy of kbound-syscall-probe */
-        char *boundary_copy;          /* and of kbound-probe */
-        kb_connection *connection;
-        kb_sandbox *sandbox; /* sandboxed kernels */
-        pid_t child;         /* unsandboxed kernels: our direct child (its own process group) */
-        int child_pidfd;
-        kb_client *client;
-        json_object *info;
-        int64_t startup_ms;
-        kb_client_msg_fn on_msg; /* the caller's transcript hook */
-        void *on_msg_userdata;
-        kb_secrets *key_secret; /* the connection key, so on_msg never sees it */
-        bool stopped;
-        int wait_status;
-        int workspace_fd; /* unsandboxed kernels: the host folder, opened on first use */
-        /* A kernel that speaks only TCP (kb_kernelspec.tcp_only, sandboxed): its ports on the
-         * sandbox's own loopback, "P1,...", reached through kbound's relay; "" otherwise. */
-        bool tcp;
-        char relay_ports[64];
-        kb_sandbox_hardening hardening; /* what it runs under (the caller's, with IP sockets for TCP) */
-        bool hardened;                  /* the caller gave one */
-};
 
 /* The ports a TCP-only kernel binds on the sandbox's own loopback, one per channel: the sandbox
  * has its own network namespace, so fixed ports meet nothing; unprivileged ones, as the kernel
@@ -181,64 +153,6 @@ out:
         json_object_put(copy.content);
 }
 
-char *kb_kernel_redact_text(const kb_kernel *k, const char *text) {
-        if (!text)
-                return NULL;
-        if (!k->key_secret)
-                return strdup(text);
-        return kb_secrets_redact_text(k->key_secret, text, strlen(text), NULL);
-}
-
-json_object *kb_kernel_redact(const kb_kernel *k, json_object *o) {
-        if (!o)
-                return NULL;
-        return k->key_secret ? kb_secrets_redact(k->key_secret, o) : json_object_get(o);
-}
-
-/* Replaces *text (malloc'd, *len bytes, NULs allowed) by its redacted copy and *len by its
- * length. Returns 0 or -ENOMEM (then *text is freed and NULL, *len 0: nothing unredacted stays). */
-static int redact_in_place(const kb_kernel *k, char **text, size_t *len) {
-        if (!*text)
-                return 0;
-        size_t n = len ? *len : strlen(*text), out_len = 0;
-        char *r = k->key_secret ? kb_secrets_redact_text(k->key_secret, *text, n, &out_len) : NULL;
-        if (!k->key_secret) {
-                r = malloc(n + 1);
-                if (r) {
-                        memcpy(r, *text, n);
-                        r[n] = '\0';
-                        out_len = n;
-                }
-        }
-        free(*text);
-        *text = r;
-        if (len)
-                *len = r ? out_len : 0;
-        return r ? 0 : -ENOMEM;
-}
-
-static int redact_json_in_place(const kb_kernel *k, json_object **o) {
-        if (!*o)
-                return 0;
-        json_object *r = kb_kernel_redact(k, *o);
-        json_object_put(*o);
-        *o = r;
-        return r ? 0 : -ENOMEM;
-}
-
-int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
-        int r = 0;
-        /* The streams by length: they may hold NULs, which `run` and `console` show. */
-        if (redact_in_place(k, &ex->stdout_text, &ex->stdout_len) < 0 ||
-            redact_in_place(k, &ex->stderr_text, &ex->stderr_len) < 0 || redact_in_place(k, &ex->ename, NULL) < 0 ||
-            redact_in_place(k, &ex->evalue, NULL) < 0)
-                r = -ENOMEM;
-        if (redact_json_in_place(k, &ex->reply) < 0 || redact_json_in_place(k, &ex->outputs) < 0 ||
-            redact_json_in_place(k, &ex->errors) < 0)
-                r = -ENOMEM;
-        return r;
-}
-
 /* r as an error: what, the errno's words and the end of the kernel's log. Returns r. */
 static int start_error(kb_kernel *k, int r, const char *what, kb_error **ret_error) {
         if (!ret_error)
@@ -248,15 +162,13 @@ static int start_error(kb_kernel *k, int r, const char *what, kb_error **ret_err
                              tail ? tail : "");
 }
 
-static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start);
-
 /* Why readiness failed (r), as an error: death (with the exit status), silence, or the message
  * that failed verification, named by channel and reason rather than by a bare errno. Returns r. */
 static int not_ready_error(kb_kernel *k, int r, kb_error **ret_error) {
         if (!ret_error)
                 return r;
         if (r == -ESRCH) {
-                _cleanup_free_ char *death = death_diagnosis(k, 600, kb_now_ms() + 1000, true);
+                _cleanup_free_ char *death = kb_kernel_death_words(k, 600, kb_now_ms() + 1000, true);
                 return kb_error_make(ret_error, r, "kernel exited during start-up: %s", death ? death : "");
         }
         if (r == -ETIMEDOUT) {
@@ -524,7 +436,7 @@ static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const star
                 return r;
         /* Without memory for the redacted words the error keeps none (its errno's), never the key. */
         if (ret_error && *ret_error)
-                (void) redact_in_place(k, &(*ret_error)->msg, NULL);
+                (void) kb_kernel_redact_in_place(k, &(*ret_error)->msg, NULL);
         if (r == -EPROTO || r == -EPERM) {
                 r = -EPERM;
                 if (ret_error && *ret_error)
@@ -620,7 +532,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
         else
                 (void) unlink(s.conn_path);
         /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
-        if (redact_json_in_place(k, &k->info) < 0) {
+        if (kb_kernel_redact_json_in_place(k, &k->info) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -654,9 +566,6 @@ kb_client *kb_kernel_client(const kb_kernel *k) {
 }
 kb_sandbox *kb_kernel_sandbox(const kb_kernel *k) {
         return k->sandbox;
-}
-int kb_kernel_pidfd(const kb_kernel *k) {
-        return k->sandbox ? kb_sandbox_pidfd(k->sandbox) : k->child_pidfd;
 }
 json_object *kb_kernel_info(const kb_kernel *k) {
         return k->info;
@@ -704,224 +613,6 @@ int kb_kernel_signal(kb_kernel *k, int sig) {
                 return -ESRCH;
         if (syscall(SYS_pidfd_send_signal, k->child_pidfd, sig, NULL, 0) < 0)
                 return -errno;
-        return 0;
-}
-
-int kb_kernel_alive(const kb_kernel *k) {
-        if (k->sandbox)
-                return kb_sandbox_alive(k->sandbox);
-        if (k->child_pidfd < 0)
-                return 0;
-        struct pollfd p = {.fd = k->child_pidfd, .events = POLLIN};
-        return poll(&p, 1, 0) == 0;
-}
-
-char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
-        char *buf = calloc(1, max_bytes + 1);
-        if (!buf || !k->log_path)
-                return buf;
-        if (k->sandbox)
-                kb_sandbox_log_settle(k->sandbox, kb_now_ms() + 500);
-        _cleanup_close_ int fd = open(k->log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return buf;
-        off_t size = lseek(fd, 0, SEEK_END);
-        off_t start = size > (off_t) max_bytes ? size - (off_t) max_bytes : 0;
-        ssize_t n = 0, got;
-        /* A log just rotated (its keeper: sandbox_log.c) has the rest of its tail in .1. */
-        if (size >= 0 && size < (off_t) max_bytes) {
-                char older[PATH_MAX];
-                _cleanup_close_ int ofd = snprintf(older, sizeof older, "%s.1", k->log_path) >= (int) sizeof older
-                                                  ? -1
-                                                  : open(older, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                off_t osize = ofd >= 0 ? lseek(ofd, 0, SEEK_END) : -1;
-                size_t want = max_bytes - (size_t) size;
-                if (osize > 0) {
-                        off_t ostart = osize > (off_t) want ? osize - (off_t) want : 0;
-                        got = pread(ofd, buf, want, ostart);
-                        n = got > 0 ? got : 0;
-                        start = ostart; /* a cut word at the start is skipped as below */
-                }
-        }
-        got = pread(fd, buf + n, max_bytes - (size_t) n, size > (off_t) max_bytes ? size - (off_t) max_bytes : 0);
-        n += got > 0 ? got : 0;
-        buf[n] = '\0';
-        /* A tail cut in the middle of a word could end in the first bytes of the key, too few to
-         * be recognised as a fragment: start at the first whole word. */
-        if (start > 0 && n > 0) {
-                size_t skip = strcspn(buf, " \t\n");
-                if (skip < (size_t) n) {
-                        memmove(buf, buf + skip + 1, (size_t) n - skip);
-                        n -= (ssize_t) skip + 1;
-                } else {
-                        n = 0;
-                }
-                buf[n] = '\0';
-        }
-        /* Trim trailing whitespace and join the lines so the tail reads as one sentence. */
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-                buf[--n] = '\0';
-        for (char *p = buf; *p; p++)
-                if (*p == '\n')
-                        *p = ' ';
-        /* The kernel wrote this log and can read its connection file. */
-        if (redact_in_place(k, &buf, NULL) < 0)
-                return NULL;
-        return buf;
-}
-
-/* The wait status of the exited kernel, reaping it: 1 if known, 0 if it is still running at
- * deadline_ms. Sandboxed, the status is bwrap's, which passes the kernel's on. */
-static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
-        for (;;) {
-                if (k->stopped) {
-                        *ret_status = k->wait_status;
-                        return 1;
-                }
-                if (k->sandbox && kb_sandbox_try_reap(k->sandbox, ret_status) == 1)
-                        return 1;
-                if (!k->sandbox && k->child > 0) {
-                        int status;
-                        if (waitpid(k->child, &status, WNOHANG) == k->child) {
-                                /* Its session may still hold children: stop_plain kills them. */
-                                kill(-k->child, SIGKILL);
-                                k->child = 0;
-                                k->wait_status = status;
-                                k->stopped = true;
-                                *ret_status = status;
-                                return 1;
-                        }
-                }
-                if (kb_ms_left(deadline_ms) == 0)
-                        return 0;
-                poll(NULL, 0, 10);
-        }
-}
-
-/* A kernel that died before making any of its ipc sockets may bind TCP whatever its connection
- * file says (IJavascript does): the way to say so. */
-#define TCP_HINT                                                                                                       \
-        " (it made none of its ipc sockets: a kernel that speaks only TCP says so in its kernelspec's metadata, "      \
-        "{\"kbound\": {\"transport\": \"tcp\"}}; docs/transports.md)"
-
-static bool no_socket_made(const kb_kernel *k) {
-        int dir = k->sandbox ? kb_sandbox_runtime_fd(k->sandbox) : -1;
-        char name[32];
-        struct stat st;
-        for (int port = 1; dir >= 0 && port <= 5; port++) {
-                snprintf(name, sizeof name, SOCKET_PREFIX "-%d", port);
-                if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        return false;
-        }
-        return dir >= 0;
-}
-
-/* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
- * cause worth naming. */
-static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
-        _cleanup_free_ char *tail = kb_kernel_log_tail(k, log_bytes);
-        char how[96] = "the kernel process died";
-        int status = 0;
-        if (reap_exited(k, deadline_ms, &status) == 1) {
-                int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-                const char *abbrev = NULL;
-                if (WIFSIGNALED(status)) {
-                        abbrev = sigabbrev_np(WTERMSIG(status));
-                        snprintf(how, sizeof(how), "the kernel was killed by signal %d%s%s", WTERMSIG(status),
-                                 abbrev ? " SIG" : "", abbrev ? abbrev : "");
-                } else if (k->sandbox && code > 128 && code < 128 + 65) {
-                        /* bwrap's init reports a kernel killed by signal N as exit status 128+N. */
-                        abbrev = sigabbrev_np(code - 128);
-                        snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d%s%s)", code,
-                                 code - 128, abbrev ? " SIG" : "", abbrev ? abbrev : "");
-                } else
-                        snprintf(how, sizeof(how), "the kernel exited with status %d", code);
-        }
-        /* A SIGKILL the kernel did not ask for: the memory cgroup's counter says whether it was
-         * the limit (a process of the sandbox killed at --memory-max), which nothing else shows. */
-        int64_t oom = k->sandbox ? kb_sandbox_oom_kills(k->sandbox) : -2;
-        uint64_t as = k->sandbox && at_start ? kb_sandbox_rlimit_as(k->sandbox) : 0;
-        char why[256] = "";
-        if (oom > 0)
-                snprintf(why, sizeof why,
-                         ", after the sandbox's memory cgroup killed %lld process(es) at its limit (--memory-max)",
-                         (long long) oom);
-        else if (as) {
-                /* No cgroup here: the limit is address space, which a kernel reserves well beyond
-                 * what it uses (a malloc arena per thread), so a small one can refuse a start. */
-                char limit[32];
-                kb_limit_format(KB_LIMIT_MEMORY, as, limit, sizeof limit);
-                snprintf(why, sizeof why,
-                         " (its memory limit here is each process's address space, RLIMIT_AS %s: a kernel "
-                         "reserving more cannot start; raise --memory-max if so)",
-                         limit);
-        }
-        /* The line that says why, which a stack trace's frames push out of the tail. */
-        _cleanup_free_ char *error = kb_kernel_log_error_line_of(k->log_path, 16384);
-        if (error && redact_in_place(k, &error, NULL) < 0)
-                return NULL;
-        char *d = NULL;
-        if (asprintf(&d, "%s%s%s%s%s%s%s", how, why, error ? "; its log's error line: " : "", error ? error : "",
-                     at_start && !k->tcp && no_socket_made(k) ? TCP_HINT : "", tail && *tail ? "; its log ends: " : "",
-                     tail ? tail : "") < 0)
-                return NULL;
-        return d;
-}
-
-char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms) {
-        return death_diagnosis(k, log_bytes, deadline_ms, false);
-}
-
-static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
-        if (k->child <= 0)
-                return 0;
-        /* The whole session: a kernel's own subprocesses must not outlive kbound either. */
-        kill(-k->child, SIGKILL);
-        kill(k->child, SIGKILL);
-        for (;;) {
-                int status;
-                pid_t w = waitpid(k->child, &status, WNOHANG);
-                if (w == k->child || (w < 0 && errno == ECHILD)) {
-                        k->wait_status = w == k->child ? status : 0;
-                        break;
-                }
-                if (kb_ms_left(deadline_ms) == 0)
-                        return -ETIMEDOUT;
-                struct pollfd p = {.fd = k->child_pidfd, .events = POLLIN};
-                poll(&p, 1, 10);
-        }
-        k->child = 0;
-        if (ret_status)
-                *ret_status = k->wait_status;
-        return 0;
-}
-
-int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, int *ret_status) {
-        if (k->stopped) {
-                if (ret_status)
-                        *ret_status = k->wait_status;
-                return 0;
-        }
-        if (k->client && grace_ms > 0 && kb_kernel_alive(k)) {
-                int64_t grace = kb_now_ms() + grace_ms;
-                if (deadline_ms >= 0 && grace > deadline_ms)
-                        grace = deadline_ms;
-                if (kb_client_shutdown(k->client, grace) == 0) {
-                        /* Give it the rest of the grace to exit on its own. */
-                        struct pollfd p = {.fd = kb_kernel_pidfd(k), .events = POLLIN};
-                        poll(&p, 1, kb_ms_left(grace));
-                }
-        }
-        int r;
-        if (k->sandbox)
-                r = kb_sandbox_stop(k->sandbox, deadline_ms, &k->wait_status);
-        else
-                r = stop_plain(k, deadline_ms, &k->wait_status);
-        if (r < 0)
-                return r;
-        k->stopped = true;
-        if (ret_status)
-                *ret_status = k->wait_status;
         return 0;
 }
 

@@ -79,7 +79,8 @@ static json_object *relay_expected(kb_kernel *k) {
         json_object *relay = json_object_new_object();
         bool ok = relay &&
                   kb_fact_set_obj(relay, FACT_RELAY_PROGRAM,
-                                  scenario_file_id(kb_kernel_relay_program(k), FACT_FILE_ID_DEV, FACT_FILE_ID_INO)) == 0 &&
+                                  scenario_file_id(kb_kernel_relay_program(k), FACT_FILE_ID_DEV, FACT_FILE_ID_INO)) ==
+                          0 &&
                   kb_fact_set_arr(relay, FACT_RELAY_PORTS, json_object_new_array()) == 0 &&
                   kb_fact_set_str(relay, FACT_RELAY_PREFIX, kb_kernel_relay_prefix(k)) == 0;
         json_object *list = ok ? kb_fact_arr_of(relay, FACT_RELAY_PORTS) : NULL;

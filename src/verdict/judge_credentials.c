@@ -381,7 +381,8 @@ json_object *kb_judge_cross_team_before_start(const kb_judge_input *in) {
         for (size_t i = 0; i < arr_len(folders); i++)
                 verdict_problem(&v, "%s", json_object_get_string(at(folders, i)));
         json_object_put(folders);
-        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_BASE_DIR, json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
+        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_BASE_DIR,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
         return verdict_end_before_start(&v, KB_CHECK_CROSS_TEAM,
                                         "the mount table of bwrap's init (the other team's canaries' reach needs a "
                                         "look at the running kernel)");

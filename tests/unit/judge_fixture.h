@@ -284,10 +284,10 @@ static inline kb_judge_input input_of(json_object *run) {
                                                        "'mnt_id': 17}]"
 #define PRE_EXEC_LOOK                                                                                                  \
         "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, 'mounts': " SANDBOX_MOUNTS ", "           \
-        "'processes': [" PROC(                                                                                         \
-                1001, 1, "bwrap", 1000, 1000,                                                                          \
-                PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                                    \
-                              "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER_PRE_EXEC "}"
+        "'processes': [" PROC(1001, 1, "bwrap", 1000, 1000,                                                            \
+                              PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                      \
+                                            "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, "               \
+                                            "'launcher': " LAUNCHER_PRE_EXEC "}"
 /* The mounts kbound planned (kb_sandbox_planned_mounts), one for each of SANDBOX_MOUNTS in its order:
  * bwrap's root, /usr bound from the host, a fresh /proc with bwrap's optional covers of its own
  * entries, --dev's tmpfs, two of its host nodes and its devpts, /tmp, the team's runtime folder and

@@ -35,8 +35,8 @@ static void test_shapes(void **state) {
         json_object *rules = json_object_object_get(schema, "allOf"), *quote = NULL;
         for (size_t i = 0; i < json_object_array_length(rules); i++) {
                 json_object *rule = json_object_array_get_idx(rules, i), *id = NULL;
-                json_object_object_get_ex(json_object_object_get(json_object_object_get(rule, "if"), "properties"), "id",
-                                          &id);
+                json_object_object_get_ex(json_object_object_get(json_object_object_get(rule, "if"), "properties"),
+                                          "id", &id);
                 if (strcmp(json_object_get_string(json_object_object_get(id, "const")), "boundary.sockets") == 0)
                         quote = json_object_object_get(
                                 json_object_object_get(
@@ -52,8 +52,9 @@ static void test_shapes(void **state) {
         assert_int_equal(json_object_array_length(alt), 2);
         json_object *arr = json_object_array_get_idx(alt, 0);
         assert_string_equal(json_object_get_string(json_object_object_get(arr, "type")), "array");
-        assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(arr, "items"), "$ref")),
-                            "#/definitions/NOT_ENTERED");
+        assert_string_equal(
+                json_object_get_string(json_object_object_get(json_object_object_get(arr, "items"), "$ref")),
+                "#/definitions/NOT_ENTERED");
         json_object *def = json_object_object_get(json_object_object_get(schema, "definitions"), "NOT_ENTERED");
         assert_false(json_object_get_boolean(json_object_object_get(def, "additionalProperties")));
         assert_true(json_object_array_length(json_object_object_get(def, "required")) > 0);
@@ -71,8 +72,9 @@ static void test_committed(void **state) {
         assert_non_null(made);
         const char *out = getenv("KBOUND_WRITE_SCHEMA");
         if (out && *out) {
-                assert_int_equal(json_object_to_file_ext(out, made, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                           JSON_C_TO_STRING_NOSLASHESCAPE),
+                assert_int_equal(json_object_to_file_ext(out, made,
+                                                         JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
                                  0);
                 json_object_put(made);
                 return;
