@@ -1,6 +1,7 @@
 /* inspect_process.c: the walk of the host's processes, which are the sandbox's, and each of those. */
 #include <dirent.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include "evidence/inspect-internal.h"
 #include "base/cleanup.h"
@@ -69,8 +70,9 @@ static int secrets_in(const kb_inspect_target *t, char *buf, size_t len, json_ob
         return 0;
 }
 
-/* environ and cmdline of pid: secret names found in each, and the start of the command line. */
-static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
+/* environ and cmdline of pid (read at root): secret names found in each, and the start of the
+ * command line. */
+static int scan_texts(const kb_inspect_target *t, const char *root, pid_t pid, json_object *proc, json_object *errors) {
         const struct {
                 const char *file;
                 kb_fact_what what;
@@ -81,7 +83,7 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
         for (size_t i = 0; i < KB_ELEMENTSOF(texts); i++) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len = 0;
-                int r = kb_inspect_read_proc(t->proc_root, pid, texts[i].file, texts[i].max, &buf, &len);
+                int r = kb_inspect_read_proc(root, pid, texts[i].file, texts[i].max, &buf, &len);
                 if (r == -ESRCH)
                         return r;
                 if (r < 0) {
@@ -106,8 +108,8 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
         return 0;
 }
 
-/* uid_map and gid_map of pid, squeezed (map_text). */
-static int id_maps(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
+/* uid_map and gid_map of pid (read at root), squeezed (map_text). */
+static int id_maps(const char *root, pid_t pid, json_object *proc, json_object *errors) {
         const struct {
                 const char *file;
                 kb_fact_what what;
@@ -115,7 +117,7 @@ static int id_maps(const kb_inspect_target *t, pid_t pid, json_object *proc, jso
         } maps[] = {{"uid_map", WHAT_UID_MAP, FACT_PROCESS_UID_MAP}, {"gid_map", WHAT_GID_MAP, FACT_PROCESS_GID_MAP}};
         for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
                 _cleanup_free_ char *text = NULL;
-                int r = kb_inspect_read_proc(t->proc_root, pid, maps[i].file, MAP_MAX, &text, NULL);
+                int r = kb_inspect_read_proc(root, pid, maps[i].file, MAP_MAX, &text, NULL);
                 if (r == -ESRCH)
                         return r;
                 char squeezed[MAP_SHOWN];
@@ -165,26 +167,35 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
                         return -ENOMEM;
         } else if (kb_inspect_note(errors, WHAT_STAT, NULL, r) < 0)
                 return -ENOMEM;
+        /* What a process holds is read through its main thread, or, when that one has exited
+         * alone while others live on (a zombie leader: its links, maps and table are gone), through
+         * a live one: never passed as a zombie that holds nothing. */
+        pid_t via = kb_inspect_read_through(t->proc_root, pid, kb_fact_str_of(proc, FACT_PROCESS_STATE));
+        char via_root[PATH_MAX];
+        snprintf(via_root, sizeof via_root, "%s/%d/task", t->proc_root, (int) pid);
+        const char *root = via == pid ? t->proc_root : via_root;
+        if (via != pid && kb_fact_set_int(proc, FACT_PROCESS_READ_THROUGH, via) < 0)
+                return -ENOMEM;
         json_object *ns = NULL;
-        r = kb_inspect_ns_object(t->proc_root, pid, errors, &ns);
+        r = kb_inspect_ns_object(root, via, errors, &ns);
         if (r < 0)
                 return r;
         if (kb_fact_set_map(proc, FACT_PROCESS_NS, ns) < 0)
                 return -ENOMEM;
         json_object *owners = NULL;
-        r = kb_inspect_ns_owners_object(t->proc_root, pid, errors, &owners);
+        r = kb_inspect_ns_owners_object(root, via, errors, &owners);
         if (r < 0)
                 return r;
         if (kb_fact_set_map(proc, FACT_PROCESS_NS_OWNERS, owners) < 0)
                 return -ENOMEM;
-        r = kb_inspect_exe_facts(t->proc_root, pid, proc, FACT_PROCESS_EXE, FACT_PROCESS_EXE_ERROR);
+        r = kb_inspect_exe_facts(root, via, proc, FACT_PROCESS_EXE, FACT_PROCESS_EXE_ERROR);
         if (r >= 0)
-                r = id_maps(t, pid, proc, errors);
+                r = id_maps(root, via, proc, errors);
         if (r >= 0)
-                r = scan_texts(t, pid, proc, errors);
+                r = scan_texts(t, root, via, proc, errors);
         if (r < 0)
                 return r;
-        r = kb_inspect_ref_facts(t, pid, errors, proc);
+        r = kb_inspect_ref_facts(t, root, via, errors, proc);
         if (r < 0)
                 return r;
         r = kb_inspect_resource_facts(t, pid, errors, proc);
@@ -194,11 +205,16 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         if (r < 0)
                 return r;
         json_object *fds = NULL;
-        r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
+        r = kb_inspect_fd_facts(root, via, errors, &fds);
         if (r < 0)
                 return r;
-        if (kb_fact_set_arr(proc, FACT_PROCESS_FDS, fds) < 0 ||
-            kb_fact_set_arr(proc, FACT_PROCESS_ERRORS, TAKE_PTR(errors)) < 0)
+        if (kb_fact_set_arr(proc, FACT_PROCESS_FDS, fds) < 0)
+                return -ENOMEM;
+        /* Every other thread: what the kernel keeps per thread (its table among them). */
+        r = kb_inspect_thread_facts(t, pid, via, errors, proc);
+        if (r < 0)
+                return r;
+        if (kb_fact_set_arr(proc, FACT_PROCESS_ERRORS, TAKE_PTR(errors)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(proc);
         return 0;
