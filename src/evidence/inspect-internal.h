@@ -498,7 +498,7 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
 /* Into proc: "limits" {"nproc", "as"} (soft values of /proc/<pid>/limits; -1 unlimited, -2
  * unread) and "cgroups" {"memory", "pids", "unified": path as /proc/<pid>/cgroup shows it}.
  * -ESRCH, -ENOMEM; other errors noted. */
-int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+int kb_inspect_resource_facts(const char *proc_root, pid_t pid, json_object *errors, json_object *proc);
 /* Into snap: "resources" {"cgroups": {"controller:path": {"dir", "memory_max", "memory_peak",
  * "oom_kill", "pids_max", "pids_peak"}}, "rss_bytes", "tasks" (of every sandbox process),
  * "used": {"/tmp", "/dev/shm": bytes, -errno}}. -ENOMEM only. */

@@ -198,7 +198,7 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         r = kb_inspect_ref_facts(t, root, via, errors, proc);
         if (r < 0)
                 return r;
-        r = kb_inspect_resource_facts(t, pid, errors, proc);
+        r = kb_inspect_resource_facts(root, via, errors, proc);
         if (r < 0)
                 return r;
         r = kb_inspect_filter_facts(t, pid, proc);

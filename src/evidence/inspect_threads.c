@@ -213,7 +213,8 @@ static int thread_ref(const char *tdir, pid_t tid, json_object *refs, json_objec
                 json_object *f = kb_inspect_link_facts(path, &err);
                 if (!f && err == ENOMEM)
                         return -ENOMEM;
-                if (f ? kb_fact_set_obj(t, links[i].link, f) < 0 : kb_fact_set_str(t, links[i].error, strerror(err)) < 0)
+                if (f ? kb_fact_set_obj(t, links[i].link, f) < 0
+                      : kb_fact_set_str(t, links[i].error, strerror(err)) < 0)
                         return -ENOMEM;
         }
         if (access(tdir, F_OK) < 0)
