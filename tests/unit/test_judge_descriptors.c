@@ -649,6 +649,13 @@ static void test_descriptors_anonymous(void **state) {
                 B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 8),
                    "fd 8 of pid 1002 (python3): anon_inode:[eventfd] is the very open file pid 6001 (helper, its fd "
                    "3) holds, a process outside the sandbox"),
+                /* the same in a thread's own table: the channel names that table (sandbox_tid) */
+                B2(KFD_NEW, "{'fd': 8, 'tid': 1010, 'target': 'anon_inode:[eventfd]', 'flags': 2, 'mnt_id': 15}",
+                   "/snapshots/0/outside_channels/-",
+                   "{'target': 'anon_inode:[eventfd]', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1002, "
+                   "'sandbox_fd': 8, 'sandbox_tid': 1010}",
+                   "fd 8 of thread 1010 (its own descriptor table) of pid 1002 (python3): anon_inode:[eventfd] is the "
+                   "very open file pid 6001"),
                 B1("/snapshots/0/outside_channels/-", OUT_CH("/memfd:ipc-shm (deleted)", 10),
                    "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is the very open file pid 6001"),
                 B1("/snapshots/1/launcher/shared_files/-", OUT_CH("anon_inode:[eventpoll]", 7),
