@@ -1134,10 +1134,19 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         char under[64];
         snprintf(under, sizeof under, "task/%d/", ZOMBIE_THREAD);
         fake_namespaces_under(f, ZOMBIE, under, sandbox_ns);
-        static const char *const thread_files[] = {"maps", "uid_map", "gid_map", "environ", "cmdline"};
+        static const struct {
+                const char *name, *text;
+        } thread_files[] = {
+                {"maps", "x"},
+                {"uid_map", "         0       1000          1\n"},
+                {"gid_map", "         0       1000          1\n"},
+                {"environ", "x"},
+                {"cmdline", "x"},
+                {"limits", "Max processes             512                  512                  processes \n"},
+                {"cgroup", "0::/kbound/team-a\n"}};
         for (size_t i = 0; i < KB_ELEMENTSOF(thread_files); i++) {
-                snprintf(text, sizeof text, "%s%s", under, thread_files[i]);
-                proc_file(f, ZOMBIE, text, i == 1 || i == 2 ? "         0       1000          1\n" : "x", 0);
+                snprintf(text, sizeof text, "%s%s", under, thread_files[i].name);
+                proc_file(f, ZOMBIE, text, thread_files[i].text, 0);
         }
         snprintf(text, sizeof text, "%scwd", under);
         proc_link(f, ZOMBIE, text, path);
