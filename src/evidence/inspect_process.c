@@ -128,8 +128,11 @@ static int id_maps(const char *root, pid_t pid, json_object *proc, json_object *
         return 0;
 }
 
-/* Everything about one sandbox process. -ESRCH if it ended meanwhile. */
-static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
+#define THREAD_RETRIES 3 /* reads of a zombie leader through another thread, after one ended */
+
+/* Everything about one sandbox process. -ESRCH if it ended meanwhile (or, *ret_via != pid, if the
+ * thread it was read through did). */
+static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret, pid_t *ret_via) {
         _cleanup_json_ json_object *errors = json_object_new_array();
         _cleanup_free_ char *status_text = NULL, *stat_text = NULL;
         json_object *p = NULL;
@@ -171,6 +174,7 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
          * alone while others live on (a zombie leader: its links, maps and table are gone), through
          * a live one: never passed as a zombie that holds nothing. */
         pid_t via = kb_inspect_read_through(t->proc_root, pid, kb_fact_str_of(proc, FACT_PROCESS_STATE));
+        *ret_via = via;
         char via_root[PATH_MAX];
         snprintf(via_root, sizeof via_root, "%s/%d/task", t->proc_root, (int) pid);
         const char *root = via == pid ? t->proc_root : via_root;
@@ -429,7 +433,19 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                         break;
                 }
                 json_object *p = NULL;
-                r = inspect_process(t, procs[i].pid, &p);
+                pid_t via = procs[i].pid;
+                r = inspect_process(t, procs[i].pid, &p, &via);
+                /* A zombie leader read through a thread that ended meanwhile is still there, and so
+                 * may its other threads be: read again through another, and past a few tries the
+                 * look says it could not read it (a failed look), never counts it as gone. */
+                for (int again = 0; r == -ESRCH && via != procs[i].pid && again < THREAD_RETRIES; again++)
+                        if (kb_inspect_process_exists(t->proc_root, procs[i].pid))
+                                r = inspect_process(t, procs[i].pid, &p, &via);
+                if (r == -ESRCH && via != procs[i].pid && kb_inspect_process_exists(t->proc_root, procs[i].pid)) {
+                        if (kb_inspect_note(errors, WHAT_PROCESS_UNREAD, NULL, ESRCH) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
                 if (r == -ESRCH) {
                         vanished++;
                         continue;

@@ -346,6 +346,11 @@ void judge_look_problems(verdict *v, const kb_judge_input *in) {
                                         label);
                 if (judge_look_error(snap, WHAT_PROCESS_LIST, buf, sizeof buf))
                         verdict_problem(v, "the host could not list processes (%s)", buf);
+                if (judge_look_error(snap, WHAT_PROCESS_UNREAD, buf, sizeof buf))
+                        verdict_problem(v,
+                                        "the host could not read a process of the sandbox whose main thread has "
+                                        "exited: each thread it was read through ended meanwhile (%s)",
+                                        label);
                 if (judge_look_error(snap, WHAT_TOO_MANY_PROCESSES, buf, sizeof buf))
                         verdict_problem(v, "the host did not inspect every process of the sandbox (%s)", label);
                 if (judge_look_error(snap, WHAT_TOO_MANY_MOUNT_TABLES, buf, sizeof buf))

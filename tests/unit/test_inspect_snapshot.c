@@ -180,6 +180,11 @@ static void fake_process(fake *f, const fake_proc *p) {
         proc_file(f, p->pid, "status", text, 0);
 }
 
+/* A zombie leader pid (its main thread has exited, State Z), the kernel's child, of its pid nspid
+ * in the sandbox and two threads, with what every sandbox process has; its main thread's folder
+ * says Z too. */
+static void fake_zombie_leader(fake *f, pid_t pid, pid_t kernel, pid_t session, int nspid);
+
 /* What every sandbox process has besides stat and status: environ (NULL: a folder, which cannot
  * be read as a file), cmdline, maps (none), uid_map, gid_map, limits, cgroup, an empty fd table, a
  * task folder with the main thread. */
@@ -1044,6 +1049,8 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 #define KERNEL_THREAD_2 90000104 /* a thread of the kernel's whose links cannot be read */
 #define ZOMBIE 90000009          /* the kernel's child whose main thread has exited alone */
 #define ZOMBIE_THREAD 90000105   /* its live thread */
+#define ZOMBIE_2 90000010        /* another, whose live thread ends while it is read through it */
+#define ZOMBIE_2_THREAD 90000106 /* that thread: a stat saying it runs, and nothing else */
 
 #define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
 
@@ -1115,21 +1122,8 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         snprintf(text, sizeof text, "task/%d/fdinfo/33", KERNEL_THREAD);
         proc_file(f, KERNEL, text, "pos:\t0\nflags:\t0100000\nmnt_id:\t25\nino:\t4\n", 0);
         /* the zombie leader (State Z, nothing of its own) and its live thread, which holds the file */
-        const fake_proc zombie = {ZOMBIE, KERNEL, INIT, "python3", 1000, "0000000000000000", 1, 2, 9, 0, 2};
-        fake_process(f, &zombie);
+        fake_zombie_leader(f, ZOMBIE, KERNEL, INIT, 9);
         const char *const sandbox_ns[NS_TYPES] = {"sbx-user", "sbx-mnt", "sbx-pid", "sbx-net", "sbx-ipc", NULL, NULL};
-        snprintf(text, sizeof text, "%d (python3) Z %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 0\n", ZOMBIE, KERNEL,
-                 INIT, INIT);
-        proc_file(f, ZOMBIE, "stat", text, 0);
-        snprintf(text, sizeof text,
-                 "Name:\tpython3\nState:\tZ (zombie)\nPPid:\t%d\nUid:\t1000\t1000\t1000\t1000\n"
-                 "Gid:\t1000\t1000\t1000\t1000\nGroups:\t\nNSpid:\t%d\t9\nThreads:\t2\nCapInh:\t0000000000000000\n"
-                 "CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\n"
-                 "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t2\nTracerPid:\t0\n",
-                 KERNEL, ZOMBIE);
-        proc_file(f, ZOMBIE, "status", text, 0);
-        fake_member_files(f, ZOMBIE, "", 0, "python3", 0);
-        fake_thread(f, ZOMBIE, ZOMBIE, 'Z', 0);
         fake_thread(f, ZOMBIE, ZOMBIE_THREAD, 'S', 0);
         char under[64];
         snprintf(under, sizeof under, "task/%d/", ZOMBIE_THREAD);
@@ -1158,6 +1152,12 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         snprintf(bin, sizeof bin, "%s/bin/python3", f->dir->root);
         snprintf(text, sizeof text, "%sexe", under);
         proc_link(f, ZOMBIE, text, bin);
+        /* a second zombie leader, read through a thread whose files are gone (it ended) */
+        fake_zombie_leader(f, ZOMBIE_2, KERNEL, INIT, 10);
+        snprintf(text, sizeof text, "task/%d/stat", ZOMBIE_2_THREAD);
+        snprintf(path, sizeof path, "%d (python3) S %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 0\n",
+                 ZOMBIE_2_THREAD, KERNEL, INIT, INIT);
+        proc_file(f, ZOMBIE_2, text, path, 0);
         assert_int_equal(kb_inspect_host(f->proc, ret_host), 0);
         f->t.host = *ret_host;
 
@@ -1233,6 +1233,22 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         proc_file(f, OTHER_NET, "net/unix", text, 0);
 }
 
+static void fake_zombie_leader(fake *f, pid_t pid, pid_t kernel, pid_t session, int nspid) {
+        char text[1024];
+        snprintf(text, sizeof text, "%d (python3) Z %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 0\n", (int) pid,
+                 (int) kernel, (int) session, (int) session);
+        proc_file(f, pid, "stat", text, 0);
+        snprintf(text, sizeof text,
+                 "Name:\tpython3\nState:\tZ (zombie)\nPPid:\t%d\nUid:\t1000\t1000\t1000\t1000\n"
+                 "Gid:\t1000\t1000\t1000\t1000\nGroups:\t\nNSpid:\t%d\t%d\nThreads:\t2\nCapInh:\t0000000000000000\n"
+                 "CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\n"
+                 "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t2\nTracerPid:\t0\n",
+                 (int) kernel, (int) pid, nspid);
+        proc_file(f, pid, "status", text, 0);
+        fake_member_files(f, pid, "", 0, "python3", 0);
+        fake_thread(f, pid, pid, 'Z', 0);
+}
+
 /* Every thread of a sandbox process is read for what the kernel keeps per thread: the kernel's
  * thread of its own working directory, tracer and descriptor table (a host file in it, listed
  * with the process's descriptors under its tid), one whose files cannot be read (noted, not
@@ -1279,6 +1295,10 @@ static void test_threads(void **state) {
         assert_int_equal(json_object_array_length(zfds), 1);
         assert_string_equal(str_at(json_object_array_get_idx(zfds, 0), FACT_FD_TARGET), path);
         entry(member(z, FACT_PROCESS_NS), "pid");
+        /* the one read through a thread that ended, its leader still there: the look says it could
+         * not read it, never counts it as gone */
+        assert_null(find_by(member(snap, FACT_LOOK_PROCESSES), FACT_PROCESS_PID, ZOMBIE_2));
+        assert_true(has_error(member(snap, FACT_LOOK_ERRORS), WHAT_PROCESS_UNREAD, NULL, strerror(ESRCH)));
         for (int i = 0; i < FAKE_SOCKS; i++)
                 close(socks[i]);
         f->t.host = NULL;
