@@ -397,6 +397,32 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         return 0;
 }
 
+/* One sandbox process (inspect_process). A zombie leader read through a thread that ended
+ * meanwhile, before or during the read (what it read may be cut short), is still there, and so may
+ * its other threads be: it is read again through another, and past a few tries it is -EAGAIN (the
+ * look says it could not read it), never counted as gone. -ESRCH when the process is gone. */
+static int read_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
+        char task_root[PATH_MAX];
+        snprintf(task_root, sizeof task_root, "%s/%d/task", t->proc_root, (int) pid);
+        for (int i = 0;; i++) {
+                pid_t via = pid;
+                json_object *p = NULL;
+                int r = inspect_process(t, pid, &p, &via);
+                bool ended = via != pid && !kb_inspect_process_exists(task_root, via);
+                if (via == pid || (r == 0 && !ended)) {
+                        *ret = p;
+                        return r;
+                }
+                json_object_put(p);
+                if (r < 0 && r != -ESRCH)
+                        return r;
+                if (!kb_inspect_process_exists(t->proc_root, pid))
+                        return -ESRCH;
+                if (i == THREAD_RETRIES)
+                        return -EAGAIN;
+        }
+}
+
 int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
                                  proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen) {
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
@@ -433,15 +459,8 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                         break;
                 }
                 json_object *p = NULL;
-                pid_t via = procs[i].pid;
-                r = inspect_process(t, procs[i].pid, &p, &via);
-                /* A zombie leader read through a thread that ended meanwhile is still there, and so
-                 * may its other threads be: read again through another, and past a few tries the
-                 * look says it could not read it (a failed look), never counts it as gone. */
-                for (int again = 0; r == -ESRCH && via != procs[i].pid && again < THREAD_RETRIES; again++)
-                        if (kb_inspect_process_exists(t->proc_root, procs[i].pid))
-                                r = inspect_process(t, procs[i].pid, &p, &via);
-                if (r == -ESRCH && via != procs[i].pid && kb_inspect_process_exists(t->proc_root, procs[i].pid)) {
+                r = read_process(t, procs[i].pid, &p);
+                if (r == -EAGAIN) {
                         if (kb_inspect_note(errors, WHAT_PROCESS_UNREAD, NULL, ESRCH) < 0)
                                 return -ENOMEM;
                         continue;
