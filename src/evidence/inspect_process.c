@@ -423,6 +423,110 @@ static int read_process(const kb_inspect_target *t, pid_t pid, json_object **ret
         }
 }
 
+#define RELIST_ROUNDS 4 /* listings after the first, while sandbox processes end before they are read */
+
+typedef struct pid_set {
+        pid_t *v;
+        size_t n, cap;
+} pid_set;
+
+static bool pid_set_has(const pid_set *s, pid_t pid) {
+        for (size_t i = 0; i < s->n; i++)
+                if (s->v[i] == pid)
+                        return true;
+        return false;
+}
+
+static int pid_set_add(pid_set *s, pid_t pid) {
+        if (s->n == s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 32;
+                pid_t *nv = realloc(s->v, cap * sizeof *nv);
+                if (!nv)
+                        return -ENOMEM;
+                s->v = nv;
+                s->cap = cap;
+        }
+        s->v[s->n++] = pid;
+        return 0;
+}
+
+/* Whether pid, not in the first listing, is a process of the sandbox: in its pid namespace or one
+ * nested in it (as classify says), or, gone before its namespace was read, a child of one of the
+ * sandbox's. 1, 0, or -ESRCH (gone, and its parent is not known to be the sandbox's). */
+static int newcomer_member(const kb_inspect_target *t, const proc_entry *e, uint64_t own_pidns, const proc_entry *procs,
+                           size_t n, const pid_set *read) {
+        uint64_t pidns = 0;
+        if (kb_inspect_ns_inode(t->proc_root, e->pid, "pid", &pidns) == 0)
+                return pidns == t->pidns_ino || (pidns != own_pidns && t->pidns_ino &&
+                                                 kb_inspect_pidns_below(t->proc_root, e->pid, t->pidns_ino));
+        proc_entry key = {.pid = e->ppid};
+        const proc_entry *parent = bsearch(&key, procs, n, sizeof *procs, by_pid);
+        return (parent && parent->member) || pid_set_has(read, e->ppid) ? 1 : -ESRCH;
+}
+
+/* After the first listing's sandbox processes were read, while some of them had ended before the
+ * host read them: the processes are listed again and the sandbox's that the first listing did not
+ * have are read, for up to RELIST_ROUNDS listings. A process of the sandbox that ends before it is
+ * read holds nothing any more, but its children hold what it held: a chain of processes that each
+ * fork and exit at once would carry a reference past every look, each of its members gone before
+ * the host reads it. A look whose last listing still found sandbox processes ending unread says so
+ * (PROCESS_CHURN), which fails every host-judged check; a child that ends during a look is read on
+ * the next listing, or is not followed by another. *vanished counts every one that ended unread. */
+static int read_newcomers(const kb_inspect_target *t, const proc_entry *procs, size_t n, int ended_unread,
+                          json_object *processes, json_object *errors, size_t *kept, int *vanished) {
+        pid_set read = {0};
+        uint64_t own_pidns = 0;
+        int r = 0;
+        (void) kb_inspect_ns_inode(t->proc_root, getpid(), "pid", &own_pidns);
+        for (int round = 0; r >= 0 && ended_unread > 0 && round < RELIST_ROUNDS; round++) {
+                _cleanup_free_ proc_entry *again = NULL;
+                size_t m = 0;
+                ended_unread = 0;
+                r = list_processes(t->proc_root, &again, &m);
+                if (r < 0)
+                        break;
+                for (size_t i = 0; r >= 0 && i < m; i++) {
+                        proc_entry key = {.pid = again[i].pid};
+                        if (bsearch(&key, procs, n, sizeof *procs, by_pid) || pid_set_has(&read, again[i].pid))
+                                continue; /* listed before: read then, or not the sandbox's */
+                        int member = newcomer_member(t, &again[i], own_pidns, procs, n, &read);
+                        if (member == 0)
+                                continue;
+                        if ((r = pid_set_add(&read, again[i].pid)) < 0)
+                                break;
+                        json_object *p = NULL;
+                        int rr = member < 0 ? -ESRCH : read_process(t, again[i].pid, &p);
+                        if (rr == -ESRCH) {
+                                ended_unread++;
+                                continue;
+                        }
+                        if (rr == -EAGAIN) {
+                                r = kb_inspect_note(errors, WHAT_PROCESS_UNREAD, NULL, ESRCH);
+                                continue;
+                        }
+                        if (*kept == SANDBOX_PROCS_MAX) {
+                                json_object_put(p);
+                                r = kb_inspect_note(errors, WHAT_TOO_MANY_PROCESSES, NULL, E2BIG);
+                                ended_unread = 0;
+                                break;
+                        }
+                        if (rr < 0 || kb_inspect_push(processes, p) < 0)
+                                r = -ENOMEM;
+                        else
+                                ++*kept;
+                }
+                *vanished += ended_unread;
+        }
+        free(read.v);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note(errors, WHAT_PROCESS_LIST, NULL, r) < 0 ? -ENOMEM : 0;
+        if (ended_unread > 0 && kb_inspect_note(errors, WHAT_PROCESS_CHURN, NULL, ESRCH) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
                                  proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen) {
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
@@ -474,7 +578,8 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                 kept++;
                 kernel_seen |= procs[i].pid == t->kernel_pid;
         }
-        if (kb_fact_set_int(snap, FACT_LOOK_VANISHED, vanished) < 0)
+        if (read_newcomers(t, procs, n, vanished, processes, errors, &kept, &vanished) < 0 ||
+            kb_fact_set_int(snap, FACT_LOOK_VANISHED, vanished) < 0)
                 return -ENOMEM;
         *ret_procs = TAKE_PTR(procs);
         *ret_n = n;

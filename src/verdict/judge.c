@@ -351,6 +351,11 @@ void judge_look_problems(verdict *v, const kb_judge_input *in) {
                                         "the host could not read a process of the sandbox whose main thread has "
                                         "exited: each thread it was read through ended meanwhile (%s)",
                                         label);
+                if (judge_look_error(snap, WHAT_PROCESS_CHURN, buf, sizeof buf))
+                        verdict_problem(v,
+                                        "sandbox processes kept ending before the host could read them, listing after "
+                                        "listing (%s): what a chain of short-lived processes holds was not seen",
+                                        label);
                 if (judge_look_error(snap, WHAT_TOO_MANY_PROCESSES, buf, sizeof buf))
                         verdict_problem(v, "the host did not inspect every process of the sandbox (%s)", label);
                 if (judge_look_error(snap, WHAT_TOO_MANY_MOUNT_TABLES, buf, sizeof buf))

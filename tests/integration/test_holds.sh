@@ -163,6 +163,14 @@ for run in "${runs[@]}"; do
     grep -qE "fd [0-9]+ of pid [0-9]+ \([^)]*\): $hostdir is on a host mount" \
     <<<"$(detail_of "$r" python3 boundary.descriptors)"
 
+  # by a chain of processes that each fork the next and exit at once: every member is gone before
+  # a look reads it, and a look that saw members end unread lists again until none does.
+  enter_during "enter-forkchain-$run" "$run" forkchain "$hostdir"
+  r=$scratch/reports/enter-forkchain-$run.json
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-forkchain-$run: boundary.descriptors fails, naming the host folder a member holds or the chain's churn (got: ${d:0:300})" \
+    grep -qE "$hostdir|kept ending before the host could read them" <<<"$d"
+
   # Objects no path names, their other ends kept by a process that never entered (issue 35): each
   # is traced to that holder, by the object (kcmp, a mapping's device and inode, fdinfo), not let
   # through by its kind.
