@@ -224,6 +224,13 @@ int kb_inspect_fd_targets_at(const char *dir, int (*visit)(int fd, const char *t
 int kb_inspect_fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
                           void *userdata);
 
+/* The file each inotify or fanotify inode mark of fd (an FD of pid, its watches read) watches,
+ * found in pid's view: opened by the handle its fdinfo shows (open_by_handle_at, root only) on a
+ * mount of its filesystem in pid's table, the path the kernel names for it looked up again from
+ * pid's root and proven that very file; into the watch's "at", or why not into "place_error".
+ * Returns 0 or -ENOMEM (inspect_watch.c). */
+int kb_inspect_place_watches(const char *proc_root, pid_t pid, json_object *fd);
+
 /* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
 int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *inodes);
 

@@ -144,7 +144,23 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         char path[PATH_MAX];
                         struct stat st;
                         _cleanup_json_ json_object *table = NULL;
-                        if (name[0] == '/')
+                        long dir_fd = -1;
+                        int rest = 0;
+                        if (pass == 1 && sscanf(name, "/proc/self/fd/%ld/%n", &dir_fd, &rest) == 1 && rest > 0) {
+                                /* Bound through a folder's descriptor (a path too long for a socket's
+                                 * name, as conmon binds /proc/self/fd/N/attach): under the folder the
+                                 * holder still has open there, if it does; the inode says. */
+                                char fd_link[PATH_MAX];
+                                snprintf(fd_link, sizeof fd_link, "%s/%d/fd/%ld", t->proc_root, (int) pid, dir_fd);
+                                ssize_t len = readlink(fd_link, path, sizeof path - 1);
+                                if (len <= 0 || path[0] != '/')
+                                        continue;
+                                path[len] = '\0';
+                                size_t used = (size_t) len;
+                                if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "",
+                                             name + rest) >= (int) (sizeof path - used))
+                                        continue;
+                        } else if (name[0] == '/')
                                 snprintf(path, sizeof path, "%s", name);
                         else {
                                 /* Relative to the working folder it was bound in, if the holder

@@ -643,6 +643,11 @@ static void test_descriptors_anonymous(void **state) {
                    "anon_inode:inotify has a inotify mark on device 0:99, inode 12, a file the host cannot place"),
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 12345"),
                    "anon_inode:inotify has a inotify mark on device 8:1, inode 12345"),
+                /* ... and the host's look for it by its handle says why it did not find it */
+                B1(KFD_NEW,
+                   MARK("anon_inode:inotify", "inotify",
+                        "'dev': '8:1', 'ino': 12345, 'place_error': 'Operation not permitted'"),
+                   "a file the host cannot place in the sandbox's view (by its handle: Operation not permitted)"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 20"),
                    "anon_inode:[fanotify] has a fanotify mark on mount 20, not one of the process's own"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-inode", "'ino': 12"),
@@ -687,6 +692,15 @@ static void test_descriptors_anonymous(void **state) {
                    NULL), /* a file it holds */
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:40', 'ino': 77"),
                    NULL), /* its own tmpfs */
+                /* a folder under a bind of part of a filesystem (/usr/lib/python3/dist-packages through
+                 * the /usr bind): found in the holder's view by its handle */
+                B1(KFD_NEW,
+                   MARK("anon_inode:inotify", "inotify",
+                        "'dev': '8:1', 'ino': 12345, 'at': '/usr/lib/python3/dist-packages'"),
+                   NULL),
+                B1(KFD_NEW,
+                   MARK("anon_inode:[fanotify]", "fanotify-inode", "'dev': '8:1', 'ino': 12345, 'at': '/usr/lib'"),
+                   NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '0:40'"), NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 311"), NULL),
                 /* a channel out of another object is not this one's */
