@@ -231,6 +231,13 @@ int kb_inspect_fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd,
  * Returns 0 or -ENOMEM (inspect_watch.c). */
 int kb_inspect_place_watches(const char *proc_root, pid_t pid, json_object *fd);
 
+/* Whether the other end of pipe descriptor fd of pid (o, an FD with its flags read) still exists
+ * anywhere: a copy of it (pidfd_getfd) polled at once shows POLLHUP on a read end with no writer
+ * left and POLLERR on a write end with no reader; into o's pipe_other_end ("none" or "open"), or
+ * why not into pipe_error (a proc_root other than /proc is never polled). Returns 0 or -ENOMEM
+ * (inspect_pipe.c). */
+int kb_inspect_pipe_other_end(const char *proc_root, pid_t pid, long fd, json_object *o);
+
 /* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
 int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *inodes);
 

@@ -54,6 +54,8 @@ static int one_fd(const char *proc_root, const char *dir, pid_t pid, long fd, js
                         return -ENOMEM;
         } else if (kb_fact_set_str(o, FACT_FD_FDINFO_ERROR, "unreadable") < 0)
                 return -ENOMEM;
+        if (strncmp(target, "pipe:[", 6) == 0 && kb_inspect_pipe_other_end(proc_root, pid, fd, o) < 0)
+                return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 1;
 }

@@ -144,7 +144,8 @@ int kb_inspect_place_watches(const char *proc_root, pid_t pid, json_object *fd) 
                 if (r < 0)
                         snprintf(why, sizeof why, "%s", strerror(-r));
                 else
-                        snprintf(why, sizeof why, "%s", any ? "not in the holder's view" : "on no mount of the holder's");
+                        snprintf(why, sizeof why, "%s",
+                                 any ? "not in the holder's view" : "on no mount of the holder's");
                 if (kb_fact_set_str(w, FACT_WATCH_PLACE_ERROR, why) < 0)
                         return -ENOMEM;
         }

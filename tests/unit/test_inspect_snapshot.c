@@ -958,6 +958,10 @@ static const struct {
         {"PROC_CGROUPS.cpu", false},
         /* the launcher's program unreadable */
         {"LAUNCHER.exe_error", false},
+        /* a pipe's other end polled through a copy of the end (pidfd_getfd): only of live
+         * processes, never of the fake's (its pipes get pipe_error "not a live /proc");
+         * test_descriptors' pipe cases hold it */
+        {"FD.pipe_other_end", false},
         /* an inotify mark's file found in the holder's view by its handle: open_by_handle_at needs a
          * real filesystem's handle (the fake's is made up, so its mark gets place_error);
          * test_descriptors' inotify case holds it, as root */
