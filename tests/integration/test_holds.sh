@@ -150,6 +150,19 @@ for run in "${runs[@]}"; do
     <<<"$(detail_of "$r" python3 boundary.descriptors)"
   ok "enter-map-$run: the host file is as it was" [ "$(cat "$secret")" = "kbound host file" ]
 
+  # Per-thread state (issue 35): a host folder held only in a thread's own descriptor table, and
+  # by the live thread of a process whose main thread exited (a zombie leader).
+  enter_during "enter-thread-fd-$run" "$run" thread-fd "$hostdir"
+  r=$scratch/reports/enter-thread-fd-$run.json
+  ok "enter-thread-fd-$run: boundary.descriptors names the thread's own table and the host folder" \
+    grep -qE "fd [0-9]+ of thread [0-9]+ \(its own descriptor table\) of pid [0-9]+ \([^)]*\): $hostdir is on a host mount" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+  enter_during "enter-zombie-$run" "$run" zombie "$hostdir"
+  r=$scratch/reports/enter-zombie-$run.json
+  ok "enter-zombie-$run: boundary.descriptors names the host folder its live thread holds" \
+    grep -qE "fd [0-9]+ of pid [0-9]+ \([^)]*\): $hostdir is on a host mount" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+
   # Objects no path names, their other ends kept by a process that never entered (issue 35): each
   # is traced to that holder, by the object (kcmp, a mapping's device and inode, fdinfo), not let
   # through by its kind.

@@ -15,6 +15,17 @@ static void test_descriptors_files(void **state) {
                    "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
                    "'mnt_id': 20}",
                    "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount (mount id 20) outside the sandbox"),
+                /* the same in a thread's own descriptor table (clone without CLONE_FILES) */
+                B1(KFD_NEW,
+                   "{'fd': 3, 'tid': 1010, 'target': '/home/u', 'type': 'dir', 'dev': '8:1', 'ino': 4000, 'flags': "
+                   "010000000, 'mnt_id': 20}",
+                   "fd 3 of thread 1010 (its own descriptor table) of pid 1002 (python3): /home/u is on a host mount "
+                   "(mount id 20)"),
+                /* a zombie leader read through its live thread: that thread's table is the process's */
+                B3("/snapshots/0/processes/1/state", "'Z'", "/snapshots/0/processes/1/read_through", "1010", KFD_NEW,
+                   "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
+                   "'mnt_id': 20}",
+                   "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount"),
                 /* fdinfo unreadable: no mount id, never on one of the process's mounts */
                 B1(KFD_NEW,
                    "{'fd': 21, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, "
@@ -313,6 +324,15 @@ static void test_descriptors_references(void **state) {
                 B1("/snapshots/0/processes/1/tracer_pid", NULL,
                    "the host could not read whether pid 1002 (python3) is traced (TracerPid)"),
                 B1("/pre_exec/processes/0/tracer_pid", "1000", "pid 1001 (bwrap) is traced by pid 1000"),
+                /* PTRACE_SEIZE takes one thread: each thread's tracer, and threads not listed */
+                B1("/snapshots/0/processes/1/tasks/1/tracer_pid", "5000",
+                   "thread 1011 of pid 1002 (python3) is traced by pid 5000, a process outside the sandbox"),
+                B1("/snapshots/1/processes/1/tasks/0/tracer_pid", NULL,
+                   "the host could not read whether thread 1010 of pid 1002 (python3) is traced"),
+                B1("/snapshots/0/processes/1/tasks", NULL, "the host could not list the threads of pid 1002 (python3)"),
+                /* a zombie leader whose threads live on holds what they hold: not passed as a zombie */
+                B2(KREFS "/cwd", NULL, "/snapshots/0/processes/1/state", "'Z'",
+                   "the host could not read the working directory of pid 1002 (python3)"),
                 /* the same before the kernel ran, in bwrap's init */
                 B1("/pre_exec/processes/0/refs/cwd", HOST_DIR,
                    "the working directory of pid 1001 (bwrap), /home/u/src (dev 8:1, inode 4000), is on mount 20"),
@@ -323,16 +343,23 @@ static void test_descriptors_references(void **state) {
                 B1(KREFS "/maps/-",
                    "{'path': '/tmp/shm', 'dev': '0:44', 'ino': 5, 'shared': true, 'writable': true, 'reach': 'same', "
                    "'mnt_id': 309}",
-                   "and all 37 other references"),
+                   "and all 47 other references"),
                 /* traced by a process of the sandbox's own */
                 B1("/snapshots/1/processes/2/tracer_pid", "1002", NULL),
                 B1(KREFS "/maps/-",
                    "{'path': '/tmp/x', 'dev': '0:44', 'ino': 6, 'shared': true, 'writable': true, 'deleted': true}",
                    NULL),
                 /* a zombie holds no references of its own */
-                B4(KREFS "/cwd", NULL, KREFS "/cwd_error", "'No such file or directory'", KREFS "/maps", NULL,
-                   "/snapshots/0/processes/1/state", "'Z'", NULL),
-                B2(KREFS "/threads", NULL, "/snapshots/0/processes/1/state", "'Z'", NULL),
+                B4(KREFS "/cwd", NULL, KREFS "/maps", NULL, "/snapshots/0/processes/1/state", "'Z'",
+                   "/snapshots/0/processes/1/tasks", "[]", NULL),
+                B3(KREFS "/threads", NULL, "/snapshots/0/processes/1/state", "'Z'", "/snapshots/0/processes/1/tasks",
+                   "[{'tid': 1010, 'state': 'Z', 'errors': []}]", NULL),
+                /* traced by a thread of the sandbox's own (a tracer is a thread) */
+                B1("/snapshots/0/processes/1/tasks/1/tracer_pid", "1010", NULL),
+                B1("/snapshots/1/processes/2/tracer_pid", "1011", NULL),
+                /* a thread that has exited is traced by no one */
+                B2("/snapshots/0/processes/1/tasks/1/tracer_pid", "5000", "/snapshots/0/processes/1/tasks/1/state",
+                   "'Z'", NULL),
                 /* bwrap's init: its program and the launcher's own libraries, from the host, are its image */
                 B4("/pre_exec/processes/0/refs/maps/-",
                    "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'shared': false, 'writable': false, "
@@ -625,6 +652,13 @@ static void test_descriptors_anonymous(void **state) {
                 B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 8),
                    "fd 8 of pid 1002 (python3): anon_inode:[eventfd] is the very open file pid 6001 (helper, its fd "
                    "3) holds, a process outside the sandbox"),
+                /* the same in a thread's own table: the channel names that table (sandbox_tid) */
+                B2(KFD_NEW, "{'fd': 8, 'tid': 1010, 'target': 'anon_inode:[eventfd]', 'flags': 2, 'mnt_id': 15}",
+                   "/snapshots/0/outside_channels/-",
+                   "{'target': 'anon_inode:[eventfd]', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1002, "
+                   "'sandbox_fd': 8, 'sandbox_tid': 1010}",
+                   "fd 8 of thread 1010 (its own descriptor table) of pid 1002 (python3): anon_inode:[eventfd] is the "
+                   "very open file pid 6001"),
                 B1("/snapshots/0/outside_channels/-", OUT_CH("/memfd:ipc-shm (deleted)", 10),
                    "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is the very open file pid 6001"),
                 B1("/snapshots/1/launcher/shared_files/-", OUT_CH("anon_inode:[eventpoll]", 7),
@@ -688,6 +722,9 @@ static void test_descriptors_anonymous(void **state) {
                    "a pidfd of pid 1003, whose pid in its own namespace is not its sandbox pid"),
                 B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}",
                    "a pidfd of pid 1003, whose pid in its own namespace"),
+                /* a thread's: its id in its own namespace must be that thread's */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1010, 'nspid': [1010, 4]}",
+                   "a pidfd of thread 1010 of pid 1002, whose id in its own namespace is not its sandbox id"),
                 /* a shared mapping of a memory file a process outside maps too */
                 B2("/snapshots/0/processes/1/refs/maps/-",
                    "{'path': '/memfd:ipc-shm (deleted)', 'dev': '0:1', 'ino': 3, 'shared': true, 'writable': true, "
@@ -733,6 +770,8 @@ static void test_descriptors_anonymous(void **state) {
                 B1("/snapshots/1/processes/1/fds/-",
                    "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003, 'nspid': [1003, 7]}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1001, 'nspid': [1001, 1]}", NULL),
+                /* a PIDFD_THREAD pidfd of one of the kernel's own threads */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1011, 'nspid': [1011, 4]}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': -1}", NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
