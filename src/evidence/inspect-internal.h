@@ -143,6 +143,14 @@ int kb_inspect_ns_set_add(ns_set *set, uint64_t ino, const ns_set *except);
  * and its inode into *ret_ino; NULL for any other target ("pipe:[N]", "socket:[N]", a path). */
 const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino);
 
+/* Calls visit(link, ino, userdata) for every namespace link of thread tid of pid
+ * (<proc_root>/<pid>/task/<tid>/ns/: "net", ..., "pid_for_children", "time_for_children"; link is a
+ * static name, "ns" for one this kbound does not know) until visit returns < 0; children_only: the
+ * *_for_children links alone (a process's own namespaces read already). Returns 0 (also for a
+ * thread gone meanwhile), -errno when the folder cannot be read, or visit's error. */
+int kb_inspect_ns_links(const char *proc_root, pid_t pid, pid_t tid, bool children_only,
+                        int (*visit)(const char *link, uint64_t ino, void *userdata), void *userdata);
+
 /* ---- what a process holds (inspect_fd.c) ---- */
 
 /* Every open descriptor of the table <proc_root>/<pid>/fd (a process's, or with proc_root
@@ -245,8 +253,47 @@ int kb_inspect_fd_targets_at(const char *dir, int (*visit)(int fd, const char *t
 int kb_inspect_fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
                           void *userdata);
 
+/* The file each inotify or fanotify inode mark of fd (an FD of pid, its watches read) watches,
+ * found in pid's view: opened by the handle its fdinfo shows (open_by_handle_at, root only) on a
+ * mount of its filesystem in pid's table, the path the kernel names for it looked up again from
+ * pid's root and proven that very file; into the watch's "at", or why not into "place_error".
+ * Returns 0 or -ENOMEM (inspect_watch.c). */
+int kb_inspect_place_watches(const char *proc_root, pid_t pid, json_object *fd);
+
+/* Whether the other end of pipe descriptor fd of pid (o, an FD with its flags read) still exists
+ * anywhere: a copy of it (pidfd_getfd) polled at once shows POLLHUP on a read end with no writer
+ * left and POLLERR on a write end with no reader; into o's pipe_other_end ("none" or "open"), or
+ * why not into pipe_error (pid may be a thread of proc_root "/proc/<pid>/task", whose own table fd is in; any other
+ * proc_root, a test's, is never polled). Returns 0 or -ENOMEM
+ * (inspect_pipe.c). */
+int kb_inspect_pipe_other_end(const char *proc_root, pid_t pid, long fd, json_object *o);
+
 /* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
 int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *inodes);
+
+/* ---- an object held outside, read again (inspect_still.c) ---- */
+
+/* An object of the sandbox a process outside was seen holding: a namespace (by its nsfs inode,
+ * unique among every namespace of every type) or a socket (socket:[ino]); where it holds it now. */
+typedef struct kb_held {
+        bool socket;
+        uint64_t ino;
+        /* out, kb_inspect_still_holds: */
+        bool found;
+        pid_t tid;        /* the thread whose link or descriptor table shows it */
+        int fd;           /* the descriptor; -1: the thread is in the namespace (a link) */
+        const char *type; /* the link's name ("net", "pid_for_children") or the nsfs type, or "socket" */
+} kb_held;
+
+/* Reads pid again, all of it: every thread's namespace links (kb_inspect_ns_links) and every
+ * descriptor table it has (each thread's own, told apart by kcmp), and marks each of objects it
+ * holds now, at whatever number, through whichever thread. A table that changes while read (a
+ * descriptor listed, gone before its link was read) is read again, and an object not found is
+ * looked for through the whole process again, each a bounded number of times: a holder that
+ * renumbers its descriptor every millisecond is found at its new number. Returns 0, -ESRCH (the
+ * process is gone and was seen holding none: it holds nothing), -E2BIG (more threads than one read
+ * takes), -errno (its links or a table could not be read: nothing is proven let go). */
+int kb_inspect_still_holds(const char *proc_root, pid_t pid, kb_held *objects, size_t n);
 
 /* ---- the process walk (inspect_process.c) ---- */
 
@@ -316,6 +363,9 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
 /* What path is inside the namespace whose root is root_fd (links followed as there, never out of
  * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */
 int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st);
+/* The folder path inside the namespace whose root is root_fd, opened to be listed (links followed
+ * as there, never out of it). Returns the descriptor or -errno. */
+int kb_inspect_open_dir_in_root(int root_fd, const char *path);
 
 /* Every mount table among processes into snap ("mounts": the kernel's, "mount_tables": any other
  * namespace's by inode), each with its targets looked up through the root of a process of that

@@ -125,6 +125,7 @@ typedef struct verdict {
         json_object *not_applicable; /* in ev: what of kbound's own launch an audit does not claim */
         const kb_judge_input *in;    /* the evidence judged from the host's looks (judge_look_problems), held to
                                       * facts.def at the verdict's end */
+        json_object *in_part;        /* the parts of the claim not proven (verdict_in_part), also in ev */
 } verdict;
 
 /* Each function's contract is at its definition. judge.c: */
@@ -133,6 +134,10 @@ void verdict_problem(verdict *v, const char *fmt, ...) __attribute__((format(pri
 void verdict_evidence(verdict *v, const char *key, json_object *value);
 /* Adds the quote of a fact evidence.def declares (value taken; NULL: the fact was absent). */
 void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value);
+/* Records a part of the check's claim the host did not prove, as the words say it ("not claimed:
+ * ..." or "not tested: ..."): the check still passes on what was proven, but its evidence's
+ * not_tested names the part, and the report reads the check as held in part, never in full. */
+void verdict_in_part(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));

@@ -150,6 +150,7 @@ void verdict_init(verdict *v) {
         v->n = 0;
         v->in = NULL;
         v->not_applicable = NULL;
+        v->in_part = NULL;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
@@ -160,6 +161,33 @@ void verdict_problem(verdict *v, const char *fmt, ...) {
         vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
         if (v->n++ < PROBLEMS_MAX && !v->oom && json_object_array_add(v->problems, json_object_new_string(text)) < 0)
+                v->oom = true;
+}
+
+/* The evidence's not_tested, made (empty) when first needed; NULL when out of memory. */
+static json_object *in_part_list(verdict *v) {
+        if (!v->in_part && !v->oom) {
+                v->in_part = json_object_new_array();
+                if (!v->in_part || json_object_object_add(v->ev, "not_tested", v->in_part) < 0) {
+                        json_object_put(v->in_part);
+                        v->in_part = NULL;
+                        v->oom = true;
+                }
+        }
+        return v->in_part;
+}
+
+/* One rule for every part a claim leaves unproven (a canary not planted, a socket not placed, a
+ * system call left allowed): the report reads any check whose not_tested is not empty as held in
+ * part (report.c), so each judge only says what the part is. */
+void verdict_in_part(verdict *v, const char *fmt, ...) {
+        char text[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        json_object *list = in_part_list(v);
+        if (list && json_object_array_add(list, json_object_new_string(text)) < 0)
                 v->oom = true;
 }
 
@@ -279,13 +307,14 @@ json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked
 }
 
 /* What check c's claim could not rest on: each canary file kbound's expectation "canaries" says
- * c relies on and was not planted, as "not tested: NAME (WHY)" into the evidence's not_tested (an
- * empty array when every one was), and as "not tested: NAME (WHY), ...; " into buf to lead the
- * pass detail, where a cut line still shows it ("" when none). Such a check still passes on what was tested, but says
- * what was not, and the report's summary reads it as held in part (report.c). A record that is not there fails the
- * check as facts.def says (REQUIRED). */
+ * c relies on and was not planted, as "not tested: NAME (WHY)" into the evidence's not_tested
+ * (verdict_in_part; an empty array when every one was), and as "not tested: NAME (WHY), ...; "
+ * into buf to lead the pass detail, where a cut line still shows it ("" when none). Such a check
+ * still passes on what was tested, but says what was not, and the report's summary reads it as
+ * held in part (report.c). A record that is not there fails the check as facts.def says
+ * (REQUIRED). */
 void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *buf, size_t size) {
-        json_object *canaries = kb_fact_arr_of(in->expect, FACT_EXPECT_CANARIES), *list = json_object_new_array();
+        json_object *canaries = kb_fact_arr_of(in->expect, FACT_EXPECT_CANARIES), *list = in_part_list(v);
         const char *id = kb_check_id(c);
         size_t used = 0;
         buf[0] = '\0';
@@ -297,8 +326,7 @@ void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *bu
                 char text[DETAIL_MAX / 2];
                 snprintf(text, sizeof text, "not tested: %s (%s)", kb_fact_str_or(e, FACT_CANARY_PLANT_NAME, "?"),
                          kb_fact_str_or(e, FACT_CANARY_PLANT_WHY, "not planted"));
-                if (list && json_object_array_add(list, json_object_new_string(text)) < 0)
-                        v->oom = true;
+                verdict_in_part(v, "%s", text);
                 int n = snprintf(buf + used, size - used, "%s%s",
                                  used ? ", " : "not tested: ", text + strlen("not tested: "));
                 if (n > 0 && (size_t) n < size - used)
@@ -308,7 +336,6 @@ void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *bu
                 memcpy(buf + used, "; ", 3);
         if (!list)
                 v->oom = true;
-        verdict_evidence(v, "not_tested", list);
 }
 
 /* ---- snapshots ---- */

@@ -132,7 +132,14 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
                         snprintf(name, sizeof name, "%s", hname);
                 if (kb_fact_int_of(h, FACT_NS_HOLDER_THREAD, &tid))
                         snprintf(thread, sizeof thread, "thread %" PRId64 " of ", tid);
-                if (kb_fact_int_of(h, FACT_NS_HOLDER_FD, &fd))
+                const char *children = strstr(ns, "_for_children");
+                if (children && children[strlen("_for_children")] == '\0' && !kb_fact_has(h, FACT_NS_HOLDER_FD))
+                        verdict_problem(v,
+                                        "%spid %" PRId64
+                                        " (%s), outside the sandbox, starts its children in the sandbox's %.*s "
+                                        "namespace (ns/%s): each one it forks is born inside (%s)",
+                                        thread, pid, name, (int) (children - ns), ns, ns, label);
+                else if (kb_fact_int_of(h, FACT_NS_HOLDER_FD, &fd))
                         verdict_problem(v,
                                         "%spid %" PRId64
                                         " (%s), outside the sandbox, holds the sandbox's %s namespace open "

@@ -57,6 +57,41 @@ static judge_file launch_fd_file(json_object *planned) {
         return judge_file_of(kb_fact_str_of(planned, FACT_LAUNCH_FD_DEV), known, ino);
 }
 
+/* Why the other end of pipe target, held as fd (open flags: read end 0, write end 1) by a sandbox
+ * process, is not shown to be the sandbox's, or NULL: a process of the look holds that end too (a
+ * descriptor of the same pipe opened the other way), or the host's poll of a copy of this end
+ * found none left anywhere (pipe_other_end "none": the writers or readers all closed; the pipe
+ * reaches nothing). An end held nowhere the host can list (a descriptor in flight in a socket's
+ * queue, an io_uring's files) cannot be traced, so it fails. */
+static const char *pipe_problem(json_object *snap, json_object *fd, const char *target, int64_t flags, char *buf,
+                                size_t size) {
+        if (flags < 0) {
+                snprintf(buf, size, "%s: the host could not read which end of the pipe it is", target);
+                return buf;
+        }
+        int64_t mode = flags & 03;
+        if (mode == 02)
+                return NULL; /* both ends in one open file (a FIFO opened for both) */
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *fds = kb_fact_arr_of(at(procs, i), FACT_PROCESS_FDS);
+                for (size_t k = 0; k < arr_len(fds); k++) {
+                        const char *t = kb_fact_str_of(at(fds, k), FACT_FD_TARGET);
+                        int64_t other = kb_fact_int_or(at(fds, k), FACT_FD_FLAGS, -1);
+                        if (t && strcmp(t, target) == 0 && other >= 0 && (other & 03) != mode)
+                                return NULL;
+                }
+        }
+        const char *other_end = kb_fact_str_of(fd, FACT_FD_PIPE_OTHER_END);
+        if (other_end && strcmp(other_end, "none") == 0)
+                return NULL;
+        snprintf(buf, size, "%s (its %s end): its %s end is held by no process the host found (%s)", target,
+                 mode == 0 ? "read" : "write", mode == 0 ? "write" : "read",
+                 other_end ? "it is open: in flight in a socket's queue, or held where no descriptor table shows it"
+                           : kb_fact_str_or(fd, FACT_FD_PIPE_ERROR, "the host did not poll it"));
+        return buf;
+}
+
 /* "thread T (its own descriptor table) of " for a descriptor of thread T's own table (FD's tid), else "". */
 static const char *fd_thread(json_object *fd, char *buf, size_t size) {
         int64_t tid = kb_fact_int_or(fd, FACT_FD_TID, 0);
@@ -102,10 +137,10 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                                  kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_FD, -1));
                         return buf;
                 }
-                /* A pipe held by no one outside connects sandbox processes; a socket is traced
-                 * to its other ends (judge_socket_ends.c). */
+                /* A pipe held by no one outside: its other end must be held in the sandbox too, or
+                 * be proven gone; a socket is traced to its other ends (judge_socket_ends.c). */
                 if (!starts(target, "socket:["))
-                        return NULL;
+                        return log_written ? NULL : pipe_problem(snap, fd, target, flags, buf, size);
                 return judge_socket_problem(snap, p, target, bracket_inode(target), buf, size);
         }
         /* An object no path names: passed only once its other holders are found and are the

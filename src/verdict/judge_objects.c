@@ -136,8 +136,9 @@ static bool own_mount(json_object *snap, json_object *p, int64_t mnt_id, const c
 
 /* Why what an epoll, inotify or fanotify instance watches is not the sandbox's, or NULL: an epoll
  * only files a sandbox process holds; an inotify or fanotify inode mark only a file the sandbox
- * shows (in_view); a fanotify mount mark only one of the process's mounts, a filesystem mark only
- * a filesystem it holds whole. */
+ * shows: one the host found at a path of the holder's view by its handle (the watch's "at": a
+ * folder under a bind of part of a filesystem, as /usr's), or one in_view places; a fanotify mount
+ * mark only one of the process's mounts, a filesystem mark only a filesystem it holds whole. */
 static const char *watch_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size) {
         json_object *watches = kb_fact_arr_of(fd, FACT_FD_WATCHES);
         const char *target = kb_fact_str_or(fd, FACT_FD_TARGET, "?");
@@ -156,8 +157,9 @@ static const char *watch_problem(json_object *snap, json_object *p, json_object 
                 }
                 if (strcmp(kind, "fanotify-mount") == 0        ? mnt_id >= 0 && own_mount(snap, p, mnt_id, NULL)
                     : strcmp(kind, "fanotify-filesystem") == 0 ? own_mount(snap, p, -1, dev)
-                    : strcmp(kind, "inotify") == 0 || strcmp(kind, "fanotify-inode") == 0 ? in_view(snap, p, dev, ino)
-                                                                                          : false)
+                    : strcmp(kind, "inotify") == 0 || strcmp(kind, "fanotify-inode") == 0
+                            ? kb_fact_str_of(w, FACT_WATCH_AT) || in_view(snap, p, dev, ino)
+                            : false)
                         continue;
                 if (strcmp(kind, "fanotify-mount") == 0)
                         snprintf(buf, size, "%s has a fanotify mark on mount %" PRId64 ", not one of the process's own",
@@ -170,8 +172,9 @@ static const char *watch_problem(json_object *snap, json_object *p, json_object 
                 else
                         snprintf(buf, size,
                                  "%s has a %s mark on device %s, inode %" PRId64
-                                 ", a file the host cannot place in the sandbox's view",
-                                 target, kind, dev ? dev : "?", ino);
+                                 ", a file the host cannot place in the sandbox's view (by its handle: %s)",
+                                 target, kind, dev ? dev : "?", ino,
+                                 kb_fact_str_or(w, FACT_WATCH_PLACE_ERROR, "not looked for"));
                 return buf;
         }
         return NULL;

@@ -210,6 +210,20 @@ for run in "${runs[@]}"; do
   ok "enter-sockets-$run: the sandbox's network namespace was listed with sock_diag" \
     not grep -qF "could not list the unix sockets of the sandbox's network namespace" <<<"$d"
 
+  # Pipes a child of the sandbox reads (issue 35, red-team keep-pipe): the other end is found in
+  # the sandbox, or proven gone by a poll of a copy of this end; one kept in flight in a socket's
+  # queue outside is in no descriptor table, and fails as what the host cannot trace.
+  enter_during "enter-pipes-$run" "$run" pipes
+  r=$scratch/reports/enter-pipes-$run.json
+  holder=$(awk '/^entered/ {print $2}' "$scratch/enter-pipes-$run.enter")
+  read -r _ flight closed both < <(grep '^pipes ' "$scratch/enter-pipes-$run.enter")
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-pipes-$run: the child named its pipes" [ -n "$both" ]
+  ok "enter-pipes-$run: a pipe whose write end is in flight outside fails, named" \
+    grep -qE "fd [0-9]+ of pid $holder \(python3\): pipe:\[$flight\] \(its read end\): its write end is held by no process the host found \(it is open: in flight in a socket's queue" <<<"$d"
+  ok "enter-pipes-$run: a pipe whose write end is closed everywhere is not named" not grep -qF "pipe:[$closed]" <<<"$d"
+  ok "enter-pipes-$run: a pipe whose both ends the sandbox holds is not named" not grep -qF "pipe:[$both]" <<<"$d"
+
   # A fork named kbound, running its parent's program, as a second kbound's look helper would be:
   # one that leaves within a second is that; one that stays is a holder all the same.
   enter_during "enter-as-kbound-$run" "$run" as-kbound

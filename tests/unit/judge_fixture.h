@@ -162,7 +162,7 @@ static inline kb_judge_input input_of(json_object *run) {
                                       "{'fd': 5, 'target': 'socket:[7101]', 'type': 'sock', 'dev': '0:8', 'ino': "     \
                                       "7101, 'flags': 2050, 'mnt_id': 8}, "                                            \
                                       "{'fd': 6, 'target': 'pipe:[7200]', 'type': 'fifo', 'dev': '0:14', 'ino': "      \
-                                      "7200, 'flags': 0, 'mnt_id': 14}, "                                              \
+                                      "7200, 'flags': 0, 'mnt_id': 14, 'pipe_other_end': 'none'}, "                    \
                                       "{'fd': 7, 'target': 'anon_inode:[eventpoll]', 'flags': 524290, 'mnt_id': 15}, " \
                                       "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 15}, "   \
                                       "{'fd': 9, 'target': '/workspace/notes.ipynb', 'type': 'reg', 'dev': '8:1', "    \
@@ -185,8 +185,8 @@ static inline kb_judge_input input_of(json_object *run) {
              "[{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': "       \
              "32768, "                                                                                                 \
              "'mnt_id': 306}, {'fd': 1, 'target': 'pipe:[7300]', 'type': 'fifo', 'dev': '0:14', 'ino': 7300, "         \
-             "'flags': 1, 'mnt_id': 14}, {'fd': 2, 'target': 'pipe:[7301]', 'type': 'fifo', 'dev': '0:14', "           \
-             "'ino': 7301, 'flags': 1, 'mnt_id': 14}]")
+             "'flags': 1, 'mnt_id': 14, 'pipe_other_end': 'none'}, {'fd': 2, 'target': 'pipe:[7301]', 'type': "        \
+             "'fifo', 'dev': '0:14', 'ino': 7301, 'flags': 1, 'mnt_id': 14, 'pipe_other_end': 'none'}]")
 
 /* The run's base folder (kbound-XXXXXX under the runtime parent /tmp, on the host's root
  * filesystem 8:1) and its team folders. */

@@ -991,10 +991,16 @@ static const struct {
         {"PROC_CGROUPS.cpu", false},
         /* the launcher's program unreadable */
         {"LAUNCHER.exe_error", false},
-        /* a holder by a descriptor or by one of its threads, a channel held by a thread or a socket of
-         * the sandbox's network held outside: the fake's outsider is in the namespace by its main
-         * thread and holds a pipe */
-        {"NS_HOLDER.fd", false},
+        /* a pipe's other end polled through a copy of the end (pidfd_getfd): only of live
+         * processes, never of the fake's (its pipes get pipe_error "not a live /proc");
+         * test_descriptors' pipe cases hold it */
+        {"FD.pipe_other_end", false},
+        /* an inotify mark's file found in the holder's view by its handle: open_by_handle_at needs a
+         * real filesystem's handle (the fake's is made up, so its mark gets place_error);
+         * test_descriptors' inotify case holds it, as root */
+        {"WATCH.at", true},
+        /* a holder by one of its threads, a channel held by a thread or a socket of the sandbox's
+         * network held outside: the fake's holders are main threads, and the outsider holds a pipe */
         {"NS_HOLDER.thread", false},
         {"OUTSIDE_CHANNEL.thread", false},
         {"OUTSIDE_CHANNEL.netns", false},
@@ -1051,8 +1057,39 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 #define ZOMBIE_THREAD 90000105   /* its live thread */
 #define ZOMBIE_2 90000010        /* another, whose live thread ends while it is read through it */
 #define ZOMBIE_2_THREAD 90000106 /* that thread: a stat saying it runs, and nothing else */
+#define MOVER 90000012           /* outside, holds the sandbox's net namespace at a new number when read again */
+#define LETGO 90000013           /* outside, held it when first read, not when read again */
+#define FORKER 90000014          /* outside, its children are born in the sandbox's pid namespace */
 
 #define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
+
+/* Three processes outside in kbound's own namespaces: MOVER holds the sandbox's network namespace
+ * open at fd 7 when the walk reads its table (/proc/<pid>/fd) and at fd 12 when it is read again
+ * (its thread's table: /proc/<pid>/task/<pid>/fd), as a holder that renumbers its descriptor does;
+ * LETGO holds it at fd 7, then nowhere; FORKER's pid_for_children is the sandbox's pid namespace. */
+static void fake_holders_outside(fake *f) {
+        const char *const own[NS_TYPES] = {NULL};
+        const fake_proc procs[] = {
+                {MOVER, 1, MOVER, "mover", 0, "0", 0, 0, 0, 1, 1},
+                {LETGO, 1, LETGO, "letgo", 0, "0", 0, 0, 0, 1, 1},
+                {FORKER, 1, FORKER, "forker", 0, "0", 0, 0, 0, 1, 1},
+        };
+        char net[64], pid[64], path[64];
+        snprintf(net, sizeof net, "net:[%llu]", (unsigned long long) fake_ns_ino(f, "sbx-net"));
+        snprintf(pid, sizeof pid, "pid:[%llu]", (unsigned long long) fake_ns_ino(f, "sbx-pid"));
+        for (size_t i = 0; i < KB_ELEMENTSOF(procs); i++) {
+                fake_process(f, &procs[i]);
+                fake_namespaces(f, procs[i].pid, own);
+                snprintf(path, sizeof path, "proc/%d/task/%d/fd", (int) procs[i].pid, (int) procs[i].pid);
+                tmp_tree_mkdir(f->dir->root, path);
+        }
+        proc_link(f, MOVER, "fd/7", net);
+        snprintf(path, sizeof path, "task/%d/fd/12", MOVER);
+        proc_link(f, MOVER, path, net);
+        proc_link(f, LETGO, "fd/7", net);
+        snprintf(path, sizeof path, "task/%d/ns/pid_for_children", FORKER);
+        proc_link(f, FORKER, path, pid);
+}
 
 /* What the fake adds for the coverage: a host mount table (kb_inspect_host of the fake), the
  * kernel's endpoints, one of them connected to kbound (the kernel holding the accepted end) and
@@ -1067,6 +1104,7 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
 #define SHM_MAP "7f0000006000-7f0000007000 rw-s 00000000 00:01 4545 /memfd:shm (deleted)\n"
         fake_maps_with(f, SHM_MAP);
         proc_file(f, OUTSIDER, "maps", SHM_MAP, 0);
+        fake_holders_outside(f); /* a holder by a descriptor */
 #undef SHM_MAP
         /* what the kernel's anonymous objects reach, by their fdinfo: an epoll's watched file, an
          * inotify and a fanotify mark, an io_uring's registered files, a pidfd's NSpid */
@@ -1231,6 +1269,29 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
                  "0000000000000000: 00000002 00000000 00010000 0001 01 666003 @forged\nname\n",
                  sa.sun_path);
         proc_file(f, OTHER_NET, "net/unix", text, 0);
+}
+
+/* A holder outside is confirmed by the object it holds, not by its descriptor's number: MOVER,
+ * whose descriptor moved between the two reads, is a holder named at its new number; LETGO, which
+ * let go, is transient; FORKER, whose children would be born in the sandbox, is a holder of the
+ * sandbox's pid namespace by its pid_for_children. */
+static void test_holders_followed(void **state) {
+        fake *f = *state;
+        fake_holders_outside(f);
+        json_object *snap = snapshot(f, 0), *holders = member(snap, FACT_LOOK_NS_HOLDERS);
+        json_object *mover = find_by(holders, FACT_NS_HOLDER_PID, MOVER),
+                    *forker = find_by(holders, FACT_NS_HOLDER_PID, FORKER);
+        assert_string_equal(str_at(mover, FACT_NS_HOLDER_NS), "net");
+        assert_int_equal(int_at(mover, FACT_NS_HOLDER_FD), 12);
+        assert_int_equal(int_at(mover, FACT_NS_HOLDER_INODE), fake_ns_ino(f, "sbx-net"));
+        assert_string_equal(str_at(forker, FACT_NS_HOLDER_NS), "pid_for_children");
+        assert_int_equal(int_at(forker, FACT_NS_HOLDER_INODE), fake_ns_ino(f, "sbx-pid"));
+        assert_false(kb_fact_has(forker, FACT_NS_HOLDER_FD));
+        for (size_t i = 0; i < json_object_array_length(holders); i++)
+                assert_int_not_equal(int_at(json_object_array_get_idx(holders, i), FACT_NS_HOLDER_PID), LETGO);
+        json_object *outside = member(snap, FACT_LOOK_NS_OUTSIDE);
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_TRANSIENT), 1);
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_HOLDERS), 3); /* OUTSIDER, MOVER, FORKER */
 }
 
 static void fake_zombie_leader(fake *f, pid_t pid, pid_t kernel, pid_t session, int nspid) {
@@ -1453,6 +1514,7 @@ int main(void) {
                 ON_FAKE(test_processes),
                 ON_FAKE(test_secrets_and_errors),
                 ON_FAKE(test_namespaces),
+                ON_FAKE(test_holders_followed),
                 ON_FAKE(test_launcher),
                 ON_FAKE(test_resources),
                 /* with sock_diag's list of this network's sockets */

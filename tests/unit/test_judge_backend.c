@@ -163,6 +163,11 @@ static void test_backend_namespace_owners(void **state) {
                    "{'pid': 782, 'name': 'agent', 'ns': 'net', 'inode': 4026532300, "
                    "'thread': 791}",
                    "thread 791 of pid 782 (agent), outside the sandbox, is in the sandbox's net namespace (ready)"),
+                /* a process whose children are born in the sandbox (setns(CLONE_NEWPID) for them alone) */
+                B1("/snapshots/0/ns_holders/-",
+                   "{'pid': 783, 'name': 'forker', 'ns': 'pid_for_children', 'inode': 4026532301}",
+                   "pid 783 (forker), outside the sandbox, starts its children in the sandbox's pid namespace "
+                   "(ns/pid_for_children): each one it forks is born inside (ready)"),
                 B1("/snapshots/1/ns_outside/fd_tables_unreadable", "2",
                    "the host read the namespaces of 2 processes outside the sandbox but not all their descriptors"),
                 B1("/snapshots/0/ns_outside/fd_tables_read", NULL,

@@ -5,6 +5,9 @@
 
 #define KFDS "/snapshots/0/processes/1/fds"
 #define KFD_NEW KFDS "/-"
+/* A descriptor of pipe 7900 held by the kernel: flags 0 its read end, 1 its write end; more, its
+ * other facts. */
+#define PIPE_END(flags, more) "{'fd': 30, 'target': 'pipe:[7900]', 'type': 'fifo', 'flags': " #flags ", " more "}"
 
 static void test_descriptors_files(void **state) {
         static const breakage fails[] = {
@@ -677,12 +680,33 @@ static void test_descriptors_anonymous(void **state) {
                    "anon_inode:inotify has a inotify mark on device 0:99, inode 12, a file the host cannot place"),
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 12345"),
                    "anon_inode:inotify has a inotify mark on device 8:1, inode 12345"),
+                /* ... and the host's look for it by its handle says why it did not find it */
+                B1(KFD_NEW,
+                   MARK("anon_inode:inotify", "inotify",
+                        "'dev': '8:1', 'ino': 12345, 'place_error': 'Operation not permitted'"),
+                   "a file the host cannot place in the sandbox's view (by its handle: Operation not permitted)"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 20"),
                    "anon_inode:[fanotify] has a fanotify mark on mount 20, not one of the process's own"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-inode", "'ino': 12"),
                    "anon_inode:[fanotify] has a fanotify-inode mark on device ?"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '8:1'"),
                    "has a fanotify mark on the filesystem 8:1, which the process's mounts do not hold whole"),
+                /* a pipe's end whose other end no process the host read holds: open (in flight in a
+                 * socket's queue, red-team keep-pipe), not polled, or which end unknown */
+                B1(KFD_NEW, PIPE_END(0, "'pipe_other_end': 'open'"),
+                   "fd 30 of pid 1002 (python3): pipe:[7900] (its read end): its write end is held by no process "
+                   "the host found (it is open: in flight in a socket's queue, or held where no descriptor table "
+                   "shows it)"),
+                B1(KFD_NEW, PIPE_END(1, "'pipe_other_end': 'open'"),
+                   "pipe:[7900] (its write end): its read end is held by no process the host found (it is open"),
+                B1(KFD_NEW, PIPE_END(0, "'pipe_error': 'Operation not permitted'"),
+                   "pipe:[7900] (its read end): its write end is held by no process the host found (Operation not "
+                   "permitted)"),
+                B1(KFD_NEW, PIPE_END(0, "'ino': 7900"),
+                   "its write end is held by no process the host found (the host "
+                   "did not poll it)"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'pipe:[7900]', 'pipe_other_end': 'none'}",
+                   "pipe:[7900]: the host could not read which end of the pipe it is"),
                 /* pidfds of processes outside, or not the look's */
                 B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 5000}",
                    "fd 30 of pid 1002 (python3): a pidfd of pid 5000, a process outside the sandbox"),
@@ -724,10 +748,24 @@ static void test_descriptors_anonymous(void **state) {
                    NULL), /* a file it holds */
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:40', 'ino': 77"),
                    NULL), /* its own tmpfs */
+                /* a folder under a bind of part of a filesystem (/usr/lib/python3/dist-packages through
+                 * the /usr bind): found in the holder's view by its handle */
+                B1(KFD_NEW,
+                   MARK("anon_inode:inotify", "inotify",
+                        "'dev': '8:1', 'ino': 12345, 'at': '/usr/lib/python3/dist-packages'"),
+                   NULL),
+                B1(KFD_NEW,
+                   MARK("anon_inode:[fanotify]", "fanotify-inode", "'dev': '8:1', 'ino': 12345, 'at': '/usr/lib'"),
+                   NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '0:40'"), NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 311"), NULL),
                 /* a channel out of another object is not this one's */
                 B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 99), NULL),
+                /* a pipe whose other end a sandbox process holds, or whose other end is gone */
+                B2(KFD_NEW, PIPE_END(0, "'pipe_other_end': 'open'"), KFD_NEW,
+                   "{'fd': 31, 'target': 'pipe:[7900]', 'flags': 1}", NULL),
+                B1(KFD_NEW, PIPE_END(0, "'pipe_other_end': 'none'"), NULL),
+                B1(KFD_NEW, PIPE_END(1, "'pipe_other_end': 'none'"), NULL),
                 /* pidfds of the sandbox's own processes, or of one that exited */
                 B1("/snapshots/1/processes/1/fds/-",
                    "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003, 'nspid': [1003, 7]}", NULL),
