@@ -966,8 +966,7 @@ static const struct {
         {"OUTSIDE_CHANNEL.thread", false},
         {"OUTSIDE_CHANNEL.netns", false},
         /* the same open file in the sandbox and outside: kcmp compares live processes' descriptors,
-         * the fake's are links in a folder */
-        {"OUTSIDE_CHANNEL.sandbox_pid", false},
+         * the fake's are links in a folder (the memory file both map gives sandbox_pid) */
         {"OUTSIDE_CHANNEL.sandbox_fd", false},
         /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
         {"STAT.rdev", false},
@@ -997,6 +996,21 @@ static const struct {
         {"SOCKET.why", true},
         {"SOCKET.uid", true},
         {"SOCKET.held_by", true},
+        /* the kernel's IPC namespace, read from inside it (a thread or helper joins it, opens
+         * /proc/sysvipc/shm and makes a message-queue filesystem there): the fake's namespaces are
+         * files, never joined; test_holds.sh's ipc holds read them from real sandboxes */
+        {"IPC.mqueue_dev", false},
+        {"IPC.shm", false},
+        {"IPC.shm_foreign", false},
+        {"SYSV_SHM.key", false},
+        {"SYSV_SHM.id", false},
+        {"SYSV_SHM.nattch", false},
+        {"SYSV_SHM.sandbox", false},
+        {"OUTSIDE_CHANNEL.sysv", false},
+        /* a file of the sandbox's own filesystems held outside (stat through the holder's link: a
+         * real device and inode), a working directory there: test_holds.sh's pty and cwd holds */
+        {"OUTSIDE_CHANNEL.sandbox_fs", false},
+        {"OUTSIDE_CHANNEL.link", false},
 };
 
 /* Whether row is in made_elsewhere (*ret_by_machine: as a fact the machine may produce). */
@@ -1221,6 +1235,10 @@ static void test_object_reach(void **state) {
         assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_PID), OUTSIDER);
         assert_string_equal(str_at(mapped, FACT_OUTSIDE_CHANNEL_DEV), "0:1");
         assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_INO), 4545);
+        /* the very object the kernel maps, named with how the kernel holds it */
+        assert_true(kb_fact_bool_of(mapped, FACT_OUTSIDE_CHANNEL_OBJECT));
+        assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_SANDBOX_PID), KERNEL);
+        assert_string_equal(str_at(mapped, FACT_OUTSIDE_CHANNEL_SANDBOX_HOW), "map");
         for (int i = 0; i < FAKE_SOCKS; i++)
                 close(socks[i]);
         f->t.host = NULL;
