@@ -13,11 +13,11 @@
 /* A memory file of the kernel's: as a descriptor, a shared or a private mapping. */
 #define MEM_FD "{'fd': 30, 'target': '/memfd:rt-mem (deleted)', 'type': 'reg', 'dev': '0:1', 'ino': 17, 'mnt_id': 16}"
 #define MEM_MAP(shared)                                                                                                \
-        "{'path': '/memfd:rt-mem (deleted)', 'dev': '0:1', 'ino': 17, 'shared': " shared ", 'writable': false, "     \
+        "{'path': '/memfd:rt-mem (deleted)', 'dev': '0:1', 'ino': 17, 'shared': " shared ", 'writable': false, "       \
         "'may_write': false, 'deleted': true}"
 /* Its holder outside, as inspect_shared.c finds it by device and inode: held as fd 5 or mapped. */
 #define HELD_OUT(how, sandbox_how)                                                                                     \
-        "{'target': '/memfd:rt-mem (deleted)', 'pid': 6001, 'name': 'helper', " how ", 'dev': '0:1', 'ino': 17, "    \
+        "{'target': '/memfd:rt-mem (deleted)', 'pid': 6001, 'name': 'helper', " how ", 'dev': '0:1', 'ino': 17, "      \
         "'object': true, 'sandbox_pid': 1002, " sandbox_how "}"
 #define BY_FD "'fd': 5"
 #define BY_MAP "'fd': -1, 'mapped': true"
@@ -28,7 +28,8 @@ static void test_memory_objects(void **state) {
         static const breakage fails[] = {
                 /* every combination of how each side holds the same memory file */
                 B2(KFD_NEW, MEM_FD, OUT_NEW, HELD_OUT(BY_MAP, IN_FD),
-                   "pid 6001 (helper), a process outside the sandbox, holds /memfd:rt-mem (deleted) mapped (device 0:1, "
+                   "pid 6001 (helper), a process outside the sandbox, holds /memfd:rt-mem (deleted) mapped (device "
+                   "0:1, "
                    "inode 17), the very memory object pid 1002 (python3) of the sandbox holds as fd 30 (shared memory "
                    "out)"),
                 B2(KFD_NEW, MEM_FD, OUT_NEW, HELD_OUT(BY_FD, IN_FD),
@@ -55,7 +56,8 @@ static void test_memory_objects(void **state) {
                 B2(KFD_NEW, MEM_FD, KMAP_NEW, MEM_MAP("true"), NULL),
                 /* a program run from the kernel's own memory file (memfd_create, then execveat) */
                 B1("/snapshots/0/processes/1/refs/exe",
-                   "{'target': '/memfd:rt-sleep (deleted)', 'type': 'reg', 'dev': '0:1', 'ino': 19, 'mnt_id': 0}", NULL),
+                   "{'target': '/memfd:rt-sleep (deleted)', 'type': 'reg', 'dev': '0:1', 'ino': 19, 'mnt_id': 0}",
+                   NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);
 }
@@ -73,7 +75,8 @@ static void test_may_write(void **state) {
                 B1(KMAP_NEW,
                    "{'path': '/usr/lib/target.txt', 'dev': '8:1', 'ino': 90, 'shared': true, 'writable': false, "
                    "'reach': 'same', 'mnt_id': 301}",
-                   "a shared mapping that may be made writable (its file was opened for writing) of /usr/lib/target.txt"),
+                   "a shared mapping that may be made writable (its file was opened for writing) of "
+                   "/usr/lib/target.txt"),
                 B1(KMAP_NEW,
                    "{'path': '/etc/target', 'dev': '8:1', 'ino': 91, 'shared': true, 'writable': false, "
                    "'may_write': true, 'reach': 'none'}",
@@ -104,7 +107,8 @@ static void test_own_filesystems(void **state) {
                 B1(OUT_NEW,
                    "{'target': '/tmp', 'pid': 6001, 'name': 'helper', 'fd': -1, 'link': 'cwd', 'dev': '0:40', "
                    "'ino': 9, 'sandbox_fs': true}",
-                   "holds /tmp as its working directory (device 0:40, inode 9), a file of the sandbox's own tmpfs at /"),
+                   "holds /tmp as its working directory (device 0:40, inode 9), a file of the sandbox's own tmpfs at "
+                   "/"),
                 /* a message queue of the sandbox's IPC namespace */
                 B1(OUT_NEW,
                    "{'target': '/rt-kb', 'pid': 6001, 'name': 'helper', 'fd': 7, 'dev': '0:70', 'ino': 88, "
