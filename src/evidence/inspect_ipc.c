@@ -26,9 +26,9 @@
 #include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 
-#define SEGMENTS_MAX 1024       /* segments of the namespace kept */
+#define SEGMENTS_MAX 1024        /* segments of the namespace kept */
 #define SHM_TEXT_MAX (256 << 10) /* /proc/sysvipc/shm read: some 150 bytes a segment */
-#define COUNT_TRIES 5           /* readings of the attachments before they are said to move */
+#define COUNT_TRIES 5            /* readings of the attachments before they are said to move */
 #define OWN_IPC_WORDS "it is kbound's own IPC namespace: its message queues and SysV objects are the host's"
 
 /* What is opened inside the namespace: /proc/sysvipc/shm (a seq_file answers for the IPC namespace
@@ -311,7 +311,8 @@ static int count_sandbox(const kb_inspect_target *t, segment *segs, int n, int64
                         int64_t id;
                         if (sysv_line(line, &key, &id)) {
                                 int k = 0;
-                                while (k < n && !(segs[k].id == id && (segs[k].key == 0 || (uint32_t) segs[k].key == key)))
+                                while (k < n &&
+                                       !(segs[k].id == id && (segs[k].key == 0 || (uint32_t) segs[k].key == key)))
                                         k++;
                                 if (k < n)
                                         segs[k].sandbox++;
@@ -338,9 +339,8 @@ static bool same_segments(const segment *a, int na, const segment *b, int nb) {
 /* Whether a look's process maps a SysV segment (its refs' maps). */
 static bool sandbox_maps_sysv(json_object *processes) {
         for (size_t p = 0; p < json_object_array_length(processes); p++) {
-                json_object *maps = kb_fact_arr_of(kb_fact_obj_of(json_object_array_get_idx(processes, p),
-                                                                  FACT_PROCESS_REFS),
-                                                   FACT_REFS_MAPS);
+                json_object *maps = kb_fact_arr_of(
+                        kb_fact_obj_of(json_object_array_get_idx(processes, p), FACT_PROCESS_REFS), FACT_REFS_MAPS);
                 for (size_t i = 0; maps && i < json_object_array_length(maps); i++) {
                         const char *path = kb_fact_str_of(json_object_array_get_idx(maps, i), FACT_MAPPING_PATH);
                         if (path && strncmp(path, "/SYSV", 5) == 0)
