@@ -217,6 +217,9 @@ for run in "${runs[@]}"; do
     grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /kbound-held as fd [0-9]+ \(device [0-9:]+, inode [0-9]+\), a file of the message-queue filesystem of the sandbox's IPC namespace" <<<"$d"
   ok "enter-ipc-$run: the master of a pty of the sandbox's own devpts held outside" \
     grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /dev/pts/ptmx as fd [0-9]+ \(device [0-9:]+, inode 2\), a file of the sandbox's own devpts at /dev/pts" <<<"$d"
+  ok "enter-ipc-$run: sandbox.session names the pty held outside as a terminal into the sandbox" \
+    grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /dev/pts/ptmx of the sandbox's own devpts \([^)]*\): a terminal into the sandbox" \
+    <<<"$(detail_of "$scratch/reports/enter-ipc-$run.json" python3 sandbox.session)"
   if [ "$as_who" = root ]; then
     ok "enter-ipc-$run: a SysV segment of the sandbox's IPC namespace attached outside" \
       grep -qE "the SysV shared memory segment [0-9]+ \(key 0x4b424e44\) of the sandbox's IPC namespace is attached 1 time\(s\) outside the sandbox's processes \([^)]*\): pid $holder \(python3\)" <<<"$d"

@@ -170,12 +170,31 @@ static void test_ipc_namespace(void **state) {
         EXPECT_PASSES(kb_judge_descriptors, passes);
 }
 
+/* Item 9 for sandbox.session: a pty of the sandbox's own devpts held outside is a terminal into it. */
+static void test_session_outside_pty(void **state) {
+        static const breakage fails[] = {
+                B1(OUT_NEW,
+                   "{'target': '/dev/pts/ptmx', 'pid': 6001, 'name': 'helper', 'fd': 3, 'dev': '0:43', 'ino': 2, "
+                   "'sandbox_fs': true}",
+                   "pid 6001 (helper), a process outside the sandbox, holds /dev/pts/ptmx of the sandbox's own devpts "
+                   "(ready): a terminal into the sandbox"),
+        };
+        EXPECT_FAILS(kb_judge_session, fails);
+        static const breakage passes[] = {
+                /* a file of its tmpfs is boundary.descriptors' (test_own_filesystems), no terminal */
+                B1(OUT_NEW,
+                   "{'target': '/tmp/x', 'pid': 6001, 'name': 'helper', 'fd': 3, 'dev': '0:40', 'ino': 9, "
+                   "'sandbox_fs': true}",
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_session, passes);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_memory_objects),
-                cmocka_unit_test(test_may_write),
-                cmocka_unit_test(test_own_filesystems),
-                cmocka_unit_test(test_ipc_namespace),
+                cmocka_unit_test(test_memory_objects),      cmocka_unit_test(test_may_write),
+                cmocka_unit_test(test_own_filesystems),     cmocka_unit_test(test_ipc_namespace),
+                cmocka_unit_test(test_session_outside_pty),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
