@@ -4,6 +4,7 @@
  * anonymous memory, a deleted file) by its device and inode, held or mapped, shared or private; any
  * file of a filesystem of the sandbox's own by its device; a SysV segment of its IPC namespace by
  * its id and key (whose attachments inspect_ipc.c counts). */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
@@ -279,6 +279,18 @@ int kb_inspect_shared_match(const shared_set *s, const proc_entry *e, pid_t tid,
         return 0;
 }
 
+/* The device (as facts name one) and inode of the file path (a /proc link) leads to, without
+ * asking a network filesystem's server (AT_STATX_DONT_SYNC: a host process's descriptor of a
+ * file on a server that no longer answers must not hold the look). 0 or -errno. */
+static int link_file(const char *path, char dev[KB_PROCFS_DEV_MAX], int64_t *ret_ino) {
+        struct statx sx;
+        if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_INO, &sx) < 0)
+                return -errno;
+        kb_procfs_dev(sx.stx_dev_major, sx.stx_dev_minor, dev);
+        *ret_ino = (int64_t) sx.stx_ino;
+        return 0;
+}
+
 /* What of s the file dev:ino (path: as the holder names it) is: HOLD_* bits, and *ret_object its
  * memory object's index (-1 for none). */
 static int hold_kind(const shared_set *s, const char *dev, int64_t ino, const char *path, int *ret_object) {
@@ -371,13 +383,12 @@ int kb_inspect_shared_fd(shared_set *s, const char *proc_root, const proc_entry 
         /* By its device and inode: a second open of the same memory file (through /proc/<pid>/fd/N)
          * is another open file, the same object. */
         char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-        struct stat st;
+        int64_t ino;
         snprintf(path, sizeof path, "%s/%d/task/%d/fd/%d", proc_root, (int) e->pid, (int) tid, fd);
-        if (stat(path, &st) < 0)
+        if (link_file(path, dev, &ino) < 0)
                 return 0; /* closed meanwhile */
-        kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
-        int object, kind = hold_kind(s, dev, (int64_t) st.st_ino, target, &object);
-        return kind ? found(s, e, tid, fd, NULL, target, dev, (int64_t) st.st_ino, kind, object, channels) : 0;
+        int object, kind = hold_kind(s, dev, ino, target, &object);
+        return kind ? found(s, e, tid, fd, NULL, target, dev, ino, kind, object, channels) : 0;
 }
 
 /* Each maps line of text that is a file of s's, by device and inode, as fn sees it; stops at fn's
@@ -443,17 +454,16 @@ int kb_inspect_shared_links(shared_set *s, const char *proc_root, const proc_ent
         static const char *const links[] = {"cwd", "root"};
         for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
                 char path[PATH_MAX], target[256] = "", dev[KB_PROCFS_DEV_MAX];
-                struct stat st;
+                int64_t ino;
                 snprintf(path, sizeof path, "%s/%d/task/%d/%s", proc_root, (int) e->pid, (int) tid, links[i]);
-                if (stat(path, &st) < 0)
+                if (link_file(path, dev, &ino) < 0)
                         continue; /* gone, or unreadable: its tables are judged where they are read */
-                kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
                 if (!json_object_object_get_ex(s->devices, dev, NULL))
                         continue;
                 ssize_t n = readlink(path, target, sizeof target - 1);
                 target[n > 0 ? n : 0] = '\0';
-                int r = found(s, e, tid, -1, links[i], target[0] ? target : "?", dev, (int64_t) st.st_ino,
-                              HOLD_SANDBOX_FS, -1, channels);
+                int r = found(s, e, tid, -1, links[i], target[0] ? target : "?", dev, ino, HOLD_SANDBOX_FS, -1,
+                              channels);
                 if (r < 0)
                         return r;
         }
@@ -471,12 +481,11 @@ typedef struct still_walk {
 static int fd_still(int fd, const char *target, void *ud) {
         still_walk *w = ud;
         char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-        struct stat st;
+        int64_t ino;
         if (w->held || target[0] != '/')
                 return 0;
         snprintf(path, sizeof path, "%s/%d/fd/%d", w->proc_root, (int) w->p->pid, fd);
-        if (stat(path, &st) == 0 && (int64_t) st.st_ino == w->p->ino &&
-            strcmp(kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev), w->p->dev) == 0)
+        if (link_file(path, dev, &ino) == 0 && ino == w->p->ino && strcmp(dev, w->p->dev) == 0)
                 w->held = true;
         return 0;
 }
@@ -496,10 +505,9 @@ static bool still_held(const shared_set *s, const char *proc_root, const pending
         static const char *const links[] = {"cwd", "root"};
         for (size_t i = 0; !w.held && i < KB_ELEMENTSOF(links); i++) {
                 char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-                struct stat st;
+                int64_t ino;
                 snprintf(path, sizeof path, "%s/%d/%s", proc_root, (int) p->pid, links[i]);
-                w.held = stat(path, &st) == 0 && (int64_t) st.st_ino == p->ino &&
-                         strcmp(kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev), p->dev) == 0;
+                w.held = link_file(path, dev, &ino) == 0 && ino == p->ino && strcmp(dev, p->dev) == 0;
         }
         _cleanup_free_ char *text = NULL;
         if (!w.held && kb_inspect_read_proc(proc_root, p->pid, "maps", 16 * 1024 * 1024, &text, NULL) == 0)
