@@ -72,7 +72,8 @@ struct shared_set {
         size_t n_segments;
         pending pending[SHARED_PENDING_MAX];
         size_t n_pending;
-        bool truncated; /* more than kbound traces: said as an error of the look */
+        bool truncated;        /* more than kbound traces: said as an error of the look */
+        const char *memfd_dev; /* the memory-file device (the host's fact, borrowed) */
 };
 
 /* Whether a descriptor's target names an object that no path reaches, so only its holders tell
@@ -145,6 +146,7 @@ int kb_inspect_shared_new(json_object *processes, const char *memfd_dev, shared_
         shared_set *s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
+        s->memfd_dev = memfd_dev;
         s->objects = json_object_new_object();
         s->devices = json_object_new_object();
         if (!s->objects || !s->devices) {
@@ -401,14 +403,21 @@ static int each_mapping(const shared_set *s, char *text,
                 unsigned major, minor;
                 unsigned long long ino;
                 int path_at = 0;
-                if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu %n", &major, &minor, &ino, &path_at) < 3 || path_at == 0 ||
-                    line[path_at] != '/')
+                char perms[8];
+                if (sscanf(line, "%*x-%*x %7s %*x %x:%x %llu %n", perms, &major, &minor, &ino, &path_at) < 4 ||
+                    path_at == 0 || line[path_at] != '/')
                         continue;
                 char dev[KB_PROCFS_DEV_MAX], target[256];
                 kb_procfs_dev(major, minor, dev);
                 snprintf(target, sizeof target, "%.*s", nl ? (int) (nl - line - path_at) : (int) strlen(line + path_at),
                          line + path_at);
                 int object, kind = hold_kind(s, dev, (int64_t) ino, target, &object);
+                /* A private mapping outside of a deleted file of a disk's (a library replaced while
+                 * both ran) neither writes to it nor shows the sandbox's writes, which a file
+                 * opened for writing makes: a descriptor is looked for. Memory (the memory-file
+                 * device) is the sandbox's own however mapped. */
+                if (kind == HOLD_OBJECT && perms[3] == 'p' && !(s->memfd_dev && strcmp(dev, s->memfd_dev) == 0))
+                        kind = 0;
                 int r = kind ? fn(target, dev, (int64_t) ino, kind, object, ud) : 0;
                 if (r != 0)
                         return r;

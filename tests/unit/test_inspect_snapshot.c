@@ -1042,7 +1042,9 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         /* shared memory the kernel maps and the outsider maps too (the same device and inode) */
 #define SHM_MAP "7f0000006000-7f0000007000 rw-s 00000000 00:01 4545 /memfd:shm (deleted)\n"
         fake_maps_with(f, SHM_MAP);
-        proc_file(f, OUTSIDER, "maps", SHM_MAP, 0);
+        /* and, privately, the deleted library the kernel maps (one replaced while both ran): not a channel */
+        proc_file(f, OUTSIDER, "maps", SHM_MAP "7f0000008000-7f0000009000 r-xp 00000000 08:01 4343 /old.so (deleted)\n",
+                  0);
 #undef SHM_MAP
         /* what the kernel's anonymous objects reach, by their fdinfo: an epoll's watched file, an
          * inotify and a fanotify mark, an io_uring's registered files, a pidfd's NSpid */
@@ -1226,9 +1228,13 @@ static void test_object_reach(void **state) {
         assert_int_equal(json_object_array_length(nspid), 1);
         assert_int_equal(json_object_get_int64(json_object_array_get_idx(nspid, 0)), 2);
         json_object *channels = member(snap, FACT_LOOK_OUTSIDE_CHANNELS), *mapped = NULL;
-        for (size_t i = 0; i < json_object_array_length(channels); i++)
+        for (size_t i = 0; i < json_object_array_length(channels); i++) {
                 if (kb_fact_bool_of(json_object_array_get_idx(channels, i), FACT_OUTSIDE_CHANNEL_MAPPED))
                         mapped = json_object_array_get_idx(channels, i);
+                if (kb_fact_int_or(json_object_array_get_idx(channels, i), FACT_OUTSIDE_CHANNEL_INO, -1) == 4343)
+                        fail_msg("a private mapping outside of a deleted library is a channel: %s",
+                                 json_object_to_json_string(channels));
+        }
         if (!mapped)
                 fail_msg("the outsider's mapping of the kernel's memory file is not a channel: %s",
                          json_object_to_json_string(channels));
