@@ -225,11 +225,17 @@ json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_proc
 int kb_inspect_exe_facts(const char *proc_root, pid_t pid, json_object *o, kb_fact_obj exe_fact,
                          kb_fact_str error_fact);
 
-/* The sandbox's anonymous objects (anonymous inodes, memory files: their descriptors) and the
- * memory files it maps shared, gathered from a look's processes, to be found again outside it by the
- * object (inspect_shared.c). */
+/* What the sandbox shares through memory or its own filesystems, gathered from a look's processes,
+ * to be found again outside it by the object (inspect_shared.c): its anonymous objects (their
+ * descriptors, for kcmp), its memory objects (memory files, shared anonymous memory, deleted files:
+ * by device and inode, held by a descriptor, a mapping shared or private, or as a program), and,
+ * with kb_inspect_shared_own, the filesystems of its own and its IPC namespace's SysV segments. */
 typedef struct shared_set shared_set;
 int kb_inspect_shared_new(json_object *processes, const char *memfd_dev, shared_set **ret);
+/* Adds to s what the look snap says is the sandbox's own: every device of its mount tables that no
+ * mount namespace outside holds (snap's outside_mounts; none before that is read), its IPC
+ * namespace's message-queue filesystem, and its SysV segments (snap's ipc). -ENOMEM only. */
+int kb_inspect_shared_own(shared_set *s, json_object *snap);
 void kb_inspect_shared_free(shared_set **s);
 /* Whether more were held than kbound traces (an error of the look). */
 bool kb_inspect_shared_truncated(const shared_set *s);
@@ -239,9 +245,34 @@ bool kb_inspect_shared_wants(const shared_set *s, const char *target);
  * tid of e (outside the sandbox) is the same open file as (kcmp). -ENOMEM only. */
 int kb_inspect_shared_match(const shared_set *s, const proc_entry *e, pid_t tid, int fd, const char *target,
                             json_object *channels);
-/* Appends an OUTSIDE_CHANNEL (mapped) to channels for every memory file of s that e maps (its
- * /proc/<pid>/maps, by device and inode). -ENOMEM only. */
-int kb_inspect_shared_maps(const shared_set *s, const char *proc_root, const proc_entry *e, json_object *channels);
+/* Descriptor fd (its link's target) of thread tid of e, outside the sandbox: an anonymous object the
+ * same open file as a sandbox descriptor (kb_inspect_shared_match), or a file (stat through the
+ * link: its device and inode) that is one of s's memory objects, on a filesystem of the sandbox's
+ * own, or a SysV segment of its namespace, appended to channels as an OUTSIDE_CHANNEL (a process
+ * named kbound's is kept to be confirmed: kb_inspect_shared_confirm). -ENOMEM only. */
+int kb_inspect_shared_fd(shared_set *s, const char *proc_root, const proc_entry *e, pid_t tid, int fd,
+                         const char *target, json_object *channels);
+/* The same for every file e maps (its /proc/<pid>/maps, by device and inode, shared or private).
+ * -ENOMEM only. */
+int kb_inspect_shared_maps(shared_set *s, const char *proc_root, const proc_entry *e, json_object *channels);
+/* The same for the working directory and root of thread tid of e (on a filesystem of the sandbox's
+ * own). -ENOMEM only. */
+int kb_inspect_shared_links(shared_set *s, const char *proc_root, const proc_entry *e, pid_t tid,
+                            json_object *channels);
+/* The holds of processes named kbound, read again (at least 20 ms after each was seen, then for
+ * 100 ms): one still held by any descriptor, mapping or link is appended to channels, one gone
+ * counted in *ret_transient. -ENOMEM only. */
+int kb_inspect_shared_confirm(shared_set *s, const char *proc_root, json_object *channels, int64_t *ret_transient);
+
+/* ---- the kernel's IPC namespace (inspect_ipc.c) ---- */
+
+/* snap's "ipc": the kernel's IPC namespace, read from inside it (a short-lived thread joins it as
+ * root; a helper joins its user namespace first otherwise): its SysV segments with how many of each
+ * one's attachments are the mappings of the sandbox's pid namespace's processes (counted between two
+ * readings that agree), and the device of its message-queue filesystem. Entered only when one of
+ * the sandbox's user namespaces owns it, read while the kernel is still the sandbox's. What cannot
+ * be read is said in it. Nothing when the kernel or its namespace was not read. -ENOMEM only. */
+int kb_inspect_ipc_facts(const kb_inspect_target *t, json_object *processes, json_object *snap);
 
 /* Calls visit(fd, target, userdata) with the number and link target of each descriptor in the
  * table dir (/proc/<pid>/fd or a thread's; one that cannot be read is passed over), until visit
@@ -318,14 +349,20 @@ int kb_inspect_init_facts(const kb_inspect_target *t, json_object *snap, json_ob
 
 /* ---- the sandbox's namespaces held from outside (inspect_holders.c) ---- */
 
-/* "ns_holders" [push_holder's], "sandbox_namespaces" [inode], "outside_channels" [{"target",
+/* snap's "sandbox_namespaces" [inode]: the namespaces of the sandbox's processes and the user
+ * namespaces above them, less kbound's own and those above kbound's user namespace, which every
+ * host process shares (what the outside's mounts and holders are looked for by). kbound's own
+ * unreadable is noted in errors, and nothing listed. -ENOMEM only. */
+int kb_inspect_sandbox_ns_facts(const kb_inspect_target *t, json_object *processes, json_object *snap,
+                                json_object *errors);
+
+/* "ns_holders" [push_holder's], "outside_channels" [{"target",
  * "pid", "name", "fd", "thread"}] (the sandbox's pipes and sockets that a process outside but the
  * launch side holds too) and "ns_outside" {"read", "unreadable", "holders", "kbound_helpers",
  * "transient", "fd_tables_read", "fd_tables_unreadable"}:
  * the processes outside the sandbox (the launch side too) that are in one of the sandbox's
  * namespaces (any of their threads), or hold one open through a descriptor (any of their tables).
- * The sandbox's namespaces are those of its processes and the user namespaces above them, less
- * kbound's own and those above kbound's user namespace, which every host process shares. A process
+ * The sandbox's namespaces are snap's sandbox_namespaces (kb_inspect_sandbox_ns_facts). A process
  * outside whose namespaces kbound cannot read (another user's, when kbound is not root) is counted
  * as unreadable, not judged; one whose namespaces were read but not its descriptors is counted in
  * fd_tables_unreadable, which the judge fails. kbound's own process is not read (its looks open

@@ -18,6 +18,7 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         /* The init's call first: it shows whether it was still waiting while everything was read. */
         /* init's mount table, which every reference of the sandbox's processes is placed in. */
         if (kb_inspect_init_facts(t, snap, errors) < 0 || kb_inspect_pre_exec_mounts(t, snap, errors) < 0 ||
+            kb_inspect_sandbox_ns_facts(t, processes, snap, errors) < 0 ||
             kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0 ||
             kb_inspect_launcher_facts(t, procs, n, processes, errors, &launcher) < 0 ||
             kb_fact_set_obj(snap, FACT_LOOK_LAUNCHER, launcher) < 0)
@@ -78,16 +79,24 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
              kb_fact_set_obj(snap, FACT_LOOK_LAUNCHER, launcher) < 0))
                 r = -ENOMEM;
 
-        /* Who outside is in the sandbox's namespaces, or holds them, its pipes or its network's
-         * sockets (after the network tables: every socket of them is looked for). */
-        if (r >= 0 && kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
-                r = -ENOMEM;
-
         if (r >= 0)
                 r = kb_inspect_resource_totals(t, processes, snap);
-        /* Which of those filesystems a namespace outside the sandbox holds too. */
+        /* The sandbox's namespaces, which the outside's mounts and holders are looked for by. */
+        if (r >= 0)
+                r = kb_inspect_sandbox_ns_facts(t, processes, snap, errors);
+        /* Which of those filesystems a namespace outside the sandbox holds too: those it does not
+         * are the sandbox's own. */
         if (r >= 0)
                 r = kb_inspect_outside_mounts(t, procs, n, tables, n_tables, snap);
+        /* The kernel's IPC namespace, from inside: its SysV segments, its message queues' filesystem. */
+        if (r >= 0)
+                r = kb_inspect_ipc_facts(t, processes, snap);
+
+        /* Who outside is in the sandbox's namespaces, or holds them, its pipes, its network's
+         * sockets, its memory or its own filesystems' files (after the network tables, the
+         * outside's mounts and the IPC namespace: every one of them is looked for). */
+        if (r >= 0 && kb_inspect_ns_holder_facts(t, procs, n, processes, snap, errors) < 0)
+                r = -ENOMEM;
 
         /* What of the host the mounts expose: the canaries, and every bound socket. */
         if (r >= 0)

@@ -85,10 +85,11 @@ typedef struct ns_fd_walk {
         json_object *channels_wanted; /* the sandbox's "pipe:[N]" and "socket:[N]" targets (keys) */
         json_object *netns_sockets;   /* every "socket:[N]" of the sandbox's network namespaces (keys) */
         json_object *channels;        /* those a process outside holds too */
-        const shared_set *shared;     /* the sandbox's anonymous objects and shared memory files */
-        bool entry_helper;            /* entry is a fork of kbound's program or another kbound's:
-                                       * what it holds is confirmed like a look's helper's */
-        size_t *retry;                /* indexes of processes whose tables were not all read */
+        shared_set *shared;           /* what the sandbox shares through memory or its own files */
+        const char *proc_root;
+        bool entry_helper; /* entry is a fork of kbound's program or another kbound's:
+                            * what it holds is confirmed like a look's helper's */
+        size_t *retry;     /* indexes of processes whose tables were not all read */
         size_t n_retry;
 } ns_fd_walk;
 #define NS_RETRY_MAX 64
@@ -131,12 +132,12 @@ static void add_candidate(ns_fd_walk *w, int fd, const char *type, uint64_t ino)
  * bwrap; no look ever holds one). */
 static int ns_fd_seen(int fd, const char *target, void *userdata) {
         ns_fd_walk *w = userdata;
-        if (!w->entry->launch && kb_inspect_shared_wants(w->shared, target))
-                /* An anonymous object's target names a kind, not an object: the same open file is
-                 * told by kcmp, against every sandbox descriptor of that kind. */
-                return json_object_array_length(w->channels) >= NS_HOLDERS_MAX
-                               ? 0
-                               : kb_inspect_shared_match(w->shared, w->entry, w->tid, fd, target, w->channels);
+        if (target[0] == '/' || strncmp(target, "anon_inode:", 11) == 0)
+                /* An anonymous object (the same open file) or a file (its device and inode) the
+                 * sandbox shares (inspect_shared.c); the launch side's are the launcher facts'. */
+                return w->entry->launch ? 0
+                                        : kb_inspect_shared_fd(w->shared, w->proc_root, w->entry, w->tid, fd, target,
+                                                               w->channels);
         if (!w->entry->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
                 if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
                         return 0;
@@ -209,6 +210,10 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
                 w->tid = (pid_t) tid;
                 if (kb_inspect_ns_links(t->proc_root, e->pid, (pid_t) tid, false, thread_link_seen, w) < 0)
                         *ret_unreadable = true;
+                /* a working directory or root of its own (unshare(CLONE_FS)) in the sandbox's files */
+                if (!e->launch && syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FS, 0, 0) != 0 &&
+                    kb_inspect_shared_links(w->shared, t->proc_root, e, (pid_t) tid, w->channels) < 0)
+                        return -ENOMEM;
                 if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0) {
                         w->tid = e->pid;
                         continue; /* the main thread's table, walked already */
@@ -439,7 +444,8 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                 w->tid = e->pid;
                 bool table_unreadable = false;
                 if (read_tables(t, w, &table_unreadable) < 0 ||
-                    (!e->launch && kb_inspect_shared_maps(w->shared, t->proc_root, e, w->channels) < 0))
+                    (!e->launch && (kb_inspect_shared_maps(w->shared, t->proc_root, e, w->channels) < 0 ||
+                                    kb_inspect_shared_links(w->shared, t->proc_root, e, e->pid, w->channels) < 0)))
                         return -ENOMEM;
                 if (!table_unreadable)
                         c->fd_read++;
@@ -588,19 +594,33 @@ static json_object *outside_counts(const holder_counts *c) {
         return outside;
 }
 
-int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
-                               json_object *snap, json_object *errors) {
+int kb_inspect_sandbox_ns_facts(const kb_inspect_target *t, json_object *processes, json_object *snap,
+                                json_object *errors) {
         _cleanup_free_ ns_set *own = calloc(1, sizeof *own), *sandbox = calloc(1, sizeof *sandbox);
-        _cleanup_json_ json_object *holders = json_object_new_array();
-        if (!own || !sandbox || !holders)
+        if (!own || !sandbox)
                 return -ENOMEM;
         int r = own_namespaces(t, own);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 return kb_inspect_note(errors, WHAT_OWN_NAMESPACES, NULL, r);
-        if (sandbox_namespaces(processes, own, sandbox, snap, errors) < 0)
+        return sandbox_namespaces(processes, own, sandbox, snap, errors);
+}
+
+int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *procs, size_t n, json_object *processes,
+                               json_object *snap, json_object *errors) {
+        _cleanup_free_ ns_set *sandbox = calloc(1, sizeof *sandbox);
+        _cleanup_json_ json_object *holders = json_object_new_array();
+        if (!sandbox || !holders)
                 return -ENOMEM;
+        /* the sandbox's namespaces as kb_inspect_sandbox_ns_facts listed them; none listed: kbound's
+         * own could not be told apart, noted in errors already */
+        json_object *listed = kb_fact_arr_of(snap, FACT_LOOK_SANDBOX_NAMESPACES);
+        if (!listed)
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(listed); i++)
+                (void) kb_inspect_ns_set_add(
+                        sandbox, (uint64_t) json_object_get_int64(json_object_array_get_idx(listed, i)), NULL);
         _cleanup_json_ json_object *wanted = json_object_new_object(), *netns_sockets = NULL;
         json_object *channels = json_object_new_array();
         _cleanup_free_ ns_candidate *candidates = calloc(NS_CANDIDATES_MAX, sizeof *candidates);
@@ -613,6 +633,7 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
                 return -ENOMEM;
         _cleanup_(kb_inspect_shared_free) shared_set *shared = NULL;
         if (kb_inspect_shared_new(processes, kb_fact_str_of(t->host, FACT_HOST_MEMFD_DEV), &shared) < 0 ||
+            kb_inspect_shared_own(shared, snap) < 0 ||
             (kb_inspect_shared_truncated(shared) && kb_inspect_note(errors, WHAT_TOO_MANY_SHARED, NULL, E2BIG) < 0))
                 return -ENOMEM;
         ns_fd_walk walk = {.sandbox = sandbox,
@@ -621,6 +642,7 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
                            .netns_sockets = netns_sockets,
                            .channels = channels,
                            .shared = shared,
+                           .proc_root = t->proc_root,
                            .retry = retry};
         holder_counts counts = {0};
         int64_t last_seen = 0;
@@ -628,6 +650,10 @@ int kb_inspect_ns_holder_facts(const kb_inspect_target *t, const proc_entry *pro
             reread_unreadable(t, procs, &walk, &counts, &last_seen) < 0 ||
             confirm_candidates(t, procs, &walk, last_seen, holders, &counts) < 0)
                 return -ENOMEM;
+        int64_t shared_transient = 0;
+        if (kb_inspect_shared_confirm(shared, t->proc_root, channels, &shared_transient) < 0)
+                return -ENOMEM;
+        counts.transient += shared_transient;
         if (kb_fact_set_obj(snap, FACT_LOOK_NS_OUTSIDE, outside_counts(&counts)) < 0 ||
             kb_fact_set_arr(snap, FACT_LOOK_NS_HOLDERS, TAKE_PTR(holders)) < 0)
                 return -ENOMEM;

@@ -15,8 +15,9 @@
 #include "base/cleanup.h"
 #include "base/procfs.h"
 
-#define MAPS_MAX (8 << 20) /* /proc/<pid>/maps read per process */
-#define MAPPINGS_MAX 4096  /* distinct mapped files kept per process */
+#define MAPS_MAX (8 << 20)   /* /proc/<pid>/maps read per process */
+#define SMAPS_MAX (64 << 20) /* /proc/<pid>/smaps: some twenty lines a mapping */
+#define MAPPINGS_MAX 4096    /* distinct mapped files kept per process */
 #define REF_PATH_MAX 1024
 
 json_object *kb_inspect_link_facts(const char *link, int *ret_err) {
@@ -86,19 +87,23 @@ static int map_reach(int root_fd, const char *path, unsigned major, unsigned min
         return kb_fact_set_int(m, FACT_MAPPING_MNT_ID, (int64_t) sx.stx_mnt_id);
 }
 
-/* One maps line's file mapping, or 0 when it maps no file (anonymous, [heap], [vdso]...). */
-static int map_line(char *line, int root_fd, json_object *seen, json_object *maps, size_t *n) {
+/* One maps line's file mapping, or 0 when it maps no file (anonymous, [heap], [vdso]...). may_write:
+ * whether the mapping's VMA may be made writable (smaps' VmFlags "mw"), 1, 0, or -1 when not read
+ * (smaps is read only for a process with a shared mapping that is not writable now: for any
+ * other, the permissions say it). */
+static int map_line(char *line, int root_fd, json_object *seen, json_object *maps, size_t *n, int may_write) {
         char range[64], perms[8], offset[32], dev[KB_PROCFS_DEV_MAX];
         unsigned long long ino;
         unsigned major, minor;
         int used = 0;
         /* "start-end perms offset maj:min inode path", the device in hex */
-        if (sscanf(line, "%63s %7s %31s %x:%x %llu %n", range, perms, offset, &major, &minor, &ino, &used) < 6 ||
-            ino == 0)
+        if (sscanf(line, "%63s %7s %31s %x:%x %llu %n", range, perms, offset, &major, &minor, &ino, &used) < 6)
                 return 0;
         kb_procfs_dev(major, minor, dev); /* as every other fact names a device */
         char *path = line + used;
-        if (path[0] != '/')
+        /* inode 0 is no file, but for a SysV segment: its inode is its id, and the first one a
+         * namespace makes is 0 */
+        if (path[0] != '/' || (ino == 0 && strncmp(path, "/SYSV", 5) != 0))
                 return 0;
         bool deleted = false;
         size_t len = strlen(path);
@@ -108,9 +113,16 @@ static int map_line(char *line, int root_fd, json_object *seen, json_object *map
                 deleted = true;
         }
         bool shared = perms[3] == 's', writable = perms[1] == 'w';
+        /* A writable shared mapping may write, whatever smaps says. */
+        if (shared && writable)
+                may_write = 1;
         /* One entry per file and kind of mapping: a library is mapped four times over. */
         char key[96];
-        snprintf(key, sizeof key, "%s:%llu:%c%c", dev, ino, shared ? 's' : 'p', writable ? 'w' : '-');
+        snprintf(key, sizeof key, "%s:%llu:%c%c%c", dev, ino, shared ? 's' : 'p', writable ? 'w' : '-',
+                 !shared          ? '-'
+                 : may_write > 0  ? 'm'
+                 : may_write == 0 ? 'n'
+                                  : '?');
         if (json_object_object_get_ex(seen, key, NULL))
                 return 0;
         if (json_object_object_add(seen, key, NULL) < 0)
@@ -122,6 +134,7 @@ static int map_line(char *line, int root_fd, json_object *seen, json_object *map
             kb_fact_set_int(m, FACT_MAPPING_INO, (int64_t) ino) < 0 ||
             kb_fact_set_bool(m, FACT_MAPPING_SHARED, shared) < 0 ||
             kb_fact_set_bool(m, FACT_MAPPING_WRITABLE, writable) < 0 ||
+            (shared && may_write >= 0 && kb_fact_set_bool(m, FACT_MAPPING_MAY_WRITE, may_write > 0) < 0) ||
             (deleted && kb_fact_set_bool(m, FACT_MAPPING_DELETED, true) < 0))
                 return -ENOMEM;
         if (!deleted && map_reach(root_fd, path, major, minor, (int64_t) ino, m) < 0)
@@ -129,16 +142,65 @@ static int map_line(char *line, int root_fd, json_object *seen, json_object *map
         return kb_inspect_push(maps, TAKE_PTR(m));
 }
 
-/* The process's file mappings (its REFS's maps, read at <proc_root>/<pid>), each placed in the sandbox's view
- * (map_reach). */
+/* Whether text (maps) has a shared file mapping that is not writable now: one the process may make
+ * writable (mprotect) if its file was opened for writing, which only smaps' VmFlags say. */
+static bool needs_vm_flags(const char *text) {
+        for (const char *line = text; line && *line;) {
+                char perms[8];
+                int used = 0;
+                if (sscanf(line, "%*s %7s %*s %*s %*u %n", perms, &used) == 1 && used > 0 && line[used] == '/' &&
+                    perms[3] == 's' && perms[1] != 'w')
+                        return true;
+                line = strchr(line, '\n');
+                line = line ? line + 1 : NULL;
+        }
+        return false;
+}
+
+/* Each mapping of smaps' text (a maps line, then its fields, VmFlags last), with its "mw" flag,
+ * into maps (map_line). Returns 0, -E2BIG (too many), -ENOMEM. */
+static int smaps_lines(char *text, int root_fd, json_object *seen, json_object *maps, size_t *n) {
+        char *pending = NULL;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                bool header = (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f');
+                int r = 0;
+                if (header) {
+                        if (pending) /* a mapping whose flags were not listed */
+                                r = map_line(pending, root_fd, seen, maps, n, -1);
+                        pending = line;
+                } else if (pending && strncmp(line, "VmFlags:", 8) == 0) {
+                        bool mw = strstr(line, " mw") != NULL;
+                        r = map_line(pending, root_fd, seen, maps, n, mw ? 1 : 0);
+                        pending = NULL;
+                }
+                if (r < 0)
+                        return r;
+        }
+        return pending ? map_line(pending, root_fd, seen, maps, n, -1) : 0;
+}
+
+/* The process's file mappings (its REFS's maps, read at <proc_root>/<pid>), each placed in the
+ * sandbox's view (map_reach), with smaps' word on whether a shared one may be made writable where
+ * its permissions do not say. */
 static int map_refs(const kb_inspect_target *t, const char *proc_root, pid_t pid, json_object *refs,
                     json_object *errors) {
-        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL, *smaps = NULL;
         int r = kb_inspect_read_proc(proc_root, pid, "maps", MAPS_MAX, &text, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 return kb_inspect_note(errors, WHAT_MAPS, NULL, r == -ESRCH ? -ENOENT : r);
+        if (needs_vm_flags(text)) {
+                /* smaps costs a walk of every mapping's pages: read only where it says more */
+                r = kb_inspect_read_proc(proc_root, pid, "smaps", SMAPS_MAX, &smaps, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && kb_inspect_note(errors, WHAT_SMAPS, NULL, r == -ESRCH ? -ENOENT : r) < 0)
+                        return -ENOMEM;
+        }
         /* The sandbox's view: the kernel's root, or init's before the kernel exists. */
         char root[PATH_MAX];
         snprintf(root, sizeof root, "%s/%d/root", t->proc_root,
@@ -148,19 +210,24 @@ static int map_refs(const kb_inspect_target *t, const char *proc_root, pid_t pid
         if (!seen || !maps)
                 return -ENOMEM;
         size_t n = 0;
-        for (char *line = text, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                r = map_line(line, root_fd, seen, maps, &n);
-                if (r == -E2BIG)
-                        return kb_inspect_note(errors, WHAT_MAPS, NULL, E2BIG) < 0 ||
-                                               kb_fact_set_arr(refs, FACT_REFS_MAPS, TAKE_PTR(maps)) < 0
-                                       ? -ENOMEM
-                                       : 0;
-                if (r < 0)
-                        return r;
+        if (smaps)
+                r = smaps_lines(smaps, root_fd, seen, maps, &n);
+        else {
+                r = 0;
+                for (char *line = text, *next; r >= 0 && line && *line; line = next) {
+                        next = strchr(line, '\n');
+                        if (next)
+                                *next++ = '\0';
+                        r = map_line(line, root_fd, seen, maps, &n, -1);
+                }
         }
+        if (r == -E2BIG)
+                return kb_inspect_note(errors, WHAT_MAPS, NULL, E2BIG) < 0 ||
+                                       kb_fact_set_arr(refs, FACT_REFS_MAPS, TAKE_PTR(maps)) < 0
+                               ? -ENOMEM
+                               : 0;
+        if (r < 0)
+                return r;
         return kb_fact_set_arr(refs, FACT_REFS_MAPS, TAKE_PTR(maps));
 }
 

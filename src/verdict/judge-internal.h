@@ -182,6 +182,11 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
 /* judge_objects.c: why fd (of p in snap), an anonymous inode or memory file, reaches outside the
  * sandbox, or NULL once every other holder the host found is the sandbox's own. */
 const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size);
+/* The look's objects of the sandbox held outside by the object, however held (a descriptor, a
+ * mapping, a working directory or root): its memory objects, the files of its own filesystems, its
+ * IPC namespace's SysV segments (their attachments) and message queues; and what of its IPC
+ * namespace the host could not read. Each a problem of v. */
+void judge_shared_problems(verdict *v, const kb_judge_input *in, json_object *snap);
 
 /* judge_socket_ends.c: why a socket (target "socket:[inode]") that process p of look snap holds
  * reaches outside the sandbox, or NULL once each of its other ends the host traced is the

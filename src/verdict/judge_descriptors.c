@@ -148,6 +148,12 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
         const char *dev = kb_fact_str_of(fd, FACT_FD_DEV), *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
         if (starts(target, "anon_inode:") || (starts(target, "/memfd:") && dev && memfd && strcmp(dev, memfd) == 0))
                 return judge_object_problem(snap, p, fd, buf, size);
+        /* A message queue of the kernel's own IPC namespace (mq_open: its filesystem is in no mount
+         * table), known by the device of that namespace's message-queue filesystem; its holders
+         * outside are the look's (judge_shared_problems). */
+        const char *mq = kb_fact_str_of(kb_fact_obj_of(snap, FACT_LOOK_IPC), FACT_IPC_MQUEUE_DEV);
+        if (dev && mq && strcmp(dev, mq) == 0 && strcmp(kb_fact_str_or(fd, FACT_FD_TYPE, "?"), "reg") == 0)
+                return NULL;
         if (target[0] != '/') {
                 snprintf(buf, size, "%s is a kind of descriptor kbound does not let through", target);
                 return buf;
@@ -202,6 +208,15 @@ static bool launcher_image(const kb_judge_input *in, json_object *snap, json_obj
         return judge_same_file(f, bwrap) || str_in(kb_fact_arr_of(launcher, FACT_LAUNCHER_MAP_FILES), key);
 }
 
+/* Whether the program ref is a memory file (on the memory file device: no mount shows it), which is
+ * the sandbox's own as a memory file's descriptor is: its holders outside, by its device and inode,
+ * are the look's (judge_objects.c's judge_shared_problems). */
+static bool memory_program(const kb_judge_input *in, json_object *ref) {
+        const char *dev = kb_fact_str_of(ref, FACT_REF_LINK_DEV),
+                   *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
+        return dev && memfd && strcmp(dev, memfd) == 0;
+}
+
 /* Why the working directory, root or program ref (of process p in snap) is outside the sandbox, or
  * NULL: it must lie on one of the mounts of the process's own table, like a descriptor. */
 static const char *link_problem(json_object *snap, json_object *p, json_object *ref, char *buf, size_t size) {
@@ -222,32 +237,20 @@ static const char *link_problem(json_object *snap, json_object *p, json_object *
 static const char *map_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *m, char *buf,
                                size_t size) {
         json_object *mounts = judge_mounts_of(snap, p);
-        /* A memory file a process outside maps too (the host found it by device and inode in its
-         * maps): shared memory with the host, whatever the file is. */
-        json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
-        for (size_t i = 0; i < arr_len(channels); i++) {
-                json_object *ch = at(channels, i);
-                const char *cdev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV),
-                           *mdev = kb_fact_str_of(m, FACT_MAPPING_DEV);
-                int64_t cino, mino;
-                if (!kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_MAPPED) || !cdev || !mdev || strcmp(cdev, mdev) != 0 ||
-                    !kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_INO, &cino) ||
-                    !kb_fact_int_of(m, FACT_MAPPING_INO, &mino) || cino != mino)
-                        continue;
-                snprintf(buf, size,
-                         "a shared mapping of %s, which pid %" PRId64 " (%s), a process outside the sandbox, maps too "
-                         "(shared memory out)",
-                         kb_fact_str_or(m, FACT_MAPPING_PATH, "?"), kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
-                         kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"));
-                return buf;
-        }
-        /* Shared and writable unless proven not (facts.def: REQUIRED_TRUE): writes go back to the file. */
-        bool shared_rw = kb_fact_bool_of(m, FACT_MAPPING_SHARED) && kb_fact_bool_of(m, FACT_MAPPING_WRITABLE);
+        /* (A memory object a process outside holds too is the look's problem: judge_shared_problems.)
+         * Shared and writable unless proven not (facts.def: REQUIRED_TRUE), or that may be made
+         * writable (VmFlags mw: mprotect on a file opened for writing; unknown reads as may): writes
+         * go back to the file. */
+        bool shared = kb_fact_bool_of(m, FACT_MAPPING_SHARED), writable = kb_fact_bool_of(m, FACT_MAPPING_WRITABLE);
+        bool shared_rw = shared && (writable || kb_fact_bool_of(m, FACT_MAPPING_MAY_WRITE));
         if (!shared_rw && launcher_image(in, snap, p, map_file(m)))
                 return NULL;
         const char *path = kb_fact_str_or(m, FACT_MAPPING_PATH, "?"), *dev = kb_fact_str_of(m, FACT_MAPPING_DEV),
                    *reach = kb_fact_str_of(m, FACT_MAPPING_REACH);
-        const char *kind = shared_rw ? "a shared, writable mapping of" : "a mapping of";
+        const char *kind = !shared_rw ? "a mapping of"
+                           : writable
+                                   ? "a shared, writable mapping of"
+                                   : "a shared mapping that may be made writable (its file was opened for writing) of";
         if (kb_fact_bool_of(m, FACT_MAPPING_DELETED)) {
                 const char *memfd = kb_fact_str_of(in->host, FACT_HOST_MEMFD_DEV);
                 if (dev && memfd && strcmp(dev, memfd) == 0)
@@ -378,6 +381,7 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                         verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", links[i].words,
                                         pid, name, kb_fact_str_or(refs, links[i].error, "not read"));
                 else if (ref && !(links[i].link.id == FACT_REFS_EXE.id && launcher_image(in, snap, p, ref_file(ref))) &&
+                         !(links[i].link.id == FACT_REFS_EXE.id && memory_program(in, ref)) &&
                          link_problem(snap, p, ref, why_buf, sizeof why_buf))
                         verdict_problem(v, "the %s of pid %" PRId64 " (%s), %s", links[i].words, pid, name, why_buf);
         }
@@ -598,6 +602,7 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                         }
                         n_refs += ref_problems(&v, in, snap, p);
                 }
+                judge_shared_problems(&v, in, snap);
         }
         verdict_evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
         verdict_evidence(&v, "references_checked", json_object_new_int64((int64_t) n_refs));

@@ -1,6 +1,7 @@
-/* judge_objects.c: the objects a sandbox process holds that no path names (anonymous inodes, memory
- * files), for boundary.descriptors: each passes only once the host has found its other ends and
- * every one is the sandbox's own; no kind is let through by its name. */
+/* judge_objects.c: what a sandbox process holds that no path names (anonymous inodes, memory files),
+ * and what the sandbox shares through memory or its own filesystems held outside it, for
+ * boundary.descriptors: each passes only once the host has found its other ends and every one is
+ * the sandbox's own; no kind is let through by its name. */
 #include <inttypes.h>
 #include <stdio.h>
 #include "verdict/judge-internal.h"
@@ -9,11 +10,13 @@ static bool starts(const char *s, const char *prefix) {
         return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Whether ch (an OUTSIDE_CHANNEL) is the same open file as fd of p: the same process, the same
- * descriptor table (the process's, or the same thread's own) and the same number. */
+/* Whether ch (an OUTSIDE_CHANNEL) is the same open file as fd of p (kcmp's word: the same process,
+ * the same descriptor table, the process's or the same thread's own, and the same number; a memory
+ * object found by its device and inode is judge_shared_problems'). */
 static bool same_descriptor(json_object *ch, json_object *p, json_object *fd) {
         int64_t spid, sfd;
-        return kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, &spid) &&
+        return !kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_OBJECT) &&
+               kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, &spid) &&
                kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, &sfd) && judge_is_pid(p, spid) &&
                sfd == kb_fact_int_or(fd, FACT_FD_FD, -2) &&
                kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_TID, 0) == kb_fact_int_or(fd, FACT_FD_TID, 0);
@@ -250,4 +253,150 @@ const char *judge_object_problem(json_object *snap, json_object *p, json_object 
         }
         snprintf(buf, size, "%s is an object the host cannot trace to its other end", target);
         return buf;
+}
+
+/* ---- what the sandbox shares through memory or its own filesystems, held outside ---- */
+
+/* How an OUTSIDE_CHANNEL's holder holds it: "as fd 5", "mapped", "as its working directory", with
+ * its thread when not the main one. */
+static const char *held_words(json_object *ch, char *buf, size_t size) {
+        const char *link = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_LINK);
+        int64_t thread;
+        int n = link ? snprintf(buf, size, "as its %s", strcmp(link, "cwd") == 0 ? "working directory" : link)
+                : kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_MAPPED)
+                        ? snprintf(buf, size, "mapped")
+                        : snprintf(buf, size, "as fd %" PRId64, kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_FD, -1));
+        if (n > 0 && (size_t) n < size && kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_THREAD, &thread))
+                snprintf(buf + n, size - (size_t) n, " (its thread %" PRId64 ")", thread);
+        return buf;
+}
+
+/* Which filesystem of the sandbox's own dev is: its message queues, or the mount of its tables. */
+static const char *own_fs_words(json_object *snap, const char *dev, char *buf, size_t size) {
+        const char *mq = kb_fact_str_of(kb_fact_obj_of(snap, FACT_LOOK_IPC), FACT_IPC_MQUEUE_DEV);
+        if (dev && mq && strcmp(dev, mq) == 0)
+                return "the message-queue filesystem of the sandbox's IPC namespace";
+        json_object *tables[16];
+        size_t n = judge_look_tables(snap, tables, KB_ELEMENTSOF(tables));
+        for (size_t t = 0; dev && t < n; t++)
+                for (size_t i = 0; i < arr_len(tables[t]); i++) {
+                        json_object *m = at(tables[t], i);
+                        const char *d = kb_fact_str_of(m, FACT_MOUNT_DEV);
+                        if (!d || strcmp(d, dev) != 0)
+                                continue;
+                        snprintf(buf, size, "the sandbox's own %s at %s", kb_fact_str_or(m, FACT_MOUNT_FSTYPE, "?"),
+                                 kb_fact_str_or(m, FACT_MOUNT_MOUNTPOINT, "?"));
+                        return buf;
+                }
+        snprintf(buf, size, "a filesystem of the sandbox's own (device %s)", dev ? dev : "?");
+        return buf;
+}
+
+/* The SysV segments of the sandbox's IPC namespace mapped outside it: each one's attachments
+ * beyond its mappings in the sandbox's processes, with the processes outside whose maps show it. */
+static void sysv_problems(verdict *v, json_object *snap, json_object *ipc) {
+        json_object *segs = kb_fact_arr_of(ipc, FACT_IPC_SHM),
+                    *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
+        const char *label = kb_fact_str_or(snap, FACT_LOOK_LABEL, "?");
+        if (!segs) {
+                verdict_problem(
+                        v,
+                        "the host could not read the SysV shared memory segments of the sandbox's IPC namespace, "
+                        "nor so who maps them (%s): %s",
+                        label, kb_fact_str_or(ipc, FACT_IPC_SHM_ERROR, "not read"));
+                return;
+        }
+        for (size_t i = 0; i < arr_len(segs); i++) {
+                json_object *g = at(segs, i);
+                int64_t id = kb_fact_int_or(g, FACT_SYSV_SHM_ID, -1), key = kb_fact_int_or(g, FACT_SYSV_SHM_KEY, 0),
+                        nattch = kb_fact_int_or(g, FACT_SYSV_SHM_NATTCH, -1),
+                        mine = kb_fact_int_or(g, FACT_SYSV_SHM_SANDBOX, -1);
+                if (nattch >= 0 && mine >= 0 && nattch == mine)
+                        continue;
+                char holders[DETAIL_MAX] = "";
+                size_t used = 0;
+                for (size_t c = 0; c < arr_len(channels) && used < sizeof holders; c++) {
+                        json_object *ch = at(channels, c);
+                        if (!kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_SYSV) ||
+                            kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_INO, -2) != id)
+                                continue;
+                        int w = snprintf(holders + used, sizeof holders - used, "%spid %" PRId64 " (%s)",
+                                         used ? ", " : "", kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
+                                         kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"));
+                        used += w > 0 ? (size_t) w : 0;
+                }
+                if (nattch > mine && mine >= 0)
+                        verdict_problem(v,
+                                        "the SysV shared memory segment %" PRId64 " (key 0x%08" PRIx64
+                                        ") of the sandbox's IPC namespace is attached %" PRId64
+                                        " time(s) outside the sandbox's processes (%s): %s (shared memory out)",
+                                        id, (uint64_t) key & 0xffffffffu, nattch - mine, label,
+                                        holders[0] ? holders
+                                                   : "by a process the host did not find; its maps show it as "
+                                                     "/SYSV<key>");
+                else
+                        verdict_problem(v,
+                                        "the SysV shared memory segment %" PRId64 " (key 0x%08" PRIx64
+                                        ") of the sandbox's IPC namespace has %" PRId64
+                                        " attachments, and the sandbox's processes map it %" PRId64
+                                        " times (%s): a mapping of the sandbox's is another namespace's segment",
+                                        id, (uint64_t) key & 0xffffffffu, nattch, mine, label);
+        }
+        int64_t foreign = kb_fact_int_or(ipc, FACT_IPC_SHM_FOREIGN, 0);
+        if (foreign > 0)
+                verdict_problem(v,
+                                "processes of the sandbox map %" PRId64
+                                " SysV shared memory segment(s) of no segment of its IPC namespace (%s): another "
+                                "namespace's memory",
+                                foreign, label);
+}
+
+void judge_shared_problems(verdict *v, const kb_judge_input *in, json_object *snap) {
+        (void) in;
+        json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
+        char how[96], fs[256], inside[128];
+        for (size_t i = 0; i < arr_len(channels); i++) {
+                json_object *ch = at(channels, i);
+                const char *dev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV);
+                int64_t pid = kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
+                        ino = kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_INO, -1);
+                const char *name = kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"),
+                           *target = kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_TARGET, "?");
+                if (kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_OBJECT)) {
+                        int64_t spid = kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, -1), sfd;
+                        json_object *sp = judge_find_pid(snap, spid);
+                        const char *shows = kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_HOW, "?");
+                        if (kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, &sfd))
+                                snprintf(inside, sizeof inside, "as fd %" PRId64, sfd);
+                        else
+                                snprintf(inside, sizeof inside, "%s",
+                                         strcmp(shows, "exe") == 0 ? "as its program" : "mapped");
+                        verdict_problem(v,
+                                        "pid %" PRId64 " (%s), a process outside the sandbox, holds %s %s (device %s, "
+                                        "inode %" PRId64 "), the very memory object pid %" PRId64
+                                        " (%s) of the sandbox holds %s (shared memory out)",
+                                        pid, name, target, held_words(ch, how, sizeof how), dev ? dev : "?", ino, spid,
+                                        sp ? judge_name_of(sp) : "?", inside);
+                } else if (kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FS))
+                        verdict_problem(v,
+                                        "pid %" PRId64 " (%s), a process outside the sandbox, holds %s %s (device %s, "
+                                        "inode %" PRId64 "), a file of %s (a channel into the sandbox)",
+                                        pid, name, target, held_words(ch, how, sizeof how), dev ? dev : "?", ino,
+                                        own_fs_words(snap, dev, fs, sizeof fs));
+        }
+        json_object *ipc = kb_fact_obj_of(snap, FACT_LOOK_IPC);
+        if (!ipc) {
+                verdict_problem(v,
+                                "the host did not read the kernel's IPC namespace (%s): its SysV segments and message "
+                                "queues held outside could not be looked for",
+                                kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"));
+                return;
+        }
+        if (!kb_fact_has(ipc, FACT_IPC_MQUEUE_DEV))
+                verdict_problem(v,
+                                "the host could not learn the message-queue filesystem of the sandbox's IPC namespace "
+                                "(%s), so its queues held outside could not be looked for: %s",
+                                kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"),
+                                kb_fact_str_or(ipc, FACT_IPC_MQUEUE_ERROR, "not read"));
+        sysv_problems(v, snap, ipc);
 }

@@ -321,6 +321,34 @@ static bool terminal_problem(verdict *v, json_object *snap, json_object *p, json
         return true;
 }
 
+/* A pty of the sandbox's own devpts (its master or a terminal) that a process outside holds: the
+ * look's outside channels of a filesystem of the sandbox's own (inspect_shared.c) whose device is a
+ * devpts of its mount tables. Each a problem of v. */
+static void outside_pty_problems(verdict *v, json_object *snap) {
+        json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS), *tables[16];
+        size_t n = judge_look_tables(snap, tables, KB_ELEMENTSOF(tables));
+        for (size_t c = 0; c < arr_len(channels); c++) {
+                json_object *ch = at(channels, c);
+                const char *dev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV);
+                bool devpts = false;
+                for (size_t t = 0; dev && kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FS) && !devpts && t < n; t++)
+                        for (size_t i = 0; !devpts && i < arr_len(tables[t]); i++) {
+                                const char *d = kb_fact_str_of(at(tables[t], i), FACT_MOUNT_DEV),
+                                           *type = kb_fact_str_of(at(tables[t], i), FACT_MOUNT_FSTYPE);
+                                devpts = d && type && strcmp(d, dev) == 0 && strcmp(type, "devpts") == 0;
+                        }
+                if (devpts)
+                        verdict_problem(v,
+                                        "pid %" PRId64
+                                        " (%s), a process outside the sandbox, holds %s of the sandbox's own "
+                                        "devpts (%s): a terminal into the sandbox",
+                                        kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
+                                        kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"),
+                                        kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_TARGET, "?"),
+                                        kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"));
+        }
+}
+
 json_object *kb_judge_session(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
@@ -331,6 +359,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         size_t kernel_looks = 0, own_ptys = 0;
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
                 json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
+                outside_pty_problems(&v, at(in->snapshots, s));
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
                         int64_t session = -1;

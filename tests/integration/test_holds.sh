@@ -96,7 +96,8 @@ own_kernel() {
     fi
   done
 }
-# enter_during LABEL RUN MODE [PATH]: runs check (python3) as RUN and, once its kernel runs, enters.
+# enter_during LABEL RUN MODE [PATH]: runs check (python3) as RUN and, once its kernel runs, enters
+# (as the sandbox's user, or as ENTER_AS).
 enter_during() {
   local label=$1 run=$2 mode=$3 path=${4:-} kbound_pid pid2="" i
   local who
@@ -115,7 +116,7 @@ enter_during() {
     wait "$kbound_pid" || true
     return
   fi
-  runuser -u "$who" -- "$fixtures/enter-sandbox" "$pid2" "$mode" $path >"$scratch/$label.enter" 2>&1 &
+  runuser -u "${ENTER_AS:-$who}" -- "$fixtures/enter-sandbox" "$pid2" "$mode" $path >"$scratch/$label.enter" 2>&1 &
   set +e
   wait "$kbound_pid"
   rc=$?
@@ -188,7 +189,7 @@ for run in "${runs[@]}"; do
   ok "enter-objects-$run: an inotify watch on a host folder" \
     grep -qE "anon_inode:inotify has a inotify mark on device [0-9:]+, inode $(stat -c %i "$objdir"), a file the host cannot place" <<<"$d"
   ok "enter-objects-$run: memory mapped by the process outside too" \
-    grep -qE "pid $holder \(python3\) holds a shared mapping of /memfd:kbound-shm, which pid [0-9]+ \(python3\), a process outside the sandbox, maps too" <<<"$d"
+    grep -qE "pid [0-9]+ \(python3\), a process outside the sandbox, holds /memfd:kbound-shm \(deleted\) (mapped|as fd [0-9]+) \(device [0-9:]+, inode [0-9]+\), the very memory object pid $holder \(python3\) of the sandbox holds" <<<"$d"
   ok "enter-objects-$run: its tracer outside" \
     grep -qE "pid $holder \(python3\) is traced by pid [0-9]+, a process outside the sandbox" <<<"$d"
 
@@ -223,6 +224,41 @@ for run in "${runs[@]}"; do
     grep -qE "fd [0-9]+ of pid $holder \(python3\): pipe:\[$flight\] \(its read end\): its write end is held by no process the host found \(it is open: in flight in a socket's queue" <<<"$d"
   ok "enter-pipes-$run: a pipe whose write end is closed everywhere is not named" not grep -qF "pipe:[$closed]" <<<"$d"
   ok "enter-pipes-$run: a pipe whose both ends the sandbox holds is not named" not grep -qF "pipe:[$both]" <<<"$d"
+
+  # Memory, the sandbox's IPC objects and its own devpts, held outside (issue 35, items 4, 5, 8, 9):
+  # each found by the object however either side holds it. A shared mapping, read-only now, of a
+  # host file opened for writing may be made writable.
+  enter_during "enter-mayw-$run" "$run" mayw "$secret"
+  ok "enter-mayw-$run: boundary.descriptors names the mapping that may be made writable" \
+    grep -qE "pid [0-9]+ \(python3\) holds a shared mapping that may be made writable \(its file was opened for writing\) of $secret \(dev [0-9:]+, inode [0-9]+\), a file the sandbox does not reach at that path" \
+    <<<"$(detail_of "$scratch/reports/enter-mayw-$run.json" python3 boundary.descriptors)"
+  # memory files: a private mapping in the sandbox against a descriptor outside, a descriptor in
+  # the sandbox against a mapping outside (kcmp and maps against maps let both through)
+  enter_during "enter-memory-$run" "$run" memory
+  holder=$(awk '/^entered/ {print $2}' "$scratch/enter-memory-$run.enter")
+  d=$(detail_of "$scratch/reports/enter-memory-$run.json" python3 boundary.descriptors)
+  ok "enter-memory-$run: a descriptor outside of what the sandbox maps privately" \
+    grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /memfd:kbound-private \(deleted\) as fd [0-9]+ \(device [0-9:]+, inode [0-9]+\), the very memory object pid [0-9]+ \(python3\) of the sandbox holds mapped" <<<"$d"
+  ok "enter-memory-$run: a mapping outside of what the sandbox holds as a descriptor" \
+    grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /memfd:kbound-held \(deleted\) mapped \(device [0-9:]+, inode [0-9]+\), the very memory object pid [0-9]+ \(python3\) of the sandbox holds as fd [0-9]+" <<<"$d"
+  # a queue of the sandbox's IPC namespace and a pty master of its devpts; as root, a SysV segment
+  # attached by a process that went in and came back
+  as_who=$who
+  [ "$(id -u)" -eq 0 ] && [ "$run" = self ] && as_who=root
+  ENTER_AS=$as_who enter_during "enter-ipc-$run" "$run" ipc
+  holder=$(awk '/^entered/ {print $2}' "$scratch/enter-ipc-$run.enter")
+  d=$(detail_of "$scratch/reports/enter-ipc-$run.json" python3 boundary.descriptors)
+  ok "enter-ipc-$run: a message queue of the sandbox's IPC namespace held outside" \
+    grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /kbound-held as fd [0-9]+ \(device [0-9:]+, inode [0-9]+\), a file of the message-queue filesystem of the sandbox's IPC namespace" <<<"$d"
+  ok "enter-ipc-$run: the master of a pty of the sandbox's own devpts held outside" \
+    grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /dev/pts/ptmx as fd [0-9]+ \(device [0-9:]+, inode 2\), a file of the sandbox's own devpts at /dev/pts" <<<"$d"
+  ok "enter-ipc-$run: sandbox.session names the pty held outside as a terminal into the sandbox" \
+    grep -qE "pid $holder \(python3\), a process outside the sandbox, holds /dev/pts/ptmx of the sandbox's own devpts \([^)]*\): a terminal into the sandbox" \
+    <<<"$(detail_of "$scratch/reports/enter-ipc-$run.json" python3 sandbox.session)"
+  if [ "$as_who" = root ]; then
+    ok "enter-ipc-$run: a SysV segment of the sandbox's IPC namespace attached outside" \
+      grep -qE "the SysV shared memory segment [0-9]+ \(key 0x4b424e44\) of the sandbox's IPC namespace is attached 1 time\(s\) outside the sandbox's processes \([^)]*\): pid $holder \(python3\)" <<<"$d"
+  fi
 
   # A fork named kbound, running its parent's program, as a second kbound's look helper would be:
   # one that leaves within a second is that; one that stays is a holder all the same.

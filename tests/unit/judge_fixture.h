@@ -106,7 +106,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'maps': [{'path': '/usr/lib/x86_64-linux-gnu/libc.so.6', 'dev': '8:1', 'ino': 250001, 'shared': false, "      \
         "'writable': false, 'reach': 'same', 'mnt_id': 301}, "                                                         \
         "{'path': '/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache', 'dev': '8:1', 'ino': 332280, "                \
-        "'shared': true, 'writable': false, 'reach': 'same', 'mnt_id': 301}]}"
+        "'shared': true, 'writable': false, 'may_write': false, 'reach': 'same', 'mnt_id': 301}]}"
 
 /* A thread of a sandbox process but its main one, as inspect_threads.c reports it: the process's
  * credentials and filter, traced by no one, in its process's namespaces, sharing its table. */
@@ -362,6 +362,11 @@ static inline kb_judge_input input_of(json_object *run) {
         "'held_by': [{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]}}, "                                           \
         "{'inode': 7400, 'found': 'none'}]"
 
+/* The kernel's IPC namespace read from inside (inspect_ipc.c): its own message-queue filesystem
+ * (device 0:70), one SysV segment the kernel maps once, no attachment outside. */
+#define SANDBOX_IPC                                                                                                    \
+        "{'ns': 4026532205, 'mqueue_dev': '0:70', 'shm': [{'key': 1381256002, 'id': 0, 'nattch': 1, 'sandbox': 1}]}"
+
 /* One look at the sandbox, before the cell's child exists. */
 #define READY_LOOK                                                                                                     \
         "{'label': 'ready', 'taken_ms': 1000, 'errors': [], 'vanished': 0, "                                           \
@@ -392,7 +397,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'state': 'listening', 'path': '" HOST_SOCKET "', 'peer': 0}}], "                                              \
         "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "                \
         "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}, "    \
-        "'sandbox_sockets': " SANDBOX_SOCKETS "}"
+        "'sandbox_sockets': " SANDBOX_SOCKETS ", 'ipc': " SANDBOX_IPC "}"
 
 /* The system-call ABIs as the host found them: x86_64 and i386 run, x32 not. */
 #define ABIS                                                                                                           \

@@ -1005,8 +1005,7 @@ static const struct {
         {"OUTSIDE_CHANNEL.thread", false},
         {"OUTSIDE_CHANNEL.netns", false},
         /* the same open file in the sandbox and outside: kcmp compares live processes' descriptors,
-         * the fake's are links in a folder */
-        {"OUTSIDE_CHANNEL.sandbox_pid", false},
+         * the fake's are links in a folder (the memory file both map gives sandbox_pid) */
         {"OUTSIDE_CHANNEL.sandbox_fd", false},
         {"OUTSIDE_CHANNEL.sandbox_tid", false},
         /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
@@ -1037,6 +1036,21 @@ static const struct {
         {"SOCKET.why", true},
         {"SOCKET.uid", true},
         {"SOCKET.held_by", true},
+        /* the kernel's IPC namespace, read from inside it (a thread or helper joins it, opens
+         * /proc/sysvipc/shm and makes a message-queue filesystem there): the fake's namespaces are
+         * files, never joined; test_holds.sh's ipc holds read them from real sandboxes */
+        {"IPC.mqueue_dev", false},
+        {"IPC.shm", false},
+        {"IPC.shm_foreign", false},
+        {"SYSV_SHM.key", false},
+        {"SYSV_SHM.id", false},
+        {"SYSV_SHM.nattch", false},
+        {"SYSV_SHM.sandbox", false},
+        {"OUTSIDE_CHANNEL.sysv", false},
+        /* a file of the sandbox's own filesystems held outside (stat through the holder's link: a
+         * real device and inode), a working directory there: test_holds.sh's pty and cwd holds */
+        {"OUTSIDE_CHANNEL.sandbox_fs", false},
+        {"OUTSIDE_CHANNEL.link", false},
 };
 
 /* Whether row is in made_elsewhere (*ret_by_machine: as a fact the machine may produce). */
@@ -1103,7 +1117,9 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         /* shared memory the kernel maps and the outsider maps too (the same device and inode) */
 #define SHM_MAP "7f0000006000-7f0000007000 rw-s 00000000 00:01 4545 /memfd:shm (deleted)\n"
         fake_maps_with(f, SHM_MAP);
-        proc_file(f, OUTSIDER, "maps", SHM_MAP, 0);
+        /* and, privately, the deleted library the kernel maps (one replaced while both ran): not a channel */
+        proc_file(f, OUTSIDER, "maps", SHM_MAP "7f0000008000-7f0000009000 r-xp 00000000 08:01 4343 /old.so (deleted)\n",
+                  0);
         fake_holders_outside(f); /* a holder by a descriptor */
 #undef SHM_MAP
         /* what the kernel's anonymous objects reach, by their fdinfo: an epoll's watched file, an
@@ -1433,15 +1449,23 @@ static void test_object_reach(void **state) {
         assert_int_equal(json_object_array_length(nspid), 1);
         assert_int_equal(json_object_get_int64(json_object_array_get_idx(nspid, 0)), 2);
         json_object *channels = member(snap, FACT_LOOK_OUTSIDE_CHANNELS), *mapped = NULL;
-        for (size_t i = 0; i < json_object_array_length(channels); i++)
+        for (size_t i = 0; i < json_object_array_length(channels); i++) {
                 if (kb_fact_bool_of(json_object_array_get_idx(channels, i), FACT_OUTSIDE_CHANNEL_MAPPED))
                         mapped = json_object_array_get_idx(channels, i);
+                if (kb_fact_int_or(json_object_array_get_idx(channels, i), FACT_OUTSIDE_CHANNEL_INO, -1) == 4343)
+                        fail_msg("a private mapping outside of a deleted library is a channel: %s",
+                                 json_object_to_json_string(channels));
+        }
         if (!mapped)
                 fail_msg("the outsider's mapping of the kernel's memory file is not a channel: %s",
                          json_object_to_json_string(channels));
         assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_PID), OUTSIDER);
         assert_string_equal(str_at(mapped, FACT_OUTSIDE_CHANNEL_DEV), "0:1");
         assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_INO), 4545);
+        /* the very object the kernel maps, named with how the kernel holds it */
+        assert_true(kb_fact_bool_of(mapped, FACT_OUTSIDE_CHANNEL_OBJECT));
+        assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_SANDBOX_PID), KERNEL);
+        assert_string_equal(str_at(mapped, FACT_OUTSIDE_CHANNEL_SANDBOX_HOW), "map");
         for (int i = 0; i < FAKE_SOCKS; i++)
                 close(socks[i]);
         f->t.host = NULL;

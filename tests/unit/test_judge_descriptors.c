@@ -731,9 +731,9 @@ static void test_descriptors_anonymous(void **state) {
                    "'reach': 'same', 'mnt_id': 16}",
                    "/snapshots/0/outside_channels/-",
                    "{'target': '/memfd:ipc-shm (deleted)', 'pid': 6001, 'name': 'helper', 'fd': -1, 'mapped': true, "
-                   "'dev': '0:1', 'ino': 3}",
-                   "a shared mapping of /memfd:ipc-shm (deleted), which pid 6001 (helper), a process outside the "
-                   "sandbox, maps too"),
+                   "'dev': '0:1', 'ino': 3, 'object': true, 'sandbox_pid': 1002, 'sandbox_how': 'map'}",
+                   "pid 6001 (helper), a process outside the sandbox, holds /memfd:ipc-shm (deleted) mapped (device "
+                   "0:1, inode 3), the very memory object pid 1002 (python3) of the sandbox holds mapped"),
         };
         EXPECT_FAILS(kb_judge_descriptors, fails);
         static const breakage passes[] = {
