@@ -77,7 +77,7 @@ static const shared_help shared_helps[] = {
         {"bwrap", NULL, "--bwrap PATH", "bubblewrap to use (default: $KBOUND_BWRAP, else PATH)"},
         {"sandbox-user", NULL, "--sandbox-user NAME",
          "when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
-         "else kbound-sandbox, else nobody); never root"},
+         "else kbound-sandbox, which must exist); never root"},
         {"sockets", NULL, "--sockets MODE",
          "socket families kernels may create: default (unix, netlink),\n"
          "unix, or inet (also IP; the default under the network override)"},

@@ -225,10 +225,13 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
         int r = kb_sandbox_user_resolve(name, ret_user);
         if (r == -ENOENT)
                 return name && *name ? fmt("no user '%s'", name)
-                                     : fmt("neither %s nor %s exists: create the sandbox user (scripts/setup does: "
-                                           "useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "
-                                           "%s)",
-                                           KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_FALLBACK, KB_SANDBOX_USER_DEFAULT);
+                                     : fmt("kbound is root and the sandbox user %s does not exist, so check, run, "
+                                           "conformance and console refuse to start kernels (exit 3; never as root, "
+                                           "nor as nobody): run scripts/setup or install the kbound package, or "
+                                           "create it (useradd --system --user-group --no-create-home --home-dir "
+                                           "/nonexistent --shell /usr/sbin/nologin %s), or name a user of its own "
+                                           "with --sandbox-user",
+                                           KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_DEFAULT);
         if (r == -EPERM)
                 return fmt("refused: %s", geteuid() == 0 ? "the sandbox user must not be root (uid or gid 0)"
                                                          : "an ordinary user can only run sandboxes as itself");
@@ -255,8 +258,9 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
         *ret_ok = true;
         return fmt("%s %s (uid %u, gid %u), never as root%s", who, ret_user->name, (unsigned) ret_user->uid,
                    (unsigned) ret_user->gid,
-                   ret_user->switch_user && strcmp(ret_user->name, KB_SANDBOX_USER_FALLBACK) == 0
-                           ? "; a dedicated user is better: scripts/setup creates " KB_SANDBOX_USER_DEFAULT
+                   ret_user->switch_user && strcmp(ret_user->name, "nobody") == 0
+                           ? "; a shared account: a user of the sandbox's own is better (scripts/setup creates "
+                             KB_SANDBOX_USER_DEFAULT ")"
                            : "");
 }
 

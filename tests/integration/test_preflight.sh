@@ -125,7 +125,7 @@ if [ "$(id -u)" -eq 0 ]; then
   mkdir -m 700 "$scratch/closed"
   mkdir "$scratch/closed/venv"
   preflight "a --ro-bind folder the sandbox user cannot reach" 3 \
-    "--ro-bind $scratch/closed/venv: the sandbox user kbound-sandbox cannot reach it ($scratch/closed stops it)" \
+    "--ro-bind $scratch/closed/venv: the sandbox user $(sandbox_user) cannot reach it ($scratch/closed stops it)" \
     "$KBOUND" run --kernel python3 --ro-bind "$scratch/closed/venv" 'x'
 fi
 assert_no_leftovers "after the preflight runs"

@@ -71,7 +71,7 @@ echo "a sandbox that mounts the image read-write is caught"
 cp -al "$image" "$scratch/rwimage"
 # As root the kernel runs as the sandbox user: give it the image's /usr folder (not the files, which
 # are hard links), as an image unpacked by the user running kbound would be.
-[ "$(id -u)" -ne 0 ] || chown kbound-sandbox: "$scratch/rwimage/usr"
+[ "$(id -u)" -ne 0 ] || chown "$(sandbox_user):" "$scratch/rwimage/usr"
 set +e
 KBOUND_BWRAP="$(leaky_bwrap rootfs)" \
   "$KBOUND" check --rootfs "$scratch/rwimage" --kernel python3 --json "$scratch/leak.json" >"$scratch/out" 2>"$scratch/err"
@@ -176,25 +176,25 @@ expect_fail "--rootfs without the sandbox" 2 "--rootfs needs the sandbox" \
   "$KBOUND" run --rootfs "$image" --sandbox off --kernel python3 '1'
 
 if [ "$(id -u)" -eq 0 ]; then
-  test_user >/dev/null
-  echo "as kbound-test: run --rootfs"
+  tuser=$(test_user)
+  echo "as $tuser: run --rootfs"
   chmod 1777 "$KBOUND_RUNTIME_DIR"
-  out=$(runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+  out=$(runuser -u "$tuser" -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --rootfs "$image" --kernel python3 \
     'import os; print(os.getpid(), open("/etc/kbound-image-marker").read().strip())')
   ok "unprivileged: PID 2 and the image's marker (got '$out')" [ "$out" = "2 $marker" ]
   chmod 755 "$scratch"
   mkdir -m 1777 "$scratch/ureports"
   set +e
-  runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+  runuser -u "$tuser" -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" check --rootfs "$image" --kernel python3 \
     --json "$scratch/ureports/u.json" >"$scratch/out" 2>"$scratch/err"
   rc=$?
   set -e
   [ "$rc" -eq 0 ] || { cat "$scratch/out"; tail -20 "$scratch/err"; }
   ok "unprivileged: check --rootfs passes (rc=$rc)" [ "$rc" -eq 0 ]
-  ok "unprivileged: the kernel ran as kbound-test" \
-    [ "$(json_get "$scratch/ureports/u.json" "d['kernels'][0]['process']['uid']")" = "$(id -u kbound-test)" ]
+  ok "unprivileged: the kernel ran as $tuser" \
+    [ "$(json_get "$scratch/ureports/u.json" "d['kernels'][0]['process']['uid']")" = "$(id -u "$tuser")" ]
 fi
 assert_no_leftovers "after the rootfs runs"
 finish
