@@ -291,7 +291,8 @@ KB_EXPORT int kb_sandbox_try_reap(kb_sandbox *sb, int *ret_status);
 /* Stops (if needed) and frees; sets *sbp to NULL. Accepts NULL. */
 KB_EXPORT void kb_sandbox_destroy(kb_sandbox **sbp);
 
-/* Runs "bwrap --version" and returns its version string ("0.8.0"). Returns 0, -ENOENT, -EIO. */
+/* Runs "bwrap --version" and returns its version string ("0.8.0"). Returns 0, -ENOENT, -EIO (it did
+ * not run cleanly), -ENOEXEC (its first line is not "bubblewrap VERSION": not bubblewrap). */
 KB_EXPORT int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version);
 
 /* Resolves the bubblewrap to use: explicit (from --bwrap) if not NULL, else KBOUND_BWRAP in envp,

@@ -36,6 +36,13 @@ int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_ver
         if (r)
                 return r;
         r = kb_bwrap_probe(*ret, ret_info);
+        if (r == -ENOEXEC) {
+                cli_error("cannot enforce the sandbox: %s is not bubblewrap (its --version does not say \"bubblewrap "
+                          "VERSION\", or its --help is not bwrap's): install bubblewrap (apt-get install bubblewrap) "
+                          "and pass --bwrap the path of its bwrap, or leave --bwrap and KBOUND_BWRAP out",
+                          *ret);
+                return KB_EXIT_ENFORCE;
+        }
         if (r < 0) {
                 cli_error("cannot enforce the sandbox: '%s --version' or '%s --help' failed (%s); is it bubblewrap?",
                           *ret, *ret, strerror(-r));

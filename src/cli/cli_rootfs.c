@@ -45,10 +45,40 @@ int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd) {
         return 0;
 }
 
-/* Why a kernelspec lookup inside the image failed, naming the kernel, the image and the path. */
-static void explain_find_error(const char *name, const char *rootfs, char *const *dirs, int r) {
+/* The existing kernelspec name nearest to name (a typo: "pyhton3"), or NULL: on the host
+ * (root_fd < 0) from kb_kernelspec_list, in an image from kb_kernelspec_names_in_root. Returns a
+ * malloc'd name. */
+static char *nearest_kernel(const char *name, int root_fd, char *const *dirs) {
+        const char *names[256];
+        size_t n = 0;
+        char *found = NULL;
+        kb_kernelspec **list = NULL;
+        char **in_root = NULL;
+        if (root_fd < 0 && kb_kernelspec_list(dirs, &list, NULL) >= 0) {
+                for (kb_kernelspec **s = list; *s && n < KB_ELEMENTSOF(names); s++)
+                        names[n++] = (*s)->name;
+        } else if (root_fd >= 0 && kb_kernelspec_names_in_root(root_fd, dirs, &in_root) >= 0) {
+                for (char **s = in_root; *s && n < KB_ELEMENTSOF(names); s++)
+                        names[n++] = *s;
+        }
+        const char *guess = n ? cli_suggest(name, strlen(name), names, n) : NULL;
+        if (guess)
+                found = strdup(guess);
+        kb_kernelspec_list_free(list);
+        kb_strv_free(in_root);
+        return found;
+}
+
+/* Why a kernelspec lookup failed, naming the kernel (and the image), what was searched and the
+ * nearest name for a typo, or the kernel.json and what is wrong with it (error, from
+ * kb_kernelspec_lookup). */
+static void explain_find_error(const char *name, const char *rootfs, int root_fd, char *const *dirs, int r,
+                               const kb_error *error) {
+        char where[PATH_MAX + 16] = "";
+        if (rootfs)
+                snprintf(where, sizeof where, " in image %s", rootfs);
         if (r == -ENOENT && !strchr(name, '/')) {
-                char searched[1024] = "";
+                char searched[2048] = "";
                 size_t used = 0;
                 for (char *const *d = dirs; d && *d && used < sizeof(searched); d++) {
                         int n = snprintf(searched + used, sizeof(searched) - used, "%s%s", used ? ", " : "", *d);
@@ -56,26 +86,37 @@ static void explain_find_error(const char *name, const char *rootfs, char *const
                                 break;
                         used += (size_t) n;
                 }
-                cli_error("kernel '%s': no kernelspec in image %s (searched, inside the image: %s)", name, rootfs,
-                          searched);
+                _cleanup_free_ char *guess = nearest_kernel(name, root_fd, dirs);
+                char suggestion[300] = "";
+                if (guess)
+                        snprintf(suggestion, sizeof suggestion, "; did you mean %s?", guess);
+                if (rootfs)
+                        cli_error("kernel '%s': no kernelspec in image %s%s (searched, inside the image: %s)", name,
+                                  rootfs, suggestion, searched);
+                else
+                        cli_error("kernel '%s': no kernelspec found%s (searched %s; `kbound kernelspecs` lists what "
+                                  "exists; --prefix DIR adds a venv's or conda env's)",
+                                  name, suggestion, searched);
         } else if (r == -ENOENT) {
-                cli_error("kernel '%s': no kernel.json at that folder inside image %s", name, rootfs);
-        } else if (r == -EINVAL) {
+                cli_error("kernel '%s': no kernel.json in that folder%s", name, where);
+        } else if (r == -EINVAL && rootfs) {
                 cli_error("kernel '%s': with --rootfs a kernelspec folder is an absolute path inside the image %s",
                           name, rootfs);
-        } else if (r == -EPROTO) {
-                cli_error("kernel '%s' in image %s: its kernel.json is malformed (argv must be a non-empty list of "
-                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
-                          name, rootfs);
-        } else if (r == -ELOOP) {
+        } else if (r == -EBADMSG || r == -EPROTO || r == -EMSGSIZE) {
+                /* The file and what is wrong with it: a syntax error is said as one, never as an
+                 * argv or env problem. */
+                cli_error("kernel '%s'%s: its kernelspec cannot be loaded: %s", name, where, kb_error_text(error, r));
+        } else if (r == -EINVAL) {
+                cli_error("kernel '%s': its kernel.json is not a regular file (or the name is not usable)", name);
+        } else if (r == -ELOOP && rootfs) {
                 cli_error("kernel '%s' in image %s: its kernel.json is a symlink, which kbound does not follow "
                           "inside an image",
                           name, rootfs);
-        } else if (r == -ENOSYS) {
+        } else if (r == -ENOSYS && rootfs) {
                 cli_error("kernel '%s': cannot read image %s safely: this kernel lacks openat2 (Linux 5.6+)", name,
                           rootfs);
         } else {
-                cli_error("kernel '%s' in image %s: cannot load its kernelspec: %s", name, rootfs, strerror(-r));
+                cli_error("kernel '%s'%s: cannot load its kernelspec: %s", name, where, strerror(-r));
         }
 }
 
@@ -302,25 +343,10 @@ static int find_on_host(const char *name, const cli_root *root, kb_kernelspec **
         int r = cli_search_dirs(root, &dirs);
         if (r)
                 return r;
-        r = kb_kernelspec_find(name, dirs, ret);
-        if (r == -ENOENT && !strchr(name, '/')) {
-                char searched[2048];
-                searched_text(dirs, searched, sizeof(searched));
-                cli_error("kernel '%s': no kernelspec found (searched %s; `kbound kernelspecs` lists what exists; "
-                          "--prefix DIR adds a venv's or conda env's)",
-                          name, searched);
-        } else if (r == -ENOENT) {
-                cli_error("kernel '%s': no kernel.json in that folder", name);
-        } else if (r == -EPROTO) {
-                cli_error("kernel '%s': its kernel.json is malformed (argv must be a non-empty list of "
-                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
-                          name);
-        } else if (r == -EINVAL || r == -EMSGSIZE) {
-                cli_error("kernel '%s': its kernel.json is %s", name,
-                          r == -EINVAL ? "not a regular file (or the name is not usable)" : "too large");
-        } else if (r < 0) {
-                cli_error("kernel '%s': cannot load its kernelspec: %s", name, strerror(-r));
-        }
+        _cleanup_error_ kb_error *error = NULL;
+        r = kb_kernelspec_lookup(-1, name, dirs, ret, &error);
+        if (r < 0)
+                explain_find_error(name, NULL, -1, dirs, r, error);
         kb_strv_free(dirs);
         return r < 0 ? KB_EXIT_ENFORCE : 0;
 }
@@ -344,9 +370,10 @@ int cli_find_kernel(const char *name, const cli_root *root, kb_kernelspec **ret)
                 char **dirs = NULL;
                 if ((r = cli_search_dirs(root, &dirs)))
                         return r;
-                r = kb_kernelspec_find_in_root(root_fd, name, dirs, &spec);
+                _cleanup_error_ kb_error *error = NULL;
+                r = kb_kernelspec_lookup(root_fd, name, dirs, &spec, &error);
                 if (r < 0) {
-                        explain_find_error(name, rootfs, dirs, r);
+                        explain_find_error(name, rootfs, root_fd, dirs, r, error);
                         kb_strv_free(dirs);
                         return KB_EXIT_ENFORCE;
                 }

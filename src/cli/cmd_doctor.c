@@ -7,6 +7,9 @@
 #include <kbound/sandbox.h>
 #include "cli.h"
 
+/* An item's further lines start under its words, past "[ OK ] ". */
+#define DOCTOR_INDENT 7
+
 int cmd_doctor(int argc, char **argv) {
         static const char *const accepts[] = {"bwrap", "sandbox-user", "help", NULL};
         cli_opts o;
@@ -16,14 +19,16 @@ int cmd_doctor(int argc, char **argv) {
         while ((c = cli_opts_next(&o, argc, argv, "h")) != -1) {
                 switch (c) {
                 case 'h':
-                        printf("Usage: kbound doctor [--bwrap PATH] [--sandbox-user NAME]\n\n"
-                               "Checks, item by item, whether this machine can enforce kbound's sandbox:\n"
-                               "the user kernels run as (never root), bubblewrap and its version, user\n"
-                               "namespaces (a sandbox started as that user), the seccomp filter, the AppArmor\n"
-                               "restriction on Ubuntu 24.04+, pidfd support, ipc socket path room, and\n"
-                               "kernelspecs; lists the folders runs that did not end cleanly left behind (the\n"
-                               "next run removes them).\n"
-                               "Exit 0 only if everything required is there, else 3.\n");
+                        cli_put_flowed(stdout,
+                                       "Usage: kbound doctor [--bwrap PATH] [--sandbox-user NAME]\n\n"
+                                       "Checks, item by item, whether this machine can enforce kbound's sandbox:\n"
+                                       "the user kernels run as (never root), bubblewrap and its version, user\n"
+                                       "namespaces (a sandbox started as that user), the seccomp filter, the AppArmor\n"
+                                       "restriction on Ubuntu 24.04+, pidfd support, ipc socket path room, and\n"
+                                       "kernelspecs; lists the folders runs that did not end cleanly left behind (the\n"
+                                       "next run removes them).\n\n"
+                                       "Exit 0 only if everything required is there, else 3. Lines fit the terminal\n"
+                                       "(80 columns in a pipe or a file); an item's further lines are indented.\n");
                         return 0;
                 default:
                         return KB_EXIT_USAGE;
@@ -33,8 +38,9 @@ int cmd_doctor(int argc, char **argv) {
         bool ok = true;
         char *bwrap = NULL;
         if (kb_sandbox_find_bwrap(bwrap_opt, environ, &bwrap) < 0) {
-                printf("[FAIL] bwrap: %s not found; install it (apt-get install bubblewrap) or pass --bwrap PATH\n",
-                       bwrap_opt ? bwrap_opt : "bubblewrap (bwrap)");
+                cli_put_line(stdout, DOCTOR_INDENT,
+                             "[FAIL] bwrap: %s not found; install it (apt-get install bubblewrap) or pass --bwrap PATH",
+                             bwrap_opt ? bwrap_opt : "bubblewrap (bwrap)");
                 ok = false;
         }
         const char *base = cli_runtime_parent();
@@ -52,15 +58,15 @@ int cmd_doctor(int argc, char **argv) {
                 cli_resolve_syscall_probe(&syscall_probe);
                 int r = kb_sandbox_preflight(bwrap, probe_base, user, syscall_probe, &items);
                 if (r < 0) {
-                        printf("[FAIL] preflight: %s\n", strerror(-r));
+                        cli_put_line(stdout, DOCTOR_INDENT, "[FAIL] preflight: %s", strerror(-r));
                         ok = false;
                 } else {
                         for (kb_preflight_item **it = items; *it; it++) {
-                                printf("[%s] %s: %s\n",
-                                       (*it)->ok         ? " OK "
-                                       : (*it)->required ? "FAIL"
-                                                         : "WARN",
-                                       (*it)->name, (*it)->detail ? (*it)->detail : "");
+                                cli_put_line(stdout, DOCTOR_INDENT, "[%s] %s: %s",
+                                             (*it)->ok         ? " OK "
+                                             : (*it)->required ? "FAIL"
+                                                               : "WARN",
+                                             (*it)->name, (*it)->detail ? (*it)->detail : "");
                                 if (!(*it)->ok && (*it)->required)
                                         ok = false;
                         }
@@ -73,18 +79,26 @@ int cmd_doctor(int argc, char **argv) {
         char **dirs = NULL;
         kb_kernelspec **list = NULL;
         size_t broken = 0;
-        if (kb_kernelspec_search_path(environ, &dirs) >= 0 && kb_kernelspec_list(dirs, &list, &broken) >= 0) {
+        char *line = NULL;
+        size_t line_size = 0;
+        FILE *m;
+        if (kb_kernelspec_search_path(environ, &dirs) >= 0 && kb_kernelspec_list(dirs, &list, &broken) >= 0 &&
+            (m = open_memstream(&line, &line_size))) {
                 size_t n = 0;
                 for (kb_kernelspec **s = list; *s; s++)
                         n++;
-                printf("[%s] kernelspecs: %zu found", n ? " OK " : "WARN", n);
+                fprintf(m, "[%s] kernelspecs: %zu found", n ? " OK " : "WARN", n);
                 for (kb_kernelspec **s = list; *s; s++)
-                        printf("%s%s (%s)", s == list ? ": " : ", ", (*s)->name, (*s)->language ? (*s)->language : "?");
+                        fprintf(m, "%s%s (%s)", s == list ? ": " : ", ", (*s)->name,
+                                (*s)->language ? (*s)->language : "?");
                 if (broken)
-                        printf("; %zu broken kernel.json skipped", broken);
-                putchar('\n');
-                kb_kernelspec_list_free(list);
+                        fprintf(m, "; %zu broken kernel.json skipped", broken);
+                if (fclose(m) == 0)
+                        cli_put_line(stdout, DOCTOR_INDENT, "%s", line);
+                free(line);
+                line = NULL;
         }
+        kb_kernelspec_list_free(list);
         kb_strv_free(dirs);
 
         /* Folders of runs that are gone (killed: nothing removed them) still hold team folders
@@ -92,20 +106,27 @@ int cmd_doctor(int argc, char **argv) {
         char **stale = NULL, **kept = NULL;
         size_t n_stale = cli_base_dirs_scan(base, false, &stale, &kept);
         if (n_stale == 0)
-                printf("[ OK ] stale folders: none of yours under %s\n", base);
-        else
-                printf("[WARN] stale folders: %zu under %s, left by kbound runs that did not end cleanly (their team "
-                       "folders and canaries; the next check, run, conformance or console removes them):",
-                       n_stale, base);
-        for (char **p = stale; p && *p; p++)
-                printf(" %s", *p);
-        if (n_stale)
-                putchar('\n');
-        if (kept && *kept) {
-                printf("[ OK ] kept folders (--keep; remove them when done):");
+                cli_put_line(stdout, DOCTOR_INDENT, "[ OK ] stale folders: none of yours under %s", base);
+        else if ((m = open_memstream(&line, &line_size))) {
+                fprintf(m,
+                        "[WARN] stale folders: %zu under %s, left by kbound runs that did not end cleanly (their "
+                        "team folders and canaries; the next check, run, conformance or console removes them):",
+                        n_stale, base);
+                for (char **p = stale; p && *p; p++)
+                        fprintf(m, " %s", *p);
+                if (fclose(m) == 0)
+                        cli_put_line(stdout, DOCTOR_INDENT, "%s", line);
+                free(line);
+                line = NULL;
+        }
+        if (kept && *kept && (m = open_memstream(&line, &line_size))) {
+                fputs("[ OK ] kept folders (--keep; remove them when done):", m);
                 for (char **p = kept; *p; p++)
-                        printf(" %s", *p);
-                putchar('\n');
+                        fprintf(m, " %s", *p);
+                if (fclose(m) == 0)
+                        cli_put_line(stdout, DOCTOR_INDENT, "%s", line);
+                free(line);
+                line = NULL;
         }
         kb_strv_free(stale);
         kb_strv_free(kept);

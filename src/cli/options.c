@@ -406,16 +406,12 @@ static const cli_help *find_own_help(const cli_help *list, const char *name) {
         return NULL;
 }
 
-/* The option column is 23 wide ("--require-full-boundary"), then a space; further lines of the
- * text start under its first. */
+/* The option column is 23 wide ("--require-full-boundary"), then a space; the text is flowed
+ * within the terminal's width (80 on a pipe), further lines under its first. */
 static void put_help(FILE *out, const char *syntax, const char *text) {
-        fprintf(out, "  %-23s ", syntax);
-        for (const char *p = text; *p; p++) {
-                fputc(*p, out);
-                if (*p == '\n')
-                        fputs("                          ", out);
-        }
-        fputc('\n', out);
+        char head[64];
+        snprintf(head, sizeof head, "  %s", syntax);
+        cli_put_item(out, head, 26, text);
 }
 
 int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue) {
@@ -426,7 +422,7 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
                 if (strcmp(name, "help") != 0 && !find_own_help(own, name) && !find_shared_help(name, o->cmd))
                         return -EINVAL;
         }
-        fputs(intro, out);
+        cli_put_flowed(out, intro);
         fputc('\n', out);
         for (size_t i = 0; o->longopts[i].name; i++) {
                 const char *name = o->longopts[i].name;
@@ -442,7 +438,7 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
         }
         if (epilogue) {
                 fputc('\n', out);
-                fputs(epilogue, out);
+                cli_put_flowed(out, epilogue);
         }
         return 0;
 }

@@ -238,20 +238,53 @@ static int start_error(kb_kernel *k, int r, const char *what, kb_error **ret_err
 
 static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start);
 
+/* Whether the kernel made any of the ipc sockets its connection file names, as the host reaches
+ * them under socket_prefix (NULL: the connection's own paths): 1, 0 (none: it did not honour the
+ * transport, or bound nothing yet), or -errno when that cannot be told. */
+static int made_ipc_sockets(const kb_kernel *k, const char *socket_prefix) {
+        if (!k->connection || k->connection->transport != KB_TRANSPORT_IPC)
+                return -ENOTSUP;
+        static const kb_channel channels[] = {KB_CHANNEL_SHELL, KB_CHANNEL_IOPUB, KB_CHANNEL_STDIN, KB_CHANNEL_CONTROL,
+                                              KB_CHANNEL_HB};
+        for (size_t i = 0; i < KB_ELEMENTSOF(channels); i++) {
+                char endpoint[PATH_MAX];
+                if (kb_connection_endpoint(k->connection, channels[i], socket_prefix, endpoint, sizeof endpoint) < 0)
+                        return -EINVAL;
+                const char *path = strncmp(endpoint, "ipc://", 6) == 0 ? endpoint + 6 : endpoint;
+                struct stat st;
+                if (lstat(path, &st) == 0)
+                        return 1;
+                if (errno != ENOENT)
+                        return -errno;
+        }
+        return 0;
+}
+
 /* Why readiness failed (r), as an error: death (with the exit status), silence, or the message
  * that failed verification, named by channel and reason rather than by a bare errno. Returns r. */
-static int not_ready_error(kb_kernel *k, int r, kb_error **ret_error) {
+#define NO_IPC_SOCKETS                                                                                                 \
+        " (it made none of the ipc sockets its connection file names: a kernel must honour the file's "                \
+        "\"transport\": \"ipc\", and one that binds TCP whatever it says cannot run here; docs/probes-cells.md)"
+
+static int not_ready_error(kb_kernel *k, const char *socket_prefix, int r, kb_error **ret_error) {
         if (!ret_error)
                 return r;
+        /* A kernel that binds TCP whatever its connection file says (IJavascript) dies on the
+         * sandbox's refusal of TCP sockets, or is silent when TCP is allowed: said, since no pack
+         * can change it. */
+        bool no_sockets = (r == -ESRCH || r == -ETIMEDOUT) && made_ipc_sockets(k, socket_prefix) == 0;
         if (r == -ESRCH) {
                 _cleanup_free_ char *death = death_diagnosis(k, 600, kb_now_ms() + 1000, true);
-                return kb_error_make(ret_error, r, "kernel exited during start-up: %s", death ? death : "");
+                return kb_error_make(ret_error, r, "kernel exited during start-up%s: %s",
+                                     no_sockets ? NO_IPC_SOCKETS : "", death ? death : "");
         }
         if (r == -ETIMEDOUT) {
                 /* A start-up timeout is its own finding: what the log holds by then (debugpy's
                  * frozen-modules warning, say) is context, not a cause anyone found. */
                 _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-                return kb_error_make(ret_error, r, "kernel did not answer kernel_info in time (a start-up timeout)%s%s",
+                return kb_error_make(ret_error, r,
+                                     "kernel did not answer kernel_info in time (a start-up timeout)%s%s%s",
+                                     no_sockets ? NO_IPC_SOCKETS : "",
                                      tail && *tail ? "; its log so far, for context: " : "; its log is empty",
                                      tail && *tail ? tail : "");
         }
@@ -538,7 +571,7 @@ static int start_client(kb_kernel *k, const kb_kernel_options *o, start_state *s
                 return kb_error_make(ret_error, r, "cannot connect the client sockets");
         r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
         if (r < 0)
-                return not_ready_error(k, r, ret_error);
+                return not_ready_error(k, o->sandbox ? s->socket_prefix : NULL, r, ret_error);
         return 0;
 }
 

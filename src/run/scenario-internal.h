@@ -66,10 +66,11 @@ typedef enum { PATH_CONTROL, PATH_PIDFD } interrupt_path;
 /* The kernel's log facts set again for the judge (scenario.c). */
 void scenario_expect_log(ctx *x);
 /* The checks each kernel is given (scenario_checks.c): how many; x's checks put in their order; each
- * one no step reported added as not_run, with why (never run is never a pass). */
+ * one no step reported added as not_run, with why (never run is never a pass; started false: the
+ * kernel never started, so every check but those its start decided is listed as not run). */
 size_t scenario_n_checks(void);
 void scenario_sort_checks(ctx *x);
-void scenario_fill_missing(ctx *x);
+void scenario_fill_missing(ctx *x, bool started);
 
 /* ---- what every step does with the kernel (scenario_cell.c) ---- */
 

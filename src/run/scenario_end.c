@@ -55,7 +55,10 @@ void scenario_check_persistence(ctx *x) {
                 scenario_add_check(x, id, "fail", t0, ev, "the variable set before the interrupts %s",
                                    value ? "changed" : "is gone");
         else if (pid != 2)
-                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not 2", (long long) pid);
+                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not 2%s", (long long) pid,
+                                   pid > 2 ? " (a get_var cell that runs in a child of the kernel reports the kernel "
+                                             "process, its parent, never its own; docs/probes-cells.md)"
+                                           : "");
         else if (v != 0)
                 scenario_add_check(x, id, "fail", t0, ev, "the pinned pidfd no longer refers to the same live PID 2");
         else

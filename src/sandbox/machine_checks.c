@@ -259,8 +259,8 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
         return fmt("%s %s (uid %u, gid %u), never as root%s", who, ret_user->name, (unsigned) ret_user->uid,
                    (unsigned) ret_user->gid,
                    ret_user->switch_user && strcmp(ret_user->name, "nobody") == 0
-                           ? "; a shared account: a user of the sandbox's own is better (scripts/setup creates "
-                             KB_SANDBOX_USER_DEFAULT ")"
+                           ? "; a shared account: a user of the sandbox's own is better (scripts/setup "
+                             "creates " KB_SANDBOX_USER_DEFAULT ")"
                            : "");
 }
 
@@ -334,7 +334,8 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 items[n - 1]->ok = user_ok;
 
         kb_bwrap info = {.has = 0};
-        bool have_bwrap = bwrap && bwrap[0] == '/' && kb_bwrap_probe(bwrap, &info) == 0;
+        int probed = bwrap && bwrap[0] == '/' ? kb_bwrap_probe(bwrap, &info) : -ENOENT;
+        bool have_bwrap = probed == 0;
         /* A set-uid bwrap runs, but kbound cannot prove anything about what it builds. */
         bool setuid = have_bwrap && kb_sandbox_bwrap_setuid(bwrap) > 0;
         bool usable = false;
@@ -348,7 +349,13 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 usable = r > 0;
                 if (r >= 0)
                         r = item_add(items, &n, "bwrap", usable, true, account);
-        } else
+        } else if (probed == -ENOEXEC)
+                r = item_add(items, &n, "bwrap", false, true,
+                             fmt("%s is not bubblewrap (its --version does not say \"bubblewrap VERSION\", or its "
+                                 "--help is not bwrap's): install bubblewrap (apt-get install bubblewrap) or name "
+                                 "its bwrap with --bwrap or KBOUND_BWRAP",
+                                 bwrap));
+        else
                 r = item_add(items, &n, "bwrap", false, true,
                              fmt("%s%s does not run: install bubblewrap (apt-get install bubblewrap) or name "
                                  "it with --bwrap or KBOUND_BWRAP",

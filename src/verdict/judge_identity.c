@@ -50,8 +50,13 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         else if (!cell || cell_error)
                 verdict_problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
         else if (cell_pid != 2 || cell_inner != 2)
-                verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2",
-                                cell_pid, cell_inner);
+                verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected 2%s",
+                                cell_pid, cell_inner,
+                                cell_pid > 2 && cell_pid == cell_inner
+                                        ? ": a cell that runs in a child of the kernel (a shell, octave-cli) reports "
+                                          "the kernel process, its parent ($PPID, getppid()), never its own "
+                                          "(docs/probes-cells.md, \"What a pack writer meets\")"
+                                        : "");
         int64_t kernel_pid = judge_kernel_pid(&v, in);
         json_object *endpoints = kb_fact_arr_of(at(in->snapshots, 0), FACT_LOOK_ENDPOINTS);
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();

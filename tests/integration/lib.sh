@@ -151,6 +151,12 @@ as_sandbox_user() {
   fi
 }
 
+# unwrapped FILE...: the files' text with the lines kbound wrapped for a terminal or a log (doctor's
+# items: further lines indented 7 columns, the width 80 when piped) joined again, for a grep.
+unwrapped() {
+  cat "$@" | sed -e ':a' -e '$!N' -e 's/\n       \([^ ]\)/ \1/' -e 'ta' -e 'P' -e 'D'
+}
+
 require() {
   for cmd in "$@"; do
     if ! command -v "$cmd" >/dev/null 2>&1; then

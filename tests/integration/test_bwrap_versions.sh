@@ -24,9 +24,10 @@ for entry in 0.4.1:0.4.1:yes 0.4.1-3+deb11u1:0.4.1:yes 0.8.0:0.8.0:no 0.12.0:0.1
   b=$(get_bwrap "$version")
   echo "bubblewrap $version ($b)"
   set +e
-  "$KBOUND" doctor --bwrap "$b" >"$scratch/doctor.out" 2>&1
+  "$KBOUND" doctor --bwrap "$b" >"$scratch/doctor.raw" 2>&1
   rc=$?
   set -e
+  unwrapped "$scratch/doctor.raw" >"$scratch/doctor.out"
   [ "$rc" -eq 0 ] || cat "$scratch/doctor.out"
   ok "$version: doctor passes (rc=$rc)" [ "$rc" -eq 0 ]
   ok "$version: doctor reads every needed option from its --help" \
@@ -100,9 +101,10 @@ words="bubblewrap 0.8.0 at $scratch/old-bwrap lacks --block-fd, --info-fd, which
 set +e
 "$KBOUND" check --kernel python3 --bwrap "$scratch/old-bwrap" >"$scratch/check.out" 2>"$scratch/check.err"
 rc=$?
-"$KBOUND" doctor --bwrap "$scratch/old-bwrap" >"$scratch/doctor.out" 2>&1
+"$KBOUND" doctor --bwrap "$scratch/old-bwrap" >"$scratch/doctor.raw" 2>&1
 drc=$?
 set -e
+unwrapped "$scratch/doctor.raw" >"$scratch/doctor.out"
 ok "a bwrap lacking --info-fd and --block-fd: check exits 3 (rc=$rc)" [ "$rc" -eq 3 ]
 ok "  ... naming them" grep -qF "$words" "$scratch/check.err"
 ok "  ... and doctor exits 3 (rc=$drc)" [ "$drc" -eq 3 ]

@@ -111,9 +111,10 @@ if [ "$me" -eq 0 ]; then
     ok "  ... and no kernel started" not grep -q "starting in bubblewrap" "$scratch/err"
   done
   set +e
-  no_sandbox_user "$KBOUND" doctor >"$scratch/out" 2>&1
+  no_sandbox_user "$KBOUND" doctor >"$scratch/raw" 2>&1
   rc=$?
   set -e
+  unwrapped "$scratch/raw" >"$scratch/out"
   ok "doctor: exit 3 (rc=$rc)" [ "$rc" -eq 3 ]
   ok "  ... a FAIL line for the sandbox user, naming the fix" \
     grep -q "^\[FAIL\] sandbox-user: kbound is root and the sandbox user kbound-sandbox does not exist.*useradd" "$scratch/out"

@@ -135,7 +135,7 @@ mkdir "$scratch/brokenimage/usr/share/jupyter/kernels/zbroken"
 echo '{not json' >"$scratch/brokenimage/usr/share/jupyter/kernels/zbroken/kernel.json"
 for cmd in check conformance; do
   expect_fail "$cmd --rootfs with an unparseable kernelspec in the image" 3 \
-    "kernel 'zbroken' in image $scratch/brokenimage: its kernel.json is malformed" \
+    "kernel 'zbroken' in image $scratch/brokenimage: its kernelspec cannot be loaded: /usr/share/jupyter/kernels/zbroken/kernel.json: not valid JSON (line 1, column 2: " \
     "$KBOUND" "$cmd" --rootfs "$scratch/brokenimage" --json "$scratch/broken-$cmd.json"
   ok "  ... and says nothing of the image was checked" \
     grep -qF "image $scratch/brokenimage: not every kernelspec of the image can be checked, so none was" "$scratch/berr"
