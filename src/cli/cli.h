@@ -187,13 +187,20 @@ typedef struct cli_root {
 } cli_root;
 
 /* Opens the image of --rootfs or --image (at most one of them) into root, whose other fields the
- * caller has set (root->rootfs NULL and root_fd -1 for the host). --image is unpacked below the
- * run's base folder (made now if *base is NULL: the caller then owns it), in a folder only the
- * sandbox user may search, within --image-max-size (max_bytes; 0: the default). Prints why and
- * returns a KB_EXIT_* code on failure: 2 for a missing path or something that is no image, 3 for
- * missing tools or an image that cannot be unpacked. */
-int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, char **base,
-                  cli_root *root);
+ * caller has set (root->rootfs NULL and root_fd -1 for the host). --image is reused from the image
+ * cache (cli_image_cache_dir) when the cache holds it verified, else unpacked and kept there; with
+ * no_cache (--image-no-cache), or a cache the sandbox user cannot reach, it is unpacked below the
+ * run's base folder (made now if *base is NULL: the caller then owns it) for this run alone. Either
+ * way in folders only the sandbox user may search, within --image-max-size (max_bytes; 0: the
+ * default). Prints why and returns a KB_EXIT_* code on failure: 2 for a missing path or something
+ * that is no image, 3 for missing tools or an image that cannot be unpacked. */
+int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, bool no_cache,
+                  char **base, cli_root *root);
+
+/* The image cache: $XDG_CACHE_HOME/kbound (an absolute XDG_CACHE_HOME), else, as root,
+ * /var/cache/kbound (root's home is no place the sandbox user may enter), else ~/.cache/kbound;
+ * made (0700) if missing. Returns 0 and the malloc'd path, or -errno. */
+int cli_image_cache_dir(char **ret);
 
 /* Removes the unpacked image (also under --keep: nothing of an image outlives kbound) and closes
  * the folder. Safe on a zeroed or already closed root. */
@@ -429,6 +436,7 @@ enum {
         CLI_OPT_ROOTFS,
         CLI_OPT_IMAGE,
         CLI_OPT_IMAGE_MAX_SIZE,
+        CLI_OPT_IMAGE_NO_CACHE,
         CLI_OPT_PREFIX,
         CLI_OPT_MEMORY_MAX,
         CLI_OPT_TASKS_MAX,
@@ -463,6 +471,7 @@ typedef struct cli_opts {
         const char *transcript;             /* --transcript FILE */
         const char *rootfs, *image;         /* --rootfs DIR, --image PATH */
         uint64_t image_max;                 /* --image-max-size (0: the default) */
+        bool image_no_cache;                /* --image-no-cache */
         char *prefixes[CLI_PREFIX_MAX + 1]; /* --prefix, NULL-terminated */
         size_t n_prefixes;
         cli_color color;                          /* --color */
@@ -509,8 +518,8 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
  * --help order: who runs the sandbox, and then what it binds and how far it is bounded. */
 #define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall"
 #define CLI_ACCEPTS_LIMITS                                                                                             \
-        "ro-bind", "image", "image-max-size", "memory-max", "tasks-max", "tmp-size", "workspace-max", "cpu-max",       \
-                "log-max", "prefix"
+        "ro-bind", "image", "image-max-size", "image-no-cache", "memory-max", "tasks-max", "tmp-size",                 \
+                "workspace-max", "cpu-max", "log-max", "prefix"
 /* And how a command that writes a report speaks: its progress, colours, detail, and --help. */
 #define CLI_ACCEPTS_OUTPUT "quiet", "color", "verbose", "help"
 

@@ -449,8 +449,84 @@ int cli_find_kernels(const cli_root *root, const char **names, size_t *n, size_t
         return failed;
 }
 
-int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, char **base,
-                  cli_root *root) {
+/* mkdir -p with mode 0700 for what it makes. */
+static int make_dirs(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+                *p = '\0';
+                if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = c;
+                if (!c)
+                        return 0;
+        }
+}
+
+int cli_image_cache_dir(char **ret) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char *path = NULL;
+        int r;
+        if (xdg && xdg[0] == '/')
+                r = asprintf(&path, "%s/kbound", xdg);
+        else if (geteuid() == 0)
+                r = asprintf(&path, "/var/cache/kbound");
+        else if (home && home[0] == '/')
+                r = asprintf(&path, "%s/.cache/kbound", home);
+        else
+                return -ENOENT;
+        if (r < 0)
+                return -ENOMEM;
+        if ((r = make_dirs(path)) < 0) {
+                free(path);
+                return r;
+        }
+        *ret = path;
+        return 0;
+}
+
+/* The cache folder for root's image: the image cache, ready for the sandbox user to walk to when it
+ * is a user kbound switches to; NULL (said why) when there is none it can reach. */
+static char *usable_cache_dir(const cli_root *root) {
+        _cleanup_free_ char *dir = NULL, *images = NULL, *blocker = NULL;
+        int r = cli_image_cache_dir(&dir);
+        if (r < 0) {
+                cli_progress("the image cache cannot be made (%s): the image is unpacked for this run alone",
+                             strerror(-r));
+                return NULL;
+        }
+        if (root->user && root->user->switch_user) {
+                /* bwrap, as the sandbox user, walks to the image's /usr through the cache. */
+                _cleanup_free_ char *parent = strdup(dir);
+                char *slash = parent ? strrchr(parent, '/') : NULL;
+                if (slash)
+                        *(slash == parent ? slash + 1 : slash) = '\0';
+                if (!parent || kb_sandbox_user_can_reach(root->user, parent, &blocker) <= 0) {
+                        cli_progress("the image cache %s is where the sandbox user %s cannot reach it (%s stops it): "
+                                     "the image is unpacked for this run alone (set XDG_CACHE_HOME to a folder it "
+                                     "can walk to)",
+                                     dir, root->user->name, blocker ? blocker : "?");
+                        return NULL;
+                }
+                if (asprintf(&images, "%s/images", dir) < 0)
+                        return NULL;
+                if ((mkdir(images, 0700) < 0 && errno != EEXIST) || kb_sandbox_user_pass_through(root->user, dir) < 0 ||
+                    kb_sandbox_user_pass_through(root->user, images) < 0) {
+                        cli_progress("the image cache %s cannot be opened to the sandbox user's group (%s): the "
+                                     "image is unpacked for this run alone",
+                                     dir, strerror(errno));
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(dir);
+}
+
+int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, bool no_cache,
+                  char **base, cli_root *root) {
         root->rootfs = NULL;
         root->root_fd = -1;
         root->image = NULL;
@@ -478,7 +554,12 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                 cli_error("cannot make %s: %s", work, strerror(errno));
                 return KB_EXIT_ENFORCE;
         }
-        cli_progress("unpacking image %s with skopeo and umoci (at most %" PRIu64 " MiB)", image_opt,
+        _cleanup_free_ char *cache = no_cache ? NULL : usable_cache_dir(root);
+        cli_progress("image %s: %s%s%sunpacking it with skopeo and umoci (at most %" PRIu64 " MiB)", image_opt,
+                     cache ? "looking for it in the image cache " : "", cache ? cache : "",
+                     cache      ? ", else "
+                     : no_cache ? "not cached (--image-no-cache): "
+                                : "",
                      (uint64_t) (max_bytes ? max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT) >> 20);
         kb_image_options o = {
                 .image = image_opt,
@@ -487,6 +568,7 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                 .max_bytes = max_bytes,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = -1,
+                .cache_dir = cache,
         };
         _cleanup_error_ kb_error *error = NULL;
         int64_t started = kb_now_ms();
@@ -498,13 +580,20 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                        : r == -ECANCELED                                  ? KB_EXIT_FAIL
                                                                           : KB_EXIT_ENFORCE;
         }
-        const char *tag = kb_image_tag(root->image);
-        cli_progress("image %s%s%s: manifest %s, unpacked to %s (%" PRIu64 " MiB) in %" PRId64 " ms",
-                     kb_image_path(root->image), tag ? " tag " : "", tag ? tag : "",
-                     kb_image_manifest_digest(root->image), kb_image_rootfs(root->image),
-                     kb_image_unpacked_bytes(root->image) >> 20, kb_now_ms() - started);
-        /* bwrap, as the sandbox user, walks to the image's /usr. */
-        if (kb_sandbox_user_pass_through(root->user, kb_image_rootfs(root->image)) < 0) {
+        const char *tag = kb_image_tag(root->image), *state = kb_image_cache_state(root->image);
+        const char *note = kb_image_cache_note(root->image);
+        if (note)
+                cli_progress("image %s: %s", kb_image_path(root->image), note);
+        cli_progress(
+                "image %s%s%s: manifest %s, %s %s (%" PRIu64 " MiB) in %" PRId64 " ms%s", kb_image_path(root->image),
+                tag ? " tag " : "", tag ? tag : "", kb_image_manifest_digest(root->image),
+                state && strcmp(state, "reused") == 0 ? "reused from the cache (its tree verified):" : "unpacked to",
+                kb_image_rootfs(root->image), kb_image_unpacked_bytes(root->image) >> 20, kb_now_ms() - started,
+                state && strcmp(state, "stored") == 0 ? ", and kept in the cache" : "");
+        /* bwrap, as the sandbox user, walks to the image's /usr (through the cache's entry). */
+        const char *entry = kb_image_cache_entry(root->image);
+        if ((entry && kb_sandbox_user_pass_through(root->user, entry) < 0) ||
+            kb_sandbox_user_pass_through(root->user, kb_image_rootfs(root->image)) < 0) {
                 cli_error("cannot open %s to the sandbox user's group: %s", kb_image_rootfs(root->image),
                           strerror(errno));
                 cli_root_close(root);

@@ -55,7 +55,7 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o) {
                 o->kernels[n++] = "python3";
                 o->kernels[n++] = "ir";
         }
-        int r = cli_root_open(s->cmd, o->rootfs, o->image, o->image_max, &s->base, &s->root);
+        int r = cli_root_open(s->cmd, o->rootfs, o->image, o->image_max, o->image_no_cache, &s->base, &s->root);
         if (r)
                 return r;
         r = cli_find_kernels(&s->root, o->kernels, &n, CLI_KERNELS_MAX, &s->image_kernels, s->specs);

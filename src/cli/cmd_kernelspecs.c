@@ -55,8 +55,8 @@ int cmd_kernelspecs(int argc, char **argv) {
                 {"json-list", no_argument, NULL, 'l'},
                 {},
         };
-        static const char *const accepts[] = {"json",           "json-list", "rootfs", "image",
-                                              "image-max-size", "prefix",    "help",   NULL};
+        static const char *const accepts[] = {"json",           "json-list", "rootfs", "image", "image-max-size",
+                                              "image-no-cache", "prefix",    "help",   NULL};
         cli_opts opts;
         if (cli_opts_init(&opts, "kernelspecs", accepts, own) < 0)
                 return KB_EXIT_USAGE;
@@ -106,7 +106,7 @@ int cmd_kernelspecs(int argc, char **argv) {
         if (image_opt && (r = cli_sandbox_user("kernelspecs", NULL, &sandbox_user)))
                 return r;
         root.user = image_opt ? &sandbox_user : NULL;
-        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, opts.image_max, &base, &root);
+        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, opts.image_max, opts.image_no_cache, &base, &root);
         if (r)
                 goto done;
         if ((r = cli_search_dirs(&root, &dirs)))

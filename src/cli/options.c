@@ -26,6 +26,7 @@ static const struct option shared_options[] = {
         {"rootfs", required_argument, NULL, CLI_OPT_ROOTFS},
         {"image", required_argument, NULL, CLI_OPT_IMAGE},
         {"image-max-size", required_argument, NULL, CLI_OPT_IMAGE_MAX_SIZE},
+        {"image-no-cache", no_argument, NULL, CLI_OPT_IMAGE_NO_CACHE},
         {"prefix", required_argument, NULL, CLI_OPT_PREFIX},
         {"memory-max", required_argument, NULL, CLI_OPT_MEMORY_MAX},
         {"tasks-max", required_argument, NULL, CLI_OPT_TASKS_MAX},
@@ -94,6 +95,9 @@ static const shared_help shared_helps[] = {
          "an OCI image layout folder, or a docker/OCI archive (docker save,\n"
          "podman save): unpacked for the run, then used as --rootfs"},
         {"image-max-size", NULL, "--image-max-size SIZE", "the most the unpacked image may take on disk (default 8G)"},
+        {"image-no-cache", NULL, "--image-no-cache",
+         "unpack the image for this run alone: neither reuse nor keep a copy in\n"
+         "the cache ($XDG_CACHE_HOME/kbound, ~/.cache/kbound; root: /var/cache/kbound)"},
         {"prefix", NULL, "--prefix DIR",
          "also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
          "conda env's sys.prefix; inside the image with --rootfs/--image)"},
@@ -228,6 +232,9 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_IMAGE_MAX_SIZE:
                 return cli_opt_size(o->cmd, "--image-max-size", arg, &o->image_max);
+        case CLI_OPT_IMAGE_NO_CACHE:
+                o->image_no_cache = true;
+                return 0;
         case CLI_OPT_PREFIX:
                 return cli_opt_prefix(o->cmd, o->prefixes, &o->n_prefixes, arg);
         case CLI_OPT_MEMORY_MAX:

@@ -260,12 +260,13 @@ static int made_ipc_sockets(const kb_kernel *k, const char *socket_prefix) {
         return 0;
 }
 
-/* Why readiness failed (r), as an error: death (with the exit status), silence, or the message
- * that failed verification, named by channel and reason rather than by a bare errno. Returns r. */
+/* Said of a kernel that made none of its ipc sockets before it died or went silent. */
 #define NO_IPC_SOCKETS                                                                                                 \
         " (it made none of the ipc sockets its connection file names: a kernel must honour the file's "                \
         "\"transport\": \"ipc\", and one that binds TCP whatever it says cannot run here; docs/probes-cells.md)"
 
+/* Why readiness failed (r), as an error: death (with the exit status), silence, or the message
+ * that failed verification, named by channel and reason rather than by a bare errno. Returns r. */
 static int not_ready_error(kb_kernel *k, const char *socket_prefix, int r, kb_error **ret_error) {
         if (!ret_error)
                 return r;
@@ -275,8 +276,8 @@ static int not_ready_error(kb_kernel *k, const char *socket_prefix, int r, kb_er
         bool no_sockets = (r == -ESRCH || r == -ETIMEDOUT) && made_ipc_sockets(k, socket_prefix) == 0;
         if (r == -ESRCH) {
                 _cleanup_free_ char *death = death_diagnosis(k, 600, kb_now_ms() + 1000, true);
-                return kb_error_make(ret_error, r, "kernel exited during start-up%s: %s",
-                                     no_sockets ? NO_IPC_SOCKETS : "", death ? death : "");
+                return kb_error_make(ret_error, r, "kernel exited during start-up: %s%s", death ? death : "",
+                                     no_sockets ? ";" NO_IPC_SOCKETS : "");
         }
         if (r == -ETIMEDOUT) {
                 /* A start-up timeout is its own finding: what the log holds by then (debugpy's
