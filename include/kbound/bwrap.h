@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kbound/common.h"
+#include "kbound/sandbox.h"
 
 /* Every bwrap option kb_sandbox_plan can put on a command line. */
 typedef enum kb_bwrap_option {
@@ -31,6 +32,7 @@ typedef enum kb_bwrap_option {
         KB_BWRAP_CHDIR,
         KB_BWRAP_BLOCK_FD,
         KB_BWRAP_INFO_FD,
+        KB_BWRAP_FILE,
         KB_BWRAP_SIZE,
         KB_BWRAP_OPTION_MAX
 } kb_bwrap_option;
@@ -46,6 +48,12 @@ typedef struct kb_bwrap_option_info {
 
 /* The row of option (never NULL for a valid one). */
 KB_EXPORT const kb_bwrap_option_info *kb_bwrap_option_get(kb_bwrap_option option);
+
+/* How many arguments bwrap's option opt takes (0, 1 or 2; bwrap 0.8's --help, with --ro-bind-fd
+ * and --bind-fd of 0.10), or -1 when opt is none of bwrap's. Every reader of a bwrap command line
+ * (the plan's view and mounts, the judges' reading of the running one) walks it with this grammar,
+ * never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+KB_EXPORT int kb_bwrap_arity(const char *opt);
 
 /* A bubblewrap as probed: its version ("0.8.0", as --version prints it) and the options its --help
  * lists. Versions say little (Debian 12's 0.8.0 carries 0.10's --ro-bind-fd), so kbound goes by
@@ -66,12 +74,17 @@ KB_EXPORT void kb_bwrap_parse_help(const char *help, uint64_t *ret_has);
 
 KB_EXPORT bool kb_bwrap_has(const kb_bwrap *b, kb_bwrap_option option);
 
+/* How a sandbox run with b refuses nested user namespaces and sizes its in-memory folders: always
+ * both, by b's own --disable-userns and --size where it has them, else by kbound's stand-ins
+ * (h->host_userns, h->host_sizes; sandbox.h). Sets those four fields of h and nothing else. */
+KB_EXPORT void kb_bwrap_hardening(const kb_bwrap *b, kb_sandbox_hardening *h);
+
 /* The options kbound needs and b lacks, as "--a, --b" into buf (at most size bytes). Returns how
  * many are missing (0: this bwrap can run kbound's sandbox). */
 KB_EXPORT size_t kb_bwrap_missing(const kb_bwrap *b, char *buf, size_t size);
 
-/* What b lacks that kbound makes up for, one clause each ("no --disable-userns: the seccomp filter
- * refuses nested user namespaces"), "; "-separated into buf. Returns how many. */
+/* What b lacks that kbound makes up for, one clause each ("no --size: kbound gives each in-memory
+ * folder ... its size itself"), "; "-separated into buf. Returns how many. */
 KB_EXPORT size_t kb_bwrap_stand_ins(const kb_bwrap *b, char *buf, size_t size);
 
 /* The one-line account of b (found at path) that `check` refuses with and `doctor` prints, into

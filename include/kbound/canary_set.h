@@ -59,6 +59,9 @@ typedef struct kb_canary_set {
         char *home_canary;            /* the dot-file in HOME, NULL when none was planted */
         int home_error;               /* why none was: -errno of making it, -EIO for a failed write;
                                        * 0 when planted, or when HOME is unset or relative */
+        json_object *planted;         /* every canary file a check's claim rests on, planted or not and
+                                       * why: an array of facts.def's CANARY_PLANT (name, check,
+                                       * planted, path, why), kbound's expectation "canaries" */
         char *secrets_dir, *credential_file, *teams_dir, *sibling_dir, *sibling_workspace, *sibling_file;
 } kb_canary_set;
 
@@ -73,8 +76,9 @@ typedef enum kb_canary_set_step {
 /* Plants the run's canaries and collects its secret sets. Call before any thread starts: the
  * keyring canary joins a fresh session keyring for the calling thread (kb_canary_keyring_plant).
  * The files are 0600 and hold fresh random tokens; the home canary is ~/.kbound-canary-XXXXXX,
- * and a home kbound cannot write to is no failure (home_error says why, and o->log gets "no canary
- * in HOME (why): the home folder is not checked"). Returns 0 and *ret; -EINVAL for bad arguments
+ * and a home kbound cannot write to (or no HOME) is no failure: planted records it, with why, and
+ * the credential check then says what it did not test (home_error is the errno, and o->log gets
+ * "no canary in HOME (why): the home folder is not checked"). Returns 0 and *ret; -EINVAL for bad arguments
  * (nothing done); else -errno and *ret_failed_step (may be NULL) names the step. On failure the
  * home canary is removed again; what was made under base_dir stays for the caller to remove with
  * the base folder. */

@@ -71,6 +71,9 @@ typedef struct kb_check_info {
          * happens (the pidfd's identity, the interrupts, persistence, the shutdown). */
         json_object *(*judge)(const kb_judge_input *in);
         kb_check_time time; /* for a judged check */
+        /* For a kernel that did not start: what the look before exec alone shows of the check
+         * (judge.h, "a kernel that did not start"); NULL: nothing, it needs the running kernel. */
+        json_object *(*judge_before_start)(const kb_judge_input *in);
         /* A check that needs a cell but whose judge can fail it on the host's evidence alone: without
          * a pack it is judged so, and a pass becomes untested. */
         bool host_part;

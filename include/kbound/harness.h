@@ -23,6 +23,8 @@ typedef struct kb_harness_env {
         char *const *host_env;                 /* kbound's own environment (for the sandbox allowlist) */
         const kb_sandbox_user *user;           /* who the kernels run as (never root) */
         const kb_sandbox_hardening *hardening; /* seccomp policy, nested user namespaces, limits */
+        bool tcp;                              /* every kernel speaks TCP through kbound's relay (--transport
+                                                * tcp); else only those whose kernelspec says so */
         const char *syscall_probe;             /* kbound-syscall-probe on the host; NULL: none */
         const char *boundary_probe;            /* kbound-probe on the host; NULL: none */
         int cancel_fd;                         /* readable → stop everything (signal) */

@@ -45,6 +45,11 @@ typedef struct kb_inspect_target {
         const char *own_runtime;  /* where the host reaches the kernel's socket folder (kb_kernel_socket_dir): listening
                                    * sockets under it are the kernel's own */
         json_object *host;        /* kb_inspect_host facts (kbound's mount table); borrowed */
+        /* The seccomp program kbound built for this launch (struct sock_filter[], as bwrap was
+         * handed it), borrowed: each process's filters in force are read and held to it where the
+         * host can read them (HOST's filter_read). NULL: not read (the look before the filter). */
+        const void *seccomp_program;
+        size_t seccomp_program_len; /* bytes */
 } kb_inspect_target;
 
 /* Facts about kbound itself and the host that every sandbox is compared with (a HOST of
@@ -82,10 +87,17 @@ KB_EXPORT int kb_inspect_snapshot(const kb_inspect_target *t, const char *label,
 /* The look before the kernel's program runs, while bwrap's init waits on kbound's --block-fd pipe
  * (kb_sandbox_policy.before_exec): t->kernel_pid is 0 (there is none yet). The same walk of /proc
  * as a snapshot, labelled "pre-exec", with the processes, the holders outside, the launcher and
- * init's mount table, but no network tables or reach; and what bwrap's init was doing (the call
+ * init's mount table (each mount point proven through init's root, which is the sandbox's: bwrap
+ * has built the tree and pivoted), but no network tables or reach; and what bwrap's init was doing (the call
  * it is in, from /proc/<pid>/syscall, and the descriptor it is blocked reading), read after the
  * processes. A LOOK of facts.def. Returns 0 and a new object, -ENOMEM. */
 KB_EXPORT int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret);
+
+/* Where the process image of pid lies (an IMAGE of facts.def: its start time and the layout
+ * fields of /proc/<pid>/stat an execve lays out afresh, and its personality where the host may read
+ * it), so that an exec between two looks shows (kb_rules_image_change). Returns 0 and a new
+ * object, -ESRCH when pid is gone, -ENOMEM, or -errno when its stat cannot be read. */
+KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **ret);
 
 /* Closes every namespace descriptor (nsfs: "net:[N]" and the like) numbered 3 or above that this
  * process holds, which it can only have inherited: a look does not count a process running
@@ -106,3 +118,13 @@ KB_EXPORT int kb_inspect_image(const char *proc_root, pid_t pid, json_object **r
  * two environments can be compared and a difference named without a value in any fact. The
  * launcher's "environ" is in this form. Returns a new array, NULL if out of memory. */
 KB_EXPORT json_object *kb_inspect_env_digests(char *const *env);
+
+/* The kernel of a sandbox kbound did not build (`kbound audit`): the one process that holds the
+ * other end of every one of kbound's connections to a socket file of socket_dir (the folder of the
+ * kernel's ipc sockets, as the host reaches it), found as identity.pid2 finds it: each other end by
+ * sock_diag, its holder in every descriptor table of proc_root that kbound may read. Returns 0 with
+ * *ret_pid, -ENOENT (no such connection), -ESRCH (an end held by no readable process, or by two),
+ * -EPERM (ends held by different processes), -ENOMEM, -errno; why (why_size bytes) says which.
+ * *ret_connections gets how many connections were traced (on -ENOENT too). */
+KB_EXPORT int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_t *ret_pid,
+                                       size_t *ret_connections, char *why, size_t why_size);

@@ -89,12 +89,6 @@ KB_EXPORT json_object *kb_judge_identity(const kb_judge_input *in);
  * and /dev/null-like devices. Anything else fails naming pid, fd and target. */
 KB_EXPORT json_object *kb_judge_descriptors(const kb_judge_input *in);
 
-/* What the look before exec (kb_inspect_pre_exec) already showed wrong with what bwrap's init holds
- * besides its descriptors (a working directory, root or program outside the sandbox, a mapping of
- * a host file), for a kernel that then died at start-up: the first such problem, malloc'd, or NULL
- * (none, or out of memory). The kernel inherits all of it, and it is often why it died. */
-KB_EXPORT char *kb_judge_pre_exec_reason(json_object *pre_exec);
-
 /* What a mount table is judged against (all borrowed; any may be NULL, and then whatever needed it
  * is not proven): kbound's own mount table (kb_inspect_host "mounts"), the /proc entries that exist
  * on this host ("proc_entries"), the team's binds (judge input "team_binds"), a look's
@@ -106,6 +100,10 @@ typedef struct kb_judge_mount_facts {
         json_object *team_binds;
         json_object *outside;
         json_object *bwrap_argv;
+        /* The table is bwrap's init's, read before exec, when no mount namespace outside the
+         * sandbox is read (outside is NULL): a filesystem of a private type is then the sandbox's
+         * own only where the running bwrap was told to make it. */
+        bool before_exec;
 } kb_judge_mount_facts;
 
 /* What is wrong with a sandbox's mount table (kb_procfs_mountinfo_parse form, with "target" facts)
@@ -168,3 +166,38 @@ KB_EXPORT json_object *kb_judge_credentials(const kb_judge_input *in);
  * folder that holds either; and from the cell (fail-only): its attempts found nothing, without a
  * sub-probe error. */
 KB_EXPORT json_object *kb_judge_cross_team(const kb_judge_input *in);
+
+/* ---- a kernel that did not start ----
+ *
+ * When the kernel dies, or never answers, at start-up, the look before exec (in->pre_exec, taken
+ * while bwrap's init waited on kbound's block channel) is the only look at the sandbox there is,
+ * and the sandbox is often why the kernel died (a host /dev bound without device nodes, a mount
+ * over what it loads). Each check that can be judged on that look alone has one of these (the
+ * check table's judge_before_start): what the look shows wrong fails the check, said as seen
+ * before the kernel ran; a check it shows nothing wrong with is not_run, never a pass (a pass needs
+ * the looks at the running kernel). The evidence says "before_start": true. They read in->host,
+ * in->pre_exec and in->expect (what kbound arranged before exec: the launch, the team's binds,
+ * the base folder); never the snapshots, the probe or the kernel's pid, which a kernel that did
+ * not start does not have. A new check object; NULL if out of memory. */
+
+/* sandbox.backend: init's namespaces are not kbound's, are owned by the sandbox's user namespace
+ * (a child of kbound's), no process outside is in one or holds one, and the running bwrap is the
+ * program, command line and environment kbound launched. */
+KB_EXPORT json_object *kb_judge_backend_before_start(const kb_judge_input *in);
+/* sandbox.privileges: init has no host uid, gid or group 0 and no capability (no_new_privs is set
+ * with the filter, after the look). */
+KB_EXPORT json_object *kb_judge_privileges_before_start(const kb_judge_input *in);
+/* sandbox.session: init has no controlling terminal but a pty of the sandbox's own, and the running
+ * bwrap is kbound's child, started with --die-with-parent. */
+KB_EXPORT json_object *kb_judge_session_before_start(const kb_judge_input *in);
+/* boundary.descriptors: init waited on the block channel holding only what kbound handed it, and
+ * its working directory, root, program and mapped files lie on its own mounts. */
+KB_EXPORT json_object *kb_judge_descriptors_before_start(const kb_judge_input *in);
+/* boundary.write_outside: init's mount table (its mount points proven its mounts' roots, as every
+ * look's) under kb_judge_mount_problems' rules with before_exec set. */
+KB_EXPORT json_object *kb_judge_write_outside_before_start(const kb_judge_input *in);
+/* boundary.credentials: no daemon secret or canary in init's environment or command line. */
+KB_EXPORT json_object *kb_judge_credentials_before_start(const kb_judge_input *in);
+/* boundary.cross_team: no mount of init's table shows another team's folders or another kbound
+ * run's. */
+KB_EXPORT json_object *kb_judge_cross_team_before_start(const kb_judge_input *in);

@@ -9,6 +9,8 @@
 #include "kbound/kernelspec.h"
 #include "kbound/sandbox.h"
 
+struct kb_kernel;
+
 typedef struct kb_kernel_options {
         const kb_kernelspec *spec;
         const char *base_dir; /* host directory (0700) that holds teams/<team>/ */
@@ -24,12 +26,14 @@ typedef struct kb_kernel_options {
         const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
                                                 * the strictest defaults */
         const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
-        const char *boundary_probe;            /* host path of kbound-probe to show inside; may be NULL */
-        kb_client_msg_fn on_msg;               /* transcript hook, may be NULL; it never sees the connection
-                                                * key: a message echoing it (or a fragment, see
-                                                * kb_secrets_add_token) arrives with it redacted, and one that
-                                                * cannot be redacted (out of memory) arrives as msg NULL, to be
-                                                * counted as lost */
+        bool tcp; /* the kernel speaks TCP, through kbound's relay (which is syscall_probe), whatever its
+                   * kernelspec says (kb_kernelspec.tcp_only: the same); sandboxed kernels only */
+        const char *boundary_probe; /* host path of kbound-probe to show inside; may be NULL */
+        kb_client_msg_fn on_msg;    /* transcript hook, may be NULL; it never sees the connection
+                                     * key: a message echoing it (or a fragment, see
+                                     * kb_secrets_add_token) arrives with it redacted, and one that
+                                     * cannot be redacted (out of memory) arrives as msg NULL, to be
+                                     * counted as lost */
         void *on_msg_userdata;
         int cancel_fd;       /* readable → every wait ends with -ECANCELED; <= 0: none */
         int64_t deadline_ms; /* launch + readiness */
@@ -37,6 +41,12 @@ typedef struct kb_kernel_options {
          * (kb_sandbox_policy.before_exec); may be NULL. */
         void (*before_exec)(void *userdata, const kb_sandbox *sb);
         void *before_exec_userdata;
+        /* A launcher other than kbound's own (`kbound audit`): called, with sandbox false, in place of the
+         * launch, with the kernel's argv (the kernelspec's as it is, host paths) and environment; *ret gets
+         * the sandbox it started (kb_sandbox_audit_launch). Returns 0 or -errno with *ret_error. NULL: none. */
+        int (*launch)(void *userdata, const struct kb_kernel *k, char *const *argv, char *const *env, kb_sandbox **ret,
+                      kb_error **ret_error);
+        void *launch_userdata;
 } kb_kernel_options;
 
 typedef struct kb_kernel kb_kernel;
@@ -65,6 +75,18 @@ typedef struct kb_kernel kb_kernel;
 KB_EXPORT int kb_kernel_start(const kb_kernel_options *options, kb_kernel **ret, kb_error **ret_error);
 
 KB_EXPORT kb_client *kb_kernel_client(const kb_kernel *k);
+/* What the kernel's sandbox runs under: the caller's hardening, with IP sockets for a kernel that
+ * speaks only TCP (borrowed; NULL: the strictest defaults). */
+KB_EXPORT const kb_sandbox_hardening *kb_kernel_hardening(const kb_kernel *k);
+/* A kernel that speaks only TCP: its ports on the sandbox's loopback, "P1,...", which kbound's relay
+ * reaches (docs/transports.md); NULL for an ipc kernel. */
+KB_EXPORT const char *kb_kernel_relay_ports(const kb_kernel *k);
+/* Where the relay listens inside ("<prefix>-<port>", the ipc names kbound connects to); NULL for an
+ * ipc kernel. */
+KB_EXPORT const char *kb_kernel_relay_prefix(const kb_kernel *k);
+/* And the relay's program on the host (the team's copy of kbound-syscall-probe, bound read-only
+ * at KB_SANDBOX_PROBE_PROGRAM); NULL for an ipc kernel. */
+KB_EXPORT const char *kb_kernel_relay_program(const kb_kernel *k);
 KB_EXPORT kb_sandbox *kb_kernel_sandbox(const kb_kernel *k); /* NULL when not sandboxed */
 KB_EXPORT int kb_kernel_pidfd(const kb_kernel *k);
 KB_EXPORT json_object *kb_kernel_info(const kb_kernel *k); /* kernel_info_reply content, borrowed,

@@ -1,6 +1,7 @@
 /* kernelspec.h: discover kernelspecs the way Jupyter does, parse kernel.json, build argv. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "kbound/common.h"
 #include "kbound/error.h"
@@ -16,7 +17,9 @@ typedef struct kb_kernelspec {
         char *interrupt_mode; /* "signal" (the default) or "message" */
         char **env;           /* NULL-terminated "NAME=value" strings from kernel.json "env" */
         char *metadata_json;  /* kernel.json "metadata" as compact JSON text (NULL: none, or not an
-                               * object); kept for listing, never interpreted */
+                               * object); kept for listing; only its "kbound" key is read: */
+        bool tcp_only;        /* metadata {"kbound": {"transport": "tcp"}}: the kernel binds TCP whatever
+                               * its connection file says; kbound relays it (docs/transports.md) */
 } kb_kernelspec;
 
 /* The "kernels" directories in Jupyter's search order for the environment envp (NULL-terminated

@@ -79,22 +79,39 @@ KB_EXPORT int kb_sandbox_user_pass_through(const kb_sandbox_user *user, const ch
 KB_EXPORT bool kb_team_name_valid(const char *team);
 
 /* What narrows the kernel's reach into the Linux kernel itself, beyond namespaces (docs/seccomp.md).
- * A zero-initialised value is the strictest: the full seccomp filter, and nested user namespaces
- * refused by bwrap when it can (disable_userns, for bwrap >= 0.8; the filter refuses them anyway). */
+ * A zero-initialised value is the strictest filter and no limit; kb_bwrap_hardening (bwrap.h) says
+ * how the bwrap at hand refuses nested user namespaces and sizes the in-memory folders. */
 typedef struct kb_sandbox_hardening {
         kb_seccomp_policy seccomp; /* the filter every sandbox process runs under */
-        bool disable_userns;       /* pass --disable-userns (when the bwrap has it: kb_bwrap_has) */
+        /* Nested user namespaces refused (the filter refuses them anyway): by bwrap's --disable-userns,
+         * or, with host_userns, by kbound the same way (kb_sandbox_launch). */
+        bool disable_userns;
         /* What the sandbox may consume (limits.h; zero: nothing asked, as in a zero-initialised
          * value, which callers fill with kb_limits_default). */
         kb_limits limits;
-        bool tmpfs_size; /* the bwrap has --size: /tmp and /dev/shm get limits.max[KB_LIMIT_TMP] */
+        /* The in-memory folders get their sizes (kb_sandbox_sized_size): by bwrap's --size, or, with
+         * host_sizes, by kbound (kb_sandbox_launch). */
+        bool tmpfs_size;
+        /* For a bwrap that lacks the option, kbound does what it would have done itself, from the host,
+         * while bwrap's init waits on the block channel and nothing of the kernel exists yet
+         * (sandbox_stand_in.c): host_sizes remounts each of bwrap's in-memory folders with its size
+         * (no --size); host_userns sets the sandbox's first user namespace's max_user_namespaces to
+         * 1, as --disable-userns does, and proves a nested one refused (no --disable-userns). A
+         * stand-in that cannot be made fails the launch, as the bwrap option would. */
+        bool host_sizes;
+        bool host_userns;
 } kb_sandbox_hardening;
 
-/* Whether /workspace is a tmpfs of limits.max[KB_LIMIT_WORKSPACE] (a size asked, and the bwrap has
- * --size) rather than the team's host folder bound read-write. */
+/* The size kb_sandbox_plan gives the in-memory folder at path (KB_SANDBOX_WORKSPACE,
+ * KB_SANDBOX_RUNTIME, /tmp or /dev/shm) under h, in bytes; 0: none (not asked, or not such a
+ * folder). The one table of the sizes, which bwrap's --size and kbound's stand-in both apply. */
+KB_EXPORT uint64_t kb_sandbox_sized_size(const kb_sandbox_hardening *h, const char *path);
+
+/* Whether /workspace is a tmpfs of limits.max[KB_LIMIT_WORKSPACE] (a size asked, and the folders
+ * sized: tmpfs_size) rather than the team's host folder bound read-write. */
 KB_EXPORT bool kb_sandbox_workspace_sized(const kb_sandbox_hardening *h);
 /* Whether the kernel's sockets are in a tmpfs of KB_SANDBOX_RUNTIME_SIZE at KB_SANDBOX_RUNTIME (the
- * bwrap has --size), the team's runtime folder on the host then bound read-only at
+ * folders sized: tmpfs_size), the team's runtime folder on the host then bound read-only at
  * KB_SANDBOX_HANDOFF: nothing of the host's disk is writable by the sandbox. */
 KB_EXPORT bool kb_sandbox_runtime_in_memory(const kb_sandbox_hardening *h);
 /* Where the kernel finds what the host hands it while it runs: KB_SANDBOX_HANDOFF or
@@ -127,6 +144,13 @@ typedef struct kb_sandbox_policy {
                                                 * team's copy (kb_kernel_start); NULL: none */
         const char *boundary_probe;            /* host path of kbound-probe, shown read-only at
                                                 * KB_SANDBOX_BOUNDARY_PROGRAM the same way; NULL: none */
+        /* A kernel that speaks only TCP (docs/transports.md): kbound's relay (syscall_probe's --relay,
+         * so syscall_probe is required) listens at "<relay_prefix>-<port>" inside, where kbound
+         * connects as to an ipc kernel, for each of relay_ports ("P1,P2,..."), and carries each
+         * connection to 127.0.0.1:<port> on the sandbox's own loopback; it runs as PID 2's child and
+         * dies with it. NULL: none. */
+        const char *relay_prefix;
+        const char *relay_ports;
         /* Called once bwrap has built the sandbox and its init (pinned) waits on kbound's
          * --block-fd pipe, before anything of the kernel runs: the host's look before exec
          * (kb_inspect_pre_exec). The sandbox goes on when it returns. NULL: at once. */
@@ -230,6 +254,9 @@ KB_EXPORT pid_t kb_sandbox_bwrap_pid(const kb_sandbox *sb);
  * inode, both as pinned at launch. */
 KB_EXPORT pid_t kb_sandbox_init_pid(const kb_sandbox *sb);
 KB_EXPORT uint64_t kb_sandbox_pidns(const kb_sandbox *sb);
+/* The seccomp program kbound built for this launch and handed bwrap: the sealed memfd of
+ * kb_seccomp_build, kept for the sandbox's life (read it with kb_seccomp_program_read); -1 for none. */
+KB_EXPORT int kb_sandbox_seccomp_program(const kb_sandbox *sb);
 /* The --info-fd JSON (borrowed): child-pid and the namespace inodes. */
 KB_EXPORT json_object *kb_sandbox_info(const kb_sandbox *sb);
 /* What kbound launched, as facts for the judge (borrowed): "program" {"path", "dev", "ino"} (the
@@ -301,23 +328,59 @@ KB_EXPORT int kb_sandbox_find_bwrap(const char *explicit_path, char *const *envp
 
 /* One preflight item for `kbound doctor`. */
 typedef struct kb_preflight_item {
-        char *name; /* "sandbox-user", "bwrap", "seccomp", "sandbox", "apparmor", "pidfd", "ipc-path" */
+        char *name; /* "sandbox-user", "bwrap", "seccomp", "limits", "sandbox", "apparmor", "pidfd", "ipc-path" */
         bool ok;
         bool required;
         char *detail; /* what was found, and how to fix it when not ok */
 } kb_preflight_item;
 
-/* Checks whether this machine can enforce the sandbox: the sandbox user (sandbox_user, NULL for the
- * default: kb_sandbox_user_resolve) exists, is not root and can reach runtime_base's parent; bwrap
+/* Checks whether this machine can enforce the sandbox `check` starts with limits (NULL: the
+ * defaults, kb_limits_default): the sandbox user (sandbox_user, NULL for the default:
+ * kb_sandbox_user_resolve) exists, is not root and can reach runtime_base's parent; bwrap
  * present, not set-uid, with every option kbound needs (kb_bwrap_describe: the words check refuses
  * with, and what stands in for what it lacks); the seccomp filter builds; the sandbox check starts
- * (kb_sandbox_plan and kb_sandbox_launch, with syscall_probe's copy bound when not NULL) starts
- * as that user and its PID 2 is pinned (the real test of bwrap, user namespaces, AppArmor and
- * seccomp here), the AppArmor restriction on Ubuntu 24.04+
- * (kernel.apparmor_restrict_unprivileged_userns) when it applies, pidfd_open and
+ * (kb_sandbox_plan and kb_sandbox_launch with those limits and this bwrap's stand-ins, syscall_probe's
+ * copy bound when not NULL) starts as that user and its PID 2 is pinned (the real test of bwrap,
+ * user namespaces, AppArmor and seccomp here), and its in-memory folders have their sizes in its
+ * mount table (what sandbox.resources reads: the limits item); the AppArmor restriction on Ubuntu
+ * 24.04+ (kernel.apparmor_restrict_unprivileged_userns) when it applies, pidfd_open and
  * pidfd_send_signal work, and runtime_base leaves room for ipc socket paths.
  * Returns 0 and a NULL-terminated array (free with kb_preflight_free); the caller decides the exit
- * code from the items' ok/required. */
+ * code from the items' ok/required: every required item ok is exactly where check can pass. */
 KB_EXPORT int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
-                                   const char *syscall_probe, kb_preflight_item ***ret);
+                                   const char *syscall_probe, const kb_limits *limits, kb_preflight_item ***ret);
 KB_EXPORT void kb_preflight_free(kb_preflight_item **items);
+
+/* ---- a sandbox kbound did not build (`kbound audit`, docs/audit.md) ----
+ *
+ * The kernelspec's own argv (its wrapper: bwrap, firejail, crun, ...) started as it is: kbound adds
+ * no namespace, mount, filter or limit. What a check needs of a launch (the kernel pinned by a
+ * pidfd, the init of its pid namespace, the launcher) is found afterwards, from the host: the
+ * kernel is the process that holds the kernel end of kbound's connections (kb_inspect_holders). */
+typedef struct kb_sandbox_audit_policy {
+        char *const *env;            /* the launcher's whole environment (kb_sandbox_env's) */
+        const kb_sandbox_user *user; /* switch_user with a uid other than 0: the launcher drops to it;
+                                      * NULL, or uid 0: it runs as kbound (root only when asked) */
+        const char *chdir_to;        /* its working folder (a host path); NULL: kept */
+} kb_sandbox_audit_policy;
+
+/* Starts argv (argv[0] searched in the PATH of policy->env) as policy says: stdin /dev/null, stdout
+ * and stderr appended to log_path, a session of its own, a fresh session keyring, dying with the
+ * calling thread. Returns 0 and a sandbox whose kernel is not known yet (kb_sandbox_pidfd is the
+ * launcher's until kb_sandbox_audit_adopt), -ENOENT (no such program), -errno of the start, with
+ * *ret_error (if ret_error) saying which program. */
+KB_EXPORT int kb_sandbox_audit_launch(const kb_sandbox_audit_policy *policy, char *const *argv, const char *log_path,
+                                      kb_sandbox **ret, kb_error **ret_error);
+
+/* Pins kernel_pid (found by the caller as the holder of the kernel end of kbound's connections) as
+ * sb's kernel: its pidfd, its start time, the PID 1 of its pid namespace when that is not kbound's
+ * (else the kernel itself stands as init, and kb_sandbox_pidns is 0), and a descriptor of its
+ * working folder, workspace_inside (an absolute path as the kernel sees it, resolved in its root
+ * with no escape) or, when NULL, its current working directory (kb_sandbox_workspace_fd).
+ * Returns 0, -ESRCH (gone), -EPERM (the host may not read it), -ENOENT (no such workspace), -errno,
+ * with *ret_error saying which. */
+KB_EXPORT int kb_sandbox_audit_adopt(kb_sandbox *sb, pid_t kernel_pid, const char *workspace_inside,
+                                     kb_error **ret_error);
+
+/* Whether sb is a sandbox kbound did not build (kb_sandbox_audit_launch). */
+KB_EXPORT bool kb_sandbox_audited(const kb_sandbox *sb);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
+#include "kbound/audit.h"
 #include "kbound/client.h"
 #include "kbound/harness.h"
 #include "kbound/kernelspec.h"
@@ -26,12 +27,17 @@ typedef struct kb_check_env {
         json_object *escape_dirs;          /* host folders a write must not reach (array of strings) */
         json_object *credential_paths;     /* host credential files holding canaries */
         json_object *sibling_paths;        /* another team's folder and canary file */
+        json_object *canaries_planted;     /* every canary file a check's claim rests on, planted or
+                                            * not and why (kb_canary_set.planted; read-only) */
         const kb_inspect_canary *canaries; /* host objects no sandbox may reach (credential file,
                                             * a canary in the user's home, another team's folder and
                                             * canary), each naming the check it belongs to */
         size_t n_canaries;
         int long_cell_seconds;    /* how long the long cell runs if nobody stops it */
         int interrupt_timeout_ms; /* how long an interrupt path gets to stop the cell */
+        /* `kbound audit`: the kernelspec started as it is, in its own wrapper, and each claim held to
+         * the auditor's expectations (audit.h); NULL: `check`, in kbound's own sandbox. */
+        const kb_audit_env *audit;
 } kb_check_env;
 
 /* Checks one kernel: launches it in the sandbox as team, runs every check of the table (check.h), stops it and removes

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kbound/common.h"
+#include "kbound/sysabi.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,17 @@ KB_EXPORT const kb_seccomp_entry *kb_seccomp_entry_find(const char *name);
  * x86; the filter still refuses them there). -EINVAL for NULL. */
 KB_EXPORT int kb_seccomp_entry_syscall_nr(const kb_seccomp_entry *entry);
 
+/* Whether kbound's filter has rules for abi on this machine (the native ABI; x86_64's i386 and x32;
+ * aarch64's arm), each the same rules. */
+KB_EXPORT bool kb_seccomp_abi_filtered(kb_sysabi abi);
+
+/* The number of the call libseccomp names name on abi, as a process calling through it passes it
+ * (x32's with KB_SYSABI_X32_BIT; i386's direct socket and socketpair, which libseccomp names by
+ * socketcall's pseudo numbers). -ENOSYS if abi has no such call, -EINVAL for NULL or an ABI the
+ * filter has no rules for. kb_seccomp_entry_syscall_nr_on: the same for an entry's call. */
+KB_EXPORT int kb_seccomp_syscall_nr_on(const char *name, kb_sysabi abi);
+KB_EXPORT int kb_seccomp_entry_syscall_nr_on(const kb_seccomp_entry *entry, kb_sysabi abi);
+
 /* Whether a filter built from policy (NULL: the default policy) refuses entry: a family when
  * `sockets` does not allow it, a call unless policy->allow names it. Assumes a policy that
  * kb_seccomp_policy_check accepted. */
@@ -94,6 +106,11 @@ KB_EXPORT const char *kb_seccomp_sockets_to_string(kb_seccomp_sockets sockets);
  * memfd_create, libseccomp or the seals. Keeps no state between calls (libseccomp probes the
  * running kernel on its first use and caches the answer in its own globals). */
 KB_EXPORT int kb_seccomp_build(const kb_seccomp_policy *policy, int *ret_fd);
+
+/* The whole program in fd (made by kb_seccomp_build; read with pread, so its offset stays) in a new
+ * buffer: *ret (free it) of *ret_len bytes, a whole number of instructions. Returns 0, -EBADMSG
+ * (not a program: empty, or not whole instructions), -ENOMEM, -EIO (read short), -errno. */
+KB_EXPORT int kb_seccomp_program_read(int fd, void **ret, size_t *ret_len);
 
 /* The number of BPF instructions in a program fd made by kb_seccomp_build (its size / 8; an fstat,
  * no read). Returns 0, -EBADMSG if the size is not a whole number of instructions, or -errno. */

@@ -169,6 +169,15 @@ const char *kb_fact_object_what(kb_fact_object object);
 /* Whether object is what a cell said (facts.def's CELL), not what kbound made. */
 bool kb_fact_object_from_cell(kb_fact_object object);
 
+/* ---- facts.def as JSON Schema, draft 7 (facts_schema.c) ---- */
+
+/* The schema of fact id's value ({"$ref": "#/definitions/OBJECT"} for an object); NULL if out of
+ * memory. */
+json_object *kb_fact_schema_value(kb_fact_id id);
+/* A "definitions" object: each object type of facts.def by its name, its required facts required,
+ * the others nullable; a host-made object admits nothing undeclared. NULL if out of memory. */
+json_object *kb_fact_schema_definitions(void);
+
 /* ---- reading: o is an object of the fact's type (NULL reads as an object without facts) ---- */
 
 /* The member as it is, whatever its kind; NULL when absent or JSON null. Borrowed. */

@@ -372,6 +372,20 @@ bool kb_procfs_path_under(const char *path, const char *prefix) {
         return strncmp(path, prefix, len) == 0 && (path[len] == '\0' || path[len] == '/');
 }
 
+int64_t kb_procfs_tmpfs_size(json_object *super) {
+        size_t n = super && json_object_is_type(super, json_type_array) ? json_object_array_length(super) : 0;
+        for (size_t i = 0; i < n; i++) {
+                const char *o = json_object_get_string(json_object_array_get_idx(super, i));
+                if (!o || strncmp(o, "size=", 5) != 0)
+                        continue;
+                char *end;
+                long long v = strtoll(o + 5, &end, 10);
+                int64_t mult = *end == 'k' ? 1024 : *end == 'm' ? 1024 * 1024 : *end == 'g' ? 1024 * 1024 * 1024 : 1;
+                return v > 0 ? (int64_t) v * mult : -1;
+        }
+        return -1;
+}
+
 json_object *kb_procfs_mount_of(json_object *mounts, const char *path) {
         size_t n = mounts ? json_object_array_length(mounts) : 0;
         json_object *cur = NULL;
@@ -585,6 +599,52 @@ int kb_procfs_net_inodes(const char *text, json_object *inodes) {
         return s.added;
 }
 
+/* "0100007F:1F91" (an IPv4 address as the kernel's u32 in hex, then the port) as "127.0.0.1:8081". */
+static bool tcp_address(const char *f, size_t len, char *out, size_t size) {
+        long long ip, port;
+        if (len != 13 || f[8] != ':' || !field_int(f, 8, 16, &ip) || !field_int(f + 9, 4, 16, &port))
+                return false;
+        /* the u32 is printed in the host's byte order; its first byte in memory is the first octet */
+        uint32_t raw = (uint32_t) ip;
+        const unsigned char *b = (const unsigned char *) &raw;
+        snprintf(out, size, "%u.%u.%u.%u:%lld", b[0], b[1], b[2], b[3], port);
+        return true;
+}
+
+static int tcp_line(void *ud, const char *line, size_t len, size_t index) {
+        const char *f[16];
+        size_t fl[16];
+        size_t n = fields(line, len, f, fl, 16);
+        if (index == 0)
+                return n > 0 && fl[0] == 2 && strncmp(f[0], "sl", 2) == 0 ? 0 : -EPROTO;
+        char local[32], remote[32];
+        long long state, inode;
+        if (n < 10 || !tcp_address(f[1], fl[1], local, sizeof local) ||
+            !tcp_address(f[2], fl[2], remote, sizeof remote) || !field_int(f[3], fl[3], 16, &state) ||
+            !field_int(f[9], fl[9], 10, &inode))
+                return -EPROTO;
+        json_object *e = json_object_new_object();
+        if (!e || kb_fact_set_int(e, FACT_TCP_ENTRY_INODE, inode) < 0 ||
+            kb_fact_set_str(e, FACT_TCP_ENTRY_LOCAL, local) < 0 ||
+            kb_fact_set_str(e, FACT_TCP_ENTRY_REMOTE, remote) < 0 ||
+            kb_fact_set_int(e, FACT_TCP_ENTRY_STATE, state) < 0 || json_object_array_add(ud, e) < 0) {
+                json_object_put(e);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int kb_procfs_tcp_parse(const char *text, json_object **ret) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+        if (!a)
+                return -ENOMEM;
+        int r = each_line(text, tcp_line, a);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
 static int dev_line(void *ud, const char *line, size_t len, size_t index) {
         if (index < 2)
                 return 0; /* two header lines */
@@ -679,7 +739,8 @@ static int push_watch(json_object *watches, const char *kind, const char *line, 
             (hex_field(line, nl, "ino", &ino) && kb_fact_set_int(w, FACT_WATCH_INO, (int64_t) ino) < 0) ||
             (strcmp(kind, "epoll") == 0 && sscanf(line, "tfd: %llu", &tfd) == 1 &&
              kb_fact_set_int(w, FACT_WATCH_FD, (int64_t) tfd) < 0) ||
-            (sscanf(line, "fanotify mnt_id:%llx", &mnt) == 1 && kb_fact_set_int(w, FACT_WATCH_MNT_ID, (int64_t) mnt) < 0) ||
+            (sscanf(line, "fanotify mnt_id:%llx", &mnt) == 1 &&
+             kb_fact_set_int(w, FACT_WATCH_MNT_ID, (int64_t) mnt) < 0) ||
             json_object_array_add(watches, w) < 0) {
                 json_object_put(w);
                 return -ENOMEM;
@@ -691,16 +752,16 @@ int kb_procfs_fdinfo_reach(const char *text, json_object *fd) {
         json_object *watches = NULL, *nspid = NULL;
         for (const char *line = text ? text : ""; *line;) {
                 const char *nl = strchr(line, '\n'), *v;
-                const char *kind = strncmp(line, "tfd:", 4) == 0                   ? "epoll"
-                                   : strncmp(line, "inotify wd:", 11) == 0          ? "inotify"
-                                   : strncmp(line, "fanotify ino:", 13) == 0        ? "fanotify-inode"
-                                   : strncmp(line, "fanotify mnt_id:", 16) == 0     ? "fanotify-mount"
-                                   : strncmp(line, "fanotify sdev:", 14) == 0       ? "fanotify-filesystem"
-                                                                                    : NULL;
+                const char *kind = strncmp(line, "tfd:", 4) == 0                ? "epoll"
+                                   : strncmp(line, "inotify wd:", 11) == 0      ? "inotify"
+                                   : strncmp(line, "fanotify ino:", 13) == 0    ? "fanotify-inode"
+                                   : strncmp(line, "fanotify mnt_id:", 16) == 0 ? "fanotify-mount"
+                                   : strncmp(line, "fanotify sdev:", 14) == 0   ? "fanotify-filesystem"
+                                                                                : NULL;
                 long long x;
                 if (kind) {
-                        if (!watches && (!(watches = json_object_new_array()) ||
-                                         kb_fact_set_arr(fd, FACT_FD_WATCHES, watches) < 0))
+                        if (!watches &&
+                            (!(watches = json_object_new_array()) || kb_fact_set_arr(fd, FACT_FD_WATCHES, watches) < 0))
                                 return -ENOMEM;
                         if (push_watch(watches, kind, line, nl) < 0)
                                 return -ENOMEM;

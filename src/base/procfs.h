@@ -60,6 +60,10 @@ int kb_procfs_stat_parse(const char *text, kb_procfs_stat *ret);
  * -ENOMEM. */
 int kb_procfs_mountinfo_parse(const char *text, json_object **ret);
 
+/* A tmpfs's size from its superblock options (a kb_procfs_mountinfo_parse mount's "super", strings
+ * such as "size=524288k"), in bytes; -1 if it has none (bwrap's default: half the host's RAM). */
+int64_t kb_procfs_tmpfs_size(json_object *super);
+
 /* True if path equals prefix or lies below it, component-wise ("/a" holds "/a/b", not "/ab"). */
 bool kb_procfs_path_under(const char *path, const char *prefix);
 
@@ -69,6 +73,10 @@ bool kb_procfs_path_under(const char *path, const char *prefix);
  * longest prefix of path. A mount hidden under a later one is never reached.
  * Borrowed, or NULL when the table has no root. */
 json_object *kb_procfs_mount_of(json_object *mounts, const char *path);
+
+/* Parses /proc/<pid>/net/tcp into an array of TCP_ENTRY (facts.def): each socket's local and remote
+ * address ("127.0.0.1:9001"), state and inode. Returns 0 and a new array, -EPROTO, -ENOMEM. */
+int kb_procfs_tcp_parse(const char *text, json_object **ret);
 
 /* Ceilings on the network tables read from /proc/<pid>/net (a shared host namespace can be big). */
 #define KB_PROCFS_NET_MAX (16 * 1024 * 1024)

@@ -99,6 +99,24 @@ static int parse_msg(const struct nlmsghdr *h, kb_sockdiag_unix *u) {
                         u->has_uid = true;
                         break;
                 }
+                case UNIX_DIAG_RQLEN: {
+                        struct unix_diag_rqlen q;
+                        if (len < sizeof q)
+                                return -EPROTO;
+                        memcpy(&q, data, sizeof q);
+                        u->rqueue = q.udiag_rqueue;
+                        u->has_rqueue = true;
+                        break;
+                }
+                case UNIX_DIAG_ICONS: {
+                        /* A listener's queue, each waiting connection by its connecting socket. */
+                        if (len % sizeof(uint32_t) != 0)
+                                return -EPROTO;
+                        u->n_pending = (uint32_t) (len / sizeof(uint32_t));
+                        size_t keep = u->n_pending < KB_SOCKDIAG_PENDING_MAX ? u->n_pending : KB_SOCKDIAG_PENDING_MAX;
+                        memcpy(u->pending, data, keep * sizeof(uint32_t));
+                        break;
+                }
                 case UNIX_DIAG_PEER: {
                         uint32_t peer;
                         if (len < sizeof peer)
@@ -154,7 +172,8 @@ static int dump_once(int fd, uint32_t seq, dump *d, void *buf) {
                         .nlmsg_seq = seq},
                 .req = {.sdiag_family = AF_UNIX,
                         .udiag_states = ~0U,
-                        .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_UID},
+                        .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_UID |
+                                      UDIAG_SHOW_RQLEN | UDIAG_SHOW_ICONS},
         };
         struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
         ssize_t sent;

@@ -1,7 +1,8 @@
 /* sockdiag.h: the unix sockets of a network namespace, as the kernel's sock_diag netlink interface
  * (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY) lists them: every socket of every type and state, with
- * its name's exact bytes, the socket file it is bound to (device and inode), its peer's inode and
- * the user that made it.
+ * its name's exact bytes, the socket file it is bound to (device and inode), its peer's inode, the
+ * user that made it, what waits in its receive queue and, for a listener, the connecting sockets of
+ * the connections it has not accepted yet.
  * Unlike /proc/net/unix, nothing here is text a socket's owner can shape: a name holding a newline
  * is one name. Internal to the library. */
 #pragma once
@@ -13,22 +14,31 @@
 
 #define KB_SOCKDIAG_NAME_MAX 108       /* sizeof sun_path */
 #define KB_SOCKDIAG_SOCKETS_MAX 200000 /* sockets listed from one namespace */
+#define KB_SOCKDIAG_PENDING_MAX 16     /* a listener's waiting connections kept by inode (all counted) */
 
 typedef struct kb_sockdiag_unix {
-        uint32_t inode;                  /* the socket's inode ("socket:[N]" in a descriptor table) */
-        uint32_t peer;                   /* the connected peer's inode; 0: none, or the peer is closed */
-        uint8_t type;                    /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
-        uint8_t state;                   /* TCP_LISTEN, TCP_ESTABLISHED, TCP_CLOSE (unconnected) ... */
-        uint8_t name_len;                /* 0: not bound */
-        char name[KB_SOCKDIAG_NAME_MAX]; /* as bound: name[0] == '\0' for an abstract name; a
-                                          * pathname's terminating NUL is not counted */
-        bool has_file;                   /* a pathname socket's file (an accepted socket shares its
-                                          * listener's) */
-        dev_t file_dev;                  /* in stat(2)'s encoding */
-        uint32_t file_ino;               /* the file's inode, cut to 32 bits by the kernel */
-        bool has_uid;                    /* the kernel said whose it is (Linux 5.3 and later) */
-        uint32_t uid;                    /* the user that made it, as the user namespace of whoever
-                                          * made the sock_diag socket sees it */
+        uint32_t inode;                            /* the socket's inode ("socket:[N]" in a descriptor table) */
+        uint32_t peer;                             /* the connected peer's inode; 0: none, or the peer is closed */
+        uint8_t type;                              /* SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET */
+        uint8_t state;                             /* TCP_LISTEN, TCP_ESTABLISHED, TCP_CLOSE (unconnected) ... */
+        uint8_t name_len;                          /* 0: not bound */
+        char name[KB_SOCKDIAG_NAME_MAX];           /* as bound: name[0] == '\0' for an abstract name; a
+                                                    * pathname's terminating NUL is not counted */
+        bool has_file;                             /* a pathname socket's file (an accepted socket shares its
+                                                    * listener's) */
+        dev_t file_dev;                            /* in stat(2)'s encoding */
+        uint32_t file_ino;                         /* the file's inode, cut to 32 bits by the kernel */
+        bool has_uid;                              /* the kernel said whose it is (Linux 5.3 and later) */
+        uint32_t uid;                              /* the user that made it, as the user namespace of whoever
+                                                    * made the sock_diag socket sees it */
+        bool has_rqueue;                           /* the kernel said what waits in its receive queue */
+        uint32_t rqueue;                           /* a listener: connections not accepted yet; a stream or
+                                                    * seqpacket socket: the bytes queued; a datagram socket: the
+                                                    * first message's bytes. A message of no bytes (which may
+                                                    * carry descriptors) counts for nothing here. */
+        uint32_t n_pending;                        /* a listener: connections not accepted yet, as listed */
+        uint32_t pending[KB_SOCKDIAG_PENDING_MAX]; /* the first of them: each one's connecting
+                                                    * socket (0: it has closed) */
 } kb_sockdiag_unix;
 
 /* A NETLINK_SOCK_DIAG socket (O_CLOEXEC). It answers for the network namespace of the process that

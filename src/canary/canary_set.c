@@ -1,6 +1,7 @@
 /* canary_set.c: the canaries and secret sets of one check run (canary_set.h). */
 #include "kbound/canary_set.h"
 #include "base/cleanup.h"
+#include "base/facts.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -71,9 +72,13 @@ static int plant_files(kb_canary_set *s, const kb_canary_set_options *o, const c
 /* A canary where a user keeps credentials: a dot-file in the invoking user's home. A home kbound
  * cannot write to is said (through o->log) and recorded, not a failure: the credential file stays. */
 static void plant_home(kb_canary_set *s, const kb_canary_set_options *o, char *value) {
-        if (!s->home_dir || s->home_dir[0] != '/' || kb_random_hex(value, 32) < 0 ||
-            !(s->home_canary = path_join(s->home_dir, KB_CANARY_SET_HOME_PREFIX "XXXXXX", "")))
+        if (!s->home_dir || s->home_dir[0] != '/')
+                return; /* no home to plant in: said as such by plant_record */
+        if (kb_random_hex(value, 32) < 0 ||
+            !(s->home_canary = path_join(s->home_dir, KB_CANARY_SET_HOME_PREFIX "XXXXXX", ""))) {
+                s->home_error = -ENOMEM;
                 return;
+        }
         _cleanup_free_ char *record = path_join(o->base_dir, KB_CANARY_SET_HOME_RECORD, "");
         _cleanup_close_ int fd = record ? mkostemp(s->home_canary, O_CLOEXEC) : -1;
         size_t len = strlen(value);
@@ -159,6 +164,52 @@ static int add_env_secrets(kb_canary_set *s, const kb_canary_set_options *o) {
         return r;
 }
 
+/* One CANARY_PLANT of facts.def into s->planted: the canary named name (the host's look names it
+ * so too) that check's claim rests on, at path; planted, or why not. 0 or -ENOMEM. */
+static int plant_record(kb_canary_set *s, const char *name, kb_check check, const char *path, const char *why) {
+        json_object *o = json_object_new_object();
+        if (!o || kb_fact_set_str(o, FACT_CANARY_PLANT_NAME, name) < 0 ||
+            kb_fact_set_str(o, FACT_CANARY_PLANT_CHECK, kb_check_id(check)) < 0 ||
+            kb_fact_set_bool(o, FACT_CANARY_PLANT_PLANTED, why == NULL) < 0 ||
+            (path && kb_fact_set_str(o, FACT_CANARY_PLANT_PATH, path) < 0) ||
+            (why && kb_fact_set_str(o, FACT_CANARY_PLANT_WHY, why) < 0) || json_object_array_add(s->planted, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Why the home canary is not there, in words, into buf; NULL when it is. */
+static const char *home_missing(const kb_canary_set *s, char *buf, size_t size) {
+        if (s->home_canary)
+                return NULL;
+        if (!s->home_dir)
+                snprintf(buf, size, "HOME is not set");
+        else if (s->home_dir[0] != '/')
+                snprintf(buf, size, "HOME (%s) is not an absolute path", s->home_dir);
+        else
+                snprintf(buf, size, "kbound cannot write to %s: %s", s->home_dir,
+                         s->home_error == -EIO ? "short write" : strerror(-s->home_error));
+        return buf;
+}
+
+/* What the run planted for the checks' claims, and what it could not (s->planted): the files
+ * the credential and cross-team checks look for. The keyring canary is recorded apart (its state,
+ * kb_check_env.keyring_canary): where kbound cannot plant one, no key can be made or reached in its
+ * whole process tree. */
+static int record_planted(kb_canary_set *s) {
+        char why[PATH_MAX + 64];
+        const char *home = home_missing(s, why, sizeof why);
+        if (!(s->planted = json_object_new_array()) ||
+            plant_record(s, "credential file", KB_CHECK_CREDENTIALS, s->credential_file, NULL) < 0 ||
+            plant_record(s, "credential canary in the user's home", KB_CHECK_CREDENTIALS,
+                         s->home_canary ? s->home_canary : s->home_dir, home) < 0 ||
+            plant_record(s, "another team's workspace", KB_CHECK_CROSS_TEAM, s->sibling_workspace, NULL) < 0 ||
+            plant_record(s, "another team's canary", KB_CHECK_CROSS_TEAM, s->sibling_file, NULL) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static bool options_valid(const kb_canary_set_options *o) {
         if (!o || !o->base_dir || o->base_dir[0] != '/' || !o->team || !kb_team_name_valid(o->team) || !o->user ||
             (o->n_specs > 0 && !o->specs))
@@ -205,6 +256,8 @@ int kb_canary_set_plant(const kb_canary_set_options *o, kb_canary_set **ret, kb_
             (s->home_canary && add_path(s->credential_paths, s->home_canary) < 0) ||
             add_path(s->sibling_paths, s->sibling_workspace) < 0 || add_path(s->sibling_paths, s->sibling_file) < 0 ||
             add_escape_dirs(s, o) < 0)
+                goto fail;
+        if (record_planted(s) < 0)
                 goto fail;
         const char *credentials = kb_check_id(KB_CHECK_CREDENTIALS), *cross_team = kb_check_id(KB_CHECK_CROSS_TEAM);
         s->canaries[0] = (kb_inspect_canary){"credential file", s->credential_file, credentials};
@@ -269,6 +322,7 @@ void kb_canary_set_destroy(kb_canary_set **sp) {
         json_object_put(s->escape_dirs);
         json_object_put(s->credential_paths);
         json_object_put(s->sibling_paths);
+        json_object_put(s->planted);
         free(s->secrets_dir);
         free(s->credential_file);
         free(s->teams_dir);

@@ -237,7 +237,6 @@ int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, co
                 cli_error("%s: the seccomp policy is not valid", cmd);
                 return KB_EXIT_USAGE;
         }
-        h.disable_userns = kb_bwrap_has(bwrap, KB_BWRAP_DISABLE_USERNS);
         kb_limits_default(&h.limits);
         for (size_t i = 0; i < KB_LIMIT_MAX_ID; i++) {
                 const kb_limit_info *info = kb_limit_get((kb_limit_id) i);
@@ -248,7 +247,10 @@ int cli_hardening(const char *cmd, cli_hardening_opts *o, bool allow_network, co
                         return KB_EXIT_USAGE;
                 }
         }
-        h.tmpfs_size = kb_bwrap_has(bwrap, KB_BWRAP_SIZE);
+        /* Nested user namespaces refused and the in-memory folders sized, by this bwrap's options or
+         * by kbound's stand-ins for them (no sandbox: none of it). */
+        if (bwrap)
+                kb_bwrap_hardening(bwrap, &h);
         *ret = h;
         return 0;
 }

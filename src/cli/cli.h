@@ -30,6 +30,7 @@ int cmd_kernelspecs(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 
@@ -72,7 +73,7 @@ void cli_put_item(FILE *out, const char *head, size_t indent, const char *text);
  * columns (doctor's "[ OK ] name: detail"). */
 void cli_put_line(FILE *out, size_t indent, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The console's input (cli_input.c): libedit on a terminal, the raw reader otherwise. */
+/* The console's input (cli_input.c): libedit on a terminal (cli_edit.c), the raw reader otherwise. */
 #define CLI_INPUT_LINE_MAX (1024 * 1024) /* one input line; a cell may hold many */
 enum {
         CLI_INPUT_LINE = 1,
@@ -91,35 +92,110 @@ typedef struct cli_line_reader {
         bool discarding; /* inside a line over CLI_INPUT_LINE_MAX: dropping bytes up to its newline */
         int error;       /* the errno of CLI_INPUT_ERROR */
 } cli_line_reader;
+typedef enum cli_input_kind {
+        CLI_INPUT_CODE,   /* code: edited, Tab completes by the kernel, whole cells kept in the history */
+        CLI_INPUT_ANSWER, /* an answer to input() in a cell: edited, never kept */
+        CLI_INPUT_SECRET, /* an answer to a password prompt: echo off, never kept */
+} cli_input_kind;
+/* What Tab puts in the line: bytes [start, end) of the text replaced by one of matches (clean
+ * UTF-8 text, no controls), or by their longest common beginning when there are several. */
+typedef struct cli_completion {
+        char **matches;
+        size_t n;
+        size_t start, end;
+} cli_completion;
+void cli_completion_clear(cli_completion *c);
+/* Asked for the completions of text (the whole line being edited) at byte cursor. Returns 0 with
+ * *ret filled (n may be 0), -1 when there is nothing to offer, or 1 when it wrote a line of its
+ * own below the prompt (the editor then draws the prompt again). */
+typedef int (*cli_complete_fn)(void *userdata, const char *text, size_t cursor, cli_completion *ret);
+struct editline;
+struct history;
 typedef struct cli_input {
         bool edit;          /* stdin and stdout are a terminal: libedit edits the line */
         char *history_path; /* where the history is kept (NULL: none) */
         cli_line_reader lr; /* the raw reader: a pipe or file, and secrets */
-        char *got;          /* libedit's line handler's result */
-        bool got_line;
-        bool remember; /* the line being read goes into the history */
+        struct editline *el;
+        struct history *hist;
+        cli_complete_fn complete;
+        void *complete_userdata;
+        /* The read in progress, for libedit's callbacks (cli_edit.c). */
+        cli_input_kind kind;
+        const char *prompt;
+        int pidfd, signal_fd;
+        int stopped;  /* a wait inside libedit ended it: CLI_INPUT_SIGNAL, _KERNEL_DIED or _ERROR */
+        int sig;      /* the signal of CLI_INPUT_SIGNAL */
+        bool eof;     /* the terminal's input ended inside libedit */
+        int last_key; /* the first byte of the last key libedit read, -1 if none */
+        bool drain;   /* the next key is taken only if the terminal holds it already, never waited for */
+        bool idle;    /* in drain: there was none */
 } cli_input;
-typedef enum cli_input_kind {
-        CLI_INPUT_CODE,   /* a line of a cell: edited, kept in the history */
-        CLI_INPUT_ANSWER, /* an answer to input() in a cell: edited, never kept */
-        CLI_INPUT_SECRET, /* an answer to a password prompt: echo off, never kept */
-} cli_input_kind;
 /* Sets in up for the process's stdin; with history, the terminal's history is read from and kept
  * in $XDG_STATE_HOME/kbound/console_history (default ~/.local/state), mode 0600. */
 void cli_input_open(cli_input *in, bool history);
-/* Shows prompt (clean text) and reads one line. Returns CLI_INPUT_LINE with *ret_line (malloc'd,
- * no newline, NUL-terminated) and *ret_len (the line may hold NUL bytes from a pipe),
- * CLI_INPUT_EOF, CLI_INPUT_SIGNAL (*ret_sig set; the line so far is dropped),
- * CLI_INPUT_KERNEL_DIED, CLI_INPUT_TOO_LONG (dropped up to its newline: input goes on) or
- * CLI_INPUT_ERROR (in->lr.error says why). */
-int cli_input_read(cli_input *in, const char *prompt, cli_input_kind kind, int pidfd, int signal_fd, char **ret_line,
-                   size_t *ret_len, int *ret_sig);
+/* Tab in a CODE line asks fn (none: Tab inserts itself). */
+void cli_input_set_completion(cli_input *in, cli_complete_fn fn, void *userdata);
+/* Shows prompt (clean text) and reads one line; on a terminal the line starts as initial (clean
+ * text, may be NULL), which the typist may edit like the rest. Returns CLI_INPUT_LINE with
+ * *ret_line (malloc'd, no final newline, NUL-terminated; a cell recalled from the history holds
+ * newlines) and *ret_len (the line may hold NUL bytes from a pipe), CLI_INPUT_EOF,
+ * CLI_INPUT_SIGNAL (*ret_sig set; the line so far is dropped), CLI_INPUT_KERNEL_DIED,
+ * CLI_INPUT_TOO_LONG (dropped up to its newline: input goes on) or CLI_INPUT_ERROR (in->lr.error
+ * says why). */
+int cli_input_read(cli_input *in, const char *prompt, const char *initial, cli_input_kind kind, int pidfd,
+                   int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig);
+/* Puts a cell (all its lines, as run) into the terminal's history as one entry, without its
+ * trailing blanks; nothing without a terminal, for an empty cell, or one the same as the last. */
+void cli_input_remember(cli_input *in, const char *cell, size_t len);
 /* Forgets input read ahead (after Ctrl-C). */
 void cli_input_discard(cli_input *in);
 /* Writes the history back; frees in. */
 void cli_input_close(cli_input *in);
 /* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
 int cli_drain_signals(int signal_fd);
+/* Waits until standard input can be read (or is at its end), the kernel's pidfd says it died, or
+ * a signal came through the self-pipe. Returns 1 when input is there (nothing read yet),
+ * CLI_INPUT_SIGNAL (*ret_sig set), CLI_INPUT_KERNEL_DIED, or CLI_INPUT_ERROR (*ret_error: poll's
+ * errno). pidfd may be -1 (not watched). */
+int cli_input_wait(int pidfd, int signal_fd, int *ret_sig, int *ret_error);
+
+/* The terminal's line editor (cli_edit.c), for cli_input on a terminal. cli_edit_open returns 0,
+ * or -1 when libedit cannot be set up (the raw reader is used then). cli_edit_read reads as
+ * cli_input_read. */
+int cli_edit_open(cli_input *in);
+int cli_edit_read(cli_input *in, const char *prompt, const char *initial, char **ret_line, size_t *ret_len,
+                  int *ret_sig);
+void cli_edit_remember(cli_input *in, const char *cell, size_t len);
+void cli_edit_close(cli_input *in);
+
+/* Shows text (clean: sanitized by the caller) a screen at a time when it is longer than the
+ * terminal (cli_pager.c): Space the next screen, Enter or Down the next line, q, Esc or Ctrl-C
+ * ends it. Not a terminal: the whole text. Returns 0, or the signal (other than SIGINT) that came
+ * through signal_fd while it waited for a key. */
+int cli_page(const char *text, size_t len, int signal_fd);
+
+/* Unicode code points (what Jupyter's cursor positions count) and UTF-8 bytes (cli_assist.c):
+ * how many code points s[0..len) holds; the byte offset of code point n of s[0..len) (len when n
+ * is past the end). */
+size_t cli_utf8_chars(const char *s, size_t len);
+size_t cli_utf8_offset(const char *s, size_t len, size_t n);
+/* Whether line is a request for help on a name, as IPython's `name?` (detail 0) and `name??`
+ * (detail 1): a name (letters, digits, '_', '.', '%', and non-ASCII letters), then one or two
+ * '?', blanks around. Sets the name's bytes [*ret_start, *ret_end) and *ret_detail. */
+bool cli_help_request(const char *line, size_t len, size_t *ret_start, size_t *ret_end, int *ret_detail);
+/* complete_request for code at byte cursor: the kernel's matches (redacted; a match that is not
+ * clean text is dropped) and the bytes they replace. Returns 0, -EPROTO (a reply without the
+ * positions, or with positions outside code), or kb_client_request's errors (-ETIMEDOUT,
+ * -ECANCELED, -ESRCH, ...). */
+int cli_assist_complete(kb_kernel *k, const char *code, size_t cursor, int64_t deadline_ms, cli_completion *ret);
+/* inspect_request for code at byte cursor with detail_level detail: the reply's text/plain,
+ * redacted and sanitized for the terminal (malloc'd; *ret_text NULL when the kernel found
+ * nothing). Returns 0, -ENOMEM, or kb_client_request's errors. */
+int cli_assist_inspect(kb_kernel *k, const char *code, size_t cursor, int detail, int64_t deadline_ms, char **ret_text,
+                       size_t *ret_len);
+/* The text/plain of a mime bundle (an inspect reply's data, a page payload's), redacted and
+ * sanitized for the terminal (malloc'd); NULL when it has none or out of memory. */
+char *cli_assist_bundle_text(kb_kernel *k, json_object *bundle, size_t *ret_len);
 
 /* For a CI job (cli_ci.c): with $GITHUB_STEP_SUMMARY set, the markdown summary appended to that
  * file; with $GITHUB_ACTIONS "true", an ::error annotation per failing check on out. A summary that
@@ -379,7 +455,8 @@ int cli_stdout_close(void);
  * CLI_ALLOW_SYSCALL_MAX); cli_hardening checks them and builds the hardening: an unknown mode or
  * name is a usage error; under the raw-network override the sockets default to "inet" (and "unix"
  * or "default" with the network shared is a usage error: the network could not be used);
- * --disable-userns when bwrap (NULL: no sandbox) has it. Prints what is wrong, naming cmd. */
+ * nested user namespaces refused and the in-memory folders sized as bwrap (NULL: no sandbox) can
+ * (kb_bwrap_hardening: its own options, or kbound's stand-ins). Prints what is wrong, naming cmd. */
 #define CLI_ALLOW_SYSCALL_MAX 32
 typedef struct cli_hardening_opts {
         const char *sockets;
@@ -428,6 +505,7 @@ enum {
         CLI_OPT_SANDBOX_USER,
         CLI_OPT_SOCKETS,
         CLI_OPT_ALLOW_SYSCALL,
+        CLI_OPT_TRANSPORT,
         CLI_OPT_KERNELS_DIR,
         CLI_OPT_RO_BIND,
         CLI_OPT_TIMEOUT,
@@ -463,6 +541,7 @@ typedef struct cli_opts {
         bool allow_network;                  /* --allow-raw-network */
         const char *bwrap, *sandbox_user;    /* --bwrap, --sandbox-user */
         cli_hardening_opts hardening;        /* --sockets, --allow-syscall */
+        bool tcp;                            /* --transport tcp: every kernel speaks TCP through the relay */
         const char *kernels_dir;             /* --kernels-dir */
         char *ro_paths[CLI_RO_BIND_MAX + 1]; /* --ro-bind, NULL-terminated */
         size_t n_ro;
@@ -516,7 +595,7 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
 #define CLI_ACCEPTS_REPORTED "kernel", "team", "json", "junit"
 /* The options every command that starts a sandbox accepts, as runs of cli_command.accepts in
  * --help order: who runs the sandbox, and then what it binds and how far it is bounded. */
-#define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall"
+#define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall", "transport"
 #define CLI_ACCEPTS_LIMITS                                                                                             \
         "ro-bind", "image", "image-max-size", "image-no-cache", "memory-max", "tasks-max", "tmp-size",                 \
                 "workspace-max", "cpu-max", "log-max", "prefix"
@@ -614,6 +693,7 @@ typedef struct cli_setup {
         int64_t started_ms;            /* kb_now_ms() at cli_setup_begin: when the run started */
         char started_at[32];           /* and as the report's "YYYY-MM-DDTHH:MM:SSZ" ("" without a clock) */
         cli_seconds_text timeout_text; /* --timeout as written, for the report (cli_run_facts) */
+        bool audit;                    /* `kbound audit`: the kernelspecs start as they are (no bwrap of kbound's) */
 } cli_setup;
 
 /* Before anything is created: no operand after the options, the report paths
@@ -670,3 +750,21 @@ kb_run_facts cli_run_facts(cli_setup *s, const cli_opts *o, kb_run_kind kind, bo
 int cli_run_kernels(const cli_setup *s, const cli_opts *o, const kb_check_env *check_env,
                     const kb_conformance_env *conformance_env, kb_transcript **transcript, kb_run **ret_run,
                     bool *transcript_failed);
+
+/* ---- `kbound audit` (cmd_audit.c): check's run on kernelspecs started as they are ---- */
+
+typedef struct cli_audit {
+        kb_audit_env env;
+        const char *expect_path; /* --expect */
+        bool as_root;            /* --as-root */
+} cli_audit;
+
+/* check's whole run (cmd_check.c) for command; audit NULL: check, with flags_userdata its own flags;
+ * else an audit, audit its userdata. Returns the exit code. */
+int cli_check_run(int argc, char **argv, const cli_command *command, void *flags_userdata, cli_audit *audit);
+/* After cli_setup_begin: the expect file read, who the launcher runs as. Prints why and returns a
+ * KB_EXIT_* code, or 0. */
+int cli_audit_begin(cli_audit *a, cli_setup *s, const cli_opts *o);
+/* The report's "sandbox" for an audit: no bwrap of kbound's, who the launchers ran as, the expect
+ * file. */
+void cli_audit_report(const cli_audit *a, json_object *sandbox);

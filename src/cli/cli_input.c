@@ -1,7 +1,7 @@
-/* cli_input.c: the console's input: a line typed at a terminal with line editing and history
- * (libedit, BSD-licensed; not GNU readline), or read straight from a pipe or file; either way the
- * wait also watches the kernel's pidfd and the signal pipe, so a dying kernel or Ctrl-C is seen at
- * once. A secret (a kernel's password prompt) is read with echo off and kept out of the history. */
+/* cli_input.c: the console's input: a line typed at a terminal (edited by cli_edit.c), or read
+ * straight from a pipe or file; either way the wait also watches the kernel's pidfd and the signal
+ * pipe, so a dying kernel or Ctrl-C is seen at once. A secret (a kernel's password prompt) is read
+ * with echo off and kept out of the history. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,12 +12,8 @@
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
-#include <editline/readline.h>
 #include <kbound/sanitize.h>
 #include "cli.h"
-
-#define HISTORY_MAX 1000
-#define CTRL_D 0x04
 
 /* Reads signal numbers from the self-pipe; returns the last one (0 if none). */
 int cli_drain_signals(int signal_fd) {
@@ -28,11 +24,8 @@ int cli_drain_signals(int signal_fd) {
         return sig;
 }
 
-/* Waits until standard input can be read (or is at its end), the kernel's pidfd says it died, or
- * a signal came through the self-pipe: every read of the console waits here. Returns 1 when
- * input is there (nothing read yet), CLI_INPUT_SIGNAL (*ret_sig set), CLI_INPUT_KERNEL_DIED, or
- * CLI_INPUT_ERROR (*ret_error: poll's errno). */
-static int wait_input(int pidfd, int signal_fd, int *ret_sig, int *ret_error) {
+/* Every read of the console waits here (cli.h). */
+int cli_input_wait(int pidfd, int signal_fd, int *ret_sig, int *ret_error) {
         for (;;) {
                 struct pollfd p[3] = {
                         {.fd = STDIN_FILENO, .events = POLLIN},
@@ -99,7 +92,7 @@ static int read_line(cli_line_reader *lr, int pidfd, int signal_fd, char **ret_l
                 }
                 if (lr->eof)
                         return CLI_INPUT_EOF;
-                int w = wait_input(pidfd, signal_fd, ret_sig, &lr->error);
+                int w = cli_input_wait(pidfd, signal_fd, ret_sig, &lr->error);
                 if (w < 0)
                         return w;
                 /* The buffer holds no newline here, so at most CLI_INPUT_LINE_MAX of one line: it
@@ -127,131 +120,6 @@ static int read_line(cli_line_reader *lr, int pidfd, int signal_fd, char **ret_l
         }
 }
 
-/* ---- the terminal: libedit's callback interface, driven from our own poll ---- */
-
-/* libedit's line handler has no userdata: the one reader waiting (a console has one terminal). */
-static cli_input *waiting;
-static int last_byte = -1; /* the last byte libedit read */
-static size_t bytes_read;  /* how many it read for the line being edited */
-
-/* libedit reads through this, so that the reader knows what was typed: Ctrl-D on an empty line is
- * an end of input that libedit's callback interface would otherwise swallow. */
-static int getc_recorded(FILE *stream) {
-        (void) stream;
-        unsigned char c;
-        for (;;) {
-                ssize_t n = read(STDIN_FILENO, &c, 1);
-                if (n == 1) {
-                        bytes_read++;
-                        return last_byte = c;
-                }
-                if (n < 0 && errno == EINTR)
-                        continue;
-                return last_byte = EOF;
-        }
-}
-
-static void on_line(char *line) {
-        waiting->got = line;
-        waiting->got_line = true;
-        rl_callback_handler_remove();
-}
-
-static int read_edited(cli_input *in, const char *prompt, int pidfd, int signal_fd, char **ret_line, size_t *ret_len,
-                       int *ret_sig) {
-        waiting = in;
-        in->got = NULL;
-        in->got_line = false;
-        bytes_read = 0;
-        rl_callback_handler_install(prompt, on_line);
-        for (;;) {
-                int w = wait_input(pidfd, signal_fd, ret_sig, &in->lr.error);
-                if (w == CLI_INPUT_SIGNAL)
-                        rl_replace_line("", 0); /* the line typed so far is dropped, as a shell does on Ctrl-C */
-                if (w < 0) {
-                        rl_callback_handler_remove();
-                        return w;
-                }
-                last_byte = -1;
-                rl_callback_read_char();
-                if (!in->got_line && (last_byte == EOF || (last_byte == CTRL_D && (bytes_read == 1 || rl_end == 0)))) {
-                        rl_callback_handler_remove();
-                        return CLI_INPUT_EOF;
-                }
-                if (!in->got_line)
-                        continue;
-                if (!in->got)
-                        return CLI_INPUT_EOF;
-                size_t n = strlen(in->got);
-                if (n > CLI_INPUT_LINE_MAX) {
-                        free(in->got);
-                        return CLI_INPUT_TOO_LONG;
-                }
-                /* Remembered unless blank or the same as the last one. */
-                if (in->remember && strspn(in->got, " \t") < n) {
-                        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
-                        if (!last || !last->line || strcmp(last->line, in->got) != 0)
-                                add_history(in->got);
-                }
-                *ret_line = in->got;
-                *ret_len = n;
-                return CLI_INPUT_LINE;
-        }
-}
-
-/* $XDG_STATE_HOME/kbound/console_history, else ~/.local/state/kbound/console_history, its
- * folders made (0700) if missing; NULL when there is no home to put it in. */
-static char *history_file(void) {
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char *dir = NULL, *path = NULL;
-        if (state && state[0] == '/') {
-                (void) mkdir(state, 0700);
-                if (asprintf(&dir, "%s/kbound", state) < 0)
-                        return NULL;
-        } else if (home && home[0] == '/') {
-                char *local = NULL, *st = NULL;
-                if (asprintf(&local, "%s/.local", home) < 0)
-                        return NULL;
-                if (asprintf(&st, "%s/state", local) < 0) {
-                        free(local);
-                        return NULL;
-                }
-                (void) mkdir(local, 0700);
-                (void) mkdir(st, 0700);
-                free(local);
-                if (asprintf(&dir, "%s/kbound", st) < 0) {
-                        free(st);
-                        return NULL;
-                }
-                free(st);
-        } else {
-                return NULL;
-        }
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                free(dir);
-                return NULL;
-        }
-        if (asprintf(&path, "%s/console_history", dir) < 0)
-                path = NULL;
-        free(dir);
-        return path;
-}
-
-void cli_input_open(cli_input *in, bool history) {
-        *in = (cli_input){.edit = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)};
-        if (!in->edit)
-                return;
-        /* kbound's own handlers take the signals (the self-pipe): libedit must not install its own. */
-        rl_catch_signals = 0;
-        rl_getc_function = getc_recorded;
-        rl_readline_name = "kbound";
-        using_history();
-        stifle_history(HISTORY_MAX);
-        in->history_path = history ? history_file() : NULL;
-        if (in->history_path)
-                (void) read_history(in->history_path);
-}
-
 /* One line read a byte at a time (nothing read ahead, so libedit still gets what follows), each
  * byte waited for by wait_input. */
 static int read_bytes(cli_input *in, int pidfd, int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
@@ -262,7 +130,7 @@ static int read_bytes(cli_input *in, int pidfd, int signal_fd, char **ret_line, 
                 return CLI_INPUT_ERROR;
         }
         for (;;) {
-                int w = wait_input(pidfd, signal_fd, ret_sig, &in->lr.error);
+                int w = cli_input_wait(pidfd, signal_fd, ret_sig, &in->lr.error);
                 if (w < 0) {
                         free(line);
                         return w;
@@ -321,16 +189,40 @@ static int read_secret(cli_input *in, const char *prompt, int pidfd, int signal_
         return r;
 }
 
-int cli_input_read(cli_input *in, const char *prompt, cli_input_kind kind, int pidfd, int signal_fd, char **ret_line,
-                   size_t *ret_len, int *ret_sig) {
+void cli_input_open(cli_input *in, bool history) {
+        *in = (cli_input){.pidfd = -1, .signal_fd = -1, .last_key = -1};
+        if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+                return;
+        in->edit = cli_edit_open(in) == 0;
+        if (in->edit && !history) {
+                free(in->history_path);
+                in->history_path = NULL;
+        }
+}
+
+void cli_input_set_completion(cli_input *in, cli_complete_fn fn, void *userdata) {
+        in->complete = fn;
+        in->complete_userdata = userdata;
+}
+
+int cli_input_read(cli_input *in, const char *prompt, const char *initial, cli_input_kind kind, int pidfd,
+                   int signal_fd, char **ret_line, size_t *ret_len, int *ret_sig) {
         if (kind == CLI_INPUT_SECRET)
                 return read_secret(in, prompt, pidfd, signal_fd, ret_line, ret_len, ret_sig);
-        in->remember = kind == CLI_INPUT_CODE;
-        if (in->edit)
-                return read_edited(in, prompt, pidfd, signal_fd, ret_line, ret_len, ret_sig);
+        if (in->edit) {
+                in->kind = kind;
+                in->pidfd = pidfd;
+                in->signal_fd = signal_fd;
+                return cli_edit_read(in, prompt, initial, ret_line, ret_len, ret_sig);
+        }
         fputs(prompt, stdout);
         fflush(stdout);
         return read_line(&in->lr, pidfd, signal_fd, ret_line, ret_len, ret_sig);
+}
+
+void cli_input_remember(cli_input *in, const char *cell, size_t len) {
+        if (in->edit)
+                cli_edit_remember(in, cell, len);
 }
 
 void cli_input_discard(cli_input *in) {
@@ -339,11 +231,9 @@ void cli_input_discard(cli_input *in) {
 }
 
 void cli_input_close(cli_input *in) {
-        if (in->edit && in->history_path) {
-                if (write_history(in->history_path) == 0)
-                        (void) chmod(in->history_path, 0600);
-        }
+        if (in->edit)
+                cli_edit_close(in);
         free(in->history_path);
         free(in->lr.buf);
-        *in = (cli_input){0};
+        *in = (cli_input){.pidfd = -1, .signal_fd = -1, .last_key = -1};
 }

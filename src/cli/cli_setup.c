@@ -64,11 +64,12 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o) {
                 s->names[s->n_names] = o->kernels[s->n_names];
         if (r || (r = cli_fds_check(s->cmd, n)))
                 return r;
-        if ((r = cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info)))
+        /* An audit starts each kernelspec as it is: kbound's bwrap and filter are not used. */
+        if (!s->audit && (r = cli_find_bwrap_version(o->bwrap, &s->bwrap, &s->bwrap_version, &s->bwrap_info)))
                 return r;
         cli_resolve_syscall_probe(&s->syscall_probe);
         cli_resolve_boundary_probe(&s->boundary_probe);
-        if ((r = cli_hardening(s->cmd, &o->hardening, s->allow_network, &s->bwrap_info, &s->hardening)))
+        if (!s->audit && (r = cli_hardening(s->cmd, &o->hardening, s->allow_network, &s->bwrap_info, &s->hardening)))
                 return r;
         if ((r = cli_resolve_user_kernels_dir(o->kernels_dir, &s->user_kernels_dir)) ||
             (r = cli_resolve_kernels_dir(s->user_kernels_dir, &s->kernels_dir)))
@@ -121,6 +122,7 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
                 .host_env = environ,
                 .user = &s->user,
                 .hardening = &s->hardening,
+                .tcp = o->tcp,
                 .syscall_probe = s->syscall_probe,
                 .boundary_probe = s->boundary_probe,
                 .cancel_fd = cli_signals_install(),

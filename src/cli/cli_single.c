@@ -48,6 +48,7 @@ int cli_single_start(cli_single *s, int cancel_fd) {
         kb_kernel_options ko = cli_kernel_options(&s->root, s->spec, s->opts->team, s->base, s->bwrap, &s->hardening);
         ko.syscall_probe = s->syscall_probe;
         ko.boundary_probe = s->boundary_probe;
+        ko.tcp = s->opts->tcp;
         ko.on_msg = s->on_msg;
         ko.on_msg_userdata = s->on_msg_userdata;
         ko.cancel_fd = cancel_fd;

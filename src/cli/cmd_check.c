@@ -160,25 +160,31 @@ static json_object *sandbox_facts(const cli_setup *setup, const cli_opts *o, con
         return sandbox;
 }
 
-int cmd_check(int argc, char **argv) {
+/* check, or audit (cmd_audit.c) when audit is not NULL: the same set-up, canaries, checks and
+ * reports; an audit starts each kernelspec as it is (kb_check_env.audit). */
+int cli_check_run(int argc, char **argv, const cli_command *command, void *flags_userdata, cli_audit *audit) {
         /* Re-exec first (argv is still whole), so the canary sits in our initial environment. */
         char **full_argv = argv - 1;
         reexec_with_canary(full_argv);
 
         cli_opts o;
-        check_flags flags = {0};
+        check_flags local = {0}, *flags = audit ? &local : flags_userdata;
         bool transcript_failed = false;
-        int r = cli_opts_parse_many(&o, &check_command, argc, argv, &flags);
+        int r = cli_opts_parse_many(&o, command, argc, argv, flags_userdata);
         if (r != CLI_GO_ON)
                 return r;
-        if (flags.list_checks)
+        if (flags->list_checks)
                 return list_checks();
         cli_setup setup;
         r = cli_setup_begin(&setup, &o, argc, argv, true);
         if (r)
                 return r;
+        setup.audit = audit != NULL;
+        setup.root.sandbox = !audit; /* its kernelspecs run where their own wrappers put them */
+        if (audit && (r = cli_audit_begin(audit, &setup, &o)))
+                return r;
         bool allow_network = setup.allow_network;
-        if (allow_network && flags.require_full) {
+        if (allow_network && flags->require_full) {
                 cli_error("check: the raw-network override is set but the full boundary was required "
                           "(--require-full-boundary): network isolation could not be claimed");
                 cli_setup_refused(&setup, KB_RUN_CHECK, KB_EXIT_FAIL);
@@ -215,10 +221,11 @@ int cmd_check(int argc, char **argv) {
                 cli_error("cannot set up the transcript's redaction");
                 goto out;
         }
-        cli_progress("checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
-                     "values skipped as not distinctive)",
-                     n_kernels, setup.bwrap, setup.bwrap_version, kb_secrets_count(secrets),
-                     canaries->env_values_skipped);
+        cli_progress(audit ? "auditing %zu kernel(s) as their kernelspecs start them (%s %s: not used); %zu secrets"
+                           : "checking %zu kernel(s) with %s %s; %zu secrets and canaries guarded (%zu environment "
+                             "values skipped as not distinctive)",
+                     n_kernels, setup.bwrap ? setup.bwrap : "bwrap", setup.bwrap_version ? setup.bwrap_version : "-",
+                     kb_secrets_count(secrets), canaries->env_values_skipped);
 
         kb_check_env env = {
                 .harness = cli_harness_env(&setup, &o, deadline),
@@ -232,10 +239,12 @@ int cmd_check(int argc, char **argv) {
                 .escape_dirs = canaries->escape_dirs,
                 .credential_paths = canaries->credential_paths,
                 .sibling_paths = canaries->sibling_paths,
+                .canaries_planted = canaries->planted,
                 .canaries = canaries->canaries,
                 .n_canaries = canaries->n_canaries,
                 .long_cell_seconds = 60,
                 .interrupt_timeout_ms = 10000,
+                .audit = audit ? &audit->env : NULL,
         };
         exit_code = cli_run_kernels(&setup, &o, &env, NULL, &transcript, &kernels_run, &transcript_failed);
         if (exit_code)
@@ -243,6 +252,8 @@ int cmd_check(int argc, char **argv) {
 
         /* The report. */
         json_object *sandbox = sandbox_facts(&setup, &o, canaries);
+        if (audit)
+                cli_audit_report(audit, sandbox);
         kb_run_facts facts = cli_run_facts(&setup, &o, KB_RUN_CHECK, transcript_failed, sandbox);
         facts.raw_network_override = allow_network;
         (void) cli_setup_output(&setup, kernels_run, &facts, true, &run,
@@ -261,4 +272,9 @@ out:
         /* After everything that borrows its secret sets; removes the home canary. */
         kb_canary_set_destroy(&canaries);
         return exit_code;
+}
+
+int cmd_check(int argc, char **argv) {
+        check_flags flags = {0};
+        return cli_check_run(argc, argv, &check_command, &flags, NULL);
 }

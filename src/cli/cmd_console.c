@@ -1,5 +1,7 @@
-/* cmd_console.c: `kbound console`: an interactive prompt to one sandboxed kernel, for audits by hand.
- * Ctrl-C interrupts a running cell with SIGINT through the pinned pidfd, never the control channel. */
+/* cmd_console.c: `kbound console`: an interactive prompt to one sandboxed kernel, for audits by hand,
+ * typed as in jupyter console: the kernel's indent put in the line, Tab completed by the kernel,
+ * `name?` answered by it. Ctrl-C interrupts a running cell with SIGINT through the pinned pidfd,
+ * never the control channel. */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -17,6 +19,8 @@
 
 #define CELL_MAX_BYTES (16 * 1024 * 1024)
 #define IS_COMPLETE_TIMEOUT_MS 3000
+#define COMPLETE_TIMEOUT_MS 3000
+#define INSPECT_TIMEOUT_MS 10000
 #define STOP_GRACE_MS 3000
 #define INPUT_POLL_MS 100
 
@@ -115,7 +119,10 @@ typedef struct console {
         kb_kernel *kernel;
         int signal_fd;
         bool is_complete_works; /* cleared when the kernel does not answer is_complete_request */
-        int64_t next_count;     /* the execution count of the next cell, for the prompt */
+        bool complete_works;    /* cleared when it does not answer complete_request */
+        const char *cell;       /* the lines of the cell typed so far (cell_len bytes), for Tab */
+        size_t cell_len;
+        int64_t next_count; /* the execution count of the next cell, for the prompt */
         cli_input input;
         kb_client_msg_fn on_msg; /* the transcript's hook, called after the console's */
         void *on_msg_userdata;
@@ -207,6 +214,119 @@ static void explain_death(console *con) {
                   tail ? tail : "");
 }
 
+/* Tab: the kernel's completions (complete_request) for the line being edited, the cell typed so
+ * far before it as jupyter console sends the whole cell. A kernel that does not answer in time is
+ * asked no more. A completion reaching into the lines already entered cannot be put in this one
+ * and is dropped. */
+static int complete_line(void *userdata, const char *text, size_t cursor, cli_completion *ret) {
+        console *con = userdata;
+        if (!con->complete_works)
+                return -1;
+        size_t before = con->cell_len, len = strlen(text);
+        _cleanup_free_ char *code = malloc(before + len + 1);
+        if (!code)
+                return -1;
+        memcpy(code, con->cell, before);
+        memcpy(code + before, text, len + 1);
+        int r = cli_assist_complete(con->kernel, code, before + cursor, kb_now_ms() + COMPLETE_TIMEOUT_MS, ret);
+        if (r == -ETIMEDOUT) {
+                con->complete_works = false;
+                fputc('\n', stdout);
+                fflush(stdout);
+                cli_error("kernel '%s' did not answer complete_request within %d s: Tab completes no more",
+                          con->spec->name, COMPLETE_TIMEOUT_MS / 1000);
+                return 1;
+        }
+        /* A signal (Ctrl-C) is left in its pipe for the prompt's wait; a dead kernel for the pidfd's. */
+        if (r < 0)
+                return -1;
+        if (ret->start < before) {
+                cli_completion_clear(ret);
+                return -1;
+        }
+        ret->start -= before;
+        ret->end -= before;
+        return 0;
+}
+
+/* Ends a wait that a signal cancelled: SIGINT (or none) goes back to the prompt (0); another
+ * ends the console (KB_EXIT_FAIL). */
+static int after_cancel(console *con) {
+        int sig = cli_drain_signals(con->signal_fd);
+        if (sig == SIGINT || sig == 0) {
+                fputs("^C\n", stdout);
+                return 0;
+        }
+        cli_error("kernel '%s': ending the console on signal %d", con->spec->name, sig);
+        return KB_EXIT_FAIL;
+}
+
+/* Shows clean text a screen at a time. Returns 0, or KB_EXIT_FAIL when a signal ended it. */
+static int page(console *con, char *text, size_t len) {
+        int sig = cli_page(text, len, con->signal_fd);
+        free(text);
+        if (!sig)
+                return 0;
+        cli_error("kernel '%s': ending the console on signal %d", con->spec->name, sig);
+        return KB_EXIT_FAIL;
+}
+
+/* `name?` and `name??`: what the kernel knows of the name (inspect_request, detail_level 0 or 1),
+ * paged. Returns 0, or a KB_EXIT_* code that ends the console. */
+static int inspect(console *con, const char *line, size_t start, size_t end, int detail) {
+        _cleanup_free_ char *name = strndup(line + start, end - start);
+        char *text = NULL;
+        size_t len = 0;
+        if (!name)
+                return KB_EXIT_FAIL;
+        int r = cli_assist_inspect(con->kernel, name, end - start, detail, kb_now_ms() + INSPECT_TIMEOUT_MS, &text,
+                                   &len);
+        if (r == -ECANCELED)
+                return after_cancel(con);
+        if (r == -ESRCH) {
+                explain_death(con);
+                return KB_EXIT_FAIL;
+        }
+        if (r == -ETIMEDOUT) {
+                cli_error("kernel '%s' did not answer inspect_request for '%s' within %d s", con->spec->name, name,
+                          INSPECT_TIMEOUT_MS / 1000);
+                return 0;
+        }
+        if (r < 0) {
+                _cleanup_error_ kb_error *error = NULL;
+                kb_client_error(kb_kernel_client(con->kernel), r, &error);
+                cli_error("kernel '%s': %s", con->spec->name, kb_error_text(error, r));
+                return KB_EXIT_FAIL;
+        }
+        if (!text) {
+                fputs("Object '", stderr);
+                cli_put_sanitized(stderr, name);
+                fputs("' not found.\n", stderr);
+                return 0;
+        }
+        return page(con, text, len);
+}
+
+/* The pages a cell's reply carries (IPython's `%magic?` and help inside a cell: execute_reply's
+ * payload, source "page"), as jupyter console shows them. Returns 0 or KB_EXIT_FAIL (a signal). */
+static int show_pages(console *con, json_object *reply) {
+        json_object *payload = NULL;
+        if (!reply || !json_object_object_get_ex(reply, "payload", &payload) ||
+            !json_object_is_type(payload, json_type_array))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(payload); i++) {
+                json_object *item = json_object_array_get_idx(payload, i), *data = NULL;
+                const char *source = member_string(item, "source");
+                size_t len = 0;
+                if (!source || strcmp(source, "page") != 0 || !json_object_object_get_ex(item, "data", &data))
+                        continue;
+                char *text = cli_assist_bundle_text(con->kernel, data, &len);
+                if (text && page(con, text, len))
+                        return KB_EXIT_FAIL;
+        }
+        return 0;
+}
+
 /* Answers the kept input_request (input() in the cell) with a line read at its prompt, as
  * jupyter console does: a password prompt with echo off. Ctrl-C there interrupts the cell (SIGINT
  * through the pidfd) instead. Returns 0, or -1 when the console must end (the error said). */
@@ -234,7 +354,7 @@ static int answer_input(console *con) {
         char *line = NULL;
         size_t len = 0;
         int sig = 0;
-        int r = cli_input_read(&con->input, shown ? shown : "", secret ? CLI_INPUT_SECRET : CLI_INPUT_ANSWER,
+        int r = cli_input_read(&con->input, shown ? shown : "", NULL, secret ? CLI_INPUT_SECRET : CLI_INPUT_ANSWER,
                                kb_kernel_pidfd(con->kernel), con->signal_fd, &line, &len, &sig);
         free(shown);
         if (r == CLI_INPUT_SIGNAL && sig == SIGINT) {
@@ -308,10 +428,19 @@ static int run_cell(console *con, const char *code) {
                 break;
         }
         if (exit_code == 0) {
-                if (ex->status && strcmp(ex->status, "ok") != 0 && strcmp(ex->status, "error") != 0)
-                        fprintf(stderr, "[execute_reply status '%s']\n", ex->status);
+                if (ex->status && strcmp(ex->status, "ok") != 0 && strcmp(ex->status, "error") != 0) {
+                        /* The kernel's word: redacted, and on its one line with nothing a
+                         * terminal acts on. */
+                        _cleanup_free_ char *status = kb_kernel_redact_text(con->kernel, ex->status);
+                        fputs("[execute_reply status '", stderr);
+                        if (status)
+                                kb_sanitize_put(stderr, status, strlen(status), 200, KB_SANITIZE_MESSAGE);
+                        fputs("']\n", stderr);
+                }
                 if (ex->execution_count >= 0)
                         con->next_count = ex->execution_count + 1;
+                fflush(stdout);
+                exit_code = show_pages(con, ex->reply);
         }
         con->cell_id = NULL;
         json_object_put(con->input_request);
@@ -374,16 +503,20 @@ static int console_loop(console *con) {
         char indent[64] = "";
         int exit_code = KB_EXIT_PASS;
         con->next_count = 1;
+        char prompt[64] = "";
         for (;;) {
-                char prompt[96];
+                /* The cell's lines after its first are prompted by "...: " under the end of its
+                 * "In [n]: ", and start with the indent the kernel suggested, as typed. */
                 if (cell_len == 0)
                         snprintf(prompt, sizeof prompt, "In [%lld]: ", (long long) con->next_count);
                 else
-                        snprintf(prompt, sizeof prompt, "...: %s", indent);
+                        snprintf(prompt, sizeof prompt, "%*s", (int) strlen(prompt), "...: ");
                 char *line = NULL;
                 size_t add = 0;
                 int sig = 0;
-                int r = cli_input_read(&con->input, prompt, CLI_INPUT_CODE, kb_kernel_pidfd(con->kernel),
+                con->cell = cell;
+                con->cell_len = cell_len;
+                int r = cli_input_read(&con->input, prompt, indent, CLI_INPUT_CODE, kb_kernel_pidfd(con->kernel),
                                        con->signal_fd, &line, &add, &sig);
                 if (r == CLI_INPUT_SIGNAL) {
                         if (sig == SIGINT) {
@@ -424,8 +557,10 @@ static int console_loop(console *con) {
                 }
                 if (r == CLI_INPUT_EOF) {
                         fputc('\n', stdout);
-                        if (cell_len > 0) /* an unfinished cell at the end of input still runs */
+                        if (cell_len > 0) { /* an unfinished cell at the end of input still runs */
+                                cli_input_remember(&con->input, cell, cell_len);
                                 exit_code = run_cell(con, cell);
+                        }
                         break;
                 }
                 /* A NUL byte would end the code for the kernel (a C string, or Python's "source
@@ -440,6 +575,19 @@ static int console_loop(console *con) {
                         free(line);
                         cell_len = 0;
                         indent[0] = '\0';
+                        continue;
+                }
+                /* `name?` on a cell's first line asks the kernel about the name, as IPython's help. */
+                size_t name_start = 0, name_end = 0;
+                int detail = 0;
+                if (cell_len == 0 && !memchr(line, '\n', add) &&
+                    cli_help_request(line, add, &name_start, &name_end, &detail)) {
+                        cli_input_remember(&con->input, line, add);
+                        exit_code = inspect(con, line, name_start, name_end, detail);
+                        free(line);
+                        indent[0] = '\0';
+                        if (exit_code)
+                                break;
                         continue;
                 }
                 /* Append the line (with its newline) to the cell. */
@@ -486,6 +634,7 @@ static int console_loop(console *con) {
                 if (strcmp(status, "incomplete") == 0)
                         continue;
                 indent[0] = '\0';
+                cli_input_remember(&con->input, cell, cell_len);
                 exit_code = run_cell(con, cell);
                 cell_len = 0;
                 if (exit_code)
@@ -512,11 +661,13 @@ static const cli_command console_command = {
                         NULL,
                 },
         .intro = "Usage: kbound console --kernel NAME|PATH [OPTIONS]\n\n"
-                 "Starts the kernel in its team sandbox and gives a prompt to it: one line is one cell, or more\n"
-                 "when the kernel says the code is incomplete (is_complete_request). Ctrl-C interrupts a\n"
-                 "running cell (SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears\n"
-                 "the input; Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or\n"
-                 "a pipe (scripted audits). Kernel output is shown with terminal control sequences removed.\n",
+                 "Starts the kernel in its team sandbox and gives a prompt to it, as jupyter console does: one\n"
+                 "line is one cell, or more while the kernel says the code is incomplete, the next line starting\n"
+                 "with the kernel's indent; Tab completes by the kernel, NAME? and NAME?? show what it knows\n"
+                 "of NAME (paged); a cell is one history entry (Up, Ctrl-R). Ctrl-C interrupts a running cell\n"
+                 "(SIGINT through the pidfd pinned to the kernel, PID 2 in the sandbox) or clears the input;\n"
+                 "Ctrl-D shuts the kernel down and removes the team folders. stdin may be a file or a pipe\n"
+                 "(scripted audits). Kernel output is shown with terminal control sequences removed.\n",
         .epilogue = "Exit codes: 0 after Ctrl-D (end of input), 1 the kernel died or a signal ended the console,\n"
                     "2 usage, 3 the kernel could not be started in the sandbox.\n",
         .team = "console",
@@ -528,7 +679,7 @@ int cmd_console(int argc, char **argv) {
         if (r != CLI_GO_ON)
                 return r;
         cli_single s;
-        console con = {.is_complete_works = true, .signal_fd = -1};
+        console con = {.is_complete_works = true, .complete_works = true, .signal_fd = -1};
         int exit_code = cli_single_prepare(&s, "console", &o, true);
         if (!exit_code) {
                 con.spec = s.spec;
@@ -551,6 +702,7 @@ int cmd_console(int argc, char **argv) {
                 con.kernel = s.kernel;
                 print_banner(&con, o.team, s.allow_network);
                 cli_input_open(&con.input, true);
+                cli_input_set_completion(&con.input, complete_line, &con);
                 exit_code = console_loop(&con);
                 cli_input_close(&con.input);
                 if (kb_kernel_alive(con.kernel)) {

@@ -18,6 +18,7 @@ static const struct option shared_options[] = {
         {"sandbox-user", required_argument, NULL, CLI_OPT_SANDBOX_USER},
         {"sockets", required_argument, NULL, CLI_OPT_SOCKETS},
         {"allow-syscall", required_argument, NULL, CLI_OPT_ALLOW_SYSCALL},
+        {"transport", required_argument, NULL, CLI_OPT_TRANSPORT},
         {"kernels-dir", required_argument, NULL, CLI_OPT_KERNELS_DIR},
         {"ro-bind", required_argument, NULL, CLI_OPT_RO_BIND},
         {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},
@@ -61,6 +62,7 @@ static const shared_help shared_helps[] = {
         {"team", (const char *const[]){"check", NULL}, "--team NAME", "prefix of the team names (default kbound)"},
         {"team", (const char *const[]){"conformance", NULL}, "--team NAME",
          "prefix of the team names (default kbound-conf)"},
+        {"team", (const char *const[]){"audit", NULL}, "--team NAME", "prefix of the team names (default audit)"},
         {"team", (const char *const[]){"run", NULL}, "--team NAME", "team name for the sandbox folders (default run)"},
         {"team", (const char *const[]){"console", NULL}, "--team NAME",
          "team name for the sandbox folders (default console)"},
@@ -85,6 +87,10 @@ static const shared_help shared_helps[] = {
         {"allow-syscall", NULL, "--allow-syscall NAME",
          "leave one call of the seccomp filter allowed (repeatable;\n"
          "reported as not claimed; docs/seccomp.md)"},
+        {"transport", NULL, "--transport MODE",
+         "how kbound reaches the kernels: auto (ipc, or TCP through kbound's\n"
+         "relay where a kernelspec's metadata says so; the default) or tcp\n"
+         "(every kernel binds TCP on its own loopback; docs/transports.md)"},
         {"kernels-dir", (const char *const[]){"check", NULL}, "--kernels-dir DIR",
          "your language packs, searched before kbound's kernels/ folder"},
         {"kernels-dir", NULL, "--kernels-dir DIR", "your language packs, searched before kbound's kernels/ folder"},
@@ -211,6 +217,13 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_ALLOW_SYSCALL:
                 return cli_opt_allow_syscall(o->cmd, &o->hardening, arg);
+        case CLI_OPT_TRANSPORT:
+                if (strcmp(arg, "tcp") != 0 && strcmp(arg, "auto") != 0) {
+                        cli_error("%s: --transport takes auto or tcp, not '%s'", o->cmd, arg);
+                        return KB_EXIT_USAGE;
+                }
+                o->tcp = strcmp(arg, "tcp") == 0;
+                return 0;
         case CLI_OPT_KERNELS_DIR:
                 o->kernels_dir = arg;
                 return 0;

@@ -51,6 +51,9 @@ typedef struct sandbox_table {
         int root_fd;         /* -1 when it could not be opened */
 } sandbox_table;
 
+/* What the tracing of the sandbox's sockets to their other ends gathers (inspect_peers.c). */
+typedef struct peer_trace peer_trace;
+
 /* A look's unix sockets: kbound's network namespace as sock_diag lists it, and who holds what. */
 typedef struct sockets {
         const kb_inspect_target *t;
@@ -63,6 +66,7 @@ typedef struct sockets {
         json_object *own;     /* "socket:[N]" → [pid]: held by kbound itself */
         json_object *launch;  /* the same for kbound's other descendants, read when first needed */
         json_object *others;  /* the same for every other process, read when first needed */
+        peer_trace *peers;    /* the sockets the sandbox holds, traced (inspect_peers.c) */
 } sockets;
 
 /* ---- JSON and /proc helpers (inspect_common.c) ---- */
@@ -121,6 +125,10 @@ int kb_inspect_owner_chain(int fd, bool is_user, json_object *chain);
  * pid is gone. */
 int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
 
+/* Whether the pid namespace of pid is a descendant of the pid namespace whose inode is ancestor
+ * (NS_GET_PARENT, walked up as far as kbound sees). False when it cannot be read. */
+bool kb_inspect_pidns_below(const char *proc_root, pid_t pid, uint64_t ancestor);
+
 /* The inode of proc's (a PROCESS's) namespace of type (NS_USER...), -1 when its ns does not have it. */
 int64_t kb_inspect_process_ns(json_object *proc, size_t type);
 
@@ -150,9 +158,26 @@ int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *err
 /* The files pid maps, each once, as "maj:min:ino" (the launcher's: what bwrap's init was started
  * with). Returns 0 and a new array, -ESRCH, -ENOMEM, -errno. */
 int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
-/* The pre-exec look's "mounts": init's mount table as mountinfo says it (no mount-root proofs:
- * only the mounts' identities are needed then). An unreadable one goes to errors. -ENOMEM only. */
+/* The pre-exec look's "mounts": init's mount table, each mount point proven through init's root
+ * (already the sandbox's) to be its mount's root, as a later look's (target, target_error), so a
+ * kernel that dies at start-up still has its mounts judged. An unreadable table goes to errors.
+ * -ENOMEM only. */
 int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
+/* ---- the seccomp filters in force (inspect_filter.c) ---- */
+
+/* The FILTER (facts.def) of process pid into proc: the seccomp filters in force in its main thread
+ * (a live one of a zombie leader's), read with PTRACE_SECCOMP_GET_FILTER while the thread is
+ * stopped for a moment (seized, interrupted, read, detached, a signal that arrived meanwhile handed
+ * back), compared with t->seccomp_program instruction for instruction and, when none is it, call by
+ * call on every ABI (kbound/seccomp_compare.h). Nothing is read without that program or when the
+ * host cannot read filters (HOST's filter_read, in t->host); a read that fails is the FILTER's
+ * error. Returns 0, -ESRCH (gone), -ENOMEM. */
+int kb_inspect_filter_facts(const kb_inspect_target *t, pid_t pid, json_object *proc);
+
+/* HOST's filter_read and filter_read_why: the same read, of a child of kbound's own that loaded a
+ * one-instruction filter. -ENOMEM only. */
+int kb_inspect_filter_access(json_object *host);
+
 /* The IMAGE (facts.def) of process pid from its parsed stat st, with its personality when the host
  * may read it (inspect_image.c). NULL if out of memory. */
 json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_procfs_stat *st);
@@ -297,10 +322,11 @@ int kb_inspect_outside_mounts(const kb_inspect_target *t, const proc_entry *proc
 /* The network tables of netns, the network namespace of pid (a sandbox process), into snap's "net"
  * by its inode unless there already, and snap's "kernel_net" (*ret_kernel_net: those tables)
  * when pid is the kernel; kbound's own namespace (own_netns: the raw-network override) has its
- * unix table from socks's sock_diag list. What cannot be read is noted in snap's errors.
+ * unix table from socks's sock_diag list, the sandbox's own from a sock_diag list made there
+ * (kb_inspect_peers_namespace). What cannot be read is noted in snap's errors.
  * Returns 0 (also when pid has gone), -ENOMEM. */
-int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns,
-                             const sockets *socks, uint64_t own_netns, json_object **ret_kernel_net);
+int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns, sockets *socks,
+                             uint64_t own_netns, json_object **ret_kernel_net);
 
 /* ---- what of the host the mounts expose (inspect_reach.c) ---- */
 
@@ -349,17 +375,30 @@ const char *kb_inspect_socket_state_name(uint8_t state);
 /* {"inode", "type", "state", "path", "peer"} of u. */
 json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u);
 
-/* kbound's network namespace as /proc/net/unix would show it ({"inode", "listening", "path"}), for
- * a sandbox that shares it (the raw-network override): sock_diag's list, which no name can
- * break. */
-json_object *kb_inspect_unix_table_of(const sockets *s);
+/* A network namespace's unix table (UNIX_ENTRYs: {"inode", "listening", "path"}) from its
+ * sock_diag list, which no name can break: kbound's own for a sandbox that shares it (the
+ * raw-network override), the sandbox's own. NULL if out of memory. */
+json_object *kb_inspect_unix_table(const kb_sockdiag_unix *list, size_t n);
+
+/* Reads the look's sandbox processes' descriptor tables again, every 10 ms for at most 200 ms,
+ * until one holds the socket inode (a connection the sandbox accepted after its tables were
+ * read); what is found is added to s->members. Returns 1 if held now, 0, -ENOMEM. */
+int kb_inspect_resolve_unheld(sockets *s, uint32_t inode);
+
+/* Reads kbound's own descriptors again into s->own: a socket libzmq's I/O thread made since they
+ * were read (a channel's connect retried) is kbound's all the same. -ENOMEM only. */
+int kb_inspect_own_reread(sockets *s);
+
+/* Whether a sandbox process that held the socket inode when the look read its descriptors (s->members) still
+ * does, read once more. Returns 1, 0, -ENOMEM. */
+int kb_inspect_still_held(sockets *s, uint32_t inode);
 
 /* Reads kbound's network namespace (sock_diag) and who holds what: the sandbox's processes (from
  * the look's descriptor tables) and kbound itself. A list that cannot be had is recorded in errors
  * ("kbound's unix sockets"): the checks that need it fail. */
 int kb_inspect_sockets_init(sockets *s, json_object *errors);
 
-/* Frees what s holds (not s itself). */
+/* Frees what s holds (not s itself), but its peers (kb_inspect_peers_free). */
 void kb_inspect_sockets_done(sockets *s);
 
 /* "kbound_sockets": the inodes of kbound's own unix sockets; "kbound_net_sockets": every socket of
@@ -375,6 +414,45 @@ int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap);
  * "holders": kb_inspect_holders_of the peer}). The peer of each is the kernel's end, found by
  * inode, not by a name: whatever listens at a path, this is the socket kbound talks over. */
 int kb_inspect_connection_facts(sockets *s, json_object *snap);
+
+/* ---- another network namespace's sock_diag socket (inspect_diag.c) ---- */
+
+/* A sock_diag socket (kb_sockdiag_open) that answers for the network namespace open at netns, made
+ * without kbound joining it: by a short-lived thread that joins it (root), or, when that is
+ * refused and userns is given (>= 0: the user namespace owning netns, which kbound's own user
+ * owns), by a short-lived fork of kbound that joins userns and then netns and hands the socket
+ * back, reaped before this returns. The caller decides which namespaces kbound may enter.
+ * Returns the descriptor, or -errno of the step refused (-EPERM: kbound may not join it). */
+int kb_inspect_diag_socket(int netns, int userns);
+
+/* ---- the sandbox's sockets traced to their other ends (inspect_peers.c) ---- */
+
+/* Where sock_diag listed a socket: no namespace the host read, the sandbox's own, kbound's, another
+ * of the host's (FOUND in facts.def's SANDBOX_SOCKET and SOCKET_END). */
+enum { KB_PEERS_FOUND_NONE, KB_PEERS_FOUND_SANDBOX, KB_PEERS_FOUND_KBOUND, KB_PEERS_FOUND_HOST };
+
+/* The unix sockets of netns, the network namespace of pid (a sandbox process), listed by sock_diag
+ * from a socket made there (kb_inspect_diag_socket), when the namespace is the sandbox's own: owned
+ * by one of the user namespaces of the sandbox's tree (bwrap's init's and those above it, below
+ * kbound's), and opened while pid is still in the sandbox's pid namespace. The list is kept for the
+ * tracing and offered to it; *ret_unix is its unix table (kb_inspect_unix_table). When pid is
+ * gone, *ret_unix is NULL; when the namespace is not the sandbox's own, or cannot be listed, it is
+ * NULL and errors gets "the unix sockets of the sandbox's network namespace/<netns>" (the caller
+ * reads the table as text). -ENOMEM only. */
+int kb_inspect_peers_namespace(sockets *s, pid_t pid, int64_t netns, json_object *errors, json_object **ret_unix);
+
+/* What one network namespace's sock_diag list (found: KB_PEERS_FOUND_*; rep: a process of it, for
+ * another of the host's) shows of the sockets the sandbox holds (s->members): each socket, its
+ * peer, the listener its connection waits in, the connections waiting in its queue, and other
+ * sockets whose peer it is. -ENOMEM only. */
+int kb_inspect_peers_offer(sockets *s, const kb_sockdiag_unix *list, size_t n, int found, pid_t rep);
+
+/* snap's "sandbox_sockets": every socket the sandbox's processes hold (SANDBOX_SOCKET), where the
+ * lists offered found it and each of its other ends, and who holds each. -ENOMEM only. */
+int kb_inspect_peers_facts(sockets *s, json_object *snap);
+
+/* Frees what the tracing gathered; NULL after. */
+void kb_inspect_peers_free(peer_trace **pt);
 
 /* ---- the host's unix sockets (inspect_host_sockets.c) ---- */
 

@@ -26,6 +26,12 @@ int kb_inspect_pre_exec(const kb_inspect_target *t, json_object **ret) {
         return 0;
 }
 
+/* What a look's sockets hold, the tracing of the sandbox's included. */
+static void look_sockets_done(sockets *s) {
+        kb_inspect_peers_free(&s->peers);
+        kb_inspect_sockets_done(s);
+}
+
 int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_object **ret) {
         if (!t || !t->proc_root || !ret)
                 return -EINVAL;
@@ -47,8 +53,7 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         int r;
         json_object *kernel_net = NULL;
         /* kbound's network namespace's unix sockets (sock_diag), and who holds which. */
-        _cleanup_(kb_inspect_sockets_done)
-                sockets socks = {.t = t, .procs = procs, .n_procs = n, .processes = processes};
+        _cleanup_(look_sockets_done) sockets socks = {.t = t, .procs = procs, .n_procs = n, .processes = processes};
         uint64_t own_netns = 0;
         if (kb_inspect_sockets_init(&socks, errors) < 0)
                 return -ENOMEM;
@@ -63,6 +68,10 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
         size_t n_tables = 0;
         r = kb_inspect_snapshot_tables(t, processes, snap, tables, &n_tables, &kernel_net, &socks, own_netns);
         json_object *launcher = NULL;
+        /* The sockets the sandbox holds in kbound's network (the sandbox's own were offered as its
+         * namespaces were listed; the host's follow with them, below). */
+        if (r >= 0 && kb_inspect_peers_offer(&socks, socks.list, socks.n, KB_PEERS_FOUND_KBOUND, 0) < 0)
+                r = -ENOMEM;
         if (r >= 0 &&
             (kb_inspect_kbound_side_sockets(&socks, snap) < 0 || kb_inspect_connection_facts(&socks, snap) < 0 ||
              kb_inspect_launcher_facts(t, procs, n, processes, errors, &launcher) < 0 ||
@@ -85,6 +94,9 @@ int kb_inspect_snapshot(const kb_inspect_target *t, const char *label, json_obje
                 r = kb_inspect_canary_reach(t, tables, n_tables, reach);
         if (r >= 0)
                 r = kb_inspect_host_sockets(&socks, snap, tables, n_tables, reach);
+        /* Every socket the sandbox holds, traced to its other ends through every list read. */
+        if (r >= 0)
+                r = kb_inspect_peers_facts(&socks, snap);
         kb_inspect_tables_close(tables, n_tables);
         if (r < 0)
                 return -ENOMEM;

@@ -3,13 +3,40 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "kbound/sandbox.h"
+#include "kbound/seccomp.h"
+#include "kbound/sysabi.h"
 #include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
+
+/* HOST's abis: each system-call ABI kbound's filter has rules for, with getpid's answer through it in
+ * a child of kbound's (kb_sysabi_accepted): what a process can call the kernel through here. */
+static int abi_facts(json_object *h) {
+        json_object *abis = json_object_new_object();
+        if (!abis || kb_fact_set_map(h, FACT_HOST_ABIS, abis) < 0)
+                return -ENOMEM;
+        for (kb_sysabi abi = 0; abi < KB_SYSABI_MAX_; abi++) {
+                if (!kb_seccomp_abi_filtered(abi))
+                        continue;
+                char answer[256];
+                int accepted = kb_sysabi_accepted(abi, answer, sizeof answer);
+                if (accepted < 0 && accepted != -EOPNOTSUPP)
+                        snprintf(answer, sizeof answer, "not known: %s", strerror(-accepted));
+                json_object *o = json_object_new_object();
+                if (!o || kb_inspect_map_add(abis, kb_sysabi_name(abi), o) < 0 ||
+                    (abi == KB_SYSABI_NATIVE && kb_fact_set_bool(o, FACT_HOST_ABI_NATIVE, true) < 0) ||
+                    kb_fact_set_str(o, FACT_HOST_ABI_HOW, kb_sysabi_how(abi)) < 0 ||
+                    kb_fact_set_str(o, FACT_HOST_ABI_ANSWER, answer) < 0 ||
+                    (accepted >= 0 && kb_fact_set_bool(o, FACT_HOST_ABI_ACCEPTED, accepted == 1) < 0))
+                        return -ENOMEM;
+        }
+        return 0;
+}
 
 int kb_inspect_host(const char *proc_root, json_object **ret) {
         if (!proc_root || !ret)
@@ -86,6 +113,10 @@ int kb_inspect_host(const char *proc_root, json_object **ret) {
                          ? strtol(aslr, &end, 10)
                          : -1;
         if (v >= 0 && end != aslr && kb_fact_set_int(h, FACT_HOST_RANDOMIZE_VA_SPACE, v) < 0)
+                return -ENOMEM;
+        /* Which system-call ABIs the kernel runs, and whether the host can read a filter in force:
+         * the two proofs of sandbox.attack_surface (docs/seccomp.md). */
+        if (abi_facts(h) < 0 || kb_inspect_filter_access(h) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(h);
         return 0;

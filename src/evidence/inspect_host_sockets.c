@@ -2,8 +2,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/nsfs.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -16,19 +14,6 @@
 
 #define SOCKET_NAMESPACES_MAX 4096 /* network namespaces whose sockets one look lists */
 
-typedef struct netns_thread {
-        int netns, fd, err;
-} netns_thread;
-
-static void *diag_thread(void *arg) {
-        netns_thread *nt = arg;
-        if (setns(nt->netns, CLONE_NEWNET) < 0)
-                nt->err = errno;
-        else if ((nt->fd = kb_sockdiag_open()) < 0)
-                nt->err = -nt->fd;
-        return NULL;
-}
-
 /* Whether the namespace ns is owned by kbound's own user namespace. */
 static bool owned_by_own_userns(int ns) {
         _cleanup_close_ int userns = ioctl(ns, NS_GET_USERNS);
@@ -38,8 +23,8 @@ static bool owned_by_own_userns(int ns) {
 }
 
 /* A sock_diag socket made in the network namespace of pid, by a short-lived thread that joins it
- * (a network namespace is per thread; root may): the socket answers for that namespace wherever it
- * is used, so kbound itself never changes namespace. Only a namespace of kbound's own user
+ * (kb_inspect_diag_socket; root may): the socket answers for that namespace wherever it is used,
+ * so kbound itself never changes namespace. Only a namespace of kbound's own user
  * namespace is joined: one of a user namespace below it is a sandbox's or a rootless container's,
  * and a process of the host in one is what another run's check looks for (sandbox.backend), so
  * kbound never enters one; its sockets are read as text (namespace_by_text). Returns the
@@ -52,14 +37,7 @@ static int diag_fd_in(const char *proc_root, pid_t pid) {
                 return errno == ENOENT ? -ESRCH : -errno;
         if (!owned_by_own_userns(netns))
                 return -EPERM;
-        netns_thread nt = {.netns = netns, .fd = -1};
-        pthread_t thread;
-        int tr = pthread_create(&thread, NULL, diag_thread, &nt);
-        if (tr != 0)
-                return -tr;
-        if (pthread_join(thread, NULL) != 0)
-                return -EIO;
-        return nt.fd >= 0 ? nt.fd : -(nt.err ? nt.err : EIO);
+        return kb_inspect_diag_socket(netns, -1);
 }
 
 /* A socket the host has not placed yet, and whether anyone was found holding it. */
@@ -490,7 +468,9 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
                 }
                 if (r >= 0) {
                         listed++;
-                        r = namespace_sockets(&x, list, n, pid, fd);
+                        r = kb_inspect_peers_offer(s, list, n, KB_PEERS_FOUND_HOST, pid);
+                        if (r >= 0)
+                                r = namespace_sockets(&x, list, n, pid, fd);
                         free(list);
                         close(fd);
                         if (r < 0)

@@ -7,9 +7,8 @@
 
 /* The IMAGE facts in kb_procfs_stat.layout's order (procfs.h). */
 static const kb_fact_int layout_facts[KB_PROCFS_LAYOUT_FIELDS] = {
-        FACT_IMAGE_START_CODE, FACT_IMAGE_END_CODE,  FACT_IMAGE_START_STACK, FACT_IMAGE_START_DATA,
-        FACT_IMAGE_END_DATA,   FACT_IMAGE_START_BRK, FACT_IMAGE_ARG_START,   FACT_IMAGE_ARG_END,
-        FACT_IMAGE_ENV_START,  FACT_IMAGE_ENV_END,
+        FACT_IMAGE_START_CODE, FACT_IMAGE_END_CODE,  FACT_IMAGE_START_STACK, FACT_IMAGE_START_DATA, FACT_IMAGE_END_DATA,
+        FACT_IMAGE_START_BRK,  FACT_IMAGE_ARG_START, FACT_IMAGE_ARG_END,     FACT_IMAGE_ENV_START,  FACT_IMAGE_ENV_END,
 };
 
 json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_procfs_stat *st) {

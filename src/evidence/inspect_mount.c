@@ -96,19 +96,6 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
-int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors) {
-        _cleanup_free_ char *mi = NULL;
-        json_object *mounts = NULL;
-        int r = kb_inspect_read_proc(t->proc_root, t->init_pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
-        if (r >= 0)
-                r = kb_procfs_mountinfo_parse(mi, &mounts);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return kb_inspect_note(errors, WHAT_INIT_MOUNTS, NULL, r);
-        return kb_fact_set_arr(snap, FACT_LOOK_MOUNTS, mounts);
-}
-
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
  * up through root_fd (pid's root) without following a link (its target), or why not (target_error).
  * Returns 0 and a new array, -ENOMEM, or -errno when the table cannot be read. */
@@ -131,12 +118,29 @@ static int table_facts(const kb_inspect_target *t, pid_t pid, int root_fd, json_
                                                        &error);
                 if (fd >= 0)
                         close(fd);
+                const char *why = root_fd < 0 ? "the host could not open the process's root" : kb_error_text(error, e);
                 if (e == 0 ? kb_fact_set_obj(m, FACT_MOUNT_TARGET, kb_inspect_stat_facts(&st)) < 0
-                           : kb_fact_set_str(m, FACT_MOUNT_TARGET_ERROR, kb_error_text(error, e)) < 0)
+                           : kb_fact_set_str(m, FACT_MOUNT_TARGET_ERROR, why) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(mounts);
         return 0;
+}
+
+/* bwrap's init waits on the block channel with the sandbox built: its mount table, each mount point
+ * proven through its root (the new one: it has pivoted) as the kernel's are, so that the judges
+ * match the look before exec against the plan by what each mount shows, as every later look. */
+int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors) {
+        char path[PATH_MAX];
+        json_object *mounts = NULL;
+        snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) t->init_pid);
+        _cleanup_close_ int root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int r = table_facts(t, t->init_pid, root_fd, &mounts);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note(errors, WHAT_INIT_MOUNTS, NULL, r);
+        return kb_fact_set_arr(snap, FACT_LOOK_MOUNTS, mounts);
 }
 
 int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processes, json_object *snap,

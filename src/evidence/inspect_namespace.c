@@ -144,6 +144,26 @@ int kb_inspect_ns_owners_object(const char *proc_root, pid_t pid, json_object *e
         return 0;
 }
 
+bool kb_inspect_pidns_below(const char *proc_root, pid_t pid, uint64_t ancestor) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/ns/pid", proc_root, (int) pid);
+        int cur = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        for (int depth = 0; cur >= 0 && depth < USERNS_DEPTH_MAX; depth++) {
+                /* EPERM past kbound's own pid namespace, the top of what it sees */
+                int parent = ioctl(cur, NS_GET_PARENT);
+                struct stat st;
+                close(cur);
+                cur = parent;
+                if (cur >= 0 && fstat(cur, &st) == 0 && (uint64_t) st.st_ino == ancestor) {
+                        close(cur);
+                        return true;
+                }
+        }
+        if (cur >= 0)
+                close(cur);
+        return false;
+}
+
 int64_t kb_inspect_process_ns(json_object *proc, size_t type) {
         json_object *ino = json_object_object_get(kb_fact_map_of(proc, FACT_PROCESS_NS), namespaces[type]);
         return json_object_is_type(ino, json_type_int) ? json_object_get_int64(ino) : -1;

@@ -1,5 +1,6 @@
 /* inspect_net.c: the network tables (sockets, interfaces, routes) of each network namespace. */
 #include <stdio.h>
+#include <string.h>
 #include "evidence/inspect-internal.h"
 #include "base/cleanup.h"
 #include "base/procfs.h"
@@ -37,6 +38,14 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
                         continue; /* a table this kernel does not have (no IPv6, no udplite...) */
                 if (r >= 0)
                         r = kb_procfs_net_inodes(text, inodes);
+                /* The IPv4 TCP sockets whole (addresses, state): which of kbound's relay's connections
+                 * ends at which socket of the kernel's (judge_identity). */
+                json_object *tcp = NULL;
+                if (r >= 0 && strcmp(*table, "tcp") == 0) {
+                        r = kb_procfs_tcp_parse(text, &tcp);
+                        if (r >= 0 && kb_fact_set_arr(net, FACT_NET_TCP, tcp) < 0)
+                                return -ENOMEM;
+                }
                 if (r == -ENOMEM || (r < 0 && kb_inspect_note(errors, WHAT_NET, *table, r) < 0))
                         return -ENOMEM;
         }
@@ -72,17 +81,21 @@ static int net_facts(const kb_inspect_target *t, pid_t pid, json_object *diag_un
         return 0;
 }
 
-int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns,
-                             const sockets *socks, uint64_t own_netns, json_object **ret_kernel_net) {
+int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_t pid, int64_t netns, sockets *socks,
+                             uint64_t own_netns, json_object **ret_kernel_net) {
         json_object *errors = kb_fact_arr_of(snap, FACT_LOOK_ERRORS), *net = kb_fact_map_of(snap, FACT_LOOK_NET);
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long) netns);
         if (!json_object_object_get_ex(net, key, NULL)) {
                 json_object *facts = NULL;
-                /* kbound's own namespace (the raw-network override) is listed
-                 * from sock_diag, which no socket's name can break. */
+                /* kbound's own namespace (the raw-network override) and the sandbox's own are
+                 * listed from sock_diag, which no socket's name can break and which says each
+                 * socket's peer and queue; a namespace kbound does not enter, as text. */
                 json_object *diag_unix = NULL;
-                if ((uint64_t) netns == own_netns && socks->list && !(diag_unix = kb_inspect_unix_table_of(socks)))
+                if ((uint64_t) netns == own_netns) {
+                        if (socks->list && !(diag_unix = kb_inspect_unix_table(socks->list, socks->n)))
+                                return -ENOMEM;
+                } else if (kb_inspect_peers_namespace(socks, pid, netns, errors, &diag_unix) < 0)
                         return -ENOMEM;
                 int r = net_facts(t, pid, diag_unix, errors, &facts);
                 if (r == -ESRCH)

@@ -190,6 +190,9 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         r = kb_inspect_resource_facts(t, pid, errors, proc);
         if (r < 0)
                 return r;
+        r = kb_inspect_filter_facts(t, pid, proc);
+        if (r < 0)
+                return r;
         json_object *fds = NULL;
         r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
         if (r < 0)
@@ -350,15 +353,22 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
                 procs[i].launch = procs[i].pid == self;
         }
         mark_descendants(procs, n, &tree, MARK_MEMBER);
-        /* A process of the sandbox's pid namespace that is not a descendant (reparented past init,
-         * or started into it from outside) is still the sandbox's, and so are its children. Every
-         * namespace of the others is read here once: kb_inspect_ns_holder_facts compares them. */
+        /* A process of the sandbox's pid namespace, or of one nested in it, that is not a
+         * descendant (reparented past init, or started into it from outside) is still the
+         * sandbox's, and so are its children: every process a sandbox process can name, and so
+         * trace, is one of the look's. Every namespace of the others is read here once:
+         * kb_inspect_ns_holder_facts compares them. */
+        uint64_t own_pidns = 0;
+        (void) kb_inspect_ns_inode(t->proc_root, self, "pid", &own_pidns);
         for (size_t i = 0; i < n; i++) {
                 if (procs[i].member)
                         continue;
                 int nr = kb_inspect_ns_inodes_all(t->proc_root, procs[i].pid, procs[i].ns);
                 procs[i].ns_read = nr == 0 ? 1 : nr == -ESRCH ? 0 : -1;
-                if (nr == 0 && procs[i].ns[NS_PID] == t->pidns_ino)
+                uint64_t pidns = procs[i].ns[NS_PID];
+                if (nr == 0 &&
+                    (pidns == t->pidns_ino || (pidns != own_pidns && t->pidns_ino &&
+                                               kb_inspect_pidns_below(t->proc_root, procs[i].pid, t->pidns_ino))))
                         procs[i].member = true;
         }
         mark_descendants(procs, n, &tree, MARK_MEMBER);

@@ -159,8 +159,8 @@ int kb_inspect_shared_maps(const shared_set *s, const char *proc_root, const pro
                         if (strcmp(s->objects[i], object) != 0)
                                 continue;
                         char target[256];
-                        snprintf(target, sizeof target, "%.*s", nl ? (int) (nl - line - path_at) : (int) strlen(line + path_at),
-                                 line + path_at);
+                        snprintf(target, sizeof target, "%.*s",
+                                 nl ? (int) (nl - line - path_at) : (int) strlen(line + path_at), line + path_at);
                         if (push_shared(channels, e, e->pid, -1, target[0] ? target : object, 0, -1, dev,
                                         (long long) ino) < 0)
                                 return -ENOMEM;

@@ -186,21 +186,22 @@ json_object *kb_inspect_socket_facts(const kb_sockdiag_unix *u) {
             kb_fact_set_str(o, FACT_SOCKET_TYPE, kb_inspect_socket_type_name(u->type)) < 0 ||
             kb_fact_set_str(o, FACT_SOCKET_STATE, kb_inspect_socket_state_name(u->state)) < 0 ||
             (name_len > 0 && kb_fact_set_strn(o, FACT_SOCKET_PATH, name, name_len) < 0) ||
-            kb_fact_set_int(o, FACT_SOCKET_PEER, u->peer) < 0) {
+            kb_fact_set_int(o, FACT_SOCKET_PEER, u->peer) < 0 ||
+            (u->has_rqueue && kb_fact_set_int(o, FACT_SOCKET_RQUEUE, u->rqueue) < 0)) {
                 json_object_put(o);
                 return NULL;
         }
         return o;
 }
 
-json_object *kb_inspect_unix_table_of(const sockets *s) {
+json_object *kb_inspect_unix_table(const kb_sockdiag_unix *list, size_t n) {
         json_object *a = json_object_new_array();
-        for (size_t i = 0; a && i < s->n; i++) {
+        for (size_t i = 0; a && i < n; i++) {
                 char name[KB_SOCKDIAG_NAME_MAX];
-                size_t name_len = socket_name(&s->list[i], name);
+                size_t name_len = socket_name(&list[i], name);
                 json_object *o = json_object_new_object();
-                if (!o || kb_fact_set_int(o, FACT_UNIX_ENTRY_INODE, s->list[i].inode) < 0 ||
-                    kb_fact_set_bool(o, FACT_UNIX_ENTRY_LISTENING, s->list[i].state == 10) < 0 ||
+                if (!o || kb_fact_set_int(o, FACT_UNIX_ENTRY_INODE, list[i].inode) < 0 ||
+                    kb_fact_set_bool(o, FACT_UNIX_ENTRY_LISTENING, list[i].state == 10) < 0 ||
                     (name_len > 0 && kb_fact_set_strn(o, FACT_UNIX_ENTRY_PATH, name, name_len) < 0) ||
                     kb_inspect_push(a, TAKE_PTR(o)) < 0) {
                         json_object_put(o);
@@ -247,9 +248,8 @@ int kb_inspect_sockets_init(sockets *s, json_object *errors) {
 
 /* A socket none of the look's sandbox processes held when their descriptors were read: the kernel
  * may have accepted it since (sock_diag lists after the descriptor tables are read), or may still
- * have it in its listener's queue. The sandbox processes' tables are read again, every 10 ms for at
- * most 200 ms, until one holds it; what is found is added to s->members. Returns 1 if held now. */
-static int resolve_unheld(sockets *s, uint32_t inode) {
+ * have it in its listener's queue. */
+int kb_inspect_resolve_unheld(sockets *s, uint32_t inode) {
         char key[32];
         kb_inspect_socket_key(key, sizeof key, inode);
         for (int attempt = 0; attempt < 20; attempt++) {
@@ -271,6 +271,32 @@ static int resolve_unheld(sockets *s, uint32_t inode) {
                 }
         }
         return json_object_object_get_ex(s->members, key, NULL) ? 1 : 0;
+}
+
+int kb_inspect_own_reread(sockets *s) {
+        int r = fd_sockets(s->t->proc_root, getpid(), s->own);
+        return r == -ENOMEM ? r : 0;
+}
+
+int kb_inspect_still_held(sockets *s, uint32_t inode) {
+        char key[32];
+        json_object *pids = NULL;
+        kb_inspect_socket_key(key, sizeof key, inode);
+        if (!json_object_object_get_ex(s->members, key, &pids))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(pids); i++) {
+                _cleanup_json_ json_object *now = json_object_new_object();
+                if (!now)
+                        return -ENOMEM;
+                pid_t pid = (pid_t) json_object_get_int(json_object_array_get_idx(pids, i));
+                int r = fd_sockets(s->t->proc_root, pid, now);
+                if (r == -ENOMEM)
+                        return r;
+                /* a table that cannot be read now proves nothing was closed */
+                if (r < 0 || json_object_object_get_ex(now, key, NULL))
+                        return 1;
+        }
+        return 0;
 }
 
 void kb_inspect_sockets_done(sockets *s) {
@@ -352,7 +378,7 @@ int kb_inspect_connection_facts(sockets *s, json_object *snap) {
                             peer->file_ino != (uint32_t) st.st_ino)
                                 continue;
                         snprintf(endpoint, sizeof endpoint, "%s%s", prefix, de->d_name);
-                        if (resolve_unheld(s, u->peer) < 0) {
+                        if (kb_inspect_resolve_unheld(s, u->peer) < 0) {
                                 r = -ENOMEM;
                                 break;
                         }

@@ -16,7 +16,7 @@
 #define READY_IDS_MAX 64
 #define IDLE_GRACE_MS 2000                /* how long to wait for "idle" once the execute_reply is in */
 #define DEATH_AFTER_DISCONNECT_MS 500     /* how long a dropped connection waits for the pidfd */
-#define DEATH_DRAIN_MS 100                /* how long a death waits for what the kernel sent just before */
+#define DEATH_DRAIN_MAX_MS 2000           /* how long a death waits for connections another process keeps open */
 #define SENT_IDS_MAX 256                  /* recent request msg_ids, to tell replies to requests we never sent */
 #define MSG_ID_MAX 64                     /* our msg_ids are canonical uuids (36 characters) */
 #define RECV_HWM 16                       /* messages libzmq queues per socket before pushing back */
@@ -622,6 +622,57 @@ static int drain_ready(kb_client *c, const zmq_pollitem_t *items, const kb_chann
         return got;
 }
 
+/* The kernel is dead: what it sent before dying is dispatched. A kernel that answers and exits at
+ * once (shutdown_reply, then exit) is seen dead before libzmq's I/O thread has read its last bytes,
+ * the more so on a loaded machine, so the wait is for the event, not for a while: each channel's
+ * DISCONNECTED (its monitor), which libzmq sends once it has read that connection to its end.
+ * Then the sockets are drained once more. Only connections some other process keeps open (a
+ * child that inherited the kernel's sockets) never end: those are waited for DEATH_DRAIN_MAX_MS.
+ * seen: the monitors' poll items of the pass that saw the death (their events count). Returns 1
+ * if something was dispatched, else -ESRCH (or a receive error). */
+static int after_death(kb_client *c, const kb_channel *order, size_t n_order, const zmq_pollitem_t *seen,
+                       int64_t deadline_ms) {
+        bool open[_KB_CHANNEL_MAX] = {false};
+        size_t n_open = 0;
+        int64_t end = kb_now_ms() + DEATH_DRAIN_MAX_MS;
+        if (deadline_ms >= 0 && deadline_ms < end)
+                end = deadline_ms;
+        for (size_t i = 0; i < n_order; i++)
+                if (c->monitor[order[i]] && !(seen[i].revents & ZMQ_POLLIN)) {
+                        open[order[i]] = true;
+                        n_open++;
+                }
+        for (bool last = n_open == 0;; last = last || n_open == 0) {
+                zmq_pollitem_t items[2 * _KB_CHANNEL_MAX];
+                kb_channel which[2 * _KB_CHANNEL_MAX];
+                size_t n = 0;
+                for (size_t i = 0; i < n_order; i++)
+                        items[n++] = (zmq_pollitem_t){.socket = c->sock[order[i]], .events = ZMQ_POLLIN};
+                size_t monitors = n;
+                for (size_t i = 0; i < n_order; i++)
+                        if (open[order[i]]) {
+                                which[n] = order[i];
+                                items[n++] = (zmq_pollitem_t){.socket = c->monitor[order[i]], .events = ZMQ_POLLIN};
+                        }
+                int wait_ms = last ? 0 : kb_ms_left(end);
+                int r = zmq_poll(items, (int) n, wait_ms < 0 ? 0 : wait_ms);
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                int got = r > 0 ? drain_ready(c, items, order, n_order, deadline_ms) : 0;
+                if (got != 0)
+                        return got;
+                for (size_t i = monitors; r > 0 && i < n; i++)
+                        if (items[i].revents & ZMQ_POLLIN) {
+                                zmsg_t *event = zmsg_recv(c->monitor[which[i]]);
+                                zmsg_destroy(&event);
+                                open[which[i]] = false;
+                                n_open--;
+                        }
+                if (last || (wait_ms == 0 && n_open > 0))
+                        return -ESRCH; /* drained after every connection ended, or waited as long as allowed */
+        }
+}
+
 /* Waits until deadline_ms (< 0: no deadline) for traffic and dispatches what arrived. Returns 1 if
  * something was dispatched, 0 on timeout, -ESRCH if the death fd fired (after draining what was
  * queued), -ECONNRESET if a connection dropped, or a receive error. Never runs past deadline_ms by
@@ -656,21 +707,8 @@ static int pump(kb_client *c, int64_t deadline_ms) {
         int got = drain_ready(c, items, order, KB_ELEMENTSOF(order), deadline_ms);
         if (got != 0)
                 return got;
-        if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN)) {
-                /* A kernel that answers and exits at once (shutdown_reply, then exit) can be seen
-                 * dead before libzmq's I/O thread has handed its last messages to the sockets:
-                 * what it sent before dying is waited for a moment, then dispatched. */
-                zmq_pollitem_t last[KB_ELEMENTSOF(order)];
-                for (size_t i = 0; i < KB_ELEMENTSOF(order); i++)
-                        last[i] = (zmq_pollitem_t){.socket = c->sock[order[i]], .events = ZMQ_POLLIN};
-                int wait_ms = kb_ms_left(deadline_ms);
-                if (wait_ms < 0 || wait_ms > DEATH_DRAIN_MS)
-                        wait_ms = DEATH_DRAIN_MS;
-                if (zmq_poll(last, (int) KB_ELEMENTSOF(order), wait_ms) > 0 &&
-                    (got = drain_ready(c, last, order, KB_ELEMENTSOF(order), deadline_ms)) != 0)
-                        return got;
-                return -ESRCH;
-        }
+        if (c->death_fd >= 0 && (items[death_item].revents & ZMQ_POLLIN))
+                return after_death(c, order, KB_ELEMENTSOF(order), items + monitor_item, deadline_ms);
         for (size_t i = 0; i < KB_ELEMENTSOF(order); i++) {
                 if (!(items[monitor_item + i].revents & ZMQ_POLLIN))
                         continue;

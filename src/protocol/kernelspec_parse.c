@@ -209,6 +209,14 @@ int kernelspec_parse(const char *json, size_t len, const char *name, const char 
                         r = -ENOMEM;
                         goto fail;
                 }
+                /* "metadata": {"kbound": {"transport": "tcp"}}: a kernel that binds TCP whatever its
+                 * connection file says (docs/transports.md). Anything else there: ipc. */
+                json_object *kbound = NULL, *transport = NULL;
+                spec->tcp_only = json_object_object_get_ex(metadata, "kbound", &kbound) &&
+                                 json_object_is_type(kbound, json_type_object) &&
+                                 json_object_object_get_ex(kbound, "transport", &transport) &&
+                                 json_object_is_type(transport, json_type_string) &&
+                                 strcmp(json_object_get_string(transport), "tcp") == 0;
         }
 
         *ret = spec;

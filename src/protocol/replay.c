@@ -11,9 +11,15 @@
 #define DIGEST_LEN 32 /* SHA-256 */
 #define CAPACITY_MAX (1u << 24)
 
+/* The tables start this small and double as they fill, up to the capacity: a connection that
+ * receives a few hundred messages (a check) touches a few pages, not the 2.5 MiB of a full history
+ * (whose bucket array a random hash would touch all over). */
+#define SLOTS_MIN 256
+
 struct kb_replay_history {
-        size_t capacity;     /* a power of two */
-        unsigned bits;       /* log2(capacity): the bits of a bucket index */
+        size_t capacity;     /* a power of two: the most entries remembered */
+        size_t slots;        /* a power of two up to capacity: the tables' size now */
+        unsigned bits;       /* log2(slots): the bits of a bucket index */
         size_t count;        /* entries remembered */
         size_t next;         /* the slot the next entry takes: the oldest one once full */
         uint64_t multiplier; /* random and odd: see bucket_of */
@@ -26,6 +32,43 @@ struct kb_replay_history {
         EVP_MD_CTX *md_ctx;
 };
 
+/* Multiply-shift hashing with a random odd multiplier. A kernel knows its HMAC key and could
+ * search for messages whose digests share a bucket, so that every later message walks one long
+ * chain; it cannot aim at buckets chosen by a multiplier it never sees. */
+static size_t bucket_of(const kb_replay_history *h, const unsigned char *digest) {
+        uint64_t x;
+        memcpy(&x, digest, sizeof(x));
+        return (size_t) ((x * h->multiplier) >> (64 - h->bits));
+}
+
+/* Makes the tables slots entries long (a power of two, >= the entries held, which fill slots
+ * 0..count-1 in order: the tables only grow before the first entry is forgotten) and files every
+ * entry in its bucket again. Returns 0 or -ENOMEM (nothing changed). */
+static int resize(kb_replay_history *h, size_t slots) {
+        unsigned char(*digests)[DIGEST_LEN] = realloc(h->digests, slots * sizeof(*h->digests));
+        if (!digests)
+                return -ENOMEM;
+        h->digests = digests;
+        uint32_t *chain = realloc(h->chain, slots * sizeof(*h->chain));
+        if (!chain)
+                return -ENOMEM;
+        h->chain = chain;
+        uint32_t *bucket = calloc(slots, sizeof(*bucket));
+        if (!bucket)
+                return -ENOMEM;
+        free(h->bucket);
+        h->bucket = bucket;
+        h->slots = slots;
+        for (h->bits = 0; ((size_t) 1 << h->bits) < slots; h->bits++)
+                ;
+        for (size_t slot = 0; slot < h->count; slot++) {
+                size_t b = bucket_of(h, h->digests[slot]);
+                h->chain[slot] = h->bucket[b];
+                h->bucket[b] = (uint32_t) slot + 1;
+        }
+        return 0;
+}
+
 int kb_replay_history_new(size_t capacity, kb_replay_history **ret) {
         if (capacity == 0 || capacity > CAPACITY_MAX)
                 return -EINVAL;
@@ -33,19 +76,12 @@ int kb_replay_history_new(size_t capacity, kb_replay_history **ret) {
         if (!h)
                 return -ENOMEM;
         h->capacity = 2;
-        h->bits = 1;
-        while (h->capacity < capacity) {
+        while (h->capacity < capacity)
                 h->capacity *= 2;
-                h->bits++;
-        }
-        /* calloc: pages nobody has touched yet cost no memory, so a short run stays small. */
-        h->digests = calloc(h->capacity, sizeof(*h->digests));
-        h->bucket = calloc(h->capacity, sizeof(*h->bucket));
-        h->chain = calloc(h->capacity, sizeof(*h->chain));
         h->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
         h->md_ctx = EVP_MD_CTX_new();
-        if (!h->digests || !h->bucket || !h->chain || !h->sha256 || !h->md_ctx ||
-            getrandom(&h->multiplier, sizeof(h->multiplier), 0) != sizeof(h->multiplier)) {
+        if (!h->sha256 || !h->md_ctx || getrandom(&h->multiplier, sizeof(h->multiplier), 0) != sizeof(h->multiplier) ||
+            resize(h, h->capacity < SLOTS_MIN ? h->capacity : SLOTS_MIN) < 0) {
                 kb_replay_history_destroy(&h);
                 return -ENOMEM;
         }
@@ -64,15 +100,6 @@ void kb_replay_history_destroy(kb_replay_history **hp) {
         EVP_MD_free((*hp)->sha256);
         free(*hp);
         *hp = NULL;
-}
-
-/* Multiply-shift hashing with a random odd multiplier. A kernel knows its HMAC key and could
- * search for messages whose digests share a bucket, so that every later message walks one long
- * chain; it cannot aim at buckets chosen by a multiplier it never sees. */
-static size_t bucket_of(const kb_replay_history *h, const unsigned char *digest) {
-        uint64_t x;
-        memcpy(&x, digest, sizeof(x));
-        return (size_t) ((x * h->multiplier) >> (64 - h->bits));
 }
 
 /* Unlinks slot from its bucket's chain, making room for a new entry there. */
@@ -96,6 +123,11 @@ int kb_replay_history_add(kb_replay_history *h, const void *data, size_t len) {
         for (uint32_t i = h->bucket[b]; i; i = h->chain[i - 1])
                 if (memcmp(h->digests[i - 1], digest, DIGEST_LEN) == 0)
                         return -EEXIST;
+        if (h->count == h->slots && h->slots < h->capacity) {
+                if (resize(h, h->slots * 2) < 0)
+                        return -ENOMEM;
+                b = bucket_of(h, digest);
+        }
         size_t slot = h->next;
         if (h->count == h->capacity)
                 forget(h, slot);

@@ -85,6 +85,10 @@ static inline const char *kernel_error_text(json_object *kernel) {
 
 /* A check's "status" as the report format spells it; anything else is STATUS_INVALID. */
 check_status report_status_of(json_object *check);
+/* What a check says it did not test (its evidence's "not_tested": a canary its claim rests on that
+ * could not be planted; strings), or NULL when it tested all it claims. A boundary check that
+ * passed so held in part: never a full boundary. Borrowed. */
+json_object *report_not_tested(json_object *check);
 
 /* The status as the table shows it ("PASS", "NOT RUN"); anything unrecognized is "FAIL". */
 const char *report_status_label(check_status s);

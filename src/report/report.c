@@ -250,19 +250,41 @@ static bool network_claimed(json_object *run) {
         return true;
 }
 
-static bool all_kernels_pass_check(json_object *run, const char *id) {
+json_object *report_not_tested(json_object *check) {
+        json_object *list = member_array(kb_json_get(check, "evidence"), "not_tested");
+        return array_len(list) ? list : NULL;
+}
+
+/* Whether a check of kernel named id says it did not test all it claims. */
+static bool kernel_id_in_part(json_object *kernel, const char *id) {
+        json_object *checks = member_array(kernel, "checks");
+        for (size_t i = 0; i < array_len(checks); i++) {
+                json_object *check = json_object_array_get_idx(checks, i);
+                const char *check_id = kb_json_str(check, "id");
+                if (check_id && strcmp(check_id, id) == 0 && report_not_tested(check))
+                        return true;
+        }
+        return false;
+}
+
+/* Whether check id passed for every kernel; in_full: and each tested all it claims. */
+static bool all_kernels_pass_check(json_object *run, const char *id, bool in_full) {
         json_object *kernels = run_kernels(run);
         if (array_len(kernels) == 0)
                 return false;
-        for (size_t i = 0; i < array_len(kernels); i++)
-                if (kernel_id_status(json_object_array_get_idx(kernels, i), id) != STATUS_PASS)
+        for (size_t i = 0; i < array_len(kernels); i++) {
+                json_object *kernel = json_object_array_get_idx(kernels, i);
+                if (kernel_id_status(kernel, id) != STATUS_PASS || (in_full && kernel_id_in_part(kernel, id)))
                         return false;
+        }
         return true;
 }
 
+/* A claim is only as wide as what was planted: a boundary check that passed without one of its
+ * canaries held in part, never in full. */
 static bool full_boundary_held(json_object *run) {
         FOREACH_BOUNDARY(b) {
-                if (!all_kernels_pass_check(run, b->id))
+                if (!all_kernels_pass_check(run, b->id, true))
                         return false;
         }
         return true;
@@ -363,6 +385,36 @@ static bool write_failing(FILE *out, json_object *run, bool not_run, bool first)
         return any;
 }
 
+/* "; boundaries held in part: python3 boundary.credentials (not tested: ...; ...)": every check that
+ * did not test all it claims (its evidence's not_tested), passed or not (any: else passed only). */
+static void write_held_in_part(FILE *out, json_object *run, bool any) {
+        json_object *kernels = run_kernels(run);
+        item_list l = {.out = out};
+        for (size_t k = 0; k < array_len(kernels); k++) {
+                json_object *kernel = json_object_array_get_idx(kernels, k), *checks = member_array(kernel, "checks");
+                for (size_t i = 0; i < array_len(checks); i++) {
+                        json_object *check = json_object_array_get_idx(checks, i), *list = report_not_tested(check);
+                        if (!list || (!any && report_status_of(check) != STATUS_PASS))
+                                continue;
+                        if (l.shown == 0 && l.omitted == 0)
+                                fputs(any ? "; not tested in full: " : "; boundaries held in part: ", out);
+                        if (!list_next(&l))
+                                continue;
+                        put_bounded(out, kernel_name(kernel), SUMMARY_MAX_TEXT);
+                        fputc(' ', out);
+                        put_bounded(out, or_unknown(kb_json_str(check, "id")), SUMMARY_MAX_TEXT);
+                        fputs(" (", out);
+                        for (size_t j = 0; j < array_len(list) && j < SUMMARY_MAX_ITEMS; j++) {
+                                const char *text = json_object_get_string(json_object_array_get_idx(list, j));
+                                fputs(j ? "; " : "", out);
+                                put_bounded(out, or_unknown(text), SUMMARY_MAX_TEXT);
+                        }
+                        fputs(")", out);
+                }
+        }
+        list_end(&l);
+}
+
 /* The fail sentence: every reason, in the order a reader needs them. */
 static void write_fail_summary(FILE *out, json_object *run) {
         json_object *kernels = run_kernels(run);
@@ -409,6 +461,7 @@ static void write_fail_summary(FILE *out, json_object *run) {
         any |= write_failing(out, run, true, first && !any);
         if (!any && first)
                 fputs("the run did not pass", out); /* unreachable by construction; never an empty sentence */
+        write_held_in_part(out, run, true);
         fputs(".", out);
 }
 
@@ -477,7 +530,7 @@ static void write_partial_boundaries(FILE *out, json_object *run) {
         item_list missing = {.out = out};
 
         FOREACH_BOUNDARY(b) {
-                if (strcmp(b->id, NETWORK_CHECK) == 0 || !all_kernels_pass_check(run, b->id))
+                if (strcmp(b->id, NETWORK_CHECK) == 0 || !all_kernels_pass_check(run, b->id, true))
                         continue;
                 if (held.shown == 0)
                         fputs("; other boundaries held: ", out);
@@ -485,7 +538,8 @@ static void write_partial_boundaries(FILE *out, json_object *run) {
                         fputs(b->summary, out);
         }
         if (held.shown == 0)
-                fputs("; no other boundary held for every kernel", out);
+                fputs("; no other boundary held in full for every kernel", out);
+        write_held_in_part(out, run, false);
 
         for (size_t k = 0; k < array_len(kernels); k++) {
                 json_object *kernel = json_object_array_get_idx(kernels, k);
@@ -544,7 +598,7 @@ static void write_pass_summary(FILE *out, json_object *run, bool claimed, bool f
                 fputs(")", out);
         } else {
                 fputs("PASS WITH PARTIAL BOUNDARY: network isolation held, but not every boundary check "
-                      "was claimed and passed",
+                      "was claimed, tested in full and passed",
                       out);
         }
 

@@ -99,6 +99,7 @@ kb_kernel_options kb_harness_kernel_options(const kb_harness *h, const kb_harnes
                 .host_env = env->host_env,
                 .user = env->user,
                 .hardening = env->hardening,
+                .tcp = env->tcp,
                 .syscall_probe = env->syscall_probe,
                 .boundary_probe = env->boundary_probe,
                 .on_msg = env->on_msg,

@@ -15,9 +15,9 @@
 #include "kbound/secrets.h"
 #include "base/jsonget.h"
 #include "sandbox/sandbox-internal.h"
+#include "run/kernel-internal.h"
 
 #define CONNECTION_FILE "kernel.json"
-#define SOCKET_PREFIX "kernel"
 #define LOG_FILE "kernel.log"
 /* The folder of the teams' copies of kbound's own programs (one folder a team), and the syscall
  * probe's and the boundary probe's names in it. */
@@ -27,26 +27,10 @@
 /* kbound's static programs are about 1 MiB each; anything far larger is not one of them. */
 #define PROBE_COPY_MAX (64u << 20)
 
-struct kb_kernel {
-        char *team_dir, *workspace, *runtime_dir, *host_dir, *log_path;
-        char *socket_dir;             /* where the host reaches the kernel's sockets: runtime_dir, or the sandbox's
-                                       * own tmpfs through its descriptor (/proc/self/fd/N) */
-        char *tools_dir, *probe_copy; /* base_dir/tools/<team>/ and its copy of kbound-syscall-probe */
-        char *boundary_copy;          /* and of kbound-probe */
-        kb_connection *connection;
-        kb_sandbox *sandbox; /* sandboxed kernels */
-        pid_t child;         /* unsandboxed kernels: our direct child (its own process group) */
-        int child_pidfd;
-        kb_client *client;
-        json_object *info;
-        int64_t startup_ms;
-        kb_client_msg_fn on_msg; /* the caller's transcript hook */
-        void *on_msg_userdata;
-        kb_secrets *key_secret; /* the connection key, so on_msg never sees it */
-        bool stopped;
-        int wait_status;
-        int workspace_fd; /* unsandboxed kernels: the host folder, opened on first use */
-};
+/* The ports a TCP-only kernel binds on the sandbox's own loopback, one per channel: the sandbox
+ * has its own network namespace, so fixed ports meet nothing; unprivileged ones, as the kernel
+ * holds no capability. */
+#define RELAY_PORT_BASE 9001
 
 static char *path_join(const char *a, const char *b) {
         char *p = NULL;
@@ -169,64 +153,6 @@ out:
         json_object_put(copy.content);
 }
 
-char *kb_kernel_redact_text(const kb_kernel *k, const char *text) {
-        if (!text)
-                return NULL;
-        if (!k->key_secret)
-                return strdup(text);
-        return kb_secrets_redact_text(k->key_secret, text, strlen(text), NULL);
-}
-
-json_object *kb_kernel_redact(const kb_kernel *k, json_object *o) {
-        if (!o)
-                return NULL;
-        return k->key_secret ? kb_secrets_redact(k->key_secret, o) : json_object_get(o);
-}
-
-/* Replaces *text (malloc'd, *len bytes, NULs allowed) by its redacted copy and *len by its
- * length. Returns 0 or -ENOMEM (then *text is freed and NULL, *len 0: nothing unredacted stays). */
-static int redact_in_place(const kb_kernel *k, char **text, size_t *len) {
-        if (!*text)
-                return 0;
-        size_t n = len ? *len : strlen(*text), out_len = 0;
-        char *r = k->key_secret ? kb_secrets_redact_text(k->key_secret, *text, n, &out_len) : NULL;
-        if (!k->key_secret) {
-                r = malloc(n + 1);
-                if (r) {
-                        memcpy(r, *text, n);
-                        r[n] = '\0';
-                        out_len = n;
-                }
-        }
-        free(*text);
-        *text = r;
-        if (len)
-                *len = r ? out_len : 0;
-        return r ? 0 : -ENOMEM;
-}
-
-static int redact_json_in_place(const kb_kernel *k, json_object **o) {
-        if (!*o)
-                return 0;
-        json_object *r = kb_kernel_redact(k, *o);
-        json_object_put(*o);
-        *o = r;
-        return r ? 0 : -ENOMEM;
-}
-
-int kb_kernel_redact_execution(const kb_kernel *k, kb_execution *ex) {
-        int r = 0;
-        /* The streams by length: they may hold NULs, which `run` and `console` show. */
-        if (redact_in_place(k, &ex->stdout_text, &ex->stdout_len) < 0 ||
-            redact_in_place(k, &ex->stderr_text, &ex->stderr_len) < 0 || redact_in_place(k, &ex->ename, NULL) < 0 ||
-            redact_in_place(k, &ex->evalue, NULL) < 0)
-                r = -ENOMEM;
-        if (redact_json_in_place(k, &ex->reply) < 0 || redact_json_in_place(k, &ex->outputs) < 0 ||
-            redact_json_in_place(k, &ex->errors) < 0)
-                r = -ENOMEM;
-        return r;
-}
-
 /* r as an error: what, the errno's words and the end of the kernel's log. Returns r. */
 static int start_error(kb_kernel *k, int r, const char *what, kb_error **ret_error) {
         if (!ret_error)
@@ -236,58 +162,23 @@ static int start_error(kb_kernel *k, int r, const char *what, kb_error **ret_err
                              tail ? tail : "");
 }
 
-static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start);
-
-/* Whether the kernel made any of the ipc sockets its connection file names, as the host reaches
- * them under socket_prefix (NULL: the connection's own paths): 1, 0 (none: it did not honour the
- * transport, or bound nothing yet), or -errno when that cannot be told. */
-static int made_ipc_sockets(const kb_kernel *k, const char *socket_prefix) {
-        if (!k->connection || k->connection->transport != KB_TRANSPORT_IPC)
-                return -ENOTSUP;
-        static const kb_channel channels[] = {KB_CHANNEL_SHELL, KB_CHANNEL_IOPUB, KB_CHANNEL_STDIN, KB_CHANNEL_CONTROL,
-                                              KB_CHANNEL_HB};
-        for (size_t i = 0; i < KB_ELEMENTSOF(channels); i++) {
-                char endpoint[PATH_MAX];
-                if (kb_connection_endpoint(k->connection, channels[i], socket_prefix, endpoint, sizeof endpoint) < 0)
-                        return -EINVAL;
-                const char *path = strncmp(endpoint, "ipc://", 6) == 0 ? endpoint + 6 : endpoint;
-                struct stat st;
-                if (lstat(path, &st) == 0)
-                        return 1;
-                if (errno != ENOENT)
-                        return -errno;
-        }
-        return 0;
-}
-
-/* Said of a kernel that made none of its ipc sockets before it died or went silent. */
-#define NO_IPC_SOCKETS                                                                                                 \
-        " (it made none of the ipc sockets its connection file names: a kernel must honour the file's "                \
-        "\"transport\": \"ipc\", and one that binds TCP whatever it says cannot run here; docs/probes-cells.md)"
-
 /* Why readiness failed (r), as an error: death (with the exit status), silence, or the message
  * that failed verification, named by channel and reason rather than by a bare errno. Returns r. */
-static int not_ready_error(kb_kernel *k, const char *socket_prefix, int r, kb_error **ret_error) {
+static int not_ready_error(kb_kernel *k, int r, kb_error **ret_error) {
         if (!ret_error)
                 return r;
-        /* A kernel that binds TCP whatever its connection file says (IJavascript) dies on the
-         * sandbox's refusal of TCP sockets, or is silent when TCP is allowed: said, since no pack
-         * can change it. */
-        bool no_sockets = (r == -ESRCH || r == -ETIMEDOUT) && made_ipc_sockets(k, socket_prefix) == 0;
         if (r == -ESRCH) {
-                _cleanup_free_ char *death = death_diagnosis(k, 600, kb_now_ms() + 1000, true);
-                return kb_error_make(ret_error, r, "kernel exited during start-up: %s%s", death ? death : "",
-                                     no_sockets ? ";" NO_IPC_SOCKETS : "");
+                _cleanup_free_ char *death = kb_kernel_death_words(k, 600, kb_now_ms() + 1000, true);
+                return kb_error_make(ret_error, r, "kernel exited during start-up: %s", death ? death : "");
         }
         if (r == -ETIMEDOUT) {
                 /* A start-up timeout is its own finding: what the log holds by then (debugpy's
                  * frozen-modules warning, say) is context, not a cause anyone found. */
                 _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-                return kb_error_make(ret_error, r,
-                                     "kernel did not answer kernel_info in time (a start-up timeout)%s%s%s",
-                                     no_sockets ? NO_IPC_SOCKETS : "",
-                                     tail && *tail ? "; its log so far, for context: " : "; its log is empty",
-                                     tail && *tail ? tail : "");
+                return kb_error_make(
+                        ret_error, r, "kernel did not answer kernel_info in time (a start-up timeout)%s%s%s",
+                        kb_kernel_tcp_hint(k), tail && *tail ? "; its log so far, for context: " : "; its log is empty",
+                        tail && *tail ? tail : "");
         }
         if (r == -ECANCELED)
                 return start_error(k, r, "cancelled", ret_error);
@@ -434,6 +325,22 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
                                      r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
                                                           "use a shorter --runtime-dir"
                                                         : "cannot make a connection");
+        /* A kernel that speaks only TCP reads a tcp connection file on the sandbox's loopback, with
+         * the key and ports kbound's own (ipc) side has: the relay listens where kbound connects
+         * and carries each connection to the port of the same number. */
+        kb_connection file = *k->connection;
+        const char *ip_file = NULL;
+        if (k->tcp) {
+                size_t used = 0;
+                for (size_t i = 0; i < _KB_CHANNEL_MAX; i++) {
+                        k->connection->ports[i] = RELAY_PORT_BASE + (int) i;
+                        used += (size_t) snprintf(k->relay_ports + used, sizeof k->relay_ports - used, "%s%d",
+                                                  i ? "," : "", k->connection->ports[i]);
+                }
+                file = *k->connection;
+                file.transport = KB_TRANSPORT_TCP;
+                ip_file = "127.0.0.1";
+        }
         /* Inside the sandbox the runtime folder is KB_SANDBOX_RUNTIME: the kernel sees that path in
          * its connection file and creates its sockets there (a tmpfs of their own, the file copied
          * in by bwrap, when kb_sandbox_runtime_in_memory); host paths never reach it. */
@@ -443,7 +350,7 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
                 if (!ip_inside || !s->conn_inside)
                         return -ENOMEM;
         }
-        r = kb_connection_write(k->connection, ip_inside, s->conn_path);
+        r = kb_connection_write(&file, ip_file ? ip_file : ip_inside, s->conn_path);
         if (r < 0)
                 return kb_error_make(ret_error, r, "cannot write the connection file %s: %s", s->conn_path,
                                      strerror(-r));
@@ -472,6 +379,21 @@ static int start_prepare(kb_kernel *k, const kb_kernel_options *o, start_state *
                 return kb_error_make(ret_error, EPERM,
                                      "kbound is root and no unprivileged sandbox user was given: a kernel never "
                                      "runs as root");
+        /* A kernel that speaks only TCP needs IP sockets (on its own loopback: boundary.network
+         * still holds it to that) and kbound's relay, which is kbound-syscall-probe. */
+        k->hardened = o->hardening != NULL;
+        if (o->hardening)
+                k->hardening = *o->hardening;
+        k->tcp = o->sandbox && (o->spec->tcp_only || o->tcp);
+        if (k->tcp && !o->syscall_probe)
+                return kb_error_make(ret_error, ENOENT,
+                                     "kernel %s speaks TCP (%s), and kbound's relay for it is kbound-syscall-probe, "
+                                     "which was not found",
+                                     o->spec->name, o->tcp ? "--transport tcp" : "its kernelspec's metadata");
+        if (k->tcp) {
+                k->hardened = true;
+                k->hardening.seccomp.sockets = KB_SECCOMP_SOCKETS_INET;
+        }
         int r = make_team_dir(k, o, ret_error);
         if (r >= 0)
                 r = probe_ready(k, o, ret_error);
@@ -502,9 +424,11 @@ static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const star
                 .env = s->env,
                 .bwrap = o->bwrap,
                 .user = o->user,
-                .hardening = o->hardening,
+                .hardening = k->hardened ? &k->hardening : NULL,
                 .syscall_probe = k->probe_copy,
                 .boundary_probe = k->boundary_copy,
+                .relay_prefix = kb_kernel_relay_prefix(k),
+                .relay_ports = k->relay_ports,
                 .before_exec = o->before_exec,
                 .before_exec_userdata = o->before_exec_userdata,
         };
@@ -513,7 +437,7 @@ static int launch_sandboxed(kb_kernel *k, const kb_kernel_options *o, const star
                 return r;
         /* Without memory for the redacted words the error keeps none (its errno's), never the key. */
         if (ret_error && *ret_error)
-                (void) redact_in_place(k, &(*ret_error)->msg, NULL);
+                (void) kb_kernel_redact_in_place(k, &(*ret_error)->msg, NULL);
         if (r == -EPROTO || r == -EPERM) {
                 r = -EPERM;
                 if (ret_error && *ret_error)
@@ -572,7 +496,7 @@ static int start_client(kb_kernel *k, const kb_kernel_options *o, start_state *s
                 return kb_error_make(ret_error, r, "cannot connect the client sockets");
         r = kb_client_wait_ready(k->client, o->deadline_ms, &k->info);
         if (r < 0)
-                return not_ready_error(k, o->sandbox ? s->socket_prefix : NULL, r, ret_error);
+                return not_ready_error(k, r, ret_error);
         return 0;
 }
 
@@ -593,7 +517,8 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
         if (r < 0)
                 goto fail;
         int64_t launched = kb_now_ms();
-        r = o->sandbox ? launch_sandboxed(k, o, &s, ret_error) : launch_unsandboxed(k, o, &s, ret_error);
+        r = o->launch ? o->launch(o->launch_userdata, k, s.argv, s.env, &k->sandbox, ret_error)
+                      : (o->sandbox ? launch_sandboxed : launch_unsandboxed)(k, o, &s, ret_error);
         if (r < 0)
                 goto fail;
         bool in_memory = k->sandbox && kb_sandbox_runtime_in_memory(o->hardening);
@@ -608,7 +533,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
         else
                 (void) unlink(s.conn_path);
         /* kernel_info is the kernel's own words (implementation, banner): reports quote it. */
-        if (redact_json_in_place(k, &k->info) < 0) {
+        if (kb_kernel_redact_json_in_place(k, &k->info) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -621,14 +546,27 @@ fail:
         return r;
 }
 
+const kb_sandbox_hardening *kb_kernel_hardening(const kb_kernel *k) {
+        return k->hardened ? &k->hardening : NULL;
+}
+
+const char *kb_kernel_relay_ports(const kb_kernel *k) {
+        return k->tcp ? k->relay_ports : NULL;
+}
+
+const char *kb_kernel_relay_prefix(const kb_kernel *k) {
+        return k->tcp ? KB_SANDBOX_RUNTIME "/" SOCKET_PREFIX : NULL;
+}
+
+const char *kb_kernel_relay_program(const kb_kernel *k) {
+        return k->tcp ? k->probe_copy : NULL;
+}
+
 kb_client *kb_kernel_client(const kb_kernel *k) {
         return k->client;
 }
 kb_sandbox *kb_kernel_sandbox(const kb_kernel *k) {
         return k->sandbox;
-}
-int kb_kernel_pidfd(const kb_kernel *k) {
-        return k->sandbox ? kb_sandbox_pidfd(k->sandbox) : k->child_pidfd;
 }
 json_object *kb_kernel_info(const kb_kernel *k) {
         return k->info;
@@ -676,200 +614,6 @@ int kb_kernel_signal(kb_kernel *k, int sig) {
                 return -ESRCH;
         if (syscall(SYS_pidfd_send_signal, k->child_pidfd, sig, NULL, 0) < 0)
                 return -errno;
-        return 0;
-}
-
-int kb_kernel_alive(const kb_kernel *k) {
-        if (k->sandbox)
-                return kb_sandbox_alive(k->sandbox);
-        if (k->child_pidfd < 0)
-                return 0;
-        struct pollfd p = {.fd = k->child_pidfd, .events = POLLIN};
-        return poll(&p, 1, 0) == 0;
-}
-
-char *kb_kernel_log_tail(const kb_kernel *k, size_t max_bytes) {
-        char *buf = calloc(1, max_bytes + 1);
-        if (!buf || !k->log_path)
-                return buf;
-        if (k->sandbox)
-                kb_sandbox_log_settle(k->sandbox, kb_now_ms() + 500);
-        _cleanup_close_ int fd = open(k->log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return buf;
-        off_t size = lseek(fd, 0, SEEK_END);
-        off_t start = size > (off_t) max_bytes ? size - (off_t) max_bytes : 0;
-        ssize_t n = 0, got;
-        /* A log just rotated (its keeper: sandbox_log.c) has the rest of its tail in .1. */
-        if (size >= 0 && size < (off_t) max_bytes) {
-                char older[PATH_MAX];
-                _cleanup_close_ int ofd = snprintf(older, sizeof older, "%s.1", k->log_path) >= (int) sizeof older
-                                                  ? -1
-                                                  : open(older, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                off_t osize = ofd >= 0 ? lseek(ofd, 0, SEEK_END) : -1;
-                size_t want = max_bytes - (size_t) size;
-                if (osize > 0) {
-                        off_t ostart = osize > (off_t) want ? osize - (off_t) want : 0;
-                        got = pread(ofd, buf, want, ostart);
-                        n = got > 0 ? got : 0;
-                        start = ostart; /* a cut word at the start is skipped as below */
-                }
-        }
-        got = pread(fd, buf + n, max_bytes - (size_t) n, size > (off_t) max_bytes ? size - (off_t) max_bytes : 0);
-        n += got > 0 ? got : 0;
-        buf[n] = '\0';
-        /* A tail cut in the middle of a word could end in the first bytes of the key, too few to
-         * be recognised as a fragment: start at the first whole word. */
-        if (start > 0 && n > 0) {
-                size_t skip = strcspn(buf, " \t\n");
-                if (skip < (size_t) n) {
-                        memmove(buf, buf + skip + 1, (size_t) n - skip);
-                        n -= (ssize_t) skip + 1;
-                } else {
-                        n = 0;
-                }
-                buf[n] = '\0';
-        }
-        /* Trim trailing whitespace and join the lines so the tail reads as one sentence. */
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-                buf[--n] = '\0';
-        for (char *p = buf; *p; p++)
-                if (*p == '\n')
-                        *p = ' ';
-        /* The kernel wrote this log and can read its connection file. */
-        if (redact_in_place(k, &buf, NULL) < 0)
-                return NULL;
-        return buf;
-}
-
-/* The wait status of the exited kernel, reaping it: 1 if known, 0 if it is still running at
- * deadline_ms. Sandboxed, the status is bwrap's, which passes the kernel's on. */
-static int reap_exited(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
-        for (;;) {
-                if (k->stopped) {
-                        *ret_status = k->wait_status;
-                        return 1;
-                }
-                if (k->sandbox && kb_sandbox_try_reap(k->sandbox, ret_status) == 1)
-                        return 1;
-                if (!k->sandbox && k->child > 0) {
-                        int status;
-                        if (waitpid(k->child, &status, WNOHANG) == k->child) {
-                                /* Its session may still hold children: stop_plain kills them. */
-                                kill(-k->child, SIGKILL);
-                                k->child = 0;
-                                k->wait_status = status;
-                                k->stopped = true;
-                                *ret_status = status;
-                                return 1;
-                        }
-                }
-                if (kb_ms_left(deadline_ms) == 0)
-                        return 0;
-                poll(NULL, 0, 10);
-        }
-}
-
-/* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
- * cause worth naming. */
-static char *death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
-        _cleanup_free_ char *tail = kb_kernel_log_tail(k, log_bytes);
-        char how[96] = "the kernel process died";
-        int status = 0;
-        if (reap_exited(k, deadline_ms, &status) == 1) {
-                int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-                const char *abbrev = NULL;
-                if (WIFSIGNALED(status)) {
-                        abbrev = sigabbrev_np(WTERMSIG(status));
-                        snprintf(how, sizeof(how), "the kernel was killed by signal %d%s%s", WTERMSIG(status),
-                                 abbrev ? " SIG" : "", abbrev ? abbrev : "");
-                } else if (k->sandbox && code > 128 && code < 128 + 65) {
-                        /* bwrap's init reports a kernel killed by signal N as exit status 128+N. */
-                        abbrev = sigabbrev_np(code - 128);
-                        snprintf(how, sizeof(how), "the kernel exited with status %d (killed by signal %d%s%s)", code,
-                                 code - 128, abbrev ? " SIG" : "", abbrev ? abbrev : "");
-                } else
-                        snprintf(how, sizeof(how), "the kernel exited with status %d", code);
-        }
-        /* A SIGKILL the kernel did not ask for: the memory cgroup's counter says whether it was
-         * the limit (a process of the sandbox killed at --memory-max), which nothing else shows. */
-        int64_t oom = k->sandbox ? kb_sandbox_oom_kills(k->sandbox) : -2;
-        uint64_t as = k->sandbox && at_start ? kb_sandbox_rlimit_as(k->sandbox) : 0;
-        char why[256] = "";
-        if (oom > 0)
-                snprintf(why, sizeof why,
-                         ", after the sandbox's memory cgroup killed %lld process(es) at its limit (--memory-max)",
-                         (long long) oom);
-        else if (as) {
-                /* No cgroup here: the limit is address space, which a kernel reserves well beyond
-                 * what it uses (a malloc arena per thread), so a small one can refuse a start. */
-                char limit[32];
-                kb_limit_format(KB_LIMIT_MEMORY, as, limit, sizeof limit);
-                snprintf(why, sizeof why,
-                         " (its memory limit here is each process's address space, RLIMIT_AS %s: a kernel "
-                         "reserving more cannot start; raise --memory-max if so)",
-                         limit);
-        }
-        char *d = NULL;
-        if (asprintf(&d, "%s%s%s%s", how, why, tail && *tail ? "; its log ends: " : "", tail ? tail : "") < 0)
-                return NULL;
-        return d;
-}
-
-char *kb_kernel_death_diagnosis(kb_kernel *k, size_t log_bytes, int64_t deadline_ms) {
-        return death_diagnosis(k, log_bytes, deadline_ms, false);
-}
-
-static int stop_plain(kb_kernel *k, int64_t deadline_ms, int *ret_status) {
-        if (k->child <= 0)
-                return 0;
-        /* The whole session: a kernel's own subprocesses must not outlive kbound either. */
-        kill(-k->child, SIGKILL);
-        kill(k->child, SIGKILL);
-        for (;;) {
-                int status;
-                pid_t w = waitpid(k->child, &status, WNOHANG);
-                if (w == k->child || (w < 0 && errno == ECHILD)) {
-                        k->wait_status = w == k->child ? status : 0;
-                        break;
-                }
-                if (kb_ms_left(deadline_ms) == 0)
-                        return -ETIMEDOUT;
-                struct pollfd p = {.fd = k->child_pidfd, .events = POLLIN};
-                poll(&p, 1, 10);
-        }
-        k->child = 0;
-        if (ret_status)
-                *ret_status = k->wait_status;
-        return 0;
-}
-
-int kb_kernel_stop(kb_kernel *k, int grace_ms, int64_t deadline_ms, int *ret_status) {
-        if (k->stopped) {
-                if (ret_status)
-                        *ret_status = k->wait_status;
-                return 0;
-        }
-        if (k->client && grace_ms > 0 && kb_kernel_alive(k)) {
-                int64_t grace = kb_now_ms() + grace_ms;
-                if (deadline_ms >= 0 && grace > deadline_ms)
-                        grace = deadline_ms;
-                if (kb_client_shutdown(k->client, grace) == 0) {
-                        /* Give it the rest of the grace to exit on its own. */
-                        struct pollfd p = {.fd = kb_kernel_pidfd(k), .events = POLLIN};
-                        poll(&p, 1, kb_ms_left(grace));
-                }
-        }
-        int r;
-        if (k->sandbox)
-                r = kb_sandbox_stop(k->sandbox, deadline_ms, &k->wait_status);
-        else
-                r = stop_plain(k, deadline_ms, &k->wait_status);
-        if (r < 0)
-                return r;
-        k->stopped = true;
-        if (ret_status)
-                *ret_status = k->wait_status;
         return 0;
 }
 

@@ -53,22 +53,6 @@ static void add_judged(ctx *x, const char *id, json_object *check, int64_t durat
 
 /* ---- what the host arranged and saw outside the cell, for the judge ---- */
 
-/* The dev and ino (FILE_ID's, TEAM_BIND's: dev_fact, ino_fact) of path, no symlink followed, into a
- * new object; NULL when path is not there or out of memory. */
-static json_object *file_id(const char *path, kb_fact_str dev_fact, kb_fact_int ino_fact) {
-        struct stat st;
-        if (!path || lstat(path, &st) < 0)
-                return NULL;
-        json_object *o = json_object_new_object();
-        char dev[KB_PROCFS_DEV_MAX];
-        kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
-        if (!o || kb_fact_set_str(o, dev_fact, dev) < 0 || kb_fact_set_int(o, ino_fact, (int64_t) st.st_ino) < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
-}
-
 /* The kernel's log: its keeper's facts (the pipe bwrap writes to, what was written, dropped and
  * kept), or the file bwrap writes itself when its size is not bounded. Set again before the check
  * that reports its figures. */
@@ -78,83 +62,62 @@ void scenario_expect_log(ctx *x) {
                 scenario_expect_obj(x, FACT_EXPECT_KERNEL_LOG, log);
                 scenario_expect_drop(x, FACT_EXPECT_KERNEL_LOG_FILE.id);
         } else {
-                scenario_expect_obj(x, FACT_EXPECT_KERNEL_LOG_FILE,
-                                    file_id(kb_kernel_log_path(x->h.kernel), FACT_FILE_ID_DEV, FACT_FILE_ID_INO));
+                scenario_expect_obj(
+                        x, FACT_EXPECT_KERNEL_LOG_FILE,
+                        scenario_file_id(kb_kernel_log_path(x->h.kernel), FACT_FILE_ID_DEV, FACT_FILE_ID_INO));
                 scenario_expect_drop(x, FACT_EXPECT_KERNEL_LOG.id);
         }
 }
 
-/* The limits asked (LIMITS in facts.def: every limit of limits.h's table, 0 when not asked), or NULL
- * when out of memory (then not known). */
-static json_object *limits_asked(const kb_sandbox_hardening *hard) {
-        static const kb_fact_int facts[KB_LIMIT_MAX_ID] = {
-                [KB_LIMIT_MEMORY] = FACT_LIMITS_MEMORY, [KB_LIMIT_TASKS] = FACT_LIMITS_TASKS,
-                [KB_LIMIT_TMP] = FACT_LIMITS_TMP,       [KB_LIMIT_WORKSPACE] = FACT_LIMITS_WORKSPACE,
-                [KB_LIMIT_LOG] = FACT_LIMITS_LOG,       [KB_LIMIT_CPU] = FACT_LIMITS_CPU,
-        };
-        json_object *limits = json_object_new_object();
-        bool ok = limits != NULL;
-        /* A limit limits.h gained without its fact here is a record kbound cannot make: not known. */
-        for (size_t i = 0; ok && i < KB_LIMIT_MAX_ID; i++)
-                ok = kb_fact_row(facts[i].id)->object == KB_FACT_OBJECT_LIMITS &&
-                     kb_fact_set_int(limits, facts[i], hard ? (int64_t) hard->limits.max[i] : 0) == 0;
-        if (ok && hard)
-                ok = kb_fact_set_bool(limits, FACT_LIMITS_TMPFS_SIZE, hard->tmpfs_size) == 0;
+/* A kernel that speaks only TCP: kbound's relay (RELAY in facts.def), whose program and ports
+ * identity.pid2 follows kbound's connections through; NULL for an ipc kernel (or out of memory:
+ * then every connection answered by the relay fails, as by any process but PID 2). */
+static json_object *relay_expected(kb_kernel *k) {
+        const char *ports = kb_kernel_relay_ports(k);
+        if (!ports)
+                return NULL;
+        json_object *relay = json_object_new_object();
+        bool ok = relay &&
+                  kb_fact_set_obj(relay, FACT_RELAY_PROGRAM,
+                                  scenario_file_id(kb_kernel_relay_program(k), FACT_FILE_ID_DEV, FACT_FILE_ID_INO)) ==
+                          0 &&
+                  kb_fact_set_arr(relay, FACT_RELAY_PORTS, json_object_new_array()) == 0 &&
+                  kb_fact_set_str(relay, FACT_RELAY_PREFIX, kb_kernel_relay_prefix(k)) == 0;
+        json_object *list = ok ? kb_fact_arr_of(relay, FACT_RELAY_PORTS) : NULL;
+        for (const char *p = ports; ok && *p;) {
+                char *end;
+                long port = strtol(p, &end, 10);
+                ok = end != p && json_object_array_add(list, json_object_new_int64(port)) == 0;
+                p = *end == ',' ? end + 1 : end;
+        }
         if (!ok) {
-                json_object_put(limits);
+                json_object_put(relay);
                 return NULL;
         }
-        return limits;
+        return relay;
 }
 
 /* The run's facts every judgement needs, set once the kernel is up. */
 static void expect_basics(ctx *x) {
         kb_sandbox *sb = kb_kernel_sandbox(x->h.kernel);
-        scenario_expect_bool(x, FACT_EXPECT_ALLOW_NETWORK, x->env->allow_network);
+        scenario_expect_sandbox(x, sb);
+        if (x->env->audit)
+                scenario_audit_binds(x, kb_fact_arr_of(x->expect, FACT_EXPECT_TEAM_BINDS));
         scenario_expect_int(x, FACT_EXPECT_KERNEL_PID, kb_sandbox_kernel_pid(sb));
+        scenario_expect_obj(x, FACT_EXPECT_RELAY, relay_expected(x->h.kernel));
         scenario_expect_log(x);
-        scenario_expect_str(x, FACT_EXPECT_BWRAP, x->env->harness.bwrap);
-        scenario_expect_str(x, FACT_EXPECT_BWRAP_VERSION, x->env->bwrap_version ? x->env->bwrap_version : "?");
-        scenario_expect_int(x, FACT_EXPECT_PIDNS, (int64_t) kb_sandbox_pidns(sb));
-        /* What kbound launched: the running bwrap must be exactly this (sandbox.backend), and hold
-         * nothing else before the kernel runs (boundary.descriptors). */
-        json_object *launch = NULL;
-        if (kb_sandbox_launch_facts(sb) && json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL) == 0 &&
-            kb_fact_set_arr(launch, FACT_LAUNCH_ENV, kb_inspect_env_digests(kb_sandbox_planned_env(sb))) < 0) {
-                json_object_put(launch); /* no record, rather than one without the environment */
-                launch = NULL;
-        }
-        scenario_expect_obj(x, FACT_EXPECT_LAUNCH, launch);
-        scenario_expect_obj(x, FACT_EXPECT_CGROUP, kb_sandbox_cgroup_facts(sb));
-        scenario_expect_obj(x, FACT_EXPECT_LIMITS, limits_asked(x->env->harness.hardening));
-        scenario_expect_int(x, FACT_EXPECT_SECRETS_GUARDED, (int64_t) kb_secrets_count(x->env->secrets));
-        scenario_expect_str(x, FACT_EXPECT_KEYRING,
-                            x->env->keyring_canary == 0 ? "planted in kbound's session keyring"
-                                                        : strerror(-x->env->keyring_canary));
-        json_object *binds = json_object_new_array();
-        const char *dirs[][2] = {{"workspace", kb_kernel_workspace(x->h.kernel)},
-                                 {"runtime", kb_kernel_runtime_dir(x->h.kernel)}};
-        for (size_t i = 0; i < KB_ELEMENTSOF(dirs); i++) {
-                json_object *id = file_id(dirs[i][1], FACT_TEAM_BIND_DEV, FACT_TEAM_BIND_INO);
-                if (!id)
-                        continue; /* unknown: the bind then counts as foreign, never as the team's */
-                _cleanup_free_ char *real = realpath(dirs[i][1], NULL);
-                if (kb_fact_set_str(id, FACT_TEAM_BIND_NAME, dirs[i][0]) < 0 ||
-                    (real ? kb_fact_set_str(id, FACT_TEAM_BIND_PATH, real)
-                          : kb_fact_set_null(id, FACT_TEAM_BIND_PATH)) < 0 ||
-                    json_object_array_add(binds, id) < 0)
-                        json_object_put(id);
-        }
-        scenario_expect_arr(x, FACT_EXPECT_TEAM_BINDS, binds);
-        /* Where every team's folders are (teams/), and every kbound run's (its parent): as the
-         * mount tables name folders, with no link or doubled slash (none found fails closed). */
-        _cleanup_free_ char *base = x->env->harness.base_dir ? realpath(x->env->harness.base_dir, NULL) : NULL;
-        scenario_expect_str(x, FACT_EXPECT_BASE_DIR, base);
+}
+
+/* The filter the kernel's sandbox runs under (the run's, with IP sockets for a kernel that speaks
+ * only TCP: kb_kernel_hardening), or NULL for the strictest. */
+static const kb_seccomp_policy *kernel_seccomp(ctx *x) {
+        const kb_sandbox_hardening *h = x->h.kernel ? kb_kernel_hardening(x->h.kernel) : x->env->harness.hardening;
+        return h ? &h->seccomp : NULL;
 }
 
 /* What the filter refuses (entry name → errno name) and what the policy leaves allowed. */
 static void expect_seccomp(ctx *x) {
-        const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
+        const kb_seccomp_policy *policy = kernel_seccomp(x);
         json_object *seccomp = json_object_new_object(), *blocked = json_object_new_object();
         json_object *not_claimed = json_object_new_array();
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
@@ -187,10 +150,10 @@ static void expect_seccomp(ctx *x) {
 static void surface_cell(ctx *x) {
         _cleanup_error_ kb_error *error = NULL;
         json_object *params = json_object_new_object(), *result = NULL;
-        json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
+        json_object_object_add(params, "program", json_object_new_string(x->inside.program));
         /* For a language that can make raw calls in the kernel's own process: each refused call with
          * its number on this ABI (-1: none here) and each refused family. */
-        const kb_seccomp_policy *policy = x->env->harness.hardening ? &x->env->harness.hardening->seccomp : NULL;
+        const kb_seccomp_policy *policy = kernel_seccomp(x);
         json_object *calls = json_object_new_array(), *families = json_object_new_array();
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
                 const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
@@ -340,7 +303,10 @@ static void check_pidfd(ctx *x) {
         json_object_object_add(ev, "kernel_host_pid", json_object_new_int(kb_sandbox_kernel_pid(sb)));
         if (r == 0)
                 scenario_add_check(x, kb_check_id(KB_CHECK_PIDFD), "pass", t0, ev,
-                                   "pidfd pinned to host pid %d: alive, PID 2 of the sandbox's pid namespace",
+                                   x->env->audit ? "pidfd pinned to host pid %d: alive, the process (by its start "
+                                                   "time) found holding the kernel end of kbound's connections"
+                                                 : "pidfd pinned to host pid %d: alive, PID 2 of the sandbox's pid "
+                                                   "namespace",
                                    (int) kb_sandbox_kernel_pid(sb));
         else
                 scenario_add_check(x, kb_check_id(KB_CHECK_PIDFD), "fail", t0, ev, "the pinned pidfd %s",
@@ -474,14 +440,14 @@ static void run_probe(ctx *x) {
         }
 
         json_object *params = json_object_new_object();
-        json_object_object_add(params, "program", json_object_new_string(KB_SANDBOX_BOUNDARY_PROGRAM));
-        json_object_object_add(params, "workspace", json_object_new_string(KB_SANDBOX_WORKSPACE));
+        json_object_object_add(params, "program", json_object_new_string(x->inside.program));
+        json_object_object_add(params, "workspace", json_object_new_string(x->inside.workspace));
         json_object_object_add(params, "nonce", json_object_new_string(x->nonce));
         json_object_object_add(params, "workspace_file", json_object_new_string(file_name));
         json_object_object_add(params, "escape_name", json_object_new_string(escape_name));
         json_object_object_add(params, "escape_dirs", json_object_get(x->env->escape_dirs));
         json_object *skip = json_object_new_array();
-        json_object_array_add(skip, json_object_new_string(KB_SANDBOX_WORKSPACE));
+        json_object_array_add(skip, json_object_new_string(x->inside.workspace));
         json_object_array_add(skip, json_object_new_string(KB_SANDBOX_RUNTIME));
         json_object_array_add(skip, json_object_new_string(KB_SANDBOX_HANDOFF));
         json_object_object_add(params, "skip_mounts", skip);
@@ -498,8 +464,8 @@ static void run_probe(ctx *x) {
         if (x->env->keyring_canary_name)
                 json_object_object_add(params, "keyring_canary", json_object_new_string(x->env->keyring_canary_name));
         json_object_object_add(params, "child_marker", json_object_new_string(watch.marker));
-        char go_inside[128];
-        snprintf(go_inside, sizeof go_inside, "%s/%s", kb_sandbox_handoff_inside(x->env->harness.hardening), go_name);
+        char go_inside[PATH_MAX + 64];
+        snprintf(go_inside, sizeof go_inside, "%s/%s", x->inside.handoff, go_name);
         json_object_object_add(params, "child_go", json_object_new_string(go_inside));
         /* The child waits this long for the host's look: ample for a marker on iopub and a look of
          * tens of ms on a loaded machine; a kernel that loses the marker costs no more. */
@@ -547,25 +513,6 @@ static void run_probe(ctx *x) {
                 json_object_object_add(x->h.k, "process",
                                        json_object_get(kb_fact_obj_of(x->probe, FACT_PROBE_PROCESS)));
         }
-}
-
-/* True if the report already has a check with this id. */
-static void set_error(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* A kernel that died at start-up (r, error) after the look before exec saw what bwrap's init
- * holds outside the sandbox: that is often why it died, and a finding about the sandbox in any
- * case, not a machine that cannot enforce. Fails sandbox.backend (the reason first, then the
- * error's words) and boundary.descriptors; true if so. */
-static bool start_failed_by_sandbox(ctx *x, int r, const kb_error *error) {
-        _cleanup_free_ char *reason = x->pre_exec ? kb_judge_pre_exec_reason(x->pre_exec) : NULL;
-        if (!reason)
-                return false;
-        const char *why = kb_error_text(error, r);
-        set_error(x, "cannot start in the sandbox: before the kernel ran, the host saw %s; %s", reason, why);
-        scenario_add_check(x, kb_check_id(KB_CHECK_BACKEND), "fail", 0, NULL,
-                           "before the kernel ran, the host saw %s; %s", reason, why);
-        scenario_add_check(x, kb_check_id(KB_CHECK_DESCRIPTORS), "fail", 0, NULL, "before the kernel ran, %s", reason);
-        return true;
 }
 
 static int set_nonce(ctx *x) {
@@ -634,20 +581,38 @@ static int find_pack(ctx *x) {
 static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
         const kb_check_env *env = x->env;
         _cleanup_error_ kb_error *error = NULL;
-        kb_harness_phase(&x->h, "starting in bubblewrap as team %s", team);
+        kb_harness_phase(&x->h,
+                         env->audit ? "starting as the kernelspec says (audit) as team %s"
+                                    : "starting in bubblewrap as team %s",
+                         team);
         kb_kernel_options ko = kb_harness_kernel_options(&x->h, &env->harness, team, CELL_TIMEOUT_MS);
         ko.allow_network = env->allow_network;
         ko.syscall_probe = env->syscall_probe;
         ko.before_exec = scenario_pre_exec_look;
         ko.before_exec_userdata = x;
+        if (env->audit)
+                scenario_audit_options(x, &ko); /* started as it is: no bwrap, limits or filter of kbound's */
         int r = kb_harness_start(&x->h, &ko, &error);
+        if (r >= 0 && env->audit)
+                r = scenario_audit_adopt(x);
         if (r >= 0)
                 return 0;
-        if (start_failed_by_sandbox(x, r, error)) {
-                *outcome = KB_CHECK_DONE;
+        if (env->audit && x->h.kernel) {
+                *outcome = KB_CHECK_DONE; /* not identified: identity.pid2 says why */
                 return r;
         }
         const char *why = kb_error_text(error, r);
+        /* The sandbox given is leaky: that is a failed check, not a machine that cannot enforce,
+         * whatever else the look before exec shows. */
+        if (r == -EPERM)
+                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
+                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
+        /* What the look before exec shows wrong with the sandbox is often why the kernel died, and a
+         * finding about the sandbox in any case, not a machine that cannot enforce. */
+        if (scenario_judge_before_start(x, why)) {
+                *outcome = x->h.cancelled || kb_harness_deadline_passed(&x->h) ? KB_CHECK_CANCELLED : KB_CHECK_DONE;
+                return r;
+        }
         set_error(x, "cannot start in the sandbox: %s", why);
         /* A kernel that never became ready says nothing of the sandbox: the kernel's error fails the
          * run, and the backend's check is not run rather than blamed. */
@@ -661,10 +626,7 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
                 return r;
         }
         if (r == -EPERM) {
-                /* The sandbox given is leaky: that is a failed check, not a machine that cannot
-                 * enforce. */
-                scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
-                                   "the kernel is not PID 2 of a private pid namespace: %s", why);
+                scenario_sort_checks(x); /* identity.pid2, failed above, after sandbox.backend */
                 *outcome = KB_CHECK_DONE;
                 return r;
         }
@@ -679,10 +641,12 @@ static int start_kernel(ctx *x, const char *team, kb_check_outcome *outcome) {
 static void gather_evidence(ctx *x, int64_t time_ms[static _KB_CHECK_TIME_MAX]) {
         kb_harness_phase(&x->h, "up (kernel_info answered, iopub flowing); the host looks, then the probe cells run");
         x->snapshots = json_object_new_array();
-        x->expect = json_object_new_object();
+        if (!x->expect)
+                x->expect = json_object_new_object(); /* made at the look before exec, normally */
         int64_t t0 = kb_now_ms();
         if (kb_inspect_host("/proc", &x->host) < 0)
                 x->host = NULL; /* every host-judged check fails for the lack of it */
+        kb_json_pool_intern(x->pool, &x->host);
         x->inspect_ms += kb_now_ms() - t0;
         scenario_host_look(x, "ready");
         scenario_watch_mounts(x);
@@ -711,18 +675,21 @@ static void run_steps(ctx *x) {
         if (x->no_pack) {
                 steps_untested(x);
         } else if (!x->h.cancelled && set_nonce(x) >= 0) {
-                scenario_lifetime_start(x);
+                if (!x->env->audit)
+                        scenario_lifetime_start(x);
                 kb_harness_phase(&x->h, "interrupting a running cell through the control channel");
                 scenario_check_interrupt(x, PATH_CONTROL);
                 if (!x->h.cancelled) {
                         kb_harness_phase(&x->h, "interrupting a running cell with SIGINT through the pinned pidfd");
                         scenario_check_interrupt(x, PATH_PIDFD);
                 }
+                scenario_control_late(x, false);
                 scenario_settle_stop(x, PATH_CONTROL);
                 if (!x->h.cancelled) {
                         kb_harness_phase(&x->h, "reading the variable back after both interrupts");
                         scenario_check_persistence(x);
                 }
+                scenario_control_late(x, false);
         }
         /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
          * every host-judged check covers every moment from before exec to here. */
@@ -735,8 +702,14 @@ static void run_steps(ctx *x) {
                 kb_harness_phase(&x->h, "shutting down through the control channel");
                 scenario_check_shutdown(x);
         }
-        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime). */
-        if (!x->h.cancelled || x->lifetime.started)
+        /* A late interrupt_reply is taken where the client has just read the kernel's messages
+         * (each step's wait, the shutdown's last): listening takes no wait of its own. */
+        scenario_control_late(x, true);
+        /* The sandbox cannot outlive kbound: shown on a twin of it (kb_sandbox_lifetime); an audited
+         * one's twin is the kernelspec started again, its launcher killed. */
+        if (x->env->audit && !x->h.cancelled)
+                scenario_audit_lifetime(x);
+        else if (!x->h.cancelled || x->lifetime.started)
                 scenario_lifetime_end(x);
 }
 
@@ -803,6 +776,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                         },
         };
         kb_check_outcome outcome = KB_CHECK_DONE;
+        scenario_inside_default(&x);
         x.h.k = kb_report_kernel_new(spec, team);
         if (!x.h.k)
                 return -ENOMEM;
@@ -814,6 +788,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 goto done;
         }
 
+        /* Without a pool the evidence is kept whole: it costs memory, not a verdict. */
+        (void) kb_json_pool_new(&x.pool);
         if (find_pack(&x) < 0) {
                 outcome = KB_CHECK_NOT_ENFORCED;
                 goto done;
@@ -831,6 +807,8 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         scenario_sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
         scenario_fill_missing(&x, true);
+        if (env->audit)
+                scenario_audit_end(&x);
         kb_harness_phase(&x.h, "judged %zu checks from %zu host looks", json_object_array_length(x.h.checks),
                          x.snapshots ? json_object_array_length(x.snapshots) : (size_t) 0);
         /* A check the run's deadline cut short failed as a timeout; the run must say it is
@@ -847,6 +825,7 @@ done:
         }
         stop_kernel(&x);
         record_inspection(&x);
+        scenario_control_late(&x, true);
         kb_closep(&x.mountinfo_fd);
         json_object_put(x.snapshots);
         json_object_put(x.pre_exec);
@@ -854,6 +833,8 @@ done:
         json_object_put(x.host);
         json_object_put(x.expect);
         json_object_put(x.probe);
+        json_object_put(x.audit);
+        kb_json_pool_free(&x.pool);
         /* Last, while the key is still known: the whole kernel object is redacted (a copy when
          * anything matched, so x.h.checks is looked up again). */
         kb_harness_redact(&x.h, &x.h.k);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "kbound/inspect.h"
 #include "base/cleanup.h"
+#include "base/jsonpool.h"
 #include "verdict/rules.h"
 #include "kbound/kernel.h"
 #include "kbound/langpack.h"
@@ -44,6 +45,12 @@ void scenario_host_look(ctx *x, const char *label) {
                 endpoints[n_ep++] = shell;
         if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
                 endpoints[n_ep++] = control;
+        /* The program kbound handed bwrap, which each process's filters in force are held to where
+         * the host can read them; without it they are not read, and a root run's check fails. */
+        _cleanup_free_ void *program = NULL;
+        size_t program_len = 0;
+        if (kb_seccomp_program_read(kb_sandbox_seccomp_program(sb), &program, &program_len) < 0)
+                program_len = 0;
         kb_inspect_target t = {
                 .proc_root = "/proc",
                 .init_pid = kb_sandbox_init_pid(sb),
@@ -58,10 +65,14 @@ void scenario_host_look(ctx *x, const char *label) {
                 .socket_claim = kb_check_id(KB_CHECK_SOCKETS),
                 .own_runtime = kb_kernel_socket_dir(x->h.kernel),
                 .host = x->host,
+                .seccomp_program = program,
+                .seccomp_program_len = program_len,
         };
         json_object *snap = NULL;
-        if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap)
+        if (kb_inspect_snapshot(&t, label, &snap) != -ENOMEM && snap) {
+                kb_json_pool_intern(x->pool, &snap);
                 json_object_array_add(x->snapshots, snap);
+        }
         x->inspect_ms += kb_now_ms() - t0;
 }
 
@@ -111,31 +122,6 @@ static int watched_msg(void *userdata, kb_execution *ex, const kb_msg *msg) {
         watched_hook *w = userdata;
         scenario_look_if_mounts_changed(w->x);
         return w->fn ? w->fn(w->userdata, ex, msg) : 0;
-}
-
-/* The host's look while bwrap's init waits on kbound's --block-fd pipe, before anything of the
- * kernel runs (kb_kernel_options.before_exec): every descriptor then must be one kbound handed
- * in, and nothing the kernel does later can hide one (boundary.descriptors). */
-void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb) {
-        ctx *x = userdata;
-        int64_t t0 = kb_now_ms();
-        const kb_secrets *sets[] = {x->env->secrets, x->env->sibling_secrets};
-        kb_inspect_target t = {
-                .proc_root = "/proc",
-                .init_pid = kb_sandbox_init_pid(sb),
-                .kernel_pid = 0, /* not started yet */
-                .launcher_pid = kb_sandbox_bwrap_pid(sb),
-                .pidns_ino = kb_sandbox_pidns(sb),
-                .secrets = sets,
-                .n_secrets = KB_ELEMENTSOF(sets),
-        };
-        json_object *look = NULL;
-        if (kb_inspect_pre_exec(&t, &look) == 0) {
-                json_object_put(x->pre_exec);
-                x->pre_exec = look;
-        }
-        x->pre_exec_ms = kb_now_ms() - t0;
-        x->inspect_ms += x->pre_exec_ms;
 }
 
 /* The marker a stdout-transport cell prints before its result: fresh per run. */
@@ -211,6 +197,8 @@ int scenario_run_cell_hooked(ctx *x, const char *cell, json_object *params, int6
                                ex->evalue ? ex->evalue : "");
         } else {
                 r = scenario_cell_result(x, ex, ret);
+                if (r >= 0)
+                        kb_json_pool_intern(x->pool, ret);
                 if (r < 0)
                         r = cell_error(ret_error, r, "cell '%s' %s", cell,
                                        r == -ENOMSG ? (x->transport == KB_RESULT_STDOUT ? "printed no result line"

@@ -25,7 +25,7 @@ void scenario_sort_checks(ctx *x) {
         json_object_array_sort(x->h.checks, cmp_checks);
 }
 
-static bool has_check(const ctx *x, const char *id) {
+bool scenario_has_check(const ctx *x, const char *id) {
         for (size_t i = 0; i < json_object_array_length(x->h.checks); i++) {
                 json_object *c = json_object_array_get_idx(x->h.checks, i), *v = NULL;
                 if (json_object_object_get_ex(c, "id", &v) && strcmp(json_object_get_string(v), id) == 0)
@@ -43,6 +43,6 @@ void scenario_fill_missing(ctx *x, bool started) {
                           : x->h.wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
                                          : earlier;
         for (kb_check c = 0; c < _KB_CHECK_MAX; c++)
-                if (!has_check(x, kb_check_id(c)))
+                if (!scenario_has_check(x, kb_check_id(c)))
                         scenario_add_check(x, kb_check_id(c), "not_run", kb_now_ms(), NULL, "not run: %s", why);
 }

@@ -135,14 +135,17 @@ static int progress_started(ctx *x, kb_execution *ex, const char *name) {
 typedef struct progress_watch {
         const char *name; /* the progress file, or NULL: no count seen to watch */
         long from, last;  /* the count when the interrupt was sent, and the latest read */
+        int64_t last_ms;  /* when the latest read began */
         long limit;       /* steps that say it kept running */
 } progress_watch;
 
 static void watch_start(ctx *x, progress_watch *w, const char *name, bool started, interrupt_path path) {
+        int64_t now = kb_now_ms();
         long n = started ? progress_read(x, name) : -1;
         *w = (progress_watch){.name = n >= 0 ? name : NULL,
                               .from = n,
                               .last = n,
+                              .last_ms = now,
                               .limit = path == PATH_PIDFD ? KEPT_RUNNING_STEPS_SIGNAL : KEPT_RUNNING_STEPS};
 }
 
@@ -172,9 +175,12 @@ static int watch_wait(ctx *x, kb_execution *ex, progress_watch *w, int wait_ms) 
                 if (r != -ETIMEDOUT || ex->got_reply)
                         return r == -ETIMEDOUT ? 0 : r;
                 if (w->name) {
+                        int64_t read_at = kb_now_ms();
                         long n = progress_read(x, w->name);
-                        if (n >= 0)
+                        if (n >= 0) {
                                 w->last = n;
+                                w->last_ms = read_at;
+                        }
                         if (watch_steps(w) >= w->limit)
                                 return 1;
                 }
@@ -269,13 +275,18 @@ typedef struct interrupt_run {
         int r;              /* how the watch ended: 0 (the cell ended), -ETIMEDOUT (it ran on), -errno */
         bool stopped;       /* the cell ended, and not by running to its end */
         int wait_ms;        /* the watch's last wait */
+        char *interrupt_id; /* the interrupt_request's msg_id (control) */
         char *reply_status; /* the interrupt_reply's status (control), or NULL: none came */
+        int64_t reply_at;   /* when the host took the interrupt_reply (0: none yet) */
+        int64_t decided_at; /* when the watch that decided the check ended */
+        bool window;        /* the control path is optional: watched for CONTROL_WINDOW_MS only */
         progress_watch watch;
 } interrupt_run;
 
 static void interrupt_run_done(interrupt_run *ir) {
         kb_execution_destroy(ir->client, &ir->ex);
         json_object_put(ir->ev);
+        free(ir->interrupt_id);
         free(ir->reply_status);
 }
 
@@ -304,13 +315,13 @@ static bool interrupt_wedged(ctx *x, const interrupt_run *ir) {
  * returns 0 (the cell finished first) or -errno. */
 static int long_cell_start(ctx *x, interrupt_run *ir) {
         const char *word = ir->path == PATH_CONTROL ? "control" : "pidfd";
-        char marker[64], progress_inside[96], marker_result[64];
+        char marker[64], progress_inside[PATH_MAX + 64], marker_result[64];
         snprintf(marker, sizeof(marker), "kbound-marker-%s-%.8s", word, x->nonce);
         json_object *params = json_object_new_object();
         json_object_object_add(params, "marker", json_object_new_string(marker));
         json_object_object_add(params, "seconds", json_object_new_int(x->env->long_cell_seconds));
         snprintf(ir->progress, sizeof ir->progress, ".kbound-progress-%s-%.8s", word, x->nonce);
-        snprintf(progress_inside, sizeof progress_inside, "%s/%s", KB_SANDBOX_WORKSPACE, ir->progress);
+        snprintf(progress_inside, sizeof progress_inside, "%s/%s", x->inside.workspace, ir->progress);
         json_object_object_add(params, "progress", json_object_new_string(progress_inside));
         scenario_result_marker(x, marker_result, sizeof marker_result);
         json_object_object_add(params, "result_marker", json_object_new_string(marker_result));
@@ -368,26 +379,91 @@ static int interrupt_prepare(ctx *x, interrupt_run *ir) {
         return 1;
 }
 
-/* The control path's watch after interrupt_request interrupt_id: the reply is what says the request
- * was taken, so a kernel that has not answered within CONTROL_REPLY_TIMEOUT_MS gets a short grace,
- * one that answered the rest of the timeout. An execute_reply at any time in between counts. The
- * reply's status into ir->reply_status and ir->ev. */
-static void control_watch(ctx *x, interrupt_run *ir, const char *interrupt_id) {
-        ir->r = watch_wait(x, ir->ex, &ir->watch, CONTROL_REPLY_TIMEOUT_MS);
-        kb_msg *reply = kb_client_reply_take(ir->client, KB_CHANNEL_CONTROL, interrupt_id);
-        if (ir->r == -ETIMEDOUT) {
-                ir->wait_ms = reply ? ir->wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
-                ir->r = watch_wait(x, ir->ex, &ir->watch, ir->wait_ms);
-        }
+/* An interrupt_reply that came after the watch that decided interrupt.control: into its evidence
+ * ev as "interrupt_reply_late" {status, after_ms: since the request, when the host took it}. */
+static void late_reply_record(json_object *ev, const char *status, int64_t after_ms) {
+        json_object *late = json_object_new_object();
+        json_object_object_add(late, "status", json_object_new_string(status ? status : ""));
+        json_object_object_add(late, "after_ms", json_object_new_int64(after_ms));
+        json_object_object_add(ev, "interrupt_reply_late", late);
+}
+
+/* Whether the kernelspec's interrupt_mode makes interrupt_request optional (the rule conformance
+ * shares: an ignored request is then unsupported, never failed). */
+static bool control_optional(const ctx *x) {
+        char words[256];
+        return strcmp(kb_rules_ignored_control_interrupt(x->spec->interrupt_mode, words, sizeof words),
+                      "unsupported") == 0;
+}
+
+/* Takes the interrupt_reply to ir's request if it has come (its status and when, into ir). */
+static void control_reply_take(interrupt_run *ir) {
+        if (ir->reply_at || !ir->interrupt_id)
+                return;
+        kb_msg *reply = kb_client_reply_take(ir->client, KB_CHANNEL_CONTROL, ir->interrupt_id);
         if (!reply)
-                reply = kb_client_reply_take(ir->client, KB_CHANNEL_CONTROL, interrupt_id);
-        if (reply) {
-                const char *st = kb_msg_content_string(reply, "status");
-                ir->reply_status = strdup(st ? st : "");
-                kb_msg_destroy(&reply);
+                return;
+        const char *st = kb_msg_content_string(reply, "status");
+        ir->reply_status = strdup(st ? st : "");
+        ir->reply_at = kb_now_ms();
+        kb_msg_destroy(&reply);
+}
+
+/* The watch of a control path the kernel may lack (control_optional): only as long as a kernel
+ * that honours interrupt_request takes to answer it (CONTROL_WINDOW_MS), then until the host has
+ * read the cell's count move on after that: a step the cell made once the window was over.
+ * Returns 0 (the cell ended), 2 (the interrupt_reply came: the kernel took the request, and is
+ * watched as any kernel that answers), 1 (no reply, and the cell kept running past the window),
+ * -ETIMEDOUT (no step seen within CONTROL_REPLY_TIMEOUT_MS), or -errno. */
+static int control_window(ctx *x, interrupt_run *ir) {
+        int64_t window_end = ir->sent + CONTROL_WINDOW_MS, until = ir->sent + CONTROL_REPLY_TIMEOUT_MS;
+        long at_window = -1; /* the first count the host began to read after the window */
+        for (;;) {
+                int r = watch_wait(x, ir->ex, &ir->watch, WATCH_SLICE_MS);
+                control_reply_take(ir);
+                if (r != -ETIMEDOUT)
+                        return r; /* it ended, ran its limit of steps, or went away */
+                if (ir->reply_at)
+                        return 2;
+                if (ir->watch.last_ms >= window_end) {
+                        if (at_window < 0)
+                                at_window = ir->watch.last;
+                        else if (ir->watch.last > at_window)
+                                return 1;
+                }
+                if (kb_now_ms() >= until)
+                        return -ETIMEDOUT;
         }
+}
+
+/* The control path's watch after interrupt_request: the reply is what says the request was taken,
+ * so a kernel that has not answered within CONTROL_REPLY_TIMEOUT_MS gets a short grace, one that
+ * answered the rest of the timeout; where the path is optional, one that has not answered within
+ * the window is not watched further (control_window). An execute_reply at any time in between
+ * counts. How long the cell was watched, and the reply's status and time, into ir and ir->ev. */
+static void control_watch(ctx *x, interrupt_run *ir) {
+        int r = 2;
+        ir->window = control_optional(x) && ir->watch.name;
+        if (ir->window)
+                r = control_window(x, ir);
+        if (r == 2) {
+                int64_t left = ir->sent + CONTROL_REPLY_TIMEOUT_MS - kb_now_ms();
+                r = watch_wait(x, ir->ex, &ir->watch, (int) (left > 0 ? left : 0));
+                control_reply_take(ir);
+                if (r == -ETIMEDOUT) {
+                        ir->wait_ms = ir->reply_at ? ir->wait_ms - CONTROL_REPLY_TIMEOUT_MS : CONTROL_GRACE_MS;
+                        r = watch_wait(x, ir->ex, &ir->watch, ir->wait_ms);
+                        control_reply_take(ir);
+                }
+        }
+        ir->r = r;
+        ir->decided_at = kb_now_ms();
         json_object_object_add(ir->ev, "interrupt_reply",
                                ir->reply_status ? json_object_new_string(ir->reply_status) : NULL);
+        json_object_object_add(ir->ev, "interrupt_reply_ms",
+                               ir->reply_at ? json_object_new_int64(ir->reply_at - ir->sent) : NULL);
+        json_object_object_add(ir->ev, "reply_window_ms", ir->window ? json_object_new_int(CONTROL_WINDOW_MS) : NULL);
+        json_object_object_add(ir->ev, "watched_ms", json_object_new_int64(ir->decided_at - ir->sent));
 }
 
 /* Sends the interrupt through ir->path, then watches until the cell ends, or its count has moved
@@ -397,16 +473,15 @@ static void control_watch(ctx *x, interrupt_run *ir, const char *interrupt_id) {
 static void interrupt_send_and_watch(ctx *x, interrupt_run *ir) {
         watch_start(x, &ir->watch, ir->progress, ir->started == 1, ir->path);
         ir->sent = kb_now_ms();
-        _cleanup_free_ char *interrupt_id = NULL;
         ir->send_r = ir->path == PATH_PIDFD ? kb_kernel_signal(x->h.kernel, SIGINT)
                                             : kb_client_request_send(ir->client, KB_CHANNEL_CONTROL,
-                                                                     "interrupt_request", NULL, &interrupt_id);
+                                                                     "interrupt_request", NULL, &ir->interrupt_id);
         ir->wait_ms = x->env->interrupt_timeout_ms;
         ir->r = -ETIMEDOUT; /* nothing sent: the cell runs on */
         if (ir->send_r >= 0 && ir->path == PATH_PIDFD)
                 ir->r = watch_wait(x, ir->ex, &ir->watch, ir->wait_ms);
         else if (ir->send_r >= 0)
-                control_watch(x, ir, interrupt_id);
+                control_watch(x, ir);
         if (ir->send_r < 0)
                 json_object_object_add(ir->ev, "send_error", json_object_new_string(strerror(-ir->send_r)));
         json_object_object_add(ir->ev, "steps_after_interrupt", json_object_new_int64(watch_steps(&ir->watch)));
@@ -486,6 +561,11 @@ static void not_stopped_detail(ctx *x, const interrupt_run *ir, char *detail, si
                 snprintf(detail, size, "the cell ran to completion (status %s)", ir->ex->status);
         else if (ir->send_r < 0)
                 snprintf(detail, size, "the interrupt could not be sent (%s)", strerror(-ir->send_r));
+        else if (ir->path == PATH_CONTROL && ir->window && !ir->reply_at)
+                snprintf(detail, size,
+                         "no interrupt_reply within the %d ms a kernel that honours interrupt_request takes, and "
+                         "the host saw the cell keep running (%ld steps over %lld ms after the request)",
+                         CONTROL_WINDOW_MS, steps, (long long) (ir->decided_at - ir->sent));
         else if (ir->path == PATH_CONTROL && !ir->reply_status)
                 snprintf(detail, size,
                          "no interrupt_reply and the cell kept running (%ld steps over %lld ms after "
@@ -511,6 +591,12 @@ static void unblock_by_other_path(ctx *x, interrupt_run *ir) {
         watch_start(x, &again, ir->progress, ir->started == 1, other);
         int u = watch_wait(x, ir->ex, &again, x->env->interrupt_timeout_ms);
         json_object_object_add(ir->ev, "unblocked_by_other_path", json_object_new_boolean(u == 0));
+        if (ir->path == PATH_CONTROL && !ir->reply_at) {
+                /* Still listening on control: a reply that comes now came after the watch. */
+                control_reply_take(ir);
+                if (ir->reply_at)
+                        late_reply_record(ir->ev, ir->reply_status, ir->reply_at - ir->sent);
+        }
         if (u == -ESRCH && ir->path == PATH_CONTROL) {
                 /* The SIGINT meant to free the cell killed the kernel: that is the pidfd
                  * path's verdict, said as such. */
@@ -541,6 +627,10 @@ static void interrupt_not_stopped(ctx *x, interrupt_run *ir) {
         not_stopped_detail(x, ir, detail, sizeof detail);
         if (ir->r != 0)
                 unblock_by_other_path(x, ir);
+        if (ir->path == PATH_CONTROL && ir->reply_at > ir->decided_at) {
+                size_t n = strlen(detail);
+                snprintf(detail + n, sizeof detail - n, "; its interrupt_reply came later, after SIGINT had been sent");
+        }
         /* The same rule as conformance's interrupt.control (rules.c). */
         char rule[256];
         const char *verdict = ir->path == PATH_CONTROL
@@ -555,6 +645,23 @@ static void interrupt_not_stopped(ctx *x, interrupt_run *ir) {
                                    x->h.wedged ? "and the other path did not stop it either" : "");
 }
 
+void scenario_control_late(ctx *x, bool done) {
+        late_reply *l = &x->control_late;
+        if (!l->interrupt_id)
+                return;
+        kb_client *c = x->h.kernel ? kb_kernel_client(x->h.kernel) : NULL;
+        kb_msg *reply = c ? kb_client_reply_take(c, KB_CHANNEL_CONTROL, l->interrupt_id) : NULL;
+        if (reply) {
+                late_reply_record(l->ev, kb_msg_content_string(reply, "status"), kb_now_ms() - l->sent);
+                kb_msg_destroy(&reply);
+        }
+        if (reply || done) {
+                free(l->interrupt_id);
+                json_object_put(l->ev);
+                *l = (late_reply){0};
+        }
+}
+
 void scenario_check_interrupt(ctx *x, interrupt_path path) {
         _cleanup_(interrupt_run_done) interrupt_run ir = {
                 .path = path,
@@ -566,8 +673,15 @@ void scenario_check_interrupt(ctx *x, interrupt_path path) {
         if (long_cell_start(x, &ir) != 1 || interrupt_prepare(x, &ir) != 1)
                 return;
         interrupt_send_and_watch(x, &ir);
+        /* The check's evidence, for an interrupt_reply that comes after it was decided. */
+        json_object *ev = json_object_get(ir.ev);
         if (ir.stopped)
                 interrupt_stopped(x, &ir);
         else
                 interrupt_not_stopped(x, &ir);
+        if (path == PATH_CONTROL && ir.interrupt_id && !ir.reply_at && ev) {
+                scenario_control_late(x, true);
+                x->control_late = (late_reply){.interrupt_id = TAKE_PTR(ir.interrupt_id), .sent = ir.sent, .ev = ev};
+        } else
+                json_object_put(ev);
 }

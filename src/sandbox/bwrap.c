@@ -24,8 +24,9 @@ static const kb_bwrap_option_info options[KB_BWRAP_OPTION_MAX] = {
         [KB_BWRAP_DIE_WITH_PARENT] = {"--die-with-parent", "the sandbox dies with kbound", NULL},
         [KB_BWRAP_NEW_SESSION] = {"--new-session", "no controlling terminal (no TIOCSTI into kbound's)", NULL},
         [KB_BWRAP_DISABLE_USERNS] = {"--disable-userns", "no nested user namespaces",
-                                     "kbound's seccomp filter refuses nested user namespaces (clone and unshare "
-                                     "with CLONE_NEWUSER), and sandbox.attack_surface tries it from inside"},
+                                     "kbound sets the sandbox's user.max_user_namespaces itself, from the host, as "
+                                     "--disable-userns does, and proves a nested user namespace refused before the "
+                                     "kernel starts (kbound's seccomp filter refuses them too)"},
         [KB_BWRAP_SECCOMP] = {"--seccomp", "kbound's seccomp filter on every sandbox process", NULL},
         [KB_BWRAP_CAP_DROP] = {"--cap-drop", "no capability in the sandbox", NULL},
         [KB_BWRAP_HOSTNAME] = {"--hostname", "the team's own hostname", NULL},
@@ -41,16 +42,81 @@ static const kb_bwrap_option_info options[KB_BWRAP_OPTION_MAX] = {
         [KB_BWRAP_CHDIR] = {"--chdir", "the kernel starts in its workspace", NULL},
         [KB_BWRAP_BLOCK_FD] = {"--block-fd", "the host's look before the kernel's program runs", NULL},
         [KB_BWRAP_INFO_FD] = {"--info-fd", "the sandbox's pid namespace and init, to pin the kernel", NULL},
+        [KB_BWRAP_FILE] = {"--file", "the connection file copied into the sandbox's socket folder", NULL},
         [KB_BWRAP_SIZE] = {"--size",
-                           "a size for the sandbox's /tmp and /dev/shm (--tmp-size) and its /workspace "
-                           "(--workspace-max)",
-                           "each in-memory folder (/tmp, /dev/shm) may grow to half the host's RAM and /workspace "
-                           "is the host's disk: sandbox.resources fails unless --tmp-size none and "
-                           "--workspace-max none are given"},
+                           "a size for the sandbox's /tmp and /dev/shm (--tmp-size), its /workspace "
+                           "(--workspace-max) and its socket folder",
+                           "kbound gives each in-memory folder bwrap makes (/tmp, /dev/shm, /workspace, the socket "
+                           "folder) its size itself, from the host, before the kernel starts; sandbox.resources "
+                           "reads every size from the sandbox's mount table as with --size"},
 };
 
 const kb_bwrap_option_info *kb_bwrap_option_get(kb_bwrap_option option) {
         return option < KB_BWRAP_OPTION_MAX ? &options[option] : NULL;
+}
+
+int kb_bwrap_arity(const char *opt) {
+        if (!opt)
+                return -1;
+        static const char *const zero[] = {"--help",
+                                           "--version",
+                                           "--unshare-all",
+                                           "--share-net",
+                                           "--unshare-user",
+                                           "--unshare-user-try",
+                                           "--unshare-ipc",
+                                           "--unshare-pid",
+                                           "--unshare-net",
+                                           "--unshare-uts",
+                                           "--unshare-cgroup",
+                                           "--unshare-cgroup-try",
+                                           "--disable-userns",
+                                           "--assert-userns-disabled",
+                                           "--clearenv",
+                                           "--new-session",
+                                           "--die-with-parent",
+                                           "--as-pid-1",
+                                           NULL};
+        static const char *const one[] = {"--args",
+                                          "--userns",
+                                          "--userns2",
+                                          "--pidns",
+                                          "--uid",
+                                          "--gid",
+                                          "--hostname",
+                                          "--chdir",
+                                          "--unsetenv",
+                                          "--lock-file",
+                                          "--sync-fd",
+                                          "--remount-ro",
+                                          "--exec-label",
+                                          "--file-label",
+                                          "--proc",
+                                          "--dev",
+                                          "--tmpfs",
+                                          "--mqueue",
+                                          "--dir",
+                                          "--seccomp",
+                                          "--add-seccomp-fd",
+                                          "--block-fd",
+                                          "--userns-block-fd",
+                                          "--info-fd",
+                                          "--json-status-fd",
+                                          "--cap-add",
+                                          "--cap-drop",
+                                          "--perms",
+                                          "--size",
+                                          NULL};
+        static const char *const two[] = {
+                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
+                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
+                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
+        const char *const *lists[] = {zero, one, two};
+        for (int n = 0; n < 3; n++)
+                for (const char *const *o = lists[n]; *o; o++)
+                        if (strcmp(*o, opt) == 0)
+                                return n;
+        return -1;
 }
 
 /* Whether the line (up to its end) starts, after blanks, with exactly name as a word. */
@@ -106,6 +172,13 @@ int kb_bwrap_probe(const char *path, kb_bwrap *ret) {
 
 bool kb_bwrap_has(const kb_bwrap *b, kb_bwrap_option option) {
         return b && option < KB_BWRAP_OPTION_MAX && (b->has & (UINT64_C(1) << option));
+}
+
+void kb_bwrap_hardening(const kb_bwrap *b, kb_sandbox_hardening *h) {
+        h->disable_userns = true;
+        h->host_userns = !kb_bwrap_has(b, KB_BWRAP_DISABLE_USERNS);
+        h->tmpfs_size = true;
+        h->host_sizes = !kb_bwrap_has(b, KB_BWRAP_SIZE);
 }
 
 /* Appends "sep text" (sep only after the first) to buf, cutting at size. */

@@ -4,6 +4,8 @@
 #include "base/cleanup.h"
 #include "kbound/bwrap.h"
 #include "sandbox/sandbox-internal.h"
+#include "base/facts.h"
+#include "base/procfs.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -82,13 +84,51 @@ static int trial_folders(const char *runtime_base, const kb_sandbox_user *user, 
         return 0;
 }
 
+/* What the trial sandbox showed of the sizes check asks for: every in-memory folder kbound sizes
+ * read from the trial kernel's mount table (as sandbox.resources reads it at every look). */
+typedef struct trial_sizes {
+        bool tried;    /* the trial started and its mount table was read */
+        bool ok;       /* each folder a tmpfs of its own of at most its size */
+        char bad[256]; /* the first that was not, with what it was */
+} trial_sizes;
+
+static void read_trial_sizes(pid_t kernel_pid, const kb_sandbox_hardening *h, trial_sizes *ret) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/mountinfo", (int) kernel_pid);
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *mounts = NULL;
+        if (kb_read_file(AT_FDCWD, path, O_RDONLY, 4u << 20, &text, NULL) < 0 ||
+            kb_procfs_mountinfo_parse(text, &mounts) < 0) {
+                snprintf(ret->bad, sizeof ret->bad, "the trial sandbox's mount table could not be read");
+                return;
+        }
+        ret->tried = ret->ok = true;
+        for (const char *const *p = kb_sandbox_sized_paths(); *p && ret->ok; p++) {
+                uint64_t want = kb_sandbox_sized_size(h, *p);
+                if (!want)
+                        continue;
+                json_object *m = kb_procfs_mount_of(mounts, *p);
+                const char *mp = kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT),
+                           *fstype = kb_fact_str_of(m, FACT_MOUNT_FSTYPE);
+                int64_t size = kb_procfs_tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
+                if (!mp || strcmp(mp, *p) != 0 || !fstype || strcmp(fstype, "tmpfs") != 0)
+                        snprintf(ret->bad, sizeof ret->bad, "%s is not a tmpfs of its own", *p);
+                else if (size < 0 || (uint64_t) size > want)
+                        snprintf(ret->bad, sizeof ret->bad, "%s is a tmpfs of %s", *p,
+                                 size < 0 ? "no size of its own" : "more than asked");
+                ret->ok = ret->bad[0] == '\0';
+        }
+}
+
 /* Starts the sandbox `check` starts, through the same plan and launcher (every namespace, kbound's
- * seccomp filter, the syscall probe's copy bound, the block channel, PID 2 pinned by a verified
- * pidfd), with a program that waits, as the sandbox user: the one test of whether this bwrap,
- * user namespaces, AppArmor, seccomp and the sysctls let kbound's sandbox run here, so doctor
- * and check cannot disagree. */
+ * seccomp filter, the limits asked and this bwrap's stand-ins, the syscall probe's copy bound, the
+ * block channel, PID 2 pinned by a verified pidfd), with a program that waits, as the sandbox
+ * user: the one test of whether this bwrap, user namespaces, AppArmor, seccomp and the sysctls let
+ * kbound's sandbox run here, so doctor and check cannot disagree. Its in-memory folders' sizes are
+ * then read as sandbox.resources reads them (*ret_sizes). */
 static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandbox_user *user, const char *runtime_base,
-                         const char *syscall_probe, bool *ret_ok, char **ret_detail) {
+                         const char *syscall_probe, const kb_limits *limits, bool *ret_ok, char **ret_detail,
+                         trial_sizes *ret_sizes) {
         *ret_ok = false;
         _cleanup_free_ char *base = NULL;
         int r = trial_folders(runtime_base, user, syscall_probe, &base);
@@ -104,7 +144,8 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
         snprintf(log, sizeof log, "%s/bwrap.log", base);
         char **env = NULL;
         r = kb_sandbox_env(NULL, NULL, &env);
-        kb_sandbox_hardening hardening = {.disable_userns = kb_bwrap_has(info, KB_BWRAP_DISABLE_USERNS)};
+        kb_sandbox_hardening hardening = {.limits = *limits};
+        kb_bwrap_hardening(info, &hardening);
         kb_sandbox_policy policy = {
                 .team = "doctor",
                 .workspace = workspace,
@@ -122,18 +163,26 @@ static int check_sandbox(const char *bwrap, const kb_bwrap *info, const kb_sandb
                 r = kb_sandbox_launch(&policy, argv, log, kb_now_ms() + PREFLIGHT_TIMEOUT_MS, &sb, &error);
         if (r >= 0)
                 r = kb_sandbox_verify(sb);
+        if (r >= 0)
+                read_trial_sizes(kb_sandbox_kernel_pid(sb), &hardening, ret_sizes);
         kb_sandbox_destroy(&sb);
         kb_strv_free(env);
         (void) kb_remove_tree(base);
         if (r == -ENOMEM)
                 return r;
+        char stand_ins[160] = "";
+        if (hardening.host_sizes || hardening.host_userns)
+                snprintf(stand_ins, sizeof stand_ins, ", kbound's stand-ins for %s%s%s made",
+                         hardening.host_sizes ? "--size" : "",
+                         hardening.host_sizes && hardening.host_userns ? " and " : "",
+                         hardening.host_userns ? "--disable-userns" : "");
         *ret_ok = r >= 0;
-        *ret_detail =
-                r >= 0 ? fmt("the sandbox kbound's check starts (user, pid, net, ipc, uts, cgroup and mount "
-                             "namespaces, kbound's seccomp filter%s, PID 2 pinned by pidfd) started as %s",
-                             syscall_probe ? ", its syscall probe bound" : "", user ? user->name : "kbound's user")
-                       : fmt("the sandbox kbound's check starts failed to start as %s: %s",
-                             user ? user->name : "kbound's user", kb_error_text(error, r));
+        *ret_detail = r >= 0 ? fmt("the sandbox kbound's check starts (user, pid, net, ipc, uts, cgroup and mount "
+                                   "namespaces, kbound's seccomp filter%s%s, PID 2 pinned by pidfd) started as %s",
+                                   syscall_probe ? ", its syscall probe bound" : "", stand_ins,
+                                   user ? user->name : "kbound's user")
+                             : fmt("the sandbox kbound's check starts failed to start as %s: %s",
+                                   user ? user->name : "kbound's user", kb_error_text(error, r));
         return *ret_detail ? 0 : -ENOMEM;
 }
 
@@ -264,29 +313,32 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
                            : "");
 }
 
-/* How each limit is enforced here (limits.h): a trial cgroup of the defaults, made and removed. */
-static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
-        kb_limits l;
-        kb_limits_default(&l);
+/* How each limit asked (the defaults unless given) is enforced here (limits.h): a trial cgroup made
+ * and removed; the in-memory folders' sizes as the trial sandbox showed them (sizes). Not ok when
+ * check would fail sandbox.resources: a size not in force, or --cpu-max with no cpu cgroup. */
+static char *check_limits(const kb_bwrap *info, const kb_limits *l, const trial_sizes *sizes, bool *ret_ok) {
+        kb_limits mem_tasks = *l;
+        mem_tasks.max[KB_LIMIT_CPU] = 0;
         kb_cgroup cg;
-        int r = kb_cgroup_create(&cg, &l, "doctor");
+        int r = kb_cgroup_create(&cg, &mem_tasks, "doctor");
         int version = cg.version;
         kb_cgroup_destroy(&cg);
-        /* --cpu-max has no default: a trial of its own, so it says nothing of the others */
+        /* --cpu-max, none by default: a trial of its own, so it says nothing of the others */
         kb_limits only_cpu = {0};
         only_cpu.max[KB_LIMIT_CPU] = 1;
         kb_cgroup cpu_cg;
         int cpu_r = kb_cgroup_create(&cpu_cg, &only_cpu, "doctor");
         int cpu_version = cpu_cg.version;
         kb_cgroup_destroy(&cpu_cg);
-        bool sized = have_bwrap && kb_bwrap_has(info, KB_BWRAP_SIZE);
-        *ret_ok = sized;
+        bool sizes_asked = l->max[KB_LIMIT_TMP] || l->max[KB_LIMIT_WORKSPACE];
+        bool cpu_ok = !l->max[KB_LIMIT_CPU] || cpu_r == 0;
+        *ret_ok = sizes->ok && cpu_ok;
         char m[32], t[32], z[32], w[32], lg[32];
-        kb_limit_format(KB_LIMIT_MEMORY, l.max[KB_LIMIT_MEMORY], m, sizeof m);
-        kb_limit_format(KB_LIMIT_TASKS, l.max[KB_LIMIT_TASKS], t, sizeof t);
-        kb_limit_format(KB_LIMIT_TMP, l.max[KB_LIMIT_TMP], z, sizeof z);
-        kb_limit_format(KB_LIMIT_WORKSPACE, l.max[KB_LIMIT_WORKSPACE], w, sizeof w);
-        kb_limit_format(KB_LIMIT_LOG, l.max[KB_LIMIT_LOG], lg, sizeof lg);
+        kb_limit_format(KB_LIMIT_MEMORY, l->max[KB_LIMIT_MEMORY], m, sizeof m);
+        kb_limit_format(KB_LIMIT_TASKS, l->max[KB_LIMIT_TASKS], t, sizeof t);
+        kb_limit_format(KB_LIMIT_TMP, l->max[KB_LIMIT_TMP], z, sizeof z);
+        kb_limit_format(KB_LIMIT_WORKSPACE, l->max[KB_LIMIT_WORKSPACE], w, sizeof w);
+        kb_limit_format(KB_LIMIT_LOG, l->max[KB_LIMIT_LOG], lg, sizeof lg);
         char cgroups[320];
         if (r == 0)
                 snprintf(cgroups, sizeof cgroups,
@@ -298,26 +350,37 @@ static char *check_limits(const kb_bwrap *info, bool have_bwrap, bool *ret_ok) {
                          "no cgroup can be made here (%s): memory (%s) per process by "
                          "RLIMIT_AS, tasks (%s) by RLIMIT_NPROC in the sandbox's user namespace",
                          strerror(-r), m, t);
-        char cpu[160];
+        char cpu[200];
         if (cpu_r == 0)
                 snprintf(cpu, sizeof cpu, "processor time (--cpu-max, none by default) by a cgroup v%d of its own",
                          cpu_version);
         else
-                snprintf(cpu, sizeof cpu,
-                         "processor time cannot be bounded here (%s: no cpu cgroup; check fails sandbox.resources "
-                         "if --cpu-max is given)",
-                         strerror(-cpu_r));
-        return fmt("%s; /tmp and /dev/shm (%s each) and /workspace (%s) %s; the kernel's log (%s on disk) by a pipe "
-                   "kbound drains; %s",
-                   cgroups, z, w,
-                   sized ? "by tmpfs size (bwrap --size), in memory"
-                         : "cannot be sized: this bwrap has no --size (check fails sandbox.resources unless "
-                           "--tmp-size none and --workspace-max none)",
-                   lg, cpu);
+                snprintf(cpu, sizeof cpu, "processor time cannot be bounded here (%s: no cpu cgroup%s)",
+                         strerror(-cpu_r),
+                         l->max[KB_LIMIT_CPU] ? "; check cannot start with --cpu-max: run as root or in a delegated "
+                                                "cgroup, or drop --cpu-max"
+                                              : "; check refuses --cpu-max here");
+        char folders[512];
+        bool by_kbound = !kb_bwrap_has(info, KB_BWRAP_SIZE);
+        if (!sizes_asked)
+                snprintf(folders, sizeof folders, "/tmp, /dev/shm and /workspace not sized (none asked: not claimed)");
+        else if (sizes->ok)
+                snprintf(folders, sizeof folders,
+                         "/tmp and /dev/shm (%s each), /workspace (%s) and the socket folder in memory, each sized "
+                         "by %s, as the trial sandbox's mount table shows",
+                         z, w, by_kbound ? "kbound's stand-in for --size (this bwrap has none)" : "bwrap's --size");
+        else
+                snprintf(folders, sizeof folders, "check will fail sandbox.resources: %s%s; fix: %s",
+                         sizes->bad[0] ? sizes->bad : "not tried",
+                         sizes->tried ? " in the trial sandbox" : " (the trial sandbox did not start)",
+                         sizes->tried ? "use a bubblewrap with --size (0.8.0+), or give up the sizes with --tmp-size "
+                                        "none --workspace-max none (reported as not claimed)"
+                                      : "see the sandbox item");
+        return fmt("%s; %s; the kernel's log (%s on disk) by a pipe kbound drains; %s", cgroups, folders, lg, cpu);
 }
 
 int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char *sandbox_user,
-                         const char *syscall_probe, kb_preflight_item ***ret) {
+                         const char *syscall_probe, const kb_limits *limits, kb_preflight_item ***ret) {
         if (!ret)
                 return -EINVAL;
         kb_preflight_item **items = calloc(PREFLIGHT_ITEMS + 1, sizeof *items);
@@ -376,28 +439,35 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                                      b == -ENOSYS ? "libseccomp is too old for the filter's calls"
                                                   : "a kernel with seccomp (Linux 4.14+) is needed"));
         }
+        /* The trial first: the limits' item reads the sizes it showed. */
+        kb_limits asked;
+        if (limits)
+                asked = *limits;
+        else
+                kb_limits_default(&asked);
+        bool userns_ok = false;
+        trial_sizes sizes = {.ok = false};
+        char *sandbox_detail = NULL;
+        if (r >= 0) {
+                if (usable && user_resolved && seccomp_fd >= 0 && runtime_base)
+                        r = check_sandbox(bwrap, &info, &user, runtime_base, syscall_probe, &asked, &userns_ok,
+                                          &sandbox_detail, &sizes);
+                else
+                        sandbox_detail = fmt("not tried: %s", !have_bwrap      ? "no bwrap"
+                                                              : setuid         ? "bwrap is set-uid root"
+                                                              : !usable        ? "bwrap lacks options kbound needs"
+                                                              : !user_resolved ? "no sandbox user"
+                                                              : seccomp_fd < 0 ? "no seccomp filter"
+                                                                               : "no runtime folder");
+        }
         if (r >= 0) {
                 bool limits_ok = false;
-                char *detail = check_limits(&info, have_bwrap && !setuid, &limits_ok);
-                r = item_add(items, &n, "limits", limits_ok, false, detail);
+                char *detail = check_limits(&info, &asked, &sizes, &limits_ok);
+                r = item_add(items, &n, "limits", limits_ok, true, detail);
         }
-        bool userns_ok = false;
-        if (r >= 0) {
-                char *detail = NULL;
-                if (usable && user_resolved && seccomp_fd >= 0 && runtime_base)
-                        r = check_sandbox(bwrap, &info, &user, runtime_base, syscall_probe, &userns_ok, &detail);
-                else
-                        detail = fmt("not tried: %s", !have_bwrap      ? "no bwrap"
-                                                      : setuid         ? "bwrap is set-uid root"
-                                                      : !usable        ? "bwrap lacks options kbound needs"
-                                                      : !user_resolved ? "no sandbox user"
-                                                      : seccomp_fd < 0 ? "no seccomp filter"
-                                                                       : "no runtime folder");
-                if (r >= 0)
-                        r = item_add(items, &n, "sandbox", userns_ok, true, detail);
-                else
-                        free(detail);
-        }
+        if (r >= 0)
+                r = item_add(items, &n, "sandbox", userns_ok, true, TAKE_PTR(sandbox_detail));
+        free(sandbox_detail);
         if (r >= 0) {
                 bool ok;
                 char *detail = check_apparmor(userns_ok, &ok);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "base/strv.h"
+#include <json-c/json.h>
 
 /* The fd number bwrap's --info-fd uses inside the launched child. Fixed so the plan can name it
  * before the pipe exists; the launcher moves the pipe's write end onto it after fork. */
@@ -25,6 +26,18 @@
  * the block channel. Returns 0, -ESRCH (init gone), -ETIMEDOUT or -errno. */
 int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd);
 
+/* The in-memory folders kb_sandbox_plan may make, NULL-terminated (their sizes:
+ * kb_sandbox_sized_size). */
+const char *const *kb_sandbox_sized_paths(void);
+
+/* kbound's stand-ins for what the bwrap lacks (h->host_sizes: --size; h->host_userns:
+ * --disable-userns), made from the host while bwrap's init (init_pid, pinned by init_pidfd) waits
+ * on the block channel: each sized folder remounted with its size, the sandbox's
+ * user.max_user_namespaces set and a nested user namespace then refused to user (the sandbox's)
+ * (sandbox_stand_in.c). Nothing to do: 0. Returns 0 or -errno with an error naming the step. */
+int kb_sandbox_stand_in(pid_t init_pid, int init_pidfd, const kb_sandbox_hardening *h, const kb_sandbox_user *user,
+                        kb_error **ret_error);
+
 /* Opens the sandbox's folder inside (KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME) through bwrap's init
  * (init_pid, pinned by init_pidfd) and checks it is what was asked: a tmpfs (sandbox.resources
  * judges its size), or else the host folder host_dir itself (sandbox_workspace.c). Returns 0 with
@@ -32,6 +45,19 @@ int kb_sandbox_make_mounts_private(pid_t init_pid, int init_pidfd);
  * or no host_dir to prove a bound folder against), -ENAMETOOLONG, -errno. */
 int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, bool tmpfs, const char *host_dir,
                            int *ret_fd);
+
+/* The mounts the bwrap command line argv (argv[0] the program; the very one bwrap is started with)
+ * makes, in bwrap's order, as PLANNED_MOUNT facts (src/base/facts.def), and those bwrap makes for
+ * them: its own root tmpfs; --dev's tmpfs, the host nodes it binds (null, zero, full, random,
+ * urandom, tty) and its devpts; --proc's read-only covers of its own sys, sysrq-trigger, irq and bus
+ * (optional: bwrap makes them only where it may write); and, below each bind, every mount of
+ * host_mounts (kbound's own table, the one bwrap starts in; may be NULL) under the source's real
+ * path, which the recursive bind takes along. A bind's source is stat'd here, links followed as
+ * bwrap follows them, so call it as bwrap is about to be started. Destinations are taken through
+ * the links the plan makes (--symlink). Returns 0 and a new array, -EPROTO (an argv bwrap would
+ * refuse or the plan cannot read: an unknown option, a missing operand, --args, --remount-ro of no
+ * planned mount), -ELOOP, -ENAMETOOLONG, -E2BIG, -ENOMEM (sandbox_mounts.c). */
+int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_object **ret);
 
 /* An owned deep copy of a policy (sandbox_policy_copy.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */
@@ -200,3 +226,27 @@ int kb_cgroup_open_procs(const kb_cgroup *cg, int *fds, size_t max);
 int64_t kb_cgroup_oom_kills(const kb_cgroup *cg);
 /* Removes the folders (waiting up to a second for the last process to leave each). */
 void kb_cgroup_destroy(kb_cgroup *cg);
+
+/* ---- a sandbox kbound did not build (sandbox_audit.c; the struct is sandbox_launch.c's) ---- */
+
+/* A sandbox whose launcher (the kernelspec's own wrapper, kbound's child launcher, pinned by
+ * launcher_pidfd, taken) kbound started with env (taken) and did not build: no bwrap, no info, no
+ * plan. Its kernel is not known until kb_sandbox_audit_pin. NULL: out of memory (nothing taken). */
+kb_sandbox *kb_sandbox_audit_new(pid_t launcher, int launcher_pidfd, char **env);
+/* The kernel found (descriptors taken): its pid, pidfd and start time; the init of its own pid
+ * namespace (or the kernel itself, pidns_ino 0, when it shares kbound's); its working folder. */
+typedef struct kb_sandbox_audit_pinned {
+        pid_t kernel_pid;
+        int kernel_pidfd;
+        uint64_t kernel_start;
+        pid_t init_pid;
+        int init_pidfd;
+        uint64_t pidns_ino;
+        int workspace_fd;
+} kb_sandbox_audit_pinned;
+void kb_sandbox_audit_pin(kb_sandbox *sb, const kb_sandbox_audit_pinned *p);
+/* That the pinned kernel is still the process it was: alive, with the same start time, before and
+ * after the read. Returns 0, -ESRCH (exited), -EPERM (another process). */
+int kb_sandbox_audit_verify(pid_t pid, int pidfd, uint64_t start);
+/* Field 22 of /proc/<pid>/stat: when pid started. Returns 0, -ESRCH, -EPROTO, -errno. */
+int kb_sandbox_start_time(pid_t pid, uint64_t *ret);

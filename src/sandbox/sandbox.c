@@ -330,10 +330,28 @@ bool kb_sandbox_rootfs_visible(const char *path) {
         return false;
 }
 
-/* --tmpfs path, with --size first when the limit is asked and the bwrap has it. */
-static int plan_tmpfs(kb_strv *v, const kb_sandbox_hardening *h, kb_limit_id limit, const char *path) {
-        uint64_t size = h ? h->limits.max[limit] : 0;
-        if (size && h->tmpfs_size) {
+const char *const *kb_sandbox_sized_paths(void) {
+        static const char *const paths[] = {"/tmp", "/dev/shm", KB_SANDBOX_WORKSPACE, KB_SANDBOX_RUNTIME, NULL};
+        return paths;
+}
+
+uint64_t kb_sandbox_sized_size(const kb_sandbox_hardening *h, const char *path) {
+        if (!h || !h->tmpfs_size || !path)
+                return 0;
+        if (strcmp(path, "/tmp") == 0 || strcmp(path, "/dev/shm") == 0)
+                return h->limits.max[KB_LIMIT_TMP];
+        if (strcmp(path, KB_SANDBOX_WORKSPACE) == 0)
+                return h->limits.max[KB_LIMIT_WORKSPACE];
+        if (strcmp(path, KB_SANDBOX_RUNTIME) == 0)
+                return KB_SANDBOX_RUNTIME_SIZE;
+        return 0;
+}
+
+/* --tmpfs path, with --size first when it has a size and the bwrap sizes it (else kbound's
+ * stand-in does, once bwrap has made it: kb_sandbox_launch). */
+static int plan_tmpfs(kb_strv *v, const kb_sandbox_hardening *h, const char *path) {
+        uint64_t size = kb_sandbox_sized_size(h, path);
+        if (size && !h->host_sizes) {
                 char bytes[32];
                 snprintf(bytes, sizeof bytes, "%llu", (unsigned long long) size);
                 int r = strv_push3(v, "--size", bytes, NULL);
@@ -366,7 +384,8 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         if (!kb_team_name_valid(policy->team) || !path_ok(policy->workspace) || !path_ok(policy->runtime_dir) ||
             (policy->rootfs && !path_ok(policy->rootfs)) ||
             (policy->syscall_probe && !path_ok(policy->syscall_probe)) ||
-            (policy->boundary_probe && !path_ok(policy->boundary_probe)))
+            (policy->boundary_probe && !path_ok(policy->boundary_probe)) ||
+            (policy->relay_prefix && (!policy->syscall_probe || !policy->relay_ports || !*policy->relay_ports)))
                 return -EINVAL;
         for (char *const *p = policy->ro_paths; p && *p; p++)
                 if (!path_ok(*p))
@@ -386,11 +405,12 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
         /* --die-with-parent: nothing outlives kbound. --new-session: no TIOCSTI into our tty. */
         if (r >= 0)
                 r = strv_push3(&v, "--die-with-parent", "--new-session", NULL);
-        /* A user namespace always (--disable-userns needs it stated), nested ones refused, and the
-         * seccomp filter the launcher hands over at KB_SANDBOX_SECCOMP_FD (docs/seccomp.md). */
+        /* A user namespace always (--disable-userns needs it stated), nested ones refused (by
+         * --disable-userns, or by kbound's stand-in for a bwrap without it), and the seccomp filter the launcher hands
+         * over at KB_SANDBOX_SECCOMP_FD (docs/seccomp.md). */
         if (r >= 0)
                 r = kb_strv_push(&v, "--unshare-user");
-        if (r >= 0 && policy->hardening && policy->hardening->disable_userns)
+        if (r >= 0 && policy->hardening && policy->hardening->disable_userns && !policy->hardening->host_userns)
                 r = kb_strv_push(&v, "--disable-userns");
         if (r >= 0)
                 r = strv_push_fd(&v, "--seccomp", KB_SANDBOX_SECCOMP_FD, NULL);
@@ -409,9 +429,9 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
          * each its own tmpfs; /dev itself read-only (bwrap's is a tmpfs of no size, its nodes bind
          * mounts, which stay usable); /var/tmp is /tmp, for tools that insist on it. */
         if (r >= 0)
-                r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_TMP, "/tmp");
+                r = plan_tmpfs(&v, policy->hardening, "/tmp");
         if (r >= 0)
-                r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_TMP, "/dev/shm");
+                r = plan_tmpfs(&v, policy->hardening, "/dev/shm");
         if (r >= 0)
                 r = strv_push3(&v, "--remount-ro", "/dev", NULL);
         /* /var is not the host's: an empty one. */
@@ -426,17 +446,13 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
          * descriptor, kb_sandbox_workspace_fd); the team's host folder, which nothing bounds,
          * only with --workspace-max none. */
         if (r >= 0 && kb_sandbox_workspace_sized(policy->hardening))
-                r = plan_tmpfs(&v, policy->hardening, KB_LIMIT_WORKSPACE, KB_SANDBOX_WORKSPACE);
+                r = plan_tmpfs(&v, policy->hardening, KB_SANDBOX_WORKSPACE);
         else if (r >= 0)
                 r = strv_push3(&v, "--bind", policy->workspace, KB_SANDBOX_WORKSPACE);
         /* The kernel's sockets: a small tmpfs of their own, beside the team's runtime folder bound
          * read-only (the connection file); the folder itself read-write only with no --size. */
         if (r >= 0 && kb_sandbox_runtime_in_memory(policy->hardening)) {
-                char bytes[32];
-                snprintf(bytes, sizeof bytes, "%llu", (unsigned long long) KB_SANDBOX_RUNTIME_SIZE);
-                r = strv_push3(&v, "--size", bytes, NULL);
-                if (r >= 0)
-                        r = strv_push3(&v, "--tmpfs", KB_SANDBOX_RUNTIME, NULL);
+                r = plan_tmpfs(&v, policy->hardening, KB_SANDBOX_RUNTIME);
                 if (r >= 0)
                         r = strv_push3(&v, "--ro-bind", policy->runtime_dir, KB_SANDBOX_HANDOFF);
                 const char *name = policy->connection_file ? strrchr(policy->connection_file, '/') : NULL;
@@ -467,6 +483,12 @@ int kb_sandbox_plan(const kb_sandbox_policy *policy, char *const *kernel_argv, i
          * as PID 2, which then becomes the kernel (exec: the same pid). */
         if (r >= 0 && policy->syscall_probe && policy->hardening)
                 r = plan_rlimits(&v, &policy->hardening->limits);
+        /* A kernel that speaks only TCP: kbound's relay, started by PID 2 (which then becomes the
+         * kernel) as its child. */
+        if (r >= 0 && policy->relay_prefix)
+                r = strv_push3(&v, KB_SANDBOX_PROBE_PROGRAM, "--relay", policy->relay_prefix);
+        if (r >= 0 && policy->relay_prefix)
+                r = strv_push3(&v, policy->relay_ports, "--", NULL);
         for (char *const *p = kernel_argv; r >= 0 && *p; p++)
                 r = kb_strv_push(&v, *p);
         if (r < 0) {

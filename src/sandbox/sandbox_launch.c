@@ -62,6 +62,8 @@ struct kb_sandbox {
         int cgroup_error;               /* why not (-errno), 0 if made or not needed */
         uint64_t rlimit_as;             /* the memory limit kept per process instead (0: none) */
         kb_log_keeper *log;             /* the kernel's log, bounded (NULL: none asked; a file) */
+        bool audited;                   /* a sandbox kbound did not build (sandbox_audit.c) */
+        uint64_t kernel_start;          /* audited: the kernel's start time, as pinned */
 };
 
 static void sleep_ms(int ms) {
@@ -230,13 +232,10 @@ static int send_all(int fd, const void *buf, size_t len) {
  * channel, then one byte on the block channel. Failures are not reported here: a bwrap that is
  * gone shows as a kernel that never appeared, and one that got a cut program refuses it. */
 static void release(kb_sandbox *sb) {
-        struct stat st;
-        if (sb->seccomp_program >= 0 && fstat(sb->seccomp_program, &st) == 0 && st.st_size > 0) {
-                _cleanup_free_ char *program = malloc((size_t) st.st_size);
-                ssize_t got = program ? pread(sb->seccomp_program, program, (size_t) st.st_size, 0) : -1;
-                if (got == st.st_size)
-                        (void) send_all(sb->seccomp_w, program, (size_t) got);
-        }
+        _cleanup_free_ void *program = NULL;
+        size_t len = 0;
+        if (kb_seccomp_program_read(sb->seccomp_program, &program, &len) == 0)
+                (void) send_all(sb->seccomp_w, program, len);
         kb_closep(&sb->seccomp_w);
         (void) send_all(sb->block_w, "g", 1);
         kb_closep(&sb->block_w);
@@ -319,6 +318,22 @@ static int plan_fd(json_object *fds, int target, const char *what, int src, cons
         return 0;
 }
 
+/* The mounts argv plans (kb_sandbox_planned_mounts), as LAUNCH's mounts: its binds' sources stat'd
+ * now, as bwrap is about to start, with kbound's own mount table for the submounts they take
+ * along. A table that cannot be read plans none: a submount is then unplanned (fail closed). */
+static int launch_mounts(json_object *f, char *const *argv) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *host = NULL;
+        json_object *mounts = NULL;
+        int r = kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, KB_PROCFS_MOUNTINFO_MAX, &text, NULL);
+        if (r >= 0 && kb_procfs_mountinfo_parse(text, &host) == -ENOMEM)
+                return -ENOMEM;
+        r = kb_sandbox_planned_mounts(argv, host, &mounts);
+        if (r < 0)
+                return r;
+        return kb_fact_set_arr(f, FACT_LAUNCH_MOUNTS, mounts) < 0 ? -ENOMEM : 0;
+}
+
 /* kb_sandbox_launch_facts for what is about to be launched. */
 static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, const int *fds, const int *targets,
                         size_t n_fds, int logfd, int block_r, json_object **ret) {
@@ -354,6 +369,8 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
                         r = plan_fd(planned, targets[i], what[i], fds[i], NULL);
         if (r >= 0)
                 r = plan_fd(planned, KB_SANDBOX_BLOCK_FD, "the block channel", block_r, NULL);
+        if (r >= 0)
+                r = launch_mounts(f, argv);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(f);
@@ -665,7 +682,8 @@ typedef struct folder_try {
 /* bwrap's init waits on the block channel: nothing of the kernel exists yet. The host looks now,
  * then lets it go on, and pins the kernel as PID 2. A failed release (bwrap gone) shows as a
  * kernel that never appeared. Returns kb_sandbox_pin_pid2's result; f says how the folders went. */
-static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f) {
+static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t deadline_ms, folder_try *f,
+                      bool *ret_worded, kb_error **ret_error) {
         int r = wait_init_blocked(sb, deadline_ms);
         if (r < 0)
                 return r;
@@ -673,6 +691,13 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
         sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
+        /* What this bwrap's missing options would have done (its sizes, no nested user namespaces):
+         * a stand-in that cannot be made fails the launch, as the option would have. */
+        r = kb_sandbox_stand_in(sb->init_pid, sb->init_pidfd, policy->hardening, policy->user, ret_error);
+        if (r < 0) {
+                *ret_worded = true;
+                return r;
+        }
         /* The host's own way into the workspace, before anything of the kernel runs (judged once
          * the kernel is pinned: a kernel that never appeared says more). */
         f->r = kb_sandbox_folder_open(sb->init_pid, sb->init_pidfd, f->inside, f->tmpfs, policy->workspace,
@@ -717,10 +742,15 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         r = pin_init(sb);
         folder_try f = {
                 .inside = KB_SANDBOX_WORKSPACE, .tmpfs = kb_sandbox_workspace_sized(policy->hardening), .r = -ESRCH};
+        bool worded = false;
         if (r == 0)
-                r = sandbox_go(sb, policy, deadline_ms, &f);
+                r = sandbox_go(sb, policy, deadline_ms, &f, &worded, ret_error);
         if (r == 0 && f.r < 0)
                 return folder_refused(sb, &f, log_path, log_offset, ret_error);
+        if (r < 0 && worded) {
+                (void) kb_sandbox_stop(sb, kb_now_ms() + 2000, NULL);
+                return r;
+        }
         if (r < 0) {
                 const char *what = r == -ENOTSUP ? KB_SANDBOX_SETUID_WHY
                                    : r == -EPERM ? "the sandbox's PID 2 did not match the sandbox's identity"
@@ -779,7 +809,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
                 return sb ? (expr) : (none);                                                                           \
         }
 
-SANDBOX_ACCESSOR(int, pidfd, sb->kernel_pidfd, -1)
+SANDBOX_ACCESSOR(int, pidfd, sb->audited && sb->kernel_pidfd < 0 ? sb->bwrap_pidfd : sb->kernel_pidfd, -1)
 SANDBOX_ACCESSOR(int, workspace_fd, sb->workspace_fd, -1)
 SANDBOX_ACCESSOR(int, runtime_fd, sb->runtime_fd, -1)
 SANDBOX_ACCESSOR(pid_t, kernel_pid, sb->kernel_pid, -1)
@@ -793,8 +823,10 @@ SANDBOX_ACCESSOR(json_object *, log_facts, kb_log_keeper_facts(sb->log), NULL)
 SANDBOX_ACCESSOR(int64_t, oom_kills, kb_cgroup_oom_kills(&sb->cgroup), -2)
 SANDBOX_ACCESSOR(const kb_sandbox_policy *, launched_policy, kb_sandbox_policy_copy_get(sb->policy), NULL)
 SANDBOX_ACCESSOR(int, init_pidfd, sb->init_pidfd, -1)
+SANDBOX_ACCESSOR(int, seccomp_program, sb->seccomp_program, -1)
 SANDBOX_ACCESSOR(int, mounts_private, sb->mounts_private, -EINVAL)
 SANDBOX_ACCESSOR(char *const *, planned_env, sb->env, NULL)
+SANDBOX_ACCESSOR(bool, audited, sb->audited, false)
 
 json_object *kb_sandbox_cgroup_facts(const kb_sandbox *sb) {
         json_object *o = json_object_new_object(), *dirs = json_object_new_array();
@@ -831,6 +863,8 @@ int kb_sandbox_alive(const kb_sandbox *sb) {
 int kb_sandbox_verify(const kb_sandbox *sb) {
         if (!sb || sb->kernel_pidfd < 0)
                 return -EINVAL;
+        if (sb->audited)
+                return kb_sandbox_audit_verify(sb->kernel_pid, sb->kernel_pidfd, sb->kernel_start);
         return kb_sandbox_verify_identity("/proc", sb->kernel_pid, sb->kernel_pidfd, sb->init_pid, sb->pidns_ino);
 }
 
@@ -938,4 +972,26 @@ void kb_sandbox_destroy(kb_sandbox **sbp) {
                 (void) kb_sandbox_stop(sb, -1, NULL);
         sandbox_free(sb);
         *sbp = NULL;
+}
+
+/* sandbox_audit.c's sandbox: what its launch and its pin set (sandbox-internal.h). */
+kb_sandbox *kb_sandbox_audit_new(pid_t launcher, int launcher_pidfd, char **env) {
+        kb_sandbox *sb = sandbox_new();
+        if (!sb)
+                return NULL;
+        sb->audited = true;
+        sb->bwrap_pid = launcher;
+        sb->bwrap_pidfd = launcher_pidfd;
+        sb->env = env;
+        return sb;
+}
+
+void kb_sandbox_audit_pin(kb_sandbox *sb, const kb_sandbox_audit_pinned *p) {
+        sb->kernel_pid = p->kernel_pid;
+        sb->kernel_pidfd = p->kernel_pidfd;
+        sb->kernel_start = p->kernel_start;
+        sb->init_pid = p->init_pid;
+        sb->init_pidfd = p->init_pidfd;
+        sb->pidns_ino = p->pidns_ino;
+        sb->workspace_fd = p->workspace_fd;
 }

@@ -3,6 +3,7 @@
 #include "kbound/sandbox.h"
 #include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
+#include "base/procfs.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -197,4 +198,31 @@ int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_in
                 int left = kb_ms_left(deadline_ms);
                 (void) poll(NULL, 0, left < 0 || left > PIN_RETRY_MS ? PIN_RETRY_MS : left);
         }
+}
+
+/* Field 22 of /proc/<pid>/stat: when the process started. Returns 0, -ESRCH, -EPROTO, -errno. */
+int kb_sandbox_start_time(pid_t pid, uint64_t *ret) {
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int r = kb_sandbox_read_small(path, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        kb_procfs_stat st;
+        if (kb_procfs_stat_parse(buf, &st) < 0 || st.starttime == 0)
+                return -EPROTO;
+        *ret = st.starttime;
+        return 0;
+}
+
+int kb_sandbox_audit_verify(pid_t pid, int pidfd, uint64_t start) {
+        if (!kb_sandbox_pidfd_alive(pidfd))
+                return -ESRCH;
+        uint64_t now = 0;
+        int r = kb_sandbox_start_time(pid, &now);
+        /* Only after the read does "still alive" prove it was about the process the pidfd holds. */
+        if (!kb_sandbox_pidfd_alive(pidfd))
+                return -ESRCH;
+        if (r < 0)
+                return r == -ESRCH ? -ESRCH : -EPERM;
+        return now == start ? 0 : -EPERM;
 }

@@ -247,12 +247,51 @@ const kb_seccomp_entry *kb_seccomp_entry_find(const char *name) {
 }
 
 int kb_seccomp_entry_syscall_nr(const kb_seccomp_entry *entry) {
-        if (!entry)
+        return kb_seccomp_entry_syscall_nr_on(entry, KB_SYSABI_NATIVE);
+}
+
+/* libseccomp's token for abi on this machine (the filter's rules for it), 0 when there is none:
+ * x86_64 runs i386 and x32 code, aarch64 arm code. */
+static uint32_t scmp_arch_of(kb_sysabi abi) {
+        uint32_t native = seccomp_arch_native();
+        switch (abi) {
+        case KB_SYSABI_NATIVE:
+                return native;
+        case KB_SYSABI_COMPAT32:
+                return native == SCMP_ARCH_X86_64 ? SCMP_ARCH_X86 : native == SCMP_ARCH_AARCH64 ? SCMP_ARCH_ARM : 0;
+        case KB_SYSABI_X32:
+                return native == SCMP_ARCH_X86_64 ? SCMP_ARCH_X32 : 0;
+        default:
+                return 0;
+        }
+}
+
+bool kb_seccomp_abi_filtered(kb_sysabi abi) {
+        return scmp_arch_of(abi) != 0;
+}
+
+int kb_seccomp_syscall_nr_on(const char *name, kb_sysabi abi) {
+        uint32_t arch = scmp_arch_of(abi);
+        if (!name || !arch)
                 return -EINVAL;
-        int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, entry->syscall);
+        /* 32-bit x86 had only socketcall(2) until Linux 4.3 added the direct socket calls; libseccomp
+         * names "socket" and "socketpair" there by pseudo numbers that stand for both ways in (its
+         * rules cover each). A try or a comparison makes the direct call: these are its numbers
+         * (arch/x86/entry/syscalls/syscall_32.tbl; test_seccomp holds libseccomp to them). */
+        if (arch == SCMP_ARCH_X86 && strcmp(name, "socket") == 0)
+                return 359;
+        if (arch == SCMP_ARCH_X86 && strcmp(name, "socketpair") == 0)
+                return 360;
+        int nr = seccomp_syscall_resolve_name_arch(arch, name);
         /* libseccomp answers a negative pseudo number for a call the ABI lacks, and
          * __NR_SCMP_ERROR for a name it does not know at all. */
         return nr < 0 ? -ENOSYS : nr;
+}
+
+int kb_seccomp_entry_syscall_nr_on(const kb_seccomp_entry *entry, kb_sysabi abi) {
+        if (!entry)
+                return -EINVAL;
+        return kb_seccomp_syscall_nr_on(entry->syscall, abi);
 }
 
 /* The families each socket mode lets through, in increasing order. Every family not listed is
@@ -342,24 +381,16 @@ static void seccomp_releasep(scmp_filter_ctx *ctx) {
                 seccomp_release(*ctx);
 }
 
-/* Adds the compat ABIs a host of the native architecture may run; each gets every rule added
- * afterwards. Whether this host really runs them (ia32_emulation=0, x32 disabled, an arm64 CPU
- * without AArch32) does not matter: the rules cost nothing there, and a filter that does not
- * depend on the host is one the tests can pin down. */
-static int add_compat_arches(scmp_filter_ctx ctx, uint32_t native) {
-        static const uint32_t x86_64_compat[] = {SCMP_ARCH_X86, SCMP_ARCH_X32};
-        static const uint32_t aarch64_compat[] = {SCMP_ARCH_ARM};
-        const uint32_t *compat = NULL;
-        size_t n = 0;
-        if (native == SCMP_ARCH_X86_64) {
-                compat = x86_64_compat;
-                n = KB_ELEMENTSOF(x86_64_compat);
-        } else if (native == SCMP_ARCH_AARCH64) {
-                compat = aarch64_compat;
-                n = KB_ELEMENTSOF(aarch64_compat);
-        }
-        for (size_t i = 0; i < n; i++) {
-                int r = seccomp_arch_add(ctx, compat[i]);
+/* Adds the compat ABIs a host of the native architecture may run (kbound/sysabi.h); each gets
+ * every rule added afterwards. Whether this host really runs them (ia32_emulation=0, x32 disabled,
+ * an arm64 CPU without AArch32) does not matter: the rules cost nothing there, and a filter that does
+ * not depend on the host is one the tests can pin down. */
+static int add_compat_arches(scmp_filter_ctx ctx) {
+        for (kb_sysabi abi = KB_SYSABI_COMPAT32; abi < KB_SYSABI_MAX_; abi++) {
+                uint32_t arch = scmp_arch_of(abi);
+                if (!arch)
+                        continue;
+                int r = seccomp_arch_add(ctx, arch);
                 if (r < 0 && r != -EEXIST)
                         return r;
         }
@@ -459,6 +490,29 @@ int kb_seccomp_instructions(int fd, size_t *ret_count) {
         return 0;
 }
 
+int kb_seccomp_program_read(int fd, void **ret, size_t *ret_len) {
+        if (fd < 0 || !ret || !ret_len)
+                return -EINVAL;
+        size_t count;
+        int r = kb_seccomp_instructions(fd, &count);
+        if (r < 0)
+                return r;
+        if (count == 0)
+                return -EBADMSG;
+        size_t len = count * sizeof(struct sock_filter);
+        _cleanup_free_ void *buf = malloc(len);
+        if (!buf)
+                return -ENOMEM;
+        ssize_t got = pread(fd, buf, len, 0);
+        if (got < 0)
+                return -errno;
+        if ((size_t) got != len)
+                return -EIO;
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
 int kb_seccomp_build(const kb_seccomp_policy *policy, int *ret_fd) {
         static const kb_seccomp_policy default_policy = {0};
         if (!ret_fd)
@@ -483,7 +537,7 @@ int kb_seccomp_build(const kb_seccomp_policy *policy, int *ret_fd) {
         if (r < 0)
                 return r;
         uint32_t native = seccomp_arch_native();
-        r = add_compat_arches(ctx, native);
+        r = add_compat_arches(ctx);
         if (r < 0)
                 return r;
 

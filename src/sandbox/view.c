@@ -1,6 +1,7 @@
 /* view.c: the sandbox's view of files (the mounts of kb_sandbox_plan's argv) and the pre-launch
  * check that a kernel's program, interpreter and resource folder resolve in it. */
 #include "kbound/view.h"
+#include "kbound/bwrap.h"
 #include "base/cleanup.h"
 #include <fcntl.h>
 #include <limits.h>
@@ -74,55 +75,6 @@ static int view_add(kb_view *v, mount_kind kind, const char *dest, const char *t
         return 0;
 }
 
-/* bwrap options and how many operands each takes; what makes a mount is handled by name. */
-static const struct {
-        const char *name;
-        int operands;
-} bwrap_options[] = {
-        {"--unshare-all", 0},
-        {"--unshare-user", 0},
-        {"--unshare-user-try", 0},
-        {"--unshare-ipc", 0},
-        {"--unshare-pid", 0},
-        {"--unshare-net", 0},
-        {"--unshare-uts", 0},
-        {"--unshare-cgroup", 0},
-        {"--unshare-cgroup-try", 0},
-        {"--share-net", 0},
-        {"--die-with-parent", 0},
-        {"--new-session", 0},
-        {"--disable-userns", 0},
-        {"--assert-userns-disabled", 0},
-        {"--as-pid-1", 0},
-        {"--clearenv", 0},
-        {"--seccomp", 1},
-        {"--add-seccomp-fd", 1},
-        {"--cap-drop", 1},
-        {"--cap-add", 1},
-        {"--hostname", 1},
-        {"--remount-ro", 1},
-        {"--chdir", 1},
-        {"--info-fd", 1},
-        {"--json-status-fd", 1},
-        {"--block-fd", 1},
-        {"--userns-block-fd", 1},
-        {"--sync-fd", 1},
-        {"--uid", 1},
-        {"--gid", 1},
-        {"--userns", 1},
-        {"--userns2", 1},
-        {"--pidns", 1},
-        {"--lock-file", 1},
-        {"--unsetenv", 1},
-        {"--perms", 1},
-        {"--size", 1},
-        {"--argv0", 1},
-        {"--exec-label", 1},
-        {"--file-label", 1},
-        {"--setenv", 2},
-        {"--chmod", 2},
-};
-
 static bool is_any(const char *s, const char *const *names) {
         for (; *names; names++)
                 if (strcmp(s, *names) == 0)
@@ -191,15 +143,14 @@ int kb_view_new(const kb_sandbox_policy *policy, kb_view **ret) {
                         }
                         i += 2;
                 } else {
-                        size_t k;
-                        for (k = 0; k < KB_ELEMENTSOF(bwrap_options); k++)
-                                if (strcmp(opt, bwrap_options[k].name) == 0)
-                                        break;
-                        if (k == KB_ELEMENTSOF(bwrap_options)) {
+                        /* Any other option makes no mount: its operands are skipped by bwrap's
+                         * grammar (kb_bwrap_arity), so none is taken for an option. */
+                        int operands = kb_bwrap_arity(opt);
+                        if (operands < 0) {
                                 r = -EPROTO;
                                 goto out;
                         }
-                        for (int j = 0; j < bwrap_options[k].operands; j++)
+                        for (int j = 0; j < operands; j++)
                                 if (!argv[++i]) {
                                         r = -EPROTO;
                                         goto out;

@@ -5,6 +5,7 @@
  * the policy: the host compares the answers with what the filter it built gives, and confirms the
  * filter from /proc itself. Linked statically, so it runs in any image's rootfs; it needs only libc,
  * and its table is generated at build time from the library's (syscall_probe_table.h). */
+#include "relay.h"
 #include "syscall_surface.h"
 #include "tool_io.h"
 #include <errno.h>
@@ -26,6 +27,10 @@ static void usage(FILE *f, const char *argv0) {
                 "                   lifetime test runs, in any image)\n"
                 "  --exec-limited NPROC AS -- ARGV...\n"
                 "                   set RLIMIT_NPROC and RLIMIT_AS (0: leave one) and exec ARGV\n"
+                "  --relay PREFIX PORT,... -- ARGV...\n"
+                "                   listen on PREFIX-PORT (unix) for each port, relay each connection\n"
+                "                   to 127.0.0.1:PORT in a child that dies with this process, and\n"
+                "                   exec ARGV (a kernel that speaks only TCP; docs/transports.md)\n"
                 "  -h, --help       this text\n"
                 "  -V, --version    the version\n",
                 argv0);
@@ -75,6 +80,8 @@ int main(int argc, char **argv) {
         /* Before getopt, which would take the kernel's own options for this program's. */
         if (argc > 1 && strcmp(argv[1], "--exec-limited") == 0)
                 return exec_limited(argc, argv);
+        if (argc > 1 && strcmp(argv[1], "--relay") == 0)
+                return relay_main(argc, argv);
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, 'V'},

@@ -1,7 +1,8 @@
 /* syscall_table_gen.c: writes, at build time, the seccomp table that kbound-syscall-probe compiles
- * in: every entry of src/sandbox/seccomp.c's table, read through the library, with the call's number on the
- * native ABI from libseccomp, which is where the filter gets it. The probe runs without the library
- * and without libseccomp; generating its table from theirs is what keeps the two from drifting.
+ * in: every entry of src/sandbox/seccomp.c's table, read through the library, with the call's number on
+ * every ABI the filter has rules for (kbound/sysabi.h) from libseccomp, which is where the filter gets
+ * them. The probe runs without the library and without libseccomp; generating its table from theirs
+ * is what keeps the two from drifting.
  * Usage: kbound-syscall-table-gen OUTPUT.h */
 #include "kbound/seccomp.h"
 #include <seccomp.h>
@@ -34,25 +35,71 @@ static int put_literal(FILE *f, const char *s) {
         return fprintf(f, "\"%s\"", s) < 0 ? -EIO : 0;
 }
 
+/* The number of name on abi as the table writes it: -1 for a call the ABI lacks or an ABI the filter
+ * has no rules for. Returns 0 or -errno (a name libseccomp does not know, which the filter could not
+ * refuse either). */
+static int nr_on(const char *name, kb_sysabi abi, long *ret) {
+        if (!kb_seccomp_abi_filtered(abi)) {
+                *ret = -1;
+                return 0;
+        }
+        int nr = kb_seccomp_syscall_nr_on(name, abi);
+        if (nr < 0 && nr != -ENOSYS)
+                return nr;
+        *ret = nr < 0 ? -1 : nr;
+        return 0;
+}
+
+/* "#define NAME {native, compat32, x32}" of call's numbers on each ABI. */
+static int put_numbers(FILE *f, const char *macro, const char *call) {
+        fprintf(f, "#define %s {", macro);
+        for (kb_sysabi abi = 0; abi < KB_SYSABI_MAX_; abi++) {
+                long nr;
+                int r = nr_on(call, abi, &nr);
+                if (r < 0)
+                        return r;
+                fprintf(f, "%s%ldL", abi ? ", " : "", nr);
+        }
+        fputs("}\n", f);
+        return 0;
+}
+
 static int write_table(FILE *f, const char *arch) {
         int getpid_nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, "getpid");
         if (getpid_nr < 0)
                 return -ENOSYS;
         fprintf(f,
                 "/* Generated at build time by kbound-syscall-table-gen from src/sandbox/seccomp.c's table and\n"
-                " * libseccomp's syscall numbers for the native ABI. Do not edit: edit src/sandbox/seccomp.c. */\n"
+                " * libseccomp's syscall numbers for each ABI the filter has rules for. Do not edit: edit\n"
+                " * src/sandbox/seccomp.c. */\n"
                 "#pragma once\n\n"
                 "#define KB_PROBE_TABLE_ARCH \"%s\"\n"
                 "/* for a compile-time check that the probe is built for the ABI the numbers are for */\n"
                 "#define KB_PROBE_TABLE_NR_GETPID %d\n\n"
-                "/* X(name, syscall, is_family, native number or -1, value) */\n"
-                "#define KB_PROBE_TABLE(X) \\\n",
+                "/* Numbers on each ABI in kb_sysabi's order (native, compat32, x32); -1: none */\n",
                 arch, getpid_nr);
+        static const struct {
+                const char *macro, *call;
+        } calls[] = {{"KB_PROBE_NR_GETPID", "getpid"},
+                     {"KB_PROBE_NR_SOCKET", "socket"},
+                     {"KB_PROBE_NR_SOCKETPAIR", "socketpair"},
+                     {"KB_PROBE_NR_SOCKETCALL", "socketcall"}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(calls); i++) {
+                int r = put_numbers(f, calls[i].macro, calls[i].call);
+                if (r < 0)
+                        return r;
+        }
+        fputs("\n/* X(name, syscall, is_family, native number, compat32 number, x32 number, value); -1: none */\n"
+              "#define KB_PROBE_TABLE(X) \\\n",
+              f);
         for (size_t i = 0; i < kb_seccomp_entry_count(); i++) {
                 const kb_seccomp_entry *e = kb_seccomp_entry_at(i);
-                int nr = kb_seccomp_entry_syscall_nr(e);
-                if (nr < 0 && nr != -ENOSYS)
-                        return nr;
+                long nr[KB_SYSABI_MAX_];
+                for (kb_sysabi abi = 0; abi < KB_SYSABI_MAX_; abi++) {
+                        int r = nr_on(e->syscall, abi, &nr[abi]);
+                        if (r < 0)
+                                return r;
+                }
                 fputs("        X(", f);
                 int r = put_literal(f, e->name);
                 if (r < 0)
@@ -61,8 +108,10 @@ static int write_table(FILE *f, const char *arch) {
                 r = put_literal(f, e->syscall);
                 if (r < 0)
                         return r;
-                fprintf(f, ", %d, %d, UINT64_C(0x%llx)) \\\n", e->match == KB_SECCOMP_MATCH_FAMILY ? 1 : 0,
-                        nr < 0 ? -1 : nr, (unsigned long long) e->value);
+                fprintf(f, ", %d", e->match == KB_SECCOMP_MATCH_FAMILY ? 1 : 0);
+                for (kb_sysabi abi = 0; abi < KB_SYSABI_MAX_; abi++)
+                        fprintf(f, ", %ldL", nr[abi]);
+                fprintf(f, ", UINT64_C(0x%llx)) \\\n", (unsigned long long) e->value);
         }
         fputs("        /* end */\n", f);
         return ferror(f) ? -EIO : 0;

@@ -9,6 +9,7 @@
 #include "kbound/check.h"
 #include "kbound/judge.h"
 #include "base/facts.h"
+#include "verdict/evidence.h"
 
 #define DETAIL_MAX 1024
 
@@ -121,20 +122,29 @@ typedef struct verdict {
         json_object *problems; /* strings, also in ev */
         size_t n;              /* problems found (more than are kept) */
         bool oom;
-        const kb_judge_input *in; /* the evidence judged from the host's looks (judge_look_problems), held to
-                                   * facts.def at the verdict's end */
+        json_object *not_applicable; /* in ev: what of kbound's own launch an audit does not claim */
+        const kb_judge_input *in;    /* the evidence judged from the host's looks (judge_look_problems), held to
+                                      * facts.def at the verdict's end */
 } verdict;
 
 /* Each function's contract is at its definition. judge.c: */
 void verdict_init(verdict *v);
 void verdict_problem(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void verdict_evidence(verdict *v, const char *key, json_object *value);
+/* Adds the quote of a fact evidence.def declares (value taken; NULL: the fact was absent). */
+void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value);
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked_at);
 /* The check table's id of c. The judges name their check by its enum through judge.c alone: the
  * table (check.c) points at every judge, so no judge_*.c calls check.c itself. */
 const char *judge_check_id(kb_check c);
+/* Whether in is about a sandbox kbound did not build (`kbound audit`: expect "audit"), where what
+ * only kbound's own launch has (its bwrap's argv and plan, the look before exec) is not claimed;
+ * verdict_not_applicable names such a part in the check's evidence ("not_applicable"). */
+bool judge_audited(const kb_judge_input *in);
+void verdict_not_applicable(verdict *v, const char *what);
 
 const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size);
 const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size);
@@ -148,6 +158,7 @@ void judge_look_problems(verdict *v, const kb_judge_input *in);
 void verdict_begin(verdict *v, const kb_judge_input *in);
 const char *judge_cell_error(json_object *errors, const char *const *prefixes, char *buf, size_t size);
 void judge_no_probe(verdict *v, const kb_judge_input *in);
+void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *buf, size_t size);
 int judge_bwrap_arity(const char *opt);
 
 /* judge_identity.c: */
@@ -155,8 +166,19 @@ const char *judge_holder_words(json_object *snap, json_object *h, char *buf, siz
 
 /* judge_objects.c: why fd (of p in snap), an anonymous inode or memory file, reaches outside the
  * sandbox, or NULL once every other holder the host found is the sandbox's own. */
-const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf,
+const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size);
+
+/* judge_socket_ends.c: why a socket (target "socket:[inode]") that process p of look snap holds
+ * reaches outside the sandbox, or NULL once each of its other ends the host traced is the
+ * sandbox's own (or it is the kernel's end of one of kbound's connections). */
+const char *judge_socket_problem(json_object *snap, json_object *p, const char *target, int64_t inode, char *buf,
                                  size_t size);
+/* The look's own problems with that tracing: a network namespace of the sandbox's whose sockets
+ * it could not list with sock_diag, or no tracing at all. */
+void judge_socket_look_problems(verdict *v, json_object *snap);
+
+/* judge_plan.c: */
+int judge_plan_problems(const kb_judge_input *in, json_object *all, json_object *widening);
 
 /* judge_mounts.c: */
 bool judge_mount_is(json_object *m, const char *fstype);

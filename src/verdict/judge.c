@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "kbound/bwrap.h"
 #include "verdict/judge-internal.h"
 
 #define PROBLEMS_MAX 64 /* kept in the evidence; the count says how many there were */
@@ -92,6 +93,7 @@ void verdict_init(verdict *v) {
         v->problems = json_object_new_array();
         v->n = 0;
         v->in = NULL;
+        v->not_applicable = NULL;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
@@ -111,6 +113,31 @@ void verdict_evidence(verdict *v, const char *key, json_object *value) {
                 json_object_put(value);
                 v->oom = true;
         }
+}
+
+void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value) {
+        const kb_evidence_info *row = kb_evidence_row(e.id);
+        if (!row) {
+                json_object_put(value);
+                v->oom = true; /* no such row: the check fails rather than quote under no name */
+                return;
+        }
+        verdict_evidence(v, row->key, value);
+}
+
+bool judge_audited(const kb_judge_input *in) {
+        return kb_fact_obj_of(in->expect, FACT_EXPECT_AUDIT) != NULL;
+}
+
+void verdict_not_applicable(verdict *v, const char *what) {
+        if (!v->ev || v->oom)
+                return;
+        if (!v->not_applicable) {
+                v->not_applicable = json_object_new_array();
+                verdict_evidence(v, "not_applicable", v->not_applicable); /* v->ev owns it */
+        }
+        if (!v->oom && json_object_array_add(v->not_applicable, json_object_new_string(what)) < 0)
+                v->oom = true;
 }
 
 const char *judge_check_id(kb_check c) {
@@ -167,6 +194,65 @@ json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const ch
         vsnprintf(detail, sizeof detail, fmt, ap);
         va_end(ap);
         return kb_judge_check(kb_check_id(c), status, v->ev, "%s", detail);
+}
+
+/* Ends the verdict of check c for a kernel that did not start, judged on the look before exec
+ * alone (judge.h, the kb_judge_*_before_start): fail with the first problem, said as seen before
+ * the kernel ran; else not_run, saying what the look showed nothing wrong with (looked_at): a pass
+ * needs the looks at the running kernel. The evidence says it was judged so (before_start). It is
+ * not held to facts.def: kbound's expectations then lack what only a started kernel gives (its
+ * pid), and nothing judged here can pass; NULL when out of memory. */
+json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked_at) {
+        static const char seen[] = "before the kernel ran";
+        verdict_evidence(v, "before_start", json_object_new_boolean(true));
+        if (v->oom) {
+                json_object_put(v->ev);
+                return NULL;
+        }
+        const char *id = kb_check_id(c);
+        if (v->n == 0)
+                return kb_judge_check(id, "not_run", v->ev,
+                                      "not run: the kernel did not start (%s says why); before it ran, the host's look "
+                                      "found nothing wrong with %s",
+                                      kb_check_id(KB_CHECK_BACKEND), looked_at);
+        const char *first = json_object_get_string(at(v->problems, 0));
+        const char *prefix = strncmp(first, seen, strlen(seen)) == 0 ? "" : "before the kernel ran, ";
+        if (v->n == 1)
+                return kb_judge_check(id, "fail", v->ev, "%s%s", prefix, first);
+        return kb_judge_check(id, "fail", v->ev, "%s%s (and %zu more, see evidence)", prefix, first, v->n - 1);
+}
+
+/* What check c's claim could not rest on: each canary file kbound's expectation "canaries" says
+ * c relies on and was not planted, as "not tested: NAME (WHY)" into the evidence's not_tested (an
+ * empty array when every one was), and as "not tested: NAME (WHY), ...; " into buf to lead the
+ * pass detail, where a cut line still shows it ("" when none). Such a check still passes on what was tested, but says
+ * what was not, and the report's summary reads it as held in part (report.c). A record that is not there fails the
+ * check as facts.def says (REQUIRED). */
+void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *buf, size_t size) {
+        json_object *canaries = kb_fact_arr_of(in->expect, FACT_EXPECT_CANARIES), *list = json_object_new_array();
+        const char *id = kb_check_id(c);
+        size_t used = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < arr_len(canaries); i++) {
+                json_object *e = at(canaries, i);
+                const char *check = kb_fact_str_of(e, FACT_CANARY_PLANT_CHECK);
+                if (!check || strcmp(check, id) != 0 || kb_fact_bool_of(e, FACT_CANARY_PLANT_PLANTED))
+                        continue;
+                char text[DETAIL_MAX / 2];
+                snprintf(text, sizeof text, "not tested: %s (%s)", kb_fact_str_or(e, FACT_CANARY_PLANT_NAME, "?"),
+                         kb_fact_str_or(e, FACT_CANARY_PLANT_WHY, "not planted"));
+                if (list && json_object_array_add(list, json_object_new_string(text)) < 0)
+                        v->oom = true;
+                int n = snprintf(buf + used, size - used, "%s%s",
+                                 used ? ", " : "not tested: ", text + strlen("not tested: "));
+                if (n > 0 && (size_t) n < size - used)
+                        used += (size_t) n;
+        }
+        if (used && used + 2 < size)
+                memcpy(buf + used, "; ", 3);
+        if (!list)
+                v->oom = true;
+        verdict_evidence(v, "not_tested", list);
 }
 
 /* ---- snapshots ---- */
@@ -282,66 +368,7 @@ void judge_no_probe(verdict *v, const kb_judge_input *in) {
 
 /* ---- bwrap's command line ---- */
 
-/* bwrap's options and how many arguments each takes (bwrap 0.8's --help). A command line is read
- * with this grammar, never by searching for a word: "--setenv X --die-with-parent" sets a variable. */
+/* bwrap's grammar is the sandbox layer's (kb_bwrap_arity): one table reads every command line. */
 int judge_bwrap_arity(const char *opt) {
-        static const char *const zero[] = {"--help",
-                                           "--version",
-                                           "--unshare-all",
-                                           "--share-net",
-                                           "--unshare-user",
-                                           "--unshare-user-try",
-                                           "--unshare-ipc",
-                                           "--unshare-pid",
-                                           "--unshare-net",
-                                           "--unshare-uts",
-                                           "--unshare-cgroup",
-                                           "--unshare-cgroup-try",
-                                           "--disable-userns",
-                                           "--assert-userns-disabled",
-                                           "--clearenv",
-                                           "--new-session",
-                                           "--die-with-parent",
-                                           "--as-pid-1",
-                                           NULL};
-        static const char *const one[] = {"--args",
-                                          "--userns",
-                                          "--userns2",
-                                          "--pidns",
-                                          "--uid",
-                                          "--gid",
-                                          "--hostname",
-                                          "--chdir",
-                                          "--unsetenv",
-                                          "--lock-file",
-                                          "--sync-fd",
-                                          "--remount-ro",
-                                          "--exec-label",
-                                          "--file-label",
-                                          "--proc",
-                                          "--dev",
-                                          "--tmpfs",
-                                          "--mqueue",
-                                          "--dir",
-                                          "--seccomp",
-                                          "--add-seccomp-fd",
-                                          "--block-fd",
-                                          "--userns-block-fd",
-                                          "--info-fd",
-                                          "--json-status-fd",
-                                          "--cap-add",
-                                          "--cap-drop",
-                                          "--perms",
-                                          "--size",
-                                          NULL};
-        static const char *const two[] = {
-                "--setenv",    "--bind",         "--bind-try", "--dev-bind",   "--dev-bind-try",
-                "--ro-bind",   "--ro-bind-try",  "--bind-fd",  "--ro-bind-fd", "--file",
-                "--bind-data", "--ro-bind-data", "--symlink",  "--chmod",      NULL};
-        const char *const *lists[] = {zero, one, two};
-        for (int n = 0; n < 3; n++)
-                for (const char *const *o = lists[n]; *o; o++)
-                        if (strcmp(*o, opt) == 0)
-                                return n;
-        return -1;
+        return kb_bwrap_arity(opt);
 }

@@ -1,4 +1,5 @@
 /* judge_backend.c: sandbox.backend, the namespaces the sandbox runs in and the bwrap that made them. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -186,20 +187,21 @@ static bool env_has_name(json_object *digests, const char *name) {
         return false;
 }
 
-/* "the host could not read the running bwrap's WHAT", and what the last look's error about it
- * (unread) says when it kept one. */
-static void launcher_unread(verdict *v, const kb_judge_input *in, const char *what, kb_fact_what unread) {
+/* "the host could not read the running bwrap's WHAT", and what look's error about it (unread) says
+ * when it kept one. */
+static void launcher_unread(verdict *v, json_object *look, const char *what, kb_fact_what unread) {
         char buf[512];
-        const char *error = judge_look_error(judge_last_look(in), unread, buf, sizeof buf);
+        const char *error = judge_look_error(look, unread, buf, sizeof buf);
         verdict_problem(v, "the host could not read the running bwrap's %s%s%s", what, error ? ": " : "",
                         error ? error : "");
 }
 
 /* The running bwrap is the one kbound built: the program kbound executed, its command line and
- * its environment exactly as planned (read from the host: /proc/<launcher>/{exe,cmdline,environ}). */
-static void launch_problems(verdict *v, const kb_judge_input *in) {
+ * its environment exactly as planned (read from the host in look: /proc/<launcher>/{exe,cmdline,
+ * environ}). */
+static void launch_problems(verdict *v, const kb_judge_input *in, json_object *look) {
         json_object *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH),
-                    *launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
+                    *launcher = kb_fact_obj_of(look, FACT_LOOK_LAUNCHER);
         char buf[512];
         if (!plan) {
                 verdict_problem(v, "kbound kept no record of the bwrap it launched");
@@ -222,8 +224,8 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
                     *running = kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV);
         size_t np = arr_len(planned), nr = arr_len(running);
         if (nr == 0)
-                launcher_unread(v, in, "command line", WHAT_LAUNCHER_CMDLINE);
-        else if (judge_look_error(judge_last_look(in), WHAT_LAUNCHER_ARGV_MAX, buf, sizeof buf))
+                launcher_unread(v, look, "command line", WHAT_LAUNCHER_CMDLINE);
+        else if (judge_look_error(look, WHAT_LAUNCHER_ARGV_MAX, buf, sizeof buf))
                 verdict_problem(v, "the host could not read all of the running bwrap's command line (%s)", buf);
         else
                 for (size_t i = 0; i < (np > nr ? np : nr); i++) {
@@ -264,7 +266,7 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         if (!env_plan)
                 verdict_problem(v, "kbound kept no record of the environment it started bwrap with");
         else if (!env_run)
-                launcher_unread(v, in, "environment", WHAT_LAUNCHER_ENVIRON);
+                launcher_unread(v, look, "environment", WHAT_LAUNCHER_ENVIRON);
         else
                 for (size_t i = 0; i < (ep > er ? ep : er); i++) {
                         const char *a = i < er ? json_object_get_string(at(env_run, i)) : NULL;
@@ -308,6 +310,26 @@ static void launch_problems(verdict *v, const kb_judge_input *in) {
         verdict_evidence(v, "launch_compared", compared);
 }
 
+/* The processes of look in a namespace of kbound's own (host_ns: kbound's; the network one is
+ * shared under the raw-network override) or whose namespace was not read. Returns how many
+ * processes the look holds. */
+static size_t shared_ns_problems(verdict *v, json_object *look, json_object *host_ns, bool allow_network) {
+        json_object *procs = kb_fact_arr_of(look, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; host_ns && i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS);
+                json_object_object_foreach(host_ns, name, ino) {
+                        int64_t mine = json_object_get_int64(ino), theirs;
+                        if (!judge_map_int(ns, name, &theirs))
+                                verdict_problem(v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
+                                                name, judge_pid_of(p), judge_name_of(p));
+                        else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
+                                verdict_problem(v, "pid %" PRId64 " (%s) shares kbound's %s namespace", judge_pid_of(p),
+                                                judge_name_of(p), name);
+                }
+        }
+        return arr_len(procs);
+}
+
 json_object *kb_judge_backend(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
@@ -320,25 +342,8 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         }
         judge_look_problems(&v, in);
         size_t n_proc = 0;
-        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
-                for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS);
-                        n_proc++;
-                        if (!host_ns)
-                                continue;
-                        json_object_object_foreach(host_ns, name, ino) {
-                                int64_t mine = json_object_get_int64(ino), theirs;
-                                if (!judge_map_int(ns, name, &theirs))
-                                        verdict_problem(
-                                                &v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
-                                                name, judge_pid_of(p), judge_name_of(p));
-                                else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
-                                        verdict_problem(&v, "pid %" PRId64 " (%s) shares kbound's %s namespace",
-                                                        judge_pid_of(p), judge_name_of(p), name);
-                        }
-                }
-        }
+        for (size_t s = 0; s < arr_len(in->snapshots); s++)
+                n_proc += shared_ns_problems(&v, at(in->snapshots, s), host_ns, allow_network);
         if (host_ns) {
                 json_object_object_foreach(host_ns, name, unused) {
                         (void) unused;
@@ -353,6 +358,11 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 transient_holds = 0;
         for (size_t s = 0; host_ns && s < arr_len(in->snapshots) + 1; s++) {
                 json_object *look = s == 0 ? in->pre_exec : at(in->snapshots, s - 1);
+                if (!look && s == 0 && judge_audited(in)) {
+                        verdict_not_applicable(&v, "the look before the kernel's program ran: the deployment's "
+                                                   "launcher does not wait for kbound's");
+                        continue;
+                }
                 if (!look) {
                         verdict_problem(&v, "the host took no look at the sandbox before the kernel's program ran");
                         continue;
@@ -370,8 +380,28 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                 fds_unreadable = kb_fact_int_or(outside, FACT_NS_OUTSIDE_FD_TABLES_UNREADABLE, -1);
                 transient_holds += kb_fact_int_or(outside, FACT_NS_OUTSIDE_TRANSIENT, 0);
         }
-        launch_problems(&v, in);
-        verdict_evidence(&v, "kbound_ns", json_object_get(host_ns));
+        /* An audited sandbox's launcher and mounts are the deployment's: no plan of kbound's to hold
+         * them to (its argv is in the kernel's "audit"; its mounts are judged by write_outside). */
+        bool audited = judge_audited(in);
+        if (audited) {
+                verdict_not_applicable(&v, "the running launcher is the deployment's: its program, command line "
+                                           "and environment are reported, not held to a launch of kbound's");
+                verdict_not_applicable(&v, "the mounts are the deployment's: no plan of kbound's to match them "
+                                           "to (boundary.write_outside judges what they let the kernel write)");
+        } else
+                launch_problems(&v, in, judge_last_look(in));
+        /* bwrap built the mounts kbound planned, and nothing more, in every table of every look */
+        json_object *mount_problems = json_object_new_array();
+        int mount_tables = audited ? 0 : mount_problems ? judge_plan_problems(in, mount_problems, NULL) : -ENOMEM;
+        if (mount_tables < 0)
+                v.oom = true;
+        for (size_t i = 0; i < arr_len(mount_problems); i++)
+                verdict_problem(&v, "%s", json_object_get_string(at(mount_problems, i)));
+        json_object_put(mount_problems);
+        size_t planned = arr_len(kb_fact_arr_of(kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH), FACT_LAUNCH_MOUNTS));
+        verdict_evidence(&v, "mounts_planned", json_object_new_int64((int64_t) planned));
+        verdict_evidence(&v, "mount_tables_matched", json_object_new_int(mount_tables));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_KBOUND_NS, json_object_get(host_ns));
         verdict_evidence(&v, "sandbox_userns", json_object_new_int64(sandbox_user));
         json_object *outside = json_object_new_object();
         if (outside) {
@@ -396,10 +426,11 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
         for (size_t i = 0; i < arr_len(procs); i++)
                 if (judge_is_pid(at(procs, i), kernel_pid))
                         kernel = at(procs, i);
-        verdict_evidence(&v, "kernel_ns", json_object_get(kb_fact_get(kernel, FACT_PROCESS_NS)));
-        verdict_evidence(&v, "bwrap", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP)));
-        verdict_evidence(&v, "bwrap_version", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP_VERSION)));
-        char pass[1024], unread[160] = "";
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_KERNEL_NS, json_object_get(kb_fact_get(kernel, FACT_PROCESS_NS)));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_BWRAP, json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP)));
+        verdict_evidence_fact(&v, EVIDENCE_BACKEND_BWRAP_VERSION,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BWRAP_VERSION)));
+        char pass[1280], unread[160] = "";
         bool root = kb_fact_int_or(in->host, FACT_HOST_UID, -1) == 0;
         if (outside_unreadable > 0)
                 snprintf(unread, sizeof unread, "; %" PRId64 " %s could not be read%s, not judged", outside_unreadable,
@@ -409,9 +440,42 @@ json_object *kb_judge_backend(const kb_judge_input *in) {
                  "running "
                  "bwrap is the program, command line and environment kbound launched; every namespace is owned by the "
                  "sandbox's own user namespace (a child of kbound's) and no process outside the sandbox is in one, "
-                 "holds one open or bind-mounts one (%" PRId64 " processes outside read%s)",
+                 "holds one open or bind-mounts one (%" PRId64 " processes outside read%s); every mount of the %d "
+                 "mount tables of every look is one of the %zu kbound planned, matched by what it shows, where, and "
+                 "its read-only, nodev and nosuid options",
                  kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP_VERSION, "?"),
                  kb_fact_str_or(in->expect, FACT_EXPECT_BWRAP, "?"), names, n_proc, n_proc == 1 ? "" : "es",
-                 allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
+                 allow_network ? "; network shared (raw-network override)" : "", outside_read, unread, mount_tables,
+                 planned);
+        if (audited)
+                snprintf(
+                        pass, sizeof pass,
+                        "a sandbox kbound did not build (kbound audit); %s namespaces differ from kbound's for all "
+                        "%zu process%s the host saw%s; every namespace is owned by the sandbox's own user namespace (a "
+                        "child of kbound's) and no process outside the sandbox is in one, holds one open or "
+                        "bind-mounts one (%" PRId64 " processes outside read%s)",
+                        names, n_proc, n_proc == 1 ? "" : "es",
+                        allow_network ? "; network shared (raw-network override)" : "", outside_read, unread);
         return verdict_end(&v, KB_CHECK_BACKEND, pass);
+}
+
+json_object *kb_judge_backend_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *host_ns = kb_fact_map_of(in->host, FACT_HOST_NS), *pe = in->pre_exec;
+        bool allow_network = kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK);
+        if (!host_ns || json_object_object_length(host_ns) == 0) {
+                verdict_problem(&v, "the host could not read its own namespaces");
+                host_ns = NULL;
+        }
+        /* The same rules as every look's, on bwrap's init, whose namespaces the kernel was to get. */
+        (void) shared_ns_problems(&v, pe, host_ns, allow_network);
+        if (host_ns) {
+                (void) ownership_problems(&v, in, pe, host_ns, allow_network);
+                holder_problems(&v, pe, true);
+        }
+        launch_problems(&v, in, pe);
+        return verdict_end_before_start(&v, KB_CHECK_BACKEND,
+                                        "the namespaces of bwrap's init, who owns them and who outside holds them, or "
+                                        "the bwrap that runs it");
 }

@@ -10,6 +10,36 @@
 
 /* ---- credentials ---- */
 
+/* The daemon secrets and canaries the host found in the environment and command line of each
+ * process of look (names only), and those it could not read. Returns how many processes it read. */
+static size_t secret_problems(verdict *v, json_object *look) {
+        static const struct {
+                kb_fact_arr found;
+                kb_fact_what unread;
+                const char *words;
+        } texts[] = {{FACT_PROCESS_ENVIRON_SECRETS, WHAT_ENVIRON, "environment"},
+                     {FACT_PROCESS_CMDLINE_SECRETS, WHAT_CMDLINE, "command line"}};
+        char buf[DETAIL_MAX];
+        json_object *procs = kb_fact_arr_of(look, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *p = at(procs, i);
+                int64_t pid = judge_pid_of(p);
+                for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
+                        json_object *names = kb_fact_arr_of(p, texts[t].found);
+                        const char *error = judge_process_error(p, texts[t].unread, NULL, buf, sizeof buf);
+                        if (!names)
+                                verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
+                                                texts[t].words, pid, judge_name_of(p), error ? ": " : "",
+                                                error ? error : "");
+                        for (size_t k = 0; k < arr_len(names); k++)
+                                verdict_problem(v, "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
+                                                json_object_get_string(at(names, k)), texts[t].words, pid,
+                                                judge_name_of(p));
+                }
+        }
+        return arr_len(procs);
+}
+
 json_object *kb_judge_credentials(const kb_judge_input *in) {
         static const char *const subprobes[] = {"credentials", NULL};
         verdict v;
@@ -17,34 +47,8 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         char buf[DETAIL_MAX];
         /* The host's read of every environment and command line, in every look. */
         size_t n_proc = 0;
-        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
-                for (size_t i = 0; i < arr_len(procs); i++) {
-                        json_object *p = at(procs, i);
-                        int64_t pid = judge_pid_of(p);
-                        n_proc++;
-                        const struct {
-                                kb_fact_arr found;
-                                kb_fact_what unread;
-                                const char *words;
-                        } texts[] = {{FACT_PROCESS_ENVIRON_SECRETS, WHAT_ENVIRON, "environment"},
-                                     {FACT_PROCESS_CMDLINE_SECRETS, WHAT_CMDLINE, "command line"}};
-                        for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
-                                json_object *names = kb_fact_arr_of(p, texts[t].found);
-                                const char *error = judge_process_error(p, texts[t].unread, NULL, buf, sizeof buf);
-                                if (!names)
-                                        verdict_problem(&v,
-                                                        "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
-                                                        texts[t].words, pid, judge_name_of(p), error ? ": " : "",
-                                                        error ? error : "");
-                                for (size_t k = 0; k < arr_len(names); k++)
-                                        verdict_problem(&v,
-                                                        "%s is in the %s of pid %" PRId64 " (%s) (value never shown)",
-                                                        json_object_get_string(at(names, k)), texts[t].words, pid,
-                                                        judge_name_of(p));
-                        }
-                }
-        }
+        for (size_t s = 0; s < arr_len(in->snapshots); s++)
+                n_proc += secret_problems(&v, at(in->snapshots, s));
         judge_reach_problems(&v, in, "canary", KB_CHECK_CREDENTIALS, NULL);
         /* The child the cell spawned, seen alive by the host. */
         json_object *creds = kb_fact_obj_of(in->probe, FACT_PROBE_CREDENTIALS),
@@ -117,14 +121,16 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         json_object *keys = kb_fact_obj_of(creds, FACT_PROBE_CREDENTIALS_KEYS);
         if (kb_fact_bool_of(keys, FACT_PROBE_KEYS_FOUND))
                 verdict_problem(&v, "the cell found kbound's canary key by name in the keyrings it possesses");
-        verdict_evidence(&v, "secrets_checked", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_SECRETS_GUARDED)));
-        verdict_evidence(&v, "found", json_object_get(found));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_SECRETS_CHECKED,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_SECRETS_GUARDED)));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_FOUND, json_object_get(found));
         verdict_evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
         verdict_evidence(&v, "processes_read_by_cell", json_object_new_int64((int64_t) n_read));
         verdict_evidence(&v, "child_seen_by_host", json_object_new_boolean(child_seen));
-        verdict_evidence(&v, "keyring_canary", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_KEYRING)));
-        verdict_evidence(&v, "keys", json_object_get(keys));
-        char pass[512];
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_KEYRING_CANARY,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_KEYRING)));
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_KEYS, json_object_get(keys));
+        char pass[DETAIL_MAX];
         snprintf(pass, sizeof pass,
                  "%" PRId64 " daemon secrets and canaries: none in the environment or command line of %zu sandbox "
                  "process%s read by the host%s; no credential canary reachable through the mounts; kbound's keyring "
@@ -142,7 +148,12 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
                         memcpy(semi, more, strlen(more));
                 }
         }
-        return verdict_end(&v, KB_CHECK_CREDENTIALS, pass);
+        /* A canary that could not be planted (a home kbound cannot write to) narrows the claim: said
+         * first. */
+        char untested[DETAIL_MAX], said[2 * DETAIL_MAX];
+        judge_not_tested(&v, in, KB_CHECK_CREDENTIALS, untested, sizeof untested);
+        snprintf(said, sizeof said, "%s%s", untested, pass);
+        return verdict_end(&v, KB_CHECK_CREDENTIALS, said);
 }
 
 /* ---- cross_team ---- */
@@ -210,8 +221,9 @@ static void found_shown(json_object *found, const char *mp, const char *host_pre
  * run's teams/ folder but the team's own binds, anything of another kbound run's base folder
  * (a kbound-XXXXXX sibling of base_dir), or a folder holding either where no other mount covers
  * it. Found from each mount's filesystem and root, against where the host's own table places
- * those folders: no canary needs to lie there. Each problem once, into found. */
-static void team_folder_problems(const kb_judge_input *in, json_object *found) {
+ * those folders: no canary needs to lie there. Each problem once, into found. looks: the array of
+ * looks to read. */
+static void team_folder_problems(const kb_judge_input *in, json_object *looks, json_object *found) {
         const char *base = kb_fact_str_of(in->expect, FACT_EXPECT_BASE_DIR);
         json_object *host_mounts = kb_fact_arr_of(in->host, FACT_HOST_MOUNTS),
                     *binds = kb_fact_arr_of(in->expect, FACT_EXPECT_TEAM_BINDS);
@@ -238,9 +250,9 @@ static void team_folder_problems(const kb_judge_input *in, json_object *found) {
                 if (path && place_of(host_mounts, path, &dev_own[n_own], fs_own[n_own], sizeof fs_own[n_own]))
                         n_own++;
         }
-        for (size_t s = 0; s < arr_len(in->snapshots); s++) {
+        for (size_t s = 0; s < arr_len(looks); s++) {
                 json_object *tables[KB_INSPECT_MOUNT_TABLES_MAX];
-                size_t n_tables = judge_look_tables(at(in->snapshots, s), tables, KB_INSPECT_MOUNT_TABLES_MAX);
+                size_t n_tables = judge_look_tables(at(looks, s), tables, KB_INSPECT_MOUNT_TABLES_MAX);
                 for (size_t t = 0; t < n_tables; t++) {
                         for (size_t i = 0; i < arr_len(tables[t]); i++) {
                                 json_object *m = at(tables[t], i);
@@ -309,7 +321,7 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
         json_object *folders = json_object_new_array();
         if (!folders)
                 v.oom = true;
-        team_folder_problems(in, folders);
+        team_folder_problems(in, in->snapshots, folders);
         for (size_t i = 0; i < arr_len(folders); i++)
                 verdict_problem(&v, "%s", json_object_get_string(at(folders, i)));
         json_object_put(folders);
@@ -349,13 +361,45 @@ json_object *kb_judge_cross_team(const kb_judge_input *in) {
                 json_object_array_add(cell, copy);
         }
         verdict_evidence(&v, "cell", cell);
-        verdict_evidence(&v, "canaries_found", json_object_get(found));
-        verdict_evidence(&v, "base_dir", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
-        char pass[512];
+        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_CANARIES_FOUND, json_object_get(found));
+        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_BASE_DIR,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
+        char pass[2 * DETAIL_MAX], untested[DETAIL_MAX];
+        judge_not_tested(&v, in, KB_CHECK_CROSS_TEAM, untested, sizeof untested);
         snprintf(pass, sizeof pass,
-                 "another team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
+                 "%sanother team's folder and canary (%zu paths) are neither reachable through the sandbox's mounts "
                  "(host)%s; "
                  "no mount of the sandbox shows a team folder but the kernel's own, nor another kbound run's folder",
-                 canaries, in->cells_absent ? "" : " nor visible to the cell");
+                 untested, canaries, in->cells_absent ? "" : " nor visible to the cell");
         return verdict_end(&v, KB_CHECK_CROSS_TEAM, pass);
+}
+
+json_object *kb_judge_credentials_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        size_t n_proc = secret_problems(&v, in->pre_exec);
+        verdict_evidence_fact(&v, EVIDENCE_CREDENTIALS_SECRETS_CHECKED,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_SECRETS_GUARDED)));
+        verdict_evidence(&v, "processes_read_by_host", json_object_new_int64((int64_t) n_proc));
+        return verdict_end_before_start(&v, KB_CHECK_CREDENTIALS,
+                                        "the environment and command line of bwrap's init (the canaries' reach "
+                                        "needs a look at the running kernel)");
+}
+
+json_object *kb_judge_cross_team_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *folders = json_object_new_array(), *looks = json_object_new_array();
+        if (!folders || !looks || json_object_array_add(looks, json_object_get(in->pre_exec)) < 0)
+                v.oom = true;
+        team_folder_problems(in, looks, folders);
+        json_object_put(looks);
+        for (size_t i = 0; i < arr_len(folders); i++)
+                verdict_problem(&v, "%s", json_object_get_string(at(folders, i)));
+        json_object_put(folders);
+        verdict_evidence_fact(&v, EVIDENCE_CROSS_TEAM_BASE_DIR,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_BASE_DIR)));
+        return verdict_end_before_start(&v, KB_CHECK_CROSS_TEAM,
+                                        "the mount table of bwrap's init (the other team's canaries' reach needs a "
+                                        "look at the running kernel)");
 }

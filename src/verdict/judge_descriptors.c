@@ -57,65 +57,6 @@ static judge_file launch_fd_file(json_object *planned) {
         return judge_file_of(kb_fact_str_of(planned, FACT_LAUNCH_FD_DEV), known, ino);
 }
 
-/* True if inode is a socket of the network namespace p is in. */
-static bool socket_of_namespace(json_object *snap, json_object *p, int64_t inode) {
-        int64_t netns = judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "net");
-        char key[32];
-        snprintf(key, sizeof key, "%lld", (long long) netns);
-        json_object *net = netns > 0 ? judge_map_at(kb_fact_map_of(snap, FACT_LOOK_NET), key) : NULL;
-        if (int_in(kb_fact_arr_of(net, FACT_NET_SOCKET_INODES), inode))
-                return true;
-        json_object *unix_list = kb_fact_arr_of(net, FACT_NET_UNIX);
-        for (size_t i = 0; i < arr_len(unix_list); i++) {
-                int64_t mine;
-                if (kb_fact_int_of(at(unix_list, i), FACT_UNIX_ENTRY_INODE, &mine) && mine == inode)
-                        return true;
-        }
-        return false;
-}
-
-/* Why a socket of kbound's network namespace that p holds (k: its kbound_net_sockets entry) is a
- * channel out, or NULL. A unix socket lives in the namespace of the side that connected, so the
- * kernel's end of each of kbound's connections is one; any other, whatever name it carries, joins
- * the host's network: its peer must be one of kbound's own sockets, found by inode. */
-static const char *host_net_socket_problem(json_object *snap, json_object *k, char *buf, size_t size) {
-        /* A peer not read is none: no socket of kbound's. */
-        int64_t inode = kb_fact_int_or(k, FACT_SOCKET_INODE, -1), peer = kb_fact_int_or(k, FACT_SOCKET_PEER, 0);
-        const char *state = kb_fact_str_or(k, FACT_SOCKET_STATE, "?"), *type = kb_fact_str_or(k, FACT_SOCKET_TYPE, "?"),
-                   *path = kb_fact_str_of(k, FACT_SOCKET_PATH);
-        /* The kernel's end of one of kbound's connections to its endpoints, and nothing else: a
-         * socket whose peer is another of kbound's sockets (the block or seccomp channel, a
-         * keeper's) is a channel to kbound all the same. */
-        json_object *connections = kb_fact_arr_of(snap, FACT_LOOK_CONNECTIONS);
-        for (size_t i = 0; peer > 0 && i < arr_len(connections); i++) {
-                int64_t mine, theirs;
-                if (kb_fact_int_of(at(connections, i), FACT_CONNECTION_KBOUND_SOCKET, &mine) && mine == peer &&
-                    kb_fact_int_of(at(connections, i), FACT_CONNECTION_PEER, &theirs) && theirs == inode &&
-                    int_in(kb_fact_arr_of(snap, FACT_LOOK_KBOUND_SOCKETS), peer))
-                        return NULL;
-        }
-        char named[300] = "";
-        if (path)
-                snprintf(named, sizeof named, ", named %s", path);
-        if (peer <= 0) {
-                snprintf(buf, size,
-                         "socket:[%" PRId64
-                         "] (a %s %s unix socket of kbound's network namespace%s) is connected to no "
-                         "socket of kbound's (a channel out)",
-                         inode, state, type, named);
-                return buf;
-        }
-        json_object *holders = kb_fact_arr_of(k, FACT_SOCKET_PEER_HELD_BY);
-        char who[256] = "no process the host found";
-        if (arr_len(holders) > 0)
-                judge_holder_words(snap, at(holders, 0), who, sizeof who);
-        snprintf(buf, size,
-                 "socket:[%" PRId64 "] is a unix %s socket of kbound's network namespace%s, whose peer socket:[%" PRId64
-                 "] is held by %s, not by kbound (a channel out)",
-                 inode, type, named, peer, who);
-        return buf;
-}
-
 /* Why fd (of process p in snap) refers to something outside the sandbox, or NULL. */
 static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *fd, char *buf,
                               size_t size) {
@@ -152,17 +93,11 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                                  kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_FD, -1));
                         return buf;
                 }
-                int64_t inode = bracket_inode(target);
-                if (!starts(target, "socket:[") || socket_of_namespace(snap, p, inode))
+                /* A pipe held by no one outside connects sandbox processes; a socket is traced
+                 * to its other ends (judge_socket_ends.c). */
+                if (!starts(target, "socket:["))
                         return NULL;
-                json_object *host_net = kb_fact_arr_of(snap, FACT_LOOK_KBOUND_NET_SOCKETS);
-                for (size_t i = 0; i < arr_len(host_net); i++) {
-                        int64_t mine;
-                        if (kb_fact_int_of(at(host_net, i), FACT_SOCKET_INODE, &mine) && mine == inode)
-                                return host_net_socket_problem(snap, at(host_net, i), buf, size);
-                }
-                snprintf(buf, size, "%s is not a socket of the sandbox's network namespace", target);
-                return buf;
+                return judge_socket_problem(snap, p, target, bracket_inode(target), buf, size);
         }
         /* An object no path names: passed only once its other holders are found and are the
          * sandbox's own (judge_objects.c). */
@@ -248,7 +183,8 @@ static const char *map_problem(const kb_judge_input *in, json_object *snap, json
         json_object *channels = kb_fact_arr_of(snap, FACT_LOOK_OUTSIDE_CHANNELS);
         for (size_t i = 0; i < arr_len(channels); i++) {
                 json_object *ch = at(channels, i);
-                const char *cdev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV), *mdev = kb_fact_str_of(m, FACT_MAPPING_DEV);
+                const char *cdev = kb_fact_str_of(ch, FACT_OUTSIDE_CHANNEL_DEV),
+                           *mdev = kb_fact_str_of(m, FACT_MAPPING_DEV);
                 int64_t cino, mino;
                 if (!kb_fact_bool_of(ch, FACT_OUTSIDE_CHANNEL_MAPPED) || !cdev || !mdev || strcmp(cdev, mdev) != 0 ||
                     !kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_INO, &cino) ||
@@ -426,6 +362,11 @@ static const char *bwrap_option_value(json_object *argv, const char *opt) {
 static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *ret_refs) {
         json_object *pe = in->pre_exec, *plan = kb_fact_obj_of(in->expect, FACT_EXPECT_LAUNCH);
         char buf[DETAIL_MAX];
+        if (!plan && judge_audited(in)) {
+                verdict_not_applicable(v, "the look before the kernel's program ran, holding what kbound handed "
+                                          "bwrap: the deployment's launcher does not wait for kbound's");
+                return 0;
+        }
         if (!plan) {
                 verdict_problem(v, "kbound kept no record of the descriptors it handed bwrap");
                 return 0;
@@ -537,19 +478,6 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
         return n;
 }
 
-char *kb_judge_pre_exec_reason(json_object *pre_exec) {
-        kb_judge_input in = {.pre_exec = pre_exec};
-        json_object *procs = kb_fact_arr_of(pre_exec, FACT_LOOK_PROCESSES);
-        verdict v;
-        verdict_init(&v);
-        for (size_t i = 0; i < arr_len(procs); i++)
-                (void) ref_problems(&v, &in, pre_exec, at(procs, i));
-        const char *first = v.n && !v.oom ? json_object_get_string(at(v.problems, 0)) : NULL;
-        char *reason = first ? strdup(first) : NULL;
-        json_object_put(v.ev);
-        return reason;
-}
-
 json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict v;
         verdict_begin(&v, in);
@@ -563,8 +491,10 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         else if (last && !kb_fact_arr_of(kb_fact_obj_of(last, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_OUTSIDE_INODES))
                 verdict_problem(&v, "the host did not read which pipes and sockets the launch side holds");
         for (size_t s = 0; s < arr_len(in->snapshots); s++) {
-                if (judge_look_error(at(in->snapshots, s), WHAT_KBOUND_SOCKETS, buf, sizeof buf))
+                json_object *snap = at(in->snapshots, s);
+                if (judge_look_error(snap, WHAT_KBOUND_SOCKETS, buf, sizeof buf))
                         verdict_problem(&v, "the host could not list %s", buf);
+                judge_socket_look_problems(&v, snap);
                 if (!kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_OUTSIDE_CHANNELS))
                         verdict_problem(&v,
                                         "the host did not check which processes outside the sandbox hold its pipes and "
@@ -594,10 +524,11 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
         verdict_evidence(&v, "descriptors_checked", json_object_new_int64((int64_t) n_fds));
         verdict_evidence(&v, "references_checked", json_object_new_int64((int64_t) n_refs));
         verdict_evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
-        char pass[512];
+        char pass[640];
         snprintf(pass, sizeof pass,
                  "all %zu open descriptors of the sandbox's processes (read by the host) refer to the sandbox's own "
-                 "mounts, sockets, pipes or anonymous objects, the kernel's write-only log, or /dev/null-like devices, "
+                 "mounts, sockets (each traced to its other ends), pipes or anonymous objects, the kernel's write-only "
+                 "log, or /dev/null-like devices, "
                  "and all %zu other references (tracers, working directories, roots and programs of every process and "
                  "thread, mapped files) to the sandbox's own processes and mounts; "
                  "before the kernel's program ran, bwrap's init waited on kbound's block channel holding only the "
@@ -605,4 +536,15 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                  "kbound handed it and bwrap's own (%zu)",
                  n_fds, n_refs, n_pre);
         return verdict_end(&v, KB_CHECK_DESCRIPTORS, pass);
+}
+
+json_object *kb_judge_descriptors_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        size_t n_refs = 0, n_pre = pre_exec_problems(&v, in, &n_refs);
+        verdict_evidence(&v, "descriptors_before_exec", json_object_new_int64((int64_t) n_pre));
+        verdict_evidence(&v, "references_checked", json_object_new_int64((int64_t) n_refs));
+        return verdict_end_before_start(&v, KB_CHECK_DESCRIPTORS,
+                                        "what bwrap's init held (its descriptors, working directory, root, program "
+                                        "and mapped files), all of which the kernel inherits");
 }

@@ -133,6 +133,14 @@ const char *judge_not_own(json_object *m, const kb_judge_mount_facts *f, char *b
                          dev);
                 return buf;
         }
+        if (f->before_exec) {
+                /* That look reads no mount namespace outside: only what bwrap was told to make there. */
+                const char *fresh = planned_fresh(f->bwrap_argv, kb_fact_str_of(m, FACT_MOUNT_MOUNTPOINT));
+                if (fresh && judge_mount_is(m, fresh))
+                        return NULL;
+                return "the host reads no mount namespace outside the sandbox before the kernel runs, and bwrap was "
+                       "not told to make it there";
+        }
         if (!devices || unreadable < 0)
                 return "the host did not read the mount namespaces outside the sandbox";
         const char *fresh =
@@ -428,6 +436,10 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                 verdict_problem(&v, "the host could not read its own mounts");
         else if (host_problems && (tables = every_table_problems(in, host_problems)) < 0)
                 v.oom = true;
+        /* a mount bwrap was not asked for, or not so, that lets the sandbox write or open devices
+         * where the plan did not: whatever lies under it (sandbox.backend names every difference) */
+        if (host_problems && judge_plan_problems(in, NULL, host_problems) < 0)
+                v.oom = true;
         for (size_t i = 0; i < arr_len(host_problems); i++)
                 verdict_problem(&v, "%s", json_object_get_string(at(host_problems, i)));
         verdict_evidence(&v, "host_mount_problems", host_problems);
@@ -469,7 +481,7 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                                         kb_fact_str_or(at(sysctl, i), FACT_PROBE_SYSCTL_PATH, "?"));
         verdict_evidence(&v, "attempts", json_object_new_int64((int64_t) n));
         verdict_evidence(&v, "sandbox_private_writes", json_object_new_int64((int64_t) private_writes));
-        verdict_evidence(&v, "sysctl", json_object_get(sysctl));
+        verdict_evidence_fact(&v, EVIDENCE_WRITE_OUTSIDE_SYSCTL, json_object_get(sysctl));
         char pass[768];
         snprintf(pass, sizeof pass,
                  "every writable mount of the sandbox's %d mount table%s (read by the host) is the sandbox's own (no "
@@ -482,6 +494,35 @@ json_object *kb_judge_write_outside(const kb_judge_input *in) {
                          " host folders; %zu host settings refused",
                          n, private_writes, kb_fact_int_or(in->expect, FACT_EXPECT_ESCAPE_DIRS, 0), arr_len(sysctl));
         return verdict_end(&v, KB_CHECK_WRITE_OUTSIDE, pass);
+}
+
+json_object *kb_judge_write_outside_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *pe = in->pre_exec, *host_mounts = kb_fact_arr_of(in->host, FACT_HOST_MOUNTS);
+        kb_judge_mount_facts facts = {
+                .host_mounts = host_mounts,
+                .proc_entries = kb_fact_arr_of(in->host, FACT_HOST_PROC_ENTRIES),
+                .team_binds = kb_fact_arr_of(in->expect, FACT_EXPECT_TEAM_BINDS),
+                .bwrap_argv = kb_fact_arr_of(kb_fact_obj_of(pe, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_ARGV),
+                .before_exec = true,
+        };
+        json_object *found = json_object_new_array();
+        char buf[DETAIL_MAX];
+        if (arr_len(host_mounts) == 0)
+                verdict_problem(&v, "the host could not read its own mounts");
+        else if (judge_look_error(pe, WHAT_INIT_MOUNTS, buf, sizeof buf))
+                verdict_problem(&v, "the host could not read the mount table of bwrap's init (%s)", buf);
+        else if (!found || table_problems(found, kb_fact_arr_of(pe, FACT_LOOK_MOUNTS), &facts, false, NULL) < 0)
+                v.oom = true;
+        for (size_t i = 0; i < arr_len(found); i++)
+                verdict_problem(&v, "%s", json_object_get_string(at(found, i)));
+        verdict_evidence(&v, "host_mount_problems", found);
+        verdict_evidence(&v, "mount_tables", json_object_new_int(1));
+        return verdict_end_before_start(&v, KB_CHECK_WRITE_OUTSIDE,
+                                        "the mount table of bwrap's init, which the kernel was to run in (its "
+                                        "private filesystems held to what bwrap was told to make: no mount "
+                                        "namespace outside is read before exec)");
 }
 
 json_object *kb_judge_workspace(const kb_judge_input *in) {
@@ -499,10 +540,13 @@ json_object *kb_judge_workspace(const kb_judge_input *in) {
                                 kb_fact_str_or(ws, FACT_PROBE_WORKSPACE_ERROR, "no reason given"));
         if (!read_back)
                 verdict_problem(&v, "the host did not find the cell's nonce in the workspace");
-        verdict_evidence(&v, "cell", json_object_get(ws));
+        verdict_evidence_fact(&v, EVIDENCE_WORKSPACE_WRITABLE_CELL, json_object_get(ws));
         verdict_evidence(&v, "host_read_back", json_object_new_boolean(read_back));
         return verdict_end(&v, KB_CHECK_WORKSPACE_WRITABLE,
-                           "the cell wrote a nonce to /workspace; the host read the same nonce back");
+                           judge_audited(in) ? "the cell wrote a nonce to the kernel's workspace; the host read the "
+                                               "same nonce back through the kernel's root"
+                                             : "the cell wrote a nonce to /workspace; the host read the same nonce "
+                                               "back");
 }
 
 /* ---- reachability (sockets, canaries) ---- */

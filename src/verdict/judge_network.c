@@ -22,7 +22,7 @@ json_object *kb_judge_network(const kb_judge_input *in) {
         json_object *cell = kb_fact_obj_of(in->probe, FACT_PROBE_NETWORK);
         verdict_evidence(&v, "host_tcp_connections", json_object_new_int64(tcp_hits));
         verdict_evidence(&v, "host_unix_connections", json_object_new_int64(unix_hits));
-        verdict_evidence(&v, "cell", json_object_get(cell));
+        verdict_evidence_fact(&v, EVIDENCE_NETWORK_CELL, json_object_get(cell));
         if (kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK)) {
                 return verdict_end_as(
                         &v, KB_CHECK_NETWORK, "not_claimed",

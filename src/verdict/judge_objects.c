@@ -58,7 +58,8 @@ static const char *held_outside(json_object *snap, json_object *p, json_object *
                         snprintf(buf, size,
                                  "%s is the very open file pid %" PRId64 " (%s, its fd %" PRId64 ") holds, %s (a "
                                  "channel out)",
-                                 kb_fact_str_or(fd, FACT_FD_TARGET, "?"), kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
+                                 kb_fact_str_or(fd, FACT_FD_TARGET, "?"),
+                                 kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_PID, -1),
                                  kb_fact_str_or(ch, FACT_OUTSIDE_CHANNEL_NAME, "?"),
                                  kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_FD, -1),
                                  l == 0 ? "a process outside the sandbox" : "on kbound's side of it");
@@ -151,7 +152,7 @@ static const char *watch_problem(json_object *snap, json_object *p, json_object 
                                  target, dev ? dev : "?", ino, kb_fact_int_or(w, FACT_WATCH_FD, -1));
                         return buf;
                 }
-                if (strcmp(kind, "fanotify-mount") == 0 ? mnt_id >= 0 && own_mount(snap, p, mnt_id, NULL)
+                if (strcmp(kind, "fanotify-mount") == 0        ? mnt_id >= 0 && own_mount(snap, p, mnt_id, NULL)
                     : strcmp(kind, "fanotify-filesystem") == 0 ? own_mount(snap, p, -1, dev)
                     : strcmp(kind, "inotify") == 0 || strcmp(kind, "fanotify-inode") == 0 ? in_view(snap, p, dev, ino)
                                                                                           : false)
@@ -197,8 +198,7 @@ static const char *pidfd_problem(json_object *snap, json_object *fd, char *buf, 
         return buf;
 }
 
-const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf,
-                                 size_t size) {
+const char *judge_object_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size) {
         const char *target = kb_fact_str_of(fd, FACT_FD_TARGET);
         const char *outside = held_outside(snap, p, fd, buf, size);
         if (outside)

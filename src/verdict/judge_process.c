@@ -61,6 +61,30 @@ static json_object *privilege_summary(json_object *p) {
         return s;
 }
 
+/* What is wrong with process p's privileges, the first thing only: its status not read, a host
+ * uid, gid or group 0, a capability, or (but before_exec: bwrap's init sets no_new_privs with the
+ * filter, after the block channel) no no_new_privs. */
+static void privilege_problem(verdict *v, json_object *p, bool before_exec) {
+        char buf[512];
+        int64_t pid = judge_pid_of(p), nnp = 0;
+        const char *name = judge_name_of(p), *eff = kb_fact_str_of(p, FACT_PROCESS_CAP_EFF),
+                   *prm = kb_fact_str_of(p, FACT_PROCESS_CAP_PRM), *amb = kb_fact_str_of(p, FACT_PROCESS_CAP_AMB);
+        if (judge_process_error(p, WHAT_STATUS, NULL, buf, sizeof buf))
+                verdict_problem(v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
+        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_UID), true))
+                verdict_problem(v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
+        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GID), true))
+                verdict_problem(v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
+        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GROUPS), false))
+                verdict_problem(v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
+        else if (!caps_empty(eff) || !caps_empty(prm) || !caps_empty(amb))
+                verdict_problem(v, "pid %" PRId64 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
+                                pid, name, eff ? eff : "?", prm ? prm : "?", amb ? amb : "?");
+        else if (!before_exec && (!kb_fact_int_of(p, FACT_PROCESS_NO_NEW_PRIVS, &nnp) || nnp != 1))
+                verdict_problem(v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid, name,
+                                kb_fact_has(p, FACT_PROCESS_NO_NEW_PRIVS) ? "0" : "unknown");
+}
+
 json_object *kb_judge_privileges(json_object *snapshots) {
         verdict v;
         verdict_init(&v);
@@ -72,7 +96,6 @@ json_object *kb_judge_privileges(json_object *snapshots) {
         int64_t uid = -1, gid = -1, seccomp = -1;
         bool same_uid = true, seccomp_unknown = false;
         const char *uid_map = NULL;
-        char buf[512];
         for (size_t s = 0; s < arr_len(snapshots); s++) {
                 json_object *snap = at(snapshots, s), *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
                 json_object *list = json_object_new_array(), *entry = json_object_new_object();
@@ -89,26 +112,7 @@ json_object *kb_judge_privileges(json_object *snapshots) {
                         json_object *p = at(procs, i);
                         json_object_array_add(list, privilege_summary(p));
                         n_proc++;
-                        int64_t pid = judge_pid_of(p), nnp = 0;
-                        const char *name = judge_name_of(p), *eff = kb_fact_str_of(p, FACT_PROCESS_CAP_EFF),
-                                   *prm = kb_fact_str_of(p, FACT_PROCESS_CAP_PRM),
-                                   *amb = kb_fact_str_of(p, FACT_PROCESS_CAP_AMB);
-                        if (judge_process_error(p, WHAT_STATUS, NULL, buf, sizeof buf))
-                                verdict_problem(&v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
-                        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_UID), true))
-                                verdict_problem(&v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
-                        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GID), true))
-                                verdict_problem(&v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
-                        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GROUPS), false))
-                                verdict_problem(&v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
-                        else if (!caps_empty(eff) || !caps_empty(prm) || !caps_empty(amb))
-                                verdict_problem(&v,
-                                                "pid %" PRId64
-                                                " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
-                                                pid, name, eff ? eff : "?", prm ? prm : "?", amb ? amb : "?");
-                        else if (!kb_fact_int_of(p, FACT_PROCESS_NO_NEW_PRIVS, &nnp) || nnp != 1)
-                                verdict_problem(&v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid,
-                                                name, kb_fact_has(p, FACT_PROCESS_NO_NEW_PRIVS) ? "0" : "unknown");
+                        privilege_problem(&v, p, false);
                         int64_t u = first_id(kb_fact_arr_of(p, FACT_PROCESS_UID)), sc;
                         if (uid >= 0 && u != uid)
                                 same_uid = false;
@@ -135,6 +139,21 @@ json_object *kb_judge_privileges(json_object *snapshots) {
 
 json_object *kb_judge_privileges_of(const kb_judge_input *in) {
         return kb_judge_privileges(in ? in->snapshots : NULL);
+}
+
+json_object *kb_judge_privileges_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *procs = kb_fact_arr_of(in->pre_exec, FACT_LOOK_PROCESSES), *list = json_object_new_array();
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                privilege_problem(&v, at(procs, i), true);
+                if (list)
+                        json_object_array_add(list, privilege_summary(at(procs, i)));
+        }
+        verdict_evidence(&v, "processes_before_exec", list);
+        return verdict_end_before_start(&v, KB_CHECK_PRIVILEGES,
+                                        "the host uid, gid, groups and capabilities of bwrap's init (no_new_privs "
+                                        "comes with the filter, after the look)");
 }
 
 /* ---- sandbox.session ---- */
@@ -199,6 +218,56 @@ static bool own_pty(json_object *snap, json_object *host_mounts, const char *rde
         return false;
 }
 
+/* The bwrap that runs the sandbox (launcher, a look's) is the process kbound spawned, kbound's
+ * child, started with --die-with-parent (read with bwrap's grammar: *die_with_parent,
+ * *new_session). Returns its pid, -1 when not known. */
+static int64_t launcher_problems(verdict *v, json_object *launcher, bool *die_with_parent, bool *new_session) {
+        /* -1: not known (by the look, or as facts.def requires): never the process kbound started. */
+        int64_t lpid = kb_fact_int_or(launcher, FACT_LAUNCHER_PID, -1),
+                spawned = kb_fact_int_or(launcher, FACT_LAUNCHER_SPAWNED, -1),
+                ppid = kb_fact_int_or(launcher, FACT_LAUNCHER_PPID, -1),
+                kbound = kb_fact_int_or(launcher, FACT_LAUNCHER_KBOUND, -1);
+        char why[256];
+        const char *unreadable = bwrap_flags(kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV), die_with_parent, new_session,
+                                             why, sizeof why);
+        if (!launcher)
+                verdict_problem(v, "the host did not find the process that runs bwrap");
+        else if (lpid < 0 || spawned < 0 || lpid != spawned)
+                verdict_problem(v,
+                                "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
+                                "): nothing ties its life to kbound",
+                                lpid, spawned);
+        else if (ppid < 0 || kbound < 0 || ppid != kbound)
+                verdict_problem(v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
+        else if (unreadable)
+                verdict_problem(v, "cannot tell what the running bwrap was started with: %s", unreadable);
+        else if (!*die_with_parent)
+                verdict_problem(
+                        v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
+        return lpid;
+}
+
+/* A controlling terminal of process p of snap (but a pty of the sandbox's own devpts: *own_ptys
+ * counts those); false when its session and terminal were not read (said). */
+static bool terminal_problem(verdict *v, json_object *snap, json_object *p, json_object *host_mounts,
+                             size_t *own_ptys) {
+        int64_t pid = judge_pid_of(p), tty, session;
+        if (!kb_fact_int_of(p, FACT_PROCESS_TTY_NR, &tty) || !kb_fact_int_of(p, FACT_PROCESS_SESSION, &session)) {
+                verdict_problem(v, "the host could not read pid %" PRId64 "'s session and terminal", pid);
+                return false;
+        }
+        char rdev[48];
+        snprintf(rdev, sizeof rdev, "%" PRId64 ":%" PRId64, (tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
+        if (tty != 0 && own_pty(snap, host_mounts, rdev))
+                (*own_ptys)++;
+        else if (tty != 0)
+                verdict_problem(v,
+                                "pid %" PRId64 " (%s) has a controlling terminal (device %s) that is not a pty of the "
+                                "sandbox's own",
+                                pid, judge_name_of(p), rdev);
+        return true;
+}
+
 json_object *kb_judge_session(const kb_judge_input *in) {
         verdict v;
         verdict_init(&v);
@@ -211,25 +280,10 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 json_object *procs = kb_fact_arr_of(at(in->snapshots, s), FACT_LOOK_PROCESSES);
                 for (size_t i = 0; i < arr_len(procs); i++) {
                         json_object *p = at(procs, i);
-                        int64_t pid = judge_pid_of(p), tty, session;
-                        if (!kb_fact_int_of(p, FACT_PROCESS_TTY_NR, &tty) ||
-                            !kb_fact_int_of(p, FACT_PROCESS_SESSION, &session)) {
-                                verdict_problem(&v, "the host could not read pid %" PRId64 "'s session and terminal",
-                                                pid);
-                                continue;
-                        }
-                        char rdev[48];
-                        snprintf(rdev, sizeof rdev, "%" PRId64 ":%" PRId64, (tty >> 8) & 0xfff,
-                                 (tty & 0xff) | ((tty >> 12) & 0xfff00));
-                        if (tty != 0 && own_pty(at(in->snapshots, s), kb_fact_arr_of(in->host, FACT_HOST_MOUNTS), rdev))
-                                own_ptys++;
-                        else if (tty != 0)
-                                verdict_problem(&v,
-                                                "pid %" PRId64
-                                                " (%s) has a controlling terminal (device %s) that is not a pty "
-                                                "of the sandbox's own",
-                                                pid, judge_name_of(p), rdev);
-                        if (!judge_is_pid(p, kernel_pid))
+                        int64_t session = -1;
+                        if (!terminal_problem(&v, at(in->snapshots, s), p, kb_fact_arr_of(in->host, FACT_HOST_MOUNTS),
+                                              &own_ptys) ||
+                            !judge_is_pid(p, kernel_pid) || !kb_fact_int_of(p, FACT_PROCESS_SESSION, &session))
                                 continue;
                         kernel_looks++;
                         bool leader_inside = false;
@@ -248,29 +302,13 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 "the kernel's session was not checked: no look shows the kernel (host pid %" PRId64 ")",
                                 kernel_pid);
         /* Lifetime: what the running bwrap was really started with, read from the host. */
-        json_object *launcher = kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER);
-        /* -1: not known (by the look, or as facts.def requires): never the process kbound started. */
-        int64_t lpid = kb_fact_int_or(launcher, FACT_LAUNCHER_PID, -1),
-                spawned = kb_fact_int_or(launcher, FACT_LAUNCHER_SPAWNED, -1),
-                ppid = kb_fact_int_or(launcher, FACT_LAUNCHER_PPID, -1),
-                kbound = kb_fact_int_or(launcher, FACT_LAUNCHER_KBOUND, -1);
         bool dwp = false, ns = false;
-        char why[256];
-        const char *unreadable = bwrap_flags(kb_fact_arr_of(launcher, FACT_LAUNCHER_ARGV), &dwp, &ns, why, sizeof why);
-        if (!launcher)
-                verdict_problem(&v, "the host did not find the process that runs bwrap");
-        else if (lpid < 0 || spawned < 0 || lpid != spawned)
-                verdict_problem(&v,
-                                "the sandbox's bwrap (pid %" PRId64 ") is not the process kbound started (pid %" PRId64
-                                "): nothing ties its life to kbound",
-                                lpid, spawned);
-        else if (ppid < 0 || kbound < 0 || ppid != kbound)
-                verdict_problem(&v, "the sandbox's bwrap (pid %" PRId64 ") is not kbound's child", lpid);
-        else if (unreadable)
-                verdict_problem(&v, "cannot tell what the running bwrap was started with: %s", unreadable);
-        else if (!dwp)
-                verdict_problem(
-                        &v, "the running bwrap was started without --die-with-parent: the sandbox can outlive kbound");
+        int64_t lpid = -1;
+        if (judge_audited(in))
+                verdict_not_applicable(&v, "the running bwrap's own flags (--die-with-parent): the launcher is the "
+                                           "deployment's, so its lifetime is shown by effect alone");
+        else
+                lpid = launcher_problems(&v, kb_fact_obj_of(judge_last_look(in), FACT_LOOK_LAUNCHER), &dwp, &ns);
         /* ...and by effect: a twin of the sandbox, its bwrap killed, must die with it. */
         json_object *life = kb_fact_obj_of(in->expect, FACT_EXPECT_LIFETIME);
         /* Not gone by the bound (null) or not known: -1, still there. */
@@ -281,6 +319,15 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 verdict_problem(&v, "the host did not try whether the sandbox dies with kbound");
         else if (life_error)
                 verdict_problem(&v, "the host could not try whether the sandbox dies with kbound: %s", life_error);
+        else if ((kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0) && judge_audited(in))
+                verdict_problem(&v,
+                                "a kernel started as this one outlived its launcher: %s still ran %" PRId64
+                                " ms after kbound killed the process it started (the kernelspec's program; kbound "
+                                "then stopped it): the kernel can outlive whatever runs it",
+                                init_ms < 0 && pid2_ms < 0 ? "the kernel and the init of its pid namespace"
+                                : init_ms < 0              ? "the init of its pid namespace"
+                                                           : "the kernel",
+                                kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
         else if (kb_fact_bool_of(life, FACT_LIFETIME_SURVIVED) || init_ms < 0 || pid2_ms < 0)
                 verdict_problem(&v,
                                 "a sandbox started as this one was outlived its bwrap: %s still ran %" PRId64
@@ -290,7 +337,7 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                 : init_ms < 0              ? "its init"
                                                            : "its PID 2",
                                 kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
-        verdict_evidence(&v, "lifetime", json_object_get(life));
+        verdict_evidence_fact(&v, EVIDENCE_SESSION_LIFETIME, json_object_get(life));
         json_object *flags = json_object_new_object();
         if (flags) {
                 json_object_object_add(flags, "die_with_parent", json_object_new_boolean(dwp));
@@ -300,6 +347,11 @@ json_object *kb_judge_session(const kb_judge_input *in) {
         verdict_evidence(&v, "launcher_pid", json_object_new_int64(lpid));
         verdict_evidence(&v, "kbound_session", json_object_new_int64(kbound_session));
         verdict_evidence(&v, "own_pty_terminals", json_object_new_int64((int64_t) own_ptys));
+        if (judge_audited(in))
+                return verdict_end(&v, KB_CHECK_SESSION,
+                                   "no sandbox process has a controlling terminal (but a pty of the sandbox's own); "
+                                   "the kernel's session is the sandbox's own; and a kernel started as this one "
+                                   "died with its launcher when kbound killed it");
         return verdict_end(&v, KB_CHECK_SESSION,
                            own_ptys
                                    ? "no sandbox process has a controlling terminal but a pty of the sandbox's own "
@@ -310,4 +362,20 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                                      "sandbox's own; the running bwrap is kbound's child, started with "
                                      "--die-with-parent, and a sandbox started as this one died with its bwrap when "
                                      "kbound killed it");
+}
+
+json_object *kb_judge_session_before_start(const kb_judge_input *in) {
+        verdict v;
+        verdict_init(&v);
+        json_object *procs = kb_fact_arr_of(in->pre_exec, FACT_LOOK_PROCESSES);
+        size_t own_ptys = 0;
+        for (size_t i = 0; i < arr_len(procs); i++)
+                (void) terminal_problem(&v, in->pre_exec, at(procs, i), kb_fact_arr_of(in->host, FACT_HOST_MOUNTS),
+                                        &own_ptys);
+        bool dwp = false, ns = false;
+        int64_t lpid = launcher_problems(&v, kb_fact_obj_of(in->pre_exec, FACT_LOOK_LAUNCHER), &dwp, &ns);
+        verdict_evidence(&v, "launcher_pid", json_object_new_int64(lpid));
+        return verdict_end_before_start(&v, KB_CHECK_SESSION,
+                                        "the terminal of bwrap's init and what the running bwrap was started with "
+                                        "(the twin sandbox that proves it by effect runs after the kernel's checks)");
 }

@@ -35,20 +35,6 @@ static int64_t cgroup_limit(json_object *snap, json_object *own, json_object *p,
         return best;
 }
 
-/* A size from a tmpfs superblock option list ("size=524288k"), in bytes; -1 if it has none. */
-static int64_t tmpfs_size(json_object *super) {
-        for (size_t i = 0; i < arr_len(super); i++) {
-                const char *o = json_object_get_string(at(super, i));
-                if (!o || strncmp(o, "size=", 5) != 0)
-                        continue;
-                char *end;
-                long long n = strtoll(o + 5, &end, 10);
-                int64_t mult = *end == 'k' ? 1024 : *end == 'm' ? 1024 * 1024 : *end == 'g' ? 1024 * 1024 * 1024 : 1;
-                return n > 0 ? (int64_t) n * mult : -1;
-        }
-        return -1;
-}
-
 typedef struct tally {
         size_t cgroup, rlimit; /* processes bounded by each */
 } tally;
@@ -209,14 +195,14 @@ static void judge_tmpfs(verdict *v, const kb_judge_input *in, const asked *a, re
                 if (!tmpfs || !writable)
                         continue;
                 if (judge_same_path(mp, KB_SANDBOX_WORKSPACE)) {
-                        int64_t size = tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
+                        int64_t size = kb_procfs_tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
                         u->ws_bounded |= a->ws && size > 0 && size <= a->ws;
                         continue;
                 }
                 if (!a->tmp)
                         continue;
                 u->tmpfs_n++;
-                int64_t size = tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
+                int64_t size = kb_procfs_tmpfs_size(kb_fact_arr_of(m, FACT_MOUNT_SUPER));
                 char want[32];
                 kb_limit_format(KB_LIMIT_TMP, (uint64_t) a->tmp, want, sizeof want);
                 if (size < 0 || size > a->tmp)
@@ -360,8 +346,9 @@ json_object *kb_judge_resources(const kb_judge_input *in) {
                 verdict_problem(&v, "the sandbox's memory cgroup killed %" PRId64 " process(es) at its limit", u.oom);
         judge_log(&v, in, &a, &u);
         verdict_evidence(&v, "used", use_figures(&u));
-        verdict_evidence(&v, "limits", json_object_get(a.limits));
-        verdict_evidence(&v, "cgroup", json_object_get(kb_fact_get(in->expect, FACT_EXPECT_CGROUP)));
+        verdict_evidence_fact(&v, EVIDENCE_RESOURCES_LIMITS, json_object_get(a.limits));
+        verdict_evidence_fact(&v, EVIDENCE_RESOURCES_CGROUP,
+                              json_object_get(kb_fact_get(in->expect, FACT_EXPECT_CGROUP)));
         char detail[DETAIL_MAX];
         resources_detail(in, &a, &u, detail, sizeof detail);
         return verdict_end(&v, KB_CHECK_RESOURCES, detail);

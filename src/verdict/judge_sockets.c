@@ -67,10 +67,11 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         verdict_evidence(&v, "on_other_filesystems",
                          json_object_new_int64(kb_fact_int_or(counts, FACT_HOST_SOCKETS_ELSEWHERE, -1)));
         verdict_evidence(&v, "namespaces_read", json_object_new_int64(namespaces));
-        verdict_evidence(&v, "namespaces_not_entered", json_object_get(not_entered));
+        verdict_evidence_fact(&v, EVIDENCE_SOCKETS_NAMESPACES_NOT_ENTERED, json_object_get(not_entered));
         verdict_evidence(&v, "namespaces_skipped", json_object_new_int64(skipped));
         verdict_evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
-        verdict_evidence(&v, "not_placed", json_object_get(kb_fact_get(counts, FACT_HOST_SOCKETS_NOT_CLAIMED)));
+        verdict_evidence_fact(&v, EVIDENCE_SOCKETS_NOT_PLACED,
+                              json_object_get(kb_fact_get(counts, FACT_HOST_SOCKETS_NOT_CLAIMED)));
         /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
         char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
         if (raw)

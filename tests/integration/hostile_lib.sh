@@ -10,17 +10,17 @@ hostile="$fixtures/hostile-kernel"
 bind=(--ro-bind "$fixtures")
 
 # hostile_spec NAME MODE [FIXTURE_ARGS...]: a kernelspec folder for the fixture in MODE (interrupt
-# mode "message", language python); prints its path.
+# mode $HOSTILE_INTERRUPT_MODE, "message" by default; language python); prints its path.
 hostile_spec() {
   local name=$1 mode=$2
   shift 2
   local dir="$scratch/kernels/$name"
   mkdir -p "$dir"
-  /usr/bin/python3 - "$dir/kernel.json" "$hostile" "$mode" "$@" <<'EOF'
+  /usr/bin/python3 - "$dir/kernel.json" "$hostile" "${HOSTILE_INTERRUPT_MODE:-message}" "$mode" "$@" <<'EOF'
 import json, sys
-path, prog, mode, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+path, prog, interrupt_mode, mode, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 json.dump({"argv": ["/usr/bin/python3", prog, "--mode", mode] + extra + ["{connection_file}"],
-           "display_name": "hostile " + mode, "language": "python", "interrupt_mode": "message"},
+           "display_name": "hostile " + mode, "language": "python", "interrupt_mode": interrupt_mode},
           open(path, "w"))
 EOF
   echo "$dir"

@@ -275,15 +275,19 @@ validate_junit_files() {
 }
 
 # Every JSON report the test made (any *.json under its scratch folder holding a run object) is
-# validated against schemas/kbound-report.schema.json with python3-jsonschema; a file that looks
-# like a report but does not parse fails too.
+# validated against schemas/kbound-report.schema.json with python3-jsonschema, and each check's
+# quotes of the facts against schemas/kbound-evidence.schema.json; a file that looks like a report
+# but does not parse fails too.
 validate_json_reports() {
   local out rc=0 line
-  out=$(/usr/bin/python3 - "$scratch" "$fixtures" "$KBOUND_SOURCE_DIR/schemas/kbound-report.schema.json" <<'EOF'
+  out=$(/usr/bin/python3 - "$scratch" "$fixtures" "$KBOUND_SOURCE_DIR/schemas/kbound-report.schema.json" \
+    "$KBOUND_SOURCE_DIR/schemas/kbound-evidence.schema.json" <<'EOF'
 import json, os, sys
 import jsonschema
-scratch, fixtures, schema_path = sys.argv[1:]
+scratch, fixtures, schema_path, evidence_path = sys.argv[1:]
 validator = jsonschema.Draft7Validator(json.load(open(schema_path)))
+# and each check's quotes of the facts, against the schema facts.def and evidence.def make
+evidence = jsonschema.Draft7Validator(json.load(open(evidence_path)))
 for root, dirs, files in os.walk(scratch):
     if root.startswith(fixtures):
         dirs[:] = []
@@ -305,6 +309,9 @@ for root, dirs, files in os.walk(scratch):
         if not isinstance(report, dict) or "kernels" not in report:
             continue
         errors = list(validator.iter_errors(report))
+        for k in report.get("kernels") or []:
+            for c in (k.get("checks") or []) if isinstance(k, dict) else []:
+                errors += list(evidence.iter_errors(c))
         if errors:
             print(f"BAD {rel}: " + "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:5]))
         else:

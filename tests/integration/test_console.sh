@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# kbound console: driven through a real pseudo-terminal (console_pty.py types the cells, Ctrl-C and
-# Ctrl-D) for python3 and ir, and scripted with stdin from a here-doc; kernel death ends it with 1.
+# kbound console: typed into in tmux as an auditor would (console_tmux.py: the kernel's indent,
+# Tab, name?, the pager, a cell per history entry, Ctrl-R) and driven through a real
+# pseudo-terminal (console_pty.py types the cells, Ctrl-C and Ctrl-D) for python3 and ir, and
+# scripted with stdin from a here-doc; kernel death ends it with 1.
 source "$(dirname "$0")/lib.sh"
-require bwrap /usr/bin/python3 R
+require bwrap /usr/bin/python3 R tmux
 
 # run_pty KERNEL LANG [ARGS...]: one ok per assertion the driver reports.
 run_pty() {
@@ -24,6 +26,41 @@ run_pty() {
     cat "$scratch/pty.transcript" >&2
   fi
 }
+
+# run_tmux KERNEL LANG: one ok per assertion the tmux driver reports.
+run_tmux() {
+  local kernel=$1
+  set +e
+  /usr/bin/python3 "$KBOUND_SOURCE_DIR/tests/integration/console_tmux.py" "$KBOUND" "$@" "$scratch" \
+    >"$scratch/tmux.out" 2>"$scratch/tmux.screen"
+  local rc=$?
+  set -e
+  local n=0
+  while read -r word status name; do
+    [ "$word" = RESULT ] || continue
+    n=$((n + 1))
+    ok "$kernel (tmux): $name" [ "$status" = 0 ]
+  done <"$scratch/tmux.out"
+  ok "$kernel (tmux): the driver made its assertions ($n)" [ "$n" -ge 30 ]
+  if [ "$rc" -ne 0 ]; then
+    echo "--- tmux screen ($kernel) ---" >&2
+    cat "$scratch/tmux.screen" >&2
+  fi
+}
+
+echo "python3 in tmux"
+run_tmux python3 python
+# libedit keeps an entry per line of its file, its newlines and blanks encoded: a cell of two
+# lines kept as one entry has both on one line.
+ok "python3 (tmux): the history file keeps the loop as one entry" \
+  grep -q "range(3):.*print('row'" "$scratch/state-tmux-python3/kbound/console_history"
+assert_no_leftovers "after the python3 console in tmux"
+
+echo "ir in tmux"
+run_tmux ir r
+ok "ir (tmux): the history file keeps the loop as one entry" \
+  grep -q "0:2).*print(i" "$scratch/state-tmux-ir/kbound/console_history"
+assert_no_leftovers "after the ir console in tmux"
 
 echo "python3 through a pty"
 run_pty python3 python

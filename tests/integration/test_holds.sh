@@ -171,6 +171,24 @@ for run in "${runs[@]}"; do
   ok "enter-objects-$run: its tracer outside" \
     grep -qE "pid $holder \(python3\) is traced by pid [0-9]+, a process outside the sandbox" <<<"$d"
 
+  # Sockets whose other ends a process that never entered keeps or has left (issue 35): each
+  # traced by sock_diag, the sandbox's own network namespace listed too (entered by a helper of
+  # kbound's that joins its user namespace when kbound is not root).
+  enter_during "enter-sockets-$run" "$run" sockets
+  r=$scratch/reports/enter-sockets-$run.json
+  holder=$(awk '/^entered/ {print $2}' "$scratch/enter-sockets-$run.enter")
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-sockets-$run: a connection from outside waiting in the sandbox's listener, its sender named" \
+    grep -qE "fd [0-9]+ of pid $holder \(python3\): socket:\[[0-9]+\] \(a listening unix stream socket of the sandbox's network namespace\): the connecting socket of a connection waiting in its queue \(socket:\[[0-9]+\]\), a socket of kbound's network namespace, is held by host pid [0-9]+ \(python3\), outside the sandbox" <<<"$d"
+  ok "enter-sockets-$run: the accepted connection, its peer's holder outside named" \
+    grep -qE "fd [0-9]+ of pid $holder \(python3\): socket:\[[0-9]+\] is a unix stream socket of kbound's network namespace, named /workspace/kbound-peer.sock, whose peer socket:\[[0-9]+\] is held by host pid [0-9]+ \(python3\), outside the sandbox" <<<"$d"
+  ok "enter-sockets-$run: a descriptor left in a socket of the sandbox's network, its sender gone" \
+    grep -qE "fd [0-9]+ of pid $holder \(python3\): socket:\[[0-9]+\] \(a connected unix stream socket of the sandbox's network namespace\): 1 bytes wait in its queue from a sender that is gone" <<<"$d"
+  ok "enter-sockets-$run: one end of a socket pair made outside, its other end's holder named" \
+    grep -qE "fd [0-9]+ of pid $holder \(python3\): socket:\[[0-9]+\] is a unix stream socket of kbound's network namespace, whose peer socket:\[[0-9]+\] is held by host pid [0-9]+ \(python3\), outside the sandbox" <<<"$d"
+  ok "enter-sockets-$run: the sandbox's network namespace was listed with sock_diag" \
+    not grep -qF "could not list the unix sockets of the sandbox's network namespace" <<<"$d"
+
   # A fork named kbound, running its parent's program, as a second kbound's look helper would be:
   # one that leaves within a second is that; one that stays is a holder all the same.
   enter_during "enter-as-kbound-$run" "$run" as-kbound

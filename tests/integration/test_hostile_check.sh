@@ -66,5 +66,47 @@ ok "replynostop: persistence.namespace pass (the pidfd path freed the kernel)" \
   [ "$(status replynostop persistence.namespace)" = "pass" ]
 ok "replynostop: verdict fail" [ "$(verdict replynostop)" = "fail" ]
 
+# interrupt.control's evidence of LABEL's report: EXPR over its evidence e (Python), printed.
+control_ev() {
+  json_get "$scratch/$1.json" "[(lambda e: $2)(c['evidence']) for k in d['kernels'] for c in k['checks'] if c['id']=='interrupt.control'][0]"
+}
+
+echo "no interrupt_reply at all (interrupt_mode message): the full proof, control fails, SIGINT passes"
+check_mode noreply_msg no-interrupt-reply 120
+expect noreply_msg 1 45 "FAIL +noreply_msg +interrupt.control +no interrupt_reply and the cell kept running \([0-9]+ steps over [0-9]+ ms after the request\)" out
+ok "noreply_msg: no reply window, the cell watched for 10 of its steps" \
+  [ "$(control_ev noreply_msg "(e['reply_window_ms'], e['steps_after_interrupt'] >= 10, e['interrupt_reply'])")" = "(None, True, None)" ]
+ok "noreply_msg: interrupt.pidfd pass" [ "$(status noreply_msg interrupt.pidfd)" = "pass" ]
+
+echo "the same kernel declaring interrupt_mode signal: unsupported once the reply window is over, SIGINT frees the cell"
+HOSTILE_INTERRUPT_MODE=signal check_mode noreply_sig no-interrupt-reply 120
+expect noreply_sig 0 45 - out
+ok "noreply_sig: interrupt.control unsupported" [ "$(status noreply_sig interrupt.control)" = "unsupported" ]
+ok "noreply_sig: the detail names the window (got: $(detail noreply_sig interrupt.control))" \
+  grep -qE "^no interrupt_reply within the 250 ms a kernel that honours interrupt_request takes, and the host saw the cell keep running \([0-9]+ steps over [0-9]+ ms after the request\); the kernelspec declares interrupt_mode 'signal'" \
+  <<<"$(detail noreply_sig interrupt.control)"
+ok "noreply_sig: the evidence says how long the cell was watched, past the window, and that SIGINT freed it" \
+  [ "$(control_ev noreply_sig "(e['reply_window_ms'], e['watched_ms'] >= 250, e['steps_after_interrupt'] >= 1, e['interrupt_reply'], e['unblocked_by_other_path'])")" = "(250, True, True, None, True)" ]
+ok "noreply_sig: interrupt.pidfd and persistence.namespace pass" \
+  [ "$(status noreply_sig interrupt.pidfd) $(status noreply_sig persistence.namespace)" = "pass pass" ]
+
+echo "an interrupt_reply that comes only after SIGINT stopped the cell: recorded as late, still unsupported"
+HOSTILE_INTERRUPT_MODE=signal check_mode late_sig interrupt-reply-after-sigint 120
+expect late_sig 0 45 - out
+ok "late_sig: interrupt.control unsupported" [ "$(status late_sig interrupt.control)" = "unsupported" ]
+ok "late_sig: the detail says the reply came after SIGINT (got: $(detail late_sig interrupt.control))" \
+  grep -qF "its interrupt_reply came later, after SIGINT had been sent" <<<"$(detail late_sig interrupt.control)"
+ok "late_sig: the evidence holds the late reply, after the watch" \
+  [ "$(control_ev late_sig "(e['interrupt_reply'], e['interrupt_reply_late']['status'], e['interrupt_reply_late']['after_ms'] >= e['watched_ms'])")" = "(None, 'ok', True)" ]
+
+echo "the same reply 1 s after SIGINT, after the check was decided: still recorded, taken while the host reads on"
+HOSTILE_INTERRUPT_MODE=signal check_mode later_sig interrupt-reply-after-sigint 120 --late-ms 1000
+expect later_sig 0 45 - out
+ok "later_sig: interrupt.control unsupported, its detail without the reply (got: $(detail later_sig interrupt.control))" \
+  bash -c '[ "$1" = unsupported ] && ! grep -qF "its interrupt_reply came later" <<<"$2"' _ \
+  "$(status later_sig interrupt.control)" "$(detail later_sig interrupt.control)"
+ok "later_sig: the evidence holds the late reply" \
+  [ "$(control_ev later_sig "(e['interrupt_reply'], e.get('interrupt_reply_late', {}).get('status'), e.get('interrupt_reply_late', {}).get('after_ms', 0) >= e['watched_ms'] + 1000)")" = "(None, 'ok', True)" ]
+
 assert_no_leftovers "after check against hostile kernels"
 finish

@@ -113,6 +113,27 @@ leak_with caps sandbox.privileges "holds capabilities"
 echo "one host file bound writable on its own"
 leak_with file boundary.write_outside "a writable mount at /tmp/kbound-leaked-file" "$hostfile"
 
+echo "the host's /dev bound writable (no device nodes) in place of kbound's --dev: ipykernel dies at"
+echo "start-up opening /dev/null, and the look before exec names the mount that broke the sandbox"
+leak_with hostdev boundary.write_outside "before the kernel ran, a writable mount at /dev (devtmpfs "
+hostdev="$scratch/hostdev.json"
+ok "LEAK=hostdev: the kernel did not start (its log: /dev/null refused)" \
+  grep -qF "Permission denied: '/dev/null'" <<<"$(json_get "$hostdev" "d['kernels'][0]['error']")"
+ok "LEAK=hostdev: sandbox.backend names the mount and its check before the kernel's death" \
+  grep -qE "^before the kernel ran, the host saw a writable mount at /dev \(devtmpfs .*\(boundary\.write_outside\); kernel exited during start-up" \
+  <<<"$(json_get "$hostdev" "next(c['detail'] for c in d['kernels'][0]['checks'] if c['id']=='sandbox.backend')")"
+ok "LEAK=hostdev: a finding about the sandbox, not a machine that cannot enforce (exit 1, not 3)" \
+  [ "$(json_get "$hostdev" "d['exit_code']")" = 1 ]
+ok "LEAK=hostdev: every check is reported" \
+  [ "$(json_get "$hostdev" "len(d['kernels'][0]['checks'])")" = "$("$KBOUND" check --list-checks | grep -c .)" ]
+ok "LEAK=hostdev: what the look before exec shows nothing wrong with is not run, never passed" \
+  [ "$(check_status "$hostdev" python3 boundary.descriptors)" = not_run ]
+ok "LEAK=hostdev: what needs the running kernel is not run" \
+  [ "$(check_status "$hostdev" python3 boundary.network)" = not_run ]
+ok "LEAK=hostdev: no check passes" [ "$(json_get "$hostdev" "sum(c['status']=='pass' for c in d['kernels'][0]['checks'])")" = 0 ]
+ok "LEAK=hostdev: the summary names the failed boundary" \
+  grep -qF "python3 boundary.write_outside failed" <<<"$(json_get "$hostdev" "d['claims']['summary']")"
+
 echo "the host's IPC and UTS namespaces shared"
 leak_with ipcuts sandbox.backend "shares kbound's ipc namespace"
 ok "LEAK=ipcuts: uts named too" grep -qF "shares kbound's uts namespace" <<<"$(detail "$scratch/ipcuts.json" sandbox.backend)"
@@ -187,6 +208,8 @@ set +e
 rc=$?
 set -e
 ok "kbound's own sandbox under a terminal passes (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || json_get "$scratch/tty-ok.json" \
+  "'\\n'.join('    ' + c['id'] + ': ' + c['detail'] for k in d['kernels'] for c in k['checks'] if c['status'] != 'pass')" || true
 ok "  ... sandbox.session passes" [ "$(check_status "$scratch/tty-ok.json" python3 sandbox.session)" = "pass" ]
 ok "  ... boundary.descriptors passes with an odd abstract name on the host" \
   [ "$(check_status "$scratch/tty-ok.json" python3 boundary.descriptors)" = "pass" ]

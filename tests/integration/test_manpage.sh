@@ -45,7 +45,7 @@ for i in range(start, end):
     name = m.group(1).replace("\\-", "-")
     # "(run only)", "(check)", "(check, run and console; ...)": the entry is for those alone.
     note = lines[i + 2]
-    only = set(re.findall(r"\b(check|conformance|run|console)\b", note)) if note.startswith(".RB (") else set()
+    only = set(re.findall(r"\b(check|conformance|audit|run|console)\b", note)) if note.startswith(".RB (") else set()
     for cmd in (only or cmds):
         seen += 1
         if f"--{name}" not in open(f"{scratch}/help-{cmd}.txt").read():

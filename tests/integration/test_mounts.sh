@@ -112,5 +112,28 @@ expect_leak hardlink boundary.credentials \
   --bwrap "$(leaky_bwrap hardlink "$scratch/export")"
 KBOUND_AS="" KBOUND_AS_BIN=""
 rm -rf "$scratch/export"
+echo "a read-only bind of a host folder that holds no canary, the runtime folder outside it (issue 35)"
+# CI jobs often put kbound's runtime folder elsewhere (TMPDIR, KBOUND_RUNTIME_DIR): then no canary of
+# kbound's lies under the host's /tmp (nor ever under /etc), and only the mount table shows the bind.
+# The mount is matched against the plan whatever lies under it: sandbox.backend names it, in the look
+# before the kernel ran and in every later one.
+elsewhere=$(mktemp -d /var/tmp/kbt-XXXXXX)
+chmod 755 "$elsewhere"
+cleanup_paths+=("$elsewhere")
+for folder in /tmp /etc; do
+  label="robind${folder//\//-}"
+  KBOUND_RUNTIME_DIR=$elsewhere expect_leak "$label" sandbox.backend \
+    "a mount at /mnt/host-ro (" python3 --bwrap "$(leaky_bwrap robind "$folder")"
+  got=$(detail "$reports/$label.json" sandbox.backend)
+  ok "$label: named by what it shows, the host's $folder read-only, as not planned" \
+    grep -qE "a mount at /mnt/host-ro \([^ ]+ [^ ]+, root $folder, read-only\) that kbound did not plan" <<<"$got"
+  ok "$label: before the kernel ran too" grep -qF "before the kernel ran: a mount at /mnt/host-ro (" <<<"$got"
+  grep -qF "before the kernel ran: a mount at /mnt/host-ro (" <<<"$got" || echo "    got: $got"
+  ok "$label: no canary lies under it (boundary.credentials passes: the canaries are elsewhere)" \
+    [ "$(check_status "$reports/$label.json" python3 boundary.credentials)" = "pass" ]
+  ok "$label: read-only and nodev, it widens no write (boundary.write_outside passes)" \
+    [ "$(check_status "$reports/$label.json" python3 boundary.write_outside)" = "pass" ]
+  ok "$label: nothing left in the runtime folder" [ -z "$(ls -A "$elsewhere")" ]
+done
 assert_no_leftovers "after the mount leaks"
 finish

@@ -90,23 +90,24 @@ json.dump({"argv": ["/usr/bin/python3", sys.argv[2], "{connection_file}"], "disp
            "language": "python"}, open(sys.argv[1], "w"))
 PY
 chmod -R a+rX "$scratch/kernels"
-words="it made none of the ipc sockets its connection file names: a kernel must honour the file's \"transport\": \"ipc\""
+words="it made none of its ipc sockets: a kernel that speaks only TCP says so in its kernelspec's metadata, {\"kbound\": {\"transport\": \"tcp\"}}"
 set +e
 # kbound's seccomp filter refuses TCP sockets: the kernel dies binding one.
 "$KBOUND" run --kernel "$scratch/kernels/tcpk" --ro-bind "$scratch/kernels/tcpk" --timeout 8 'print(1)' \
   >"$scratch/tcp.out" 2>"$scratch/tcp.err"
 rc=$?
-# With TCP allowed (--sockets inet) it binds, and kbound, on the ipc sockets, never hears it.
+# With TCP allowed (--sockets inet) it binds, and kbound, on the ipc sockets, never hears it
+# (declared in its metadata, kbound would relay to it: test_tcp_kernel).
 "$KBOUND" run --kernel "$scratch/kernels/tcpk" --ro-bind "$scratch/kernels/tcpk" --sockets inet --timeout 8 \
   'print(1)' >"$scratch/tcp2.out" 2>"$scratch/tcp2.err"
 rc2=$?
 set -e
 ok "it dies at start-up: exit 3 (rc=$rc)" [ "$rc" -eq 3 ]
-ok "  ... and the error says it made none of the ipc sockets, and why that matters" grep -qF "$words" "$scratch/tcp.err"
+ok "  ... and the error says it made none of its ipc sockets, and how a TCP kernel says so" grep -qF "$words" "$scratch/tcp.err"
 ok "with TCP allowed it never becomes ready: exit 3 (rc=$rc2)" [ "$rc2" -eq 3 ]
 ok "  ... a start-up timeout" grep -qF "did not answer kernel_info in time" "$scratch/tcp2.err"
 ok "  ... saying the same" grep -qF "$words" "$scratch/tcp2.err"
 ok "a kernel that honours it is never told so (the bash kernel above)" \
-  not grep -q "made none of the ipc sockets" "$scratch/good.err" "$scratch/bad.err"
+  not grep -q "made none of its ipc sockets" "$scratch/good.err" "$scratch/bad.err"
 assert_no_leftovers "after the TCP kernel"
 finish

@@ -95,7 +95,8 @@ contents_of "$dev_deb" >"$scratch/dev-contents"
 ok "everything is under /usr" bash -c "! cat '$scratch/contents' '$scratch/lib-contents' '$scratch/dev-contents' | grep -v '^/usr'"
 for f in /usr/bin/kbound /usr/libexec/kbound/kbound-syscall-probe /usr/libexec/kbound/kbound-probe \
   /usr/share/man/man1/kbound.1.gz \
-  /usr/share/kbound/kbound-report.schema.json /usr/share/doc/kbound/copyright /usr/share/doc/kbound/changelog.gz; do
+  /usr/share/kbound/kbound-report.schema.json /usr/share/kbound/kbound-evidence.schema.json \
+  /usr/share/doc/kbound/copyright /usr/share/doc/kbound/changelog.gz; do
   ok "kbound contains $f" grep -qx "$f" "$scratch/contents"
 done
 for f in "/usr/lib/$multiarch/libkbound.so.0" "/usr/lib/$multiarch/libkbound.so.$version" \

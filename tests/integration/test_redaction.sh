@@ -116,12 +116,16 @@ ok "run: stderr shows the connection file with the key redacted" \
   grep -q '"key": "\[redacted:connection-key\]"' "$scratch/run-key.err"
 assert_clean "run" "$key" "$scratch"/run-key.out "$scratch"/run-key.err "$scratch"/run.jsonl
 
-timed console-key "$KBOUND" console --kernel python3 --keep --transcript "$scratch/console.jsonl" <<<"$cell"
+# Then `k?`: what inspect_request says of the key (IPython's "String form") is the kernel's text too.
+timed console-key "$KBOUND" console --kernel python3 --keep --transcript "$scratch/console.jsonl" <<<"$cell
+k?"
 key=$(kept_key || true)
 drop_kept
 ok "console: exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
 ok "console: a key was captured" [ ${#key} -eq 64 ]
 ok "console: stdout shows a marker" grep -q 'redacted:connection-key' "$scratch/console-key.out"
+ok "console: k? shows the key's string form redacted" \
+  grep -q 'String form: *\[redacted:connection-key\]' "$scratch/console-key.out"
 assert_clean "console" "$key" "$scratch"/console-key.out "$scratch"/console-key.err "$scratch"/console.jsonl
 assert_no_leftovers "after the key-printing cells"
 

@@ -89,5 +89,34 @@ for drift in field status problems; do
   ok "a report with a drifted $drift is refused" not validate "$scratch/drift-$drift.x"
 done
 
+# The evidence schema (generated from facts.def and evidence.def) holds each check's quotes of the
+# facts: the real reports' checks validate; a quote of another shape, or an undeclared key in a
+# host-made object it quotes, is refused.
+evidence_schema="$KBOUND_SOURCE_DIR/schemas/kbound-evidence.schema.json"
+validate_checks() { # validate_checks FILE: every check of every kernel against the evidence schema
+  /usr/bin/python3 -c '
+import json, sys, jsonschema
+v = jsonschema.Draft7Validator(json.load(open(sys.argv[1])))
+errors = [e for k in json.load(open(sys.argv[2]))["kernels"] for c in k["checks"] for e in v.iter_errors(c)]
+for e in errors[:3]: print(list(e.path), e.message[:200], file=sys.stderr)
+sys.exit(1 if errors else 0)' "$evidence_schema" "$1"
+}
+ok "the evidence schema is a valid Draft 7 JSON Schema" /usr/bin/python3 -c '
+import json, sys, jsonschema
+jsonschema.Draft7Validator.check_schema(json.load(open(sys.argv[1])))' "$evidence_schema"
+ok "the check report's quotes of the facts validate" validate_checks "$scratch/check.json"
+/usr/bin/python3 - "$scratch" <<'EOF'
+import json, sys
+d = sys.argv[1]
+def check(r, cid):
+    return next(c for c in r["kernels"][0]["checks"] if c["id"] == cid)
+r = json.load(open(f"{d}/check.json"))
+check(r, "sandbox.backend")["evidence"]["kernel_ns"] = "4026531840"; json.dump(r, open(f"{d}/quote-shape.x", "w"))
+r = json.load(open(f"{d}/check.json"))
+check(r, "sandbox.session")["evidence"]["lifetime"]["forged"] = 1; json.dump(r, open(f"{d}/quote-key.x", "w"))
+EOF
+ok "a quote of another shape is refused" not validate_checks "$scratch/quote-shape.x"
+ok "an undeclared fact in a quoted host object is refused" not validate_checks "$scratch/quote-key.x"
+
 assert_no_leftovers "report schema"
 finish

@@ -114,7 +114,8 @@ static inline kb_judge_input input_of(json_object *run) {
         "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                         \
         "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "                \
         "'cap_bnd': '0000000000000000', 'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, "              \
-        "'seccomp_filters': 1, 'tracer_pid': 0, 'session': " #session ", 'pgrp': " #session ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "     \
+        "'seccomp_filters': 1, 'tracer_pid': 0, 'session': " #session ", 'pgrp': " #session                            \
+        ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "                                                                        \
         "'ns_owners': " SANDBOX_OWNERS ", "                                                                            \
         "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "           \
         "'cmdline_secrets': [], 'fds': " fds ", 'refs': " REFS ", 'errors': []}"
@@ -259,7 +260,7 @@ static inline kb_judge_input input_of(json_object *run) {
  * channel, the same open file as init's fd 8 (kcmp). */
 #define LAUNCHER_PRE_EXEC                                                                                              \
         "{'pid': 1000, 'ppid': 5000, 'spawned': 1000, 'kbound': 5000, 'argv': " BWRAP_ARGV ", 'environ': " BWRAP_ENV   \
-        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]'], 'shared_files': [{'target': "    \
+        ", 'exe': " BWRAP_EXE ", 'outside_inodes': ['pipe:[9001]', 'socket:[9002]'], 'shared_files': [{'target': "     \
         "'anon_inode:[eventfd]', 'pid': 1000, 'name': 'bwrap', 'fd': 5, 'sandbox_pid': 1001, 'sandbox_fd': 8}]}"
 /* Nothing outside the sandbox is in its namespaces; 120 processes outside were read. */
 #define NS_OUTSIDE                                                                                                     \
@@ -283,13 +284,48 @@ static inline kb_judge_input input_of(json_object *run) {
                                                        "'mnt_id': 17}]"
 #define PRE_EXEC_LOOK                                                                                                  \
         "{'label': 'pre-exec', 'taken_ms': 900, 'errors': [], 'vanished': 0, 'mounts': " SANDBOX_MOUNTS ", "           \
-        "'processes': [" PROC(                                                                                         \
-                1001, 1, "bwrap", 1000, 1000,                                                                          \
-                PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                                    \
-                              "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, 'launcher': " LAUNCHER_PRE_EXEC "}"
-/* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"). */
+        "'processes': [" PROC(1001, 1, "bwrap", 1000, 1000,                                                            \
+                              PRE_INIT_FDS) "], " NS_OUTSIDE ", "                                                      \
+                                            "'init': {'pid': 1001, 'syscall': '0 0x6', 'reads_fd': 6}, "               \
+                                            "'launcher': " LAUNCHER_PRE_EXEC "}"
+/* The mounts kbound planned (kb_sandbox_planned_mounts), one for each of SANDBOX_MOUNTS in its order:
+ * bwrap's root, /usr bound from the host, a fresh /proc with bwrap's optional covers of its own
+ * entries, --dev's tmpfs, two of its host nodes and its devpts, /tmp, the team's runtime folder and
+ * workspace. */
+#define COVER(entry)                                                                                                   \
+        "{'mountpoint': '/proc/" entry "', 'kind': 'cover', 'asked': '--proc /proc: bwrap\\u0027s read-only cover', "  \
+        "'fstype': 'proc', 'root': '/" entry "', 'read_only': true, 'nodev': true, 'optional': true}"
+#define PLANNED_BIND(mp, asked, path, dev, ino, ro, nodev)                                                             \
+        "{'mountpoint': '" mp "', 'kind': 'bind', 'asked': '" asked "', 'source': {'path': '" path "', 'dev': '" dev   \
+        "', 'ino': " #ino "}, 'read_only': " #ro ", 'nodev': " #nodev "}"
+#define PLANNED_FRESH(mp, asked, fstype, ro, nodev)                                                                    \
+        "{'mountpoint': '" mp "', 'kind': 'fresh', 'asked': '" asked "', 'fstype': '" fstype "', 'read_only': " #ro    \
+        ", 'nodev': " #nodev "}"
+#define PLANNED_ROOT PLANNED_FRESH("/", "bwrap\\u0027s own root (a tmpfs)", "tmpfs", true, true)
+#define PLANNED_USR PLANNED_BIND("/usr", "--ro-bind /usr /usr", "/usr", "8:1", 131073, true, true)
+#define PLANNED_PROC                                                                                                   \
+        PLANNED_FRESH("/proc", "--proc /proc", "proc", false, true)                                                    \
+        ", " COVER("sys") ", " COVER("sysrq-trigger") ", " COVER("irq") ", " COVER("bus")
+#define PLANNED_NULL                                                                                                   \
+        PLANNED_BIND("/dev/null", "--dev /dev: the host\\u0027s /dev/null", "/dev/null", "0:5", 5, false, false)
+#define PLANNED_TTY                                                                                                    \
+        PLANNED_BIND("/dev/tty", "--dev /dev: the host\\u0027s /dev/tty", "/dev/tty", "0:5", 12, false, false)
+#define PLANNED_PTS PLANNED_FRESH("/dev/pts", "--dev /dev: its own devpts", "devpts", false, false)
+#define PLANNED_DEV                                                                                                    \
+        PLANNED_FRESH("/dev", "--dev /dev", "tmpfs", false, true) ", " PLANNED_NULL ", " PLANNED_TTY ", " PLANNED_PTS
+#define PLANNED_TEAM                                                                                                   \
+        PLANNED_BIND("/run/kbound", "--bind " TEAM_A "/runtime /run/kbound", TEAM_A "/runtime", "8:1", 5001, false,    \
+                     true)                                                                                             \
+        ", " PLANNED_BIND("/workspace", "--bind " TEAM_A "/workspace /workspace", TEAM_A "/workspace", "8:1", 5000,    \
+                          false, true)
+#define PLANNED_MOUNTS                                                                                                 \
+        "[" PLANNED_ROOT ", " PLANNED_USR ", " PLANNED_PROC ", " PLANNED_DEV                                           \
+        ", " PLANNED_FRESH("/tmp", "--tmpfs /tmp", "tmpfs", false, true) ", " PLANNED_TEAM "]"
+
+/* What kbound handed bwrap, by number and object (kb_sandbox_launch_facts "fds"), and the mounts it
+ * planned. */
 #define LAUNCH                                                                                                         \
-        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", "                                    \
+        "{'program': " BWRAP_EXE ", 'argv': " BWRAP_ARGV ", 'env': " BWRAP_ENV ", 'mounts': " PLANNED_MOUNTS ", "      \
         "'fds': [{'fd': 0, 'what': 'stdin (/dev/null)', 'dev': '0:5', 'ino': 5}, "                                     \
         "{'fd': 1, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                      \
         "{'fd': 2, 'what': 'the kernel\\u0027s log', 'dev': '8:1', 'ino': 777}, "                                      \
@@ -298,6 +334,21 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'fd': 5, 'what': 'the syscall probe', 'dev': '8:1', 'ino': 999}, "                                           \
         "{'fd': 6, 'what': 'the block channel', 'dev': '0:8', 'ino': 8100}], "                                         \
         "'proc': {'dev': '0:22', 'ino': 1}, 'block_fd': 6}"
+
+/* The kernel's sockets traced to their other ends (sock_diag): its listeners and its unbound socket
+ * in the sandbox's network namespace, nothing waiting in them; its end of kbound's shell connection
+ * in kbound's, kbound's socket its peer; the netlink socket in no unix list. */
+#define SANDBOX_SOCKETS                                                                                                \
+        "[{'inode': 7001, 'found': 'sandbox', 'socket': {'inode': 7001, 'type': 'stream', 'state': 'listening', "      \
+        "'path': '" SHELL "', 'peer': 0, 'rqueue': 0}}, "                                                              \
+        "{'inode': 7002, 'found': 'sandbox', 'socket': {'inode': 7002, 'type': 'stream', 'state': 'listening', "       \
+        "'path': '" CONTROL "', 'peer': 0, 'rqueue': 0}}, "                                                            \
+        "{'inode': 7003, 'found': 'sandbox', 'socket': {'inode': 7003, 'type': 'stream', 'state': 'unconnected', "     \
+        "'peer': 0, 'rqueue': 0}}, "                                                                                   \
+        "{'inode': 7101, 'found': 'kbound', 'socket': {'inode': 7101, 'type': 'stream', 'state': 'connected', "        \
+        "'path': '" SHELL "', 'peer': 9101, 'rqueue': 0}, 'peer': {'inode': 9101, 'found': 'kbound', "                 \
+        "'held_by': [{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]}}, "                                           \
+        "{'inode': 7400, 'found': 'none'}]"
 
 /* One look at the sandbox, before the cell's child exists. */
 #define READY_LOOK                                                                                                     \
@@ -328,11 +379,19 @@ static inline kb_judge_input input_of(json_object *run) {
         "'claim': 'boundary.sockets', 'exposed': [], 'socket': {'inode': 4001, 'type': 'stream', "                     \
         "'state': 'listening', 'path': '" HOST_SOCKET "', 'peer': 0}}], "                                              \
         "'socket_namespaces': 2, 'socket_namespaces_not_entered': [], 'socket_namespaces_skipped': 0, "                \
-        "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}}"
+        "'abstract_sockets': 3, 'host_sockets': {'checked': 4, 'elsewhere': 3, 'vanished': 0, 'not_claimed': []}, "    \
+        "'sandbox_sockets': " SANDBOX_SOCKETS "}"
 
+/* The system-call ABIs as the host found them: x86_64 and i386 run, x32 not. */
+#define ABIS                                                                                                           \
+        "{'x86_64': {'native': true, 'how': 'syscall', 'accepted': true, 'answer': 'getpid through syscall "           \
+        "answered 5001'}, 'i386': {'how': 'int 0x80', 'accepted': true, 'answer': 'getpid through int 0x80 answered "  \
+        "5002'}, 'x32': {'how': 'syscall with __X32_SYSCALL_BIT', 'accepted': false, 'answer': 'getpid through "       \
+        "syscall with __X32_SYSCALL_BIT answered ENOSYS: this kernel does not run the ABI'}}"
 #define HOST                                                                                                           \
         "{'pid': 5000, 'session': 4990, 'uid': 1000, 'ns': " HOST_NS ", 'proc_entries': ['sys', 'sysrq-trigger'], "    \
-        "'memfd_dev': '0:1', 'mounts': ["                                                                              \
+        "'memfd_dev': '0:1', 'abis': " ABIS ", 'filter_read': false, 'filter_read_why': 'the kernel refuses the "      \
+        "read (PTRACE_SECCOMP_GET_FILTER needs CAP_SYS_ADMIN and a reader under no seccomp filter)', 'mounts': ["      \
         "{'id': 20, 'nodev': false, 'parent': 1, 'dev': '8:1', 'root': '/', 'mountpoint': '/', 'fstype': 'ext4', "     \
         "'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], 'super': []}, "                         \
         "{'id': 21, 'nodev': false, 'parent': 20, 'dev': '0:5', 'root': '/', 'mountpoint': '/dev', 'fstype': "         \
@@ -380,21 +439,36 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'blocked': {'ptrace': 'EPERM', 'add_key': 'EPERM', 'clone:CLONE_NEWUSER': 'EPERM', "                         \
         "'socket:AF_PACKET': 'EAFNOSUPPORT', 'vm86': 'EPERM'}, 'not_claimed': [], 'sockets': 'default'}"
 #define TRY(name, errno_) "{'name': '" name "', 'errno': " errno_ ", 'ret': -1, 'tested': true, 'why': ''}"
-#define SURFACE                                                                                                                  \
-        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': [" TRY("ptrace", "'EPERM'") ", " TRY( \
-                "add_key",                                                                                                       \
-                "'EPERM'") ", " TRY("clone:CLONE_NEWUSER",                                                                       \
-                                    "'EPERM'") ", " TRY("socket:AF_PACKET",                                                      \
-                                                        "'EAFNOSUPPORT'") ", "                                                   \
-                                                                          "{'name': 'vm86', 'errno': null, 'ret': "              \
-                                                                          "null, 'tested': false, 'why': 'no such "              \
-                                                                          "call on x86_64'}]}, "                                 \
-                                                                          "'in_process': {'results': [" TRY(                     \
-                                                                                  "ptrace",                                      \
-                                                                                  "'EPERM'") ", " TRY("socket:AF_"               \
-                                                                                                      "PACKET",                  \
-                                                                                                      "'EAFNOSUPPORT"            \
-                                                                                                      "'") "]}}"
+#define TRIES                                                                                                          \
+        "[" TRY("ptrace", "'EPERM'") ", " TRY("add_key", "'EPERM'") ", " TRY(                                          \
+                "clone:CLONE_NEWUSER", "'EPERM'") ", " TRY("socket:AF_PACKET",                                         \
+                                                           "'EAFNOSUPPORT'") ", {'name': 'vm86', 'errno': null, "      \
+                                                                             "'ret': null, 'tested': false, "          \
+                                                                             "'why': 'no such call on x86_64'}]"
+/* The same tries through i386, where vm86 exists and is refused; x32 not run by the kernel. */
+#define TRIES_I386                                                                                                     \
+        "[" TRY("ptrace", "'EPERM'") ", " TRY("add_key", "'EPERM'") ", " TRY(                                          \
+                "clone:CLONE_NEWUSER", "'EPERM'") ", " TRY("socket:AF_PACKET",                                         \
+                                                           "'EAFNOSUPPORT'") ", " TRY("vm86", "'EPERM'") "]"
+#define COMPAT                                                                                                         \
+        "[{'abi': 'i386', 'accepted': true, 'why': 'getpid through int 0x80 answered 7', 'results': " TRIES_I386       \
+        "}, {'abi': 'x32', 'accepted': false, 'why': 'getpid through syscall with __X32_SYSCALL_BIT answered "         \
+        "ENOSYS'}]"
+#define SURFACE                                                                                                        \
+        "{'child': {'version': 1, 'arch': 'x86_64', 'seccomp': 2, 'filters': 1, 'results': " TRIES                     \
+        ", 'compat': " COMPAT                                                                                          \
+        "}, 'in_process': {'results': [" TRY("ptrace", "'EPERM'") ", " TRY("socket:AF_PACKET", "'EAFNOSUPPORT'") "]}}"
+
+/* Every canary file the run planted for the checks' claims (kb_canary_set.planted): all of them. */
+#define CANARIES_PLANTED                                                                                               \
+        "[{'name': 'credential file', 'check': 'boundary.credentials', 'planted': true, 'path': '" BASE                \
+        "/host-secrets/credentials'}, "                                                                                \
+        "{'name': 'credential canary in the user\\u0027s home', 'check': 'boundary.credentials', 'planted': true, "    \
+        "'path': '/home/u/.kbound-canary-Ab12Cd'}, "                                                                   \
+        "{'name': 'another team\\u0027s workspace', 'check': 'boundary.cross_team', 'planted': true, 'path': '" BASE   \
+        "/teams/team-b/workspace'}, "                                                                                  \
+        "{'name': 'another team\\u0027s canary', 'check': 'boundary.cross_team', 'planted': true, 'path': "            \
+        "'" TEAM_B_CANARY "'}]"
 
 /* What kbound arranged and saw outside the cell. */
 /* The twin sandbox, its bwrap killed, gone within 3 ms (kb_sandbox_lifetime). */
@@ -410,7 +484,7 @@ static inline kb_judge_input input_of(json_object *run) {
         "'identity': {'pid': 2, 'ppid': 1, 'nspid': [2]}, 'bwrap': '/usr/bin/bwrap', 'bwrap_version': '0.8.0', "       \
         "'pidns': 4026532203, 'launch': " LAUNCH ", "                                                                  \
         "'limits': {'memory': 0, 'tasks': 0, 'tmp': 0, 'workspace': 0, 'log': 0, 'cpu': 0}, "                          \
-        "'seccomp': " SECCOMP ", 'surface': " SURFACE ", 'lifetime': " LIFETIME "}"
+        "'seccomp': " SECCOMP ", 'surface': " SURFACE ", 'lifetime': " LIFETIME ", 'canaries': " CANARIES_PLANTED "}"
 
 /* {"host", "snapshots": [ready, child alive], "probe", "expect"}: a run every check passes. The
  * second look is the first one again with the cell's child (host pid 1003, PID 7 inside) alive. */

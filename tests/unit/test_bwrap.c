@@ -34,6 +34,7 @@ static const char help_041[] = "usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]
                                "    --tmpfs DEST                 Mount new tmpfs on DEST\n"
                                "    --dir DEST                   Create dir at DEST\n"
                                "    --symlink SRC DEST           Create symlink at DEST with target SRC\n"
+                               "    --file FD DEST               Copy from FD to destination DEST\n"
                                "    --seccomp FD                 Load and use seccomp rules from FD\n"
                                "    --block-fd FD                Block on FD until some data to read is available\n"
                                "    --info-fd FD                 Write information about the running container to FD\n"
@@ -56,13 +57,24 @@ static void test_parse_041(void **state) {
         assert_string_equal(buf, "");
         /* what it lacks has a stand-in, and the account says which */
         assert_int_equal(kb_bwrap_stand_ins(&b, buf, sizeof buf), 2);
-        assert_non_null(strstr(buf, "no --disable-userns: kbound's seccomp filter refuses nested user namespaces"));
-        assert_non_null(strstr(buf, "no --size: each in-memory folder (/tmp, /dev/shm) may grow"));
+        assert_non_null(strstr(buf, "no --disable-userns: kbound sets the sandbox's user.max_user_namespaces itself"));
+        assert_non_null(strstr(buf, "no --size: kbound gives each in-memory folder bwrap makes (/tmp, /dev/shm, "
+                                    "/workspace, the socket folder) its size itself"));
         char *account = NULL;
         assert_int_equal(kb_bwrap_describe(&b, "/usr/bin/bwrap", &account), 1);
         assert_non_null(strstr(account, "bubblewrap 0.4.1 at /usr/bin/bwrap has every option"));
         assert_non_null(strstr(account, "--disable-userns"));
         free(account);
+        /* and the hardening a run takes from it: both kept, each by kbound's stand-in */
+        kb_sandbox_hardening h = {0};
+        kb_bwrap_hardening(&b, &h);
+        assert_true(h.disable_userns && h.host_userns && h.tmpfs_size && h.host_sizes);
+        /* a bwrap with both options: both kept, by bwrap itself */
+        b.has |= (UINT64_C(1) << KB_BWRAP_DISABLE_USERNS) | (UINT64_C(1) << KB_BWRAP_SIZE);
+        kb_bwrap_hardening(&b, &h);
+        assert_true(h.disable_userns && h.tmpfs_size);
+        assert_false(h.host_userns || h.host_sizes);
+        assert_int_equal(kb_bwrap_stand_ins(&b, buf, sizeof buf), 0);
 }
 
 static void test_words_not_substrings(void **state) {
@@ -100,6 +112,23 @@ static char *help_without(const char *help, const char *const *gone) {
         return out;
 }
 
+/* One grammar for every reader of a bwrap command line: each option's operands, -1 for a word that
+ * is no option (an operand, a stand-in's invention). */
+static void test_arity(void **state) {
+        (void) state;
+        assert_int_equal(kb_bwrap_arity("--unshare-all"), 0);
+        assert_int_equal(kb_bwrap_arity("--tmpfs"), 1);
+        assert_int_equal(kb_bwrap_arity("--size"), 1);
+        assert_int_equal(kb_bwrap_arity("--remount-ro"), 1);
+        assert_int_equal(kb_bwrap_arity("--ro-bind-try"), 2);
+        assert_int_equal(kb_bwrap_arity("--setenv"), 2);
+        assert_int_equal(kb_bwrap_arity("--ro-bind-fd"), 2);
+        assert_int_equal(kb_bwrap_arity("--bind-data"), 2);
+        assert_int_equal(kb_bwrap_arity("/usr"), -1);
+        assert_int_equal(kb_bwrap_arity("--tmpfs-everything"), -1);
+        assert_int_equal(kb_bwrap_arity(NULL), -1);
+}
+
 static void test_missing_named(void **state) {
         (void) state;
         /* 0.4.1's text without --block-fd and --info-fd: both named, and the account refuses */
@@ -130,6 +159,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_041),
                 cmocka_unit_test(test_words_not_substrings),
                 cmocka_unit_test(test_missing_named),
+                cmocka_unit_test(test_arity),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kbound/canary_set.h"
+#include "base/facts.h"
 #include "tmp_tree.h"
 
 #define HOST_TOKEN "KBOUND_TEST_TOKEN=host-secret-5d1c0a9e7b3f-not-for-sandboxes"
@@ -113,6 +114,27 @@ static bool array_has(json_object *array, const char *s) {
         return false;
 }
 
+/* The record of the canary named name (kb_canary_set.planted, facts.def's CANARY_PLANT), held to
+ * its declaration: its check, and whether it was planted. */
+static json_object *planted(const kb_canary_set *s, const char *name, const char *check, bool is_planted) {
+        json_object *found = NULL;
+        for (size_t i = 0; i < json_object_array_length(s->planted); i++) {
+                json_object *e = json_object_array_get_idx(s->planted, i);
+                if (strcmp(kb_fact_str_or(e, FACT_CANARY_PLANT_NAME, ""), name) == 0)
+                        found = e;
+        }
+        if (!found)
+                fail_msg("no record of the %s: %s", name, json_object_to_json_string(s->planted));
+        json_object *problems = json_object_new_array();
+        if (kb_fact_validate(found, KB_FACT_OBJECT_CANARY_PLANT, true, problems, 8) != 0)
+                fail_msg("the %s's record breaks facts.def: %s", name, json_object_to_json_string(problems));
+        json_object_put(problems);
+        assert_string_equal(kb_fact_str_or(found, FACT_CANARY_PLANT_CHECK, ""), check);
+        assert_int_equal(kb_fact_bool_of(found, FACT_CANARY_PLANT_PLANTED), is_planted);
+        assert_int_equal(kb_fact_has(found, FACT_CANARY_PLANT_WHY), !is_planted);
+        return found;
+}
+
 static void test_plant(void **state) {
         fixture *f = *state;
         kb_canary_set *s = NULL;
@@ -156,6 +178,19 @@ static void test_plant(void **state) {
         assert_string_equal(s->canaries[3].path, s->home_canary);
         assert_string_equal(s->canaries[0].claim, "boundary.credentials");
         assert_string_equal(s->canaries[2].claim, "boundary.cross_team");
+        /* What was planted for which check's claim: everything, each where it is. */
+        assert_int_equal(json_object_array_length(s->planted), 4);
+        assert_string_equal(
+                kb_fact_str_or(planted(s, "credential file", "boundary.credentials", true), FACT_CANARY_PLANT_PATH, ""),
+                s->credential_file);
+        assert_string_equal(
+                kb_fact_str_or(planted(s, "credential canary in the user's home", "boundary.credentials", true),
+                               FACT_CANARY_PLANT_PATH, ""),
+                s->home_canary);
+        (void) planted(s, "another team's workspace", "boundary.cross_team", true);
+        assert_string_equal(kb_fact_str_or(planted(s, "another team's canary", "boundary.cross_team", true),
+                                           FACT_CANARY_PLANT_PATH, ""),
+                            s->sibling_file);
         /* Keys may be unavailable here (a container's seccomp filter): then nothing is planted. */
         assert_true(s->keyring_canary == 0 || s->keyring_canary == -ENOSYS || s->keyring_canary == -EPERM);
         if (s->keyring_canary == 0)
@@ -199,6 +234,27 @@ static void test_home_unwritable(void **state) {
         snprintf(expect, sizeof(expect), "no canary in %s/missing (%s): the home folder is not checked", f->home,
                  strerror(ENOENT));
         assert_string_equal(f->logged, expect);
+        /* Recorded as not planted, saying why: the credential check says what it did not test. */
+        json_object *home = planted(s, "credential canary in the user's home", "boundary.credentials", false);
+        snprintf(expect, sizeof(expect), "kbound cannot write to %s/missing: %s", f->home, strerror(ENOENT));
+        assert_string_equal(kb_fact_str_or(home, FACT_CANARY_PLANT_WHY, ""), expect);
+        snprintf(expect, sizeof(expect), "%s/missing", f->home);
+        assert_string_equal(kb_fact_str_or(home, FACT_CANARY_PLANT_PATH, ""), expect);
+        (void) planted(s, "credential file", "boundary.credentials", true);
+        kb_canary_set_destroy(&s);
+}
+
+/* No HOME at all: nothing to plant in, said so. */
+static void test_home_unset(void **state) {
+        fixture *f = *state;
+        f->host_env[0] = LEGIT_VALUE; /* HOME gone from the environment */
+        kb_canary_set *s = NULL;
+        assert_int_equal(kb_canary_set_plant(&f->o, &s, NULL), 0);
+        assert_null(s->home_canary);
+        assert_int_equal(s->n_canaries, 3);
+        json_object *home = planted(s, "credential canary in the user's home", "boundary.credentials", false);
+        assert_string_equal(kb_fact_str_or(home, FACT_CANARY_PLANT_WHY, ""), "HOME is not set");
+        assert_false(kb_fact_has(home, FACT_CANARY_PLANT_PATH));
         kb_canary_set_destroy(&s);
 }
 
@@ -273,6 +329,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_plant, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_home_unwritable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_home_unset, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files_exist, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_remove_home, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),

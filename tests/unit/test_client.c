@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -79,6 +80,7 @@ typedef enum answer {
         ANSWER_REPLAY,        /* the same signed execute_reply twice */
         ANSWER_REUSED_ID,     /* two different replies with the same msg_id */
         ANSWER_WRONG_PARENT,  /* execute_reply to a msg_id the client never sent */
+        ANSWER_DIES_FIRST,    /* shutdown_reply sent after its death fd fired, then its sockets closed */
         ANSWER_OVERSIZE,      /* content over max_frame_bytes (below twice it: libzmq delivers it) */
         ANSWER_OVERSIZE_DROP, /* content over twice max_frame_bytes: libzmq drops the connection */
         ANSWER_TRUNCATED,     /* the multipart message ends after metadata: no content frame */
@@ -98,6 +100,7 @@ typedef struct fake_kernel {
         pthread_mutex_t lock;
         pthread_cond_t bound_cond;
         int bound; /* 1 once its sockets listen, -1 if they could not */
+        int death; /* the client's death fd: an eventfd the kernel writes as it "dies" */
         kb_client *client;
 } fake_kernel;
 
@@ -285,6 +288,19 @@ static void *fake_kernel_run(void *arg) {
                                         publish_status(fk, iopub, request, "idle");
                                 } else if (strcmp(request->msg_type, "execute_request") == 0) {
                                         answer_execute(fk, router, iopub, identity, request);
+                                } else if (fk->answer == ANSWER_DIES_FIRST &&
+                                           strcmp(request->msg_type, "shutdown_request") == 0) {
+                                        /* seen dead well before its last bytes arrive, as on a
+                                         * loaded machine; the reply still goes out before the
+                                         * sockets close (linger) */
+                                        assert_int_equal(eventfd_write(fk->death, 1), 0);
+                                        usleep(400 * 1000);
+                                        json_object *c = json_object_new_object();
+                                        json_object_object_add(c, "status", json_object_new_string("ok"));
+                                        z = reply_to(fk, request, "shutdown_reply", NULL, c);
+                                        zsock_set_linger(router, 5000);
+                                        send_to(router, identity, &z);
+                                        atomic_store(&fk->stop, true);
                                 } else {
                                         char type[64];
                                         snprintf(type, sizeof(type), "%.*s_reply",
@@ -327,7 +343,10 @@ static fake_kernel *fake_kernel_start(answer a) {
         pthread_mutex_unlock(&fk->lock);
         assert_int_equal(fk->bound, 1);
 
+        fk->death = eventfd(0, EFD_CLOEXEC);
+        assert_true(fk->death >= 0);
         kb_client_options options = {
+                .death_fd = fk->death,
                 .limits = {.max_frames = 16,
                            .max_frame_bytes = FRAME_MAX,
                            .max_total_bytes = 64 * 1024,
@@ -350,6 +369,7 @@ static void fake_kernel_stop(fake_kernel **fkp) {
                         unlink(endpoint + strlen("ipc://"));
         }
         kb_connection_destroy(&fk->conn);
+        close(fk->death);
         assert_int_equal(rmdir(fk->dir), 0);
         pthread_mutex_destroy(&fk->lock);
         pthread_cond_destroy(&fk->bound_cond);
@@ -406,6 +426,18 @@ static void test_fake_kernel_answers_well(void **state) {
         assert_int_equal(error, 0);
         assert_int_equal(kb_client_shutdown(fk->client, kb_now_ms() + 20000), 0);
         fake_kernel_stop(&fk);
+}
+
+/* A kernel that answers shutdown_request and exits at once is seen dead (its pidfd) before libzmq
+ * has read its reply, the more so under load: the client waits for its connections to end, not
+ * for a while, and gets the reply (a fixed 100 ms wait made lifecycle.shutdown fail "the kernel
+ * died before it answered" under load; this kernel answers 400 ms after its death fd fired). */
+static void test_reply_after_death_is_read(void **state) {
+        (void) state;
+        fake_kernel *fk = fake_kernel_start(ANSWER_DIES_FIRST);
+        int r = kb_client_shutdown(fk->client, kb_now_ms() + 20000);
+        fake_kernel_stop(&fk); /* first: a failed assertion must not leave the fake kernel running */
+        assert_int_equal(r, 0);
 }
 
 static void test_bad_signature_refused(void **state) {
@@ -475,6 +507,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_out_of_descriptors_is_an_error),
                 cmocka_unit_test(test_fake_kernel_answers_well),
+                cmocka_unit_test(test_reply_after_death_is_read),
                 cmocka_unit_test(test_bad_signature_refused),
                 cmocka_unit_test(test_unsigned_refused),
                 cmocka_unit_test(test_replay_refused),

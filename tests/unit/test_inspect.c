@@ -2,7 +2,10 @@
  * mounts in a user and mount namespace of the test's own: a mount point the sandbox swaps for a
  * symbolic link, renames away or stacks another mount on is never taken for the mount the table
  * names, and an absence is a proof only where the sandbox cannot write. And kbound's own sockets:
- * every one sock_diag lists is found among kbound's descriptors, however fast they are made. */
+ * every one sock_diag lists is found among kbound's descriptors, however fast they are made. And
+ * other namespaces: a sock_diag socket made in a network namespace kbound does not join (by a
+ * thread, or by a fork that joins its user namespace when the thread may not), and a pid namespace
+ * nested in another one told apart from the others. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,8 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,11 +332,236 @@ static void test_own_sockets_listed_are_own(void **state) {
                 close(c.fds[i]);
 }
 
+/* ---- an epoll's watches, while another thread adds more ---- */
+
+typedef struct watch_churn {
+        int epoll, fds[2 * CHURN_PAIRS];
+        size_t n;
+        volatile int done;
+} watch_churn;
+
+/* Makes a socket pair every 100 µs and adds one end to the epoll, as libzmq adds a new
+ * connection's socket to its poller while the host looks; none is closed before the test ends. */
+static void *watch_churn_thread(void *arg) {
+        watch_churn *c = arg;
+        for (size_t i = 0; i < CHURN_PAIRS; i++) {
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, &c->fds[c->n]) < 0)
+                        break;
+                struct epoll_event ev = {.events = EPOLLIN, .data.fd = c->fds[c->n]};
+                if (epoll_ctl(c->epoll, EPOLL_CTL_ADD, c->fds[c->n], &ev) < 0)
+                        break;
+                c->n += 2;
+                nanosleep(&(struct timespec){.tv_nsec = 100 * 1000}, NULL);
+        }
+        c->done = 1;
+        return NULL;
+}
+
+/* kb_inspect_fd_facts reads the table, then each descriptor's fdinfo: a socket opened and added to
+ * the epoll after the table was listed shows in the epoll's watches; the table must then hold it
+ * too (read again by its number), or the watch looks like one on a file no sandbox process holds
+ * (python3's boundary.descriptors failed so about one run in twenty). Without the second read this
+ * fails within the churn. */
+static void test_epoll_watches_are_in_the_table(void **state) {
+        (void) state;
+        watch_churn c = {.epoll = epoll_create1(EPOLL_CLOEXEC)};
+        assert_true(c.epoll >= 0);
+        pthread_t thread;
+        assert_int_equal(pthread_create(&thread, NULL, watch_churn_thread, &c), 0);
+        size_t looks = 0, watched = 0;
+        while (!c.done) {
+                json_object *errors = json_object_new_array(), *fds = NULL;
+                assert_int_equal(kb_inspect_fd_facts("/proc", getpid(), errors, &fds), 0);
+                json_object *ep = NULL;
+                for (size_t i = 0; i < json_object_array_length(fds); i++)
+                        if (kb_fact_int_or(json_object_array_get_idx(fds, i), FACT_FD_FD, -1) == c.epoll)
+                                ep = json_object_array_get_idx(fds, i);
+                assert_non_null(ep);
+                json_object *watches = kb_fact_arr_of(ep, FACT_FD_WATCHES);
+                for (size_t w = 0; w < (watches ? json_object_array_length(watches) : 0); w++) {
+                        json_object *watch = json_object_array_get_idx(watches, w);
+                        const char *dev = kb_fact_str_of(watch, FACT_WATCH_DEV);
+                        int64_t ino = kb_fact_int_or(watch, FACT_WATCH_INO, -1);
+                        bool held = false;
+                        for (size_t i = 0; i < json_object_array_length(fds) && !held; i++) {
+                                json_object *fd = json_object_array_get_idx(fds, i);
+                                const char *d = kb_fact_str_of(fd, FACT_FD_DEV);
+                                held = d && dev && strcmp(d, dev) == 0 && kb_fact_int_or(fd, FACT_FD_INO, -2) == ino;
+                        }
+                        if (!held)
+                                fail_msg("look %zu: the epoll watches %s:%lld (added as fd %lld), which the table "
+                                         "read does not hold",
+                                         looks, dev ? dev : "?", (long long) ino,
+                                         (long long) kb_fact_int_or(watch, FACT_WATCH_FD, -1));
+                        watched++;
+                }
+                json_object_put(fds);
+                json_object_put(errors);
+                looks++;
+        }
+        assert_int_equal(pthread_join(thread, NULL), 0);
+        assert_int_equal(c.n, 2 * CHURN_PAIRS);
+        assert_true(looks >= 2);
+        assert_true(watched > 0);
+        for (size_t i = 0; i < c.n; i++)
+                close(c.fds[i]);
+        close(c.epoll);
+}
+
+/* A child in new namespaces of the types flags (CLONE_NEW*), its pid in *ret_pid; with a network
+ * namespace, a socket bound there to an abstract name, its inode in *ret_ino. The child waits until
+ * *ret_hold (the other end of its pipe) is closed. With a pid namespace, *ret_pid is its first
+ * process's, a grandchild. */
+static void child_in(int flags, pid_t *ret_pid, uint32_t *ret_ino, int *ret_hold) {
+        int report[2], hold[2];
+        assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct {
+                        pid_t pid;
+                        uint32_t ino;
+                } msg = {getpid(), 0};
+                char c;
+                close(report[0]);
+                close(hold[1]);
+                if (unshare(flags) < 0)
+                        _exit(1);
+                if (flags & CLONE_NEWNET) {
+                        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+                        struct sockaddr_un a = {.sun_family = AF_UNIX, .sun_path = "\0kbound-test-diag"};
+                        struct stat st;
+                        if (fd < 0 ||
+                            bind(fd, (struct sockaddr *) &a, offsetof(struct sockaddr_un, sun_path) + 18) < 0 ||
+                            fstat(fd, &st) < 0)
+                                _exit(1);
+                        msg.ino = (uint32_t) st.st_ino;
+                }
+                if (flags & CLONE_NEWPID) {
+                        pid_t first = fork();
+                        if (first < 0)
+                                _exit(1);
+                        if (first == 0) {
+                                (void) !read(hold[0], &c, 1);
+                                _exit(0);
+                        }
+                        msg.pid = first; /* its pid here, in the namespace above its own */
+                }
+                if (write(report[1], &msg, sizeof msg) != (ssize_t) sizeof msg)
+                        _exit(1);
+                (void) !read(hold[0], &c, 1);
+                _exit(0);
+        }
+        close(report[1]);
+        close(hold[0]);
+        struct {
+                pid_t pid;
+                uint32_t ino;
+        } msg;
+        if (read(report[0], &msg, sizeof msg) != (ssize_t) sizeof msg)
+                fail_msg("the child could not make its namespaces (user namespaces allowed?)");
+        close(report[0]);
+        *ret_pid = msg.pid;
+        *ret_ino = msg.ino;
+        *ret_hold = hold[1];
+}
+
+static void reap_all(int hold) {
+        close(hold);
+        while (wait(NULL) > 0)
+                ;
+}
+
+/* Whether the sock_diag socket diag lists a socket of inode ino. */
+static bool lists(int diag, uint32_t ino) {
+        kb_sockdiag_unix *list = NULL;
+        size_t n = 0;
+        assert_int_equal(kb_sockdiag_unix_list(diag, &list, &n), 0);
+        bool found = kb_sockdiag_find(list, n, ino) != NULL;
+        free(list);
+        close(diag);
+        return found;
+}
+
+/* The calling thread's effective capabilities: CAP_SYS_ADMIN dropped (drop) or raised again. */
+static void sys_admin(bool drop) {
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[2];
+        assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+        if (drop)
+                data[0].effective &= ~(1U << CAP_SYS_ADMIN);
+        else
+                data[0].effective |= 1U << CAP_SYS_ADMIN;
+        assert_int_equal(syscall(SYS_capset, &hdr, data), 0);
+}
+
+/* A network namespace of a user namespace below the test's, which the test's user owns: a thread
+ * joins it while the caller may (CAP_SYS_ADMIN in its own user namespace, as root has); without
+ * that, only a fork that joins the owning user namespace first makes the socket. The test itself
+ * never changes namespace. */
+static void test_diag_socket_elsewhere(void **state) {
+        (void) state;
+        pid_t pid;
+        uint32_t ino;
+        int hold;
+        char path[64];
+        child_in(CLONE_NEWUSER | CLONE_NEWNET, &pid, &ino, &hold);
+        snprintf(path, sizeof path, "/proc/%d/ns/net", (int) pid);
+        int netns = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(netns >= 0);
+        int userns = ioctl(netns, NS_GET_USERNS);
+        assert_true(userns >= 0);
+        int diag = kb_inspect_diag_socket(netns, -1);
+        assert_true(diag >= 0);
+        assert_true(lists(diag, ino));
+        sys_admin(true);
+        assert_int_equal(kb_inspect_diag_socket(netns, -1), -EPERM);
+        diag = kb_inspect_diag_socket(netns, userns);
+        sys_admin(false);
+        assert_true(diag >= 0);
+        assert_true(lists(diag, ino));
+        struct stat mine, now;
+        assert_int_equal(stat("/proc/self/ns/net", &now), 0);
+        assert_int_equal(stat("/proc/thread-self/ns/net", &mine), 0);
+        assert_int_equal(mine.st_ino, now.st_ino);
+        close(userns);
+        close(netns);
+        reap_all(hold);
+}
+
+/* The first process of a pid namespace made below the test's is below it; the test's own is not
+ * below itself, and a process in the test's own namespace is not below another one. */
+static void test_pidns_below(void **state) {
+        (void) state;
+        pid_t pid;
+        uint32_t ino;
+        int hold;
+        struct stat own;
+        assert_int_equal(stat("/proc/self/ns/pid", &own), 0);
+        child_in(CLONE_NEWPID, &pid, &ino, &hold);
+        char path[64];
+        struct stat theirs;
+        snprintf(path, sizeof path, "/proc/%d/ns/pid", (int) pid);
+        assert_int_equal(stat(path, &theirs), 0);
+        assert_true(theirs.st_ino != own.st_ino);
+        assert_true(kb_inspect_pidns_below("/proc", pid, (uint64_t) own.st_ino));
+        assert_false(kb_inspect_pidns_below("/proc", getpid(), (uint64_t) own.st_ino));
+        assert_false(kb_inspect_pidns_below("/proc", getpid(), (uint64_t) theirs.st_ino));
+        assert_false(kb_inspect_pidns_below("/proc", 0, (uint64_t) own.st_ino));
+        reap_all(hold);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_drop_inherited_namespaces),  cmocka_unit_test(test_mount_root_found),
-                cmocka_unit_test(test_mount_root_refused),         cmocka_unit_test(test_stat_in_mount),
+                cmocka_unit_test(test_drop_inherited_namespaces),
+                cmocka_unit_test(test_mount_root_found),
+                cmocka_unit_test(test_mount_root_refused),
+                cmocka_unit_test(test_stat_in_mount),
                 cmocka_unit_test(test_own_sockets_listed_are_own),
+                cmocka_unit_test(test_epoll_watches_are_in_the_table),
+                cmocka_unit_test(test_diag_socket_elsewhere),
+                cmocka_unit_test(test_pidns_below),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

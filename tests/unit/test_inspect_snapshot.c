@@ -202,6 +202,12 @@ static void fake_sandbox_net(fake *f, pid_t pid) {
                   0);
         proc_file(f, pid, "net/route",
                   "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n", 0);
+        /* a kernel that speaks only TCP listening on its loopback (NET.tcp) */
+        proc_file(f, pid, "net/tcp",
+                  "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                  "   0: 0100007F:2329 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 555101 1 "
+                  "0000000000000000 100 0 0 10 0\n",
+                  0);
 }
 
 /* The mount of "/" as mountinfo shows it: "<id> <parent> <maj:min>". */
@@ -300,6 +306,8 @@ static int setup(void **state) {
         static const char kernel_env[] = "HOME=/home/sandbox\0TOKEN=" CANARY "\0LANG=C";
         static const char kernel_cmd[] = "python3\0-m\0ipykernel_launcher\0-f\0/run/kbound/kernel.json";
         fake_member_files(f, KERNEL, kernel_env, sizeof kernel_env, kernel_cmd, sizeof kernel_cmd);
+        /* its personality (readable by a tracer: where the host may read it, the look keeps it) */
+        proc_file(f, KERNEL, "personality", "00000000\n", 0);
         proc_link(f, KERNEL, "fd/0", "/dev/null");
         proc_file(f, KERNEL, "fdinfo/0", "pos:\t0\nflags:\t0100002\nmnt_id:\t25\nino:\t4\n", 0);
         proc_link(f, KERNEL, "fd/1", LAUNCHER_PIPE);
@@ -833,10 +841,14 @@ static void test_kernel_missing(void **state) {
 }
 
 /* The look before exec: the same walk of the processes, bwrap's init's system call (blocked reading
- * kbound's --block-fd) and mount table, who outside holds what, and the launcher; no kernel yet, so
- * no mount-root proofs, network tables, reach or resources. */
+ * kbound's --block-fd) and mount table, each mount point proven through init's root as a
+ * snapshot's are (a kernel that dies at start-up has its mounts judged on it), who outside holds
+ * what, and the launcher; no kernel yet, so no network tables, reach or resources. */
 static void test_pre_exec(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_pre_exec");
         fake *f = *state;
+        /* (The fake's init has no root otherwise: its unreadable root and mappings are looked at.) */
+        proc_link(f, INIT, "root", "/");
         json_object *pre = pre_exec(f);
         assert_string_equal(str_at(pre, FACT_LOOK_LABEL), "pre-exec");
         (void) process(pre, INIT);
@@ -845,7 +857,12 @@ static void test_pre_exec(void **state) {
         assert_int_equal(int_at(init, FACT_INIT_READS_FD), 5);
         json_object *mounts = member(pre, FACT_LOOK_MOUNTS);
         assert_int_equal(json_object_array_length(mounts), 1);
-        assert_false(kb_fact_has(json_object_array_get_idx(mounts, 0), FACT_MOUNT_TARGET));
+        struct stat st;
+        assert_int_equal(stat("/", &st), 0);
+        json_object *root = json_object_array_get_idx(mounts, 0);
+        if (!kb_fact_has(root, FACT_MOUNT_TARGET))
+                fail_msg("\"/\" of init's table not proven: %s", json_object_to_json_string(root));
+        assert_int_equal(int_at(member(root, FACT_MOUNT_TARGET), FACT_STAT_INO), st.st_ino);
         assert_int_equal(int_at(member(pre, FACT_LOOK_LAUNCHER), FACT_LAUNCHER_PID), LAUNCHER);
         assert_non_null(member(pre, FACT_LOOK_NS_OUTSIDE));
         assert_false(kb_fact_has(pre, FACT_LOOK_NET));
@@ -954,6 +971,28 @@ static const struct {
         {"OUTSIDE_CHANNEL.sandbox_fd", false},
         /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
         {"STAT.rdev", false},
+        /* the seccomp filters in force, read by ptrace from real processes where the host may
+         * (root): test_inspect_filter reads them, every fact of them */
+        {"PROCESS.filter", false},
+        {"FILTER.tid", false},
+        {"FILTER.error", false},
+        {"FILTER.built", false},
+        {"FILTER.lengths", false},
+        {"FILTER.kbound", false},
+        {"FILTER.first_difference", false},
+        {"FILTER.differences", false},
+        {"FILTER.differences_more", false},
+        {"FILTER_DIFF.abi", false},
+        {"FILTER_DIFF.call", false},
+        {"FILTER_DIFF.nr", false},
+        {"FILTER_DIFF.built", false},
+        {"FILTER_DIFF.in_force", false},
+        /* a socket of another of the host's network namespaces: the fake's namespaces are files,
+         * which kbound cannot enter (it reads them as text) */
+        {"SANDBOX_SOCKET.netns_pid", false},
+        {"SOCKET_END.netns_pid", false},
+        /* a socket closed while a look reads it: the fake's links do not change under the look */
+        {"SANDBOX_SOCKET.closed", false},
         /* a socket of the host's that the host could not place: what the machine running the test has */
         {"SOCKET.why", true},
         {"SOCKET.uid", true},
@@ -975,11 +1014,15 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 #define OTHER_NET 90000008       /* outside, in a network namespace kbound does not enter */
 #define KERNEL_THREAD_2 90000104 /* a thread of the kernel's whose links cannot be read */
 
+#define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
+
 /* What the fake adds for the coverage: a host mount table (kb_inspect_host of the fake), the
- * kernel's endpoints, one of them connected to kbound (the kernel holding the accepted end), a
+ * kernel's endpoints, one of them connected to kbound (the kernel holding the accepted end) and
+ * another connection to it waiting to be accepted (the kernel holding its listener and its
+ * connecting socket), a datagram socket of the kernel's that one of kbound's is connected to, a
  * namespace kbound does not enter whose unix table is read as text, a thread whose links cannot be
- * read, and the kernel's maps. socks[3] is closed by the caller. */
-static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
+ * read, and the kernel's maps. socks[FAKE_SOCKS] is closed by the caller. */
+static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_host) {
         char path[PATH_MAX], text[2 * PATH_MAX], root_line[128], root_dev[32];
         long long root_id;
         /* shared memory the kernel maps and the outsider maps too (the same device and inode) */
@@ -1006,10 +1049,9 @@ static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
                   "fanotify flags:0 event-flags:0\nfanotify mnt_id:19 mflags:0 mask:3b ignored_mask:0\n",
                   0);
         proc_link(f, KERNEL, "fd/10", "anon_inode:[io_uring]");
-        proc_file(f, KERNEL, "fdinfo/10",
-                  "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n", 0);
-        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n",
+        proc_file(f, KERNEL, "fdinfo/10", "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\nSqMask:\t0x3\nUserFiles:\t0\n",
                   0);
+        proc_file(f, KERNEL, "fdinfo/5", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t2\nNSpid:\t2\n", 0);
         /* the scratch folder's work folder bound at /kb-work in the kernel's table and the stray's: a
          * canary in it is exposed there (not confirmed: there is no /kb-work to look through) */
         root_mount(root_line, sizeof root_line, &root_id);
@@ -1057,6 +1099,37 @@ static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
         assert_int_equal(fstat(socks[2], &st), 0);
         snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
         proc_link(f, KERNEL, "fd/6", text);
+        /* a listener of the kernel's with a connection it has not accepted: the kernel holds the
+         * listener and the connecting socket */
+        struct sockaddr_un pa = sa;
+        memcpy(pa.sun_path + len, "/waits", sizeof "/waits");
+        socks[6] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(bind(socks[6], (struct sockaddr *) &pa, sizeof pa), 0);
+        assert_int_equal(listen(socks[6], 4), 0);
+        socks[3] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(connect(socks[3], (struct sockaddr *) &pa, sizeof pa), 0);
+        const struct {
+                int sock;
+                const char *fd;
+        } kernel_holds[] = {{6, "fd/20"}, {3, "fd/21"}, {4, "fd/22"}};
+        /* a datagram socket of the kernel's, bound to an abstract name, and one of kbound's
+         * connected to it */
+        static const char dgram_name[] = "\0kbound-test-snapshot-dgram";
+        struct sockaddr_un da = {.sun_family = AF_UNIX};
+        memcpy(da.sun_path, dgram_name, sizeof dgram_name - 1);
+        socklen_t da_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + sizeof dgram_name - 1);
+        socks[4] = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        socks[5] = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(bind(socks[4], (struct sockaddr *) &da, da_len), 0);
+        assert_int_equal(connect(socks[5], (struct sockaddr *) &da, da_len), 0);
+        for (size_t i = 0; i < KB_ELEMENTSOF(kernel_holds); i++) {
+                assert_int_equal(fstat(socks[kernel_holds[i].sock], &st), 0);
+                snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
+                proc_link(f, KERNEL, kernel_holds[i].fd, text);
+        }
+        assert_int_equal(fstat(socks[5], &st), 0);
+        snprintf(text, sizeof text, "socket:[%llu]", (unsigned long long) st.st_ino);
+        proc_link(f, f->self, "fd/7", text);
 
         const fake_proc other = {OTHER_NET, 1, OTHER_NET, "netns-holder", 0, "0", 0, 0, 0, 1, 1};
         const char *const other_ns[NS_TYPES] = {NULL, NULL, NULL, "other-net", NULL, NULL, NULL};
@@ -1078,13 +1151,13 @@ static void fake_everything(fake *f, int socks[3], json_object **ret_host) {
 static void test_every_fact_produced(void **state) {
         KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_every_fact_produced");
         fake *f = *state;
-        int socks[3] = {-1, -1, -1};
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
         json_object *host = NULL;
         fake_everything(f, socks, &host);
         bool seen[_KB_FACT_ID_MAX] = {false}, reachable[_KB_FACT_OBJECT_MAX] = {false};
         mark(snapshot(f, 0), KB_FACT_OBJECT_LOOK, seen);
         mark(pre_exec(f), KB_FACT_OBJECT_LOOK, seen);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < FAKE_SOCKS; i++)
                 close(socks[i]);
         f->t.host = NULL;
         json_object_put(host);
@@ -1114,7 +1187,7 @@ static void test_every_fact_produced(void **state) {
 static void test_object_reach(void **state) {
         KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_object_reach");
         fake *f = *state;
-        int socks[3] = {-1, -1, -1};
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
         json_object *host = NULL;
         fake_everything(f, socks, &host);
         json_object *snap = snapshot(f, 0), *kernel = process(snap, KERNEL);
@@ -1148,7 +1221,64 @@ static void test_object_reach(void **state) {
         assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_PID), OUTSIDER);
         assert_string_equal(str_at(mapped, FACT_OUTSIDE_CHANNEL_DEV), "0:1");
         assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_INO), 4545);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < FAKE_SOCKS; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+}
+
+/* The sockets the kernel holds, traced by sock_diag to their other ends: the fake's are real
+ * sockets of the test's own network namespace (kbound's, to the look), whose sock_diag list says
+ * where each connection waits and who sends to what; the fake's network namespace itself, a file,
+ * cannot be listed, and the look says so. */
+static void test_socket_ends(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_socket_ends");
+        fake *f = *state;
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        json_object *snap = snapshot(f, 0), *traced = member(snap, FACT_LOOK_SANDBOX_SOCKETS);
+        struct stat st;
+        uint64_t ino[FAKE_SOCKS];
+        for (int i = 0; i < FAKE_SOCKS; i++) {
+                assert_int_equal(fstat(socks[i], &st), 0);
+                ino[i] = (uint64_t) st.st_ino;
+        }
+        /* the accepted end of kbound's connection: kbound's socket is its peer */
+        json_object *s = find_by(traced, FACT_SANDBOX_SOCKET_INODE, (int64_t) ino[2]), *e;
+        assert_string_equal(str_at(s, FACT_SANDBOX_SOCKET_FOUND), "kbound");
+        e = member(s, FACT_SANDBOX_SOCKET_PEER);
+        assert_int_equal(int_at(e, FACT_SOCKET_END_INODE), (int64_t) ino[1]);
+        assert_string_equal(str_at(json_object_array_get_idx(member(e, FACT_SOCKET_END_HELD_BY), 0), FACT_HOLDER_SIDE),
+                            "kbound");
+        /* the listener's waiting connection, by its connecting socket, and that socket's listener */
+        s = find_by(traced, FACT_SANDBOX_SOCKET_INODE, (int64_t) ino[6]);
+        assert_int_equal(int_at(s, FACT_SANDBOX_SOCKET_PENDING_COUNT), 1);
+        e = json_object_array_get_idx(member(s, FACT_SANDBOX_SOCKET_PENDING), 0);
+        assert_int_equal(int_at(e, FACT_SOCKET_END_INODE), (int64_t) ino[3]);
+        assert_int_equal(int_at(json_object_array_get_idx(member(e, FACT_SOCKET_END_HELD_BY), 0), FACT_HOLDER_PID),
+                         KERNEL);
+        s = find_by(traced, FACT_SANDBOX_SOCKET_INODE, (int64_t) ino[3]);
+        assert_int_equal(int_at(member(s, FACT_SANDBOX_SOCKET_SOCKET), FACT_SOCKET_PEER), 0);
+        assert_int_equal(int_at(member(s, FACT_SANDBOX_SOCKET_LISTENER), FACT_SOCKET_END_INODE), (int64_t) ino[6]);
+        /* the datagram socket kbound's is connected to */
+        s = find_by(traced, FACT_SANDBOX_SOCKET_INODE, (int64_t) ino[4]);
+        e = json_object_array_get_idx(member(s, FACT_SANDBOX_SOCKET_CONNECTED_FROM), 0);
+        assert_int_equal(int_at(e, FACT_SOCKET_END_INODE), (int64_t) ino[5]);
+        assert_string_equal(str_at(e, FACT_SOCKET_END_FOUND), "kbound");
+        assert_int_equal(json_object_array_length(member(s, FACT_SANDBOX_SOCKET_CONNECTED_FROM)), 1);
+        /* the fake's network namespace is a file: no sock_diag socket can be made in it */
+        char words[256];
+        kb_fact_what_words(WHAT_SANDBOX_SOCKETS, NULL, words, sizeof words);
+        json_object *errors = member(snap, FACT_LOOK_ERRORS);
+        bool noted = false;
+        for (size_t i = 0; i < json_object_array_length(errors); i++)
+                noted |= strncmp(str_at(json_object_array_get_idx(errors, i), FACT_ERROR_WHAT), words, strlen(words)) ==
+                         0;
+        if (!noted)
+                fail_msg("the fake's network namespace was listed, or its failure not noted: %s",
+                         json_object_to_json_string(errors));
+        for (int i = 0; i < FAKE_SOCKS; i++)
                 close(socks[i]);
         f->t.host = NULL;
         json_object_put(host);
@@ -1178,6 +1308,7 @@ int main(void) {
                 cmocka_unit_test(test_host),
                 ON_FAKE(test_every_fact_produced),
                 ON_FAKE(test_object_reach),
+                ON_FAKE(test_socket_ends),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

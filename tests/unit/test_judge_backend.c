@@ -190,11 +190,119 @@ static void test_backend_namespace_owners(void **state) {
 #undef OWNERS
 }
 
+/* Every mount of every table of every look is one kbound planned, matched by what it shows, where,
+ * and its options: a mount nobody asked for fails naming it, whatever lies under it (a read-only
+ * folder of the host's holding no canary here), and so does one planned that shows something else,
+ * with other options, or is not there. */
+static void test_backend_mounts(void **state) {
+#define M "/snapshots/1/mounts"
+#define PLANNED "/expect/launch/mounts"
+#define IN_USR_LIB64                                                                                                   \
+        "{'id': 322, 'parent': 301, 'nodev': true, 'dev': '8:1', 'root': '/opt/kbound', 'mountpoint': "                \
+        "'/usr/lib64/kbound', 'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'options': ['ro', "          \
+        "'nosuid'], 'super': [], 'target': {'type': 'dir', 'dev': '8:1', 'ino': 7001}}"
+#define ETC                                                                                                            \
+        "{'id': 320, 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '/etc', 'mountpoint': '/mnt/etc', "           \
+        "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'options': ['ro', 'nosuid'], 'super': [], "       \
+        "'target': {'type': 'dir', 'dev': '8:1', 'ino': 393217}}"
+        static const breakage fails[] = {
+                B1(M "/-", ETC,
+                   "a mount at /mnt/etc (ext4 /dev/sda1, root /etc, read-only) that kbound did not plan: nothing of "
+                   "its bwrap command line makes one there"),
+                B1("/pre_exec/mounts/-", ETC, "before the kernel ran: a mount at /mnt/etc (ext4 /dev/sda1"),
+                /* in another mount namespace of the sandbox: the kernel's own copy of the planned ones
+                 * passes, the extra one does not */
+                B3("/snapshots/1/mount_tables", "{'4026532299': " SANDBOX_MOUNTS "}",
+                   "/snapshots/1/mount_tables/4026532299/-", ETC, "/snapshots/1/processes/2/ns/mnt", "4026532299",
+                   "in the mount namespace of pid 1003 (python3): a mount at /mnt/etc (ext4 /dev/sda1, root /etc, "
+                   "read-only) that kbound did not plan"),
+                /* a second mount where one was planned: the host's /tmp over the sandbox's */
+                B1(M "/-",
+                   "{'id': 321, 'parent': 309, 'nodev': true, 'dev': '8:1', 'root': '/tmp', 'mountpoint': '/tmp', "
+                   "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': true, 'options': ['rw', 'nosuid'], "
+                   "'super': [], 'target': {'type': 'dir', 'dev': '8:1', 'ino': 12}}",
+                   "a mount at /tmp (ext4 /dev/sda1, root /tmp, writable) that kbound did not plan"),
+                /* what a bind shows: the planned host object, by device and inode */
+                B1(M "/1/target/ino", "42",
+                   "the mount at /usr (ext4 /dev/sda1, root /usr, read-only) is not the one kbound planned there "
+                   "(--ro-bind /usr /usr): it shows device 8:1 inode 42, not /usr (device 8:1 inode 131073 on the "
+                   "host)"),
+                B2(M "/1/target", NULL, M "/1/target_error", "'a symbolic link is on the path'",
+                   "(--ro-bind /usr /usr): the host could not see what it shows (a symbolic link is on the path)"),
+                B2(PLANNED "/1/source", NULL, PLANNED "/1/source_error", "'Permission denied'",
+                   "kbound could not name the object it planned there (Permission denied)"),
+                /* the options */
+                B1(M "/1/writable", "true", "it is writable, where kbound planned it read-only"),
+                B1(M "/11/writable", "false",
+                   "(--bind " TEAM_A "/workspace /workspace): it is read-only, where "
+                   "kbound planned it writable"),
+                B1(M "/9/nodev", "false", "it lets device nodes be opened (no nodev), where kbound planned nodev"),
+                B1(M "/6/nodev", "true", "it refuses device nodes, where kbound planned them allowed"),
+                B1(M "/9/options", "['rw']", "set-user-ID bits work on it (no nosuid), where kbound planned nosuid"),
+                /* a fresh filesystem is new: of its type, and on no device kbound's mount namespace or one
+                 * outside holds */
+                B1(M "/9/fstype", "'ramfs'", "(--tmpfs /tmp): its filesystem is ramfs, not a new tmpfs"),
+                B1(M "/9/dev", "'0:25'", "a filesystem of kbound's own mount namespace (device 0:25), not a new one"),
+                B1("/snapshots/1/outside_mounts/devices/0:44", "4242",
+                   "a filesystem the mount namespace of pid 4242, outside the sandbox, holds (device 0:44)"),
+                B1(PLANNED "/11/size", "1048576", "(--tmpfs /tmp): no size, where kbound asked 1048576 bytes"),
+                B2(PLANNED "/11/size", "1048576", M "/9/super", "['size=2048k']",
+                   "a size of 2097152 bytes, where kbound asked 1048576"),
+                /* bwrap's covers are of the sandbox's own proc */
+                B1(M "/3/dev", "'0:22'",
+                   "the mount at /proc/sys (proc proc, root /sys, read-only) is not the one kbound planned there "
+                   "(--proc /proc: bwrap's read-only cover): not /sys of the sandbox's own proc (device 0:22, root "
+                   "/sys)"),
+                /* a mount of the root's own tree is where the plan says, or it is not planned */
+                B1(M "/11/mountpoint", "'/mnt/ws'",
+                   "a mount at /mnt/ws (ext4 /dev/sda1, root " TEAM_A "/workspace, writable) that kbound did not "
+                   "plan"),
+                B1(M "/11/mountpoint", "'/mnt/ws'",
+                   "kbound planned a mount at /workspace (--bind " TEAM_A "/workspace /workspace) and the table has "
+                   "none"),
+                /* a planned mount that is not there */
+                B1(M "/9", NULL, "kbound planned a mount at /tmp (--tmpfs /tmp) and the table has none"),
+                B1("/pre_exec/mounts/8", NULL,
+                   "before the kernel ran: kbound planned a mount at /dev/pts (--dev /dev: its own devpts) and the "
+                   "table has none"),
+                /* nothing to match against, or nothing matched */
+                B1(PLANNED, NULL, "kbound kept no record of the mounts it planned"),
+                B1(M, NULL, "the host could not read the sandbox's mount table (child alive)"),
+                B1("/snapshots/0/mount_tables", NULL,
+                   "the host did not read the mount tables of the sandbox's other mount namespaces (ready)"),
+        };
+        EXPECT_FAILS(kb_judge_backend, fails);
+        static const breakage passes[] = {
+                /* bwrap's covers are made only where it may write: optional */
+                B2(M "/4", NULL, M "/3", NULL,
+                   "every mount of the 3 mount tables of every look is one of the 14 "
+                   "kbound planned"),
+                /* a tmpfs's size is kept in pages */
+                B4(PLANNED "/11/size", "1048576", M "/9/super", "['mode=755', 'size=1024k']",
+                   "/snapshots/0/mounts/9/super", "['size=1024k']", "/pre_exec/mounts/9/super", "['size=1024k']", NULL),
+                B4(PLANNED "/11/size", "1048000", M "/9/super", "['size=1024k']", "/snapshots/0/mounts/9/super",
+                   "['size=1024k']", "/pre_exec/mounts/9/super", "['size=1024k']", NULL),
+                /* a destination the plan reaches through a link of a bound host folder lands
+                 * elsewhere: the same object, where the plan's mount point has no mount */
+                B4(PLANNED "/-",
+                   PLANNED_BIND("/usr/lib/kbound", "--ro-bind /opt/kbound /usr/lib/kbound", "/opt/kbound", "8:1", 7001,
+                                true, true),
+                   M "/-", IN_USR_LIB64, "/snapshots/0/mounts/-", IN_USR_LIB64, "/pre_exec/mounts/-", IN_USR_LIB64,
+                   NULL),
+        };
+        EXPECT_PASSES(kb_judge_backend, passes);
+#undef M
+#undef PLANNED
+#undef ETC
+#undef IN_USR_LIB64
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_backend),
                 cmocka_unit_test(test_backend_launch),
                 cmocka_unit_test(test_backend_namespace_owners),
+                cmocka_unit_test(test_backend_mounts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -266,12 +266,61 @@ static void test_reach_lookups(void **state) {
         EXPECT_FAILS(kb_judge_credentials, fails);
 }
 
+/* A canary that could not be planted (a home kbound cannot write to) narrows the claim: the check
+ * still passes on what was tested, and its detail and evidence say what was not; kbound's record of
+ * what it planted is required. */
+static void test_not_planted(void **state) {
+        static const struct {
+                judge_fn judge;
+                const char *pointer, *why, *said;
+        } cases[] = {
+                {kb_judge_credentials, "/expect/canaries/1", "kbound cannot write to /home/u: Permission denied",
+                 "not tested: credential canary in the user's home (kbound cannot write to /home/u: Permission "
+                 "denied)"},
+                {kb_judge_cross_team, "/expect/canaries/3", "the disk was full",
+                 "not tested: another team's canary (the disk was full)"},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                json_object *run = good_run();
+                char pointer[128], why[256];
+                snprintf(pointer, sizeof pointer, "%s/planted", cases[i].pointer);
+                set(run, pointer, "false");
+                snprintf(pointer, sizeof pointer, "%s/why", cases[i].pointer);
+                snprintf(why, sizeof why, "'%s'", cases[i].why);
+                set(run, pointer, why);
+                json_object *check = judge_run(cases[i].judge, run);
+                assert_status_naming(check, "pass", NULL, cases[i].said);
+                char detail[512];
+                snprintf(detail, sizeof detail, "%s; ", cases[i].said);
+                if (strncmp(detail_of(check), detail, strlen(detail)) != 0)
+                        fail_msg("the pass does not say first what was not tested: %s", detail_of(check));
+                json_object *not_tested = member(member(check, "evidence"), "not_tested");
+                assert_int_equal(json_object_array_length(not_tested), 1);
+                assert_string_equal(json_object_get_string(json_object_array_get_idx(not_tested, 0)), cases[i].said);
+                json_object_put(check);
+                json_object_put(run);
+        }
+        /* Everything planted: nothing said, an empty list. */
+        json_object *run = good_run(), *check = judge_run(kb_judge_credentials, run);
+        assert_status_naming(check, "pass", NULL, "all planted");
+        assert_null(strstr(detail_of(check), "not tested"));
+        assert_int_equal(json_object_array_length(member(member(check, "evidence"), "not_tested")), 0);
+        json_object_put(check);
+        json_object_put(run);
+        static const breakage fails[] = {
+                B1("/expect/canaries", NULL, "canaries: required, absent"),
+                B1("/expect/canaries/0/planted", NULL, "planted: required, absent"),
+        };
+        EXPECT_FAILS(kb_judge_credentials, fails);
+        EXPECT_FAILS(kb_judge_cross_team, fails);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_credentials_host),   cmocka_unit_test(test_credentials_cell),
                 cmocka_unit_test(test_cross_team),         cmocka_unit_test(test_cross_team_evidence),
                 cmocka_unit_test(test_cross_team_folders), cmocka_unit_test(test_reach_hard_links),
-                cmocka_unit_test(test_reach_lookups),
+                cmocka_unit_test(test_reach_lookups),      cmocka_unit_test(test_not_planted),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -345,6 +345,7 @@ static void test_descriptors_references(void **state) {
 
 #define KNET "/snapshots/0/kbound_net_sockets/0"
 
+#define SOCKS "/snapshots/0/sandbox_sockets"
 static void test_descriptors_channels(void **state) {
         static const breakage fails[] = {
                 B1(KFDS "/6/target", "'pipe:[9001]'",
@@ -367,14 +368,19 @@ static void test_descriptors_channels(void **state) {
                    "the host did not check which processes outside the sandbox hold its pipes and sockets (child "
                    "alive)"),
                 B1(KFDS "/11/target", "'socket:[8888]'",
-                   "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace"),
+                   "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace: "
+                   "the host did not trace it to its other ends (it is in no list of the look)"),
+                /* a socket of another family: only its namespace's tables place it */
                 B1("/snapshots/0/net/4026532300/socket_inodes", "[]",
-                   "fd 11 of pid 1002 (python3): socket:[7400] is not a socket of the sandbox's network namespace"),
-                B1("/snapshots/0/net/4026532300/unix/2", NULL,
-                   "fd 12 of pid 1002 (python3): socket:[7003] is not a socket of the sandbox's network namespace"),
+                   "fd 11 of pid 1002 (python3): socket:[7400] is not a socket of the sandbox's network namespace: it "
+                   "is in no network namespace the host read"),
+                /* a unix socket no sock_diag list of the look has */
+                B2(SOCKS "/2/found", "'none'", "/snapshots/0/net/4026532300/unix/2", NULL,
+                   "fd 12 of pid 1002 (python3): socket:[7003] is not a socket of the sandbox's network namespace: it "
+                   "is in no network namespace the host read"),
                 /* the process's own namespace's tables, not another one's */
                 B1("/snapshots/0/processes/1/ns/net", "4026532399",
-                   "fd 3 of pid 1002 (python3): socket:[7001] is not a socket of the sandbox's network namespace"),
+                   "fd 11 of pid 1002 (python3): socket:[7400] is not a socket of the sandbox's network namespace"),
                 /* a socket of kbound's network namespace is the kernel's end of kbound's connection only
                  * if its peer is one of kbound's own sockets, by inode: a name proves nothing (the
                  * host-network socket named like the kernel's endpoint) */
@@ -431,10 +437,172 @@ static void test_descriptors_channels(void **state) {
 
 #undef KNET
 
+/* Every socket of the sandbox's own network namespace is traced to its other ends (sock_diag): its
+ * peer, the listener its connection waits in, the connections waiting in its queue, any other
+ * socket connected to it, each held by sandbox processes only; and what waits in its queue comes
+ * from one of those. The kernel's unbound socket (7003, fd 12) stands for each kind. */
+#define OWN(state, type, rqueue, extra)                                                                                \
+        "{'inode': 7003, 'found': 'sandbox', 'socket': {'inode': 7003, 'type': '" type "', 'state': '" state "', "     \
+        "'peer': 0, 'rqueue': " #rqueue "}" extra "}"
+#define PEERED(peer_end, rqueue)                                                                                       \
+        "{'inode': 7003, 'found': 'sandbox', 'socket': {'inode': 7003, 'type': 'stream', 'state': 'connected', "       \
+        "'peer': 7500, 'rqueue': " #rqueue "}, 'peer': " peer_end "}"
+#define END(inode, found, holders) "{'inode': " #inode ", 'found': '" found "', 'held_by': " holders "}"
+#define HOST_END(inode, holders) "{'inode': " #inode ", 'found': 'host', 'netns_pid': 4300, 'held_by': " holders "}"
+#define KERNEL_HOLDS "[{'pid': 1002, 'name': 'python3', 'side': 'sandbox'}]"
+#define KBOUND_HOLDS "[{'pid': 5000, 'name': 'kbound', 'side': 'kbound'}]"
+#define LISTENER(pending, count)                                                                                       \
+        "{'inode': 7001, 'found': 'sandbox', 'socket': {'inode': 7001, 'type': 'stream', 'state': 'listening', "       \
+        "'path': '/run/kbound/kernel-shell', 'peer': 0, 'rqueue': " #count "}, 'pending': " pending                    \
+        ", 'pending_count': " #count "}"
+#define HANDED_IN                                                                                                      \
+        "{'inode': 7003, 'found': 'host', 'netns_pid': 4300, 'socket': {'inode': 7003, 'type': 'stream', 'state': "    \
+        "'connected', 'peer': 7501, 'rqueue': 0}, 'peer': " HOST_END(7501, "[{'pid': 4303, 'name': 'keeper', "         \
+                                                                           "'side': 'host'}]") "}"
+#define SOCKETS_ERROR                                                                                                  \
+        "{'what': 'the unix sockets of the sandbox\\u0027s network namespace (sock_diag)/4026532300', "                \
+        "'error': 'Operation not permitted'}"
+static void test_descriptors_socket_ends(void **state) {
+        static const breakage fails[] = {
+                /* its peer held by a process outside (it holds a socket of the sandbox's network) */
+                B2(SOCKS "/2", PEERED(END(7500, "sandbox", KERNEL_HOLDS), 0), "/snapshots/0/outside_channels/-",
+                   "{'target': 'socket:[7500]', 'pid': 4244, 'name': 'relay', 'fd': 5, 'netns': true}",
+                   "fd 12 of pid 1002 (python3): socket:[7003] (a connected unix stream socket of the sandbox's "
+                   "network namespace): its peer (socket:[7500]) is held by pid 4244 (relay, its fd 5), a process "
+                   "outside the sandbox (a channel out)"),
+                B2(SOCKS "/2", PEERED(END(7500, "sandbox", KERNEL_HOLDS), 0), "/snapshots/0/launcher/outside_inodes/-",
+                   "'socket:[7500]'",
+                   "its peer (socket:[7500]) is held by kbound's side of the sandbox (a channel out)"),
+                /* held by no process the host found: in a message in flight, an io_uring's files */
+                B1(SOCKS "/2", PEERED(END(7500, "sandbox", "[]"), 0),
+                   "fd 12 of pid 1002 (python3): socket:[7003] (a connected unix stream socket of the sandbox's "
+                   "network namespace): its peer (socket:[7500]), a socket of the sandbox's network namespace, is held "
+                   "by no process the host found"),
+                B1(SOCKS "/2", PEERED(END(7500, "sandbox", HOST_HOLDER), 0),
+                   "its peer (socket:[7500]), a socket of the sandbox's network namespace, is held by host pid 6001 "
+                   "(python3), outside the sandbox (started by kbound's launcher), not by a sandbox process"),
+                /* a peer in another network namespace (a datagram socket connected out), in kbound's,
+                 * in none the host read */
+                B1(SOCKS "/2", PEERED(HOST_END(7500, HOST_HOLDER), 0),
+                   "its peer (socket:[7500]), a socket of the network namespace of host pid 4300, is held by host pid "
+                   "6001 (python3)"),
+                B1(SOCKS "/2", PEERED(END(7500, "kbound", KBOUND_HOLDS), 0),
+                   "its peer (socket:[7500]), a socket of kbound's network namespace, is held by kbound itself (pid "
+                   "5000), not by a sandbox process"),
+                B1(SOCKS "/2", PEERED(END(7500, "none", "[]"), 0),
+                   "its peer (socket:[7500]), a socket of no network namespace the host read, is held by no process"),
+                /* a peer sock_diag named but the host did not trace */
+                B1(SOCKS "/2/socket/peer", "7500",
+                   "socket:[7003] (an unconnected unix stream socket of the sandbox's network namespace): the host did "
+                   "not trace its peer socket:[7500]"),
+                /* its connection waits in a listener of the host's (connected out, not accepted yet) */
+                B1(SOCKS "/2",
+                   OWN("connected", "stream", 0,
+                       ", 'listener': " HOST_END(7600, "[{'pid': 4301, 'name': 'listener', 'side': 'host'}]")),
+                   "fd 12 of pid 1002 (python3): socket:[7003] (a connected unix stream socket of the sandbox's "
+                   "network namespace): the listener its connection waits in (socket:[7600]), a socket of the network "
+                   "namespace of host pid 4300, is held by host pid 4301 (listener), outside the sandbox, not by a "
+                   "sandbox process"),
+                /* a connection from outside waiting in the kernel's listener */
+                B1(SOCKS "/0", LISTENER("[" HOST_END(7700, "[{'pid': 4302, 'name': 'client', 'side': 'host'}]") "]", 1),
+                   "fd 3 of pid 1002 (python3): socket:[7001] (a listening unix stream socket of the sandbox's network "
+                   "namespace): the connecting socket of a connection waiting in its queue (socket:[7700]), a socket "
+                   "of the network namespace of host pid 4300, is held by host pid 4302 (client)"),
+                /* from a socket of kbound's network that kbound does not hold */
+                B1(SOCKS "/0", LISTENER("[" END(9103, "kbound", HOST_HOLDER) "]", 1),
+                   "the connecting socket of a connection waiting in its queue (socket:[9103]), a socket of kbound's "
+                   "network namespace, is held by host pid 6001 (python3)"),
+                B1(SOCKS "/0", LISTENER("[" END(0, "none", "[]") "]", 1),
+                   "the connecting socket of a connection waiting in its queue has closed: what it sent may still "
+                   "wait, from a sender the host cannot name"),
+                B1(SOCKS "/0", LISTENER("[]", 20),
+                   "socket:[7001] (a listening unix stream socket of the sandbox's network namespace): 20 connections "
+                   "wait in its queue, more than the host traced (0)"),
+                /* a socket of the host's connected to it: it may have queued messages there */
+                B1(SOCKS "/2", OWN("unconnected", "dgram", 0, ", 'connected_from': [" HOST_END(7800, HOST_HOLDER) "]"),
+                   "socket:[7003] (an unconnected unix dgram socket of the sandbox's network namespace): another "
+                   "socket "
+                   "connected to it (socket:[7800]), a socket of the network namespace of host pid 4300, is held by "
+                   "host pid 6001 (python3), outside the sandbox (started by kbound's launcher), not by a sandbox "
+                   "process (it may have queued messages, descriptors too)"),
+                /* a datagram socket bound to a name: any sender, unseen; connected or not */
+                B2(SOCKS "/2/socket/type", "'dgram'", SOCKS "/2/socket/path", "'/workspace/d.sock'",
+                   "fd 12 of pid 1002 (python3): socket:[7003] (an unconnected unix dgram socket of the sandbox's "
+                   "network namespace) is bound to /workspace/d.sock: any process that reaches that name may queue "
+                   "messages in it, descriptors too, and a message of no bytes shows in no queue length"),
+                B4(SOCKS "/2/socket/type", "'dgram'", SOCKS "/2/socket/path", "'@kbound-abstract'",
+                   SOCKS "/2/socket/peer", "7500", SOCKS "/2/peer", END(7500, "sandbox", KERNEL_HOLDS),
+                   "is bound to @kbound-abstract: any process that reaches that name"),
+                /* bytes waiting from a peer that is gone, or unknown */
+                B1(SOCKS "/2", OWN("connected", "stream", 5, ""),
+                   "fd 12 of pid 1002 (python3): socket:[7003] (a connected unix stream socket of the sandbox's "
+                   "network namespace): 5 bytes wait in its queue from a sender that is gone (it has no peer now)"),
+                B1(SOCKS "/2", OWN("unconnected", "dgram", 1, ""),
+                   "1 bytes wait in its queue from a sender that is gone"),
+                B1(SOCKS "/2/socket/rqueue", NULL,
+                   "socket:[7003] (an unconnected unix stream socket of the sandbox's network namespace): the host "
+                   "could "
+                   "not read what waits in its queue"),
+                /* made outside and handed in: a socket of another network namespace, its peer's holder named */
+                B1(SOCKS "/2", HANDED_IN,
+                   "fd 12 of pid 1002 (python3): socket:[7003] is not a socket of the sandbox's network namespace but "
+                   "a "
+                   "connected unix stream socket of the network namespace of host pid 4300: made outside and handed "
+                   "in (a channel out); its peer (socket:[7501]), a socket of the network namespace of host pid 4300, "
+                   "is held by host pid 4303 (keeper), outside the sandbox, not by a sandbox process"),
+                /* the tracing itself: a namespace not listed, no tracing at all */
+                B1("/snapshots/1/errors/-", SOCKETS_ERROR,
+                   "the host could not list the unix sockets of the sandbox's network namespace 4026532300 with "
+                   "sock_diag (child alive look: Operation not permitted): their peers, the connections waiting in "
+                   "them and what waits in their queues are not known"),
+                B1("/snapshots/1/sandbox_sockets", NULL,
+                   "the host did not trace the sandbox's sockets to their other ends (child alive look)"),
+                /* and a socket the tables list but no list traced (7101, kbound's network's, still judged) */
+                B2("/snapshots/0/sandbox_sockets", NULL, KFDS "/11/target", "'socket:[8888]'",
+                   "fd 11 of pid 1002 (python3): socket:[8888] is not a socket of the sandbox's network namespace: "
+                   "the host did not trace it to its other ends"),
+                B1(SOCKS "/2", NULL,
+                   "socket:[7003] is not a socket of the sandbox's network namespace: the host did not trace it to its "
+                   "other ends (it is in no list of the look)"),
+        };
+        EXPECT_FAILS(kb_judge_descriptors, fails);
+        static const breakage passes[] = {
+                /* a socket pair of the kernel's own, bytes waiting from its peer */
+                B1(SOCKS "/2", PEERED(END(7500, "sandbox", KERNEL_HOLDS), 3), NULL),
+                /* a connection waiting in the kernel's listener from kbound's own socket, or the sandbox's */
+                B1(SOCKS "/0", LISTENER("[" END(9101, "kbound", KBOUND_HOLDS) "]", 1), NULL),
+                B1(SOCKS "/0", LISTENER("[" END(7003, "sandbox", KERNEL_HOLDS) "]", 1), NULL),
+                /* its own connection waiting in the sandbox's listener */
+                B1(SOCKS "/2", OWN("connected", "stream", 0, ", 'listener': " END(7001, "sandbox", KERNEL_HOLDS)),
+                   NULL),
+                /* an unbound datagram socket: only its peer, the sandbox's, can have sent to it */
+                B1(SOCKS "/2",
+                   "{'inode': 7003, 'found': 'sandbox', 'socket': {'inode': 7003, 'type': 'dgram', 'state': "
+                   "'connected', 'peer': 7500, 'rqueue': 9}, 'peer': " END(7500, "sandbox", KERNEL_HOLDS) "}",
+                   NULL),
+                /* another family's socket its namespace lists; one closed while the look read it */
+                B2(SOCKS "/4/closed", "true", "/snapshots/0/net/4026532300/socket_inodes", "[]", NULL),
+        };
+        EXPECT_PASSES(kb_judge_descriptors, passes);
+}
+#undef OWN
+#undef PEERED
+#undef END
+#undef HOST_END
+#undef KERNEL_HOLDS
+#undef KBOUND_HOLDS
+#undef LISTENER
+#undef HANDED_IN
+#undef SOCKETS_ERROR
+#undef SOCKS
+
 /* An object no path names passes once the host found its other holders and every one is the
  * sandbox's own; no kind passes by its name. */
-#define OUT_CH(target, fd) "{'target': '" target "', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1002, 'sandbox_fd': " #fd "}"
-#define EPOLL_WATCH(dev, ino) "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'watches': [{'kind': 'epoll', 'dev': '" dev "', 'ino': " #ino ", 'fd': 5}]}"
+#define OUT_CH(target, fd)                                                                                             \
+        "{'target': '" target "', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1002, 'sandbox_fd': " #fd "}"
+#define EPOLL_WATCH(dev, ino)                                                                                          \
+        "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'watches': [{'kind': 'epoll', 'dev': '" dev "', 'ino': " #ino  \
+        ", 'fd': 5}]}"
 #define MARK(target, kind, where) "{'fd': 30, 'target': '" target "', 'watches': [{'kind': '" kind "', " where "}]}"
 static void test_descriptors_anonymous(void **state) {
         static const breakage fails[] = {
@@ -458,7 +626,8 @@ static void test_descriptors_anonymous(void **state) {
                    "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is the very open file pid 6001"),
                 B1("/snapshots/1/launcher/shared_files/-", OUT_CH("anon_inode:[eventpoll]", 7),
                    "anon_inode:[eventpoll] is the very open file pid 6001 (helper, its fd 3) holds, on kbound's side"),
-                /* the kernel (PID 2) is not bwrap's init: an eventfd it shares with the bwrap outside is no status channel */
+                /* the kernel (PID 2) is not bwrap's init: an eventfd it shares with the bwrap outside is no status
+                   channel */
                 B1("/snapshots/0/launcher/shared_files/-",
                    "{'target': 'anon_inode:[eventfd]', 'pid': 1000, 'name': 'bwrap', 'fd': 5, 'sandbox_pid': 1002, "
                    "'sandbox_fd': 8}",
@@ -514,8 +683,10 @@ static void test_descriptors_anonymous(void **state) {
                 /* watches on what the sandbox holds and shows */
                 B1(KFD_NEW, EPOLL_WATCH("0:8", 7101), NULL),
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5000"), NULL), /* its cwd */
-                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5010"), NULL), /* a file it holds */
-                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:40', 'ino': 77"), NULL), /* its own tmpfs */
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5010"),
+                   NULL), /* a file it holds */
+                B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:40', 'ino': 77"),
+                   NULL), /* its own tmpfs */
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '0:40'"), NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 311"), NULL),
                 /* a channel out of another object is not this one's */
@@ -551,10 +722,15 @@ static void test_descriptors_unreadable_tables(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_descriptors_files),      cmocka_unit_test(test_descriptors_devices),
-                cmocka_unit_test(test_descriptors_pre_exec),   cmocka_unit_test(test_descriptors_other_mount_namespace),
-                cmocka_unit_test(test_descriptors_references), cmocka_unit_test(test_descriptors_channels),
-                cmocka_unit_test(test_descriptors_anonymous),  cmocka_unit_test(test_descriptors_unreadable_tables),
+                cmocka_unit_test(test_descriptors_files),
+                cmocka_unit_test(test_descriptors_devices),
+                cmocka_unit_test(test_descriptors_pre_exec),
+                cmocka_unit_test(test_descriptors_other_mount_namespace),
+                cmocka_unit_test(test_descriptors_references),
+                cmocka_unit_test(test_descriptors_channels),
+                cmocka_unit_test(test_descriptors_socket_ends),
+                cmocka_unit_test(test_descriptors_anonymous),
+                cmocka_unit_test(test_descriptors_unreadable_tables),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 /* ---- kb_judge_mount_problems, on the good run's last look ---- */
 
 #define M "/snapshots/1/mounts"
+#define PLANNED "/expect/launch/mounts"
 
 /* The problems kb_judge_mount_problems finds in run's last look (host table, /proc entries and team
  * binds of the run). */
@@ -341,26 +342,67 @@ static void test_write_outside_devices(void **state) {
                    "4026532299", "in the mount namespace of pid 1003 (python3): a mount at /mnt/rodev (tmpfs none"),
         };
         EXPECT_FAILS(kb_judge_write_outside, fails);
+        /* (planned, each: an unplanned one fails whatever it is, test_write_outside_unplanned) */
         static const breakage passes[] = {
                 /* a device-allowing mount hidden under a later one is not reached */
-                B2(M "/-", RODEV, M "/-",
+                B4(M "/-", RODEV, M "/-",
                    "{'id': 331, 'parent': 330, 'nodev': true, 'dev': '0:61', 'root': '/', 'mountpoint': '/mnt/rodev', "
                    "'fstype': 'tmpfs', 'source': 'tmpfs', 'writable': false, 'options': ['ro'], 'super': []}",
+                   PLANNED "/-",
+                   "{'mountpoint': '/mnt/rodev', 'kind': 'bind', 'asked': '--dev-bind /srv/rodev /mnt/rodev', "
+                   "'source': {'dev': '0:60', 'ino': 1}, 'read_only': true, 'nodev': false, 'nosuid': false}",
+                   PLANNED "/-",
+                   "{'mountpoint': '/mnt/rodev', 'kind': 'fresh', 'asked': '--tmpfs /mnt/rodev', 'fstype': 'tmpfs', "
+                   "'read_only': true, 'nodev': true, 'nosuid': false}",
                    NULL),
                 /* a /dev/null-like node bound anywhere */
-                B1(M "/-",
+                B2(M "/-",
                    "{'id': 332, 'parent': 300, 'nodev': false, 'dev': '0:5', 'root': '/zero', 'mountpoint': "
                    "'/mnt/zero', "
                    "'fstype': 'devtmpfs', 'source': 'udev', 'writable': false, 'options': ['ro'], 'super': [], "
                    "'target': {'type': 'chr', 'dev': '0:5', "
                    "'ino': 8, 'rdev': '1:5'}}",
+                   PLANNED "/-",
+                   "{'mountpoint': '/mnt/zero', 'kind': 'bind', 'asked': '--dev-bind /dev/zero /mnt/zero', "
+                   "'source': {'dev': '0:5', 'ino': 8}, 'read_only': true, 'nodev': false, 'nosuid': false}",
                    NULL),
         };
         EXPECT_PASSES(kb_judge_write_outside, passes);
 #undef RODEV
 }
 
+/* A mount kbound did not plan, or not so, fails when it lets the sandbox write or open devices where
+ * the plan did not, whatever lies under it (sandbox.backend names every difference): a private
+ * tmpfs, the sandbox's own, passes every other rule of this check. */
+static void test_write_outside_unplanned(void **state) {
+        static const breakage fails[] = {
+                B1(M "/-", TMPFS_AT(340, 300, "0:70", "/mnt/scratch"),
+                   "a mount at /mnt/scratch (tmpfs tmpfs, root /, writable) that kbound did not plan"),
+                /* before the kernel ran too */
+                B1("/pre_exec/mounts/-", TMPFS_AT(340, 300, "0:70", "/mnt/scratch"),
+                   "before the kernel ran: a mount at /mnt/scratch (tmpfs tmpfs, root /, writable) that kbound did "
+                   "not plan"),
+                /* planned read-only, built writable */
+                B2(M "/9/writable", "true", PLANNED "/11/read_only", "true",
+                   "the mount at /tmp (tmpfs tmpfs, root /, writable) is not the one kbound planned there (--tmpfs "
+                   "/tmp): it is writable, where kbound planned it read-only"),
+        };
+        EXPECT_FAILS(kb_judge_write_outside, fails);
+        static const breakage passes[] = {
+                /* read-only and nodev: it widens no write (sandbox.backend fails it) */
+                B1(M "/-",
+                   "{'id': 341, 'parent': 300, 'nodev': true, 'dev': '8:1', 'root': '/etc', 'mountpoint': '/mnt/etc', "
+                   "'fstype': 'ext4', 'source': '/dev/sda1', 'writable': false, 'options': ['ro', 'nosuid'], "
+                   "'super': [], 'target': {'type': 'dir', 'dev': '8:1', 'ino': 393217}}",
+                   NULL),
+                /* planned writable, built read-only: nothing more is written */
+                B1(M "/10/writable", "false", NULL),
+        };
+        EXPECT_PASSES(kb_judge_write_outside, passes);
+}
+
 #undef M
+#undef PLANNED
 
 /* ---- boundary.workspace_writable ---- */
 
@@ -479,6 +521,7 @@ int main(void) {
                 cmocka_unit_test(test_write_outside_every_table),
                 cmocka_unit_test(test_write_outside_private_filesystems),
                 cmocka_unit_test(test_write_outside_devices),
+                cmocka_unit_test(test_write_outside_unplanned),
                 cmocka_unit_test(test_workspace),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,7 +151,8 @@ static json_object *snapshots_with(const char *proc_json) {
         char text[4096];
         snprintf(text, sizeof text,
                  "[{\"label\": \"ready\", \"taken_ms\": 1, \"vanished\": 0, \"errors\": [], \"launcher\": "
-                 "{\"pid\": 90, \"ppid\": 80, \"spawned\": 90, \"kbound\": 80, \"argv\": [], \"outside_inodes\": [], \"shared_files\": []}, "
+                 "{\"pid\": 90, \"ppid\": 80, \"spawned\": 90, \"kbound\": 80, \"argv\": [], \"outside_inodes\": [], "
+                 "\"shared_files\": []}, "
                  "\"processes\": [{" GOOD_PROC "}, {%s}]}]",
                  proc_json);
         return parse(text);

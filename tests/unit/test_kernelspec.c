@@ -627,6 +627,28 @@ static kb_kernelspec *parse_ok(const char *json) {
         return spec;
 }
 
+/* metadata {"kbound": {"transport": "tcp"}} and nothing else says a kernel speaks only TCP. */
+static void test_tcp_only(void **state) {
+        (void) state;
+        static const struct {
+                const char *json;
+                bool tcp;
+        } cases[] = {
+                {"{\"argv\":[\"k\"],\"metadata\":{\"kbound\":{\"transport\":\"tcp\"}}}", true},
+                {"{\"argv\":[\"k\"],\"metadata\":{\"kbound\":{\"transport\":\"ipc\"}}}", false},
+                {"{\"argv\":[\"k\"],\"metadata\":{\"kbound\":{\"transport\":[\"tcp\"]}}}", false},
+                {"{\"argv\":[\"k\"],\"metadata\":{\"kbound\":\"tcp\"}}", false},
+                {"{\"argv\":[\"k\"],\"metadata\":{\"transport\":\"tcp\"}}", false},
+                {"{\"argv\":[\"k\"]}", false},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                kb_kernelspec *spec = parse_ok(cases[i].json);
+                if (spec->tcp_only != cases[i].tcp)
+                        fail_msg("%s: tcp_only %d", cases[i].json, spec->tcp_only);
+                kb_kernelspec_destroy(&spec);
+        }
+}
+
 static void test_parse_fields_and_defaults(void **state) {
         kb_kernelspec *spec = parse_ok("{\"argv\":[\"k\"]}");
         assert_string_equal(spec->name, "k");
@@ -823,6 +845,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test_setup_teardown(test_load_oversized_file, tree_setup, tree_teardown),
                 cmocka_unit_test(test_argv_substitution),
+                cmocka_unit_test(test_tcp_only),
                 cmocka_unit_test(test_real_kernelspecs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

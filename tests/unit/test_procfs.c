@@ -288,12 +288,42 @@ static void test_unix_table(void **state) {
 #undef UNIX_LINE
 }
 
+/* /proc/<pid>/net/tcp as Linux 6.1 writes it: a listener and both ends of a loopback connection. */
+static void test_tcp_table(void **state) {
+        (void) state;
+        static const char text[] =
+                "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                "   0: 0100007F:2329 00000000:0000 0A 00000000:00000000 00:00000000 00000000   999        0 4116356 1 "
+                "0000000000000000 100 0 0 10 0\n"
+                "   1: 0100007F:9C40 0100007F:2329 01 00000000:00000000 00:00000000 00000000   999        0 4118712 1 "
+                "0000000000000000 20 4 30 10 -1\n"
+                "   2: 0100007F:2329 0100007F:9C40 01 00000000:00000000 00:00000000 00000000   999        0 4118713 1 "
+                "0000000000000000 20 4 30 10 -1\n";
+        json_object *tcp = NULL;
+        assert_int_equal(kb_procfs_tcp_parse(text, &tcp), 0);
+        assert_int_equal(json_object_array_length(tcp), 3);
+        json_object *l = json_object_array_get_idx(tcp, 0), *c = json_object_array_get_idx(tcp, 1);
+        assert_string_equal(kb_fact_str_of(l, FACT_TCP_ENTRY_LOCAL), "127.0.0.1:9001");
+        assert_string_equal(kb_fact_str_of(l, FACT_TCP_ENTRY_REMOTE), "0.0.0.0:0");
+        assert_int_equal(kb_fact_int_or(l, FACT_TCP_ENTRY_STATE, -1), 10);
+        assert_int_equal(kb_fact_int_or(l, FACT_TCP_ENTRY_INODE, -1), 4116356);
+        assert_string_equal(kb_fact_str_of(c, FACT_TCP_ENTRY_LOCAL), "127.0.0.1:40000");
+        assert_string_equal(kb_fact_str_of(c, FACT_TCP_ENTRY_REMOTE), "127.0.0.1:9001");
+        assert_int_equal(kb_fact_int_or(c, FACT_TCP_ENTRY_STATE, -1), 1);
+        json_object_put(tcp);
+        /* a line that is not the table's: refused, nothing made */
+        tcp = NULL;
+        assert_int_equal(kb_procfs_tcp_parse("  sl  local_address\n   0: 0100007F 00000000:0000 0A\n", &tcp), -EPROTO);
+        assert_null(tcp);
+        assert_int_equal(kb_procfs_tcp_parse("Inode Path\n", &tcp), -EPROTO);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status),     cmocka_unit_test(test_status_refuses),
                 cmocka_unit_test(test_stat),       cmocka_unit_test(test_mountinfo),
                 cmocka_unit_test(test_path_under), cmocka_unit_test(test_mount_of),
-                cmocka_unit_test(test_unix_table),
+                cmocka_unit_test(test_unix_table), cmocka_unit_test(test_tcp_table),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

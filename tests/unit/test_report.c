@@ -321,6 +321,57 @@ static void test_missing_boundary_is_partial(void **state) {
         assert_lacks(summary, "full boundary");
 }
 
+/* A claim is only as wide as what was planted: a boundary check that passed without one of its
+ * canaries (its evidence's not_tested) held in part, and the run reads as no full boundary, naming
+ * what was not tested, in the summary and the JUnit file; the exit code stays 0. */
+static void test_not_tested_is_partial(void **state) {
+        _cleanup_json_ json_object *run = new_run();
+        json_object *checks = kernel_checks(run, 0), *credentials = NULL;
+        for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                json_object *v = NULL, *c = json_object_array_get_idx(checks, i);
+                json_object_object_get_ex(c, "id", &v);
+                if (strcmp(json_object_get_string(v), "boundary.credentials") == 0)
+                        credentials = c;
+        }
+        assert_non_null(credentials);
+        json_object *evidence = NULL, *list = json_object_new_array();
+        json_object_array_add(list, json_object_new_string("not tested: credential canary in the user's home (HOME "
+                                                           "is not set)"));
+        assert_true(json_object_object_get_ex(credentials, "evidence", &evidence));
+        json_object_object_add(evidence, "not_tested", list);
+        /* an empty list is everything tested */
+        json_object *ir_checks = kernel_checks(run, 1);
+        for (size_t i = 0; i < json_object_array_length(ir_checks); i++)
+                if (json_object_object_get_ex(json_object_array_get_idx(ir_checks, i), "evidence", &evidence))
+                        json_object_object_add(evidence, "not_tested", json_object_new_array());
+        assert_int_equal(kb_report_finish(run), 0);
+        assert_string_equal(verdict(run), "pass");
+        assert_string_equal(claim_str(run, "network"), "claimed");
+        assert_false(claim_full(run));
+        const char *summary = claim_str(run, "summary");
+        assert_contains(summary, "PASS WITH PARTIAL BOUNDARY: network isolation held, but not every boundary check "
+                                 "was claimed, tested in full and passed");
+        assert_contains(summary, "other boundaries held: descriptors, write outside, workspace, host sockets, "
+                                 "cross-team; boundaries held in part: python3 boundary.credentials (not tested: "
+                                 "credential canary in the user's home (HOME is not set))");
+        assert_lacks(summary, "boundaries not established");
+        assert_lacks(summary, "full boundary");
+        _cleanup_free_ char *xml = render(kb_report_junit, run);
+        assert_contains(xml, "<system-out>not tested: credential canary in the user&apos;s home (HOME is not "
+                             "set)</system-out>");
+        assert_contains(xml, "<property name=\"full_boundary\" value=\"false\"/>");
+        _cleanup_free_ char *md = render(kb_report_markdown, run);
+        assert_contains(md, "| python3 | boundary\\.credentials | ⚠️ PASS | ");
+        assert_contains(md, "| python3 | boundary\\.cross\\_team | ✅ PASS | ");
+
+        /* The same check failing: the fail sentence names what it did not test too. */
+        set_check(run, 0, "boundary.credentials", "fail", "a secret in the environment");
+        assert_int_equal(kb_report_finish(run), 1);
+        assert_contains(claim_str(run, "summary"),
+                        "python3 boundary.credentials failed; not tested in full: python3 boundary.credentials "
+                        "(not tested: credential canary in the user's home (HOME is not set)).");
+}
+
 static void test_incomplete_run_fails(void **state) {
         _cleanup_json_ json_object *run = new_run();
         json_object_object_add(run, "complete", json_object_new_boolean(false));
@@ -991,6 +1042,7 @@ int main(void) {
                 cmocka_unit_test(test_hostile_name_cannot_claim_full_boundary),
                 cmocka_unit_test(test_missing_override_is_not_claimed),
                 cmocka_unit_test(test_missing_boundary_is_partial),
+                cmocka_unit_test(test_not_tested_is_partial),
                 cmocka_unit_test(test_incomplete_run_fails),
                 cmocka_unit_test(test_kernel_error_fails),
                 cmocka_unit_test(test_nothing_checked_fails),

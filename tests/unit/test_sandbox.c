@@ -222,8 +222,9 @@ static void test_plan_merged_usr_links(void **state) {
         kb_strv_free(argv);
 }
 
-/* With a workspace size and a bwrap that has --size, /workspace is a tmpfs of that size, after the
- * read-only paths; without either it is the team's host folder, as before. */
+/* With a workspace size and the folders sized, /workspace is a tmpfs of that size, after the
+ * read-only paths; without either it is the team's host folder, as before. The sizes are bwrap's
+ * --size, or, for a bwrap without it, left to kbound's stand-in. */
 static void test_plan_workspace(void **state) {
         kb_sandbox_hardening h = {0};
         kb_limits_default(&h.limits);
@@ -270,6 +271,57 @@ static void test_plan_workspace(void **state) {
                 assert_true(sized[i] || find_args(argv, "--bind", "/srv/teams/a/run", "/run/kbound") > 0);
                 kb_strv_free(argv);
         }
+        /* A bwrap without --size: the same tmpfs mounts, no --size anywhere (kbound's stand-in
+         * sizes them from the host), and the sizes from the same table; without --disable-userns,
+         * the option is not asked of it. */
+        h.tmpfs_size = h.host_sizes = h.disable_userns = h.host_userns = true;
+        kb_limits_default(&h.limits);
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        for (size_t i = 0; argv[i]; i++) {
+                assert_true(strcmp(argv[i], "--size") != 0);
+                assert_true(strcmp(argv[i], "--disable-userns") != 0);
+                assert_true(strcmp(argv[i], "--bind") != 0);
+        }
+        const char *const folders[] = {"/tmp", "/dev/shm", "/workspace", "/run/kbound"};
+        for (size_t i = 0; i < KB_ELEMENTSOF(folders); i++)
+                assert_true(find_args(argv, "--tmpfs", folders[i], NULL) > 0);
+        kb_strv_free(argv);
+        assert_int_equal(kb_sandbox_sized_size(&h, "/tmp"), h.limits.max[KB_LIMIT_TMP]);
+        assert_int_equal(kb_sandbox_sized_size(&h, "/dev/shm"), h.limits.max[KB_LIMIT_TMP]);
+        assert_int_equal(kb_sandbox_sized_size(&h, "/workspace"), h.limits.max[KB_LIMIT_WORKSPACE]);
+        assert_int_equal(kb_sandbox_sized_size(&h, "/run/kbound"), KB_SANDBOX_RUNTIME_SIZE);
+        assert_int_equal(kb_sandbox_sized_size(&h, "/var"), 0);
+        /* with --disable-userns, asked of bwrap */
+        h.host_userns = false;
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        assert_true(find_args(argv, "--disable-userns", NULL, NULL) > 0);
+        kb_strv_free(argv);
+}
+
+/* A kernel that speaks only TCP: the relay (the syscall probe's --relay) starts it, right before its
+ * argv; it needs the syscall probe. */
+static void test_plan_relay(void **state) {
+        (void) state;
+        kb_sandbox_policy p = base_policy();
+        p.syscall_probe = "/srv/tools/a/syscall-probe";
+        p.relay_prefix = "/run/kbound/kernel";
+        p.relay_ports = "9001,9002,9003,9004,9005";
+        char **argv = NULL;
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), 0);
+        long dash = find_args(argv, "--", NULL, NULL);
+        assert_true(dash > 0);
+        assert_string_equal(argv[dash + 1], KB_SANDBOX_PROBE_PROGRAM);
+        assert_string_equal(argv[dash + 2], "--relay");
+        assert_string_equal(argv[dash + 3], "/run/kbound/kernel");
+        assert_string_equal(argv[dash + 4], "9001,9002,9003,9004,9005");
+        assert_string_equal(argv[dash + 5], "--");
+        assert_string_equal(argv[dash + 6], kernel_argv[0]);
+        kb_strv_free(argv);
+        p.syscall_probe = NULL; /* no relay without its program */
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
+        p.syscall_probe = "/srv/tools/a/syscall-probe";
+        p.relay_ports = "";
+        assert_int_equal(kb_sandbox_plan(&p, kernel_argv, 3, &argv), -EINVAL);
 }
 
 static void test_plan_share_net(void **state) {
@@ -735,6 +787,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_required_flags),
                 cmocka_unit_test(test_plan_merged_usr_links),
                 cmocka_unit_test(test_plan_workspace),
+                cmocka_unit_test(test_plan_relay),
                 cmocka_unit_test(test_plan_share_net),
                 cmocka_unit_test(test_plan_rootfs),
                 cmocka_unit_test(test_plan_rejects),

@@ -373,6 +373,9 @@ static void seen_before_exec(void *userdata, const kb_sandbox *sb) {
         seen->marker = access(seen->marker_path, F_OK) == 0;
         const kb_secrets *none[] = {NULL};
         kb_inspect_target t = {.proc_root = "/proc",
+                               .socket_claim =
+                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
+                                                              within reach is recorded, not malformed */
                                .init_pid = kb_sandbox_init_pid(sb),
                                .kernel_pid = 0,
                                .launcher_pid = kb_sandbox_bwrap_pid(sb),
@@ -557,14 +560,14 @@ static void test_never_root(void **state) {
                 fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         const kb_secrets *none[] = {NULL};
         kb_inspect_target t = {.proc_root = "/proc",
+                               .socket_claim =
+                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
+                                                              within reach is recorded, not malformed */
                                .init_pid = kb_sandbox_init_pid(sb),
                                .kernel_pid = kb_sandbox_kernel_pid(sb),
                                .pidns_ino = kb_sandbox_pidns(sb),
                                .secrets = none,
-                               .n_secrets = 0,
-                               /* as the scenario names it: a host socket within reach (another user's, on
-                                * a shared machine) is then a whole fact, as facts.def declares it */
-                               .socket_claim = "boundary.sockets"};
+                               .n_secrets = 0};
         json_object *snap = NULL;
         assert_int_equal(kb_inspect_snapshot(&t, "ready", &snap), 0);
         json_object *procs = NULL;
@@ -701,7 +704,7 @@ static kb_preflight_item *item(kb_preflight_item **items, const char *name) {
 static void test_preflight(void **state) {
         fixture *f = *state;
         kb_preflight_item **items = NULL;
-        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", NULL, NULL, &items), 0);
+        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", NULL, NULL, NULL, &items), 0);
         const char *names[] = {"sandbox-user", "bwrap",    "seccomp", "limits",
                                "sandbox",      "apparmor", "pidfd",   "ipc-path"};
         size_t n = 0;
@@ -720,7 +723,7 @@ static void test_preflight(void **state) {
         memset(longbase, 'a', sizeof longbase - 1);
         longbase[0] = '/';
         longbase[sizeof longbase - 1] = '\0';
-        assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, NULL, NULL, &items), 0);
+        assert_int_equal(kb_sandbox_preflight("/nonexistent/bwrap", longbase, NULL, NULL, NULL, &items), 0);
         assert_false(item(items, "bwrap")->ok);
         assert_true(item(items, "bwrap")->required);
         assert_false(item(items, "sandbox")->ok);
@@ -730,12 +733,13 @@ static void test_preflight(void **state) {
 
         /* a sandbox user that is root, or that does not exist, fails its item (and the sandbox is
          * then not even tried) */
-        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "root", NULL, &items), 0);
+        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "root", NULL, NULL, &items), 0);
         assert_false(item(items, "sandbox-user")->ok);
         assert_true(item(items, "sandbox-user")->required);
         assert_false(item(items, "sandbox")->ok);
         kb_preflight_free(items);
-        assert_int_equal(kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", NULL, &items), 0);
+        assert_int_equal(
+                kb_sandbox_preflight(f->bwrap, "/tmp/kbound-XXXXXX", "kbound-no-such-user", NULL, NULL, &items), 0);
         assert_false(item(items, "sandbox-user")->ok);
         assert_non_null(strstr(item(items, "sandbox-user")->detail, "kbound-no-such-user"));
         kb_preflight_free(items);
@@ -757,12 +761,12 @@ static void test_preflight(void **state) {
                  "exit 1; }; done\nexec %s \"$@\"\n",
                  f->bwrap);
         write_file(refusing, script, 0755);
-        assert_int_equal(kb_sandbox_preflight(hiding, "/tmp/kbound-XXXXXX", NULL, NULL, &items), 0);
+        assert_int_equal(kb_sandbox_preflight(hiding, "/tmp/kbound-XXXXXX", NULL, NULL, NULL, &items), 0);
         assert_false(item(items, "bwrap")->ok);
         assert_non_null(strstr(item(items, "bwrap")->detail, "lacks --block-fd"));
         assert_false(item(items, "sandbox")->ok);
         kb_preflight_free(items);
-        assert_int_equal(kb_sandbox_preflight(refusing, "/tmp/kbound-XXXXXX", NULL, NULL, &items), 0);
+        assert_int_equal(kb_sandbox_preflight(refusing, "/tmp/kbound-XXXXXX", NULL, NULL, NULL, &items), 0);
         assert_true(item(items, "bwrap")->ok);
         assert_false(item(items, "sandbox")->ok);
         assert_non_null(strstr(item(items, "sandbox")->detail, "Unknown option --block-fd"));

@@ -1,7 +1,8 @@
 /* test_sockdiag.c: sock_diag's unix sockets on a real set of sockets this test makes: a listener,
- * a connection to it (both ends), a socketpair, a bound datagram socket, an abstract name holding a
- * newline, a name bound relative to the working folder; and a socket made in another network
- * namespace, seen only through a sock_diag socket made there. */
+ * a connection to it (both ends), a socketpair with bytes waiting in one end, a bound datagram
+ * socket, an abstract name holding a newline, a name bound relative to the working folder, a
+ * listener with a connection it has not accepted; and a socket made in another network namespace,
+ * seen only through a sock_diag socket made there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include "kbound/common.h"
 #include "base/sockdiag.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -85,6 +87,13 @@ static void test_every_kind(void **state) {
         assert_int_equal(chdir(dir), 0);
         int rel = bound(SOCK_STREAM, "rel.sock", strlen("rel.sock") + 1);
         assert_int_equal(chdir(cwd), 0);
+        /* a connection the relative listener has not accepted: it waits in its queue */
+        assert_int_equal(listen(rel, 4), 0);
+        int waiting = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        memcpy(a.sun_path, rel_path, strlen(rel_path) + 1);
+        assert_int_equal(connect(waiting, (struct sockaddr *) &a, sizeof a), 0);
+        /* three bytes waiting in pair[1], none in pair[0] */
+        assert_int_equal(write(pair[0], "abc", 3), 3);
 
         kb_sockdiag_unix *list = NULL;
         size_t n = 0;
@@ -119,7 +128,25 @@ static void test_every_kind(void **state) {
         u = find(list, n, pair[0]);
         assert_int_equal(u->type, SOCK_SEQPACKET);
         assert_int_equal(u->peer, inode_of(pair[1]));
-        assert_int_equal(find(list, n, pair[1])->peer, inode_of(pair[0]));
+        assert_true(u->has_rqueue);
+        assert_int_equal(u->rqueue, 0);
+        u = find(list, n, pair[1]);
+        assert_int_equal(u->peer, inode_of(pair[0]));
+        assert_int_equal(u->rqueue, 3);
+        /* a listener's queue: how many wait, and each one's connecting socket */
+        u = find(list, n, listener);
+        assert_int_equal(u->rqueue, 0);
+        assert_int_equal(u->n_pending, 0);
+        u = find(list, n, rel);
+        assert_int_equal(u->state, TCP_LISTEN);
+        assert_int_equal(u->rqueue, 1);
+        assert_int_equal(u->n_pending, 1);
+        assert_int_equal(u->pending[0], inode_of(waiting));
+        /* the connecting socket shows no peer: the connection waiting in that queue has no inode
+         * until it is accepted, so the listener's queue is the only place that names it */
+        u = find(list, n, waiting);
+        assert_int_equal(u->state, TCP_ESTABLISHED);
+        assert_int_equal(u->peer, 0);
 
         u = find(list, n, dgram);
         assert_int_equal(u->type, SOCK_DGRAM);
@@ -164,7 +191,7 @@ static void test_every_kind(void **state) {
         close(p[0]);
         close(p[1]);
 
-        int fds[] = {listener, client, accepted, pair[0], pair[1], dgram, abs_fd, rel};
+        int fds[] = {listener, client, accepted, pair[0], pair[1], dgram, abs_fd, rel, waiting};
         for (size_t i = 0; i < KB_ELEMENTSOF(fds); i++)
                 close(fds[i]);
         unlink(listen_path);
@@ -242,10 +269,45 @@ static void test_other_namespace(void **state) {
         close(here);
 }
 
+/* A message of no bytes carrying a descriptor shows in no queue length, of a datagram socket or a
+ * seqpacket one: why boundary.descriptors holds a datagram socket bound to a name as taking messages
+ * from senders it cannot know, whatever its queue says (judge_socket_ends.c). Bytes do show. */
+static void test_empty_message_unseen(void **state) {
+        (void) state;
+        int dgram[2], seq[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dgram), 0);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, seq), 0);
+        int fd = open("/", O_PATH | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(kb_fd_send(dgram[0], "", 0, fd), 0);
+        assert_int_equal(kb_fd_send(seq[0], "", 0, fd), 0);
+        kb_sockdiag_unix *list = NULL;
+        size_t n = 0;
+        assert_int_equal(kb_sockdiag_unix_list(-1, &list, &n), 0);
+        assert_true(find(list, n, dgram[1])->has_rqueue);
+        assert_int_equal(find(list, n, dgram[1])->rqueue, 0);
+        assert_int_equal(find(list, n, seq[1])->rqueue, 0);
+        free(list);
+        assert_int_equal(kb_fd_send(seq[0], "ab", 2, -1), 0);
+        assert_int_equal(kb_sockdiag_unix_list(-1, &list, &n), 0);
+        assert_int_equal(find(list, n, seq[1])->rqueue, 2);
+        free(list);
+        /* the descriptor was there all along */
+        char byte;
+        int got = -1;
+        assert_int_equal(kb_fd_recv(dgram[1], &byte, 0, &got), 0);
+        assert_true(got >= 0);
+        close(got);
+        int fds[] = {dgram[0], dgram[1], seq[0], seq[1], fd};
+        for (size_t i = 0; i < KB_ELEMENTSOF(fds); i++)
+                close(fds[i]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_kind),
                 cmocka_unit_test(test_other_namespace),
+                cmocka_unit_test(test_empty_message_unseen),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
