@@ -5,8 +5,9 @@
 # for, not run, with the reason; a kernel that cannot start keeps every check too, and its
 # kernel.start is in the JSON as in the JUnit file; a mistyped kernel gets "did you mean"; a
 # kernel.json syntax error is said as one; a program that is not bubblewrap is told apart by what
-# it is; --help and doctor fit 80 columns in a pipe and a terminal's width on one; a relative
-# KBOUND_RUNTIME_DIR is made absolute; a report path in /proc is refused before the run.
+# it is; a relative KBOUND_RUNTIME_DIR is made absolute; a report path in /proc is refused before
+# the run; the README's builds use the machine's cores. (--help and doctor's width:
+# test_help_width.)
 source "$(dirname "$0")/lib.sh"
 require bwrap /usr/bin/python3
 
@@ -143,51 +144,6 @@ set -e
 ok "--json /proc/version: exit 2 (rc=$rc)" [ "$rc" -eq 2 ]
 ok "  ... naming why" grep -qF "cannot write the --json report to /proc/version: its folder takes no new file" "$scratch/proc.err"
 ok "  ... before any kernel started" not grep -q "starting in bubblewrap" "$scratch/proc.err"
-
-echo "--help and doctor fit 80 columns in a pipe, and a terminal's width on one"
-# widest FILE: the widest line in columns (Python's len of the decoded line: the arrows kbound
-# prints are one column each).
-widest() { /usr/bin/python3 -c 'import sys; print(max((len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")), default=0))' "$1"; }
-for cmd in check run conformance console kernelspecs doctor; do
-  "$KBOUND" "$cmd" --help >"$scratch/help-$cmd.txt"
-  ok "$cmd --help piped: no line over 80 columns ($(widest "$scratch/help-$cmd.txt"))" [ "$(widest "$scratch/help-$cmd.txt")" -le 80 ]
-done
-"$KBOUND" --help >"$scratch/help.txt"
-ok "kbound --help piped: no line over 80 columns" [ "$(widest "$scratch/help.txt")" -le 80 ]
-"$KBOUND" doctor >"$scratch/doctor.txt" 2>&1 || true
-ok "doctor piped: no line over 80 columns ($(widest "$scratch/doctor.txt"))" [ "$(widest "$scratch/doctor.txt")" -le 80 ]
-ok "  ... and no word of it lost (every item still there, unwrapped)" \
-  grep -q "^\[ OK \] sandbox-user: .* never as root$" <(unwrapped "$scratch/doctor.txt")
-# On a terminal of 60 columns (a pty of that size).
-cat >"$scratch/on_tty.py" <<'PY'
-import fcntl, os, pty, struct, sys, termios
-cols = int(sys.argv[1])
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-out = b""
-while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-os.waitpid(pid, 0)
-sys.stdout.write(out.decode("utf-8", "replace").replace("\r\n", "\n"))
-PY
-for cmd in check console; do
-  /usr/bin/python3 "$scratch/on_tty.py" 60 "$KBOUND" "$cmd" --help >"$scratch/tty-$cmd.txt"
-  ok "$cmd --help on a 60-column terminal: no line over 60 ($(widest "$scratch/tty-$cmd.txt"))" \
-    [ "$(widest "$scratch/tty-$cmd.txt")" -le 60 ]
-  ok "  ... every option still listed" [ "$(grep -oE -- '--[a-z][a-z-]+' "$scratch/tty-$cmd.txt" | sort -u)" = \
-    "$(grep -oE -- '--[a-z][a-z-]+' "$scratch/help-$cmd.txt" | sort -u)" ]
-done
-/usr/bin/python3 "$scratch/on_tty.py" 120 "$KBOUND" check --help >"$scratch/tty-wide.txt"
-ok "check --help on a 120-column terminal uses the width (a line over 80: $(widest "$scratch/tty-wide.txt"))" \
-  [ "$(widest "$scratch/tty-wide.txt")" -gt 80 ]
 
 echo "the README's and docs/ci.md's builds use the machine's cores"
 ok "every cmake --build there passes -j\"\$(nproc)\"" /usr/bin/python3 - "$KBOUND_SOURCE_DIR" <<'PY'

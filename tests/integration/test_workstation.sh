@@ -4,8 +4,9 @@
 # of theirs is left), and nothing else. Beside it: a live `kbound console` whose kernel runs as a
 # gone run's user (the old clean-up's pkill -u would have killed it), another user's folder kept
 # with --keep, a live run's folder, a folder of another user named like a run's, a kbound folder
-# (/tmp/kbound-* was swept before): every one of them survives, and the console's kernel still
-# has its variable. The sweep runs in folders of this test's own (KBOUND_TEST_STATE_ROOT,
+# (/tmp/kbound-* was swept before), and a second console whose kernel runs as kbound's default
+# sandbox user (kbound-sandbox as root, which the old clean-up killed): every one of them
+# survives, and each console's kernel still has its variable. The sweep runs in folders of this test's own (KBOUND_TEST_STATE_ROOT,
 # KBOUND_TEST_CACHE_ROOT), and first as --dry-run, which removes nothing. This test kills only
 # what it started, and deletes only the users it made.
 source "$(dirname "$0")/lib.sh"
@@ -101,6 +102,19 @@ ok "the console runs a cell" grep -q "ready 41" "$scratch/console.out"
 if [ "$root" = yes ]; then
   ok "  ... its kernel runs as kbtest-$busy-sb" pgrep -u "kbtest-$busy-sb" >/dev/null
 fi
+# The workstation of issue 39: a console whose kernel runs as the sandbox user kbound picks by
+# default (kbound-sandbox, the package's, as root), which the old clean-up's pkill -u killed.
+mkfifo "$scratch/pkg.in"
+"$KBOUND" console --kernel python3 --team workstation-pkg <"$scratch/pkg.in" >"$scratch/pkg.out" 2>"$scratch/pkg.err" &
+pkg_pid=$!
+exec {pkg_in}>"$scratch/pkg.in"
+echo 'y = 6; print("pkg", y)' >&"$pkg_in"
+for _ in $(seq 1 600); do
+  grep -q "pkg 6" "$scratch/pkg.out" 2>/dev/null && break
+  kill -0 "$pkg_pid" 2>/dev/null || break
+  sleep 0.1
+done
+ok "a console as the default sandbox user ($(sandbox_user)) runs a cell" grep -q "pkg 6" "$scratch/pkg.out"
 
 other_owned=""
 if [ "$root" = yes ]; then
@@ -170,6 +184,21 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 ok "  ... and its kernel still has its variable (after 42)" grep -q "after 42" "$scratch/console.out"
+ok "the default sandbox user's console is still running" kill -0 "$pkg_pid"
+echo 'print("pkg after", y + 1)' >&"$pkg_in"
+for _ in $(seq 1 300); do
+  grep -q "pkg after 7" "$scratch/pkg.out" 2>/dev/null && break
+  kill -0 "$pkg_pid" 2>/dev/null || break
+  sleep 0.1
+done
+ok "  ... and its kernel still has its variable (pkg after 7)" grep -q "pkg after 7" "$scratch/pkg.out"
+exec {pkg_in}>&-
+set +e
+wait "$pkg_pid"
+prc=$?
+set -e
+ok "  ... and ends at the end of its input (rc=$prc)" [ "$prc" -eq 0 ]
+[ "$prc" -eq 0 ] || cat "$scratch/pkg.err"
 exec {console_in}>&-
 set +e
 wait "$console_pid"
