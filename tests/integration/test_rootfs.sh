@@ -140,11 +140,18 @@ for cmd in check conformance; do
   ok "  ... and says nothing of the image was checked" \
     grep -qF "image $scratch/brokenimage: not every kernelspec of the image can be checked, so none was" "$scratch/berr"
   ok "  ... no PASS anywhere" bash -c "! grep -q '^PASS' '$scratch/bout'"
-  ok "  ... and a report that cannot be read as one: refused, failing, no kernel" /usr/bin/python3 -c '
+  ok "  ... and a report that cannot be read as one: refused, failing, every kernel's every check not run" /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3 and r["kernels"] == [], r
-assert "not every kernelspec of the image can be checked" in r["incomplete_reason"], r["incomplete_reason"]' "$scratch/broken-$cmd.json"
+assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3, r
+why = "not every kernelspec of the image can be checked"
+assert why in r["incomplete_reason"], r["incomplete_reason"]
+# The image'"'"'s kernelspecs, the broken one included, each listed with its start failed and every
+# check (or item) not run, naming the refusal: a CI'"'"'s history keeps them.
+assert sorted(k["name"] for k in r["kernels"]) == ["python3", "zbroken"], [k["name"] for k in r["kernels"]]
+for k in r["kernels"]:
+    assert k["start"]["status"] == "fail" and why in k["error"], k["start"]
+    assert k["checks"] and all(c["status"] == "not_run" and why in c["detail"] for c in k["checks"]), k["name"]' "$scratch/broken-$cmd.json"
 done
 rm -rf "$scratch/brokenimage"
 # More kernelspecs than kbound checks at once: an explicit usage error, never a silent drop.
