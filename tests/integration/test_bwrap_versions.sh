@@ -116,8 +116,9 @@ chmod 755 "$scratch/nosize-bwrap"
 set +e
 "$KBOUND" check --kernel python3 --bwrap "$scratch/nosize-bwrap" >"$scratch/check.out" 2>"$scratch/check.err"
 rc=$?
-"$KBOUND" doctor --bwrap "$scratch/nosize-bwrap" >"$scratch/doctor.out" 2>&1
+"$KBOUND" doctor --bwrap "$scratch/nosize-bwrap" >"$scratch/doctor.raw" 2>&1
 drc=$?
+unwrapped "$scratch/doctor.raw" >"$scratch/doctor.out" # an item's words, whatever the width
 "$KBOUND" doctor --json --bwrap "$scratch/nosize-bwrap" >"$scratch/doctor.json" 2>&1
 set -e
 ok "a bwrap that ignores --size: check fails (rc=$rc)" [ "$rc" -eq 1 ]

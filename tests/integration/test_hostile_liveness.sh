@@ -72,7 +72,7 @@ mkdir -p "$scratch/kernels/badconn"
 /usr/bin/python3 -c 'import json,sys; json.dump({"argv": ["/usr/bin/python3", sys.argv[1], "/run/kbound/no-such-connection.json"], "display_name": "badconn", "language": "python"}, open(sys.argv[2], "w"))' \
   "$hostile" "$scratch/kernels/badconn/kernel.json"
 timed badconn "$KBOUND" run --kernel "$scratch/kernels/badconn" "${bind[@]}" --timeout 30 'x'
-expect badconn 3 15 "kernel exited during start-up: the kernel exited with status 1; its log ends: .*FileNotFoundError.*no-such-connection.json"
+expect badconn 3 15 "kernel exited during start-up: the kernel exited with status 1; its log's error line: FileNotFoundError.*no-such-connection.json.*; its log ends: .*FileNotFoundError"
 
 echo "a kernel.json that is a FIFO is refused, not waited on"
 mkdir -p "$scratch/kernels/fifo"
