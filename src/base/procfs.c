@@ -729,12 +729,31 @@ static const char *kernel_dev(unsigned long long dev, char *buf) {
         return kb_procfs_dev((unsigned) (dev >> 20), (unsigned) (dev & 0xfffff), buf);
 }
 
-/* One WATCH of kind into watches: its device, inode, the epoll descriptor, the mount. */
+/* An inode mark's file handle as fdinfo prints it ("f_handle:" and hex digits, at most
+ * MAX_HANDLE_SZ bytes) into buf; NULL when the line has none. */
+static const char *handle_field(const char *line, const char *nl, char *buf, size_t size) {
+        const char *f = strstr(line, " f_handle:");
+        if (!f || (nl && f >= nl))
+                return NULL;
+        f += strlen(" f_handle:");
+        size_t n = strspn(f, "0123456789abcdef");
+        if (n == 0 || n % 2 || n >= size)
+                return NULL;
+        memcpy(buf, f, n);
+        buf[n] = '\0';
+        return buf;
+}
+
+/* One WATCH of kind into watches: its device, inode, the epoll descriptor, the mount, an inode
+ * mark's file handle. */
 static int push_watch(json_object *watches, const char *kind, const char *line, const char *nl) {
-        unsigned long long dev, ino, tfd, mnt;
-        char buf[KB_PROCFS_DEV_MAX];
+        unsigned long long dev, ino, tfd, mnt, handle_type;
+        char buf[KB_PROCFS_DEV_MAX], handle[2 * 128 + 1];
         json_object *w = json_object_new_object();
         if (!w || kb_fact_set_str(w, FACT_WATCH_KIND, kind) < 0 ||
+            (hex_field(line, nl, "fhandle-type", &handle_type) && handle_field(line, nl, handle, sizeof handle) &&
+             (kb_fact_set_int(w, FACT_WATCH_HANDLE_TYPE, (int64_t) handle_type) < 0 ||
+              kb_fact_set_str(w, FACT_WATCH_HANDLE, handle) < 0)) ||
             (hex_field(line, nl, "sdev", &dev) && kb_fact_set_str(w, FACT_WATCH_DEV, kernel_dev(dev, buf)) < 0) ||
             (hex_field(line, nl, "ino", &ino) && kb_fact_set_int(w, FACT_WATCH_INO, (int64_t) ino) < 0) ||
             (strcmp(kind, "epoll") == 0 && sscanf(line, "tfd: %llu", &tfd) == 1 &&

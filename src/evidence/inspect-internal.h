@@ -143,18 +143,35 @@ int kb_inspect_ns_set_add(ns_set *set, uint64_t ino, const ns_set *except);
  * and its inode into *ret_ino; NULL for any other target ("pipe:[N]", "socket:[N]", a path). */
 const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino);
 
+/* Calls visit(link, ino, userdata) for every namespace link of thread tid of pid
+ * (<proc_root>/<pid>/task/<tid>/ns/: "net", ..., "pid_for_children", "time_for_children"; link is a
+ * static name, "ns" for one this kbound does not know) until visit returns < 0; children_only: the
+ * *_for_children links alone (a process's own namespaces read already). Returns 0 (also for a
+ * thread gone meanwhile), -errno when the folder cannot be read, or visit's error. */
+int kb_inspect_ns_links(const char *proc_root, pid_t pid, pid_t tid, bool children_only,
+                        int (*visit)(const char *link, uint64_t ino, void *userdata), void *userdata);
+
 /* ---- what a process holds (inspect_fd.c) ---- */
 
-/* Every open descriptor of pid: what it refers to, without opening it (stat follows the magic
- * link to the object; opening a terminal or a FIFO could have side effects). */
+/* Every open descriptor of the table <proc_root>/<pid>/fd (a process's, or with proc_root
+ * "<root>/<pid>/task" a thread's): what it refers to, without opening it (stat follows the magic
+ * link to the object; opening a terminal or a FIFO could have side effects), and its fdinfo.
+ * Returns 0, -ESRCH (gone), -ENOMEM; a table that cannot be read is noted in errors (fd) and
+ * *ret is then empty. */
 int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret);
 
-/* A process's refs (REFS): what pid holds but its descriptors (inspect_refs.c): its cwd, root and
- * exe (REF_LINKs, or why not), the threads whose own working directory or root differ (THREAD_REFs),
- * and its file mappings (MAPPINGs, each mapped file once per kind of mapping, placed in the view of
- * t's kernel: reach "same" with mnt_id, "other", "none", or reach_error). An unreadable thread list
- * or maps goes to errors. Returns 0 or -ENOMEM. */
-int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+/* A process's refs (REFS): what it holds but its descriptors (inspect_refs.c), read at <root>/<pid>
+ * (the process's own folder, or the folder of the live thread it is read through): its cwd, root
+ * and exe (REF_LINKs, or why not) and its file mappings (MAPPINGs, each mapped file once per kind
+ * of mapping, placed in the view of t's kernel: reach "same" with mnt_id, "other", "none", or
+ * reach_error); its threads' own are kb_inspect_thread_facts's. Unreadable maps go to errors.
+ * Returns 0 or -ENOMEM. */
+int kb_inspect_ref_facts(const kb_inspect_target *t, const char *root, pid_t pid, json_object *errors,
+                         json_object *proc);
+/* A REF_LINK (target, type, dev, ino, mnt_id) of what the magic link at link (a process's or a
+ * thread's cwd, root, exe) refers to: statx follows it to the very dentry and mount the process
+ * holds, whatever its path text says. NULL with *ret_err when it cannot be read. */
+json_object *kb_inspect_link_facts(const char *link, int *ret_err);
 /* The files pid maps, each once, as "maj:min:ino" (the launcher's: what bwrap's init was started
  * with). Returns 0 and a new array, -ESRCH, -ENOMEM, -errno. */
 int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
@@ -163,6 +180,26 @@ int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret);
  * kernel that dies at start-up still has its mounts judged. An unreadable table goes to errors.
  * -ENOMEM only. */
 int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, json_object *errors);
+/* ---- every thread of a sandbox process (inspect_threads.c) ---- */
+
+/* The thread a process's own files (links, maps, descriptors, namespaces, texts) are read through:
+ * pid, unless its main thread has exited (state, its status's: "Z") while another thread lives on,
+ * whose tid it is then (its folder is <proc_root>/<pid>/task/<tid>). */
+pid_t kb_inspect_read_through(const char *proc_root, pid_t pid, const char *state);
+/* The thread a PROCESS of the look was read through: its READ_THROUGH, or its pid (absent, that
+ * fact reads as 0: the main thread). */
+pid_t kb_inspect_process_via(json_object *proc);
+
+/* Every thread of pid but its main one, for what the kernel keeps per thread, into proc (a PROCESS
+ * whose ns, refs and fds were read through thread via): "tasks" (a TASK each: its status's
+ * credentials, tracer and seccomp state, the namespaces it is in apart from the process), REFS's
+ * "threads" (those whose working directory or root differ), and the descriptors of each thread's
+ * table that is not one read already (kcmp KCMP_FILES against via's and each table read; one kcmp
+ * cannot compare is read), appended to the process's fds with the thread's tid. A thread that
+ * ends meanwhile is left out; what cannot be read goes to errors (the process's) or the TASK's.
+ * Returns 0, -ESRCH (the process is gone), -ENOMEM. */
+int kb_inspect_thread_facts(const kb_inspect_target *t, pid_t pid, pid_t via, json_object *errors, json_object *proc);
+
 /* ---- the seccomp filters in force (inspect_filter.c) ---- */
 
 /* The FILTER (facts.def) of process pid into proc: the seccomp filters in force in its main thread
@@ -216,8 +253,47 @@ int kb_inspect_fd_targets_at(const char *dir, int (*visit)(int fd, const char *t
 int kb_inspect_fd_targets(const char *proc_root, pid_t pid, int (*visit)(int fd, const char *target, void *userdata),
                           void *userdata);
 
+/* The file each inotify or fanotify inode mark of fd (an FD of pid, its watches read) watches,
+ * found in pid's view: opened by the handle its fdinfo shows (open_by_handle_at, root only) on a
+ * mount of its filesystem in pid's table, the path the kernel names for it looked up again from
+ * pid's root and proven that very file; into the watch's "at", or why not into "place_error".
+ * Returns 0 or -ENOMEM (inspect_watch.c). */
+int kb_inspect_place_watches(const char *proc_root, pid_t pid, json_object *fd);
+
+/* Whether the other end of pipe descriptor fd of pid (o, an FD with its flags read) still exists
+ * anywhere: a copy of it (pidfd_getfd) polled at once shows POLLHUP on a read end with no writer
+ * left and POLLERR on a write end with no reader; into o's pipe_other_end ("none" or "open"), or
+ * why not into pipe_error (pid may be a thread of proc_root "/proc/<pid>/task", whose own table fd is in; any other
+ * proc_root, a test's, is never polled). Returns 0 or -ENOMEM
+ * (inspect_pipe.c). */
+int kb_inspect_pipe_other_end(const char *proc_root, pid_t pid, long fd, json_object *o);
+
 /* Pipe and socket inodes in pid's descriptor table, appended to inodes as "pipe:[N]"/"socket:[N]". */
 int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *inodes);
+
+/* ---- an object held outside, read again (inspect_still.c) ---- */
+
+/* An object of the sandbox a process outside was seen holding: a namespace (by its nsfs inode,
+ * unique among every namespace of every type) or a socket (socket:[ino]); where it holds it now. */
+typedef struct kb_held {
+        bool socket;
+        uint64_t ino;
+        /* out, kb_inspect_still_holds: */
+        bool found;
+        pid_t tid;        /* the thread whose link or descriptor table shows it */
+        int fd;           /* the descriptor; -1: the thread is in the namespace (a link) */
+        const char *type; /* the link's name ("net", "pid_for_children") or the nsfs type, or "socket" */
+} kb_held;
+
+/* Reads pid again, all of it: every thread's namespace links (kb_inspect_ns_links) and every
+ * descriptor table it has (each thread's own, told apart by kcmp), and marks each of objects it
+ * holds now, at whatever number, through whichever thread. A table that changes while read (a
+ * descriptor listed, gone before its link was read) is read again, and an object not found is
+ * looked for through the whole process again, each a bounded number of times: a holder that
+ * renumbers its descriptor every millisecond is found at its new number. Returns 0, -ESRCH (the
+ * process is gone and was seen holding none: it holds nothing), -E2BIG (more threads than one read
+ * takes), -errno (its links or a table could not be read: nothing is proven let go). */
+int kb_inspect_still_holds(const char *proc_root, pid_t pid, kb_held *objects, size_t n);
 
 /* ---- the process walk (inspect_process.c) ---- */
 
@@ -287,6 +363,9 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
 /* What path is inside the namespace whose root is root_fd (links followed as there, never out of
  * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */
 int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st);
+/* The folder path inside the namespace whose root is root_fd, opened to be listed (links followed
+ * as there, never out of it). Returns the descriptor or -errno. */
+int kb_inspect_open_dir_in_root(int root_fd, const char *path);
 
 /* Every mount table among processes into snap ("mounts": the kernel's, "mount_tables": any other
  * namespace's by inode), each with its targets looked up through the root of a process of that
@@ -469,7 +548,7 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
 /* Into proc: "limits" {"nproc", "as"} (soft values of /proc/<pid>/limits; -1 unlimited, -2
  * unread) and "cgroups" {"memory", "pids", "unified": path as /proc/<pid>/cgroup shows it}.
  * -ESRCH, -ENOMEM; other errors noted. */
-int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc);
+int kb_inspect_resource_facts(const char *proc_root, pid_t pid, json_object *errors, json_object *proc);
 /* Into snap: "resources" {"cgroups": {"controller:path": {"dir", "memory_max", "memory_peak",
  * "oom_kill", "pids_max", "pids_peak"}}, "rss_bytes", "tasks" (of every sandbox process),
  * "used": {"/tmp", "/dev/shm": bytes, -errno}}. -ENOMEM only. */

@@ -50,9 +50,11 @@ static int one_fd(const char *proc_root, const char *dir, pid_t pid, long fd, js
                 if (kb_fact_set_int(o, FACT_FD_FLAGS, (int64_t) fi.flags) < 0 ||
                     kb_fact_set_int(o, FACT_FD_MNT_ID, fi.mnt_id) < 0 ||
                     (fi.pid != LLONG_MIN && kb_fact_set_int(o, FACT_FD_PID, fi.pid) < 0) ||
-                    kb_procfs_fdinfo_reach(info, o) < 0)
+                    kb_procfs_fdinfo_reach(info, o) < 0 || kb_inspect_place_watches(proc_root, pid, o) < 0)
                         return -ENOMEM;
         } else if (kb_fact_set_str(o, FACT_FD_FDINFO_ERROR, "unreadable") < 0)
+                return -ENOMEM;
+        if (strncmp(target, "pipe:[", 6) == 0 && kb_inspect_pipe_other_end(proc_root, pid, fd, o) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 1;

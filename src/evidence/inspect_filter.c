@@ -157,24 +157,11 @@ static const char *read_error(int r, char *buf, size_t n) {
         }
 }
 
-/* A thread of pid that can be read: pid itself, unless it is a zombie leader whose other threads
- * run on; 0 when none is. */
+/* A thread of pid that can be read: pid itself, unless it is a zombie leader, then one of its
+ * live threads (kb_inspect_read_through); 0 when none lives. */
 static pid_t thread_to_read(const kb_inspect_target *t, pid_t pid, const char *state) {
-        if (!state || state[0] != 'Z')
-                return pid;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%d/task", t->proc_root, (int) pid);
-        DIR *d = opendir(path);
-        pid_t tid = 0;
-        struct dirent *de;
-        while (d && tid == 0 && (de = readdir(d))) {
-                long v = strtol(de->d_name, NULL, 10);
-                if (v > 0 && v != pid)
-                        tid = (pid_t) v;
-        }
-        if (d)
-                closedir(d);
-        return tid;
+        pid_t tid = kb_inspect_read_through(t->proc_root, pid, state);
+        return tid == pid && state && state[0] == 'Z' ? 0 : tid;
 }
 
 /* FILTER_DIFFs of what the filters in force answer otherwise than kbound's program. -ENOMEM. */

@@ -113,6 +113,17 @@ static int push_outside_channel(json_object *channels, const proc_entry *e, pid_
         return kb_inspect_push(channels, c);
 }
 
+/* A candidate of w: thread w->tid (fd -1: in it, as link says) or its descriptor fd holds the
+ * sandbox's object ino. */
+static void add_candidate(ns_fd_walk *w, int fd, const char *type, uint64_t ino) {
+        if (w->n_candidates == NS_CANDIDATES_MAX) {
+                w->dropped++;
+                return;
+        }
+        w->candidates[w->n_candidates++] = (ns_candidate){
+                .proc = w->proc, .tid = w->tid, .fd = fd, .type = type, .ino = ino, .helper = w->entry_helper};
+}
+
 /* One descriptor of a process outside: an nsfs file of one of the sandbox's namespaces holds that
  * namespace alive and lets whoever has it join it (setns), whether or not the process is in it (a
  * candidate, confirmed later); a pipe or socket a sandbox process holds too is a channel between
@@ -141,58 +152,8 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
                 ino = strtoull(target + 8, NULL, 10);
         } else if (!type || !kb_inspect_ns_set_has(w->sandbox, ino))
                 return 0;
-        if (w->n_candidates == NS_CANDIDATES_MAX) {
-                w->dropped++;
-                return 0;
-        }
-        w->candidates[w->n_candidates++] = (ns_candidate){
-                .proc = w->proc, .tid = w->tid, .fd = fd, .type = type, .ino = ino, .helper = w->entry_helper};
+        add_candidate(w, fd, type, ino);
         return 0;
-}
-
-/* The namespace inodes of one thread (/proc/<pid>/task/<tid>/ns); a type this kernel lacks is 0.
- * Returns 0 (also for a thread gone meanwhile), or -errno when its links cannot be read. */
-static int task_ns_inodes(const char *proc_root, pid_t pid, pid_t tid, uint64_t ret[NS_TYPES]) {
-        const char *const *ns_names = kb_inspect_namespaces();
-        char path[PATH_MAX];
-        memset(ret, 0, NS_TYPES * sizeof *ret);
-        snprintf(path, sizeof path, "%s/%d/task/%d/ns", proc_root, (int) pid, (int) tid);
-        _cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        for (size_t i = 0; i < NS_TYPES; i++) {
-                char link[64];
-                ssize_t len = readlinkat(dfd, ns_names[i], link, sizeof link - 1);
-                if (len <= 0)
-                        continue;
-                link[len] = '\0';
-                uint64_t ino;
-                if (kb_inspect_nsfs_target(link, &ino))
-                        ret[i] = ino;
-        }
-        return 0;
-}
-
-/* Whether a candidate still holds what it held: the same descriptor with the same target, or the
- * thread still in the namespace. */
-static bool candidate_still(const char *proc_root, const proc_entry *e, const ns_candidate *c) {
-        char path[PATH_MAX], link[128];
-        if (c->fd >= 0)
-                snprintf(path, sizeof path, "%s/%d/task/%d/fd/%d", proc_root, (int) e->pid, (int) c->tid, c->fd);
-        else
-                snprintf(path, sizeof path, "%s/%d/task/%d/ns/%s", proc_root, (int) e->pid, (int) c->tid, c->type);
-        ssize_t len = readlink(path, link, sizeof link - 1);
-        if (len <= 0)
-                return false;
-        link[len] = '\0';
-        if (c->type == candidate_socket) {
-                char want[40];
-                snprintf(want, sizeof want, "socket:[%llu]", (unsigned long long) c->ino);
-                return strcmp(link, want) == 0;
-        }
-        uint64_t ino;
-        const char *type = kb_inspect_nsfs_target(link, &ino);
-        return type && strcmp(type, c->type) == 0 && ino == c->ino;
 }
 
 /* An NS_HOLDER: pid, name, ppid, ns, inode; fd when held by a descriptor, thread when it is a
@@ -211,13 +172,24 @@ static int push_holder(json_object *holders, const proc_entry *e, pid_t tid, int
         return kb_inspect_push(holders, h);
 }
 
-/* The other threads of a process outside: each one's namespaces (a thread may setns on its own:
- * /proc/<pid>/ns shows the main thread's only) as candidates, and each descriptor table it does not
- * share with the main thread (unshare(CLONE_FILES); kcmp tells) walked like the main one. Also
- * for a zombie main thread, whose links and table are gone while other threads live on. Returns 0,
- * -ENOMEM, or -errno when a table could not be read (counted by the caller). */
+/* A namespace link of thread w->tid (another thread's every link; the main thread's
+ * *_for_children: after setns(CLONE_NEWPID) each child it starts is born in the sandbox's pid
+ * namespace): one of the sandbox's is a candidate (a kbound look's thread is in a network
+ * namespace for a moment). */
+static int thread_link_seen(const char *link, uint64_t ino, void *userdata) {
+        ns_fd_walk *w = userdata;
+        if (kb_inspect_ns_set_has(w->sandbox, ino))
+                add_candidate(w, -1, link, ino);
+        return 0;
+}
+
+/* The other threads of a process outside: each one's namespace links (a thread may setns on its
+ * own: /proc/<pid>/ns shows the main thread's only; its *_for_children too) as candidates, and each
+ * descriptor table it does not share with the main thread (unshare(CLONE_FILES); kcmp tells)
+ * walked like the main one. Also for a zombie main thread, whose links and table are gone while
+ * other threads live on. Returns 0, -ENOMEM, or -errno when a table could not be read (counted by
+ * the caller). */
 static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
-        const char *const *ns_names = kb_inspect_namespaces();
         const proc_entry *e = w->entry;
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%d/task", t->proc_root, (int) e->pid);
@@ -234,28 +206,15 @@ static int other_threads(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_un
                 long tid = strtol(de->d_name, &end, 10);
                 if (*end || tid <= 0 || tid == e->pid)
                         continue;
-                uint64_t ns[NS_TYPES];
-                if (task_ns_inodes(t->proc_root, e->pid, (pid_t) tid, ns) < 0)
+                w->tid = (pid_t) tid;
+                if (kb_inspect_ns_links(t->proc_root, e->pid, (pid_t) tid, false, thread_link_seen, w) < 0)
                         *ret_unreadable = true;
-                for (size_t k = 0; k < NS_TYPES; k++) {
-                        if (!ns[k] || !kb_inspect_ns_set_has(w->sandbox, ns[k]))
-                                continue;
-                        if (w->n_candidates == NS_CANDIDATES_MAX) {
-                                w->dropped++;
-                                continue;
-                        }
-                        w->candidates[w->n_candidates++] = (ns_candidate){.proc = w->proc,
-                                                                          .tid = (pid_t) tid,
-                                                                          .fd = -1,
-                                                                          .type = ns_names[k],
-                                                                          .ino = ns[k],
-                                                                          .helper = w->entry_helper};
-                }
-                if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0)
+                if (syscall(SYS_kcmp, e->pid, (pid_t) tid, KCMP_FILES, 0, 0) == 0) {
+                        w->tid = e->pid;
                         continue; /* the main thread's table, walked already */
+                }
                 char fds[PATH_MAX + 32];
                 snprintf(fds, sizeof fds, "%s/%ld/fd", dir, tid);
-                w->tid = (pid_t) tid;
                 r = kb_inspect_fd_targets_at(fds, ns_fd_seen, w);
                 w->tid = e->pid;
                 if (r < 0 && r != -ENOMEM) {
@@ -383,6 +342,9 @@ static int netns_socket_targets(json_object *snap, json_object *netns_sockets) {
 static int read_tables(const kb_inspect_target *t, ns_fd_walk *w, bool *ret_unreadable) {
         const proc_entry *e = w->entry;
         if (e->state != 'Z') {
+                w->tid = e->pid;
+                if (kb_inspect_ns_links(t->proc_root, e->pid, e->pid, true, thread_link_seen, w) < 0)
+                        *ret_unreadable = true;
                 int r = kb_inspect_fd_targets(t->proc_root, e->pid, ns_fd_seen, w);
                 if (r == -ENOMEM)
                         return r;
@@ -496,13 +458,9 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                          * another thread): its own code, never a holder. */
                         if (helper && e->ppid == getpid())
                                 continue;
-                        if (helper && w->n_candidates < NS_CANDIDATES_MAX) {
-                                w->candidates[w->n_candidates++] = (ns_candidate){.proc = i,
-                                                                                  .tid = e->pid,
-                                                                                  .fd = -1,
-                                                                                  .type = ns_names[k],
-                                                                                  .ino = e->ns[k],
-                                                                                  .helper = true};
+                        if (helper) {
+                                w->tid = e->pid;
+                                add_candidate(w, -1, ns_names[k], e->ns[k]); /* past its room: a holder */
                                 continue;
                         }
                         if (c->found++ < NS_HOLDERS_MAX &&
@@ -518,39 +476,97 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
         return 0;
 }
 
-/* The candidates of w read again, at least NS_CONFIRM_MS after the last was seen: one still there
- * is a holder (into holders) or, for a socket of the sandbox's network, an outside channel (into
- * w->channels); one gone is counted as transient. -ENOMEM only. */
+/* The objects process e's candidates (from first on) were seen holding, each once, into objects
+ * (room for NS_CANDIDATES_MAX); *ret_helper: one is a fork of kbound's. Returns how many. */
+static size_t objects_of(const ns_fd_walk *w, size_t first, kb_held *objects, bool *ret_helper) {
+        size_t n = 0;
+        *ret_helper = false;
+        for (size_t j = first; j < w->n_candidates; j++) {
+                const ns_candidate *cand = &w->candidates[j];
+                if (cand->proc != w->candidates[first].proc)
+                        continue;
+                *ret_helper = *ret_helper || cand->helper;
+                bool socket = cand->type == candidate_socket, known = false;
+                for (size_t k = 0; k < n && !known; k++)
+                        known = objects[k].socket == socket && objects[k].ino == cand->ino;
+                if (!known)
+                        objects[n++] = (kb_held){.socket = socket, .ino = cand->ino};
+        }
+        return n;
+}
+
+/* The candidates of w read again, at least NS_CONFIRM_MS after the last was seen, by the object:
+ * a process that still holds what it was seen holding, at any descriptor number, through any
+ * descriptor table or thread (kb_inspect_still_holds), is a holder (into holders) or, for a socket
+ * of the sandbox's network, an outside channel (into w->channels), named where it holds it now;
+ * only one that let go of it, or is gone, is counted as transient (each candidate). A fork of
+ * kbound's is read again until it lets go, for up to NS_HELPER_CONFIRM_MS. A process that cannot
+ * be read again in full is proven nothing: each of its objects counts where it was seen. One read
+ * of each process that holds candidates: the cost is bounded by the first walk's. -ENOMEM only. */
 static int confirm_candidates(const kb_inspect_target *t, const proc_entry *procs, const ns_fd_walk *w,
                               int64_t last_seen, json_object *holders, holder_counts *c) {
         /* Candidates past the table's room are holders at once: no pass rests on their number. */
         c->found += w->dropped;
-        if (w->n_candidates > 0) {
-                int64_t wait = last_seen + NS_CONFIRM_MS - kb_now_ms();
-                if (wait > 0)
-                        (void) poll(NULL, 0, (int) wait);
-        }
+        if (w->n_candidates == 0)
+                return 0;
+        int64_t wait = last_seen + NS_CONFIRM_MS - kb_now_ms();
+        if (wait > 0)
+                (void) poll(NULL, 0, (int) wait);
+        _cleanup_free_ kb_held *objects = calloc(NS_CANDIDATES_MAX, sizeof *objects);
+        _cleanup_free_ bool *done = calloc(w->n_candidates, sizeof *done);
+        if (!objects || !done)
+                return -ENOMEM;
         for (size_t i = 0; i < w->n_candidates; i++) {
-                const ns_candidate *cand = &w->candidates[i];
-                const proc_entry *e = &procs[cand->proc];
-                for (int64_t until = kb_now_ms() + NS_HELPER_CONFIRM_MS;
-                     cand->helper && candidate_still(t->proc_root, e, cand) && kb_now_ms() < until;)
+                if (done[i])
+                        continue;
+                const proc_entry *e = &procs[w->candidates[i].proc];
+                bool helper;
+                size_t n = objects_of(w, i, objects, &helper);
+                int r = kb_inspect_still_holds(t->proc_root, e->pid, objects, n);
+                for (int64_t until = kb_now_ms() + NS_HELPER_CONFIRM_MS; helper && r == 0 && kb_now_ms() < until;) {
+                        bool any = false;
+                        for (size_t k = 0; k < n && !any; k++)
+                                any = objects[k].found;
+                        if (!any)
+                                break;
                         (void) poll(NULL, 0, 5);
-                if (!candidate_still(t->proc_root, e, cand)) {
-                        c->transient++;
-                        continue;
+                        r = kb_inspect_still_holds(t->proc_root, e->pid, objects, n);
                 }
-                if (cand->type == candidate_socket) {
-                        /* never dropped (the candidates are bounded): boundary.network sees each one */
-                        char target[40];
-                        snprintf(target, sizeof target, "socket:[%llu]", (unsigned long long) cand->ino);
-                        if (push_outside_channel(w->channels, e, cand->tid, cand->fd, target, true) < 0)
+                for (size_t j = i; j < w->n_candidates; j++) {
+                        const ns_candidate *cand = &w->candidates[j];
+                        if (done[j] || cand->proc != w->candidates[i].proc)
+                                continue;
+                        done[j] = true;
+                        bool socket = cand->type == candidate_socket;
+                        kb_held *o = NULL;
+                        for (size_t k = 0; k < n && !o; k++)
+                                if (objects[k].socket == socket && objects[k].ino == cand->ino)
+                                        o = &objects[k];
+                        if (r == -ESRCH || (r == 0 && !o->found)) {
+                                c->transient++;
+                                continue;
+                        }
+                        if (r == 0 && o->type == NULL)
+                                continue; /* this object's holder is named already */
+                        /* Where it holds it now, or, unread, where it was seen. */
+                        pid_t tid = r == 0 ? o->tid : cand->tid;
+                        int fd = r == 0 ? o->fd : cand->fd;
+                        const char *type = r == 0 ? o->type : cand->type;
+                        if (r == 0)
+                                o->type = NULL; /* named once per process and object */
+                        if (socket) {
+                                /* never dropped (the candidates are bounded): boundary.network sees each one */
+                                char target[40];
+                                snprintf(target, sizeof target, "socket:[%llu]", (unsigned long long) cand->ino);
+                                if (fd < 0)
+                                        continue; /* a socket is held by a descriptor, never a link */
+                                if (push_outside_channel(w->channels, e, tid, fd, target, true) < 0)
+                                        return -ENOMEM;
+                                continue;
+                        }
+                        if (c->found++ < NS_HOLDERS_MAX && push_holder(holders, e, tid, fd, type, cand->ino) < 0)
                                 return -ENOMEM;
-                        continue;
                 }
-                if (c->found++ < NS_HOLDERS_MAX &&
-                    push_holder(holders, e, cand->tid, cand->fd, cand->type, cand->ino) < 0)
-                        return -ENOMEM;
         }
         return 0;
 }

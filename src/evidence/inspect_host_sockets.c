@@ -1,4 +1,5 @@
 /* inspect_host_sockets.c: where the sandbox's mounts reach the host's bound unix sockets (all netns). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/nsfs.h>
@@ -65,6 +66,45 @@ static const char *socket_kind(const kb_sockdiag_unix *u, char *buf, size_t size
         return buf;
 }
 
+/* Entries of one folder looked at for a socket renamed in it. */
+#define RENAMED_ENTRIES_MAX 4096
+
+/* The file of u where its name no longer is: a socket file of its inode in the folder that name was
+ * in (renamed in place, as a daemon that binds a temporary name and renames it over its real one
+ * does), looked at from root_fd (kbound's "/" or a process's root), at most RENAMED_ENTRIES_MAX
+ * entries. Returns 1 with *ret_st and the file's path in path (which held the name), 0 when it is
+ * not there. */
+static int renamed_in_folder(int root_fd, const kb_sockdiag_unix *u, char *path, size_t size, struct stat *ret_st) {
+        char folder[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+                return 0;
+        snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : (int) (slash - path), path);
+        int dfd = kb_inspect_open_dir_in_root(root_fd, folder);
+        if (dfd < 0)
+                return 0;
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return 0;
+        }
+        struct dirent *de;
+        int found = 0;
+        for (size_t n = 0; !found && n < RENAMED_ENTRIES_MAX && (de = readdir(d)); n++) {
+                struct stat st;
+                if ((de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN) ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode) ||
+                    (uint32_t) st.st_ino != u->file_ino)
+                        continue;
+                if (snprintf(path, size, "%s/%s", strcmp(folder, "/") == 0 ? "" : folder, de->d_name) >= (int) size)
+                        break;
+                *ret_st = st;
+                found = 1;
+        }
+        closedir(d);
+        return found;
+}
+
 /* Finds the file of u, a pathname socket of a host network namespace (rep: one of that namespace's
  * processes, 0 for kbound's own), by its name: in kbound's mount namespace, in rep's, in each
  * holder's (a relative name from the holder's working folder), each try confirmed by the file's
@@ -104,7 +144,23 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                         char path[PATH_MAX];
                         struct stat st;
                         _cleanup_json_ json_object *table = NULL;
-                        if (name[0] == '/')
+                        long dir_fd = -1;
+                        int rest = 0;
+                        if (pass == 1 && sscanf(name, "/proc/self/fd/%ld/%n", &dir_fd, &rest) == 1 && rest > 0) {
+                                /* Bound through a folder's descriptor (a path too long for a socket's
+                                 * name, as conmon binds /proc/self/fd/N/attach): under the folder the
+                                 * holder still has open there, if it does; the inode says. */
+                                char fd_link[PATH_MAX];
+                                snprintf(fd_link, sizeof fd_link, "%s/%d/fd/%ld", t->proc_root, (int) pid, dir_fd);
+                                ssize_t len = readlink(fd_link, path, sizeof path - 1);
+                                if (len <= 0 || path[0] != '/')
+                                        continue;
+                                path[len] = '\0';
+                                size_t used = (size_t) len;
+                                if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "",
+                                             name + rest) >= (int) (sizeof path - used))
+                                        continue;
+                        } else if (name[0] == '/')
                                 snprintf(path, sizeof path, "%s", name);
                         else {
                                 /* Relative to the working folder it was bound in, if the holder
@@ -120,17 +176,23 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                     (int) (sizeof path - used))
                                         continue;
                         }
-                        if (pid == 0) {
-                                table = json_object_get(kb_fact_arr_of(t->host, FACT_HOST_MOUNTS));
-                                if (lstat(path, &st) < 0)
-                                        continue;
-                        } else {
-                                char root[PATH_MAX];
-                                _cleanup_free_ char *mi = NULL;
+                        char root[PATH_MAX];
+                        if (pid == 0)
+                                snprintf(root, sizeof root, "/");
+                        else
                                 snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
-                                _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (root_fd < 0 || kb_inspect_stat_in_root(root_fd, path, &st) < 0)
-                                        continue;
+                        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (root_fd < 0)
+                                continue;
+                        bool at_name =
+                                pid == 0 ? lstat(path, &st) == 0 : kb_inspect_stat_in_root(root_fd, path, &st) == 0;
+                        if ((!at_name || !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino) &&
+                            !renamed_in_folder(root_fd, u, path, sizeof path, &st))
+                                continue;
+                        if (pid == 0)
+                                table = json_object_get(kb_fact_arr_of(t->host, FACT_HOST_MOUNTS));
+                        else {
+                                _cleanup_free_ char *mi = NULL;
                                 int r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX,
                                                              &mi, NULL);
                                 if (r >= 0)
@@ -367,6 +429,14 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         return 0;
         }
         size_t by_path = 0, unplaced = 0;
+        /* A path not on the host is looked for where the namespace's process sees it (another
+         * sandbox's sockets are bound in its own view: /run/kbound/...), its mount table saying
+         * where that is on the host. */
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
+        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_json_ json_object *table = NULL;
+        bool table_read = false;
         for (size_t k = 0; k < json_object_array_length(list); k++) {
                 json_object *u = json_object_array_get_idx(list, k);
                 const char *path = kb_fact_str_of(u, FACT_UNIX_ENTRY_PATH);
@@ -375,7 +445,19 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 snprintf(key, sizeof key, "socket:[%lld]", (long long) kb_fact_int_or(u, FACT_UNIX_ENTRY_INODE, -1));
                 if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
                         continue;
-                if (path[0] != '/' || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+                bool on_host = path[0] == '/' && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+                bool inside = !on_host && path[0] == '/' && root_fd >= 0 &&
+                              kb_inspect_stat_in_root(root_fd, path, &st) == 0 && S_ISSOCK(st.st_mode);
+                if (inside && !table_read) {
+                        _cleanup_free_ char *mi = NULL;
+                        table_read = true;
+                        r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+                        if (r >= 0)
+                                r = kb_procfs_mountinfo_parse(mi, &table);
+                        if (r == -ENOMEM)
+                                return r;
+                }
+                if (!on_host && (!inside || !table)) {
                         unplaced++;
                         continue;
                 }
@@ -385,8 +467,18 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 if (kb_inspect_map_add(x->files, key, json_object_new_boolean(true)) < 0)
                         return -ENOMEM;
                 by_path++;
-                if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)", path,
-                                         "socket", t->socket_claim, x->reach) < 0)
+                if (on_host) {
+                        if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)",
+                                                 path, "socket", t->socket_claim, x->reach) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                char shown[PATH_MAX + 64];
+                snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
+                json_object *exposed = NULL,
+                            *e = kb_inspect_reach_entry("unix socket (by the path its table shows)", shown, "socket",
+                                                        t->socket_claim, x->reach, &exposed);
+                if (!e || kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0)
                         return -ENOMEM;
         }
         if (kb_fact_set_int(o, FACT_NOT_ENTERED_PLACED_BY_PATH, (int64_t) by_path) < 0 ||

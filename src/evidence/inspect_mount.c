@@ -96,6 +96,13 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
+int kb_inspect_open_dir_in_root(int root_fd, const char *path) {
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+        return fd < 0 ? -errno : (int) fd;
+}
+
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked
  * up through root_fd (pid's root) without following a link (its target), or why not (target_error).
  * Returns 0 and a new array, -ENOMEM, or -errno when the table cannot be read. */

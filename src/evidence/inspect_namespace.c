@@ -1,4 +1,5 @@
 /* inspect_namespace.c: a process's namespaces: inodes, owning user namespaces, nsfs targets. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/nsfs.h>
@@ -200,6 +201,62 @@ const char *kb_inspect_nsfs_target(const char *target, uint64_t *ret_ino) {
                 return types[i];
         }
         return NULL;
+}
+
+/* Every link a thread's ns folder has: the namespaces it is in, and those it hands its children
+ * (pid_for_children: a process that did setns(CLONE_NEWPID) stays in its own pid namespace, its
+ * children are born in the other one; time_for_children likewise). A link this table does not name
+ * (a kernel's newer one) is still read, under the name "ns". */
+static const char *const ns_links[] = {
+        "user", "mnt", "pid", "net", "ipc", "uts", "cgroup", "time", "pid_for_children", "time_for_children"};
+
+/* One link of a thread's ns folder (dfd) to visit, under its name in ns_links ("ns" for one this
+ * table does not name). Returns visit's result, 0 for a link not there or not a namespace's. */
+static int visit_link(int dfd, const char *entry, int (*visit)(const char *link, uint64_t ino, void *userdata),
+                      void *userdata) {
+        char link[64];
+        ssize_t len = readlinkat(dfd, entry, link, sizeof link - 1);
+        if (len <= 0)
+                return 0; /* an exiting thread's, or a pid namespace not made yet */
+        link[len] = '\0';
+        uint64_t ino;
+        if (!kb_inspect_nsfs_target(link, &ino))
+                return 0;
+        const char *name = "ns";
+        for (size_t i = 0; i < KB_ELEMENTSOF(ns_links); i++)
+                if (strcmp(entry, ns_links[i]) == 0)
+                        name = ns_links[i];
+        return visit(name, ino, userdata);
+}
+
+int kb_inspect_ns_links(const char *proc_root, pid_t pid, pid_t tid, bool children_only,
+                        int (*visit)(const char *link, uint64_t ino, void *userdata), void *userdata) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%d/task/%d/ns", proc_root, (int) pid, (int) tid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        int r = 0;
+        if (children_only) {
+                for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(ns_links); i++)
+                        if (strstr(ns_links[i], "_for_children"))
+                                r = visit_link(dfd, ns_links[i], visit, userdata);
+                close(dfd);
+                return r;
+        }
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+                int e = errno;
+                close(dfd);
+                return -e;
+        }
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        r = visit_link(dirfd(d), de->d_name, visit, userdata);
+        closedir(d);
+        return r;
 }
 
 static int drop_namespace(int fd, const char *target, void *userdata) {

@@ -1,6 +1,7 @@
 /* inspect_process.c: the walk of the host's processes, which are the sandbox's, and each of those. */
 #include <dirent.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include "evidence/inspect-internal.h"
 #include "base/cleanup.h"
@@ -69,8 +70,9 @@ static int secrets_in(const kb_inspect_target *t, char *buf, size_t len, json_ob
         return 0;
 }
 
-/* environ and cmdline of pid: secret names found in each, and the start of the command line. */
-static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
+/* environ and cmdline of pid (read at root): secret names found in each, and the start of the
+ * command line. */
+static int scan_texts(const kb_inspect_target *t, const char *root, pid_t pid, json_object *proc, json_object *errors) {
         const struct {
                 const char *file;
                 kb_fact_what what;
@@ -81,7 +83,7 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
         for (size_t i = 0; i < KB_ELEMENTSOF(texts); i++) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len = 0;
-                int r = kb_inspect_read_proc(t->proc_root, pid, texts[i].file, texts[i].max, &buf, &len);
+                int r = kb_inspect_read_proc(root, pid, texts[i].file, texts[i].max, &buf, &len);
                 if (r == -ESRCH)
                         return r;
                 if (r < 0) {
@@ -106,8 +108,8 @@ static int scan_texts(const kb_inspect_target *t, pid_t pid, json_object *proc, 
         return 0;
 }
 
-/* uid_map and gid_map of pid, squeezed (map_text). */
-static int id_maps(const kb_inspect_target *t, pid_t pid, json_object *proc, json_object *errors) {
+/* uid_map and gid_map of pid (read at root), squeezed (map_text). */
+static int id_maps(const char *root, pid_t pid, json_object *proc, json_object *errors) {
         const struct {
                 const char *file;
                 kb_fact_what what;
@@ -115,7 +117,7 @@ static int id_maps(const kb_inspect_target *t, pid_t pid, json_object *proc, jso
         } maps[] = {{"uid_map", WHAT_UID_MAP, FACT_PROCESS_UID_MAP}, {"gid_map", WHAT_GID_MAP, FACT_PROCESS_GID_MAP}};
         for (size_t i = 0; i < KB_ELEMENTSOF(maps); i++) {
                 _cleanup_free_ char *text = NULL;
-                int r = kb_inspect_read_proc(t->proc_root, pid, maps[i].file, MAP_MAX, &text, NULL);
+                int r = kb_inspect_read_proc(root, pid, maps[i].file, MAP_MAX, &text, NULL);
                 if (r == -ESRCH)
                         return r;
                 char squeezed[MAP_SHOWN];
@@ -126,8 +128,11 @@ static int id_maps(const kb_inspect_target *t, pid_t pid, json_object *proc, jso
         return 0;
 }
 
-/* Everything about one sandbox process. -ESRCH if it ended meanwhile. */
-static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
+#define THREAD_RETRIES 3 /* reads of a zombie leader through another thread, after one ended */
+
+/* Everything about one sandbox process. -ESRCH if it ended meanwhile (or, *ret_via != pid, if the
+ * thread it was read through did). */
+static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret, pid_t *ret_via) {
         _cleanup_json_ json_object *errors = json_object_new_array();
         _cleanup_free_ char *status_text = NULL, *stat_text = NULL;
         json_object *p = NULL;
@@ -165,40 +170,55 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
                         return -ENOMEM;
         } else if (kb_inspect_note(errors, WHAT_STAT, NULL, r) < 0)
                 return -ENOMEM;
+        /* What a process holds is read through its main thread, or, when that one has exited
+         * alone while others live on (a zombie leader: its links, maps and table are gone), through
+         * a live one: never passed as a zombie that holds nothing. */
+        pid_t via = kb_inspect_read_through(t->proc_root, pid, kb_fact_str_of(proc, FACT_PROCESS_STATE));
+        *ret_via = via;
+        char via_root[PATH_MAX];
+        snprintf(via_root, sizeof via_root, "%s/%d/task", t->proc_root, (int) pid);
+        const char *root = via == pid ? t->proc_root : via_root;
+        if (via != pid && kb_fact_set_int(proc, FACT_PROCESS_READ_THROUGH, via) < 0)
+                return -ENOMEM;
         json_object *ns = NULL;
-        r = kb_inspect_ns_object(t->proc_root, pid, errors, &ns);
+        r = kb_inspect_ns_object(root, via, errors, &ns);
         if (r < 0)
                 return r;
         if (kb_fact_set_map(proc, FACT_PROCESS_NS, ns) < 0)
                 return -ENOMEM;
         json_object *owners = NULL;
-        r = kb_inspect_ns_owners_object(t->proc_root, pid, errors, &owners);
+        r = kb_inspect_ns_owners_object(root, via, errors, &owners);
         if (r < 0)
                 return r;
         if (kb_fact_set_map(proc, FACT_PROCESS_NS_OWNERS, owners) < 0)
                 return -ENOMEM;
-        r = kb_inspect_exe_facts(t->proc_root, pid, proc, FACT_PROCESS_EXE, FACT_PROCESS_EXE_ERROR);
+        r = kb_inspect_exe_facts(root, via, proc, FACT_PROCESS_EXE, FACT_PROCESS_EXE_ERROR);
         if (r >= 0)
-                r = id_maps(t, pid, proc, errors);
+                r = id_maps(root, via, proc, errors);
         if (r >= 0)
-                r = scan_texts(t, pid, proc, errors);
+                r = scan_texts(t, root, via, proc, errors);
         if (r < 0)
                 return r;
-        r = kb_inspect_ref_facts(t, pid, errors, proc);
+        r = kb_inspect_ref_facts(t, root, via, errors, proc);
         if (r < 0)
                 return r;
-        r = kb_inspect_resource_facts(t, pid, errors, proc);
+        r = kb_inspect_resource_facts(root, via, errors, proc);
         if (r < 0)
                 return r;
         r = kb_inspect_filter_facts(t, pid, proc);
         if (r < 0)
                 return r;
         json_object *fds = NULL;
-        r = kb_inspect_fd_facts(t->proc_root, pid, errors, &fds);
+        r = kb_inspect_fd_facts(root, via, errors, &fds);
         if (r < 0)
                 return r;
-        if (kb_fact_set_arr(proc, FACT_PROCESS_FDS, fds) < 0 ||
-            kb_fact_set_arr(proc, FACT_PROCESS_ERRORS, TAKE_PTR(errors)) < 0)
+        if (kb_fact_set_arr(proc, FACT_PROCESS_FDS, fds) < 0)
+                return -ENOMEM;
+        /* Every other thread: what the kernel keeps per thread (its table among them). */
+        r = kb_inspect_thread_facts(t, pid, via, errors, proc);
+        if (r < 0)
+                return r;
+        if (kb_fact_set_arr(proc, FACT_PROCESS_ERRORS, TAKE_PTR(errors)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(proc);
         return 0;
@@ -377,6 +397,136 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         return 0;
 }
 
+/* One sandbox process (inspect_process). A zombie leader read through a thread that ended
+ * meanwhile, before or during the read (what it read may be cut short), is still there, and so may
+ * its other threads be: it is read again through another, and past a few tries it is -EAGAIN (the
+ * look says it could not read it), never counted as gone. -ESRCH when the process is gone. */
+static int read_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
+        char task_root[PATH_MAX];
+        snprintf(task_root, sizeof task_root, "%s/%d/task", t->proc_root, (int) pid);
+        for (int i = 0;; i++) {
+                pid_t via = pid;
+                json_object *p = NULL;
+                int r = inspect_process(t, pid, &p, &via);
+                bool ended = via != pid && !kb_inspect_process_exists(task_root, via);
+                if (via == pid || (r == 0 && !ended)) {
+                        *ret = p;
+                        return r;
+                }
+                json_object_put(p);
+                if (r < 0 && r != -ESRCH)
+                        return r;
+                if (!kb_inspect_process_exists(t->proc_root, pid))
+                        return -ESRCH;
+                if (i == THREAD_RETRIES)
+                        return -EAGAIN;
+        }
+}
+
+#define RELIST_ROUNDS 4 /* listings after the first, while sandbox processes end before they are read */
+
+typedef struct pid_set {
+        pid_t *v;
+        size_t n, cap;
+} pid_set;
+
+static bool pid_set_has(const pid_set *s, pid_t pid) {
+        for (size_t i = 0; i < s->n; i++)
+                if (s->v[i] == pid)
+                        return true;
+        return false;
+}
+
+static int pid_set_add(pid_set *s, pid_t pid) {
+        if (s->n == s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 32;
+                pid_t *nv = realloc(s->v, cap * sizeof *nv);
+                if (!nv)
+                        return -ENOMEM;
+                s->v = nv;
+                s->cap = cap;
+        }
+        s->v[s->n++] = pid;
+        return 0;
+}
+
+/* Whether pid, not in the first listing, is a process of the sandbox: in its pid namespace or one
+ * nested in it (as classify says), or, gone before its namespace was read, a child of one of the
+ * sandbox's. 1, 0, or -ESRCH (gone, and its parent is not known to be the sandbox's). */
+static int newcomer_member(const kb_inspect_target *t, const proc_entry *e, uint64_t own_pidns, const proc_entry *procs,
+                           size_t n, const pid_set *read) {
+        uint64_t pidns = 0;
+        if (kb_inspect_ns_inode(t->proc_root, e->pid, "pid", &pidns) == 0)
+                return pidns == t->pidns_ino || (pidns != own_pidns && t->pidns_ino &&
+                                                 kb_inspect_pidns_below(t->proc_root, e->pid, t->pidns_ino));
+        proc_entry key = {.pid = e->ppid};
+        const proc_entry *parent = bsearch(&key, procs, n, sizeof *procs, by_pid);
+        return (parent && parent->member) || pid_set_has(read, e->ppid) ? 1 : -ESRCH;
+}
+
+/* After the first listing's sandbox processes were read, while some of them had ended before the
+ * host read them: the processes are listed again and the sandbox's that the first listing did not
+ * have are read, for up to RELIST_ROUNDS listings. A process of the sandbox that ends before it is
+ * read holds nothing any more, but its children hold what it held: a chain of processes that each
+ * fork and exit at once would carry a reference past every look, each of its members gone before
+ * the host reads it. A look whose last listing still found sandbox processes ending unread says so
+ * (PROCESS_CHURN), which fails every host-judged check; a child that ends during a look is read on
+ * the next listing, or is not followed by another. *vanished counts every one that ended unread. */
+static int read_newcomers(const kb_inspect_target *t, const proc_entry *procs, size_t n, int ended_unread,
+                          json_object *processes, json_object *errors, size_t *kept, int *vanished) {
+        pid_set read = {0};
+        uint64_t own_pidns = 0;
+        int r = 0;
+        (void) kb_inspect_ns_inode(t->proc_root, getpid(), "pid", &own_pidns);
+        for (int round = 0; r >= 0 && ended_unread > 0 && round < RELIST_ROUNDS; round++) {
+                _cleanup_free_ proc_entry *again = NULL;
+                size_t m = 0;
+                ended_unread = 0;
+                r = list_processes(t->proc_root, &again, &m);
+                if (r < 0)
+                        break;
+                for (size_t i = 0; r >= 0 && i < m; i++) {
+                        proc_entry key = {.pid = again[i].pid};
+                        if (bsearch(&key, procs, n, sizeof *procs, by_pid) || pid_set_has(&read, again[i].pid))
+                                continue; /* listed before: read then, or not the sandbox's */
+                        int member = newcomer_member(t, &again[i], own_pidns, procs, n, &read);
+                        if (member == 0)
+                                continue;
+                        if ((r = pid_set_add(&read, again[i].pid)) < 0)
+                                break;
+                        json_object *p = NULL;
+                        int rr = member < 0 ? -ESRCH : read_process(t, again[i].pid, &p);
+                        if (rr == -ESRCH) {
+                                ended_unread++;
+                                continue;
+                        }
+                        if (rr == -EAGAIN) {
+                                r = kb_inspect_note(errors, WHAT_PROCESS_UNREAD, NULL, ESRCH);
+                                continue;
+                        }
+                        if (*kept == SANDBOX_PROCS_MAX) {
+                                json_object_put(p);
+                                r = kb_inspect_note(errors, WHAT_TOO_MANY_PROCESSES, NULL, E2BIG);
+                                ended_unread = 0;
+                                break;
+                        }
+                        if (rr < 0 || kb_inspect_push(processes, p) < 0)
+                                r = -ENOMEM;
+                        else
+                                ++*kept;
+                }
+                *vanished += ended_unread;
+        }
+        free(read.v);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note(errors, WHAT_PROCESS_LIST, NULL, r) < 0 ? -ENOMEM : 0;
+        if (ended_unread > 0 && kb_inspect_note(errors, WHAT_PROCESS_CHURN, NULL, ESRCH) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, json_object *snap,
                                  proc_entry **ret_procs, size_t *ret_n, bool *ret_kernel_seen) {
         json_object *processes = json_object_new_array(), *errors = json_object_new_array();
@@ -413,7 +563,12 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                         break;
                 }
                 json_object *p = NULL;
-                r = inspect_process(t, procs[i].pid, &p);
+                r = read_process(t, procs[i].pid, &p);
+                if (r == -EAGAIN) {
+                        if (kb_inspect_note(errors, WHAT_PROCESS_UNREAD, NULL, ESRCH) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
                 if (r == -ESRCH) {
                         vanished++;
                         continue;
@@ -423,7 +578,8 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                 kept++;
                 kernel_seen |= procs[i].pid == t->kernel_pid;
         }
-        if (kb_fact_set_int(snap, FACT_LOOK_VANISHED, vanished) < 0)
+        if (read_newcomers(t, procs, n, vanished, processes, errors, &kept, &vanished) < 0 ||
+            kb_fact_set_int(snap, FACT_LOOK_VANISHED, vanished) < 0)
                 return -ENOMEM;
         *ret_procs = TAKE_PTR(procs);
         *ret_n = n;

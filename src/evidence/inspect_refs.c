@@ -1,5 +1,6 @@
 /* inspect_refs.c: every reference a process holds but its descriptors: its working directory, root
- * and program, each thread's own working directory and root, and its file mappings. */
+ * and program, and its file mappings (each thread's own working directory and root:
+ * inspect_threads.c). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,15 +15,11 @@
 #include "base/cleanup.h"
 #include "base/procfs.h"
 
-#define THREADS_MAX 1024   /* threads read per process */
 #define MAPS_MAX (8 << 20) /* /proc/<pid>/maps read per process */
 #define MAPPINGS_MAX 4096  /* distinct mapped files kept per process */
 #define REF_PATH_MAX 1024
 
-/* A REF_LINK (target, type, dev, ino, mnt_id) of what the magic link at link refers to: statx
- * follows it to the very dentry and mount the process holds, whatever its path text says. NULL
- * with *ret_err when it cannot be read. */
-static json_object *link_facts(const char *link, int *ret_err) {
+json_object *kb_inspect_link_facts(const char *link, int *ret_err) {
         char target[REF_PATH_MAX];
         ssize_t n = readlink(link, target, sizeof target - 1);
         struct statx sx;
@@ -57,67 +54,10 @@ static int add_link(const char *dir, const char *name, json_object *o, kb_fact_o
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/%s", dir, name);
         int err = 0;
-        json_object *f = link_facts(path, &err);
+        json_object *f = kb_inspect_link_facts(path, &err);
         if (!f && err == ENOMEM)
                 return -ENOMEM;
         return f ? kb_fact_set_obj(o, link, f) : kb_fact_set_str(o, error, strerror(err));
-}
-
-/* Whether two REF_LINKs name the same directory on the same mount. */
-static bool same_ref(json_object *a, json_object *b) {
-        const char *da = kb_fact_str_of(a, FACT_REF_LINK_DEV), *db = kb_fact_str_of(b, FACT_REF_LINK_DEV);
-        return a && b && da && db && strcmp(da, db) == 0 &&
-               kb_fact_int_or(a, FACT_REF_LINK_INO, -1) == kb_fact_int_or(b, FACT_REF_LINK_INO, -1) &&
-               kb_fact_int_or(a, FACT_REF_LINK_MNT_ID, -1) == kb_fact_int_or(b, FACT_REF_LINK_MNT_ID, -1);
-}
-
-/* The threads whose working directory or root is not the process's (a thread made with
- * unshare(CLONE_FS) has its own), each a THREAD_REF; an unreadable one is kept too. */
-static int thread_refs(const char *pid_dir, json_object *refs, json_object *errors) {
-        char dir[PATH_MAX + 8];
-        snprintf(dir, sizeof dir, "%s/task", pid_dir);
-        DIR *d = opendir(dir);
-        if (!d)
-                return errno == ENOENT ? -ESRCH : kb_inspect_note(errors, WHAT_THREADS, NULL, -errno);
-        _cleanup_json_ json_object *threads = json_object_new_array();
-        int r = threads ? 0 : -ENOMEM;
-        size_t n = 0;
-        struct dirent *de;
-        while (r >= 0 && (de = readdir(d))) {
-                char *end;
-                long tid = strtol(de->d_name, &end, 10);
-                if (*end || tid <= 0 || strcmp(de->d_name, strrchr(pid_dir, '/') + 1) == 0)
-                        continue;
-                if (++n > THREADS_MAX) {
-                        r = kb_inspect_note(errors, WHAT_THREADS, NULL, E2BIG);
-                        break;
-                }
-                char tdir[PATH_MAX + 48];
-                snprintf(tdir, sizeof tdir, "%s/%ld", dir, tid);
-                _cleanup_json_ json_object *t = json_object_new_object();
-                if (!t || kb_fact_set_int(t, FACT_THREAD_REF_TID, tid) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
-                int lr = add_link(tdir, "cwd", t, FACT_THREAD_REF_CWD, FACT_THREAD_REF_CWD_ERROR);
-                if (lr >= 0)
-                        lr = add_link(tdir, "root", t, FACT_THREAD_REF_ROOT, FACT_THREAD_REF_ROOT_ERROR);
-                if (lr < 0) {
-                        r = lr;
-                        break;
-                }
-                if (access(tdir, F_OK) < 0)
-                        continue; /* ended meanwhile */
-                json_object *tc = kb_fact_obj_of(t, FACT_THREAD_REF_CWD), *tr = kb_fact_obj_of(t, FACT_THREAD_REF_ROOT);
-                if (tc && tr && same_ref(tc, kb_fact_obj_of(refs, FACT_REFS_CWD)) &&
-                    same_ref(tr, kb_fact_obj_of(refs, FACT_REFS_ROOT)))
-                        continue; /* shares the process's */
-                r = kb_inspect_push(threads, TAKE_PTR(t));
-        }
-        closedir(d);
-        if (r < 0)
-                return r;
-        return kb_fact_set_arr(refs, FACT_REFS_THREADS, TAKE_PTR(threads));
 }
 
 /* Where the mapped file at path (as the host reads it in maps: the path in the process's own mount
@@ -189,10 +129,12 @@ static int map_line(char *line, int root_fd, json_object *seen, json_object *map
         return kb_inspect_push(maps, TAKE_PTR(m));
 }
 
-/* The process's file mappings (its REFS's maps), each placed in the sandbox's view (map_reach). */
-static int map_refs(const kb_inspect_target *t, pid_t pid, json_object *refs, json_object *errors) {
+/* The process's file mappings (its REFS's maps, read at <proc_root>/<pid>), each placed in the sandbox's view
+ * (map_reach). */
+static int map_refs(const kb_inspect_target *t, const char *proc_root, pid_t pid, json_object *refs,
+                    json_object *errors) {
         _cleanup_free_ char *text = NULL;
-        int r = kb_inspect_read_proc(t->proc_root, pid, "maps", MAPS_MAX, &text, NULL);
+        int r = kb_inspect_read_proc(proc_root, pid, "maps", MAPS_MAX, &text, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -250,9 +192,10 @@ int kb_inspect_map_files(const char *proc_root, pid_t pid, json_object **ret) {
         return 0;
 }
 
-int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc) {
+int kb_inspect_ref_facts(const kb_inspect_target *t, const char *root, pid_t pid, json_object *errors,
+                         json_object *proc) {
         char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/%d", t->proc_root, (int) pid);
+        snprintf(dir, sizeof dir, "%s/%d", root, (int) pid);
         json_object *refs = json_object_new_object();
         if (!refs || kb_fact_set_obj(proc, FACT_PROCESS_REFS, refs) < 0)
                 return -ENOMEM;
@@ -268,10 +211,5 @@ int kb_inspect_ref_facts(const kb_inspect_target *t, pid_t pid, json_object *err
                 if (r < 0)
                         return r;
         }
-        int r = thread_refs(dir, refs, errors);
-        if (r == -ESRCH)
-                return kb_inspect_note(errors, WHAT_THREADS, NULL, ENOENT);
-        if (r < 0)
-                return r;
-        return map_refs(t, pid, refs, errors);
+        return map_refs(t, root, pid, refs, errors);
 }

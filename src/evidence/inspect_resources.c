@@ -81,9 +81,9 @@ static cgroup_controller controller_at(size_t i) {
         return all[i];
 }
 
-int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object *errors, json_object *proc) {
+int kb_inspect_resource_facts(const char *proc_root, pid_t pid, json_object *errors, json_object *proc) {
         _cleanup_free_ char *limits = NULL, *cgroups = NULL;
-        int r = kb_inspect_read_proc(t->proc_root, pid, "limits", LIMITS_MAX, &limits, NULL);
+        int r = kb_inspect_read_proc(proc_root, pid, "limits", LIMITS_MAX, &limits, NULL);
         if (r == -ESRCH || r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -93,7 +93,7 @@ int kb_inspect_resource_facts(const kb_inspect_target *t, pid_t pid, json_object
             kb_fact_set_int(l, FACT_PROC_LIMITS_NPROC, limit_soft(limits, "Max processes")) < 0 ||
             kb_fact_set_int(l, FACT_PROC_LIMITS_AS, limit_soft(limits, "Max address space")) < 0)
                 return -ENOMEM;
-        r = kb_inspect_read_proc(t->proc_root, pid, "cgroup", CGROUP_MAX, &cgroups, NULL);
+        r = kb_inspect_read_proc(proc_root, pid, "cgroup", CGROUP_MAX, &cgroups, NULL);
         if (r == -ESRCH || r == -ENOMEM)
                 return r;
         if (r < 0)

@@ -17,6 +17,9 @@
 typedef struct shared_fd {
         const char *target; /* borrowed from the look */
         pid_t pid;
+        pid_t task; /* the thread whose table holds fd: the FD's tid (a table of its own), the thread
+                     * a zombie leader was read through, or pid */
+        pid_t tid;  /* the FD's tid, 0 for the process's table */
         int fd;
 } shared_fd;
 
@@ -53,18 +56,22 @@ int kb_inspect_shared_new(json_object *processes, const char *memfd_dev, shared_
                 json_object *proc = json_object_array_get_idx(processes, p),
                             *fds = kb_fact_arr_of(proc, FACT_PROCESS_FDS),
                             *maps = kb_fact_arr_of(kb_fact_obj_of(proc, FACT_PROCESS_REFS), FACT_REFS_MAPS);
-                pid_t pid = (pid_t) kb_fact_int_or(proc, FACT_PROCESS_PID, -1);
+                pid_t pid = (pid_t) kb_fact_int_or(proc, FACT_PROCESS_PID, -1), via = kb_inspect_process_via(proc);
                 for (size_t i = 0; pid > 0 && fds && i < json_object_array_length(fds); i++) {
                         json_object *f = json_object_array_get_idx(fds, i);
                         const char *target = kb_fact_str_of(f, FACT_FD_TARGET);
-                        int64_t fd = kb_fact_int_or(f, FACT_FD_FD, -1);
+                        int64_t fd = kb_fact_int_or(f, FACT_FD_FD, -1), tid = kb_fact_int_or(f, FACT_FD_TID, 0);
                         if (!target || fd < 0 || !anonymous(target))
                                 continue;
                         if (s->n_fds == SHARED_FDS_MAX) {
                                 s->truncated = true;
                                 continue;
                         }
-                        s->fds[s->n_fds++] = (shared_fd){.target = target, .pid = pid, .fd = (int) fd};
+                        s->fds[s->n_fds++] = (shared_fd){.target = target,
+                                                         .pid = pid,
+                                                         .task = tid > 0 ? (pid_t) tid : via,
+                                                         .tid = (pid_t) tid,
+                                                         .fd = (int) fd};
                 }
                 for (size_t i = 0; maps && i < json_object_array_length(maps); i++) {
                         json_object *m = json_object_array_get_idx(maps, i);
@@ -102,9 +109,10 @@ bool kb_inspect_shared_wants(const shared_set *s, const char *target) {
 }
 
 /* An OUTSIDE_CHANNEL: target held as fd by process e (thread tid), the same object as the sandbox
- * process's sandbox_fd (or, sandbox_fd < 0, mapped by process e as the same memory file). */
+ * process's sandbox_fd (of its thread sandbox_tid's own table, when > 0; or, sandbox_fd < 0, mapped
+ * by process e as the same memory file). */
 static int push_shared(json_object *channels, const proc_entry *e, pid_t tid, int fd, const char *target,
-                       pid_t sandbox_pid, int sandbox_fd, const char *dev, long long ino) {
+                       pid_t sandbox_pid, pid_t sandbox_tid, int sandbox_fd, const char *dev, long long ino) {
         json_object *c = json_object_new_object();
         if (!c || kb_fact_set_str(c, FACT_OUTSIDE_CHANNEL_TARGET, target) < 0 ||
             kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_PID, e->pid) < 0 ||
@@ -113,6 +121,7 @@ static int push_shared(json_object *channels, const proc_entry *e, pid_t tid, in
             (tid != e->pid && kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_THREAD, tid) < 0) ||
             (sandbox_pid > 0 && kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, sandbox_pid) < 0) ||
             (sandbox_fd >= 0 && kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, sandbox_fd) < 0) ||
+            (sandbox_tid > 0 && kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_SANDBOX_TID, sandbox_tid) < 0) ||
             (sandbox_fd < 0 && kb_fact_set_bool(c, FACT_OUTSIDE_CHANNEL_MAPPED, true) < 0) ||
             (dev && kb_fact_set_str(c, FACT_OUTSIDE_CHANNEL_DEV, dev) < 0) ||
             (dev && kb_fact_set_int(c, FACT_OUTSIDE_CHANNEL_INO, ino) < 0)) {
@@ -131,8 +140,8 @@ int kb_inspect_shared_match(const shared_set *s, const proc_entry *e, pid_t tid,
                 /* 0: the same open file description, however it travelled (inherited, dup'ed,
                  * passed in a message, taken with pidfd_getfd). An error (a process gone, one kbound
                  * may not compare) is no match: a table it cannot read is judged where it is read. */
-                if (syscall(SYS_kcmp, tid, sf->pid, SHARED_KCMP_FILE, fd, sf->fd) == 0 &&
-                    push_shared(channels, e, tid, fd, target, sf->pid, sf->fd, NULL, 0) < 0)
+                if (syscall(SYS_kcmp, tid, sf->task, SHARED_KCMP_FILE, fd, sf->fd) == 0 &&
+                    push_shared(channels, e, tid, fd, target, sf->pid, sf->tid, sf->fd, NULL, 0) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -161,7 +170,7 @@ int kb_inspect_shared_maps(const shared_set *s, const char *proc_root, const pro
                         char target[256];
                         snprintf(target, sizeof target, "%.*s",
                                  nl ? (int) (nl - line - path_at) : (int) strlen(line + path_at), line + path_at);
-                        if (push_shared(channels, e, e->pid, -1, target[0] ? target : object, 0, -1, dev,
+                        if (push_shared(channels, e, e->pid, -1, target[0] ? target : object, 0, 0, -1, dev,
                                         (long long) ino) < 0)
                                 return -ENOMEM;
                         break;

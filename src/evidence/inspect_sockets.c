@@ -45,6 +45,44 @@ static int fd_sockets(const char *proc_root, pid_t pid, json_object *map) {
         return kb_inspect_fd_targets(proc_root, pid, add_socket, &o);
 }
 
+/* The sockets in every descriptor table the look read of the sandbox process proc (a PROCESS): the
+ * one its facts were read through (its main thread's, or a live thread's of a zombie leader) and
+ * each thread's own (its FDs' tids), into map under the process's pid. 0, -ENOMEM, or -errno when
+ * one cannot be read. */
+static int process_sockets(sockets *s, json_object *proc, json_object *map) {
+        pid_t pid = (pid_t) kb_fact_int_or(proc, FACT_PROCESS_PID, -1), via = kb_inspect_process_via(proc);
+        char task_root[PATH_MAX], dir[PATH_MAX + 32];
+        snprintf(task_root, sizeof task_root, "%s/%d/task", s->t->proc_root, (int) pid);
+        socket_owner o = {.map = map, .pid = pid};
+        int r = fd_sockets(via == pid ? s->t->proc_root : task_root, via, map);
+        if (r < 0)
+                return r;
+        /* each thread table once: their descriptors are listed together, by tid */
+        json_object *fds = kb_fact_arr_of(proc, FACT_PROCESS_FDS);
+        int64_t last = 0;
+        for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
+                int64_t tid = kb_fact_int_or(json_object_array_get_idx(fds, i), FACT_FD_TID, 0);
+                if (tid <= 0 || tid == last)
+                        continue;
+                last = tid;
+                snprintf(dir, sizeof dir, "%s/%lld/fd", task_root, (long long) tid);
+                r = kb_inspect_fd_targets_at(dir, add_socket, &o);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The look's sandbox process whose pid is pid, or NULL. */
+static json_object *sandbox_process(sockets *s, pid_t pid) {
+        for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
+                json_object *p = json_object_array_get_idx(s->processes, i);
+                if (kb_fact_int_or(p, FACT_PROCESS_PID, -1) == pid)
+                        return p;
+        }
+        return NULL;
+}
+
 /* The short name of a process ("?" when it cannot be read). */
 static void process_name(const char *proc_root, pid_t pid, char *buf, size_t size) {
         _cleanup_free_ char *text = NULL;
@@ -258,12 +296,15 @@ int kb_inspect_resolve_unheld(sockets *s, uint32_t inode) {
                 if (attempt > 0)
                         poll(NULL, 0, 10);
                 for (size_t i = 0; i < json_object_array_length(s->processes); i++) {
-                        pid_t pid = (pid_t) kb_fact_int_or(json_object_array_get_idx(s->processes, i), FACT_PROCESS_PID,
-                                                           -1);
+                        json_object *proc = json_object_array_get_idx(s->processes, i);
+                        pid_t pid = (pid_t) kb_fact_int_or(proc, FACT_PROCESS_PID, -1);
                         _cleanup_json_ json_object *now = json_object_new_object();
                         if (!now)
                                 return -ENOMEM;
-                        if (fd_sockets(s->t->proc_root, pid, now) < 0)
+                        int r = process_sockets(s, proc, now);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
                                 continue;
                         json_object *pids = NULL;
                         if (json_object_object_get_ex(now, key, &pids) && map_add(s->members, key, pid) < 0)
@@ -289,7 +330,8 @@ int kb_inspect_still_held(sockets *s, uint32_t inode) {
                 if (!now)
                         return -ENOMEM;
                 pid_t pid = (pid_t) json_object_get_int(json_object_array_get_idx(pids, i));
-                int r = fd_sockets(s->t->proc_root, pid, now);
+                json_object *proc = sandbox_process(s, pid);
+                int r = proc ? process_sockets(s, proc, now) : fd_sockets(s->t->proc_root, pid, now);
                 if (r == -ENOMEM)
                         return r;
                 /* a table that cannot be read now proves nothing was closed */

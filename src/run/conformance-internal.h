@@ -18,7 +18,6 @@
 #define CONTROL_REPLY_TIMEOUT_MS 2000
 #define CONTROL_GRACE_MS 1000
 #define HEARTBEAT_TIMEOUT_MS 2000
-#define SHUTDOWN_EXIT_MS KB_SHUTDOWN_EXIT_MS
 #define HISTORY_TAIL 50
 #define SEQ_MAX 256        /* iopub messages kept per execution: a flooding kernel is not buffered */
 #define WATCH_MAX 8        /* requests without a reply (comm_*) whose iopub is kept */

@@ -88,17 +88,20 @@ int kb_harness_marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg);
 
 /* How a kernel's exit after its shutdown_reply went (kb_harness_wait_exit). */
 typedef struct kb_harness_exit {
-        int64_t exit_ms; /* after the reply; -1: not gone within KB_SHUTDOWN_EXIT_MS (or the run's deadline) */
+        int64_t exit_ms; /* after the reply; -1: not gone (nor after the SIGTERM), or the run's deadline came */
         bool late;       /* still running KB_SHUTDOWN_PROMPT_MS after the reply */
+        bool terminated; /* and so sent SIGTERM, as a kernel manager does (rules.h) */
         char held[256];  /* its child processes at that moment, in words ("none") */
 } kb_harness_exit;
 
-/* Waits on the pinned pidfd for h's kernel to exit, KB_SHUTDOWN_EXIT_MS after replied_ms (the
- * moment its shutdown_reply came) at most, never past the run's deadline (rules.h). A kernel still
- * there after KB_SHUTDOWN_PROMPT_MS has what the host sees it hold then added to ev
- * ("still_running": {after_ms, children [{pid, comm, state}], threads [{tid, comm, state,
- * wchan}]}); ev also gets "exit_ms" (null when it did not go) and "late". Returns 1 exited, 0 not,
- * -errno from poll; *ret says the rest either way. */
+/* Waits on the pinned pidfd for h's kernel to exit after replied_ms (the moment its shutdown_reply
+ * came), never past the run's deadline (rules.h): a kernel still there after KB_SHUTDOWN_PROMPT_MS
+ * has what the host sees it hold then added to ev ("still_running": {after_ms, children [{pid,
+ * comm, state}], threads [{tid, comm, state, wchan}]}) and is sent SIGTERM through the pidfd, as
+ * jupyter_client ends a kernel that does not go, and waited for KB_SHUTDOWN_TERM_MS more. ev also
+ * gets "exit_ms" (null when it did not go), "late" and "sigterm_ms" (when the SIGTERM was sent,
+ * after the reply; null when none was). Returns 1 exited, 0 not, -errno from poll or the signal;
+ * *ret says the rest either way. */
 int kb_harness_wait_exit(kb_harness *h, int64_t replied_ms, json_object *ev, kb_harness_exit *ret);
 
 /* Records in h->k what the client took in ("messages": {received, dropped}), so a transcript can

@@ -1,9 +1,11 @@
 /* harness_exit.c: the wait for a kernel's exit after its shutdown_reply, as check and conformance
- * share it: on the pinned pidfd, with what holds a kernel that is slow to go read by the host. */
+ * share it: on the pinned pidfd, with what holds a kernel that is slow to go read by the host, and
+ * the SIGTERM a kernel manager sends one that does not go. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +118,18 @@ int kb_harness_wait_exit(kb_harness *h, int64_t replied_ms, json_object *ev, kb_
                 json_object_put(children);
                 json_object_put(threads);
                 ret->late = true;
-                r = pidfd_wait(pidfd, kb_harness_deadline_in(h, replied_ms + KB_SHUTDOWN_EXIT_MS - kb_now_ms()));
+                /* As a kernel manager ends a kernel that does not go: SIGTERM, then a last wait. */
+                int64_t term_ms = kb_now_ms() - replied_ms;
+                int s = kb_kernel_signal(h->kernel, SIGTERM);
+                if (s == -ESRCH)
+                        r = 1; /* gone between the wait and the signal */
+                else if (s < 0)
+                        r = s;
+                else {
+                        ret->terminated = true;
+                        json_object_object_add(ev, "sigterm_ms", json_object_new_int64(term_ms));
+                        r = pidfd_wait(pidfd, kb_harness_deadline_in(h, KB_SHUTDOWN_TERM_MS));
+                }
         }
         if (r < 0)
                 return r;
@@ -124,5 +137,7 @@ int kb_harness_wait_exit(kb_harness *h, int64_t replied_ms, json_object *ev, kb_
                 ret->exit_ms = kb_now_ms() - replied_ms;
         json_object_object_add(ev, "exit_ms", ret->exit_ms >= 0 ? json_object_new_int64(ret->exit_ms) : NULL);
         json_object_object_add(ev, "late", json_object_new_boolean(ret->late));
+        if (!ret->terminated)
+                json_object_object_add(ev, "sigterm_ms", NULL);
         return r;
 }

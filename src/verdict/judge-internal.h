@@ -125,6 +125,7 @@ typedef struct verdict {
         json_object *not_applicable; /* in ev: what of kbound's own launch an audit does not claim */
         const kb_judge_input *in;    /* the evidence judged from the host's looks (judge_look_problems), held to
                                       * facts.def at the verdict's end */
+        json_object *in_part;        /* the parts of the claim not proven (verdict_in_part), also in ev */
 } verdict;
 
 /* Each function's contract is at its definition. judge.c: */
@@ -133,6 +134,10 @@ void verdict_problem(verdict *v, const char *fmt, ...) __attribute__((format(pri
 void verdict_evidence(verdict *v, const char *key, json_object *value);
 /* Adds the quote of a fact evidence.def declares (value taken; NULL: the fact was absent). */
 void verdict_evidence_fact(verdict *v, kb_evidence e, json_object *value);
+/* Records a part of the check's claim the host did not prove, as the words say it ("not claimed:
+ * ..." or "not tested: ..."): the check still passes on what was proven, but its evidence's
+ * not_tested names the part, and the report reads the check as held in part, never in full. */
+void verdict_in_part(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 json_object *verdict_end(verdict *v, kb_check c, const char *pass_detail);
 json_object *verdict_end_as(verdict *v, kb_check c, const char *status, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
@@ -146,9 +151,19 @@ const char *judge_check_id(kb_check c);
 bool judge_audited(const kb_judge_input *in);
 void verdict_not_applicable(verdict *v, const char *what);
 
+const char *judge_error_in(json_object *errors, kb_fact_what what, const char *suffix, char *buf, size_t size);
 const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size);
 const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size);
+const char *judge_task_error(json_object *task, kb_fact_what what, const char *suffix, char *buf, size_t size);
 int64_t judge_inner_pid(json_object *p);
+bool judge_zombie(json_object *p);
+bool judge_task_exited(json_object *task);
+/* The process of look snap one of whose threads is tid: its main one (the process's pid; *ret_task
+ * NULL) or one of its TASKs (*ret_task that TASK); NULL when none is. A tracer, a thread's pidfd
+ * name a thread, not always a process. */
+json_object *judge_find_task(json_object *snap, int64_t tid, json_object **ret_task);
+/* "thread T of pid P (name)" for a TASK of p, "pid P (name)" for task NULL, in buf. */
+const char *judge_task_words(json_object *task, json_object *p, char *buf, size_t size);
 int64_t judge_kernel_pid(verdict *v, const kb_judge_input *in);
 judge_file judge_file_id(json_object *file);
 void judge_add_unique(json_object *strings, const char *text);

@@ -1,4 +1,5 @@
 /* judge.c: the verdict builder every check shares (judge-internal.h) and kb_judge_check (judge.h). */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +31,7 @@ json_object *kb_judge_check(const char *id, const char *status, json_object *evi
 
 /* The first of errors (an ERROR array) about what (its words, "/suffix" when suffix is given), as
  * "what: error" in buf, or NULL. */
-static const char *error_about(json_object *errors, kb_fact_what what, const char *suffix, char *buf, size_t size) {
+const char *judge_error_in(json_object *errors, kb_fact_what what, const char *suffix, char *buf, size_t size) {
         char words[256];
         kb_fact_what_words(what, suffix, words, sizeof words);
         for (size_t i = 0; i < arr_len(errors); i++) {
@@ -46,12 +47,17 @@ static const char *error_about(json_object *errors, kb_fact_what what, const cha
 
 /* The look's error about what, as "what: error" in buf, or NULL. */
 const char *judge_look_error(json_object *look, kb_fact_what what, char *buf, size_t size) {
-        return error_about(kb_fact_arr_of(look, FACT_LOOK_ERRORS), what, NULL, buf, size);
+        return judge_error_in(kb_fact_arr_of(look, FACT_LOOK_ERRORS), what, NULL, buf, size);
 }
 
 /* The process's error about what (and suffix, when it takes one), as "what: error", or NULL. */
 const char *judge_process_error(json_object *p, kb_fact_what what, const char *suffix, char *buf, size_t size) {
-        return error_about(kb_fact_arr_of(p, FACT_PROCESS_ERRORS), what, suffix, buf, size);
+        return judge_error_in(kb_fact_arr_of(p, FACT_PROCESS_ERRORS), what, suffix, buf, size);
+}
+
+/* The thread's error about what (and suffix), as "what: error", or NULL. */
+const char *judge_task_error(json_object *task, kb_fact_what what, const char *suffix, char *buf, size_t size) {
+        return judge_error_in(kb_fact_arr_of(task, FACT_TASK_ERRORS), what, suffix, buf, size);
 }
 
 /* The last NSpid of a process: its pid inside its own namespace; -1 when not read. */
@@ -60,6 +66,56 @@ int64_t judge_inner_pid(json_object *p) {
         size_t n = arr_len(nspid);
         json_object *v = n ? at(nspid, n - 1) : NULL;
         return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+/* Whether the thread (a TASK) has exited (state Z or X): it holds nothing, and runs nothing. */
+bool judge_task_exited(json_object *task) {
+        const char *state = kb_fact_str_of(task, FACT_TASK_STATE);
+        return state && (strcmp(state, "Z") == 0 || strcmp(state, "X") == 0);
+}
+
+/* Whether p is a zombie that holds nothing of its own: its main thread exited (state Z) and the
+ * host found no live thread of it (none to read it through, its threads listed and every one
+ * exited). A zombie leader whose threads live on is read through one of them (READ_THROUGH) and
+ * judged as any process; one whose threads were not listed is not known to hold nothing. */
+bool judge_zombie(json_object *p) {
+        const char *state = kb_fact_str_of(p, FACT_PROCESS_STATE);
+        json_object *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
+        if (!state || strcmp(state, "Z") != 0 || kb_fact_has(p, FACT_PROCESS_READ_THROUGH) || !tasks)
+                return false;
+        for (size_t i = 0; i < arr_len(tasks); i++)
+                if (!judge_task_exited(at(tasks, i)))
+                        return false;
+        return true;
+}
+
+json_object *judge_find_task(json_object *snap, int64_t tid, json_object **ret_task) {
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *p = at(procs, i), *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
+                if (judge_is_pid(p, tid)) {
+                        *ret_task = NULL;
+                        return p;
+                }
+                for (size_t k = 0; k < arr_len(tasks); k++) {
+                        int64_t mine;
+                        if (kb_fact_int_of(at(tasks, k), FACT_TASK_TID, &mine) && mine == tid) {
+                                *ret_task = at(tasks, k);
+                                return p;
+                        }
+                }
+        }
+        *ret_task = NULL;
+        return NULL;
+}
+
+const char *judge_task_words(json_object *task, json_object *p, char *buf, size_t size) {
+        if (task)
+                snprintf(buf, size, "thread %" PRId64 " of pid %" PRId64 " (%s)",
+                         kb_fact_int_or(task, FACT_TASK_TID, -1), judge_pid_of(p), judge_name_of(p));
+        else
+                snprintf(buf, size, "pid %" PRId64 " (%s)", judge_pid_of(p), judge_name_of(p));
+        return buf;
 }
 
 /* The pinned kernel's host pid (expect "kernel_pid", which facts.def requires), or -1 after a
@@ -94,6 +150,7 @@ void verdict_init(verdict *v) {
         v->n = 0;
         v->in = NULL;
         v->not_applicable = NULL;
+        v->in_part = NULL;
         v->oom = !v->ev || !v->problems || json_object_object_add(v->ev, "problems", v->problems) < 0;
 }
 
@@ -104,6 +161,33 @@ void verdict_problem(verdict *v, const char *fmt, ...) {
         vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
         if (v->n++ < PROBLEMS_MAX && !v->oom && json_object_array_add(v->problems, json_object_new_string(text)) < 0)
+                v->oom = true;
+}
+
+/* The evidence's not_tested, made (empty) when first needed; NULL when out of memory. */
+static json_object *in_part_list(verdict *v) {
+        if (!v->in_part && !v->oom) {
+                v->in_part = json_object_new_array();
+                if (!v->in_part || json_object_object_add(v->ev, "not_tested", v->in_part) < 0) {
+                        json_object_put(v->in_part);
+                        v->in_part = NULL;
+                        v->oom = true;
+                }
+        }
+        return v->in_part;
+}
+
+/* One rule for every part a claim leaves unproven (a canary not planted, a socket not placed, a
+ * system call left allowed): the report reads any check whose not_tested is not empty as held in
+ * part (report.c), so each judge only says what the part is. */
+void verdict_in_part(verdict *v, const char *fmt, ...) {
+        char text[DETAIL_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        json_object *list = in_part_list(v);
+        if (list && json_object_array_add(list, json_object_new_string(text)) < 0)
                 v->oom = true;
 }
 
@@ -223,13 +307,14 @@ json_object *verdict_end_before_start(verdict *v, kb_check c, const char *looked
 }
 
 /* What check c's claim could not rest on: each canary file kbound's expectation "canaries" says
- * c relies on and was not planted, as "not tested: NAME (WHY)" into the evidence's not_tested (an
- * empty array when every one was), and as "not tested: NAME (WHY), ...; " into buf to lead the
- * pass detail, where a cut line still shows it ("" when none). Such a check still passes on what was tested, but says
- * what was not, and the report's summary reads it as held in part (report.c). A record that is not there fails the
- * check as facts.def says (REQUIRED). */
+ * c relies on and was not planted, as "not tested: NAME (WHY)" into the evidence's not_tested
+ * (verdict_in_part; an empty array when every one was), and as "not tested: NAME (WHY), ...; "
+ * into buf to lead the pass detail, where a cut line still shows it ("" when none). Such a check
+ * still passes on what was tested, but says what was not, and the report's summary reads it as
+ * held in part (report.c). A record that is not there fails the check as facts.def says
+ * (REQUIRED). */
 void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *buf, size_t size) {
-        json_object *canaries = kb_fact_arr_of(in->expect, FACT_EXPECT_CANARIES), *list = json_object_new_array();
+        json_object *canaries = kb_fact_arr_of(in->expect, FACT_EXPECT_CANARIES), *list = in_part_list(v);
         const char *id = kb_check_id(c);
         size_t used = 0;
         buf[0] = '\0';
@@ -241,8 +326,7 @@ void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *bu
                 char text[DETAIL_MAX / 2];
                 snprintf(text, sizeof text, "not tested: %s (%s)", kb_fact_str_or(e, FACT_CANARY_PLANT_NAME, "?"),
                          kb_fact_str_or(e, FACT_CANARY_PLANT_WHY, "not planted"));
-                if (list && json_object_array_add(list, json_object_new_string(text)) < 0)
-                        v->oom = true;
+                verdict_in_part(v, "%s", text);
                 int n = snprintf(buf + used, size - used, "%s%s",
                                  used ? ", " : "not tested: ", text + strlen("not tested: "));
                 if (n > 0 && (size_t) n < size - used)
@@ -252,7 +336,6 @@ void judge_not_tested(verdict *v, const kb_judge_input *in, kb_check c, char *bu
                 memcpy(buf + used, "; ", 3);
         if (!list)
                 v->oom = true;
-        verdict_evidence(v, "not_tested", list);
 }
 
 /* ---- snapshots ---- */
@@ -290,6 +373,16 @@ void judge_look_problems(verdict *v, const kb_judge_input *in) {
                                         label);
                 if (judge_look_error(snap, WHAT_PROCESS_LIST, buf, sizeof buf))
                         verdict_problem(v, "the host could not list processes (%s)", buf);
+                if (judge_look_error(snap, WHAT_PROCESS_UNREAD, buf, sizeof buf))
+                        verdict_problem(v,
+                                        "the host could not read a process of the sandbox whose main thread has "
+                                        "exited: each thread it was read through ended meanwhile (%s)",
+                                        label);
+                if (judge_look_error(snap, WHAT_PROCESS_CHURN, buf, sizeof buf))
+                        verdict_problem(v,
+                                        "sandbox processes kept ending before the host could read them, listing after "
+                                        "listing (%s): what a chain of short-lived processes holds was not seen",
+                                        label);
                 if (judge_look_error(snap, WHAT_TOO_MANY_PROCESSES, buf, sizeof buf))
                         verdict_problem(v, "the host did not inspect every process of the sandbox (%s)", label);
                 if (judge_look_error(snap, WHAT_TOO_MANY_MOUNT_TABLES, buf, sizeof buf))

@@ -19,6 +19,44 @@ static json_object *sandbox_owner_chain(json_object *procs, int64_t pidns) {
         return NULL;
 }
 
+/* Whose namespaces who's are (ns, owners: a PROCESS's, or a TASK's own, which hold only the
+ * namespaces it is in apart from its process: only_listed), each owned by the sandbox's user
+ * namespace owner or one inside it; errors: who's (ns_owners/<name> not read). */
+static void owner_problems(verdict *v, const char *who, json_object *ns, json_object *owners, json_object *errors,
+                           json_object *host_ns, int64_t owner, int64_t kbound_net, bool allow_network,
+                           bool only_listed) {
+        char buf[512];
+        json_object_object_foreach(host_ns, name, unused) {
+                (void) unused;
+                json_object *above = judge_map_at(owners, name);
+                int64_t mine = judge_ns_inode(ns, name);
+                if (only_listed && mine < 0)
+                        continue; /* the process's, judged with it */
+                if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
+                        continue; /* the override shares kbound's own: judged above */
+                const char *error = judge_error_in(errors, WHAT_NS_OWNERS, name, buf, sizeof buf);
+                if (!above || error) {
+                        verdict_problem(v, "the host could not read who owns the %s namespace of %s%s%s", name, who,
+                                        error ? ": " : "", error ? error : "");
+                        continue;
+                }
+                bool inside = int_in(above, owner) || (strcmp(name, "user") == 0 && mine == owner);
+                if (inside)
+                        continue;
+                if (strcmp(name, "user") == 0)
+                        verdict_problem(v,
+                                        "%s is in user namespace %" PRId64 ", not the sandbox's (%" PRId64
+                                        ") nor one inside it",
+                                        who, mine, owner);
+                else
+                        verdict_problem(v,
+                                        "the %s namespace of %s is owned by user namespace %" PRId64
+                                        ", not by the sandbox's (%" PRId64
+                                        ") nor one inside it: a namespace made elsewhere",
+                                        name, who, arr_len(above) ? json_object_get_int64(at(above, 0)) : -1, owner);
+        }
+}
+
 /* Whose namespaces the sandbox's are, in one look: every namespace of every process is owned by
  * the user namespace bwrap made with the sandbox's pid namespace (S) or one made inside it, S is
  * a child of kbound's own user namespace, and every process's user namespace is S or inside it. A
@@ -30,7 +68,6 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
         json_object *procs = kb_fact_arr_of(look, FACT_LOOK_PROCESSES);
         int64_t kbound_user = judge_ns_inode(host_ns, "user"), kbound_net = judge_ns_inode(host_ns, "net");
         json_object *chain = sandbox_owner_chain(procs, kb_fact_int_or(in->expect, FACT_EXPECT_PIDNS, -1));
-        char buf[512];
         if (!chain) {
                 verdict_problem(
                         v,
@@ -52,42 +89,19 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
                                 "): its parent is %s (%s)",
                                 owner, kbound_user, p, label);
         }
+        char who[160];
         for (size_t i = 0; i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS),
-                            *owners = kb_fact_map_of(p, FACT_PROCESS_NS_OWNERS);
-                int64_t pid = judge_pid_of(p);
-                const char *pname = judge_name_of(p);
-                json_object_object_foreach(host_ns, name, unused) {
-                        (void) unused;
-                        json_object *above = judge_map_at(owners, name);
-                        int64_t mine = judge_ns_inode(ns, name);
-                        if (strcmp(name, "net") == 0 && allow_network && mine == kbound_net)
-                                continue; /* the override shares kbound's own: judged above */
-                        const char *error = judge_process_error(p, WHAT_NS_OWNERS, name, buf, sizeof buf);
-                        if (!above || error) {
-                                verdict_problem(v,
-                                                "the host could not read who owns the %s namespace of pid %" PRId64
-                                                " (%s)%s%s",
-                                                name, pid, pname, error ? ": " : "", error ? error : "");
-                                continue;
-                        }
-                        bool inside = int_in(above, owner) || (strcmp(name, "user") == 0 && mine == owner);
-                        if (inside)
-                                continue;
-                        if (strcmp(name, "user") == 0)
-                                verdict_problem(v,
-                                                "pid %" PRId64 " (%s) is in user namespace %" PRId64
-                                                ", not the sandbox's (%" PRId64 ") nor one inside it",
-                                                pid, pname, mine, owner);
-                        else
-                                verdict_problem(v,
-                                                "the %s namespace of pid %" PRId64
-                                                " (%s) is owned by user namespace %" PRId64
-                                                ", not by the sandbox's (%" PRId64
-                                                ") nor one inside it: a namespace made elsewhere",
-                                                name, pid, pname,
-                                                arr_len(above) ? json_object_get_int64(at(above, 0)) : -1, owner);
-                }
+                json_object *p = at(procs, i), *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
+                owner_problems(v, judge_task_words(NULL, p, who, sizeof who), kb_fact_map_of(p, FACT_PROCESS_NS),
+                               kb_fact_map_of(p, FACT_PROCESS_NS_OWNERS), kb_fact_arr_of(p, FACT_PROCESS_ERRORS),
+                               host_ns, owner, kbound_net, allow_network, false);
+                /* A thread in namespaces of its own (setns, unshare in one thread), the same way. */
+                for (size_t k = 0; k < arr_len(tasks); k++)
+                        owner_problems(v, judge_task_words(at(tasks, k), p, who, sizeof who),
+                                       kb_fact_map_of(at(tasks, k), FACT_TASK_NS),
+                                       kb_fact_map_of(at(tasks, k), FACT_TASK_NS_OWNERS),
+                                       kb_fact_arr_of(at(tasks, k), FACT_TASK_ERRORS), host_ns, owner, kbound_net,
+                                       allow_network, true);
         }
         return owner;
 }
@@ -118,7 +132,14 @@ static void holder_problems(verdict *v, json_object *look, bool pre_exec) {
                         snprintf(name, sizeof name, "%s", hname);
                 if (kb_fact_int_of(h, FACT_NS_HOLDER_THREAD, &tid))
                         snprintf(thread, sizeof thread, "thread %" PRId64 " of ", tid);
-                if (kb_fact_int_of(h, FACT_NS_HOLDER_FD, &fd))
+                const char *children = strstr(ns, "_for_children");
+                if (children && children[strlen("_for_children")] == '\0' && !kb_fact_has(h, FACT_NS_HOLDER_FD))
+                        verdict_problem(v,
+                                        "%spid %" PRId64
+                                        " (%s), outside the sandbox, starts its children in the sandbox's %.*s "
+                                        "namespace (ns/%s): each one it forks is born inside (%s)",
+                                        thread, pid, name, (int) (children - ns), ns, ns, label);
+                else if (kb_fact_int_of(h, FACT_NS_HOLDER_FD, &fd))
                         verdict_problem(v,
                                         "%spid %" PRId64
                                         " (%s), outside the sandbox, holds the sandbox's %s namespace open "
@@ -315,8 +336,10 @@ static void launch_problems(verdict *v, const kb_judge_input *in, json_object *l
  * processes the look holds. */
 static size_t shared_ns_problems(verdict *v, json_object *look, json_object *host_ns, bool allow_network) {
         json_object *procs = kb_fact_arr_of(look, FACT_LOOK_PROCESSES);
+        char who[160], buf[256];
         for (size_t i = 0; host_ns && i < arr_len(procs); i++) {
-                json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS);
+                json_object *p = at(procs, i), *ns = kb_fact_map_of(p, FACT_PROCESS_NS),
+                            *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
                 json_object_object_foreach(host_ns, name, ino) {
                         int64_t mine = json_object_get_int64(ino), theirs;
                         if (!judge_map_int(ns, name, &theirs))
@@ -325,6 +348,25 @@ static size_t shared_ns_problems(verdict *v, json_object *look, json_object *hos
                         else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
                                 verdict_problem(v, "pid %" PRId64 " (%s) shares kbound's %s namespace", judge_pid_of(p),
                                                 judge_name_of(p), name);
+                }
+                /* Each thread: the namespaces it is in apart from its process (setns, unshare). */
+                if (!tasks && !judge_zombie(p))
+                        verdict_problem(
+                                v, "the host could not list the threads of %s: the namespaces of each are not known",
+                                judge_task_words(NULL, p, who, sizeof who));
+                for (size_t k = 0; k < arr_len(tasks); k++) {
+                        json_object *task = at(tasks, k), *own = kb_fact_map_of(task, FACT_TASK_NS);
+                        judge_task_words(task, p, who, sizeof who);
+                        if (judge_task_exited(task))
+                                continue;
+                        if (judge_task_error(task, WHAT_NS, NULL, buf, sizeof buf))
+                                verdict_problem(v, "the host could not read the namespaces of %s (%s)", who, buf);
+                        json_object_object_foreach(host_ns, tname, tino) {
+                                int64_t theirs;
+                                if (judge_map_int(own, tname, &theirs) && theirs == json_object_get_int64(tino) &&
+                                    !(allow_network && strcmp(tname, "net") == 0))
+                                        verdict_problem(v, "%s shares kbound's %s namespace", who, tname);
+                        }
                 }
         }
         return arr_len(procs);

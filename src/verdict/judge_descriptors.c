@@ -57,6 +57,50 @@ static judge_file launch_fd_file(json_object *planned) {
         return judge_file_of(kb_fact_str_of(planned, FACT_LAUNCH_FD_DEV), known, ino);
 }
 
+/* Why the other end of pipe target, held as fd (open flags: read end 0, write end 1) by a sandbox
+ * process, is not shown to be the sandbox's, or NULL: a process of the look holds that end too (a
+ * descriptor of the same pipe opened the other way), or the host's poll of a copy of this end
+ * found none left anywhere (pipe_other_end "none": the writers or readers all closed; the pipe
+ * reaches nothing). An end held nowhere the host can list (a descriptor in flight in a socket's
+ * queue, an io_uring's files) cannot be traced, so it fails. */
+static const char *pipe_problem(json_object *snap, json_object *fd, const char *target, int64_t flags, char *buf,
+                                size_t size) {
+        if (flags < 0) {
+                snprintf(buf, size, "%s: the host could not read which end of the pipe it is", target);
+                return buf;
+        }
+        int64_t mode = flags & 03;
+        if (mode == 02)
+                return NULL; /* both ends in one open file (a FIFO opened for both) */
+        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        for (size_t i = 0; i < arr_len(procs); i++) {
+                json_object *fds = kb_fact_arr_of(at(procs, i), FACT_PROCESS_FDS);
+                for (size_t k = 0; k < arr_len(fds); k++) {
+                        const char *t = kb_fact_str_of(at(fds, k), FACT_FD_TARGET);
+                        int64_t other = kb_fact_int_or(at(fds, k), FACT_FD_FLAGS, -1);
+                        if (t && strcmp(t, target) == 0 && other >= 0 && (other & 03) != mode)
+                                return NULL;
+                }
+        }
+        const char *other_end = kb_fact_str_of(fd, FACT_FD_PIPE_OTHER_END);
+        if (other_end && strcmp(other_end, "none") == 0)
+                return NULL;
+        snprintf(buf, size, "%s (its %s end): its %s end is held by no process the host found (%s)", target,
+                 mode == 0 ? "read" : "write", mode == 0 ? "write" : "read",
+                 other_end ? "it is open: in flight in a socket's queue, or held where no descriptor table shows it"
+                           : kb_fact_str_or(fd, FACT_FD_PIPE_ERROR, "the host did not poll it"));
+        return buf;
+}
+
+/* "thread T (its own descriptor table) of " for a descriptor of thread T's own table (FD's tid), else "". */
+static const char *fd_thread(json_object *fd, char *buf, size_t size) {
+        int64_t tid = kb_fact_int_or(fd, FACT_FD_TID, 0);
+        if (tid <= 0)
+                return "";
+        snprintf(buf, size, "thread %" PRId64 " (its own descriptor table) of ", tid);
+        return buf;
+}
+
 /* Why fd (of process p in snap) refers to something outside the sandbox, or NULL. */
 static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_object *p, json_object *fd, char *buf,
                               size_t size) {
@@ -93,10 +137,10 @@ static const char *fd_problem(const kb_judge_input *in, json_object *snap, json_
                                  kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_FD, -1));
                         return buf;
                 }
-                /* A pipe held by no one outside connects sandbox processes; a socket is traced
-                 * to its other ends (judge_socket_ends.c). */
+                /* A pipe held by no one outside: its other end must be held in the sandbox too, or
+                 * be proven gone; a socket is traced to its other ends (judge_socket_ends.c). */
                 if (!starts(target, "socket:["))
-                        return NULL;
+                        return log_written ? NULL : pipe_problem(snap, fd, target, flags, buf, size);
                 return judge_socket_problem(snap, p, target, bracket_inode(target), buf, size);
         }
         /* An object no path names: passed only once its other holders are found and are the
@@ -243,12 +287,6 @@ static const char *map_problem(const kb_judge_input *in, json_object *snap, json
         return NULL;
 }
 
-/* Whether p is a zombie (its state read as one): it holds nothing of its own. */
-static bool zombie(json_object *p) {
-        const char *state = kb_fact_str_of(p, FACT_PROCESS_STATE);
-        return state && strcmp(state, "Z") == 0;
-}
-
 /* The list of p's refs (its threads, its maps), after a problem when the host could not read it
  * (what: the error it notes then; words: what it is) from a process that is not a zombie. */
 static json_object *refs_read(verdict *v, json_object *p, json_object *refs, kb_fact_arr list_fact, kb_fact_what what,
@@ -256,10 +294,56 @@ static json_object *refs_read(verdict *v, json_object *p, json_object *refs, kb_
         char buf[DETAIL_MAX];
         json_object *list = kb_fact_arr_of(refs, list_fact);
         const char *unread = judge_process_error(p, what, NULL, buf, sizeof buf);
-        if ((!list || unread) && !zombie(p))
+        if ((!list || unread) && !judge_zombie(p))
                 verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", words, judge_pid_of(p),
                                 judge_name_of(p), unread ? unread : "not read");
         return list;
+}
+
+/* Why the tracer of a thread (its TracerPid; 0 for none) is not the sandbox's, or NULL: a thread
+ * attached with ptrace has its memory and registers read and written by the tracer (one thread is
+ * enough: they share the memory), so a tracer outside the sandbox is a way in. A tracer is a
+ * thread: it passes when it is one of a sandbox process of the look. */
+static const char *tracer_problem(json_object *snap, int64_t tracer, char *buf, size_t size) {
+        json_object *task = NULL;
+        if (tracer == 0 || judge_find_task(snap, tracer, &task))
+                return NULL;
+        snprintf(buf, size,
+                 "is traced by pid %" PRId64
+                 ", a process outside the sandbox (ptrace reaches its memory and registers)",
+                 tracer);
+        return buf;
+}
+
+/* The tracers of process p's every thread (its status's TracerPid and each TASK's: PTRACE_SEIZE
+ * takes one thread), judged; unread is not none. Returns how many were judged. */
+static size_t tracer_problems(verdict *v, json_object *snap, json_object *p) {
+        char who[160], buf[256];
+        int64_t tracer;
+        size_t n = 1;
+        if (!kb_fact_int_of(p, FACT_PROCESS_TRACER_PID, &tracer))
+                verdict_problem(v, "the host could not read whether %s is traced (TracerPid)",
+                                judge_task_words(NULL, p, who, sizeof who));
+        else if (tracer_problem(snap, tracer, buf, sizeof buf))
+                verdict_problem(v, "%s %s", judge_task_words(NULL, p, who, sizeof who), buf);
+        json_object *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
+        if (!tasks && !judge_zombie(p))
+                verdict_problem(v,
+                                "the host could not list the threads of %s: whether one is traced, runs with other "
+                                "credentials or holds a descriptor table of its own is not known",
+                                judge_task_words(NULL, p, who, sizeof who));
+        for (size_t i = 0; i < arr_len(tasks); i++) {
+                json_object *task = at(tasks, i);
+                n++;
+                if (judge_task_exited(task))
+                        continue; /* exited: it is traced by no one now */
+                if (!kb_fact_int_of(task, FACT_TASK_TRACER_PID, &tracer))
+                        verdict_problem(v, "the host could not read whether %s is traced (TracerPid)",
+                                        judge_task_words(task, p, who, sizeof who));
+                else if (tracer_problem(snap, tracer, buf, sizeof buf))
+                        verdict_problem(v, "%s %s", judge_task_words(task, p, who, sizeof who), buf);
+        }
+        return n;
 }
 
 /* Every reference of process p but its descriptors (inspect_refs.c), judged: its working directory,
@@ -275,18 +359,7 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
                                 name);
                 return 0;
         }
-        size_t n = 1;
-        /* Its tracer: a process attached with ptrace reads and writes its memory and registers, so
-         * one outside the sandbox is a way in; unread is not none. */
-        int64_t tracer;
-        if (!kb_fact_int_of(p, FACT_PROCESS_TRACER_PID, &tracer))
-                verdict_problem(v, "the host could not read whether pid %" PRId64 " (%s) is traced (TracerPid)", pid,
-                                name);
-        else if (tracer != 0 && !judge_find_pid(snap, tracer))
-                verdict_problem(v,
-                                "pid %" PRId64 " (%s) is traced by pid %" PRId64
-                                ", a process outside the sandbox (ptrace reaches its memory and registers)",
-                                pid, name, tracer);
+        size_t n = 1 + tracer_problems(v, snap, p);
         /* Each reference, by the facts of its own object: a process's (REFS) and a thread's
          * (THREAD_REF, no program of its own). */
         const struct {
@@ -301,7 +374,7 @@ static size_t ref_problems(verdict *v, const kb_judge_input *in, json_object *sn
         for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
                 json_object *ref = kb_fact_obj_of(refs, links[i].link);
                 n++;
-                if (!ref && !zombie(p))
+                if (!ref && !judge_zombie(p))
                         verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s): %s", links[i].words,
                                         pid, name, kb_fact_str_or(refs, links[i].error, "not read"));
                 else if (ref && !(links[i].link.id == FACT_REFS_EXE.id && launcher_image(in, snap, p, ref_file(ref))) &&
@@ -444,7 +517,8 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                         int64_t num = kb_fact_int_or(fd, FACT_FD_FD, -1), planned_num;
                         const char *target = kb_fact_str_or(fd, FACT_FD_TARGET, "?");
                         n++;
-                        for (size_t k = 0; k < arr_len(planned) && !match; k++)
+                        /* kbound handed descriptors to PID 1's own table; another thread's is none of them */
+                        for (size_t k = 0; k < arr_len(planned) && !match && !kb_fact_has(fd, FACT_FD_TID); k++)
                                 if (kb_fact_int_of(at(planned, k), FACT_LAUNCH_FD_FD, &planned_num) &&
                                     planned_num == num && judge_same_file(launch_fd_file(at(planned, k)), fd_file(fd)))
                                         match = at(planned, k);
@@ -461,11 +535,12 @@ static size_t pre_exec_problems(verdict *v, const kb_judge_input *in, size_t *re
                         char why[256];
                         if (starts(target, "anon_inode:") && !judge_object_problem(pe, p, fd, why, sizeof why))
                                 continue;
+                        char thread[72];
                         verdict_problem(v,
-                                        "before the kernel ran, fd %" PRId64 " of the sandbox's PID 1 (pid %" PRId64
+                                        "before the kernel ran, fd %" PRId64 " of %sthe sandbox's PID 1 (pid %" PRId64
                                         ") was %s, which "
                                         "kbound did not hand in",
-                                        num, pid, target);
+                                        num, fd_thread(fd, thread, sizeof thread), pid, target);
                 }
                 *ret_refs += ref_problems(v, in, pe, p);
                 if (fds && !unread && !block_held)
@@ -514,9 +589,12 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                                 json_object *fd = at(fds, f);
                                 n_fds++;
                                 const char *why = fd_problem(in, snap, p, fd, why_buf, sizeof why_buf);
+                                char thread[72];
                                 if (why)
-                                        verdict_problem(&v, "fd %" PRId64 " of pid %" PRId64 " (%s): %s",
-                                                        kb_fact_int_or(fd, FACT_FD_FD, -1), pid, judge_name_of(p), why);
+                                        verdict_problem(&v, "fd %" PRId64 " of %spid %" PRId64 " (%s): %s",
+                                                        kb_fact_int_or(fd, FACT_FD_FD, -1),
+                                                        fd_thread(fd, thread, sizeof thread), pid, judge_name_of(p),
+                                                        why);
                         }
                         n_refs += ref_problems(&v, in, snap, p);
                 }

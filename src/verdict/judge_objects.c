@@ -9,12 +9,14 @@ static bool starts(const char *s, const char *prefix) {
         return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Whether ch (an OUTSIDE_CHANNEL) is the same open file as fd of p. */
+/* Whether ch (an OUTSIDE_CHANNEL) is the same open file as fd of p: the same process, the same
+ * descriptor table (the process's, or the same thread's own) and the same number. */
 static bool same_descriptor(json_object *ch, json_object *p, json_object *fd) {
         int64_t spid, sfd;
         return kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_PID, &spid) &&
                kb_fact_int_of(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_FD, &sfd) && judge_is_pid(p, spid) &&
-               sfd == kb_fact_int_or(fd, FACT_FD_FD, -2);
+               sfd == kb_fact_int_or(fd, FACT_FD_FD, -2) &&
+               kb_fact_int_or(ch, FACT_OUTSIDE_CHANNEL_SANDBOX_TID, 0) == kb_fact_int_or(fd, FACT_FD_TID, 0);
 }
 
 /* Whether ch is bwrap's own status channel: the one eventfd its init (PID 1) reports PID 2's exit
@@ -134,8 +136,9 @@ static bool own_mount(json_object *snap, json_object *p, int64_t mnt_id, const c
 
 /* Why what an epoll, inotify or fanotify instance watches is not the sandbox's, or NULL: an epoll
  * only files a sandbox process holds; an inotify or fanotify inode mark only a file the sandbox
- * shows (in_view); a fanotify mount mark only one of the process's mounts, a filesystem mark only
- * a filesystem it holds whole. */
+ * shows: one the host found at a path of the holder's view by its handle (the watch's "at": a
+ * folder under a bind of part of a filesystem, as /usr's), or one in_view places; a fanotify mount
+ * mark only one of the process's mounts, a filesystem mark only a filesystem it holds whole. */
 static const char *watch_problem(json_object *snap, json_object *p, json_object *fd, char *buf, size_t size) {
         json_object *watches = kb_fact_arr_of(fd, FACT_FD_WATCHES);
         const char *target = kb_fact_str_or(fd, FACT_FD_TARGET, "?");
@@ -154,8 +157,9 @@ static const char *watch_problem(json_object *snap, json_object *p, json_object 
                 }
                 if (strcmp(kind, "fanotify-mount") == 0        ? mnt_id >= 0 && own_mount(snap, p, mnt_id, NULL)
                     : strcmp(kind, "fanotify-filesystem") == 0 ? own_mount(snap, p, -1, dev)
-                    : strcmp(kind, "inotify") == 0 || strcmp(kind, "fanotify-inode") == 0 ? in_view(snap, p, dev, ino)
-                                                                                          : false)
+                    : strcmp(kind, "inotify") == 0 || strcmp(kind, "fanotify-inode") == 0
+                            ? kb_fact_str_of(w, FACT_WATCH_AT) || in_view(snap, p, dev, ino)
+                            : false)
                         continue;
                 if (strcmp(kind, "fanotify-mount") == 0)
                         snprintf(buf, size, "%s has a fanotify mark on mount %" PRId64 ", not one of the process's own",
@@ -168,15 +172,17 @@ static const char *watch_problem(json_object *snap, json_object *p, json_object 
                 else
                         snprintf(buf, size,
                                  "%s has a %s mark on device %s, inode %" PRId64
-                                 ", a file the host cannot place in the sandbox's view",
-                                 target, kind, dev ? dev : "?", ino);
+                                 ", a file the host cannot place in the sandbox's view (by its handle: %s)",
+                                 target, kind, dev ? dev : "?", ino,
+                                 kb_fact_str_or(w, FACT_WATCH_PLACE_ERROR, "not looked for"));
                 return buf;
         }
         return NULL;
 }
 
-/* Why a pidfd's process is not one of the sandbox's, or NULL: the pid fdinfo names must be a
- * process of the look, with the same pid in its own namespace (NSpid's last). */
+/* Why a pidfd's process or thread is not one of the sandbox's, or NULL: the pid fdinfo names must be
+ * a process of the look, or a thread of one (a PIDFD_THREAD pidfd names the thread), with the same
+ * id in its own namespace (NSpid's last). */
 static const char *pidfd_problem(json_object *snap, json_object *fd, char *buf, size_t size) {
         int64_t pid;
         if (!kb_fact_int_of(fd, FACT_FD_PID, &pid))
@@ -185,13 +191,25 @@ static const char *pidfd_problem(json_object *snap, json_object *fd, char *buf, 
                 return NULL; /* a process that has exited: it reaches nothing */
         if (pid == 0)
                 return "a pidfd of a process outside kbound's pid namespace";
-        json_object *proc = judge_find_pid(snap, pid), *nspid = kb_fact_arr_of(fd, FACT_FD_NSPID);
+        json_object *task = NULL, *proc = judge_find_task(snap, pid, &task), *nspid = kb_fact_arr_of(fd, FACT_FD_NSPID);
         if (proc) {
-                json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL;
-                if (last && json_object_get_int64(last) == judge_inner_pid(proc))
+                json_object *last = arr_len(nspid) ? at(nspid, arr_len(nspid) - 1) : NULL,
+                            *ids = task ? kb_fact_arr_of(task, FACT_TASK_NSPID) : NULL,
+                            *inner = task ? at(ids, arr_len(ids) - 1) : NULL;
+                int64_t want =
+                        task ? (inner && json_object_is_type(inner, json_type_int) ? json_object_get_int64(inner) : -1)
+                             : judge_inner_pid(proc);
+                if (last && want >= 0 && json_object_get_int64(last) == want)
                         return NULL;
-                snprintf(buf, size, "a pidfd of pid %" PRId64 ", whose pid in its own namespace is not its sandbox pid",
-                         pid);
+                if (task)
+                        snprintf(buf, size,
+                                 "a pidfd of thread %" PRId64 " of pid %" PRId64
+                                 ", whose id in its own namespace is not its sandbox id",
+                                 pid, judge_pid_of(proc));
+                else
+                        snprintf(buf, size,
+                                 "a pidfd of pid %" PRId64 ", whose pid in its own namespace is not its sandbox pid",
+                                 pid);
                 return buf;
         }
         snprintf(buf, size, "a pidfd of pid %" PRId64 ", a process outside the sandbox", pid);

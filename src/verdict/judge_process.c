@@ -61,28 +61,81 @@ static json_object *privilege_summary(json_object *p) {
         return s;
 }
 
-/* What is wrong with process p's privileges, the first thing only: its status not read, a host
- * uid, gid or group 0, a capability, or (but before_exec: bwrap's init sets no_new_privs with the
- * filter, after the block channel) no no_new_privs. */
+/* The credentials of a process (its main thread's status) or of one of its threads (a TASK's): the
+ * kernel keeps them per thread, and a raw setuid or capset changes one thread only. */
+typedef struct creds {
+        json_object *uid, *gid, *groups;
+        const char *eff, *prm, *amb;
+        bool nnp_known;
+        int64_t nnp;
+} creds;
+
+static creds process_creds(json_object *p) {
+        creds c = {.uid = kb_fact_get(p, FACT_PROCESS_UID),
+                   .gid = kb_fact_get(p, FACT_PROCESS_GID),
+                   .groups = kb_fact_get(p, FACT_PROCESS_GROUPS),
+                   .eff = kb_fact_str_of(p, FACT_PROCESS_CAP_EFF),
+                   .prm = kb_fact_str_of(p, FACT_PROCESS_CAP_PRM),
+                   .amb = kb_fact_str_of(p, FACT_PROCESS_CAP_AMB)};
+        c.nnp_known = kb_fact_int_of(p, FACT_PROCESS_NO_NEW_PRIVS, &c.nnp);
+        return c;
+}
+
+static creds task_creds(json_object *t) {
+        creds c = {.uid = kb_fact_get(t, FACT_TASK_UID),
+                   .gid = kb_fact_get(t, FACT_TASK_GID),
+                   .groups = kb_fact_get(t, FACT_TASK_GROUPS),
+                   .eff = kb_fact_str_of(t, FACT_TASK_CAP_EFF),
+                   .prm = kb_fact_str_of(t, FACT_TASK_CAP_PRM),
+                   .amb = kb_fact_str_of(t, FACT_TASK_CAP_AMB)};
+        c.nnp_known = kb_fact_int_of(t, FACT_TASK_NO_NEW_PRIVS, &c.nnp);
+        return c;
+}
+
+/* What is wrong with the credentials c of who ("pid N (name)", "thread T of pid N (name)"), the
+ * first thing only: a host uid, gid or group 0, a capability, or (but before_exec: bwrap's init
+ * sets no_new_privs with the filter, after the block channel) no no_new_privs. */
+static void creds_problem(verdict *v, const char *who, const creds *c, bool before_exec) {
+        if (ids_have_root(c->uid, true))
+                verdict_problem(v, "%s runs as the host's uid 0", who);
+        else if (ids_have_root(c->gid, true))
+                verdict_problem(v, "%s runs with the host's gid 0", who);
+        else if (ids_have_root(c->groups, false))
+                verdict_problem(v, "%s is in the host's group 0", who);
+        else if (!caps_empty(c->eff) || !caps_empty(c->prm) || !caps_empty(c->amb))
+                verdict_problem(v, "%s holds capabilities (effective %s, permitted %s, ambient %s)", who,
+                                c->eff ? c->eff : "?", c->prm ? c->prm : "?", c->amb ? c->amb : "?");
+        else if (!before_exec && (!c->nnp_known || c->nnp != 1))
+                verdict_problem(v, "%s can gain privileges (no_new_privs %s)", who, c->nnp_known ? "0" : "unknown");
+}
+
+/* What is wrong with process p's privileges: its status not read, or its credentials' first
+ * problem (creds_problem); then each of its threads' the same way (a TASK's status; one that has
+ * exited holds none), and threads not listed. */
 static void privilege_problem(verdict *v, json_object *p, bool before_exec) {
-        char buf[512];
-        int64_t pid = judge_pid_of(p), nnp = 0;
-        const char *name = judge_name_of(p), *eff = kb_fact_str_of(p, FACT_PROCESS_CAP_EFF),
-                   *prm = kb_fact_str_of(p, FACT_PROCESS_CAP_PRM), *amb = kb_fact_str_of(p, FACT_PROCESS_CAP_AMB);
+        char buf[512], who[160];
         if (judge_process_error(p, WHAT_STATUS, NULL, buf, sizeof buf))
-                verdict_problem(v, "the host could not read pid %" PRId64 "'s status (%s)", pid, buf);
-        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_UID), true))
-                verdict_problem(v, "pid %" PRId64 " (%s) runs as the host's uid 0", pid, name);
-        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GID), true))
-                verdict_problem(v, "pid %" PRId64 " (%s) runs with the host's gid 0", pid, name);
-        else if (ids_have_root(kb_fact_get(p, FACT_PROCESS_GROUPS), false))
-                verdict_problem(v, "pid %" PRId64 " (%s) is in the host's group 0", pid, name);
-        else if (!caps_empty(eff) || !caps_empty(prm) || !caps_empty(amb))
-                verdict_problem(v, "pid %" PRId64 " (%s) holds capabilities (effective %s, permitted %s, ambient %s)",
-                                pid, name, eff ? eff : "?", prm ? prm : "?", amb ? amb : "?");
-        else if (!before_exec && (!kb_fact_int_of(p, FACT_PROCESS_NO_NEW_PRIVS, &nnp) || nnp != 1))
-                verdict_problem(v, "pid %" PRId64 " (%s) can gain privileges (no_new_privs %s)", pid, name,
-                                kb_fact_has(p, FACT_PROCESS_NO_NEW_PRIVS) ? "0" : "unknown");
+                verdict_problem(v, "the host could not read pid %" PRId64 "'s status (%s)", judge_pid_of(p), buf);
+        else {
+                creds c = process_creds(p);
+                creds_problem(v, judge_task_words(NULL, p, who, sizeof who), &c, before_exec);
+        }
+        json_object *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
+        if (!tasks && !judge_zombie(p))
+                verdict_problem(v, "the host could not list the threads of %s: their credentials are not known",
+                                judge_task_words(NULL, p, who, sizeof who));
+        for (size_t i = 0; i < arr_len(tasks); i++) {
+                json_object *task = at(tasks, i);
+                judge_task_words(task, p, who, sizeof who);
+                if (judge_task_exited(task))
+                        continue;
+                if (judge_task_error(task, WHAT_STATUS, NULL, buf, sizeof buf)) {
+                        verdict_problem(v, "the host could not read the status of %s (%s)", who, buf);
+                        continue;
+                }
+                creds c = task_creds(task);
+                creds_problem(v, who, &c, before_exec);
+        }
 }
 
 json_object *kb_judge_privileges(json_object *snapshots) {

@@ -42,26 +42,36 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         }
         if (namespaces <= 0)
                 verdict_problem(&v, "the host read no network namespace's socket table");
-        /* Namespaces kbound could not enter: only paths found on the host were placed; the rest is
-         * not claimed, and the namespace is named. */
+        /* Namespaces kbound does not enter (another sandbox's, a rootless container's): their
+         * sockets are read as text and placed by the paths it shows (on the host, or where a process
+         * of that namespace sees them). One whose every named socket was placed so is claimed, its
+         * sockets each placed by device and inode; one with a socket not placed, or whose table could
+         * not be read as such, is not claimed, and the namespace is named. */
         char left[512] = "";
-        size_t unplaced = 0;
+        size_t unplaced = 0, partial = 0, by_text = 0;
         for (size_t i = 0; i < arr_len(not_entered); i++) {
                 json_object *ne = at(not_entered, i);
                 const char *table_error = kb_fact_str_of(ne, FACT_NOT_ENTERED_TABLE_ERROR);
-                /* Only the wording of what is not claimed (absent: its table not even read as text). */
-                int64_t n_unplaced = kb_fact_int_or(ne, FACT_NOT_ENTERED_UNPLACED, 0);
-                unplaced += n_unplaced > 0 ? (size_t) n_unplaced : 0;
-                if (i < 3)
+                int64_t n_unplaced;
+                bool all_placed =
+                        !table_error && kb_fact_int_of(ne, FACT_NOT_ENTERED_UNPLACED, &n_unplaced) && n_unplaced == 0;
+                if (all_placed) {
+                        by_text++;
+                        continue;
+                }
+                unplaced += kb_fact_int_of(ne, FACT_NOT_ENTERED_UNPLACED, &n_unplaced) && n_unplaced > 0
+                                    ? (size_t) n_unplaced
+                                    : 0;
+                if (partial < 3)
                         snprintf(left + strlen(left), sizeof left - strlen(left),
-                                 "%snetwork namespace of pid %" PRId64 " (%s%s%s)", i ? ", " : "",
+                                 "%snetwork namespace of pid %" PRId64 " (%s%s%s)", partial ? ", " : "",
                                  kb_fact_int_or(ne, FACT_NOT_ENTERED_PID, -1),
                                  kb_fact_str_or(ne, FACT_NOT_ENTERED_ERROR, "?"), table_error ? "; its table: " : "",
                                  table_error ? table_error : "");
-                else if (i == 3)
-                        snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)",
-                                 arr_len(not_entered) - 3);
+                partial++;
         }
+        if (partial > 3)
+                snprintf(left + strlen(left), sizeof left - strlen(left), " and %zu more (see evidence)", partial - 3);
         bool raw = kb_fact_bool_of(in->expect, FACT_EXPECT_ALLOW_NETWORK);
         verdict_evidence(&v, "sockets_checked", json_object_new_int64(checked));
         verdict_evidence(&v, "on_other_filesystems",
@@ -72,21 +82,27 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
         verdict_evidence(&v, "abstract_sockets", json_object_new_int64(abstract));
         verdict_evidence_fact(&v, EVIDENCE_SOCKETS_NOT_PLACED,
                               json_object_get(kb_fact_get(counts, FACT_HOST_SOCKETS_NOT_CLAIMED)));
-        /* What is not claimed, the raw-network override's first: the detail has a ceiling. */
-        char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = ""; /* pass holds extra and its own words */
-        if (raw)
-                snprintf(extra, sizeof extra,
-                         "; NOT claimed: the %" PRId64
-                         " abstract unix sockets of kbound's network namespace, which the "
-                         "kernel shares (raw-network override)",
+        /* What is not claimed, the raw-network override's first: the detail has a ceiling. Each part
+         * is also the evidence's not_tested, which the report reads as held in part. */
+        char pass[2 * DETAIL_MAX], extra[DETAIL_MAX] = "",
+                                   part[DETAIL_MAX / 2]; /* pass holds extra and its own words */
+        if (raw) {
+                snprintf(part, sizeof part,
+                         "not claimed: the %" PRId64
+                         " abstract unix sockets of kbound's network namespace, which the kernel shares "
+                         "(raw-network override)",
                          abstract);
-        if (arr_len(not_entered) > 0)
-                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         "; NOT claimed: the sockets of %zu network namespace%s kbound could not enter, checked only "
-                         "by the "
-                         "paths their tables show%s: %s",
-                         arr_len(not_entered), arr_len(not_entered) == 1 ? "" : "s",
-                         unplaced ? " (some not found on the host)" : "", left);
+                verdict_in_part(&v, "%s", part);
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "; NOT%s", part + strlen("not"));
+        }
+        if (partial > 0) {
+                snprintf(part, sizeof part,
+                         "not claimed: the sockets of %zu network namespace%s kbound does not enter, some not found by "
+                         "the paths their tables show%s: %s",
+                         partial, partial == 1 ? "" : "s", unplaced ? "" : " (a table not read as such)", left);
+                verdict_in_part(&v, "%s", part);
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "; NOT%s", part + strlen("not"));
+        }
         json_object *unplaced_sockets = kb_fact_arr_of(counts, FACT_HOST_SOCKETS_NOT_CLAIMED),
                     *first = at(unplaced_sockets, 0);
         if (arr_len(unplaced_sockets) > 0) {
@@ -96,15 +112,21 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                         snprintf(held, sizeof held, "held by pid %" PRId64 " (%s)",
                                  kb_fact_int_or(holder, FACT_HOLDER_PID, -1),
                                  kb_fact_str_or(holder, FACT_HOLDER_NAME, "?"));
-                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         "; NOT claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not "
-                         "find "
-                         "by their names (removed or moved since bound, a relative name, another user's): first %s, "
-                         "socket:[%" PRId64 "], %s",
+                snprintf(part, sizeof part,
+                         "not claimed: %zu socket%s on filesystems the sandbox mounts whose files the host could not "
+                         "find (removed or moved to another folder since bound, a relative name, another user's): "
+                         "first %s, socket:[%" PRId64 "], %s",
                          arr_len(unplaced_sockets), arr_len(unplaced_sockets) == 1 ? "" : "s",
                          kb_fact_str_or(first, FACT_SOCKET_PATH, "?"), kb_fact_int_or(first, FACT_SOCKET_INODE, -1),
                          held);
+                verdict_in_part(&v, "%s", part);
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "; NOT%s", part + strlen("not"));
         }
+        if (by_text > 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         "; the sockets of %zu network namespace%s kbound does not enter (another sandbox's or "
+                         "container's) each found by the path its table shows",
+                         by_text, by_text == 1 ? "" : "s");
         snprintf(pass, sizeof pass,
                  "none of the host's %" PRId64 " bound pathname unix sockets (any type; %" PRId64
                  " network namespace%s "

@@ -23,10 +23,13 @@ narrowed() {
   ok "$who: no full boundary claimed" [ "$(json_get "$r" "d['claims']['full_boundary']")" = False ]
   said=$(json_get "$r" "d['claims']['summary']")
   ok "$who: the summary reads a partial boundary" grep -q "^PASS WITH PARTIAL BOUNDARY: " <<<"$said"
+  # (another check may be held in part before it: unprivileged, boundary.sockets while other users'
+  # sandboxes run on the machine, their namespaces' sockets not placed)
   ok "$who: the summary names what was not tested" \
-    grep -qF "boundaries held in part: python3 boundary.credentials (not tested: credential canary in the user's home ($why))" <<<"$said"
+    grep -qE "boundaries held in part: (.*, )?python3 boundary.credentials \(not tested: credential canary in the user's home \(" <<<"$said"
+  ok "$who: ... and why" grep -qF "python3 boundary.credentials (not tested: credential canary in the user's home ($why))" <<<"$said"
   ok "$who: the summary never says full boundary" not grep -qi "full boundary" <<<"$said"
-  ok "$who: the human summary too" grep -q "^PASS WITH PARTIAL BOUNDARY: .*boundaries held in part: python3 boundary.credentials" "$out"
+  ok "$who: the human summary too" grep -q "^PASS WITH PARTIAL BOUNDARY: .*boundaries held in part: .*python3 boundary.credentials" "$out"
   ok "$who: the JUnit test case says it" grep -qF "<system-out>not tested: credential canary in the user&apos;s home (" "${r%.json}.xml"
 }
 

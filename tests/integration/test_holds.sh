@@ -150,6 +150,27 @@ for run in "${runs[@]}"; do
     <<<"$(detail_of "$r" python3 boundary.descriptors)"
   ok "enter-map-$run: the host file is as it was" [ "$(cat "$secret")" = "kbound host file" ]
 
+  # Per-thread state (issue 35): a host folder held only in a thread's own descriptor table, and
+  # by the live thread of a process whose main thread exited (a zombie leader).
+  enter_during "enter-thread-fd-$run" "$run" thread-fd "$hostdir"
+  r=$scratch/reports/enter-thread-fd-$run.json
+  ok "enter-thread-fd-$run: boundary.descriptors names the thread's own table and the host folder" \
+    grep -qE "fd [0-9]+ of thread [0-9]+ \(its own descriptor table\) of pid [0-9]+ \([^)]*\): $hostdir is on a host mount" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+  enter_during "enter-zombie-$run" "$run" zombie "$hostdir"
+  r=$scratch/reports/enter-zombie-$run.json
+  ok "enter-zombie-$run: boundary.descriptors names the host folder its live thread holds" \
+    grep -qE "fd [0-9]+ of pid [0-9]+ \([^)]*\): $hostdir is on a host mount" \
+    <<<"$(detail_of "$r" python3 boundary.descriptors)"
+
+  # by a chain of processes that each fork the next and exit at once: every member is gone before
+  # a look reads it, and a look that saw members end unread lists again until none does.
+  enter_during "enter-forkchain-$run" "$run" forkchain "$hostdir"
+  r=$scratch/reports/enter-forkchain-$run.json
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-forkchain-$run: boundary.descriptors fails, naming the host folder a member holds or the chain's churn (got: ${d:0:300})" \
+    grep -qE "$hostdir|kept ending before the host could read them" <<<"$d"
+
   # Objects no path names, their other ends kept by a process that never entered (issue 35): each
   # is traced to that holder, by the object (kcmp, a mapping's device and inode, fdinfo), not let
   # through by its kind.
@@ -188,6 +209,20 @@ for run in "${runs[@]}"; do
     grep -qE "fd [0-9]+ of pid $holder \(python3\): socket:\[[0-9]+\] is a unix stream socket of kbound's network namespace, whose peer socket:\[[0-9]+\] is held by host pid [0-9]+ \(python3\), outside the sandbox" <<<"$d"
   ok "enter-sockets-$run: the sandbox's network namespace was listed with sock_diag" \
     not grep -qF "could not list the unix sockets of the sandbox's network namespace" <<<"$d"
+
+  # Pipes a child of the sandbox reads (issue 35, red-team keep-pipe): the other end is found in
+  # the sandbox, or proven gone by a poll of a copy of this end; one kept in flight in a socket's
+  # queue outside is in no descriptor table, and fails as what the host cannot trace.
+  enter_during "enter-pipes-$run" "$run" pipes
+  r=$scratch/reports/enter-pipes-$run.json
+  holder=$(awk '/^entered/ {print $2}' "$scratch/enter-pipes-$run.enter")
+  read -r _ flight closed both < <(grep '^pipes ' "$scratch/enter-pipes-$run.enter")
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-pipes-$run: the child named its pipes" [ -n "$both" ]
+  ok "enter-pipes-$run: a pipe whose write end is in flight outside fails, named" \
+    grep -qE "fd [0-9]+ of pid $holder \(python3\): pipe:\[$flight\] \(its read end\): its write end is held by no process the host found \(it is open: in flight in a socket's queue" <<<"$d"
+  ok "enter-pipes-$run: a pipe whose write end is closed everywhere is not named" not grep -qF "pipe:[$closed]" <<<"$d"
+  ok "enter-pipes-$run: a pipe whose both ends the sandbox holds is not named" not grep -qF "pipe:[$both]" <<<"$d"
 
   # A fork named kbound, running its parent's program, as a second kbound's look helper would be:
   # one that leaves within a second is that; one that stays is a holder all the same.

@@ -97,26 +97,41 @@ echo "a kernel that dies on SIGINT: the interrupt check names the death and the 
 spec=$(lying_spec liar die_on_sigint.py)
 expect_fail dies interrupt.control "the kernel died on interrupt_request: the kernel exited with status 130 (killed by signal 2 SIGINT)" "$spec"
 
-echo "a kernel holding a zombie child: its shutdown_reply comes, the kernel goes only after ipykernel's ~29 s wait for the child, and the host says it was late and names the child"
+echo "a kernel holding a zombie child: its shutdown_reply comes, ipykernel would wait ~29 s for the child, the host says it is late, names the child and ends it with a kernel manager's SIGTERM"
 spec=$(lying_spec liar zombie_child.py)
 set +e
 "$KBOUND" check --quiet --kernel "$spec" --ro-bind "$liars" --json "$scratch/zombie.json" >"$scratch/zombie.out" 2>"$scratch/zombie.err"
 rc=$?
 set -e
-ok "zombie: exit 0, the kernel did go on its own (rc=$rc)" [ "$rc" -eq 0 ]
+ok "zombie: exit 0, the kernel went (rc=$rc)" [ "$rc" -eq 0 ]
 zdetail=$(json_get "$scratch/zombie.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")
 ok "zombie: lifecycle.shutdown passes, late (got: $zdetail)" \
   [ "$(check_status "$scratch/zombie.json" liar lifecycle.shutdown)" = "pass" ]
-ok "zombie: the detail says late and names the child the host saw, a zombie" \
-  grep -qE "late: still running 15000 ms after the reply \(its child processes then: host pid [0-9]+ [^ ]+ \(Z\)\)" <<<"$zdetail"
-ok "zombie: the evidence lists it, and an exit after 15 s" \
-  [ "$(json_get "$scratch/zombie.json" "[([x['state'] for x in c['evidence']['still_running']['children']], c['evidence']['late'], c['evidence']['exit_ms'] > 15000) for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "(['Z'], True, True)" ]
+ok "zombie: the detail says it did not go on its own, names the child the host saw, a zombie, and the SIGTERM" \
+  grep -qE "did not exit on its own: still running 15000 ms after the reply \(its child processes then: host pid [0-9]+ [^ ]+ \(Z\);.*ended on the SIGTERM" <<<"$zdetail"
+ok "zombie: the evidence lists it, the SIGTERM at 15 s and an exit after it" \
+  [ "$(json_get "$scratch/zombie.json" "[([x['state'] for x in c['evidence']['still_running']['children']], c['evidence']['late'], c['evidence']['sigterm_ms'] >= 15000, c['evidence']['exit_ms'] >= c['evidence']['sigterm_ms']) for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "(['Z'], True, True, True)" ]
 
-echo "a kernel that never exits after its shutdown_reply (a thread the interpreter's exit joins forever): the host names the thread it waits in"
+echo "a kernel that never exits on its own after its shutdown_reply (a thread the interpreter's exit joins forever): the host names the thread it waits in, and a kernel manager's SIGTERM ends it"
 spec=$(lying_spec liar stuck_exit.py)
-expect_fail stuck lifecycle.shutdown "but the kernel process was still running" "$spec"
-ok "stuck: the evidence lists the kernel's threads as the host read them, one waiting in the kernel (wchan)" \
-  [ "$(json_get "$scratch/stuck.json" "[(len(c['evidence']['still_running']['threads']) >= 2, any(t.get('wchan') for t in c['evidence']['still_running']['threads']), c['evidence']['exit_ms']) for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "(True, True, None)" ]
+set +e
+"$KBOUND" check --quiet --kernel "$spec" --ro-bind "$liars" --json "$scratch/stuck.json" >"$scratch/stuck.out" 2>"$scratch/stuck.err"
+rc=$?
+set -e
+sdetail=$(json_get "$scratch/stuck.json" "[c['detail'] for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")
+ok "stuck: exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
+ok "stuck: lifecycle.shutdown passes, late (got: $sdetail)" \
+  [ "$(check_status "$scratch/stuck.json" liar lifecycle.shutdown)" = "pass" ]
+ok "stuck: the detail says it did not exit on its own and the SIGTERM ended it" \
+  grep -qE "did not exit on its own.*ended on the SIGTERM a kernel manager sends" <<<"$sdetail"
+ok "stuck: the evidence lists the kernel's threads as the host read them, one waiting in the kernel (wchan), then the SIGTERM" \
+  [ "$(json_get "$scratch/stuck.json" "[(len(c['evidence']['still_running']['threads']) >= 2, any(t.get('wchan') for t in c['evidence']['still_running']['threads']), c['evidence']['sigterm_ms'] >= 15000, c['evidence']['exit_ms'] is not None) for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "(True, True, True, True)" ]
+
+echo "a kernel that never exits on its own and ignores SIGTERM: it did not shut down"
+spec=$(lying_spec liar stuck_noterm.py)
+expect_fail noterm lifecycle.shutdown "after the SIGTERM a kernel manager sends then" "$spec"
+ok "noterm: the evidence says the SIGTERM was sent and no exit followed" \
+  [ "$(json_get "$scratch/noterm.json" "[(c['evidence']['sigterm_ms'] >= 15000, c['evidence']['exit_ms']) for k in d['kernels'] for c in k['checks'] if c['id']=='lifecycle.shutdown'][0]")" = "(True, None)" ]
 
 echo "a kernel that replaces its process image (execve) on the request after its second interrupt, restores its variables and answers it from the new image, still PID 2"
 spec=$(lying_spec liar reexec.py)

@@ -3,7 +3,9 @@
 # neither kbound's nor bwrap's: it holds /proc/<kernel>/ns/net open, or (as root) bind-mounts it in
 # a mount namespace of its own as `ip netns add` does; either lets whoever has it join the sandbox's
 # namespace (setns), so sandbox.backend must fail, naming it; so must a thread of its own doing it
-# (a private descriptor table, a thread alone in the namespace, a zombie main thread). Or it copies
+# (a private descriptor table, a thread alone in the namespace, a zombie main thread), or one that
+# moves its descriptor to a new number every millisecond, or one whose children would be born in
+# the sandbox's pid namespace (pid_for_children). Or it copies
 # one of the kernel's own sockets (pidfd_getfd): a channel out, so boundary.descriptors must fail;
 # or it listens in the kernel's network namespace and leaves: boundary.network must. A plain run
 # beside them must still pass.
@@ -79,6 +81,40 @@ open(out, "a").write("listening\n")
 while os.path.exists(f"/proc/{kernel}"):
     time.sleep(0.05)
 EOF
+  elif [ "$mode" = blink ]; then
+    # holds the kernel's network namespace open, moving the descriptor to another number every
+    # millisecond (F_DUPFD from a rising floor, the old one closed): a second read of the number it
+    # was seen at finds it empty, the namespace still held
+    exec /usr/bin/python3 - "$kernel" "$out" <<'EOF'
+import fcntl, os, sys, time
+kernel, out = int(sys.argv[1]), sys.argv[2]
+fd = os.open(f"/proc/{kernel}/ns/net", os.O_RDONLY)
+open(out, "a").write("blinking\n")
+floor = 100
+while os.path.exists(f"/proc/{kernel}"):
+    floor = 100 if floor > 4000 else floor + 1
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, floor)
+    os.close(fd)
+    fd = moved
+    time.sleep(0.001)
+EOF
+  elif [ "$mode" = pidns ]; then
+    # joins the kernel's pid namespace for its children only (setns(CLONE_NEWPID): its own pid
+    # namespace stays the host's), closes the descriptor and stays: every child it forks from now
+    # on is born in the sandbox
+    exec /usr/bin/python3 - "$kernel" "$out" <<'EOF'
+import ctypes, os, sys, time
+kernel, out = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(f"/proc/{kernel}/ns/pid", os.O_RDONLY)
+if libc.setns(fd, 0x20000000) != 0:  # CLONE_NEWPID
+    open(out, "a").write("setns: " + os.strerror(ctypes.get_errno()) + "\n")
+    sys.exit(0)
+os.close(fd)
+open(out, "a").write("children born in " + os.readlink("/proc/self/ns/pid_for_children") + "\n")
+while os.path.exists(f"/proc/{kernel}"):
+    time.sleep(0.05)
+EOF
   elif [ "$mode" = threadfd ] || [ "$mode" = threadns ] || [ "$mode" = zombie ]; then
     # A thread of its own holds it, where /proc/<pid>/fd and /proc/<pid>/ns do not show: a private
     # descriptor table (unshare(CLONE_FILES)), the thread alone in the namespace (setns), or a
@@ -149,6 +185,9 @@ pinned() {
 echo "a process outside holds the kernel's network namespace open"
 pinned fd "outside the sandbox, holds the sandbox's net namespace open (fd 9)"
 
+echo "a process outside holds the kernel's network namespace open, renumbering the descriptor every millisecond"
+pinned blink "outside the sandbox, holds the sandbox's net namespace open (fd"
+
 echo "a process outside copies one of the kernel's sockets (pidfd_getfd)"
 pinned channel "a process outside the sandbox (a channel out)" boundary.descriptors
 
@@ -167,12 +206,15 @@ if [ "$(id -u)" -eq 0 ]; then
   echo "a thread of a process outside enters the kernel's network namespace (setns) on its own"
   pinned threadns "outside the sandbox, is in the sandbox's net namespace"
 
+  echo "a process outside joins the kernel's pid namespace for its children alone (setns CLONE_NEWPID)"
+  pinned pidns "outside the sandbox, starts its children in the sandbox's pid namespace (ns/pid_for_children)"
+
   echo "a process outside bind-mounts the kernel's network namespace in a mount namespace of its own"
   pinned mount "the sandbox's net namespace is bind-mounted at /tmp/"
 else
   # An unprivileged user can neither enter another network namespace (setns needs CAP_SYS_ADMIN
   # in its own user namespace too) nor bind-mount a namespace (nsfs) in a user namespace of its own.
-  echo "NOT running the listener, thread setns and bind-mount cases: they need root (run as uid $(id -u))"
+  echo "NOT running the listener, thread setns, pid_for_children and bind-mount cases: they need root (run as uid $(id -u))"
 fi
 
 echo "the same check, nothing pinned"

@@ -108,8 +108,19 @@ static inline kb_judge_input input_of(json_object *run) {
         "{'path': '/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache', 'dev': '8:1', 'ino': 332280, "                \
         "'shared': true, 'writable': false, 'reach': 'same', 'mnt_id': 301}]}"
 
-/* A sandbox process as inspect.c reports it: host uid 1000 mapped to itself, no capabilities. */
-#define PROC(pid, inner, name, ppid, session, fds)                                                                     \
+/* A thread of a sandbox process but its main one, as inspect_threads.c reports it: the process's
+ * credentials and filter, traced by no one, in its process's namespaces, sharing its table. */
+#define TASK(tid, inner)                                                                                               \
+        "{'tid': " #tid ", 'state': 'S', 'nspid': [" #tid ", " #inner "], 'uid': [1000, 1000, 1000, 1000], "           \
+        "'gid': [1000, 1000, 1000, 1000], 'groups': [1000], 'cap_inh': '0000000000000000', "                           \
+        "'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', 'cap_bnd': '0000000000000000', "                \
+        "'cap_amb': '0000000000000000', 'no_new_privs': 1, 'seccomp': 2, 'seccomp_filters': 1, 'tracer_pid': 0, "      \
+        "'errors': []}"
+
+/* A sandbox process as inspect.c reports it: host uid 1000 mapped to itself, no capabilities, its
+ * threads but the main one (tasks). */
+#define PROC(pid, inner, name, ppid, session, fds) PROC_T(pid, inner, name, ppid, session, fds, "[]")
+#define PROC_T(pid, inner, name, ppid, session, fds, tasks)                                                            \
         "{'pid': " #pid ", 'nspid': [" #pid ", " #inner "], 'name': '" name "', 'state': 'S', 'ppid': " #ppid ", "     \
         "'uid': [1000, 1000, 1000, 1000], 'gid': [1000, 1000, 1000, 1000], 'groups': [1000], "                         \
         "'cap_inh': '0000000000000000', 'cap_prm': '0000000000000000', 'cap_eff': '0000000000000000', "                \
@@ -118,7 +129,7 @@ static inline kb_judge_input input_of(json_object *run) {
         ", 'tty_nr': 0, 'ns': " SANDBOX_NS ", "                                                                        \
         "'ns_owners': " SANDBOX_OWNERS ", "                                                                            \
         "'uid_map': '1000 1000 1', 'gid_map': '1000 1000 1', 'cmdline': '" name "', 'environ_secrets': [], "           \
-        "'cmdline_secrets': [], 'fds': " fds ", 'refs': " REFS ", 'errors': []}"
+        "'cmdline_secrets': [], 'fds': " fds ", 'refs': " REFS ", 'tasks': " tasks ", 'errors': []}"
 
 /* kbound's /dev/null (host mount 21) as stdin, and the log it opened write-only, append-only
  * (O_WRONLY|O_APPEND|O_LARGEFILE = 0102001 = 33793) on the host's root (mount 20). */
@@ -151,7 +162,7 @@ static inline kb_judge_input input_of(json_object *run) {
                                       "{'fd': 5, 'target': 'socket:[7101]', 'type': 'sock', 'dev': '0:8', 'ino': "     \
                                       "7101, 'flags': 2050, 'mnt_id': 8}, "                                            \
                                       "{'fd': 6, 'target': 'pipe:[7200]', 'type': 'fifo', 'dev': '0:14', 'ino': "      \
-                                      "7200, 'flags': 0, 'mnt_id': 14}, "                                              \
+                                      "7200, 'flags': 0, 'mnt_id': 14, 'pipe_other_end': 'none'}, "                    \
                                       "{'fd': 7, 'target': 'anon_inode:[eventpoll]', 'flags': 524290, 'mnt_id': 15}, " \
                                       "{'fd': 8, 'target': 'anon_inode:[eventfd]', 'flags': 526338, 'mnt_id': 15}, "   \
                                       "{'fd': 9, 'target': '/workspace/notes.ipynb', 'type': 'reg', 'dev': '8:1', "    \
@@ -165,7 +176,8 @@ static inline kb_judge_input input_of(json_object *run) {
                                       "{'fd': 12, 'target': 'socket:[7003]', 'type': 'sock', 'dev': '0:8', 'ino': "    \
                                       "7003, 'flags': 2, 'mnt_id': 8}]"
 
-#define KERNEL_PROC PROC(1002, 2, "python3", 1001, 1002, KERNEL_FDS)
+/* ipykernel's threads (its heartbeat, control, iopub, ...): two of them. */
+#define KERNEL_PROC PROC_T(1002, 2, "python3", 1001, 1002, KERNEL_FDS, "[" TASK(1010, 3) ", " TASK(1011, 4) "]")
 
 /* The cell's child: /dev/null opened inside the sandbox (its mount 306), pipes to the kernel. */
 #define CHILD_PROC                                                                                                     \
@@ -173,8 +185,8 @@ static inline kb_judge_input input_of(json_object *run) {
              "[{'fd': 0, 'target': '/dev/null', 'type': 'chr', 'dev': '0:5', 'ino': 5, 'rdev': '1:3', 'flags': "       \
              "32768, "                                                                                                 \
              "'mnt_id': 306}, {'fd': 1, 'target': 'pipe:[7300]', 'type': 'fifo', 'dev': '0:14', 'ino': 7300, "         \
-             "'flags': 1, 'mnt_id': 14}, {'fd': 2, 'target': 'pipe:[7301]', 'type': 'fifo', 'dev': '0:14', "           \
-             "'ino': 7301, 'flags': 1, 'mnt_id': 14}]")
+             "'flags': 1, 'mnt_id': 14, 'pipe_other_end': 'none'}, {'fd': 2, 'target': 'pipe:[7301]', 'type': "        \
+             "'fifo', 'dev': '0:14', 'ino': 7301, 'flags': 1, 'mnt_id': 14, 'pipe_other_end': 'none'}]")
 
 /* The run's base folder (kbound-XXXXXX under the runtime parent /tmp, on the host's root
  * filesystem 8:1) and its team folders. */

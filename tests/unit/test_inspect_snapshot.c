@@ -99,13 +99,13 @@ static uint64_t own_ns_ino(const char *type) {
 /* pid's ns/<type> as /proc has it, a link "<type>:[N]": here to a file beside it that is the
  * fake namespace object (a hard link of it: its inode is N) or, object NULL, a link to the
  * test's own namespace of that type (N its inode). */
-static void fake_ns(fake *f, pid_t pid, const char *type, const char *object) {
+static void fake_ns_under(fake *f, pid_t pid, const char *under, const char *type, const char *object) {
         uint64_t ino = object ? fake_ns_ino(f, object) : own_ns_ino(type);
         char name[96], text[64], path[PATH_MAX];
         snprintf(text, sizeof text, "%s:[%llu]", type, (unsigned long long) ino);
-        snprintf(name, sizeof name, "ns/%s", type);
+        snprintf(name, sizeof name, "%sns/%s", under, type);
         proc_link(f, pid, name, text);
-        snprintf(name, sizeof name, "ns/%s", text);
+        snprintf(name, sizeof name, "%sns/%s", under, text);
         if (!object) {
                 char own[64];
                 snprintf(own, sizeof own, "/proc/self/ns/%s", type);
@@ -120,11 +120,33 @@ static void fake_ns(fake *f, pid_t pid, const char *type, const char *object) {
                 fail_msg("link %s: %s", path, strerror(errno));
 }
 
-/* All seven of pid's namespaces: objects[i] for kb_inspect_namespaces()[i] (NULL: kbound's own). */
-static void fake_namespaces(fake *f, pid_t pid, const char *const objects[NS_TYPES]) {
+/* All seven of the namespaces of pid (under "": its own folder; "task/<tid>/": one of its threads):
+ * objects[i] for kb_inspect_namespaces()[i] (NULL: kbound's own). */
+static void fake_namespaces_under(fake *f, pid_t pid, const char *under, const char *const objects[NS_TYPES]) {
         const char *const *types = kb_inspect_namespaces();
         for (size_t i = 0; i < NS_TYPES; i++)
-                fake_ns(f, pid, types[i], objects[i]);
+                fake_ns_under(f, pid, under, types[i], objects[i]);
+}
+
+static void fake_namespaces(fake *f, pid_t pid, const char *const objects[NS_TYPES]) {
+        fake_namespaces_under(f, pid, "", objects);
+}
+
+/* The stat and status of thread tid of pid (task/<tid>/), its state letter (S, Z) and tracer. */
+static void fake_thread(fake *f, pid_t pid, pid_t tid, char state, pid_t tracer) {
+        char name[64], text[1024];
+        snprintf(name, sizeof name, "task/%d/stat", (int) tid);
+        snprintf(text, sizeof text, "%d (python3) %c %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 0\n", (int) tid,
+                 state, (int) pid, (int) pid, (int) pid);
+        proc_file(f, pid, name, text, 0);
+        snprintf(name, sizeof name, "task/%d/status", (int) tid);
+        snprintf(text, sizeof text,
+                 "Name:\tpython3\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n"
+                 "Gid:\t1000\t1000\t1000\t1000\nGroups:\t\nNSpid:\t%d\t9\nCapInh:\t0000000000000000\n"
+                 "CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\n"
+                 "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t2\nTracerPid:\t%d\n",
+                 state, (int) pid, (int) tid, (int) tid, (int) tracer);
+        proc_file(f, pid, name, text, 0);
 }
 
 /* One fake process's stat and status. */
@@ -157,6 +179,11 @@ static void fake_process(fake *f, const fake_proc *p) {
                  p->seccomp, p->seccomp);
         proc_file(f, p->pid, "status", text, 0);
 }
+
+/* A zombie leader pid (its main thread has exited, State Z), the kernel's child, of its pid nspid
+ * in the sandbox and two threads, with what every sandbox process has; its main thread's folder
+ * says Z too. */
+static void fake_zombie_leader(fake *f, pid_t pid, pid_t kernel, pid_t session, int nspid);
 
 /* What every sandbox process has besides stat and status: environ (NULL: a folder, which cannot
  * be read as a file), cmdline, maps (none), uid_map, gid_map, limits, cgroup, an empty fd table, a
@@ -328,6 +355,12 @@ static int setup(void **state) {
         proc_link(f, KERNEL, text, "/");
         snprintf(text, sizeof text, "task/%d/root", KERNEL_THREAD);
         proc_link(f, KERNEL, text, "/");
+        /* that thread's status, its namespaces (its process's) and its descriptor table (empty) */
+        fake_thread(f, KERNEL, KERNEL_THREAD, 'S', 0);
+        snprintf(text, sizeof text, "task/%d/", KERNEL_THREAD);
+        fake_namespaces_under(f, KERNEL, text, sandbox);
+        snprintf(path, sizeof path, "proc/%d/task/%d/fd", KERNEL, KERNEL_THREAD);
+        tmp_tree_mkdir(f->dir->root, path);
         /* its mount table: "/" as it is, a mount whose id is not the one there, one missing */
         snprintf(text, sizeof text,
                  "%s / / ro,nosuid - ext4 /dev/root rw\n"
@@ -958,10 +991,16 @@ static const struct {
         {"PROC_CGROUPS.cpu", false},
         /* the launcher's program unreadable */
         {"LAUNCHER.exe_error", false},
-        /* a holder by a descriptor or by one of its threads, a channel held by a thread or a socket of
-         * the sandbox's network held outside: the fake's outsider is in the namespace by its main
-         * thread and holds a pipe */
-        {"NS_HOLDER.fd", false},
+        /* a pipe's other end polled through a copy of the end (pidfd_getfd): only of live
+         * processes, never of the fake's (its pipes get pipe_error "not a live /proc");
+         * test_descriptors' pipe cases hold it */
+        {"FD.pipe_other_end", false},
+        /* an inotify mark's file found in the holder's view by its handle: open_by_handle_at needs a
+         * real filesystem's handle (the fake's is made up, so its mark gets place_error);
+         * test_descriptors' inotify case holds it, as root */
+        {"WATCH.at", true},
+        /* a holder by one of its threads, a channel held by a thread or a socket of the sandbox's
+         * network held outside: the fake's holders are main threads, and the outsider holds a pipe */
         {"NS_HOLDER.thread", false},
         {"OUTSIDE_CHANNEL.thread", false},
         {"OUTSIDE_CHANNEL.netns", false},
@@ -969,6 +1008,7 @@ static const struct {
          * the fake's are links in a folder */
         {"OUTSIDE_CHANNEL.sandbox_pid", false},
         {"OUTSIDE_CHANNEL.sandbox_fd", false},
+        {"OUTSIDE_CHANNEL.sandbox_tid", false},
         /* a mount point that is a device (a /dev/null bound over a file): the fake's are folders */
         {"STAT.rdev", false},
         /* the seccomp filters in force, read by ptrace from real processes where the host may
@@ -1013,8 +1053,43 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 
 #define OTHER_NET 90000008       /* outside, in a network namespace kbound does not enter */
 #define KERNEL_THREAD_2 90000104 /* a thread of the kernel's whose links cannot be read */
+#define ZOMBIE 90000009          /* the kernel's child whose main thread has exited alone */
+#define ZOMBIE_THREAD 90000105   /* its live thread */
+#define ZOMBIE_2 90000010        /* another, whose live thread ends while it is read through it */
+#define ZOMBIE_2_THREAD 90000106 /* that thread: a stat saying it runs, and nothing else */
+#define MOVER 90000012           /* outside, holds the sandbox's net namespace at a new number when read again */
+#define LETGO 90000013           /* outside, held it when first read, not when read again */
+#define FORKER 90000014          /* outside, its children are born in the sandbox's pid namespace */
 
 #define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
+
+/* Three processes outside in kbound's own namespaces: MOVER holds the sandbox's network namespace
+ * open at fd 7 when the walk reads its table (/proc/<pid>/fd) and at fd 12 when it is read again
+ * (its thread's table: /proc/<pid>/task/<pid>/fd), as a holder that renumbers its descriptor does;
+ * LETGO holds it at fd 7, then nowhere; FORKER's pid_for_children is the sandbox's pid namespace. */
+static void fake_holders_outside(fake *f) {
+        const char *const own[NS_TYPES] = {NULL};
+        const fake_proc procs[] = {
+                {MOVER, 1, MOVER, "mover", 0, "0", 0, 0, 0, 1, 1},
+                {LETGO, 1, LETGO, "letgo", 0, "0", 0, 0, 0, 1, 1},
+                {FORKER, 1, FORKER, "forker", 0, "0", 0, 0, 0, 1, 1},
+        };
+        char net[64], pid[64], path[64];
+        snprintf(net, sizeof net, "net:[%llu]", (unsigned long long) fake_ns_ino(f, "sbx-net"));
+        snprintf(pid, sizeof pid, "pid:[%llu]", (unsigned long long) fake_ns_ino(f, "sbx-pid"));
+        for (size_t i = 0; i < KB_ELEMENTSOF(procs); i++) {
+                fake_process(f, &procs[i]);
+                fake_namespaces(f, procs[i].pid, own);
+                snprintf(path, sizeof path, "proc/%d/task/%d/fd", (int) procs[i].pid, (int) procs[i].pid);
+                tmp_tree_mkdir(f->dir->root, path);
+        }
+        proc_link(f, MOVER, "fd/7", net);
+        snprintf(path, sizeof path, "task/%d/fd/12", MOVER);
+        proc_link(f, MOVER, path, net);
+        proc_link(f, LETGO, "fd/7", net);
+        snprintf(path, sizeof path, "task/%d/ns/pid_for_children", FORKER);
+        proc_link(f, FORKER, path, pid);
+}
 
 /* What the fake adds for the coverage: a host mount table (kb_inspect_host of the fake), the
  * kernel's endpoints, one of them connected to kbound (the kernel holding the accepted end) and
@@ -1029,6 +1104,7 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
 #define SHM_MAP "7f0000006000-7f0000007000 rw-s 00000000 00:01 4545 /memfd:shm (deleted)\n"
         fake_maps_with(f, SHM_MAP);
         proc_file(f, OUTSIDER, "maps", SHM_MAP, 0);
+        fake_holders_outside(f); /* a holder by a descriptor */
 #undef SHM_MAP
         /* what the kernel's anonymous objects reach, by their fdinfo: an epoll's watched file, an
          * inotify and a fanotify mark, an io_uring's registered files, a pidfd's NSpid */
@@ -1070,6 +1146,56 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
         proc_file(f, STRAY, "mountinfo", text, 0);
         snprintf(path, sizeof path, "proc/%d/task/%d", KERNEL, KERNEL_THREAD_2);
         tmp_tree_mkdir(f->dir->root, path);
+        /* the kernel's thread of its own: traced by the outsider, in a network namespace of its own,
+         * a descriptor table of its own holding a file */
+        fake_thread(f, KERNEL, KERNEL_THREAD, 'S', OUTSIDER);
+        snprintf(text, sizeof text, "proc/%d/task/%d/ns/net", KERNEL, KERNEL_THREAD);
+        tmp_tree_path(f->dir->root, text, path);
+        assert_int_equal(unlink(path), 0);
+        snprintf(text, sizeof text, "task/%d/", KERNEL_THREAD);
+        fake_ns_under(f, KERNEL, text, "net", "thread-net");
+        snprintf(path, sizeof path, "%s/work/notes.txt", f->dir->root);
+        snprintf(text, sizeof text, "task/%d/fd/33", KERNEL_THREAD);
+        proc_link(f, KERNEL, text, path);
+        snprintf(text, sizeof text, "task/%d/fdinfo/33", KERNEL_THREAD);
+        proc_file(f, KERNEL, text, "pos:\t0\nflags:\t0100000\nmnt_id:\t25\nino:\t4\n", 0);
+        /* the zombie leader (State Z, nothing of its own) and its live thread, which holds the file */
+        fake_zombie_leader(f, ZOMBIE, KERNEL, INIT, 9);
+        const char *const sandbox_ns[NS_TYPES] = {"sbx-user", "sbx-mnt", "sbx-pid", "sbx-net", "sbx-ipc", NULL, NULL};
+        fake_thread(f, ZOMBIE, ZOMBIE_THREAD, 'S', 0);
+        char under[64];
+        snprintf(under, sizeof under, "task/%d/", ZOMBIE_THREAD);
+        fake_namespaces_under(f, ZOMBIE, under, sandbox_ns);
+        static const struct {
+                const char *name, *text;
+        } thread_files[] = {
+                {"maps", "x"},
+                {"uid_map", "         0       1000          1\n"},
+                {"gid_map", "         0       1000          1\n"},
+                {"environ", "x"},
+                {"cmdline", "x"},
+                {"limits", "Max processes             512                  512                  processes \n"},
+                {"cgroup", "0::/kbound/team-a\n"}};
+        for (size_t i = 0; i < KB_ELEMENTSOF(thread_files); i++) {
+                snprintf(text, sizeof text, "%s%s", under, thread_files[i].name);
+                proc_file(f, ZOMBIE, text, thread_files[i].text, 0);
+        }
+        snprintf(text, sizeof text, "%scwd", under);
+        proc_link(f, ZOMBIE, text, path);
+        snprintf(text, sizeof text, "%sroot", under);
+        proc_link(f, ZOMBIE, text, "/");
+        snprintf(text, sizeof text, "%sfd/4", under);
+        proc_link(f, ZOMBIE, text, path);
+        char bin[PATH_MAX];
+        snprintf(bin, sizeof bin, "%s/bin/python3", f->dir->root);
+        snprintf(text, sizeof text, "%sexe", under);
+        proc_link(f, ZOMBIE, text, bin);
+        /* a second zombie leader, read through a thread whose files are gone (it ended) */
+        fake_zombie_leader(f, ZOMBIE_2, KERNEL, INIT, 10);
+        snprintf(text, sizeof text, "task/%d/stat", ZOMBIE_2_THREAD);
+        snprintf(path, sizeof path, "%d (python3) S %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 0\n",
+                 ZOMBIE_2_THREAD, KERNEL, INIT, INIT);
+        proc_file(f, ZOMBIE_2, text, path, 0);
         assert_int_equal(kb_inspect_host(f->proc, ret_host), 0);
         f->t.host = *ret_host;
 
@@ -1143,6 +1269,101 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
                  "0000000000000000: 00000002 00000000 00010000 0001 01 666003 @forged\nname\n",
                  sa.sun_path);
         proc_file(f, OTHER_NET, "net/unix", text, 0);
+}
+
+/* A holder outside is confirmed by the object it holds, not by its descriptor's number: MOVER,
+ * whose descriptor moved between the two reads, is a holder named at its new number; LETGO, which
+ * let go, is transient; FORKER, whose children would be born in the sandbox, is a holder of the
+ * sandbox's pid namespace by its pid_for_children. */
+static void test_holders_followed(void **state) {
+        fake *f = *state;
+        fake_holders_outside(f);
+        json_object *snap = snapshot(f, 0), *holders = member(snap, FACT_LOOK_NS_HOLDERS);
+        json_object *mover = find_by(holders, FACT_NS_HOLDER_PID, MOVER),
+                    *forker = find_by(holders, FACT_NS_HOLDER_PID, FORKER);
+        assert_string_equal(str_at(mover, FACT_NS_HOLDER_NS), "net");
+        assert_int_equal(int_at(mover, FACT_NS_HOLDER_FD), 12);
+        assert_int_equal(int_at(mover, FACT_NS_HOLDER_INODE), fake_ns_ino(f, "sbx-net"));
+        assert_string_equal(str_at(forker, FACT_NS_HOLDER_NS), "pid_for_children");
+        assert_int_equal(int_at(forker, FACT_NS_HOLDER_INODE), fake_ns_ino(f, "sbx-pid"));
+        assert_false(kb_fact_has(forker, FACT_NS_HOLDER_FD));
+        for (size_t i = 0; i < json_object_array_length(holders); i++)
+                assert_int_not_equal(int_at(json_object_array_get_idx(holders, i), FACT_NS_HOLDER_PID), LETGO);
+        json_object *outside = member(snap, FACT_LOOK_NS_OUTSIDE);
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_TRANSIENT), 1);
+        assert_int_equal(int_at(outside, FACT_NS_OUTSIDE_HOLDERS), 3); /* OUTSIDER, MOVER, FORKER */
+}
+
+static void fake_zombie_leader(fake *f, pid_t pid, pid_t kernel, pid_t session, int nspid) {
+        char text[1024];
+        snprintf(text, sizeof text, "%d (python3) Z %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 0\n", (int) pid,
+                 (int) kernel, (int) session, (int) session);
+        proc_file(f, pid, "stat", text, 0);
+        snprintf(text, sizeof text,
+                 "Name:\tpython3\nState:\tZ (zombie)\nPPid:\t%d\nUid:\t1000\t1000\t1000\t1000\n"
+                 "Gid:\t1000\t1000\t1000\t1000\nGroups:\t\nNSpid:\t%d\t%d\nThreads:\t2\nCapInh:\t0000000000000000\n"
+                 "CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\n"
+                 "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t2\nTracerPid:\t0\n",
+                 (int) kernel, (int) pid, nspid);
+        proc_file(f, pid, "status", text, 0);
+        fake_member_files(f, pid, "", 0, "python3", 0);
+        fake_thread(f, pid, pid, 'Z', 0);
+}
+
+/* Every thread of a sandbox process is read for what the kernel keeps per thread: the kernel's
+ * thread of its own working directory, tracer and descriptor table (a host file in it, listed
+ * with the process's descriptors under its tid), one whose files cannot be read (noted, not
+ * skipped), and a zombie leader read through its live thread. */
+static void test_threads(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_threads");
+        fake *f = *state;
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        json_object *snap = snapshot(f, 0), *kernel = process(snap, KERNEL),
+                    *tasks = member(kernel, FACT_PROCESS_TASKS);
+        json_object *t = find_by(tasks, FACT_TASK_TID, KERNEL_THREAD);
+        if (!t)
+                fail_msg("thread %d is not among %s", KERNEL_THREAD, json_object_to_json_string(tasks));
+        assert_string_equal(str_at(t, FACT_TASK_STATE), "S");
+        assert_int_equal(int_at(t, FACT_TASK_TRACER_PID), OUTSIDER);
+        assert_int_equal(int_at(t, FACT_TASK_SECCOMP_FILTERS), 2);
+        assert_true(bool_at(t, FACT_TASK_OWN_FILES)); /* kcmp cannot compare the fake's: read */
+        entry(member(t, FACT_TASK_NS), "net");        /* a network namespace of its own */
+        assert_null(json_object_object_get(member(t, FACT_TASK_NS), "mnt"));
+        json_object *fd = NULL, *fds = member(kernel, FACT_PROCESS_FDS);
+        for (size_t i = 0; i < json_object_array_length(fds); i++)
+                if (kb_fact_int_or(json_object_array_get_idx(fds, i), FACT_FD_TID, 0) == KERNEL_THREAD)
+                        fd = json_object_array_get_idx(fds, i);
+        if (!fd)
+                fail_msg("the thread's own table is not among the kernel's fds: %s", json_object_to_json_string(fds));
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/work/notes.txt", f->dir->root);
+        assert_int_equal(int_at(fd, FACT_FD_FD), 33);
+        assert_string_equal(str_at(fd, FACT_FD_TARGET), path);
+        /* the thread whose files are missing: each noted, none taken as its end */
+        t = find_by(tasks, FACT_TASK_TID, KERNEL_THREAD_2);
+        if (!t)
+                fail_msg("thread %d is not among %s", KERNEL_THREAD_2, json_object_to_json_string(tasks));
+        assert_true(has_error(member(t, FACT_TASK_ERRORS), WHAT_STATUS, NULL, strerror(ENOENT)));
+        /* the zombie leader: its links, maps and table read through its live thread */
+        json_object *z = process(snap, ZOMBIE);
+        assert_string_equal(str_at(z, FACT_PROCESS_STATE), "Z");
+        assert_int_equal(int_at(z, FACT_PROCESS_READ_THROUGH), ZOMBIE_THREAD);
+        assert_names_file(member(member(z, FACT_PROCESS_REFS), FACT_REFS_CWD), FACT_REF_LINK_TARGET, FACT_REF_LINK_INO,
+                          path);
+        json_object *zfds = member(z, FACT_PROCESS_FDS);
+        assert_int_equal(json_object_array_length(zfds), 1);
+        assert_string_equal(str_at(json_object_array_get_idx(zfds, 0), FACT_FD_TARGET), path);
+        entry(member(z, FACT_PROCESS_NS), "pid");
+        /* the one read through a thread that ended, its leader still there: the look says it could
+         * not read it, never counts it as gone */
+        assert_null(find_by(member(snap, FACT_LOOK_PROCESSES), FACT_PROCESS_PID, ZOMBIE_2));
+        assert_true(has_error(member(snap, FACT_LOOK_ERRORS), WHAT_PROCESS_UNREAD, NULL, strerror(ESRCH)));
+        for (int i = 0; i < FAKE_SOCKS; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
 }
 
 /* Every fact a look may hold (a fact of LOOK or of an object a look holds, at any depth) is produced
@@ -1293,6 +1514,7 @@ int main(void) {
                 ON_FAKE(test_processes),
                 ON_FAKE(test_secrets_and_errors),
                 ON_FAKE(test_namespaces),
+                ON_FAKE(test_holders_followed),
                 ON_FAKE(test_launcher),
                 ON_FAKE(test_resources),
                 /* with sock_diag's list of this network's sockets */
@@ -1308,6 +1530,7 @@ int main(void) {
                 cmocka_unit_test(test_host),
                 ON_FAKE(test_every_fact_produced),
                 ON_FAKE(test_object_reach),
+                ON_FAKE(test_threads),
                 ON_FAKE(test_socket_ends),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,11 @@ static void test_missing_looks_fail_every_check(void **state) {
                 B1("/snapshots/1/errors/-",
                    "{'what': 'more sandbox processes than kbound inspects', 'error': 'Argument list too long'}",
                    "the host did not inspect every process of the sandbox (child alive)"),
+                /* a zombie leader whose threads each ended while the host read it through them */
+                B1("/snapshots/1/errors/-",
+                   "{'what': 'a zombie leader whose threads each ended while the host read it through them', "
+                   "'error': 'No such process'}",
+                   "the host could not read a process of the sandbox whose main thread has exited"),
         };
         for (size_t j = 0; j < KB_ELEMENTSOF(judges); j++)
                 if (judges[j].host_looks)

@@ -21,6 +21,20 @@ static void test_backend(void **state) {
                 B2("/expect/allow_network", "'true'", "/snapshots/0/processes/1/ns/net", "4026531840",
                    "pid 1002 (python3) shares kbound's net namespace"),
                 B1("/expect/allow_network", "'true'", "allow_network: string, not a bool"),
+                /* a thread that moved alone (setns, unshare in one thread): its namespaces apart from
+                 * its process's, judged the same way */
+                B2("/snapshots/0/processes/1/tasks/0/ns", "{'net': 4026531840}",
+                   "/snapshots/0/processes/1/tasks/0/ns_owners", "{'net': [4026531837]}",
+                   "thread 1010 of pid 1002 (python3) shares kbound's net namespace"),
+                B2("/snapshots/1/processes/1/tasks/1/ns", "{'ipc': 4026539999}",
+                   "/snapshots/1/processes/1/tasks/1/ns_owners", "{'ipc': [4026531837]}",
+                   "the ipc namespace of thread 1011 of pid 1002 (python3) is owned by user namespace 4026531837"),
+                B1("/snapshots/1/processes/1/tasks/1/ns", "{'ipc': 4026539999}",
+                   "the host could not read who owns the ipc namespace of thread 1011 of pid 1002 (python3)"),
+                B1("/snapshots/0/processes/1/tasks/0/errors", "[{'what': 'ns', 'error': 'Permission denied'}]",
+                   "the host could not read the namespaces of thread 1010 of pid 1002 (python3)"),
+                B1("/snapshots/0/processes/1/tasks", NULL,
+                   "the host could not list the threads of pid 1002 (python3): the namespaces of each"),
         };
         EXPECT_FAILS(kb_judge_backend, fails);
         static const breakage passes[] = {
@@ -28,6 +42,9 @@ static void test_backend(void **state) {
                    "/snapshots/1/processes/1/ns/net", "4026531840",
                    "user, mnt, pid, ipc, uts, cgroup namespaces differ from kbound's for all 5 processes the host saw; "
                    "network shared (raw-network override)"),
+                /* a thread in a namespace of its own made inside the sandbox's */
+                B2("/snapshots/0/processes/1/tasks/0/ns", "{'net': 4026539998}",
+                   "/snapshots/0/processes/1/tasks/0/ns_owners", "{'net': " OWNED "}", NULL),
         };
         EXPECT_PASSES(kb_judge_backend, passes);
 }
@@ -146,6 +163,11 @@ static void test_backend_namespace_owners(void **state) {
                    "{'pid': 782, 'name': 'agent', 'ns': 'net', 'inode': 4026532300, "
                    "'thread': 791}",
                    "thread 791 of pid 782 (agent), outside the sandbox, is in the sandbox's net namespace (ready)"),
+                /* a process whose children are born in the sandbox (setns(CLONE_NEWPID) for them alone) */
+                B1("/snapshots/0/ns_holders/-",
+                   "{'pid': 783, 'name': 'forker', 'ns': 'pid_for_children', 'inode': 4026532301}",
+                   "pid 783 (forker), outside the sandbox, starts its children in the sandbox's pid namespace "
+                   "(ns/pid_for_children): each one it forks is born inside (ready)"),
                 B1("/snapshots/1/ns_outside/fd_tables_unreadable", "2",
                    "the host read the namespaces of 2 processes outside the sandbox but not all their descriptors"),
                 B1("/snapshots/0/ns_outside/fd_tables_read", NULL,

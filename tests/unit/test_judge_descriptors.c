@@ -5,6 +5,9 @@
 
 #define KFDS "/snapshots/0/processes/1/fds"
 #define KFD_NEW KFDS "/-"
+/* A descriptor of pipe 7900 held by the kernel: flags 0 its read end, 1 its write end; more, its
+ * other facts. */
+#define PIPE_END(flags, more) "{'fd': 30, 'target': 'pipe:[7900]', 'type': 'fifo', 'flags': " #flags ", " more "}"
 
 static void test_descriptors_files(void **state) {
         static const breakage fails[] = {
@@ -12,6 +15,17 @@ static void test_descriptors_files(void **state) {
                    "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
                    "'mnt_id': 20}",
                    "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount (mount id 20) outside the sandbox"),
+                /* the same in a thread's own descriptor table (clone without CLONE_FILES) */
+                B1(KFD_NEW,
+                   "{'fd': 3, 'tid': 1010, 'target': '/home/u', 'type': 'dir', 'dev': '8:1', 'ino': 4000, 'flags': "
+                   "010000000, 'mnt_id': 20}",
+                   "fd 3 of thread 1010 (its own descriptor table) of pid 1002 (python3): /home/u is on a host mount "
+                   "(mount id 20)"),
+                /* a zombie leader read through its live thread: that thread's table is the process's */
+                B3("/snapshots/0/processes/1/state", "'Z'", "/snapshots/0/processes/1/read_through", "1010", KFD_NEW,
+                   "{'fd': 20, 'target': '/etc/shadow', 'type': 'reg', 'dev': '8:1', 'ino': 1234, 'flags': 32768, "
+                   "'mnt_id': 20}",
+                   "fd 20 of pid 1002 (python3): /etc/shadow is on a host mount"),
                 /* fdinfo unreadable: no mount id, never on one of the process's mounts */
                 B1(KFD_NEW,
                    "{'fd': 21, 'target': '/usr/lib/os.py', 'type': 'reg', 'dev': '8:1', 'ino': 99, "
@@ -310,6 +324,15 @@ static void test_descriptors_references(void **state) {
                 B1("/snapshots/0/processes/1/tracer_pid", NULL,
                    "the host could not read whether pid 1002 (python3) is traced (TracerPid)"),
                 B1("/pre_exec/processes/0/tracer_pid", "1000", "pid 1001 (bwrap) is traced by pid 1000"),
+                /* PTRACE_SEIZE takes one thread: each thread's tracer, and threads not listed */
+                B1("/snapshots/0/processes/1/tasks/1/tracer_pid", "5000",
+                   "thread 1011 of pid 1002 (python3) is traced by pid 5000, a process outside the sandbox"),
+                B1("/snapshots/1/processes/1/tasks/0/tracer_pid", NULL,
+                   "the host could not read whether thread 1010 of pid 1002 (python3) is traced"),
+                B1("/snapshots/0/processes/1/tasks", NULL, "the host could not list the threads of pid 1002 (python3)"),
+                /* a zombie leader whose threads live on holds what they hold: not passed as a zombie */
+                B2(KREFS "/cwd", NULL, "/snapshots/0/processes/1/state", "'Z'",
+                   "the host could not read the working directory of pid 1002 (python3)"),
                 /* the same before the kernel ran, in bwrap's init */
                 B1("/pre_exec/processes/0/refs/cwd", HOST_DIR,
                    "the working directory of pid 1001 (bwrap), /home/u/src (dev 8:1, inode 4000), is on mount 20"),
@@ -320,16 +343,23 @@ static void test_descriptors_references(void **state) {
                 B1(KREFS "/maps/-",
                    "{'path': '/tmp/shm', 'dev': '0:44', 'ino': 5, 'shared': true, 'writable': true, 'reach': 'same', "
                    "'mnt_id': 309}",
-                   "and all 37 other references"),
+                   "and all 47 other references"),
                 /* traced by a process of the sandbox's own */
                 B1("/snapshots/1/processes/2/tracer_pid", "1002", NULL),
                 B1(KREFS "/maps/-",
                    "{'path': '/tmp/x', 'dev': '0:44', 'ino': 6, 'shared': true, 'writable': true, 'deleted': true}",
                    NULL),
                 /* a zombie holds no references of its own */
-                B4(KREFS "/cwd", NULL, KREFS "/cwd_error", "'No such file or directory'", KREFS "/maps", NULL,
-                   "/snapshots/0/processes/1/state", "'Z'", NULL),
-                B2(KREFS "/threads", NULL, "/snapshots/0/processes/1/state", "'Z'", NULL),
+                B4(KREFS "/cwd", NULL, KREFS "/maps", NULL, "/snapshots/0/processes/1/state", "'Z'",
+                   "/snapshots/0/processes/1/tasks", "[]", NULL),
+                B3(KREFS "/threads", NULL, "/snapshots/0/processes/1/state", "'Z'", "/snapshots/0/processes/1/tasks",
+                   "[{'tid': 1010, 'state': 'Z', 'errors': []}]", NULL),
+                /* traced by a thread of the sandbox's own (a tracer is a thread) */
+                B1("/snapshots/0/processes/1/tasks/1/tracer_pid", "1010", NULL),
+                B1("/snapshots/1/processes/2/tracer_pid", "1011", NULL),
+                /* a thread that has exited is traced by no one */
+                B2("/snapshots/0/processes/1/tasks/1/tracer_pid", "5000", "/snapshots/0/processes/1/tasks/1/state",
+                   "'Z'", NULL),
                 /* bwrap's init: its program and the launcher's own libraries, from the host, are its image */
                 B4("/pre_exec/processes/0/refs/maps/-",
                    "{'path': '/opt/bwrap/lib.so', 'dev': '8:1', 'ino': 4243, 'shared': false, 'writable': false, "
@@ -622,6 +652,13 @@ static void test_descriptors_anonymous(void **state) {
                 B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 8),
                    "fd 8 of pid 1002 (python3): anon_inode:[eventfd] is the very open file pid 6001 (helper, its fd "
                    "3) holds, a process outside the sandbox"),
+                /* the same in a thread's own table: the channel names that table (sandbox_tid) */
+                B2(KFD_NEW, "{'fd': 8, 'tid': 1010, 'target': 'anon_inode:[eventfd]', 'flags': 2, 'mnt_id': 15}",
+                   "/snapshots/0/outside_channels/-",
+                   "{'target': 'anon_inode:[eventfd]', 'pid': 6001, 'name': 'helper', 'fd': 3, 'sandbox_pid': 1002, "
+                   "'sandbox_fd': 8, 'sandbox_tid': 1010}",
+                   "fd 8 of thread 1010 (its own descriptor table) of pid 1002 (python3): anon_inode:[eventfd] is the "
+                   "very open file pid 6001"),
                 B1("/snapshots/0/outside_channels/-", OUT_CH("/memfd:ipc-shm (deleted)", 10),
                    "fd 10 of pid 1002 (python3): /memfd:ipc-shm (deleted) is the very open file pid 6001"),
                 B1("/snapshots/1/launcher/shared_files/-", OUT_CH("anon_inode:[eventpoll]", 7),
@@ -643,12 +680,33 @@ static void test_descriptors_anonymous(void **state) {
                    "anon_inode:inotify has a inotify mark on device 0:99, inode 12, a file the host cannot place"),
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 12345"),
                    "anon_inode:inotify has a inotify mark on device 8:1, inode 12345"),
+                /* ... and the host's look for it by its handle says why it did not find it */
+                B1(KFD_NEW,
+                   MARK("anon_inode:inotify", "inotify",
+                        "'dev': '8:1', 'ino': 12345, 'place_error': 'Operation not permitted'"),
+                   "a file the host cannot place in the sandbox's view (by its handle: Operation not permitted)"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 20"),
                    "anon_inode:[fanotify] has a fanotify mark on mount 20, not one of the process's own"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-inode", "'ino': 12"),
                    "anon_inode:[fanotify] has a fanotify-inode mark on device ?"),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '8:1'"),
                    "has a fanotify mark on the filesystem 8:1, which the process's mounts do not hold whole"),
+                /* a pipe's end whose other end no process the host read holds: open (in flight in a
+                 * socket's queue, red-team keep-pipe), not polled, or which end unknown */
+                B1(KFD_NEW, PIPE_END(0, "'pipe_other_end': 'open'"),
+                   "fd 30 of pid 1002 (python3): pipe:[7900] (its read end): its write end is held by no process "
+                   "the host found (it is open: in flight in a socket's queue, or held where no descriptor table "
+                   "shows it)"),
+                B1(KFD_NEW, PIPE_END(1, "'pipe_other_end': 'open'"),
+                   "pipe:[7900] (its write end): its read end is held by no process the host found (it is open"),
+                B1(KFD_NEW, PIPE_END(0, "'pipe_error': 'Operation not permitted'"),
+                   "pipe:[7900] (its read end): its write end is held by no process the host found (Operation not "
+                   "permitted)"),
+                B1(KFD_NEW, PIPE_END(0, "'ino': 7900"),
+                   "its write end is held by no process the host found (the host "
+                   "did not poll it)"),
+                B1(KFD_NEW, "{'fd': 30, 'target': 'pipe:[7900]', 'pipe_other_end': 'none'}",
+                   "pipe:[7900]: the host could not read which end of the pipe it is"),
                 /* pidfds of processes outside, or not the look's */
                 B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 5000}",
                    "fd 30 of pid 1002 (python3): a pidfd of pid 5000, a process outside the sandbox"),
@@ -664,6 +722,9 @@ static void test_descriptors_anonymous(void **state) {
                    "a pidfd of pid 1003, whose pid in its own namespace is not its sandbox pid"),
                 B1("/snapshots/1/processes/1/fds/-", "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003}",
                    "a pidfd of pid 1003, whose pid in its own namespace"),
+                /* a thread's: its id in its own namespace must be that thread's */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1010, 'nspid': [1010, 4]}",
+                   "a pidfd of thread 1010 of pid 1002, whose id in its own namespace is not its sandbox id"),
                 /* a shared mapping of a memory file a process outside maps too */
                 B2("/snapshots/0/processes/1/refs/maps/-",
                    "{'path': '/memfd:ipc-shm (deleted)', 'dev': '0:1', 'ino': 3, 'shared': true, 'writable': true, "
@@ -687,14 +748,30 @@ static void test_descriptors_anonymous(void **state) {
                    NULL), /* a file it holds */
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:40', 'ino': 77"),
                    NULL), /* its own tmpfs */
+                /* a folder under a bind of part of a filesystem (/usr/lib/python3/dist-packages through
+                 * the /usr bind): found in the holder's view by its handle */
+                B1(KFD_NEW,
+                   MARK("anon_inode:inotify", "inotify",
+                        "'dev': '8:1', 'ino': 12345, 'at': '/usr/lib/python3/dist-packages'"),
+                   NULL),
+                B1(KFD_NEW,
+                   MARK("anon_inode:[fanotify]", "fanotify-inode", "'dev': '8:1', 'ino': 12345, 'at': '/usr/lib'"),
+                   NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-filesystem", "'dev': '0:40'"), NULL),
                 B1(KFD_NEW, MARK("anon_inode:[fanotify]", "fanotify-mount", "'mnt_id': 311"), NULL),
                 /* a channel out of another object is not this one's */
                 B1("/snapshots/0/outside_channels/-", OUT_CH("anon_inode:[eventfd]", 99), NULL),
+                /* a pipe whose other end a sandbox process holds, or whose other end is gone */
+                B2(KFD_NEW, PIPE_END(0, "'pipe_other_end': 'open'"), KFD_NEW,
+                   "{'fd': 31, 'target': 'pipe:[7900]', 'flags': 1}", NULL),
+                B1(KFD_NEW, PIPE_END(0, "'pipe_other_end': 'none'"), NULL),
+                B1(KFD_NEW, PIPE_END(1, "'pipe_other_end': 'none'"), NULL),
                 /* pidfds of the sandbox's own processes, or of one that exited */
                 B1("/snapshots/1/processes/1/fds/-",
                    "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1003, 'nspid': [1003, 7]}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1001, 'nspid': [1001, 1]}", NULL),
+                /* a PIDFD_THREAD pidfd of one of the kernel's own threads */
+                B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': 1011, 'nspid': [1011, 4]}", NULL),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[pidfd]', 'pid': -1}", NULL),
         };
         EXPECT_PASSES(kb_judge_descriptors, passes);

@@ -137,6 +137,12 @@ static void test_session_bwrap_grammar(void **state) {
 
 /* ---- sandbox.privileges, on small looks ---- */
 
+/* A thread of it but the main one, as inspect_threads.c reports it. */
+#define GOOD_TASK                                                                                                      \
+        "{\"tid\": 101, \"state\": \"S\", \"uid\": [999, 999, 999, 999], \"gid\": [995, 995, 995, 995], "              \
+        "\"groups\": [], \"cap_eff\": \"0000000000000000\", \"cap_prm\": \"0000000000000000\", "                       \
+        "\"cap_amb\": \"0000000000000000\", \"no_new_privs\": 1, \"errors\": []}"
+
 /* A process as inspect.c reports it, with what facts.def requires of it and nothing that
  * sandbox.privileges does not read; fields replaced by the caller's JSON text. */
 #define GOOD_PROC                                                                                                      \
@@ -144,7 +150,7 @@ static void test_session_bwrap_grammar(void **state) {
         "\"gid\": [995, 995, 995, 995], \"groups\": [], \"cap_eff\": \"0000000000000000\", "                           \
         "\"cap_prm\": \"0000000000000000\", \"cap_amb\": \"0000000000000000\", \"cap_bnd\": "                          \
         "\"0000000000000000\", \"no_new_privs\": 1, \"seccomp\": 0, \"uid_map\": \"999 999 1\", \"ns\": {}, "          \
-        "\"ns_owners\": {}, \"refs\": {}, \"fds\": [], \"errors\": []"
+        "\"ns_owners\": {}, \"refs\": {}, \"fds\": [], \"tasks\": [" GOOD_TASK "], \"errors\": []"
 
 /* A look of the two, whole as facts.def declares a look (a launcher the privileges do not read). */
 static json_object *snapshots_with(const char *proc_json) {
@@ -198,6 +204,19 @@ static void test_privileges_fail(void **state) {
         expect_privileges_fail("\"no_new_privs\": \"1\"", "no_new_privs");
         expect_privileges_fail("\"errors\": [{\"what\": \"status\", \"error\": \"Permission denied\"}]",
                                "could not read pid 100's status");
+        /* the kernel keeps credentials per thread: a raw setuid or capset changes one */
+        expect_privileges_fail(
+                "\"tasks\": [{\"tid\": 101, \"state\": \"S\", \"uid\": [999, 0, 999, 999], \"gid\": [995, "
+                "995, 995, 995], \"no_new_privs\": 1, \"errors\": []}]",
+                "thread 101 of pid 100 (python3) runs as the host's uid 0");
+        expect_privileges_fail("\"tasks\": [{\"tid\": 101, \"state\": \"S\", \"uid\": [999, 999, 999, 999], \"gid\": "
+                               "[995, 995, 995, 995], \"cap_eff\": \"0000000000200000\", \"no_new_privs\": 1, "
+                               "\"errors\": []}]",
+                               "thread 101 of pid 100 (python3) holds capabilities");
+        expect_privileges_fail("\"tasks\": [{\"tid\": 101, \"errors\": [{\"what\": \"status\", \"error\": "
+                               "\"Permission denied\"}]}]",
+                               "could not read the status of thread 101 of pid 100 (python3)");
+        expect_privileges_fail("\"tasks\": null", "could not list the threads of pid 100 (python3)");
 
         /* a process without uid at all (status unreadable) */
         json_object *snaps =

@@ -56,19 +56,28 @@ static void test_sockets(void **state) {
                 /* what kbound could not look at is named, not passed silently */
                 B1("/snapshots/0/socket_namespaces_not_entered",
                    "[{'pid': 4321, 'error': 'Operation not permitted', 'table_error': 'Protocol error'}]",
-                   "NOT claimed: the sockets of 1 network namespace kbound could not enter, checked only by the paths "
-                   "their tables show: network namespace of pid 4321 (Operation not permitted; its table: Protocol "
-                   "error)"),
+                   "NOT claimed: the sockets of 1 network namespace kbound does not enter, some not found by the "
+                   "paths their tables show (a table not read as such): network namespace of pid 4321 (Operation not "
+                   "permitted; its table: Protocol error)"),
+                B1("/snapshots/0/socket_namespaces_not_entered",
+                   "[{'pid': 4321, 'error': 'Operation not permitted', 'placed_by_path': 2, 'unplaced': 1}]",
+                   "NOT claimed: the sockets of 1 network namespace kbound does not enter, some not found by the "
+                   "paths their tables show: network namespace of pid 4321 (Operation not permitted)"),
+                /* another sandbox's namespace, each of its named sockets placed where its process sees it:
+                 * claimed, and said so */
+                B1("/snapshots/0/socket_namespaces_not_entered",
+                   "[{'pid': 4321, 'error': 'Operation not permitted', 'placed_by_path': 2, 'unplaced': 0}]",
+                   "; the sockets of 1 network namespace kbound does not enter (another sandbox's or container's) "
+                   "each found by the path its table shows"),
                 /* a socket whose file cannot be found (removed while bound): named, not passed silently */
                 B1("/snapshots/0/host_sockets/not_claimed",
                    "[{'inode': 5005, 'type': 'stream', 'state': 'listening', 'path': '/run/x.sock', 'peer': 0, 'uid': "
                    "0, "
                    "'why': 'its file (device 8:1, inode 77) was not found by its name', "
                    "'held_by': [{'pid': 777, 'name': 'sshd', 'side': 'host'}]}]",
-                   "NOT claimed: 1 socket on filesystems the sandbox mounts whose files the host could not find by "
-                   "their "
-                   "names (removed or moved since bound, a relative name, another user's): first /run/x.sock, "
-                   "socket:[5005], held by pid 777 (sshd)"),
+                   "NOT claimed: 1 socket on filesystems the sandbox mounts whose files the host could not find "
+                   "(removed or moved to another folder since bound, a relative name, another user's): first "
+                   "/run/x.sock, socket:[5005], held by pid 777 (sshd)"),
                 /* a kernel sharing kbound's network reaches its abstract sockets: said, not passed over */
                 B1("/expect/allow_network", "true",
                    "NOT claimed: the 3 abstract unix sockets of kbound's network namespace, which the kernel shares "

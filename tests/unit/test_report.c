@@ -372,6 +372,49 @@ static void test_not_tested_is_partial(void **state) {
                         "(not tested: credential canary in the user's home (HOME is not set)).");
 }
 
+/* A part of a claim not proven is the same rule for every check (issue 35, item 6): a passing
+ * boundary.sockets that names a socket it could not place, or a sandbox.attack_surface with a call
+ * left allowed, holds in part, and the summary names the part instead of a full boundary. */
+static void test_not_claimed_part_is_partial(void **state) {
+        static const struct {
+                const char *id, *part;
+        } parts[] = {
+                {"boundary.sockets", "not claimed: 1 socket on filesystems the sandbox mounts whose files the host "
+                                     "could not find (removed or moved to another folder since bound, a relative "
+                                     "name, another user's): first /run/d.sock, socket:[5005], held by pid 7 (d)"},
+                {"sandbox.attack_surface", "not claimed: keyctl (left allowed by --allow-syscall)"},
+        };
+        (void) state;
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+                _cleanup_json_ json_object *run = new_run();
+                json_object *checks = kernel_checks(run, 1), *found = NULL;
+                for (size_t i = 0; i < json_object_array_length(checks); i++) {
+                        json_object *v = NULL, *c = json_object_array_get_idx(checks, i);
+                        json_object_object_get_ex(c, "id", &v);
+                        if (strcmp(json_object_get_string(v), parts[p].id) == 0)
+                                found = c;
+                }
+                assert_non_null(found);
+                json_object *evidence = NULL, *list = json_object_new_array();
+                json_object_array_add(list, json_object_new_string(parts[p].part));
+                if (!json_object_object_get_ex(found, "evidence", &evidence)) {
+                        evidence = json_object_new_object();
+                        json_object_object_add(found, "evidence", evidence);
+                }
+                json_object_object_add(evidence, "not_tested", list);
+                assert_int_equal(kb_report_finish(run), 0);
+                assert_string_equal(verdict(run), "pass");
+                assert_false(claim_full(run));
+                const char *summary = claim_str(run, "summary");
+                assert_lacks(summary, "full boundary");
+                assert_contains(summary, "PASS WITH PARTIAL BOUNDARY: ");
+                char named[512];
+                /* the part's first words: the summary cuts a long one */
+                snprintf(named, sizeof named, "held in part: ir %s (%.30s", parts[p].id, parts[p].part);
+                assert_contains(summary, named);
+        }
+}
+
 static void test_incomplete_run_fails(void **state) {
         _cleanup_json_ json_object *run = new_run();
         json_object_object_add(run, "complete", json_object_new_boolean(false));
@@ -1043,6 +1086,7 @@ int main(void) {
                 cmocka_unit_test(test_missing_override_is_not_claimed),
                 cmocka_unit_test(test_missing_boundary_is_partial),
                 cmocka_unit_test(test_not_tested_is_partial),
+                cmocka_unit_test(test_not_claimed_part_is_partial),
                 cmocka_unit_test(test_incomplete_run_fails),
                 cmocka_unit_test(test_kernel_error_fails),
                 cmocka_unit_test(test_nothing_checked_fails),
