@@ -63,8 +63,10 @@ typedef struct kb_bwrap {
         uint64_t has; /* bit (1 << option) for each option present */
 } kb_bwrap;
 
-/* Runs "path --version" and "path --help" (as kbound's user, an empty environment, 5 s each).
- * Returns 0, -ENOENT (not there), -EIO (either did not run cleanly, or printed no version). */
+/* Runs "path --version" and "path --help" (as kbound's user, an empty environment, 5 s each), and
+ * tells bubblewrap by what it is: its version line is "bubblewrap VERSION" and its --help starts with
+ * bwrap's usage line. Returns 0, -ENOENT (not there), -EIO (either did not run cleanly), -ENOEXEC
+ * (a program that is not bubblewrap: /bin/true prints "true (GNU coreutils) 9.1"). */
 KB_EXPORT int kb_bwrap_probe(const char *path, kb_bwrap *ret);
 
 /* Reads a --help text into *ret_has (pure; kb_bwrap_probe's parser, for tests). */

@@ -14,17 +14,20 @@
 #define KB_IMAGE_RESERVE_BYTES (512ULL << 20)
 
 typedef struct kb_image_options {
-        const char *image;    /* "PATH" or "PATH:TAG": an OCI image layout folder (holding
-                               * oci-layout and index.json), or a file: a `docker save` archive
-                               * or an OCI archive (`podman save --format oci-archive`) */
-        const char *work_dir; /* an existing private folder of the caller's; the image is copied
-                               * and unpacked below it (layout/, rootfs/, tmp/) */
-        char *const *envp;    /* PATH finds skopeo, umoci and tar; KBOUND_SKOPEO and KBOUND_UMOCI
-                               * name them explicitly. Nothing else of it reaches the tools. */
-        uint64_t max_bytes;   /* disk the copy and the unpacked root may take together; 0:
-                               * KB_IMAGE_MAX_BYTES_DEFAULT */
-        int cancel_fd;        /* readable → the tool is killed, -ECANCELED; <= 0: none */
-        int64_t deadline_ms;  /* absolute (kb_now_ms); < 0: none */
+        const char *image;     /* "PATH" or "PATH:TAG": an OCI image layout folder (holding
+                                * oci-layout and index.json), or a file: a `docker save` archive
+                                * or an OCI archive (`podman save --format oci-archive`) */
+        const char *work_dir;  /* an existing private folder of the caller's; the image is copied
+                                * and unpacked below it (layout/, rootfs/, tmp/) */
+        char *const *envp;     /* PATH finds skopeo, umoci and tar; KBOUND_SKOPEO and KBOUND_UMOCI
+                                * name them explicitly. Nothing else of it reaches the tools. */
+        uint64_t max_bytes;    /* disk the copy and the unpacked root may take together; 0:
+                                * KB_IMAGE_MAX_BYTES_DEFAULT */
+        int cancel_fd;         /* readable → the tool is killed, -ECANCELED; <= 0: none */
+        int64_t deadline_ms;   /* absolute (kb_now_ms); < 0: none */
+        const char *cache_dir; /* an existing folder of the caller's (absolute) where unpacked images
+                                * are kept by their manifest digest (images/<hex>/), or NULL: the
+                                * image is unpacked below work_dir for this run alone */
 } kb_image_options;
 
 typedef struct kb_image kb_image;
@@ -43,6 +46,15 @@ typedef struct kb_image kb_image;
  * -EPROTO (the copy's index, manifest or config is malformed), -ECANCELED, -ETIMEDOUT, -ENOMEM. On failure
  * whatever was written below work_dir is removed and *ret_error (if ret_error) gets the error, one line. */
 KB_EXPORT int kb_image_unpack(const kb_image_options *o, kb_image **ret, kb_error **ret_error);
+/* With o->cache_dir, the image's manifest digest is read in place first (an OCI layout's or OCI
+ * archive's index.json; a docker archive, which has none, is keyed by its manifest.json and the tag),
+ * and cache_dir/images/<hex> is used when it holds that image whole: its tree's digest, recorded when
+ * it was unpacked, is computed again and must match, and its size must fit max_bytes (else -EFBIG).
+ * One that does not verify is removed and the image unpacked again; an unpack is built beside the
+ * entry and renamed into place once whole, under a lock (images/<hex>.lock) that a second run of
+ * the same image waits on. The run holds the lock shared while it uses the entry, so none is
+ * replaced under it; kb_image_destroy removes nothing of the cache. A compressed archive is
+ * unpacked for the run alone (its entries cannot be read in place). */
 
 /* The unpacked root filesystem (absolute; a folder with the image's /usr). */
 KB_EXPORT const char *kb_image_rootfs(const kb_image *img);
@@ -63,10 +75,18 @@ KB_EXPORT char *const *kb_image_env(const kb_image *img);
 KB_EXPORT uint64_t kb_image_unpacked_bytes(const kb_image *img);
 KB_EXPORT uint64_t kb_image_max_bytes(const kb_image *img);
 
+/* How the cache served it: NULL (not kept: no cache asked for, or an image that cannot be keyed),
+ * "stored" (unpacked now and kept) or "reused" (the kept copy, verified); the cache's folder of the
+ * image (NULL when not kept); and why the cache was not used or a kept copy was replaced (NULL when
+ * nothing is to be said). */
+KB_EXPORT const char *kb_image_cache_state(const kb_image *img);
+KB_EXPORT const char *kb_image_cache_entry(const kb_image *img);
+KB_EXPORT const char *kb_image_cache_note(const kb_image *img);
+
 /* {"path", "tag", "format", "manifest_digest", "config_digest", "user", "unpacked_bytes",
- * "max_bytes"}: a new object for reports, NULL if out of memory. */
+ * "max_bytes", "cache"}: a new object for reports, NULL if out of memory. */
 KB_EXPORT json_object *kb_image_json(const kb_image *img);
 
-/* Removes the unpacked root (and anything else kbound wrote below work_dir) and frees img; sets
- * *imgp to NULL. Accepts NULL. */
+/* Removes the unpacked root (and anything else kbound wrote below work_dir; nothing of the cache's,
+ * whose lock it lets go) and frees img; sets *imgp to NULL. Accepts NULL. */
 KB_EXPORT void kb_image_destroy(kb_image **imgp);

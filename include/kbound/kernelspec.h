@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "kbound/common.h"
+#include "kbound/error.h"
 
 #define KB_KERNELSPEC_MAX_BYTES (256 * 1024)
 
@@ -46,7 +47,8 @@ KB_EXPORT int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes
  * non-empty array of strings; env an object of strings; interrupt_mode "signal" or "message".
  * Missing display_name defaults to name, language to "", interrupt_mode to "signal", env to an
  * empty vector (never NULL).
- * Returns 0, -EPROTO (naming nothing; callers say which file), -EMSGSIZE, -ENOMEM. */
+ * Returns 0, -EBADMSG (not JSON at all: a syntax error), -EPROTO (JSON, but not a kernelspec's),
+ * -EMSGSIZE, -ENOMEM; kb_kernelspec_lookup says which file and what is wrong. */
 KB_EXPORT int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir,
                                   kb_kernelspec **ret);
 
@@ -80,6 +82,15 @@ KB_EXPORT int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *pref
  * load's errors (-ELOOP: kernel.json is a symlink). */
 KB_EXPORT int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs,
                                          kb_kernelspec **ret);
+
+/* The one lookup both of the above wrap: kb_kernelspec_find when root_fd < 0, else
+ * kb_kernelspec_find_in_root; with ret_error (may be NULL) it also gives, for a kernel.json that is
+ * there but cannot be loaded, the words: the file (inside the image for root_fd >= 0) and what is
+ * wrong, "not valid JSON (line 3, column 14: unexpected character)" for a syntax error (-EBADMSG),
+ * what is wrong with argv, env or interrupt_mode for a kernelspec that is JSON (-EPROTO). Returns
+ * as the function it stands for. */
+KB_EXPORT int kb_kernelspec_lookup(int root_fd, const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret,
+                                   kb_error **ret_error);
 
 /* Resolves a kernel's program (argv[0]) inside the image at root_fd as execvp would inside the
  * sandbox: an absolute path as is, a bare name through PATH of env (the kernel's environment, see

@@ -96,21 +96,25 @@ typedef enum kb_report_target {
                                 * (renaming over /dev/null would destroy it for the whole machine) */
 } kb_report_target;
 
-/* Says, writing nothing, whether path can take a report and how it would be written: callers
- * check every report path before any kernel starts, so a bad one is a usage error then rather than
- * a report lost at the end. A regular file must be writable and so must its folder; a new path
- * needs a writable folder; a device or FIFO must be writable.
+/* Says, leaving nothing behind, whether path can take a report and how it would be written:
+ * callers check every report path before any kernel starts, so a bad one is a usage error then
+ * rather than a report lost at the end. A regular file must be writable and so must its folder; a
+ * new path needs a writable folder; for both a file is made beside it and removed at once, as the
+ * write will (/proc/version passes every permission check for root, and refuses new files); a
+ * device or FIFO must be writable.
  * Returns 0 and *ret_target (may be NULL), -EISDIR (a directory), -EINVAL (NULL or empty path; a
- * block device, a socket), -ENOENT (no such folder, or a symlink to nothing), or -errno of the
+ * block device, a socket), -ENOENT (no such folder, or a symlink to nothing), -EOPNOTSUPP (the
+ * folder is there but takes no new file: /proc, /sys), or -errno of the
  * check (-EACCES, -EROFS, -ENOTDIR, -ELOOP, -ENAMETOOLONG...). */
 KB_EXPORT int kb_report_check_path(const char *path, kb_report_target *ret_target);
 
 /* Renders run with one of the above (in memory, up to KB_REPORT_MAX_BYTES) and writes it to path
  * as kb_report_check_path classifies it, checked again now: KB_REPORT_REPLACE atomically (a
  * temporary file beside it, fsync'd, mode 0644 since a report holds no secrets, renamed over it;
- * on failure the temporary is removed and an existing file is untouched); KB_REPORT_STREAM
- * opened for writing without O_CREAT or O_TRUNC, a FIFO without a reader refused (-ENXIO) rather
- * than waited for. Nothing is opened or created when rendering fails.
+ * on failure, rendering's included, the temporary is removed and so is an existing regular file
+ * there: an earlier run's verdict never stands where this run's could not be written);
+ * KB_REPORT_STREAM opened for writing without O_CREAT or O_TRUNC, a FIFO without a reader refused
+ * (-ENXIO) rather than waited for. Nothing is opened or created when rendering fails.
  * Returns 0, -EINVAL (NULL/empty path or render), -EFBIG (over the ceiling), render's own error,
  * kb_report_check_path's errors, or the real -errno of the write, fsync, close or rename
  * (-ENOSPC for a full disk; -EPIPE for a reader that went away, when SIGPIPE is ignored). */

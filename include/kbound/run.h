@@ -87,6 +87,15 @@ KB_EXPORT json_object *kb_run_sandbox_new(const char *bwrap, const char *bwrap_v
  * *ret_exit_code, or -ENOMEM. */
 KB_EXPORT int kb_run_report(kb_run *run, const kb_run_facts *facts, json_object **ret, int *ret_exit_code);
 
+/* The kernel object of a run refused before any kernel started (a kernel not found or broken, a
+ * bwrap that is not bubblewrap, no sandbox user...), so that the refused run's JSON and JUnit list
+ * what a run would have: spec's facts (NULL for a kernel not found: name stands for it, language ""
+ * and interrupt_mode null), team team_prefix-<name>, error why, and every check in the table's
+ * order (KB_RUN_CHECK) or every conformance item, each not run, saying why. NULL if out of memory
+ * or an argument is NULL. */
+KB_EXPORT json_object *kb_run_refused_kernel(kb_run_kind kind, const char *name, const kb_kernelspec *spec,
+                                             const char *team_prefix, const char *why);
+
 /* Frees the run (kernel objects not taken by kb_run_report with it) and sets *runp to NULL. Safe
  * on NULL. Joins nothing: call after kb_run_kernels returned. */
 KB_EXPORT void kb_run_destroy(kb_run **runp);

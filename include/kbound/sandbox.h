@@ -43,7 +43,6 @@
  * gid, no supplementary groups); bwrap then makes the user namespace as in any unprivileged run,
  * mapping that uid only. When kbound is not root, the sandbox runs as kbound's own user. */
 #define KB_SANDBOX_USER_DEFAULT "kbound-sandbox"
-#define KB_SANDBOX_USER_FALLBACK "nobody"
 typedef struct kb_sandbox_user {
         bool switch_user; /* true: bwrap (and an unsandboxed kernel) start as uid/gid, not as kbound */
         uid_t uid;
@@ -52,10 +51,10 @@ typedef struct kb_sandbox_user {
 } kb_sandbox_user;
 
 /* Resolves the sandbox user. name NULL (or ""): when kbound's effective uid is 0, the dedicated
- * KB_SANDBOX_USER_DEFAULT if it exists (scripts/setup creates it), else KB_SANDBOX_USER_FALLBACK;
- * otherwise kbound's own user. A name given when kbound is not root must be kbound's own user
- * (an ordinary user cannot switch). Returns 0, -ENOENT (no such user; for the default: neither
- * exists), -EPERM (the user is uid 0 or its group gid 0, or an ordinary user asked for another
+ * KB_SANDBOX_USER_DEFAULT (scripts/setup and the package create it; never a shared account such as
+ * nobody in its place); otherwise kbound's own user. A name given when kbound is not root must be kbound's own user
+ * (an ordinary user cannot switch). Returns 0, -ENOENT (no such user; for the default: it does
+ * not exist), -EPERM (the user is uid 0 or its group gid 0, or an ordinary user asked for another
  * user), -errno from the user database. */
 KB_EXPORT int kb_sandbox_user_resolve(const char *name, kb_sandbox_user *ret);
 
@@ -319,7 +318,8 @@ KB_EXPORT int kb_sandbox_try_reap(kb_sandbox *sb, int *ret_status);
 /* Stops (if needed) and frees; sets *sbp to NULL. Accepts NULL. */
 KB_EXPORT void kb_sandbox_destroy(kb_sandbox **sbp);
 
-/* Runs "bwrap --version" and returns its version string ("0.8.0"). Returns 0, -ENOENT, -EIO. */
+/* Runs "bwrap --version" and returns its version string ("0.8.0"). Returns 0, -ENOENT, -EIO (it did
+ * not run cleanly), -ENOEXEC (its first line is not "bubblewrap VERSION": not bubblewrap). */
 KB_EXPORT int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version);
 
 /* Resolves the bubblewrap to use: explicit (from --bwrap) if not NULL, else KBOUND_BWRAP in envp,

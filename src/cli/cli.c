@@ -36,6 +36,13 @@ int cli_find_bwrap_version(const char *explicit_path, char **ret, char **ret_ver
         if (r)
                 return r;
         r = kb_bwrap_probe(*ret, ret_info);
+        if (r == -ENOEXEC) {
+                cli_error("cannot enforce the sandbox: %s is not bubblewrap (its --version does not say \"bubblewrap "
+                          "VERSION\", or its --help is not bwrap's): install bubblewrap (apt-get install bubblewrap) "
+                          "and pass --bwrap the path of its bwrap, or leave --bwrap and KBOUND_BWRAP out",
+                          *ret);
+                return KB_EXIT_ENFORCE;
+        }
         if (r < 0) {
                 cli_error("cannot enforce the sandbox: '%s --version' or '%s --help' failed (%s); is it bubblewrap?",
                           *ret, *ret, strerror(-r));
@@ -63,10 +70,12 @@ int cli_sandbox_user(const char *cmd, const char *opt, kb_sandbox_user *ret) {
         if (r == -ENOENT && name && *name)
                 cli_error("%s: no user '%s' for the sandbox", cmd, name);
         else if (r == -ENOENT)
-                cli_error("%s: kbound is root and neither %s nor %s exists to run kernels as: run scripts/setup, "
-                          "or create one (useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "
-                          "%s), or name one with --sandbox-user",
-                          cmd, KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_FALLBACK, KB_SANDBOX_USER_DEFAULT);
+                cli_error("%s: kbound is root and the sandbox user %s, which kernels run as, does not exist (kbound "
+                          "never runs them as root, nor as a shared account such as nobody): run scripts/setup or "
+                          "install the kbound package, or create it (useradd --system --user-group "
+                          "--no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin %s), or name a "
+                          "user of its own with --sandbox-user",
+                          cmd, KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_DEFAULT);
         else if (r == -EPERM && geteuid() == 0)
                 cli_error("%s: the sandbox user '%s' is root (uid or gid 0): a kernel never runs as root", cmd,
                           name ? name : "?");

@@ -54,6 +54,25 @@ kb_report_style cli_report_style(FILE *out, cli_color color, bool verbose);
 /* fd's width in columns when it is a terminal (as cli_report_style finds it), else 0. */
 size_t cli_terminal_width(int fd);
 
+/* The width text for people is laid out in on out (--help, doctor): the terminal's, else 80 (a
+ * pipe, a file), so that no line is wider than the terminal, nor than 80 columns in a log. */
+size_t cli_text_width(FILE *out);
+
+/* Writes text (kbound's own words) flowed within cli_text_width(out): lines joined by one newline
+ * are one paragraph, re-wrapped at spaces; a blank line stays; a line that starts with a space,
+ * "- " or "Usage:" starts a line of its own, its further lines under its text. */
+void cli_put_flowed(FILE *out, const char *text);
+
+/* One item of a list ("  --opt ARG   text", "[ OK ] name: detail"): head then text, wrapped within
+ * cli_text_width(out), text's further lines indented by indent columns (head is at most that wide
+ * plus the space after it; a longer head puts the text on the next line). text's newlines are
+ * spaces. */
+void cli_put_item(FILE *out, const char *head, size_t indent, const char *text);
+
+/* One line fmt formats, wrapped within cli_text_width(out), its further lines indented by indent
+ * columns (doctor's "[ OK ] name: detail"). */
+void cli_put_line(FILE *out, size_t indent, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The console's input (cli_input.c): libedit on a terminal (cli_edit.c), the raw reader otherwise. */
 #define CLI_INPUT_LINE_MAX (1024 * 1024) /* one input line; a cell may hold many */
 enum {
@@ -208,9 +227,17 @@ void cli_put_sanitized(FILE *out, const char *s);
 void cli_put_sanitized_len(FILE *out, const char *s, size_t len);
 
 /* SIGINT/SIGTERM make the returned fd readable (a self-pipe); library waits poll it and end with
- * -ECANCELED. cli_signal_received() tells which signal came (0 if none). */
+ * -ECANCELED. cli_signal_received() tells which signal came (0 if none). main installs them
+ * before a command that ends cleanly on them (check, conformance, run, console) creates anything,
+ * and unblocks them then: a signal that came while they were blocked (across check's re-exec,
+ * cli_signals_hold) is delivered to the handler at that moment. */
 int cli_signals_install(void);
 int cli_signal_received(void);
+void cli_signals_unblock(void);
+/* Before an exec of kbound itself: blocks the three, and makes a signal already received pending
+ * again, so the new image's handler gets it instead of the default action killing it.
+ * cli_signals_unblock undoes it when the exec failed. */
+void cli_signals_hold(void);
 
 /* kbound adopts whatever its sandboxes orphan (PR_SET_CHILD_SUBREAPER), and before exiting kills
  * and reaps every child it still has: nothing kbound starts outlives it. */
@@ -236,13 +263,20 @@ typedef struct cli_root {
 } cli_root;
 
 /* Opens the image of --rootfs or --image (at most one of them) into root, whose other fields the
- * caller has set (root->rootfs NULL and root_fd -1 for the host). --image is unpacked below the
- * run's base folder (made now if *base is NULL: the caller then owns it), in a folder only the
- * sandbox user may search, within --image-max-size (max_bytes; 0: the default). Prints why and
- * returns a KB_EXIT_* code on failure: 2 for a missing path or something that is no image, 3 for
- * missing tools or an image that cannot be unpacked. */
-int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, char **base,
-                  cli_root *root);
+ * caller has set (root->rootfs NULL and root_fd -1 for the host). --image is reused from the image
+ * cache (cli_image_cache_dir) when the cache holds it verified, else unpacked and kept there; with
+ * no_cache (--image-no-cache), or a cache the sandbox user cannot reach, it is unpacked below the
+ * run's base folder (made now if *base is NULL: the caller then owns it) for this run alone. Either
+ * way in folders only the sandbox user may search, within --image-max-size (max_bytes; 0: the
+ * default). Prints why and returns a KB_EXIT_* code on failure: 2 for a missing path or something
+ * that is no image, 3 for missing tools or an image that cannot be unpacked. */
+int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, bool no_cache,
+                  char **base, cli_root *root);
+
+/* The image cache: $XDG_CACHE_HOME/kbound (an absolute XDG_CACHE_HOME), else, as root,
+ * /var/cache/kbound (root's home is no place the sandbox user may enter), else ~/.cache/kbound;
+ * made (0700) if missing. Returns 0 and the malloc'd path, or -errno. */
+int cli_image_cache_dir(char **ret);
 
 /* Removes the unpacked image (also under --keep: nothing of an image outlives kbound) and closes
  * the folder. Safe on a zeroed or already closed root. */
@@ -314,7 +348,8 @@ void cli_raise_fd_limit(void);
             * (nftw: up to 16 levels at once), reports, transcript, /proc reads */
 int cli_fds_check(const char *cmd, size_t n_kernels);
 
-/* Where base folders are made: $KBOUND_RUNTIME_DIR, else $TMPDIR, else /tmp. */
+/* Where base folders are made: $KBOUND_RUNTIME_DIR, else $TMPDIR, else /tmp; a relative one made
+ * absolute from the working directory (resolved when it exists). */
 const char *cli_runtime_parent(void);
 
 /* Makes a private (0700) base folder for this run's teams (kbound-XXXXXX under
@@ -479,6 +514,7 @@ enum {
         CLI_OPT_ROOTFS,
         CLI_OPT_IMAGE,
         CLI_OPT_IMAGE_MAX_SIZE,
+        CLI_OPT_IMAGE_NO_CACHE,
         CLI_OPT_PREFIX,
         CLI_OPT_MEMORY_MAX,
         CLI_OPT_TASKS_MAX,
@@ -514,6 +550,7 @@ typedef struct cli_opts {
         const char *transcript;             /* --transcript FILE */
         const char *rootfs, *image;         /* --rootfs DIR, --image PATH */
         uint64_t image_max;                 /* --image-max-size (0: the default) */
+        bool image_no_cache;                /* --image-no-cache */
         char *prefixes[CLI_PREFIX_MAX + 1]; /* --prefix, NULL-terminated */
         size_t n_prefixes;
         cli_color color;                          /* --color */
@@ -560,8 +597,8 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
  * --help order: who runs the sandbox, and then what it binds and how far it is bounded. */
 #define CLI_ACCEPTS_SANDBOX "bwrap", "sandbox-user", "sockets", "allow-syscall", "transport"
 #define CLI_ACCEPTS_LIMITS                                                                                             \
-        "ro-bind", "image", "image-max-size", "memory-max", "tasks-max", "tmp-size", "workspace-max", "cpu-max",       \
-                "log-max", "prefix"
+        "ro-bind", "image", "image-max-size", "image-no-cache", "memory-max", "tasks-max", "tmp-size",                 \
+                "workspace-max", "cpu-max", "log-max", "prefix"
 /* And how a command that writes a report speaks: its progress, colours, detail, and --help. */
 #define CLI_ACCEPTS_OUTPUT "quiet", "color", "verbose", "help"
 
@@ -640,7 +677,11 @@ typedef struct cli_setup {
         cli_root root; /* root.user is &user: a cli_setup is not moved */
         kb_kernelspec *specs[CLI_KERNELS_MAX];
         size_t n_kernels;
-        char **image_kernels; /* the names found in the image, when none were given */
+        char **image_kernels;               /* the names found in the image, when none were given */
+        const char *names[CLI_KERNELS_MAX]; /* the kernels asked for (or the defaults, or the image's):
+                                             * a refused run's report lists them */
+        size_t n_names;
+        const char *team; /* --team (the teams' prefix) */
         char *bwrap, *bwrap_version, *kernels_dir, *user_kernels_dir, *base;
         char *syscall_probe;  /* kbound's program in the sandbox (limits); may be NULL */
         char *boundary_probe; /* kbound-probe, bound beside it; may be NULL */
@@ -685,9 +726,10 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
  * made. */
 /* A run refused after its options were read (a kernel not found, a sandbox that cannot be enforced,
  * --require-full-boundary under the network override): when the report paths were checked, every
- * report asked for is still written, an incomplete run with no kernel whose incomplete_reason is
- * the refusal (cli_last_error) and whose exit_code is exit_code, so a CI job's artifact step
- * always has the verdict. kind: KB_RUN_CHECK or KB_RUN_CONFORMANCE. */
+ * report asked for is still written, an incomplete run whose incomplete_reason is the refusal
+ * (cli_last_error), whose kernels are those asked for with every check (item) not run
+ * (kb_run_refused_kernel) and whose exit_code is exit_code, so a CI job's artifact step always has
+ * the verdict and its test history every check. kind: KB_RUN_CHECK or KB_RUN_CONFORMANCE. */
 void cli_setup_refused(cli_setup *s, int kind, int exit_code);
 
 int cli_setup_output(cli_setup *s, kb_run *run, const kb_run_facts *facts, bool redact, json_object **ret_run,

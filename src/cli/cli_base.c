@@ -25,12 +25,32 @@ static int base_lock_fd = -1;
 #define KEPT_MARKER ".kbound-kept" /* in a base folder kept with --keep: never swept */
 
 const char *cli_runtime_parent(void) {
+        static char absolute[PATH_MAX];
         const char *parent = getenv("KBOUND_RUNTIME_DIR");
         if (!parent || !*parent)
                 parent = getenv("TMPDIR");
         if (!parent || !*parent)
                 parent = "/tmp";
-        return parent;
+        if (parent[0] == '/')
+                return parent;
+        /* A relative folder is taken from the working directory, as a shell would, and said whole
+         * from then on: bwrap, the reports and the sandbox user's reach all need the absolute
+         * path. A folder that is not there is named so by whatever makes a folder in it. */
+        if (absolute[0])
+                return absolute;
+        char cwd[PATH_MAX];
+        _cleanup_free_ char *real = realpath(parent, NULL);
+        if (real && strlen(real) < sizeof absolute)
+                snprintf(absolute, sizeof absolute, "%s", real);
+        else if (!getcwd(cwd, sizeof cwd) || strlen(cwd) + 1 + strlen(parent) >= sizeof absolute)
+                return parent;
+        else {
+                size_t n = strlen(cwd);
+                memcpy(absolute, cwd, n);
+                absolute[n] = '/';
+                memcpy(absolute + n + 1, parent, strlen(parent) + 1);
+        }
+        return absolute;
 }
 
 /* Whether name is what mkdtemp makes of BASE_PREFIX "XXXXXX". */

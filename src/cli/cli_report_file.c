@@ -57,6 +57,9 @@ static const char *report_path_error(int r) {
                 return "not a regular file, character device or FIFO (a block device or a socket)";
         case -ENOENT:
                 return "no such folder, or a symlink to nothing";
+        case -EOPNOTSUPP:
+                return "its folder takes no new file (a file system such as /proc or /sys), so the report could "
+                       "not be written there";
         default:
                 return strerror(-r);
         }
@@ -122,11 +125,19 @@ int cli_reports_write(const cli_report *reports, size_t n, json_object *run) {
                         r = kb_report_write_file(run, rep->path, rep->render);
                 }
                 if (r < 0) {
-                        cli_error("cannot write the %s report to %s: %s", rep->option,
+                        /* kb_report_write_file removes an earlier report it could not replace: say
+                         * whether one is still there, since a CI job would read it as this run's. */
+                        struct stat st;
+                        bool earlier = rep->fd < 0 && stat(rep->path, &st) == 0 && S_ISREG(st.st_mode);
+                        cli_error("cannot write the %s report to %s: %s%s", rep->option,
                                   rep->fd == STDOUT_FILENO ? "standard output" : rep->path,
                                   r == -ENXIO   ? "a FIFO nobody is reading"
                                   : r == -EFBIG ? "the report is over kbound's size limit"
-                                                : report_path_error(r));
+                                                : report_path_error(r),
+                                  rep->fd >= 0 ? ""
+                                  : earlier    ? " (an earlier report is still there and could not be removed: it is "
+                                                 "NOT this run's; remove it)"
+                                               : " (no report is left there: not an earlier run's either)");
                         exit_code = KB_EXIT_FAIL;
                 }
         }

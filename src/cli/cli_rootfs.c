@@ -45,10 +45,40 @@ int cli_rootfs_open(const char *arg, char **ret_path, int *ret_fd) {
         return 0;
 }
 
-/* Why a kernelspec lookup inside the image failed, naming the kernel, the image and the path. */
-static void explain_find_error(const char *name, const char *rootfs, char *const *dirs, int r) {
+/* The existing kernelspec name nearest to name (a typo: "pyhton3"), or NULL: on the host
+ * (root_fd < 0) from kb_kernelspec_list, in an image from kb_kernelspec_names_in_root. Returns a
+ * malloc'd name. */
+static char *nearest_kernel(const char *name, int root_fd, char *const *dirs) {
+        const char *names[256];
+        size_t n = 0;
+        char *found = NULL;
+        kb_kernelspec **list = NULL;
+        char **in_root = NULL;
+        if (root_fd < 0 && kb_kernelspec_list(dirs, &list, NULL) >= 0) {
+                for (kb_kernelspec **s = list; *s && n < KB_ELEMENTSOF(names); s++)
+                        names[n++] = (*s)->name;
+        } else if (root_fd >= 0 && kb_kernelspec_names_in_root(root_fd, dirs, &in_root) >= 0) {
+                for (char **s = in_root; *s && n < KB_ELEMENTSOF(names); s++)
+                        names[n++] = *s;
+        }
+        const char *guess = n ? cli_suggest(name, strlen(name), names, n) : NULL;
+        if (guess)
+                found = strdup(guess);
+        kb_kernelspec_list_free(list);
+        kb_strv_free(in_root);
+        return found;
+}
+
+/* Why a kernelspec lookup failed, naming the kernel (and the image), what was searched and the
+ * nearest name for a typo, or the kernel.json and what is wrong with it (error, from
+ * kb_kernelspec_lookup). */
+static void explain_find_error(const char *name, const char *rootfs, int root_fd, char *const *dirs, int r,
+                               const kb_error *error) {
+        char where[PATH_MAX + 16] = "";
+        if (rootfs)
+                snprintf(where, sizeof where, " in image %s", rootfs);
         if (r == -ENOENT && !strchr(name, '/')) {
-                char searched[1024] = "";
+                char searched[2048] = "";
                 size_t used = 0;
                 for (char *const *d = dirs; d && *d && used < sizeof(searched); d++) {
                         int n = snprintf(searched + used, sizeof(searched) - used, "%s%s", used ? ", " : "", *d);
@@ -56,26 +86,37 @@ static void explain_find_error(const char *name, const char *rootfs, char *const
                                 break;
                         used += (size_t) n;
                 }
-                cli_error("kernel '%s': no kernelspec in image %s (searched, inside the image: %s)", name, rootfs,
-                          searched);
+                _cleanup_free_ char *guess = nearest_kernel(name, root_fd, dirs);
+                char suggestion[300] = "";
+                if (guess)
+                        snprintf(suggestion, sizeof suggestion, "; did you mean %s?", guess);
+                if (rootfs)
+                        cli_error("kernel '%s': no kernelspec in image %s%s (searched, inside the image: %s)", name,
+                                  rootfs, suggestion, searched);
+                else
+                        cli_error("kernel '%s': no kernelspec found%s (searched %s; `kbound kernelspecs` lists what "
+                                  "exists; --prefix DIR adds a venv's or conda env's)",
+                                  name, suggestion, searched);
         } else if (r == -ENOENT) {
-                cli_error("kernel '%s': no kernel.json at that folder inside image %s", name, rootfs);
-        } else if (r == -EINVAL) {
+                cli_error("kernel '%s': no kernel.json in that folder%s", name, where);
+        } else if (r == -EINVAL && rootfs) {
                 cli_error("kernel '%s': with --rootfs a kernelspec folder is an absolute path inside the image %s",
                           name, rootfs);
-        } else if (r == -EPROTO) {
-                cli_error("kernel '%s' in image %s: its kernel.json is malformed (argv must be a non-empty list of "
-                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
-                          name, rootfs);
-        } else if (r == -ELOOP) {
+        } else if (r == -EBADMSG || r == -EPROTO || r == -EMSGSIZE) {
+                /* The file and what is wrong with it: a syntax error is said as one, never as an
+                 * argv or env problem. */
+                cli_error("kernel '%s'%s: its kernelspec cannot be loaded: %s", name, where, kb_error_text(error, r));
+        } else if (r == -EINVAL) {
+                cli_error("kernel '%s': its kernel.json is not a regular file (or the name is not usable)", name);
+        } else if (r == -ELOOP && rootfs) {
                 cli_error("kernel '%s' in image %s: its kernel.json is a symlink, which kbound does not follow "
                           "inside an image",
                           name, rootfs);
-        } else if (r == -ENOSYS) {
+        } else if (r == -ENOSYS && rootfs) {
                 cli_error("kernel '%s': cannot read image %s safely: this kernel lacks openat2 (Linux 5.6+)", name,
                           rootfs);
         } else {
-                cli_error("kernel '%s' in image %s: cannot load its kernelspec: %s", name, rootfs, strerror(-r));
+                cli_error("kernel '%s'%s: cannot load its kernelspec: %s", name, where, strerror(-r));
         }
 }
 
@@ -302,25 +343,10 @@ static int find_on_host(const char *name, const cli_root *root, kb_kernelspec **
         int r = cli_search_dirs(root, &dirs);
         if (r)
                 return r;
-        r = kb_kernelspec_find(name, dirs, ret);
-        if (r == -ENOENT && !strchr(name, '/')) {
-                char searched[2048];
-                searched_text(dirs, searched, sizeof(searched));
-                cli_error("kernel '%s': no kernelspec found (searched %s; `kbound kernelspecs` lists what exists; "
-                          "--prefix DIR adds a venv's or conda env's)",
-                          name, searched);
-        } else if (r == -ENOENT) {
-                cli_error("kernel '%s': no kernel.json in that folder", name);
-        } else if (r == -EPROTO) {
-                cli_error("kernel '%s': its kernel.json is malformed (argv must be a non-empty list of "
-                          "strings; interrupt_mode \"signal\" or \"message\"; env strings)",
-                          name);
-        } else if (r == -EINVAL || r == -EMSGSIZE) {
-                cli_error("kernel '%s': its kernel.json is %s", name,
-                          r == -EINVAL ? "not a regular file (or the name is not usable)" : "too large");
-        } else if (r < 0) {
-                cli_error("kernel '%s': cannot load its kernelspec: %s", name, strerror(-r));
-        }
+        _cleanup_error_ kb_error *error = NULL;
+        r = kb_kernelspec_lookup(-1, name, dirs, ret, &error);
+        if (r < 0)
+                explain_find_error(name, NULL, -1, dirs, r, error);
         kb_strv_free(dirs);
         return r < 0 ? KB_EXIT_ENFORCE : 0;
 }
@@ -344,9 +370,10 @@ int cli_find_kernel(const char *name, const cli_root *root, kb_kernelspec **ret)
                 char **dirs = NULL;
                 if ((r = cli_search_dirs(root, &dirs)))
                         return r;
-                r = kb_kernelspec_find_in_root(root_fd, name, dirs, &spec);
+                _cleanup_error_ kb_error *error = NULL;
+                r = kb_kernelspec_lookup(root_fd, name, dirs, &spec, &error);
                 if (r < 0) {
-                        explain_find_error(name, rootfs, dirs, r);
+                        explain_find_error(name, rootfs, root_fd, dirs, r, error);
                         kb_strv_free(dirs);
                         return KB_EXIT_ENFORCE;
                 }
@@ -422,8 +449,84 @@ int cli_find_kernels(const cli_root *root, const char **names, size_t *n, size_t
         return failed;
 }
 
-int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, char **base,
-                  cli_root *root) {
+/* mkdir -p with mode 0700 for what it makes. */
+static int make_dirs(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+                *p = '\0';
+                if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = c;
+                if (!c)
+                        return 0;
+        }
+}
+
+int cli_image_cache_dir(char **ret) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char *path = NULL;
+        int r;
+        if (xdg && xdg[0] == '/')
+                r = asprintf(&path, "%s/kbound", xdg);
+        else if (geteuid() == 0)
+                r = asprintf(&path, "/var/cache/kbound");
+        else if (home && home[0] == '/')
+                r = asprintf(&path, "%s/.cache/kbound", home);
+        else
+                return -ENOENT;
+        if (r < 0)
+                return -ENOMEM;
+        if ((r = make_dirs(path)) < 0) {
+                free(path);
+                return r;
+        }
+        *ret = path;
+        return 0;
+}
+
+/* The cache folder for root's image: the image cache, ready for the sandbox user to walk to when it
+ * is a user kbound switches to; NULL (said why) when there is none it can reach. */
+static char *usable_cache_dir(const cli_root *root) {
+        _cleanup_free_ char *dir = NULL, *images = NULL, *blocker = NULL;
+        int r = cli_image_cache_dir(&dir);
+        if (r < 0) {
+                cli_progress("the image cache cannot be made (%s): the image is unpacked for this run alone",
+                             strerror(-r));
+                return NULL;
+        }
+        if (root->user && root->user->switch_user) {
+                /* bwrap, as the sandbox user, walks to the image's /usr through the cache. */
+                _cleanup_free_ char *parent = strdup(dir);
+                char *slash = parent ? strrchr(parent, '/') : NULL;
+                if (slash)
+                        *(slash == parent ? slash + 1 : slash) = '\0';
+                if (!parent || kb_sandbox_user_can_reach(root->user, parent, &blocker) <= 0) {
+                        cli_progress("the image cache %s is where the sandbox user %s cannot reach it (%s stops it): "
+                                     "the image is unpacked for this run alone (set XDG_CACHE_HOME to a folder it "
+                                     "can walk to)",
+                                     dir, root->user->name, blocker ? blocker : "?");
+                        return NULL;
+                }
+                if (asprintf(&images, "%s/images", dir) < 0)
+                        return NULL;
+                if ((mkdir(images, 0700) < 0 && errno != EEXIST) || kb_sandbox_user_pass_through(root->user, dir) < 0 ||
+                    kb_sandbox_user_pass_through(root->user, images) < 0) {
+                        cli_progress("the image cache %s cannot be opened to the sandbox user's group (%s): the "
+                                     "image is unpacked for this run alone",
+                                     dir, strerror(errno));
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(dir);
+}
+
+int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt, uint64_t max_bytes, bool no_cache,
+                  char **base, cli_root *root) {
         root->rootfs = NULL;
         root->root_fd = -1;
         root->image = NULL;
@@ -451,7 +554,12 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                 cli_error("cannot make %s: %s", work, strerror(errno));
                 return KB_EXIT_ENFORCE;
         }
-        cli_progress("unpacking image %s with skopeo and umoci (at most %" PRIu64 " MiB)", image_opt,
+        _cleanup_free_ char *cache = no_cache ? NULL : usable_cache_dir(root);
+        cli_progress("image %s: %s%s%sunpacking it with skopeo and umoci (at most %" PRIu64 " MiB)", image_opt,
+                     cache ? "looking for it in the image cache " : "", cache ? cache : "",
+                     cache      ? ", else "
+                     : no_cache ? "not cached (--image-no-cache): "
+                                : "",
                      (uint64_t) (max_bytes ? max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT) >> 20);
         kb_image_options o = {
                 .image = image_opt,
@@ -460,6 +568,7 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                 .max_bytes = max_bytes,
                 .cancel_fd = cli_signals_install(),
                 .deadline_ms = -1,
+                .cache_dir = cache,
         };
         _cleanup_error_ kb_error *error = NULL;
         int64_t started = kb_now_ms();
@@ -471,13 +580,20 @@ int cli_root_open(const char *cmd, const char *rootfs_opt, const char *image_opt
                        : r == -ECANCELED                                  ? KB_EXIT_FAIL
                                                                           : KB_EXIT_ENFORCE;
         }
-        const char *tag = kb_image_tag(root->image);
-        cli_progress("image %s%s%s: manifest %s, unpacked to %s (%" PRIu64 " MiB) in %" PRId64 " ms",
-                     kb_image_path(root->image), tag ? " tag " : "", tag ? tag : "",
-                     kb_image_manifest_digest(root->image), kb_image_rootfs(root->image),
-                     kb_image_unpacked_bytes(root->image) >> 20, kb_now_ms() - started);
-        /* bwrap, as the sandbox user, walks to the image's /usr. */
-        if (kb_sandbox_user_pass_through(root->user, kb_image_rootfs(root->image)) < 0) {
+        const char *tag = kb_image_tag(root->image), *state = kb_image_cache_state(root->image);
+        const char *note = kb_image_cache_note(root->image);
+        if (note)
+                cli_progress("image %s: %s", kb_image_path(root->image), note);
+        cli_progress(
+                "image %s%s%s: manifest %s, %s %s (%" PRIu64 " MiB) in %" PRId64 " ms%s", kb_image_path(root->image),
+                tag ? " tag " : "", tag ? tag : "", kb_image_manifest_digest(root->image),
+                state && strcmp(state, "reused") == 0 ? "reused from the cache (its tree verified):" : "unpacked to",
+                kb_image_rootfs(root->image), kb_image_unpacked_bytes(root->image) >> 20, kb_now_ms() - started,
+                state && strcmp(state, "stored") == 0 ? ", and kept in the cache" : "");
+        /* bwrap, as the sandbox user, walks to the image's /usr (through the cache's entry). */
+        const char *entry = kb_image_cache_entry(root->image);
+        if ((entry && kb_sandbox_user_pass_through(root->user, entry) < 0) ||
+            kb_sandbox_user_pass_through(root->user, kb_image_rootfs(root->image)) < 0) {
                 cli_error("cannot open %s to the sandbox user's group: %s", kb_image_rootfs(root->image),
                           strerror(errno));
                 cli_root_close(root);

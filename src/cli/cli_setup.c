@@ -3,6 +3,7 @@
  * seccomp policy, the language packs and the run's base folder. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <kbound/report.h>
 #include "cli.h"
 
@@ -19,6 +20,13 @@ int cli_setup_begin(cli_setup *s, cli_opts *o, int argc, char **argv, bool netwo
                 .verbose = o->verbose,
         };
         s->root.user = &s->user;
+        s->team = o->team;
+        for (size_t i = 0; i < o->n_kernels && i < CLI_KERNELS_MAX; i++)
+                s->names[s->n_names++] = o->kernels[i];
+        if (s->n_names == 0 && !o->rootfs && !o->image) {
+                s->names[s->n_names++] = "python3";
+                s->names[s->n_names++] = "ir";
+        }
         s->started_ms = kb_now_ms();
         if (kb_iso_time_now(0, s->started_at, sizeof(s->started_at)) < 0)
                 s->started_at[0] = '\0'; /* no clock: the report says "" */
@@ -47,11 +55,13 @@ int cli_setup_kernels(cli_setup *s, cli_opts *o) {
                 o->kernels[n++] = "python3";
                 o->kernels[n++] = "ir";
         }
-        int r = cli_root_open(s->cmd, o->rootfs, o->image, o->image_max, &s->base, &s->root);
+        int r = cli_root_open(s->cmd, o->rootfs, o->image, o->image_max, o->image_no_cache, &s->base, &s->root);
         if (r)
                 return r;
         r = cli_find_kernels(&s->root, o->kernels, &n, CLI_KERNELS_MAX, &s->image_kernels, s->specs);
         s->n_kernels = n;
+        for (s->n_names = 0; s->n_names < n; s->n_names++)
+                s->names[s->n_names] = o->kernels[s->n_names];
         if (r || (r = cli_fds_check(s->cmd, n)))
                 return r;
         /* An audit starts each kernelspec as it is: kbound's bwrap and filter are not used. */
@@ -123,7 +133,12 @@ kb_harness_env cli_harness_env(const cli_setup *s, const cli_opts *o, int64_t de
 }
 
 void cli_setup_refused(cli_setup *s, int kind, int exit_code) {
-        if (!s->reports_ok || (!s->reports[0].path && !s->reports[1].path))
+        /* Past option parsing (the report paths checked), a refusal is a run's verdict like any
+         * other: its reports, and under GitHub Actions its job summary and annotations, which is
+         * where a CI engineer looks first for an exit 3. */
+        const char *actions = getenv("GITHUB_ACTIONS"), *summary = getenv("GITHUB_STEP_SUMMARY");
+        bool ci = (actions && strcmp(actions, "true") == 0) || (summary && *summary);
+        if (!s->reports_ok || (!s->reports[0].path && !s->reports[1].path && !ci))
                 return;
         json_object *run = json_object_new_object(), *claims = json_object_new_object();
         if (!run || !claims) {
@@ -147,7 +162,20 @@ void cli_setup_refused(cli_setup *s, int kind, int exit_code) {
         json_object_object_add(claims, "raw_network_override", json_object_new_boolean(s->allow_network));
         json_object_object_add(run, "claims", claims);
         json_object_object_add(run, "sandbox", kb_run_sandbox_new(s->bwrap, s->bwrap_version));
-        json_object_object_add(run, "kernels", json_object_new_array());
+        /* Every kernel asked for, with every check (or item) not run and the reason, so that a
+         * CI's test history keeps them through a refused run. */
+        json_object *kernels = json_object_new_array();
+        for (size_t i = 0; kernels && i < s->n_names; i++) {
+                const kb_kernelspec *spec = i < s->n_kernels ? s->specs[i] : NULL;
+                json_object *k = kb_run_refused_kernel(kind, s->names[i], spec, s->team ? s->team : "kbound",
+                                                       *why ? why : "see kbound's standard error");
+                if (!k || json_object_array_add(kernels, k) < 0) {
+                        json_object_put(k);
+                        json_object_put(kernels);
+                        kernels = NULL;
+                }
+        }
+        json_object_object_add(run, "kernels", kernels);
         (void) kb_report_finish(run);
         json_object_object_add(run, "exit_code", json_object_new_int(exit_code));
         /* The reason quotes what was refused: redacted like every other message. */
@@ -157,6 +185,8 @@ void cli_setup_refused(cli_setup *s, int kind, int exit_code) {
                 cli_error("out of memory while redacting the report: no report written");
                 return;
         }
+        cli_ci_output(clean, s->summary_to_stderr ? stderr : stdout);
+        fflush(stdout);
         (void) cli_reports_write(s->reports, KB_ELEMENTSOF(s->reports), clean);
         json_object_put(clean);
 }

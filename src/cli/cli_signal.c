@@ -46,6 +46,28 @@ int cli_signal_received(void) {
         return signal_received;
 }
 
+static void stop_signals(sigset_t *set) {
+        sigemptyset(set);
+        sigaddset(set, SIGINT);
+        sigaddset(set, SIGTERM);
+        sigaddset(set, SIGHUP);
+}
+
+void cli_signals_unblock(void) {
+        sigset_t set;
+        stop_signals(&set);
+        (void) sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+void cli_signals_hold(void) {
+        sigset_t set;
+        stop_signals(&set);
+        (void) sigprocmask(SIG_BLOCK, &set, NULL);
+        /* Pending signals survive execve; the self-pipe (O_CLOEXEC) and signal_received do not. */
+        if (signal_received)
+                (void) raise(signal_received);
+}
+
 void cli_become_subreaper(void) {
         /* Anything a sandbox leaves orphaned (a bwrap whose parent was killed, say) is re-parented
          * to kbound instead of PID 1, so cli_reap_orphans() can end it. */

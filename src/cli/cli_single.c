@@ -24,7 +24,7 @@ int cli_single_prepare(cli_single *s, const char *cmd, cli_opts *o, bool sandbox
                           o->rootfs ? "--rootfs" : "--image");
                 return KB_EXIT_USAGE;
         }
-        if ((r = cli_root_open(cmd, o->rootfs, o->image, o->image_max, &s->base, &s->root)) ||
+        if ((r = cli_root_open(cmd, o->rootfs, o->image, o->image_max, o->image_no_cache, &s->base, &s->root)) ||
             (r = cli_find_kernel(o->kernels[0], &s->root, &s->spec)) || (r = cli_fds_check(cmd, 1)))
                 return r;
         if ((r = cli_transcript_open(o->transcript, &s->transcript)) ||

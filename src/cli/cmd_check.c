@@ -31,7 +31,11 @@ static void reexec_with_canary(char **argv) {
         if (n <= 0)
                 return;
         self[n] = '\0';
+        /* A signal from now until the new image's main installs its handlers would kill kbound
+         * with nothing said: held pending across the exec instead (cli.h). */
+        cli_signals_hold();
         execv(self, argv);
+        cli_signals_unblock();
         /* Still protected by the setenv copy; the report says how many secrets were checked. */
 }
 

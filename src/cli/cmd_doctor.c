@@ -1,6 +1,7 @@
 /* cmd_doctor.c: `kbound doctor`: can this machine enforce the sandbox `check` starts? Item by item,
  * as lines or (--json) one JSON object. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,9 @@
 #include <kbound/kernelspec.h>
 #include <kbound/sandbox.h>
 #include "cli.h"
+
+/* An item's further lines start under its words, past "[ OK ] ". */
+#define DOCTOR_INDENT 7
 
 /* One line or one JSON item: status "ok", "fail" (required: check cannot pass) or "warn". */
 static const char *status_of(bool ok, bool required) {
@@ -23,7 +27,11 @@ static void say(json_object *items, bool as_json, const char *name, bool ok, boo
                 if (!ok && required)
                         snprintf(what, sizeof what, " (so check %s%s)", check ? "would fail " : "cannot start: exit 3",
                                  check ? check : "");
-                printf("[%s] %s: %s%s\n", ok ? " OK " : required ? "FAIL" : "WARN", name, detail ? detail : "", what);
+                cli_put_line(stdout, DOCTOR_INDENT, "[%s] %s: %s%s",
+                             ok         ? " OK "
+                             : required ? "FAIL"
+                                        : "WARN",
+                             name, detail ? detail : "", what);
                 return;
         }
         json_object *it = json_object_new_object();
@@ -69,17 +77,43 @@ static void kernelspecs(json_object *out, bool as_json) {
                         json_object_object_add(out, "kernelspecs_broken", json_object_new_int64((int64_t) broken));
                 } else {
                         json_object_put(specs);
-                        printf("[%s] kernelspecs: %zu found", n ? " OK " : "WARN", n);
-                        for (kb_kernelspec **s = list; *s; s++)
-                                printf("%s%s (%s)", s == list ? ": " : ", ", (*s)->name,
-                                       (*s)->language ? (*s)->language : "?");
-                        if (broken)
-                                printf("; %zu broken kernel.json skipped", broken);
-                        putchar('\n');
+                        char *line = NULL;
+                        size_t size = 0;
+                        FILE *m = open_memstream(&line, &size);
+                        if (m) {
+                                fprintf(m, "[%s] kernelspecs: %zu found", n ? " OK " : "WARN", n);
+                                for (kb_kernelspec **s = list; *s; s++)
+                                        fprintf(m, "%s%s (%s)", s == list ? ": " : ", ", (*s)->name,
+                                                (*s)->language ? (*s)->language : "?");
+                                if (broken)
+                                        fprintf(m, "; %zu broken kernel.json skipped", broken);
+                                if (fclose(m) == 0)
+                                        cli_put_line(stdout, DOCTOR_INDENT, "%s", line);
+                                free(line);
+                        }
                 }
                 kb_kernelspec_list_free(list);
         }
         kb_strv_free(dirs);
+}
+
+/* One item's line: what fmt formats, then each of list after a space, wrapped as every item. */
+static void put_list(char **list, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put_list(char **list, const char *fmt, ...) {
+        char *line = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&line, &size);
+        if (!m)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(m, fmt, ap);
+        va_end(ap);
+        for (char **p = list; p && *p; p++)
+                fprintf(m, " %s", *p);
+        if (fclose(m) == 0)
+                cli_put_line(stdout, DOCTOR_INDENT, "%s", line);
+        free(line);
 }
 
 /* Folders of runs that are gone (killed: nothing removed them) still hold team folders and
@@ -92,22 +126,15 @@ static void stale_folders(json_object *out, bool as_json, const char *base) {
                 json_object_object_add(out, "kept_folders", strv_json(kept));
         } else {
                 if (n_stale == 0)
-                        printf("[ OK ] stale folders: none of yours under %s\n", base);
+                        cli_put_line(stdout, DOCTOR_INDENT, "[ OK ] stale folders: none of yours under %s", base);
                 else
-                        printf("[WARN] stale folders: %zu under %s, left by kbound runs that did not end cleanly "
-                               "(their team folders and canaries; the next check, run, conformance or console "
-                               "removes them):",
-                               n_stale, base);
-                for (char **p = stale; p && *p; p++)
-                        printf(" %s", *p);
-                if (n_stale)
-                        putchar('\n');
-                if (kept && *kept) {
-                        printf("[ OK ] kept folders (--keep; remove them when done):");
-                        for (char **p = kept; *p; p++)
-                                printf(" %s", *p);
-                        putchar('\n');
-                }
+                        put_list(stale,
+                                 "[WARN] stale folders: %zu under %s, left by kbound runs that did not end "
+                                 "cleanly (their team folders and canaries; the next check, run, conformance or "
+                                 "console removes them):",
+                                 n_stale, base);
+                if (kept && *kept)
+                        put_list(kept, "[ OK ] kept folders (--keep; remove them when done):");
         }
         kb_strv_free(stale);
         kb_strv_free(kept);
@@ -132,18 +159,21 @@ int cmd_doctor(int argc, char **argv) {
                         as_json = true;
                         break;
                 case 'h':
-                        printf("Usage: kbound doctor [--json] [--bwrap PATH] [--sandbox-user NAME] [the limits]\n\n"
-                               "Checks, item by item, whether `kbound check` with the same options and the\n"
-                               "default limits (or those given: --memory-max, --tasks-max, --tmp-size,\n"
-                               "--workspace-max, --log-max, --cpu-max) can pass its sandbox checks here:\n"
-                               "the user kernels run as (never root), bubblewrap and what stands in for the\n"
-                               "options it lacks, the seccomp filter, the sandbox check starts (started as\n"
-                               "that user, its in-memory folders' sizes read from its mount table), the\n"
-                               "AppArmor restriction on Ubuntu 24.04+, pidfd support, ipc socket path room,\n"
-                               "and kernelspecs; lists the folders runs that did not end cleanly left behind\n"
-                               "(the next run removes them). A FAIL line names what check would fail and\n"
-                               "the fix. --json prints the same as one JSON object (docs/ci.md).\n"
-                               "Exit 0 only if everything required is there, else 3.\n");
+                        cli_put_flowed(
+                                stdout,
+                                "Usage: kbound doctor [--json] [--bwrap PATH] [--sandbox-user NAME] [the limits]\n\n"
+                                "Checks, item by item, whether `kbound check` with the same options and the\n"
+                                "default limits (or those given: --memory-max, --tasks-max, --tmp-size,\n"
+                                "--workspace-max, --log-max, --cpu-max) can pass its sandbox checks here:\n"
+                                "the user kernels run as (never root), bubblewrap and what stands in for the\n"
+                                "options it lacks, the seccomp filter, the sandbox check starts (started as\n"
+                                "that user, its in-memory folders' sizes read from its mount table), the\n"
+                                "AppArmor restriction on Ubuntu 24.04+, pidfd support, ipc socket path room,\n"
+                                "and kernelspecs; lists the folders runs that did not end cleanly left behind\n"
+                                "(the next run removes them). A FAIL line names what check would fail and\n"
+                                "the fix. --json prints the same as one JSON object (docs/ci.md).\n"
+                                "Exit 0 only if everything required is there, else 3. Lines fit the terminal\n"
+                                "(80 columns in a pipe or a file); an item's further lines are indented.\n");
                         return 0;
                 default:
                         return KB_EXIT_USAGE;

@@ -55,8 +55,8 @@ int cmd_kernelspecs(int argc, char **argv) {
                 {"json-list", no_argument, NULL, 'l'},
                 {},
         };
-        static const char *const accepts[] = {"json",           "json-list", "rootfs", "image",
-                                              "image-max-size", "prefix",    "help",   NULL};
+        static const char *const accepts[] = {"json",           "json-list", "rootfs", "image", "image-max-size",
+                                              "image-no-cache", "prefix",    "help",   NULL};
         cli_opts opts;
         if (cli_opts_init(&opts, "kernelspecs", accepts, own) < 0)
                 return KB_EXIT_USAGE;
@@ -71,19 +71,21 @@ int cmd_kernelspecs(int argc, char **argv) {
                         as_list = true;
                         break;
                 case 'h':
-                        printf("Usage: kbound kernelspecs [--json | --json-list] [--prefix DIR]... [--rootfs DIR | "
-                               "--image PATH]\n\n"
-                               "Lists kernelspecs in Jupyter's search order (JUPYTER_PATH, the user data dir and\n"
-                               "the environment's sys.prefix/share/jupyter (--prefix DIR, $VIRTUAL_ENV,\n"
-                               "$CONDA_PREFIX, the venv of python3 on PATH) in jupyter_core's order, then\n"
-                               "/usr/local/share/jupyter, /usr/share/jupyter); the first of a name wins.\n"
-                               "With --rootfs, those inside the unpacked image DIR; with --image, inside an OCI\n"
-                               "image layout or a docker/OCI archive, unpacked for the run (docs/rootfs.md).\n"
-                               "Their folders are shown as paths inside the image.\n\n"
-                               "  --json       the list as `jupyter kernelspec list --json` prints it:\n"
-                               "               {\"kernelspecs\": {NAME: {\"resource_dir\", \"spec\"}}}\n"
-                               "  --json-list  an array of {name, resource_dir, language, display_name,\n"
-                               "               interrupt_mode}\n");
+                        cli_put_flowed(
+                                stdout,
+                                "Usage: kbound kernelspecs [--json | --json-list] [--prefix DIR]... [--rootfs DIR | "
+                                "--image PATH]\n\n"
+                                "Lists kernelspecs in Jupyter's search order (JUPYTER_PATH, the user data dir and\n"
+                                "the environment's sys.prefix/share/jupyter (--prefix DIR, $VIRTUAL_ENV,\n"
+                                "$CONDA_PREFIX, the venv of python3 on PATH) in jupyter_core's order, then\n"
+                                "/usr/local/share/jupyter, /usr/share/jupyter); the first of a name wins.\n"
+                                "With --rootfs, those inside the unpacked image DIR; with --image, inside an OCI\n"
+                                "image layout or a docker/OCI archive, unpacked for the run (docs/rootfs.md).\n"
+                                "Their folders are shown as paths inside the image.\n\n"
+                                "  --json       the list as `jupyter kernelspec list --json` prints it:\n"
+                                "               {\"kernelspecs\": {NAME: {\"resource_dir\", \"spec\"}}}\n"
+                                "  --json-list  an array of {name, resource_dir, language, display_name,\n"
+                                "               interrupt_mode}\n");
                         return 0;
                 default:
                         return KB_EXIT_USAGE;
@@ -104,7 +106,7 @@ int cmd_kernelspecs(int argc, char **argv) {
         if (image_opt && (r = cli_sandbox_user("kernelspecs", NULL, &sandbox_user)))
                 return r;
         root.user = image_opt ? &sandbox_user : NULL;
-        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, opts.image_max, &base, &root);
+        r = cli_root_open("kernelspecs", rootfs_opt, image_opt, opts.image_max, opts.image_no_cache, &base, &root);
         if (r)
                 goto done;
         if ((r = cli_search_dirs(&root, &dirs)))

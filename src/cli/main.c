@@ -1,4 +1,5 @@
 /* main.c: the kbound command: dispatch to a subcommand. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,28 +11,40 @@ static const struct {
         const char *name;
         int (*run)(int argc, char **argv);
         const char *summary;
+        bool cancels; /* ends cleanly on SIGINT/SIGTERM (its waits poll the signal pipe) */
 } commands[] = {
-        {"check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict"},
-        {"audit", cmd_audit, "audit a kernel sandbox kbound did not build (the kernelspec's own wrapper)"},
-        {"conformance", cmd_conformance, "test a kernel's Jupyter protocol conformance inside the sandbox"},
-        {"run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced"},
-        {"console", cmd_console, "an interactive prompt to a sandboxed kernel, for audits by hand"},
-        {"doctor", cmd_doctor, "say whether this machine can enforce the sandbox, item by item"},
-        {"kernelspecs", cmd_kernelspecs, "list the kernelspecs kbound finds"},
+        {"check", cmd_check, "start sandboxed kernels, probe their boundary, interrupt them, give a verdict", true},
+        {"audit", cmd_audit, "audit a kernel sandbox kbound did not build (the kernelspec's own wrapper)", true},
+        {"conformance", cmd_conformance, "test a kernel's Jupyter protocol conformance inside the sandbox", true},
+        {"run", cmd_run, "run one cell in a (sandboxed) kernel and print what it produced", true},
+        {"console", cmd_console, "an interactive prompt to a sandboxed kernel, for audits by hand", true},
+        {"doctor", cmd_doctor, "say whether this machine can enforce the sandbox, item by item", false},
+        {"kernelspecs", cmd_kernelspecs, "list the kernelspecs kbound finds", false},
 };
 
 static void usage(FILE *out) {
-        fputs("Usage: kbound COMMAND [OPTIONS]\n\n"
-              "Proves what a sandboxed Jupyter kernel can and cannot do.\n\nCommands:\n",
-              out);
-        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-        fputs("\n`kbound COMMAND --help` describes a command's options.\n"
-              "Exit codes: 0 pass, 1 a check failed, 2 usage error, 3 the sandbox cannot be enforced.\n",
-              out);
+        cli_put_flowed(out, "Usage: kbound COMMAND [OPTIONS]\n\n"
+                            "Proves what a sandboxed Jupyter kernel can and cannot do.\n\nCommands:\n");
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                char head[32];
+                snprintf(head, sizeof head, "  %s", commands[i].name);
+                cli_put_item(out, head, 15, commands[i].summary);
+        }
+        cli_put_flowed(out, "\n`kbound COMMAND --help` describes a command's options.\n\n"
+                            "Exit codes: 0 pass, 1 a check failed, 2 usage error, 3 the sandbox cannot be enforced.\n");
 }
 
 int main(int argc, char **argv) {
+        /* Before anything is created: a signal from here on ends the command cleanly, with its
+         * report (the loader's few milliseconds before main are the only window left). */
+        for (size_t i = 0; argc >= 2 && i < sizeof(commands) / sizeof(commands[0]); i++)
+                if (commands[i].cancels && strcmp(argv[1], commands[i].name) == 0) {
+                        if (cli_signals_install() < 0) {
+                                cli_error("cannot set up the signal handlers: %s", strerror(errno));
+                                return KB_EXIT_ENFORCE;
+                        }
+                        cli_signals_unblock();
+                }
         if (argc < 2) {
                 usage(stderr);
                 return KB_EXIT_USAGE;

@@ -27,6 +27,7 @@ static const struct option shared_options[] = {
         {"rootfs", required_argument, NULL, CLI_OPT_ROOTFS},
         {"image", required_argument, NULL, CLI_OPT_IMAGE},
         {"image-max-size", required_argument, NULL, CLI_OPT_IMAGE_MAX_SIZE},
+        {"image-no-cache", no_argument, NULL, CLI_OPT_IMAGE_NO_CACHE},
         {"prefix", required_argument, NULL, CLI_OPT_PREFIX},
         {"memory-max", required_argument, NULL, CLI_OPT_MEMORY_MAX},
         {"tasks-max", required_argument, NULL, CLI_OPT_TASKS_MAX},
@@ -79,7 +80,7 @@ static const shared_help shared_helps[] = {
         {"bwrap", NULL, "--bwrap PATH", "bubblewrap to use (default: $KBOUND_BWRAP, else PATH)"},
         {"sandbox-user", NULL, "--sandbox-user NAME",
          "when kbound is root, run kernels as NAME (default: $KBOUND_SANDBOX_USER,\n"
-         "else kbound-sandbox, else nobody); never root"},
+         "else kbound-sandbox, which must exist); never root"},
         {"sockets", NULL, "--sockets MODE",
          "socket families kernels may create: default (unix, netlink),\n"
          "unix, or inet (also IP; the default under the network override)"},
@@ -100,6 +101,9 @@ static const shared_help shared_helps[] = {
          "an OCI image layout folder, or a docker/OCI archive (docker save,\n"
          "podman save): unpacked for the run, then used as --rootfs"},
         {"image-max-size", NULL, "--image-max-size SIZE", "the most the unpacked image may take on disk (default 8G)"},
+        {"image-no-cache", NULL, "--image-no-cache",
+         "unpack the image for this run alone: neither reuse nor keep a copy in\n"
+         "the cache ($XDG_CACHE_HOME/kbound, ~/.cache/kbound; root: /var/cache/kbound)"},
         {"prefix", NULL, "--prefix DIR",
          "also find kernelspecs in DIR/share/jupyter/kernels (a venv's or\n"
          "conda env's sys.prefix; inside the image with --rootfs/--image)"},
@@ -241,6 +245,9 @@ static int take(cli_opts *o, int c, const char *arg) {
                 return 0;
         case CLI_OPT_IMAGE_MAX_SIZE:
                 return cli_opt_size(o->cmd, "--image-max-size", arg, &o->image_max);
+        case CLI_OPT_IMAGE_NO_CACHE:
+                o->image_no_cache = true;
+                return 0;
         case CLI_OPT_PREFIX:
                 return cli_opt_prefix(o->cmd, o->prefixes, &o->n_prefixes, arg);
         case CLI_OPT_MEMORY_MAX:
@@ -419,16 +426,12 @@ static const cli_help *find_own_help(const cli_help *list, const char *name) {
         return NULL;
 }
 
-/* The option column is 23 wide ("--require-full-boundary"), then a space; further lines of the
- * text start under its first. */
+/* The option column is 23 wide ("--require-full-boundary"), then a space; the text is flowed
+ * within the terminal's width (80 on a pipe), further lines under its first. */
 static void put_help(FILE *out, const char *syntax, const char *text) {
-        fprintf(out, "  %-23s ", syntax);
-        for (const char *p = text; *p; p++) {
-                fputc(*p, out);
-                if (*p == '\n')
-                        fputs("                          ", out);
-        }
-        fputc('\n', out);
+        char head[64];
+        snprintf(head, sizeof head, "  %s", syntax);
+        cli_put_item(out, head, 26, text);
 }
 
 int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_help *own, const char *epilogue) {
@@ -439,7 +442,7 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
                 if (strcmp(name, "help") != 0 && !find_own_help(own, name) && !find_shared_help(name, o->cmd))
                         return -EINVAL;
         }
-        fputs(intro, out);
+        cli_put_flowed(out, intro);
         fputc('\n', out);
         for (size_t i = 0; o->longopts[i].name; i++) {
                 const char *name = o->longopts[i].name;
@@ -455,7 +458,7 @@ int cli_opts_usage(const cli_opts *o, FILE *out, const char *intro, const cli_he
         }
         if (epilogue) {
                 fputc('\n', out);
-                fputs(epilogue, out);
+                cli_put_flowed(out, epilogue);
         }
         return 0;
 }

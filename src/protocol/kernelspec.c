@@ -1,5 +1,7 @@
 /* kernelspec.c: Jupyter kernelspec discovery, case-insensitive lookup, kernel.json parsing, argv. */
 #include "kbound/kernelspec.h"
+#include "kbound/error.h"
+#include "protocol/kernelspec-internal.h"
 #include "base/cleanup.h"
 #include "base/strv.h"
 #include <ctype.h>
@@ -14,12 +16,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
-
-/* kernel.json's metadata may nest a little; nothing legitimate goes this deep. */
-#define KERNELSPEC_JSON_MAX_DEPTH 32
-/* Ceilings on untrusted vectors: far above any real kernelspec, far below trouble. */
-#define KERNELSPEC_MAX_ARGV 1024
-#define KERNELSPEC_MAX_ENV 1024
 
 /* jupyter_core's SYSTEM_JUPYTER_PATH on Linux; each gets "/kernels". */
 static const char *const system_jupyter_dirs[] = {
@@ -229,163 +225,6 @@ int kb_kernelspec_env_prefixes(char *const *envp, char ***ret_prefixes) {
         return kb_strv_take(&sv, ret_prefixes);
 }
 
-/* The C string of a JSON string value, or NULL if val is not a string or holds a NUL (which would
- * silently cut an argv word or env value short). */
-static const char *json_cstr(struct json_object *val) {
-        if (!json_object_is_type(val, json_type_string))
-                return NULL;
-        const char *s = json_object_get_string(val);
-        if (strlen(s) != (size_t) json_object_get_string_len(val))
-                return NULL;
-        return s;
-}
-
-/* Optional string field: absent → a copy of fallback; present but not a clean string → -EPROTO. */
-static int optional_string(struct json_object *root, const char *key, const char *fallback, char **ret) {
-        struct json_object *val;
-        const char *s = fallback;
-        if (json_object_object_get_ex(root, key, &val)) {
-                s = json_cstr(val);
-                if (!s)
-                        return -EPROTO;
-        }
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static int parse_argv(struct json_object *root, char ***ret) {
-        struct json_object *arr;
-        kb_strv sv = {0};
-        int r;
-
-        if (!json_object_object_get_ex(root, "argv", &arr) || !json_object_is_type(arr, json_type_array))
-                return -EPROTO;
-        size_t n = json_object_array_length(arr);
-        if (n == 0 || n > KERNELSPEC_MAX_ARGV)
-                return -EPROTO;
-        for (size_t i = 0; i < n; i++) {
-                const char *s = json_cstr(json_object_array_get_idx(arr, i));
-                if (!s) {
-                        kb_strv_clear(&sv);
-                        return -EPROTO;
-                }
-                r = kb_strv_push_take(&sv, strdup(s));
-                if (r < 0) {
-                        kb_strv_clear(&sv);
-                        return r;
-                }
-        }
-        /* An empty program name would make execvp fail late with a confusing error. */
-        if (sv.items[0][0] == '\0') {
-                kb_strv_clear(&sv);
-                return -EPROTO;
-        }
-        return kb_strv_take(&sv, ret);
-}
-
-static int parse_env(struct json_object *root, char ***ret) {
-        struct json_object *obj;
-        kb_strv sv = {0};
-        size_t count = 0;
-        int r = 0;
-
-        if (json_object_object_get_ex(root, "env", &obj)) {
-                if (!json_object_is_type(obj, json_type_object))
-                        return -EPROTO;
-                json_object_object_foreach(obj, name, val) {
-                        const char *value = json_cstr(val);
-                        /* A name with '=' would smuggle another variable's value past whoever
-                         * filters the kernel's environment by name. */
-                        if (!value || name[0] == '\0' || strchr(name, '=') || ++count > KERNELSPEC_MAX_ENV) {
-                                r = -EPROTO;
-                                break;
-                        }
-                        char *entry = NULL;
-                        if (asprintf(&entry, "%s=%s", name, value) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        r = kb_strv_push_take(&sv, entry);
-                        if (r < 0)
-                                break;
-                }
-        }
-        if (r < 0) {
-                kb_strv_clear(&sv);
-                return r;
-        }
-        return kb_strv_take(&sv, ret);
-}
-
-int kb_kernelspec_parse(const char *json, size_t len, const char *name, const char *resource_dir, kb_kernelspec **ret) {
-        _cleanup_json_ struct json_object *root = NULL;
-        kb_kernelspec *spec = NULL;
-        int r;
-
-        if (!json || !name || !resource_dir || !ret)
-                return -EINVAL;
-        if (len > KB_KERNELSPEC_MAX_BYTES)
-                return -EMSGSIZE;
-        r = kb_json_parse_strict(json, len, KERNELSPEC_JSON_MAX_DEPTH, &root);
-        if (r < 0)
-                return r;
-        if (!json_object_is_type(root, json_type_object))
-                return -EPROTO;
-
-        spec = calloc(1, sizeof(*spec));
-        if (!spec)
-                return -ENOMEM;
-        spec->name = strdup(name);
-        spec->resource_dir = strdup(resource_dir);
-        if (!spec->name || !spec->resource_dir) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = parse_argv(root, &spec->argv);
-        if (r < 0)
-                goto fail;
-        /* Jupyter defaults display_name and language to ""; a display name is more useful than
-         * nothing, and an empty language simply matches no probe set (fail closed downstream). */
-        r = optional_string(root, "display_name", name, &spec->display_name);
-        if (r < 0)
-                goto fail;
-        r = optional_string(root, "language", "", &spec->language);
-        if (r < 0)
-                goto fail;
-        r = optional_string(root, "interrupt_mode", "signal", &spec->interrupt_mode);
-        if (r < 0)
-                goto fail;
-        if (strcmp(spec->interrupt_mode, "signal") != 0 && strcmp(spec->interrupt_mode, "message") != 0) {
-                r = -EPROTO;
-                goto fail;
-        }
-        r = parse_env(root, &spec->env);
-        if (r < 0)
-                goto fail;
-        json_object *metadata = NULL;
-        if (json_object_object_get_ex(root, "metadata", &metadata) && json_object_is_type(metadata, json_type_object)) {
-                spec->metadata_json = strdup(json_object_to_json_string_ext(metadata, JSON_C_TO_STRING_PLAIN));
-                if (!spec->metadata_json) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                /* "metadata": {"kbound": {"transport": "tcp"}}: a kernel that binds TCP whatever its
-                 * connection file says (docs/transports.md). Anything else there: ipc. */
-                json_object *kbound = NULL, *transport = NULL;
-                spec->tcp_only = json_object_object_get_ex(metadata, "kbound", &kbound) &&
-                                 json_object_is_type(kbound, json_type_object) &&
-                                 json_object_object_get_ex(kbound, "transport", &transport) &&
-                                 json_object_is_type(transport, json_type_string) &&
-                                 strcmp(json_object_get_string(transport), "tcp") == 0;
-        }
-
-        *ret = spec;
-        return 0;
-fail:
-        kb_kernelspec_destroy(&spec);
-        return r;
-}
-
 /* Reads dir/kernel.json (at most KB_KERNELSPEC_MAX_BYTES) into a malloc'd buffer. */
 static int read_kernel_json(const char *dir, char **ret_buf, size_t *ret_len) {
         _cleanup_free_ char *path = path_join(dir, "kernel.json");
@@ -419,8 +258,9 @@ static int split_base(const char *path, char **ret_copy, const char **ret_base) 
         return 0;
 }
 
-/* Loads dir/kernel.json as the kernel called name (already lowercased by the caller). */
-static int load_named(const char *dir, const char *name, kb_kernelspec **ret) {
+/* Loads dir/kernel.json as the kernel called name (already lowercased by the caller); a broken
+ * one's error names the file. */
+static int load_named(const char *dir, const char *name, kb_kernelspec **ret, kb_error **ret_error) {
         _cleanup_free_ char *resolved = realpath(dir, NULL);
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
@@ -431,10 +271,14 @@ static int load_named(const char *dir, const char *name, kb_kernelspec **ret) {
         r = read_kernel_json(resolved, &buf, &len);
         if (r < 0)
                 return r;
-        return kb_kernelspec_parse(buf, len, name, resolved, ret);
+        r = kernelspec_parse(buf, len, name, resolved, ret, ret_error);
+        if (r < 0)
+                kb_error_prefix(ret_error, "%s/kernel.json", resolved);
+        return r;
 }
 
-int kb_kernelspec_load(const char *dir, kb_kernelspec **ret) {
+/* kb_kernelspec_load with the words of a failure. */
+static int load_dir(const char *dir, kb_kernelspec **ret, kb_error **ret_error) {
         if (!dir || !ret || dir[0] == '\0')
                 return -EINVAL;
 
@@ -459,7 +303,11 @@ int kb_kernelspec_load(const char *dir, kb_kernelspec **ret) {
         if (!name)
                 return -ENOMEM;
         ascii_lower(name);
-        return load_named(dir, name, ret);
+        return load_named(dir, name, ret, ret_error);
+}
+
+int kb_kernelspec_load(const char *dir, kb_kernelspec **ret) {
+        return load_dir(dir, ret, NULL);
 }
 
 /* Opens path inside the image whose root folder is root_fd, resolving every symlink and ".." as if
@@ -550,11 +398,13 @@ static int find_in_dir(int root_fd, const char *kernels_dir, const char *lower_n
         return 1;
 }
 
-static int load_named_in_root(int root_fd, const char *spec_dir, const char *name, kb_kernelspec **ret);
+static int load_named_in_root(int root_fd, const char *spec_dir, const char *name, kb_kernelspec **ret,
+                              kb_error **ret_error);
 
 /* The kernel called name (any case) in the first of search_dirs that has it, loaded from the host
  * (root_fd < 0) or from inside the image rooted at root_fd. -ENOENT when none has it. */
-static int find_by_name(int root_fd, const char *name, char *const *search_dirs, kb_kernelspec **ret) {
+static int find_by_name(int root_fd, const char *name, char *const *search_dirs, kb_kernelspec **ret,
+                        kb_error **ret_error) {
         if (says_nothing(name))
                 return -ENOENT;
 
@@ -573,18 +423,28 @@ static int find_by_name(int root_fd, const char *name, char *const *search_dirs,
                 _cleanup_free_ char *spec_dir = path_join(*dir, entry);
                 if (!spec_dir)
                         return -ENOMEM;
-                return root_fd < 0 ? load_named(spec_dir, lower, ret)
-                                   : load_named_in_root(root_fd, spec_dir, lower, ret);
+                return root_fd < 0 ? load_named(spec_dir, lower, ret, ret_error)
+                                   : load_named_in_root(root_fd, spec_dir, lower, ret, ret_error);
         }
         return -ENOENT;
 }
 
-int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
+static int find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret,
+                        kb_error **ret_error);
+
+int kb_kernelspec_lookup(int root_fd, const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret,
+                         kb_error **ret_error) {
+        if (root_fd >= 0)
+                return find_in_root(root_fd, name_or_path, search_dirs, ret, ret_error);
         if (!name_or_path || !ret)
                 return -EINVAL;
         if (strchr(name_or_path, '/'))
-                return kb_kernelspec_load(name_or_path, ret);
-        return find_by_name(-1, name_or_path, search_dirs, ret);
+                return load_dir(name_or_path, ret, ret_error);
+        return find_by_name(-1, name_or_path, search_dirs, ret, ret_error);
+}
+
+int kb_kernelspec_find(const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
+        return kb_kernelspec_lookup(-1, name_or_path, search_dirs, ret, NULL);
 }
 
 /* The path of fd as seen from inside the image rooted at root_fd ("/usr/share/..."): both fds'
@@ -615,7 +475,8 @@ static int path_in_root(int root_fd, int fd, char **ret) {
  * folder's canonical path inside the image, so "{resource_dir}" means the same folder to the
  * kernel. kernel.json itself must not be a symlink (O_NOFOLLOW), and is read with the same
  * ceilings and strict parser as on the host. */
-static int load_named_in_root(int root_fd, const char *spec_dir, const char *name, kb_kernelspec **ret) {
+static int load_named_in_root(int root_fd, const char *spec_dir, const char *name, kb_kernelspec **ret,
+                              kb_error **ret_error) {
         _cleanup_close_ int dir_fd = open_in_root(root_fd, spec_dir, O_RDONLY | O_DIRECTORY);
         _cleanup_free_ char *inside = NULL, *buf = NULL;
         size_t len = 0;
@@ -629,7 +490,10 @@ static int load_named_in_root(int root_fd, const char *spec_dir, const char *nam
         r = kb_read_file(dir_fd, "kernel.json", O_NOFOLLOW, KB_KERNELSPEC_MAX_BYTES, &buf, &len);
         if (r < 0)
                 return r;
-        return kb_kernelspec_parse(buf, len, name, inside, ret);
+        r = kernelspec_parse(buf, len, name, inside, ret, ret_error);
+        if (r < 0)
+                kb_error_prefix(ret_error, "%s/kernel.json", strcmp(inside, "/") == 0 ? "" : inside);
+        return r;
 }
 
 int kb_kernelspec_rootfs_search_path(char ***ret_dirs) {
@@ -712,6 +576,11 @@ int kb_kernelspec_rootfs_search_path_in(int root_fd, char *const *prefixes, char
 }
 
 int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret) {
+        return root_fd < 0 ? -EINVAL : find_in_root(root_fd, name_or_path, search_dirs, ret, NULL);
+}
+
+static int find_in_root(int root_fd, const char *name_or_path, char *const *search_dirs, kb_kernelspec **ret,
+                        kb_error **ret_error) {
         if (root_fd < 0 || !name_or_path || !ret)
                 return -EINVAL;
         if (strchr(name_or_path, '/')) {
@@ -728,9 +597,9 @@ int kb_kernelspec_find_in_root(int root_fd, const char *name_or_path, char *cons
                 if (!name)
                         return -ENOMEM;
                 ascii_lower(name);
-                return load_named_in_root(root_fd, copy, name, ret);
+                return load_named_in_root(root_fd, copy, name, ret, ret_error);
         }
-        return find_by_name(root_fd, name_or_path, search_dirs, ret);
+        return find_by_name(root_fd, name_or_path, search_dirs, ret, ret_error);
 }
 
 /* Value of PATH in env, or the sandbox's default. */
@@ -968,20 +837,4 @@ int kb_kernelspec_argv(const kb_kernelspec *spec, const char *connection_file, c
                 }
         }
         return kb_strv_take(&sv, ret_argv);
-}
-
-void kb_kernelspec_destroy(kb_kernelspec **specp) {
-        if (!specp || !*specp)
-                return;
-        kb_kernelspec *spec = *specp;
-        free(spec->name);
-        free(spec->resource_dir);
-        kb_strv_free(spec->argv);
-        free(spec->display_name);
-        free(spec->language);
-        free(spec->interrupt_mode);
-        kb_strv_free(spec->env);
-        free(spec->metadata_json);
-        free(spec);
-        *specp = NULL;
 }

@@ -103,10 +103,29 @@ static int classify(const char *path, kb_report_target *ret_target, char **ret_r
         return 0;
 }
 
+/* Whether a file can be made beside real, as write_replace will: one is made and removed at once.
+ * The permission bits say yes for root on /proc (a regular file, a writable folder) and on other
+ * file systems that refuse new files; only trying tells. */
+static int try_create_beside(const char *real) {
+        char tmp[PATH_MAX];
+        int r = snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", real);
+        if (r < 0 || (size_t) r >= sizeof(tmp))
+                return -ENAMETOOLONG;
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                /* The folder is there (classify saw it): ENOENT here is /proc's way of saying no. */
+                return errno == ENOENT || errno == EINVAL ? -EOPNOTSUPP : -errno;
+        close(fd);
+        return unlink(tmp) < 0 ? -errno : 0;
+}
+
 int kb_report_check_path(const char *path, kb_report_target *ret_target) {
         kb_report_target target;
-        int r = classify(path, &target, NULL);
+        _cleanup_free_ char *real = NULL;
+        int r = classify(path, &target, &real);
         if (r < 0)
+                return r;
+        if (target == KB_REPORT_REPLACE && (r = try_create_beside(real)) < 0)
                 return r;
         if (ret_target)
                 *ret_target = target;
@@ -227,20 +246,31 @@ static int write_replace(const char *real, const membuf *m) {
         return 0;
 }
 
+/* After a failed write: the regular file at real (an earlier run's report) is removed, so that a
+ * run whose report could not be written never leaves an older verdict where its own should be.
+ * Removing needs no space, so it works on the full disk that made the write fail. */
+static void remove_earlier(const char *real) {
+        struct stat st;
+        if (real && lstat(real, &st) == 0 && S_ISREG(st.st_mode) && unlink(real) == 0)
+                fsync_parent_dir(real);
+}
+
 int kb_report_write_file(json_object *run, const char *path, int (*render)(json_object *, FILE *)) {
         if (!path || !path[0] || !render)
                 return -EINVAL;
-        /* Rendered first, so nothing is opened, created or replaced for a report that cannot be
-         * made. */
+        /* Rendered first, so nothing is opened or created for a report that cannot be made. */
         _cleanup_(membuf_clear) membuf m = {0};
-        int r = render_to_memory(run, render, &m);
-        if (r < 0)
-                return r;
+        int rendered = render_to_memory(run, render, &m);
         kb_report_target target;
         _cleanup_free_ char *real = NULL;
-        r = classify(path, &target, &real);
+        int r = classify(path, &target, &real);
         if (r < 0)
-                return r;
+                return rendered < 0 ? rendered : r;
+        if (rendered < 0) {
+                if (target == KB_REPORT_REPLACE)
+                        remove_earlier(real);
+                return rendered;
+        }
         if (target == KB_REPORT_STREAM) {
                 r = write_stream(path, &m);
                 if (r <= 0)
@@ -251,5 +281,8 @@ int kb_report_write_file(json_object *run, const char *path, int (*render)(json_
                 if (target != KB_REPORT_REPLACE)
                         return -EAGAIN; /* it keeps changing under us */
         }
-        return write_replace(real, &m);
+        r = write_replace(real, &m);
+        if (r < 0)
+                remove_earlier(real);
+        return r;
 }

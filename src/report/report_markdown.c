@@ -219,6 +219,11 @@ int kb_report_github_annotations(json_object *run, FILE *out) {
                         const char *why = NULL;
                         if (report_outcome(run, check, &why) != OUTCOME_FAIL)
                                 continue;
+                        /* A kernel that could not be checked has said why once (kernel.start):
+                         * GitHub shows only the first ten errors of a step, so its checks not run
+                         * must not push the reasons out (the table has them). */
+                        if (kernel_has_error(kernel) && report_status_of(check) == STATUS_NOT_RUN)
+                                continue;
                         _cleanup_free_ char *message = NULL;
                         const char *detail = or_unknown(kb_json_str(check, "detail"));
                         if (why && asprintf(&message, "%s: %s", why, detail) < 0)

@@ -30,7 +30,7 @@ struct cx {
         json_object *snippets;   /* the pack's "conformance", borrowed; NULL if none */
         json_object *deviations; /* the pack's deviations for this implementation, borrowed */
         char implementation[128];
-        char no_snippets[512]; /* why language items are untested */
+        char no_snippets[768]; /* why language items are untested */
         kb_harness h;          /* the kernel, its report object and checks; cancelled, dead, wedged */
         /* What execute.stdout saw, for execute.ordering and the history items. */
         json_object *stdout_seq;

@@ -765,8 +765,9 @@ int kb_conformance_run(const kb_conformance_env *env, const kb_kernelspec *spec,
         int r = kb_harness_find_pack(&env->harness, lang, &x.lp, where, sizeof where);
         if (r < 0)
                 snprintf(x.no_snippets, sizeof(x.no_snippets),
-                         "no language pack for '%s' in %.300s (%s): add kernels/<language>/kbound.json with a "
-                         "\"conformance\" member to test this item",
+                         "no language pack for '%s' in %.300s (%s): add a pack, a folder <language>/ with "
+                         "kbound.json and a \"conformance\" member, in a folder of yours given with --kernels-dir "
+                         "DIR (or in kbound's kernels/), to test this item",
                          lang, where, r == -ENOENT ? "none matches" : strerror(-r));
         else if (!(x.snippets = kb_langpack_get(x.lp, "conformance")) ||
                  !json_object_is_type(x.snippets, json_type_object)) {

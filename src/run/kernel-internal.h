@@ -51,6 +51,11 @@ int kb_kernel_redact_in_place(const kb_kernel *k, char **text, size_t *len);
 /* *o replaced by its redacted copy (kb_kernel_redact); 0 or -ENOMEM (then *o is NULL). */
 int kb_kernel_redact_json_in_place(const kb_kernel *k, json_object **o);
 
+/* " (it made none of its ipc sockets: a kernel that speaks only TCP says so ...)" for a kernel of
+ * ipc transport none of whose sockets is in the sandbox's socket folder (it may bind TCP whatever its
+ * connection file says, as IJavascript does), else "": said when it died or went silent at start-up. */
+const char *kb_kernel_tcp_hint(const kb_kernel *k);
+
 /* Why the kernel stopped, in words (its exit, the sandbox's diagnosis, its log's error line),
  * waiting until deadline_ms for it to be reaped; at_start: it died before it answered, where a
  * memory limit kept as RLIMIT_AS is a likely cause. A malloc'd string, or NULL. */

@@ -175,9 +175,10 @@ static int not_ready_error(kb_kernel *k, int r, kb_error **ret_error) {
                 /* A start-up timeout is its own finding: what the log holds by then (debugpy's
                  * frozen-modules warning, say) is context, not a cause anyone found. */
                 _cleanup_free_ char *tail = kb_kernel_log_tail(k, 600);
-                return kb_error_make(ret_error, r, "kernel did not answer kernel_info in time (a start-up timeout)%s%s",
-                                     tail && *tail ? "; its log so far, for context: " : "; its log is empty",
-                                     tail && *tail ? tail : "");
+                return kb_error_make(
+                        ret_error, r, "kernel did not answer kernel_info in time (a start-up timeout)%s%s%s",
+                        kb_kernel_tcp_hint(k), tail && *tail ? "; its log so far, for context: " : "; its log is empty",
+                        tail && *tail ? tail : "");
         }
         if (r == -ECANCELED)
                 return start_error(k, r, "cancelled", ret_error);

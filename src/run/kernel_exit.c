@@ -114,6 +114,10 @@ static bool no_socket_made(const kb_kernel *k) {
         return dir >= 0;
 }
 
+const char *kb_kernel_tcp_hint(const kb_kernel *k) {
+        return !k->tcp && no_socket_made(k) ? TCP_HINT : "";
+}
+
 /* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
  * cause worth naming. */
 char *kb_kernel_death_words(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
@@ -160,7 +164,7 @@ char *kb_kernel_death_words(kb_kernel *k, size_t log_bytes, int64_t deadline_ms,
                 return NULL;
         char *d = NULL;
         if (asprintf(&d, "%s%s%s%s%s%s%s", how, why, error ? "; its log's error line: " : "", error ? error : "",
-                     at_start && !k->tcp && no_socket_made(k) ? TCP_HINT : "", tail && *tail ? "; its log ends: " : "",
+                     at_start ? kb_kernel_tcp_hint(k) : "", tail && *tail ? "; its log ends: " : "",
                      tail ? tail : "") < 0)
                 return NULL;
         return d;

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "kbound/check.h"
+#include "kbound/conformance.h"
 #include "kbound/report.h"
 #include "kbound/run.h"
 #include "kbound/sandbox.h"
@@ -201,4 +203,56 @@ void kb_run_destroy(kb_run **runp) {
         }
         free(run);
         *runp = NULL;
+}
+
+json_object *kb_run_refused_kernel(kb_run_kind kind, const char *name, const kb_kernelspec *spec,
+                                   const char *team_prefix, const char *why) {
+        if (!name || !team_prefix || !why)
+                return NULL;
+        char team[KB_TEAM_NAME_MAX + 1];
+        snprintf(team, sizeof team, "%s-%.20s", team_prefix, spec ? spec->name : name);
+        /* A kernel not found has only the name it was asked by. */
+        kb_kernelspec unknown = {.name = (char *) name,
+                                 .display_name = (char *) name,
+                                 .language = (char *) "",
+                                 .interrupt_mode = (char *) "",
+                                 .resource_dir = (char *) ""};
+        json_object *k = kb_report_kernel_new(spec ? spec : &unknown, team), *checks = NULL;
+        if (!k)
+                return NULL;
+        if (!spec)
+                json_object_object_add(k, "interrupt_mode", NULL);
+        char error[1100], detail[1100];
+        snprintf(error, sizeof error, "not started: the run was refused before any kernel started: %s", why);
+        snprintf(detail, sizeof detail, "not run: the run was refused before any kernel started: %s", why);
+        json_object_object_add(k, "error", json_object_new_string(error));
+        json_object_object_get_ex(k, "checks", &checks);
+        const char *const *items = kind == KB_RUN_CONFORMANCE ? kb_conformance_items() : NULL;
+        size_t n = kind == KB_RUN_CONFORMANCE ? 0 : (size_t) _KB_CHECK_MAX;
+        while (items && items[n])
+                n++;
+        for (size_t i = 0; i < n; i++) {
+                json_object *c = json_object_new_object(), *ev = json_object_new_object(),
+                            *problems = json_object_new_array();
+                if (!c || !ev || !problems) {
+                        json_object_put(c);
+                        json_object_put(ev);
+                        json_object_put(problems);
+                        json_object_put(k);
+                        return NULL;
+                }
+                json_object_object_add(c, "id", json_object_new_string(items ? items[i] : kb_check_id((kb_check) i)));
+                json_object_object_add(c, "status", json_object_new_string("not_run"));
+                json_object_object_add(c, "detail", json_object_new_string(detail));
+                json_object_object_add(c, "duration_ms", json_object_new_int64(0));
+                json_object_array_add(problems, json_object_new_string(detail));
+                json_object_object_add(ev, "problems", problems);
+                json_object_object_add(c, "evidence", ev);
+                if (json_object_array_add(checks, c) < 0) {
+                        json_object_put(c);
+                        json_object_put(k);
+                        return NULL;
+                }
+        }
+        return k;
 }

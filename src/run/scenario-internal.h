@@ -112,12 +112,13 @@ void scenario_pre_exec_look(void *userdata, const kb_sandbox *sb);
  * not a machine that cannot enforce. Otherwise nothing is added: false. */
 bool scenario_judge_before_start(ctx *x, const char *why);
 /* The checks each kernel is given (scenario_checks.c): how many; x's checks put in their order; each
- * one no step reported added as not_run, with why (never run is never a pass). */
+ * one no step reported added as not_run, with why (never run is never a pass; started false: the
+ * kernel never started, so every check but those its start decided is listed as not run). */
 size_t scenario_n_checks(void);
 void scenario_sort_checks(ctx *x);
 /* Whether x's report already has a check of that id. */
 bool scenario_has_check(const ctx *x, const char *id);
-void scenario_fill_missing(ctx *x);
+void scenario_fill_missing(ctx *x, bool started);
 
 /* ---- what every step does with the kernel (scenario_cell.c) ---- */
 

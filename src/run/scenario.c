@@ -229,8 +229,9 @@ static void untested_without_pack(ctx *x, kb_check c) {
          * is named in the pack's kbound.json. */
         bool named = folder[0] && strcmp(folder, language) != 0;
         scenario_add_check(x, kb_check_id(c), "untested", kb_now_ms(), NULL,
-                           "%s needs a cell, and there is no probe set for language '%s': add kernels/%s/ with "
-                           "kbound.json%s%s%s and the cells (docs/probes-cells.md)",
+                           "%s needs a cell, and there is no probe set for language '%s': add a pack, a folder %s/ "
+                           "with kbound.json%s%s%s and the cells, in a folder of yours given with --kernels-dir DIR "
+                           "(or in kbound's kernels/; docs/probes-cells.md, \"Writing a pack\")",
                            kb_check_get(c)->without_cell, x->spec->language ? language : "?",
                            folder[0] ? folder : "<language>", named ? " (\"aliases\": [\"" : "", named ? language : "",
                            named ? "\"])" : "");
@@ -319,17 +320,37 @@ typedef struct child_watch {
         char marker[64];
         char go_host[PATH_MAX]; /* the go file, as the host sees it (in the team's runtime folder) */
         bool seen;
+        int64_t unended_ms; /* when the marker was first there without its line end (0: never) */
+        int64_t seen_ms;    /* when it was there whole */
 } child_watch;
+
+/* Past this, a marker that waited for its line end was held back by the kernel (a metakernel
+ * kernel sends a line's end only with the next output), not split between two messages. */
+#define CHILD_MARKER_LATE_MS 1000
 
 static int child_marker_seen(void *userdata, kb_execution *ex, const kb_msg *msg) {
         child_watch *w = userdata;
         if (w->seen || !ex->stdout_text)
                 return 0;
         const char *m = strstr(ex->stdout_text, w->marker);
-        if (!m || !strchr(m, '\n'))
+        if (!m)
+                return 0;
+        if (!strchr(m, '\n')) {
+                if (!w->unended_ms)
+                        w->unended_ms = kb_now_ms();
                 return 0; /* the whole line, pid included */
+        }
         w->seen = true;
+        w->seen_ms = kb_now_ms();
         return 1;
+}
+
+/* How the marker came, for the judge (EXPECT child_marker): the words a pack writer needs when the
+ * host's look while the child was alive did not happen. */
+static const char *child_marker_state(const child_watch *w) {
+        if (w->unended_ms && (!w->seen || w->seen_ms - w->unended_ms > CHILD_MARKER_LATE_MS))
+                return "unended";
+        return w->seen ? "whole" : "absent";
 }
 
 /* The cell's child is alive and waits: look at the sandbox, then let it go on. */
@@ -463,6 +484,7 @@ static void run_probe(ctx *x) {
         json_object_put(params);
         if (r < 0)
                 x->probe = NULL;
+        scenario_expect_str(x, FACT_EXPECT_CHILD_MARKER, child_marker_state(&watch));
         /* What the host sees now: the canaries' counts, escape files, the workspace nonce. */
         unsigned tcp_hits = 0, unix_hits = 0;
         kb_canary_net_count(canary, &tcp_hits, &unix_hits);
@@ -784,7 +806,7 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
         /* Judged last, so that every look counts; reported in the list's order. */
         scenario_sort_checks(&x);
         /* Every check of the list is in the report: one a failed step never reached fails, saying so. */
-        scenario_fill_missing(&x);
+        scenario_fill_missing(&x, true);
         if (env->audit)
                 scenario_audit_end(&x);
         kb_harness_phase(&x.h, "judged %zu checks from %zu host looks", json_object_array_length(x.h.checks),
@@ -795,6 +817,12 @@ int kb_scenario_run(const kb_check_env *env, const kb_kernelspec *spec, const ch
                 outcome = KB_CHECK_CANCELLED;
 
 done:
+        if (!x.h.kernel) {
+                /* Never started: every check is still in the report, as not run with the reason, so a
+                 * CI's history keeps them (and the kernel's error says why). */
+                scenario_fill_missing(&x, false);
+                scenario_sort_checks(&x);
+        }
         stop_kernel(&x);
         record_inspection(&x);
         scenario_control_late(&x, true);

@@ -34,11 +34,12 @@ bool scenario_has_check(const ctx *x, const char *id) {
         return false;
 }
 
-void scenario_fill_missing(ctx *x) {
+void scenario_fill_missing(ctx *x, bool started) {
         char earlier[128];
         snprintf(earlier, sizeof(earlier), "an earlier step failed (see %s and the checks before it)",
                  kb_check_id(KB_CHECK_PERSISTENCE));
         const char *why = x->h.cancelled ? "the run was cancelled first"
+                          : !started     ? "the kernel did not start in the sandbox (see the kernel's error)"
                           : x->h.wedged  ? "a long cell could not be stopped, so the kernel cannot answer"
                                          : earlier;
         for (kb_check c = 0; c < _KB_CHECK_MAX; c++)

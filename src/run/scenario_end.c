@@ -54,8 +54,12 @@ void scenario_check_persistence(ctx *x) {
                 scenario_add_check(x, id, "fail", t0, ev, "the variable set before the interrupts %s",
                                    value ? "changed" : "is gone");
         else if (pid != x->inside.kernel_pid)
-                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not %lld", (long long) pid,
-                                   (long long) x->inside.kernel_pid);
+                scenario_add_check(x, id, "fail", t0, ev, "the answering kernel is pid %lld, not %lld%s",
+                                   (long long) pid, (long long) x->inside.kernel_pid,
+                                   pid > x->inside.kernel_pid
+                                           ? " (a get_var cell that runs in a child of the kernel reports the kernel "
+                                             "process, its parent, never its own; docs/probes-cells.md)"
+                                           : "");
         else if (v != 0)
                 scenario_add_check(x, id, "fail", t0, ev, "the pinned pidfd no longer refers to the same live kernel");
         else

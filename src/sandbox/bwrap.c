@@ -139,6 +139,16 @@ void kb_bwrap_parse_help(const char *help, uint64_t *ret_has) {
         *ret_has = has;
 }
 
+/* Whether help is bubblewrap's: its first line is bwrap's usage line ("usage: ARGV0 [OPTIONS...]
+ * [--] COMMAND [ARGS...]", every release from 0.4.1 to 0.12 prints it so). Any program prints a
+ * version; this and the version line together say what the program is. */
+static bool help_is_bubblewraps(const char *help) {
+        static const char usage_tail[] = " [OPTIONS...] [--] COMMAND [ARGS...]";
+        const char *nl = strchr(help, '\n');
+        size_t len = nl ? (size_t) (nl - help) : strlen(help), tail = strlen(usage_tail);
+        return strncmp(help, "usage: ", 7) == 0 && len > 7 + tail && strncmp(help + len - tail, usage_tail, tail) == 0;
+}
+
 int kb_bwrap_probe(const char *path, kb_bwrap *ret) {
         if (!path || !ret)
                 return -EINVAL;
@@ -151,6 +161,8 @@ int kb_bwrap_probe(const char *path, kb_bwrap *ret) {
         r = kb_sandbox_run_capture(argv, NULL, NULL, -1, 0, HELP_MAX, kb_now_ms() + PROBE_TIMEOUT_MS, &status, &help);
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !help)
                 return r == -ENOMEM ? -ENOMEM : -EIO;
+        if (!help_is_bubblewraps(help))
+                return -ENOEXEC;
         kb_bwrap b = {.has = 0};
         snprintf(b.version, sizeof b.version, "%s", version);
         kb_bwrap_parse_help(help, &b.has);
@@ -239,14 +251,16 @@ int kb_sandbox_bwrap_version(const char *bwrap, char **ret_version) {
                 return -ENOENT;
         if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -EIO;
-        /* "bubblewrap 0.8.0\n": the last word of the first line. */
+        /* "bubblewrap 0.8.0\n", exactly: a program that prints another name ("true (GNU coreutils)
+         * 9.1") is not bubblewrap, whatever its version. */
         char *nl = strchr(out, '\n');
         if (nl)
                 *nl = '\0';
-        char *sp = strrchr(out, ' ');
-        const char *ver = sp ? sp + 1 : out;
-        if (!*ver || strlen(ver) > 64)
-                return -EIO;
+        static const char name[] = "bubblewrap ";
+        const char *ver = out + strlen(name);
+        if (strncmp(out, name, strlen(name)) != 0 || !*ver || strlen(ver) > 64 || ver[0] < '0' || ver[0] > '9' ||
+            strspn(ver, "0123456789.") != strlen(ver))
+                return -ENOEXEC;
         char *copy = strdup(ver);
         if (!copy)
                 return -ENOMEM;

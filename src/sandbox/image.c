@@ -3,6 +3,7 @@
 #include "kbound/image.h"
 #include "base/cleanup.h"
 #include "base/jsonget.h"
+#include "sandbox/image-internal.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -20,9 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Ceilings on the image's metadata (untrusted): far above any real index, manifest or config. */
-#define IMAGE_JSON_MAX_BYTES (4 * 1024 * 1024)
-#define IMAGE_JSON_MAX_DEPTH 32
+/* Ceilings on the image's metadata (untrusted): far above any real manifest (the JSON ones are
+ * image_tree.c's). */
 #define IMAGE_MAX_LAYERS 1024
 #define IMAGE_MAX_ENV 4096
 #define IMAGE_TAG_MAX 255
@@ -33,76 +34,10 @@
 /* What a tool's error quotes of its log. */
 #define IMAGE_LOG_TAIL 400
 
-struct kb_image {
-        char *path;
-        char *tag;
-        const char *format;
-        char *manifest_digest;
-        char *config_digest;
-        char *user;
-        char **env;
-        char *work_dir;
-        char *rootfs;
-        uint64_t unpacked_bytes;
-        uint64_t max_bytes;
-};
-
 static void strv_free(char **v) {
         for (char **p = v; p && *p; p++)
                 free(*p);
         free(v);
-}
-
-/* The deepest folder nesting walked (each level holds two descriptors); deeper is left alone. */
-#define IMAGE_WALK_MAX_DEPTH 128
-
-/* Walks the tree below the folder open as dir_fd without following a link or leaving its
- * filesystem (dev): adds every entry's blocks to *bytes, and with open_up makes every folder the
- * caller owns searchable and writable for it (an image may hold folders without write or read
- * permission, which only root could empty). Best effort: what cannot be read is skipped. */
-static void walk_tree(int dir_fd, dev_t dev, int depth, bool open_up, uint64_t *bytes) {
-        int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                if (fd >= 0)
-                        close(fd);
-                return;
-        }
-        for (struct dirent *de; (de = readdir(d));) {
-                struct stat st;
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-                    fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                *bytes += (uint64_t) st.st_blocks * 512;
-                if (!S_ISDIR(st.st_mode) || st.st_dev != dev || depth >= IMAGE_WALK_MAX_DEPTH)
-                        continue;
-                if (open_up && st.st_uid == geteuid() && (st.st_mode & 0700) != 0700)
-                        (void) fchmodat(dir_fd, de->d_name, (st.st_mode & 07777) | 0700, 0);
-                int sub = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub >= 0) {
-                        walk_tree(sub, dev, depth + 1, open_up, bytes);
-                        close(sub);
-                }
-        }
-        closedir(d);
-}
-
-/* walk_tree from path; returns the bytes it saw (an upper bound: hard links count each time). */
-static uint64_t walk_path(const char *path, bool open_up) {
-        uint64_t bytes = 0;
-        struct stat st;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 && open_up && errno == EACCES && chmod(path, 0700) == 0)
-                fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0 && fstat(fd, &st) == 0)
-                walk_tree(fd, st.st_dev, 0, open_up, &bytes);
-        return bytes;
-}
-
-/* kb_remove_tree after opening up what the image locked. */
-static void remove_image_tree(const char *path) {
-        (void) walk_path(path, true);
-        kb_remove_tree(path);
 }
 
 void kb_image_destroy(kb_image **imgp) {
@@ -116,7 +51,7 @@ void kb_image_destroy(kb_image **imgp) {
                 for (size_t i = 0; i < KB_ELEMENTSOF(parts); i++) {
                         char path[PATH_MAX];
                         if (snprintf(path, sizeof(path), "%s/%s", img->work_dir, parts[i]) < (int) sizeof(path))
-                                remove_image_tree(path);
+                                image_remove_tree(path);
                 }
         }
         free(img->path);
@@ -127,6 +62,9 @@ void kb_image_destroy(kb_image **imgp) {
         strv_free(img->env);
         free(img->work_dir);
         free(img->rootfs);
+        free(img->cache_entry);
+        if (img->cache_lock_fd >= 0)
+                close(img->cache_lock_fd); /* the entry may be replaced once no run uses it */
         free(img);
         *imgp = NULL;
 }
@@ -174,7 +112,20 @@ json_object *kb_image_json(const kb_image *img) {
         json_object_object_add(o, "user", json_object_new_string(kb_image_user(img)));
         json_object_object_add(o, "unpacked_bytes", json_object_new_int64((int64_t) img->unpacked_bytes));
         json_object_object_add(o, "max_bytes", json_object_new_int64((int64_t) img->max_bytes));
+        json_object_object_add(o, "cache", img->cache_state ? json_object_new_string(img->cache_state) : NULL);
         return o;
+}
+
+const char *kb_image_cache_state(const kb_image *img) {
+        return img->cache_state;
+}
+
+const char *kb_image_cache_entry(const kb_image *img) {
+        return img->cache_entry;
+}
+
+const char *kb_image_cache_note(const kb_image *img) {
+        return img->cache_note[0] ? img->cache_note : NULL;
 }
 
 /* override (an absolute path, if set in envp) or name in PATH of envp. Returns 0, -ENOENT. */
@@ -399,33 +350,13 @@ static int run_tool(const tool_run *t, char *const *argv, const char *out_path, 
         return r;
 }
 
-static int read_json(const char *path, json_object **ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-        int r = kb_read_file(AT_FDCWD, path, O_NOFOLLOW, IMAGE_JSON_MAX_BYTES, &buf, &len);
-        if (r < 0)
-                return r;
-        return kb_json_parse_strict(buf, len, IMAGE_JSON_MAX_DEPTH, ret);
-}
-
-/* "sha256:" and 64 lowercase hex digits: a digest that is safe to make a blob path of (an
- * untrusted index could otherwise name "../../x"). */
-static bool digest_valid(const char *d) {
-        if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
-                return false;
-        for (const char *p = d + 7; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
-
 static int read_blob(const char *layout, const char *digest, json_object **ret) {
         char path[PATH_MAX];
-        if (!digest_valid(digest))
+        if (!image_digest_valid(digest))
                 return -EPROTO;
         if (snprintf(path, sizeof(path), "%s/blobs/sha256/%s", layout, digest + 7) >= (int) sizeof(path))
                 return -ENAMETOOLONG;
-        return read_json(path, ret);
+        return image_read_json(path, ret);
 }
 
 /* The tag (ref.name) of the only manifest of an index; NULL when there is none or several. */
@@ -508,13 +439,13 @@ static int read_copy(kb_image *img, const char *layout, kb_error **ret_error) {
 
         if (snprintf(path, sizeof(path), "%s/index.json", layout) >= (int) sizeof(path))
                 return -ENAMETOOLONG;
-        if ((r = read_json(path, &index)) < 0)
+        if ((r = image_read_json(path, &index)) < 0)
                 return r == -ENOMEM ? r : -EPROTO;
         if (!json_object_object_get_ex(index, "manifests", &manifests) ||
             !json_object_is_type(manifests, json_type_array) || json_object_array_length(manifests) != 1)
                 return -EPROTO;
         const char *digest = kb_json_str(json_object_array_get_idx(manifests, 0), "digest");
-        if (!digest_valid(digest))
+        if (!image_digest_valid(digest))
                 return -EPROTO;
         if (!(img->manifest_digest = strdup(digest)))
                 return -ENOMEM;
@@ -534,7 +465,7 @@ static int read_copy(kb_image *img, const char *layout, kb_error **ret_error) {
         if (total > img->max_bytes)
                 return kb_error_make(ret_error, EFBIG, "its layers alone take %llu bytes, over the %llu-byte limit",
                                      (unsigned long long) total, (unsigned long long) img->max_bytes);
-        if (!json_object_object_get_ex(manifest, "config", &cfg) || !digest_valid(kb_json_str(cfg, "digest")))
+        if (!json_object_object_get_ex(manifest, "config", &cfg) || !image_digest_valid(kb_json_str(cfg, "digest")))
                 return -EPROTO;
         if (!(img->config_digest = strdup(kb_json_str(cfg, "digest"))))
                 return -ENOMEM;
@@ -569,6 +500,8 @@ static int read_copy(kb_image *img, const char *layout, kb_error **ret_error) {
 /* One unpack's tools, paths and tool runs (all below the work folder but the tools). */
 typedef struct unpack_job {
         const kb_image_options *o;
+        const char *work_dir; /* o->work_dir, or the cache's build folder */
+        char *cache_key, *cache_entry, *cache_build;
         kb_image *img;                          /* what is being made */
         struct stat st;                         /* what is at the image's path */
         char *skopeo, *umoci;                   /* the tools */
@@ -579,6 +512,9 @@ typedef struct unpack_job {
 } unpack_job;
 
 static void unpack_job_done(unpack_job *j) {
+        free(j->cache_key);
+        free(j->cache_entry);
+        free(j->cache_build);
         free(j->skopeo);
         free(j->umoci);
         free(j->layout);
@@ -630,9 +566,9 @@ static int job_plan(unpack_job *j, kb_error **ret_error) {
         const kb_image_options *o = j->o;
         kb_image *img = j->img;
         const char *path = kb_env_get(o->envp, "PATH");
-        if (!(img->work_dir = strdup(o->work_dir)) || asprintf(&j->layout, "%s/layout", o->work_dir) < 0 ||
-            asprintf(&j->tmp, "%s/tmp", o->work_dir) < 0 || asprintf(&j->rootfs, "%s/rootfs", o->work_dir) < 0 ||
-            asprintf(&j->tool_out, "%s/tool.out", o->work_dir) < 0 ||
+        if (!(img->work_dir = strdup(j->work_dir)) || asprintf(&j->layout, "%s/layout", j->work_dir) < 0 ||
+            asprintf(&j->tmp, "%s/tmp", j->work_dir) < 0 || asprintf(&j->rootfs, "%s/rootfs", j->work_dir) < 0 ||
+            asprintf(&j->tool_out, "%s/tool.out", j->work_dir) < 0 ||
             asprintf(&j->path_env, "PATH=%s", path ? path : "/usr/bin:/bin") < 0 ||
             asprintf(&j->home_env, "HOME=%s", j->tmp) < 0 || asprintf(&j->tmp_env, "TMPDIR=%s", j->tmp) < 0 ||
             asprintf(&j->dest, "oci:%s:" IMAGE_REF, j->layout) < 0)
@@ -644,16 +580,16 @@ static int job_plan(unpack_job *j, kb_error **ret_error) {
         /* The tools get a private home and temporary folder (skopeo may stage blobs there: it is
          * inside the watched folder), and none of kbound's environment. */
         j->t = (tool_run){
-                .work_dir = o->work_dir,
+                .work_dir = j->work_dir,
                 .env = {j->path_env, j->home_env, j->tmp_env, NULL},
                 .cancel_fd = o->cancel_fd,
                 .deadline_ms = o->deadline_ms,
                 .max_bytes = img->max_bytes,
         };
         /* A cut path would be another file, created and emptied for each tool's words. */
-        if (snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", o->work_dir) >= (int) sizeof(j->t.log_path))
-                return kb_error_make(ret_error, ENAMETOOLONG, "the work folder's path is too long: %s", o->work_dir);
-        return avail_bytes(o->work_dir, &j->t.avail_at_start);
+        if (snprintf(j->t.log_path, sizeof(j->t.log_path), "%s/tool.log", j->work_dir) >= (int) sizeof(j->t.log_path))
+                return kb_error_make(ret_error, ENAMETOOLONG, "the work folder's path is too long: %s", j->work_dir);
+        return avail_bytes(j->work_dir, &j->t.avail_at_start);
 }
 
 /* skopeo's copy of an OCI layout (a folder with an oci-layout file). Returns as run_tool, or
@@ -752,8 +688,8 @@ static int image_unpack_copy(unpack_job *j, kb_error **ret_error) {
         if (r < 0)
                 return r;
         /* The copy has served: only the unpacked root stays for the run. */
-        remove_image_tree(j->layout);
-        img->unpacked_bytes = walk_path(j->rootfs, false);
+        image_remove_tree(j->layout);
+        img->unpacked_bytes = image_walk_path(j->rootfs, false);
         if (img->unpacked_bytes > img->max_bytes)
                 return kb_error_make(ret_error, EFBIG, "unpacked it takes %llu bytes, over the %llu-byte limit",
                                      (unsigned long long) img->unpacked_bytes, (unsigned long long) img->max_bytes);
@@ -771,13 +707,13 @@ static void image_name_read(const unpack_job *j) {
                 char index_path[PATH_MAX];
                 _cleanup_json_ json_object *index = NULL;
                 if (snprintf(index_path, sizeof(index_path), "%s/index.json", img->path) < (int) sizeof(index_path) &&
-                    read_json(index_path, &index) == 0)
+                    image_read_json(index_path, &index) == 0)
                         img->tag = only_ref_name(index);
         } else if (find_tool(j->o->envp, "tar", "KBOUND_TAR", &tar) == 0) {
                 bool docker = strcmp(img->format, "docker-archive") == 0;
                 char *argv[] = {tar, "-xOf", img->path, docker ? "manifest.json" : "index.json", NULL};
                 _cleanup_json_ json_object *meta = NULL;
-                if (run_tool(&j->t, argv, j->tool_out, NULL) == 0 && read_json(j->tool_out, &meta) == 0)
+                if (run_tool(&j->t, argv, j->tool_out, NULL) == 0 && image_read_json(j->tool_out, &meta) == 0)
                         img->tag = docker ? docker_repo_tag(meta) : only_ref_name(meta);
         }
 }
@@ -793,29 +729,80 @@ static int unpack_failed(kb_image **imgp, int r, kb_error **ret_error) {
                                                : strerror(-r));
 }
 
+/* With a cache folder: the image's key (its manifest digest, read in place) and its entry, found
+ * verified (1: nothing to unpack) or to be built in the entry's build folder, which becomes the
+ * work folder (0). An image that cannot be keyed (a compressed archive) is unpacked for the run,
+ * as without a cache, and img->cache_note says why. Returns 1, 0, or -errno. */
+static int cache_begin(unpack_job *j, kb_error **ret_error) {
+        kb_image *img = j->img;
+        int r = image_cache_key(img->path, img->tag, S_ISDIR(j->st.st_mode), &j->cache_key);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                snprintf(img->cache_note, sizeof img->cache_note, "not kept in the cache: %s",
+                         r == -ENOTSUP ? "a compressed archive's manifest cannot be read in place"
+                                       : "its manifest digest could not be read in place");
+                return 0;
+        }
+        r = image_cache_lookup(j->o->cache_dir, j->cache_key, img, &img->cache_lock_fd, &j->cache_entry, ret_error);
+        if (r != 0)
+                return r;
+        if (asprintf(&j->cache_build, "%s.build", j->cache_entry) < 0)
+                return -ENOMEM;
+        if (mkdir(j->cache_build, 0700) < 0) {
+                int e = errno;
+                return kb_error_make(ret_error, e, "cannot make %s: %s", j->cache_build, strerror(e));
+        }
+        j->work_dir = j->cache_build;
+        return 0;
+}
+
 int kb_image_unpack(const kb_image_options *o, kb_image **ret, kb_error **ret_error) {
         /* The steps, in their order: each returns 0 or -errno, having said why where it can. */
         static int (*const steps[])(unpack_job *, kb_error **) = {
-                image_locate, tools_find, job_plan, image_copy, image_unpack_copy,
+                tools_find,
+                job_plan,
+                image_copy,
+                image_unpack_copy,
         };
         _cleanup_(unpack_job_done) unpack_job j = {.o = o};
 
-        if (!o || !o->image || !o->work_dir || o->work_dir[0] != '/' || !ret)
+        if (!o || !o->image || !o->work_dir || o->work_dir[0] != '/' || !ret ||
+            (o->cache_dir && o->cache_dir[0] != '/'))
                 return -EINVAL;
+        j.work_dir = o->work_dir;
         j.img = calloc(1, sizeof(*j.img));
         if (!j.img)
                 return -ENOMEM;
+        j.img->cache_lock_fd = -1;
         j.img->max_bytes = o->max_bytes ? o->max_bytes : KB_IMAGE_MAX_BYTES_DEFAULT;
-        for (size_t i = 0; i < KB_ELEMENTSOF(steps); i++) {
-                int r = steps[i](&j, ret_error);
-                if (r < 0)
-                        return unpack_failed(&j.img, r, ret_error);
+        int r = image_locate(&j, ret_error);
+        if (r >= 0 && o->cache_dir)
+                r = cache_begin(&j, ret_error);
+        if (r == 1) { /* kept, and verified */
+                *ret = TAKE_PTR(j.img);
+                return 0;
+        }
+        for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(steps); i++)
+                r = steps[i](&j, ret_error);
+        if (r < 0) {
+                if (j.cache_build) /* under the lock still: nothing of a half-built entry stays */
+                        image_remove_tree(j.cache_build);
+                return unpack_failed(&j.img, r, ret_error);
         }
         image_name_read(&j);
         unlink(j.tool_out);
         unlink(j.t.log_path);
         kb_remove_tree(j.tmp);
         j.img->rootfs = TAKE_PTR(j.rootfs);
+        if (j.cache_build) {
+                r = image_cache_store(j.img, j.cache_key, j.cache_build, j.cache_entry, ret_error);
+                if (r < 0) {
+                        image_remove_tree(j.cache_build);
+                        return unpack_failed(&j.img, r, ret_error);
+                }
+                (void) flock(j.img->cache_lock_fd, LOCK_SH);
+        }
         *ret = TAKE_PTR(j.img);
         return 0;
 }

@@ -274,10 +274,13 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
         int r = kb_sandbox_user_resolve(name, ret_user);
         if (r == -ENOENT)
                 return name && *name ? fmt("no user '%s'", name)
-                                     : fmt("neither %s nor %s exists: create the sandbox user (scripts/setup does: "
-                                           "useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "
-                                           "%s)",
-                                           KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_FALLBACK, KB_SANDBOX_USER_DEFAULT);
+                                     : fmt("kbound is root and the sandbox user %s does not exist, so check, run, "
+                                           "conformance and console refuse to start kernels (exit 3; never as root, "
+                                           "nor as nobody): run scripts/setup or install the kbound package, or "
+                                           "create it (useradd --system --user-group --no-create-home --home-dir "
+                                           "/nonexistent --shell /usr/sbin/nologin %s), or name a user of its own "
+                                           "with --sandbox-user",
+                                           KB_SANDBOX_USER_DEFAULT, KB_SANDBOX_USER_DEFAULT);
         if (r == -EPERM)
                 return fmt("refused: %s", geteuid() == 0 ? "the sandbox user must not be root (uid or gid 0)"
                                                          : "an ordinary user can only run sandboxes as itself");
@@ -304,8 +307,9 @@ static char *check_sandbox_user(const char *name, const char *runtime_base, kb_s
         *ret_ok = true;
         return fmt("%s %s (uid %u, gid %u), never as root%s", who, ret_user->name, (unsigned) ret_user->uid,
                    (unsigned) ret_user->gid,
-                   ret_user->switch_user && strcmp(ret_user->name, KB_SANDBOX_USER_FALLBACK) == 0
-                           ? "; a dedicated user is better: scripts/setup creates " KB_SANDBOX_USER_DEFAULT
+                   ret_user->switch_user && strcmp(ret_user->name, "nobody") == 0
+                           ? "; a shared account: a user of the sandbox's own is better (scripts/setup "
+                             "creates " KB_SANDBOX_USER_DEFAULT ")"
                            : "");
 }
 
@@ -393,7 +397,8 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 items[n - 1]->ok = user_ok;
 
         kb_bwrap info = {.has = 0};
-        bool have_bwrap = bwrap && bwrap[0] == '/' && kb_bwrap_probe(bwrap, &info) == 0;
+        int probed = bwrap && bwrap[0] == '/' ? kb_bwrap_probe(bwrap, &info) : -ENOENT;
+        bool have_bwrap = probed == 0;
         /* A set-uid bwrap runs, but kbound cannot prove anything about what it builds. */
         bool setuid = have_bwrap && kb_sandbox_bwrap_setuid(bwrap) > 0;
         bool usable = false;
@@ -407,7 +412,13 @@ int kb_sandbox_preflight(const char *bwrap, const char *runtime_base, const char
                 usable = r > 0;
                 if (r >= 0)
                         r = item_add(items, &n, "bwrap", usable, true, account);
-        } else
+        } else if (probed == -ENOEXEC)
+                r = item_add(items, &n, "bwrap", false, true,
+                             fmt("%s is not bubblewrap (its --version does not say \"bubblewrap VERSION\", or its "
+                                 "--help is not bwrap's): install bubblewrap (apt-get install bubblewrap) or name "
+                                 "its bwrap with --bwrap or KBOUND_BWRAP",
+                                 bwrap));
+        else
                 r = item_add(items, &n, "bwrap", false, true,
                              fmt("%s%s does not run: install bubblewrap (apt-get install bubblewrap) or name "
                                  "it with --bwrap or KBOUND_BWRAP",

@@ -46,9 +46,10 @@ int kb_sandbox_user_resolve(const char *name, kb_sandbox_user *ret) {
                 if (r < 0)
                         return r;
         } else if (root) {
+                /* No fallback to a shared account such as nobody: a kernel running as a user other
+                 * daemons run as (or whose files they own) shares their processes and files, and a
+                 * missing dedicated user is a set-up to fix, said so, never silently worked around. */
                 r = lookup(KB_SANDBOX_USER_DEFAULT, 0, &u.uid, &u.gid, u.name, sizeof u.name);
-                if (r == -ENOENT)
-                        r = lookup(KB_SANDBOX_USER_FALLBACK, 0, &u.uid, &u.gid, u.name, sizeof u.name);
                 if (r < 0)
                         return r;
         } else {

@@ -66,15 +66,31 @@ json_object *kb_judge_credentials(const kb_judge_input *in) {
         }
         if (in->cells_absent)
                 ; /* no cell spawned anything: the host's looks at what is there carry the check */
-        else if (!alive)
-                verdict_problem(&v,
-                                "the host never looked at the sandbox while a process the kernel spawned was alive");
-        else if (!child_seen)
-                verdict_problem(&v,
-                                "the child the cell spawned (pid %" PRId64
-                                " in the sandbox) is not among the processes the host "
-                                "sees in the sandbox",
-                                child);
+        else if (!alive || !child_seen) {
+                /* What a pack writer needs: why the look on the marker came too late or never. */
+                const char *marker = kb_fact_str_of(in->expect, FACT_EXPECT_CHILD_MARKER);
+                const char *why =
+                        marker && strcmp(marker, "unended") == 0
+                                ? ": the cell's child marker line came without its line end, which the kernel sent "
+                                  "only "
+                                  "with later output, after the child stopped waiting (a metakernel kernel sends a "
+                                  "line's end only with the next output: print an empty line after every line the "
+                                  "host waits for; docs/probes-cells.md, \"What a pack writer meets\")"
+                        : marker && strcmp(marker, "absent") == 0
+                                ? ": the cell never relayed the child marker line kbound-probe prints first (relay "
+                                  "every line the program prints as it comes; docs/probes-cells.md)"
+                                : "";
+                if (!alive)
+                        verdict_problem(&v,
+                                        "the host never looked at the sandbox while a process the kernel spawned "
+                                        "was alive%s",
+                                        why);
+                else
+                        verdict_problem(&v,
+                                        "the child the cell spawned (pid %" PRId64
+                                        " in the sandbox) is not among the processes the host sees in the sandbox%s",
+                                        child, why);
+        }
         /* The cell's word: fails only. */
         judge_no_probe(&v, in);
         if (judge_cell_error(kb_fact_arr_of(in->probe, FACT_PROBE_ERRORS), subprobes, buf, sizeof buf))

@@ -219,8 +219,14 @@ json_object *kb_judge_identity(const kb_judge_input *in) {
         else if (!cell || cell_error)
                 verdict_problem(&v, "the identity cell gave no answer: %s", cell_error ? cell_error : "no result");
         else if (cell_pid != expected || cell_inner != expected)
-                verdict_problem(&v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected %" PRId64,
-                                cell_pid, cell_inner, expected);
+                verdict_problem(
+                        &v, "the kernel reports pid %" PRId64 " (NSpid ends in %" PRId64 "), expected %" PRId64 "%s",
+                        cell_pid, cell_inner, expected,
+                        cell_pid > expected && cell_pid == cell_inner
+                                ? ": a cell that runs in a child of the kernel (a shell, octave-cli) reports "
+                                  "the kernel process, its parent ($PPID, getppid()), never its own "
+                                  "(docs/probes-cells.md, \"What a pack writer meets\")"
+                                : "");
         int64_t kernel_pid = judge_kernel_pid(&v, in);
         json_object *endpoints = kb_fact_arr_of(at(in->snapshots, 0), FACT_LOOK_ENDPOINTS);
         json_object *judged = json_object_new_object(), *connections = json_object_new_array();

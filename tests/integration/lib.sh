@@ -10,11 +10,14 @@ tests_failed=0
 # make: only the tests that are about them ask for them.
 unset GITHUB_STEP_SUMMARY GITHUB_ACTIONS
 
-# A private runtime dir per test file, so leftovers can be attributed to this test.
-KBOUND_RUNTIME_DIR=$(mktemp -d /tmp/kbt-XXXXXX)
+# A private runtime dir per test file, so leftovers can be attributed to this test. Under
+# KBOUND_TEST_TMP when scripts/test sets it (its run's own folder: it removes what it made, and only
+# that), else /tmp.
+test_tmp=${KBOUND_TEST_TMP:-/tmp}
+KBOUND_RUNTIME_DIR=$(mktemp -d "$test_tmp/kbt-XXXXXX")
 chmod 755 "$KBOUND_RUNTIME_DIR"
 export KBOUND_RUNTIME_DIR
-scratch=$(mktemp -d /tmp/kbs-XXXXXX)
+scratch=$(mktemp -d "$test_tmp/kbs-XXXXXX")
 # On exit, whatever this test started and left running (a listener, a helper holding a namespace;
 # an assertion that fails ends the file before its own kill) is killed, descendants first: one left
 # behind holds ctest's output pipe and the suite waits for it, and nothing a test starts may
@@ -71,23 +74,39 @@ leaky_bwrap() {
   echo "$path"
 }
 
-# test_user: prints the ordinary user the tests run kbound as: when they run as root, kbound-test
-# (a home of its own, a login shell), created here if missing; otherwise the invoking user. The
-# one place that makes it, so no test relies on another having run first (ctest runs them in a
-# random order, scripts/test removes the user before each run). Tests create it concurrently, so
-# useradd runs under a lock. Exits the test with a diagnosis when the user cannot be made.
+# test_user: prints the ordinary user the tests run kbound as: when they run as root,
+# $KBOUND_TEST_USER (scripts/test names one of its run's own, and makes it) or kbound-test (a home
+# of its own, a login shell), created here if missing; otherwise the invoking user. The one place
+# that makes it, so no test relies on another having run first (ctest runs them in a random
+# order). Tests create it concurrently, so useradd runs under a lock. Exits the test with a
+# diagnosis when the user cannot be made.
 test_user() {
   if [ "$(id -u)" -ne 0 ]; then
     id -un
     return
   fi
-  local user=kbound-test
+  local user=${KBOUND_TEST_USER:-kbound-test}
   if ! id "$user" >/dev/null 2>&1; then
     require useradd flock
-    flock /run/kbound-test-user.lock sh -c \
+    flock "${KBOUND_TEST_TMP:-/run}/kbound-test-user.lock" sh -c \
       "id $user >/dev/null 2>&1 || useradd --create-home --shell /bin/bash $user" >&2 ||
       { echo "FATAL: cannot create the test user $user (useradd, from passwd)" >&2; exit 1; }
   fi
+  echo "$user"
+}
+
+# sandbox_user: prints the user kbound's sandboxes run as when the tests run as root (what kbound
+# itself picks: $KBOUND_SANDBOX_USER, which scripts/test sets to a user of its run's own, else
+# kbound-sandbox, which scripts/setup and the package make), or the invoking user otherwise. Exits
+# the test with the fix when that user does not exist (kbound would refuse to run, exit 3).
+sandbox_user() {
+  if [ "$(id -u)" -ne 0 ]; then
+    id -un
+    return
+  fi
+  local user=${KBOUND_SANDBOX_USER:-kbound-sandbox}
+  id "$user" >/dev/null 2>&1 ||
+    { echo "FATAL: the sandbox user $user does not exist: run scripts/setup (or set KBOUND_SANDBOX_USER)" >&2; exit 1; }
   echo "$user"
 }
 
@@ -124,12 +143,18 @@ user_kbound() {
 # --bwrap stand-in, running as that user too, reaches into.
 as_sandbox_user() {
   if [ "$(id -u)" -eq 0 ]; then
-    local user=kbound-sandbox
-    id "$user" >/dev/null 2>&1 || user=nobody
+    local user
+    user=$(sandbox_user)
     runuser -u "$user" -- "$@"
   else
     "$@"
   fi
+}
+
+# unwrapped FILE...: the files' text with the lines kbound wrapped for a terminal or a log (doctor's
+# items: further lines indented 7 columns, the width 80 when piped) joined again, for a grep.
+unwrapped() {
+  cat "$@" | sed -e ':a' -e '$!N' -e 's/\n       \([^ ]\)/ \1/' -e 'ta' -e 'P' -e 'D'
 }
 
 require() {
@@ -317,7 +342,8 @@ import json, os, sys
 for root, _, files in os.walk(sys.argv[1]):
     for name in sorted(files):
         path = os.path.join(root, name)
-        if not name.endswith(".json"):
+        # Only regular files: a test's FIFO named *.json (test_hostile_liveness') would block the open.
+        if not name.endswith(".json") or not os.path.isfile(path):
             continue
         try:
             report = json.load(open(path))

@@ -27,11 +27,12 @@ for entry in 0.4.1:0.4.1:yes 0.4.1-3+deb11u1:0.4.1:yes 0.4.1+source:0.4.1:yes 0.
   b=$(get_bwrap "$version")
   echo "bubblewrap $version ($b)"
   set +e
-  "$KBOUND" doctor --bwrap "$b" >"$scratch/doctor.out" 2>&1
+  "$KBOUND" doctor --bwrap "$b" >"$scratch/doctor.raw" 2>&1
   rc=$?
   "$KBOUND" doctor --json --bwrap "$b" >"$scratch/doctor.json" 2>"$scratch/doctor.err"
   jrc=$?
   set -e
+  unwrapped "$scratch/doctor.raw" >"$scratch/doctor.out"
   [ "$rc" -eq 0 ] || cat "$scratch/doctor.out"
   ok "$version: doctor passes (rc=$rc)" [ "$rc" -eq 0 ]
   ok "$version: doctor --json says the same (rc=$jrc)" \
@@ -115,8 +116,9 @@ chmod 755 "$scratch/nosize-bwrap"
 set +e
 "$KBOUND" check --kernel python3 --bwrap "$scratch/nosize-bwrap" >"$scratch/check.out" 2>"$scratch/check.err"
 rc=$?
-"$KBOUND" doctor --bwrap "$scratch/nosize-bwrap" >"$scratch/doctor.out" 2>&1
+"$KBOUND" doctor --bwrap "$scratch/nosize-bwrap" >"$scratch/doctor.raw" 2>&1
 drc=$?
+unwrapped "$scratch/doctor.raw" >"$scratch/doctor.out" # an item's words, whatever the width
 "$KBOUND" doctor --json --bwrap "$scratch/nosize-bwrap" >"$scratch/doctor.json" 2>&1
 set -e
 ok "a bwrap that ignores --size: check fails (rc=$rc)" [ "$rc" -eq 1 ]
@@ -142,9 +144,10 @@ words="bubblewrap 0.8.0 at $scratch/old-bwrap lacks --block-fd, --info-fd, which
 set +e
 "$KBOUND" check --kernel python3 --bwrap "$scratch/old-bwrap" >"$scratch/check.out" 2>"$scratch/check.err"
 rc=$?
-"$KBOUND" doctor --bwrap "$scratch/old-bwrap" >"$scratch/doctor.out" 2>&1
+"$KBOUND" doctor --bwrap "$scratch/old-bwrap" >"$scratch/doctor.raw" 2>&1
 drc=$?
 set -e
+unwrapped "$scratch/doctor.raw" >"$scratch/doctor.out"
 ok "a bwrap lacking --info-fd and --block-fd: check exits 3 (rc=$rc)" [ "$rc" -eq 3 ]
 ok "  ... naming them" grep -qF "$words" "$scratch/check.err"
 ok "  ... and doctor exits 3 (rc=$drc)" [ "$drc" -eq 3 ]

@@ -260,6 +260,36 @@ GL_JOB = {"image", "tags", "timeout", "variables", "before_script", "script", "a
           "release", "inherit", "id_tokens", "secrets", "hooks", "pages"}
 
 
+# --- Kubernetes objects (the indexed Job recipe): a ConfigMap of images and a batch/v1 Job whose
+# pods run kbound. The pod's security settings themselves are proven by test_pod_settings.sh. ---
+def is_kubernetes(doc_):
+    return isinstance(doc_, dict) and "apiVersion" in doc_ and "kind" in doc_
+
+
+def check_kubernetes(obj, label):
+    kind = obj.get("kind")
+    good = check(isinstance(obj.get("metadata"), dict) and obj["metadata"].get("name"), f"{label} has a name")
+    if kind == "ConfigMap":
+        return good & check(obj.get("apiVersion") == "v1" and isinstance(obj.get("data"), dict) and obj["data"],
+                            f"{label} is a v1 ConfigMap with data")
+    good &= check(kind == "Job" and obj.get("apiVersion") == "batch/v1", f"{label} is a batch/v1 Job or a ConfigMap")
+    spec = obj.get("spec") or {}
+    good &= check(spec.get("completionMode") == "Indexed" and isinstance(spec.get("completions"), int),
+                  f"{label} is an indexed Job (completionMode: Indexed, completions)")
+    pod = (spec.get("template") or {}).get("spec") or {}
+    containers = pod.get("containers") or []
+    good &= check(containers and pod.get("restartPolicy") in ("Never", "OnFailure"),
+                  f"{label}: its pod template has containers and a Job's restartPolicy")
+    for c in containers:
+        script = "\n".join(str(a) for a in (c.get("args") or []))
+        good &= check(c.get("image") and (c.get("command") or c.get("args")), f"{label}: container {c.get('name')} "
+                      "has an image and a command")
+        bash_syntax(script, f"{label} container {c.get('name')}'s script")
+        kbound_options(script, f"{label} container {c.get('name')}'s script")
+        good &= check("JOB_COMPLETION_INDEX" in script, f"{label}: each pod takes its line by JOB_COMPLETION_INDEX")
+    return good
+
+
 def is_gitlab(doc_):
     return isinstance(doc_, dict) and doc_ and all(
         k in GL_GLOBAL or (isinstance(v, dict) and "script" in v) for k, v in doc_.items())
@@ -378,7 +408,10 @@ for b in blocks:
             check(False, f"{label} parses as YAML ({' '.join(str(e).split())})")
             continue
         check(True, f"{label} parses as YAML")
-        if is_gitlab(data):
+        if is_kubernetes(data):
+            if check_kubernetes(data, label):
+                check(True, f"{label} is a whole Kubernetes {data.get('kind')}")
+        elif is_gitlab(data):
             if check_gitlab(data, label):
                 check(True, f"{label} is a GitLab CI file (jobs with scripts)")
             gitlab.append((label, data))

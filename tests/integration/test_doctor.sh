@@ -15,7 +15,7 @@ expect_exit() { # expect_exit CODE LABEL PATTERN -- COMMAND...
   local rc=$?
   set -e
   ok "$label exits $code (rc=$rc)" [ "$rc" -eq "$code" ]
-  ok "$label says why" grep -qiE "$pattern" "$scratch/o" "$scratch/e"
+  ok "$label says why" grep -qiE "$pattern" <(unwrapped "$scratch/o" "$scratch/e")
 }
 
 expect_exit 3 "doctor with a missing bwrap" "not found" -- "$KBOUND" doctor --bwrap /nonexistent/bwrap
@@ -51,7 +51,7 @@ expect_exit 3 "check with a set-uid bwrap" "set-uid root, which kbound does not 
   "$KBOUND" check --kernel python3 --bwrap "$scratch/setuid-bwrap"
 
 # No pack is not an unenforceable sandbox: the host's checks run, the cell-driven ones are untested.
-expect_exit 1 "check with no probe set for the language" "add kernels/python/ with kbound.json" -- \
+expect_exit 1 "check with no probe set for the language" "add a pack, a folder python/ with kbound.json" -- \
   env KBOUND_KERNELS_DIR="$scratch" "$KBOUND" check --kernel python3
 expect_exit 2 "check with a bad option" "unknown option .--bogus." -- "$KBOUND" check --bogus
 expect_exit 2 "OPENAI4S_KERNEL_SANDBOX=off is refused" "enforce" -- env OPENAI4S_KERNEL_SANDBOX=off "$KBOUND" check

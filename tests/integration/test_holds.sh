@@ -27,7 +27,7 @@ kbound_for() { # the kbound a run runs
   if [ "$1" = self ]; then echo "$KBOUND"; else user_kbound; fi
 }
 sandbox_user_of() { # the user a run's kernels run as
-  if [ "$1" != self ]; then echo "$1"; elif [ "$(id -u)" -eq 0 ]; then echo kbound-sandbox; else id -un; fi
+  if [ "$1" != self ]; then echo "$1"; else sandbox_user; fi
 }
 detail_of() { # detail_of REPORT KERNEL CHECK
   json_get "$1" "[c['detail'] + ' | ' + ' | '.join(c['evidence'].get('problems', [])) for k in d['kernels'] if k['name'] == '$2' for c in k['checks'] if c['id'] == '$3'][0]"

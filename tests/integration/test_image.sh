@@ -15,6 +15,10 @@ echo "the test image (built once per build folder: tests/fixtures/make-image)"
 started=$(date +%s)
 images=$("$KBOUND_SOURCE_DIR/tests/fixtures/make-image")
 echo "  $images, ready in $(($(date +%s) - started)) s; when it was built: $(tr '\n' ';' <"$images/build.txt")"
+# The image cache of this test's own (as root, kbound's default is /var/cache/kbound).
+export XDG_CACHE_HOME=$scratch/xdg-cache
+mkdir -m 755 "$XDG_CACHE_HOME"
+cache=$XDG_CACHE_HOME/kbound/images
 layout=$images/layout
 docker_tar=$images/image.tar
 oci_tar=$images/image-oci.tar
@@ -53,6 +57,8 @@ ok "  ... and the size it was held to" \
   [ "$(json_get "$scratch/layout.json" "d['sandbox']['image']['unpacked_bytes'] < d['sandbox']['image']['max_bytes']")" = True ]
 ok "the human report names it" grep -qF "root:    image $layout tag kbound-test (oci-layout, manifest $digest), unpacked to" \
   "$scratch/layout.out"
+ok "  ... unpacked now and kept in the image cache" [ "$(json_get "$scratch/layout.json" "d['sandbox']['image']['cache']")" = stored ]
+ok "  ... under its manifest digest" test -d "$cache/${digest#sha256:}/rootfs"
 ok "the JUnit report names it" grep -qF "<property name=\"image_manifest_digest\" value=\"$digest\"/>" "$scratch/layout.xml"
 kernels=$(json_get "$scratch/layout.json" "' '.join(sorted(k['name'] for k in d['kernels']))")
 ok "the image's four kernels were checked, the --user one in /root/.local too ($kernels)" \
@@ -112,11 +118,58 @@ kept=$(find "$KBOUND_RUNTIME_DIR" -mindepth 1 -maxdepth 1 -name 'kbound-*' | hea
 ok "--keep kept the team folder ($kept)" [ -n "$kept" ] && [ -d "$kept/teams" ]
 ok "  ... but not the unpacked image: nothing of it outlives kbound" [ ! -e "$kept/image" ]
 rm -rf "$kept"
+ok "  ... without a cache it can make (HOME=/nonexistent), said so" grep -qF "the image cache cannot be made" "$scratch/u.err"
+# With a cache folder of the user's own: kept once, then reused.
+install -d -m 1777 "$scratch/ucache"
+for round in 1 2; do
+  runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 \
+    XDG_CACHE_HOME="$scratch/ucache" KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run \
+    --image "$user_tar" --kernel python3 'print(6*7)' >"$scratch/u$round.out" 2>"$scratch/u$round.err" || true
+done
+ok "$user's first run: the image kept in its cache" grep -qF "and kept in the cache" "$scratch/u1.err"
+ok "$user's second run: reused, verified, and the kernel ran ($(cat "$scratch/u2.out"))" \
+  bash -c "grep -qF 'reused from the cache (its tree verified)' '$scratch/u2.err' && [ \"\$(cat '$scratch/u2.out')\" = 42 ]"
+ok "  ... the cache is $user's" [ "$(stat -c %U "$scratch/ucache/kbound/images")" = "$user" ]
 chmod 755 "$KBOUND_RUNTIME_DIR"
 assert_no_leftovers "after the unprivileged run"
 
+echo "the image cache: reused when it verifies, replaced when it does not, skipped when asked"
+# (not --quiet: what the cache did is said as progress)
+check() {
+  local label=$1
+  shift
+  set +e
+  "$KBOUND" check --json "$scratch/$label.json" --junit "$scratch/$label.xml" "$@" \
+    >"$scratch/$label.out" 2>"$scratch/$label.err"
+  rc=$?
+  set -e
+}
+check again --image "$layout" --kernel python3
+ok "the same image again: reused from the cache (rc=$rc)" [ "$(json_get "$scratch/again.json" "d['sandbox']['image']['cache']")" = reused ]
+ok "  ... said so, its tree verified" grep -qF "reused from the cache (its tree verified): $cache/${digest#sha256:}/rootfs" "$scratch/again.err"
+ok "  ... with the same manifest and config digests" [ "$(json_get "$scratch/again.json" \
+  "(d['sandbox']['image']['manifest_digest'], d['sandbox']['image']['config_digest'])")" = \
+  "$(json_get "$scratch/layout.json" "(d['sandbox']['image']['manifest_digest'], d['sandbox']['image']['config_digest'])")" ]
+ok "  ... and python3 passes on it" passes_all again python3
+echo "a change to the kept tree" >>"$cache/${digest#sha256:}/rootfs/etc/kbound-image-marker"
+check tampered --image "$layout" --kernel python3
+ok "a kept copy changed since: not used ($(json_get "$scratch/tampered.json" "d['sandbox']['image']['cache']"))" \
+  [ "$(json_get "$scratch/tampered.json" "d['sandbox']['image']['cache']")" = stored ]
+ok "  ... said so" grep -qF "its copy in the cache did not verify (its files changed since it was unpacked): removed, and the image unpacked again" "$scratch/tampered.err"
+ok "  ... and unpacked again, whole" [ "$(cat "$cache/${digest#sha256:}/rootfs/etc/kbound-image-marker")" = "kbound test image" ]
+entries=$(ls "$cache" | sort | tr '\n' ' ')
+check nocache --image "$layout" --kernel python3 --image-no-cache
+ok "--image-no-cache: unpacked for the run alone" [ "$(json_get "$scratch/nocache.json" "d['sandbox']['image']['cache']")" = None ]
+ok "  ... said so" grep -qF "not cached (--image-no-cache)" "$scratch/nocache.err"
+ok "  ... and the cache is as it was" [ "$(ls "$cache" | sort | tr '\n' ' ')" = "$entries" ]
+out=$("$KBOUND" kernelspecs --image "$oci_tar" 2>"$scratch/ks2.err" >/dev/null) || true
+ok "the OCI archive of the same image reuses the layout's copy (one manifest digest)" \
+  grep -qF "image $oci_tar tag kbound-test: manifest $digest, reused from the cache" "$scratch/ks2.err"
+ok "no build folder is left in the cache" bash -c "! ls '$cache' | grep -q '\.build'"
+assert_no_leftovers "after the image cache runs"
+
 echo "killed while unpacking: skopeo and umoci die with kbound; the next run removes the folder"
-"$KBOUND" kernelspecs --image "$docker_tar" >/dev/null 2>&1 &
+"$KBOUND" kernelspecs --image "$docker_tar" --image-no-cache >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 100); do
   [ -n "$(find "$KBOUND_RUNTIME_DIR" -path '*/image/*' -print -quit 2>/dev/null)" ] && break
@@ -168,7 +221,7 @@ expect_rc "an image over --image-max-size" 3 "the 10485760-byte limit" \
 expect_rc "a bad --image-max-size" 2 "--image-max-size takes a size in bytes" \
   "$KBOUND" check --image "$layout" --image-max-size 10T
 expect_rc "skopeo missing" 3 "install it (Debian/Ubuntu: apt-get install skopeo umoci)" \
-  env KBOUND_SKOPEO=/nonexistent/skopeo "$KBOUND" console --image "$layout" --kernel python3
+  env KBOUND_SKOPEO=/nonexistent/skopeo "$KBOUND" console --image "$layout" --image-no-cache --kernel python3
 expect_rc "--image without the sandbox" 2 "--image needs the sandbox" \
   "$KBOUND" run --image "$layout" --sandbox off --kernel python3 x
 assert_no_leftovers "after the refusals"

@@ -25,7 +25,7 @@ echo "a kept folder is left alone by later runs, and doctor names it"
 "$KBOUND" run --kernel python3 'print(1)' >"$scratch/after-keep.out" 2>"$scratch/after-keep.err"
 ok "the next run leaves the kept folder" [ -d "$kept/teams/run/workspace" ]
 ok "... and says nothing about it" bash -c "! grep -q removed '$scratch/after-keep.err'"
-"$KBOUND" doctor >"$scratch/doctor-kept.out" 2>&1 || true
+"$KBOUND" doctor 2>&1 | unwrapped >"$scratch/doctor-kept.out" || true
 ok "doctor lists it as kept" grep -q "kept folders (--keep; remove them when done): $kept" "$scratch/doctor-kept.out"
 rm -rf "$kept"
 
@@ -59,7 +59,7 @@ done
 no_process() { ! pgrep -f "$KBOUND_RUNTIME_DIR" >/dev/null; }
 ok "no process of the killed run is left (the sandbox dies with its parent)" no_process
 ok "its lock is free" flock -n "$killed" true
-"$KBOUND" doctor >"$scratch/doctor-stale.out" 2>&1 || true
+"$KBOUND" doctor 2>&1 | unwrapped >"$scratch/doctor-stale.out" || true
 ok "doctor lists it as stale" grep -q "\[WARN\] stale folders: 1 under $KBOUND_RUNTIME_DIR, .*: $killed" "$scratch/doctor-stale.out"
 ok "doctor leaves it there" [ -d "$killed" ]
 set +e
@@ -73,7 +73,7 @@ ok "... and the home canary, naming it" \
   grep -qF "kbound: removed $home_canary: the home canary of a kbound run that did not end cleanly" "$scratch/sweep.err"
 ok "... which is gone" [ ! -e "$home_canary" ]
 ok "... and it is gone" empty_runtime
-"$KBOUND" doctor >"$scratch/doctor-clean.out" 2>&1 || true
+"$KBOUND" doctor 2>&1 | unwrapped >"$scratch/doctor-clean.out" || true
 ok "doctor: no stale folder now" grep -q "\[ OK \] stale folders: none of yours under $KBOUND_RUNTIME_DIR" "$scratch/doctor-clean.out"
 
 echo "live runs hold their folders: four at once, with a stale one to sweep"

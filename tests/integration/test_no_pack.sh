@@ -32,8 +32,12 @@ ok "no pack: a host-judged pass says it rests on the host alone" \
   grep -qF "the host's evidence only: no cell ran, no probe set for language 'cobol'" <<<"$(detail boundary.write_outside)"
 for id in $cell_ids; do
   ok "no pack: $id untested" [ "$(st "$id")" = untested ]
-  ok "no pack: $id names the folder to add" grep -qF "add kernels/cobol/ with kbound.json" <<<"$(detail "$id")"
+  ok "no pack: $id names the folder to add" grep -qF "add a pack, a folder cobol/ with kbound.json" <<<"$(detail "$id")"
+  ok "no pack: $id names --kernels-dir" grep -qF "in a folder of yours given with --kernels-dir DIR" <<<"$(detail "$id")"
 done
+ok "no pack: the summary never suggests --allow-untested, which check does not take" \
+  not grep -q -- "--allow-untested" "$scratch/out" "$scratch/err"
+ok "  ... and says a check passes only when tested" grep -qF "(untested: a check passes only when tested)" "$scratch/out"
 ok "no pack: every check of the list is reported" same_checks_as_listed "$scratch/r.json"
 assert_no_leftovers "after the kernel without a pack"
 
@@ -49,7 +53,7 @@ set -e
 ok "MIME-type language: exit 1 (rc=$rc)" [ "$rc" -eq 1 ]
 mdetail=$(json_get "$scratch/m.json" "next(c['detail'] for c in d['kernels'][0]['checks'] if c['id']=='interrupt.pidfd')")
 ok "MIME-type language: one folder to add, and the alias naming the language" \
-  grep -qF 'add kernels/cobol/ with kbound.json ("aliases": ["text/x-cobol"])' <<<"$mdetail"
+  grep -qF 'a folder cobol/ with kbound.json ("aliases": ["text/x-cobol"])' <<<"$mdetail"
 # A pack made as the detail says is found: the folder name stands for the MIME type.
 mkdir -p "$scratch/packs"
 cp -r "$KBOUND_SOURCE_DIR/kernels/python" "$scratch/packs/cobol"

@@ -63,8 +63,11 @@ preflight "  ... in check too, before any canary or report" 3 "add --ro-bind $ve
 ok "  ... its report says the run was refused, naming the fix, and checked no kernel" /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3 and r["kernels"] == [], r
-assert "add --ro-bind" in r["incomplete_reason"], r["incomplete_reason"]' "$scratch/pre.json"
+assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3, r
+assert "add --ro-bind" in r["incomplete_reason"], r["incomplete_reason"]
+# The kernel asked for is listed, every check not run, naming the refusal.
+assert [k["name"] for k in r["kernels"]] == ["venvpy"], r["kernels"]
+assert all(c["status"] == "not_run" and "add --ro-bind" in c["detail"] for c in r["kernels"][0]["checks"])' "$scratch/pre.json"
 out=$("$KBOUND" run --prefix "$venv" --kernel venvpy --ro-bind "$venv" 'import sys; print(sys.prefix)' 2>"$scratch/p.err")
 ok "with that --ro-bind the venv's kernel runs, as the venv (got '$out')" [ "$out" = "$venv" ]
 
@@ -125,7 +128,7 @@ if [ "$(id -u)" -eq 0 ]; then
   mkdir -m 700 "$scratch/closed"
   mkdir "$scratch/closed/venv"
   preflight "a --ro-bind folder the sandbox user cannot reach" 3 \
-    "--ro-bind $scratch/closed/venv: the sandbox user kbound-sandbox cannot reach it ($scratch/closed stops it)" \
+    "--ro-bind $scratch/closed/venv: the sandbox user $(sandbox_user) cannot reach it ($scratch/closed stops it)" \
     "$KBOUND" run --kernel python3 --ro-bind "$scratch/closed/venv" 'x'
 fi
 assert_no_leftovers "after the preflight runs"

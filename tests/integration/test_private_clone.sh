@@ -32,7 +32,7 @@ if [ "$(id -u)" -eq 0 ]; then
   home=$scratch/root-home
   install -d -m 700 "$home" "$home/build"
   cp "$KBOUND_BUILD_DIR/kbound-syscall-probe" "$home/build/"
-  ok "the sandbox user cannot enter the folder" not runuser -u kbound-sandbox -- test -x "$home/build"
+  ok "the sandbox user cannot enter the folder" not runuser -u "$(sandbox_user)" -- test -x "$home/build"
   check_from "root, the probe of a build tree in a 0700 folder" \
     env KBOUND_SYSCALL_PROBE="$home/build/kbound-syscall-probe" "$KBOUND" check
   cmake --install "$KBOUND_BUILD_DIR" --prefix "$home/prefix" >/dev/null
@@ -47,7 +47,7 @@ if [ "$(id -u)" -eq 0 ]; then
   set -e
   ok "an --ro-bind folder in the 0700 folder: exit 3 (rc=$rc)" [ "$rc" -eq 3 ]
   ok "  ... naming the folder that stops the sandbox user, and the fix" \
-    grep -qF -- "--ro-bind $home/venv: the sandbox user kbound-sandbox cannot reach it ($home stops it)" "$scratch/err"
+    grep -qF -- "--ro-bind $home/venv: the sandbox user $(sandbox_user) cannot reach it ($home stops it)" "$scratch/err"
   ok "  ... before any kernel started" not grep -q "starting in bubblewrap" "$scratch/err"
 fi
 

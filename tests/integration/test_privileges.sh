@@ -6,7 +6,7 @@ require bwrap /usr/bin/python3 R
 
 me=$(id -u)
 if [ "$me" -eq 0 ]; then
-  sandbox_uid=$(id -u "${KBOUND_SANDBOX_USER:-kbound-sandbox}" 2>/dev/null || id -u nobody)
+  sandbox_uid=$(id -u "$(sandbox_user)")
 else
   sandbox_uid=$me
 fi
@@ -84,5 +84,41 @@ for bad in root kbound-no-such-user; do
   ok "--sandbox-user $bad: exit 2 (rc=$rc)" [ "$rc" -eq 2 ]
   ok "--sandbox-user $bad: says why" grep -qE "root|no user" "$scratch/err"
 done
+
+if [ "$me" -eq 0 ]; then
+  echo "as root with no sandbox user: refused (exit 3, naming the fix), never run as nobody"
+  require unshare mount
+  # The machine's users, less kbound-sandbox, seen by this one command alone: /etc/passwd is
+  # replaced in a mount namespace of its own (the machine's users are untouched).
+  grep -v '^kbound-sandbox:' /etc/passwd >"$scratch/passwd"
+  chmod 644 "$scratch/passwd"
+  no_sandbox_user() {
+    unshare --mount --propagation private -- sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' \
+      "$scratch/passwd" env -u KBOUND_SANDBOX_USER "$@"
+  }
+  ok "(the namespace hides kbound-sandbox)" not no_sandbox_user getent passwd kbound-sandbox
+  for cmd in "run --kernel python3 print(1)" "check --kernel python3" "console --kernel python3" \
+    "conformance --kernel python3"; do
+    set +e
+    # shellcheck disable=SC2086 # the command's words
+    no_sandbox_user "$KBOUND" $cmd >"$scratch/out" 2>"$scratch/err" </dev/null
+    rc=$?
+    set -e
+    ok "${cmd%% *}: exit 3 (rc=$rc)" [ "$rc" -eq 3 ]
+    ok "  ... naming the user and the fix" \
+      grep -qF "the sandbox user kbound-sandbox, which kernels run as, does not exist" "$scratch/err"
+    ok "  ... scripts/setup and useradd" grep -q "run scripts/setup.*useradd --system" "$scratch/err"
+    ok "  ... and no kernel started" not grep -q "starting in bubblewrap" "$scratch/err"
+  done
+  set +e
+  no_sandbox_user "$KBOUND" doctor >"$scratch/raw" 2>&1
+  rc=$?
+  set -e
+  unwrapped "$scratch/raw" >"$scratch/out"
+  ok "doctor: exit 3 (rc=$rc)" [ "$rc" -eq 3 ]
+  ok "  ... a FAIL line for the sandbox user, naming the fix" \
+    grep -q "^\[FAIL\] sandbox-user: kbound is root and the sandbox user kbound-sandbox does not exist.*useradd" "$scratch/out"
+  ok "  ... never nobody in its place" not grep -q "kernels run as nobody" "$scratch/out"
+fi
 assert_no_leftovers "after the privilege checks"
 finish

@@ -122,17 +122,21 @@ if [ "$(id -u)" -eq 0 ]; then
   set -e
   ok "read-only: exit 2 (got $rc)" [ "$rc" -eq 2 ]
   ok "read-only: says so" grep -q "cannot write the --json report to $scratch/ro/r.json: Read-only file system" "$scratch/ro.err"
-  # A full file system under a regular report: ENOSPC, not EIO, and no temporary file left.
+  # A full file system under a regular report: ENOSPC, not EIO, no temporary file left, and the
+  # earlier run's PASS report that was there is removed (a CI job would take it for this run's).
   mkdir "$scratch/small"
   set +e
-  unshare -m sh -c "mount -t tmpfs -o size=4k none '$scratch/small' && head -c 4096 /dev/zero >'$scratch/small/filler' 2>/dev/null;
+  unshare -m sh -c "mount -t tmpfs -o size=64k none '$scratch/small' &&
+    printf '{\"verdict\": \"pass\", \"exit_code\": 0}' >'$scratch/small/r.json' &&
+    head -c 65536 /dev/zero >'$scratch/small/filler' 2>/dev/null;
     '$KBOUND' check --quiet --kernel python3 --json '$scratch/small/r.json' >/dev/null; echo \$? >'$scratch/small.rc'; ls -A '$scratch/small' >'$scratch/small.ls'" \
     2>"$scratch/small.err"
   set -e
   ok "full disk: exit 1 (got $(cat "$scratch/small.rc"))" [ "$(cat "$scratch/small.rc")" = 1 ]
   ok "full disk: No space left on device, named with the path" \
     grep -q "cannot write the --json report to $scratch/small/r.json: No space left on device" "$scratch/small.err"
-  ok "full disk: no temporary file left" [ "$(cat "$scratch/small.ls")" = "filler" ]
+  ok "full disk: the earlier PASS report is removed, and no temporary file left" [ "$(cat "$scratch/small.ls")" = "filler" ]
+  ok "full disk: and it says no report is left there" grep -qF "(no report is left there: not an earlier run's either)" "$scratch/small.err"
   # The same for kbound's own files: the canaries of check on a full runtime folder.
   mkdir "$scratch/fullrt"
   set +e

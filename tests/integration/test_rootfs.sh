@@ -71,7 +71,7 @@ echo "a sandbox that mounts the image read-write is caught"
 cp -al "$image" "$scratch/rwimage"
 # As root the kernel runs as the sandbox user: give it the image's /usr folder (not the files, which
 # are hard links), as an image unpacked by the user running kbound would be.
-[ "$(id -u)" -ne 0 ] || chown kbound-sandbox: "$scratch/rwimage/usr"
+[ "$(id -u)" -ne 0 ] || chown "$(sandbox_user):" "$scratch/rwimage/usr"
 set +e
 KBOUND_BWRAP="$(leaky_bwrap rootfs)" \
   "$KBOUND" check --rootfs "$scratch/rwimage" --kernel python3 --json "$scratch/leak.json" >"$scratch/out" 2>"$scratch/err"
@@ -135,16 +135,23 @@ mkdir "$scratch/brokenimage/usr/share/jupyter/kernels/zbroken"
 echo '{not json' >"$scratch/brokenimage/usr/share/jupyter/kernels/zbroken/kernel.json"
 for cmd in check conformance; do
   expect_fail "$cmd --rootfs with an unparseable kernelspec in the image" 3 \
-    "kernel 'zbroken' in image $scratch/brokenimage: its kernel.json is malformed" \
+    "kernel 'zbroken' in image $scratch/brokenimage: its kernelspec cannot be loaded: /usr/share/jupyter/kernels/zbroken/kernel.json: not valid JSON (line 1, column 2: " \
     "$KBOUND" "$cmd" --rootfs "$scratch/brokenimage" --json "$scratch/broken-$cmd.json"
   ok "  ... and says nothing of the image was checked" \
     grep -qF "image $scratch/brokenimage: not every kernelspec of the image can be checked, so none was" "$scratch/berr"
   ok "  ... no PASS anywhere" bash -c "! grep -q '^PASS' '$scratch/bout'"
-  ok "  ... and a report that cannot be read as one: refused, failing, no kernel" /usr/bin/python3 -c '
+  ok "  ... and a report that cannot be read as one: refused, failing, every kernel's every check not run" /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3 and r["kernels"] == [], r
-assert "not every kernelspec of the image can be checked" in r["incomplete_reason"], r["incomplete_reason"]' "$scratch/broken-$cmd.json"
+assert r["refused"] is True and r["verdict"] == "fail" and r["exit_code"] == 3, r
+why = "not every kernelspec of the image can be checked"
+assert why in r["incomplete_reason"], r["incomplete_reason"]
+# The image'"'"'s kernelspecs, the broken one included, each listed with its start failed and every
+# check (or item) not run, naming the refusal: a CI'"'"'s history keeps them.
+assert sorted(k["name"] for k in r["kernels"]) == ["python3", "zbroken"], [k["name"] for k in r["kernels"]]
+for k in r["kernels"]:
+    assert k["start"]["status"] == "fail" and why in k["error"], k["start"]
+    assert k["checks"] and all(c["status"] == "not_run" and why in c["detail"] for c in k["checks"]), k["name"]' "$scratch/broken-$cmd.json"
 done
 rm -rf "$scratch/brokenimage"
 # More kernelspecs than kbound checks at once: an explicit usage error, never a silent drop.
@@ -176,25 +183,25 @@ expect_fail "--rootfs without the sandbox" 2 "--rootfs needs the sandbox" \
   "$KBOUND" run --rootfs "$image" --sandbox off --kernel python3 '1'
 
 if [ "$(id -u)" -eq 0 ]; then
-  test_user >/dev/null
-  echo "as kbound-test: run --rootfs"
+  tuser=$(test_user)
+  echo "as $tuser: run --rootfs"
   chmod 1777 "$KBOUND_RUNTIME_DIR"
-  out=$(runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+  out=$(runuser -u "$tuser" -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" run --rootfs "$image" --kernel python3 \
     'import os; print(os.getpid(), open("/etc/kbound-image-marker").read().strip())')
   ok "unprivileged: PID 2 and the image's marker (got '$out')" [ "$out" = "2 $marker" ]
   chmod 755 "$scratch"
   mkdir -m 1777 "$scratch/ureports"
   set +e
-  runuser -u kbound-test -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+  runuser -u "$tuser" -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
     KBOUND_RUNTIME_DIR="$KBOUND_RUNTIME_DIR" "$(user_kbound)" check --rootfs "$image" --kernel python3 \
     --json "$scratch/ureports/u.json" >"$scratch/out" 2>"$scratch/err"
   rc=$?
   set -e
   [ "$rc" -eq 0 ] || { cat "$scratch/out"; tail -20 "$scratch/err"; }
   ok "unprivileged: check --rootfs passes (rc=$rc)" [ "$rc" -eq 0 ]
-  ok "unprivileged: the kernel ran as kbound-test" \
-    [ "$(json_get "$scratch/ureports/u.json" "d['kernels'][0]['process']['uid']")" = "$(id -u kbound-test)" ]
+  ok "unprivileged: the kernel ran as $tuser" \
+    [ "$(json_get "$scratch/ureports/u.json" "d['kernels'][0]['process']['uid']")" = "$(id -u "$tuser")" ]
 fi
 assert_no_leftovers "after the rootfs runs"
 finish

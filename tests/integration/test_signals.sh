@@ -31,6 +31,41 @@ for sig in TERM INT; do
   assert_no_leftovers "after SIG$sig"
 done
 
+echo "a signal at kbound's very start (pending when it is executed; check then re-executes itself)"
+# The earliest a signal can reach kbound's own code: sent, blocked, before the exec. kbound's main
+# installs its handlers before anything is created and then unblocks it; check carries it across
+# its re-exec (where the default action would kill it with nothing said).
+cat >"$scratch/pending.py" <<'PY'
+import os, signal, sys
+sig = getattr(signal, sys.argv[1])
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+os.kill(os.getpid(), sig)
+os.execv(sys.argv[2], sys.argv[2:])
+PY
+for sig in INT TERM; do
+  for cmd in check conformance; do
+    rm -f "$scratch/early.json"
+    set +e
+    /usr/bin/python3 "$scratch/pending.py" "SIG$sig" "$KBOUND" "$cmd" --kernel python3 --json "$scratch/early.json" \
+      >"$scratch/early.out" 2>"$scratch/early.err"
+    rc=$?
+    set -e
+    ok "$cmd, SIG$sig at the start: exit 1, not killed by it (rc=$rc)" [ "$rc" -eq 1 ]
+    ok "  ... a report written" [ -s "$scratch/early.json" ]
+    ok "  ... marked incomplete by the signal" \
+      [ "$(json_get "$scratch/early.json" "(d['complete'], d['incomplete_reason'])")" = "(False, 'interrupted by signal $(kill -l "$sig")')" ]
+    ok "  ... verdict fail" [ "$(json_get "$scratch/early.json" "d['verdict']")" = fail ]
+    assert_no_leftovers "after $cmd with SIG$sig at the start"
+  done
+  set +e
+  /usr/bin/python3 "$scratch/pending.py" "SIG$sig" "$KBOUND" run --kernel python3 'print(1)' >"$scratch/early.out" 2>"$scratch/early.err"
+  rc=$?
+  set -e
+  ok "run, SIG$sig at the start: exit 1, not killed by it (rc=$rc)" [ "$rc" -eq 1 ]
+  ok "  ... says it was cancelled" grep -q "cancelled" "$scratch/early.err"
+  assert_no_leftovers "after run with SIG$sig at the start"
+done
+
 echo "kbound itself killed with SIGKILL (nothing of it runs): no sandbox process survives it"
 # A home of its own: the canary check plants there stays after a SIGKILL (test_keylife shows the
 # next run removing it) and must not pile up in the real one.

@@ -167,14 +167,30 @@ mrc=$?
 set -e
 ok "--require-full-boundary under the override refuses (rc=$rc)" [ "$rc" -eq 1 ]
 ok "  and still writes the JSON report" test -s "$scratch/refused.json"
-ok "  which says the run was refused and why, with the exit code" python3 - "$scratch/refused.json" <<'EOF'
+ok "  which says the run was refused and why, with the exit code" python3 - "$scratch/refused.json" "$(listed_check_ids | wc -l)" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["verdict"] == "fail" and r["complete"] is False and r["refused"] is True, r
 assert "--require-full-boundary" in r["incomplete_reason"], r["incomplete_reason"]
-assert r["exit_code"] == 1 and r["kernels"] == []
+assert r["exit_code"] == 1
+# The kernels it would have checked (the defaults), every check listed, not run, saying why.
+assert [k["name"] for k in r["kernels"]] == ["python3", "ir"], r["kernels"]
+for k in r["kernels"]:
+    assert k["start"]["status"] == "fail" and "--require-full-boundary" in k["error"], k
+    assert len(k["checks"]) == int(sys.argv[2]), len(k["checks"])
+    assert all(c["status"] == "not_run" and "refused before any kernel started" in c["detail"] for c in k["checks"])
 EOF
 ok "  and the JUnit file, failing" grep -q '<failure message="refused before any kernel started' "$scratch/refused.xml"
+ok "  ... with every check of both kernels as an error, and each kernel's kernel.start failing" python3 - "$scratch/refused.xml" "$(listed_check_ids | wc -l)" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+n = int(sys.argv[2])
+for kernel in ("python3", "ir"):
+    cases = root.findall(".//testsuite[@name='kbound.%s']/testcase" % kernel)
+    names = [c.get("name") for c in cases]
+    assert names[0] == "kernel.start" and cases[0].find("failure") is not None, names
+    assert len(names) == n + 1 and all(c.find("error") is not None for c in cases[1:]), names
+EOF
 ok "a missing kernel (rc=$mrc) still gets its report, naming it" \
   bash -c "[ '$mrc' -eq 3 ] && grep -q \"no-such-kernel': no kernelspec found\" '$scratch/missing.json'"
 

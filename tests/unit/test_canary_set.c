@@ -56,7 +56,7 @@ static int setup(void **state) {
         f->argv[1] = "legit-argv-word-4c2e";
         f->spec = (kb_kernelspec){.name = "fake", .argv = f->argv};
         f->specs[0] = &f->spec;
-        assert_int_equal(kb_sandbox_user_resolve(NULL, &f->user), 0);
+        assert_int_equal(kb_sandbox_user_resolve(getenv("KBOUND_SANDBOX_USER"), &f->user), 0);
         f->o = (kb_canary_set_options){
                 .base_dir = f->base,
                 .team = "unit",

@@ -222,7 +222,7 @@ static void test_checks_whole_and_in_order(void **state) {
         kb_check late = _KB_CHECK_MAX - 1, early = 0;
         scenario_add_check(&x, kb_check_id(late), "pass", 0, NULL, "reported first");
         scenario_add_check(&x, kb_check_id(early), "fail", 0, NULL, "reported second");
-        scenario_fill_missing(&x);
+        scenario_fill_missing(&x, true);
         scenario_sort_checks(&x);
 
         assert_int_equal(json_object_array_length(checks), _KB_CHECK_MAX);
@@ -259,7 +259,7 @@ static void test_missing_says_why(void **state) {
                 ctx x = sequence(checks, &l);
                 x.h.cancelled = cases[i].cancelled;
                 x.h.wedged = cases[i].wedged;
-                scenario_fill_missing(&x);
+                scenario_fill_missing(&x, true);
                 assert_int_equal(json_object_array_length(checks), _KB_CHECK_MAX);
                 for (size_t k = 0; k < json_object_array_length(checks); k++) {
                         json_object *c = json_object_array_get_idx(checks, k), *v = NULL;

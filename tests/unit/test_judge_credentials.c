@@ -30,6 +30,15 @@ static void test_credentials_host(void **state) {
                    "the host never looked at the sandbox while a process the kernel spawned was alive"),
                 B1("/snapshots/1", NULL,
                    "the host never looked at the sandbox while a process the kernel spawned was alive"),
+                /* why, for a pack writer: the marker line held back by the kernel, or never relayed */
+                B2("/snapshots/1/label", "'later'", "/expect/child_marker", "'unended'",
+                   "was alive: the cell's child marker line came without its line end, which the kernel sent only "
+                   "with later output"),
+                B2("/snapshots/1", NULL, "/expect/child_marker", "'absent'",
+                   "was alive: the cell never relayed the child marker line kbound-probe prints first"),
+                B2(SUB "/pid", "8", "/expect/child_marker", "'unended'",
+                   "is not among the processes the host sees in the sandbox: the cell's child marker line came "
+                   "without its line end"),
                 B1(SUB "/pid", "8",
                    "the child the cell spawned (pid 8 in the sandbox) is not among the processes the host sees in the "
                    "sandbox"),

@@ -48,6 +48,10 @@ static void test_identity(void **state) {
                 B1("/expect/identity", NULL, "the identity cell gave no answer: no result"),
                 B2("/expect/identity/pid", "3", "/expect/identity/nspid", "[3]",
                    "the kernel reports pid 3 (NSpid ends in 3), expected 2"),
+                /* a pack whose cell runs in a child and reports its own pid: told which pid is the kernel */
+                B2("/expect/identity/pid", "7", "/expect/identity/nspid", "[7]",
+                   "expected 2: a cell that runs in a child of the kernel (a shell, octave-cli) reports the kernel "
+                   "process, its parent ($PPID, getppid())"),
                 B1("/expect/identity/nspid", "[2, 5]", "the kernel reports pid 2 (NSpid ends in 5), expected 2"),
                 B1("/expect/identity/nspid", "[]", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),
                 B1("/expect/identity/nspid", "['2']", "the kernel reports pid 2 (NSpid ends in -1), expected 2"),

@@ -546,6 +546,35 @@ static void test_find_by_path(void **state) {
         tree_path(t, "specs/broken", path, sizeof(path));
         assert_int_equal(kb_kernelspec_find(path, NULL, &spec), -EPROTO);
         assert_null(spec);
+
+        /* With its words: the file, and what is wrong; a syntax error is said as one, with where. */
+        static const struct {
+                const char *json, *words;
+                int err;
+        } explained[] = {
+                {"{\"argv\":[]}", "/kernel.json: \"argv\" has 0 words (1 to 1024)", -EPROTO},
+                {"{\"argv\":[\"k\"],\n \"env\": {\"A\": 1}}", "/kernel.json: \"env\": the value of A is not a string",
+                 -EPROTO},
+                {"{\"argv\": [\"k\" \"-f\"]}", "/kernel.json: not valid JSON (line 1, column 15: ", -EBADMSG},
+                {"{\"argv\": [\"k\"],\n\n \"env\": {,}}",
+                 "/kernel.json: not valid JSON (line 3, column 10: ", -EBADMSG},
+                {"{\"argv\": [\"k\"]", "/kernel.json: not valid JSON (line 1, column 15: the text ends inside a value)",
+                 -EBADMSG},
+                {"{\"argv\": [\"k\"]} {}", "/kernel.json: not valid JSON (line 1, column 17: unexpected character)",
+                 -EBADMSG},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(explained); i++) {
+                write_spec(t, "specs/broken", explained[i].json);
+                kb_error *error = NULL;
+                assert_int_equal(kb_kernelspec_lookup(-1, path, NULL, &spec, &error), explained[i].err);
+                assert_null(spec);
+                assert_non_null(error);
+                if (!strstr(kb_error_text(error, explained[i].err), explained[i].words))
+                        fail_msg("case %zu: '%s' lacks '%s'", i, kb_error_text(error, explained[i].err),
+                                 explained[i].words);
+                assert_non_null(strstr(kb_error_text(error, explained[i].err), path));
+                kb_error_free(&error);
+        }
 }
 
 static void test_list(void **state) {
@@ -656,10 +685,10 @@ static void test_parse_rejects(void **state) {
                 const char *json;
                 int err;
         } cases[] = {
-                {"", -EPROTO},
-                {"{", -EPROTO},
+                {"", -EBADMSG},
+                {"{", -EBADMSG},
                 {"[\"k\"]", -EPROTO},
-                {"{\"argv\":[\"k\"]} x", -EPROTO},
+                {"{\"argv\":[\"k\"]} x", -EBADMSG},
                 {"{}", -EPROTO},
                 {"{\"display_name\":\"no argv\"}", -EPROTO},
                 {"{\"argv\":[]}", -EPROTO},
@@ -683,7 +712,7 @@ static void test_parse_rejects(void **state) {
                 {"{\"argv\":[\"k\"],\"env\":{\"A\":\"x\\u0000y\"}}", -EPROTO},
                 {"{\"argv\":[\"k\"],\"display_name\":3}", -EPROTO},
                 {"{\"argv\":[\"k\"],\"language\":null}", -EPROTO},
-                {"{\"argv\":[\"k\"],\"language\":\"\xc3\x28\"}", -EPROTO},
+                {"{\"argv\":[\"k\"],\"language\":\"\xc3\x28\"}", -EBADMSG},
         };
         for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
                 kb_kernelspec *spec = NULL;
@@ -705,7 +734,7 @@ static void test_parse_rejects(void **state) {
         kb_kernelspec_destroy(&spec);
         free(big);
         static const char nul[] = "{\"argv\":[\"k\"]}\0";
-        assert_int_equal(kb_kernelspec_parse(nul, sizeof(nul) - 1, "k", "/res", &spec), -EPROTO);
+        assert_int_equal(kb_kernelspec_parse(nul, sizeof(nul) - 1, "k", "/res", &spec), -EBADMSG);
         assert_null(spec);
 }
 

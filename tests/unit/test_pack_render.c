@@ -34,12 +34,13 @@ static int setup(void **state) {
                 return -1;
         put("kbound.json", "{\"language\": \"shell-test\", \"transport\": \"stdout\", \"prelude\": \"lib.sh\", "
                            "\"cells\": {\"params\": \"params.sh\", \"raw\": \"raw.sh\", \"b64\": \"b64.sh\", "
-                           "\"gz\": \"gz.sh\"}}");
+                           "\"gz\": \"gz.sh\", \"p64\": \"p64.sh\"}}");
         put("lib.sh", "{{KBOUND_PARAMS_SH}}helper() { :; }\n");
         put("params.sh", "{{KBOUND_PARAMS_SH}}");
         put("raw.sh", "( {{KBOUND_PRELUDE}} )");
         put("b64.sh", "{{KBOUND_PRELUDE_B64}}");
         put("gz.sh", "{{KBOUND_PRELUDE_GZ_B64}}");
+        put("p64.sh", "{{KBOUND_PARAMS_B64}}");
         return 0;
 }
 
@@ -106,6 +107,27 @@ static void test_params_round_trip(void **state) {
         free(code);
 }
 
+/* What docs/probes-cells.md ("What a pack writer meets") tells pack writers: the parameters are
+ * json-c's text, which writes every '/' as "\/" (the same JSON string): a cell needs a real JSON
+ * decoder, never a pattern match on the text. */
+static void test_params_b64_escapes_slashes(void **state) {
+        char *code = render("p64", "{\"workspace\": \"/workspace\", \"dirs\": [\"/a/b\"]}");
+        char script[512];
+        snprintf(script, sizeof script, "p=$(printf %%s '%s' | base64 -d)", code);
+        const char *text = bash_eval(script, "printf '%s' \"$p\"");
+        assert_non_null(strstr(text, "\"\\/workspace\""));
+        assert_non_null(strstr(text, "\"\\/a\\/b\""));
+        assert_null(strstr(text, "\"/workspace\""));
+        /* and a JSON decoder reads the paths as they are */
+        json_object *decoded = json_tokener_parse(text);
+        assert_non_null(decoded);
+        json_object *ws = NULL;
+        assert_true(json_object_object_get_ex(decoded, "workspace", &ws));
+        assert_string_equal(json_object_get_string(ws), "/workspace");
+        json_object_put(decoded);
+        free(code);
+}
+
 static void test_prelude_forms(void **state) {
         const char *params = "{\"value\": \"v1\"}";
         char *raw = render("raw", params), *b64 = render("b64", params), *gz = render("gz", params);
@@ -141,6 +163,7 @@ static void test_prelude_missing(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_params_round_trip),
+                cmocka_unit_test(test_params_b64_escapes_slashes),
                 cmocka_unit_test(test_prelude_forms),
                 cmocka_unit_test(test_prelude_missing),
         };

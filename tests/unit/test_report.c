@@ -925,18 +925,25 @@ static void test_write_file_atomic(void **state) {
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0644);
 
-        /* A failing render leaves the previous report untouched and no temp file behind. */
+        /* A failing render removes the previous report (an earlier run's verdict must not stand
+         * where this run's could not be written) and leaves no temp file behind. */
         assert_int_equal(kb_report_write_file(run, path, render_half_then_fail), -EPERM);
-        _cleanup_free_ char *after = slurp(path);
-        assert_string_equal(after, expected);
-        assert_int_equal(dir_entries(dir), 1);
+        assert_int_equal(access(path, F_OK), -1);
+        assert_int_equal(dir_entries(dir), 0);
 
         snprintf(missing, sizeof(missing), "%s/no/such/dir/report.xml", dir);
         assert_int_equal(kb_report_write_file(run, missing, kb_report_junit), -ENOENT);
         assert_int_equal(kb_report_write_file(run, NULL, kb_report_junit), -EINVAL);
         assert_int_equal(kb_report_write_file(run, path, NULL), -EINVAL);
 
-        assert_int_equal(unlink(path), 0);
+        /* Checking a path leaves nothing there; a folder that takes no new file is refused then. */
+        assert_int_equal(kb_report_check_path(path, NULL), 0);
+        assert_int_equal(dir_entries(dir), 0);
+        if (geteuid() == 0)
+                assert_int_equal(kb_report_check_path("/proc/version", NULL), -EOPNOTSUPP);
+        else
+                assert_true(kb_report_check_path("/proc/version", NULL) < 0);
+
         assert_int_equal(rmdir(dir), 0);
 }
 

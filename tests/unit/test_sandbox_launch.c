@@ -105,7 +105,7 @@ static int setup(void **state) {
         snprintf(f->log, sizeof f->log, "%s/kernel.log", f->base);
         /* As root the sandbox runs as the unprivileged sandbox user (kb_sandbox_user), who must
          * reach and own the team folders exactly as kb_kernel_start arranges them. */
-        if (kb_sandbox_user_resolve(NULL, &f->user) < 0)
+        if (kb_sandbox_user_resolve(getenv("KBOUND_SANDBOX_USER"), &f->user) < 0)
                 fail_msg("no sandbox user: run scripts/setup (it creates %s)", KB_SANDBOX_USER_DEFAULT);
         assert_int_equal(kb_sandbox_user_pass_through(&f->user, f->base), 0);
         assert_int_equal(mkdir(f->workspace, 0700), 0);
