@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define HOLDERS_MAX 64
+#define TUN_DEVICE "/dev/net/tun"
 
 /* A socket file of the kernel's folder, by device and inode. */
 typedef struct sock_file {
@@ -45,8 +46,36 @@ typedef struct seen {
 static int own_socket(int fd, const char *target, void *userdata) {
         json_object *own = userdata;
         (void) fd;
-        if (strncmp(target, "socket:[", 8) == 0)
+        if (strncmp(target, "socket:[", 8) == 0 || strcmp(target, TUN_DEVICE) == 0)
                 return kb_inspect_map_add(own, target, json_object_new_boolean(true));
+        return 0;
+}
+
+/* Whether pid's network namespace is kbound's (by the inode /proc names; false when unreadable). */
+static bool in_own_netns(const char *proc_root, pid_t pid) {
+        char path[PATH_MAX], theirs[64], mine[64];
+        ssize_t a, b;
+        snprintf(path, sizeof path, "%s/%d/ns/net", proc_root, (int) pid);
+        a = readlink(path, theirs, sizeof theirs - 1);
+        snprintf(path, sizeof path, "%s/self/ns/net", proc_root);
+        b = readlink(path, mine, sizeof mine - 1);
+        return a > 0 && a == b && memcmp(theirs, mine, (size_t) a) == 0;
+}
+
+/* The first socket of held (a map of "socket:[N]") listed in neither table: its inode, or 0. */
+static uint32_t unlisted_socket(json_object *held, const kb_sockdiag_tcp *tcp, size_t n_tcp,
+                                const kb_sockdiag_unix *unix_list, size_t n_unix) {
+        json_object_object_foreach(held, key, v) {
+                (void) v;
+                unsigned inode;
+                if (sscanf(key, "socket:[%u]", &inode) != 1 || kb_sockdiag_find(unix_list, n_unix, inode))
+                        continue;
+                bool found = false;
+                for (size_t i = 0; i < n_tcp && !found; i++)
+                        found = tcp[i].inode == inode;
+                if (!found)
+                        return inode;
+        }
         return 0;
 }
 
@@ -124,14 +153,17 @@ bool kb_inspect_descends_from(const char *proc_root, pid_t pid, pid_t ancestor) 
         return false;
 }
 
-/* Whether the holder of kbound's connections passes them on: a process that accepts them and holds a
- * connection of its own (TCP, or a unix stream) to another process (a forwarder: socat, a proxy in
- * the wrapper's argv, in front of the real kernel), or whose other end is in no table of kbound's
- * network namespace (the connection leaves it). Its own socket pairs, the far ends of kbound's
- * connections, listeners and connections to kbound are not. Called once it answered, before any
- * cell ran. Returns 0, -EPERM (why names what it holds and who holds the other end), -errno. */
-static int passes_on(const char *proc_root, pid_t holder, json_object *own, const far_end *ends, size_t n, char *why,
-                     size_t why_size) {
+/* Whether the holder of kbound's connections passes them on, so is no kernel: it holds a TUN/TAP
+ * device (packets into another network namespace: slirp4netns); it holds a connection of its own
+ * (TCP, or a unix stream) to another process (a forwarder: socat, a proxy in the wrapper's argv in
+ * front of the real kernel), or one whose other end is in no table of kbound's network namespace;
+ * it is in another network namespace than kbound's TCP connections (tcp_ends); or, in kbound's,
+ * it holds a socket neither table lists (another namespace's, or UDP, raw, netlink). Its own
+ * socket pairs, the far ends of kbound's connections, listeners and connections to kbound are
+ * fine. Called once it answered, before any cell ran. Returns 0, -EPERM (why names what it holds),
+ * -errno. */
+static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_object *own, const far_end *ends,
+                     size_t n, char *why, size_t why_size) {
         _cleanup_json_ json_object *held = NULL;
         int r = own_sockets_of(proc_root, holder, &held);
         if (r < 0) {
@@ -141,6 +173,27 @@ static int passes_on(const char *proc_root, pid_t holder, json_object *own, cons
         char name[32];
         pid_t ppid;
         process_of(proc_root, holder, name, sizeof name, &ppid);
+        /* Packets carried into another network namespace through a TUN/TAP device (slirp4netns). */
+        if (json_object_object_get_ex(held, TUN_DEVICE, NULL)) {
+                snprintf(
+                        why, why_size,
+                        "the far end of kbound's connection to %s is held by pid %d (%s), which holds a TUN/TAP device "
+                        "(" TUN_DEVICE "): it carries kbound's connections into another network namespace (a port "
+                        "forward), it is not the kernel",
+                        ends[0].what, (int) holder, name);
+                return -EPERM;
+        }
+        /* kbound's TCP connections end in its own network namespace: a holder in another one holds a
+         * socket made outside it (a proxy that entered it, or one handed in). */
+        bool same_net = in_own_netns(proc_root, holder);
+        if (tcp_ends && !same_net) {
+                snprintf(why, why_size,
+                         "the far end of kbound's connection to %s is held by pid %d (%s), which is in another network "
+                         "namespace than kbound's: a socket of kbound's network made outside it or handed in (a "
+                         "proxy), not a kernel that shares the host's network",
+                         ends[0].what, (int) holder, name);
+                return -EPERM;
+        }
         _cleanup_free_ kb_sockdiag_tcp *tcp = NULL;
         size_t n_tcp = 0;
         if ((r = kb_sockdiag_tcp_list(-1, &tcp, &n_tcp)) < 0) {
@@ -187,6 +240,19 @@ static int passes_on(const char *proc_root, pid_t holder, json_object *own, cons
                          peer && kb_sockdiag_is_path(peer) ? (int) peer->name_len : 0, peer ? peer->name : "");
                 return -EPERM;
         }
+        /* In kbound's network namespace every socket it holds is in these tables; one that is not is
+         * another namespace's (made there, or handed in: a way through to it), or of a kind kbound
+         * does not trace here (UDP, raw, netlink): either may carry the connections on. */
+        uint32_t other = same_net ? unlisted_socket(held, tcp, n_tcp, unix_list, n_unix) : 0;
+        if (other) {
+                snprintf(why, why_size,
+                         "the far end of kbound's connection to %s is held by pid %d (%s), which also holds "
+                         "socket:[%u], in neither the TCP nor the unix table of kbound's network namespace (a socket "
+                         "of another namespace, or of a kind not traced here): it may carry the connections on, so it "
+                         "is not taken for the kernel",
+                         ends[0].what, (int) holder, name, other);
+                return -EPERM;
+        }
         return 0;
 }
 
@@ -194,8 +260,8 @@ static int passes_on(const char *proc_root, pid_t holder, json_object *own, cons
  * them all, a descendant of launcher (launcher itself included; 0: not asked). Returns 0 with
  * *ret_pid, -ESRCH (an end held by none, or by two), -EPERM (ends held by different processes, or a
  * holder outside the launcher's tree), -errno; why says which, naming what was found. */
-static int one_holder(const char *proc_root, far_end *ends, size_t n, pid_t launcher, json_object *own, pid_t *ret_pid,
-                      char *why, size_t why_size) {
+static int one_holder(const char *proc_root, far_end *ends, size_t n, bool tcp_ends, pid_t launcher, json_object *own,
+                      pid_t *ret_pid, char *why, size_t why_size) {
         seen s = {.ends = ends, .n = n};
         DIR *d = opendir(proc_root);
         if (!d)
@@ -249,7 +315,7 @@ static int one_holder(const char *proc_root, far_end *ends, size_t n, pid_t laun
                 }
                 kernel = e->holder;
         }
-        int r = passes_on(proc_root, kernel, own, ends, n, why, why_size);
+        int r = passes_on(proc_root, kernel, tcp_ends, own, ends, n, why, why_size);
         if (r < 0)
                 return r;
         *ret_pid = kernel;
@@ -313,7 +379,7 @@ int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_
                 snprintf(why, why_size, "kbound has no connection to a socket of %s", socket_dir);
                 return -ENOENT;
         }
-        return one_holder(proc_root, ends, n_ends, launcher, own, ret_pid, why, why_size);
+        return one_holder(proc_root, ends, n_ends, false, launcher, own, ret_pid, why, why_size);
 }
 
 static bool port_in(const int *ports, size_t n, unsigned port) {
@@ -371,5 +437,5 @@ int kb_inspect_kernel_holder_tcp(const char *proc_root, const int *ports, size_t
                          "kbound has no established TCP connection to the kernel's ports on the loopback");
                 return -ENOENT;
         }
-        return one_holder(proc_root, ends, n_ends, launcher, own, ret_pid, why, why_size);
+        return one_holder(proc_root, ends, n_ends, true, launcher, own, ret_pid, why, why_size);
 }
