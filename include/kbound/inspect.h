@@ -124,9 +124,14 @@ KB_EXPORT json_object *kb_inspect_env_digests(char *const *env);
  * kernel's ipc sockets, as the host reaches it), found as identity.pid2 finds it: each other end by
  * sock_diag, its holder in every descriptor table of proc_root that kbound may read; and that
  * process launcher or a descendant of it (launcher: the wrapper kbound started; 0: not asked).
+ * That process must not pass the connections on: one holding a TUN/TAP device or in another network
+ * namespace than kbound's TCP connections (-EPERM), or a connection of its own to another process,
+ * or a socket neither of kbound's network's TCP and unix tables lists (-ESRCH: a socket made or
+ * closed meanwhile looks alike for a moment; ask again until a deadline), is a forwarder, named.
  * Returns 0 with *ret_pid, -ENOENT (no such connection), -ESRCH (an end held by no readable
- * process, or by two), -EPERM (ends held by different processes, or by a process outside the
- * launcher's tree), -ENOMEM, -errno; why (why_size bytes) says which, naming the holder found.
+ * process, or by two; a forwarder's sockets), -EPERM (ends held by different processes, or by a
+ * process outside the launcher's tree; a port forward), -ENOMEM, -errno; why (why_size bytes)
+ * says which, naming the holder found.
  * *ret_connections gets how many connections were traced (on -ENOENT too). */
 KB_EXPORT int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_t launcher, pid_t *ret_pid,
                                        size_t *ret_connections, char *why, size_t why_size);

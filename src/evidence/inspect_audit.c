@@ -160,12 +160,29 @@ bool kb_inspect_descends_from(const char *proc_root, pid_t pid, pid_t ancestor) 
  * it is in another network namespace than kbound's TCP connections (tcp_ends); or, in kbound's,
  * it holds a socket neither table lists (another namespace's, or UDP, raw, netlink). Its own
  * socket pairs, the far ends of kbound's connections, listeners and connections to kbound are
- * fine. Called once it answered, before any cell ran. Returns 0, -EPERM (why names what it holds),
- * -errno. */
-static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_object *own, const far_end *ends,
-                     size_t n, char *why, size_t why_size) {
-        _cleanup_json_ json_object *held = NULL;
-        int r = own_sockets_of(proc_root, holder, &held);
+ * fine. Called once it answered, before any cell ran. Returns 0, -EPERM (a TUN/TAP device, another
+ * network namespace: why names it), -ESRCH (a socket that passes the connections on, or one not
+ * accepted yet: the caller asks again until its deadline, since a socket made or closed while the
+ * tables and descriptors were read looks the same for a moment), -errno. */
+static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, const far_end *ends, size_t n, char *why,
+                     size_t why_size) {
+        /* The tables first, then what the holder and kbound hold: a socket listed is then either
+         * held now or closed, never one made after its table was read (ipykernel connects to its own
+         * shell port while it starts). */
+        _cleanup_free_ kb_sockdiag_tcp *tcp = NULL;
+        _cleanup_free_ kb_sockdiag_unix *unix_list = NULL;
+        size_t n_tcp = 0, n_unix = 0;
+        int r = kb_sockdiag_tcp_list(-1, &tcp, &n_tcp);
+        if (r >= 0)
+                r = kb_sockdiag_unix_list(-1, &unix_list, &n_unix);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot list the sockets of kbound's network namespace: %s", strerror(-r));
+                return r;
+        }
+        _cleanup_json_ json_object *held = NULL, *own = NULL;
+        r = own_sockets_of(proc_root, holder, &held);
+        if (r >= 0)
+                r = own_sockets_of(proc_root, getpid(), &own);
         if (r < 0) {
                 snprintf(why, why_size, "cannot read the descriptors of pid %d: %s", (int) holder, strerror(-r));
                 return r;
@@ -194,12 +211,6 @@ static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_ob
                          ends[0].what, (int) holder, name);
                 return -EPERM;
         }
-        _cleanup_free_ kb_sockdiag_tcp *tcp = NULL;
-        size_t n_tcp = 0;
-        if ((r = kb_sockdiag_tcp_list(-1, &tcp, &n_tcp)) < 0) {
-                snprintf(why, why_size, "cannot list the TCP sockets of kbound's network namespace: %s", strerror(-r));
-                return r;
-        }
         for (size_t i = 0; i < n_tcp; i++) {
                 const kb_sockdiag_tcp *t = &tcp[i];
                 if (!t->inode || t->state != TCP_ESTABLISHED || !is_own(held, t->inode) || is_end(ends, n, t->inode))
@@ -210,6 +221,14 @@ static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_ob
                 char from[80], to[80];
                 kb_sockdiag_tcp_address(t, false, from, sizeof from);
                 kb_sockdiag_tcp_address(t, true, to, sizeof to);
+                if (peer && !peer->inode) {
+                        /* Its other end waits in a listener's queue: who accepts it is not known yet. */
+                        snprintf(why, why_size,
+                                 "pid %d (%s), which holds the far end of kbound's connection to %s, holds a TCP "
+                                 "connection from %s to %s that no process has accepted yet",
+                                 (int) holder, name, ends[0].what, from, to);
+                        return -ESRCH;
+                }
                 snprintf(
                         why, why_size,
                         "the far end of kbound's connection to %s is held by pid %d (%s), which holds a TCP connection "
@@ -217,13 +236,7 @@ static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_ob
                         ends[0].what, (int) holder, name, from, to,
                         peer ? "that another process answers"
                              : "whose other end is outside kbound's network namespace");
-                return -EPERM;
-        }
-        _cleanup_free_ kb_sockdiag_unix *unix_list = NULL;
-        size_t n_unix = 0;
-        if ((r = kb_sockdiag_unix_list(-1, &unix_list, &n_unix)) < 0) {
-                snprintf(why, why_size, "cannot list the unix sockets of kbound's network namespace: %s", strerror(-r));
-                return r;
+                return -ESRCH;
         }
         for (size_t i = 0; i < n_unix; i++) {
                 const kb_sockdiag_unix *u = &unix_list[i];
@@ -238,7 +251,7 @@ static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_ob
                          ends[0].what, (int) holder, name, u->inode, u->peer,
                          peer && kb_sockdiag_is_path(peer) ? " at " : "",
                          peer && kb_sockdiag_is_path(peer) ? (int) peer->name_len : 0, peer ? peer->name : "");
-                return -EPERM;
+                return -ESRCH;
         }
         /* In kbound's network namespace every socket it holds is in these tables; one that is not is
          * another namespace's (made there, or handed in: a way through to it), or of a kind kbound
@@ -251,7 +264,7 @@ static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_ob
                          "of another namespace, or of a kind not traced here): it may carry the connections on, so it "
                          "is not taken for the kernel",
                          ends[0].what, (int) holder, name, other);
-                return -EPERM;
+                return -ESRCH;
         }
         return 0;
 }
@@ -260,8 +273,8 @@ static int passes_on(const char *proc_root, pid_t holder, bool tcp_ends, json_ob
  * them all, a descendant of launcher (launcher itself included; 0: not asked). Returns 0 with
  * *ret_pid, -ESRCH (an end held by none, or by two), -EPERM (ends held by different processes, or a
  * holder outside the launcher's tree), -errno; why says which, naming what was found. */
-static int one_holder(const char *proc_root, far_end *ends, size_t n, bool tcp_ends, pid_t launcher, json_object *own,
-                      pid_t *ret_pid, char *why, size_t why_size) {
+static int one_holder(const char *proc_root, far_end *ends, size_t n, bool tcp_ends, pid_t launcher, pid_t *ret_pid,
+                      char *why, size_t why_size) {
         seen s = {.ends = ends, .n = n};
         DIR *d = opendir(proc_root);
         if (!d)
@@ -315,7 +328,7 @@ static int one_holder(const char *proc_root, far_end *ends, size_t n, bool tcp_e
                 }
                 kernel = e->holder;
         }
-        int r = passes_on(proc_root, kernel, tcp_ends, own, ends, n, why, why_size);
+        int r = passes_on(proc_root, kernel, tcp_ends, ends, n, why, why_size);
         if (r < 0)
                 return r;
         *ret_pid = kernel;
@@ -379,7 +392,7 @@ int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_
                 snprintf(why, why_size, "kbound has no connection to a socket of %s", socket_dir);
                 return -ENOENT;
         }
-        return one_holder(proc_root, ends, n_ends, false, launcher, own, ret_pid, why, why_size);
+        return one_holder(proc_root, ends, n_ends, false, launcher, ret_pid, why, why_size);
 }
 
 static bool port_in(const int *ports, size_t n, unsigned port) {
@@ -437,5 +450,5 @@ int kb_inspect_kernel_holder_tcp(const char *proc_root, const int *ports, size_t
                          "kbound has no established TCP connection to the kernel's ports on the loopback");
                 return -ENOENT;
         }
-        return one_holder(proc_root, ends, n_ends, true, launcher, own, ret_pid, why, why_size);
+        return one_holder(proc_root, ends, n_ends, true, launcher, ret_pid, why, why_size);
 }

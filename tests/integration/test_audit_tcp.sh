@@ -6,10 +6,11 @@
 # fails for the shared network, or is not claimed when the expect file allows it); a kernelspec
 # whose metadata says it speaks only TCP is audited over TCP without the option; and the kernel
 # finding fails closed, naming what holds the far end, for a forwarder in the wrapper's argv (it
-# accepts kbound's connections and passes them on to the real kernel) and for a kernel that left
-# the wrapper's tree. Loopback only. As root, and unprivileged.
+# accepts kbound's connections and passes them on to the real kernel), for a real port forward into
+# a network namespace of the wrapper's own (slirp4netns) and for a kernel that left the wrapper's
+# tree. Loopback only. As root, and unprivileged.
 source "$(dirname "$0")/lib.sh"
-require bwrap runuser /usr/bin/python3
+require bwrap runuser unshare slirp4netns /usr/bin/python3
 
 specs=$scratch/jupyter/kernels
 mkdir -p "$specs"
@@ -25,6 +26,7 @@ sharednet="[\"/bin/sh\", \"-c\", \"d=\$(dirname \\\"\$1\\\"); exec bwrap $system
 spec bwrap-sharednet "Python in bwrap sharing the host's network" "$sharednet"
 spec bwrap-tcponly "The same, its kernelspec saying TCP" "$sharednet" '{"kbound": {"transport": "tcp"}}'
 spec forwarder "A forwarder in front of Python" "[\"$fixtures/tcp-forwarder\", \"{connection_file}\"]"
+spec slirp "Python behind slirp4netns" "[\"$fixtures/slirp-kernel\", \"{connection_file}\"]"
 spec escaped "A kernel that leaves its launcher's tree" \
   '["/bin/sh", "-c", "(/usr/bin/python3 -m ipykernel_launcher -f \"$1\" &); exec sleep 600", "sh", "{connection_file}"]'
 export JUPYTER_PATH=$scratch/jupyter
@@ -92,6 +94,15 @@ json_read passed "$r" "' '.join(c['id'] for c in d['kernels'][0]['checks'] if c[
 ok "forwarder: nothing passes ($passed)" [ -z "$passed" ]
 # control: the same forwarder's kernel is a working kernel (its bytes do reach ipykernel)
 ok "control: the forwarder carried kbound's kernel_info to ipykernel" grep -q "startup [0-9]* ms, implementation ipython" "$scratch/forwarder.out"
+
+# -- a port forward into a network namespace of the wrapper's own (slirp4netns, as rootless podman
+# forwards ports): the far end is slirp4netns's, never taken for the kernel
+audit slirp --transport tcp
+r=$scratch/slirp.json
+ok "control: the kernel behind slirp4netns answered through the forward" grep -q "startup [0-9]* ms, implementation ipython" "$scratch/slirp.out"
+ok "slirp4netns: identity.pid2 fails" [ "$(check_status "$r" identity.pid2)" = fail ]
+ok "slirp4netns: the kernel finding names slirp4netns and its TUN/TAP device" \
+  grep -q "is held by pid [0-9]* (slirp4netns), which holds a TUN/TAP device" <<<"$(check_detail "$r" identity.pid2)"
 
 # -- a kernel outside the wrapper's tree (it double-forked away): refused, named
 audit escaped --transport tcp
