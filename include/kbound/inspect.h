@@ -36,8 +36,10 @@ typedef struct kb_inspect_target {
         const kb_secrets *const *secrets; /* sets searched in every environ and command line (names
                                            * only are reported); may be NULL */
         size_t n_secrets;
-        const char *const *endpoints; /* sandbox paths of the kernel's shell and control sockets
-                                       * (NULL-terminated; may be NULL) */
+        const char *const *endpoints; /* sandbox paths of the kernel's shell and control sockets, or
+                                       * "tcp://127.0.0.1:P" for a kernel kbound reaches over TCP on
+                                       * its own loopback (an audit): kbound's connections to it are
+                                       * traced by the TCP table (NULL-terminated; may be NULL) */
         const kb_inspect_canary *canaries;
         size_t n_canaries;
         const char *socket_claim; /* the check a host socket within reach belongs to, named by the caller as each
