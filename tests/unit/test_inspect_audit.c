@@ -38,8 +38,8 @@ static int listener(int *ret_port) {
 
 static int connect_to(int port) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        struct sockaddr_in a = {
+                .sin_family = AF_INET, .sin_port = htons((uint16_t) port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd < 0 || connect(fd, (struct sockaddr *) &a, sizeof a) < 0)
                 return -1;
         return fd;
