@@ -36,8 +36,10 @@ typedef struct kb_inspect_target {
         const kb_secrets *const *secrets; /* sets searched in every environ and command line (names
                                            * only are reported); may be NULL */
         size_t n_secrets;
-        const char *const *endpoints; /* sandbox paths of the kernel's shell and control sockets
-                                       * (NULL-terminated; may be NULL) */
+        const char *const *endpoints; /* sandbox paths of the kernel's shell and control sockets, or
+                                       * "tcp://127.0.0.1:P" for a kernel kbound reaches over TCP on
+                                       * its own loopback (an audit): kbound's connections to it are
+                                       * traced by the TCP table (NULL-terminated; may be NULL) */
         const kb_inspect_canary *canaries;
         size_t n_canaries;
         const char *socket_claim; /* the check a host socket within reach belongs to, named by the caller as each
@@ -122,9 +124,30 @@ KB_EXPORT json_object *kb_inspect_env_digests(char *const *env);
 /* The kernel of a sandbox kbound did not build (`kbound audit`): the one process that holds the
  * other end of every one of kbound's connections to a socket file of socket_dir (the folder of the
  * kernel's ipc sockets, as the host reaches it), found as identity.pid2 finds it: each other end by
- * sock_diag, its holder in every descriptor table of proc_root that kbound may read. Returns 0 with
- * *ret_pid, -ENOENT (no such connection), -ESRCH (an end held by no readable process, or by two),
- * -EPERM (ends held by different processes), -ENOMEM, -errno; why (why_size bytes) says which.
+ * sock_diag, its holder in every descriptor table of proc_root that kbound may read; and that
+ * process launcher or a descendant of it (launcher: the wrapper kbound started; 0: not asked).
+ * That process must not pass the connections on: one holding a TUN/TAP device or in another network
+ * namespace than kbound's TCP connections (-EPERM), or a connection of its own to another process,
+ * or a socket neither of kbound's network's TCP and unix tables lists (-ESRCH: a socket made or
+ * closed meanwhile looks alike for a moment; ask again until a deadline), is a forwarder, named.
+ * Returns 0 with *ret_pid, -ENOENT (no such connection), -ESRCH (an end held by no readable
+ * process, or by two; a forwarder's sockets), -EPERM (ends held by different processes, or by a
+ * process outside the launcher's tree; a port forward), -ENOMEM, -errno; why (why_size bytes)
+ * says which, naming the holder found.
  * *ret_connections gets how many connections were traced (on -ENOENT too). */
-KB_EXPORT int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_t *ret_pid,
+KB_EXPORT int kb_inspect_kernel_holder(const char *proc_root, const char *socket_dir, pid_t launcher, pid_t *ret_pid,
                                        size_t *ret_connections, char *why, size_t why_size);
+
+/* The same for a kernel kbound reaches over TCP on the loopback of its own network namespace (the
+ * wrapper shares it): each of kbound's established connections to one of ports (n_ports of them;
+ * 0 is skipped) on 127.0.0.0/8 or ::1, its other end found in the namespace's TCP table by the
+ * addresses and ports crossed (sock_diag inet, both families), and the holder of that socket's
+ * inode as above. A far end held by a proxy (slirp4netns, pasta, rootlessport forwarding the port
+ * into another namespace) is outside the launcher's tree or not the holder of every end: refused,
+ * named. Returns as kb_inspect_kernel_holder; -ESRCH too for an end no process has accepted yet. */
+KB_EXPORT int kb_inspect_kernel_holder_tcp(const char *proc_root, const int *ports, size_t n_ports, pid_t launcher,
+                                           pid_t *ret_pid, size_t *ret_connections, char *why, size_t why_size);
+
+/* Whether pid is ancestor or descends from it, by the parents /proc says (a process whose
+ * parent cannot be read ends the walk: false). */
+KB_EXPORT bool kb_inspect_descends_from(const char *proc_root, pid_t pid, pid_t ancestor);

@@ -26,8 +26,10 @@ typedef struct kb_kernel_options {
         const kb_sandbox_hardening *hardening; /* seccomp filter, nested user namespaces; NULL:
                                                 * the strictest defaults */
         const char *syscall_probe;             /* host path of kbound-syscall-probe to show inside; may be NULL */
-        bool tcp; /* the kernel speaks TCP, through kbound's relay (which is syscall_probe), whatever its
-                   * kernelspec says (kb_kernelspec.tcp_only: the same); sandboxed kernels only */
+        bool tcp;      /* the kernel speaks TCP, through kbound's relay (which is syscall_probe), whatever its
+                        * kernelspec says (kb_kernelspec.tcp_only: the same); sandboxed kernels only */
+        bool host_tcp; /* unsandboxed (`kbound audit` over tcp): a tcp connection file on the host's
+                        * 127.0.0.1, ports kbound picks and holds until the launch, reached directly */
         const char *boundary_probe; /* host path of kbound-probe to show inside; may be NULL */
         kb_client_msg_fn on_msg;    /* transcript hook, may be NULL; it never sees the connection
                                      * key: a message echoing it (or a fragment, see
@@ -106,6 +108,9 @@ KB_EXPORT const char *kb_kernel_socket_dir(const kb_kernel *k);
 KB_EXPORT const char *kb_kernel_host_dir(const kb_kernel *k); /* host-only: log, canaries */
 KB_EXPORT const char *kb_kernel_log_path(const kb_kernel *k);
 KB_EXPORT int64_t kb_kernel_startup_ms(const kb_kernel *k); /* launch → first kernel_info reply */
+/* The port of ch on 127.0.0.1 of a kernel reached directly over TCP (kb_kernel_options.host_tcp), or
+ * -ENOTSUP. */
+KB_EXPORT int kb_kernel_tcp_port(const kb_kernel *k, kb_channel ch);
 /* The path of ch's ipc socket as the kernel sees it (inside the sandbox: under KB_SANDBOX_RUNTIME).
  * Returns 0, -ENOTSUP (a tcp connection), -ENAMETOOLONG. */
 KB_EXPORT int kb_kernel_socket_path(const kb_kernel *k, kb_channel ch, char *buf, size_t size);

@@ -1,4 +1,4 @@
-/* sockdiag.c: the unix sockets of a network namespace from NETLINK_SOCK_DIAG (sockdiag.h). */
+/* sockdiag.c: the unix and TCP sockets of a network namespace from NETLINK_SOCK_DIAG (sockdiag.h). */
 #include "base/sockdiag.h"
 #include "base/cleanup.h"
 #include "kbound/common.h"
@@ -6,6 +6,10 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
+#include <linux/inet_diag.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -137,52 +141,52 @@ static int parse_msg(const struct nlmsghdr *h, kb_sockdiag_unix *u) {
         return 0;
 }
 
+/* A growing array of entries of size bytes each, at most KB_SOCKDIAG_SOCKETS_MAX. */
 typedef struct dump {
-        kb_sockdiag_unix *list;
-        size_t n, cap;
+        void *list;
+        size_t n, cap, size;
 } dump;
 
-static int dump_add(dump *d, const kb_sockdiag_unix *u) {
+static int dump_add(dump *d, const void *entry) {
         if (d->n == d->cap) {
                 if (d->cap >= KB_SOCKDIAG_SOCKETS_MAX)
                         return -E2BIG;
                 size_t cap = d->cap ? d->cap * 2 : 256;
                 if (cap > KB_SOCKDIAG_SOCKETS_MAX)
                         cap = KB_SOCKDIAG_SOCKETS_MAX;
-                kb_sockdiag_unix *nl = realloc(d->list, cap * sizeof *nl);
+                void *nl = realloc(d->list, cap * d->size);
                 if (!nl)
                         return -ENOMEM;
                 d->list = nl;
                 d->cap = cap;
         }
-        d->list[d->n++] = *u;
+        memcpy((char *) d->list + d->n * d->size, entry, d->size);
+        d->n++;
         return 0;
 }
 
-/* One dump over fd into d. Returns 1 when complete, 0 when the kernel marked it interrupted (the
- * table changed meanwhile: take it again), -errno. */
-static int dump_once(int fd, uint32_t seq, dump *d, void *buf) {
-        struct {
-                struct nlmsghdr nlh;
-                struct unix_diag_req req;
-        } request = {
-                .nlh = {.nlmsg_len = sizeof request,
-                        .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-                        .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-                        .nlmsg_seq = seq},
-                .req = {.sdiag_family = AF_UNIX,
-                        .udiag_states = ~0U,
-                        .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_UID |
-                                      UDIAG_SHOW_RQLEN | UDIAG_SHOW_ICONS},
-        };
+/* One family's reply message into d: 0, or -errno (-EPROTO: not the shape its uapi gives it). */
+typedef int (*parse_fn)(const struct nlmsghdr *h, dump *d);
+
+static int parse_unix(const struct nlmsghdr *h, dump *d) {
+        kb_sockdiag_unix u;
+        int r = parse_msg(h, &u);
+        return r < 0 ? r : dump_add(d, &u);
+}
+
+/* One dump of request (len bytes, its nlmsghdr first, whose nlmsg_seq is set here) over fd into d.
+ * Returns 1 when complete, 0 when the kernel marked it interrupted (the table changed meanwhile:
+ * take it again), -errno. */
+static int dump_once(int fd, uint32_t seq, void *request, size_t len, parse_fn parse, dump *d, void *buf) {
+        ((struct nlmsghdr *) request)->nlmsg_seq = seq;
         struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
         ssize_t sent;
         do
-                sent = sendto(fd, &request, sizeof request, 0, (struct sockaddr *) &kernel, sizeof kernel);
+                sent = sendto(fd, request, len, 0, (struct sockaddr *) &kernel, sizeof kernel);
         while (sent < 0 && errno == EINTR);
         if (sent < 0)
                 return -errno;
-        if ((size_t) sent != sizeof request)
+        if ((size_t) sent != len)
                 return -EPROTO;
         bool interrupted = false;
         for (;;) {
@@ -220,10 +224,7 @@ static int dump_once(int fd, uint32_t seq, dump *d, void *buf) {
                         }
                         if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
                                 return -EPROTO;
-                        kb_sockdiag_unix u;
-                        int r = parse_msg(h, &u);
-                        if (r >= 0)
-                                r = dump_add(d, &u);
+                        int r = parse(h, d);
                         if (r < 0)
                                 return r;
                 }
@@ -232,9 +233,11 @@ static int dump_once(int fd, uint32_t seq, dump *d, void *buf) {
         }
 }
 
-int kb_sockdiag_unix_list(int fd, kb_sockdiag_unix **ret, size_t *ret_n) {
-        if (!ret || !ret_n)
-                return -EINVAL;
+/* Every request of requests (n, len bytes each) dumped over fd (-1: a new socket of the caller's
+ * namespace) into one list of entries of size bytes: all complete in the same try, else again.
+ * Returns 0 with *ret (malloc'd, NULL when empty) and *ret_n, or -errno as kb_sockdiag_unix_list. */
+static int dump_all(int fd, void *requests, size_t n, size_t len, parse_fn parse, size_t size, void **ret,
+                    size_t *ret_n) {
         _cleanup_close_ int own = -1;
         if (fd < 0) {
                 own = kb_sockdiag_open();
@@ -247,10 +250,12 @@ int kb_sockdiag_unix_list(int fd, kb_sockdiag_unix **ret, size_t *ret_n) {
                 return -ENOMEM;
         uint32_t seq = (uint32_t) kb_now_ms();
         for (int attempt = 0; attempt < DUMP_TRIES; attempt++) {
-                dump d = {0};
-                int r = dump_once(fd, seq + (uint32_t) attempt, &d, buf);
+                dump d = {.size = size};
+                int r = 1;
+                for (size_t i = 0; i < n && r == 1; i++)
+                        r = dump_once(fd, seq + (uint32_t) (attempt * n + i), (char *) requests + i * len, len, parse,
+                                      &d, buf);
                 if (r == 1) {
-                        kb_sockdiag_sort(d.list, d.n);
                         *ret = d.list;
                         *ret_n = d.n;
                         return 0;
@@ -260,4 +265,100 @@ int kb_sockdiag_unix_list(int fd, kb_sockdiag_unix **ret, size_t *ret_n) {
                         return r;
         }
         return -EAGAIN;
+}
+
+int kb_sockdiag_unix_list(int fd, kb_sockdiag_unix **ret, size_t *ret_n) {
+        if (!ret || !ret_n)
+                return -EINVAL;
+        struct {
+                struct nlmsghdr nlh;
+                struct unix_diag_req req;
+        } request = {
+                .nlh = {.nlmsg_len = sizeof request,
+                        .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                        .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+                .req = {.sdiag_family = AF_UNIX,
+                        .udiag_states = ~0U,
+                        .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_PEER | UDIAG_SHOW_UID |
+                                      UDIAG_SHOW_RQLEN | UDIAG_SHOW_ICONS},
+        };
+        void *list = NULL;
+        size_t n = 0;
+        int r = dump_all(fd, &request, 1, sizeof request, parse_unix, sizeof(kb_sockdiag_unix), &list, &n);
+        if (r < 0)
+                return r;
+        kb_sockdiag_sort(list, n);
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}
+
+/* One inet_diag_msg into a kb_sockdiag_tcp. */
+static int parse_tcp(const struct nlmsghdr *h, dump *d) {
+        if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+                return -EPROTO;
+        const struct inet_diag_msg *m = NLMSG_DATA(h);
+        if (m->idiag_family != AF_INET && m->idiag_family != AF_INET6)
+                return -EPROTO;
+        kb_sockdiag_tcp t = {.inode = m->idiag_inode,
+                             .uid = m->idiag_uid,
+                             .family = m->idiag_family,
+                             .state = m->idiag_state,
+                             .local_port = ntohs(m->id.idiag_sport),
+                             .remote_port = ntohs(m->id.idiag_dport)};
+        size_t alen = m->idiag_family == AF_INET ? 4 : 16;
+        memcpy(t.local, m->id.idiag_src, alen);
+        memcpy(t.remote, m->id.idiag_dst, alen);
+        return dump_add(d, &t);
+}
+
+int kb_sockdiag_tcp_list(int fd, kb_sockdiag_tcp **ret, size_t *ret_n) {
+        if (!ret || !ret_n)
+                return -EINVAL;
+        struct tcp_request {
+                struct nlmsghdr nlh;
+                struct inet_diag_req_v2 req;
+        } requests[2];
+        const uint8_t families[2] = {AF_INET, AF_INET6};
+        for (size_t i = 0; i < 2; i++)
+                requests[i] = (struct tcp_request){
+                        .nlh = {.nlmsg_len = sizeof requests[i],
+                                .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                                .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+                        .req = {.sdiag_family = families[i], .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0U},
+                };
+        void *list = NULL;
+        size_t n = 0;
+        int r = dump_all(fd, requests, 2, sizeof requests[0], parse_tcp, sizeof(kb_sockdiag_tcp), &list, &n);
+        if (r < 0)
+                return r;
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}
+
+bool kb_sockdiag_tcp_loopback(const kb_sockdiag_tcp *t, bool remote) {
+        const uint8_t *a = remote ? t->remote : t->local;
+        static const uint8_t v6_loopback[16] = {[15] = 1};
+        return t->family == AF_INET ? a[0] == 127 : memcmp(a, v6_loopback, 16) == 0;
+}
+
+const kb_sockdiag_tcp *kb_sockdiag_tcp_peer(const kb_sockdiag_tcp *list, size_t n, const kb_sockdiag_tcp *t) {
+        size_t alen = t->family == AF_INET ? 4 : 16;
+        for (size_t i = 0; i < n; i++) {
+                const kb_sockdiag_tcp *o = &list[i];
+                if (o != t && o->family == t->family && o->local_port == t->remote_port &&
+                    o->remote_port == t->local_port && memcmp(o->local, t->remote, alen) == 0 &&
+                    memcmp(o->remote, t->local, alen) == 0)
+                        return o;
+        }
+        return NULL;
+}
+
+void kb_sockdiag_tcp_address(const kb_sockdiag_tcp *t, bool remote, char *buf, size_t size) {
+        char ip[INET6_ADDRSTRLEN];
+        if (!inet_ntop(t->family, remote ? t->remote : t->local, ip, sizeof ip))
+                snprintf(ip, sizeof ip, "?");
+        snprintf(buf, size, t->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip,
+                 (unsigned) (remote ? t->remote_port : t->local_port));
 }

@@ -1,4 +1,4 @@
-/* sockdiag.h: the unix sockets of a network namespace, as the kernel's sock_diag netlink interface
+/* sockdiag.h: the unix and TCP sockets of a network namespace, as the kernel's sock_diag netlink interface
  * (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY) lists them: every socket of every type and state, with
  * its name's exact bytes, the socket file it is bound to (device and inode), its peer's inode, the
  * user that made it, what waits in its receive queue and, for a listener, the connecting sockets of
@@ -62,3 +62,32 @@ void kb_sockdiag_sort(kb_sockdiag_unix *list, size_t n);
 
 /* True for a pathname socket (bound to a name that is not abstract). */
 bool kb_sockdiag_is_path(const kb_sockdiag_unix *u);
+
+/* A TCP socket (IPv4 or IPv6) of a network namespace, as inet_diag lists it. */
+typedef struct kb_sockdiag_tcp {
+        uint32_t inode; /* "socket:[N]" in a descriptor table; 0: held by no file (a connection in
+                         * its listener's queue, or one closing: TIME_WAIT, ...) */
+        uint32_t uid;   /* the user that made it */
+        uint8_t family; /* AF_INET, AF_INET6 */
+        uint8_t state;  /* TCP_ESTABLISHED, TCP_LISTEN, ... (netinet/tcp.h's numbering) */
+        uint16_t local_port, remote_port;
+        uint8_t local[16]; /* network byte order: 4 bytes for AF_INET, 16 for AF_INET6 */
+        uint8_t remote[16];
+} kb_sockdiag_tcp;
+
+/* Every TCP socket, IPv4 and IPv6, in every state, of the network namespace fd answers for (as
+ * kb_sockdiag_unix_list: -1 makes one in the caller's namespace; both families from one try of
+ * each, taken again when the kernel says either changed). *ret is malloc'd (NULL when there are
+ * none), unsorted. Returns 0 or -errno as kb_sockdiag_unix_list. */
+int kb_sockdiag_tcp_list(int fd, kb_sockdiag_tcp **ret, size_t *ret_n);
+
+/* The other end of connection t in list: the socket of the same family whose local address and
+ * port are t's remote ones and whose remote ones are t's local ones (on one host's loopback both
+ * ends are in the same namespace's table). NULL when the table has none. */
+const kb_sockdiag_tcp *kb_sockdiag_tcp_peer(const kb_sockdiag_tcp *list, size_t n, const kb_sockdiag_tcp *t);
+
+/* True when t's local (remote: its remote) address is a loopback one (127.0.0.0/8, ::1). */
+bool kb_sockdiag_tcp_loopback(const kb_sockdiag_tcp *t, bool remote);
+
+/* "127.0.0.1:9001" or "[::1]:9001": t's local (remote: its remote) address and port. */
+void kb_sockdiag_tcp_address(const kb_sockdiag_tcp *t, bool remote, char *buf, size_t size);

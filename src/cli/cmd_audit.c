@@ -27,6 +27,7 @@ static const cli_command audit_command = {
                         "expect",
                         "sandbox-user",
                         "as-root",
+                        "transport",
                         "kernels-dir",
                         "timeout",
                         "keep",
@@ -53,8 +54,10 @@ static const cli_command audit_command = {
         .intro = "Usage: kbound audit --kernel NAME [OPTIONS]\n\n"
                  "Audits a kernel sandbox kbound did not build: starts the kernelspec as it is (its own\n"
                  "wrapper: bwrap, firejail, crun, ...; kbound adds no sandbox) with an ipc connection file in\n"
-                 "a folder the wrapper must show the kernel at the same path, finds the kernel as the process\n"
-                 "holding the kernel end of kbound's connections, and runs check's looks, probe cells, both\n"
+                 "a folder the wrapper must show the kernel at the same path (or, with --transport tcp or a\n"
+                 "kernelspec that speaks only TCP, on 127.0.0.1), finds the kernel as the process of the\n"
+                 "wrapper's tree holding the kernel end of kbound's connections, and runs check's looks, probe cells, "
+                 "both\n"
                  "interrupts and the persistence cell. Each check is held to kbound's own claim, or to what\n"
                  "--expect says the deployment allows; what only kbound's own launch has (its bwrap's argv and\n"
                  "plan, the look before exec) is not claimed.\n",
@@ -74,6 +77,7 @@ int cli_audit_begin(cli_audit *a, cli_setup *s, const cli_opts *o) {
                 return KB_EXIT_USAGE;
         }
         a->env.as_root = a->as_root && geteuid() == 0;
+        a->env.tcp = o->tcp; /* 127.0.0.1, for a wrapper that shares the host's network */
         if (a->expect_path) {
                 _cleanup_error_ kb_error *error = NULL;
                 int r = kb_audit_expect_read(a->expect_path, &a->env.expect, &error);

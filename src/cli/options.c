@@ -87,6 +87,11 @@ static const shared_help shared_helps[] = {
         {"allow-syscall", NULL, "--allow-syscall NAME",
          "leave one call of the seccomp filter allowed (repeatable;\n"
          "reported as not claimed; docs/seccomp.md)"},
+        {"transport", (const char *const[]){"audit", NULL}, "--transport MODE",
+         "the connection file's transport: auto (ipc in a folder the wrapper\n"
+         "must show the kernel, or TCP where a kernelspec's metadata says so)\n"
+         "or tcp (127.0.0.1, for a wrapper that shares the host's network;\n"
+         "docs/audit.md)"},
         {"transport", NULL, "--transport MODE",
          "how kbound reaches the kernels: auto (ipc, or TCP through kbound's\n"
          "relay where a kernelspec's metadata says so; the default) or tcp\n"

@@ -1,7 +1,9 @@
-/* inspect_sockets.c: the unix sockets of kbound's network (sock_diag): who holds which, by inode. */
+/* inspect_sockets.c: the unix sockets of kbound's network (sock_diag): who holds which, by inode; and
+ * kbound's TCP connections to a kernel on the host's loopback, traced the same way. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -376,6 +378,54 @@ int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap) {
         return 0;
 }
 
+#define TCP_ENDPOINT "tcp://"
+
+/* kbound's TCP connections to the kernel's endpoints given as "tcp://127.0.0.1:P" (a kernel kbound
+ * reaches on the host's loopback: `kbound audit --transport tcp`), into conns: each one's other end
+ * found in kbound's network namespace's TCP table by the addresses crossed (sock_diag inet), and
+ * who holds it. An end not found, or not accepted by any process yet, is recorded as socket 0 with
+ * no holder: the judge names it. Returns 0, -ENOMEM; a table that cannot be listed is noted. */
+static int tcp_connection_facts(sockets *s, json_object *conns, json_object *errors) {
+        bool any = false;
+        for (const char *const *ep = s->t->endpoints; ep && *ep; ep++)
+                any |= strncmp(*ep, TCP_ENDPOINT, strlen(TCP_ENDPOINT)) == 0;
+        if (!any)
+                return 0;
+        _cleanup_free_ kb_sockdiag_tcp *list = NULL;
+        size_t n = 0;
+        int r = kb_sockdiag_tcp_list(-1, &list, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return kb_inspect_note(errors, WHAT_KBOUND_TCP, NULL, r);
+        for (size_t i = 0; i < n; i++) {
+                const kb_sockdiag_tcp *c = &list[i];
+                char key[32], endpoint[96], address[80];
+                kb_inspect_socket_key(key, sizeof key, c->inode);
+                if (!c->inode || c->state != TCP_ESTABLISHED || !json_object_object_get_ex(s->own, key, NULL))
+                        continue;
+                kb_sockdiag_tcp_address(c, true, address, sizeof address);
+                snprintf(endpoint, sizeof endpoint, TCP_ENDPOINT "%s", address);
+                bool listed = false;
+                for (const char *const *ep = s->t->endpoints; ep && *ep && !listed; ep++)
+                        listed = strcmp(*ep, endpoint) == 0;
+                if (!listed)
+                        continue;
+                const kb_sockdiag_tcp *peer = kb_sockdiag_tcp_peer(list, n, c);
+                uint32_t far = peer ? peer->inode : 0;
+                if (far && kb_inspect_resolve_unheld(s, far) < 0)
+                        return -ENOMEM;
+                json_object *o = json_object_new_object();
+                if (!o || kb_inspect_push(conns, o) < 0 || kb_fact_set_str(o, FACT_CONNECTION_ENDPOINT, endpoint) < 0 ||
+                    kb_fact_set_int(o, FACT_CONNECTION_KBOUND_SOCKET, c->inode) < 0 ||
+                    kb_fact_set_int(o, FACT_CONNECTION_PEER, far) < 0 ||
+                    kb_fact_set_arr(o, FACT_CONNECTION_HOLDERS,
+                                    far ? kb_inspect_holders_of(s, far) : json_object_new_array()) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int kb_inspect_connection_facts(sockets *s, json_object *snap) {
         const kb_inspect_target *t = s->t;
         _cleanup_json_ json_object *endpoints = json_object_new_array(), *conns = json_object_new_array();
@@ -386,6 +436,8 @@ int kb_inspect_connection_facts(sockets *s, json_object *snap) {
                 json_object *e = json_object_new_object();
                 if (!e || kb_inspect_push(endpoints, e) < 0 || kb_fact_set_str(e, FACT_ENDPOINT_PATH, *ep) < 0)
                         return -ENOMEM;
+                if (strncmp(*ep, TCP_ENDPOINT, strlen(TCP_ENDPOINT)) == 0)
+                        continue; /* an address, not a file: tcp_connection_facts traces it */
                 char host[PATH_MAX];
                 struct stat st;
                 if (!t->own_runtime || strncmp(*ep, prefix, strlen(prefix)) != 0 ||
@@ -435,6 +487,8 @@ int kb_inspect_connection_facts(sockets *s, json_object *snap) {
         }
         if (d)
                 closedir(d);
+        if (r >= 0)
+                r = tcp_connection_facts(s, conns, kb_fact_arr_of(snap, FACT_LOOK_ERRORS));
         if (r < 0 || kb_fact_set_arr(snap, FACT_LOOK_ENDPOINTS, TAKE_PTR(endpoints)) < 0 ||
             kb_fact_set_arr(snap, FACT_LOOK_CONNECTIONS, TAKE_PTR(conns)) < 0)
                 return -ENOMEM;

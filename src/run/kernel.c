@@ -319,7 +319,12 @@ static int write_connection(kb_kernel *k, const kb_kernel_options *o, start_stat
         s->conn_path = path_join(k->runtime_dir, CONNECTION_FILE);
         if (!s->socket_prefix || !s->conn_path)
                 return -ENOMEM;
-        int r = kb_connection_new_ipc(s->socket_prefix, &k->connection);
+        /* A wrapper that shares the host's network (`kbound audit --transport tcp`): ports kbound
+         * picks on 127.0.0.1, held bound until the launch so nothing else takes them. */
+        int r = o->host_tcp && !o->sandbox ? kb_connection_new_tcp("127.0.0.1", &k->connection)
+                                           : kb_connection_new_ipc(s->socket_prefix, &k->connection);
+        if (r < 0 && o->host_tcp && !o->sandbox)
+                return kb_error_make(ret_error, r, "cannot pick ports on 127.0.0.1: %s", strerror(-r));
         if (r < 0)
                 return kb_error_make(ret_error, r, "%s",
                                      r == -ENAMETOOLONG ? "ipc socket path too long for sun_path (108 bytes): "
@@ -517,6 +522,7 @@ int kb_kernel_start(const kb_kernel_options *o, kb_kernel **ret, kb_error **ret_
         if (r < 0)
                 goto fail;
         int64_t launched = kb_now_ms();
+        kb_connection_release_ports(k->connection); /* the kernel binds them now (a no-op for ipc) */
         r = o->launch ? o->launch(o->launch_userdata, k, s.argv, s.env, &k->sandbox, ret_error)
                       : (o->sandbox ? launch_sandboxed : launch_unsandboxed)(k, o, &s, ret_error);
         if (r < 0)
@@ -591,6 +597,12 @@ const char *kb_kernel_log_path(const kb_kernel *k) {
 }
 int64_t kb_kernel_startup_ms(const kb_kernel *k) {
         return k->startup_ms;
+}
+
+int kb_kernel_tcp_port(const kb_kernel *k, kb_channel ch) {
+        if (!k->connection || k->connection->transport != KB_TRANSPORT_TCP)
+                return -ENOTSUP;
+        return k->connection->ports[ch];
 }
 
 int kb_kernel_socket_path(const kb_kernel *k, kb_channel ch, char *buf, size_t size) {

@@ -47,8 +47,16 @@ static const kb_sandbox_user *audit_user(const ctx *x) {
         return x->env->audit->as_root ? &root : x->env->harness.user;
 }
 
+/* Whether this kernel is reached over TCP on the host's loopback: asked for (--transport tcp), or its
+ * kernelspec says it speaks only TCP (docs/transports.md). */
+static bool audit_tcp(const ctx *x) {
+        return x->env->audit->tcp || (x->spec && x->spec->tcp_only);
+}
+
 void scenario_audit_options(ctx *x, kb_kernel_options *o) {
         o->sandbox = false;
+        o->tcp = false;
+        o->host_tcp = audit_tcp(x);
         o->hardening = NULL;
         o->before_exec = NULL;
         o->user = audit_user(x);
@@ -100,7 +108,7 @@ int scenario_audit_launch(void *userdata, const kb_kernel *k, char *const *argv,
         x->audit = json_object_new_object();
         if (!x->audit || kb_fact_set_arr(x->audit, FACT_AUDIT_LAUNCHER, launcher) < 0 ||
             kb_fact_set_str(x->audit, FACT_AUDIT_RAN_AS, policy.user->name) < 0 ||
-            kb_fact_set_str(x->audit, FACT_AUDIT_TRANSPORT, x->env->audit->tcp ? "tcp" : "ipc") < 0 ||
+            kb_fact_set_str(x->audit, FACT_AUDIT_TRANSPORT, audit_tcp(x) ? "tcp" : "ipc") < 0 ||
             (x->env->audit->expect_path &&
              kb_fact_set_str(x->audit, FACT_AUDIT_EXPECT_FILE, x->env->audit->expect_path) < 0))
                 return -ENOMEM;
@@ -134,14 +142,23 @@ static int cwd_inside(pid_t pid, char *buf, size_t size) {
         return 0;
 }
 
-/* The kernel of k's sandbox: the holder of the kernel end of kbound's connections, pinned, with
- * the words for why it could not be. */
+/* The kernel of k's sandbox: the holder of the kernel end of kbound's connections (unix sockets in
+ * its folder, or TCP on the loopback), a descendant of the launcher, pinned; with the words for why
+ * it could not be. */
 static int audit_find_kernel(kb_kernel *k, const char *workspace, pid_t *ret_pid, char *why, size_t why_size) {
         int64_t until = kb_now_ms() + ADOPT_MS;
         size_t connections = 0;
+        pid_t launcher = kb_sandbox_bwrap_pid(kb_kernel_sandbox(k));
+        int ports[_KB_CHANNEL_MAX];
+        bool tcp = kb_kernel_tcp_port(k, KB_CHANNEL_SHELL) > 0;
+        for (int ch = 0; ch < _KB_CHANNEL_MAX; ch++)
+                ports[ch] = kb_kernel_tcp_port(k, (kb_channel) ch);
         int r;
         for (;;) {
-                r = kb_inspect_kernel_holder("/proc", kb_kernel_socket_dir(k), ret_pid, &connections, why, why_size);
+                r = tcp ? kb_inspect_kernel_holder_tcp("/proc", ports, _KB_CHANNEL_MAX, launcher, ret_pid, &connections,
+                                                       why, why_size)
+                        : kb_inspect_kernel_holder("/proc", kb_kernel_socket_dir(k), launcher, ret_pid, &connections,
+                                                   why, why_size);
                 /* A connection libzmq is still making, or an end not accepted yet: again, shortly. */
                 if (r >= 0 || r == -ENOMEM || r == -EPERM || kb_now_ms() >= until)
                         break;
@@ -160,9 +177,7 @@ int scenario_audit_adopt(ctx *x) {
         char why[512] = "";
         pid_t kernel = 0;
         const char *workspace = x->env->audit->workspace;
-        int r = x->env->audit->tcp ? -ENOTSUP : audit_find_kernel(x->h.kernel, workspace, &kernel, why, sizeof why);
-        if (r == -ENOTSUP)
-                snprintf(why, sizeof why, "a kernel over tcp cannot be found by its connections yet (docs/audit.md)");
+        int r = audit_find_kernel(x->h.kernel, workspace, &kernel, why, sizeof why);
         if (r < 0) {
                 scenario_add_check(x, kb_check_id(KB_CHECK_PID2), "fail", 0, NULL,
                                    "the kernel could not be found from the host: %s", why);
@@ -186,9 +201,9 @@ int scenario_audit_adopt(ctx *x) {
                 return -ENOMEM;
         kb_harness_log(&x->h, KB_LOG_INFO,
                        "kernel found: host pid %d (pid %lld in its %s pid namespace), holding the kernel end of "
-                       "kbound's connections; workspace %s",
+                       "kbound's %s connections; workspace %s",
                        (int) kernel, (long long) x->inside.kernel_pid, kb_sandbox_pidns(sb) ? "own" : "host's",
-                       x->inside.workspace);
+                       audit_tcp(x) ? "tcp" : "ipc", x->inside.workspace);
         if (!x->expect && !(x->expect = json_object_new_object()))
                 return -ENOMEM;
         scenario_expect_obj(x, FACT_EXPECT_AUDIT, json_object_get(x->audit));

@@ -45,6 +45,14 @@ void scenario_host_look(ctx *x, const char *label) {
                 endpoints[n_ep++] = shell;
         if (kb_kernel_socket_path(x->h.kernel, KB_CHANNEL_CONTROL, control, sizeof control) == 0)
                 endpoints[n_ep++] = control;
+        /* A kernel reached over TCP on the host's loopback (an audit): its addresses instead. */
+        if (n_ep == 0 && kb_kernel_tcp_port(x->h.kernel, KB_CHANNEL_SHELL) > 0) {
+                snprintf(shell, sizeof shell, "tcp://127.0.0.1:%d", kb_kernel_tcp_port(x->h.kernel, KB_CHANNEL_SHELL));
+                snprintf(control, sizeof control, "tcp://127.0.0.1:%d",
+                         kb_kernel_tcp_port(x->h.kernel, KB_CHANNEL_CONTROL));
+                endpoints[n_ep++] = shell;
+                endpoints[n_ep++] = control;
+        }
         /* The program kbound handed bwrap, which each process's filters in force are held to where
          * the host can read them; without it they are not read, and a root run's check fails. */
         _cleanup_free_ void *program = NULL;

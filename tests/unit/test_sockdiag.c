@@ -2,7 +2,7 @@
  * a connection to it (both ends), a socketpair with bytes waiting in one end, a bound datagram
  * socket, an abstract name holding a newline, a name bound relative to the working folder, a
  * listener with a connection it has not accepted; and a socket made in another network namespace,
- * seen only through a sock_diag socket made there. */
+ * seen only through a sock_diag socket made there; and TCP on the loopback (inet_diag), both families. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,9 +303,87 @@ static void test_empty_message_unseen(void **state) {
                 close(fds[i]);
 }
 
+/* TCP on the loopback, both families: a listener, a connection to it and its accepted end, each end
+ * found as the other's peer by the crossed addresses; one not accepted yet has no inode. */
+static const kb_sockdiag_tcp *find_tcp(const kb_sockdiag_tcp *list, size_t n, uint32_t inode) {
+        for (size_t i = 0; i < n; i++)
+                if (list[i].inode == inode)
+                        return &list[i];
+        fail_msg("socket:[%u] is not in the TCP list of %zu", inode, n);
+        return NULL;
+}
+
+static void tcp_family(int family) {
+        struct sockaddr_storage ss = {0};
+        socklen_t len;
+        if (family == AF_INET) {
+                struct sockaddr_in *in = (struct sockaddr_in *) &ss;
+                in->sin_family = AF_INET;
+                in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                len = sizeof *in;
+        } else {
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &ss;
+                in6->sin6_family = AF_INET6;
+                in6->sin6_addr = in6addr_loopback;
+                len = sizeof *in6;
+        }
+        int listener = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(listener >= 0);
+        if (bind(listener, (struct sockaddr *) &ss, len) < 0) {
+                assert_int_equal(family, AF_INET6); /* a host without IPv6 on its loopback */
+                close(listener);
+                return;
+        }
+        assert_int_equal(listen(listener, 4), 0);
+        assert_int_equal(getsockname(listener, (struct sockaddr *) &ss, &len), 0);
+        int client = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0),
+            waiting = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_int_equal(connect(client, (struct sockaddr *) &ss, len), 0);
+        int accepted = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        assert_true(accepted >= 0);
+        assert_int_equal(connect(waiting, (struct sockaddr *) &ss, len), 0);
+        unsigned port = ntohs(family == AF_INET ? ((struct sockaddr_in *) &ss)->sin_port
+                                                : ((struct sockaddr_in6 *) &ss)->sin6_port);
+
+        kb_sockdiag_tcp *list = NULL;
+        size_t n = 0;
+        assert_int_equal(kb_sockdiag_tcp_list(-1, &list, &n), 0);
+        const kb_sockdiag_tcp *l = find_tcp(list, n, inode_of(listener));
+        assert_int_equal(l->state, TCP_LISTEN);
+        assert_int_equal(l->family, family);
+        assert_int_equal(l->local_port, port);
+        const kb_sockdiag_tcp *c = find_tcp(list, n, inode_of(client)), *a = find_tcp(list, n, inode_of(accepted));
+        assert_int_equal(c->state, TCP_ESTABLISHED);
+        assert_int_equal(c->remote_port, port);
+        assert_true(kb_sockdiag_tcp_loopback(c, true));
+        assert_int_equal(c->uid, geteuid());
+        assert_ptr_equal(kb_sockdiag_tcp_peer(list, n, c), a);
+        assert_ptr_equal(kb_sockdiag_tcp_peer(list, n, a), c);
+        char words[80], expect[80];
+        kb_sockdiag_tcp_address(c, true, words, sizeof words);
+        snprintf(expect, sizeof expect, family == AF_INET ? "127.0.0.1:%u" : "[::1]:%u", port);
+        assert_string_equal(words, expect);
+        /* in the listener's queue: its end is listed, held by no file yet */
+        const kb_sockdiag_tcp *w = find_tcp(list, n, inode_of(waiting)), *queued = kb_sockdiag_tcp_peer(list, n, w);
+        assert_non_null(queued);
+        assert_int_equal(queued->inode, 0);
+        free(list);
+        close(waiting);
+        close(accepted);
+        close(client);
+        close(listener);
+}
+
+static void test_tcp(void **state) {
+        (void) state;
+        tcp_family(AF_INET);
+        tcp_family(AF_INET6);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_kind),
+                cmocka_unit_test(test_tcp),
                 cmocka_unit_test(test_other_namespace),
                 cmocka_unit_test(test_empty_message_unseen),
         };
