@@ -5,13 +5,15 @@
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 
-/* The IMAGE facts in kb_procfs_stat.layout's order (procfs.h). */
-static const kb_fact_int layout_facts[KB_PROCFS_LAYOUT_FIELDS] = {
-        FACT_IMAGE_START_CODE, FACT_IMAGE_END_CODE,  FACT_IMAGE_START_STACK, FACT_IMAGE_START_DATA, FACT_IMAGE_END_DATA,
-        FACT_IMAGE_START_BRK,  FACT_IMAGE_ARG_START, FACT_IMAGE_ARG_END,     FACT_IMAGE_ENV_START,  FACT_IMAGE_ENV_END,
-};
-
 json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_procfs_stat *st) {
+        /* The IMAGE facts in kb_procfs_stat.layout's order (procfs.h); an automatic array, as the
+         * facts are constant objects, not constant expressions (clang refuses them in a static). */
+        const kb_fact_int layout_facts[KB_PROCFS_LAYOUT_FIELDS] = {
+                FACT_IMAGE_START_CODE, FACT_IMAGE_END_CODE,  FACT_IMAGE_START_STACK, FACT_IMAGE_START_DATA,
+                FACT_IMAGE_END_DATA,   FACT_IMAGE_START_BRK, FACT_IMAGE_ARG_START,   FACT_IMAGE_ARG_END,
+                FACT_IMAGE_ENV_START,  FACT_IMAGE_ENV_END,
+        };
+        _cleanup_free_ char *text = NULL; /* before any goto: a jump may not enter its scope */
         json_object *o = json_object_new_object();
         if (!o || kb_fact_set_int(o, FACT_IMAGE_STARTTIME, (int64_t) st->starttime) < 0)
                 goto oom;
@@ -21,7 +23,6 @@ json_object *kb_inspect_image_of(const char *proc_root, pid_t pid, const kb_proc
         /* Whether the layout is randomized at all: without it, a new image of the same program
          * may lie where the old one did. Readable only by a tracer (root, or kbound's own user over
          * its descendants); left out (not known) otherwise. */
-        _cleanup_free_ char *text = NULL;
         if (kb_inspect_read_proc(proc_root, pid, "personality", 64, &text, NULL) == 0) {
                 char *end;
                 unsigned long v = strtoul(text, &end, 16);

@@ -35,7 +35,8 @@ json_object *scenario_file_id(const char *path, kb_fact_str dev_fact, kb_fact_in
 /* The limits asked (LIMITS in facts.def: every limit of limits.h's table, 0 when not asked), or NULL
  * when out of memory (then not known). */
 static json_object *limits_asked(const kb_sandbox_hardening *hard) {
-        static const kb_fact_int facts[KB_LIMIT_MAX_ID] = {
+        const kb_fact_int facts[KB_LIMIT_MAX_ID] = {
+                /* automatic: facts are not constant expressions */
                 [KB_LIMIT_MEMORY] = FACT_LIMITS_MEMORY, [KB_LIMIT_TASKS] = FACT_LIMITS_TASKS,
                 [KB_LIMIT_TMP] = FACT_LIMITS_TMP,       [KB_LIMIT_WORKSPACE] = FACT_LIMITS_WORKSPACE,
                 [KB_LIMIT_LOG] = FACT_LIMITS_LOG,       [KB_LIMIT_CPU] = FACT_LIMITS_CPU,

@@ -303,9 +303,14 @@ typedef struct outcome_facts {
         kb_fact_int signal;
 } outcome_facts;
 
-static const outcome_facts try_facts = {FACT_TRY_ERRNO, FACT_TRY_RET, FACT_TRY_TESTED, FACT_TRY_WHY, FACT_TRY_SIGNAL};
-static const outcome_facts route_facts = {FACT_ROUTE_ERRNO, FACT_ROUTE_RET, FACT_ROUTE_TESTED, FACT_ROUTE_WHY,
-                                          FACT_ROUTE_SIGNAL};
+/* The facts of a try's and of a route's outcome (functions, not static tables: the facts are constant
+ * objects, not constant expressions, which clang refuses in a static initializer). */
+static outcome_facts try_facts(void) {
+        return (outcome_facts){FACT_TRY_ERRNO, FACT_TRY_RET, FACT_TRY_TESTED, FACT_TRY_WHY, FACT_TRY_SIGNAL};
+}
+static outcome_facts route_facts(void) {
+        return (outcome_facts){FACT_ROUTE_ERRNO, FACT_ROUTE_RET, FACT_ROUTE_TESTED, FACT_ROUTE_WHY, FACT_ROUTE_SIGNAL};
+}
 
 /* "errno": ..., "ret": ..., "tested": ..., "why": ... [, "signal": N] of one outcome, after ", "
  * unless first. */
@@ -338,7 +343,7 @@ static void put_outcome(FILE *f, bool first, const outcome *o, outcome_facts fac
 static void put_route(FILE *f, kb_fact_obj fact, const outcome *o) {
         put_key(f, false, kb_fact_key_of(fact));
         fputc('{', f);
-        put_outcome(f, true, o, route_facts);
+        put_outcome(f, true, o, route_facts());
         fputc('}', f);
 }
 
@@ -409,7 +414,7 @@ static void put_results(const surface *sf, kb_sysabi abi) {
                 fprintf(out, "%s%s{", i ? "," : "", sf->sep);
                 put_key(out, true, kb_fact_key_of(FACT_TRY_NAME));
                 put_string(out, e->name);
-                put_outcome(out, false, &o[0], try_facts);
+                put_outcome(out, false, &o[0], try_facts());
                 if (e->family) {
                         put_route(out, FACT_TRY_SOCKETPAIR, &o[1]);
                         if (nr_socketcall[abi] >= 0) {

@@ -37,7 +37,7 @@ bool kb_rules_language_mismatch(const char *info_name, const char *spec_language
 #define PERSONALITY_ADDR_NO_RANDOMIZE 0x0040000
 
 const char *kb_rules_image_change(json_object *host, json_object *before, json_object *after, char *buf, size_t size) {
-        static const struct {
+        const struct { /* automatic: facts are not constant expressions (clang) */
                 kb_fact_int fact;
                 const char *words;
         } layout[] = {
