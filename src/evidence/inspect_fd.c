@@ -29,15 +29,19 @@ static int stat_facts(const char *link, json_object *o) {
         return kb_fact_set_str(o, FACT_FD_RDEV, kb_procfs_dev(major(st.st_rdev), minor(st.st_rdev), dev));
 }
 
-/* The FD of descriptor fd of pid (its link in dir): what it is, and its fdinfo's facts. Returns 1
- * and *ret, 0 when it is closed, -ENOMEM. */
+/* The FD of descriptor fd of pid (its link in dir): what it is, and its fdinfo's facts. Its link is
+ * read and stat'ed again once the rest was read: a descriptor moved over this number meanwhile
+ * (dup2) would pair one file's words with another's facts. Returns 1 and *ret, 0 when it is
+ * closed or changed meanwhile, -ENOMEM. */
 static int one_fd(const char *proc_root, const char *dir, pid_t pid, long fd, json_object **ret) {
-        char link[PATH_MAX + 32], target[TARGET_MAX], info_path[PATH_MAX];
+        char link[PATH_MAX + 32], target[TARGET_MAX], again[TARGET_MAX], info_path[PATH_MAX];
         snprintf(link, sizeof link, "%s/%ld", dir, fd);
         ssize_t tl = readlink(link, target, sizeof target - 1);
+        struct stat before, after;
         if (tl < 0)
                 return 0; /* closed meanwhile */
         target[tl] = '\0';
+        bool stated = stat(link, &before) == 0;
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o || kb_fact_set_int(o, FACT_FD_FD, fd) < 0 || kb_fact_set_str(o, FACT_FD_TARGET, target) < 0 ||
             stat_facts(link, o) < 0)
@@ -56,6 +60,10 @@ static int one_fd(const char *proc_root, const char *dir, pid_t pid, long fd, js
                 return -ENOMEM;
         if (strncmp(target, "pipe:[", 6) == 0 && kb_inspect_pipe_other_end(proc_root, pid, fd, o) < 0)
                 return -ENOMEM;
+        ssize_t al = readlink(link, again, sizeof again - 1);
+        if (al != tl || memcmp(again, target, (size_t) tl) != 0 ||
+            (stated && (stat(link, &after) < 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino)))
+                return 0; /* closed, or another file now */
         *ret = TAKE_PTR(o);
         return 1;
 }
@@ -100,9 +108,13 @@ static int complete_watches(const char *proc_root, const char *dir, pid_t pid, j
         return 0;
 }
 
-int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
+#define FD_ROUNDS 4 /* readings of a table while descriptors close or change as it is read */
+
+/* One reading of the table at dir into *ret: every descriptor listed, each read (one_fd). *ret_moved
+ * counts those that closed or changed between the listing and their read. -ESRCH when the process
+ * is gone, -ENOMEM; another error is noted and *ret holds nothing. */
+static int read_table(const char *proc_root, const char *dir, pid_t pid, json_object *errors, json_object **ret,
+                      size_t *ret_moved) {
         DIR *d = opendir(dir);
         if (!d) {
                 int e = errno;
@@ -128,6 +140,8 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                 r = one_fd(proc_root, dir, pid, fd, &o);
                 if (r > 0)
                         r = kb_inspect_push(fds, o);
+                else if (r == 0)
+                        ++*ret_moved;
         }
         closedir(d);
         if (r >= 0 && n <= FDS_MAX)
@@ -135,6 +149,34 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(fds);
+        return 0;
+}
+
+/* The table read again while a descriptor listed closed or changed before it was read: one that
+ * closes holds nothing any more, but one moved to another number (dup2, then close), maybe over one
+ * read already, would pass a single reading unseen. A reading in which none moved is kept; past
+ * FD_ROUNDS readings that each saw one move, the last is kept and the process's errors say the
+ * table kept changing (FD_CHURN), which fails boundary.descriptors. */
+int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, json_object **ret) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%d/fd", proc_root, (int) pid);
+        json_object *fds = NULL;
+        size_t moved = 1;
+        for (int round = 0; moved > 0 && round < FD_ROUNDS; round++) {
+                json_object_put(fds);
+                fds = NULL;
+                moved = 0;
+                int r = read_table(proc_root, dir, pid, errors, &fds, &moved);
+                if (r < 0) {
+                        json_object_put(fds);
+                        return r;
+                }
+        }
+        if (moved > 0 && kb_inspect_note(errors, WHAT_FD_CHURN, NULL, EAGAIN) < 0) {
+                json_object_put(fds);
+                return -ENOMEM;
+        }
+        *ret = fds;
         return 0;
 }
 

@@ -589,6 +589,12 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                         if (!fds || unread)
                                 verdict_problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)",
                                                 pid, unread ? unread : "no table");
+                        if (judge_process_error(p, WHAT_FD_CHURN, NULL, buf, sizeof buf))
+                                verdict_problem(&v,
+                                                "the descriptors of pid %" PRId64 " (%s) kept closing or moving to "
+                                                "other numbers while the host read them, reading after reading: a "
+                                                "descriptor moved from number to number is not seen",
+                                                pid, judge_name_of(p));
                         for (size_t f = 0; f < arr_len(fds); f++) {
                                 json_object *fd = at(fds, f);
                                 n_fds++;

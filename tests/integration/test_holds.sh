@@ -164,6 +164,14 @@ for run in "${runs[@]}"; do
     grep -qE "fd [0-9]+ of pid [0-9]+ \([^)]*\): $hostdir is on a host mount" \
     <<<"$(detail_of "$r" python3 boundary.descriptors)"
 
+  # by one descriptor moved to another number every few microseconds: the table is read again while
+  # a descriptor listed closes or changes before it is read.
+  enter_during "enter-fdmove-$run" "$run" fdmove "$hostdir"
+  r=$scratch/reports/enter-fdmove-$run.json
+  d=$(detail_of "$r" python3 boundary.descriptors)
+  ok "enter-fdmove-$run: boundary.descriptors fails, naming the host folder or the moving table (got: ${d:0:300})" \
+    grep -qE "$hostdir|kept closing or moving to other numbers" <<<"$d"
+
   # by a chain of processes that each fork the next and exit at once: every member is gone before
   # a look reads it, and a look that saw members end unread lists again until none does.
   enter_during "enter-forkchain-$run" "$run" forkchain "$hostdir"
