@@ -607,8 +607,7 @@ static bool tcp_address(const char *f, size_t len, char *out, size_t size) {
         /* the u32 is printed in the host's byte order; its first byte in memory is the first octet */
         uint32_t raw = (uint32_t) ip;
         const unsigned char *b = (const unsigned char *) &raw;
-        snprintf(out, size, "%u.%u.%u.%u:%lld", b[0], b[1], b[2], b[3], port);
-        return true;
+        return snprintf(out, size, "%u.%u.%u.%u:%lld", b[0], b[1], b[2], b[3], port) < (int) size;
 }
 
 static int tcp_line(void *ud, const char *line, size_t len, size_t index) {

@@ -120,7 +120,7 @@ static int add_object(shared_set *s, const char *dev, int64_t ino, pid_t pid, co
 static int add_objects(shared_set *s, json_object *proc, pid_t pid, const char *memfd_dev) {
         json_object *fds = kb_fact_arr_of(proc, FACT_PROCESS_FDS), *refs = kb_fact_obj_of(proc, FACT_PROCESS_REFS),
                     *maps = kb_fact_arr_of(refs, FACT_REFS_MAPS), *exe = kb_fact_obj_of(refs, FACT_REFS_EXE);
-        int64_t ino;
+        int64_t ino = 0;
         for (size_t i = 0; fds && i < json_object_array_length(fds); i++) {
                 json_object *f = json_object_array_get_idx(fds, i);
                 const char *dev = kb_fact_str_of(f, FACT_FD_DEV), *target = kb_fact_str_of(f, FACT_FD_TARGET);
@@ -393,7 +393,7 @@ int kb_inspect_shared_fd(shared_set *s, const char *proc_root, const proc_entry 
         /* By its device and inode: a second open of the same memory file (through /proc/<pid>/fd/N)
          * is another open file, the same object. */
         char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-        int64_t ino;
+        int64_t ino = 0;
         snprintf(path, sizeof path, "%s/%d/task/%d/fd/%d", proc_root, (int) e->pid, (int) tid, fd);
         if (link_file(path, dev, &ino) < 0)
                 return 0; /* closed meanwhile */
@@ -471,7 +471,7 @@ int kb_inspect_shared_links(shared_set *s, const char *proc_root, const proc_ent
         static const char *const links[] = {"cwd", "root"};
         for (size_t i = 0; i < KB_ELEMENTSOF(links); i++) {
                 char path[PATH_MAX], target[256] = "", dev[KB_PROCFS_DEV_MAX];
-                int64_t ino;
+                int64_t ino = 0;
                 snprintf(path, sizeof path, "%s/%d/task/%d/%s", proc_root, (int) e->pid, (int) tid, links[i]);
                 if (link_file(path, dev, &ino) < 0)
                         continue; /* gone, or unreadable: its tables are judged where they are read */
@@ -498,7 +498,7 @@ typedef struct still_walk {
 static int fd_still(int fd, const char *target, void *ud) {
         still_walk *w = ud;
         char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-        int64_t ino;
+        int64_t ino = 0;
         if (w->held || target[0] != '/')
                 return 0;
         snprintf(path, sizeof path, "%s/%d/fd/%d", w->proc_root, (int) w->p->pid, fd);
@@ -522,7 +522,7 @@ static bool still_held(const shared_set *s, const char *proc_root, const pending
         static const char *const links[] = {"cwd", "root"};
         for (size_t i = 0; !w.held && i < KB_ELEMENTSOF(links); i++) {
                 char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-                int64_t ino;
+                int64_t ino = 0;
                 snprintf(path, sizeof path, "%s/%d/%s", proc_root, (int) p->pid, links[i]);
                 w.held = link_file(path, dev, &ino) == 0 && ino == p->ino && strcmp(dev, p->dev) == 0;
         }

@@ -120,7 +120,7 @@ static int try_create_beside(const char *real) {
 }
 
 int kb_report_check_path(const char *path, kb_report_target *ret_target) {
-        kb_report_target target;
+        kb_report_target target = KB_REPORT_REPLACE;
         _cleanup_free_ char *real = NULL;
         int r = classify(path, &target, &real);
         if (r < 0)
@@ -261,7 +261,7 @@ int kb_report_write_file(json_object *run, const char *path, int (*render)(json_
         /* Rendered first, so nothing is opened or created for a report that cannot be made. */
         _cleanup_(membuf_clear) membuf m = {0};
         int rendered = render_to_memory(run, render, &m);
-        kb_report_target target;
+        kb_report_target target = KB_REPORT_REPLACE;
         _cleanup_free_ char *real = NULL;
         int r = classify(path, &target, &real);
         if (r < 0)

@@ -404,12 +404,16 @@ json_object *kb_judge_attack_surface(const kb_judge_input *in) {
                          "kernel accepts",
                          why ? why : "no reason recorded");
         }
-        /* What is not claimed first: a table line cut to the terminal still shows it. */
-        snprintf(pass, sizeof pass,
-                 "%s%s%severy sandbox process runs under kbound's seccomp filter (mode 2, %" PRId64 " filter%s); %zu "
-                 "refused calls and socket families tried from a spawned program%s, each refused as the filter says; "
-                 "ABIs: %s; %s",
-                 *left ? "NOT claimed: " : "", left, *left ? "; " : "", want, want == 1 ? "" : "s", tried_child,
-                 tried_inside ? " and the kernel itself" : "", abis, proof);
+        /* What is not claimed first: a table line cut to the terminal still shows it (and a detail
+         * cut to pass's size keeps it too; the evidence holds every part whole). */
+        if (snprintf(pass, sizeof pass,
+                     "%s%s%severy sandbox process runs under kbound's seccomp filter (mode 2, %" PRId64
+                     " filter%s); %zu "
+                     "refused calls and socket families tried from a spawned program%s, each refused as the filter "
+                     "says; "
+                     "ABIs: %s; %s",
+                     *left ? "NOT claimed: " : "", left, *left ? "; " : "", want, want == 1 ? "" : "s", tried_child,
+                     tried_inside ? " and the kernel itself" : "", abis, proof) >= (int) sizeof pass)
+                memcpy(pass + sizeof pass - 4, "...", 4);
         return verdict_end(&v, KB_CHECK_ATTACK_SURFACE, pass);
 }

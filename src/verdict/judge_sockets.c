@@ -96,10 +96,13 @@ json_object *kb_judge_sockets(const kb_judge_input *in) {
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "; NOT%s", part + strlen("not"));
         }
         if (partial > 0) {
-                snprintf(part, sizeof part,
-                         "not claimed: the sockets of %zu network namespace%s kbound does not enter, some not found by "
-                         "the paths their tables show%s: %s",
-                         partial, partial == 1 ? "" : "s", unplaced ? "" : " (a table not read as such)", left);
+                if (snprintf(
+                            part, sizeof part,
+                            "not claimed: the sockets of %zu network namespace%s kbound does not enter, some not found "
+                            "by the paths their tables show%s: %s",
+                            partial, partial == 1 ? "" : "s", unplaced ? "" : " (a table not read as such)",
+                            left) >= (int) sizeof part)
+                        memcpy(part + sizeof part - 4, "...", 4); /* the evidence names each namespace */
                 verdict_in_part(&v, "%s", part);
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "; NOT%s", part + strlen("not"));
         }

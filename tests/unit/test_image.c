@@ -264,7 +264,7 @@ static void test_failures(void **state) {
          * by the file a cut path names (planted here, it made the folder a layout for skopeo). */
         char deep[PATH_MAX], planted[PATH_MAX];
         tmp_tree_deep(t->root, PATH_MAX - 11, deep);
-        snprintf(planted, sizeof(planted), "%s/oci-layou", deep);
+        assert_true(snprintf(planted, sizeof(planted), "%s/oci-layou", deep) < (int) sizeof(planted));
         write_file(planted, "{}");
         o.image = deep;
         assert_int_equal(kb_image_unpack(&o, &img, &error), -ENAMETOOLONG);

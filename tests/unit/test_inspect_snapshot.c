@@ -62,14 +62,14 @@ typedef struct fake {
 
 /* dir/proc/<pid>/<name> holding len bytes (len 0: strlen(text)). */
 static void proc_file(fake *f, pid_t pid, const char *name, const char *text, size_t len) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name);
+        char rel[PATH_MAX];
+        assert_true(snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name) < (int) sizeof rel);
         tmp_tree_write(f->dir->root, rel, text, len ? len : strlen(text));
 }
 
 static void proc_link(fake *f, pid_t pid, const char *name, const char *target) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name);
+        char rel[PATH_MAX];
+        assert_true(snprintf(rel, sizeof rel, "proc/%d/%s", (int) pid, name) < (int) sizeof rel);
         tmp_tree_link(f->dir->root, rel, target);
 }
 
