@@ -134,7 +134,7 @@ static int add_escape_dirs(kb_canary_set *s, const kb_canary_set_options *o) {
 /* Daemon secrets: every value of host_env the sandbox must not pass on, except values every
  * sandbox of this run legitimately shows (each kernel's environment and argv), and the host paths
  * kbound itself hands the cell to try (its home, the canaries' folders), which name the user: a
- * user name in them is not a leak. */
+ * user name in them is not a leak; nor is the name of the user the kernels run as. */
 static int add_env_secrets(kb_canary_set *s, const kb_canary_set_options *o) {
         char *legit[LEGIT_MAX + 1];
         char ***envs = calloc(o->n_specs + 1, sizeof(*envs));
@@ -151,6 +151,9 @@ static int add_env_secrets(kb_canary_set *s, const kb_canary_set_options *o) {
                 for (char **a = o->specs[i]->argv; *a && n_legit < LEGIT_MAX; a++)
                         legit[n_legit++] = *a;
         }
+        /* the user the kernels run as: its name is every sandbox's to see (its uid's, in /etc/passwd) */
+        if (o->user && o->user->name[0] && n_legit < LEGIT_MAX)
+                legit[n_legit++] = (char *) o->user->name;
         json_object *handed[] = {s->escape_dirs, s->credential_paths, s->sibling_paths};
         for (size_t i = 0; r >= 0 && i < KB_ELEMENTSOF(handed); i++)
                 for (size_t j = 0; j < json_object_array_length(handed[i]) && n_legit < LEGIT_MAX; j++)

@@ -308,9 +308,11 @@ int cli_edit_open(cli_input *in) {
         el_set(el, EL_PROMPT, prompt_of);
         el_set(el, EL_HIST, history, hist);
         el_set(el, EL_GETCFN, read_key);
-        el_set(el, EL_ADDFN, "kbound-complete", "complete by the kernel (complete_request)", complete_key);
+        /* Added through el_wset with wide literals: el_set converts a name and its help to wide
+         * strings it never frees (libedit 3.1's EL_ADDFN; LeakSanitizer found the four). */
+        el_wset(el, EL_ADDFN, L"kbound-complete", L"complete by the kernel (complete_request)", complete_key);
         el_set(el, EL_BIND, "^I", "kbound-complete", NULL);
-        el_set(el, EL_ADDFN, "kbound-paste", "a bracketed paste, put in the line as it is", paste_key);
+        el_wset(el, EL_ADDFN, L"kbound-paste", L"a bracketed paste, put in the line as it is", paste_key);
         el_set(el, EL_BIND, "\\e[200~", "kbound-paste", NULL);
         /* The keys readline users expect (libedit's readline layer binds the same). */
         el_set(el, EL_BIND, "^R", "em-inc-search-prev", NULL);

@@ -452,7 +452,8 @@ static int pid_set_add(pid_set *s, pid_t pid) {
 
 /* Whether pid, not in the first listing, is a process of the sandbox: in its pid namespace or one
  * nested in it (as classify says), or, gone before its namespace was read, a child of one of the
- * sandbox's. 1, 0, or -ESRCH (gone, and its parent is not known to be the sandbox's). */
+ * sandbox's (-ESRCH: the sandbox's, gone). A process gone whose parent is not known to be the
+ * sandbox's is not counted: the host's own processes come and go too (a compiler's, another run's). */
 static int newcomer_member(const kb_inspect_target *t, const proc_entry *e, uint64_t own_pidns, const proc_entry *procs,
                            size_t n, const pid_set *read) {
         uint64_t pidns = 0;
@@ -461,7 +462,7 @@ static int newcomer_member(const kb_inspect_target *t, const proc_entry *e, uint
                                                  kb_inspect_pidns_below(t->proc_root, e->pid, t->pidns_ino));
         proc_entry key = {.pid = e->ppid};
         const proc_entry *parent = bsearch(&key, procs, n, sizeof *procs, by_pid);
-        return (parent && parent->member) || pid_set_has(read, e->ppid) ? 1 : -ESRCH;
+        return (parent && parent->member) || pid_set_has(read, e->ppid) ? -ESRCH : 0;
 }
 
 /* After the first listing's sandbox processes were read, while some of them had ended before the

@@ -100,8 +100,10 @@ if ! grep -q "^$pod_user:" /etc/subuid || ! grep -q "^$pod_user:" /etc/subgid; t
   exit 1
 fi
 chmod 755 "$scratch"
-as_pod() { runuser -u "$pod_user" -- env -i HOME="$pod_home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
-  XDG_RUNTIME_DIR="$pod_home/run" "$@"; }
+# From the pod user's home: the build folder ctest runs in may be one that user cannot enter (a clone
+# in root's 0700 home), and podman's runtime changes to the current folder.
+as_pod() { (cd "$pod_home" && runuser -u "$pod_user" -- env -i HOME="$pod_home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
+  XDG_RUNTIME_DIR="$pod_home/run" "$@"); }
 as_pod mkdir -m 700 "$pod_home/run"
 
 echo "the container's root: the test image, with kbound, bubblewrap, skopeo and umoci"
