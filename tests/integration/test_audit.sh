@@ -50,7 +50,7 @@ ok "tight bwrap: no seccomp filter named" grep -q "without a seccomp filter" <<<
 ok "tight bwrap: /proc/sys named writable" grep -q "/proc/sys" <<<"$(check_detail "$r" boundary.write_outside)"
 json_read ran_as "$r" "d['kernels'][0]['audit']['ran_as']"
 if [ "$(id -u)" -eq 0 ]; then
-  ok "as root the wrapper ran as the sandbox user, not root ($ran_as)" [ "$ran_as" = kbound-sandbox ]
+  ok "as root the wrapper ran as the sandbox user, not root ($ran_as)" [ "$ran_as" = "$(sandbox_user)" ]
 fi
 json_read n "$r" "d['kernels'][0]['audit']['kernel_nspid']"
 ok "the kernel was found as PID 2 of bwrap's pid namespace (nspid $n)" [ "$n" = 2 ]

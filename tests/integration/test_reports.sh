@@ -62,7 +62,7 @@ echo "standard output: '-', /dev/stdout, a pipe; the summary moves to standard e
 run_check dash --json -
 ok "dash: exit 0 (got $rc)" [ "$rc" -eq 0 ]
 ok "dash: stdout is the JSON report alone" is_json_report "$scratch/dash.out"
-ok "dash: the summary is on stderr" grep -q "^PASS: full boundary held for python3" "$scratch/dash.err"
+ok "dash: the summary is on stderr ($(grep -m1 '^PASS' "$scratch/dash.err" | cut -c1-160))" grep -q "^PASS: " "$scratch/dash.err"
 ok "dash: no file named '-' was made" [ ! -e ./- ]
 run_check devstdout --junit /dev/stdout
 ok "devstdout: exit 0 (got $rc)" [ "$rc" -eq 0 ]
