@@ -160,7 +160,13 @@ unwrapped() {
 require() {
   for cmd in "$@"; do
     if ! command -v "$cmd" >/dev/null 2>&1; then
-      echo "FATAL: '$cmd' is required by this test; run scripts/setup (apt-get install it)" >&2
+      # An administrator's command (runuser, useradd, ldconfig) is installed but outside an ordinary
+      # user's PATH: the test needs root, and says so, not to install what is there.
+      if [ "$(id -u)" -ne 0 ] && { [ -x "/usr/sbin/$cmd" ] || [ -x "/sbin/$cmd" ]; }; then
+        echo "FATAL: this test needs root ('$cmd' switches users or changes the system): run the tests as root (CI does)" >&2
+      else
+        echo "FATAL: '$cmd' is required by this test; run scripts/setup (apt-get install it)" >&2
+      fi
       exit 1
     fi
   done
