@@ -115,8 +115,10 @@ static int resolve_dest(const plan *p, const char *dest, bool follow_last, char 
                         out[0] = '\0';
                 c = rest;
         }
-        if (out[0] == '\0')
-                strcpy(out, "/");
+        if (out[0] == '\0') {
+                out[0] = '/';
+                out[1] = '\0';
+        }
         return 0;
 }
 

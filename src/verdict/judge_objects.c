@@ -230,7 +230,7 @@ const char *judge_object_problem(json_object *snap, json_object *p, json_object 
         bool fdinfo = !kb_fact_has(fd, FACT_FD_FDINFO_ERROR);
         if (strcmp(target, "anon_inode:[eventfd]") == 0 || strcmp(target, "anon_inode:[timerfd]") == 0 ||
             strcmp(target, "anon_inode:[signalfd]") == 0)
-                return NULL; /* held by the sandbox alone (above), and reaching nothing else */
+                return NULL; /* its other ends are its holders, each traced to the sandbox (held_outside) */
         if (!fdinfo) {
                 snprintf(buf, size, "%s: the host could not read what it reaches (its fdinfo: %s)", target,
                          kb_fact_str_or(fd, FACT_FD_FDINFO_ERROR, "?"));
