@@ -64,6 +64,19 @@ const char *kb_fact_what_words(kb_fact_what w, const char *suffix, char *buf, si
         return buf;
 }
 
+json_object *kb_fact_error_find(json_object *errors, kb_fact_what w, const char *suffix) {
+        char words[256];
+        kb_fact_what_words(w, suffix, words, sizeof words);
+        size_t n = errors && json_object_is_type(errors, json_type_array) ? json_object_array_length(errors) : 0;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(errors, i);
+                const char *what = kb_fact_str_of(e, FACT_ERROR_WHAT);
+                if (what && strcmp(what, words) == 0)
+                        return e;
+        }
+        return NULL;
+}
+
 const kb_fact_info *kb_fact_row(kb_fact_id id) {
         return id >= 0 && id < _KB_FACT_ID_MAX ? &rows[id] : NULL;
 }

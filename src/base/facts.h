@@ -139,6 +139,8 @@ const char *kb_fact_what_text(kb_fact_what w);
 /* Writes w's words into buf (at most size bytes, NUL-terminated), followed by "/" and suffix when
  * suffix is not NULL ("ns_owners/net"); returns buf. */
 const char *kb_fact_what_words(kb_fact_what w, const char *suffix, char *buf, size_t size);
+/* The error of errors (an array of ERROR objects) about w (and suffix, when it takes one), or NULL. */
+json_object *kb_fact_error_find(json_object *errors, kb_fact_what w, const char *suffix);
 
 /* The row of id; NULL for an id out of range. */
 const kb_fact_info *kb_fact_row(kb_fact_id id);

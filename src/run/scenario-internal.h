@@ -129,6 +129,7 @@ void scenario_add_check(ctx *x, const char *id, const char *status, int64_t star
  * table changed since the last (polled between a cell's messages, once scenario_watch_mounts opened
  * it). */
 void scenario_host_look(ctx *x, const char *label);
+void scenario_final_look(ctx *x);
 void scenario_watch_mounts(ctx *x);
 void scenario_look_if_mounts_changed(ctx *x);
 /* The marker a stdout-transport cell prints before its result, and a cell's result by either

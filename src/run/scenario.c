@@ -693,8 +693,7 @@ static void run_steps(ctx *x) {
         }
         /* The last look, after the interrupts and persistence, while the kernel is idle and alive:
          * every host-judged check covers every moment from before exec to here. */
-        if (!x->h.cancelled && kb_kernel_alive(x->h.kernel))
-                scenario_host_look(x, "final");
+        scenario_final_look(x);
         /* Before the shutdown: once the kernel is gone, nothing of it can go on. */
         scenario_settle_stop(x, PATH_CONTROL);
         scenario_settle_stop(x, PATH_PIDFD);

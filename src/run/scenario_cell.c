@@ -84,6 +84,28 @@ void scenario_host_look(ctx *x, const char *label) {
         x->inspect_ms += kb_now_ms() - t0;
 }
 
+/* The last look, after the interrupts and persistence, while the kernel is alive. A kernel that
+ * ends while the host looks (xeus-python ends some time after a SIGINT it did not deliver to the
+ * cell, later under load) leaves a look that could not find it by its pinned pid: that look is not
+ * kept, as when the kernel ended before it, since what it missed is the kernel's end, which the
+ * steps that needed the kernel (an interrupt, the shutdown) already fail for. A look that missed a
+ * kernel still alive is kept, and fails every host-judged check. */
+void scenario_final_look(ctx *x) {
+        if (x->h.cancelled || !kb_kernel_alive(x->h.kernel))
+                return;
+        size_t n = json_object_array_length(x->snapshots);
+        scenario_host_look(x, "final");
+        if (json_object_array_length(x->snapshots) <= n)
+                return;
+        json_object *look = json_object_array_get_idx(x->snapshots, n);
+        if (kb_fact_error_find(kb_fact_arr_of(look, FACT_LOOK_ERRORS), WHAT_KERNEL_MISSING, NULL) &&
+            !kb_kernel_alive(x->h.kernel)) {
+                kb_harness_log(&x->h, KB_LOG_INFO,
+                               "the kernel ended while the host took its final look; that look is not kept");
+                json_object_array_del_idx(x->snapshots, n, 1);
+        }
+}
+
 /* Reads what is left of the mountinfo fd, so that poll reports only a later change. */
 static void mountinfo_drain(int fd) {
         char buf[8192];

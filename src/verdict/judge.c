@@ -32,17 +32,12 @@ json_object *kb_judge_check(const char *id, const char *status, json_object *evi
 /* The first of errors (an ERROR array) about what (its words, "/suffix" when suffix is given), as
  * "what: error" in buf, or NULL. */
 const char *judge_error_in(json_object *errors, kb_fact_what what, const char *suffix, char *buf, size_t size) {
-        char words[256];
-        kb_fact_what_words(what, suffix, words, sizeof words);
-        for (size_t i = 0; i < arr_len(errors); i++) {
-                json_object *e = at(errors, i);
-                const char *w = kb_fact_str_of(e, FACT_ERROR_WHAT);
-                if (w && strcmp(w, words) == 0) {
-                        snprintf(buf, size, "%s: %s", w, kb_fact_str_or(e, FACT_ERROR_ERROR, "?"));
-                        return buf;
-                }
-        }
-        return NULL;
+        json_object *e = kb_fact_error_find(errors, what, suffix);
+        if (!e)
+                return NULL;
+        snprintf(buf, size, "%s: %s", kb_fact_str_or(e, FACT_ERROR_WHAT, "?"),
+                 kb_fact_str_or(e, FACT_ERROR_ERROR, "?"));
+        return buf;
 }
 
 /* The look's error about what, as "what: error" in buf, or NULL. */
