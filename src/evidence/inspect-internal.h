@@ -26,9 +26,10 @@ enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS_TYPES };
 /* One host process of a look's walk (kb_inspect_look_at_processes), classified. */
 typedef struct proc_entry {
         pid_t pid, ppid;
-        bool member; /* of the sandbox */
-        bool launch; /* kbound or one of its descendants outside the sandbox */
-        char state;  /* /proc/<pid>/stat's: 'Z' for a zombie (main thread) */
+        bool member;                  /* of the sandbox */
+        bool launch;                  /* kbound or one of its descendants outside the sandbox */
+        char state;                   /* /proc/<pid>/stat's: 'Z' for a zombie (main thread) */
+        unsigned long long starttime; /* when it started (stat's field 22): a pid reused is another */
         long threads;
         int ns_read; /* outside the sandbox: 1 ns[] read, 0 gone meanwhile, -1 not readable (another
                       * user's process) */

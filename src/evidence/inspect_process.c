@@ -132,7 +132,21 @@ static int id_maps(const char *root, pid_t pid, json_object *proc, json_object *
 
 /* Everything about one sandbox process. -ESRCH if it ended meanwhile (or, *ret_via != pid, if the
  * thread it was read through did). */
-static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **ret, pid_t *ret_via) {
+/* The start time of pid now (stat's field 22), or 0 when it cannot be read (gone). */
+static unsigned long long start_of(const char *proc_root, pid_t pid) {
+        _cleanup_free_ char *text = NULL;
+        kb_procfs_stat st;
+        if (kb_inspect_read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) < 0 ||
+            kb_procfs_stat_parse(text, &st) < 0)
+                return 0;
+        return st.starttime;
+}
+
+/* Everything about the process listed as e, read by its pid: -ESRCH when it ended meanwhile,
+ * before the read or during it, including when its pid names another process by then (its start
+ * time differs at the first read or at the last: what was read between may be the other's). */
+static int inspect_process(const kb_inspect_target *t, const proc_entry *e, json_object **ret, pid_t *ret_via) {
+        pid_t pid = e->pid;
         _cleanup_json_ json_object *errors = json_object_new_array();
         _cleanup_free_ char *status_text = NULL, *stat_text = NULL;
         json_object *p = NULL;
@@ -162,6 +176,8 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
                 return r;
         if (r >= 0)
                 r = kb_procfs_stat_parse(stat_text, &st);
+        if (r >= 0 && e->starttime && st.starttime != e->starttime)
+                return -ESRCH; /* its pid names a process started since the listing */
         if (r >= 0) {
                 if (kb_fact_set_int(proc, FACT_PROCESS_SESSION, st.session) < 0 ||
                     kb_fact_set_int(proc, FACT_PROCESS_PGRP, st.pgrp) < 0 ||
@@ -218,6 +234,8 @@ static int inspect_process(const kb_inspect_target *t, pid_t pid, json_object **
         r = kb_inspect_thread_facts(t, pid, via, errors, proc);
         if (r < 0)
                 return r;
+        if (e->starttime && start_of(t->proc_root, pid) != e->starttime)
+                return -ESRCH; /* ended during the read, its pid perhaps another's already */
         if (kb_fact_set_arr(proc, FACT_PROCESS_ERRORS, TAKE_PTR(errors)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(proc);
@@ -256,7 +274,11 @@ static int list_processes(const char *proc_root, proc_entry **ret, size_t *ret_n
                         v = nv;
                         cap *= 2;
                 }
-                v[n] = (proc_entry){.pid = (pid_t) pid, .ppid = st.ppid, .state = st.state, .threads = st.threads};
+                v[n] = (proc_entry){.pid = (pid_t) pid,
+                                    .ppid = st.ppid,
+                                    .state = st.state,
+                                    .threads = st.threads,
+                                    .starttime = st.starttime};
                 memcpy(v[n].comm, st.comm, sizeof v[n].comm);
                 n++;
         }
@@ -401,13 +423,14 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
  * meanwhile, before or during the read (what it read may be cut short), is still there, and so may
  * its other threads be: it is read again through another, and past a few tries it is -EAGAIN (the
  * look says it could not read it), never counted as gone. -ESRCH when the process is gone. */
-static int read_process(const kb_inspect_target *t, pid_t pid, json_object **ret) {
+static int read_process(const kb_inspect_target *t, const proc_entry *e, json_object **ret) {
+        pid_t pid = e->pid;
         char task_root[PATH_MAX];
         snprintf(task_root, sizeof task_root, "%s/%d/task", t->proc_root, (int) pid);
         for (int i = 0;; i++) {
                 pid_t via = pid;
                 json_object *p = NULL;
-                int r = inspect_process(t, pid, &p, &via);
+                int r = inspect_process(t, e, &p, &via);
                 bool ended = via != pid && !kb_inspect_process_exists(task_root, via);
                 if (via == pid || (r == 0 && !ended)) {
                         *ret = p;
@@ -488,15 +511,17 @@ static int read_newcomers(const kb_inspect_target *t, const proc_entry *procs, s
                         break;
                 for (size_t i = 0; r >= 0 && i < m; i++) {
                         proc_entry key = {.pid = again[i].pid};
-                        if (bsearch(&key, procs, n, sizeof *procs, by_pid) || pid_set_has(&read, again[i].pid))
-                                continue; /* listed before: read then, or not the sandbox's */
+                        const proc_entry *before = bsearch(&key, procs, n, sizeof *procs, by_pid);
+                        if ((before && before->starttime == again[i].starttime) || pid_set_has(&read, again[i].pid))
+                                continue; /* listed before: read then, or not the sandbox's (a pid
+                                           * reused since is another process: a newcomer) */
                         int member = newcomer_member(t, &again[i], own_pidns, procs, n, &read);
                         if (member == 0)
                                 continue;
                         if ((r = pid_set_add(&read, again[i].pid)) < 0)
                                 break;
                         json_object *p = NULL;
-                        int rr = member < 0 ? -ESRCH : read_process(t, again[i].pid, &p);
+                        int rr = member < 0 ? -ESRCH : read_process(t, &again[i], &p);
                         if (rr == -ESRCH) {
                                 ended_unread++;
                                 continue;
@@ -564,7 +589,7 @@ int kb_inspect_look_at_processes(const kb_inspect_target *t, const char *label, 
                         break;
                 }
                 json_object *p = NULL;
-                r = read_process(t, procs[i].pid, &p);
+                r = read_process(t, &procs[i], &p);
                 if (r == -EAGAIN) {
                         if (kb_inspect_note(errors, WHAT_PROCESS_UNREAD, NULL, ESRCH) < 0)
                                 return -ENOMEM;
