@@ -186,7 +186,16 @@ int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processe
                                 snprintf(path, sizeof path, "%s/%d/root", t->proc_root, (int) pid);
                                 int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                                 json_object *m = NULL;
+                                uint64_t mnt_after = 0;
                                 r = table_facts(t, pid, fd, &m);
+                                /* Filed under the namespace it was read from: a pid that ended (and
+                                 * was perhaps reused) or moved meanwhile lent another's table. */
+                                if (r == 0 && (kb_inspect_ns_inode(t->proc_root, pid, "mnt", &mnt_after) < 0 ||
+                                               mnt_after != (uint64_t) mnt)) {
+                                        json_object_put(m);
+                                        m = NULL;
+                                        r = -ESRCH;
+                                }
                                 if (r < 0 && fd >= 0)
                                         close(fd);
                                 if (r == -ENOMEM)
