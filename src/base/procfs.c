@@ -589,6 +589,27 @@ static int inode_line(void *ud, const char *line, size_t len, size_t index) {
         return 0;
 }
 
+int kb_procfs_sockstat_inuse(const char *text, const char *proto, long *ret) {
+        size_t len = strlen(proto);
+        for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+                if (strncmp(line, proto, len) != 0 || line[len] != ':')
+                        continue;
+                const char *p = line + len + 1;
+                while (*p == ' ')
+                        p++;
+                if (strncmp(p, "inuse ", 6) != 0)
+                        return -EPROTO;
+                char *end;
+                errno = 0;
+                long v = strtol(p + 6, &end, 10);
+                if (errno || end == p + 6 || (*end != ' ' && *end != '\n' && *end != '\0') || v < 0)
+                        return -EPROTO;
+                *ret = v;
+                return 0;
+        }
+        return -ENOENT;
+}
+
 int kb_procfs_net_inodes(const char *text, json_object *inodes) {
         inode_scan s = {.inodes = inodes, .column = (size_t) -1};
         int r = each_line(text, inode_line, &s);

@@ -98,6 +98,12 @@ int kb_procfs_unix_parse(const char *text, json_object **ret);
  * short or forged by whoever named a socket. Returns 0, -E2BIG, -ENOMEM. */
 int kb_procfs_unix_parse_lenient(const char *text, json_object **ret, size_t *ret_skipped);
 
+/* From /proc/<pid>/net/sockstat or sockstat6, the "inuse" count of the line of proto ("TCP",
+ * "TCP6"): the sockets of that protocol hashed in the reader's network namespace (listening or
+ * connected: every one its net table lists with an inode). Returns 0 and *ret, -ENOENT (no such
+ * line), -EPROTO. */
+int kb_procfs_sockstat_inuse(const char *text, const char *proto, long *ret);
+
 /* The socket inodes of one /proc/<pid>/net table with an "inode" column in its header (tcp, tcp6,
  * udp, udp6, udplite, udplite6, raw, raw6, icmp, icmp6, netlink, packet), appended to inodes (a
  * JSON array). Returns the number appended, -EPROTO (no inode column, or a malformed line), -E2BIG,

@@ -318,12 +318,34 @@ static void test_tcp_table(void **state) {
         assert_int_equal(kb_procfs_tcp_parse("Inode Path\n", &tcp), -EPROTO);
 }
 
+static void test_sockstat(void **state) {
+        (void) state;
+        static const char v4[] = "sockets: used 412\n"
+                                 "TCP: inuse 3 orphan 0 tw 2 alloc 9 mem 1\n"
+                                 "UDP: inuse 0 mem 0\n"
+                                 "UDPLITE: inuse 0\n";
+        long n = -1;
+        assert_int_equal(kb_procfs_sockstat_inuse(v4, "TCP", &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(kb_procfs_sockstat_inuse(v4, "UDP", &n), 0);
+        assert_int_equal(n, 0);
+        /* "TCP" is not "TCP6", nor "UDP" "UDPLITE"'s prefix */
+        assert_int_equal(kb_procfs_sockstat_inuse(v4, "TCP6", &n), -ENOENT);
+        assert_int_equal(kb_procfs_sockstat_inuse("TCP6: inuse 1\nUDP6: inuse 0\n", "TCP6", &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(kb_procfs_sockstat_inuse("TCP: orphan 0\n", "TCP", &n), -EPROTO);
+        assert_int_equal(kb_procfs_sockstat_inuse("TCP: inuse x\n", "TCP", &n), -EPROTO);
+        assert_int_equal(kb_procfs_sockstat_inuse("TCP: inuse -1\n", "TCP", &n), -EPROTO);
+        assert_int_equal(kb_procfs_sockstat_inuse("", "TCP", &n), -ENOENT);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status),     cmocka_unit_test(test_status_refuses),
                 cmocka_unit_test(test_stat),       cmocka_unit_test(test_mountinfo),
                 cmocka_unit_test(test_path_under), cmocka_unit_test(test_mount_of),
                 cmocka_unit_test(test_unix_table), cmocka_unit_test(test_tcp_table),
+                cmocka_unit_test(test_sockstat),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
