@@ -1,8 +1,8 @@
 /* sysabi.c: the system-call ABIs of this machine's architecture and a call through each (sysabi.h).
  * libc only: the static programs compile it in. */
 #include "kbound/sysabi.h"
+#include "base/child.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +135,23 @@ static long getpid_nr(kb_sysabi abi) {
 #endif
 }
 
+typedef struct abi_try {
+        kb_sysabi abi;
+        long nr;
+} abi_try;
+
+/* The child of kb_sysabi_accepted: getpid through the ABI, and its own pid the native way. */
+static int try_getpid(int answer_fd, void *arg) {
+        const abi_try *t = arg;
+        /* whatever the parent catches, a kernel's refusal must end this child */
+        static const int fatal[] = {SIGSEGV, SIGILL, SIGBUS, SIGSYS};
+        for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+                signal(fatal[i], SIG_DFL);
+        long answers[2] = {kb_sysabi_call(t->abi, t->nr, 0, 0, 0, 0, 0, 0), (long) syscall(SYS_getpid)};
+        ssize_t w = write(answer_fd, answers, sizeof answers);
+        return w == (ssize_t) sizeof answers ? 0 : 1;
+}
+
 int kb_sysabi_accepted(kb_sysabi abi, char *why, size_t why_size) {
         if (!why || why_size == 0)
                 return -EINVAL;
@@ -146,32 +163,12 @@ int kb_sysabi_accepted(kb_sysabi abi, char *why, size_t why_size) {
                 snprintf(why, why_size, "not tried: a %s call cannot be made from this program (%s)", name, how);
                 return -EOPNOTSUPP;
         }
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return -errno;
-        pid_t pid = fork();
-        if (pid < 0) {
-                int e = errno;
-                close(p[0]);
-                close(p[1]);
-                return -e;
-        }
-        if (pid == 0) {
-                /* whatever the parent catches, a kernel's refusal must end this child */
-                static const int fatal[] = {SIGSEGV, SIGILL, SIGBUS, SIGSYS};
-                for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
-                        signal(fatal[i], SIG_DFL);
-                long answers[2] = {kb_sysabi_call(abi, nr, 0, 0, 0, 0, 0, 0), (long) syscall(SYS_getpid)};
-                ssize_t w = write(p[1], answers, sizeof answers);
-                _exit(w == (ssize_t) sizeof answers ? 0 : 1);
-        }
-        close(p[1]);
+        abi_try try = {.abi = abi, .nr = nr};
         long answers[2] = {0, 0};
         ssize_t got;
-        do
-                got = read(p[0], answers, sizeof answers);
-        while (got < 0 && errno == EINTR);
-        close(p[0]);
+        pid_t pid = kb_child_answer(try_getpid, &try, answers, sizeof answers, &got);
+        if (pid < 0)
+                return pid;
         int status = 0;
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)

@@ -532,6 +532,26 @@ int kb_inspect_kbound_side_sockets(sockets *s, json_object *snap);
  * inode, not by a name: whatever listens at a path, this is the socket kbound talks over. */
 int kb_inspect_connection_facts(sockets *s, json_object *snap);
 
+/* ---- a helper process in a sandbox's namespaces (inspect_enter.c) ---- */
+
+#define KB_INSPECT_ENTER_MAX 2 /* descriptors a helper hands back */
+
+/* What a helper does once it has joined the namespaces: opens n descriptors there (n as given to
+ * kb_inspect_enter), each fd[i], or the errno that kept it in err[i] (both hold 0 and -1 when
+ * called). It runs in a vfork of kbound, sharing its memory: system calls only, and nothing
+ * written but err and fd. */
+typedef void kb_inspect_enter_fn(const void *arg, int err[], int fd[]);
+
+/* Runs fn(arg) in a short-lived helper of kbound's that joins userns (the user namespace owning ns,
+ * which kbound's own user owns: every capability in it is the owner's), then ns (a namespace of
+ * nstype, CLONE_NEW*), and hands back what it opened, then exits; reaped before this returns. The
+ * caller decides which namespaces kbound may enter. Returns 0 with each of the n (at most
+ * KB_INSPECT_ENTER_MAX) results in ret_fd[i] (the caller's) or ret_err[i] (an errno: the step the
+ * kernel refused, the helper's own, or EIO when it sent no descriptor), or -errno when no helper
+ * could be made (ret_* then -1 and 0); -EINVAL for n out of range. */
+int kb_inspect_enter(int userns, int ns, int nstype, kb_inspect_enter_fn *fn, const void *arg, size_t n, int ret_err[],
+                     int ret_fd[]);
+
 /* ---- another network namespace's sock_diag socket (inspect_diag.c) ---- */
 
 /* A sock_diag socket (kb_sockdiag_open) that answers for the network namespace open at netns, made

@@ -2,11 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 
 typedef struct netns_thread {
@@ -36,55 +32,21 @@ static int by_thread(int netns) {
         return nt.fd >= 0 ? nt.fd : -(nt.err ? nt.err : EIO);
 }
 
-/* A helper process of kbound that joins userns (the user namespace owning netns, which kbound's
- * own user owns: every capability in it is the owner's), then netns, makes the socket there and
- * hands it back over a socket pair, then exits. A user namespace is joined only by a process of
- * one thread that shares no filesystem state, so the helper is a process of its own: a vfork, which
- * shares kbound's memory while the calling thread waits (as posix_spawn does), so nothing is copied
- * whatever kbound's size, every signal blocked meanwhile so no handler runs on the shared stack;
- * the helper makes system calls only. It is reaped before this returns, so no look ever finds it in
- * the namespace (inspect_holders.c: a fork of this kbound is its own code in any case, never a
- * holder, and one of another kbound's counts if it stays). Returns the descriptor or -errno (the
- * step the kernel refused). */
+/* The socket made by a helper that joins userns (the user namespace owning netns), then netns
+ * (kb_inspect_enter). */
+static void diag_in_helper(const void *arg, int err[], int fd[]) {
+        (void) arg;
+        fd[0] = kb_sockdiag_open();
+        if (fd[0] < 0)
+                err[0] = -fd[0];
+}
+
+/* Returns the descriptor or -errno (the step the kernel refused). */
 static int by_helper(int netns, int userns) {
-        int pair[2];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-                return -errno;
-        sigset_t all, old;
-        sigfillset(&all);
-        int r = pthread_sigmask(SIG_SETMASK, &all, &old);
-        if (r != 0) {
-                close(pair[0]);
-                close(pair[1]);
-                return -r;
-        }
-        pid_t child = vfork();
-        if (child == 0) {
-                int err = 0, fd = -1;
-                if (setns(userns, CLONE_NEWUSER) < 0 || setns(netns, CLONE_NEWNET) < 0)
-                        err = errno;
-                else if ((fd = kb_sockdiag_open()) < 0)
-                        err = -fd;
-                _exit(kb_fd_send(pair[1], &err, sizeof err, err ? -1 : fd) < 0 ? 1 : 0);
-        }
-        int fork_errno = errno;
-        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-        close(pair[1]);
-        int err = EIO, fd = -1;
-        if (child < 0)
-                err = fork_errno;
-        else {
-                /* The helper has exited (vfork waits for it): what it sent is queued, or nothing. */
-                r = kb_fd_recv(pair[0], &err, sizeof err, &fd);
-                if (r < 0)
-                        err = -r;
-                else if (!err && fd < 0)
-                        err = EIO;
-                /* ECHILD: reaped already (SIGCHLD ignored by the program kbound runs in). */
-                while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                        ;
-        }
-        close(pair[0]);
+        int err, fd;
+        int r = kb_inspect_enter(userns, netns, CLONE_NEWNET, diag_in_helper, NULL, 1, &err, &fd);
+        if (r < 0)
+                return r;
         if (err) {
                 if (fd >= 0)
                         close(fd);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include "kbound/seccomp_compare.h"
 #include "kbound/sysabi.h"
+#include "base/child.h"
 #include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 
@@ -248,38 +249,29 @@ int kb_inspect_filter_facts(const kb_inspect_target *t, pid_t pid, json_object *
 
 /* ---- what the host can do (kbound's own facts) ---- */
 
+/* The child probe_filter_read reads: loads a one-instruction filter, says whether it did ('x', or
+ * 'e') and waits to be read and killed. */
+static int load_and_wait(int answer_fd, void *arg) {
+        (void) arg;
+        struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        struct sock_fprog prog = {.len = 1, .filter = &allow};
+        char c = 'x';
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                c = 'e';
+        if (write(answer_fd, &c, 1) != 1)
+                return 1;
+        for (;;)
+                pause();
+}
+
 /* Whether the host can read the filters in force: the same read, of a child of kbound's own that
  * loads a one-instruction filter and waits. Returns 1 (it can), 0 (why says why not), -errno. */
 static int probe_filter_read(char *why, size_t n) {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return -errno;
-        pid_t pid = fork();
-        if (pid < 0) {
-                int e = errno;
-                close(p[0]);
-                close(p[1]);
-                return -e;
-        }
-        if (pid == 0) {
-                struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-                struct sock_fprog prog = {.len = 1, .filter = &allow};
-                char c = 'x';
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                        c = 'e';
-                if (write(p[1], &c, 1) != 1)
-                        _exit(1);
-                for (;;)
-                        pause();
-        }
-        close(p[1]);
         char c = 0;
         ssize_t got;
-        do
-                got = read(p[0], &c, 1);
-        while (got < 0 && errno == EINTR);
-        close(p[0]);
+        pid_t pid = kb_child_answer(load_and_wait, NULL, &c, 1, &got);
+        if (pid < 0)
+                return pid;
         int r = 0;
         filters f = {.n = 0};
         if (got != 1 || c != 'x') {

@@ -12,16 +12,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
@@ -87,54 +84,29 @@ static int by_thread(ipc_open *o) {
         return pthread_join(thread, NULL) != 0 ? -EIO : 0;
 }
 
-/* A helper of kbound's that joins o->userns, then the IPC namespace, opens there and hands both
- * back, as inspect_diag.c's does for a network namespace (a vfork, every signal blocked meanwhile;
- * reaped before this returns). 0 or -errno (the helper could not be made); what it could not do is
- * in o. */
+/* Both opens, in a helper that has joined the sandbox's user namespace and the IPC namespace
+ * (kb_inspect_enter); arg: the caller's ipc_open, read only. */
+static void ipc_in_helper(const void *arg, int err[], int fd[]) {
+        const ipc_open *o = arg;
+        ipc_open mine = {.shm_path = o->shm_path, .shm_fd = -1, .mq_fd = -1};
+        open_here(&mine, true);
+        err[0] = mine.shm_err;
+        fd[0] = mine.shm_fd;
+        err[1] = mine.mq_err;
+        fd[1] = mine.mq_fd;
+}
+
+/* The opens of ipc_in_helper, by a helper that joins o->userns, then the IPC namespace. 0 or
+ * -errno (the helper could not be made); what it could not do is in o. */
 static int by_helper(ipc_open *o) {
-        int pair[2];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-                return -errno;
-        sigset_t all, old;
-        sigfillset(&all);
-        int r = pthread_sigmask(SIG_SETMASK, &all, &old);
-        if (r != 0) {
-                close(pair[0]);
-                close(pair[1]);
-                return -r;
-        }
-        pid_t child = vfork();
-        if (child == 0) {
-                /* the helper's own copy: the caller's is untouched (only system calls here) */
-                ipc_open mine = {.shm_path = o->shm_path, .shm_fd = -1, .mq_fd = -1};
-                if (setns(o->userns, CLONE_NEWUSER) < 0 || setns(o->ipcns, CLONE_NEWIPC) < 0)
-                        mine.shm_err = mine.mq_err = errno;
-                else
-                        open_here(&mine, true);
-                bool sent = kb_fd_send(pair[1], &mine.shm_err, sizeof mine.shm_err, mine.shm_fd) >= 0 &&
-                            kb_fd_send(pair[1], &mine.mq_err, sizeof mine.mq_err, mine.mq_fd) >= 0;
-                _exit(sent ? 0 : 1);
-        }
-        int fork_errno = errno;
-        (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-        close(pair[1]);
-        if (child < 0) {
-                close(pair[0]);
-                return -fork_errno;
-        }
-        /* The helper has exited (vfork waits for it): what it sent is queued, or nothing. */
-        r = kb_fd_recv(pair[0], &o->shm_err, sizeof o->shm_err, &o->shm_fd);
+        int err[2], fd[2];
+        int r = kb_inspect_enter(o->userns, o->ipcns, CLONE_NEWIPC, ipc_in_helper, o, 2, err, fd);
         if (r < 0)
-                o->shm_err = o->mq_err = -r;
-        else if ((r = kb_fd_recv(pair[0], &o->mq_err, sizeof o->mq_err, &o->mq_fd)) < 0)
-                o->mq_err = -r;
-        if (!o->shm_err && o->shm_fd < 0)
-                o->shm_err = EIO;
-        if (!o->mq_err && o->mq_fd < 0)
-                o->mq_err = EIO;
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                ;
-        close(pair[0]);
+                return r;
+        o->shm_err = err[0];
+        o->shm_fd = fd[0];
+        o->mq_err = err[1];
+        o->mq_fd = fd[1];
         return 0;
 }
 

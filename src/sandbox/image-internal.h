@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <json-c/json.h>
 #include "kbound/error.h"
 #include "kbound/image.h"
@@ -31,6 +32,30 @@ uint64_t image_walk_path(const char *path, bool open_up);
 void image_remove_tree(const char *path);
 int image_read_json(const char *path, json_object **ret);
 bool image_digest_valid(const char *d);
+
+/* A walk of the headers of a tar archive open at fd (the caller's), read in place: zeroed but for fd
+ * before the first image_tar_next. */
+typedef struct image_tar {
+        int fd;
+        off_t at;         /* the next header's offset */
+        int entries;      /* headers read */
+        bool size_unread; /* the last entry's size could not be read: the walk cannot pass it */
+} image_tar;
+
+/* One entry as its header says it (untrusted: the archive's words). */
+typedef struct image_tar_entry {
+        char name[101];          /* the header's name, without a leading "./" */
+        char type;               /* the typeflag: '0' or '\0' for a regular file */
+        unsigned long long size; /* its content's bytes, when size_read */
+        bool size_read;          /* the header's size field is an octal number */
+        off_t data_at;           /* where its content starts */
+} image_tar_entry;
+
+/* The walk's next entry into *ret. Returns 1; 0 at the end (a short read, the archive's zero
+ * block, or the 100,000th header read); -ENOTSUP when the file is compressed (gzip, zstd, xz or
+ * bzip2: checked at the first header only); -EPROTO when a header is no POSIX tar header, or after
+ * an entry whose size could not be read; -errno. */
+int image_tar_next(image_tar *t, image_tar_entry *ret);
 
 /* The key an image is kept by: the digest of its manifest as the image holds it, read without
  * unpacking anything (an OCI layout's or OCI archive's index.json: the manifest of the tag, or the

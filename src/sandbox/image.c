@@ -237,35 +237,15 @@ static int archive_kind(const char *path) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        unsigned char h[512];
-        static const unsigned char gzip[] = {0x1f, 0x8b}, zstd[] = {0x28, 0xb5, 0x2f, 0xfd},
-                                   xz[] = {0xfd, '7', 'z', 'X', 'Z'}, bzip2[] = {'B', 'Z', 'h'};
-        off_t at = 0;
-        for (int entries = 0; entries < 100000; entries++) {
-                ssize_t n = pread(fd, h, sizeof h, at);
-                if (n < 0)
-                        return -errno;
-                if (entries == 0 && ((n >= 2 && !memcmp(h, gzip, 2)) || (n >= 4 && !memcmp(h, zstd, 4)) ||
-                                     (n >= 5 && !memcmp(h, xz, 5)) || (n >= 3 && !memcmp(h, bzip2, 3))))
-                        return 2;
-                if (n < (ssize_t) sizeof h || h[0] == '\0' || memcmp(h + 257, "ustar", 5) != 0)
-                        return 0; /* the end, or no (POSIX) tar header */
-                char name[101];
-                memcpy(name, h, 100);
-                name[100] = '\0';
-                const char *base = strncmp(name, "./", 2) == 0 ? name + 2 : name;
-                if (strcmp(base, "manifest.json") == 0 || strcmp(base, "oci-layout") == 0)
+        image_tar t = {.fd = fd};
+        image_tar_entry e;
+        int r;
+        while ((r = image_tar_next(&t, &e)) > 0)
+                if (strcmp(e.name, "manifest.json") == 0 || strcmp(e.name, "oci-layout") == 0)
                         return 1;
-                char size_text[13];
-                memcpy(size_text, h + 124, 12);
-                size_text[12] = '\0';
-                char *end;
-                unsigned long long size = strtoull(size_text, &end, 8);
-                if (end == size_text)
-                        return 0;
-                at += 512 + (off_t) ((size + 511) / 512 * 512);
-        }
-        return 0;
+        if (r == -ENOTSUP)
+                return 2;
+        return r == -EPROTO ? 0 : r; /* the end, or no (POSIX) tar header */
 }
 
 /* A tool that ended with status (not a success) as an error quoting the end of its log. Returns

@@ -29,50 +29,30 @@ static int tar_entry(const char *path, const char *name, size_t max, char **ret,
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        unsigned char h[512];
-        static const unsigned char gzip[] = {0x1f, 0x8b}, zstd[] = {0x28, 0xb5, 0x2f, 0xfd},
-                                   xz[] = {0xfd, '7', 'z', 'X', 'Z'}, bzip2[] = {'B', 'Z', 'h'};
-        off_t at = 0;
-        for (int entries = 0; entries < 100000; entries++) {
-                ssize_t n = pread(fd, h, sizeof h, at);
-                if (n < 0)
-                        return -errno;
-                if (entries == 0 && ((n >= 2 && !memcmp(h, gzip, 2)) || (n >= 4 && !memcmp(h, zstd, 4)) ||
-                                     (n >= 5 && !memcmp(h, xz, 5)) || (n >= 3 && !memcmp(h, bzip2, 3))))
-                        return -ENOTSUP;
-                if (n < (ssize_t) sizeof h || h[0] == '\0')
-                        return -ENOENT;
-                if (memcmp(h + 257, "ustar", 5) != 0)
+        image_tar t = {.fd = fd};
+        image_tar_entry e;
+        int r;
+        while ((r = image_tar_next(&t, &e)) > 0) {
+                if (!e.size_read)
                         return -EPROTO;
-                char entry[101], size_text[13];
-                memcpy(entry, h, 100);
-                entry[100] = '\0';
-                memcpy(size_text, h + 124, 12);
-                size_text[12] = '\0';
-                char *end;
-                unsigned long long size = strtoull(size_text, &end, 8);
-                if (end == size_text)
-                        return -EPROTO;
-                const char *base = strncmp(entry, "./", 2) == 0 ? entry + 2 : entry;
-                if (strcmp(base, name) == 0 && (h[156] == '0' || h[156] == '\0')) {
-                        if (size > max)
-                                return -EMSGSIZE;
-                        char *buf = malloc(size + 1);
-                        if (!buf)
-                                return -ENOMEM;
-                        ssize_t got = pread(fd, buf, size, at + 512);
-                        if (got != (ssize_t) size) {
-                                free(buf);
-                                return got < 0 ? -errno : -EPROTO;
-                        }
-                        buf[size] = '\0';
-                        *ret = buf;
-                        *ret_len = size;
-                        return 0;
+                if (strcmp(e.name, name) != 0 || (e.type != '0' && e.type != '\0'))
+                        continue;
+                if (e.size > max)
+                        return -EMSGSIZE;
+                char *buf = malloc(e.size + 1);
+                if (!buf)
+                        return -ENOMEM;
+                ssize_t got = pread(fd, buf, e.size, e.data_at);
+                if (got != (ssize_t) e.size) {
+                        free(buf);
+                        return got < 0 ? -errno : -EPROTO;
                 }
-                at += 512 + (off_t) ((size + 511) / 512 * 512);
+                buf[e.size] = '\0';
+                *ret = buf;
+                *ret_len = e.size;
+                return 0;
         }
-        return -ENOENT;
+        return r == 0 ? -ENOENT : r;
 }
 
 /* The digest of the manifest an OCI index names for tag (its ref.name), or of its only manifest. */
