@@ -253,7 +253,7 @@ for run in "${runs[@]}"; do
   # Pipes a child of the sandbox reads (issue 35, red-team keep-pipe): the other end is found in
   # the sandbox, or proven gone by a poll of a copy of this end; one kept in flight in a socket's
   # queue outside is in no descriptor table, and fails as what the host cannot trace.
-  enter_during "enter-pipes-$run" "$run" pipes
+  GATED=1 enter_during "enter-pipes-$run" "$run" pipes
   r=$scratch/reports/enter-pipes-$run.json
   holder=$(awk '/^entered/ {print $2}' "$scratch/enter-pipes-$run.enter")
   read -r _ flight closed both < <(grep '^pipes ' "$scratch/enter-pipes-$run.enter")
