@@ -92,9 +92,10 @@ static int64_t ownership_problems(verdict *v, const kb_judge_input *in, json_obj
         char who[160];
         for (size_t i = 0; i < arr_len(procs); i++) {
                 json_object *p = at(procs, i), *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
+                /* A zombie is in no namespace but its pid and user ones any more: those it shows. */
                 owner_problems(v, judge_task_words(NULL, p, who, sizeof who), kb_fact_map_of(p, FACT_PROCESS_NS),
                                kb_fact_map_of(p, FACT_PROCESS_NS_OWNERS), kb_fact_arr_of(p, FACT_PROCESS_ERRORS),
-                               host_ns, owner, kbound_net, allow_network, false);
+                               host_ns, owner, kbound_net, allow_network, judge_zombie(p));
                 /* A thread in namespaces of its own (setns, unshare in one thread), the same way. */
                 for (size_t k = 0; k < arr_len(tasks); k++)
                         owner_problems(v, judge_task_words(at(tasks, k), p, who, sizeof who),
@@ -342,10 +343,14 @@ static size_t shared_ns_problems(verdict *v, json_object *look, json_object *hos
                             *tasks = kb_fact_arr_of(p, FACT_PROCESS_TASKS);
                 json_object_object_foreach(host_ns, name, ino) {
                         int64_t mine = json_object_get_int64(ino), theirs;
-                        if (!judge_map_int(ns, name, &theirs))
-                                verdict_problem(v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
+                        if (!judge_map_int(ns, name, &theirs)) {
+                                /* A zombie is in none any more (an unprivileged host may not even
+                                 * read its links: the kernel gives a task with no memory to root). */
+                                if (!judge_zombie(p))
+                                        verdict_problem(
+                                                v, "the host could not read the %s namespace of pid %" PRId64 " (%s)",
                                                 name, judge_pid_of(p), judge_name_of(p));
-                        else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
+                        } else if (theirs == mine && !(allow_network && strcmp(name, "net") == 0))
                                 verdict_problem(v, "pid %" PRId64 " (%s) shares kbound's %s namespace", judge_pid_of(p),
                                                 judge_name_of(p), name);
                 }

@@ -27,7 +27,7 @@ static size_t secret_problems(verdict *v, json_object *look) {
                 for (size_t t = 0; t < KB_ELEMENTSOF(texts); t++) {
                         json_object *names = kb_fact_arr_of(p, texts[t].found);
                         const char *error = judge_process_error(p, texts[t].unread, NULL, buf, sizeof buf);
-                        if (!names)
+                        if (!names && !judge_zombie(p)) /* a zombie has no memory, so no environment */
                                 verdict_problem(v, "the host could not read the %s of pid %" PRId64 " (%s)%s%s",
                                                 texts[t].words, pid, judge_name_of(p), error ? ": " : "",
                                                 error ? error : "");

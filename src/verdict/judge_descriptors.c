@@ -586,7 +586,7 @@ json_object *kb_judge_descriptors(const kb_judge_input *in) {
                         json_object *p = at(procs, i), *fds = kb_fact_arr_of(p, FACT_PROCESS_FDS);
                         int64_t pid = judge_pid_of(p);
                         const char *unread = judge_process_error(p, WHAT_FD, NULL, buf, sizeof buf);
-                        if (!fds || unread)
+                        if ((!fds || unread) && !judge_zombie(p)) /* a zombie holds none */
                                 verdict_problem(&v, "the host could not read the descriptors of pid %" PRId64 " (%s)",
                                                 pid, unread ? unread : "no table");
                         if (judge_process_error(p, WHAT_FD_CHURN, NULL, buf, sizeof buf))

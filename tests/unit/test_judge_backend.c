@@ -319,12 +319,61 @@ static void test_backend_mounts(void **state) {
 #undef IN_USR_LIB64
 }
 
+/* A zombie whose threads have all exited holds nothing: an unprivileged host cannot read what it
+ * no longer has (the kernel gives a task with no memory to root: its ns links, fd table and
+ * environ refuse the reader), and those unread facts fail no check; the same unread facts of a
+ * live process fail each. */
+static void zombie_unread(json_object *run, const char *state) {
+        const char *p = "/snapshots/1/processes/2";
+        char ptr[128];
+        snprintf(ptr, sizeof ptr, "%s/state", p);
+        set(run, ptr, state);
+        snprintf(ptr, sizeof ptr, "%s/ns", p);
+        set(run, ptr, "{'user': 4026532201, 'pid': 4026532203}");
+        snprintf(ptr, sizeof ptr, "%s/ns_owners", p);
+        set(run, ptr, "{'user': " OWNED ", 'pid': " OWNED "}");
+        snprintf(ptr, sizeof ptr, "%s/fds", p);
+        set(run, ptr, "[]"); /* as inspect_fd.c leaves a table it could not read, its error noted */
+        snprintf(ptr, sizeof ptr, "%s/environ_secrets", p);
+        drop(run, ptr);
+        snprintf(ptr, sizeof ptr, "%s/errors", p);
+        set(run, ptr,
+            "[{'what': 'fd', 'error': 'Permission denied'}, {'what': 'environ', 'error': 'Permission denied'}]");
+}
+
+static void test_zombie_unread(void **state) {
+        (void) state;
+        const struct {
+                judge_fn judge;
+                const char *live_words;
+        } cases[] = {
+                {kb_judge_backend, "could not read the mnt namespace of pid 1003"},
+                {kb_judge_descriptors, "could not read the descriptors of pid 1003"},
+                {kb_judge_credentials, "could not read the environment of pid 1003"},
+        };
+        for (size_t i = 0; i < KB_ELEMENTSOF(cases); i++) {
+                json_object *run = good_run();
+                zombie_unread(run, "'Z'");
+                json_object *check = judge_run(cases[i].judge, run);
+                assert_status_naming(check, "pass", NULL, "a zombie's unread facts");
+                json_object_put(check);
+                json_object_put(run);
+                run = good_run();
+                zombie_unread(run, "'S'");
+                check = judge_run(cases[i].judge, run);
+                assert_status_naming(check, "fail", cases[i].live_words, "a live process's unread facts");
+                json_object_put(check);
+                json_object_put(run);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_backend),
                 cmocka_unit_test(test_backend_launch),
                 cmocka_unit_test(test_backend_namespace_owners),
                 cmocka_unit_test(test_backend_mounts),
+                cmocka_unit_test(test_zombie_unread),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
