@@ -118,13 +118,28 @@ const char *kb_kernel_tcp_hint(const kb_kernel *k) {
         return !k->tcp && no_socket_made(k) ? TCP_HINT : "";
 }
 
+/* Whether what a kernel left says memory ran out: an allocation refused ("Cannot allocate memory",
+ * MemoryError, std::bad_alloc, "out of memory"), or a stack that could not grow ("C stack
+ * overflow": R's at a small address space). */
+static bool says_memory(const char *s) {
+        static const char *const words[] = {"memory", "bad_alloc", "ENOMEM", "stack overflow", NULL};
+        for (size_t i = 0; s && words[i]; i++)
+                if (strcasestr(s, words[i]))
+                        return true;
+        return false;
+}
+
 /* at_start: the kernel died before it answered, where a memory limit kept as RLIMIT_AS is a likely
- * cause worth naming. */
+ * cause worth naming when its end looks like one: killed by a signal, or its log saying memory ran
+ * out (not a kernel that exited naming another error: a missing file, its own exception). */
 char *kb_kernel_death_words(kb_kernel *k, size_t log_bytes, int64_t deadline_ms, bool at_start) {
         _cleanup_free_ char *tail = kb_kernel_log_tail(k, log_bytes);
         char how[96] = "the kernel process died";
         int status = 0;
+        bool signalled = true; /* unknown: as a death by a signal */
         if (reap_exited(k, deadline_ms, &status) == 1) {
+                signalled = WIFSIGNALED(status) || (k->sandbox && WIFEXITED(status) && WEXITSTATUS(status) > 128 &&
+                                                    WEXITSTATUS(status) < 128 + 65);
                 int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
                 const char *abbrev = NULL;
                 if (WIFSIGNALED(status)) {
@@ -142,7 +157,13 @@ char *kb_kernel_death_words(kb_kernel *k, size_t log_bytes, int64_t deadline_ms,
         /* A SIGKILL the kernel did not ask for: the memory cgroup's counter says whether it was
          * the limit (a process of the sandbox killed at --memory-max), which nothing else shows. */
         int64_t oom = k->sandbox ? kb_sandbox_oom_kills(k->sandbox) : -2;
-        uint64_t as = k->sandbox && at_start ? kb_sandbox_rlimit_as(k->sandbox) : 0;
+        /* The line that says why, which a stack trace's frames push out of the tail. */
+        _cleanup_free_ char *error = kb_kernel_log_error_line_of(k->log_path, 16384);
+        if (error && kb_kernel_redact_in_place(k, &error, NULL) < 0)
+                return NULL;
+        uint64_t as = k->sandbox && at_start && (signalled || says_memory(error) || says_memory(tail))
+                              ? kb_sandbox_rlimit_as(k->sandbox)
+                              : 0;
         char why[256] = "";
         if (oom > 0)
                 snprintf(why, sizeof why,
@@ -158,10 +179,6 @@ char *kb_kernel_death_words(kb_kernel *k, size_t log_bytes, int64_t deadline_ms,
                          "reserving more cannot start; raise --memory-max if so)",
                          limit);
         }
-        /* The line that says why, which a stack trace's frames push out of the tail. */
-        _cleanup_free_ char *error = kb_kernel_log_error_line_of(k->log_path, 16384);
-        if (error && kb_kernel_redact_in_place(k, &error, NULL) < 0)
-                return NULL;
         char *d = NULL;
         if (asprintf(&d, "%s%s%s%s%s%s%s", how, why, error ? "; its log's error line: " : "", error ? error : "",
                      at_start ? kb_kernel_tcp_hint(k) : "", tail && *tail ? "; its log ends: " : "",
