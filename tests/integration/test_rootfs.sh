@@ -3,7 +3,7 @@
 # Debian packages, cached): found inside the image, run from it, checked end to end; broken kernels
 # and things that are not images fail with clear messages.
 source "$(dirname "$0")/lib.sh"
-require bwrap /usr/bin/python3 ldd ldconfig flock
+require bwrap /usr/bin/python3 ldd flock # and ldconfig, which make-rootfs finds in /usr/sbin
 
 if [ "$(id -u)" -eq 0 ]; then
   export KBOUND_ROOTFS_CACHE=${KBOUND_ROOTFS_CACHE:-/var/cache/kbound-test-rootfs}
