@@ -186,8 +186,14 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                                 continue;
                         bool at_name =
                                 pid == 0 ? lstat(path, &st) == 0 : kb_inspect_stat_in_root(root_fd, path, &st) == 0;
-                        if ((!at_name || !S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino) &&
-                            !renamed_in_folder(root_fd, u, path, sizeof path, &st))
+                        bool found_file = (at_name && S_ISSOCK(st.st_mode) && (uint32_t) st.st_ino == u->file_ino) ||
+                                          renamed_in_folder(root_fd, u, path, sizeof path, &st);
+                        /* Another process's root is held only for the lookup: another kbound run
+                         * judges a process outside its sandbox that holds a file of it, and a
+                         * look of this one would be that for the moment it holds another
+                         * sandbox's root (inspect_shared.c confirms a kbound's hold later). */
+                        kb_closep(&root_fd);
+                        if (!found_file)
                                 continue;
                         if (pid == 0)
                                 table = json_object_get(kb_fact_arr_of(t->host, FACT_HOST_MOUNTS));
@@ -434,7 +440,6 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
          * where that is on the host. */
         char root[PATH_MAX];
         snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
-        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         _cleanup_json_ json_object *table = NULL;
         bool table_read = false;
         for (size_t k = 0; k < json_object_array_length(list); k++) {
@@ -446,8 +451,14 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
                         continue;
                 bool on_host = path[0] == '/' && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
-                bool inside = !on_host && path[0] == '/' && root_fd >= 0 &&
-                              kb_inspect_stat_in_root(root_fd, path, &st) == 0 && S_ISSOCK(st.st_mode);
+                bool inside = false;
+                if (!on_host && path[0] == '/') {
+                        /* The namespace's root held for this lookup alone (as above: another run
+                         * judges a hold of its sandbox's files). */
+                        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        inside = root_fd >= 0 && kb_inspect_stat_in_root(root_fd, path, &st) == 0 &&
+                                 S_ISSOCK(st.st_mode);
+                }
                 if (inside && !table_read) {
                         _cleanup_free_ char *mi = NULL;
                         table_read = true;
