@@ -94,8 +94,11 @@ echo "an interrupt_reply that comes only after SIGINT stopped the cell: recorded
 HOSTILE_INTERRUPT_MODE=signal check_mode late_sig interrupt-reply-after-sigint 120
 expect late_sig 0 45 - out
 ok "late_sig: interrupt.control unsupported" [ "$(status late_sig interrupt.control)" = "unsupported" ]
-ok "late_sig: the detail says the reply came after SIGINT (got: $(detail late_sig interrupt.control))" \
-  grep -qF "its interrupt_reply came later, after SIGINT had been sent" <<<"$(detail late_sig interrupt.control)"
+# The reply follows the SIGINT that stopped the cell; whether the host has it when it words the
+# check (then the detail says so) or a moment later (then the evidence alone holds it, as for
+# later_sig below) is the order of two sockets' messages, which the scheduler decides.
+ok "late_sig: the detail says no reply came in the window, and names the late one if it was there (got: $(detail late_sig interrupt.control))" \
+  grep -qE "^no interrupt_reply within .*(; its interrupt_reply came later, after SIGINT had been sent|interrupt_request on control is optional)" <<<"$(detail late_sig interrupt.control)"
 ok "late_sig: the evidence holds the late reply, after the watch" \
   [ "$(control_ev late_sig "(e['interrupt_reply'], e['interrupt_reply_late']['status'], e['interrupt_reply_late']['after_ms'] >= e['watched_ms'])")" = "(None, 'ok', True)" ]
 
