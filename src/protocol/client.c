@@ -970,12 +970,35 @@ int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status) {
         return r;
 }
 
+/* As kb_client_request on control, but a connection that drops on another channel does not end
+ * the wait: a kernel shutting down may close its other sockets before its reply on control reaches
+ * kbound (IJavascript closes them all and stays; through kbound's TCP relay the shell's close can
+ * come first). The reply, or control's own drop, or the deadline, ends it. */
 int kb_client_shutdown(kb_client *c, int64_t deadline_ms) {
         json_object *content = json_object_new_object();
         if (!content)
                 return -ENOMEM;
         json_object_object_add(content, "restart", json_object_new_boolean(0));
-        return kb_client_request(c, KB_CHANNEL_CONTROL, "shutdown_request", content, deadline_ms, NULL);
+        _cleanup_free_ char *id = NULL;
+        int r = send_request(c, KB_CHANNEL_CONTROL, "shutdown_request", content, &id);
+        if (r < 0)
+                return r;
+        for (;;) {
+                kb_msg *reply = pending_take(c, KB_CHANNEL_CONTROL, id);
+                if (reply) {
+                        kb_msg_destroy(&reply);
+                        return 0;
+                }
+                if (kb_ms_left(deadline_ms) == 0)
+                        return -ETIMEDOUT;
+                r = pump(c, deadline_ms);
+                if (r == -ECONNRESET && c->last_error_channel != KB_CHANNEL_CONTROL) {
+                        c->last_error = 0;
+                        continue;
+                }
+                if (r < 0)
+                        return r;
+        }
 }
 
 int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
