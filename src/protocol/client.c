@@ -2,6 +2,7 @@
 #include "kbound/client.h"
 #include "base/cleanup.h"
 #include "protocol/replay-internal.h"
+#include "protocol/execution-internal.h"
 #include "base/jsonget.h"
 #include <errno.h>
 #include <poll.h>
@@ -408,102 +409,6 @@ static kb_msg *pending_take(kb_client *c, kb_channel channel, const char *msg_id
         return NULL;
 }
 
-/* Appends add bytes of text (NUL bytes included: a kernel must not hide output behind one). */
-static int text_append(char **buf, size_t *len, bool *truncated, const char *text, size_t add) {
-        if (*len + add > KB_EXECUTION_TEXT_MAX) {
-                *truncated = true;
-                add = KB_EXECUTION_TEXT_MAX - *len;
-        }
-        if (add == 0)
-                return 0;
-        char *n = realloc(*buf, *len + add + 1);
-        if (!n)
-                return -ENOMEM;
-        memcpy(n + *len, text, add);
-        *len += add;
-        n[*len] = '\0';
-        *buf = n;
-        return 0;
-}
-
-/* Whether ex may keep one more rich output of msg's size; past the ceiling it is dropped and the
- * execution says so. */
-static bool outputs_room(kb_execution *ex, const kb_msg *msg) {
-        if (msg->wire_size > KB_EXECUTION_OUTPUTS_MAX - ex->outputs_bytes) {
-                ex->outputs_truncated = true;
-                return false;
-        }
-        ex->outputs_bytes += msg->wire_size;
-        return true;
-}
-
-static int execution_apply_iopub(kb_execution *ex, const kb_msg *msg) {
-        const char *type = msg->msg_type;
-        json_object *content = msg->content;
-        ex->n_iopub++;
-        ex->iopub_bytes += msg->wire_size;
-        if (strcmp(type, "status") == 0) {
-                const char *state = kb_json_str(content, "execution_state");
-                if (state && strcmp(state, "busy") == 0)
-                        ex->saw_busy = true;
-                else if (state && strcmp(state, "idle") == 0 && !ex->saw_idle) {
-                        ex->saw_idle = true;
-                        ex->idle_ms = kb_now_ms();
-                }
-        } else if (strcmp(type, "stream") == 0) {
-                const char *name = kb_json_str(content, "name");
-                const char *text = kb_json_str(content, "text");
-                json_object *text_obj = NULL;
-                if (!name || !text || !json_object_object_get_ex(content, "text", &text_obj))
-                        return 0;
-                size_t text_len = (size_t) json_object_get_string_len(text_obj);
-                if (strcmp(name, "stdout") == 0)
-                        return text_append(&ex->stdout_text, &ex->stdout_len, &ex->text_truncated, text, text_len);
-                if (strcmp(name, "stderr") == 0)
-                        return text_append(&ex->stderr_text, &ex->stderr_len, &ex->text_truncated, text, text_len);
-        } else if (strcmp(type, "display_data") == 0 || strcmp(type, "update_display_data") == 0 ||
-                   strcmp(type, "execute_result") == 0) {
-                json_object *data = NULL, *metadata = NULL;
-                json_object_object_get_ex(content, "data", &data);
-                json_object_object_get_ex(content, "metadata", &metadata);
-                if (!data || !json_object_is_type(data, json_type_object) || !outputs_room(ex, msg))
-                        return 0;
-                json_object *out = json_object_new_object();
-                if (!out)
-                        return -ENOMEM;
-                json_object_object_add(out, "msg_type", json_object_new_string(type));
-                json_object_object_add(out, "data", json_object_get(data));
-                json_object_object_add(out, "metadata",
-                                       metadata ? json_object_get(metadata) : json_object_new_object());
-                json_object_array_add(ex->outputs, out);
-        } else if (strcmp(type, "error") == 0) {
-                if (outputs_room(ex, msg))
-                        json_object_array_add(ex->errors, json_object_get(content));
-        }
-        return 0;
-}
-
-static int execution_apply_reply(kb_execution *ex, const kb_msg *msg) {
-        const char *status = kb_json_str(msg->content, "status");
-        ex->got_reply = true;
-        ex->reply_ms = kb_now_ms();
-        ex->status = strdup(status ? status : "");
-        json_object *count = NULL;
-        if (json_object_object_get_ex(msg->content, "execution_count", &count) &&
-            json_object_is_type(count, json_type_int))
-                ex->execution_count = json_object_get_int64(count);
-        const char *ename = kb_json_str(msg->content, "ename");
-        const char *evalue = kb_json_str(msg->content, "evalue");
-        if (ename)
-                ex->ename = strdup(ename);
-        if (evalue)
-                ex->evalue = strdup(evalue);
-        ex->reply = json_object_get(msg->content);
-        if (!ex->status || (ename && !ex->ename) || (evalue && !ex->evalue))
-                return -ENOMEM;
-        return 0;
-}
-
 static bool sent_by_us(const kb_client *c, const char *msg_id) {
         size_t n = c->n_sent < SENT_IDS_MAX ? c->n_sent : SENT_IDS_MAX;
         for (size_t i = 0; i < n; i++)
@@ -528,7 +433,7 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
                 if (!ex) {
                         c->n_dropped++;
                 } else {
-                        r = execution_apply_iopub(ex, msg);
+                        r = kb_execution_apply_iopub(ex, msg);
                         if (ex == c->wait_ex)
                                 c->wait_last_iopub_ms = kb_now_ms();
                         if (r >= 0 && ex == c->wait_ex && c->wait_fn && c->wait_fn(c->wait_userdata, ex, msg))
@@ -540,7 +445,7 @@ static int dispatch(kb_client *c, kb_channel channel, kb_msg *msg) {
         if (channel == KB_CHANNEL_SHELL && strcmp(msg->msg_type, "execute_reply") == 0) {
                 kb_execution *ex = tracked_find(c, msg->parent_msg_id);
                 if (ex && !ex->got_reply) {
-                        r = execution_apply_reply(ex, msg);
+                        r = kb_execution_apply_reply(ex, msg);
                         kb_msg_destroy(&msg);
                         return r;
                 }
@@ -917,12 +822,12 @@ int kb_client_execute(kb_client *c, const char *code, const kb_execute_options *
         return 0;
 }
 
-int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content, int64_t deadline_ms,
+/* The reply to id on channel, until deadline_ms. A connection that drops on another channel than
+ * the reply's ends the wait unless past_other_drops: a kernel shutting down may close its other
+ * sockets before its reply reaches kbound (IJavascript closes them all and stays; through kbound's
+ * TCP relay the shell's close can come first). */
+static int reply_wait(kb_client *c, kb_channel channel, const char *id, int64_t deadline_ms, bool past_other_drops,
                       kb_msg **ret_reply) {
-        _cleanup_free_ char *id = NULL;
-        int r = send_request(c, channel, msg_type, content, &id);
-        if (r < 0)
-                return r;
         for (;;) {
                 kb_msg *reply = pending_take(c, channel, id);
                 if (reply) {
@@ -934,10 +839,21 @@ int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, js
                 }
                 if (kb_ms_left(deadline_ms) == 0)
                         return -ETIMEDOUT;
-                r = pump(c, deadline_ms);
+                int r = pump(c, deadline_ms);
+                if (r == -ECONNRESET && past_other_drops && c->last_error_channel != channel) {
+                        c->last_error = 0;
+                        continue;
+                }
                 if (r < 0)
                         return r;
         }
+}
+
+int kb_client_request(kb_client *c, kb_channel channel, const char *msg_type, json_object *content, int64_t deadline_ms,
+                      kb_msg **ret_reply) {
+        _cleanup_free_ char *id = NULL;
+        int r = send_request(c, channel, msg_type, content, &id);
+        return r < 0 ? r : reply_wait(c, channel, id, deadline_ms, false, ret_reply);
 }
 
 int kb_client_request_send(kb_client *c, kb_channel channel, const char *msg_type, json_object *content,
@@ -970,10 +886,6 @@ int kb_client_interrupt(kb_client *c, int64_t deadline_ms, char **ret_status) {
         return r;
 }
 
-/* As kb_client_request on control, but a connection that drops on another channel does not end
- * the wait: a kernel shutting down may close its other sockets before its reply on control reaches
- * kbound (IJavascript closes them all and stays; through kbound's TCP relay the shell's close can
- * come first). The reply, or control's own drop, or the deadline, ends it. */
 int kb_client_shutdown(kb_client *c, int64_t deadline_ms) {
         json_object *content = json_object_new_object();
         if (!content)
@@ -981,24 +893,7 @@ int kb_client_shutdown(kb_client *c, int64_t deadline_ms) {
         json_object_object_add(content, "restart", json_object_new_boolean(0));
         _cleanup_free_ char *id = NULL;
         int r = send_request(c, KB_CHANNEL_CONTROL, "shutdown_request", content, &id);
-        if (r < 0)
-                return r;
-        for (;;) {
-                kb_msg *reply = pending_take(c, KB_CHANNEL_CONTROL, id);
-                if (reply) {
-                        kb_msg_destroy(&reply);
-                        return 0;
-                }
-                if (kb_ms_left(deadline_ms) == 0)
-                        return -ETIMEDOUT;
-                r = pump(c, deadline_ms);
-                if (r == -ECONNRESET && c->last_error_channel != KB_CHANNEL_CONTROL) {
-                        c->last_error = 0;
-                        continue;
-                }
-                if (r < 0)
-                        return r;
-        }
+        return r < 0 ? r : reply_wait(c, KB_CHANNEL_CONTROL, id, deadline_ms, true, NULL);
 }
 
 int kb_client_heartbeat(kb_client *c, int64_t deadline_ms) {
