@@ -190,11 +190,13 @@ int kb_inspect_snapshot_tables(const kb_inspect_target *t, json_object *processe
                                 r = table_facts(t, pid, fd, &m);
                                 /* Filed under the namespace it was read from: a pid that ended (and
                                  * was perhaps reused) or moved meanwhile lent another's table. */
-                                if (r == 0 && (kb_inspect_ns_inode(t->proc_root, pid, "mnt", &mnt_after) < 0 ||
-                                               mnt_after != (uint64_t) mnt)) {
+                                int nr = r == 0 ? kb_inspect_ns_inode(t->proc_root, pid, "mnt", &mnt_after) : 0;
+                                if (r == 0 && (nr < 0 || mnt_after != (uint64_t) mnt)) {
+                                        /* gone or moved: not this namespace's (another process of
+                                         * it may still give it); unreadable: noted, it fails */
                                         json_object_put(m);
                                         m = NULL;
-                                        r = -ESRCH;
+                                        r = nr < 0 ? nr : -ESRCH;
                                 }
                                 if (r < 0 && fd >= 0)
                                         close(fd);

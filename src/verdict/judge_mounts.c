@@ -405,6 +405,28 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
                                 if (table_problems(out, table, &f, true, table_owner(snap, key)) < 0)
                                         return -ENOMEM;
                         }
+                        /* Every mount namespace a process of the look is in has its table: one
+                         * missing is a table not judged, never the kernel's by default. */
+                        json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES), *kernel = NULL;
+                        int64_t kpid = kb_fact_int_or(in->expect, FACT_EXPECT_KERNEL_PID, -1);
+                        for (size_t i = 0; i < arr_len(procs); i++)
+                                if (judge_pid_of(at(procs, i)) == kpid)
+                                        kernel = at(procs, i);
+                        int64_t kmnt = judge_ns_inode(kb_fact_map_of(kernel, FACT_PROCESS_NS), "mnt");
+                        for (size_t i = 0; kmnt > 0 && i < arr_len(procs); i++) {
+                                json_object *p = at(procs, i);
+                                int64_t mnt = judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "mnt");
+                                char ns[32];
+                                snprintf(ns, sizeof ns, "%" PRId64, mnt);
+                                if (mnt <= 0 || mnt == kmnt || judge_map_at(others, ns))
+                                        continue;
+                                snprintf(buf, sizeof buf,
+                                         "the host did not read the mount table of pid %" PRId64
+                                         " (%s)'s mount namespace %s (%s): what it reaches there was not judged",
+                                         judge_pid_of(p), judge_name_of(p), ns,
+                                         kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"));
+                                judge_add_unique(out, buf);
+                        }
                 }
                 if (judge_look_error(snap, WHAT_MOUNT_TABLE, buf, sizeof buf)) {
                         char text[DETAIL_MAX + 64];
