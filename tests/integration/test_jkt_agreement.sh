@@ -18,7 +18,7 @@ set +e
 rc=$?
 set -e
 ok "kbound conformance exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
-[ "$rc" -eq 0 ] || tail -20 "$scratch/out" "$scratch/err"
+[ "$rc" -eq 0 ] || tail -n 20 "$scratch/out" "$scratch/err"
 
 # jkt's kernels are plain jupyter_client ones: their IPython history, runtime files and R's
 # session folders go to scratch, not to this machine's home.
