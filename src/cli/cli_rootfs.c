@@ -222,6 +222,11 @@ static void explain_problem(const kb_kernelspec *spec, const cli_root *root, con
                         : p->search_path ? p->search_path
                                          : "?",
                         spec->resource_dir);
+        } else if (p->error != -ENOENT && p->error != -ENOTDIR) {
+                /* Not an absence: the look itself failed (say openat2, which a kernel before 5.6
+                 * or a tool that intercepts system calls lacks), so nothing is known of the path. */
+                cli_error("%s: kbound could not look for %s inside the sandbox: %s%s", label, what, strerror(-p->error),
+                          p->error == -ENOSYS ? " (openat2 needs Linux 5.6+)" : "");
         } else if (p->search_path) {
                 cli_error("%s: %s is not on the kernel's PATH, inside the sandbox or on the host (PATH=%s): install "
                           "it, or correct the kernelspec %s/kernel.json",
