@@ -157,28 +157,51 @@ static bool needs_vm_flags(const char *text) {
         return false;
 }
 
-/* Each mapping of smaps' text (a maps line, then its fields, VmFlags last), with its "mw" flag,
- * into maps (map_line). Returns 0, -E2BIG (too many), -ENOMEM. */
-static int smaps_lines(char *text, int root_fd, json_object *seen, json_object *maps, size_t *n) {
-        char *pending = NULL;
-        for (char *line = text, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
+/* Each mapping of the process's smaps (a maps line, then its fields, VmFlags last), with its "mw"
+ * flag, into maps (map_line). Read a line at a time: a process with many mappings has most of a
+ * megabyte of it, of which a look keeps only each mapping's first line and that flag (read whole,
+ * it was kbound's largest allocation). Returns 0, -E2BIG (too many mappings), -EMSGSIZE (over
+ * SMAPS_MAX), -ENOMEM, or -errno of the read (-ESRCH: the process is gone). */
+static int smaps_lines(const char *proc_root, pid_t pid, int root_fd, json_object *seen, json_object *maps, size_t *n) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%d/smaps", proc_root, (int) pid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? -ESRCH : -errno;
+        _cleanup_free_ char *line = NULL, *pending = NULL;
+        size_t cap = 0, total = 0;
+        ssize_t len;
+        int r = 0;
+        errno = 0;
+        while (r >= 0 && (len = getline(&line, &cap, f)) >= 0) {
+                total += (size_t) len;
+                if (total > SMAPS_MAX) {
+                        r = -EMSGSIZE;
+                        break;
+                }
+                if (len > 0 && line[len - 1] == '\n')
+                        line[len - 1] = '\0';
                 bool header = (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f');
-                int r = 0;
                 if (header) {
                         if (pending) /* a mapping whose flags were not listed */
                                 r = map_line(pending, root_fd, seen, maps, n, -1);
-                        pending = line;
+                        free(pending);
+                        pending = strdup(line);
+                        if (!pending && r >= 0)
+                                r = -ENOMEM;
                 } else if (pending && strncmp(line, "VmFlags:", 8) == 0) {
                         bool mw = strstr(line, " mw") != NULL;
                         r = map_line(pending, root_fd, seen, maps, n, mw ? 1 : 0);
+                        free(pending);
                         pending = NULL;
                 }
-                if (r < 0)
-                        return r;
         }
+        if (r >= 0 && ferror(f))
+                r = errno == ESRCH || errno == ENOENT ? -ESRCH : -(errno ? errno : EIO);
+        fclose(f);
+        if (r < 0)
+                return r;
         return pending ? map_line(pending, root_fd, seen, maps, n, -1) : 0;
 }
 
@@ -187,20 +210,12 @@ static int smaps_lines(char *text, int root_fd, json_object *seen, json_object *
  * its permissions do not say. */
 static int map_refs(const kb_inspect_target *t, const char *proc_root, pid_t pid, json_object *refs,
                     json_object *errors) {
-        _cleanup_free_ char *text = NULL, *smaps = NULL;
+        _cleanup_free_ char *text = NULL;
         int r = kb_inspect_read_proc(proc_root, pid, "maps", MAPS_MAX, &text, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 return kb_inspect_note(errors, WHAT_MAPS, NULL, r == -ESRCH ? -ENOENT : r);
-        if (needs_vm_flags(text)) {
-                /* smaps costs a walk of every mapping's pages: read only where it says more */
-                r = kb_inspect_read_proc(proc_root, pid, "smaps", SMAPS_MAX, &smaps, NULL);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0 && kb_inspect_note(errors, WHAT_SMAPS, NULL, r == -ESRCH ? -ENOENT : r) < 0)
-                        return -ENOMEM;
-        }
         /* The sandbox's view: the kernel's root, or init's before the kernel exists. */
         char root[PATH_MAX];
         snprintf(root, sizeof root, "%s/%d/root", t->proc_root,
@@ -210,9 +225,28 @@ static int map_refs(const kb_inspect_target *t, const char *proc_root, pid_t pid
         if (!seen || !maps)
                 return -ENOMEM;
         size_t n = 0;
-        if (smaps)
-                r = smaps_lines(smaps, root_fd, seen, maps, &n);
-        else {
+        r = -ENODATA;
+        if (needs_vm_flags(text)) {
+                /* smaps costs a walk of every mapping's pages: read only where it says more */
+                r = smaps_lines(proc_root, pid, root_fd, seen, maps, &n);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && r != -E2BIG) {
+                        if (kb_inspect_note(errors, WHAT_SMAPS, NULL, r == -ESRCH ? -ENOENT : r) < 0)
+                                return -ENOMEM;
+                        /* what smaps gave before it failed goes: maps alone says it again, each
+                         * shared mapping's flag unknown */
+                        json_object_put(seen);
+                        json_object_put(maps);
+                        seen = json_object_new_object();
+                        maps = json_object_new_array();
+                        if (!seen || !maps)
+                                return -ENOMEM;
+                        n = 0;
+                        r = -ENODATA;
+                }
+        }
+        if (r == -ENODATA) {
                 r = 0;
                 for (char *line = text, *next; r >= 0 && line && *line; line = next) {
                         next = strchr(line, '\n');

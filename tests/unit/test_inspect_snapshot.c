@@ -832,6 +832,65 @@ static void test_maps(void **state) {
         assert_false(kb_fact_has(gone, FACT_MAPPING_REACH));
 }
 
+/* A shared mapping that is read-only now: smaps, read a line at a time, says whether the process
+ * may make it writable ("mw" among its VmFlags), for each such mapping by its own flags; without
+ * smaps, the look says it could not read it and claims nothing either way. */
+static void test_maps_vm_flags(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_maps_vm_flags");
+        fake *f = *state;
+        char lib[PATH_MAX], maps[4 * PATH_MAX], smaps[16 * PATH_MAX], fields[1024] = "";
+        struct stat st;
+        snprintf(lib, sizeof lib, "%s/work/lib.so", f->dir->root);
+        assert_int_equal(stat(lib, &st), 0);
+        unsigned maj = major(st.st_dev), min = minor(st.st_dev);
+        unsigned long long ino = (unsigned long long) st.st_ino;
+        /* two shared read-only mappings of two files, and a private one between them */
+        snprintf(maps, sizeof maps,
+                 "7f0000000000-7f0000001000 r--s 00000000 %02x:%02x %llu %s\n"
+                 "7f0000001000-7f0000002000 r-xp 00000000 %02x:%02x %llu %s\n"
+                 "7f0000002000-7f0000003000 r--s 00000000 %02x:%02x %llu %s\n",
+                 maj, min, ino, lib, maj, min, ino, lib, maj, min, ino + 1, lib);
+        proc_file(f, KERNEL, "maps", maps, 0);
+        /* smaps: each line of maps, some twenty fields, VmFlags last */
+        for (int i = 0; i < 20; i++)
+                snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "Field%02d:            4 kB\n", i);
+        char *line[3];
+        char *copy = strdup(maps);
+        assert_non_null(copy);
+        line[0] = strtok(copy, "\n");
+        line[1] = strtok(NULL, "\n");
+        line[2] = strtok(NULL, "\n");
+        snprintf(smaps, sizeof smaps,
+                 "%s\n%sVmFlags: rd sh mr mw me ms sd\n%s\n%sVmFlags: rd ex mr mw me sd\n%s\n%sVmFlags: rd sh mr me ms "
+                 "sd\n",
+                 line[0], fields, line[1], fields, line[2], fields);
+        free(copy);
+        proc_file(f, KERNEL, "smaps", smaps, 0);
+        json_object *snap = snapshot(f, 0);
+        json_object *got = member(member(process(snap, KERNEL), FACT_PROCESS_REFS), FACT_REFS_MAPS);
+        assert_int_equal(json_object_array_length(got), 3);
+        json_object *may = json_object_array_get_idx(got, 0), *priv = json_object_array_get_idx(got, 1),
+                    *may_not = json_object_array_get_idx(got, 2);
+        assert_true(bool_at(may, FACT_MAPPING_SHARED));
+        assert_false(bool_at(may, FACT_MAPPING_WRITABLE));
+        assert_true(bool_at(may, FACT_MAPPING_MAY_WRITE));
+        assert_false(kb_fact_has(priv, FACT_MAPPING_MAY_WRITE)); /* private: its own copy */
+        assert_int_equal(int_at(may_not, FACT_MAPPING_INO), (int64_t) ino + 1);
+        assert_false(bool_at(may_not, FACT_MAPPING_MAY_WRITE));
+
+        /* smaps gone (the process ended between the two reads, say): the maps alone, flag unknown */
+        char gone[PATH_MAX];
+        snprintf(gone, sizeof gone, "%s/proc/%d/smaps", f->dir->root, (int) KERNEL);
+        assert_int_equal(unlink(gone), 0);
+        snap = snapshot(f, 0);
+        json_object *kernel = process(snap, KERNEL);
+        got = member(member(kernel, FACT_PROCESS_REFS), FACT_REFS_MAPS);
+        assert_int_equal(json_object_array_length(got), 3);
+        for (size_t i = 0; i < 3; i++)
+                assert_false(kb_fact_has(json_object_array_get_idx(got, i), FACT_MAPPING_MAY_WRITE));
+        assert_error(member(kernel, FACT_PROCESS_ERRORS), WHAT_SMAPS, NULL, "No such file or directory");
+}
+
 /* Canaries: one missing on the host is an error of its entry; one there with no host mount table
  * to place it in is said so, never taken as unexposed. */
 static void test_reach(void **state) {
@@ -1546,6 +1605,7 @@ int main(void) {
                 /* looked up through "/" with openat2 */
                 ON_FAKE(test_mounts),
                 ON_FAKE(test_maps),
+                ON_FAKE(test_maps_vm_flags),
                 /* the canaries, and a kernel that is not there */
                 ON_FAKE(test_reach),
                 ON_FAKE(test_kernel_missing),
