@@ -166,9 +166,20 @@ static int smaps_lines(const char *proc_root, pid_t pid, int root_fd, json_objec
         char path[PATH_MAX];
         if (snprintf(path, sizeof path, "%s/%d/smaps", proc_root, (int) pid) >= (int) sizeof path)
                 return -ENAMETOOLONG;
-        FILE *f = fopen(path, "re");
-        if (!f)
+        /* as kb_read_file: a regular file only, never a FIFO or device waited on */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
                 return errno == ENOENT ? -ESRCH : -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;
+        }
+        FILE *f = fdopen(fd, "r");
+        if (!f) {
+                close(fd);
+                return -ENOMEM;
+        }
         _cleanup_free_ char *line = NULL, *pending = NULL;
         size_t cap = 0, total = 0;
         ssize_t len;
