@@ -94,7 +94,9 @@ w=$(widest "$scratch/tty.out")
 ok "no line is wider than 80 columns (widest $w)" [ "$w" -le 80 ]
 ok "each result appears once, in the table" each_once "$scratch/tty.out" python3 ir
 ok "the statuses are coloured" grep -qF $'\x1b[32mPASS\x1b[0m' "$scratch/tty.out"
-ok "  and so is the verdict's head" grep -qF $'\x1b[1;32mPASS:\x1b[0m' "$scratch/tty.out"
+# (a pass with a partial boundary where other users' sandboxes run beside an unprivileged check:
+# its network namespaces cannot be entered, so that claim is left out; the head is a pass's still)
+ok "  and so is the verdict's head" grep -qE $'\x1b\\[1;32mPASS( WITH PARTIAL BOUNDARY)?:\x1b\\[0m' "$scratch/tty.out"
 ok "no escape but kbound's colours" only_sgr "$scratch/tty.out"
 ok "progress says the phases, with the time so far" \
   grep -qE "^kbound: kernel 'ir': \[[0-9]+\.[0-9] s\] interrupting a running cell" "$scratch/tty.out"
