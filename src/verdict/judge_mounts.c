@@ -413,12 +413,22 @@ static int every_table_problems(const kb_judge_input *in, json_object *out) {
                                 if (judge_pid_of(at(procs, i)) == kpid)
                                         kernel = at(procs, i);
                         int64_t kmnt = judge_ns_inode(kb_fact_map_of(kernel, FACT_PROCESS_NS), "mnt");
-                        for (size_t i = 0; kmnt > 0 && i < arr_len(procs); i++) {
+                        for (size_t i = 0; kernel && i < arr_len(procs); i++) {
                                 json_object *p = at(procs, i);
                                 int64_t mnt = judge_ns_inode(kb_fact_map_of(p, FACT_PROCESS_NS), "mnt");
+                                /* A namespace not read: which table the process sees is unknown (a
+                                 * zombie sees none). The kernel's missing, the look already fails. */
+                                if (mnt <= 0 && !judge_zombie(p)) {
+                                        snprintf(buf, sizeof buf,
+                                                 "the host could not read the mount namespace of pid %" PRId64
+                                                 " (%s) (%s): what it reaches there was not judged",
+                                                 judge_pid_of(p), judge_name_of(p),
+                                                 kb_fact_str_or(snap, FACT_LOOK_LABEL, "?"));
+                                        judge_add_unique(out, buf);
+                                }
                                 char ns[32];
                                 snprintf(ns, sizeof ns, "%" PRId64, mnt);
-                                if (mnt <= 0 || mnt == kmnt || judge_map_at(others, ns))
+                                if (mnt <= 0 || kmnt <= 0 || mnt == kmnt || judge_map_at(others, ns))
                                         continue;
                                 snprintf(buf, sizeof buf,
                                          "the host did not read the mount table of pid %" PRId64

@@ -251,6 +251,14 @@ static void test_write_outside_every_table(void **state) {
                 B1("/snapshots/1/processes/2/ns/mnt", "4026532299",
                    "the host did not read the mount table of pid 1003 (python3)'s mount namespace 4026532299 (child "
                    "alive)"),
+                /* a process whose mount namespace the host could not read: the kernel's table is
+                 * not taken for it */
+                B1("/snapshots/1/processes/2/ns/mnt", NULL,
+                   "the host could not read the mount namespace of pid 1003 (python3) (child alive): what it "
+                   "reaches there was not judged"),
+                B1("/snapshots/1/processes/1/ns/mnt", NULL,
+                   "the host could not read the mount namespace of pid 1002 (python3) (child alive): what it "
+                   "reaches there was not judged"),
         };
         EXPECT_FAILS(kb_judge_write_outside, fails);
         /* too many namespaces to inspect: every host-judged check fails */
