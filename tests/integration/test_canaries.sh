@@ -45,7 +45,7 @@ ok "control: exit 0 (rc=$rc)" [ "$rc" -eq 0 ]
 ok "control: full boundary held" [ "$(json_get "$scratch/control.json" "d['claims']['full_boundary']")" = True ]
 # when it does not, the summary says which claim was not made and why (the report goes with the scratch)
 [ "$(json_get "$scratch/control.json" "d['claims']['full_boundary']")" = True ] ||
-  json_get "$scratch/control.json" "d['claims']['summary']" >&2
+  json_get "$scratch/control.json" "d['claims']['summary']" >&2  || true
 ok "control: nothing said not tested" \
   [ "$(json_get "$scratch/control.json" "next(c['evidence']['not_tested'] for c in d['kernels'][0]['checks'] if c['id']=='boundary.credentials')")" = "[]" ]
 ok "control: no canary left in the home" [ -z "$(ls -A "$home")" ]
