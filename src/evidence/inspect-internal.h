@@ -97,6 +97,10 @@ int kb_inspect_read_proc(const char *proc_root, pid_t pid, const char *name, siz
 /* Whether <proc_root>/<pid> is there. */
 bool kb_inspect_process_exists(const char *proc_root, pid_t pid);
 
+/* Whether <proc_root>/<pid>/root can still be opened, or fails for another cause than its being
+ * gone (EACCES: another user's): a process that has ended, or is ending, has given up its root. */
+bool kb_inspect_process_has_root(const char *proc_root, pid_t pid);
+
 /* ---- namespaces (inspect_namespace.c) ---- */
 
 /* Inode of <proc_root>/<pid>/ns/<name>; -ESRCH when the process is gone, -ENOENT when this kernel

@@ -1,10 +1,12 @@
 /* inspect_common.c: what every inspect file builds facts with: JSON members, errors, /proc reads. */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "base/cleanup.h"
 #include "evidence/inspect-internal.h"
 #include "base/procfs.h"
 
@@ -72,4 +74,11 @@ bool kb_inspect_process_exists(const char *proc_root, pid_t pid) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%d", proc_root, (int) pid);
         return access(path, F_OK) == 0;
+}
+
+bool kb_inspect_process_has_root(const char *proc_root, pid_t pid) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d/root", proc_root, (int) pid);
+        _cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd >= 0 || errno != ENOENT;
 }

@@ -409,16 +409,23 @@ static int unplaced_sockets(host_sockets_ctx *x) {
  * names their owners choose, so only a path found on the host as a socket is placed
  * (kb_inspect_reach_one); the rest is reported as not placed, and a table that cannot be read or
  * parsed as such, never skipped (the lines of it that have the table's shape are still looked
- * for). */
+ * for). Where its paths are looked for is pid's view, so pid must last the reading: if it ends
+ * meanwhile (its table, its root or its mount table gone: a process that exits gives up its
+ * root before it leaves its namespaces), nothing is recorded of the namespace but what was placed,
+ * and -ESRCH lets another of its processes stand for it, as for a namespace entered. A process
+ * still there whose root cannot be opened (another user's, unprivileged) leaves its sockets not
+ * placed. Returns 0, -ESRCH or -ENOMEM. */
 static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
         const kb_inspect_target *t = x->s->t;
-        json_object *o = json_object_new_object();
-        if (!o || kb_inspect_push(not_entered, o) < 0 || kb_fact_set_int(o, FACT_NOT_ENTERED_PID, pid) < 0 ||
+        _cleanup_json_ json_object *o = json_object_new_object();
+        if (!o || kb_fact_set_int(o, FACT_NOT_ENTERED_PID, pid) < 0 ||
             kb_fact_set_str(o, FACT_NOT_ENTERED_ERROR, strerror(-enter_error)) < 0)
                 return -ENOMEM;
         _cleanup_free_ char *text = NULL;
         _cleanup_json_ json_object *list = NULL;
         int r = kb_inspect_read_proc(t->proc_root, pid, "net/unix", KB_PROCFS_NET_MAX, &text, NULL);
+        if (r == -ESRCH)
+                return r;
         if (r >= 0)
                 r = kb_procfs_unix_parse(text, &list);
         if (r == -ENOMEM)
@@ -432,7 +439,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return 0;
+                        return kb_inspect_push(not_entered, TAKE_PTR(o));
         }
         size_t by_path = 0, unplaced = 0;
         /* A path not on the host is looked for where the namespace's process sees it (another
@@ -456,6 +463,8 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         /* The namespace's root held for this lookup alone (as above: another run
                          * judges a hold of its sandbox's files). */
                         _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (root_fd < 0 && errno == ENOENT)
+                                return -ESRCH; /* ended, or ending */
                         inside = root_fd >= 0 && kb_inspect_stat_in_root(root_fd, path, &st) == 0 &&
                                  S_ISSOCK(st.st_mode);
                 }
@@ -465,8 +474,10 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
                         if (r >= 0)
                                 r = kb_procfs_mountinfo_parse(mi, &table);
-                        if (r == -ENOMEM)
+                        if (r == -ENOMEM || r == -ESRCH)
                                 return r;
+                        if (r < 0 && !kb_inspect_process_has_root(t->proc_root, pid))
+                                return -ESRCH; /* a process that has ended says EINVAL for its mounts */
                 }
                 if (!on_host && (!inside || !table)) {
                         unplaced++;
@@ -495,7 +506,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
         if (kb_fact_set_int(o, FACT_NOT_ENTERED_PLACED_BY_PATH, (int64_t) by_path) < 0 ||
             kb_fact_set_int(o, FACT_NOT_ENTERED_UNPLACED, (int64_t) unplaced) < 0)
                 return -ENOMEM;
-        return 0;
+        return kb_inspect_push(not_entered, TAKE_PTR(o));
 }
 
 int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *tables, size_t n_tables,
@@ -582,8 +593,11 @@ int kb_inspect_host_sockets(sockets *s, json_object *snap, const sandbox_table *
                 }
                 if (fd >= 0)
                         close(fd);
-                if (namespace_by_text(&x, pid, r, not_entered) < 0)
-                        return -ENOMEM;
+                r = namespace_by_text(&x, pid, r, not_entered);
+                if (r == -ESRCH)
+                        n_seen--; /* ended while read: another of its processes may stand for it */
+                else if (r < 0)
+                        return r;
         }
         if (unplaced_sockets(&x) < 0)
                 return -ENOMEM;

@@ -1133,6 +1133,8 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 #define MOVER 90000012           /* outside, holds the sandbox's net namespace at a new number when read again */
 #define LETGO 90000013           /* outside, held it when first read, not when read again */
 #define FORKER 90000014          /* outside, its children are born in the sandbox's pid namespace */
+#define ENDING 90000015          /* outside, in a third network namespace, ending: its root is gone */
+#define STAND_IN 90000016        /* another process of that namespace */
 
 #define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
 
@@ -1344,6 +1346,7 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
                  "0000000000000000: 00000002 00000000 00010000 0001 01 666003 @forged\nname\n",
                  sa.sun_path);
         proc_file(f, OTHER_NET, "net/unix", text, 0);
+        proc_link(f, OTHER_NET, "root", "/");
 }
 
 /* A holder outside is confirmed by the object it holds, not by its descriptor's number: MOVER,
@@ -1588,6 +1591,50 @@ static void test_socket_ends(void **state) {
         json_object_put(host);
 }
 
+/* A network namespace kbound does not enter is read through one of its processes, where that
+ * process sees its sockets' paths: one that ends meanwhile (ENDING: its table still read, its root
+ * gone, as an exiting process gives up its root before its namespaces) stands for nothing, and the
+ * next process of the namespace (STAND_IN, the same table) is read instead: one entry, its pid, a
+ * socket not found by its path there. */
+static void test_text_namespace_stand_in(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_text_namespace_stand_in");
+        fake *f = *state;
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        const fake_proc ending = {ENDING, 1, ENDING, "ending", 0, "0", 0, 0, 0, 1, 1},
+                        stand_in = {STAND_IN, 1, ENDING, "stand-in", 0, "0", 0, 0, 0, 1, 1};
+        const char *const third[NS_TYPES] = {NULL, NULL, NULL, "third-net", NULL, NULL, NULL};
+        fake_process(f, &ending);
+        fake_namespaces(f, ENDING, third);
+        fake_process(f, &stand_in);
+        fake_namespaces(f, STAND_IN, third);
+        proc_file(f, ENDING, "net/unix",
+                  "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                  "0000000000000000: 00000002 00000000 00010000 0001 01 777001 /kb-no-such-folder/third\n",
+                  0);
+        char table[PATH_MAX], again[PATH_MAX], rel[64];
+        snprintf(rel, sizeof rel, "proc/%d/net/unix", ENDING);
+        tmp_tree_path(f->dir->root, rel, table);
+        snprintf(rel, sizeof rel, "proc/%d/net/unix", STAND_IN);
+        tmp_tree_path(f->dir->root, rel, again);
+        if (link(table, again) < 0) /* one namespace: one table */
+                fail_msg("link %s: %s", again, strerror(errno));
+        proc_link(f, STAND_IN, "root", "/");
+        json_object *snap = snapshot(f, 0), *ne = member(snap, FACT_LOOK_SOCKET_NAMESPACES_NOT_ENTERED);
+        assert_null(find_by(ne, FACT_NOT_ENTERED_PID, ENDING));
+        json_object *read = find_by(ne, FACT_NOT_ENTERED_PID, STAND_IN);
+        assert_non_null(read);
+        assert_int_equal(int_at(read, FACT_NOT_ENTERED_UNPLACED), 1);
+        assert_int_equal(int_at(read, FACT_NOT_ENTERED_PLACED_BY_PATH), 0);
+        /* OTHER_NET's, read through its live process, as before */
+        assert_non_null(find_by(ne, FACT_NOT_ENTERED_PID, OTHER_NET));
+        for (int i = 0; i < FAKE_SOCKS; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+}
+
 /* Each test on a fake tree of its own (two of them change it). */
 #define ON_FAKE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 
@@ -1616,6 +1663,7 @@ int main(void) {
                 ON_FAKE(test_object_reach),
                 ON_FAKE(test_threads),
                 ON_FAKE(test_socket_ends),
+                ON_FAKE(test_text_namespace_stand_in),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
