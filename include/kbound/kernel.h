@@ -54,11 +54,13 @@ typedef struct kb_kernel_options {
 typedef struct kb_kernel kb_kernel;
 
 /* File descriptors kbound holds for one running kernel, for callers that check the limit before
- * they start any: 23 measured with `kbound check` (the five channels' libzmq sockets and four
- * disconnect monitors with their four internal peers, one descriptor each; the five ipc
- * connections; the pidfd; the log, the info pipe and bwrap's own pipes; check's canary listeners),
- * rounded up. */
-#define KB_KERNEL_FDS 26
+ * they start any: the five channels' libzmq sockets and four disconnect monitors with their four
+ * internal peers, one descriptor each; the five ipc connections; the pidfd; the log, the info
+ * pipe and bwrap's own pipes; check's canary listeners; and, at their peaks, the host's looks
+ * (each process's folder, root and tables, a namespace's sock_diag socket) and sandbox.session's
+ * trial sandbox with its own pipes and log keeper. Measured (docs/faults.md): `kbound check` of
+ * one python3 kernel needs a limit of 64-70, of two 106-112, so about 42 each; rounded up. */
+#define KB_KERNEL_FDS 48
 
 /* Creates teams/<team>/{workspace,run,host} under base_dir (0700 each; -EEXIST if the team's
  * folder exists), writes the connection file (ipc transport in run/, 0600), launches the kernel

@@ -58,7 +58,12 @@ for limit in 48 56 64 72 80 96 128; do
 done
 for limit in 81 96 112 128; do
   limited "sweepc$limit" "$limit" check --quiet --kernel python3 --kernel python3
-  ok "check of two kernels under ulimit -n $limit: exit 0, 1 or 3, no crash (got $rc)" [ "$rc" -le 3 ]
+  # Refused up front, or enough: a limit kbound accepts never leaves a check short of descriptors
+  # (sandbox.session's trial sandbox failed to start for want of them under 96 and 100 while the
+  # estimate was 26 per kernel: a FAIL one run, a PASS the next).
+  ok "check of two kernels under ulimit -n $limit: exit 0, or 3 up front (got $rc)" \
+    [ "$rc" -eq 0 -o \( "$rc" -eq 3 -a -n "$(grep -F 'check: cannot enforce: 2 kernel(s) need about' "$scratch/sweepc$limit.err")" \) ]
+  [ "$rc" -eq 0 -o "$rc" -eq 3 ] || grep -h "^FAIL" "$scratch/sweepc$limit.out" | cut -c1-300 >&2
   ok "check under ulimit -n $limit: no assertion" bash -c "! grep -q 'Assertion' '$scratch/sweepc$limit.err'"
   ok "check under ulimit -n $limit: nothing left behind" empty_runtime
 done
