@@ -105,17 +105,121 @@ static int renamed_in_folder(int root_fd, const kb_sockdiag_unix *u, char *path,
         return found;
 }
 
+/* Whether pid (0: kbound) shows u's file at path (or, renamed, in path's folder: path then names
+ * it), confirmed by the file's device and inode. When it does, appends u's reach entry
+ * (kb_inspect_reach_entry, kb_inspect_expose) and returns 1; returns 0 when it does not, -ENOMEM. */
+static int try_place(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t pid, char *path, size_t size) {
+        const kb_inspect_target *t = x->s->t;
+        char root[PATH_MAX], file_dev[KB_PROCFS_DEV_MAX];
+        struct stat st;
+        _cleanup_json_ json_object *table = NULL;
+        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), file_dev);
+        if (pid == 0)
+                snprintf(root, sizeof root, "/");
+        else
+                snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
+        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return 0;
+        bool at_name = pid == 0 ? lstat(path, &st) == 0 : kb_inspect_stat_in_root(root_fd, path, &st) == 0;
+        bool found_file = (at_name && S_ISSOCK(st.st_mode) && (uint32_t) st.st_ino == u->file_ino) ||
+                          renamed_in_folder(root_fd, u, path, size, &st);
+        /* Another process's root is held only for the lookup: another kbound run judges a process
+         * outside its sandbox that holds a file of it, and a look of this one would be that for the
+         * moment it holds another sandbox's root (inspect_shared.c confirms a kbound's hold later). */
+        kb_closep(&root_fd);
+        if (!found_file)
+                return 0;
+        if (pid == 0)
+                table = json_object_get(kb_fact_arr_of(t->host, FACT_HOST_MOUNTS));
+        else {
+                _cleanup_free_ char *mi = NULL;
+                int r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX, &mi, NULL);
+                if (r >= 0)
+                        r = kb_procfs_mountinfo_parse(mi, &table);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return 0;
+        }
+        /* sock_diag names the superblock's device, stat the file's (which differ on btrfs): either
+         * identifies it, with the inode. */
+        json_object *hm = kb_procfs_mount_of(table, path);
+        const char *hdev = kb_fact_str_of(hm, FACT_MOUNT_DEV);
+        if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
+            (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
+                return 0;
+        char kind[64], shown[PATH_MAX + 64];
+        if (pid == 0)
+                snprintf(shown, sizeof shown, "%s", path);
+        else
+                snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
+        json_object *exposed = NULL, *e = kb_inspect_reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
+                                                                 t->socket_claim, x->reach, &exposed);
+        json_object *facts = kb_inspect_socket_facts(u);
+        if (!e) {
+                json_object_put(facts);
+                return -ENOMEM;
+        }
+        if (kb_fact_set_obj(e, FACT_REACH_SOCKET, facts) < 0)
+                return -ENOMEM;
+        return kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM : 1;
+}
+
+/* Folders a holder still references, where a socket it bound through a folder's descriptor it has
+ * since closed (conmon binds /proc/self/fd/N/attach, then closes N) may be: its working folder and
+ * the folder of each file its descriptors name (a folder itself, or a file's parent), at most
+ * HOLDER_FOLDERS_MAX, each once, as paths of the holder's view. */
+#define HOLDER_FOLDERS_MAX 16
+#define HOLDER_FDS_MAX 1024
+
+static size_t holder_folders(const char *proc_root, pid_t pid, char (*folders)[PATH_MAX]) {
+        size_t n = 0;
+        char link[PATH_MAX + 64], target[PATH_MAX];
+        snprintf(link, sizeof link, "%s/%d/cwd", proc_root, (int) pid);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len > 0 && target[0] == '/') {
+                target[len] = '\0';
+                snprintf(folders[n++], PATH_MAX, "%s", target);
+        }
+        snprintf(link, sizeof link, "%s/%d/fd", proc_root, (int) pid);
+        DIR *d = opendir(link);
+        if (!d)
+                return n;
+        struct dirent *de;
+        for (size_t seen = 0; n < HOLDER_FOLDERS_MAX && seen < HOLDER_FDS_MAX && (de = readdir(d)); seen++) {
+                struct stat st;
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(link, sizeof link, "%s/%d/fd/%s", proc_root, (int) pid, de->d_name);
+                len = readlink(link, target, sizeof target - 1);
+                if (len <= 0 || target[0] != '/' || stat(link, &st) < 0)
+                        continue;
+                target[len] = '\0';
+                char *slash = strrchr(target, '/');
+                if (!S_ISDIR(st.st_mode))
+                        *(slash == target ? slash + 1 : slash) = '\0';
+                bool known = false;
+                for (size_t i = 0; i < n && !known; i++)
+                        known = strcmp(folders[i], target) == 0;
+                if (!known)
+                        snprintf(folders[n++], PATH_MAX, "%s", target);
+        }
+        closedir(d);
+        return n;
+}
+
 /* Finds the file of u, a pathname socket of a host network namespace (rep: one of that namespace's
  * processes, 0 for kbound's own), by its name: in kbound's mount namespace, in rep's, in each
- * holder's (a relative name from the holder's working folder), each try confirmed by the file's
- * device and inode. When found, appends u's reach entry (kb_inspect_reach_entry, kb_inspect_expose)
- * and returns 1; returns 0 when it is not found, -ENOMEM. */
+ * holder's (a relative name from the holder's working folder; a name through a folder's descriptor
+ * under that folder while the holder has it open, else under the folders it still references),
+ * each try confirmed by the file's device and inode (try_place). Returns 1 when found, 0 when not,
+ * -ENOMEM. */
 static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t rep) {
         const kb_inspect_target *t = x->s->t;
-        char name[KB_SOCKDIAG_NAME_MAX + 1], file_dev[KB_PROCFS_DEV_MAX];
+        char name[KB_SOCKDIAG_NAME_MAX + 1];
         memcpy(name, u->name, u->name_len);
         name[u->name_len] = '\0';
-        kb_procfs_dev(major(u->file_dev), minor(u->file_dev), file_dev);
         pid_t tries[8];
         size_t n_tries = 0;
         if (name[0] == '/') {
@@ -142,96 +246,59 @@ static int place_socket(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t re
                 for (size_t i = 0; i < n_tries; i++) {
                         pid_t pid = tries[i];
                         char path[PATH_MAX];
-                        struct stat st;
-                        _cleanup_json_ json_object *table = NULL;
                         long dir_fd = -1;
-                        int rest = 0;
-                        if (pass == 1 && sscanf(name, "/proc/self/fd/%ld/%n", &dir_fd, &rest) == 1 && rest > 0) {
+                        int rest = 0, r = 0;
+                        bool through_fd =
+                                pass == 1 && sscanf(name, "/proc/self/fd/%ld/%n", &dir_fd, &rest) == 1 && rest > 0;
+                        if (through_fd) {
                                 /* Bound through a folder's descriptor (a path too long for a socket's
                                  * name, as conmon binds /proc/self/fd/N/attach): under the folder the
                                  * holder still has open there, if it does; the inode says. */
                                 char fd_link[PATH_MAX];
                                 snprintf(fd_link, sizeof fd_link, "%s/%d/fd/%ld", t->proc_root, (int) pid, dir_fd);
                                 ssize_t len = readlink(fd_link, path, sizeof path - 1);
-                                if (len <= 0 || path[0] != '/')
-                                        continue;
-                                path[len] = '\0';
-                                size_t used = (size_t) len;
-                                if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "",
-                                             name + rest) >= (int) (sizeof path - used))
-                                        continue;
-                        } else if (name[0] == '/')
+                                if (len > 0 && path[0] == '/') {
+                                        path[len] = '\0';
+                                        size_t used = (size_t) len;
+                                        if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "",
+                                                     name + rest) < (int) (sizeof path - used))
+                                                r = try_place(x, u, pid, path, sizeof path);
+                                }
+                        } else if (name[0] == '/') {
                                 snprintf(path, sizeof path, "%s", name);
-                        else {
+                                r = try_place(x, u, pid, path, sizeof path);
+                        } else {
                                 /* Relative to the working folder it was bound in, if the holder
                                  * is still there: the file's inode says whether it is. */
                                 char cwd[PATH_MAX + 32];
                                 snprintf(cwd, sizeof cwd, "%s/%d/cwd", t->proc_root, (int) pid);
                                 ssize_t len = readlink(cwd, path, sizeof path - 1);
-                                if (len <= 0 || path[0] != '/')
-                                        continue;
-                                path[len] = '\0';
-                                size_t used = (size_t) len;
-                                if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "", name) >=
-                                    (int) (sizeof path - used))
-                                        continue;
+                                if (len > 0 && path[0] == '/') {
+                                        path[len] = '\0';
+                                        size_t used = (size_t) len;
+                                        if (snprintf(path + used, sizeof path - used, "%s%s", used > 1 ? "/" : "",
+                                                     name) < (int) (sizeof path - used))
+                                                r = try_place(x, u, pid, path, sizeof path);
+                                }
                         }
-                        char root[PATH_MAX];
-                        if (pid == 0)
-                                snprintf(root, sizeof root, "/");
-                        else
-                                snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
-                        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (root_fd < 0)
+                        if (r != 0)
+                                return r;
+                        if (!through_fd)
                                 continue;
-                        bool at_name =
-                                pid == 0 ? lstat(path, &st) == 0 : kb_inspect_stat_in_root(root_fd, path, &st) == 0;
-                        bool found_file = (at_name && S_ISSOCK(st.st_mode) && (uint32_t) st.st_ino == u->file_ino) ||
-                                          renamed_in_folder(root_fd, u, path, sizeof path, &st);
-                        /* Another process's root is held only for the lookup: another kbound run
-                         * judges a process outside its sandbox that holds a file of it, and a
-                         * look of this one would be that for the moment it holds another
-                         * sandbox's root (inspect_shared.c confirms a kbound's hold later). */
-                        kb_closep(&root_fd);
-                        if (!found_file)
-                                continue;
-                        if (pid == 0)
-                                table = json_object_get(kb_fact_arr_of(t->host, FACT_HOST_MOUNTS));
-                        else {
-                                _cleanup_free_ char *mi = NULL;
-                                int r = kb_inspect_read_proc(t->proc_root, pid, "mountinfo", KB_PROCFS_MOUNTINFO_MAX,
-                                                             &mi, NULL);
-                                if (r >= 0)
-                                        r = kb_procfs_mountinfo_parse(mi, &table);
-                                if (r == -ENOMEM)
-                                        return r;
-                                if (r < 0)
-                                        continue;
-                        }
-                        /* sock_diag names the superblock's device, stat the file's (which differ on
-                         * btrfs): either identifies it, with the inode. */
-                        json_object *hm = kb_procfs_mount_of(table, path);
-                        const char *hdev = kb_fact_str_of(hm, FACT_MOUNT_DEV);
-                        if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
-                            (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
-                                continue;
-                        char kind[64], shown[PATH_MAX + 64];
-                        if (pid == 0)
-                                snprintf(shown, sizeof shown, "%s", path);
-                        else
-                                snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
-                        json_object *exposed = NULL,
-                                    *e = kb_inspect_reach_entry(socket_kind(u, kind, sizeof kind), shown, "socket",
-                                                                t->socket_claim, x->reach, &exposed);
-                        json_object *facts = kb_inspect_socket_facts(u);
-                        if (!e) {
-                                json_object_put(facts);
+                        /* That folder's descriptor closed since: the folders the holder still
+                         * references, each with the name's last part (or renamed there). */
+                        const char *base = strrchr(name, '/') + 1;
+                        char(*folders)[PATH_MAX] = calloc(HOLDER_FOLDERS_MAX, PATH_MAX);
+                        if (!folders)
                                 return -ENOMEM;
-                        }
-                        if (kb_fact_set_obj(e, FACT_REACH_SOCKET, facts) < 0)
-                                return -ENOMEM;
-                        return kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM
-                                                                                                              : 1;
+                        size_t n_folders = holder_folders(t->proc_root, pid, folders);
+                        for (size_t k = 0; r == 0 && k < n_folders; k++)
+                                if (snprintf(path, sizeof path, "%s/%s", strcmp(folders[k], "/") == 0 ? "" : folders[k],
+                                             base) < (int) sizeof path)
+                                        r = try_place(x, u, pid, path, sizeof path);
+                        free(folders);
+                        if (r != 0)
+                                return r;
                 }
         }
         return 0;

@@ -13,15 +13,20 @@ token="kbound-leak-token-$RANDOM$RANDOM$RANDOM"
 # Beside it, a listener whose file was removed while it is bound, on the filesystem the sandbox's
 # /usr comes from: no path reaches it, and nothing can show where it was; said, not failed. And
 # one bound through a folder's descriptor (/proc/self/fd/N/fd.sock, as conmon binds its attach
-# socket): found under the folder its holder still has open, so never "not claimed".
-mkdir "$scratch/fdbound"
+# socket): found under the folder its holder still has open, so never "not claimed"; and one
+# whose folder's descriptor was closed after the bind, as conmon closes it, while its holder keeps
+# a file of that folder open (conmon's log, its control FIFOs): found there.
+mkdir "$scratch/fdbound" "$scratch/fdclosed"
 /usr/bin/python3 -c 'import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind(b"\0kbound-test-odd\nname-%d" % os.getpid()); s.listen(1)
 g = socket.socket(socket.AF_UNIX); g.bind(sys.argv[1]); g.listen(1); os.unlink(sys.argv[1])
 d = os.open(sys.argv[2], os.O_PATH)
 f = socket.socket(socket.AF_UNIX); f.bind("/proc/self/fd/%d/fd.sock" % d); f.listen(1)
+c = os.open(sys.argv[3], os.O_PATH)
+h = socket.socket(socket.AF_UNIX); h.bind("/proc/self/fd/%d/attach" % c); h.listen(1); os.close(c)
+log = open(os.path.join(sys.argv[3], "ctr.log"), "w")
 print("ready", flush=True)
-time.sleep(600)' "$scratch/gone.sock" "$scratch/fdbound" >"$scratch/odd.out" &
+time.sleep(600)' "$scratch/gone.sock" "$scratch/fdbound" "$scratch/fdclosed" >"$scratch/odd.out" &
 odd_name=$!
 for _ in $(seq 50); do grep -q ready "$scratch/odd.out" && break; sleep 0.1; done
 grep -q ready "$scratch/odd.out" || { echo "FATAL: the odd-name listener did not start" >&2; exit 1; }
@@ -232,6 +237,8 @@ ok "  ... and the evidence lists it" [ "$(json_get "$scratch/tty-ok.json" \
   "any(s.get('path') == '$scratch/gone.sock' for k in d['kernels'] for c in k['checks'] if c['id'] == 'boundary.sockets' for s in c['evidence']['not_placed'])")" = True ]
 ok "  ... the socket bound through a folder's descriptor is placed, not named as not claimed" [ "$(json_get "$scratch/tty-ok.json" \
   "any(s.get('path', '').endswith('/fd.sock') for k in d['kernels'] for c in k['checks'] if c['id'] == 'boundary.sockets' for s in c['evidence']['not_placed'])")" = False ]
+ok "  ... and so is the one whose folder's descriptor was closed, found by its holder's open file there" [ "$(json_get "$scratch/tty-ok.json" \
+  "any(s.get('path', '').endswith('/attach') for k in d['kernels'] for c in k['checks'] if c['id'] == 'boundary.sockets' for s in c['evidence']['not_placed'])")" = False ]
 # A part of a claim not proven is no full boundary (issue 35, item 6): the summary names it.
 ok "  ... and the run claims no full boundary" [ "$(json_get "$scratch/tty-ok.json" "d['claims']['full_boundary']")" = False ]
 ok "  ... the summary names boundary.sockets as held in part" \
