@@ -206,6 +206,23 @@ assert_no_leftovers() {
 }
 
 # json_get FILE EXPR: evaluate a Python expression over the JSON document bound to `d`.
+# print_transcript FILE: the messages of a check's transcript (kbound check --transcript), to
+# stderr, one a line: ms, channel, direction, type, what they carry (a result line elided), so a
+# failing run says from its own output what the kernel said and when.
+print_transcript() {
+  echo "  --- the messages of that check (ms, channel, direction, type, what they carry):" >&2
+  /usr/bin/python3 - "$1" <<'PY' >&2 || true
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    c = m.get("content") or {}
+    text = c.get("text") or ""
+    text = "<a result line>" if "KBOUND-RESULT" in text else text[:60]
+    say = c.get("execution_state") or c.get("status") or text or c.get("ename") or ""
+    print("  %6d %-7s %-3s %-22s %s" % (m["elapsed_ms"], m["channel"], m["direction"], m["msg_type"], json.dumps(say)))
+PY
+}
+
 json_get() {
   /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }

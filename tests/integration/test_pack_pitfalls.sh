@@ -69,17 +69,7 @@ ok "kbound's bash pack: the check passes (rc=$rc)" [ "$rc" -eq 0 ]
 if [ "$rc" -ne 0 ]; then
   # What the kernel said and when (met once in twenty runs beside two spinners: metakernel's
   # SIGINT relay did not stop the long cell), to read the cause from this run's output alone.
-  echo "  --- the messages of that check (ms, channel, direction, type, what they carry):" >&2
-  /usr/bin/python3 - "$scratch/good.jsonl" <<'PY' >&2 || true
-import json, sys
-for line in open(sys.argv[1]):
-    m = json.loads(line)
-    c = m.get("content") or {}
-    text = c.get("text") or ""
-    text = "<a result line>" if "KBOUND-RESULT" in text else text[:60]
-    say = c.get("execution_state") or c.get("status") or text or c.get("ename") or ""
-    print("  %6d %-7s %-3s %-22s %s" % (m["elapsed_ms"], m["channel"], m["direction"], m["msg_type"], json.dumps(say)))
-PY
+  print_transcript "$scratch/good.jsonl"
 fi
 ok "  ... boundary.credentials and identity.pid2 pass" [ "$(json_get "$scratch/good.json" \
   "sorted({c['status'] for c in d['kernels'][0]['checks'] if c['id'] in ('boundary.credentials', 'identity.pid2')})")" = "['pass']" ]
