@@ -38,19 +38,26 @@ _kb_get_var() {
   _kb_result "{\"value\":$v,\"pid\":$PPID}"
 }
 
-# Milliseconds on the monotonic clock (/proc/uptime has centiseconds).
-_kb_now_ms() { local u; read -r u _ </proc/uptime; u=${u/./}; printf '%s' "$((10#$u * 10))"; }
+# Milliseconds on the monotonic clock (/proc/uptime has centiseconds), into _kb_ms: read by a
+# builtin, so the long cell's loop forks nothing for it.
+_kb_now() { local u; read -r u _ </proc/uptime; u=${u/./}; _kb_ms=$((10#$u * 10)); }
 
 _kb_long() {
-  local end count=0
+  local end count=0 fd=
   # SIGINT ends the cell whenever it lands: without a trap, bash that is reaping a child which
   # exited on its own just before the signal carries on with the loop (it treats SIGINT as the
-  # child's), and under load that window was hit (a kernel's SIGINT then looked ignored).
+  # child's), and under load that window was hit (a kernel's SIGINT then looked ignored). A bash
+  # started interactive (and a subshell of one) skips the trap in that window too, so long.sh runs
+  # this in a bash of its own ("$BASH" -c); and the loop forks only the progress file's rename: it
+  # waits with read's timeout on a pipe it holds both ends of (no sleep), and reads the clock with
+  # a builtin (no command substitution), so there is a child to reap, and a window, once a step.
   trap 'exit 130' INT
   printf '%s\n' "$KB_marker"
-  end=$(($(_kb_now_ms) + ${KB_seconds:-60} * 1000))
-  while [ "$(_kb_now_ms)" -lt "$end" ]; do
-    sleep 0.05
+  exec {fd}<> <(:) 2>/dev/null || fd=
+  _kb_now
+  end=$((_kb_ms + ${KB_seconds:-60} * 1000))
+  while _kb_now; [ "$_kb_ms" -lt "$end" ]; do
+    if [ -n "$fd" ]; then read -r -t 0.05 -u "$fd" _; else sleep 0.05; fi
     count=$((count + 1))
     # the count, renamed into place, for the host to read (it sees the cell stop itself)
     [ -n "${KB_progress:-}" ] && printf '%s\n' "$count" >"$KB_progress.new" && mv -f "$KB_progress.new" "$KB_progress"
