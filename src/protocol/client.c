@@ -620,13 +620,15 @@ static int pump(kb_client *c, int64_t deadline_ms) {
                 zmsg_t *event = zmsg_recv(c->monitor[order[i]]);
                 zmsg_destroy(&event);
                 /* A kernel that exits closes its sockets a moment before its pidfd says so: that
-                 * is a death, not a dropped connection. The wait for it is part of the caller's. */
+                 * is a death, not a dropped connection, and what the kernel sent before it (a
+                 * reply on another channel still on its way) is drained as for any death. The
+                 * wait for it is part of the caller's. */
                 int wait_ms = kb_ms_left(deadline_ms);
                 if (wait_ms < 0 || wait_ms > DEATH_AFTER_DISCONNECT_MS)
                         wait_ms = DEATH_AFTER_DISCONNECT_MS;
                 struct pollfd death = {.fd = c->death_fd, .events = POLLIN};
                 if (c->death_fd >= 0 && poll(&death, 1, wait_ms) > 0)
-                        return -ESRCH;
+                        return after_death(c, order, KB_ELEMENTSOF(order), items + monitor_item, deadline_ms);
                 c->last_error_channel = order[i];
                 c->last_error = -ECONNRESET;
                 return -ECONNRESET;

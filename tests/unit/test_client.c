@@ -81,6 +81,7 @@ typedef enum answer {
         ANSWER_REUSED_ID,     /* two different replies with the same msg_id */
         ANSWER_WRONG_PARENT,  /* execute_reply to a msg_id the client never sent */
         ANSWER_DIES_FIRST,    /* shutdown_reply sent after its death fd fired, then its sockets closed */
+        ANSWER_CLOSES_FIRST,  /* iopub closed, then the death fd, then the shutdown_reply */
         ANSWER_OVERSIZE,      /* content over max_frame_bytes (below twice it: libzmq delivers it) */
         ANSWER_OVERSIZE_DROP, /* content over twice max_frame_bytes: libzmq drops the connection */
         ANSWER_TRUNCATED,     /* the multipart message ends after metadata: no content frame */
@@ -288,11 +289,17 @@ static void *fake_kernel_run(void *arg) {
                                         publish_status(fk, iopub, request, "idle");
                                 } else if (strcmp(request->msg_type, "execute_request") == 0) {
                                         answer_execute(fk, router, iopub, identity, request);
-                                } else if (fk->answer == ANSWER_DIES_FIRST &&
+                                } else if ((fk->answer == ANSWER_DIES_FIRST || fk->answer == ANSWER_CLOSES_FIRST) &&
                                            strcmp(request->msg_type, "shutdown_request") == 0) {
                                         /* seen dead well before its last bytes arrive, as on a
                                          * loaded machine; the reply still goes out before the
-                                         * sockets close (linger) */
+                                         * sockets close (linger). CLOSES_FIRST: a socket of
+                                         * another channel closes first, as ipykernel's do */
+                                        if (fk->answer == ANSWER_CLOSES_FIRST) {
+                                                zsock_destroy(&socks[2]);
+                                                iopub = NULL;
+                                                usleep(50 * 1000);
+                                        }
                                         assert_int_equal(eventfd_write(fk->death, 1), 0);
                                         usleep(400 * 1000);
                                         json_object *c = json_object_new_object();
@@ -440,6 +447,18 @@ static void test_reply_after_death_is_read(void **state) {
         assert_int_equal(r, 0);
 }
 
+/* The same, a connection of another channel dropping first (the kernel closes its iopub, then
+ * dies, its reply still on its way): the drop, then the death, must not end the wait before what
+ * the kernel sent is drained (a clean-clone run's conformance `shutdown` said "the kernel process
+ * died" so). */
+static void test_reply_after_drop_and_death_is_read(void **state) {
+        (void) state;
+        fake_kernel *fk = fake_kernel_start(ANSWER_CLOSES_FIRST);
+        int r = kb_client_shutdown(fk->client, kb_now_ms() + 20000);
+        fake_kernel_stop(&fk);
+        assert_int_equal(r, 0);
+}
+
 static void test_bad_signature_refused(void **state) {
         expect_refused(ANSWER_BAD_SIGNATURE, -EBADMSG, "bad message on shell: bad signature");
 }
@@ -508,6 +527,7 @@ int main(void) {
                 cmocka_unit_test(test_out_of_descriptors_is_an_error),
                 cmocka_unit_test(test_fake_kernel_answers_well),
                 cmocka_unit_test(test_reply_after_death_is_read),
+                cmocka_unit_test(test_reply_after_drop_and_death_is_read),
                 cmocka_unit_test(test_bad_signature_refused),
                 cmocka_unit_test(test_unsigned_refused),
                 cmocka_unit_test(test_replay_refused),
