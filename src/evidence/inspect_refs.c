@@ -167,14 +167,9 @@ static int smaps_lines(const char *proc_root, pid_t pid, int root_fd, json_objec
         if (snprintf(path, sizeof path, "%s/%d/smaps", proc_root, (int) pid) >= (int) sizeof path)
                 return -ENAMETOOLONG;
         /* as kb_read_file: a regular file only, never a FIFO or device waited on */
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        int fd = kb_open_regular(AT_FDCWD, path, O_RDONLY, 0, NULL);
         if (fd < 0)
-                return errno == ENOENT ? -ESRCH : -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return -EINVAL;
-        }
+                return fd == -ENOENT ? -ESRCH : fd;
         FILE *f = fdopen(fd, "r");
         if (!f) {
                 close(fd);
