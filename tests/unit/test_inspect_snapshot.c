@@ -1316,14 +1316,14 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
                 const char *fd;
         } kernel_holds[] = {{6, "fd/20"}, {3, "fd/21"}, {4, "fd/22"}};
         /* a datagram socket of the kernel's, bound to an abstract name, and one of kbound's
-         * connected to it */
-        static const char dgram_name[] = "\0kbound-test-snapshot-dgram";
+         * connected to it; the name the kernel's own (autobind), so two runs of the test never
+         * want the same one */
         struct sockaddr_un da = {.sun_family = AF_UNIX};
-        memcpy(da.sun_path, dgram_name, sizeof dgram_name - 1);
-        socklen_t da_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + sizeof dgram_name - 1);
+        socklen_t da_len = sizeof da;
         socks[4] = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         socks[5] = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        assert_int_equal(bind(socks[4], (struct sockaddr *) &da, da_len), 0);
+        assert_int_equal(bind(socks[4], (struct sockaddr *) &da, sizeof(sa_family_t)), 0);
+        assert_int_equal(getsockname(socks[4], (struct sockaddr *) &da, &da_len), 0);
         assert_int_equal(connect(socks[5], (struct sockaddr *) &da, da_len), 0);
         for (size_t i = 0; i < KB_ELEMENTSOF(kernel_holds); i++) {
                 assert_int_equal(fstat(socks[kernel_holds[i].sock], &st), 0);

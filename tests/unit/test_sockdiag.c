@@ -80,8 +80,11 @@ static void test_every_kind(void **state) {
         int pair[2];
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
         int dgram = bound(SOCK_DGRAM, dgram_path, strlen(dgram_path));
-        static const char abstract[] = "\0kbound-test\nnot a line";
-        int abs_fd = bound(SOCK_STREAM, abstract, sizeof abstract - 1);
+        /* the pid in it: another run of the test binds its own */
+        char abstract[64];
+        size_t abstract_len =
+                (size_t) snprintf(abstract, sizeof abstract, "%ckbound-test\nnot a line %d", '\0', (int) getpid());
+        int abs_fd = bound(SOCK_STREAM, abstract, abstract_len);
         assert_int_equal(listen(abs_fd, 1), 0);
         assert_non_null(getcwd(cwd, sizeof cwd));
         assert_int_equal(chdir(dir), 0);
@@ -156,8 +159,8 @@ static void test_every_kind(void **state) {
 
         /* an abstract name: every byte, the newline and the leading NUL included; no file */
         u = find(list, n, abs_fd);
-        assert_int_equal(u->name_len, sizeof abstract - 1);
-        assert_memory_equal(u->name, abstract, sizeof abstract - 1);
+        assert_int_equal(u->name_len, abstract_len);
+        assert_memory_equal(u->name, abstract, abstract_len);
         assert_false(kb_sockdiag_is_path(u));
         assert_false(u->has_file);
 
@@ -206,8 +209,9 @@ static void test_every_kind(void **state) {
 static void test_other_namespace(void **state) {
         int sv[2];
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-        static const char name[] = "\0kbound-test-other-netns";
-        int here = bound(SOCK_STREAM, name, sizeof name - 1); /* the same name, in this namespace */
+        char name[64]; /* the pid in it: another run of the test binds its own */
+        size_t name_len = (size_t) snprintf(name, sizeof name, "%ckbound-test-other-netns-%d", '\0', (int) getpid());
+        int here = bound(SOCK_STREAM, name, name_len); /* the same name, in this namespace */
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -220,9 +224,8 @@ static void test_other_namespace(void **state) {
                 if (!err) {
                         theirs = socket(AF_UNIX, SOCK_STREAM, 0);
                         struct sockaddr_un a = {.sun_family = AF_UNIX};
-                        memcpy(a.sun_path, name, sizeof name - 1);
-                        if (bind(theirs, (struct sockaddr *) &a,
-                                 offsetof(struct sockaddr_un, sun_path) + sizeof name - 1) < 0)
+                        memcpy(a.sun_path, name, name_len);
+                        if (bind(theirs, (struct sockaddr *) &a, offsetof(struct sockaddr_un, sun_path) + name_len) < 0)
                                 err = errno;
                 }
                 uint32_t ino = 0;
@@ -257,7 +260,7 @@ static void test_other_namespace(void **state) {
         assert_int_equal(kb_sockdiag_unix_list(diag, &list, &n), 0);
         assert_int_equal(n, 1);
         assert_int_equal(list[0].inode, msg.ino);
-        assert_memory_equal(list[0].name, name, sizeof name - 1);
+        assert_memory_equal(list[0].name, name, name_len);
         assert_null(kb_sockdiag_find(list, n, inode_of(here)));
         free(list);
         close(diag);
