@@ -405,6 +405,13 @@ int kb_inspect_stat_in_mount(int mount_fd, const char *inner, bool writable, str
 /* What path is inside the namespace whose root is root_fd (links followed as there, never out of
  * it): for placing a host socket's file through a holder's root, confirmed by device and inode. */
 int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st);
+/* The name path has in the view whose root is root_fd, for matching it against that view's mount
+ * table: its folder with every link on the way followed as there (never out of it), and "." "..",
+ * "//" folded, its last name kept as it is (lstat's object: a socket, a link itself). A link on the
+ * way otherwise sends the match to the filesystem that holds the link, not the file's (/var/run
+ * is a link to /run). A folded name is the kernel's for that folder, confirmed by looking it up
+ * again there without links (device and inode). Returns 0 and the name in out, or -errno. */
+int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t size);
 /* The folder path inside the namespace whose root is root_fd, opened to be listed (links followed
  * as there, never out of it). Returns the descriptor or -errno. */
 int kb_inspect_open_dir_in_root(int root_fd, const char *path);
@@ -456,12 +463,11 @@ int kb_inspect_net_namespace(const kb_inspect_target *t, json_object *snap, pid_
 json_object *kb_inspect_reach_entry(const char *name, const char *path, const char *kind, const char *claim,
                                     json_object *out, json_object **ret_exposed);
 
-/* Where the sandbox's mounts expose the host object at path (a path of the mount namespace whose
- * table is table; host_st: what is there), into e's "exposed": in every mount table of the
- * sandbox, every mount of the same filesystem whose root holds it and that is not covered at that
- * place, confirmed by a look through that table's root (reach_confirm). The entry also carries the
- * host mount's device and, for anything but a directory, its link count: another name of it may
- * lie anywhere on that filesystem. */
+/* Where the sandbox's mounts expose the host object at path (its name in the mount namespace whose
+ * table is table, as kb_inspect_name_in_root gives it; host_st: what is there), into e's "exposed": in every mount
+ * table of the sandbox, every mount of the same filesystem whose root holds it and that is not covered at that place,
+ * confirmed by a look through that table's root (reach_confirm). The entry also carries the host mount's device and,
+ * for anything but a directory, its link count: another name of it may lie anywhere on that filesystem. */
 int kb_inspect_expose(const kb_inspect_target *t, json_object *table, const char *path, const struct stat *host_st,
                       const sandbox_table *tables, size_t n_tables, json_object *e, json_object *exposed);
 

@@ -124,6 +124,11 @@ static int try_place(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t pid, 
         bool at_name = pid == 0 ? lstat(path, &st) == 0 : kb_inspect_stat_in_root(root_fd, path, &st) == 0;
         bool found_file = (at_name && S_ISSOCK(st.st_mode) && (uint32_t) st.st_ino == u->file_ino) ||
                           renamed_in_folder(root_fd, u, path, size, &st);
+        /* The name the mount table is matched by: its folder's links followed (/var/run/x is on
+         * /run's filesystem); a folder that cannot be named leaves it not placed. */
+        char named[PATH_MAX];
+        if (found_file && kb_inspect_name_in_root(root_fd, path, named, sizeof named) < 0)
+                found_file = false;
         /* Another process's root is held only for the lookup: another kbound run judges a process
          * outside its sandbox that holds a file of it, and a look of this one would be that for the
          * moment it holds another sandbox's root (inspect_shared.c confirms a kbound's hold later). */
@@ -144,7 +149,7 @@ static int try_place(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t pid, 
         }
         /* sock_diag names the superblock's device, stat the file's (which differ on btrfs): either
          * identifies it, with the inode. */
-        json_object *hm = kb_procfs_mount_of(table, path);
+        json_object *hm = kb_procfs_mount_of(table, named);
         const char *hdev = kb_fact_str_of(hm, FACT_MOUNT_DEV);
         if (!S_ISSOCK(st.st_mode) || (uint32_t) st.st_ino != u->file_ino ||
             (st.st_dev != u->file_dev && (!hdev || strcmp(hdev, file_dev) != 0)))
@@ -163,7 +168,7 @@ static int try_place(host_sockets_ctx *x, const kb_sockdiag_unix *u, pid_t pid, 
         }
         if (kb_fact_set_obj(e, FACT_REACH_SOCKET, facts) < 0)
                 return -ENOMEM;
-        return kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM : 1;
+        return kb_inspect_expose(t, table, named, &st, x->tables, x->n_tables, e, exposed) < 0 ? -ENOMEM : 1;
 }
 
 /* Folders a holder still references, where a socket it bound through a folder's descriptor it has

@@ -96,6 +96,109 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
+/* The folder at path (links followed as in the view whose root is root_fd, never out of it; with
+ * RESOLVE_NO_SYMLINKS, none), as a descriptor or -errno. */
+static int open_folder_in_root(int root_fd, const char *path, bool no_links) {
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve =
+                                       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (no_links ? RESOLVE_NO_SYMLINKS : 0)};
+        long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
+        return fd < 0 ? -errno : (int) fd;
+}
+
+/* Whether the folder text (ending in '/') names its folder plainly: no "." or ".." and no "//". */
+static bool plain_folder(const char *folder, size_t len) {
+        for (size_t i = 0; i + 1 < len; i++) {
+                if (folder[i] != '/')
+                        continue;
+                const char *c = folder + i + 1;
+                size_t dots = c[0] == '.' ? (c[1] == '.' ? 2 : 1) : 0;
+                if (c[0] == '/' || (dots && (c[dots] == '/' || c[dots] == '\0')))
+                        return false;
+        }
+        return true;
+}
+
+/* The path the kernel names descriptor fd by (absolute). Returns its length, or -errno. */
+static ssize_t fd_name(int fd, char *buf, size_t size) {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, size - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -ENOENT;
+        buf[n] = '\0';
+        return buf[0] == '/' ? n : -ENOENT;
+}
+
+/* Whether path, looked up in root_fd's view without a link, is the folder st. */
+static bool same_folder(int root_fd, const char *path, const struct stat *st) {
+        _cleanup_close_ int fd = open_folder_in_root(root_fd, path, true);
+        struct stat again;
+        return fd >= 0 && fstat(fd, &again) == 0 && again.st_dev == st->st_dev && again.st_ino == st->st_ino;
+}
+
+int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t size) {
+        if (path[0] != '/')
+                return -EINVAL;
+        size_t len = strlen(path);
+        while (len > 1 && path[len - 1] == '/')
+                len--;
+        const char *last = path + len;
+        while (last > path && last[-1] != '/')
+                last--;
+        size_t folder_len = (size_t) (last - path), last_len = len - folder_len;
+        char folder[PATH_MAX], canon[PATH_MAX];
+        if (last_len == 0) { /* "/" itself */
+                if (size < 2)
+                        return -ENAMETOOLONG;
+                snprintf(out, size, "/");
+                return 0;
+        }
+        if (folder_len >= sizeof folder)
+                return -ENAMETOOLONG;
+        memcpy(folder, path, folder_len);
+        folder[folder_len] = '\0';
+        _cleanup_close_ int fd = open_folder_in_root(root_fd, folder, false);
+        if (fd < 0)
+                return fd;
+        struct stat st, again;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* No link and nothing to fold on the way: the name is the path itself. */
+        _cleanup_close_ int plain =
+                plain_folder(folder, folder_len) ? open_folder_in_root(root_fd, folder, true) : -ELOOP;
+        if (plain >= 0 && fstat(plain, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino) {
+                if (len >= size)
+                        return -ENAMETOOLONG;
+                memcpy(out, path, len);
+                out[len] = '\0';
+                return 0;
+        }
+        if (plain < 0 && plain != -ELOOP)
+                return plain;
+        /* The folder as the kernel names it: in another mount namespace, from that view's root
+         * (d_path stops there, as inspect_watch.c's placing relies on); in kbound's own, from
+         * kbound's root, so a view rooted in a folder of it (a chroot) is cut off that folder's
+         * name. Either is found again in the view by that name, without a link. */
+        ssize_t n = fd_name(fd, canon, sizeof canon);
+        if (n < 0)
+                return (int) n;
+        if (!same_folder(root_fd, canon, &st)) {
+                char view[PATH_MAX];
+                ssize_t v = fd_name(root_fd, view, sizeof view);
+                if (v <= 1 || strncmp(canon, view, (size_t) v) != 0 || (canon[v] != '/' && canon[v] != '\0'))
+                        return -ENOENT;
+                const char *rest = canon[v] ? canon + v : "/";
+                memmove(canon, rest, strlen(rest) + 1);
+                n = (ssize_t) strlen(canon);
+                if (!same_folder(root_fd, canon, &st))
+                        return -ENOENT;
+        }
+        if (snprintf(out, size, "%s%s%.*s", canon, n == 1 ? "" : "/", (int) last_len, last) >= (int) size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 int kb_inspect_open_dir_in_root(int root_fd, const char *path) {
         struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};

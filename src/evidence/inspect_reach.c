@@ -1,4 +1,5 @@
 /* inspect_reach.c: where the sandbox's mounts expose a host object (a canary, a socket's file). */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,7 +105,16 @@ int kb_inspect_reach_one(const kb_inspect_target *t, const sandbox_table *tables
         json_object *host_mounts = kb_fact_arr_of(t->host, FACT_HOST_MOUNTS);
         if (lstat(path, &host_st) < 0)
                 return kb_fact_set_str(e, FACT_REACH_ERROR, strerror(errno));
-        return kb_inspect_expose(t, host_mounts, path, &host_st, tables, n_tables, e, exposed);
+        /* Matched against the mount table by the name its folder has, links followed (a home
+         * reached through a link lives on the filesystem the link leads to). */
+        char named[PATH_MAX], why[PATH_MAX + 64];
+        _cleanup_close_ int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int r = root_fd < 0 ? -errno : kb_inspect_name_in_root(root_fd, path, named, sizeof named);
+        if (r < 0) {
+                snprintf(why, sizeof why, "the host could not name its folder: %s", strerror(-r));
+                return kb_fact_set_str(e, FACT_REACH_ERROR, why);
+        }
+        return kb_inspect_expose(t, host_mounts, named, &host_st, tables, n_tables, e, exposed);
 }
 
 int kb_inspect_canary_reach(const kb_inspect_target *t, const sandbox_table *tables, size_t n_tables,

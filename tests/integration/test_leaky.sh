@@ -160,6 +160,14 @@ mkdir -m 755 "$home"
 HOME="$home" leak_with home boundary.credentials "credential canary in the user's home" "$home"
 ok "LEAK=home: no canary file left in the home" [ -z "$(ls -A "$home")" ]
 
+echo "the same, the home reached through a link to another filesystem (the tmpfs of /dev/shm):"
+echo "the canary lives where the link leads, and the host places it there"
+real_home=$(mktemp -d /dev/shm/kbound-test-home-XXXXXX)
+cleanup_paths+=("$real_home")
+chmod 755 "$real_home"
+ln -s "$real_home" "$scratch/linkhome"
+HOME="$scratch/linkhome" leak_with home boundary.credentials "is reachable in the sandbox at /mnt/home/" "$real_home"
+
 echo "a host daemon's unix sockets reachable through a bind: a listener, a datagram socket (like"
 echo "/dev/log), a listener bound by a relative name before the daemon left that folder, and one"
 echo "renamed after it was bound (its name in the host's table is no file's any more)"

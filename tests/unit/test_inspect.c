@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -223,6 +224,61 @@ static void test_stat_in_mount(void **state) {
         path_of(path, sizeof path, "a/m/link");
         unlink(path);
         close(fd);
+}
+
+/* The name a path has in a view, as its mount table is matched by: a link on the way followed (a
+ * home reached through a link is on the filesystem the link leads to), "." ".." "//" folded, the
+ * last name kept (a link itself); in a view rooted in a folder (a chroot) as named from there. */
+static void test_name_in_root(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect", "test_name_in_root");
+        (void) state;
+        char tmpl[] = "/tmp/kb-name-XXXXXX", t[PATH_MAX], path[PATH_MAX + 64], want[PATH_MAX + 64], got[PATH_MAX];
+        assert_non_null(mkdtemp(tmpl));
+        assert_non_null(realpath(tmpl, t));
+        snprintf(path, sizeof path, "%s/real", t);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof path, "%s/real/sub", t);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof path, "%s/link", t);
+        assert_int_equal(symlink("real/sub", path), 0);
+        int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), view = open(t, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(root >= 0 && view >= 0);
+        const struct {
+                const char *in, *out; /* under t; out NULL: the error */
+                int error;
+        } cases[] = {
+                {"/real/x", "/real/x", 0},  {"/link/x", "/real/sub/x", 0}, {"/real/./sub/../x", "/real/x", 0},
+                {"//real/x", "/real/x", 0}, {"/link", "/link", 0},         {"/real/sub/", "/real/sub", 0},
+                {"/nope/x", NULL, -ENOENT},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                snprintf(path, sizeof path, "%s%s", t, cases[i].in);
+                int r = kb_inspect_name_in_root(root, path, got, sizeof got);
+                if (!cases[i].out) {
+                        assert_int_equal(r, cases[i].error);
+                        continue;
+                }
+                snprintf(want, sizeof want, "%s%s", t, cases[i].out);
+                if (r != 0 || strcmp(got, want) != 0)
+                        fail_msg("%s: %d %s, not %s", path, r, r == 0 ? got : "", want);
+                /* the same, seen from a view rooted at t */
+                r = kb_inspect_name_in_root(view, cases[i].in, got, sizeof got);
+                if (r != 0 || strcmp(got, cases[i].out) != 0)
+                        fail_msg("in the view at %s, %s: %d %s, not %s", t, cases[i].in, r, r == 0 ? got : "",
+                                 cases[i].out);
+        }
+        assert_int_equal(kb_inspect_name_in_root(root, "/", got, sizeof got), 0);
+        assert_string_equal(got, "/");
+        assert_int_equal(kb_inspect_name_in_root(root, "relative/x", got, sizeof got), -EINVAL);
+        close(root);
+        close(view);
+        snprintf(path, sizeof path, "%s/link", t);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/real/sub", t);
+        rmdir(path);
+        snprintf(path, sizeof path, "%s/real", t);
+        rmdir(path);
+        rmdir(t);
 }
 
 /* A namespace handed down to kbound is closed; every other descriptor stays. */
@@ -558,6 +614,7 @@ int main(void) {
                 cmocka_unit_test(test_mount_root_found),
                 cmocka_unit_test(test_mount_root_refused),
                 cmocka_unit_test(test_stat_in_mount),
+                cmocka_unit_test(test_name_in_root),
                 cmocka_unit_test(test_own_sockets_listed_are_own),
                 cmocka_unit_test(test_epoll_watches_are_in_the_table),
                 cmocka_unit_test(test_diag_socket_elsewhere),
