@@ -478,15 +478,14 @@ static int unplaced_sockets(host_sockets_ctx *x) {
 }
 
 /* A network namespace kbound could not enter, read from /proc/<pid>/net/unix instead: text whose
- * names their owners choose, so only a path found on the host as a socket is placed
- * (kb_inspect_reach_one); the rest is reported as not placed, and a table that cannot be read or
- * parsed as such, never skipped (the lines of it that have the table's shape are still looked
- * for). Where its paths are looked for is pid's view, so pid must last the reading: if it ends
- * meanwhile (its table, its root or its mount table gone: a process that exits gives up its
- * root before it leaves its namespaces), nothing is recorded of the namespace but what was placed,
- * and -ESRCH lets another of its processes stand for it, as for a namespace entered. A process
- * still there whose root cannot be opened (another user's, unprivileged) leaves its sockets not
- * placed. Returns 0, -ESRCH or -ENOMEM. */
+ * names their owners choose, so only a path found as a socket in pid's view is placed (never by
+ * the same name in kbound's: that could be another file); the rest is reported as not placed, and a table that cannot
+ * be read or parsed as such, never skipped (the lines of it that have the table's shape are still looked for). Where
+ * its paths are looked for is pid's view, so pid must last the reading: if it ends meanwhile (its table, its root or
+ * its mount table gone: a process that exits gives up its root before it leaves its namespaces), nothing is recorded of
+ * the namespace but what was placed, and -ESRCH lets another of its processes stand for it, as for a namespace entered.
+ * A process still there whose root cannot be opened (another user's, unprivileged) leaves its sockets not placed.
+ * Returns 0, -ESRCH or -ENOMEM. */
 static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, json_object *not_entered) {
         const kb_inspect_target *t = x->s->t;
         _cleanup_json_ json_object *o = json_object_new_object();
@@ -514,9 +513,9 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         return kb_inspect_push(not_entered, TAKE_PTR(o));
         }
         size_t by_path = 0, unplaced = 0;
-        /* A path not on the host is looked for where the namespace's process sees it (another
-         * sandbox's sockets are bound in its own view: /run/kbound/...), its mount table saying
-         * where that is on the host. */
+        /* Each path is looked for where the namespace's process sees it (another sandbox's
+         * sockets are bound in its own view: /run/kbound/...), its mount table saying where that
+         * is on the host. */
         char root[PATH_MAX];
         snprintf(root, sizeof root, "%s/%d/root", t->proc_root, (int) pid);
         _cleanup_json_ json_object *table = NULL;
@@ -529,16 +528,20 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 snprintf(key, sizeof key, "socket:[%lld]", (long long) kb_fact_int_or(u, FACT_UNIX_ENTRY_INODE, -1));
                 if (!path || path[0] == '@' || json_object_object_get_ex(x->s->members, key, NULL))
                         continue;
-                bool on_host = path[0] == '/' && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+                /* Looked for where the namespace's process sees it, never by the same name in
+                 * kbound's view: the table gives the socket's inode, not its file's, so a file of
+                 * kbound's at that name (/run/dbus/system_bus_socket, which a container has too)
+                 * is not shown to be this socket's. The namespace's root held for this lookup
+                 * alone (as above: another run judges a hold of its sandbox's files). */
                 bool inside = false;
-                if (!on_host && path[0] == '/') {
-                        /* The namespace's root held for this lookup alone (as above: another run
-                         * judges a hold of its sandbox's files). */
+                char named[PATH_MAX];
+                if (path[0] == '/') {
                         _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (root_fd < 0 && errno == ENOENT)
                                 return -ESRCH; /* ended, or ending */
                         inside = root_fd >= 0 && kb_inspect_stat_in_root(root_fd, path, &st) == 0 &&
-                                 S_ISSOCK(st.st_mode);
+                                 S_ISSOCK(st.st_mode) &&
+                                 kb_inspect_name_in_root(root_fd, path, named, sizeof named) == 0;
                 }
                 if (inside && !table_read) {
                         _cleanup_free_ char *mi = NULL;
@@ -551,7 +554,7 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                         if (r < 0 && !kb_inspect_process_has_root(t->proc_root, pid))
                                 return -ESRCH; /* a process that has ended says EINVAL for its mounts */
                 }
-                if (!on_host && (!inside || !table)) {
+                if (!inside || !table) {
                         unplaced++;
                         continue;
                 }
@@ -561,18 +564,12 @@ static int namespace_by_text(host_sockets_ctx *x, pid_t pid, int enter_error, js
                 if (kb_inspect_map_add(x->files, key, json_object_new_boolean(true)) < 0)
                         return -ENOMEM;
                 by_path++;
-                if (on_host) {
-                        if (kb_inspect_reach_one(t, x->tables, x->n_tables, "unix socket (by the path its table shows)",
-                                                 path, "socket", t->socket_claim, x->reach) < 0)
-                                return -ENOMEM;
-                        continue;
-                }
                 char shown[PATH_MAX + 64];
                 snprintf(shown, sizeof shown, "%s (in the mount namespace of pid %d)", path, (int) pid);
                 json_object *exposed = NULL,
                             *e = kb_inspect_reach_entry("unix socket (by the path its table shows)", shown, "socket",
                                                         t->socket_claim, x->reach, &exposed);
-                if (!e || kb_inspect_expose(t, table, path, &st, x->tables, x->n_tables, e, exposed) < 0)
+                if (!e || kb_inspect_expose(t, table, named, &st, x->tables, x->n_tables, e, exposed) < 0)
                         return -ENOMEM;
         }
         if (kb_fact_set_int(o, FACT_NOT_ENTERED_PLACED_BY_PATH, (int64_t) by_path) < 0 ||

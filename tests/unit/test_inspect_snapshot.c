@@ -1135,6 +1135,7 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 #define FORKER 90000014          /* outside, its children are born in the sandbox's pid namespace */
 #define ENDING 90000015          /* outside, in a third network namespace, ending: its root is gone */
 #define STAND_IN 90000016        /* another process of that namespace */
+#define VIEWER 90000017          /* outside, in a fourth network namespace, its root a folder of the fake */
 
 #define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
 
@@ -1347,6 +1348,9 @@ static void fake_everything(fake *f, int socks[FAKE_SOCKS], json_object **ret_ho
                  sa.sun_path);
         proc_file(f, OTHER_NET, "net/unix", text, 0);
         proc_link(f, OTHER_NET, "root", "/");
+        /* in kbound's mount namespace: its table is kbound's "/" */
+        snprintf(text, sizeof text, "%s / / rw,relatime - ext4 /dev/root rw\n", root_line);
+        proc_file(f, OTHER_NET, "mountinfo", text, 0);
 }
 
 /* A holder outside is confirmed by the object it holds, not by its descriptor's number: MOVER,
@@ -1635,6 +1639,74 @@ static void test_text_namespace_stand_in(void **state) {
         json_object_put(host);
 }
 
+/* A network namespace kbound does not enter has its sockets' paths looked for where its process
+ * sees them, never by the same name in kbound's view: its table gives a socket's inode, not its
+ * file's, so a host socket at that name (one of the test's own here; /run/dbus/system_bus_socket,
+ * which a container has too) is not shown to be the namespace's. VIEWER's root is a folder of the
+ * fake: the host's socket is not there (not placed), and a socket bound at a name only that view
+ * has is (placed, in VIEWER's mount namespace). */
+static void test_text_namespace_own_view(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_text_namespace_own_view");
+        fake *f = *state;
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        const fake_proc viewer = {VIEWER, 1, VIEWER, "viewer", 0, "0", 0, 0, 0, 1, 1};
+        const char *const fourth[NS_TYPES] = {NULL, NULL, NULL, "fourth-net", NULL, NULL, NULL};
+        fake_process(f, &viewer);
+        fake_namespaces(f, VIEWER, fourth);
+        /* the host's: a socket's file at a path of kbound's view; the view's, at a name only it has */
+        char host_path[PATH_MAX], view_root[PATH_MAX], view_path[PATH_MAX + 32], text[3 * PATH_MAX];
+        tmp_tree_path(f->dir->root, "host.sock", host_path);
+        tmp_tree_mkdir(f->dir->root, "view/srv");
+        tmp_tree_path(f->dir->root, "view", view_root);
+        snprintf(view_path, sizeof view_path, "%s/srv/own.sock", view_root);
+        int fds[2] = {socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+        struct sockaddr_un a = {.sun_family = AF_UNIX}, b = {.sun_family = AF_UNIX};
+        assert_true(strlen(host_path) < sizeof a.sun_path && strlen(view_path) < sizeof b.sun_path);
+        memcpy(a.sun_path, host_path, strlen(host_path) + 1);
+        memcpy(b.sun_path, view_path, strlen(view_path) + 1);
+        /* each socket closed once bound: its file stays, and no namespace kbound lists holds it */
+        assert_int_equal(bind(fds[0], (struct sockaddr *) &a, sizeof a), 0);
+        assert_int_equal(bind(fds[1], (struct sockaddr *) &b, sizeof b), 0);
+        close(fds[0]);
+        close(fds[1]);
+        snprintf(text, sizeof text,
+                 "Num       RefCount Protocol Flags    Type St Inode Path\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 888001 %s\n"
+                 "0000000000000000: 00000002 00000000 00010000 0001 01 888002 /srv/own.sock\n",
+                 host_path);
+        proc_file(f, VIEWER, "net/unix", text, 0);
+        proc_link(f, VIEWER, "root", view_root);
+        char root_line[128];
+        long long root_id;
+        root_mount(root_line, sizeof root_line, &root_id);
+        snprintf(text, sizeof text, "%s / / rw,relatime - ext4 /dev/root rw\n", root_line);
+        proc_file(f, VIEWER, "mountinfo", text, 0);
+        json_object *snap = snapshot(f, 0), *ne = member(snap, FACT_LOOK_SOCKET_NAMESPACES_NOT_ENTERED);
+        json_object *read = find_by(ne, FACT_NOT_ENTERED_PID, VIEWER);
+        if (!read)
+                fail_msg("VIEWER's namespace is not among %s", json_object_to_json_string(ne));
+        assert_int_equal(int_at(read, FACT_NOT_ENTERED_UNPLACED), 1);
+        assert_int_equal(int_at(read, FACT_NOT_ENTERED_PLACED_BY_PATH), 1);
+        json_object *reach = member(snap, FACT_LOOK_REACH);
+        char shown[PATH_MAX + 64];
+        snprintf(shown, sizeof shown, "/srv/own.sock (in the mount namespace of pid %d)", VIEWER);
+        bool own = false;
+        for (size_t i = 0; i < json_object_array_length(reach); i++) {
+                const char *p = str_at(json_object_array_get_idx(reach, i), FACT_REACH_PATH);
+                if (strncmp(p, host_path, strlen(host_path)) == 0)
+                        fail_msg("the host's socket was taken for the namespace's: %s", p);
+                own |= strcmp(p, shown) == 0;
+        }
+        if (!own)
+                fail_msg("%s is not in the reach: %s", shown, json_object_to_json_string(reach));
+        for (int i = 0; i < FAKE_SOCKS; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+}
+
 /* Each test on a fake tree of its own (two of them change it). */
 #define ON_FAKE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 
@@ -1664,6 +1736,7 @@ int main(void) {
                 ON_FAKE(test_threads),
                 ON_FAKE(test_socket_ends),
                 ON_FAKE(test_text_namespace_stand_in),
+                ON_FAKE(test_text_namespace_own_view),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
