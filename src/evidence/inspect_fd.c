@@ -2,9 +2,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kcmp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "evidence/inspect-internal.h"
 #include "base/cleanup.h"
@@ -108,6 +110,45 @@ static int complete_watches(const char *proc_root, const char *dir, pid_t pid, j
         return 0;
 }
 
+/* Which descriptor of pid's own table is the very file each epoll watch watches, by kcmp
+ * (KCMP_EPOLL_TFD compares the file an epoll holds for a target with a descriptor's): the one it
+ * was added by first, then every other of the same device and inode. Unproven (a watch whose file
+ * only another process holds, a process kcmp may not compare) is left without held_at, for the
+ * judge: by device and inode, every anonymous object (eventfd, timerfd, signalfd, an epoll) is the
+ * same. Only live processes compare; a fake /proc's are not. -ENOMEM only. */
+static int confirm_epoll_watches(const char *proc_root, pid_t pid, json_object *fds) {
+        if (strcmp(proc_root, "/proc") != 0)
+                return 0;
+        size_t n = json_object_array_length(fds);
+        for (size_t i = 0; i < n; i++) {
+                json_object *ep = json_object_array_get_idx(fds, i), *watches = kb_fact_arr_of(ep, FACT_FD_WATCHES);
+                int64_t efd = kb_fact_int_or(ep, FACT_FD_FD, -1);
+                for (size_t w = 0; efd >= 0 && w < (watches ? json_object_array_length(watches) : 0); w++) {
+                        json_object *watch = json_object_array_get_idx(watches, w);
+                        int64_t tfd;
+                        if (strcmp(kb_fact_str_or(watch, FACT_WATCH_KIND, ""), "epoll") != 0 ||
+                            !kb_fact_int_of(watch, FACT_WATCH_FD, &tfd) || tfd < 0)
+                                continue;
+                        struct kcmp_epoll_slot slot = {.efd = (uint32_t) efd, .tfd = (uint32_t) tfd, .toff = 0};
+                        int64_t held = -1;
+                        if (syscall(SYS_kcmp, pid, pid, KCMP_EPOLL_TFD, (unsigned long) tfd, (unsigned long) &slot) ==
+                            0)
+                                held = tfd;
+                        for (size_t j = 0; held < 0 && j < n; j++) {
+                                json_object *fd = json_object_array_get_idx(fds, j);
+                                int64_t num = kb_fact_int_or(fd, FACT_FD_FD, -1);
+                                if (num >= 0 && num != tfd && same_file(watch, FACT_WATCH_DEV, FACT_WATCH_INO, fd) &&
+                                    syscall(SYS_kcmp, pid, pid, KCMP_EPOLL_TFD, (unsigned long) num,
+                                            (unsigned long) &slot) == 0)
+                                        held = num;
+                        }
+                        if (held >= 0 && kb_fact_set_int(watch, FACT_WATCH_HELD_AT, held) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 #define FD_ROUNDS 4 /* readings of a table while descriptors close or change as it is read */
 
 /* One reading of the table at dir into *ret: every descriptor listed, each read (one_fd). *ret_moved
@@ -172,7 +213,8 @@ int kb_inspect_fd_facts(const char *proc_root, pid_t pid, json_object *errors, j
                         return r;
                 }
         }
-        if (moved > 0 && kb_inspect_note(errors, WHAT_FD_CHURN, NULL, EAGAIN) < 0) {
+        if ((moved > 0 && kb_inspect_note(errors, WHAT_FD_CHURN, NULL, EAGAIN) < 0) ||
+            confirm_epoll_watches(proc_root, pid, fds) < 0) {
                 json_object_put(fds);
                 return -ENOMEM;
         }

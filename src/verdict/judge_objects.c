@@ -79,16 +79,28 @@ static bool same(json_object *o, kb_fact_str dev_fact, kb_fact_int ino_fact, con
         return d && strcmp(d, dev) == 0 && kb_fact_int_of(o, ino_fact, &n) && n == ino;
 }
 
-/* Whether a process of the look holds a descriptor of the file dev:ino. */
-static bool held_in_sandbox(json_object *snap, const char *dev, int64_t ino) {
+/* Whether a process of the look holds a descriptor of the file dev:ino. *ret_anonymous (if given)
+ * says whether each such descriptor is an anonymous object's ("anon_inode:..."), whose device and
+ * inode every anonymous object shares: then they name no one file. */
+static bool held_in_sandbox_as(json_object *snap, const char *dev, int64_t ino, bool *ret_anonymous) {
         json_object *procs = kb_fact_arr_of(snap, FACT_LOOK_PROCESSES);
+        bool held = false, anonymous = true;
         for (size_t i = 0; i < arr_len(procs); i++) {
                 json_object *fds = kb_fact_arr_of(at(procs, i), FACT_PROCESS_FDS);
                 for (size_t f = 0; f < arr_len(fds); f++)
-                        if (same(at(fds, f), FACT_FD_DEV, FACT_FD_INO, dev, ino))
-                                return true;
+                        if (same(at(fds, f), FACT_FD_DEV, FACT_FD_INO, dev, ino)) {
+                                held = true;
+                                anonymous &=
+                                        strncmp(kb_fact_str_or(at(fds, f), FACT_FD_TARGET, ""), "anon_inode:", 11) == 0;
+                        }
         }
-        return false;
+        if (ret_anonymous)
+                *ret_anonymous = held && anonymous;
+        return held;
+}
+
+static bool held_in_sandbox(json_object *snap, const char *dev, int64_t ino) {
+        return held_in_sandbox_as(snap, dev, ino, NULL);
 }
 
 /* Whether the file dev:ino is one the sandbox shows: on a mount of p's own table that holds its
@@ -150,8 +162,21 @@ static const char *watch_problem(json_object *snap, json_object *p, json_object 
                 const char *dev = kb_fact_str_of(w, FACT_WATCH_DEV), *kind = kb_fact_str_or(w, FACT_WATCH_KIND, "?");
                 int64_t ino = kb_fact_int_or(w, FACT_WATCH_INO, -1), mnt_id = kb_fact_int_or(w, FACT_WATCH_MNT_ID, -1);
                 if (strcmp(kind, "epoll") == 0) {
-                        if (dev && ino >= 0 && held_in_sandbox(snap, dev, ino))
+                        /* the very file, in the holder's own table (kcmp); else a file whose device
+                         * and inode are its own, held in the sandbox */
+                        bool anonymous = false;
+                        if (kb_fact_has(w, FACT_WATCH_HELD_AT) ||
+                            (dev && ino >= 0 && held_in_sandbox_as(snap, dev, ino, &anonymous) && !anonymous))
                                 continue;
+                        if (anonymous) {
+                                snprintf(buf, size,
+                                         "%s watches an anonymous object (device %s, inode %" PRId64
+                                         ", every such object's; added as fd %" PRId64
+                                         ") that is none of its holder's descriptors (kcmp): an eventfd or timer "
+                                         "held outside the sandbox would be",
+                                         target, dev, ino, kb_fact_int_or(w, FACT_WATCH_FD, -1));
+                                return buf;
+                        }
                         snprintf(buf, size,
                                  "%s watches a file no process of the sandbox holds (device %s, inode %" PRId64
                                  ", added as fd %" PRId64 ")",

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
@@ -464,6 +465,65 @@ static void test_epoll_watches_are_in_the_table(void **state) {
         close(c.epoll);
 }
 
+/* An epoll's watch on an anonymous object is placed by the very open file (kcmp), never by its
+ * device and inode, which every anonymous object shares (the epoll's own among them): a child's
+ * epoll watches its own eventfd (held_at: that descriptor) and one the test (outside, to it) holds
+ * and the child closed (no held_at: nothing of the child's is that file). */
+static void test_epoll_anonymous(void **state) {
+        (void) state;
+        int outside = eventfd(0, EFD_CLOEXEC), ready[2], done[2];
+        assert_true(outside >= 0);
+        assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(done, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                close(ready[0]);
+                close(done[1]);
+                int fds[2] = {epoll_create1(EPOLL_CLOEXEC), eventfd(0, EFD_CLOEXEC)};
+                struct epoll_event ev = {.events = EPOLLIN};
+                if (fds[0] < 0 || fds[1] < 0 || epoll_ctl(fds[0], EPOLL_CTL_ADD, outside, &ev) < 0 ||
+                    epoll_ctl(fds[0], EPOLL_CTL_ADD, fds[1], &ev) < 0)
+                        _exit(1);
+                close(outside);
+                char c;
+                if (write(ready[1], fds, sizeof fds) != (ssize_t) sizeof fds || read(done[0], &c, 1) < 0)
+                        _exit(1);
+                _exit(0);
+        }
+        close(ready[1]);
+        close(done[0]);
+        int fds[2];
+        assert_int_equal(read(ready[0], fds, sizeof fds), (ssize_t) sizeof fds);
+        json_object *errors = json_object_new_array(), *table = NULL, *ep = NULL;
+        assert_int_equal(kb_inspect_fd_facts("/proc", pid, errors, &table), 0);
+        for (size_t i = 0; i < json_object_array_length(table); i++)
+                if (kb_fact_int_or(json_object_array_get_idx(table, i), FACT_FD_FD, -1) == fds[0])
+                        ep = json_object_array_get_idx(table, i);
+        assert_non_null(ep);
+        json_object *watches = kb_fact_arr_of(ep, FACT_FD_WATCHES);
+        assert_int_equal(json_object_array_length(watches), 2);
+        for (size_t w = 0; w < 2; w++) {
+                json_object *watch = json_object_array_get_idx(watches, w);
+                int64_t tfd = kb_fact_int_or(watch, FACT_WATCH_FD, -1), held;
+                bool has = kb_fact_int_of(watch, FACT_WATCH_HELD_AT, &held);
+                if (tfd == outside && has)
+                        fail_msg("the eventfd only the test holds was placed at the child's fd %lld", (long long) held);
+                if (tfd == fds[1] && (!has || held != fds[1]))
+                        fail_msg("the child's own eventfd (fd %d) was not placed: %s", fds[1],
+                                 json_object_to_json_string(watch));
+                assert_true(tfd == outside || tfd == fds[1]);
+        }
+        json_object_put(table);
+        json_object_put(errors);
+        close(done[1]);
+        close(ready[0]);
+        close(outside);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* A child in new namespaces of the types flags (CLONE_NEW*), its pid in *ret_pid; with a network
  * namespace, a socket bound there to an abstract name, its inode in *ret_ino. The child waits until
  * *ret_hold (the other end of its pipe) is closed. With a pid namespace, *ret_pid is its first
@@ -617,6 +677,7 @@ int main(void) {
                 cmocka_unit_test(test_name_in_root),
                 cmocka_unit_test(test_own_sockets_listed_are_own),
                 cmocka_unit_test(test_epoll_watches_are_in_the_table),
+                cmocka_unit_test(test_epoll_anonymous),
                 cmocka_unit_test(test_diag_socket_elsewhere),
                 cmocka_unit_test(test_pidns_below),
         };

@@ -1058,6 +1058,9 @@ static const struct {
          * real filesystem's handle (the fake's is made up, so its mark gets place_error);
          * test_descriptors' inotify case holds it, as root */
         {"WATCH.at", true},
+        /* the descriptor an epoll's watched file is, by kcmp: only live processes compare, never
+         * the fake's; test_inspect's test_epoll_anonymous holds it */
+        {"WATCH.held_at", false},
         /* a holder by one of its threads, a channel held by a thread or a socket of the sandbox's
          * network held outside: the fake's holders are main threads, and the outsider holds a pipe */
         {"NS_HOLDER.thread", false},

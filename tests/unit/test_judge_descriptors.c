@@ -674,6 +674,13 @@ static void test_descriptors_anonymous(void **state) {
                    "anon_inode:[eventpoll] watches a file no process of the sandbox holds (device 0:8, inode 4001"),
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'watches': [{'kind': 'epoll', 'fd': 5}]}",
                    "watches a file no process of the sandbox holds (device ?"),
+                /* an anonymous object: its device and inode are every such object's (the epoll's own
+                 * here), so only kcmp's held_at places it */
+                B1(KFD_NEW,
+                   "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'dev': '0:14', 'ino': 1054, 'watches': [{'kind': "
+                   "'epoll', 'dev': '0:14', 'ino': 1054, 'fd': 8}]}",
+                   "anon_inode:[eventpoll] watches an anonymous object (device 0:14, inode 1054, every such object's; "
+                   "added as fd 8) that is none of its holder's descriptors (kcmp)"),
                 /* inotify and fanotify marks on what the sandbox does not show: another filesystem,
                  * or a file of a filesystem bound only in part (/usr and the workspace are 8:1) */
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '0:99', 'ino': 12"),
@@ -743,6 +750,11 @@ static void test_descriptors_anonymous(void **state) {
                 B1(KFD_NEW, "{'fd': 30, 'target': 'anon_inode:[io_uring]', 'registered_files': 0}", NULL),
                 /* watches on what the sandbox holds and shows */
                 B1(KFD_NEW, EPOLL_WATCH("0:8", 7101), NULL),
+                /* an anonymous object, the very file of its holder's fd 8 (kcmp) */
+                B1(KFD_NEW,
+                   "{'fd': 30, 'target': 'anon_inode:[eventpoll]', 'dev': '0:14', 'ino': 1054, 'watches': [{'kind': "
+                   "'epoll', 'dev': '0:14', 'ino': 1054, 'fd': 8, 'held_at': 8}]}",
+                   NULL),
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5000"), NULL), /* its cwd */
                 B1(KFD_NEW, MARK("anon_inode:inotify", "inotify", "'dev': '8:1', 'ino': 5010"),
                    NULL), /* a file it holds */
