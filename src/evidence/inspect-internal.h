@@ -28,6 +28,9 @@ typedef struct proc_entry {
         pid_t pid, ppid;
         bool member;                  /* of the sandbox */
         bool launch;                  /* kbound or one of its descendants outside the sandbox */
+        bool run_sandbox;             /* of the launch side, in a pid namespace not kbound's: a process
+                                       * of another sandbox of this run, whose holds of this one's
+                                       * objects are judged as any host process's */
         char state;                   /* /proc/<pid>/stat's: 'Z' for a zombie (main thread) */
         unsigned long long starttime; /* when it started (stat's field 22): a pid reused is another */
         long threads;

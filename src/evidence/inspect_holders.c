@@ -134,10 +134,12 @@ static int ns_fd_seen(int fd, const char *target, void *userdata) {
         ns_fd_walk *w = userdata;
         if (target[0] == '/' || strncmp(target, "anon_inode:", 11) == 0)
                 /* An anonymous object (the same open file) or a file (its device and inode) the
-                 * sandbox shares (inspect_shared.c); the launch side's are the launcher facts'. */
-                return w->entry->launch ? 0
-                                        : kb_inspect_shared_fd(w->shared, w->proc_root, w->entry, w->tid, fd, target,
-                                                               w->channels);
+                 * sandbox shares (inspect_shared.c); kbound's own side's are the launcher facts'
+                 * (another sandbox of the run is looked at as any host process). */
+                return w->entry->launch && !w->entry->run_sandbox
+                               ? 0
+                               : kb_inspect_shared_fd(w->shared, w->proc_root, w->entry, w->tid, fd, target,
+                                                      w->channels);
         if (!w->entry->launch && json_object_object_get_ex(w->channels_wanted, target, NULL)) {
                 if (json_object_array_length(w->channels) >= NS_HOLDERS_MAX)
                         return 0;
@@ -444,8 +446,9 @@ static int walk_outside(const kb_inspect_target *t, const proc_entry *procs, siz
                 w->tid = e->pid;
                 bool table_unreadable = false;
                 if (read_tables(t, w, &table_unreadable) < 0 ||
-                    (!e->launch && (kb_inspect_shared_maps(w->shared, t->proc_root, e, w->channels) < 0 ||
-                                    kb_inspect_shared_links(w->shared, t->proc_root, e, e->pid, w->channels) < 0)))
+                    ((!e->launch || e->run_sandbox) &&
+                     (kb_inspect_shared_maps(w->shared, t->proc_root, e, w->channels) < 0 ||
+                      kb_inspect_shared_links(w->shared, t->proc_root, e, e->pid, w->channels) < 0)))
                         return -ENOMEM;
                 if (!table_unreadable)
                         c->fd_read++;

@@ -415,6 +415,12 @@ static int classify(const kb_inspect_target *t, proc_entry *procs, size_t n) {
         }
         mark_descendants(procs, n, &tree, MARK_MEMBER);
         mark_descendants(procs, n, &tree, MARK_LAUNCH);
+        /* kbound's descent is no licence: another kernel's sandbox of this run runs code kbound does
+         * not trust either. What kbound's own side legitimately holds (its launchers, its forks) is in
+         * its own pid namespace. */
+        for (size_t i = 0; i < n; i++)
+                procs[i].run_sandbox =
+                        procs[i].launch && procs[i].ns_read == 1 && own_pidns && procs[i].ns[NS_PID] != own_pidns;
         proc_tree_free(&tree);
         return 0;
 }

@@ -1140,6 +1140,7 @@ static bool made_elsewhere_has(const kb_fact_info *row, bool *ret_by_machine) {
 #define ENDING 90000015          /* outside, in a third network namespace, ending: its root is gone */
 #define STAND_IN 90000016        /* another process of that namespace */
 #define VIEWER 90000017          /* outside, in a fourth network namespace, its root a folder of the fake */
+#define RUN_OTHER 90000018       /* kbound's child in a pid namespace of its own: another sandbox of the run */
 
 #define FAKE_SOCKS 7 /* the real sockets fake_everything makes */
 
@@ -1711,6 +1712,38 @@ static void test_text_namespace_own_view(void **state) {
         json_object_put(host);
 }
 
+/* Another sandbox of the same run (kbound's descendant, in a pid namespace not kbound's) is looked
+ * at as any host process, not as kbound's side: its mapping of the kernel's shared memory (the same
+ * device and inode, not the same open file: kcmp would not see it) is a channel. */
+static void test_run_sandbox_is_outside(void **state) {
+        KB_TEST_SKIP_WITHOUT_OPENAT2("test_inspect_snapshot", "test_run_sandbox_is_outside");
+        fake *f = *state;
+        int socks[FAKE_SOCKS] = {-1, -1, -1, -1, -1, -1, -1};
+        json_object *host = NULL;
+        fake_everything(f, socks, &host);
+        const fake_proc other = {RUN_OTHER, f->self, RUN_OTHER, "python3", 1000, "0", 1, 2, 2, 1, 1};
+        const char *const other_ns[NS_TYPES] = {"run-user", "run-mnt", "run-pid", "run-net", "run-ipc", NULL, NULL};
+        fake_process(f, &other);
+        fake_namespaces(f, RUN_OTHER, other_ns);
+        proc_file(f, RUN_OTHER, "maps", "7f0000006000-7f0000007000 rw-s 00000000 00:01 4545 /memfd:shm (deleted)\n", 0);
+        json_object *snap = snapshot(f, 0), *channels = member(snap, FACT_LOOK_OUTSIDE_CHANNELS), *mapped = NULL;
+        for (size_t i = 0; i < json_object_array_length(channels); i++) {
+                json_object *c = json_object_array_get_idx(channels, i);
+                if (kb_fact_int_or(c, FACT_OUTSIDE_CHANNEL_PID, -1) == RUN_OTHER &&
+                    kb_fact_bool_of(c, FACT_OUTSIDE_CHANNEL_MAPPED))
+                        mapped = c;
+        }
+        if (!mapped)
+                fail_msg("another sandbox's mapping of the kernel's memory file is not a channel: %s",
+                         json_object_to_json_string(channels));
+        assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_INO), 4545);
+        assert_int_equal(int_at(mapped, FACT_OUTSIDE_CHANNEL_SANDBOX_PID), KERNEL);
+        for (int i = 0; i < FAKE_SOCKS; i++)
+                close(socks[i]);
+        f->t.host = NULL;
+        json_object_put(host);
+}
+
 /* Each test on a fake tree of its own (two of them change it). */
 #define ON_FAKE(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
 
@@ -1741,6 +1774,7 @@ int main(void) {
                 ON_FAKE(test_socket_ends),
                 ON_FAKE(test_text_namespace_stand_in),
                 ON_FAKE(test_text_namespace_own_view),
+                ON_FAKE(test_run_sandbox_is_outside),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
