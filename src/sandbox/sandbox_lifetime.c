@@ -4,14 +4,36 @@
 #include "base/facts.h"
 #include "base/strv.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* How long the twin's init and PID 2 may take to go once their bwrap is killed. */
 #define LIFETIME_BOUND_MS 2000
 #define TWIN_START_MS 10000
+
+/* "<what> <pid>: State ..., PPid ..., ShdPnd ..." of a process still there, appended to out. */
+static void describe_survivor(const char *what, pid_t pid, char *out, size_t size) {
+        char path[64], *text = NULL, line[160] = "";
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        if (kb_read_file(AT_FDCWD, path, 0, 64 * 1024, &text, NULL) >= 0) {
+                static const char *const keys[] = {"State:", "PPid:", "ShdPnd:"};
+                for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+                        const char *at = strstr(text, keys[k]);
+                        size_t len = at ? strcspn(at, "\n") : 0;
+                        size_t used = strlen(line);
+                        if (at && used + len + 3 < sizeof line)
+                                snprintf(line + used, sizeof line - used, "%s%.*s", used ? ", " : "", (int) len, at);
+                }
+                free(text);
+        } else
+                snprintf(line, sizeof line, "its status unreadable");
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s %d: %s", used ? "; " : "", what, (int) pid, line);
+}
 
 /* Milliseconds until pidfd is readable (its process exited), or -1 past bound_ms. */
 static int64_t gone_within(int pidfd, int64_t since, int64_t bound_ms) {
@@ -51,6 +73,13 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
         int64_t pid2_ms = kr == 0 ? gone_within(kb_sandbox_pidfd(twin), killed, LIFETIME_BOUND_MS) : -1;
         bool survived = init_ms < 0 || pid2_ms < 0;
         int kill_errno = errno;
+        /* Before kbound stops them: what they were (a death signal sent and not acted on yet, or
+         * never sent) */
+        char survivors[512] = "";
+        if (kr == 0 && init_ms < 0)
+                describe_survivor("init", kb_sandbox_init_pid(twin), survivors, sizeof survivors);
+        if (kr == 0 && pid2_ms < 0)
+                describe_survivor("PID 2", kb_sandbox_kernel_pid(twin), survivors, sizeof survivors);
         /* Written whole or not at all: a lifetime record without its facts would read as unknown. */
         if (kb_fact_set_int(o, FACT_LIFETIME_BOUND_MS, LIFETIME_BOUND_MS) < 0 ||
             (init_ms >= 0 ? kb_fact_set_int(o, FACT_LIFETIME_INIT_GONE_MS, init_ms)
@@ -59,6 +88,7 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
                           : kb_fact_set_null(o, FACT_LIFETIME_PID2_GONE_MS)) < 0 ||
             kb_fact_set_bool(o, FACT_LIFETIME_SURVIVED, survived) < 0 ||
             (kr < 0 && kb_fact_set_str(o, FACT_LIFETIME_ERROR, strerror(kill_errno)) < 0) ||
+            (survivors[0] && kb_fact_set_str(o, FACT_LIFETIME_SURVIVORS, survivors) < 0) ||
             /* A twin that outlived its bwrap is stopped here, through its pidfds, and said so. */
             kb_fact_set_bool(o, FACT_LIFETIME_STOPPED_BY_KBOUND, survived) < 0) {
                 kb_sandbox_destroy(&twin);

@@ -414,11 +414,14 @@ json_object *kb_judge_session(const kb_judge_input *in) {
                 verdict_problem(&v,
                                 "a sandbox started as this one was outlived its bwrap: %s still ran %" PRId64
                                 " ms after kbound killed bwrap's outer process (kbound then stopped it): the sandbox "
-                                "can outlive kbound",
+                                "can outlive kbound%s%s%s",
                                 init_ms < 0 && pid2_ms < 0 ? "its init and PID 2"
                                 : init_ms < 0              ? "its init"
                                                            : "its PID 2",
-                                kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1));
+                                kb_fact_int_or(life, FACT_LIFETIME_BOUND_MS, -1),
+                                kb_fact_str_of(life, FACT_LIFETIME_SURVIVORS) ? " (" : "",
+                                kb_fact_str_or(life, FACT_LIFETIME_SURVIVORS, ""),
+                                kb_fact_str_of(life, FACT_LIFETIME_SURVIVORS) ? ")" : "");
         verdict_evidence_fact(&v, EVIDENCE_SESSION_LIFETIME, json_object_get(life));
         json_object *flags = json_object_new_object();
         if (flags) {

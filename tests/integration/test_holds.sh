@@ -76,6 +76,10 @@ for run in "${runs[@]}"; do
     grep -qF "outlived its bwrap" <<<"$(detail_of "$r" python3 sandbox.session)"
   ok "$run, nodiewithparent: and says kbound stopped it" \
     [ "$(json_get "$r" "[c['evidence']['lifetime']['stopped_by_kbound'] for k in d['kernels'] for c in k['checks'] if c['id'] == 'sandbox.session'][0]")" = True ]
+  survivors=$(json_get "$r" "[c['evidence']['lifetime'].get('survivors', '') for k in d['kernels'] for c in k['checks'] if c['id'] == 'sandbox.session'][0]")
+  ok "$run, nodiewithparent: says what the twin's init was at the bound (state, parent, SIGKILL pending)" \
+    grep -Eq "init [0-9]+: State:.*PPid:.*ShdPnd:" <<<"$survivors"
+  grep -Eq "init [0-9]+: State:.*PPid:.*ShdPnd:" <<<"$survivors" || echo "    got: $survivors"
   ok "$run, nodiewithparent: no twin left running (none orphaned)" [ -z "$(orphaned_twins)" ]
   assert_no_leftovers "after the buggy bwraps ($run)"
 done

@@ -75,6 +75,10 @@ static void test_session_lifetime(void **state) {
                    "a sandbox started as this one was outlived its bwrap: its init still ran 2000 ms after kbound "
                    "killed bwrap's outer process (kbound then stopped it)"),
                 B1("/expect/lifetime/pid2_gone_ms", NULL, "its PID 2 still ran 2000 ms after"),
+                /* what the survivor was, said with it */
+                B2("/expect/lifetime/pid2_gone_ms", NULL, "/expect/lifetime/survivors",
+                   "'PID 2 4242: State:\\tS (sleeping), PPid:\\t4241, ShdPnd:\\t0000000000000000'",
+                   "the sandbox can outlive kbound (PID 2 4242: State:\tS (sleeping), PPid:\t4241, ShdPnd:"),
                 B1("/expect/lifetime", NULL, "the host did not try whether the sandbox dies with kbound"),
                 /* survival not said is survival (facts.def: TRUE) */
                 B1("/expect/lifetime/survived", NULL, "a sandbox started as this one was outlived its bwrap"),
