@@ -415,6 +415,9 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st);
  * is a link to /run). A folded name is the kernel's for that folder, confirmed by looking it up
  * again there without links (device and inode). Returns 0 and the name in out, or -errno. */
 int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t size);
+/* The path the kernel names descriptor fd by (readlink of /proc/self/fd/<fd>), which must be
+ * absolute. Returns its length, or -errno (-ENOENT: not a path). */
+ssize_t kb_inspect_fd_name(int fd, char *buf, size_t size);
 /* The folder path inside the namespace whose root is root_fd, opened to be listed (links followed
  * as there, never out of it). Returns the descriptor or -errno. */
 int kb_inspect_open_dir_in_root(int root_fd, const char *path);

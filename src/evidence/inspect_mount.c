@@ -96,14 +96,18 @@ int kb_inspect_stat_in_root(int root_fd, const char *path, struct stat *st) {
         return r;
 }
 
-/* The folder at path (links followed as in the view whose root is root_fd, never out of it; with
- * RESOLVE_NO_SYMLINKS, none), as a descriptor or -errno. */
-static int open_folder_in_root(int root_fd, const char *path, bool no_links) {
-        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+/* The folder at path, opened with flags (O_PATH, or O_RDONLY to list it), links followed as in the
+ * view whose root is root_fd, never out of it (no_links: none followed). A descriptor or -errno. */
+static int open_folder_in_root(int root_fd, const char *path, int flags, bool no_links) {
+        struct open_how how = {.flags = (uint64_t) (flags | O_DIRECTORY | O_CLOEXEC),
                                .resolve =
                                        RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (no_links ? RESOLVE_NO_SYMLINKS : 0)};
         long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
         return fd < 0 ? -errno : (int) fd;
+}
+
+int kb_inspect_open_dir_in_root(int root_fd, const char *path) {
+        return open_folder_in_root(root_fd, path, O_RDONLY, false);
 }
 
 /* Whether the folder text (ending in '/') names its folder plainly: no "." or ".." and no "//". */
@@ -119,8 +123,7 @@ static bool plain_folder(const char *folder, size_t len) {
         return true;
 }
 
-/* The path the kernel names descriptor fd by (absolute). Returns its length, or -errno. */
-static ssize_t fd_name(int fd, char *buf, size_t size) {
+ssize_t kb_inspect_fd_name(int fd, char *buf, size_t size) {
         char link[64];
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, buf, size - 1);
@@ -132,7 +135,7 @@ static ssize_t fd_name(int fd, char *buf, size_t size) {
 
 /* Whether path, looked up in root_fd's view without a link, is the folder st. */
 static bool same_folder(int root_fd, const char *path, const struct stat *st) {
-        _cleanup_close_ int fd = open_folder_in_root(root_fd, path, true);
+        _cleanup_close_ int fd = open_folder_in_root(root_fd, path, O_PATH, true);
         struct stat again;
         return fd >= 0 && fstat(fd, &again) == 0 && again.st_dev == st->st_dev && again.st_ino == st->st_ino;
 }
@@ -158,7 +161,7 @@ int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t siz
                 return -ENAMETOOLONG;
         memcpy(folder, path, folder_len);
         folder[folder_len] = '\0';
-        _cleanup_close_ int fd = open_folder_in_root(root_fd, folder, false);
+        _cleanup_close_ int fd = open_folder_in_root(root_fd, folder, O_PATH, false);
         if (fd < 0)
                 return fd;
         struct stat st, again;
@@ -166,7 +169,7 @@ int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t siz
                 return -errno;
         /* No link and nothing to fold on the way: the name is the path itself. */
         _cleanup_close_ int plain =
-                plain_folder(folder, folder_len) ? open_folder_in_root(root_fd, folder, true) : -ELOOP;
+                plain_folder(folder, folder_len) ? open_folder_in_root(root_fd, folder, O_PATH, true) : -ELOOP;
         if (plain >= 0 && fstat(plain, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino) {
                 if (len >= size)
                         return -ENAMETOOLONG;
@@ -180,12 +183,12 @@ int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t siz
          * (d_path stops there, as inspect_watch.c's placing relies on); in kbound's own, from
          * kbound's root, so a view rooted in a folder of it (a chroot) is cut off that folder's
          * name. Either is found again in the view by that name, without a link. */
-        ssize_t n = fd_name(fd, canon, sizeof canon);
+        ssize_t n = kb_inspect_fd_name(fd, canon, sizeof canon);
         if (n < 0)
                 return (int) n;
         if (!same_folder(root_fd, canon, &st)) {
                 char view[PATH_MAX];
-                ssize_t v = fd_name(root_fd, view, sizeof view);
+                ssize_t v = kb_inspect_fd_name(root_fd, view, sizeof view);
                 if (v <= 1 || strncmp(canon, view, (size_t) v) != 0 || (canon[v] != '/' && canon[v] != '\0'))
                         return -ENOENT;
                 const char *rest = canon[v] ? canon + v : "/";
@@ -197,13 +200,6 @@ int kb_inspect_name_in_root(int root_fd, const char *path, char *out, size_t siz
         if (snprintf(out, size, "%s%s%.*s", canon, n == 1 ? "" : "/", (int) last_len, last) >= (int) size)
                 return -ENAMETOOLONG;
         return 0;
-}
-
-int kb_inspect_open_dir_in_root(int root_fd, const char *path) {
-        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-        long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof how);
-        return fd < 0 ? -errno : (int) fd;
 }
 
 /* pid's mount table, each mount with what its mount point is: the root of that very mount, looked

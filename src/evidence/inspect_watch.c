@@ -68,13 +68,9 @@ static int place_on(int root_fd, json_object *m, struct file_handle *h, const ch
         _cleanup_close_ int fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t len = readlink(link, at, size - 1);
-        if (len <= 0)
-                return len < 0 ? -errno : -ENOENT;
-        at[len] = '\0';
-        if (at[0] != '/')
-                return -ENOENT;
+        ssize_t len = kb_inspect_fd_name(fd, at, size);
+        if (len < 0)
+                return (int) len;
         r = kb_inspect_stat_in_root(root_fd, at, &st);
         if (r < 0)
                 return r;
