@@ -67,7 +67,9 @@ static int launcher_identity(const kb_inspect_target *t, pid_t launcher, json_ob
  * for a moment while it changes its credentials: another bwrap setting up its sandbox is not
  * dumpable from its unshare until its program runs, longer on a loaded machine. Such a table is
  * read again, every 10 ms, until it is readable or its process is gone, for up to
- * KB_INSPECT_REREAD_MS; one still unreadable then is an error of the look (it may hold anything).
+ * KB_INSPECT_REREAD_MS; one still unreadable then is an error of the look (it may hold anything),
+ * but for a zombie whose every thread has exited (whose table an unprivileged reader is refused),
+ * which holds nothing.
  * Read once, a look that met another kernel's set-up failed boundary.descriptors, unprivileged and
  * under load. -ENOMEM only. */
 typedef struct shared_walk {
@@ -109,16 +111,19 @@ static int launch_side_channels(const kb_inspect_target *t, const proc_entry *pr
                 if (!procs[i].launch)
                         continue;
                 int r;
+                bool zombie = false;
                 for (;;) {
                         r = kb_inspect_channel_inodes(t->proc_root, procs[i].pid, inodes);
-                        if ((r != -EACCES && r != -EPERM) || kb_now_ms() >= until)
+                        if (r == -EACCES || r == -EPERM)
+                                zombie = kb_inspect_all_exited(t->proc_root, procs[i].pid);
+                        if ((r != -EACCES && r != -EPERM) || zombie || kb_now_ms() >= until)
                                 break;
                         (void) poll(NULL, 0, 10);
                 }
                 if (r == -ENOMEM)
                         return r;
-                if (r == -ENOENT || r == -ESRCH)
-                        continue; /* gone: it holds nothing */
+                if (r == -ENOENT || r == -ESRCH || zombie)
+                        continue; /* gone, or a zombie (a killed bwrap not reaped yet): it holds nothing */
                 if (r < 0 && kb_inspect_note(errors, WHAT_LAUNCH_SIDE_FDS, NULL, r) < 0)
                         return -ENOMEM;
         }

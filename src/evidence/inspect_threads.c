@@ -61,6 +61,25 @@ pid_t kb_inspect_read_through(const char *proc_root, pid_t pid, const char *stat
         return live;
 }
 
+bool kb_inspect_all_exited(const char *proc_root, pid_t pid) {
+        char task_root[PATH_MAX];
+        snprintf(task_root, sizeof task_root, "%s/%d/task", proc_root, (int) pid);
+        DIR *d = opendir(task_root);
+        if (!d)
+                return false;
+        bool all = true;
+        struct dirent *de;
+        while (all && (de = readdir(d))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+                if (*end || tid <= 0)
+                        continue;
+                all = exited(task_state(task_root, (pid_t) tid));
+        }
+        closedir(d);
+        return all;
+}
+
 pid_t kb_inspect_process_via(json_object *proc) {
         int64_t via = kb_fact_int_or(proc, FACT_PROCESS_READ_THROUGH, 0);
         return via > 0 ? (pid_t) via : (pid_t) kb_fact_int_or(proc, FACT_PROCESS_PID, -1);

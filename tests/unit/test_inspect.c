@@ -20,6 +20,8 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -668,8 +670,83 @@ static void test_pidns_below(void **state) {
         reap_all(hold);
 }
 
+/* The state letter of /proc/<pid>/stat's main thread, '?' unreadable. */
+static char main_state(pid_t pid) {
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return '?';
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *close = strrchr(buf, ')');
+        return close && close[1] == ' ' ? close[2] : '?';
+}
+
+static void *pause_forever(void *arg) {
+        (void) arg;
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* Waits (bounded) until pid's main thread shows state; false past 10 s. */
+static bool main_state_becomes(pid_t pid, char state) {
+        for (int i = 0; i < 10000; i++) {
+                if (main_state(pid) == state)
+                        return true;
+                usleep(1000);
+        }
+        return false;
+}
+
+/* A process holds nothing only once every thread of it has exited: a zombie whose only thread
+ * ended is one; a live process is not, nor is a zombie leader (its main thread ended alone) whose
+ * other thread lives on and holds the shared table. */
+static void test_all_exited(void **state) {
+        (void) state;
+        int block[2];
+        assert_int_equal(pipe2(block, O_CLOEXEC), 0);
+        pid_t live = fork();
+        assert_true(live >= 0);
+        if (live == 0) {
+                close(block[1]);
+                char c;
+                (void) read(block[0], &c, 1);
+                _exit(0);
+        }
+        pid_t leader = fork();
+        assert_true(leader >= 0);
+        if (leader == 0) {
+                pthread_t t;
+                if (pthread_create(&t, NULL, pause_forever, NULL) != 0)
+                        _exit(1);
+                syscall(SYS_exit, 0); /* the main thread alone */
+                _exit(2);
+        }
+        pid_t zombie = fork();
+        assert_true(zombie >= 0);
+        if (zombie == 0)
+                _exit(0);
+        assert_true(main_state_becomes(zombie, 'Z'));
+        assert_true(main_state_becomes(leader, 'Z'));
+        assert_true(kb_inspect_all_exited("/proc", zombie));
+        assert_false(kb_inspect_all_exited("/proc", leader));
+        assert_false(kb_inspect_all_exited("/proc", live));
+        assert_false(kb_inspect_all_exited("/proc", getpid()));
+        assert_false(kb_inspect_all_exited("/nonexistent-proc", zombie));
+        kill(leader, SIGKILL);
+        close(block[1]);
+        assert_int_equal(waitpid(live, NULL, 0), live);
+        assert_int_equal(waitpid(leader, NULL, 0), leader);
+        assert_int_equal(waitpid(zombie, NULL, 0), zombie);
+        close(block[0]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_all_exited),
                 cmocka_unit_test(test_drop_inherited_namespaces),
                 cmocka_unit_test(test_mount_root_found),
                 cmocka_unit_test(test_mount_root_refused),
