@@ -113,6 +113,11 @@ int kb_sandbox_verify_identity(const char *proc_root, pid_t pid, int pidfd, pid_
 int kb_sandbox_pin_pid2(const char *proc_root, pid_t init_pid, uint64_t pidns_ino, int64_t deadline_ms, pid_t *ret_pid,
                         int *ret_pidfd);
 
+/* The system call pid is in, from <proc_root>/<pid>/syscall: *ret_nr its number (the native ABI's)
+ * and *ret_arg0 its first argument, or *ret_nr -1 when it is in none (running). Reading that file
+ * needs ptrace rights over pid (kbound has them over its sandbox). Returns 0, -ESRCH, -errno. */
+int kb_sandbox_current_call(const char *proc_root, pid_t pid, long *ret_nr, unsigned long long *ret_arg0);
+
 /* Which descriptor pid is blocked reading, from <proc_root>/<pid>/syscall: *ret_fd is the first
  * argument when the call it is in is read(2), else -1 (running, or another call). Reading that
  * file needs ptrace rights over pid (kbound has them over its sandbox). Returns 0, -ESRCH, -errno. */

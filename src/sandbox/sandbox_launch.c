@@ -162,26 +162,6 @@ static int pin_init(kb_sandbox *sb) {
         return 0;
 }
 
-int kb_sandbox_waits_on(const char *proc_root, pid_t pid, int *ret_fd) {
-        char path[PATH_MAX], buf[256];
-        if (snprintf(path, sizeof path, "%s/%d/syscall", proc_root, (int) pid) >= (int) sizeof path)
-                return -ENAMETOOLONG;
-        int r = kb_sandbox_read_small(path, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        /* "<nr> <arg0> <arg1> ...", all but nr in hex; "running" or "-1 ..." when not in a call. */
-        char *end;
-        errno = 0;
-        long nr = strtol(buf, &end, 10);
-        if (errno || end == buf || *end != ' ' || nr != SYS_read) {
-                *ret_fd = -1;
-                return 0;
-        }
-        unsigned long long fd = strtoull(end + 1, &end, 16);
-        *ret_fd = fd <= INT_MAX ? (int) fd : -1;
-        return 0;
-}
-
 /* True once init has a child: it went on without waiting (or is past the wait). */
 static bool init_has_child(pid_t init_pid) {
         char path[PATH_MAX], buf[64];

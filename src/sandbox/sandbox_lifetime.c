@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 /* How long the twin's init and PID 2 may take to go once their bwrap is killed. */
 #define LIFETIME_BOUND_MS 2000
@@ -35,6 +36,32 @@ static void describe_survivor(const char *what, pid_t pid, char *out, size_t siz
         snprintf(out + used, size - used, "%s%s %d: %s", used ? "; " : "", what, (int) pid, line);
 }
 
+/* Waits (polling, until deadline_ms) until the twin's init is blocked waiting for its children:
+ * bwrap's init arms --die-with-parent (PR_SET_PDEATHSIG) only after it forked PID 2, just before
+ * that wait (do_init, every bwrap since 0.1), so a bwrap killed between PID 2's start and then
+ * leaves an init that never learns of it. The twin is tried as the sandbox it stands for is
+ * judged: set up. Returns 0 with *ret_ms (since since), -ESRCH when init or PID 2 ended first,
+ * -ETIMEDOUT, -errno when its call cannot be read. */
+static int wait_init_armed(const kb_sandbox *twin, int64_t since, int64_t deadline_ms, int64_t *ret_ms) {
+        for (int tries = 0;; tries++) {
+                long nr;
+                unsigned long long arg0;
+                if (!kb_sandbox_pidfd_alive(kb_sandbox_init_pidfd(twin)) ||
+                    !kb_sandbox_pidfd_alive(kb_sandbox_pidfd(twin)))
+                        return -ESRCH;
+                int r = kb_sandbox_current_call("/proc", kb_sandbox_init_pid(twin), &nr, &arg0);
+                if (r < 0)
+                        return r;
+                if (nr == SYS_wait4 || nr == SYS_waitid) {
+                        *ret_ms = kb_now_ms() - since;
+                        return 0;
+                }
+                if (kb_now_ms() >= deadline_ms)
+                        return -ETIMEDOUT;
+                (void) poll(NULL, 0, tries < 200 ? 1 : 10);
+        }
+}
+
 /* Milliseconds until pidfd is readable (its process exited), or -1 past bound_ms. */
 static int64_t gone_within(int pidfd, int64_t since, int64_t bound_ms) {
         for (;;) {
@@ -57,10 +84,31 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
         _cleanup_json_ json_object *o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
-        int r = kb_sandbox_launch(policy, policy->syscall_probe ? with_probe : without, log_path,
-                                  kb_now_ms() + TWIN_START_MS, &twin, &error);
+        int64_t deadline = kb_now_ms() + TWIN_START_MS;
+        int r = kb_sandbox_launch(policy, policy->syscall_probe ? with_probe : without, log_path, deadline, &twin,
+                                  &error);
         if (r < 0) {
                 if (kb_fact_set_str(o, FACT_LIFETIME_ERROR, kb_error_text(error, r)) < 0)
+                        return -ENOMEM;
+                *ret = TAKE_PTR(o);
+                return 0;
+        }
+        int64_t armed_ms = -1;
+        r = wait_init_armed(twin, kb_now_ms(), deadline, &armed_ms);
+        if (r < 0) {
+                char why[256];
+                if (r == -ETIMEDOUT)
+                        snprintf(why, sizeof why,
+                                 "the twin's init was not waiting for its children %d ms after the launch began "
+                                 "(bwrap's init arms --die-with-parent just before that wait)",
+                                 TWIN_START_MS);
+                else if (r == -ESRCH)
+                        snprintf(why, sizeof why, "the twin's init or PID 2 ended before its bwrap was killed");
+                else
+                        snprintf(why, sizeof why, "the host could not read which call the twin's init is in: %s",
+                                 strerror(-r));
+                kb_sandbox_destroy(&twin);
+                if (kb_fact_set_str(o, FACT_LIFETIME_ERROR, why) < 0)
                         return -ENOMEM;
                 *ret = TAKE_PTR(o);
                 return 0;
@@ -82,6 +130,7 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
                 describe_survivor("PID 2", kb_sandbox_kernel_pid(twin), survivors, sizeof survivors);
         /* Written whole or not at all: a lifetime record without its facts would read as unknown. */
         if (kb_fact_set_int(o, FACT_LIFETIME_BOUND_MS, LIFETIME_BOUND_MS) < 0 ||
+            kb_fact_set_int(o, FACT_LIFETIME_INIT_ARMED_MS, armed_ms) < 0 ||
             (init_ms >= 0 ? kb_fact_set_int(o, FACT_LIFETIME_INIT_GONE_MS, init_ms)
                           : kb_fact_set_null(o, FACT_LIFETIME_INIT_GONE_MS)) < 0 ||
             (pid2_ms >= 0 ? kb_fact_set_int(o, FACT_LIFETIME_PID2_GONE_MS, pid2_ms)

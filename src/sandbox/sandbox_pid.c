@@ -1,5 +1,6 @@
 /* sandbox_pid.c: the sandbox's processes as the host's /proc shows them: pidfds, a process's
- * status and pid namespace, and PID 2 found, verified and pinned by a pidfd. */
+ * status and pid namespace, the system call it is in, and PID 2 found, verified and pinned by a
+ * pidfd. */
 #include "kbound/sandbox.h"
 #include "base/cleanup.h"
 #include "sandbox/sandbox-internal.h"
@@ -225,4 +226,37 @@ int kb_sandbox_audit_verify(pid_t pid, int pidfd, uint64_t start) {
         if (r < 0)
                 return r == -ESRCH ? -ESRCH : -EPERM;
         return now == start ? 0 : -EPERM;
+}
+
+int kb_sandbox_current_call(const char *proc_root, pid_t pid, long *ret_nr, unsigned long long *ret_arg0) {
+        char path[PATH_MAX], buf[256];
+        if (snprintf(path, sizeof path, "%s/%d/syscall", proc_root, (int) pid) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        int r = kb_sandbox_read_small(path, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        /* "<nr> <arg0> <arg1> ...", all but nr in hex; "running" or "-1 ..." when not in a call. */
+        char *end;
+        errno = 0;
+        long nr = strtol(buf, &end, 10);
+        if (errno || end == buf || *end != ' ' || nr < 0) {
+                *ret_nr = -1;
+                *ret_arg0 = 0;
+                return 0;
+        }
+        errno = 0;
+        unsigned long long arg0 = strtoull(end + 1, &end, 16);
+        *ret_nr = nr;
+        *ret_arg0 = errno ? ULLONG_MAX : arg0;
+        return 0;
+}
+
+int kb_sandbox_waits_on(const char *proc_root, pid_t pid, int *ret_fd) {
+        long nr;
+        unsigned long long fd;
+        int r = kb_sandbox_current_call(proc_root, pid, &nr, &fd);
+        if (r < 0)
+                return r;
+        *ret_fd = nr == SYS_read && fd <= INT_MAX ? (int) fd : -1;
+        return 0;
 }

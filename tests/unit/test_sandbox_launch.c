@@ -19,8 +19,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,6 +350,70 @@ static void test_kernel_never_appears(void **state) {
         free(init_text);
         assert_true(init > 0);
         assert_true(proc_gone_soon(init));
+}
+
+/* The call a process is blocked in, read from the host: waitpid's wait4 (or waitid) for a parent
+ * waiting on its child, read with its descriptor for a reader of a pipe. */
+static void test_current_call(void **state) {
+        (void) state;
+        int block[2];
+        assert_int_equal(pipe2(block, O_CLOEXEC), 0);
+        pid_t waiter = fork();
+        assert_true(waiter >= 0);
+        if (waiter == 0) {
+                close(block[1]); /* the reader sees the end when the test closes its own */
+                pid_t reader = fork();
+                if (reader == 0) {
+                        char c;
+                        (void) read(block[0], &c, 1);
+                        _exit(0);
+                }
+                (void) waitpid(reader, NULL, 0);
+                _exit(0);
+        }
+        long nr = -1;
+        unsigned long long arg0 = 0;
+        for (int i = 0; i < 5000 && nr != SYS_wait4 && nr != SYS_waitid; i++) {
+                assert_int_equal(kb_sandbox_current_call("/proc", waiter, &nr, &arg0), 0);
+                usleep(1000);
+        }
+        assert_true(nr == SYS_wait4 || nr == SYS_waitid);
+        /* the reader: the waiter's child, blocked reading the pipe */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) waiter, (int) waiter);
+        char *children = slurp(path, NULL);
+        assert_non_null(children);
+        pid_t reader = (pid_t) strtol(children, NULL, 10);
+        free(children);
+        assert_true(reader > 0);
+        int fd = -1;
+        for (int i = 0; i < 5000 && fd != block[0]; i++) {
+                assert_int_equal(kb_sandbox_waits_on("/proc", reader, &fd), 0);
+                usleep(1000);
+        }
+        assert_int_equal(fd, block[0]);
+        assert_int_equal(kb_sandbox_current_call("/proc", -1, &nr, &arg0) < 0, true);
+        close(block[1]);
+        close(block[0]);
+        assert_int_equal(waitpid(waiter, NULL, 0), waiter);
+}
+
+/* The twin trial on a real bwrap: its bwrap is killed only once its init waits for its children
+ * (where bwrap has armed --die-with-parent), and init and PID 2 then go by themselves. */
+static void test_lifetime(void **state) {
+        fixture *f = *state;
+        json_object *ev = NULL;
+        assert_int_equal(kb_sandbox_prove_lifetime(&f->policy, f->log, &ev), 0);
+        assert_non_null(ev);
+        json_object *v = NULL;
+        if (json_object_object_get_ex(ev, "error", &v))
+                fail_msg("the trial was not made: %s", json_object_get_string(v));
+        assert_true(json_object_object_get_ex(ev, "init_armed_ms", &v) && json_object_get_int64(v) >= 0);
+        assert_true(json_object_object_get_ex(ev, "init_gone_ms", &v) && json_object_is_type(v, json_type_int));
+        assert_true(json_object_object_get_ex(ev, "pid2_gone_ms", &v) && json_object_is_type(v, json_type_int));
+        assert_true(json_object_object_get_ex(ev, "survived", &v) && !json_object_get_boolean(v));
+        assert_false(json_object_object_get_ex(ev, "survivors", &v));
+        json_object_put(ev);
 }
 
 /* What the before_exec hook saw. */
@@ -794,6 +860,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fresh_keyring, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_version, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
+                cmocka_unit_test(test_current_call),
+                cmocka_unit_test_setup_teardown(test_lifetime, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
