@@ -195,9 +195,10 @@ int kb_inspect_pre_exec_mounts(const kb_inspect_target *t, json_object *snap, js
  * whose tid it is then (its folder is <proc_root>/<pid>/task/<tid>). */
 pid_t kb_inspect_read_through(const char *proc_root, pid_t pid, const char *state);
 
-/* True when every thread of pid has exited (each read, each a zombie or dead; or none left): its
- * descriptors, maps and folders were let go before it became one (exit_files, exit_mm), so it holds
- * nothing, whatever its unreadable files say. False when any thread lives or cannot be read. */
+/* True when every thread of pid has exited (its stat: a zombie or dead main thread, and a count of
+ * threads of 1, that one): its descriptors, maps and folders were let go before it became one
+ * (exit_files, exit_mm), so it holds nothing, whatever its unreadable files say. False when any
+ * other thread lives or is still counted, or the stat cannot be read. */
 bool kb_inspect_all_exited(const char *proc_root, pid_t pid);
 /* The thread a PROCESS of the look was read through: its READ_THROUGH, or its pid (absent, that
  * fact reads as 0: the main thread). */

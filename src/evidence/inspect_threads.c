@@ -62,22 +62,13 @@ pid_t kb_inspect_read_through(const char *proc_root, pid_t pid, const char *stat
 }
 
 bool kb_inspect_all_exited(const char *proc_root, pid_t pid) {
-        char task_root[PATH_MAX];
-        snprintf(task_root, sizeof task_root, "%s/%d/task", proc_root, (int) pid);
-        DIR *d = opendir(task_root);
-        if (!d)
-                return false;
-        bool all = true;
-        struct dirent *de;
-        while (all && (de = readdir(d))) {
-                char *end;
-                long tid = strtol(de->d_name, &end, 10);
-                if (*end || tid <= 0)
-                        continue;
-                all = exited(task_state(task_root, (pid_t) tid));
-        }
-        closedir(d);
-        return all;
+        /* One reading of stat gives both, so a thread cannot be missed the way a listing of task/
+         * can miss one while others exit: the process's count of threads still counts its exited
+         * main thread until the zombie is reaped, and any thread not yet released. */
+        _cleanup_free_ char *text = NULL;
+        kb_procfs_stat st;
+        return kb_inspect_read_proc(proc_root, pid, "stat", KB_PROCFS_STAT_MAX, &text, NULL) >= 0 &&
+               kb_procfs_stat_parse(text, &st) == 0 && exited(st.state) && st.threads == 1;
 }
 
 pid_t kb_inspect_process_via(json_object *proc) {

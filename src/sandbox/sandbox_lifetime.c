@@ -38,18 +38,19 @@ static void describe_survivor(const char *what, pid_t pid, char *out, size_t siz
 
 /* Waits (polling, until deadline_ms) until the twin's init is blocked waiting for its children:
  * bwrap's init arms --die-with-parent (PR_SET_PDEATHSIG) only after it forked PID 2, just before
- * that wait (do_init, every bwrap since 0.1), so a bwrap killed between PID 2's start and then
- * leaves an init that never learns of it. The twin is tried as the sandbox it stands for is
- * judged: set up. Returns 0 with *ret_ms (since since), -ESRCH when init or PID 2 ended first,
- * -ETIMEDOUT, -errno when its call cannot be read. */
+ * that wait (do_init in every bwrap read, 0.4.1 to 0.12.0), so a bwrap killed between PID 2's
+ * start and then leaves an init that never learns of it. The twin is tried as the sandbox it
+ * stands for is judged: set up. Init and PID 2 are confirmed alive after each reading (a pid
+ * reused by another process cannot answer for init). Returns 0 with *ret_ms (since since),
+ * -ESRCH when init or PID 2 ended first, -ETIMEDOUT, -errno when its call cannot be read. */
 static int wait_init_armed(const kb_sandbox *twin, int64_t since, int64_t deadline_ms, int64_t *ret_ms) {
         for (int tries = 0;; tries++) {
-                long nr;
+                long nr = -1;
                 unsigned long long arg0;
-                if (!kb_sandbox_pidfd_alive(kb_sandbox_init_pidfd(twin)) ||
+                int r = kb_sandbox_current_call("/proc", kb_sandbox_init_pid(twin), &nr, &arg0);
+                if (r == -ESRCH || !kb_sandbox_pidfd_alive(kb_sandbox_init_pidfd(twin)) ||
                     !kb_sandbox_pidfd_alive(kb_sandbox_pidfd(twin)))
                         return -ESRCH;
-                int r = kb_sandbox_current_call("/proc", kb_sandbox_init_pid(twin), &nr, &arg0);
                 if (r < 0)
                         return r;
                 if (nr == SYS_wait4 || nr == SYS_waitid) {
@@ -117,10 +118,10 @@ int kb_sandbox_prove_lifetime(const kb_sandbox_policy *policy, const char *log_p
          * is killed; bwrap's init and the program must then die by themselves. */
         int64_t killed = kb_now_ms();
         int kr = kill(kb_sandbox_bwrap_pid(twin), SIGKILL);
+        int kill_errno = errno;
         int64_t init_ms = kr == 0 ? gone_within(kb_sandbox_init_pidfd(twin), killed, LIFETIME_BOUND_MS) : -1;
         int64_t pid2_ms = kr == 0 ? gone_within(kb_sandbox_pidfd(twin), killed, LIFETIME_BOUND_MS) : -1;
         bool survived = init_ms < 0 || pid2_ms < 0;
-        int kill_errno = errno;
         /* Before kbound stops them: what they were (a death signal sent and not acted on yet, or
          * never sent) */
         char survivors[512] = "";

@@ -31,6 +31,7 @@
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -711,6 +712,7 @@ static void test_all_exited(void **state) {
         pid_t live = fork();
         assert_true(live >= 0);
         if (live == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL); /* none outlives a failed test */
                 close(block[1]);
                 char c;
                 (void) read(block[0], &c, 1);
@@ -719,6 +721,8 @@ static void test_all_exited(void **state) {
         pid_t leader = fork();
         assert_true(leader >= 0);
         if (leader == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                close(block[1]);
                 pthread_t t;
                 if (pthread_create(&t, NULL, pause_forever, NULL) != 0)
                         _exit(1);
