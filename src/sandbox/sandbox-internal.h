@@ -59,6 +59,12 @@ int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, b
  * planned mount), -ELOOP, -ENAMETOOLONG, -E2BIG, -ENOMEM (sandbox_mounts.c). */
 int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_object **ret);
 
+/* Each planned bind's source stat'd again, once bwrap has made its mounts (its init blocked on the
+ * block channel): one whose path now names another object (a host file replaced by a rename in
+ * between, as useradd rewrites /etc/passwd) gets that object as its source_after, so the bind may
+ * show either of the two the path named while bwrap bound it. -ENOMEM only. */
+int kb_sandbox_planned_sources_again(json_object *mounts);
+
 /* An owned deep copy of a policy (sandbox_policy_copy.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */
 typedef struct kb_sandbox_policy_copy kb_sandbox_policy_copy;

@@ -667,6 +667,9 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
         int r = wait_init_blocked(sb, deadline_ms);
         if (r < 0)
                 return r;
+        /* bwrap's mounts are made: what each bind's source names now, if another object */
+        if (kb_sandbox_planned_sources_again(kb_fact_arr_of(sb->launch_facts, FACT_LAUNCH_MOUNTS)) < 0)
+                return -ENOMEM;
         /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */

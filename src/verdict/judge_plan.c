@@ -99,15 +99,26 @@ static const char *bind_differs(json_object *p, json_object *m, char *buf, size_
                          kb_fact_str_or(m, FACT_MOUNT_TARGET_ERROR, "no reason kept"));
                 return buf;
         }
+        /* The path may have named another object once bwrap's mounts were made (replaced by a
+         * rename in between): the bind shows one of the two, each the host's at that path. */
+        json_object *after = kb_fact_obj_of(p, FACT_PLANNED_MOUNT_SOURCE_AFTER);
+        int64_t after_ino = -1;
         bool known = kb_fact_int_of(target, FACT_STAT_INO, &ino),
-             planned_known = kb_fact_int_of(source, FACT_FILE_ID_INO, &planned_ino);
+             planned_known = kb_fact_int_of(source, FACT_FILE_ID_INO, &planned_ino),
+             after_known = kb_fact_int_of(after, FACT_FILE_ID_INO, &after_ino);
         judge_file shows = judge_file_of(kb_fact_str_of(target, FACT_STAT_DEV), known, ino),
-                   planned = judge_file_of(kb_fact_str_of(source, FACT_FILE_ID_DEV), planned_known, planned_ino);
-        if (judge_same_file(shows, planned))
+                   planned = judge_file_of(kb_fact_str_of(source, FACT_FILE_ID_DEV), planned_known, planned_ino),
+                   later = judge_file_of(kb_fact_str_of(after, FACT_FILE_ID_DEV), after_known, after_ino);
+        if (judge_same_file(shows, planned) || (after && judge_same_file(shows, later)))
                 return NULL;
-        snprintf(buf, size, "it shows device %s inode %" PRId64 ", not %s (device %s inode %" PRId64 " on the host)",
-                 shows.dev ? shows.dev : "?", ino, kb_fact_str_or(source, FACT_FILE_ID_PATH, "the planned source"),
-                 planned.dev ? planned.dev : "?", planned_ino);
+        int n = snprintf(
+                buf, size, "it shows device %s inode %" PRId64 ", not %s (device %s inode %" PRId64 " on the host",
+                shows.dev ? shows.dev : "?", ino, kb_fact_str_or(source, FACT_FILE_ID_PATH, "the planned source"),
+                planned.dev ? planned.dev : "?", planned_ino);
+        if (n >= 0 && (size_t) n < size)
+                snprintf(buf + n, size - (size_t) n,
+                         after ? ", then device %s inode %" PRId64 " once bwrap's mounts were made)" : ")",
+                         later.dev ? later.dev : "?", after_ino);
         return buf;
 }
 

@@ -249,6 +249,10 @@ static void test_backend_mounts(void **state) {
                    "the mount at /usr (ext4 /dev/sda1, root /usr, read-only) is not the one kbound planned there "
                    "(--ro-bind /usr /usr): it shows device 8:1 inode 42, not /usr (device 8:1 inode 131073 on the "
                    "host)"),
+                /* replaced on the host while bwrap bound it: either object the path named, no other */
+                B2(M "/1/target/ino", "42", PLANNED "/1/source_after", "{'path': '/usr', 'dev': '8:1', 'ino': 43}",
+                   "it shows device 8:1 inode 42, not /usr (device 8:1 inode 131073 on the host, then device 8:1 "
+                   "inode 43 once bwrap's mounts were made)"),
                 B2(M "/1/target", NULL, M "/1/target_error", "'a symbolic link is on the path'",
                    "(--ro-bind /usr /usr): the host could not see what it shows (a symbolic link is on the path)"),
                 B2(PLANNED "/1/source", NULL, PLANNED "/1/source_error", "'Permission denied'",
@@ -299,6 +303,10 @@ static void test_backend_mounts(void **state) {
                 B2(M "/4", NULL, M "/3", NULL,
                    "every mount of the 3 mount tables of every look is one of the 14 "
                    "kbound planned"),
+                /* the host's /usr replaced by a rename between kbound's plan and bwrap's bind: every
+                 * look shows the object the path named once the mounts were made */
+                B4(PLANNED "/1/source_after", "{'path': '/usr', 'dev': '8:1', 'ino': 42}", M "/1/target/ino", "42",
+                   "/snapshots/0/mounts/1/target/ino", "42", "/pre_exec/mounts/1/target/ino", "42", NULL),
                 /* a tmpfs's size is kept in pages */
                 B4(PLANNED "/11/size", "1048576", M "/9/super", "['mode=755', 'size=1024k']",
                    "/snapshots/0/mounts/9/super", "['size=1024k']", "/pre_exec/mounts/9/super", "['size=1024k']", NULL),

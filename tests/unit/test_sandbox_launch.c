@@ -502,6 +502,81 @@ static void test_before_exec(void **state) {
         kb_sandbox_destroy(&sb);
 }
 
+/* A bound host file replaced by a rename between kbound's plan (its stat) and bwrap's bind, as
+ * useradd rewrites /etc/passwd while a run starts: the launch stats each source again once the
+ * mounts are made, and the bind, showing the new file, is the one planned (the host's at that
+ * path); sandbox.backend's look before exec names no problem of it. */
+static void test_source_replaced(void **state) {
+        fixture *f = *state;
+        char dir[192], bound[256], fresh[256], wrapper[256], script[PATH_MAX + 1024];
+        snprintf(dir, sizeof dir, "%s/src", f->base);
+        snprintf(bound, sizeof bound, "%s/bound", dir);
+        snprintf(fresh, sizeof fresh, "%s/fresh", dir);
+        snprintf(wrapper, sizeof wrapper, "%s/bwrap-renaming", f->base);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        write_file(bound, "before\n", 0644);
+        write_file(fresh, "after\n", 0644);
+        assert_int_equal(kb_sandbox_user_give(&f->user, dir), 0);
+        assert_int_equal(kb_sandbox_user_give(&f->user, bound), 0);
+        assert_int_equal(kb_sandbox_user_give(&f->user, fresh), 0);
+        /* the rename runs as bwrap is started, after kbound's plan: never for --version or --help */
+        snprintf(script, sizeof script,
+                 "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) [ -e '%s' ] && mv -f '%s' '%s' ;; esac\n"
+                 "exec '%s' \"$@\"\n",
+                 fresh, fresh, bound, f->bwrap);
+        write_file(wrapper, script, 0755);
+        char *ro[] = {bound, NULL};
+        pre_exec_seen seen = {.reads_fd = -1};
+        snprintf(seen.marker_path, sizeof seen.marker_path, "%s/started", f->runtime);
+        char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
+        kb_sandbox_policy p = f->policy;
+        p.bwrap = wrapper;
+        p.ro_paths = ro;
+        p.before_exec = seen_before_exec;
+        p.before_exec_userdata = &seen;
+        kb_sandbox *sb = NULL;
+        kb_error *error = NULL;
+        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 10000, &sb, &error);
+        if (r < 0)
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
+        struct stat now;
+        assert_int_equal(stat(bound, &now), 0);
+        /* the plan kept the file first stat'd, and the one its path names once bwrap bound it */
+        json_object *mounts = NULL, *planned = NULL;
+        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "mounts", &mounts));
+        for (size_t i = 0; i < json_object_array_length(mounts) && !planned; i++) {
+                json_object *m = json_object_array_get_idx(mounts, i), *src = NULL, *path = NULL;
+                if (json_object_object_get_ex(m, "source", &src) && json_object_object_get_ex(src, "path", &path) &&
+                    strcmp(json_object_get_string(path), bound) == 0)
+                        planned = m;
+        }
+        assert_non_null(planned);
+        json_object *src = NULL, *after = NULL, *ino = NULL;
+        assert_true(json_object_object_get_ex(planned, "source", &src));
+        assert_true(json_object_object_get_ex(planned, "source_after", &after));
+        assert_true(json_object_object_get_ex(after, "ino", &ino));
+        assert_int_equal(json_object_get_int64(ino), (int64_t) now.st_ino);
+        assert_true(json_object_object_get_ex(src, "ino", &ino));
+        assert_true(json_object_get_int64(ino) != (int64_t) now.st_ino);
+        /* what bwrap bound is the host's file at that path: no problem names it */
+        json_object *expect = json_object_new_object(), *launch = NULL;
+        assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
+        json_object_object_add(expect, "launch", launch);
+        kb_judge_input in = {.expect = expect, .pre_exec = seen.look};
+        json_object *c = kb_judge_backend(&in), *ev = NULL, *problems = NULL;
+        assert_true(json_object_object_get_ex(c, "evidence", &ev));
+        if (json_object_object_get_ex(ev, "problems", &problems))
+                for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                        const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
+                        if (strstr(text, bound))
+                                fail_msg("%s", text);
+                }
+        json_object_put(c);
+        json_object_put(expect);
+        json_object_put(seen.look);
+        kb_sandbox_destroy(&sb);
+}
+
 /* kbound dies (SIGKILL) while bwrap's init waits for the host's look: init has no parent-death
  * signal yet, so it must not go on to start the kernel. */
 static int death_report_fd = -1;
@@ -862,6 +937,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
                 cmocka_unit_test(test_current_call),
                 cmocka_unit_test_setup_teardown(test_lifetime, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_source_replaced, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
