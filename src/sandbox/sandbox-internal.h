@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include "base/strv.h"
 #include <json-c/json.h>
+#include <sys/stat.h>
 
 /* The fd number bwrap's --info-fd uses inside the launched child. Fixed so the plan can name it
  * before the pipe exists; the launcher moves the pipe's write end onto it after fork. */
@@ -59,11 +60,15 @@ int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, b
  * planned mount), -ELOOP, -ENAMETOOLONG, -E2BIG, -ENOMEM (sandbox_mounts.c). */
 int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_object **ret);
 
+/* The FILE_ID (facts.def) of st, with its path when given. NULL if out of memory. */
+json_object *kb_sandbox_file_id(const char *path, const struct stat *st);
+
 /* Each planned bind's source stat'd again, once bwrap has made its mounts (its init blocked on the
  * block channel): one whose path now names another object (a host file replaced by a rename in
  * between, as useradd rewrites /etc/passwd) gets that object as its source_after, so the bind may
- * show either of the two the path named while bwrap bound it. -ENOMEM only. */
-int kb_sandbox_planned_sources_again(json_object *mounts);
+ * show either of the two the path named while bwrap bound it, and its path is appended to changed
+ * (may be NULL). Returns how many changed, -ENOMEM. */
+int kb_sandbox_planned_sources_again(json_object *mounts, json_object *changed);
 
 /* An owned deep copy of a policy (sandbox_policy_copy.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */

@@ -35,6 +35,7 @@
 /* How long bwrap's init may take to build the sandbox and block on --block-fd when the launch has
  * no deadline (it takes a few ms; seconds on a loaded machine). */
 #define BLOCK_WAIT_MS 30000
+#define LAUNCH_TRIES 3 /* launches made while a bind's source keeps changing under bwrap (kb_sandbox_launch) */
 
 struct kb_sandbox {
         pid_t bwrap_pid;
@@ -63,6 +64,7 @@ struct kb_sandbox {
         uint64_t rlimit_as;             /* the memory limit kept per process instead (0: none) */
         kb_log_keeper *log;             /* the kernel's log, bounded (NULL: none asked; a file) */
         bool audited;                   /* a sandbox kbound did not build (sandbox_audit.c) */
+        json_object *sources_changed;   /* set to be told: a bind source changed, abandon (sandbox_go) */
         uint64_t kernel_start;          /* audited: the kernel's start time, as pinned */
 };
 
@@ -265,20 +267,6 @@ static void sandbox_free(kb_sandbox *sb) {
         free(sb);
 }
 
-/* The FILE_ID of st (facts.def), with its path when given. NULL if out of memory. */
-static json_object *file_facts(const struct stat *st, const char *path) {
-        char dev[KB_PROCFS_DEV_MAX];
-        kb_procfs_dev(major(st->st_dev), minor(st->st_dev), dev);
-        json_object *o = json_object_new_object();
-        if (!o || (path && kb_fact_set_str(o, FACT_FILE_ID_PATH, path) < 0) ||
-            kb_fact_set_str(o, FACT_FILE_ID_DEV, dev) < 0 ||
-            kb_fact_set_int(o, FACT_FILE_ID_INO, (int64_t) st->st_ino) < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
-}
-
 /* Appends the LAUNCH_FD (facts.def) of the object open at src (or at path, when src < 0) that bwrap
  * gets as target to fds. -errno. */
 static int plan_fd(json_object *fds, int target, const char *what, int src, const char *path) {
@@ -330,12 +318,12 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         struct stat st;
         if (stat(policy->bwrap, &st) < 0)
                 return -errno;
-        json_object *program = file_facts(&st, policy->bwrap);
+        json_object *program = kb_sandbox_file_id(policy->bwrap, &st);
         if (kb_fact_set_obj(f, FACT_LAUNCH_PROGRAM, program) < 0)
                 return -ENOMEM;
         if (stat("/proc", &st) < 0)
                 return -errno;
-        json_object *proc = file_facts(&st, NULL);
+        json_object *proc = kb_sandbox_file_id(NULL, &st);
         if (kb_fact_set_obj(f, FACT_LAUNCH_PROC, proc) < 0 ||
             kb_fact_set_int(f, FACT_LAUNCH_BLOCK_FD, KB_SANDBOX_BLOCK_FD) < 0)
                 return -ENOMEM;
@@ -667,9 +655,16 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
         int r = wait_init_blocked(sb, deadline_ms);
         if (r < 0)
                 return r;
-        /* bwrap's mounts are made: what each bind's source names now, if another object */
-        if (kb_sandbox_planned_sources_again(kb_fact_arr_of(sb->launch_facts, FACT_LAUNCH_MOUNTS)) < 0)
-                return -ENOMEM;
+        /* bwrap's mounts are made: what each bind's source names now, if another object. A bind
+         * may then show any object its path named meanwhile, of which kbound knows two: while it
+         * may, the launch is abandoned (nothing of the kernel ran) and made again. */
+        r = kb_sandbox_planned_sources_again(kb_fact_arr_of(sb->launch_facts, FACT_LAUNCH_MOUNTS), sb->sources_changed);
+        if (r < 0)
+                return r;
+        if (r > 0 && sb->sources_changed) {
+                *ret_worded = true;
+                return -EAGAIN;
+        }
         /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
@@ -747,13 +742,11 @@ static int sandbox_start(kb_sandbox *sb, const kb_sandbox_policy *policy, int in
         return 0;
 }
 
-int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
-                      int64_t deadline_ms, kb_sandbox **ret, kb_error **ret_error) {
-        if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
-                return -EINVAL;
-        int r = launch_user_named(policy, ret_error);
-        if (r < 0)
-                return r;
+/* One launch; changed: NULL on the last try, else told (appended to) and -EAGAIN returned when a
+ * bind's source changed while bwrap bound it. */
+static int launch_once(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
+                       int64_t deadline_ms, json_object *changed, kb_sandbox **ret, kb_error **ret_error) {
+        int r;
         /* One idiom for everything a launch holds, whichever step fails: kbound's copies of what
          * bwrap is handed close with l (launch_done), and the sandbox, from its first field to a
          * running bwrap, is stopped and freed with sb (kb_sandbox_destroy; first, while the log's
@@ -772,6 +765,7 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         sb = sandbox_new();
         if (!sb)
                 return -ENOMEM;
+        sb->sources_changed = changed;
         r = launch_prepare(&l, sb, policy, kernel_argv, log_path, ret_error);
         if (r < 0)
                 return r;
@@ -781,8 +775,33 @@ int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv,
         r = sandbox_start(sb, policy, l.info_r, log_path, l.log_offset, deadline_ms, ret_error);
         if (r < 0)
                 return r;
+        sb->sources_changed = NULL;
         *ret = TAKE_PTR(sb);
         return 0;
+}
+
+int kb_sandbox_launch(const kb_sandbox_policy *policy, char *const *kernel_argv, const char *log_path,
+                      int64_t deadline_ms, kb_sandbox **ret, kb_error **ret_error) {
+        if (!policy || !ret || !log_path || !policy->bwrap || policy->bwrap[0] != '/')
+                return -EINVAL;
+        int r = launch_user_named(policy, ret_error);
+        if (r < 0)
+                return r;
+        _cleanup_json_ json_object *changed = json_object_new_array();
+        if (!changed)
+                return -ENOMEM;
+        for (int attempt = 1;; attempt++) {
+                r = launch_once(policy, kernel_argv, log_path, deadline_ms, attempt < LAUNCH_TRIES ? changed : NULL,
+                                ret, ret_error);
+                if (r != -EAGAIN)
+                        break;
+        }
+        if (r == 0 && json_object_array_length(changed) > 0 &&
+            kb_fact_set_arr((*ret)->launch_facts, FACT_LAUNCH_SOURCES_CHANGED, TAKE_PTR(changed)) < 0) {
+                kb_sandbox_destroy(ret);
+                return -ENOMEM;
+        }
+        return r;
 }
 
 /* The accessors of sandbox.h: each reads one field, or answers its "none" for NULL (-1 for a

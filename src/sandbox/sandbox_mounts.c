@@ -145,12 +145,12 @@ static int fresh(plan *p, const char *fstype, const char *mountpoint, const char
         return e && kb_fact_set_str(e, FACT_PLANNED_MOUNT_FSTYPE, fstype) >= 0 ? 0 : -ENOMEM;
 }
 
-/* The FILE_ID of path's st. NULL if out of memory. */
-static json_object *file_id(const char *path, const struct stat *st) {
+json_object *kb_sandbox_file_id(const char *path, const struct stat *st) {
         char dev[KB_PROCFS_DEV_MAX];
         kb_procfs_dev(major(st->st_dev), minor(st->st_dev), dev);
         json_object *f = json_object_new_object();
-        if (!f || kb_fact_set_str(f, FACT_FILE_ID_PATH, path) < 0 || kb_fact_set_str(f, FACT_FILE_ID_DEV, dev) < 0 ||
+        if (!f || (path && kb_fact_set_str(f, FACT_FILE_ID_PATH, path) < 0) ||
+            kb_fact_set_str(f, FACT_FILE_ID_DEV, dev) < 0 ||
             kb_fact_set_int(f, FACT_FILE_ID_INO, (int64_t) st->st_ino) < 0) {
                 json_object_put(f);
                 return NULL;
@@ -163,12 +163,13 @@ static int set_source(json_object *e, const char *path) {
         struct stat st;
         if (stat(path, &st) < 0)
                 return kb_fact_set_str(e, FACT_PLANNED_MOUNT_SOURCE_ERROR, strerror(errno)) < 0 ? -ENOMEM : 0;
-        json_object *f = file_id(path, &st);
+        json_object *f = kb_sandbox_file_id(path, &st);
         return kb_fact_set_obj(e, FACT_PLANNED_MOUNT_SOURCE, f) < 0 ? -ENOMEM : 0;
 }
 
-int kb_sandbox_planned_sources_again(json_object *mounts) {
+int kb_sandbox_planned_sources_again(json_object *mounts, json_object *changed) {
         size_t n = json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
+        int count = 0;
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(mounts, i),
                             *source = kb_fact_obj_of(e, FACT_PLANNED_MOUNT_SOURCE);
@@ -181,10 +182,12 @@ int kb_sandbox_planned_sources_again(json_object *mounts) {
                 kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
                 if ((int64_t) st.st_ino == ino && strcmp(dev, kb_fact_str_or(source, FACT_FILE_ID_DEV, "")) == 0)
                         continue;
-                if (kb_fact_set_obj(e, FACT_PLANNED_MOUNT_SOURCE_AFTER, file_id(path, &st)) < 0)
+                if (kb_fact_set_obj(e, FACT_PLANNED_MOUNT_SOURCE_AFTER, kb_sandbox_file_id(path, &st)) < 0 ||
+                    (changed && json_object_array_add(changed, json_object_new_string(path)) < 0))
                         return -ENOMEM;
+                count++;
         }
-        return 0;
+        return count;
 }
 
 /* bwrap binds recursively (MS_REC), so every mount of the host below the source's real path comes

@@ -502,16 +502,32 @@ static void test_before_exec(void **state) {
         kb_sandbox_destroy(&sb);
 }
 
+/* The planned mount whose source is path, from the sandbox's launch facts; fails the test if none. */
+static json_object *planned_bind_of(const kb_sandbox *sb, const char *path) {
+        json_object *mounts = NULL;
+        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "mounts", &mounts));
+        for (size_t i = 0; i < json_object_array_length(mounts); i++) {
+                json_object *m = json_object_array_get_idx(mounts, i), *src = NULL, *p = NULL;
+                if (json_object_object_get_ex(m, "source", &src) && json_object_object_get_ex(src, "path", &p) &&
+                    strcmp(json_object_get_string(p), path) == 0)
+                        return m;
+        }
+        fail_msg("no planned bind of %s", path);
+        return NULL;
+}
+
 /* A bound host file replaced by a rename between kbound's plan (its stat) and bwrap's bind, as
- * useradd rewrites /etc/passwd while a run starts: the launch stats each source again once the
- * mounts are made, and the bind, showing the new file, is the one planned (the host's at that
- * path); sandbox.backend's look before exec names no problem of it. */
-static void test_source_replaced(void **state) {
-        fixture *f = *state;
-        char dir[192], bound[256], fresh[256], wrapper[256], script[PATH_MAX + 1024];
+ * useradd rewrites /etc/passwd while a run starts. bwrap is started through a wrapper that renames
+ * it first: once (the launch is abandoned before anything of the kernel runs and made again, and
+ * the facts say so), or at every launch (the last keeps both objects the path named, and the bind
+ * showing the second is the one planned). sandbox.backend's look before exec names no problem of
+ * the file either way. */
+static void source_replaced(fixture *f, bool every_launch) {
+        char dir[192], bound[256], fresh[256], spare[256], wrapper[256], script[2 * PATH_MAX + 2048];
         snprintf(dir, sizeof dir, "%s/src", f->base);
         snprintf(bound, sizeof bound, "%s/bound", dir);
         snprintf(fresh, sizeof fresh, "%s/fresh", dir);
+        snprintf(spare, sizeof spare, "%s/spare", dir);
         snprintf(wrapper, sizeof wrapper, "%s/bwrap-renaming", f->base);
         assert_int_equal(mkdir(dir, 0755), 0);
         write_file(bound, "before\n", 0644);
@@ -519,11 +535,18 @@ static void test_source_replaced(void **state) {
         assert_int_equal(kb_sandbox_user_give(&f->user, dir), 0);
         assert_int_equal(kb_sandbox_user_give(&f->user, bound), 0);
         assert_int_equal(kb_sandbox_user_give(&f->user, fresh), 0);
-        /* the rename runs as bwrap is started, after kbound's plan: never for --version or --help */
-        snprintf(script, sizeof script,
-                 "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) [ -e '%s' ] && mv -f '%s' '%s' ;; esac\n"
-                 "exec '%s' \"$@\"\n",
-                 fresh, fresh, bound, f->bwrap);
+        /* after kbound's plan, as bwrap starts (never for --version or --help): fresh renamed over
+         * bound once, or the two swapped every time */
+        if (every_launch)
+                snprintf(script, sizeof script,
+                         "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) mv -f '%s' '%s' && mv -f '%s' '%s' && "
+                         "mv -f '%s' '%s' ;; esac\nexec '%s' \"$@\"\n",
+                         bound, spare, fresh, bound, spare, fresh, f->bwrap);
+        else
+                snprintf(script, sizeof script,
+                         "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) [ -e '%s' ] && mv -f '%s' '%s' ;; esac\n"
+                         "exec '%s' \"$@\"\n",
+                         fresh, fresh, bound, f->bwrap);
         write_file(wrapper, script, 0755);
         char *ro[] = {bound, NULL};
         pre_exec_seen seen = {.reads_fd = -1};
@@ -536,28 +559,28 @@ static void test_source_replaced(void **state) {
         p.before_exec_userdata = &seen;
         kb_sandbox *sb = NULL;
         kb_error *error = NULL;
-        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 10000, &sb, &error);
+        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 20000, &sb, &error);
         if (r < 0)
                 fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
+        /* one look before exec: the kernel's program ran once, in the launch that was kept */
+        assert_int_equal(seen.calls, 1);
+        json_object *changed = NULL, *after = NULL, *ino = NULL, *src = NULL;
+        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "sources_changed", &changed));
+        assert_int_equal(json_object_array_length(changed), every_launch ? 2 : 1);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(changed, 0)), bound);
+        json_object *planned = planned_bind_of(sb, bound);
         struct stat now;
         assert_int_equal(stat(bound, &now), 0);
-        /* the plan kept the file first stat'd, and the one its path names once bwrap bound it */
-        json_object *mounts = NULL, *planned = NULL;
-        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "mounts", &mounts));
-        for (size_t i = 0; i < json_object_array_length(mounts) && !planned; i++) {
-                json_object *m = json_object_array_get_idx(mounts, i), *src = NULL, *path = NULL;
-                if (json_object_object_get_ex(m, "source", &src) && json_object_object_get_ex(src, "path", &path) &&
-                    strcmp(json_object_get_string(path), bound) == 0)
-                        planned = m;
-        }
-        assert_non_null(planned);
-        json_object *src = NULL, *after = NULL, *ino = NULL;
-        assert_true(json_object_object_get_ex(planned, "source", &src));
-        assert_true(json_object_object_get_ex(planned, "source_after", &after));
-        assert_true(json_object_object_get_ex(after, "ino", &ino));
-        assert_int_equal(json_object_get_int64(ino), (int64_t) now.st_ino);
-        assert_true(json_object_object_get_ex(src, "ino", &ino));
-        assert_true(json_object_get_int64(ino) != (int64_t) now.st_ino);
+        if (every_launch) {
+                /* the last launch: the file first stat'd, and the one its path named once bound */
+                assert_true(json_object_object_get_ex(planned, "source_after", &after));
+                assert_true(json_object_object_get_ex(after, "ino", &ino));
+                assert_int_equal(json_object_get_int64(ino), (int64_t) now.st_ino);
+                assert_true(json_object_object_get_ex(planned, "source", &src));
+                assert_true(json_object_object_get_ex(src, "ino", &ino));
+                assert_true(json_object_get_int64(ino) != (int64_t) now.st_ino);
+        } else
+                assert_false(json_object_object_get_ex(planned, "source_after", &after));
         /* what bwrap bound is the host's file at that path: no problem names it */
         json_object *expect = json_object_new_object(), *launch = NULL;
         assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
@@ -575,6 +598,14 @@ static void test_source_replaced(void **state) {
         json_object_put(expect);
         json_object_put(seen.look);
         kb_sandbox_destroy(&sb);
+}
+
+static void test_source_replaced_once(void **state) {
+        source_replaced(*state, false);
+}
+
+static void test_source_replaced_every_launch(void **state) {
+        source_replaced(*state, true);
 }
 
 /* kbound dies (SIGKILL) while bwrap's init waits for the host's look: init has no parent-death
@@ -937,7 +968,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
                 cmocka_unit_test(test_current_call),
                 cmocka_unit_test_setup_teardown(test_lifetime, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_source_replaced, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_source_replaced_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_source_replaced_every_launch, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
