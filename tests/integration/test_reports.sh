@@ -17,6 +17,13 @@ run_check() {
   set -e
 }
 
+# passed LABEL: asserts the check LABEL exited 0; when it did not, prints what it failed (its FAIL
+# lines and kbound's words, from both streams), so one red run says why.
+passed() {
+  ok "$1: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+  [ "$rc" -eq 0 ] || grep -hE '^(FAIL|kbound:)' "$scratch/$1.err" "$scratch/$1.out" | head -20 | sed 's/^/    | /'
+}
+
 is_json_report() {
   /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"] in ("pass","fail")' "$1"
 }
@@ -27,7 +34,7 @@ if mknod "$dev" c 1 3 2>/dev/null; then
   # A private node of /dev/null: before this fix the report was renamed over it (as root, over
   # /dev/null itself for the whole machine).
   run_check dev --json "$dev" --junit "$dev-xml"
-  ok "dev: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+  passed dev
   ok "dev: still a character device" [ -c "$dev" ]
   ok "dev: nothing left beside it" bash -c "! ls '$scratch' | grep -q 'null-device.tmp'"
 else
@@ -46,7 +53,7 @@ cat "$fifo" >"$scratch/fifo.got" &
 reader=$!
 run_check fifo --json "$fifo"
 wait "$reader"
-ok "fifo: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+passed fifo
 [ "$rc" -eq 0 ] || json_get "$scratch/fifo.got" \
   "[(c['id'], c['status'], c['detail']) for k in d['kernels'] for c in k['checks'] if c['status'] != 'pass']" >&2 || true
 ok "fifo: the reader got the whole JSON report" is_json_report "$scratch/fifo.got"
@@ -60,12 +67,12 @@ ok "nofifo: still a FIFO" [ -p "$fifo" ]
 
 echo "standard output: '-', /dev/stdout, a pipe; the summary moves to standard error"
 run_check dash --json -
-ok "dash: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+passed dash
 ok "dash: stdout is the JSON report alone" is_json_report "$scratch/dash.out"
 ok "dash: the summary is on stderr ($(grep -m1 '^PASS' "$scratch/dash.err" | cut -c1-160))" grep -q "^PASS: " "$scratch/dash.err"
 ok "dash: no file named '-' was made" [ ! -e ./- ]
 run_check devstdout --junit /dev/stdout
-ok "devstdout: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+passed devstdout
 ok "devstdout: the redirected file holds the JUnit report" grep -q '^<?xml' "$scratch/devstdout.out"
 ok "devstdout: and not the summary" bash -c "! grep -q '^PASS: full boundary' '$scratch/devstdout.out'"
 ok "devstdout: /dev/stdout is still a symlink" [ -L /dev/stdout ]
@@ -82,12 +89,12 @@ ok "stdout on a full device: said so" grep -q "cannot write to standard output: 
 
 echo "regular files: replaced atomically, through a symlink the link stays"
 run_check regular --json "$scratch/r.json" --junit "$scratch/r.xml"
-ok "regular: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+passed regular
 ok "regular: JSON written" is_json_report "$scratch/r.json"
 ok "regular: JUnit written" grep -q '^<?xml' "$scratch/r.xml"
 ln -s r.json "$scratch/link.json"
 run_check link --json "$scratch/link.json"
-ok "link: exit 0 (got $rc)" [ "$rc" -eq 0 ]
+passed link
 ok "link: still a symlink" [ -L "$scratch/link.json" ]
 ok "link: the file it names was rewritten" is_json_report "$scratch/r.json"
 
