@@ -618,14 +618,16 @@ static void test_pin_not_there_yet_times_out(void **state) {
         int64_t start = kb_now_ms();
         assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 300, &pid, &pidfd), -ESRCH);
         int64_t elapsed = kb_now_ms() - start;
-        assert_true(elapsed >= 290); /* it kept retrying until the deadline */
-        assert_true(elapsed < 2000); /* and not much longer */
+        assert_true(elapsed >= 300); /* it kept retrying until the deadline */
+        /* and then stopped: a bound on a wait, with room for a loaded machine, not a speed */
+        assert_true(elapsed < 300 + 10000);
         assert_int_equal(pidfd, -1);
 }
 
 static void test_pin_appears_late(void **state) {
         fake_proc *fp = *state;
-        /* A helper writes the kernel's status 150 ms from now, as a slow bwrap init would fork. */
+        /* A helper writes the kernel's status 150 ms from now, as a slow bwrap init would fork.
+         * The pin must come after that rename (an event), however the machine schedules us. */
         char nspid[64], dir[256], tmp[PATH_MAX], final[PATH_MAX], content[256];
         snprintf(dir, sizeof dir, "%s/%d", fp->root, (int) fp->kernel_pid);
         fake_status(fp, fp->kernel_pid, fp->init_pid, "9\t9", 'S'); /* dir + ns exist, not PID 2 yet */
@@ -643,9 +645,11 @@ static void test_pin_appears_late(void **state) {
         }
         pid_t pid = -1;
         int pidfd = -1;
-        int64_t start = kb_now_ms();
-        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 3000, &pid, &pidfd), 0);
-        assert_true(kb_now_ms() - start >= 140);
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, kb_now_ms() + 30000, &pid, &pidfd),
+                         0);
+        /* it pinned only once PID 2 was there: the status it read is the renamed one */
+        assert_int_equal(access(tmp, F_OK), -1);
+        assert_int_equal(errno, ENOENT);
         assert_int_equal(pid, fp->kernel_pid);
         close(pidfd);
         int status;
@@ -712,9 +716,10 @@ static void test_pin_init_gone(void **state) {
         pid_t pid = -1;
         int pidfd = -1;
         int64_t start = kb_now_ms();
-        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 5000, &pid, &pidfd),
+        assert_int_equal(kb_sandbox_pin_pid2(fp->root, fp->init_pid, fp->pidns_ino, start + 120000, &pid, &pidfd),
                          -ESRCH);
-        assert_true(kb_now_ms() - start < 1000);
+        /* not at the deadline: half of it is room enough for any load */
+        assert_true(kb_now_ms() - start < 60000);
 }
 
 static void test_proc_status_parse(void **state) {

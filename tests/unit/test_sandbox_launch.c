@@ -216,8 +216,8 @@ static void test_stop_leaves_nothing(void **state) {
         int status = 0;
         assert_int_equal(kb_sandbox_try_reap(sb, &status), 0); /* still running */
         int64_t start = kb_now_ms();
-        assert_int_equal(kb_sandbox_stop(sb, kb_now_ms() + 5000, &status), 0);
-        assert_true(kb_now_ms() - start < 5000);
+        assert_int_equal(kb_sandbox_stop(sb, start + 5000, &status), 0);
+        assert_true(kb_now_ms() - start < 5000 + 10000); /* its deadline bounds it; room for load */
         assert_false(proc_exists(bwrap));
         assert_false(proc_exists(kernel));
         assert_true(proc_gone_soon(init));
@@ -301,8 +301,8 @@ static void test_bwrap_dies(void **state) {
         kb_sandbox *sb = NULL;
         kb_error *error = NULL;
         int64_t start = kb_now_ms();
-        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, start + 5000, &sb, &error), -ECHILD);
-        assert_true(kb_now_ms() - start < 4000);
+        assert_int_equal(kb_sandbox_launch(&p, argv, f->log, start + 120000, &sb, &error), -ECHILD);
+        assert_true(kb_now_ms() - start < 60000); /* bwrap's exit is seen, not the deadline waited out */
         assert_null(sb);
         assert_non_null(error);
         assert_int_equal(error->err, ECHILD);

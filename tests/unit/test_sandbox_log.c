@@ -153,7 +153,7 @@ static void test_stop_with_a_writer_left(void **state) {
         int64_t t0 = kb_now_ms();
         kb_log_keeper_stop(&k, kb_now_ms() + 200);
         assert_null(k);
-        assert_true(kb_now_ms() - t0 < 5000);
+        assert_true(kb_now_ms() - t0 < 200 + 10000); /* its deadline bounds it; room for load */
         /* the pipe has no reader now: a write fails rather than blocks */
         signal(SIGPIPE, SIG_IGN);
         assert_true(write(w, "x", 1) < 0);
