@@ -63,16 +63,20 @@ static kernel start(int mode) {
         assert_true(k.pid >= 0);
         if (k.pid == 0) {
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL); /* nothing outlives a failed test */
-                int port, fd = listener(&port), hport = 0, onward = -1;
+                int port, fd = listener(&port), hport = 0, onward = -1, accepted_pipe[2] = {-1, -1};
                 pid_t helper = 0;
                 if (forwarding) {
                         /* forked before it accepts: the helper must not inherit kbound's connection */
                         int hfd = listener(&hport);
+                        if (pipe(accepted_pipe) < 0)
+                                _exit(1);
                         helper = fork();
                         if (helper == 0) {
                                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                                 int h = accept(hfd, NULL, NULL);
-                                (void) h;
+                                /* says when it holds its end, so no one waits on a guess */
+                                if (h < 0 || write(accepted_pipe[1], "a", 1) != 1)
+                                        _exit(1);
                                 pause();
                                 _exit(0);
                         }
@@ -81,8 +85,9 @@ static kernel start(int mode) {
                 if (write(to_parent[1], &port, sizeof port) != sizeof port)
                         _exit(1);
                 int accepted = accept(fd, NULL, NULL);
-                if (forwarding)
-                        onward = connect_to(hport);
+                char a;
+                if (forwarding && (onward = connect_to(hport)) >= 0 && read(accepted_pipe[0], &a, 1) != 1)
+                        onward = -1;
                 if (mode == SHARING && (helper = fork()) == 0) {
                         /* forked after it accepts: holds kbound's connection too */
                         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -106,9 +111,7 @@ static int connect_kernel(kernel *k) {
         int fd = connect_to(k->port);
         assert_true(fd >= 0);
         assert_int_equal(read(k->pipe, &k->helper, sizeof k->helper), sizeof k->helper);
-        close(k->pipe);
-        /* the helper's accept may lag its parent's connect: give it a moment */
-        usleep(100 * 1000);
+        close(k->pipe); /* the child wrote only once every accept was made */
         return fd;
 }
 
