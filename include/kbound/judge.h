@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <json-c/json.h>
 #include "kbound/common.h"
 

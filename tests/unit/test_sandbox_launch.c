@@ -27,122 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
-#define SECRET_NAME "KBOUND_TEST_DAEMON_SECRET"
-#define SECRET_VALUE "canary-7f3e9b1c-do-not-leak"
-
-typedef struct fixture {
-        char base[64];
-        char workspace[128];
-        char runtime[128];
-        char log[128];
-        char bwrap[PATH_MAX];
-        char **env;
-        kb_sandbox_user user;
-        kb_sandbox_policy policy;
-} fixture;
-
-static void write_file(const char *path, const char *content, mode_t mode) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-        assert_true(fd >= 0);
-        size_t len = strlen(content);
-        assert_int_equal(write(fd, content, len), (ssize_t) len);
-        close(fd);
-}
-
-/* Reads a whole small file; NULL if missing. */
-static char *slurp(const char *path, size_t *ret_len) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        char *buf = calloc(1, 65537);
-        ssize_t n = read(fd, buf, 65536);
-        close(fd);
-        if (n < 0)
-                n = 0;
-        if (ret_len)
-                *ret_len = (size_t) n;
-        return buf;
-}
-
-/* Waits up to ms for path to exist with non-empty content. */
-static char *wait_file(const char *path, int ms, size_t *ret_len) {
-        for (int waited = 0; waited <= ms; waited += 20) {
-                size_t len = 0;
-                char *s = slurp(path, &len);
-                if (s && len > 0 && s[len - 1] == '\n') {
-                        if (ret_len)
-                                *ret_len = len;
-                        return s;
-                }
-                free(s);
-                usleep(20 * 1000);
-        }
-        return NULL;
-}
-
-static bool proc_exists(pid_t pid) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d", (int) pid);
-        return access(path, F_OK) == 0;
-}
-
-/* A process may take a moment to be reaped by whoever inherited it; "gone" within 3 s. */
-static bool proc_gone_soon(pid_t pid) {
-        for (int i = 0; i < 150; i++) {
-                if (!proc_exists(pid))
-                        return true;
-                usleep(20 * 1000);
-        }
-        return false;
-}
-
-static int setup(void **state) {
-        fixture *f = calloc(1, sizeof *f);
-        snprintf(f->base, sizeof f->base, "/tmp/kb-launch-XXXXXX");
-        assert_non_null(mkdtemp(f->base));
-        snprintf(f->workspace, sizeof f->workspace, "%s/ws", f->base);
-        snprintf(f->runtime, sizeof f->runtime, "%s/run", f->base);
-        snprintf(f->log, sizeof f->log, "%s/kernel.log", f->base);
-        /* As root the sandbox runs as the unprivileged sandbox user (kb_sandbox_user), who must
-         * reach and own the team folders exactly as kb_kernel_start arranges them. */
-        if (kb_sandbox_user_resolve(getenv("KBOUND_SANDBOX_USER"), &f->user) < 0)
-                fail_msg("no sandbox user: run scripts/setup (it creates %s)", KB_SANDBOX_USER_DEFAULT);
-        assert_int_equal(kb_sandbox_user_pass_through(&f->user, f->base), 0);
-        assert_int_equal(mkdir(f->workspace, 0700), 0);
-        assert_int_equal(mkdir(f->runtime, 0700), 0);
-        assert_int_equal(kb_sandbox_user_give(&f->user, f->workspace), 0);
-        assert_int_equal(kb_sandbox_user_give(&f->user, f->runtime), 0);
-        char *found = NULL;
-        char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
-        if (kb_sandbox_find_bwrap(NULL, envp, &found) < 0)
-                fail_msg("bubblewrap is required for these tests: apt-get install bubblewrap");
-        snprintf(f->bwrap, sizeof f->bwrap, "%s", found);
-        free(found);
-        /* The launching process carries a daemon secret; the sandbox must never see it. */
-        setenv(SECRET_NAME, SECRET_VALUE, 1);
-        assert_int_equal(kb_sandbox_env(environ, NULL, &f->env), 0);
-        f->policy = (kb_sandbox_policy){
-                .team = "unit_team",
-                .workspace = f->workspace,
-                .runtime_dir = f->runtime,
-                .env = f->env,
-                .bwrap = f->bwrap,
-                .user = &f->user,
-        };
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture *f = *state;
-        tmp_tree_remove(f->base);
-        kb_strv_free(f->env);
-        free(f);
-        unsetenv(SECRET_NAME);
-        return 0;
-}
+#include "launch_fixture.h"
 
 static void test_launch_pid2_signal_stop(void **state) {
         fixture *f = *state;
@@ -417,40 +302,6 @@ static void test_lifetime(void **state) {
 }
 
 /* What the before_exec hook saw. */
-typedef struct pre_exec_seen {
-        int calls;
-        int reads_fd; /* the descriptor bwrap's init was blocked reading */
-        bool child;   /* init had a child (the kernel) already */
-        bool marker;  /* the kernel's program had run */
-        char marker_path[256];
-        json_object *look; /* kb_inspect_pre_exec */
-} pre_exec_seen;
-
-static void seen_before_exec(void *userdata, const kb_sandbox *sb) {
-        pre_exec_seen *seen = userdata;
-        seen->calls++;
-        (void) kb_sandbox_waits_on("/proc", kb_sandbox_init_pid(sb), &seen->reads_fd);
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int) kb_sandbox_init_pid(sb),
-                 (int) kb_sandbox_init_pid(sb));
-        char *children = slurp(path, NULL);
-        seen->child = children && children[0];
-        free(children);
-        seen->marker = access(seen->marker_path, F_OK) == 0;
-        const kb_secrets *none[] = {NULL};
-        kb_inspect_target t = {.proc_root = "/proc",
-                               .socket_claim =
-                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
-                                                              within reach is recorded, not malformed */
-                               .init_pid = kb_sandbox_init_pid(sb),
-                               .kernel_pid = 0,
-                               .launcher_pid = kb_sandbox_bwrap_pid(sb),
-                               .pidns_ino = kb_sandbox_pidns(sb),
-                               .secrets = none,
-                               .n_secrets = 0};
-        assert_int_equal(kb_inspect_pre_exec(&t, &seen->look), 0);
-}
-
 /* The host looks before anything of the kernel runs: bwrap's init is blocked reading kbound's
  * --block-fd pipe, has no child, and the kernel's program has not run; what it holds then is
  * exactly what kbound handed it and bwrap's own (the judge's pre-exec rules pass on real facts). */
@@ -500,112 +351,6 @@ static void test_before_exec(void **state) {
         json_object_put(expect);
         json_object_put(seen.look);
         kb_sandbox_destroy(&sb);
-}
-
-/* The planned mount whose source is path, from the sandbox's launch facts; fails the test if none. */
-static json_object *planned_bind_of(const kb_sandbox *sb, const char *path) {
-        json_object *mounts = NULL;
-        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "mounts", &mounts));
-        for (size_t i = 0; i < json_object_array_length(mounts); i++) {
-                json_object *m = json_object_array_get_idx(mounts, i), *src = NULL, *p = NULL;
-                if (json_object_object_get_ex(m, "source", &src) && json_object_object_get_ex(src, "path", &p) &&
-                    strcmp(json_object_get_string(p), path) == 0)
-                        return m;
-        }
-        fail_msg("no planned bind of %s", path);
-        return NULL;
-}
-
-/* A bound host file replaced by a rename between kbound's plan (its stat) and bwrap's bind, as
- * useradd rewrites /etc/passwd while a run starts. bwrap is started through a wrapper that renames
- * it first: once (the launch is abandoned before anything of the kernel runs and made again, and
- * the facts say so), or at every launch (the last keeps both objects the path named, and the bind
- * showing the second is the one planned). sandbox.backend's look before exec names no problem of
- * the file either way. */
-static void source_replaced(fixture *f, bool every_launch) {
-        char dir[192], bound[256], fresh[256], spare[256], wrapper[256], script[2 * PATH_MAX + 2048];
-        snprintf(dir, sizeof dir, "%s/src", f->base);
-        snprintf(bound, sizeof bound, "%s/bound", dir);
-        snprintf(fresh, sizeof fresh, "%s/fresh", dir);
-        snprintf(spare, sizeof spare, "%s/spare", dir);
-        snprintf(wrapper, sizeof wrapper, "%s/bwrap-renaming", f->base);
-        assert_int_equal(mkdir(dir, 0755), 0);
-        write_file(bound, "before\n", 0644);
-        write_file(fresh, "after\n", 0644);
-        assert_int_equal(kb_sandbox_user_give(&f->user, dir), 0);
-        assert_int_equal(kb_sandbox_user_give(&f->user, bound), 0);
-        assert_int_equal(kb_sandbox_user_give(&f->user, fresh), 0);
-        /* after kbound's plan, as bwrap starts (never for --version or --help): fresh renamed over
-         * bound once, or the two swapped every time */
-        if (every_launch)
-                snprintf(script, sizeof script,
-                         "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) mv -f '%s' '%s' && mv -f '%s' '%s' && "
-                         "mv -f '%s' '%s' ;; esac\nexec '%s' \"$@\"\n",
-                         bound, spare, fresh, bound, spare, fresh, f->bwrap);
-        else
-                snprintf(script, sizeof script,
-                         "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) [ -e '%s' ] && mv -f '%s' '%s' ;; esac\n"
-                         "exec '%s' \"$@\"\n",
-                         fresh, fresh, bound, f->bwrap);
-        write_file(wrapper, script, 0755);
-        char *ro[] = {bound, NULL};
-        pre_exec_seen seen = {.reads_fd = -1};
-        snprintf(seen.marker_path, sizeof seen.marker_path, "%s/started", f->runtime);
-        char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
-        kb_sandbox_policy p = f->policy;
-        p.bwrap = wrapper;
-        p.ro_paths = ro;
-        p.before_exec = seen_before_exec;
-        p.before_exec_userdata = &seen;
-        kb_sandbox *sb = NULL;
-        kb_error *error = NULL;
-        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 20000, &sb, &error);
-        if (r < 0)
-                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
-        /* one look before exec: the kernel's program ran once, in the launch that was kept */
-        assert_int_equal(seen.calls, 1);
-        json_object *changed = NULL, *after = NULL, *ino = NULL, *src = NULL;
-        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "sources_changed", &changed));
-        assert_int_equal(json_object_array_length(changed), every_launch ? 2 : 1);
-        assert_string_equal(json_object_get_string(json_object_array_get_idx(changed, 0)), bound);
-        json_object *planned = planned_bind_of(sb, bound);
-        struct stat now;
-        assert_int_equal(stat(bound, &now), 0);
-        if (every_launch) {
-                /* the last launch: the file first stat'd, and the one its path named once bound */
-                assert_true(json_object_object_get_ex(planned, "source_after", &after));
-                assert_true(json_object_object_get_ex(after, "ino", &ino));
-                assert_int_equal(json_object_get_int64(ino), (int64_t) now.st_ino);
-                assert_true(json_object_object_get_ex(planned, "source", &src));
-                assert_true(json_object_object_get_ex(src, "ino", &ino));
-                assert_true(json_object_get_int64(ino) != (int64_t) now.st_ino);
-        } else
-                assert_false(json_object_object_get_ex(planned, "source_after", &after));
-        /* what bwrap bound is the host's file at that path: no problem names it */
-        json_object *expect = json_object_new_object(), *launch = NULL;
-        assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
-        json_object_object_add(expect, "launch", launch);
-        kb_judge_input in = {.expect = expect, .pre_exec = seen.look};
-        json_object *c = kb_judge_backend(&in), *ev = NULL, *problems = NULL;
-        assert_true(json_object_object_get_ex(c, "evidence", &ev));
-        if (json_object_object_get_ex(ev, "problems", &problems))
-                for (size_t i = 0; i < json_object_array_length(problems); i++) {
-                        const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
-                        if (strstr(text, bound))
-                                fail_msg("%s", text);
-                }
-        json_object_put(c);
-        json_object_put(expect);
-        json_object_put(seen.look);
-        kb_sandbox_destroy(&sb);
-}
-
-static void test_source_replaced_once(void **state) {
-        source_replaced(*state, false);
-}
-
-static void test_source_replaced_every_launch(void **state) {
-        source_replaced(*state, true);
 }
 
 /* kbound dies (SIGKILL) while bwrap's init waits for the host's look: init has no parent-death
@@ -968,8 +713,6 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_preflight, setup, teardown),
                 cmocka_unit_test(test_current_call),
                 cmocka_unit_test_setup_teardown(test_lifetime, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_source_replaced_once, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_source_replaced_every_launch, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
