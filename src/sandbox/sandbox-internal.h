@@ -60,6 +60,19 @@ int kb_sandbox_folder_open(pid_t init_pid, int init_pidfd, const char *inside, b
  * planned mount), -ELOOP, -ENAMETOOLONG, -E2BIG, -ENOMEM (sandbox_mounts.c). */
 int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_object **ret);
 
+/* The mounts argv plans (kb_sandbox_planned_mounts), as launch's LAUNCH mounts: its binds' sources
+ * stat'd now, as bwrap is about to start, with kbound's own mount table for the submounts they
+ * take along. A table that cannot be read plans none: a submount is then unplanned (fail closed).
+ * Returns 0 or as kb_sandbox_planned_mounts. */
+int kb_sandbox_launch_mounts(json_object *launch, char *const *argv);
+
+/* The plan of launch (LAUNCH facts) made again from kbound's mount table as it is now, once bwrap
+ * has made its mounts and the sandbox stopped receiving the host's: each submount it has that the
+ * plan lacks (a host mount made below a bind's source after kbound planned, which bwrap took
+ * along) is appended to changed (may be NULL) in words. A submount gone is not counted (the plan's
+ * submounts are optional). Returns how many, -ENOMEM. */
+int kb_sandbox_planned_submounts_again(json_object *launch, json_object *changed);
+
 /* The FILE_ID (facts.def) of st, with its path when given. NULL if out of memory. */
 json_object *kb_sandbox_file_id(const char *path, const struct stat *st);
 

@@ -286,22 +286,6 @@ static int plan_fd(json_object *fds, int target, const char *what, int src, cons
         return 0;
 }
 
-/* The mounts argv plans (kb_sandbox_planned_mounts), as LAUNCH's mounts: its binds' sources stat'd
- * now, as bwrap is about to start, with kbound's own mount table for the submounts they take
- * along. A table that cannot be read plans none: a submount is then unplanned (fail closed). */
-static int launch_mounts(json_object *f, char *const *argv) {
-        _cleanup_free_ char *text = NULL;
-        _cleanup_json_ json_object *host = NULL;
-        json_object *mounts = NULL;
-        int r = kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, KB_PROCFS_MOUNTINFO_MAX, &text, NULL);
-        if (r >= 0 && kb_procfs_mountinfo_parse(text, &host) == -ENOMEM)
-                return -ENOMEM;
-        r = kb_sandbox_planned_mounts(argv, host, &mounts);
-        if (r < 0)
-                return r;
-        return kb_fact_set_arr(f, FACT_LAUNCH_MOUNTS, mounts) < 0 ? -ENOMEM : 0;
-}
-
 /* kb_sandbox_launch_facts for what is about to be launched. */
 static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, const int *fds, const int *targets,
                         size_t n_fds, int logfd, int block_r, json_object **ret) {
@@ -338,7 +322,7 @@ static int launch_facts(const kb_sandbox_policy *policy, char *const *argv, cons
         if (r >= 0)
                 r = plan_fd(planned, KB_SANDBOX_BLOCK_FD, "the block channel", block_r, NULL);
         if (r >= 0)
-                r = launch_mounts(f, argv);
+                r = kb_sandbox_launch_mounts(f, argv);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(f);
@@ -669,6 +653,12 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
          * receiving the host's mount events (kbound's own step; its result is a launch fact, and
          * every look judges the propagation fields). */
         sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
+        /* and a host mount made below a bind's source since the plan was taken along: made again */
+        r = sb->sources_changed ? kb_sandbox_planned_submounts_again(sb->launch_facts, sb->sources_changed) : 0;
+        if (r != 0) {
+                *ret_worded = r > 0;
+                return r > 0 ? -EAGAIN : r;
+        }
         /* What this bwrap's missing options would have done (its sizes, no nested user namespaces):
          * a stand-in that cannot be made fails the launch, as the option would have. */
         r = kb_sandbox_stand_in(sb->init_pid, sb->init_pidfd, policy->hardening, policy->user, ret_error);

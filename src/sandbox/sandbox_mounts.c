@@ -5,7 +5,9 @@
 #include "base/cleanup.h"
 #include "base/facts.h"
 #include "base/procfs.h"
+#include "base/strv.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,4 +406,80 @@ int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_
         }
         plan_done(&p);
         return r;
+}
+
+/* kbound's own mount table, the one bwrap starts in, or NULL when it cannot be read (a submount is
+ * then unplanned: fail closed). Returns 0 or -ENOMEM. */
+static int host_table(json_object **ret) {
+        _cleanup_free_ char *text = NULL;
+        *ret = NULL;
+        int r = kb_read_file(AT_FDCWD, "/proc/self/mountinfo", 0, KB_PROCFS_MOUNTINFO_MAX, &text, NULL);
+        if (r >= 0 && kb_procfs_mountinfo_parse(text, ret) == -ENOMEM)
+                return -ENOMEM;
+        return 0;
+}
+
+int kb_sandbox_launch_mounts(json_object *launch, char *const *argv) {
+        _cleanup_json_ json_object *host = NULL;
+        json_object *mounts = NULL;
+        int r = host_table(&host);
+        if (r >= 0)
+                r = kb_sandbox_planned_mounts(argv, host, &mounts);
+        if (r < 0)
+                return r;
+        return kb_fact_set_arr(launch, FACT_LAUNCH_MOUNTS, mounts) < 0 ? -ENOMEM : 0;
+}
+
+/* Whether planned holds a submount at e's mountpoint showing e's filesystem and root, as e's
+ * read-only and nodev. */
+static bool submount_planned(json_object *planned, json_object *e) {
+        size_t n = json_object_is_type(planned, json_type_array) ? json_object_array_length(planned) : 0;
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = json_object_array_get_idx(planned, i);
+                if (strcmp(kb_fact_str_or(p, FACT_PLANNED_MOUNT_KIND, ""), "submount") == 0 &&
+                    strcmp(kb_fact_str_or(p, FACT_PLANNED_MOUNT_MOUNTPOINT, ""),
+                           kb_fact_str_or(e, FACT_PLANNED_MOUNT_MOUNTPOINT, "?")) == 0 &&
+                    strcmp(kb_fact_str_or(p, FACT_PLANNED_MOUNT_DEV, ""),
+                           kb_fact_str_or(e, FACT_PLANNED_MOUNT_DEV, "?")) == 0 &&
+                    strcmp(kb_fact_str_or(p, FACT_PLANNED_MOUNT_ROOT, ""),
+                           kb_fact_str_or(e, FACT_PLANNED_MOUNT_ROOT, "?")) == 0 &&
+                    kb_fact_bool_of(p, FACT_PLANNED_MOUNT_READ_ONLY) ==
+                            kb_fact_bool_of(e, FACT_PLANNED_MOUNT_READ_ONLY) &&
+                    kb_fact_bool_of(p, FACT_PLANNED_MOUNT_NODEV) == kb_fact_bool_of(e, FACT_PLANNED_MOUNT_NODEV))
+                        return true;
+        }
+        return false;
+}
+
+int kb_sandbox_planned_submounts_again(json_object *launch, json_object *changed) {
+        json_object *argv_facts = kb_fact_arr_of(launch, FACT_LAUNCH_ARGV),
+                    *planned = kb_fact_arr_of(launch, FACT_LAUNCH_MOUNTS);
+        size_t n = json_object_is_type(argv_facts, json_type_array) ? json_object_array_length(argv_facts) : 0;
+        _cleanup_(kb_strv_clear) kb_strv argv = {0};
+        for (size_t i = 0; i < n; i++)
+                if (kb_strv_push(&argv, json_object_get_string(json_object_array_get_idx(argv_facts, i))) < 0)
+                        return -ENOMEM;
+        _cleanup_json_ json_object *host = NULL, *now = NULL;
+        int r = host_table(&host);
+        if (r < 0)
+                return r;
+        /* the plan made again, as it was made (it was, so only memory can fail it); a table that
+         * cannot be read plans no submount and so finds none new */
+        r = n > 0 ? kb_sandbox_planned_mounts(argv.items, host, &now) : -EPROTO;
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        int count = 0;
+        for (size_t i = 0; i < json_object_array_length(now); i++) {
+                json_object *e = json_object_array_get_idx(now, i);
+                if (strcmp(kb_fact_str_or(e, FACT_PLANNED_MOUNT_KIND, ""), "submount") != 0 ||
+                    submount_planned(planned, e))
+                        continue;
+                char what[PATH_MAX + 64];
+                snprintf(what, sizeof what, "a host mount below a bind, at %s",
+                         kb_fact_str_or(e, FACT_PLANNED_MOUNT_MOUNTPOINT, "?"));
+                if (changed && json_object_array_add(changed, json_object_new_string(what)) < 0)
+                        return -ENOMEM;
+                count++;
+        }
+        return count;
 }

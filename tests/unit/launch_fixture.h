@@ -181,4 +181,3 @@ static inline json_object *planned_bind_of(const kb_sandbox *sb, const char *pat
         fail_msg("no planned bind of %s", path);
         return NULL;
 }
-

@@ -1,6 +1,6 @@
 /* test_sandbox_relaunch.c: a launch abandoned before anything of the kernel runs and made again,
- * when the host changed what bwrap binds while it bound it: a bound file replaced by a rename. Real
- * bwrap, started through wrappers that change the host. */
+ * when the host changed what bwrap binds while it bound it: a bound file replaced by a rename, a
+ * mount made below a bound folder. Real bwrap, started through wrappers that change the host. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,9 @@
 #include "kbound/judge.h"
 #include "launch_fixture.h"
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 /* A bound host file replaced by a rename between kbound's plan (its stat) and bwrap's bind, as
  * useradd rewrites /etc/passwd while a run starts. bwrap is started through a wrapper that renames
@@ -104,10 +107,120 @@ static void test_source_replaced_every_launch(void **state) {
         source_replaced(*state, true);
 }
 
+/* A host mount made below a bound folder between kbound's plan (its read of the mount table) and
+ * bwrap's bind, which bwrap's recursive bind takes along. bwrap is started through a wrapper that
+ * asks a helper of the test (root: the mount is made in the host's namespace) to mount a tmpfs
+ * below the folder first: at the first launch only (the launch is abandoned before anything of the
+ * kernel runs and made again, and its plan has the mount), or at every launch (the last keeps its
+ * plan, and the look before exec names the mount unplanned: it fails closed). */
+static void submount_added(fixture *f, int mounts) {
+        if (geteuid() != 0) {
+                print_message("NOT run: it mounts below a folder of the host's mount namespace, which needs root\n");
+                skip();
+        }
+        char dir[192], req[256], ack[256], wrapper[256], script[2 * PATH_MAX + 1024], sub[256];
+        snprintf(dir, sizeof dir, "%s/tree", f->base);
+        snprintf(req, sizeof req, "%s/mount-req", f->base);
+        snprintf(ack, sizeof ack, "%s/mount-ack", f->base);
+        snprintf(wrapper, sizeof wrapper, "%s/bwrap-mounting", f->base);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        for (int i = 1; i <= 3; i++) {
+                snprintf(sub, sizeof sub, "%s/sub%d", dir, i);
+                assert_int_equal(mkdir(sub, 0755), 0);
+        }
+        assert_int_equal(mkfifo(req, 0666), 0);
+        assert_int_equal(mkfifo(ack, 0666), 0);
+        assert_int_equal(chmod(req, 0666) | chmod(ack, 0666), 0);
+        /* after kbound's plan, as bwrap starts (never for --version or --help) */
+        snprintf(script, sizeof script,
+                 "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) echo m > '%s' && read x < '%s' ;; esac\n"
+                 "exec '%s' \"$@\"\n",
+                 req, ack, f->bwrap);
+        write_file(wrapper, script, 0755);
+        pid_t helper = fork();
+        assert_true(helper >= 0);
+        if (helper == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (int i = 1;; i++) {
+                        char line[8];
+                        FILE *in = fopen(req, "re");
+                        if (!in || !fgets(line, sizeof line, in))
+                                _exit(1);
+                        fclose(in);
+                        snprintf(sub, sizeof sub, "%s/sub%d", dir, i);
+                        if (i <= mounts && mount("kbtest", sub, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") < 0)
+                                _exit(2);
+                        FILE *out = fopen(ack, "we");
+                        if (!out || fputs("ok\n", out) < 0 || fclose(out) != 0)
+                                _exit(3);
+                }
+        }
+        char *ro[] = {dir, NULL};
+        pre_exec_seen seen = {.reads_fd = -1};
+        snprintf(seen.marker_path, sizeof seen.marker_path, "%s/started", f->runtime);
+        char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
+        kb_sandbox_policy p = f->policy;
+        p.bwrap = wrapper;
+        p.ro_paths = ro;
+        p.before_exec = seen_before_exec;
+        p.before_exec_userdata = &seen;
+        kb_sandbox *sb = NULL;
+        kb_error *error = NULL;
+        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 20000, &sb, &error);
+        kill(helper, SIGKILL);
+        waitpid(helper, NULL, 0);
+        for (int i = 1; i <= 3; i++) {
+                snprintf(sub, sizeof sub, "%s/sub%d", dir, i);
+                (void) umount2(sub, MNT_DETACH);
+        }
+        if (r < 0)
+                fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
+        /* one look before exec: the kernel's program ran once, in the launch that was kept */
+        assert_int_equal(seen.calls, 1);
+        json_object *changed = NULL;
+        assert_true(json_object_object_get_ex(kb_sandbox_launch_facts(sb), "sources_changed", &changed));
+        assert_int_equal(json_object_array_length(changed), mounts == 1 ? 1 : 2);
+        snprintf(sub, sizeof sub, "%s/sub1", dir);
+        assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(changed, 0)), sub));
+        json_object *expect = json_object_new_object(), *launch = NULL;
+        assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
+        json_object_object_add(expect, "launch", launch);
+        kb_judge_input in = {.expect = expect, .pre_exec = seen.look};
+        json_object *c = kb_judge_backend(&in), *ev = NULL, *problems = NULL;
+        assert_true(json_object_object_get_ex(c, "evidence", &ev));
+        /* the problems the look finds below the folder: none once the plan has the mount; the
+         * third mount, made at the last launch, named when every launch gets one */
+        int named = 0;
+        snprintf(sub, sizeof sub, "%s/sub3", dir);
+        if (json_object_object_get_ex(ev, "problems", &problems))
+                for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                        const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
+                        if (mounts > 1 && strstr(text, sub))
+                                named++;
+                        else if (strstr(text, dir))
+                                fail_msg("%s", text);
+                }
+        assert_int_equal(named, mounts > 1 ? 1 : 0);
+        json_object_put(c);
+        json_object_put(expect);
+        json_object_put(seen.look);
+        kb_sandbox_destroy(&sb);
+}
+
+static void test_submount_added_once(void **state) {
+        submount_added(*state, 1);
+}
+
+static void test_submount_added_every_launch(void **state) {
+        submount_added(*state, 3);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_source_replaced_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_source_replaced_every_launch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_submount_added_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_submount_added_every_launch, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
