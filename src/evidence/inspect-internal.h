@@ -260,10 +260,10 @@ bool kb_inspect_shared_wants(const shared_set *s, const char *target);
 int kb_inspect_shared_match(const shared_set *s, const proc_entry *e, pid_t tid, int fd, const char *target,
                             json_object *channels);
 /* Descriptor fd (its link's target) of thread tid of e, outside the sandbox: an anonymous object the
- * same open file as a sandbox descriptor (kb_inspect_shared_match), or a file (stat through the
- * link: its device and inode) that is one of s's memory objects, on a filesystem of the sandbox's
- * own, or a SysV segment of its namespace, appended to channels as an OUTSIDE_CHANNEL (a process
- * named kbound's is kept to be confirmed: kb_inspect_shared_confirm). -ENOMEM only. */
+ * same open file as a sandbox descriptor (kb_inspect_shared_match, appended at once), or a file
+ * (stat through the link: its device and inode) that is one of s's memory objects, on a filesystem
+ * of the sandbox's own, or a SysV segment of its namespace, kept to be confirmed as an
+ * OUTSIDE_CHANNEL (kb_inspect_shared_confirm). -ENOMEM only. */
 int kb_inspect_shared_fd(shared_set *s, const char *proc_root, const proc_entry *e, pid_t tid, int fd,
                          const char *target, json_object *channels);
 /* The same for every file e maps (its /proc/<pid>/maps, by device and inode, shared or private).
@@ -273,9 +273,11 @@ int kb_inspect_shared_maps(shared_set *s, const char *proc_root, const proc_entr
  * own). -ENOMEM only. */
 int kb_inspect_shared_links(shared_set *s, const char *proc_root, const proc_entry *e, pid_t tid,
                             json_object *channels);
-/* The holds of processes named kbound, read again (at least 20 ms after each was seen, then for
- * 100 ms): one still held by any descriptor, mapping or link is appended to channels, one gone
- * counted in *ret_transient. -ENOMEM only. */
+/* The holds found outside, read again (at least 20 ms after each was seen, then for 100 ms), of
+ * whatever process, as a name is no proof (another kbound's look holds this sandbox's root for a
+ * moment, and any process can take kbound's name): one still held by any descriptor of any
+ * thread, any thread's working directory or root, or a mapping, or whose process cannot be read
+ * again, is appended to channels; one let go (or gone) is counted in *ret_transient. -ENOMEM only. */
 int kb_inspect_shared_confirm(shared_set *s, const char *proc_root, json_object *channels, int64_t *ret_transient);
 
 /* ---- the kernel's IPC namespace (inspect_ipc.c) ---- */
@@ -319,9 +321,12 @@ int kb_inspect_channel_inodes(const char *proc_root, pid_t pid, json_object *ino
 /* ---- an object held outside, read again (inspect_still.c) ---- */
 
 /* An object of the sandbox a process outside was seen holding: a namespace (by its nsfs inode,
- * unique among every namespace of every type) or a socket (socket:[ino]); where it holds it now. */
+ * unique among every namespace of every type), a socket (socket:[ino]) or a file (by device and
+ * inode: a memory object, a file of the sandbox's own filesystems); where it holds it now. */
 typedef struct kb_held {
         bool socket;
+        bool file;
+        char dev[KB_PROCFS_DEV_MAX]; /* a file's, "maj:min" */
         uint64_t ino;
         /* out, kb_inspect_still_holds: */
         bool found;
@@ -330,9 +335,10 @@ typedef struct kb_held {
         const char *type; /* the link's name ("net", "pid_for_children") or the nsfs type, or "socket" */
 } kb_held;
 
-/* Reads pid again, all of it: every thread's namespace links (kb_inspect_ns_links) and every
- * descriptor table it has (each thread's own, told apart by kcmp), and marks each of objects it
- * holds now, at whatever number, through whichever thread. A table that changes while read (a
+/* Reads pid again, all of it: every thread's namespace links (kb_inspect_ns_links), working
+ * directory and root, and every descriptor table it has (each thread's own, told apart by kcmp),
+ * and marks each of objects it holds now, at whatever number, through whichever thread (a file's
+ * mappings are not read here). A table that changes while read (a
  * descriptor listed, gone before its link was read) is read again, and an object not found is
  * looked for through the whole process again, each a bounded number of times: a holder that
  * renumbers its descriptor every millisecond is found at its new number. Returns 0, -ESRCH (the

@@ -24,9 +24,10 @@
 #define SHARED_OBJECTS_MAX 4096
 #define SHARED_SEGMENTS_MAX 1024
 #define SHARED_PENDING_MAX 64
-/* A hold of the sandbox's by a process named kbound (another kbound's look places the sockets of
- * every network namespace through a holder's root, this sandbox's kernel among them, for a
- * moment): read again at least this long after it was seen, */
+/* A hold of the sandbox's by a process outside, whatever its name (another kbound's look, any build,
+ * places the sockets of every network namespace through a holder's root, this sandbox's kernel
+ * among them, for a moment; a name is no proof, as any process may take kbound's): read again at
+ * least this long after it was seen, */
 #define SHARED_CONFIRM_MS 20
 /* and again every 5 ms for this long: one seen again at any of those reads counts. */
 #define SHARED_CONFIRM_SPAN_MS 100
@@ -47,7 +48,7 @@ typedef struct object_ref {
         const char *how; /* "fd", "map" or "exe" */
 } object_ref;
 
-/* A hold seen by a process named kbound, confirmed later. */
+/* A hold seen outside, confirmed later. */
 typedef struct pending {
         pid_t pid, tid;
         int fd;
@@ -350,15 +351,13 @@ static int push_hold(json_object *channels, const shared_set *s, pid_t pid, cons
         return kb_inspect_push(channels, c);
 }
 
-/* A hold of e's found: a channel now, or, held by a process named kbound, one to confirm. */
+/* A hold of e's found: one to confirm (a channel now when more are pending than kbound keeps). */
 static int found(shared_set *s, const proc_entry *e, pid_t tid, int fd, const char *link, const char *target,
                  const char *dev, int64_t ino, int kind, int object, json_object *channels) {
-        if (strcmp(e->comm, "kbound") != 0)
+        if (s->n_pending == SHARED_PENDING_MAX)
                 return json_object_array_length(channels) >= NS_HOLDERS_MAX
                                ? 0
                                : push_hold(channels, s, e->pid, e->comm, tid, fd, link, target, dev, ino, kind, object);
-        if (s->n_pending == SHARED_PENDING_MAX)
-                return push_hold(channels, s, e->pid, e->comm, tid, fd, link, target, dev, ino, kind, object);
         pending *p = &s->pending[s->n_pending++];
         *p = (pending){.pid = e->pid,
                        .tid = tid,
@@ -487,25 +486,12 @@ int kb_inspect_shared_links(shared_set *s, const char *proc_root, const proc_ent
         return 0;
 }
 
-/* ---- a hold of a process named kbound, confirmed ---- */
+/* ---- a hold outside, confirmed ---- */
 
 typedef struct still_walk {
         const pending *p;
-        const char *proc_root;
         bool held;
 } still_walk;
-
-static int fd_still(int fd, const char *target, void *ud) {
-        still_walk *w = ud;
-        char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-        int64_t ino = 0;
-        if (w->held || target[0] != '/')
-                return 0;
-        snprintf(path, sizeof path, "%s/%d/fd/%d", w->proc_root, (int) w->p->pid, fd);
-        if (link_file(path, dev, &ino) == 0 && ino == w->p->ino && strcmp(dev, w->p->dev) == 0)
-                w->held = true;
-        return 0;
-}
 
 static int map_still(const char *target, const char *dev, int64_t ino, int kind, int object, void *ud) {
         (void) target, (void) kind, (void) object;
@@ -514,21 +500,24 @@ static int map_still(const char *target, const char *dev, int64_t ino, int kind,
         return w->held ? 1 : 0;
 }
 
-/* Whether p's process still holds p's file: by any descriptor (whatever its number now), mapping,
- * working directory or root. */
+/* Whether p's process still holds p's file: by any descriptor of any thread's table (whatever its
+ * number now), any thread's working directory or root (kb_inspect_still_holds), or a mapping. A
+ * process that cannot be read is not proven to have let go: it still holds it. */
 static bool still_held(const shared_set *s, const char *proc_root, const pending *p) {
-        still_walk w = {.p = p, .proc_root = proc_root};
-        (void) kb_inspect_fd_targets(proc_root, p->pid, fd_still, &w);
-        static const char *const links[] = {"cwd", "root"};
-        for (size_t i = 0; !w.held && i < KB_ELEMENTSOF(links); i++) {
-                char path[PATH_MAX], dev[KB_PROCFS_DEV_MAX];
-                int64_t ino = 0;
-                snprintf(path, sizeof path, "%s/%d/%s", proc_root, (int) p->pid, links[i]);
-                w.held = link_file(path, dev, &ino) == 0 && ino == p->ino && strcmp(dev, p->dev) == 0;
-        }
+        kb_held o = {.file = true, .ino = (uint64_t) p->ino};
+        snprintf(o.dev, sizeof o.dev, "%s", p->dev);
+        int r = kb_inspect_still_holds(proc_root, p->pid, &o, 1);
+        if ((r >= 0 && o.found) || (r < 0 && r != -ESRCH))
+                return true;
+        /* -ESRCH: its threads gone (a zombie maps nothing either) */
+        still_walk w = {.p = p};
         _cleanup_free_ char *text = NULL;
-        if (!w.held && kb_inspect_read_proc(proc_root, p->pid, "maps", 16 * 1024 * 1024, &text, NULL) == 0)
-                (void) each_mapping(s, text, map_still, &w);
+        r = kb_inspect_read_proc(proc_root, p->pid, "maps", 16 * 1024 * 1024, &text, NULL);
+        if (r == -ENOENT || r == -ESRCH)
+                return false;
+        if (r < 0)
+                return true;
+        (void) each_mapping(s, text, map_still, &w);
         return w.held;
 }
 

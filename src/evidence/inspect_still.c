@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "evidence/inspect-internal.h"
@@ -28,7 +29,8 @@ typedef struct still_walk {
         kb_held *objects;
         size_t n;
         pid_t tid;
-        size_t left; /* objects not found yet */
+        size_t left;  /* objects not found yet */
+        size_t files; /* files among them */
 } still_walk;
 
 static void found(still_walk *w, kb_held *o, const char *type, int fd) {
@@ -42,9 +44,23 @@ static void found(still_walk *w, kb_held *o, const char *type, int fd) {
 static int seen_link(const char *link, uint64_t ino, void *userdata) {
         still_walk *w = userdata;
         for (size_t i = 0; i < w->n; i++)
-                if (!w->objects[i].found && !w->objects[i].socket && w->objects[i].ino == ino)
+                if (!w->objects[i].found && !w->objects[i].socket && !w->objects[i].file && w->objects[i].ino == ino)
                         found(w, &w->objects[i], link, -1);
         return 0;
+}
+
+/* What dirfd/name names, links followed (a descriptor's or a thread's cwd or root link: the file it
+ * refers to), against the file objects of w. */
+static void seen_file(still_walk *w, int dirfd, const char *name, const char *type, int fd) {
+        struct statx sx;
+        char dev[KB_PROCFS_DEV_MAX];
+        if (w->files == 0 || statx(dirfd, name, AT_STATX_DONT_SYNC, STATX_INO, &sx) < 0)
+                return;
+        kb_procfs_dev(sx.stx_dev_major, sx.stx_dev_minor, dev);
+        for (size_t i = 0; i < w->n; i++)
+                if (!w->objects[i].found && w->objects[i].file && w->objects[i].ino == sx.stx_ino &&
+                    strcmp(w->objects[i].dev, dev) == 0)
+                        found(w, &w->objects[i], type, fd);
 }
 
 static void seen_target(still_walk *w, int fd, const char *target) {
@@ -56,7 +72,8 @@ static void seen_target(still_walk *w, int fd, const char *target) {
         else if (!type)
                 return;
         for (size_t i = 0; i < w->n; i++)
-                if (!w->objects[i].found && w->objects[i].socket == socket && w->objects[i].ino == ino)
+                if (!w->objects[i].found && !w->objects[i].file && w->objects[i].socket == socket &&
+                    w->objects[i].ino == ino)
                         found(w, &w->objects[i], socket ? "socket" : type, fd);
 }
 
@@ -81,7 +98,10 @@ static int read_table(const char *dir, still_walk *w) {
                                 continue;
                         }
                         target[len] = '\0';
-                        seen_target(w, (int) strtol(de->d_name, NULL, 10), target);
+                        if (target[0] == '/')
+                                seen_file(w, dirfd(d), de->d_name, "file", (int) strtol(de->d_name, NULL, 10));
+                        else
+                                seen_target(w, (int) strtol(de->d_name, NULL, 10), target);
                 }
                 if (!moved)
                         break;
@@ -114,6 +134,12 @@ static int read_process(const char *proc_root, pid_t pid, still_walk *w) {
                 r = kb_inspect_ns_links(proc_root, pid, (pid_t) tid, false, seen_link, w);
                 if (r < 0)
                         break;
+                /* each thread's own working directory and root (a thread may unshare them) */
+                char link[PATH_MAX + 64];
+                snprintf(link, sizeof link, "%s/%ld/cwd", dir, tid);
+                seen_file(w, AT_FDCWD, link, "cwd", -1);
+                snprintf(link, sizeof link, "%s/%ld/root", dir, tid);
+                seen_file(w, AT_FDCWD, link, "root", -1);
                 bool shared = false;
                 for (size_t k = 0; k < n_tables && !shared; k++)
                         shared = syscall(SYS_kcmp, tables[k], (pid_t) tid, KCMP_FILES, 0, 0) == 0;
@@ -133,8 +159,10 @@ static int read_process(const char *proc_root, pid_t pid, still_walk *w) {
 
 int kb_inspect_still_holds(const char *proc_root, pid_t pid, kb_held *objects, size_t n) {
         still_walk w = {.objects = objects, .n = n, .left = n};
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 objects[i].found = false;
+                w.files += objects[i].file;
+        }
         /* An object not found is looked for again through the whole process: a descriptor moved
          * to a number the listing had passed already, or to another thread's table, while it was
          * read shows in no table that one read listed. Only an object let go is read so often

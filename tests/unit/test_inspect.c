@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -748,9 +749,87 @@ static void test_all_exited(void **state) {
         close(block[0]);
 }
 
+/* The second read of a holder outside finds a file (by device and inode) wherever the process holds
+ * it now: in the table of a thread that unshared its descriptors, as the working directory of a
+ * thread that unshared its filesystem context; and not one it does not hold; and none once the
+ * process is gone. Its name (kbound's) changes nothing. */
+typedef struct still_child {
+        int ready, fd_of;
+        const char *file, *folder;
+} still_child;
+
+static void *hold_file_alone(void *arg) {
+        still_child *c = arg;
+        if (unshare(CLONE_FILES) < 0 || open(c->file, O_RDONLY) < 0 || write(c->ready, "f", 1) != 1)
+                _exit(3);
+        return pause_forever(NULL);
+}
+
+static void *cwd_alone(void *arg) {
+        still_child *c = arg;
+        if (unshare(CLONE_FS) < 0 || chdir(c->folder) < 0 || write(c->ready, "d", 1) != 1)
+                _exit(4);
+        return pause_forever(NULL);
+}
+
+static void held_object(const char *path, kb_held *o) {
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        *o = (kb_held){.file = true, .ino = st.st_ino};
+        kb_procfs_dev(major(st.st_dev), minor(st.st_dev), o->dev);
+}
+
+static void test_still_holds_files(void **state) {
+        (void) state;
+        char file[PATH_MAX], folder[PATH_MAX], other[PATH_MAX];
+        path_of(file, sizeof file, "still-file");
+        path_of(folder, sizeof folder, "still-folder");
+        path_of(other, sizeof other, "still-other");
+        for (int i = 0; i < 2; i++) {
+                int fd = open(i ? other : file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                assert_true(fd >= 0);
+                close(fd);
+        }
+        assert_int_equal(mkdir(folder, 0755), 0);
+        int ready[2];
+        assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                (void) prctl(PR_SET_NAME, "kbound");
+                still_child c = {.ready = ready[1], .file = file, .folder = folder};
+                pthread_t a, b;
+                if (pthread_create(&a, NULL, hold_file_alone, &c) != 0 || pthread_create(&b, NULL, cwd_alone, &c) != 0)
+                        _exit(1);
+                pause_forever(NULL);
+        }
+        char got[2];
+        assert_int_equal(read(ready[0], got, 1), 1);
+        assert_int_equal(read(ready[0], got + 1, 1), 1);
+        kb_held o[3];
+        held_object(file, &o[0]);
+        held_object(folder, &o[1]);
+        held_object(other, &o[2]);
+        assert_int_equal(kb_inspect_still_holds("/proc", child, o, 3), 0);
+        assert_true(o[0].found);
+        assert_string_equal(o[0].type, "file");
+        assert_true(o[0].tid != child && o[0].fd >= 0); /* a thread's own table, not the main one's */
+        assert_true(o[1].found);
+        assert_string_equal(o[1].type, "cwd");
+        assert_true(o[1].tid != child);
+        assert_false(o[2].found);
+        kill(child, SIGKILL);
+        assert_int_equal(waitpid(child, NULL, 0), child);
+        assert_int_equal(kb_inspect_still_holds("/proc", child, o, 3), -ESRCH);
+        close(ready[0]);
+        close(ready[1]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_all_exited),
+                cmocka_unit_test(test_still_holds_files),
                 cmocka_unit_test(test_drop_inherited_namespaces),
                 cmocka_unit_test(test_mount_root_found),
                 cmocka_unit_test(test_mount_root_refused),
