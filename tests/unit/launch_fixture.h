@@ -134,6 +134,20 @@ static inline int teardown(void **state) {
         return 0;
 }
 
+/* The host's look at sb (no secrets to search for); kernel_pid 0 before the kernel exists. */
+static inline kb_inspect_target look_target(const kb_sandbox *sb, pid_t kernel_pid) {
+        static const kb_secrets *none[] = {NULL};
+        return (kb_inspect_target){.proc_root = "/proc",
+                                   /* as the scenario names it: a host socket this machine has within reach is
+                                    * recorded, not malformed */
+                                   .socket_claim = "boundary.sockets",
+                                   .init_pid = kb_sandbox_init_pid(sb),
+                                   .kernel_pid = kernel_pid,
+                                   .pidns_ino = kb_sandbox_pidns(sb),
+                                   .secrets = none,
+                                   .n_secrets = 0};
+}
+
 typedef struct pre_exec_seen {
         int calls;
         int reads_fd; /* the descriptor bwrap's init was blocked reading */
@@ -154,17 +168,8 @@ static inline void seen_before_exec(void *userdata, const kb_sandbox *sb) {
         seen->child = children && children[0];
         free(children);
         seen->marker = access(seen->marker_path, F_OK) == 0;
-        const kb_secrets *none[] = {NULL};
-        kb_inspect_target t = {.proc_root = "/proc",
-                               .socket_claim =
-                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
-                                                              within reach is recorded, not malformed */
-                               .init_pid = kb_sandbox_init_pid(sb),
-                               .kernel_pid = 0,
-                               .launcher_pid = kb_sandbox_bwrap_pid(sb),
-                               .pidns_ino = kb_sandbox_pidns(sb),
-                               .secrets = none,
-                               .n_secrets = 0};
+        kb_inspect_target t = look_target(sb, 0);
+        t.launcher_pid = kb_sandbox_bwrap_pid(sb);
         assert_int_equal(kb_inspect_pre_exec(&t, &seen->look), 0);
 }
 

@@ -475,16 +475,7 @@ static void test_never_root(void **state) {
         int r = kb_sandbox_launch(&f->policy, argv, f->log, kb_now_ms() + 10000, &sb, &error);
         if (r < 0)
                 fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
-        const kb_secrets *none[] = {NULL};
-        kb_inspect_target t = {.proc_root = "/proc",
-                               .socket_claim =
-                                       "boundary.sockets", /* as the scenario names it: a host socket this machine has
-                                                              within reach is recorded, not malformed */
-                               .init_pid = kb_sandbox_init_pid(sb),
-                               .kernel_pid = kb_sandbox_kernel_pid(sb),
-                               .pidns_ino = kb_sandbox_pidns(sb),
-                               .secrets = none,
-                               .n_secrets = 0};
+        kb_inspect_target t = look_target(sb, kb_sandbox_kernel_pid(sb));
         json_object *snap = NULL;
         assert_int_equal(kb_inspect_snapshot(&t, "ready", &snap), 0);
         json_object *procs = NULL;

@@ -15,6 +15,39 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+/* Launches a kernel that marks its start and sleeps, with ro bound read-only, through bwrap's
+ * wrapper, looking before exec into seen. Returns kb_sandbox_launch's result. */
+static int launch_through(fixture *f, const char *wrapper, char *ro, pre_exec_seen *seen, kb_sandbox **sb,
+                          kb_error **error) {
+        char *ro_paths[] = {ro, NULL};
+        *seen = (pre_exec_seen){.reads_fd = -1};
+        snprintf(seen->marker_path, sizeof seen->marker_path, "%s/started", f->runtime);
+        char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
+        kb_sandbox_policy p = f->policy;
+        p.bwrap = wrapper;
+        p.ro_paths = ro_paths;
+        p.before_exec = seen_before_exec;
+        p.before_exec_userdata = seen;
+        return kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 20000, sb, error);
+}
+
+/* sandbox.backend judged on sb's launch facts and the look before exec: its problems, as a new
+ * array (empty when none). */
+static json_object *backend_problems(const kb_sandbox *sb, json_object *look) {
+        json_object *expect = json_object_new_object(), *launch = NULL, *ev = NULL, *problems = NULL;
+        assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
+        json_object_object_add(expect, "launch", launch);
+        kb_judge_input in = {.expect = expect, .pre_exec = look};
+        json_object *c = kb_judge_backend(&in);
+        assert_true(json_object_object_get_ex(c, "evidence", &ev));
+        if (!json_object_object_get_ex(ev, "problems", &problems))
+                problems = NULL;
+        json_object *ret = problems ? json_object_get(problems) : json_object_new_array();
+        json_object_put(c);
+        json_object_put(expect);
+        return ret;
+}
+
 /* A bound host file replaced by a rename between kbound's plan (its stat) and bwrap's bind, as
  * useradd rewrites /etc/passwd while a run starts. bwrap is started through a wrapper that renames
  * it first: once (the launch is abandoned before anything of the kernel runs and made again, and
@@ -47,18 +80,10 @@ static void source_replaced(fixture *f, bool every_launch) {
                          "exec '%s' \"$@\"\n",
                          fresh, fresh, bound, f->bwrap);
         write_file(wrapper, script, 0755);
-        char *ro[] = {bound, NULL};
-        pre_exec_seen seen = {.reads_fd = -1};
-        snprintf(seen.marker_path, sizeof seen.marker_path, "%s/started", f->runtime);
-        char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
-        kb_sandbox_policy p = f->policy;
-        p.bwrap = wrapper;
-        p.ro_paths = ro;
-        p.before_exec = seen_before_exec;
-        p.before_exec_userdata = &seen;
+        pre_exec_seen seen;
         kb_sandbox *sb = NULL;
         kb_error *error = NULL;
-        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 20000, &sb, &error);
+        int r = launch_through(f, wrapper, bound, &seen, &sb, &error);
         if (r < 0)
                 fail_msg("launch failed: %d %s", r, kb_error_text(error, r));
         /* one look before exec: the kernel's program ran once, in the launch that was kept */
@@ -81,20 +106,13 @@ static void source_replaced(fixture *f, bool every_launch) {
         } else
                 assert_false(json_object_object_get_ex(planned, "source_after", &after));
         /* what bwrap bound is the host's file at that path: no problem names it */
-        json_object *expect = json_object_new_object(), *launch = NULL;
-        assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
-        json_object_object_add(expect, "launch", launch);
-        kb_judge_input in = {.expect = expect, .pre_exec = seen.look};
-        json_object *c = kb_judge_backend(&in), *ev = NULL, *problems = NULL;
-        assert_true(json_object_object_get_ex(c, "evidence", &ev));
-        if (json_object_object_get_ex(ev, "problems", &problems))
-                for (size_t i = 0; i < json_object_array_length(problems); i++) {
-                        const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
-                        if (strstr(text, bound))
-                                fail_msg("%s", text);
-                }
-        json_object_put(c);
-        json_object_put(expect);
+        json_object *problems = backend_problems(sb, seen.look);
+        for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
+                if (strstr(text, bound))
+                        fail_msg("%s", text);
+        }
+        json_object_put(problems);
         json_object_put(seen.look);
         kb_sandbox_destroy(&sb);
 }
@@ -155,18 +173,10 @@ static void submount_added(fixture *f, int mounts) {
                                 _exit(3);
                 }
         }
-        char *ro[] = {dir, NULL};
-        pre_exec_seen seen = {.reads_fd = -1};
-        snprintf(seen.marker_path, sizeof seen.marker_path, "%s/started", f->runtime);
-        char *argv[] = {"/bin/sh", "-c", "echo > /run/kbound/started; sleep 30", NULL};
-        kb_sandbox_policy p = f->policy;
-        p.bwrap = wrapper;
-        p.ro_paths = ro;
-        p.before_exec = seen_before_exec;
-        p.before_exec_userdata = &seen;
+        pre_exec_seen seen;
         kb_sandbox *sb = NULL;
         kb_error *error = NULL;
-        int r = kb_sandbox_launch(&p, argv, f->log, kb_now_ms() + 20000, &sb, &error);
+        int r = launch_through(f, wrapper, dir, &seen, &sb, &error);
         kill(helper, SIGKILL);
         waitpid(helper, NULL, 0);
         for (int i = 1; i <= 3; i++) {
@@ -182,27 +192,20 @@ static void submount_added(fixture *f, int mounts) {
         assert_int_equal(json_object_array_length(changed), mounts == 1 ? 1 : 2);
         snprintf(sub, sizeof sub, "%s/sub1", dir);
         assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(changed, 0)), sub));
-        json_object *expect = json_object_new_object(), *launch = NULL;
-        assert_int_equal(json_object_deep_copy(kb_sandbox_launch_facts(sb), &launch, NULL), 0);
-        json_object_object_add(expect, "launch", launch);
-        kb_judge_input in = {.expect = expect, .pre_exec = seen.look};
-        json_object *c = kb_judge_backend(&in), *ev = NULL, *problems = NULL;
-        assert_true(json_object_object_get_ex(c, "evidence", &ev));
         /* the problems the look finds below the folder: none once the plan has the mount; the
          * third mount, made at the last launch, named when every launch gets one */
+        json_object *problems = backend_problems(sb, seen.look);
         int named = 0;
         snprintf(sub, sizeof sub, "%s/sub3", dir);
-        if (json_object_object_get_ex(ev, "problems", &problems))
-                for (size_t i = 0; i < json_object_array_length(problems); i++) {
-                        const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
-                        if (mounts > 1 && strstr(text, sub))
-                                named++;
-                        else if (strstr(text, dir))
-                                fail_msg("%s", text);
-                }
+        for (size_t i = 0; i < json_object_array_length(problems); i++) {
+                const char *text = json_object_get_string(json_object_array_get_idx(problems, i));
+                if (mounts > 1 && strstr(text, sub))
+                        named++;
+                else if (strstr(text, dir))
+                        fail_msg("%s", text);
+        }
         assert_int_equal(named, mounts > 1 ? 1 : 0);
-        json_object_put(c);
-        json_object_put(expect);
+        json_object_put(problems);
         json_object_put(seen.look);
         kb_sandbox_destroy(&sb);
 }
