@@ -66,22 +66,19 @@ int kb_sandbox_planned_mounts(char *const *argv, json_object *host_mounts, json_
  * Returns 0 or as kb_sandbox_planned_mounts. */
 int kb_sandbox_launch_mounts(json_object *launch, char *const *argv);
 
-/* The plan of launch (LAUNCH facts) made again from kbound's mount table as it is now, once bwrap
- * has made its mounts and the sandbox stopped receiving the host's: each submount it has that the
- * plan lacks (a host mount made below a bind's source after kbound planned, which bwrap took
- * along) is appended to changed (may be NULL) in words. A submount gone is not counted (the plan's
- * submounts are optional). Returns how many, -ENOMEM. */
-int kb_sandbox_planned_submounts_again(json_object *launch, json_object *changed);
+/* The plan of launch (LAUNCH facts) made again from the host as it is now, once bwrap has made its
+ * mounts and the sandbox stopped receiving the host's, against the plan made as bwrap started:
+ * - a bind whose source's path now names another object (a host file replaced by a rename in
+ *   between, as useradd rewrites /etc/passwd) gets that object as its source_after, so the bind
+ *   may show either of the two, and the path is appended to changed;
+ * - with changed (while the launch may be made again), each submount the plan lacks (a host mount
+ *   made below a bind's source in between, which bwrap took along) is appended to it in words. A
+ *   submount gone is not counted (the plan's submounts are optional).
+ * Returns how many changed, -ENOMEM. */
+int kb_sandbox_plan_again(json_object *launch, json_object *changed);
 
 /* The FILE_ID (facts.def) of st, with its path when given. NULL if out of memory. */
 json_object *kb_sandbox_file_id(const char *path, const struct stat *st);
-
-/* Each planned bind's source stat'd again, once bwrap has made its mounts (its init blocked on the
- * block channel): one whose path now names another object (a host file replaced by a rename in
- * between, as useradd rewrites /etc/passwd) gets that object as its source_after, so the bind may
- * show either of the two the path named while bwrap bound it, and its path is appended to changed
- * (may be NULL). Returns how many changed, -ENOMEM. */
-int kb_sandbox_planned_sources_again(json_object *mounts, json_object *changed);
 
 /* An owned deep copy of a policy (sandbox_policy_copy.c), so a twin of a sandbox can be started long
  * after the caller's policy is gone. The copy's before_exec is NULL. */

@@ -639,25 +639,20 @@ static int sandbox_go(kb_sandbox *sb, const kb_sandbox_policy *policy, int64_t d
         int r = wait_init_blocked(sb, deadline_ms);
         if (r < 0)
                 return r;
-        /* bwrap's mounts are made: what each bind's source names now, if another object. A bind
-         * may then show any object its path named meanwhile, of which kbound knows two: while it
-         * may, the launch is abandoned (nothing of the kernel ran) and made again. */
-        r = kb_sandbox_planned_sources_again(kb_fact_arr_of(sb->launch_facts, FACT_LAUNCH_MOUNTS), sb->sources_changed);
+        /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
+         * receiving the host's mount events (kbound's own step; its result is a launch fact, and
+         * every look judges the propagation fields). */
+        sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
+        /* bwrap's mounts are made, from the host as it was then: what changed since the plan (a
+         * bind's source replaced, a host mount below one) may show in them as kbound knows it
+         * never did, so while it may, the launch is abandoned (nothing of the kernel ran) and made
+         * again; the last keeps both objects of a source, and fails closed on a new submount. */
+        r = kb_sandbox_plan_again(sb->launch_facts, sb->sources_changed);
         if (r < 0)
                 return r;
         if (r > 0 && sb->sources_changed) {
                 *ret_worded = true;
                 return -EAGAIN;
-        }
-        /* Before anything of the kernel runs, and before the host's first look: the sandbox stops
-         * receiving the host's mount events (kbound's own step; its result is a launch fact, and
-         * every look judges the propagation fields). */
-        sb->mounts_private = kb_sandbox_make_mounts_private(sb->init_pid, sb->init_pidfd);
-        /* and a host mount made below a bind's source since the plan was taken along: made again */
-        r = sb->sources_changed ? kb_sandbox_planned_submounts_again(sb->launch_facts, sb->sources_changed) : 0;
-        if (r != 0) {
-                *ret_worded = r > 0;
-                return r > 0 ? -EAGAIN : r;
         }
         /* What this bwrap's missing options would have done (its sizes, no nested user namespaces):
          * a stand-in that cannot be made fails the launch, as the option would have. */

@@ -169,29 +169,6 @@ static int set_source(json_object *e, const char *path) {
         return kb_fact_set_obj(e, FACT_PLANNED_MOUNT_SOURCE, f) < 0 ? -ENOMEM : 0;
 }
 
-int kb_sandbox_planned_sources_again(json_object *mounts, json_object *changed) {
-        size_t n = json_object_is_type(mounts, json_type_array) ? json_object_array_length(mounts) : 0;
-        int count = 0;
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(mounts, i),
-                            *source = kb_fact_obj_of(e, FACT_PLANNED_MOUNT_SOURCE);
-                const char *path = kb_fact_str_of(source, FACT_FILE_ID_PATH);
-                int64_t ino;
-                struct stat st;
-                char dev[KB_PROCFS_DEV_MAX];
-                if (!path || !kb_fact_int_of(source, FACT_FILE_ID_INO, &ino) || stat(path, &st) < 0)
-                        continue;
-                kb_procfs_dev(major(st.st_dev), minor(st.st_dev), dev);
-                if ((int64_t) st.st_ino == ino && strcmp(dev, kb_fact_str_or(source, FACT_FILE_ID_DEV, "")) == 0)
-                        continue;
-                if (kb_fact_set_obj(e, FACT_PLANNED_MOUNT_SOURCE_AFTER, kb_sandbox_file_id(path, &st)) < 0 ||
-                    (changed && json_object_array_add(changed, json_object_new_string(path)) < 0))
-                        return -ENOMEM;
-                count++;
-        }
-        return count;
-}
-
 /* bwrap binds recursively (MS_REC), so every mount of the host below the source's real path comes
  * along, below dest, and is remounted with the bind's read-only and nodev added (bind-mount.c). */
 static int submounts(plan *p, const char *source, const char *dest, const char *asked, bool read_only, bool nodev) {
@@ -451,7 +428,28 @@ static bool submount_planned(json_object *planned, json_object *e) {
         return false;
 }
 
-int kb_sandbox_planned_submounts_again(json_object *launch, json_object *changed) {
+/* The bind of mounts made at e's mount point by e's option, or NULL. */
+static json_object *same_bind(json_object *mounts, json_object *e) {
+        for (size_t i = 0; i < json_object_array_length(mounts); i++) {
+                json_object *b = json_object_array_get_idx(mounts, i);
+                if (strcmp(kb_fact_str_or(b, FACT_PLANNED_MOUNT_KIND, ""), "bind") == 0 &&
+                    strcmp(kb_fact_str_or(b, FACT_PLANNED_MOUNT_MOUNTPOINT, ""),
+                           kb_fact_str_or(e, FACT_PLANNED_MOUNT_MOUNTPOINT, "?")) == 0 &&
+                    strcmp(kb_fact_str_or(b, FACT_PLANNED_MOUNT_ASKED, ""),
+                           kb_fact_str_or(e, FACT_PLANNED_MOUNT_ASKED, "?")) == 0)
+                        return b;
+        }
+        return NULL;
+}
+
+/* Whether FILE_IDs a and b are one object (device and inode). */
+static bool same_file_id(json_object *a, json_object *b) {
+        int64_t ia, ib;
+        return kb_fact_int_of(a, FACT_FILE_ID_INO, &ia) && kb_fact_int_of(b, FACT_FILE_ID_INO, &ib) && ia == ib &&
+               strcmp(kb_fact_str_or(a, FACT_FILE_ID_DEV, "?"), kb_fact_str_or(b, FACT_FILE_ID_DEV, "")) == 0;
+}
+
+int kb_sandbox_plan_again(json_object *launch, json_object *changed) {
         json_object *argv_facts = kb_fact_arr_of(launch, FACT_LAUNCH_ARGV),
                     *planned = kb_fact_arr_of(launch, FACT_LAUNCH_MOUNTS);
         size_t n = json_object_is_type(argv_facts, json_type_array) ? json_object_array_length(argv_facts) : 0;
@@ -463,13 +461,30 @@ int kb_sandbox_planned_submounts_again(json_object *launch, json_object *changed
         int r = host_table(&host);
         if (r < 0)
                 return r;
-        /* the plan made again, as it was made (it was, so only memory can fail it); a table that
-         * cannot be read plans no submount and so finds none new */
-        r = n > 0 ? kb_sandbox_planned_mounts(argv.items, host, &now) : -EPROTO;
+        /* the plan made again, as it was made (it was, so only memory can fail it): nothing is then
+         * known to have changed, and the plan kept fails closed where it no longer holds */
+        r = n > 0 && json_object_is_type(planned, json_type_array) ? kb_sandbox_planned_mounts(argv.items, host, &now)
+                                                                   : -EPROTO;
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
         int count = 0;
-        for (size_t i = 0; i < json_object_array_length(now); i++) {
+        /* a bind whose source names another object now: the bind shows one of the two */
+        for (size_t i = 0; i < json_object_array_length(planned); i++) {
+                json_object *e = json_object_array_get_idx(planned, i), *after = NULL,
+                            *source = kb_fact_obj_of(e, FACT_PLANNED_MOUNT_SOURCE),
+                            *again = kb_fact_obj_of(same_bind(now, e), FACT_PLANNED_MOUNT_SOURCE);
+                if (!source || !again || same_file_id(source, again))
+                        continue;
+                const char *path = kb_fact_str_or(again, FACT_FILE_ID_PATH, "?");
+                if (json_object_deep_copy(again, &after, NULL) < 0 ||
+                    kb_fact_set_obj(e, FACT_PLANNED_MOUNT_SOURCE_AFTER, after) < 0 ||
+                    (changed && json_object_array_add(changed, json_object_new_string(path)) < 0))
+                        return -ENOMEM;
+                count++;
+        }
+        /* a submount the plan lacks, while the launch may still be made again (the last keeps its
+         * plan, and fails closed on it) */
+        for (size_t i = 0; changed && i < json_object_array_length(now); i++) {
                 json_object *e = json_object_array_get_idx(now, i);
                 if (strcmp(kb_fact_str_or(e, FACT_PLANNED_MOUNT_KIND, ""), "submount") != 0 ||
                     submount_planned(planned, e))
@@ -477,7 +492,7 @@ int kb_sandbox_planned_submounts_again(json_object *launch, json_object *changed
                 char what[PATH_MAX + 64];
                 snprintf(what, sizeof what, "a host mount below a bind, at %s",
                          kb_fact_str_or(e, FACT_PLANNED_MOUNT_MOUNTPOINT, "?"));
-                if (changed && json_object_array_add(changed, json_object_new_string(what)) < 0)
+                if (json_object_array_add(changed, json_object_new_string(what)) < 0)
                         return -ENOMEM;
                 count++;
         }
